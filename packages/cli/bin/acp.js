@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The `acp` command. Built sources live in ../dist (built by `npm install` through `prepare`).
+import { run } from "../dist/main.js";
+
+process.exitCode = await run(process.argv.slice(2));

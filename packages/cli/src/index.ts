@@ -1,0 +1,3 @@
+export { run, createProgram, processIo } from "./main.js";
+export { EXIT, CliError, type ExitCode } from "./exit-codes.js";
+export type { CliIo, CliContext } from "./context.js";

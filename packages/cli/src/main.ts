@@ -1,0 +1,80 @@
+import { Command, CommanderError } from "commander";
+import { text } from "node:stream/consumers";
+import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
+import type { CliContext, CliIo } from "./context.js";
+import { registerCommands } from "./commands/index.js";
+
+/** The process's own I/O. */
+export function processIo(): CliIo {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    readStdin: () => text(process.stdin),
+    stdinIsTTY: process.stdin.isTTY === true,
+    env: process.env,
+    cwd: process.cwd(),
+    now: () => new Date(),
+  };
+}
+
+/** Builds the `acp` program bound to a context (exported for tests and docs generation). */
+export function createProgram(ctx: CliContext): Command {
+  const program = new Command("acp")
+    .description(
+      "ACP, the control plane between AI agents and the world: every action an agent proposes is " +
+        "routed accept / ask / defer / refuse by one deterministic pipeline.",
+    )
+    .version("0.1.0", "-V, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({
+      writeOut: (s) => ctx.io.stdout.write(s),
+      writeErr: (s) => ctx.io.stderr.write(s),
+    })
+    .exitOverride();
+  registerCommands(program, ctx);
+  program.addHelpText(
+    "after",
+    "\nExit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input.\n" +
+      "Home: $ACP_HOME (default ~/.acp). Docs: docs/reference/cli.md",
+  );
+  return program;
+}
+
+function applyExitOverride(cmd: Command): void {
+  cmd.exitOverride();
+  for (const sub of cmd.commands) applyExitOverride(sub);
+}
+
+/** Runs the CLI with `argv` (without `node acp`) and returns the exit code. Never calls process.exit. */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<ExitCode> {
+  const ctx: CliContext = { io, exitCode: EXIT.ok };
+  const program = createProgram(ctx);
+  applyExitOverride(program);
+  for (const cmd of allCommands(program)) {
+    cmd.configureOutput({
+      writeOut: (s) => ctx.io.stdout.write(s),
+      writeErr: (s) => ctx.io.stderr.write(s),
+    });
+  }
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return EXIT.ok;
+      if (err.code === "commander.help" || err.code === "commander.executeSubCommandAsync") return EXIT.usage;
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof CliError) {
+      io.stderr.write(`acp: ${err.message}\n`);
+      return err.exitCode;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr.write(`acp: internal error: ${message}\n`);
+    return EXIT.error;
+  }
+}
+
+function allCommands(cmd: Command): Command[] {
+  return [cmd, ...cmd.commands.flatMap(allCommands)];
+}

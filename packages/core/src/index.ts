@@ -1,0 +1,12 @@
+/**
+ * @acp/core — the decision core. Pure: no files, sockets, processes or timers.
+ * Clock and randomness are passed in, so every decision replays the same.
+ */
+export * from "./route/index.js";
+export * from "./issues/index.js";
+export * from "./request/index.js";
+export * from "./classify/index.js";
+export * from "./policy/index.js";
+export * from "./graph/index.js";
+export * from "./contract/index.js";
+export * from "./pipeline/index.js";
