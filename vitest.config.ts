@@ -9,6 +9,8 @@ export default defineConfig({
     alias: {
       "@acp/core": src("core"),
       "@acp/cli": src("cli"),
+      "@acp/store": src("store"),
+      "@acp/proxy": src("proxy"),
     },
   },
   test: {

@@ -1,0 +1,41 @@
+import picomatch from "picomatch";
+import type { Result } from "../issues/index.js";
+
+/** A compiled glob: a predicate over strings. */
+export type GlobMatcher = (value: string) => boolean;
+
+/** Whether a pattern has glob syntax (`*`, `?`, `[…]`, `{…}`); otherwise it matches exactly. */
+export function isGlobPattern(pattern: string): boolean {
+  return /[*?[\]{}]/.test(pattern);
+}
+
+/** Longest pattern we compile; longer patterns are refused as absurd. */
+export const MAX_GLOB_LENGTH = 1024;
+
+/**
+ * Compiles a glob with picomatch semantics: `*` matches any run of characters except `/`, `**` crosses
+ * `/`, `?` one character, `[abc]` a class, `{a,b}` alternatives; dotfiles match; case-sensitive.
+ * Unbalanced brackets and over-long patterns are errors, never a pattern that matches everything.
+ */
+export function compileGlob(pattern: string): Result<GlobMatcher> {
+  if (pattern.length === 0) {
+    return { ok: false, issues: [{ code: "invalid_glob", path: [], message: "empty pattern" }] };
+  }
+  if (pattern.length > MAX_GLOB_LENGTH) {
+    return {
+      ok: false,
+      issues: [{ code: "invalid_glob", path: [], message: `pattern longer than ${MAX_GLOB_LENGTH} characters` }],
+    };
+  }
+  if (!isGlobPattern(pattern)) return { ok: true, value: (value) => value === pattern };
+  try {
+    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false });
+    return { ok: true, value: (value) => re.test(value) };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.toLowerCase().replace(/\.$/, "") : "unparsable";
+    return {
+      ok: false,
+      issues: [{ code: "invalid_glob", path: [], message: `invalid glob \`${pattern}\`: ${reason}` }],
+    };
+  }
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { compileGlob } from "../src/glob/index.js";
+
+function matcher(pattern: string): (s: string) => boolean {
+  const r = compileGlob(pattern);
+  if (!r.ok) throw new Error(r.issues[0]?.message);
+  return r.value;
+}
+
+describe("compileGlob", () => {
+  it("matches prefixes, suffixes and everything as the policy examples expect", () => {
+    expect(matcher("send_*")("send_email")).toBe(true);
+    expect(matcher("send_*")("resend_email")).toBe(false);
+    expect(matcher("*_email")("send_email")).toBe(true);
+    expect(matcher("*")("anything")).toBe(true);
+  });
+  it("matches a plain pattern exactly", () => {
+    expect(matcher("read_file")("read_file")).toBe(true);
+    expect(matcher("read_file")("read_files")).toBe(false);
+  });
+  it("does not let a single star cross a slash", () => {
+    expect(matcher("/tmp/*")("/tmp/a")).toBe(true);
+    expect(matcher("/tmp/*")("/tmp/a/b")).toBe(false);
+    expect(matcher("/tmp/**")("/tmp/a/b")).toBe(true);
+  });
+  it("refuses unbalanced brackets, empty and over-long patterns", () => {
+    expect(compileGlob("[abc").ok).toBe(false);
+    expect(compileGlob("").ok).toBe(false);
+    expect(compileGlob("a".repeat(5000)).ok).toBe(false);
+  });
+});
