@@ -16,11 +16,19 @@ import { registerVaultSet } from "./vault-set.js";
 import { registerVaultList } from "./vault-list.js";
 import { registerVaultRm } from "./vault-rm.js";
 import { registerConfigSetSecret } from "./config-set-secret.js";
+import { registerProxy } from "./proxy.js";
+import { registerPending } from "./pending.js";
+import { registerApprove } from "./approve.js";
+import { registerDeny } from "./deny.js";
 
 /** Registers every command; one file per command. */
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerInit(program, ctx);
   registerDoctor(program, ctx);
+  registerProxy(program, ctx);
+  registerPending(program, ctx);
+  registerApprove(program, ctx);
+  registerDeny(program, ctx);
 
   const policy = program.command("policy").description("validate, simulate and test policy files");
   registerPolicyValidate(policy, ctx);
