@@ -12,3 +12,4 @@ export * from "./policy/index.js";
 export * from "./graph/index.js";
 export * from "./contract/index.js";
 export * from "./pipeline/index.js";
+export * from "./canonical-json/index.js";
