@@ -1,0 +1,86 @@
+import { tryCanonicalJson } from "../canonical-json/index.js";
+import type { Issue } from "../issues/index.js";
+
+/** Where a field sits in a message. */
+export type FieldPath = readonly (string | number)[];
+
+/** Collects issues while a message is checked field by field. */
+export class FieldChecker {
+  readonly issues: Issue[] = [];
+  constructor(private readonly code: string) {}
+
+  /** Records an issue at a path. */
+  add(path: FieldPath, message: string): void {
+    this.issues.push({
+      code: this.code,
+      path,
+      message: `${path.length > 0 ? `\`${path.join(".")}\`: ` : ""}${message}`,
+    });
+  }
+
+  /** Checks a value is a plain object with exactly these keys; returns it as a record when it is. */
+  object(value: unknown, path: FieldPath, keys: readonly string[]): Record<string, unknown> | undefined {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      this.add(path, "expected an object");
+      return undefined;
+    }
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) if (!keys.includes(key)) this.add([...path, key], "unknown field");
+    for (const key of keys) if (!Object.hasOwn(record, key)) this.add([...path, key], "missing field");
+    return record;
+  }
+
+  /** Checks a non-empty string of at most `max` characters. */
+  string(value: unknown, path: FieldPath, max = 4096): value is string {
+    if (typeof value !== "string") this.add(path, "expected a string");
+    else if (value.length === 0) this.add(path, "must not be empty");
+    else if (value.length > max) this.add(path, `longer than ${max} characters`);
+    else return true;
+    return false;
+  }
+
+  /** Checks a string matching a pattern; `what` names the expected shape. */
+  pattern(value: unknown, path: FieldPath, re: RegExp, what: string): void {
+    if (typeof value !== "string" || !re.test(value)) this.add(path, `expected ${what}`);
+  }
+
+  /** Checks one of a fixed list of strings. */
+  oneOf(value: unknown, path: FieldPath, allowed: readonly string[]): void {
+    if (typeof value !== "string" || !allowed.includes(value)) this.add(path, `expected one of ${allowed.join(", ")}`);
+  }
+
+  /** Checks an RFC 3339 time with a zone (`2026-01-15T12:00:00Z`). */
+  time(value: unknown, path: FieldPath): void {
+    if (parseIsoTime(value) === undefined) this.add(path, "expected an ISO-8601 time with a zone");
+  }
+
+  /** Checks a plain JSON object (parameters, modifications). */
+  jsonObject(value: unknown, path: FieldPath): void {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      this.add(path, "expected an object");
+      return;
+    }
+    const r = tryCanonicalJson(value);
+    if (!r.ok) this.add(path, r.issues[0]?.message ?? "not plain JSON");
+  }
+}
+
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Milliseconds since the epoch of an RFC 3339 time with a zone, or undefined when it is not one. */
+export function parseIsoTime(value: unknown): number | undefined {
+  if (typeof value !== "string" || !ISO_TIME.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** `cr_` followed by 1–128 letters, digits, `_` or `-`. */
+export const REQUEST_ID_PATTERN = /^cr_[A-Za-z0-9_-]{1,128}$/;
+/** `n_` followed by a lowercase UUID. */
+export const NONCE_PATTERN = /^n_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** 64 lowercase hex digits: a raw Ed25519 public key. */
+export const PUBLIC_KEY_PATTERN = /^[0-9a-f]{64}$/;
+/** 128 lowercase hex digits: a raw Ed25519 signature. */
+export const SIGNATURE_PATTERN = /^[0-9a-f]{128}$/;
+/** `sha256:` + 64 lowercase hex digits. */
+export const SHA256_REF_PATTERN = /^sha256:[0-9a-f]{64}$/;

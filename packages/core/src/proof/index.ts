@@ -1,0 +1,29 @@
+/** Ed25519 consent proofs (§6): the signing payload, signing, and verification that cannot be replayed. */
+export {
+  ed25519KeyPairFromSeed,
+  generateEd25519Seed,
+  publicKeyFromHex,
+  publicKeyToHex,
+  publicKeyHexToPem,
+  ED25519_KEY_BYTES,
+  type Ed25519KeyPair,
+} from "./keys.js";
+export {
+  actionHash,
+  approvedActionOf,
+  signingPayloadOf,
+  signingPayloadBytes,
+  signedPayloadHash,
+  type ConsentSigningPayloadV02,
+} from "./payload.js";
+export { signConsentResponse, type ConsentAnswer } from "./sign.js";
+export {
+  checkConsentProof,
+  verifyConsentProof,
+  PROOF_FAILURE_REASONS,
+  type ProofFailureReason,
+  type ProofVerification,
+  type VerifiedConsent,
+  type VerifyProofOptions,
+} from "./verify.js";
+export { createMemoryNonceStore, type NonceStore, type MemoryNonceStore } from "./nonce-store.js";

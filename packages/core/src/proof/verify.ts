@@ -1,0 +1,185 @@
+import { verify as edVerify, type KeyObject } from "node:crypto";
+import {
+  parseIsoTime,
+  validateConsentRequest,
+  validateConsentResponse,
+  type ApprovedAction,
+  type ConsentRequestV02,
+  type ConsentResponseV02,
+} from "../consent/index.js";
+import { canonicalJson, tryCanonicalJson } from "../canonical-json/index.js";
+import type { Issue } from "../issues/index.js";
+import { publicKeyFromHex } from "./keys.js";
+import type { NonceStore } from "./nonce-store.js";
+import {
+  approvedActionOf,
+  signedPayloadHash,
+  signingPayloadBytes,
+  signingPayloadOf,
+  type ConsentSigningPayloadV02,
+} from "./payload.js";
+
+/** Why a proof was refused; each is also an error code `proof_<reason>`. */
+export const PROOF_FAILURE_REASONS = [
+  "malformed",
+  "wrong_key",
+  "payload_mismatch",
+  "bad_signature",
+  "nonce_mismatch",
+  "action_mismatch",
+  "expired",
+  "replayed",
+] as const;
+export type ProofFailureReason = (typeof PROOF_FAILURE_REASONS)[number];
+
+/** What a verified proof establishes. */
+export interface VerifiedConsent {
+  readonly response: ConsentResponseV02;
+  /** True only for `approved` and `approved_with_modifications`: the action may run. */
+  readonly approved: boolean;
+  /** The exact action the proof is bound to (modifications applied). */
+  readonly action: ApprovedAction;
+  readonly payload: ConsentSigningPayloadV02;
+}
+
+/** The outcome of a verification: the verified consent, or the first reason it was refused. */
+export type ProofVerification =
+  | { readonly ok: true; readonly value: VerifiedConsent }
+  | { readonly ok: false; readonly reason: ProofFailureReason; readonly issues: readonly Issue[] };
+
+/** What a proof is checked against. Give `request`, `expectedAction`, or both. */
+export interface VerifyProofOptions {
+  /** The request the response answers: fixes the approved action, the request id and the nonce. */
+  readonly request?: unknown;
+  /**
+   * The action about to run. With `request`, it must equal the approved action (`action_mismatch`
+   * otherwise); alone, it is taken as the approved action (modifications already applied).
+   */
+  readonly expectedAction?: ApprovedAction;
+  /** The public key the verifier trusts: 64 lowercase hex digits or a key object. */
+  readonly trustedPublicKey: string | KeyObject;
+  /** The injected clock. */
+  readonly now: Date | number;
+}
+
+function refuse(reason: ProofFailureReason, message: string, path: Issue["path"] = []): ProofVerification {
+  return { ok: false, reason, issues: [{ code: `proof_${reason}`, path, message }] };
+}
+
+function trustedKey(key: string | KeyObject): { hex: string; object: KeyObject } | undefined {
+  try {
+    if (typeof key === "string") return { hex: key, object: publicKeyFromHex(key) };
+    const jwk = key.export({ format: "jwk" });
+    if (jwk.crv !== "Ed25519" || jwk.x === undefined) return undefined;
+    return { hex: Buffer.from(jwk.x, "base64url").toString("hex"), object: key };
+  } catch {
+    return undefined;
+  }
+}
+
+function resolveAction(
+  response: ConsentResponseV02,
+  request: ConsentRequestV02 | undefined,
+  expected: ApprovedAction | undefined,
+): ApprovedAction | ProofVerification {
+  if (request !== undefined) return approvedActionOf(request, response.modifications);
+  if (expected === undefined)
+    return refuse("malformed", "nothing to check the proof against: give the request or the expected action");
+  const action = { server: expected.server, tool: expected.tool, parameters: expected.parameters };
+  const r = tryCanonicalJson(action);
+  return r.ok ? action : refuse("malformed", `expected action: ${r.issues[0]?.message ?? "not plain JSON"}`);
+}
+
+/**
+ * Checks a consent proof without spending its nonce (§6.3 plus binding): strict shape, trusted key,
+ * payload hash, Ed25519 signature, request id and nonce against the request, the exact action, and
+ * expiry with the injected clock. Use {@link verifyConsentProof} to accept one: it also spends the nonce.
+ */
+export function checkConsentProof(response: unknown, options: VerifyProofOptions): ProofVerification {
+  const shape = validateConsentResponse(response);
+  if (!shape.ok) return { ok: false, reason: "malformed", issues: shape.issues };
+  const res = shape.value;
+  let request: ConsentRequestV02 | undefined;
+  if (options.request !== undefined) {
+    const r = validateConsentRequest(options.request);
+    if (!r.ok) return refuse("malformed", `consent request: ${r.issues[0]?.message ?? "invalid"}`);
+    request = r.value;
+  }
+  const key = trustedKey(options.trustedPublicKey);
+  if (key === undefined)
+    return refuse("malformed", "trusted public key is not an ed25519 key (64 lowercase hex digits)");
+  if (res.proof.public_key !== key.hex) {
+    return refuse("wrong_key", "the proof was signed by a key other than the trusted one", ["proof", "public_key"]);
+  }
+  const action = resolveAction(res, request, options.expectedAction);
+  if ("ok" in action) return action;
+  const payload = signingPayloadOf(res, action);
+  const bytes = signingPayloadBytes(payload);
+  if (signedPayloadHash(bytes) !== res.proof.signed_payload_hash) {
+    return refuse(
+      "payload_mismatch",
+      "the payload rebuilt from the response and the approved action does not hash to `signed_payload_hash`",
+      ["proof", "signed_payload_hash"],
+    );
+  }
+  if (!edVerify(null, bytes, key.object, Buffer.from(res.proof.signature, "hex"))) {
+    return refuse("bad_signature", "the ed25519 signature does not verify", ["proof", "signature"]);
+  }
+  return checkBinding(res, request, options, { response: res, approved: isApproval(res), action, payload });
+}
+
+function isApproval(res: ConsentResponseV02): boolean {
+  return res.decision === "approved" || res.decision === "approved_with_modifications";
+}
+
+function checkBinding(
+  res: ConsentResponseV02,
+  request: ConsentRequestV02 | undefined,
+  options: VerifyProofOptions,
+  verified: VerifiedConsent,
+): ProofVerification {
+  if (request !== undefined) {
+    if (res.request_id !== request.id)
+      return refuse("nonce_mismatch", "the response answers another request", ["request_id"]);
+    if (res.nonce !== request.nonce) return refuse("nonce_mismatch", "the nonce differs from the request's", ["nonce"]);
+    if (options.expectedAction !== undefined && !sameAction(options.expectedAction, verified.action)) {
+      return refuse("action_mismatch", "the server, tool or parameters differ from the approved action", ["action"]);
+    }
+  }
+  const now = typeof options.now === "number" ? options.now : options.now.getTime();
+  const validUntil = parseIsoTime(res.conditions.valid_until) ?? Number.NEGATIVE_INFINITY;
+  if (now >= validUntil)
+    return refuse("expired", `the approval expired at ${res.conditions.valid_until}`, ["conditions", "valid_until"]);
+  if (request !== undefined && (parseIsoTime(res.timestamp) ?? 0) > (parseIsoTime(request.expires_at) ?? 0)) {
+    return refuse("expired", `the answer came after the request expired at ${request.expires_at}`, ["timestamp"]);
+  }
+  return { ok: true, value: verified };
+}
+
+function sameAction(a: ApprovedAction, b: ApprovedAction): boolean {
+  const ca = tryCanonicalJson({ server: a.server, tool: a.tool, parameters: a.parameters });
+  return ca.ok && ca.value === canonicalJson({ server: b.server, tool: b.tool, parameters: b.parameters });
+}
+
+/**
+ * Verifies a consent proof and, when it holds, spends its nonce: the proof is accepted once only, and a
+ * second presentation is refused as `replayed` (also after a restart with a durable {@link NonceStore}).
+ * Nothing is spent for a proof that fails any other check.
+ */
+export async function verifyConsentProof(
+  response: unknown,
+  options: VerifyProofOptions & { readonly nonceStore: NonceStore },
+): Promise<ProofVerification> {
+  const checked = checkConsentProof(response, options);
+  if (!checked.ok) return checked;
+  const res = checked.value.response;
+  const expiresAt = parseIsoTime(res.conditions.valid_until) ?? 0;
+  let spent: boolean;
+  try {
+    spent = await options.nonceStore.spend(res.nonce, res.request_id, expiresAt);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return refuse("replayed", `could not record the nonce as spent, so the proof is not accepted: ${why}`, ["nonce"]);
+  }
+  return spent ? checked : refuse("replayed", "this approval was already used (its nonce is spent)", ["nonce"]);
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { createNonce, createRequestId, validateConsentRequest, validateConsentResponse } from "../src/index.js";
+import { sampleRequest, sampleResponse } from "./proof-fixtures.js";
+
+describe("consent requests (§4.1)", () => {
+  it("builds ids `cr_…` and nonces `n_<uuid>` from the injected randomness and clock", () => {
+    const req = sampleRequest();
+    expect(req.id).toMatch(/^cr_[0-9a-f]{32}$/);
+    expect(req.nonce).toMatch(/^n_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(req.timestamp).toBe("2026-01-15T12:00:00.000Z");
+    expect(req.expires_at).toBe("2026-01-15T12:05:00.000Z");
+    expect(createRequestId({ randomUUID: () => "ABCDEF00-0000-4000-8000-000000000001" })).toBe(
+      "cr_abcdef00000040008000000000000001",
+    );
+    expect(createNonce({ randomUUID: () => "ABCDEF00-0000-4000-8000-000000000001" })).toBe(
+      "n_abcdef00-0000-4000-8000-000000000001",
+    );
+  });
+
+  it("accepts a built request and refuses unknown or missing fields", () => {
+    const req = sampleRequest();
+    expect(validateConsentRequest(req).ok).toBe(true);
+    const extra = validateConsentRequest({ ...req, extra: 1 });
+    expect(extra.ok).toBe(false);
+    if (!extra.ok) expect(extra.issues[0]?.message).toBe("`extra`: unknown field");
+    const missing: Record<string, unknown> = { ...req };
+    delete missing["nonce"];
+    expect(validateConsentRequest(missing).ok).toBe(false);
+    expect(validateConsentRequest({ ...req, action: { ...req.action, risk_level: "extreme" } }).ok).toBe(false);
+    expect(validateConsentRequest({ ...req, timestamp: "yesterday" }).ok).toBe(false);
+    expect(validateConsentRequest({ ...req, nonce: req.nonce.toUpperCase() }).ok).toBe(false);
+    expect(validateConsentRequest("not an object").ok).toBe(false);
+  });
+});
+
+describe("consent responses (§4.2)", () => {
+  it("accepts a signed response and refuses upper-case hex, wrong lengths and extra proof fields", () => {
+    const res = sampleResponse(sampleRequest());
+    expect(validateConsentResponse(res).ok).toBe(true);
+    const cases: unknown[] = [
+      { ...res, proof: { ...res.proof, signature: res.proof.signature.toUpperCase() } },
+      { ...res, proof: { ...res.proof, public_key: res.proof.public_key.slice(2) } },
+      { ...res, proof: { ...res.proof, signed_payload_hash: res.proof.signed_payload_hash.toUpperCase() } },
+      { ...res, proof: { ...res.proof, algorithm: "ed25519" } },
+      { ...res, proof: { ...res.proof, note: "x" } },
+      { ...res, conditions: { ...res.conditions, single_use: false } },
+      { ...res, decision: "maybe" },
+      { ...res, decision: "approved_with_modifications" },
+      { ...res, modifications: { to: "eve@example.com" } },
+      { ...res, approver: { ...res.approver, channel: "carrier pigeon" } },
+      { ...res, version: "0.1.0" },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const r = validateConsentResponse(c);
+      expect(r.ok, `case ${i}`).toBe(false);
+      if (!r.ok) expect(r.issues[0]?.code).toBe("proof_malformed");
+    }
+  });
+});
