@@ -13,6 +13,5 @@ export * from "./graph/index.js";
 export * from "./contract/index.js";
 export * from "./pipeline/index.js";
 export * from "./canonical-json/index.js";
-export * from "./audit/index.js";
 export * from "./consent/index.js";
 export * from "./proof/index.js";
