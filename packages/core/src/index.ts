@@ -13,5 +13,6 @@ export * from "./graph/index.js";
 export * from "./contract/index.js";
 export * from "./pipeline/index.js";
 export * from "./canonical-json/index.js";
+export * from "./audit/index.js";
 export * from "./consent/index.js";
 export * from "./proof/index.js";

@@ -1,0 +1,134 @@
+import { canonicalJson, sha256Ref } from "../canonical-json/index.js";
+import type { JsonValue } from "../canonical-json/index.js";
+import type { AuditEventType } from "./event-types.js";
+
+/** The `type` of every audit line (§7.4). */
+export const AUDIT_EVENT_KIND = "audit_event";
+
+/** The `version` ACP writes (§7.4). */
+export const AUDIT_EVENT_VERSION = "0.2.0";
+
+/** Free-form, JSON-only details of an event; redacted before it is hashed or written. */
+export type AuditMetadata = { readonly [key: string]: JsonValue };
+
+/**
+ * One line of `audit.jsonl`, exactly the §7.4 schema. Every field is present; a field that does not
+ * apply to an event (a checkpoint has no tool) is `null`, so the hashed bytes never depend on
+ * whether a writer chose to omit or to null a field.
+ */
+export interface AuditEventV02 {
+  readonly type: typeof AUDIT_EVENT_KIND;
+  readonly version: typeof AUDIT_EVENT_VERSION;
+  /** `ae_<unique>`. */
+  readonly id: string;
+  /** ISO-8601, from the injected clock. */
+  readonly timestamp: string;
+  readonly event_type: AuditEventType;
+  /** `cr_<id>` of the consent request or pipeline request the event belongs to. */
+  readonly request_id: string | null;
+  readonly agent: string | null;
+  readonly tool: string | null;
+  readonly category: string | null;
+  readonly risk_level: string | null;
+  /** The route or the human's answer (`accept`, `ask`, `approved`, …). */
+  readonly decision: string | null;
+  readonly response_time_ms: number | null;
+  /** The rule that decided, when one did. */
+  readonly policy_rule: string | null;
+  readonly metadata: AuditMetadata;
+  /** `event_hash` of the line before; `null` on the first line. */
+  readonly previous_event_hash: string | null;
+  /** `sha256:` + hex SHA-256 of the RFC 8785 canonical JSON of this event without `event_hash`. */
+  readonly event_hash: string;
+}
+
+/** An event before it is chained: everything {@link computeEventHash} covers. */
+export type AuditEventBody = Omit<AuditEventV02, "event_hash">;
+
+/** What a caller hands the audit writer: the event type and whatever of the §7.4 fields apply. */
+export interface AuditEventInput {
+  readonly event_type: AuditEventType;
+  readonly request_id?: string | null;
+  readonly agent?: string | null;
+  readonly tool?: string | null;
+  readonly category?: string | null;
+  readonly risk_level?: string | null;
+  readonly decision?: string | null;
+  readonly response_time_ms?: number | null;
+  readonly policy_rule?: string | null;
+  readonly metadata?: AuditMetadata;
+}
+
+/** Where an event sits in the chain; the writer supplies it. */
+export interface AuditEventPlacement {
+  readonly id: string;
+  readonly timestamp: string;
+  readonly previousEventHash: string | null;
+}
+
+/** Assembles the §7.4 body (all fields, nulls for what does not apply) from an input and its placement. */
+export function createAuditEventBody(input: AuditEventInput, placement: AuditEventPlacement): AuditEventBody {
+  return {
+    type: AUDIT_EVENT_KIND,
+    version: AUDIT_EVENT_VERSION,
+    id: placement.id,
+    timestamp: placement.timestamp,
+    event_type: input.event_type,
+    request_id: input.request_id ?? null,
+    agent: input.agent ?? null,
+    tool: input.tool ?? null,
+    category: input.category ?? null,
+    risk_level: input.risk_level ?? null,
+    decision: input.decision ?? null,
+    response_time_ms: input.response_time_ms ?? null,
+    policy_rule: input.policy_rule ?? null,
+    metadata: input.metadata ?? {},
+    previous_event_hash: placement.previousEventHash,
+  };
+}
+
+/**
+ * `sha256:` + lowercase hex SHA-256 of the RFC 8785 canonical JSON of the event without `event_hash`.
+ * Accepts a full event (its `event_hash` is ignored) or a body. Throws on values that are not JSON.
+ */
+export function computeEventHash(event: AuditEventBody | AuditEventV02): string {
+  const body: { -readonly [K in keyof AuditEventV02]?: AuditEventV02[K] } = { ...event };
+  delete body.event_hash;
+  return sha256Ref(canonicalJson(body));
+}
+
+/** Chains a body: adds its `event_hash`. */
+export function sealAuditEvent(body: AuditEventBody): AuditEventV02 {
+  return { ...body, event_hash: computeEventHash(body) };
+}
+
+/** A sealed event and the exact line that is written for it. */
+export interface SealedAuditLine {
+  readonly event: AuditEventV02;
+  /** RFC 8785 canonical JSON of the full event, without the trailing newline. */
+  readonly line: string;
+}
+
+/**
+ * Seals a body and serializes it in one canonicalization. JCS sorts keys, so `event_hash` sits right
+ * before `event_type`; the first `,"event_type":` in the canonical body is that key (inside a string a
+ * quote is always escaped), so the hash is spliced in there. A property test checks this equals
+ * {@link serializeAuditEvent} of {@link sealAuditEvent}.
+ */
+export function sealAuditLine(body: AuditEventBody): SealedAuditLine {
+  const bodyJson = canonicalJson(body);
+  const eventHash = sha256Ref(bodyJson);
+  const at = bodyJson.indexOf(',"event_type":');
+  const line = `${bodyJson.slice(0, at)},"event_hash":"${eventHash}"${bodyJson.slice(at)}`;
+  return { event: { ...body, event_hash: eventHash }, line };
+}
+
+/** Builds a complete, hashed event from an input and its placement (the input should be redacted already). */
+export function buildAuditEvent(input: AuditEventInput, placement: AuditEventPlacement): AuditEventV02 {
+  return sealAuditEvent(createAuditEventBody(input, placement));
+}
+
+/** The line written for an event: its RFC 8785 canonical JSON (no trailing newline). */
+export function serializeAuditEvent(event: AuditEventV02): string {
+  return canonicalJson(event);
+}

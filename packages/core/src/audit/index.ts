@@ -1,0 +1,50 @@
+/** The tamper-evident audit chain (§7): event types, hashing, checkpoints, redaction, verification. */
+export { AUDIT_EVENT_TYPES, isAuditEventType, type AuditEventType } from "./event-types.js";
+export {
+  AUDIT_EVENT_KIND,
+  AUDIT_EVENT_VERSION,
+  buildAuditEvent,
+  computeEventHash,
+  createAuditEventBody,
+  sealAuditEvent,
+  sealAuditLine,
+  serializeAuditEvent,
+  type AuditEventBody,
+  type AuditEventInput,
+  type AuditEventPlacement,
+  type AuditEventV02,
+  type AuditMetadata,
+  type SealedAuditLine,
+} from "./event.js";
+export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
+export {
+  CHECKPOINT_KIND,
+  createCheckpointBody,
+  createCheckpointInput,
+  readCheckpoint,
+  signCheckpoint,
+  toEd25519PublicKey,
+  verifyCheckpointSignature,
+  type AuditCheckpoint,
+  type AuditCheckpointBody,
+  type CheckpointPublicKey,
+  type CheckpointSigner,
+} from "./checkpoint.js";
+export {
+  DEFAULT_REDACTED_KEYS,
+  DEFAULT_REDACTED_VALUES,
+  DEFAULT_REDACTION,
+  REDACTED,
+  createRedactor,
+  redactAuditInput,
+  type RedactionRules,
+  type Redactor,
+} from "./redaction.js";
+export {
+  verifyAuditChain,
+  type AuditCheckpointSummary,
+  type AuditProblem,
+  type AuditProblemCode,
+  type AuditVerification,
+  type VerifyAuditOptions,
+} from "./verify-chain.js";

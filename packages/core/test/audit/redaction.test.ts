@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import {
+  createRedactor,
+  redactAuditInput,
+  REDACTED,
+  DEFAULT_REDACTION,
+  type AuditEventInput,
+} from "../../src/audit/index.js";
+
+describe("audit redaction", () => {
+  const redact = createRedactor();
+
+  it("replaces values under secret-looking key names, case-insensitively, at any depth", () => {
+    const out = redact({
+      parameters: {
+        to: "a@example.com",
+        GitHub_Token: "ghx-123",
+        nested: [{ password: "hunter2" }, { Authorization: "x" }],
+        client_secret: { a: 1 },
+        api_key: "k",
+        tokenizer: "whitespace",
+      },
+    });
+    expect(out).toEqual({
+      parameters: {
+        to: "a@example.com",
+        GitHub_Token: REDACTED,
+        nested: [{ password: REDACTED }, { Authorization: REDACTED }],
+        client_secret: REDACTED,
+        api_key: REDACTED,
+        tokenizer: REDACTED,
+      },
+    });
+  });
+
+  it("replaces secret-shaped substrings in any string value and keeps the rest", () => {
+    const out = redact({
+      header: "Bearer abcdefghijklmnop.qrs",
+      note: "use sk-abcdef1234567890 for the call",
+      list: ["ghp_abcdefghijklmnopqrstuvwxyz0123", "plain"],
+    });
+    expect(out).toEqual({ header: REDACTED, note: `use ${REDACTED} for the call`, list: [REDACTED, "plain"] });
+  });
+
+  it("returns the same object when nothing matches and never mutates its input", () => {
+    const input = { a: { b: ["c", 1, null, true] } };
+    const snapshot = JSON.stringify(input);
+    expect(redact(input)).toBe(input);
+    const secret = { a: { password: "p" } };
+    redact(secret);
+    expect(secret.a.password).toBe("p");
+    expect(JSON.stringify(input)).toBe(snapshot);
+  });
+
+  it("follows configured patterns instead of the defaults", () => {
+    const custom = createRedactor({ keys: ["pin", "x-*"], values: [/\d{4}-\d{4}/] });
+    expect(custom({ pin: "1234", "X-Trace": "t", token: "kept", card: "card 1234-5678 ok" })).toEqual({
+      pin: REDACTED,
+      "X-Trace": REDACTED,
+      token: "kept",
+      card: `card ${REDACTED} ok`,
+    });
+  });
+
+  it("redacts an event input's metadata and string fields, leaving credential names alone", () => {
+    const input: AuditEventInput = {
+      event_type: "credential_injected",
+      tool: "create_issue",
+      policy_rule: "Bearer abcdefghijklmnop",
+      metadata: { credential: "github_token", parameters: { auth: "Bearer abcdefghijklmnop" } },
+    };
+    const out = redactAuditInput(input, createRedactor(DEFAULT_REDACTION));
+    expect(out).toEqual({
+      event_type: "credential_injected",
+      tool: "create_issue",
+      policy_rule: REDACTED,
+      metadata: { credential: "github_token", parameters: { auth: REDACTED } },
+    });
+    expect(JSON.stringify(out)).not.toContain("abcdefghijklmnop");
+  });
+});
