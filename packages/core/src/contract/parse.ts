@@ -1,0 +1,42 @@
+/** Reading an event from JSON text, with a size cap and the line and column of a syntax error. */
+import { fail, ok, type Result } from "../issues/index.js";
+
+/** The largest event text accepted: 1 MiB of UTF-8. */
+export const MAX_CONTRACT_EVENT_BYTES = 1024 * 1024;
+
+function utf8Length(text: string): number {
+  if (text.length > MAX_CONTRACT_EVENT_BYTES) return text.length;
+  return new TextEncoder().encode(text).length;
+}
+
+function lineAndColumn(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return { line, column: offset - before.lastIndexOf("\n") };
+}
+
+/**
+ * Parses event text as JSON. Text over {@link MAX_CONTRACT_EVENT_BYTES} is refused unread
+ * (`contract_too_large`); malformed JSON is `contract_malformed_json` with its line and column when
+ * the parser reports a position. The parsed value is not validated here.
+ */
+export function parseContractEventJson(text: string): Result<unknown> {
+  // A UTF-16 unit is 1 to 3 UTF-8 bytes, so most texts are judged without encoding them.
+  const bytes = text.length * 3 <= MAX_CONTRACT_EVENT_BYTES ? 0 : utf8Length(text);
+  if (bytes > MAX_CONTRACT_EVENT_BYTES) {
+    const message = `event is larger than the ${MAX_CONTRACT_EVENT_BYTES}-byte limit`;
+    return fail([{ code: "contract_too_large", path: [], message }]);
+  }
+  try {
+    return ok(JSON.parse(text) as unknown);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    const position = /position (\d+)/.exec(why);
+    // Keep the parser's reason but not its quote of the input, which may hold a secret.
+    const reason = (why.split(/ in JSON|, "|\. /)[0] ?? "").trim();
+    const message = `malformed JSON${reason === "" ? "" : `: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}`}`;
+    if (position?.[1] === undefined) return fail([{ code: "contract_malformed_json", path: [], message }]);
+    const where = lineAndColumn(text, Number(position[1]));
+    return fail([{ code: "contract_malformed_json", path: [], message, ...where }]);
+  }
+}

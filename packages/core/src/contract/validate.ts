@@ -1,0 +1,220 @@
+/**
+ * Schema validation of Agent Action Contract v1 events with ajv, compiled once from the canonical
+ * schema. Ajv's errors become {@link Issue}s with stable codes, paths and house-style messages.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { fail, ok, ValidationError, type Issue, type Result } from "../issues/index.js";
+import { closestWord } from "./closest-word.js";
+import { CONTRACT_JSON_SCHEMA } from "./schema.js";
+import { CONTRACT_SCHEMA_VERSION, type ContractEvent } from "./vocabulary.js";
+
+/** At most this many issues are reported for one event; the rest are summarised in one more issue. */
+export const MAX_CONTRACT_ISSUES = 50;
+
+let compiled: ValidateFunction | undefined;
+
+function validator(): ValidateFunction {
+  if (compiled === undefined) {
+    const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true });
+    compiled = ajv.compile(CONTRACT_JSON_SCHEMA);
+  }
+  return compiled;
+}
+
+/** Codes for enum failures on the fields whose unknown values must fail closed by name. */
+const ENUM_CODES: Readonly<Record<string, string>> = {
+  tool_category: "unknown_tool_category",
+  authorization_state: "unknown_authorization_state",
+  risk_domain: "unknown_risk_domain",
+  recommended_route: "unknown_route",
+};
+
+const ENUM_NOUNS: Readonly<Record<string, string>> = {
+  tool_category: "tool category",
+  authorization_state: "authorization state",
+  risk_domain: "risk domain",
+  recommended_route: "route",
+  kind: "evidence kind",
+  trust_tier: "trust tier",
+  redaction_status: "redaction status",
+  status: "freshness status",
+  subject_type: "subject type",
+};
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((part) => (/^(0|[1-9][0-9]*)$/.test(part) ? Number(part) : part));
+}
+
+/** A short, safe rendering of user input for a message (long values are cut). */
+export function showValue(value: unknown): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  return `\`${shown.replace(/`/g, "'").replace(/[\r\n]/g, " ")}\``;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  const type = typeof value;
+  return type === "object" || type === "undefined" ? `an ${type}` : `a ${type}`;
+}
+
+function isEvidenceItem(path: readonly (string | number)[]): boolean {
+  return path.length === 2 && path[0] === "evidence_refs";
+}
+
+function listAllowed(values: readonly unknown[]): string {
+  const words = values.map(String);
+  if (words.length <= 1) return words.join("");
+  return `${words.slice(0, -1).join(", ")} or ${words[words.length - 1] ?? ""}`;
+}
+
+function typeIssue(error: ErrorObject, path: (string | number)[]): Issue {
+  const expected = String((error.params as { type?: unknown }).type);
+  if (path.length === 0) {
+    return {
+      code: "contract_not_object",
+      path,
+      message: `event must be a JSON object, got ${describeType(error.data)}`,
+    };
+  }
+  if (isEvidenceItem(path)) {
+    const message = `evidence ref must be a non-empty string or an object, got ${describeType(error.data)}`;
+    return { code: "contract_wrong_type", path, message };
+  }
+  const article = expected === "object" || expected === "array" ? "an" : "a";
+  return {
+    code: "contract_wrong_type",
+    path,
+    message: `expected ${article} ${expected}, got ${describeType(error.data)}`,
+  };
+}
+
+function enumIssue(error: ErrorObject, path: (string | number)[]): Issue {
+  const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+  const field = path.length === 1 ? String(path[0]) : "";
+  const code = ENUM_CODES[field] ?? "contract_invalid_value";
+  const noun = ENUM_NOUNS[String(path[path.length - 1])] ?? "value";
+  const message = `unknown ${noun} ${showValue(error.data)} (expected ${listAllowed(allowed)})`;
+  const guess = typeof error.data === "string" ? closestWord(error.data, allowed.map(String)) : undefined;
+  return guess === undefined ? { code, path, message } : { code, path, message, help: `did you mean \`${guess}\`` };
+}
+
+function propertyIssue(error: ErrorObject, path: (string | number)[], known: readonly string[]): Issue {
+  const name = String((error.params as { additionalProperty?: unknown }).additionalProperty);
+  const fieldPath = [...path, name];
+  const message = `unknown field ${showValue(name)}`;
+  const guess = closestWord(name, known);
+  if (guess !== undefined)
+    return { code: "contract_unknown_field", path: fieldPath, message, help: `did you mean \`${guess}\`` };
+  return { code: "contract_unknown_field", path: fieldPath, message };
+}
+
+function knownProperties(error: ErrorObject): string[] {
+  const schema = error.parentSchema as { properties?: Record<string, unknown> } | undefined;
+  return Object.keys(schema?.properties ?? {});
+}
+
+/** Turns one ajv error into an issue; undefined for errors that only echo another (`if`). */
+function toIssue(error: ErrorObject): Issue | undefined {
+  const path = pointerToPath(error.instancePath);
+  switch (error.keyword) {
+    case "if":
+      return undefined;
+    case "type":
+      return typeIssue(error, path);
+    case "required": {
+      const field = String((error.params as { missingProperty?: unknown }).missingProperty);
+      return { code: "contract_missing_field", path: [...path, field], message: `missing required field \`${field}\`` };
+    }
+    case "additionalProperties":
+      return propertyIssue(error, path, knownProperties(error));
+    case "enum":
+      return enumIssue(error, path);
+    case "const": {
+      const message = `unsupported schema version ${showValue(error.data)} (this gate negotiates only \`${CONTRACT_SCHEMA_VERSION}\`)`;
+      return { code: "unsupported_schema_version", path, message };
+    }
+    case "minLength":
+      return {
+        code: "contract_empty_string",
+        path,
+        message: isEvidenceItem(path) ? "evidence ref must not be an empty string" : "must not be an empty string",
+      };
+    default:
+      return { code: "contract_invalid", path, message: error.message ?? `fails \`${error.keyword}\`` };
+  }
+}
+
+function sameWhere(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  return a.length === b.length && a.every((part, i) => part === b[i]);
+}
+
+/** Maps ajv errors to issues: a type error at a path hides the enum/const/length errors at that path. */
+function toIssues(errors: readonly ErrorObject[]): Issue[] {
+  const all = errors.map(toIssue).filter((issue): issue is Issue => issue !== undefined);
+  const typed = all.filter((issue) => issue.code === "contract_wrong_type" || issue.code === "contract_not_object");
+  const kept = all.filter(
+    (issue) =>
+      issue.code === "contract_wrong_type" ||
+      issue.code === "contract_not_object" ||
+      !typed.some((t) => sameWhere(t.path, issue.path)),
+  );
+  if (kept.length <= MAX_CONTRACT_ISSUES) return kept;
+  const more = kept.length - MAX_CONTRACT_ISSUES;
+  const summary: Issue = { code: "contract_too_many_issues", path: [], message: `${more} more issues not shown` };
+  return [...kept.slice(0, MAX_CONTRACT_ISSUES), summary];
+}
+
+/**
+ * The JSON form of a value, read once: getters, proxies and `toJSON` run here and nowhere later, so
+ * what is validated is exactly what is decided on (and what goes on the wire).
+ */
+function jsonSnapshot(value: unknown): Result<unknown> {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    const why = err instanceof RangeError ? "nested too deeply" : err instanceof Error ? err.message : String(err);
+    return fail([{ code: "contract_not_json", path: [], message: `event has no JSON form: ${why}` }]);
+  }
+  if (text === undefined) {
+    return fail([
+      { code: "contract_not_object", path: [], message: `event must be a JSON object, got ${describeType(value)}` },
+    ]);
+  }
+  return ok(JSON.parse(text) as unknown);
+}
+
+/**
+ * Validates a value against the Agent Action Contract v1 schema. Never throws: any value gives a
+ * result, and a failure lists every problem (up to {@link MAX_CONTRACT_ISSUES}) with its path.
+ * The value is judged in its JSON form; on success the returned event is that fresh copy, so later
+ * changes to the caller's object cannot alter what was checked.
+ */
+export function validateContractEvent(event: unknown): Result<ContractEvent> {
+  try {
+    const snapshot = jsonSnapshot(event);
+    if (!snapshot.ok) return snapshot;
+    const validate = validator();
+    if (validate(snapshot.value)) return ok(snapshot.value as ContractEvent);
+    const issues = toIssues(validate.errors ?? []);
+    if (issues.length > 0) return fail(issues);
+    return fail([{ code: "contract_invalid", path: [], message: "event does not match the v1 schema" }]);
+  } catch (err) {
+    const message = `event could not be validated: ${err instanceof Error ? err.message : String(err)}`;
+    return fail([{ code: "contract_invalid", path: [], message }]);
+  }
+}
+
+/** Like {@link validateContractEvent} but throws a {@link ValidationError} on an invalid event. */
+export function assertContractEvent(event: unknown): ContractEvent {
+  const result = validateContractEvent(event);
+  if (!result.ok) throw new ValidationError("invalid action contract event", result.issues);
+  return result.value;
+}
