@@ -1,1 +1,15 @@
-export {};
+export {
+  BUILTIN_CLASSIFICATIONS,
+  CATEGORY_DEFAULT_RISK,
+  DEFAULT_CLASSIFICATION,
+  findBuiltinClassification,
+  type BuiltinClassification,
+} from "./builtin-table.js";
+export {
+  classifyAction,
+  classifyWithCompiled,
+  compileClassificationOverrides,
+  type Classification,
+  type ClassificationSource,
+  type CompiledOverrides,
+} from "./classify-action.js";

@@ -1,1 +1,19 @@
-export {};
+export { MAX_ARRAY_NESTING, type CompiledArgMatch } from "./arg-match.js";
+export { compilePolicy, tryCompilePolicy, type CompiledPolicy, type CompiledRule } from "./compile-policy.js";
+export {
+  evaluatePolicy,
+  rateLimitKey,
+  POLICY_ACTION_ROUTES,
+  type EvaluatePolicyOptions,
+  type PolicyVerdict,
+} from "./evaluate-policy.js";
+export { matchPolicy, type PolicyMatch } from "./match-policy.js";
+export {
+  createMemoryRateLimiter,
+  type MemoryRateLimiter,
+  type MemoryRateLimiterOptions,
+  type RateLimitOutcome,
+  type RateLimiter,
+} from "./rate-limiter.js";
+export type { RuleIndex } from "./rule-index.js";
+export { localMinuteOfDay, type CompiledTimeWindow } from "./time-of-day.js";

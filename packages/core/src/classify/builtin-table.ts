@@ -1,0 +1,55 @@
+import type { Category, RiskLevel } from "../request/index.js";
+
+/** One row of the built-in classification table (consent protocol §5.5). */
+export interface BuiltinClassification {
+  /** Tool-name prefixes, as written in the spec without the trailing `*` (`read_`, `exec`). */
+  readonly prefixes: readonly string[];
+  readonly category: Category;
+  readonly risk_level: RiskLevel;
+}
+
+/**
+ * The built-in name table of the consent protocol §5.5, as data. A tool name matches a row when it starts
+ * with one of the row's prefixes (case-sensitive, like every glob in ACP). No two rows share a prefix that
+ * could match the same name, so the order of the rows does not change the outcome.
+ */
+export const BUILTIN_CLASSIFICATIONS: readonly BuiltinClassification[] = [
+  { prefixes: ["read_", "get_", "list_", "search_"], category: "read", risk_level: "low" },
+  { prefixes: ["write_", "create_", "update_"], category: "write", risk_level: "medium" },
+  { prefixes: ["send_", "email_", "message_"], category: "communication", risk_level: "high" },
+  { prefixes: ["delete_", "remove_", "drop_"], category: "system", risk_level: "high" },
+  { prefixes: ["deploy_", "exec", "shell_"], category: "system", risk_level: "high" },
+  { prefixes: ["transfer_", "pay_", "charge_"], category: "financial", risk_level: "critical" },
+  { prefixes: ["publish_", "post_", "tweet_"], category: "public", risk_level: "high" },
+];
+
+/**
+ * What a tool name the table does not know is classified as: `write`/`medium`. Deliberately never `read`,
+ * so an unknown tool cannot ride a rule written for reads; and not higher, so ordinary policies stay usable.
+ */
+export const DEFAULT_CLASSIFICATION: { readonly category: Category; readonly risk_level: RiskLevel } = {
+  category: "write",
+  risk_level: "medium",
+};
+
+/**
+ * The risk a category implies when a source names the category but not the risk (the §5.5 defaults;
+ * `physical`, absent from the table, is `high`).
+ */
+export const CATEGORY_DEFAULT_RISK: Readonly<Record<Category, RiskLevel>> = {
+  read: "low",
+  write: "medium",
+  communication: "high",
+  system: "high",
+  financial: "critical",
+  public: "high",
+  physical: "high",
+};
+
+/** The built-in row a tool name falls in, or undefined when the table does not know the name. */
+export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
+  for (const row of BUILTIN_CLASSIFICATIONS) {
+    for (const prefix of row.prefixes) if (tool.startsWith(prefix)) return row;
+  }
+  return undefined;
+}

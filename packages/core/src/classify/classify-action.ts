@@ -1,0 +1,159 @@
+import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import type { ClassificationOverride } from "../policy/types.js";
+import {
+  CATEGORIES,
+  RISK_LEVELS,
+  type ActionRequest,
+  type Category,
+  type RiskLevel,
+  type ToolAnnotations,
+} from "../request/index.js";
+import { CATEGORY_DEFAULT_RISK, DEFAULT_CLASSIFICATION, findBuiltinClassification } from "./builtin-table.js";
+
+/** Where a classification came from, highest precedence first. */
+export type ClassificationSource = "explicit" | "policy" | "annotations" | "builtin" | "default";
+
+/** The category and risk of one request, and the layer that decided them. */
+export interface Classification {
+  readonly category: Category;
+  readonly risk_level: RiskLevel;
+  /** The highest-precedence layer that contributed the category or the risk. */
+  readonly source: ClassificationSource;
+}
+
+/** Policy `classify:` overrides with their globs compiled once. */
+export interface CompiledOverrides {
+  readonly entries: readonly {
+    readonly override: ClassificationOverride;
+    readonly tool: GlobMatcher;
+    readonly server: GlobMatcher | undefined;
+  }[];
+}
+
+interface Layer {
+  readonly source: ClassificationSource;
+  readonly category?: Category | undefined;
+  readonly risk_level?: RiskLevel | undefined;
+}
+
+/** Thrown when a `classify:` override cannot be compiled (the evaluator turns it into a refusal). */
+function compileOverrideGlob(pattern: string, where: string): GlobMatcher {
+  const result = compileGlob(pattern);
+  if (result.ok) return result.value;
+  const reason = result.issues.map((i) => i.message).join("; ");
+  throw new Error(`while reading classify override ${where}: ${reason}`);
+}
+
+/**
+ * Compiles policy `classify:` overrides (tool and server globs). Throws on an invalid glob, naming the
+ * override; the policy parser has normally rejected it already.
+ */
+export function compileClassificationOverrides(overrides: readonly ClassificationOverride[]): CompiledOverrides {
+  return {
+    entries: overrides.map((override, i) => ({
+      override,
+      tool: compileOverrideGlob(override.tool, `#${i + 1} \`${override.tool}\``),
+      server: override.server === undefined ? undefined : compileOverrideGlob(override.server, `#${i + 1}`),
+    })),
+  };
+}
+
+const overrideCache = new WeakMap<readonly ClassificationOverride[], CompiledOverrides>();
+
+function cachedOverrides(overrides: readonly ClassificationOverride[]): CompiledOverrides {
+  let compiled = overrideCache.get(overrides);
+  if (compiled === undefined) {
+    compiled = compileClassificationOverrides(overrides);
+    overrideCache.set(overrides, compiled);
+  }
+  return compiled;
+}
+
+function assertKnown<T extends string>(value: unknown, known: readonly T[], what: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "string" && (known as readonly string[]).includes(value)) return value as T;
+  const shown = typeof value === "string" ? value : typeof value;
+  throw new TypeError(`invalid request: unknown ${what} \`${shown}\` (expected ${known.join(", ")})`);
+}
+
+function policyLayer(request: ActionRequest, compiled: CompiledOverrides): Layer | undefined {
+  for (const entry of compiled.entries) {
+    if (!entry.tool(request.tool)) continue;
+    if (entry.server !== undefined && (request.server === undefined || !entry.server(request.server))) continue;
+    return { source: "policy", category: entry.override.category, risk_level: entry.override.risk_level };
+  }
+  return undefined;
+}
+
+/** What explicit MCP annotations say: read-only → read/low; destructive → system/high; additive → write/medium. */
+function annotationLayer(annotations: ToolAnnotations | undefined): Layer | undefined {
+  if (annotations === undefined || annotations === null || typeof annotations !== "object") return undefined;
+  if (annotations.readOnlyHint === true) return { source: "annotations", category: "read", risk_level: "low" };
+  if (annotations.destructiveHint === true) return { source: "annotations", category: "system", risk_level: "high" };
+  if (annotations.readOnlyHint === false && annotations.destructiveHint === false) {
+    return { source: "annotations", category: "write", risk_level: "medium" };
+  }
+  return undefined;
+}
+
+function impliedRisk(layer: Layer): RiskLevel | undefined {
+  return layer.risk_level ?? (layer.category === undefined ? undefined : CATEGORY_DEFAULT_RISK[layer.category]);
+}
+
+function riskRank(risk: RiskLevel): number {
+  return RISK_LEVELS.indexOf(risk);
+}
+
+/** The built-in table row or the default, with annotations allowed to replace it only where they do not loosen it. */
+function baseLayers(request: ActionRequest): Layer[] {
+  const row = findBuiltinClassification(request.tool);
+  const base: Layer =
+    row === undefined
+      ? { source: "default", ...DEFAULT_CLASSIFICATION }
+      : { source: "builtin", category: row.category, risk_level: row.risk_level };
+  const hinted = annotationLayer(request.annotations);
+  if (hinted === undefined) return [base];
+  // Annotations come from the server, which we do not trust to loosen a decision: they may replace the
+  // default for a name the table does not know, and may tighten the table, never loosen it.
+  if (row !== undefined && riskRank(impliedRisk(hinted) ?? "low") < riskRank(row.risk_level)) return [base];
+  return [hinted, base];
+}
+
+/** Classifies a request with overrides already compiled (the evaluator's fast path). */
+export function classifyWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
+  if (typeof request.tool !== "string") throw new TypeError("invalid request: `tool` must be a string");
+  const explicit: Layer = {
+    source: "explicit",
+    category: assertKnown(request.category, CATEGORIES, "category"),
+    risk_level: assertKnown(request.risk_level, RISK_LEVELS, "risk level"),
+  };
+  const layers: Layer[] = [explicit];
+  const fromPolicy = policyLayer(request, compiled);
+  if (fromPolicy !== undefined) layers.push(fromPolicy);
+  layers.push(...baseLayers(request));
+  let category: Category | undefined;
+  let risk: RiskLevel | undefined;
+  let source: ClassificationSource | undefined;
+  for (const layer of layers) {
+    const before = source;
+    if (category === undefined && layer.category !== undefined) category = layer.category;
+    if (risk === undefined) risk = impliedRisk(layer);
+    if (before === undefined && (category !== undefined || risk !== undefined)) source = layer.source;
+  }
+  // The base layer always carries both fields, so these fallbacks only satisfy the type checker.
+  return {
+    category: category ?? DEFAULT_CLASSIFICATION.category,
+    risk_level: risk ?? DEFAULT_CLASSIFICATION.risk_level,
+    source: source ?? "default",
+  };
+}
+
+/**
+ * Classifies a request: explicit request fields > the first matching policy `classify:` override > MCP tool
+ * annotations (which may tighten but never loosen the built-in table) > the built-in name table (§5.5) >
+ * the default `write`/`medium`. A layer naming a category without a risk implies that category's default
+ * risk. Throws a TypeError on a request with a non-string tool or an unknown explicit category or risk.
+ */
+export function classifyAction(request: ActionRequest, overrides: readonly ClassificationOverride[]): Classification {
+  return classifyWithCompiled(request, cachedOverrides(overrides));
+}

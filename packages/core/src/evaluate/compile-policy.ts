@@ -1,0 +1,154 @@
+import { compileClassificationOverrides, type CompiledOverrides } from "../classify/classify-action.js";
+import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import { ValidationError, type Issue, type Result } from "../issues/index.js";
+import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js";
+import { CATEGORIES, type Category } from "../request/index.js";
+import { compileLeafTest, splitArgPath, type CompiledArgMatch } from "./arg-match.js";
+import { buildRuleIndex, type RuleIndex } from "./rule-index.js";
+import { compileTimeWindow, type CompiledTimeWindow } from "./time-of-day.js";
+
+/** One rule with every pattern compiled. */
+export interface CompiledRule {
+  readonly rule: PolicyRule;
+  readonly tool: GlobMatcher | undefined;
+  readonly server: GlobMatcher | undefined;
+  readonly category: Category | undefined;
+  readonly args: readonly CompiledArgMatch[];
+  /** Arrays in arguments: every element must match (allow rules) or any one (ask and deny rules). */
+  readonly every: boolean;
+  readonly window: CompiledTimeWindow | undefined;
+}
+
+/** A policy ready for evaluation: patterns compiled, rules indexed. Build once per policy load. */
+export interface CompiledPolicy {
+  readonly policy: Policy;
+  readonly rules: readonly CompiledRule[];
+  readonly index: RuleIndex;
+  readonly overrides: CompiledOverrides;
+}
+
+type Path = (string | number)[];
+
+function issue(code: string, path: Path, message: string, rule?: PolicyRule): Issue {
+  const where = rule === undefined ? "" : `while reading rule \`${rule.id}\`: `;
+  return { code, path, message: `${where}${message}`, ...(rule?.line !== undefined ? { line: rule.line } : {}) };
+}
+
+function glob(pattern: unknown, path: Path, rule: PolicyRule, issues: Issue[]): GlobMatcher | undefined {
+  if (pattern === undefined) return undefined;
+  if (typeof pattern !== "string") {
+    issues.push(issue("invalid_rule_pattern", path, `\`${path.at(-1)}\` must be a string`, rule));
+    return () => false;
+  }
+  const result = compileGlob(pattern);
+  if (result.ok) return result.value;
+  for (const i of result.issues) issues.push(issue("invalid_rule_pattern", path, i.message, rule));
+  return () => false;
+}
+
+function compileArgs(rule: PolicyRule, base: Path, issues: Issue[]): CompiledArgMatch[] {
+  const args = rule.match.args;
+  if (args === undefined) return [];
+  const out: CompiledArgMatch[] = [];
+  for (const [key, expected] of Object.entries(args)) {
+    const path = splitArgPath(key);
+    if (path === undefined) {
+      issues.push(issue("invalid_arg_path", [...base, key], `invalid argument path \`${key}\``, rule));
+      continue;
+    }
+    const test = compileLeafTest(expected);
+    if (typeof test === "string") {
+      issues.push(issue("invalid_arg_value", [...base, key], `argument \`${key}\`: ${test}`, rule));
+      continue;
+    }
+    out.push({ key, path, test });
+  }
+  return out;
+}
+
+function compileWindow(rule: PolicyRule, base: Path, issues: Issue[]): CompiledTimeWindow | undefined {
+  const window = rule.conditions?.time_of_day;
+  if (window === undefined) return undefined;
+  const compiled = compileTimeWindow(window);
+  if (typeof compiled !== "string") return compiled;
+  const code = compiled.startsWith("unknown time zone") ? "invalid_timezone" : "invalid_time_window";
+  issues.push(issue(code, [...base, "conditions", "time_of_day"], compiled, rule));
+  return undefined;
+}
+
+function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue[]): void {
+  if (!(POLICY_ACTIONS as readonly string[]).includes(rule.action)) {
+    const message = `unknown action \`${String(rule.action)}\` (expected allow, ask or deny)`;
+    issues.push(issue("invalid_rule_action", [...base, "action"], message, rule));
+  }
+  if (rule.index !== position) {
+    const message = `rule index ${rule.index} does not match its position ${position}`;
+    issues.push(issue("invalid_rule_index", [...base, "index"], message, rule));
+  }
+  const limit = rule.rate_limit;
+  if (limit !== undefined && !(Number.isSafeInteger(limit.count) && limit.count > 0 && limit.windowMs > 0)) {
+    issues.push(issue("invalid_rate_limit", [...base, "rate_limit"], `invalid rate limit \`${limit.text}\``, rule));
+  }
+  const category = rule.match.category;
+  if (category !== undefined && !(CATEGORIES as readonly string[]).includes(category)) {
+    issues.push(
+      issue("invalid_rule_category", [...base, "match", "category"], `unknown category \`${category}\``, rule),
+    );
+  }
+}
+
+function compileRule(rule: PolicyRule, position: number, issues: Issue[]): CompiledRule {
+  const base: Path = ["rules", position];
+  checkRule(rule, position, base, issues);
+  return {
+    rule,
+    tool: glob(rule.match.tool, [...base, "match", "tool"], rule, issues),
+    server: glob(rule.match.server, [...base, "match", "server"], rule, issues),
+    category: rule.match.category,
+    args: compileArgs(rule, [...base, "match", "args"], issues),
+    every: rule.action === "allow",
+    window: compileWindow(rule, base, issues),
+  };
+}
+
+/**
+ * Compiles a policy without throwing: every glob, argument path and value, time window and rate limit,
+ * then the rule index. Returns issues (codes in docs/reference/errors.md) for anything that cannot be
+ * compiled, so a policy built in code gets the same checks as one parsed from YAML.
+ */
+export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
+  const issues: Issue[] = [];
+  if (!(POLICY_ACTIONS as readonly string[]).includes(policy.default_action)) {
+    const message = `unknown default action \`${String(policy.default_action)}\` (expected allow, ask or deny)`;
+    issues.push(issue("invalid_rule_action", ["default_action"], message));
+  }
+  const seen = new Set<string>();
+  const rules = policy.rules.map((rule, position) => {
+    if (seen.has(rule.id)) {
+      issues.push(issue("duplicate_rule_id", ["rules", position, "id"], `duplicate rule id \`${rule.id}\``, rule));
+    }
+    seen.add(rule.id);
+    return compileRule(rule, position, issues);
+  });
+  let overrides: CompiledOverrides = { entries: [] };
+  try {
+    overrides = compileClassificationOverrides(policy.classify);
+  } catch (err) {
+    issues.push(issue("invalid_rule_pattern", ["classify"], err instanceof Error ? err.message : String(err)));
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  const index = buildRuleIndex(
+    rules.map((c, i) => ({ index: i, tool: c.rule.match.tool, server: c.rule.match.server, category: c.category })),
+  );
+  return { ok: true, value: { policy, rules, index, overrides } };
+}
+
+/**
+ * Compiles a policy: precompiles its globs and builds the rule index. Throws a ValidationError carrying
+ * the issues of {@link tryCompilePolicy} when the policy cannot be compiled.
+ */
+export function compilePolicy(policy: Policy): CompiledPolicy {
+  const result = tryCompilePolicy(policy);
+  if (!result.ok) throw new ValidationError("invalid policy", result.issues);
+  return result.value;
+}

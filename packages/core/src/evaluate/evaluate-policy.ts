@@ -1,0 +1,117 @@
+import type { Reason, SourceVerdict } from "../pipeline/types.js";
+import type { PolicyAction, PolicyRule } from "../policy/types.js";
+import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
+import type { Route } from "../route/index.js";
+import { classifyWithCompiled } from "../classify/classify-action.js";
+import type { CompiledPolicy } from "./compile-policy.js";
+import { matchPolicy, type PolicyMatch } from "./match-policy.js";
+import type { RateLimiter } from "./rate-limiter.js";
+
+/** The policy source's verdict: the route plus the rule vocabulary and classification. */
+export interface PolicyVerdict extends SourceVerdict {
+  readonly source: "policy";
+  /** allow/ask/deny as decided here (a spent rate limit or an error gives `deny`). */
+  readonly action: PolicyAction;
+  readonly category: Category;
+  readonly risk_level: RiskLevel;
+  /** The matched rule's id, `"default"` when no rule matched, `"(error)"` when evaluation failed first. */
+  readonly rule: string;
+  /** For ask: the level the rule asks for. */
+  readonly level?: RiskLevel;
+  /** For ask: seconds before the request auto-denies. */
+  readonly timeout?: number;
+}
+
+/** Options of {@link evaluatePolicy}. */
+export interface EvaluatePolicyOptions {
+  /** The clock for time windows and rate limits. */
+  readonly now: Date;
+  /** Required when the matched rule has a `rate_limit`; without it such a rule refuses. */
+  readonly rateLimiter?: RateLimiter;
+}
+
+/** Policy action → route: allow→accept, ask→ask, deny→refuse. */
+export const POLICY_ACTION_ROUTES: Readonly<Record<PolicyAction, Route>> = {
+  allow: "accept",
+  ask: "ask",
+  deny: "refuse",
+};
+
+/** The limiter key of a rule: rate limits are per rule, shared by every agent and server. */
+export function rateLimitKey(ruleId: string): string {
+  return `policy:${ruleId}`;
+}
+
+function verdictFrom(match: PolicyMatch, action: PolicyAction, extra: readonly Reason[]): PolicyVerdict {
+  const rule = match.rule;
+  return {
+    source: "policy",
+    route: POLICY_ACTION_ROUTES[action],
+    action,
+    category: match.category,
+    risk_level: match.risk_level,
+    rule: match.ruleId,
+    reasons: [...match.reasons, ...extra],
+    ...(action === "ask" && rule?.level !== undefined ? { level: rule.level } : {}),
+    ...(action === "ask" && rule?.timeout !== undefined ? { timeout: rule.timeout } : {}),
+  };
+}
+
+async function checkRateLimit(rule: PolicyRule, options: EvaluatePolicyOptions): Promise<Reason | undefined> {
+  const limit = rule.rate_limit;
+  if (limit === undefined || rule.action === "deny") return undefined;
+  if (options.rateLimiter === undefined) {
+    const message = `rule \`${rule.id}\` has rate limit \`${limit.text}\` but no rate limiter is configured`;
+    return { source: "policy", code: "rate_limit_unavailable", message, rule: rule.id };
+  }
+  const nowMs = options.now.getTime();
+  const outcome = await options.rateLimiter.consume(rateLimitKey(rule.id), limit.count, limit.windowMs, nowMs);
+  if (outcome.allowed === true) return undefined;
+  const message = `rule \`${rule.id}\` is rate limited: limit \`${limit.text}\` spent`;
+  return { source: "policy", code: "rate_limited", message, rule: rule.id };
+}
+
+function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unknown): PolicyVerdict {
+  const detail = err instanceof Error ? err.message : String(err);
+  let category: Category = "system";
+  let risk: RiskLevel = "critical";
+  try {
+    const c = classifyWithCompiled(request, compiled.overrides);
+    category = c.category;
+    risk = c.risk_level;
+  } catch {
+    // The request could not even be classified: keep the most conservative classification.
+  }
+  const reason: Reason = { source: "policy", code: "evaluation_error", message: `policy evaluation failed: ${detail}` };
+  return {
+    source: "policy",
+    route: "refuse",
+    action: "deny",
+    category,
+    risk_level: risk,
+    rule: "(error)",
+    reasons: [reason],
+  };
+}
+
+/**
+ * Evaluates the policy for a request: {@link matchPolicy}, then — only for the matched rule, and only for
+ * allow and ask rules — its rate limit, keyed by rule id ({@link rateLimitKey}). A spent limit refuses
+ * with reason `rate_limited`. Any error (malformed request, invalid clock, a failing limiter) gives a
+ * refuse verdict with reason `evaluation_error`; this function never rejects.
+ */
+export async function evaluatePolicy(
+  compiled: CompiledPolicy,
+  request: ActionRequest,
+  options: EvaluatePolicyOptions,
+): Promise<PolicyVerdict> {
+  try {
+    const match = matchPolicy(compiled, request, options.now);
+    if (match.rule === null) return verdictFrom(match, match.action, []);
+    const limited = await checkRateLimit(match.rule, options);
+    if (limited !== undefined) return verdictFrom(match, "deny", [limited]);
+    return verdictFrom(match, match.action, []);
+  } catch (err) {
+    return errorVerdict(compiled, request, err);
+  }
+}

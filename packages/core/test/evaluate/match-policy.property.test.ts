@@ -1,0 +1,220 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compilePolicy, evaluatePolicy, matchPolicy } from "../../src/evaluate/index.js";
+import { CATEGORIES, type ActionRequest } from "../../src/request/index.js";
+import type { ArgMatchValue, TimeOfDay } from "../../src/policy/types.js";
+import { ROUTES } from "../../src/route/index.js";
+import { buildPolicy, type RuleSpec } from "./policy-builder.js";
+import { referenceMatch } from "./reference-evaluator.js";
+
+const TOOLS = [
+  "send_email",
+  "send_sms",
+  "read_file",
+  "read_dir",
+  "deploy_app",
+  "exec",
+  "execute",
+  "a",
+  "x_email",
+  "./send_x",
+  "!x",
+];
+const TOOL_PATTERNS = [
+  ...TOOLS,
+  "send_*",
+  "se*",
+  "read_*",
+  "*_email",
+  "*",
+  "**",
+  "{send,read}_*",
+  "!send_*",
+  "?ead_file",
+  "*_*",
+  "deploy_{app,db}",
+  "./send_*",
+  "s*l",
+  "[rs]*",
+  "exec*",
+  "e*e",
+  "*file",
+];
+const SERVERS = ["mail", "prod-eu", "prod-us", "files"];
+const SERVER_PATTERNS = [...SERVERS, "prod-*", "*", "m?il", "*-eu"];
+const ARG_KEYS = ["to", "n", "a.b", "a.c.d", "flag"];
+const ARG_VALUES: ArgMatchValue[] = [
+  "*@corp.com",
+  "x",
+  "1*",
+  "*",
+  "true",
+  1,
+  100,
+  0,
+  true,
+  false,
+  null,
+  "ann@corp.com",
+];
+const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
+const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
+
+const timeWindow: fc.Arbitrary<TimeOfDay> = fc
+  .record(
+    {
+      after: fc.constantFrom(...TIMES.filter((t) => t !== "24:00")),
+      before: fc.constantFrom(...TIMES),
+      timezone: fc.constantFrom(...ZONES),
+    },
+    { requiredKeys: ["timezone"] },
+  )
+  .map((w) => w as TimeOfDay);
+
+const ruleSpec: fc.Arbitrary<RuleSpec> = fc.record(
+  {
+    match: fc.record(
+      {
+        tool: fc.constantFrom(...TOOL_PATTERNS),
+        server: fc.constantFrom(...SERVER_PATTERNS),
+        category: fc.constantFrom(...CATEGORIES),
+        args: fc.dictionary(fc.constantFrom(...ARG_KEYS), fc.constantFrom(...ARG_VALUES), { maxKeys: 2 }),
+      },
+      { requiredKeys: [] },
+    ),
+    action: fc.constantFrom("allow" as const, "ask" as const, "deny" as const),
+    time_of_day: timeWindow,
+  },
+  { requiredKeys: ["action"] },
+);
+
+const scalar = fc.oneof(
+  fc.constantFrom("ann@corp.com", "evil@x.com", "x", "1", "100", "true", "", "a/b"),
+  fc.constantFrom(1, 100, 0, -0, 12, 1.5),
+  fc.boolean(),
+  fc.constant(null),
+);
+const argValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    scalar,
+    fc.array(tie("value"), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom("b", "c", "d", "to"), tie("value"), { maxKeys: 3 }),
+  ),
+})).value;
+
+const request: fc.Arbitrary<ActionRequest> = fc
+  .record(
+    {
+      tool: fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail"),
+      server: fc.constantFrom(...SERVERS, "other"),
+      arguments: fc.dictionary(fc.constantFrom("to", "n", "a", "flag", "zzz"), argValue, { maxKeys: 4 }),
+      category: fc.constantFrom(...CATEGORIES),
+      annotations: fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),
+    },
+    { requiredKeys: ["tool", "arguments"] },
+  )
+  .map((r) => r as ActionRequest);
+
+const instant = fc.date({
+  min: new Date("2024-01-01T00:00:00Z"),
+  max: new Date("2026-12-31T23:59:59Z"),
+  noInvalidDate: true,
+});
+
+describe("matchPolicy against the naive reference evaluator", () => {
+  it("always picks the same rule as a linear scan", () => {
+    fc.assert(
+      fc.property(
+        fc.array(ruleSpec, { maxLength: 30 }),
+        fc.constantFrom("allow" as const, "ask" as const, "deny" as const),
+        fc.array(request, { minLength: 1, maxLength: 8 }),
+        instant,
+        (specs, def, requests, now) => {
+          const policy = buildPolicy(specs, def);
+          const compiled = compilePolicy(policy);
+          for (const r of requests) expect(matchPolicy(compiled, r, now).ruleId).toBe(referenceMatch(policy, r, now));
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("agrees on time windows at every minute of a day", () => {
+    fc.assert(
+      fc.property(fc.array(timeWindow, { minLength: 1, maxLength: 4 }), instant, (windows, day) => {
+        const policy = buildPolicy(windows.map((w, i) => ({ id: `w${i}`, action: "deny", time_of_day: w })));
+        const compiled = compilePolicy(policy);
+        const start = Math.floor(day.getTime() / 86_400_000) * 86_400_000;
+        for (let m = 0; m < 1440; m += 13) {
+          const now = new Date(start + m * 60_000 + 13_000);
+          const r: ActionRequest = { tool: "t", arguments: {} };
+          expect(matchPolicy(compiled, r, now).ruleId).toBe(referenceMatch(policy, r, now));
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it("never lets an array with one non-matching element ride an allow rule", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom("a@corp.com", "b@corp.com"), { maxLength: 5 }), fc.nat(5), (good, at) => {
+        const to: string[] = [...good];
+        to.splice(Math.min(at, to.length), 0, "evil@x.com");
+        const policy = compilePolicy(
+          buildPolicy([{ id: "ok", match: { args: { to: "*@corp.com" } }, action: "allow" }], "deny"),
+        );
+        expect(matchPolicy(policy, { tool: "send_email", arguments: { to } }, new Date(0)).action).toBe("deny");
+      }),
+    );
+  });
+});
+
+describe("evaluatePolicy on hostile input", () => {
+  const policy = compilePolicy(
+    buildPolicy([
+      { id: "r1", match: { tool: "send_*", args: { "a.b": "*" } }, action: "allow" },
+      {
+        id: "r2",
+        match: { args: { to: 1 } },
+        action: "allow",
+        time_of_day: { after: "09:00", timezone: "Asia/Kolkata" },
+      },
+      { id: "r3", match: { category: "read" }, action: "allow" },
+    ]),
+  );
+
+  it("never rejects, always gives a known route, and refuses malformed requests", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), fc.option(fc.date(), { nil: undefined }), async (raw, now) => {
+        const verdict = await evaluatePolicy(policy, raw as ActionRequest, { now: now ?? new Date(Number.NaN) });
+        expect(ROUTES).toContain(verdict.route);
+        const wellFormed =
+          typeof raw === "object" &&
+          raw !== null &&
+          typeof (raw as { tool?: unknown }).tool === "string" &&
+          typeof (raw as { arguments?: unknown }).arguments === "object" &&
+          (raw as { arguments?: unknown }).arguments !== null &&
+          !Array.isArray((raw as { arguments?: unknown }).arguments) &&
+          now !== undefined &&
+          Number.isFinite(now.getTime());
+        if (!wellFormed) expect(verdict.route).toBe("refuse");
+        if (verdict.reasons.some((r) => r.code === "evaluation_error")) expect(verdict.route).toBe("refuse");
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("refuses requests with hostile argument shapes instead of throwing", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({ tool: fc.string(), arguments: fc.dictionary(fc.string(), fc.anything()) }),
+        async (raw) => {
+          const verdict = await evaluatePolicy(policy, raw, { now: new Date(0) });
+          expect(ROUTES).toContain(verdict.route);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

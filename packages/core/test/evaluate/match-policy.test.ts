@@ -1,0 +1,235 @@
+import { describe, expect, it } from "vitest";
+import { compilePolicy, matchPolicy, tryCompilePolicy } from "../../src/evaluate/index.js";
+import type { ActionRequest } from "../../src/request/index.js";
+import { buildPolicy, type RuleSpec } from "./policy-builder.js";
+
+const NOON_UTC = new Date("2025-03-10T12:00:00Z");
+const req = (tool: string, args: Record<string, unknown> = {}, extra: Partial<ActionRequest> = {}): ActionRequest => ({
+  tool,
+  arguments: args,
+  ...extra,
+});
+const ruleFor = (specs: RuleSpec[], request: ActionRequest, now = NOON_UTC, def: "allow" | "ask" | "deny" = "ask") =>
+  matchPolicy(compilePolicy(buildPolicy(specs, def)), request, now).ruleId;
+
+describe("first match wins", () => {
+  const specs: RuleSpec[] = [
+    { id: "block-prod", match: { tool: "deploy_*", server: "prod-*" }, action: "deny" },
+    { id: "deploys", match: { tool: "deploy_*" }, action: "ask" },
+    { id: "reads", match: { category: "read" }, action: "allow" },
+    { id: "emails", match: { tool: "*_email" }, action: "ask" },
+    { id: "everything", match: { tool: "*" }, action: "deny" },
+  ];
+
+  it("returns the first rule in file order whose criteria all hold", () => {
+    expect(ruleFor(specs, req("deploy_app", {}, { server: "prod-eu" }))).toBe("block-prod");
+    expect(ruleFor(specs, req("deploy_app", {}, { server: "staging" }))).toBe("deploys");
+    expect(ruleFor(specs, req("read_file"))).toBe("reads");
+    expect(ruleFor(specs, req("send_email"))).toBe("emails");
+    expect(ruleFor(specs, req("frobnicate"))).toBe("everything");
+  });
+
+  it("does not match a rule with `server` against a request without a server", () => {
+    expect(ruleFor(specs, req("deploy_app"))).toBe("deploys");
+  });
+
+  it("falls back to the default action with rule id `default`", () => {
+    const m = matchPolicy(compilePolicy(buildPolicy(specs.slice(0, 2), "deny")), req("frobnicate"), NOON_UTC);
+    expect(m).toMatchObject({ rule: null, ruleId: "default", action: "deny", category: "write", risk_level: "medium" });
+    expect(m.reasons[0]).toMatchObject({ source: "policy", code: "default_action" });
+  });
+
+  it("reports the rule, its action, the classification and a rule_matched reason", () => {
+    const m = matchPolicy(compilePolicy(buildPolicy(specs)), req("send_email"), NOON_UTC);
+    expect(m).toMatchObject({
+      ruleId: "emails",
+      action: "ask",
+      category: "communication",
+      risk_level: "high",
+      classification_source: "builtin",
+    });
+    expect(m.rule?.id).toBe("emails");
+    expect(m.reasons).toEqual([
+      { source: "policy", code: "rule_matched", message: "rule `emails` matched: ask", rule: "emails" },
+    ]);
+  });
+
+  it("compares `category` with the classified category, explicit fields included", () => {
+    expect(ruleFor(specs, req("frobnicate", {}, { category: "read" }))).toBe("reads");
+    expect(ruleFor(specs, req("read_file", {}, { category: "write" }))).toBe("everything");
+  });
+
+  it("keeps file order when a later exact rule and an earlier glob both match", () => {
+    const s: RuleSpec[] = [
+      { id: "glob", match: { tool: "send_*", args: { to: "*@corp.com" } }, action: "allow" },
+      { id: "exact", match: { tool: "send_email" }, action: "deny" },
+    ];
+    expect(ruleFor(s, req("send_email", { to: "a@corp.com" }))).toBe("glob");
+    expect(ruleFor(s, req("send_email", { to: "a@evil.com" }))).toBe("exact");
+  });
+});
+
+describe("argument matching", () => {
+  const allowCorp: RuleSpec = {
+    id: "corp",
+    match: { tool: "send_email", args: { to: "*@corp.com" } },
+    action: "allow",
+  };
+
+  it("matches exact and glob strings, and never a missing key", () => {
+    expect(ruleFor([allowCorp], req("send_email", { to: "ann@corp.com" }))).toBe("corp");
+    expect(ruleFor([allowCorp], req("send_email", { to: "ann@corp.com.evil" }))).toBe("default");
+    expect(ruleFor([allowCorp], req("send_email", {}))).toBe("default");
+    expect(ruleFor([{ match: { args: { x: null } }, action: "deny" }], req("t", {}))).toBe("default");
+  });
+
+  it("walks dotted paths into nested objects, own keys only", () => {
+    const s: RuleSpec[] = [
+      { id: "nested", match: { args: { "options.recipient.domain": "corp.*" } }, action: "allow" },
+    ];
+    expect(ruleFor(s, req("t", { options: { recipient: { domain: "corp.com" } } }))).toBe("nested");
+    expect(ruleFor(s, req("t", { "options.recipient.domain": "corp.com" }))).toBe("default");
+    expect(ruleFor(s, req("t", { options: { recipient: "corp.com" } }))).toBe("default");
+    const proto: RuleSpec[] = [{ id: "p", match: { args: { "a.toString": "*" } }, action: "deny" }];
+    expect(ruleFor(proto, req("t", { a: {} }))).toBe("default");
+  });
+
+  it("requires every array element to match an allow rule", () => {
+    expect(ruleFor([allowCorp], req("send_email", { to: ["a@corp.com", "b@corp.com"] }))).toBe("corp");
+    expect(ruleFor([allowCorp], req("send_email", { to: ["ok@corp.com", "evil@x.com"] }))).toBe("default");
+    expect(ruleFor([allowCorp], req("send_email", { to: [] }))).toBe("default");
+  });
+
+  it("lets any array element trigger an ask or deny rule", () => {
+    const deny: RuleSpec = { id: "evil", match: { tool: "send_email", args: { to: "*@x.com" } }, action: "deny" };
+    expect(ruleFor([deny, allowCorp], req("send_email", { to: ["ok@corp.com", "evil@x.com"] }))).toBe("evil");
+    expect(ruleFor([deny], req("send_email", { to: [] }))).toBe("default");
+  });
+
+  it("quantifies arrays met along the path", () => {
+    const s: RuleSpec[] = [{ id: "r", match: { args: { "recipients.email": "*@corp.com" } }, action: "allow" }];
+    expect(ruleFor(s, req("t", { recipients: [{ email: "a@corp.com" }, { email: "b@corp.com" }] }))).toBe("r");
+    expect(ruleFor(s, req("t", { recipients: [{ email: "a@corp.com" }, { name: "no email" }] }))).toBe("default");
+  });
+
+  it("matches numbers, booleans and null exactly, and strings against their JSON text", () => {
+    const s: RuleSpec[] = [
+      { id: "num", match: { args: { amount: 100 } }, action: "deny" },
+      { id: "bool", match: { args: { force: true } }, action: "deny" },
+      { id: "null", match: { args: { parent: null } }, action: "deny" },
+      { id: "text", match: { args: { port: "2*" } }, action: "deny" },
+    ];
+    expect(ruleFor(s, req("t", { amount: 100 }))).toBe("num");
+    expect(ruleFor(s, req("t", { amount: "100" }))).toBe("default");
+    expect(ruleFor(s, req("t", { force: true }))).toBe("bool");
+    expect(ruleFor(s, req("t", { force: "true" }))).toBe("default");
+    expect(ruleFor(s, req("t", { parent: null }))).toBe("null");
+    expect(ruleFor(s, req("t", { port: 22 }))).toBe("text");
+    expect(ruleFor(s, req("t", { port: "22" }))).toBe("text");
+    expect(ruleFor(s, req("t", { port: null }))).toBe("default");
+  });
+
+  it("never matches an object where a scalar is expected", () => {
+    const s: RuleSpec[] = [{ id: "r", match: { args: { to: "*" } }, action: "deny" }];
+    expect(ruleFor(s, req("t", { to: { address: "a@b.c" } }))).toBe("default");
+    expect(ruleFor(s, req("t", { to: [{ address: "a@b.c" }] }))).toBe("default");
+  });
+
+  it("refuses to walk absurdly nested arrays instead of overflowing the stack", () => {
+    let deep: unknown = "x";
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const policy = compilePolicy(buildPolicy([{ match: { args: { a: "x" } }, action: "deny" }]));
+    expect(() => matchPolicy(policy, req("t", { a: deep }), NOON_UTC)).toThrow(/deeper than/);
+  });
+});
+
+describe("time of day", () => {
+  const at = (iso: string): Date => new Date(iso);
+  const office: RuleSpec = {
+    id: "office",
+    match: { tool: "deploy_*" },
+    action: "allow",
+    time_of_day: { after: "09:00", before: "17:00", timezone: "UTC" },
+  };
+  const night: RuleSpec = {
+    id: "night",
+    match: { tool: "deploy_*" },
+    action: "deny",
+    time_of_day: { after: "22:00", before: "06:00", timezone: "Europe/Berlin" },
+  };
+
+  it("applies inside [after, before) and continues with the next rule outside", () => {
+    const s = [office, { id: "fallback", action: "ask" as const }];
+    expect(ruleFor(s, req("deploy_x"), at("2025-03-10T09:00:00Z"))).toBe("office");
+    expect(ruleFor(s, req("deploy_x"), at("2025-03-10T16:59:59Z"))).toBe("office");
+    expect(ruleFor(s, req("deploy_x"), at("2025-03-10T17:00:00Z"))).toBe("fallback");
+    expect(ruleFor(s, req("deploy_x"), at("2025-03-10T08:59:59Z"))).toBe("fallback");
+  });
+
+  it("crosses midnight when after > before, in the rule's time zone", () => {
+    // Berlin is UTC+1 in March before the DST switch.
+    expect(ruleFor([night], req("deploy_x"), at("2025-03-10T21:30:00Z"))).toBe("night"); // 22:30 local
+    expect(ruleFor([night], req("deploy_x"), at("2025-03-10T04:59:00Z"))).toBe("night"); // 05:59 local
+    expect(ruleFor([night], req("deploy_x"), at("2025-03-10T05:00:00Z"))).toBe("default"); // 06:00 local
+    expect(ruleFor([night], req("deploy_x"), at("2025-03-10T20:59:00Z"))).toBe("default"); // 21:59 local
+  });
+
+  it("follows daylight saving time", () => {
+    // In July Berlin is UTC+2: 20:30Z is 22:30 local.
+    expect(ruleFor([night], req("deploy_x"), at("2025-07-10T20:30:00Z"))).toBe("night");
+  });
+
+  it("reads only `after` as until midnight and only `before` as from midnight", () => {
+    const late: RuleSpec = { id: "late", action: "deny", time_of_day: { after: "20:00", timezone: "UTC" } };
+    const early: RuleSpec = { id: "early", action: "deny", time_of_day: { before: "07:00", timezone: "UTC" } };
+    expect(ruleFor([late], req("t"), at("2025-03-10T23:59:00Z"))).toBe("late");
+    expect(ruleFor([late], req("t"), at("2025-03-10T00:00:00Z"))).toBe("default");
+    expect(ruleFor([early], req("t"), at("2025-03-10T00:00:00Z"))).toBe("early");
+    expect(ruleFor([early], req("t"), at("2025-03-10T07:00:00Z"))).toBe("default");
+  });
+
+  it("treats a window with after == before as empty", () => {
+    const never: RuleSpec = {
+      id: "n",
+      action: "deny",
+      time_of_day: { after: "09:00", before: "09:00", timezone: "UTC" },
+    };
+    expect(ruleFor([never], req("t"), at("2025-03-10T09:00:00Z"))).toBe("default");
+  });
+
+  it("throws on an invalid clock rather than guessing", () => {
+    expect(() => matchPolicy(compilePolicy(buildPolicy([office])), req("deploy_x"), new Date(Number.NaN))).toThrow(
+      /invalid clock/,
+    );
+  });
+});
+
+describe("compiling", () => {
+  it("reports every problem with a code, a path and the rule", () => {
+    const policy = buildPolicy([
+      { id: "a", match: { tool: "[abc" }, action: "allow" },
+      { id: "b", match: { args: { "a..b": "x" } }, action: "deny" },
+      { id: "c", action: "ask", time_of_day: { after: "9am", timezone: "UTC" } },
+      { id: "d", action: "ask", time_of_day: { after: "09:00", timezone: "Mars/Olympus" } },
+      { id: "a", action: "alow" as "allow" },
+    ]);
+    const r = tryCompilePolicy(policy);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.code).sort()).toEqual(
+      [
+        "duplicate_rule_id",
+        "invalid_arg_path",
+        "invalid_rule_action",
+        "invalid_rule_pattern",
+        "invalid_time_window",
+        "invalid_timezone",
+      ].sort(),
+    );
+    expect(r.issues.find((i) => i.code === "invalid_timezone")?.message).toBe(
+      "while reading rule `d`: unknown time zone `Mars/Olympus`",
+    );
+    expect(r.issues.find((i) => i.code === "invalid_rule_pattern")?.path).toEqual(["rules", 0, "match", "tool"]);
+    expect(() => compilePolicy(policy)).toThrow(/invalid policy/);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * A deliberately naive reference evaluator: a linear scan over the rules, globs compiled on every use,
+ * argument paths walked with plain recursion, the local time read with a fresh Intl formatter. Written
+ * straight from docs/reference/evaluation.md; the real evaluator is tested against it.
+ */
+import { compileGlob } from "../../src/glob/index.js";
+import { classifyAction } from "../../src/classify/index.js";
+import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
+import type { ActionRequest } from "../../src/request/index.js";
+
+function globMatches(pattern: string, value: string): boolean {
+  const r = compileGlob(pattern);
+  if (!r.ok) throw new Error("bad glob in reference");
+  return r.value(value);
+}
+
+function scalarMatches(expected: ArgMatchValue, actual: unknown): boolean {
+  if (typeof expected === "string") {
+    if (typeof actual === "string") return globMatches(expected, actual);
+    if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
+    if (typeof actual === "boolean") return globMatches(expected, String(actual));
+    return false;
+  }
+  return actual === expected;
+}
+
+/** All the values a dotted path reaches, arrays flattened; `missing` when some branch lacks the key. */
+function collect(value: unknown, path: string[], out: { values: unknown[]; missing: boolean }): void {
+  if (Array.isArray(value)) {
+    if (value.length === 0) out.missing = true;
+    for (const item of value) collect(item, path, out);
+    return;
+  }
+  if (path.length === 0) {
+    out.values.push(value);
+    return;
+  }
+  const [head = "", ...rest] = path;
+  if (typeof value !== "object" || value === null || !Object.prototype.hasOwnProperty.call(value, head)) {
+    out.missing = true;
+    return;
+  }
+  collect((value as Record<string, unknown>)[head], rest, out);
+}
+
+function argMatches(args: Record<string, unknown>, key: string, expected: ArgMatchValue, all: boolean): boolean {
+  const out = { values: [] as unknown[], missing: false };
+  collect(args, key.split("."), out);
+  if (all) return !out.missing && out.values.length > 0 && out.values.every((v) => scalarMatches(expected, v));
+  return out.values.some((v) => scalarMatches(expected, v));
+}
+
+function minutesOf(text: string): number {
+  const [h, m] = text.split(":");
+  return Number(h) * 60 + Number(m);
+}
+
+function inTimeWindow(window: TimeOfDay, now: Date): boolean {
+  const parts = new Intl.DateTimeFormat("en-GB", {
+    timeZone: window.timezone,
+    hour: "numeric",
+    minute: "numeric",
+    hourCycle: "h23",
+  }).formatToParts(now);
+  const hour = Number(parts.find((p) => p.type === "hour")?.value);
+  const minute = Number(parts.find((p) => p.type === "minute")?.value);
+  const t = hour * 60 + minute;
+  const after = window.after === undefined ? 0 : minutesOf(window.after);
+  const before = window.before === undefined ? 24 * 60 : minutesOf(window.before);
+  if (after < before) return t >= after && t < before;
+  if (after > before) return t >= after || t < before;
+  return false;
+}
+
+function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string, now: Date): boolean {
+  const m = rule.match;
+  if (m.tool !== undefined && !globMatches(m.tool, request.tool)) return false;
+  if (m.server !== undefined) {
+    if (request.server === undefined) return false;
+    if (!globMatches(m.server, request.server)) return false;
+  }
+  if (m.category !== undefined && m.category !== category) return false;
+  if (m.args !== undefined) {
+    for (const key of Object.keys(m.args)) {
+      if (!argMatches(request.arguments, key, m.args[key] as ArgMatchValue, rule.action === "allow")) return false;
+    }
+  }
+  const window = rule.conditions?.time_of_day;
+  if (window !== undefined && !inTimeWindow(window, now)) return false;
+  return true;
+}
+
+/** The id of the first rule (file order) that matches, or "default". */
+export function referenceMatch(policy: Policy, request: ActionRequest, now: Date): string {
+  const category = classifyAction(request, policy.classify).category;
+  for (const rule of policy.rules) if (ruleMatches(rule, request, category, now)) return rule.id;
+  return "default";
+}
