@@ -1,1 +1,26 @@
+/**
+ * The policy file (consent protocol §5.1): its model, parser and validator, and the small pieces the
+ * evaluator and CLI reuse (rate limits, clock times, time zones, suggestions, limits).
+ */
 export * from "./types.js";
+export { parsePolicy, assertPolicy, type ParsePolicyOptions } from "./parse-policy.js";
+export { parseRateLimit, RATE_UNIT_MS } from "./rate-limit.js";
+export { checkClockTime, isTimeZone, END_OF_DAY_MINUTES } from "./time-of-day.js";
+export { editDistance, suggest } from "./edit-distance.js";
+export { deepFreeze } from "./deep-freeze.js";
+export { POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
+export {
+  MAX_POLICY_BYTES,
+  MAX_POLICY_DEPTH,
+  MAX_POLICY_RULES,
+  MAX_CLASSIFY_ENTRIES,
+  MAX_ALIAS_COUNT,
+  MAX_RULE_ID_LENGTH,
+  MAX_TIMEOUT_SECONDS,
+  MAX_RATE_LIMIT_COUNT,
+} from "./limits.js";
+export { POLICY_KEYS, DEFAULT_POLICY_ACTION } from "./read-policy.js";
+export { RULE_KEYS, RULE_ID_PATTERN, positionalRuleId } from "./read-rule.js";
+export { MATCH_KEYS } from "./read-match.js";
+export { CONDITION_KEYS, TIME_OF_DAY_KEYS, DEFAULT_TIMEZONE } from "./read-conditions.js";
+export { CLASSIFY_KEYS } from "./read-classify.js";
