@@ -1,1 +1,2 @@
-export {};
+export * from "./sqlite/index.js";
+export * from "./rate-limit/index.js";

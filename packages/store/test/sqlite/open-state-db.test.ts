@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { applyMigrations, listAppliedMigrations, openStateDb, type StateDbMigration } from "../../src/sqlite/index.js";
+
+const dirs: string[] = [];
+function tempDb(): string {
+  const dir = mkdtempSync(join(tmpdir(), "acp-state-"));
+  dirs.push(dir);
+  return join(dir, "home", "state.db");
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const NOTES: StateDbMigration[] = [
+  { id: "notes/001-table", up: "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL) STRICT" },
+  { id: "notes/002-index", up: (db) => db.exec("CREATE INDEX notes_body ON notes (body)") },
+];
+
+describe("openStateDb", () => {
+  it("creates the file 0600 in WAL mode with a busy timeout", () => {
+    const path = tempDb();
+    const db = openStateDb(path);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
+    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    db.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it("applies migrations once: opening again or re-applying changes nothing", () => {
+    const path = tempDb();
+    const db = openStateDb(path, { migrations: NOTES });
+    expect(listAppliedMigrations(db)).toEqual(["notes/001-table", "notes/002-index"]);
+    expect(applyMigrations(db, NOTES)).toEqual([]);
+    db.close();
+    const again = openStateDb(path, { migrations: NOTES });
+    expect(listAppliedMigrations(again)).toEqual(["notes/001-table", "notes/002-index"]);
+    again.close();
+  });
+
+  it("keeps its data when the file is reopened", () => {
+    const path = tempDb();
+    const db = openStateDb(path, { migrations: NOTES });
+    db.prepare("INSERT INTO notes (body) VALUES (?)").run("kept");
+    db.close();
+    const again = openStateDb(path, { migrations: NOTES });
+    expect(again.prepare("SELECT body FROM notes").all()).toEqual([{ body: "kept" }]);
+    again.close();
+  });
+
+  it("applies later migrations added by another module without re-running earlier ones", () => {
+    const db = openStateDb(":memory:", { migrations: NOTES.slice(0, 1) });
+    expect(applyMigrations(db, NOTES)).toEqual(["notes/002-index"]);
+    db.close();
+  });
+
+  it("rolls back a failing migration entirely and names it", () => {
+    const db = openStateDb(":memory:");
+    const bad: StateDbMigration = { id: "bad/001-half", up: "CREATE TABLE half (x INTEGER); SELECT nope FROM missing" };
+    expect(() => applyMigrations(db, [bad])).toThrow(/migration `bad\/001-half` failed/);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();
+    expect(listAppliedMigrations(db)).toEqual([]);
+    db.close();
+  });
+
+  it("refuses malformed and duplicated migration ids before applying anything", () => {
+    const db = openStateDb(":memory:");
+    expect(() => applyMigrations(db, [{ id: "Notes", up: "SELECT 1" }])).toThrow(/is not/);
+    expect(() => applyMigrations(db, [NOTES[0] as StateDbMigration, NOTES[0] as StateDbMigration])).toThrow(/twice/);
+    expect(listAppliedMigrations(db)).toEqual([]);
+    db.close();
+  });
+});
