@@ -16,3 +16,5 @@ export * from "./canonical-json/index.js";
 export * from "./audit/index.js";
 export * from "./consent/index.js";
 export * from "./proof/index.js";
+export * from "./vault-crypto/index.js";
+export * from "./credentials/index.js";
