@@ -1,4 +1,4 @@
-import { isAlias, isMap, isScalar, isSeq, visit, type Document, type LineCounter, type Node, type Scalar } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, visit, type Document, type LineCounter, type Node } from "yaml";
 import type { Issue } from "../issues/index.js";
 import { suggest } from "./edit-distance.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
