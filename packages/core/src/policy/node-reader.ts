@@ -113,7 +113,7 @@ export function reportType(ctx: ReadContext, scope: Scope, field: Field, expecte
 /** The scalar value of a node, or `undefined` when it is a collection. */
 export function scalarValue(node: Node | null): unknown {
   if (node === null) return null;
-  return isScalar(node) ? (node).value : undefined;
+  return isScalar(node) ? node.value : undefined;
 }
 
 /** Formats `a, b or c`. */

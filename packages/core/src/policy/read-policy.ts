@@ -107,7 +107,7 @@ function checkUniqueIds(ctx: ReadContext, rules: readonly ReadRule[]): void {
  * returned policy is meaningful only when none were.
  */
 export function readPolicyDocument(ctx: ReadContext, doc: Document.Parsed | undefined): Policy | undefined {
-  const root = resolveNode(ctx, (doc?.contents ?? null));
+  const root = resolveNode(ctx, doc?.contents ?? null);
   if (root === undefined) return undefined;
   if (root === null || scalarValue(root) === null) {
     const help = 'start with `version: "1"`, then `default_action` and `rules`';
