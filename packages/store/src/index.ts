@@ -1,2 +1,3 @@
 export * from "./sqlite/index.js";
 export * from "./rate-limit/index.js";
+export * from "./nonce/index.js";
