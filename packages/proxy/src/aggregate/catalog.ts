@@ -1,0 +1,135 @@
+import type { Result } from "@modelcontextprotocol/sdk/types.js";
+import type { PrefixMode } from "../config/proxy-config.js";
+import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
+import { buildNameIndex, type NameIndex } from "./name-index.js";
+
+/** A named item an upstream listed (a prompt), every field kept. */
+export type NamedItem = Result & { readonly name: string };
+
+/** Resources of every upstream with the server each URI came from. */
+export interface ResourceUnion {
+  readonly resources: readonly Result[];
+  readonly owners: ReadonlyMap<string, string>;
+}
+
+/**
+ * What the agent sees of all upstreams together: tools and prompts under their exposed names, resources
+ * and templates unioned, each traced back to the server that offered it. Rebuilt after a list change.
+ */
+export class ProxyCatalog {
+  readonly #pool: UpstreamPool;
+  readonly #mode: PrefixMode;
+  #tools: NameIndex<UpstreamTool> | undefined;
+  #prompts: NameIndex<NamedItem> | undefined;
+  #owners = new Map<string, string>();
+  #templates: { server: string; prefix: string }[] = [];
+
+  constructor(pool: UpstreamPool, mode: PrefixMode) {
+    this.#pool = pool;
+    this.#mode = mode;
+  }
+
+  /** Forgets cached listings (an upstream said its list changed, or stopped). */
+  invalidate(): void {
+    this.#tools = undefined;
+    this.#prompts = undefined;
+  }
+
+  /** The union of every connected upstream's tools. */
+  tools(): NameIndex<UpstreamTool> {
+    this.#tools ??= buildNameIndex(
+      this.#pool.connected().map((u) => ({ server: u.spec.name, items: u.tools })),
+      this.#mode,
+    );
+    return this.#tools;
+  }
+
+  /** The union of every connected upstream's prompts (fetched when not cached). */
+  async prompts(): Promise<NameIndex<NamedItem>> {
+    if (this.#prompts !== undefined) return this.#prompts;
+    const listings = await this.#listEach("prompts", "prompts/list", "prompts");
+    this.#prompts = buildNameIndex(
+      listings.map(({ server, items }) => ({ server, items: items.filter(isNamed) })),
+      this.#mode,
+    );
+    return this.#prompts;
+  }
+
+  /** The union of every connected upstream's resources; remembers which server owns each URI. */
+  async resources(): Promise<ResourceUnion> {
+    const listings = await this.#listEach("resources", "resources/list", "resources");
+    const owners = new Map<string, string>();
+    const resources: Result[] = [];
+    for (const { server, items } of listings) {
+      for (const item of items) {
+        const uri = item["uri"];
+        if (typeof uri !== "string" || owners.has(uri)) continue;
+        owners.set(uri, server);
+        resources.push(item);
+      }
+    }
+    this.#owners = owners;
+    return { resources, owners };
+  }
+
+  /** The union of every connected upstream's resource templates. */
+  async resourceTemplates(): Promise<readonly Result[]> {
+    const listings = await this.#listEach("resources", "resources/templates/list", "resourceTemplates");
+    this.#templates = listings.flatMap(({ server, items }) =>
+      items.flatMap((t) =>
+        typeof t["uriTemplate"] === "string" ? [{ server, prefix: t["uriTemplate"].split("{")[0] ?? "" }] : [],
+      ),
+    );
+    return listings.flatMap((l) => l.items);
+  }
+
+  /** Which upstream serves a URI: from the last listing, then templates, then the only resource server. */
+  async serverForUri(uri: string): Promise<string | undefined> {
+    const known = this.#owners.get(uri) ?? (await this.resources()).owners.get(uri);
+    if (known !== undefined) return known;
+    if (this.#templates.length === 0) await this.resourceTemplates();
+    const byTemplate = this.#templates
+      .filter((t) => t.prefix !== "" && uri.startsWith(t.prefix))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    if (byTemplate !== undefined) return byTemplate.server;
+    const servers = this.#pool.connected().filter((u) => u.capabilities?.resources !== undefined);
+    return servers.length === 1 ? servers[0]?.spec.name : undefined;
+  }
+
+  async #listEach(
+    capability: "prompts" | "resources",
+    method: string,
+    key: string,
+  ): Promise<{ server: string; items: Result[] }[]> {
+    const upstreams = this.#pool.connected().filter((u) => u.capabilities?.[capability] !== undefined);
+    const listings = await Promise.all(
+      upstreams.map(async (u) => ({ server: u.spec.name, items: await this.#listAll(u.spec.name, method, key) })),
+    );
+    return listings;
+  }
+
+  async #listAll(server: string, method: string, key: string): Promise<Result[]> {
+    const items: Result[] = [];
+    let cursor: string | undefined;
+    try {
+      for (let page = 0; page < 100; page++) {
+        const result = await this.#pool.request(server, method, cursor !== undefined ? { cursor } : undefined);
+        const list = result[key];
+        if (Array.isArray(list)) for (const item of list) if (isObject(item)) items.push(item);
+        cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
+        if (cursor === undefined) break;
+      }
+    } catch {
+      // one failing upstream leaves the others listed; the failure itself is reported by the pool
+    }
+    return items;
+  }
+}
+
+function isObject(value: unknown): value is Result {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isNamed(value: Result): value is NamedItem {
+  return typeof value["name"] === "string";
+}

@@ -1,0 +1,1 @@
+export { parseProxyConfig, PROXY_DEFAULTS, type ProxyConfig, type PrefixMode } from "./proxy-config.js";

@@ -1,0 +1,214 @@
+import { fail, ok, type Issue, type Result } from "@acp/core";
+import { parseUpstreamUrl, splitCommandLine, UPSTREAM_NAME, type UpstreamSpec } from "../upstream/upstream-spec.js";
+
+/** When tool (and prompt) names get the `server__` prefix. */
+export type PrefixMode = "on-collision" | "always" | "never";
+
+/** The `proxy:` section of `config.yml`, validated. */
+export interface ProxyConfig {
+  /** HTTP port for the downstream HTTP transport (absent: stdio). */
+  readonly port?: number;
+  /** Address the HTTP transport binds to; default 127.0.0.1. */
+  readonly bind: string;
+  /** Required when `bind` is not a loopback address. */
+  readonly bearerToken?: string;
+  readonly upstreams: readonly UpstreamSpec[];
+  readonly prefixTools: PrefixMode;
+  /** Upper bound on one upstream call, in milliseconds (progress resets it). */
+  readonly callTimeoutMs: number;
+  /** Consent wait when the deciding rule names no timeout, in milliseconds. */
+  readonly consentTimeoutMs: number;
+}
+
+/** Defaults of the proxy section. */
+export const PROXY_DEFAULTS = {
+  bind: "127.0.0.1",
+  prefixTools: "on-collision" as PrefixMode,
+  callTimeoutMs: 60_000,
+  consentTimeoutMs: 120_000,
+} as const;
+
+const PROXY_KEYS = ["port", "bind", "bearer_token", "upstream_servers", "prefix_tools", "call_timeout_seconds"];
+const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Validates the `proxy:` section of `config.yml` (and `defaults.timeout_seconds`, passed separately).
+ * Unknown keys are refused; every problem is reported at once.
+ */
+export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unknown): Result<ProxyConfig> {
+  const issues: Issue[] = [];
+  const at = (path: (string | number)[], code: string, message: string): void => {
+    issues.push({ code, path: ["proxy", ...path], message });
+  };
+  const s: Obj = section === undefined || section === null ? {} : isObj(section) ? section : {};
+  if (section !== undefined && section !== null && !isObj(section)) {
+    at([], "proxy_config_invalid", "`proxy` must be a mapping");
+  }
+  for (const key of Object.keys(s)) {
+    if (!PROXY_KEYS.includes(key)) at([key], "proxy_config_unknown_key", `unknown key \`${key}\` in \`proxy\``);
+  }
+  const port = s["port"];
+  if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
+    at(["port"], "proxy_config_invalid", "`proxy.port` must be an integer from 0 to 65535");
+  }
+  const bind = s["bind"] ?? PROXY_DEFAULTS.bind;
+  if (typeof bind !== "string" || bind === "") at(["bind"], "proxy_config_invalid", "`proxy.bind` must be an address");
+  const token = s["bearer_token"];
+  if (token !== undefined && (typeof token !== "string" || token.length < 16)) {
+    at(["bearer_token"], "proxy_config_invalid", "`proxy.bearer_token` must be a string of at least 16 characters");
+  }
+  const prefix = s["prefix_tools"] ?? PROXY_DEFAULTS.prefixTools;
+  if (prefix !== "on-collision" && prefix !== "always" && prefix !== "never") {
+    at(["prefix_tools"], "proxy_config_invalid", `\`proxy.prefix_tools\` must be on-collision, always or never`);
+  }
+  const callTimeout = positiveSeconds(s["call_timeout_seconds"], ["call_timeout_seconds"], at);
+  const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
+  const upstreams = parseUpstreamList(s["upstream_servers"], at);
+  if (issues.length > 0) return fail(issues);
+  return ok({
+    ...(typeof port === "number" ? { port } : {}),
+    bind: bind as string,
+    ...(typeof token === "string" ? { bearerToken: token } : {}),
+    upstreams,
+    prefixTools: prefix as PrefixMode,
+    callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
+    consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
+  });
+}
+
+function positiveSeconds(
+  value: unknown,
+  path: string[],
+  at: (path: (string | number)[], code: string, message: string) => void,
+): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    at(
+      path,
+      "proxy_config_invalid",
+      `\`${path.filter((p) => p !== "..").join(".")}\` must be a positive number of seconds`,
+    );
+    return undefined;
+  }
+  return Math.round(value * 1000);
+}
+
+function parseUpstreamList(
+  value: unknown,
+  at: (path: (string | number)[], code: string, message: string) => void,
+): UpstreamSpec[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    at(["upstream_servers"], "proxy_config_invalid", "`proxy.upstream_servers` must be a list");
+    return [];
+  }
+  const specs: UpstreamSpec[] = [];
+  const seen = new Set<string>();
+  value.forEach((entry: unknown, index) => {
+    const spec = parseUpstreamEntry(entry, ["upstream_servers", index], at);
+    if (spec === undefined) return;
+    if (seen.has(spec.name)) {
+      at(
+        ["upstream_servers", index, "name"],
+        "proxy_upstream_name_duplicate",
+        `upstream name \`${spec.name}\` is used twice`,
+      );
+      return;
+    }
+    seen.add(spec.name);
+    specs.push(spec);
+  });
+  return specs;
+}
+
+function parseUpstreamEntry(
+  entry: unknown,
+  path: (string | number)[],
+  at: (path: (string | number)[], code: string, message: string) => void,
+): UpstreamSpec | undefined {
+  if (!isObj(entry)) {
+    at(path, "proxy_config_invalid", "each upstream server must be a mapping with `name` and `command` or `url`");
+    return undefined;
+  }
+  for (const key of Object.keys(entry)) {
+    if (!UPSTREAM_KEYS.includes(key))
+      at([...path, key], "proxy_config_unknown_key", `unknown key \`${key}\` in upstream server`);
+  }
+  const name = entry["name"];
+  if (typeof name !== "string" || !UPSTREAM_NAME.test(name)) {
+    at(
+      [...path, "name"],
+      "proxy_upstream_name_invalid",
+      `upstream name must be letters, digits, \`-\` and \`_\` (at most 64)`,
+    );
+    return undefined;
+  }
+  const trusted = entry["trusted"];
+  if (trusted !== undefined && typeof trusted !== "boolean")
+    at([...path, "trusted"], "proxy_config_invalid", "`trusted` must be true or false");
+  const trust = trusted === true ? { trusted: true } : {};
+  const { command, url, transport } = entry;
+  if ((command === undefined) === (url === undefined)) {
+    at(path, "proxy_config_invalid", `upstream \`${name}\` needs exactly one of \`command\` or \`url\``);
+    return undefined;
+  }
+  if (url !== undefined) {
+    if (transport !== undefined && transport !== "streamable-http" && transport !== "sse") {
+      at(
+        [...path, "transport"],
+        "proxy_config_invalid",
+        `upstream \`${name}\`: a url takes transport streamable-http or sse`,
+      );
+      return undefined;
+    }
+    const parsed = typeof url === "string" ? parseUpstreamUrl(url, name, transport) : undefined;
+    if (parsed === undefined || !parsed.ok) {
+      at([...path, "url"], "proxy_upstream_url_invalid", `upstream \`${name}\`: \`url\` must be an http or https url`);
+      return undefined;
+    }
+    return { ...parsed.value, ...trust };
+  }
+  return parseCommandEntry(entry, name, path, trust, at);
+}
+
+function parseCommandEntry(
+  entry: Obj,
+  name: string,
+  path: (string | number)[],
+  trust: { trusted?: boolean },
+  at: (path: (string | number)[], code: string, message: string) => void,
+): UpstreamSpec | undefined {
+  const { command, args, env, cwd, transport } = entry;
+  if (transport !== undefined && transport !== "stdio") {
+    at([...path, "transport"], "proxy_config_invalid", `upstream \`${name}\`: a command takes transport stdio`);
+  }
+  const words = typeof command === "string" ? splitCommandLine(command) : undefined;
+  if (words === undefined || !words.ok) {
+    const message = words !== undefined && !words.ok ? (words.issues[0]?.message ?? "") : "`command` must be a string";
+    at([...path, "command"], "proxy_upstream_command_invalid", `upstream \`${name}\`: ${message}`);
+    return undefined;
+  }
+  if (args !== undefined && !(Array.isArray(args) && args.every((a) => typeof a === "string"))) {
+    at([...path, "args"], "proxy_config_invalid", `upstream \`${name}\`: \`args\` must be a list of strings`);
+    return undefined;
+  }
+  if (env !== undefined && !(isObj(env) && Object.values(env).every((v) => typeof v === "string"))) {
+    at([...path, "env"], "proxy_config_invalid", `upstream \`${name}\`: \`env\` must map names to strings`);
+    return undefined;
+  }
+  if (cwd !== undefined && typeof cwd !== "string")
+    at([...path, "cwd"], "proxy_config_invalid", "`cwd` must be a path");
+  const [program, ...rest] = words.value;
+  return {
+    name,
+    transport: "stdio",
+    command: program ?? "",
+    args: [...rest, ...((args) ?? [])],
+    ...(env !== undefined ? { env: env as Record<string, string> } : {}),
+    ...(typeof cwd === "string" ? { cwd } : {}),
+    ...trust,
+  };
+}

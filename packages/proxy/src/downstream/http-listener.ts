@@ -1,0 +1,200 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { AcpProxy } from "../proxy-server/acp-proxy.js";
+import { checkBearer, isLoopbackAddress, isLoopbackHost } from "./bearer-auth.js";
+
+/** Options of the downstream HTTP listener. */
+export interface HttpListenOptions {
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Default 127.0.0.1. Anything beyond loopback requires `bearerToken`. */
+  readonly bind?: string;
+  readonly bearerToken?: string;
+  /** Largest request body accepted, bytes; default 4 MiB. */
+  readonly maxBodyBytes?: number;
+}
+
+/** A running listener. */
+export interface HttpListener {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Why the listener refused to start. */
+export class HttpListenError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "HttpListenError";
+    this.code = code;
+  }
+}
+
+type Session = StreamableHTTPServerTransport | SSEServerTransport;
+
+/**
+ * Serves the proxy over HTTP: streamable HTTP at `/mcp`, and the older HTTP+SSE at `/sse` (GET, the
+ * event stream) and `/messages` (POST). One MCP session per client, each with its own downstream server.
+ */
+export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): Promise<HttpListener> {
+  const bind = options.bind ?? "127.0.0.1";
+  const loopback = isLoopbackAddress(bind);
+  if (!loopback && (options.bearerToken === undefined || options.bearerToken === "")) {
+    throw new HttpListenError(
+      "proxy_bearer_token_required",
+      `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
+    );
+  }
+  const sessions = new Map<string, Session>();
+  const http = createServer((req, res) => {
+    handle(proxy, sessions, options, loopback, req, res).catch((err: unknown) => {
+      proxy.log(`http: ${err instanceof Error ? err.message : String(err)}`);
+      if (!res.headersSent) sendJsonError(res, 500, -32603, "internal error");
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", (err: NodeJS.ErrnoException) =>
+      reject(
+        new HttpListenError(
+          "proxy_listen_failed",
+          `cannot listen on \`${bind}:${options.port}\`: ${err.code ?? err.message}`,
+        ),
+      ),
+    );
+    http.listen(options.port, bind, () => resolve());
+  });
+  const port = (http.address() as AddressInfo).port;
+  const host = bind.includes(":") ? `[${bind}]` : bind;
+  return { url: `http://${host}:${port}`, port, close: () => closeAll(http, sessions) };
+}
+
+async function handle(
+  proxy: AcpProxy,
+  sessions: Map<string, Session>,
+  options: HttpListenOptions,
+  loopback: boolean,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (loopback && (!isLoopbackHost(req.headers.host) || !isLocalOrigin(req.headers.origin))) {
+    return sendJsonError(res, 403, -32000, "forbidden: host or origin is not local");
+  }
+  if (options.bearerToken !== undefined && options.bearerToken !== "") {
+    const check = checkBearer(req.headers.authorization, options.bearerToken);
+    if (!check.ok) {
+      if (check.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="acp-proxy"');
+      return sendJsonError(res, check.status, -32001, check.message);
+    }
+  }
+  const path = new URL(req.url ?? "/", "http://localhost").pathname;
+  if (path === "/mcp") return handleStreamable(proxy, sessions, options, req, res);
+  if (path === "/sse" && req.method === "GET") return openSse(proxy, sessions, res);
+  if (path === "/messages" && req.method === "POST") return postSse(sessions, options, req, res);
+  return sendJsonError(res, 404, -32601, `not found: \`${path}\` (use /mcp, or /sse and /messages)`);
+}
+
+async function handleStreamable(
+  proxy: AcpProxy,
+  sessions: Map<string, Session>,
+  options: HttpListenOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const body = req.method === "POST" ? await readJson(req, res, options.maxBodyBytes ?? 4 * 1024 * 1024) : undefined;
+  if (body === READ_FAILED) return;
+  const sessionId = req.headers["mcp-session-id"];
+  const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+  if (existing instanceof StreamableHTTPServerTransport) {
+    if (req.method === "POST") closeSessionIfDropped(existing, res);
+    return existing.handleRequest(req, res, body);
+  }
+  if (existing !== undefined) return sendJsonError(res, 400, -32000, "session uses the sse transport");
+  if (typeof sessionId === "string") return sendJsonError(res, 404, -32001, "session not found");
+  if (req.method !== "POST" || !isInitializeRequest(body)) {
+    return sendJsonError(res, 400, -32000, "bad request: no valid session id (initialize first)");
+  }
+  const id = randomUUID();
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => id,
+    onsessioninitialized: () => void sessions.set(id, transport),
+  });
+  transport.onclose = () => void sessions.delete(id);
+  await proxy.connect(transport, id);
+  closeSessionIfDropped(transport, res);
+  return transport.handleRequest(req, res, body);
+}
+
+/** A client that drops a response stream while a call is pending has gone: close its session (withdraws). */
+function closeSessionIfDropped(transport: StreamableHTTPServerTransport, res: ServerResponse): void {
+  res.once("close", () => {
+    if (!res.writableFinished) void transport.close();
+  });
+}
+
+async function openSse(proxy: AcpProxy, sessions: Map<string, Session>, res: ServerResponse): Promise<void> {
+  const transport = new SSEServerTransport("/messages", res);
+  sessions.set(transport.sessionId, transport);
+  transport.onclose = () => void sessions.delete(transport.sessionId);
+  await proxy.connect(transport, transport.sessionId);
+}
+
+async function postSse(
+  sessions: Map<string, Session>,
+  options: HttpListenOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const id = new URL(req.url ?? "/", "http://localhost").searchParams.get("sessionId") ?? "";
+  const transport = sessions.get(id);
+  if (!(transport instanceof SSEServerTransport)) return sendJsonError(res, 404, -32001, "session not found");
+  const body = await readJson(req, res, options.maxBodyBytes ?? 4 * 1024 * 1024);
+  if (body === READ_FAILED) return;
+  return transport.handlePostMessage(req, res, body);
+}
+
+const READ_FAILED = Symbol("read failed");
+
+async function readJson(req: IncomingMessage, res: ServerResponse, max: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      sendJsonError(res, 413, -32600, `request body larger than ${max} bytes`);
+      req.destroy();
+      return READ_FAILED;
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown;
+  } catch {
+    sendJsonError(res, 400, -32700, "parse error: the body is not json");
+    return READ_FAILED;
+  }
+}
+
+function isLocalOrigin(origin: string | undefined): boolean {
+  if (origin === undefined || origin === "null") return true;
+  try {
+    return isLoopbackAddress(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}
+
+function sendJsonError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+async function closeAll(http: HttpServer, sessions: Map<string, Session>): Promise<void> {
+  await Promise.all([...sessions.values()].map((s) => s.close().catch(() => undefined)));
+  http.closeAllConnections();
+  await new Promise<void>((resolve) => http.close(() => resolve()));
+}

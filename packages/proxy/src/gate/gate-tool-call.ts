@@ -1,0 +1,220 @@
+import { tryCanonicalJson, type ActionRequest, type Decision, type Reason, type ToolAnnotations } from "@acp/core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolPinning } from "../pinning/tool-pinning.js";
+import type { ApprovalMemory } from "./approval-memory.js";
+import { refusalText, toolError } from "./tool-error.js";
+import type { AuditSink, ConsentBroker, ConsentOutcome, Decide } from "./types.js";
+
+/** What the gate needs, built once per proxy. */
+export interface GateDeps {
+  readonly decide: Decide;
+  readonly broker: ConsentBroker;
+  readonly audit: AuditSink;
+  readonly approvals: ApprovalMemory;
+  readonly pinning?: ToolPinning;
+  readonly now: () => Date;
+  /** Consent wait when the decision names no timeout. */
+  readonly consentTimeoutMs: number;
+}
+
+/** One intercepted `tools/call`. */
+export interface GatedCall {
+  readonly callId: string;
+  readonly server: string;
+  /** The upstream tool name (not the prefixed one the agent saw). */
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+  readonly annotations?: ToolAnnotations;
+  readonly sessionId: string;
+  readonly agent?: string;
+  readonly signal: AbortSignal;
+  /** Tells the waiting client something (a progress notification, when it asked for progress). */
+  readonly onProgress?: (message: string) => void;
+}
+
+/** The gate's verdict: forward these arguments, or answer with this tool error. */
+export type GateVerdict =
+  | { readonly kind: "forward"; readonly arguments: Record<string, unknown> }
+  | { readonly kind: "answer"; readonly result: CallToolResult };
+
+/**
+ * Decides one call and, for ask/defer, waits for a person. Never throws: a failing `Decide` or broker
+ * refuses, and every step is audited.
+ */
+export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
+  const base = { call_id: call.callId, session_id: call.sessionId, server: call.server, tool: call.tool };
+  await record(deps.audit, "tool_call_intercepted", {
+    ...base,
+    ...(call.agent !== undefined ? { agent: call.agent } : {}),
+    arguments: call.arguments,
+  });
+  const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, toActionRequest(call)));
+  await record(deps.audit, "policy_evaluated", {
+    ...base,
+    decision: decision.route,
+    policy_rule: decision.rule,
+    category: decision.category,
+    risk_level: decision.risk_level,
+    reasons: decision.reasons,
+  });
+  if (decision.route === "accept") return { kind: "forward", arguments: call.arguments };
+  if (decision.route === "refuse") return { kind: "answer", result: toolError(refusalText(decision), decision) };
+  const remembered = isHeldForChange(deps, call)
+    ? undefined
+    : deps.approvals.find(call.sessionId, call.server, call.tool, call.arguments, deps.now());
+  if (remembered !== undefined) {
+    await record(deps.audit, "consent_approved", {
+      ...base,
+      decision: decision.route,
+      scope: remembered.scope,
+      reused: true,
+      metadata: { consent_response: remembered.consentResponse },
+    });
+    return { kind: "forward", arguments: call.arguments };
+  }
+  return askPerson(deps, call, decision, base);
+}
+
+async function askPerson(
+  deps: GateDeps,
+  call: GatedCall,
+  decision: Decision,
+  base: Record<string, unknown>,
+): Promise<GateVerdict> {
+  const timeoutMs =
+    decision.timeout !== undefined && decision.timeout > 0 ? decision.timeout * 1000 : deps.consentTimeoutMs;
+  await record(deps.audit, "consent_requested", { ...base, decision: decision.route, timeout_ms: timeoutMs });
+  let outcome: ConsentOutcome;
+  try {
+    outcome = await deps.broker.ask({
+      server: call.server,
+      tool: call.tool,
+      arguments: call.arguments,
+      decision,
+      sessionId: call.sessionId,
+      ...(call.agent !== undefined ? { agent: call.agent } : {}),
+      timeoutMs,
+      signal: call.signal,
+      ...(call.onProgress !== undefined ? { onProgress: call.onProgress } : {}),
+    });
+  } catch (err) {
+    const reason = `the consent channel failed: ${err instanceof Error ? err.message : String(err)}`;
+    outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
+  }
+  return settleOutcome(deps, call, decision, outcome, base, timeoutMs);
+}
+
+async function settleOutcome(
+  deps: GateDeps,
+  call: GatedCall,
+  decision: Decision,
+  outcome: ConsentOutcome,
+  base: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<GateVerdict> {
+  switch (outcome.kind) {
+    case "approved": {
+      const modified = !sameJson(outcome.arguments, call.arguments);
+      await record(deps.audit, "consent_approved", {
+        ...base,
+        scope: outcome.scope,
+        modified,
+        ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
+        metadata: { consent_response: outcome.consentResponse },
+      });
+      if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
+      if (outcome.scope !== "once") {
+        const approval = { scope: outcome.scope, consentResponse: outcome.consentResponse };
+        deps.approvals.remember(call.sessionId, call.server, call.tool, outcome.arguments, approval);
+      }
+      return { kind: "forward", arguments: outcome.arguments };
+    }
+    case "denied":
+      await record(deps.audit, "consent_denied", {
+        ...base,
+        reason: outcome.reason,
+        ...(outcome.consentResponse !== undefined ? { metadata: { consent_response: outcome.consentResponse } } : {}),
+      });
+      return { kind: "answer", result: toolError(`denied by a person: ${outcome.reason}`, decision) };
+    case "expired":
+      await record(deps.audit, "consent_expired", { ...base, timeout_ms: timeoutMs });
+      return {
+        kind: "answer",
+        result: toolError(
+          `consent request expired after ${Math.round(timeoutMs / 1000)} s without an answer: denied`,
+          decision,
+        ),
+      };
+    case "withdrawn":
+      await record(deps.audit, "consent_withdrawn", base);
+      return { kind: "answer", result: toolError("consent request withdrawn: the call was cancelled", decision) };
+  }
+}
+
+/** The action request the pipeline sees: the upstream tool name and server, never the prefixed name. */
+export function toActionRequest(call: GatedCall): ActionRequest {
+  return {
+    tool: call.tool,
+    server: call.server,
+    ...(call.agent !== undefined ? { agent: call.agent } : {}),
+    arguments: call.arguments,
+    ...(call.annotations !== undefined ? { annotations: call.annotations } : {}),
+  };
+}
+
+/** Calls `Decide`; a throw or a malformed answer becomes `refuse` (fail closed). */
+export async function decideSafely(decide: Decide, request: ActionRequest): Promise<Decision> {
+  try {
+    const decision = await decide(request);
+    if (isDecisionLike(decision)) return decision;
+    return failedDecision(request, "the decision function returned something that is not a decision");
+  } catch (err) {
+    return failedDecision(request, `the decision function failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function isDecisionLike(value: unknown): value is Decision {
+  if (typeof value !== "object" || value === null) return false;
+  const d = value as Partial<Decision>;
+  return ["accept", "ask", "defer", "refuse"].includes(d.route as string) && Array.isArray(d.reasons);
+}
+
+function failedDecision(request: ActionRequest, message: string): Decision {
+  return {
+    route: "refuse",
+    action: "deny",
+    rule: null,
+    category: request.category ?? "system",
+    risk_level: request.risk_level ?? "high",
+    reasons: [{ source: "pipeline", code: "decide_failed", message }],
+    verdicts: [],
+  };
+}
+
+function isHeldForChange(deps: GateDeps, call: GatedCall): boolean {
+  return deps.pinning?.changeOf(call.server, call.tool) !== undefined;
+}
+
+/** A tool whose definition changed since it was pinned is held behind at least `ask`. */
+function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): Decision {
+  const change = deps.pinning?.changeOf(call.server, call.tool);
+  if (change === undefined) return decision;
+  const reason: Reason = {
+    source: "pipeline",
+    code: "tool_definition_changed",
+    message: `the definition of tool \`${call.tool}\` on \`${call.server}\` changed since it was first seen (${change.fields.join(", ")}); a person must accept it`,
+  };
+  if (decision.route === "accept")
+    return { ...decision, route: "ask", action: "ask", reasons: [reason, ...decision.reasons] };
+  return { ...decision, reasons: [...decision.reasons, reason] };
+}
+
+async function record(audit: AuditSink, eventType: string, fields: Record<string, unknown>): Promise<void> {
+  await audit.record(eventType, fields);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  const x = tryCanonicalJson(a);
+  const y = tryCanonicalJson(b);
+  return x.ok && y.ok && x.value === y.value;
+}

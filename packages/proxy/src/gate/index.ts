@@ -1,0 +1,12 @@
+export type { Decide, ConsentAsk, ConsentOutcome, ConsentBroker, AuditSink } from "./types.js";
+export { createDefaultDecide, type DefaultDecideOptions } from "./default-decide.js";
+export {
+  gateToolCall,
+  decideSafely,
+  toActionRequest,
+  type GateDeps,
+  type GatedCall,
+  type GateVerdict,
+} from "./gate-tool-call.js";
+export { toolError, refusalText, describeRule, DECISION_META_KEY } from "./tool-error.js";
+export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";

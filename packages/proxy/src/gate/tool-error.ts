@@ -1,0 +1,36 @@
+import type { Decision } from "@acp/core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** The `_meta` key under which a refused call carries the decision, for programs that read it. */
+export const DECISION_META_KEY = "acp/decision";
+
+/** A tool error result the agent can read (`isError: true`), never a hang and never a protocol error. */
+export function toolError(text: string, decision?: Decision): CallToolResult {
+  return {
+    content: [{ type: "text", text }],
+    isError: true,
+    ...(decision !== undefined
+      ? {
+          _meta: {
+            [DECISION_META_KEY]: {
+              route: decision.route,
+              rule: decision.rule,
+              reasons: decision.reasons.map((r) => ({ source: r.source, code: r.code, message: r.message })),
+            },
+          },
+        }
+      : {}),
+  };
+}
+
+/** How a deciding rule is named to the agent: ``policy rule `no-transfers` `` or ``rule `graph:mail.send` ``. */
+export function describeRule(rule: string | null): string {
+  if (rule === null) return "policy";
+  return rule.startsWith("policy:") ? `policy rule \`${rule.slice("policy:".length)}\`` : `rule \`${rule}\``;
+}
+
+/** `refused by policy rule `no-transfers`: transfers need a person (reason; reason)`. */
+export function refusalText(decision: Decision): string {
+  const reasons = decision.reasons.map((r) => r.message).filter((m) => m !== "");
+  return `refused by ${describeRule(decision.rule)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`;
+}

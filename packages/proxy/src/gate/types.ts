@@ -1,0 +1,50 @@
+/**
+ * The seams of the proxy: how a `tools/call` is decided (`Decide`), how a person is asked (`ConsentBroker`)
+ * and where every step is recorded (`AuditSink`). The integrator plugs the real pipeline, broker and audit
+ * chain in; tests plug in small scripted ones.
+ */
+import type { ActionRequest, Decision } from "@acp/core";
+
+/** Decides one action request. Never throws; errors come back as a `refuse` decision. */
+export type Decide = (request: ActionRequest) => Promise<Decision>;
+
+/** What the proxy hands the broker for an ask/defer decision. */
+export interface ConsentAsk {
+  readonly server: string;
+  readonly tool: string;
+  readonly arguments: Record<string, unknown>;
+  /** The decision that asked: route, rule, category, risk_level, reasons, timeout, level. */
+  readonly decision: Decision;
+  readonly sessionId: string;
+  readonly agent?: string;
+  /** From `decision.timeout` (seconds) or the configured default (120 s). */
+  readonly timeoutMs: number;
+  /** Aborted when the client cancels or disconnects: the broker withdraws the request. */
+  readonly signal: AbortSignal;
+  /** Tells the waiting client something (sent as an MCP progress notification when it asked for progress). */
+  readonly onProgress?: (message: string) => void;
+}
+
+/** How a consent request ended. */
+export type ConsentOutcome =
+  | {
+      readonly kind: "approved";
+      /** The arguments to forward: the modified ones when approved with modifications. */
+      readonly arguments: Record<string, unknown>;
+      /** The signed consent response, kept in the audit event. */
+      readonly consentResponse: unknown;
+      readonly scope: "once" | "session" | { readonly until: string };
+    }
+  | { readonly kind: "denied"; readonly reason: string; readonly consentResponse?: unknown }
+  | { readonly kind: "expired" }
+  | { readonly kind: "withdrawn" };
+
+/** Puts a consent request before a person and waits for the answer. */
+export interface ConsentBroker {
+  ask(request: ConsentAsk): Promise<ConsentOutcome>;
+}
+
+/** Receives every step of a call (`tool_call_intercepted`, `policy_evaluated`, …). */
+export interface AuditSink {
+  record(eventType: string, fields: Record<string, unknown>): void | Promise<void>;
+}

@@ -1,0 +1,85 @@
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/** What is remembered of one tool definition the first time it is seen. */
+export interface ToolPin {
+  readonly name: string;
+  readonly description: string | null;
+  /** `sha256:` of the canonical JSON of the tool's `inputSchema`. */
+  readonly input_schema_hash: string;
+  /** ISO-8601 time the definition was pinned (first seen or last accepted). */
+  readonly pinned_at: string;
+}
+
+/** Where pins live: one record per server and tool. */
+export interface PinStore {
+  /** The pins of one server, by tool name (empty when the server was never seen). */
+  load(server: string): Promise<ReadonlyMap<string, ToolPin>>;
+  /** Adds or replaces pins of one server. */
+  save(server: string, pins: readonly ToolPin[]): Promise<void>;
+}
+
+/** A pin store in memory (tests; `--no-pins`). */
+export function createMemoryPinStore(): PinStore {
+  const servers = new Map<string, Map<string, ToolPin>>();
+  return {
+    load: (server) => Promise.resolve(new Map(servers.get(server) ?? [])),
+    save: (server, pins) => {
+      const map = servers.get(server) ?? new Map<string, ToolPin>();
+      for (const pin of pins) map.set(pin.name, pin);
+      servers.set(server, map);
+      return Promise.resolve();
+    },
+  };
+}
+
+interface PinFileV1 {
+  readonly version: 1;
+  readonly servers: Record<string, Record<string, ToolPin>>;
+}
+
+/**
+ * A pin store in one JSON file (`$ACP_HOME/pins.json`), written atomically (temp file + rename) and
+ * serialised within the process. A file that does not parse is an error, never silently reset: a reset
+ * would forget every pin and let a changed tool through.
+ */
+export function createFilePinStore(path: string): PinStore {
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  const read = async (): Promise<PinFileV1> => {
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { version: 1, servers: {} };
+      throw err;
+    }
+    const parsed: unknown = JSON.parse(text);
+    if (!isPinFile(parsed)) throw new Error(`${path}: not a pin file (expected {"version": 1, "servers": {…}})`);
+    return parsed;
+  };
+  return {
+    load: (server) => serial(async () => new Map(Object.entries((await read()).servers[server] ?? {}))),
+    save: (server, pins) =>
+      serial(async () => {
+        const file = await read();
+        const entries = { ...(file.servers[server] ?? {}) };
+        for (const pin of pins) entries[pin.name] = pin;
+        const next: PinFileV1 = { version: 1, servers: { ...file.servers, [server]: entries } };
+        await mkdir(dirname(path), { recursive: true });
+        const temp = `${path}.${process.pid}.tmp`;
+        await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+        await rename(temp, path);
+      }),
+  };
+}
+
+function isPinFile(value: unknown): value is PinFileV1 {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return v["version"] === 1 && typeof v["servers"] === "object" && v["servers"] !== null;
+}

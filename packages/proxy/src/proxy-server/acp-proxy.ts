@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  type JSONRPCRequest,
+  type Notification,
+  type Result,
+  type ServerCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
+import { PROXY_DEFAULTS, type PrefixMode } from "../config/proxy-config.js";
+import { createApprovalMemory } from "../gate/approval-memory.js";
+import type { GateDeps } from "../gate/gate-tool-call.js";
+import type { AuditSink, ConsentBroker, Decide } from "../gate/types.js";
+import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
+import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
+import { UpstreamPool, messageOf, type Upstream } from "../upstream/upstream-pool.js";
+import type { UpstreamSpec } from "../upstream/upstream-spec.js";
+import { registerSessionHandlers } from "./session-handlers.js";
+import { ProxyCatalog } from "../aggregate/catalog.js";
+
+/** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
+export interface AcpProxyOptions {
+  readonly upstreams: readonly UpstreamSpec[];
+  /** The decision pipeline (the integrator's), or a test's. */
+  readonly decide: Decide;
+  /** Where ask/defer decisions go to a person. */
+  readonly broker: ConsentBroker;
+  /** Receives every step; default: discards. */
+  readonly audit?: AuditSink;
+  /** Tool pins; default: in memory (forgotten on exit). */
+  readonly pinStore?: PinStore;
+  /** Accept every changed tool definition at start (`--accept-tool-changes`). */
+  readonly acceptToolChanges?: boolean;
+  readonly prefixTools?: PrefixMode;
+  /** Upper bound on one upstream call in ms (progress resets it); default 60 000. */
+  readonly callTimeoutMs?: number;
+  /** Consent wait when the decision names no timeout, ms; default 120 000. */
+  readonly consentTimeoutMs?: number;
+  /** How often a waiting call sends a progress tick, ms; default 5 000. */
+  readonly progressIntervalMs?: number;
+  /** The agent's name on action requests; default: the client's name from `initialize`. */
+  readonly agent?: string;
+  readonly now?: () => Date;
+  /** One line for stderr (never stdout: stdout carries MCP in stdio mode). */
+  readonly log?: (line: string) => void;
+}
+
+/** One connected downstream client. */
+export interface ProxySession {
+  readonly id: string;
+  readonly server: Server;
+  /** Upstream name → number of calls in flight (to route upstream requests such as sampling). */
+  readonly inflight: Map<string, number>;
+  lastActive: number;
+}
+
+/** Information the proxy gives back about itself. */
+export const PROXY_SERVER_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
+
+/** The MCP proxy: upstream servers on one side, any number of downstream sessions on the other. */
+export class AcpProxy {
+  readonly options: AcpProxyOptions;
+  readonly pool: UpstreamPool;
+  readonly catalog: ProxyCatalog;
+  readonly pinning: ToolPinning;
+  readonly gate: GateDeps;
+  readonly sessions = new Map<string, ProxySession>();
+  readonly #log: (line: string) => void;
+  readonly #audit: AuditSink;
+
+  constructor(options: AcpProxyOptions) {
+    this.options = options;
+    this.#log = options.log ?? (() => undefined);
+    this.#audit = options.audit ?? { record: () => undefined };
+    const now = options.now ?? (() => new Date());
+    this.pinning = createToolPinning({
+      store: options.pinStore ?? createMemoryPinStore(),
+      now,
+      ...(options.acceptToolChanges === true ? { acceptChanges: true } : {}),
+    });
+    this.gate = {
+      decide: options.decide,
+      broker: options.broker,
+      audit: this.#audit,
+      approvals: createApprovalMemory(),
+      pinning: this.pinning,
+      now,
+      consentTimeoutMs: options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs,
+    };
+    this.pool = new UpstreamPool(
+      options.upstreams,
+      {
+        onRequest: (server, request, signal) => this.#forwardUpstreamRequest(server, request, signal),
+        onNotification: (server, notification) => this.#forwardUpstreamNotification(server, notification),
+        onToolsChanged: (server) => void this.#toolsChanged(server),
+        onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
+        onStderrLine: (server, line) => this.#log(`[${server}] ${line}`),
+      },
+      options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
+    );
+    this.catalog = new ProxyCatalog(this.pool, options.prefixTools ?? PROXY_DEFAULTS.prefixTools);
+  }
+
+  /** Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve. */
+  async start(): Promise<void> {
+    await this.pool.start();
+    for (const upstream of this.pool.connected()) await this.#observePins(upstream.spec.name);
+    for (const upstream of this.pool.list()) {
+      this.#log(
+        `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
+      );
+    }
+  }
+
+  /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */
+  async connect(transport: Transport, sessionId: string = newId("session")): Promise<ProxySession> {
+    const session = this.createSession(sessionId);
+    await session.server.connect(transport);
+    return session;
+  }
+
+  /** Creates (without connecting) the downstream server of one session. */
+  createSession(sessionId: string): ProxySession {
+    const server = new Server(PROXY_SERVER_INFO, { capabilities: this.capabilities() });
+    const session: ProxySession = { id: sessionId, server, inflight: new Map(), lastActive: Date.now() };
+    registerSessionHandlers(this, session);
+    server.onclose = () => {
+      this.sessions.delete(sessionId);
+      this.gate.approvals.forgetSession(sessionId);
+    };
+    this.sessions.set(sessionId, session);
+    return session;
+  }
+
+  /** The capabilities the agent sees: tools always; resources, prompts, logging, completions when an upstream has them. */
+  capabilities(): ServerCapabilities {
+    const ups = this.pool.connected().map((u) => u.capabilities ?? {});
+    const has = (key: keyof ServerCapabilities): boolean => ups.some((c) => c[key] !== undefined);
+    return {
+      tools: { listChanged: true },
+      ...(has("resources")
+        ? { resources: { listChanged: true, ...(ups.some((c) => c.resources?.subscribe) ? { subscribe: true } : {}) } }
+        : {}),
+      ...(has("prompts") ? { prompts: { listChanged: true } } : {}),
+      ...(has("logging") ? { logging: {} } : {}),
+      ...(has("completions") ? { completions: {} } : {}),
+    };
+  }
+
+  /** The upstreams and where each stands. */
+  upstreams(): readonly Upstream[] {
+    return this.pool.list();
+  }
+
+  /** Records one audit event; a failing sink is reported, and the caller refuses the call. */
+  async audit(eventType: string, fields: Record<string, unknown>): Promise<void> {
+    await this.#audit.record(eventType, fields);
+  }
+
+  /** Writes one line to the log (stderr). */
+  log(line: string): void {
+    this.#log(line);
+  }
+
+  /** Closes every session and upstream. */
+  async close(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
+    await this.pool.close();
+  }
+
+  async #observePins(server: string): Promise<void> {
+    const upstream = this.pool.get(server);
+    if (upstream === undefined) return;
+    try {
+      const changes = await this.pinning.observe(server, upstream.tools);
+      for (const change of changes) {
+        const held = this.options.acceptToolChanges === true ? "accepted (--accept-tool-changes)" : "held behind ask";
+        this.#log(`upstream \`${server}\`: tool \`${change.tool}\` changed (${change.fields.join(", ")}): ${held}`);
+        await this.#audit.record("tool_definition_changed", {
+          server,
+          tool: change.tool,
+          fields: change.fields,
+          before: change.before,
+          after: change.after,
+          accepted: this.options.acceptToolChanges === true,
+        });
+      }
+    } catch (err) {
+      this.#reportFailure(server, "pins", `tool pins could not be read or written: ${messageOf(err)}`);
+    }
+  }
+
+  async #toolsChanged(server: string): Promise<void> {
+    await this.#observePins(server);
+    this.catalog.invalidate();
+    this.#broadcast({ method: "notifications/tools/list_changed" });
+  }
+
+  #reportFailure(server: string, phase: string, message: string): void {
+    this.#log(`upstream \`${server}\` ${phase === "closed" ? "stopped" : "failed"}: ${message}`);
+    if (phase === "closed") {
+      this.catalog.invalidate();
+      this.#broadcast({ method: "notifications/tools/list_changed" });
+    }
+    Promise.resolve(this.#audit.record("upstream_failed", { server, phase, message })).catch((err: unknown) =>
+      this.#log(`audit sink failed: ${messageOf(err)}`),
+    );
+  }
+
+  #forwardUpstreamNotification(server: string, notification: Notification): void {
+    if (notification.method.endsWith("/list_changed")) this.catalog.invalidate();
+    this.#broadcast(notification);
+    void server;
+  }
+
+  #broadcast(notification: Notification): void {
+    for (const session of this.sessions.values()) {
+      session.server.notification(notification).catch(() => undefined);
+    }
+  }
+
+  /** Sampling, elicitation and the like go to the client with a call in flight to that server, else the latest. */
+  async #forwardUpstreamRequest(server: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result> {
+    const sessions = [...this.sessions.values()].sort((a, b) => b.lastActive - a.lastActive);
+    const target = sessions.find((s) => (s.inflight.get(server) ?? 0) > 0) ?? sessions[0];
+    if (target === undefined) {
+      throw new McpError(ErrorCode.InvalidRequest, `no agent client is connected to answer \`${request.method}\``);
+    }
+    const params = request.params as Record<string, unknown> | undefined;
+    return target.server.request({ method: request.method, ...(params ? { params } : {}) }, ResultSchema, {
+      signal,
+      timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs,
+    });
+  }
+}
+
+/** Creates the proxy; call `start()` before serving sessions. */
+export function createProxy(options: AcpProxyOptions): AcpProxy {
+  return new AcpProxy(options);
+}
+
+/** A short random id with a prefix (`session_3f9a…`, `call_…`). */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(8).toString("hex")}`;
+}

@@ -1,0 +1,132 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolAnnotations } from "@acp/core";
+import { gateToolCall } from "../gate/gate-tool-call.js";
+import { toolError } from "../gate/tool-error.js";
+import { messageOf } from "../upstream/upstream-pool.js";
+import { newId, type AcpProxy, type ProxySession } from "./acp-proxy.js";
+import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
+
+type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
+
+/**
+ * One downstream `tools/call`: resolve the exposed name, gate it (decide, maybe ask a person, with
+ * progress ticks while waiting), forward the approved arguments, return the upstream result unchanged.
+ * A crashed or hung upstream, a failed audit write or an unknown tool all end in a tool error.
+ */
+export async function handleToolCall(
+  proxy: AcpProxy,
+  session: ProxySession,
+  request: CallToolRequest,
+  extra: Extra,
+): Promise<CallToolResult> {
+  session.lastActive = Date.now();
+  const target = proxy.catalog.tools().resolve(request.params.name);
+  if (target === undefined) {
+    return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
+  }
+  const token = request.params._meta?.progressToken;
+  const relay = token !== undefined ? createProgressRelay(token, extra.sendNotification) : undefined;
+  const callId = newId("call");
+  const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
+  const annotations = pickAnnotations(target.item["annotations"]);
+  const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
+  track(session, target.server, +1);
+  const heartbeat = startHeartbeat(proxy, relay, target.name);
+  try {
+    const verdict = await gateToolCall(proxy.gate, {
+      callId,
+      server: target.server,
+      tool: target.name,
+      arguments: request.params.arguments ?? {},
+      ...(annotations !== undefined ? { annotations } : {}),
+      sessionId: session.id,
+      ...(agent !== undefined ? { agent } : {}),
+      signal: extra.signal,
+      ...(relay !== undefined ? { onProgress: (message: string) => relay.waiting(message) } : {}),
+    });
+    clearInterval(heartbeat);
+    if (verdict.kind === "answer") return verdict.result;
+    await proxy.audit("tool_call_forwarded", { ...base, arguments: verdict.arguments });
+    const result = await forward(
+      proxy,
+      target.server,
+      { ...request.params, name: target.name, arguments: verdict.arguments },
+      extra,
+      relay,
+    );
+    await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
+    return result;
+  } catch (err) {
+    if (err instanceof McpError && !isTransportFailure(err)) throw err;
+    const message = messageOf(err);
+    proxy.log(`call \`${target.name}\` on \`${target.server}\` failed: ${message}`);
+    return toolError(`the call could not be completed: ${message}`);
+  } finally {
+    clearInterval(heartbeat);
+    track(session, target.server, -1);
+  }
+}
+
+async function forward(
+  proxy: AcpProxy,
+  server: string,
+  params: CallToolRequest["params"],
+  extra: Extra,
+  relay: ProgressRelay | undefined,
+): Promise<CallToolResult> {
+  const { _meta, ...rest } = params;
+  const meta =
+    _meta !== undefined ? Object.fromEntries(Object.entries(_meta).filter(([k]) => k !== "progressToken")) : {};
+  try {
+    const result = await proxy.pool.request(
+      server,
+      "tools/call",
+      { ...rest, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
+      {
+        signal: extra.signal,
+        resetTimeoutOnProgress: true,
+        ...(relay !== undefined ? { onprogress: (p) => relay.upstream(p) } : {}),
+      },
+    );
+    return result as CallToolResult;
+  } catch (err) {
+    if (err instanceof McpError && !isTransportFailure(err)) {
+      await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: err.message });
+      throw err;
+    }
+    const why =
+      err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)
+        ? "did not answer in time"
+        : "failed";
+    await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: messageOf(err) });
+    return toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`);
+  }
+}
+
+/** Errors of the connection rather than of the call: they become tool errors, never a hang. */
+function isTransportFailure(err: McpError): boolean {
+  return err.code === (ErrorCode.ConnectionClosed as number) || err.code === (ErrorCode.RequestTimeout as number);
+}
+
+function startHeartbeat(proxy: AcpProxy, relay: ProgressRelay | undefined, tool: string): NodeJS.Timeout | undefined {
+  if (relay === undefined) return undefined;
+  const every = proxy.options.progressIntervalMs ?? 5_000;
+  return setInterval(() => relay.waiting(`waiting for a decision on \`${tool}\``), every);
+}
+
+function track(session: ProxySession, server: string, delta: number): void {
+  const next = (session.inflight.get(server) ?? 0) + delta;
+  if (next <= 0) session.inflight.delete(server);
+  else session.inflight.set(server, next);
+}
+
+function pickAnnotations(value: unknown): ToolAnnotations | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
+  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+    if (typeof v[key] === "boolean") out[key] = v[key];
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}

@@ -1,0 +1,19 @@
+export {
+  parseUpstreamArgument,
+  parseUpstreamUrl,
+  splitCommandLine,
+  defaultUpstreamName,
+  isUpstreamUrl,
+  UPSTREAM_NAME,
+  type UpstreamSpec,
+  type UpstreamTransportKind,
+} from "./upstream-spec.js";
+export { connectUpstream, PROXY_CLIENT_INFO, type UpstreamConnection, type UpstreamHooks } from "./connect-upstream.js";
+export {
+  UpstreamPool,
+  messageOf,
+  type Upstream,
+  type UpstreamPoolEvents,
+  type UpstreamStatus,
+  type UpstreamTool,
+} from "./upstream-pool.js";

@@ -1,0 +1,181 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  ResultSchema,
+  type JSONRPCRequest,
+  type Notification,
+  type Result,
+  type ServerCapabilities,
+} from "@modelcontextprotocol/sdk/types.js";
+import { connectUpstream } from "./connect-upstream.js";
+import type { UpstreamSpec } from "./upstream-spec.js";
+
+/** A tool as an upstream listed it, every field kept. */
+export type UpstreamTool = Result & { readonly name: string };
+
+/** Where one upstream stands. */
+export type UpstreamStatus = "connecting" | "connected" | "failed" | "closed";
+
+/** One upstream server, as the pool tracks it. */
+export interface Upstream {
+  readonly spec: UpstreamSpec;
+  readonly status: UpstreamStatus;
+  /** Why it failed or closed. */
+  readonly error?: string;
+  readonly client?: Client;
+  readonly capabilities?: ServerCapabilities;
+  readonly tools: readonly UpstreamTool[];
+}
+
+/** What the pool tells its owner. */
+export interface UpstreamPoolEvents {
+  /** A request from an upstream to the agent's client (sampling, elicitation, ping). */
+  readonly onRequest: (server: string, request: JSONRPCRequest, signal: AbortSignal) => Promise<Result>;
+  /** Any notification from an upstream except progress and cancellation (the SDK routes those). */
+  readonly onNotification: (server: string, notification: Notification) => void;
+  /** An upstream's tool listing changed (after it has been fetched again). */
+  readonly onToolsChanged: (server: string) => void;
+  /** An upstream failed to start or stopped: reported on stderr and to the audit sink. */
+  readonly onFailure: (server: string, phase: "connect" | "closed", message: string) => void;
+  readonly onStderrLine?: (server: string, line: string) => void;
+}
+
+interface MutableUpstream {
+  spec: UpstreamSpec;
+  status: UpstreamStatus;
+  error?: string;
+  client?: Client;
+  capabilities?: ServerCapabilities;
+  tools: UpstreamTool[];
+}
+
+/** The upstream servers of one proxy: connected in parallel, each failing on its own. */
+export class UpstreamPool {
+  readonly #upstreams = new Map<string, MutableUpstream>();
+  readonly #events: UpstreamPoolEvents;
+  readonly #timeoutMs: number;
+  #closing = false;
+
+  constructor(specs: readonly UpstreamSpec[], events: UpstreamPoolEvents, timeoutMs: number) {
+    for (const spec of specs) this.#upstreams.set(spec.name, { spec, status: "connecting", tools: [] });
+    this.#events = events;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** Connects every upstream and fetches its tools; resolves when each has connected or failed. */
+  async start(): Promise<void> {
+    await Promise.all([...this.#upstreams.values()].map((u) => this.#start(u)));
+  }
+
+  /** Every upstream, in configuration order. */
+  list(): readonly Upstream[] {
+    return [...this.#upstreams.values()];
+  }
+
+  /** One upstream by name. */
+  get(name: string): Upstream | undefined {
+    return this.#upstreams.get(name);
+  }
+
+  /** The connected upstreams. */
+  connected(): readonly (Upstream & { readonly client: Client })[] {
+    return this.list().filter((u): u is Upstream & { client: Client } => u.status === "connected" && !!u.client);
+  }
+
+  /** Sends a request to one upstream and returns its result unchanged (no schema beyond the base result). */
+  async request(server: string, method: string, params: unknown, options: RequestOptions = {}): Promise<Result> {
+    const upstream = this.#upstreams.get(server);
+    if (upstream?.status !== "connected" || upstream.client === undefined) {
+      throw new Error(`upstream \`${server}\` is not connected${upstream?.error ? `: ${upstream.error}` : ""}`);
+    }
+    const request = { method, ...(params !== undefined ? { params: params as Record<string, unknown> } : {}) };
+    return upstream.client.request(request, ResultSchema, { timeout: this.#timeoutMs, ...options });
+  }
+
+  /** Closes every upstream (stdio servers are stopped). */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await Promise.all(this.connected().map((u) => u.client.close().catch(() => undefined)));
+  }
+
+  async #start(upstream: MutableUpstream): Promise<void> {
+    const name = upstream.spec.name;
+    try {
+      const { client } = await connectUpstream(
+        upstream.spec,
+        {
+          prepare: (c) => this.#prepare(name, c),
+          ...(this.#events.onStderrLine ? { onStderrLine: (line) => this.#events.onStderrLine?.(name, line) } : {}),
+        },
+        this.#timeoutMs,
+      );
+      upstream.client = client;
+      upstream.capabilities = client.getServerCapabilities() ?? {};
+      upstream.status = "connected";
+      client.onclose = () => this.#closed(upstream);
+      if (upstream.capabilities.tools) upstream.tools = await this.#listTools(name);
+    } catch (err) {
+      if (upstream.status === "connected") {
+        // listing failed after connecting: keep it connected with no tools, report
+        this.#events.onFailure(name, "connect", `tools/list failed: ${messageOf(err)}`);
+        return;
+      }
+      upstream.status = "failed";
+      upstream.error = messageOf(err);
+      this.#events.onFailure(name, "connect", upstream.error);
+    }
+  }
+
+  #prepare(name: string, client: Client): void {
+    client.fallbackRequestHandler = (request, extra) => this.#events.onRequest(name, request, extra.signal);
+    client.fallbackNotificationHandler = async (notification) => {
+      if (notification.method === "notifications/tools/list_changed") {
+        await this.#refreshTools(name);
+        return;
+      }
+      this.#events.onNotification(name, notification);
+    };
+  }
+
+  async #refreshTools(name: string): Promise<void> {
+    const upstream = this.#upstreams.get(name);
+    if (upstream?.status !== "connected") return;
+    try {
+      upstream.tools = await this.#listTools(name);
+    } catch (err) {
+      this.#events.onFailure(name, "connect", `tools/list failed: ${messageOf(err)}`);
+      return;
+    }
+    this.#events.onToolsChanged(name);
+  }
+
+  async #listTools(name: string): Promise<UpstreamTool[]> {
+    const tools: UpstreamTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await this.request(name, "tools/list", cursor !== undefined ? { cursor } : undefined);
+      const items = Array.isArray(result["tools"]) ? (result["tools"] as unknown[]) : [];
+      for (const item of items) if (isNamed(item)) tools.push(item);
+      cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  #closed(upstream: MutableUpstream): void {
+    if (upstream.status !== "connected") return;
+    upstream.status = "closed";
+    upstream.error = "the server closed the connection";
+    if (!this.#closing) this.#events.onFailure(upstream.spec.name, "closed", upstream.error);
+  }
+}
+
+function isNamed(value: unknown): value is UpstreamTool {
+  return typeof value === "object" && value !== null && typeof (value as { name?: unknown }).name === "string";
+}
+
+/** The message of an error-like value, one line. */
+export function messageOf(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.replace(/\s+/g, " ").trim();
+}

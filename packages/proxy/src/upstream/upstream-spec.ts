@@ -1,0 +1,120 @@
+import { parse as parseShellWords } from "shell-quote";
+import { fail, ok, type Issue, type Result } from "@acp/core";
+
+/** How the proxy talks to one upstream MCP server. */
+export type UpstreamTransportKind = "stdio" | "streamable-http" | "sse";
+
+/** One upstream MCP server, from `config.yml` `proxy.upstream_servers` or `--upstream`. */
+export type UpstreamSpec =
+  | {
+      readonly name: string;
+      readonly transport: "stdio";
+      /** The program to spawn. */
+      readonly command: string;
+      readonly args: readonly string[];
+      /** Extra environment for the server (added to the SDK's safe default environment). */
+      readonly env?: Readonly<Record<string, string>>;
+      readonly cwd?: string;
+      /** Marked trusted by the person: recorded on the request, never loosens a decision by itself. */
+      readonly trusted?: boolean;
+    }
+  | {
+      readonly name: string;
+      /** `streamable-http` falls back to SSE when the server answers the streamable request with a 4xx. */
+      readonly transport: "streamable-http" | "sse";
+      readonly url: string;
+      readonly trusted?: boolean;
+    };
+
+/** Upstream names become tool-name prefixes: letters, digits, `-` and `_`, at most 64 characters. */
+export const UPSTREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/**
+ * Splits a command line like a POSIX shell does (quotes, backslashes), without running a shell.
+ * Operators (`|`, `&&`, `>`), globs and `$VAR` substitutions are refused rather than silently mangled.
+ */
+export function splitCommandLine(line: string): Result<readonly string[]> {
+  const words: string[] = [];
+  const issue = (message: string): Result<readonly string[]> =>
+    fail([{ code: "proxy_upstream_command_invalid", path: [], message }]);
+  const parsed = parseShellWords(line, (name) => `$${name}`);
+  for (const word of parsed) {
+    if (typeof word !== "string") {
+      const shown = "op" in word ? word.op : "comment" in word ? `#${word.comment}` : "?";
+      return issue(`upstream command \`${line}\`: shell syntax \`${shown}\` is not supported (run a script instead)`);
+    }
+    words.push(word);
+  }
+  if (words.length === 0) return issue("upstream command is empty");
+  return ok(words);
+}
+
+/** Whether a `--upstream` value is a URL (http/https) rather than a command. */
+export function isUpstreamUrl(value: string): boolean {
+  return /^https?:\/\//i.test(value.trim());
+}
+
+/**
+ * Turns a `--upstream CMD_OR_URL` value into a spec: a URL is streamable HTTP (with SSE fallback), a URL
+ * ending in `/sse` is SSE, anything else is a command split like a shell does.
+ */
+export function parseUpstreamArgument(value: string, name: string): Result<UpstreamSpec> {
+  const issues: Issue[] = [];
+  if (!UPSTREAM_NAME.test(name)) {
+    issues.push({
+      code: "proxy_upstream_name_invalid",
+      path: [],
+      message: `upstream name \`${name}\` is not allowed (letters, digits, \`-\` and \`_\`, at most 64)`,
+    });
+    return fail(issues);
+  }
+  if (isUpstreamUrl(value)) return parseUpstreamUrl(value.trim(), name, undefined);
+  const words = splitCommandLine(value);
+  if (!words.ok) return words;
+  const [command, ...args] = words.value;
+  return ok({ name, transport: "stdio", command: command ?? "", args });
+}
+
+/** Validates an upstream URL and picks its transport (explicit, or `/sse` suffix → SSE, else streamable HTTP). */
+export function parseUpstreamUrl(
+  value: string,
+  name: string,
+  transport: "streamable-http" | "sse" | undefined,
+): Result<UpstreamSpec> {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail([{ code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${value}\` is not a url` }]);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return fail([
+      { code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${value}\` must be http or https` },
+    ]);
+  }
+  const kind = transport ?? (url.pathname.endsWith("/sse") ? "sse" : "streamable-http");
+  return ok({ name, transport: kind, url: url.toString() });
+}
+
+/** A name for an ad-hoc upstream: the command's base name (`server-filesystem`) or the URL's host. */
+export function defaultUpstreamName(value: string): string {
+  let base: string;
+  if (isUpstreamUrl(value)) {
+    try {
+      base = new URL(value.trim()).hostname;
+    } catch {
+      base = "upstream";
+    }
+  } else {
+    const words = splitCommandLine(value);
+    const meaningful = words.ok
+      ? words.value.filter((w) => !w.startsWith("-") && !/^(npx|node|uvx|bunx|python3?)$/.test(w))
+      : [];
+    base = (meaningful[0] ?? "upstream").split("/").pop() ?? "upstream";
+  }
+  const cleaned = base
+    .replace(/@[^@]*$/, "")
+    .replace(/[^A-Za-z0-9_-]+/g, "-")
+    .replace(/^[-_]+/, "");
+  return cleaned.slice(0, 64) || "upstream";
+}

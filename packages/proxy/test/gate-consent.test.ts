@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connectClient, decideByTool, fixture, memoryAudit, scriptedBroker, startInMemory, textOf } from "./harness.js";
+import type { ConsentAsk, ConsentOutcome } from "../src/index.js";
+
+/** Each test picks the broker's answer by the `amount` argument of `transfer`. */
+const answers = new Map<number, (ask: ConsentAsk) => ConsentOutcome | "wait" | Promise<ConsentOutcome>>();
+
+describe("ask and defer wait for a person through the broker", () => {
+  const audit = memoryAudit();
+  const broker = scriptedBroker((ask) =>
+    (answers.get(ask.arguments["amount"] as number) ?? (() => ({ kind: "expired" })))(ask),
+  );
+  let env: Awaited<ReturnType<typeof startInMemory>>;
+  beforeAll(async () => {
+    env = await startInMemory({
+      upstreams: [fixture()],
+      decide: decideByTool({ transfer: "ask", echo: "defer" }),
+      broker,
+      audit,
+      consentTimeoutMs: 7_000,
+      progressIntervalMs: 20,
+    });
+  });
+  afterAll(async () => env.close());
+  const eventsOf = (amount: number): string[] => {
+    const ids = new Set(
+      audit.events
+        .filter(
+          (e) => e.type === "tool_call_intercepted" && (e.fields["arguments"] as { amount?: number }).amount === amount,
+        )
+        .map((e) => e.fields["call_id"]),
+    );
+    return audit.events.filter((e) => ids.has(e.fields["call_id"])).map((e) => e.type);
+  };
+
+  it("ask → approve forwards the call and audits every step", async () => {
+    answers.set(1, () => ({
+      kind: "approved",
+      arguments: { amount: 1 },
+      consentResponse: { sig: "x" },
+      scope: "once",
+    }));
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 1 } });
+    expect(textOf(result)).toBe("transferred 1");
+    expect(eventsOf(1)).toEqual([
+      "tool_call_intercepted",
+      "policy_evaluated",
+      "consent_requested",
+      "consent_approved",
+      "tool_call_forwarded",
+      "tool_call_completed",
+    ]);
+    const ask = broker.asks.find((a) => a.arguments["amount"] === 1);
+    expect(ask?.server).toBe("fixture");
+    expect(ask?.tool).toBe("transfer");
+    expect(ask?.timeoutMs).toBe(7_000);
+    expect(ask?.decision.route).toBe("ask");
+    expect(ask?.agent).toBe("test-agent");
+  });
+
+  it("ask → deny returns a tool error with the person's reason and never forwards", async () => {
+    answers.set(2, () => ({ kind: "denied", reason: "not today" }));
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe("denied by a person: not today");
+    expect(eventsOf(2)).toContain("consent_denied");
+    expect(eventsOf(2)).not.toContain("tool_call_forwarded");
+  });
+
+  it("ask → timeout is a denial audited as consent_expired", async () => {
+    answers.set(3, () => ({ kind: "expired" }));
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 3 } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("expired");
+    expect(eventsOf(3)).toContain("consent_expired");
+  });
+
+  it("a decision's own timeout (seconds) sets the broker's wait", async () => {
+    // decide via the default script; rule timeouts are covered by the gate unit test
+    answers.set(4, () => ({ kind: "expired" }));
+    await env.client.callTool({ name: "transfer", arguments: { amount: 4 } });
+    expect(broker.asks.find((a) => a.arguments["amount"] === 4)?.timeoutMs).toBe(7_000);
+  });
+
+  it("approve with edits forwards the modified arguments", async () => {
+    answers.set(5, () => ({ kind: "approved", arguments: { amount: 50 }, consentResponse: {}, scope: "once" }));
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 5 } });
+    expect(textOf(result)).toBe("transferred 50");
+    const approved = audit.events.find((e) => e.type === "consent_approved" && e.fields["modified"] === true);
+    expect(approved?.fields["forwarded_arguments"]).toEqual({ amount: 50 });
+  });
+
+  it("session scope: the same call again in the same session is not asked again; another session is", async () => {
+    answers.set(6, () => ({ kind: "approved", arguments: { amount: 6 }, consentResponse: {}, scope: "session" }));
+    await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
+    answers.set(6, () => ({ kind: "denied", reason: "second session must ask" }));
+    const again = await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
+    expect(textOf(again)).toBe("transferred 6");
+    expect(broker.asks.filter((a) => a.arguments["amount"] === 6)).toHaveLength(1);
+    const other = await connectClient(env.proxy);
+    const elsewhere = await other.callTool({ name: "transfer", arguments: { amount: 6 } });
+    expect(textOf(elsewhere)).toBe("denied by a person: second session must ask");
+    await other.close();
+  });
+
+  it("sends progress while waiting when the client gave a progress token, in increasing order", async () => {
+    let release: (o: ConsentOutcome) => void = () => undefined;
+    const held = new Promise<ConsentOutcome>((resolve) => (release = resolve));
+    answers.set(7, (ask) => {
+      ask.onProgress?.("sent to the terminal");
+      return held;
+    });
+    const ticks: { progress: number; message?: string }[] = [];
+    const result = await env.client.request(
+      { method: "tools/call", params: { name: "transfer", arguments: { amount: 7 } } },
+      CallToolResultSchema,
+      {
+        onprogress: (p) => {
+          ticks.push(p);
+          if (ticks.length === 3)
+            release({ kind: "approved", arguments: { amount: 7 }, consentResponse: {}, scope: "once" });
+        },
+      },
+    );
+    expect(textOf(result)).toBe("transferred 7");
+    expect(ticks.length).toBeGreaterThanOrEqual(3);
+    const values = ticks.map((t) => t.progress);
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    expect(new Set(values).size).toBe(values.length);
+    expect(ticks[0]?.message).toBe("sent to the terminal");
+  });
+
+  it("pending calls are independent: a waiting call does not hold up others", async () => {
+    let release: (o: ConsentOutcome) => void = () => undefined;
+    answers.set(8, () => new Promise<ConsentOutcome>((resolve) => (release = resolve)));
+    const waiting = env.client.callTool({ name: "transfer", arguments: { amount: 8 } });
+    await expect.poll(() => broker.asks.some((a) => a.arguments["amount"] === 8)).toBe(true);
+    answers.set(9, () => ({ kind: "approved", arguments: { amount: 9 }, consentResponse: {}, scope: "once" }));
+    expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 9 } }))).toBe("transferred 9");
+    release({ kind: "denied", reason: "late" });
+    expect(textOf(await waiting)).toBe("denied by a person: late");
+  });
+
+  it("a client cancelling a pending call aborts the broker's signal and is audited as withdrawn", async () => {
+    answers.set(10, () => "wait");
+    const controller = new AbortController();
+    const call = env.client.callTool({ name: "transfer", arguments: { amount: 10 } }, undefined, {
+      signal: controller.signal,
+    });
+    await expect.poll(() => broker.asks.some((a) => a.arguments["amount"] === 10)).toBe(true);
+    controller.abort("changed my mind");
+    await expect(call).rejects.toThrow();
+    const ask = broker.asks.find((a) => a.arguments["amount"] === 10);
+    await expect.poll(() => ask?.signal.aborted).toBe(true);
+    await expect.poll(() => eventsOf(10)).toContain("consent_withdrawn");
+  });
+
+  it("a client disconnecting while a call is pending withdraws it", async () => {
+    answers.set(11, () => "wait");
+    const other = await connectClient(env.proxy);
+    const call = other.callTool({ name: "transfer", arguments: { amount: 11 } });
+    await expect.poll(() => broker.asks.some((a) => a.arguments["amount"] === 11)).toBe(true);
+    await other.close();
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => eventsOf(11)).toContain("consent_withdrawn");
+  });
+
+  it("a broker that throws denies (fail closed)", async () => {
+    answers.set(12, () => {
+      throw new Error("channel down");
+    });
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 12 } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("the consent channel failed: channel down");
+  });
+});

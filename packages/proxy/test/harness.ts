@@ -1,0 +1,135 @@
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { ActionRequest, Decision, Route } from "@acp/core";
+import {
+  createProxy,
+  type AcpProxy,
+  type AcpProxyOptions,
+  type AuditSink,
+  type ConsentAsk,
+  type ConsentBroker,
+  type ConsentOutcome,
+  type Decide,
+  type UpstreamSpec,
+} from "../src/index.js";
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const bin = (name: string): string => `${ROOT}node_modules/.bin/${name}`;
+
+/** Real upstream servers from npm, over stdio. */
+export const EVERYTHING: UpstreamSpec = {
+  name: "everything",
+  transport: "stdio",
+  command: bin("mcp-server-everything"),
+  args: [],
+};
+export const MEMORY: UpstreamSpec = { name: "memory", transport: "stdio", command: bin("mcp-server-memory"), args: [] };
+export function filesystem(dir: string): UpstreamSpec {
+  return { name: "filesystem", transport: "stdio", command: bin("mcp-server-filesystem"), args: [dir] };
+}
+/** The fixture server (echo, crash, hang, transfer with a description from the environment). */
+export function fixture(name = "fixture", description?: string): UpstreamSpec {
+  return {
+    name,
+    transport: "stdio",
+    command: process.execPath,
+    args: [fileURLToPath(new URL("./fixtures/fixture-server.mjs", import.meta.url))],
+    ...(description !== undefined ? { env: { FIXTURE_DESCRIPTION: description } } : {}),
+  };
+}
+
+/** A decision with the given route and rule. */
+export function decision(route: Route, rule: string | null = null, extra: Partial<Decision> = {}): Decision {
+  return {
+    route,
+    action: route === "accept" ? "allow" : route === "refuse" ? "deny" : "ask",
+    rule,
+    category: "write",
+    risk_level: "medium",
+    reasons:
+      rule !== null
+        ? [
+            {
+              source: "policy",
+              code: "rule_matched",
+              message: `rule \`${rule.replace(/^policy:/, "")}\` matched`,
+              rule,
+            },
+          ]
+        : [],
+    verdicts: [],
+    ...extra,
+  };
+}
+
+/** A `Decide` routing by upstream tool name; unknown tools are accepted. Records every request. */
+export function decideByTool(routes: Record<string, Route>, seen: ActionRequest[] = []): Decide {
+  return (request) => {
+    seen.push(request);
+    const route = routes[request.tool] ?? "accept";
+    return Promise.resolve(decision(route, route === "accept" ? null : `policy:${route}-${request.tool}`));
+  };
+}
+
+/** A broker answering from a script; records each ask. `wait` holds the ask until the signal aborts. */
+export function scriptedBroker(
+  answer: (ask: ConsentAsk) => ConsentOutcome | "wait" | Promise<ConsentOutcome>,
+): ConsentBroker & { asks: ConsentAsk[] } {
+  const asks: ConsentAsk[] = [];
+  return {
+    asks,
+    ask(request) {
+      asks.push(request);
+      const a = answer(request);
+      if (a !== "wait") return Promise.resolve(a);
+      return new Promise((resolve) => {
+        if (request.signal.aborted) resolve({ kind: "withdrawn" });
+        request.signal.addEventListener("abort", () => resolve({ kind: "withdrawn" }), { once: true });
+      });
+    },
+  };
+}
+
+/** An audit sink that keeps events in memory. */
+export function memoryAudit(): AuditSink & { events: { type: string; fields: Record<string, unknown> }[] } {
+  const events: { type: string; fields: Record<string, unknown> }[] = [];
+  return { events, record: (type, fields) => void events.push({ type, fields }) };
+}
+
+/** Starts a proxy and connects an SDK client to it in memory. */
+export async function startInMemory(
+  options: Partial<AcpProxyOptions> & Pick<AcpProxyOptions, "upstreams">,
+): Promise<{ proxy: AcpProxy; client: Client; close: () => Promise<void> }> {
+  const proxy = createProxy({
+    decide: decideByTool({}),
+    broker: scriptedBroker(() => ({ kind: "expired" })),
+    ...options,
+  });
+  await proxy.start();
+  const client = await connectClient(proxy);
+  return {
+    proxy,
+    client,
+    close: async () => {
+      await client.close();
+      await proxy.close();
+    },
+  };
+}
+
+/** Connects one more in-memory SDK client to a started proxy. */
+export async function connectClient(proxy: AcpProxy): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await proxy.connect(serverSide);
+  const client = new Client({ name: "test-agent", version: "1.0.0" });
+  await client.connect(clientSide);
+  return client;
+}
+
+/** The text of a tool result's first content item. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? "").join("\n");
+}
