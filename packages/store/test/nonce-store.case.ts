@@ -13,13 +13,15 @@ export function describeNonceStore(name: string, create: () => NonceStore): void
 
     it("keeps different nonces apart", async () => {
       const store = create();
-      const results = await Promise.all(["n_1", "n_2", "n_3"].map((n) => store.spend(n, "cr_x", 1)));
+      const results = await Promise.all(["n_1", "n_2", "n_3"].map((n) => Promise.resolve(store.spend(n, "cr_x", 1))));
       expect(results).toEqual([true, true, true]);
     });
 
     it("lets exactly one of many concurrent spends of one nonce succeed", async () => {
       const store = create();
-      const results = await Promise.all(Array.from({ length: 20 }, () => store.spend("n_race", "cr_r", 1)));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => Promise.resolve(store.spend("n_race", "cr_r", 1))),
+      );
       expect(results.filter((r) => r)).toHaveLength(1);
     });
   });
