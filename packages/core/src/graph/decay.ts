@@ -1,0 +1,41 @@
+/**
+ * Consent decay: when `consent_decay.enabled`, an autonomous tier whose domain was not reviewed within
+ * `review_interval_days` behaves as requires_approval. A domain never reviewed, reviewed in the future,
+ * or changed since its last review (its content hash differs) counts as not reviewed.
+ */
+import { hashGraphDomain } from "./hash.js";
+import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
+import type { ConsentGraph, GraphContext, GraphDomain, GraphReason } from "./types.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Returns the decay reason when the domain's autonomous tier has decayed, else null. */
+export function checkConsentDecay(
+  graph: ConsentGraph,
+  name: string,
+  domain: GraphDomain,
+  context: GraphContext,
+): GraphReason | null {
+  const decay = graph.consent_decay;
+  if (decay === undefined || !decay.enabled) return null;
+  const days = decay.review_interval_days;
+  const decayed = (why: string): GraphReason => ({
+    code: "consent_decayed",
+    message: `autonomous actions of \`${name}\` decayed to requires approval: ${why} (run \`acp graph review ${name}\` to re-approve)`,
+  });
+  const reviews = context.reviews?.domains;
+  const review = reviews !== undefined && Object.hasOwn(reviews, name) ? reviews[name] : undefined;
+  if (review === undefined) return decayed("the domain has never been reviewed");
+  const at = Date.parse(review.reviewed_at);
+  if (Number.isNaN(at)) return decayed("its review record has no valid time");
+  if (review.domain_hash !== hashGraphDomain(domain)) {
+    return decayed(`the domain changed since its last review at ${review.reviewed_at}`);
+  }
+  const now = context.now.getTime();
+  const skew = (context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS) * 1000;
+  if (at > now + skew) return decayed(`its last review (${review.reviewed_at}) is in the future`);
+  if (!(now - at <= days * DAY_MS)) {
+    return decayed(`it was last reviewed at ${review.reviewed_at}, more than ${days} days ago`);
+  }
+  return null;
+}

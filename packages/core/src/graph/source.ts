@@ -1,0 +1,81 @@
+/**
+ * The consent graph as a pipeline source: a graph outcome becomes a route with reasons.
+ * AUTONOMOUS → accept; VISIBLE → accept with a `visible_notify` reason; FORCED → ask (defer while a
+ * cooling period runs); BLOCKED → refuse. Null when the graph does not judge the request.
+ */
+import type { SourceVerdict, Reason } from "../pipeline/types.js";
+import type { ActionRequest, GraphTarget } from "../request/index.js";
+import type { Route } from "../route/index.js";
+import { routeStrictness } from "../route/index.js";
+import { checkConsentGraph } from "./check.js";
+import { mapToGraphTarget, type GraphMapping } from "./mapping.js";
+import type { ConsentGraph, GraphContext, GraphOutcome } from "./types.js";
+
+/** The route a graph outcome maps to. */
+export function graphOutcomeRoute(outcome: GraphOutcome): Route {
+  switch (outcome.outcome) {
+    case "AUTONOMOUS":
+    case "VISIBLE":
+      return "accept";
+    case "FORCED":
+      return outcome.deferred_until !== undefined ? "defer" : "ask";
+    default:
+      return "refuse";
+  }
+}
+
+function verdictOf(outcome: GraphOutcome): SourceVerdict {
+  const rule = `${outcome.domain}.${outcome.action}`;
+  const reasons: Reason[] = outcome.reasons.map((r) => ({ source: "graph", code: r.code, message: r.message, rule }));
+  return { source: "graph", route: graphOutcomeRoute(outcome), reasons, rule };
+}
+
+function refusal(code: string, message: string): SourceVerdict {
+  return { source: "graph", route: "refuse", reasons: [{ source: "graph", code, message }] };
+}
+
+function mappedTarget(
+  mapping: GraphMapping | undefined,
+  request: ActionRequest,
+  graph: ConsentGraph,
+): GraphTarget | null {
+  if (mapping === undefined || request.graph === undefined) return null;
+  const { graph: _explicit, ...call } = request;
+  void _explicit;
+  return mapToGraphTarget(mapping, call, graph);
+}
+
+/**
+ * Judges a request by the consent graph. The target is the request's own `graph` or the mapping's; when
+ * the request names a target AND the mapping covers the call differently, both are checked and the
+ * stricter verdict wins. The tool call is bound into trusted-channel attestations. Never throws: an error
+ * is a refusal.
+ */
+export function evaluateConsentGraph(
+  graph: ConsentGraph,
+  request: ActionRequest,
+  context: GraphContext,
+  mapping?: GraphMapping,
+): SourceVerdict | null {
+  try {
+    const target = mapToGraphTarget(mapping, request, graph);
+    if (target === null) return null;
+    const call = {
+      tool: request.tool,
+      arguments: request.arguments,
+      ...(request.server !== undefined ? { server: request.server } : {}),
+    };
+    const verdict = verdictOf(checkConsentGraph(graph, { ...target, call }, context));
+    const mapped = mappedTarget(mapping, request, graph);
+    if (mapped === null || (mapped.domain === target.domain && mapped.action === target.action)) return verdict;
+    const second = verdictOf(
+      checkConsentGraph(graph, { ...target, domain: mapped.domain, action: mapped.action, call }, context),
+    );
+    const [strict, other] =
+      routeStrictness(second.route) > routeStrictness(verdict.route) ? [second, verdict] : [verdict, second];
+    return { ...strict, reasons: [...strict.reasons, ...other.reasons] };
+  } catch (err) {
+    const message = `the consent graph could not judge the request, so it is refused: ${err instanceof Error ? err.message : String(err)}`;
+    return refusal("graph_error", message);
+  }
+}

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import {
+  mapToGraphTarget,
+  normalizeRecipient,
+  validateGraphMapping,
+  type ActionRequest,
+  type GraphMapping,
+} from "../../src/index.js";
+import { graphOf } from "./example-graph.js";
+
+const graph = graphOf({
+  imessage: { autonomous: ["read"], requires_approval: ["send_vip"], blocked: ["send_unknown"] },
+  files: { autonomous: ["write_workspace"], requires_approval: ["write_outside_workspace"], blocked: [] },
+  vip_contacts: { darcy: "+1 (555) 010-0001", boss: "Boss <boss@example.com>" },
+});
+
+function mappingOf(raw: unknown): GraphMapping {
+  const result = validateGraphMapping(raw);
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  return result.value;
+}
+
+const mapping = mappingOf([
+  {
+    server: "imessage*",
+    tool: "send_message",
+    domain: "imessage",
+    action: "send_unknown",
+    refine: [{ recipient_vip: ["to", "recipients"], action: "send_vip" }],
+  },
+  { tool: "read_*", server: "imessage*", domain: "imessage", action: "read" },
+  {
+    tool: "write_file",
+    domain: "files",
+    action: "write_workspace",
+    refine: [{ argument: "path", not_matches: "/home/me/work/**", action: "write_outside_workspace" }],
+  },
+]);
+
+function request(tool: string, args: Record<string, unknown>, server = "imessage-mcp"): ActionRequest {
+  return { tool, server, arguments: args };
+}
+
+describe("mapToGraphTarget", () => {
+  it("maps a send to a VIP number (formatted differently) to send_vip", () => {
+    expect(mapToGraphTarget(mapping, request("send_message", { to: "+15550100001" }), graph)).toEqual({
+      domain: "imessage",
+      action: "send_vip",
+    });
+    expect(
+      mapToGraphTarget(mapping, request("send_message", { recipients: ["boss@EXAMPLE.com"] }), graph)?.action,
+    ).toBe("send_vip");
+  });
+
+  it("maps a recipient not in vip_contacts to send_unknown", () => {
+    expect(mapToGraphTarget(mapping, request("send_message", { to: "+15550999999" }), graph)?.action).toBe(
+      "send_unknown",
+    );
+    expect(
+      mapToGraphTarget(mapping, request("send_message", { to: "+15550100001, +15550999999" }), graph)?.action,
+    ).toBe("send_unknown");
+  });
+
+  it("a missing, unreadable or name-only recipient is not a VIP", () => {
+    for (const args of [{}, { to: { number: "+15550100001" } }, { to: 15550100001 }, { to: "darcy" }, { to: [] }]) {
+      expect(mapToGraphTarget(mapping, request("send_message", args), graph)?.action).toBe("send_unknown");
+    }
+  });
+
+  it("first matching entry wins, server and tool globs both count", () => {
+    expect(mapToGraphTarget(mapping, request("read_history", {}), graph)).toEqual({
+      domain: "imessage",
+      action: "read",
+    });
+    expect(mapToGraphTarget(mapping, request("read_history", {}, "mail"), graph)).toBeNull();
+    expect(mapToGraphTarget(mapping, { tool: "read_history", arguments: {} }, graph)).toBeNull();
+  });
+
+  it("refines by an argument glob; a missing argument counts as not matching", () => {
+    expect(mapToGraphTarget(mapping, request("write_file", { path: "/home/me/work/a.txt" }), graph)?.action).toBe(
+      "write_workspace",
+    );
+    expect(mapToGraphTarget(mapping, request("write_file", { path: "/etc/passwd" }), graph)?.action).toBe(
+      "write_outside_workspace",
+    );
+    expect(mapToGraphTarget(mapping, request("write_file", {}), graph)?.action).toBe("write_outside_workspace");
+  });
+
+  it("a call the mapping does not cover is not judged (null)", () => {
+    expect(mapToGraphTarget(mapping, request("delete_everything", {}), graph)).toBeNull();
+    expect(mapToGraphTarget(undefined, request("send_message", {}), graph)).toBeNull();
+  });
+
+  it("a request that names its graph target is used as is", () => {
+    const explicit = { domain: "email", action: "read", confidence: 0.5 };
+    expect(mapToGraphTarget(mapping, { ...request("send_message", { to: "x" }), graph: explicit }, graph)).toBe(
+      explicit,
+    );
+  });
+});
+
+describe("validateGraphMapping", () => {
+  it("reports unknown keys with a suggestion, bad globs and ambiguous refinements", () => {
+    const result = validateGraphMapping([
+      { tool: "send_*", domian: "email", action: "send" },
+      { tool: "[", domain: "email", action: "send" },
+      { tool: "x", domain: "email", action: "send", refine: [{ action: "a", recipient_vip: ["to"], matches: "*" }] },
+      { tool: "x", domain: "email", action: "send", refine: [{ action: "a", matches: "*" }] },
+      "nope",
+    ]);
+    expect(result.ok).toBe(false);
+    const issues = result.ok ? [] : result.issues;
+    expect(issues[0]).toMatchObject({
+      code: "unknown_key",
+      path: ["graph", "mapping", 0, "domian"],
+      help: "did you mean `domain`",
+    });
+    expect(issues.map((i) => i.code)).toEqual([
+      "unknown_key",
+      "invalid_mapping",
+      "invalid_glob",
+      "invalid_mapping",
+      "invalid_mapping",
+      "invalid_mapping",
+    ]);
+  });
+
+  it("refuses a mapping that is not a list", () => {
+    expect(validateGraphMapping({ tool: "x" }).ok).toBe(false);
+  });
+
+  it("returns a frozen copy", () => {
+    const raw = [{ tool: "x", domain: "d", action: "a" }];
+    const result = validateGraphMapping(raw);
+    expect(result.ok && Object.isFrozen(result.value[0])).toBe(true);
+    expect(result.ok && result.value[0]).not.toBe(raw[0]);
+  });
+
+  it("normalises phone numbers and addresses", () => {
+    expect(normalizeRecipient("+1 (555) 010-0001")).toBe("+15550100001");
+    expect(normalizeRecipient("Boss <Boss@Example.com>")).toBe("boss@example.com");
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { hashConsentGraph, hashGraphDomain, parseGraphReviewRecord, recordGraphReview } from "../../src/index.js";
+import { NOW, exampleGraph } from "./example-graph.js";
+
+const graph = exampleGraph();
+
+describe("review record", () => {
+  it("records every domain with the time and the content hashes", () => {
+    const result = recordGraphReview(undefined, graph, [], NOW);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(Object.keys(result.value.domains)).toEqual(Object.keys(graph.domains));
+    expect(result.value.domains["email"]).toEqual({
+      reviewed_at: "2026-01-15T12:00:00.000Z",
+      domain_hash: hashGraphDomain(graph.domains["email"]!),
+      graph_hash: hashConsentGraph(graph),
+    });
+    expect(hashConsentGraph(graph)).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("records named domains only and keeps earlier reviews", () => {
+    const first = recordGraphReview(undefined, graph, ["email"], new Date("2026-01-01T00:00:00Z"));
+    const second = first.ok ? recordGraphReview(first.value, graph, ["cron"], NOW) : first;
+    expect(second.ok && Object.keys(second.value.domains).sort()).toEqual(["cron", "email"]);
+    expect(second.ok && second.value.domains["email"]?.reviewed_at).toBe("2026-01-01T00:00:00.000Z");
+  });
+
+  it("refuses an unknown domain with a suggestion and records nothing", () => {
+    const result = recordGraphReview(undefined, graph, ["emial"], NOW);
+    expect(result.ok ? [] : result.issues).toEqual([
+      expect.objectContaining({ code: "unknown_domain", help: "did you mean `email`" }),
+    ]);
+  });
+
+  it("round-trips through JSON and rejects a malformed record", () => {
+    const result = recordGraphReview(undefined, graph, [], NOW);
+    const parsed = result.ok ? parseGraphReviewRecord(JSON.stringify(result.value)) : result;
+    expect(parsed.ok && parsed.value).toEqual(result.ok && result.value);
+    for (const bad of [
+      "{",
+      "[]",
+      '{"version": 2, "domains": {}}',
+      '{"version": 1, "domains": {"email": {"reviewed_at": "x"}}}',
+      '{"version": 1}',
+    ]) {
+      expect(parseGraphReviewRecord(bad).ok).toBe(false);
+    }
+  });
+
+  it("the hash ignores key order and counts a missing list as empty", () => {
+    const a = recordGraphReview(undefined, graph, ["cron"], NOW);
+    expect(a.ok).toBe(true);
+    expect(
+      hashGraphDomain({
+        blocked: [],
+        requires_approval: ["create", "delete"],
+        autonomous: ["list", "run_existing", "update_schedule"],
+        trust_level: "high",
+      }),
+    ).toBe(hashGraphDomain(graph.domains["cron"]!));
+  });
+});
