@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { connectClient, decideByTool, fixture, memoryAudit, scriptedBroker, startInMemory, textOf } from "./harness.js";
 import type { ConsentAsk, ConsentOutcome } from "../src/index.js";
 
@@ -111,7 +111,7 @@ describe("ask and defer wait for a person through the broker", () => {
       ask.onProgress?.("sent to the terminal");
       return held;
     });
-    const ticks: { progress: number; message?: string }[] = [];
+    const ticks: Progress[] = [];
     const result = await env.client.request(
       { method: "tools/call", params: { name: "transfer", arguments: { amount: 7 } } },
       CallToolResultSchema,

@@ -38,7 +38,7 @@ export class ProxyCatalog {
   /** The union of every connected upstream's tools. */
   tools(): NameIndex<UpstreamTool> {
     this.#tools ??= buildNameIndex(
-      this.#pool.connected().map((u) => ({ server: u.spec.name, items: u.tools })),
+      this.#pool.list().map((u) => ({ server: u.spec.name, items: u.tools, live: u.status === "connected" })),
       this.#mode,
     );
     return this.#tools;

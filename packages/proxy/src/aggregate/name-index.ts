@@ -7,6 +7,11 @@ export const PREFIX_SEPARATOR = "__";
 export interface NamedListing<T extends { readonly name: string }> {
   readonly server: string;
   readonly items: readonly T[];
+  /**
+   * False for a server that is down: its last names still count for collisions (so the names the agent
+   * sees stay stable while it is away) but are not served.
+   */
+  readonly live?: boolean;
 }
 
 /** Where an exposed name leads. */
@@ -44,6 +49,7 @@ export function buildNameIndex<T extends { readonly name: string }>(
   const exposed: T[] = [];
   const dropped: { server: string; name: string }[] = [];
   for (const listing of listings) {
+    if (listing.live === false) continue;
     for (const item of listing.items) {
       const prefixed = mode === "always" || (mode === "on-collision" && (owners.get(item.name) ?? 0) > 1);
       const exposedName = prefixed ? `${listing.server}${PREFIX_SEPARATOR}${item.name}` : item.name;

@@ -206,7 +206,7 @@ function parseCommandEntry(
     name,
     transport: "stdio",
     command: program ?? "",
-    args: [...rest, ...((args) ?? [])],
+    args: [...rest, ...(args ?? [])],
     ...(env !== undefined ? { env: env as Record<string, string> } : {}),
     ...(typeof cwd === "string" ? { cwd } : {}),
     ...trust,

@@ -54,12 +54,18 @@ export class UpstreamPool {
   readonly #upstreams = new Map<string, MutableUpstream>();
   readonly #events: UpstreamPoolEvents;
   readonly #timeoutMs: number;
+  readonly #startTimeoutMs: number;
   #closing = false;
 
-  constructor(specs: readonly UpstreamSpec[], events: UpstreamPoolEvents, timeoutMs: number) {
+  /**
+   * @param timeoutMs - bound on one call (progress resets it)
+   * @param startTimeoutMs - bound on connecting and on listing tools (a server's start can be slow: `npx -y`)
+   */
+  constructor(specs: readonly UpstreamSpec[], events: UpstreamPoolEvents, timeoutMs: number, startTimeoutMs = 60_000) {
     for (const spec of specs) this.#upstreams.set(spec.name, { spec, status: "connecting", tools: [] });
     this.#events = events;
     this.#timeoutMs = timeoutMs;
+    this.#startTimeoutMs = Math.max(startTimeoutMs, timeoutMs);
   }
 
   /** Connects every upstream and fetches its tools; resolves when each has connected or failed. */
@@ -107,7 +113,7 @@ export class UpstreamPool {
           prepare: (c) => this.#prepare(name, c),
           ...(this.#events.onStderrLine ? { onStderrLine: (line) => this.#events.onStderrLine?.(name, line) } : {}),
         },
-        this.#timeoutMs,
+        this.#startTimeoutMs,
       );
       upstream.client = client;
       upstream.capabilities = client.getServerCapabilities() ?? {};
@@ -153,7 +159,8 @@ export class UpstreamPool {
     const tools: UpstreamTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const result = await this.request(name, "tools/list", cursor !== undefined ? { cursor } : undefined);
+      const params = cursor !== undefined ? { cursor } : undefined;
+      const result = await this.request(name, "tools/list", params, { timeout: this.#startTimeoutMs });
       const items = Array.isArray(result["tools"]) ? (result["tools"] as unknown[]) : [];
       for (const item of items) if (isNamed(item)) tools.push(item);
       cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
