@@ -1,0 +1,77 @@
+import { readFileSync } from "node:fs";
+import { parseDocument, Scalar, type Document } from "yaml";
+import { ok, openConfigSecret, isSealedSecret, type Result } from "@acp/core";
+import { writeFileAtomic } from "./atomic-write.js";
+import { homePaths } from "./paths.js";
+import { failWith, ioMessage } from "./result.js";
+
+/** Largest `config.yml` we read (1 MiB). */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** A config key path: dotted lower-case identifiers (`telegram.bot_token`). */
+export const CONFIG_PATH_PATTERN = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
+
+/** Reads `config.yml` as a YAML document, comments and all (`config_malformed` when it does not parse). */
+export function readConfigDocument(home: string): Result<Document> {
+  const path = homePaths(home).config;
+  let text: string;
+  try {
+    const buf = readFileSync(path);
+    if (buf.length > MAX_CONFIG_BYTES) return failWith("config_malformed", `\`${path}\` is larger than 1 MiB`);
+    text = buf.toString("utf8");
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+    return failWith(
+      missing ? "config_missing" : "config_unreadable",
+      `cannot read \`${path}\`: ${ioMessage(err)}${missing ? " (run `acp init`)" : ""}`,
+    );
+  }
+  const doc = parseDocument(text, { uniqueKeys: true });
+  const error = doc.errors[0];
+  if (error !== undefined) {
+    const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
+    return failWith(
+      "config_malformed",
+      `config.yml:${line}:${col}: ${error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml"}`,
+    );
+  }
+  return ok(doc);
+}
+
+/**
+ * Sets a value at a dotted path of a config document, keeping every comment, and writes `config.yml`
+ * atomically (0600). A path through a non-map value is `config_path_invalid`.
+ */
+export function writeConfigValue(home: string, doc: Document, path: string, value: string): Result<void> {
+  if (!CONFIG_PATH_PATTERN.test(path))
+    return failWith("config_path_invalid", `\`${path}\` is not a config key path (like \`telegram.bot_token\`)`);
+  try {
+    const keys = path.split(".");
+    const existing = doc.getIn(keys, true);
+    if (existing instanceof Scalar) existing.value = value;
+    else doc.setIn(keys, value);
+  } catch {
+    return failWith("config_path_invalid", `\`${path}\` goes through a value that is not a map in config.yml`);
+  }
+  try {
+    writeFileAtomic(homePaths(home).config, doc.toString());
+    return ok(undefined);
+  } catch (err) {
+    return failWith("config_write_failed", `cannot write config.yml: ${ioMessage(err)}`);
+  }
+}
+
+/**
+ * The plain value of a config secret: an `encrypted:<…>` value at `path` is opened with the master seed;
+ * an empty or missing value is undefined; a plain (unsealed) value is `config_secret_plain`.
+ */
+export function readConfigSecret(doc: Document, path: string, seed: Uint8Array): Result<string | undefined> {
+  const value: unknown = doc.getIn(path.split("."));
+  if (value === undefined || value === null || value === "") return ok(undefined);
+  if (!isSealedSecret(value)) {
+    return failWith(
+      "config_secret_plain",
+      `\`${path}\` in config.yml is not sealed (run \`acp config set-secret ${path}\`)`,
+    );
+  }
+  return openConfigSecret(value, path, seed);
+}

@@ -1,0 +1,15 @@
+/** `$ACP_HOME`: its layout and modes, keys, config with comments kept, the vault file, permission checks. */
+export { homePaths, HOME_DIR_MODE, HOME_FILE_MODE, type HomePaths } from "./paths.js";
+export { writeFileAtomic } from "./atomic-write.js";
+export { configTemplate, STARTER_POLICY } from "./templates.js";
+export { createHome, isExistingHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
+export { readPublicKeyHex, readPrivateKeyFile, loadMasterSeed } from "./keys.js";
+export { readVault, writeVault, MAX_VAULT_BYTES } from "./vault-store.js";
+export {
+  readConfigDocument,
+  writeConfigValue,
+  readConfigSecret,
+  CONFIG_PATH_PATTERN,
+  MAX_CONFIG_BYTES,
+} from "./config-file.js";
+export { checkHomePermissions, type HomeCheck } from "./permissions.js";

@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+import { ok, parsePrivateKeyFile, unwrapPrivateKey, type PrivateKeyFileV1, type Result } from "@acp/core";
+import { homePaths } from "./paths.js";
+import { failWith, ioMessage } from "./result.js";
+
+/** Largest key file we read; anything bigger is not ours. */
+const MAX_KEY_FILE_BYTES = 64 * 1024;
+
+function readSmall(path: string, what: string): Result<string> {
+  try {
+    const buf = readFileSync(path);
+    if (buf.length > MAX_KEY_FILE_BYTES) return failWith("key_file_malformed", `${what} is too large to be a key file`);
+    return ok(buf.toString("utf8"));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === "ENOENT") return failWith("key_missing", `${what} not found: \`${path}\` (run \`acp init\`)`);
+    return failWith("key_unreadable", `cannot read ${what} \`${path}\`: ${ioMessage(err)}`);
+  }
+}
+
+/** Reads `keys/public.key`: 64 lowercase hex digits (a trailing newline is allowed). */
+export function readPublicKeyHex(home: string): Result<string> {
+  const text = readSmall(homePaths(home).publicKey, "public key");
+  if (!text.ok) return text;
+  const hex = text.value.trim();
+  if (!/^[0-9a-f]{64}$/.test(hex))
+    return failWith("key_file_malformed", "public key file is not 64 lowercase hex digits");
+  return ok(hex);
+}
+
+/** Reads and parses `keys/private.key` (not decrypted). */
+export function readPrivateKeyFile(home: string): Result<PrivateKeyFileV1> {
+  const text = readSmall(homePaths(home).privateKey, "private key");
+  return text.ok ? parsePrivateKeyFile(text.value) : text;
+}
+
+/**
+ * The master Ed25519 seed of a home: reads `keys/private.key`, opens it with the passphrase, and checks
+ * it against `keys/public.key` (`key_mismatch` when they are not a pair). The seed signs consent proofs
+ * and keys the vault; callers keep it in memory only.
+ */
+export function loadMasterSeed(home: string, passphrase: string | undefined): Result<Uint8Array> {
+  const file = readPrivateKeyFile(home);
+  if (!file.ok) return file;
+  const pub = readPublicKeyHex(home);
+  if (!pub.ok) return pub;
+  if (pub.value !== file.value.public_key) {
+    return failWith("key_mismatch", "keys/public.key and keys/private.key are not a pair");
+  }
+  return unwrapPrivateKey(file.value, passphrase);
+}

@@ -1,0 +1,123 @@
+/**
+ * The files `acp init` writes: a commented `config.yml` (§8.1) and a starter `policy.yml` (§5.1) that is
+ * safe by default: reads allowed; writes, sends, publishing and deletes ask; money, shells, deploys and
+ * other destructive system tools refused; anything unmatched asks.
+ */
+
+/** The commented `config.yml` of a new home; `policyPath` is written as `defaults.policy`. */
+export function configTemplate(policyPath: string): string {
+  return `# ACP configuration (consent protocol §8.1), written by \`acp init\`.
+# Edit freely: ACP keeps these comments when it writes to this file (\`acp config set-secret\`).
+# Reference: docs/reference/home.md
+
+# Format version of this file. Always "1" for now.
+version: "1"
+
+# Where consent requests go when a rule says \`ask\`: prompt (this terminal), telegram or webhook.
+channel: prompt
+
+# The Telegram channel (used when channel is telegram).
+telegram:
+  # The bot token, sealed with the vault key as "encrypted:<base64>". Never paste a plain token here;
+  # run \`acp config set-secret telegram.bot_token\` and give the token on stdin.
+  bot_token: ""
+  # The chat that receives consent requests (a number, as a string).
+  chat_id: ""
+
+# The webhook channel (used when channel is webhook).
+webhook:
+  # Where consent requests are POSTed.
+  url: ""
+  # The shared secret that signs webhook calls, sealed like bot_token:
+  # \`acp config set-secret webhook.secret\`.
+  secret: ""
+
+# The MCP proxy.
+proxy:
+  # The local port the proxy listens on for HTTP clients.
+  port: 8443
+  # The real MCP servers behind the proxy; each has a name and a command (stdio) or a url (HTTP). Example:
+  #   - name: "files"
+  #     command: "npx @modelcontextprotocol/server-filesystem /tmp"
+  #   - name: "github"
+  #     url: "http://localhost:3001"
+  upstream_servers: []
+
+# Defaults for consent requests and the policy.
+defaults:
+  # Seconds a consent request waits for an answer before it is denied.
+  timeout_seconds: 120
+  # The policy file.
+  policy: ${JSON.stringify(policyPath)}
+`;
+}
+
+/** The starter `policy.yml`: safe by default. */
+export const STARTER_POLICY = `# ACP policy (consent protocol §5.1), written by \`acp init\`. Safe by default:
+# reads are allowed; writes, messages, publishing and deletes ask you first; money, shells, deploys and
+# other destructive system tools are refused; anything no rule matches asks.
+# Rules are read top to bottom and the first match wins. Check a change with \`acp policy validate\`.
+version: "1"
+
+# What happens when no rule matches: ask a human.
+default_action: ask
+
+rules:
+  # Reading (read_*, get_*, list_*, search_* and tools marked read-only) runs without asking.
+  - id: allow-reads
+    match:
+      category: read
+    action: allow
+
+  # Moving money is never done on an agent's say-so.
+  - id: refuse-financial
+    match:
+      category: financial
+    action: deny
+
+  # Deleting asks, at high risk.
+  - id: ask-delete
+    match:
+      tool: "delete_*"
+    action: ask
+    level: high
+  - id: ask-remove
+    match:
+      tool: "remove_*"
+    action: ask
+    level: high
+
+  # Other destructive system tools (drop_*, exec*, shell_*, deploy_*, anything else classed system) are refused.
+  - id: refuse-system
+    match:
+      category: system
+    action: deny
+
+  # Acting in the physical world is refused.
+  - id: refuse-physical
+    match:
+      category: physical
+    action: deny
+
+  # Writing asks.
+  - id: ask-writes
+    match:
+      category: write
+    action: ask
+    level: medium
+
+  # Sending messages and email asks, at high risk, and at most 20 a minute.
+  - id: ask-communication
+    match:
+      category: communication
+    action: ask
+    level: high
+    rate_limit: "20/minute"
+
+  # Publishing asks, at high risk.
+  - id: ask-public
+    match:
+      category: public
+    action: ask
+    level: high
+`;

@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { ok, openVault, sealVault, type RandomBytes, type Result, type VaultEntries } from "@acp/core";
+import { writeFileAtomic } from "./atomic-write.js";
+import { homePaths } from "./paths.js";
+import { failWith, ioMessage } from "./result.js";
+
+/** Largest `vault.json` we read (16 MiB). */
+export const MAX_VAULT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads and opens `vault.json` with the master seed. A missing vault is empty; a corrupted one is
+ * `vault_malformed` or `vault_decrypt_failed`, and nothing is written.
+ */
+export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> {
+  const path = homePaths(home).vault;
+  let text: string;
+  try {
+    const buf = readFileSync(path);
+    if (buf.length > MAX_VAULT_BYTES) return failWith("vault_malformed", `\`${path}\` is larger than 16 MiB`);
+    text = buf.toString("utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});
+    return failWith("vault_unreadable", `cannot read \`${path}\`: ${ioMessage(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return failWith("vault_malformed", `\`${path}\` is not json (corrupted); it was left as it is`);
+  }
+  const opened = openVault(parsed, seed);
+  if (opened.ok) return opened;
+  const first = opened.issues[0];
+  return failWith(
+    first?.code ?? "vault_malformed",
+    `\`${path}\`: ${first?.message ?? "invalid"}; it was left as it is`,
+  );
+}
+
+/** Seals the entries with a fresh salt and IV and replaces `vault.json` atomically (0600). */
+export function writeVault(
+  home: string,
+  entries: VaultEntries,
+  seed: Uint8Array,
+  randomBytes: RandomBytes,
+): Result<void> {
+  const path = homePaths(home).vault;
+  try {
+    writeFileAtomic(path, `${JSON.stringify(sealVault(entries, seed, randomBytes), null, 2)}\n`);
+    return ok(undefined);
+  } catch (err) {
+    return failWith("vault_write_failed", `cannot write \`${path}\`: ${ioMessage(err)}`);
+  }
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parsePolicy, wrapPrivateKey, sealConfigSecret, type ScryptParams } from "@acp/core";
+import {
+  checkHomePermissions,
+  configTemplate,
+  createHome,
+  homePaths,
+  loadMasterSeed,
+  readConfigDocument,
+  readConfigSecret,
+  readVault,
+  STARTER_POLICY,
+  writeConfigValue,
+  writeFileAtomic,
+  writeVault,
+} from "../../src/home/index.js";
+
+const FAST: ScryptParams = { log_n: 10, r: 8, p: 1 };
+const SEED = new Uint8Array(32).fill(9);
+const root = mkdtempSync(join(tmpdir(), "acp-home-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+
+function newHome(passphrase: string | null = "pw"): string {
+  const home = join(root, `h${++n}`);
+  const r = createHome(home, {
+    privateKeyFile: wrapPrivateKey(SEED, passphrase, randomBytes, FAST),
+    configText: configTemplate(join(home, "policy.yml")),
+    policyText: STARTER_POLICY,
+    force: false,
+    stamp: "t",
+  });
+  if (!r.ok) throw new Error(r.issues[0]?.message);
+  return home;
+}
+
+function mode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+describe("home layout", () => {
+  it("creates the home and keys/ 0700 and every file 0600", () => {
+    const home = newHome();
+    const p = homePaths(home);
+    expect(mode(home)).toBe(0o700);
+    expect(mode(p.keysDir)).toBe(0o700);
+    for (const f of [p.config, p.policy, p.privateKey, p.publicKey]) expect(mode(f)).toBe(0o600);
+    expect(readFileSync(p.publicKey, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(checkHomePermissions(home).every((c) => c.status === "ok")).toBe(true);
+  });
+
+  it("refuses to overwrite an existing home without force, and moves the old vault aside with it", () => {
+    const home = newHome();
+    writeVault(home, { A: "1" }, SEED, randomBytes);
+    const input = {
+      privateKeyFile: wrapPrivateKey(SEED, "pw", randomBytes, FAST),
+      configText: 'version: "1"\n',
+      policyText: STARTER_POLICY,
+      stamp: "2026",
+    };
+    const refused = createHome(home, { ...input, force: false });
+    expect(refused.ok ? "ok" : refused.issues[0]?.code).toBe("home_exists");
+    expect(readFileSync(homePaths(home).config, "utf8")).toContain("# ACP configuration");
+    const forced = createHome(home, { ...input, force: true });
+    expect(forced.ok).toBe(true);
+    if (forced.ok) expect(forced.value.vaultMovedTo).toBe(`${homePaths(home).vault}.replaced-2026`);
+    expect(existsSync(`${homePaths(home).vault}.replaced-2026`)).toBe(true);
+    expect(existsSync(homePaths(home).vault)).toBe(false);
+  });
+
+  it("flags files others can read and directories others can enter", () => {
+    const home = newHome();
+    chmodSync(homePaths(home).privateKey, 0o644);
+    chmodSync(home, 0o755);
+    const bad = checkHomePermissions(home)
+      .filter((c) => c.status === "fail")
+      .map((c) => c.name);
+    expect(bad).toEqual(["permissions home", "permissions keys/private.key"]);
+  });
+
+  it("writes files atomically with mode 0600 and leaves no temporary file", () => {
+    const dir = join(root, "atomic");
+    createHome(dir, {
+      privateKeyFile: wrapPrivateKey(SEED, null, randomBytes),
+      configText: "",
+      policyText: "",
+      force: false,
+      stamp: "",
+    });
+    const target = join(dir, "x.json");
+    writeFileAtomic(target, "one");
+    writeFileAtomic(target, "two");
+    expect(readFileSync(target, "utf8")).toBe("two");
+    expect(mode(target)).toBe(0o600);
+    expect(readFileSync(join(dir, "x.json"), "utf8")).toBe("two");
+    expect(statSync(dir).isDirectory()).toBe(true);
+  });
+});
+
+describe("starter files", () => {
+  it("the config template is §8.1 YAML with a comment on every key", () => {
+    const text = configTemplate("/home/me/.acp/policy.yml");
+    const cfg = parse(text) as Record<string, unknown>;
+    expect(Object.keys(cfg)).toEqual(["version", "channel", "telegram", "webhook", "proxy", "defaults"]);
+    const lines = text.split("\n");
+    for (const [i, line] of lines.entries()) {
+      if (/^\s*[a-z_]+:/.test(line)) expect(lines[i - 1] ?? "", `line ${i + 1}: ${line}`).toMatch(/^\s*#/);
+    }
+  });
+
+  it("the starter policy validates and is safe by default", () => {
+    const r = parsePolicy(STARTER_POLICY);
+    expect(r.ok ? "ok" : r.issues).toBe("ok");
+    if (!r.ok) return;
+    expect(r.value.default_action).toBe("ask");
+    const byCategory = (c: string): string | undefined => r.value.rules.find((x) => x.match.category === c)?.action;
+    expect(byCategory("read")).toBe("allow");
+    expect(byCategory("financial")).toBe("deny");
+    expect(byCategory("system")).toBe("deny");
+    expect(byCategory("write")).toBe("ask");
+    expect(byCategory("communication")).toBe("ask");
+  });
+});
+
+describe("keys", () => {
+  it("opens the master key with the passphrase and explains what is wrong otherwise", () => {
+    const home = newHome("secret pass");
+    const good = loadMasterSeed(home, "secret pass");
+    expect(good.ok && Buffer.from(good.value).equals(Buffer.from(SEED))).toBe(true);
+    const code = (r: ReturnType<typeof loadMasterSeed>): string => (r.ok ? "ok" : (r.issues[0]?.code ?? ""));
+    expect(code(loadMasterSeed(home, "nope"))).toBe("key_passphrase_wrong");
+    expect(code(loadMasterSeed(home, undefined))).toBe("key_passphrase_required");
+    const p = homePaths(home);
+    const text = readFileSync(p.privateKey, "utf8");
+    writeFileSync(p.privateKey, text.slice(0, 40));
+    expect(code(loadMasterSeed(home, "secret pass"))).toBe("key_file_malformed");
+    rmSync(p.privateKey);
+    expect(code(loadMasterSeed(home, "secret pass"))).toBe("key_missing");
+  });
+});
+
+describe("vault file on disk", () => {
+  it("round-trips, rewrites with a fresh iv, and never holds the value in plain text", () => {
+    const home = newHome();
+    expect(readVault(home, SEED)).toEqual({ ok: true, value: {} });
+    writeVault(home, { TOKEN: "canary-vault-value" }, SEED, randomBytes);
+    const first = readFileSync(homePaths(home).vault, "utf8");
+    writeVault(home, { TOKEN: "canary-vault-value" }, SEED, randomBytes);
+    const second = readFileSync(homePaths(home).vault, "utf8");
+    expect(first).not.toContain("canary");
+    expect((JSON.parse(first) as { iv: string }).iv).not.toBe((JSON.parse(second) as { iv: string }).iv);
+    expect(mode(homePaths(home).vault)).toBe(0o600);
+    expect(readVault(home, SEED)).toEqual({ ok: true, value: { TOKEN: "canary-vault-value" } });
+  });
+
+  it("reports a corrupted vault and leaves it as it is", () => {
+    const home = newHome();
+    writeFileSync(homePaths(home).vault, '{"version":1,');
+    const r = readVault(home, SEED);
+    expect(r.ok ? "ok" : r.issues[0]?.code).toBe("vault_malformed");
+    expect(readFileSync(homePaths(home).vault, "utf8")).toBe('{"version":1,');
+  });
+});
+
+describe("config.yml", () => {
+  it("sets a sealed secret and keeps every comment", () => {
+    const home = newHome();
+    const doc = readConfigDocument(home);
+    if (!doc.ok) throw new Error("config");
+    const sealed = sealConfigSecret("123:tok-canary", "telegram.bot_token", SEED, randomBytes);
+    expect(writeConfigValue(home, doc.value, "telegram.bot_token", sealed).ok).toBe(true);
+    const text = readFileSync(homePaths(home).config, "utf8");
+    const commentsBefore = configTemplate(join(home, "policy.yml"))
+      .split("\n")
+      .filter((l) => l.trim().startsWith("#"));
+    const commentsAfter = text.split("\n").filter((l) => l.trim().startsWith("#"));
+    expect(commentsAfter).toEqual(commentsBefore);
+    expect(text).not.toContain("canary");
+    const again = readConfigDocument(home);
+    if (!again.ok) throw new Error("config");
+    expect(readConfigSecret(again.value, "telegram.bot_token", SEED)).toEqual({ ok: true, value: "123:tok-canary" });
+    expect(readConfigSecret(again.value, "webhook.secret", SEED)).toEqual({ ok: true, value: undefined });
+  });
+
+  it("refuses a path through a scalar and reports unparsable YAML with its position", () => {
+    const home = newHome();
+    const doc = readConfigDocument(home);
+    if (!doc.ok) throw new Error("config");
+    const r = writeConfigValue(home, doc.value, "version.x", "y");
+    expect(r.ok ? "ok" : r.issues[0]?.code).toBe("config_path_invalid");
+    writeFileSync(homePaths(home).config, "a: [\n");
+    const bad = readConfigDocument(home);
+    expect(bad.ok ? "ok" : bad.issues[0]?.code).toBe("config_malformed");
+  });
+});
