@@ -2,3 +2,4 @@ export * from "./sqlite/index.js";
 export * from "./rate-limit/index.js";
 export * from "./nonce/index.js";
 export * from "./home/index.js";
+export * from "./pending/index.js";

@@ -1,0 +1,292 @@
+import { randomBytes } from "node:crypto";
+import type { ConsentBroker } from "../gate/types.js";
+import type { PendingConsentStore } from "@acp/store";
+import type {
+  BrokerAsk,
+  BrokerOutcome,
+  ConsentAuditSink,
+  SignConsentResponse,
+  VerifyConsentResponse,
+} from "./broker-types.js";
+import { ApprovalGrants, grantKey } from "./grants.js";
+import { restoreRedacted } from "./redact.js";
+import { buildConsentRequest, type ConsentAgentInfo } from "./request.js";
+import { buildUnsignedResponse, checkHumanAnswer } from "./response.js";
+import { describeScope } from "./scope.js";
+import { realTimers, type ConsentTimers } from "./timers.js";
+import type {
+  ApprovalScope,
+  ChannelSettlement,
+  ConsentChannel,
+  ConsentRequestV02,
+  ConsentResponseV02,
+  HumanAnswer,
+} from "./types.js";
+import { ABORT_ANSWERED, ABORT_EXPIRED, ABORT_WITHDRAWN, waitForFirstAnswer, type WaitResult } from "./wait.js";
+import { checkAvailability } from "./availability.js";
+import { createConsentRecorder, type ConsentRecorder } from "./record.js";
+
+/** What `createConsentBroker` needs. */
+export interface ConsentBrokerOptions {
+  /** Every request is delivered to each available channel at once; the first answer wins. */
+  readonly channels: readonly ConsentChannel[];
+  /** Signs the human's answer (Ed25519, §6). */
+  readonly sign: SignConsentResponse;
+  /** Verifies the signed answer before anything is approved. */
+  readonly verify: VerifyConsentResponse;
+  /** When given, every request is written to the pending-consent table (so `acp pending` lists it) and closed there. */
+  readonly store?: PendingConsentStore;
+  readonly clock: () => Date;
+  /** Fresh random bytes (ids and nonces). Default: node:crypto. */
+  readonly random?: (size: number) => Uint8Array;
+  /** Receives `consent_requested`, `consent_approved`, `consent_denied`, `consent_expired`, `consent_withdrawn`. */
+  readonly audit?: ConsentAuditSink;
+  readonly timers?: ConsentTimers;
+  /** The §4.1 `agent` fields for requests whose ask names no agent. */
+  readonly agent?: ConsentAgentInfo;
+  /** How long a `session` approval lasts at most. Default 12 hours. */
+  readonly sessionApprovalMs?: number;
+  /** How often a waiting caller hears "still waiting" through `onProgress`. Default 10 s; 0 turns it off. */
+  readonly progressIntervalMs?: number;
+  /** How long `isAvailable()` may take before a channel counts as unavailable. Default 2 s. */
+  readonly availabilityTimeoutMs?: number;
+}
+
+/** The broker: `ask` puts a request before a person and resolves with a verified outcome. Never rejects. */
+export interface ConsentBrokerHandle extends ConsentBroker {
+  ask(request: BrokerAsk): Promise<BrokerOutcome>;
+  /** Closes every channel. */
+  close(): Promise<void>;
+}
+
+interface OpenRequest {
+  readonly ask: BrokerAsk;
+  readonly request: ConsentRequestV02;
+  readonly channels: readonly ConsentChannel[];
+}
+
+class ConsentBrokerImpl implements ConsentBrokerHandle {
+  readonly #o: ConsentBrokerOptions;
+  readonly #timers: ConsentTimers;
+  readonly #random: (size: number) => Uint8Array;
+  readonly #grants = new ApprovalGrants();
+  readonly #record: ConsentRecorder;
+
+  constructor(options: ConsentBrokerOptions) {
+    this.#o = options;
+    this.#timers = options.timers ?? realTimers;
+    this.#random = options.random ?? ((size) => randomBytes(size));
+    this.#record = createConsentRecorder(options.audit);
+  }
+
+  async ask(ask: BrokerAsk): Promise<BrokerOutcome> {
+    try {
+      return await this.#ask(ask);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "denied", reason: `consent failed: ${message}` };
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#o.channels.map(async (c) => c.close?.()));
+  }
+
+  async #ask(ask: BrokerAsk): Promise<BrokerOutcome> {
+    if (ask.signal.aborted) return { kind: "withdrawn" };
+    const reused = await this.#reuseGrant(ask);
+    if (reused !== null) return reused;
+    const request = buildConsentRequest(ask, {
+      now: this.#o.clock(),
+      random: this.#random,
+      ...(this.#o.agent !== undefined ? { agent: this.#o.agent } : {}),
+    });
+    const channels = await checkAvailability(this.#o.channels, {
+      timers: this.#timers,
+      timeoutMs: this.#o.availabilityTimeoutMs ?? 2_000,
+      ...(ask.onProgress !== undefined ? { onProgress: ask.onProgress } : {}),
+    });
+    if (channels.length === 0) {
+      const reason = "no consent channel is available";
+      await this.#record.event("consent_denied", ask, request, { reason });
+      return { kind: "denied", reason };
+    }
+    const open: OpenRequest = { ask, request, channels };
+    this.#o.store?.insert({
+      id: request.id,
+      nonce: request.nonce,
+      sessionId: ask.sessionId,
+      server: ask.server,
+      tool: ask.tool,
+      request,
+      reasons: ask.decision.reasons,
+      createdAtMs: Date.parse(request.timestamp),
+      expiresAtMs: Date.parse(request.expires_at),
+    });
+    if (!(await this.#record.event("consent_requested", ask, request, { channels: channels.map((c) => c.name) }))) {
+      await this.#settle(open, "denied");
+      return { kind: "denied", reason: "the audit trail could not record the consent request" };
+    }
+    const result = await this.#wait(open);
+    return this.#conclude(open, result);
+  }
+
+  async #wait(open: OpenRequest): Promise<WaitResult> {
+    const { ask, request } = open;
+    const control = new AbortController();
+    const onWithdraw = (): void => control.abort(ABORT_WITHDRAWN);
+    ask.signal.addEventListener("abort", onWithdraw, { once: true });
+    const expiry = this.#timers.setTimeout(() => control.abort(ABORT_EXPIRED), ask.timeoutMs);
+    const stopProgress = this.#startProgress(open);
+    try {
+      return await waitForFirstAnswer(
+        open.channels,
+        { request, reasons: ask.decision.reasons, sessionId: ask.sessionId },
+        control,
+      );
+    } finally {
+      stopProgress();
+      this.#timers.clearTimeout(expiry);
+      ask.signal.removeEventListener("abort", onWithdraw);
+      if (!control.signal.aborted) control.abort(ABORT_ANSWERED);
+    }
+  }
+
+  #startProgress(open: OpenRequest): () => void {
+    const { onProgress } = open.ask;
+    if (onProgress === undefined) return () => undefined;
+    const names = open.channels.map((c) => c.name).join(", ");
+    onProgress(`waiting for a person to approve \`${open.ask.tool}\` (${open.request.id}) via ${names}`);
+    const interval = this.#o.progressIntervalMs ?? 10_000;
+    if (interval <= 0) return () => undefined;
+    let handle: unknown;
+    const tick = (): void => {
+      onProgress(`still waiting for consent on ${open.request.id} (expires ${open.request.expires_at})`);
+      handle = this.#timers.setTimeout(tick, interval);
+    };
+    handle = this.#timers.setTimeout(tick, interval);
+    return () => this.#timers.clearTimeout(handle);
+  }
+
+  async #conclude(open: OpenRequest, result: WaitResult): Promise<BrokerOutcome> {
+    const { ask, request } = open;
+    if (result.kind === "expired" || result.kind === "withdrawn") {
+      await this.#settle(open, result.kind);
+      await this.#record.event(`consent_${result.kind}`, ask, request, {});
+      return { kind: result.kind };
+    }
+    if (result.kind === "failed") {
+      const reason = `no consent channel could deliver the request: ${result.messages.join("; ")}`;
+      return this.#deny(open, reason);
+    }
+    const problem = checkHumanAnswer(result.answer, this.#o.clock());
+    if (problem !== null) return this.#deny(open, `refused a malformed answer from ${result.channel.name}: ${problem}`);
+    return this.#signAndVerify(open, result.answer as HumanAnswer, result.channel);
+  }
+
+  async #signAndVerify(open: OpenRequest, answer: HumanAnswer, channel: ConsentChannel): Promise<BrokerOutcome> {
+    const { ask, request } = open;
+    const now = this.#o.clock();
+    const unsigned = buildUnsignedResponse(answer, request, {
+      now,
+      channel: channel.name,
+      sessionId: ask.sessionId,
+      sessionMs: this.#o.sessionApprovalMs ?? 12 * 3_600_000,
+    });
+    const response = await this.#o.sign({ response: unsigned, request, arguments: ask.arguments });
+    if (!(await this.#verified(response, request, ask.arguments, now))) {
+      return this.#deny(open, "the consent response failed verification");
+    }
+    if (response.decision === "denied") {
+      const by = `denied by \`${answer.approverId}\` via ${channel.name}`;
+      return this.#deny(open, answer.reason === undefined ? by : `${by}: ${answer.reason}`, response);
+    }
+    const args =
+      response.modifications === null
+        ? ask.arguments
+        : { ...ask.arguments, ...(restoreRedacted(ask.arguments, response.modifications) as Record<string, unknown>) };
+    const scope: ApprovalScope = answer.scope ?? "once";
+    const fields = { decision: response.decision, scope: describeScope(scope), consent_response: response };
+    if (!(await this.#record.event("consent_approved", ask, request, fields))) {
+      return this.#deny(open, "the audit trail could not record the approval", response);
+    }
+    await this.#settle(open, "approved");
+    if (scope !== "once") this.#remember(ask, { scope, arguments: args, request, response });
+    return { kind: "approved", arguments: args, consentResponse: response, scope };
+  }
+
+  async #verified(
+    response: ConsentResponseV02,
+    request: ConsentRequestV02,
+    args: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
+    if (response.request_id !== request.id || response.nonce !== request.nonce) return false;
+    try {
+      const verdict = await this.#o.verify({ response, request, arguments: args, now });
+      return verdict === true || (typeof verdict === "object" && verdict.ok === true);
+    } catch {
+      return false;
+    }
+  }
+
+  async #deny(open: OpenRequest, reason: string, response?: ConsentResponseV02): Promise<BrokerOutcome> {
+    await this.#settle(open, "denied");
+    const extra = response === undefined ? {} : { consent_response: response };
+    await this.#record.event("consent_denied", open.ask, open.request, { reason, ...extra });
+    return response === undefined ? { kind: "denied", reason } : { kind: "denied", reason, consentResponse: response };
+  }
+
+  async #settle(open: OpenRequest, outcome: ChannelSettlement): Promise<void> {
+    try {
+      this.#o.store?.settle(open.request.id, outcome, this.#o.clock().getTime());
+    } catch {
+      // The row is only a view for `acp pending`; the outcome stands whatever the table says.
+    }
+    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome)));
+  }
+
+  #remember(
+    ask: BrokerAsk,
+    grant: {
+      scope: Exclude<ApprovalScope, "once">;
+      arguments: Record<string, unknown>;
+      request: ConsentRequestV02;
+      response: ConsentResponseV02;
+    },
+  ): void {
+    const key = grantKey(ask.server, ask.tool, ask.arguments);
+    if (key === null) return;
+    const untilMs = Date.parse(grant.response.conditions.valid_until);
+    this.#grants.add(key, { ...grant, sessionId: ask.sessionId, untilMs });
+  }
+
+  async #reuseGrant(ask: BrokerAsk): Promise<BrokerOutcome | null> {
+    const key = grantKey(ask.server, ask.tool, ask.arguments);
+    if (key === null) return null;
+    const now = this.#o.clock();
+    const grant = this.#grants.find(key, ask.sessionId, now.getTime());
+    if (grant === null) return null;
+    if (!(await this.#verified(grant.response, grant.request, ask.arguments, now))) {
+      this.#grants.remove(key, grant);
+      return null;
+    }
+    const fields = {
+      decision: grant.response.decision,
+      scope: describeScope(grant.scope),
+      reused_approval: true,
+      consent_response: grant.response,
+    };
+    if (!(await this.#record.event("consent_approved", ask, grant.request, fields))) return null;
+    return { kind: "approved", arguments: grant.arguments, consentResponse: grant.response, scope: grant.scope };
+  }
+}
+
+/**
+ * Creates the consent broker the proxy calls for every ask/defer decision. It builds a §4.1 consent request,
+ * delivers it to the available channels (first answer wins), turns the answer into a signed §4.2 response,
+ * verifies it, and resolves `approved` (with the arguments to forward), `denied`, `expired` or `withdrawn`.
+ */
+export function createConsentBroker(options: ConsentBrokerOptions): ConsentBrokerHandle {
+  return new ConsentBrokerImpl(options);
+}

@@ -1,0 +1,62 @@
+import type { DecideResult, PendingConsentStore } from "@acp/store";
+import { checkHumanAnswer } from "../../response.js";
+import type { ApprovalScope, HumanAnswer } from "../../types.js";
+
+/** What `acp approve` / `acp deny` record in the pending-consent table. */
+export interface CliAnswerRecord {
+  readonly decision: "approved" | "denied";
+  readonly scope?: ApprovalScope;
+  readonly modifications?: Record<string, unknown>;
+  readonly reason?: string;
+  readonly approver: string;
+  /** The nonce of the request answered: an answer copied onto another row is refused. */
+  readonly nonce: string;
+}
+
+/** What a person answers from the command line. */
+export interface CliAnswerInput {
+  readonly id: string;
+  readonly decision: "approved" | "denied";
+  readonly scope?: ApprovalScope;
+  readonly modifications?: Record<string, unknown>;
+  readonly reason?: string;
+  readonly approverId: string;
+}
+
+/**
+ * Records a command-line answer, once and atomically. Fails (changing nothing) when the id is unknown, the
+ * request expired or it was already decided.
+ */
+export function answerPendingConsent(store: PendingConsentStore, input: CliAnswerInput, now: Date): DecideResult {
+  const row = store.get(input.id);
+  if (row === null) return { ok: false, code: "consent_request_unknown" };
+  const record: CliAnswerRecord = {
+    decision: input.decision,
+    approver: input.approverId,
+    nonce: row.nonce,
+    ...(input.scope !== undefined ? { scope: input.scope } : {}),
+    ...(input.modifications !== undefined ? { modifications: input.modifications } : {}),
+    ...(input.reason !== undefined ? { reason: input.reason } : {}),
+  };
+  return store.decide(input.id, input.decision, record, now.getTime());
+}
+
+/**
+ * Reads a recorded answer back as a `HumanAnswer`; null when it is malformed or bound to another nonce
+ * (the channel then refuses it).
+ */
+export function readCliAnswer(record: unknown, nonce: string, now: Date): HumanAnswer | null {
+  if (typeof record !== "object" || record === null || Array.isArray(record)) return null;
+  const r = record as Partial<Record<keyof CliAnswerRecord, unknown>>;
+  if (r.nonce !== nonce || typeof r.approver !== "string") return null;
+  const modified = r.decision === "approved" && r.modifications !== undefined;
+  const answer = {
+    decision: modified ? "approved_with_modifications" : r.decision,
+    approverId: r.approver,
+    ...(r.scope !== undefined ? { scope: r.scope } : {}),
+    ...(r.modifications !== undefined ? { modifications: r.modifications } : {}),
+    ...(r.reason !== undefined ? { reason: r.reason } : {}),
+  };
+  if (r.decision !== "approved" && r.decision !== "denied") return null;
+  return checkHumanAnswer(answer, now) === null ? (answer as HumanAnswer) : null;
+}

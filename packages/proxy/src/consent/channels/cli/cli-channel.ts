@@ -1,0 +1,69 @@
+import type { PendingConsentStore } from "@acp/store";
+import { realTimers, sleep, type ConsentTimers } from "../../timers.js";
+import type {
+  ChannelDelivery,
+  ChannelSettlement,
+  ConsentChannel,
+  ConsentRequestV02,
+  HumanAnswer,
+} from "../../types.js";
+import { readCliAnswer } from "./answer-record.js";
+
+/** What the CLI channel needs. */
+export interface CliChannelOptions {
+  /** The pending-consent table of `$ACP_HOME/state.db` (the one `acp approve` writes). */
+  readonly store: PendingConsentStore;
+  readonly clock: () => Date;
+  /** How often the table is read for an answer. Default 250 ms. */
+  readonly pollIntervalMs?: number;
+  readonly timers?: ConsentTimers;
+}
+
+function rowFor(request: ConsentRequestV02, delivery: ChannelDelivery, store: PendingConsentStore): void {
+  if (store.get(request.id) !== null) return;
+  store.insert({
+    id: request.id,
+    nonce: request.nonce,
+    sessionId: delivery.sessionId,
+    server: request.action.server,
+    tool: request.action.tool,
+    request,
+    reasons: delivery.reasons,
+    createdAtMs: Date.parse(request.timestamp),
+    expiresAtMs: Date.parse(request.expires_at),
+  });
+}
+
+async function pollForAnswer(delivery: ChannelDelivery, options: CliChannelOptions): Promise<HumanAnswer> {
+  const { request, signal } = delivery;
+  const interval = options.pollIntervalMs ?? 250;
+  for (;;) {
+    const row = options.store.get(request.id);
+    if (row === null) throw new Error(`consent request \`${request.id}\` vanished from the pending table`);
+    if (row.nonce !== request.nonce) throw new Error(`consent request \`${request.id}\` has a foreign nonce`);
+    if ((row.status === "approved" || row.status === "denied") && row.answer !== null) {
+      const answer = readCliAnswer(row.answer, request.nonce, options.clock());
+      if (answer !== null) return answer;
+      return { decision: "denied", reason: "refused a malformed answer in the pending table", approverId: "cli" };
+    }
+    await sleep(interval, signal, options.timers ?? realTimers);
+  }
+}
+
+/**
+ * The CLI channel: writes the request to the pending-consent table and waits until `acp approve ID` or
+ * `acp deny ID` (any terminal, same `$ACP_HOME`) records an answer there. Available whenever the table is.
+ */
+export function createCliChannel(options: CliChannelOptions): ConsentChannel {
+  return {
+    name: "cli",
+    isAvailable: () => true,
+    deliver: async (delivery) => {
+      rowFor(delivery.request, delivery, options.store);
+      return pollForAnswer(delivery, options);
+    },
+    settle: (request: ConsentRequestV02, outcome: ChannelSettlement) => {
+      options.store.settle(request.id, outcome, options.clock().getTime());
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { sleep, type ConsentTimers } from "../../timers.js";
+import { webhookHeaders } from "./hmac.js";
+
+/** How the consent request is POSTed. */
+export interface WebhookPostOptions {
+  readonly url: string;
+  readonly secret: string;
+  readonly clock: () => Date;
+  readonly fetch: typeof fetch;
+  readonly timers: ConsentTimers;
+  readonly maxAttempts: number;
+  readonly initialBackoffMs: number;
+  readonly callbackUrl?: string;
+}
+
+class FinalDeliveryError extends Error {}
+
+function retryable(status: number): boolean {
+  return status === 408 || status === 425 || status === 429 || status >= 500;
+}
+
+async function postOnce(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<number> {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    ...webhookHeaders(options.secret, body, options.clock()),
+  };
+  if (options.callbackUrl !== undefined) headers["X-ACP-Callback-URL"] = options.callbackUrl;
+  const response = await options.fetch(options.url, { method: "POST", headers, body, signal });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/**
+ * POSTs the body, signed fresh on every attempt, retrying network errors, 408/425/429 and 5xx with exponential
+ * backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on another 4xx or when the
+ * attempts run out. Stops at once when `signal` aborts.
+ */
+export async function postWithRetries(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<void> {
+  let last = "";
+  for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
+    if (attempt > 1) await sleep(options.initialBackoffMs * 2 ** (attempt - 2), signal, options.timers);
+    try {
+      const status = await postOnce(body, options, signal);
+      if (status >= 200 && status < 300) return;
+      last = `the receiver answered ${status}`;
+      if (!retryable(status)) throw new FinalDeliveryError(`webhook delivery refused: ${last}`);
+    } catch (error) {
+      if (signal.aborted || error instanceof FinalDeliveryError) throw error;
+      last = error instanceof Error ? error.message : String(error);
+    }
+  }
+  throw new Error(`webhook delivery failed after ${options.maxAttempts} attempts: ${last}`);
+}

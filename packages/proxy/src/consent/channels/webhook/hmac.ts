@@ -1,0 +1,43 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** The header carrying `sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`. */
+export const SIGNATURE_HEADER = "x-acp-signature";
+/** The header carrying the signing time in Unix seconds. */
+export const TIMESTAMP_HEADER = "x-acp-timestamp";
+
+const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+
+/** `sha256=` + hex HMAC-SHA256 of `"<timestamp>.<body>"` under the shared secret. */
+export function signWebhookBody(secret: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+}
+
+/** The two headers to send with a signed body at `now`. */
+export function webhookHeaders(secret: string, body: string, now: Date): Record<string, string> {
+  const timestamp = String(Math.floor(now.getTime() / 1000));
+  return { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signWebhookBody(secret, timestamp, body) };
+}
+
+/** Why a signed message was refused. */
+export type WebhookAuthFailure = "missing_signature" | "stale_timestamp" | "bad_signature";
+
+/**
+ * Checks a signed body: well-formed headers, a timestamp within `toleranceMs` of `now`, and a signature that
+ * matches (compared in constant time).
+ */
+export function checkWebhookSignature(
+  secret: string,
+  headers: { readonly timestamp: unknown; readonly signature: unknown },
+  body: string,
+  now: Date,
+  toleranceMs: number,
+): WebhookAuthFailure | null {
+  const { timestamp, signature } = headers;
+  if (typeof timestamp !== "string" || typeof signature !== "string") return "missing_signature";
+  if (!TIMESTAMP.test(timestamp) || !SIGNATURE.test(signature)) return "missing_signature";
+  if (Math.abs(now.getTime() - Number(timestamp) * 1000) > toleranceMs) return "stale_timestamp";
+  const expected = Buffer.from(signWebhookBody(secret, timestamp, body));
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected) ? null : "bad_signature";
+}

@@ -1,0 +1,11 @@
+/** The webhook consent channel: signed POSTs out, signed decision callbacks in. */
+export { createWebhookChannel, type WebhookChannel, type WebhookChannelOptions } from "./webhook-channel.js";
+export {
+  signWebhookBody,
+  webhookHeaders,
+  checkWebhookSignature,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  type WebhookAuthFailure,
+} from "./hmac.js";
+export { MAX_CALLBACK_BYTES, type WebhookCallbackBody } from "./callback.js";

@@ -1,0 +1,148 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { abortError, realTimers, type ConsentTimers } from "../../timers.js";
+import type { ChannelDelivery, ConsentChannel, HumanAnswer } from "../../types.js";
+import { answerFromCallback, readBody, reply } from "./callback.js";
+import { postWithRetries } from "./deliver.js";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, checkWebhookSignature } from "./hmac.js";
+
+/** What the webhook channel needs. */
+export interface WebhookChannelOptions {
+  /** Where the consent request is POSTed. */
+  readonly url: string;
+  /** The shared secret both directions are signed with (HMAC-SHA256). */
+  readonly secret: string;
+  readonly clock: () => Date;
+  /** Sent as `X-ACP-Callback-URL` so the receiver knows where to answer. */
+  readonly callbackUrl?: string;
+  /** Default: the global fetch. */
+  readonly fetch?: typeof fetch;
+  readonly timers?: ConsentTimers;
+  /** Default 5. */
+  readonly maxAttempts?: number;
+  /** Default 500 ms, doubled after each failed attempt. */
+  readonly initialBackoffMs?: number;
+  /** How far a callback's timestamp may be from now. Default 5 minutes. */
+  readonly toleranceMs?: number;
+}
+
+/** The webhook channel, plus the callback endpoint to mount (`POST`, any path). */
+export interface WebhookChannel extends ConsentChannel {
+  /** Handles a signed decision callback. Mount it on an HTTP server the receiver can reach. */
+  handleCallback(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+interface Waiter {
+  readonly nonce: string;
+  readonly resolve: (answer: HumanAnswer) => void;
+}
+
+class WebhookChannelImpl implements WebhookChannel {
+  readonly name = "webhook";
+  readonly #o: WebhookChannelOptions;
+  readonly #waiters = new Map<string, Waiter>();
+  /** Signatures already accepted, with when they may be forgotten (after the tolerance window). */
+  readonly #seen = new Map<string, number>();
+
+  constructor(options: WebhookChannelOptions) {
+    this.#o = options;
+  }
+
+  isAvailable(): boolean {
+    return this.#o.url !== "" && this.#o.secret !== "";
+  }
+
+  async deliver(delivery: ChannelDelivery): Promise<HumanAnswer> {
+    const { request, signal } = delivery;
+    const answered = new Promise<HumanAnswer>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#waiters.delete(request.id);
+        reject(abortError(signal));
+      };
+      this.#waiters.set(request.id, {
+        nonce: request.nonce,
+        resolve: (answer) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(answer);
+        },
+      });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+    answered.catch(() => undefined);
+    try {
+      await postWithRetries(JSON.stringify(request), this.#postOptions(), signal);
+    } catch (error) {
+      this.#waiters.delete(request.id);
+      throw error;
+    }
+    return answered;
+  }
+
+  async handleCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      if (req.method !== "POST") return reply(res, 405, { error: "method_not_allowed" });
+      const body = await readBody(req);
+      if (body === null) return reply(res, 413, { error: "body_too_large" });
+      const now = this.#o.clock();
+      const signature = req.headers[SIGNATURE_HEADER];
+      const headers = { timestamp: req.headers[TIMESTAMP_HEADER], signature };
+      const failure = checkWebhookSignature(this.#o.secret, headers, body, now, this.#tolerance());
+      if (failure !== null) return reply(res, 401, { error: failure });
+      if (!this.#firstUse(signature as string, now)) return reply(res, 409, { error: "replayed_callback" });
+      return this.#accept(res, body, now);
+    } catch {
+      return reply(res, 500, { error: "internal_error" });
+    }
+  }
+
+  #accept(res: ServerResponse, body: string, now: Date): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return reply(res, 400, { error: "malformed_json" });
+    }
+    const { request_id: id, nonce } = (parsed ?? {}) as { request_id?: unknown; nonce?: unknown };
+    const waiter = typeof id === "string" ? this.#waiters.get(id) : undefined;
+    if (waiter === undefined) return reply(res, 404, { error: "consent_request_unknown" });
+    if (nonce !== waiter.nonce) return reply(res, 409, { error: "nonce_mismatch" });
+    const result = answerFromCallback(parsed, now);
+    if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
+    this.#waiters.delete(id as string);
+    waiter.resolve(result.answer);
+    return reply(res, 200, { ok: true });
+  }
+
+  #firstUse(signature: string, now: Date): boolean {
+    for (const [sig, forgetAt] of this.#seen) if (forgetAt <= now.getTime()) this.#seen.delete(sig);
+    if (this.#seen.has(signature)) return false;
+    this.#seen.set(signature, now.getTime() + 2 * this.#tolerance());
+    return true;
+  }
+
+  #tolerance(): number {
+    return this.#o.toleranceMs ?? 5 * 60_000;
+  }
+
+  #postOptions(): Parameters<typeof postWithRetries>[1] {
+    return {
+      url: this.#o.url,
+      secret: this.#o.secret,
+      clock: this.#o.clock,
+      fetch: this.#o.fetch ?? fetch,
+      timers: this.#o.timers ?? realTimers,
+      maxAttempts: this.#o.maxAttempts ?? 5,
+      initialBackoffMs: this.#o.initialBackoffMs ?? 500,
+      ...(this.#o.callbackUrl !== undefined ? { callbackUrl: this.#o.callbackUrl } : {}),
+    };
+  }
+}
+
+/**
+ * The webhook channel: POSTs each consent request (signed `X-ACP-Signature: sha256=<hmac of "<ts>.<body>">`,
+ * `X-ACP-Timestamp`), retrying with backoff, and takes the decision on `handleCallback`, signed the same way.
+ * A forged or stale callback gets 401, a replayed one 409, one for an unknown request 404.
+ */
+export function createWebhookChannel(options: WebhookChannelOptions): WebhookChannel {
+  return new WebhookChannelImpl(options);
+}

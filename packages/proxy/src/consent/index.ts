@@ -1,0 +1,28 @@
+/**
+ * The consent broker and its channels: a consent request (§4.1) goes to every available channel, the first
+ * answer becomes a signed, verified consent response (§4.2), and the broker resolves the proxy's ask.
+ */
+export * from "./types.js";
+export type {
+  BrokerAsk,
+  BrokerOutcome,
+  SignConsentResponse,
+  VerifyConsentResponse,
+  ConsentAuditSink,
+} from "./broker-types.js";
+export { createConsentBroker, type ConsentBrokerOptions, type ConsentBrokerHandle } from "./broker.js";
+export { REDACTED, isSecretKey, redactArguments, restoreRedacted } from "./redact.js";
+export { parseApprovalDuration, isApprovalScope, describeScope, MAX_APPROVAL_WINDOW_MS } from "./scope.js";
+export {
+  buildConsentRequest,
+  createConsentRequestId,
+  createConsentNonce,
+  type ConsentAgentInfo,
+  type ConsentRequestSource,
+} from "./request.js";
+export { checkHumanAnswer } from "./response.js";
+export { realTimers, sleep, type ConsentTimers } from "./timers.js";
+export * from "./channels/cli/index.js";
+export * from "./channels/terminal/index.js";
+export * from "./channels/webhook/index.js";
+export * from "./channels/telegram/index.js";

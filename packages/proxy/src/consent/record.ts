@@ -1,0 +1,44 @@
+import type { BrokerAsk, ConsentAuditSink } from "./broker-types.js";
+import type { ConsentRequestV02 } from "./types.js";
+
+/** Writes the broker's consent events; `event` resolves false when the audit write failed. */
+export interface ConsentRecorder {
+  event(
+    eventType: string,
+    ask: BrokerAsk,
+    request: ConsentRequestV02,
+    metadata: Record<string, unknown>,
+  ): Promise<boolean>;
+}
+
+/**
+ * The broker's audit writer. Fields follow the audit event schema (§7.4): `request_id`, `agent`, `tool`,
+ * `category`, `risk_level`, `policy_rule`, plus `server` and `session_id`; the rest goes in `metadata`
+ * (the whole signed response as `metadata.consent_response`). Without a sink every write succeeds.
+ */
+export function createConsentRecorder(sink: ConsentAuditSink | undefined): ConsentRecorder {
+  return {
+    async event(eventType, ask, request, metadata) {
+      if (sink === undefined) return true;
+      const decision =
+        typeof metadata["decision"] === "string" ? metadata["decision"] : eventType.replace(/^consent_/, "");
+      try {
+        await sink.record(eventType, {
+          request_id: request.id,
+          agent: request.agent.id,
+          server: ask.server,
+          tool: ask.tool,
+          session_id: ask.sessionId,
+          category: ask.decision.category,
+          risk_level: ask.decision.risk_level,
+          decision,
+          policy_rule: ask.decision.rule,
+          metadata,
+        });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { Decision } from "@acp/core";
+import { redactArguments } from "./redact.js";
+import type { ConsentRequestV02 } from "./types.js";
+
+/** What the broker knows when it opens a request. */
+export interface ConsentRequestSource {
+  readonly server: string;
+  readonly tool: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly decision: Decision;
+  readonly agent?: string;
+  readonly timeoutMs: number;
+}
+
+/** The agent fields of §4.1 the proxy knows about the process it serves. */
+export interface ConsentAgentInfo {
+  readonly id: string;
+  readonly name: string;
+  readonly command: string;
+}
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString("hex");
+}
+
+/** `cr_` and 32 lowercase hex digits of fresh randomness. */
+export function createConsentRequestId(random: (size: number) => Uint8Array): string {
+  return `cr_${hex(random(16))}`;
+}
+
+/** `n_` and a lowercase RFC 4122 v4 UUID made from fresh randomness. */
+export function createConsentNonce(random: (size: number) => Uint8Array): string {
+  const b = Buffer.from(random(16));
+  b[6] = ((b[6] ?? 0) & 0x0f) | 0x40;
+  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
+  const h = b.toString("hex");
+  return `n_${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+function describe(source: ConsentRequestSource): string {
+  const first = source.decision.reasons[0];
+  const base = `call \`${source.tool}\` on \`${source.server}\``;
+  return first === undefined ? base : `${base}: ${first.message}`;
+}
+
+/** Builds the §4.1 consent request for one ask: fresh id and nonce, parameters redacted. */
+export function buildConsentRequest(
+  source: ConsentRequestSource,
+  deps: { readonly now: Date; readonly random: (size: number) => Uint8Array; readonly agent?: ConsentAgentInfo },
+): ConsentRequestV02 {
+  const agentId = source.agent ?? deps.agent?.id ?? "unknown";
+  const rule = source.decision.rule;
+  return {
+    type: "consent_request",
+    version: "0.2.0",
+    id: createConsentRequestId(deps.random),
+    timestamp: deps.now.toISOString(),
+    expires_at: new Date(deps.now.getTime() + source.timeoutMs).toISOString(),
+    agent: { id: agentId, name: deps.agent?.name ?? agentId, command: deps.agent?.command ?? "" },
+    action: {
+      tool: source.tool,
+      server: source.server,
+      category: source.decision.category,
+      risk_level: source.decision.risk_level,
+      parameters: redactArguments(source.arguments),
+      description: describe(source),
+    },
+    policy: {
+      rule_id: rule ?? "default",
+      rule_name: rule === null ? "default_action" : rule.slice(rule.indexOf(":") + 1),
+      required_level: source.decision.level ?? source.decision.risk_level,
+    },
+    nonce: createConsentNonce(deps.random),
+  };
+}

@@ -1,0 +1,11 @@
+/** The pending-consent table: consent requests waiting for a person, answered once from any process. */
+export { PENDING_STATUSES, ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
+export {
+  createPendingConsentStore,
+  type PendingConsentStore,
+  type PendingConsentRow,
+  type NewPendingConsent,
+  type DecideResult,
+  type DecideFailure,
+} from "./pending-store.js";
+export { openPendingConsentDb } from "./open-db.js";

@@ -1,0 +1,166 @@
+import type { Database, Statement } from "better-sqlite3";
+import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
+
+/** One consent request as the shared store keeps it. Times are epoch milliseconds. */
+export interface PendingConsentRow {
+  readonly id: string;
+  readonly nonce: string;
+  readonly sessionId: string | null;
+  readonly server: string;
+  readonly tool: string;
+  /** The `consent_request` (§4.1) as written, parameters already redacted; null if unreadable. */
+  readonly request: unknown;
+  /** The reasons behind the decision, as written; null if unreadable. */
+  readonly reasons: unknown;
+  readonly createdAtMs: number;
+  readonly expiresAtMs: number;
+  readonly status: PendingStatus;
+  /** The human's answer as recorded by `decide`; null until decided (or when settled by another channel). */
+  readonly answer: unknown;
+  readonly decidedAtMs: number | null;
+}
+
+/** What `insert` takes. */
+export interface NewPendingConsent {
+  readonly id: string;
+  readonly nonce: string;
+  readonly sessionId?: string;
+  readonly server: string;
+  readonly tool: string;
+  readonly request: unknown;
+  readonly reasons: unknown;
+  readonly createdAtMs: number;
+  readonly expiresAtMs: number;
+}
+
+/** Why an answer could not be recorded. */
+export type DecideFailure = "consent_request_unknown" | "consent_request_expired" | "consent_request_already_decided";
+
+/** The outcome of `decide`: the row as decided, or why not. */
+export type DecideResult =
+  | { readonly ok: true; readonly row: PendingConsentRow }
+  | { readonly ok: false; readonly code: DecideFailure; readonly status?: PendingStatus };
+
+/** The pending-consent table of `state.db`: the CLI channel writes requests, `acp approve|deny` answers them. */
+export interface PendingConsentStore {
+  /** Adds a pending request. Throws if the id exists (ids are random; a clash is a bug). */
+  insert(request: NewPendingConsent): void;
+  /** The row with this id, or null. */
+  get(id: string): PendingConsentRow | null;
+  /** Requests still pending and not expired at `nowMs`, oldest first. */
+  listPending(nowMs: number): PendingConsentRow[];
+  /**
+   * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
+   * A second answer, an unknown id or an expired request is refused and changes nothing.
+   */
+  decide(id: string, status: "approved" | "denied", answer: unknown, nowMs: number): DecideResult;
+  /** Closes a still-pending row with the final outcome (answered elsewhere, expired, withdrawn). True if it changed. */
+  settle(id: string, status: Exclude<PendingStatus, "pending">, nowMs: number): boolean;
+  /** Deletes rows that are no longer pending and were created before `beforeMs`; returns how many. */
+  deleteSettledBefore(beforeMs: number): number;
+}
+
+interface RawRow {
+  id: string;
+  nonce: string;
+  session_id: string | null;
+  server: string;
+  tool: string;
+  request_json: string;
+  reasons_json: string;
+  created_at_ms: number;
+  expires_at_ms: number;
+  status: PendingStatus;
+  answer_json: string | null;
+  decided_at_ms: number | null;
+}
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+function toRow(raw: RawRow): PendingConsentRow {
+  return {
+    id: raw.id,
+    nonce: raw.nonce,
+    sessionId: raw.session_id,
+    server: raw.server,
+    tool: raw.tool,
+    request: parseJson(raw.request_json),
+    reasons: parseJson(raw.reasons_json),
+    createdAtMs: raw.created_at_ms,
+    expiresAtMs: raw.expires_at_ms,
+    status: raw.status,
+    answer: parseJson(raw.answer_json),
+    decidedAtMs: raw.decided_at_ms,
+  };
+}
+
+/**
+ * The pending-consent store on a better-sqlite3 database handed in (usually `$ACP_HOME/state.db`).
+ * Creates its table if missing. Every write is a single statement or an immediate transaction, so two
+ * processes answering the same request at once cannot both succeed.
+ */
+export function createPendingConsentStore(db: Database): PendingConsentStore {
+  ensurePendingConsentSchema(db);
+  const insertStmt = db.prepare(
+    `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms)
+     VALUES (@id, @nonce, @session_id, @server, @tool, @request_json, @reasons_json, @created_at_ms, @expires_at_ms)`,
+  );
+  const getStmt: Statement<[string], RawRow> = db.prepare<[string], RawRow>(
+    "SELECT * FROM pending_consent WHERE id = ?",
+  );
+  const listStmt: Statement<[number], RawRow> = db.prepare<[number], RawRow>(
+    "SELECT * FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ? ORDER BY created_at_ms, id",
+  );
+  const decideStmt = db.prepare(
+    `UPDATE pending_consent SET status = ?, answer_json = ?, decided_at_ms = ?
+     WHERE id = ? AND status = 'pending' AND expires_at_ms > ?`,
+  );
+  const settleStmt = db.prepare(
+    "UPDATE pending_consent SET status = ?, decided_at_ms = ? WHERE id = ? AND status = 'pending'",
+  );
+  const purgeStmt = db.prepare("DELETE FROM pending_consent WHERE status != 'pending' AND created_at_ms < ?");
+
+  const get = (id: string): PendingConsentRow | null => {
+    const raw = getStmt.get(id);
+    return raw === undefined ? null : toRow(raw);
+  };
+
+  const decide = db.transaction(
+    (id: string, status: "approved" | "denied", answer: unknown, nowMs: number): DecideResult => {
+      const changed = decideStmt.run(status, JSON.stringify(answer), nowMs, id, nowMs).changes;
+      const row = get(id);
+      if (changed === 1 && row !== null) return { ok: true, row };
+      if (row === null) return { ok: false, code: "consent_request_unknown" };
+      if (row.status === "pending") return { ok: false, code: "consent_request_expired", status: row.status };
+      return { ok: false, code: "consent_request_already_decided", status: row.status };
+    },
+  );
+
+  return {
+    insert: (request) => {
+      insertStmt.run({
+        id: request.id,
+        nonce: request.nonce,
+        session_id: request.sessionId ?? null,
+        server: request.server,
+        tool: request.tool,
+        request_json: JSON.stringify(request.request),
+        reasons_json: JSON.stringify(request.reasons),
+        created_at_ms: request.createdAtMs,
+        expires_at_ms: request.expiresAtMs,
+      });
+    },
+    get,
+    listPending: (nowMs) => listStmt.all(nowMs).map(toRow),
+    decide: (id, status, answer, nowMs) => decide.immediate(id, status, answer, nowMs),
+    settle: (id, status, nowMs) => settleStmt.run(status, nowMs, id).changes === 1,
+    deleteSettledBefore: (beforeMs) => purgeStmt.run(beforeMs).changes,
+  };
+}

@@ -1,0 +1,35 @@
+import type { Database } from "better-sqlite3";
+
+/** The statuses a pending consent row moves through; only `pending` may change. */
+export const PENDING_STATUSES = ["pending", "approved", "denied", "expired", "withdrawn"] as const;
+export type PendingStatus = (typeof PENDING_STATUSES)[number];
+
+const CREATE_TABLE = `
+CREATE TABLE IF NOT EXISTS pending_consent (
+  id            TEXT PRIMARY KEY,
+  nonce         TEXT NOT NULL,
+  session_id    TEXT,
+  server        TEXT NOT NULL,
+  tool          TEXT NOT NULL,
+  request_json  TEXT NOT NULL,
+  reasons_json  TEXT NOT NULL,
+  created_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL,
+  status        TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'withdrawn')),
+  answer_json   TEXT,
+  decided_at_ms INTEGER
+)`;
+
+const CREATE_INDEX = `CREATE INDEX IF NOT EXISTS pending_consent_status ON pending_consent (status, expires_at_ms)`;
+
+/**
+ * Creates the `pending_consent` table (idempotent) and puts the database in WAL mode, so the proxy
+ * waiting on a request and `acp approve` in another terminal can use the file at the same time.
+ */
+export function ensurePendingConsentSchema(db: Database): void {
+  if (!db.memory) db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  db.exec(CREATE_TABLE);
+  db.exec(CREATE_INDEX);
+}
