@@ -3,3 +3,4 @@ export * from "./rate-limit/index.js";
 export * from "./nonce/index.js";
 export * from "./home/index.js";
 export * from "./pending/index.js";
+export * from "./graph-review/index.js";

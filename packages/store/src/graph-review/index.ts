@@ -1,0 +1,13 @@
+/**
+ * The consent-graph review record on disk: `$ACP_HOME/consent-graph.reviews.json` (mode 0600, replaced
+ * atomically). It lives beside the graph, not in it, so the graph file stays exactly as the operator wrote it.
+ */
+export {
+  GRAPH_REVIEWS_FILE,
+  MAX_GRAPH_REVIEWS_BYTES,
+  graphReviewsPath,
+  readGraphReviews,
+  writeGraphReviews,
+  recordGraphReviewFile,
+  type RecordedGraphReview,
+} from "./review-file.js";

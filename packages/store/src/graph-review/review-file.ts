@@ -1,0 +1,76 @@
+import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import {
+  emptyGraphReviewRecord,
+  parseGraphReviewRecord,
+  recordGraphReview,
+  type ConsentGraph,
+  type GraphReviewRecord,
+  type Result,
+} from "@acp/core";
+import { replaceFileAtomic } from "./atomic-replace.js";
+
+/** The review record's file name inside `$ACP_HOME`. */
+export const GRAPH_REVIEWS_FILE = "consent-graph.reviews.json";
+/** Largest review record read; larger is refused as absurd. */
+export const MAX_GRAPH_REVIEWS_BYTES = 5 * 1024 * 1024;
+
+/** `$ACP_HOME/consent-graph.reviews.json`. */
+export function graphReviewsPath(home: string): string {
+  return join(home, GRAPH_REVIEWS_FILE);
+}
+
+function isMissing(err: unknown): boolean {
+  return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ENOENT";
+}
+
+/**
+ * Reads the review record. A missing file is an empty record (nothing reviewed); an unreadable, oversized
+ * or malformed file is an issue (callers checking decay treat that as never reviewed).
+ */
+export function readGraphReviews(path: string): Result<GraphReviewRecord> {
+  try {
+    const size = statSync(path).size;
+    if (size > MAX_GRAPH_REVIEWS_BYTES) {
+      const message = `review record \`${path}\` is ${size} bytes (limit ${MAX_GRAPH_REVIEWS_BYTES})`;
+      return { ok: false, issues: [{ code: "invalid_review_record", path: [], message }] };
+    }
+    return parseGraphReviewRecord(readFileSync(path, "utf8"));
+  } catch (err) {
+    if (isMissing(err)) return { ok: true, value: emptyGraphReviewRecord() };
+    const message = `cannot read review record \`${path}\`: ${err instanceof Error ? err.message : String(err)}`;
+    return { ok: false, issues: [{ code: "invalid_review_record", path: [], message }] };
+  }
+}
+
+/** Writes the review record atomically (temporary file + rename), mode 0600, creating the home if needed. */
+export function writeGraphReviews(path: string, record: GraphReviewRecord): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  replaceFileAtomic(path, `${JSON.stringify(record, null, 2)}\n`, 0o600);
+}
+
+/** What `recordGraphReviewFile` recorded. */
+export interface RecordedGraphReview {
+  readonly record: GraphReviewRecord;
+  /** The domains reviewed now. */
+  readonly domains: readonly string[];
+}
+
+/**
+ * Records a review of `domains` (all when empty) at `now` in the record file. An unknown domain or a
+ * malformed existing record is an issue and nothing is written.
+ */
+export function recordGraphReviewFile(
+  path: string,
+  graph: ConsentGraph,
+  domains: readonly string[],
+  now: Date,
+): Result<RecordedGraphReview> {
+  const existing = readGraphReviews(path);
+  if (!existing.ok) return existing;
+  const updated = recordGraphReview(existing.value, graph, domains, now);
+  if (!updated.ok) return updated;
+  writeGraphReviews(path, updated.value);
+  const reviewed = domains.length === 0 ? Object.keys(graph.domains) : [...domains];
+  return { ok: true, value: { record: updated.value, domains: reviewed } };
+}
