@@ -58,11 +58,11 @@ export interface ContractEnvelope {
 }
 
 /** The top-level fields whose missing, mistyped or unknown value gets its own blocker. */
-const FIELD_BLOCKERS: Readonly<Record<string, string>> = {
-  recommended_route: "unknown_route",
-  tool_category: "unknown_tool_category",
-  schema_version: "unsupported_schema_version",
-};
+const FIELD_BLOCKERS: ReadonlyMap<unknown, string> = new Map([
+  ["recommended_route", "unknown_route"],
+  ["tool_category", "unknown_tool_category"],
+  ["schema_version", "unsupported_schema_version"],
+]);
 
 function argumentsHash(args: ContractEvent["proposed_arguments"]): string | null {
   const canonical = tryCanonicalJson(args);
@@ -146,7 +146,7 @@ export function refuseContractEnvelope(
 ): ContractEnvelope {
   const blockers = ["schema_invalid"];
   for (const issue of issues) {
-    const blocker = issue.path.length === 1 ? FIELD_BLOCKERS[String(issue.path[0])] : undefined;
+    const blocker = issue.path.length === 1 ? FIELD_BLOCKERS.get(issue.path[0]) : undefined;
     if (blocker !== undefined && !blockers.includes(blocker)) blockers.push(blocker);
   }
   for (const extra of extraBlockers) if (!blockers.includes(extra)) blockers.push(extra);

@@ -1,5 +1,6 @@
 /** Reading an event from JSON text, with a size cap and the line and column of a syntax error. */
 import { fail, ok, type Result } from "../issues/index.js";
+import { findJsonErrorOffset } from "./json-error-offset.js";
 
 /** The largest event text accepted: 1 MiB of UTF-8. */
 export const MAX_CONTRACT_EVENT_BYTES = 1024 * 1024;
@@ -7,6 +8,16 @@ export const MAX_CONTRACT_EVENT_BYTES = 1024 * 1024;
 function utf8Length(text: string): number {
   if (text.length > MAX_CONTRACT_EVENT_BYTES) return text.length;
   return new TextEncoder().encode(text).length;
+}
+
+function describeOffset(text: string, offset: number): string {
+  const c = text[offset];
+  if (offset < 0) return "the text is not valid JSON";
+  if (c === undefined) return "unexpected end of input";
+  const code = c.charCodeAt(0);
+  const shown =
+    code < 0x20 || code === 0x60 || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, "0")}` : c;
+  return `unexpected character \`${shown}\``;
 }
 
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
@@ -31,12 +42,12 @@ export function parseContractEventJson(text: string): Result<unknown> {
     return ok(JSON.parse(text) as unknown);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    const position = /position (\d+)/.exec(why);
-    // Keep the parser's reason but not its quote of the input, which may hold a secret.
-    const reason = (why.split(/ in JSON|, "|\. /)[0] ?? "").trim();
-    const message = `malformed JSON${reason === "" ? "" : `: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}`}`;
-    if (position?.[1] === undefined) return fail([{ code: "contract_malformed_json", path: [], message }]);
-    const where = lineAndColumn(text, Number(position[1]));
+    const reported = /position (\d+)/.exec(why)?.[1];
+    const offset = reported !== undefined ? Number(reported) : findJsonErrorOffset(text);
+    // Our own words: the parser's message quotes the input, which may hold a secret.
+    const message = `malformed JSON: ${describeOffset(text, offset)}`;
+    if (offset < 0) return fail([{ code: "contract_malformed_json", path: [], message }]);
+    const where = lineAndColumn(text, offset);
     return fail([{ code: "contract_malformed_json", path: [], message, ...where }]);
   }
 }

@@ -22,24 +22,24 @@ function validator(): ValidateFunction {
 }
 
 /** Codes for enum failures on the fields whose unknown values must fail closed by name. */
-const ENUM_CODES: Readonly<Record<string, string>> = {
-  tool_category: "unknown_tool_category",
-  authorization_state: "unknown_authorization_state",
-  risk_domain: "unknown_risk_domain",
-  recommended_route: "unknown_route",
-};
+const ENUM_CODES: ReadonlyMap<unknown, string> = new Map([
+  ["tool_category", "unknown_tool_category"],
+  ["authorization_state", "unknown_authorization_state"],
+  ["risk_domain", "unknown_risk_domain"],
+  ["recommended_route", "unknown_route"],
+]);
 
-const ENUM_NOUNS: Readonly<Record<string, string>> = {
-  tool_category: "tool category",
-  authorization_state: "authorization state",
-  risk_domain: "risk domain",
-  recommended_route: "route",
-  kind: "evidence kind",
-  trust_tier: "trust tier",
-  redaction_status: "redaction status",
-  status: "freshness status",
-  subject_type: "subject type",
-};
+const ENUM_NOUNS: ReadonlyMap<unknown, string> = new Map([
+  ["tool_category", "tool category"],
+  ["authorization_state", "authorization state"],
+  ["risk_domain", "risk domain"],
+  ["recommended_route", "route"],
+  ["kind", "evidence kind"],
+  ["trust_tier", "trust tier"],
+  ["redaction_status", "redaction status"],
+  ["status", "freshness status"],
+  ["subject_type", "subject type"],
+]);
 
 function pointerToPath(pointer: string): (string | number)[] {
   if (pointer === "") return [];
@@ -97,9 +97,8 @@ function typeIssue(error: ErrorObject, path: (string | number)[]): Issue {
 
 function enumIssue(error: ErrorObject, path: (string | number)[]): Issue {
   const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
-  const field = path.length === 1 ? String(path[0]) : "";
-  const code = ENUM_CODES[field] ?? "contract_invalid_value";
-  const noun = ENUM_NOUNS[String(path[path.length - 1])] ?? "value";
+  const code = (path.length === 1 ? ENUM_CODES.get(path[0]) : undefined) ?? "contract_invalid_value";
+  const noun = ENUM_NOUNS.get(path[path.length - 1]) ?? "value";
   const message = `unknown ${noun} ${showValue(error.data)} (expected ${listAllowed(allowed)})`;
   const guess = typeof error.data === "string" ? closestWord(error.data, allowed.map(String)) : undefined;
   return guess === undefined ? { code, path, message } : { code, path, message, help: `did you mean \`${guess}\`` };
