@@ -4,3 +4,4 @@ export * from "./nonce/index.js";
 export * from "./home/index.js";
 export * from "./pending/index.js";
 export * from "./graph-review/index.js";
+export * from "./audit/index.js";

@@ -1,0 +1,37 @@
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { fsyncDirectory } from "./torn-tail.js";
+
+/** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
+export function anchorPathOf(logPath: string): string {
+  return `${logPath}.checkpoint`;
+}
+
+/**
+ * Replaces the anchor atomically (write a temporary file, fsync, rename, fsync the directory) with the
+ * latest checkpoint line. Written only after that line is durable in the log, so the anchor never
+ * points past the log's durable end; `acp audit verify` then detects a log cut after a checkpoint.
+ */
+export function writeAnchor(logPath: string, checkpointLine: string): void {
+  const target = anchorPathOf(logPath);
+  const temp = `${target}.tmp-${process.pid}`;
+  const fd = openSync(temp, "w", 0o600);
+  try {
+    writeSync(fd, `${checkpointLine}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, target);
+  fsyncDirectory(dirname(target));
+}
+
+/** Reads the anchor beside a log, or `undefined` when there is none. */
+export function readAnchor(logPath: string): string | undefined {
+  try {
+    return readFileSync(anchorPathOf(logPath), "utf8").trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}

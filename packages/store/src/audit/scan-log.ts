@@ -1,0 +1,99 @@
+import { fstatSync, readSync } from "node:fs";
+import { computeEventHash, isSha256Ref } from "@acp/core";
+
+/** Where the chain stands at the end of the log's last complete line. */
+export interface ChainPosition {
+  /** Bytes up to and including the last newline. */
+  readonly size: number;
+  /** Complete lines. */
+  readonly count: number;
+  /** `event_hash` of the last line; `null` for an empty log. */
+  readonly head: string | null;
+  /** Lines since the last checkpoint line (all lines when there is none). */
+  readonly sinceCheckpoint: number;
+}
+
+/** What a scan found past a position. */
+export interface ScanResult {
+  readonly position: ChainPosition;
+  /** Bytes after the last newline: a torn (interrupted) write, or `null`. */
+  readonly torn: Buffer | null;
+}
+
+/** Thrown when the log cannot be continued safely. */
+export class AuditLogError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = "AuditLogError";
+    this.code = code;
+  }
+}
+
+/** The start of an empty log. */
+export const EMPTY_POSITION: ChainPosition = { size: 0, count: 0, head: null, sinceCheckpoint: 0 };
+
+const CHUNK = 1024 * 1024;
+const NEWLINE = 0x0a;
+const CHECKPOINT_MARKER = Buffer.from('"event_type":"checkpoint"');
+
+/** Reads the head hash out of the last complete line, refusing a line that does not hash to itself. */
+function headOf(line: Buffer, lineNumber: number, path: string): string {
+  let event: unknown;
+  try {
+    event = JSON.parse(line.toString("utf8"));
+  } catch {
+    event = undefined;
+  }
+  const hash = (event as { event_hash?: unknown } | undefined)?.event_hash;
+  let computed: string | undefined;
+  try {
+    computed = isSha256Ref(hash) ? computeEventHash(event as Parameters<typeof computeEventHash>[0]) : undefined;
+  } catch {
+    computed = undefined;
+  }
+  if (computed === undefined || computed !== hash) {
+    throw new AuditLogError(
+      "audit_log_corrupt",
+      `${path}:${lineNumber}: last line is not an intact audit event; refusing to extend the chain (run \`acp audit verify\`)`,
+    );
+  }
+  return hash;
+}
+
+/**
+ * Reads the log from `from.size` to its end in 1 MiB chunks: counts lines, tracks lines since the last
+ * checkpoint, takes the head hash from the last complete line (which must hash to itself), and returns
+ * any bytes after the last newline as torn. Memory stays bounded by the chunk and the longest line.
+ */
+export function scanAuditLog(fd: number, from: ChainPosition, path: string): ScanResult {
+  const end = fstatSync(fd).size;
+  if (end < from.size) {
+    throw new AuditLogError("audit_log_shrunk", `${path}: the log shrank from ${from.size} to ${end} bytes`);
+  }
+  let { count, sinceCheckpoint } = from;
+  let carry = Buffer.alloc(0);
+  let last: Buffer | undefined;
+  for (let offset = from.size; offset < end;) {
+    const chunk = Buffer.allocUnsafe(Math.min(CHUNK, end - offset));
+    const read = readSync(fd, chunk, 0, chunk.length, offset);
+    if (read === 0) break;
+    offset += read;
+    const data = carry.length === 0 ? chunk.subarray(0, read) : Buffer.concat([carry, chunk.subarray(0, read)]);
+    let start = 0;
+    let lastInData: Buffer | undefined;
+    for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
+      lastInData = data.subarray(start, nl);
+      count++;
+      sinceCheckpoint = lastInData.includes(CHECKPOINT_MARKER) ? 0 : sinceCheckpoint + 1;
+      start = nl + 1;
+    }
+    if (lastInData !== undefined) last = Buffer.from(lastInData);
+    carry = Buffer.from(data.subarray(start));
+  }
+  const head = last === undefined ? from.head : headOf(last, count, path);
+  return {
+    position: { size: end - carry.length, count, head, sinceCheckpoint },
+    torn: carry.length > 0 ? carry : null,
+  };
+}
