@@ -1,16 +1,211 @@
-import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Option, type Command } from "commander";
+import { parse as parseYaml } from "yaml";
+import { formatIssue } from "@acp/core";
+import {
+  createDefaultBroker,
+  createDefaultDecide,
+  createFilePinStore,
+  createProxy,
+  defaultUpstreamName,
+  listenHttp,
+  parseProxyConfig,
+  parseUpstreamArgument,
+  serveStdio,
+  type AuditSink,
+  type ConsentBroker,
+  type Decide,
+  type PrefixMode,
+  type ProxyConfig,
+  type UpstreamSpec,
+} from "@acp/proxy";
+import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
-/** Registers `acp proxy` (not implemented yet). */
-export function registerProxy(parent: Command, ctx: CliContext): void {
-  void ctx;
+/** What `acp proxy` plugs into the proxy: the integrator replaces these defaults with the real pipeline. */
+export interface ProxyWiring {
+  readonly createDecide: (options: { readonly policyPath?: string; readonly home: string }) => Decide;
+  readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
+  readonly createAudit: (options: { readonly home: string }) => AuditSink;
+}
+
+/** The wiring `acp proxy` uses today: refuse-all decide, deny-all broker, no audit (the integrator's seam). */
+export const DEFAULT_PROXY_WIRING: ProxyWiring = {
+  createDecide: (options) => createDefaultDecide(options),
+  createBroker: () => createDefaultBroker(),
+  createAudit: () => ({ record: () => undefined }),
+};
+
+interface ProxyFlags {
+  upstream?: string[];
+  name?: string[];
+  http?: string | boolean;
+  bind?: string;
+  config?: string;
+  policy?: string;
+  acceptToolChanges?: boolean;
+  prefixTools?: PrefixMode;
+  callTimeout?: string;
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Registers `acp proxy`. */
+export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWiring = DEFAULT_PROXY_WIRING): void {
   parent
     .command("proxy")
-    .description("run the MCP proxy in front of one or more upstream MCP servers (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp proxy` is not implemented yet", EXIT.error);
+    .description(
+      "run the MCP proxy in front of one or more upstream MCP servers: every tools/call is decided " +
+        "accept / ask / defer / refuse before it reaches the server (stdio by default, HTTP with --http)",
+    )
+    .option(
+      "-u, --upstream <cmd-or-url>",
+      "an upstream server: a command (stdio) or an http(s) URL; repeatable",
+      collect,
+    )
+    .option("-n, --name <name>", "name of the matching --upstream (in order); default from the command", collect)
+    .option("--http [port]", "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio")
+    .option("--bind <addr>", "address for --http (default 127.0.0.1; beyond loopback needs a bearer token)")
+    .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
+    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option("--accept-tool-changes", "accept changed tool definitions (re-pin) instead of holding them behind ask")
+    .addOption(
+      new Option("--prefix-tools <mode>", "when tool names get the `server__` prefix").choices([
+        "on-collision",
+        "always",
+        "never",
+      ]),
+    )
+    .option("--call-timeout <seconds>", "upper bound on one upstream call (default 60; progress resets it)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'
+  acp proxy -u 'npx -y @modelcontextprotocol/server-memory' -u http://127.0.0.1:3001/mcp -n memory -n github
+  acp proxy --http 8443 --config ~/.acp/config.yml
+  ACP_PROXY_TOKEN=… acp proxy --http 8443 --bind 0.0.0.0
+
+Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
+  "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"] }
+
+In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/guides/proxy.md`,
+    )
+    .action(async (flags: ProxyFlags) => {
+      await runProxy(ctx, flags, wiring);
     });
+}
+
+async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
+  const home = resolveHome(ctx.io);
+  const config = loadConfig(ctx, flags.config, home);
+  const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
+  if (upstreams.length === 0) {
+    throw new CliError(
+      "no upstream servers: pass --upstream CMD_OR_URL or set proxy.upstream_servers in config.yml",
+      EXIT.usage,
+    );
+  }
+  const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
+  const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  const proxy = createProxy({
+    upstreams,
+    decide: wiring.createDecide({ policyPath, home }),
+    broker: wiring.createBroker({ home }),
+    audit: wiring.createAudit({ home }),
+    pinStore: createFilePinStore(join(home, "pins.json")),
+    acceptToolChanges: flags.acceptToolChanges === true,
+    prefixTools: flags.prefixTools ?? config.prefixTools,
+    callTimeoutMs: seconds(flags.callTimeout, "--call-timeout") ?? config.callTimeoutMs,
+    consentTimeoutMs: config.consentTimeoutMs,
+    now: ctx.io.now,
+    log,
+  });
+  await proxy.start();
+  if (proxy.upstreams().every((u) => u.status !== "connected")) {
+    await proxy.close();
+    throw new CliError("every upstream server failed to start (see the lines above)", EXIT.error);
+  }
+  try {
+    if (flags.http !== undefined && flags.http !== false) await serveHttp(ctx, proxy, flags, config, log);
+    else await (await serveStdio(proxy)).closed;
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function serveHttp(
+  ctx: CliContext,
+  proxy: ReturnType<typeof createProxy>,
+  flags: ProxyFlags,
+  config: ProxyConfig,
+  log: (line: string) => void,
+): Promise<void> {
+  const port = typeof flags.http === "string" ? Number(flags.http) : (config.port ?? 8443);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--http: \`${String(flags.http)}\` is not a port`, EXIT.usage);
+  }
+  const token = ctx.io.env["ACP_PROXY_TOKEN"] ?? config.bearerToken;
+  let listener;
+  try {
+    listener = await listenHttp(proxy, {
+      port,
+      bind: flags.bind ?? config.bind,
+      ...(token !== undefined && token !== "" ? { bearerToken: token } : {}),
+    });
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err), EXIT.error);
+  }
+  log(`listening on ${listener.url}/mcp (streamable HTTP) and ${listener.url}/sse (HTTP+SSE)`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await listener.close();
+}
+
+function loadConfig(ctx: CliContext, flag: string | undefined, home: string): ProxyConfig {
+  const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
+  let document: unknown = {};
+  if (flag !== undefined || existsSync(path)) {
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw new CliError(`cannot read \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+    }
+    try {
+      document = parseYaml(text) ?? {};
+    } catch (err) {
+      throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+    }
+  }
+  const doc = (typeof document === "object" && document !== null ? document : {}) as Record<string, unknown>;
+  const defaults = doc["defaults"] as Record<string, unknown> | undefined;
+  const parsed = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
+  if (!parsed.ok) throw new CliError(parsed.issues.map((i) => formatIssue(i, path)).join("\n"), EXIT.invalid);
+  return parsed.value;
+}
+
+function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {
+  const taken = new Set(configured.map((u) => u.name));
+  const values = flags.upstream ?? [];
+  if ((flags.name ?? []).length > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
+  return values.map((value, index) => {
+    let name = flags.name?.[index] ?? defaultUpstreamName(value);
+    for (let n = 2; taken.has(name); n++) name = `${defaultUpstreamName(value)}-${n}`;
+    taken.add(name);
+    const spec = parseUpstreamArgument(value, name);
+    if (!spec.ok) throw new CliError(spec.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
+    return spec.value;
+  });
+}
+
+function seconds(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!(n > 0) || !Number.isFinite(n))
+    throw new CliError(`${flag}: \`${value}\` is not a positive number of seconds`, EXIT.usage);
+  return Math.round(n * 1000);
 }

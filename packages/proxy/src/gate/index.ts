@@ -1,5 +1,6 @@
 export type { Decide, ConsentAsk, ConsentOutcome, ConsentBroker, AuditSink } from "./types.js";
 export { createDefaultDecide, type DefaultDecideOptions } from "./default-decide.js";
+export { createDefaultBroker } from "./default-broker.js";
 export {
   gateToolCall,
   decideSafely,
