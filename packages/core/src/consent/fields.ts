@@ -7,7 +7,11 @@ export type FieldPath = readonly (string | number)[];
 /** Collects issues while a message is checked field by field. */
 export class FieldChecker {
   readonly issues: Issue[] = [];
-  constructor(private readonly code: string) {}
+  private readonly code: string;
+  /** `issueCode.code` is the code every issue gets. */
+  constructor(issueCode: { readonly code: string }) {
+    this.code = issueCode.code;
+  }
 
   /** Records an issue at a path. */
   add(path: FieldPath, message: string): void {

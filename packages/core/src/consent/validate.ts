@@ -41,7 +41,7 @@ function checkHeader(c: FieldChecker, r: Record<string, unknown>, type: string):
  * the code `consent_request_malformed`.
  */
 export function validateConsentRequest(value: unknown): Result<ConsentRequestV02> {
-  const c = new FieldChecker("consent_request_malformed");
+  const c = new FieldChecker({ code: "consent_request_malformed" });
   const r = c.object(value, [], REQUEST_KEYS);
   if (r === undefined) return fail(c.issues);
   checkHeader(c, r, "consent_request");
@@ -71,7 +71,7 @@ export function validateConsentRequest(value: unknown): Result<ConsentRequestV02
  * `sha256:` hash, all lowercase. Issues carry the code `proof_malformed`.
  */
 export function validateConsentResponse(value: unknown): Result<ConsentResponseV02> {
-  const c = new FieldChecker("proof_malformed");
+  const c = new FieldChecker({ code: "proof_malformed" });
   const r = c.object(value, [], RESPONSE_KEYS);
   if (r === undefined) return fail(c.issues);
   checkHeader(c, r, "consent_response");

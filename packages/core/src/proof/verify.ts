@@ -62,8 +62,20 @@ export interface VerifyProofOptions {
   readonly now: Date | number;
 }
 
+/** The issue code of each reason (listed in docs/reference/errors.md). */
+const ISSUE_CODES: Readonly<Record<ProofFailureReason, { readonly code: string }>> = {
+  malformed: { code: "proof_malformed" },
+  wrong_key: { code: "proof_wrong_key" },
+  payload_mismatch: { code: "proof_payload_mismatch" },
+  bad_signature: { code: "proof_bad_signature" },
+  nonce_mismatch: { code: "proof_nonce_mismatch" },
+  action_mismatch: { code: "proof_action_mismatch" },
+  expired: { code: "proof_expired" },
+  replayed: { code: "proof_replayed" },
+};
+
 function refuse(reason: ProofFailureReason, message: string, path: Issue["path"] = []): ProofVerification {
-  return { ok: false, reason, issues: [{ code: `proof_${reason}`, path, message }] };
+  return { ok: false, reason, issues: [{ code: ISSUE_CODES[reason].code, path, message }] };
 }
 
 function trustedKey(key: string | KeyObject): { hex: string; object: KeyObject } | undefined {

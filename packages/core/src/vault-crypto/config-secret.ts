@@ -35,15 +35,16 @@ export function sealConfigSecret(value: string, path: string, seed: Uint8Array, 
 
 /** Opens an `encrypted:<base64>` config value sealed for `path`. Never throws; never echoes the value. */
 export function openConfigSecret(text: string, path: string, seed: Uint8Array): Result<string> {
-  const bad = (code: string, message: string): Result<string> =>
+  const bad = ({ code }: { code: string }, message: string): Result<string> =>
     fail([{ code, path: path.split("."), message: `\`${path}\`: ${message}` }]);
-  if (!isSealedSecret(text)) return bad("config_secret_malformed", "not an `encrypted:` value");
+  if (!isSealedSecret(text)) return bad({ code: "config_secret_malformed" }, "not an `encrypted:` value");
   const b64 = text.slice(SEALED_SECRET_PREFIX.length);
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64)) return bad("config_secret_malformed", "not base64 after `encrypted:`");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64))
+    return bad({ code: "config_secret_malformed" }, "not base64 after `encrypted:`");
   const blob = Buffer.from(b64, "base64");
   const head = 1 + SALT_BYTES + IV_BYTES + TAG_BYTES;
   if (blob.length < head || blob[0] !== FORMAT_VERSION)
-    return bad("config_secret_malformed", "truncated or unknown format");
+    return bad({ code: "config_secret_malformed" }, "truncated or unknown format");
   const salt = blob.subarray(1, 1 + SALT_BYTES);
   const iv = blob.subarray(1 + SALT_BYTES, 1 + SALT_BYTES + IV_BYTES);
   const tag = blob.subarray(1 + SALT_BYTES + IV_BYTES, head);
@@ -51,7 +52,7 @@ export function openConfigSecret(text: string, path: string, seed: Uint8Array): 
   const plain = aesGcmOpen(key, { iv, tag, ciphertext: blob.subarray(head) }, `config:${path}`);
   if (plain === undefined)
     return bad(
-      "config_secret_decrypt_failed",
+      { code: "config_secret_decrypt_failed" },
       "does not decrypt with this key (corrupted, moved, or sealed by another key)",
     );
   return ok(new TextDecoder().decode(plain));

@@ -89,7 +89,7 @@ export function wrapPrivateKey(
   };
 }
 
-function issue(code: string, message: string): Issue {
+function issue({ code }: { code: string }, message: string): Issue {
   return { code, path: [], message };
 }
 
@@ -103,11 +103,11 @@ export function parsePrivateKeyFile(text: string): Result<PrivateKeyFileV1> {
   try {
     v = JSON.parse(text);
   } catch {
-    return fail([issue("key_file_malformed", "private key file is not json (truncated or corrupted)")]);
+    return fail([issue({ code: "key_file_malformed" }, "private key file is not json (truncated or corrupted)")]);
   }
   const f = (v !== null && typeof v === "object" ? v : {}) as Record<string, unknown>;
   const bad = (what: string): Result<PrivateKeyFileV1> =>
-    fail([issue("key_file_malformed", `private key file: ${what}`)]);
+    fail([issue({ code: "key_file_malformed" }, `private key file: ${what}`)]);
   if (f["type"] !== "acp_private_key" || f["version"] !== 1 || f["algorithm"] !== "Ed25519")
     return bad("not an acp ed25519 key file (version 1)");
   if (hexBytes(f["public_key"], ED25519_KEY_BYTES) === undefined)
@@ -151,7 +151,7 @@ export function unwrapPrivateKey(file: PrivateKeyFileV1, passphrase: string | un
     if (passphrase === undefined || passphrase.length === 0) {
       return fail([
         issue(
-          "key_passphrase_required",
+          { code: "key_passphrase_required" },
           "the private key is encrypted: set ACP_PASSPHRASE or run in a terminal to be asked",
         ),
       ]);
@@ -164,10 +164,10 @@ export function unwrapPrivateKey(file: PrivateKeyFileV1, passphrase: string | un
     };
     seed = aesGcmOpen(kek(passphrase, salt, file.kdf), sealed, `acp private key ${file.public_key}`);
     if (seed === undefined)
-      return fail([issue("key_passphrase_wrong", "wrong passphrase, or the private key file is corrupted")]);
+      return fail([issue({ code: "key_passphrase_wrong" }, "wrong passphrase, or the private key file is corrupted")]);
   }
   if (seed === undefined || ed25519KeyPairFromSeed(seed).publicKeyHex !== file.public_key) {
-    return fail([issue("key_mismatch", "the private key does not match the public key recorded with it")]);
+    return fail([issue({ code: "key_mismatch" }, "the private key does not match the public key recorded with it")]);
   }
   return ok(seed);
 }

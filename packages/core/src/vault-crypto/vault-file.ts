@@ -39,7 +39,7 @@ export function isVaultName(name: string): boolean {
   return VAULT_NAME_PATTERN.test(name);
 }
 
-function issue(code: string, message: string): Issue {
+function issue({ code }: { code: string }, message: string): Issue {
   return { code, path: [], message };
 }
 
@@ -71,24 +71,27 @@ function sortedEntries(entries: VaultEntries): Record<string, string> {
  */
 export function openVault(file: unknown, seed: Uint8Array): Result<VaultEntries> {
   if (file === null || typeof file !== "object" || Array.isArray(file))
-    return fail([issue("vault_malformed", "vault is not a json object")]);
+    return fail([issue({ code: "vault_malformed" }, "vault is not a json object")]);
   const f = file as Record<string, unknown>;
   const unknown = Object.keys(f).filter((k) => !VAULT_KEYS.includes(k));
-  if (unknown.length > 0) return fail([issue("vault_malformed", `unknown field \`${unknown[0] ?? ""}\``)]);
-  if (f["version"] !== 1) return fail([issue("vault_malformed", "unsupported vault version (expected 1)")]);
+  if (unknown.length > 0) return fail([issue({ code: "vault_malformed" }, `unknown field \`${unknown[0] ?? ""}\``)]);
+  if (f["version"] !== 1) return fail([issue({ code: "vault_malformed" }, "unsupported vault version (expected 1)")]);
   if (f["encryption"] !== "aes-256-gcm")
-    return fail([issue("vault_malformed", "unsupported encryption (expected aes-256-gcm)")]);
+    return fail([issue({ code: "vault_malformed" }, "unsupported encryption (expected aes-256-gcm)")]);
   const salt = hexBytes(f["salt"], SALT_BYTES);
   const iv = hexBytes(f["iv"], IV_BYTES);
   const tag = hexBytes(f["tag"], TAG_BYTES);
   const data = hexBytes(f["data"]);
   if (salt === undefined || iv === undefined || tag === undefined || data === undefined) {
-    return fail([issue("vault_malformed", "salt, iv, tag or data is not lowercase hex of the right length")]);
+    return fail([issue({ code: "vault_malformed" }, "salt, iv, tag or data is not lowercase hex of the right length")]);
   }
   const plain = aesGcmOpen(deriveKeyFromMaster(seed, salt, VAULT_KEY_INFO), { iv, tag, ciphertext: data }, VAULT_AAD);
   if (plain === undefined) {
     return fail([
-      issue("vault_decrypt_failed", "vault does not decrypt with this key (corrupted, or sealed by another key)"),
+      issue(
+        { code: "vault_decrypt_failed" },
+        "vault does not decrypt with this key (corrupted, or sealed by another key)",
+      ),
     ]);
   }
   return parseEntries(new TextDecoder().decode(plain));
@@ -99,15 +102,15 @@ function parseEntries(text: string): Result<VaultEntries> {
   try {
     value = JSON.parse(text);
   } catch {
-    return fail([issue("vault_malformed", "decrypted vault is not json")]);
+    return fail([issue({ code: "vault_malformed" }, "decrypted vault is not json")]);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return fail([issue("vault_malformed", "decrypted vault is not an object of names to values")]);
+    return fail([issue({ code: "vault_malformed" }, "decrypted vault is not an object of names to values")]);
   }
   const entries: Record<string, string> = {};
   for (const [name, v] of Object.entries(value)) {
     if (typeof v !== "string" || !isVaultName(name))
-      return fail([issue("vault_malformed", "decrypted vault holds an invalid entry")]);
+      return fail([issue({ code: "vault_malformed" }, "decrypted vault holds an invalid entry")]);
     entries[name] = v;
   }
   return ok(entries);

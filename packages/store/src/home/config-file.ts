@@ -16,12 +16,13 @@ export function readConfigDocument(home: string): Result<Document> {
   let text: string;
   try {
     const buf = readFileSync(path);
-    if (buf.length > MAX_CONFIG_BYTES) return failWith("config_malformed", `\`${path}\` is larger than 1 MiB`);
+    if (buf.length > MAX_CONFIG_BYTES)
+      return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
     return failWith(
-      missing ? "config_missing" : "config_unreadable",
+      missing ? { code: "config_missing" } : { code: "config_unreadable" },
       `cannot read \`${path}\`: ${ioMessage(err)}${missing ? " (run `acp init`)" : ""}`,
     );
   }
@@ -30,7 +31,7 @@ export function readConfigDocument(home: string): Result<Document> {
   if (error !== undefined) {
     const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
     return failWith(
-      "config_malformed",
+      { code: "config_malformed" },
       `config.yml:${line}:${col}: ${error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml"}`,
     );
   }
@@ -43,20 +44,26 @@ export function readConfigDocument(home: string): Result<Document> {
  */
 export function writeConfigValue(home: string, doc: Document, path: string, value: string): Result<void> {
   if (!CONFIG_PATH_PATTERN.test(path))
-    return failWith("config_path_invalid", `\`${path}\` is not a config key path (like \`telegram.bot_token\`)`);
+    return failWith(
+      { code: "config_path_invalid" },
+      `\`${path}\` is not a config key path (like \`telegram.bot_token\`)`,
+    );
   try {
     const keys = path.split(".");
     const existing = doc.getIn(keys, true);
     if (existing instanceof Scalar) existing.value = value;
     else doc.setIn(keys, value);
   } catch {
-    return failWith("config_path_invalid", `\`${path}\` goes through a value that is not a map in config.yml`);
+    return failWith(
+      { code: "config_path_invalid" },
+      `\`${path}\` goes through a value that is not a map in config.yml`,
+    );
   }
   try {
     writeFileAtomic(homePaths(home).config, doc.toString());
     return ok(undefined);
   } catch (err) {
-    return failWith("config_write_failed", `cannot write config.yml: ${ioMessage(err)}`);
+    return failWith({ code: "config_write_failed" }, `cannot write config.yml: ${ioMessage(err)}`);
   }
 }
 
@@ -69,7 +76,7 @@ export function readConfigSecret(doc: Document, path: string, seed: Uint8Array):
   if (value === undefined || value === null || value === "") return ok(undefined);
   if (!isSealedSecret(value)) {
     return failWith(
-      "config_secret_plain",
+      { code: "config_secret_plain" },
       `\`${path}\` in config.yml is not sealed (run \`acp config set-secret ${path}\`)`,
     );
   }

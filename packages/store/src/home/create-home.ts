@@ -40,7 +40,7 @@ export function createHome(home: string, input: CreateHomeInput): Result<Created
   const paths = homePaths(home);
   if (!input.force && isExistingHome(home)) {
     return failWith(
-      "home_exists",
+      { code: "home_exists" },
       `\`${home}\` already holds an acp home (use --force to replace its config, policy and keys)`,
     );
   }
@@ -61,6 +61,6 @@ export function createHome(home: string, input: CreateHomeInput): Result<Created
     writeFileAtomic(paths.policy, input.policyText);
     return ok(vaultMovedTo === undefined ? { paths, replaced } : { paths, replaced, vaultMovedTo });
   } catch (err) {
-    return failWith("home_write_failed", `cannot create \`${home}\`: ${ioMessage(err)}`);
+    return failWith({ code: "home_write_failed" }, `cannot create \`${home}\`: ${ioMessage(err)}`);
   }
 }

@@ -9,12 +9,14 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
 function readSmall(path: string, what: string): Result<string> {
   try {
     const buf = readFileSync(path);
-    if (buf.length > MAX_KEY_FILE_BYTES) return failWith("key_file_malformed", `${what} is too large to be a key file`);
+    if (buf.length > MAX_KEY_FILE_BYTES)
+      return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === "ENOENT") return failWith("key_missing", `${what} not found: \`${path}\` (run \`acp init\`)`);
-    return failWith("key_unreadable", `cannot read ${what} \`${path}\`: ${ioMessage(err)}`);
+    if (e.code === "ENOENT")
+      return failWith({ code: "key_missing" }, `${what} not found: \`${path}\` (run \`acp init\`)`);
+    return failWith({ code: "key_unreadable" }, `cannot read ${what} \`${path}\`: ${ioMessage(err)}`);
   }
 }
 
@@ -24,7 +26,7 @@ export function readPublicKeyHex(home: string): Result<string> {
   if (!text.ok) return text;
   const hex = text.value.trim();
   if (!/^[0-9a-f]{64}$/.test(hex))
-    return failWith("key_file_malformed", "public key file is not 64 lowercase hex digits");
+    return failWith({ code: "key_file_malformed" }, "public key file is not 64 lowercase hex digits");
   return ok(hex);
 }
 
@@ -45,7 +47,7 @@ export function loadMasterSeed(home: string, passphrase: string | undefined): Re
   const pub = readPublicKeyHex(home);
   if (!pub.ok) return pub;
   if (pub.value !== file.value.public_key) {
-    return failWith("key_mismatch", "keys/public.key and keys/private.key are not a pair");
+    return failWith({ code: "key_mismatch" }, "keys/public.key and keys/private.key are not a pair");
   }
   return unwrapPrivateKey(file.value, passphrase);
 }

@@ -1,7 +1,7 @@
 import { fail, type Issue, type Result } from "@acp/core";
 
 /** A failed result with one issue. */
-export function failWith<T>(code: string, message: string, path: Issue["path"] = []): Result<T> {
+export function failWith<T>({ code }: { code: string }, message: string, path: Issue["path"] = []): Result<T> {
   return fail([{ code, path, message }]);
 }
 

@@ -16,23 +16,23 @@ export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> 
   let text: string;
   try {
     const buf = readFileSync(path);
-    if (buf.length > MAX_VAULT_BYTES) return failWith("vault_malformed", `\`${path}\` is larger than 16 MiB`);
+    if (buf.length > MAX_VAULT_BYTES) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});
-    return failWith("vault_unreadable", `cannot read \`${path}\`: ${ioMessage(err)}`);
+    return failWith({ code: "vault_unreadable" }, `cannot read \`${path}\`: ${ioMessage(err)}`);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return failWith("vault_malformed", `\`${path}\` is not json (corrupted); it was left as it is`);
+    return failWith({ code: "vault_malformed" }, `\`${path}\` is not json (corrupted); it was left as it is`);
   }
   const opened = openVault(parsed, seed);
   if (opened.ok) return opened;
   const first = opened.issues[0];
   return failWith(
-    first?.code ?? "vault_malformed",
+    { code: first?.code ?? "vault_malformed" },
     `\`${path}\`: ${first?.message ?? "invalid"}; it was left as it is`,
   );
 }
@@ -49,6 +49,6 @@ export function writeVault(
     writeFileAtomic(path, `${JSON.stringify(sealVault(entries, seed, randomBytes), null, 2)}\n`);
     return ok(undefined);
   } catch (err) {
-    return failWith("vault_write_failed", `cannot write \`${path}\`: ${ioMessage(err)}`);
+    return failWith({ code: "vault_write_failed" }, `cannot write \`${path}\`: ${ioMessage(err)}`);
   }
 }
