@@ -4,6 +4,7 @@ import { suggest } from "./edit-distance.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
 import { MAX_ALIAS_COUNT } from "./limits.js";
 import { positionAt } from "./source-position.js";
+import { oneLine, showInput } from "./show-input.js";
 
 /** A path from the document root, as issues carry it. */
 export type NodePath = readonly (string | number)[];
@@ -43,7 +44,13 @@ export function report(
   message: string,
   help?: string,
 ): void {
-  ctx.issues.push({ code, path, message, ...positionAt(ctx.lines, offset), ...(help !== undefined ? { help } : {}) });
+  ctx.issues.push({
+    code,
+    path,
+    message: oneLine(message),
+    ...positionAt(ctx.lines, offset),
+    ...(help !== undefined ? { help: oneLine(help) } : {}),
+  });
 }
 
 /** Start offset of a node (0 when unknown). */
@@ -96,17 +103,16 @@ export function describeNode(node: Node | null): string {
   if (isSeq(node)) return "a list";
   if (!isScalar(node)) return "an unsupported value";
   const value = node.value;
-  const shown = (text: string): string => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
   if (value === null) return "null";
-  if (typeof value === "string") return `the string \`${shown(value)}\``;
-  if (typeof value === "number") return `the number \`${shown(String(value))}\``;
+  if (typeof value === "string") return `the string \`${showInput(value)}\``;
+  if (typeof value === "number") return `the number \`${showInput(String(value))}\``;
   if (typeof value === "boolean") return `\`${String(value)}\``;
   return "an unsupported value";
 }
 
 /** Reports that a value has the wrong type. */
 export function reportType(ctx: ReadContext, scope: Scope, field: Field, expected: string, help?: string): void {
-  const message = `${scope.prefix}\`${field.name}\` must be ${expected}, got ${describeNode(field.node)}`;
+  const message = `${scope.prefix}\`${showInput(field.name)}\` must be ${expected}, got ${describeNode(field.node)}`;
   report(ctx, field.offset, "wrong_type", field.path, message, help);
 }
 
@@ -162,7 +168,7 @@ export function readMappingFields(ctx: ReadContext, node: Node, scope: Scope, sh
     const first = seen.get(key);
     if (first !== undefined) {
       const at = positionAt(ctx.lines, first);
-      const message = `${scope.prefix}duplicate key \`${key}\`${where} (first at line ${at.line})`;
+      const message = `${scope.prefix}duplicate key \`${showInput(key)}\`${where} (first at line ${at.line})`;
       report(ctx, keyOffset, "duplicate_key", path, message, "remove one of them");
       continue;
     }
@@ -170,7 +176,7 @@ export function readMappingFields(ctx: ReadContext, node: Node, scope: Scope, sh
     if (shape.known !== undefined && !shape.known.includes(key)) {
       const better = suggest(key, shape.known, shape.synonyms);
       const help = better !== undefined ? `did you mean \`${better}\`` : `expected ${listWords(shape.known)}`;
-      report(ctx, keyOffset, "unknown_key", path, `${scope.prefix}unknown key \`${key}\`${where}`, help);
+      report(ctx, keyOffset, "unknown_key", path, `${scope.prefix}unknown key \`${showInput(key)}\`${where}`, help);
       continue;
     }
     const raw = pair.value as Node | null;

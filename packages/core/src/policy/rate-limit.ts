@@ -2,6 +2,7 @@ import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { suggest } from "./edit-distance.js";
 import { MAX_RATE_LIMIT_COUNT } from "./limits.js";
 import { RATE_UNITS, type RateLimit, type RateUnit } from "./types.js";
+import { showInput } from "./show-input.js";
 
 /** Length of each rate-limit window unit, in milliseconds. */
 export const RATE_UNIT_MS: Readonly<Record<RateUnit, number>> = Object.freeze({
@@ -51,12 +52,12 @@ function isRateUnit(unit: string): unit is RateUnit {
  * `invalid_rate_limit` issue (with a suggestion for plural or abbreviated units).
  */
 export function parseRateLimit(text: string): Result<RateLimit> {
-  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  const shown = showInput(text);
   const parts = text.split("/");
   if (parts.length !== 2) return invalid(shown, EXPECTED);
   const [countText = "", unit = ""] = parts;
   if (!/^[0-9]+$/.test(countText)) {
-    return invalid(shown, `count \`${countText}\` is not a positive integer`, EXPECTED);
+    return invalid(shown, `count \`${showInput(countText)}\` is not a positive integer`, EXPECTED);
   }
   const count = Number(countText);
   if (count < 1) return invalid(shown, "count must be at least 1", "use `action: deny` to refuse every call");
@@ -64,7 +65,7 @@ export function parseRateLimit(text: string): Result<RateLimit> {
   if (!isRateUnit(unit)) {
     const better = suggest(unit, RATE_UNITS, UNIT_SYNONYMS);
     const help = better !== undefined ? `did you mean \`${count}/${better}\`` : EXPECTED;
-    return invalid(shown, `unknown unit \`${unit.slice(0, 40)}\``, help);
+    return invalid(shown, `unknown unit \`${showInput(unit)}\``, help);
   }
   return ok({ count, unit, windowMs: RATE_UNIT_MS[unit], text });
 }

@@ -3,6 +3,7 @@ import { readMappingFields, report, reportType, type Field, type ReadContext, ty
 import { isNullField, readString } from "./read-scalars.js";
 import { checkClockTime, isTimeZone } from "./time-of-day.js";
 import type { TimeOfDay } from "./types.js";
+import { showInput } from "./show-input.js";
 
 /** The keys of `conditions`. */
 export const CONDITION_KEYS = ["time_of_day"] as const;
@@ -69,7 +70,7 @@ function readTimeOfDay(ctx: ReadContext, scope: Scope, field: Field): TimeOfDay 
   if (zoneField !== undefined) {
     const zone = readString(ctx, inner, zoneField);
     if (zone !== undefined && !isTimeZone(zone)) {
-      const shown = zone.length > 40 ? `${zone.slice(0, 40)}…` : zone;
+      const shown = showInput(zone);
       const message = `${scope.prefix}unknown time zone \`${shown}\``;
       report(
         ctx,

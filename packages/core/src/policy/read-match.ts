@@ -11,6 +11,7 @@ import {
 } from "./node-reader.js";
 import { checkGlob, isNullField, readEnum, readGlob } from "./read-scalars.js";
 import type { ArgMatchValue, RuleMatch } from "./types.js";
+import { showInput } from "./show-input.js";
 
 /** The keys of a rule's `match`. */
 export const MATCH_KEYS = ["tool", "category", "server", "args"] as const;
@@ -34,7 +35,7 @@ const ARG_PATH = /^[^.]+(\.[^.]+)*$/;
 function readArgValue(ctx: ReadContext, scope: Scope, field: Field): ArgMatchValue | undefined {
   const node = field.node;
   if (node !== null && isMap(node)) {
-    const help = `match nested keys with a dotted path, like \`${field.name}.address: "…"\``;
+    const help = `match nested keys with a dotted path, like \`${showInput(field.name)}.address: "…"\``;
     reportType(ctx, scope, field, "a string, number, boolean or null", help);
     return undefined;
   }
@@ -70,7 +71,7 @@ function readArgs(ctx: ReadContext, scope: Scope, field: Field): Record<string, 
   );
   for (const [key, arg] of fields) {
     if (!ARG_PATH.test(key)) {
-      const message = `${scope.prefix}invalid argument path \`${key}\` in \`args\``;
+      const message = `${scope.prefix}invalid argument path \`${showInput(key)}\` in \`args\``;
       report(
         ctx,
         arg.keyOffset,

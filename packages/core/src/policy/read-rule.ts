@@ -27,6 +27,7 @@ import {
   type RuleMatch,
   type TimeOfDay,
 } from "./types.js";
+import { showInput } from "./show-input.js";
 
 /** The keys of one rule. */
 export const RULE_KEYS = [
@@ -117,7 +118,7 @@ function readId(ctx: ReadContext, scope: Scope, field: Field): string | undefine
   const id = readString(ctx, scope, field);
   if (id === undefined) return undefined;
   if (RULE_ID_PATTERN.test(id) && id.length <= MAX_RULE_ID_LENGTH) return id;
-  const shown = id.length > 40 ? `${id.slice(0, 40)}…` : id;
+  const shown = showInput(id);
   const help = `ids are slugs of at most ${MAX_RULE_ID_LENGTH} lowercase letters, digits, \`-\` and \`_\`, like \`send-mail\``;
   report(ctx, field.offset, "invalid_rule_id", field.path, `${scope.prefix}invalid rule id \`${shown}\``, help);
   return undefined;

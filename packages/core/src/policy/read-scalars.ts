@@ -3,6 +3,7 @@ import { compileGlob } from "../glob/index.js";
 import { suggest } from "./edit-distance.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
 import { listWords, report, reportType, scalarValue, type Field, type ReadContext, type Scope } from "./node-reader.js";
+import { showInput } from "./show-input.js";
 
 /** Reads a string value; anything else is a `wrong_type` issue. */
 export function readString(ctx: ReadContext, scope: Scope, field: Field, help?: string): string | undefined {
@@ -38,7 +39,7 @@ export function readEnum<T extends string>(
     return undefined;
   }
   if ((shape.values as readonly string[]).includes(value)) return value as T;
-  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  const shown = showInput(value);
   const better = suggest(value, shape.values, shape.synonyms);
   const message = `${scope.prefix}unknown ${shape.noun} \`${shown}\` (expected ${expected})`;
   report(
@@ -64,7 +65,8 @@ export function checkGlob(ctx: ReadContext, scope: Scope, field: Field, pattern:
   const compiled = compileGlob(pattern);
   if (compiled.ok) return true;
   for (const issue of compiled.issues) {
-    const message = `${scope.prefix}\`${field.name}\`: ${issue.message}`;
+    const reason = issue.message.split(pattern).join(showInput(pattern));
+    const message = `${scope.prefix}\`${showInput(field.name)}\`: ${reason}`;
     const help = "globs use `*`, `?`, `[abc]` and `{a,b}`; brackets must be balanced";
     report(ctx, field.offset, "invalid_glob", field.path, message, issue.help ?? help);
   }

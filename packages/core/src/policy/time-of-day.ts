@@ -1,4 +1,5 @@
 import { fail, ok, type Result } from "../issues/index.js";
+import { showInput } from "./show-input.js";
 
 const CLOCK_TIME = /^([01][0-9]|2[0-3]):([0-5][0-9])$/;
 
@@ -14,7 +15,7 @@ export function checkClockTime(text: string, options: { readonly endOfDay?: bool
   const match = CLOCK_TIME.exec(text);
   if (match !== null) return ok(Number(match[1]) * 60 + Number(match[2]));
   if (options.endOfDay === true && text === "24:00") return ok(END_OF_DAY_MINUTES);
-  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  const shown = showInput(text);
   let help = "expected HH:MM in 24-hour time, like `09:00` or `17:30`";
   const loose = /^([0-9]{1,2}):([0-9]{2})$/.exec(text);
   if (loose !== null) {

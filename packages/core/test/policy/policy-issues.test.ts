@@ -246,6 +246,13 @@ describe("parsePolicy reports each problem with its place, code and a fix", () =
     ]);
   });
 
+  it("keeps hostile input on one line and short in messages", () => {
+    const issues = issuesOf(`version: "1"\n"evil\\nkey${"x".repeat(100)}": 1\n`);
+    expect(issues.map((i) => formatIssue(i))).toEqual([
+      `2:1: unknown key \`evil\\nkey${"x".repeat(32)}…\` (expected version, default_action, rules or classify)`,
+    ]);
+  });
+
   it("reports every problem of a file in one pass, in file order", () => {
     const text = `version: "1"
 default_action: alow

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import {
+  formatIssue,
+  MAX_ALIAS_COUNT,
+  MAX_POLICY_BYTES,
+  MAX_POLICY_DEPTH,
+  MAX_POLICY_RULES,
+  parsePolicy,
+  type Issue,
+} from "@acp/core";
+
+function issuesOf(text: string): readonly Issue[] {
+  const result = parsePolicy(text);
+  if (result.ok) throw new Error("expected issues, the policy is valid");
+  return result.issues;
+}
+
+function codesOf(text: string): string[] {
+  return issuesOf(text).map((issue) => issue.code);
+}
+
+describe("parsePolicy on absurd input: a clear issue, never a crash or a throw", () => {
+  it("refuses a 50 MB policy before parsing it", () => {
+    const issues = issuesOf(`version: "1"\n${"# padding\n".repeat(5 * 1024 * 1024)}`);
+    expect(issues.map((i) => formatIssue(i, "policy.yml"))).toEqual([
+      `policy.yml:1:1: policy is larger than ${MAX_POLICY_BYTES} bytes (10 MiB) (split it or remove unused rules)`,
+    ]);
+    expect(issues[0]?.code).toBe("policy_too_large");
+  });
+
+  it("counts UTF-8 bytes, not characters, against the size limit", () => {
+    const text = `version: "1"\n# ${"é".repeat(MAX_POLICY_BYTES / 2 + 10)}\n`;
+    expect(text.length).toBeLessThan(MAX_POLICY_BYTES);
+    expect(codesOf(text)).toEqual(["policy_too_large"]);
+  });
+
+  it("refuses 10,000-deep flow nesting", () => {
+    expect(codesOf(`version: "1"\nrules: ${"[".repeat(10_000)}${"]".repeat(10_000)}\n`)).toEqual(["policy_too_deep"]);
+    expect(codesOf(`version: "1"\nrules: ${"{a: ".repeat(10_000)}`)).toEqual(["policy_too_deep"]);
+    expect(codesOf("[".repeat(1_000_000))).toEqual(["policy_too_deep"]);
+  });
+
+  it("refuses 10,000-deep compact block nesting", () => {
+    expect(codesOf(`${"- ".repeat(10_000)}x\n`)).toEqual(["policy_too_deep"]);
+  });
+
+  it("refuses indentation nesting past the depth limit with its place", () => {
+    let text = 'version: "1"\nx:\n';
+    for (let depth = 1; depth <= MAX_POLICY_DEPTH + 5; depth++) text += `${" ".repeat(depth)}k:\n`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => i.code)).toEqual(["policy_too_deep"]);
+    expect(issues[0]?.message).toBe(`nesting deeper than ${MAX_POLICY_DEPTH} levels`);
+    expect(issues[0]?.line).toBeGreaterThan(MAX_POLICY_DEPTH);
+  });
+
+  it("reads nesting within the depth limit as an ordinary problem", () => {
+    const text = `version: "1"\nx: ${"[".repeat(MAX_POLICY_DEPTH - 2)}${"]".repeat(MAX_POLICY_DEPTH - 2)}\n`;
+    expect(codesOf(text)).toEqual(["unknown_key"]);
+  });
+
+  it("does not expand a billion-laughs alias bomb", () => {
+    const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 10; i++) {
+      const prev = String.fromCharCode(96 + i);
+      const name = String.fromCharCode(97 + i);
+      levels.push(`${name}: &${name} [${Array.from({ length: 9 }, () => `*${prev}`).join(",")}]`);
+    }
+    const text = `version: "1"\n${levels.join("\n")}\nrules: *j\n`;
+    const issues = issuesOf(text);
+    expect(issues.filter((i) => i.code === "unknown_key")).toHaveLength(10);
+    expect(issues.filter((i) => i.code === "wrong_type").length).toBeGreaterThan(0);
+  });
+
+  it("refuses more aliases than the limit", () => {
+    const text = `version: "1"\nclassify:\n  - &e { tool: x, category: read }\n${"  - *e\n".repeat(MAX_ALIAS_COUNT + 1)}`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => i.code)).toEqual(["too_many_aliases"]);
+    expect(issues[0]?.line).toBe(MAX_ALIAS_COUNT + 4);
+  });
+
+  it("refuses more rules than the limit", () => {
+    const text = `version: "1"\nrules: [${"{},".repeat(MAX_POLICY_RULES)}{}]\n`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => [i.code, i.line, i.column])).toEqual([["too_many_rules", 2, 8]]);
+    expect(issues[0]?.message).toBe(
+      `\`rules\` holds ${MAX_POLICY_RULES + 1} entries, more than the limit of ${MAX_POLICY_RULES}`,
+    );
+  });
+
+  it("returns an issue for input that is not a string at all", () => {
+    const result = parsePolicy(42 as unknown as string);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.issues[0]?.code).toBe("wrong_type");
+  });
+
+  it("survives control characters, lone surrogates and NUL bytes", () => {
+    for (const text of ["\u0000", "version: \ud800\n", "\u001b[31mversion: 1", "version: '1'\n\t- x"]) {
+      const result = parsePolicy(text);
+      expect(result.ok).toBe(false);
+    }
+  });
+});
