@@ -1,16 +1,103 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { CATEGORIES } from "@acp/core";
+import { printJson, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
+import { parseJsonOption } from "../decision/read-input.js";
+import { presentDecision } from "../decision/present.js";
 
-/** Registers `acp policy simulate` (not implemented yet). */
+interface SimulateOptions {
+  tool: string;
+  server?: string;
+  category?: string;
+  args?: string;
+  at?: string;
+  policy?: string;
+  graph?: string;
+  domain?: string;
+  action?: string;
+  confidence?: string;
+  contract?: string;
+}
+
+function parseTime(text: string | undefined, ctx: CliContext): Date {
+  if (text === undefined) return ctx.io.now();
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+  const at = new Date(text);
+  if (!iso.test(text) || Number.isNaN(at.getTime())) {
+    throw new CliError(
+      `--at: \`${text}\` is not an ISO-8601 time with a zone (e.g. 2026-03-01T09:30:00Z)`,
+      EXIT.invalid,
+    );
+  }
+  return at;
+}
+
+function buildRequest(options: SimulateOptions): Record<string, unknown> {
+  const request: Record<string, unknown> = { tool: options.tool, arguments: {} };
+  if (options.server !== undefined) request["server"] = options.server;
+  if (options.category !== undefined) {
+    if (!(CATEGORIES as readonly string[]).includes(options.category)) {
+      throw new CliError(
+        `--category: unknown category \`${options.category}\` (expected ${CATEGORIES.join(", ")})`,
+        EXIT.invalid,
+      );
+    }
+    request["category"] = options.category;
+  }
+  if (options.args !== undefined) request["arguments"] = parseJsonOption(options.args, "--args");
+  if (options.domain !== undefined || options.action !== undefined) {
+    if (options.domain === undefined || options.action === undefined) {
+      throw new CliError("--domain and --action go together", EXIT.usage);
+    }
+    const graph: Record<string, unknown> = { domain: options.domain, action: options.action };
+    if (options.confidence !== undefined) {
+      const confidence = Number(options.confidence);
+      if (options.confidence.trim() === "" || !Number.isFinite(confidence) || confidence < 0 || confidence > 1) {
+        throw new CliError(`--confidence: \`${options.confidence}\` is not a number between 0 and 1`, EXIT.invalid);
+      }
+      graph["confidence"] = confidence;
+    }
+    request["graph"] = graph;
+  }
+  if (options.contract !== undefined) request["contract"] = parseJsonOption(options.contract, "--contract");
+  return request;
+}
+
+/** Registers `acp policy simulate`. */
 export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("simulate")
-    .description("run one request through the pipeline and print the decision as JSON (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp policy simulate` is not implemented yet", EXIT.error);
+    .description("run one request through the pipeline and print the decision as JSON")
+    .requiredOption("--tool <name>", "the tool the agent calls")
+    .option("--server <name>", "the upstream MCP server")
+    .option("--category <category>", `explicit category (${CATEGORIES.join(", ")})`)
+    .option("--args <json>", "the tool arguments as a JSON object", "{}")
+    .option("--at <iso-8601>", "the time of the call (default: now); decides time_of_day conditions")
+    .option("--policy <file>", "policy file (default: $ACP_HOME/policy.yml)")
+    .option("--graph <file>", "consent graph (default: $ACP_HOME/consent-graph.json when present)")
+    .option("--domain <domain>", "consent-graph domain of the action (with --action)")
+    .option("--action <action>", "consent-graph action (with --domain)")
+    .option("--confidence <0..1>", "the agent's confidence for the consent graph")
+    .option("--contract <json>", "an Agent Action Contract v1 event to judge as well")
+    .addHelpText(
+      "after",
+      `
+Prints: route (accept|ask|defer|refuse), action (allow|ask|deny), rule (the deciding
+source:rule), category, risk_level, reasons (every source's, strictest first) and sources.
+Nothing is executed and no state is kept between runs (rate limits start empty).
+
+Examples:
+  acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
+  acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy policy.yml
+  acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph spec/examples/consent-graph.json`,
+    )
+    .action(async (options: SimulateOptions) => {
+      const now = parseTime(options.at, ctx);
+      const request = buildRequest(options);
+      const inputs = await loadDecisionInputs(ctx.io, { policy: options.policy, graph: options.graph });
+      const decision = await buildPipeline(inputs).decide(request, now);
+      printJson(ctx, presentDecision(decision));
+      ctx.exitCode = EXIT.ok;
     });
 }

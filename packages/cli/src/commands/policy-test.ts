@@ -1,16 +1,62 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { EXIT } from "../exit-codes.js";
+import { describeFailure, findTestFiles, runTestFile, type CaseResult } from "../decision/run-tests.js";
+import { join } from "node:path";
 
-/** Registers `acp policy test` (not implemented yet). */
+interface TestOptions {
+  policy?: string;
+  graph?: string;
+  json?: boolean;
+}
+
+/** Registers `acp policy test`. */
 export function registerPolicyTest(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("test")
-    .description("run YAML decision test cases (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp policy test` is not implemented yet", EXIT.error);
+    .description("run YAML decision test cases (request + expected route + expected deciding rule)")
+    .argument("[path]", "a test file, or a directory searched for *.test.yml (default: $ACP_HOME/policy.test.yml)")
+    .option("--policy <file>", "use this policy instead of the one each test file names")
+    .option("--graph <file>", "use this consent graph instead of the one each test file names")
+    .option("--json", "print every case result as JSON")
+    .addHelpText(
+      "after",
+      `
+A test file:
+  policy: policy.yml              # relative to the test file
+  graph: consent-graph.json       # optional
+  cases:
+    - name: reading a file is allowed
+      request: { tool: read_file, server: fs, arguments: { path: /tmp/a } }
+      expect: { route: accept, rule: "policy:read-anything" }
+    - name: the 21st mail in a minute is refused
+      request: { tool: send_email, arguments: { to: a@example.com } }
+      at: 2026-03-02T10:00:00Z    # optional; the clock for this case
+      times: 21                   # optional; run 21 times, check the last
+      expect: { route: refuse }
+
+Cases in one file share rate-limit state, in order. Unknown keys are errors.
+Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file.`,
+    )
+    .action(async (path: string | undefined, options: TestOptions) => {
+      const target = path !== undefined ? resolvePath(ctx.io, path) : join(resolveHome(ctx.io), "policy.test.yml");
+      const files = await findTestFiles(target);
+      const overrides = {
+        ...(options.policy !== undefined ? { policy: resolvePath(ctx.io, options.policy) } : {}),
+        ...(options.graph !== undefined ? { graph: resolvePath(ctx.io, options.graph) } : {}),
+      };
+      const results: CaseResult[] = [];
+      for (const file of files) results.push(...(await runTestFile(file, overrides, ctx.io.now())));
+      const failed = results.filter((r) => !r.passed);
+      if (options.json === true)
+        printJson(ctx, { files: files.length, passed: results.length - failed.length, failed: failed.length, results });
+      else {
+        for (const result of failed) printError(ctx, describeFailure(result));
+        printLine(
+          ctx,
+          `${results.length - failed.length} passed, ${failed.length} failed (${results.length} cases in ${files.length} files)`,
+        );
+      }
+      ctx.exitCode = failed.length > 0 ? EXIT.refused : results.length === 0 ? EXIT.invalid : EXIT.ok;
     });
 }

@@ -1,0 +1,81 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  compilePolicy,
+  createMemoryRateLimiter,
+  createPipeline,
+  contractSource,
+  formatIssue,
+  graphSource,
+  parseConsentGraph,
+  parsePolicy,
+  policySource,
+  type ConsentGraph,
+  type DecisionSource,
+  type Pipeline,
+  type Policy,
+  type RateLimiter,
+} from "@acp/core";
+import { resolveHome, resolvePath, type CliIo } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { readInputFile } from "./read-input.js";
+
+/** What a command needs to decide: the policy, the graph (optional) and where they came from. */
+export interface DecisionInputs {
+  readonly policy: Policy;
+  readonly policyFile: string;
+  readonly graph?: ConsentGraph;
+  readonly graphFile?: string;
+}
+
+/** Reads and validates a policy file; invalid → CliError exit 4 listing every problem. */
+export async function loadPolicyFile(file: string): Promise<Policy> {
+  const text = await readInputFile(file, "policy");
+  const parsed = parsePolicy(text, { file });
+  if (!parsed.ok) {
+    throw new CliError(`invalid policy:\n${parsed.issues.map((i) => formatIssue(i, file)).join("\n")}`, EXIT.invalid);
+  }
+  return parsed.value;
+}
+
+/** Reads and validates a consent-graph file; invalid → CliError exit 4 listing every problem. */
+export async function loadGraphFile(file: string): Promise<ConsentGraph> {
+  const text = await readInputFile(file, "consent graph");
+  const parsed = parseConsentGraph(text, { file });
+  if (!parsed.ok) {
+    throw new CliError(
+      `invalid consent graph:\n${parsed.issues.map((i) => formatIssue(i, file)).join("\n")}`,
+      EXIT.invalid,
+    );
+  }
+  return parsed.value;
+}
+
+/**
+ * Loads the policy (`--policy` or `$ACP_HOME/policy.yml`) and the graph (`--graph`, or
+ * `$ACP_HOME/consent-graph.json` when it exists).
+ */
+export async function loadDecisionInputs(
+  io: CliIo,
+  options: { policy?: string | undefined; graph?: string | undefined },
+): Promise<DecisionInputs> {
+  const home = resolveHome(io);
+  const policyFile = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
+  if (options.policy === undefined && !existsSync(policyFile)) {
+    throw new CliError(`no policy at \`${policyFile}\`: run \`acp init\` or pass --policy FILE`, EXIT.error);
+  }
+  const policy = await loadPolicyFile(policyFile);
+  let graphFile: string | undefined;
+  if (options.graph !== undefined) graphFile = resolvePath(io, options.graph);
+  else if (existsSync(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
+  if (graphFile === undefined) return { policy, policyFile };
+  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile };
+}
+
+/** Builds the one pipeline from loaded inputs: policy rules, consent graph when present, action contract. */
+export function buildPipeline(inputs: DecisionInputs, rateLimiter: RateLimiter = createMemoryRateLimiter()): Pipeline {
+  const sources: DecisionSource[] = [policySource(compilePolicy(inputs.policy), { rateLimiter })];
+  if (inputs.graph !== undefined) sources.push(graphSource({ graph: inputs.graph }));
+  sources.push(contractSource());
+  return createPipeline(sources, { classify: inputs.policy.classify });
+}

@@ -1,0 +1,41 @@
+import { readFile, stat } from "node:fs/promises";
+import { CliError, EXIT } from "../exit-codes.js";
+
+/** Largest file a command reads; bigger ones are refused before reading. */
+export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
+
+/** Reads a text file the person named, with a clear error when it is missing, unreadable or absurd. */
+export async function readInputFile(path: string, what: string, maxBytes = MAX_INPUT_BYTES): Promise<string> {
+  let size: number;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new CliError(`${what} \`${path}\` is not a file`, EXIT.error);
+    size = info.size;
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new CliError(`${what} \`${path}\` does not exist`, EXIT.error);
+    throw new CliError(`cannot read ${what} \`${path}\`: ${code ?? String(err)}`, EXIT.error);
+  }
+  if (size > maxBytes) {
+    throw new CliError(`${what} \`${path}\` is ${size} bytes, more than the ${maxBytes}-byte limit`, EXIT.invalid);
+  }
+  try {
+    return await readFile(path, "utf8");
+  } catch (err) {
+    throw new CliError(
+      `cannot read ${what} \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      EXIT.error,
+    );
+  }
+}
+
+/** Parses JSON the person typed on the command line, naming the option when it is malformed. */
+export function parseJsonOption(text: string, option: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new CliError(`${option}: malformed JSON: ${reason}`, EXIT.invalid);
+  }
+}

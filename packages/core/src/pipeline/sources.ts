@@ -1,0 +1,63 @@
+import type { ActionRequest } from "../request/index.js";
+import type { SourceName, SourceVerdict } from "./types.js";
+import {
+  compilePolicy,
+  createMemoryRateLimiter,
+  evaluatePolicy,
+  type CompiledPolicy,
+  type RateLimiter,
+} from "../evaluate/index.js";
+import type { Policy } from "../policy/index.js";
+import { evaluateConsentGraph, type ConsentGraph, type GraphContext, type GraphMapping } from "../graph/index.js";
+import { evaluateActionContract } from "../contract/index.js";
+
+/** One source of the pipeline. A source that does not judge a request returns null. */
+export interface DecisionSource {
+  readonly name: SourceName;
+  evaluate(request: ActionRequest, now: Date): SourceVerdict | null | Promise<SourceVerdict | null>;
+}
+
+function isCompiledPolicy(policy: Policy | CompiledPolicy): policy is CompiledPolicy {
+  return "index" in policy && "policy" in policy;
+}
+
+/**
+ * The YAML policy rules as a source (first match wins, then the rule's rate limit). Without a
+ * rate limiter the source keeps its own in memory.
+ */
+export function policySource(
+  policy: Policy | CompiledPolicy,
+  options: { rateLimiter?: RateLimiter } = {},
+): DecisionSource {
+  const compiled = isCompiledPolicy(policy) ? policy : compilePolicy(policy);
+  const rateLimiter = options.rateLimiter ?? createMemoryRateLimiter();
+  return {
+    name: "policy",
+    evaluate: (request, now) => evaluatePolicy(compiled, request, { now, rateLimiter }),
+  };
+}
+
+/** Options of the consent-graph source. */
+export interface GraphSourceOptions {
+  readonly graph: ConsentGraph;
+  readonly mapping?: GraphMapping;
+  /** Everything the graph needs but the clock (threshold, reviews, trusted-channel keys). */
+  readonly context?: Omit<GraphContext, "now">;
+}
+
+/** The consent graph as a source; it judges only requests it can place (explicit target or mapping). */
+export function graphSource(options: GraphSourceOptions): DecisionSource {
+  return {
+    name: "graph",
+    evaluate: (request, now) =>
+      evaluateConsentGraph(options.graph, request, { ...options.context, now }, options.mapping),
+  };
+}
+
+/** The action contract as a source; it judges only requests that carry a contract event. */
+export function contractSource(): DecisionSource {
+  return {
+    name: "contract",
+    evaluate: (request) => (request.contract === undefined ? null : evaluateActionContract(request.contract)),
+  };
+}

@@ -1,0 +1,124 @@
+import type { Issue, Result } from "../issues/index.js";
+import { CATEGORIES, RISK_LEVELS, type ActionRequest } from "../request/index.js";
+
+/** Limits on one action request; anything beyond is refused, never evaluated. */
+export const REQUEST_LIMITS = {
+  /** Longest tool, server or agent name. */
+  maxNameLength: 256,
+  /** Deepest nesting of arguments. */
+  maxDepth: 64,
+  /** Most values (objects, arrays, scalars) in the arguments. */
+  maxNodes: 100_000,
+  /** Longest single string in the arguments. */
+  maxStringLength: 1_000_000,
+} as const;
+
+const KNOWN_KEYS = new Set([
+  "tool",
+  "server",
+  "agent",
+  "arguments",
+  "category",
+  "risk_level",
+  "annotations",
+  "graph",
+  "contract",
+]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+function issue(code: string, path: (string | number)[], message: string): Issue {
+  return { code, path, message };
+}
+
+function checkName(value: unknown, key: string, required: boolean, issues: Issue[]): void {
+  if (value === undefined && !required) return;
+  if (typeof value !== "string" || value.length === 0) {
+    issues.push(issue("invalid_request", [key], `\`${key}\` must be a non-empty string`));
+  } else if (value.length > REQUEST_LIMITS.maxNameLength) {
+    issues.push(
+      issue("request_too_large", [key], `\`${key}\` is longer than ${REQUEST_LIMITS.maxNameLength} characters`),
+    );
+  }
+}
+
+/** Walks a value without recursion, bounding depth, node count and string length. */
+function checkArguments(value: unknown, issues: Issue[]): void {
+  if (!isPlainObject(value)) {
+    issues.push(issue("invalid_request", ["arguments"], "`arguments` must be an object"));
+    return;
+  }
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop() as { value: unknown; depth: number };
+    if (++nodes > REQUEST_LIMITS.maxNodes) {
+      issues.push(
+        issue("request_too_large", ["arguments"], `arguments hold more than ${REQUEST_LIMITS.maxNodes} values`),
+      );
+      return;
+    }
+    if (depth > REQUEST_LIMITS.maxDepth) {
+      issues.push(issue("request_too_large", ["arguments"], `arguments nest deeper than ${REQUEST_LIMITS.maxDepth}`));
+      return;
+    }
+    if (typeof v === "string") {
+      if (v.length > REQUEST_LIMITS.maxStringLength) {
+        issues.push(
+          issue("request_too_large", ["arguments"], "an argument string is longer than 1,000,000 characters"),
+        );
+        return;
+      }
+    } else if (typeof v === "number") {
+      if (!Number.isFinite(v))
+        issues.push(issue("invalid_request", ["arguments"], "arguments hold a non-finite number"));
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push({ value: item, depth: depth + 1 });
+    } else if (isPlainObject(v)) {
+      for (const item of Object.values(v)) stack.push({ value: item, depth: depth + 1 });
+    } else if (v !== null && typeof v !== "boolean") {
+      issues.push(issue("invalid_request", ["arguments"], `arguments hold a value of type ${typeof v}`));
+      return;
+    }
+  }
+}
+
+/**
+ * Checks that an untrusted value is a well-formed action request within the limits.
+ * Deeper checks (the graph target, the contract event) belong to the sources that read them.
+ */
+export function validateActionRequest(value: unknown): Result<ActionRequest> {
+  if (!isPlainObject(value)) {
+    return { ok: false, issues: [issue("invalid_request", [], "the request must be an object")] };
+  }
+  const issues: Issue[] = [];
+  for (const key of Object.keys(value)) {
+    if (!KNOWN_KEYS.has(key)) issues.push(issue("invalid_request", [key], `unknown request field \`${key}\``));
+  }
+  checkName(value["tool"], "tool", true, issues);
+  checkName(value["server"], "server", false, issues);
+  checkName(value["agent"], "agent", false, issues);
+  checkArguments(value["arguments"], issues);
+  const category = value["category"];
+  if (category !== undefined && !(CATEGORIES as readonly unknown[]).includes(category)) {
+    issues.push(issue("invalid_request", ["category"], `unknown category \`${JSON.stringify(category)}\``));
+  }
+  const risk = value["risk_level"];
+  if (risk !== undefined && !(RISK_LEVELS as readonly unknown[]).includes(risk)) {
+    issues.push(issue("invalid_request", ["risk_level"], `unknown risk level \`${JSON.stringify(risk)}\``));
+  }
+  const annotations = value["annotations"];
+  if (annotations !== undefined && !isPlainObject(annotations)) {
+    issues.push(issue("invalid_request", ["annotations"], "`annotations` must be an object"));
+  }
+  const graph = value["graph"];
+  if (graph !== undefined && !isPlainObject(graph)) {
+    issues.push(issue("invalid_request", ["graph"], "`graph` must be an object with `domain` and `action`"));
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, value: value as unknown as ActionRequest };
+}

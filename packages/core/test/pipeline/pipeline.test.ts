@@ -1,0 +1,176 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  ROUTES,
+  assertPolicy,
+  compilePolicy,
+  contractSource,
+  createMemoryRateLimiter,
+  createPipeline,
+  graphSource,
+  parseConsentGraph,
+  policySource,
+  routeStrictness,
+  type DecisionSource,
+  type Route,
+} from "../../src/index.js";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const NOW = new Date("2026-03-02T10:00:00Z");
+
+const POLICY = assertPolicy(`
+version: "1"
+default_action: ask
+rules:
+  - id: no-money
+    match: { category: financial }
+    action: deny
+  - id: reads
+    match: { category: read }
+    action: allow
+  - id: mail
+    match: { tool: send_email }
+    action: allow
+    rate_limit: "2/minute"
+`);
+
+const graphText = readFileSync(
+  fileURLToPath(new URL("../../../../spec/examples/consent-graph.json", import.meta.url)),
+  "utf8",
+);
+const graphResult = parseConsentGraph(graphText);
+if (!graphResult.ok) throw new Error("example graph must load");
+const GRAPH = graphResult.value;
+
+function fixed(route: Route, name: DecisionSource["name"] = "session"): DecisionSource {
+  return {
+    name,
+    evaluate: () => ({ source: name, route, reasons: [{ source: name, code: "fixed", message: `says ${route}` }] }),
+  };
+}
+
+describe("the one pipeline", () => {
+  it("accepts what the policy allows and names the deciding rule", async () => {
+    const pipeline = createPipeline([policySource(compilePolicy(POLICY))]);
+    const decision = await pipeline.decide({ tool: "read_file", arguments: { path: "/tmp/a" } }, NOW);
+    expect(decision).toMatchObject({ route: "accept", action: "allow", rule: "policy:reads", category: "read" });
+  });
+
+  it("lets the strictest source win and keeps every source's reasons", async () => {
+    const pipeline = createPipeline([policySource(POLICY), graphSource({ graph: GRAPH })]);
+    const decision = await pipeline.decide(
+      {
+        tool: "read_file",
+        arguments: {},
+        graph: { domain: "self_modification", action: "modify_soul_md", confidence: 0.99 },
+      },
+      NOW,
+    );
+    expect(decision.route).toBe("refuse");
+    expect(decision.rule?.startsWith("graph:")).toBe(true);
+    expect(decision.reasons.map((r) => r.source)).toEqual(expect.arrayContaining(["graph", "policy"]));
+    expect(decision.reasons[0]?.source).toBe("graph");
+  });
+
+  it("refuses when a source throws, with the error as the reason", async () => {
+    const broken: DecisionSource = {
+      name: "graph",
+      evaluate: () => {
+        throw new Error("disk on fire");
+      },
+    };
+    const decision = await createPipeline([fixed("accept"), broken]).decide({ tool: "x", arguments: {} }, NOW);
+    expect(decision.route).toBe("refuse");
+    expect(decision.reasons.some((r) => r.code === "source_error" && r.message.includes("disk on fire"))).toBe(true);
+  });
+
+  it("refuses a malformed request without asking any source", async () => {
+    let asked = false;
+    const spy: DecisionSource = { name: "policy", evaluate: () => ((asked = true), null) };
+    const pipeline = createPipeline([spy]);
+    for (const bad of [
+      null,
+      42,
+      "tool",
+      { tool: "", arguments: {} },
+      { tool: "x" },
+      { tool: "x", arguments: [] },
+      { tool: "x", arguments: {}, extra: 1 },
+    ]) {
+      const decision = await pipeline.decide(bad, NOW);
+      expect(decision.route).toBe("refuse");
+      expect(decision.reasons[0]?.code).toBe("invalid_request");
+    }
+    expect(asked).toBe(false);
+  });
+
+  it("refuses arguments nested 10,000 deep without overflowing the stack", async () => {
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 10_000; i++) deep = { d: deep };
+    const decision = await createPipeline([fixed("accept")]).decide({ tool: "x", arguments: { deep } }, NOW);
+    expect(decision.route).toBe("refuse");
+    expect(decision.reasons[0]?.message).toContain("nest deeper");
+  });
+
+  it("refuses when no source judges the request", async () => {
+    const decision = await createPipeline([contractSource()]).decide({ tool: "x", arguments: {} }, NOW);
+    expect(decision.route).toBe("refuse");
+    expect(decision.reasons[0]?.code).toBe("no_source");
+  });
+
+  it("refuses on an invalid clock", async () => {
+    const decision = await createPipeline([fixed("accept")]).decide({ tool: "x", arguments: {} }, new Date(Number.NaN));
+    expect(decision.route).toBe("refuse");
+  });
+
+  it("refuses when the rule's rate limit is spent", async () => {
+    const pipeline = createPipeline([policySource(POLICY, { rateLimiter: createMemoryRateLimiter() })]);
+    const call = { tool: "send_email", arguments: { to: "a@example.com" } };
+    expect((await pipeline.decide(call, NOW)).route).toBe("accept");
+    expect((await pipeline.decide(call, NOW)).route).toBe("accept");
+    const third = await pipeline.decide(call, NOW);
+    expect(third.route).toBe("refuse");
+    expect(third.reasons.some((r) => r.code === "rate_limited")).toBe(true);
+  });
+
+  it("judges an action-contract event as a third source", async () => {
+    const pipeline = createPipeline([policySource(POLICY), contractSource()]);
+    const contract = {
+      tool_name: "send_email",
+      tool_category: "write",
+      authorization_state: "user_claimed",
+      evidence_refs: ["draft_id:123"],
+      risk_domain: "customer_support",
+      proposed_arguments: { to: "customer@example.com" },
+      recommended_route: "accept",
+    };
+    const decision = await pipeline.decide({ tool: "send_email", arguments: { to: "x@example.com" }, contract }, NOW);
+    expect(decision.route).toBe("ask");
+    expect(decision.rule?.startsWith("contract")).toBe(true);
+  });
+
+  it("is never more permissive than its strictest source (property)", async () => {
+    const route = fc.constantFrom(...ROUTES);
+    await fc.assert(
+      fc.asyncProperty(fc.array(route, { minLength: 1, maxLength: 5 }), async (routes) => {
+        const decision = await createPipeline(routes.map((r) => fixed(r))).decide({ tool: "t", arguments: {} }, NOW);
+        const strictest = Math.max(...routes.map(routeStrictness));
+        expect(routeStrictness(decision.route)).toBe(strictest);
+        expect(decision.reasons).toHaveLength(routes.length);
+      }),
+    );
+  });
+
+  it("never throws and never accepts a request that fails validation (property)", async () => {
+    const pipeline = createPipeline([fixed("accept")]);
+    await fc.assert(
+      fc.asyncProperty(fc.anything(), async (input) => {
+        const decision = await pipeline.decide(input, NOW);
+        if (decision.route === "accept") {
+          expect(typeof (input as { tool?: unknown }).tool).toBe("string");
+        }
+      }),
+    );
+  });
+});
