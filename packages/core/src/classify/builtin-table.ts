@@ -46,10 +46,23 @@ export const CATEGORY_DEFAULT_RISK: Readonly<Record<Category, RiskLevel>> = {
   physical: "high",
 };
 
+/** Prefixes ending in `_`, found with one map lookup; the others (`exec`) are tried one by one. */
+const BY_UNDERSCORE_PREFIX = new Map<string, BuiltinClassification>();
+const OTHER_PREFIXES: [string, BuiltinClassification][] = [];
+for (const row of BUILTIN_CLASSIFICATIONS) {
+  for (const prefix of row.prefixes) {
+    if (prefix.indexOf("_") === prefix.length - 1) BY_UNDERSCORE_PREFIX.set(prefix, row);
+    else OTHER_PREFIXES.push([prefix, row]);
+  }
+}
+
 /** The built-in row a tool name falls in, or undefined when the table does not know the name. */
 export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
-  for (const row of BUILTIN_CLASSIFICATIONS) {
-    for (const prefix of row.prefixes) if (tool.startsWith(prefix)) return row;
+  const underscore = tool.indexOf("_");
+  if (underscore > 0) {
+    const row = BY_UNDERSCORE_PREFIX.get(tool.slice(0, underscore + 1));
+    if (row !== undefined) return row;
   }
+  for (const [prefix, row] of OTHER_PREFIXES) if (tool.startsWith(prefix)) return row;
   return undefined;
 }

@@ -8,7 +8,12 @@ import {
   type RiskLevel,
   type ToolAnnotations,
 } from "../request/index.js";
-import { CATEGORY_DEFAULT_RISK, DEFAULT_CLASSIFICATION, findBuiltinClassification } from "./builtin-table.js";
+import {
+  CATEGORY_DEFAULT_RISK,
+  DEFAULT_CLASSIFICATION,
+  findBuiltinClassification,
+  type BuiltinClassification,
+} from "./builtin-table.js";
 
 /** Where a classification came from, highest precedence first. */
 export type ClassificationSource = "explicit" | "policy" | "annotations" | "builtin" | "default";
@@ -60,7 +65,10 @@ export function compileClassificationOverrides(overrides: readonly Classificatio
 
 const overrideCache = new WeakMap<readonly ClassificationOverride[], CompiledOverrides>();
 
+const NO_OVERRIDES: CompiledOverrides = { entries: [] };
+
 function cachedOverrides(overrides: readonly ClassificationOverride[]): CompiledOverrides {
+  if (overrides.length === 0) return NO_OVERRIDES;
   let compiled = overrideCache.get(overrides);
   if (compiled === undefined) {
     compiled = compileClassificationOverrides(overrides);
@@ -119,9 +127,32 @@ function baseLayers(request: ActionRequest): Layer[] {
   return [hinted, base];
 }
 
+const BUILTIN_RESULTS = new Map<BuiltinClassification, Classification>();
+const DEFAULT_RESULT: Classification = Object.freeze({ ...DEFAULT_CLASSIFICATION, source: "default" });
+
+/** The common case — no explicit fields, overrides or annotations: a table lookup, no allocation. */
+function classifyByName(tool: string): Classification {
+  const row = findBuiltinClassification(tool);
+  if (row === undefined) return DEFAULT_RESULT;
+  let result = BUILTIN_RESULTS.get(row);
+  if (result === undefined) {
+    result = Object.freeze({ category: row.category, risk_level: row.risk_level, source: "builtin" as const });
+    BUILTIN_RESULTS.set(row, result);
+  }
+  return result;
+}
+
 /** Classifies a request with overrides already compiled (the evaluator's fast path). */
 export function classifyWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
   if (typeof request.tool !== "string") throw new TypeError("invalid request: `tool` must be a string");
+  if (
+    request.category === undefined &&
+    request.risk_level === undefined &&
+    request.annotations === undefined &&
+    compiled.entries.length === 0
+  ) {
+    return classifyByName(request.tool);
+  }
   const explicit: Layer = {
     source: "explicit",
     category: assertKnown(request.category, CATEGORIES, "category"),

@@ -1,6 +1,7 @@
 import { compileClassificationOverrides, type CompiledOverrides } from "../classify/classify-action.js";
 import { compileGlob, type GlobMatcher } from "../glob/index.js";
 import { ValidationError, type Issue, type Result } from "../issues/index.js";
+import type { Reason } from "../pipeline/types.js";
 import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js";
 import { CATEGORIES, type Category } from "../request/index.js";
 import { compileLeafTest, splitArgPath, type CompiledArgMatch } from "./arg-match.js";
@@ -17,6 +18,8 @@ export interface CompiledRule {
   /** Arrays in arguments: every element must match (allow rules) or any one (ask and deny rules). */
   readonly every: boolean;
   readonly window: CompiledTimeWindow | undefined;
+  /** The `rule_matched` reason, built once. */
+  readonly reasons: readonly Reason[];
 }
 
 /** A policy ready for evaluation: patterns compiled, rules indexed. Build once per policy load. */
@@ -25,6 +28,8 @@ export interface CompiledPolicy {
   readonly rules: readonly CompiledRule[];
   readonly index: RuleIndex;
   readonly overrides: CompiledOverrides;
+  /** The `default_action` reason, built once. */
+  readonly defaultReasons: readonly Reason[];
 }
 
 type Path = (string | number)[];
@@ -108,6 +113,14 @@ function compileRule(rule: PolicyRule, position: number, issues: Issue[]): Compi
     args: compileArgs(rule, [...base, "match", "args"], issues),
     every: rule.action === "allow",
     window: compileWindow(rule, base, issues),
+    reasons: Object.freeze([
+      Object.freeze({
+        source: "policy" as const,
+        code: "rule_matched",
+        message: `rule \`${rule.id}\` matched: ${rule.action}`,
+        rule: rule.id,
+      }),
+    ]),
   };
 }
 
@@ -140,7 +153,9 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
   const index = buildRuleIndex(
     rules.map((c, i) => ({ index: i, tool: c.rule.match.tool, server: c.rule.match.server, category: c.category })),
   );
-  return { ok: true, value: { policy, rules, index, overrides } };
+  const message = `no rule matched: default action \`${policy.default_action}\``;
+  const defaultReasons = Object.freeze([Object.freeze({ source: "policy" as const, code: "default_action", message })]);
+  return { ok: true, value: { policy, rules, index, overrides, defaultReasons } };
 }
 
 /**

@@ -57,34 +57,30 @@ function assertRequestShape(request: ActionRequest, now: Date): void {
 export function matchPolicy(compiled: CompiledPolicy, request: ActionRequest, now: Date): PolicyMatch {
   assertRequestShape(request, now);
   const classification = classifyWithCompiled(request, compiled.overrides);
-  const { category } = classification;
+  const category = classification.category;
   const rules = compiled.rules;
   const position = findFirstMatch(compiled.index, request.tool, category, request.server, (i) =>
     ruleMatches(rules[i] as CompiledRule, request, category, now),
   );
-  const base = {
+  const hit = position < 0 ? undefined : rules[position];
+  if (hit === undefined) {
+    return {
+      rule: null,
+      ruleId: "default",
+      action: compiled.policy.default_action,
+      category,
+      risk_level: classification.risk_level,
+      classification_source: classification.source,
+      reasons: compiled.defaultReasons,
+    };
+  }
+  return {
+    rule: hit.rule,
+    ruleId: hit.rule.id,
+    action: hit.rule.action,
     category,
     risk_level: classification.risk_level,
     classification_source: classification.source,
-  };
-  const hit = position < 0 ? undefined : rules[position]?.rule;
-  if (hit === undefined) {
-    const action = compiled.policy.default_action;
-    const message = `no rule matched: default action \`${action}\``;
-    return {
-      ...base,
-      rule: null,
-      ruleId: "default",
-      action,
-      reasons: [{ source: "policy", code: "default_action", message }],
-    };
-  }
-  const message = `rule \`${hit.id}\` matched: ${hit.action}`;
-  return {
-    ...base,
-    rule: hit,
-    ruleId: hit.id,
-    action: hit.action,
-    reasons: [{ source: "policy", code: "rule_matched", message, rule: hit.id }],
+    reasons: hit.reasons,
   };
 }

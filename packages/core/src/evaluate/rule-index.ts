@@ -18,14 +18,38 @@ export interface IndexableRule {
  */
 export interface RuleIndex {
   readonly exact: ReadonlyMap<string, readonly number[]>;
-  readonly prefix: ReadonlyMap<string, readonly number[]>;
-  /** Distinct prefix lengths, ascending: one map lookup each per request. */
-  readonly prefixLengths: readonly number[];
-  readonly suffix: ReadonlyMap<string, readonly number[]>;
-  readonly suffixLengths: readonly number[];
+  /** Literal prefixes of tool globs, as a trie walked along the tool name (no string slicing). */
+  readonly prefix: TrieNode;
+  /** Literal suffixes of tool globs, as a trie walked backwards from the end of the tool name. */
+  readonly suffix: TrieNode;
   readonly category: ReadonlyMap<string, readonly number[]>;
   readonly server: ReadonlyMap<string, readonly number[]>;
   readonly wildcard: readonly number[];
+}
+
+/** A trie node keyed by UTF-16 code unit; `rules` holds the positions whose literal ends here. */
+export interface TrieNode {
+  children: Map<number, TrieNode> | undefined;
+  rules: number[] | undefined;
+}
+
+function createNode(): TrieNode {
+  return { children: undefined, rules: undefined };
+}
+
+function insert(root: TrieNode, key: string, reverse: boolean, position: number): void {
+  let node = root;
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(reverse ? key.length - 1 - i : i);
+    node.children ??= new Map();
+    let next = node.children.get(code);
+    if (next === undefined) {
+      next = createNode();
+      node.children.set(code, next);
+    }
+    node = next;
+  }
+  (node.rules ??= []).push(position);
 }
 
 /** Characters that are literal in every glob position; the prefix/suffix scan stops at anything else. */
@@ -51,15 +75,11 @@ function push(map: Map<string, number[]>, key: string, index: number): void {
   else list.push(index);
 }
 
-function lengths(map: Map<string, number[]>): number[] {
-  return [...new Set([...map.keys()].map((k) => k.length))].sort((a, b) => a - b);
-}
-
 /** Builds the index. `rules` must be in file order (positions ascending), so every bucket is sorted. */
 export function buildRuleIndex(rules: readonly IndexableRule[]): RuleIndex {
   const exact = new Map<string, number[]>();
-  const prefix = new Map<string, number[]>();
-  const suffix = new Map<string, number[]>();
+  const prefix = createNode();
+  const suffix = createNode();
   const category = new Map<string, number[]>();
   const server = new Map<string, number[]>();
   const wildcard: number[] = [];
@@ -71,22 +91,13 @@ export function buildRuleIndex(rules: readonly IndexableRule[]): RuleIndex {
     }
     const pre = tool === undefined ? "" : literalPrefix(tool);
     const suf = tool === undefined ? "" : literalSuffix(tool);
-    if (pre.length > 0 && pre.length >= suf.length) push(prefix, pre, rule.index);
-    else if (suf.length > 0) push(suffix, suf, rule.index);
+    if (pre.length > 0 && pre.length >= suf.length) insert(prefix, pre, false, rule.index);
+    else if (suf.length > 0) insert(suffix, suf, true, rule.index);
     else if (rule.category !== undefined) push(category, rule.category, rule.index);
     else if (rule.server !== undefined && !isGlobPattern(rule.server)) push(server, rule.server, rule.index);
     else wildcard.push(rule.index);
   }
-  return {
-    exact,
-    prefix,
-    prefixLengths: lengths(prefix),
-    suffix,
-    suffixLengths: lengths(suffix),
-    category,
-    server,
-    wildcard,
-  };
+  return { exact, prefix, suffix, category, server, wildcard };
 }
 
 /**
@@ -113,13 +124,17 @@ export function findFirstMatch(
     }
   };
   scan(index.exact.get(tool));
-  for (const length of index.prefixLengths) {
-    if (length > tool.length) break;
-    scan(index.prefix.get(tool.slice(0, length)));
+  let node: TrieNode | undefined = index.prefix;
+  for (let i = 0; i < tool.length && node.children !== undefined; i++) {
+    node = node.children.get(tool.charCodeAt(i));
+    if (node === undefined) break;
+    scan(node.rules);
   }
-  for (const length of index.suffixLengths) {
-    if (length > tool.length) break;
-    scan(index.suffix.get(tool.slice(tool.length - length)));
+  node = index.suffix;
+  for (let i = tool.length - 1; i >= 0 && node.children !== undefined; i--) {
+    node = node.children.get(tool.charCodeAt(i));
+    if (node === undefined) break;
+    scan(node.rules);
   }
   scan(index.category.get(category));
   if (server !== undefined) scan(index.server.get(server));
