@@ -39,11 +39,4 @@ export class ApprovalGrants {
     else this.#grants.set(key, list);
     return list.find((g) => g.scope !== "session" || g.sessionId === sessionId) ?? null;
   }
-
-  /** Forgets one grant (after it failed verification). */
-  remove(key: string, grant: ApprovalGrant): void {
-    const list = (this.#grants.get(key) ?? []).filter((g) => g !== grant);
-    if (list.length === 0) this.#grants.delete(key);
-    else this.#grants.set(key, list);
-  }
 }

@@ -68,6 +68,7 @@ class TerminalChannel implements ConsentChannel {
     const { output } = session.streams;
     const { request, signal } = delivery;
     if (signal.aborted) throw new Error("the request closed before it was shown");
+    session.lines.discardTyped();
     output.write(formatRequestForTerminal(request, delivery.reasons));
     for (;;) {
       output.write(TERMINAL_PROMPT);

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { abortError, realTimers, type ConsentTimers } from "../../timers.js";
-import type { ChannelDelivery, ConsentChannel, HumanAnswer } from "../../types.js";
+import type {
+  ChannelDelivery,
+  ChannelSettlement,
+  ConsentChannel,
+  ConsentRequestV02,
+  HumanAnswer,
+} from "../../types.js";
 import { answerFromCallback, readBody, reply } from "./callback.js";
 import { postWithRetries } from "./deliver.js";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, checkWebhookSignature } from "./hmac.js";
@@ -76,6 +82,13 @@ class WebhookChannelImpl implements WebhookChannel {
       throw error;
     }
     return answered;
+  }
+
+  /** Tells the receiver how the request ended (`consent_settled`, signed, one attempt; failures ignored). */
+  async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
+    const body = JSON.stringify({ type: "consent_settled", request_id: request.id, outcome });
+    const options = { ...this.#postOptions(), maxAttempts: 1 };
+    await postWithRetries(body, options, new AbortController().signal).catch(() => undefined);
   }
 
   async handleCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createPendingConsentStore, openPendingConsentDb, type PendingConsentStore } from "@acp/store";
+import { answerPendingConsent, createCliChannel, createConsentBroker } from "../../src/consent/index.js";
+import { runChannelCase, type ChannelHarness } from "./channel.case.js";
+import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { recordDeliveries } from "./recording.js";
+
+function openStore(): { store: PendingConsentStore; close: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "acp-cli-channel-"));
+  const db = openPendingConsentDb(join(dir, "state.db"));
+  return {
+    store: createPendingConsentStore(db),
+    close: () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function cliHarness(time: ManualTime): Promise<ChannelHarness> {
+  const { store, close } = openStore();
+  const { channel, requests } = recordDeliveries(createCliChannel({ store, clock: time.clock, pollIntervalMs: 2 }));
+  const answer = (id: string, input: Omit<Parameters<typeof answerPendingConsent>[1], "id" | "approverId">) => {
+    const result = answerPendingConsent(store, { id, approverId: "cli:tester", ...input }, time.clock());
+    expect(result.ok).toBe(true);
+    return Promise.resolve();
+  };
+  return Promise.resolve({
+    channel,
+    deliveries: () => requests.length,
+    shown: async (index) => {
+      const request = await eventually(() => requests[index]);
+      const row = await eventually(() => store.get(request.id));
+      return { id: row.id, nonce: row.nonce, text: JSON.stringify([row.server, row.tool, row.request, row.reasons]) };
+    },
+    approve: (shown, scope = "once") => answer(shown.id, { decision: "approved", scope }),
+    approveWithModifications: (shown, modifications) => answer(shown.id, { decision: "approved", modifications }),
+    deny: (shown) => answer(shown.id, { decision: "denied", reason: "not now" }),
+    forge: (shown) => {
+      const foreign = `cr_${"0".repeat(32)}`;
+      const result = answerPendingConsent(store, { id: foreign, decision: "approved", approverId: "x" }, time.clock());
+      expect(result).toEqual({ ok: false, code: "consent_request_unknown" });
+      expect(store.get(shown.id)?.status).toBe("pending");
+      return Promise.resolve();
+    },
+    settledAs: (shown) =>
+      eventually(() => (store.get(shown.id)?.status === "pending" ? null : store.get(shown.id)?.status)),
+    close: () => Promise.resolve(close()),
+  });
+}
+
+runChannelCase("cli", cliHarness, { canModify: true });
+
+describe("cli channel specifics", () => {
+  it("refuses an answer row bound to another request's nonce (fail closed: denied)", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const proofs = createTestProofs();
+      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 2 });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...proofs,
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      const forged = { decision: "approved", approver: "cli:mallory", nonce: "n_00000000-0000-4000-8000-000000000000" };
+      expect(store.decide(row.id, "approved", forged, time.clock().getTime()).ok).toBe(true);
+      const outcome = await pending;
+      expect(outcome.kind).toBe("denied");
+    } finally {
+      close();
+    }
+  });
+
+  it("lets a request be answered once: the second answer is refused as already decided", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const proofs = createTestProofs();
+      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 2 });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...proofs,
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      expect(answerPendingConsent(store, { id: row.id, decision: "denied", approverId: "a" }, time.clock()).ok).toBe(
+        true,
+      );
+      const second = answerPendingConsent(store, { id: row.id, decision: "approved", approverId: "b" }, time.clock());
+      expect(second).toMatchObject({ ok: false, code: "consent_request_already_decided" });
+      expect((await pending).kind).toBe("denied");
+    } finally {
+      close();
+    }
+  });
+});

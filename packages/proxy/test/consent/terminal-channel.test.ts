@@ -1,0 +1,114 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createConsentBroker, createTerminalChannel, parseTerminalCommand } from "../../src/consent/index.js";
+import { runChannelCase, type ChannelHarness } from "./channel.case.js";
+import { ManualTime, countingRandom, createTestProofs, makeAsk, eventually } from "./fixtures.js";
+import { recordDeliveries } from "./recording.js";
+
+function fakeTerminal(): {
+  input: PassThrough;
+  output: () => string;
+  open: () => { input: PassThrough; output: PassThrough; close: () => void };
+} {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let text = "";
+  output.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+  return { input, output: () => text, open: () => ({ input, output, close: () => input.end() }) };
+}
+
+function terminalHarness(time: ManualTime): Promise<ChannelHarness> {
+  const tty = fakeTerminal();
+  const { channel, requests } = recordDeliveries(createTerminalChannel({ open: tty.open, clock: time.clock }));
+  const type = (line: string): Promise<void> => {
+    tty.input.write(`${line}\n`);
+    return Promise.resolve();
+  };
+  return Promise.resolve({
+    channel,
+    deliveries: () => requests.length,
+    shown: async (index) => {
+      const request = await eventually(() => requests[index]);
+      const text = await eventually(() => {
+        const all = tty.output();
+        const start = all.indexOf(`ACP consent request ${request.id}`);
+        return start >= 0 && all.indexOf("[a]pprove", start) > 0 ? all.slice(start) : null;
+      });
+      return { id: request.id, nonce: request.nonce, text };
+    },
+    approve: (_shown, scope = "once") => type(scope === "session" ? "s" : "a"),
+    approveWithModifications: (_shown, modifications) =>
+      type(`e\n${JSON.stringify({ ...makeAsk().arguments, api_token: "[redacted]", ...modifications })}`),
+    deny: () => type("d not today"),
+    forge: async () => {
+      await type("maybe");
+      await type("f forever");
+      await type("e\n{not json");
+      await eventually(() => tty.output().includes("not valid JSON"));
+    },
+    settledAs: (shown) => eventually(() => new RegExp(`\\(${shown.id}: (\\w+)\\)`).exec(tty.output())?.[1] ?? null),
+    close: async () => {
+      await channel.close?.();
+    },
+  });
+}
+
+runChannelCase("terminal", terminalHarness, { canModify: true });
+
+describe("terminal channel specifics", () => {
+  it("reports itself unavailable without a terminal, and the broker denies instead of hanging", async () => {
+    const time = new ManualTime();
+    const channel = createTerminalChannel({ open: () => null });
+    expect(await channel.isAvailable()).toBe(false);
+    const progress: string[] = [];
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    const outcome = await broker.ask(makeAsk({ onProgress: (m) => progress.push(m) }));
+    expect(outcome).toMatchObject({ kind: "denied", reason: "no consent channel is available" });
+    expect(progress.join("\n")).toContain("`terminal` is unavailable");
+  });
+
+  it("approves for a time window typed as `f 10m`, recorded in the response", async () => {
+    const time = new ManualTime();
+    const tty = fakeTerminal();
+    const channel = createTerminalChannel({ open: tty.open, clock: time.clock });
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    const pending = broker.ask(makeAsk());
+    await eventually(() => tty.output().includes("[a]pprove"));
+    tty.input.write("f 10m\n");
+    const outcome = await pending;
+    expect(outcome).toMatchObject({ kind: "approved", scope: { until: "2026-01-15T12:10:00.000Z" } });
+    if (outcome.kind === "approved") {
+      expect(outcome.consentResponse).toMatchObject({
+        conditions: { scope: "window", single_use: false, valid_until: "2026-01-15T12:10:00.000Z" },
+      });
+    }
+    expect(await broker.ask(makeAsk({ sessionId: "another-session" }))).toMatchObject({ kind: "approved" });
+    time.advance(10 * 60_000);
+    const later = broker.ask(makeAsk());
+    await eventually(() => tty.output().split("[a]pprove").length === 3);
+    tty.input.write("d\n");
+    expect((await later).kind).toBe("denied");
+    await channel.close?.();
+  });
+
+  it("understands the answers a person types", () => {
+    expect(parseTerminalCommand(" A ")).toEqual({ kind: "approve", scope: "once" });
+    expect(parseTerminalCommand("session")).toEqual({ kind: "approve", scope: "session" });
+    expect(parseTerminalCommand("f 2h")).toEqual({ kind: "window", duration: "2h" });
+    expect(parseTerminalCommand("deny too risky")).toEqual({ kind: "deny", reason: "too risky" });
+    expect(parseTerminalCommand("e")).toEqual({ kind: "edit" });
+    expect(parseTerminalCommand("sure")).toEqual({ kind: "unknown", text: "sure" });
+  });
+});
