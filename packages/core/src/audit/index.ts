@@ -34,7 +34,7 @@ export {
   DEFAULT_REDACTED_KEYS,
   DEFAULT_REDACTED_VALUES,
   DEFAULT_REDACTION,
-  REDACTED,
+  AUDIT_REDACTED,
   createRedactor,
   redactAuditInput,
   type RedactionRules,
@@ -44,7 +44,7 @@ export {
   verifyAuditChain,
   type AuditCheckpointSummary,
   type AuditProblem,
-  type AuditProblemCode,
   type AuditVerification,
   type VerifyAuditOptions,
 } from "./verify-chain.js";
+export { AUDIT_PROBLEMS, type AuditProblemCode } from "./problem-codes.js";

@@ -2,7 +2,7 @@ import type { JsonValue } from "../canonical-json/index.js";
 import type { AuditEventInput, AuditMetadata } from "./event.js";
 
 /** What replaces a redacted value. */
-export const REDACTED = "[REDACTED]";
+export const AUDIT_REDACTED = "[REDACTED]";
 
 /**
  * Which values never reach the audit. `keys` are case-insensitive wildcard patterns over object key
@@ -79,7 +79,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION): Redac
     let out = text;
     for (const re of values) {
       re.lastIndex = 0;
-      if (re.test(out)) out = out.replace(re, REDACTED);
+      if (re.test(out)) out = out.replace(re, AUDIT_REDACTED);
     }
     return out;
   };
@@ -96,7 +96,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION): Redac
     const out: Record<string, JsonValue> = {};
     for (const key of Object.keys(record)) {
       const child = record[key] as JsonValue;
-      const next = isSecretKey(key) ? REDACTED : walk(child);
+      const next = isSecretKey(key) ? AUDIT_REDACTED : walk(child);
       if (next !== child) changed = true;
       out[key] = next;
     }

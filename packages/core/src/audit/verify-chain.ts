@@ -2,18 +2,7 @@ import type { Issue } from "../issues/index.js";
 import { readCheckpoint, verifyCheckpointSignature, type CheckpointPublicKey } from "./checkpoint.js";
 import { sealAuditLine, type AuditEventV02 } from "./event.js";
 import { parseAuditLine } from "./parse-event.js";
-
-/** What can be wrong with an audit log; stable codes listed in docs/reference/errors.md. */
-export type AuditProblemCode =
-  | "not_json"
-  | "schema_invalid"
-  | "not_canonical"
-  | "hash_mismatch"
-  | "broken_link"
-  | "reordered"
-  | "checkpoint_mismatch"
-  | "bad_checkpoint_signature"
-  | "truncated_after_checkpoint";
+import type { AuditProblemCode } from "./problem-codes.js";
 
 /** The first thing wrong with a log. */
 export interface AuditProblem {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   createRedactor,
   redactAuditInput,
-  REDACTED,
+  AUDIT_REDACTED,
   DEFAULT_REDACTION,
   type AuditEventInput,
 } from "../../src/audit/index.js";
@@ -24,11 +24,11 @@ describe("audit redaction", () => {
     expect(out).toEqual({
       parameters: {
         to: "a@example.com",
-        GitHub_Token: REDACTED,
-        nested: [{ password: REDACTED }, { Authorization: REDACTED }],
-        client_secret: REDACTED,
-        api_key: REDACTED,
-        tokenizer: REDACTED,
+        GitHub_Token: AUDIT_REDACTED,
+        nested: [{ password: AUDIT_REDACTED }, { Authorization: AUDIT_REDACTED }],
+        client_secret: AUDIT_REDACTED,
+        api_key: AUDIT_REDACTED,
+        tokenizer: AUDIT_REDACTED,
       },
     });
   });
@@ -39,7 +39,11 @@ describe("audit redaction", () => {
       note: "use sk-abcdef1234567890 for the call",
       list: ["ghp_abcdefghijklmnopqrstuvwxyz0123", "plain"],
     });
-    expect(out).toEqual({ header: REDACTED, note: `use ${REDACTED} for the call`, list: [REDACTED, "plain"] });
+    expect(out).toEqual({
+      header: AUDIT_REDACTED,
+      note: `use ${AUDIT_REDACTED} for the call`,
+      list: [AUDIT_REDACTED, "plain"],
+    });
   });
 
   it("returns the same object when nothing matches and never mutates its input", () => {
@@ -55,10 +59,10 @@ describe("audit redaction", () => {
   it("follows configured patterns instead of the defaults", () => {
     const custom = createRedactor({ keys: ["pin", "x-*"], values: [/\d{4}-\d{4}/] });
     expect(custom({ pin: "1234", "X-Trace": "t", token: "kept", card: "card 1234-5678 ok" })).toEqual({
-      pin: REDACTED,
-      "X-Trace": REDACTED,
+      pin: AUDIT_REDACTED,
+      "X-Trace": AUDIT_REDACTED,
       token: "kept",
-      card: `card ${REDACTED} ok`,
+      card: `card ${AUDIT_REDACTED} ok`,
     });
   });
 
@@ -73,8 +77,8 @@ describe("audit redaction", () => {
     expect(out).toEqual({
       event_type: "credential_injected",
       tool: "create_issue",
-      policy_rule: REDACTED,
-      metadata: { credential: "github_token", parameters: { auth: REDACTED } },
+      policy_rule: AUDIT_REDACTED,
+      metadata: { credential: "github_token", parameters: { auth: AUDIT_REDACTED } },
     });
     expect(JSON.stringify(out)).not.toContain("abcdefghijklmnop");
   });

@@ -19,7 +19,8 @@ import {
 } from "@acp/core";
 import { anchorPathOf, writeAnchor } from "./anchor.js";
 import { acquireFileLock, type FileLockOptions } from "./file-lock.js";
-import { AuditLogError, EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
+import { AuditLogError } from "./audit-log-error.js";
+import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
 
 /** `every`: each event is fsynced before its `append` resolves. `batch`: group commit, one fsync per batch. */
@@ -127,7 +128,10 @@ class AuditWriter implements AuditLog {
   append(input: AuditEventInput): Promise<AuditEventV02> {
     if (RESERVED.has(input.event_type)) {
       return Promise.reject(
-        new AuditLogError("audit_event_reserved", `event type \`${input.event_type}\` is written by the log itself`),
+        new AuditLogError(
+          { code: "audit_event_reserved" },
+          `event type \`${input.event_type}\` is written by the log itself`,
+        ),
       );
     }
     const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
@@ -156,7 +160,7 @@ class AuditWriter implements AuditLog {
 
   private enqueue(kind: Pending["kind"], input: AuditEventInput): Promise<AuditEventV02 | null> {
     if (this.closed)
-      return Promise.reject(new AuditLogError("audit_log_closed", `${this.path}: the audit log is closed`));
+      return Promise.reject(new AuditLogError({ code: "audit_log_closed" }, `${this.path}: the audit log is closed`));
     if (this.failure !== null) return Promise.reject(this.failedError());
     const timestamp = this.options.clock().toISOString();
     return new Promise((resolve, reject) => {
@@ -177,7 +181,7 @@ class AuditWriter implements AuditLog {
 
   private failedError(): AuditLogError {
     const why = this.failure instanceof Error ? this.failure.message : String(this.failure);
-    return new AuditLogError("audit_write_failed", `${this.path}: an earlier write or fsync failed: ${why}`);
+    return new AuditLogError({ code: "audit_write_failed" }, `${this.path}: an earlier write or fsync failed: ${why}`);
   }
 
   /** Under the lock: catch up with other writers (recovering a torn tail), seal, write once, fsync once. */
@@ -202,7 +206,10 @@ class AuditWriter implements AuditLog {
   private catchUp(): AuditEventInput[] {
     const stat = statSync(this.path, { throwIfNoEntry: false });
     if (stat?.ino !== this.ino) {
-      throw new AuditLogError("audit_log_replaced", `${this.path}: the log file was moved or replaced while open`);
+      throw new AuditLogError(
+        { code: "audit_log_replaced" },
+        `${this.path}: the log file was moved or replaced while open`,
+      );
     }
     const scan = scanAuditLog(this.handle.fd, this.position, this.path);
     this.position = scan.position;

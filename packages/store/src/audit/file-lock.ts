@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
+import { AuditLogError } from "./audit-log-error.js";
 
 /** Options of {@link acquireFileLock}. */
 export interface FileLockOptions {
@@ -15,10 +16,9 @@ export interface FileLockOptions {
 export type ReleaseLock = () => void;
 
 /** Thrown when a lock cannot be taken in time. */
-export class FileLockTimeoutError extends Error {
-  readonly code = "audit_lock_timeout";
+export class FileLockTimeoutError extends AuditLogError {
   constructor(path: string, holder: string) {
-    super(`timed out waiting for the lock \`${path}\` (held by ${holder})`);
+    super({ code: "audit_lock_timeout" }, `timed out waiting for the lock \`${path}\` (held by pid ${holder})`);
     this.name = "FileLockTimeoutError";
   }
 }

@@ -2,5 +2,6 @@
 export { openAuditLog, type AuditFsyncMode, type AuditLog, type AuditLogOptions } from "./audit-log.js";
 export { anchorPathOf, readAnchor, writeAnchor } from "./anchor.js";
 export { acquireFileLock, FileLockTimeoutError, type FileLockOptions, type ReleaseLock } from "./file-lock.js";
-export { AuditLogError, scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
+export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
+export { scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";

@@ -1,5 +1,6 @@
 import { fstatSync, readSync } from "node:fs";
 import { computeEventHash, isSha256Ref } from "@acp/core";
+import { AuditLogError } from "./audit-log-error.js";
 
 /** Where the chain stands at the end of the log's last complete line. */
 export interface ChainPosition {
@@ -18,16 +19,6 @@ export interface ScanResult {
   readonly position: ChainPosition;
   /** Bytes after the last newline: a torn (interrupted) write, or `null`. */
   readonly torn: Buffer | null;
-}
-
-/** Thrown when the log cannot be continued safely. */
-export class AuditLogError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = "AuditLogError";
-    this.code = code;
-  }
 }
 
 /** The start of an empty log. */
@@ -54,7 +45,7 @@ function headOf(line: Buffer, lineNumber: number, path: string): string {
   }
   if (computed === undefined || computed !== hash) {
     throw new AuditLogError(
-      "audit_log_corrupt",
+      { code: "audit_log_corrupt" },
       `${path}:${lineNumber}: last line is not an intact audit event; refusing to extend the chain (run \`acp audit verify\`)`,
     );
   }
@@ -69,7 +60,7 @@ function headOf(line: Buffer, lineNumber: number, path: string): string {
 export function scanAuditLog(fd: number, from: ChainPosition, path: string): ScanResult {
   const end = fstatSync(fd).size;
   if (end < from.size) {
-    throw new AuditLogError("audit_log_shrunk", `${path}: the log shrank from ${from.size} to ${end} bytes`);
+    throw new AuditLogError({ code: "audit_log_shrunk" }, `${path}: the log shrank from ${from.size} to ${end} bytes`);
   }
   let { count, sinceCheckpoint } = from;
   let carry = Buffer.alloc(0);
