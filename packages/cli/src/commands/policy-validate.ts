@@ -1,16 +1,110 @@
+import { readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { formatIssue, MAX_POLICY_BYTES, parsePolicy, type Issue, type Result, type Policy } from "@acp/core";
+import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
-/** Registers `acp policy validate` (not implemented yet). */
+/** What `--json` prints. */
+export interface PolicyValidationReport {
+  readonly file: string;
+  readonly valid: boolean;
+  /** The number of rules when valid, else `null`. */
+  readonly rules: number | null;
+  readonly issues: readonly Issue[];
+}
+
+const HELP = `
+Checks a policy file (consent protocol §5.1) and reports EVERY problem in one pass,
+one line each on stderr, as FILE:LINE:COL: message (help). Typos get a suggestion:
+unknown keys (\`acton\` → did you mean \`action\`) and unknown values (\`alow\` → \`allow\`).
+Nothing is changed; nothing is evaluated.
+
+FILE defaults to $ACP_HOME/policy.yml (~/.acp/policy.yml); \`-\` reads standard input.
+
+Exit codes: 0 valid, 1 the file cannot be read, 4 invalid (also with --json).
+
+Examples:
+  acp policy validate
+  acp policy validate ./policy.yml
+  acp policy validate policy.yml --json | jq '.issues[].message'
+  cat policy.yml | acp policy validate -
+
+Output when valid:    policy.yml: valid (3 rules)
+Output when invalid:  policy.yml:14:13: while reading rule \`send-mail\`: unknown action \`alow\` (expected allow, ask or deny) (did you mean \`allow\`)
+
+Reference: docs/reference/policy.md, docs/reference/cli/policy-validate.md`;
+
+function tooLarge(size: number): Result<Policy> {
+  const message = `policy is ${size} bytes, larger than ${MAX_POLICY_BYTES} bytes (10 MiB)`;
+  return { ok: false, issues: [{ code: "policy_too_large", path: [], message, line: 1, column: 1 }] };
+}
+
+function notUtf8(): Result<Policy> {
+  const message = "the file is not valid utf-8";
+  return { ok: false, issues: [{ code: "invalid_encoding", path: [], message, line: 1, column: 1 }] };
+}
+
+/** Reads the file (refusing absurd sizes before reading) and decodes it as strict UTF-8. */
+async function readPolicyBytes(path: string, shown: string, isDefault: boolean): Promise<Uint8Array | number> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw new CliError(`cannot read policy \`${shown}\`: not a file`, EXIT.error);
+    if (info.size > MAX_POLICY_BYTES) return info.size;
+    return await readFile(path);
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      const hint = isDefault ? " (run `acp init` to create one, or pass FILE)" : "";
+      throw new CliError(`no policy file at \`${shown}\`${hint}`, EXIT.error);
+    }
+    throw new CliError(`cannot read policy \`${shown}\`: ${code ?? String(err)}`, EXIT.error);
+  }
+}
+
+async function validateInput(
+  ctx: CliContext,
+  file: string | undefined,
+): Promise<{ shown: string; result: Result<Policy> }> {
+  if (file === "-") {
+    const text = await ctx.io.readStdin();
+    return { shown: "<stdin>", result: parsePolicy(text, { file: "<stdin>" }) };
+  }
+  const path = file !== undefined ? resolvePath(ctx.io, file) : join(resolveHome(ctx.io), "policy.yml");
+  const shown = file ?? path;
+  const bytes = await readPolicyBytes(path, shown, file === undefined);
+  if (typeof bytes === "number") return { shown, result: tooLarge(bytes) };
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { shown, result: notUtf8() };
+  }
+  return { shown, result: parsePolicy(text, { file: shown }) };
+}
+
+/** Registers `acp policy validate [FILE]`. */
 export function registerPolicyValidate(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("validate")
-    .description("check a policy file and report every problem as FILE:LINE:COL (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp policy validate` is not implemented yet", EXIT.error);
+    .description("check a policy file and report every problem as FILE:LINE:COL (exit 0 valid, 4 invalid)")
+    .argument("[file]", "the policy (default: $ACP_HOME/policy.yml; `-` for stdin)")
+    .option("--json", "print {file, valid, rules, issues} as JSON on stdout")
+    .addHelpText("after", HELP)
+    .action(async (file: string | undefined, options: { json?: boolean }) => {
+      const { shown, result } = await validateInput(ctx, file);
+      if (options.json === true) {
+        const report: PolicyValidationReport = result.ok
+          ? { file: shown, valid: true, rules: result.value.rules.length, issues: [] }
+          : { file: shown, valid: false, rules: null, issues: result.issues };
+        printJson(ctx, report);
+      } else if (result.ok) {
+        const count = result.value.rules.length;
+        printLine(ctx, `${shown}: valid (${count} ${count === 1 ? "rule" : "rules"})`);
+      } else {
+        for (const issue of result.issues) printError(ctx, formatIssue(issue, shown));
+      }
+      if (!result.ok) ctx.exitCode = EXIT.invalid;
     });
 }

@@ -8,7 +8,7 @@ export { parseRateLimit, RATE_UNIT_MS } from "./rate-limit.js";
 export { checkClockTime, isTimeZone, END_OF_DAY_MINUTES } from "./time-of-day.js";
 export { editDistance, suggest } from "./edit-distance.js";
 export { deepFreeze } from "./deep-freeze.js";
-export { POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
+export { POLICY_ISSUES, POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
 export {
   MAX_POLICY_BYTES,
   MAX_POLICY_DEPTH,

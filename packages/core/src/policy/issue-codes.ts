@@ -1,38 +1,66 @@
 /**
- * Every issue code the policy parser and validator emit. Each one is listed, with its meaning, in
- * `docs/reference/errors.md` under "Policy (parse and validate)".
+ * Every issue code the policy parser and validator emit, with its meaning. The same rows are listed in
+ * `docs/reference/errors.md` under "Policy (parse and validate)"; a test keeps the two in step.
  */
-export const POLICY_ISSUE_CODES = [
-  "policy_too_large",
-  "policy_too_deep",
-  "policy_parse_failed",
-  "yaml_syntax_error",
-  "multiple_documents",
-  "empty_policy",
-  "unknown_alias",
-  "too_many_aliases",
-  "duplicate_key",
-  "unknown_key",
-  "missing_key",
-  "wrong_type",
-  "unsupported_version",
-  "unknown_action",
-  "unknown_category",
-  "unknown_risk_level",
-  "invalid_rule_id",
-  "duplicate_rule_id",
-  "too_many_rules",
-  "too_many_classify_entries",
-  "invalid_glob",
-  "invalid_arg_path",
-  "invalid_timeout",
-  "invalid_rate_limit",
-  "invalid_time",
-  "invalid_timezone",
-  "missing_time_bound",
-  "empty_time_window",
-  "empty_classification",
+export const POLICY_ISSUES = [
+  {
+    code: "policy_too_large",
+    meaning: "the policy is larger than 10 MiB (`MAX_POLICY_BYTES`); refused before parsing",
+  },
+  {
+    code: "policy_too_deep",
+    meaning: "YAML nesting deeper than 64 levels (`MAX_POLICY_DEPTH`); refused before composing",
+  },
+  {
+    code: "policy_parse_failed",
+    meaning: "an unexpected failure while reading the policy (a bug; the policy is refused)",
+  },
+  {
+    code: "yaml_syntax_error",
+    meaning: "the text is not valid YAML, or uses an unsupported feature such as an unknown tag",
+  },
+  { code: "multiple_documents", meaning: "the file holds more than one YAML document (`---`)" },
+  { code: "empty_policy", meaning: "the file holds no document, only comments or nothing" },
+  { code: "unknown_alias", meaning: "an alias `*name` names no anchor `&name` defined before it" },
+  { code: "too_many_aliases", meaning: "more than 10,000 alias references (`MAX_ALIAS_COUNT`)" },
+  { code: "duplicate_key", meaning: "a key appears twice in one mapping" },
+  { code: "unknown_key", meaning: "a key the format does not define (with a did-you-mean suggestion)" },
+  {
+    code: "missing_key",
+    meaning: "a required key is missing: `version`, a rule's `action`, a classify entry's `tool`",
+  },
+  {
+    code: "wrong_type",
+    meaning: "a value of the wrong type (a list where a mapping belongs, a number for a string, …)",
+  },
+  { code: "unsupported_version", meaning: '`version` is not `"1"`' },
+  { code: "unknown_action", meaning: "an action other than `allow`, `ask` or `deny` (with a suggestion)" },
+  { code: "unknown_category", meaning: "a category other than those of the consent protocol §5.3 (with a suggestion)" },
+  { code: "unknown_risk_level", meaning: "a risk level other than `low`, `medium`, `high` or `critical`" },
+  { code: "invalid_rule_id", meaning: "a rule `id` that is not a slug of at most 128 characters" },
+  {
+    code: "duplicate_rule_id",
+    meaning: "two rules share an id (also an explicit id equal to another rule's `rule-N`)",
+  },
+  { code: "too_many_rules", meaning: "more than 100,000 rules (`MAX_POLICY_RULES`)" },
+  { code: "too_many_classify_entries", meaning: "more than 100,000 `classify` entries (`MAX_CLASSIFY_ENTRIES`)" },
+  {
+    code: "invalid_glob",
+    meaning: "a `tool`, `server` or `args` pattern that does not compile (unbalanced brackets, empty)",
+  },
+  { code: "invalid_arg_path", meaning: "an `args` key that is not a dotted path (`to..address`, `.to`)" },
+  { code: "invalid_timeout", meaning: "a `timeout` that is not whole seconds from 1 to 604,800 (7 days)" },
+  { code: "invalid_rate_limit", meaning: "a `rate_limit` that is not `N/second`, `N/minute`, `N/hour` or `N/day`" },
+  { code: "invalid_time", meaning: "an `after` or `before` that is not `HH:MM` (24-hour; `before` may be `24:00`)" },
+  { code: "invalid_timezone", meaning: "a `timezone` this runtime does not know as an IANA zone" },
+  { code: "missing_time_bound", meaning: "a `time_of_day` with neither `after` nor `before`" },
+  { code: "empty_time_window", meaning: "a `time_of_day` whose `after` equals its `before`" },
+  { code: "empty_classification", meaning: "a `classify` entry that sets neither `category` nor `risk_level`" },
+  { code: "invalid_encoding", meaning: "`acp policy validate`: the file is not valid UTF-8" },
 ] as const;
 
+/** The codes of {@link POLICY_ISSUES}. */
+export const POLICY_ISSUE_CODES: readonly PolicyIssueCode[] = POLICY_ISSUES.map((issue) => issue.code);
+
 /** One of {@link POLICY_ISSUE_CODES}. */
-export type PolicyIssueCode = (typeof POLICY_ISSUE_CODES)[number];
+export type PolicyIssueCode = (typeof POLICY_ISSUES)[number]["code"];
