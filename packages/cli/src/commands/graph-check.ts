@@ -1,16 +1,161 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import {
+  checkConsentGraph,
+  formatIssue,
+  type ConsentGraph,
+  type GraphOutcome,
+  type GraphProposal,
+  type GraphReviewRecord,
+} from "@acp/core";
+import { graphReviewsPath, loadConsentGraphFile, readGraphReviews } from "@acp/store";
+import { join } from "node:path";
+import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
-/** Registers `acp graph check` (not implemented yet). */
+/** The graph file a command reads: `--graph FILE` or `$ACP_HOME/consent-graph.json`, and how to show it. */
+export function graphFileOf(ctx: CliContext, option: string | undefined): { path: string; shown: string } {
+  if (option !== undefined) return { path: resolvePath(ctx.io, option), shown: option };
+  const path = join(resolveHome(ctx.io), "consent-graph.json");
+  return { path, shown: path };
+}
+
+/** The error for a missing graph file, saying how to create one. */
+export function missingGraphError(shown: string, isDefault: boolean): CliError {
+  const how = isDefault
+    ? `create one (start from the example: \`cp spec/examples/consent-graph.json ${shown}\`) or pass --graph FILE`
+    : "check the path, or start from spec/examples/consent-graph.json";
+  return new CliError(`no consent graph at \`${shown}\`: ${how}`, EXIT.invalid);
+}
+
+/** Loads and parses the graph, printing each issue as `FILE:LINE:COL: message`; throws a CliError (exit 4) otherwise. */
+export function loadGraphOrFail(ctx: CliContext, option: string | undefined): { graph: ConsentGraph; shown: string } {
+  const { path, shown } = graphFileOf(ctx, option);
+  const file = loadConsentGraphFile(path);
+  if (file.status === "missing") throw missingGraphError(shown, option === undefined);
+  if (file.status === "invalid") {
+    for (const issue of file.issues) printError(ctx, formatIssue(issue, shown));
+    throw new CliError(
+      `invalid consent graph \`${shown}\` (${file.issues.length} problem(s); see \`acp graph lint\`)`,
+      EXIT.invalid,
+    );
+  }
+  return { graph: file.graph, shown };
+}
+
+/** The review record for decay; an unusable record counts as never reviewed, with a warning. */
+export function loadReviewsForCheck(ctx: CliContext): GraphReviewRecord | undefined {
+  const path = graphReviewsPath(resolveHome(ctx.io));
+  const result = readGraphReviews(path);
+  if (result.ok) return result.value;
+  printError(
+    ctx,
+    `acp: warning: ignoring review record \`${path}\` (${result.issues[0]?.message ?? "malformed"}): every domain counts as never reviewed`,
+  );
+  return undefined;
+}
+
+function parseUnit(text: string, what: string): number {
+  const value = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= 0 && value <= 1))
+    throw new CliError(`invalid ${what} \`${text}\` (expected a number from 0 to 1)`, EXIT.invalid);
+  return value;
+}
+
+function parseProposal(text: string): GraphProposal {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new CliError('invalid --proposal: not JSON (expected {"diff", "undo", "proposed_at"})', EXIT.invalid);
+  }
+  const keys = ["diff", "undo", "proposed_at"];
+  const ok =
+    typeof raw === "object" &&
+    raw !== null &&
+    !Array.isArray(raw) &&
+    Object.entries(raw).every(([k, v]) => keys.includes(k) && typeof v === "string");
+  if (!ok)
+    throw new CliError("invalid --proposal: expected an object of strings `diff`, `undo`, `proposed_at`", EXIT.invalid);
+  return raw as GraphProposal;
+}
+
+const SUMMARY: Record<GraphOutcome["outcome"], string> = {
+  AUTONOMOUS: "execute and log",
+  VISIBLE: "proceed and notify",
+  FORCED: "ask first",
+  BLOCKED: "do not execute; alert the operator",
+};
+
+/** The human line: `VISIBLE -- proceed and notify: <reason>`, then the other reasons. */
+export function formatGraphOutcome(outcome: GraphOutcome): string[] {
+  const summary =
+    outcome.deferred_until !== undefined ? `defer until ${outcome.deferred_until}, then ask` : SUMMARY[outcome.outcome];
+  const [first, ...rest] = outcome.reasons;
+  return [
+    `${outcome.outcome} -- ${summary}${first !== undefined ? `: ${first.message}` : ""}`,
+    ...rest.map((r) => `  also: ${r.message}`),
+  ];
+}
+
+interface CheckOptions {
+  graph?: string;
+  threshold?: string;
+  proposal?: string;
+  json?: boolean;
+}
+
+/** Registers `acp graph check DOMAIN ACTION [CONFIDENCE]`. */
 export function registerGraphCheck(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("check")
-    .description("classify DOMAIN ACTION [CONFIDENCE] against the consent graph (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp graph check` is not implemented yet", EXIT.error);
+    .description(
+      "classify DOMAIN ACTION [CONFIDENCE] against the consent graph: AUTONOMOUS, VISIBLE, FORCED or BLOCKED",
+    )
+    .argument("<domain>", "the graph domain (email, imessage, calendar, …)")
+    .argument("<action>", "the action, as listed in the domain's tiers")
+    .argument("[confidence]", "the agent's confidence from 0 to 1 (absent: 0)")
+    .option("--graph <file>", "the consent graph (default: $ACP_HOME/consent-graph.json)")
+    .option("--threshold <n>", "VISIBLE from this confidence up (default 0.85)")
+    .option("--proposal <json>", 'a self-modification proposal: {"diff", "undo", "proposed_at"}')
+    .option("--json", "print the outcome as JSON")
+    .addHelpText(
+      "after",
+      `
+Outcomes (first word of the output):
+  AUTONOMOUS  execute it and log it                              exit 0
+  VISIBLE     requires approval, confidence >= threshold: proceed and notify   exit 0
+  FORCED      requires approval, confidence below threshold: ask first         exit 3
+  BLOCKED     blocked, unclassified, or a constraint failed: refuse and alert  exit 3
+Invalid graph or confidence: exit 4.
+
+Consent decay: autonomous tiers not reviewed within consent_decay.review_interval_days
+behave as requires approval; record a review with \`acp graph review\`.
+Trusted-channel actions are BLOCKED here: the CLI cannot present an attestation.
+
+Examples:
+  acp graph check imessage send_vip 0.9 --graph spec/examples/consent-graph.json
+    VISIBLE -- proceed and notify: \`imessage.send_vip\` requires approval and confidence 0.9 …
+  acp graph check self_modification modify_soul_md 0.99 --graph spec/examples/consent-graph.json
+    BLOCKED -- do not execute; alert the operator: …
+  acp graph check email read --json`,
+    )
+    .action((domain: string, action: string, confidence: string | undefined, options: CheckOptions) => {
+      const target = {
+        domain,
+        action,
+        ...(confidence !== undefined ? { confidence: parseUnit(confidence, "confidence") } : {}),
+        ...(options.proposal !== undefined ? { proposal: parseProposal(options.proposal) } : {}),
+      };
+      const threshold = options.threshold !== undefined ? parseUnit(options.threshold, "threshold") : undefined;
+      const { graph } = loadGraphOrFail(ctx, options.graph);
+      const reviews = loadReviewsForCheck(ctx);
+      const outcome = checkConsentGraph(graph, target, {
+        now: ctx.io.now(),
+        ...(threshold !== undefined ? { threshold } : {}),
+        ...(reviews !== undefined ? { reviews } : {}),
+      });
+      if (options.json === true) printJson(ctx, outcome);
+      else for (const line of formatGraphOutcome(outcome)) printLine(ctx, line);
+      ctx.exitCode = outcome.outcome === "AUTONOMOUS" || outcome.outcome === "VISIBLE" ? EXIT.ok : EXIT.refused;
     });
 }

@@ -1,16 +1,44 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { formatIssue, lintConsentGraph } from "@acp/core";
+import { readConsentGraphText } from "@acp/store";
+import { printError, printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { graphFileOf, missingGraphError } from "./graph-check.js";
 
-/** Registers `acp graph lint` (not implemented yet). */
+/** Registers `acp graph lint [FILE]`. */
 export function registerGraphLint(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("lint")
-    .description("report problems in a consent graph (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp graph lint` is not implemented yet", EXIT.error);
+    .description("report problems in a consent graph as FILE:LINE:COL lines (exit 0 clean, 4 otherwise)")
+    .argument("[file]", "the graph (default: $ACP_HOME/consent-graph.json)")
+    .option("--json", "print {file, ok, issues} as JSON")
+    .addHelpText(
+      "after",
+      `
+Reports JSON and schema errors (unknown keys get a suggestion), an action in more
+than one tier, an action listed twice, a domain missing one of autonomous /
+requires_approval / blocked, an empty domain, and a trusted_channel_required
+action that is in no tier.
+
+Examples:
+  acp graph lint spec/examples/consent-graph.json
+  acp graph lint ~/.acp/consent-graph.json --json`,
+    )
+    .action((file: string | undefined, options: { json?: boolean }) => {
+      const { path, shown } = graphFileOf(ctx, file);
+      const read = readConsentGraphText(path);
+      if (read.status === "missing") throw missingGraphError(shown, file === undefined);
+      const issues = read.status === "ok" ? lintConsentGraph(read.text) : read.issues;
+      if (options.json === true) {
+        printJson(ctx, { file: shown, ok: issues.length === 0, issues });
+      } else if (issues.length === 0) {
+        printLine(ctx, `${shown}: ok`);
+      } else {
+        for (const issue of issues) printError(ctx, formatIssue(issue, shown));
+      }
+      if (issues.length > 0) {
+        if (options.json !== true) throw new CliError(`${issues.length} problem(s) in \`${shown}\``, EXIT.invalid);
+        ctx.exitCode = EXIT.invalid;
+      }
     });
 }

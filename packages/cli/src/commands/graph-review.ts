@@ -1,16 +1,101 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { checkConsentDecay, formatIssue, hashGraphDomain, type ConsentGraph, type GraphReviewRecord } from "@acp/core";
+import { graphReviewsPath, readGraphReviews, recordGraphReviewFile } from "@acp/store";
+import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { loadGraphOrFail } from "./graph-check.js";
 
-/** Registers `acp graph review` (not implemented yet). */
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface ReviewOptions {
+  graph?: string;
+  status?: boolean;
+  json?: boolean;
+}
+
+function statusRows(graph: ConsentGraph, record: GraphReviewRecord | undefined, now: Date) {
+  return Object.entries(graph.domains).map(([name, domain]) => {
+    const review = record !== undefined && Object.hasOwn(record.domains, name) ? record.domains[name] : undefined;
+    const decayed = checkConsentDecay(graph, name, domain, {
+      now,
+      ...(record !== undefined ? { reviews: record } : {}),
+    });
+    return {
+      domain: name,
+      reviewed_at: review?.reviewed_at ?? null,
+      changed_since_review: review !== undefined && review.domain_hash !== hashGraphDomain(domain),
+      decayed: decayed !== null,
+    };
+  });
+}
+
+function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions): void {
+  const path = graphReviewsPath(resolveHome(ctx.io));
+  const read = readGraphReviews(path);
+  if (!read.ok)
+    printError(ctx, `acp: warning: ignoring review record \`${path}\`: ${read.issues[0]?.message ?? "malformed"}`);
+  const rows = statusRows(graph, read.ok ? read.value : undefined, ctx.io.now());
+  if (options.json === true) return printJson(ctx, { decay: graph.consent_decay ?? null, domains: rows });
+  for (const row of rows) {
+    const when = row.reviewed_at ?? "never reviewed";
+    const state = row.decayed ? "decayed (autonomous → requires approval)" : "current";
+    printLine(ctx, `${row.domain}: ${when}${row.changed_since_review ? " (changed since)" : ""}: ${state}`);
+  }
+}
+
+function record(ctx: CliContext, graph: ConsentGraph, domains: string[], options: ReviewOptions): void {
+  const path = graphReviewsPath(resolveHome(ctx.io));
+  const now = ctx.io.now();
+  const result = recordGraphReviewFile(path, graph, domains, now);
+  if (!result.ok) {
+    const inRecord = result.issues.some((issue) => issue.code !== "unknown_domain");
+    for (const issue of result.issues) printError(ctx, formatIssue(issue, inRecord ? path : undefined));
+    throw new CliError(`no review recorded${inRecord ? `: fix or delete \`${path}\`` : ""}`, EXIT.invalid);
+  }
+  const decay = graph.consent_decay;
+  const due =
+    decay?.enabled === true ? new Date(now.getTime() + decay.review_interval_days * DAY_MS).toISOString() : null;
+  if (options.json === true) {
+    printJson(ctx, {
+      reviewed: result.value.domains,
+      reviewed_at: now.toISOString(),
+      next_review_due: due,
+      record: path,
+    });
+    return;
+  }
+  printLine(ctx, `reviewed ${result.value.domains.join(", ")} at ${now.toISOString()} (recorded in ${path})`);
+  if (due !== null)
+    printLine(ctx, `autonomous tiers stay autonomous until ${due} unless the graph changes; review again before then`);
+  else printLine(ctx, "consent decay is not enabled in this graph: the review is recorded but changes no decision");
+}
+
+/** Registers `acp graph review [DOMAIN...]`. */
 export function registerGraphReview(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("review")
-    .description("record a review of the consent graph (resets consent decay) (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp graph review` is not implemented yet", EXIT.error);
+    .description("record a review of the consent graph (all domains, or those named): resets consent decay")
+    .argument("[domains...]", "the domains reviewed (default: every domain)")
+    .option("--graph <file>", "the consent graph (default: $ACP_HOME/consent-graph.json)")
+    .option("--status", "show when each domain was last reviewed and whether it has decayed; record nothing")
+    .option("--json", "print the result as JSON")
+    .addHelpText(
+      "after",
+      `
+With consent_decay enabled, an autonomous tier whose domain was not reviewed within
+review_interval_days behaves as requires approval. A review records, per domain, the
+time and the content hash of what you reviewed in $ACP_HOME/consent-graph.reviews.json
+(the graph file itself is never written). A domain edited after its review counts as
+not reviewed. A graph never reviewed has decayed.
+
+Examples:
+  acp graph review                       # you reviewed the whole graph
+  acp graph review email calendar        # you reviewed two domains
+  acp graph review --status`,
+    )
+    .action((domains: string[], options: ReviewOptions) => {
+      const { graph } = loadGraphOrFail(ctx, options.graph);
+      if (options.status === true) showStatus(ctx, graph, options);
+      else record(ctx, graph, domains, options);
     });
 }

@@ -39,3 +39,5 @@ export { validateGraphMapping, mapToGraphTarget, MAX_MAPPING_ENTRIES } from "./m
 export type { GraphMapping, GraphMappingEntry, GraphRefinement, ValidateGraphMappingOptions } from "./mapping.js";
 export { normalizeRecipient, isRecipientVip } from "./recipients.js";
 export { evaluateConsentGraph, graphOutcomeRoute } from "./source.js";
+export { GRAPH_REASON_CODES, GRAPH_ISSUE_CODES } from "./codes.js";
+export type { GraphCode } from "./codes.js";

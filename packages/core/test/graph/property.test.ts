@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  GRAPH_ISSUE_CODES,
   GRAPH_OUTCOMES,
+  GRAPH_REASON_CODES,
   checkConsentGraph,
   lintConsentGraph,
   parseConsentGraph,
@@ -11,6 +13,8 @@ import {
 } from "../../src/index.js";
 import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
 
+const REASONS = new Set(GRAPH_REASON_CODES.map((c) => c.code));
+const ISSUES = new Set(GRAPH_ISSUE_CODES.map((c) => c.code));
 const rank = (o: GraphOutcomeKind): number => GRAPH_OUTCOMES.indexOf(o);
 
 /** The most permissive outcome a declared tier allows (a deliberately naive reference). */
@@ -74,6 +78,7 @@ describe("consent graph properties", () => {
         expect(rank(outcome.outcome)).toBeGreaterThanOrEqual(rank(loosestFor(tier)));
         if (conf !== undefined && !(conf >= 0 && conf <= 1)) expect(outcome.outcome).toBe("BLOCKED");
         if (tier === "requires_approval") expect(outcome.outcome).not.toBe("AUTONOMOUS");
+        for (const reason of outcome.reasons) expect(REASONS.has(reason.code)).toBe(true);
         if (graph.domains[domain]?.trusted_channel_required?.includes(action) === true)
           expect(outcome.outcome).toBe("BLOCKED");
       }),
@@ -113,7 +118,9 @@ describe("consent graph properties", () => {
         (text) => {
           const result = parseConsentGraph(text);
           expect(typeof result.ok).toBe("boolean");
-          expect(Array.isArray(lintConsentGraph(text))).toBe(true);
+          for (const issue of [...(result.ok ? [] : result.issues), ...lintConsentGraph(text)]) {
+            expect(ISSUES.has(issue.code)).toBe(true);
+          }
         },
       ),
       { numRuns: 1000 },

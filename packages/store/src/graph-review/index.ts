@@ -1,6 +1,7 @@
 /**
- * The consent-graph review record on disk: `$ACP_HOME/consent-graph.reviews.json` (mode 0600, replaced
- * atomically). It lives beside the graph, not in it, so the graph file stays exactly as the operator wrote it.
+ * Consent-graph files: the graph itself (read, never written) and the review record
+ * `$ACP_HOME/consent-graph.reviews.json` (mode 0600, replaced atomically). The record lives beside the
+ * graph, not in it, so the graph file stays exactly as the operator wrote it.
  */
 export {
   GRAPH_REVIEWS_FILE,
@@ -11,3 +12,4 @@ export {
   recordGraphReviewFile,
   type RecordedGraphReview,
 } from "./review-file.js";
+export { loadConsentGraphFile, readConsentGraphText, type ConsentGraphFile } from "./graph-file.js";
