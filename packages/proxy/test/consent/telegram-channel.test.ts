@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { createConsentBroker, createTelegramChannel, parseCallbackData } from "../../src/consent/index.js";
+import { runChannelCase, type ChannelHarness } from "./channel.case.js";
+import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { recordDeliveries } from "./recording.js";
+import { startTelegramStandIn, type TelegramStandIn } from "./telegram-stand-in.js";
+
+const TOKEN = "123456:test-token";
+const CHAT = 777;
+const OTHER_CHAT = 666;
+
+function press(api: TelegramStandIn, messageId: number, data: string, chatId = CHAT): string {
+  return `cbq-${api.pressButton({ chatId, messageId, data })}`;
+}
+
+async function telegramHarness(): Promise<ChannelHarness> {
+  const api = await startTelegramStandIn(TOKEN);
+  const inner = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
+  const { channel, requests } = recordDeliveries(inner);
+  const messageOf = (id: string) => api.messages.find((m) => m.text.includes(id));
+  const answered = (cbq: string) =>
+    eventually(() =>
+      api.calls.find((c) => c.method === "answerCallbackQuery" && c.params["callback_query_id"] === cbq),
+    );
+  const button = async (id: string, kind: "a" | "s" | "d") => {
+    const message = await eventually(() => messageOf(id));
+    await answered(press(api, message.message_id, `acp:${kind}:${id}`));
+  };
+  return {
+    channel,
+    deliveries: () => requests.length,
+    shown: async (index) => {
+      const request = await eventually(() => requests[index]);
+      const message = await eventually(() => messageOf(request.id));
+      return { id: request.id, nonce: request.nonce, text: `${message.text}\n${JSON.stringify(message.reply_markup)}` };
+    },
+    approve: (shown, scope = "once") => button(shown.id, scope === "session" ? "s" : "a"),
+    approveWithModifications: () => Promise.reject(new Error("telegram cannot edit arguments")),
+    deny: (shown) => button(shown.id, "d"),
+    forge: async (shown) => {
+      const message = await eventually(() => messageOf(shown.id));
+      const call = await answered(press(api, message.message_id, `acp:a:${shown.id}`, OTHER_CHAT));
+      expect(String(call.params["text"])).toContain("may not decide");
+      const wrongMessage = await answered(press(api, message.message_id + 1000, `acp:a:${shown.id}`));
+      expect(String(wrongMessage.params["text"])).toContain("no longer waiting");
+    },
+    settledAs: async (shown) => {
+      const message = await eventually(() => messageOf(shown.id));
+      const edit = await eventually(() =>
+        api.calls.find((c) => c.method === "editMessageText" && c.params["message_id"] === message.message_id),
+      );
+      return String(edit.params["text"]).split("\n").pop() ?? "";
+    },
+    close: async () => {
+      await channel.close?.();
+      await api.close();
+    },
+  };
+}
+
+runChannelCase("telegram", () => telegramHarness(), { canModify: false });
+
+describe("telegram channel specifics", () => {
+  it("sends approve, approve-for-session and deny buttons that fit Telegram's 64-byte callback data", async () => {
+    const api = await startTelegramStandIn(TOKEN);
+    const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
+    try {
+      const time = new ManualTime();
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const message = await eventually(() => api.messages[0]);
+      expect(message.chat_id).toBe(String(CHAT));
+      const buttons = message.reply_markup?.inline_keyboard.flat() ?? [];
+      expect(buttons.map((b) => b.text)).toEqual(["✅ Approve", "🔁 Approve for session", "❌ Deny"]);
+      for (const b of buttons) {
+        expect(Buffer.byteLength(b.callback_data)).toBeLessThanOrEqual(64);
+        expect(parseCallbackData(b.callback_data)).not.toBeNull();
+      }
+      api.pressButton({ chatId: CHAT, messageId: message.message_id, data: buttons[2]?.callback_data ?? "" });
+      const outcome = await pending;
+      expect(outcome.kind).toBe("denied");
+      if (outcome.kind === "denied") expect(outcome.reason).toContain(`telegram:${CHAT}`);
+    } finally {
+      await channel.close?.();
+      await api.close();
+    }
+  });
+
+  it("ignores button data that is not ours", () => {
+    expect(parseCallbackData("acp:x:cr_00")).toBeNull();
+    expect(parseCallbackData(`acp:a:cr_${"a".repeat(32)}`)).toEqual({ button: "a", requestId: `cr_${"a".repeat(32)}` });
+  });
+});
