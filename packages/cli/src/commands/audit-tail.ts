@@ -1,16 +1,134 @@
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { parseAuditLine } from "@acp/core";
+import { homePaths } from "@acp/store";
+import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
-/** Registers `acp audit tail` (not implemented yet). */
+interface TailOptions {
+  readonly lines: string;
+  readonly follow?: boolean;
+  readonly json?: boolean;
+}
+
+/** One audit line, readable: time, type, tool, decision, rule (raw text for a line that is not an event). */
+export function formatAuditLine(line: string): string {
+  const parsed = parseAuditLine(line);
+  if (!parsed.ok) return `(not an audit event: ${parsed.issues[0]?.message ?? "invalid"}) ${line.slice(0, 120)}`;
+  const e = parsed.value;
+  const parts = [e.timestamp, e.event_type.padEnd(21), e.tool ?? "-", e.decision ?? "-"];
+  if (e.policy_rule !== null) parts.push(`rule=${e.policy_rule}`);
+  if (e.request_id !== null) parts.push(e.request_id);
+  if (e.event_type === "checkpoint") {
+    const cp = e.metadata["checkpoint"] as { count?: unknown } | undefined;
+    parts.push(`count=${String(cp?.count)}`);
+  }
+  if (e.event_type === "audit_recovered")
+    parts.push(`torn bytes kept in ${JSON.stringify(e.metadata["torn_file"] ?? null)}`);
+  return parts.join("  ");
+}
+
+/** Options of {@link followAuditFile}. */
+export interface FollowOptions {
+  /** Byte offset to start from (the end of what was already printed). */
+  readonly from: number;
+  /** Stops following; the returned promise then resolves. */
+  readonly signal: AbortSignal;
+  /** How often the file is polled (default 200 ms). */
+  readonly intervalMs?: number;
+}
+
+function readRange(path: string, from: number): { data: Buffer; size: number } {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= from) return { data: Buffer.alloc(0), size };
+    const data = Buffer.alloc(size - from);
+    const read = readSync(fd, data, 0, data.length, from);
+    return { data: data.subarray(0, read), size: from + read };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Polls a log and hands each new complete line to `onLine` until the signal aborts. A partial last
+ * line waits for its newline; a file that shrank (replaced or cut) is read again from the start.
+ */
+export async function followAuditFile(
+  path: string,
+  onLine: (line: string) => void,
+  options: FollowOptions,
+): Promise<void> {
+  let offset = options.from;
+  while (!options.signal.aborted) {
+    const { data, size } = readRange(path, offset);
+    if (size < offset) offset = 0;
+    const end = data.lastIndexOf(0x0a);
+    if (end >= 0) {
+      for (const line of data.subarray(0, end).toString("utf8").split("\n")) onLine(line);
+      offset += end + 1;
+    }
+    try {
+      await sleep(options.intervalMs ?? 200, undefined, { signal: options.signal });
+    } catch {
+      return;
+    }
+  }
+}
+
+function lastLines(text: string, n: number): { lines: string[]; offset: number } {
+  const end = text.lastIndexOf("\n") + 1;
+  const complete = text.slice(0, end).split("\n");
+  complete.pop();
+  return { lines: n === 0 ? [] : complete.slice(-n), offset: Buffer.byteLength(text.slice(0, end)) };
+}
+
+async function runTail(ctx: CliContext, fileArg: string | undefined, options: TailOptions): Promise<void> {
+  const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(resolveHome(ctx.io)).audit;
+  const n = Number(options.lines);
+  if (!Number.isSafeInteger(n) || n < 0) throw new CliError(`invalid line count \`${options.lines}\``, EXIT.usage);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
+    throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
+  }
+  const print = (line: string): void => printLine(ctx, options.json === true ? line : formatAuditLine(line));
+  const { lines, offset } = lastLines(text, n);
+  lines.forEach(print);
+  if (options.follow !== true) return;
+  const controller = new AbortController();
+  // Ctrl-C stops following cleanly; CliIo carries no signals, so this one listens on the process.
+  const stop = (): void => controller.abort();
+  process.once("SIGINT", stop);
+  try {
+    await followAuditFile(file, print, { from: offset, signal: controller.signal });
+  } finally {
+    process.removeListener("SIGINT", stop);
+  }
+}
+
+/** Registers `acp audit tail [FILE]`. */
 export function registerAuditTail(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("tail")
-    .description("print audit events readably (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp audit tail` is not implemented yet", EXIT.error);
-    });
+    .description("print the last audit events readably: time, type, tool, decision, rule")
+    .argument("[file]", "the audit log (default $ACP_HOME/audit.jsonl)")
+    .option("-n, --lines <n>", "how many events to print first", "10")
+    .option("-f, --follow", "keep printing events as they are appended (Ctrl-C stops)")
+    .option("--json", "print the raw JSONL lines")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "Examples:",
+        "  acp audit tail                 the last 10 events",
+        "  acp audit tail -n 50 --json    the last 50 lines as written",
+        "  acp audit tail -f              follow new events",
+      ].join("\n"),
+    )
+    .action((file: string | undefined, options: TailOptions) => runTail(ctx, file, options));
 }

@@ -1,0 +1,86 @@
+import { generateKeyPairSync } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openAuditLog } from "@acp/store";
+import { runCli } from "./run.js";
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A home with keys/public.key and an audit log of `n` events with checkpoints. */
+async function home(n: number): Promise<{ home: string; log: string; env: Record<string, string> }> {
+  const dir = mkdtempSync(join(tmpdir(), "acp-cli-audit-"));
+  dirs.push(dir);
+  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+  mkdirSync(join(dir, "keys"));
+  const x = publicKey.export({ format: "jwk" }).x ?? "";
+  writeFileSync(join(dir, "keys", "public.key"), `${Buffer.from(x, "base64url").toString("hex")}\n`);
+  const log = join(dir, "audit.jsonl");
+  let t = Date.UTC(2026, 0, 15);
+  const writer = await openAuditLog(log, { clock: () => new Date(t++), signer: privateKey, checkpointEvery: 3 });
+  for (let i = 0; i < n; i++)
+    await writer.append({ event_type: "policy_evaluated", tool: "send_email", decision: "ask" });
+  await writer.close();
+  return { home: dir, log, env: { ACP_HOME: dir, HOME: "/nonexistent-home" } };
+}
+
+describe("acp audit verify", () => {
+  it("exits 0 on an intact log and prints count, head and last checkpoint", async () => {
+    const h = await home(5);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toMatch(/intact: 7 events, head sha256:[0-9a-f]{64}/);
+    expect(out.stdout).toContain("last checkpoint: line 7 (6 events");
+    expect(out.stderr).toBe("");
+  });
+
+  it("exits 3 naming the first bad line and what is wrong", async () => {
+    const h = await home(5);
+    const lines = readFileSync(h.log, "utf8").split("\n");
+    lines[2] = (lines[2] ?? "").replace('"decision":"ask"', '"decision":"accept"');
+    writeFileSync(h.log, lines.join("\n"));
+    const out = await runCli(["audit", "verify", h.log], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain(`${h.log}:3: hash_mismatch:`);
+  });
+
+  it("detects a log cut after a checkpoint through the anchor beside it", async () => {
+    const h = await home(5);
+    const lines = readFileSync(h.log, "utf8").split("\n");
+    writeFileSync(h.log, `${lines.slice(0, 4).join("\n")}\n`);
+    const out = await runCli(["audit", "verify", "--json"], { env: h.env });
+    expect(out.code).toBe(3);
+    const json = JSON.parse(out.stdout) as { problem: { code: string; line: number } };
+    expect(json.problem).toMatchObject({ code: "truncated_after_checkpoint", line: 5 });
+  });
+
+  it("exits 3 on a checkpoint signed by another key", async () => {
+    const h = await home(4);
+    const other = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" }).x ?? "";
+    const keyFile = join(h.home, "other.key");
+    writeFileSync(keyFile, Buffer.from(other, "base64url").toString("hex"));
+    const out = await runCli(["audit", "verify", "--public-key", keyFile], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toMatch(/bad_checkpoint_signature/);
+  });
+
+  it("reports a missing file as an error and a malformed key as invalid input", async () => {
+    const h = await home(1);
+    expect((await runCli(["audit", "verify", join(h.home, "nope.jsonl")], { env: h.env })).code).toBe(1);
+    const bad = join(h.home, "bad.key");
+    writeFileSync(bad, "not hex");
+    const out = await runCli(["audit", "verify", "--public-key", bad], { env: h.env });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain("public key is not 64 hex digits");
+  });
+
+  it("warns when there is no public key to check signatures with", async () => {
+    const h = await home(1);
+    rmSync(join(h.home, "keys", "public.key"));
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain("checkpoint signatures not checked");
+  });
+});
