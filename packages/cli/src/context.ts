@@ -10,6 +10,8 @@ export interface CliIo {
   readonly readStdin: () => Promise<string>;
   /** Whether stdin is an interactive terminal. */
   readonly stdinIsTTY: boolean;
+  /** Asks on the terminal without echoing the answer (passphrases, secrets); absent where there is none. */
+  readonly promptHidden?: (question: string) => Promise<string>;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   /** The clock; injectable so tests replay the same. */

@@ -3,6 +3,7 @@ import { text } from "node:stream/consumers";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
+import { promptHiddenOnTerminal } from "./home-access/hidden-prompt.js";
 
 /** The process's own I/O. */
 export function processIo(): CliIo {
@@ -11,6 +12,7 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     readStdin: () => text(process.stdin),
     stdinIsTTY: process.stdin.isTTY === true,
+    promptHidden: promptHiddenOnTerminal,
     env: process.env,
     cwd: process.cwd(),
     now: () => new Date(),

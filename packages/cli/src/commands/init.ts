@@ -1,16 +1,102 @@
+import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { generateEd25519Seed, wrapPrivateKey } from "@acp/core";
+import { configTemplate, createHome, isExistingHome, STARTER_POLICY } from "@acp/store";
+import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { CliError } from "../exit-codes.js";
+import { orThrow } from "../home-access/or-throw.js";
+import { resolvePassphrase } from "../home-access/secret-input.js";
 
-/** Registers `acp init` (not implemented yet). */
+interface InitOptions {
+  readonly force?: boolean;
+  /** commander sets `passphrase: false` for `--no-passphrase`. */
+  readonly passphrase: boolean;
+  readonly json?: boolean;
+}
+
+const NO_PASSPHRASE_WARNING = [
+  "WARNING: --no-passphrase stores the private key UNENCRYPTED in keys/private.key.",
+  "WARNING: anyone who can read that file can sign consent approvals and open the vault.",
+  "WARNING: use it only for throwaway homes; re-run `acp init --force` with a passphrase for real use.",
+];
+
+function policyPathFor(ctx: CliContext, home: string): string {
+  const defaultHome = `${ctx.io.env["HOME"] ?? ""}/.acp`;
+  return home === defaultHome ? "~/.acp/policy.yml" : `${home}/policy.yml`;
+}
+
+async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
+  const home = resolveHome(ctx.io);
+  if (options.force !== true && isExistingHome(home)) {
+    throw new CliError(`\`${home}\` already holds an acp home (use --force to replace its config, policy and keys)`);
+  }
+  const encrypted = options.passphrase;
+  if (!encrypted) for (const line of NO_PASSPHRASE_WARNING) printError(ctx, line);
+  const passphrase = encrypted ? await resolvePassphrase(ctx, true) : null;
+  const seed = generateEd25519Seed(randomBytes);
+  const privateKeyFile = wrapPrivateKey(seed, passphrase, randomBytes);
+  seed.fill(0);
+  const created = orThrow(
+    createHome(home, {
+      privateKeyFile,
+      configText: configTemplate(policyPathFor(ctx, home)),
+      policyText: STARTER_POLICY,
+      force: options.force === true,
+      stamp: ctx.io.now().toISOString().replace(/[:.]/g, "-"),
+    }),
+  );
+  const p = created.paths;
+  const files = [p.config, p.policy, p.privateKey, p.publicKey];
+  if (options.json === true) {
+    printJson(ctx, {
+      home,
+      public_key: privateKeyFile.public_key,
+      private_key_encrypted: encrypted,
+      files,
+      replaced: created.replaced,
+      vault_moved_to: created.vaultMovedTo ?? null,
+    });
+    return;
+  }
+  printLine(ctx, `created ${home} (mode 0700)`);
+  for (const f of files) printLine(ctx, `  ${f}`);
+  printLine(ctx, `public key: ${privateKeyFile.public_key}`);
+  printLine(
+    ctx,
+    encrypted ? "private key: encrypted with your passphrase (scrypt, aes-256-gcm)" : "private key: UNENCRYPTED",
+  );
+  if (created.vaultMovedTo !== undefined) {
+    printError(ctx, `warning: the old vault was sealed with the old key; moved to ${created.vaultMovedTo}`);
+  }
+  printLine(ctx, "next: review policy.yml, then `acp doctor`");
+}
+
+/** Registers `acp init`. */
 export function registerInit(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("init")
-    .description("create $ACP_HOME with config, a safe policy and encrypted keys (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp init` is not implemented yet", EXIT.error);
+    .description(
+      "create $ACP_HOME (default ~/.acp, mode 0700) with a commented config.yml, a safe starter policy.yml, " +
+        "and an Ed25519 key pair whose private key is encrypted with your passphrase",
+    )
+    .option("--force", "replace the config, policy and keys of an existing home (an old vault is moved aside)")
+    .option("--no-passphrase", "store the private key unencrypted (loud warning; for throwaway homes only)")
+    .option("--json", "print what was created as JSON")
+    .addHelpText(
+      "after",
+      `
+The passphrase comes from ACP_PASSPHRASE, or is asked twice without echo when stdin is a terminal.
+With neither, init stops with an error rather than store the key unencrypted.
+
+Examples:
+  acp init                                  # asks for a passphrase
+  ACP_PASSPHRASE=… acp init --json          # scripted
+  ACP_HOME=/tmp/acp-demo acp init --no-passphrase
+  acp init --force                          # new keys, fresh config and policy
+
+Exit codes: 0 created, 1 error (home exists without --force, no passphrase, I/O).`,
+    )
+    .action(async (options: InitOptions) => {
+      await runInit(ctx, options);
     });
 }

@@ -1,16 +1,32 @@
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { readVault } from "@acp/store";
+import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { openMasterSeed } from "../home-access/master-key.js";
+import { orThrow } from "../home-access/or-throw.js";
 
-/** Registers `acp vault list` (not implemented yet). */
+/** Registers `acp vault list`. */
 export function registerVaultList(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("list")
-    .description("list secret names (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp vault list` is not implemented yet", EXIT.error);
+    .description("list the names in the vault (never the values)")
+    .option("--json", "print the names as JSON")
+    .addHelpText(
+      "after",
+      `
+Names are inside the encrypted data, so listing needs the key's passphrase (ACP_PASSPHRASE or a prompt).
+
+Examples:
+  acp vault list
+  acp vault list --json
+
+Exit codes: 0 listed (also when empty), 1 error (no passphrase, corrupted vault).`,
+    )
+    .action(async (options: { json?: boolean }) => {
+      const home = resolveHome(ctx.io);
+      const seed = await openMasterSeed(ctx, home);
+      const names = Object.keys(orThrow(readVault(home, seed))).sort();
+      seed.fill(0);
+      if (options.json === true) printJson(ctx, { names });
+      else for (const name of names) printLine(ctx, name);
     });
 }

@@ -60,7 +60,7 @@ export function writeConfigValue(home: string, doc: Document, path: string, valu
     );
   }
   try {
-    writeFileAtomic(homePaths(home).config, doc.toString());
+    writeFileAtomic(homePaths(home).config, doc.toString({ lineWidth: 0 }));
     return ok(undefined);
   } catch (err) {
     return failWith({ code: "config_write_failed" }, `cannot write config.yml: ${ioMessage(err)}`);

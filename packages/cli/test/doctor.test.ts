@@ -1,0 +1,91 @@
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { homePaths } from "@acp/store";
+import { checkIsolation } from "../src/doctor/isolation.js";
+import { runCli } from "./run.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+
+const root = tempRoot("doctor");
+afterAll(root.cleanup);
+
+function line(stdout: string, name: string): string {
+  return stdout.split("\n").find((l) => l.split(/\s{2,}/)[1] === name) ?? "";
+}
+
+describe("acp doctor", () => {
+  it("reports a healthy home, one `status  name  detail` line per check, and exits 0", async () => {
+    const { home } = fixtureHome(root.dir);
+    const r = await runCli(["doctor"], { env: envFor(home) });
+    expect(r.code).toBe(0);
+    for (const l of r.stdout.trim().split("\n")) expect(l).toMatch(/^(ok {2}|warn|fail) {2}\S.*? {2}\S/);
+    expect(line(r.stdout, "permissions keys/private.key")).toMatch(/^ok {4}/);
+    expect(line(r.stdout, "policy")).toMatch(/^ok {4}policy {2}\d+ rules, default ask/);
+    expect(line(r.stdout, "vault")).toMatch(/^ok {4}vault {2}0 entries/);
+    expect(r.stdout).toMatch(/^warn {2}private key {2}weak scrypt parameters/m);
+    expect(line(r.stdout, "isolation")).toMatch(/^(ok {2}|warn) {2}isolation/);
+  });
+
+  it("says it did not open an encrypted key without a passphrase, and does not ask", async () => {
+    const { home } = fixtureHome(root.dir);
+    const r = await runCli(["doctor"], { env: envFor(home, null) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/warn {2}private key {2}encrypted; not opened \(set ACP_PASSPHRASE/);
+  });
+
+  it("fails on a readable private key, a wrong passphrase, a broken policy and a plain config secret", async () => {
+    const { home } = fixtureHome(root.dir);
+    const p = homePaths(home);
+    chmodSync(p.privateKey, 0o644);
+    writeFileSync(p.policy, 'version: "1"\ndefault_action: alow\n');
+    writeFileSync(p.config, 'version: "1"\ntelegram:\n  bot_token: "123:plain"\n');
+    const r = await runCli(["doctor", "--json"], { env: envFor(home, "wrong") });
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as {
+      healthy: boolean;
+      checks: { status: string; name: string; detail: string }[];
+    };
+    expect(out.healthy).toBe(false);
+    const failed = out.checks.filter((c) => c.status === "fail").map((c) => c.name);
+    expect(failed).toEqual(["permissions keys/private.key", "private key", "config", "policy"]);
+    expect(out.checks.find((c) => c.name === "policy")?.detail).toMatch(/^policy\.yml:2:\d+: /);
+    expect(r.stdout).not.toContain("123:plain");
+  });
+
+  it("fails when the home does not exist", async () => {
+    const r = await runCli(["doctor"], { env: envFor(join(root.dir, "missing")) });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^fail {2}home {2}.*does not exist \(run `acp init`\)/m);
+  });
+
+  it("fails when a key file is missing or truncated", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(homePaths(home).privateKey, '{"type":"acp_private_key","vers');
+    const r = await runCli(["doctor"], { env: envFor(home) });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^fail {2}private key {2}private key file is not json \(truncated or corrupted\)/m);
+    rmSync(homePaths(home).publicKey);
+    expect((await runCli(["doctor"], { env: envFor(home) })).stdout).toMatch(/^fail {2}public key/m);
+  });
+});
+
+describe("isolation probe", () => {
+  const proc = (files: Record<string, string>) => (path: string) => files[path];
+  it("is ok as root on linux and with unprivileged user namespaces", () => {
+    expect(checkIsolation({ platform: "linux", uid: 0, read: proc({}) }).status).toBe("ok");
+    const userns = { "/proc/sys/user/max_user_namespaces": "63000", "/proc/sys/kernel/unprivileged_userns_clone": "1" };
+    expect(checkIsolation({ platform: "linux", uid: 1000, read: proc(userns) }).status).toBe("ok");
+  });
+
+  it("warns when namespaces are disabled, restricted, unknown, or the platform has none", () => {
+    const cases = [
+      { "/proc/sys/kernel/unprivileged_userns_clone": "0", "/proc/sys/user/max_user_namespaces": "100" },
+      { "/proc/sys/user/max_user_namespaces": "0" },
+      { "/proc/sys/user/max_user_namespaces": "100", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns": "1" },
+      {},
+    ];
+    for (const files of cases)
+      expect(checkIsolation({ platform: "linux", uid: 1000, read: proc(files) }).status).toBe("warn");
+    expect(checkIsolation({ platform: "darwin", uid: 501, read: proc({}) }).status).toBe("warn");
+  });
+});

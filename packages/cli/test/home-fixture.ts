@@ -1,0 +1,45 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ed25519KeyPairFromSeed, wrapPrivateKey, type Ed25519KeyPair } from "@acp/core";
+import { configTemplate, createHome, STARTER_POLICY } from "@acp/store";
+
+/** The passphrase of fixture homes. */
+export const PASSPHRASE = "fixture passphrase";
+
+/** A temporary directory for one test file; call `cleanup` in afterAll. */
+export function tempRoot(prefix: string): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), `acp-${prefix}-`));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+let n = 0;
+
+/**
+ * A home like `acp init` makes, but with cheap scrypt parameters (N = 2^10) so tests stay fast; the CLI
+ * reads the parameters from the key file. Returns the home and its key pair.
+ */
+export function fixtureHome(
+  root: string,
+  passphrase: string | null = PASSPHRASE,
+): { home: string; key: Ed25519KeyPair } {
+  const home = join(root, `home-${++n}`);
+  const seed = randomBytes(32);
+  const r = createHome(home, {
+    privateKeyFile: wrapPrivateKey(seed, passphrase, randomBytes, { log_n: 10, r: 8, p: 1 }),
+    configText: configTemplate(join(home, "policy.yml")),
+    policyText: STARTER_POLICY,
+    force: false,
+    stamp: "t",
+  });
+  if (!r.ok) throw new Error(r.issues[0]?.message);
+  return { home, key: ed25519KeyPairFromSeed(seed) };
+}
+
+/** The environment for a CLI run against a home. */
+export function envFor(home: string, passphrase: string | null = PASSPHRASE): Record<string, string> {
+  const env: Record<string, string> = { HOME: "/nonexistent-home", ACP_HOME: home };
+  if (passphrase !== null) env["ACP_PASSPHRASE"] = passphrase;
+  return env;
+}

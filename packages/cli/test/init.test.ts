@@ -1,0 +1,73 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parsePolicy } from "@acp/core";
+import { homePaths, loadMasterSeed, readPrivateKeyFile } from "@acp/store";
+import { runCli } from "./run.js";
+import { envFor, tempRoot } from "./home-fixture.js";
+
+const root = tempRoot("init");
+afterAll(root.cleanup);
+
+describe("acp init", () => {
+  it("creates a 0700 home with config, a valid safe policy and an encrypted key pair", async () => {
+    const home = join(root.dir, "a");
+    const r = await runCli(["init", "--json"], { env: envFor(home, "init pass") });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as { public_key: string; private_key_encrypted: boolean; files: string[] };
+    const p = homePaths(home);
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+    expect(statSync(p.privateKey).mode & 0o777).toBe(0o600);
+    expect(out.files).toEqual([p.config, p.policy, p.privateKey, p.publicKey]);
+    expect(out.private_key_encrypted).toBe(true);
+    expect(readFileSync(p.publicKey, "utf8").trim()).toBe(out.public_key);
+    const key = readPrivateKeyFile(home);
+    expect(key.ok && key.value.protection).toBe("scrypt-aes-256-gcm");
+    if (key.ok && key.value.protection !== "none") expect(key.value.kdf).toMatchObject({ log_n: 17, r: 8, p: 1 });
+    expect(loadMasterSeed(home, "init pass").ok).toBe(true);
+    expect(loadMasterSeed(home, "other").ok).toBe(false);
+    expect(parsePolicy(readFileSync(p.policy, "utf8")).ok).toBe(true);
+    expect(readFileSync(p.config, "utf8")).toContain(`policy: "${p.policy}"`);
+  });
+
+  it("refuses to overwrite an existing home without --force, and replaces the keys with it", async () => {
+    const home = join(root.dir, "b");
+    const env = { ...envFor(home), ACP_PASSPHRASE: "pw" };
+    expect((await runCli(["init"], { env })).code).toBe(0);
+    const before = readFileSync(homePaths(home).publicKey, "utf8");
+    const again = await runCli(["init"], { env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already holds an acp home \(use --force/);
+    expect(readFileSync(homePaths(home).publicKey, "utf8")).toBe(before);
+    const forced = await runCli(["init", "--force"], { env });
+    expect(forced.code).toBe(0);
+    expect(readFileSync(homePaths(home).publicKey, "utf8")).not.toBe(before);
+  });
+
+  it("stops with a clear error when there is no passphrase and no terminal, creating nothing", async () => {
+    const home = join(root.dir, "c");
+    const r = await runCli(["init"], { env: envFor(home, null) });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no passphrase: set ACP_PASSPHRASE or run in a terminal/);
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it("stores the key unencrypted with --no-passphrase, loudly and marked so", async () => {
+    const home = join(root.dir, "d");
+    const r = await runCli(["init", "--no-passphrase"], { env: envFor(home, null) });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/WARNING: --no-passphrase stores the private key UNENCRYPTED/);
+    expect(r.stdout).toContain("private key: UNENCRYPTED");
+    const key = JSON.parse(readFileSync(homePaths(home).privateKey, "utf8")) as { protection: string; warning: string };
+    expect(key.protection).toBe("none");
+    expect(key.warning).toMatch(/^UNENCRYPTED/);
+  });
+
+  it("teaches in --help", async () => {
+    const r = await runCli(["init", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/--no-passphrase/);
+    expect(r.stdout).toMatch(/Examples:/);
+  });
+});
