@@ -52,6 +52,7 @@ describe("acp graph review", () => {
     const out = await runCli(["graph", "review", "emial"], { env });
     expect(out.code).toBe(4);
     expect(out.stderr).toContain("unknown domain `emial` in the consent graph (did you mean `email`)");
+    expect(out.stderr.startsWith("unknown domain")).toBe(true);
     expect(() => statSync(record())).toThrow();
   });
 

@@ -49,7 +49,8 @@ function record(ctx: CliContext, graph: ConsentGraph, domains: string[], options
   const result = recordGraphReviewFile(path, graph, domains, now);
   if (!result.ok) {
     const inRecord = result.issues.some((issue) => issue.code !== "unknown_domain");
-    for (const issue of result.issues) printError(ctx, formatIssue(issue, inRecord ? path : undefined));
+    for (const issue of result.issues)
+      printError(ctx, inRecord ? formatIssue(issue, path) : formatIssue({ ...issue, path: [] }));
     throw new CliError(`no review recorded${inRecord ? `: fix or delete \`${path}\`` : ""}`, EXIT.invalid);
   }
   const decay = graph.consent_decay;
