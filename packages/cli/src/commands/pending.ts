@@ -1,16 +1,75 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { createPendingConsentStore, openPendingConsentDb, type PendingConsentRow } from "@acp/store";
+import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 
-/** Registers `acp pending` (not implemented yet). */
+/** One pending request as `acp pending --json` prints it. */
+export interface PendingConsentView {
+  readonly id: string;
+  readonly server: string;
+  readonly tool: string;
+  /** Redacted: secrets show as `[redacted]`. */
+  readonly arguments: unknown;
+  readonly reasons: unknown;
+  readonly category: unknown;
+  readonly risk_level: unknown;
+  readonly rule: unknown;
+  readonly session_id: string | null;
+  readonly created_at: string;
+  readonly expires_at: string;
+}
+
+function viewOf(row: PendingConsentRow): PendingConsentView {
+  const request = (row.request ?? {}) as { action?: Record<string, unknown>; policy?: Record<string, unknown> };
+  return {
+    id: row.id,
+    server: row.server,
+    tool: row.tool,
+    arguments: request.action?.["parameters"] ?? null,
+    reasons: Array.isArray(row.reasons) ? row.reasons : [],
+    category: request.action?.["category"] ?? null,
+    risk_level: request.action?.["risk_level"] ?? null,
+    rule: request.policy?.["rule_id"] ?? null,
+    session_id: row.sessionId,
+    created_at: new Date(row.createdAtMs).toISOString(),
+    expires_at: new Date(row.expiresAtMs).toISOString(),
+  };
+}
+
+function listPending(ctx: CliContext): PendingConsentView[] {
+  const path = join(resolveHome(ctx.io), "state.db");
+  if (!existsSync(path)) return [];
+  const db = openPendingConsentDb(path);
+  try {
+    return createPendingConsentStore(db).listPending(ctx.io.now().getTime()).map(viewOf);
+  } finally {
+    db.close();
+  }
+}
+
+function printView(ctx: CliContext, view: PendingConsentView): void {
+  printLine(ctx, `${view.id}  ${view.server}/${view.tool}  expires ${view.expires_at}`);
+  printLine(ctx, `  category ${String(view.category)}, risk ${String(view.risk_level)}, rule ${String(view.rule)}`);
+  printLine(ctx, `  arguments: ${JSON.stringify(view.arguments)}`);
+  for (const reason of view.reasons as { message?: unknown }[]) printLine(ctx, `  - ${String(reason.message)}`);
+}
+
+/** Registers `acp pending [--json]`. */
 export function registerPending(parent: Command, ctx: CliContext): void {
-  void ctx;
   parent
     .command("pending")
-    .description("list consent requests waiting for a person (not implemented yet)")
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(() => {
-      throw new CliError("`acp pending` is not implemented yet", EXIT.error);
+    .description("list consent requests waiting for a person (answer them with `acp approve` / `acp deny`)")
+    .option("--json", "print a JSON array, one object per pending request")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  acp pending\n  acp pending --json | jq -r '.[].id'\n\n" +
+        "Reads $ACP_HOME/state.db; secrets in arguments are shown as [redacted].",
+    )
+    .action((options: { json?: boolean }) => {
+      const views = listPending(ctx);
+      if (options.json === true) return printJson(ctx, views);
+      if (views.length === 0) return printLine(ctx, "no pending consent requests");
+      for (const view of views) printView(ctx, view);
     });
 }

@@ -1,0 +1,61 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
+
+/** A fresh `$ACP_HOME`. */
+export function tempHome(): string {
+  return mkdtempSync(join(tmpdir(), "acp-cli-pending-"));
+}
+
+/** Writes one pending consent request into `$ACP_HOME/state.db` as the proxy would. */
+export function seedPending(
+  home: string,
+  options: { id: string; expiresAt?: string; args?: Record<string, unknown> },
+): void {
+  const db = openPendingConsentDb(join(home, "state.db"));
+  try {
+    const request = {
+      type: "consent_request",
+      id: options.id,
+      action: {
+        server: "mail",
+        tool: "send_email",
+        category: "communication",
+        risk_level: "high",
+        parameters: options.args ?? { to: "bob@example.com", smtp_password: "[redacted]" },
+      },
+      policy: { rule_id: "policy:ask-mail" },
+      nonce: "n_11111111-2222-4333-8444-555555555555",
+    };
+    createPendingConsentStore(db).insert({
+      id: options.id,
+      nonce: request.nonce,
+      sessionId: "s1",
+      server: "mail",
+      tool: "send_email",
+      request,
+      reasons: [
+        { source: "policy", code: "rule_matched", message: "rule `ask-mail` asks before mail", rule: "ask-mail" },
+      ],
+      createdAtMs: Date.parse("2026-01-15T11:59:00Z"),
+      expiresAtMs: Date.parse(options.expiresAt ?? "2026-01-15T12:05:00Z"),
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** The status of a row. */
+export function statusOf(home: string, id: string): unknown {
+  const db = openPendingConsentDb(join(home, "state.db"));
+  try {
+    const row = createPendingConsentStore(db).get(id);
+    return row === null ? null : { status: row.status, answer: row.answer };
+  } finally {
+    db.close();
+  }
+}
+
+export const ID_A = `cr_${"a".repeat(32)}`;
+export const ID_B = `cr_${"b".repeat(32)}`;
