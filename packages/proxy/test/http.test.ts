@@ -118,7 +118,11 @@ describe("HTTP on both sides", () => {
 describe("bearer token rules", () => {
   let proxy: AcpProxy;
   beforeAll(async () => {
-    proxy = createProxy({ upstreams: [fixture()], decide: decideByTool({}), broker: scriptedBroker(() => ({ kind: "expired" })) });
+    proxy = createProxy({
+      upstreams: [fixture()],
+      decide: decideByTool({}),
+      broker: scriptedBroker(() => ({ kind: "expired" })),
+    });
     await proxy.start();
   });
   afterAll(async () => proxy.close());
@@ -147,7 +151,9 @@ describe("bearer token rules", () => {
       expect((await post("Basic abc")).status).toBe(400);
       expect((await post(`Bearer ${token} extra`)).status).toBe(400);
       const client = await httpClient(`http://127.0.0.1:${listener.port}`, token);
-      expect(textOf(await client.callTool({ name: "echo", arguments: { text: "authorised" } }))).toBe("fixture echo: authorised");
+      expect(textOf(await client.callTool({ name: "echo", arguments: { text: "authorised" } }))).toBe(
+        "fixture echo: authorised",
+      );
       await client.close();
     } finally {
       await listener.close();

@@ -6,6 +6,8 @@ export interface ProgressRelay {
   waiting(message: string): void;
   /** An upstream progress notification, shifted so the values keep increasing. */
   upstream(progress: Progress): void;
+  /** Resolves once every notification sent so far has reached the transport (call before replying). */
+  flush(): Promise<void>;
 }
 
 /**
@@ -17,8 +19,10 @@ export function createProgressRelay(
   send: (notification: ServerNotification) => Promise<void>,
 ): ProgressRelay {
   let ticks = 0;
+  let last: Promise<void> = Promise.resolve();
   const emit = (params: { progress: number; total?: number; message?: string }): void => {
-    send({ method: "notifications/progress", params: { progressToken: token, ...params } }).catch(() => undefined);
+    const sent = send({ method: "notifications/progress", params: { progressToken: token, ...params } });
+    last = Promise.all([last, sent.catch(() => undefined)]).then(() => undefined);
   };
   return {
     waiting(message) {
@@ -32,5 +36,6 @@ export function createProgressRelay(
         ...(progress.message !== undefined ? { message: progress.message } : {}),
       });
     },
+    flush: () => last,
   };
 }

@@ -56,6 +56,7 @@ export async function handleToolCall(
       relay,
     );
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
+    await relay?.flush();
     return result;
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) throw err;
