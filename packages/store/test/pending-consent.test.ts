@@ -97,9 +97,7 @@ describe("pending-consent store", () => {
           const db = openStateDb(":memory:");
           const store = createPendingConsentStore(db);
           store.insert(row("cr_p"));
-          const wins = answers.filter(
-            ([status, at]) => store.decide("cr_p", status as "approved" | "denied", {}, T0 + at).ok,
-          );
+          const wins = answers.filter(([status, at]) => store.decide("cr_p", status, {}, T0 + at).ok);
           const firstValid = answers.find(([, at]) => T0 + at < T0 + 60_000);
           expect(wins.length).toBe(firstValid === undefined ? 0 : 1);
           if (firstValid !== undefined) expect(store.get("cr_p")?.status).toBe(firstValid[0]);
