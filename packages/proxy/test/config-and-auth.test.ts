@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  buildNameIndex,
+  checkBearer,
+  defaultUpstreamName,
+  isLoopbackAddress,
+  parseProxyConfig,
+  parseUpstreamArgument,
+  splitCommandLine,
+} from "../src/index.js";
+
+describe("proxy section of config.yml", () => {
+  it("reads upstreams, prefix mode, timeouts and defaults", () => {
+    const parsed = parseProxyConfig(
+      {
+        port: 8443,
+        prefix_tools: "always",
+        call_timeout_seconds: 5,
+        upstream_servers: [
+          { name: "default", command: "npx -y '@modelcontextprotocol/server-filesystem' /tmp", env: { A: "b" } },
+          { name: "github", url: "http://localhost:3001" },
+          { name: "old", url: "http://localhost:3002/sse" },
+        ],
+      },
+      30,
+    );
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.value).toMatchObject({
+      port: 8443,
+      bind: "127.0.0.1",
+      prefixTools: "always",
+      callTimeoutMs: 5000,
+      consentTimeoutMs: 30000,
+    });
+    expect(parsed.value.upstreams).toEqual([
+      {
+        name: "default",
+        transport: "stdio",
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+        env: { A: "b" },
+      },
+      { name: "github", transport: "streamable-http", url: "http://localhost:3001/" },
+      { name: "old", transport: "sse", url: "http://localhost:3002/sse" },
+    ]);
+  });
+
+  it("reports every problem with a code and a path, and accepts nothing partially", () => {
+    const parsed = parseProxyConfig({
+      port: "eighty",
+      colour: "blue",
+      bearer_token: "short",
+      upstream_servers: [
+        { name: "a b", command: "x" },
+        { name: "dup", command: "x" },
+        { name: "dup", url: "ftp://x" },
+        { name: "both", command: "x", url: "http://y" },
+      ],
+    });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.issues.map((i) => i.code).sort()).toEqual(
+      [
+        "proxy_config_invalid",
+        "proxy_config_invalid",
+        "proxy_config_invalid",
+        "proxy_config_unknown_key",
+        "proxy_upstream_name_invalid",
+        "proxy_upstream_url_invalid",
+      ].sort(),
+    );
+  });
+
+  it("never throws on hostile input (property)", () => {
+    fc.assert(
+      fc.property(fc.anything(), fc.anything(), (section, timeout) => {
+        const parsed = parseProxyConfig(section, timeout);
+        expect(typeof parsed.ok).toBe("boolean");
+      }),
+    );
+  });
+});
+
+describe("ad-hoc upstream arguments", () => {
+  it("splits a command like a shell, refusing operators", () => {
+    expect(splitCommandLine(`npx -y "@scope/server x" 'a b' c\\ d`)).toEqual({
+      ok: true,
+      value: ["npx", "-y", "@scope/server x", "a b", "c d"],
+    });
+    for (const bad of ["a | b", "a && b", "a > f", "a; b", ""]) expect(splitCommandLine(bad).ok).toBe(false);
+  });
+
+  it("tells URLs from commands and names them", () => {
+    expect(parseUpstreamArgument("http://127.0.0.1:3001/mcp", "gh")).toEqual({
+      ok: true,
+      value: { name: "gh", transport: "streamable-http", url: "http://127.0.0.1:3001/mcp" },
+    });
+    expect(defaultUpstreamName("npx -y @modelcontextprotocol/server-filesystem /tmp")).toBe("server-filesystem");
+    expect(defaultUpstreamName("https://mcp.example.com/mcp")).toBe("mcp-example-com");
+    expect(parseUpstreamArgument("x", "bad name").ok).toBe(false);
+  });
+});
+
+describe("bearer token", () => {
+  const token = "a-token-of-some-length";
+  it("401 for missing or wrong, 400 for malformed, ok for the right one", () => {
+    expect(checkBearer(undefined, token)).toMatchObject({ ok: false, status: 401 });
+    expect(checkBearer("Bearer nope", token)).toMatchObject({ ok: false, status: 401 });
+    expect(checkBearer("Bearer", token)).toMatchObject({ ok: false, status: 400 });
+    expect(checkBearer("Token abc", token)).toMatchObject({ ok: false, status: 400 });
+    expect(checkBearer(["Bearer a", "Bearer b"], token)).toMatchObject({ ok: false, status: 400 });
+    expect(checkBearer(`Bearer ${token}`, token)).toEqual({ ok: true });
+  });
+  it("no header other than the exact token passes (property)", () => {
+    fc.assert(
+      fc.property(fc.string(), (header) => {
+        fc.pre(header !== `Bearer ${token}`);
+        expect(checkBearer(header, token).ok).toBe(false);
+      }),
+    );
+  });
+  it("knows loopback addresses", () => {
+    for (const a of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"]) expect(isLoopbackAddress(a)).toBe(true);
+    for (const a of ["0.0.0.0", "::", "192.168.1.2", "10.0.0.1"]) expect(isLoopbackAddress(a)).toBe(false);
+  });
+});
+
+describe("tool name aggregation", () => {
+  const listings = [
+    { server: "a", items: [{ name: "echo" }, { name: "only-a" }] },
+    { server: "b", items: [{ name: "echo" }] },
+  ];
+  it("prefixes only colliding names on-collision, all names always, none never", () => {
+    expect(buildNameIndex(listings, "on-collision").exposed.map((t) => t.name)).toEqual([
+      "a__echo",
+      "only-a",
+      "b__echo",
+    ]);
+    expect(buildNameIndex(listings, "always").exposed.map((t) => t.name)).toEqual(["a__echo", "a__only-a", "b__echo"]);
+    const never = buildNameIndex(listings, "never");
+    expect(never.exposed.map((t) => t.name)).toEqual(["echo", "only-a"]);
+    expect(never.dropped).toEqual([{ server: "b", name: "echo" }]);
+    expect(buildNameIndex(listings, "on-collision").resolve("b__echo")).toMatchObject({ server: "b", name: "echo" });
+  });
+  it("every exposed name is unique and resolves back to its server's own name (property)", () => {
+    const name = fc.stringMatching(/^[a-z_]{1,6}$/);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.record({ server: fc.stringMatching(/^[a-z]{1,4}$/), items: fc.array(fc.record({ name })) }), {
+          selector: (l) => l.server,
+        }),
+        fc.constantFrom("on-collision" as const, "always" as const, "never" as const),
+        (ls, mode) => {
+          const index = buildNameIndex(ls, mode);
+          const names = index.exposed.map((t) => t.name);
+          expect(new Set(names).size).toBe(names.length);
+          for (const exposed of names) {
+            const target = index.resolve(exposed);
+            expect(ls.find((l) => l.server === target?.server)?.items.some((i) => i.name === target?.name)).toBe(true);
+          }
+        },
+      ),
+    );
+  });
+});
