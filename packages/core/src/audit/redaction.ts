@@ -62,10 +62,24 @@ function globalCopy(re: RegExp): RegExp {
   return re.global ? re : new RegExp(re.source, `${re.flags}g`);
 }
 
+/**
+ * One case-insensitive alternation of every value pattern, for a single quick test per string: it
+ * matches wherever any pattern matches (ignoring case and `s`/`m` only widen), so a string it does not
+ * match needs no further work. `undefined` when patterns cannot be merged (flags `u`/`v`, or group
+ * references, whose numbering the alternation would shift).
+ */
+function unionOf(values: readonly RegExp[]): RegExp | undefined {
+  const unmergeable = (re: RegExp): boolean => /[uv]/.test(re.flags) || /\\[1-9]|\\k<|\(\?<[^=!]/.test(re.source);
+  if (values.length === 0 || values.some(unmergeable)) return undefined;
+  const flags = `i${values.some((re) => re.flags.includes("s")) ? "s" : ""}${values.some((re) => re.flags.includes("m")) ? "m" : ""}`;
+  return new RegExp(values.map((re) => `(?:${re.source})`).join("|"), flags);
+}
+
 /** Compiles rules into a {@link Redactor}. Values are walked recursively; input is never mutated. */
 export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION): Redactor {
   const keys = rules.keys.map(keyPatternToRegExp);
   const values = rules.values.map(globalCopy);
+  const any = unionOf(rules.values);
   const keyCache = new Map<string, boolean>();
   const isSecretKey = (key: string): boolean => {
     let hit = keyCache.get(key);
@@ -76,6 +90,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION): Redac
     return hit;
   };
   const redactString = (text: string): string => {
+    if (values.length === 0 || (any !== undefined && !any.test(text))) return text;
     let out = text;
     for (const re of values) {
       re.lastIndex = 0;

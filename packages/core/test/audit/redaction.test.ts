@@ -83,3 +83,10 @@ describe("audit redaction", () => {
     expect(JSON.stringify(out)).not.toContain("abcdefghijklmnop");
   });
 });
+
+describe("audit redaction with patterns that cannot share one quick test", () => {
+  it("still applies back-references and unicode patterns", () => {
+    const redact = createRedactor({ keys: [], values: [/(x)\1{3}/, /é+/u, /\bsk-[a-z]{4}/] });
+    expect(redact("a xxxx b ééé sk-abcd")).toBe(`a ${AUDIT_REDACTED} b ${AUDIT_REDACTED} ${AUDIT_REDACTED}`);
+  });
+});

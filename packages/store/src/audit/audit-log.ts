@@ -191,8 +191,8 @@ class AuditWriter implements AuditLog {
       release = await acquireFileLock(`${this.path}.lock`, this.options.lock);
       const prefix = this.catchUp();
       const plan = this.seal(prefix, batch);
-      if (plan.lines.length > 0) await this.writeDurably(plan.lines);
-      this.position = plan.position;
+      const bytes = plan.lines.length > 0 ? await this.writeDurably(plan.lines) : 0;
+      this.position = { ...plan.position, size: this.position.size + bytes };
       if (plan.anchor !== null) writeAnchor(this.path, plan.anchor);
       for (const [item, event] of plan.done) item.resolve(event);
     } catch (err) {
@@ -231,7 +231,7 @@ class AuditWriter implements AuditLog {
       lines.push(sealed.line);
       const isCheckpoint = input.event_type === "checkpoint";
       position = {
-        size: position.size + Buffer.byteLength(sealed.line) + 1,
+        size: position.size,
         count: position.count + 1,
         head: sealed.event.event_hash,
         sinceCheckpoint: isCheckpoint ? 0 : position.sinceCheckpoint + 1,
@@ -261,7 +261,8 @@ class AuditWriter implements AuditLog {
     return { lines, done, anchor: anchor, position };
   }
 
-  private async writeDurably(lines: string[]): Promise<void> {
+  /** Writes the lines with one write and one fsync; returns the bytes written. */
+  private async writeDurably(lines: string[]): Promise<number> {
     const data = Buffer.from(`${lines.join("\n")}\n`);
     try {
       for (let offset = 0; offset < data.length;) {
@@ -269,6 +270,7 @@ class AuditWriter implements AuditLog {
         offset += bytesWritten;
       }
       await this.handle.datasync();
+      return data.length;
     } catch (err) {
       this.failure = err;
       throw err;
