@@ -78,9 +78,22 @@ function refuse(reason: ProofFailureReason, message: string, path: Issue["path"]
   return { ok: false, reason, issues: [{ code: ISSUE_CODES[reason].code, path, message }] };
 }
 
+/** Key objects of recently trusted hex keys: building one costs about as much as a verification. */
+const KEY_CACHE = new Map<string, KeyObject>();
+const KEY_CACHE_SIZE = 64;
+
+function keyObjectOf(hex: string): KeyObject {
+  const cached = KEY_CACHE.get(hex);
+  if (cached !== undefined) return cached;
+  const object = publicKeyFromHex(hex);
+  if (KEY_CACHE.size >= KEY_CACHE_SIZE) KEY_CACHE.clear();
+  KEY_CACHE.set(hex, object);
+  return object;
+}
+
 function trustedKey(key: string | KeyObject): { hex: string; object: KeyObject } | undefined {
   try {
-    if (typeof key === "string") return { hex: key, object: publicKeyFromHex(key) };
+    if (typeof key === "string") return { hex: key, object: keyObjectOf(key) };
     const jwk = key.export({ format: "jwk" });
     if (jwk.crv !== "Ed25519" || jwk.x === undefined) return undefined;
     return { hex: Buffer.from(jwk.x, "base64url").toString("hex"), object: key };
