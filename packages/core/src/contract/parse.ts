@@ -41,6 +41,9 @@ export function parseContractEventJson(text: string): Result<unknown> {
   try {
     return ok(JSON.parse(text) as unknown);
   } catch (err) {
+    if (err instanceof RangeError) {
+      return fail([{ code: "contract_not_json", path: [], message: "event is nested too deeply to parse" }]);
+    }
     const why = err instanceof Error ? err.message : String(err);
     const reported = /position (\d+)/.exec(why)?.[1];
     const offset = reported !== undefined ? Number(reported) : findJsonErrorOffset(text);

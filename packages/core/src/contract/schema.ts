@@ -50,7 +50,16 @@ export const CONTRACT_JSON_SCHEMA: { readonly [key: string]: unknown } = {
         "Redacted evidence used to classify the action, authorization and risk: non-empty strings (quickstarts) or structured refs (production).",
       type: "array",
       items: {
-        $ref: "#/$defs/evidence_ref",
+        if: {
+          type: "string",
+        },
+        then: {
+          type: "string",
+          minLength: 1,
+        },
+        else: {
+          $ref: "#/$defs/structured_evidence_ref",
+        },
       },
     },
     risk_domain: {
@@ -112,18 +121,6 @@ export const CONTRACT_JSON_SCHEMA: { readonly [key: string]: unknown } = {
     },
   },
   $defs: {
-    evidence_ref: {
-      if: {
-        type: "string",
-      },
-      then: {
-        type: "string",
-        minLength: 1,
-      },
-      else: {
-        $ref: "#/$defs/structured_evidence_ref",
-      },
-    },
     structured_evidence_ref: {
       description: "A production evidence ref. Missing trust_tier, redaction_status or freshness are read as unknown.",
       type: "object",

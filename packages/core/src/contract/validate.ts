@@ -11,14 +11,30 @@ import { CONTRACT_SCHEMA_VERSION, type ContractEvent } from "./vocabulary.js";
 /** At most this many issues are reported for one event; the rest are summarised in one more issue. */
 export const MAX_CONTRACT_ISSUES = 50;
 
-let compiled: ValidateFunction | undefined;
+/** In the detailed pass, only this many evidence refs are examined (the issue list is capped anyway). */
+const DETAIL_EVIDENCE_LIMIT = 256;
 
-function validator(): ValidateFunction {
-  if (compiled === undefined) {
-    const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true });
-    compiled = ajv.compile(CONTRACT_JSON_SCHEMA);
-  }
-  return compiled;
+let fastValidator: ValidateFunction | undefined;
+let detailValidator: ValidateFunction | undefined;
+
+/** Stops at the first error: the common, valid case costs one linear pass. */
+function fast(): ValidateFunction {
+  fastValidator ??= new Ajv2020({ allErrors: false, strict: true }).compile(CONTRACT_JSON_SCHEMA);
+  return fastValidator;
+}
+
+/** Collects every error, for the issue list of an event already known to be invalid. */
+function detailed(): ValidateFunction {
+  detailValidator ??= new Ajv2020({ allErrors: true, verbose: true, strict: true }).compile(CONTRACT_JSON_SCHEMA);
+  return detailValidator;
+}
+
+/** The event with its evidence refs cut to {@link DETAIL_EVIDENCE_LIMIT}, so hostile input stays cheap. */
+function forDetail(event: unknown): unknown {
+  if (typeof event !== "object" || event === null || Array.isArray(event)) return event;
+  const refs = (event as { evidence_refs?: unknown }).evidence_refs;
+  if (!Array.isArray(refs) || refs.length <= DETAIL_EVIDENCE_LIMIT) return event;
+  return { ...event, evidence_refs: refs.slice(0, DETAIL_EVIDENCE_LIMIT) };
 }
 
 /** Codes for enum failures on the fields whose unknown values must fail closed by name. */
@@ -150,24 +166,22 @@ function toIssue(error: ErrorObject): Issue | undefined {
   }
 }
 
-function sameWhere(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
-  return a.length === b.length && a.every((part, i) => part === b[i]);
-}
-
-/** Maps ajv errors to issues: a type error at a path hides the enum/const/length errors at that path. */
+/**
+ * Maps ajv errors to issues: a type error at a path hides the enum/const/length errors at that path
+ * (decided on paths alone, so the cost stays linear), and only the first {@link MAX_CONTRACT_ISSUES}
+ * become issues; the rest are counted.
+ */
 function toIssues(errors: readonly ErrorObject[]): Issue[] {
-  const all = errors.map(toIssue).filter((issue): issue is Issue => issue !== undefined);
-  const typed = all.filter((issue) => issue.code === "contract_wrong_type" || issue.code === "contract_not_object");
-  const kept = all.filter(
-    (issue) =>
-      issue.code === "contract_wrong_type" ||
-      issue.code === "contract_not_object" ||
-      !typed.some((t) => sameWhere(t.path, issue.path)),
-  );
-  if (kept.length <= MAX_CONTRACT_ISSUES) return kept;
+  const relevant = errors.filter((e) => e.keyword !== "if");
+  const typed = new Set(relevant.filter((e) => e.keyword === "type").map((e) => e.instancePath));
+  const kept = relevant.filter((e) => e.keyword === "type" || !typed.has(e.instancePath));
+  const issues = kept
+    .slice(0, MAX_CONTRACT_ISSUES)
+    .map(toIssue)
+    .filter((issue): issue is Issue => issue !== undefined);
+  if (kept.length <= MAX_CONTRACT_ISSUES) return issues;
   const more = kept.length - MAX_CONTRACT_ISSUES;
-  const summary: Issue = { code: "contract_too_many_issues", path: [], message: `${more} more issues not shown` };
-  return [...kept.slice(0, MAX_CONTRACT_ISSUES), summary];
+  return [...issues, { code: "contract_too_many_issues", path: [], message: `${more} more issues not shown` }];
 }
 
 /**
@@ -200,10 +214,14 @@ export function validateContractEvent(event: unknown): Result<ContractEvent> {
   try {
     const snapshot = jsonSnapshot(event);
     if (!snapshot.ok) return snapshot;
-    const validate = validator();
-    if (validate(snapshot.value)) return ok(snapshot.value as ContractEvent);
-    const issues = toIssues(validate.errors ?? []);
+    const first = fast();
+    if (first(snapshot.value)) return ok(snapshot.value as ContractEvent);
+    const all = detailed();
+    const issues = all(forDetail(snapshot.value)) ? [] : toIssues(all.errors ?? []);
     if (issues.length > 0) return fail(issues);
+    // The problem lies beyond the refs examined in detail: report the first error the fast pass found.
+    const fallback = toIssues(first.errors ?? []);
+    if (fallback.length > 0) return fail(fallback);
     return fail([{ code: "contract_invalid", path: [], message: "event does not match the v1 schema" }]);
   } catch (err) {
     const message = `event could not be validated: ${err instanceof Error ? err.message : String(err)}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_CONTRACT_EVENT_BYTES, parseContractEventJson } from "../../src/contract/index.js";
+import { checkToolPrecheck, MAX_CONTRACT_EVENT_BYTES, parseContractEventJson } from "../../src/contract/index.js";
 
 describe("parseContractEventJson", () => {
   it("parses JSON text", () => {
@@ -48,6 +48,15 @@ describe("parseContractEventJson error positions", () => {
       ok: false,
       issues: [{ code: "contract_malformed_json", path: [], message: `malformed JSON: ${what}`, line, column }],
     });
+  });
+
+  it("parses absurdly deep nesting without crashing; the check then refuses it as too deep", () => {
+    const text = `{"proposed_arguments":${"[".repeat(400_000)}${"]".repeat(400_000)}}`;
+    const parsed = parseContractEventJson(text);
+    const envelope = checkToolPrecheck(parsed.ok ? parsed.value : null);
+    expect(envelope.recommended_action).toBe("refuse");
+    if (parsed.ok) expect(envelope.validation_errors[0]?.message).toBe("event has no JSON form: nested too deeply");
+    else expect(parsed.issues[0]?.message).toBe("event is nested too deeply to parse");
   });
 
   it("finds the error in deeply nested text without exhausting the stack", () => {

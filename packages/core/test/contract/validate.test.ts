@@ -121,6 +121,21 @@ describe("validateContractEvent", () => {
     });
   });
 
+  it("still finds a bad evidence ref beyond the refs examined in detail", () => {
+    const refs: unknown[] = Array.from({ length: 1000 }, () => "ok");
+    refs[900] = { source_id: "x", kind: "nope" };
+    expect(issuesOf({ ...DOC.publicRead, evidence_refs: refs })).toEqual([
+      expect.objectContaining({ code: "contract_invalid_value", path: ["evidence_refs", 900, "kind"] }),
+    ]);
+  });
+
+  it("caps a hostile flood of problems (half a million bad refs, many unknown fields)", () => {
+    const flood = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`extra_${i}`, i]));
+    const issues = issuesOf({ ...DOC.publicRead, ...flood, evidence_refs: Array.from({ length: 500_000 }, () => 0) });
+    expect(issues).toHaveLength(MAX_CONTRACT_ISSUES + 1);
+    expect(issues[MAX_CONTRACT_ISSUES]?.code).toBe("contract_too_many_issues");
+  });
+
   it("quotes long user input cut short in messages", () => {
     const issues = issuesOf({ ...DOC.publicRead, tool_category: "x".repeat(10_000) });
     expect(issues[0]?.message.length).toBeLessThan(200);
