@@ -31,6 +31,15 @@ export const PROXY_DEFAULTS = {
 const PROXY_KEYS = ["port", "bind", "bearer_token", "upstream_servers", "prefix_tools", "call_timeout_seconds"];
 const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
 
+/** The issue codes of this file (listed in docs/reference/errors.md). */
+const INVALID = { code: "proxy_config_invalid" } as const;
+const UNKNOWN_KEY = { code: "proxy_config_unknown_key" } as const;
+const NAME_DUPLICATE = { code: "proxy_upstream_name_duplicate" } as const;
+const NAME_INVALID = { code: "proxy_upstream_name_invalid" } as const;
+const URL_INVALID = { code: "proxy_upstream_url_invalid" } as const;
+const COMMAND_INVALID = { code: "proxy_upstream_command_invalid" } as const;
+type Code = { readonly code: string };
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -40,29 +49,29 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
  */
 export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unknown): Result<ProxyConfig> {
   const issues: Issue[] = [];
-  const at = (path: (string | number)[], code: string, message: string): void => {
-    issues.push({ code, path: ["proxy", ...path], message });
+  const at = (path: (string | number)[], code: Code, message: string): void => {
+    issues.push({ code: code.code, path: ["proxy", ...path], message });
   };
   const s: Obj = section === undefined || section === null ? {} : isObj(section) ? section : {};
   if (section !== undefined && section !== null && !isObj(section)) {
-    at([], "proxy_config_invalid", "`proxy` must be a mapping");
+    at([], INVALID, "`proxy` must be a mapping");
   }
   for (const key of Object.keys(s)) {
-    if (!PROXY_KEYS.includes(key)) at([key], "proxy_config_unknown_key", `unknown key \`${key}\` in \`proxy\``);
+    if (!PROXY_KEYS.includes(key)) at([key], UNKNOWN_KEY, `unknown key \`${key}\` in \`proxy\``);
   }
   const port = s["port"];
   if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
-    at(["port"], "proxy_config_invalid", "`proxy.port` must be an integer from 0 to 65535");
+    at(["port"], INVALID, "`proxy.port` must be an integer from 0 to 65535");
   }
   const bind = s["bind"] ?? PROXY_DEFAULTS.bind;
-  if (typeof bind !== "string" || bind === "") at(["bind"], "proxy_config_invalid", "`proxy.bind` must be an address");
+  if (typeof bind !== "string" || bind === "") at(["bind"], INVALID, "`proxy.bind` must be an address");
   const token = s["bearer_token"];
   if (token !== undefined && (typeof token !== "string" || token.length < 16)) {
-    at(["bearer_token"], "proxy_config_invalid", "`proxy.bearer_token` must be a string of at least 16 characters");
+    at(["bearer_token"], INVALID, "`proxy.bearer_token` must be a string of at least 16 characters");
   }
   const prefix = s["prefix_tools"] ?? PROXY_DEFAULTS.prefixTools;
   if (prefix !== "on-collision" && prefix !== "always" && prefix !== "never") {
-    at(["prefix_tools"], "proxy_config_invalid", `\`proxy.prefix_tools\` must be on-collision, always or never`);
+    at(["prefix_tools"], INVALID, `\`proxy.prefix_tools\` must be on-collision, always or never`);
   }
   const callTimeout = positiveSeconds(s["call_timeout_seconds"], ["call_timeout_seconds"], at);
   const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
@@ -82,15 +91,11 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
 function positiveSeconds(
   value: unknown,
   path: string[],
-  at: (path: (string | number)[], code: string, message: string) => void,
+  at: (path: (string | number)[], code: Code, message: string) => void,
 ): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    at(
-      path,
-      "proxy_config_invalid",
-      `\`${path.filter((p) => p !== "..").join(".")}\` must be a positive number of seconds`,
-    );
+    at(path, INVALID, `\`${path.filter((p) => p !== "..").join(".")}\` must be a positive number of seconds`);
     return undefined;
   }
   return Math.round(value * 1000);
@@ -98,11 +103,11 @@ function positiveSeconds(
 
 function parseUpstreamList(
   value: unknown,
-  at: (path: (string | number)[], code: string, message: string) => void,
+  at: (path: (string | number)[], code: Code, message: string) => void,
 ): UpstreamSpec[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    at(["upstream_servers"], "proxy_config_invalid", "`proxy.upstream_servers` must be a list");
+    at(["upstream_servers"], INVALID, "`proxy.upstream_servers` must be a list");
     return [];
   }
   const specs: UpstreamSpec[] = [];
@@ -111,11 +116,7 @@ function parseUpstreamList(
     const spec = parseUpstreamEntry(entry, ["upstream_servers", index], at);
     if (spec === undefined) return;
     if (seen.has(spec.name)) {
-      at(
-        ["upstream_servers", index, "name"],
-        "proxy_upstream_name_duplicate",
-        `upstream name \`${spec.name}\` is used twice`,
-      );
+      at(["upstream_servers", index, "name"], NAME_DUPLICATE, `upstream name \`${spec.name}\` is used twice`);
       return;
     }
     seen.add(spec.name);
@@ -127,46 +128,37 @@ function parseUpstreamList(
 function parseUpstreamEntry(
   entry: unknown,
   path: (string | number)[],
-  at: (path: (string | number)[], code: string, message: string) => void,
+  at: (path: (string | number)[], code: Code, message: string) => void,
 ): UpstreamSpec | undefined {
   if (!isObj(entry)) {
-    at(path, "proxy_config_invalid", "each upstream server must be a mapping with `name` and `command` or `url`");
+    at(path, INVALID, "each upstream server must be a mapping with `name` and `command` or `url`");
     return undefined;
   }
   for (const key of Object.keys(entry)) {
-    if (!UPSTREAM_KEYS.includes(key))
-      at([...path, key], "proxy_config_unknown_key", `unknown key \`${key}\` in upstream server`);
+    if (!UPSTREAM_KEYS.includes(key)) at([...path, key], UNKNOWN_KEY, `unknown key \`${key}\` in upstream server`);
   }
   const name = entry["name"];
   if (typeof name !== "string" || !UPSTREAM_NAME.test(name)) {
-    at(
-      [...path, "name"],
-      "proxy_upstream_name_invalid",
-      `upstream name must be letters, digits, \`-\` and \`_\` (at most 64)`,
-    );
+    at([...path, "name"], NAME_INVALID, `upstream name must be letters, digits, \`-\` and \`_\` (at most 64)`);
     return undefined;
   }
   const trusted = entry["trusted"];
   if (trusted !== undefined && typeof trusted !== "boolean")
-    at([...path, "trusted"], "proxy_config_invalid", "`trusted` must be true or false");
+    at([...path, "trusted"], INVALID, "`trusted` must be true or false");
   const trust = trusted === true ? { trusted: true } : {};
   const { command, url, transport } = entry;
   if ((command === undefined) === (url === undefined)) {
-    at(path, "proxy_config_invalid", `upstream \`${name}\` needs exactly one of \`command\` or \`url\``);
+    at(path, INVALID, `upstream \`${name}\` needs exactly one of \`command\` or \`url\``);
     return undefined;
   }
   if (url !== undefined) {
     if (transport !== undefined && transport !== "streamable-http" && transport !== "sse") {
-      at(
-        [...path, "transport"],
-        "proxy_config_invalid",
-        `upstream \`${name}\`: a url takes transport streamable-http or sse`,
-      );
+      at([...path, "transport"], INVALID, `upstream \`${name}\`: a url takes transport streamable-http or sse`);
       return undefined;
     }
     const parsed = typeof url === "string" ? parseUpstreamUrl(url, name, transport) : undefined;
     if (parsed === undefined || !parsed.ok) {
-      at([...path, "url"], "proxy_upstream_url_invalid", `upstream \`${name}\`: \`url\` must be an http or https url`);
+      at([...path, "url"], URL_INVALID, `upstream \`${name}\`: \`url\` must be an http or https url`);
       return undefined;
     }
     return { ...parsed.value, ...trust };
@@ -179,28 +171,27 @@ function parseCommandEntry(
   name: string,
   path: (string | number)[],
   trust: { trusted?: boolean },
-  at: (path: (string | number)[], code: string, message: string) => void,
+  at: (path: (string | number)[], code: Code, message: string) => void,
 ): UpstreamSpec | undefined {
   const { command, args, env, cwd, transport } = entry;
   if (transport !== undefined && transport !== "stdio") {
-    at([...path, "transport"], "proxy_config_invalid", `upstream \`${name}\`: a command takes transport stdio`);
+    at([...path, "transport"], INVALID, `upstream \`${name}\`: a command takes transport stdio`);
   }
   const words = typeof command === "string" ? splitCommandLine(command) : undefined;
   if (words === undefined || !words.ok) {
     const message = words !== undefined && !words.ok ? (words.issues[0]?.message ?? "") : "`command` must be a string";
-    at([...path, "command"], "proxy_upstream_command_invalid", `upstream \`${name}\`: ${message}`);
+    at([...path, "command"], COMMAND_INVALID, `upstream \`${name}\`: ${message}`);
     return undefined;
   }
   if (args !== undefined && !(Array.isArray(args) && args.every((a) => typeof a === "string"))) {
-    at([...path, "args"], "proxy_config_invalid", `upstream \`${name}\`: \`args\` must be a list of strings`);
+    at([...path, "args"], INVALID, `upstream \`${name}\`: \`args\` must be a list of strings`);
     return undefined;
   }
   if (env !== undefined && !(isObj(env) && Object.values(env).every((v) => typeof v === "string"))) {
-    at([...path, "env"], "proxy_config_invalid", `upstream \`${name}\`: \`env\` must map names to strings`);
+    at([...path, "env"], INVALID, `upstream \`${name}\`: \`env\` must map names to strings`);
     return undefined;
   }
-  if (cwd !== undefined && typeof cwd !== "string")
-    at([...path, "cwd"], "proxy_config_invalid", "`cwd` must be a path");
+  if (cwd !== undefined && typeof cwd !== "string") at([...path, "cwd"], INVALID, "`cwd` must be a path");
   const [program, ...rest] = words.value;
   return {
     name,

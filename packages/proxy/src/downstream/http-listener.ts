@@ -28,10 +28,10 @@ export interface HttpListener {
 /** Why the listener refused to start. */
 export class HttpListenError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
+  constructor(issue: { readonly code: string; readonly message: string }) {
+    super(issue.message);
     this.name = "HttpListenError";
-    this.code = code;
+    this.code = issue.code;
   }
 }
 
@@ -45,10 +45,10 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
   const bind = options.bind ?? "127.0.0.1";
   const loopback = isLoopbackAddress(bind);
   if (!loopback && (options.bearerToken === undefined || options.bearerToken === "")) {
-    throw new HttpListenError(
-      "proxy_bearer_token_required",
-      `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
-    );
+    throw new HttpListenError({
+      code: "proxy_bearer_token_required",
+      message: `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
+    });
   }
   const sessions = new Map<string, Session>();
   const http = createServer((req, res) => {
@@ -60,10 +60,10 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
   await new Promise<void>((resolve, reject) => {
     http.once("error", (err: NodeJS.ErrnoException) =>
       reject(
-        new HttpListenError(
-          "proxy_listen_failed",
-          `cannot listen on \`${bind}:${options.port}\`: ${err.code ?? err.message}`,
-        ),
+        new HttpListenError({
+          code: "proxy_listen_failed",
+          message: `cannot listen on \`${bind}:${options.port}\`: ${err.code ?? err.message}`,
+        }),
       ),
     );
     http.listen(options.port, bind, () => resolve());
