@@ -19,7 +19,7 @@ let detailValidator: ValidateFunction | undefined;
 
 /** Stops at the first error: the common, valid case costs one linear pass. */
 function fast(): ValidateFunction {
-  fastValidator ??= new Ajv2020({ allErrors: false, strict: true }).compile(CONTRACT_JSON_SCHEMA);
+  fastValidator ??= new Ajv2020({ allErrors: false, verbose: true, strict: true }).compile(CONTRACT_JSON_SCHEMA);
   return fastValidator;
 }
 

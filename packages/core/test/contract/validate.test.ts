@@ -125,7 +125,11 @@ describe("validateContractEvent", () => {
     const refs: unknown[] = Array.from({ length: 1000 }, () => "ok");
     refs[900] = { source_id: "x", kind: "nope" };
     expect(issuesOf({ ...DOC.publicRead, evidence_refs: refs })).toEqual([
-      expect.objectContaining({ code: "contract_invalid_value", path: ["evidence_refs", 900, "kind"] }),
+      expect.objectContaining({
+        code: "contract_invalid_value",
+        path: ["evidence_refs", 900, "kind"],
+        message: expect.stringMatching(/^unknown evidence kind `nope` /) as unknown,
+      }),
     ]);
   });
 
