@@ -11,6 +11,7 @@ import {
   CONTRACT_HARD_BLOCKERS,
   CONTRACT_INFO_REASONS,
   CONTRACT_ISSUE_CODES,
+  CONTRACT_REQUIRED_FIELDS,
   checkToolPrecheck,
   shouldExecuteTool,
   validateContractEvent,
@@ -67,15 +68,7 @@ const validEvent = fc.record({
 const nearlyValid = fc
   .tuple(
     validEvent,
-    fc.constantFrom(
-      ...Object.keys({
-        tool_name: 0,
-        tool_category: 0,
-        recommended_route: 0,
-        evidence_refs: 0,
-        authorization_state: 0,
-      }),
-    ),
+    fc.constantFrom(...CONTRACT_REQUIRED_FIELDS, "schema_version", "extra_field"),
     fc.jsonValue({ maxDepth: 1 }),
     fc.boolean(),
   )
