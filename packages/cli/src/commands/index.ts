@@ -20,6 +20,7 @@ import { registerProxy } from "./proxy.js";
 import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
 import { registerDeny } from "./deny.js";
+import { registerReplay } from "./replay.js";
 
 /** Registers every command; one file per command. */
 export function registerCommands(program: Command, ctx: CliContext): void {
@@ -36,6 +37,7 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerPolicyTest(policy, ctx);
 
   registerCheck(program, ctx);
+  registerReplay(program, ctx);
 
   const graph = program.command("graph").description("the consent graph: check, lint, review");
   registerGraphCheck(graph, ctx);

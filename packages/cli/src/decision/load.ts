@@ -10,6 +10,7 @@ import {
   parseConsentGraph,
   parsePolicy,
   policySource,
+  type CompiledPolicy,
   type ConsentGraph,
   type DecisionSource,
   type Pipeline,
@@ -77,5 +78,25 @@ export function buildPipeline(inputs: DecisionInputs, rateLimiter: RateLimiter =
   const sources: DecisionSource[] = [policySource(compilePolicy(inputs.policy), { rateLimiter })];
   if (inputs.graph !== undefined) sources.push(graphSource({ graph: inputs.graph }));
   sources.push(contractSource());
+  return createPipeline(sources, { classify: inputs.policy.classify });
+}
+
+/** What `buildPipelineWith` may add to or reuse in the built-in pipeline. */
+export interface PipelineExtras {
+  /** The policy compiled once, for callers that build many pipelines (one per replayed trace). */
+  readonly compiled?: CompiledPolicy;
+  /** The rate-limit state; a fresh in-memory one when absent. */
+  readonly rateLimiter?: RateLimiter;
+  /** More sources, judged after the built-in ones (e.g. a session runtime). */
+  readonly extraSources?: readonly DecisionSource[];
+}
+
+/** Like `buildPipeline`, with a precompiled policy, a rate limiter and extra sources (a session). */
+export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras = {}): Pipeline {
+  const rateLimiter = extras.rateLimiter ?? createMemoryRateLimiter();
+  const compiled = extras.compiled ?? compilePolicy(inputs.policy);
+  const sources: DecisionSource[] = [policySource(compiled, { rateLimiter })];
+  if (inputs.graph !== undefined) sources.push(graphSource({ graph: inputs.graph }));
+  sources.push(contractSource(), ...(extras.extraSources ?? []));
   return createPipeline(sources, { classify: inputs.policy.classify });
 }

@@ -1,0 +1,106 @@
+import type { Command } from "commander";
+import { printError, printLine, resolvePath, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { loadGraphFile, loadPolicyFile, type DecisionInputs } from "../decision/load.js";
+import { createReplayer } from "../replay/driver.js";
+import { formatReplayedCall, formatReplaySummary, summarizeReplay } from "../replay/output.js";
+import { formatTraceProblems, readTraceFile, type TraceFileProblem } from "../replay/read-trace.js";
+import { loadReplaySessions } from "../replay/session-runtime.js";
+import type { Trace } from "../replay/trace.js";
+import type { ReplayedCall } from "../replay/driver.js";
+
+interface ReplayOptions {
+  policy: string;
+  intent?: string;
+  graph?: string;
+  trustedServer: string[];
+  json?: boolean;
+}
+
+const HELP_AFTER = `
+Each trace file is replayed as its own fresh session (one process; the policy is loaded once).
+A trace is JSON lines, one event each:
+  {"type":"user_input","text":"…"}
+  {"type":"tool_call","server":"…","tool":"…","args":{…}}
+  {"type":"tool_result","server":"…","tool":"…","content":…}          (optional "provenance")
+A result is external_untrusted unless its server is named with --trusted-server or the event carries
+"provenance" (system_policy, user_input or external_untrusted). A call that is not accepted does not
+execute: its result, if the trace has one, is ignored. Unknown fields are ignored; an unknown event
+type, a malformed line or an oversized file is an error naming FILE:LINE, and nothing is replayed.
+
+Prints one JSON line per tool_call {"trace","index","server","tool","route","reasons"} and a summary
+line (JSON with --json).
+
+Exit codes:
+  0  every trace replayed (whatever the routes)
+  1  a trace, policy, graph or intent file is missing or unreadable
+  2  usage: no trace, no --policy, an unknown option
+  4  a trace, policy, graph or intent is invalid (each problem on stderr)
+
+Examples:
+  acp replay --policy policy.yml examples/attacks/*.jsonl
+  acp replay --policy policy.yml --intent intent.json --trusted-server calendar trace.jsonl --json
+
+Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function readTraces(ctx: CliContext, files: readonly string[]): Promise<Trace[]> {
+  const traces: Trace[] = [];
+  const problems: TraceFileProblem[] = [];
+  for (const file of files) {
+    const parsed = await readTraceFile(resolvePath(ctx.io, file), file);
+    if (parsed.ok) traces.push(parsed.value);
+    else problems.push({ name: file, issues: parsed.issues });
+  }
+  if (problems.length > 0) {
+    const count = problems.length === 1 ? "a trace is" : `${problems.length} traces are`;
+    throw new CliError(`${count} invalid, nothing replayed:\n${formatTraceProblems(problems)}`, EXIT.invalid);
+  }
+  return traces;
+}
+
+async function loadInputs(ctx: CliContext, options: ReplayOptions): Promise<DecisionInputs> {
+  const policyFile = resolvePath(ctx.io, options.policy);
+  const policy = await loadPolicyFile(policyFile);
+  if (options.graph === undefined) return { policy, policyFile };
+  const graphFile = resolvePath(ctx.io, options.graph);
+  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile };
+}
+
+/** Registers `acp replay`. */
+export function registerReplay(program: Command, ctx: CliContext): void {
+  program
+    .command("replay")
+    .description("replay recorded agent sessions (JSONL traces) through the pipeline; print every call's route")
+    .argument("<trace...>", "trace files (JSON lines)")
+    .requiredOption("--policy <file>", "the policy file")
+    .option("--intent <file>", "the session intent (JSON) every trace runs under")
+    .option("--graph <file>", "a consent graph to judge with as well")
+    .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
+    .option("--json", "print the summary as a JSON line too")
+    .addHelpText("after", HELP_AFTER)
+    .action(async (files: string[], options: ReplayOptions) => {
+      const inputs = await loadInputs(ctx, options);
+      const sessions = await loadReplaySessions(ctx, { intent: options.intent });
+      const traces = await readTraces(ctx, files);
+      const replayer = createReplayer({
+        inputs,
+        sessions,
+        trustedServers: new Set(options.trustedServer),
+        now: ctx.io.now(),
+      });
+      const all: ReplayedCall[] = [];
+      for (const trace of traces) {
+        const calls = await replayer.replayTrace(trace);
+        for (const call of calls) printLine(ctx, formatReplayedCall(call));
+        all.push(...calls);
+      }
+      const summary = formatReplaySummary(summarizeReplay(traces.length, all), options.json === true);
+      if (options.json === true) printLine(ctx, summary);
+      else printError(ctx, summary);
+      ctx.exitCode = EXIT.ok;
+    });
+}

@@ -1,0 +1,96 @@
+import { compilePolicy, type ActionRequest, type CompiledPolicy, type Reason, type Route } from "@acp/core";
+import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
+import { NO_SESSION, type ReplaySession, type ReplaySessionFactory } from "./session-seam.js";
+import type { ToolResultEvent, Trace } from "./trace.js";
+
+/** The decision on one replayed `tool_call`: the line `acp replay` prints for it. */
+export interface ReplayedCall {
+  /** The trace's name (the path as given). */
+  readonly trace: string;
+  /** 0-based position of the `tool_call` among the trace's events (blank lines not counted). */
+  readonly index: number;
+  readonly server: string;
+  readonly tool: string;
+  readonly route: Route;
+  readonly reasons: readonly Reason[];
+}
+
+/** How to replay: the loaded policy (and graph), the session runtime, which servers are trusted. */
+export interface ReplayConfig {
+  readonly inputs: DecisionInputs;
+  /** Builds one fresh session per trace; `NO_SESSION` when absent. */
+  readonly sessions?: ReplaySessionFactory;
+  /** Servers whose results are trusted (`system_policy`); every other result is `external_untrusted`. */
+  readonly trustedServers?: ReadonlySet<string>;
+  /** The one instant every decision is made at (replays are deterministic). */
+  readonly now: Date;
+  /**
+   * Whether a call routed `ask` or `defer` counts as approved by a person and executes (its result is
+   * then recorded). Default false: only accepted calls execute.
+   */
+  readonly approveAsks?: boolean;
+}
+
+/** Replays traces, each as its own fresh session; the policy is compiled once. */
+export interface Replayer {
+  replayTrace(trace: Trace): Promise<readonly ReplayedCall[]>;
+}
+
+interface PendingCall {
+  readonly key: string;
+  readonly executed: boolean;
+}
+
+function callKey(server: string, tool: string): string {
+  return `${server}\u0000${tool}`;
+}
+
+/**
+ * Matches a result to the oldest earlier call of the same server and tool still without a result.
+ * Returns whether the result counts: the call executed, or there was no such call (content the agent
+ * saw without calling for it).
+ */
+function resultCounts(pending: PendingCall[], event: ToolResultEvent): boolean {
+  const key = callKey(event.server, event.tool);
+  const at = pending.findIndex((p) => p.key === key);
+  if (at < 0) return true;
+  const [call] = pending.splice(at, 1);
+  return call?.executed === true;
+}
+
+function recordResult(session: ReplaySession, event: ToolResultEvent, trusted: ReadonlySet<string>): void {
+  const isTrusted =
+    event.provenance === undefined ? trusted.has(event.server) : event.provenance !== "external_untrusted";
+  session.recordToolResult(event.server, event.tool, event.content, { trusted: isTrusted });
+}
+
+/** Builds a replayer from a config. */
+export function createReplayer(config: ReplayConfig): Replayer {
+  const compiled: CompiledPolicy = compilePolicy(config.inputs.policy);
+  const sessions = config.sessions ?? NO_SESSION;
+  const trusted = config.trustedServers ?? new Set<string>();
+  return {
+    async replayTrace(trace: Trace): Promise<readonly ReplayedCall[]> {
+      const session = sessions(trace.name);
+      const pipeline = buildPipelineWith(config.inputs, { compiled, extraSources: session.sources });
+      const pending: PendingCall[] = [];
+      const calls: ReplayedCall[] = [];
+      for (const [index, event] of trace.events.entries()) {
+        if (event.type === "user_input") {
+          session.recordUserInput(event.text);
+        } else if (event.type === "tool_result") {
+          if (resultCounts(pending, event)) recordResult(session, event, trusted);
+        } else {
+          const request: ActionRequest = { tool: event.tool, server: event.server, arguments: event.args };
+          const decision = await pipeline.decide(request, config.now);
+          const executed = decision.route === "accept" || (config.approveAsks === true && decision.route !== "refuse");
+          if (executed) session.recordExecution(request, decision);
+          pending.push({ key: callKey(event.server, event.tool), executed });
+          const { server, tool } = event;
+          calls.push({ trace: trace.name, index, server, tool, route: decision.route, reasons: decision.reasons });
+        }
+      }
+      return calls;
+    },
+  };
+}
