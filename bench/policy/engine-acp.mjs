@@ -1,7 +1,7 @@
-// ACP's own evaluator, from the built package (packages/core/dist). `noIndex: true` runs the same
-// compiled rules through one wildcard bucket: a linear scan with precompiled globs, the baseline the
-// index is measured against.
-import { compilePolicy, matchPolicy } from "../../packages/core/dist/index.js";
+// ACP's own evaluator, from the built package (packages/core/dist). `noIndex: true` runs the same compiled
+// rules without the index: a linear scan in file order with precompiled globs (ruleMatches on every rule),
+// the baseline the index is measured against.
+import { classifyAction, compilePolicy, matchPolicy, ruleMatches } from "../../packages/core/dist/index.js";
 
 /** The engine-neutral rules as an ACP `Policy` object (what the YAML parser would produce). */
 export function toAcpPolicy(policy) {
@@ -17,15 +17,19 @@ export function toAcpPolicy(policy) {
 }
 
 export function build(policy, { noIndex = false } = {}) {
-  let compiled = compilePolicy(toAcpPolicy(policy));
-  if (noIndex) {
-    const none = new Map();
-    const wildcard = compiled.rules.map((_, i) => i);
-    const leaf = { children: undefined, rules: undefined };
-    const index = { exact: none, prefix: leaf, suffix: leaf, category: none, server: none, wildcard };
-    compiled = { ...compiled, index };
-  }
+  const compiled = compilePolicy(toAcpPolicy(policy));
   const now = new Date("2025-03-10T12:00:00Z");
+  if (noIndex) {
+    const rules = compiled.rules;
+    return {
+      prepare: (request) => request,
+      decide: (request) => {
+        const { category } = classifyAction(request, compiled.policy.classify);
+        for (const rule of rules) if (ruleMatches(rule, request, category, now)) return rule.rule.id;
+        return "default";
+      },
+    };
+  }
   return {
     prepare: (request) => request,
     decide: (request) => matchPolicy(compiled, request, now).ruleId,

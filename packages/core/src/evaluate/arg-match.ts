@@ -1,4 +1,4 @@
-import { compileGlob } from "../glob/index.js";
+import { compileRuleGlob } from "./fast-glob.js";
 import type { ArgMatchValue } from "../policy/types.js";
 
 /** A predicate over one scalar argument value. */
@@ -23,7 +23,7 @@ export const MAX_ARRAY_NESTING = 32;
  */
 export function compileLeafTest(expected: ArgMatchValue): LeafTest | string {
   if (typeof expected === "string") {
-    const glob = compileGlob(expected);
+    const glob = compileRuleGlob(expected);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
     const matches = glob.value;
     return (leaf) => {

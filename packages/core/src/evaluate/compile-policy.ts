@@ -1,5 +1,6 @@
 import { compileClassificationOverrides, type CompiledOverrides } from "../classify/classify-action.js";
-import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import type { GlobMatcher } from "../glob/index.js";
+import { compileRuleGlob } from "./fast-glob.js";
 import { ValidationError, type Issue, type Result } from "../issues/index.js";
 import type { Reason } from "../pipeline/types.js";
 import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js";
@@ -34,7 +35,9 @@ export interface CompiledPolicy {
 
 type Path = (string | number)[];
 
-function issue(code: string, path: Path, message: string, rule?: PolicyRule): Issue {
+/** `kind` is `{ code: "…" }` so every code appears as a literal the errors-doc test can find. */
+function issue(kind: { code: string }, path: Path, message: string, rule?: PolicyRule): Issue {
+  const code = kind.code;
   const where = rule === undefined ? "" : `while reading rule \`${rule.id}\`: `;
   return { code, path, message: `${where}${message}`, ...(rule?.line !== undefined ? { line: rule.line } : {}) };
 }
@@ -42,12 +45,12 @@ function issue(code: string, path: Path, message: string, rule?: PolicyRule): Is
 function glob(pattern: unknown, path: Path, rule: PolicyRule, issues: Issue[]): GlobMatcher | undefined {
   if (pattern === undefined) return undefined;
   if (typeof pattern !== "string") {
-    issues.push(issue("invalid_rule_pattern", path, `\`${path.at(-1)}\` must be a string`, rule));
+    issues.push(issue({ code: "invalid_glob" }, path, `\`${path.at(-1)}\` must be a string`, rule));
     return () => false;
   }
-  const result = compileGlob(pattern);
+  const result = compileRuleGlob(pattern);
   if (result.ok) return result.value;
-  for (const i of result.issues) issues.push(issue("invalid_rule_pattern", path, i.message, rule));
+  for (const i of result.issues) issues.push(issue({ code: "invalid_glob" }, path, i.message, rule));
   return () => false;
 }
 
@@ -58,12 +61,12 @@ function compileArgs(rule: PolicyRule, base: Path, issues: Issue[]): CompiledArg
   for (const [key, expected] of Object.entries(args)) {
     const path = splitArgPath(key);
     if (path === undefined) {
-      issues.push(issue("invalid_arg_path", [...base, key], `invalid argument path \`${key}\``, rule));
+      issues.push(issue({ code: "invalid_arg_path" }, [...base, key], `invalid argument path \`${key}\``, rule));
       continue;
     }
     const test = compileLeafTest(expected);
     if (typeof test === "string") {
-      issues.push(issue("invalid_arg_value", [...base, key], `argument \`${key}\`: ${test}`, rule));
+      issues.push(issue({ code: "invalid_arg_value" }, [...base, key], `argument \`${key}\`: ${test}`, rule));
       continue;
     }
     out.push({ key, path, test });
@@ -76,28 +79,30 @@ function compileWindow(rule: PolicyRule, base: Path, issues: Issue[]): CompiledT
   if (window === undefined) return undefined;
   const compiled = compileTimeWindow(window);
   if (typeof compiled !== "string") return compiled;
-  const code = compiled.startsWith("unknown time zone") ? "invalid_timezone" : "invalid_time_window";
-  issues.push(issue(code, [...base, "conditions", "time_of_day"], compiled, rule));
+  const kind = compiled.startsWith("unknown time zone") ? { code: "invalid_timezone" } : { code: "invalid_time" };
+  issues.push(issue(kind, [...base, "conditions", "time_of_day"], compiled, rule));
   return undefined;
 }
 
 function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue[]): void {
   if (!(POLICY_ACTIONS as readonly string[]).includes(rule.action)) {
     const message = `unknown action \`${String(rule.action)}\` (expected allow, ask or deny)`;
-    issues.push(issue("invalid_rule_action", [...base, "action"], message, rule));
+    issues.push(issue({ code: "unknown_action" }, [...base, "action"], message, rule));
   }
   if (rule.index !== position) {
     const message = `rule index ${rule.index} does not match its position ${position}`;
-    issues.push(issue("invalid_rule_index", [...base, "index"], message, rule));
+    issues.push(issue({ code: "invalid_rule_index" }, [...base, "index"], message, rule));
   }
   const limit = rule.rate_limit;
   if (limit !== undefined && !(Number.isSafeInteger(limit.count) && limit.count > 0 && limit.windowMs > 0)) {
-    issues.push(issue("invalid_rate_limit", [...base, "rate_limit"], `invalid rate limit \`${limit.text}\``, rule));
+    issues.push(
+      issue({ code: "invalid_rate_limit" }, [...base, "rate_limit"], `invalid rate limit \`${limit.text}\``, rule),
+    );
   }
   const category = rule.match.category;
   if (category !== undefined && !(CATEGORIES as readonly string[]).includes(category)) {
     issues.push(
-      issue("invalid_rule_category", [...base, "match", "category"], `unknown category \`${category}\``, rule),
+      issue({ code: "unknown_category" }, [...base, "match", "category"], `unknown category \`${category}\``, rule),
     );
   }
 }
@@ -133,12 +138,14 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
   const issues: Issue[] = [];
   if (!(POLICY_ACTIONS as readonly string[]).includes(policy.default_action)) {
     const message = `unknown default action \`${String(policy.default_action)}\` (expected allow, ask or deny)`;
-    issues.push(issue("invalid_rule_action", ["default_action"], message));
+    issues.push(issue({ code: "unknown_action" }, ["default_action"], message));
   }
   const seen = new Set<string>();
   const rules = policy.rules.map((rule, position) => {
     if (seen.has(rule.id)) {
-      issues.push(issue("duplicate_rule_id", ["rules", position, "id"], `duplicate rule id \`${rule.id}\``, rule));
+      issues.push(
+        issue({ code: "duplicate_rule_id" }, ["rules", position, "id"], `duplicate rule id \`${rule.id}\``, rule),
+      );
     }
     seen.add(rule.id);
     return compileRule(rule, position, issues);
@@ -147,11 +154,19 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
   try {
     overrides = compileClassificationOverrides(policy.classify);
   } catch (err) {
-    issues.push(issue("invalid_rule_pattern", ["classify"], err instanceof Error ? err.message : String(err)));
+    issues.push(issue({ code: "invalid_glob" }, ["classify"], err instanceof Error ? err.message : String(err)));
   }
   if (issues.length > 0) return { ok: false, issues };
   const index = buildRuleIndex(
-    rules.map((c, i) => ({ index: i, tool: c.rule.match.tool, server: c.rule.match.server, category: c.category })),
+    rules.map((c, i) => ({
+      index: i,
+      tool: c.rule.match.tool,
+      toolMatcher: c.tool,
+      server: c.rule.match.server,
+      serverMatcher: c.server,
+      category: c.category,
+      unconditional: c.args.length === 0 && c.window === undefined,
+    })),
   );
   const message = `no rule matched: default action \`${policy.default_action}\``;
   const defaultReasons = Object.freeze([Object.freeze({ source: "policy" as const, code: "default_action", message })]);

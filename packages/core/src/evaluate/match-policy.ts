@@ -27,6 +27,11 @@ export function ruleMatches(compiled: CompiledRule, request: ActionRequest, cate
     return false;
   }
   if (compiled.category !== undefined && compiled.category !== category) return false;
+  return dynamicMatches(compiled, request, now);
+}
+
+/** The argument and time-of-day criteria of a rule (the index has already checked tool, server, category). */
+function dynamicMatches(compiled: CompiledRule, request: ActionRequest, now: Date): boolean {
   for (const arg of compiled.args) if (!matchArg(request.arguments, arg, compiled.every)) return false;
   const window = compiled.window;
   if (window !== undefined && !isInWindow(window.localMinutes(now), window.after, window.before)) return false;
@@ -60,7 +65,7 @@ export function matchPolicy(compiled: CompiledPolicy, request: ActionRequest, no
   const category = classification.category;
   const rules = compiled.rules;
   const position = findFirstMatch(compiled.index, request.tool, category, request.server, (i) =>
-    ruleMatches(rules[i] as CompiledRule, request, category, now),
+    dynamicMatches(rules[i] as CompiledRule, request, now),
   );
   const hit = position < 0 ? undefined : rules[position];
   if (hit === undefined) {

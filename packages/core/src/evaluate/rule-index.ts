@@ -1,36 +1,49 @@
-import { isGlobPattern } from "../glob/index.js";
+import { isGlobPattern, type GlobMatcher } from "../glob/index.js";
 import type { Category } from "../request/index.js";
 
 /** What the index needs to know about one rule. */
 export interface IndexableRule {
   readonly index: number;
   readonly tool?: string | undefined;
+  /** The rule's compiled tool pattern (undefined when the rule has no `tool`). */
+  readonly toolMatcher?: GlobMatcher | undefined;
   readonly server?: string | undefined;
+  readonly serverMatcher?: GlobMatcher | undefined;
   readonly category?: Category | undefined;
-}
-
-/**
- * The rule index. Every rule sits in exactly one bucket, chosen by its most selective literal:
- * its exact tool name; else the literal prefix or suffix of its tool glob (whichever is longer); else, for
- * rules without a usable tool literal, its category or its exact server; else the wildcard list. Each
- * bucket lists rule positions in file order. A request's candidates are the buckets its tool name, category
- * and server can reach; the first match is the lowest position that fully matches in any of them.
- */
-export interface RuleIndex {
-  readonly exact: ReadonlyMap<string, readonly number[]>;
-  /** Literal prefixes of tool globs, as a trie walked along the tool name (no string slicing). */
-  readonly prefix: TrieNode;
-  /** Literal suffixes of tool globs, as a trie walked backwards from the end of the tool name. */
-  readonly suffix: TrieNode;
-  readonly category: ReadonlyMap<string, readonly number[]>;
-  readonly server: ReadonlyMap<string, readonly number[]>;
-  readonly wildcard: readonly number[];
+  /** No `args` and no time window: once tool, server and category hold, the rule matches. */
+  readonly unconditional: boolean;
 }
 
 /** A trie node keyed by UTF-16 code unit; `rules` holds the positions whose literal ends here. */
 export interface TrieNode {
   children: Map<number, TrieNode> | undefined;
   rules: number[] | undefined;
+}
+
+/**
+ * The rule index. Every rule sits in exactly one bucket, chosen by its most selective literal: its exact
+ * tool name; else the literal prefix or suffix of its tool glob (whichever is longer, in a trie); else,
+ * for rules without a usable tool literal, its category or its exact server; else the wildcard list.
+ * Buckets list rule positions in file order.
+ *
+ * Tool, server and category are static criteria: whether they hold depends only on the request's
+ * (tool, server, category) triple. So the candidates of a triple are worked out once and cached
+ * ({@link staticCandidates}): the positions its buckets reach, merged in file order, filtered to those
+ * whose static criteria all hold, and cut after the first rule without argument or time conditions (it
+ * always matches, so nothing after it can win). A request then only tests arguments and time windows of
+ * that list, in order; the first that passes is exactly what a linear scan over all rules gives.
+ */
+export interface RuleIndex {
+  readonly exact: ReadonlyMap<string, readonly number[]>;
+  readonly prefix: TrieNode;
+  readonly suffix: TrieNode;
+  readonly category: ReadonlyMap<string, readonly number[]>;
+  readonly server: ReadonlyMap<string, readonly number[]>;
+  readonly wildcard: readonly number[];
+  /** The rules' static criteria, by position, for building cached candidate lists. */
+  readonly rules: readonly IndexableRule[];
+  /** (category, server, tool) → candidate positions (see {@link staticCandidates}); filled lazily. */
+  readonly cache: Map<string, readonly number[]>;
 }
 
 function createNode(): TrieNode {
@@ -97,47 +110,89 @@ export function buildRuleIndex(rules: readonly IndexableRule[]): RuleIndex {
     else if (rule.server !== undefined && !isGlobPattern(rule.server)) push(server, rule.server, rule.index);
     else wildcard.push(rule.index);
   }
-  return { exact, prefix, suffix, category, server, wildcard };
+  return { exact, prefix, suffix, category, server, wildcard, rules, cache: new Map() };
+}
+
+/** Most (category, server, tool) triples whose candidate lists are kept; then the cache starts over. */
+export const CANDIDATE_CACHE_LIMIT = 16_384;
+
+const EMPTY: readonly number[] = Object.freeze([]);
+
+function walk(root: TrieNode, tool: string, reverse: boolean, lists: (readonly number[])[]): void {
+  let node: TrieNode | undefined = root;
+  for (let i = 0; i < tool.length && node.children !== undefined; i++) {
+    node = node.children.get(tool.charCodeAt(reverse ? tool.length - 1 - i : i));
+    if (node === undefined) return;
+    if (node.rules !== undefined) lists.push(node.rules);
+  }
+}
+
+function staticMatch(rule: IndexableRule, tool: string, category: Category, server: string | undefined): boolean {
+  if (rule.toolMatcher !== undefined && !rule.toolMatcher(tool)) return false;
+  if (rule.serverMatcher !== undefined && (server === undefined || !rule.serverMatcher(server))) return false;
+  return rule.category === undefined || rule.category === category;
+}
+
+function collectCandidates(index: RuleIndex, tool: string, category: Category, server: string | undefined): number[] {
+  const lists: (readonly number[])[] = [];
+  const exact = index.exact.get(tool);
+  if (exact !== undefined) lists.push(exact);
+  walk(index.prefix, tool, false, lists);
+  walk(index.suffix, tool, true, lists);
+  const byCategory = index.category.get(category);
+  if (byCategory !== undefined) lists.push(byCategory);
+  const byServer = server === undefined ? undefined : index.server.get(server);
+  if (byServer !== undefined) lists.push(byServer);
+  if (index.wildcard.length > 0) lists.push(index.wildcard);
+  const out: number[] = [];
+  for (const position of lists.flat().sort((a, b) => a - b)) {
+    const rule = index.rules[position] as IndexableRule;
+    if (!staticMatch(rule, tool, category, server)) continue;
+    out.push(position);
+    if (rule.unconditional) break;
+  }
+  return out;
 }
 
 /**
- * Finds the lowest rule position that passes `test`, looking only at the buckets the request reaches.
- * Each bucket is scanned in order and abandoned as soon as its positions pass the best found so far, so
- * the answer is exactly the first match of a linear scan over all rules.
+ * The positions whose tool, server and category criteria hold for this triple, in file order, ending at
+ * the first unconditional one — from the per-policy cache, since agents call few distinct tools on few
+ * servers. The cache is cleared when it holds {@link CANDIDATE_CACHE_LIMIT} triples, so a stream of
+ * made-up names costs time, never unbounded memory.
+ */
+export function staticCandidates(
+  index: RuleIndex,
+  tool: string,
+  category: Category,
+  server: string | undefined,
+): readonly number[] {
+  // NUL cannot be confused: a server name is prefixed by `s`, an absent server is a bare NUL.
+  const key = `${category}\u0000${server === undefined ? "" : `s${server}`}\u0000${tool}`;
+  let list = index.cache.get(key);
+  if (list === undefined) {
+    const found = collectCandidates(index, tool, category, server);
+    list = found.length === 0 ? EMPTY : found;
+    if (index.cache.size >= CANDIDATE_CACHE_LIMIT) index.cache.clear();
+    index.cache.set(key, list);
+  }
+  return list;
+}
+
+/**
+ * Finds the lowest rule position that matches: the first of the static candidates whose argument and
+ * time conditions pass `testDynamic`. Returns -1 when none does.
  */
 export function findFirstMatch(
   index: RuleIndex,
   tool: string,
   category: Category,
   server: string | undefined,
-  test: (position: number) => boolean,
+  testDynamic: (position: number) => boolean,
 ): number {
-  let best = Number.POSITIVE_INFINITY;
-  const scan = (list: readonly number[] | undefined): void => {
-    if (list === undefined) return;
-    for (const position of list) {
-      if (position >= best) return;
-      if (test(position)) {
-        best = position;
-        return;
-      }
-    }
-  };
-  scan(index.exact.get(tool));
-  let node: TrieNode | undefined = index.prefix;
-  for (let i = 0; i < tool.length && node.children !== undefined; i++) {
-    node = node.children.get(tool.charCodeAt(i));
-    if (node === undefined) break;
-    scan(node.rules);
+  const list = staticCandidates(index, tool, category, server);
+  for (let k = 0; k < list.length; k++) {
+    const position = list[k] as number;
+    if (testDynamic(position)) return position;
   }
-  node = index.suffix;
-  for (let i = tool.length - 1; i >= 0 && node.children !== undefined; i--) {
-    node = node.children.get(tool.charCodeAt(i));
-    if (node === undefined) break;
-    scan(node.rules);
-  }
-  scan(index.category.get(category));
-  if (server !== undefined) scan(index.server.get(server));
-  scan(index.wildcard);
-  return best === Number.POSITIVE_INFINITY ? -1 : best;
+  return -1;
 }

@@ -220,16 +220,16 @@ describe("compiling", () => {
       [
         "duplicate_rule_id",
         "invalid_arg_path",
-        "invalid_rule_action",
-        "invalid_rule_pattern",
-        "invalid_time_window",
+        "unknown_action",
+        "invalid_glob",
+        "invalid_time",
         "invalid_timezone",
       ].sort(),
     );
     expect(r.issues.find((i) => i.code === "invalid_timezone")?.message).toBe(
       "while reading rule `d`: unknown time zone `Mars/Olympus`",
     );
-    expect(r.issues.find((i) => i.code === "invalid_rule_pattern")?.path).toEqual(["rules", 0, "match", "tool"]);
+    expect(r.issues.find((i) => i.code === "invalid_glob")?.path).toEqual(["rules", 0, "match", "tool"]);
     expect(() => compilePolicy(policy)).toThrow(/invalid policy/);
   });
 });

@@ -1,0 +1,55 @@
+import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import type { Result } from "../issues/index.js";
+
+/** A run of characters that is literal anywhere in a picomatch glob, not starting with a dot. */
+const PLAIN = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
+/** A path of plain segments, optionally absolute: `/srv/data`, `docs`. */
+const PLAIN_PATH = /^\/?[A-Za-z0-9_@-][A-Za-z0-9_.@-]*(?:\/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*)*$/;
+
+/** Whether a path below a `/**` has no `.` or `..` segment (picomatch never lets `**` match those). */
+function hasNoDotSegment(rest: string): boolean {
+  for (const segment of rest.split("/")) if (segment === "." || segment === "..") return false;
+  return true;
+}
+
+/**
+ * Compiles a glob like {@link compileGlob}, with string-operation fast paths that give exactly picomatch's
+ * answer for the shapes most rules use: `lit*` (starts with `lit`, no `/` after), `*lit` (ends with `lit`,
+ * no `/`), `*lit*` (contains `lit`, no `/` but one at the end) and `dir/**` (`dir` itself or anything below it without `.`
+ * or `..` segments), where `lit` and the segments of `dir` are letters, digits and `_ . @ -` not starting
+ * with a dot. Thousands of distinct regular expressions, each run now and then, stay slow in V8
+ * (measured ~2 µs per test at 10,000 patterns against ~0.1 µs for one hot pattern); these shapes avoid
+ * them. Everything else, and every error, comes from compileGlob. A property test holds the two equal.
+ */
+export function compileRuleGlob(pattern: string): Result<GlobMatcher> {
+  const base = compileGlob(pattern);
+  if (!base.ok || pattern.length < 2) return base;
+  if (pattern.endsWith("/**")) {
+    const dir = pattern.slice(0, -3);
+    if (!PLAIN_PATH.test(dir)) return base;
+    const below = `${dir}/`;
+    return {
+      ok: true,
+      value: (value) => value === dir || (value.startsWith(below) && hasNoDotSegment(value.slice(below.length))),
+    };
+  }
+  if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 2) {
+    const middle = pattern.slice(1, -1);
+    if (!PLAIN.test(middle)) return base;
+    // picomatch lets a pattern ending in `*` match one trailing `/` here.
+    const matches = (value: string): boolean => {
+      const v = value.endsWith("/") ? value.slice(0, -1) : value;
+      return v.includes(middle) && !v.includes("/");
+    };
+    return { ok: true, value: matches };
+  }
+  const body = pattern.slice(0, -1);
+  if (pattern.endsWith("*") && PLAIN.test(body)) {
+    return { ok: true, value: (value) => value.startsWith(body) && !value.includes("/", body.length) };
+  }
+  const tail = pattern.slice(1);
+  if (pattern.startsWith("*") && PLAIN.test(tail)) {
+    return { ok: true, value: (value) => value.endsWith(tail) && !value.includes("/") };
+  }
+  return base;
+}

@@ -1,0 +1,57 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compileRuleGlob } from "../../src/evaluate/fast-glob.js";
+import { compileGlob } from "../../src/glob/index.js";
+
+const chars = fc.constantFrom("a", "b", "_", "-", ".", "@", "/", "*", "1", "?", "[", "]", "!", "(", ")", "+");
+const text = (max: number) => fc.array(chars, { maxLength: max }).map((cs) => cs.join(""));
+
+describe("compileRuleGlob", () => {
+  it("gives exactly compileGlob's answer, fast paths included", () => {
+    const segment = fc.array(fc.constantFrom("a", "b", "_", "-", ".", "@", "1"), { minLength: 1, maxLength: 3 });
+    const dir = fc
+      .array(
+        segment.map((cs) => cs.join("")),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((ss) => ss.join("/"));
+    const shaped = fc.oneof(
+      text(6),
+      text(5).map((s) => `${s}*`),
+      text(5).map((s) => `*${s}`),
+      text(4).map((s) => `*${s}*`),
+      dir.map((d) => `${d}/**`),
+      dir.map((d) => `/${d}/**`),
+    );
+    const pathish = fc
+      .array(fc.constantFrom("a", "b", "_", ".", "..", "@", "1", "/", "a/b", "./", "/..", "a."), { maxLength: 8 })
+      .map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(shaped, fc.array(fc.oneof(text(8), pathish), { minLength: 1, maxLength: 10 }), (pattern, values) => {
+        const fast = compileRuleGlob(pattern);
+        const slow = compileGlob(pattern);
+        expect(fast.ok).toBe(slow.ok);
+        if (!fast.ok || !slow.ok) return;
+        for (const v of values) expect(fast.value(v)).toBe(slow.value(v));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("takes the fast path for the common shapes and still refuses slashes", () => {
+    const tree = compileRuleGlob("/srv/data/**");
+    if (!tree.ok) throw new Error("should compile");
+    expect(tree.value("/srv/data")).toBe(true);
+    expect(tree.value("/srv/data/a/b.txt")).toBe(true);
+    expect(tree.value("/srv/data/../etc/passwd")).toBe(false);
+    expect(tree.value("/srv/database")).toBe(false);
+    const send = compileRuleGlob("send_*");
+    const mail = compileRuleGlob("*@corp.com");
+    if (!send.ok || !mail.ok) throw new Error("should compile");
+    expect(send.value("send_email")).toBe(true);
+    expect(send.value("send_a/b")).toBe(false);
+    expect(mail.value("ann@corp.com")).toBe(true);
+    expect(mail.value("a/b@corp.com")).toBe(false);
+    expect(mail.value("ann@corp.com.evil")).toBe(false);
+  });
+});
