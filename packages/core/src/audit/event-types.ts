@@ -21,6 +21,9 @@ export const AUDIT_EVENT_TYPES = [
   "policy_error",
   "audit_recovered",
   "checkpoint",
+  // the proxy
+  "upstream_failed",
+  "tool_definition_changed",
 ] as const;
 
 /** One audit event type. */

@@ -23,13 +23,20 @@ export class FieldChecker {
   }
 
   /** Checks a value is a plain object with exactly these keys; returns it as a record when it is. */
-  object(value: unknown, path: FieldPath, keys: readonly string[]): Record<string, unknown> | undefined {
+  object(
+    value: unknown,
+    path: FieldPath,
+    keys: readonly string[],
+    optional: readonly string[] = [],
+  ): Record<string, unknown> | undefined {
     if (value === null || typeof value !== "object" || Array.isArray(value)) {
       this.add(path, "expected an object");
       return undefined;
     }
     const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) if (!keys.includes(key)) this.add([...path, key], "unknown field");
+    for (const key of Object.keys(record)) {
+      if (!keys.includes(key) && !optional.includes(key)) this.add([...path, key], "unknown field");
+    }
     for (const key of keys) if (!Object.hasOwn(record, key)) this.add([...path, key], "missing field");
     return record;
   }

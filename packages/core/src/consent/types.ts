@@ -9,7 +9,8 @@ export const CONSENT_DECISIONS = ["approved", "denied", "approved_with_modificat
 export type ConsentDecisionV02 = (typeof CONSENT_DECISIONS)[number];
 
 /** The channels an approver answers through (§4.2). */
-export const CONSENT_CHANNELS = ["telegram", "terminal", "webhook"] as const;
+/** §4.2 names telegram, terminal and webhook; ACP adds `cli` (`acp approve`) and `console` (the web console). */
+export const CONSENT_CHANNELS = ["telegram", "terminal", "webhook", "cli", "console"] as const;
 export type ConsentChannelV02 = (typeof CONSENT_CHANNELS)[number];
 
 /** A JSON object of tool-call parameters. */
@@ -61,10 +62,21 @@ export interface ConsentApproverV02 {
   readonly channel: ConsentChannelV02;
 }
 
-/** The conditions attached to an answer (§4.2); approvals are always single use. */
+/** Approval scopes (an ACP extension of §4.2): this call, this session, or a time window. */
+export const CONSENT_SCOPES = ["once", "session", "window"] as const;
+export type ConsentScopeV02 = (typeof CONSENT_SCOPES)[number];
+
+/**
+ * The conditions attached to an answer (§4.2). Without `scope` (or with `scope: "once"`) the approval is
+ * single use, exactly as §4.2. ACP's extension: `scope: "session"` (with `session_id`) or `"window"` marks an
+ * approval a person chose to reuse until `valid_until`; then `single_use` is false, and the scope is signed
+ * (see `signingPayloadOf`).
+ */
 export interface ConsentConditionsV02 {
   readonly valid_until: string;
-  readonly single_use: true;
+  readonly single_use: boolean;
+  readonly scope?: ConsentScopeV02;
+  readonly session_id?: string;
 }
 
 /** The Ed25519 proof over the signing payload (§4.2, §6). */

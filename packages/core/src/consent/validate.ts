@@ -12,6 +12,7 @@ import {
   CONSENT_CHANNELS,
   CONSENT_DECISIONS,
   CONSENT_PROTOCOL_VERSION,
+  CONSENT_SCOPES,
   type ConsentRequestV02,
   type ConsentResponseV02,
 } from "./types.js";
@@ -65,6 +66,20 @@ export function validateConsentRequest(value: unknown): Result<ConsentRequestV02
   return c.issues.length > 0 ? fail(c.issues) : ok(value as ConsentRequestV02);
 }
 
+/** `conditions`: §4.2's single-use approval, or ACP's signed session / window scope. */
+function checkConditions(c: FieldChecker, cond: Record<string, unknown>): void {
+  c.time(cond["valid_until"], ["conditions", "valid_until"]);
+  const scope = cond["scope"];
+  if (scope !== undefined) c.oneOf(scope, ["conditions", "scope"], CONSENT_SCOPES);
+  const reusable = scope === "session" || scope === "window";
+  if (cond["single_use"] !== !reusable) {
+    c.add(["conditions", "single_use"], reusable ? "must be false for a session or window scope" : "must be true");
+  }
+  if (scope === "session") c.string(cond["session_id"], ["conditions", "session_id"], 256);
+  else if (cond["session_id"] !== undefined)
+    c.add(["conditions", "session_id"], "only a session scope names a session");
+}
+
 /**
  * Checks a value is a consent response exactly as §4.2, strictly: no unknown field at any level,
  * `single_use: true`, algorithm `Ed25519`, a 64-hex-digit public key, a 128-hex-digit signature and a
@@ -91,11 +106,8 @@ export function validateConsentResponse(value: unknown): Result<ConsentResponseV
   if (r["decision"] !== "approved_with_modifications" && mods !== null && Object.hasOwn(r, "modifications")) {
     c.add(["modifications"], "must be null unless the decision is `approved_with_modifications`");
   }
-  const cond = c.object(r["conditions"], ["conditions"], ["valid_until", "single_use"]);
-  if (cond !== undefined) {
-    c.time(cond["valid_until"], ["conditions", "valid_until"]);
-    if (cond["single_use"] !== true) c.add(["conditions", "single_use"], "must be true");
-  }
+  const cond = c.object(r["conditions"], ["conditions"], ["valid_until", "single_use"], ["scope", "session_id"]);
+  if (cond !== undefined) checkConditions(c, cond);
   c.pattern(r["nonce"], ["nonce"], NONCE_PATTERN, "`n_` followed by a lowercase uuid");
   const proofKeys = ["algorithm", "public_key", "signature", "signed_payload_hash"];
   const proof = c.object(r["proof"], ["proof"], proofKeys);

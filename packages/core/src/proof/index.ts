@@ -16,7 +16,7 @@ export {
   signedPayloadHash,
   type ConsentSigningPayloadV02,
 } from "./payload.js";
-export { signConsentResponse, type ConsentAnswer } from "./sign.js";
+export { signConsentResponse, signResponseFor, type ConsentAnswer } from "./sign.js";
 export {
   checkConsentProof,
   verifyConsentProof,

@@ -16,6 +16,10 @@ export interface ConsentSigningPayloadV02 {
   readonly request_id: string;
   readonly timestamp: string;
   readonly valid_until: string;
+  /** ACP extension, present only for a reusable approval: `session` or `window`. */
+  readonly scope?: "session" | "window";
+  /** ACP extension, present only for a session scope. */
+  readonly session_id?: string;
 }
 
 /**
@@ -32,6 +36,16 @@ export function actionHash(action: ApprovedAction): string {
   return canonicalSha256Ref({ server: action.server, tool: action.tool, parameters: action.parameters });
 }
 
+/** A reusable scope is signed too, so a single-use approval cannot be widened after the fact. */
+function reusableScopeOf(
+  conditions: ConsentResponseV02["conditions"],
+): Pick<ConsentSigningPayloadV02, "scope" | "session_id"> {
+  const { scope, session_id: sessionId } = conditions;
+  if (scope === "window") return { scope };
+  if (scope === "session") return sessionId === undefined ? { scope } : { scope, session_id: sessionId };
+  return {};
+}
+
 /** The §6.2 signing payload of a response (its proof aside), bound to the approved action. */
 export function signingPayloadOf(
   response: Omit<ConsentResponseV02, "proof">,
@@ -45,6 +59,7 @@ export function signingPayloadOf(
     request_id: response.request_id,
     timestamp: response.timestamp,
     valid_until: response.conditions.valid_until,
+    ...reusableScopeOf(response.conditions),
   };
 }
 

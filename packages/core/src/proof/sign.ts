@@ -1,6 +1,7 @@
 import { sign as edSign } from "node:crypto";
 import {
   CONSENT_PROTOCOL_VERSION,
+  type ApprovedAction,
   type ConsentApproverV02,
   type ConsentDecisionV02,
   type ConsentRequestV02,
@@ -55,7 +56,24 @@ export function signConsentResponse(
     conditions: { valid_until: new Date(validUntil).toISOString(), single_use: true },
     nonce: answer.request.nonce,
   };
-  const bytes = signingPayloadBytes(signingPayloadOf(unsigned, approvedActionOf(answer.request, modifications)));
+  return signResponseFor(unsigned, approvedActionOf(answer.request, modifications), signer);
+}
+
+/**
+ * Signs an already-built response (§4.2 without `proof`) bound to `action`, the exact action as approved
+ * (modifications applied). For front ends that build the response themselves, e.g. with an approval scope
+ * or with parameters the request only showed redacted.
+ */
+export function signResponseFor(
+  unsigned: Omit<ConsentResponseV02, "proof">,
+  action: ApprovedAction,
+  signer: Pick<Ed25519KeyPair, "privateKey" | "publicKeyHex">,
+): ConsentResponseV02 {
+  const { privateKey } = signer;
+  if (privateKey.type !== "private" || privateKey.asymmetricKeyType !== "ed25519") {
+    throw new TypeError("signing needs an ed25519 private key");
+  }
+  const bytes = signingPayloadBytes(signingPayloadOf(unsigned, action));
   const signature = edSign(null, bytes, privateKey);
   return {
     ...unsigned,
