@@ -166,8 +166,8 @@ export function staticCandidates(
   category: Category,
   server: string | undefined,
 ): readonly number[] {
-  // NUL cannot be confused: a server name is prefixed by `s`, an absent server is a bare NUL.
-  const key = `${category}\u0000${server === undefined ? "" : `s${server}`}\u0000${tool}`;
+  // Unambiguous for any characters: the server is length-prefixed, and categories are fixed words.
+  const key = server === undefined ? `${category}:-:${tool}` : `${category}:${server.length}:${server}:${tool}`;
   let list = index.cache.get(key);
   if (list === undefined) {
     const found = collectCandidates(index, tool, category, server);

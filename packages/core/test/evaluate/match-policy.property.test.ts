@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { compilePolicy, evaluatePolicy, matchPolicy } from "../../src/evaluate/index.js";
-import { CATEGORIES, type ActionRequest } from "../../src/request/index.js";
-import type { ArgMatchValue, TimeOfDay } from "../../src/policy/types.js";
+import { CATEGORIES, RISK_LEVELS, type ActionRequest } from "../../src/request/index.js";
+import type { ArgMatchValue, ClassificationOverride, TimeOfDay } from "../../src/policy/types.js";
 import { ROUTES } from "../../src/route/index.js";
 import { buildPolicy, type RuleSpec } from "./policy-builder.js";
 import { referenceMatch } from "./reference-evaluator.js";
@@ -116,6 +116,18 @@ const request: fc.Arbitrary<ActionRequest> = fc
   )
   .map((r) => r as ActionRequest);
 
+const override: fc.Arbitrary<ClassificationOverride> = fc
+  .record(
+    {
+      tool: fc.constantFrom("send_*", "*_email", "read_file", "*", "x*"),
+      server: fc.constantFrom(...SERVER_PATTERNS),
+      category: fc.constantFrom(...CATEGORIES),
+      risk_level: fc.constantFrom(...RISK_LEVELS),
+    },
+    { requiredKeys: ["tool"] },
+  )
+  .map((o) => o as ClassificationOverride);
+
 const instant = fc.date({
   min: new Date("2024-01-01T00:00:00Z"),
   max: new Date("2026-12-31T23:59:59Z"),
@@ -130,8 +142,9 @@ describe("matchPolicy against the naive reference evaluator", () => {
         fc.constantFrom("allow" as const, "ask" as const, "deny" as const),
         fc.array(request, { minLength: 1, maxLength: 8 }),
         instant,
-        (specs, def, requests, now) => {
-          const policy = buildPolicy(specs, def);
+        fc.array(override, { maxLength: 3 }),
+        (specs, def, requests, now, overrides) => {
+          const policy = buildPolicy(specs, def, overrides);
           const compiled = compilePolicy(policy);
           for (const r of requests) expect(matchPolicy(compiled, r, now).ruleId).toBe(referenceMatch(policy, r, now));
         },

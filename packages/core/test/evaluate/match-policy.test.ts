@@ -233,3 +233,30 @@ describe("compiling", () => {
     expect(() => compilePolicy(policy)).toThrow(/invalid policy/);
   });
 });
+
+describe("the candidate cache", () => {
+  it("never confuses one (server, tool) pair with another that concatenates the same", () => {
+    const policy = compilePolicy(
+      buildPolicy([
+        { id: "allow-a", match: { server: "a", tool: "b:c" }, action: "allow" },
+        { id: "allow-nul", match: { server: "a", tool: "b\u0000c" }, action: "allow" },
+        { id: "deny-rest", match: { tool: "*" }, action: "deny" },
+      ]),
+    );
+    const now = new Date(0);
+    expect(matchPolicy(policy, req("b:c", {}, { server: "a" }), now).ruleId).toBe("allow-a");
+    expect(matchPolicy(policy, req("c", {}, { server: "a:b" }), now).ruleId).toBe("deny-rest");
+    expect(matchPolicy(policy, req("b\u0000c", {}, { server: "a" }), now).ruleId).toBe("allow-nul");
+    expect(matchPolicy(policy, req("c", {}, { server: "a\u0000b" }), now).ruleId).toBe("deny-rest");
+    expect(matchPolicy(policy, req("a:b:c"), now).ruleId).toBe("deny-rest");
+  });
+
+  it("stays exact when more distinct names arrive than it holds", () => {
+    const policy = compilePolicy(buildPolicy([{ id: "x", match: { tool: "t1*" }, action: "allow" }], "deny"));
+    const now = new Date(0);
+    for (let i = 0; i < 20_000; i++) {
+      const expected = String(i).startsWith("1") ? "x" : "default";
+      expect(matchPolicy(policy, req(`t${i}`), now).ruleId).toBe(expected);
+    }
+  });
+});
