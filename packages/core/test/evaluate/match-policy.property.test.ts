@@ -106,8 +106,8 @@ const argValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 const request: fc.Arbitrary<ActionRequest> = fc
   .record(
     {
-      tool: fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail"),
-      server: fc.constantFrom(...SERVERS, "other"),
+      tool: fc.oneof(fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail"), fc.string({ maxLength: 6 })),
+      server: fc.oneof(fc.constantFrom(...SERVERS, "other"), fc.string({ maxLength: 4 })),
       arguments: fc.dictionary(fc.constantFrom("to", "n", "a", "flag", "zzz"), argValue, { maxKeys: 4 }),
       category: fc.constantFrom(...CATEGORIES),
       annotations: fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),
