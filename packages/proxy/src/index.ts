@@ -7,3 +7,4 @@ export * from "./pinning/index.js";
 export * from "./proxy-server/index.js";
 export * from "./downstream/index.js";
 export * from "./consent/index.js";
+export * from "./sandbox/index.js";

@@ -1,0 +1,155 @@
+/**
+ * The sandbox's egress proxy: HTTP CONNECT (and plain `http://` forwarding) for the agent's legitimate
+ * egress. Each destination is decided by the `EgressDecider`; each connection is audited with host, port and
+ * bytes up/down, never its contents.
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { AuditSink } from "../gate/types.js";
+import type { EgressDecider } from "./egress-decision.js";
+import { bindUnixSocket, closeServer } from "./unix-bridge.js";
+
+/** A running egress proxy. */
+export interface EgressProxy {
+  /** `http://127.0.0.1:PORT` when listening on TCP; the socket path when on a Unix socket. */
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/** Where and how the proxy runs. */
+export interface EgressProxyOptions {
+  readonly decider: EgressDecider;
+  readonly audit: AuditSink;
+  /** A Unix socket path (namespaced sandboxes), or TCP on 127.0.0.1 with a free port (none). */
+  readonly listen: { readonly path: string } | { readonly tcp: true };
+  readonly log?: (line: string) => void;
+}
+
+/** Where a CONNECT or absolute-form request wants to go. */
+function target(req: IncomingMessage): { host: string; port: number } | null {
+  try {
+    if (req.method === "CONNECT") {
+      const url = new URL(`http://${req.url ?? ""}`);
+      return url.port === "" ? null : { host: url.hostname, port: Number(url.port) };
+    }
+    const url = new URL(req.url ?? "");
+    if (url.protocol !== "http:") return null;
+    return { host: url.hostname, port: url.port === "" ? 80 : Number(url.port) };
+  } catch {
+    return null;
+  }
+}
+
+/** Starts the egress proxy. */
+export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+  const open = new Set<Socket>();
+  const server = createServer((req, res) => void forwardPlain(options, req, res));
+  server.on("connection", (socket: Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+  server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(options, req, client, head));
+  if ("path" in options.listen) {
+    await bindUnixSocket(server, options.listen.path);
+    return { address: options.listen.path, close: () => closeServer(server, open) };
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return { address: `http://127.0.0.1:${port}`, close: () => closeServer(server, open) };
+}
+
+async function admit(
+  options: EgressProxyOptions,
+  req: IncomingMessage,
+  signal: AbortSignal,
+): Promise<{ host: string; port: number; address: string; by: string } | { refused: string; status: number }> {
+  const dest = target(req);
+  if (dest === null) return { refused: "only CONNECT HOST:PORT and absolute http:// requests", status: 400 };
+  const verdict = await options.decider.decide(dest.host, dest.port, signal);
+  if (!verdict.allowed) {
+    await options.audit.record("sandbox_egress_refused", { host: dest.host, port: dest.port, reason: verdict.reason });
+    options.log?.(`egress refused: ${verdict.reason}`);
+    return { refused: verdict.reason, status: 403 };
+  }
+  return { ...dest, address: verdict.address, by: verdict.by };
+}
+
+async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+  const abort = new AbortController();
+  client.once("close", () => abort.abort());
+  client.on("error", () => undefined);
+  const admitted = await admit(options, req, abort.signal);
+  if ("refused" in admitted) {
+    client.end(`HTTP/1.1 ${admitted.status} Refused\r\ncontent-type: text/plain\r\n\r\nacp: ${admitted.refused}\n`);
+    return;
+  }
+  const upstream = connect(admitted.port, admitted.address);
+  let up = head.length;
+  let down = 0;
+  let connected = false;
+  upstream.once("connect", () => {
+    connected = true;
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) upstream.write(head);
+    client.on("data", (chunk: Buffer) => (up += chunk.length));
+    upstream.on("data", (chunk: Buffer) => (down += chunk.length));
+    client.pipe(upstream).pipe(client);
+  });
+  upstream.once("error", (err: NodeJS.ErrnoException) => {
+    if (!connected) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nacp: ${err.code ?? "error"}\n`);
+    else client.destroy();
+  });
+  upstream.once("close", () => {
+    client.destroy();
+    void options.audit.record("sandbox_egress", {
+      host: admitted.host,
+      port: admitted.port,
+      by: admitted.by,
+      bytes_up: up,
+      bytes_down: down,
+    });
+  });
+}
+
+async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const abort = new AbortController();
+  res.once("close", () => abort.abort());
+  const admitted = await admit(options, req, abort.signal);
+  if ("refused" in admitted) {
+    res.writeHead(admitted.status, { "content-type": "text/plain" }).end(`acp: ${admitted.refused}\n`);
+    return;
+  }
+  const url = new URL(req.url ?? "");
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, connection: "close" };
+  delete headers["proxy-connection"];
+  delete headers["proxy-authorization"];
+  let up = 0;
+  let down = 0;
+  const upstream = httpRequest(
+    { host: admitted.address, port: admitted.port, method: req.method, path: `${url.pathname}${url.search}`, headers },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.on("data", (chunk: Buffer) => (down += chunk.length));
+      answer.pipe(res);
+    },
+  );
+  req.on("data", (chunk: Buffer) => (up += chunk.length));
+  req.pipe(upstream);
+  upstream.once("error", (err: NodeJS.ErrnoException) => {
+    if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" }).end(`acp: ${err.code ?? "error"}\n`);
+    else res.destroy();
+  });
+  res.once("close", () => {
+    void options.audit.record("sandbox_egress", {
+      host: admitted.host,
+      port: admitted.port,
+      by: admitted.by,
+      bytes_up: up,
+      bytes_down: down,
+    });
+  });
+}

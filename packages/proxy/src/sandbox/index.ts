@@ -1,0 +1,33 @@
+/**
+ * The agent sandbox of `acp run`: network, mount and PID namespaces (root or user namespaces), ACP's home
+ * covered, the environment scrubbed, MCP and an egress CONNECT proxy bridged in over Unix sockets.
+ */
+export { SandboxError, type SandboxErrorCode, type SandboxIssue } from "./errors.js";
+export { scrubEnvironment, sandboxVariables, type ScrubOptions, type ScrubbedEnvironment } from "./environment.js";
+export { parseEgressAllowList, matchEgress, normalizeHost, type EgressRule } from "./allow-list.js";
+export {
+  ISOLATION_REQUESTS,
+  UNSHARE_FLAGS,
+  chooseIsolation,
+  probeIsolation,
+  type IsolationChoice,
+  type IsolationLevel,
+  type IsolationProbe,
+  type IsolationRequest,
+} from "./isolation.js";
+export {
+  NETWORK_CONNECT,
+  createEgressDecider,
+  isLocalAddress,
+  type EgressDecider,
+  type EgressDecisionOptions,
+  type EgressVerdict,
+} from "./egress-decision.js";
+export { startEgressProxy, type EgressProxy, type EgressProxyOptions } from "./egress-proxy.js";
+export { listenUnixBridge, bindUnixSocket, type UnixBridge } from "./unix-bridge.js";
+export { SANDBOX_PORTS, type SandboxInitConfig, type CoverMount } from "./init-source.js";
+export { COVERED_ROOTS, planNamespace } from "./namespace-plan.js";
+export { FORWARDED_SIGNALS, type SignalSource } from "./spawn-agent.js";
+export { findExecutable } from "./find-executable.js";
+export { noneWarning, startLine } from "./messages.js";
+export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";

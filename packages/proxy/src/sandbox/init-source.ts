@@ -1,0 +1,128 @@
+/**
+ * The sandbox's init: a small Node program that runs as PID 1 inside the new namespaces (started by
+ * `unshare`). It brings loopback up, covers ACP's home, `/tmp`, `/run` and the resolver with empty
+ * filesystems, starts the loopback forwarders to the bridge sockets, then starts the agent with every
+ * capability dropped (`setpriv`), forwards signals to the agent's process group and exits with its status
+ * (when PID 1 exits, the kernel kills whatever is left in the namespace: nothing is orphaned).
+ *
+ * It is kept as source text (run with `node --input-type=module -e`) so that it runs the same from the
+ * sources and from the build. Its config is one base64 JSON argument (`SandboxInitConfig`).
+ */
+
+/** Loopback ports of the forwarders inside the sandbox (its loopback is its own, so these are always free). */
+export const SANDBOX_PORTS = { mcp: 47311, egress: 47312 } as const;
+
+/** One filesystem covered with an empty tmpfs. */
+export interface CoverMount {
+  readonly path: string;
+  readonly mode: string;
+}
+
+/** What the init needs (passed as base64 JSON). */
+export interface SandboxInitConfig {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd: string;
+  readonly setpriv: string;
+  /** Covered first; the bridge directory (and the working directory, when covered) are staged in it. */
+  readonly stage: CoverMount;
+  readonly bridgeDir: string;
+  readonly cover: readonly CoverMount[];
+  /** ACP's home (covered read-only and empty), when it exists. */
+  readonly home: string | null;
+  /** Whether the working directory lies under a covered root and is bound back. */
+  readonly keepCwd: boolean;
+  /** The resolver file to replace with an empty one, when it is not already under a covered root. */
+  readonly resolvConf: string | null;
+  readonly ports: { readonly mcp: number; readonly egress: number };
+}
+
+/** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
+export const SANDBOX_INIT_SOURCE = String.raw`
+import { spawn, spawnSync } from "node:child_process";
+import { accessSync, closeSync, constants, mkdirSync, writeFileSync, writeSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import { constants as osConstants } from "node:os";
+import { delimiter, join } from "node:path";
+
+const cfg = JSON.parse(Buffer.from(process.argv[1], "base64").toString("utf8"));
+const status = (value) => {
+  try { writeSync(3, JSON.stringify(value) + "\n"); } catch {}
+};
+const fail = (code, message) => {
+  status({ type: "error", code, message });
+  process.exit(125);
+};
+const run = (what, cmd, args) => {
+  const r = spawnSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+  if (r.status !== 0) {
+    const why = (r.error ? r.error.message : r.stderr || "exit " + r.status).trim().split("\n")[0];
+    fail("sandbox_setup_failed", what + ": " + why);
+  }
+};
+const tmpfs = (m, extra) => run("cannot cover " + m.path, "mount", ["-t", "tmpfs", "-o", "mode=" + m.mode + ",size=" + (extra || "64m"), "tmpfs", m.path]);
+const bind = (from, to) => run("cannot bind " + from + " to " + to, "mount", ["--bind", from, to]);
+
+run("cannot bring loopback up", "ip", ["link", "set", "lo", "up"]);
+tmpfs(cfg.stage);
+const bridge = join(cfg.stage.path, "acp");
+mkdirSync(bridge, { mode: 0o700 });
+bind(cfg.bridgeDir, bridge);
+const stagedCwd = join(cfg.stage.path, ".acp-cwd");
+if (cfg.keepCwd) { mkdirSync(stagedCwd); bind(cfg.cwd, stagedCwd); }
+if (cfg.resolvConf) {
+  const dir = join(cfg.stage.path, ".acp-resolv");
+  mkdirSync(dir);
+  run("cannot replace the resolver", "mount", ["-t", "tmpfs", "-o", "mode=0755,size=4k", "tmpfs", dir]);
+  writeFileSync(join(dir, "resolv.conf"), "# acp run: no DNS inside the sandbox\n", { mode: 0o444 });
+  run("cannot replace the resolver", "mount", ["-o", "remount,ro", dir]);
+  bind(join(dir, "resolv.conf"), cfg.resolvConf);
+}
+for (const m of cfg.cover) tmpfs(m);
+if (cfg.keepCwd) { mkdirSync(cfg.cwd, { recursive: true }); bind(stagedCwd, cfg.cwd); }
+if (cfg.home) {
+  mkdirSync(cfg.home, { recursive: true });
+  run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);
+}
+
+const forward = (socketName, port) => new Promise((resolve, reject) => {
+  const server = createServer((inside) => {
+    const outside = connect(join(bridge, socketName));
+    inside.pipe(outside).pipe(inside);
+    inside.on("error", () => outside.destroy());
+    outside.on("error", () => inside.destroy());
+  });
+  server.once("error", reject);
+  server.listen(port, "127.0.0.1", () => resolve(server));
+});
+try {
+  await forward("mcp.sock", cfg.ports.mcp);
+  await forward("egress.sock", cfg.ports.egress);
+} catch (err) {
+  fail("sandbox_setup_failed", "cannot start the loopback forwarders: " + err.message);
+}
+
+const command = cfg.argv[0];
+const found = command.includes("/") ? [command] : (cfg.env.PATH || "").split(delimiter).filter(Boolean).map((d) => join(d, command));
+if (!found.some((p) => { try { accessSync(p, constants.X_OK); return true; } catch { return false; } })) {
+  fail("sandbox_command_not_found", "command " + JSON.stringify(command) + " not found inside the sandbox");
+}
+try { process.chdir(cfg.cwd); } catch (err) { fail("sandbox_setup_failed", "cannot enter the working directory " + cfg.cwd + ": " + err.code); }
+
+status({ type: "ready" });
+closeSync(3);
+const child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...cfg.argv], {
+  stdio: "inherit", env: cfg.env, cwd: cfg.cwd, detached: true,
+});
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"]) {
+  process.on(sig, () => { try { process.kill(-child.pid, sig); } catch {} });
+}
+child.on("error", (err) => {
+  process.stderr.write("acp run: cannot start the agent: " + err.message + "\n");
+  process.exit(127);
+});
+child.on("exit", (code, signal) => {
+  try { process.kill(-child.pid, "SIGKILL"); } catch {}
+  process.exit(code !== null ? code : 128 + (osConstants.signals[signal] || 0));
+});
+`;

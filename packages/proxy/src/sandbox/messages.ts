@@ -1,0 +1,28 @@
+/** What `acp run` says at start: the level it runs at, and the loud warning of `none` (§9.2 MUST warn). */
+import type { IsolationChoice } from "./isolation.js";
+
+const WHAT: Readonly<Record<IsolationChoice["level"], string>> = {
+  netns: "network, mount and PID namespaces as root; only loopback inside; capabilities dropped",
+  userns: "user, network, mount and PID namespaces without root; only loopback inside; capabilities dropped",
+  none: "NO ISOLATION",
+};
+
+/** The line naming the level, for every start. */
+export function startLine(choice: IsolationChoice, mcpUrl: string, egressUrl: string): string {
+  const picked = choice.requested === "auto" ? " (picked by --isolation auto)" : "";
+  return `acp run: isolation ${choice.level}${picked}: ${WHAT[choice.level]}; MCP at ${mcpUrl}, egress proxy at ${egressUrl}`;
+}
+
+/** The warning printed on every start without isolation. */
+export function noneWarning(choice: IsolationChoice): string[] {
+  const lines = [
+    "acp run: ******************************************************************************",
+    "acp run: WARNING: the agent runs WITHOUT A SANDBOX (isolation none).",
+    "acp run: WARNING: it can reach the network directly and bypass the MCP proxy, and it can read or",
+    "acp run: WARNING: change ACP's keys, vault, policy and audit trail; only its environment is scrubbed.",
+    "acp run: WARNING: use --isolation netns (root) or --isolation userns; see docs/guides/sandbox.md",
+  ];
+  for (const why of choice.passedOver) lines.push(`acp run: WARNING: not available here: ${why}`);
+  lines.push("acp run: ******************************************************************************");
+  return lines;
+}

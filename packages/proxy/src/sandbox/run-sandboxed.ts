@@ -1,0 +1,170 @@
+/**
+ * `runSandboxed`: starts an agent at the chosen isolation level with ACP's MCP endpoint and egress proxy
+ * bridged in, waits for it, and takes everything down again. Used by `acp run`.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import type { AuditSink, ConsentBroker } from "../gate/types.js";
+import type { EgressRule } from "./allow-list.js";
+import { createEgressDecider } from "./egress-decision.js";
+import { startEgressProxy } from "./egress-proxy.js";
+import { sandboxVariables, scrubEnvironment } from "./environment.js";
+import { commandNotFound, unavailable } from "./errors.js";
+import { findExecutable } from "./find-executable.js";
+import { SANDBOX_PORTS } from "./init-source.js";
+import {
+  chooseIsolation,
+  probeIsolation,
+  type IsolationLevel,
+  type IsolationProbe,
+  type IsolationRequest,
+} from "./isolation.js";
+import { planNamespace } from "./namespace-plan.js";
+import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type StartedAgent } from "./spawn-agent.js";
+import { listenUnixBridge } from "./unix-bridge.js";
+import { noneWarning, startLine } from "./messages.js";
+
+/** Everything `runSandboxed` needs. */
+export interface SandboxRunOptions {
+  readonly argv: readonly string[];
+  readonly isolation: IsolationRequest;
+  /** ACP's home: hidden from the agent. */
+  readonly home: string;
+  /** The environment the agent's is derived from (scrubbed). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** The proxy's HTTP listener on the host's loopback (`listenHttp`), bridged to `ACP_MCP_URL`. */
+  readonly mcpTarget: { readonly host: string; readonly port: number };
+  /** When given, the agent's stdin/stdout carry MCP (§10.1) and are handed here (e.g. to `serveStdio`). */
+  readonly stdio?: (pipes: { readonly stdout: Readable; readonly stdin: Writable }) => void | Promise<void>;
+  readonly egress: {
+    readonly allow: readonly EgressRule[];
+    /** Asked for every destination not on the allow-list (`network.connect`); deny when nobody answers. */
+    readonly broker: ConsentBroker;
+    readonly consentTimeoutMs?: number;
+  };
+  /** Receives `sandbox_started`, `sandbox_exited`, `sandbox_egress`, `sandbox_egress_refused`. */
+  readonly audit: AuditSink;
+  /** One line for stderr. */
+  readonly log: (line: string) => void;
+  /** Secret values ACP holds: any variable containing one is removed from the agent's environment. */
+  readonly secretValues?: readonly string[];
+  /** Where the bridge sockets live; default a fresh private directory under the temp directory. */
+  readonly bridgeDir?: string;
+  readonly probe?: IsolationProbe;
+  readonly signals?: SignalSource;
+  readonly sessionId?: string;
+}
+
+/** How the run ended. */
+export interface SandboxRunResult {
+  readonly level: IsolationLevel;
+  /** The agent's exit status; 128 + the signal number when it was killed. */
+  readonly exitCode: number;
+}
+
+/** Runs the agent sandboxed. Throws a `SandboxError` (with nothing left running) when it cannot start. */
+export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxRunResult> {
+  const [command] = options.argv;
+  if (command === undefined || command === "") throw commandNotFound("");
+  if (findExecutable(command, options.env["PATH"], options.cwd) === null) throw commandNotFound(command);
+  const chosen = chooseIsolation(options.isolation, options.probe ?? probeIsolation());
+  if (!chosen.ok) throw chosen.error;
+  const { level } = chosen.choice;
+  const tools = level === "none" ? null : requireTools(options.env["PATH"]);
+  const cleanup: (() => Promise<void> | void)[] = [];
+  try {
+    const sessionId = options.sessionId ?? `run-${process.pid}-${Date.now().toString(36)}`;
+    const decider = createEgressDecider({
+      allow: options.egress.allow,
+      broker: options.egress.broker,
+      sessionId,
+      agent: command,
+      ...(options.egress.consentTimeoutMs !== undefined ? { consentTimeoutMs: options.egress.consentTimeoutMs } : {}),
+    });
+    const bridgeDir = level === "none" ? null : prepareBridgeDir(options.bridgeDir, cleanup);
+    const egress = await startEgressProxy({
+      decider,
+      audit: options.audit,
+      listen: bridgeDir === null ? { tcp: true } : { path: join(bridgeDir, "egress.sock") },
+      log: options.log,
+    });
+    cleanup.push(() => egress.close());
+    if (bridgeDir !== null) {
+      const bridge = await listenUnixBridge(join(bridgeDir, "mcp.sock"), options.mcpTarget);
+      cleanup.push(() => bridge.close());
+    }
+    const mcpUrl =
+      level === "none"
+        ? `http://${options.mcpTarget.host}:${options.mcpTarget.port}/mcp`
+        : `http://127.0.0.1:${SANDBOX_PORTS.mcp}/mcp`;
+    const egressUrl = level === "none" ? egress.address : `http://127.0.0.1:${SANDBOX_PORTS.egress}`;
+    const scrubbed = scrubEnvironment(options.env, { secretValues: options.secretValues ?? [] });
+    const env = { ...scrubbed.env, ...sandboxVariables({ mcpUrl, egressUrl, isolation: level }) };
+
+    if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
+    options.log(startLine(chosen.choice, mcpUrl, egressUrl));
+    await options.audit.record("sandbox_started", {
+      isolation: level,
+      requested: chosen.choice.requested,
+      passed_over: chosen.choice.passedOver,
+      command,
+      mcp: options.stdio !== undefined ? "stdio+http" : "http",
+      egress_allow: options.egress.allow.map((r) => r.source),
+      env_removed: scrubbed.removed,
+    });
+    const spawnOptions = {
+      mcpOverStdio: options.stdio !== undefined,
+      signals: options.signals ?? process,
+      unshare: tools?.unshare ?? "unshare",
+    };
+    const agent: StartedAgent =
+      level === "none" || tools === null || bridgeDir === null
+        ? spawnUnisolated(options.argv, env, options.cwd, spawnOptions)
+        : await spawnNamespaced(
+            level,
+            planNamespace({
+              argv: options.argv,
+              env,
+              cwd: options.cwd,
+              home: options.home,
+              bridgeDir,
+              setpriv: tools.setpriv,
+              ports: SANDBOX_PORTS,
+            }),
+            spawnOptions,
+          );
+    if (agent.pipes !== null && options.stdio !== undefined) await options.stdio(agent.pipes);
+    const exitCode = await agent.exited;
+    await killGroup(agent.child, agent.exited);
+    await options.audit.record("sandbox_exited", { isolation: level, exit_code: exitCode });
+    return { level, exitCode };
+  } finally {
+    for (const step of cleanup.reverse()) await step();
+  }
+}
+
+function requireTools(path: string | undefined): { unshare: string; setpriv: string } {
+  const search = `${path ?? ""}:/usr/sbin:/usr/bin:/sbin:/bin`;
+  const unshare = findExecutable("unshare", search, "/");
+  const setpriv = findExecutable("setpriv", search, "/");
+  if (unshare === null || setpriv === null) {
+    throw unavailable(
+      `\`${unshare === null ? "unshare" : "setpriv"}\` (util-linux) is not installed`,
+      "install util-linux, or pass --isolation none to run without isolation (with a warning)",
+    );
+  }
+  return { unshare, setpriv };
+}
+
+function prepareBridgeDir(given: string | undefined, cleanup: (() => void)[]): string {
+  if (given !== undefined) {
+    mkdirSync(given, { recursive: true, mode: 0o700 });
+    return given;
+  }
+  const dir = mkdtempSync(join(tmpdir(), "acp-run-"));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
