@@ -18,3 +18,4 @@ export * from "./consent/index.js";
 export * from "./proof/index.js";
 export * from "./vault-crypto/index.js";
 export * from "./credentials/index.js";
+export * from "./session/index.js";

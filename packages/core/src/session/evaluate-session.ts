@@ -1,0 +1,272 @@
+/**
+ * The session's judgment of one request: a pure function of the session's state, intent, approved plan,
+ * history, provenance and settings, and the clock. The session source and the token gate both use it.
+ */
+import { classifyAction } from "../classify/index.js";
+import type { Reason } from "../pipeline/index.js";
+import type { ActionRequest, Category } from "../request/index.js";
+import { routeStrictness, type Route } from "../route/index.js";
+import { actionNamesOf, primaryActionName, type ActionPatterns } from "./action-name.js";
+import type { SessionCode } from "./codes.js";
+import type { CompiledIntent } from "./intent.js";
+import { fitPlan, type CompiledPlan } from "./plan.js";
+import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
+import { sourceName, taintQuestion } from "./semantic-question.js";
+import type { SessionSettings } from "./session-settings.js";
+import type { SessionState } from "./state-machine.js";
+import { matchTransitions, type CompiledTransitionRule } from "./transitions.js";
+
+/** Categories whose calls change something outside the agent: provenance, budgets and the kill switch watch them. */
+export const CONSEQUENTIAL_CATEGORIES: readonly Category[] = [
+  "write",
+  "communication",
+  "financial",
+  "system",
+  "public",
+  "physical",
+];
+
+/** One call the session executed. */
+export interface ExecutedCall {
+  readonly seq: number;
+  /** Milliseconds since the epoch. */
+  readonly at: number;
+  readonly intent_version: number;
+  readonly names: readonly string[];
+  readonly category: Category;
+  readonly consequential: boolean;
+}
+
+/** Settings with their globs and rules compiled. */
+export interface CompiledSessionSettings {
+  readonly settings: SessionSettings;
+  readonly transitions: readonly CompiledTransitionRule[];
+  readonly trustedServers: ActionPatterns;
+}
+
+/** Everything the judgment reads. */
+export interface SessionView {
+  readonly state: SessionState;
+  readonly intent: CompiledIntent | null;
+  /** The approved plan in force (null when none is approved). */
+  readonly plan: CompiledPlan | null;
+  readonly settings: CompiledSessionSettings;
+  readonly history: readonly ExecutedCall[];
+  readonly entries: readonly ProvenanceEntry[];
+  readonly provenanceIncomplete: boolean;
+  /** Untrusted sources whose content reads like instructions. */
+  readonly instructionSources: readonly string[];
+}
+
+/** The judgment: a route, every reason, and what the session learned about the call. */
+export interface SessionJudgment {
+  readonly route: Route;
+  readonly reasons: readonly Reason[];
+  readonly names: readonly string[];
+  readonly category: Category;
+  readonly consequential: boolean;
+  /** The plan step the call fits, or null. */
+  readonly step: number | null;
+  /** The pieces found only in untrusted content. */
+  readonly tainted: readonly PieceProvenance[];
+}
+
+interface Finding {
+  readonly route: Route;
+  readonly reason: Reason;
+}
+
+function finding(route: Route, code: SessionCode, message: string, rule?: string): Finding {
+  const reason: Reason =
+    rule === undefined ? { source: "session", code, message } : { source: "session", code, message, rule };
+  return { route, reason };
+}
+
+const STATE_REFUSALS: Partial<Record<SessionState, [SessionCode, string]>> = {
+  suspended: ["session_suspended", "the session is suspended until a person resumes it"],
+  terminated: ["session_terminated", "the session was terminated"],
+  completed: ["session_completed", "the session has completed"],
+};
+
+function stateFinding(state: SessionState): Finding | undefined {
+  if (state === "executing") return undefined;
+  const [code, message] = STATE_REFUSALS[state] ?? [
+    "session_not_executing",
+    `the session is not executing (state \`${state}\`)`,
+  ];
+  return finding("refuse", code, message);
+}
+
+function intentFindings(intent: CompiledIntent, names: readonly string[], action: string): Finding[] {
+  const forbidden = intent.forbidden.match(names);
+  if (forbidden !== undefined)
+    return [finding("refuse", "intent_forbidden", `the intent forbids \`${action}\` (\`${forbidden}\`)`, forbidden)];
+  if (intent.allowed.match(names) === undefined) {
+    return [
+      finding(
+        "refuse",
+        "intent_not_allowed",
+        `\`${action}\` is outside the intent \`${intent.intent.goal.slice(0, 80)}\``,
+      ),
+    ];
+  }
+  const confirm = intent.confirm.match(names);
+  return confirm === undefined
+    ? []
+    : [finding("ask", "intent_confirm", `the intent asks a person before \`${action}\``, confirm)];
+}
+
+function planFindings(
+  view: SessionView,
+  names: readonly string[],
+  request: ActionRequest,
+  action: string,
+): { step: number | null; found: Finding[] } {
+  if (view.plan === null) return { step: null, found: [] };
+  const fit = fitPlan(view.plan, names, request.arguments);
+  if (fit.ok) return { step: fit.step, found: [] };
+  const route: Route = view.settings.settings.off_plan === "ask" ? "ask" : "refuse";
+  if (fit.reason === "not_in_plan")
+    return { step: null, found: [finding(route, "not_in_plan", `no step of the approved plan is \`${action}\``)] };
+  const message = `step ${fit.step + 1} of the plan is \`${action}\`, but argument \`${fit.argument}\` breaks its constraint`;
+  return { step: null, found: [finding(route, "plan_constraint_failed", message)] };
+}
+
+function budgetFindings(
+  view: SessionView,
+  intent: CompiledIntent,
+  names: readonly string[],
+  consequential: boolean,
+): Finding[] {
+  const version = intent.intent.version;
+  const calls = view.history.filter((h) => h.intent_version === version);
+  const budgets = intent.intent.budgets;
+  const found: Finding[] = [];
+  if (budgets.max_calls !== undefined && calls.length >= budgets.max_calls) {
+    found.push(finding("refuse", "budget_exhausted", `the intent's budget of ${budgets.max_calls} calls is spent`));
+  }
+  const spent = calls.filter((h) => h.consequential).length;
+  if (consequential && budgets.max_consequential_calls !== undefined && spent >= budgets.max_consequential_calls) {
+    found.push(
+      finding(
+        "refuse",
+        "consequential_budget_exhausted",
+        `the intent's budget of ${budgets.max_consequential_calls} consequential calls is spent`,
+      ),
+    );
+  }
+  for (const { pattern, cap } of intent.perAction) {
+    if (pattern.match(names) === undefined) continue;
+    const used = calls.filter((h) => pattern.match(h.names) !== undefined).length;
+    if (used >= cap)
+      found.push(
+        finding(
+          "refuse",
+          "action_budget_exhausted",
+          `the intent allows at most ${cap} calls of \`${pattern.patterns[0] ?? ""}\``,
+        ),
+      );
+  }
+  return found;
+}
+
+function transitionFindings(
+  view: SessionView,
+  names: readonly string[],
+  category: Category,
+  action: string,
+): Finding[] {
+  return matchTransitions(view.settings.transitions, view.history, names, category).map((fired) => {
+    const words = `\`${action}\` after \`${fired.after}\` (\`${fired.rule.from} -> ${fired.rule.to}\`)`;
+    return fired.rule.action === "deny"
+      ? finding("refuse", "transition_denied", `a transition rule denies ${words}`, fired.rule.id)
+      : finding("ask", "transition_ask", `a transition rule asks a person before ${words}`, fired.rule.id);
+  });
+}
+
+function provenanceFindings(
+  view: SessionView,
+  request: ActionRequest,
+  action: string,
+  category: Category,
+): { tainted: PieceProvenance[]; found: Finding[] } {
+  const pieces = deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance);
+  const tainted = pieces.filter((p) => p.status === "tainted");
+  const found: Finding[] = tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+  const instructed = [...new Set(tainted.flatMap((p) => p.instruction_sources).map(sourceName))];
+  if (instructed.length > 0) {
+    found.push(
+      finding(
+        "ask",
+        "instruction_source",
+        `the value comes from \`${instructed[0] ?? ""}\`, whose text reads like instructions to the agent`,
+      ),
+    );
+  }
+  if (view.settings.settings.escalate_after_instructions && view.instructionSources.length > 0) {
+    const first = sourceName(view.instructionSources[0] ?? "");
+    found.push(
+      finding("ask", "instructions_seen", `instruction-like text was read from \`${first}\` earlier in this session`),
+    );
+  }
+  if (view.provenanceIncomplete)
+    found.push(
+      finding(
+        "ask",
+        "provenance_incomplete",
+        "some content was too large to track whole, so this consequential call is asked",
+      ),
+    );
+  return { tainted, found };
+}
+
+function dedupe(found: readonly Finding[]): Finding[] {
+  const seen = new Set<string>();
+  return found.filter((f) => {
+    const key = `${f.reason.code}\u0000${f.reason.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function compose(found: readonly Finding[], base: Omit<SessionJudgment, "route" | "reasons">): SessionJudgment {
+  if (found.length === 0) {
+    const reason: Reason = {
+      source: "session",
+      code: "session_ok",
+      message: "within the intent and the approved plan",
+    };
+    return { ...base, route: "accept", reasons: [reason] };
+  }
+  const ordered = dedupe(found).sort((a, b) => routeStrictness(b.route) - routeStrictness(a.route));
+  return { ...base, route: (ordered[0] as Finding).route, reasons: ordered.map((f) => f.reason) };
+}
+
+/**
+ * Judges a request: the state machine (only `executing` runs), the intent (forbidden, allowed, confirm), the
+ * approved plan (membership and constraints; `off_plan`), budgets, transition rules, and — for consequential
+ * calls — provenance taint and instruction-bearing sources. The strictest finding wins; every reason is kept.
+ */
+export function judgeRequest(view: SessionView, request: ActionRequest): SessionJudgment {
+  const names = actionNamesOf(request);
+  const action = primaryActionName(request);
+  const category = classifyAction(request, view.settings.settings.classify).category;
+  const consequential = CONSEQUENTIAL_CATEGORIES.includes(category);
+  const base = { names, category, consequential, step: null, tainted: [] as PieceProvenance[] };
+  const gate = stateFinding(view.state);
+  if (gate !== undefined || view.intent === null) {
+    return compose([gate ?? finding("refuse", "session_not_executing", "the session has no intent")], base);
+  }
+  const found = intentFindings(view.intent, names, action);
+  const plan = planFindings(view, names, request, action);
+  found.push(...plan.found, ...budgetFindings(view, view.intent, names, consequential));
+  found.push(...transitionFindings(view, names, category, action));
+  let tainted: PieceProvenance[] = [];
+  if (consequential && !found.some((f) => f.route === "refuse")) {
+    const provenance = provenanceFindings(view, request, action, category);
+    tainted = provenance.tainted;
+    found.push(...provenance.found);
+  }
+  return compose(found, { ...base, step: plan.step, tainted });
+}

@@ -1,0 +1,172 @@
+import { canonicalJson, canonicalSha256Ref, type JsonValue } from "../canonical-json/index.js";
+import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
+import { fail, ok, type Issue, type Result } from "../issues/index.js";
+import { deepFreeze, toFrozenJson } from "./frozen-json.js";
+import type { CompiledIntent } from "./intent.js";
+import { PLAN_JSON_SCHEMA } from "./plan-schema.js";
+import { checkAgainstSchema } from "./schema-check.js";
+
+/** A constraint on one argument of a plan step. */
+export type ArgumentConstraint =
+  | { readonly exact: JsonValue }
+  | { readonly glob: string }
+  | { readonly one_of: readonly JsonValue[] }
+  | { readonly from_trusted: string };
+
+/** One step of a plan: one concrete action and constraints on its top-level arguments. */
+export interface PlanStep {
+  readonly action: string;
+  readonly description?: string;
+  readonly constraints?: Readonly<Record<string, ArgumentConstraint>>;
+}
+
+/** A validated, deep-frozen plan (`spec/schemas/plan.schema.json`). */
+export interface Plan {
+  readonly intent_version: number;
+  readonly steps: readonly PlanStep[];
+}
+
+type ArgCheck = (value: unknown) => boolean;
+
+/** A plan fitted to one intent version, with its constraints compiled and its hash. */
+export interface CompiledPlan {
+  readonly plan: Plan;
+  /** `sha256:` of the RFC 8785 form of the plan (it names its intent version, so the hash does too). */
+  readonly hash: string;
+  readonly checks: readonly (readonly (readonly [string, ArgCheck])[])[];
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    return false;
+  }
+}
+
+/** Applies a whole-value check; an array argument that fails as a whole must pass element by element. */
+function eachOrWhole(check: (value: unknown) => boolean): ArgCheck {
+  return (value) => check(value) || (Array.isArray(value) && value.length > 0 && value.every((v) => check(v)));
+}
+
+function normalizeTrusted(value: string): string {
+  return value.trim().toLowerCase();
+}
+
+function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: (string | number)[]): Result<ArgCheck> {
+  if ("exact" in c) return ok(eachOrWhole((v) => sameJson(v, c.exact)));
+  if ("one_of" in c) return ok(eachOrWhole((v) => c.one_of.some((o) => sameJson(v, o))));
+  if ("glob" in c) {
+    const compiled = compileGlob(c.glob);
+    if (!compiled.ok) {
+      const reason = compiled.issues.map((i) => i.message).join("; ");
+      return fail([{ code: "invalid_constraint", path, message: `plan at \`${path.join(".")}\`: ${reason}` }]);
+    }
+    const matcher: GlobMatcher = compiled.value;
+    return ok(eachOrWhole((v) => typeof v === "string" && matcher(v)));
+  }
+  const list = intent.intent.trusted_values[c.from_trusted];
+  if (list === undefined) {
+    const known = Object.keys(intent.intent.trusted_values).join(", ") || "none";
+    return fail([
+      {
+        code: "unknown_trusted_list",
+        path,
+        message: `plan at \`${path.join(".")}\`: the intent has no trusted list \`${c.from_trusted}\` (it has: ${known})`,
+      },
+    ]);
+  }
+  const allowed = new Set(list.map(normalizeTrusted));
+  return ok(eachOrWhole((v) => typeof v === "string" && allowed.has(normalizeTrusted(v))));
+}
+
+function checkStep(step: PlanStep, i: number, intent: CompiledIntent, issues: Issue[]): [string, ArgCheck][] {
+  const at = `plan at \`steps.${i}.action\``;
+  if (isGlobPattern(step.action)) {
+    issues.push({
+      code: "plan_step_pattern",
+      path: ["steps", i, "action"],
+      message: `${at}: \`${step.action}\` is a glob; a step names one concrete action`,
+    });
+  } else if (intent.forbidden.match([step.action]) !== undefined) {
+    issues.push({
+      code: "plan_step_forbidden",
+      path: ["steps", i, "action"],
+      message: `${at}: \`${step.action}\` is forbidden by the intent (\`${intent.forbidden.match([step.action])}\`)`,
+    });
+  } else if (intent.allowed.match([step.action]) === undefined) {
+    issues.push({
+      code: "plan_step_not_allowed",
+      path: ["steps", i, "action"],
+      message: `${at}: \`${step.action}\` is not among the intent's allowed actions`,
+    });
+  }
+  const checks: [string, ArgCheck][] = [];
+  for (const [arg, constraint] of Object.entries(step.constraints ?? {})) {
+    const compiled = compileConstraint(constraint, intent, ["steps", i, "constraints", arg]);
+    if (compiled.ok) checks.push([arg, compiled.value]);
+    else issues.push(...compiled.issues);
+  }
+  return checks;
+}
+
+/**
+ * Validates an (untrusted) plan against the JSON Schema and against the intent: every step names one concrete
+ * action that the intent allows and does not forbid; every `from_trusted` names one of the intent's lists;
+ * `intent_version`, when given, is the intent's. Returns a deep-frozen private copy and its hash.
+ */
+export function compilePlan(value: unknown, intent: CompiledIntent): Result<CompiledPlan> {
+  const json = toFrozenJson(value, "plan");
+  if (!json.ok) return json;
+  const schemaIssues = checkAgainstSchema(PLAN_JSON_SCHEMA, json.value, "plan_schema_violation", "plan");
+  if (schemaIssues.length > 0) return fail(schemaIssues);
+  const raw = json.value as unknown as { intent_version?: number; steps: readonly PlanStep[] };
+  const issues: Issue[] = [];
+  if (raw.intent_version !== undefined && raw.intent_version !== intent.intent.version) {
+    issues.push({
+      code: "plan_intent_mismatch",
+      path: ["intent_version"],
+      message: `plan: made for intent version ${raw.intent_version}, but the intent is at version ${intent.intent.version}`,
+    });
+  }
+  const checks = raw.steps.map((step, i) => checkStep(step, i, intent, issues));
+  if (issues.length > 0) return fail(issues);
+  const plan: Plan = deepFreeze({ intent_version: intent.intent.version, steps: raw.steps });
+  return ok(Object.freeze({ plan, hash: canonicalSha256Ref(plan), checks: Object.freeze(checks) }));
+}
+
+/** How a request fits a plan: the first step it satisfies, or why none does. */
+export type PlanFit =
+  | { readonly ok: true; readonly step: number }
+  | { readonly ok: false; readonly reason: "not_in_plan" }
+  | { readonly ok: false; readonly reason: "plan_constraint_failed"; readonly step: number; readonly argument: string };
+
+/** Finds the first step whose action is one of `names` and whose constraints the arguments satisfy. */
+export function fitPlan(
+  plan: CompiledPlan,
+  names: readonly string[],
+  args: Readonly<Record<string, unknown>>,
+): PlanFit {
+  let failed: PlanFit | undefined;
+  for (let i = 0; i < plan.plan.steps.length; i++) {
+    const step = plan.plan.steps[i] as PlanStep;
+    if (!names.includes(step.action)) continue;
+    const checks = plan.checks[i] ?? [];
+    const bad = checks.find(([arg, check]) => !Object.hasOwn(args, arg) || !check(args[arg]));
+    if (bad === undefined) return { ok: true, step: i };
+    failed ??= { ok: false, reason: "plan_constraint_failed", step: i, argument: bad[0] };
+  }
+  return failed ?? { ok: false, reason: "not_in_plan" };
+}
+
+/** Whether the request fits step `index` exactly (for authority tokens bound to a step). */
+export function fitsPlanStep(
+  plan: CompiledPlan,
+  index: number,
+  names: readonly string[],
+  args: Readonly<Record<string, unknown>>,
+): boolean {
+  const step = plan.plan.steps[index];
+  if (step === undefined || !names.includes(step.action)) return false;
+  return (plan.checks[index] ?? []).every(([arg, check]) => Object.hasOwn(args, arg) && check(args[arg]));
+}

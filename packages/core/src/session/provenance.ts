@@ -1,0 +1,158 @@
+/**
+ * Provenance: every value entering a session is kept with a label and a source; {@link deriveProvenance}
+ * decides, by one deterministic rule, where each argument value of a later call came from.
+ */
+import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
+import { containsDelimited, extractValueTokens, normalizeText, type PieceKind } from "./value-tokens.js";
+
+/** The three provenance labels. `system_policy` also covers results of servers configured as trusted. */
+export const PROVENANCE_LABELS = ["system_policy", "user_input", "external_untrusted"] as const;
+
+/** One provenance label. */
+export type ProvenanceLabel = (typeof PROVENANCE_LABELS)[number];
+
+/** One text that entered the session. */
+export interface ProvenanceEntry {
+  readonly label: ProvenanceLabel;
+  /** Where it came from: `user#1`, `intent.trusted_values.recipients`, `calendar.read_events#3`. */
+  readonly source: string;
+  /** The text in normal form (lower case, white space collapsed), at most {@link MAX_ENTRY_CHARS}. */
+  readonly text: string;
+  /** `kind:value` of every identifier token in the text. */
+  readonly tokens: ReadonlySet<string>;
+  /** The instruction scorer's report (untrusted entries only). */
+  readonly instructions: InstructionReport | null;
+  /** Whether the text was cut to {@link MAX_ENTRY_CHARS}. */
+  readonly truncated: boolean;
+}
+
+/** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
+export const MAX_ENTRY_CHARS = 2_000_000;
+/** Most text kept for one session; beyond it entries are cut and provenance is marked incomplete. */
+export const MAX_STORE_CHARS = 64_000_000;
+
+/** Builds an entry from content of any JSON shape (strings as they are, anything else as JSON text). */
+export function createProvenanceEntry(
+  label: ProvenanceLabel,
+  source: string,
+  content: unknown,
+  budget: number = MAX_ENTRY_CHARS,
+): ProvenanceEntry {
+  let raw = typeof content === "string" ? content : (safeJson(content) ?? "");
+  const limit = Math.max(0, Math.min(MAX_ENTRY_CHARS, budget));
+  const truncated = raw.length > limit;
+  if (truncated) raw = raw.slice(0, limit);
+  const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
+  const instructions = label === "external_untrusted" ? detectInstructions(raw) : null;
+  return Object.freeze({ label, source, text: normalizeText(raw), tokens, instructions, truncated });
+}
+
+function safeJson(content: unknown): string | undefined {
+  try {
+    return JSON.stringify(content);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The provenance of one tracked piece of one argument string. */
+export interface PieceProvenance {
+  /** The argument path (`["to", 0]`). */
+  readonly path: readonly (string | number)[];
+  readonly kind: PieceKind;
+  /** The piece in normal form. */
+  readonly piece: string;
+  /** `trusted`: some user or system source holds it; `tainted`: only untrusted sources do; `unknown`: none. */
+  readonly status: "trusted" | "tainted" | "unknown";
+  readonly trusted_sources: readonly string[];
+  readonly untrusted_sources: readonly string[];
+  /** Untrusted sources holding the piece whose content reads like instructions. */
+  readonly instruction_sources: readonly string[];
+}
+
+/** Options of {@link deriveProvenance}. */
+export interface DeriveProvenanceOptions {
+  /** Piece kinds to track (default: all). */
+  readonly track?: readonly PieceKind[];
+  /** Top-level argument names not tracked (payload the integrator accepts; never destinations). */
+  readonly untracked_arguments?: readonly string[];
+}
+
+/** Shortest whole argument string tracked as a `value` piece. */
+export const MIN_VALUE_PIECE = 2;
+
+interface Piece {
+  readonly kind: PieceKind;
+  readonly piece: string;
+}
+
+function piecesOf(leaf: string, track: ReadonlySet<PieceKind>): Piece[] {
+  const pieces: Piece[] = extractValueTokens(leaf)
+    .filter((t) => track.has(t.kind))
+    .map((t) => ({ kind: t.kind, piece: t.value }));
+  const whole = normalizeText(leaf).trim();
+  if (track.has("value") && whole.length >= MIN_VALUE_PIECE) pieces.push({ kind: "value", piece: whole });
+  return pieces;
+}
+
+function holds(entry: ProvenanceEntry, piece: Piece): boolean {
+  if (piece.kind !== "value" && entry.tokens.has(`${piece.kind}:${piece.piece}`)) return true;
+  return containsDelimited(entry.text, piece.piece.toLowerCase());
+}
+
+function judgePiece(entries: readonly ProvenanceEntry[], path: (string | number)[], piece: Piece): PieceProvenance {
+  const trusted: string[] = [];
+  const untrusted: string[] = [];
+  const instructed: string[] = [];
+  for (const entry of entries) {
+    if (!holds(entry, piece)) continue;
+    if (entry.label === "external_untrusted") {
+      untrusted.push(entry.source);
+      if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
+    } else trusted.push(entry.source);
+  }
+  const status = trusted.length > 0 ? "trusted" : untrusted.length > 0 ? "tainted" : "unknown";
+  return {
+    path,
+    kind: piece.kind,
+    piece: piece.piece,
+    status,
+    trusted_sources: trusted,
+    untrusted_sources: untrusted,
+    instruction_sources: instructed,
+  };
+}
+
+/**
+ * The derivation rule. Every string leaf of the arguments (numbers and booleans are not tracked) is cut into
+ * pieces: each identifier token in it (e-mail, URL, URL host, IBAN, phone, account number) and the whole
+ * string. A piece is `trusted` when any `user_input` or `system_policy` entry holds it (as the same token, or as
+ * text on word boundaries, case- and white-space-insensitive), `tainted` when only `external_untrusted`
+ * entries hold it, and `unknown` when none does (the model wrote it). Trust wins: a value the user named stays
+ * trusted even when untrusted content repeats it. Returns every piece, in argument order.
+ */
+export function deriveProvenance(
+  entries: readonly ProvenanceEntry[],
+  args: Readonly<Record<string, unknown>>,
+  options: DeriveProvenanceOptions = {},
+): PieceProvenance[] {
+  const track = new Set<PieceKind>(options.track ?? ["email", "url", "host", "iban", "phone", "account", "value"]);
+  const skip = new Set(options.untracked_arguments ?? []);
+  const out: PieceProvenance[] = [];
+  const stack: { value: unknown; path: (string | number)[] }[] = Object.entries(args)
+    .filter(([key]) => !skip.has(key))
+    .map(([key, value]) => ({ value, path: [key] }))
+    .reverse();
+  while (stack.length > 0) {
+    const { value, path } = stack.pop() as { value: unknown; path: (string | number)[] };
+    if (typeof value === "string") {
+      for (const piece of piecesOf(value, track)) out.push(judgePiece(entries, path, piece));
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
+    } else if (typeof value === "object" && value !== null) {
+      const children = Object.entries(value as Record<string, unknown>).reverse();
+      for (const [key, child] of children) stack.push({ value: child, path: [...path, key] });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,36 @@
+/**
+ * Questions a person can answer: what untrusted text wants done, in words, not tool names alone.
+ */
+import type { Category } from "../request/index.js";
+import { quoteValue } from "./errors.js";
+import type { PieceProvenance } from "./provenance.js";
+
+/** A verb phrase for what an action does with a value (`send email to`, `send money to`). */
+export function describeActionVerb(action: string, category: Category): string {
+  const words = action.toLowerCase().split(/[._\-\s/]+/);
+  const has = (...w: string[]): boolean => w.some((x) => words.includes(x));
+  if (has("email", "mail", "gmail")) return "send email to";
+  if (category === "communication" || has("message", "sms", "chat", "dm")) return "send a message to";
+  if (category === "financial" || has("pay", "transfer", "money", "payment")) return "send money to";
+  if (category === "public" || has("publish", "post", "tweet")) return "publish";
+  if (has("invite", "share")) return "share with";
+  if (has("delete", "remove", "drop")) return "delete";
+  return `use \`${action}\` with`;
+}
+
+/** Where a source came from, without its sequence number (`calendar.read_events#3` → `calendar.read_events`). */
+export function sourceName(source: string): string {
+  const hash = source.lastIndexOf("#");
+  return hash > 0 ? source.slice(0, hash) : source;
+}
+
+/**
+ * The semantic question for a tainted value: ``text from `calendar.read_events` wants to send email to
+ * `mark@attacker.example` ``. Names the first untrusted source; more sources are counted.
+ */
+export function taintQuestion(piece: PieceProvenance, action: string, category: Category): string {
+  const sources = [...new Set(piece.untrusted_sources.map(sourceName))];
+  const first = sources[0] ?? "untrusted content";
+  const more = sources.length > 1 ? ` (and ${sources.length - 1} more source${sources.length > 2 ? "s" : ""})` : "";
+  return `text from \`${first}\`${more} wants to ${describeActionVerb(action, category)} ${quoteValue(piece.piece)}`;
+}

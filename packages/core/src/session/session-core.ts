@@ -1,0 +1,149 @@
+/**
+ * The mutable heart of one session: its state, intent, plans, history, provenance, tokens and event log, and
+ * the three things every operation does — read the injected clock, record an event, and throw a typed error
+ * that is itself recorded. Internal: callers use the {@link Session} facade.
+ */
+import type { Issue } from "../issues/index.js";
+import type { SessionCode } from "./codes.js";
+import type { ConfirmationDesk } from "./confirmations.js";
+import { SessionError } from "./errors.js";
+import type { CompiledSessionSettings, ExecutedCall, SessionView } from "./evaluate-session.js";
+import type { SessionEvent, SessionEventType } from "./events.js";
+import type { CompiledIntent } from "./intent.js";
+import type { CompiledPlan } from "./plan.js";
+import type { ProvenanceEntry } from "./provenance.js";
+import { nextSessionState, type SessionOperation, type SessionState } from "./state-machine.js";
+import { TokenRegistry } from "./token-registry.js";
+
+/** What the core needs from outside: identity, clock, randomness, key, hook. */
+export interface SessionCoreDeps {
+  readonly tenant: string;
+  readonly id: string;
+  readonly now: () => Date;
+  readonly random: (size: number) => Uint8Array;
+  readonly authorityKey: Uint8Array;
+  readonly onEvent: ((event: SessionEvent) => void) | undefined;
+}
+
+/** One session's state. Fields are public to the session's own modules only (not exported from the package). */
+export class SessionCore {
+  state: SessionState = "created";
+  intent: CompiledIntent | null = null;
+  /** A submitted plan awaiting approval. */
+  proposedPlan: CompiledPlan | null = null;
+  /** The approved plan in force. */
+  plan: CompiledPlan | null = null;
+  readonly history: ExecutedCall[] = [];
+  entries: ProvenanceEntry[] = [];
+  storeChars = 0;
+  provenanceIncomplete = false;
+  readonly instructionSources: string[] = [];
+  readonly events: SessionEvent[] = [];
+  readonly tokens = new TokenRegistry();
+  /** How many times the session was suspended (binds a resume confirmation to one suspension). */
+  suspensions = 0;
+  /** When the session was last resumed (ms); the kill switch counts only calls after it. */
+  resumedAt = Number.NEGATIVE_INFINITY;
+  toolResults = 0;
+  userInputs = 0;
+  readonly deps: SessionCoreDeps;
+  readonly settings: CompiledSessionSettings;
+  readonly desk: ConfirmationDesk;
+
+  constructor(deps: SessionCoreDeps, settings: CompiledSessionSettings, desk: ConfirmationDesk) {
+    this.deps = deps;
+    this.settings = settings;
+    this.desk = desk;
+  }
+
+  /** The injected clock, checked. */
+  now(): Date {
+    const now = this.deps.now();
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
+      throw new SessionError("invalid_session_config", "the session clock gave an invalid time");
+    }
+    return now;
+  }
+
+  /** A random id: `bytes` random bytes as lowercase hex. */
+  randomId(bytes = 16): string {
+    const raw = this.deps.random(bytes);
+    if (!(raw instanceof Uint8Array) || raw.length !== bytes) {
+      throw new SessionError("invalid_session_config", `the random source did not give ${bytes} bytes`);
+    }
+    return Buffer.from(raw).toString("hex");
+  }
+
+  /** Appends an event and hands it to the hook; a throwing hook is an error (the event stays in the log). */
+  emit(type: SessionEventType, message: string, code?: SessionCode): SessionEvent {
+    const base = {
+      seq: this.events.length + 1,
+      at: this.now().toISOString(),
+      tenant: this.deps.tenant,
+      session: this.deps.id,
+      type,
+      state: this.state,
+      intent_version: this.intent?.intent.version ?? null,
+      plan_hash: this.plan?.hash ?? null,
+      message,
+    };
+    const event: SessionEvent = Object.freeze(code === undefined ? base : { ...base, code });
+    this.events.push(event);
+    if (this.deps.onEvent !== undefined) {
+      try {
+        this.deps.onEvent(event);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        throw new SessionError("event_sink_failed", `the session event hook failed: ${why}`);
+      }
+    }
+    return event;
+  }
+
+  /** Records the failure and throws it. */
+  fail(code: SessionCode, message: string, issues: readonly Issue[] = [], type: SessionEventType = "error"): never {
+    this.emit(type, message, code);
+    throw new SessionError(code, message, issues);
+  }
+
+  /** The state `operation` leads to; an illegal transition is recorded and thrown. */
+  target(operation: SessionOperation): SessionState {
+    const to = nextSessionState(this.state, operation);
+    if (to === undefined) {
+      this.fail(
+        "illegal_transition",
+        `cannot ${operation.replace(/_/g, " ")} in state \`${this.state}\``,
+        [],
+        "illegal_transition",
+      );
+    }
+    return to;
+  }
+
+  /** Moves to `to`, recording the change. */
+  moveTo(to: SessionState, why: string): void {
+    const from = this.state;
+    this.state = to;
+    this.emit("state_changed", `${from} -> ${to}: ${why}`);
+  }
+
+  /** Revokes every unused token, recording how many. */
+  revokeTokens(why: string): void {
+    const count = this.tokens.revokeAll();
+    this.emit("tokens_revoked", `${count} authority token${count === 1 ? "" : "s"} revoked: ${why}`);
+  }
+
+  /** What the judgment reads. */
+  view(): SessionView {
+    return {
+      state: this.state,
+      intent: this.intent,
+      plan: this.plan,
+      settings: this.settings,
+      history: this.history,
+      entries: this.entries,
+      provenanceIncomplete: this.provenanceIncomplete,
+      instructionSources: this.instructionSources,
+    };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * What feeds a session's history and provenance: executed calls, tool results, user input and system values.
+ * Recording untrusted content only ever adds taint; it has no path to the intent or the plan.
+ */
+import type { ActionRequest } from "../request/index.js";
+import { CONSEQUENTIAL_CATEGORIES, judgeRequest } from "./evaluate-session.js";
+import { createProvenanceEntry, MAX_STORE_CHARS, type ProvenanceEntry, type ProvenanceLabel } from "./provenance.js";
+import type { SessionCore } from "./session-core.js";
+import { readRequest } from "./session-gate.js";
+import { suspend } from "./session-lifecycle.js";
+
+/** Longest user input or system value accepted (longer is `invalid_record`, nothing recorded). */
+export const MAX_INPUT_CHARS = 1_000_000;
+const MAX_NAME = 256;
+
+/** Options of `recordToolResult`. */
+export interface ToolResultOptions {
+  /** Overrides the server's configured trust: `true` labels the result `system_policy`, `false` untrusted. */
+  readonly trusted?: boolean;
+}
+
+function addEntry(core: SessionCore, label: ProvenanceLabel, source: string, content: unknown): ProvenanceEntry {
+  const entry = createProvenanceEntry(label, source, content, MAX_STORE_CHARS - core.storeChars);
+  core.entries.push(entry);
+  core.storeChars += entry.text.length;
+  if (entry.truncated && !core.provenanceIncomplete) {
+    core.provenanceIncomplete = true;
+    core.emit(
+      "provenance_incomplete",
+      `content from \`${source}\` was cut; consequential calls now ask`,
+      "provenance_incomplete",
+    );
+  }
+  if (entry.instructions?.contains_instructions === true) {
+    core.instructionSources.push(source);
+    const kinds = [...new Set(entry.instructions.signals.map((s) => s.kind))].join(", ");
+    core.emit(
+      "instructions_detected",
+      `\`${source}\` reads like instructions (score ${entry.instructions.score}: ${kinds})`,
+    );
+  }
+  return entry;
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_NAME;
+}
+
+/** Records a tool's result with its provenance label and source `server.tool#n`. */
+export function recordToolResult(
+  core: SessionCore,
+  server: unknown,
+  tool: unknown,
+  content: unknown,
+  options: ToolResultOptions,
+): ProvenanceEntry {
+  if (!isName(server) || !isName(tool))
+    return core.fail("invalid_record", "a tool result needs a server and a tool name of 1 to 256 characters");
+  if (options.trusted !== undefined && typeof options.trusted !== "boolean")
+    return core.fail("invalid_record", "`trusted` must be true or false");
+  const configured = core.settings.trustedServers.match([server, `${server}.${tool}`]) !== undefined;
+  const trusted = options.trusted ?? configured;
+  core.toolResults++;
+  const source = `${server}.${tool}#${core.toolResults}`;
+  const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content);
+  core.emit("tool_result_recorded", `result of \`${server}.${tool}\` recorded as ${entry.label} (\`${source}\`)`);
+  return entry;
+}
+
+/** Records what the user said (trusted for provenance; it does not change the intent). */
+export function recordUserInput(core: SessionCore, text: unknown): ProvenanceEntry {
+  if (typeof text !== "string" || text.length > MAX_INPUT_CHARS)
+    return core.fail("invalid_record", "user input must be a string of at most 1,000,000 characters");
+  core.userInputs++;
+  const entry = addEntry(core, "user_input", `user#${core.userInputs}`, text);
+  core.emit("user_input_recorded", `user input recorded (\`${entry.source}\`)`);
+  return entry;
+}
+
+/** Records a value the system itself supplies (configuration, a trusted directory), labelled `system_policy`. */
+export function recordSystemValue(core: SessionCore, source: unknown, text: unknown): ProvenanceEntry {
+  if (!isName(source) || typeof text !== "string" || text.length > MAX_INPUT_CHARS)
+    return core.fail("invalid_record", "a system value needs a source name and a string");
+  const entry = addEntry(core, "system_policy", `system:${source}`, text);
+  core.emit("user_input_recorded", `system value recorded (\`${entry.source}\`)`);
+  return entry;
+}
+
+function killSwitch(core: SessionCore, nowMs: number): void {
+  const ks = core.settings.settings.kill_switch;
+  if (ks === null) return;
+  const since = Math.max(nowMs - ks.window_seconds * 1000, core.resumedAt);
+  const recent = core.history.filter((h) => h.consequential && h.at > since).length;
+  if (recent >= ks.consequential_calls) {
+    suspend(core, `${recent} consequential calls within ${ks.window_seconds} s (kill switch)`);
+  }
+}
+
+/**
+ * Records a call as executed (after the gate let it through) and, when given, its result. A call the session
+ * refuses cannot be recorded as executed: that is an enforcement bypass, recorded and thrown. The kill switch
+ * is checked after each consequential call.
+ */
+export function recordExecution(core: SessionCore, value: unknown, result: unknown, hasResult: boolean): void {
+  const request: ActionRequest = readRequest(core, value);
+  const judgment = judgeRequest(core.view(), request);
+  if (judgment.route === "refuse") {
+    core.fail(
+      "execution_not_permitted",
+      `\`${judgment.names[0] ?? request.tool}\` was executed although the session refuses it: ${judgment.reasons[0]?.message ?? ""}`,
+      [],
+      "execution_refused",
+    );
+  }
+  const at = core.now().getTime();
+  core.history.push(
+    Object.freeze({
+      seq: core.history.length + 1,
+      at,
+      intent_version: core.intent?.intent.version ?? 0,
+      names: judgment.names,
+      category: judgment.category,
+      consequential: CONSEQUENTIAL_CATEGORIES.includes(judgment.category),
+    }),
+  );
+  core.emit(
+    "execution_recorded",
+    `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,
+  );
+  if (hasResult) recordToolResult(core, request.server ?? "agent", request.tool, result, {});
+  if (judgment.consequential) killSwitch(core, at);
+}

@@ -1,0 +1,197 @@
+/**
+ * The session settings a deployment chooses (snake_case, as read from YAML or JSON), with their defaults.
+ */
+import type { Issue, Result } from "../issues/index.js";
+import { compileClassificationOverrides } from "../classify/index.js";
+import type { ClassificationOverride } from "../policy/index.js";
+import { CATEGORIES, RISK_LEVELS } from "../request/index.js";
+import { compileActionPatterns } from "./action-name.js";
+import { quoteValue } from "./errors.js";
+import { parseTransitionRules, type TransitionRule } from "./transitions.js";
+import { PIECE_KINDS, type PieceKind } from "./value-tokens.js";
+
+/** N consequential calls within a window suspend the session until a person resumes it. */
+export interface KillSwitchSettings {
+  readonly consequential_calls: number;
+  readonly window_seconds: number;
+}
+
+/** Settings of one session. Every field has a default (see {@link DEFAULT_SESSION_SETTINGS}). */
+export interface SessionSettings {
+  /** Whether execution needs an approved plan (`true`) or the intent alone bounds actions. */
+  readonly require_plan: boolean;
+  /** An action the approved plan does not name: `refuse` it or `ask` a person. */
+  readonly off_plan: "refuse" | "ask";
+  /** Lifetime of an authority token. */
+  readonly token_ttl_seconds: number;
+  /** Globs over `server` or `server.tool` whose results are trusted (`system_policy`). */
+  readonly trusted_servers: readonly string[];
+  readonly transitions: readonly TransitionRule[];
+  readonly kill_switch: KillSwitchSettings | null;
+  /** Once instruction-like untrusted content was read, ask for every consequential call. */
+  readonly escalate_after_instructions: boolean;
+  readonly provenance: {
+    readonly track: readonly PieceKind[];
+    /** Top-level argument names whose values are not tracked (payloads such as `body`; never destinations). */
+    readonly untracked_arguments: readonly string[];
+  };
+  /** Classification overrides (as in the policy's `classify:`), for deciding what is consequential. */
+  readonly classify: readonly ClassificationOverride[];
+}
+
+/** The defaults: plans required, off-plan refused, 60 s tokens, nothing trusted, no rules, no kill switch. */
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
+  require_plan: true,
+  off_plan: "refuse",
+  token_ttl_seconds: 60,
+  trusted_servers: [],
+  transitions: [],
+  kill_switch: null,
+  escalate_after_instructions: false,
+  provenance: { track: PIECE_KINDS, untracked_arguments: [] },
+  classify: [],
+});
+
+const KEYS = new Set([
+  "require_plan",
+  "off_plan",
+  "token_ttl_seconds",
+  "trusted_servers",
+  "transitions",
+  "kill_switch",
+  "escalate_after_instructions",
+  "provenance",
+  "classify",
+]);
+
+function issue(path: (string | number)[], message: string): Issue {
+  return { code: "invalid_session_config", path, message: `session settings: ${message}` };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isCount(value: unknown, max: number): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= max;
+}
+
+function stringList(value: unknown, path: string, issues: Issue[]): readonly string[] {
+  if (Array.isArray(value) && value.every((v) => typeof v === "string" && v.length > 0 && v.length <= 1024)) {
+    return value as string[];
+  }
+  issues.push(issue([path], `\`${path}\` must be a list of non-empty strings`));
+  return [];
+}
+
+function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | null {
+  if (value === null || value === undefined) return null;
+  if (
+    isObject(value) &&
+    isCount(value["consequential_calls"], 1_000_000) &&
+    isCount(value["window_seconds"], 31_536_000)
+  ) {
+    const extra = Object.keys(value).filter((k) => k !== "consequential_calls" && k !== "window_seconds");
+    if (extra.length === 0)
+      return { consequential_calls: value["consequential_calls"], window_seconds: value["window_seconds"] };
+  }
+  issues.push(
+    issue(
+      ["kill_switch"],
+      "`kill_switch` must be `{consequential_calls: N, window_seconds: S}` with positive integers",
+    ),
+  );
+  return null;
+}
+
+function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
+  if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
+  if (!isObject(value) || Object.keys(value).some((k) => k !== "track" && k !== "untracked_arguments")) {
+    issues.push(issue(["provenance"], "`provenance` takes only `track` and `untracked_arguments`"));
+    return DEFAULT_SESSION_SETTINGS.provenance;
+  }
+  const track = value["track"] === undefined ? PIECE_KINDS : stringList(value["track"], "provenance.track", issues);
+  for (const kind of track) {
+    if (!(PIECE_KINDS as readonly string[]).includes(kind)) {
+      issues.push(
+        issue(["provenance", "track"], `unknown piece kind ${quoteValue(kind)} (expected ${PIECE_KINDS.join(", ")})`),
+      );
+    }
+  }
+  const untracked =
+    value["untracked_arguments"] === undefined
+      ? []
+      : stringList(value["untracked_arguments"], "provenance.untracked_arguments", issues);
+  return { track: track as PieceKind[], untracked_arguments: untracked };
+}
+
+function readSimple(
+  raw: Record<string, unknown>,
+  issues: Issue[],
+): Pick<SessionSettings, "require_plan" | "off_plan" | "token_ttl_seconds" | "escalate_after_instructions"> {
+  const d = DEFAULT_SESSION_SETTINGS;
+  const requirePlan = raw["require_plan"] ?? d.require_plan;
+  const offPlan = raw["off_plan"] ?? d.off_plan;
+  const ttl = raw["token_ttl_seconds"] ?? d.token_ttl_seconds;
+  const after = raw["escalate_after_instructions"] ?? d.escalate_after_instructions;
+  if (typeof requirePlan !== "boolean") issues.push(issue(["require_plan"], "`require_plan` must be true or false"));
+  if (offPlan !== "refuse" && offPlan !== "ask")
+    issues.push(issue(["off_plan"], `unknown \`off_plan\` ${quoteValue(offPlan)} (expected refuse or ask)`));
+  if (!isCount(ttl, 86_400))
+    issues.push(issue(["token_ttl_seconds"], "`token_ttl_seconds` must be an integer from 1 to 86400"));
+  if (typeof after !== "boolean")
+    issues.push(issue(["escalate_after_instructions"], "`escalate_after_instructions` must be true or false"));
+  return {
+    require_plan: requirePlan === true,
+    off_plan: offPlan === "ask" ? "ask" : "refuse",
+    token_ttl_seconds: typeof ttl === "number" ? ttl : d.token_ttl_seconds,
+    escalate_after_instructions: after === true,
+  };
+}
+
+function isOverride(value: unknown): value is ClassificationOverride {
+  if (!isObject(value) || typeof value["tool"] !== "string") return false;
+  if (Object.keys(value).some((k) => !["tool", "server", "category", "risk_level"].includes(k))) return false;
+  if (value["server"] !== undefined && typeof value["server"] !== "string") return false;
+  if (value["category"] !== undefined && !(CATEGORIES as readonly unknown[]).includes(value["category"])) return false;
+  return value["risk_level"] === undefined || (RISK_LEVELS as readonly unknown[]).includes(value["risk_level"]);
+}
+
+function readClassify(value: unknown, issues: Issue[]): readonly ClassificationOverride[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || !value.every(isOverride)) {
+    issues.push(issue(["classify"], "`classify` must be a list of `{tool, server?, category?, risk_level?}`"));
+    return [];
+  }
+  try {
+    compileClassificationOverrides(value);
+  } catch (err) {
+    issues.push(issue(["classify"], err instanceof Error ? err.message : "bad override"));
+  }
+  return value;
+}
+
+/** Parses (untrusted) session settings, filling defaults; unknown keys and bad values are issues. */
+export function parseSessionSettings(value: unknown): Result<SessionSettings> {
+  if (value === undefined || value === null) return { ok: true, value: DEFAULT_SESSION_SETTINGS };
+  if (!isObject(value)) return { ok: false, issues: [issue([], "settings must be an object")] };
+  const issues: Issue[] = [];
+  for (const key of Object.keys(value)) if (!KEYS.has(key)) issues.push(issue([key], `unknown key ${quoteValue(key)}`));
+  const simple = readSimple(value, issues);
+  const trusted =
+    value["trusted_servers"] === undefined ? [] : stringList(value["trusted_servers"], "trusted_servers", issues);
+  const compiled = compileActionPatterns(trusted, ["trusted_servers"]);
+  if (!compiled.ok) issues.push(...compiled.issues);
+  const transitions = parseTransitionRules(value["transitions"]);
+  if (!transitions.ok) issues.push(...transitions.issues);
+  const classify = readClassify(value["classify"], issues);
+  const settings: SessionSettings = {
+    ...simple,
+    trusted_servers: trusted,
+    transitions: transitions.ok ? transitions.value : [],
+    kill_switch: readKillSwitch(value["kill_switch"], issues),
+    provenance: readProvenance(value["provenance"], issues),
+    classify,
+  };
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, value: settings };
+}

@@ -1,0 +1,111 @@
+/**
+ * Identifier-like tokens in text — e-mail addresses, URLs and their hosts, IBANs, phone numbers, long account
+ * numbers — each in one normal form, so the same value is recognised wherever it appears. Linear-time scans:
+ * no pattern here backtracks over unbounded input.
+ */
+
+/** The kinds of pieces provenance tracks: identifier tokens, and `value` for a whole argument string. */
+export const PIECE_KINDS = ["email", "url", "host", "iban", "phone", "account", "value"] as const;
+
+/** One kind of tracked piece. */
+export type PieceKind = (typeof PIECE_KINDS)[number];
+
+/** One identifier found in text, in normal form (lowercase; IBANs upper case without spaces; phones digits). */
+export interface ValueToken {
+  readonly kind: Exclude<PieceKind, "value">;
+  readonly value: string;
+}
+
+/** Most tokens taken from one text; the rest are still found by containment. */
+export const MAX_TOKENS_PER_TEXT = 10_000;
+
+const LOCAL = /[A-Za-z0-9._%+-]/;
+const DOMAIN = /[A-Za-z0-9.-]/;
+
+function scanEmails(text: string, out: ValueToken[]): void {
+  for (let at = text.indexOf("@"); at !== -1 && out.length < MAX_TOKENS_PER_TEXT; at = text.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > 0 && at - start < 64 && LOCAL.test(text[start - 1] as string)) start--;
+    let end = at + 1;
+    while (end < text.length && end - at < 254 && DOMAIN.test(text[end] as string)) end++;
+    const local = text.slice(start, at).replace(/^[.]+/, "");
+    const domain = text.slice(at + 1, end).replace(/[.-]+$/, "");
+    if (local.length === 0 || !/^(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}$/.test(domain)) continue;
+    out.push({ kind: "email", value: `${local}@${domain}`.toLowerCase() });
+  }
+}
+
+/** The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`. */
+export function urlHost(url: string): string | undefined {
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  const host = (rest.split(/[/?#]/, 1)[0] ?? "")
+    .replace(/^.*@/, "")
+    .replace(/:\d*$/, "")
+    .replace(/^www\./i, "");
+  return /^(?:[a-z0-9-]+\.)+[a-z]{2,}$/i.test(host) ? host.toLowerCase() : undefined;
+}
+
+const URL_PATTERN = /\b(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi;
+
+function scanUrls(text: string, out: ValueToken[]): void {
+  for (const match of text.matchAll(URL_PATTERN)) {
+    if (out.length >= MAX_TOKENS_PER_TEXT) return;
+    const url = match[0].replace(/[.,;:!?)\]}]+$/, "").toLowerCase();
+    out.push({ kind: "url", value: url });
+    const host = urlHost(url);
+    if (host !== undefined) out.push({ kind: "host", value: host });
+  }
+}
+
+const IBAN_PATTERN = /\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b/g;
+const PHONE_PATTERN = /(?:\+\d[\d ().-]{6,18}\d|\(\d{3}\) ?\d{3}[-. ]\d{4}|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b)/g;
+const ACCOUNT_PATTERN = /\b\d{8,34}\b/g;
+
+function scanNumbers(text: string, out: ValueToken[]): void {
+  for (const match of text.matchAll(IBAN_PATTERN)) {
+    if (out.length >= MAX_TOKENS_PER_TEXT) return;
+    out.push({ kind: "iban", value: match[0].replace(/ /g, "") });
+  }
+  for (const match of text.matchAll(PHONE_PATTERN)) {
+    const digits = match[0].replace(/[^\d]/g, "");
+    if (digits.length >= 8 && digits.length <= 15 && out.length < MAX_TOKENS_PER_TEXT) {
+      out.push({ kind: "phone", value: digits });
+    }
+  }
+  for (const match of text.matchAll(ACCOUNT_PATTERN)) {
+    if (out.length >= MAX_TOKENS_PER_TEXT) return;
+    out.push({ kind: "account", value: match[0] });
+  }
+}
+
+/** Every identifier token in the text, in normal form, at most {@link MAX_TOKENS_PER_TEXT}. */
+export function extractValueTokens(text: string): ValueToken[] {
+  const out: ValueToken[] = [];
+  scanEmails(text, out);
+  scanUrls(text, out);
+  scanNumbers(text, out);
+  return out;
+}
+
+/** Text in the form containment is checked in: lower case, every run of white space one space. */
+export function normalizeText(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ");
+}
+
+function isWordChar(ch: string | undefined): boolean {
+  return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
+}
+
+/**
+ * Whether `piece` occurs in `text` on word boundaries: the characters around the occurrence are not letters,
+ * digits or `_` (or the piece itself starts/ends with such a separator). `Fred` is not in `Frederick`.
+ */
+export function containsDelimited(text: string, piece: string): boolean {
+  if (piece.length === 0) return false;
+  for (let i = text.indexOf(piece); i !== -1; i = text.indexOf(piece, i + 1)) {
+    const before = isWordChar(piece[0]) ? text[i - 1] : undefined;
+    const after = isWordChar(piece[piece.length - 1]) ? text[i + piece.length] : undefined;
+    if (!isWordChar(before) && !isWordChar(after)) return true;
+  }
+  return false;
+}
