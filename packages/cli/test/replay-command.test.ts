@@ -33,7 +33,10 @@ describe("acp replay", () => {
       ["basic.jsonl", 5, "mail", "send_email", "ask"],
     ]);
     expect(Object.keys(calls[0] ?? {})).toEqual(["trace", "index", "server", "tool", "route", "reasons"]);
-    expect(calls[1]?.["reasons"]).toEqual([expect.objectContaining({ source: "policy", rule: "no-money" }) as unknown]);
+    expect(calls[1]?.["reasons"]).toEqual([
+      expect.objectContaining({ source: "policy", rule: "no-money" }) as unknown,
+      expect.objectContaining({ source: "session", code: "session_ok" }) as unknown,
+    ]);
     expect(out.stderr).toBe("replayed 1 trace, 3 calls: 1 accept, 1 ask, 0 defer, 1 refuse\n");
   });
 
@@ -107,6 +110,6 @@ describe("acp replay", () => {
     const out = await runCli(["replay", "--help"]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('{"type":"tool_call","server":"…","tool":"…","args":{…}}');
-    expect(out.stdout).toContain("4  a trace, policy, graph or intent is invalid");
+    expect(out.stdout).toContain("4  a trace, policy, graph, intent or session settings file is invalid");
   });
 });

@@ -12,6 +12,7 @@ import type { ReplayedCall } from "../replay/driver.js";
 interface ReplayOptions {
   policy: string;
   intent?: string;
+  session?: string;
   graph?: string;
   trustedServer: string[];
   json?: boolean;
@@ -23,9 +24,12 @@ A trace is JSON lines, one event each:
   {"type":"user_input","text":"…"}
   {"type":"tool_call","server":"…","tool":"…","args":{…}}
   {"type":"tool_result","server":"…","tool":"…","content":…}          (optional "provenance")
-A result is external_untrusted unless its server is named with --trusted-server or the event carries
-"provenance" (system_policy, user_input or external_untrusted). A call that is not accepted does not
-execute: its result, if the trace has one, is ignored. Unknown fields are ignored; an unknown event
+Every trace runs in a fresh session of the session runtime, as one more source of the pipeline: the
+intent (--intent; without it every action is in the intent), provenance of every argument value,
+transition rules and instruction detection (--session settings). A result is external_untrusted unless
+its server is named with --trusted-server or the event carries "provenance" (system_policy,
+user_input or external_untrusted). A call that is not accepted does not execute: its result, if the
+trace has one, is ignored. Unknown fields are ignored; an unknown event
 type, a malformed line or an oversized file is an error naming FILE:LINE, and nothing is replayed.
 
 Prints one JSON line per tool_call {"trace","index","server","tool","route","reasons"} and a summary
@@ -33,13 +37,15 @@ line (JSON with --json).
 
 Exit codes:
   0  every trace replayed (whatever the routes)
-  1  a trace, policy, graph or intent file is missing or unreadable
+  1  a trace, policy, graph, intent or session file is missing or unreadable
   2  usage: no trace, no --policy, an unknown option
-  4  a trace, policy, graph or intent is invalid (each problem on stderr)
+  4  a trace, policy, graph, intent or session settings file is invalid (each problem on stderr)
 
 Examples:
   acp replay --policy policy.yml examples/attacks/*.jsonl
   acp replay --policy policy.yml --intent intent.json --trusted-server calendar trace.jsonl --json
+  acp replay --policy examples/attacks/policy.yml --session examples/attacks/session.yml \
+    --intent examples/attacks/intents/calendar-read.json examples/attacks/ipi-calendar-exfil.jsonl
 
 Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
 
@@ -77,14 +83,20 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     .description("replay recorded agent sessions (JSONL traces) through the pipeline; print every call's route")
     .argument("<trace...>", "trace files (JSON lines)")
     .requiredOption("--policy <file>", "the policy file")
-    .option("--intent <file>", "the session intent (JSON) every trace runs under")
+    .option("--intent <file>", "the intent (JSON or YAML) every trace's session runs under (default: every action)")
+    .option("--session <file>", "session settings (JSON or YAML): transitions, provenance, escalation")
     .option("--graph <file>", "a consent graph to judge with as well")
     .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
     .option("--json", "print the summary as a JSON line too")
     .addHelpText("after", HELP_AFTER)
     .action(async (files: string[], options: ReplayOptions) => {
       const inputs = await loadInputs(ctx, options);
-      const sessions = await loadReplaySessions(ctx, { intent: options.intent });
+      const sessions = await loadReplaySessions(ctx, {
+        intent: options.intent,
+        session: options.session,
+        trustedServers: options.trustedServer,
+        classify: inputs.policy.classify,
+      });
       const traces = await readTraces(ctx, files);
       const replayer = createReplayer({
         inputs,
