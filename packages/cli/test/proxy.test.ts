@@ -63,7 +63,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     if (!existsSync(join(ROOT, "packages/cli/dist/commands/proxy.js"))) throw new Error("the CLI did not build");
   }, 180_000);
 
-  it("wraps server-filesystem with no config at all; pins its tools; refuses until the pipeline is wired", async () => {
+  it("wraps server-filesystem with no config at all; pins its tools; reads pass under the starter policy", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const dir = mkdtempSync(join(tmpdir(), "acp-fs-"));
     writeFileSync(join(dir, "hello.txt"), "hello");
@@ -79,8 +79,9 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
       const tools = (await client.listTools()).tools.map((t) => t.name);
       expect(tools).toContain("read_text_file");
       const result = await client.callTool({ name: "read_text_file", arguments: { path: join(dir, "hello.txt") } });
-      expect(result.isError).toBe(true);
-      expect(JSON.stringify(result.content)).toContain("not wired into `acp proxy` yet");
+      expect(result.isError).not.toBe(true);
+      expect(JSON.stringify(result.content)).toContain("hello");
+
       const pins = JSON.parse(readFileSync(join(home, "pins.json"), "utf8")) as { servers: Record<string, object> };
       expect(Object.keys(pins.servers["mcp-server-filesystem"] ?? {})).toContain("read_text_file");
     } finally {

@@ -17,6 +17,7 @@ import { registerVaultList } from "./vault-list.js";
 import { registerVaultRm } from "./vault-rm.js";
 import { registerConfigSetSecret } from "./config-set-secret.js";
 import { registerProxy } from "./proxy.js";
+import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
 import { registerDeny } from "./deny.js";
@@ -26,7 +27,7 @@ import { registerReplay } from "./replay.js";
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerInit(program, ctx);
   registerDoctor(program, ctx);
-  registerProxy(program, ctx);
+  registerProxy(program, ctx, createProxyWiring(ctx));
   registerPending(program, ctx);
   registerApprove(program, ctx);
   registerDeny(program, ctx);

@@ -28,6 +28,8 @@ export interface ProxyWiring {
   readonly createDecide: (options: { readonly policyPath?: string; readonly home: string }) => Decide;
   readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
   readonly createAudit: (options: { readonly home: string }) => AuditSink;
+  /** Releases what the wiring opened (audit log with its final checkpoint, state.db, channels). */
+  readonly close?: () => Promise<void>;
 }
 
 /** The wiring `acp proxy` uses today: refuse-all decide, deny-all broker, no audit (the integrator's seam). */
@@ -132,6 +134,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     else await (await serveStdio(proxy)).closed;
   } finally {
     await proxy.close();
+    await wiring.close?.();
   }
 }
 

@@ -1,0 +1,76 @@
+import { join } from "node:path";
+import { isAuditEventType, type AuditEventInput, type CheckpointSigner } from "@acp/core";
+import { openAuditLog, type AuditLog } from "@acp/store";
+import type { AuditSink } from "@acp/proxy";
+
+const TOP_LEVEL = [
+  "request_id",
+  "agent",
+  "tool",
+  "category",
+  "risk_level",
+  "decision",
+  "response_time_ms",
+  "policy_rule",
+] as const;
+
+function asString(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+/** Maps a front end's `record(eventType, fields)` onto the §7.4 event: known fields on top, the rest in metadata. */
+export function toAuditInput(eventType: string, fields: Record<string, unknown>): AuditEventInput {
+  if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
+  const metadata: Record<string, unknown> = {};
+  const extraMetadata = fields["metadata"];
+  for (const [key, value] of Object.entries(fields)) {
+    if ((TOP_LEVEL as readonly string[]).includes(key) || key === "metadata" || value === undefined) continue;
+    metadata[key] = value;
+  }
+  if (typeof extraMetadata === "object" && extraMetadata !== null) Object.assign(metadata, extraMetadata);
+  const responseTime = fields["response_time_ms"];
+  return {
+    event_type: eventType,
+    request_id: asString(fields["request_id"]),
+    agent: asString(fields["agent"]),
+    tool: asString(fields["tool"]),
+    category: asString(fields["category"]),
+    risk_level: asString(fields["risk_level"]),
+    decision: asString(fields["decision"]),
+    policy_rule: asString(fields["policy_rule"]),
+    response_time_ms: typeof responseTime === "number" && Number.isFinite(responseTime) ? responseTime : null,
+    metadata: JSON.parse(JSON.stringify(metadata)) as NonNullable<AuditEventInput["metadata"]>,
+  };
+}
+
+/** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */
+export interface ClosableAuditSink extends AuditSink {
+  close(): Promise<void>;
+}
+
+/** Opens the home's audit log lazily; every write is durable (`fsync: every`) before the call proceeds. */
+export function createHomeAuditSink(options: {
+  readonly home: string | null;
+  readonly clock: () => Date;
+  readonly signer: () => Promise<CheckpointSigner | undefined>;
+}): ClosableAuditSink {
+  if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
+  const path = join(options.home, "audit.jsonl");
+  let log: Promise<AuditLog> | undefined;
+  const open = (): Promise<AuditLog> => {
+    log ??= options
+      .signer()
+      .then((signer) =>
+        openAuditLog(path, { clock: options.clock, fsync: "every", ...(signer !== undefined ? { signer } : {}) }),
+      );
+    return log;
+  };
+  return {
+    async record(eventType, fields) {
+      await (await open()).append(toAuditInput(eventType, fields));
+    },
+    async close() {
+      if (log !== undefined) await (await log).close();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import {
+  createMemoryNonceStore,
+  signResponseFor,
+  verifyConsentProof,
+  type ApprovedAction,
+  type ConsentResponseV02 as CoreResponse,
+  type NonceStore,
+} from "@acp/core";
+import { createPendingConsentStore, createSqliteNonceStore } from "@acp/store";
+import {
+  createCliChannel,
+  createConsentBroker,
+  createTerminalChannel,
+  restoreRedacted,
+  type ConsentBrokerHandle,
+  type ConsentChannel,
+  type ConsentRequestV02,
+  type ConsentResponseV02,
+} from "@acp/proxy";
+import type { HomeState } from "./home-state.js";
+import type { SigningKey } from "./signing-key.js";
+
+/**
+ * The exact action a response approves: the real arguments (the request only shows them redacted) with the
+ * person's modifications applied, a `[redacted]` left in an edit meaning "keep the original value".
+ */
+export function approvedActionFor(
+  request: ConsentRequestV02,
+  args: Readonly<Record<string, unknown>>,
+  modifications: Record<string, unknown> | null,
+): ApprovedAction {
+  const edited = modifications === null ? {} : (restoreRedacted(args, modifications) as Record<string, unknown>);
+  return {
+    server: request.action.server,
+    tool: request.action.tool,
+    parameters: JSON.parse(JSON.stringify({ ...args, ...edited })) as ApprovedAction["parameters"],
+  };
+}
+
+/** Options of the wired broker. */
+export interface WiredBrokerOptions {
+  readonly state: HomeState;
+  readonly key: SigningKey;
+  readonly clock: () => Date;
+  /** Channels beyond the defaults (terminal, then `acp approve` through state.db). */
+  readonly channels?: readonly ConsentChannel[];
+  /** Whether to offer the controlling terminal; false in tests and under `acp run`. */
+  readonly terminal?: boolean;
+}
+
+/**
+ * The consent broker as `acp proxy` runs it: the terminal (when there is one) and the CLI channel
+ * (`acp pending|approve|deny` through `state.db`); every answer signed with the home's key and verified —
+ * bound to the exact action, single use through the durable nonce store — before anything is forwarded.
+ */
+export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHandle {
+  const db = options.state.db();
+  const store = db === null ? undefined : createPendingConsentStore(db);
+  const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);
+  const channels: ConsentChannel[] = [...(options.channels ?? [])];
+  if (options.terminal !== false) channels.push(createTerminalChannel({ clock: options.clock }));
+  if (store !== undefined) channels.push(createCliChannel({ store, clock: options.clock }));
+  return createConsentBroker({
+    channels,
+    ...(store !== undefined ? { store } : {}),
+    clock: options.clock,
+    async sign({ response, request, arguments: args }) {
+      const key = await options.key.get();
+      const { reason: _reason, ...unsigned } = response;
+      void _reason;
+      const signed = signResponseFor(
+        unsigned as Omit<CoreResponse, "proof">,
+        approvedActionFor(request, args, response.modifications),
+        key,
+      );
+      return signed as unknown as ConsentResponseV02;
+    },
+    async verify({ response, request, arguments: args, now }) {
+      const key = await options.key.get();
+      const verdict = await verifyConsentProof(response, {
+        expectedAction: approvedActionFor(request, args, response.modifications),
+        trustedPublicKey: key.publicKeyHex,
+        now,
+        nonceStore: nonces,
+      });
+      return verdict.ok;
+    },
+  });
+}

@@ -1,0 +1,78 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  compilePolicy,
+  contractSource,
+  createMemoryRateLimiter,
+  createPipeline,
+  formatIssue,
+  graphSource,
+  parseConsentGraph,
+  parsePolicy,
+  policySource,
+  type DecisionSource,
+  type GraphReviewRecord,
+  type Policy,
+} from "@acp/core";
+import { STARTER_POLICY, createSqliteRateLimiter, readGraphReviews, graphReviewsPath } from "@acp/store";
+import type { Decide } from "@acp/proxy";
+import { CliError, EXIT } from "../exit-codes.js";
+import type { HomeState } from "./home-state.js";
+
+/** Options of the proxy's decision function. */
+export interface PipelineDecideOptions {
+  readonly state: HomeState;
+  /** The policy file; when it is the home's default and missing, the built-in starter policy is used. */
+  readonly policyPath: string;
+  readonly policyIsDefault: boolean;
+  readonly now: () => Date;
+  readonly log: (line: string) => void;
+}
+
+function loadPolicy(options: PipelineDecideOptions): Policy {
+  if (!existsSync(options.policyPath)) {
+    if (!options.policyIsDefault) throw new CliError(`policy \`${options.policyPath}\` does not exist`, EXIT.error);
+    options.log(
+      `no policy at ${options.policyPath}: using the built-in starter policy (run \`acp init\` to write one)`,
+    );
+    const starter = parsePolicy(STARTER_POLICY, { file: "<starter policy>" });
+    if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);
+    return starter.value;
+  }
+  const parsed = parsePolicy(readFileSync(options.policyPath, "utf8"), { file: options.policyPath });
+  if (!parsed.ok) {
+    const lines = parsed.issues.map((i) => formatIssue(i, options.policyPath)).join("\n");
+    throw new CliError(`invalid policy:\n${lines}`, EXIT.invalid);
+  }
+  return parsed.value;
+}
+
+function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
+  const file = join(options.state.home, "consent-graph.json");
+  if (!existsSync(file)) return null;
+  const graph = parseConsentGraph(readFileSync(file, "utf8"), { file });
+  if (!graph.ok) {
+    const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
+    throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
+  }
+  const reviews = readGraphReviews(graphReviewsPath(options.state.home));
+  const record: GraphReviewRecord | undefined = reviews.ok ? reviews.value : undefined;
+  if (!reviews.ok) options.log(`ignoring an unreadable graph review record: every autonomous tier counts as decayed`);
+  return graphSource({ graph: graph.value, ...(record !== undefined ? { context: { reviews: record } } : {}) });
+}
+
+/**
+ * The proxy's `Decide`: the one pipeline over the policy, the home's consent graph (when present) and
+ * the action contract, with rate limits kept in `state.db` (or memory without a home). Never throws.
+ */
+export function createPipelineDecide(options: PipelineDecideOptions): Decide {
+  const policy = loadPolicy(options);
+  const db = options.state.db();
+  const rateLimiter = db === null ? createMemoryRateLimiter() : createSqliteRateLimiter(db);
+  const sources: DecisionSource[] = [policySource(compilePolicy(policy), { rateLimiter })];
+  const graph = graphSourceOf(options);
+  if (graph !== null) sources.push(graph);
+  sources.push(contractSource());
+  const pipeline = createPipeline(sources, { classify: policy.classify });
+  return (request) => pipeline.decide(request, options.now());
+}

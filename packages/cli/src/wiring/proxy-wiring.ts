@@ -1,0 +1,75 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { ConsentBrokerHandle } from "@acp/proxy";
+import type { CliContext } from "../context.js";
+import type { ProxyWiring } from "../commands/proxy.js";
+import { createHomeAuditSink, type ClosableAuditSink } from "./audit-sink.js";
+import { createWiredBroker } from "./consent-broker.js";
+import { createPipelineDecide } from "./decide.js";
+import { openHomeState, type HomeState } from "./home-state.js";
+import { homeSigningKey, type SigningKey } from "./signing-key.js";
+
+interface Wired {
+  readonly state: HomeState;
+  readonly key: SigningKey;
+  readonly audit: ClosableAuditSink;
+}
+
+/**
+ * The real wiring of `acp proxy`: the one pipeline (policy, consent graph, action contract; rate limits in
+ * state.db), the consent broker (terminal + `acp approve`, answers signed and verified, nonces spent
+ * durably), and the hash-chained audit log with signed checkpoints. Without `$ACP_HOME` it still works —
+ * the starter policy, an ephemeral key, memory state, no audit — and says so on stderr.
+ */
+export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Promise<void> } {
+  const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
+  let wired: Wired | undefined;
+  let broker: ConsentBrokerHandle | undefined;
+  const wire = (home: string): Wired => {
+    if (wired !== undefined) return wired;
+    const state = openHomeState(home);
+    if (!state.exists) log(`no ACP home at ${home}: nothing is audited and state is kept in memory (run \`acp init\`)`);
+    const hasKeys = existsSync(join(home, "keys", "private.key"));
+    const key = homeSigningKey(ctx.io, hasKeys ? home : null, log);
+    const audit = createHomeAuditSink({
+      home: state.exists ? home : null,
+      clock: ctx.io.now,
+      signer: async () => {
+        if (!hasKeys) return undefined;
+        try {
+          return (await key.get()).privateKey;
+        } catch (err) {
+          log(`audit checkpoints are not signed: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        }
+      },
+    });
+    wired = { state, key, audit };
+    return wired;
+  };
+  return {
+    createDecide: ({ policyPath, home }) => {
+      const { state } = wire(home);
+      const path = policyPath ?? join(home, "policy.yml");
+      return createPipelineDecide({
+        state,
+        policyPath: path,
+        policyIsDefault: path === join(home, "policy.yml") && !existsSync(path),
+        now: ctx.io.now,
+        log,
+      });
+    },
+    createBroker: ({ home }) => {
+      const { state, key } = wire(home);
+      broker = createWiredBroker({ state, key, clock: ctx.io.now });
+      return broker;
+    },
+    createAudit: ({ home }) => wire(home).audit,
+    async close() {
+      await broker?.close();
+      if (wired === undefined) return;
+      await wired.audit.close();
+      wired.state.close();
+    },
+  };
+}

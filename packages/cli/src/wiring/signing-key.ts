@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { ed25519KeyPairFromSeed, generateEd25519Seed, type Ed25519KeyPair } from "@acp/core";
+import { loadMasterSeed, readPrivateKeyFile } from "@acp/store";
+import type { CliIo } from "../context.js";
+import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
+
+/** The key a long-running command signs with: the home's, or an ephemeral one without a home. */
+export interface SigningKey {
+  /** Loads (once) and returns the key pair; rejects with a message a person can act on. */
+  get(): Promise<Ed25519KeyPair>;
+  readonly ephemeral: boolean;
+}
+
+/**
+ * The home's Ed25519 key, unlocked with `ACP_PASSPHRASE` or, when the key is not encrypted, without one.
+ * A proxy cannot prompt (stdin carries MCP), so a missing passphrase is an error naming the fix.
+ */
+export function homeSigningKey(io: CliIo, home: string | null, log: (line: string) => void): SigningKey {
+  let loaded: Promise<Ed25519KeyPair> | undefined;
+  if (home === null) {
+    const pair = ed25519KeyPairFromSeed(generateEd25519Seed((n) => randomBytes(n)));
+    log(
+      `no ACP home: approvals are signed with an ephemeral key ${pair.publicKeyHex.slice(0, 16)}… (run \`acp init\`)`,
+    );
+    return { get: () => Promise.resolve(pair), ephemeral: true };
+  }
+  const load = (): Ed25519KeyPair => {
+    const file = readPrivateKeyFile(home);
+    if (!file.ok) throw new Error(file.issues[0]?.message ?? "cannot read keys/private.key");
+    const passphrase = io.env[PASSPHRASE_ENV];
+    const seed = loadMasterSeed(home, passphrase === "" ? undefined : passphrase);
+    if (!seed.ok) {
+      const why = seed.issues[0]?.message ?? "cannot open keys/private.key";
+      throw new Error(`${why} (set ${PASSPHRASE_ENV} for the proxy to sign approvals)`);
+    }
+    return ed25519KeyPairFromSeed(seed.value);
+  };
+  return {
+    get: () => (loaded ??= Promise.resolve().then(load)),
+    ephemeral: false,
+  };
+}
