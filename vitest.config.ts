@@ -18,5 +18,6 @@ export default defineConfig({
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30_000,
+    globalSetup: ["packages/store/test/postgres/global-setup.ts"],
   },
 });

@@ -5,3 +5,4 @@ export * from "./home/index.js";
 export * from "./pending/index.js";
 export * from "./graph-review/index.js";
 export * from "./audit/index.js";
+export * from "./postgres/index.js";

@@ -1,0 +1,69 @@
+import {
+  PENDING_STATUSES,
+  type DecideResult,
+  type NewPendingConsent,
+  type PendingConsentRow,
+  type PendingConsentStore,
+  type PendingStatus,
+} from "../pending/index.js";
+import { PostgresStoreError } from "./postgres-store-error.js";
+
+/**
+ * The pending-consent store as every implementation offers it: the SQLite store (synchronous, adapted by
+ * {@link toAsyncPendingConsentStore}) and the PostgreSQL one. Same rows, statuses and failure codes as
+ * {@link PendingConsentStore}; every answer is a promise.
+ */
+export interface AsyncPendingConsentStore {
+  /** Adds a pending request. Rejects if the id exists (ids are random; a clash is a bug). */
+  insert(request: NewPendingConsent): Promise<void>;
+  /** The row with this id, or null. */
+  get(id: string): Promise<PendingConsentRow | null>;
+  /** Requests still pending and not expired at `nowMs`, oldest first. */
+  listPending(nowMs: number): Promise<PendingConsentRow[]>;
+  /**
+   * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
+   * A second answer (from any node), an unknown id or an expired request is refused and changes nothing.
+   */
+  decide(id: string, status: "approved" | "denied", answer: unknown, nowMs: number): Promise<DecideResult>;
+  /** Closes a still-pending row with the final outcome. True if it changed. */
+  settle(id: string, status: Exclude<PendingStatus, "pending">, nowMs: number): Promise<boolean>;
+  /** Deletes rows that are no longer pending and were created before `beforeMs`; returns how many. */
+  deleteSettledBefore(beforeMs: number): Promise<number>;
+}
+
+function invalidStatus(what: string, status: unknown): PostgresStoreError {
+  return new PostgresStoreError("postgres_input_invalid", `pending consent: invalid ${what} \`${String(status)}\``);
+}
+
+/**
+ * Wraps the synchronous SQLite {@link PendingConsentStore}: a thrown error becomes a rejection. Like the
+ * PostgreSQL store, it refuses an answer other than `approved`/`denied` and a settlement as `pending`
+ * (the SQLite store itself would record them).
+ */
+export function toAsyncPendingConsentStore(store: PendingConsentStore): AsyncPendingConsentStore {
+  const run = <T>(fn: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  };
+  return {
+    insert: (request) => run(() => store.insert(request)),
+    get: (id) => run(() => store.get(id)),
+    listPending: (nowMs) => run(() => store.listPending(nowMs)),
+    decide: (id, status, answer, nowMs) =>
+      run(() => {
+        if (status !== "approved" && status !== "denied") throw invalidStatus("answer", status);
+        return store.decide(id, status, answer, nowMs);
+      }),
+    settle: (id, status, nowMs) =>
+      run(() => {
+        if ((status as PendingStatus) === "pending" || !PENDING_STATUSES.includes(status)) {
+          throw invalidStatus("settlement", status);
+        }
+        return store.settle(id, status, nowMs);
+      }),
+    deleteSettledBefore: (beforeMs) => run(() => store.deleteSettledBefore(beforeMs)),
+  };
+}

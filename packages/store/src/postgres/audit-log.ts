@@ -1,0 +1,204 @@
+import { randomUUID } from "node:crypto";
+import type { PoolClient } from "pg";
+import {
+  createAuditEventBody,
+  createCheckpointBody,
+  createCheckpointInput,
+  createRedactor,
+  DEFAULT_REDACTION,
+  redactAuditInput,
+  sealAuditLine,
+  signCheckpoint,
+  type AuditEventInput,
+  type AuditEventV02,
+  type CheckpointSigner,
+  type RedactionRules,
+  type Redactor,
+} from "@acp/core";
+import { AuditLogError } from "../audit/index.js";
+import type { PostgresStore } from "./open-postgres-store.js";
+import { ADVISORY_LOCK } from "./schema.js";
+
+/** Options of {@link createPostgresAuditLog} (the file log's, less what only a file has). */
+export interface PostgresAuditLogOptions {
+  /** Signs checkpoints; without it no checkpoint is written. */
+  readonly signer?: CheckpointSigner;
+  /** A signed checkpoint after this many events in the chain (all nodes together; default 1000), and at `close()`. */
+  readonly checkpointEvery?: number;
+  /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */
+  readonly redaction?: RedactionRules | false;
+  /** The clock for event and checkpoint timestamps. */
+  readonly clock: () => Date;
+  /** Unique part of event ids (`ae_<this>`); default a random UUID. */
+  readonly randomId?: () => string;
+  /** Most events committed in one transaction (default 1024). */
+  readonly maxBatch?: number;
+}
+
+/** The audit chain in PostgreSQL, appended by every node into one chain. */
+export interface PostgresAuditLog {
+  /** Redacts, hashes, chains and commits one event; resolves with the event as stored. */
+  append(input: AuditEventInput): Promise<AuditEventV02>;
+  /** Appends a signed checkpoint now; resolves `null` without a signer. */
+  checkpoint(): Promise<AuditEventV02 | null>;
+  /** Resolves when everything appended so far is committed (or has failed). */
+  flush(): Promise<void>;
+  /** Flushes and appends a final checkpoint when the chain has events after its last one. Leaves the store open. */
+  close(): Promise<void>;
+}
+
+interface Queued {
+  readonly kind: "event" | "checkpoint" | "final";
+  readonly input: AuditEventInput;
+  readonly timestamp: string;
+  readonly resolve: (event: AuditEventV02 | null) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface Head {
+  seq: number;
+  hash: string | null;
+  sinceCheckpoint: number;
+}
+
+interface Row {
+  readonly seq: number;
+  readonly event: AuditEventV02;
+  readonly line: string;
+  readonly sinceCheckpoint: number;
+}
+
+const RESERVED = new Set(["checkpoint", "audit_recovered"]);
+
+const INSERT = `INSERT INTO acp_audit_events
+  (seq, event_hash, previous_event_hash, since_checkpoint, event_type, request_id, timestamp, line)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])`;
+
+async function readHead(client: PoolClient): Promise<Head> {
+  const found = await client.query<{ seq: number; event_hash: string; since_checkpoint: number }>(
+    "SELECT seq, event_hash, since_checkpoint FROM acp_audit_events ORDER BY seq DESC LIMIT 1",
+  );
+  const row = found.rows[0];
+  return row === undefined
+    ? { seq: 0, hash: null, sinceCheckpoint: 0 }
+    : { seq: row.seq, hash: row.event_hash, sinceCheckpoint: row.since_checkpoint };
+}
+
+async function insertRows(client: PoolClient, rows: readonly Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  await client.query(INSERT, [
+    rows.map((r) => r.seq),
+    rows.map((r) => r.event.event_hash),
+    rows.map((r) => r.event.previous_event_hash),
+    rows.map((r) => r.sinceCheckpoint),
+    rows.map((r) => r.event.event_type),
+    rows.map((r) => r.event.request_id),
+    rows.map((r) => r.event.timestamp),
+    rows.map((r) => r.line),
+  ]);
+}
+
+/**
+ * An audit log whose chain lives in PostgreSQL and is shared by every node: each batch of appends is one
+ * transaction that takes `pg_advisory_xact_lock`, reads the head, and inserts the lines chained to it,
+ * so appends from all nodes form ONE chain that {@link verifyAuditChain} accepts (export it with
+ * `readPostgresAuditLines`). Lines are the same RFC 8785 canonical JSON as `audit.jsonl`. A failed
+ * transaction rolls back whole: the appends in it reject (the caller refuses) and the chain is intact.
+ */
+export function createPostgresAuditLog(store: PostgresStore, options: PostgresAuditLogOptions): PostgresAuditLog {
+  const redact: Redactor | null =
+    options.redaction === false ? null : createRedactor(options.redaction ?? DEFAULT_REDACTION);
+  const every = Math.max(1, options.checkpointEvery ?? 1000);
+  const maxBatch = Math.max(1, options.maxBatch ?? 1024);
+  const queue: Queued[] = [];
+  let draining: Promise<void> | null = null;
+  let closed = false;
+
+  const seal = (head: Head, batch: readonly Queued[]): { rows: Row[]; done: [Queued, AuditEventV02 | null][] } => {
+    const rows: Row[] = [];
+    const done: [Queued, AuditEventV02 | null][] = [];
+    const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
+      const id = `ae_${(options.randomId ?? randomUUID)()}`;
+      const sealed = sealAuditLine(createAuditEventBody(input, { id, timestamp, previousEventHash: head.hash }));
+      head.seq += 1;
+      head.hash = sealed.event.event_hash;
+      head.sinceCheckpoint = input.event_type === "checkpoint" ? 0 : head.sinceCheckpoint + 1;
+      rows.push({ seq: head.seq, event: sealed.event, line: sealed.line, sinceCheckpoint: head.sinceCheckpoint });
+      return sealed.event;
+    };
+    const checkpoint = (): AuditEventV02 | null => {
+      if (options.signer === undefined) return null;
+      const timestamp = options.clock().toISOString();
+      const body = createCheckpointBody(head.hash, head.seq, timestamp);
+      return add(createCheckpointInput({ body, signature: signCheckpoint(body, options.signer) }), timestamp);
+    };
+    for (const item of batch) {
+      try {
+        if (item.kind === "event") done.push([item, add(item.input, item.timestamp)]);
+        else done.push([item, item.kind === "final" && head.sinceCheckpoint === 0 ? null : checkpoint()]);
+      } catch (err) {
+        item.reject(err);
+        continue;
+      }
+      if (head.sinceCheckpoint >= every) checkpoint();
+    }
+    return { rows, done };
+  };
+
+  const writeBatch = async (batch: Queued[]): Promise<void> => {
+    try {
+      const done = await store.transaction(async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
+        const plan = seal(await readHead(client), batch);
+        await insertRows(client, plan.rows);
+        return plan.done;
+      });
+      for (const [item, event] of done) item.resolve(event);
+    } catch (err) {
+      for (const item of batch) item.reject(err);
+    }
+  };
+
+  const drain = async (): Promise<void> => {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      while (queue.length > 0) await writeBatch(queue.splice(0, maxBatch));
+    } finally {
+      draining = null;
+    }
+  };
+
+  const enqueue = (kind: Queued["kind"], input: AuditEventInput): Promise<AuditEventV02 | null> => {
+    if (closed)
+      return Promise.reject(new AuditLogError({ code: "audit_log_closed" }, `${store.url}: the audit log is closed`));
+    const timestamp = options.clock().toISOString();
+    return new Promise((resolve, reject) => {
+      queue.push({ kind, input, timestamp, resolve, reject });
+      draining ??= drain();
+    });
+  };
+
+  const flush = async (): Promise<void> => {
+    while (draining !== null) await draining;
+  };
+
+  return {
+    append(input) {
+      if (RESERVED.has(input.event_type)) {
+        const message = `event type \`${input.event_type}\` is written by the log itself`;
+        return Promise.reject(new AuditLogError({ code: "audit_event_reserved" }, message));
+      }
+      const redacted = redact === null ? input : redactAuditInput(input, redact);
+      return enqueue("event", redacted) as Promise<AuditEventV02>;
+    },
+    checkpoint: () => enqueue("checkpoint", { event_type: "checkpoint" }),
+    flush,
+    async close() {
+      if (closed) return flush();
+      const final = enqueue("final", { event_type: "checkpoint" });
+      closed = true;
+      await final;
+      await flush();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * The PostgreSQL state store (`storage.url: postgres://…`): the SQLite store's tables on a server shared
+ * by several nodes, consent decisions announced with LISTEN/NOTIFY, and one audit chain for all nodes.
+ */
+export {
+  openPostgresStore,
+  redactPostgresUrl,
+  type OpenPostgresStoreOptions,
+  type PostgresStore,
+} from "./open-postgres-store.js";
+export { applyPostgresMigrations, listPostgresMigrations, type PostgresMigration } from "./migrations.js";
+export { POSTGRES_MIGRATIONS, ADVISORY_LOCK } from "./schema.js";
+export { PostgresStoreError, type PostgresStoreErrorCode } from "./postgres-store-error.js";
+export { createPostgresNonceStore, type PostgresNonceStore, type PostgresNonceStoreOptions } from "./nonce-store.js";
+export {
+  createPostgresRateLimiter,
+  type PostgresRateLimiter,
+  type PostgresRateLimiterOptions,
+} from "./rate-limiter.js";
+export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./async-pending-store.js";
+export { createPostgresPendingConsentStore, CONSENT_CHANNEL } from "./pending-store.js";
+export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
+export { openConsentWaiter, type ConsentWaiter } from "./consent-waiter.js";
+export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
+export {
+  exportPostgresAuditJsonl,
+  readPostgresAuditLines,
+  verifyPostgresAuditChain,
+  type ReadAuditLinesOptions,
+} from "./audit-export.js";

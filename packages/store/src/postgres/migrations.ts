@@ -1,0 +1,75 @@
+import type { Pool } from "pg";
+import { isMigrationId } from "../sqlite/index.js";
+import { messageOf, PostgresStoreError } from "./postgres-store-error.js";
+import { ADVISORY_LOCK } from "./schema.js";
+
+/**
+ * One schema change, applied once per database; ids follow the SQLite store's `<feature>/<NNN>-<what>`
+ * and are recorded in the same `acp_migrations` table. `up` is SQL (several statements allowed).
+ */
+export interface PostgresMigration {
+  readonly id: string;
+  readonly up: string;
+}
+
+const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS acp_migrations (
+  id         TEXT PRIMARY KEY,
+  ord        BIGINT GENERATED ALWAYS AS IDENTITY,
+  applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+)`;
+
+function assertIds(migrations: readonly PostgresMigration[]): void {
+  const ids = new Set<string>();
+  for (const m of migrations) {
+    if (!isMigrationId(m.id)) {
+      throw new PostgresStoreError(
+        "postgres_migration_failed",
+        `migration id \`${m.id}\` is not \`<feature>/<NNN>-<what>\``,
+      );
+    }
+    if (ids.has(m.id))
+      throw new PostgresStoreError("postgres_migration_failed", `migration id \`${m.id}\` appears twice`);
+    ids.add(m.id);
+  }
+}
+
+/**
+ * Applies the migrations not yet recorded in `acp_migrations`, in order, in ONE transaction under an
+ * advisory lock: nodes starting together wait for each other, none applies a migration twice, and a
+ * failing migration leaves nothing behind (PostgreSQL DDL is transactional). Returns the ids applied now.
+ */
+export async function applyPostgresMigrations(pool: Pool, migrations: readonly PostgresMigration[]): Promise<string[]> {
+  assertIds(migrations);
+  const client = await pool.connect();
+  const applied: string[] = [];
+  let current = "";
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.migrations]);
+    await client.query(CREATE_TABLE);
+    const done = new Set((await client.query<{ id: string }>("SELECT id FROM acp_migrations")).rows.map((r) => r.id));
+    for (const migration of migrations) {
+      if (done.has(migration.id)) continue;
+      current = migration.id;
+      await client.query(migration.up);
+      await client.query("INSERT INTO acp_migrations (id) VALUES ($1)", [migration.id]);
+      applied.push(migration.id);
+    }
+    await client.query("COMMIT");
+    return applied;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    const which = current === "" ? "migrations" : `migration \`${current}\``;
+    throw new PostgresStoreError("postgres_migration_failed", `${which} failed: ${messageOf(err)}`, { cause: err });
+  } finally {
+    client.release();
+  }
+}
+
+/** The ids recorded in `acp_migrations`, oldest first (empty before the first migration). */
+export async function listPostgresMigrations(pool: Pool): Promise<string[]> {
+  const exists = await pool.query<{ t: string | null }>("SELECT to_regclass('acp_migrations')::text AS t");
+  if (exists.rows[0]?.t == null) return [];
+  const rows = await pool.query<{ id: string }>("SELECT id FROM acp_migrations ORDER BY ord");
+  return rows.rows.map((r) => r.id);
+}

@@ -1,0 +1,135 @@
+import pg, { type ClientConfig, type PoolClient, type QueryResult, type QueryResultRow } from "pg";
+import { applyPostgresMigrations, type PostgresMigration } from "./migrations.js";
+import { messageOf, PostgresStoreError } from "./postgres-store-error.js";
+import { POSTGRES_MIGRATIONS } from "./schema.js";
+
+const INT8_OID = 20;
+
+/** BIGINT columns hold epoch milliseconds and counts: read them as numbers, not strings. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: "text" | "binary"): unknown =>
+    oid === INT8_OID && format !== "binary"
+      ? (value: string): number => Number(value)
+      : pg.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
+};
+
+/** Options of {@link openPostgresStore}. */
+export interface OpenPostgresStoreOptions {
+  /** Most pooled connections (default 10). */
+  readonly max?: number;
+  /** Give up connecting after this long (ms, default 5000). */
+  readonly connectTimeoutMs?: number;
+  /** `application_name` shown in `pg_stat_activity` (default `acp`). */
+  readonly applicationName?: string;
+  /** Apply the store's migrations at open (default true). */
+  readonly migrate?: boolean;
+  /** Further migrations applied after the store's own (same id rules). */
+  readonly migrations?: readonly PostgresMigration[];
+  /** Told about errors of idle pooled connections (a restarted server); they are otherwise dropped. */
+  readonly onConnectionError?: (err: Error) => void;
+}
+
+/** An open PostgreSQL state store: one pool shared by the nonce store, limiter, pending store and audit log. */
+export interface PostgresStore {
+  /** The URL with any password replaced by `***` (safe to print). */
+  readonly url: string;
+  readonly closed: boolean;
+  /** Runs one statement on a pooled connection (autocommit). */
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: readonly unknown[]): Promise<QueryResult<R>>;
+  /** Runs `fn` in `BEGIN … COMMIT` on one connection; rolls back when it throws. */
+  transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T>;
+  /** A new connection outside the pool (for `LISTEN`); the caller ends it. */
+  connectDedicated(): Promise<pg.Client>;
+  /** Ends the pool; idempotent. Later calls reject with `postgres_store_closed`. */
+  close(): Promise<void>;
+}
+
+/** The URL with its password masked. Throws `postgres_url_invalid` when it is not a postgres URL. */
+export function redactPostgresUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new PostgresStoreError("postgres_url_invalid", "storage url is not a valid URL (expected postgres://…)");
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    throw new PostgresStoreError(
+      "postgres_url_invalid",
+      `storage url scheme \`${parsed.protocol.replace(/:$/, "")}\` is not postgres (expected postgres://…)`,
+    );
+  }
+  if (parsed.password !== "") parsed.password = "***";
+  return parsed.toString();
+}
+
+function closedError(url: string): PostgresStoreError {
+  return new PostgresStoreError("postgres_store_closed", `${url}: the postgres store is closed`);
+}
+
+/**
+ * Opens a pool on `url` (`postgres://user:pass@host:port/db`), checks that the server answers
+ * (`postgres_unavailable` otherwise, the password never shown) and applies the store's migrations
+ * (`acp_migrations`, one transaction under an advisory lock, so several nodes may open at once).
+ */
+export async function openPostgresStore(url: string, options: OpenPostgresStoreOptions = {}): Promise<PostgresStore> {
+  const safeUrl = redactPostgresUrl(url);
+  const config: ClientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    application_name: options.applicationName ?? "acp",
+    types: TYPES,
+  };
+  const pool = new pg.Pool({ ...config, max: options.max ?? 10 });
+  pool.on("error", (err) => options.onConnectionError?.(err));
+  let closed = false;
+  const store: PostgresStore = {
+    url: safeUrl,
+    get closed() {
+      return closed;
+    },
+    query: <R extends QueryResultRow>(text: string, values?: readonly unknown[]) =>
+      closed ? Promise.reject(closedError(safeUrl)) : pool.query<R>(text, values === undefined ? [] : [...values]),
+    transaction: async (fn) => {
+      if (closed) throw closedError(safeUrl);
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const result = await fn(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    connectDedicated: async () => {
+      if (closed) throw closedError(safeUrl);
+      const client = new pg.Client(config);
+      await client.connect();
+      return client;
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+  try {
+    await pool.query("SELECT 1");
+  } catch (err) {
+    await store.close();
+    throw new PostgresStoreError("postgres_unavailable", `${safeUrl}: cannot connect: ${messageOf(err)}`, {
+      cause: err,
+    });
+  }
+  try {
+    const migrations = [...(options.migrate === false ? [] : POSTGRES_MIGRATIONS), ...(options.migrations ?? [])];
+    if (migrations.length > 0) await applyPostgresMigrations(pool, migrations);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}

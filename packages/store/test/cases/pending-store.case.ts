@@ -1,0 +1,164 @@
+/**
+ * The shared suite every {@link AsyncPendingConsentStore} passes: SQLite (adapted) and PostgreSQL.
+ * `factory` makes a store with no rows (called once per test).
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AsyncPendingConsentStore, NewPendingConsent } from "../../src/index.js";
+
+/** Makes an empty store. */
+export type PendingStoreFactory = () => Promise<AsyncPendingConsentStore>;
+
+const T0 = Date.parse("2026-01-15T12:00:00Z");
+
+/** A request as the CLI channel would write it. */
+export function pendingRow(id: string, overrides: Partial<NewPendingConsent> = {}): NewPendingConsent {
+  return {
+    id,
+    nonce: `n_${id}`,
+    sessionId: "s1",
+    server: "fs",
+    tool: "write_file",
+    request: { id, action: { parameters: { path: "/tmp/x" } } },
+    reasons: [{ code: "rule_matched" }],
+    createdAtMs: T0,
+    expiresAtMs: T0 + 60_000,
+    ...overrides,
+  };
+}
+
+export function describePendingConsentStore(name: string, factory: PendingStoreFactory): void {
+  describe(`pending consent store contract: ${name}`, () => {
+    it("lists only pending, unexpired requests, oldest first, and reads rows back as written", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_b", { createdAtMs: T0 + 1 }));
+      await store.insert(pendingRow("cr_a"));
+      await store.insert(pendingRow("cr_old", { expiresAtMs: T0 + 10 }));
+      await store.insert(
+        pendingRow("cr_nosession", { sessionId: undefined as unknown as string, createdAtMs: T0 + 2 }),
+      );
+      expect((await store.listPending(T0 + 100)).map((r) => r.id)).toEqual(["cr_a", "cr_b", "cr_nosession"]);
+      expect(await store.get("cr_a")).toEqual({
+        id: "cr_a",
+        nonce: "n_cr_a",
+        sessionId: "s1",
+        server: "fs",
+        tool: "write_file",
+        request: { id: "cr_a", action: { parameters: { path: "/tmp/x" } } },
+        reasons: [{ code: "rule_matched" }],
+        createdAtMs: T0,
+        expiresAtMs: T0 + 60_000,
+        status: "pending",
+        answer: null,
+        decidedAtMs: null,
+      });
+      expect((await store.get("cr_nosession"))?.sessionId).toBeNull();
+      expect(await store.get("cr_missing")).toBeNull();
+    });
+
+    it("refuses a second insert of one id and keeps the first", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_a"));
+      await expect(store.insert(pendingRow("cr_a", { tool: "other" }))).rejects.toThrow();
+      expect((await store.get("cr_a"))?.tool).toBe("write_file");
+    });
+
+    it("records an answer once; a second answer, an unknown id or an expired request is refused", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_a"));
+      await store.insert(pendingRow("cr_e", { expiresAtMs: T0 + 10 }));
+      expect(await store.decide("cr_a", "approved", { by: "me" }, T0 + 1)).toMatchObject({
+        ok: true,
+        row: { status: "approved", answer: { by: "me" }, decidedAtMs: T0 + 1 },
+      });
+      expect(await store.decide("cr_a", "denied", {}, T0 + 2)).toEqual({
+        ok: false,
+        code: "consent_request_already_decided",
+        status: "approved",
+      });
+      expect(await store.decide("cr_x", "approved", {}, T0)).toEqual({ ok: false, code: "consent_request_unknown" });
+      expect(await store.decide("cr_e", "approved", {}, T0 + 10)).toEqual({
+        ok: false,
+        code: "consent_request_expired",
+        status: "pending",
+      });
+      expect(await store.get("cr_e")).toMatchObject({ status: "pending", answer: null, decidedAtMs: null });
+      expect((await store.get("cr_a"))?.answer).toEqual({ by: "me" });
+    });
+
+    it("lets exactly one of many concurrent answers win", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_race"));
+      const answers = Array.from({ length: 12 }, (_, i) =>
+        store.decide("cr_race", i % 2 === 0 ? "approved" : "denied", { i }, T0 + 1),
+      );
+      const results = await Promise.all(answers);
+      const winners = results.filter((r) => r.ok);
+      expect(winners).toHaveLength(1);
+      const row = await store.get("cr_race");
+      expect(row?.answer).toEqual(winners[0]?.ok === true ? winners[0].row.answer : "no winner");
+      for (const r of results) if (!r.ok) expect(r.code).toBe("consent_request_already_decided");
+    });
+
+    it("settles only a pending row and purges settled rows created before a time", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_a"));
+      await store.insert(pendingRow("cr_keep", { createdAtMs: T0 + 5 }));
+      await store.insert(pendingRow("cr_open"));
+      expect(await store.settle("cr_a", "withdrawn", T0 + 1)).toBe(true);
+      expect(await store.settle("cr_a", "approved", T0 + 2)).toBe(false);
+      expect(await store.settle("cr_missing", "expired", T0 + 2)).toBe(false);
+      expect(await store.settle("cr_keep", "expired", T0 + 6)).toBe(true);
+      expect((await store.get("cr_a"))?.status).toBe("withdrawn");
+      expect(await store.deleteSettledBefore(T0 + 1)).toBe(1);
+      expect(await store.get("cr_a")).toBeNull();
+      expect((await store.get("cr_keep"))?.status).toBe("expired");
+      expect((await store.get("cr_open"))?.status).toBe("pending");
+    });
+
+    it("rejects an answer that is neither approved nor denied and changes nothing", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_a"));
+      const hostile = "pending" as unknown as "approved";
+      await expect(store.decide("cr_a", hostile, {}, T0 + 1)).rejects.toThrow();
+      expect(await store.get("cr_a")).toMatchObject({ status: "pending", answer: null });
+    });
+
+    it("stores hostile text (quotes, SQL, unicode, a large request) verbatim", async () => {
+      const store = await factory();
+      const id = "cr_'; DROP TABLE pending_consent; --";
+      const request = { text: "\u2028é😀\"'\\", big: "x".repeat(256 * 1024), nested: [[[{ a: null }]]] };
+      await store.insert(pendingRow(id, { tool: 't"ool`', server: "ſerver", request }));
+      const row = await store.get(id);
+      expect(row).toMatchObject({ id, tool: 't"ool`', server: "ſerver" });
+      expect(row?.request).toEqual(request);
+      expect((await store.listPending(T0)).map((r) => r.id)).toEqual([id]);
+    });
+
+    it("keeps the first answer whatever sequence of answers and settlements follows", async () => {
+      const op = fc.record({
+        kind: fc.constantFrom("approved", "denied", "expired", "withdrawn"),
+        at: fc.integer({ min: 1, max: 120_000 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 6 }), async (ops) => {
+          const store = await factory();
+          await store.insert(pendingRow("cr_p"));
+          let first: string | null = null;
+          for (const { kind, at } of ops) {
+            const changed =
+              kind === "approved" || kind === "denied"
+                ? (await store.decide("cr_p", kind, { kind }, T0 + at)).ok
+                : await store.settle("cr_p", kind, T0 + at);
+            if (changed) {
+              expect(first).toBeNull();
+              first = kind;
+            }
+          }
+          expect((await store.get("cr_p"))?.status).toBe(first ?? "pending");
+        }),
+        { numRuns: 25 },
+      );
+    });
+  });
+}

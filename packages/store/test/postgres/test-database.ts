@@ -1,0 +1,49 @@
+/**
+ * Test databases on the run's PostgreSQL (started by `global-setup.ts`): each test file gets its own
+ * database, so files running in parallel never see each other's rows.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { inject } from "vitest";
+
+/**
+ * The URL of the run's PostgreSQL. Throws (the test FAILS, it is never skipped) when the server could not
+ * be installed or started, with the reason.
+ */
+export function postgresTestUrl(): string {
+  const given = inject("acpTestPostgres");
+  if (given?.url != null) return given.url;
+  throw new Error(
+    `postgres tests need a running PostgreSQL and there is none: ${given?.error ?? "the vitest globalSetup did not run"}` +
+      " (scripts/postgres.sh installs Debian's postgresql with apt-get; or set ACP_TEST_POSTGRES_URL)",
+  );
+}
+
+/** A fresh, empty database on the test server. */
+export interface TestDatabase {
+  readonly url: string;
+  /** Drops it (terminating whatever is still connected). */
+  drop(): Promise<void>;
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: postgresTestUrl() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates a database `acp_t_<random>` and returns its URL. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `acp_t_${randomBytes(6).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(postgresTestUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
