@@ -9,9 +9,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { NO_SESSION } from "@acp/cli";
 import { parsePolicy } from "@acp/core";
-import { scoreAgentDojo, SUITES } from "./score.mjs";
+import { collectPrompts, scoreAgentDojo, SUITES } from "./score.mjs";
 import { formatTable } from "./table.mjs";
-import { benchSessions, SESSION_RUNTIME } from "./session.mjs";
+import { benchSessions, readTools, SESSION_RUNTIME } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../..");
@@ -40,9 +40,15 @@ const inputs = { policy: parsed.value, policyFile };
 const now = new Date("2024-05-15T00:00:00Z");
 
 const rows = [["policy only", await scoreAgentDojo(dir, { inputs, sessions: NO_SESSION, now })]];
-if (SESSION_RUNTIME)
-  rows.push(["policy + session", await scoreAgentDojo(dir, { inputs, sessions: benchSessions(), now })]);
-else process.stdout.write("(the session runtime is not in this build: policy only)\n");
+if (SESSION_RUNTIME) {
+  const sessions = benchSessions({
+    prompts: collectPrompts(dir),
+    tools: readTools(join(dir, "tools.json")),
+    classify: parsed.value.classify,
+    now,
+  });
+  rows.push(["policy + session", await scoreAgentDojo(dir, { inputs, sessions, now })]);
+} else process.stdout.write("(the session runtime is not in this build: policy only)\n");
 
 if (process.argv.includes("--json")) {
   process.stdout.write(`${JSON.stringify(Object.fromEntries(rows), null, 2)}\n`);

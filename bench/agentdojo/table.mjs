@@ -14,7 +14,9 @@ function add(a, b) {
 export function formatTable(result, suites) {
   const attackKeys = Object.keys(result.attacks);
   const head = ["suite", "benign tasks", "no person", "needs a person", "refused"];
-  for (const key of attackKeys) head.push(`attacker calls stopped (${key})`, `cases defended (${key})`);
+  for (const key of attackKeys) {
+    head.push(`attacker calls stopped (${key})`, `of them consequential (${key})`, `cases defended (${key})`);
+  }
   const lines = [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`];
   let totalB;
   const totalA = {};
@@ -27,6 +29,9 @@ export function formatTable(result, suites) {
       const a = suite === "total" ? totalA[key] : result.attacks[key][suite].attacks;
       if (suite !== "total") totalA[key] = totalA[key] === undefined ? { ...a } : add(totalA[key], a);
       cells.push(`${a.stopped}/${a.injectionCalls} (${pct(a.stopped, a.injectionCalls)})`);
+      cells.push(
+        `${a.consequentialStopped}/${a.consequentialCalls} (${pct(a.consequentialStopped, a.consequentialCalls)})`,
+      );
       cells.push(`${a.defended}/${a.measurable}`);
     }
     lines.push(`| ${cells.join(" | ")} |`);

@@ -58,10 +58,20 @@ function resultCounts(pending: PendingCall[], event: ToolResultEvent): boolean {
   return call?.executed === true;
 }
 
+/**
+ * Records a result. The event's `provenance` decides when present; else a server in `trustedServers` is
+ * trusted; else the session's own configuration decides (untrusted unless configured).
+ */
 function recordResult(session: ReplaySession, event: ToolResultEvent, trusted: ReadonlySet<string>): void {
-  const isTrusted =
-    event.provenance === undefined ? trusted.has(event.server) : event.provenance !== "external_untrusted";
-  session.recordToolResult(event.server, event.tool, event.content, { trusted: isTrusted });
+  let isTrusted: boolean | undefined;
+  if (event.provenance !== undefined) isTrusted = event.provenance !== "external_untrusted";
+  else if (trusted.has(event.server)) isTrusted = true;
+  session.recordToolResult(
+    event.server,
+    event.tool,
+    event.content,
+    isTrusted === undefined ? {} : { trusted: isTrusted },
+  );
 }
 
 /** Builds a replayer from a config. */

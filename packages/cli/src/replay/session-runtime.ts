@@ -18,6 +18,8 @@ import type { ReplaySession, ReplaySessionFactory } from "./session-seam.js";
 export interface ReplaySessionConfig {
   /** The intent every trace runs under; absent: every action allowed (provenance still judged). */
   readonly intent?: unknown;
+  /** The intent of one trace (wins over `intent`), e.g. derived from that trace's user input. */
+  readonly intentFor?: (traceName: string) => unknown;
   /** Session settings (`parseSessionSettings` form); `require_plan` defaults to false in a replay. */
   readonly settings?: Record<string, unknown>;
   /** Servers whose results are trusted (added to the settings' `trusted_servers`). */
@@ -71,13 +73,13 @@ export function createReplaySessions(config: ReplaySessionConfig): ReplaySession
       authorityKey: REPLAY_KEY,
       settings,
     });
-    session.setIntent(intent);
+    session.setIntent(config.intentFor?.(traceName) ?? intent);
     session.start();
     const replay: ReplaySession = {
       sources: [sessionSource(session)],
       recordUserInput: (text) => void session.recordUserInput(text),
-      recordToolResult: (server, tool, content, { trusted }) =>
-        void session.recordToolResult(server, tool, content, { trusted }),
+      recordToolResult: (server, tool, content, options) =>
+        void session.recordToolResult(server, tool, content, options),
       recordExecution: (request) => session.recordExecution(request),
     };
     return replay;

@@ -11,8 +11,11 @@ export interface ReplaySession {
   readonly sources: readonly DecisionSource[];
   /** The user's words (trusted: `user_input` provenance). */
   recordUserInput(text: string): void;
-  /** What a tool returned; `trusted` is false for external, untrusted content. */
-  recordToolResult(server: string, tool: string, content: unknown, options: { readonly trusted: boolean }): void;
+  /**
+   * What a tool returned. `trusted` true labels it `system_policy`, false `external_untrusted`; absent,
+   * the session's own configuration decides (untrusted unless its server is configured as trusted).
+   */
+  recordToolResult(server: string, tool: string, content: unknown, options: { readonly trusted?: boolean }): void;
   /** A call that executed (accepted, or asked and approved where the driver is told to approve asks). */
   recordExecution(request: ActionRequest, decision: Decision): void;
 }
