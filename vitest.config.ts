@@ -11,6 +11,8 @@ export default defineConfig({
       "@acp/cli": src("cli"),
       "@acp/store": src("store"),
       "@acp/proxy": src("proxy"),
+      "@acp/server": src("server"),
+      "@acp/claim": src("claim"),
     },
   },
   test: {

@@ -1,0 +1,84 @@
+/** The pending approvals page: what each agent wants, its arguments (secrets redacted), why ACP asks. */
+import type { ConsentView } from "../../service/consent-view.js";
+import { escapeHtml, jsonBlock } from "../html.js";
+
+interface RequestShape {
+  agent?: { name?: unknown; id?: unknown };
+  action?: {
+    tool?: unknown;
+    server?: unknown;
+    category?: unknown;
+    risk_level?: unknown;
+    parameters?: unknown;
+    description?: unknown;
+  };
+  policy?: { rule_id?: unknown };
+}
+
+interface ReasonShape {
+  source?: unknown;
+  code?: unknown;
+  message?: unknown;
+  rule?: unknown;
+}
+
+function text(value: unknown, fallback = ""): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+function renderReasons(reasons: unknown): string {
+  if (!Array.isArray(reasons) || reasons.length === 0) return "<p>No reason was recorded.</p>";
+  const items = (reasons as ReasonShape[]).map((r) => {
+    const rule = typeof r.rule === "string" ? ` <span class="rule">rule <code>${escapeHtml(r.rule)}</code></span>` : "";
+    return `<li>${escapeHtml(text(r.message, text(r.code, "unknown reason")))}${rule} <span class="source">(${escapeHtml(text(r.source, "pipeline"))})</span></li>`;
+  });
+  return `<ul class="reasons">${items.join("")}</ul>`;
+}
+
+/** One request as a card with its actions (the script wires the buttons). */
+export function renderConsentCard(view: ConsentView): string {
+  const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
+  const action = request.action ?? {};
+  const agent = text(request.agent?.name, text(request.agent?.id, "an agent"));
+  const params = action.parameters ?? {};
+  const id = escapeHtml(view.id);
+  return `<article class="card" data-consent-id="${id}" data-expires="${escapeHtml(view.expires_at)}">
+<h2><span class="agent">${escapeHtml(agent)}</span> wants to run <code class="tool">${escapeHtml(view.tool)}</code> on <code>${escapeHtml(view.server)}</code></h2>
+<p class="meta"><span class="badge risk-${escapeHtml(text(action.risk_level, "unknown"))}">${escapeHtml(text(action.risk_level, "unknown"))} risk</span>
+ <span class="badge">${escapeHtml(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span> · expires <time>${escapeHtml(view.expires_at)}</time></p>
+${typeof action.description === "string" && action.description !== "" ? `<p class="description">${escapeHtml(action.description)}</p>` : ""}
+<h3>Why ACP is asking</h3>
+${renderReasons(view.reasons)}
+<h3>Arguments <small>(secrets shown as [redacted])</small></h3>
+${jsonBlock(params)}
+<div class="actions">
+<button type="button" data-action="approve" data-scope="once">Approve once</button>
+<button type="button" data-action="approve" data-scope="session">Approve for this session</button>
+<span class="window"><select data-role="window" aria-label="approval window"><option value="10m">10 minutes</option><option value="1h">1 hour</option><option value="8h">8 hours</option><option value="1d">1 day</option></select>
+<button type="button" data-action="approve" data-scope="window">Approve for a while</button></span>
+</div>
+<details class="edit"><summary>Approve with edited arguments</summary>
+<textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(JSON.stringify(params, null, 2))}</textarea>
+<pre class="diff" data-role="diff" aria-live="polite"></pre>
+<button type="button" data-action="modify">Approve with these arguments</button>
+</details>
+<div class="deny"><input type="text" data-role="reason" maxlength="500" placeholder="Reason (told to the agent)" aria-label="deny reason">
+<button type="button" data-action="deny" class="danger">Deny</button></div>
+<p class="status" data-role="status" role="status"></p>
+</article>`;
+}
+
+/** The list of cards (also served alone, for the live refresh). */
+export function renderPendingList(views: readonly ConsentView[]): string {
+  if (views.length === 0) return `<p class="empty">Nothing is waiting for you.</p>`;
+  return views.map(renderConsentCard).join("\n");
+}
+
+/** The page body. */
+export function renderPendingPage(views: readonly ConsentView[]): string {
+  return `<h1>Pending approvals</h1>
+<p class="live" data-role="live">Live: new requests appear here as agents ask.</p>
+<section id="pending-list" aria-live="polite">
+${renderPendingList(views)}
+</section>`;
+}

@@ -1,0 +1,170 @@
+/** The web console: sign-in, pending approvals (live), the audit trail, the policy simulator. */
+import { readFileSync } from "node:fs";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Decision } from "@acp/core";
+import { errorBody, HttpError } from "../http/error-body.js";
+import { checkHost, type ApiAuthOptions } from "../http/api-auth.js";
+import { openConsentStream } from "../http/routes/consent-stream.js";
+import { toAuditQuery } from "../http/routes/audit.js";
+import { answerConsent, viewConsent, type ConsentAnswerInput } from "../service/consent-view.js";
+import type { ServerStores } from "../store/types.js";
+import { renderPage } from "./html.js";
+import { renderAuditPage, type AuditSearch } from "./pages/audit.js";
+import { renderPendingList, renderPendingPage } from "./pages/pending.js";
+import { renderSignedOutPage, renderSignInPage } from "./pages/sign-in.js";
+import { renderSimulatePage } from "./pages/simulate.js";
+import { currentSession, isCsrfTokenValid, isSameOrigin, seeOther, sessionCookie, SESSION_TTL_MS } from "./session.js";
+import { CONSENT_ID_PARAMS, CONSENT_RESPONSE_BODY } from "../http/schemas.js";
+
+/** What the console needs. */
+export interface ConsoleDeps {
+  readonly stores: ServerStores;
+  readonly clock: () => Date;
+  /** Decides a request without recording it or spending rate limits (the simulator). */
+  readonly simulate: (request: unknown) => Promise<Decision>;
+  /** Whether the service is served over TLS (the cookie is then `Secure`). */
+  readonly tls: boolean;
+  readonly auth: ApiAuthOptions;
+}
+
+const STATIC_DIR = new URL("../../static/", import.meta.url);
+const STATIC_FILES: Readonly<Record<string, string>> = {
+  "console.js": "text/javascript; charset=utf-8",
+  "console.css": "text/css; charset=utf-8",
+};
+
+function html(reply: FastifyReply, body: string, status = 200): FastifyReply {
+  return reply.status(status).type("text/html; charset=utf-8").send(body);
+}
+
+/** Registers every console route under `/console`. */
+export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
+  const { stores, clock } = deps;
+  const statics = new Map(
+    Object.keys(STATIC_FILES).map((name) => [name, readFileSync(new URL(name, STATIC_DIR), "utf8")]),
+  );
+  const signedOut = (reply: FastifyReply, message: string, status = 401): FastifyReply =>
+    html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message) }), status);
+
+  const page =
+    (fn: (request: FastifyRequest, csrf: string) => Promise<[string, ConsolePageName, string]>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      checkHost(request, deps.auth);
+      const current = currentSession(request, stores.consoleAuth, clock().getTime());
+      if (current === null) return signedOut(reply, "You are not signed in, or your session ended.");
+      const [title, name, body] = await fn(request, current.session.csrfToken);
+      return html(reply, renderPage({ title, page: name, body, csrfToken: current.session.csrfToken }));
+    };
+
+  /** For JSON calls from the script: a session, the same origin and the CSRF header. */
+  const stateChange = (request: FastifyRequest): void => {
+    checkHost(request, deps.auth);
+    const current = currentSession(request, stores.consoleAuth, clock().getTime());
+    if (current === null) throw new HttpError(401, "console_session_required", "sign in to the console first");
+    if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])) {
+      throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
+    }
+  };
+  const readOnly = (request: FastifyRequest): void => {
+    checkHost(request, deps.auth);
+    if (currentSession(request, stores.consoleAuth, clock().getTime()) === null) {
+      throw new HttpError(401, "console_session_required", "sign in to the console first");
+    }
+  };
+  const hidden = { schema: { hide: true } };
+
+  app.get("/console/static/:file", hidden, (request, reply) => {
+    const { file } = request.params as { file: string };
+    const body = statics.get(file);
+    const type = STATIC_FILES[file];
+    if (body === undefined || type === undefined) return reply.status(404).send(errorBody("not_found", "no such file"));
+    return reply.type(type).header("cache-control", "no-cache").send(body);
+  });
+  app.get("/console/login", hidden, (request, reply) => {
+    checkHost(request, deps.auth);
+    const token = (request.query as { token?: unknown }).token;
+    if (typeof token !== "string" || token === "") return signedOut(reply, "This sign-in link has no token.", 400);
+    return html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignInPage(token) }));
+  });
+  app.post("/console/login", hidden, (request, reply) => {
+    checkHost(request, deps.auth);
+    const token = (request.body as Record<string, unknown> | null)?.["token"];
+    const now = clock().getTime();
+    if (!isSameOrigin(request) || typeof token !== "string" || !stores.consoleAuth.redeemLink(token, now)) {
+      return signedOut(reply, "This sign-in link is invalid, already used or expired.");
+    }
+    const { id } = stores.consoleAuth.createSession(now, SESSION_TTL_MS);
+    reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));
+    return seeOther(reply, "/console/pending");
+  });
+  app.post("/console/logout", hidden, (request, reply) => {
+    checkHost(request, deps.auth);
+    const current = currentSession(request, stores.consoleAuth, clock().getTime());
+    const csrf = (request.body as Record<string, unknown> | null)?.["csrf"];
+    if (current === null || !isSameOrigin(request) || !isCsrfTokenValid(current.session, csrf)) {
+      throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
+    }
+    stores.consoleAuth.deleteSession(current.id);
+    reply.header("set-cookie", sessionCookie("", { secure: deps.tls, maxAgeS: 0 }));
+    return signedOut(reply, "You are signed out.", 200);
+  });
+  app.get("/console", hidden, (_request, reply) => seeOther(reply, "/console/pending"));
+  app.get(
+    "/console/pending",
+    hidden,
+    page(() => {
+      const views = stores.pending.listPending(clock().getTime()).map(viewConsent);
+      return Promise.resolve(["Pending approvals", "pending", renderPendingPage(views)]);
+    }),
+  );
+  app.get(
+    "/console/audit",
+    hidden,
+    page(async (request) => {
+      const raw = request.query as Record<string, unknown>;
+      const search: AuditSearch = Object.fromEntries(
+        ["q", "event_type", "tool", "decision"].flatMap((k) => {
+          const v = raw[k];
+          return typeof v === "string" && v !== "" && v.length <= 256 ? [[k, v]] : [];
+        }),
+      );
+      const before =
+        typeof raw["before"] === "string" && /^[0-9]{1,9}$/.test(raw["before"]) ? raw["before"] : undefined;
+      const query = toAuditQuery({ ...search, limit: "100", ...(before !== undefined ? { before } : {}) });
+      const [list, verification] = await Promise.all([stores.audit.list(query), stores.audit.verify()]);
+      return ["Audit trail", "audit", renderAuditPage(list, verification, search)];
+    }),
+  );
+  app.get(
+    "/console/simulate",
+    hidden,
+    page(() => Promise.resolve(["Policy simulator", "simulate", renderSimulatePage()])),
+  );
+  app.get("/console/fragments/pending", hidden, (request, reply) => {
+    readOnly(request);
+    return html(reply, renderPendingList(stores.pending.listPending(clock().getTime()).map(viewConsent)));
+  });
+  app.get("/console/events", hidden, (request, reply) => {
+    readOnly(request);
+    openConsentStream(request, reply, stores);
+  });
+  app.post(
+    "/console/api/consent/:id",
+    { schema: { hide: true, params: CONSENT_ID_PARAMS, body: CONSENT_RESPONSE_BODY } },
+    (request) => {
+      stateChange(request);
+      const { id } = request.params as { id: string };
+      const body = request.body as ConsentAnswerInput & { approver_id?: string };
+      const view = answerConsent(stores.pending, id, body, "console", clock());
+      stores.changes.poke();
+      return view;
+    },
+  );
+  app.post("/console/api/simulate", hidden, async (request) => {
+    stateChange(request);
+    const d = await deps.simulate(request.body);
+    return { route: d.route, rule: d.rule, category: d.category, risk_level: d.risk_level, reasons: d.reasons };
+  });
+}
+
+type ConsolePageName = "pending" | "audit" | "simulate";

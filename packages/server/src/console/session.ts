@@ -1,0 +1,70 @@
+/**
+ * Console sessions: an HttpOnly, SameSite=Strict cookie (Secure when served over TLS) that a one-time
+ * link opens, and the CSRF token every state change must carry (header or form field), compared in
+ * constant time.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ConsoleAuthStore, ConsoleSession } from "../store/types.js";
+
+/** The cookie's name. */
+export const SESSION_COOKIE = "acp_console";
+
+/** How long a console session lasts: 12 hours. */
+export const SESSION_TTL_MS = 12 * 3_600_000;
+
+/** How long a sign-in link stays valid: 15 minutes. */
+export const LINK_TTL_MS = 15 * 60_000;
+
+/** Reads one cookie from the `Cookie` header. */
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (header === undefined) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** The `Set-Cookie` value that opens (or, with `maxAgeS` 0, ends) a session. */
+export function sessionCookie(value: string, options: { readonly secure: boolean; readonly maxAgeS: number }): string {
+  const secure = options.secure ? "; Secure" : "";
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${options.maxAgeS}${secure}`;
+}
+
+/** The session behind the request's cookie, or null. */
+export function currentSession(
+  request: FastifyRequest,
+  store: ConsoleAuthStore,
+  nowMs: number,
+): { readonly id: string; readonly session: ConsoleSession } | null {
+  const id = readCookie(request, SESSION_COOKIE);
+  if (id === undefined) return null;
+  const session = store.getSession(id, nowMs);
+  return session === null ? null : { id, session };
+}
+
+/** Whether a presented CSRF token is the session's (constant time). */
+export function isCsrfTokenValid(session: ConsoleSession, presented: unknown): boolean {
+  if (typeof presented !== "string" || presented.length === 0 || presented.length > 256) return false;
+  const a = createHash("sha256").update(presented).digest();
+  const b = createHash("sha256").update(session.csrfToken).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Whether a state-changing request comes from this origin (when the browser says where it comes from). */
+export function isSameOrigin(request: FastifyRequest): boolean {
+  const origin = request.headers.origin;
+  if (origin === undefined) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+/** Sends a redirect that also works for a form post. */
+export function seeOther(reply: FastifyReply, location: string): FastifyReply {
+  return reply.status(303).header("location", location).send();
+}

@@ -1,0 +1,103 @@
+/**
+ * The Fastify app: the API, the MCP endpoint, the console and the OpenAPI document, with the body
+ * limit, content-type checks, closed schemas, security headers and the one error mapping.
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { Decision } from "@acp/core";
+import { registerConsole } from "../console/routes.js";
+import { registerMcpEndpoint } from "../mcp/http-endpoint.js";
+import type { ServerMetrics } from "../metrics/metrics.js";
+import type { DecisionService } from "../service/decision-service.js";
+import type { ServerStores } from "../store/types.js";
+import { createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
+import { HttpError } from "./error-body.js";
+import { installErrorHandlers } from "./error-handler.js";
+import { registerAuditRoutes } from "./routes/audit.js";
+import { registerConsentRoutes } from "./routes/consent.js";
+import { registerDecide } from "./routes/decide.js";
+import { registerHealthRoutes } from "./routes/health.js";
+import { registerPreToolCheck } from "./routes/pre-tool-check.js";
+import { addSecurityHeaders } from "./security-headers.js";
+
+/** The largest request body accepted: 1 MiB (the contract's own event limit). */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** What the app is built from. */
+export interface HttpAppOptions {
+  readonly service: DecisionService;
+  readonly stores: ServerStores;
+  readonly metrics: ServerMetrics;
+  readonly clock: () => Date;
+  /** The simulator's decide: no audit, no rate-limit spending. */
+  readonly simulate: (request: unknown) => Promise<Decision>;
+  readonly auth: ApiAuthOptions;
+  /** Key and certificate (PEM) to serve HTTPS; the console cookie is then `Secure`. */
+  readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+  readonly bodyLimit?: number;
+  /** Where internal errors are told (never to the client). Default: nowhere. */
+  readonly log?: (line: string) => void;
+}
+
+/** Builds the app (not listening yet). */
+export async function createHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    ...(options.tls !== undefined ? { https: { key: options.tls.key, cert: options.tls.cert } } : {}),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  }) as unknown as FastifyInstance;
+  app.server.headersTimeout = 15_000;
+  // JSON everywhere; HTML forms (sign-in, sign-out) only under /console.
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: 16 * 1024 },
+    (request, body, done) => {
+      if (!request.url.startsWith("/console/")) {
+        done(
+          new HttpError(415, "unsupported_media_type", "unsupported content type (send application/json)"),
+          undefined,
+        );
+        return;
+      }
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
+  addSecurityHeaders(app);
+  installErrorHandlers(app, options.metrics, options.log ?? (() => undefined));
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "ACP decision service",
+        version: "0.1.0",
+        description:
+          "Every action an agent proposes, routed accept / ask / defer / refuse. Guide: docs/guides/serve.md",
+      },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
+  const guard = createBearerGuard(options.auth);
+  const answerGuard = createBearerGuard(options.auth, true);
+  registerPreToolCheck(app, options.service, guard);
+  registerDecide(app, options.service, guard);
+  registerConsentRoutes(app, { stores: options.stores, clock: options.clock, guard, answerGuard });
+  registerAuditRoutes(app, options.stores.audit, guard);
+  registerHealthRoutes(app, { stores: options.stores, metrics: options.metrics, clock: options.clock, guard });
+  registerMcpEndpoint(app, options.service, guard);
+  registerConsole(app, {
+    stores: options.stores,
+    clock: options.clock,
+    simulate: options.simulate,
+    tls: options.tls !== undefined,
+    auth: options.auth,
+  });
+  app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  return app;
+}

@@ -1,0 +1,78 @@
+/** The one place failures become HTTP answers: a status, a stable code, a message a person can act on. */
+import type { FastifyError, FastifyInstance } from "fastify";
+import type { ServerMetrics } from "../metrics/metrics.js";
+import { AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
+import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
+
+interface Mapped {
+  readonly status: number;
+  readonly code: ServerErrorCode;
+  readonly message: string;
+}
+
+type ValidationItem = NonNullable<FastifyError["validation"]>[number];
+
+function describeValidation(error: FastifyError): Mapped {
+  const first: ValidationItem | undefined = error.validation?.[0];
+  const part = error.validationContext ?? "body";
+  const where = first?.instancePath === undefined || first.instancePath === "" ? part : `${part}${first.instancePath}`;
+  if (first?.keyword === "additionalProperties") {
+    const extra = (first.params as { additionalProperty?: unknown }).additionalProperty;
+    const field = typeof extra === "string" ? extra : "";
+    return { status: 400, code: "unknown_field", message: `${where}: unknown field \`${field.slice(0, 80)}\`` };
+  }
+  const code: ServerErrorCode = part === "querystring" || part === "params" ? "invalid_query" : "invalid_body";
+  return { status: 400, code, message: `${where}: ${first?.message ?? "invalid"}` };
+}
+
+/** Maps any error to its answer. Unknown errors are 500 with a generic message (details stay in the log). */
+export function mapError(error: unknown): Mapped {
+  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
+  if (error instanceof ConsentQueueFullError)
+    return { status: 429, code: "consent_queue_full", message: error.message };
+  if (error instanceof AuditUnavailableError) return { status: 503, code: "audit_unavailable", message: error.message };
+  const e = error as Partial<FastifyError>;
+  if (e.validation !== undefined) return describeValidation(error as FastifyError);
+  switch (e.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { status: 413, code: "body_too_large", message: "the body is larger than the limit" };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return {
+        status: 415,
+        code: "unsupported_media_type",
+        message: "unsupported content type (send application/json)",
+      };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return { status: 400, code: "bad_request", message: "the content length does not match the body" };
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return { status: 400, code: "malformed_json", message: "the body is empty (expected a JSON object)" };
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return { status: 400, code: "malformed_json", message: "the body is not valid JSON" };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || e.statusCode === 400) {
+    return { status: 400, code: "malformed_json", message: "the body is not valid JSON" };
+  }
+  if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
+    return { status: e.statusCode, code: "bad_request", message: "bad request" };
+  }
+  return { status: 500, code: "internal_error", message: "internal error (see the service log)" };
+}
+
+/** Installs the error and not-found handlers. */
+export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetrics, log: (line: string) => void): void {
+  app.setErrorHandler((error, _request, reply) => {
+    const mapped = mapError(error);
+    if (mapped.status >= 500)
+      log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    metrics.countError(mapped.status, mapped.code);
+    void reply.status(mapped.status).send(errorBody(mapped.code, mapped.message));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    metrics.countError(404, "not_found");
+    void reply
+      .status(404)
+      .send(errorBody("not_found", `no route \`${request.method} ${request.url.split("?")[0]?.slice(0, 200) ?? ""}\``));
+  });
+}

@@ -1,0 +1,78 @@
+/** `GET /v1/audit` (paged, filtered, newest first) and `GET /v1/audit/verify` (the chain's status). */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AuditVerification } from "@acp/core";
+import type { AuditQuery, AuditTrail } from "../../store/types.js";
+import { HttpError } from "../error-body.js";
+import { AUDIT_QUERY, ERROR_RESPONSES } from "../schemas.js";
+
+/** Most events on one page. */
+export const MAX_AUDIT_PAGE = 500;
+
+type RawQuery = Partial<
+  Record<"limit" | "before" | "event_type" | "tool" | "agent" | "decision" | "request_id" | "q", string>
+>;
+
+/** Turns the checked query string into an audit query (limit 1..500, default 50). */
+export function toAuditQuery(raw: RawQuery): AuditQuery {
+  const limit = raw.limit === undefined ? 50 : Number(raw.limit);
+  if (limit < 1 || limit > MAX_AUDIT_PAGE) {
+    throw new HttpError(400, "invalid_query", `querystring/limit: must be between 1 and ${MAX_AUDIT_PAGE}`);
+  }
+  return {
+    limit,
+    ...(raw.before !== undefined ? { before: Number(raw.before) } : {}),
+    ...(raw.event_type !== undefined ? { eventType: raw.event_type } : {}),
+    ...(raw.tool !== undefined ? { tool: raw.tool } : {}),
+    ...(raw.agent !== undefined ? { agent: raw.agent } : {}),
+    ...(raw.decision !== undefined ? { decision: raw.decision } : {}),
+    ...(raw.request_id !== undefined ? { requestId: raw.request_id } : {}),
+    ...(raw.q !== undefined ? { q: raw.q } : {}),
+  };
+}
+
+/** The wire form of a verification. */
+export function viewVerification(v: AuditVerification): Record<string, unknown> {
+  return {
+    ok: v.ok,
+    count: v.count,
+    head: v.head,
+    checkpoints: v.checkpoints,
+    events_after_last_checkpoint: v.eventsAfterLastCheckpoint,
+    signatures_checked: v.signaturesChecked,
+    problem: v.problem,
+  };
+}
+
+/** Registers the audit routes. */
+export function registerAuditRoutes(
+  app: FastifyInstance,
+  audit: AuditTrail,
+  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
+): void {
+  app.get(
+    "/v1/audit",
+    {
+      preHandler: guard,
+      schema: {
+        summary: "audit events, newest first, filtered and paged",
+        tags: ["audit"],
+        security: [{ bearer: [] }],
+        querystring: AUDIT_QUERY,
+        response: { ...ERROR_RESPONSES },
+      },
+    },
+    async (request) => audit.list(toAuditQuery(request.query as RawQuery)),
+  );
+  app.get(
+    "/v1/audit/verify",
+    {
+      preHandler: guard,
+      schema: {
+        summary: "verify the audit chain: ok, or the first broken event",
+        tags: ["audit"],
+        security: [{ bearer: [] }],
+      },
+    },
+    async () => viewVerification(await audit.verify()),
+  );
+}

@@ -1,0 +1,37 @@
+/** The server-sent events stream of consent changes, bounded in connections and kept alive. */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ServerStores } from "../../store/types.js";
+import { HttpError } from "../error-body.js";
+
+/** At most this many streams are open at once. */
+export const MAX_CONSENT_STREAMS = 256;
+
+/** How often a comment line keeps idle proxies from closing the stream. */
+export const STREAM_KEEPALIVE_MS = 15_000;
+
+let open = 0;
+
+/** Takes over the reply and streams `event: consent` lines until the client goes away. */
+export function openConsentStream(request: FastifyRequest, reply: FastifyReply, stores: ServerStores): void {
+  if (open >= MAX_CONSENT_STREAMS) throw new HttpError(429, "consent_queue_full", "too many open event streams");
+  open++;
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    connection: "keep-alive",
+  });
+  raw.write(": connected\n\n");
+  const unsubscribe = stores.changes.subscribe((change) => {
+    raw.write(`event: consent\ndata: ${JSON.stringify(change)}\n\n`);
+  });
+  const keepAlive = setInterval(() => raw.write(": keep-alive\n\n"), STREAM_KEEPALIVE_MS);
+  keepAlive.unref();
+  request.raw.once("close", () => {
+    open--;
+    clearInterval(keepAlive);
+    unsubscribe();
+  });
+}

@@ -1,0 +1,91 @@
+/** Consent over HTTP: list, read and answer requests; a server-sent events stream of changes. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ServerStores } from "../../store/types.js";
+import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
+import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
+import { CONSENT_ID_PARAMS, CONSENT_LIST_QUERY, CONSENT_RESPONSE_BODY, ERROR_RESPONSES } from "../schemas.js";
+import { openConsentStream } from "./consent-stream.js";
+
+type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/** What the consent routes need. */
+export interface ConsentRouteDeps {
+  readonly stores: ServerStores;
+  readonly clock: () => Date;
+  readonly guard: Guard;
+  /** The guard of `POST …/response`: a bearer token is required even when the rest of the API is open. */
+  readonly answerGuard: Guard;
+}
+
+/** Registers `GET /v1/consent`, `GET /v1/consent/events`, `GET /v1/consent/{id}`, `POST /v1/consent/{id}/response`. */
+export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDeps): void {
+  const { stores, clock } = deps;
+  app.get(
+    "/v1/consent",
+    {
+      preHandler: deps.guard,
+      schema: {
+        summary: "list consent requests waiting for a person",
+        tags: ["consent"],
+        security: [{ bearer: [] }],
+        querystring: CONSENT_LIST_QUERY,
+        response: { ...ERROR_RESPONSES },
+      },
+    },
+    () => ({ requests: stores.pending.listPending(clock().getTime()).map(viewConsent) }),
+  );
+  app.get(
+    "/v1/consent/events",
+    {
+      preHandler: deps.guard,
+      schema: {
+        summary: "server-sent events: `consent` events as requests are raised and settled",
+        tags: ["consent"],
+        security: [{ bearer: [] }],
+      },
+    },
+    (request, reply) => openConsentStream(request, reply, stores),
+  );
+  app.get(
+    "/v1/consent/:id",
+    {
+      preHandler: deps.guard,
+      schema: {
+        summary: "one consent request",
+        tags: ["consent"],
+        security: [{ bearer: [] }],
+        params: CONSENT_ID_PARAMS,
+        response: { 404: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+      },
+    },
+    (request) => {
+      const { id } = request.params as { id: string };
+      const row = stores.pending.get(id);
+      if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+      return viewConsent(row);
+    },
+  );
+  app.post(
+    "/v1/consent/:id/response",
+    {
+      preHandler: deps.answerGuard,
+      schema: {
+        summary: "answer a consent request (approve once / session / for a while, approve with changes, deny)",
+        description: "The first answer wins; the waiting call receives it as a signed, verified consent response.",
+        tags: ["consent"],
+        security: [{ bearer: [] }],
+        params: CONSENT_ID_PARAMS,
+        body: CONSENT_RESPONSE_BODY,
+        response: { 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, 410: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+      },
+    },
+    (request) => {
+      const { id } = request.params as { id: string };
+      const body = request.body as ConsentAnswerInput & { approver_id?: string };
+      const approver = body.approver_id === undefined ? "api" : `api:${body.approver_id}`;
+      const view = answerConsent(stores.pending, id, body, approver, clock());
+      stores.changes.poke();
+      return view;
+    },
+  );
+}

@@ -1,0 +1,42 @@
+/** `GET /healthz` (the process answers), `GET /readyz` (its stores answer), `GET /metrics` (Prometheus text). */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ServerMetrics } from "../../metrics/metrics.js";
+import type { ServerStores } from "../../store/types.js";
+import { errorBody } from "../error-body.js";
+
+/** Registers the probes and the metrics. */
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  deps: {
+    readonly stores: ServerStores;
+    readonly metrics: ServerMetrics;
+    readonly clock: () => Date;
+    readonly guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  },
+): void {
+  app.get("/healthz", { schema: { summary: "liveness", tags: ["operations"] } }, () => ({ status: "ok" }));
+  app.get(
+    "/readyz",
+    { schema: { summary: "readiness: the stores answer", tags: ["operations"] } },
+    async (_r, reply) => {
+      if (await deps.stores.ready()) return { status: "ready" };
+      return reply.status(503).send(errorBody("not_ready", "the state store does not answer"));
+    },
+  );
+  app.get(
+    "/metrics",
+    {
+      preHandler: deps.guard,
+      schema: { summary: "Prometheus metrics", tags: ["operations"], security: [{ bearer: [] }] },
+    },
+    (_request, reply) => {
+      let pending = 0;
+      try {
+        pending = deps.stores.pending.listPending(deps.clock().getTime()).length;
+      } catch {
+        pending = -1;
+      }
+      return reply.type("text/plain; version=0.0.4; charset=utf-8").send(deps.metrics.render(pending));
+    },
+  );
+}

@@ -1,0 +1,131 @@
+/**
+ * The JSON schemas that validate requests; the OpenAPI document is generated from the same objects.
+ * Objects are closed (`additionalProperties: false`): an unknown field is a 400, never ignored.
+ */
+import { CATEGORIES, CONTRACT_JSON_SCHEMA, RISK_LEVELS, ROUTES } from "@acp/core";
+import { ERROR_BODY_SCHEMA } from "./error-body.js";
+
+const NAME = { type: "string", minLength: 1, maxLength: 256 } as const;
+
+/** The Agent Action Contract v1 schema as an OpenAPI body (the `$schema` / `$id` keywords dropped). */
+export const CONTRACT_EVENT_BODY: Record<string, unknown> = Object.fromEntries(
+  Object.entries(CONTRACT_JSON_SCHEMA).filter(([key]) => key !== "$schema" && key !== "$id"),
+);
+
+/** An action request (`POST /v1/decide`). */
+export const ACTION_REQUEST_BODY = {
+  type: "object",
+  additionalProperties: false,
+  required: ["tool", "arguments"],
+  properties: {
+    tool: NAME,
+    server: NAME,
+    agent: NAME,
+    arguments: { type: "object", description: "the tool's arguments" },
+    category: { type: "string", enum: [...CATEGORIES] },
+    risk_level: { type: "string", enum: [...RISK_LEVELS] },
+    annotations: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        readOnlyHint: { type: "boolean" },
+        destructiveHint: { type: "boolean" },
+        idempotentHint: { type: "boolean" },
+        openWorldHint: { type: "boolean" },
+      },
+    },
+    graph: {
+      type: "object",
+      required: ["domain", "action"],
+      properties: { domain: { type: "string" }, action: { type: "string" }, confidence: { type: "number" } },
+    },
+    contract: { type: "object", description: "an Agent Action Contract v1 event" },
+  },
+} as const;
+
+/** Query of `POST /v1/decide`. */
+export const DECIDE_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    wait: { type: "string", enum: ["true", "false"], description: "on ask/defer, wait for a person's answer" },
+    session: { type: "string", minLength: 1, maxLength: 128, description: "the agent session (for session approvals)" },
+  },
+} as const;
+
+/** A consent request id. */
+export const CONSENT_ID_PARAMS = {
+  type: "object",
+  additionalProperties: false,
+  required: ["id"],
+  properties: { id: { type: "string", pattern: "^cr_[0-9a-f]{32}$" } },
+} as const;
+
+/** Query of `GET /v1/consent`. */
+export const CONSENT_LIST_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: { status: { type: "string", enum: ["pending"] } },
+} as const;
+
+/** How far an approval reaches. */
+export const SCOPE_SCHEMA = {
+  oneOf: [
+    { type: "string", enum: ["once", "session"] },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["until"],
+      properties: { until: { type: "string", format: "date-time" } },
+    },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["for"],
+      properties: { for: { type: "string", pattern: "^[0-9]+[smhd]$" } },
+    },
+  ],
+} as const;
+
+/** A person's answer (`POST /v1/consent/{id}/response`). */
+export const CONSENT_RESPONSE_BODY = {
+  type: "object",
+  additionalProperties: false,
+  required: ["decision"],
+  properties: {
+    decision: { type: "string", enum: ["approved", "denied", "approved_with_modifications"] },
+    scope: SCOPE_SCHEMA,
+    modifications: { type: "object", minProperties: 1 },
+    reason: { type: "string", maxLength: 500 },
+    approver_id: { type: "string", minLength: 1, maxLength: 128 },
+    nonce: { type: "string", maxLength: 128, description: "the request's nonce; the answer is refused if it differs" },
+  },
+} as const;
+
+const DIGITS = { type: "string", pattern: "^[0-9]{1,9}$" } as const;
+const FILTER = { type: "string", minLength: 1, maxLength: 256 } as const;
+
+/** Query of `GET /v1/audit`. */
+export const AUDIT_QUERY = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    limit: { ...DIGITS, description: "events per page (1 to 500, default 50)" },
+    before: { ...DIGITS, description: "the `next` of the previous page" },
+    event_type: FILTER,
+    tool: FILTER,
+    agent: FILTER,
+    decision: FILTER,
+    request_id: FILTER,
+    q: { ...FILTER, description: "case-insensitive text anywhere in the event" },
+  },
+} as const;
+
+/** Error answers every route may give. */
+export const ERROR_RESPONSES = {
+  400: ERROR_BODY_SCHEMA,
+  401: ERROR_BODY_SCHEMA,
+} as const;
+
+/** The routes as the OpenAPI document lists them. */
+export const ROUTE_ENUM = [...ROUTES];

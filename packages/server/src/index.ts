@@ -1,0 +1,39 @@
+/**
+ * `@acp/server`: the decision service (`acp serve`): the HTTP API (`/pre-tool-check`, `/v1/…`), the
+ * MCP tool `aana_pre_tool_check` (streamable HTTP and stdio), the web console, and the store
+ * interfaces it runs on (SQLite today).
+ */
+export { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
+export { createHttpApp, DEFAULT_BODY_LIMIT, type HttpAppOptions } from "./http/app.js";
+export {
+  SERVER_ERROR_CODES,
+  errorBody,
+  HttpError,
+  type ServerErrorCode,
+  type ServerErrorBody,
+} from "./http/error-body.js";
+export { CONTENT_SECURITY_POLICY } from "./http/security-headers.js";
+export { createMetrics, CONSENT_LATENCY_BUCKETS, type ServerMetrics, type FrontEnd } from "./metrics/metrics.js";
+export {
+  createDecisionService,
+  ConsentQueueFullError,
+  AuditUnavailableError,
+  type DecisionService,
+  type DecisionServiceOptions,
+  type DecideAnswer,
+  type ConsentResult,
+} from "./service/decision-service.js";
+export { mergeDecision, type PreToolCheckEnvelope, type PipelineSummary } from "./service/merge-envelope.js";
+export { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
+export { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
+export { viewConsent, answerConsent, type ConsentView, type ConsentAnswerInput } from "./service/consent-view.js";
+export { createPreToolCheckMcpServer, PRE_TOOL_CHECK_TOOL } from "./mcp/pre-tool-check-tool.js";
+export { serveMcpStdio } from "./mcp/stdio.js";
+export { openSqliteStores, type SqliteStoresOptions } from "./store/sqlite-stores.js";
+export { createSqliteConsoleAuthStore, createRandomToken } from "./store/sqlite-console-auth.js";
+export { createFileAuditTrail, type FileAuditTrailOptions } from "./store/file-audit-trail.js";
+export { createPolledChangeFeed, type PolledChangeFeedOptions } from "./store/polled-change-feed.js";
+export type * from "./store/types.js";
+export { SESSION_COOKIE, SESSION_TTL_MS, LINK_TTL_MS } from "./console/session.js";
+export { writeServeState, readServeState, removeServeState, serveStatePath, type ServeState } from "./serve-state.js";
+export { openEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";

@@ -1,0 +1,43 @@
+/** `POST /mcp`: the tool over streamable HTTP, stateless (each request gets its own server and transport). */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { DecisionService } from "../service/decision-service.js";
+import { errorBody } from "../http/error-body.js";
+import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
+
+/** Registers `/mcp`. GET and DELETE answer 405: a stateless endpoint keeps no stream and no session. */
+export function registerMcpEndpoint(
+  app: FastifyInstance,
+  service: DecisionService,
+  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
+): void {
+  app.post(
+    "/mcp",
+    {
+      preHandler: guard,
+      schema: {
+        summary: "MCP (streamable HTTP): the tool aana_pre_tool_check",
+        tags: ["mcp"],
+        security: [{ bearer: [] }],
+      },
+    },
+    async (request, reply) => {
+      const server = createPreToolCheckMcpServer(service);
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no session id generator: stateless;
+      reply.hijack();
+      reply.raw.once("close", () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  );
+  const notAllowed = (_request: FastifyRequest, reply: FastifyReply): FastifyReply =>
+    reply
+      .status(405)
+      .header("allow", "POST")
+      .send(errorBody("method_not_allowed", "this MCP endpoint is stateless: POST only"));
+  app.get("/mcp", { preHandler: guard, schema: { hide: true } }, notAllowed);
+  app.delete("/mcp", { preHandler: guard, schema: { hide: true } }, notAllowed);
+}

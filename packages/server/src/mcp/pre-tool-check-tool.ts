@@ -1,0 +1,59 @@
+/**
+ * The MCP tool `aana_pre_tool_check`: an Agent Action Contract v1 event as arguments, the decision
+ * envelope back, with the route in `structuredContent.route` (the host runs the original tool only
+ * when it is `accept`). The input schema is the contract's JSON schema, word for word.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ROUTES } from "@acp/core";
+import { CONTRACT_EVENT_BODY } from "../http/schemas.js";
+import type { DecisionService } from "../service/decision-service.js";
+
+/** The tool's name, as the contract document gives it. */
+export const PRE_TOOL_CHECK_TOOL = "aana_pre_tool_check";
+
+const OUTPUT_SCHEMA = {
+  type: "object" as const,
+  required: ["route", "gate_decision", "recommended_action", "hard_blockers"],
+  properties: {
+    route: { type: "string", enum: [...ROUTES] },
+    gate_decision: { type: "string", enum: ["pass", "fail"] },
+    recommended_action: { type: "string", enum: [...ROUTES] },
+    hard_blockers: { type: "array", items: { type: "string" } },
+  },
+};
+
+const DESCRIPTION =
+  "Check a proposed tool call (an Agent Action Contract v1 event) before running it. Read " +
+  "structuredContent.route and run the original tool only when it is `accept` and hard_blockers is empty; " +
+  "ask, defer and refuse mean do not run it.";
+
+/** A fresh MCP server with the one tool (one per connection or per stateless HTTP request). */
+export function createPreToolCheckMcpServer(service: DecisionService): Server {
+  // The low-level server publishes the contract's JSON schema as is; the high-level one wants zod.
+  const server = new Server({ name: "acp-serve", version: "0.1.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [
+      {
+        name: PRE_TOOL_CHECK_TOOL,
+        title: "Agent Action Contract v1 pre-tool check",
+        description: DESCRIPTION,
+        inputSchema: { ...CONTRACT_EVENT_BODY, type: "object" as const },
+        outputSchema: OUTPUT_SCHEMA,
+        annotations: { readOnlyHint: true, openWorldHint: false },
+      },
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    if (request.params.name !== PRE_TOOL_CHECK_TOOL) {
+      return {
+        isError: true,
+        content: [{ type: "text", text: `unknown tool \`${request.params.name.slice(0, 100)}\`` }],
+      };
+    }
+    const { envelope } = await service.preToolCheck(request.params.arguments ?? {}, "mcp");
+    const structured = { route: envelope.architecture_decision.route, ...envelope };
+    return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+  });
+  return server;
+}

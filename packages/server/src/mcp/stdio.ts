@@ -1,0 +1,20 @@
+/** The tool over stdio (`acp serve --stdio`): one MCP server on the process's stdin and stdout. */
+import type { Readable, Writable } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { DecisionService } from "../service/decision-service.js";
+import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
+
+/** Serves until stdin ends; `closed` resolves then. */
+export async function serveMcpStdio(
+  service: DecisionService,
+  streams: { readonly stdin: Readable; readonly stdout: Writable },
+): Promise<{ readonly closed: Promise<void>; close(): Promise<void> }> {
+  const server = createPreToolCheckMcpServer(service);
+  const transport = new StdioServerTransport(streams.stdin, streams.stdout);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+    streams.stdin.once("end", () => void server.close());
+  });
+  await server.connect(transport);
+  return { closed, close: () => server.close() };
+}

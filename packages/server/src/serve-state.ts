@@ -1,0 +1,41 @@
+/**
+ * `$ACP_HOME/serve.json`: where the running service listens, so `acp console-link` can print a link
+ * to it. Written 0600 when the service starts, removed when it stops.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "@acp/store";
+
+/** What the running service tells other processes. */
+export interface ServeState {
+  /** The base URL a browser on this machine opens (`http://127.0.0.1:8787`). */
+  readonly url: string;
+  readonly pid: number;
+  readonly started_at: string;
+}
+
+/** The file's path. */
+export function serveStatePath(home: string): string {
+  return join(home, "serve.json");
+}
+
+/** Writes the file (atomically, 0600). */
+export function writeServeState(home: string, state: ServeState): void {
+  writeFileAtomic(serveStatePath(home), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+/** Reads the file; null when there is none or it is unreadable. */
+export function readServeState(home: string): ServeState | null {
+  try {
+    const value = JSON.parse(readFileSync(serveStatePath(home), "utf8")) as Partial<ServeState>;
+    if (typeof value.url !== "string" || typeof value.pid !== "number") return null;
+    return { url: value.url, pid: value.pid, started_at: String(value.started_at ?? "") };
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the file (when the service stops). */
+export function removeServeState(home: string): void {
+  rmSync(serveStatePath(home), { force: true });
+}

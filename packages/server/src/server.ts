@@ -1,0 +1,111 @@
+/**
+ * `createAcpServer`: the whole service from its parts (pipeline, stores, key, audit appender): the
+ * consent broker on the pending table, the decision service, the HTTP app. `acp serve` and the tests
+ * call this.
+ */
+import type { FastifyInstance } from "fastify";
+import type { Pipeline } from "@acp/core";
+import { createCliChannel, createConsentBroker, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
+import { createHttpApp } from "./http/app.js";
+import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
+import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
+import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
+import { createDecisionService, type DecisionService } from "./service/decision-service.js";
+import type { ServerStores } from "./store/types.js";
+
+/** What `createAcpServer` needs. */
+export interface AcpServerOptions {
+  /** The one pipeline (its rate limiter is the live one). */
+  readonly pipeline: Pipeline;
+  /** A second pipeline on the same policy with its own rate limiter, for the simulator. */
+  readonly simulationPipeline: Pipeline;
+  readonly stores: ServerStores;
+  /** Signs consent responses (and audit checkpoints, through the appender the caller built). */
+  readonly keys: ServiceKeyPair;
+  readonly audit: AuditAppender;
+  readonly clock: () => Date;
+  /** The bearer token of the API; absent: the API answers loopback callers without one. */
+  readonly token?: string;
+  /** True when the listener is loopback only (the `Host` header is then checked). */
+  readonly loopbackOnly: boolean;
+  readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+  /** More consent channels beside the pending table (terminal, webhook, Telegram). */
+  readonly extraChannels?: readonly ConsentChannel[];
+  /** How often a waiting call looks for an answer in the pending table. Default 100 ms. */
+  readonly answerPollMs?: number;
+  readonly consentTimeoutMs?: number;
+  readonly maxPending?: number;
+  readonly bodyLimit?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** The running parts. */
+export interface AcpServer {
+  readonly app: FastifyInstance;
+  readonly service: DecisionService;
+  readonly metrics: ServerMetrics;
+  readonly broker: ConsentBrokerHandle;
+  /** Starts listening; resolves with the base URL (`http://127.0.0.1:PORT`). */
+  listen(options: { readonly port: number; readonly host: string }): Promise<string>;
+  /** Stops listening and closes the broker (the stores belong to the caller). */
+  close(): Promise<void>;
+}
+
+/** Builds the service. */
+export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
+  const metrics = createMetrics();
+  const audit = createAuditSink(options.audit);
+  const proofs = createConsentProofs(options.keys);
+  const tableChannel = createCliChannel({
+    store: options.stores.pending,
+    clock: options.clock,
+    pollIntervalMs: options.answerPollMs ?? 100,
+  });
+  const broker = createConsentBroker({
+    channels: [tableChannel, ...(options.extraChannels ?? [])],
+    sign: proofs.sign,
+    verify: proofs.verify,
+    store: options.stores.pending,
+    clock: options.clock,
+    audit,
+    progressIntervalMs: 0,
+  });
+  const service = createDecisionService({
+    pipeline: options.pipeline,
+    stores: options.stores,
+    broker,
+    audit,
+    metrics,
+    clock: options.clock,
+    ...(options.consentTimeoutMs !== undefined ? { consentTimeoutMs: options.consentTimeoutMs } : {}),
+    ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
+  });
+  const app = await createHttpApp({
+    service,
+    stores: options.stores,
+    metrics,
+    clock: options.clock,
+    simulate: (request) => options.simulationPipeline.decide(request, options.clock()),
+    auth: { ...(options.token !== undefined ? { token: options.token } : {}), loopbackOnly: options.loopbackOnly },
+    ...(options.tls !== undefined ? { tls: options.tls } : {}),
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
+  return {
+    app,
+    service,
+    metrics,
+    broker,
+    async listen({ port, host }) {
+      await app.listen({ port, host });
+      const address = app.server.address();
+      const actual = typeof address === "object" && address !== null ? address.port : port;
+      const shownHost = host.includes(":") ? `[${host}]` : host;
+      return `${options.tls !== undefined ? "https" : "http"}://${shownHost}:${actual}`;
+    },
+    async close() {
+      await app.close();
+      await broker.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Signing and verifying the broker's consent responses with the service's Ed25519 key (§6.2): the
+ * payload binds the action as approved (server, tool, the real arguments with modifications).
+ */
+import { sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
+import { canonicalSha256Ref, signedPayloadHash, signingPayloadBytes, type ConsentSigningPayloadV02 } from "@acp/core";
+import type {
+  ConsentRequestV02,
+  SignConsentResponse,
+  UnsignedConsentResponseV02,
+  VerifyConsentResponse,
+} from "@acp/proxy";
+
+/** The key pair the service signs with. */
+export interface ServiceKeyPair {
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+  readonly publicKeyHex: string;
+}
+
+function payloadOf(
+  response: UnsignedConsentResponseV02,
+  request: ConsentRequestV02,
+  args: Readonly<Record<string, unknown>>,
+): ConsentSigningPayloadV02 {
+  const parameters = response.modifications === null ? args : { ...args, ...response.modifications };
+  return {
+    action_hash: canonicalSha256Ref({ server: request.action.server, tool: request.action.tool, parameters }),
+    decision: response.decision,
+    modifications_hash: response.modifications === null ? null : canonicalSha256Ref(response.modifications),
+    nonce: response.nonce,
+    request_id: response.request_id,
+    timestamp: response.timestamp,
+    valid_until: response.conditions.valid_until,
+  };
+}
+
+/** The broker's `sign` and `verify` on one key pair. */
+export function createConsentProofs(keys: ServiceKeyPair): {
+  readonly sign: SignConsentResponse;
+  readonly verify: VerifyConsentResponse;
+} {
+  return {
+    sign: ({ response, request, arguments: args }) => {
+      const bytes = signingPayloadBytes(payloadOf(response, request, args));
+      const signature = edSign(null, bytes, keys.privateKey).toString("hex");
+      return {
+        ...response,
+        proof: {
+          algorithm: "Ed25519",
+          public_key: keys.publicKeyHex,
+          signature,
+          signed_payload_hash: signedPayloadHash(bytes),
+        },
+      };
+    },
+    verify: ({ response, request, arguments: args, now }) => {
+      const { proof, ...unsigned } = response;
+      if (proof.public_key !== keys.publicKeyHex) return false;
+      const bytes = signingPayloadBytes(payloadOf(unsigned, request, args));
+      if (proof.signed_payload_hash !== signedPayloadHash(bytes)) return false;
+      if (!edVerify(null, bytes, keys.publicKey, Buffer.from(proof.signature, "hex"))) return false;
+      return response.nonce === request.nonce && Date.parse(response.conditions.valid_until) > now.getTime();
+    },
+  };
+}

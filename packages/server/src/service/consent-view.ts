@@ -1,0 +1,106 @@
+/** Consent requests as the API and the console show them, and a person's answer recorded once. */
+import { answerPendingConsent, parseApprovalDuration, type ApprovalScope } from "@acp/proxy";
+import type { PendingConsentRow, PendingConsentStore } from "@acp/store";
+import { HttpError } from "../http/error-body.js";
+
+/** One consent request on the wire (parameters already redacted when it was raised). */
+export interface ConsentView {
+  readonly id: string;
+  readonly status: string;
+  readonly server: string;
+  readonly tool: string;
+  readonly session_id: string | null;
+  readonly created_at: string;
+  readonly expires_at: string;
+  readonly decided_at: string | null;
+  /** The §4.1 consent request, parameters redacted. */
+  readonly request: unknown;
+  /** Why the pipeline asked: `{source, code, message, rule?}`. */
+  readonly reasons: unknown;
+  /** The recorded answer (decision, scope, reason, approver), when a person answered here. */
+  readonly answer: unknown;
+}
+
+function answerView(answer: unknown): unknown {
+  if (typeof answer !== "object" || answer === null) return null;
+  return Object.fromEntries(Object.entries(answer as Record<string, unknown>).filter(([key]) => key !== "nonce"));
+}
+
+/** The wire view of a row (the answer's nonce left out). */
+export function viewConsent(row: PendingConsentRow): ConsentView {
+  return {
+    id: row.id,
+    status: row.status,
+    server: row.server,
+    tool: row.tool,
+    session_id: row.sessionId,
+    created_at: new Date(row.createdAtMs).toISOString(),
+    expires_at: new Date(row.expiresAtMs).toISOString(),
+    decided_at: row.decidedAtMs === null ? null : new Date(row.decidedAtMs).toISOString(),
+    request: row.request,
+    reasons: row.reasons,
+    answer: answerView(row.answer),
+  };
+}
+
+/** A person's answer as the API and the console take it. */
+export interface ConsentAnswerInput {
+  readonly decision: "approved" | "denied" | "approved_with_modifications";
+  readonly scope?: "once" | "session" | { readonly until: string } | { readonly for: string };
+  readonly modifications?: Record<string, unknown>;
+  readonly reason?: string;
+  readonly nonce?: string;
+}
+
+function scopeOf(raw: ConsentAnswerInput["scope"], now: Date): ApprovalScope | undefined {
+  if (raw === undefined || typeof raw === "string") return raw;
+  if ("until" in raw) return { until: raw.until };
+  const ms = parseApprovalDuration(raw.for);
+  if (ms === null) throw new HttpError(400, "invalid_body", `body/scope: invalid duration \`${raw.for}\` (at most 7d)`);
+  return { until: new Date(now.getTime() + ms).toISOString() };
+}
+
+/**
+ * Records an answer, once (the waiting call picks it up from the pending table). 404 unknown id,
+ * 409 already decided or a nonce that is not the request's, 410 expired.
+ */
+export function answerConsent(
+  store: PendingConsentStore,
+  id: string,
+  input: ConsentAnswerInput,
+  approverId: string,
+  now: Date,
+): ConsentView {
+  const row = store.get(id);
+  if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+  if (input.nonce !== undefined && input.nonce !== row.nonce) {
+    throw new HttpError(409, "consent_nonce_mismatch", `the nonce does not belong to consent request \`${id}\``);
+  }
+  const modified = input.decision === "approved_with_modifications";
+  if (modified !== (input.modifications !== undefined) && input.decision !== "denied") {
+    throw new HttpError(
+      400,
+      "invalid_body",
+      "body: `modifications` go with `approved_with_modifications` and only with it",
+    );
+  }
+  const scope = scopeOf(input.scope, now);
+  const result = answerPendingConsent(
+    store,
+    {
+      id,
+      decision: input.decision === "denied" ? "denied" : "approved",
+      approverId,
+      ...(scope !== undefined && input.decision !== "denied" ? { scope } : {}),
+      ...(modified && input.modifications !== undefined ? { modifications: input.modifications } : {}),
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    },
+    now,
+  );
+  if (result.ok) return viewConsent(result.row);
+  if (result.code === "consent_request_unknown") throw new HttpError(404, result.code, `no consent request \`${id}\``);
+  if (result.code === "consent_request_expired") {
+    throw new HttpError(410, result.code, `consent request \`${id}\` has expired; the call was denied`);
+  }
+  throw new HttpError(409, result.code, `consent request \`${id}\` was already ${result.status ?? "decided"}`);
+}

@@ -1,0 +1,170 @@
+/**
+ * The decision service behind every front end (HTTP, MCP, console): one pipeline, one audit chain,
+ * one consent broker, one set of metrics.
+ */
+import { randomBytes } from "node:crypto";
+import { checkToolPrecheck, type ActionRequest, type ContractEnvelope, type Decision, type Pipeline } from "@acp/core";
+import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
+import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
+import type { ServerStores } from "../store/types.js";
+import { mergeDecision, type PreToolCheckEnvelope } from "./merge-envelope.js";
+
+/** What the service is built from. */
+export interface DecisionServiceOptions {
+  readonly pipeline: Pipeline;
+  readonly stores: ServerStores;
+  readonly broker: ConsentBroker;
+  readonly audit: AuditSink;
+  readonly metrics: ServerMetrics;
+  readonly clock: () => Date;
+  /** Wait this long for a person when the decision names no timeout. Default 120 s. */
+  readonly consentTimeoutMs?: number;
+  /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
+  readonly maxPending?: number;
+}
+
+/** How a waited-for consent ended, as the agent sees it. */
+export interface ConsentResult {
+  readonly outcome: ConsentOutcome["kind"];
+  readonly request_id: string | null;
+  readonly reason?: string;
+  readonly scope?: unknown;
+  /** The arguments to run with when approved (modified ones when a person edited them). */
+  readonly arguments?: Record<string, unknown>;
+}
+
+/** The answer of `decide`. */
+export interface DecideAnswer {
+  readonly decision_id: string;
+  /** The final route: the pipeline's, or after a wait accept (approved) / refuse (anything else). */
+  readonly route: Decision["route"];
+  readonly decision: Decision;
+  readonly consent?: ConsentResult;
+}
+
+/** Thrown when too many consent requests already wait. */
+export class ConsentQueueFullError extends Error {
+  constructor(max: number) {
+    super(`too many consent requests are waiting (at most ${max}); try again later`);
+    this.name = "ConsentQueueFullError";
+  }
+}
+
+/** Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. */
+export class AuditUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the audit trail could not record the decision: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = "AuditUnavailableError";
+  }
+}
+
+/** The service. */
+export interface DecisionService {
+  /** An Agent Action Contract v1 event through the pipeline; the envelope out. Never loosens the contract. */
+  preToolCheck(
+    event: unknown,
+    frontEnd: FrontEnd,
+  ): Promise<{ valid: boolean; envelope: PreToolCheckEnvelope | ContractEnvelope }>;
+  /** A full action request through the pipeline; with `wait`, an ask/defer waits for a person. */
+  decide(request: unknown, options: { wait: boolean; sessionId?: string; signal?: AbortSignal }): Promise<DecideAnswer>;
+  readonly options: DecisionServiceOptions;
+}
+
+function newDecisionId(): string {
+  return `dc_${randomBytes(16).toString("hex")}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Creates the service. */
+export function createDecisionService(options: DecisionServiceOptions): DecisionService {
+  const { pipeline, metrics, clock } = options;
+
+  async function record(
+    id: string,
+    frontEnd: FrontEnd,
+    request: Record<string, unknown>,
+    decision: Decision,
+  ): Promise<void> {
+    try {
+      await options.audit.record("policy_evaluated", {
+        request_id: id,
+        agent: typeof request["agent"] === "string" ? request["agent"] : null,
+        tool: typeof request["tool"] === "string" ? request["tool"] : null,
+        category: decision.category,
+        risk_level: decision.risk_level,
+        decision: decision.route,
+        policy_rule: decision.rule,
+        front_end: frontEnd,
+        reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+      });
+    } catch (err) {
+      throw new AuditUnavailableError(err);
+    }
+  }
+
+  async function run(frontEnd: FrontEnd, request: unknown): Promise<{ id: string; decision: Decision }> {
+    const id = newDecisionId();
+    const decision = await pipeline.decide(request, clock());
+    await record(id, frontEnd, isObject(request) ? request : {}, decision);
+    metrics.countDecision(frontEnd, decision.route);
+    return { id, decision };
+  }
+
+  async function waitForPerson(
+    request: ActionRequest,
+    decision: Decision,
+    wait: { sessionId?: string; signal?: AbortSignal },
+  ): Promise<ConsentResult> {
+    const max = options.maxPending ?? 1000;
+    if (options.stores.pending.listPending(clock().getTime()).length >= max) throw new ConsentQueueFullError(max);
+    const started = clock().getTime();
+    const outcome = await options.broker.ask({
+      server: request.server ?? "http",
+      tool: request.tool,
+      arguments: { ...request.arguments },
+      decision,
+      sessionId: wait.sessionId ?? "http",
+      ...(request.agent !== undefined ? { agent: request.agent } : {}),
+      timeoutMs: decision.timeout !== undefined ? decision.timeout * 1000 : (options.consentTimeoutMs ?? 120_000),
+      signal: wait.signal ?? new AbortController().signal,
+    });
+    metrics.observeConsent(outcome.kind, (clock().getTime() - started) / 1000);
+    options.stores.changes.poke();
+    const response = outcome.kind === "approved" || outcome.kind === "denied" ? outcome.consentResponse : undefined;
+    const requestId = isObject(response) && typeof response["request_id"] === "string" ? response["request_id"] : null;
+    if (outcome.kind === "approved") {
+      return { outcome: "approved", request_id: requestId, scope: outcome.scope, arguments: outcome.arguments };
+    }
+    if (outcome.kind === "denied") return { outcome: "denied", request_id: requestId, reason: outcome.reason };
+    return { outcome: outcome.kind, request_id: requestId };
+  }
+
+  return {
+    options,
+    async preToolCheck(event, frontEnd) {
+      const envelope = checkToolPrecheck(event);
+      if (envelope.validation_errors.length > 0 || !isObject(event)) {
+        metrics.countDecision(frontEnd, "refuse");
+        return { valid: false, envelope };
+      }
+      const request: Record<string, unknown> = {
+        tool: event["tool_name"],
+        arguments: event["proposed_arguments"],
+        contract: event,
+        ...(typeof event["agent_id"] === "string" && event["agent_id"] !== "" ? { agent: event["agent_id"] } : {}),
+      };
+      const { id, decision } = await run(frontEnd, request);
+      return { valid: true, envelope: mergeDecision(envelope, decision, id) };
+    },
+    async decide(input, wait) {
+      const { id, decision } = await run("decide", input);
+      const waits = decision.route === "ask" || decision.route === "defer";
+      if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
+      const consent = await waitForPerson(input as ActionRequest, decision, wait);
+      return { decision_id: id, route: consent.outcome === "approved" ? "accept" : "refuse", decision, consent };
+    },
+  };
+}

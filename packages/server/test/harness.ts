@@ -1,0 +1,117 @@
+/** A real service on 127.0.0.1 (random port) in a fresh temporary home, with the starter policy. */
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  compilePolicy,
+  contractSource,
+  createMemoryRateLimiter,
+  createPipeline,
+  parsePolicy,
+  policySource,
+  type Pipeline,
+} from "@acp/core";
+import { STARTER_POLICY } from "@acp/store";
+import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
+
+/** A running test service. */
+export interface TestServer extends EmbeddedServer {
+  readonly url: string;
+  readonly home: string;
+  readonly keys: ServiceKeyPair;
+}
+
+/** Builds the one pipeline from policy text (the starter policy by default). */
+export function pipelineFor(policyText: string = STARTER_POLICY): Pipeline {
+  const parsed = parsePolicy(policyText, { file: "policy.yml" });
+  if (!parsed.ok) throw new Error(parsed.issues.map((i) => i.message).join("; "));
+  const sources = [
+    policySource(compilePolicy(parsed.value), { rateLimiter: createMemoryRateLimiter() }),
+    contractSource(),
+  ];
+  return createPipeline(sources, { classify: parsed.value.classify });
+}
+
+/** A fresh Ed25519 key pair. */
+export function testKeys(): ServiceKeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+  const publicKeyHex = Buffer.from(publicKey.export({ format: "jwk" }).x ?? "", "base64url").toString("hex");
+  return { privateKey, publicKey, publicKeyHex };
+}
+
+/** Starts a service; `token` configures the bearer token. Close it with `close()` (removes the home). */
+export async function startTestServer(
+  options: { token?: string; policy?: string; maxPending?: number; bodyLimit?: number } = {},
+): Promise<TestServer> {
+  const home = mkdtempSync(join(tmpdir(), "acp-serve-test-"));
+  const keys = testKeys();
+  const embedded = await openEmbeddedServer({
+    statePath: join(home, "state.db"),
+    auditPath: join(home, "audit.jsonl"),
+    pipeline: pipelineFor(options.policy),
+    simulationPipeline: pipelineFor(options.policy),
+    keys,
+    clock: () => new Date(),
+    loopbackOnly: true,
+    answerPollMs: 20,
+    changePollMs: 50,
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+  });
+  const url = await embedded.server.listen({ port: 0, host: "127.0.0.1" });
+  return {
+    ...embedded,
+    url,
+    home,
+    keys,
+    async close() {
+      await embedded.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `probe` gives a value; the test's timeout bounds it. */
+export async function eventually<T>(
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+): Promise<T> {
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The document's "write missing confirmation" event (route ask). */
+export const WRITE_EVENT = {
+  tool_name: "send_email",
+  tool_category: "write",
+  authorization_state: "user_claimed",
+  evidence_refs: ["draft_id:123"],
+  risk_domain: "customer_support",
+  proposed_arguments: { to: "customer@example.com" },
+  recommended_route: "accept",
+} as const;
+
+/** The document's "public read" event (route accept). */
+export const READ_EVENT = {
+  tool_name: "search_docs",
+  tool_category: "public_read",
+  authorization_state: "none",
+  evidence_refs: [],
+  risk_domain: "research",
+  proposed_arguments: { query: "Agent Action Contract v1" },
+  recommended_route: "accept",
+} as const;
+
+/** A parsed JSON body, walkable without casts in assertions. */
+export interface Json {
+  readonly [key: string]: Json;
+}
+
+/** Reads a response body as {@link Json}. */
+export async function readJson(res: Response): Promise<Json> {
+  return (await res.json()) as Json;
+}
