@@ -24,6 +24,11 @@ export const AUDIT_EVENT_TYPES = [
   // the proxy
   "upstream_failed",
   "tool_definition_changed",
+  // the sandbox of `acp run`
+  "sandbox_started",
+  "sandbox_exited",
+  "sandbox_egress",
+  "sandbox_egress_refused",
 ] as const;
 
 /** One audit event type. */
