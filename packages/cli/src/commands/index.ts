@@ -22,12 +22,14 @@ import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
 import { registerDeny } from "./deny.js";
 import { registerReplay } from "./replay.js";
+import { registerRun } from "./run.js";
 
 /** Registers every command; one file per command. */
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerInit(program, ctx);
   registerDoctor(program, ctx);
   registerProxy(program, ctx, createProxyWiring(ctx));
+  registerRun(program, ctx);
   registerPending(program, ctx);
   registerApprove(program, ctx);
   registerDeny(program, ctx);

@@ -62,6 +62,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   return { address: `http://127.0.0.1:${port}`, close: () => closeServer(server, open) };
 }
 
+/** Records an audit event; a failed write is logged (the connection is already decided). */
+function record(options: EgressProxyOptions, type: string, fields: Record<string, unknown>): Promise<void> {
+  return Promise.resolve()
+    .then(() => options.audit.record(type, fields))
+    .catch((err: unknown) => options.log?.(`audit: cannot record ${type}: ${String(err)}`));
+}
+
 async function admit(
   options: EgressProxyOptions,
   req: IncomingMessage,
@@ -71,7 +78,7 @@ async function admit(
   if (dest === null) return { refused: "only CONNECT HOST:PORT and absolute http:// requests", status: 400 };
   const verdict = await options.decider.decide(dest.host, dest.port, signal);
   if (!verdict.allowed) {
-    await options.audit.record("sandbox_egress_refused", { host: dest.host, port: dest.port, reason: verdict.reason });
+    await record(options, "sandbox_egress_refused", { host: dest.host, port: dest.port, reason: verdict.reason });
     options.log?.(`egress refused: ${verdict.reason}`);
     return { refused: verdict.reason, status: 403 };
   }
@@ -105,7 +112,7 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
   });
   upstream.once("close", () => {
     client.destroy();
-    void options.audit.record("sandbox_egress", {
+    void record(options, "sandbox_egress", {
       host: admitted.host,
       port: admitted.port,
       by: admitted.by,
@@ -144,7 +151,7 @@ async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, r
     else res.destroy();
   });
   res.once("close", () => {
-    void options.audit.record("sandbox_egress", {
+    void record(options, "sandbox_egress", {
       host: admitted.host,
       port: admitted.port,
       by: admitted.by,

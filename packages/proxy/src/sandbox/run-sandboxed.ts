@@ -56,6 +56,8 @@ export interface SandboxRunOptions {
   readonly probe?: IsolationProbe;
   readonly signals?: SignalSource;
   readonly sessionId?: string;
+  /** Further fields for the `sandbox_started` audit event (e.g. the intent's digest). */
+  readonly startFields?: Readonly<Record<string, unknown>>;
 }
 
 /** How the run ended. */
@@ -114,6 +116,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       mcp: options.stdio !== undefined ? "stdio+http" : "http",
       egress_allow: options.egress.allow.map((r) => r.source),
       env_removed: scrubbed.removed,
+      ...options.startFields,
     });
     const spawnOptions = {
       mcpOverStdio: options.stdio !== undefined,

@@ -1,0 +1,239 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Option, type Command } from "commander";
+import { parse as parseYaml } from "yaml";
+import { formatIssue } from "@acp/core";
+import {
+  ISOLATION_REQUESTS,
+  SandboxError,
+  createFilePinStore,
+  createProxy,
+  defaultUpstreamName,
+  listenHttp,
+  parseEgressAllowList,
+  parseProxyConfig,
+  parseUpstreamArgument,
+  runSandboxed,
+  serveStdio,
+  type IsolationProbe,
+  type IsolationRequest,
+  type ProxyConfig,
+  type SignalSource,
+  type UpstreamSpec,
+} from "@acp/proxy";
+import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
+import { createProxyWiring } from "../wiring/proxy-wiring.js";
+import type { ProxyWiring } from "./proxy.js";
+
+/** What `acp run` plugs in; tests replace the wiring (decide, broker, audit) and the signal source. */
+export interface RunDeps {
+  readonly wiring: ProxyWiring;
+  /** Where SIGINT/SIGTERM/SIGHUP come from; default the `acp` process. */
+  readonly signals?: SignalSource;
+  /** The kernel probe; default: `unshare` is tried for each level. */
+  readonly probe?: IsolationProbe;
+}
+
+interface RunFlags {
+  isolation: IsolationRequest;
+  allowEgress?: string[];
+  intent?: string;
+  upstream?: string[];
+  name?: string[];
+  config?: string;
+  policy?: string;
+  mcpStdio?: boolean;
+  bridgeDir?: string;
+}
+
+/** The config.yml parts `acp run` reads: the proxy section, `sandbox.allow_egress`, and secret-looking values. */
+interface RunConfig {
+  readonly proxy: ProxyConfig;
+  readonly allowEgress: readonly string[];
+  readonly secretValues: readonly string[];
+}
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/** Registers `acp run`. */
+export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): void {
+  parent
+    .command("run")
+    .description(
+      "run an agent sandboxed: it reaches only ACP (MCP at $ACP_MCP_URL or on its stdin/stdout, egress through " +
+        "ACP's CONNECT proxy), cannot see ACP's keys, vault, policy or audit, and gets no ACP variables",
+    )
+    .argument("<command...>", "the agent command and its arguments (after --)")
+    .addOption(
+      new Option("--isolation <level>", "auto picks the strongest available")
+        .choices([...ISOLATION_REQUESTS])
+        .default("auto"),
+    )
+    .option("--allow-egress <host:port>", "a destination the agent may reach without asking; repeatable", collect)
+    .option("--intent <file>", "the session's intent (YAML or JSON); its digest is recorded in the audit")
+    .option("-u, --upstream <cmd-or-url>", "an upstream MCP server (as for `acp proxy`); repeatable", collect)
+    .option("-n, --name <name>", "name of the matching --upstream (in order)", collect)
+    .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
+    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
+    .option("--bridge-dir <dir>", "where the bridge sockets are bound (default a fresh private temp directory)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  acp run -- my-agent --task "tidy the inbox"
+  acp run --allow-egress api.anthropic.com:443 -u 'npx -y @modelcontextprotocol/server-filesystem ~/notes' -- claude
+  acp run --isolation userns --mcp-stdio -u 'npx -y @modelcontextprotocol/server-memory' -- node agent.js
+  acp run --isolation none -- ./agent.sh        # no sandbox: warns loudly on every start
+
+Levels: netns (root: network, mount and PID namespaces), userns (the same without root, where the kernel
+allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
+HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
+nobody answers); no DNS; ACP's home, /tmp and /run are empty. The exit status is the agent's (128+N when it
+was killed by signal N). Guide: docs/guides/sandbox.md`,
+    )
+    .action(async (argv: string[], flags: RunFlags) => {
+      const wiring = deps?.wiring ?? createProxyWiring(ctx);
+      try {
+        await runAgent(ctx, argv, flags, { ...deps, wiring });
+      } finally {
+        await wiring.close?.();
+      }
+    });
+}
+
+async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: RunDeps): Promise<void> {
+  const home = resolveHome(ctx.io);
+  const config = loadRunConfig(ctx, flags.config, home);
+  const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
+  if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
+  const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
+  const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
+  const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
+  const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  const audit = deps.wiring.createAudit({ home });
+  const broker = deps.wiring.createBroker({ home });
+  const proxy = createProxy({
+    upstreams,
+    decide: deps.wiring.createDecide({ policyPath, home }),
+    broker,
+    audit,
+    pinStore: createFilePinStore(join(home, "pins.json")),
+    prefixTools: config.proxy.prefixTools,
+    callTimeoutMs: config.proxy.callTimeoutMs,
+    consentTimeoutMs: config.proxy.consentTimeoutMs,
+    now: ctx.io.now,
+    log: (line) => log(`acp proxy: ${line}`),
+  });
+  await proxy.start();
+  if (upstreams.length === 0)
+    log("acp run: no upstream MCP servers (--upstream or config.yml): the agent sees no tools");
+  try {
+    const listener = await listenHttp(proxy, { port: 0 });
+    try {
+      const result = await runSandboxed({
+        argv,
+        isolation: flags.isolation,
+        home,
+        env: ctx.io.env,
+        cwd: ctx.io.cwd,
+        mcpTarget: { host: "127.0.0.1", port: listener.port },
+        ...(flags.mcpStdio === true
+          ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
+          : {}),
+        egress: { allow: allow.value, broker, consentTimeoutMs: config.proxy.consentTimeoutMs },
+        audit,
+        log,
+        secretValues: config.secretValues,
+        ...(flags.bridgeDir !== undefined ? { bridgeDir: resolvePath(ctx.io, flags.bridgeDir) } : {}),
+        ...(deps.signals !== undefined ? { signals: deps.signals } : {}),
+        ...(deps.probe !== undefined ? { probe: deps.probe } : {}),
+        ...(intent !== undefined ? { startFields: { intent_file: intent.path, intent_sha256: intent.sha256 } } : {}),
+      });
+      // the agent's own status, whatever it is (128 + N when killed by signal N): scripts see what the agent said
+      ctx.exitCode = result.exitCode as ExitCode;
+    } finally {
+      await listener.close();
+    }
+  } catch (err) {
+    if (err instanceof SandboxError) throw new CliError(`run: ${err.message}`, exitFor(err));
+    throw err;
+  } finally {
+    await proxy.close();
+  }
+}
+
+function exitFor(err: SandboxError): ExitCode {
+  return err.code === "sandbox_command_not_found" || err.code === "sandbox_invalid_egress" ? EXIT.usage : EXIT.error;
+}
+
+function readIntent(ctx: CliContext, file: string): { path: string; sha256: string } {
+  const path = resolvePath(ctx.io, file);
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CliError(`--intent: cannot read \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text);
+  } catch (err) {
+    throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new CliError(`${path}: an intent is a mapping (YAML or JSON object)`, EXIT.invalid);
+  }
+  return { path, sha256: `sha256:${createHash("sha256").update(text).digest("hex")}` };
+}
+
+function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string): RunConfig {
+  const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
+  let document: unknown = {};
+  if (flag !== undefined || existsSync(path)) {
+    try {
+      document = parseYaml(readFileSync(path, "utf8")) ?? {};
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== undefined) throw new CliError(`cannot read \`${path}\`: ${code}`, EXIT.error);
+      throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+    }
+  }
+  const doc = (typeof document === "object" && document !== null ? document : {}) as Record<string, unknown>;
+  const defaults = doc["defaults"] as Record<string, unknown> | undefined;
+  const proxy = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
+  if (!proxy.ok) throw new CliError(proxy.issues.map((i) => formatIssue(i, path)).join("\n"), EXIT.invalid);
+  const sandbox = doc["sandbox"];
+  const list =
+    typeof sandbox === "object" && sandbox !== null ? (sandbox as Record<string, unknown>)["allow_egress"] : [];
+  if (list !== undefined && (!Array.isArray(list) || !list.every((e) => typeof e === "string"))) {
+    throw new CliError(`${path}: sandbox.allow_egress: expected a list of HOST:PORT strings`, EXIT.invalid);
+  }
+  return { proxy: proxy.value, allowEgress: (list as string[] | undefined) ?? [], secretValues: secretsIn(doc) };
+}
+
+/** String values under keys that look secret (token, secret, password, key), anywhere in the config. */
+function secretsIn(value: unknown, key = ""): string[] {
+  if (typeof value === "string") return /token|secret|password|passphrase|key/i.test(key) ? [value] : [];
+  if (Array.isArray(value)) return value.flatMap((v) => secretsIn(v, key));
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => secretsIn(v, k));
+  }
+  return [];
+}
+
+function adHocUpstreams(flags: RunFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {
+  const taken = new Set(configured.map((u) => u.name));
+  const values = flags.upstream ?? [];
+  if ((flags.name ?? []).length > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
+  return values.map((value, index) => {
+    let name = flags.name?.[index] ?? defaultUpstreamName(value);
+    for (let n = 2; taken.has(name); n++) name = `${defaultUpstreamName(value)}-${n}`;
+    taken.add(name);
+    const spec = parseUpstreamArgument(value, name);
+    if (!spec.ok) throw new CliError(spec.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
+    return spec.value;
+  });
+}
