@@ -65,7 +65,7 @@ export function signAuthorityToken(claims: AuthorityTokenClaims, key: Uint8Array
 }
 
 function isClaims(value: Record<string, unknown>): boolean {
-  const str = (k: string): boolean => typeof value[k] === "string" && (value[k]).length <= 1024;
+  const str = (k: string): boolean => typeof value[k] === "string" && value[k].length <= 1024;
   const int = (k: string): boolean => Number.isSafeInteger(value[k]);
   return (
     value["v"] === 1 &&

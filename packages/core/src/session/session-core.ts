@@ -42,8 +42,8 @@ export class SessionCore {
   readonly tokens = new TokenRegistry();
   /** How many times the session was suspended (binds a resume confirmation to one suspension). */
   suspensions = 0;
-  /** When the session was last resumed (ms); the kill switch counts only calls after it. */
-  resumedAt = Number.NEGATIVE_INFINITY;
+  /** How many calls were executed when the session was last resumed; the kill switch counts only later ones. */
+  resumedAfter = 0;
   toolResults = 0;
   userInputs = 0;
   readonly deps: SessionCoreDeps;

@@ -181,7 +181,7 @@ export function resume(core: SessionCore, confirmation: Confirmation): void {
   const to = core.target("resume");
   const spent = core.desk.spend(confirmation, "resume", resumeDraft(core).subject);
   if (!spent.ok) core.fail(spent.code, `cannot resume: ${spent.message}`, [], "confirmation_refused");
-  core.resumedAt = core.now().getTime();
+  core.resumedAfter = core.history.length;
   core.moveTo(to, "resumed by a person");
   core.emit("resumed", `resumed by \`${confirmation.by}\``);
 }

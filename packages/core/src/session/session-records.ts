@@ -89,8 +89,8 @@ export function recordSystemValue(core: SessionCore, source: unknown, text: unkn
 function killSwitch(core: SessionCore, nowMs: number): void {
   const ks = core.settings.settings.kill_switch;
   if (ks === null) return;
-  const since = Math.max(nowMs - ks.window_seconds * 1000, core.resumedAt);
-  const recent = core.history.filter((h) => h.consequential && h.at > since).length;
+  const since = nowMs - ks.window_seconds * 1000;
+  const recent = core.history.filter((h) => h.consequential && h.at > since && h.seq > core.resumedAfter).length;
   if (recent >= ks.consequential_calls) {
     suspend(core, `${recent} consequential calls within ${ks.window_seconds} s (kill switch)`);
   }
