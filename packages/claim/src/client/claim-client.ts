@@ -1,0 +1,169 @@
+import { solvePow, type SolveOptions } from "../pow/solver.js";
+import { nodeTransport, type Transport } from "./transport.js";
+
+/** A sandbox as the agent holds it (keep `token` secret: it is the only credential). */
+export interface AgentSandbox {
+  readonly id: string;
+  readonly token: string;
+  readonly public_handle: string;
+  readonly expires_at: string;
+  readonly api: string;
+}
+
+/** An FAQ as the agent writes it (§25). */
+export interface FaqInput {
+  readonly title: string;
+  readonly slug?: string;
+  readonly description?: string;
+  readonly settings?: Record<string, unknown>;
+  readonly questions?: readonly { question: string; answer: string; order?: number }[];
+}
+
+/** The result of {@link ClaimClient.publishFaq}. */
+export interface PublishedFaq {
+  readonly sandbox: AgentSandbox;
+  readonly faq_id: string;
+  readonly published_url: string;
+  readonly previous_handle: string | null;
+  readonly new_handle: string;
+}
+
+/** A provider answered with an error. */
+export class ClaimClientError extends Error {
+  /** The HTTP status and the provider's stable code (`not_found` for the uniform failure). */
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = "ClaimClientError";
+  }
+}
+
+/** Options of {@link ClaimClient}. */
+export interface ClaimClientOptions {
+  readonly transport?: Transport;
+  readonly solve?: SolveOptions;
+}
+
+/**
+ * The agent side of the Agent Claim Protocol: discovery → admission (proof-of-work solved with worker
+ * threads) → sandbox → FAQ → publish → claim link. `providerUrl` is the API origin (e.g.
+ * `http://api.localhost:8080`).
+ */
+export class ClaimClient {
+  private readonly transport: Transport;
+  private readonly api: string;
+
+  /** See the class comment. */
+  constructor(
+    providerUrl: string,
+    private readonly options: ClaimClientOptions = {},
+  ) {
+    this.api = providerUrl.replace(/\/+$/, "");
+    this.transport = options.transport ?? nodeTransport();
+  }
+
+  private async call<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const res = await this.transport(
+      method,
+      `${this.api}${path}`,
+      headers,
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+    const parsed = res.body === "" ? {} : (JSON.parse(res.body) as Record<string, unknown>);
+    if (res.status >= 400) {
+      const err = (parsed["error"] ?? {}) as { code?: string; message?: string };
+      throw new ClaimClientError(
+        `${method} ${path}: ${err.message ?? `http ${res.status}`}`,
+        res.status,
+        err.code ?? "unknown",
+      );
+    }
+    return parsed as T;
+  }
+
+  /** `GET /.well-known/agent-access`. */
+  discover(): Promise<Record<string, unknown>> {
+    return this.call("GET", "/.well-known/agent-access");
+  }
+
+  /** Gets a challenge, solves it, creates a sandbox. */
+  async createSandbox(metadata: Record<string, unknown> = {}): Promise<AgentSandbox> {
+    const c = await this.call<{ challenge: string; difficulty: number }>("GET", "/v1/sandboxes/challenge");
+    const nonce = await solvePow(c.challenge, c.difficulty, this.options.solve);
+    const s = await this.call<{
+      id: string;
+      public_handle: string;
+      expires_at: string;
+      agent_token: { token: string };
+    }>("POST", "/v1/sandboxes", undefined, {
+      admission: { type: "proof_of_work", challenge: c.challenge, nonce },
+      metadata,
+    });
+    return {
+      id: s.id,
+      token: s.agent_token.token,
+      public_handle: s.public_handle,
+      expires_at: s.expires_at,
+      api: this.api,
+    };
+  }
+
+  /** `POST /v1/faqs`: creates a draft FAQ; returns its id. */
+  async createFaq(sandbox: AgentSandbox, faq: FaqInput): Promise<string> {
+    return (await this.call<{ faq_id: string }>("POST", "/v1/faqs", sandbox.token, faq)).faq_id;
+  }
+
+  /** `POST /v1/faqs/{id}/publish`. */
+  publish(
+    sandbox: AgentSandbox,
+    faqId: string,
+  ): Promise<{ published_url: string; previous_handle: string | null; new_handle: string; handle_rotated: boolean }> {
+    return this.call("POST", `/v1/faqs/${encodeURIComponent(faqId)}/publish`, sandbox.token);
+  }
+
+  /** One call from nothing to a published FAQ: discovery, admission, sandbox, FAQ, publish. */
+  async publishFaq(faq: FaqInput, metadata: Record<string, unknown> = {}): Promise<PublishedFaq> {
+    const d = await this.discover();
+    if (!(d["content_types"] as unknown[] | undefined)?.includes("faq"))
+      throw new ClaimClientError("provider does not offer the `faq` content type", 0, "claim_unsupported");
+    const sandbox = await this.createSandbox(metadata);
+    const faqId = await this.createFaq(sandbox, faq);
+    const p = await this.publish(sandbox, faqId);
+    return {
+      sandbox,
+      faq_id: faqId,
+      published_url: p.published_url,
+      previous_handle: p.previous_handle,
+      new_handle: p.new_handle,
+    };
+  }
+
+  /** `POST /v1/sandboxes/{id}/claim`: a claim code and the page where the human enters it. */
+  claimLink(sandbox: AgentSandbox): Promise<{ claim_code: string; claim_url: string; expires_at: string }> {
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/claim`, sandbox.token);
+  }
+
+  /** `POST /v1/sandboxes/{id}/preview`: a single-use exchange link (≤ 10 min) for a human. */
+  previewLink(
+    sandbox: AgentSandbox,
+    surface: "preview" | "preview_admin" = "preview",
+  ): Promise<{ exchange_url: string; expires_at: string }> {
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/preview`, sandbox.token, { surface });
+  }
+
+  /** `POST /v1/sandboxes/{id}/extend` (+24 h, at most twice). */
+  extend(sandbox: AgentSandbox): Promise<{ expires_at: string; extensions: number }> {
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/extend`, sandbox.token);
+  }
+
+  /** `DELETE /v1/sandboxes/{id}`. */
+  async delete(sandbox: AgentSandbox): Promise<void> {
+    await this.call("DELETE", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}`, sandbox.token);
+  }
+}

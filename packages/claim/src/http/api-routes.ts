@@ -1,0 +1,413 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { FAQ_LIMITS, parseFaq, parseQuestion, type FaqBody } from "../content/faq.js";
+import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from "../ids/random-ids.js";
+import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
+import { POW_ALGORITHM } from "../pow/leading-zeros.js";
+import type { FaqRow, SandboxRow } from "../store/claim-store.js";
+import type { ClaimRuntime } from "./context.js";
+
+const HOUR = 3_600_000;
+/** Agent tokens live at most 48 h (§20.1) and never longer than the sandbox. */
+export const AGENT_TOKEN_TTL_MS = 48 * HOUR;
+/** Claim codes live at most 1 h (§19.1). */
+export const CLAIM_CODE_TTL_MS = HOUR;
+/** Exchange codes live at most 10 min (§17.1). */
+export const EXCHANGE_CODE_TTL_MS = 10 * 60_000;
+/** Extensions: 24 h each, at most 2 (§28). */
+export const EXTENSION_MS = 24 * HOUR;
+export const MAX_EXTENSIONS = 2;
+
+type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+type Params = Record<string, string>;
+
+function invalid(reply: FastifyReply, code: string, message: string, status = 400): FastifyReply {
+  return reply.code(status).header("cache-control", "no-store").send({ error: { code, message } });
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Registers the API origin's routes (discovery, admission, sandboxes, FAQs, publish, claim codes, preview). */
+export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
+  const api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler): void => {
+    app.route({
+      method,
+      url,
+      handler: async (req, reply) => {
+        const f = rt.facts(req);
+        f.action = action;
+        if (f.kind !== "api") return rt.fail(req, reply);
+        return h(req, reply);
+      },
+    });
+  };
+  /** The sandbox of the bearer token, live (active or published, within TTL); otherwise the failure. */
+  const authed = (
+    h: (s: SandboxRow, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply,
+  ): Handler => {
+    return async (req, reply) => {
+      const m = /^Bearer ([A-Za-z0-9_]{1,100})$/.exec(req.headers.authorization ?? "");
+      const s =
+        m?.[1] === undefined
+          ? undefined
+          : rt.store.credentialSandbox(
+              rt.box.hash("agent_token", m[1]),
+              "agent_token",
+              "",
+              ["active", "published"],
+              rt.now(),
+            );
+      const id = (req.params as Params)["id"];
+      if (s === undefined) return rt.fail(req, reply);
+      if (req.url.startsWith("/v1/sandboxes/") && (id === undefined || !rt.box.equal(id, s.id)))
+        return rt.fail(req, reply);
+      rt.facts(req).sandboxId = s.id;
+      return h(s, req, reply);
+    };
+  };
+  const pubUrl = (req: FastifyRequest, handle: string, slug = ""): string =>
+    `${rt.origin(req, `${handle}.${rt.hosts.pubSuffix}`)}/${slug}`;
+
+  api("GET", "/.well-known/agent-access", "discovery", async (req, reply) => {
+    const base = rt.origin(req, rt.hosts.api);
+    return reply.header("cache-control", "public, max-age=300").send({
+      acp_version: "1.0",
+      provider: { name: rt.providerName, docs: `${base}/.well-known/agent-access` },
+      sandbox: {
+        enabled: true,
+        admission: ["proof_of_work"],
+        challenge_endpoint: `${base}/v1/sandboxes/challenge`,
+        create_endpoint: `${base}/v1/sandboxes`,
+        ttl_hours: rt.ttlMs / HOUR,
+      },
+      proof_of_work: {
+        algorithm: POW_ALGORITHM,
+        description:
+          "find a nonce of 1 to 64 characters from [A-Za-z0-9] such that SHA-256 of the UTF-8 bytes of challenge + nonce (plain concatenation) has at least `difficulty` leading zero bits; each challenge is signed, single use and expires after 5 minutes; difficulty is adaptive",
+        nonce_pattern: "^[A-Za-z0-9]{1,64}$",
+      },
+      security: { handle_rotation_on_claim: true, handle_rotation_on_publish: true, adaptive_pow: true },
+      content_types: ["faq"],
+      limits: {
+        faqs_per_sandbox: FAQ_LIMITS.faqsPerSandbox,
+        questions_per_faq: FAQ_LIMITS.questionsPerFaq,
+        answer_bytes: FAQ_LIMITS.answerBytes,
+        max_extensions: MAX_EXTENSIONS,
+        extension_hours: 24,
+      },
+      claim: { method: "code_plus_pow", page: `${rt.origin(req, rt.hosts.admin)}/claim` },
+    });
+  });
+
+  api("GET", "/v1/sandboxes/challenge", "challenge", async (req, reply) => {
+    const now = rt.now();
+    if (rt.admission.breakerOpen(now))
+      return reply
+        .code(503)
+        .header("retry-after", "300")
+        .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
+    const d = rt.admission.difficulty(rt.facts(req).source, now);
+    return reply
+      .header("cache-control", "no-store")
+      .send({ ...issueChallenge(rt.box, "create", "", d, now), note: "Difficulty is adaptive and may change" });
+  });
+
+  api("POST", "/v1/sandboxes", "sandbox.create", async (req, reply) => {
+    const now = rt.now();
+    const body = req.body as
+      { admission?: { type?: unknown; challenge?: unknown; nonce?: unknown }; metadata?: unknown } | undefined;
+    const adm = body?.admission;
+    const source = rt.facts(req).source;
+    if (rt.admission.breakerOpen(now))
+      return reply
+        .code(503)
+        .header("retry-after", "300")
+        .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
+    const metadata = JSON.stringify(body?.metadata ?? {});
+    if (metadata.length > 2048 || typeof body?.metadata === "string")
+      return invalid(reply, "claim_invalid_request", "`metadata` must be an object under 2 KB");
+    if (adm?.type !== "proof_of_work" || !verifyChallenge(rt.box, "create", "", adm.challenge, adm.nonce, now)) {
+      rt.admission.recordFailure(source, now);
+      return rt.fail(req, reply);
+    }
+    const token = newAgentToken();
+    const made = rt.store.createSandbox({
+      challenge: adm.challenge as string,
+      tokenHash: rt.box.hash("agent_token", token),
+      ttlMs: rt.ttlMs,
+      tokenTtlMs: AGENT_TOKEN_TTL_MS,
+      metadata,
+      now,
+    });
+    if (made === undefined) {
+      rt.admission.recordFailure(source, now);
+      return rt.fail(req, reply);
+    }
+    rt.admission.recordCreation(source, now);
+    rt.facts(req).sandboxId = made.id;
+    const base = `${rt.origin(req, rt.hosts.api)}/v1/sandboxes/${made.id}`;
+    return reply
+      .code(201)
+      .header("cache-control", "no-store")
+      .send({
+        id: made.id,
+        public_handle: made.handle,
+        status: "active",
+        expires_at: iso(made.expiresAt),
+        agent_token: {
+          token,
+          expires_at: iso(made.tokenExpiresAt),
+          scopes: ["sandbox:manage", "content:write", "content:publish"],
+        },
+        endpoints: {
+          content: `${rt.origin(req, rt.hosts.api)}/v1/faqs`,
+          preview: `${base}/preview`,
+          claim: `${base}/claim`,
+          delete: base,
+        },
+      });
+  });
+
+  api(
+    "GET",
+    "/v1/sandboxes/:id",
+    "sandbox.get",
+    authed(async (s, req, reply) =>
+      reply.header("cache-control", "no-store").send({
+        id: s.id,
+        status: s.state,
+        expires_at: iso(s.expires_at),
+        extensions: s.extensions,
+        public_handle: rt.store.liveHandle(s.id),
+      }),
+    ),
+  );
+
+  api(
+    "DELETE",
+    "/v1/sandboxes/:id",
+    "sandbox.delete",
+    authed(async (s, req, reply) =>
+      rt.store.deleteSandbox(s.id, rt.now()) ? reply.code(204).send() : rt.fail(req, reply),
+    ),
+  );
+
+  api(
+    "POST",
+    "/v1/sandboxes/:id/extend",
+    "sandbox.extend",
+    authed(async (s, req, reply) => {
+      const r = rt.store.extend(s.id, EXTENSION_MS, MAX_EXTENSIONS, rt.now());
+      if (r === undefined)
+        return invalid(
+          reply,
+          "claim_extension_limit",
+          `a sandbox can be extended at most ${MAX_EXTENSIONS} times`,
+          409,
+        );
+      return reply.send({
+        id: s.id,
+        expires_at: iso(r.expiresAt),
+        extensions: r.extensions,
+        extensions_left: MAX_EXTENSIONS - r.extensions,
+      });
+    }),
+  );
+
+  api(
+    "POST",
+    "/v1/sandboxes/:id/claim",
+    "sandbox.claim_code",
+    authed(async (s, req, reply) => {
+      if (s.state !== "published")
+        return invalid(reply, "claim_not_published", "publish content before asking for a claim code", 409);
+      const code = newClaimCode();
+      const now = rt.now();
+      const hash = rt.box.hash("claim_code", normalizeClaimCode(code));
+      if (!rt.store.issueCode(s.id, "claim_code", "", hash, CLAIM_CODE_TTL_MS, ["published"], now))
+        return rt.fail(req, reply);
+      return reply.header("cache-control", "no-store").send({
+        claim_code: code,
+        claim_url: `${rt.origin(req, rt.hosts.admin)}/claim`,
+        expires_at: iso(Math.min(now + CLAIM_CODE_TTL_MS, s.expires_at)),
+      });
+    }),
+  );
+
+  api(
+    "POST",
+    "/v1/sandboxes/:id/preview",
+    "sandbox.preview_code",
+    authed(async (s, req, reply) => {
+      const surface = (req.body as { surface?: unknown } | undefined)?.surface ?? "preview";
+      if (surface !== "preview" && surface !== "preview_admin")
+        return invalid(reply, "claim_invalid_request", "`surface` must be `preview` or `preview_admin`");
+      const code = newExchangeCode();
+      const now = rt.now();
+      if (
+        !rt.store.issueCode(
+          s.id,
+          "exchange_code",
+          surface,
+          rt.box.hash("exchange_code", code),
+          EXCHANGE_CODE_TTL_MS,
+          ["active", "published"],
+          now,
+        )
+      )
+        return rt.fail(req, reply);
+      const host = surface === "preview" ? rt.hosts.preview : rt.hosts.previewAdmin;
+      return reply.header("cache-control", "no-store").send({
+        exchange_url: `${rt.origin(req, host)}/exchange?code=${code}`,
+        expires_at: iso(Math.min(now + EXCHANGE_CODE_TTL_MS, s.expires_at)),
+        surface,
+      });
+    }),
+  );
+
+  registerFaqRoutes(api, authed, rt, pubUrl);
+}
+
+type Api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler) => void;
+type Authed = (
+  h: (s: SandboxRow, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply,
+) => Handler;
+
+/** The FAQ representation an agent sees. */
+export function faqJson(f: FaqRow): Record<string, unknown> {
+  return { id: f.id, faq_id: f.id, sandbox_id: f.sandbox_id, status: f.status, ...f.body };
+}
+
+function registerFaqRoutes(
+  api: Api,
+  authed: Authed,
+  rt: ClaimRuntime,
+  pubUrl: (req: FastifyRequest, handle: string, slug?: string) => string,
+): void {
+  const faqOf = (s: SandboxRow, req: FastifyRequest): FaqRow | undefined =>
+    rt.store.getFaq(s.id, (req.params as Params)["faq"] ?? "");
+  const save = (s: SandboxRow, f: FaqRow, body: FaqBody, reply: FastifyReply, status = 200): FastifyReply =>
+    rt.store.updateFaq(s.id, f.id, body, rt.now())
+      ? reply.code(status).send(faqJson({ ...f, body }))
+      : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
+
+  api(
+    "POST",
+    "/v1/faqs",
+    "faq.create",
+    authed(async (s, req, reply) => {
+      const p = parseFaq(req.body);
+      if (!p.ok) return invalid(reply, p.issue.code, p.issue.message);
+      const r = rt.store.createFaq(s.id, p.value, FAQ_LIMITS.faqsPerSandbox, rt.now());
+      if (r === "limit")
+        return invalid(reply, "claim_limit_exceeded", `a sandbox holds at most ${FAQ_LIMITS.faqsPerSandbox} faqs`, 409);
+      if (r === "slug_taken")
+        return invalid(reply, "claim_slug_taken", `slug \`${p.value.slug}\` is already used in this sandbox`, 409);
+      return reply.code(201).send(faqJson(r));
+    }),
+  );
+  api(
+    "GET",
+    "/v1/faqs",
+    "faq.list",
+    authed(async (s, req, reply) => reply.send({ faqs: rt.store.listFaqs(s.id).map(faqJson) })),
+  );
+  api(
+    "GET",
+    "/v1/faqs/:faq",
+    "faq.get",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      return f === undefined ? rt.fail(req, reply) : reply.send(faqJson(f));
+    }),
+  );
+  api(
+    "PATCH",
+    "/v1/faqs/:faq",
+    "faq.update",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      if (f === undefined) return rt.fail(req, reply);
+      const p = parseFaq(req.body, f.body);
+      return p.ok ? save(s, f, p.value, reply) : invalid(reply, p.issue.code, p.issue.message);
+    }),
+  );
+  api(
+    "DELETE",
+    "/v1/faqs/:faq",
+    "faq.delete",
+    authed(async (s, req, reply) =>
+      rt.store.deleteFaq(s.id, (req.params as Params)["faq"] ?? "") ? reply.code(204).send() : rt.fail(req, reply),
+    ),
+  );
+  api(
+    "GET",
+    "/v1/faqs/:faq/questions",
+    "question.list",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      return f === undefined ? rt.fail(req, reply) : reply.send({ questions: f.body.questions });
+    }),
+  );
+  api(
+    "POST",
+    "/v1/faqs/:faq/questions",
+    "question.create",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      if (f === undefined) return rt.fail(req, reply);
+      if (f.body.questions.length >= FAQ_LIMITS.questionsPerFaq)
+        return invalid(
+          reply,
+          "claim_limit_exceeded",
+          `an faq holds at most ${FAQ_LIMITS.questionsPerFaq} questions`,
+          409,
+        );
+      const q = parseQuestion(req.body, f.body.questions.length);
+      return q.ok
+        ? save(s, f, { ...f.body, questions: [...f.body.questions, q.value] }, reply, 201)
+        : invalid(reply, q.issue.code, q.issue.message);
+    }),
+  );
+  api(
+    "PATCH",
+    "/v1/faqs/:faq/questions/:q",
+    "question.update",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      const prev = f?.body.questions.find((x) => x.id === (req.params as Params)["q"]);
+      if (f === undefined || prev === undefined) return rt.fail(req, reply);
+      const q = parseQuestion(req.body, prev.order, prev);
+      return q.ok
+        ? save(s, f, { ...f.body, questions: f.body.questions.map((x) => (x.id === prev.id ? q.value : x)) }, reply)
+        : invalid(reply, q.issue.code, q.issue.message);
+    }),
+  );
+  api(
+    "DELETE",
+    "/v1/faqs/:faq/questions/:q",
+    "question.delete",
+    authed(async (s, req, reply) => {
+      const f = faqOf(s, req);
+      const id = (req.params as Params)["q"];
+      if (f === undefined || !f.body.questions.some((x) => x.id === id)) return rt.fail(req, reply);
+      return save(s, f, { ...f.body, questions: f.body.questions.filter((x) => x.id !== id) }, reply);
+    }),
+  );
+  const publish: Handler = authed(async (s, req, reply) => {
+    const id = (req.params as Params)["faq"] ?? "";
+    const f = rt.store.getFaq(s.id, id);
+    const r = f === undefined ? undefined : rt.store.publishFaq(s.id, id, rt.now());
+    if (f === undefined || r === undefined) return rt.fail(req, reply);
+    return reply.send({
+      id,
+      faq_id: id,
+      status: "published",
+      published_url: pubUrl(req, r.handle, f.body.slug),
+      previous_handle: r.previous ?? null,
+      new_handle: r.handle,
+      handle_rotated: r.rotated,
+    });
+  });
+  api("POST", "/v1/faqs/:faq/publish", "faq.publish", publish);
+  api("POST", "/v1/content/:faq/publish", "content.publish", publish);
+}

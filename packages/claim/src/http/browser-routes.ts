@@ -1,0 +1,225 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { isHandleShape, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
+import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
+import type { SandboxRow } from "../store/claim-store.js";
+import { cookie, readCookie, type ClaimRuntime } from "./context.js";
+import { claimPage, exchangePage, faqsPage, pageCsp, summaryPage } from "./pages.js";
+
+const HOUR = 3_600_000;
+/** Preview sessions last at most 1 h (and never past the sandbox). */
+export const PREVIEW_SESSION_TTL_MS = HOUR;
+/** Owner sessions on the admin origin last 12 h. */
+export const OWNER_SESSION_TTL_MS = 12 * HOUR;
+
+/** Headers of every HTML page on the preview, preview-admin and admin surfaces (§16, §21). */
+function html(reply: FastifyReply, body: string, script = false, noindex = true): FastifyReply {
+  reply.header("content-type", "text/html; charset=utf-8").header("cache-control", "no-store");
+  reply.header("x-frame-options", "DENY").header("content-security-policy", pageCsp(script));
+  if (noindex) reply.header("x-robots-tag", "noindex, nofollow");
+  return reply.send(body);
+}
+
+/** Whether a browser POST comes from the page's own origin (CSRF, §21): Origin/Sec-Fetch-Site must agree if sent. */
+function sameOrigin(rt: ClaimRuntime, req: FastifyRequest, host: string): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== rt.origin(req, host)) return false;
+  const site = req.headers["sec-fetch-site"];
+  return site === undefined || site === "same-origin";
+}
+
+/** Serves a published sandbox at `{handle}.{pubSuffix}`: `/` and `/{slug}` only, GET/HEAD only (§13.1). */
+export async function servePublished(
+  rt: ClaimRuntime,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const f = rt.facts(req);
+  f.action = "published.view";
+  const handle = f.handle ?? "";
+  const path = req.url.split("?")[0] ?? "";
+  const slug = /^\/([a-z0-9-]{0,64})$/.exec(path)?.[1];
+  if ((req.method !== "GET" && req.method !== "HEAD") || slug === undefined || !isHandleShape(handle))
+    return rt.fail(req, reply);
+  const s = rt.store.sandboxByHandle(handle, rt.now());
+  if (s === undefined) return rt.fail(req, reply);
+  f.sandboxId = s.id;
+  const faqs = rt.store.listFaqs(s.id, true).filter((x) => slug === "" || x.body.slug === slug);
+  if (faqs.length === 0) return rt.fail(req, reply);
+  return html(
+    reply,
+    faqsPage(
+      faqs[0]?.body.title ?? "FAQ",
+      faqs,
+      s.state === "claimed" ? "" : "Unclaimed sandbox content, made by an AI agent.",
+    ),
+    false,
+    s.state !== "claimed",
+  );
+}
+
+/** Registers the preview, preview-admin and admin surfaces. */
+export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
+  const surfaces = {
+    preview: { host: rt.hosts.preview, cookie: "acp_pv", label: "preview" },
+    preview_admin: { host: rt.hosts.previewAdmin, cookie: "acp_pva", label: "preview admin" },
+  } as const;
+  const surfaceOf = (req: FastifyRequest): keyof typeof surfaces | undefined => {
+    const k = rt.facts(req).kind;
+    return k === "preview" || k === "preview_admin" ? k : undefined;
+  };
+  const session = (req: FastifyRequest): SandboxRow | undefined => {
+    const sf = surfaceOf(req);
+    const v = sf === undefined ? undefined : readCookie(rt, req, surfaces[sf].cookie);
+    if (sf === undefined || v === undefined || !/^[A-Za-z0-9]{43}$/.test(v)) return undefined;
+    return rt.store.credentialSandbox(
+      rt.box.hash("session", v),
+      "preview_session",
+      sf,
+      ["active", "published"],
+      rt.now(),
+    );
+  };
+
+  app.get("/exchange", async (req, reply) => {
+    const sf = surfaceOf(req);
+    rt.facts(req).action = "exchange.form";
+    if (sf === undefined) return rt.fail(req, reply);
+    const code = (req.query as Record<string, unknown>)["code"];
+    return html(reply, exchangePage(typeof code === "string" ? code : "", surfaces[sf].label));
+  });
+
+  app.post("/exchange", async (req, reply) => {
+    const sf = surfaceOf(req);
+    rt.facts(req).action = "exchange.consume";
+    if (sf === undefined || !sameOrigin(rt, req, surfaces[sf].host)) return rt.fail(req, reply);
+    const code = (req.body as Record<string, unknown> | undefined)?.["code"];
+    if (typeof code !== "string" || code.length > 100) return rt.fail(req, reply);
+    const token = newSessionToken();
+    const id = rt.store.consumeExchange(
+      rt.box.hash("exchange_code", code),
+      sf,
+      rt.box.hash("session", token),
+      PREVIEW_SESSION_TTL_MS,
+      rt.now(),
+    );
+    if (id === undefined) return rt.fail(req, reply);
+    rt.facts(req).sandboxId = id;
+    return reply
+      .code(303)
+      .header("set-cookie", cookie(rt, surfaces[sf].cookie, token, PREVIEW_SESSION_TTL_MS / 1000))
+      .header("location", "/")
+      .header("cache-control", "no-store")
+      .send();
+  });
+
+  app.get("/", async (req, reply) => {
+    const k = rt.facts(req).kind;
+    rt.facts(req).action = `${k ?? "unknown"}.view`;
+    if (k === "admin") return reply.code(303).header("location", "/claim").send();
+    const s = session(req);
+    if (s === undefined) return rt.fail(req, reply);
+    rt.facts(req).sandboxId = s.id;
+    const faqs = rt.store.listFaqs(s.id);
+    if (k === "preview")
+      return html(
+        reply,
+        faqsPage("Preview", faqs, "Preview of unclaimed sandbox content made by an AI agent. Read-only."),
+      );
+    const rows: [string, string][] = [
+      ["state", s.state],
+      ["expires", new Date(s.expires_at).toISOString()],
+      ["extensions", String(s.extensions)],
+    ];
+    return html(reply, summaryPage("Sandbox (read-only)", rows, faqs));
+  });
+
+  registerClaimRoutes(app, rt);
+}
+
+function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
+  const admin = (req: FastifyRequest): boolean => rt.facts(req).kind === "admin";
+  const csrfOk = (req: FastifyRequest, sent: unknown): boolean => {
+    const c = readCookie(rt, req, "acp_csrf");
+    return c !== undefined && typeof sent === "string" && rt.box.equal(c, sent) && sameOrigin(rt, req, rt.hosts.admin);
+  };
+  /** Rate limits and lockout, per address and per (keyed hash of the typed) code, before anything is looked up. */
+  const throttled = (req: FastifyRequest, codeKey: string): boolean => {
+    const now = rt.now();
+    const ip = rt.facts(req).source;
+    if (rt.claimRate.hit(ip, now) > rt.claimPerIpPerHour || rt.codeRate.hit(codeKey, now) > rt.claimPerCodePerHour)
+      return true;
+    return rt.lockout.locked(`ip:${ip}`, now) || rt.lockout.locked(`code:${codeKey}`, now);
+  };
+
+  app.get("/claim", async (req, reply) => {
+    rt.facts(req).action = "claim.page";
+    if (!admin(req)) return rt.fail(req, reply);
+    const csrf = newSessionToken();
+    reply.header("set-cookie", cookie(rt, "acp_csrf", csrf, 3600));
+    return html(reply, claimPage(csrf), true);
+  });
+
+  app.post("/claim/challenge", async (req, reply) => {
+    rt.facts(req).action = "claim.challenge";
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
+    const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
+    if (throttled(req, codeKey)) return rt.limited(req, reply);
+    const now = rt.now();
+    const c = issueChallenge(rt.box, "claim", codeKey, rt.admission.difficulty(rt.facts(req).source, now), now);
+    return reply.header("cache-control", "no-store").send(c);
+  });
+
+  app.post("/claim/verify", async (req, reply) => {
+    rt.facts(req).action = "claim.verify";
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
+    const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
+    if (throttled(req, codeKey)) return rt.limited(req, reply);
+    const now = rt.now();
+    const token = newSessionToken();
+    const ok =
+      verifyChallenge(rt.box, "claim", codeKey, b["challenge"], b["nonce"], now) &&
+      rt.store.claim({
+        codeHash: codeKey,
+        challenge: b["challenge"] as string,
+        ownerSessionHash: rt.box.hash("session", token),
+        ownerTtlMs: OWNER_SESSION_TTL_MS,
+        now,
+      });
+    if (ok === false || ok === undefined) {
+      const ip = rt.facts(req).source;
+      rt.lockout.fail(`ip:${ip}`, now);
+      rt.lockout.fail(`code:${codeKey}`, now);
+      rt.admission.recordFailure(ip, now);
+      return rt.fail(req, reply);
+    }
+    rt.facts(req).sandboxId = ok.id;
+    reply.header("set-cookie", cookie(rt, "acp_owner", token, OWNER_SESSION_TTL_MS / 1000));
+    return reply
+      .header("cache-control", "no-store")
+      .header("x-frame-options", "DENY")
+      .send({
+        status: "claimed",
+        workspace_url: `${rt.origin(req, rt.hosts.admin)}/workspace`,
+        published_url: `${rt.origin(req, `${ok.handle}.${rt.hosts.pubSuffix}`)}/`,
+      });
+  });
+
+  app.get("/workspace", async (req, reply) => {
+    rt.facts(req).action = "workspace.view";
+    const v = readCookie(rt, req, "acp_owner");
+    const s =
+      !admin(req) || v === undefined
+        ? undefined
+        : rt.store.credentialSandbox(rt.box.hash("session", v), "owner_session", "admin", ["claimed"], rt.now());
+    if (s === undefined) return rt.fail(req, reply);
+    rt.facts(req).sandboxId = s.id;
+    const handle = rt.store.liveHandle(s.id) ?? "";
+    const rows: [string, string][] = [
+      ["state", "claimed (workspace)"],
+      ["published at", `${rt.origin(req, `${handle}.${rt.hosts.pubSuffix}`)}/`],
+    ];
+    return html(reply, summaryPage("Your workspace", rows, rt.store.listFaqs(s.id)), false, true);
+  });
+}

@@ -1,0 +1,72 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AdmissionControl } from "../admission/admission-control.js";
+import type { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
+import type { SecretBox } from "../secrets/keyed-hash.js";
+import type { ClaimStore } from "../store/claim-store.js";
+import type { ClaimHosts, OriginKind } from "./origins.js";
+
+/** One log line (§22): never a token, code, handle, URL or header; the internal sandbox id; a coarse source. */
+export interface ClaimLogEntry {
+  readonly time: string;
+  readonly request_id: string;
+  readonly action: string;
+  readonly status: number;
+  readonly ip_range: string;
+  readonly sandbox_id?: string;
+}
+
+/** Per-request facts the hooks attach. */
+export interface RequestFacts {
+  readonly requestId: string;
+  readonly kind: OriginKind | undefined;
+  readonly handle: string | undefined;
+  readonly source: string;
+  action: string;
+  sandboxId?: string;
+}
+
+/** What every route handler shares. */
+export interface ClaimRuntime {
+  readonly store: ClaimStore;
+  readonly box: SecretBox;
+  readonly admission: AdmissionControl;
+  readonly hosts: ClaimHosts;
+  readonly tls: boolean;
+  readonly now: () => number;
+  readonly minFailureMs: number;
+  readonly ttlMs: number;
+  readonly providerName: string;
+  readonly claimRate: WindowCounter;
+  readonly codeRate: WindowCounter;
+  readonly lockout: ProgressiveLockout;
+  readonly claimPerIpPerHour: number;
+  readonly claimPerCodePerHour: number;
+  facts(req: FastifyRequest): RequestFacts;
+  fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  limited(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  origin(req: FastifyRequest, host: string): string;
+}
+
+/** A Set-Cookie value: host-only (scoped to the origin that set it), HttpOnly, SameSite=Strict, Secure with TLS. */
+export function cookie(rt: ClaimRuntime, name: string, value: string, maxAgeSec: number): string {
+  const n = rt.tls ? `__Host-${name}` : name;
+  return `${n}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSec}${rt.tls ? "; Secure" : ""}`;
+}
+
+/** Reads a cookie set by {@link cookie}. */
+export function readCookie(rt: ClaimRuntime, req: FastifyRequest, name: string): string | undefined {
+  const n = rt.tls ? `__Host-${name}` : name;
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === n) return v.join("=");
+  }
+  return undefined;
+}
+
+/** The coarse source of a request: the /24 of an IPv4 address, the /48 of an IPv6 address. */
+export function coarseSource(address: string | undefined): string {
+  const a = (address ?? "unknown").replace(/^::ffff:/, "");
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(a)) return `${a.split(".").slice(0, 3).join(".")}.0/24`;
+  if (a.includes(":")) return `${a.split(":").slice(0, 3).join(":")}::/48`;
+  return a;
+}

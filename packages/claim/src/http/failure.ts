@@ -1,0 +1,47 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+
+/**
+ * The one failure answer (§10, §17.3, §19.5): not found, expired, invalid, already used, wrong surface,
+ * wrong token — all render these exact bytes, status and headers, and never before the minimum response
+ * time measured from the request's arrival.
+ */
+export const FAILURE_STATUS = 404;
+
+/** The failure body, byte for byte. */
+export const FAILURE_BODY = '{"error":{"code":"not_found","message":"not found"}}';
+
+/** Headers every failure carries (plus the common security headers every response has). */
+export const FAILURE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  "x-robots-tag": "noindex, nofollow",
+};
+
+/** The rate-limit / lockout answer: also identical whatever the request named. */
+export const LIMITED_BODY = '{"error":{"code":"claim_rate_limited","message":"too many requests"}}';
+
+/** When each request arrived (ms, monotonic), set by the server's first hook. */
+export const ARRIVAL = new WeakMap<FastifyRequest, number>();
+
+/** Waits until `minMs` after the request arrived. */
+export async function padResponse(req: FastifyRequest, minMs: number): Promise<void> {
+  const start = ARRIVAL.get(req) ?? performance.now();
+  const wait = start + minMs - performance.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
+/** Sends the one failure answer after the minimum response time. */
+export async function sendFailure(req: FastifyRequest, reply: FastifyReply, minMs: number): Promise<FastifyReply> {
+  await padResponse(req, minMs);
+  reply.removeHeader("set-cookie");
+  return reply.code(FAILURE_STATUS).headers(FAILURE_HEADERS).send(FAILURE_BODY);
+}
+
+/** Sends the rate-limit answer (429) after the minimum response time. */
+export async function sendLimited(req: FastifyRequest, reply: FastifyReply, minMs: number): Promise<FastifyReply> {
+  await padResponse(req, minMs);
+  return reply
+    .code(429)
+    .headers({ ...FAILURE_HEADERS, "retry-after": "60" })
+    .send(LIMITED_BODY);
+}

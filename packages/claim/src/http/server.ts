@@ -1,0 +1,181 @@
+import { randomBytes } from "node:crypto";
+import type { Database } from "better-sqlite3";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { applyMigrations } from "@acp/store";
+import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
+import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
+import { createSecretBox } from "../secrets/keyed-hash.js";
+import { ClaimStore } from "../store/claim-store.js";
+import { CLAIM_MIGRATIONS } from "../store/migrations.js";
+import { registerApiRoutes } from "./api-routes.js";
+import { registerBrowserRoutes, servePublished } from "./browser-routes.js";
+import { coarseSource, type ClaimLogEntry, type ClaimRuntime, type RequestFacts } from "./context.js";
+import { ARRIVAL, sendFailure, sendLimited } from "./failure.js";
+import { DEFAULT_HOSTS, classifyHost, hostPort, type ClaimHosts } from "./origins.js";
+
+/** Options of {@link createClaimServer}. */
+export interface ClaimServerOptions {
+  /** An open state database (`openStateDb`); the claim migrations are applied to it. */
+  readonly db: Database;
+  /** The provider key (≥ 32 bytes): keyed hashes of secrets, challenge signatures, sealing. */
+  readonly key: Uint8Array;
+  /** Host names per surface (default `*.localhost`). */
+  readonly hosts?: Partial<ClaimHosts>;
+  /** Served over TLS (https URLs, `Secure` and `__Host-` cookies). */
+  readonly tls?: boolean;
+  /** Wall clock in ms (default `Date.now`). */
+  readonly now?: () => number;
+  /** Minimum time before any failure answer is sent (default 250 ms). */
+  readonly minFailureMs?: number;
+  /** Sandbox TTL in hours (default 48). */
+  readonly ttlHours?: number;
+  /** Adaptive proof-of-work tuning. */
+  readonly admission?: AdmissionOptions;
+  /** Requests per address per hour on any surface (default 500, §28). */
+  readonly requestsPerIpPerHour?: number;
+  /** Claim attempts per address per hour (default 30) and per code per hour (default 10). */
+  readonly claimPerIpPerHour?: number;
+  readonly claimPerCodePerHour?: number;
+  /** Receives one entry per request (§22). Default: none. */
+  readonly log?: (entry: ClaimLogEntry) => void;
+  /** Shown in discovery. */
+  readonly providerName?: string;
+}
+
+/** A running-ready provider: the Fastify app and its store. */
+export interface ClaimServer {
+  readonly app: FastifyInstance;
+  readonly store: ClaimStore;
+  /** Listens on `host:port` (default 127.0.0.1) and resolves to the bound port. */
+  listen(port: number, host?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Builds the Agent Claim Protocol provider (all surfaces on one listener, routed by Host header). */
+export function createClaimServer(options: ClaimServerOptions): ClaimServer {
+  applyMigrations(options.db, CLAIM_MIGRATIONS);
+  const box = createSecretBox(options.key);
+  const store = new ClaimStore(options.db, box);
+  const now = options.now ?? ((): number => Date.now());
+  const hosts: ClaimHosts = { ...DEFAULT_HOSTS, ...options.hosts };
+  const tls = options.tls === true;
+  const minFailureMs = options.minFailureMs ?? 250;
+  const facts = new WeakMap<FastifyRequest, RequestFacts>();
+  const perIp = new WindowCounter(3_600_000);
+  const perIpLimit = options.requestsPerIpPerHour ?? 500;
+  const rt: ClaimRuntime = {
+    store,
+    box,
+    admission: new AdmissionControl(options.admission),
+    hosts,
+    tls,
+    now,
+    minFailureMs,
+    ttlMs: (options.ttlHours ?? 48) * 3_600_000,
+    providerName: options.providerName ?? "ACP claim provider",
+    claimRate: new WindowCounter(3_600_000),
+    codeRate: new WindowCounter(3_600_000),
+    lockout: new ProgressiveLockout(5, 30_000, 3_600_000),
+    claimPerIpPerHour: options.claimPerIpPerHour ?? 30,
+    claimPerCodePerHour: options.claimPerCodePerHour ?? 10,
+    facts: (req) =>
+      facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
+    fail: (req, reply) => sendFailure(req, reply, minFailureMs),
+    limited: (req, reply) => sendLimited(req, reply, minFailureMs),
+    origin: (req, host) => `${tls ? "https" : "http"}://${host}${hostPort(req.headers.host)}`,
+  };
+
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, trustProxy: false, return503OnClosing: true });
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: 4096 },
+    (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
+  let lastSweep = 0;
+  app.addHook("onRequest", async (req, reply) => {
+    ARRIVAL.set(req, performance.now());
+    const c = classifyHost(req.headers.host, hosts);
+    const source = coarseSource(req.socket.remoteAddress);
+    facts.set(req, {
+      requestId: randomBytes(8).toString("hex"),
+      kind: c?.kind,
+      handle: c?.handle,
+      source,
+      action: "unknown",
+    });
+    reply.header("x-content-type-options", "nosniff").header("referrer-policy", "no-referrer");
+    reply
+      .header("x-frame-options", "DENY")
+      .header("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
+    const t = now();
+    if (perIp.hit(source, t) > perIpLimit) return sendLimited(req, reply, minFailureMs);
+    if (t - lastSweep > 1000) {
+      lastSweep = t;
+      store.sweep(t);
+    }
+    if (c === undefined) return sendFailure(req, reply, minFailureMs);
+    if (c.kind === "pub") return servePublished(rt, req, reply);
+    const write = req.method !== "GET" && req.method !== "HEAD";
+    if (c.kind === "preview_admin" && write && req.url.split("?")[0] !== "/exchange") {
+      facts.get(req)!.action = "preview_admin.write_refused";
+      return reply
+        .code(405)
+        .header("allow", "GET, HEAD")
+        .header("cache-control", "no-store")
+        .send({ error: { code: "claim_read_only", message: "preview admin is read-only" } });
+    }
+    return undefined;
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    const f = facts.get(req);
+    if (options.log === undefined || f === undefined) return;
+    options.log({
+      time: new Date(now()).toISOString(),
+      request_id: f.requestId,
+      action: f.action,
+      status: reply.statusCode,
+      ip_range: f.source,
+      ...(f.sandboxId === undefined ? {} : { sandbox_id: f.sandboxId }),
+    });
+  });
+  app.setNotFoundHandler((req, reply) => sendFailure(req, reply, minFailureMs));
+  app.setErrorHandler(async (err, req, reply) => {
+    const status = (err as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 400 && status < 500 && status !== 404) {
+      return reply
+        .code(status === 413 ? 413 : 400)
+        .header("cache-control", "no-store")
+        .send({
+          error: {
+            code: "claim_invalid_request",
+            message: status === 413 ? "request body too large" : "malformed request body",
+          },
+        });
+    }
+    if (status === 404) return sendFailure(req, reply, minFailureMs);
+    return reply
+      .code(500)
+      .header("cache-control", "no-store")
+      .send({ error: { code: "claim_internal", message: "internal error" } });
+  });
+  registerApiRoutes(app, rt);
+  registerBrowserRoutes(app, rt);
+
+  const timer = setInterval(() => store.sweep(now()), 60_000);
+  timer.unref();
+  return {
+    app,
+    store,
+    listen: async (port, host = "127.0.0.1") => {
+      await app.listen({ port, host });
+      const addr = app.server.address();
+      return typeof addr === "object" && addr !== null ? addr.port : port;
+    },
+    close: async () => {
+      clearInterval(timer);
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/** Agent Claim Protocol: the provider (`acp claim serve`) and the agent-side client. */
+export { createClaimServer, type ClaimServer, type ClaimServerOptions } from "./http/server.js";
+export { DEFAULT_HOSTS, classifyHost, type ClaimHosts, type OriginKind } from "./http/origins.js";
+export { FAILURE_BODY, FAILURE_HEADERS, FAILURE_STATUS } from "./http/failure.js";
+export type { ClaimLogEntry } from "./http/context.js";
+export { CLAIM_MIGRATIONS } from "./store/migrations.js";
+export { ClaimStore, type SandboxState } from "./store/claim-store.js";
+export { createSecretBox, type SecretBox } from "./secrets/keyed-hash.js";
+export { AdmissionControl, type AdmissionOptions } from "./admission/admission-control.js";
+export { checkPow, leadingZeroBits, POW_ALGORITHM, POW_NONCE_PATTERN } from "./pow/leading-zeros.js";
+export { issueChallenge, verifyChallenge, CHALLENGE_TTL_MS, type IssuedChallenge } from "./pow/challenge.js";
+export { renderSafeMarkdown, unsafeMarkdownReason, escapeHtml } from "./content/safe-markdown.js";
+export {
+  FAQ_LIMITS,
+  parseFaq,
+  parseQuestion,
+  type FaqBody,
+  type FaqQuestion,
+  type FaqSettings,
+} from "./content/faq.js";
+export { IDENTIFIER_ENTROPY_BITS, newClaimCode, normalizeClaimCode, newPublicHandle } from "./ids/random-ids.js";
+export { solvePow, solvePowNaive, type SolveOptions } from "./pow/solver.js";
+export { solveMidstate } from "./pow/sha256-midstate.js";
+export {
+  ClaimClient,
+  ClaimClientError,
+  type AgentSandbox,
+  type FaqInput,
+  type PublishedFaq,
+  type ClaimClientOptions,
+} from "./client/claim-client.js";
+export { nodeTransport, type Transport, type ClientResponse } from "./client/transport.js";

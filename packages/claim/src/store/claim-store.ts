@@ -1,0 +1,405 @@
+import type { Database } from "better-sqlite3";
+import { newContentId, newPublicHandle, newSandboxId } from "../ids/random-ids.js";
+import type { SecretBox } from "../secrets/keyed-hash.js";
+import type { FaqBody } from "../content/faq.js";
+
+/** Sandbox states (§5). */
+export type SandboxState = "created" | "active" | "published" | "expired" | "deleted" | "claimed";
+
+/** A sandbox row as the provider sees it (never sent as-is to unauthenticated callers). */
+export interface SandboxRow {
+  readonly id: string;
+  readonly state: SandboxState;
+  readonly created_at: number;
+  readonly expires_at: number;
+  readonly extensions: number;
+}
+
+/** A stored FAQ. */
+export interface FaqRow {
+  readonly id: string;
+  readonly sandbox_id: string;
+  readonly status: "draft" | "published";
+  readonly body: FaqBody;
+  readonly updated_at: number;
+}
+
+/** Credential kinds; every one is stored only as a keyed hash. */
+export type CredentialKind = "agent_token" | "claim_code" | "exchange_code" | "preview_session" | "owner_session";
+
+/** Thrown inside a transaction to roll it back with "nothing happened". */
+class Abort extends Error {}
+
+/**
+ * The claim provider's state in SQLite. Every transition is a single conditional `UPDATE … WHERE state …
+ * RETURNING` inside an immediate transaction, so two racing requests can never both win; secrets (tokens,
+ * codes, handles) are looked up by their keyed hash only.
+ */
+export class ClaimStore {
+  /** Wraps an open state database that has {@link CLAIM_MIGRATIONS} applied. */
+  constructor(
+    private readonly db: Database,
+    private readonly box: SecretBox,
+  ) {}
+
+  private tx<T>(fn: () => T): T | undefined {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (err) {
+      if (err instanceof Abort) return undefined;
+      throw err;
+    }
+  }
+
+  /** Marks sandboxes past their TTL expired and drops their content and credentials (clean abandonment). */
+  sweep(now: number): number {
+    return (
+      this.tx(() => {
+        const ended = this.db
+          .prepare<[number, number], { id: string }>(
+            "UPDATE claim_sandboxes SET state = 'expired', ended_at = ? WHERE state IN ('created','active','published') AND expires_at <= ? RETURNING id",
+          )
+          .all(now, now);
+        for (const { id } of ended) this.endSandbox(id, now);
+        this.db.prepare("DELETE FROM claim_spent_challenges WHERE expires_at <= ?").run(now);
+        return ended.length;
+      }) ?? 0
+    );
+  }
+
+  private endSandbox(id: string, now: number): void {
+    this.revokeAll(id, now);
+    this.db.prepare("UPDATE claim_handles SET retired_at = ? WHERE sandbox_id = ? AND retired_at IS NULL").run(now, id);
+    this.db.prepare("DELETE FROM claim_faqs WHERE sandbox_id = ?").run(id);
+  }
+
+  private revokeAll(id: string, now: number): void {
+    this.db
+      .prepare("UPDATE claim_credentials SET revoked_at = ? WHERE sandbox_id = ? AND revoked_at IS NULL")
+      .run(now, id);
+  }
+
+  /** Spends a challenge (single use); false when it was already spent. Call inside a transaction. */
+  private spend(challenge: string, expiresAt: number): boolean {
+    const hash = this.box.hash("challenge", challenge);
+    return (
+      this.db
+        .prepare("INSERT OR IGNORE INTO claim_spent_challenges (hash, expires_at) VALUES (?, ?)")
+        .run(hash, expiresAt).changes === 1
+    );
+  }
+
+  private issueHandle(id: string, stage: "preview" | "published" | "workspace", now: number): string {
+    const retired = this.db
+      .prepare<[number, string], { sealed: string }>(
+        "UPDATE claim_handles SET retired_at = ? WHERE sandbox_id = ? AND retired_at IS NULL RETURNING sealed",
+      )
+      .get(now, id);
+    void retired;
+    const handle = newPublicHandle();
+    this.db
+      .prepare("INSERT INTO claim_handles (hash, sandbox_id, sealed, stage, created_at) VALUES (?, ?, ?, ?, ?)")
+      .run(this.box.hash("handle", handle), id, this.box.seal(handle), stage, now);
+    return handle;
+  }
+
+  /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */
+  liveHandle(id: string): string | undefined {
+    const row = this.db
+      .prepare<[string], { sealed: string }>(
+        "SELECT sealed FROM claim_handles WHERE sandbox_id = ? AND retired_at IS NULL",
+      )
+      .get(id);
+    return row === undefined ? undefined : this.box.open(row.sealed);
+  }
+
+  /**
+   * Creates a sandbox admitted by `challenge` (spent here, atomically): `created` → `active`, a preview
+   * handle and an agent token. Undefined when the challenge was already spent.
+   */
+  createSandbox(input: {
+    challenge: string;
+    tokenHash: string;
+    ttlMs: number;
+    tokenTtlMs: number;
+    metadata: string;
+    now: number;
+  }): { id: string; handle: string; expiresAt: number; tokenExpiresAt: number } | undefined {
+    const { now } = input;
+    return this.tx(() => {
+      if (!this.spend(input.challenge, now + 10 * 60_000)) throw new Abort();
+      const id = newSandboxId();
+      const expiresAt = now + input.ttlMs;
+      this.db
+        .prepare(
+          "INSERT INTO claim_sandboxes (id, state, created_at, expires_at, metadata) VALUES (?, 'created', ?, ?, ?)",
+        )
+        .run(id, now, expiresAt, input.metadata);
+      const handle = this.issueHandle(id, "preview", now);
+      const tokenExpiresAt = Math.min(expiresAt, now + input.tokenTtlMs);
+      this.insertCredential(input.tokenHash, id, "agent_token", "", now, tokenExpiresAt);
+      const moved = this.db
+        .prepare("UPDATE claim_sandboxes SET state = 'active' WHERE id = ? AND state = 'created'")
+        .run(id);
+      if (moved.changes !== 1) throw new Abort();
+      return { id, handle, expiresAt, tokenExpiresAt };
+    });
+  }
+
+  private insertCredential(
+    hash: string,
+    id: string,
+    kind: CredentialKind,
+    surface: string,
+    now: number,
+    expiresAt: number,
+  ): void {
+    this.db
+      .prepare(
+        "INSERT INTO claim_credentials (hash, sandbox_id, kind, surface, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(hash, id, kind, surface, now, expiresAt);
+  }
+
+  /**
+   * The sandbox a live credential belongs to: not revoked, not used, not expired, and its sandbox in one of
+   * `states` and (unless claimed) within its TTL. Undefined otherwise, whatever the reason.
+   */
+  credentialSandbox(
+    hash: string,
+    kind: CredentialKind,
+    surface: string,
+    states: readonly SandboxState[],
+    now: number,
+  ): SandboxRow | undefined {
+    const row = this.db
+      .prepare<[string, string, string, number, number], SandboxRow & { st: string }>(
+        `SELECT s.id, s.state, s.created_at, s.expires_at, s.extensions, s.state AS st FROM claim_credentials c JOIN claim_sandboxes s ON s.id = c.sandbox_id
+         WHERE c.hash = ? AND c.kind = ? AND c.surface = ? AND c.revoked_at IS NULL AND c.used_at IS NULL AND c.expires_at > ?
+           AND (s.state = 'claimed' OR s.expires_at > ?)`,
+      )
+      .get(hash, kind, surface, now, now);
+    return row !== undefined && states.includes(row.state) ? row : undefined;
+  }
+
+  /** Issues a claim or exchange code for a sandbox in one of `states`; false when it is not in one. */
+  issueCode(
+    id: string,
+    kind: "claim_code" | "exchange_code",
+    surface: string,
+    hash: string,
+    ttlMs: number,
+    states: readonly SandboxState[],
+    now: number,
+  ): boolean {
+    return (
+      this.tx(() => {
+        const s = this.sandbox(id);
+        if (s === undefined || !states.includes(s.state) || s.expires_at <= now) throw new Abort();
+        this.insertCredential(hash, id, kind, surface, now, Math.min(now + ttlMs, s.expires_at));
+        return true;
+      }) ?? false
+    );
+  }
+
+  /**
+   * Consumes an exchange code for `surface` (single use, atomically) and opens a session on that surface.
+   * Undefined for an unknown, used, expired, revoked or foreign-surface code alike.
+   */
+  consumeExchange(
+    codeHash: string,
+    surface: string,
+    sessionHash: string,
+    sessionTtlMs: number,
+    now: number,
+  ): string | undefined {
+    return this.tx(() => {
+      const used = this.db
+        .prepare<[number, string, string, number], { sandbox_id: string }>(
+          "UPDATE claim_credentials SET used_at = ? WHERE hash = ? AND kind = 'exchange_code' AND surface = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING sandbox_id",
+        )
+        .get(now, codeHash, surface, now);
+      if (used === undefined) throw new Abort();
+      const s = this.sandbox(used.sandbox_id);
+      if (s === undefined || !["active", "published"].includes(s.state) || s.expires_at <= now) throw new Abort();
+      this.insertCredential(
+        sessionHash,
+        s.id,
+        "preview_session",
+        surface,
+        now,
+        Math.min(now + sessionTtlMs, s.expires_at),
+      );
+      return s.id;
+    });
+  }
+
+  /**
+   * The claim (§19): in ONE immediate transaction — spend the claim challenge, consume the claim code
+   * (unused, unexpired, unrevoked), move the sandbox `published` → `claimed` only if it is still published and
+   * within its TTL, rotate the handle, revoke every agent token, preview session and outstanding code, and
+   * open the owner session. Any failure rolls everything back and returns undefined.
+   */
+  claim(input: {
+    codeHash: string;
+    challenge: string;
+    ownerSessionHash: string;
+    ownerTtlMs: number;
+    now: number;
+  }): { id: string; handle: string } | undefined {
+    const { now } = input;
+    return this.tx(() => {
+      if (!this.spend(input.challenge, now + 10 * 60_000)) throw new Abort();
+      const code = this.db
+        .prepare<[number, string, number], { sandbox_id: string }>(
+          "UPDATE claim_credentials SET used_at = ? WHERE hash = ? AND kind = 'claim_code' AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING sandbox_id",
+        )
+        .get(now, input.codeHash, now);
+      if (code === undefined) throw new Abort();
+      const moved = this.db
+        .prepare<[number, string, number], { id: string }>(
+          "UPDATE claim_sandboxes SET state = 'claimed', claimed_at = ? WHERE id = ? AND state = 'published' AND expires_at > ? RETURNING id",
+        )
+        .get(now, code.sandbox_id, now);
+      if (moved === undefined) throw new Abort();
+      this.revokeAll(moved.id, now);
+      const handle = this.issueHandle(moved.id, "workspace", now);
+      this.insertCredential(input.ownerSessionHash, moved.id, "owner_session", "admin", now, now + input.ownerTtlMs);
+      return { id: moved.id, handle };
+    });
+  }
+
+  /** A sandbox by internal id. */
+  sandbox(id: string): SandboxRow | undefined {
+    return this.db
+      .prepare<[string], SandboxRow>(
+        "SELECT id, state, created_at, expires_at, extensions FROM claim_sandboxes WHERE id = ?",
+      )
+      .get(id);
+  }
+
+  /** The sandbox served under a live handle on the published origin (published within TTL, or claimed). */
+  sandboxByHandle(handle: string, now: number): SandboxRow | undefined {
+    return this.db
+      .prepare<[string, number], SandboxRow>(
+        `SELECT s.id, s.state, s.created_at, s.expires_at, s.extensions FROM claim_handles h JOIN claim_sandboxes s ON s.id = h.sandbox_id
+         WHERE h.hash = ? AND h.retired_at IS NULL AND (s.state = 'claimed' OR (s.state = 'published' AND s.expires_at > ?))`,
+      )
+      .get(this.box.hash("handle", handle), now);
+  }
+
+  /** Deletes a live sandbox (`active`/`published` → `deleted`); false when it was not live. */
+  deleteSandbox(id: string, now: number): boolean {
+    return (
+      this.tx(() => {
+        const moved = this.db
+          .prepare(
+            "UPDATE claim_sandboxes SET state = 'deleted', ended_at = ? WHERE id = ? AND state IN ('active','published') AND expires_at > ?",
+          )
+          .run(now, id, now);
+        if (moved.changes !== 1) throw new Abort();
+        this.endSandbox(id, now);
+        return true;
+      }) ?? false
+    );
+  }
+
+  /** Extends a live sandbox by `byMs` if it has fewer than `max` extensions; the new expiry or undefined. */
+  extend(id: string, byMs: number, max: number, now: number): { expiresAt: number; extensions: number } | undefined {
+    return this.db
+      .prepare<[number, string, number, number], { expiresAt: number; extensions: number }>(
+        "UPDATE claim_sandboxes SET expires_at = expires_at + ?, extensions = extensions + 1 WHERE id = ? AND state IN ('active','published') AND expires_at > ? AND extensions < ? RETURNING expires_at AS expiresAt, extensions",
+      )
+      .get(byMs, id, now, max);
+  }
+
+  /** Inserts an FAQ; undefined when the sandbox already has `max` FAQs or the slug is taken. */
+  createFaq(sandboxId: string, body: FaqBody, max: number, now: number): FaqRow | "limit" | "slug_taken" {
+    const r = this.tx((): FaqRow | "limit" | "slug_taken" => {
+      const n =
+        this.db
+          .prepare<[string], { n: number }>("SELECT count(*) AS n FROM claim_faqs WHERE sandbox_id = ?")
+          .get(sandboxId)?.n ?? 0;
+      if (n >= max) return "limit";
+      if (
+        this.db.prepare("SELECT 1 FROM claim_faqs WHERE sandbox_id = ? AND slug = ?").get(sandboxId, body.slug) !==
+        undefined
+      )
+        return "slug_taken";
+      const id = newContentId("faq");
+      this.db
+        .prepare(
+          "INSERT INTO claim_faqs (id, sandbox_id, slug, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'draft', ?, ?)",
+        )
+        .run(id, sandboxId, body.slug, JSON.stringify(body), now, now);
+      return { id, sandbox_id: sandboxId, status: "draft", body, updated_at: now };
+    });
+    return r ?? "limit";
+  }
+
+  /** The FAQs of a sandbox (optionally only published ones), oldest first. */
+  listFaqs(sandboxId: string, onlyPublished = false): FaqRow[] {
+    const rows = this.db
+      .prepare<
+        [string],
+        { id: string; sandbox_id: string; status: "draft" | "published"; body: string; updated_at: number }
+      >(
+        `SELECT id, sandbox_id, status, body, updated_at FROM claim_faqs WHERE sandbox_id = ? ${onlyPublished ? "AND status = 'published'" : ""} ORDER BY created_at, rowid`,
+      )
+      .all(sandboxId);
+    return rows.map((r) => ({ ...r, body: JSON.parse(r.body) as FaqBody }));
+  }
+
+  /** One FAQ of a sandbox. */
+  getFaq(sandboxId: string, faqId: string): FaqRow | undefined {
+    return this.listFaqs(sandboxId).find((f) => f.id === faqId);
+  }
+
+  /** Replaces an FAQ's body; false when it does not exist or the new slug is taken. */
+  updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): boolean {
+    try {
+      return (
+        this.db
+          .prepare("UPDATE claim_faqs SET body = ?, slug = ?, updated_at = ? WHERE id = ? AND sandbox_id = ?")
+          .run(JSON.stringify(body), body.slug, now, faqId, sandboxId).changes === 1
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  /** Deletes an FAQ; false when it does not exist. */
+  deleteFaq(sandboxId: string, faqId: string): boolean {
+    return (
+      this.db.prepare("DELETE FROM claim_faqs WHERE id = ? AND sandbox_id = ?").run(faqId, sandboxId).changes === 1
+    );
+  }
+
+  /**
+   * Publishes an FAQ. The first publish moves the sandbox `active` → `published` and rotates the handle
+   * (the preview handle is retired forever); later publishes keep the published handle.
+   */
+  publishFaq(
+    sandboxId: string,
+    faqId: string,
+    now: number,
+  ): { handle: string; previous: string | undefined; rotated: boolean } | undefined {
+    return this.tx(() => {
+      const f = this.db
+        .prepare("UPDATE claim_faqs SET status = 'published', updated_at = ? WHERE id = ? AND sandbox_id = ?")
+        .run(now, faqId, sandboxId);
+      if (f.changes !== 1) throw new Abort();
+      const moved = this.db
+        .prepare(
+          "UPDATE claim_sandboxes SET state = 'published', published_at = ? WHERE id = ? AND state = 'active' AND expires_at > ?",
+        )
+        .run(now, sandboxId, now);
+      const current = this.liveHandle(sandboxId);
+      if (moved.changes === 1)
+        return { handle: this.issueHandle(sandboxId, "published", now), previous: current, rotated: true };
+      const s = this.sandbox(sandboxId);
+      if (s === undefined || s.state !== "published" || s.expires_at <= now || current === undefined) throw new Abort();
+      return { handle: current, previous: undefined, rotated: false };
+    });
+  }
+}
