@@ -6,6 +6,7 @@ import {
   createCheckpointInput,
   createRedactor,
   DEFAULT_REDACTION,
+  isAuditEventType,
   redactAuditInput,
   sealAuditLine,
   signCheckpoint,
@@ -17,6 +18,7 @@ import {
 } from "@acp/core";
 import { AuditLogError } from "../audit/index.js";
 import type { PostgresStore } from "./open-postgres-store.js";
+import { PostgresStoreError } from "./postgres-store-error.js";
 import { ADVISORY_LOCK } from "./schema.js";
 
 /** Options of {@link createPostgresAuditLog} (the file log's, less what only a file has). */
@@ -184,6 +186,10 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
 
   return {
     append(input) {
+      if (!isAuditEventType(input.event_type)) {
+        const message = `audit: unknown event type \`${String(input.event_type)}\``;
+        return Promise.reject(new PostgresStoreError("postgres_input_invalid", message));
+      }
       if (RESERVED.has(input.event_type)) {
         const message = `event type \`${input.event_type}\` is written by the log itself`;
         return Promise.reject(new AuditLogError({ code: "audit_event_reserved" }, message));

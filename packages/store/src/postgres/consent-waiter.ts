@@ -1,5 +1,5 @@
 import type { PendingConsentRow } from "../pending/index.js";
-import { watchConsentDecisions, type ConsentWatch } from "./consent-watch.js";
+import { watchConsentDecisions } from "./consent-watch.js";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { createPostgresPendingConsentStore } from "./pending-store.js";
 import { PostgresStoreError } from "./postgres-store-error.js";
@@ -9,12 +9,30 @@ export interface ConsentWaiter {
   /**
    * Resolves with the row once it is no longer pending (approved or denied on any node, or settled),
    * at once when it already is. Rejects with `postgres_consent_unknown` for an id not in the store, with
-   * the signal's reason when aborted, and with `postgres_store_closed` when the waiter closes.
+   * the signal's reason when aborted, and with `postgres_store_closed` when the waiter or store closes.
+   * A read that fails (a lost connection) is retried; give a signal to bound the wait.
    */
   wait(id: string, options?: { readonly signal?: AbortSignal }): Promise<PendingConsentRow>;
-  /** How many waits are open (bounded by the caller's pending requests). */
+  /** How many request ids are waited for (bounded by the caller's pending requests). */
   readonly size: number;
   close(): Promise<void>;
+}
+
+/** Options of {@link openConsentWaiter}. */
+export interface ConsentWaiterOptions {
+  /** Told about lost connections and failed reads (each is retried). */
+  readonly onError?: (err: Error) => void;
+  /** First pause before a failed read is retried (ms, default 100); doubles up to 5 s. */
+  readonly retryMs?: number;
+}
+
+interface Waiting {
+  readonly resolve: (row: PendingConsentRow) => void;
+  readonly reject: (err: Error) => void;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -22,44 +40,84 @@ function abortReason(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new Error("the wait for a consent decision was aborted");
 }
 
-interface Waiting {
-  readonly resolve: (row: PendingConsentRow) => void;
-  readonly reject: (err: unknown) => void;
-}
-
 /**
- * One `LISTEN` connection serving every wait of this node. After the connection is lost and restored
- * (notifications sent meanwhile are gone), every open wait re-reads its row, so a decision taken while
- * this node was cut off is still seen. A node that restarts calls `wait` again for its requests: the
- * rows are in PostgreSQL, so nothing decided meanwhile is lost.
+ * One `LISTEN` connection serving every wait of this node. Each wait reads its row once after `LISTEN`
+ * is active (so no decision slips between), and again whenever the connection is restored
+ * (notifications sent meanwhile are gone), so a decision taken while this node was cut off is still seen.
+ * A node that restarts calls `wait` again for its requests: the rows are in PostgreSQL, nothing is lost.
  */
 export async function openConsentWaiter(
   store: PostgresStore,
-  options: { readonly onError?: (err: Error) => void } = {},
+  options: ConsentWaiterOptions = {},
 ): Promise<ConsentWaiter> {
   const pending = createPostgresPendingConsentStore(store);
   const waiting = new Map<string, Set<Waiting>>();
+  const report = (err: unknown): void => options.onError?.(asError(err));
+  let closed = false;
+
   const settle = (row: PendingConsentRow): void => {
     const set = waiting.get(row.id);
     if (set === undefined || row.status === "pending") return;
     waiting.delete(row.id);
     for (const w of set) w.resolve(row);
   };
-  const recheck = (id: string): void => {
+  const rejectAll = (id: string, err: Error): void => {
+    const set = waiting.get(id);
+    waiting.delete(id);
+    for (const w of set ?? []) w.reject(err);
+  };
+  /** Reads the row; retries with backoff while the read fails and someone still waits. */
+  const check = (id: string, delay = options.retryMs ?? 100): void => {
     pending.get(id).then(
       (row) => {
-        if (row !== null) settle(row);
+        if (row !== null) return settle(row);
+        rejectAll(
+          id,
+          new PostgresStoreError("postgres_consent_unknown", `consent request \`${id}\` is not in the store`),
+        );
       },
-      (err: unknown) => options.onError?.(err instanceof Error ? err : new Error(String(err))),
+      (err: unknown) => {
+        if (closed || store.closed) return rejectAll(id, asError(err));
+        report(err);
+        setTimeout(() => {
+          if (waiting.has(id) && !closed) check(id, Math.min(delay * 2, 5000));
+        }, delay).unref();
+      },
     );
   };
-  const watch: ConsentWatch = await watchConsentDecisions(store, settle, {
+
+  const watch = await watchConsentDecisions(store, settle, {
     onResume: () => {
-      for (const id of waiting.keys()) recheck(id);
+      for (const id of waiting.keys()) check(id);
     },
-    ...(options.onError === undefined ? {} : { onError: options.onError }),
+    onError: report,
   });
-  let closed = false;
+
+  const wait = (id: string, signal: AbortSignal | undefined): Promise<PendingConsentRow> =>
+    new Promise<PendingConsentRow>((resolve, reject) => {
+      const onAbort = (): void => {
+        const set = waiting.get(id);
+        set?.delete(entry);
+        if (set?.size === 0) waiting.delete(id);
+        reject(abortReason(signal as AbortSignal));
+      };
+      const entry: Waiting = {
+        resolve: (row) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(row);
+        },
+        reject: (err) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(err);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const set = waiting.get(id);
+      if (set !== undefined) return void set.add(entry);
+      waiting.set(id, new Set([entry]));
+      check(id);
+    });
+
   return {
     get size() {
       return waiting.size;
@@ -68,44 +126,13 @@ export async function openConsentWaiter(
       if (closed) return Promise.reject(new PostgresStoreError("postgres_store_closed", "consent waiter is closed"));
       const { signal } = waitOptions;
       if (signal?.aborted === true) return Promise.reject(abortReason(signal));
-      return new Promise<PendingConsentRow>((resolve, reject) => {
-        const onAbort = (): void => drop(new Error("aborted"));
-        const entry: Waiting = {
-          resolve: (row) => {
-            signal?.removeEventListener("abort", onAbort);
-            resolve(row);
-          },
-          reject: (err) => {
-            signal?.removeEventListener("abort", onAbort);
-            reject(err instanceof Error ? err : new Error(String(err)));
-          },
-        };
-        /** Stops waiting: leaves the table and rejects (with the signal's reason when aborted). */
-        function drop(err: Error): void {
-          const set = waiting.get(id);
-          set?.delete(entry);
-          if (set?.size === 0) waiting.delete(id);
-          entry.reject(signal?.aborted === true ? abortReason(signal) : err);
-        }
-        signal?.addEventListener("abort", onAbort, { once: true });
-        const set = waiting.get(id) ?? new Set<Waiting>();
-        set.add(entry);
-        waiting.set(id, set);
-        pending.get(id).then(
-          (row) => {
-            if (row !== null) return settle(row);
-            drop(new PostgresStoreError("postgres_consent_unknown", `consent request \`${id}\` is not in the store`));
-          },
-          (err: unknown) => drop(err instanceof Error ? err : new Error(String(err))),
-        );
-      });
+      return wait(id, signal);
     },
     async close() {
       closed = true;
       await watch.close();
       const error = new PostgresStoreError("postgres_store_closed", "consent waiter is closed");
-      for (const set of waiting.values()) for (const w of set) w.reject(error);
-      waiting.clear();
+      for (const id of [...waiting.keys()]) rejectAll(id, error);
     },
   };
 }

@@ -20,7 +20,7 @@ export {
 export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./async-pending-store.js";
 export { createPostgresPendingConsentStore, CONSENT_CHANNEL } from "./pending-store.js";
 export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
-export { openConsentWaiter, type ConsentWaiter } from "./consent-waiter.js";
+export { openConsentWaiter, type ConsentWaiter, type ConsentWaiterOptions } from "./consent-waiter.js";
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
 export {
   exportPostgresAuditJsonl,

@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import type { PostgresStore } from "./open-postgres-store.js";
 import { isMigrationId } from "../sqlite/index.js";
 import { messageOf, PostgresStoreError } from "./postgres-store-error.js";
 import { ADVISORY_LOCK } from "./schema.js";
@@ -66,10 +67,10 @@ export async function applyPostgresMigrations(pool: Pool, migrations: readonly P
   }
 }
 
-/** The ids recorded in `acp_migrations`, oldest first (empty before the first migration). */
-export async function listPostgresMigrations(pool: Pool): Promise<string[]> {
-  const exists = await pool.query<{ t: string | null }>("SELECT to_regclass('acp_migrations')::text AS t");
+/** The ids recorded in `acp_migrations`, in the order applied (empty before the first migration). */
+export async function listPostgresMigrations(store: Pick<PostgresStore, "query">): Promise<string[]> {
+  const exists = await store.query<{ t: string | null }>("SELECT to_regclass('acp_migrations')::text AS t");
   if (exists.rows[0]?.t == null) return [];
-  const rows = await pool.query<{ id: string }>("SELECT id FROM acp_migrations ORDER BY ord");
+  const rows = await store.query<{ id: string }>("SELECT id FROM acp_migrations ORDER BY ord");
   return rows.rows.map((r) => r.id);
 }

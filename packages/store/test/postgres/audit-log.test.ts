@@ -1,0 +1,136 @@
+/** The audit chain in PostgreSQL: one verifiable chain appended from several nodes at once. */
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { verifyAuditChain } from "@acp/core";
+import {
+  createPostgresAuditLog,
+  exportPostgresAuditJsonl,
+  openPostgresStore,
+  readPostgresAuditLines,
+  verifyPostgresAuditChain,
+  type PostgresStore,
+} from "../../src/index.js";
+import { createTestDatabase, type TestDatabase } from "./test-database.js";
+
+const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+const clock = (): Date => new Date("2026-01-15T12:00:00.000Z");
+let db: TestDatabase | undefined;
+let a: PostgresStore;
+let b: PostgresStore;
+const dir = mkdtempSync(join(tmpdir(), "acp-pg-audit-"));
+
+async function lines(store: PostgresStore): Promise<string[]> {
+  const all: string[] = [];
+  for await (const line of readPostgresAuditLines(store, { pageSize: 7 })) all.push(line);
+  return all;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  a = await openPostgresStore(db.url, { applicationName: "audit-a" });
+  b = await openPostgresStore(db.url, { applicationName: "audit-b" });
+});
+
+beforeEach(async () => {
+  await a.query("TRUNCATE acp_audit_events");
+});
+
+afterAll(async () => {
+  await Promise.all([a.close(), b.close()]);
+  await db?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("postgres audit log", () => {
+  it("keeps one verifiable chain when two nodes append concurrently, with signed checkpoints", async () => {
+    const options = { clock, signer: privateKey, checkpointEvery: 9, maxBatch: 3 };
+    const logA = createPostgresAuditLog(a, options);
+    const logB = createPostgresAuditLog(b, options);
+    const appends = Array.from({ length: 80 }, (_, i) =>
+      (i % 2 === 0 ? logA : logB).append({ event_type: "policy_evaluated", request_id: `cr_${i}`, decision: "accept" }),
+    );
+    const events = await Promise.all(appends);
+    await Promise.all([logA.close(), logB.close()]);
+    const all = await lines(a);
+    const verified = verifyAuditChain(all, { publicKey });
+    expect(verified.problem).toBeNull();
+    expect(verified.count).toBe(all.length);
+    expect(verified.checkpoints).toBeGreaterThanOrEqual(Math.floor(80 / 9));
+    expect(verified.eventsAfterLastCheckpoint).toBe(0);
+    const ids = new Set(all.map((l) => (JSON.parse(l) as { id: string }).id));
+    for (const e of events) expect(ids.has(e.id)).toBe(true);
+    const nodes = all
+      .map((l) => (JSON.parse(l) as { request_id: string | null }).request_id)
+      .filter((r) => r !== null)
+      .map((r) => Number(r.slice(3)) % 2);
+    expect(nodes).toHaveLength(80);
+    const switches = nodes.filter((n, i) => i > 0 && n !== nodes[i - 1]).length;
+    expect(switches).toBeGreaterThan(2);
+  });
+
+  it("exports JSONL that verifyAuditChain accepts, byte for byte the stored lines", async () => {
+    const log = createPostgresAuditLog(b, { clock, signer: privateKey });
+    for (let i = 0; i < 5; i++) await log.append({ event_type: "policy_evaluated", request_id: `cr_${i}` });
+    await log.close();
+    const path = join(dir, "audit.jsonl");
+    expect(await exportPostgresAuditJsonl(a, path)).toBe(6);
+    const text = readFileSync(path, "utf8");
+    expect(text.endsWith("\n")).toBe(true);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const exported = text.slice(0, -1).split("\n");
+    expect(exported).toEqual(await lines(b));
+    expect(verifyAuditChain(exported, { publicKey })).toMatchObject({ ok: true, count: 6, checkpoints: 1 });
+  });
+
+  it("detects a row changed behind the log's back", async () => {
+    const log = createPostgresAuditLog(a, { clock });
+    for (let i = 0; i < 4; i++) await log.append({ event_type: "policy_evaluated", request_id: `cr_${i}` });
+    await a.query(`UPDATE acp_audit_events SET line = replace(line, '"cr_2"', '"cr_9"') WHERE seq = 3`);
+    const verified = await verifyPostgresAuditChain(b);
+    expect(verified.ok).toBe(false);
+    expect(verified.problem).toMatchObject({ line: 3, code: "hash_mismatch" });
+  });
+
+  it("cannot fork the chain: a second line at a taken position is refused by the table", async () => {
+    const log = createPostgresAuditLog(a, { clock });
+    await log.append({ event_type: "policy_evaluated" });
+    const [first] = await lines(a);
+    await expect(
+      b.query(
+        `INSERT INTO acp_audit_events (seq, event_hash, since_checkpoint, event_type, timestamp, line)
+         VALUES (1, 'sha256:00', 1, 'policy_evaluated', 'x', $1)`,
+        [first],
+      ),
+    ).rejects.toThrow(/duplicate key/);
+    expect((await verifyPostgresAuditChain(a)).ok).toBe(true);
+  });
+
+  it("redacts secrets before hashing and refuses unknown event types and those the log writes itself", async () => {
+    const log = createPostgresAuditLog(a, { clock });
+    const event = await log.append({ event_type: "policy_evaluated", metadata: { password: "hunter2", note: "ok" } });
+    expect(JSON.stringify(event)).not.toContain("hunter2");
+    expect((await lines(a)).join("\n")).not.toContain("hunter2");
+    await expect(log.append({ event_type: "checkpoint" })).rejects.toMatchObject({ code: "audit_event_reserved" });
+    const hostile = { event_type: "made_up" } as unknown as Parameters<typeof log.append>[0];
+    await expect(log.append(hostile)).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    expect(await log.checkpoint()).toBeNull();
+    await log.close();
+    await expect(log.append({ event_type: "policy_evaluated" })).rejects.toMatchObject({ code: "audit_log_closed" });
+    expect((await verifyPostgresAuditChain(a)).count).toBe(1);
+  });
+
+  it("rejects the appends of a failed transaction and leaves the chain intact", async () => {
+    const store = await openPostgresStore((db as TestDatabase).url, { applicationName: "audit-doomed" });
+    const log = createPostgresAuditLog(store, { clock });
+    await log.append({ event_type: "policy_evaluated" });
+    await store.close();
+    await expect(log.append({ event_type: "policy_evaluated" })).rejects.toMatchObject({
+      code: "postgres_store_closed",
+    });
+    const verified = await verifyPostgresAuditChain(a);
+    expect(verified).toMatchObject({ ok: true, count: 1 });
+  });
+});

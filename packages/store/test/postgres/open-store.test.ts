@@ -1,0 +1,159 @@
+/** Opening the PostgreSQL store: migrations, bad URLs, an unreachable server, a closed store, bad input. */
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createPostgresNonceStore,
+  createPostgresPendingConsentStore,
+  createPostgresRateLimiter,
+  listPostgresMigrations,
+  openPostgresStore,
+  POSTGRES_MIGRATIONS,
+  redactPostgresUrl,
+  type PostgresStore,
+} from "../../src/index.js";
+import { pendingRow } from "../cases/pending-store.case.js";
+import { createTestDatabase, type TestDatabase } from "./test-database.js";
+
+const T0 = Date.parse("2026-01-15T12:00:00Z");
+const dbs: TestDatabase[] = [];
+let store: PostgresStore;
+
+async function freshDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  dbs.push(db);
+  return db;
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+beforeAll(async () => {
+  store = await openPostgresStore((await freshDatabase()).url);
+});
+
+afterAll(async () => {
+  await store.close();
+  for (const db of dbs) await db.drop();
+});
+
+describe("opening the postgres store", () => {
+  it("applies every migration once, also when several nodes open a fresh database at the same moment", async () => {
+    const db = await freshDatabase();
+    const stores = await Promise.all([1, 2, 3].map((i) => openPostgresStore(db.url, { applicationName: `open-${i}` })));
+    const ids = POSTGRES_MIGRATIONS.map((m) => m.id);
+    expect(await listPostgresMigrations(stores[0] as PostgresStore)).toEqual(ids);
+    const again = await openPostgresStore(db.url);
+    const rows = await again.query<{ n: number }>("SELECT count(*)::int AS n FROM acp_migrations");
+    expect(rows.rows[0]?.n).toBe(ids.length);
+    await Promise.all([...stores, again].map((s) => s.close()));
+  });
+
+  it("leaves nothing behind when a migration fails, and names it", async () => {
+    const db = await freshDatabase();
+    await openPostgresStore(db.url).then((s) => s.close());
+    const bad = { id: "test/001-bad", up: "CREATE TABLE half_done (x int); SELECT no_such_function();" };
+    await expect(openPostgresStore(db.url, { migrations: [bad] })).rejects.toMatchObject({
+      code: "postgres_migration_failed",
+      message: expect.stringContaining("migration `test/001-bad` failed") as unknown,
+    });
+    const check = await openPostgresStore(db.url);
+    expect((await check.query("SELECT to_regclass('half_done') AS t")).rows[0]).toEqual({ t: null });
+    expect((await check.query("SELECT 1 FROM acp_migrations WHERE id = $1", [bad.id])).rowCount).toBe(0);
+    await check.close();
+    await expect(openPostgresStore(db.url, { migrations: [{ id: "Bad Id", up: "" }] })).rejects.toMatchObject({
+      code: "postgres_migration_failed",
+    });
+  });
+
+  it("refuses a URL that is not postgres, and never shows a password", async () => {
+    await expect(openPostgresStore("mysql://root@127.0.0.1/acp")).rejects.toMatchObject({
+      code: "postgres_url_invalid",
+    });
+    await expect(openPostgresStore("not a url")).rejects.toMatchObject({ code: "postgres_url_invalid" });
+    expect(redactPostgresUrl("postgres://acp:s3cret@db.internal:5432/acp")).toBe(
+      "postgres://acp:***@db.internal:5432/acp",
+    );
+    const port = await closedPort();
+    const failure = await openPostgresStore(`postgres://acp:s3cret@127.0.0.1:${port}/acp`, {
+      connectTimeoutMs: 2000,
+    }).then(
+      () => null,
+      (err: unknown) => err as { code: string; message: string },
+    );
+    expect(failure?.code).toBe("postgres_unavailable");
+    expect(failure?.message).toContain(`postgres://acp:***@127.0.0.1:${port}/acp: cannot connect`);
+    expect(failure?.message).not.toContain("s3cret");
+  });
+
+  it("rejects every use of a closed store with postgres_store_closed", async () => {
+    const db = await freshDatabase();
+    const closing = await openPostgresStore(db.url);
+    await closing.close();
+    await closing.close();
+    expect(closing.closed).toBe(true);
+    await expect(createPostgresNonceStore(closing).spend("n", "cr", T0)).rejects.toMatchObject({
+      code: "postgres_store_closed",
+    });
+    await expect(closing.transaction(() => Promise.resolve(1))).rejects.toMatchObject({ code: "postgres_store_closed" });
+    await expect(closing.connectDedicated()).rejects.toMatchObject({ code: "postgres_store_closed" });
+  });
+});
+
+describe("bad input to the postgres store", () => {
+  it("refuses text postgres cannot store with a clear error and stores nothing", async () => {
+    const nonces = createPostgresNonceStore(store);
+    await expect(nonces.spend("n_\u0000x", "cr", T0)).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    await expect(nonces.spend("", "cr", T0)).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    await expect(nonces.spend("n_ok", "cr", Number.NaN)).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    expect(await nonces.isSpent("n_\u0000x")).toBe(false);
+    expect((await store.query("SELECT count(*)::int AS n FROM spent_nonces")).rows[0]).toEqual({ n: 0 });
+
+    const limiter = createPostgresRateLimiter(store);
+    await expect(limiter.consume("k\u0000", 1, 1000, T0)).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    await expect(limiter.consume("k", 1, 1000, Number.POSITIVE_INFINITY)).rejects.toMatchObject({
+      code: "postgres_input_invalid",
+    });
+
+    const pending = createPostgresPendingConsentStore(store);
+    await expect(pending.insert(pendingRow("cr_\u0000"))).rejects.toMatchObject({ code: "postgres_input_invalid" });
+    await expect(pending.insert(pendingRow("cr_t", { createdAtMs: 1.5 }))).rejects.toMatchObject({
+      code: "postgres_input_invalid",
+    });
+    await expect(pending.insert(pendingRow("cr_u", { request: undefined }))).rejects.toMatchObject({
+      code: "postgres_input_invalid",
+    });
+    expect(await pending.get("cr_\u0000")).toBeNull();
+    expect(await pending.decide("cr_\u0000", "approved", {}, T0)).toEqual({
+      ok: false,
+      code: "consent_request_unknown",
+    });
+    expect(await pending.listPending(T0)).toEqual([]);
+  });
+
+  it("tells a duplicate consent id apart from other failures", async () => {
+    const pending = createPostgresPendingConsentStore(store);
+    await pending.insert(pendingRow("cr_dup"));
+    await expect(pending.insert(pendingRow("cr_dup"))).rejects.toMatchObject({ code: "postgres_consent_duplicate" });
+  });
+
+  it("lists a flood of pending requests in one query, and none once they have expired", async () => {
+    const pending = createPostgresPendingConsentStore(store);
+    const values = Array.from(
+      { length: 2000 },
+      (_, i) => `('cr_f${i}', 'n_f${i}', 's', 't', '{}', '[]', ${T0}, ${T0 + 60_000})`,
+    );
+    await store.query(
+      `INSERT INTO pending_consent (id, nonce, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms)
+       VALUES ${values.join(",")}`,
+    );
+    const listed = await pending.listPending(T0);
+    expect(listed.filter((r) => r.id.startsWith("cr_f"))).toHaveLength(2000);
+    expect(await pending.listPending(T0 + 60_000)).toEqual([]);
+  });
+});
