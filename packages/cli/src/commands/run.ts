@@ -211,7 +211,7 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
   if (list !== undefined && (!Array.isArray(list) || !list.every((e) => typeof e === "string"))) {
     throw new CliError(`${path}: sandbox.allow_egress: expected a list of HOST:PORT strings`, EXIT.invalid);
   }
-  return { proxy: proxy.value, allowEgress: (list as string[] | undefined) ?? [], secretValues: secretsIn(doc) };
+  return { proxy: proxy.value, allowEgress: list ?? [], secretValues: secretsIn(doc) };
 }
 
 /** String values under keys that look secret (token, secret, password, key), anywhere in the config. */

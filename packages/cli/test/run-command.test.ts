@@ -1,0 +1,176 @@
+/**
+ * `acp run` in-process with a scripted wiring (accept-all decide, a recording broker and audit): the level is
+ * reported and audited, `none` warns, an MCP SDK client inside calls tools over HTTP and stdio, the exit
+ * status passes through, and bad input stops with the cause and the fix.
+ */
+import { EventEmitter } from "node:events";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError } from "commander";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Decision } from "@acp/core";
+import type { ConsentAsk, IsolationProbe } from "@acp/proxy";
+import type { CliContext } from "../src/context.js";
+import { CliError } from "../src/exit-codes.js";
+import { registerRun } from "../src/commands/run.js";
+import type { ProxyWiring } from "../src/commands/proxy.js";
+import { scratchDir } from "../../proxy/test/sandbox/net-fixture.js";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
+const MCP_CLIENT = join(ROOT, "packages/proxy/test/sandbox/fixtures/mcp-client.mjs");
+
+const ACCEPT: Decision = {
+  route: "accept",
+  action: "allow",
+  rule: "policy:allow-all",
+  category: "read",
+  risk_level: "low",
+  reasons: [],
+  verdicts: [],
+};
+
+let work: { path: string; remove(): void };
+beforeAll(() => void (work = scratchDir("acp-run-cli-")));
+afterAll(() => work.remove());
+
+async function acpRun(args: string[], options: { probe?: IsolationProbe } = {}) {
+  let stderr = "";
+  const audit: [string, Record<string, unknown>][] = [];
+  const asks: ConsentAsk[] = [];
+  const ctx: CliContext = {
+    io: {
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (stderr += s) },
+      readStdin: () => Promise.resolve(""),
+      stdinIsTTY: false,
+      env: {
+        PATH: process.env["PATH"] ?? "",
+        HOME: work.path,
+        ACP_HOME: join(work.path, "home"),
+        ACP_PASSPHRASE: "pw-123456",
+      },
+      cwd: work.path,
+      now: () => new Date(),
+    },
+    exitCode: 0,
+  };
+  const wiring: ProxyWiring = {
+    createDecide: () => () => Promise.resolve(ACCEPT),
+    createBroker: () => ({ ask: (a) => (asks.push(a), Promise.resolve({ kind: "expired" })) }),
+    createAudit: () => ({ record: (type, fields) => void audit.push([type, fields]) }),
+  };
+  const program = new Command("acp")
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => (stderr += s), writeOut: () => undefined });
+  registerRun(program, ctx, {
+    wiring,
+    signals: new EventEmitter(),
+    ...(options.probe ? { probe: options.probe } : {}),
+  });
+  program.commands.forEach((c) => c.exitOverride().configureOutput({ writeErr: (s) => (stderr += s) }));
+  let code: number;
+  try {
+    await program.parseAsync(["run", ...args], { from: "user" });
+    code = ctx.exitCode;
+  } catch (err) {
+    if (err instanceof CliError) {
+      stderr += `acp: ${err.message}\n`;
+      code = err.exitCode;
+    } else if (err instanceof CommanderError) code = 2;
+    else throw err;
+  }
+  return { code, stderr, audit, asks };
+}
+
+describe("acp run", () => {
+  it("isolation none warns loudly and exits with the agent's status", async () => {
+    const r = await acpRun(["--isolation", "none", "--", "sh", "-c", "exit 5"]);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toContain("WARNING: the agent runs WITHOUT A SANDBOX");
+    expect(r.audit[0]).toEqual(["sandbox_started", expect.objectContaining({ isolation: "none" })]);
+  });
+
+  it("auto picks the strongest level (netns as root), says so and audits it; MCP over HTTP works inside", async () => {
+    const out = join(work.path, "http.json");
+    const r = await acpRun(["-u", EVERYTHING, "--", process.execPath, MCP_CLIENT, out, "http"]);
+    expect(r.stderr).toContain("isolation netns (picked by --isolation auto)");
+    expect(r.code).toBe(0);
+    expect(r.audit.find(([t]) => t === "sandbox_started")?.[1]).toMatchObject({
+      isolation: "netns",
+      requested: "auto",
+    });
+    expect(r.audit.find(([t]) => t === "sandbox_exited")?.[1]).toMatchObject({ exit_code: 0 });
+    const answer = JSON.parse(readFileSync(out, "utf8")) as { tools: string[]; echo: { content: { text: string }[] } };
+    expect(answer.tools).toContain("echo");
+    expect(answer.echo.content[0]?.text).toContain("hello over http");
+  });
+
+  it("--mcp-stdio speaks MCP on the agent's pipes under userns", async () => {
+    const out = join(work.path, "stdio.json");
+    const r = await acpRun([
+      "--isolation",
+      "userns",
+      "--mcp-stdio",
+      "-u",
+      EVERYTHING,
+      "--",
+      process.execPath,
+      MCP_CLIENT,
+      out,
+      "stdio",
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ tools: expect.arrayContaining(["echo"]) as unknown });
+  });
+
+  it("records the intent's digest with the start", async () => {
+    const intent = join(work.path, "intent.yml");
+    (await import("node:fs")).writeFileSync(intent, "goal: tidy the inbox\n");
+    const r = await acpRun(["--isolation", "none", "--intent", intent, "--", "true"]);
+    expect(r.audit[0]?.[1]).toMatchObject({ intent_sha256: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown });
+  });
+});
+
+describe("acp run: bad input", () => {
+  it("an unknown command: exit 2, named, nothing started", async () => {
+    const r = await acpRun(["--", "no-such-agent-xyz", "--flag"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("command `no-such-agent-xyz` not found (check the spelling");
+    expect(r.audit).toEqual([]);
+  });
+
+  it("a bad --allow-egress: exit 2 with the expected form", async () => {
+    const r = await acpRun(["--allow-egress", "example.com", "--", "true"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("`example.com` is not HOST:PORT");
+  });
+
+  it("an unknown isolation level is a usage error", async () => {
+    expect((await acpRun(["--isolation", "chroot", "--", "true"])).code).toBe(2);
+  });
+
+  it("a kernel that refuses user namespaces: exit 1 naming the cause and the fix", async () => {
+    const probe = {
+      netns: { ok: false, why: "netns needs root" },
+      userns: { ok: false, why: "unshare failed: Operation not permitted" },
+    };
+    const r = await acpRun(["--isolation", "userns", "--", "true"], { probe });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the kernel refused isolation `userns`: unshare failed: Operation not permitted");
+    expect(r.stderr).toContain("--isolation none");
+  });
+
+  it("a bridge socket in use: exit 1 naming the socket and the fix", async () => {
+    const dir = join(work.path, "busy");
+    (await import("node:fs")).mkdirSync(dir);
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(join(dir, "egress.sock"), () => resolve()));
+    const r = await acpRun(["--isolation", "userns", "--bridge-dir", dir, "--", "true"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`bridge socket \`${join(dir, "egress.sock")}\` is in use by another process`);
+    await new Promise((resolve) => holder.close(resolve));
+  });
+});
