@@ -106,6 +106,37 @@ describe("acp replay", () => {
     expect((await runCli(["replay", join(fixtures, "basic.jsonl")])).code).toBe(2);
   });
 
+  it("exits 4 listing the problems of an invalid intent, and 1 for a missing one", async () => {
+    writeFileSync(join(dir, "intent.json"), '{"goal":"x","allowed_actions":"all"}');
+    const trace = join(fixtures, "basic.jsonl");
+    const bad = await runCli(["replay", "--policy", policy, "--intent", "intent.json", trace], { cwd: dir });
+    expect(bad.code).toBe(4);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toContain("invalid intent or session settings:\nintent.json: ");
+    const missing = await runCli(["replay", "--policy", policy, "--intent", "nope.json", trace], { cwd: dir });
+    expect(missing.code).toBe(1);
+  });
+
+  it("exits 4 for invalid session settings, naming the unknown key", async () => {
+    writeFileSync(join(dir, "s.yml"), "transitons: []\n");
+    const out = await runCli(["replay", "--policy", policy, "--session", "s.yml", join(fixtures, "basic.jsonl")], {
+      cwd: dir,
+    });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain("s.yml: session settings: unknown key `transitons`");
+  });
+
+  it("runs each trace under the intent: a call outside it is refused by the session", async () => {
+    writeFileSync(join(dir, "intent.json"), '{"goal":"read my calendar","allowed_actions":["calendar.read_*"]}');
+    const out = await runCli(["replay", "--policy", policy, "--intent", "intent.json", join(fixtures, "basic.jsonl")], {
+      cwd: dir,
+    });
+    expect(out.code).toBe(0);
+    const calls = lines(out.stdout);
+    expect(calls.map((c) => c["route"])).toEqual(["accept", "refuse", "refuse"]);
+    expect(JSON.stringify(calls[2]?.["reasons"])).toContain("intent_not_allowed");
+  });
+
   it("has a --help that teaches the format and the exit codes", async () => {
     const out = await runCli(["replay", "--help"]);
     expect(out.code).toBe(0);

@@ -10,7 +10,7 @@ export {
 } from "./open-postgres-store.js";
 export { applyPostgresMigrations, listPostgresMigrations, type PostgresMigration } from "./migrations.js";
 export { POSTGRES_MIGRATIONS, ADVISORY_LOCK } from "./schema.js";
-export { PostgresStoreError, type PostgresStoreErrorCode } from "./postgres-store-error.js";
+export { POSTGRES_STORE_ERROR_CODES, PostgresStoreError, type PostgresStoreErrorCode } from "./postgres-store-error.js";
 export { createPostgresNonceStore, type PostgresNonceStore, type PostgresNonceStoreOptions } from "./nonce-store.js";
 export {
   createPostgresRateLimiter,

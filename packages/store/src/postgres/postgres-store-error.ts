@@ -1,12 +1,16 @@
 /** The stable codes of {@link PostgresStoreError}; listed in docs/reference/errors.md ("PostgreSQL store"). */
-export type PostgresStoreErrorCode =
-  | "postgres_url_invalid"
-  | "postgres_unavailable"
-  | "postgres_migration_failed"
-  | "postgres_store_closed"
-  | "postgres_input_invalid"
-  | "postgres_consent_duplicate"
-  | "postgres_consent_unknown";
+export const POSTGRES_STORE_ERROR_CODES = [
+  "postgres_url_invalid",
+  "postgres_unavailable",
+  "postgres_migration_failed",
+  "postgres_store_closed",
+  "postgres_input_invalid",
+  "postgres_consent_duplicate",
+  "postgres_consent_unknown",
+] as const;
+
+/** One of {@link POSTGRES_STORE_ERROR_CODES}. */
+export type PostgresStoreErrorCode = (typeof POSTGRES_STORE_ERROR_CODES)[number];
 
 /** Thrown (or rejected with) by the PostgreSQL store; a decision that meets one must refuse. */
 export class PostgresStoreError extends Error {

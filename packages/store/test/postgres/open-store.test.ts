@@ -100,7 +100,9 @@ describe("opening the postgres store", () => {
     await expect(createPostgresNonceStore(closing).spend("n", "cr", T0)).rejects.toMatchObject({
       code: "postgres_store_closed",
     });
-    await expect(closing.transaction(() => Promise.resolve(1))).rejects.toMatchObject({ code: "postgres_store_closed" });
+    await expect(closing.transaction(() => Promise.resolve(1))).rejects.toMatchObject({
+      code: "postgres_store_closed",
+    });
     await expect(closing.connectDedicated()).rejects.toMatchObject({ code: "postgres_store_closed" });
   });
 });
