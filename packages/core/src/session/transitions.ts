@@ -52,6 +52,16 @@ function fromString(text: string): Record<string, unknown> | undefined {
   return { from: ends[0]?.trim(), to: ends[1]?.trim(), action: text.slice(colon + 1).trim() };
 }
 
+/** YAML reads `- calendar.* -> email.send: deny` as a one-key mapping; take it as the string form. */
+function fromYamlPair(entry: Record<string, unknown>): Record<string, unknown> | undefined {
+  const keys = Object.keys(entry);
+  const only = keys[0];
+  if (keys.length === 1 && only !== undefined && ARROW.test(only) && typeof entry[only] === "string") {
+    return fromString(`${only}: ${String(entry[only])}`);
+  }
+  return entry;
+}
+
 function readAction(value: unknown, path: (string | number)[], issues: Issue[]): "deny" | "ask" | undefined {
   if (value === "deny" || value === "ask") return value;
   if (value === "confirm") return "ask";
@@ -75,7 +85,7 @@ function readEnd(value: unknown, key: string, path: (string | number)[], issues:
 
 function readRule(entry: unknown, i: number, issues: Issue[]): TransitionRule | undefined {
   const path: (string | number)[] = ["transitions", i];
-  const fields = typeof entry === "string" ? fromString(entry) : isPlainObject(entry) ? entry : undefined;
+  const fields = typeof entry === "string" ? fromString(entry) : isPlainObject(entry) ? fromYamlPair(entry) : undefined;
   if (fields === undefined) {
     issues.push(bad(path, `transitions[${i}]: expected \`{from, to, action}\` or \`"from -> to: action"\``));
     return undefined;
