@@ -17,6 +17,7 @@ import { registerVaultList } from "./vault-list.js";
 import { registerVaultRm } from "./vault-rm.js";
 import { registerConfigSetSecret } from "./config-set-secret.js";
 import { registerProxy } from "./proxy.js";
+import { registerDemo } from "./demo.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
@@ -26,6 +27,7 @@ import { registerRun } from "./run.js";
 
 /** Registers every command; one file per command. */
 export function registerCommands(program: Command, ctx: CliContext): void {
+  registerDemo(program, ctx);
   registerInit(program, ctx);
   registerDoctor(program, ctx);
   registerProxy(program, ctx, createProxyWiring(ctx));

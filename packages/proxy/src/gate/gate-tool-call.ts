@@ -59,20 +59,21 @@ export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<Gat
   });
   if (decision.route === "accept") return { kind: "forward", arguments: call.arguments };
   if (decision.route === "refuse") return { kind: "answer", result: toolError(refusalText(decision), decision) };
+  const decided = { ...base, category: decision.category, risk_level: decision.risk_level, policy_rule: decision.rule };
   const remembered = isHeldForChange(deps, call)
     ? undefined
     : deps.approvals.find(call.sessionId, call.server, call.tool, call.arguments, deps.now());
   if (remembered !== undefined) {
     await record(deps.audit, "consent_approved", {
-      ...base,
-      decision: decision.route,
+      ...decided,
+      decision: "approved",
       scope: remembered.scope,
       reused: true,
       metadata: { consent_response: remembered.consentResponse },
     });
     return { kind: "forward", arguments: call.arguments };
   }
-  return askPerson(deps, call, decision, base);
+  return askPerson(deps, call, decision, decided);
 }
 
 async function askPerson(
@@ -83,7 +84,12 @@ async function askPerson(
 ): Promise<GateVerdict> {
   const timeoutMs =
     decision.timeout !== undefined && decision.timeout > 0 ? decision.timeout * 1000 : deps.consentTimeoutMs;
-  await record(deps.audit, "consent_requested", { ...base, decision: decision.route, timeout_ms: timeoutMs });
+  await record(deps.audit, "consent_requested", {
+    ...base,
+    decision: decision.route,
+    timeout_ms: timeoutMs,
+    reasons: decision.reasons,
+  });
   let outcome: ConsentOutcome;
   try {
     outcome = await deps.broker.ask({
@@ -117,6 +123,8 @@ async function settleOutcome(
       const modified = !sameJson(outcome.arguments, call.arguments);
       await record(deps.audit, "consent_approved", {
         ...base,
+        ...requestIdOf(outcome.consentResponse),
+        decision: "approved",
         scope: outcome.scope,
         modified,
         ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
@@ -132,12 +140,14 @@ async function settleOutcome(
     case "denied":
       await record(deps.audit, "consent_denied", {
         ...base,
+        ...requestIdOf(outcome.consentResponse),
+        decision: "denied",
         reason: outcome.reason,
         ...(outcome.consentResponse !== undefined ? { metadata: { consent_response: outcome.consentResponse } } : {}),
       });
       return { kind: "answer", result: toolError(`denied by a person: ${outcome.reason}`, decision) };
     case "expired":
-      await record(deps.audit, "consent_expired", { ...base, timeout_ms: timeoutMs });
+      await record(deps.audit, "consent_expired", { ...base, decision: "expired", timeout_ms: timeoutMs });
       return {
         kind: "answer",
         result: toolError(
@@ -146,7 +156,7 @@ async function settleOutcome(
         ),
       };
     case "withdrawn":
-      await record(deps.audit, "consent_withdrawn", base);
+      await record(deps.audit, "consent_withdrawn", { ...base, decision: "withdrawn" });
       return { kind: "answer", result: toolError("consent request withdrawn: the call was cancelled", decision) };
   }
 }
@@ -207,6 +217,12 @@ function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): D
   if (decision.route === "accept")
     return { ...decision, route: "ask", action: "ask", reasons: [reason, ...decision.reasons] };
   return { ...decision, reasons: [...decision.reasons, reason] };
+}
+
+/** The §7.4 `request_id` (`cr_…`) of a signed consent response, when there is one. */
+function requestIdOf(response: unknown): { request_id?: string } {
+  const id = (response as { request_id?: unknown } | undefined)?.request_id;
+  return typeof id === "string" ? { request_id: id } : {};
 }
 
 async function record(audit: AuditSink, eventType: string, fields: Record<string, unknown>): Promise<void> {

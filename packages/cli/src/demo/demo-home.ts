@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { wrapPrivateKey } from "@acp/core";
+import { configTemplate, createHome } from "@acp/store";
+
+/** The demo policy: reads pass, mail to the user passes, mail to anyone else needs the person. */
+export const DEMO_POLICY = `# acp demo: the policy a careful user starts from.
+version: "1"
+default_action: ask
+rules:
+  - id: reads
+    description: reading the calendar and the inbox is free
+    match: { category: read }
+    action: allow
+  - id: mail-to-me
+    description: the agent may mail its own user
+    match: { tool: send_email, args: { to: "me@example.com" } }
+    action: allow
+  - id: mail-to-anyone-else
+    description: mail to anyone else needs the person's consent
+    match: { tool: send_email }
+    action: ask
+    level: high
+    timeout: 60
+`;
+
+/** Where a demo's files are. */
+export interface DemoHome {
+  readonly root: string;
+  readonly home: string;
+  readonly passphrase: string;
+  readonly outbox: string;
+  readonly calendar: string;
+  readonly mail: string;
+}
+
+/** Creates a throwaway ACP home (fresh keys, the demo policy, both stand-in servers in config.yml). */
+export function createDemoHome(root: string): DemoHome {
+  const home = join(root, "acp-home");
+  const passphrase = randomBytes(24).toString("base64url");
+  const servers = fileURLToPath(new URL("./servers/", import.meta.url));
+  const calendar = join(servers, "calendar-server.js");
+  const mail = join(servers, "mail-server.js");
+  const created = createHome(home, {
+    privateKeyFile: wrapPrivateKey(randomBytes(32), passphrase, randomBytes, { log_n: 14, r: 8, p: 1 }),
+    configText: configTemplate(join(home, "policy.yml")),
+    policyText: DEMO_POLICY,
+    force: false,
+    stamp: "demo",
+  });
+  if (!created.ok) throw new Error(created.issues[0]?.message ?? "cannot create the demo home");
+  const node = JSON.stringify(process.execPath);
+  const outbox = join(root, "out", "outbox.jsonl");
+  writeFileSync(
+    join(home, "config.yml"),
+    [
+      'version: "1"',
+      "proxy:",
+      "  upstream_servers:",
+      "    - name: calendar",
+      `      command: ${JSON.stringify(`${node} ${JSON.stringify(calendar)}`)}`,
+      "    - name: mail",
+      `      command: ${JSON.stringify(`${node} ${JSON.stringify(mail)}`)}`,
+      "      env:",
+      `        DEMO_OUTBOX: ${JSON.stringify(outbox)}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  mkdirSync(join(root, "out"), { recursive: true });
+  return { root, home, passphrase, outbox, calendar, mail };
+}
