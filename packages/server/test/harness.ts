@@ -1,6 +1,7 @@
 /** A real service on 127.0.0.1 (random port) in a fresh temporary home, with the starter policy. */
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -106,12 +107,37 @@ export const READ_EVENT = {
   recommended_route: "accept",
 } as const;
 
-/** A parsed JSON body, walkable without casts in assertions. */
-export interface Json {
-  readonly [key: string]: Json;
+/** A parsed JSON body: assert on it with `toMatchObject`, read a field with {@link at}. */
+export type Json = unknown;
+
+/** Reads a response body. */
+export async function readJson(res: Response): Promise<Json> {
+  return await res.json();
 }
 
-/** Reads a response body as {@link Json}. */
-export async function readJson(res: Response): Promise<Json> {
-  return (await res.json()) as Json;
+/** The value at a path of keys and indexes, or undefined. */
+export function at(value: Json, ...path: (string | number)[]): Json {
+  let v: unknown = value;
+  for (const key of path) {
+    if (typeof v !== "object" || v === null) return undefined;
+    v = (v as Record<string | number, unknown>)[key];
+  }
+  return v;
+}
+
+/** A raw HTTP request (node:http), for headers fetch will not send (`Host`) and bodies sent slowly. */
+export function rawRequest(
+  url: string,
+  options: { method: string; headers: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method, headers: options.headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end(options.body);
+  });
 }
