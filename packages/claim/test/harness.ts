@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { randomBytes } from "node:crypto";
 import { openStateDb } from "@acp/store";
+import type { Database } from "better-sqlite3";
 import { createClaimServer, type ClaimLogEntry, type ClaimServer, type ClaimServerOptions } from "../src/index.js";
 import { solveMidstate } from "../src/pow/sha256-midstate.js";
 
@@ -15,6 +16,8 @@ export interface Res {
 /** A provider on 127.0.0.1 with a test clock, low difficulty and a captured log. */
 export interface Provider {
   readonly server: ClaimServer;
+  /** The state database (white-box checks only). */
+  readonly db: Database;
   readonly port: number;
   readonly logs: ClaimLogEntry[];
   /** Moves the test clock forward. */
@@ -33,8 +36,9 @@ export interface Provider {
 export async function startProvider(overrides: Partial<ClaimServerOptions> = {}): Promise<Provider> {
   let t = Date.parse("2026-03-01T12:00:00Z");
   const logs: ClaimLogEntry[] = [];
+  const db = openStateDb(":memory:");
   const server = createClaimServer({
-    db: openStateDb(":memory:"),
+    db,
     key: randomBytes(32),
     now: () => t,
     minFailureMs: 2,
@@ -82,6 +86,7 @@ export async function startProvider(overrides: Partial<ClaimServerOptions> = {})
     });
   return {
     server,
+    db,
     port,
     logs,
     advance: (ms) => {
@@ -200,4 +205,11 @@ export function num(doc: unknown, path: string): number {
   const v = at(doc, path);
   if (typeof v !== "number") throw new Error(`\`${path}\` is not a number: ${JSON.stringify(v)}`);
   return v;
+}
+
+/** The parts of an answer that must not differ between failure modes (everything but the Date header). */
+export function shape(r: Res): { status: number; body: string; headers: Record<string, unknown> } {
+  const { date: _date, ...headers } = r.headers;
+  void _date;
+  return { status: r.status, body: r.body, headers };
 }
