@@ -3,7 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { verifyAuditChain } from "@acp/core";
 import {
   createPostgresAuditLog,
@@ -13,13 +13,14 @@ import {
   verifyPostgresAuditChain,
   type PostgresStore,
 } from "../../src/index.js";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { useTestDatabase } from "./test-database.js";
 
 const { privateKey, publicKey } = generateKeyPairSync("ed25519");
 const clock = (): Date => new Date("2026-01-15T12:00:00.000Z");
-let db: TestDatabase | undefined;
+const db = useTestDatabase();
 let a: PostgresStore;
 let b: PostgresStore;
+let opened = false;
 const dir = mkdtempSync(join(tmpdir(), "acp-pg-audit-"));
 
 async function lines(store: PostgresStore): Promise<string[]> {
@@ -28,19 +29,18 @@ async function lines(store: PostgresStore): Promise<string[]> {
   return all;
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  a = await openPostgresStore(db.url, { applicationName: "audit-a" });
-  b = await openPostgresStore(db.url, { applicationName: "audit-b" });
-});
-
+/** Opens the two nodes on first use and empties the chain before each test (a failure fails the test). */
 beforeEach(async () => {
+  if (!opened) {
+    a = await openPostgresStore(db.url, { applicationName: "audit-a" });
+    b = await openPostgresStore(db.url, { applicationName: "audit-b" });
+    opened = true;
+  }
   await a.query("TRUNCATE acp_audit_events");
 });
 
 afterAll(async () => {
-  await Promise.all([a.close(), b.close()]);
-  await db?.drop();
+  if (opened) await Promise.all([a.close(), b.close()]);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -123,7 +123,7 @@ describe("postgres audit log", () => {
   });
 
   it("rejects the appends of a failed transaction and leaves the chain intact", async () => {
-    const store = await openPostgresStore((db as TestDatabase).url, { applicationName: "audit-doomed" });
+    const store = await openPostgresStore(db.url, { applicationName: "audit-doomed" });
     const log = createPostgresAuditLog(store, { clock });
     await log.append({ event_type: "policy_evaluated" });
     await store.close();

@@ -1,6 +1,6 @@
 /** Opening the PostgreSQL store: migrations, bad URLs, an unreachable server, a closed store, bad input. */
 import { createServer } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from "./test-database.js";
 
 const T0 = Date.parse("2026-01-15T12:00:00Z");
 const dbs: TestDatabase[] = [];
-let store: PostgresStore;
+let shared: PostgresStore | undefined;
 
 async function freshDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
@@ -33,12 +33,14 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-beforeAll(async () => {
-  store = await openPostgresStore((await freshDatabase()).url);
-});
+/** One store for the bad-input tests, opened on first use (a failure fails the test that asks). */
+async function sharedStore(): Promise<PostgresStore> {
+  shared ??= await openPostgresStore((await freshDatabase()).url);
+  return shared;
+}
 
 afterAll(async () => {
-  await store.close();
+  await shared?.close();
   for (const db of dbs) await db.drop();
 });
 
@@ -109,6 +111,7 @@ describe("opening the postgres store", () => {
 
 describe("bad input to the postgres store", () => {
   it("refuses text postgres cannot store with a clear error and stores nothing", async () => {
+    const store = await sharedStore();
     const nonces = createPostgresNonceStore(store);
     await expect(nonces.spend("n_\u0000x", "cr", T0)).rejects.toMatchObject({ code: "postgres_input_invalid" });
     await expect(nonces.spend("", "cr", T0)).rejects.toMatchObject({ code: "postgres_input_invalid" });
@@ -139,12 +142,14 @@ describe("bad input to the postgres store", () => {
   });
 
   it("tells a duplicate consent id apart from other failures", async () => {
+    const store = await sharedStore();
     const pending = createPostgresPendingConsentStore(store);
     await pending.insert(pendingRow("cr_dup"));
     await expect(pending.insert(pendingRow("cr_dup"))).rejects.toMatchObject({ code: "postgres_consent_duplicate" });
   });
 
   it("lists a flood of pending requests in one query, and none once they have expired", async () => {
+    const store = await sharedStore();
     const pending = createPostgresPendingConsentStore(store);
     const values = Array.from(
       { length: 2000 },

@@ -1,5 +1,5 @@
 /** The shared suites (rate limiter, nonce store, pending consent store) against a real PostgreSQL. */
-import { afterAll, beforeAll } from "vitest";
+import { afterAll } from "vitest";
 import { describeRateLimiter } from "../../../core/test/evaluate/rate-limiter.case.js";
 import { describeNonceStore } from "../nonce-store.case.js";
 import { describePendingConsentStore } from "../cases/pending-store.case.js";
@@ -10,24 +10,18 @@ import {
   openPostgresStore,
   type PostgresStore,
 } from "../../src/index.js";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { useTestDatabase } from "./test-database.js";
 
-let db: TestDatabase | undefined;
+const db = useTestDatabase();
 let store: PostgresStore | undefined;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  store = await openPostgresStore(db.url);
-});
 
 afterAll(async () => {
   await store?.close();
-  await db?.drop();
 });
 
-/** The open store with `table` emptied: each factory call starts from no state. */
+/** The store (opened on first use) with `table` emptied: each factory call starts from no state. */
 async function emptied(table: string): Promise<PostgresStore> {
-  if (store === undefined) throw new Error("the postgres store did not open (see beforeAll)");
+  store ??= await openPostgresStore(db.url);
   await store.query(`TRUNCATE ${table}`);
   return store;
 }

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 
 /**
  * The URL of the run's PostgreSQL. Throws (the test FAILS, it is never skipped) when the server could not
@@ -45,5 +45,36 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+/** A test file's database: created before its tests, dropped after; `url` throws why it is missing. */
+export interface UsedTestDatabase {
+  readonly url: string;
+}
+
+/**
+ * Registers hooks that create a database before the file's tests and drop it after. A failure to
+ * create it is not thrown from the hook (that would only skip the tests): each test that reads `url`
+ * FAILS with the reason instead.
+ */
+export function useTestDatabase(): UsedTestDatabase {
+  let db: TestDatabase | undefined;
+  let failure: unknown;
+  beforeAll(async () => {
+    try {
+      db = await createTestDatabase();
+    } catch (err) {
+      failure = err;
+    }
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+  return {
+    get url(): string {
+      if (db !== undefined) return db.url;
+      throw failure instanceof Error ? failure : new Error("the test database is not created yet");
+    },
   };
 }

@@ -2,7 +2,7 @@
  * Two nodes (two separate pools, as two `acp serve` processes would have) on one real PostgreSQL:
  * consent, nonces and rate limits are shared, and a node that dies mid-wait loses nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
@@ -14,14 +14,13 @@ import {
   type PostgresStore,
 } from "../../src/index.js";
 import { pendingRow } from "../cases/pending-store.case.js";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { useTestDatabase } from "./test-database.js";
 
 const T0 = Date.parse("2026-01-15T12:00:00Z");
-let db: TestDatabase | undefined;
+const db = useTestDatabase();
 const open: PostgresStore[] = [];
 
 async function node(name: string): Promise<PostgresStore> {
-  if (db === undefined) throw new Error("no test database (see beforeAll)");
   const store = await openPostgresStore(db.url, { applicationName: name, max: 5 });
   open.push(store);
   return store;
@@ -36,13 +35,8 @@ async function cutConnections(via: PostgresStore, applicationName: string): Prom
   return cut.rowCount ?? 0;
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
-
 afterAll(async () => {
   await Promise.all(open.map((s) => s.close()));
-  await db?.drop();
 });
 
 describe("two nodes on one PostgreSQL", () => {
@@ -105,7 +99,7 @@ describe("two nodes on one PostgreSQL", () => {
 
   it("a node killed mid-wait loses nothing: its request is decided meanwhile and completes after it restarts", async () => {
     const b = await node("node-b-restart");
-    const a1 = await openPostgresStore((db as TestDatabase).url, { applicationName: "node-a-killed" });
+    const a1 = await openPostgresStore(db.url, { applicationName: "node-a-killed" });
     const waiter1 = await openConsentWaiter(a1);
     await createPostgresPendingConsentStore(a1).insert(
       pendingRow("cr_crash", { createdAtMs: T0, expiresAtMs: Number.MAX_SAFE_INTEGER }),
