@@ -1,0 +1,270 @@
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import {
+  ClaimClient,
+  ClaimClientError,
+  createClaimServer,
+  type AgentSandbox,
+  type ClaimServer,
+  type FaqInput,
+} from "@acp/claim";
+import { openStateDb } from "@acp/store";
+import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+
+/** Flags of `acp claim serve`. */
+export interface ClaimServeFlags {
+  port?: string;
+  bind?: string;
+  db?: string;
+  difficulty?: string;
+  apiHost?: string;
+  previewHost?: string;
+  previewAdminHost?: string;
+  adminHost?: string;
+  pubSuffix?: string;
+  tls?: boolean;
+}
+
+interface AgentFlags {
+  provider?: string;
+  file?: string;
+  sandbox?: string;
+  json?: boolean;
+}
+
+const int = (v: string | undefined, name: string, fallback: number, min: number, max: number): number => {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new CliError(`--${name}: \`${v}\` is not an integer from ${min} to ${max}`, EXIT.usage);
+  return n;
+};
+
+/** The provider key in `$ACP_HOME/claim/provider.key` (created, mode 0600, on first use). */
+function providerKey(home: string): Buffer {
+  const dir = join(home, "claim");
+  const path = join(dir, "provider.key");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
+  return key;
+}
+
+/** Starts the provider for `acp claim serve` (exported so tests can run it in-process); resolves once listening. */
+export async function serveClaim(
+  ctx: CliContext,
+  flags: ClaimServeFlags,
+): Promise<{ server: ClaimServer; port: number }> {
+  const home = resolveHome(ctx.io);
+  const port = int(flags.port, "port", 8080, 0, 65535);
+  const difficulty = int(flags.difficulty, "difficulty", 20, 1, 28);
+  const dbPath = flags.db !== undefined ? resolvePath(ctx.io, flags.db) : join(home, "state.db");
+  const hosts = {
+    ...(flags.apiHost === undefined ? {} : { api: flags.apiHost }),
+    ...(flags.previewHost === undefined ? {} : { preview: flags.previewHost }),
+    ...(flags.previewAdminHost === undefined ? {} : { previewAdmin: flags.previewAdminHost }),
+    ...(flags.adminHost === undefined ? {} : { admin: flags.adminHost }),
+    ...(flags.pubSuffix === undefined ? {} : { pubSuffix: flags.pubSuffix }),
+  };
+  const server = createClaimServer({
+    db: openStateDb(dbPath),
+    key: providerKey(home),
+    hosts,
+    tls: flags.tls === true,
+    admission: { baseDifficulty: difficulty, maxDifficulty: Math.max(difficulty, 28) },
+    log: (entry) => void ctx.io.stderr.write(`${JSON.stringify(entry)}\n`),
+  });
+  let bound: number;
+  try {
+    bound = await server.listen(port, flags.bind ?? "127.0.0.1");
+  } catch (err) {
+    throw new CliError(
+      `cannot listen on port ${port}: ${err instanceof Error ? err.message : String(err)}`,
+      EXIT.error,
+    );
+  }
+  return { server, port: bound };
+}
+
+function sandboxPath(ctx: CliContext, id: string): string {
+  if (!/^sbx_[A-Za-z0-9]{22}$/.test(id)) throw new CliError(`\`${id}\` is not a sandbox id (sbx_…)`, EXIT.usage);
+  return join(resolveHome(ctx.io), "claim", "sandboxes", `${id}.json`);
+}
+
+function saveSandbox(ctx: CliContext, s: AgentSandbox): void {
+  const path = sandboxPath(ctx, s.id);
+  mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(s, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+}
+
+function loadSandbox(ctx: CliContext, id: string): AgentSandbox {
+  const path = sandboxPath(ctx, id);
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as AgentSandbox;
+  } catch {
+    throw new CliError(`no saved sandbox \`${id}\` in \`${path}\``, EXIT.error);
+  }
+}
+
+async function readFaq(ctx: CliContext, file: string | undefined): Promise<FaqInput> {
+  if (file === undefined) throw new CliError("missing --file FAQ.json (or - for stdin)", EXIT.usage);
+  let text: string;
+  try {
+    text = file === "-" ? await ctx.io.readStdin() : readFileSync(resolvePath(ctx.io, file), "utf8");
+  } catch (err) {
+    throw new CliError(`cannot read \`${file}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+  }
+  try {
+    return JSON.parse(text) as FaqInput;
+  } catch (err) {
+    throw new CliError(`${file}: not JSON: ${err instanceof Error ? err.message : String(err)}`, EXIT.invalid);
+  }
+}
+
+async function agent<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ClaimClientError)
+      throw new CliError(
+        `claim provider: ${err.message} (${err.code})`,
+        err.status === 400 ? EXIT.invalid : EXIT.refused,
+      );
+    throw new CliError(`claim provider: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+  }
+}
+
+const client = (flags: AgentFlags, fallback?: string): ClaimClient => {
+  const url = flags.provider ?? fallback;
+  if (url === undefined)
+    throw new CliError("missing --provider URL (the API origin, e.g. http://api.localhost:8080)", EXIT.usage);
+  return new ClaimClient(url);
+};
+
+/** Registers `acp claim serve | create-faq | publish | link`. */
+export function registerClaim(program: Command, ctx: CliContext): void {
+  const claim = program
+    .command("claim")
+    .description("Agent Claim Protocol: run a provider, or build and hand off an FAQ as an agent");
+  claim
+    .command("serve")
+    .description(
+      "run the claim provider: API, preview, preview-admin, admin and published origins on one port, routed by Host",
+    )
+    .option("--port <port>", "port (default 8080)")
+    .option("--bind <addr>", "address (default 127.0.0.1)")
+    .option("--db <file>", "state database (default $ACP_HOME/state.db)")
+    .option("--difficulty <bits>", "base proof-of-work difficulty (default 20; adaptive up to 28)")
+    .option("--api-host <name>", "API host name (default api.localhost)")
+    .option("--preview-host <name>", "preview host name (default preview.localhost)")
+    .option("--preview-admin-host <name>", "preview admin host name (default preview-admin.localhost)")
+    .option("--admin-host <name>", "admin host name (default admin.localhost)")
+    .option("--pub-suffix <name>", "published FAQs at {handle}.<name> (default pub.localhost)")
+    .option("--tls", "behind TLS: https URLs, Secure __Host- cookies")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  acp claim serve --port 8080        # then open http://admin.localhost:8080/claim
+  acp claim serve --port 443 --tls --api-host api.example.com --admin-host admin.example.com \\
+    --preview-host preview.example.net --preview-admin-host preview-admin.example.net --pub-suffix faq.example.net
+
+One JSON log line per request on stderr (request id, action, internal sandbox id, /24 range; never a secret).
+Guide: docs/guides/claim.md`,
+    )
+    .action(async (flags: ClaimServeFlags) => {
+      const { server, port } = await serveClaim(ctx, flags);
+      ctx.io.stderr.write(
+        `acp claim: listening on 127.0.0.1:${port}; API http://${flags.apiHost ?? "api.localhost"}:${port}, claim page http://${flags.adminHost ?? "admin.localhost"}:${port}/claim\n`,
+      );
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      await server.close();
+    });
+
+  registerAgentCommands(claim, ctx);
+}
+
+function registerAgentCommands(claim: Command, ctx: CliContext): void {
+  const env = ctx.io.env["ACP_CLAIM_PROVIDER"];
+  claim
+    .command("create-faq")
+    .description(
+      "as an agent: discovery → proof-of-work → sandbox → draft FAQ, and a single-use preview link for a human",
+    )
+    .option("--provider <url>", "API origin (default $ACP_CLAIM_PROVIDER)")
+    .option("--file <faq.json>", "the FAQ (title, description, questions[{question, answer}]); - reads stdin")
+    .option("--json", "machine-readable output")
+    .addHelpText("after", "\nExample:\n  acp claim create-faq --provider http://api.localhost:8080 --file faq.json\n")
+    .action(async (flags: AgentFlags) => {
+      const faq = await readFaq(ctx, flags.file);
+      const c = client(flags, env);
+      const r = await agent(async () => {
+        const sandbox = await c.createSandbox();
+        saveSandbox(ctx, sandbox);
+        const faqId = await c.createFaq(sandbox, faq);
+        const preview = await c.previewLink(sandbox);
+        return {
+          sandbox_id: sandbox.id,
+          faq_id: faqId,
+          preview_url: preview.exchange_url,
+          preview_expires_at: preview.expires_at,
+        };
+      });
+      if (flags.json === true) printJson(ctx, r);
+      else
+        printLine(
+          ctx,
+          `sandbox ${r.sandbox_id}: draft faq ${r.faq_id}\npreview (single use, until ${r.preview_expires_at}): ${r.preview_url}`,
+        );
+    });
+
+  claim
+    .command("publish")
+    .description("as an agent: from discovery to a published FAQ in one call (or publish an FAQ of a saved sandbox)")
+    .option("--provider <url>", "API origin (default $ACP_CLAIM_PROVIDER)")
+    .option("--file <faq.json>", "the FAQ to create and publish; - reads stdin")
+    .option("--sandbox <id>", "with --file: add to this saved sandbox instead of creating one")
+    .option("--json", "machine-readable output")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  acp claim publish --provider http://api.localhost:8080 --file faq.json\n  acp claim link sbx_…   # then give the human the code and the page\n",
+    )
+    .action(async (flags: AgentFlags) => {
+      const faq = await readFaq(ctx, flags.file);
+      const r = await agent(async () => {
+        if (flags.sandbox !== undefined) {
+          const s = loadSandbox(ctx, flags.sandbox);
+          const c = new ClaimClient(flags.provider ?? s.api);
+          const faqId = await c.createFaq(s, faq);
+          const p = await c.publish(s, faqId);
+          return { sandbox_id: s.id, faq_id: faqId, published_url: p.published_url };
+        }
+        const p = await client(flags, env).publishFaq(faq);
+        saveSandbox(ctx, p.sandbox);
+        return { sandbox_id: p.sandbox.id, faq_id: p.faq_id, published_url: p.published_url };
+      });
+      if (flags.json === true) printJson(ctx, r);
+      else
+        printLine(ctx, `published: ${r.published_url}\nsandbox ${r.sandbox_id} (next: acp claim link ${r.sandbox_id})`);
+    });
+
+  claim
+    .command("link <sandbox-id>")
+    .description("as an agent: a claim code (single use, ≤ 1 h) and the page where the human claims the sandbox")
+    .option("--json", "machine-readable output")
+    .addHelpText("after", "\nExample:\n  acp claim link sbx_4fQ… --json\n")
+    .action(async (id: string, flags: AgentFlags) => {
+      const s = loadSandbox(ctx, id);
+      const r = await agent(() => new ClaimClient(s.api).claimLink(s));
+      if (flags.json === true) printJson(ctx, r);
+      else printLine(ctx, `claim code: ${r.claim_code} (until ${r.expires_at})\nclaim page: ${r.claim_url}`);
+    });
+}
