@@ -23,6 +23,7 @@ import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
 import { registerDeny } from "./deny.js";
 import { registerReplay } from "./replay.js";
+import { registerClaim } from "./claim.js";
 import { registerRun } from "./run.js";
 
 /** Registers every command; one file per command. */
@@ -63,4 +64,6 @@ export function registerCommands(program: Command, ctx: CliContext): void {
 
   const config = program.command("config").description("config.yml helpers");
   registerConfigSetSecret(config, ctx);
+
+  registerClaim(program, ctx);
 }
