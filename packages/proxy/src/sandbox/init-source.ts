@@ -75,8 +75,10 @@ if (cfg.resolvConf) {
   mkdirSync(dir);
   run("cannot replace the resolver", "mount", ["-t", "tmpfs", "-o", "mode=0755,size=4k", "tmpfs", dir]);
   writeFileSync(join(dir, "resolv.conf"), "# acp run: no DNS inside the sandbox\n", { mode: 0o444 });
-  run("cannot replace the resolver", "mount", ["-o", "remount,ro", dir]);
   bind(join(dir, "resolv.conf"), cfg.resolvConf);
+  // read-only per mount point (a plain remount would have to repeat the flags a user namespace locks)
+  run("cannot replace the resolver", "mount", ["-o", "remount,bind,ro", cfg.resolvConf]);
+  run("cannot replace the resolver", "mount", ["-o", "remount,bind,ro", dir]);
 }
 for (const m of cfg.cover) tmpfs(m);
 if (cfg.keepCwd) { mkdirSync(cfg.cwd, { recursive: true }); bind(stagedCwd, cfg.cwd); }

@@ -1,0 +1,158 @@
+/**
+ * `acp run` as a real process (built `bin/acp.js`, real wiring): as an unprivileged user (userns picked by
+ * auto), under a kernel that refuses user namespaces, and stopped by a real SIGINT.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
+import { createTargetNamespace, scratchDir, type TargetNamespace } from "../../proxy/test/sandbox/net-fixture.js";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const ACP = join(ROOT, "packages/cli/bin/acp.js");
+const PROBE = join(ROOT, "packages/proxy/test/sandbox/fixtures/probe.mjs");
+const MCP_CLIENT = join(ROOT, "packages/proxy/test/sandbox/fixtures/mcp-client.mjs");
+const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
+const USER = "cloudsdk";
+const uid = Number(execFileSync("id", ["-u", USER], { encoding: "utf8" }).trim());
+
+let target: TargetNamespace;
+let work: { path: string; remove(): void };
+let home: string;
+
+/** Runs `acp ARGS` as `user` (via runuser) with a clean environment; resolves with status and stderr. */
+function acp(args: string[], options: { user?: string; wrap?: string[] } = {}) {
+  const env = [
+    "PATH=" + (process.env["PATH"] ?? ""),
+    `HOME=${work.path}`,
+    `ACP_HOME=${home}`,
+    "ACP_PASSPHRASE=pw-7a7a7a7a",
+  ];
+  const inner = ["env", "-i", ...env, process.execPath, ACP, ...args];
+  const argv =
+    options.user !== undefined ? ["runuser", "-u", options.user, "--", ...inner] : [...(options.wrap ?? []), ...inner];
+  return spawnSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8", cwd: work.path, timeout: 60_000 });
+}
+
+beforeAll(async () => {
+  execFileSync("npx", ["tsc", "-b", "packages/cli"], { cwd: ROOT, stdio: "ignore" });
+  target = await createTargetNamespace();
+  work = scratchDir("acp-run-bin-", uid);
+  home = join(work.path, "home");
+  const init = acp(["init", "--no-passphrase"], { user: USER });
+  expect(init.status, init.stderr).toBe(0);
+  writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\n');
+  const config = (parse(readFileSync(join(home, "config.yml"), "utf8")) ?? {}) as Record<string, unknown>;
+  writeFileSync(join(home, "config.yml"), stringify({ ...config, defaults: { timeout_seconds: 2 } }));
+  if (!existsSync(join(home, "vault.json"))) writeFileSync(join(home, "vault.json"), '{"version":1,"data":"secret"}\n');
+}, 120_000);
+
+afterAll(() => {
+  target?.stop();
+  work?.remove();
+});
+
+describe("acp run as an unprivileged user", () => {
+  it("auto picks userns; every way out fails; allowed egress works; other hosts ask network.connect", () => {
+    const out = join(work.path, "probe.json");
+    const config = JSON.stringify({
+      hostPort: 1,
+      target: target.address,
+      allowedPort: 8080,
+      deniedPort: 8081,
+      home,
+      secret: "pw-7a7a7a7a",
+    });
+    const r = acp(["run", "--allow-egress", `${target.address}:8080`, "--", process.execPath, PROBE, out, config], {
+      user: USER,
+    });
+    expect(r.stderr).toContain("isolation userns (picked by --isolation auto)");
+    expect(r.status, r.stderr).toBe(0);
+    const probe = JSON.parse(readFileSync(out, "utf8")) as Record<string, { ok: boolean; error?: string }>;
+    for (const way of ["tcp_host_loopback", "tcp_outside", "udp_outside", "dns", "umount_home"]) {
+      expect(probe[way], way).toMatchObject({ ok: false });
+    }
+    for (const file of ["keys/private.key", "vault.json", "policy.yml", "audit.jsonl"]) {
+      expect(probe[`read ${file}`], file).toMatchObject({ ok: false });
+      expect(probe[`write ${file}`], file).toMatchObject({ ok: false });
+      expect(readFileSync(join(home, file), "utf8")).not.toContain("tampered");
+    }
+    expect(probe["env_secret"]).toEqual([]);
+    expect(probe["egress_allowed"]).toEqual({ ok: true, value: "hello from egress 8080" });
+    expect(probe["egress_denied"]).toMatchObject({ ok: false });
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain('"event_type":"sandbox_started"');
+    // the wired broker was asked (only it answers `expired`), nobody answered within 2 s: refused
+    expect(audit).toMatch(
+      /"event_type":"sandbox_egress_refused".*"port":8081,"reason":"[^"]*nobody answered \(expired\)/,
+    );
+    expect(audit).toContain('"event_type":"sandbox_egress"');
+  });
+
+  it("an MCP SDK client inside lists and calls tools through the wired proxy over HTTP", () => {
+    const out = join(work.path, "mcp.json");
+    const r = acp(["run", "-u", EVERYTHING, "--", process.execPath, MCP_CLIENT, out, "http"], { user: USER });
+    expect(r.status, r.stderr).toBe(0);
+    const answer = JSON.parse(readFileSync(out, "utf8")) as { tools: string[]; echo: { content: { text: string }[] } };
+    expect(answer.tools).toContain("echo");
+    expect(answer.echo.content[0]?.text).toContain("hello over http");
+  });
+});
+
+describe("acp run: the kernel refuses", () => {
+  it("user namespaces refused by the kernel: exit 1 naming the cause and the fix, nothing left behind", () => {
+    const before = readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length;
+    // a user namespace whose limit of nested user namespaces is 0: the kernel refuses, nothing global changes
+    const wrap = ["unshare", "-r", "-m", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"];
+    const r = acp(["run", "--isolation", "userns", "--", "true"], { wrap });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("the kernel refused isolation `userns`");
+    expect(r.stderr).toContain("user.max_user_namespaces");
+    expect(readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length).toBe(before);
+  });
+});
+
+describe("acp run: Ctrl-C", () => {
+  it("SIGINT to acp stops the whole agent tree and acp exits 130", async () => {
+    const marker = `acp-run-bin-marker-${process.pid}`;
+    // a directory root owns: the agent runs as root without capabilities, so it cannot write into cloudsdk's
+    const mine = scratchDir("acp-run-sigint-");
+    const started = join(mine.path, "started");
+    const grandchild = `${process.execPath} -e 'process.on("SIGINT", () => {}); setInterval(() => {}, 1000)' ${marker}`;
+    const child = spawn(
+      "env",
+      [
+        "-i",
+        `PATH=${process.env["PATH"] ?? ""}`,
+        `ACP_HOME=${home}`,
+        process.execPath,
+        ACP,
+        "run",
+        "--isolation",
+        "netns",
+        "--",
+        "sh",
+        "-c",
+        `${grandchild} & touch ${started}; wait`,
+      ],
+      { cwd: mine.path, stdio: "ignore" },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const alive = (): string[] =>
+      readdirSync("/proc").filter((p) => {
+        try {
+          return /^\d+$/.test(p) && readFileSync(`/proc/${p}/cmdline`, "utf8").includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    while (!existsSync(started) || alive().length === 0) await new Promise((r) => setTimeout(r, 50));
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    while (alive().length > 0) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toEqual([]);
+    mine.remove();
+  });
+});
