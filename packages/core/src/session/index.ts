@@ -47,6 +47,8 @@ export {
   PROVENANCE_LABELS,
   MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
+  MIN_TRUSTED_OCCURRENCE,
+  MIN_VALUE_PIECE,
   createProvenanceEntry,
   deriveProvenance,
   type ProvenanceLabel,

@@ -100,16 +100,29 @@ function holds(entry: ProvenanceEntry, piece: Piece): boolean {
   return containsDelimited(entry.text, piece.piece.toLowerCase());
 }
 
+/**
+ * Shortest piece a trusted text vouches for by mere occurrence. A shorter one (`13`, `ok`) is too common to
+ * say the user chose it (`June 13` does not name file `13`): it is trusted only when a trusted entry is
+ * exactly that value (a trusted-values item, a one-word reply).
+ */
+export const MIN_TRUSTED_OCCURRENCE = 4;
+
+function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
+  if (piece.piece.length >= MIN_TRUSTED_OCCURRENCE) return holds(entry, piece);
+  return entry.text.trim() === piece.piece.toLowerCase();
+}
+
 function judgePiece(entries: readonly ProvenanceEntry[], path: (string | number)[], piece: Piece): PieceProvenance {
   const trusted: string[] = [];
   const untrusted: string[] = [];
   const instructed: string[] = [];
   for (const entry of entries) {
-    if (!holds(entry, piece)) continue;
-    if (entry.label === "external_untrusted") {
+    if (entry.label !== "external_untrusted") {
+      if (vouches(entry, piece)) trusted.push(entry.source);
+    } else if (holds(entry, piece)) {
       untrusted.push(entry.source);
       if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
-    } else trusted.push(entry.source);
+    }
   }
   const status = trusted.length > 0 ? "trusted" : untrusted.length > 0 ? "tainted" : "unknown";
   return {
@@ -126,7 +139,8 @@ function judgePiece(entries: readonly ProvenanceEntry[], path: (string | number)
 /**
  * The derivation rule. Every string leaf of the arguments (numbers and booleans are not tracked) is cut into
  * pieces: each identifier token in it (e-mail, URL, URL host, IBAN, phone, account number) and the whole
- * string. A piece is `trusted` when any `user_input` or `system_policy` entry holds it (as the same token, or as
+ * string. A piece is `trusted` when any `user_input` or `system_policy` entry holds it (a piece shorter than
+ * {@link MIN_TRUSTED_OCCURRENCE} only when the entry is exactly that value) (as the same token, or as
  * text on word boundaries, case- and white-space-insensitive), `tainted` when only `external_untrusted`
  * entries hold it, and `unknown` when none does (the model wrote it). Trust wins: a value the user named stays
  * trusted even when untrusted content repeats it. Returns every piece, in argument order.

@@ -16,7 +16,9 @@ function intentEntries(core: SessionCore, compiled: CompiledIntent): void {
   core.entries = core.entries.filter((e) => !e.source.startsWith("intent@"));
   core.entries.push(createProvenanceEntry("user_input", `intent@v${v}.goal`, compiled.intent.goal));
   for (const [name, values] of Object.entries(compiled.intent.trusted_values)) {
-    core.entries.push(createProvenanceEntry("user_input", `intent@v${v}.trusted_values.${name}`, values.join("\n")));
+    for (const value of values) {
+      core.entries.push(createProvenanceEntry("user_input", `intent@v${v}.trusted_values.${name}`, value));
+    }
   }
 }
 

@@ -161,6 +161,17 @@ describe("gap: provenance is attached to values and enforced", () => {
     expect(deriveProvenance(entries, { name: "frederick" })[0]?.status).toBe("tainted");
   });
 
+  it("does not let a short value be trusted by coincidence: `June 13` does not name file `13`", () => {
+    const entries = [
+      createProvenanceEntry("user_input", "user#1", "What are we doing on June 13?"),
+      createProvenanceEntry("external_untrusted", "drive.list_files#1", "- id_: '13'\n  filename: plans.docx"),
+    ];
+    expect(deriveProvenance(entries, { file_id: "13" })[0]?.status).toBe("tainted");
+    const named = [...entries, createProvenanceEntry("user_input", "user#2", "13")];
+    expect(deriveProvenance(named, { file_id: "13" })[0]?.status).toBe("trusted");
+    expect(deriveProvenance(entries, { title: "june" })[0]?.status).toBe("trusted");
+  });
+
   it("extracts e-mail addresses in linear time from hostile input", () => {
     const hostile = `${"a".repeat(200_000)}@${"b".repeat(200_000)}`;
     expect(extractValueTokens(hostile)).toEqual([]);
