@@ -18,7 +18,7 @@ export {
   type PostgresRateLimiterOptions,
 } from "./rate-limiter.js";
 export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./async-pending-store.js";
-export { createPostgresPendingConsentStore, CONSENT_CHANNEL } from "./pending-store.js";
+export { createPostgresPendingConsentStore, CONSENT_CHANNEL, MAX_CONSENT_ID_LENGTH } from "./pending-store.js";
 export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
 export { openConsentWaiter, type ConsentWaiter, type ConsentWaiterOptions } from "./consent-waiter.js";
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";

@@ -69,8 +69,12 @@ function isLookupable(id: unknown): id is string {
   return typeof id === "string" && !id.includes("\u0000");
 }
 
+/** Longest id accepted: its notification payload (at most 4 bytes a character) stays under PostgreSQL's 8000 bytes. */
+export const MAX_CONSENT_ID_LENGTH = 1024;
+
 function assertNew(request: NewPendingConsent): void {
   assertStorableText(request.id, "pending consent: id");
+  if (request.id.length > MAX_CONSENT_ID_LENGTH) throw invalid(`id is longer than ${MAX_CONSENT_ID_LENGTH} characters`);
   assertStorableText(request.nonce, "pending consent: nonce");
   assertStorableText(request.server, "pending consent: server");
   assertStorableText(request.tool, "pending consent: tool");

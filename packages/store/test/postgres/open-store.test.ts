@@ -6,6 +6,7 @@ import {
   createPostgresPendingConsentStore,
   createPostgresRateLimiter,
   listPostgresMigrations,
+  MAX_CONSENT_ID_LENGTH,
   openPostgresStore,
   POSTGRES_MIGRATIONS,
   redactPostgresUrl,
@@ -133,6 +134,13 @@ describe("bad input to the postgres store", () => {
     await expect(pending.insert(pendingRow("cr_u", { request: undefined }))).rejects.toMatchObject({
       code: "postgres_input_invalid",
     });
+    await expect(pending.insert(pendingRow(`cr_${"é".repeat(MAX_CONSENT_ID_LENGTH)}`))).rejects.toMatchObject({
+      code: "postgres_input_invalid",
+    });
+    const longest = `cr_${"é".repeat(MAX_CONSENT_ID_LENGTH - 3)}`;
+    await pending.insert(pendingRow(longest));
+    expect(await pending.decide(longest, "approved", {}, T0)).toMatchObject({ ok: true });
+    expect((await store.query("DELETE FROM pending_consent WHERE id = $1", [longest])).rowCount).toBe(1);
     expect(await pending.get("cr_\u0000")).toBeNull();
     expect(await pending.decide("cr_\u0000", "approved", {}, T0)).toEqual({
       ok: false,
