@@ -24,6 +24,8 @@ import { registerApprove } from "./approve.js";
 import { registerDeny } from "./deny.js";
 import { registerReplay } from "./replay.js";
 import { registerClaim } from "./claim.js";
+import { registerServe } from "./serve.js";
+import { registerConsoleLink } from "./console-link.js";
 import { registerRun } from "./run.js";
 
 /** Registers every command; one file per command. */
@@ -44,6 +46,8 @@ export function registerCommands(program: Command, ctx: CliContext): void {
 
   registerCheck(program, ctx);
   registerReplay(program, ctx);
+  registerServe(program, ctx);
+  registerConsoleLink(program, ctx);
 
   const graph = program.command("graph").description("the consent graph: check, lint, review");
   registerGraphCheck(graph, ctx);

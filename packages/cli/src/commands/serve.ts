@@ -1,0 +1,243 @@
+import { existsSync, readFileSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { ed25519KeyPairFromSeed } from "@acp/core";
+import { isLoopbackAddress } from "@acp/proxy";
+import {
+  LINK_TTL_MS,
+  openEmbeddedServer,
+  removeServeState,
+  serveMcpStdio,
+  writeServeState,
+  type EmbeddedServer,
+  type ServiceKeyPair,
+} from "@acp/server";
+import { readConfigDocument, readConfigSecret } from "@acp/store";
+import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { openMasterSeed } from "../home-access/master-key.js";
+
+/** What `acp serve` tells a caller once it listens (tests, and `--json`). */
+export interface ServeReady {
+  readonly url: string;
+  readonly consoleLink: string;
+  readonly embedded: EmbeddedServer;
+}
+
+/** Seams for tests: when the service is ready, and what stops it (default: SIGINT / SIGTERM). */
+export interface ServeHooks {
+  readonly onReady?: (ready: ServeReady) => void;
+  readonly stopped?: () => Promise<void>;
+}
+
+const DEFAULT_HOOKS: ServeHooks = {
+  stopped: () =>
+    new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    }),
+};
+
+interface ServeFlags {
+  port?: string;
+  bind?: string;
+  policy?: string;
+  graph?: string;
+  stdio?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  json?: boolean;
+}
+
+const HELP_AFTER = `
+Serves, from $ACP_HOME:
+  POST /pre-tool-check          an Agent Action Contract v1 event in, the decision envelope out
+  POST /v1/decide[?wait=true]   a full action request through the one pipeline (wait: for a person)
+  GET  /v1/consent, /v1/consent/{id}, POST /v1/consent/{id}/response, GET /v1/consent/events (SSE)
+  GET  /v1/audit, /v1/audit/verify, /healthz, /readyz, /metrics, /docs, /openapi.json
+  POST /mcp                     MCP (streamable HTTP): the tool aana_pre_tool_check
+  /console                      the web console (sign in with the one-time link printed at start)
+
+The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.bearer_token. Without one
+the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
+loopback needs a token.
+
+Examples:
+  acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link
+  ACP_BRIDGE_TOKEN=… acp serve --port 9000 --bind 0.0.0.0 --tls-cert cert.pem --tls-key key.pem
+  acp serve --stdio                          # the MCP tool on stdin/stdout (for an MCP client config)
+  acp console-link                           # a fresh sign-in link for the running service
+
+Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
+
+/** Registers `acp serve`. */
+export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHooks = DEFAULT_HOOKS): void {
+  parent
+    .command("serve")
+    .description(
+      "run the decision service: the HTTP API, the MCP tool aana_pre_tool_check and the web console, " +
+        "on the policy, consent graph, keys and state of $ACP_HOME",
+    )
+    .option("--port <port>", "TCP port (default serve.port or 8787; 0 picks a free one)")
+    .option("--bind <addr>", "address to listen on (default 127.0.0.1; beyond loopback needs a token)")
+    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
+    .option("--stdio", "serve only the MCP tool over stdin/stdout (no HTTP)")
+    .option("--tls-cert <file>", "serve HTTPS with this certificate (PEM); needs --tls-key")
+    .option("--tls-key <file>", "the private key (PEM) of --tls-cert")
+    .option("--json", "print the listening URL and the sign-in link as one JSON object")
+    .addHelpText("after", HELP_AFTER)
+    .action(async (flags: ServeFlags) => {
+      await runServe(ctx, flags, hooks);
+    });
+}
+
+async function loadKeys(ctx: CliContext, home: string): Promise<{ keys: ServiceKeyPair; seed?: Uint8Array }> {
+  if (existsSync(join(home, "keys", "private.key"))) {
+    const seed = await openMasterSeed(ctx, home);
+    return { keys: ed25519KeyPairFromSeed(seed), seed };
+  }
+  printError(
+    ctx,
+    "acp serve: warning: no keys in $ACP_HOME (run `acp init`); consent responses are signed with a key that lives only as long as this process",
+  );
+  const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+  const publicKeyHex = Buffer.from(publicKey.export({ format: "jwk" }).x ?? "", "base64url").toString("hex");
+  return { keys: { privateKey, publicKey, publicKeyHex } };
+}
+
+/** A scalar of config.yml as text (numbers too); undefined when absent or not a scalar. */
+function configValue(home: string, key: string): string | undefined {
+  if (!existsSync(join(home, "config.yml"))) return undefined;
+  const doc = readConfigDocument(home);
+  const value: unknown = doc.ok ? doc.value.getIn(key.split(".")) : undefined;
+  return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
+}
+
+function loadToken(ctx: CliContext, home: string, seed: Uint8Array | undefined): string | undefined {
+  const fromEnv = ctx.io.env["ACP_BRIDGE_TOKEN"];
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  if (configValue(home, "serve.bearer_token") === undefined || seed === undefined) return undefined;
+  const doc = readConfigDocument(home);
+  if (!doc.ok) return undefined;
+  const secret = readConfigSecret(doc.value, "serve.bearer_token", seed);
+  if (!secret.ok)
+    throw new CliError(`config.yml: serve.bearer_token: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
+  return secret.value;
+}
+
+function portOf(flags: ServeFlags, home: string): number {
+  const raw = flags.port ?? configValue(home, "serve.port") ?? "8787";
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--port: \`${raw}\` is not a port`, EXIT.usage);
+  }
+  return port;
+}
+
+function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffer } | undefined {
+  if (flags.tlsCert === undefined && flags.tlsKey === undefined) return undefined;
+  if (flags.tlsCert === undefined || flags.tlsKey === undefined) {
+    throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
+  }
+  try {
+    return {
+      cert: readFileSync(resolvePath(ctx.io, flags.tlsCert)),
+      key: readFileSync(resolvePath(ctx.io, flags.tlsKey)),
+    };
+  } catch (err) {
+    throw new CliError(`cannot read the TLS files: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+  }
+}
+
+async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
+  const home = resolveHome(ctx.io);
+  const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
+  const { keys, seed } = await loadKeys(ctx, home);
+  const token = loadToken(ctx, home, seed);
+  const bind = flags.bind ?? configValue(home, "serve.bind") ?? "127.0.0.1";
+  const loopbackOnly = isLoopbackAddress(bind);
+  if (!loopbackOnly && token === undefined && flags.stdio !== true) {
+    throw new CliError(
+      `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first`,
+      EXIT.usage,
+    );
+  }
+  const tls = readTls(ctx, flags);
+  const port = portOf(flags, home);
+  const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
+  let embedded: EmbeddedServer;
+  try {
+    embedded = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: buildPipeline(inputs),
+      simulationPipeline: buildPipeline(inputs),
+      keys,
+      clock: ctx.io.now,
+      loopbackOnly,
+      log,
+      ...(token !== undefined ? { token } : {}),
+      ...(tls !== undefined ? { tls } : {}),
+    });
+  } catch (err) {
+    throw new CliError(
+      `cannot open the state in \`${home}\`: ${err instanceof Error ? err.message : String(err)}`,
+      EXIT.error,
+    );
+  }
+  try {
+    if (flags.stdio === true) {
+      await (
+        await serveMcpStdio(embedded.server.service, { stdin: process.stdin, stdout: process.stdout })
+      ).closed;
+      return;
+    }
+    await listenAndWait(ctx, flags, hooks, { embedded, home, port, bind, token, log });
+  } finally {
+    await embedded.close();
+  }
+}
+
+async function listenAndWait(
+  ctx: CliContext,
+  flags: ServeFlags,
+  hooks: ServeHooks,
+  run: {
+    embedded: EmbeddedServer;
+    home: string;
+    port: number;
+    bind: string;
+    token: string | undefined;
+    log: (l: string) => void;
+  },
+): Promise<void> {
+  let url: string;
+  try {
+    url = await run.embedded.server.listen({ port: run.port, host: run.bind });
+  } catch (err) {
+    throw new CliError(
+      `cannot listen on ${run.bind}:${run.port}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      EXIT.error,
+    );
+  }
+  const localUrl =
+    run.bind === "0.0.0.0" || run.bind === "::" ? url.replace(/\/\/[^:]+:|\/\/\[[^\]]+\]:/, "//127.0.0.1:") : url;
+  writeServeState(run.home, { url: localUrl, pid: process.pid, started_at: ctx.io.now().toISOString() });
+  try {
+    const token = run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS);
+    const consoleLink = `${localUrl}/console/login?token=${token}`;
+    if (flags.json === true) printJson(ctx, { url, console_link: consoleLink, mcp: `${url}/mcp`, docs: `${url}/docs` });
+    else {
+      printLine(ctx, `acp serve: listening on ${url} (API docs ${url}/docs, MCP ${url}/mcp)`);
+      printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes): ${consoleLink}`);
+      if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
+    }
+    hooks.onReady?.({ url, consoleLink, embedded: run.embedded });
+    await (hooks.stopped ?? DEFAULT_HOOKS.stopped ?? (() => Promise.resolve()))();
+  } finally {
+    removeServeState(run.home);
+  }
+}

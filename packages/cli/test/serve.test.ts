@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { afterEach, describe, expect, it } from "vitest";
+import { STARTER_POLICY } from "@acp/store";
+import { registerServe, type ServeReady } from "../src/commands/serve.js";
+import type { CliContext } from "../src/context.js";
+import { runCli } from "./run.js";
+
+const homes: string[] = [];
+afterEach(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
+function freshHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "acp-serve-cli-"));
+  homes.push(home);
+  writeFileSync(join(home, "policy.yml"), STARTER_POLICY);
+  return home;
+}
+
+/** Runs `acp serve ARGS` in-process until `stop` resolves; resolves `ready` once it listens. */
+function startServe(home: string, args: string[], env: Record<string, string> = {}) {
+  let stderr = "";
+  let stdout = "";
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let onReady!: (ready: ServeReady) => void;
+  const ready = new Promise<ServeReady>((resolve) => (onReady = resolve));
+  const ctx: CliContext = {
+    io: {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: (s: string) => (stderr += s) },
+      readStdin: () => Promise.resolve(""),
+      stdinIsTTY: false,
+      env: { HOME: "/nonexistent-home", ACP_HOME: home, ...env },
+      cwd: home,
+      now: () => new Date(),
+    },
+    exitCode: 0,
+  };
+  const program = new Command("acp").exitOverride();
+  registerServe(program, ctx, { onReady, stopped: () => stopped });
+  const done = program.parseAsync(["node", "acp", "serve", ...args]);
+  return { ready, stop, done, output: () => ({ stdout, stderr }) };
+}
+
+describe("acp serve", () => {
+  it("listens, prints a one-time console link, and `acp console-link` prints a fresh one", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0"]);
+    const ready = await serve.ready;
+    expect((await fetch(`${ready.url}/healthz`)).status).toBe(200);
+    expect(serve.output().stdout).toContain(ready.consoleLink);
+    expect(serve.output().stderr).toContain("no keys in $ACP_HOME");
+    expect(existsSync(join(home, "serve.json"))).toBe(true);
+
+    const link = await runCli(["console-link"], { env: { HOME: "/nonexistent", ACP_HOME: home }, now: new Date() });
+    expect(link.code).toBe(0);
+    const fresh = link.stdout.trim();
+    expect(fresh.startsWith(`${ready.url}/console/login?token=`)).toBe(true);
+    expect(fresh).not.toBe(ready.consoleLink);
+    const token = new URL(fresh).searchParams.get("token") ?? "";
+    const signIn = (): Promise<Response> =>
+      fetch(`${ready.url}/console/login`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token }).toString(),
+        redirect: "manual",
+      });
+    const first = await signIn();
+    expect(first.status).toBe(303);
+    const cookie = first.headers.get("set-cookie") ?? "";
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).not.toMatch(/Secure/);
+    expect((await signIn()).status).toBe(401);
+
+    serve.stop();
+    await serve.done;
+    expect(existsSync(join(home, "serve.json"))).toBe(false);
+  });
+
+  it("refuses to bind beyond loopback without a bearer token", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"]);
+    await expect(serve.done).rejects.toThrow(/beyond loopback/);
+  });
+
+  it("answers the API with the token from ACP_BRIDGE_TOKEN", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: "cli-token" });
+    const ready = await serve.ready;
+    const call = (token: string): Promise<Response> =>
+      fetch(`${ready.url}/v1/decide`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ tool: "read_file", arguments: {} }),
+      });
+    expect((await call("cli-token")).status).toBe(200);
+    expect((await call("wrong")).status).toBe(401);
+    serve.stop();
+    await serve.done;
+  });
+});
+
+describe("acp console-link", () => {
+  it("exits 1 when no service runs in the home", async () => {
+    const home = freshHome();
+    const out = await runCli(["console-link"], { env: { HOME: "/nonexistent", ACP_HOME: home } });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("no running `acp serve`");
+  });
+});
