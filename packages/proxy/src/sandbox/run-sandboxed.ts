@@ -97,6 +97,14 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     if (bridgeDir !== null) {
       const bridge = await listenUnixBridge(join(bridgeDir, "mcp.sock"), options.mcpTarget);
       cleanup.push(() => bridge.close());
+    } else if (options.bridgeDir !== undefined) {
+      // none with --bridge-dir: the sockets for an isolation ACP does not make itself (a container)
+      const dir = prepareBridgeDir(options.bridgeDir, cleanup);
+      const mcp = await listenUnixBridge(join(dir, "mcp.sock"), options.mcpTarget);
+      cleanup.push(() => mcp.close());
+      const port = Number(new URL(egress.address).port);
+      const out = await listenUnixBridge(join(dir, "egress.sock"), { host: "127.0.0.1", port });
+      cleanup.push(() => out.close());
     }
     const mcpUrl =
       level === "none"

@@ -110,3 +110,14 @@ describe("bad input", () => {
     await new Promise((r) => holder.close(r));
   });
 });
+
+describe("isolation none with --bridge-dir (the Docker recipe)", () => {
+  it("binds mcp.sock and egress.sock for a container and removes nothing it did not create", async () => {
+    const dir = join(work.path, "docker-bridge");
+    const seen = join(work.path, "docker-seen.txt");
+    const { options } = base(["sh", "-c", `ls ${dir} > ${seen}`], "none");
+    expect(await runSandboxed({ ...options, bridgeDir: dir })).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(seen, "utf8").split("\n")).toEqual(expect.arrayContaining(["egress.sock", "mcp.sock"]));
+    expect(existsSync(dir)).toBe(true);
+  });
+});
