@@ -15,6 +15,7 @@ interface DemoJson {
   without_acp: { sent: { to: string }[] };
   with_acp: { sent: { to: string }[]; steps: { tool: string; ok: boolean; arguments: { to?: string } }[] };
   consent_response: { decision: string; proof: { signature: string } } | null;
+  reasons: { source: string; message: string }[];
 }
 
 describe("acp demo", () => {
@@ -41,6 +42,10 @@ describe("acp demo", () => {
     expect(out.consent_response?.decision).toBe("denied");
     expect(out.consent_response?.proof.signature).toMatch(/^[0-9a-f]{128}$/);
     expect(out.audit_intact).toBe(true);
+    // the person sees the semantic question of the session runtime, not only a rule name
+    expect(out.reasons.map((r) => r.message)).toContain(
+      "text from `calendar.read_events` wants to send email to `mark@attacker.example`",
+    );
     expect(out.stopped).toBe(true);
   }, 120_000);
 });

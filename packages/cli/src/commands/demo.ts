@@ -109,9 +109,15 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
         if (decided !== undefined) {
           say("Why it stopped: the policy sent the mail to a person, who saw what the agent wanted:");
           const requested = audit.find((e) => e.event_type === "consent_requested");
-          for (const reason of (requested?.metadata["reasons"] as { message?: string }[] | undefined) ?? []) {
-            if (typeof reason.message === "string") say(`   - ${reason.message}`);
+          const reasons = (requested?.metadata["reasons"] as { source?: string; message?: string }[] | undefined) ?? [];
+          const shown = new Set<string>();
+          for (const reason of reasons) {
+            if (typeof reason.message !== "string" || shown.has(reason.source ?? "")) continue;
+            shown.add(reason.source ?? "");
+            say(`   - ${reason.message}`);
           }
+          if (reasons.length > shown.size)
+            say(`   (and ${reasons.length - shown.size} more reasons, all in the audit)`);
           if (response !== undefined) {
             say(
               `The signed decision: ${response.decision} by ${response.approver.id} via ${response.approver.channel},`,
@@ -145,8 +151,10 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
         );
         if (options.keep === true)
           say(`The demo home is kept at ${demo.home} (try: ACP_HOME=${demo.home} acp audit tail).`);
+        const requestedReasons = audit.find((e) => e.event_type === "consent_requested")?.metadata["reasons"] ?? [];
         if (options.json === true) {
           printJson(ctx, {
+            reasons: requestedReasons,
             stopped,
             without_acp: without,
             with_acp: withAcp,

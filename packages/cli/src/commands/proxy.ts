@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { formatIssue } from "@acp/core";
+import { compileIntent, formatIssue } from "@acp/core";
 import {
   createDefaultBroker,
   createDefaultDecide,
@@ -14,6 +14,7 @@ import {
   parseUpstreamArgument,
   serveStdio,
   type AuditSink,
+  type CallObserver,
   type ConsentBroker,
   type Decide,
   type PrefixMode,
@@ -25,7 +26,16 @@ import { CliError, EXIT } from "../exit-codes.js";
 
 /** What `acp proxy` plugs into the proxy: the integrator replaces these defaults with the real pipeline. */
 export interface ProxyWiring {
-  readonly createDecide: (options: { readonly policyPath?: string; readonly home: string }) => Decide;
+  readonly createDecide: (options: {
+    readonly policyPath?: string;
+    readonly home: string;
+    /** The session runtime's intent (`--intent`), already read; absent: an open intent. */
+    readonly intent?: unknown;
+    /** Upstreams marked `trusted: true`: their results are not untrusted content. */
+    readonly trustedServers?: readonly string[];
+  }) => Decide;
+  /** Sees executed calls and results (the session runtime's provenance). */
+  readonly createObserver?: (options: { readonly home: string }) => CallObserver | undefined;
   readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
   readonly createAudit: (options: { readonly home: string }) => AuditSink;
   /** Releases what the wiring opened (audit log with its final checkpoint, state.db, channels). */
@@ -49,6 +59,7 @@ interface ProxyFlags {
   acceptToolChanges?: boolean;
   prefixTools?: PrefixMode;
   callTimeout?: string;
+  intent?: string;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -71,6 +82,10 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option("--bind <addr>", "address for --http (default 127.0.0.1; beyond loopback needs a bearer token)")
     .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option(
+      "--intent <file>",
+      "the intent every session runs under (YAML or JSON; see docs/reference/session-runtime.md)",
+    )
     .option("--accept-tool-changes", "accept changed tool definitions (re-pin) instead of holding them behind ask")
     .addOption(
       new Option("--prefix-tools <mode>", "when tool names get the `server__` prefix").choices([
@@ -111,9 +126,14 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   }
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
+  const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
+  const decide = wiring.createDecide({ policyPath, home, trustedServers, ...(intent !== undefined ? { intent } : {}) });
+  const observer = wiring.createObserver?.({ home });
   const proxy = createProxy({
     upstreams,
-    decide: wiring.createDecide({ policyPath, home }),
+    decide,
+    ...(observer !== undefined ? { observer } : {}),
     broker: wiring.createBroker({ home }),
     audit: wiring.createAudit({ home }),
     pinStore: createFilePinStore(join(home, "pins.json")),
@@ -136,6 +156,24 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     await proxy.close();
     await wiring.close?.();
   }
+}
+
+function readIntentFile(path: string): unknown {
+  if (!existsSync(path)) throw new CliError(`--intent: \`${path}\` does not exist`, EXIT.error);
+  let intent: unknown;
+  try {
+    intent = parseYaml(readFileSync(path, "utf8"), { maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new CliError(
+      `--intent: \`${path}\` is not YAML or JSON: ${err instanceof Error ? err.message.split("\n")[0] : ""}`,
+      EXIT.invalid,
+    );
+  }
+  const compiled = compileIntent(intent);
+  if (!compiled.ok) {
+    throw new CliError(`invalid intent:\n${compiled.issues.map((i) => formatIssue(i, path)).join("\n")}`, EXIT.invalid);
+  }
+  return intent;
 }
 
 async function serveHttp(

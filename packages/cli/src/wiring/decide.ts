@@ -12,8 +12,10 @@ import {
   policySource,
   type DecisionSource,
   type GraphReviewRecord,
+  type ClassificationOverride,
   type Policy,
 } from "@acp/core";
+import type { ProxySessionRuntime } from "./session-runtime.js";
 import { STARTER_POLICY, createSqliteRateLimiter, readGraphReviews, graphReviewsPath } from "@acp/store";
 import type { Decide } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -27,6 +29,8 @@ export interface PipelineDecideOptions {
   readonly policyIsDefault: boolean;
   readonly now: () => Date;
   readonly log: (line: string) => void;
+  /** The session runtime: one per downstream session, judging every call as the `session` source. */
+  readonly sessions?: (classify: readonly ClassificationOverride[]) => ProxySessionRuntime;
 }
 
 function loadPolicy(options: PipelineDecideOptions): Policy {
@@ -74,5 +78,13 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide {
   if (graph !== null) sources.push(graph);
   sources.push(contractSource());
   const pipeline = createPipeline(sources, { classify: policy.classify });
-  return (request) => pipeline.decide(request, options.now());
+  const runtime = options.sessions?.(policy.classify);
+  if (runtime === undefined) return (request) => pipeline.decide(request, options.now());
+  return (request, context) => {
+    if (context === undefined) return pipeline.decide(request, options.now());
+    const withSession = createPipeline([...sources, runtime.sourceFor(context.sessionId)], {
+      classify: policy.classify,
+    });
+    return withSession.decide(request, options.now());
+  };
 }

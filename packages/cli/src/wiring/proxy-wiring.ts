@@ -8,6 +8,7 @@ import { createWiredBroker } from "./consent-broker.js";
 import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
+import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 
 interface Wired {
   readonly state: HomeState;
@@ -25,6 +26,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
   let wired: Wired | undefined;
   let broker: ConsentBrokerHandle | undefined;
+  let runtime: ProxySessionRuntime | undefined;
   const wire = (home: string): Wired => {
     if (wired !== undefined) return wired;
     const state = openHomeState(home);
@@ -48,7 +50,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     return wired;
   };
   return {
-    createDecide: ({ policyPath, home }) => {
+    createDecide: ({ policyPath, home, intent, trustedServers }) => {
       const { state } = wire(home);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
@@ -57,8 +59,18 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         policyIsDefault: path === join(home, "policy.yml") && !existsSync(path),
         now: ctx.io.now,
         log,
+        sessions: (classify) => {
+          runtime = createProxySessionRuntime({
+            ...(intent !== undefined ? { intent } : {}),
+            trustedServers: trustedServers ?? [],
+            classify,
+            now: ctx.io.now,
+          });
+          return runtime;
+        },
       });
     },
+    createObserver: () => runtime?.observer,
     createBroker: ({ home }) => {
       const { state, key } = wire(home);
       broker = createWiredBroker({ state, key, clock: ctx.io.now });

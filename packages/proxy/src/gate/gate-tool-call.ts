@@ -3,7 +3,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
 import { refusalText, toolError } from "./tool-error.js";
-import type { AuditSink, ConsentBroker, ConsentOutcome, Decide } from "./types.js";
+import type { AuditSink, ConsentBroker, ConsentOutcome, Decide, DecideContext } from "./types.js";
 
 /** What the gate needs, built once per proxy. */
 export interface GateDeps {
@@ -48,7 +48,11 @@ export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<Gat
     ...(call.agent !== undefined ? { agent: call.agent } : {}),
     arguments: call.arguments,
   });
-  const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, toActionRequest(call)));
+  const decision = holdChangedTool(
+    deps,
+    call,
+    await decideSafely(deps.decide, toActionRequest(call), { sessionId: call.sessionId }),
+  );
   await record(deps.audit, "policy_evaluated", {
     ...base,
     decision: decision.route,
@@ -173,9 +177,9 @@ export function toActionRequest(call: GatedCall): ActionRequest {
 }
 
 /** Calls `Decide`; a throw or a malformed answer becomes `refuse` (fail closed). */
-export async function decideSafely(decide: Decide, request: ActionRequest): Promise<Decision> {
+export async function decideSafely(decide: Decide, request: ActionRequest, context?: DecideContext): Promise<Decision> {
   try {
-    const decision = await decide(request);
+    const decision = await (context === undefined ? decide(request) : decide(request, context));
     if (isDecisionLike(decision)) return decision;
     return failedDecision(request, "the decision function returned something that is not a decision");
   } catch (err) {

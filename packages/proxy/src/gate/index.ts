@@ -1,4 +1,12 @@
-export type { Decide, ConsentAsk, ConsentOutcome, ConsentBroker, AuditSink } from "./types.js";
+export type {
+  Decide,
+  DecideContext,
+  CallObserver,
+  ConsentAsk,
+  ConsentOutcome,
+  ConsentBroker,
+  AuditSink,
+} from "./types.js";
 export { createDefaultDecide, type DefaultDecideOptions } from "./default-decide.js";
 export { createDefaultBroker } from "./default-broker.js";
 export {

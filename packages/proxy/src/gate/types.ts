@@ -6,7 +6,22 @@
 import type { ActionRequest, Decision } from "@acp/core";
 
 /** Decides one action request. Never throws; errors come back as a `refuse` decision. */
-export type Decide = (request: ActionRequest) => Promise<Decision>;
+/** What the proxy knows about the call beyond the request: the downstream session it came from. */
+export interface DecideContext {
+  readonly sessionId: string;
+}
+
+export type Decide = (request: ActionRequest, context?: DecideContext) => Promise<Decision>;
+
+/**
+ * Sees what actually ran, per downstream session, so a session runtime can keep provenance and history:
+ * `executed` after a call was forwarded, `result` with what the upstream returned, `closed` at disconnect.
+ */
+export interface CallObserver {
+  executed(sessionId: string, request: ActionRequest): void;
+  result(sessionId: string, server: string, tool: string, text: string): void;
+  closed?(sessionId: string): void;
+}
 
 /** What the proxy hands the broker for an ask/defer decision. */
 export interface ConsentAsk {

@@ -13,7 +13,7 @@ import {
 import { PROXY_DEFAULTS, type PrefixMode } from "../config/proxy-config.js";
 import { createApprovalMemory } from "../gate/approval-memory.js";
 import type { GateDeps } from "../gate/gate-tool-call.js";
-import type { AuditSink, ConsentBroker, Decide } from "../gate/types.js";
+import type { AuditSink, CallObserver, ConsentBroker, Decide } from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
 import { UpstreamPool, messageOf, type Upstream } from "../upstream/upstream-pool.js";
@@ -30,6 +30,8 @@ export interface AcpProxyOptions {
   readonly broker: ConsentBroker;
   /** Receives every step; default: discards. */
   readonly audit?: AuditSink;
+  /** Sees executed calls and their results per session (the session runtime's provenance); optional. */
+  readonly observer?: CallObserver;
   /** Tool pins; default: in memory (forgotten on exit). */
   readonly pinStore?: PinStore;
   /** Accept every changed tool definition at start (`--accept-tool-changes`). */
@@ -129,6 +131,7 @@ export class AcpProxy {
     registerSessionHandlers(this, session);
     server.onclose = () => {
       this.sessions.delete(sessionId);
+      this.options.observer?.closed?.(sessionId);
       this.gate.approvals.forgetSession(sessionId);
     };
     this.sessions.set(sessionId, session);

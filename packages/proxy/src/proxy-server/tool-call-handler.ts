@@ -56,6 +56,7 @@ export async function handleToolCall(
       relay,
     );
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
+    observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
     await relay?.flush();
     return result;
   } catch (err) {
@@ -102,6 +103,31 @@ async function forward(
         : "failed";
     await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: messageOf(err) });
     return toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`);
+  }
+}
+
+/** Tells the observer (the session runtime) what ran and what it returned; an observer's failure is logged only. */
+function observe(
+  proxy: AcpProxy,
+  sessionId: string,
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+  result: CallToolResult,
+): void {
+  const observer = proxy.options.observer;
+  if (observer === undefined) return;
+  try {
+    observer.executed(sessionId, { server, tool, arguments: args });
+    const text = (result.content ?? [])
+      .map((c) =>
+        c.type === "text" ? c.text : c.type === "resource" && "text" in c.resource ? String(c.resource.text) : "",
+      )
+      .join("\n");
+    const structured = result.structuredContent === undefined ? "" : JSON.stringify(result.structuredContent);
+    observer.result(sessionId, server, tool, structured === "" ? text : `${text}\n${structured}`);
+  } catch (err) {
+    proxy.log(`the session runtime could not record \`${tool}\`: ${messageOf(err)}`);
   }
 }
 
