@@ -160,3 +160,20 @@ describe("§25 / §28 FAQ content type", () => {
     expect(r.headers["x-robots-tag"]).toBe("noindex, nofollow");
   });
 });
+
+describe("§18 outbound fetches", () => {
+  it("MUST §18.2 / §24.9 no automatic URL unfurling or metadata fetching: the provider's code has no outbound network client", async () => {
+    const { readdirSync, readFileSync, statSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const root = new URL("../src/", import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? files(join(dir, n)) : [join(dir, n)]));
+    const provider = files(root).filter((f) => !f.includes("/client/") && !f.endsWith("index.ts"));
+    expect(provider.length).toBeGreaterThan(10);
+    for (const f of provider) {
+      const text = readFileSync(f, "utf8");
+      // The only fetch is the claim page's same-origin browser script calling `/claim/…`.
+      expect(text).not.toMatch(/\bfetch\((?!'\/claim\/)|from "node:(https?|dns|net|tls)"|undici/);
+    }
+  });
+});
