@@ -6,6 +6,7 @@ export * from "./route/index.js";
 export * from "./issues/index.js";
 export * from "./request/index.js";
 export * from "./glob/index.js";
+export { editDistance, suggest } from "./suggest/index.js";
 export * from "./evaluate/index.js";
 export * from "./classify/index.js";
 export * from "./policy/index.js";

@@ -6,7 +6,6 @@ export * from "./types.js";
 export { parsePolicy, assertPolicy, type ParsePolicyOptions } from "./parse-policy.js";
 export { parseRateLimit, RATE_UNIT_MS } from "./rate-limit.js";
 export { checkClockTime, isTimeZone, END_OF_DAY_MINUTES } from "./time-of-day.js";
-export { editDistance, suggest } from "./edit-distance.js";
 export { deepFreeze } from "./deep-freeze.js";
 export { POLICY_ISSUES, POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
 export {

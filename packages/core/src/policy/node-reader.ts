@@ -1,6 +1,6 @@
 import { isAlias, isMap, isScalar, isSeq, visit, type Document, type LineCounter, type Node } from "yaml";
 import type { Issue } from "../issues/index.js";
-import { suggest } from "./edit-distance.js";
+import { suggest } from "../suggest/index.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
 import { MAX_ALIAS_COUNT } from "./limits.js";
 import { positionAt } from "./source-position.js";

@@ -1,5 +1,5 @@
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
-import { suggest } from "./edit-distance.js";
+import { suggest } from "../suggest/index.js";
 import { MAX_RATE_LIMIT_COUNT } from "./limits.js";
 import { RATE_UNITS, type RateLimit, type RateUnit } from "./types.js";
 import { showInput } from "./show-input.js";

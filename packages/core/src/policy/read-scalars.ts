@@ -1,6 +1,6 @@
 import { isMap } from "yaml";
 import { compileGlob } from "../glob/index.js";
-import { suggest } from "./edit-distance.js";
+import { suggest } from "../suggest/index.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
 import { listWords, report, reportType, scalarValue, type Field, type ReadContext, type Scope } from "./node-reader.js";
 import { showInput } from "./show-input.js";

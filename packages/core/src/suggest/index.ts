@@ -1,10 +1,11 @@
 /**
+ * Did-you-mean for every parser (policy, graph, contract, CLI).
  * Edit distance for did-you-mean suggestions: the optimal-string-alignment distance (Levenshtein plus
  * adjacent transpositions, so `ruels` is one edit from `rules`).
  */
 
 /** Inputs longer than this get no suggestion (keeps the quadratic table small on hostile input). */
-const MAX_SUGGEST_LENGTH = 64;
+export const MAX_SUGGEST_LENGTH = 64;
 
 /** Number of single-character insertions, deletions, substitutions and adjacent swaps from `a` to `b`. */
 export function editDistance(a: string, b: string): number {
