@@ -1,4 +1,4 @@
-/** Headers on every answer: a strict CSP (no inline script), no framing, no sniffing, no referrer. */
+/** Headers on every answer: a strict CSP (no inline script), no framing, no sniffing, no referrer to other origins. */
 import type { FastifyInstance } from "fastify";
 
 /** The Content-Security-Policy of the console and the API. */
@@ -19,7 +19,8 @@ export function addSecurityHeaders(app: FastifyInstance): void {
     if (!request.url.startsWith("/docs")) reply.header("content-security-policy", CONTENT_SECURITY_POLICY);
     reply.header("x-content-type-options", "nosniff");
     reply.header("x-frame-options", "DENY");
-    reply.header("referrer-policy", "no-referrer");
+    // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on form posts
+    reply.header("referrer-policy", "same-origin");
     reply.header("cross-origin-opener-policy", "same-origin");
     if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
     done(null, payload);
