@@ -103,14 +103,14 @@ describe("acp run as an unprivileged user", () => {
 
 describe("acp run: the kernel refuses", () => {
   it("user namespaces refused by the kernel: exit 1 naming the cause and the fix, nothing left behind", () => {
-    const before = readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length;
+    const bridgeDir = join(work.path, "never-created");
     // a user namespace whose limit of nested user namespaces is 0: the kernel refuses, nothing global changes
     const wrap = ["unshare", "-r", "-m", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"];
-    const r = acp(["run", "--isolation", "userns", "--", "true"], { wrap });
+    const r = acp(["run", "--isolation", "userns", "--bridge-dir", bridgeDir, "--", "true"], { wrap });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("the kernel refused isolation `userns`");
     expect(r.stderr).toContain("user.max_user_namespaces");
-    expect(readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length).toBe(before);
+    expect(existsSync(bridgeDir)).toBe(false);
   });
 });
 
@@ -148,9 +148,14 @@ describe("acp run: Ctrl-C", () => {
           return false;
         }
       });
-    while (!existsSync(started) || alive().length === 0) await new Promise((r) => setTimeout(r, 50));
-    child.kill("SIGINT");
-    expect(await exited).toBe(130);
+    try {
+      while (!existsSync(started) || alive().length === 0) await new Promise((r) => setTimeout(r, 50));
+      child.kill("SIGINT");
+      expect(await exited).toBe(130);
+    } finally {
+      // a failed test must not leave the agent behind: SIGTERM lets acp take the tree down
+      if (child.exitCode === null) child.kill("SIGTERM");
+    }
     while (alive().length > 0) await new Promise((r) => setTimeout(r, 50));
     expect(alive()).toEqual([]);
     mine.remove();

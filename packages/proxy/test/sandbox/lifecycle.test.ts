@@ -87,12 +87,12 @@ describe.each(["none", "netns", "userns"] as const)("signals with isolation %s",
 describe("bad input", () => {
   it("a command that does not exist is refused before anything starts", async () => {
     const { options } = base(["no-such-agent-xyz"], "netns");
-    const before = readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length;
-    await expect(runSandboxed(options)).rejects.toMatchObject({
+    const bridgeDir = join(work.path, "never-created");
+    await expect(runSandboxed({ ...options, bridgeDir })).rejects.toMatchObject({
       code: "sandbox_command_not_found",
       message: expect.stringContaining("command `no-such-agent-xyz` not found") as string,
     });
-    expect(readdirSync("/tmp").filter((n) => n.startsWith("acp-run-")).length).toBe(before);
+    expect(existsSync(bridgeDir)).toBe(false);
   });
 
   it("a bridge socket in use is refused with the fix, and the other listener is untouched", async () => {
