@@ -19,12 +19,17 @@ function html(reply: FastifyReply, body: string, script = false, noindex = true)
   return reply.send(body);
 }
 
-/** Whether a browser POST comes from the page's own origin (CSRF, §21): Origin/Sec-Fetch-Site must agree if sent. */
+/**
+ * Whether a browser POST comes from the page's own origin (CSRF, §21). `Sec-Fetch-Site`, when sent, must be
+ * `same-origin`; `Origin`, when sent, must be this origin — except `null`, which browsers send for a form
+ * POST under `Referrer-Policy: no-referrer`, and which is then accepted only with `Sec-Fetch-Site: same-origin`.
+ */
 function sameOrigin(rt: ClaimRuntime, req: FastifyRequest, host: string): boolean {
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== rt.origin(req, host)) return false;
   const site = req.headers["sec-fetch-site"];
-  return site === undefined || site === "same-origin";
+  if (site !== undefined && site !== "same-origin") return false;
+  if (origin === "null") return site === "same-origin";
+  return origin === undefined || origin === rt.origin(req, host);
 }
 
 /** Serves a published sandbox at `{handle}.{pubSuffix}`: `/` and `/{slug}` only, GET/HEAD only (§13.1). */
