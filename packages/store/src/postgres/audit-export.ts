@@ -39,16 +39,21 @@ export async function* readPostgresAuditLines(
  */
 export async function exportPostgresAuditJsonl(store: PostgresStore, path: string): Promise<number> {
   const out = createWriteStream(path, { mode: 0o600, flags: "w" });
+  const state: { failure: Error | null } = { failure: null };
+  out.on("error", (err) => (state.failure ??= err));
+  const closed = once(out, "close").catch(() => undefined);
   let count = 0;
   try {
     for await (const line of readPostgresAuditLines(store)) {
-      if (!out.write(`${line}\n`)) await once(out, "drain");
+      if (state.failure !== null) break;
+      if (!out.write(`${line}\n`)) await Promise.race([once(out, "drain"), closed]);
       count++;
     }
   } finally {
     out.end();
-    await once(out, "close");
+    await closed;
   }
+  if (state.failure !== null) throw state.failure;
   return count;
 }
 

@@ -83,6 +83,7 @@ describe("postgres audit log", () => {
     const exported = text.slice(0, -1).split("\n");
     expect(exported).toEqual(await lines(b));
     expect(verifyAuditChain(exported, { publicKey })).toMatchObject({ ok: true, count: 6, checkpoints: 1 });
+    await expect(exportPostgresAuditJsonl(a, join(dir, "missing", "audit.jsonl"))).rejects.toThrow(/ENOENT/);
   });
 
   it("detects a row changed behind the log's back", async () => {
