@@ -69,7 +69,13 @@ describe.runIf(existsSync(CHROMIUM))("claim and preview pages in Chromium", () =
     await page.setContent(`<iframe src="http://admin.localhost:${p.port}/claim"></iframe>`);
     await page.waitForTimeout(500);
     const frame = page.frames()[1];
-    const text = frame === undefined ? "" : await frame.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+    const text =
+      frame === undefined
+        ? ""
+        : await frame
+            .locator("body")
+            .innerText({ timeout: 2000 })
+            .catch(() => "");
     expect(text).not.toContain("Claim your workspace");
   });
 });
