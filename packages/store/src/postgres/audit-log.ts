@@ -70,6 +70,11 @@ interface Row {
   readonly sinceCheckpoint: number;
 }
 
+interface SealedBatch {
+  readonly rows: Row[];
+  readonly done: [Queued, AuditEventV02 | null][];
+}
+
 const RESERVED = new Set(["checkpoint", "audit_recovered"]);
 
 const INSERT = `INSERT INTO acp_audit_events
@@ -100,6 +105,39 @@ async function insertRows(client: PoolClient, rows: readonly Row[]): Promise<voi
   ]);
 }
 
+/** The lines of one batch, chained to `head` (which it advances), with the checkpoints due. */
+function sealBatch(head: Head, batch: readonly Queued[], options: PostgresAuditLogOptions): SealedBatch {
+  const every = Math.max(1, options.checkpointEvery ?? 1000);
+  const rows: Row[] = [];
+  const done: [Queued, AuditEventV02 | null][] = [];
+  const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
+    const id = `ae_${(options.randomId ?? randomUUID)()}`;
+    const sealed = sealAuditLine(createAuditEventBody(input, { id, timestamp, previousEventHash: head.hash }));
+    head.seq += 1;
+    head.hash = sealed.event.event_hash;
+    head.sinceCheckpoint = input.event_type === "checkpoint" ? 0 : head.sinceCheckpoint + 1;
+    rows.push({ seq: head.seq, event: sealed.event, line: sealed.line, sinceCheckpoint: head.sinceCheckpoint });
+    return sealed.event;
+  };
+  const checkpoint = (): AuditEventV02 | null => {
+    if (options.signer === undefined) return null;
+    const timestamp = options.clock().toISOString();
+    const body = createCheckpointBody(head.hash, head.seq, timestamp);
+    return add(createCheckpointInput({ body, signature: signCheckpoint(body, options.signer) }), timestamp);
+  };
+  for (const item of batch) {
+    try {
+      if (item.kind === "event") done.push([item, add(item.input, item.timestamp)]);
+      else done.push([item, item.kind === "final" && head.sinceCheckpoint === 0 ? null : checkpoint()]);
+    } catch (err) {
+      item.reject(err);
+      continue;
+    }
+    if (head.sinceCheckpoint >= every) checkpoint();
+  }
+  return { rows, done };
+}
+
 /**
  * An audit log whose chain lives in PostgreSQL and is shared by every node: each batch of appends is one
  * transaction that takes `pg_advisory_xact_lock`, reads the head, and inserts the lines chained to it,
@@ -110,48 +148,16 @@ async function insertRows(client: PoolClient, rows: readonly Row[]): Promise<voi
 export function createPostgresAuditLog(store: PostgresStore, options: PostgresAuditLogOptions): PostgresAuditLog {
   const redact: Redactor | null =
     options.redaction === false ? null : createRedactor(options.redaction ?? DEFAULT_REDACTION);
-  const every = Math.max(1, options.checkpointEvery ?? 1000);
   const maxBatch = Math.max(1, options.maxBatch ?? 1024);
   const queue: Queued[] = [];
   let draining: Promise<void> | null = null;
   let closed = false;
 
-  const seal = (head: Head, batch: readonly Queued[]): { rows: Row[]; done: [Queued, AuditEventV02 | null][] } => {
-    const rows: Row[] = [];
-    const done: [Queued, AuditEventV02 | null][] = [];
-    const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
-      const id = `ae_${(options.randomId ?? randomUUID)()}`;
-      const sealed = sealAuditLine(createAuditEventBody(input, { id, timestamp, previousEventHash: head.hash }));
-      head.seq += 1;
-      head.hash = sealed.event.event_hash;
-      head.sinceCheckpoint = input.event_type === "checkpoint" ? 0 : head.sinceCheckpoint + 1;
-      rows.push({ seq: head.seq, event: sealed.event, line: sealed.line, sinceCheckpoint: head.sinceCheckpoint });
-      return sealed.event;
-    };
-    const checkpoint = (): AuditEventV02 | null => {
-      if (options.signer === undefined) return null;
-      const timestamp = options.clock().toISOString();
-      const body = createCheckpointBody(head.hash, head.seq, timestamp);
-      return add(createCheckpointInput({ body, signature: signCheckpoint(body, options.signer) }), timestamp);
-    };
-    for (const item of batch) {
-      try {
-        if (item.kind === "event") done.push([item, add(item.input, item.timestamp)]);
-        else done.push([item, item.kind === "final" && head.sinceCheckpoint === 0 ? null : checkpoint()]);
-      } catch (err) {
-        item.reject(err);
-        continue;
-      }
-      if (head.sinceCheckpoint >= every) checkpoint();
-    }
-    return { rows, done };
-  };
-
   const writeBatch = async (batch: Queued[]): Promise<void> => {
     try {
       const done = await store.transaction(async (client) => {
         await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
-        const plan = seal(await readHead(client), batch);
+        const plan = sealBatch(await readHead(client), batch, options);
         await insertRows(client, plan.rows);
         return plan.done;
       });
