@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FAILURE_BODY, renderSafeMarkdown, unsafeMarkdownReason } from "../src/index.js";
 import { at, createSandbox, publishFaq, shape, str, startProvider, type Provider } from "./harness.js";
@@ -162,9 +164,7 @@ describe("§25 / §28 FAQ content type", () => {
 });
 
 describe("§18 outbound fetches", () => {
-  it("MUST §18.2 / §24.9 no automatic URL unfurling or metadata fetching: the provider's code has no outbound network client", async () => {
-    const { readdirSync, readFileSync, statSync } = await import("node:fs");
-    const { join } = await import("node:path");
+  it("MUST §18.2 / §24.9 no automatic URL unfurling or metadata fetching: the provider's code has no outbound network client", () => {
     const root = new URL("../src/", import.meta.url).pathname;
     const files = (dir: string): string[] =>
       readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? files(join(dir, n)) : [join(dir, n)]));
