@@ -19,6 +19,11 @@ export interface OpenPostgresStoreOptions {
   readonly max?: number;
   /** Give up connecting after this long (ms, default 5000). */
   readonly connectTimeoutMs?: number;
+  /**
+   * The server cancels a statement (a lock wait included) that runs longer (ms, default 30,000), so a
+   * stuck database fails a decision (which then refuses) instead of hanging it. 0 turns it off.
+   */
+  readonly statementTimeoutMs?: number;
   /** `application_name` shown in `pg_stat_activity` (default `acp`). */
   readonly applicationName?: string;
   /** Apply the store's migrations at open (default true). */
@@ -77,6 +82,8 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
     connectionString: url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     application_name: options.applicationName ?? "acp",
+    statement_timeout: Math.max(0, Math.floor(options.statementTimeoutMs ?? 30_000)),
+    keepAlive: true,
     types: TYPES,
   };
   const pool = new pg.Pool({ ...config, max: options.max ?? 10 });

@@ -94,6 +94,14 @@ describe("opening the postgres store", () => {
     expect(failure?.message).not.toContain("s3cret");
   });
 
+  it("cancels a statement that runs past the statement timeout instead of hanging", async () => {
+    const db = await freshDatabase();
+    const impatient = await openPostgresStore(db.url, { statementTimeoutMs: 200 });
+    await expect(impatient.query("SELECT pg_sleep(5)")).rejects.toThrow(/statement timeout/);
+    expect((await impatient.query("SELECT 1 AS one")).rows[0]).toEqual({ one: 1 });
+    await impatient.close();
+  });
+
   it("rejects every use of a closed store with postgres_store_closed", async () => {
     const db = await freshDatabase();
     const closing = await openPostgresStore(db.url);
