@@ -150,10 +150,11 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         metrics.countDecision(frontEnd, "refuse");
         return { valid: false, envelope };
       }
+      // The envelope already holds the contract's verdict; the pipeline judges the rest (policy, graph),
+      // and mergeDecision keeps the stricter of the two, so the event is checked once.
       const request: Record<string, unknown> = {
         tool: event["tool_name"],
         arguments: event["proposed_arguments"],
-        contract: event,
         ...(typeof event["agent_id"] === "string" && event["agent_id"] !== "" ? { agent: event["agent_id"] } : {}),
       };
       const { id, decision } = await run(frontEnd, request);
