@@ -128,9 +128,18 @@ describe("acp run", () => {
 
   it("records the intent's digest with the start", async () => {
     const intent = join(work.path, "intent.yml");
-    (await import("node:fs")).writeFileSync(intent, "goal: tidy the inbox\n");
+    (await import("node:fs")).writeFileSync(intent, 'goal: tidy the inbox\nallowed_actions: ["mail.*"]\n');
     const r = await acpRun(["--isolation", "none", "--intent", intent, "--", "true"]);
     expect(r.audit[0]?.[1]).toMatchObject({ intent_sha256: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown });
+  });
+
+  it("refuses an intent that does not validate, before anything starts (exit 4)", async () => {
+    const intent = join(work.path, "bad-intent.yml");
+    (await import("node:fs")).writeFileSync(intent, "goal: tidy the inbox\n");
+    const r = await acpRun(["--isolation", "none", "--intent", intent, "--", "true"]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("allowed_actions");
+    expect(r.audit).toEqual([]);
   });
 });
 

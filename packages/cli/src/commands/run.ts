@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { formatIssue } from "@acp/core";
+import { compileIntent, formatIssue } from "@acp/core";
 import {
   ISOLATION_REQUESTS,
   SandboxError,
@@ -72,7 +72,10 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
         .default("auto"),
     )
     .option("--allow-egress <host:port>", "a destination the agent may reach without asking; repeatable", collect)
-    .option("--intent <file>", "the session's intent (YAML or JSON); its digest is recorded in the audit")
+    .option(
+      "--intent <file>",
+      "the intent the session runtime enforces (YAML or JSON); its digest is recorded in the audit",
+    )
     .option("-u, --upstream <cmd-or-url>", "an upstream MCP server (as for `acp proxy`); repeatable", collect)
     .option("-n, --name <name>", "name of the matching --upstream (in order)", collect)
     .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
@@ -115,9 +118,18 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const audit = deps.wiring.createAudit({ home });
   const broker = deps.wiring.createBroker({ home });
+  const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
+  const decide = deps.wiring.createDecide({
+    policyPath,
+    home,
+    trustedServers,
+    ...(intent !== undefined ? { intent: intent.value } : {}),
+  });
+  const observer = deps.wiring.createObserver?.({ home });
   const proxy = createProxy({
     upstreams,
-    decide: deps.wiring.createDecide({ policyPath, home }),
+    decide,
+    ...(observer !== undefined ? { observer } : {}),
     broker,
     audit,
     pinStore: createFilePinStore(join(home, "pins.json")),
@@ -169,7 +181,7 @@ function exitFor(err: SandboxError): ExitCode {
   return err.code === "sandbox_command_not_found" || err.code === "sandbox_invalid_egress" ? EXIT.usage : EXIT.error;
 }
 
-function readIntent(ctx: CliContext, file: string): { path: string; sha256: string } {
+function readIntent(ctx: CliContext, file: string): { path: string; sha256: string; value: unknown } {
   const path = resolvePath(ctx.io, file);
   let text: string;
   try {
@@ -186,7 +198,11 @@ function readIntent(ctx: CliContext, file: string): { path: string; sha256: stri
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new CliError(`${path}: an intent is a mapping (YAML or JSON object)`, EXIT.invalid);
   }
-  return { path, sha256: `sha256:${createHash("sha256").update(text).digest("hex")}` };
+  const compiled = compileIntent(parsed);
+  if (!compiled.ok) {
+    throw new CliError(`invalid intent:\n${compiled.issues.map((i) => formatIssue(i, path)).join("\n")}`, EXIT.invalid);
+  }
+  return { path, sha256: `sha256:${createHash("sha256").update(text).digest("hex")}`, value: parsed };
 }
 
 function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string): RunConfig {
