@@ -99,3 +99,19 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
     for (const r of rows) expect(r.expires_at - r.created_at).toBeLessThanOrEqual(cap[r.kind] ?? 0);
   });
 });
+
+describe("§28 request quota", () => {
+  it("§28 / §23.2 500 requests per hour per sandbox (here 3): further agent calls get 429, other sandboxes are unaffected", async () => {
+    p = await startProvider({ requestsPerSandboxPerHour: 3 });
+    const a = await createSandbox(p);
+    const b = await createSandbox(p);
+    for (let i = 0; i < 3; i++)
+      expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).status).toBe(200);
+    const over = await p.req("api.localhost", "POST", "/v1/faqs", { json: { title: "late" }, headers: a.auth });
+    expect(over.status).toBe(429);
+    expect(str(over.json(), "error.code")).toBe("claim_rate_limited");
+    expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: b.auth })).status).toBe(200);
+    p.advance(HOUR);
+    expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).json()).toEqual({ faqs: [] });
+  });
+});

@@ -58,6 +58,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
             );
       const id = (req.params as Params)["id"];
       if (s === undefined) return rt.fail(req, reply);
+      if (rt.sandboxRate.hit(s.id, rt.now()) > rt.requestsPerSandboxPerHour) return rt.limited(req, reply);
       if (req.url.startsWith("/v1/sandboxes/") && (id === undefined || !rt.box.equal(id, s.id)))
         return rt.fail(req, reply);
       rt.facts(req).sandboxId = s.id;

@@ -41,6 +41,9 @@ export interface ClaimRuntime {
   readonly lockout: ProgressiveLockout;
   readonly claimPerIpPerHour: number;
   readonly claimPerCodePerHour: number;
+  /** Agent requests per sandbox per hour (§28: 500). */
+  readonly sandboxRate: WindowCounter;
+  readonly requestsPerSandboxPerHour: number;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
   limited(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;

@@ -33,6 +33,8 @@ export interface ClaimServerOptions {
   readonly admission?: AdmissionOptions;
   /** Requests per address per hour on any surface (default 500, §28). */
   readonly requestsPerIpPerHour?: number;
+  /** Authenticated agent requests per sandbox per hour (default 500, §28). */
+  readonly requestsPerSandboxPerHour?: number;
   /** Claim attempts per address per hour (default 30) and per code per hour (default 10). */
   readonly claimPerIpPerHour?: number;
   readonly claimPerCodePerHour?: number;
@@ -78,6 +80,8 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     lockout: new ProgressiveLockout(5, 30_000, 3_600_000),
     claimPerIpPerHour: options.claimPerIpPerHour ?? 30,
     claimPerCodePerHour: options.claimPerCodePerHour ?? 10,
+    sandboxRate: new WindowCounter(3_600_000),
+    requestsPerSandboxPerHour: options.requestsPerSandboxPerHour ?? 500,
     facts: (req) =>
       facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
     fail: (req, reply) => sendFailure(req, reply, minFailureMs),
