@@ -93,6 +93,8 @@ describe("§25 / §28 FAQ content type", () => {
     expect(unsafeMarkdownReason("[x](data:text/html,hi)")).toBeDefined();
     expect(unsafeMarkdownReason("[x](http://plain.test)")).toBeDefined();
     expect(unsafeMarkdownReason("[x](https://ok.test/a)")).toBeUndefined();
+    expect(unsafeMarkdownReason("<data:text/html,hi>")).toBeDefined();
+    expect(unsafeMarkdownReason("Your data: kept for 30 days.")).toBeUndefined();
     const html = renderSafeMarkdown(
       "[a](javascript:alert(1)) [b](data:x) [c](http://x.test) [d](https://ok.test/p?q=1&r=2)",
     );

@@ -24,7 +24,9 @@ export function unsafeMarkdownReason(src: string): string | undefined {
   for (const m of src.matchAll(/\]\(\s*<?([^)\s>]*)/g)) {
     if (!isSafeUrl(m[1] ?? "")) return "only https: links are allowed";
   }
-  if (/\b(javascript|data|vbscript)\s*:/i.test(src)) return "javascript: and data: urls are not allowed";
+  // Prose may say "data: 5 GB"; what is refused is a script scheme anywhere and any scheme in an autolink.
+  if (/\b(javascript|vbscript)\s*:/i.test(src) || /<\s*(javascript|data|vbscript)\s*:/i.test(src))
+    return "javascript: and data: urls are not allowed";
   return undefined;
 }
 
