@@ -64,8 +64,7 @@ export async function runTestFile(
   for (const testCase of parsed.value.cases) {
     const at = testCase.at !== undefined ? new Date(testCase.at) : now;
     let decision = await pipeline.decide(testCase.request, at);
-    for (let i = 1; i < testCase.times; i++)
-      decision = await pipeline.decide(testCase.request, at);
+    for (let i = 1; i < testCase.times; i++) decision = await pipeline.decide(testCase.request, at);
     const routeOk = decision.route === testCase.expect.route;
     const ruleOk = testCase.expect.rule === undefined || testCase.expect.rule === decision.rule;
     results.push({
