@@ -20,6 +20,7 @@ import {
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "./read-input.js";
+import { graphSourceOptions, loadGraphSettings, type GraphSettings } from "./graph-config.js";
 
 /** What a command needs to decide: the policy, the graph (optional) and where they came from. */
 export interface DecisionInputs {
@@ -27,6 +28,8 @@ export interface DecisionInputs {
   readonly policyFile: string;
   readonly graph?: ConsentGraph;
   readonly graphFile?: string;
+  /** `graph.mapping` / `graph.threshold` from config.yml and the review record. */
+  readonly graphSettings?: GraphSettings;
 }
 
 /** Reads and validates a policy file; invalid → CliError exit 4 listing every problem. */
@@ -70,13 +73,16 @@ export async function loadDecisionInputs(
   if (options.graph !== undefined) graphFile = resolvePath(io, options.graph);
   else if (existsSync(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
   if (graphFile === undefined) return { policy, policyFile };
-  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile };
+  const graphSettings = loadGraphSettings(home);
+  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile, graphSettings };
 }
 
 /** Builds the one pipeline from loaded inputs: policy rules, consent graph when present, action contract. */
 export function buildPipeline(inputs: DecisionInputs, rateLimiter: RateLimiter = createMemoryRateLimiter()): Pipeline {
   const sources: DecisionSource[] = [policySource(compilePolicy(inputs.policy), { rateLimiter })];
-  if (inputs.graph !== undefined) sources.push(graphSource({ graph: inputs.graph }));
+  if (inputs.graph !== undefined) {
+    sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
+  }
   sources.push(contractSource());
   return createPipeline(sources, { classify: inputs.policy.classify });
 }
@@ -96,7 +102,9 @@ export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras
   const rateLimiter = extras.rateLimiter ?? createMemoryRateLimiter();
   const compiled = extras.compiled ?? compilePolicy(inputs.policy);
   const sources: DecisionSource[] = [policySource(compiled, { rateLimiter })];
-  if (inputs.graph !== undefined) sources.push(graphSource({ graph: inputs.graph }));
+  if (inputs.graph !== undefined) {
+    sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
+  }
   sources.push(contractSource(), ...(extras.extraSources ?? []));
   return createPipeline(sources, { classify: inputs.policy.classify });
 }

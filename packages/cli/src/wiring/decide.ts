@@ -11,12 +11,12 @@ import {
   parsePolicy,
   policySource,
   type DecisionSource,
-  type GraphReviewRecord,
   type ClassificationOverride,
   type Policy,
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
-import { STARTER_POLICY, createSqliteRateLimiter, readGraphReviews, graphReviewsPath } from "@acp/store";
+import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
+import { graphSourceOptions, loadGraphSettings } from "../decision/graph-config.js";
 import type { Decide } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import type { HomeState } from "./home-state.js";
@@ -59,10 +59,7 @@ function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
     throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
   }
-  const reviews = readGraphReviews(graphReviewsPath(options.state.home));
-  const record: GraphReviewRecord | undefined = reviews.ok ? reviews.value : undefined;
-  if (!reviews.ok) options.log(`ignoring an unreadable graph review record: every autonomous tier counts as decayed`);
-  return graphSource({ graph: graph.value, ...(record !== undefined ? { context: { reviews: record } } : {}) });
+  return graphSource({ graph: graph.value, ...graphSourceOptions(loadGraphSettings(options.state.home)) });
 }
 
 /**
