@@ -2,10 +2,11 @@
  * What the init covers inside the mount namespace, worked out outside (where the real paths are visible):
  * ACP's home (read-only, empty), the shared scratch and runtime directories (`/tmp`, `/var/tmp`, `/run`,
  * `/dev/shm`: they hold Unix sockets that lead out of the sandbox, such as tmux, D-Bus, the resolver, Docker)
- * and the resolver configuration.
+ * and the resolver configuration. A root that holds the agent's own program (a file named on its command
+ * line, or the Node executable) stays visible, so an agent checked out under `/tmp` still runs.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { sep } from "node:path";
+import { isAbsolute, sep } from "node:path";
 import { cwdInHome, setupFailed } from "./errors.js";
 import type { CoverMount, SandboxInitConfig } from "./init-source.js";
 
@@ -56,7 +57,13 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` and the working directory \`${cwd}\` need another layout`);
   }
   const resolv = real("/etc/resolv.conf");
-  const underCovered = (p: string): boolean => roots.some((r) => isWithin(p, r.path));
+  // The agent's own program must stay visible: a root that holds the executable or a file named on the
+  // command line (an agent checked out under /tmp, say) is left uncovered rather than hiding the agent.
+  const exposed = [process.execPath, ...input.argv.filter((a) => isAbsolute(a))]
+    .map((p) => real(p))
+    .filter((p): p is string => p !== null);
+  const covered = roots.filter((r) => r !== stage && !exposed.some((p) => isWithin(p, r.path)));
+  const underCovered = (p: string): boolean => covered.some((r) => isWithin(p, r.path));
   return {
     argv: input.argv,
     env: input.env,
@@ -64,7 +71,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     setpriv: input.setpriv,
     stage,
     bridgeDir,
-    cover: roots.filter((r) => r !== stage),
+    cover: covered,
     home,
     keepCwd: underCovered(cwd),
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
