@@ -15,6 +15,7 @@ import {
   serveStdio,
   type AuditSink,
   type CallObserver,
+  type CredentialHook,
   type ConsentBroker,
   type Decide,
   type PrefixMode,
@@ -34,6 +35,8 @@ export interface ProxyWiring {
     /** Upstreams marked `trusted: true`: their results are not untrusted content. */
     readonly trustedServers?: readonly string[];
   }) => Decide;
+  /** Injects vault credentials into accepted calls (config.yml `credentials:`). */
+  readonly createCredentials?: (options: { readonly home: string }) => CredentialHook | undefined;
   /** Sees executed calls and results (the session runtime's provenance). */
   readonly createObserver?: (options: { readonly home: string }) => CallObserver | undefined;
   readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
@@ -130,10 +133,12 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = wiring.createDecide({ policyPath, home, trustedServers, ...(intent !== undefined ? { intent } : {}) });
   const observer = wiring.createObserver?.({ home });
+  const credentials = wiring.createCredentials?.({ home });
   const proxy = createProxy({
     upstreams,
     decide,
     ...(observer !== undefined ? { observer } : {}),
+    ...(credentials !== undefined ? { credentials } : {}),
     broker: wiring.createBroker({ home }),
     audit: wiring.createAudit({ home }),
     pinStore: createFilePinStore(join(home, "pins.json")),

@@ -126,10 +126,12 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
     ...(intent !== undefined ? { intent: intent.value } : {}),
   });
   const observer = deps.wiring.createObserver?.({ home });
+  const credentials = deps.wiring.createCredentials?.({ home });
   const proxy = createProxy({
     upstreams,
     decide,
     ...(observer !== undefined ? { observer } : {}),
+    ...(credentials !== undefined ? { credentials } : {}),
     broker,
     audit,
     pinStore: createFilePinStore(join(home, "pins.json")),

@@ -8,6 +8,7 @@ import { createWiredBroker } from "./consent-broker.js";
 import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
+import { createCredentialHook, loadCredentialRules } from "./credentials.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 
 interface Wired {
@@ -71,6 +72,10 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
       });
     },
     createObserver: () => runtime?.observer,
+    createCredentials: ({ home }) => {
+      const { key } = wire(home);
+      return createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });
+    },
     createBroker: ({ home }) => {
       const { state, key } = wire(home);
       broker = createWiredBroker({ state, key, clock: ctx.io.now });

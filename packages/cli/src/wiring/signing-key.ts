@@ -8,6 +8,8 @@ import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 export interface SigningKey {
   /** Loads (once) and returns the key pair; rejects with a message a person can act on. */
   get(): Promise<Ed25519KeyPair>;
+  /** The home's master seed (keys the vault); rejects without a home. */
+  seed(): Promise<Uint8Array>;
   readonly ephemeral: boolean;
 }
 
@@ -22,9 +24,14 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
     log(
       `no ACP home: approvals are signed with an ephemeral key ${pair.publicKeyHex.slice(0, 16)}… (run \`acp init\`)`,
     );
-    return { get: () => Promise.resolve(pair), ephemeral: true };
+    return {
+      get: () => Promise.resolve(pair),
+      seed: () => Promise.reject(new Error("no ACP home: there is no vault (run `acp init`)")),
+      ephemeral: true,
+    };
   }
-  const load = (): Ed25519KeyPair => {
+  let seeded: Promise<Uint8Array> | undefined;
+  const loadSeed = (): Uint8Array => {
     const file = readPrivateKeyFile(home);
     if (!file.ok) throw new Error(file.issues[0]?.message ?? "cannot read keys/private.key");
     const passphrase = io.env[PASSPHRASE_ENV];
@@ -33,10 +40,12 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
       const why = seed.issues[0]?.message ?? "cannot open keys/private.key";
       throw new Error(`${why} (set ${PASSPHRASE_ENV} for the proxy to sign approvals)`);
     }
-    return ed25519KeyPairFromSeed(seed.value);
+    return seed.value;
   };
+  const seedOnce = (): Promise<Uint8Array> => (seeded ??= Promise.resolve().then(loadSeed));
   return {
-    get: () => (loaded ??= Promise.resolve().then(load)),
+    get: () => (loaded ??= seedOnce().then((seed) => ed25519KeyPairFromSeed(seed))),
+    seed: seedOnce,
     ephemeral: false,
   };
 }

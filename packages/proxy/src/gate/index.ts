@@ -2,6 +2,7 @@ export type {
   Decide,
   DecideContext,
   CallObserver,
+  CredentialHook,
   ConsentAsk,
   ConsentOutcome,
   ConsentBroker,

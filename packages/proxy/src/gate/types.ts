@@ -63,3 +63,17 @@ export interface ConsentBroker {
 export interface AuditSink {
   record(eventType: string, fields: Record<string, unknown>): void | Promise<void>;
 }
+
+/**
+ * Puts credentials into a call the decision accepted (never before), and names the secret values so
+ * nothing returned to the agent or logged can carry them.
+ */
+export interface CredentialHook {
+  inject(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<{ readonly arguments: Record<string, unknown>; readonly injected: readonly string[] }>;
+  /** Every secret value that may have been injected (for redaction of results and logs). */
+  secretValues(): readonly string[];
+}

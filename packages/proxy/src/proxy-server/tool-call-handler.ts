@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolAnnotations } from "@acp/core";
+import { redactSecrets, type ToolAnnotations } from "@acp/core";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
@@ -48,13 +48,16 @@ export async function handleToolCall(
     clearInterval(heartbeat);
     if (verdict.kind === "answer") return verdict.result;
     await proxy.audit("tool_call_forwarded", { ...base, arguments: verdict.arguments });
-    const result = await forward(
+    const injected = await injectCredentials(proxy, target.server, target.name, verdict.arguments, base);
+    if (injected.kind === "answer") return injected.result;
+    const raw = await forward(
       proxy,
       target.server,
-      { ...request.params, name: target.name, arguments: verdict.arguments },
+      { ...request.params, name: target.name, arguments: injected.arguments },
       extra,
       relay,
     );
+    const result = withoutSecrets(proxy, raw);
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
     observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
     await relay?.flush();
@@ -104,6 +107,41 @@ async function forward(
     await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: messageOf(err) });
     return toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`);
   }
+}
+
+/** Redact the known secret values only: an upstream's own results are otherwise passed through unchanged. */
+const ONLY_KNOWN_SECRETS = { keys: [], values: [] } as const;
+
+/** Injects the configured credentials into an accepted call; a failure refuses it (nothing forwarded). */
+async function injectCredentials(
+  proxy: AcpProxy,
+  server: string,
+  tool: string,
+  args: Record<string, unknown>,
+  base: Record<string, unknown>,
+): Promise<{ kind: "forward"; arguments: Record<string, unknown> } | { kind: "answer"; result: CallToolResult }> {
+  const hook = proxy.options.credentials;
+  if (hook === undefined) return { kind: "forward", arguments: args };
+  try {
+    const out = await hook.inject(server, tool, args);
+    for (const name of out.injected) await proxy.audit("credential_injected", { ...base, credential: name });
+    return { kind: "forward", arguments: out.arguments };
+  } catch (err) {
+    const message = String(redactSecrets(messageOf(err), hook.secretValues(), ONLY_KNOWN_SECRETS));
+    proxy.log(`credentials for \`${tool}\` on \`${server}\` could not be injected: ${message}`);
+    return {
+      kind: "answer",
+      result: toolError(`refused: the credentials for this call could not be injected: ${message}`),
+    };
+  }
+}
+
+/** The upstream's answer with every injected secret value replaced, so the agent never sees one. */
+function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult {
+  const hook = proxy.options.credentials;
+  if (hook === undefined) return result;
+  const secrets = hook.secretValues();
+  return secrets.length === 0 ? result : (redactSecrets(result, secrets, ONLY_KNOWN_SECRETS) as CallToolResult);
 }
 
 /** Tells the observer (the session runtime) what ran and what it returned; an observer's failure is logged only. */
