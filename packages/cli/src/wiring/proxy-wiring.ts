@@ -9,6 +9,7 @@ import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, loadCredentialRules } from "./credentials.js";
+import { configuredChannels } from "./config-channels.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 
 interface Wired {
@@ -78,7 +79,12 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     },
     createBroker: ({ home }) => {
       const { state, key } = wire(home);
-      broker = createWiredBroker({ state, key, clock: ctx.io.now });
+      broker = createWiredBroker({
+        state,
+        key,
+        clock: ctx.io.now,
+        channels: state.exists ? configuredChannels(home, () => key.seed(), log) : [],
+      });
       return broker;
     },
     createAudit: ({ home }) => wire(home).audit,

@@ -1,0 +1,87 @@
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { runCli } from "./run.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { startTelegramStandIn, type TelegramStandIn } from "../../proxy/test/consent/telegram-stand-in.js";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const ACP = join(ROOT, "packages/cli/bin/acp.js");
+const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
+const TOKEN = "123456:TEST-token-for-the-stand-in";
+const CHAT = 4242;
+
+async function waitForMessage(
+  bot: TelegramStandIn,
+  count: number,
+): Promise<{ message_id: number; text: string; data: string }> {
+  for (let i = 0; i < 400; i++) {
+    const message = bot.messages[count];
+    const approve = message?.reply_markup?.inline_keyboard.flat().find((b) => b.text.includes("Approve"));
+    if (message !== undefined && approve !== undefined)
+      return { message_id: message.message_id, text: message.text, data: approve.callback_data };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("no consent message reached the Telegram stand-in");
+}
+
+describe("acp proxy with `channel: telegram` in config.yml (a local stand-in Bot API)", () => {
+  const root = tempRoot("proxy-telegram");
+  let bot: TelegramStandIn;
+  let home = "";
+  let client: Client;
+
+  beforeAll(async () => {
+    if (!existsSync(join(ROOT, "packages/cli/dist/wiring/config-channels.js"))) {
+      await promisify(execFile)("npx", ["tsc", "-b", "packages/cli"], { cwd: ROOT }).catch(() => undefined);
+    }
+    bot = await startTelegramStandIn(TOKEN);
+    ({ home } = fixtureHome(root.dir));
+    const env = envFor(home);
+    writeFileSync(
+      join(home, "config.yml"),
+      `version: "1"\nchannel: telegram\ntelegram:\n  bot_token: ""\n  chat_id: "${CHAT}"\n  api_root: "${bot.apiRoot}"\n`,
+    );
+    expect((await runCli(["config", "set-secret", "telegram.bot_token"], { env, stdin: `${TOKEN}\n` })).code).toBe(0);
+    expect(readFileSync(join(home, "config.yml"), "utf8")).not.toContain(TOKEN);
+    writeFileSync(
+      join(home, "policy.yml"),
+      'version: "1"\ndefault_action: deny\nrules:\n  - id: echo-asks\n    match: { tool: echo }\n    action: ask\n    timeout: 60\n',
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"],
+      env: { PATH: process.env["PATH"] ?? "", ...env },
+      stderr: "pipe",
+    });
+    client = new Client({ name: "telegram-agent", version: "1.0.0" });
+    await client.connect(transport);
+  }, 120_000);
+
+  afterAll(async () => {
+    await client.close();
+    await bot.close();
+    root.cleanup();
+  });
+
+  it("puts the request before the configured chat; a press from another chat decides nothing; the owner's approval forwards", async () => {
+    const call = client.callTool({ name: "echo", arguments: { message: "via telegram" } }, undefined, {
+      timeout: 60_000,
+    });
+    const message = await waitForMessage(bot, 0);
+    expect(message.text).toContain("echo");
+    bot.pressButton({ chatId: 999, messageId: message.message_id, data: message.data });
+    bot.pressButton({ chatId: CHAT, messageId: message.message_id, data: message.data });
+    const result = await call;
+    expect(result.isError).not.toBe(true);
+    expect(JSON.stringify(result.content)).toContain("via telegram");
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain(`"approver":{"channel":"telegram","id":"telegram:${CHAT}"}`);
+    expect(audit).not.toContain("telegram:999");
+  });
+});
