@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Document } from "yaml";
 import { readConfigDocument, readConfigSecret } from "@acp/store";
-import { createTelegramChannel, type ConsentChannel } from "@acp/proxy";
+import { createTelegramChannel, createWebhookChannel, type ConsentChannel } from "@acp/proxy";
 
 /**
  * A channel opened on first use: its secret needs the home's key, which is unlocked only when a person
@@ -40,8 +42,10 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
 /**
  * The consent channels `config.yml` names (§8.1 `channel:`): `telegram` reads `telegram.bot_token`
  * (sealed with `acp config set-secret`), `telegram.chat_id` and optionally `telegram.api_root` (a
- * self-hosted Bot API). `prompt` needs nothing here (the terminal is always offered). `webhook` is not
- * wired into the proxy yet and is reported as such.
+ * self-hosted Bot API). `webhook` reads `webhook.url`, `webhook.secret` (sealed), and where decisions
+ * come back: `webhook.callback_listen` (`HOST:PORT`, default `127.0.0.1:0`) and `webhook.callback_url`
+ * (what the receiver posts to; default the listener's own address). `prompt` needs nothing here (the
+ * terminal is always offered).
  */
 export function configuredChannels(
   home: string,
@@ -52,10 +56,7 @@ export function configuredChannels(
   const doc = readConfigDocument(home);
   if (!doc.ok) return [];
   const channel: unknown = doc.value.get("channel");
-  if (channel === "webhook") {
-    log("channel: webhook is not wired into acp proxy yet; consent goes to the terminal and `acp approve`");
-    return [];
-  }
+  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc.value, seed, log), log)];
   if (channel !== "telegram") return [];
   const chatId: unknown = doc.value.getIn(["telegram", "chat_id"]);
   const apiRoot: unknown = doc.value.getIn(["telegram", "api_root"]);
@@ -74,4 +75,57 @@ export function configuredChannels(
     });
   };
   return [lazyChannel("telegram", open, log)];
+}
+
+function parseListen(value: unknown): { host: string; port: number } {
+  const text = typeof value === "string" && value !== "" ? value : "127.0.0.1:0";
+  const match = /^(.+):(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (match?.[1] === undefined || !(port >= 0 && port <= 65535)) {
+    throw new Error(`\`webhook.callback_listen\` must be HOST:PORT, got \`${text}\``);
+  }
+  return { host: match[1].replace(/^\[|\]$/g, ""), port };
+}
+
+/**
+ * The webhook channel with its callback endpoint: consent requests are POSTed (HMAC-signed) to
+ * `webhook.url`; signed decisions come back to a listener this opens, whose URL each request carries.
+ */
+async function openWebhook(
+  doc: Document,
+  seed: () => Promise<Uint8Array>,
+  log: (line: string) => void,
+): Promise<ConsentChannel> {
+  const url: unknown = doc.getIn(["webhook", "url"]);
+  if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error("`webhook.url` must be an http(s) URL");
+  const secret = readConfigSecret(doc, "webhook.secret", await seed());
+  if (!secret.ok) throw new Error(secret.issues[0]?.message ?? "cannot open `webhook.secret`");
+  if (secret.value === undefined) throw new Error("`webhook.secret` is not set (acp config set-secret webhook.secret)");
+  const listen = parseListen(doc.getIn(["webhook", "callback_listen"]));
+  const routes: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
+  const server = createServer((req, res) => {
+    if (routes.handle === undefined) return void res.writeHead(503).end();
+    void routes.handle(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : listen.port;
+  const given: unknown = doc.getIn(["webhook", "callback_url"]);
+  const callbackUrl = typeof given === "string" && given !== "" ? given : `http://${listen.host}:${port}/acp/consent`;
+  log(`webhook consent channel: requests go to ${url}; decisions come back to ${callbackUrl}`);
+  const channel = createWebhookChannel({ url, secret: secret.value, clock: () => new Date(), callbackUrl });
+  routes.handle = (req, res) => channel.handleCallback(req, res);
+  return {
+    name: channel.name,
+    isAvailable: () => channel.isAvailable(),
+    deliver: (delivery) => channel.deliver(delivery),
+    settle: (request, outcome) => channel.settle?.(request, outcome),
+    async close() {
+      await channel.close?.();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
