@@ -48,7 +48,22 @@ export interface ClosableAuditSink extends AuditSink {
   close(): Promise<void>;
 }
 
-/** Opens the home's audit log lazily; every write is durable (`fsync: every`) before the call proceeds. */
+/**
+ * Events a call waits on until they are on disk: every consent decision (with its signed response), every
+ * credential use, a decision that stops the call, and the call's completion. The events in between are
+ * appended in order and made durable by the same group commit, so a call costs one fsync, and the audit
+ * holds every event of a call before its answer reaches the agent. A failed write is remembered and
+ * refuses the next event, so nothing proceeds on an audit that stopped recording.
+ */
+const DURABLE_BEFORE_PROCEEDING =
+  /^(consent_|credential_injected$|proof_rejected$|tool_call_completed$|upstream_failed$|sandbox_)/;
+
+function mustBeDurable(eventType: string, fields: Record<string, unknown>): boolean {
+  if (DURABLE_BEFORE_PROCEEDING.test(eventType)) return true;
+  return eventType === "policy_evaluated" && fields["decision"] !== "accept";
+}
+
+/** Opens the home's audit log lazily (`fsync: batch`, group commit; consent events awaited, see above). */
 export function createHomeAuditSink(options: {
   readonly home: string | null;
   readonly clock: () => Date;
@@ -57,17 +72,26 @@ export function createHomeAuditSink(options: {
   if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
   const path = join(options.home, "audit.jsonl");
   let log: Promise<AuditLog> | undefined;
+  let failure: unknown;
   const open = (): Promise<AuditLog> => {
     log ??= options
       .signer()
       .then((signer) =>
-        openAuditLog(path, { clock: options.clock, fsync: "every", ...(signer !== undefined ? { signer } : {}) }),
+        openAuditLog(path, { clock: options.clock, fsync: "batch", ...(signer !== undefined ? { signer } : {}) }),
       );
     return log;
   };
   return {
     async record(eventType, fields) {
-      await (await open()).append(toAuditInput(eventType, fields));
+      if (failure !== undefined) throw new Error(`the audit log stopped recording: ${String(failure)}`);
+      const written = (await open()).append(toAuditInput(eventType, fields));
+      if (mustBeDurable(eventType, fields)) {
+        await written;
+        return;
+      }
+      written.catch((err: unknown) => {
+        failure = err instanceof Error ? err.message : err;
+      });
     },
     async close() {
       if (log !== undefined) await (await log).close();
