@@ -72,7 +72,7 @@ export function createHomeAuditSink(options: {
   if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
   const path = join(options.home, "audit.jsonl");
   let log: Promise<AuditLog> | undefined;
-  let failure: unknown;
+  let failure: string | undefined;
   const open = (): Promise<AuditLog> => {
     log ??= options
       .signer()
@@ -83,14 +83,14 @@ export function createHomeAuditSink(options: {
   };
   return {
     async record(eventType, fields) {
-      if (failure !== undefined) throw new Error(`the audit log stopped recording: ${String(failure)}`);
+      if (failure !== undefined) throw new Error(`the audit log stopped recording: ${failure}`);
       const written = (await open()).append(toAuditInput(eventType, fields));
       if (mustBeDurable(eventType, fields)) {
         await written;
         return;
       }
       written.catch((err: unknown) => {
-        failure = err instanceof Error ? err.message : err;
+        failure = err instanceof Error ? err.message : JSON.stringify(err);
       });
     },
     async close() {
