@@ -18,6 +18,7 @@ import { registerVaultRm } from "./vault-rm.js";
 import { registerConfigSetSecret } from "./config-set-secret.js";
 import { registerProxy } from "./proxy.js";
 import { registerDemo } from "./demo.js";
+import { registerIntentNew } from "./intent-new.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
@@ -43,6 +44,9 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerPolicyValidate(policy, ctx);
   registerPolicySimulate(policy, ctx);
   registerPolicyTest(policy, ctx);
+
+  const intent = program.command("intent").description("intents: what a session may do, in the user's own words");
+  registerIntentNew(intent, ctx);
 
   registerCheck(program, ctx);
   registerReplay(program, ctx);
