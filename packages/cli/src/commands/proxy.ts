@@ -16,6 +16,7 @@ import {
   type AuditSink,
   type CallObserver,
   type CredentialHook,
+  type PlanHook,
   type ConsentBroker,
   type Decide,
   type PrefixMode,
@@ -37,6 +38,8 @@ export interface ProxyWiring {
   }) => Decide;
   /** Injects vault credentials into accepted calls (config.yml `credentials:`). */
   readonly createCredentials?: (options: { readonly home: string }) => CredentialHook | undefined;
+  /** `acp_submit_plan` for the agent (the session runtime validates, a person approves). */
+  readonly createPlans?: (options: { readonly home: string }) => PlanHook | undefined;
   /** Sees executed calls and results (the session runtime's provenance). */
   readonly createObserver?: (options: { readonly home: string }) => CallObserver | undefined;
   readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
@@ -134,11 +137,13 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   const decide = wiring.createDecide({ policyPath, home, trustedServers, ...(intent !== undefined ? { intent } : {}) });
   const observer = wiring.createObserver?.({ home });
   const credentials = wiring.createCredentials?.({ home });
+  const plans = wiring.createPlans?.({ home });
   const proxy = createProxy({
     upstreams,
     decide,
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
+    ...(plans !== undefined ? { plans } : {}),
     broker: wiring.createBroker({ home }),
     audit: wiring.createAudit({ home }),
     pinStore: createFilePinStore(join(home, "pins.json")),

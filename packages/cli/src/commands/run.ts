@@ -127,11 +127,13 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   });
   const observer = deps.wiring.createObserver?.({ home });
   const credentials = deps.wiring.createCredentials?.({ home });
+  const plans = deps.wiring.createPlans?.({ home });
   const proxy = createProxy({
     upstreams,
     decide,
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
+    ...(plans !== undefined ? { plans } : {}),
     broker,
     audit,
     pinStore: createFilePinStore(join(home, "pins.json")),

@@ -67,12 +67,14 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             trustedServers: trustedServers ?? [],
             classify,
             now: ctx.io.now,
+            broker: () => broker,
           });
           return runtime;
         },
       });
     },
     createObserver: () => runtime?.observer,
+    createPlans: () => runtime?.plans,
     createCredentials: ({ home }) => {
       const { key } = wire(home);
       return createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });

@@ -4,9 +4,10 @@ import {
   sessionSource,
   type ClassificationOverride,
   type DecisionSource,
+  type EscalationHandler,
   type Session,
 } from "@acp/core";
-import type { CallObserver } from "@acp/proxy";
+import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
 import { OPEN_INTENT } from "../replay/session-runtime.js";
 
 /** Options of the proxy's session runtime. */
@@ -17,12 +18,51 @@ export interface ProxySessionRuntimeOptions {
   readonly trustedServers: readonly string[];
   readonly classify: readonly ClassificationOverride[];
   readonly now: () => Date;
+  /** The consent broker the session's questions (plan approval) go to; bound once the proxy has one. */
+  readonly broker?: () => ConsentBroker | undefined;
 }
 
 /** One session runtime per downstream MCP session, as a pipeline source and as the proxy's call observer. */
 export interface ProxySessionRuntime {
   sourceFor(sessionId: string): DecisionSource;
   readonly observer: CallObserver;
+  /** `acp_submit_plan`: validate against the intent, put before a person, then enforce. */
+  readonly plans: PlanHook;
+}
+
+/** The session's questions go to a person through the proxy's consent channels, signed like any answer. */
+function escalationFor(sessionId: string, broker: () => ConsentBroker | undefined, now: () => Date): EscalationHandler {
+  return {
+    async confirm(question) {
+      const b = broker();
+      if (b === undefined) return null;
+      const outcome = await b.ask({
+        server: "acp",
+        tool: "acp_submit_plan",
+        arguments: { question: question.text, proposal: question.details },
+        decision: {
+          route: "ask",
+          action: "ask",
+          rule: `session:${question.kind}`,
+          category: "system",
+          risk_level: "high",
+          reasons: [{ source: "session", code: question.kind, message: question.text }],
+          verdicts: [],
+        },
+        sessionId,
+        timeoutMs: 120_000,
+        signal: new AbortController().signal,
+      });
+      if (outcome.kind !== "approved") return null;
+      return {
+        question_id: question.id,
+        subject_hash: question.subject_hash,
+        approved: true,
+        by: "consent",
+        at: now().toISOString(),
+      };
+    },
+  };
 }
 
 /**
@@ -46,6 +86,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         random: (n) => randomBytes(n),
         authorityKey: randomBytes(32),
         settings,
+        ...(options.broker !== undefined ? { escalation: escalationFor(id, options.broker, options.now) } : {}),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       session.start();
@@ -59,6 +100,31 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       executed: (id, request) => void sessionFor(id).recordExecution(request),
       result: (id, server, tool, text) => void sessionFor(id).recordToolResult(server, tool, text),
       closed: (id) => void sessions.delete(id),
+    },
+    plans: {
+      async submit(id, plan) {
+        const session = sessionFor(id);
+        try {
+          session.submitPlan(plan);
+        } catch (err) {
+          return {
+            approved: false,
+            text: `the plan does not fit the intent: ${err instanceof Error ? err.message : String(err)}`,
+          };
+        }
+        try {
+          await session.confirmPlan();
+        } catch (err) {
+          session.rejectPlan("not approved by a person");
+          session.start();
+          return {
+            approved: false,
+            text: `the plan was not approved: ${err instanceof Error ? err.message : String(err)}`,
+          };
+        }
+        session.start();
+        return { approved: true, text: "the plan was approved: only its steps run from now on" };
+      },
     },
   };
 }

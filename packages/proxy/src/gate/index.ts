@@ -3,6 +3,7 @@ export type {
   DecideContext,
   CallObserver,
   CredentialHook,
+  PlanHook,
   ConsentAsk,
   ConsentOutcome,
   ConsentBroker,

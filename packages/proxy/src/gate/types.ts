@@ -77,3 +77,15 @@ export interface CredentialHook {
   /** Every secret value that may have been injected (for redaction of results and logs). */
   secretValues(): readonly string[];
 }
+
+/**
+ * The agent's way to propose a plan: the proxy adds a tool `acp_submit_plan`; the plan is validated
+ * against the session's intent and put before a person. Untrusted content can never approve it.
+ */
+export interface PlanHook {
+  submit(
+    sessionId: string,
+    plan: unknown,
+    signal: AbortSignal,
+  ): Promise<{ readonly approved: boolean; readonly text: string }>;
+}

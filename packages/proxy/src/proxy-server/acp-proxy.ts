@@ -13,7 +13,7 @@ import {
 import { PROXY_DEFAULTS, type PrefixMode } from "../config/proxy-config.js";
 import { createApprovalMemory } from "../gate/approval-memory.js";
 import type { GateDeps } from "../gate/gate-tool-call.js";
-import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide } from "../gate/types.js";
+import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide, PlanHook } from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
 import { UpstreamPool, messageOf, type Upstream } from "../upstream/upstream-pool.js";
@@ -34,6 +34,8 @@ export interface AcpProxyOptions {
   readonly observer?: CallObserver;
   /** Injects vault credentials into accepted calls; results and logs are redacted of their values. */
   readonly credentials?: CredentialHook;
+  /** Offers the agent `acp_submit_plan` (validated against the intent, approved by a person). */
+  readonly plans?: PlanHook;
   /** Tool pins; default: in memory (forgotten on exit). */
   readonly pinStore?: PinStore;
   /** Accept every changed tool definition at start (`--accept-tool-changes`). */

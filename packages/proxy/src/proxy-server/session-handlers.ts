@@ -16,6 +16,7 @@ import {
   type Result,
 } from "@modelcontextprotocol/sdk/types.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
+import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId } from "./acp-proxy.js";
 import { handleToolCall } from "./tool-call-handler.js";
@@ -26,7 +27,9 @@ type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession): void {
   const server = session.server;
   const caps = proxy.capabilities();
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...proxy.catalog.tools().exposed] }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...proxy.catalog.tools().exposed, ...(proxy.options.plans !== undefined ? [SUBMIT_PLAN_TOOL] : [])],
+  }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => handleToolCall(proxy, session, request, extra));
   if (caps.prompts) registerPromptHandlers(proxy, server);
   if (caps.resources) registerResourceHandlers(proxy, session);

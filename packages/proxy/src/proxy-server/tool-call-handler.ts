@@ -6,6 +6,7 @@ import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
 import { newId, type AcpProxy, type ProxySession } from "./acp-proxy.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
+import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -21,6 +22,9 @@ export async function handleToolCall(
   extra: Extra,
 ): Promise<CallToolResult> {
   session.lastActive = Date.now();
+  if (request.params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) {
+    return handleSubmitPlan(proxy, session.id, request, extra.signal);
+  }
   const target = proxy.catalog.tools().resolve(request.params.name);
   if (target === undefined) {
     return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
