@@ -29,6 +29,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   let wired: Wired | undefined;
   let broker: ConsentBrokerHandle | undefined;
   let runtime: ProxySessionRuntime | undefined;
+  let intentGiven = false;
   const wire = (home: string): Wired => {
     if (wired !== undefined) return wired;
     const state = openHomeState(home);
@@ -53,6 +54,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   };
   return {
     createDecide: ({ policyPath, home, intent, trustedServers }) => {
+      intentGiven = intent !== undefined;
       const { state } = wire(home);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
@@ -74,7 +76,8 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
       });
     },
     createObserver: () => runtime?.observer,
-    createPlans: () => runtime?.plans,
+    // offered only with an intent: a plan is checked against it (docs/guides/proxy.md)
+    createPlans: () => (intentGiven ? runtime?.plans : undefined),
     createCredentials: ({ home }) => {
       const { key } = wire(home);
       return createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });
