@@ -1,5 +1,6 @@
 import type { Database, Statement } from "better-sqlite3";
 import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
+import { toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -60,47 +61,6 @@ export interface PendingConsentStore {
   deleteSettledBefore(beforeMs: number): number;
 }
 
-interface RawRow {
-  id: string;
-  nonce: string;
-  session_id: string | null;
-  server: string;
-  tool: string;
-  request_json: string;
-  reasons_json: string;
-  created_at_ms: number;
-  expires_at_ms: number;
-  status: PendingStatus;
-  answer_json: string | null;
-  decided_at_ms: number | null;
-}
-
-function parseJson(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-function toRow(raw: RawRow): PendingConsentRow {
-  return {
-    id: raw.id,
-    nonce: raw.nonce,
-    sessionId: raw.session_id,
-    server: raw.server,
-    tool: raw.tool,
-    request: parseJson(raw.request_json),
-    reasons: parseJson(raw.reasons_json),
-    createdAtMs: raw.created_at_ms,
-    expiresAtMs: raw.expires_at_ms,
-    status: raw.status,
-    answer: parseJson(raw.answer_json),
-    decidedAtMs: raw.decided_at_ms,
-  };
-}
-
 /**
  * The pending-consent store on a better-sqlite3 database handed in (usually `$ACP_HOME/state.db`).
  * Creates its table if missing. Every write is a single statement or an immediate transaction, so two
@@ -112,10 +72,10 @@ export function createPendingConsentStore(db: Database): PendingConsentStore {
     `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms)
      VALUES (@id, @nonce, @session_id, @server, @tool, @request_json, @reasons_json, @created_at_ms, @expires_at_ms)`,
   );
-  const getStmt: Statement<[string], RawRow> = db.prepare<[string], RawRow>(
+  const getStmt: Statement<[string], PendingConsentRawRow> = db.prepare<[string], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE id = ?",
   );
-  const listStmt: Statement<[number], RawRow> = db.prepare<[number], RawRow>(
+  const listStmt: Statement<[number], PendingConsentRawRow> = db.prepare<[number], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ? ORDER BY created_at_ms, id",
   );
   const decideStmt = db.prepare(
@@ -129,7 +89,7 @@ export function createPendingConsentStore(db: Database): PendingConsentStore {
 
   const get = (id: string): PendingConsentRow | null => {
     const raw = getStmt.get(id);
-    return raw === undefined ? null : toRow(raw);
+    return raw === undefined ? null : toPendingConsentRow(raw);
   };
 
   const decide = db.transaction(
@@ -158,7 +118,7 @@ export function createPendingConsentStore(db: Database): PendingConsentStore {
       });
     },
     get,
-    listPending: (nowMs) => listStmt.all(nowMs).map(toRow),
+    listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),
     decide: (id, status, answer, nowMs) => decide.immediate(id, status, answer, nowMs),
     settle: (id, status, nowMs) => settleStmt.run(status, nowMs, id).changes === 1,
     deleteSettledBefore: (beforeMs) => purgeStmt.run(beforeMs).changes,

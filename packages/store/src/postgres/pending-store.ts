@@ -8,53 +8,13 @@ import {
 import type { AsyncPendingConsentStore } from "./async-pending-store.js";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { assertStorableText, PostgresStoreError } from "./postgres-store-error.js";
+import { toPendingConsentRow, type PendingConsentRawRow } from "../pending/pending-row.js";
 
 /** The channel every change of a pending consent row is announced on; the payload is the request id. */
 export const CONSENT_CHANNEL = "acp_consent";
 
-interface RawRow {
-  id: string;
-  nonce: string;
-  session_id: string | null;
-  server: string;
-  tool: string;
-  request_json: string;
-  reasons_json: string;
-  created_at_ms: number;
-  expires_at_ms: number;
-  status: PendingStatus;
-  answer_json: string | null;
-  decided_at_ms: number | null;
-}
-
 const COLUMNS = `id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms,
   status, answer_json, decided_at_ms`;
-
-function parseJson(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-function toRow(raw: RawRow): PendingConsentRow {
-  return {
-    id: raw.id,
-    nonce: raw.nonce,
-    sessionId: raw.session_id,
-    server: raw.server,
-    tool: raw.tool,
-    request: parseJson(raw.request_json),
-    reasons: parseJson(raw.reasons_json),
-    createdAtMs: raw.created_at_ms,
-    expiresAtMs: raw.expires_at_ms,
-    status: raw.status,
-    answer: parseJson(raw.answer_json),
-    decidedAtMs: raw.decided_at_ms,
-  };
-}
 
 function invalid(message: string): PostgresStoreError {
   return new PostgresStoreError("postgres_input_invalid", `pending consent: ${message}`);
@@ -106,8 +66,9 @@ async function explainRefusal(store: PostgresStore, id: string): Promise<DecideR
 export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPendingConsentStore {
   const get = async (id: string): Promise<PendingConsentRow | null> => {
     if (!isLookupable(id)) return null;
-    const raw = (await store.query<RawRow>(`SELECT ${COLUMNS} FROM pending_consent WHERE id = $1`, [id])).rows[0];
-    return raw === undefined ? null : toRow(raw);
+    const raw = (await store.query<PendingConsentRawRow>(`SELECT ${COLUMNS} FROM pending_consent WHERE id = $1`, [id]))
+      .rows[0];
+    return raw === undefined ? null : toPendingConsentRow(raw);
   };
   return {
     async insert(request) {
@@ -139,18 +100,18 @@ export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPe
     get,
     async listPending(nowMs) {
       assertTime(nowMs, "now");
-      const rows = await store.query<RawRow>(
+      const rows = await store.query<PendingConsentRawRow>(
         `SELECT ${COLUMNS} FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1
          ORDER BY created_at_ms, id`,
         [nowMs],
       );
-      return rows.rows.map(toRow);
+      return rows.rows.map(toPendingConsentRow);
     },
     async decide(id, status, answer, nowMs) {
       if (status !== "approved" && status !== "denied") throw invalid(`unknown answer \`${String(status)}\``);
       assertTime(nowMs, "now");
       if (!isLookupable(id)) return { ok: false, code: "consent_request_unknown" };
-      const decided = await store.query<RawRow>(
+      const decided = await store.query<PendingConsentRawRow>(
         `WITH d AS (
            UPDATE pending_consent SET status = $2, answer_json = $3, decided_at_ms = $4
            WHERE id = $1 AND status = 'pending' AND expires_at_ms > $4
@@ -160,7 +121,7 @@ export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPe
         [id, status, JSON.stringify(answer) ?? null, nowMs],
       );
       const raw = decided.rows[0];
-      return raw !== undefined ? { ok: true, row: toRow(raw) } : explainRefusal(store, id);
+      return raw !== undefined ? { ok: true, row: toPendingConsentRow(raw) } : explainRefusal(store, id);
     },
     async settle(id, status, nowMs) {
       if ((status as PendingStatus) === "pending" || !PENDING_STATUSES.includes(status)) {
