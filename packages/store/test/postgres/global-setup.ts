@@ -27,7 +27,8 @@ declare module "vitest" {
 }
 
 const SCRIPT = fileURLToPath(new URL("../../../../scripts/postgres.sh", import.meta.url));
-const NEEDS_POSTGRES = "/packages/store/test/postgres/";
+// Any package keeps its PostgreSQL tests under `test/postgres/`.
+const NEEDS_POSTGRES = /\/packages\/[^/]+\/test\/postgres\//;
 const run = promisify(execFile);
 
 /** Whether the run includes a PostgreSQL test file (true when it cannot tell). */
@@ -35,7 +36,7 @@ async function needsPostgres(project: TestProject): Promise<boolean> {
   const filters = (project.vitest as unknown as { filenamePattern?: unknown }).filenamePattern;
   if (!Array.isArray(filters) || !filters.every((f) => typeof f === "string")) return true;
   const { testFiles } = await project.globTestFiles(filters);
-  return testFiles.some((file) => file.replaceAll("\\", "/").includes(NEEDS_POSTGRES));
+  return testFiles.some((file) => file.replaceAll("\\", "/").match(NEEDS_POSTGRES) !== null);
 }
 
 function describeFailure(err: unknown): string {
