@@ -19,6 +19,8 @@ import { registerConfigSetSecret } from "./config-set-secret.js";
 import { registerProxy } from "./proxy.js";
 import { registerDemo } from "./demo.js";
 import { registerIntentNew } from "./intent-new.js";
+import { registerIntentSet } from "./intent-set.js";
+import { registerPolicyVerify } from "./policy-verify.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { registerPending } from "./pending.js";
 import { registerApprove } from "./approve.js";
@@ -44,9 +46,11 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerPolicyValidate(policy, ctx);
   registerPolicySimulate(policy, ctx);
   registerPolicyTest(policy, ctx);
+  registerPolicyVerify(policy, ctx);
 
   const intent = program.command("intent").description("intents: what a session may do, in the user's own words");
   registerIntentNew(intent, ctx);
+  registerIntentSet(intent, ctx);
 
   registerCheck(program, ctx);
   registerReplay(program, ctx);
