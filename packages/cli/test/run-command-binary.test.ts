@@ -14,6 +14,9 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const PROBE = join(ROOT, "packages/proxy/test/sandbox/fixtures/probe.mjs");
 const MCP_CLIENT = join(ROOT, "packages/proxy/test/sandbox/fixtures/mcp-client.mjs");
+const TTY_PROBE = join(ROOT, "packages/proxy/test/sandbox/fixtures/tty-probe.py");
+// Debian's python3 (not a user-level shim under /root, which the unprivileged agent cannot read)
+const PYTHON = "/usr/bin/python3";
 const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 const USER = "cloudsdk";
 const uid = Number(execFileSync("id", ["-u", USER], { encoding: "utf8" }).trim());
@@ -33,6 +36,25 @@ function acp(args: string[], options: { user?: string; wrap?: string[] } = {}) {
   const inner = ["env", "-i", ...env, process.execPath, ACP, ...args];
   const argv =
     options.user !== undefined ? ["runuser", "-u", options.user, "--", ...inner] : [...(options.wrap ?? []), ...inner];
+  return spawnSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8", cwd: work.path, timeout: 60_000 });
+}
+
+const shellQuote = (arg: string): string => `'${arg.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Runs `acp ARGS` inside a fresh pseudo-terminal (util-linux `script`), so `acp` has a controlling
+ * terminal the way it has when a person starts it by hand.
+ */
+function acpInTerminal(args: string[], user?: string) {
+  const env = [
+    "PATH=" + (process.env["PATH"] ?? ""),
+    `HOME=${work.path}`,
+    `ACP_HOME=${home}`,
+    "ACP_PASSPHRASE=pw-7a7a7a7a",
+  ];
+  const command = ["env", "-i", ...env, process.execPath, ACP, ...args].map(shellQuote).join(" ");
+  const script = ["script", "--quiet", "--return", "--command", command, "/dev/null"];
+  const argv = user !== undefined ? ["runuser", "-u", user, "--", ...script] : script;
   return spawnSync(argv[0] ?? "", argv.slice(1), { encoding: "utf8", cwd: work.path, timeout: 60_000 });
 }
 
@@ -98,6 +120,43 @@ describe("acp run as an unprivileged user", () => {
     const answer = JSON.parse(readFileSync(out, "utf8")) as { tools: string[]; echo: { content: { text: string }[] } };
     expect(answer.tools).toContain("echo");
     expect(answer.echo.content[0]?.text).toContain("hello over http");
+  });
+});
+
+describe("acp run: the terminal where approvals are answered", () => {
+  it.each([
+    ["netns", "root", undefined],
+    ["userns", USER, USER],
+  ] as const)(
+    "under %s (as %s) the agent keeps the terminal as stdin but cannot open /dev/tty or push keystrokes",
+    (level, _who, user) => {
+      expect(existsSync(PYTHON), `${PYTHON} (Debian's python3) is needed by this test`).toBe(true);
+      // root without capabilities cannot write into cloudsdk's directory: root's agent writes into root's
+      const dir = user === undefined ? scratchDir("acp-run-tty-") : null;
+      const out = join(dir?.path ?? work.path, `tty-${level}.json`);
+      const r = acpInTerminal(["run", "--isolation", level, "--", PYTHON, TTY_PROBE, out], user);
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      const probe = JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
+      dir?.remove();
+      // the probe ran on a real terminal: a failure below is the sandbox's doing, not a missing terminal
+      expect(probe["stdin_is_tty"]).toBe(true);
+      expect(probe["open_dev_tty"]).toEqual({ ok: false, error: "ENXIO" });
+      expect(probe["tiocsti_stdin"]).toEqual({ ok: false, error: "EPERM" });
+      expect(probe["tiocsti_stdout"]).toEqual({ ok: false, error: "EPERM" });
+    },
+  );
+
+  it("the same probe outside acp run can do both (the test would notice a sandbox that does nothing)", () => {
+    const out = join(work.path, "tty-outside.json");
+    const r = spawnSync("script", ["--quiet", "--return", "--command", `${PYTHON} ${TTY_PROBE} ${out}`, "/dev/null"], {
+      encoding: "utf8",
+      cwd: work.path,
+      timeout: 60_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const probe = JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
+    expect(probe["open_dev_tty"]).toEqual({ ok: true, error: null });
+    expect(probe["tiocsti_stdin"]).toEqual({ ok: true, error: null });
   });
 });
 
