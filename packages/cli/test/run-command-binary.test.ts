@@ -160,6 +160,48 @@ describe("acp run: the terminal where approvals are answered", () => {
   });
 });
 
+describe("acp run: the Docker recipe", () => {
+  it("a client in a network namespace with only loopback reaches the proxy through acp-forward and the bridge", () => {
+    // what `docker run --network none -v DIR:/run/acp` gives, built with unshare: loopback only, the bridge
+    // directory visible; examples/docker/acp-forward.mjs is the in-container forwarder the guide ships
+    const mine = scratchDir("acp-run-docker-");
+    const bridge = join(mine.path, "bridge");
+    const out = join(mine.path, "mcp.json");
+    const ready = join(mine.path, "forward.log");
+    const forward = join(ROOT, "examples/docker/acp-forward.mjs");
+    const container = [
+      "ip link set lo up",
+      `${process.execPath} ${forward} ${bridge} 2>${ready} &`,
+      `until grep -q listening ${ready}; do grep -q cannot ${ready} && exit 9; sleep 0.05; done`,
+      `ACP_MCP_URL=http://127.0.0.1:47311/mcp ${process.execPath} ${MCP_CLIENT} ${out} http`,
+    ].join("\n");
+    const r = acp(
+      [
+        "run",
+        "--isolation",
+        "none",
+        "--bridge-dir",
+        bridge,
+        "-u",
+        EVERYTHING,
+        "--",
+        "unshare",
+        "--net",
+        "sh",
+        "-c",
+        container,
+      ],
+      {},
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain("WARNING");
+    const answer = JSON.parse(readFileSync(out, "utf8")) as { tools: string[]; echo: { content: { text: string }[] } };
+    expect(answer.tools).toContain("echo");
+    expect(answer.echo.content[0]?.text).toContain("hello over http");
+    mine.remove();
+  });
+});
+
 describe("acp run: the kernel refuses", () => {
   it("user namespaces refused by the kernel: exit 1 naming the cause and the fix, nothing left behind", () => {
     const bridgeDir = join(work.path, "never-created");
