@@ -39,6 +39,7 @@ export {
   extractValueTokens,
   containsDelimited,
   normalizeText,
+  unescapeLiterals,
   urlHost,
   type PieceKind,
   type ValueToken,

@@ -3,7 +3,7 @@
  * of later calls (they escalate); it never grants anything, so a miss costs nothing that provenance does not
  * already catch and a false alarm costs one question to a person.
  */
-import { extractValueTokens } from "./value-tokens.js";
+import { extractValueTokens, unescapeLiterals } from "./value-tokens.js";
 
 /** The kinds of evidence the scorer counts. */
 export type InstructionSignalKind =
@@ -131,7 +131,7 @@ const KIND_CAP: Readonly<Record<InstructionSignalKind, number>> = {
  * URLs (0.1, counted only beside another signal). Deterministic; the score is the capped sum, at most 1.
  */
 export function detectInstructions(text: string, options: DetectInstructionsOptions = {}): InstructionReport {
-  const scanned = text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text;
+  const scanned = unescapeLiterals(text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text);
   const signals: InstructionSignal[] = [];
   collect(scanned, OVERRIDE, "override", 0.6, signals);
   collect(scanned, SECRECY, "secrecy", 0.5, signals);

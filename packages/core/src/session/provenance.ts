@@ -3,7 +3,13 @@
  * decides, by one deterministic rule, where each argument value of a later call came from.
  */
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
-import { containsDelimited, extractValueTokens, normalizeText, type PieceKind } from "./value-tokens.js";
+import {
+  containsDelimited,
+  extractValueTokens,
+  normalizeText,
+  unescapeLiterals,
+  type PieceKind,
+} from "./value-tokens.js";
 
 /** The three provenance labels. `system_policy` also covers results of servers configured as trusted. */
 export const PROVENANCE_LABELS = ["system_policy", "user_input", "external_untrusted"] as const;
@@ -42,6 +48,7 @@ export function createProvenanceEntry(
   const limit = Math.max(0, Math.min(MAX_ENTRY_CHARS, budget));
   const truncated = raw.length > limit;
   if (truncated) raw = raw.slice(0, limit);
+  raw = unescapeLiterals(raw);
   const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
   const instructions = label === "external_untrusted" ? detectInstructions(raw) : null;
   return Object.freeze({ label, source, text: normalizeText(raw), tokens, instructions, truncated });

@@ -87,6 +87,17 @@ export function extractValueTokens(text: string): ValueToken[] {
   return out;
 }
 
+/**
+ * Undoes the escapes a tool result carries when it was serialized as a quoted string (JSON, a Python
+ * `repr`, YAML double quotes): a literal backslash-`n`, `r` or `t` becomes a space and an escaped quote or
+ * backslash the character itself. Without it an escaped line break glued to `Before` hides the word and one
+ * glued to `emma@x.example` reads as the address `nemma@x.example`. Applied to content as it enters a session,
+ * before tokens are taken and before the instruction scorer reads it.
+ */
+export function unescapeLiterals(text: string): string {
+  return text.replace(/\\(?:[nrt]|u000[aAdD9])/g, " ").replace(/\\(["'\\/])/g, "$1");
+}
+
 /** Text in the form containment is checked in: lower case, every run of white space one space. */
 export function normalizeText(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ");
