@@ -1,60 +1,67 @@
 /**
- * The embedded service: SQLite `state.db`, the JSONL audit chain (batched fsync, signed checkpoints)
- * and the HTTP app, opened together and closed together. `acp serve` and the tests use it.
+ * The service with its state, opened together and closed together: SQLite `state.db` + the JSONL audit
+ * chain by default, or PostgreSQL when a storage URL is given. `acp serve` and the tests use it.
  */
-import { openAuditLog, type AuditLog } from "@acp/store";
+import type { Pipeline, RateLimiter } from "@acp/core";
 import { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
-import { openSqliteStores } from "./store/sqlite-stores.js";
+import { openServerStores } from "./store/open-server-stores.js";
 import type { ServerStores } from "./store/types.js";
 
-/** Where the embedded state lives, and the service's parts. */
-export interface EmbeddedServerOptions extends Omit<AcpServerOptions, "stores" | "audit"> {
-  /** `$ACP_HOME/state.db` (or `:memory:`). */
+/** Where the state lives, and the service's parts. */
+export interface EmbeddedServerOptions extends Omit<AcpServerOptions, "stores" | "audit" | "pipeline"> {
+  /** The live pipeline, or a function building it on the stores' (shared) rate limiter. */
+  readonly pipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
+  /** `$ACP_HOME/state.db` (or `:memory:`); used without `storageUrl`. */
   readonly statePath: string;
-  /** `$ACP_HOME/audit.jsonl`. */
+  /** `$ACP_HOME/audit.jsonl`; used without `storageUrl`. */
   readonly auditPath: string;
-  /** How often the consent change feed looks at the pending table. Default 500 ms. */
+  /** `postgres://…`: every store on PostgreSQL (several nodes may share it). */
+  readonly storageUrl?: string;
+  /** How often the consent change feed looks at the pending table (SQLite). Default 500 ms. */
   readonly changePollMs?: number;
+  /** How often a waiting call reads its row for an answer (SQLite). Default 100 ms. */
+  readonly answerPollMs?: number;
+  /** Told about lost PostgreSQL connections (they are re-established). */
+  readonly onStoreError?: (err: Error) => void;
 }
 
 /** The opened service. */
 export interface EmbeddedServer {
   readonly server: AcpServer;
   readonly stores: ServerStores;
-  readonly auditLog: AuditLog;
-  /** Closes the listener, the broker, the audit log and the database, in that order. */
+  /** Closes the listener, the broker, the audit writer and the database, in that order. */
   close(): Promise<void>;
 }
 
-/** Opens the stores and the audit log, and builds the service on them. */
+/** Opens the stores and builds the service on them. */
 export async function openEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
-  const stores = openSqliteStores({
+  const stores = await openServerStores({
     statePath: options.statePath,
     auditPath: options.auditPath,
     clock: options.clock,
-    auditPublicKey: options.keys.publicKey,
-    ...(options.changePollMs !== undefined ? { pollIntervalMs: options.changePollMs } : {}),
+    keys: options.keys,
+    ...(options.storageUrl !== undefined ? { storageUrl: options.storageUrl } : {}),
+    ...(options.changePollMs !== undefined ? { changePollMs: options.changePollMs } : {}),
+    ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
+    ...(options.onStoreError !== undefined ? { onError: options.onStoreError } : {}),
   });
-  let auditLog: AuditLog;
+  let server: AcpServer;
   try {
-    auditLog = await openAuditLog(options.auditPath, {
-      clock: options.clock,
-      signer: options.keys.privateKey,
-      fsync: "batch",
-    });
+    const pipeline = typeof options.pipeline === "function" ? options.pipeline(stores.rateLimiter) : options.pipeline;
+    server = await createAcpServer({ ...options, pipeline, stores });
   } catch (err) {
     await stores.close();
     throw err;
   }
-  const server = await createAcpServer({ ...options, stores, audit: auditLog });
   return {
     server,
     stores,
-    auditLog,
     async close() {
-      await server.close();
-      await auditLog.close();
-      await stores.close();
+      try {
+        await server.close();
+      } finally {
+        await stores.close();
+      }
     },
   };
 }

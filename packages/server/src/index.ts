@@ -1,7 +1,7 @@
 /**
  * `@acp/server`: the decision service (`acp serve`): the HTTP API (`/pre-tool-check`, `/v1/…`), the
  * MCP tool `aana_pre_tool_check` (streamable HTTP and stdio), the web console, and the store
- * interfaces it runs on (SQLite today).
+ * interfaces it runs on (SQLite by default, PostgreSQL for several nodes).
  */
 export { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
 export { createHttpApp, DEFAULT_BODY_LIMIT, type HttpAppOptions } from "./http/app.js";
@@ -30,9 +30,26 @@ export { viewConsent, answerConsent, type ConsentView, type ConsentAnswerInput }
 export { createPreToolCheckMcpServer, PRE_TOOL_CHECK_TOOL } from "./mcp/pre-tool-check-tool.js";
 export { serveMcpStdio } from "./mcp/stdio.js";
 export { openSqliteStores, type SqliteStoresOptions } from "./store/sqlite-stores.js";
+export { openPostgresStores, type PostgresStoresOptions } from "./store/postgres/postgres-stores.js";
+export { openServerStores, type ServerStoresOptions } from "./store/open-server-stores.js";
+export { openConsoleAuth, type ConsoleAuthHandle } from "./store/open-console-auth.js";
+export { SERVER_POSTGRES_MIGRATIONS } from "./store/postgres/migrations.js";
+export { createPostgresConsoleAuthStore } from "./store/postgres/console-auth.js";
+export { createPostgresAuditTrail, type PostgresAuditTrailOptions } from "./store/postgres/audit-trail.js";
+export { openNotifiedChangeFeed, type NotifiedChangeFeedOptions } from "./store/postgres/notified-change-feed.js";
+export {
+  resolveStorageUrl,
+  safeStorageUrl,
+  explainStorageError,
+  STORAGE_URL_ENV,
+  type ResolvedStorageUrl,
+  type StorageUrlSource,
+} from "./store/storage-url.js";
 export { createSqliteConsoleAuthStore, createRandomToken } from "./store/sqlite-console-auth.js";
 export { createFileAuditTrail, type FileAuditTrailOptions } from "./store/file-audit-trail.js";
 export { createPolledChangeFeed, type PolledChangeFeedOptions } from "./store/polled-change-feed.js";
+export { createPolledAnswers } from "./store/polled-answers.js";
+export { createTableChannel, type TableChannelOptions } from "./service/table-channel.js";
 export type * from "./store/types.js";
 export { SESSION_COOKIE, SESSION_TTL_MS, LINK_TTL_MS } from "./console/session.js";
 export { writeServeState, readServeState, removeServeState, serveStatePath, type ServeState } from "./serve-state.js";

@@ -12,6 +12,8 @@ export interface ServeState {
   readonly url: string;
   readonly pid: number;
   readonly started_at: string;
+  /** Where its state lives: `sqlite`, or `postgres` (then `acp console-link` needs the same storage URL). */
+  readonly storage?: "sqlite" | "postgres";
 }
 
 /** The file's path. */
@@ -29,7 +31,12 @@ export function readServeState(home: string): ServeState | null {
   try {
     const value = JSON.parse(readFileSync(serveStatePath(home), "utf8")) as Partial<ServeState>;
     if (typeof value.url !== "string" || typeof value.pid !== "number") return null;
-    return { url: value.url, pid: value.pid, started_at: String(value.started_at ?? "") };
+    return {
+      url: value.url,
+      pid: value.pid,
+      started_at: String(value.started_at ?? ""),
+      ...(value.storage === "postgres" || value.storage === "sqlite" ? { storage: value.storage } : {}),
+    };
   } catch {
     return null;
   }

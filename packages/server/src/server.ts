@@ -5,12 +5,13 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Pipeline } from "@acp/core";
-import { createCliChannel, createConsentBroker, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
+import { createConsentBroker, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
 import { createHttpApp } from "./http/app.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
 import { createDecisionService, type DecisionService } from "./service/decision-service.js";
+import { createTableChannel } from "./service/table-channel.js";
 import type { ServerStores } from "./store/types.js";
 
 /** What `createAcpServer` needs. */
@@ -20,9 +21,10 @@ export interface AcpServerOptions {
   /** A second pipeline on the same policy with its own rate limiter, for the simulator. */
   readonly simulationPipeline: Pipeline;
   readonly stores: ServerStores;
-  /** Signs consent responses (and audit checkpoints, through the appender the caller built). */
+  /** Signs consent responses (and audit checkpoints, through the stores' audit writer). */
   readonly keys: ServiceKeyPair;
-  readonly audit: AuditAppender;
+  /** Where decisions are recorded; default `stores.auditLog`. */
+  readonly audit?: AuditAppender;
   readonly clock: () => Date;
   /** The bearer token of the API; absent: the API answers loopback callers without one. */
   readonly token?: string;
@@ -31,8 +33,6 @@ export interface AcpServerOptions {
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   /** More consent channels beside the pending table (terminal, webhook, Telegram). */
   readonly extraChannels?: readonly ConsentChannel[];
-  /** How often a waiting call looks for an answer in the pending table. Default 100 ms. */
-  readonly answerPollMs?: number;
   readonly consentTimeoutMs?: number;
   readonly maxPending?: number;
   readonly bodyLimit?: number;
@@ -54,18 +54,13 @@ export interface AcpServer {
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
   const metrics = createMetrics();
-  const audit = createAuditSink(options.audit);
-  const proofs = createConsentProofs(options.keys);
-  const tableChannel = createCliChannel({
-    store: options.stores.pending,
-    clock: options.clock,
-    pollIntervalMs: options.answerPollMs ?? 100,
-  });
+  const audit = createAuditSink(options.audit ?? options.stores.auditLog);
+  const proofs = createConsentProofs(options.keys, options.stores.nonces);
+  const tableChannel = createTableChannel({ stores: options.stores, clock: options.clock });
   const broker = createConsentBroker({
     channels: [tableChannel, ...(options.extraChannels ?? [])],
     sign: proofs.sign,
     verify: proofs.verify,
-    store: options.stores.pending,
     clock: options.clock,
     audit,
     progressIntervalMs: 0,

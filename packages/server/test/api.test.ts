@@ -131,7 +131,7 @@ describe("POST /v1/decide", () => {
 
   it("records every decision in the audit chain, which verifies", async () => {
     await post("/v1/decide", { tool: "list_files", arguments: {}, agent: "audit-probe" });
-    await s.auditLog.flush();
+    await s.stores.auditLog.flush();
     const page = await readJson(await get("/v1/audit?agent=audit-probe&limit=5"));
     expect(at(page, "events", "length")).toBe(1);
     expect(at(page, "events", 0, "event")).toMatchObject({ event_type: "policy_evaluated", decision: "accept" });

@@ -70,7 +70,7 @@ function card(tool: string) {
 
 describe("web console in Chromium", () => {
   it("signs in with the one-time link", async () => {
-    const token = s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
     await page.goto(`${s.url}/console/login?token=${token}`);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL(/\/console\/pending$/);
@@ -120,7 +120,7 @@ describe("web console in Chromium", () => {
   });
 
   it("shows the audit trail with the chain verified, searchable", async () => {
-    await s.auditLog.flush();
+    await s.stores.auditLog.flush();
     await page.goto(`${s.url}/console/audit?tool=delete_file`);
     await expect(page.locator('[data-role="chain-status"]').textContent()).resolves.toContain("Chain verified");
     await expect(page.locator("tbody").textContent()).resolves.toContain("consent_denied");

@@ -21,12 +21,14 @@ describe("bad input and load", () => {
   it("refuses a flood of waiting consent requests beyond the limit with 429", async () => {
     const server = (s = await startTestServer({ maxPending: 2 }));
     const waits = [1, 2].map((i) => decide(server, { tool: "write_file", arguments: { n: i } }, true));
-    while (server.stores.pending.listPending(Date.now()).length < 2) await new Promise((r) => setTimeout(r, 20));
+    while ((await server.stores.pending.listPending(Date.now())).length < 2) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const third = await decide(server, { tool: "write_file", arguments: { n: 3 } }, true);
     expect(third.status).toBe(429);
     expect(at(await readJson(third), "error", "code")).toBe("consent_queue_full");
-    for (const row of server.stores.pending.listPending(Date.now())) {
-      server.stores.pending.decide(
+    for (const row of await server.stores.pending.listPending(Date.now())) {
+      await server.stores.pending.decide(
         row.id,
         "denied",
         { decision: "denied", approver: "t", nonce: row.nonce },
@@ -50,7 +52,7 @@ describe("bad input and load", () => {
   it("reports the first broken event when the audit chain was tampered with", async () => {
     const server = (s = await startTestServer());
     for (const tool of ["read_a", "read_b", "read_c"]) await decide(server, { tool, arguments: {}, category: "read" });
-    await server.auditLog.flush();
+    await server.stores.auditLog.flush();
     const path = join(server.home, "audit.jsonl");
     const lines = readFileSync(path, "utf8").trimEnd().split("\n");
     lines[1] = (lines[1] ?? "").replace('"read_b"', '"read_x"');

@@ -1,48 +1,65 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { createSqliteConsoleAuthStore, LINK_TTL_MS, readServeState } from "@acp/server";
-import { openStateDb } from "@acp/store";
+import { explainStorageError, LINK_TTL_MS, openConsoleAuth, readServeState, type ConsoleAuthHandle } from "@acp/server";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { storageOf } from "./serve.js";
 
 /** Registers `acp console-link`: a fresh one-time sign-in link for the running `acp serve`. */
 export function registerConsoleLink(parent: Command, ctx: CliContext): void {
   parent
     .command("console-link")
     .description("print a fresh one-time sign-in link to the web console of the running `acp serve`")
+    .option("--storage-url <url>", "the PostgreSQL URL the service runs on (default ACP_STORAGE_URL, storage.url)")
     .option("--json", "print { url, expires_at } as JSON")
     .addHelpText(
       "after",
       `
-The link signs one browser in (one use, valid 15 minutes). It is written to $ACP_HOME/state.db, where the
-running service reads it; the service's address comes from $ACP_HOME/serve.json.
+The link signs one browser in (one use, valid 15 minutes). It is written where the running service keeps
+its console sessions: $ACP_HOME/state.db, or the PostgreSQL database of --storage-url / ACP_STORAGE_URL /
+storage.url in config.yml (same precedence as acp serve; on PostgreSQL the link works on every node). The
+service's address comes from $ACP_HOME/serve.json.
 
 Examples:
   acp console-link
   ACP_HOME=/srv/acp acp console-link --json
+  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp console-link
 
-Exit codes: 0 printed, 1 no running service found in $ACP_HOME.`,
+Exit codes: 0 printed, 1 no running service found in $ACP_HOME or its storage cannot be opened.`,
     )
-    .action((options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean; storageUrl?: string }) => {
       const home = resolveHome(ctx.io);
       const state = readServeState(home);
       const dbPath = join(home, "state.db");
-      if (state === null || !existsSync(dbPath)) {
+      const storage = storageOf(ctx, options, home);
+      if (state === null || (storage === null && !existsSync(dbPath))) {
         throw new CliError(
           `no running \`acp serve\` found in \`${home}\` (no serve.json): start one first`,
           EXIT.error,
         );
       }
-      const db = openStateDb(dbPath);
+      if (state.storage === "postgres" && storage === null) {
+        throw new CliError(
+          "the running `acp serve` keeps its state in PostgreSQL: pass --storage-url or set ACP_STORAGE_URL",
+          EXIT.error,
+        );
+      }
+      let auth: ConsoleAuthHandle;
+      try {
+        auth = await openConsoleAuth({ statePath: dbPath, ...(storage !== null ? { storageUrl: storage.url } : {}) });
+      } catch (err) {
+        if (storage === null) throw err;
+        throw new CliError(`acp console-link: ${explainStorageError(err, storage)}`, EXIT.error);
+      }
       try {
         const now = ctx.io.now().getTime();
-        const token = createSqliteConsoleAuthStore(db).createLink(now, LINK_TTL_MS);
+        const token = await auth.store.createLink(now, LINK_TTL_MS);
         const url = `${state.url}/console/login?token=${token}`;
         if (options.json === true) printJson(ctx, { url, expires_at: new Date(now + LINK_TTL_MS).toISOString() });
         else printLine(ctx, url);
       } finally {
-        db.close();
+        await auth.close();
       }
     });
 }

@@ -5,12 +5,16 @@ import type { Command } from "commander";
 import { ed25519KeyPairFromSeed } from "@acp/core";
 import { isLoopbackAddress } from "@acp/proxy";
 import {
+  explainStorageError,
   LINK_TTL_MS,
   openEmbeddedServer,
   removeServeState,
+  resolveStorageUrl,
   serveMcpStdio,
+  STORAGE_URL_ENV,
   writeServeState,
   type EmbeddedServer,
+  type ResolvedStorageUrl,
   type ServiceKeyPair,
 } from "@acp/server";
 import { readConfigDocument, readConfigSecret } from "@acp/store";
@@ -48,6 +52,7 @@ interface ServeFlags {
   stdio?: boolean;
   tlsCert?: string;
   tlsKey?: string;
+  storageUrl?: string;
   json?: boolean;
 }
 
@@ -64,10 +69,17 @@ The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.b
 the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
 loopback needs a token.
 
+State: SQLite ($ACP_HOME/state.db) and the audit chain $ACP_HOME/audit.jsonl, with nothing to configure.
+Several nodes share one PostgreSQL database instead: the storage URL comes from --storage-url, else
+ACP_STORAGE_URL, else storage.url in config.yml (first one set wins). Pending consent, spent nonces,
+rate-limit windows, console sessions and the audit chain then live there; answers reach the waiting node
+through LISTEN/NOTIFY.
+
 Examples:
   acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link
   ACP_BRIDGE_TOKEN=… acp serve --port 9000 --bind 0.0.0.0 --tls-cert cert.pem --tls-key key.pem
   acp serve --stdio                          # the MCP tool on stdin/stdout (for an MCP client config)
+  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp serve --port 8787   # one node of several
   acp console-link                           # a fresh sign-in link for the running service
 
 Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
@@ -87,6 +99,11 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option("--stdio", "serve only the MCP tool over stdin/stdout (no HTTP)")
     .option("--tls-cert <file>", "serve HTTPS with this certificate (PEM); needs --tls-key")
     .option("--tls-key <file>", "the private key (PEM) of --tls-cert")
+    .option(
+      "--storage-url <url>",
+      `keep the state in PostgreSQL (postgres://user:password@host:5432/db) instead of SQLite; ` +
+        `default ${STORAGE_URL_ENV} or storage.url in config.yml`,
+    )
     .option("--json", "print the listening URL and the sign-in link as one JSON object")
     .addHelpText("after", HELP_AFTER)
     .action(async (flags: ServeFlags) => {
@@ -137,6 +154,15 @@ function portOf(flags: ServeFlags, home: string): number {
   return port;
 }
 
+/** The storage URL by precedence (flag, environment, config.yml); null: SQLite in $ACP_HOME. */
+export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home: string): ResolvedStorageUrl | null {
+  return resolveStorageUrl({
+    flag: flags.storageUrl,
+    env: ctx.io.env[STORAGE_URL_ENV],
+    config: configValue(home, "storage.url"),
+  });
+}
+
 function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffer } | undefined {
   if (flags.tlsCert === undefined && flags.tlsKey === undefined) return undefined;
   if (flags.tlsCert === undefined || flags.tlsKey === undefined) {
@@ -168,21 +194,25 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const tls = readTls(ctx, flags);
   const port = portOf(flags, home);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
+  const storage = storageOf(ctx, flags, home);
   let embedded: EmbeddedServer;
   try {
     embedded = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
-      pipeline: buildPipeline(inputs),
+      ...(storage !== null ? { storageUrl: storage.url } : {}),
+      pipeline: (rateLimiter) => buildPipeline(inputs, rateLimiter),
       simulationPipeline: buildPipeline(inputs),
       keys,
       clock: ctx.io.now,
       loopbackOnly,
       log,
+      onStoreError: (err) => log(`storage: ${err.message}`),
       ...(token !== undefined ? { token } : {}),
       ...(tls !== undefined ? { tls } : {}),
     });
   } catch (err) {
+    if (storage !== null) throw new CliError(`acp serve: ${explainStorageError(err, storage)}`, EXIT.error);
     throw new CliError(
       `cannot open the state in \`${home}\`: ${err instanceof Error ? err.message : String(err)}`,
       EXIT.error,
@@ -225,13 +255,27 @@ async function listenAndWait(
   }
   const localUrl =
     run.bind === "0.0.0.0" || run.bind === "::" ? url.replace(/\/\/[^:]+:|\/\/\[[^\]]+\]:/, "//127.0.0.1:") : url;
-  writeServeState(run.home, { url: localUrl, pid: process.pid, started_at: ctx.io.now().toISOString() });
+  writeServeState(run.home, {
+    url: localUrl,
+    pid: process.pid,
+    started_at: ctx.io.now().toISOString(),
+    storage: run.embedded.stores.kind,
+  });
   try {
-    const token = run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS);
+    const token = await run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS);
     const consoleLink = `${localUrl}/console/login?token=${token}`;
-    if (flags.json === true) printJson(ctx, { url, console_link: consoleLink, mcp: `${url}/mcp`, docs: `${url}/docs` });
-    else {
+    const { kind, location } = run.embedded.stores;
+    if (flags.json === true) {
+      printJson(ctx, {
+        url,
+        console_link: consoleLink,
+        mcp: `${url}/mcp`,
+        docs: `${url}/docs`,
+        storage: { kind, location },
+      });
+    } else {
       printLine(ctx, `acp serve: listening on ${url} (API docs ${url}/docs, MCP ${url}/mcp)`);
+      printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes): ${consoleLink}`);
       if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
     }

@@ -50,24 +50,24 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     (fn: (request: FastifyRequest, csrf: string) => Promise<[string, ConsolePageName, string]>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       checkHost(request, deps.auth);
-      const current = currentSession(request, stores.consoleAuth, clock().getTime());
+      const current = await currentSession(request, stores.consoleAuth, clock().getTime());
       if (current === null) return signedOut(reply, "You are not signed in, or your session ended.");
       const [title, name, body] = await fn(request, current.session.csrfToken);
       return html(reply, renderPage({ title, page: name, body, csrfToken: current.session.csrfToken }));
     };
 
   /** For JSON calls from the script: a session, the same origin and the CSRF header. */
-  const stateChange = (request: FastifyRequest): void => {
+  const stateChange = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
-    const current = currentSession(request, stores.consoleAuth, clock().getTime());
+    const current = await currentSession(request, stores.consoleAuth, clock().getTime());
     if (current === null) throw new HttpError(401, "console_session_required", "sign in to the console first");
     if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])) {
       throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
     }
   };
-  const readOnly = (request: FastifyRequest): void => {
+  const readOnly = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
-    if (currentSession(request, stores.consoleAuth, clock().getTime()) === null) {
+    if ((await currentSession(request, stores.consoleAuth, clock().getTime())) === null) {
       throw new HttpError(401, "console_session_required", "sign in to the console first");
     }
   };
@@ -86,25 +86,25 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     if (typeof token !== "string" || token === "") return signedOut(reply, "This sign-in link has no token.", 400);
     return html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignInPage(token) }));
   });
-  app.post("/console/login", hidden, (request, reply) => {
+  app.post("/console/login", hidden, async (request, reply) => {
     checkHost(request, deps.auth);
     const token = (request.body as Record<string, unknown> | null)?.["token"];
     const now = clock().getTime();
-    if (!isSameOrigin(request) || typeof token !== "string" || !stores.consoleAuth.redeemLink(token, now)) {
+    if (!isSameOrigin(request) || typeof token !== "string" || !(await stores.consoleAuth.redeemLink(token, now))) {
       return signedOut(reply, "This sign-in link is invalid, already used or expired.");
     }
-    const { id } = stores.consoleAuth.createSession(now, SESSION_TTL_MS);
+    const { id } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS);
     reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));
     return seeOther(reply, "/console/pending");
   });
-  app.post("/console/logout", hidden, (request, reply) => {
+  app.post("/console/logout", hidden, async (request, reply) => {
     checkHost(request, deps.auth);
-    const current = currentSession(request, stores.consoleAuth, clock().getTime());
+    const current = await currentSession(request, stores.consoleAuth, clock().getTime());
     const csrf = (request.body as Record<string, unknown> | null)?.["csrf"];
     if (current === null || !isSameOrigin(request) || !isCsrfTokenValid(current.session, csrf)) {
       throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
     }
-    stores.consoleAuth.deleteSession(current.id);
+    await stores.consoleAuth.deleteSession(current.id);
     reply.header("set-cookie", sessionCookie("", { secure: deps.tls, maxAgeS: 0 }));
     return signedOut(reply, "You are signed out.", 200);
   });
@@ -112,9 +112,9 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get(
     "/console/pending",
     hidden,
-    page(() => {
-      const views = stores.pending.listPending(clock().getTime()).map(viewConsent);
-      return Promise.resolve(["Pending approvals", "pending", renderPendingPage(views)]);
+    page(async () => {
+      const views = (await stores.pending.listPending(clock().getTime())).map(viewConsent);
+      return ["Pending approvals", "pending", renderPendingPage(views)];
     }),
   );
   app.get(
@@ -140,28 +140,28 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     hidden,
     page(() => Promise.resolve(["Policy simulator", "simulate", renderSimulatePage()])),
   );
-  app.get("/console/fragments/pending", hidden, (request, reply) => {
-    readOnly(request);
-    return html(reply, renderPendingList(stores.pending.listPending(clock().getTime()).map(viewConsent)));
+  app.get("/console/fragments/pending", hidden, async (request, reply) => {
+    await readOnly(request);
+    return html(reply, renderPendingList((await stores.pending.listPending(clock().getTime())).map(viewConsent)));
   });
-  app.get("/console/events", hidden, (request, reply) => {
-    readOnly(request);
+  app.get("/console/events", hidden, async (request, reply) => {
+    await readOnly(request);
     openConsentStream(request, reply, stores);
   });
   app.post(
     "/console/api/consent/:id",
     { schema: { hide: true, params: CONSENT_ID_PARAMS, body: CONSENT_RESPONSE_BODY } },
-    (request) => {
-      stateChange(request);
+    async (request) => {
+      await stateChange(request);
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
-      const view = answerConsent(stores.pending, id, body, "console", clock());
+      const view = await answerConsent(stores.pending, id, body, "console", clock());
       stores.changes.poke();
       return view;
     },
   );
   app.post("/console/api/simulate", hidden, async (request) => {
-    stateChange(request);
+    await stateChange(request);
     const d = await deps.simulate(request.body);
     return { route: d.route, rule: d.rule, category: d.category, risk_level: d.risk_level, reasons: d.reasons };
   });

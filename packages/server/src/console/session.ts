@@ -34,14 +34,14 @@ export function sessionCookie(value: string, options: { readonly secure: boolean
 }
 
 /** The session behind the request's cookie, or null. */
-export function currentSession(
+export async function currentSession(
   request: FastifyRequest,
   store: ConsoleAuthStore,
   nowMs: number,
-): { readonly id: string; readonly session: ConsoleSession } | null {
+): Promise<{ readonly id: string; readonly session: ConsoleSession } | null> {
   const id = readCookie(request, SESSION_COOKIE);
   if (id === undefined) return null;
-  const session = store.getSession(id, nowMs);
+  const session = await store.getSession(id, nowMs);
   return session === null ? null : { id, session };
 }
 

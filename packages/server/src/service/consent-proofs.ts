@@ -3,7 +3,13 @@
  * payload binds the action as approved (server, tool, the real arguments with modifications).
  */
 import { sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
-import { canonicalSha256Ref, signedPayloadHash, signingPayloadBytes, type ConsentSigningPayloadV02 } from "@acp/core";
+import {
+  canonicalSha256Ref,
+  signedPayloadHash,
+  signingPayloadBytes,
+  type ConsentSigningPayloadV02,
+  type NonceStore,
+} from "@acp/core";
 import type {
   ConsentRequestV02,
   SignConsentResponse,
@@ -35,8 +41,14 @@ function payloadOf(
   };
 }
 
-/** The broker's `sign` and `verify` on one key pair. */
-export function createConsentProofs(keys: ServiceKeyPair): {
+/**
+ * The broker's `sign` and `verify` on one key pair. With `nonces`, a response that verifies spends its
+ * nonce there (durably, on every node sharing the store): the same approval is accepted once only.
+ */
+export function createConsentProofs(
+  keys: ServiceKeyPair,
+  nonces?: NonceStore,
+): {
   readonly sign: SignConsentResponse;
   readonly verify: VerifyConsentResponse;
 } {
@@ -54,13 +66,15 @@ export function createConsentProofs(keys: ServiceKeyPair): {
         },
       };
     },
-    verify: ({ response, request, arguments: args, now }) => {
+    verify: async ({ response, request, arguments: args, now }) => {
       const { proof, ...unsigned } = response;
       if (proof.public_key !== keys.publicKeyHex) return false;
       const bytes = signingPayloadBytes(payloadOf(unsigned, request, args));
       if (proof.signed_payload_hash !== signedPayloadHash(bytes)) return false;
       if (!edVerify(null, bytes, keys.publicKey, Buffer.from(proof.signature, "hex"))) return false;
-      return response.nonce === request.nonce && Date.parse(response.conditions.valid_until) > now.getTime();
+      const validUntil = Date.parse(response.conditions.valid_until);
+      if (response.nonce !== request.nonce || !(validUntil > now.getTime())) return false;
+      return nonces === undefined || (await nonces.spend(response.nonce, response.request_id, validUntil));
     },
   };
 }

@@ -1,6 +1,6 @@
 /** Consent requests as the API and the console show them, and a person's answer recorded once. */
-import { answerPendingConsent, parseApprovalDuration, type ApprovalScope } from "@acp/proxy";
-import type { PendingConsentRow, PendingConsentStore } from "@acp/store";
+import { parseApprovalDuration, type ApprovalScope, type CliAnswerRecord } from "@acp/proxy";
+import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 
 /** One consent request on the wire (parameters already redacted when it was raised). */
@@ -61,17 +61,18 @@ function scopeOf(raw: ConsentAnswerInput["scope"], now: Date): ApprovalScope | u
 }
 
 /**
- * Records an answer, once (the waiting call picks it up from the pending table). 404 unknown id,
+ * Records an answer, once across every node (the waiting call picks it up from the pending table), in the
+ * record `acp approve` writes. 404 unknown id,
  * 409 already decided or a nonce that is not the request's, 410 expired.
  */
-export function answerConsent(
-  store: PendingConsentStore,
+export async function answerConsent(
+  store: AsyncPendingConsentStore,
   id: string,
   input: ConsentAnswerInput,
   approverId: string,
   now: Date,
-): ConsentView {
-  const row = store.get(id);
+): Promise<ConsentView> {
+  const row = await store.get(id);
   if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
   if (input.nonce !== undefined && input.nonce !== row.nonce) {
     throw new HttpError(409, "consent_nonce_mismatch", `the nonce does not belong to consent request \`${id}\``);
@@ -85,18 +86,16 @@ export function answerConsent(
     );
   }
   const scope = scopeOf(input.scope, now);
-  const result = answerPendingConsent(
-    store,
-    {
-      id,
-      decision: input.decision === "denied" ? "denied" : "approved",
-      approverId,
-      ...(scope !== undefined && input.decision !== "denied" ? { scope } : {}),
-      ...(modified && input.modifications !== undefined ? { modifications: input.modifications } : {}),
-      ...(input.reason !== undefined ? { reason: input.reason } : {}),
-    },
-    now,
-  );
+  const decision = input.decision === "denied" ? "denied" : "approved";
+  const record: CliAnswerRecord = {
+    decision,
+    approver: approverId,
+    nonce: row.nonce,
+    ...(scope !== undefined && input.decision !== "denied" ? { scope } : {}),
+    ...(modified && input.modifications !== undefined ? { modifications: input.modifications } : {}),
+    ...(input.reason !== undefined ? { reason: input.reason } : {}),
+  };
+  const result = await store.decide(id, decision, record, now.getTime());
   if (result.ok) return viewConsent(result.row);
   if (result.code === "consent_request_unknown") throw new HttpError(404, result.code, `no consent request \`${id}\``);
   if (result.code === "consent_request_expired") {

@@ -119,7 +119,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     wait: { sessionId?: string; signal?: AbortSignal },
   ): Promise<ConsentResult> {
     const max = options.maxPending ?? 1000;
-    if (options.stores.pending.listPending(clock().getTime()).length >= max) throw new ConsentQueueFullError(max);
+    if ((await options.stores.pending.listPending(clock().getTime())).length >= max) {
+      throw new ConsentQueueFullError(max);
+    }
     const started = clock().getTime();
     const outcome = await options.broker.ask({
       server: request.server ?? "http",

@@ -1,9 +1,10 @@
 /**
  * A consent change feed that reads the pending table: while anyone listens, it compares the pending
  * requests with the last look every `intervalMs` (other processes write the table too: `acp approve`,
- * a proxy) and at once after a write through this service (`poke`).
+ * a proxy, other nodes) and at once after a write through this service (`poke`). Looks never overlap:
+ * a poke during a look runs one more look after it.
  */
-import type { PendingConsentStore } from "@acp/store";
+import type { AsyncPendingConsentStore } from "@acp/store";
 import type { ConsentChange, ConsentChangeFeed } from "./types.js";
 
 /** Options of {@link createPolledChangeFeed}. */
@@ -15,56 +16,71 @@ export interface PolledChangeFeedOptions {
 
 /** Creates the feed. It polls only while it has subscribers. */
 export function createPolledChangeFeed(
-  store: PendingConsentStore,
+  store: AsyncPendingConsentStore,
   options: PolledChangeFeedOptions,
 ): ConsentChangeFeed {
   const listeners = new Set<(change: ConsentChange) => void>();
-  let known = new Set<string>();
+  let known: Set<string> | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let looking = false;
+  let again = false;
 
-  const look = (): void => {
-    if (listeners.size === 0) return;
-    let rows;
-    try {
-      rows = store.listPending(options.clock().getTime());
-    } catch {
-      return; // the next look tries again; a broken table shows on /readyz
-    }
+  const diff = async (): Promise<void> => {
+    const rows = await store.listPending(options.clock().getTime());
     const now = new Set(rows.map((r) => r.id));
-    const changes: ConsentChange[] = [];
-    for (const id of now) if (!known.has(id)) changes.push({ kind: "pending", id, status: "pending" });
-    for (const id of known) {
-      if (now.has(id)) continue;
-      changes.push({ kind: "settled", id, status: store.get(id)?.status ?? "expired" });
-    }
+    const before = known;
     known = now;
+    if (before === null) return;
+    const changes: ConsentChange[] = [];
+    for (const id of now) if (!before.has(id)) changes.push({ kind: "pending", id, status: "pending" });
+    for (const id of before) {
+      if (now.has(id)) continue;
+      changes.push({ kind: "settled", id, status: (await store.get(id))?.status ?? "expired" });
+    }
     for (const change of changes) for (const listener of listeners) listener(change);
   };
 
-  const start = (): void => {
-    if (timer !== null) return;
-    known = new Set(store.listPending(options.clock().getTime()).map((r) => r.id));
-    timer = setInterval(look, options.intervalMs ?? 500);
-    timer.unref();
+  const look = (): void => {
+    if (listeners.size === 0) return;
+    if (looking) {
+      again = true;
+      return;
+    }
+    looking = true;
+    diff()
+      .catch(() => undefined) // the next look tries again; a broken table shows on /readyz
+      .finally(() => {
+        looking = false;
+        if (again) {
+          again = false;
+          look();
+        }
+      });
+  };
+
+  const stop = (): void => {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    known = null;
   };
 
   return {
     subscribe(listener) {
-      start();
       listeners.add(listener);
+      if (timer === null) {
+        timer = setInterval(look, options.intervalMs ?? 500);
+        timer.unref();
+        look(); // the first look learns what is pending now
+      }
       return () => {
         listeners.delete(listener);
-        if (listeners.size === 0 && timer !== null) {
-          clearInterval(timer);
-          timer = null;
-        }
+        if (listeners.size === 0) stop();
       };
     },
     poke: look,
     close() {
       listeners.clear();
-      if (timer !== null) clearInterval(timer);
-      timer = null;
+      stop();
     },
   };
 }

@@ -17,8 +17,8 @@ CREATE TABLE IF NOT EXISTS console_sessions (
   expires_at_ms INTEGER NOT NULL
 )`;
 
-/** Hex SHA-256: what is stored instead of a token, so a copy of `state.db` opens no session. */
-function hashToken(token: string): string {
+/** Hex SHA-256 (exported for the PostgreSQL store): what is stored instead of a token, so a copy of `state.db` opens no session. */
+export function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
@@ -50,31 +50,43 @@ export function createSqliteConsoleAuthStore(db: Database): ConsoleAuthStore {
   );
   const deleteSession = db.prepare("DELETE FROM console_sessions WHERE id_hash = ?");
   const purgeSessions = db.prepare("DELETE FROM console_sessions WHERE expires_at_ms < ?");
+  const run = <T>(fn: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  };
   return {
-    createLink(nowMs, ttlMs) {
-      purgeLinks.run(nowMs - 86_400_000);
-      const token = createRandomToken();
-      insertLink.run(hashToken(token), nowMs, nowMs + ttlMs);
-      return token;
-    },
-    redeemLink(token, nowMs) {
-      if (token.length === 0 || token.length > 256) return false;
-      return spendLink.run(nowMs, hashToken(token), nowMs).changes === 1;
-    },
-    createSession(nowMs, ttlMs) {
-      purgeSessions.run(nowMs);
-      const id = createRandomToken();
-      const session: ConsoleSession = { csrfToken: createRandomToken(), expiresAtMs: nowMs + ttlMs };
-      insertSession.run(hashToken(id), session.csrfToken, nowMs, session.expiresAtMs);
-      return { id, session };
-    },
-    getSession(id, nowMs) {
-      if (id.length === 0 || id.length > 256) return null;
-      const row = getSession.get(hashToken(id), nowMs);
-      return row === undefined ? null : { csrfToken: row.csrf_token, expiresAtMs: row.expires_at_ms };
-    },
-    deleteSession(id) {
-      deleteSession.run(hashToken(id));
-    },
+    createLink: (nowMs, ttlMs) =>
+      run(() => {
+        purgeLinks.run(nowMs - 86_400_000);
+        const token = createRandomToken();
+        insertLink.run(hashToken(token), nowMs, nowMs + ttlMs);
+        return token;
+      }),
+    redeemLink: (token, nowMs) =>
+      run(() => {
+        if (token.length === 0 || token.length > 256) return false;
+        return spendLink.run(nowMs, hashToken(token), nowMs).changes === 1;
+      }),
+    createSession: (nowMs, ttlMs) =>
+      run(() => {
+        purgeSessions.run(nowMs);
+        const id = createRandomToken();
+        const session: ConsoleSession = { csrfToken: createRandomToken(), expiresAtMs: nowMs + ttlMs };
+        insertSession.run(hashToken(id), session.csrfToken, nowMs, session.expiresAtMs);
+        return { id, session };
+      }),
+    getSession: (id, nowMs) =>
+      run(() => {
+        if (id.length === 0 || id.length > 256) return null;
+        const row = getSession.get(hashToken(id), nowMs);
+        return row === undefined ? null : { csrfToken: row.csrf_token, expiresAtMs: row.expires_at_ms };
+      }),
+    deleteSession: (id) =>
+      run(() => {
+        deleteSession.run(hashToken(id));
+      }),
   };
 }

@@ -1,7 +1,15 @@
-/** The embedded stores: SQLite `state.db` for consent and console state, the JSONL file for the audit chain. */
-import type { CheckpointPublicKey } from "@acp/core";
-import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
+/** The embedded stores: SQLite `state.db` for consent, nonces, rate limits and console state; the JSONL audit chain. */
+import type { CheckpointPublicKey, CheckpointSigner } from "@acp/core";
+import {
+  createPendingConsentStore,
+  createSqliteNonceStore,
+  createSqliteRateLimiter,
+  openAuditLog,
+  openPendingConsentDb,
+  toAsyncPendingConsentStore,
+} from "@acp/store";
 import { createFileAuditTrail } from "./file-audit-trail.js";
+import { createPolledAnswers } from "./polled-answers.js";
 import { createPolledChangeFeed } from "./polled-change-feed.js";
 import { createSqliteConsoleAuthStore } from "./sqlite-console-auth.js";
 import type { ServerStores } from "./types.js";
@@ -13,27 +21,49 @@ export interface SqliteStoresOptions {
   /** `$ACP_HOME/audit.jsonl`. */
   readonly auditPath: string;
   readonly clock: () => Date;
+  /** Signs audit checkpoints. */
+  readonly auditSigner?: CheckpointSigner;
   readonly auditPublicKey?: CheckpointPublicKey;
   /** How often the change feed looks at the pending table. Default 500 ms. */
   readonly pollIntervalMs?: number;
+  /** How often a waiting call reads its row for an answer. Default 100 ms. */
+  readonly answerPollMs?: number;
 }
 
-/** Opens the embedded stores. The caller closes them. */
-export function openSqliteStores(options: SqliteStoresOptions): ServerStores {
+/** Opens the embedded stores (and the audit writer: group commit, one fsync per batch). The caller closes them. */
+export async function openSqliteStores(options: SqliteStoresOptions): Promise<ServerStores> {
   const db = openPendingConsentDb(options.statePath);
-  const pending = createPendingConsentStore(db);
+  let auditLog;
+  try {
+    auditLog = await openAuditLog(options.auditPath, {
+      clock: options.clock,
+      fsync: "batch",
+      ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
+    });
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const pending = toAsyncPendingConsentStore(createPendingConsentStore(db));
   const changes = createPolledChangeFeed(pending, {
     clock: options.clock,
     ...(options.pollIntervalMs !== undefined ? { intervalMs: options.pollIntervalMs } : {}),
   });
   const ping = db.prepare("SELECT 1 AS one");
+  const log = auditLog;
   return {
+    kind: "sqlite",
+    location: options.statePath,
     pending,
+    answers: createPolledAnswers(pending, options.answerPollMs ?? 100),
     consoleAuth: createSqliteConsoleAuthStore(db),
+    nonces: createSqliteNonceStore(db),
+    rateLimiter: createSqliteRateLimiter(db),
     audit: createFileAuditTrail(
       options.auditPath,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},
     ),
+    auditLog: { append: (input) => log.append(input), flush: () => log.flush(), close: () => log.close() },
     changes,
     ready: () => {
       try {
@@ -42,10 +72,13 @@ export function openSqliteStores(options: SqliteStoresOptions): ServerStores {
         return Promise.resolve(false);
       }
     },
-    close: () => {
+    close: async () => {
       changes.close();
-      if (db.open) db.close();
-      return Promise.resolve();
+      try {
+        await log.close();
+      } finally {
+        if (db.open) db.close();
+      }
     },
   };
 }

@@ -1,9 +1,11 @@
 /**
- * The state the service reads and writes, behind interfaces: SQLite and the JSONL audit file today,
- * PostgreSQL later (one implementation per interface, one shared test suite).
+ * The state the service reads and writes, behind async interfaces with two implementations: SQLite
+ * `state.db` + the JSONL audit file (the default), and PostgreSQL (`storage.url: postgres://…`, several
+ * nodes on one database).
  */
-import type { AuditEventV02, AuditVerification } from "@acp/core";
-import type { PendingConsentStore } from "@acp/store";
+import type { AuditEventV02, AuditVerification, NonceStore, RateLimiter } from "@acp/core";
+import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
+import type { AuditAppender } from "../service/audit-recorder.js";
 
 /** A console session: who signed in, and the token every state change must carry. */
 export interface ConsoleSession {
@@ -14,15 +16,15 @@ export interface ConsoleSession {
 /** One-time sign-in links and the sessions they open. Tokens are stored hashed. */
 export interface ConsoleAuthStore {
   /** Creates a sign-in token valid for `ttlMs`; only its hash is kept. */
-  createLink(nowMs: number, ttlMs: number): string;
-  /** Spends a sign-in token: true exactly once for a known, unexpired token. */
-  redeemLink(token: string, nowMs: number): boolean;
+  createLink(nowMs: number, ttlMs: number): Promise<string>;
+  /** Spends a sign-in token: true exactly once (on any node) for a known, unexpired token. */
+  redeemLink(token: string, nowMs: number): Promise<boolean>;
   /** Opens a session; returns the cookie value (kept hashed) and its CSRF token. */
-  createSession(nowMs: number, ttlMs: number): { readonly id: string; readonly session: ConsoleSession };
+  createSession(nowMs: number, ttlMs: number): Promise<{ readonly id: string; readonly session: ConsoleSession }>;
   /** The session behind a cookie value, or null when unknown or expired. */
-  getSession(id: string, nowMs: number): ConsoleSession | null;
+  getSession(id: string, nowMs: number): Promise<ConsoleSession | null>;
   /** Ends a session (sign-out). */
-  deleteSession(id: string): void;
+  deleteSession(id: string): Promise<void>;
 }
 
 /** What `GET /v1/audit` filters on. Every filter is an exact match except `q` (substring, case-insensitive). */
@@ -70,18 +72,47 @@ export interface ConsentChange {
 export interface ConsentChangeFeed {
   /** Calls `listener` for each change until the returned function is called. */
   subscribe(listener: (change: ConsentChange) => void): () => void;
-  /** Looks for changes now (after a write through this service). */
+  /** Looks for changes now (after a write through this service); on PostgreSQL every node looks. */
   poke(): void;
   close(): void;
 }
 
+/** Waits for a person's answer to one consent request, whichever node (or `acp approve`) records it. */
+export interface ConsentAnswers {
+  /**
+   * Resolves with the row once it is no longer pending (answered, expired or withdrawn), at once when it
+   * already is. Rejects when `signal` aborts or the request is not in the store.
+   */
+  wait(id: string, signal: AbortSignal): Promise<PendingConsentRow>;
+}
+
+/** Where the audit chain is appended; `close` writes the final checkpoint. */
+export interface AuditWriter extends AuditAppender {
+  /** Resolves when every append so far is durable. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Which implementation backs the stores. */
+export type StorageKind = "sqlite" | "postgres";
+
 /** Everything the service keeps state in. */
 export interface ServerStores {
-  readonly pending: PendingConsentStore;
+  readonly kind: StorageKind;
+  /** Where the state lives, safe to print (`$ACP_HOME/state.db`, or the URL with its password masked). */
+  readonly location: string;
+  readonly pending: AsyncPendingConsentStore;
+  readonly answers: ConsentAnswers;
   readonly consoleAuth: ConsoleAuthStore;
+  /** Spent consent nonces: an approval is used once across every node. */
+  readonly nonces: NonceStore;
+  /** The live pipeline's rate-limit windows (shared by every node on PostgreSQL). */
+  readonly rateLimiter: RateLimiter;
   readonly audit: AuditTrail;
+  readonly auditLog: AuditWriter;
   readonly changes: ConsentChangeFeed;
   /** Whether the stores answer (for `/readyz`). */
   ready(): Promise<boolean>;
+  /** Closes the audit writer (final checkpoint), the feed and the database. */
   close(): Promise<void>;
 }

@@ -32,7 +32,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         response: { ...ERROR_RESPONSES },
       },
     },
-    () => ({ requests: stores.pending.listPending(clock().getTime()).map(viewConsent) }),
+    async () => ({ requests: (await stores.pending.listPending(clock().getTime())).map(viewConsent) }),
   );
   app.get(
     "/v1/consent/events",
@@ -58,9 +58,9 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         response: { 404: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
       },
     },
-    (request) => {
+    async (request) => {
       const { id } = request.params as { id: string };
-      const row = stores.pending.get(id);
+      const row = await stores.pending.get(id);
       if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
       return viewConsent(row);
     },
@@ -79,11 +79,11 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         response: { 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, 410: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
       },
     },
-    (request) => {
+    async (request) => {
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
       const approver = body.approver_id === undefined ? "api" : `api:${body.approver_id}`;
-      const view = answerConsent(stores.pending, id, body, approver, clock());
+      const view = await answerConsent(stores.pending, id, body, approver, clock());
       stores.changes.poke();
       return view;
     },

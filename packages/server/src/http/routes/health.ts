@@ -29,10 +29,10 @@ export function registerHealthRoutes(
       preHandler: deps.guard,
       schema: { summary: "Prometheus metrics", tags: ["operations"], security: [{ bearer: [] }] },
     },
-    (_request, reply) => {
+    async (_request, reply) => {
       let pending = 0;
       try {
-        pending = deps.stores.pending.listPending(deps.clock().getTime()).length;
+        pending = (await deps.stores.pending.listPending(deps.clock().getTime())).length;
       } catch {
         pending = -1;
       }

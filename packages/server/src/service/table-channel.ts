@@ -1,0 +1,59 @@
+/**
+ * The consent channel of the service: the pending-consent table (SQLite `state.db` or PostgreSQL). A
+ * request is written there; a person answers through the API, the console or `acp approve` (on any node);
+ * the answer reaches the waiting call through {@link ConsentAnswers} (LISTEN/NOTIFY on PostgreSQL).
+ */
+import { readCliAnswer, type ChannelDelivery, type ConsentChannel, type HumanAnswer } from "@acp/proxy";
+import type { ServerStores } from "../store/types.js";
+
+/** What the table channel needs. */
+export interface TableChannelOptions {
+  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes">;
+  readonly clock: () => Date;
+}
+
+async function rowFor(delivery: ChannelDelivery, options: TableChannelOptions): Promise<void> {
+  const { request } = delivery;
+  if ((await options.stores.pending.get(request.id)) !== null) return;
+  await options.stores.pending.insert({
+    id: request.id,
+    nonce: request.nonce,
+    sessionId: delivery.sessionId,
+    server: request.action.server,
+    tool: request.action.tool,
+    request,
+    reasons: delivery.reasons,
+    createdAtMs: Date.parse(request.timestamp),
+    expiresAtMs: Date.parse(request.expires_at),
+  });
+  options.stores.changes.poke();
+}
+
+async function answerOf(delivery: ChannelDelivery, options: TableChannelOptions): Promise<HumanAnswer> {
+  const { request } = delivery;
+  const row = await options.stores.answers.wait(request.id, delivery.signal);
+  if (row.nonce !== request.nonce) throw new Error(`consent request \`${request.id}\` has a foreign nonce`);
+  if ((row.status === "approved" || row.status === "denied") && row.answer !== null) {
+    const answer = readCliAnswer(row.answer, request.nonce, options.clock());
+    if (answer !== null) return answer;
+    return { decision: "denied", reason: "refused a malformed answer in the pending table", approverId: "cli" };
+  }
+  throw new Error(`consent request \`${request.id}\` was ${row.status} without an answer`);
+}
+
+/** Creates the channel (named `cli`, as `acp approve` answers the same table). */
+export function createTableChannel(options: TableChannelOptions): ConsentChannel {
+  return {
+    name: "cli",
+    isAvailable: () => true,
+    deliver: async (delivery) => {
+      await rowFor(delivery, options);
+      return answerOf(delivery, options);
+    },
+    settle: async (request, outcome) => {
+      if (await options.stores.pending.settle(request.id, outcome, options.clock().getTime())) {
+        options.stores.changes.poke();
+      }
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/** Opens the stores `acp serve` runs on: PostgreSQL when a storage URL is given, SQLite otherwise. */
+import type { ServiceKeyPair } from "../service/consent-proofs.js";
+import { openPostgresStores } from "./postgres/postgres-stores.js";
+import { openSqliteStores } from "./sqlite-stores.js";
+import type { ServerStores } from "./types.js";
+
+/** What {@link openServerStores} needs. */
+export interface ServerStoresOptions {
+  /** `postgres://…`; absent: the embedded SQLite stores. */
+  readonly storageUrl?: string;
+  readonly statePath: string;
+  readonly auditPath: string;
+  readonly clock: () => Date;
+  /** Audit checkpoints are signed with the private key and checked with the public one. */
+  readonly keys: Pick<ServiceKeyPair, "privateKey" | "publicKey">;
+  readonly changePollMs?: number;
+  readonly answerPollMs?: number;
+  readonly onError?: (err: Error) => void;
+}
+
+/** Opens the stores; the caller closes them. */
+export async function openServerStores(options: ServerStoresOptions): Promise<ServerStores> {
+  if (options.storageUrl !== undefined) {
+    return openPostgresStores({
+      url: options.storageUrl,
+      clock: options.clock,
+      auditSigner: options.keys.privateKey,
+      auditPublicKey: options.keys.publicKey,
+      ...(options.onError !== undefined ? { onError: options.onError } : {}),
+    });
+  }
+  return openSqliteStores({
+    statePath: options.statePath,
+    auditPath: options.auditPath,
+    clock: options.clock,
+    auditSigner: options.keys.privateKey,
+    auditPublicKey: options.keys.publicKey,
+    ...(options.changePollMs !== undefined ? { pollIntervalMs: options.changePollMs } : {}),
+    ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
+  });
+}
