@@ -6,3 +6,4 @@ export * from "./pending/index.js";
 export * from "./graph-review/index.js";
 export * from "./audit/index.js";
 export * from "./postgres/index.js";
+export * from "./sessions/index.js";

@@ -1,14 +1,173 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import { formatIssue } from "@acp/core";
+import { createLiveSessionStore, openStateDb, type LiveSessionRow, type LiveSessionStore } from "@acp/store";
+import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readInputFile } from "../decision/read-input.js";
+import { readIntentText, MAX_INTENT_FILE_BYTES } from "../intent/intent-file.js";
+import { signIntentUpdate } from "../wiring/intent-update.js";
+import { homeSigningKey } from "../wiring/signing-key.js";
 
-/** Registers `acp intent set` (being built: it says so and exits 1). */
-export function registerIntentSet(parent: Command, _ctx: CliContext): void {
+interface IntentSetOptions {
+  session?: string;
+  list?: boolean;
+  all?: boolean;
+  json?: boolean;
+}
+
+const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function withStore<T>(ctx: CliContext, what: (store: LiveSessionStore) => T): T | undefined {
+  const path = join(resolveHome(ctx.io), "state.db");
+  if (!existsSync(path)) return undefined;
+  const db = openStateDb(path);
+  try {
+    return what(createLiveSessionStore(db));
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether the proxy that runs a session is still there (same machine; a proxy that died leaves its rows). */
+function proxyAlive(row: LiveSessionRow): boolean {
+  try {
+    process.kill(row.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function listSessions(ctx: CliContext, options: IntentSetOptions): void {
+  const rows =
+    withStore(ctx, (store) =>
+      store.list({ all: options.all === true }).map((row) => {
+        const last = store.updates(row.id).at(-1);
+        const ended = row.status === "closed" || !proxyAlive(row);
+        return { row, ended, last };
+      }),
+    ) ?? [];
+  if (options.json === true) {
+    printJson(
+      ctx,
+      rows.map(({ row, ended, last }) => ({
+        id: row.id,
+        agent: row.agent,
+        started_at: new Date(row.startedAtMs).toISOString(),
+        status: ended ? "ended" : "live",
+        intent_version: row.intentVersion,
+        intent_hash: row.intentHash,
+        last_update: last === undefined ? null : { seq: last.seq, status: last.status, outcome: last.outcome },
+      })),
+    );
+    return;
+  }
+  if (rows.length === 0) {
+    printLine(ctx, options.all === true ? "no sessions recorded" : "no live sessions");
+    return;
+  }
+  for (const { row, ended, last } of rows) {
+    const update =
+      last === undefined
+        ? ""
+        : `  update ${last.seq}: ${last.status}${last.outcome !== null ? ` (${last.outcome})` : ""}`;
+    printLine(
+      ctx,
+      `${row.id}  ${ended ? "ended" : "live"}  ${row.agent ?? "-"}  since ${new Date(row.startedAtMs).toISOString()}  intent v${row.intentVersion} ${row.intentHash.slice(0, 19)}…${update}`,
+    );
+  }
+}
+
+async function setIntent(ctx: CliContext, file: string, id: string, options: IntentSetOptions): Promise<void> {
+  if (!SESSION_ID.test(id))
+    throw new CliError(`invalid session id \`${id.slice(0, 80)}\` (see \`acp intent set --list\`)`, EXIT.invalid);
+  const path = resolvePath(ctx.io, file);
+  const read = readIntentText(await readInputFile(path, "intent", MAX_INTENT_FILE_BYTES));
+  if (!read.ok)
+    throw new CliError(`invalid intent:\n${read.issues.map((i) => formatIssue(i, path)).join("\n")}`, EXIT.invalid);
+  const home = resolveHome(ctx.io);
+  const check = withStore(ctx, (store) => store.get(id));
+  if (check === undefined) throw new CliError(`no session \`${id}\` (see \`acp intent set --list\`)`, EXIT.invalid);
+  if (check.status !== "live" || !proxyAlive(check))
+    throw new CliError(`session \`${id}\` has ended: its intent can no longer change`, EXIT.refused);
+  let key;
+  try {
+    key = await homeSigningKey(ctx.io, home, () => undefined).get();
+  } catch (err) {
+    throw new CliError(`cannot sign the update: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+  }
+  const by = `cli:${ctx.io.env["USER"] ?? ctx.io.env["LOGNAME"] ?? "unknown"}`;
+  const issuedAt = ctx.io.now().toISOString();
+  let signed: ReturnType<typeof signIntentUpdate> | undefined;
+  const result = withStore(ctx, (store) =>
+    store.queueUpdate(id, ctx.io.now().getTime(), (seq, session) => {
+      signed = signIntentUpdate(key.privateKey, session, seq, read.intent, { by, issuedAt });
+      return signed;
+    }),
+  );
+  if (result === undefined || !result.ok || signed === undefined) {
+    if (result?.ok === false && result.code === "session_finished")
+      throw new CliError(`session \`${id}\` has ended: its intent can no longer change`, EXIT.refused);
+    throw new CliError(`no session \`${id}\` (see \`acp intent set --list\`)`, EXIT.invalid);
+  }
+  const p = signed.payload;
+  if (options.json === true) {
+    printJson(ctx, {
+      session: id,
+      seq: p.seq,
+      from_version: p.from_version,
+      from_hash: p.from_hash,
+      to_version: p.from_version + 1,
+      intent_hash: p.intent_hash,
+      status: "pending",
+    });
+    return;
+  }
+  printLine(
+    ctx,
+    `queued update ${p.seq} for session \`${id}\`: intent version ${p.from_version + 1} (${p.intent_hash}) replaces version ${p.from_version}; it applies before the session's next call and revokes every token issued under the old version`,
+  );
+}
+
+/** Registers `acp intent set`: a person (never the agent) changes the intent of a live session. */
+export function registerIntentSet(parent: Command, ctx: CliContext): void {
   parent
     .command("set")
-    .description("change a live session's intent (not yet built)")
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError("`acp intent set` is not built yet", EXIT.error);
+    .description("change the intent of a live proxy session (signed with your home key), or list live sessions")
+    .argument("[file]", "the new intent (YAML or JSON), checked before anything changes")
+    .option("-s, --session <id>", "the live session to change (see --list)")
+    .option("-l, --list", "list the live sessions of every proxy using this home, with their intent and last update")
+    .option("--all", "with --list: also sessions that have ended")
+    .option("--json", "print the result as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  acp intent set --list
+  acp intent set --session session_3f9a… ~/.acp/intents/triage.yml
+  acp intent set --list --json
+
+The update is signed with the home's key (ACP_PASSPHRASE unlocks it) and written to $ACP_HOME/state.db.
+The proxy running the session checks for updates before each call, verifies the signature, and applies
+the new intent as the next version: the old plan is void and every authority token of the old version is
+revoked. The signed update is your confirmation; the agent cannot reach this command or the home.
+
+Exit codes: 0 queued (or listed), 2 usage, 3 the session has ended, 4 invalid intent or unknown session,
+1 the key cannot be unlocked. Guide: docs/guides/intents.md`,
+    )
+    .action(async (file: string | undefined, options: IntentSetOptions) => {
+      if (options.list === true) {
+        if (file !== undefined || options.session !== undefined)
+          throw new CliError("--list takes no file and no --session", EXIT.usage);
+        listSessions(ctx, options);
+        return;
+      }
+      if (options.all === true) throw new CliError("--all goes with --list", EXIT.usage);
+      if (options.session === undefined)
+        throw new CliError("name the session with --session ID (see --list)", EXIT.usage);
+      if (file === undefined) throw new CliError("name the new intent file", EXIT.usage);
+      await setIntent(ctx, file, options.session, options);
     });
 }

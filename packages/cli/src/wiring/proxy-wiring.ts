@@ -11,6 +11,7 @@ import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, loadCredentialRules } from "./credentials.js";
 import { configuredChannels } from "./config-channels.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
+import { createHomeIntentSync } from "./session-home.js";
 
 interface Wired {
   readonly state: HomeState;
@@ -55,7 +56,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   return {
     createDecide: ({ policyPath, home, intent, trustedServers }) => {
       intentGiven = intent !== undefined;
-      const { state } = wire(home);
+      const { state, audit } = wire(home);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
         state,
@@ -70,6 +71,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             classify,
             now: ctx.io.now,
             broker: () => broker,
+            intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),
           });
           return runtime;
         },

@@ -1,14 +1,23 @@
 import { randomBytes } from "node:crypto";
 import {
+  canonicalSha256Ref,
+  compileIntent,
+  compilePlan,
   createSession,
   sessionSource,
+  type ActionRequest,
   type ClassificationOverride,
+  type Confirmation,
   type DecisionSource,
   type EscalationHandler,
+  type EscalationQuestion,
   type Session,
 } from "@acp/core";
 import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
 import { OPEN_INTENT } from "../replay/session-runtime.js";
+import type { VerifiedIntentUpdate } from "./intent-update.js";
+import type { IntentSync } from "./session-intent-sync.js";
+import { PLAN_NARROWS_RULE, judgePlanNarrowing } from "./session-plan-rule.js";
 
 /** Options of the proxy's session runtime. */
 export interface ProxySessionRuntimeOptions {
@@ -20,21 +29,62 @@ export interface ProxySessionRuntimeOptions {
   readonly now: () => Date;
   /** The consent broker the session's questions (plan approval) go to; bound once the proxy has one. */
   readonly broker?: () => ConsentBroker | undefined;
+  /** Live sessions in the home and the person's signed intent updates (`acp intent set`); absent: none. */
+  readonly intentSync?: IntentSync | undefined;
 }
 
 /** One session runtime per downstream MCP session, as a pipeline source and as the proxy's call observer. */
 export interface ProxySessionRuntime {
   sourceFor(sessionId: string): DecisionSource;
   readonly observer: CallObserver;
-  /** `acp_submit_plan`: validate against the intent, put before a person, then enforce. */
+  /** `acp_submit_plan`: validate against the intent, approve by rule when it only narrows, else ask a person. */
   readonly plans: PlanHook;
+  /** The core session of a downstream session, if it has one (inspection, tests). */
+  sessionOf(sessionId: string): Session | undefined;
 }
 
-/** The session's questions go to a person through the proxy's consent channels, signed like any answer. */
-function escalationFor(sessionId: string, broker: () => ConsentBroker | undefined, now: () => Date): EscalationHandler {
+/** Per-session answers the runtime gives itself: a verified signed update, the narrowing rule. */
+interface SessionSlots {
+  signedUpdate?: VerifiedIntentUpdate;
+  planRule?: { readonly planHash: string; readonly reason: string };
+}
+
+function answer(question: EscalationQuestion, by: string, at: string, note?: string): Confirmation {
+  return {
+    question_id: question.id,
+    subject_hash: question.subject_hash,
+    approved: true,
+    by,
+    at,
+    ...(note !== undefined ? { note } : {}),
+  };
+}
+
+/**
+ * The session's escalation handler. An intent update is confirmed only by the person's signed update being
+ * applied right now (`acp intent set`, verified with the home key): that signature IS the person's answer, and
+ * nothing the agent can send reaches this path. A plan that only narrows the intent is approved by rule; every
+ * other question goes to a person through the proxy's consent channels, signed like any answer.
+ */
+function escalationFor(
+  sessionId: string,
+  slots: SessionSlots,
+  broker: (() => ConsentBroker | undefined) | undefined,
+  now: () => Date,
+): EscalationHandler {
   return {
     async confirm(question) {
-      const b = broker();
+      const at = now().toISOString();
+      if (question.kind === "intent_update") {
+        const signed = slots.signedUpdate;
+        const proposed = (question.details as { intent?: unknown } | null)?.intent;
+        if (signed === undefined || canonicalSha256Ref(proposed ?? null) !== signed.compiled.hash) return null;
+        return answer(question, signed.payload.by, at, "signed intent update (acp intent set)");
+      }
+      const plan = (question.details as { plan_hash?: unknown } | null)?.plan_hash;
+      if (question.kind === "plan_approval" && slots.planRule !== undefined && plan === slots.planRule.planHash)
+        return answer(question, `rule:${PLAN_NARROWS_RULE}`, at, slots.planRule.reason);
+      const b = broker?.();
       if (b === undefined) return null;
       const outcome = await b.ask({
         server: "acp",
@@ -53,78 +103,141 @@ function escalationFor(sessionId: string, broker: () => ConsentBroker | undefine
         timeoutMs: 120_000,
         signal: new AbortController().signal,
       });
-      if (outcome.kind !== "approved") return null;
-      return {
-        question_id: question.id,
-        subject_hash: question.subject_hash,
-        approved: true,
-        by: "consent",
-        at: now().toISOString(),
-      };
+      return outcome.kind === "approved" ? answer(question, "consent", at) : null;
     },
   };
 }
+
+/** Applies a verified signed update through the core's intent-update path; executing resumes under it. */
+async function applySigned(session: Session, slots: SessionSlots, update: VerifiedIntentUpdate): Promise<void> {
+  slots.signedUpdate = update;
+  try {
+    await session.confirmIntentUpdate(update.payload.intent);
+  } finally {
+    delete slots.signedUpdate;
+  }
+  session.start();
+}
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * The session runtime of `@acp/core` behind `acp proxy`: every downstream session gets its own runtime
  * session (intent set, started), tool results enter it labelled by server trust, executed calls enter its
  * history, and it judges every call as the pipeline's `session` source — so text an agent read can never
- * become authority ("text from `calendar.read_events` wants to send email to …").
+ * become authority ("text from `calendar.read_events` wants to send email to …"). Before each call it picks up
+ * the person's signed intent update, if one was queued.
  */
 export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): ProxySessionRuntime {
-  const sessions = new Map<string, Session>();
+  const sessions = new Map<string, { session: Session; slots: SessionSlots }>();
   const settings = {
     require_plan: false,
     trusted_servers: [...options.trustedServers],
     classify: [...options.classify],
   };
-  const sessionFor = (id: string): Session => {
-    let session = sessions.get(id);
-    if (session === undefined) {
-      session = createSession({
+  const sync = options.intentSync;
+  const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {
+    let entry = sessions.get(id);
+    if (entry === undefined) {
+      const slots: SessionSlots = {};
+      const session = createSession({
         now: options.now,
         random: (n) => randomBytes(n),
         authorityKey: randomBytes(32),
         settings,
-        ...(options.broker !== undefined ? { escalation: escalationFor(id, options.broker, options.now) } : {}),
+        escalation: escalationFor(id, slots, options.broker, options.now),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       session.start();
-      sessions.set(id, session);
+      entry = { session, slots };
+      sessions.set(id, entry);
+      sync?.register(id, session, agent);
     }
+    return entry;
+  };
+  const current = async (id: string, agent?: string): Promise<Session> => {
+    const { session, slots } = entryFor(id, agent);
+    await sync?.pickUp(id, session, (s, update) => applySigned(s, slots, update));
     return session;
   };
   return {
-    sourceFor: (id) => sessionSource(sessionFor(id)),
+    sourceFor: (id) => ({
+      name: "session",
+      evaluate: async (request: ActionRequest, now) =>
+        sessionSource(await current(id, request.agent)).evaluate(request, now),
+    }),
     observer: {
-      executed: (id, request) => void sessionFor(id).recordExecution(request),
-      result: (id, server, tool, text) => void sessionFor(id).recordToolResult(server, tool, text),
-      closed: (id) => void sessions.delete(id),
-    },
-    plans: {
-      async submit(id, plan) {
-        const session = sessionFor(id);
-        try {
-          session.submitPlan(plan);
-        } catch (err) {
-          return {
-            approved: false,
-            text: `the plan does not fit the intent: ${err instanceof Error ? err.message : String(err)}`,
-          };
-        }
-        try {
-          await session.confirmPlan();
-        } catch (err) {
-          session.rejectPlan("not approved by a person");
-          session.start();
-          return {
-            approved: false,
-            text: `the plan was not approved: ${err instanceof Error ? err.message : String(err)}`,
-          };
-        }
-        session.start();
-        return { approved: true, text: "the plan was approved: only its steps run from now on" };
+      executed: (id, request) => void entryFor(id).session.recordExecution(request),
+      result: (id, server, tool, text) => void entryFor(id).session.recordToolResult(server, tool, text),
+      closed: (id) => {
+        sessions.get(id)?.session.terminate("the agent disconnected");
+        sessions.delete(id);
+        sync?.closed(id);
       },
     },
+    plans: {
+      submit: async (id, plan, _signal, context) =>
+        submitPlan(await current(id), entryFor(id).slots, plan, context?.tools),
+    },
+    sessionOf: (id) => sessions.get(id)?.session,
   };
+}
+
+/** Refuses a plan naming a tool no upstream offers (when the proxy says which tools exist). */
+function unknownTool(plan: unknown, tools: readonly string[] | undefined): string | undefined {
+  if (tools === undefined || typeof plan !== "object" || plan === null) return undefined;
+  const steps = (plan as { steps?: unknown }).steps;
+  if (!Array.isArray(steps)) return undefined;
+  const known = new Set(tools);
+  for (const [i, step] of steps.entries()) {
+    const action = (step as { action?: unknown } | null)?.action;
+    if (typeof action === "string" && !known.has(action))
+      return `step ${i + 1} names \`${action.slice(0, 200)}\`, which no upstream server offers`;
+  }
+  return undefined;
+}
+
+/** Validates, refuses duplicates and unknown tools, approves by rule when it only narrows, else asks a person. */
+async function submitPlan(
+  session: Session,
+  slots: SessionSlots,
+  plan: unknown,
+  tools: readonly string[] | undefined,
+): Promise<{ approved: boolean; text: string }> {
+  const missing = unknownTool(plan, tools);
+  if (missing !== undefined) return { approved: false, text: `the plan was refused: ${missing}; nothing ran` };
+  const intent = session.intent === null ? undefined : compileIntent(session.intent);
+  const compiled = intent?.ok === true ? compilePlan(plan, intent.value) : undefined;
+  if (compiled?.ok === true && session.planHash === compiled.value.hash)
+    return { approved: false, text: `the plan was refused: this plan is already approved (${compiled.value.hash})` };
+  if (session.state === "plan_submitted")
+    return { approved: false, text: "the plan was refused: another plan is already waiting for a person" };
+  try {
+    session.submitPlan(plan);
+  } catch (err) {
+    return { approved: false, text: `the plan does not fit the intent: ${message(err)}` };
+  }
+  const verdict =
+    intent?.ok === true && session.proposedPlan !== null
+      ? judgePlanNarrowing(session.proposedPlan, intent.value, session.provenance)
+      : { narrows: false, reason: "no intent to compare with" };
+  if (verdict.narrows && compiled?.ok === true)
+    slots.planRule = { planHash: compiled.value.hash, reason: verdict.reason };
+  try {
+    await session.confirmPlan();
+  } catch (err) {
+    const state: string = session.state;
+    if (state === "plan_submitted") session.rejectPlan("not approved by a person");
+    if ((session.state as string) === "intent_set") session.start();
+    return { approved: false, text: `the plan was not approved: ${message(err)}` };
+  } finally {
+    delete slots.planRule;
+  }
+  session.start();
+  return verdict.narrows
+    ? {
+        approved: true,
+        text: `the plan was approved by rule \`${PLAN_NARROWS_RULE}\`: ${verdict.reason}; only its steps run from now on`,
+      }
+    : { approved: true, text: `the plan was approved by a person (${verdict.reason}): only its steps run from now on` };
 }

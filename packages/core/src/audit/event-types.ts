@@ -29,6 +29,9 @@ export const AUDIT_EVENT_TYPES = [
   "sandbox_exited",
   "sandbox_egress",
   "sandbox_egress_refused",
+  // a person's signed intent update to a live session (`acp intent set`)
+  "intent_updated",
+  "intent_update_refused",
 ] as const;
 
 /** One audit event type. */

@@ -87,5 +87,7 @@ export interface PlanHook {
     sessionId: string,
     plan: unknown,
     signal: AbortSignal,
+    /** What the proxy knows: `tools`, every `server.tool` its connected upstreams offer. */
+    context?: { readonly tools?: readonly string[] },
   ): Promise<{ readonly approved: boolean; readonly text: string }>;
 }

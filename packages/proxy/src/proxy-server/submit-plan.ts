@@ -35,7 +35,8 @@ export async function handleSubmitPlan(
   const hook = proxy.options.plans;
   if (hook === undefined) return { isError: true, content: [{ type: "text", text: "plans are not enabled" }] };
   try {
-    const outcome = await hook.submit(sessionId, request.params.arguments?.["plan"], signal);
+    const tools = proxy.pool.connected().flatMap((u) => u.tools.map((t) => `${u.spec.name}.${t.name}`));
+    const outcome = await hook.submit(sessionId, request.params.arguments?.["plan"], signal, { tools });
     await proxy.audit("policy_evaluated", {
       session_id: sessionId,
       tool: SUBMIT_PLAN_NAME,

@@ -1,0 +1,148 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { createProxy, type AcpProxy } from "@acp/proxy";
+import type { CliContext } from "../src/context.js";
+import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
+import { runCli } from "./run.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
+const SESSION = "session_intent_e2e_1";
+
+function text(result: unknown): string {
+  return JSON.stringify((result as { content?: unknown }).content);
+}
+
+describe("acp intent set: a person changes a live session's intent; the proxy applies it before the next call", () => {
+  const root = tempRoot("intent-set-e2e");
+  let env: Record<string, string> = {};
+  let home = "";
+  let proxy: AcpProxy;
+  let client: Client;
+  let wiring: ReturnType<typeof createProxyWiring>;
+  const stderr: string[] = [];
+
+  beforeAll(async () => {
+    home = fixtureHome(root.dir).home;
+    env = envFor(home);
+    writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\n');
+    writeFileSync(
+      join(root.dir, "b.yml"),
+      'goal: echo and add\nallowed_actions: ["everything.echo", "everything.get-sum"]\n',
+    );
+    writeFileSync(
+      join(root.dir, "bad.yml"),
+      'goal: broken\nallowed_actions:\n  - "everything.echo"\nforbidden_actions: 7\n',
+    );
+    const ctx: CliContext = {
+      io: {
+        stdout: { write: () => true },
+        stderr: { write: (s: string) => stderr.push(s) },
+        readStdin: () => Promise.resolve(""),
+        stdinIsTTY: false,
+        env,
+        cwd: root.dir,
+        now: () => new Date(),
+      },
+      exitCode: 0,
+    };
+    wiring = createProxyWiring(ctx);
+    const intent = { goal: "echo things back", allowed_actions: ["everything.echo"] };
+    const decide = wiring.createDecide({ policyPath: join(home, "policy.yml"), home, trustedServers: [], intent });
+    const observer = wiring.createObserver?.({ home });
+    const plans = wiring.createPlans?.({ home });
+    proxy = createProxy({
+      upstreams: [{ name: "everything", transport: "stdio", command: EVERYTHING, args: [] }],
+      decide,
+      ...(observer !== undefined ? { observer } : {}),
+      ...(plans !== undefined ? { plans } : {}),
+      broker: wiring.createBroker({ home }),
+      audit: wiring.createAudit({ home }),
+      now: () => new Date(),
+    });
+    await proxy.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(serverSide, SESSION);
+    client = new Client({ name: "intent-agent", version: "1.0.0" });
+    await client.connect(clientSide);
+  }, 120_000);
+
+  afterAll(async () => {
+    await client.close();
+    await proxy.close();
+    await wiring.close();
+    root.cleanup();
+  });
+
+  it("refuses a call outside intent A, and lists the live session with its agent and intent", async () => {
+    const sum = await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } });
+    expect(sum.isError).toBe(true);
+    const listed = await runCli(["intent", "set", "--list", "--json"], { env, now: new Date() });
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.stdout) as { id: string; agent: string; status: string; intent_version: number }[];
+    expect(rows).toContainEqual(
+      expect.objectContaining({ id: SESSION, agent: "intent-agent", status: "live", intent_version: 1 }),
+    );
+  });
+
+  it("a malformed intent exits 4 with file:line:col and changes nothing", async () => {
+    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "bad.yml")], {
+      env,
+      now: new Date(),
+    });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toMatch(/bad\.yml:4:\d+: /);
+    const listed = JSON.parse((await runCli(["intent", "set", "--list", "--json"], { env })).stdout) as {
+      last_update: unknown;
+    }[];
+    expect(listed[0]?.last_update).toBeNull();
+  });
+
+  it("an unknown session id exits 4 and a usage error exits 2", async () => {
+    const unknown = await runCli(["intent", "set", "--session", "session_nope", join(root.dir, "b.yml")], { env });
+    expect(unknown.code).toBe(4);
+    expect(unknown.stderr).toContain("no session `session_nope`");
+    expect((await runCli(["intent", "set", join(root.dir, "b.yml")], { env })).code).toBe(2);
+  });
+
+  it("after `acp intent set` to B the same call passes, and the change is audited with both hashes", async () => {
+    const set = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml"), "--json"], {
+      env,
+      now: new Date(),
+    });
+    expect(set.code).toBe(0);
+    const queued = JSON.parse(set.stdout) as { to_version: number; intent_hash: string; from_hash: string };
+    expect(queued.to_version).toBe(2);
+    const sum = await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } });
+    expect(sum.isError).not.toBe(true);
+    expect(text(sum)).toContain("3");
+    const listed = JSON.parse((await runCli(["intent", "set", "--list", "--json"], { env })).stdout) as {
+      intent_version: number;
+      intent_hash: string;
+      last_update: { status: string };
+    }[];
+    expect(listed[0]).toMatchObject({
+      intent_version: 2,
+      intent_hash: queued.intent_hash,
+      last_update: { status: "applied" },
+    });
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    const line = audit.split("\n").find((l) => l.includes('"intent_updated"'));
+    expect(line).toBeDefined();
+    expect(line).toContain(queued.from_hash);
+    expect(line).toContain(queued.intent_hash);
+  });
+
+  it("a session that has ended cannot be changed (exit 3)", async () => {
+    await client.close();
+    await new Promise((r) => setTimeout(r, 50));
+    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], { env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain("has ended");
+  });
+});
