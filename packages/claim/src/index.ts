@@ -19,8 +19,10 @@ export {
   type FaqSettings,
 } from "./content/faq.js";
 export { IDENTIFIER_ENTROPY_BITS, newClaimCode, normalizeClaimCode, newPublicHandle } from "./ids/random-ids.js";
-export { solvePow, solvePowNaive, type SolveOptions } from "./pow/solver.js";
-export { solveMidstate } from "./pow/sha256-midstate.js";
+export { solvePow, solvePowNaive, wasmKernel, type PowKernel, type SolveOptions } from "./pow/solver.js";
+export { solveMidstate, scanMidstate, powNonce } from "./pow/sha256-midstate.js";
+export { powLayout, LANE_CANDIDATES, POW_LANES, type PowLayout } from "./pow/sha256-layout.js";
+export { instantiateWasmKernel, scanWasm, wasmKernelBytes, type WasmKernel } from "./pow/sha256-wasm.js";
 export {
   ClaimClient,
   ClaimClientError,
