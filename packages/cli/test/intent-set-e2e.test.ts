@@ -138,6 +138,31 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     expect(line).toContain(queued.intent_hash);
   });
 
+  it("a plan that only narrows intent B is approved by rule, with nobody asked; only its steps run", async () => {
+    const plan = { steps: [{ action: "everything.echo" }] };
+    const out = await client.callTool({ name: "acp_submit_plan", arguments: { plan } });
+    expect(out.isError).not.toBe(true);
+    expect(text(out)).toContain("approved by rule");
+    const pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as unknown[];
+    expect(pending).toEqual([]);
+    expect(text(await client.callTool({ name: "echo", arguments: { message: "in plan" } }))).toContain("in plan");
+    expect((await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } })).isError).toBe(true);
+    const twice = await client.callTool({ name: "acp_submit_plan", arguments: { plan } });
+    expect(twice.isError).toBe(true);
+    expect(text(twice)).toContain("already approved");
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain("plan-narrows-intent");
+  });
+
+  it("a plan naming a tool no upstream offers is refused and nothing runs", async () => {
+    const plan = { steps: [{ action: "everything.echo" }, { action: "everything.wipe-disk" }] };
+    const out = await client.callTool({ name: "acp_submit_plan", arguments: { plan } });
+    expect(out.isError).toBe(true);
+    expect(text(out)).toContain("no upstream server offers");
+    // the approved plan is still the one in force
+    expect(text(await client.callTool({ name: "echo", arguments: { message: "still" } }))).toContain("still");
+  });
+
   it("a session that has ended cannot be changed (exit 3)", async () => {
     await client.close();
     await new Promise((r) => setTimeout(r, 50));
