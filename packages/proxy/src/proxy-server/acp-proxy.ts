@@ -9,6 +9,8 @@ import {
   type Notification,
   type Result,
   type ServerCapabilities,
+  type ServerNotification,
+  type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 import { PROXY_DEFAULTS, type PrefixMode } from "../config/proxy-config.js";
 import { createApprovalMemory } from "../gate/approval-memory.js";
@@ -20,6 +22,8 @@ import { UpstreamPool, messageOf, type Upstream } from "../upstream/upstream-poo
 import type { UpstreamSpec } from "../upstream/upstream-spec.js";
 import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
+import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
+import { ResourceSubscriptions } from "./subscriptions.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -58,8 +62,8 @@ export interface AcpProxyOptions {
 export interface ProxySession {
   readonly id: string;
   readonly server: Server;
-  /** Upstream name → number of calls in flight (to route upstream requests such as sampling). */
-  readonly inflight: Map<string, number>;
+  /** The session's `tools/call`s in flight, oldest first (where an upstream's sampling or logging goes). */
+  readonly calls: Set<InflightCall>;
   lastActive: number;
 }
 
@@ -74,6 +78,8 @@ export class AcpProxy {
   readonly pinning: ToolPinning;
   readonly gate: GateDeps;
   readonly sessions = new Map<string, ProxySession>();
+  /** Resource subscriptions of every session, counted per upstream resource. */
+  readonly subscriptions = new ResourceSubscriptions();
   readonly #log: (line: string) => void;
   readonly #audit: AuditSink;
 
@@ -131,10 +137,11 @@ export class AcpProxy {
   /** Creates (without connecting) the downstream server of one session. */
   createSession(sessionId: string): ProxySession {
     const server = new Server(PROXY_SERVER_INFO, { capabilities: this.capabilities() });
-    const session: ProxySession = { id: sessionId, server, inflight: new Map(), lastActive: Date.now() };
+    const session: ProxySession = { id: sessionId, server, calls: new Set(), lastActive: Date.now() };
     registerSessionHandlers(this, session);
     server.onclose = () => {
       this.sessions.delete(sessionId);
+      this.#dropSubscriptions(sessionId);
       this.options.observer?.closed?.(sessionId);
       this.gate.approvals.forgetSession(sessionId);
     };
@@ -217,10 +224,48 @@ export class AcpProxy {
     );
   }
 
+  /**
+   * A notification from an upstream: list changes go to every session; a resource update to the sessions
+   * subscribed to it; anything else (logging above all) to the session whose call it belongs to, on that
+   * call's stream, and to nobody when calls of several sessions are in flight to that server.
+   */
   #forwardUpstreamNotification(server: string, notification: Notification): void {
-    if (notification.method.endsWith("/list_changed")) this.catalog.invalidate();
-    this.#broadcast(notification);
-    void server;
+    if (notification.method.endsWith("/list_changed")) {
+      this.catalog.invalidate();
+      this.#broadcast(notification);
+      return;
+    }
+    if (notification.method === "notifications/resources/updated") {
+      const uri = notification.params?.["uri"];
+      if (typeof uri !== "string") return;
+      for (const id of this.subscriptions.subscribers(server, uri)) {
+        this.sessions
+          .get(id)
+          ?.server.notification(notification)
+          .catch(() => undefined);
+      }
+      return;
+    }
+    const route = routeUpstreamMessage(this.sessions.values(), server);
+    if (route.kind === "call") route.call.notify(notification as ServerNotification);
+    else if (route.kind === "only") route.session.server.notification(notification).catch(() => undefined);
+    else if (route.kind === "idle") this.#broadcast(notification);
+    else {
+      this.#log(
+        `upstream \`${server}\`: \`${notification.method}\` not forwarded: calls of ${route.sessions.length} sessions are in flight to it (whose it is cannot be told)`,
+      );
+    }
+  }
+
+  /** A closed session's subscriptions end; the upstream is unsubscribed where it was the last subscriber. */
+  #dropSubscriptions(sessionId: string): void {
+    for (const { server, uri } of this.subscriptions.forget(sessionId)) {
+      this.pool
+        .request(server, "resources/unsubscribe", { uri })
+        .catch((err: unknown) =>
+          this.#log(`upstream \`${server}\`: unsubscribe from \`${uri}\` failed: ${messageOf(err)}`),
+        );
+    }
   }
 
   #broadcast(notification: Notification): void {
@@ -229,18 +274,27 @@ export class AcpProxy {
     }
   }
 
-  /** Sampling, elicitation and the like go to the client with a call in flight to that server, else the latest. */
+  /**
+   * Sampling, elicitation and the like go to the one session with a call in flight to that server, on that
+   * call's stream; with no call in flight, to the only session connected. When that cannot be told (calls
+   * of several sessions in flight, or several sessions and none), the upstream gets an error: a request
+   * must never reach another agent's client.
+   */
   async #forwardUpstreamRequest(server: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result> {
-    const sessions = [...this.sessions.values()].sort((a, b) => b.lastActive - a.lastActive);
-    const target = sessions.find((s) => (s.inflight.get(server) ?? 0) > 0) ?? sessions[0];
-    if (target === undefined) {
-      throw new McpError(ErrorCode.InvalidRequest, `no agent client is connected to answer \`${request.method}\``);
-    }
     const params = request.params as Record<string, unknown> | undefined;
-    return target.server.request({ method: request.method, ...(params ? { params } : {}) }, ResultSchema, {
-      signal,
-      timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs,
-    });
+    const outgoing = { method: request.method, ...(params ? { params } : {}) };
+    const options = { signal, timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs };
+    const route = routeUpstreamMessage(this.sessions.values(), server);
+    if (route.kind === "call") return route.call.request(outgoing as ServerRequest, options);
+    if (route.kind === "only") return route.session.server.request(outgoing, ResultSchema, options);
+    const why =
+      route.kind === "ambiguous"
+        ? `calls of ${route.sessions.length} agent sessions are in flight to \`${server}\``
+        : route.sessions.length === 0
+          ? "no agent client is connected"
+          : `${route.sessions.length} agent sessions are connected and none has a call in flight to \`${server}\``;
+    this.#log(`upstream \`${server}\`: \`${request.method}\` refused: ${why}`);
+    throw new McpError(ErrorCode.InvalidRequest, `no agent client to answer \`${request.method}\`: ${why}`);
   }
 }
 

@@ -90,18 +90,40 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
     await gateResourceRead(proxy, session, owner, uri, extra);
     return passThrough(proxy, owner, "resources/read", request.params, extra);
   });
-  for (const [schema, method] of [
-    [SubscribeRequestSchema, "resources/subscribe"],
-    [UnsubscribeRequestSchema, "resources/unsubscribe"],
-  ] as const) {
-    server.setRequestHandler(schema, async (request, extra) => {
-      const owner = await proxy.catalog.serverForUri(request.params.uri);
-      if (owner === undefined)
-        throw new McpError(-32002, `resource not found: no upstream serves \`${request.params.uri}\``);
-      await passThrough(proxy, owner, method, request.params, extra);
-      return {};
-    });
-  }
+  registerSubscriptionHandlers(proxy, session);
+}
+
+/**
+ * `resources/subscribe` and `resources/unsubscribe`, counted across sessions: the upstream is subscribed
+ * by the first session and unsubscribed when the last one leaves (or closes).
+ */
+function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): void {
+  const owner = async (uri: string): Promise<string> => {
+    const server = await proxy.catalog.serverForUri(uri);
+    if (server === undefined) throw new McpError(-32002, `resource not found: no upstream serves \`${uri}\``);
+    return server;
+  };
+  session.server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const server = await owner(uri);
+    if (proxy.subscriptions.add(server, uri, session.id)) {
+      try {
+        await passThrough(proxy, server, "resources/subscribe", request.params, extra);
+      } catch (err) {
+        proxy.subscriptions.remove(server, uri, session.id);
+        throw err;
+      }
+    }
+    return {};
+  });
+  session.server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const server = await owner(uri);
+    if (proxy.subscriptions.remove(server, uri, session.id)) {
+      await passThrough(proxy, server, "resources/unsubscribe", request.params, extra);
+    }
+    return {};
+  });
 }
 
 /** `resources/read` goes through `Decide` as tool `resources/read` with arguments `{uri}`; refusal is a JSON-RPC error. */

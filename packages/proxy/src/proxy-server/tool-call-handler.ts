@@ -6,6 +6,7 @@ import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
 import { newId, type AcpProxy, type ProxySession } from "./acp-proxy.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
+import { createInflightCall } from "./session-routing.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -35,7 +36,8 @@ export async function handleToolCall(
   const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
   const annotations = pickAnnotations(target.item["annotations"]);
   const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
-  track(session, target.server, +1);
+  const inflight = createInflightCall(target.server, extra);
+  session.calls.add(inflight);
   const heartbeat = startHeartbeat(proxy, relay, target.name);
   try {
     const verdict = await gateToolCall(proxy.gate, {
@@ -65,6 +67,7 @@ export async function handleToolCall(
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
     observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
     await relay?.flush();
+    await inflight.settled();
     return result;
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) throw err;
@@ -73,7 +76,7 @@ export async function handleToolCall(
     return toolError(`the call could not be completed: ${message}`);
   } finally {
     clearInterval(heartbeat);
-    track(session, target.server, -1);
+    session.calls.delete(inflight);
   }
 }
 
@@ -182,12 +185,6 @@ function startHeartbeat(proxy: AcpProxy, relay: ProgressRelay | undefined, tool:
   if (relay === undefined) return undefined;
   const every = proxy.options.progressIntervalMs ?? 5_000;
   return setInterval(() => relay.waiting(`waiting for a decision on \`${tool}\``), every);
-}
-
-function track(session: ProxySession, server: string, delta: number): void {
-  const next = (session.inflight.get(server) ?? 0) + delta;
-  if (next <= 0) session.inflight.delete(server);
-  else session.inflight.set(server, next);
 }
 
 function pickAnnotations(value: unknown): ToolAnnotations | undefined {

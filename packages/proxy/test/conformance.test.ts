@@ -1,0 +1,95 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  buildCli,
+  checksWith,
+  passedScenarios,
+  runConformance,
+  startAcpProxyHttp,
+  startConformanceServer,
+  type ConformanceResults,
+  type Started,
+} from "./fixtures/conformance-harness.js";
+
+/** Allows everything the conformance fixture serves (tools and resource reads); denies the rest. */
+const POLICY = `version: "1"
+default_action: deny
+rules:
+  - id: conformance-fixture
+    match: { server: conformance }
+    action: allow
+`;
+
+/** The scenarios whose checks exercise what a forwarding proxy most easily loses. */
+const SERVER_TO_CLIENT = [
+  "tools-call-with-logging",
+  "tools-call-with-progress",
+  "tools-call-sampling",
+  "tools-call-elicitation",
+  "elicitation-sep1034-defaults",
+  "elicitation-sep1330-enums",
+  "resources-subscribe",
+  "resources-unsubscribe",
+];
+
+describe("the official MCP conformance suite (server scenarios), directly and through `acp proxy`", () => {
+  let upstream: Started;
+  let proxy: Started;
+  let direct: ConformanceResults;
+  let proxied: ConformanceResults;
+
+  beforeAll(async () => {
+    await buildCli();
+    upstream = await startConformanceServer();
+    const dir = mkdtempSync(join(tmpdir(), "acp-conformance-policy-"));
+    writeFileSync(join(dir, "policy.yml"), POLICY);
+    proxy = await startAcpProxyHttp(upstream.url, "conformance", join(dir, "policy.yml"));
+    // the suite is quick (a few seconds): once each way
+    direct = await runConformance(upstream.url);
+    proxied = await runConformance(proxy.url);
+  }, 300_000);
+
+  afterAll(async () => {
+    await proxy?.stop();
+    await upstream?.stop();
+  });
+
+  it("the fixture passes every scenario of the suite directly", () => {
+    expect(direct.size).toBeGreaterThanOrEqual(32);
+    expect(checksWith(direct, "FAILURE")).toEqual([]);
+    expect(passedScenarios(direct)).toEqual([...direct.keys()].sort());
+  });
+
+  it("through the proxy, every scenario the direct connection passes passes too", () => {
+    expect([...proxied.keys()].sort()).toEqual([...direct.keys()].sort());
+    expect(checksWith(proxied, "FAILURE")).toEqual([]);
+    expect(passedScenarios(proxied)).toEqual(passedScenarios(direct));
+  });
+
+  it("through the proxy, the very same checks succeed (none downgraded to a warning)", () => {
+    expect(checksWith(proxied, "SUCCESS")).toEqual(checksWith(direct, "SUCCESS"));
+    expect(checksWith(proxied, "SUCCESS").length).toBeGreaterThanOrEqual(44);
+  });
+
+  it("logging, progress, sampling, elicitation and subscriptions cross the proxy with the same details", () => {
+    for (const scenario of SERVER_TO_CLIENT) {
+      const a = direct.get(scenario) ?? [];
+      const b = proxied.get(scenario) ?? [];
+      expect(a.length, scenario).toBeGreaterThan(0);
+      expect(
+        b.map((c) => [c.id, c.status, c.details]),
+        scenario,
+      ).toEqual(a.map((c) => [c.id, c.status, c.details]));
+    }
+  });
+
+  it("the proxy itself refuses a foreign Host (DNS rebinding), as the suite checks", () => {
+    const checks = proxied.get("dns-rebinding-protection") ?? [];
+    expect(checks.map((c) => [c.id, c.status])).toEqual([
+      ["localhost-host-rebinding-rejected", "SUCCESS"],
+      ["localhost-host-valid-accepted", "SUCCESS"],
+    ]);
+  });
+});
