@@ -1,14 +1,292 @@
+import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
-import type { CliContext } from "../context.js";
+import {
+  buildVerifyModel,
+  checkIntentAgainstPolicy,
+  createTokenProbe,
+  exploreModel,
+  formatCounterexample,
+  formatIssue,
+  INVARIANT_DESCRIPTIONS,
+  INVARIANT_IDS,
+  parsePositionedDocument,
+  positionIssues,
+  type BuiltModel,
+  type Issue,
+  type Policy,
+  type PositionedDocument,
+  type VerifyExecutor,
+  type VerifyReport,
+} from "@acp/core";
+import { printError, printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { loadPolicyFile } from "../decision/load.js";
+import { readInputFile } from "../decision/read-input.js";
+import { createReplayer } from "../replay/driver.js";
+import { createReplaySessions } from "../replay/session-runtime.js";
 
-/** Registers `acp policy verify` (being built: it says so and exits 1). */
-export function registerPolicyVerify(parent: Command, _ctx: CliContext): void {
+interface VerifyOptions {
+  policy: string;
+  intent: string;
+  session?: string;
+  trustedServer: string[];
+  depth: string;
+  maxStates: string;
+  out?: string;
+  json?: boolean;
+}
+
+/** Default bound: sessions of up to this many calls. */
+export const DEFAULT_VERIFY_DEPTH = 4;
+/** Default most distinct states before the check stops unfinished. */
+export const DEFAULT_MAX_STATES = 200_000;
+const MAX_DEPTH = 8;
+
+const HELP_AFTER = `
+Builds a finite model from the policy, the intent and the session settings, and checks every session of
+up to --depth calls, each call judged by the real pipeline and session runtime (the path \`acp replay\`
+takes). The model's actions are every action the intent, the transition rules, the policy's rules and
+classify: name (a sample name for each glob nothing else matches), plus \`other.other_tool\`, which
+nothing names. Every call is tried with no arguments and with a value of each provenance class: one the
+user typed, one from the intent's trusted_values, and — once untrusted content was read — one that only
+untrusted content held. A call that is not accepted does not execute (a person declines every question).
+
+Invariants:
+  outside_intent_executed      ${INVARIANT_DESCRIPTIONS.outside_intent_executed}
+  untrusted_to_consequential   ${INVARIANT_DESCRIPTIONS.untrusted_to_consequential}
+  token_reused                 ${INVARIANT_DESCRIPTIONS.token_reused}
+  untrusted_read_then_send     ${INVARIANT_DESCRIPTIONS.untrusted_read_then_send}
+
+A broken invariant prints its shortest counterexample as a replay trace (JSON lines); --out FILE writes
+the first one, and \`acp replay\` with the same --policy, --intent, --session and --trusted-server shows
+the violating route on its last call.
+
+Exit codes:
+  0  every invariant holds for every session of up to --depth calls
+  1  the model is too large (more than --max-states states): nothing is claimed; or a file is missing
+  2  usage: a missing --policy or --intent, a bad --depth or --max-states
+  3  an invariant is broken (counterexample printed)
+  4  invalid input: a policy, intent or session file that does not validate, or an intent that
+     allows an action the policy refuses outright (FILE:LINE:COL: message)
+
+Examples:
+  acp policy verify --policy examples/verify/good/policy.yml --intent examples/verify/good/intent.json \\
+    --session examples/verify/good/session.yml
+  acp policy verify --policy examples/verify/accepts-send/policy.yml \\
+    --intent examples/verify/accepts-send/intent.json --out cex.jsonl
+  acp replay --policy examples/verify/accepts-send/policy.yml \\
+    --intent examples/verify/accepts-send/intent.json cex.jsonl
+  acp policy verify --policy policy.yml --intent intent.yml --depth 3 --max-states 50000 --json
+
+Docs: docs/reference/cli/policy-verify.md, docs/guides/policy-verify.md`;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function count(text: string, option: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isInteger(value) || value < min || value > max) {
+    throw new CliError(`${option}: expected a whole number from ${min} to ${max}, got \`${text}\``, EXIT.usage);
+  }
+  return value;
+}
+
+function invalid(file: string, issues: readonly Issue[]): CliError {
+  return new CliError(issues.map((i) => formatIssue(i, file)).join("\n"), EXIT.invalid);
+}
+
+async function readDocument(ctx: CliContext, file: string, what: string): Promise<PositionedDocument> {
+  const text = await readInputFile(resolvePath(ctx.io, file), what);
+  const parsed = parsePositionedDocument(text, what);
+  if (!parsed.ok) throw invalid(file, parsed.issues);
+  return parsed.value;
+}
+
+/** The session settings exactly as `acp replay` builds them from the same flags. */
+function replaySettings(policy: Policy, given: unknown, trusted: readonly string[]): Record<string, unknown> {
+  const base = typeof given === "object" && given !== null && !Array.isArray(given) ? given : {};
+  const settings: Record<string, unknown> = { require_plan: false, ...base };
+  const listed = settings["trusted_servers"];
+  settings["trusted_servers"] = [...(Array.isArray(listed) ? (listed as unknown[]) : []), ...trusted];
+  if (settings["classify"] === undefined) settings["classify"] = [...policy.classify];
+  return settings;
+}
+
+interface Loaded {
+  readonly policy: Policy;
+  readonly policyFile: string;
+  readonly intent: unknown;
+  readonly settings: Record<string, unknown>;
+  readonly built: BuiltModel;
+}
+
+async function load(ctx: CliContext, options: VerifyOptions): Promise<Loaded> {
+  const policyFile = resolvePath(ctx.io, options.policy);
+  const policy = await loadPolicyFile(policyFile);
+  const intentDoc = await readDocument(ctx, options.intent, "intent");
+  const sessionDoc =
+    options.session === undefined ? undefined : await readDocument(ctx, options.session, "session settings");
+  if (
+    sessionDoc !== undefined &&
+    (typeof sessionDoc.value !== "object" || sessionDoc.value === null || Array.isArray(sessionDoc.value))
+  ) {
+    throw invalid(options.session ?? "", [
+      {
+        code: "invalid_session_config",
+        path: [],
+        message: "session settings: settings must be a mapping",
+        line: 1,
+        column: 1,
+      },
+    ]);
+  }
+  const settings = replaySettings(policy, sessionDoc?.value, options.trustedServer);
+  const built = buildVerifyModel({ policy, intent: intentDoc.value, settings });
+  if (!built.ok) {
+    const of = (doc: string): Issue[] =>
+      built.issues.filter((i) => i.path[0] === doc).map((i) => ({ ...i, path: i.path.slice(1) }));
+    const lines = [
+      ...positionIssues(of("intent"), intentDoc).map((i) => formatIssue(i, options.intent)),
+      ...(sessionDoc === undefined ? of("settings") : positionIssues(of("settings"), sessionDoc)).map((i) =>
+        formatIssue(i, options.session ?? "session settings"),
+      ),
+      ...built.issues.filter((i) => i.path[0] !== "intent" && i.path[0] !== "settings").map((i) => formatIssue(i)),
+    ];
+    const tooLarge = built.issues.some((i) => i.code === "verify_model_too_large");
+    throw new CliError(lines.join("\n"), tooLarge ? EXIT.error : EXIT.invalid);
+  }
+  const contradictions = checkIntentAgainstPolicy(policy, built.value, ctx.io.now());
+  if (contradictions.length > 0) throw invalid(options.intent, positionIssues(contradictions, intentDoc));
+  return { policy, policyFile, intent: intentDoc.value, settings, built: built.value };
+}
+
+function executorFor(ctx: CliContext, loaded: Loaded, trusted: readonly string[]): VerifyExecutor {
+  const now = ctx.io.now();
+  const sessions = createReplaySessions({ intent: loaded.intent, settings: loaded.settings, now });
+  const replayer = createReplayer({
+    inputs: { policy: loaded.policy, policyFile: loaded.policyFile },
+    sessions,
+    trustedServers: new Set(trusted),
+    now,
+  });
+  return {
+    run: async (events) => {
+      const lines = events.map((event, i) => ({ ...event, line: i + 1 }));
+      const calls = await replayer.replayTrace({ name: "verify", events: lines });
+      return calls.map((c) => ({ route: c.route, reasons: c.reasons }));
+    },
+    probeToken: createTokenProbe({ intent: loaded.intent, settings: loaded.settings, now }),
+  };
+}
+
+function replayCommand(options: VerifyOptions, out: string): string {
+  const parts = ["acp replay", `--policy ${options.policy}`, `--intent ${options.intent}`];
+  if (options.session !== undefined) parts.push(`--session ${options.session}`);
+  for (const server of options.trustedServer) parts.push(`--trusted-server ${server}`);
+  return [...parts, out].join(" ");
+}
+
+function printHuman(ctx: CliContext, report: VerifyReport, loaded: Loaded, options: VerifyOptions): void {
+  const model = loaded.built.model;
+  const names = model.actions.map((a) => a.name).join(", ");
+  printLine(
+    ctx,
+    `model: ${model.actions.length} actions (${names}), ${model.values.length} value classes, up to ${report.depth} calls`,
+  );
+  if (model.unsampled.length > 0)
+    printLine(ctx, `note: not sampled: ${model.unsampled.map((p) => `\`${p}\``).join(", ")}`);
+  const broken = new Set(report.violations.map((v) => v.invariant));
+  for (const id of INVARIANT_IDS) {
+    const violation = report.violations.find((v) => v.invariant === id);
+    if (violation === undefined) {
+      printLine(ctx, `${report.outcome === "too_large" ? "?" : "ok"} ${id}: ${INVARIANT_DESCRIPTIONS[id]}`);
+      continue;
+    }
+    printLine(ctx, `FAIL ${id}: ${violation.message}`);
+    printLine(ctx, `  route ${violation.route}: ${violation.reasons.map((r) => `${r.source}/${r.code}`).join(", ")}`);
+    printLine(ctx, "  counterexample:");
+    for (const line of formatCounterexample(violation).trimEnd().split("\n")) printLine(ctx, `  ${line}`);
+  }
+  const held = INVARIANT_IDS.length - broken.size;
+  printLine(
+    ctx,
+    `explored ${report.states} states, ${report.calls} judged calls: ${held} of ${INVARIANT_IDS.length} invariants hold`,
+  );
+  if (options.out !== undefined && report.violations.length > 0) {
+    printLine(
+      ctx,
+      `wrote the ${report.violations[0]?.invariant ?? ""} counterexample to ${options.out}; replay it with:`,
+    );
+    printLine(ctx, `  ${replayCommand(options, options.out)}`);
+  }
+}
+
+function jsonReport(report: VerifyReport, loaded: Loaded): Record<string, unknown> {
+  const model = loaded.built.model;
+  return {
+    outcome: report.outcome,
+    depth: report.depth,
+    states: report.states,
+    calls: report.calls,
+    actions: model.actions.map((a) => ({
+      name: a.name,
+      categories: a.categories,
+      in_intent: a.inIntent,
+      untrusted_results: a.untrustedResult,
+    })),
+    value_classes: model.values.map((v) => v.cls),
+    unsampled: model.unsampled,
+    invariants: INVARIANT_IDS.map((id) => {
+      const v = report.violations.find((x) => x.invariant === id);
+      const holds = v === undefined ? (report.outcome === "too_large" ? null : true) : false;
+      const base = { id, description: INVARIANT_DESCRIPTIONS[id], holds };
+      return v === undefined
+        ? base
+        : { ...base, message: v.message, route: v.route, reasons: v.reasons, counterexample: v.events };
+    }),
+  };
+}
+
+async function verify(ctx: CliContext, options: VerifyOptions): Promise<void> {
+  const depth = count(options.depth, "--depth", 1, MAX_DEPTH);
+  const maxStates = count(options.maxStates, "--max-states", 1, 100_000_000);
+  const loaded = await load(ctx, options);
+  const executor = executorFor(ctx, loaded, options.trustedServer);
+  const report = await exploreModel(loaded.built.model, executor, { depth, maxStates });
+  const first = report.violations[0];
+  if (options.out !== undefined && first !== undefined) {
+    await writeFile(resolvePath(ctx.io, options.out), formatCounterexample(first), "utf8");
+  }
+  if (options.json === true) printLine(ctx, JSON.stringify(jsonReport(report, loaded)));
+  else printHuman(ctx, report, loaded, options);
+  if (report.outcome === "violated") {
+    ctx.exitCode = EXIT.refused;
+  } else if (report.outcome === "too_large") {
+    throw new CliError(
+      `the model is too large: more than ${maxStates} states within ${depth} calls, so nothing is verified (lower --depth, raise --max-states, or name fewer actions)`,
+      EXIT.error,
+    );
+  } else {
+    if (options.json !== true)
+      printError(ctx, `verified: every invariant holds for every session of up to ${depth} calls`);
+    ctx.exitCode = EXIT.ok;
+  }
+}
+
+/** Registers `acp policy verify`: a bounded, exhaustive check of a policy, an intent and session settings. */
+export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
   parent
     .command("verify")
-    .description("check the policy and intent exhaustively for bounded sessions (not yet built)")
-    .allowUnknownOption()
-    .action(() => {
-      throw new CliError("`acp policy verify` is not built yet", EXIT.error);
-    });
+    .description("check a policy, an intent and session settings exhaustively for bounded sessions")
+    .requiredOption("--policy <file>", "the policy file")
+    .requiredOption("--intent <file>", "the intent (JSON or YAML) the sessions run under")
+    .option("--session <file>", "session settings (JSON or YAML): transitions, provenance, trusted servers")
+    .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
+    .option("--depth <n>", "most calls in one session", String(DEFAULT_VERIFY_DEPTH))
+    .option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)", String(DEFAULT_MAX_STATES))
+    .option("--out <file>", "write the first counterexample there (replay JSON lines)")
+    .option("--json", "print the report as one JSON object")
+    .addHelpText("after", HELP_AFTER)
+    .action(async (options: VerifyOptions) => verify(ctx, options));
 }
