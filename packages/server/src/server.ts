@@ -9,6 +9,7 @@ import { createConsentBroker, type ConsentBrokerHandle, type ConsentChannel } fr
 import { createHttpApp } from "./http/app.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
+import { completeConsent } from "./service/consent-completion.js";
 import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
 import { createDecisionService, type DecisionService } from "./service/decision-service.js";
 import { createTableChannel } from "./service/table-channel.js";
@@ -81,6 +82,8 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     metrics,
     clock: options.clock,
     simulate: (request) => options.simulationPipeline.decide(request, options.clock()),
+    completeConsent: (id, signal) =>
+      completeConsent({ stores: options.stores, ...proofs, audit, clock: options.clock }, id, signal),
     auth: { ...(options.token !== undefined ? { token: options.token } : {}), loopbackOnly: options.loopbackOnly },
     ...(options.tls !== undefined ? { tls: options.tls } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),

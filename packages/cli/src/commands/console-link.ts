@@ -50,7 +50,7 @@ Exit codes: 0 printed, 1 no running service found in $ACP_HOME or its storage ca
         auth = await openConsoleAuth({ statePath: dbPath, ...(storage !== null ? { storageUrl: storage.url } : {}) });
       } catch (err) {
         if (storage === null) throw err;
-        throw new CliError(`acp console-link: ${explainStorageError(err, storage)}`, EXIT.error);
+        throw new CliError(explainStorageError(err, storage), EXIT.error);
       }
       try {
         const now = ctx.io.now().getTime();

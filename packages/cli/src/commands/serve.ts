@@ -212,7 +212,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(tls !== undefined ? { tls } : {}),
     });
   } catch (err) {
-    if (storage !== null) throw new CliError(`acp serve: ${explainStorageError(err, storage)}`, EXIT.error);
+    if (storage !== null) throw new CliError(explainStorageError(err, storage), EXIT.error);
     throw new CliError(
       `cannot open the state in \`${home}\`: ${err instanceof Error ? err.message : String(err)}`,
       EXIT.error,

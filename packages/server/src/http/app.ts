@@ -9,6 +9,7 @@ import type { Decision } from "@acp/core";
 import { registerConsole } from "../console/routes.js";
 import { registerMcpEndpoint } from "../mcp/http-endpoint.js";
 import type { ServerMetrics } from "../metrics/metrics.js";
+import type { CompletedConsent } from "../service/consent-completion.js";
 import type { DecisionService } from "../service/decision-service.js";
 import type { ServerStores } from "../store/types.js";
 import { createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
@@ -36,6 +37,8 @@ export interface HttpAppOptions {
   /** Key and certificate (PEM) to serve HTTPS; the console cookie is then `Secure`. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   readonly bodyLimit?: number;
+  /** `POST /v1/consent/{id}/complete`: finish a request whose waiting call is gone (absent: no route). */
+  readonly completeConsent?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
   /** Where internal errors are told (never to the client). Default: nowhere. */
   readonly log?: (line: string) => void;
 }
@@ -87,7 +90,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   const answerGuard = createBearerGuard(options.auth, true);
   registerPreToolCheck(app, options.service, guard);
   registerDecide(app, options.service, guard);
-  registerConsentRoutes(app, { stores: options.stores, clock: options.clock, guard, answerGuard });
+  registerConsentRoutes(app, {
+    stores: options.stores,
+    clock: options.clock,
+    guard,
+    answerGuard,
+    ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
+  });
   registerAuditRoutes(app, options.stores.audit, guard);
   registerHealthRoutes(app, { stores: options.stores, metrics: options.metrics, clock: options.clock, guard });
   registerMcpEndpoint(app, options.service, guard);

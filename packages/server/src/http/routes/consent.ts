@@ -1,6 +1,7 @@
 /** Consent over HTTP: list, read and answer requests; a server-sent events stream of changes. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
+import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import { CONSENT_ID_PARAMS, CONSENT_LIST_QUERY, CONSENT_RESPONSE_BODY, ERROR_RESPONSES } from "../schemas.js";
@@ -15,6 +16,8 @@ export interface ConsentRouteDeps {
   readonly guard: Guard;
   /** The guard of `POST …/response`: a bearer token is required even when the rest of the API is open. */
   readonly answerGuard: Guard;
+  /** Completes a request whose waiting call is gone (`POST /v1/consent/{id}/complete`). */
+  readonly complete?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
 }
 
 /** Registers `GET /v1/consent`, `GET /v1/consent/events`, `GET /v1/consent/{id}`, `POST /v1/consent/{id}/response`. */
@@ -86,6 +89,36 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       const view = await answerConsent(stores.pending, id, body, approver, clock());
       stores.changes.poke();
       return view;
+    },
+  );
+  const complete = deps.complete;
+  if (complete === undefined) return;
+  app.post(
+    "/v1/consent/:id/complete",
+    {
+      preHandler: deps.answerGuard,
+      schema: {
+        summary: "complete a consent request whose waiting call is gone (a node restarted)",
+        description:
+          "Waits until the request is answered (at most until it expires), then returns the signed, verified " +
+          "consent response and records it in the audit chain. A request completes once across all nodes: " +
+          "its nonce is spent; a second completion is refused with 409 consent_already_completed.",
+        tags: ["consent"],
+        security: [{ bearer: [] }],
+        params: CONSENT_ID_PARAMS,
+        response: { 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const gone = new AbortController();
+      const onClose = (): void => gone.abort();
+      reply.raw.once("close", onClose); // the client went away before the answer
+      try {
+        return await complete(id, gone.signal);
+      } finally {
+        reply.raw.off("close", onClose);
+      }
     },
   );
 }

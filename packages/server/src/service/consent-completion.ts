@@ -1,0 +1,139 @@
+/**
+ * Completing a consent request whose waiting call is gone (its node was killed or restarted, or the
+ * client lost its connection): `POST /v1/consent/{id}/complete` on ANY node waits for the answer in the
+ * shared table, turns it into a signed, verified consent response and records it in the audit chain,
+ * as the waiting call would have. Verification spends the request's nonce in the shared nonce store, so
+ * a request completes once across every node: the original waiting call, or one completion.
+ */
+import {
+  readCliAnswer,
+  type AuditSink,
+  type ConsentRequestV02,
+  type ConsentResponseV02,
+  type HumanAnswer,
+  type SignConsentResponse,
+  type UnsignedConsentResponseV02,
+  type VerifyConsentResponse,
+} from "@acp/proxy";
+import type { PendingConsentRow } from "@acp/store";
+import { HttpError } from "../http/error-body.js";
+import type { ServerStores } from "../store/types.js";
+
+/** How a completed request ended. */
+export interface CompletedConsent {
+  readonly outcome: "approved" | "denied" | "expired" | "withdrawn";
+  readonly request_id: string;
+  readonly reason?: string;
+  /** The arguments as recorded in the request (secrets stay redacted), with a person's edits applied. */
+  readonly arguments?: Record<string, unknown>;
+  readonly consent_response?: ConsentResponseV02;
+}
+
+/** What completion needs. */
+export interface ConsentCompletionDeps {
+  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes">;
+  readonly sign: SignConsentResponse;
+  readonly verify: VerifyConsentResponse;
+  readonly audit: AuditSink;
+  readonly clock: () => Date;
+}
+
+function validUntil(answer: HumanAnswer, request: ConsentRequestV02, now: Date): string {
+  const scope = answer.scope ?? "once";
+  if (scope === "once" || answer.decision === "denied") return request.expires_at;
+  if (scope === "session") return new Date(now.getTime() + 12 * 3_600_000).toISOString();
+  return new Date(Date.parse(scope.until)).toISOString();
+}
+
+function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): UnsignedConsentResponseV02 {
+  const request = row.request as ConsentRequestV02;
+  const denied = answer.decision === "denied";
+  const modified = !denied && answer.modifications !== undefined;
+  const scope = denied ? "once" : (answer.scope ?? "once");
+  return {
+    type: "consent_response",
+    version: "0.2.0",
+    request_id: request.id,
+    timestamp: now.toISOString(),
+    decision: denied ? "denied" : modified ? "approved_with_modifications" : "approved",
+    approver: { id: answer.approverId, channel: "cli" },
+    modifications: modified ? { ...answer.modifications } : null,
+    conditions: {
+      valid_until: validUntil(answer, request, now),
+      single_use: scope === "once",
+      scope: typeof scope === "string" ? scope : "window",
+      ...(scope === "session" && row.sessionId !== null ? { session_id: row.sessionId } : {}),
+    },
+    nonce: request.nonce,
+    ...(denied && answer.reason !== undefined ? { reason: answer.reason } : {}),
+  };
+}
+
+async function waitForAnswer(deps: ConsentCompletionDeps, row: PendingConsentRow, signal: AbortSignal) {
+  if (row.status !== "pending") return row;
+  const expiry = new AbortController();
+  const timer = setTimeout(() => expiry.abort(), Math.max(0, row.expiresAtMs - deps.clock().getTime()));
+  const both = AbortSignal.any([signal, expiry.signal]);
+  try {
+    return await deps.stores.answers.wait(row.id, both);
+  } catch (err) {
+    if (!expiry.signal.aborted) throw err;
+    await deps.stores.pending.settle(row.id, "expired", deps.clock().getTime());
+    deps.stores.changes.poke();
+    return (await deps.stores.pending.get(row.id)) ?? row;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function record(deps: ConsentCompletionDeps, row: PendingConsentRow, type: string, fields: object) {
+  const request = row.request as ConsentRequestV02;
+  await deps.audit.record(type, {
+    request_id: request.id,
+    agent: request.agent.id,
+    server: row.server,
+    tool: row.tool,
+    session_id: row.sessionId,
+    category: request.action.category,
+    risk_level: request.action.risk_level,
+    decision: type.replace(/^consent_/, ""),
+    policy_rule: request.policy.rule_id,
+    metadata: { ...fields, completed_after_restart: true },
+  });
+}
+
+/** Waits for request `id` to be answered (bounded by its expiry and `signal`) and completes it once. */
+export async function completeConsent(
+  deps: ConsentCompletionDeps,
+  id: string,
+  signal: AbortSignal,
+): Promise<CompletedConsent> {
+  const found = await deps.stores.pending.get(id);
+  if (found === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+  const row = await waitForAnswer(deps, found, signal);
+  if (row.status === "expired" || row.status === "withdrawn" || row.status === "pending") {
+    return { outcome: row.status === "pending" ? "expired" : row.status, request_id: id };
+  }
+  const request = row.request as ConsentRequestV02;
+  const now = deps.clock();
+  const answer = readCliAnswer(row.answer, row.nonce, now);
+  if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
+  const args = { ...request.action.parameters };
+  const response = await deps.sign({ response: unsignedFor(answer, row, now), request, arguments: args });
+  const verdict = await deps.verify({ response, request, arguments: args, now });
+  if (verdict !== true && (typeof verdict !== "object" || !verdict.ok)) {
+    throw new HttpError(
+      409,
+      "consent_already_completed",
+      `consent request \`${id}\` was already completed (its nonce is spent)`,
+    );
+  }
+  if (response.decision === "denied") {
+    const reason = `denied by \`${answer.approverId}\`${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
+    await record(deps, row, "consent_denied", { reason, consent_response: response });
+    return { outcome: "denied", request_id: id, reason, consent_response: response };
+  }
+  await record(deps, row, "consent_approved", { decision: response.decision, consent_response: response });
+  const edited = response.modifications === null ? args : { ...args, ...response.modifications };
+  return { outcome: "approved", request_id: id, arguments: edited, consent_response: response };
+}
