@@ -8,18 +8,29 @@ import { intentFromPrompt } from "./intent-from-prompt.mjs";
 export const SESSION_RUNTIME = typeof createReplaySessions === "function";
 
 /**
- * Session settings we would ship for this assistant. Provenance tracks destinations (recipients, accounts,
- * URLs, channels, people); it does not track payloads (what a message says, what a file holds, an event's
- * title, place and time) nor references to the user's own objects found by a search (file and event ids).
- * The user's own address book is trusted like the user. Instruction-like text in untrusted content makes
- * every later consequential call ask.
+ * Session settings we would ship for this assistant, by one schema-driven field classification (bench/README.md,
+ * "Argument classes"):
+ * - destinations and identifiers (recipients, accounts, URLs, channels, people, passwords, amounts as text):
+ *   tracked whole and by the identifiers inside;
+ * - payload (what a message says, a subject, a file's text, an event's title, description and place): only
+ *   the identifiers inside are tracked (an address or link written into a body is a destination too);
+ * - times and references to the user's own objects found by a search (file and event ids): not tracked.
+ * Directories of the user's own world vouch for their whole entries: the address book, the chat workspace's
+ * channel and member lists, and the sender and channel of a chat message (set by the chat service, not by
+ * the message's author). Instruction-like text in untrusted content makes every later consequential call ask.
  */
 export const BENCH_SESSION_SETTINGS = {
-  trusted_servers: ["workspace.search_contacts_by_name", "workspace.search_contacts_by_email"],
   escalate_after_instructions: true,
+  directories: [
+    { tool: "*.search_contacts_by_*", fields: ["email", "name"] },
+    { tool: "*.get_channels" },
+    { tool: "*.get_users_in_channel" },
+    { tool: "*.read_channel_messages", fields: ["sender", "recipient"] },
+    { tool: "*.read_inbox", fields: ["sender", "recipient"] },
+  ],
   provenance: {
+    payload_arguments: ["body", "subject", "content", "description", "title", "location"],
     untracked_arguments: [
-      ...["body", "subject", "content", "description", "title", "location"],
       ...["start_time", "end_time", "new_start_time", "new_end_time", "date", "start_day", "end_day"],
       ...["file_id", "event_id"],
     ],

@@ -50,16 +50,27 @@ export {
   MAX_STORE_CHARS,
   MIN_TRUSTED_OCCURRENCE,
   MIN_VALUE_PIECE,
+  MIN_TRUSTED_NAME,
   createProvenanceEntry,
   deriveProvenance,
   type ProvenanceLabel,
   type ProvenanceEntry,
+  type ProvenanceEntryOptions,
   type PieceProvenance,
   type DeriveProvenanceOptions,
 } from "./provenance.js";
 export {
+  readStructure,
+  directoryEntries,
+  wholeIdentity,
+  MAX_STRUCTURED_CHARS,
+  type StructuredContent,
+  type StructuredRecord,
+} from "./structured-content.js";
+export {
   detectInstructions,
   INSTRUCTION_THRESHOLD,
+  WEAK_ONLY_CAP,
   type InstructionReport,
   type InstructionSignal,
   type InstructionSignalKind,
@@ -77,6 +88,7 @@ export {
   parseSessionSettings,
   DEFAULT_SESSION_SETTINGS,
   type SessionSettings,
+  type DirectorySetting,
   type KillSwitchSettings,
 } from "./session-settings.js";
 export {

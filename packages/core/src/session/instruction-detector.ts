@@ -7,7 +7,17 @@ import { extractValueTokens, unescapeLiterals } from "./value-tokens.js";
 
 /** The kinds of evidence the scorer counts. */
 export type InstructionSignalKind =
-  "override" | "secrecy" | "addressed_to_model" | "imperative" | "tool_name" | "urgency" | "address";
+  | "override"
+  | "secrecy"
+  | "authority_claim"
+  | "addressed_to_model"
+  | "fake_markup"
+  | "fake_turn"
+  | "directive"
+  | "imperative"
+  | "tool_name"
+  | "urgency"
+  | "address";
 
 /** One piece of evidence: its kind, the text that showed it (cut at 60 characters) and its weight. */
 export interface InstructionSignal {
@@ -37,38 +47,109 @@ export const INSTRUCTION_THRESHOLD = 0.5;
 export const MAX_SCANNED_CHARS = 1_000_000;
 
 const OVERRIDE: readonly RegExp[] = [
-  /\b(?:ignore|disregard|forget|override|skip)\s+(?:all\s+|any\s+)?(?:the\s+|your\s+|my\s+)?(?:previous|prior|above|earlier|preceding|original|system|other)\s+(?:instructions?|prompts?|messages?|directions?|rules?|tasks?|guidelines?)/gi,
-  /\b(?:new|updated|real|actual|important)\s+instructions?\b/gi,
-  /\b(?:system\s+prompt|developer\s+mode|jailbreak|you\s+are\s+now|from\s+now\s+on)\b/gi,
-  /\bbefore\s+(?:you\s+)?(?:can\s+)?(?:solve|complete|continue|finish|answer|do)\b[^.\n]{0,80}\b(?:task|request|question)/gi,
+  /\b(?:ignore|disregard|forget|override|skip|neglect)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+)?(?:previous|prior|above|earlier|preceding|original|system|other|initial)\s+\w+/gi,
+  /\b(?:new|updated|real|actual|important|revised|changed)\s+(?:\w+\s+)?instructions?\b/gi,
+  /\b(?:system\s+prompt|developer\s+mode|jailbreak|you\s+are\s+now|from\s+now\s+on|system\s+override|maintenance\s+mode)\b/gi,
+  /\bbefore\s+(?:you\s+)?(?:can\s+)?(?:solve|complete|continue|finish|answer|do|proceed)\b[^.\n]{0,80}\b(?:task|request|question)/gi,
   /\binstead\s*,?\s+(?:you\s+(?:should|must)|please)\b/gi,
+  /\b(?:rules?|instructions?|guidelines?)\b[^.\n]{0,40}\bno\s+longer\s+appl(?:y|ies)\b/gi,
+  /\b(?:decode|translate|unscramble)\s+(?:this|the\s+following|it)\b[^.\n]{0,20}\band\s+(?:follow|execute|obey|do)\b/gi,
+  /\bstrictly\s+adhere\s+to\s+the\s+following\b/gi,
+  // German, French, Spanish, Italian: "forget/ignore the previous instructions"
+  /\b(?:vergiss|ignoriere|missachte)\b[^.\n]{0,30}\b(?:anweisungen|instruktionen|regeln)\b/gi,
+  /\bignore[sz]?\b[^.\n]{0,20}\b(?:instructions|consignes|règles)\b/gi,
+  /\b(?:ignora|olvida)\b[^.\n]{0,20}\b(?:instrucciones|istruzioni|reglas)\b/gi,
 ];
 
 const SECRECY: readonly RegExp[] = [
-  /\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|notify|alert|ask)\s+(?:the\s+)?(?:user|owner|human|anyone)/gi,
-  /\bwithout\s+(?:asking|telling|informing|notifying|the\s+user|confirmation|permission)/gi,
+  /\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|notify|alert|ask|confirm\s+with|report|reveal)\b[^.\n]{0,25}\b(?:user|owner|human|anyone|nobody)\b/gi,
+  /\b(?:do\s+not|don'?t|never)\s+(?:report|mention|reveal)\s+(?:these|this|the|any)\s+(?:steps|actions|instructions|changes)\b/gi,
+  /\bwithout\s+(?:asking|telling|informing|notifying|the\s+user|confirmation|permission|confirming)/gi,
+  /\b(?:so\s+(?:that\s+)?nobody\s+(?:notices|knows|finds\s+out)|secretly|behind\s+the\s+user'?s\s+back)\b/gi,
+];
+
+const AUTHORITY: readonly RegExp[] = [
+  /\b(?:the\s+)?(?:user|owner|account\s+holder)\s+(?:has\s+)?(?:already\s+)?(?:approved|authori[sz]ed|asked|requested|wants\s+you|agreed)\b/gi,
+  /\b(?:has|have)\s+authori[sz]ed\s+you\b/gi,
+  /\bpolicy\s+update\b/gi,
+  /\btell\s+the\s+user\s+(?:to|that)\b/gi,
+  /\bon\s+behalf\s+of\s+the\s+user\b/gi,
 ];
 
 const ADDRESSED: readonly RegExp[] = [
-  /\b(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistant|language\s+model|llm|chatbot|ai\s+agent)\b/gi,
+  /\b(?:dear\s+|hey\s+|attention\s+)?(?:ai\s+)?(?:assistants?|language\s+models?|llms?|chatbots?|ai\s+agents?|ai\s+systems?)\b/gi,
   /\bas\s+an\s+ai\b/gi,
+  /\bto\s+you,?\s+(?:the\s+)?(?:ai|assistant|agent|model|gpt|claude|gemini|llama)/gi,
+  /\b(?:bot|agent|ai|model)\s*[:,]\s/gi,
+  /\bif\s+you\s+are\s+an?\s+(?:ai|llm|bot|agent|assistant|language\s+model)/gi,
+  /\b(?:note|reminder|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:ai|automated|agent|bot|assistant|llm)/gi,
+  /\bwhen\s+(?:you\s+)?(?:review|read|process|summari[sz]e|see|open|parse)(?:ing)?\s+this\b/gi,
+  /\bwhile\s+(?:you\s+are\s+)?(?:helping|assisting|working)\s+(?:with|on)\s+this\b/gi,
+  /\b(?:as\s+part\s+of|after\s+you\s+(?:do|finish))\s+(?:this|the|that)\s+task\b/gi,
+  /\bthis\s+is\s+an\s+important\s+message\s+from\b/gi,
+  /\b(?:everything|all)\s+you\s+(?:have\s+)?(?:read|seen)\b/gi,
 ];
 
-const URGENCY: readonly RegExp[] = [
-  /\b(?:urgent(?:ly)?|immediately|asap|right\s+now|at\s+once)\b/gi,
-  /<\/?(?:information|instructions?|system|important|admin)>|\[(?:system|admin|instructions?)\]|<\|im_start\|>/gi,
+const MARKUP: readonly RegExp[] = [
+  /<\/?(?:information|instructions?|system|important|admin|data)>|<\|im_start\|>|<!--\s*(?:assistant|ai|agent|system)/gi,
+  /[[<(]{1,2}\s*(?:hidden|agent|ai|assistant|system|admin|instructions?|system_message)\b[^\]>)\n]{0,30}[:\]>)]/gi,
+  /#{2,}\s*\(?\s*system/gi,
 ];
+
+const URGENCY: readonly RegExp[] = [/\b(?:urgent(?:ly)?|immediately|asap|right\s+now|at\s+once|important!+)/gi];
+
+/** A line that poses as a turn of the conversation (`User: …` then `Assistant: …`). */
+const FAKE_TURN = /(?:^|\n|\/)\s*(?:user|human)\s*:[^\n]*(?:\n|\/)\s*(?:assistant|ai|system)\s*:/gi;
 
 const IMPERATIVE_VERBS = new Set(
   (
     "send forward email mail transfer pay wire delete remove erase click visit open go call text invite add share " +
     "post publish create update change reset write reply download upload run execute install grant give tell book " +
-    "reserve make do schedule move copy export submit buy order approve confirm sign login log"
+    "reserve make do schedule move copy export submit buy order approve confirm sign login log concatenate"
   ).split(" "),
 );
+/** Verbs of actions that move data or money somewhere: with an address in the same sentence, a directive. */
+const DIRECTIVE =
+  /\b(?:send|forward|email|e-mail|mail|transfer|pay|wire|post|share|invite|upload|export|refund|dm|message)\b/i;
 const LEAD_INS = new Set(["please", "now", "then", "also", "and", "first", "next", "kindly", "just", "immediately"]);
 const TOOL_NAME =
   /\b(?:send|read|get|list|search|create|update|delete|transfer|post|invite|add|remove|share|pay|write|execute|run|schedule|reschedule|append|download|upload|visit|book|reserve)_[a-z0-9_]+\b/g;
+
+/** Latin look-alikes (Cyrillic, Greek) and letters spaced out one by one, undone before scoring. */
+const HOMOGLYPHS: Readonly<Record<string, string>> = {
+  а: "a",
+  е: "e",
+  о: "o",
+  р: "p",
+  с: "c",
+  у: "y",
+  х: "x",
+  і: "i",
+  ј: "j",
+  ѕ: "s",
+  ԁ: "d",
+  ɡ: "g",
+  А: "A",
+  Е: "E",
+  О: "O",
+  Р: "P",
+  С: "C",
+  Т: "T",
+  Х: "X",
+  І: "I",
+  Ј: "J",
+  Ѕ: "S",
+  ο: "o",
+  α: "a",
+  ι: "i",
+};
+
+function canonical(text: string): string {
+  const plain = text.normalize("NFKC").replace(/[\u200b-\u200d\u2060\ufeff]/g, "");
+  const latin = plain.replace(/[аеорсухіјѕԁɡАЕОРСТХІЈЅοαι]/g, (ch) => HOMOGLYPHS[ch] ?? ch);
+  // "I g n o r e   p r e v i o u s": single letters separated by single spaces become one word
+  return latin.replace(/\b(?:\p{L} ){3,}\p{L}\b/gu, (run) => run.replace(/ /g, ""));
+}
 
 function cut(text: string): string {
   const one = text.replace(/\s+/g, " ").trim();
@@ -98,7 +179,17 @@ function imperatives(text: string, out: InstructionSignal[]): void {
     while (i < words.length - 1 && LEAD_INS.has(words[i] as string)) i++;
     const verb = words[i];
     if (verb !== undefined && IMPERATIVE_VERBS.has(verb) && words.length - i >= 2) {
-      out.push({ kind: "imperative", match: cut(sentence), weight: 0.15 });
+      out.push({ kind: "imperative", match: cut(sentence), weight: 0.1 });
+    }
+  }
+}
+
+/** A sentence that moves data or money (`send`, `forward`, `transfer`, …) to an address written beside it. */
+function directives(text: string, out: InstructionSignal[]): void {
+  for (const sentence of text.split(/(?<=[.!?])\s+|\n+/)) {
+    if (sentence.length > 600 || !DIRECTIVE.test(sentence)) continue;
+    if (extractValueTokens(sentence).some((t) => t.kind !== "host")) {
+      out.push({ kind: "directive", match: cut(sentence), weight: 0.2 });
     }
   }
 }
@@ -117,29 +208,58 @@ function toolMentions(text: string, options: DetectInstructionsOptions, out: Ins
 const KIND_CAP: Readonly<Record<InstructionSignalKind, number>> = {
   override: 1,
   secrecy: 0.5,
-  addressed_to_model: 0.3,
-  imperative: 0.45,
+  authority_claim: 0.4,
+  addressed_to_model: 0.45,
+  fake_markup: 0.3,
+  fake_turn: 0.4,
+  directive: 0.3,
+  imperative: 0.2,
   tool_name: 0.3,
-  urgency: 0.3,
+  urgency: 0.2,
   address: 0.1,
 };
 
+/** Signals that say who the text speaks to or what it claims to be; beside one, an address counts. */
+const STRONG: ReadonlySet<InstructionSignalKind> = new Set([
+  "override",
+  "secrecy",
+  "authority_claim",
+  "addressed_to_model",
+  "fake_markup",
+  "fake_turn",
+  "tool_name",
+]);
+
+/** Highest score of a text with weak signals only: a text needs a strong signal to count as instructions. */
+export const WEAK_ONLY_CAP = 0.4;
+
 /**
- * Scores a text for instruction-like language: policy overrides (`ignore previous instructions`, weight 0.6),
- * secrecy (`do not tell the user`, 0.5), words addressed to the model (0.3), imperative sentences (0.15 each,
- * at most 0.45), tool names (0.2, at most 0.3), urgency and fake markup (0.2, at most 0.3), and addresses or
- * URLs (0.1, counted only beside another signal). Deterministic; the score is the capped sum, at most 1.
+ * Scores a text for instruction-like language. Strong signals: policy overrides (`ignore previous
+ * instructions`, also in German, French, Spanish, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
+ * user's authority (`the user has already approved it`, 0.4), a fake conversation turn (0.4), words addressed
+ * to the model (`To the AI:`, `if you are an LLM`, 0.3, at most 0.45), fake markup (`<INFORMATION>`,
+ * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
+ * lists also show: a sentence sending data or money to an address (0.2, at most 0.3), imperative sentences
+ * (0.1 each, at most 0.2) and urgency (0.1, at most 0.2); an address or URL counts 0.1 only beside a strong
+ * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first. Deterministic;
+ * the score is the capped sum, at most 1.
  */
 export function detectInstructions(text: string, options: DetectInstructionsOptions = {}): InstructionReport {
-  const scanned = unescapeLiterals(text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text);
+  const scanned = canonical(
+    unescapeLiterals(text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text),
+  );
   const signals: InstructionSignal[] = [];
   collect(scanned, OVERRIDE, "override", 0.6, signals);
   collect(scanned, SECRECY, "secrecy", 0.5, signals);
+  collect(scanned, AUTHORITY, "authority_claim", 0.4, signals);
   collect(scanned, ADDRESSED, "addressed_to_model", 0.3, signals);
-  collect(scanned, URGENCY, "urgency", 0.2, signals);
+  collect(scanned, MARKUP, "fake_markup", 0.3, signals);
+  collect(scanned, [FAKE_TURN], "fake_turn", 0.4, signals);
+  collect(scanned, URGENCY, "urgency", 0.1, signals);
   imperatives(scanned, signals);
+  directives(scanned, signals);
   toolMentions(scanned, options, signals);
-  if (signals.length > 0) {
+  if (signals.some((s) => STRONG.has(s.kind))) {
     const token = extractValueTokens(scanned).find((t) => t.kind !== "account");
     if (token !== undefined) signals.push({ kind: "address", match: cut(token.value), weight: 0.1 });
   }
@@ -147,6 +267,7 @@ export function detectInstructions(text: string, options: DetectInstructionsOpti
   for (const s of signals) byKind.set(s.kind, (byKind.get(s.kind) ?? 0) + s.weight);
   let score = 0;
   for (const [kind, sum] of byKind) score += Math.min(sum, KIND_CAP[kind]);
+  if (!signals.some((s) => STRONG.has(s.kind))) score = Math.min(score, WEAK_ONLY_CAP);
   score = Math.min(1, Math.round(score * 1000) / 1000);
   return { score, signals, contains_instructions: score >= INSTRUCTION_THRESHOLD };
 }

@@ -3,6 +3,7 @@
  * decides, by one deterministic rule, where each argument value of a later call came from.
  */
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
+import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
 import {
   containsDelimited,
   extractValueTokens,
@@ -30,6 +31,16 @@ export interface ProvenanceEntry {
   readonly instructions: InstructionReport | null;
   /** Whether the text was cut to {@link MAX_ENTRY_CHARS}. */
   readonly truncated: boolean;
+  /** For a result of a configured directory: its whole entries (normal form); otherwise null. */
+  readonly directory: ReadonlySet<string> | null;
+  /** The records of a structured untrusted result (for {@link deriveProvenance}'s named-record rule). */
+  readonly records: readonly StructuredRecord[];
+}
+
+/** Options of {@link createProvenanceEntry}. */
+export interface ProvenanceEntryOptions {
+  /** The content is the answer of a directory: keep its whole entries (only those under `fields`, if given). */
+  readonly directory?: { readonly fields?: readonly string[] };
 }
 
 /** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
@@ -43,6 +54,7 @@ export function createProvenanceEntry(
   source: string,
   content: unknown,
   budget: number = MAX_ENTRY_CHARS,
+  options: ProvenanceEntryOptions = {},
 ): ProvenanceEntry {
   let raw = typeof content === "string" ? content : (safeJson(content) ?? "");
   const limit = Math.max(0, Math.min(MAX_ENTRY_CHARS, budget));
@@ -50,8 +62,24 @@ export function createProvenanceEntry(
   if (truncated) raw = raw.slice(0, limit);
   raw = unescapeLiterals(raw);
   const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
-  const instructions = label === "external_untrusted" ? detectInstructions(raw) : null;
-  return Object.freeze({ label, source, text: normalizeText(raw), tokens, instructions, truncated });
+  const untrusted = label === "external_untrusted";
+  const instructions = untrusted ? detectInstructions(raw) : null;
+  const structure = untrusted && !truncated ? readStructure(content) : undefined;
+  const directory =
+    structure !== undefined && options.directory !== undefined
+      ? directoryEntries(structure, options.directory.fields)
+      : null;
+  const records = structure?.records ?? [];
+  return Object.freeze({
+    label,
+    source,
+    text: normalizeText(raw),
+    tokens,
+    instructions,
+    truncated,
+    directory,
+    records,
+  });
 }
 
 function safeJson(content: unknown): string | undefined {
@@ -81,8 +109,13 @@ export interface PieceProvenance {
 export interface DeriveProvenanceOptions {
   /** Piece kinds to track (default: all). */
   readonly track?: readonly PieceKind[];
-  /** Top-level argument names not tracked (payload the integrator accepts; never destinations). */
+  /** Top-level argument names not tracked (references to the user's own objects the integrator accepts). */
   readonly untracked_arguments?: readonly string[];
+  /**
+   * Top-level argument names that carry payload (a message body, a title): only the identifiers inside them
+   * (addresses, URLs, IBANs, phone numbers) are tracked, not the text as a whole.
+   */
+  readonly payload_arguments?: readonly string[];
 }
 
 /** Shortest whole argument string tracked as a `value` piece. */
@@ -110,27 +143,66 @@ function holds(entry: ProvenanceEntry, piece: Piece): boolean {
 /**
  * Shortest piece a trusted text vouches for by mere occurrence. A shorter one (`13`, `ok`) is too common to
  * say the user chose it (`June 13` does not name file `13`): it is trusted only when a trusted entry is
- * exactly that value (a trusted-values item, a one-word reply).
+ * exactly that value (a trusted-values item, a one-word reply) — except a word of letters only of at least
+ * {@link MIN_TRUSTED_NAME} letters (`Bob`, `Eve`), which the user's text vouches for on word boundaries.
  */
 export const MIN_TRUSTED_OCCURRENCE = 4;
 
+/** Shortest all-letter piece (a first name) the user's text vouches for by occurrence on word boundaries. */
+export const MIN_TRUSTED_NAME = 3;
+
 function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
   if (piece.piece.length >= MIN_TRUSTED_OCCURRENCE) return holds(entry, piece);
+  if (piece.piece.length >= MIN_TRUSTED_NAME && /^\p{L}+$/u.test(piece.piece)) return holds(entry, piece);
   return entry.text.trim() === piece.piece.toLowerCase();
 }
 
-function judgePiece(entries: readonly ProvenanceEntry[], path: (string | number)[], piece: Piece): PieceProvenance {
+/**
+ * Identifiers that are whole fields of a record the user named: a record of an untrusted structured result
+ * one of whose names (a title, a subject, a file name) occurs in a `user_input` or `system_policy` entry.
+ * Content that reads like instructions names no record. Maps `kind:value` to the source that holds the record.
+ */
+function namedRecordIdentities(entries: readonly ProvenanceEntry[]): Map<string, string> {
+  const trustedTexts = entries.filter((e) => e.label !== "external_untrusted").map((e) => e.text);
+  const out = new Map<string, string>();
+  if (trustedTexts.length === 0) return out;
+  for (const entry of entries) {
+    if (entry.instructions?.contains_instructions === true) continue;
+    for (const record of entry.records) {
+      if (record.identities.length === 0) continue;
+      if (!record.names.some((name) => trustedTexts.some((text) => containsDelimited(text, name)))) continue;
+      for (const identity of record.identities) if (!out.has(identity)) out.set(identity, entry.source);
+    }
+  }
+  return out;
+}
+
+function identityOf(piece: Piece): string | undefined {
+  return piece.kind === "value" ? wholeIdentity(piece.piece) : `${piece.kind}:${piece.piece}`;
+}
+
+function judgePiece(
+  entries: readonly ProvenanceEntry[],
+  named: ReadonlyMap<string, string>,
+  path: (string | number)[],
+  piece: Piece,
+): PieceProvenance {
   const trusted: string[] = [];
   const untrusted: string[] = [];
   const instructed: string[] = [];
   for (const entry of entries) {
     if (entry.label !== "external_untrusted") {
       if (vouches(entry, piece)) trusted.push(entry.source);
+    } else if (entry.directory?.has(piece.piece) === true && entry.instructions?.contains_instructions !== true) {
+      trusted.push(`directory:${entry.source}`);
     } else if (holds(entry, piece)) {
       untrusted.push(entry.source);
       if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
     }
   }
+  const identity = identityOf(piece);
+  const record = identity === undefined ? undefined : named.get(identity);
+  if (record !== undefined) trusted.push(`named-record:${record}`);
   const status = trusted.length > 0 ? "trusted" : untrusted.length > 0 ? "tainted" : "unknown";
   return {
     path,
@@ -146,11 +218,17 @@ function judgePiece(entries: readonly ProvenanceEntry[], path: (string | number)
 /**
  * The derivation rule. Every string leaf of the arguments (numbers and booleans are not tracked) is cut into
  * pieces: each identifier token in it (e-mail, URL, URL host, IBAN, phone, account number) and the whole
- * string. A piece is `trusted` when any `user_input` or `system_policy` entry holds it (a piece shorter than
- * {@link MIN_TRUSTED_OCCURRENCE} only when the entry is exactly that value) (as the same token, or as
- * text on word boundaries, case- and white-space-insensitive), `tainted` when only `external_untrusted`
- * entries hold it, and `unknown` when none does (the model wrote it). Trust wins: a value the user named stays
- * trusted even when untrusted content repeats it. Returns every piece, in argument order.
+ * string (not for `payload_arguments`, whose text as a whole is not tracked; `untracked_arguments` are skipped).
+ * A piece is `trusted` when
+ * - any `user_input` or `system_policy` entry holds it (as the same token, or as text on word boundaries,
+ *   case- and white-space-insensitive; a piece shorter than {@link MIN_TRUSTED_OCCURRENCE} only when the entry
+ *   is exactly that value, or when it is a word of at least {@link MIN_TRUSTED_NAME} letters), or
+ * - it is one whole entry of a directory's answer (source `directory:…`), or
+ * - it is an identifier that is a whole field of a record the user named (source `named-record:…`);
+ *
+ * `tainted` when only `external_untrusted` entries hold it, and `unknown` when none does (the model wrote it).
+ * Trust wins: a value the user named stays trusted even when untrusted content repeats it. Returns every
+ * piece, in argument order.
  */
 export function deriveProvenance(
   entries: readonly ProvenanceEntry[],
@@ -158,7 +236,10 @@ export function deriveProvenance(
   options: DeriveProvenanceOptions = {},
 ): PieceProvenance[] {
   const track = new Set<PieceKind>(options.track ?? ["email", "url", "host", "iban", "phone", "account", "value"]);
+  const payloadTrack = new Set<PieceKind>([...track].filter((k) => k !== "value" && k !== "account"));
   const skip = new Set(options.untracked_arguments ?? []);
+  const payload = new Set(options.payload_arguments ?? []);
+  const named = namedRecordIdentities(entries);
   const out: PieceProvenance[] = [];
   const stack: { value: unknown; path: (string | number)[] }[] = Object.entries(args)
     .filter(([key]) => !skip.has(key))
@@ -167,7 +248,8 @@ export function deriveProvenance(
   while (stack.length > 0) {
     const { value, path } = stack.pop() as { value: unknown; path: (string | number)[] };
     if (typeof value === "string") {
-      for (const piece of piecesOf(value, track)) out.push(judgePiece(entries, path, piece));
+      const kinds = payload.has(String(path[0])) ? payloadTrack : track;
+      for (const piece of piecesOf(value, kinds)) out.push(judgePiece(entries, named, path, piece));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {

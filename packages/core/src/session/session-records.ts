@@ -4,7 +4,14 @@
  */
 import type { ActionRequest } from "../request/index.js";
 import { CONSEQUENTIAL_CATEGORIES, judgeRequest } from "./evaluate-session.js";
-import { createProvenanceEntry, MAX_STORE_CHARS, type ProvenanceEntry, type ProvenanceLabel } from "./provenance.js";
+import { compileActionPatterns } from "./action-name.js";
+import {
+  createProvenanceEntry,
+  MAX_STORE_CHARS,
+  type ProvenanceEntry,
+  type ProvenanceEntryOptions,
+  type ProvenanceLabel,
+} from "./provenance.js";
 import type { SessionCore } from "./session-core.js";
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
@@ -19,8 +26,14 @@ export interface ToolResultOptions {
   readonly trusted?: boolean;
 }
 
-function addEntry(core: SessionCore, label: ProvenanceLabel, source: string, content: unknown): ProvenanceEntry {
-  const entry = createProvenanceEntry(label, source, content, MAX_STORE_CHARS - core.storeChars);
+function addEntry(
+  core: SessionCore,
+  label: ProvenanceLabel,
+  source: string,
+  content: unknown,
+  options: ProvenanceEntryOptions = {},
+): ProvenanceEntry {
+  const entry = createProvenanceEntry(label, source, content, MAX_STORE_CHARS - core.storeChars, options);
   core.entries.push(entry);
   core.storeChars += entry.text.length;
   if (entry.truncated && !core.provenanceIncomplete) {
@@ -46,7 +59,20 @@ function isName(value: unknown): value is string {
   return typeof value === "string" && value.length > 0 && value.length <= MAX_NAME;
 }
 
-/** Records a tool's result with its provenance label and source `server.tool#n`. */
+/** The configured directory a tool's answers belong to, if any (the first matching entry of `directories`). */
+function directoryFor(core: SessionCore, names: readonly string[]): ProvenanceEntryOptions {
+  for (const d of core.settings.settings.directories) {
+    const compiled = compileActionPatterns([d.tool], ["directories"]);
+    if (compiled.ok && compiled.value.match(names) !== undefined)
+      return { directory: d.fields === undefined ? {} : { fields: d.fields } };
+  }
+  return {};
+}
+
+/**
+ * Records a tool's result with its provenance label and source `server.tool#n`; the answer of a configured
+ * directory also keeps its whole entries.
+ */
 export function recordToolResult(
   core: SessionCore,
   server: unknown,
@@ -62,7 +88,8 @@ export function recordToolResult(
   const trusted = options.trusted ?? configured;
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
-  const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content);
+  const directory = directoryFor(core, [server, `${server}.${tool}`]);
+  const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, directory);
   core.emit("tool_result_recorded", `result of \`${server}.${tool}\` recorded as ${entry.label} (\`${source}\`)`);
   return entry;
 }

@@ -16,6 +16,12 @@ export interface KillSwitchSettings {
   readonly window_seconds: number;
 }
 
+/** One directory: a glob over `server` or `server.tool`, and optionally the keys whose values are its entries. */
+export interface DirectorySetting {
+  readonly tool: string;
+  readonly fields?: readonly string[];
+}
+
 /** Settings of one session. Every field has a default (see {@link DEFAULT_SESSION_SETTINGS}). */
 export interface SessionSettings {
   /** Whether execution needs an approved plan (`true`) or the intent alone bounds actions. */
@@ -32,9 +38,16 @@ export interface SessionSettings {
   readonly escalate_after_instructions: boolean;
   readonly provenance: {
     readonly track: readonly PieceKind[];
-    /** Top-level argument names whose values are not tracked (payloads such as `body`; never destinations). */
+    /** Top-level argument names whose values are not tracked (references such as `file_id`; never destinations). */
     readonly untracked_arguments: readonly string[];
+    /** Top-level argument names holding payload (`body`, `title`): only identifiers inside them are tracked. */
+    readonly payload_arguments: readonly string[];
   };
+  /**
+   * Tools whose answers are directories of the user's own world (channel and member lists, the address book):
+   * a value that is one whole entry of such an answer (under `fields`, when given) is trusted.
+   */
+  readonly directories: readonly DirectorySetting[];
   /** Classification overrides (as in the policy's `classify:`), for deciding what is consequential. */
   readonly classify: readonly ClassificationOverride[];
 }
@@ -48,7 +61,8 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
   transitions: [],
   kill_switch: null,
   escalate_after_instructions: false,
-  provenance: { track: PIECE_KINDS, untracked_arguments: [] },
+  provenance: { track: PIECE_KINDS, untracked_arguments: [], payload_arguments: [] },
+  directories: [],
   classify: [],
 });
 
@@ -61,6 +75,7 @@ const KEYS = new Set([
   "kill_switch",
   "escalate_after_instructions",
   "provenance",
+  "directories",
   "classify",
 ]);
 
@@ -106,8 +121,11 @@ function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | n
 
 function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
   if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
-  if (!isObject(value) || Object.keys(value).some((k) => k !== "track" && k !== "untracked_arguments")) {
-    issues.push(issue(["provenance"], "`provenance` takes only `track` and `untracked_arguments`"));
+  const known = ["track", "untracked_arguments", "payload_arguments"];
+  if (!isObject(value) || Object.keys(value).some((k) => !known.includes(k))) {
+    issues.push(
+      issue(["provenance"], "`provenance` takes only `track`, `untracked_arguments` and `payload_arguments`"),
+    );
     return DEFAULT_SESSION_SETTINGS.provenance;
   }
   const track = value["track"] === undefined ? PIECE_KINDS : stringList(value["track"], "provenance.track", issues);
@@ -122,7 +140,37 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     value["untracked_arguments"] === undefined
       ? []
       : stringList(value["untracked_arguments"], "provenance.untracked_arguments", issues);
-  return { track: track as PieceKind[], untracked_arguments: untracked };
+  const payload =
+    value["payload_arguments"] === undefined
+      ? []
+      : stringList(value["payload_arguments"], "provenance.payload_arguments", issues);
+  return { track: track as PieceKind[], untracked_arguments: untracked, payload_arguments: payload };
+}
+
+function readDirectories(value: unknown, issues: Issue[]): readonly DirectorySetting[] {
+  if (value === undefined) return [];
+  const out: DirectorySetting[] = [];
+  const bad = () =>
+    issues.push(issue(["directories"], "`directories` must be a list of `{tool, fields?}` (a glob and key names)"));
+  if (!Array.isArray(value)) {
+    bad();
+    return [];
+  }
+  value.forEach((item: unknown, i) => {
+    if (
+      !isObject(item) ||
+      typeof item["tool"] !== "string" ||
+      Object.keys(item).some((k) => k !== "tool" && k !== "fields")
+    ) {
+      bad();
+      return;
+    }
+    const compiled = compileActionPatterns([item["tool"]], ["directories", i, "tool"]);
+    if (!compiled.ok) issues.push(...compiled.issues);
+    if (item["fields"] === undefined) out.push({ tool: item["tool"] });
+    else out.push({ tool: item["tool"], fields: stringList(item["fields"], `directories[${i}].fields`, issues) });
+  });
+  return out;
 }
 
 function readSimple(
@@ -191,6 +239,7 @@ export function parseSessionSettings(value: unknown): Result<SessionSettings> {
     transitions: transitions.ok ? transitions.value : [],
     kill_switch: readKillSwitch(value["kill_switch"], issues),
     provenance: readProvenance(value["provenance"], issues),
+    directories: readDirectories(value["directories"], issues),
     classify,
   };
   return issues.length > 0 ? { ok: false, issues } : { ok: true, value: settings };

@@ -1,0 +1,139 @@
+/**
+ * Structure in tool results. Many tools answer with records (JSON, or YAML as AgentDojo-style tools print):
+ * a channel list, a contact card, an event with its participants, an e-mail with its sender. Two provenance
+ * rules read that structure instead of the flat text:
+ *
+ * - a *directory* (a tool the deployment names, such as the workspace's channel and member lists or the
+ *   address book) vouches for a value only when the value is one whole entry of its answer — never for text
+ *   inside an entry, so an injected sentence inside a channel name vouches for nothing;
+ * - a *record the user named* (an event titled `Introductory meeting` when the user typed that title) vouches
+ *   for the identifiers that are whole fields of that record (its participants, its sender), never for
+ *   identifiers inside its free text (a description, a body).
+ */
+import { parse as parseYaml } from "yaml";
+import { extractValueTokens, normalizeText } from "./value-tokens.js";
+
+/** Longest content parsed for structure; longer content is treated as flat text. */
+export const MAX_STRUCTURED_CHARS = 256_000;
+/** Longest scalar kept as a directory entry or a record's name. */
+export const MAX_ITEM_CHARS = 256;
+/** Shortest field value that can name a record (shorter ones, `Lunch`, name too many). */
+export const MIN_RECORD_NAME_CHARS = 8;
+/** Most records and entries kept from one result. */
+export const MAX_ITEMS = 10_000;
+
+/** One record of a structured result: the fields that can name it and the identifiers that are whole fields. */
+export interface StructuredRecord {
+  /** Short field values that can name the record (normal form): at least two words or a file-like name. */
+  readonly names: readonly string[];
+  /** Whole-field identifiers (e-mail, IBAN, phone, URL, account), in token normal form, `kind:value`. */
+  readonly identities: readonly string[];
+}
+
+/** What provenance keeps of a structured result. */
+export interface StructuredContent {
+  /** Scalar leaves (normal form) with the key they sit under (`""` for a top-level list or scalar). */
+  readonly leaves: readonly { readonly key: string; readonly value: string }[];
+  readonly records: readonly StructuredRecord[];
+}
+
+function tryParse(content: unknown): unknown {
+  if (typeof content !== "string") return content;
+  if (content.length > MAX_STRUCTURED_CHARS) return undefined;
+  const text = content.trim();
+  if (text.startsWith("{") || text.startsWith("[")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // not JSON; YAML below also reads flow mappings such as a Python dict's repr
+    }
+  }
+  try {
+    return parseYaml(text, { maxAliasCount: 0, uniqueKeys: false, prettyErrors: false, logLevel: "silent" }) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function scalarText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return undefined;
+}
+
+/** The identifier a whole scalar is (`email:a@b.example`), or undefined when it is anything else. */
+export function wholeIdentity(value: string): string | undefined {
+  const trimmed = value.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_ITEM_CHARS) return undefined;
+  const tokens = extractValueTokens(trimmed).filter((t) => t.kind !== "host");
+  if (tokens.length !== 1) return undefined;
+  const token = tokens[0] as { kind: string; value: string };
+  const plain =
+    token.kind === "iban"
+      ? trimmed.replace(/ /g, "").toUpperCase()
+      : token.kind === "phone"
+        ? trimmed.replace(/[\s().+-]/g, "")
+        : normalizeText(trimmed);
+  return plain === token.value ? `${token.kind}:${token.value}` : undefined;
+}
+
+function canName(value: string): boolean {
+  if (value.length < MIN_RECORD_NAME_CHARS || value.length > MAX_ITEM_CHARS || !/\p{L}/u.test(value)) return false;
+  return /\s/.test(value.trim()) || /^[\p{L}\p{N}_-]+\.[\p{L}\p{N}]{2,5}$/u.test(value.trim());
+}
+
+function recordOf(map: Record<string, unknown>): StructuredRecord {
+  const names: string[] = [];
+  const identities: string[] = [];
+  for (const field of Object.values(map)) {
+    const items = Array.isArray(field) ? field : [field];
+    for (const item of items) {
+      const text = scalarText(item);
+      if (text === undefined) continue;
+      const identity = wholeIdentity(text);
+      if (identity !== undefined) identities.push(identity);
+      else if (!Array.isArray(field) && canName(text)) names.push(normalizeText(text).trim());
+    }
+  }
+  return { names, identities };
+}
+
+/**
+ * Reads the structure of a tool result: its scalar leaves and its records. Returns undefined when the content
+ * is not structured (it does not parse, or it is a single scalar longer than {@link MAX_ITEM_CHARS}).
+ */
+export function readStructure(content: unknown): StructuredContent | undefined {
+  const root = tryParse(content);
+  if (root === undefined || root === null) return undefined;
+  if (typeof root !== "object" && (scalarText(root) ?? "").length > MAX_ITEM_CHARS) return undefined;
+  const leaves: { key: string; value: string }[] = [];
+  const records: StructuredRecord[] = [];
+  const stack: { node: unknown; key: string }[] = [{ node: root, key: "" }];
+  while (stack.length > 0 && leaves.length < MAX_ITEMS && records.length < MAX_ITEMS) {
+    const { node, key } = stack.pop() as { node: unknown; key: string };
+    const text = scalarText(node);
+    if (text !== undefined) {
+      if (text.length <= MAX_ITEM_CHARS) leaves.push({ key, value: normalizeText(text).trim() });
+    } else if (Array.isArray(node)) {
+      for (const child of node) stack.push({ node: child, key });
+    } else if (typeof node === "object" && node !== null) {
+      const map = node as Record<string, unknown>;
+      records.push(recordOf(map));
+      for (const [childKey, child] of Object.entries(map)) stack.push({ node: child, key: childKey });
+    }
+  }
+  return { leaves, records };
+}
+
+/**
+ * The entries of a directory answer: its scalar leaves, only those under one of `fields` when given (the
+ * `sender` of a message, the `email` of a contact), in normal form.
+ */
+export function directoryEntries(structure: StructuredContent, fields?: readonly string[]): ReadonlySet<string> {
+  const keep = fields === undefined || fields.length === 0 ? undefined : new Set(fields);
+  const out = new Set<string>();
+  for (const leaf of structure.leaves) {
+    if (leaf.value.length > 0 && (keep === undefined || keep.has(leaf.key))) out.add(leaf.value);
+  }
+  return out;
+}
