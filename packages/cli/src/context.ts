@@ -10,6 +10,8 @@ export interface CliIo {
   readonly readStdin: () => Promise<string>;
   /** Whether stdin is an interactive terminal. */
   readonly stdinIsTTY: boolean;
+  /** Standard input as a stream, for line-by-line dialogues (absent in tests: `readStdin` is read instead). */
+  readonly stdin?: NodeJS.ReadableStream;
   /** Asks on the terminal without echoing the answer (passphrases, secrets); absent where there is none. */
   readonly promptHidden?: (question: string) => Promise<string>;
   readonly env: Readonly<Record<string, string | undefined>>;

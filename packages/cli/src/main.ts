@@ -12,6 +12,7 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     readStdin: () => text(process.stdin),
     stdinIsTTY: process.stdin.isTTY === true,
+    stdin: process.stdin,
     promptHidden: promptHiddenOnTerminal,
     env: process.env,
     cwd: process.cwd(),

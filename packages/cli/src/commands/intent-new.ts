@@ -4,7 +4,9 @@ import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
 import { printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { INTENT_TEMPLATES, findIntentTemplate } from "../intent/templates.js";
+import { askIntent, confirmWrite } from "../intent/interactive.js";
+import { createLinePrompter } from "../intent/line-prompter.js";
+import { INTENT_TEMPLATES, findIntentTemplate, type IntentTemplate } from "../intent/templates.js";
 
 interface IntentNewOptions {
   template?: string;
@@ -13,10 +15,12 @@ interface IntentNewOptions {
   out?: string;
   force?: boolean;
   list?: boolean;
+  interactive?: boolean;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** Parses `--trusted NAME=VALUE` flags onto the template's (empty) lists. */
 function trustedValues(entries: readonly string[], base: Record<string, unknown>): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(base)) out[key] = Array.isArray(value) ? value.map(String) : [];
@@ -28,6 +32,66 @@ function trustedValues(entries: readonly string[], base: Record<string, unknown>
     (out[name] ??= []).push(entry.slice(at + 1));
   }
   return out;
+}
+
+function templateNamed(name: string): IntentTemplate {
+  const template = findIntentTemplate(name);
+  if (template !== undefined) return template;
+  const guess = suggest(
+    name,
+    INTENT_TEMPLATES.map((t) => t.name),
+  );
+  throw new CliError(
+    `unknown template \`${name}\`${guess !== undefined ? ` (did you mean \`${guess}\`)` : ""}`,
+    EXIT.usage,
+  );
+}
+
+/** The intent YAML of a template with the person's values; validated first (exit 4 with every problem). */
+function intentText(template: IntentTemplate, trusted: Record<string, string[]>, goal: string | undefined): string {
+  const intent = { ...template.intent, ...(goal !== undefined ? { goal } : {}), trusted_values: trusted };
+  const checked = compileIntent(intent);
+  if (!checked.ok)
+    throw new CliError(
+      `the intent does not validate:\n${checked.issues.map((i) => formatIssue(i)).join("\n")}`,
+      EXIT.invalid,
+    );
+  return `# acp intent (template ${template.name}): ${template.summary}\n${stringify(intent)}`;
+}
+
+function write(ctx: CliContext, text: string, out: string | undefined, force: boolean): void {
+  if (out === undefined) {
+    ctx.io.stdout.write(text);
+    return;
+  }
+  const path = resolvePath(ctx.io, out);
+  if (existsSync(path) && !force) throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
+  writeFileSync(path, text, { mode: 0o600 });
+  printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
+}
+
+async function interactive(ctx: CliContext, options: IntentNewOptions): Promise<void> {
+  const template = options.template !== undefined ? templateNamed(options.template) : undefined;
+  const base = (template?.intent["trusted_values"] as Record<string, unknown> | undefined) ?? {};
+  const preset = trustedValues(options.trusted ?? [], base);
+  const p = await createLinePrompter(ctx.io);
+  try {
+    const answers = await askIntent(p, {
+      ...(template !== undefined ? { template } : {}),
+      trusted: preset,
+      ...(options.goal !== undefined ? { goal: options.goal } : {}),
+    });
+    const text = intentText(answers.template, answers.trusted, answers.goal);
+    p.say("");
+    for (const line of text.trimEnd().split("\n")) p.say(`  ${line}`);
+    p.say("");
+    const { out } = await confirmWrite(p, options.out);
+    if (out !== undefined && existsSync(resolvePath(ctx.io, out)) && options.force !== true)
+      throw new CliError(`\`${resolvePath(ctx.io, out)}\` exists (use --force to overwrite)`, EXIT.error);
+    write(ctx, text, out, options.force === true);
+  } finally {
+    p.close();
+  }
 }
 
 /** Registers `acp intent new`. */
@@ -45,18 +109,23 @@ export function registerIntentNew(parent: Command, ctx: CliContext): void {
     .option("-o, --out <file>", "where to write the intent (default: stdout)")
     .option("--force", "overwrite --out if it exists")
     .option("--list", "list the templates and what each asks for")
+    .option("-i, --interactive", "ask for the template, your values and the goal, line by line (also from a pipe)")
     .addHelpText(
       "after",
       `
 Examples:
+  acp intent new                      # on a terminal: asks which template, your values and the goal
   acp intent new --list
   acp intent new -t summarise-my-day --trusted recipients=me@example.com -o ~/.acp/intents/day.yml
+  printf '1\\nme@example.com\\n\\n\\ny\\n' | acp intent new --interactive -o day.yml
   acp proxy --intent ~/.acp/intents/day.yml --upstream '…'
 
-The intent is checked before it is written (exit 4 with every problem). Values you name are trusted:
-a consequential call may use them; values that only came from what the agent read make it ask.`,
+Without --template, it asks on a terminal; without a terminal it needs --template or --interactive
+(exit 2, it never waits on a stdin nobody types into). The intent is checked before it is written
+(exit 4 with every problem) and shown for a yes first. Values you name are trusted: a consequential
+call may use them; values that only came from what the agent read make it ask. Guide: docs/guides/intents.md`,
     )
-    .action((options: IntentNewOptions) => {
+    .action(async (options: IntentNewOptions) => {
       if (options.list === true) {
         for (const t of INTENT_TEMPLATES) {
           printLine(ctx, `${t.name}: ${t.summary}`);
@@ -64,40 +133,22 @@ a consequential call may use them; values that only came from what the agent rea
         }
         return;
       }
-      if (options.template === undefined)
-        throw new CliError("name a template with --template (see --list)", EXIT.usage);
-      const template = findIntentTemplate(options.template);
-      if (template === undefined) {
-        const guess = suggest(
-          options.template,
-          INTENT_TEMPLATES.map((t) => t.name),
-        );
-        throw new CliError(
-          `unknown template \`${options.template}\`${guess !== undefined ? ` (did you mean \`${guess}\`)` : ""}`,
-          EXIT.usage,
-        );
-      }
-      const base = template.intent["trusted_values"] as Record<string, unknown>;
-      const intent = {
-        ...template.intent,
-        ...(options.goal !== undefined ? { goal: options.goal } : {}),
-        trusted_values: trustedValues(options.trusted ?? [], base),
-      };
-      const checked = compileIntent(intent);
-      if (!checked.ok)
-        throw new CliError(
-          `the intent does not validate:\n${checked.issues.map((i) => formatIssue(i)).join("\n")}`,
-          EXIT.invalid,
-        );
-      const text = `# acp intent (template ${template.name}): ${template.summary}\n${stringify(intent)}`;
-      if (options.out === undefined) {
-        ctx.io.stdout.write(text);
+      if (options.interactive === true || (options.template === undefined && ctx.io.stdinIsTTY)) {
+        await interactive(ctx, options);
         return;
       }
-      const path = resolvePath(ctx.io, options.out);
-      if (existsSync(path) && options.force !== true)
-        throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
-      writeFileSync(path, text, { mode: 0o600 });
-      printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
+      if (options.template === undefined)
+        throw new CliError(
+          "name a template with --template (see --list), or answer questions with --interactive",
+          EXIT.usage,
+        );
+      const template = templateNamed(options.template);
+      const base = template.intent["trusted_values"] as Record<string, unknown>;
+      write(
+        ctx,
+        intentText(template, trustedValues(options.trusted ?? [], base), options.goal),
+        options.out,
+        options.force === true,
+      );
     });
 }
