@@ -19,5 +19,6 @@ export * from "./consent/index.js";
 export * from "./proof/index.js";
 export * from "./vault-crypto/index.js";
 export * from "./credentials/index.js";
+export * from "./redaction/index.js";
 export * from "./session/index.js";
 export * from "./verify/index.js";

@@ -18,9 +18,31 @@ function refuse(what: string): never {
   throw new TypeError(`cannot canonicalize: ${what}`);
 }
 
+/** Encodings of short strings seen before (tool names, categories, routes repeat on every event). */
+const encoded = new Map<string, string>();
+const MAX_MEMO_LENGTH = 48;
+const MAX_MEMO_ENTRIES = 2048;
+
 function jsonString(s: string): string {
   if (!isWellFormed(s)) refuse("string holds a lone surrogate (not valid I-JSON)");
   return JSON.stringify(s);
+}
+
+/** {@link jsonString} remembered, for short strings that repeat (field values that name things, object keys). */
+function memoString(s: string): string {
+  if (s.length > MAX_MEMO_LENGTH) return jsonString(s);
+  let out = encoded.get(s);
+  if (out === undefined) {
+    out = jsonString(s);
+    if (encoded.size >= MAX_MEMO_ENTRIES) encoded.clear();
+    encoded.set(s, out);
+  }
+  return out;
+}
+
+/** A top-level field that names something (repeats across events): remembered when a short string. */
+function namingValue(v: unknown): string {
+  return typeof v === "string" ? memoString(v) : jsonValue(v, 0);
 }
 
 function jsonValue(v: unknown, depth: number): string {
@@ -52,7 +74,7 @@ function jsonComposite(v: object, depth: number): string {
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    out += `${i === 0 ? "" : ","}${jsonString(key)}:${jsonValue(record[key], depth)}`;
+    out += `${i === 0 ? "" : ","}${memoString(key)}:${jsonValue(record[key], depth)}`;
   }
   return `${out}}`;
 }
@@ -64,21 +86,33 @@ export function fastCanonicalJson(value: unknown): string {
 
 const BODY_KEYS = 15;
 
-/**
- * The canonical JSON of an audit event body (without `event_hash`) and the writer of the full line
- * around a given hash, built from the fixed, sorted §7.4 key order. Returns `undefined` for a body
- * with other keys than the 15 of §7.4 (the caller falls back to the general path).
- */
-export function canonicalAuditBody(
-  b: AuditEventBody,
-): { body: string; line: (eventHash: string) => string } | undefined {
-  if (Object.keys(b).length !== BODY_KEYS) return undefined;
-  const head = `{"agent":${jsonValue(b.agent, 0)},"category":${jsonValue(b.category, 0)},"decision":${jsonValue(b.decision, 0)}`;
+/** The canonical JSON of a body split where `event_hash` goes (between `decision` and `event_type`). */
+export interface CanonicalAuditParts {
+  /** `{"agent":…,"category":…,"decision":…` */
+  readonly head: string;
+  /** `,"event_type":…}` to the end. */
+  readonly tail: string;
+}
+
+/** The two parts of an audit body's canonical JSON, from the fixed sorted §7.4 key order; no key check. */
+export function auditBodyParts(b: AuditEventBody): CanonicalAuditParts {
+  const head = `{"agent":${namingValue(b.agent)},"category":${namingValue(b.category)},"decision":${namingValue(b.decision)}`;
   const tail =
-    `,"event_type":${jsonValue(b.event_type, 0)},"id":${jsonValue(b.id, 0)},"metadata":${jsonValue(b.metadata, 0)}` +
-    `,"policy_rule":${jsonValue(b.policy_rule, 0)},"previous_event_hash":${jsonValue(b.previous_event_hash, 0)}` +
+    `,"event_type":${namingValue(b.event_type)},"id":${jsonValue(b.id, 0)},"metadata":${jsonValue(b.metadata, 0)}` +
+    `,"policy_rule":${namingValue(b.policy_rule)},"previous_event_hash":${jsonValue(b.previous_event_hash, 0)}` +
     `,"request_id":${jsonValue(b.request_id, 0)},"response_time_ms":${jsonValue(b.response_time_ms, 0)}` +
-    `,"risk_level":${jsonValue(b.risk_level, 0)},"timestamp":${jsonValue(b.timestamp, 0)},"tool":${jsonValue(b.tool, 0)}` +
-    `,"type":${jsonValue(b.type, 0)},"version":${jsonValue(b.version, 0)}}`;
-  return { body: head + tail, line: (eventHash) => `${head},"event_hash":${JSON.stringify(eventHash)}${tail}` };
+    `,"risk_level":${namingValue(b.risk_level)},"timestamp":${jsonValue(b.timestamp, 0)},"tool":${namingValue(b.tool)}` +
+    `,"type":${namingValue(b.type)},"version":${namingValue(b.version)}}`;
+  return { head, tail };
+}
+
+/**
+ * The canonical JSON of an audit event body (without `event_hash`) split around where `event_hash`
+ * goes. Returns `undefined` for a body with other keys than the 15 of §7.4 (the caller falls back to
+ * the general path).
+ */
+export function canonicalAuditBody(b: AuditEventBody): CanonicalAuditParts | undefined {
+  let n = 0;
+  for (const key in b) if (Object.hasOwn(b, key)) n++;
+  return n === BODY_KEYS ? auditBodyParts(b) : undefined;
 }

@@ -1,7 +1,8 @@
-import { canonicalJson, sha256Ref } from "../canonical-json/index.js";
+import { hash as oneShotHash, createHash } from "node:crypto";
+import { canonicalJson, SHA256_PREFIX, sha256Ref } from "../canonical-json/index.js";
 import type { JsonValue } from "../canonical-json/index.js";
 import type { AuditEventType } from "./event-types.js";
-import { canonicalAuditBody } from "./audit-json.js";
+import { auditBodyParts, canonicalAuditBody } from "./audit-json.js";
 
 /** The `type` of every audit line (§7.4). */
 export const AUDIT_EVENT_KIND = "audit_event";
@@ -110,19 +111,36 @@ export interface SealedAuditLine {
   readonly line: string;
 }
 
+/** `sha256:` + hex SHA-256 of a string's UTF-8 bytes: the one-shot `crypto.hash` where Node has it. */
+const sha256OfText: (text: string) => string =
+  typeof oneShotHash === "function"
+    ? (text) => SHA256_PREFIX + oneShotHash("sha256", text, "hex")
+    : (text) => SHA256_PREFIX + createHash("sha256").update(text).digest("hex");
+
 /**
  * Seals a body and serializes it in one canonicalization (the writer's hot path): the §7.4 keys are
  * written in their fixed sorted order with `event_hash` between `decision` and `event_type`, where
  * JCS puts it. A property test holds this equal to {@link serializeAuditEvent} of {@link sealAuditEvent}.
  */
 export function sealAuditLine(body: AuditEventBody): SealedAuditLine {
-  const fast = canonicalAuditBody(body);
-  if (fast === undefined) {
+  const parts = canonicalAuditBody(body);
+  if (parts === undefined) {
     const event = sealAuditEvent(body);
     return { event, line: serializeAuditEvent(event) };
   }
-  const eventHash = sha256Ref(fast.body);
-  return { event: { ...body, event_hash: eventHash }, line: fast.line(eventHash) };
+  const eventHash = sha256OfText(parts.head + parts.tail);
+  return { event: { ...body, event_hash: eventHash }, line: `${parts.head},"event_hash":"${eventHash}"${parts.tail}` };
+}
+
+/**
+ * {@link createAuditEventBody} and {@link sealAuditLine} in one step, the writer's hot path: one object
+ * (the event), one canonicalization, one hash. Equal to `sealAuditLine(createAuditEventBody(…))`.
+ */
+export function sealAuditInput(input: AuditEventInput, placement: AuditEventPlacement): SealedAuditLine {
+  const event = createAuditEventBody(input, placement) as AuditEventBody & { event_hash: string };
+  const parts = auditBodyParts(event);
+  event.event_hash = sha256OfText(parts.head + parts.tail);
+  return { event, line: `${parts.head},"event_hash":"${event.event_hash}"${parts.tail}` };
 }
 
 /** Builds a complete, hashed event from an input and its placement (the input should be redacted already). */

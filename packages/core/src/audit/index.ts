@@ -7,6 +7,7 @@ export {
   computeEventHash,
   createAuditEventBody,
   sealAuditEvent,
+  sealAuditInput,
   sealAuditLine,
   serializeAuditEvent,
   type AuditEventBody,
@@ -30,16 +31,7 @@ export {
   type CheckpointPublicKey,
   type CheckpointSigner,
 } from "./checkpoint.js";
-export {
-  DEFAULT_REDACTED_KEYS,
-  DEFAULT_REDACTED_VALUES,
-  DEFAULT_REDACTION,
-  AUDIT_REDACTED,
-  createRedactor,
-  redactAuditInput,
-  type RedactionRules,
-  type Redactor,
-} from "./redaction.js";
+export { redactAuditInput } from "./redact-input.js";
 export {
   verifyAuditChain,
   type AuditCheckpointSummary,

@@ -1,8 +1,7 @@
-/** Credentials in tool calls: injection into an accepted call's arguments, and redaction everywhere else. */
+/** Credentials in tool calls: injection into an accepted call (redaction lives in `../redaction`). */
 export {
   injectCredentials,
   type CredentialInjection,
   type CredentialTarget,
   type InjectedArguments,
 } from "./inject.js";
-export { redactSecrets, REDACTED, DEFAULT_REDACTION_PATTERNS, type RedactionPatterns } from "./redact.js";

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
 import type { PendingConsentStore } from "@acp/store";
+import type { Redactor } from "@acp/core";
 import type {
   BrokerAsk,
   BrokerOutcome,
@@ -9,7 +10,7 @@ import type {
   VerifyConsentResponse,
 } from "./broker-types.js";
 import { ApprovalGrants, grantKey } from "./grants.js";
-import { restoreRedacted } from "./redact.js";
+import { createConsentRedactor, restoreRedacted } from "./redact.js";
 import { buildConsentRequest, type ConsentAgentInfo } from "./request.js";
 import { buildUnsignedResponse, checkHumanAnswer } from "./response.js";
 import { describeScope } from "./scope.js";
@@ -50,6 +51,8 @@ export interface ConsentBrokerOptions {
   readonly progressIntervalMs?: number;
   /** How long `isAvailable()` may take before a channel counts as unavailable. Default 2 s. */
   readonly availabilityTimeoutMs?: number;
+  /** What hides secrets from the person asked (see `createConsentRedactor`); default: the default rules. */
+  readonly redact?: Redactor;
 }
 
 /** The broker: `ask` puts a request before a person and resolves with a verified outcome. Never rejects. */
@@ -71,9 +74,11 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   readonly #random: (size: number) => Uint8Array;
   readonly #grants = new ApprovalGrants();
   readonly #record: ConsentRecorder;
+  readonly #redact: Redactor;
 
   constructor(options: ConsentBrokerOptions) {
     this.#o = options;
+    this.#redact = options.redact ?? createConsentRedactor();
     this.#timers = options.timers ?? realTimers;
     this.#random = options.random ?? ((size) => randomBytes(size));
     this.#record = createConsentRecorder(options.audit);
@@ -97,6 +102,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     const reused = await this.#reuseGrant(ask);
     if (reused !== null) return reused;
     const request = buildConsentRequest(ask, {
+      redact: this.#redact,
       now: this.#o.clock(),
       random: this.#random,
       ...(this.#o.agent !== undefined ? { agent: this.#o.agent } : {}),
@@ -204,7 +210,10 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     const args =
       response.modifications === null
         ? ask.arguments
-        : { ...ask.arguments, ...(restoreRedacted(ask.arguments, response.modifications) as Record<string, unknown>) };
+        : {
+            ...ask.arguments,
+            ...(restoreRedacted(ask.arguments, response.modifications, this.#redact) as Record<string, unknown>),
+          };
     const scope: ApprovalScope = answer.scope ?? "once";
     const fields = { decision: response.decision, scope: describeScope(scope), consent_response: response };
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {

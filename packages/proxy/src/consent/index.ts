@@ -11,7 +11,7 @@ export type {
   ConsentAuditSink,
 } from "./broker-types.js";
 export { createConsentBroker, type ConsentBrokerOptions, type ConsentBrokerHandle } from "./broker.js";
-export { REDACTED, isSecretKey, redactArguments, restoreRedacted } from "./redact.js";
+export { REDACTED, createConsentRedactor, restoreRedacted } from "./redact.js";
 export { parseApprovalDuration, isApprovalScope, describeScope, MAX_APPROVAL_WINDOW_MS } from "./scope.js";
 export {
   buildConsentRequest,

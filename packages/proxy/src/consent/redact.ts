@@ -1,48 +1,36 @@
-/** What every channel shows instead of a secret value. */
+import {
+  createRedactor,
+  DEFAULT_REDACTION,
+  restoreRedacted as restoreWith,
+  type RedactionRules,
+  type Redactor,
+} from "@acp/core";
+
+/** What every channel shows instead of a secret value (kept lowercase: `acp approve --modify` reads it back). */
 export const REDACTED = "[redacted]";
 
-const SECRET_KEY = /token|password|passwd|secret|authorization|api[_-]?key|private[_-]?key|cookie/i;
-
-/** Whether an argument name looks like it holds a secret (`*token*`, `*password*`, `*secret*`, `authorization`, `api_key`, …). */
-export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
+/**
+ * The core redactor with the consent channels' placeholder: what a person is shown. `secrets` names the
+ * vault values in use, so a call that carries one is never displayed with it.
+ */
+export function createConsentRedactor(
+  rules: RedactionRules = DEFAULT_REDACTION,
+  secrets?: () => readonly string[],
+): Redactor {
+  return createRedactor(rules, { placeholder: REDACTED, ...(secrets !== undefined ? { secrets } : {}) });
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function redactValue(value: unknown, depth: number): unknown {
-  if (depth > 64) return REDACTED;
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, depth + 1));
-  if (!isPlainObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    out[key] = isSecretKey(key) ? REDACTED : redactValue(inner, depth + 1);
-  }
-  return out;
-}
-
-/** A copy of the arguments with every value under a secret-looking key (at any depth) replaced by `[redacted]`. */
-export function redactArguments(args: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return redactValue(args, 0) as Record<string, unknown>;
-}
+const DEFAULT_CONSENT_REDACTOR = createConsentRedactor();
 
 /**
- * Puts secrets back into arguments a person edited: wherever the edit still says `[redacted]` and the original
- * had a value at the same path, the original value is used. A person never sees a secret, and editing the
- * other arguments does not wipe it.
+ * Puts secrets back into arguments a person edited: wherever the edit still reads what was shown for the
+ * original (`[redacted]`, or a string with redacted parts), the original value is used. `redact` must be
+ * the redactor the request was shown with (default: the default rules).
  */
-export function restoreRedacted(original: unknown, edited: unknown, depth = 0): unknown {
-  if (depth > 64) return edited;
-  if (edited === REDACTED && original !== undefined) return original;
-  if (Array.isArray(edited) && Array.isArray(original)) {
-    return edited.map((item, i) => restoreRedacted(original[i], item, depth + 1));
-  }
-  if (isPlainObject(edited) && isPlainObject(original)) {
-    const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(edited)) out[key] = restoreRedacted(original[key], inner, depth + 1);
-    return out;
-  }
-  return edited;
+export function restoreRedacted(
+  original: unknown,
+  edited: unknown,
+  redact: Redactor = DEFAULT_CONSENT_REDACTOR,
+): unknown {
+  return restoreWith(original, edited, redact, REDACTED);
 }

@@ -1,5 +1,5 @@
-import type { Decision } from "@acp/core";
-import { redactArguments } from "./redact.js";
+import type { Decision, Redactor } from "@acp/core";
+import { createConsentRedactor } from "./redact.js";
 import type { ConsentRequestV02 } from "./types.js";
 
 /** What the broker knows when it opens a request. */
@@ -43,10 +43,20 @@ function describe(source: ConsentRequestSource): string {
   return first === undefined ? base : `${base}: ${first.message}`;
 }
 
-/** Builds the §4.1 consent request for one ask: fresh id and nonce, parameters redacted. */
+const DEFAULT_REDACT = createConsentRedactor();
+
+/**
+ * Builds the §4.1 consent request for one ask: fresh id and nonce, parameters redacted by `deps.redact`
+ * (default: the default rules with the `[redacted]` placeholder).
+ */
 export function buildConsentRequest(
   source: ConsentRequestSource,
-  deps: { readonly now: Date; readonly random: (size: number) => Uint8Array; readonly agent?: ConsentAgentInfo },
+  deps: {
+    readonly now: Date;
+    readonly random: (size: number) => Uint8Array;
+    readonly agent?: ConsentAgentInfo;
+    readonly redact?: Redactor;
+  },
 ): ConsentRequestV02 {
   const agentId = source.agent ?? deps.agent?.id ?? "unknown";
   const rule = source.decision.rule;
@@ -62,7 +72,7 @@ export function buildConsentRequest(
       server: source.server,
       category: source.decision.category,
       risk_level: source.decision.risk_level,
-      parameters: redactArguments(source.arguments),
+      parameters: (deps.redact ?? DEFAULT_REDACT)(source.arguments) as Record<string, unknown>,
       description: describe(source),
     },
     policy: {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createPendingConsentStore, openStateDb } from "@acp/store";
 import {
   createConsentBroker,
-  redactArguments,
+  createConsentRedactor,
   restoreRedacted,
   type ChannelDelivery,
   type ConsentChannel,
@@ -204,7 +204,7 @@ describe("redaction", () => {
       Authorization: "Bearer x",
       path: "/a",
     };
-    const shown = redactArguments(args);
+    const shown = createConsentRedactor()(args) as Record<string, unknown>;
     expect(JSON.stringify(shown)).not.toMatch(/"t"|"p"|"k"|Bearer/);
     expect(shown["path"]).toBe("/a");
     const edited = { ...shown, path: "/b" };

@@ -3,13 +3,13 @@ import { fstatSync, mkdirSync, statSync } from "node:fs";
 import { open as openHandle, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
-  createAuditEventBody,
   createCheckpointBody,
   createCheckpointInput,
   createRedactor,
   DEFAULT_REDACTION,
+  NO_PATTERNS,
   redactAuditInput,
-  sealAuditLine,
+  sealAuditInput,
   signCheckpoint,
   type AuditEventInput,
   type AuditEventV02,
@@ -36,6 +36,8 @@ export interface AuditLogOptions {
   readonly checkpointEvery?: number;
   /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */
   readonly redaction?: RedactionRules | false;
+  /** Known secret values (the vault entries in use), redacted wherever they appear; read on every append. */
+  readonly secrets?: () => readonly string[];
   /** The clock for event and checkpoint timestamps. */
   readonly clock: () => Date;
   /** Unique part of event ids (`ae_<this>`); default a random UUID. */
@@ -117,7 +119,12 @@ class AuditWriter implements AuditLog {
     private readonly options: AuditLogOptions,
   ) {
     this.anchorPath = anchorPathOf(path);
-    this.redact = options.redaction === false ? null : createRedactor(options.redaction ?? DEFAULT_REDACTION);
+    this.redact =
+      options.redaction === false && options.secrets === undefined
+        ? null
+        : createRedactor(options.redaction === false ? NO_PATTERNS : (options.redaction ?? DEFAULT_REDACTION), {
+            ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+          });
     this.ino = fstatSync(handle.fd).ino;
   }
 
@@ -162,7 +169,7 @@ class AuditWriter implements AuditLog {
     if (this.closed)
       return Promise.reject(new AuditLogError({ code: "audit_log_closed" }, `${this.path}: the audit log is closed`));
     if (this.failure !== null) return Promise.reject(this.failedError());
-    const timestamp = this.options.clock().toISOString();
+    const timestamp = this.timestamp();
     return new Promise((resolve, reject) => {
       this.queue.push({ kind, input, timestamp, resolve, reject });
       this.draining ??= this.drain();
@@ -177,6 +184,20 @@ class AuditWriter implements AuditLog {
     } finally {
       this.draining = null;
     }
+  }
+
+  private lastMs = Number.NaN;
+  private lastIso = "";
+
+  /** The clock as ISO-8601; events within one millisecond share the string (no new formatting). */
+  private timestamp(): string {
+    const now = this.options.clock();
+    const ms = now.getTime();
+    if (ms !== this.lastMs) {
+      this.lastIso = now.toISOString();
+      this.lastMs = ms;
+    }
+    return this.lastIso;
   }
 
   private failedError(): AuditLogError {
@@ -220,45 +241,42 @@ class AuditWriter implements AuditLog {
   }
 
   private seal(prefix: AuditEventInput[], batch: Pending[]): SealedBatch {
-    let position = this.position;
+    let { count, head, sinceCheckpoint } = this.position;
     const lines: string[] = [];
     const done: [Pending, AuditEventV02 | null][] = [];
     let anchor: string | null = null;
+    const randomId = this.options.randomId ?? randomUUID;
     const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
-      const id = `ae_${(this.options.randomId ?? randomUUID)()}`;
-      const body = createAuditEventBody(input, { id, timestamp, previousEventHash: position.head });
-      const sealed = sealAuditLine(body);
+      const sealed = sealAuditInput(input, { id: `ae_${randomId()}`, timestamp, previousEventHash: head });
       lines.push(sealed.line);
-      const isCheckpoint = input.event_type === "checkpoint";
-      position = {
-        size: position.size,
-        count: position.count + 1,
-        head: sealed.event.event_hash,
-        sinceCheckpoint: isCheckpoint ? 0 : position.sinceCheckpoint + 1,
-      };
-      if (isCheckpoint) anchor = sealed.line;
+      count++;
+      head = sealed.event.event_hash;
+      if (input.event_type === "checkpoint") {
+        sinceCheckpoint = 0;
+        anchor = sealed.line;
+      } else sinceCheckpoint++;
       return sealed.event;
     };
     const checkpoint = (): AuditEventV02 | null => {
       const signer = this.options.signer;
       if (signer === undefined) return null;
-      const timestamp = this.options.clock().toISOString();
-      const body = createCheckpointBody(position.head, position.count, timestamp);
+      const timestamp = this.timestamp();
+      const body = createCheckpointBody(head, count, timestamp);
       return add(createCheckpointInput({ body, signature: signCheckpoint(body, signer) }), timestamp);
     };
     const every = Math.max(1, this.options.checkpointEvery ?? 1000);
-    for (const input of prefix) add(input, this.options.clock().toISOString());
+    for (const input of prefix) add(input, this.timestamp());
     for (const item of batch) {
       try {
         if (item.kind === "event") done.push([item, add(item.input, item.timestamp)]);
-        else done.push([item, item.kind === "final" && position.sinceCheckpoint === 0 ? null : checkpoint()]);
+        else done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
       } catch (err) {
         item.reject(err);
         continue;
       }
-      if (position.sinceCheckpoint >= every) checkpoint();
+      if (sinceCheckpoint >= every) checkpoint();
     }
-    return { lines, done, anchor: anchor, position };
+    return { lines, done, anchor, position: { size: this.position.size, count, head, sinceCheckpoint } };
   }
 
   /** Writes the lines with one write and one fsync; returns the bytes written. */

@@ -1,0 +1,185 @@
+import { DEFAULT_REDACTION, REDACTED, type RedactionRules } from "./rules.js";
+
+/**
+ * Redacts one value: returns it unchanged (the same reference) when nothing matched, otherwise a copy
+ * with every secret replaced. Never mutates its input.
+ */
+export type Redactor = (value: unknown) => unknown;
+
+/** Options of {@link createRedactor} beyond the pattern rules. */
+export interface RedactorOptions {
+  /**
+   * Known secret values (the vault entries in use): every occurrence in a string, a key name or the
+   * digits of a number is replaced. Read on every call, so a vault opened later counts. Empty strings
+   * are ignored; longer values are replaced first.
+   */
+  readonly secrets?: () => readonly string[];
+  /** What a secret is replaced with; default {@link REDACTED}. */
+  readonly placeholder?: string;
+  /** Values nested deeper than this are replaced whole (default 128); so are cycles. */
+  readonly maxDepth?: number;
+}
+
+function keyPatternSource(pattern: string): string {
+  return pattern
+    .split("")
+    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\/-]/g, "\\$&")))
+    .join("");
+}
+
+function globalCopy(re: RegExp): RegExp {
+  return re.global ? new RegExp(re.source, re.flags) : new RegExp(re.source, `${re.flags}g`);
+}
+
+/**
+ * One case-insensitive alternation of every value pattern, for a single quick test per string: it
+ * matches wherever any pattern matches (ignoring case and `s`/`m` only widen), so a string it does not
+ * match needs no further work. `undefined` when patterns cannot be merged (flags `u`/`v`, or group
+ * references, whose numbering the alternation would shift).
+ */
+function unionOf(values: readonly RegExp[]): RegExp | undefined {
+  const unmergeable = (re: RegExp): boolean => /[uv]/.test(re.flags) || /\\[1-9]|\\k<|\(\?<[^=!]/.test(re.source);
+  if (values.length === 0 || values.some(unmergeable)) return undefined;
+  const flags = `i${values.some((re) => re.flags.includes("s")) ? "s" : ""}${values.some((re) => re.flags.includes("m")) ? "m" : ""}`;
+  return new RegExp(values.map((re) => `(?:${re.source})`).join("|"), flags);
+}
+
+const NONE: readonly string[] = [];
+
+/** Known secrets, non-empty, deduplicated, longest first; recomputed only when the list changes. */
+function secretList(source: (() => readonly string[]) | undefined): () => readonly string[] {
+  let last: readonly string[] | undefined;
+  let sorted: readonly string[] = [];
+  return () => {
+    const now = source === undefined ? NONE : source();
+    if (now !== last) {
+      last = now;
+      sorted = [...new Set(now)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+    }
+    return sorted;
+  };
+}
+
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
+/**
+ * The one redactor of ACP: the audit trail, the values shown to a person on a consent channel, and
+ * results, errors and logs on their way back to the agent all pass through one of these. A value under
+ * a key matching `rules.keys` is replaced whole; every substring matching `rules.values` and every
+ * occurrence of a known secret (`options.secrets`) is replaced, in strings and in key names.
+ */
+export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, options: RedactorOptions = {}): Redactor {
+  const placeholder = options.placeholder ?? REDACTED;
+  const maxDepth = options.maxDepth ?? 128;
+  const keyRe =
+    rules.keys.length === 0 ? undefined : new RegExp(`^(?:${rules.keys.map(keyPatternSource).join("|")})$`, "is");
+  const values = rules.values.map(globalCopy);
+  const any = unionOf(rules.values);
+  const secretsNow = secretList(options.secrets);
+  const keyCache = new Map<string, boolean>();
+  const isSecretKey = (key: string): boolean => {
+    if (keyRe === undefined) return false;
+    let hit = keyCache.get(key);
+    if (hit === undefined) {
+      hit = keyRe.test(key);
+      if (keyCache.size < 4096) keyCache.set(key, hit);
+    }
+    return hit;
+  };
+  // Results for short strings (field values and key names repeat on every event), valid while the
+  // known secrets stay the same list.
+  const memo = new Map<string, string>();
+  let memoSecrets: readonly string[] | undefined;
+  const redactString = (text: string, secrets: readonly string[]): string => {
+    if (text.length > 64) return redactText(text, secrets);
+    if (memoSecrets !== secrets || memo.size >= 4096) {
+      memo.clear();
+      memoSecrets = secrets;
+    }
+    let out = memo.get(text);
+    if (out === undefined) {
+      out = redactText(text, secrets);
+      memo.set(text, out);
+    }
+    return out;
+  };
+  const redactText = (text: string, secrets: readonly string[]): string => {
+    let out = text;
+    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(placeholder);
+    if (values.length === 0 || (any !== undefined && !any.test(out))) return out;
+    for (const re of values) {
+      re.lastIndex = 0;
+      if (re.test(out)) {
+        re.lastIndex = 0;
+        out = out.replace(re, placeholder);
+      }
+    }
+    return out;
+  };
+  const path = new Set<object>();
+  let secrets: readonly string[] = [];
+  const walk = (value: unknown, depth: number): unknown => {
+    if (typeof value === "string") return redactString(value, secrets);
+    if (typeof value === "number" || typeof value === "bigint") {
+      if (secrets.length === 0) return value;
+      const digits = String(value);
+      return secrets.some((s) => digits.includes(s)) ? placeholder : value;
+    }
+    if (value === null || typeof value !== "object") return value;
+    if (depth > maxDepth || path.has(value)) return placeholder;
+    path.add(value);
+    try {
+      return Array.isArray(value) ? walkArray(value as readonly unknown[], depth) : walkObject(value, depth);
+    } finally {
+      path.delete(value);
+    }
+  };
+  const walkArray = (list: readonly unknown[], depth: number): readonly unknown[] => {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const next = walk(list[i], depth + 1);
+      if (next !== list[i]) (out ??= list.slice())[i] = next;
+    }
+    return out ?? list;
+  };
+  // Builds a copy only from the first key that changes; an untouched object costs no allocation.
+  const walkObject = (record: object, depth: number): object => {
+    const source = record as Record<string, unknown>;
+    const keys = Object.keys(source);
+    let out: Record<string, unknown> | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const child = source[key];
+      const next = isSecretKey(key) ? placeholder : walk(child, depth + 1);
+      const name = redactString(key, secrets);
+      if (out === undefined && (next !== child || name !== key)) {
+        out = {};
+        for (let j = 0; j < i; j++) setOwn(out, keys[j] as string, source[keys[j] as string]);
+      }
+      if (out !== undefined) setOwn(out, name, next);
+    }
+    return out ?? record;
+  };
+  return (root) => {
+    secrets = secretsNow();
+    if (typeof root === "string") return redactString(root, secrets);
+    return walk(root, 0);
+  };
+}
+
+/**
+ * A deep copy of `value` with every known secret value (and whatever `rules` match) replaced by
+ * {@link REDACTED}; shorthand for `createRedactor(rules, { secrets })(value)`.
+ */
+export function redactSecrets(
+  value: unknown,
+  secrets: Iterable<string>,
+  rules: RedactionRules = DEFAULT_REDACTION,
+): unknown {
+  const list = [...secrets];
+  return createRedactor(rules, { secrets: () => list })(value);
+}

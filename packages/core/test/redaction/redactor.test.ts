@@ -1,0 +1,183 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  createRedactor,
+  DEFAULT_REDACTION,
+  NO_PATTERNS,
+  REDACTED,
+  redactAuditInput,
+  redactSecrets,
+  restoreRedacted,
+  type AuditEventInput,
+} from "../../src/index.js";
+import { canary, filler, plantIn, secretKeyName, secretShapedValue } from "./planted.js";
+
+describe("the one redactor", () => {
+  const redact = createRedactor();
+
+  it("replaces values under secret-looking key names, case-insensitively, at any depth", () => {
+    const out = redact({
+      parameters: {
+        to: "a@example.com",
+        GitHub_Token: "ghx-123",
+        nested: [{ password: "hunter2" }, { "Proxy-Authorization": "x" }],
+        client_secret: { a: 1 },
+        api_key: "k",
+        pass: "p",
+        smtp_passphrase: "pp",
+        session_cookie: "c",
+      },
+    });
+    expect(out).toEqual({
+      parameters: {
+        to: "a@example.com",
+        GitHub_Token: REDACTED,
+        nested: [{ password: REDACTED }, { "Proxy-Authorization": REDACTED }],
+        client_secret: REDACTED,
+        api_key: REDACTED,
+        pass: REDACTED,
+        smtp_passphrase: REDACTED,
+        session_cookie: REDACTED,
+      },
+    });
+  });
+
+  it("replaces secret-shaped substrings in any string value and keeps the rest", () => {
+    const out = redact({
+      header: "Bearer abcdefghijklmnop.qrs",
+      note: "use sk-abcdef1234567890 for the call",
+      list: ["ghp_abcdefghijklmnopqrstuvwxyz0123", "plain"],
+    });
+    expect(out).toEqual({
+      header: REDACTED,
+      note: `use ${REDACTED} for the call`,
+      list: [REDACTED, "plain"],
+    });
+  });
+
+  it("returns the same reference when nothing matches and never mutates its input", () => {
+    const input = { a: { b: ["c", 1, null, true] } };
+    const snapshot = JSON.stringify(input);
+    expect(redact(input)).toBe(input);
+    const secret = { a: { password: "p" } };
+    redact(secret);
+    expect(secret.a.password).toBe("p");
+    expect(JSON.stringify(input)).toBe(snapshot);
+  });
+
+  it("follows configured patterns and a configured placeholder", () => {
+    const custom = createRedactor({ keys: ["pin", "x-*"], values: [/\d{4}-\d{4}/] }, { placeholder: "[x]" });
+    expect(custom({ pin: "1234", "X-Trace": "t", token: "kept", card: "card 1234-5678 ok" })).toEqual({
+      pin: "[x]",
+      "X-Trace": "[x]",
+      token: "kept",
+      card: "card [x] ok",
+    });
+  });
+
+  it("replaces known secret values in strings, key names and numbers, read anew on every call", () => {
+    let known: string[] = [];
+    const withVault = createRedactor(NO_PATTERNS, { secrets: () => known });
+    expect(withVault({ s: "abc-canary-1" })).toEqual({ s: "abc-canary-1" });
+    known = ["canary-1", "424242"];
+    expect(withVault({ s: "abc-canary-1", "canary-1": 1, n: 94242420 })).toEqual({
+      s: `abc-${REDACTED}`,
+      [REDACTED]: 1,
+      n: REDACTED,
+    });
+  });
+
+  it("replaces cycles and values nested too deep instead of failing", () => {
+    const loop: Record<string, unknown> = { a: "x" };
+    loop["self"] = loop;
+    expect(redact(loop)).toEqual({ a: "x", self: REDACTED });
+    const shallow = createRedactor(DEFAULT_REDACTION, { maxDepth: 2 });
+    expect(shallow({ a: { b: { c: { d: 1 } } } })).toEqual({ a: { b: { c: REDACTED } } });
+  });
+
+  it("keeps a `__proto__` key an own property", () => {
+    const input = JSON.parse('{"__proto__": {"token": "t"}}') as unknown;
+    const out = redact(input) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(JSON.stringify(out)).toBe(`{"__proto__":{"token":"${REDACTED}"}}`);
+  });
+
+  it("still applies back-references and unicode patterns (no merged quick test)", () => {
+    const r = createRedactor({ keys: [], values: [/(x)\1{3}/, /é+/u, /\bsk-[a-z]{4}/] });
+    expect(r("a xxxx b ééé sk-abcd")).toBe(`a ${REDACTED} b ${REDACTED} ${REDACTED}`);
+  });
+
+  it("redactSecrets hides known values only with empty rules", () => {
+    expect(redactSecrets({ token: "t", note: "say s3cr3t!" }, ["s3cr3t"], NO_PATTERNS)).toEqual({
+      token: "t",
+      note: `say ${REDACTED}!`,
+    });
+  });
+
+  it("redacts an audit input's metadata and string fields, leaving credential names alone", () => {
+    const input: AuditEventInput = {
+      event_type: "credential_injected",
+      tool: "create_issue",
+      policy_rule: "Bearer abcdefghijklmnop",
+      metadata: { credential: "github_token", parameters: { auth: "Bearer abcdefghijklmnop" } },
+    };
+    const out = redactAuditInput(input, redact);
+    expect(out).toEqual({
+      event_type: "credential_injected",
+      tool: "create_issue",
+      policy_rule: REDACTED,
+      metadata: { credential: "github_token", parameters: { auth: REDACTED } },
+    });
+    const clean: AuditEventInput = { event_type: "tool_call_intercepted", tool: "t", metadata: { a: 1 } };
+    expect(redactAuditInput(clean, redact)).toBe(clean);
+  });
+});
+
+describe("a planted secret never survives the redactor (property)", () => {
+  it("under a secret-looking key name", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), secretKeyName, canary, (doc, key, secret) => {
+        expect(JSON.stringify(redact(plantIn(doc, key, secret)))).not.toContain(secret);
+      }),
+    );
+  });
+
+  it("as a secret-shaped value inside any text", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), secretShapedValue, filler, filler, (doc, shaped, before, after) => {
+        const out = JSON.stringify(redact(plantIn(doc, "note", `${before} ${shaped.text} ${after}`)));
+        expect(out).not.toContain(JSON.stringify(shaped.secret).slice(1, -1));
+      }),
+    );
+  });
+
+  it("as a known vault value anywhere: in text, as a key, inside an array", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ minLength: 6 }), filler, (doc, secret, before) => {
+        fc.pre(!REDACTED.includes(secret) && !secret.includes(REDACTED));
+        const r = createRedactor(NO_PATTERNS, { secrets: () => [secret] });
+        const planted = { ...plantIn(doc, "note", `${before}${secret}!`), [secret]: [secret] };
+        const out = r(planted);
+        const text = JSON.stringify(out);
+        expect(text).not.toContain(JSON.stringify(secret).slice(1, -1));
+      }),
+    );
+  });
+
+  const redact = createRedactor();
+});
+
+describe("restoring what a person left redacted", () => {
+  const redact = createRedactor(DEFAULT_REDACTION, { placeholder: "[redacted]" });
+
+  it("puts back whole values and partly redacted strings, keeps edits", () => {
+    const original = { token: "t", note: "use Bearer abcdefghijklmnop now", path: "/a", list: [{ api_key: "k" }] };
+    const shown = redact(original) as Record<string, unknown>;
+    expect(JSON.stringify(shown)).not.toMatch(/abcdefghijklmnop|"t"|"k"/);
+    const edited = { ...shown, path: "/b" };
+    expect(restoreRedacted(original, edited, redact, "[redacted]")).toEqual({ ...original, path: "/b" });
+    const changed = { ...shown, note: "use [redacted] later" };
+    expect(restoreRedacted(original, changed, redact, "[redacted]")).toMatchObject({ note: "use [redacted] later" });
+  });
+});
