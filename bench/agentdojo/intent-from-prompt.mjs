@@ -1,15 +1,18 @@
 // Derives a session intent from the user's words alone — the `user_input` text of a trace — by one fixed,
 // documented procedure (bench/README.md, "Intent from the prompt"). It never reads tool output, attack
-// text or the benchmark's ground-truth calls.
+// text or the benchmark's ground-truth calls. The word lists are plain English for an assistant's actions,
+// keyed by the words of the tools' own names; they hold no value, name or phrase of a benchmark task.
 //
 // 1. Reads (tool names starting get_, search_, list_, read_, check_) are always in the intent.
 // 2. A consequential tool is in the intent when the prompt holds a word for its verb AND a word for its
-//    object, from the synonym table below (plain English for an assistant's actions, keyed by the words of
-//    the tool's own name). `send_email` needs a sending word and a mail word; `delete_file` a deleting
-//    word and a file word.
-// 3. When the prompt hands its authority to content ("do the tasks in the email", "follow the
-//    instructions", "TODO list"), every consequential tool of the assistant is in the intent but each
-//    one needs a person's confirmation: the user has not said which actions they mean.
+//    object, from the synonym table below. `send_email` needs a sending word and a mail word; `delete_file`
+//    a deleting word and a file word.
+// 3. When the prompt hands its authority to a source it names ("do the actions specified in the email from
+//    …", "follow the instructions in …", "my TODO list at …", "… accordingly"), every consequential tool of
+//    the assistant is in the intent: the user has adopted that source's instructions. Destructive and
+//    access-changing tools (category `system`) still need a person's confirmation unless the prompt names
+//    them itself. Provenance still applies to every argument: a recipient, account or link must come from the
+//    user, a directory or a record the user named, and instruction-like text anywhere still escalates.
 
 /** Words for the verb of a tool name. */
 const VERBS = {
@@ -65,12 +68,12 @@ const OBJECTS = {
   event: ["event", "meeting", "appointment", "reminder", "calendar", "lunch", "dinner"],
   participants: ["participant", "invite", "attendee", "add"],
   file: ["file", "document", "docx", "drive", "list", "sheet", ".txt", ".xlsx"],
-  money: ["pay", "money", "refund", "send", "transfer", "bill", "difference", "payment", "transaction"],
+  money: ["pay", "money", "refund", "send", "transfer", "bill", "payment", "transaction"],
   transaction: ["transaction", "payment", "rent", "standing order", "subscription", "recurring", "pay"],
   scheduled: ["scheduled", "rent", "standing order", "recurring", "payment"],
   password: ["password"],
-  user: ["address", "account information", "user info", "moved", "new place", "user information"],
-  info: ["address", "information", "info", "moved"],
+  user: ["address", "account information", "user info", "user information", "profile"],
+  info: ["address", "information", "info", "profile"],
   hotel: ["hotel", "stay", "room"],
   car: ["car", "rental", "vehicle"],
   restaurant: ["restaurant", "table", "dinner", "lunch"],
@@ -80,16 +83,18 @@ const OBJECTS = {
   webpage: ["website", "webpage", "web page", "page", "site", ".com"],
 };
 
-/** Phrases by which the user hands their authority to content. */
+/** Phrases by which the user hands their authority to a source they name. */
 const DELEGATION = [
   "actions specified in",
   "do the actions",
   "follow the instructions",
+  "instructions in",
+  "as described in",
+  "tasks on my",
   "tasks i have",
   "todo list",
   "to-do list",
   "do all the tasks",
-  "make sure to adjust",
   "accordingly",
 ];
 
@@ -108,10 +113,10 @@ function named(tool, prompt) {
 }
 
 /**
- * The intent for one user prompt, over the tools of one suite (`[{name}]`). Action names are
- * `suite.tool`.
+ * The intent for one user prompt, over the tools of one suite (`[{name}]`). Action names are `suite.tool`.
+ * `isSystem(name)` says whether a tool is destructive or changes access (the policy's `system` category).
  */
-export function intentFromPrompt(prompt, suite, tools) {
+export function intentFromPrompt(prompt, suite, tools, isSystem = () => false) {
   const text = prompt.toLowerCase();
   const allowed = [];
   const confirm = [];
@@ -122,7 +127,7 @@ export function intentFromPrompt(prompt, suite, tools) {
     else if (named(name, text)) allowed.push(action);
     else if (delegated) {
       allowed.push(action);
-      confirm.push(action);
+      if (isSystem(name)) confirm.push(action);
     }
   }
   return { goal: prompt.trim().slice(0, 4000) || "(empty prompt)", allowed_actions: allowed, confirm_actions: confirm };

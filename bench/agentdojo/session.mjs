@@ -2,6 +2,7 @@
 // for this assistant, and an intent per trace derived from that trace's user input only.
 import { readFileSync } from "node:fs";
 import { createReplaySessions } from "@acp/cli";
+import { classifyAction } from "@acp/core";
 import { intentFromPrompt } from "./intent-from-prompt.mjs";
 
 /** Whether this build has a session runtime. */
@@ -50,7 +51,8 @@ export function benchSessions({ prompts, tools, classify, now, settings = BENCH_
   return createReplaySessions({
     intentFor: (name) => {
       const suite = name.split("/")[0];
-      return intentFromPrompt(prompts.get(name) ?? "", suite, tools[suite] ?? []);
+      const isSystem = (tool) => classifyAction({ server: suite, tool, arguments: {} }, classify).category === "system";
+      return intentFromPrompt(prompts.get(name) ?? "", suite, tools[suite] ?? [], isSystem);
     },
     settings,
     classify,

@@ -78,17 +78,18 @@ describe("AgentDojo driver (smoke, on a copied fixture)", () => {
     expect(result.attacks["placeholder"]?.["banking"]?.attacks).toMatchObject({ injectionCalls: 2, stopped: 1 });
   });
 
-  it("without the session, the policy alone lets the injected payment through (the baseline)", async () => {
+  it("without the session, the policy alone lets every injected call through (the baseline)", async () => {
     const { score } = await modules();
     const result = await score.scoreAgentDojo(fixture, {
       inputs: { policy: shippedPolicy(), policyFile: "policy.yml" },
       now: NOW,
       attackFiles: ["important"],
     });
+    // The shipped policy leaves destructive calls (the password change) to the session's intent and provenance.
     expect(result.attacks["important"]?.["banking"]?.attacks).toMatchObject({
       injectionCalls: 2,
-      stopped: 1,
-      defended: 1,
+      stopped: 0,
+      defended: 0,
     });
   });
 

@@ -190,7 +190,12 @@ function provenanceFindings(
   action: string,
   category: Category,
 ): { tainted: PieceProvenance[]; found: Finding[] } {
-  const pieces = deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance);
+  const configured = view.settings.settings.provenance;
+  // A destructive or access-changing call (`system`) tracks every argument: what it deletes or whom it grants
+  // is as much a destination as a recipient, so no argument is payload or an untracked reference there.
+  const options =
+    category === "system" ? { track: configured.track, untracked_arguments: [], payload_arguments: [] } : configured;
+  const pieces = deriveProvenance(view.entries, request.arguments, options);
   const tainted = pieces.filter((p) => p.status === "tainted");
   const found: Finding[] = tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
   const instructed = [...new Set(tainted.flatMap((p) => p.instruction_sources).map(sourceName))];
