@@ -209,10 +209,14 @@ function printHuman(ctx: CliContext, report: VerifyReport, loaded: Loaded, optio
     for (const line of formatCounterexample(violation).trimEnd().split("\n")) printLine(ctx, `  ${line}`);
   }
   const held = INVARIANT_IDS.length - broken.size;
-  printLine(
-    ctx,
-    `explored ${report.states} states, ${report.calls} judged calls: ${held} of ${INVARIANT_IDS.length} invariants hold`,
-  );
+  const explored = `explored ${report.states} states, ${report.calls} judged calls`;
+  if (report.limitReached) {
+    printLine(ctx, `${explored}: stopped unfinished at --max-states, nothing is verified`);
+  } else if (!report.complete) {
+    printLine(ctx, `${explored}: stopped early, every invariant is broken`);
+  } else {
+    printLine(ctx, `${explored}: ${held} of ${INVARIANT_IDS.length} invariants hold within ${report.depth} calls`);
+  }
   if (options.out !== undefined && report.violations.length > 0) {
     printLine(
       ctx,
@@ -227,6 +231,8 @@ function jsonReport(report: VerifyReport, loaded: Loaded): Record<string, unknow
   return {
     outcome: report.outcome,
     depth: report.depth,
+    complete: report.complete,
+    limit_reached: report.limitReached,
     states: report.states,
     calls: report.calls,
     actions: model.actions.map((a) => ({

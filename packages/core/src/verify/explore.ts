@@ -164,5 +164,14 @@ export async function exploreModel(
     return found === undefined ? [] : [found];
   });
   const outcome = violations.length > 0 ? "violated" : tooLarge ? "too_large" : "verified";
-  return { outcome, depth: bounds.depth, states: seen.size, calls: search.calls, violations };
+  const complete = frontier.length === 0 && !tooLarge;
+  return {
+    outcome,
+    depth: bounds.depth,
+    complete,
+    limitReached: tooLarge,
+    states: seen.size,
+    calls: search.calls,
+    violations,
+  };
 }

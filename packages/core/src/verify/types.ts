@@ -135,6 +135,10 @@ export interface VerifyReport {
   /** `verified`: every invariant holds within the bound; `violated`: a counterexample; `too_large`: stopped. */
   readonly outcome: "verified" | "violated" | "too_large";
   readonly depth: number;
+  /** Whether every session within the bound was explored (false: stopped at `maxStates` or at all-broken). */
+  readonly complete: boolean;
+  /** Whether the exploration stopped because more than `maxStates` states were reached. */
+  readonly limitReached: boolean;
   /** Distinct states reached. */
   readonly states: number;
   /** Calls judged (each runs the real pipeline once). */
