@@ -1,83 +1,330 @@
 #!/usr/bin/env node
-// tools/call round trips to server-everything's `echo` over stdio: straight to the server, and through
-// `acp proxy` on the allow path with the pipeline, the session runtime and the audit chain (fsync every)
-// on — 1 and 8 concurrent clients, p50/p99 latency and calls/s, as ratios. Every reply is checked
-// against its request (a wrong reply fails the suite). Uses the built CLI (`npm run bench` builds).
-// Peers not yet measured here: mcp-proxy and supergateway (HTTP); see bench/README.md.
+// tools/call round trips to server-everything's `echo`, 1 and 8 concurrent clients, p50/p99 latency and
+// calls/s, printed as ratios to the direct connection of the same transport in the same run:
+//   stdio: direct | a process that only forwards bytes | `acp proxy` (one proxy process per client)
+//   HTTP (downstream): the server's own streamable HTTP | `acp proxy --http` (stdio upstream) | mcp-proxy
+//     (streamable HTTP) | supergateway in its default mode (stdio → SSE, one shared server process) and in
+//     its stateful streamable HTTP mode (its stateless mode starts a server process per request: not run)
+// `acp proxy` runs the allow path with everything on: the pipeline (policy), the session runtime and the
+// audit chain in a real ACP home. Every reply is checked against its caller (distinct payloads); a wrong
+// or lost reply through ACP (or direct) fails the suite, a peer's is reported. Loopback only: servers that
+// would listen on every interface are started with a preload that binds them to 127.0.0.1.
+// Uses the built CLI (`npm run bench` builds). ACP_BENCH_PROXY_CALLS sets the calls per measurement.
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
+const BIN = join(ROOT, "node_modules/.bin");
+const EVERYTHING = join(BIN, "mcp-server-everything");
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 2000);
+const WARMUP = Math.min(300, CALLS);
+/** A reply that does not come within this is counted as lost (a proxy that misroutes replies loses some). */
+const CALL_TIMEOUT_MS = 3000;
+/** A measurement stops early after this many lost replies (each costs the whole timeout)... */
+const MAX_LOST = 8;
+/** ...or after this long (a slow peer is measured on the calls it managed). */
+const MAX_SECONDS = Number(process.env.ACP_BENCH_PROXY_SECONDS ?? 30);
 
-async function connect(command, args, env) {
-  const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
-  return client;
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-async function measure(clients) {
-  const latencies = [];
-  let wrong = 0;
-  const perClient = Math.ceil(CALLS / clients.length);
-  const started = performance.now();
-  await Promise.all(
-    clients.map(async (client, c) => {
-      for (let i = 0; i < perClient; i++) {
-        const message = `m-${c}-${i}`;
-        const t = performance.now();
-        const result = await client.callTool({ name: "echo", arguments: { message } });
-        latencies.push(performance.now() - t);
-        if (!JSON.stringify(result.content).includes(message)) wrong++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), rate: latencies.length / seconds, wrong };
-}
-
-async function run(label, make, concurrency) {
-  const clients = [];
-  for (let i = 0; i < concurrency; i++) clients.push(await make());
-  await measure(clients.slice(0, 1)); // warm-up
-  const result = await measure(clients);
-  await Promise.all(clients.map((c) => c.close()));
-  return { label, concurrency, ...result };
-}
+// Binds any server that would listen on every interface to 127.0.0.1 (server-everything, supergateway).
+const LOOPBACK_PRELOAD = `data:text/javascript,${encodeURIComponent(`
+import net from "node:net";
+const listen = net.Server.prototype.listen;
+const wide = (h) => h === undefined || h === null || h === "" || h === "::" || h === "0.0.0.0";
+net.Server.prototype.listen = function (...args) {
+  const [first, second] = args;
+  if (typeof first === "object" && first !== null && "port" in first && wide(first.host))
+    args[0] = { ...first, host: "127.0.0.1" };
+  else if ((typeof first === "number" || (typeof first === "string" && /^\\d+$/.test(first))) && (typeof second !== "string" || wide(second)))
+    args.splice(1, typeof second === "string" ? 1 : 0, "127.0.0.1");
+  return listen.apply(this, args);
+};`)}`;
 
 const home = mkdtempSync(join(tmpdir(), "acp-bench-proxy-"));
 writeFileSync(
   join(home, "policy.yml"),
   'version: "1"\ndefault_action: deny\nrules:\n  - id: echo\n    match: { tool: echo }\n    action: allow\n',
 );
-const env = { PATH: process.env.PATH ?? "", HOME: home, ACP_HOME: home };
-const direct = () => connect(EVERYTHING, [], env);
-const proxied = () => connect(process.execPath, [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"], env);
+const env = {
+  PATH: process.env.PATH ?? "",
+  HOME: home,
+  ACP_HOME: home,
+  NODE_OPTIONS: `--import=${LOOPBACK_PRELOAD}`,
+};
+
+// A process that only forwards bytes both ways: the floor of any stdio proxy that is a separate process.
+const FORWARDER = `const { spawn } = require("node:child_process");
+const child = spawn(process.argv[1], [], { stdio: ["pipe", "pipe", "ignore"] });
+process.stdin.pipe(child.stdin); child.stdout.pipe(process.stdout);
+process.stdin.on("end", () => child.kill()); child.on("exit", () => process.exit(0));`;
+
+async function stdioClient(command, args) {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
+  return client;
+}
+
+async function httpClient(url) {
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  const u = new URL(url);
+  await client.connect(u.pathname === "/sse" ? new SSEClientTransport(u) : new StreamableHTTPClientTransport(u));
+  return client;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port, child, what, spawnError) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (spawnError() !== undefined) throw new Error(`${what} could not start: ${spawnError().message}`);
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before listening`);
+    const open = await new Promise((resolve) => {
+      const socket = createConnection({ port, host: "127.0.0.1" });
+      socket.once("connect", () => (socket.destroy(), resolve(true)));
+      socket.once("error", () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not listen on 127.0.0.1:${port} within 60 s`);
+}
+
+/** Starts one HTTP server process; resolves with its URL (`path`, default /mcp) and a stop function. */
+async function startHttp(what, command, args, path = "/mcp") {
+  const port = await freePort();
+  const child = spawn(command, args(port), { env: { ...env, PORT: String(port) }, stdio: "ignore" });
+  let spawnError;
+  child.once("error", (err) => (spawnError = err));
+  const exited = new Promise((resolve) => {
+    child.once("exit", resolve);
+    child.once("error", resolve);
+  });
+  const stop = async () => {
+    if (spawnError !== undefined) return;
+    if (child.exitCode === null) child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForPort(port, child, what, () => spawnError);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `http://127.0.0.1:${port}${path}`, stop };
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** `clients` call concurrently; every reply is matched against the payload its caller sent. */
+async function measure(clients, calls, tag) {
+  const latencies = [];
+  let wrong = 0;
+  let lost = 0;
+  const perClient = Math.ceil(calls / clients.length);
+  const started = performance.now();
+  const deadline = started + MAX_SECONDS * 1000;
+  await Promise.all(
+    clients.map(async (client, c) => {
+      for (let i = 0; i < perClient && lost < MAX_LOST && performance.now() < deadline; i++) {
+        const message = `${tag}-${c}-${i}-${Math.random().toString(36).slice(2)}`;
+        const t = performance.now();
+        let result;
+        try {
+          result = await client.callTool({ name: "echo", arguments: { message } }, undefined, {
+            timeout: CALL_TIMEOUT_MS,
+          });
+        } catch {
+          lost++;
+          continue;
+        }
+        latencies.push(performance.now() - t);
+        const text = result.content?.[0]?.type === "text" ? result.content[0].text : undefined;
+        if (result.isError === true || text !== `Echo: ${message}`) wrong++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    p50: percentile(latencies, 50) ?? NaN,
+    p99: percentile(latencies, 99) ?? NaN,
+    rate: latencies.length / seconds,
+    wrong,
+    lost,
+    calls: latencies.length + lost,
+    stoppedEarly: lost >= MAX_LOST ? "replies lost" : performance.now() >= deadline ? "time cap" : undefined,
+  };
+}
+
+async function run(peer, connect, concurrency) {
+  const clients = [];
+  try {
+    for (let i = 0; i < concurrency; i++) clients.push(await connect());
+    await measure(clients.slice(0, 1), WARMUP, "warm");
+    return { peer, concurrency, ...(await measure(clients, CALLS, "m")) };
+  } catch (err) {
+    return { peer, concurrency, failed: err instanceof Error ? err.message : String(err) };
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+  }
+}
+
+async function runHttp(peer, start, concurrency) {
+  let server;
+  try {
+    server = await start();
+  } catch (err) {
+    return { peer, concurrency, failed: err instanceof Error ? err.message : String(err) };
+  }
+  try {
+    return await run(peer, () => httpClient(server.url), concurrency);
+  } finally {
+    await server.stop();
+  }
+}
+
+const STDIO = [
+  ["direct", () => stdioClient(EVERYTHING, [])],
+  ["byte forwarder", () => stdioClient(process.execPath, ["-e", FORWARDER, EVERYTHING])],
+  ["acp proxy", () => stdioClient(process.execPath, [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"])],
+];
+const HTTP = [
+  ["direct", () => startHttp("server-everything", EVERYTHING, () => ["streamableHttp"])],
+  [
+    "acp proxy",
+    () =>
+      startHttp("acp proxy", process.execPath, (port) => [
+        ACP,
+        "proxy",
+        "--http",
+        String(port),
+        "--upstream",
+        EVERYTHING,
+        "--name",
+        "everything",
+      ]),
+  ],
+  [
+    "mcp-proxy",
+    () =>
+      startHttp("mcp-proxy", join(BIN, "mcp-proxy"), (port) => [
+        "--port",
+        String(port),
+        "--host",
+        "127.0.0.1",
+        "--server",
+        "stream",
+        "--",
+        EVERYTHING,
+      ]),
+  ],
+  [
+    "supergateway",
+    () =>
+      startHttp(
+        "supergateway",
+        join(BIN, "supergateway"),
+        (port) => ["--stdio", EVERYTHING, "--port", String(port), "--logLevel", "none"],
+        "/sse",
+      ),
+  ],
+  [
+    "supergw stateful",
+    () =>
+      startHttp("supergateway --stateful", join(BIN, "supergateway"), (port) => [
+        "--stdio",
+        EVERYTHING,
+        "--outputTransport",
+        "streamableHttp",
+        "--stateful",
+        "--port",
+        String(port),
+        "--logLevel",
+        "none",
+      ]),
+  ],
+];
 
 const rows = [];
-let failed = false;
 for (const concurrency of [1, 8]) {
-  const d = await run("direct", direct, concurrency);
-  const p = await run("acp proxy", proxied, concurrency);
-  rows.push(d, p);
-  failed ||= d.wrong > 0 || p.wrong > 0;
-  console.log(
-    `${concurrency} client(s): direct ${d.rate.toFixed(0)} calls/s p50 ${d.p50.toFixed(3)} ms p99 ${d.p99.toFixed(3)} ms | ` +
-      `acp proxy ${p.rate.toFixed(0)} calls/s p50 ${p.p50.toFixed(3)} ms p99 ${p.p99.toFixed(3)} ms | ` +
-      `throughput ratio ${(p.rate / d.rate).toFixed(2)}x, added p50 ${(p.p50 - d.p50).toFixed(3)} ms` +
-      (d.wrong + p.wrong > 0 ? ` | WRONG REPLIES: ${d.wrong + p.wrong}` : ""),
-  );
+  for (const [peer, connect] of STDIO) rows.push({ transport: "stdio", ...(await run(peer, connect, concurrency)) });
+  for (const [peer, start] of HTTP) rows.push({ transport: "http", ...(await runHttp(peer, start, concurrency)) });
 }
 rmSync(home, { recursive: true, force: true });
+
+const pad = (v, n) => String(v).padStart(n);
+const fixed = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : "-");
+console.log(
+  `${"transport".padEnd(9)} ${pad("clients", 7)} ${"peer".padEnd(16)} ${pad("calls/s", 8)} ${pad("p50 ms", 7)} ` +
+    `${pad("p99 ms", 7)} ${pad("×calls/s", 8)} ${pad("×p50", 6)} ${pad("+p50 ms", 8)} ${pad("wrong", 5)} ${pad("lost", 4)}`,
+);
+let failed = false;
+for (const row of rows) {
+  const base = rows.find(
+    (r) => r.transport === row.transport && r.concurrency === row.concurrency && r.peer === "direct",
+  );
+  const ours = row.peer === "direct" || row.peer === "acp proxy" || row.peer === "byte forwarder";
+  const head = `${row.transport.padEnd(9)} ${pad(row.concurrency, 7)} ${row.peer.padEnd(16)}`;
+  if (row.failed !== undefined) {
+    console.log(`${head} FAILED: ${row.failed}`);
+    failed ||= ours;
+    continue;
+  }
+  const ok = base !== undefined && base.failed === undefined;
+  console.log(
+    `${head} ${pad(fixed(row.rate, 0), 8)} ${pad(fixed(row.p50, 3), 7)} ${pad(fixed(row.p99, 3), 7)} ` +
+      `${pad(ok ? fixed(row.rate / base.rate, 2) : "-", 8)} ${pad(ok ? fixed(row.p50 / base.p50, 2) : "-", 6)} ` +
+      `${pad(ok ? fixed(row.p50 - base.p50, 3) : "-", 8)} ${pad(row.wrong, 5)} ${pad(row.lost, 4)}` +
+      (row.stoppedEarly !== undefined ? `  (stopped early, ${row.stoppedEarly}: ${row.calls} calls)` : "") +
+      (row.wrong + row.lost > 0
+        ? ours
+          ? "  <- WRONG REPLIES (fails the suite)"
+          : "  <- replies to the wrong caller"
+        : ""),
+  );
+  failed ||= ours && row.wrong + row.lost > 0;
+}
+const at = (transport, clients, peer) =>
+  rows.find((r) => r.transport === transport && r.concurrency === clients && r.peer === peer);
+for (const clients of [1, 8]) {
+  const d = at("stdio", clients, "direct");
+  const a = at("stdio", clients, "acp proxy");
+  if (d?.rate !== undefined && a?.rate !== undefined) {
+    const ratio = a.rate / d.rate;
+    const added = a.p50 - d.p50;
+    console.log(
+      `target stdio, ${clients} client(s): ${ratio.toFixed(2)}× direct throughput (≥ 0.65×: ${ratio >= 0.65 ? "met" : "not met"}), ` +
+        `+${added.toFixed(3)} ms p50 (≤ 0.15 ms: ${added <= 0.15 ? "met" : "not met"})`,
+    );
+  }
+  const h = at("http", clients, "acp proxy");
+  const m = at("http", clients, "mcp-proxy");
+  if (h?.rate !== undefined && m?.rate !== undefined) {
+    console.log(
+      `target http, ${clients} client(s): acp proxy ${(h.rate / m.rate).toFixed(2)}× mcp-proxy's throughput ` +
+        `(≥ 1: ${h.rate >= m.rate ? "met" : "not met"})`,
+    );
+  }
+}
 process.exitCode = failed ? 1 : 0;

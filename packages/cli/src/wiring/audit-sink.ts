@@ -49,14 +49,17 @@ export interface ClosableAuditSink extends AuditSink {
 }
 
 /**
- * Events a call waits on until they are on disk: every consent decision (with its signed response), every
- * credential use, a decision that stops the call, and the call's completion. The events in between are
- * appended in order and made durable by the same group commit, so a call costs one fsync, and the audit
- * holds every event of a call before its answer reaches the agent. A failed write is remembered and
- * refuses the next event, so nothing proceeds on an audit that stopped recording.
+ * Events a call waits on until they are on disk (`fsync: every` semantics, by group commit): every consent
+ * decision (with its signed response), every credential use, a decision that stops the call, an upstream
+ * failure. The events of a plainly accepted call (`tool_call_intercepted`, `policy_evaluated` accept,
+ * `tool_call_forwarded`, `tool_call_completed`) are `fsync: batch`: each is appended to the writer's queue,
+ * in order, before the step it records goes on (before the call is forwarded, before its answer is
+ * returned), and made durable by the next group commit, which starts at once and is not awaited. A crash
+ * can lose the accept events of the last batch not yet on disk, never a consent event (see
+ * docs/reference/audit.md, "Durability in acp proxy"). A failed write is remembered and refuses the next
+ * event, so nothing proceeds on an audit that stopped recording.
  */
-const DURABLE_BEFORE_PROCEEDING =
-  /^(consent_|credential_injected$|proof_rejected$|tool_call_completed$|upstream_failed$|sandbox_)/;
+const DURABLE_BEFORE_PROCEEDING = /^(consent_|credential_injected$|proof_rejected$|upstream_failed$|sandbox_)/;
 
 function mustBeDurable(eventType: string, fields: Record<string, unknown>): boolean {
   if (DURABLE_BEFORE_PROCEEDING.test(eventType)) return true;
