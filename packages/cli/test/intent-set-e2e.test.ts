@@ -163,6 +163,24 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     expect(text(await client.callTool({ name: "echo", arguments: { message: "still" } }))).toContain("still");
   });
 
+  it("--wait returns once the proxy applied the update at the session's next call; the plan made for B is void", async () => {
+    const c = join(root.dir, "c.yml");
+    writeFileSync(c, 'goal: echo and add again\nallowed_actions: ["everything.echo", "everything.get-sum"]\n');
+    let done = false;
+    const waiting = runCli(["intent", "set", "--session", SESSION, c, "--wait", "30"], {
+      env,
+      now: new Date(),
+    }).finally(() => (done = true));
+    for (let i = 0; i < 200 && !done; i++) {
+      await client.callTool({ name: "echo", arguments: { message: "tick" } });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const out = await waiting;
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("now runs intent version 3");
+    expect((await client.callTool({ name: "get-sum", arguments: { a: 2, b: 2 } })).isError).not.toBe(true);
+  });
+
   it("a session that has ended cannot be changed (exit 3)", async () => {
     await client.close();
     await new Promise((r) => setTimeout(r, 50));

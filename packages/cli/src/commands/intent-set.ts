@@ -12,6 +12,7 @@ import { homeSigningKey } from "../wiring/signing-key.js";
 
 interface IntentSetOptions {
   session?: string;
+  wait?: string;
   list?: boolean;
   all?: boolean;
   json?: boolean;
@@ -113,6 +114,14 @@ async function setIntent(ctx: CliContext, file: string, id: string, options: Int
     throw new CliError(`no session \`${id}\` (see \`acp intent set --list\`)`, EXIT.invalid);
   }
   const p = signed.payload;
+  const settled = await waitForOutcome(ctx, id, p.seq, options.wait);
+  if (settled !== undefined && settled.status !== "applied") {
+    throw new CliError(
+      `the proxy did not apply update ${p.seq}: ${settled.status}: ${settled.outcome ?? ""}`,
+      EXIT.refused,
+    );
+  }
+  const status = settled?.status ?? "pending";
   if (options.json === true) {
     printJson(ctx, {
       session: id,
@@ -121,14 +130,41 @@ async function setIntent(ctx: CliContext, file: string, id: string, options: Int
       from_hash: p.from_hash,
       to_version: p.from_version + 1,
       intent_hash: p.intent_hash,
-      status: "pending",
+      status,
     });
+    return;
+  }
+  if (status === "applied") {
+    printLine(
+      ctx,
+      `session \`${id}\` now runs intent version ${p.from_version + 1} (${p.intent_hash}); tokens of version ${p.from_version} are revoked`,
+    );
     return;
   }
   printLine(
     ctx,
     `queued update ${p.seq} for session \`${id}\`: intent version ${p.from_version + 1} (${p.intent_hash}) replaces version ${p.from_version}; it applies before the session's next call and revokes every token issued under the old version`,
   );
+}
+
+/** Polls `state.db` until the proxy settled update `seq` or `wait` seconds passed; undefined: still pending. */
+async function waitForOutcome(
+  ctx: CliContext,
+  id: string,
+  seq: number,
+  wait: string | undefined,
+): Promise<{ status: string; outcome: string | null } | undefined> {
+  if (wait === undefined) return undefined;
+  const seconds = Number(wait);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 3600)
+    throw new CliError(`--wait: \`${wait}\` is not a number of seconds (0 to 3600)`, EXIT.usage);
+  const until = Date.now() + seconds * 1000;
+  for (;;) {
+    const row = withStore(ctx, (store) => store.updates(id).find((u) => u.seq === seq));
+    if (row !== undefined && row.status !== "pending") return { status: row.status, outcome: row.outcome };
+    if (Date.now() >= until) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Registers `acp intent set`: a person (never the agent) changes the intent of a live session. */
@@ -140,6 +176,7 @@ export function registerIntentSet(parent: Command, ctx: CliContext): void {
     .option("-s, --session <id>", "the live session to change (see --list)")
     .option("-l, --list", "list the live sessions of every proxy using this home, with their intent and last update")
     .option("--all", "with --list: also sessions that have ended")
+    .option("--wait <seconds>", "wait until the proxy applied the update (it does so at the session's next call)")
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
@@ -154,8 +191,8 @@ The proxy running the session checks for updates before each call, verifies the 
 the new intent as the next version: the old plan is void and every authority token of the old version is
 revoked. The signed update is your confirmation; the agent cannot reach this command or the home.
 
-Exit codes: 0 queued (or listed), 2 usage, 3 the session has ended, 4 invalid intent or unknown session,
-1 the key cannot be unlocked. Guide: docs/guides/intents.md`,
+Exit codes: 0 queued, applied (with --wait) or listed, 2 usage, 3 the session has ended or the proxy
+refused the update, 4 invalid intent or unknown session, 1 the key cannot be unlocked. Guide: docs/guides/intents.md`,
     )
     .action(async (file: string | undefined, options: IntentSetOptions) => {
       if (options.list === true) {

@@ -116,7 +116,12 @@ async function applySigned(session: Session, slots: SessionSlots, update: Verifi
   } finally {
     delete slots.signedUpdate;
   }
-  session.start();
+  // applied: executing resumes under the new version; if it cannot, every call is refused (never allowed)
+  try {
+    session.start();
+  } catch {
+    /* the session stays in `intent_set` and refuses every call until a plan is approved */
+  }
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
