@@ -36,6 +36,8 @@ export interface AcpServerOptions {
   readonly extraChannels?: readonly ConsentChannel[];
   readonly consentTimeoutMs?: number;
   readonly maxPending?: number;
+  /** When a decision's audit event must be durable: see `DecisionServiceOptions.decisionAudit`. */
+  readonly decisionAudit?: "queued" | "durable";
   readonly bodyLimit?: number;
   readonly log?: (line: string) => void;
 }
@@ -75,6 +77,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     clock: options.clock,
     ...(options.consentTimeoutMs !== undefined ? { consentTimeoutMs: options.consentTimeoutMs } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
+    ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
   });
   const app = await createHttpApp({
     service,

@@ -163,6 +163,16 @@ export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home:
   });
 }
 
+/** `serve.decision_audit` in config.yml: `queued` (default) or `durable` (every answer waits for its fsync). */
+function decisionAuditOf(home: string): "queued" | "durable" | undefined {
+  const value = configValue(home, "serve.decision_audit");
+  if (value === undefined || value === "queued" || value === "durable") return value;
+  throw new CliError(
+    `config.yml: serve.decision_audit: unknown value \`${value}\` (expected queued or durable)`,
+    EXIT.invalid,
+  );
+}
+
 function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffer } | undefined {
   if (flags.tlsCert === undefined && flags.tlsKey === undefined) return undefined;
   if (flags.tlsCert === undefined || flags.tlsKey === undefined) {
@@ -195,6 +205,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const port = portOf(flags, home);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
   const storage = storageOf(ctx, flags, home);
+  const decisionAudit = decisionAuditOf(home);
   let embedded: EmbeddedServer;
   try {
     embedded = await openEmbeddedServer({
@@ -208,6 +219,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       loopbackOnly,
       log,
       onStoreError: (err) => log(`storage: ${err.message}`),
+      ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(token !== undefined ? { token } : {}),
       ...(tls !== undefined ? { tls } : {}),
     });

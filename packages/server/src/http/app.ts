@@ -98,7 +98,13 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
   });
   registerAuditRoutes(app, options.stores.audit, guard);
-  registerHealthRoutes(app, { stores: options.stores, metrics: options.metrics, clock: options.clock, guard });
+  registerHealthRoutes(app, {
+    stores: options.stores,
+    metrics: options.metrics,
+    clock: options.clock,
+    guard,
+    auditFailure: () => options.service.auditFailure(),
+  });
   registerMcpEndpoint(app, options.service, guard);
   registerConsole(app, {
     stores: options.stores,

@@ -21,7 +21,18 @@ export interface DecisionServiceOptions {
   readonly consentTimeoutMs?: number;
   /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
   readonly maxPending?: number;
+  /**
+   * When a decision's `policy_evaluated` event must be durable before the answer goes out. `queued`
+   * (default): the event is in the chain's write queue (group commit, fsync within milliseconds); at most
+   * {@link MAX_UNACKNOWLEDGED_AUDIT} such events are in flight, and after a failed write every later
+   * decision refuses (`audit_unavailable`). `durable`: every answer waits for its fsync. Consent events
+   * (requested, approved, denied…) are always durable before the call continues.
+   */
+  readonly decisionAudit?: "queued" | "durable";
 }
+
+/** Most decision events answered before their fsync at once; beyond it answers wait for the write. */
+export const MAX_UNACKNOWLEDGED_AUDIT = 4096;
 
 /** How a waited-for consent ended, as the agent sees it. */
 export interface ConsentResult {
@@ -68,10 +79,17 @@ export interface DecisionService {
   /** A full action request through the pipeline; with `wait`, an ask/defer waits for a person. */
   decide(request: unknown, options: { wait: boolean; sessionId?: string; signal?: AbortSignal }): Promise<DecideAnswer>;
   readonly options: DecisionServiceOptions;
+  /** The write error that stopped decisions (queued audit mode), or null while the chain records. */
+  auditFailure(): unknown;
 }
 
+/** 64 random bits per process, then a counter: unique across nodes and restarts, no entropy per call. */
+const ID_PREFIX = randomBytes(8).toString("hex");
+let idCounter = 0;
+
 function newDecisionId(): string {
-  return `dc_${randomBytes(16).toString("hex")}`;
+  idCounter = (idCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return `dc_${ID_PREFIX}${idCounter.toString(16).padStart(16, "0")}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -81,6 +99,29 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Creates the service. */
 export function createDecisionService(options: DecisionServiceOptions): DecisionService {
   const { pipeline, metrics, clock } = options;
+  const queued = (options.decisionAudit ?? "queued") === "queued";
+  let unacknowledged = 0;
+  let auditFailure: unknown = null;
+
+  /** Queued mode: the write continues after the answer; a failure stops every later decision. */
+  async function settleAudit(write: Promise<void>): Promise<void> {
+    if (!queued || unacknowledged >= MAX_UNACKNOWLEDGED_AUDIT) {
+      try {
+        await write;
+      } catch (err) {
+        throw new AuditUnavailableError(err);
+      }
+      return;
+    }
+    unacknowledged++;
+    write.then(
+      () => unacknowledged--,
+      (err: unknown) => {
+        unacknowledged--;
+        auditFailure ??= err;
+      },
+    );
+  }
 
   async function record(
     id: string,
@@ -88,21 +129,26 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     request: Record<string, unknown>,
     decision: Decision,
   ): Promise<void> {
+    if (auditFailure !== null) throw new AuditUnavailableError(auditFailure);
+    let write: Promise<void>;
     try {
-      await options.audit.record("policy_evaluated", {
-        request_id: id,
-        agent: typeof request["agent"] === "string" ? request["agent"] : null,
-        tool: typeof request["tool"] === "string" ? request["tool"] : null,
-        category: decision.category,
-        risk_level: decision.risk_level,
-        decision: decision.route,
-        policy_rule: decision.rule,
-        front_end: frontEnd,
-        reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
-      });
+      write = Promise.resolve(
+        options.audit.record("policy_evaluated", {
+          request_id: id,
+          agent: typeof request["agent"] === "string" ? request["agent"] : null,
+          tool: typeof request["tool"] === "string" ? request["tool"] : null,
+          category: decision.category,
+          risk_level: decision.risk_level,
+          decision: decision.route,
+          policy_rule: decision.rule,
+          front_end: frontEnd,
+          reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+        }),
+      );
     } catch (err) {
       throw new AuditUnavailableError(err);
     }
+    await settleAudit(write);
   }
 
   async function run(frontEnd: FrontEnd, request: unknown): Promise<{ id: string; decision: Decision }> {
@@ -146,6 +192,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
 
   return {
     options,
+    auditFailure: () => auditFailure,
     async preToolCheck(event, frontEnd) {
       const envelope = checkToolPrecheck(event);
       if (envelope.validation_errors.length > 0 || !isObject(event)) {

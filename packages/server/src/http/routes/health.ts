@@ -12,6 +12,8 @@ export function registerHealthRoutes(
     readonly metrics: ServerMetrics;
     readonly clock: () => Date;
     readonly guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** A failed audit write that stopped decisions, or null. */
+    readonly auditFailure?: () => unknown;
   },
 ): void {
   app.get("/healthz", { schema: { summary: "liveness", tags: ["operations"] } }, () => ({ status: "ok" }));
@@ -19,6 +21,9 @@ export function registerHealthRoutes(
     "/readyz",
     { schema: { summary: "readiness: the stores answer", tags: ["operations"] } },
     async (_r, reply) => {
+      if ((deps.auditFailure?.() ?? null) !== null) {
+        return reply.status(503).send(errorBody("audit_unavailable", "an audit write failed: decisions refuse"));
+      }
       if (await deps.stores.ready()) return { status: "ready" };
       return reply.status(503).send(errorBody("not_ready", "the state store does not answer"));
     },
