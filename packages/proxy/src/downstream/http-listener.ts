@@ -16,6 +16,11 @@ export interface HttpListenOptions {
   readonly bearerToken?: string;
   /** Largest request body accepted, bytes; default 4 MiB. */
   readonly maxBodyBytes?: number;
+  /**
+   * A streamable-HTTP session with no stream open and no request for this long is closed, ms; default
+   * 30 minutes. (Clients that go away without `DELETE` would otherwise keep their session for ever.)
+   */
+  readonly idleSessionMs?: number;
 }
 
 /** A running listener. */
@@ -51,8 +56,9 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
     });
   }
   const sessions = new Map<string, Session>();
+  const activity = new SessionActivity(options.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS);
   const http = createServer((req, res) => {
-    handle(proxy, sessions, options, loopback, req, res).catch((err: unknown) => {
+    handle(proxy, { sessions, activity }, options, loopback, req, res).catch((err: unknown) => {
       proxy.log(`http: ${err instanceof Error ? err.message : String(err)}`);
       if (!res.headersSent) sendJsonError(res, 500, -32603, "internal error");
     });
@@ -70,12 +76,72 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
   });
   const port = (http.address() as AddressInfo).port;
   const host = bind.includes(":") ? `[${bind}]` : bind;
-  return { url: `http://${host}:${port}`, port, close: () => closeAll(http, sessions) };
+  const reaper = activity.startReaping((id) => {
+    const transport = sessions.get(id);
+    if (transport === undefined) return;
+    proxy.log(`http: session \`${id}\` closed: idle, no stream open`);
+    void transport.close();
+  });
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () => {
+      clearInterval(reaper);
+      return closeAll(http, sessions);
+    },
+  };
+}
+
+/** Thirty minutes. */
+export const DEFAULT_IDLE_SESSION_MS = 30 * 60 * 1000;
+
+interface Listening {
+  readonly sessions: Map<string, Session>;
+  readonly activity: SessionActivity;
+}
+
+/** Open responses and the last request of each streamable-HTTP session (to close the idle ones). */
+class SessionActivity {
+  readonly #byId = new Map<string, { open: number; last: number }>();
+  constructor(readonly idleMs: number) {}
+
+  /** One request of session `id` is being answered on `res`. */
+  track(id: string, res: ServerResponse): void {
+    const entry = this.#byId.get(id) ?? { open: 0, last: Date.now() };
+    this.#byId.set(id, entry);
+    entry.open += 1;
+    entry.last = Date.now();
+    res.once("close", () => {
+      entry.open -= 1;
+      entry.last = Date.now();
+    });
+  }
+
+  forget(id: string): void {
+    this.#byId.delete(id);
+  }
+
+  /** Checks now and then; `close` gets each session idle for longer than the limit. */
+  startReaping(close: (id: string) => void): NodeJS.Timeout {
+    const timer = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [id, entry] of this.#byId) {
+          if (entry.open > 0 || now - entry.last <= this.idleMs) continue;
+          this.#byId.delete(id);
+          close(id);
+        }
+      },
+      Math.max(10, Math.min(this.idleMs / 2, 60_000)),
+    );
+    timer.unref();
+    return timer;
+  }
 }
 
 async function handle(
   proxy: AcpProxy,
-  sessions: Map<string, Session>,
+  listening: Listening,
   options: HttpListenOptions,
   loopback: boolean,
   req: IncomingMessage,
@@ -92,7 +158,8 @@ async function handle(
     }
   }
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
-  if (path === "/mcp") return handleStreamable(proxy, sessions, options, req, res);
+  const { sessions } = listening;
+  if (path === "/mcp") return handleStreamable(proxy, listening, options, req, res);
   if (path === "/sse" && req.method === "GET") return openSse(proxy, sessions, res);
   if (path === "/messages" && req.method === "POST") return postSse(sessions, options, req, res);
   return sendJsonError(res, 404, -32601, `not found: \`${path}\` (use /mcp, or /sse and /messages)`);
@@ -100,7 +167,7 @@ async function handle(
 
 async function handleStreamable(
   proxy: AcpProxy,
-  sessions: Map<string, Session>,
+  { sessions, activity }: Listening,
   options: HttpListenOptions,
   req: IncomingMessage,
   res: ServerResponse,
@@ -110,6 +177,7 @@ async function handleStreamable(
   const sessionId = req.headers["mcp-session-id"];
   const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
   if (existing instanceof StreamableHTTPServerTransport) {
+    activity.track(sessionId as string, res);
     if (req.method === "POST") closeSessionIfDropped(existing, res);
     return existing.handleRequest(req, res, body);
   }
@@ -121,9 +189,15 @@ async function handleStreamable(
   const id = randomUUID();
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
-    onsessioninitialized: () => void sessions.set(id, transport),
+    onsessioninitialized: () => {
+      sessions.set(id, transport);
+      activity.track(id, res);
+    },
   });
-  transport.onclose = () => void sessions.delete(id);
+  transport.onclose = () => {
+    sessions.delete(id);
+    activity.forget(id);
+  };
   await proxy.connect(transport, id);
   closeSessionIfDropped(transport, res);
   return transport.handleRequest(req, res, body);

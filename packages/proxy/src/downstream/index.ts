@@ -1,3 +1,9 @@
 export { serveStdio } from "./stdio.js";
-export { listenHttp, HttpListenError, type HttpListenOptions, type HttpListener } from "./http-listener.js";
+export {
+  listenHttp,
+  HttpListenError,
+  DEFAULT_IDLE_SESSION_MS,
+  type HttpListenOptions,
+  type HttpListener,
+} from "./http-listener.js";
 export { checkBearer, isLoopbackAddress, isLoopbackHost, type BearerCheck } from "./bearer-auth.js";
