@@ -8,6 +8,7 @@ import {
   passedScenarios,
   runConformance,
   startAcpProxyHttp,
+  CONFORMANCE_SERVER,
   startConformanceServer,
   type ConformanceResults,
   type Started,
@@ -37,8 +38,10 @@ const SERVER_TO_CLIENT = [
 describe("the official MCP conformance suite (server scenarios), directly and through `acp proxy`", () => {
   let upstream: Started;
   let proxy: Started;
+  let stdioProxy: Started;
   let direct: ConformanceResults;
   let proxied: ConformanceResults;
+  let proxiedStdio: ConformanceResults;
 
   beforeAll(async () => {
     await buildCli();
@@ -46,13 +49,17 @@ describe("the official MCP conformance suite (server scenarios), directly and th
     const dir = mkdtempSync(join(tmpdir(), "acp-conformance-policy-"));
     writeFileSync(join(dir, "policy.yml"), POLICY);
     proxy = await startAcpProxyHttp(upstream.url, "conformance", join(dir, "policy.yml"));
+    const stdioUpstream = `${process.execPath} ${CONFORMANCE_SERVER} --stdio`;
+    stdioProxy = await startAcpProxyHttp(stdioUpstream, "conformance", join(dir, "policy.yml"));
     // the suite is quick (a few seconds): once each way
     direct = await runConformance(upstream.url);
     proxied = await runConformance(proxy.url);
+    proxiedStdio = await runConformance(stdioProxy.url);
   }, 300_000);
 
   afterAll(async () => {
     await proxy?.stop();
+    await stdioProxy?.stop();
     await upstream?.stop();
   });
 
@@ -82,6 +89,17 @@ describe("the official MCP conformance suite (server scenarios), directly and th
         b.map((c) => [c.id, c.status, c.details]),
         scenario,
       ).toEqual(a.map((c) => [c.id, c.status, c.details]));
+    }
+  });
+
+  it("with the fixture behind the proxy over stdio instead, the same checks succeed with the same details", () => {
+    expect(checksWith(proxiedStdio, "FAILURE")).toEqual([]);
+    expect(checksWith(proxiedStdio, "SUCCESS")).toEqual(checksWith(direct, "SUCCESS"));
+    for (const scenario of SERVER_TO_CLIENT) {
+      expect(
+        (proxiedStdio.get(scenario) ?? []).map((c) => [c.id, c.status, c.details]),
+        scenario,
+      ).toEqual((direct.get(scenario) ?? []).map((c) => [c.id, c.status, c.details]));
     }
   });
 
