@@ -18,6 +18,8 @@ interface Example {
   readonly name: string;
   readonly intent?: string;
   readonly session?: boolean;
+  /** The bound to check with (default 3). */
+  readonly depth?: number;
   /** The invariants it breaks, in report order. */
   readonly broken: readonly string[];
 }
@@ -25,8 +27,9 @@ interface Example {
 const WRONG: readonly Example[] = [
   { name: "accepts-send", broken: ["untrusted_read_then_send"] },
   { name: "send-classified-as-read", broken: ["untrusted_to_consequential", "untrusted_read_then_send"] },
-  { name: "intent-allows-all", session: true, broken: ["untrusted_read_then_send"] },
+  { name: "intent-allows-all", session: true, depth: 2, broken: ["untrusted_read_then_send"] },
   { name: "missing-transition", session: true, broken: ["untrusted_read_then_send"] },
+  { name: "approved-read", broken: ["untrusted_read_then_send"] },
 ];
 
 function filesOf(example: Example): string[] {
@@ -60,7 +63,8 @@ describe("acp policy verify", () => {
   for (const example of WRONG) {
     it(`finds ${example.broken.join(" and ")} in examples/verify/${example.name}, and replay shows the bad route`, async () => {
       const cex = join(dir, `${example.name}.jsonl`);
-      const out = await runCli(["policy", "verify", ...filesOf(example), "--depth", "3", "--json", "--out", cex]);
+      const depth = String(example.depth ?? 3);
+      const out = await runCli(["policy", "verify", ...filesOf(example), "--depth", depth, "--json", "--out", cex]);
       expect(out.code).toBe(3);
       const report = JSON.parse(out.stdout) as JsonReport;
       expect(report.outcome).toBe("violated");
@@ -76,7 +80,7 @@ describe("acp policy verify", () => {
           .map((l) => JSON.parse(l) as unknown),
       ).toEqual(first?.counterexample);
 
-      const replay = await runCli(["replay", ...filesOf(example), cex]);
+      const replay = await runCli(["replay", "--approve-asks", ...filesOf(example), cex]);
       expect(replay.code).toBe(0);
       const calls = replay.stdout
         .trim()
@@ -94,7 +98,45 @@ describe("acp policy verify", () => {
     expect(out.code).toBe(3);
     expect(out.stdout).toContain("FAIL untrusted_read_then_send: `mail.send_email` (communication) was accepted after");
     expect(out.stdout).toContain('  {"type":"tool_call","server":"mail","tool":"search_emails","args":{}}');
-    expect(out.stdout).toContain(`acp replay --policy ${join(examples, "accepts-send/policy.yml")}`);
+    expect(out.stdout).toContain(`acp replay --approve-asks --policy ${join(examples, "accepts-send/policy.yml")}`);
+  });
+
+  it("explores approved questions: a send after a read a person approved is found, and missed with --decline-asks", async () => {
+    const example = { name: "approved-read", broken: [] };
+    const cex = join(dir, "approved.jsonl");
+    const out = await runCli(["policy", "verify", ...filesOf(example), "--depth", "2", "--out", cex]);
+    expect(out.code).toBe(3);
+    const approved = await runCli(["replay", "--approve-asks", ...filesOf(example), cex]);
+    const routes = (text: string): string[] =>
+      text
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { route: string }).route);
+    expect(routes(approved.stdout)).toEqual(["ask", "accept"]);
+    expect(readFileSync(cex, "utf8")).toContain('"server":"web","tool":"get_webpage"');
+    const declined = await runCli(["policy", "verify", ...filesOf(example), "--depth", "2", "--decline-asks"]);
+    expect(declined.code).toBe(0);
+  });
+
+  it("acp replay --approve-asks executes an asked call, so a later transition rule sees it", async () => {
+    const session = join(dir, "guard.yml");
+    writeFileSync(session, 'transitions:\n  - "read -> communication: ask"\n');
+    const trace = join(dir, "asked-read.jsonl");
+    const events = [
+      { type: "user_input", text: "visa rules please" },
+      { type: "tool_call", server: "web", tool: "get_webpage", args: {} },
+      { type: "tool_result", server: "web", tool: "get_webpage", content: "visa rules" },
+      { type: "tool_call", server: "mail", tool: "send_email", args: { to: "jane@home.example" } },
+    ];
+    writeFileSync(trace, events.map((e) => JSON.stringify(e)).join("\n"));
+    const args = [...filesOf({ name: "approved-read", broken: [] }), "--session", session, trace];
+    const routes = (text: string): string[] =>
+      text
+        .trim()
+        .split("\n")
+        .map((l) => (JSON.parse(l) as { route: string }).route);
+    expect(routes((await runCli(["replay", ...args])).stdout)).toEqual(["ask", "accept"]);
+    expect(routes((await runCli(["replay", "--approve-asks", ...args])).stdout)).toEqual(["ask", "ask"]);
   });
 
   it("puts an untrusted value in the counterexample of untrusted_to_consequential", async () => {
@@ -183,7 +225,7 @@ describe("acp policy verify", () => {
       "untrusted_read_then_send",
       "Exit codes:",
       "Examples:",
-      "acp replay --policy",
+      "acp replay --approve-asks --policy",
       "--max-states",
     ]) {
       expect(out.stdout).toContain(text);

@@ -33,6 +33,7 @@ interface VerifyOptions {
   depth: string;
   maxStates: string;
   out?: string;
+  declineAsks?: boolean;
   json?: boolean;
 }
 
@@ -49,7 +50,8 @@ takes). The model's actions are every action the intent, the transition rules, t
 classify: name (a sample name for each glob nothing else matches), plus \`other.other_tool\`, which
 nothing names. Every call is tried with no arguments and with a value of each provenance class: one the
 user typed, one from the intent's trusted_values, and — once untrusted content was read — one that only
-untrusted content held. A call that is not accepted does not execute (a person declines every question).
+untrusted content held. An accepted call executes; a call routed ask or defer executes as if a person
+approved it (with --decline-asks it does not: a person declines every question); a refused one does not.
 
 Invariants:
   outside_intent_executed      ${INVARIANT_DESCRIPTIONS.outside_intent_executed}
@@ -58,8 +60,8 @@ Invariants:
   untrusted_read_then_send     ${INVARIANT_DESCRIPTIONS.untrusted_read_then_send}
 
 A broken invariant prints its shortest counterexample as a replay trace (JSON lines); --out FILE writes
-the first one, and \`acp replay\` with the same --policy, --intent, --session and --trusted-server shows
-the violating route on its last call.
+the first one, and \`acp replay --approve-asks\` with the same --policy, --intent, --session and
+--trusted-server shows the violating route on its last call.
 
 Exit codes:
   0  every invariant holds for every session of up to --depth calls
@@ -74,7 +76,7 @@ Examples:
     --session examples/verify/good/session.yml
   acp policy verify --policy examples/verify/accepts-send/policy.yml \\
     --intent examples/verify/accepts-send/intent.json --out cex.jsonl
-  acp replay --policy examples/verify/accepts-send/policy.yml \\
+  acp replay --approve-asks --policy examples/verify/accepts-send/policy.yml \\
     --intent examples/verify/accepts-send/intent.json cex.jsonl
   acp policy verify --policy policy.yml --intent intent.yml --depth 3 --max-states 50000 --json
 
@@ -161,14 +163,15 @@ async function load(ctx: CliContext, options: VerifyOptions): Promise<Loaded> {
   return { policy, policyFile, intent: intentDoc.value, settings, built: built.value };
 }
 
-function executorFor(ctx: CliContext, loaded: Loaded, trusted: readonly string[]): VerifyExecutor {
+function executorFor(ctx: CliContext, loaded: Loaded, options: VerifyOptions): VerifyExecutor {
   const now = ctx.io.now();
   const sessions = createReplaySessions({ intent: loaded.intent, settings: loaded.settings, now });
   const replayer = createReplayer({
     inputs: { policy: loaded.policy, policyFile: loaded.policyFile },
     sessions,
-    trustedServers: new Set(trusted),
+    trustedServers: new Set(options.trustedServer),
     now,
+    approveAsks: options.declineAsks !== true,
   });
   return {
     run: async (events) => {
@@ -182,6 +185,7 @@ function executorFor(ctx: CliContext, loaded: Loaded, trusted: readonly string[]
 
 function replayCommand(options: VerifyOptions, out: string): string {
   const parts = ["acp replay", `--policy ${options.policy}`, `--intent ${options.intent}`];
+  if (options.declineAsks !== true) parts.splice(1, 0, "--approve-asks");
   if (options.session !== undefined) parts.push(`--session ${options.session}`);
   for (const server of options.trustedServer) parts.push(`--trusted-server ${server}`);
   return [...parts, out].join(" ");
@@ -258,13 +262,15 @@ async function verify(ctx: CliContext, options: VerifyOptions): Promise<void> {
   const depth = count(options.depth, "--depth", 1, MAX_DEPTH);
   const maxStates = count(options.maxStates, "--max-states", 1, 100_000_000);
   const loaded = await load(ctx, options);
-  const executor = executorFor(ctx, loaded, options.trustedServer);
-  const report = await exploreModel(loaded.built.model, executor, { depth, maxStates });
+  const executor = executorFor(ctx, loaded, options);
+  const approveAsks = options.declineAsks !== true;
+  const report = await exploreModel(loaded.built.model, executor, { depth, maxStates, approveAsks });
   const first = report.violations[0];
   if (options.out !== undefined && first !== undefined) {
     await writeFile(resolvePath(ctx.io, options.out), formatCounterexample(first), "utf8");
   }
-  if (options.json === true) printLine(ctx, JSON.stringify(jsonReport(report, loaded)));
+  if (options.json === true)
+    printLine(ctx, JSON.stringify({ ...jsonReport(report, loaded), approve_asks: approveAsks }));
   else printHuman(ctx, report, loaded, options);
   if (report.outcome === "violated") {
     ctx.exitCode = EXIT.refused;
@@ -292,6 +298,7 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
     .option("--depth <n>", "most calls in one session", String(DEFAULT_VERIFY_DEPTH))
     .option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)", String(DEFAULT_MAX_STATES))
     .option("--out <file>", "write the first counterexample there (replay JSON lines)")
+    .option("--decline-asks", "a person declines every question: asked calls never execute")
     .option("--json", "print the report as one JSON object")
     .addHelpText("after", HELP_AFTER)
     .action(async (options: VerifyOptions) => verify(ctx, options));

@@ -15,6 +15,7 @@ interface ReplayOptions {
   session?: string;
   graph?: string;
   trustedServer: string[];
+  approveAsks?: boolean;
   json?: boolean;
 }
 
@@ -87,6 +88,7 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     .option("--session <file>", "session settings (JSON or YAML): transitions, provenance, escalation")
     .option("--graph <file>", "a consent graph to judge with as well")
     .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
+    .option("--approve-asks", "a call routed ask or defer counts as approved by a person and executes")
     .option("--json", "print the summary as a JSON line too")
     .addHelpText("after", HELP_AFTER)
     .action(async (files: string[], options: ReplayOptions) => {
@@ -103,6 +105,7 @@ export function registerReplay(program: Command, ctx: CliContext): void {
         sessions,
         trustedServers: new Set(options.trustedServer),
         now: ctx.io.now(),
+        approveAsks: options.approveAsks === true,
       });
       const all: ReplayedCall[] = [];
       for (const trace of traces) {

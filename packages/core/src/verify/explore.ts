@@ -90,9 +90,11 @@ interface Search {
   readonly model: VerifyModel;
   readonly executor: VerifyExecutor;
   readonly found: Map<InvariantId, Counterexample>;
+  readonly approveAsks: boolean;
   calls: number;
 }
 
+/** Whether the judged call executed: accepted, or asked and approved where the person approves asks. */
 async function judge(search: Search, node: Node, action: ModelAction, value: ModelValue): Promise<boolean> {
   const { model, executor } = search;
   const call: VerifyTraceEvent = {
@@ -119,7 +121,7 @@ async function judge(search: Search, node: Node, action: ModelAction, value: Mod
     const { route, reasons } = decision;
     search.found.set(broken.id, { invariant: broken.id, message: broken.message, events: trial, route, reasons });
   }
-  return accepted;
+  return accepted || (search.approveAsks && decision.route !== "refuse");
 }
 
 /**
@@ -132,7 +134,7 @@ export async function exploreModel(
   executor: VerifyExecutor,
   bounds: VerifyBounds,
 ): Promise<VerifyReport> {
-  const search: Search = { model, executor, found: new Map(), calls: 0 };
+  const search: Search = { model, executor, found: new Map(), approveAsks: bounds.approveAsks === true, calls: 0 };
   const root: Node = { events: initialEvents(model), executed: [], done: [], tried: [], untrustedRead: null, depth: 0 };
   const seen = new Set<string>([stateKey(root)]);
   let frontier: Node[] = [root];

@@ -128,6 +128,12 @@ export interface VerifyBounds {
   readonly depth: number;
   /** Most distinct states before the check stops unfinished. */
   readonly maxStates: number;
+  /**
+   * Whether a person approves every call routed ask or defer (it then executes, as `acp replay
+   * --approve-asks` replays it). Default false: only accepted calls execute. Either way an invariant that
+   * needs a person is broken only by an accepted call.
+   */
+  readonly approveAsks?: boolean;
 }
 
 /** What a check found. */
