@@ -1,16 +1,24 @@
 #!/usr/bin/env node
 // `acp serve` throughput: POST /pre-tool-check (the document's public-read event, bearer token, the
-// starter policy, SQLite state, every decision appended to the hash-chained audit log) with autocannon
-// at 1, 10 and 100 connections; prints requests/s and p99 latency, against a bare Fastify route that
-// returns the same envelope (the peer: what the HTTP stack alone costs). Each server runs in its own
-// process (this file with `--child acp|bare`), so autocannon does not share its event loop. Target: >= 10,000 req/s.
-// Needs the built packages (`npm run build`); writes only into a temporary directory.
-import { fork } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+// starter policy, every decision appended to the hash-chained audit log) with autocannon at 1, 10 and
+// 100 connections, in the same run on:
+//   sqlite    the default state (state.db + audit.jsonl, audit fsync by group commit)
+//   postgres  the multi-node state (one PostgreSQL database: audit chain appended under one serialised
+//             transaction per batch)
+//   bare      a bare Fastify route returning the same envelope (what the HTTP stack alone costs)
+// Prints requests/s and p99 per row and the ratios sqlite/bare and postgres/sqlite. Each server runs in
+// its own process (this file with `--child …`), so autocannon does not share its event loop.
+// PostgreSQL: $ACP_BENCH_POSTGRES_URL (a database the bench may create databases on), else a throwaway
+// cluster from scripts/postgres.sh (Debian's postgresql; that cluster runs with fsync=off, so its numbers
+// are an upper bound). Without either the postgres column says why and the rest still runs.
+// Needs the built packages (`npx tsc -b packages/cli`); writes only into temporary directories.
+import { execFileSync, fork } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Fastify from "fastify";
 
@@ -19,6 +27,7 @@ const store = await import("../../packages/store/dist/index.js");
 const server = await import("../../packages/server/dist/index.js");
 
 const DURATION = Number(process.env.ACP_BENCH_SERVE_SECONDS ?? 5);
+const CONNECTIONS = [1, 10, 100];
 const TOKEN = "bench-token";
 const EVENT = JSON.stringify({
   tool_name: "search_docs",
@@ -30,16 +39,13 @@ const EVENT = JSON.stringify({
   recommended_route: "accept",
 });
 
-function pipeline() {
+function pipeline(rateLimiter = core.createMemoryRateLimiter()) {
   const parsed = core.parsePolicy(store.STARTER_POLICY, { file: "policy.yml" });
-  const sources = [
-    core.policySource(core.compilePolicy(parsed.value), { rateLimiter: core.createMemoryRateLimiter() }),
-    core.contractSource(),
-  ];
+  const sources = [core.policySource(core.compilePolicy(parsed.value), { rateLimiter }), core.contractSource()];
   return core.createPipeline(sources, { classify: parsed.value.classify });
 }
 
-async function run(url, connections) {
+async function load(url, connections) {
   const result = await autocannon({
     url: `${url}/pre-tool-check`,
     method: "POST",
@@ -48,9 +54,19 @@ async function run(url, connections) {
     headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
     body: EVENT,
   });
-  if (result.non2xx > 0 || result.errors > 0)
+  if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  }
+  return { rps: result.requests.average, p99: result.latency.p99, total: result.requests.total };
+}
+
+/** Runs a load cell and measures the server process's CPU time per answered request (µs). */
+async function measure(srv, connections) {
+  const before = (await srv.ask("cpu")).cpu;
+  const r = await load(srv.url, connections);
+  const after = (await srv.ask("cpu")).cpu;
+  const us = after.user - before.user + (after.system - before.system);
+  return { ...r, cpuUs: r.total > 0 ? us / r.total : null };
 }
 
 async function bare() {
@@ -61,13 +77,14 @@ async function bare() {
   return { url: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close(), verify: async () => null };
 }
 
-async function acpServer(dir) {
+async function acpServer(dir, storageUrl) {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
   const publicKeyHex = Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url").toString("hex");
   const acp = await server.openEmbeddedServer({
     statePath: join(dir, "state.db"),
     auditPath: join(dir, "audit.jsonl"),
-    pipeline: pipeline(),
+    ...(storageUrl !== undefined ? { storageUrl } : {}),
+    pipeline: (rateLimiter) => pipeline(rateLimiter),
     simulationPipeline: pipeline(),
     keys: { privateKey, publicKey, publicKeyHex },
     clock: () => new Date(),
@@ -79,7 +96,7 @@ async function acpServer(dir) {
     url,
     close: () => acp.close(),
     verify: async () => {
-      await acp.auditLog.flush();
+      await acp.stores.auditLog.flush();
       const v = await acp.stores.audit.verify();
       return { ok: v.ok, count: v.count };
     },
@@ -87,12 +104,13 @@ async function acpServer(dir) {
 }
 
 /** Child mode: serve, report the URL, answer `verify`, exit on `close`. */
-async function child(kind) {
+async function child(kind, storageUrl) {
   const dir = mkdtempSync(join(tmpdir(), "acp-bench-serve-"));
-  const s = kind === "acp" ? await acpServer(dir) : await bare();
+  const s = kind === "bare" ? await bare() : await acpServer(dir, kind === "postgres" ? storageUrl : undefined);
   process.send({ url: s.url });
   process.on("message", async (m) => {
     if (m === "verify") process.send({ verified: await s.verify() });
+    if (m === "cpu") process.send({ cpu: process.cpuUsage() });
     if (m === "close") {
       await s.close();
       rmSync(dir, { recursive: true, force: true });
@@ -102,9 +120,15 @@ async function child(kind) {
 }
 
 /** Starts a server process; resolves with its URL and a way to ask it things. */
-async function start(kind) {
-  const proc = fork(new URL(import.meta.url).pathname, ["--child", kind], { stdio: "inherit" });
-  const [ready] = await once(proc, "message");
+async function start(kind, storageUrl) {
+  const args = ["--child", kind, ...(storageUrl !== undefined ? [storageUrl] : [])];
+  const proc = fork(fileURLToPath(import.meta.url), args, { stdio: "inherit" });
+  const [ready] = await Promise.race([
+    once(proc, "message"),
+    once(proc, "exit").then(([code]) => {
+      throw new Error(`the ${kind} server exited (${code}) before listening`);
+    }),
+  ]);
   return {
     url: ready.url,
     ask: async (m) => {
@@ -119,35 +143,120 @@ async function start(kind) {
   };
 }
 
-if (process.argv[2] === "--child") {
-  await child(process.argv[3]);
-} else {
-  const acp = await start("acp");
-  const peer = await start("bare");
+/** A fresh database for the run: on $ACP_BENCH_POSTGRES_URL, or on a throwaway cluster. */
+async function benchDatabase() {
+  const script = fileURLToPath(new URL("../../scripts/postgres.sh", import.meta.url));
+  let admin = process.env.ACP_BENCH_POSTGRES_URL;
+  let cluster = null;
+  let note = "$ACP_BENCH_POSTGRES_URL";
+  if (admin === undefined || admin === "") {
+    cluster = mkdtempSync(join(tmpdir(), "acp-bench-pg-"));
+    const out = execFileSync("bash", [script, "start", cluster], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    admin = out.trim().split("\n").pop();
+    note = "scripts/postgres.sh cluster, fsync=off";
+  }
+  const pg = (await import("pg")).default;
+  const name = `acp_bench_${randomBytes(4).toString("hex")}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    note,
+    async drop() {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await c.end();
+      if (cluster !== null) {
+        execFileSync("bash", [script, "stop", cluster], { stdio: "ignore" });
+        rmSync(cluster, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+const fmt = (x) => (x === null ? "-" : Math.round(x).toLocaleString("en-US"));
+const ratio = (a, b) => (a === null || b === null || b === 0 ? "-" : (a / b).toFixed(2));
+
+async function main() {
+  let db = null;
+  let pgWhy = null;
   try {
-    const fmt = (x) => Math.round(x).toLocaleString("en-US").padStart(10);
+    db = await benchDatabase();
+  } catch (err) {
+    pgWhy = err instanceof Error ? err.message.split("\n")[0] : String(err);
+  }
+  const servers = { sqlite: await start("sqlite"), bare: await start("bare") };
+  if (db !== null) servers.postgres = await start("postgres", db.url);
+  try {
     process.stdout.write(
-      `POST /pre-tool-check, ${DURATION}s per row, SQLite state, audit fsync batch, server in its own process\n\n`,
+      `POST /pre-tool-check, ${DURATION}s per cell, each server in its own process, every decision in the audit chain\n` +
+        `sqlite: state.db + audit.jsonl (fsync by group commit); postgres: ${db === null ? `not run (${pgWhy})` : db.note}\n\n`,
     );
-    process.stdout.write(
-      `conns  ${"acp req/s".padStart(10)} ${"p99 ms".padStart(7)}  ${"bare req/s".padStart(10)} ${"p99 ms".padStart(7)}  acp / bare\n`,
-    );
+    const head = [
+      "conns",
+      "sqlite req/s",
+      "p99 ms",
+      "cpu µs",
+      "postgres req/s",
+      "p99 ms",
+      "cpu µs",
+      "bare req/s",
+      "p99 ms",
+      "cpu µs",
+      "sqlite/bare",
+      "pg/sqlite",
+    ];
+    const widths = [5, 12, 6, 6, 14, 6, 6, 10, 6, 6, 11, 9];
+    const us = (x) => (x === null || x === undefined ? "-" : Math.round(x));
+    const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join("  ") + "\n";
+    process.stdout.write(row(head));
     let best = 0;
-    for (const connections of [1, 10, 100]) {
-      const a = await run(acp.url, connections);
-      const b = await run(peer.url, connections);
-      best = Math.max(best, a.rps);
+    for (const connections of CONNECTIONS) {
+      const s = await measure(servers.sqlite, connections);
+      const p = servers.postgres === undefined ? null : await measure(servers.postgres, connections);
+      const b = await measure(servers.bare, connections);
+      best = Math.max(best, s.rps);
       process.stdout.write(
-        `${String(connections).padStart(5)}  ${fmt(a.rps)} ${String(a.p99).padStart(7)}  ${fmt(b.rps)} ${String(b.p99).padStart(7)}  ${(a.rps / b.rps).toFixed(2)}\n`,
+        row([
+          connections,
+          fmt(s.rps),
+          s.p99,
+          us(s.cpuUs),
+          fmt(p?.rps ?? null),
+          p?.p99 ?? "-",
+          us(p?.cpuUs),
+          fmt(b.rps),
+          b.p99,
+          us(b.cpuUs),
+          ratio(s.rps, b.rps),
+          ratio(p?.rps ?? null, s.rps),
+        ]),
       );
     }
-    const { verified } = await acp.ask("verify");
-    process.stdout.write(`audit chain verifies: ${verified.ok} (${verified.count.toLocaleString("en-US")} events)\n`);
+    for (const kind of ["sqlite", "postgres"]) {
+      if (servers[kind] === undefined) continue;
+      const { verified } = await servers[kind].ask("verify");
+      process.stdout.write(
+        `${kind} audit chain verifies: ${verified.ok} (${verified.count.toLocaleString("en-US")} events)\n`,
+      );
+    }
     process.stdout.write(
-      `target >= 10,000 req/s with SQLite: ${best >= 10_000 ? "met" : "NOT met"} (best ${fmt(best).trim()})\n`,
+      `target >= 10,000 req/s with SQLite: ${best >= 10_000 ? "met" : "NOT met"} (best ${fmt(best)}); ` +
+        `cpu µs = server CPU time per answered request; load average at the end: ${loadavg()[0].toFixed(1)}\n`,
     );
   } finally {
-    await acp.close();
-    await peer.close();
+    for (const s of Object.values(servers)) await s.close();
+    await db?.drop();
   }
 }
+
+if (process.argv[2] === "--child") await child(process.argv[3], process.argv[4]);
+else await main();
