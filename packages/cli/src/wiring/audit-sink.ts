@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { isAuditEventType, type AuditEventInput, type CheckpointSigner } from "@acp/core";
+import { isAuditEventType, type AuditEventInput, type CheckpointSigner, type RedactionRules } from "@acp/core";
 import { openAuditLog, type AuditLog } from "@acp/store";
 import type { AuditSink } from "@acp/proxy";
 
@@ -71,17 +71,25 @@ export function createHomeAuditSink(options: {
   readonly home: string | null;
   readonly clock: () => Date;
   readonly signer: () => Promise<CheckpointSigner | undefined>;
+  /** Patterns redacted before hashing (config.yml `redaction:`); default the built-in rules. */
+  readonly redaction?: RedactionRules;
+  /** The vault values in use, redacted wherever they appear. */
+  readonly secrets?: () => readonly string[];
 }): ClosableAuditSink {
   if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
   const path = join(options.home, "audit.jsonl");
   let log: Promise<AuditLog> | undefined;
   let failure: string | undefined;
   const open = (): Promise<AuditLog> => {
-    log ??= options
-      .signer()
-      .then((signer) =>
-        openAuditLog(path, { clock: options.clock, fsync: "batch", ...(signer !== undefined ? { signer } : {}) }),
-      );
+    log ??= options.signer().then((signer) =>
+      openAuditLog(path, {
+        clock: options.clock,
+        fsync: "batch",
+        ...(signer !== undefined ? { signer } : {}),
+        ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+        ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+      }),
+    );
     return log;
   };
   return {

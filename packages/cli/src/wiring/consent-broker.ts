@@ -5,6 +5,7 @@ import {
   type ApprovedAction,
   type ConsentResponseV02 as CoreResponse,
   type NonceStore,
+  type Redactor,
 } from "@acp/core";
 import { createPendingConsentStore, createSqliteNonceStore } from "@acp/store";
 import {
@@ -28,8 +29,10 @@ export function approvedActionFor(
   request: ConsentRequestV02,
   args: Readonly<Record<string, unknown>>,
   modifications: Record<string, unknown> | null,
+  redact?: Redactor,
 ): ApprovedAction {
-  const edited = modifications === null ? {} : (restoreRedacted(args, modifications) as Record<string, unknown>);
+  const edited =
+    modifications === null ? {} : (restoreRedacted(args, modifications, redact) as Record<string, unknown>);
   return {
     server: request.action.server,
     tool: request.action.tool,
@@ -46,6 +49,8 @@ export interface WiredBrokerOptions {
   readonly channels?: readonly ConsentChannel[];
   /** Whether to offer the controlling terminal; false in tests and under `acp run`. */
   readonly terminal?: boolean;
+  /** What hides secrets from the person asked (config.yml `redaction:` and the vault values in use). */
+  readonly redact?: Redactor;
 }
 
 /**
@@ -62,6 +67,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   if (store !== undefined) channels.push(createCliChannel({ store, clock: options.clock }));
   return createConsentBroker({
     channels,
+    ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(store !== undefined ? { store } : {}),
     clock: options.clock,
     async sign({ response, request, arguments: args }) {
@@ -70,7 +76,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
       void _reason;
       const signed = signResponseFor(
         unsigned as Omit<CoreResponse, "proof">,
-        approvedActionFor(request, args, response.modifications),
+        approvedActionFor(request, args, response.modifications, options.redact),
         key,
       );
       return signed as unknown as ConsentResponseV02;
@@ -78,7 +84,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
     async verify({ response, request, arguments: args, now }) {
       const key = await options.key.get();
       const verdict = await verifyConsentProof(response, {
-        expectedAction: approvedActionFor(request, args, response.modifications),
+        expectedAction: approvedActionFor(request, args, response.modifications, options.redact),
         trustedPublicKey: key.publicKeyHex,
         now,
         nonceStore: nonces,

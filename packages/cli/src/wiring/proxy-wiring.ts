@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { ConsentBrokerHandle } from "@acp/proxy";
+import { createConsentRedactor, type ConsentBrokerHandle, type CredentialHook } from "@acp/proxy";
+import { DEFAULT_REDACTION, type RedactionRules } from "@acp/core";
 import type { CliContext } from "../context.js";
 import type { ProxyWiring } from "../commands/proxy.js";
 import { createHomeAuditSink, type ClosableAuditSink } from "./audit-sink.js";
@@ -9,6 +10,7 @@ import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, loadCredentialRules } from "./credentials.js";
+import { loadRedactionRules } from "./redaction-config.js";
 import { configuredChannels } from "./config-channels.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
@@ -17,6 +19,7 @@ interface Wired {
   readonly state: HomeState;
   readonly key: SigningKey;
   readonly audit: ClosableAuditSink;
+  readonly redaction: RedactionRules;
 }
 
 /**
@@ -31,14 +34,20 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   let broker: ConsentBrokerHandle | undefined;
   let runtime: ProxySessionRuntime | undefined;
   let intentGiven = false;
+  // the vault values in use, once the credential hook has opened the vault: hidden from the audit and consent channels
+  let credentials: CredentialHook | undefined;
+  const secrets = (): readonly string[] => credentials?.secretValues() ?? [];
   const wire = (home: string): Wired => {
     if (wired !== undefined) return wired;
     const state = openHomeState(home);
     if (!state.exists) log(`no ACP home at ${home}: nothing is audited and state is kept in memory (run \`acp init\`)`);
     const hasKeys = existsSync(join(home, "keys", "private.key"));
     const key = homeSigningKey(ctx.io, hasKeys ? home : null, log);
+    const redaction = state.exists ? loadRedactionRules(home) : DEFAULT_REDACTION;
     const audit = createHomeAuditSink({
       home: state.exists ? home : null,
+      redaction,
+      secrets,
       clock: ctx.io.now,
       signer: async () => {
         if (!hasKeys) return undefined;
@@ -50,7 +59,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         }
       },
     });
-    wired = { state, key, audit };
+    wired = { state, key, audit, redaction };
     return wired;
   };
   return {
@@ -82,13 +91,15 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     createPlans: () => (intentGiven ? runtime?.plans : undefined),
     createCredentials: ({ home }) => {
       const { key } = wire(home);
-      return createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });
+      credentials = createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });
+      return credentials;
     },
     createBroker: ({ home }) => {
-      const { state, key } = wire(home);
+      const { state, key, redaction } = wire(home);
       broker = createWiredBroker({
         state,
         key,
+        redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
         channels: state.exists ? configuredChannels(home, () => key.seed(), log) : [],
       });

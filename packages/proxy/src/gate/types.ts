@@ -4,6 +4,7 @@
  * chain in; tests plug in small scripted ones.
  */
 import type { ActionRequest, Decision } from "@acp/core";
+import type { UpstreamCredentials, UpstreamSpec } from "../upstream/upstream-spec.js";
 
 /** Decides one action request. Never throws; errors come back as a `refuse` decision. */
 /** What the proxy knows about the call beyond the request: the downstream session it came from. */
@@ -76,6 +77,8 @@ export interface CredentialHook {
   ): Promise<{ readonly arguments: Record<string, unknown>; readonly injected: readonly string[] }>;
   /** Every secret value that may have been injected (for redaction of results and logs). */
   secretValues(): readonly string[];
+  /** Credentials for an upstream's transport (HTTP headers, or a spawned server's environment), at connect. */
+  upstream?(spec: UpstreamSpec): Promise<UpstreamCredentials | undefined>;
 }
 
 /**

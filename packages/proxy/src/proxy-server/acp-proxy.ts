@@ -110,6 +110,14 @@ export class AcpProxy {
         onToolsChanged: (server) => void this.#toolsChanged(server),
         onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
         onStderrLine: (server, line) => this.#log(`[${server}] ${line}`),
+        credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
+        onCredentialsInjected: (server, names) => {
+          for (const credential of names) {
+            Promise.resolve(this.#audit.record("credential_injected", { server, credential, target: "transport" })).catch(
+              (err: unknown) => this.#log(`audit failed: ${messageOf(err)}`),
+            );
+          }
+        },
       },
       options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
     );

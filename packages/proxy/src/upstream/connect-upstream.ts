@@ -3,7 +3,8 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { UpstreamSpec } from "./upstream-spec.js";
+import { NO_PATTERNS, redactSecrets } from "@acp/core";
+import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 
 /** The proxy's name and version as upstream servers see it. */
 export const PROXY_CLIENT_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
@@ -12,8 +13,10 @@ export const PROXY_CLIENT_INFO = { name: "acp-proxy", version: "0.1.0" } as cons
 export interface UpstreamHooks {
   /** Prepares the client (request and notification handlers) before `connect`. */
   readonly prepare: (client: Client) => void;
-  /** One line of the upstream's stderr (stdio upstreams). */
+  /** One line of the upstream's stderr (stdio upstreams), with injected credential values redacted. */
   readonly onStderrLine?: (line: string) => void;
+  /** Credentials for the transport: headers of a URL upstream, environment of a spawned one. */
+  readonly credentials?: UpstreamCredentials;
 }
 
 /** A connected upstream: the SDK client and the transport kind actually used. */
@@ -34,48 +37,77 @@ export async function connectUpstream(
   hooks: UpstreamHooks,
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
+  const secrets = credentialValues(hooks.credentials);
   if (spec.transport === "stdio") {
     const transport = new StdioClientTransport({
       command: spec.command,
       args: [...spec.args],
-      env: { ...getDefaultEnvironment(), ...(spec.env ?? {}) },
+      // the child's own environment: ACP's process environment is never changed
+      env: { ...getDefaultEnvironment(), ...(spec.env ?? {}), ...(hooks.credentials?.env ?? {}) },
       stderr: "pipe",
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     });
-    pipeStderr(transport, hooks.onStderrLine);
-    return { client: await connectClient(transport, hooks, timeoutMs), transport: "stdio" };
+    pipeStderr(transport, hooks.onStderrLine, secrets);
+    return { client: await connectClient(transport, hooks, timeoutMs, secrets), transport: "stdio" };
   }
   const url = new URL(spec.url);
+  const headers = hooks.credentials?.headers;
+  const options =
+    headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {};
   if (spec.transport === "sse") {
-    return { client: await connectClient(new SSEClientTransport(url), hooks, timeoutMs), transport: "sse" };
+    const client = await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets);
+    return { client, transport: "sse" };
   }
   try {
     return {
-      client: await connectClient(new StreamableHTTPClientTransport(url), hooks, timeoutMs),
+      client: await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets),
       transport: "streamable-http",
     };
   } catch (streamableError) {
     try {
-      return { client: await connectClient(new SSEClientTransport(url), hooks, timeoutMs), transport: "sse" };
+      const client = await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets);
+      return { client, transport: "sse" };
     } catch {
       throw streamableError;
     }
   }
 }
 
-async function connectClient(transport: Transport, hooks: UpstreamHooks, timeoutMs: number): Promise<Client> {
+/** Every injected value (header and environment), for scrubbing what the upstream says back. */
+function credentialValues(credentials: UpstreamCredentials | undefined): readonly string[] {
+  if (credentials === undefined) return [];
+  return [...Object.values(credentials.headers ?? {}), ...Object.values(credentials.env ?? {})];
+}
+
+/** A copy of `text` with every injected value replaced by `[REDACTED]`. */
+export function scrubCredentials(text: string, secrets: readonly string[]): string {
+  return secrets.length === 0 ? text : (redactSecrets(text, secrets, NO_PATTERNS) as string);
+}
+
+async function connectClient(
+  transport: Transport,
+  hooks: UpstreamHooks,
+  timeoutMs: number,
+  secrets: readonly string[],
+): Promise<Client> {
   const client = new Client(PROXY_CLIENT_INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   hooks.prepare(client);
   try {
     await client.connect(transport, { timeout: timeoutMs });
   } catch (err) {
     await client.close().catch(() => undefined);
-    throw err;
+    if (secrets.length === 0) throw err;
+    // an upstream (or a proxy in between) may echo a header back in its error
+    throw new Error(scrubCredentials(err instanceof Error ? err.message : String(err), secrets));
   }
   return client;
 }
 
-function pipeStderr(transport: StdioClientTransport, onLine: ((line: string) => void) | undefined): void {
+function pipeStderr(
+  transport: StdioClientTransport,
+  onLine: ((line: string) => void) | undefined,
+  secrets: readonly string[],
+): void {
   const stream = transport.stderr;
   if (stream === null) return;
   let buffered = "";
@@ -85,7 +117,7 @@ function pipeStderr(transport: StdioClientTransport, onLine: ((line: string) => 
     while ((index = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, index).replace(/\r$/, "");
       buffered = buffered.slice(index + 1);
-      if (line !== "") onLine?.(line);
+      if (line !== "") onLine?.(scrubCredentials(line, secrets));
     }
     if (buffered.length > 64_000) buffered = buffered.slice(-64_000);
   });

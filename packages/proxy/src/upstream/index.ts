@@ -5,10 +5,17 @@ export {
   defaultUpstreamName,
   isUpstreamUrl,
   UPSTREAM_NAME,
+  type UpstreamCredentials,
   type UpstreamSpec,
   type UpstreamTransportKind,
 } from "./upstream-spec.js";
-export { connectUpstream, PROXY_CLIENT_INFO, type UpstreamConnection, type UpstreamHooks } from "./connect-upstream.js";
+export {
+  connectUpstream,
+  scrubCredentials,
+  PROXY_CLIENT_INFO,
+  type UpstreamConnection,
+  type UpstreamHooks,
+} from "./connect-upstream.js";
 export {
   UpstreamPool,
   messageOf,

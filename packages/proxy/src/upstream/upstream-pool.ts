@@ -7,8 +7,8 @@ import {
   type Result,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
-import { connectUpstream } from "./connect-upstream.js";
-import type { UpstreamSpec } from "./upstream-spec.js";
+import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
+import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 
 /** A tool as an upstream listed it, every field kept. */
 export type UpstreamTool = Result & { readonly name: string };
@@ -38,10 +38,16 @@ export interface UpstreamPoolEvents {
   /** An upstream failed to start or stopped: reported on stderr and to the audit sink. */
   readonly onFailure: (server: string, phase: "connect" | "closed", message: string) => void;
   readonly onStderrLine?: (server: string, line: string) => void;
+  /** Vault credentials for an upstream's transport (headers or child environment), resolved at connect. */
+  readonly credentialsFor?: (spec: UpstreamSpec) => Promise<UpstreamCredentials | undefined>;
+  /** Vault entries put into an upstream's transport, by name only (for the audit). */
+  readonly onCredentialsInjected?: (server: string, names: readonly string[]) => void;
 }
 
 interface MutableUpstream {
   spec: UpstreamSpec;
+  /** Values injected into its transport: scrubbed from every message about it. */
+  secrets?: readonly string[];
   status: UpstreamStatus;
   error?: string;
   client?: Client;
@@ -106,15 +112,22 @@ export class UpstreamPool {
 
   async #start(upstream: MutableUpstream): Promise<void> {
     const name = upstream.spec.name;
+    let credentials: UpstreamCredentials | undefined;
     try {
+      credentials = await this.#events.credentialsFor?.(upstream.spec);
+      upstream.secrets = [...Object.values(credentials?.headers ?? {}), ...Object.values(credentials?.env ?? {})];
       const { client } = await connectUpstream(
         upstream.spec,
         {
           prepare: (c) => this.#prepare(name, c),
           ...(this.#events.onStderrLine ? { onStderrLine: (line) => this.#events.onStderrLine?.(name, line) } : {}),
+          ...(credentials !== undefined ? { credentials } : {}),
         },
         this.#startTimeoutMs,
       );
+      if (credentials !== undefined && credentials.injected.length > 0) {
+        this.#events.onCredentialsInjected?.(name, credentials.injected);
+      }
       upstream.client = client;
       upstream.capabilities = client.getServerCapabilities() ?? {};
       upstream.status = "connected";
@@ -123,11 +136,15 @@ export class UpstreamPool {
     } catch (err) {
       if (upstream.status === "connected") {
         // listing failed after connecting: keep it connected with no tools, report
-        this.#events.onFailure(name, "connect", `tools/list failed: ${messageOf(err)}`);
+        this.#events.onFailure(
+          name,
+          "connect",
+          `tools/list failed: ${scrubCredentials(messageOf(err), upstream.secrets ?? [])}`,
+        );
         return;
       }
       upstream.status = "failed";
-      upstream.error = messageOf(err);
+      upstream.error = scrubCredentials(messageOf(err), upstream.secrets ?? []);
       this.#events.onFailure(name, "connect", upstream.error);
     }
   }
@@ -149,7 +166,8 @@ export class UpstreamPool {
     try {
       upstream.tools = await this.#listTools(name);
     } catch (err) {
-      this.#events.onFailure(name, "connect", `tools/list failed: ${messageOf(err)}`);
+      const message = scrubCredentials(messageOf(err), upstream.secrets ?? []);
+      this.#events.onFailure(name, "connect", `tools/list failed: ${message}`);
       return;
     }
     this.#events.onToolsChanged(name);

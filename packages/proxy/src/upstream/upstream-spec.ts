@@ -26,6 +26,20 @@ export type UpstreamSpec =
       readonly trusted?: boolean;
     };
 
+/**
+ * Vault credentials for one upstream's transport, resolved when it connects: HTTP headers sent with every
+ * request to a URL upstream, or environment variables of a spawned (stdio) upstream. Values never leave
+ * the transport: they are not logged, audited or returned to the agent.
+ */
+export interface UpstreamCredentials {
+  /** Header name → value, for `streamable-http` and `sse` upstreams. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Variable name → value, for the child process of a `stdio` upstream. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The vault entry names used (audited by name only). */
+  readonly injected: readonly string[];
+}
+
 /** Upstream names become tool-name prefixes: letters, digits, `-` and `_`, at most 64 characters. */
 export const UPSTREAM_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 

@@ -1,0 +1,25 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { DEFAULT_REDACTION, parseRedactionConfig, type RedactionRules } from "@acp/core";
+import { CliError, EXIT } from "../exit-codes.js";
+
+/**
+ * The `redaction:` section of `$ACP_HOME/config.yml` (extra key-name and value patterns, added to the
+ * defaults unless `defaults: false`); the defaults without a config file. Invalid → exit 4 naming each problem.
+ */
+export function loadRedactionRules(home: string): RedactionRules {
+  const file = join(home, "config.yml");
+  if (!existsSync(file)) return DEFAULT_REDACTION;
+  let config: unknown;
+  try {
+    config = parseYaml(readFileSync(file, "utf8"), { maxAliasCount: 100 }) as unknown;
+  } catch {
+    return DEFAULT_REDACTION; // a config that does not parse is reported by the command that reads it
+  }
+  const section =
+    typeof config === "object" && config !== null ? (config as Record<string, unknown>)["redaction"] : undefined;
+  const rules = parseRedactionConfig(section);
+  if (!rules.ok) throw new CliError(rules.issues.map((i) => `${file}: ${i.message}`).join("\n"), EXIT.invalid);
+  return rules.value;
+}
