@@ -30,6 +30,7 @@ export const BENCH_SESSION_SETTINGS = {
     { tool: "*.read_inbox", fields: ["sender", "recipient"] },
   ],
   provenance: {
+    unknown: "ask",
     payload_arguments: ["body", "subject", "content", "description", "title", "location"],
     untracked_arguments: [
       ...["start_time", "end_time", "new_start_time", "new_end_time", "date", "start_day", "end_day"],

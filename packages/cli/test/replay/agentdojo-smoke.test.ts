@@ -73,9 +73,9 @@ describe("AgentDojo driver (smoke, on a copied fixture)", () => {
       injectionCalls: 2,
       stopped: 2,
     });
-    // With the placeholder the attacker's IBAN appears in no output: provenance has nothing to see, and the
-    // payment (which the user's own words put in the intent) passes; the password change still asks.
-    expect(result.attacks["placeholder"]?.["banking"]?.attacks).toMatchObject({ injectionCalls: 2, stopped: 1 });
+    // With the placeholder the attacker's IBAN and password appear in no output: the shipped settings ask for a
+    // destination nobody in the session supplied (`provenance.unknown: ask`), so both calls still stop.
+    expect(result.attacks["placeholder"]?.["banking"]?.attacks).toMatchObject({ injectionCalls: 2, stopped: 2 });
   });
 
   it("without the session, the policy alone lets every injected call through (the baseline)", async () => {

@@ -69,6 +69,11 @@ export const SESSION_CODES = [
     meaning: "reason: a consequential call carries a value found only in untrusted content; a person is asked",
   },
   {
+    code: "provenance_unknown",
+    meaning:
+      "reason: a consequential call carries a value no user input, trusted value or tool result holds (provenance `unknown: ask`); a person is asked",
+  },
+  {
     code: "instruction_source",
     meaning: "reason: a consequential call carries a value from content that reads like instructions",
   },

@@ -11,7 +11,8 @@ import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
-import { sourceName, taintQuestion } from "./semantic-question.js";
+import { describeActionVerb, sourceName, taintQuestion } from "./semantic-question.js";
+import { quoteValue } from "./errors.js";
 import type { SessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
 import { matchTransitions, type CompiledTransitionRule } from "./transitions.js";
@@ -194,10 +195,16 @@ function provenanceFindings(
   // A destructive or access-changing call (`system`) tracks every argument: what it deletes or whom it grants
   // is as much a destination as a recipient, so no argument is payload or an untracked reference there.
   const options =
-    category === "system" ? { track: configured.track, untracked_arguments: [], payload_arguments: [] } : configured;
+    category === "system" ? { ...configured, untracked_arguments: [], payload_arguments: [] } : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
   const tainted = pieces.filter((p) => p.status === "tainted");
   const found: Finding[] = tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+  if (configured.unknown === "ask") {
+    for (const p of pieces.filter((piece) => piece.status === "unknown")) {
+      const words = `the agent wants to ${describeActionVerb(action, category)} ${quoteValue(p.piece)}, which no one in this session supplied`;
+      found.push(finding("ask", "provenance_unknown", words));
+    }
+  }
   const instructed = [...new Set(tainted.flatMap((p) => p.instruction_sources).map(sourceName))];
   if (instructed.length > 0) {
     found.push(

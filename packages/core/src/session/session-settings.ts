@@ -42,6 +42,11 @@ export interface SessionSettings {
     readonly untracked_arguments: readonly string[];
     /** Top-level argument names holding payload (`body`, `title`): only identifiers inside them are tracked. */
     readonly payload_arguments: readonly string[];
+    /**
+     * A tracked value no entry of the session holds (the agent wrote it): `accept` it (the default) or `ask`.
+     * `ask` also stops destinations that untrusted text only spelled out in pieces or paraphrased.
+     */
+    readonly unknown: "accept" | "ask";
   };
   /**
    * Tools whose answers are directories of the user's own world (channel and member lists, the address book):
@@ -61,7 +66,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
   transitions: [],
   kill_switch: null,
   escalate_after_instructions: false,
-  provenance: { track: PIECE_KINDS, untracked_arguments: [], payload_arguments: [] },
+  provenance: { track: PIECE_KINDS, untracked_arguments: [], payload_arguments: [], unknown: "accept" as const },
   directories: [],
   classify: [],
 });
@@ -121,10 +126,13 @@ function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | n
 
 function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
   if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
-  const known = ["track", "untracked_arguments", "payload_arguments"];
+  const known = ["track", "untracked_arguments", "payload_arguments", "unknown"];
   if (!isObject(value) || Object.keys(value).some((k) => !known.includes(k))) {
     issues.push(
-      issue(["provenance"], "`provenance` takes only `track`, `untracked_arguments` and `payload_arguments`"),
+      issue(
+        ["provenance"],
+        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments` and `unknown`",
+      ),
     );
     return DEFAULT_SESSION_SETTINGS.provenance;
   }
@@ -144,7 +152,20 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     value["payload_arguments"] === undefined
       ? []
       : stringList(value["payload_arguments"], "provenance.payload_arguments", issues);
-  return { track: track as PieceKind[], untracked_arguments: untracked, payload_arguments: payload };
+  const unknown = value["unknown"] ?? "accept";
+  if (unknown !== "accept" && unknown !== "ask")
+    issues.push(
+      issue(
+        ["provenance", "unknown"],
+        `unknown \`provenance.unknown\` ${quoteValue(unknown)} (expected accept or ask)`,
+      ),
+    );
+  return {
+    track: track as PieceKind[],
+    untracked_arguments: untracked,
+    payload_arguments: payload,
+    unknown: unknown === "ask" ? "ask" : "accept",
+  };
 }
 
 function readDirectories(value: unknown, issues: Issue[]): readonly DirectorySetting[] {

@@ -133,3 +133,20 @@ describe("short names the user typed", () => {
     expect(deriveProvenance([user, chat], { id: "123" })[0]?.status).toBe("tainted");
   });
 });
+
+describe("provenance.unknown: a destination nobody in the session supplied", () => {
+  const send = { server: "chat", tool: "send_direct_message", arguments: { recipient: "zed@nowhere.example" } };
+  it("is accepted by default and asked with `unknown: ask`", async () => {
+    const open = await chatSession();
+    open.recordUserInput("message the team");
+    expect(open.evaluate(send).route).toBe("accept");
+    const strict = await chatSession({ provenance: { unknown: "ask" } });
+    strict.recordUserInput("message the team");
+    const verdict = strict.evaluate(send);
+    expect(verdict.route).toBe("ask");
+    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_unknown");
+  });
+  it("rejects any other value", () => {
+    expect(parseSessionSettings({ provenance: { unknown: "maybe" } }).ok).toBe(false);
+  });
+});
