@@ -33,7 +33,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\n');
     writeFileSync(
       join(root.dir, "b.yml"),
-      'goal: echo and add\nallowed_actions: ["everything.echo", "everything.get-sum"]\n',
+      'goal: echo and add\nallowed_actions: ["everything.echo", "everything.get-sum", "everything.wipe-*"]\n',
     );
     writeFileSync(
       join(root.dir, "bad.yml"),

@@ -71,12 +71,11 @@ describe("acp_submit_plan: the agent proposes, a person approves, the runtime en
     expect(text(result)).toContain("does not fit the intent");
   });
 
-  it("puts a fitting plan before a person; once approved, only its steps run", async () => {
-    const submit = client.callTool(
-      { name: "acp_submit_plan", arguments: { plan: { steps: [{ action: "everything.echo" }] } } },
-      undefined,
-      { timeout: 60_000 },
-    );
+  it("puts a fitting plan that names a value nobody named before a person; once approved, only its steps run", async () => {
+    // a plan that only narrows the intent is approved by rule (docs/guides/intents.md); this one pins a value
+    // the person never named, so a person is asked
+    const plan = { steps: [{ action: "everything.echo", constraints: { message: { exact: "in plan" } } }] };
+    const submit = client.callTool({ name: "acp_submit_plan", arguments: { plan } }, undefined, { timeout: 60_000 });
     const pending = await waitForPending(env);
     expect(pending.tool).toBe("acp_submit_plan");
     expect((await runCli(["approve", pending.id], { env, now: new Date() })).code).toBe(0);

@@ -38,113 +38,133 @@ export interface IntentSync {
   pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void>;
 }
 
-/**
- * Creates the sync over the live-session store. Failures of the store are logged and never allow anything:
- * the session keeps its current intent.
- */
-export function createIntentSync(options: IntentSyncOptions): IntentSync {
-  const seen = new Map<string, number>();
-  const running = new Map<string, Promise<void>>();
-  const log = options.log ?? (() => undefined);
-  const at = (): number => options.now().getTime();
+const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-  const refuse = async (row: IntentUpdateRow, code: string, message: string): Promise<void> => {
-    options.store.settleUpdate(row.sessionId, row.seq, "rejected", `${code}: ${message}`, at());
-    log(`intent update ${row.seq} of session \`${row.sessionId}\` refused: ${message}`);
-    await options.audit?.("intent_update_refused", {
+/** The sync of one proxy: what it has seen of each session's counter, and the pick-up in flight. */
+class StoreIntentSync implements IntentSync {
+  readonly #o: IntentSyncOptions;
+  readonly #seen = new Map<string, number>();
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #log: (line: string) => void;
+
+  constructor(options: IntentSyncOptions) {
+    this.#o = options;
+    this.#log = options.log ?? (() => undefined);
+  }
+
+  #at(): number {
+    return this.#o.now().getTime();
+  }
+
+  register(id: string, session: Session, agent: string | undefined): void {
+    if (this.#seen.has(id)) return;
+    this.#seen.set(id, 0);
+    try {
+      this.#o.store.register({
+        id,
+        pid: this.#o.pid,
+        ...(agent !== undefined ? { agent } : {}),
+        startedAtMs: this.#at(),
+        intentVersion: session.intent?.version ?? 0,
+        intentHash: session.intentHash ?? "",
+      });
+    } catch (err) {
+      this.#log(`cannot record session \`${id}\` in state.db: ${reason(err)}`);
+    }
+  }
+
+  closed(id: string): void {
+    this.#seen.delete(id);
+    try {
+      this.#o.store.close(id, this.#at());
+    } catch (err) {
+      this.#log(`cannot record the end of session \`${id}\`: ${reason(err)}`);
+    }
+  }
+
+  pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void> {
+    const inFlight = this.#running.get(id);
+    if (inFlight !== undefined) return inFlight;
+    let counter: number;
+    try {
+      counter = this.#o.store.updateSeq(id);
+    } catch (err) {
+      this.#log(`cannot read intent updates of session \`${id}\`: ${reason(err)}`);
+      return Promise.resolve();
+    }
+    if (counter <= (this.#seen.get(id) ?? 0)) return Promise.resolve();
+    const job = this.#drain(id, session, apply, counter)
+      .catch((err: unknown) => this.#log(`intent update of session \`${id}\` failed: ${reason(err)}`))
+      .finally(() => this.#running.delete(id));
+    this.#running.set(id, job);
+    return job;
+  }
+
+  /** The newest pending update is the one that counts; older pending ones are superseded. */
+  async #drain(id: string, session: Session, apply: ApplyIntentUpdate, counter: number): Promise<void> {
+    const rows = this.#o.store.pendingUpdates(id, this.#seen.get(id) ?? 0);
+    const last = rows[rows.length - 1];
+    for (const row of rows.slice(0, -1)) {
+      this.#o.store.settleUpdate(id, row.seq, "superseded", `superseded by update ${last?.seq ?? "?"}`, this.#at());
+    }
+    if (last !== undefined) await this.#applyOne(session, last, apply);
+    this.#seen.set(id, Math.max(counter, last?.seq ?? 0));
+  }
+
+  async #refuse(row: IntentUpdateRow, code: string, message: string): Promise<void> {
+    this.#o.store.settleUpdate(row.sessionId, row.seq, "rejected", `${code}: ${message}`, this.#at());
+    this.#log(`intent update ${row.seq} of session \`${row.sessionId}\` refused: ${message}`);
+    await this.#o.audit?.("intent_update_refused", {
       session_id: row.sessionId,
       update_seq: row.seq,
       code,
       reason: message,
     });
-  };
+  }
 
-  const applyOne = async (session: Session, row: IntentUpdateRow, apply: ApplyIntentUpdate): Promise<void> => {
-    if (options.publicKeyHex === null)
-      return refuse(row, "intent_update_signature_invalid", "this proxy has no home key to verify updates with");
-    const checked = verifyIntentUpdate(row, options.publicKeyHex);
-    if (!checked.ok) return refuse(row, checked.code, checked.message);
-    const fromVersion = session.intent?.version ?? 0;
-    const fromHash = session.intentHash;
+  async #applyOne(session: Session, row: IntentUpdateRow, apply: ApplyIntentUpdate): Promise<void> {
+    const key = this.#o.publicKeyHex;
+    if (key === null)
+      return this.#refuse(row, "intent_update_signature_invalid", "this proxy has no home key to verify updates with");
+    const checked = verifyIntentUpdate(row, key);
+    if (!checked.ok) return this.#refuse(row, checked.code, checked.message);
     if (isFinalSessionState(session.state))
-      return refuse(row, "intent_update_session_finished", "the session has ended");
+      return this.#refuse(row, "intent_update_session_finished", "the session has ended");
+    const from = { version: session.intent?.version ?? 0, hash: session.intentHash };
     try {
       await apply(session, checked.update);
     } catch (err) {
-      return refuse(row, "intent_update_refused", err instanceof Error ? err.message : String(err));
+      return this.#refuse(row, "intent_update_refused", reason(err));
     }
     const to = checked.update.compiled;
-    options.store.noteIntent(row.sessionId, to.intent.version, to.hash);
-    options.store.settleUpdate(row.sessionId, row.seq, "applied", `version ${to.intent.version}: ${to.hash}`, at());
-    log(
-      `session \`${row.sessionId}\`: intent version ${to.intent.version} (${to.hash}) set by \`${checked.update.payload.by}\``,
+    const by = checked.update.payload.by;
+    this.#o.store.noteIntent(row.sessionId, to.intent.version, to.hash);
+    this.#o.store.settleUpdate(
+      row.sessionId,
+      row.seq,
+      "applied",
+      `version ${to.intent.version}: ${to.hash}`,
+      this.#at(),
     );
-    await options.audit?.("intent_updated", {
+    this.#log(`session \`${row.sessionId}\`: intent version ${to.intent.version} (${to.hash}) set by \`${by}\``);
+    await this.#o.audit?.("intent_updated", {
       session_id: row.sessionId,
       update_seq: row.seq,
-      from_version: fromVersion,
-      from_hash: fromHash,
+      from_version: from.version,
+      from_hash: from.hash,
       to_version: to.intent.version,
       to_hash: to.hash,
-      approved_by: checked.update.payload.by,
+      approved_by: by,
       confirmation: "signed intent update (acp intent set)",
       tokens_revoked: true,
     });
-  };
+  }
+}
 
-  const drain = async (id: string, session: Session, apply: ApplyIntentUpdate, counter: number): Promise<void> => {
-    const rows = options.store.pendingUpdates(id, seen.get(id) ?? 0);
-    const last = rows[rows.length - 1];
-    for (const row of rows.slice(0, -1)) {
-      options.store.settleUpdate(id, row.seq, "superseded", `superseded by update ${last?.seq ?? "?"}`, at());
-    }
-    if (last !== undefined) await applyOne(session, last, apply);
-    seen.set(id, Math.max(counter, last?.seq ?? 0));
-  };
-
-  return {
-    register(id, session, agent) {
-      if (seen.has(id)) return;
-      seen.set(id, 0);
-      try {
-        options.store.register({
-          id,
-          pid: options.pid,
-          ...(agent !== undefined ? { agent } : {}),
-          startedAtMs: at(),
-          intentVersion: session.intent?.version ?? 0,
-          intentHash: session.intentHash ?? "",
-        });
-      } catch (err) {
-        log(`cannot record session \`${id}\` in state.db: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    },
-    closed(id) {
-      seen.delete(id);
-      try {
-        options.store.close(id, at());
-      } catch (err) {
-        log(`cannot record the end of session \`${id}\`: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    },
-    async pickUp(id, session, apply) {
-      const inFlight = running.get(id);
-      if (inFlight !== undefined) return inFlight;
-      let counter: number;
-      try {
-        counter = options.store.updateSeq(id);
-      } catch (err) {
-        log(`cannot read intent updates of session \`${id}\`: ${err instanceof Error ? err.message : String(err)}`);
-        return;
-      }
-      if (counter <= (seen.get(id) ?? 0)) return;
-      const job = drain(id, session, apply, counter)
-        .catch((err: unknown) =>
-          log(`intent update of session \`${id}\` failed: ${err instanceof Error ? err.message : String(err)}`),
-        )
-        .finally(() => running.delete(id));
-      running.set(id, job);
-      return job;
-    },
-  };
+/**
+ * Creates the sync over the live-session store. Failures of the store are logged and never allow anything:
+ * the session keeps its current intent.
+ */
+export function createIntentSync(options: IntentSyncOptions): IntentSync {
+  return new StoreIntentSync(options);
 }

@@ -1,8 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
   canonicalSha256Ref,
-  compileIntent,
-  compilePlan,
   createSession,
   sessionSource,
   type ActionRequest,
@@ -17,7 +15,8 @@ import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
 import { OPEN_INTENT } from "../replay/session-runtime.js";
 import type { VerifiedIntentUpdate } from "./intent-update.js";
 import type { IntentSync } from "./session-intent-sync.js";
-import { PLAN_NARROWS_RULE, judgePlanNarrowing } from "./session-plan-rule.js";
+import { PLAN_NARROWS_RULE } from "./session-plan-rule.js";
+import { submitPlan, type PlanRuleSlot } from "./session-plans.js";
 
 /** Options of the proxy's session runtime. */
 export interface ProxySessionRuntimeOptions {
@@ -44,9 +43,8 @@ export interface ProxySessionRuntime {
 }
 
 /** Per-session answers the runtime gives itself: a verified signed update, the narrowing rule. */
-interface SessionSlots {
+interface SessionSlots extends PlanRuleSlot {
   signedUpdate?: VerifiedIntentUpdate;
-  planRule?: { readonly planHash: string; readonly reason: string };
 }
 
 function answer(question: EscalationQuestion, by: string, at: string, note?: string): Confirmation {
@@ -124,8 +122,6 @@ async function applySigned(session: Session, slots: SessionSlots, update: Verifi
   }
 }
 
-const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-
 /**
  * The session runtime of `@acp/core` behind `acp proxy`: every downstream session gets its own runtime
  * session (intent set, started), tool results enter it labelled by server trust, executed calls enter its
@@ -186,63 +182,4 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     },
     sessionOf: (id) => sessions.get(id)?.session,
   };
-}
-
-/** Refuses a plan naming a tool no upstream offers (when the proxy says which tools exist). */
-function unknownTool(plan: unknown, tools: readonly string[] | undefined): string | undefined {
-  if (tools === undefined || typeof plan !== "object" || plan === null) return undefined;
-  const steps = (plan as { steps?: unknown }).steps;
-  if (!Array.isArray(steps)) return undefined;
-  const known = new Set(tools);
-  for (const [i, step] of steps.entries()) {
-    const action = (step as { action?: unknown } | null)?.action;
-    if (typeof action === "string" && !known.has(action))
-      return `step ${i + 1} names \`${action.slice(0, 200)}\`, which no upstream server offers`;
-  }
-  return undefined;
-}
-
-/** Validates, refuses duplicates and unknown tools, approves by rule when it only narrows, else asks a person. */
-async function submitPlan(
-  session: Session,
-  slots: SessionSlots,
-  plan: unknown,
-  tools: readonly string[] | undefined,
-): Promise<{ approved: boolean; text: string }> {
-  const missing = unknownTool(plan, tools);
-  if (missing !== undefined) return { approved: false, text: `the plan was refused: ${missing}; nothing ran` };
-  const intent = session.intent === null ? undefined : compileIntent(session.intent);
-  const compiled = intent?.ok === true ? compilePlan(plan, intent.value) : undefined;
-  if (compiled?.ok === true && session.planHash === compiled.value.hash)
-    return { approved: false, text: `the plan was refused: this plan is already approved (${compiled.value.hash})` };
-  if (session.state === "plan_submitted")
-    return { approved: false, text: "the plan was refused: another plan is already waiting for a person" };
-  try {
-    session.submitPlan(plan);
-  } catch (err) {
-    return { approved: false, text: `the plan does not fit the intent: ${message(err)}` };
-  }
-  const verdict =
-    intent?.ok === true && session.proposedPlan !== null
-      ? judgePlanNarrowing(session.proposedPlan, intent.value, session.provenance)
-      : { narrows: false, reason: "no intent to compare with" };
-  if (verdict.narrows && compiled?.ok === true)
-    slots.planRule = { planHash: compiled.value.hash, reason: verdict.reason };
-  try {
-    await session.confirmPlan();
-  } catch (err) {
-    const state: string = session.state;
-    if (state === "plan_submitted") session.rejectPlan("not approved by a person");
-    if ((session.state as string) === "intent_set") session.start();
-    return { approved: false, text: `the plan was not approved: ${message(err)}` };
-  } finally {
-    delete slots.planRule;
-  }
-  session.start();
-  return verdict.narrows
-    ? {
-        approved: true,
-        text: `the plan was approved by rule \`${PLAN_NARROWS_RULE}\`: ${verdict.reason}; only its steps run from now on`,
-      }
-    : { approved: true, text: `the plan was approved by a person (${verdict.reason}): only its steps run from now on` };
 }
