@@ -25,8 +25,11 @@ export function policyOf(text: string): Policy {
   return parsed.value;
 }
 
-/** Replays each trace in a fresh session, recording accepted calls and their results, as `acp replay` does. */
-export function coreExecutor(policy: Policy, intent: unknown, settings: unknown): VerifyExecutor {
+/**
+ * Replays each trace in a fresh session, recording executed calls and their results, as `acp replay` does
+ * (`approveAsks`: asked and deferred calls execute too, as with `acp replay --approve-asks`).
+ */
+export function coreExecutor(policy: Policy, intent: unknown, settings: unknown, approveAsks = false): VerifyExecutor {
   return {
     async run(events: readonly VerifyTraceEvent[]): Promise<readonly StepDecision[]> {
       let counter = 0;
@@ -48,7 +51,7 @@ export function coreExecutor(policy: Policy, intent: unknown, settings: unknown)
         } else {
           const request = { server: event.server, tool: event.tool, arguments: event.args };
           const decision = await pipeline.decide(request, NOW);
-          executed = decision.route === "accept";
+          executed = decision.route === "accept" || (approveAsks && decision.route !== "refuse");
           if (executed) session.recordExecution(request);
           out.push({ route: decision.route, reasons: decision.reasons });
         }
