@@ -4,7 +4,20 @@ export { DEFAULT_HOSTS, classifyHost, type ClaimHosts, type OriginKind } from ".
 export { FAILURE_BODY, FAILURE_HEADERS, FAILURE_STATUS } from "./http/failure.js";
 export type { ClaimLogEntry } from "./http/context.js";
 export { CLAIM_MIGRATIONS } from "./store/migrations.js";
-export { ClaimStore, type SandboxState } from "./store/claim-store.js";
+export type {
+  ClaimStore,
+  ClaimInput,
+  CreateSandboxInput,
+  CredentialKind,
+  FaqRow,
+  HandleStage,
+  SandboxRow,
+  SandboxState,
+} from "./store/claim-store.js";
+export { SqliteClaimStore } from "./store/sqlite-claim-store.js";
+export { PostgresClaimStore } from "./store/postgres-claim-store.js";
+export { CLAIM_POSTGRES_MIGRATIONS } from "./store/postgres-migrations.js";
+export { openClaimPostgres } from "./store/open-claim-postgres.js";
 export { createSecretBox, type SecretBox } from "./secrets/keyed-hash.js";
 export { AdmissionControl, type AdmissionOptions } from "./admission/admission-control.js";
 export { checkPow, leadingZeroBits, POW_ALGORITHM, POW_NONCE_PATTERN } from "./pow/leading-zeros.js";

@@ -130,7 +130,7 @@ describe("§19 Claim flow", () => {
       .run(Date.parse("2026-03-02T12:00:00Z"), b.id);
     p.advance(1);
     expect((await humanClaim(p, bCode)).verify.body).toBe(FAILURE_BODY);
-    expect(p.server.store.sandbox(b.id)?.state).not.toBe("claimed");
+    expect((await p.server.store.sandbox(b.id))?.state).not.toBe("claimed");
   });
 
   it("MUST §19.4 claim is atomic with the transition: two concurrent verifications of one code, exactly one wins", async () => {

@@ -19,7 +19,7 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
     expect((await p.req("api.localhost", "DELETE", `/v1/sandboxes/${b.id}`, { headers: a.auth })).body).toBe(
       FAILURE_BODY,
     );
-    expect(p.server.store.sandbox(b.id)?.state).toBe("active");
+    expect((await p.server.store.sandbox(b.id))?.state).toBe("active");
   });
 
   it("extensions: +24 h each, at most 2 (§28); the agent token is not refreshed (MUST §20.1 non-refreshable)", async () => {
@@ -34,7 +34,7 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
     expect(str(e3.json(), "error.code")).toBe("claim_extension_limit");
     p.advance(48 * HOUR);
     expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).body).toBe(FAILURE_BODY);
-    expect(p.server.store.sandbox(a.id)?.state).toBe("active");
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("active");
   });
 
   it("TTL expiry: active → expired and published → expired; content and handle gone; expired is final", async () => {
@@ -45,13 +45,13 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
     p.advance(48 * HOUR);
     const gone = await p.req(new URL(str(pub, "published_url")).hostname, "GET", "/");
     expect(gone.body).toBe(FAILURE_BODY);
-    expect(p.server.store.sweep(T0 + 48 * HOUR + 1)).toBeGreaterThanOrEqual(0);
-    expect(p.server.store.sandbox(a.id)?.state).toBe("expired");
-    expect(p.server.store.sandbox(b.id)?.state).toBe("expired");
-    expect(p.server.store.listFaqs(b.id)).toEqual([]);
-    expect(p.server.store.deleteSandbox(a.id, T0 + 49 * HOUR)).toBe(false);
-    expect(p.server.store.extend(a.id, HOUR, 2, T0 + 49 * HOUR)).toBeUndefined();
-    expect(p.server.store.sandbox(a.id)?.state).toBe("expired");
+    expect(await p.server.store.sweep(T0 + 48 * HOUR + 1)).toBeGreaterThanOrEqual(0);
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("expired");
+    expect((await p.server.store.sandbox(b.id))?.state).toBe("expired");
+    expect(await p.server.store.listFaqs(b.id)).toEqual([]);
+    expect(await p.server.store.deleteSandbox(a.id, T0 + 49 * HOUR)).toBe(false);
+    expect(await p.server.store.extend(a.id, HOUR, 2, T0 + 49 * HOUR)).toBeUndefined();
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("expired");
   });
 
   it("delete: active/published → deleted; token, handle and content gone; deleted is final", async () => {
@@ -59,13 +59,13 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
     const a = await createSandbox(p);
     const { pub } = await publishFaq(p, a);
     expect((await p.req("api.localhost", "DELETE", `/v1/sandboxes/${a.id}`, { headers: a.auth })).status).toBe(204);
-    expect(p.server.store.sandbox(a.id)?.state).toBe("deleted");
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("deleted");
     expect((await p.req("api.localhost", "DELETE", `/v1/sandboxes/${a.id}`, { headers: a.auth })).body).toBe(
       FAILURE_BODY,
     );
     expect((await p.req(new URL(str(pub, "published_url")).hostname, "GET", "/")).body).toBe(FAILURE_BODY);
-    expect(p.server.store.publishFaq(a.id, "faq_x", T0)).toBeUndefined();
-    expect(p.server.store.sandbox(a.id)?.state).toBe("deleted");
+    expect(await p.server.store.publishFaq(a.id, "faq_x", T0)).toBeUndefined();
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("deleted");
   });
 
   it("publish via the generic §7.3 route; a second publish keeps the published handle", async () => {

@@ -61,7 +61,7 @@ describe.runIf(existsSync(CHROMIUM))("claim and preview pages in Chromium", () =
     await page.getByRole("button", { name: "Claim" }).click();
     await page.waitForURL(`http://admin.localhost:${p.port}/workspace`, { timeout: 60_000 });
     expect(await page.textContent("h1")).toBe("Your workspace");
-    expect(p.server.store.sandbox(a.id)?.state).toBe("claimed");
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("claimed");
     expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   }, 90_000);
 

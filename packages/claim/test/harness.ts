@@ -38,7 +38,7 @@ export async function startProvider(overrides: Partial<ClaimServerOptions> = {})
   const logs: ClaimLogEntry[] = [];
   const db = openStateDb(":memory:");
   const server = createClaimServer({
-    db,
+    ...(overrides.postgres === undefined ? { db } : {}),
     key: randomBytes(32),
     now: () => t,
     minFailureMs: 2,

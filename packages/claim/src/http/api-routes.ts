@@ -49,7 +49,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       const s =
         m?.[1] === undefined
           ? undefined
-          : rt.store.credentialSandbox(
+          : await rt.store.credentialSandbox(
               rt.box.hash("agent_token", m[1]),
               "agent_token",
               "",
@@ -131,7 +131,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       return rt.fail(req, reply);
     }
     const token = newAgentToken();
-    const made = rt.store.createSandbox({
+    const made = await rt.store.createSandbox({
       challenge: adm.challenge as string,
       tokenHash: rt.box.hash("agent_token", token),
       ttlMs: rt.ttlMs,
@@ -178,7 +178,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
         status: s.state,
         expires_at: iso(s.expires_at),
         extensions: s.extensions,
-        public_handle: rt.store.liveHandle(s.id),
+        public_handle: await rt.store.liveHandle(s.id),
       }),
     ),
   );
@@ -188,7 +188,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     "/v1/sandboxes/:id",
     "sandbox.delete",
     authed(async (s, req, reply) =>
-      rt.store.deleteSandbox(s.id, rt.now()) ? reply.code(204).send() : rt.fail(req, reply),
+      (await rt.store.deleteSandbox(s.id, rt.now())) ? reply.code(204).send() : rt.fail(req, reply),
     ),
   );
 
@@ -197,7 +197,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     "/v1/sandboxes/:id/extend",
     "sandbox.extend",
     authed(async (s, req, reply) => {
-      const r = rt.store.extend(s.id, EXTENSION_MS, MAX_EXTENSIONS, rt.now());
+      const r = await rt.store.extend(s.id, EXTENSION_MS, MAX_EXTENSIONS, rt.now());
       if (r === undefined)
         return invalid(
           reply,
@@ -224,7 +224,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       const code = newClaimCode();
       const now = rt.now();
       const hash = rt.box.hash("claim_code", normalizeClaimCode(code));
-      if (!rt.store.issueCode(s.id, "claim_code", "", hash, CLAIM_CODE_TTL_MS, ["published"], now))
+      if (!(await rt.store.issueCode(s.id, "claim_code", "", hash, CLAIM_CODE_TTL_MS, ["published"], now)))
         return rt.fail(req, reply);
       return reply.header("cache-control", "no-store").send({
         claim_code: code,
@@ -245,7 +245,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       const code = newExchangeCode();
       const now = rt.now();
       if (
-        !rt.store.issueCode(
+        !(await rt.store.issueCode(
           s.id,
           "exchange_code",
           surface,
@@ -253,7 +253,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
           EXCHANGE_CODE_TTL_MS,
           ["active", "published"],
           now,
-        )
+        ))
       )
         return rt.fail(req, reply);
       const host = surface === "preview" ? rt.hosts.preview : rt.hosts.previewAdmin;
@@ -284,10 +284,16 @@ function registerFaqRoutes(
   rt: ClaimRuntime,
   pubUrl: (req: FastifyRequest, handle: string, slug?: string) => string,
 ): void {
-  const faqOf = (s: SandboxRow, req: FastifyRequest): FaqRow | undefined =>
+  const faqOf = (s: SandboxRow, req: FastifyRequest): Promise<FaqRow | undefined> =>
     rt.store.getFaq(s.id, (req.params as Params)["faq"] ?? "");
-  const save = (s: SandboxRow, f: FaqRow, body: FaqBody, reply: FastifyReply, status = 200): FastifyReply =>
-    rt.store.updateFaq(s.id, f.id, body, rt.now())
+  const save = async (
+    s: SandboxRow,
+    f: FaqRow,
+    body: FaqBody,
+    reply: FastifyReply,
+    status = 200,
+  ): Promise<FastifyReply> =>
+    (await rt.store.updateFaq(s.id, f.id, body, rt.now()))
       ? reply.code(status).send(faqJson({ ...f, body }))
       : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
 
@@ -298,7 +304,7 @@ function registerFaqRoutes(
     authed(async (s, req, reply) => {
       const p = parseFaq(req.body);
       if (!p.ok) return invalid(reply, p.issue.code, p.issue.message);
-      const r = rt.store.createFaq(s.id, p.value, FAQ_LIMITS.faqsPerSandbox, rt.now());
+      const r = await rt.store.createFaq(s.id, p.value, FAQ_LIMITS.faqsPerSandbox, rt.now());
       if (r === "limit")
         return invalid(reply, "claim_limit_exceeded", `a sandbox holds at most ${FAQ_LIMITS.faqsPerSandbox} faqs`, 409);
       if (r === "slug_taken")
@@ -310,14 +316,14 @@ function registerFaqRoutes(
     "GET",
     "/v1/faqs",
     "faq.list",
-    authed(async (s, req, reply) => reply.send({ faqs: rt.store.listFaqs(s.id).map(faqJson) })),
+    authed(async (s, req, reply) => reply.send({ faqs: (await rt.store.listFaqs(s.id)).map(faqJson) })),
   );
   api(
     "GET",
     "/v1/faqs/:faq",
     "faq.get",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       return f === undefined ? rt.fail(req, reply) : reply.send(faqJson(f));
     }),
   );
@@ -326,7 +332,7 @@ function registerFaqRoutes(
     "/v1/faqs/:faq",
     "faq.update",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       if (f === undefined) return rt.fail(req, reply);
       const p = parseFaq(req.body, f.body);
       return p.ok ? save(s, f, p.value, reply) : invalid(reply, p.issue.code, p.issue.message);
@@ -337,7 +343,9 @@ function registerFaqRoutes(
     "/v1/faqs/:faq",
     "faq.delete",
     authed(async (s, req, reply) =>
-      rt.store.deleteFaq(s.id, (req.params as Params)["faq"] ?? "") ? reply.code(204).send() : rt.fail(req, reply),
+      (await rt.store.deleteFaq(s.id, (req.params as Params)["faq"] ?? ""))
+        ? reply.code(204).send()
+        : rt.fail(req, reply),
     ),
   );
   api(
@@ -345,7 +353,7 @@ function registerFaqRoutes(
     "/v1/faqs/:faq/questions",
     "question.list",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       return f === undefined ? rt.fail(req, reply) : reply.send({ questions: f.body.questions });
     }),
   );
@@ -354,7 +362,7 @@ function registerFaqRoutes(
     "/v1/faqs/:faq/questions",
     "question.create",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       if (f === undefined) return rt.fail(req, reply);
       if (f.body.questions.length >= FAQ_LIMITS.questionsPerFaq)
         return invalid(
@@ -374,7 +382,7 @@ function registerFaqRoutes(
     "/v1/faqs/:faq/questions/:q",
     "question.update",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       const prev = f?.body.questions.find((x) => x.id === (req.params as Params)["q"]);
       if (f === undefined || prev === undefined) return rt.fail(req, reply);
       const q = parseQuestion(req.body, prev.order, prev);
@@ -388,7 +396,7 @@ function registerFaqRoutes(
     "/v1/faqs/:faq/questions/:q",
     "question.delete",
     authed(async (s, req, reply) => {
-      const f = faqOf(s, req);
+      const f = await faqOf(s, req);
       const id = (req.params as Params)["q"];
       if (f === undefined || !f.body.questions.some((x) => x.id === id)) return rt.fail(req, reply);
       return save(s, f, { ...f.body, questions: f.body.questions.filter((x) => x.id !== id) }, reply);
@@ -396,8 +404,8 @@ function registerFaqRoutes(
   );
   const publish: Handler = authed(async (s, req, reply) => {
     const id = (req.params as Params)["faq"] ?? "";
-    const f = rt.store.getFaq(s.id, id);
-    const r = f === undefined ? undefined : rt.store.publishFaq(s.id, id, rt.now());
+    const f = await rt.store.getFaq(s.id, id);
+    const r = f === undefined ? undefined : await rt.store.publishFaq(s.id, id, rt.now());
     if (f === undefined || r === undefined) return rt.fail(req, reply);
     return reply.send({
       id,

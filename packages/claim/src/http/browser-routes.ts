@@ -45,10 +45,10 @@ export async function servePublished(
   const slug = /^\/([a-z0-9-]{0,64})$/.exec(path)?.[1];
   if ((req.method !== "GET" && req.method !== "HEAD") || slug === undefined || !isHandleShape(handle))
     return rt.fail(req, reply);
-  const s = rt.store.sandboxByHandle(handle, rt.now());
+  const s = await rt.store.sandboxByHandle(handle, rt.now());
   if (s === undefined) return rt.fail(req, reply);
   f.sandboxId = s.id;
-  const faqs = rt.store.listFaqs(s.id, true).filter((x) => slug === "" || x.body.slug === slug);
+  const faqs = (await rt.store.listFaqs(s.id, true)).filter((x) => slug === "" || x.body.slug === slug);
   if (faqs.length === 0) return rt.fail(req, reply);
   return html(
     reply,
@@ -72,7 +72,7 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     const k = rt.facts(req).kind;
     return k === "preview" || k === "preview_admin" ? k : undefined;
   };
-  const session = (req: FastifyRequest): SandboxRow | undefined => {
+  const session = async (req: FastifyRequest): Promise<SandboxRow | undefined> => {
     const sf = surfaceOf(req);
     const v = sf === undefined ? undefined : readCookie(rt, req, surfaces[sf].cookie);
     if (sf === undefined || v === undefined || !/^[A-Za-z0-9]{43}$/.test(v)) return undefined;
@@ -100,7 +100,7 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     const code = (req.body as Record<string, unknown> | undefined)?.["code"];
     if (typeof code !== "string" || code.length > 100) return rt.fail(req, reply);
     const token = newSessionToken();
-    const id = rt.store.consumeExchange(
+    const id = await rt.store.consumeExchange(
       rt.box.hash("exchange_code", code),
       sf,
       rt.box.hash("session", token),
@@ -121,10 +121,10 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     const k = rt.facts(req).kind;
     rt.facts(req).action = `${k ?? "unknown"}.view`;
     if (k === "admin") return reply.code(303).header("location", "/claim").send();
-    const s = session(req);
+    const s = await session(req);
     if (s === undefined) return rt.fail(req, reply);
     rt.facts(req).sandboxId = s.id;
-    const faqs = rt.store.listFaqs(s.id);
+    const faqs = await rt.store.listFaqs(s.id);
     if (k === "preview")
       return html(
         reply,
@@ -185,13 +185,13 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const token = newSessionToken();
     const ok =
       verifyChallenge(rt.box, "claim", codeKey, b["challenge"], b["nonce"], now) &&
-      rt.store.claim({
+      (await rt.store.claim({
         codeHash: codeKey,
         challenge: b["challenge"] as string,
         ownerSessionHash: rt.box.hash("session", token),
         ownerTtlMs: OWNER_SESSION_TTL_MS,
         now,
-      });
+      }));
     if (ok === false || ok === undefined) {
       const ip = rt.facts(req).source;
       rt.lockout.fail(`ip:${ip}`, now);
@@ -217,14 +217,14 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const s =
       !admin(req) || v === undefined
         ? undefined
-        : rt.store.credentialSandbox(rt.box.hash("session", v), "owner_session", "admin", ["claimed"], rt.now());
+        : await rt.store.credentialSandbox(rt.box.hash("session", v), "owner_session", "admin", ["claimed"], rt.now());
     if (s === undefined) return rt.fail(req, reply);
     rt.facts(req).sandboxId = s.id;
-    const handle = rt.store.liveHandle(s.id) ?? "";
+    const handle = (await rt.store.liveHandle(s.id)) ?? "";
     const rows: [string, string][] = [
       ["state", "claimed (workspace)"],
       ["published at", `${rt.origin(req, `${handle}.${rt.hosts.pubSuffix}`)}/`],
     ];
-    return html(reply, summaryPage("Your workspace", rows, rt.store.listFaqs(s.id)), false, true);
+    return html(reply, summaryPage("Your workspace", rows, await rt.store.listFaqs(s.id)), false, true);
   });
 }

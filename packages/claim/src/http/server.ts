@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
-import { applyMigrations } from "@acp/store";
+import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import { createSecretBox } from "../secrets/keyed-hash.js";
-import { ClaimStore } from "../store/claim-store.js";
+import type { ClaimStore } from "../store/claim-store.js";
 import { CLAIM_MIGRATIONS } from "../store/migrations.js";
+import { PostgresClaimStore } from "../store/postgres-claim-store.js";
+import { SqliteClaimStore } from "../store/sqlite-claim-store.js";
 import { registerApiRoutes } from "./api-routes.js";
 import { registerBrowserRoutes, servePublished } from "./browser-routes.js";
 import { coarseSource, type ClaimLogEntry, type ClaimRuntime, type RequestFacts } from "./context.js";
@@ -15,8 +17,13 @@ import { DEFAULT_HOSTS, classifyHost, hostPort, type ClaimHosts } from "./origin
 
 /** Options of {@link createClaimServer}. */
 export interface ClaimServerOptions {
-  /** An open state database (`openStateDb`); the claim migrations are applied to it. */
-  readonly db: Database;
+  /** An open SQLite state database (`openStateDb`); the claim migrations are applied to it. */
+  readonly db?: Database;
+  /**
+   * Or an open PostgreSQL store with `CLAIM_POSTGRES_MIGRATIONS` applied (see `openClaimPostgres`); it is
+   * closed with the server. Exactly one of `db` and `postgres`.
+   */
+  readonly postgres?: PostgresStore;
   /** The provider key (≥ 32 bytes): keyed hashes of secrets, challenge signatures, sealing. */
   readonly key: Uint8Array;
   /** Host names per surface (default `*.localhost`). */
@@ -53,11 +60,19 @@ export interface ClaimServer {
   close(): Promise<void>;
 }
 
+function openStore(options: ClaimServerOptions, box: ReturnType<typeof createSecretBox>): ClaimStore {
+  if ((options.db === undefined) === (options.postgres === undefined))
+    throw new Error("claim server: give exactly one of `db` (SQLite) and `postgres`");
+  if (options.postgres !== undefined) return new PostgresClaimStore(options.postgres, box);
+  const db = options.db!;
+  applyMigrations(db, CLAIM_MIGRATIONS);
+  return new SqliteClaimStore(db, box);
+}
+
 /** Builds the Agent Claim Protocol provider (all surfaces on one listener, routed by Host header). */
 export function createClaimServer(options: ClaimServerOptions): ClaimServer {
-  applyMigrations(options.db, CLAIM_MIGRATIONS);
   const box = createSecretBox(options.key);
-  const store = new ClaimStore(options.db, box);
+  const store = openStore(options, box);
   const now = options.now ?? ((): number => Date.now());
   const hosts: ClaimHosts = { ...DEFAULT_HOSTS, ...options.hosts };
   const tls = options.tls === true;
@@ -117,7 +132,8 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     if (perIp.hit(source, t) > perIpLimit) return sendLimited(req, reply, minFailureMs);
     if (t - lastSweep > 1000) {
       lastSweep = t;
-      store.sweep(t);
+      // Expiry is also checked by every query; the sweep only ends rows (a failed sweep is retried later).
+      store.sweep(t).catch(() => undefined);
     }
     if (c === undefined) return sendFailure(req, reply, minFailureMs);
     if (c.kind === "pub") return servePublished(rt, req, reply);
@@ -167,7 +183,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   registerApiRoutes(app, rt);
   registerBrowserRoutes(app, rt);
 
-  const timer = setInterval(() => store.sweep(now()), 60_000);
+  const timer = setInterval(() => void store.sweep(now()).catch(() => undefined), 60_000);
   timer.unref();
   return {
     app,
@@ -180,6 +196,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     close: async () => {
       clearInterval(timer);
       await app.close();
+      await options.postgres?.close();
     },
   };
 }

@@ -1,31 +1,9 @@
+/* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the async ClaimStore interface */
 import type { Database } from "better-sqlite3";
 import { newContentId, newPublicHandle, newSandboxId } from "../ids/random-ids.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { FaqBody } from "../content/faq.js";
-
-/** Sandbox states (§5). */
-export type SandboxState = "created" | "active" | "published" | "expired" | "deleted" | "claimed";
-
-/** A sandbox row as the provider sees it (never sent as-is to unauthenticated callers). */
-export interface SandboxRow {
-  readonly id: string;
-  readonly state: SandboxState;
-  readonly created_at: number;
-  readonly expires_at: number;
-  readonly extensions: number;
-}
-
-/** A stored FAQ. */
-export interface FaqRow {
-  readonly id: string;
-  readonly sandbox_id: string;
-  readonly status: "draft" | "published";
-  readonly body: FaqBody;
-  readonly updated_at: number;
-}
-
-/** Credential kinds; every one is stored only as a keyed hash. */
-export type CredentialKind = "agent_token" | "claim_code" | "exchange_code" | "preview_session" | "owner_session";
+import type { ClaimStore, CredentialKind, FaqRow, SandboxRow, SandboxState } from "./claim-store.js";
 
 /** Thrown inside a transaction to roll it back with "nothing happened". */
 class Abort extends Error {}
@@ -33,9 +11,10 @@ class Abort extends Error {}
 /**
  * The claim provider's state in SQLite. Every transition is a single conditional `UPDATE … WHERE state …
  * RETURNING` inside an immediate transaction, so two racing requests can never both win; secrets (tokens,
- * codes, handles) are looked up by their keyed hash only.
+ * codes, handles) are looked up by their keyed hash only. The methods are synchronous inside (better-sqlite3)
+ * and return promises to match {@link ClaimStore}.
  */
-export class ClaimStore {
+export class SqliteClaimStore implements ClaimStore {
   /** Wraps an open state database that has {@link CLAIM_MIGRATIONS} applied. */
   constructor(
     private readonly db: Database,
@@ -52,7 +31,7 @@ export class ClaimStore {
   }
 
   /** Marks sandboxes past their TTL expired and drops their content and credentials (clean abandonment). */
-  sweep(now: number): number {
+  async sweep(now: number): Promise<number> {
     return (
       this.tx(() => {
         const ended = this.db
@@ -104,7 +83,7 @@ export class ClaimStore {
   }
 
   /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */
-  liveHandle(id: string): string | undefined {
+  private liveHandleSync(id: string): string | undefined {
     const row = this.db
       .prepare<[string], { sealed: string }>(
         "SELECT sealed FROM claim_handles WHERE sandbox_id = ? AND retired_at IS NULL",
@@ -117,14 +96,14 @@ export class ClaimStore {
    * Creates a sandbox admitted by `challenge` (spent here, atomically): `created` → `active`, a preview
    * handle and an agent token. Undefined when the challenge was already spent.
    */
-  createSandbox(input: {
+  async createSandbox(input: {
     challenge: string;
     tokenHash: string;
     ttlMs: number;
     tokenTtlMs: number;
     metadata: string;
     now: number;
-  }): { id: string; handle: string; expiresAt: number; tokenExpiresAt: number } | undefined {
+  }): Promise<{ id: string; handle: string; expiresAt: number; tokenExpiresAt: number } | undefined> {
     const { now } = input;
     return this.tx(() => {
       if (!this.spend(input.challenge, now + 10 * 60_000)) throw new Abort();
@@ -165,13 +144,13 @@ export class ClaimStore {
    * The sandbox a live credential belongs to: not revoked, not used, not expired, and its sandbox in one of
    * `states` and (unless claimed) within its TTL. Undefined otherwise, whatever the reason.
    */
-  credentialSandbox(
+  async credentialSandbox(
     hash: string,
     kind: CredentialKind,
     surface: string,
     states: readonly SandboxState[],
     now: number,
-  ): SandboxRow | undefined {
+  ): Promise<SandboxRow | undefined> {
     const row = this.db
       .prepare<[string, string, string, number, number], SandboxRow & { st: string }>(
         `SELECT s.id, s.state, s.created_at, s.expires_at, s.extensions, s.state AS st FROM claim_credentials c JOIN claim_sandboxes s ON s.id = c.sandbox_id
@@ -183,7 +162,7 @@ export class ClaimStore {
   }
 
   /** Issues a claim or exchange code for a sandbox in one of `states`; false when it is not in one. */
-  issueCode(
+  async issueCode(
     id: string,
     kind: "claim_code" | "exchange_code",
     surface: string,
@@ -191,10 +170,10 @@ export class ClaimStore {
     ttlMs: number,
     states: readonly SandboxState[],
     now: number,
-  ): boolean {
+  ): Promise<boolean> {
     return (
       this.tx(() => {
-        const s = this.sandbox(id);
+        const s = this.sandboxSync(id);
         if (s === undefined || !states.includes(s.state) || s.expires_at <= now) throw new Abort();
         this.insertCredential(hash, id, kind, surface, now, Math.min(now + ttlMs, s.expires_at));
         return true;
@@ -206,13 +185,13 @@ export class ClaimStore {
    * Consumes an exchange code for `surface` (single use, atomically) and opens a session on that surface.
    * Undefined for an unknown, used, expired, revoked or foreign-surface code alike.
    */
-  consumeExchange(
+  async consumeExchange(
     codeHash: string,
     surface: string,
     sessionHash: string,
     sessionTtlMs: number,
     now: number,
-  ): string | undefined {
+  ): Promise<string | undefined> {
     return this.tx(() => {
       const used = this.db
         .prepare<[number, string, string, number], { sandbox_id: string }>(
@@ -220,7 +199,7 @@ export class ClaimStore {
         )
         .get(now, codeHash, surface, now);
       if (used === undefined) throw new Abort();
-      const s = this.sandbox(used.sandbox_id);
+      const s = this.sandboxSync(used.sandbox_id);
       if (s === undefined || !["active", "published"].includes(s.state) || s.expires_at <= now) throw new Abort();
       this.insertCredential(
         sessionHash,
@@ -240,13 +219,13 @@ export class ClaimStore {
    * within its TTL, rotate the handle, revoke every agent token, preview session and outstanding code, and
    * open the owner session. Any failure rolls everything back and returns undefined.
    */
-  claim(input: {
+  async claim(input: {
     codeHash: string;
     challenge: string;
     ownerSessionHash: string;
     ownerTtlMs: number;
     now: number;
-  }): { id: string; handle: string } | undefined {
+  }): Promise<{ id: string; handle: string } | undefined> {
     const { now } = input;
     return this.tx(() => {
       if (!this.spend(input.challenge, now + 10 * 60_000)) throw new Abort();
@@ -270,7 +249,7 @@ export class ClaimStore {
   }
 
   /** A sandbox by internal id. */
-  sandbox(id: string): SandboxRow | undefined {
+  private sandboxSync(id: string): SandboxRow | undefined {
     return this.db
       .prepare<[string], SandboxRow>(
         "SELECT id, state, created_at, expires_at, extensions FROM claim_sandboxes WHERE id = ?",
@@ -279,7 +258,7 @@ export class ClaimStore {
   }
 
   /** The sandbox served under a live handle on the published origin (published within TTL, or claimed). */
-  sandboxByHandle(handle: string, now: number): SandboxRow | undefined {
+  async sandboxByHandle(handle: string, now: number): Promise<SandboxRow | undefined> {
     return this.db
       .prepare<[string, number], SandboxRow>(
         `SELECT s.id, s.state, s.created_at, s.expires_at, s.extensions FROM claim_handles h JOIN claim_sandboxes s ON s.id = h.sandbox_id
@@ -289,7 +268,7 @@ export class ClaimStore {
   }
 
   /** Deletes a live sandbox (`active`/`published` → `deleted`); false when it was not live. */
-  deleteSandbox(id: string, now: number): boolean {
+  async deleteSandbox(id: string, now: number): Promise<boolean> {
     return (
       this.tx(() => {
         const moved = this.db
@@ -305,7 +284,12 @@ export class ClaimStore {
   }
 
   /** Extends a live sandbox by `byMs` if it has fewer than `max` extensions; the new expiry or undefined. */
-  extend(id: string, byMs: number, max: number, now: number): { expiresAt: number; extensions: number } | undefined {
+  async extend(
+    id: string,
+    byMs: number,
+    max: number,
+    now: number,
+  ): Promise<{ expiresAt: number; extensions: number } | undefined> {
     return this.db
       .prepare<[number, string, number, number], { expiresAt: number; extensions: number }>(
         "UPDATE claim_sandboxes SET expires_at = expires_at + ?, extensions = extensions + 1 WHERE id = ? AND state IN ('active','published') AND expires_at > ? AND extensions < ? RETURNING expires_at AS expiresAt, extensions",
@@ -314,7 +298,12 @@ export class ClaimStore {
   }
 
   /** Inserts an FAQ; undefined when the sandbox already has `max` FAQs or the slug is taken. */
-  createFaq(sandboxId: string, body: FaqBody, max: number, now: number): FaqRow | "limit" | "slug_taken" {
+  async createFaq(
+    sandboxId: string,
+    body: FaqBody,
+    max: number,
+    now: number,
+  ): Promise<FaqRow | "limit" | "slug_taken"> {
     const r = this.tx((): FaqRow | "limit" | "slug_taken" => {
       const n =
         this.db
@@ -338,7 +327,7 @@ export class ClaimStore {
   }
 
   /** The FAQs of a sandbox (optionally only published ones), oldest first. */
-  listFaqs(sandboxId: string, onlyPublished = false): FaqRow[] {
+  private listFaqsSync(sandboxId: string, onlyPublished = false): FaqRow[] {
     const rows = this.db
       .prepare<
         [string],
@@ -351,12 +340,12 @@ export class ClaimStore {
   }
 
   /** One FAQ of a sandbox. */
-  getFaq(sandboxId: string, faqId: string): FaqRow | undefined {
-    return this.listFaqs(sandboxId).find((f) => f.id === faqId);
+  async getFaq(sandboxId: string, faqId: string): Promise<FaqRow | undefined> {
+    return this.listFaqsSync(sandboxId).find((f) => f.id === faqId);
   }
 
   /** Replaces an FAQ's body; false when it does not exist or the new slug is taken. */
-  updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): boolean {
+  async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): Promise<boolean> {
     try {
       return (
         this.db
@@ -369,7 +358,7 @@ export class ClaimStore {
   }
 
   /** Deletes an FAQ; false when it does not exist. */
-  deleteFaq(sandboxId: string, faqId: string): boolean {
+  async deleteFaq(sandboxId: string, faqId: string): Promise<boolean> {
     return (
       this.db.prepare("DELETE FROM claim_faqs WHERE id = ? AND sandbox_id = ?").run(faqId, sandboxId).changes === 1
     );
@@ -379,11 +368,11 @@ export class ClaimStore {
    * Publishes an FAQ. The first publish moves the sandbox `active` → `published` and rotates the handle
    * (the preview handle is retired forever); later publishes keep the published handle.
    */
-  publishFaq(
+  async publishFaq(
     sandboxId: string,
     faqId: string,
     now: number,
-  ): { handle: string; previous: string | undefined; rotated: boolean } | undefined {
+  ): Promise<{ handle: string; previous: string | undefined; rotated: boolean } | undefined> {
     return this.tx(() => {
       const f = this.db
         .prepare("UPDATE claim_faqs SET status = 'published', updated_at = ? WHERE id = ? AND sandbox_id = ?")
@@ -394,12 +383,26 @@ export class ClaimStore {
           "UPDATE claim_sandboxes SET state = 'published', published_at = ? WHERE id = ? AND state = 'active' AND expires_at > ?",
         )
         .run(now, sandboxId, now);
-      const current = this.liveHandle(sandboxId);
+      const current = this.liveHandleSync(sandboxId);
       if (moved.changes === 1)
         return { handle: this.issueHandle(sandboxId, "published", now), previous: current, rotated: true };
-      const s = this.sandbox(sandboxId);
+      const s = this.sandboxSync(sandboxId);
       if (s === undefined || s.state !== "published" || s.expires_at <= now || current === undefined) throw new Abort();
       return { handle: current, previous: undefined, rotated: false };
     });
+  }
+  /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */
+  async liveHandle(id: string): Promise<string | undefined> {
+    return this.liveHandleSync(id);
+  }
+
+  /** A sandbox by internal id. */
+  async sandbox(id: string): Promise<SandboxRow | undefined> {
+    return this.sandboxSync(id);
+  }
+
+  /** The FAQs of a sandbox (optionally only published ones), oldest first. */
+  async listFaqs(sandboxId: string, onlyPublished = false): Promise<FaqRow[]> {
+    return this.listFaqsSync(sandboxId, onlyPublished);
   }
 }

@@ -6,6 +6,7 @@ import {
   ClaimClient,
   ClaimClientError,
   createClaimServer,
+  openClaimPostgres,
   type AgentSandbox,
   type ClaimServer,
   type FaqInput,
@@ -13,12 +14,14 @@ import {
 import { openStateDb } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { storageOf } from "./serve.js";
 
 /** Flags of `acp claim serve`. */
 export interface ClaimServeFlags {
   port?: string;
   bind?: string;
   db?: string;
+  storageUrl?: string;
   difficulty?: string;
   apiHost?: string;
   previewHost?: string;
@@ -54,6 +57,14 @@ function providerKey(home: string): Buffer {
   return key;
 }
 
+async function openPostgres(url: string, source: string): Promise<Awaited<ReturnType<typeof openClaimPostgres>>> {
+  try {
+    return await openClaimPostgres(url);
+  } catch (err) {
+    throw new CliError(`${source}: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+  }
+}
+
 /** Starts the provider for `acp claim serve` (exported so tests can run it in-process); resolves once listening. */
 export async function serveClaim(
   ctx: CliContext,
@@ -70,8 +81,13 @@ export async function serveClaim(
     ...(flags.adminHost === undefined ? {} : { admin: flags.adminHost }),
     ...(flags.pubSuffix === undefined ? {} : { pubSuffix: flags.pubSuffix }),
   };
+  const storage = storageOf(ctx, flags, home);
+  if (storage !== null && flags.db !== undefined)
+    throw new CliError(`--db and ${storage.source} both given: pick SQLite or PostgreSQL`, EXIT.usage);
+  const backing =
+    storage === null ? { db: openStateDb(dbPath) } : { postgres: await openPostgres(storage.url, storage.source) };
   const server = createClaimServer({
-    db: openStateDb(dbPath),
+    ...backing,
     key: providerKey(home),
     hosts,
     tls: flags.tls === true,
@@ -82,6 +98,7 @@ export async function serveClaim(
   try {
     bound = await server.listen(port, flags.bind ?? "127.0.0.1");
   } catch (err) {
+    await server.close().catch(() => undefined);
     throw new CliError(
       `cannot listen on port ${port}: ${err instanceof Error ? err.message : String(err)}`,
       EXIT.error,
@@ -158,7 +175,11 @@ export function registerClaim(program: Command, ctx: CliContext): void {
     )
     .option("--port <port>", "port (default 8080)")
     .option("--bind <addr>", "address (default 127.0.0.1)")
-    .option("--db <file>", "state database (default $ACP_HOME/state.db)")
+    .option("--db <file>", "SQLite state database (default $ACP_HOME/state.db)")
+    .option(
+      "--storage-url <url>",
+      "PostgreSQL instead of SQLite: postgres://user:pass@host:5432/db (default ACP_STORAGE_URL or storage.url in config.yml)",
+    )
     .option("--difficulty <bits>", "base proof-of-work difficulty (default 20; adaptive up to 28)")
     .option("--api-host <name>", "API host name (default api.localhost)")
     .option("--preview-host <name>", "preview host name (default preview.localhost)")
@@ -174,6 +195,10 @@ Examples:
   acp claim serve --port 443 --tls --api-host api.example.com --admin-host admin.example.com \\
     --preview-host preview.example.net --preview-admin-host preview-admin.example.net --pub-suffix faq.example.net
 
+  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp claim serve --port 8080   # state on PostgreSQL
+
+State lives in SQLite ($ACP_HOME/state.db, or --db) unless a PostgreSQL URL is given by --storage-url, else
+ACP_STORAGE_URL, else storage.url in config.yml (as acp serve); the claim tables are created on first start.
 One JSON log line per request on stderr (request id, action, internal sandbox id, /24 range; never a secret).
 Guide: docs/guides/claim.md`,
     )

@@ -1,0 +1,61 @@
+import type { PostgresMigration } from "@acp/store";
+
+/**
+ * The claim provider's tables on PostgreSQL: the SQLite tables of `CLAIM_MIGRATIONS` with BIGINT epoch
+ * milliseconds and an identity column for insertion order. Recorded in the project's `acp_migrations` under the
+ * same ids; never edited once shipped.
+ */
+export const CLAIM_POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    id: "claim/001-sandboxes",
+    up: `
+CREATE TABLE claim_sandboxes (
+  id           TEXT PRIMARY KEY,
+  state        TEXT NOT NULL CHECK (state IN ('created','active','published','expired','deleted','claimed')),
+  created_at   BIGINT NOT NULL,
+  expires_at   BIGINT NOT NULL,
+  extensions   INTEGER NOT NULL DEFAULT 0,
+  metadata     TEXT NOT NULL DEFAULT '{}',
+  published_at BIGINT,
+  claimed_at   BIGINT,
+  ended_at     BIGINT
+);
+CREATE INDEX claim_sandboxes_due ON claim_sandboxes(state, expires_at);
+CREATE TABLE claim_handles (
+  hash       TEXT PRIMARY KEY,
+  sandbox_id TEXT NOT NULL REFERENCES claim_sandboxes(id),
+  sealed     TEXT NOT NULL,
+  stage      TEXT NOT NULL CHECK (stage IN ('preview','published','workspace')),
+  created_at BIGINT NOT NULL,
+  retired_at BIGINT
+);
+CREATE UNIQUE INDEX claim_handles_live ON claim_handles(sandbox_id) WHERE retired_at IS NULL;
+CREATE TABLE claim_credentials (
+  hash       TEXT PRIMARY KEY,
+  sandbox_id TEXT NOT NULL REFERENCES claim_sandboxes(id),
+  kind       TEXT NOT NULL CHECK (kind IN ('agent_token','claim_code','exchange_code','preview_session','owner_session')),
+  surface    TEXT NOT NULL DEFAULT '',
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  used_at    BIGINT,
+  revoked_at BIGINT
+);
+CREATE INDEX claim_credentials_sandbox ON claim_credentials(sandbox_id, kind);
+CREATE TABLE claim_faqs (
+  id         TEXT PRIMARY KEY,
+  seq        BIGINT GENERATED ALWAYS AS IDENTITY,
+  sandbox_id TEXT NOT NULL REFERENCES claim_sandboxes(id),
+  slug       TEXT NOT NULL,
+  body       TEXT NOT NULL,
+  status     TEXT NOT NULL CHECK (status IN ('draft','published')),
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  UNIQUE (sandbox_id, slug)
+);
+CREATE TABLE claim_spent_challenges (
+  hash       TEXT PRIMARY KEY,
+  expires_at BIGINT NOT NULL
+);
+`,
+  },
+];

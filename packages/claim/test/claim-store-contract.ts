@@ -1,0 +1,198 @@
+/**
+ * The claim store's contract (§5 state machine, §15 handle rotation, §17 single-use exchange, §19 atomic claim),
+ * run against every implementation: SQLite in `claim-store-sqlite.test.ts`, PostgreSQL in
+ * `postgres/claim-store-postgres.test.ts`. The racing cases fire concurrent calls; on PostgreSQL they run on
+ * separate pooled connections, so the conditional updates really race.
+ */
+import { randomBytes } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ClaimStore, FaqBody, SecretBox } from "../src/index.js";
+import { createSecretBox } from "../src/index.js";
+
+/** An opened store and how to dispose of it. */
+export interface OpenedStore {
+  readonly store: ClaimStore;
+  close(): Promise<void>;
+}
+
+const T0 = Date.parse("2026-03-01T12:00:00Z");
+const HOUR = 3_600_000;
+
+const faq = (slug: string): FaqBody =>
+  ({
+    title: `FAQ ${slug}`,
+    slug,
+    description: "",
+    questions: [],
+    settings: { theme: "auto", accent_color: "#336699", show_search: true, show_feedback: false },
+  }) as unknown as FaqBody;
+
+/** Registers the contract tests for one implementation. */
+export function claimStoreContract(label: string, open: (box: SecretBox) => Promise<OpenedStore>): void {
+  describe(`claim store contract (${label})`, () => {
+    let opened: OpenedStore;
+    let s: ClaimStore;
+    const box = createSecretBox(randomBytes(32));
+    const h = (v: string): string => box.hash("t", v);
+
+    beforeEach(async () => {
+      opened = await open(box);
+      s = opened.store;
+    });
+    afterEach(async () => opened.close());
+
+    const create = async (challenge = randomBytes(8).toString("hex"), token = randomBytes(8).toString("hex")) => {
+      const made = await s.createSandbox({
+        challenge,
+        tokenHash: h(token),
+        ttlMs: 48 * HOUR,
+        tokenTtlMs: 48 * HOUR,
+        metadata: "{}",
+        now: T0,
+      });
+      if (made === undefined) throw new Error("sandbox not created");
+      return { ...made, token };
+    };
+    const published = async () => {
+      const a = await create();
+      const f = await s.createFaq(a.id, faq("help"), 5, T0);
+      if (typeof f === "string") throw new Error(f);
+      const p = await s.publishFaq(a.id, f.id, T0 + 1);
+      if (p === undefined) throw new Error("not published");
+      return { ...a, faqId: f.id, handle: p.handle, previewHandle: a.handle };
+    };
+    const code = async (id: string, kind: "claim_code" | "exchange_code" = "claim_code", surface = "") => {
+      const c = randomBytes(8).toString("hex");
+      const ok = await s.issueCode(id, kind, surface, h(c), HOUR, ["published", "active"], T0 + 2);
+      return ok ? c : undefined;
+    };
+    const claim = (c: string, challenge = randomBytes(8).toString("hex"), now = T0 + 3) =>
+      s.claim({
+        codeHash: h(c),
+        challenge,
+        ownerSessionHash: h(randomBytes(8).toString("hex")),
+        ownerTtlMs: HOUR,
+        now,
+      });
+
+    it("§7.2/§11: create spends its challenge once and leaves the sandbox active with a live agent token", async () => {
+      const a = await create("challenge-1");
+      expect((await s.sandbox(a.id))?.state).toBe("active");
+      expect(await s.liveHandle(a.id)).toBe(a.handle);
+      expect((await s.credentialSandbox(h(a.token), "agent_token", "", ["active"], T0))?.id).toBe(a.id);
+      expect(await create("challenge-1").catch((e: Error) => e.message)).toBe("sandbox not created");
+      expect(await s.credentialSandbox(h("nope"), "agent_token", "", ["active"], T0)).toBeUndefined();
+    });
+
+    it("§15/§30: publish rotates the handle once; the preview handle never resolves again", async () => {
+      const a = await published();
+      expect(a.handle).not.toBe(a.previewHandle);
+      expect((await s.sandbox(a.id))?.state).toBe("published");
+      expect((await s.sandboxByHandle(a.handle, T0 + 2))?.id).toBe(a.id);
+      expect(await s.sandboxByHandle(a.previewHandle, T0 + 2)).toBeUndefined();
+      const again = await s.publishFaq(a.id, a.faqId, T0 + 2);
+      expect(again).toEqual({ handle: a.handle, previous: undefined, rotated: false });
+    });
+
+    it("§19.2/§19.4: the claim is atomic — code single use, handle rotated, every other credential revoked", async () => {
+      const a = await published();
+      const c = (await code(a.id)) ?? "";
+      const exch = (await code(a.id, "exchange_code", "preview")) ?? "";
+      const done = await claim(c);
+      expect(done?.id).toBe(a.id);
+      expect(done?.handle).not.toBe(a.handle);
+      expect((await s.sandbox(a.id))?.state).toBe("claimed");
+      expect(await s.sandboxByHandle(a.handle, T0 + 4)).toBeUndefined();
+      expect((await s.sandboxByHandle(done?.handle ?? "", T0 + 4))?.state).toBe("claimed");
+      expect(await s.credentialSandbox(h(a.token), "agent_token", "", ["active", "published", "claimed"], T0 + 4)).toBe(
+        undefined,
+      );
+      expect(await s.consumeExchange(h(exch), "preview", h("sess"), HOUR, T0 + 4)).toBeUndefined();
+      expect(await claim(c)).toBeUndefined();
+    });
+
+    it("§19.2: a claim that fails on state rolls back whole — the code and challenge stay unspent", async () => {
+      const a = await create();
+      const c = (await code(a.id)) ?? "";
+      expect(await claim(c, "ch-x")).toBeUndefined(); // still active, not published
+      const f = await s.createFaq(a.id, faq("x"), 5, T0);
+      if (typeof f === "string") throw new Error(f);
+      await s.publishFaq(a.id, f.id, T0 + 1);
+      expect((await claim(c, "ch-x"))?.id).toBe(a.id);
+    });
+
+    it("§5: expired, deleted and claimed sandboxes make no further transition", async () => {
+      const a = await published();
+      const b = await create();
+      expect(await s.sweep(T0 + 48 * HOUR)).toBe(2);
+      expect((await s.sandbox(a.id))?.state).toBe("expired");
+      expect(await s.listFaqs(a.id)).toEqual([]);
+      expect(await s.deleteSandbox(b.id, T0 + 48 * HOUR)).toBe(false);
+      expect(await s.extend(b.id, HOUR, 2, T0 + 48 * HOUR)).toBeUndefined();
+      expect(await s.sandboxByHandle(a.handle, T0 + 48 * HOUR)).toBeUndefined();
+      const d = await create();
+      expect(await s.deleteSandbox(d.id, T0 + 1)).toBe(true);
+      expect(await s.deleteSandbox(d.id, T0 + 1)).toBe(false);
+      expect(await s.liveHandle(d.id)).toBeUndefined();
+    });
+
+    it("§28: extensions stop at the maximum", async () => {
+      const a = await create();
+      expect(await s.extend(a.id, 24 * HOUR, 2, T0)).toEqual({ expiresAt: T0 + 72 * HOUR, extensions: 1 });
+      expect(await s.extend(a.id, 24 * HOUR, 2, T0)).toEqual({ expiresAt: T0 + 96 * HOUR, extensions: 2 });
+      expect(await s.extend(a.id, 24 * HOUR, 2, T0)).toBeUndefined();
+    });
+
+    it("FAQ CRUD: slugs unique per sandbox, order kept, updates and deletes report misses", async () => {
+      const a = await create();
+      const one = await s.createFaq(a.id, faq("one"), 5, T0);
+      const two = await s.createFaq(a.id, faq("two"), 5, T0);
+      expect(await s.createFaq(a.id, faq("one"), 5, T0)).toBe("slug_taken");
+      if (typeof one === "string" || typeof two === "string") throw new Error("not created");
+      expect((await s.listFaqs(a.id)).map((f) => f.body.slug)).toEqual(["one", "two"]);
+      expect(await s.updateFaq(a.id, two.id, faq("one"), T0)).toBe(false);
+      expect(await s.updateFaq(a.id, two.id, faq("three"), T0)).toBe(true);
+      expect((await s.getFaq(a.id, two.id))?.body.slug).toBe("three");
+      expect(await s.listFaqs(a.id, true)).toEqual([]);
+      expect(await s.deleteFaq(a.id, one.id)).toBe(true);
+      expect(await s.deleteFaq(a.id, one.id)).toBe(false);
+      expect(await s.updateFaq(a.id, "faq_missing", faq("z"), T0)).toBe(false);
+    });
+
+    it("race: of 8 concurrent claims with one code exactly one wins", async () => {
+      const a = await published();
+      const c = (await code(a.id)) ?? "";
+      const results = await Promise.all(Array.from({ length: 8 }, () => claim(c)));
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      expect((await s.sandbox(a.id))?.state).toBe("claimed");
+    });
+
+    it("race: of 8 concurrent uses of one exchange code exactly one opens a session", async () => {
+      const a = await published();
+      const c = (await code(a.id, "exchange_code", "preview")) ?? "";
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => s.consumeExchange(h(c), "preview", h(`session-${i}`), HOUR, T0 + 3)),
+      );
+      expect(results.filter((r) => r !== undefined)).toEqual([a.id]);
+    });
+
+    it("race: 8 concurrent creations under a limit of 5 FAQs leave exactly 5", async () => {
+      const a = await create();
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.createFaq(a.id, faq(`f${i}`), 5, T0)));
+      expect(results.filter((r) => typeof r !== "string")).toHaveLength(5);
+      expect(await s.listFaqs(a.id)).toHaveLength(5);
+    });
+
+    it("race: one challenge spent by 8 concurrent creations admits exactly one sandbox", async () => {
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          create("shared-challenge").then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+  });
+}
