@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,6 +35,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
       join(root.dir, "b.yml"),
       'goal: echo and add\nallowed_actions: ["everything.echo", "everything.get-sum", "everything.wipe-*"]\n',
     );
+    writeFileSync(join(root.dir, "a2.yml"), 'goal: echo only\nallowed_actions: ["everything.echo"]\n');
     writeFileSync(
       join(root.dir, "bad.yml"),
       'goal: broken\nallowed_actions:\n  - "everything.echo"\nforbidden_actions: 7\n',
@@ -179,6 +180,26 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("now runs intent version 3");
     expect((await client.callTool({ name: "get-sum", arguments: { a: 2, b: 2 } })).isError).not.toBe(true);
+  });
+
+  it("an update signed with a key the proxy did not start with is refused (exit 3 with --wait); nothing changes", async () => {
+    const other = fixtureHome(root.dir).home;
+    cpSync(join(other, "keys"), join(home, "keys"), { recursive: true, force: true });
+    let done = false;
+    const waiting = runCli(["intent", "set", "--session", SESSION, join(root.dir, "a2.yml"), "--wait", "30"], {
+      env,
+      now: new Date(),
+    }).finally(() => (done = true));
+    for (let i = 0; i < 200 && !done; i++) {
+      await client.callTool({ name: "echo", arguments: { message: "tick" } });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const out = await waiting;
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain("intent_update_signature_invalid");
+    // still intent version 3: get-sum passes, as before
+    expect((await client.callTool({ name: "get-sum", arguments: { a: 2, b: 3 } })).isError).not.toBe(true);
+    expect(readFileSync(join(home, "audit.jsonl"), "utf8")).toContain("intent_update_refused");
   });
 
   it("a session that has ended cannot be changed (exit 3)", async () => {
