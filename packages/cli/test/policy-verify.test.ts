@@ -139,6 +139,15 @@ describe("acp policy verify", () => {
     expect(routes((await runCli(["replay", "--approve-asks", ...args])).stdout)).toEqual(["ask", "ask"]);
   });
 
+  it("warns when the intent admits actions nobody named, and not otherwise", async () => {
+    const wide = { name: "intent-allows-all", session: true, broken: [] };
+    const out = await runCli(["policy", "verify", ...filesOf(wide), "--depth", "1"]);
+    expect(out.stderr).toContain("warning: the intent (`*`) allows `other.other_tool`, an action nothing names");
+    const narrow = { ...wide, intent: "intent-narrow.json" };
+    const quiet = await runCli(["policy", "verify", ...filesOf(narrow), "--depth", "1"]);
+    expect(quiet.stderr).not.toContain("warning:");
+  });
+
   it("puts an untrusted value in the counterexample of untrusted_to_consequential", async () => {
     const example = WRONG[1] as Example;
     const out = await runCli(["policy", "verify", ...filesOf(example), "--depth", "2", "--json"]);

@@ -47,11 +47,12 @@ const HELP_AFTER = `
 Builds a finite model from the policy, the intent and the session settings, and checks every session of
 up to --depth calls, each call judged by the real pipeline and session runtime (the path \`acp replay\`
 takes). The model's actions are every action the intent, the transition rules, the policy's rules and
-classify: name (a sample name for each glob nothing else matches), plus \`other.other_tool\`, which
-nothing names. Every call is tried with no arguments and with a value of each provenance class: one the
-user typed, one from the intent's trusted_values, and — once untrusted content was read — one that only
-untrusted content held. An accepted call executes; a call routed ask or defer executes as if a person
-approved it (with --decline-asks it does not: a person declines every question); a refused one does not.
+classify: name (a glob adds one sample per category it reaches that no named action covers: \`mail.*\`
+gives \`mail.send_x\`, …), plus \`other.other_tool\`, which nothing names. Every call is tried with no
+arguments and with a value of each provenance class: one the user typed, one from the intent's
+trusted_values, and — once untrusted content was read — one that only untrusted content held. An
+accepted call executes; a call routed ask or defer executes as if a person approved it (with
+--decline-asks it does not: a person declines every question); a refused one does not.
 
 Invariants:
   outside_intent_executed      ${INVARIANT_DESCRIPTIONS.outside_intent_executed}
@@ -191,8 +192,19 @@ function replayCommand(options: VerifyOptions, out: string): string {
   return [...parts, out].join(" ");
 }
 
+/** What is legal but worth a person's second look (printed, never an error). */
+function warningsOf(loaded: Loaded): string[] {
+  const other = loaded.built.model.actions.find((a) => a.other);
+  if (other === undefined || !other.inIntent) return [];
+  const allowed = loaded.built.intent.intent.allowed_actions.map((p) => `\`${p}\``).join(", ");
+  return [
+    `the intent (${allowed}) allows \`${other.name}\`, an action nothing names: only the policy and the session settings bound what the agent may do`,
+  ];
+}
+
 function printHuman(ctx: CliContext, report: VerifyReport, loaded: Loaded, options: VerifyOptions): void {
   const model = loaded.built.model;
+  for (const warning of warningsOf(loaded)) printError(ctx, `warning: ${warning}`);
   const names = model.actions.map((a) => a.name).join(", ");
   printLine(
     ctx,
@@ -247,6 +259,7 @@ function jsonReport(report: VerifyReport, loaded: Loaded): Record<string, unknow
     })),
     value_classes: model.values.map((v) => v.cls),
     unsampled: model.unsampled,
+    warnings: warningsOf(loaded),
     invariants: INVARIANT_IDS.map((id) => {
       const v = report.violations.find((x) => x.invariant === id);
       const holds = v === undefined ? (report.outcome === "too_large" ? null : true) : false;
