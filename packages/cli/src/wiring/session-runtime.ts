@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import {
   canonicalSha256Ref,
   createSession,
+  isFinalSessionState,
   sessionSource,
   type ActionRequest,
   type ClassificationOverride,
@@ -171,7 +172,9 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       executed: (id, request) => void entryFor(id).session.recordExecution(request),
       result: (id, server, tool, text) => void entryFor(id).session.recordToolResult(server, tool, text),
       closed: (id) => {
-        sessions.get(id)?.session.terminate("the agent disconnected");
+        const session = sessions.get(id)?.session;
+        // every token is revoked; a session that already ended stays as it is
+        if (session !== undefined && !isFinalSessionState(session.state)) session.terminate("the agent disconnected");
         sessions.delete(id);
         sync?.closed(id);
       },
