@@ -47,7 +47,11 @@ export {
 } from "./store/storage-url.js";
 export { createSqliteConsoleAuthStore, createRandomToken } from "./store/sqlite-console-auth.js";
 export { createFileAuditTrail, type FileAuditTrailOptions } from "./store/file-audit-trail.js";
-export { createPolledChangeFeed, type PolledChangeFeedOptions } from "./store/polled-change-feed.js";
+export {
+  createPolledChangeFeed,
+  type PolledChangeFeed,
+  type PolledChangeFeedOptions,
+} from "./store/polled-change-feed.js";
 export { createPolledAnswers } from "./store/polled-answers.js";
 export { createTableChannel, type TableChannelOptions } from "./service/table-channel.js";
 export type * from "./store/types.js";

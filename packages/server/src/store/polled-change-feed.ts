@@ -14,11 +14,18 @@ export interface PolledChangeFeedOptions {
   readonly intervalMs?: number;
 }
 
+/** The feed, plus a way to report a change learnt elsewhere (a notification naming the request). */
+export interface PolledChangeFeed extends ConsentChangeFeed {
+  /** Tells subscribers about a request that was settled, unless a look already did. */
+  reportSettled(id: string, status: string): void;
+}
+
 /** Creates the feed. It polls only while it has subscribers. */
 export function createPolledChangeFeed(
   store: AsyncPendingConsentStore,
   options: PolledChangeFeedOptions,
-): ConsentChangeFeed {
+): PolledChangeFeed {
+  const reported = new Set<string>();
   const listeners = new Set<(change: ConsentChange) => void>();
   let known: Set<string> | null = null;
   let timer: NodeJS.Timeout | null = null;
@@ -34,7 +41,7 @@ export function createPolledChangeFeed(
     const changes: ConsentChange[] = [];
     for (const id of now) if (!before.has(id)) changes.push({ kind: "pending", id, status: "pending" });
     for (const id of before) {
-      if (now.has(id)) continue;
+      if (now.has(id) || reported.delete(id)) continue;
       changes.push({ kind: "settled", id, status: (await store.get(id))?.status ?? "expired" });
     }
     for (const change of changes) for (const listener of listeners) listener(change);
@@ -78,6 +85,13 @@ export function createPolledChangeFeed(
       };
     },
     poke: look,
+    reportSettled(id, status) {
+      if (listeners.size === 0) return;
+      if (known?.has(id) === true) reported.add(id); // the next look does not report it again
+      if (reported.size > 10_000) reported.clear();
+      const change: ConsentChange = { kind: "settled", id, status };
+      for (const listener of listeners) listener(change);
+    },
     close() {
       listeners.clear();
       stop();

@@ -22,7 +22,8 @@ export async function openNotifiedChangeFeed(
   store: PostgresStore,
   options: NotifiedChangeFeedOptions,
 ): Promise<ConsentChangeFeed> {
-  const feed = createPolledChangeFeed(createPostgresPendingConsentStore(store), {
+  const pending = createPostgresPendingConsentStore(store);
+  const feed = createPolledChangeFeed(pending, {
     clock: options.clock,
     intervalMs: options.intervalMs ?? 5000,
   });
@@ -32,7 +33,16 @@ export async function openNotifiedChangeFeed(
   const listen = async (): Promise<void> => {
     const next = await store.connectDedicated();
     next.on("notification", (msg) => {
-      if (msg.channel === CONSENT_CHANNEL) feed.poke();
+      if (msg.channel !== CONSENT_CHANNEL) return;
+      if (msg.payload === undefined || msg.payload === "") return feed.poke();
+      // an answer or settlement names its request: report it even if it was raised and settled between looks
+      pending.get(msg.payload).then(
+        (row) => {
+          if (row !== null && row.status !== "pending") feed.reportSettled(row.id, row.status);
+          feed.poke();
+        },
+        () => feed.poke(),
+      );
     });
     const lost = (err?: Error): void => {
       if (err !== undefined) options.onError?.(err);
