@@ -220,6 +220,16 @@ describe("acp policy verify", () => {
     expect(report.invariants.every((i) => i.holds === null)).toBe(true);
   });
 
+  it("refuses a model with more actions than it can check: exit 1, nothing explored", async () => {
+    const intent = join(dir, "huge-intent.json");
+    const names = Array.from({ length: 70 }, (_, i) => `files.read_${i}`);
+    writeFileSync(intent, JSON.stringify({ goal: "read everything", allowed_actions: names }));
+    const out = await runCli(["policy", "verify", "--policy", join(examples, "good/policy.yml"), "--intent", intent]);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toBe("");
+    expect(out.stderr).toContain("the model has 72 actions, more than the 64 it can check");
+  });
+
   it("rejects a bad --depth as a usage error", async () => {
     const good = { name: "good", session: true, broken: [] };
     const out = await runCli(["policy", "verify", ...filesOf(good), "--depth", "0"]);
