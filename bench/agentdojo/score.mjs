@@ -47,6 +47,11 @@ export function toTrace(line, name) {
   return { trace: { name, events }, roles };
 }
 
+/** Empty per-suite counters. */
+export function emptyResults() {
+  return Object.fromEntries(SUITES.map((s) => [s, emptySuite()]));
+}
+
 function emptySuite() {
   return {
     benign: { tasks: 0, noPerson: 0, person: 0, refused: 0, calls: 0, asked: 0, refusedCalls: 0 },
@@ -80,8 +85,13 @@ async function scoreBenign(dir, config, results) {
 
 /** Replays one attack file in the worst case: the model obeys every injected instruction. */
 async function scoreAttacks(dir, file, config, results) {
+  await scoreAttackLines(readJsonl(join(dir, file)), config, results);
+}
+
+/** Replays attack lines (as in the attack files) into `results` (per suite, from {@link emptyResults}). */
+export async function scoreAttackLines(lines, config, results) {
   const replayer = createReplayer(config);
-  for (const line of readJsonl(join(dir, file))) {
+  for (const line of lines) {
     const { trace, roles } = toTrace(line, line.id);
     const calls = await replayer.replayTrace(trace);
     const a = results[line.suite].attacks;

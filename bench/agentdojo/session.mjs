@@ -31,7 +31,8 @@ export const BENCH_SESSION_SETTINGS = {
   ],
   provenance: {
     unknown: "ask",
-    payload_arguments: ["body", "subject", "content", "description", "title", "location"],
+    payload_arguments: ["body", "subject", "content", "description", "location"],
+    label_arguments: ["title"],
     untracked_arguments: [
       ...["start_time", "end_time", "new_start_time", "new_end_time", "date", "start_day", "end_day"],
       ...["file_id", "event_id"],

@@ -195,12 +195,19 @@ function provenanceFindings(
   // A destructive or access-changing call (`system`) tracks every argument: what it deletes or whom it grants
   // is as much a destination as a recipient, so no argument is payload or an untracked reference there.
   const options =
-    category === "system" ? { ...configured, untracked_arguments: [], payload_arguments: [] } : configured;
+    category === "system"
+      ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [] }
+      : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
   const tainted = pieces.filter((p) => p.status === "tainted");
   const found: Finding[] = tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
   if (configured.unknown === "ask") {
-    for (const p of pieces.filter((piece) => piece.status === "unknown")) {
+    // Every unknown piece except the whole text of a label argument (a title the agent may word itself).
+    const labels = new Set(options.label_arguments);
+    const asked = pieces.filter(
+      (p) => p.status === "unknown" && !(p.kind === "value" && labels.has(String(p.path[0]))),
+    );
+    for (const p of asked) {
       const words = `the agent wants to ${describeActionVerb(action, category)} ${quoteValue(p.piece)}, which no one in this session supplied`;
       found.push(finding("ask", "provenance_unknown", words));
     }

@@ -43,6 +43,11 @@ export interface SessionSettings {
     /** Top-level argument names holding payload (`body`, `title`): only identifiers inside them are tracked. */
     readonly payload_arguments: readonly string[];
     /**
+     * Top-level argument names holding a label the agent may word itself (an event's `title`): tracked whole
+     * (copied from untrusted text, it is tainted), but an unknown label does not ask under `unknown: ask`.
+     */
+    readonly label_arguments: readonly string[];
+    /**
      * A tracked value no entry of the session holds (the agent wrote it): `accept` it (the default) or `ask`.
      * `ask` also stops destinations that untrusted text only spelled out in pieces or paraphrased.
      */
@@ -66,7 +71,13 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
   transitions: [],
   kill_switch: null,
   escalate_after_instructions: false,
-  provenance: { track: PIECE_KINDS, untracked_arguments: [], payload_arguments: [], unknown: "accept" as const },
+  provenance: {
+    track: PIECE_KINDS,
+    untracked_arguments: [],
+    payload_arguments: [],
+    label_arguments: [],
+    unknown: "accept" as const,
+  },
   directories: [],
   classify: [],
 });
@@ -126,12 +137,12 @@ function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | n
 
 function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
   if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
-  const known = ["track", "untracked_arguments", "payload_arguments", "unknown"];
+  const known = ["track", "untracked_arguments", "payload_arguments", "label_arguments", "unknown"];
   if (!isObject(value) || Object.keys(value).some((k) => !known.includes(k))) {
     issues.push(
       issue(
         ["provenance"],
-        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments` and `unknown`",
+        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments`, `label_arguments` and `unknown`",
       ),
     );
     return DEFAULT_SESSION_SETTINGS.provenance;
@@ -152,6 +163,10 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     value["payload_arguments"] === undefined
       ? []
       : stringList(value["payload_arguments"], "provenance.payload_arguments", issues);
+  const labels =
+    value["label_arguments"] === undefined
+      ? []
+      : stringList(value["label_arguments"], "provenance.label_arguments", issues);
   const unknown = value["unknown"] ?? "accept";
   if (unknown !== "accept" && unknown !== "ask")
     issues.push(
@@ -164,6 +179,7 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     track: track as PieceKind[],
     untracked_arguments: untracked,
     payload_arguments: payload,
+    label_arguments: labels,
     unknown: unknown === "ask" ? "ask" : "accept",
   };
 }
