@@ -33,15 +33,15 @@ Exit codes: 0 printed, 1 no running service found in $ACP_HOME or its storage ca
       const state = readServeState(home);
       const dbPath = join(home, "state.db");
       const storage = storageOf(ctx, options, home);
-      if (state === null || (storage === null && !existsSync(dbPath))) {
+      if (state?.storage === "postgres" && storage === null) {
         throw new CliError(
-          `no running \`acp serve\` found in \`${home}\` (no serve.json): start one first`,
+          "the running `acp serve` keeps its state in PostgreSQL: pass --storage-url or set ACP_STORAGE_URL",
           EXIT.error,
         );
       }
-      if (state.storage === "postgres" && storage === null) {
+      if (state === null || (storage === null && !existsSync(dbPath))) {
         throw new CliError(
-          "the running `acp serve` keeps its state in PostgreSQL: pass --storage-url or set ACP_STORAGE_URL",
+          `no running \`acp serve\` found in \`${home}\` (no serve.json): start one first`,
           EXIT.error,
         );
       }
