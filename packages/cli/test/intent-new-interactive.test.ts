@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -77,6 +77,16 @@ describe("acp intent new, interactive", () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("nothing written");
     expect(existsSync(file)).toBe(false);
+  });
+
+  it("an existing --out without --force is refused before any question", async () => {
+    const file = join(dir(), "exists.yml");
+    writeFileSync(file, "keep me\n");
+    const out = await runCli(["intent", "new", "--interactive", "-o", file], { stdin: "1\nme@example.com\n\ny\n" });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("exists");
+    expect(out.stderr).not.toContain("template [");
+    expect(readFileSync(file, "utf8")).toBe("keep me\n");
   });
 
   it("refuses a value with control characters and asks again", async () => {

@@ -74,6 +74,8 @@ async function interactive(ctx: CliContext, options: IntentNewOptions): Promise<
   const template = options.template !== undefined ? templateNamed(options.template) : undefined;
   const base = (template?.intent["trusted_values"] as Record<string, unknown> | undefined) ?? {};
   const preset = trustedValues(options.trusted ?? [], base);
+  if (options.out !== undefined && existsSync(resolvePath(ctx.io, options.out)) && options.force !== true)
+    throw new CliError(`\`${resolvePath(ctx.io, options.out)}\` exists (use --force to overwrite)`, EXIT.error);
   const p = await createLinePrompter(ctx.io);
   try {
     const answers = await askIntent(p, {
