@@ -175,16 +175,14 @@ describe("acp policy verify", () => {
 
   it("reports a malformed intent with its line and column, exit 4", async () => {
     const policy = join(examples, "good/policy.yml");
-    const syntax = await runCli([
-      "policy",
-      "verify",
-      "--policy",
-      policy,
-      "--intent",
-      join(examples, "malformed/intent.yml"),
-    ]);
+    const broken = join(dir, "broken-intent.yml");
+    writeFileSync(
+      broken,
+      'goal: "What is on my calendar today?"\nallowed_actions:\n  - calendar.read_events\n  - [unclosed\n',
+    );
+    const syntax = await runCli(["policy", "verify", "--policy", policy, "--intent", broken]);
     expect(syntax.code).toBe(4);
-    expect(syntax.stderr).toMatch(/malformed\/intent\.yml:\d+:\d+: invalid intent: not JSON or YAML/);
+    expect(syntax.stderr).toMatch(/broken-intent\.yml:5:1: invalid intent: not JSON or YAML/);
     const schema = join(examples, "malformed/intent-schema.yml");
     const invalid = await runCli(["policy", "verify", "--policy", policy, "--intent", schema]);
     expect(invalid.code).toBe(4);
