@@ -144,6 +144,7 @@ export async function exploreModel(
     for (const node of frontier) {
       if (node.depth >= bounds.depth || tooLarge) continue;
       for (const action of model.actions) {
+        if (tooLarge) break;
         for (const value of model.values) {
           if (value.cls === "external_untrusted" && node.untrustedRead === null) continue;
           const executes = await judge(search, node, action, value);
