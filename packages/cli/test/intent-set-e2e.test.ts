@@ -104,6 +104,17 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     expect(listed[0]?.last_update).toBeNull();
   });
 
+  it("without the passphrase the update cannot be signed (exit 1) and nothing is queued", async () => {
+    const noPass = { HOME: env["HOME"] ?? "", ACP_HOME: home };
+    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], { env: noPass });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("cannot sign the update");
+    const listed = JSON.parse((await runCli(["intent", "set", "--list", "--json"], { env })).stdout) as {
+      last_update: unknown;
+    }[];
+    expect(listed[0]?.last_update).toBeNull();
+  });
+
   it("an unknown session id exits 4 and a usage error exits 2", async () => {
     const unknown = await runCli(["intent", "set", "--session", "session_nope", join(root.dir, "b.yml")], { env });
     expect(unknown.code).toBe(4);
