@@ -7,7 +7,30 @@ export interface AuditAppender {
   append(input: AuditEventInput): Promise<unknown>;
 }
 
-const TOP_LEVEL = ["request_id", "agent", "tool", "category", "risk_level", "decision", "policy_rule"] as const;
+const TOP_LEVEL: ReadonlySet<string> = new Set([
+  "request_id",
+  "agent",
+  "tool",
+  "category",
+  "risk_level",
+  "decision",
+  "policy_rule",
+]);
+
+/** Whether a value is already plain JSON without a copy: a string, finite number, boolean, null, or an array of those. */
+function isFlatJson(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  return Array.isArray(value) && value.every((v) => v === null || typeof v === "string" || typeof v === "boolean");
+}
+
+/** The metadata as plain JSON: copied through JSON only when a value is not flat already (the usual decision event is). */
+function plainMetadata(metadata: Record<string, unknown>): AuditMetadata {
+  for (const key in metadata) {
+    if (!isFlatJson(metadata[key])) return JSON.parse(JSON.stringify(metadata)) as AuditMetadata;
+  }
+  return metadata as AuditMetadata;
+}
 
 function stringOrNull(value: unknown): string | null {
   return typeof value === "string" ? value : null;
@@ -20,7 +43,7 @@ export function createAuditSink(appender: AuditAppender): AuditSink {
       if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
       const metadata: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(fields)) {
-        if (!(TOP_LEVEL as readonly string[]).includes(key) && key !== "metadata") metadata[key] = value;
+        if (!TOP_LEVEL.has(key) && key !== "metadata" && value !== undefined) metadata[key] = value;
       }
       const extra = fields["metadata"];
       if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);
@@ -33,7 +56,7 @@ export function createAuditSink(appender: AuditAppender): AuditSink {
         risk_level: stringOrNull(fields["risk_level"]),
         decision: stringOrNull(fields["decision"]),
         policy_rule: stringOrNull(fields["policy_rule"]),
-        metadata: JSON.parse(JSON.stringify(metadata)) as AuditMetadata,
+        metadata: plainMetadata(metadata),
       };
       await appender.append(input);
     },
