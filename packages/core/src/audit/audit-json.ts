@@ -70,13 +70,33 @@ function jsonComposite(v: object, depth: number): string {
   const proto = Object.getPrototypeOf(v) as unknown;
   if (proto !== Object.prototype && proto !== null) refuse("only plain objects are JSON objects");
   const record = v as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
+  const keys = sortedKeys(record);
   let out = "{";
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
     out += `${i === 0 ? "" : ","}${memoString(key)}:${jsonValue(record[key], depth)}`;
   }
   return `${out}}`;
+}
+
+/**
+ * An object's own keys in UTF-16 code-unit order (what `Array.prototype.sort` does by default, and what
+ * RFC 8785 asks for). Small objects, the usual case, are sorted in place by insertion, without the
+ * scratch storage the built-in sort allocates.
+ */
+function sortedKeys(record: object): string[] {
+  const keys = Object.keys(record);
+  if (keys.length > 12) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /** RFC 8785 canonical JSON of any value, the fast way; throws a TypeError where canonicalJson would throw. */

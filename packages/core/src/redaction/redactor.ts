@@ -120,7 +120,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     }
     return out;
   };
-  const path = new Set<object>();
+  const path: object[] = []; // the objects being walked, root first (cycle check without a Set per call)
   let secrets: readonly string[] = [];
   const walk = (value: unknown, depth: number): unknown => {
     if (typeof value === "string") return redactString(value, secrets);
@@ -130,12 +130,12 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
       return secrets.some((s) => digits.includes(s)) ? placeholder : value;
     }
     if (value === null || typeof value !== "object") return value;
-    if (depth > maxDepth || path.has(value)) return placeholder;
-    path.add(value);
+    if (depth > maxDepth || path.includes(value)) return placeholder;
+    path.push(value);
     try {
       return Array.isArray(value) ? walkArray(value as readonly unknown[], depth) : walkObject(value, depth);
     } finally {
-      path.delete(value);
+      path.pop();
     }
   };
   const walkArray = (list: readonly unknown[], depth: number): readonly unknown[] => {

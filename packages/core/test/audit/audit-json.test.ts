@@ -6,6 +6,7 @@ import {
   AUDIT_EVENT_TYPES,
   createAuditEventBody,
   sealAuditEvent,
+  sealAuditInput,
   sealAuditLine,
   serializeAuditEvent,
   type AuditMetadata,
@@ -51,13 +52,15 @@ describe("the audit writer's fast canonical JSON", () => {
         fc.constantFrom(...AUDIT_EVENT_TYPES),
         fc.option(fc.double()),
         (meta, agent, type, time) => {
-          const body = createAuditEventBody(
-            { event_type: type, agent, response_time_ms: time, metadata: { value: meta } as AuditMetadata },
-            { id: "ae_p", timestamp: "2026-01-15T12:00:00Z", previousEventHash: null },
-          );
+          const input = { event_type: type, agent, response_time_ms: time, metadata: { value: meta } as AuditMetadata };
+          const placement = { id: "ae_p", timestamp: "2026-01-15T12:00:00Z", previousEventHash: null };
+          const body = createAuditEventBody(input, placement);
           const fast = outcome(() => sealAuditLine(body).line);
           const plain = outcome(() => serializeAuditEvent(sealAuditEvent(body)));
+          const oneStep = outcome(() => sealAuditInput(input, placement).line);
           expect(fast).toEqual(plain);
+          expect(oneStep).toEqual(plain);
+          if (oneStep.ok) expect(sealAuditInput(input, placement).event).toEqual(sealAuditEvent(body));
         },
       ),
       { numRuns: 1000 },

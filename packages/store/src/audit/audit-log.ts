@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { fstatSync, mkdirSync, statSync } from "node:fs";
 import { open as openHandle, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   createCheckpointBody,
   createCheckpointInput,
@@ -18,7 +19,7 @@ import {
   type Redactor,
 } from "@acp/core";
 import { anchorPathOf, writeAnchor } from "./anchor.js";
-import { acquireFileLock, type FileLockOptions } from "./file-lock.js";
+import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
@@ -180,7 +181,11 @@ class AuditWriter implements AuditLog {
     await new Promise<void>((resolve) => setImmediate(resolve));
     const max = this.options.fsync === "batch" ? Math.max(1, this.options.maxBatch ?? 4096) : 1;
     try {
-      while (this.queue.length > 0) await this.writeBatch(this.queue.splice(0, max));
+      while (this.queue.length > 0) {
+        await this.writeBatch(this.queue.splice(0, max));
+        // hand the lock over: other processes sharing the log get their turn before our next batch
+        if (this.queue.length > 0) await sleep(LOCK_HANDOVER_MS);
+      }
     } finally {
       this.draining = null;
     }
@@ -281,7 +286,7 @@ class AuditWriter implements AuditLog {
 
   /** Writes the lines with one write and one fsync; returns the bytes written. */
   private async writeDurably(lines: string[]): Promise<number> {
-    const data = Buffer.from(`${lines.join("\n")}\n`);
+    const data = linesToBuffer(lines);
     try {
       for (let offset = 0; offset < data.length;) {
         const { bytesWritten } = await this.handle.write(data, offset, data.length - offset);
@@ -294,4 +299,20 @@ class AuditWriter implements AuditLog {
       throw err;
     }
   }
+}
+
+/**
+ * The lines, each followed by a newline, as UTF-8 bytes: encoded one by one into one buffer sized for
+ * the worst case (3 bytes per UTF-16 unit), so the batch never exists as one joined string as well.
+ */
+function linesToBuffer(lines: readonly string[]): Buffer {
+  let units = 0;
+  for (const line of lines) units += line.length + 1;
+  const buffer = Buffer.allocUnsafe(units * 3);
+  let offset = 0;
+  for (const line of lines) {
+    offset += buffer.write(line, offset, "utf8");
+    buffer[offset++] = 0x0a;
+  }
+  return buffer.subarray(0, offset);
 }

@@ -95,9 +95,19 @@ function tryCreate(path: string, token: string): boolean {
 }
 
 /**
+ * Longest wait between two attempts. Kept below {@link LOCK_HANDOVER_MS}: a writer with more to write
+ * pauses that long after releasing, so every waiter tries at least once in the pause and one of them
+ * gets the lock (without it, a writer with a steady queue re-takes the lock at once and starves the rest).
+ */
+export const MAX_BACKOFF_MS = 4;
+
+/** How long a writer that just released the lock waits before taking it again for its next batch. */
+export const LOCK_HANDOVER_MS = 5;
+
+/**
  * Takes an exclusive lock shared by every process on this machine: a lock file created with `O_EXCL`
  * holding the owner's pid and host. A lock left by a dead process (same host, pid gone) or older than
- * `staleMs` is broken. Waits with a growing back-off (1 ms to 20 ms) up to `timeoutMs`.
+ * `staleMs` is broken. Waits with a growing back-off (1 ms to {@link MAX_BACKOFF_MS}) up to `timeoutMs`.
  */
 export async function acquireFileLock(path: string, options: FileLockOptions = {}): Promise<ReleaseLock> {
   const staleMs = options.staleMs ?? 30_000;
@@ -113,7 +123,7 @@ export async function acquireFileLock(path: string, options: FileLockOptions = {
     if (Date.now() > deadline) {
       throw new FileLockTimeoutError(path, holder?.text.split("\n")[0] ?? "an unknown process");
     }
-    await sleep(Math.min(20, 1 + attempt));
+    await sleep(Math.min(MAX_BACKOFF_MS, 1 + attempt));
   }
 }
 
