@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
+  CallToolResultSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../src/index.js";
-import { startConformanceServer, type Started } from "./fixtures/conformance-harness.js";
+import { CONFORMANCE_SERVER, startConformanceServer, type Started } from "./fixtures/conformance-harness.js";
 import { decideByTool, scriptedBroker, textOf } from "./harness.js";
 
 interface RpcMessage {
@@ -209,5 +210,89 @@ describe("server-to-client messages through the proxy go to the right client, on
     await subscriber.client.callTool({ name: "fixture_touch_resource", arguments: { uri } });
     await expect.poll(() => other.updates).toEqual([uri]);
     expect(subscriber.updates).toEqual([uri]);
+  });
+});
+
+describe("progress from a stdio upstream", () => {
+  let proxy: AcpProxy;
+  let listener: HttpListener;
+  let client: Client;
+
+  beforeAll(async () => {
+    proxy = createProxy({
+      upstreams: [
+        { name: "conformance", transport: "stdio", command: process.execPath, args: [CONFORMANCE_SERVER, "--stdio"] },
+      ],
+      decide: decideByTool({}),
+      broker: scriptedBroker(() => ({ kind: "expired" })),
+    });
+    await proxy.start();
+    listener = await listenHttp(proxy, { port: 0 });
+    client = await sdkClient(`${listener.url}/mcp`, "progress-agent");
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await listener?.close();
+    await proxy?.close();
+  });
+
+  it("the last notification, written together with the result, is not lost (every time)", async () => {
+    // the SDK client alone drops it most of the time: it forgets the progress handler with the response
+    for (let i = 0; i < 8; i++) {
+      const seen: number[] = [];
+      const result = await client.request(
+        { method: "tools/call", params: { name: "test_tool_with_progress", arguments: {} } },
+        CallToolResultSchema,
+        { onprogress: (p) => void seen.push(p.progress) },
+      );
+      expect(textOf(result)).toContain("executed successfully");
+      expect(seen).toEqual([0, 50, 100]);
+    }
+  });
+});
+
+describe("the call timeout with progress from upstream", () => {
+  let proxy: AcpProxy;
+  let listener: HttpListener;
+  let client: Client;
+
+  beforeAll(async () => {
+    proxy = createProxy({
+      upstreams: [
+        { name: "conformance", transport: "stdio", command: process.execPath, args: [CONFORMANCE_SERVER, "--stdio"] },
+      ],
+      decide: decideByTool({}),
+      broker: scriptedBroker(() => ({ kind: "expired" })),
+      callTimeoutMs: 600,
+    });
+    await proxy.start();
+    listener = await listenHttp(proxy, { port: 0 });
+    client = await sdkClient(`${listener.url}/mcp`, "timeout-agent");
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await listener?.close();
+    await proxy?.close();
+  });
+
+  const call = (args: Record<string, unknown>, seen: number[]) =>
+    client.request({ method: "tools/call", params: { name: "fixture_wait", arguments: args } }, CallToolResultSchema, {
+      onprogress: (p) => void seen.push(p.progress),
+      timeout: 30_000,
+    });
+
+  it("each progress notification restarts it: a long call that keeps reporting completes", async () => {
+    const seen: number[] = [];
+    const result = await call({ ms: 2000, every: 100 }, seen);
+    expect(textOf(result)).toBe("waited 2000 ms");
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+  });
+
+  it("a call that goes silent is cut off by it", async () => {
+    const result = await call({ ms: 3000 }, []);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^upstream `conformance` did not answer in time/);
   });
 });

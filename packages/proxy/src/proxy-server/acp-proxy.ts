@@ -24,6 +24,7 @@ import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
 import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
+import { UpstreamProgress } from "./upstream-progress.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -80,6 +81,8 @@ export class AcpProxy {
   readonly sessions = new Map<string, ProxySession>();
   /** Resource subscriptions of every session, counted per upstream resource. */
   readonly subscriptions = new ResourceSubscriptions();
+  /** Upstream progress by the proxy's own tokens (kept until the proxy has answered its client). */
+  readonly progress = new UpstreamProgress();
   readonly #log: (line: string) => void;
   readonly #audit: AuditSink;
 
@@ -113,9 +116,9 @@ export class AcpProxy {
         credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
         onCredentialsInjected: (server, names) => {
           for (const credential of names) {
-            Promise.resolve(this.#audit.record("credential_injected", { server, credential, target: "transport" })).catch(
-              (err: unknown) => this.#log(`audit failed: ${messageOf(err)}`),
-            );
+            Promise.resolve(
+              this.#audit.record("credential_injected", { server, credential, target: "transport" }),
+            ).catch((err: unknown) => this.#log(`audit failed: ${messageOf(err)}`));
           }
         },
       },
@@ -127,6 +130,7 @@ export class AcpProxy {
   /** Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve. */
   async start(): Promise<void> {
     await this.pool.start();
+    for (const upstream of this.pool.connected()) this.progress.install(upstream.client);
     for (const upstream of this.pool.connected()) await this.#observePins(upstream.spec.name);
     for (const upstream of this.pool.list()) {
       this.#log(

@@ -1,6 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { redactSecrets, type ToolAnnotations } from "@acp/core";
+import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
@@ -61,7 +62,7 @@ export async function handleToolCall(
       target.server,
       { ...request.params, name: target.name, arguments: injected.arguments },
       extra,
-      relay,
+      relay !== undefined ? { relay, token: `acp:${callId}` } : undefined,
     );
     const result = withoutSecrets(proxy, raw);
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
@@ -77,6 +78,7 @@ export async function handleToolCall(
   } finally {
     clearInterval(heartbeat);
     session.calls.delete(inflight);
+    proxy.progress.release(`acp:${callId}`);
   }
 }
 
@@ -85,22 +87,28 @@ async function forward(
   server: string,
   params: CallToolRequest["params"],
   extra: Extra,
-  relay: ProgressRelay | undefined,
+  progress: { readonly relay: ProgressRelay; readonly token: string } | undefined,
 ): Promise<CallToolResult> {
   const { _meta, ...rest } = params;
   const meta =
     _meta !== undefined ? Object.fromEntries(Object.entries(_meta).filter(([k]) => k !== "progressToken")) : {};
+  const upstreamParams = { ...rest, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
   try {
-    const result = await proxy.pool.request(
-      server,
-      "tools/call",
-      { ...rest, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
-      {
-        signal: extra.signal,
-        resetTimeoutOnProgress: true,
-        ...(relay !== undefined ? { onprogress: (p) => relay.upstream(p) } : {}),
-      },
-    );
+    const result =
+      progress === undefined
+        ? await proxy.pool.request(server, "tools/call", upstreamParams, { signal: extra.signal })
+        : await proxy.progress.request(
+            proxy.pool,
+            {
+              server,
+              method: "tools/call",
+              params: upstreamParams,
+              token: progress.token,
+              timeoutMs: proxy.options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
+              signal: extra.signal,
+            },
+            (p) => progress.relay.upstream(p),
+          );
     return result as CallToolResult;
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {
