@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { FAILURE_BODY } from "../src/index.js";
+import { checkPow, FAILURE_BODY } from "../src/index.js";
 import {
   cookiesOf,
   createSandbox,
@@ -77,7 +77,12 @@ describe("§19 Claim flow", () => {
     const create = (await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json();
     const attempts = [
       await verify(s, { code }),
-      await verify(s, { code, challenge: c.challenge, nonce: "0" }),
+      // A nonce that really fails (a fixed "0" passes a low difficulty 1 time in 2^d).
+      await verify(s, {
+        code,
+        challenge: c.challenge,
+        nonce: ["0", "1", "2", "3", "4"].find((n) => !checkPow(c.challenge, n, c.difficulty)) ?? "0",
+      }),
       await verify(s, { code, challenge: other.challenge, nonce: solve(other.challenge, other.difficulty) }),
       await verify(s, {
         code,

@@ -32,6 +32,7 @@ export class AdmissionControl {
   private readonly cooldown: number;
   private readonly perSource = new WindowCounter(HOUR);
   private readonly failures = new WindowCounter(HOUR);
+  private readonly abuse = new WindowCounter(HOUR);
   private readonly global10m = new WindowCounter(10 * 60_000);
   private readonly global1m = new WindowCounter(60_000);
   private breakerUntil = 0;
@@ -50,7 +51,8 @@ export class AdmissionControl {
   difficulty(source: string, nowMs: number): number {
     const created = this.perSource.peek(source, nowMs);
     const failed = this.failures.peek(source, nowMs);
-    let d = this.base + Math.max(0, created - this.free) + Math.floor(failed / 10);
+    const abused = this.abuse.peek(source, nowMs);
+    let d = this.base + Math.max(0, created - this.free) + Math.floor(failed / 10) + 2 * abused;
     if (this.global10m.peek("*", nowMs) >= this.surchargeAt) d += 2;
     return Math.min(this.max, d);
   }
@@ -65,6 +67,11 @@ export class AdmissionControl {
     this.perSource.hit(source, nowMs);
     this.global10m.hit("*", nowMs);
     if (this.global1m.hit("*", nowMs) >= this.breakerAt) this.breakerUntil = nowMs + this.cooldown;
+  }
+
+  /** Records content refused by the scan from `source` (§23.2): +2 bits for that source for an hour. */
+  recordContentAbuse(source: string, nowMs: number): void {
+    this.abuse.hit(source, nowMs);
   }
 
   /** Records a failed admission or claim attempt from `source`. */

@@ -4,6 +4,7 @@ import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
 import type { FaqRow, SandboxRow } from "../store/claim-store.js";
+import { contentGate } from "./content-gate.js";
 import type { ClaimRuntime } from "./context.js";
 
 const HOUR = 3_600_000;
@@ -287,15 +288,19 @@ function registerFaqRoutes(
   const faqOf = (s: SandboxRow, req: FastifyRequest): Promise<FaqRow | undefined> =>
     rt.store.getFaq(s.id, (req.params as Params)["faq"] ?? "");
   const save = async (
+    req: FastifyRequest,
     s: SandboxRow,
     f: FaqRow,
     body: FaqBody,
     reply: FastifyReply,
     status = 200,
-  ): Promise<FastifyReply> =>
-    (await rt.store.updateFaq(s.id, f.id, body, rt.now()))
+  ): Promise<FastifyReply> => {
+    // Published content changes live: it passes the same scan as a publication (§23.2).
+    if (f.status === "published" && (await contentGate(rt, req, reply, s, body, false))) return reply;
+    return (await rt.store.updateFaq(s.id, f.id, body, rt.now()))
       ? reply.code(status).send(faqJson({ ...f, body }))
       : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
+  };
 
   api(
     "POST",
@@ -335,7 +340,7 @@ function registerFaqRoutes(
       const f = await faqOf(s, req);
       if (f === undefined) return rt.fail(req, reply);
       const p = parseFaq(req.body, f.body);
-      return p.ok ? save(s, f, p.value, reply) : invalid(reply, p.issue.code, p.issue.message);
+      return p.ok ? save(req, s, f, p.value, reply) : invalid(reply, p.issue.code, p.issue.message);
     }),
   );
   api(
@@ -373,7 +378,7 @@ function registerFaqRoutes(
         );
       const q = parseQuestion(req.body, f.body.questions.length);
       return q.ok
-        ? save(s, f, { ...f.body, questions: [...f.body.questions, q.value] }, reply, 201)
+        ? save(req, s, f, { ...f.body, questions: [...f.body.questions, q.value] }, reply, 201)
         : invalid(reply, q.issue.code, q.issue.message);
     }),
   );
@@ -387,7 +392,13 @@ function registerFaqRoutes(
       if (f === undefined || prev === undefined) return rt.fail(req, reply);
       const q = parseQuestion(req.body, prev.order, prev);
       return q.ok
-        ? save(s, f, { ...f.body, questions: f.body.questions.map((x) => (x.id === prev.id ? q.value : x)) }, reply)
+        ? save(
+            req,
+            s,
+            f,
+            { ...f.body, questions: f.body.questions.map((x) => (x.id === prev.id ? q.value : x)) },
+            reply,
+          )
         : invalid(reply, q.issue.code, q.issue.message);
     }),
   );
@@ -399,14 +410,16 @@ function registerFaqRoutes(
       const f = await faqOf(s, req);
       const id = (req.params as Params)["q"];
       if (f === undefined || !f.body.questions.some((x) => x.id === id)) return rt.fail(req, reply);
-      return save(s, f, { ...f.body, questions: f.body.questions.filter((x) => x.id !== id) }, reply);
+      return save(req, s, f, { ...f.body, questions: f.body.questions.filter((x) => x.id !== id) }, reply);
     }),
   );
   const publish: Handler = authed(async (s, req, reply) => {
     const id = (req.params as Params)["faq"] ?? "";
     const f = await rt.store.getFaq(s.id, id);
-    const r = f === undefined ? undefined : await rt.store.publishFaq(s.id, id, rt.now());
-    if (f === undefined || r === undefined) return rt.fail(req, reply);
+    if (f === undefined) return rt.fail(req, reply);
+    if (await contentGate(rt, req, reply, s, f.body, true)) return reply;
+    const r = await rt.store.publishFaq(s.id, id, rt.now());
+    if (r === undefined) return rt.fail(req, reply);
     return reply.send({
       id,
       faq_id: id,

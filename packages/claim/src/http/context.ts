@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionControl } from "../admission/admission-control.js";
 import type { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
+import type { PublishedContentIndex } from "../content/similarity.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimHosts, OriginKind } from "./origins.js";
@@ -44,6 +45,12 @@ export interface ClaimRuntime {
   /** Agent requests per sandbox per hour (§28: 500). */
   readonly sandboxRate: WindowCounter;
   readonly requestsPerSandboxPerHour: number;
+  /** Publications (and published-content edits) per sandbox and per source range per hour (§23.2). */
+  readonly publishRate: WindowCounter;
+  readonly publishPerSandboxPerHour: number;
+  readonly publishPerSourcePerHour: number;
+  /** Fingerprints of recently published content across sandboxes (§23.3 similarity). */
+  readonly published: PublishedContentIndex;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
   limited(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;

@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
+import { PublishedContentIndex } from "../content/similarity.js";
 import { createSecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import { CLAIM_MIGRATIONS } from "../store/migrations.js";
@@ -45,6 +46,11 @@ export interface ClaimServerOptions {
   /** Claim attempts per address per hour (default 30) and per code per hour (default 10). */
   readonly claimPerIpPerHour?: number;
   readonly claimPerCodePerHour?: number;
+  /** Publications per sandbox per hour (default 20) and per address range per hour (default 60), §23.2. */
+  readonly publishPerSandboxPerHour?: number;
+  readonly publishPerSourcePerHour?: number;
+  /** The same content may be published from at most this many sandboxes per 24 h (default 3), §23.3. */
+  readonly maxSandboxesPerContent?: number;
   /** Receives one entry per request (§22). Default: none. */
   readonly log?: (entry: ClaimLogEntry) => void;
   /** Shown in discovery. */
@@ -97,6 +103,10 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     claimPerCodePerHour: options.claimPerCodePerHour ?? 10,
     sandboxRate: new WindowCounter(3_600_000),
     requestsPerSandboxPerHour: options.requestsPerSandboxPerHour ?? 500,
+    publishRate: new WindowCounter(3_600_000),
+    publishPerSandboxPerHour: options.publishPerSandboxPerHour ?? 20,
+    publishPerSourcePerHour: options.publishPerSourcePerHour ?? 60,
+    published: new PublishedContentIndex(options.maxSandboxesPerContent ?? 3),
     facts: (req) =>
       facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
     fail: (req, reply) => sendFailure(req, reply, minFailureMs),

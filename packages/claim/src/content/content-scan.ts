@@ -1,0 +1,172 @@
+/**
+ * Content scanning (§23.2 "content abuse → content scanning"): what an FAQ must not publish, checked when it
+ * is published and whenever published content changes. Deterministic rules over the normalised text (NFKC,
+ * zero-width characters removed, lower case) and the link targets; each finding is a category and a one-line
+ * reason. The rules aim at what §23.1 names — phishing pages, credential harvesting, malware distribution, spam
+ * and SEO manipulation — and spare ordinary help text ("never share your password", "reset your password in
+ * Settings"). This is friction, not a classifier; the provider's other defences (noindex, handle rotation,
+ * short TTLs, takedown by deletion) still apply.
+ */
+import type { FaqBody } from "./faq.js";
+import { unsafeMarkdownReason } from "./safe-markdown.js";
+
+/** Why content was refused. */
+export type ContentFindingKind = "credential_harvesting" | "phishing" | "malicious_link" | "spam";
+
+/** One finding: its category and a one-line, lowercase reason (no user input quoted). */
+export interface ContentFinding {
+  readonly kind: ContentFindingKind;
+  readonly message: string;
+}
+
+const ZERO_WIDTH = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
+
+/** NFKC, zero-width characters removed, lower case, whitespace collapsed. */
+export function normalizeText(s: string): string {
+  return s.normalize("NFKC").replace(ZERO_WIDTH, "").toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+const SECRET =
+  "(?:password|passcode|pin(?: code)?|login details|login credentials|credentials|credit card(?: number)?|card number|cvv|cvc|card security code|social security(?: number)?|ssn|bank account(?: number)?|routing number|seed phrase|recovery phrase|secret phrase|mnemonic|private key|2fa code|one[- ]time (?:pass)?code|otp|verification code|sms code)";
+const ASK = new RegExp(
+  `\\b(?:enter|type|provide|confirm|verify|submit|send|reply with|update|share|give|input|fill in|paste)\\b[^.!?\\n]{0,40}?\\b${SECRET}\\b`,
+  "g",
+);
+const NEGATION = /\b(?:never|not|don't|do not|won't|will not|no one|nobody|nor|shouldn't|should not)\b/;
+
+/** A request for a secret that is not negated in the same clause ("we will never ask you to enter …"). */
+function asksForSecret(text: string): boolean {
+  for (const m of text.matchAll(ASK)) {
+    const before = text.slice(Math.max(0, m.index - 40), m.index);
+    const clause = before.split(/[.!?;\n]/).pop() ?? "";
+    if (!NEGATION.test(clause)) return true;
+  }
+  return false;
+}
+
+const THREAT =
+  /\b(?:account|access|mailbox|wallet|card|profile)\b[^.!?\n]{0,30}\b(?:suspended|locked|disabled|terminated|deactivated|compromised|on hold|restricted|will be closed|will be deleted)\b/;
+const VERIFY_ACCOUNT =
+  /\b(?:verify|confirm|validate|unlock|restore|reactivate|secure)\b[^.!?\n]{0,20}\b(?:your )?(?:account|identity|wallet|mailbox|payment details|billing)\b/;
+const URGENCY =
+  /\b(?:within (?:\d+|twenty[- ]four|one|two) (?:hours?|days?)|immediately|urgent(?:ly)?|final (?:notice|warning)|act now|last chance|or (?:it|your account) will be)\b/;
+const BRAND =
+  /\b(?:paypal|apple id|icloud|microsoft|office ?365|outlook|netflix|amazon|bank of america|chase|wells fargo|coinbase|metamask|binance|google account|gmail|facebook|instagram|whatsapp|dhl|fedex|ups|usps|irs|hmrc)\b/;
+
+/** Phishing: account threats, "verify your account", urgency and brand names together with a link. */
+function phishingScore(text: string, links: number): number {
+  return (
+    (THREAT.test(text) ? 2 : 0) +
+    (VERIFY_ACCOUNT.test(text) ? 1 : 0) +
+    (URGENCY.test(text) ? 2 : 0) +
+    (BRAND.test(text) ? 1 : 0) +
+    (links > 0 ? 1 : 0)
+  );
+}
+
+const SHORTENERS = new Set([
+  "bit.ly",
+  "tinyurl.com",
+  "t.co",
+  "goo.gl",
+  "ow.ly",
+  "is.gd",
+  "buff.ly",
+  "rebrand.ly",
+  "cutt.ly",
+  "shorturl.at",
+  "rb.gy",
+  "tiny.cc",
+  "s.id",
+  "v.gd",
+  "t.ly",
+  "lnkd.in",
+]);
+const EXECUTABLE =
+  /\.(?:exe|scr|msi|bat|cmd|com|pif|apk|jar|js|vbs|ps1|dmg|pkg|app|deb|rpm|sh|hta|lnk|iso|img|zip|rar|7z)$/i;
+const DOMAIN_IN_LABEL = /\b((?:[a-z0-9-]+\.)+[a-z]{2,})\b/;
+
+/** The registrable-ish part of a host (last two labels; enough to tell `paypal.com` from `evil.example`). */
+function baseDomain(host: string): string {
+  return host
+    .replace(/^www\./, "")
+    .split(".")
+    .slice(-2)
+    .join(".");
+}
+
+/** Why one link (label + https target) is refused, or undefined. */
+function linkFinding(label: string, href: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(href);
+  } catch {
+    return "a link target is not a valid url";
+  }
+  const host = url.hostname.toLowerCase();
+  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(host) || host.startsWith("["))
+    return "links to bare ip addresses are not allowed";
+  if (host.split(".").some((l) => l.startsWith("xn--")))
+    return "links to punycode (look-alike) domains are not allowed";
+  if (SHORTENERS.has(host.replace(/^www\./, ""))) return "links through url shorteners are not allowed";
+  if (EXECUTABLE.test(url.pathname)) return "links to executable or archive downloads are not allowed";
+  const shown = DOMAIN_IN_LABEL.exec(normalizeText(label))?.[1];
+  if (shown !== undefined && baseDomain(shown) !== baseDomain(host))
+    return "a link's text names a different domain than its target";
+  return undefined;
+}
+
+const SPAM_WORDS =
+  /\b(?:casino|online slots|viagra|cialis|porn|xxx|escort service|payday loan|replica watches|crypto giveaway|double your (?:bitcoin|btc|eth|crypto|money)|send \d+(?:\.\d+)? ?(?:btc|eth|usdt)|airdrop claim|guaranteed returns)\b/;
+const MAX_LINKS_PER_ANSWER = 10;
+const MAX_REPEATS = 4;
+
+/** The links of a Markdown answer: `[label](target)`. */
+function linksOf(md: string): { label: string; href: string }[] {
+  return [...md.matchAll(/\[([^\]\n]{1,500})\]\(\s*<?([^)\s>]{1,2000})>?\s*\)/g)].map((m) => ({
+    label: m[1] ?? "",
+    href: m[2] ?? "",
+  }));
+}
+
+/**
+ * Scans an FAQ before it is published (or while published content changes): the first finding, or undefined
+ * when it may be published.
+ */
+export function scanFaq(body: FaqBody): ContentFinding | undefined {
+  const parts = [body.title, body.description, ...body.questions.flatMap((q) => [q.question, q.answer])];
+  for (const p of parts) {
+    const unsafe = unsafeMarkdownReason(p);
+    if (unsafe !== undefined) return { kind: "malicious_link", message: unsafe };
+  }
+  const links = body.questions.flatMap((q) => linksOf(q.answer));
+  for (const l of links) {
+    const why = linkFinding(l.label, l.href);
+    if (why !== undefined) return { kind: "malicious_link", message: why };
+  }
+  for (const q of body.questions) {
+    const text = normalizeText(`${q.question}. ${q.answer}`);
+    if (asksForSecret(text))
+      return { kind: "credential_harvesting", message: "content asks readers for a password, code or card details" };
+    if (phishingScore(text, linksOf(q.answer).length) >= 5)
+      return { kind: "phishing", message: "content reads like a phishing message (account threat, urgency, link)" };
+    if (linksOf(q.answer).length > MAX_LINKS_PER_ANSWER)
+      return { kind: "spam", message: `an answer has more than ${MAX_LINKS_PER_ANSWER} links` };
+  }
+  const header = normalizeText(`${body.title}. ${body.description}`);
+  if (phishingScore(header, linksOf(body.description).length) >= 5)
+    return { kind: "phishing", message: "content reads like a phishing message (account threat, urgency, link)" };
+  const all = normalizeText(parts.join(" \n "));
+  if (asksForSecret(all))
+    return { kind: "credential_harvesting", message: "content asks readers for a password, code or card details" };
+  if (SPAM_WORDS.test(all)) return { kind: "spam", message: "content matches known spam patterns" };
+  const seen = new Map<string, number>();
+  for (const q of body.questions) {
+    const k = normalizeText(q.answer);
+    if (k.length < 20) continue;
+    const n = (seen.get(k) ?? 0) + 1;
+    seen.set(k, n);
+    if (n > MAX_REPEATS) return { kind: "spam", message: "the same answer is repeated across many questions" };
+  }
+  return undefined;
+}

@@ -1,0 +1,211 @@
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { scanFaq } from "../src/content/content-scan.js";
+import {
+  at,
+  createSandbox,
+  num,
+  SAMPLE_FAQ,
+  startProvider,
+  str,
+  type Agent,
+  type Provider,
+  type Res,
+} from "./harness.js";
+
+let p: Provider | undefined;
+afterEach(async () => p?.close());
+
+const faqWith = (answer: string, question = "How do I get help?"): Record<string, unknown> => ({
+  title: "Acme help",
+  description: "Questions people ask",
+  questions: [{ question, answer }],
+});
+
+/** Creates a draft FAQ through the API and tries to publish it. */
+async function tryPublish(pr: Provider, a: Agent, faq: Record<string, unknown>): Promise<Res> {
+  const f = await pr.req("api.localhost", "POST", "/v1/faqs", { json: faq, headers: a.auth });
+  if (f.status !== 201) throw new Error(`faq failed: ${f.status} ${f.body}`);
+  return pr.req("api.localhost", "POST", `/v1/faqs/${str(f.json(), "faq_id")}/publish`, { headers: a.auth });
+}
+
+const expectFlagged = (r: Res, kind: string): void => {
+  expect(r.status).toBe(422);
+  expect(at(r.json(), "error.code")).toBe("claim_content_flagged");
+  expect(at(r.json(), "error.kind")).toBe(kind);
+};
+
+describe("§23.2 content abuse: published content is scanned (black box, over HTTP)", () => {
+  it("MUST §23.2 credential harvesting is refused at publish; the sandbox stays unpublished", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const r = await tryPublish(
+      p,
+      a,
+      faqWith(
+        "To keep your account open, please enter your password and card number at [our portal](https://acme.example/x).",
+      ),
+    );
+    expectFlagged(r, "credential_harvesting");
+    expect(str(r.json(), "error.message")).toBe(
+      "content refused: content asks readers for a password, code or card details",
+    );
+    const s = await p.req("api.localhost", "GET", `/v1/sandboxes/${a.id}`, { headers: a.auth });
+    expect(at(s.json(), "status")).toBe("active");
+    // Zero-width characters and compatibility forms do not hide it.
+    for (const hidden of [
+      "Reply with your pa\u200bss\u200bword to continue.",
+      "Just send us the ＳＥＥＤ ＰＨＲＡＳＥ of your wallet.",
+    ])
+      expectFlagged(await tryPublish(p, await createSandbox(p), faqWith(hidden)), "credential_harvesting");
+  });
+
+  it("MUST §23.2 phishing copy (account threat + urgency + brand + link) is refused", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const r = await tryPublish(
+      p,
+      a,
+      faqWith(
+        "Your PayPal account has been suspended. Verify your account within 24 hours: [restore access](https://restore.example/x)",
+        "Why can't I log in?",
+      ),
+    );
+    expectFlagged(r, "phishing");
+  });
+
+  it("MUST §23.2 links to shorteners, bare IPs, punycode look-alikes, executables and deceptive link text are refused", async () => {
+    p = await startProvider();
+    const cases: [string, string][] = [
+      ["[docs](https://bit.ly/3abcd)", "links through url shorteners are not allowed"],
+      ["[login](https://192.168.1.10/login)", "links to bare ip addresses are not allowed"],
+      ["[shop](https://xn--pypal-4ve.com/)", "links to punycode (look-alike) domains are not allowed"],
+      [
+        "[installer](https://downloads.example.com/setup.exe)",
+        "links to executable or archive downloads are not allowed",
+      ],
+      [
+        "[https://paypal.com/login](https://evil.example/login)",
+        "a link's text names a different domain than its target",
+      ],
+    ];
+    for (const [answer, why] of cases) {
+      const a = await createSandbox(p);
+      const r = await tryPublish(p, a, faqWith(`See ${answer}.`));
+      expectFlagged(r, "malicious_link");
+      expect(str(r.json(), "error.message")).toBe(`content refused: ${why}`);
+    }
+  });
+
+  it("MUST §23.2 spam: known spam patterns, link farms and stuffed repeats are refused", async () => {
+    p = await startProvider();
+    const links = Array.from({ length: 11 }, (_, i) => `[l${i}](https://site${i}.example/)`).join(" ");
+    const same = "Buy now and save, the best offer on the internet today.";
+    const cases: Record<string, unknown>[] = [
+      faqWith("Join our crypto giveaway: send 0.1 BTC and receive double back."),
+      faqWith(links),
+      {
+        title: "Offers",
+        questions: Array.from({ length: 5 }, (_, i) => ({ question: `Offer ${i}?`, answer: same })),
+      },
+    ];
+    for (const faq of cases) expectFlagged(await tryPublish(p, await createSandbox(p), faq), "spam");
+  });
+
+  it("§23.2 ordinary help text about passwords, locked accounts and links publishes", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const r = await tryPublish(p, a, {
+      title: "Acme help",
+      questions: [
+        {
+          question: "How do I reset my password?",
+          answer:
+            "Open Settings → Security and choose **Reset password**. We will never ask you to send your password by email. See [acme.example/help](https://acme.example/help).",
+        },
+        { question: "What if my account is locked?", answer: "Contact [support](https://acme.example/support)." },
+        { question: "Where is my data?", answer: "In the EU; data: 5 GB per user." },
+      ],
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it("MUST §23.2 editing published content passes the same scan; the live page keeps the old content", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const f = await p.req("api.localhost", "POST", "/v1/faqs", { json: SAMPLE_FAQ, headers: a.auth });
+    const id = str(f.json(), "faq_id");
+    const pub = await p.req("api.localhost", "POST", `/v1/faqs/${id}/publish`, { headers: a.auth });
+    const host = `${str(pub.json(), "new_handle")}.pub.localhost`;
+    const add = await p.req("api.localhost", "POST", `/v1/faqs/${id}/questions`, {
+      json: {
+        question: "How do I pay?",
+        answer: "Please confirm your credit card number and CVV here: [pay](https://acme.example/pay)",
+      },
+      headers: a.auth,
+    });
+    expectFlagged(add, "credential_harvesting");
+    const edit = await p.req("api.localhost", "PATCH", `/v1/faqs/${id}`, {
+      json: { description: "Your Netflix account is on hold. Act now: [update billing](https://billing.example/)" },
+      headers: a.auth,
+    });
+    expect(edit.status).toBe(422);
+    const live = await p.req(host, "GET", "/acme-help");
+    expect(live.status).toBe(200);
+    expect(live.body).toContain("What is Acme?");
+    expect(live.body).not.toContain("CVV");
+  });
+
+  it("SHOULD §23.3 content similarity: the same FAQ published from a 4th sandbox within 24 h is refused as spam", async () => {
+    p = await startProvider();
+    for (let i = 0; i < 3; i++) expect((await tryPublish(p, await createSandbox(p), SAMPLE_FAQ)).status).toBe(200);
+    const r = await tryPublish(p, await createSandbox(p), { ...SAMPLE_FAQ, title: "Different title, same body" });
+    expectFlagged(r, "spam");
+    expect(str(r.json(), "error.message")).toBe(
+      "content refused: the same content is already published from several sandboxes",
+    );
+    p.advance(24 * 3_600_000 + 1);
+    expect((await tryPublish(p, await createSandbox(p), SAMPLE_FAQ)).status).toBe(200);
+  });
+
+  it("MUST §23.2 publication is rate limited per sandbox (429), before anything is published", async () => {
+    p = await startProvider({ publishPerSandboxPerHour: 2 });
+    const a = await createSandbox(p);
+    const f = await p.req("api.localhost", "POST", "/v1/faqs", { json: SAMPLE_FAQ, headers: a.auth });
+    const url = `/v1/faqs/${str(f.json(), "faq_id")}/publish`;
+    expect((await p.req("api.localhost", "POST", url, { headers: a.auth })).status).toBe(200);
+    expect((await p.req("api.localhost", "POST", url, { headers: a.auth })).status).toBe(200);
+    expect((await p.req("api.localhost", "POST", url, { headers: a.auth })).status).toBe(429);
+    p.advance(3_600_000);
+    expect((await p.req("api.localhost", "POST", url, { headers: a.auth })).status).toBe(200);
+  });
+
+  it("MUST §11.2/§23.2 flagged content raises its source's proof-of-work difficulty (behavioural throttling)", async () => {
+    p = await startProvider({ admission: { baseDifficulty: 8, maxDifficulty: 20 } });
+    const before = num((await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
+    expectFlagged(
+      await tryPublish(p, await createSandbox(p), faqWith("Enter your password here.")),
+      "credential_harvesting",
+    );
+    const after = num((await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
+    expect(after).toBe(before + 2);
+  });
+});
+
+describe("scanFaq on hostile input", () => {
+  it("never throws and is deterministic for arbitrary text (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 400 }), fc.string({ maxLength: 2000 }), (question, answer) => {
+        const body = {
+          title: "t",
+          slug: "t",
+          description: "",
+          settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+          questions: [{ id: "q_1", question, answer, order: 0 }],
+        } as const;
+        expect(scanFaq(body)).toEqual(scanFaq(body));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
