@@ -31,6 +31,7 @@ export const BENCH_SESSION_SETTINGS = {
   ],
   provenance: {
     unknown: "ask",
+    named_sources: true,
     payload_arguments: ["body", "subject", "content", "description", "location"],
     label_arguments: ["title"],
     untracked_arguments: [

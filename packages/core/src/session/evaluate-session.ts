@@ -196,7 +196,7 @@ function provenanceFindings(
   // is as much a destination as a recipient, so no argument is payload or an untracked reference there.
   const options =
     category === "system"
-      ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [] }
+      ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [], named_sources: false }
       : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
   const tainted = pieces.filter((p) => p.status === "tainted");

@@ -35,12 +35,16 @@ export interface ProvenanceEntry {
   readonly directory: ReadonlySet<string> | null;
   /** The records of a structured untrusted result (for {@link deriveProvenance}'s named-record rule). */
   readonly records: readonly StructuredRecord[];
+  /** Whether the call that fetched this result carried an argument the user typed (a URL, a file name). */
+  readonly named_source: boolean;
 }
 
 /** Options of {@link createProvenanceEntry}. */
 export interface ProvenanceEntryOptions {
   /** The content is the answer of a directory: keep its whole entries (only those under `fields`, if given). */
   readonly directory?: { readonly fields?: readonly string[] };
+  /** The call that fetched the content carried an argument the user typed ({@link namesFetchedSource}). */
+  readonly named_source?: boolean;
 }
 
 /** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
@@ -79,6 +83,7 @@ export function createProvenanceEntry(
     truncated,
     directory,
     records,
+    named_source: untrusted && options.named_source === true,
   });
 }
 
@@ -116,6 +121,12 @@ export interface DeriveProvenanceOptions {
    * (addresses, URLs, IBANs, phone numbers) are tracked, not the text as a whole.
    */
   readonly payload_arguments?: readonly string[];
+  /**
+   * Named sources: an identifier in a destination argument is trusted when a result the user named (fetched
+   * with an argument the user typed) holds it AND another destination argument of the same call is one the
+   * user typed (`invite Dora` + the address on the page the user said holds Dora's address).
+   */
+  readonly named_sources?: boolean;
 }
 
 /** Shortest whole argument string tracked as a `value` piece. */
@@ -257,5 +268,40 @@ export function deriveProvenance(
       for (const [key, child] of children) stack.push({ value: child, path: [...path, key] });
     }
   }
-  return out;
+  return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
+}
+
+/**
+ * Whether a call names what it fetches by the user's own words: some whole string argument of at least
+ * {@link MIN_TRUSTED_OCCURRENCE} characters, or an identifier in one, occurs in a `user_input` entry.
+ */
+export function namesFetchedSource(
+  entries: readonly ProvenanceEntry[],
+  args: Readonly<Record<string, unknown>>,
+): boolean {
+  const users = entries.filter((e) => e.label === "user_input");
+  if (users.length === 0) return false;
+  return deriveProvenance(users, args).some((p) => p.status === "trusted" && p.piece.length >= MIN_TRUSTED_OCCURRENCE);
+}
+
+function applyNamedSources(
+  entries: readonly ProvenanceEntry[],
+  pieces: PieceProvenance[],
+  payload: ReadonlySet<string>,
+): PieceProvenance[] {
+  const userSources = new Set(entries.filter((e) => e.label !== "external_untrusted").map((e) => e.source));
+  const anchors = new Set(
+    pieces
+      .filter((p) => !payload.has(String(p.path[0])) && p.trusted_sources.some((s) => userSources.has(s)))
+      .map((p) => String(p.path[0])),
+  );
+  const named = entries.filter((e) => e.named_source && e.instructions?.contains_instructions !== true);
+  return pieces.map((p) => {
+    const key = String(p.path[0]);
+    if (p.status !== "tainted" || payload.has(key) || ![...anchors].some((a) => a !== key)) return p;
+    const identity = identityOf(p);
+    const holder = identity === undefined ? undefined : named.find((e) => e.tokens.has(identity));
+    if (holder === undefined) return p;
+    return { ...p, status: "trusted", trusted_sources: [...p.trusted_sources, `named-source:${holder.source}`] };
+  });
 }

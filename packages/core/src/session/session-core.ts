@@ -45,6 +45,11 @@ export class SessionCore {
   /** How many calls were executed when the session was last resumed; the kill switch counts only later ones. */
   resumedAfter = 0;
   toolResults = 0;
+  /**
+   * Per `server.tool`, for each executed call whose result is still to come: whether the user named what it
+   * fetched (an argument the user typed, such as a URL or a file name). Read by `provenance.named_sources`.
+   */
+  readonly namedFetches = new Map<string, boolean[]>();
   userInputs = 0;
   readonly deps: SessionCoreDeps;
   readonly settings: CompiledSessionSettings;

@@ -7,6 +7,7 @@ import { CONSEQUENTIAL_CATEGORIES, judgeRequest } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
 import {
   createProvenanceEntry,
+  namesFetchedSource,
   MAX_STORE_CHARS,
   type ProvenanceEntry,
   type ProvenanceEntryOptions,
@@ -89,7 +90,9 @@ export function recordToolResult(
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
   const directory = directoryFor(core, [server, `${server}.${tool}`]);
-  const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, directory);
+  const named = core.namedFetches.get(`${server}.${tool}`)?.shift() === true;
+  const entryOptions = named ? { ...directory, named_source: true } : directory;
+  const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, entryOptions);
   core.emit("tool_result_recorded", `result of \`${server}.${tool}\` recorded as ${entry.label} (\`${source}\`)`);
   return entry;
 }
@@ -154,6 +157,10 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
     "execution_recorded",
     `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,
   );
+  const key = `${request.server ?? "agent"}.${request.tool}`;
+  const queue = core.namedFetches.get(key) ?? [];
+  if (queue.length < 1000) queue.push(namesFetchedSource(core.entries, request.arguments));
+  core.namedFetches.set(key, queue);
   if (hasResult) recordToolResult(core, request.server ?? "agent", request.tool, result, {});
   if (judgment.consequential) killSwitch(core, at);
 }

@@ -52,6 +52,11 @@ export interface SessionSettings {
      * `ask` also stops destinations that untrusted text only spelled out in pieces or paraphrased.
      */
     readonly unknown: "accept" | "ask";
+    /**
+     * Trust an identifier from a result the user named (fetched with an argument the user typed) for a call
+     * whose other destination argument the user typed (see `deriveProvenance`). Default false.
+     */
+    readonly named_sources: boolean;
   };
   /**
    * Tools whose answers are directories of the user's own world (channel and member lists, the address book):
@@ -77,6 +82,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
     payload_arguments: [],
     label_arguments: [],
     unknown: "accept" as const,
+    named_sources: false,
   },
   directories: [],
   classify: [],
@@ -137,12 +143,12 @@ function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | n
 
 function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
   if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
-  const known = ["track", "untracked_arguments", "payload_arguments", "label_arguments", "unknown"];
+  const known = ["track", "untracked_arguments", "payload_arguments", "label_arguments", "unknown", "named_sources"];
   if (!isObject(value) || Object.keys(value).some((k) => !known.includes(k))) {
     issues.push(
       issue(
         ["provenance"],
-        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments`, `label_arguments` and `unknown`",
+        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments`, `label_arguments`, `unknown` and `named_sources`",
       ),
     );
     return DEFAULT_SESSION_SETTINGS.provenance;
@@ -167,6 +173,9 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     value["label_arguments"] === undefined
       ? []
       : stringList(value["label_arguments"], "provenance.label_arguments", issues);
+  const named = value["named_sources"] ?? false;
+  if (typeof named !== "boolean")
+    issues.push(issue(["provenance", "named_sources"], "`provenance.named_sources` must be true or false"));
   const unknown = value["unknown"] ?? "accept";
   if (unknown !== "accept" && unknown !== "ask")
     issues.push(
@@ -181,6 +190,7 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     payload_arguments: payload,
     label_arguments: labels,
     unknown: unknown === "ask" ? "ask" : "accept",
+    named_sources: named === true,
   };
 }
 
