@@ -141,6 +141,8 @@ async function measure(clients, calls, tag) {
   const latencies = [];
   let wrong = 0;
   let lost = 0;
+  let firstError;
+  let firstWrong;
   const perClient = Math.ceil(calls / clients.length);
   const started = performance.now();
   const deadline = started + MAX_SECONDS * 1000;
@@ -154,13 +156,17 @@ async function measure(clients, calls, tag) {
           result = await client.callTool({ name: "echo", arguments: { message } }, undefined, {
             timeout: CALL_TIMEOUT_MS,
           });
-        } catch {
+        } catch (err) {
           lost++;
+          firstError ??= err instanceof Error ? err.message : String(err);
           continue;
         }
         latencies.push(performance.now() - t);
         const text = result.content?.[0]?.type === "text" ? result.content[0].text : undefined;
-        if (result.isError === true || text !== `Echo: ${message}`) wrong++;
+        if (result.isError === true || text !== `Echo: ${message}`) {
+          wrong++;
+          firstWrong ??= String(text).slice(0, 300);
+        }
       }
     }),
   );
@@ -173,6 +179,8 @@ async function measure(clients, calls, tag) {
     wrong,
     lost,
     calls: latencies.length + lost,
+    firstError,
+    firstWrong,
     stoppedEarly: lost >= MAX_LOST ? "replies lost" : performance.now() >= deadline ? "time cap" : undefined,
   };
 }
@@ -266,10 +274,28 @@ const HTTP = [
   ],
 ];
 
+// ACP_BENCH_PROXY_ONLY narrows a run: `stdio`, `http`, a peer (`acp proxy`), `8` clients, or several, comma-separated
+const only = (process.env.ACP_BENCH_PROXY_ONLY ?? "").split(",").filter((x) => x !== "");
+const CONCURRENCIES = [1, 8].filter((c) => !only.some((o) => /^\d+$/.test(o)) || only.includes(String(c)));
 const rows = [];
-for (const concurrency of [1, 8]) {
-  for (const [peer, connect] of STDIO) rows.push({ transport: "stdio", ...(await run(peer, connect, concurrency)) });
-  for (const [peer, start] of HTTP) rows.push({ transport: "http", ...(await runHttp(peer, start, concurrency)) });
+for (const concurrency of CONCURRENCIES) {
+  for (const [transport, list, go] of [
+    ["stdio", STDIO, run],
+    ["http", HTTP, runHttp],
+  ]) {
+    for (const [peer, make] of list) {
+      const selected = only.filter((o) => !/^\d+$/.test(o));
+      if (selected.length > 0 && !selected.includes(transport) && !selected.includes(peer) && peer !== "direct")
+        continue;
+      if (
+        selected.length > 0 &&
+        !selected.includes(transport) &&
+        !list.some(([p]) => p !== "direct" && selected.includes(p))
+      )
+        continue;
+      rows.push({ transport, ...(await go(peer, make, concurrency)) });
+    }
+  }
 }
 rmSync(home, { recursive: true, force: true });
 
@@ -303,6 +329,8 @@ for (const row of rows) {
           : "  <- replies to the wrong caller"
         : ""),
   );
+  if (row.firstWrong !== undefined) console.log(`${" ".repeat(34)}first wrong reply: ${row.firstWrong}`);
+  if (row.firstError !== undefined) console.log(`${" ".repeat(34)}first lost reply: ${row.firstError}`);
   failed ||= ours && row.wrong + row.lost > 0;
 }
 const at = (transport, clients, peer) =>

@@ -111,6 +111,8 @@ class AuditWriter implements AuditLog {
   private draining: Promise<void> | null = null;
   private closed = false;
   private failure: unknown = null;
+  /** When this writer last released the lock (ms): it waits {@link LOCK_HANDOVER_MS} before re-taking it. */
+  private releasedAt = 0;
   private readonly redact: Redactor | null;
   private readonly ino: number;
 
@@ -182,9 +184,10 @@ class AuditWriter implements AuditLog {
     const max = this.options.fsync === "batch" ? Math.max(1, this.options.maxBatch ?? 4096) : 1;
     try {
       while (this.queue.length > 0) {
-        await this.writeBatch(this.queue.splice(0, max));
         // hand the lock over: other processes sharing the log get their turn before our next batch
-        if (this.queue.length > 0) await sleep(LOCK_HANDOVER_MS);
+        const since = Date.now() - this.releasedAt;
+        if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
+        await this.writeBatch(this.queue.splice(0, max));
       }
     } finally {
       this.draining = null;
@@ -225,7 +228,10 @@ class AuditWriter implements AuditLog {
       for (const item of batch) item.reject(err);
       if (batch.length === 0) throw err;
     } finally {
-      release?.();
+      if (release !== undefined) {
+        release();
+        this.releasedAt = Date.now();
+      }
     }
   }
 

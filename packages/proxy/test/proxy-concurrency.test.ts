@@ -1,10 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ROOT, textOf } from "./harness.js";
 
@@ -139,4 +141,60 @@ describe("acp proxy over streamable HTTP: 8 concurrent SDK clients", () => {
     expect(seen.size).toBe(sent.size);
     expect(new Set(sessionOfClient.values()).size).toBe(CLIENTS);
   }, 180_000);
+});
+
+describe("acp proxy over stdio: 8 proxy processes sharing one ACP home", () => {
+  const home = mkdtempSync(join(tmpdir(), "acp-stdio-concurrency-"));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  it("gives every client its own replies and leaves one intact audit chain written by all eight", async () => {
+    writeFileSync(
+      join(home, "policy.yml"),
+      'version: "1"\ndefault_action: deny\nrules:\n  - id: echo\n    match: { tool: echo }\n    action: allow\n',
+    );
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home, ACP_HOME: home };
+    const clients = await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        const client = new Client({ name: `agent-${c}`, version: "1.0.0" });
+        const args = [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"];
+        await client.connect(new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" }));
+        return client;
+      }),
+    );
+    const sent = new Set<string>();
+    const wrong: string[] = [];
+    await Promise.all(
+      clients.map(async (client, c) => {
+        for (let round = 0; round < ROUNDS; round++) {
+          await Promise.all(
+            Array.from({ length: IN_FLIGHT }, async (_, k) => {
+              const message = `proc-${c}-round-${round}-call-${k}-${Math.random().toString(36).slice(2)}`;
+              sent.add(message);
+              const result = await client.callTool({ name: "echo", arguments: { message } }, undefined, {
+                timeout: 60_000,
+              });
+              if (result.isError === true || textOf(result) !== `Echo: ${message}`) wrong.push(textOf(result));
+            }),
+          );
+        }
+      }),
+    );
+    // closing stdin lets each proxy flush its audit queue and write its final checkpoint before it exits
+    await Promise.all(clients.map((c) => c.close()));
+    expect(wrong).toEqual([]);
+
+    const forwarded = readFileSync(join(home, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as AuditLine)
+      .filter((e) => e.event_type === "tool_call_forwarded")
+      .map((e) => (e.metadata["arguments"] as { message?: string } | undefined)?.message ?? "");
+    expect(new Set(forwarded).size).toBe(forwarded.length);
+    expect(new Set(forwarded)).toEqual(sent);
+    const verify = await promisify(execFile)(process.execPath, [ACP, "audit", "verify"], { env }).then(
+      () => 0,
+      (err: { code?: number }) => err.code ?? 1,
+    );
+    expect(verify).toBe(0);
+  }, 240_000);
 });
