@@ -118,13 +118,20 @@ describe("server-to-client messages through the proxy go to the right client, on
   let listener: HttpListener;
   let url = "";
   const clients: Client[] = [];
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const broker = scriptedBroker(async () => {
+    await held;
+    return { kind: "approved", arguments: { ms: 10 }, consentResponse: {}, scope: "once" } as const;
+  });
 
   beforeAll(async () => {
     upstream = await startConformanceServer();
     proxy = createProxy({
       upstreams: [{ name: "conformance", transport: "streamable-http", url: upstream.url }],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
+      // fixture_wait with ms 10 asks a person; the broker holds the ask until `release()`
+      decide: (request) => decideByTool({ fixture_wait: request.arguments["ms"] === 10 ? "ask" : "accept" })(request),
+      broker,
       callTimeoutMs: 20_000,
     });
     await proxy.start();
@@ -185,6 +192,19 @@ describe("server-to-client messages through the proxy go to the right client, on
     expect(b.elicited).toEqual([]);
     // the other session's log lines never reach a
     expect(a.logs).toEqual([]);
+  });
+
+  it("a call waiting for a person does not count as in flight: another session's elicitation still goes through", async () => {
+    const waiting = await sdkClient(url, "agent-waiting");
+    const asking = await sdkClient(url, "agent-asking");
+    clients.push(waiting, asking);
+    const pending = waiting.callTool({ name: "fixture_wait", arguments: { ms: 10 } }).catch((err: unknown) => err);
+    await expect.poll(() => broker.asks.length).toBe(1);
+    const result = await asking.callTool({ name: "test_elicitation", arguments: { message: "for asking" } });
+    expect(textOf(result)).toContain('"username":"agent-asking"');
+    expect(waiting.elicited).toEqual([]);
+    release();
+    expect(textOf(await pending)).toContain("waited 10 ms");
   });
 
   it("a resource update reaches the sessions subscribed to it, and only while they are", async () => {

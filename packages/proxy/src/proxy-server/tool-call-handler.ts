@@ -37,8 +37,9 @@ export async function handleToolCall(
   const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
   const annotations = pickAnnotations(target.item["annotations"]);
   const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
+  // counted as in flight (where the server's sampling, elicitation and log lines go) once forwarded only:
+  // a call waiting for a person must not make another session's messages ambiguous
   const inflight = createInflightCall(target.server, extra);
-  session.calls.add(inflight);
   const heartbeat = startHeartbeat(proxy, relay, target.name);
   try {
     const verdict = await gateToolCall(proxy.gate, {
@@ -57,6 +58,7 @@ export async function handleToolCall(
     await proxy.audit("tool_call_forwarded", { ...base, arguments: verdict.arguments });
     const injected = await injectCredentials(proxy, target.server, target.name, verdict.arguments, base);
     if (injected.kind === "answer") return injected.result;
+    session.calls.add(inflight);
     const raw = await forward(
       proxy,
       target.server,
