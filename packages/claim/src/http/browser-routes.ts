@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isHandleShape, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
-import { cookie, readCookie, type ClaimRuntime } from "./context.js";
+import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
 import { claimPage, exchangePage, faqsPage, pageCsp, summaryPage } from "./pages.js";
 
 const HOUR = 3_600_000;
@@ -77,7 +77,7 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     const v = sf === undefined ? undefined : readCookie(rt, req, surfaces[sf].cookie);
     if (sf === undefined || v === undefined || !/^[A-Za-z0-9]{43}$/.test(v)) return undefined;
     return rt.store.credentialSandbox(
-      rt.box.hash("session", v),
+      sessionHash(rt, req, v),
       "preview_session",
       sf,
       ["active", "published"],
@@ -103,7 +103,7 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     const id = await rt.store.consumeExchange(
       rt.box.hash("exchange_code", code),
       sf,
-      rt.box.hash("session", token),
+      sessionHash(rt, req, token),
       PREVIEW_SESSION_TTL_MS,
       rt.now(),
     );
@@ -188,7 +188,7 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
       (await rt.store.claim({
         codeHash: codeKey,
         challenge: b["challenge"] as string,
-        ownerSessionHash: rt.box.hash("session", token),
+        ownerSessionHash: sessionHash(rt, req, token),
         ownerTtlMs: OWNER_SESSION_TTL_MS,
         now,
       }));
@@ -217,7 +217,7 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const s =
       !admin(req) || v === undefined
         ? undefined
-        : await rt.store.credentialSandbox(rt.box.hash("session", v), "owner_session", "admin", ["claimed"], rt.now());
+        : await rt.store.credentialSandbox(sessionHash(rt, req, v), "owner_session", "admin", ["claimed"], rt.now());
     if (s === undefined) return rt.fail(req, reply);
     rt.facts(req).sandboxId = s.id;
     const handle = (await rt.store.liveHandle(s.id)) ?? "";

@@ -80,3 +80,13 @@ export function coarseSource(address: string | undefined): string {
   if (a.includes(":")) return `${a.split(":").slice(0, 3).join(":")}::/48`;
   return a;
 }
+
+/**
+ * The keyed hash a browser session is stored under, bound to the user agent that opened it (§17.2 SHOULD bind
+ * to user-agent characteristics): the cookie value plus the `User-Agent` header. The same cookie replayed from
+ * another browser or tool hashes differently and finds nothing — the one failure answer, no oracle.
+ */
+export function sessionHash(rt: ClaimRuntime, req: FastifyRequest, cookieValue: string): string {
+  const ua = (req.headers["user-agent"] ?? "").slice(0, 512);
+  return rt.box.hash("session", `${cookieValue}\0${ua}`);
+}
