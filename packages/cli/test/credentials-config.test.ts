@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadCredentialRules } from "../src/wiring/credentials.js";
+import { writeVault } from "@acp/store";
+import { createCredentialHook, loadCredentialRules } from "../src/wiring/credentials.js";
 import { loadRedactionRules } from "../src/wiring/redaction-config.js";
 import { tempRoot } from "./home-fixture.js";
 
@@ -94,5 +96,58 @@ describe("config.yml redaction:", () => {
     expect(message).toContain("`redaction.keys` must be a list");
     expect(message).toContain("`redaction.values.0` is not a regular expression");
     expect((error as { exitCode?: number }).exitCode).toBe(4);
+  });
+});
+
+describe("the credential hook's transport credentials", () => {
+  const CANARY = "hookcanary-31f0-value";
+  const seed = new Uint8Array(32).fill(7);
+
+  function hookFor(config: string): ReturnType<typeof createCredentialHook> {
+    const home = homeWith(config);
+    const written = writeVault(home, { TOKEN: CANARY }, seed, (n) => randomBytes(n));
+    expect(written.ok).toBe(true);
+    return createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => Promise.resolve(seed) });
+  }
+  const web = { name: "web", transport: "streamable-http", url: "http://127.0.0.1:1/mcp" } as const;
+  const local = { name: "local", transport: "stdio", command: "node", args: [] } as const;
+
+  it("formats a header for a URL upstream and sets a variable for a command, naming entries only", async () => {
+    const hook = hookFor(`credentials:
+  - { secret: TOKEN, server: web, inject: { header: Authorization, format: "Bearer {value}" } }
+  - { secret: TOKEN, server: local, inject: { env: API_TOKEN } }
+`);
+    expect(await hook?.upstream?.(web)).toEqual({
+      headers: { Authorization: `Bearer ${CANARY}` },
+      injected: ["TOKEN"],
+    });
+    expect(await hook?.upstream?.(local)).toEqual({ env: { API_TOKEN: CANARY }, injected: ["TOKEN"] });
+    expect(await hook?.upstream?.({ ...local, name: "other" })).toBeUndefined();
+    expect(hook?.secretValues()).toContain(CANARY);
+  });
+
+  it.each([
+    ["{ secret: TOKEN, server: local, inject: { header: X-Key } }", local, "a header needs a URL upstream"],
+    ["{ secret: TOKEN, server: web, inject: { env: KEY } }", web, "an environment variable needs a command upstream"],
+    ["{ secret: NOPE, server: web, inject: { header: X-Key } }", web, "vault has no entry `NOPE`"],
+  ] as const)("refuses %s with a message that names the entry, never the value", async (entry, spec, message) => {
+    const hook = hookFor(`credentials:\n  - ${entry}\n`);
+    const error = await hook?.upstream?.(spec).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    expect(error?.message).toContain(message);
+    expect(error?.message).toContain("credentials.0");
+    expect(error?.message).not.toContain(CANARY);
+  });
+
+  it("argument injection still fills the named argument of a matching tool only", async () => {
+    const hook = hookFor("credentials:\n  - { secret: TOKEN, server: web, tool: 'create_*', argument: token }\n");
+    expect(hook?.upstream).toBeUndefined();
+    expect(await hook?.inject("web", "create_issue", { a: 1 })).toEqual({
+      arguments: { a: 1, token: CANARY },
+      injected: ["TOKEN"],
+    });
+    expect(await hook?.inject("web", "list_issues", { a: 1 })).toEqual({ arguments: { a: 1 }, injected: [] });
   });
 });
