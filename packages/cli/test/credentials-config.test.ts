@@ -143,7 +143,7 @@ describe("the credential hook's transport credentials", () => {
 
   it("argument injection still fills the named argument of a matching tool only", async () => {
     const hook = hookFor("credentials:\n  - { secret: TOKEN, server: web, tool: 'create_*', argument: token }\n");
-    expect(hook?.upstream).toBeUndefined();
+    expect(hook !== undefined && "upstream" in hook).toBe(false);
     expect(await hook?.inject("web", "create_issue", { a: 1 })).toEqual({
       arguments: { a: 1, token: CANARY },
       injected: ["TOKEN"],
