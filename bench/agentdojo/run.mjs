@@ -4,6 +4,7 @@
 // ship, and prints per suite: benign tasks that run with no person / need a person / are refused, and
 // attacker calls stopped. The benchmark lives outside the repository; point at it with
 // ACP_AGENTDOJO_DIR or --dir (default: ../shared/benchmarks/agentdojo from the repository root).
+// `--no-detection` turns off the escalation on instruction-like text (provenance and intent alone).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,7 +12,7 @@ import { NO_SESSION } from "@acp/cli";
 import { parsePolicy } from "@acp/core";
 import { collectPrompts, scoreAgentDojo, SUITES } from "./score.mjs";
 import { formatTable } from "./table.mjs";
-import { benchSessions, readTools, SESSION_RUNTIME } from "./session.mjs";
+import { benchSessions, benchSettings, readTools, SESSION_RUNTIME } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, "../..");
@@ -46,6 +47,7 @@ if (SESSION_RUNTIME) {
     tools: readTools(join(dir, "tools.json")),
     classify: parsed.value.classify,
     now,
+    settings: benchSettings(process.argv),
   });
   rows.push(["policy + session", await scoreAgentDojo(dir, { inputs, sessions, now })]);
 } else process.stdout.write("(the session runtime is not in this build: policy only)\n");

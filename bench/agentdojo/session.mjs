@@ -41,6 +41,13 @@ export const BENCH_SESSION_SETTINGS = {
   },
 };
 
+/** The settings for a command line: `--no-detection` drops the escalation on instruction-like text. */
+export function benchSettings(argv) {
+  return argv.includes("--no-detection")
+    ? { ...BENCH_SESSION_SETTINGS, escalate_after_instructions: false }
+    : BENCH_SESSION_SETTINGS;
+}
+
 /** The first user input of a benchmark line (its prompt). */
 export function promptOf(line) {
   return line.events.find((e) => e.type === "user_input")?.text ?? "";

@@ -3,13 +3,13 @@
 // `ignore_previous`, `system_message`, `injecagent`), rendered with each case's goal and pasted over the
 // `<INJECTION:…>` placeholders of attacks.jsonl (the README's "good approximation"). Prints attacker calls
 // stopped per template and suite, with the policy and session `npm run bench:agentdojo` ships.
-// `node bench/agentdojo/templates.mjs [--dir DIR]` after a build.
+// `node bench/agentdojo/templates.mjs [--dir DIR] [--no-detection]` after a build.
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parsePolicy } from "@acp/core";
 import { collectPrompts, emptyResults, readJsonl, scoreAttackLines, SUITES } from "./score.mjs";
-import { benchSessions, readTools } from "./session.mjs";
+import { benchSessions, benchSettings, readTools } from "./session.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -47,6 +47,7 @@ async function main() {
     tools: readTools(join(dir, "tools.json")),
     classify: parsed.value.classify,
     now,
+    settings: benchSettings(process.argv),
   });
   const lines = readJsonl(join(dir, "attacks.jsonl"));
   const rows = ["| template | " + SUITES.join(" | ") + " | total |", "| --- |" + " --- |".repeat(SUITES.length + 1)];
