@@ -23,11 +23,13 @@ export const SESSION_RUNTIME = typeof createReplaySessions === "function";
 export const BENCH_SESSION_SETTINGS = {
   escalate_after_instructions: true,
   directories: [
-    { tool: "*.search_contacts_by_*", fields: ["email", "name"] },
-    { tool: "*.get_channels" },
-    { tool: "*.get_users_in_channel" },
-    { tool: "*.read_channel_messages", fields: ["sender", "recipient"] },
-    { tool: "*.read_inbox", fields: ["sender", "recipient"] },
+    // the user's address book, on the mail-and-calendar server
+    { tool: "workspace.search_contacts_by_*", fields: ["email", "name"] },
+    // the company chat: its channels, its members, and who sent a message where (set by the chat service)
+    { tool: "slack.get_channels" },
+    { tool: "slack.get_users_in_channel" },
+    { tool: "slack.read_channel_messages", fields: ["sender", "recipient"] },
+    { tool: "slack.read_inbox", fields: ["sender", "recipient"] },
   ],
   provenance: {
     unknown: "ask",
