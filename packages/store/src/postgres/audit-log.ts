@@ -35,6 +35,13 @@ export interface PostgresAuditLogOptions {
   readonly randomId?: () => string;
   /** Most events committed in one transaction (default 1024). */
   readonly maxBatch?: number;
+  /**
+   * Append without the lock when this log wrote the chain's head last: one `INSERT` (one round trip)
+   * chained to the head it remembers. If another node appended meanwhile, the `seq` primary key refuses
+   * the whole insert and the batch goes the locked way; after such a clash the log stays on the locked
+   * way for a second. Default false.
+   */
+  readonly optimistic?: boolean;
 }
 
 /** The audit chain in PostgreSQL, appended by every node into one chain. */
@@ -77,6 +84,11 @@ interface SealedBatch {
 
 const RESERVED = new Set(["checkpoint", "audit_recovered"]);
 
+/** PostgreSQL's unique_violation: the `seq` (or hash) another writer took first. */
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "23505";
+}
+
 const INSERT = `INSERT INTO acp_audit_events
   (seq, event_hash, previous_event_hash, since_checkpoint, event_type, request_id, timestamp, line)
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[])`;
@@ -91,9 +103,12 @@ async function readHead(client: PoolClient): Promise<Head> {
     : { seq: row.seq, hash: row.event_hash, sinceCheckpoint: row.since_checkpoint };
 }
 
-async function insertRows(client: PoolClient, rows: readonly Row[]): Promise<void> {
+/** Runs one statement: on a pooled connection in a transaction, or on the store itself (autocommit). */
+type RunQuery = (text: string, values: unknown[]) => Promise<unknown>;
+
+async function insertRows(run: RunQuery, rows: readonly Row[]): Promise<void> {
   if (rows.length === 0) return;
-  await client.query(INSERT, [
+  await run(INSERT, [
     rows.map((r) => r.seq),
     rows.map((r) => r.event.event_hash),
     rows.map((r) => r.event.previous_event_hash),
@@ -153,14 +168,48 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
   let draining: Promise<void> | null = null;
   let closed = false;
 
+  /** The head this log wrote last (optimistic mode), and until when not to trust it after a clash. */
+  let known: Head | null = null;
+  let lockedUntilMs = 0;
+
+  const lockedWrite = async (batch: Queued[]): Promise<SealedBatch["done"]> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store.transaction(async (client) => {
+          await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
+          const head = await readHead(client);
+          const plan = sealBatch(head, batch, options);
+          await insertRows((text, values) => client.query(text, values), plan.rows);
+          known = options.optimistic === true ? head : null;
+          return plan.done;
+        });
+      } catch (err) {
+        known = null;
+        // an optimistic writer of another node took the next seq between our read and insert: read again
+        if (!isUniqueViolation(err) || attempt >= 5) throw err;
+      }
+    }
+  };
+
+  const optimisticWrite = async (batch: Queued[]): Promise<SealedBatch["done"] | null> => {
+    if (known === null || Date.now() < lockedUntilMs) return null;
+    const head = { ...known };
+    known = null;
+    const plan = sealBatch(head, batch, options);
+    try {
+      await insertRows((text, values) => store.query(text, values), plan.rows);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      lockedUntilMs = Date.now() + 1000;
+      return null;
+    }
+    known = head;
+    return plan.done;
+  };
+
   const writeBatch = async (batch: Queued[]): Promise<void> => {
     try {
-      const done = await store.transaction(async (client) => {
-        await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
-        const plan = sealBatch(await readHead(client), batch, options);
-        await insertRows(client, plan.rows);
-        return plan.done;
-      });
+      const done = (await optimisticWrite(batch)) ?? (await lockedWrite(batch));
       for (const [item, event] of done) item.resolve(event);
     } catch (err) {
       for (const item of batch) item.reject(err);

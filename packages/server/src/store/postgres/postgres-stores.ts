@@ -45,6 +45,7 @@ async function openParts(store: PostgresStore, options: PostgresStoresOptions): 
   );
   const auditLog = createPostgresAuditLog(store, {
     clock: options.clock,
+    optimistic: true, // one INSERT per batch while this node wrote the head last; the locked way otherwise
     ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
   });
   const clockMs = (): number => options.clock().getTime();
