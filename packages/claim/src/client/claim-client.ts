@@ -1,4 +1,6 @@
+import type { JsonWebKey } from "node:crypto";
 import { solvePow, type SolveOptions } from "../pow/solver.js";
+import { dpopProof, newDpopKey, type DpopKey } from "../secrets/dpop.js";
 import { nodeTransport, type Transport } from "./transport.js";
 
 /** A sandbox as the agent holds it (keep `token` secret: it is the only credential). */
@@ -8,6 +10,8 @@ export interface AgentSandbox {
   readonly public_handle: string;
   readonly expires_at: string;
   readonly api: string;
+  /** The private DPoP key the token is bound to (§20.1), when the provider bound it; as secret as the token. */
+  readonly dpop_key?: JsonWebKey;
 }
 
 /** An FAQ as the agent writes it (§25). */
@@ -45,6 +49,8 @@ export class ClaimClientError extends Error {
 export interface ClaimClientOptions {
   readonly transport?: Transport;
   readonly solve?: SolveOptions;
+  /** Ask for a DPoP-bound agent token (default true; a provider without DPoP answers with a bearer token). */
+  readonly dpop?: boolean;
 }
 
 /**
@@ -65,16 +71,21 @@ export class ClaimClient {
     this.transport = options.transport ?? nodeTransport();
   }
 
-  private async call<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {
+  private async call<T>(
+    method: string,
+    path: string,
+    token?: string | AgentSandbox,
+    body?: unknown,
+    proofKey?: DpopKey,
+  ): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
-    if (token !== undefined) headers["authorization"] = `Bearer ${token}`;
+    const url = `${this.api}${path}`;
+    const key = typeof token === "object" && token.dpop_key !== undefined ? { privateJwk: token.dpop_key } : proofKey;
+    if (key !== undefined) headers["dpop"] = dpopProof(key, method, url.split("?")[0] ?? url, Date.now());
+    if (typeof token === "string") headers["authorization"] = `Bearer ${token}`;
+    else if (token !== undefined) headers["authorization"] = `${key === undefined ? "Bearer" : "DPoP"} ${token.token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await this.transport(
-      method,
-      `${this.api}${path}`,
-      headers,
-      body === undefined ? undefined : JSON.stringify(body),
-    );
+    const res = await this.transport(method, url, headers, body === undefined ? undefined : JSON.stringify(body));
     const parsed = res.body === "" ? {} : (JSON.parse(res.body) as Record<string, unknown>);
     if (res.status >= 400) {
       const err = (parsed["error"] ?? {}) as { code?: string; message?: string };
@@ -96,27 +107,32 @@ export class ClaimClient {
   async createSandbox(metadata: Record<string, unknown> = {}): Promise<AgentSandbox> {
     const c = await this.call<{ challenge: string; difficulty: number }>("GET", "/v1/sandboxes/challenge");
     const nonce = await solvePow(c.challenge, c.difficulty, this.options.solve);
+    const key = this.options.dpop === false ? undefined : newDpopKey();
     const s = await this.call<{
       id: string;
       public_handle: string;
       expires_at: string;
-      agent_token: { token: string };
-    }>("POST", "/v1/sandboxes", undefined, {
-      admission: { type: "proof_of_work", challenge: c.challenge, nonce },
-      metadata,
-    });
+      agent_token: { token: string; token_type?: string };
+    }>(
+      "POST",
+      "/v1/sandboxes",
+      undefined,
+      { admission: { type: "proof_of_work", challenge: c.challenge, nonce }, metadata },
+      key,
+    );
     return {
       id: s.id,
       token: s.agent_token.token,
       public_handle: s.public_handle,
       expires_at: s.expires_at,
       api: this.api,
+      ...(key !== undefined && s.agent_token.token_type === "DPoP" ? { dpop_key: key.privateJwk } : {}),
     };
   }
 
   /** `POST /v1/faqs`: creates a draft FAQ; returns its id. */
   async createFaq(sandbox: AgentSandbox, faq: FaqInput): Promise<string> {
-    return (await this.call<{ faq_id: string }>("POST", "/v1/faqs", sandbox.token, faq)).faq_id;
+    return (await this.call<{ faq_id: string }>("POST", "/v1/faqs", sandbox, faq)).faq_id;
   }
 
   /** `POST /v1/faqs/{id}/publish`. */
@@ -124,7 +140,7 @@ export class ClaimClient {
     sandbox: AgentSandbox,
     faqId: string,
   ): Promise<{ published_url: string; previous_handle: string | null; new_handle: string; handle_rotated: boolean }> {
-    return this.call("POST", `/v1/faqs/${encodeURIComponent(faqId)}/publish`, sandbox.token);
+    return this.call("POST", `/v1/faqs/${encodeURIComponent(faqId)}/publish`, sandbox);
   }
 
   /** One call from nothing to a published FAQ: discovery, admission, sandbox, FAQ, publish. */
@@ -146,7 +162,7 @@ export class ClaimClient {
 
   /** `POST /v1/sandboxes/{id}/claim`: a claim code and the page where the human enters it. */
   claimLink(sandbox: AgentSandbox): Promise<{ claim_code: string; claim_url: string; expires_at: string }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/claim`, sandbox.token);
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/claim`, sandbox);
   }
 
   /** `POST /v1/sandboxes/{id}/preview`: a single-use exchange link (≤ 10 min) for a human. */
@@ -154,16 +170,16 @@ export class ClaimClient {
     sandbox: AgentSandbox,
     surface: "preview" | "preview_admin" = "preview",
   ): Promise<{ exchange_url: string; expires_at: string }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/preview`, sandbox.token, { surface });
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/preview`, sandbox, { surface });
   }
 
   /** `POST /v1/sandboxes/{id}/extend` (+24 h, at most twice). */
   extend(sandbox: AgentSandbox): Promise<{ expires_at: string; extensions: number }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/extend`, sandbox.token);
+    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/extend`, sandbox);
   }
 
   /** `DELETE /v1/sandboxes/{id}`. */
   async delete(sandbox: AgentSandbox): Promise<void> {
-    await this.call("DELETE", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}`, sandbox.token);
+    await this.call("DELETE", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}`, sandbox);
   }
 }

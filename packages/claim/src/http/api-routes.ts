@@ -5,7 +5,8 @@ import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
 import type { FaqRow, SandboxRow } from "../store/claim-store.js";
 import { contentGate } from "./content-gate.js";
-import type { ClaimRuntime } from "./context.js";
+import { DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
+import { agentTokenHash, requestUrl, type ClaimRuntime } from "./context.js";
 
 const HOUR = 3_600_000;
 /** Agent tokens live at most 48 h (§20.1) and never longer than the sandbox. */
@@ -46,12 +47,18 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     h: (s: SandboxRow, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply,
   ): Handler => {
     return async (req, reply) => {
-      const m = /^Bearer ([A-Za-z0-9_]{1,100})$/.exec(req.headers.authorization ?? "");
+      const m = /^(Bearer|DPoP) ([A-Za-z0-9_]{1,100})$/.exec(req.headers.authorization ?? "");
+      const proof = req.headers["dpop"];
+      // A DPoP-bound token is found only with a valid proof by its key; as a Bearer token it hashes differently.
+      const jkt =
+        m?.[1] === "DPoP" && typeof proof === "string"
+          ? verifyDpopProof(proof, req.method, requestUrl(rt, req), rt.now(), rt.dpopReplay)
+          : undefined;
       const s =
-        m?.[1] === undefined
+        m?.[2] === undefined || (m[1] === "DPoP" && jkt === undefined)
           ? undefined
           : await rt.store.credentialSandbox(
-              rt.box.hash("agent_token", m[1]),
+              agentTokenHash(rt, m[2], jkt),
               "agent_token",
               "",
               ["active", "published"],
@@ -89,6 +96,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       },
       security: { handle_rotation_on_claim: true, handle_rotation_on_publish: true, adaptive_pow: true },
       content_types: ["faq"],
+      agent_token: { token_types: ["Bearer", "DPoP"], dpop_signing_alg_values_supported: DPOP_ALGORITHMS },
       limits: {
         faqs_per_sandbox: FAQ_LIMITS.faqsPerSandbox,
         questions_per_faq: FAQ_LIMITS.questionsPerFaq,
@@ -131,10 +139,19 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       rt.admission.recordFailure(source, now);
       return rt.fail(req, reply);
     }
+    const proof = req.headers["dpop"];
+    const jkt =
+      typeof proof === "string" ? verifyDpopProof(proof, "POST", requestUrl(rt, req), now, rt.dpopReplay) : undefined;
+    if (proof !== undefined && jkt === undefined)
+      return invalid(
+        reply,
+        "claim_invalid_dpop",
+        "the DPoP proof is not valid (typ, alg, public key, signature, htm, htu, iat or jti)",
+      );
     const token = newAgentToken();
     const made = await rt.store.createSandbox({
       challenge: adm.challenge as string,
-      tokenHash: rt.box.hash("agent_token", token),
+      tokenHash: agentTokenHash(rt, token, jkt),
       ttlMs: rt.ttlMs,
       tokenTtlMs: AGENT_TOKEN_TTL_MS,
       metadata,
@@ -157,6 +174,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
         expires_at: iso(made.expiresAt),
         agent_token: {
           token,
+          token_type: jkt === undefined ? "Bearer" : "DPoP",
           expires_at: iso(made.tokenExpiresAt),
           scopes: ["sandbox:manage", "content:write", "content:publish"],
         },

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionControl } from "../admission/admission-control.js";
 import type { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import type { PublishedContentIndex } from "../content/similarity.js";
+import type { DpopReplayCache } from "../secrets/dpop.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimHosts, OriginKind } from "./origins.js";
@@ -51,6 +52,8 @@ export interface ClaimRuntime {
   readonly publishPerSourcePerHour: number;
   /** Fingerprints of recently published content across sandboxes (§23.3 similarity). */
   readonly published: PublishedContentIndex;
+  /** DPoP proof ids seen (§20.1 proof-of-possession; one use per proof). */
+  readonly dpopReplay: DpopReplayCache;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
   limited(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
@@ -89,4 +92,14 @@ export function coarseSource(address: string | undefined): string {
 export function sessionHash(rt: ClaimRuntime, req: FastifyRequest, cookieValue: string): string {
   const ua = (req.headers["user-agent"] ?? "").slice(0, 512);
   return rt.box.hash("session", `${cookieValue}\0${ua}`);
+}
+
+/** The URL a request was made to, as a DPoP proof's `htu` names it: scheme, Host header, path (no query). */
+export function requestUrl(rt: ClaimRuntime, req: FastifyRequest): string {
+  return `${rt.tls ? "https" : "http"}://${req.headers.host ?? ""}${req.url.split("?")[0] ?? ""}`;
+}
+
+/** The keyed hash an agent token is stored under: bound to its DPoP key's thumbprint when it has one. */
+export function agentTokenHash(rt: ClaimRuntime, token: string, jkt: string | undefined): string {
+  return rt.box.hash("agent_token", jkt === undefined ? token : `${token}\0dpop:${jkt}`);
 }

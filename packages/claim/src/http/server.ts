@@ -5,6 +5,7 @@ import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import { PublishedContentIndex } from "../content/similarity.js";
+import { DpopReplayCache } from "../secrets/dpop.js";
 import { createSecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import { CLAIM_MIGRATIONS } from "../store/migrations.js";
@@ -107,6 +108,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     publishPerSandboxPerHour: options.publishPerSandboxPerHour ?? 20,
     publishPerSourcePerHour: options.publishPerSourcePerHour ?? 60,
     published: new PublishedContentIndex(options.maxSandboxesPerContent ?? 3),
+    dpopReplay: new DpopReplayCache(),
     facts: (req) =>
       facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
     fail: (req, reply) => sendFailure(req, reply, minFailureMs),

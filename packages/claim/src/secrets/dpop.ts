@@ -1,0 +1,122 @@
+/**
+ * DPoP (RFC 9449) proof-of-possession for agent tokens (§20.1 SHOULD): an agent that sends a `DPoP` proof when
+ * it creates its sandbox gets a token bound to that key (`token_type: "DPoP"`); every later request must carry
+ * `Authorization: DPoP <token>` and a fresh proof signed by the same key for that method and URL. A leaked token
+ * alone is useless. Supported: EdDSA (Ed25519) and ES256 (P-256).
+ */
+import {
+  createHash,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign,
+  verify,
+  type JsonWebKey,
+} from "node:crypto";
+
+/** Proofs older or newer than this (seconds) are refused. */
+export const DPOP_MAX_SKEW_S = 60;
+
+/** The algorithms accepted (advertised in discovery). */
+export const DPOP_ALGORITHMS = ["EdDSA", "ES256"] as const;
+
+const b64u = (b: Buffer | string): string => Buffer.from(b).toString("base64url");
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** RFC 7638 thumbprint of a public JWK (the key a token is bound to); undefined for an unsupported key. */
+export function jwkThumbprint(jwk: Record<string, unknown>): string | undefined {
+  const str = (k: string): string | undefined => (typeof jwk[k] === "string" ? (jwk[k]) : undefined);
+  let members: string | undefined;
+  if (jwk["kty"] === "OKP" && jwk["crv"] === "Ed25519" && str("x") !== undefined)
+    members = JSON.stringify({ crv: "Ed25519", kty: "OKP", x: str("x") });
+  if (jwk["kty"] === "EC" && jwk["crv"] === "P-256" && str("x") !== undefined && str("y") !== undefined)
+    members = JSON.stringify({ crv: "P-256", kty: "EC", x: str("x"), y: str("y") });
+  return members === undefined ? undefined : b64u(createHash("sha256").update(members).digest());
+}
+
+/** Remembers proof ids for the skew window so a proof is accepted once (per node). */
+export class DpopReplayCache {
+  private readonly seen = new Map<string, number>();
+
+  /** False when `jti` was seen within the window; records it otherwise. */
+  once(jti: string, nowMs: number): boolean {
+    const until = this.seen.get(jti);
+    if (until !== undefined && until > nowMs) return false;
+    this.seen.set(jti, nowMs + 2 * DPOP_MAX_SKEW_S * 1000);
+    if (this.seen.size > 100_000) for (const [k, t] of this.seen) if (t <= nowMs) this.seen.delete(k);
+    return true;
+  }
+}
+
+/**
+ * Verifies a DPoP proof for `method` and `url` (scheme, host and path; no query): its `typ`, algorithm, public
+ * JWK, signature, `htm`, `htu`, `iat` within {@link DPOP_MAX_SKEW_S} and a `jti` not seen before. The key's
+ * thumbprint, or undefined for any failure (never throws).
+ */
+export function verifyDpopProof(
+  proof: string,
+  method: string,
+  url: string,
+  nowMs: number,
+  replay: DpopReplayCache,
+): string | undefined {
+  try {
+    const parts = proof.split(".");
+    if (parts.length !== 3 || proof.length > 4096) return undefined;
+    const [h, p, s] = parts as [string, string, string];
+    const header: unknown = JSON.parse(Buffer.from(h, "base64url").toString("utf8"));
+    const payload: unknown = JSON.parse(Buffer.from(p, "base64url").toString("utf8"));
+    if (!isObj(header) || !isObj(payload) || header["typ"] !== "dpop+jwt" || !isObj(header["jwk"])) return undefined;
+    const jwk = header["jwk"];
+    if ("d" in jwk) return undefined; // a private key in a proof is refused outright
+    const jkt = jwkThumbprint(jwk);
+    if (jkt === undefined) return undefined;
+    const key = createPublicKey({ key: jwk as JsonWebKey, format: "jwk" });
+    const data = Buffer.from(`${h}.${p}`);
+    const sig = Buffer.from(s, "base64url");
+    const ok =
+      header["alg"] === "EdDSA" && jwk["kty"] === "OKP"
+        ? verify(null, data, key, sig)
+        : header["alg"] === "ES256" && jwk["kty"] === "EC"
+          ? verify("sha256", data, { key, dsaEncoding: "ieee-p1363" }, sig)
+          : false;
+    const iat = payload["iat"];
+    const jti = payload["jti"];
+    if (
+      !ok ||
+      payload["htm"] !== method ||
+      payload["htu"] !== url ||
+      typeof iat !== "number" ||
+      Math.abs(iat - nowMs / 1000) > DPOP_MAX_SKEW_S ||
+      typeof jti !== "string" ||
+      jti.length < 8 ||
+      jti.length > 128
+    )
+      return undefined;
+    return replay.once(`${jkt}:${jti}`, nowMs) ? jkt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An agent's DPoP key: the private JWK (keep it with the token, as secret as the token). */
+export interface DpopKey {
+  readonly privateJwk: JsonWebKey;
+}
+
+/** A new Ed25519 DPoP key. */
+export function newDpopKey(): DpopKey {
+  return { privateJwk: generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }) };
+}
+
+/** Signs a DPoP proof for one request (`url` without query) with `key` at `nowMs`. */
+export function dpopProof(key: DpopKey, method: string, url: string, nowMs: number): string {
+  const { d: _d, ...pub } = key.privateJwk;
+  void _d;
+  const header = b64u(JSON.stringify({ typ: "dpop+jwt", alg: "EdDSA", jwk: { kty: pub.kty, crv: pub.crv, x: pub.x } }));
+  const payload = b64u(
+    JSON.stringify({ htm: method, htu: url, iat: Math.floor(nowMs / 1000), jti: randomBytes(16).toString("hex") }),
+  );
+  const priv = { key: key.privateJwk, format: "jwk" } as const;
+  return `${header}.${payload}.${b64u(sign(null, Buffer.from(`${header}.${payload}`), priv))}`;
+}

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ClaimClient, FAILURE_BODY } from "../src/index.js";
+import { dpopProof, newDpopKey, type DpopKey } from "../src/secrets/dpop.js";
+import { at, num, solve, startProvider, str, type Provider } from "./harness.js";
+
+let p: Provider | undefined;
+afterEach(async () => p?.close());
+
+const T = Date.parse("2026-03-01T12:00:00Z"); // the harness clock
+
+/** Creates a sandbox with a DPoP proof by `key`; the raw creation answer. */
+async function createBound(pr: Provider, key: DpopKey, proof?: string) {
+  const c = (await pr.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json();
+  const url = `http://api.localhost:${pr.port}/v1/sandboxes`;
+  return pr.req("api.localhost", "POST", "/v1/sandboxes", {
+    json: {
+      admission: {
+        type: "proof_of_work",
+        challenge: str(c, "challenge"),
+        nonce: solve(str(c, "challenge"), num(c, "difficulty")),
+      },
+    },
+    headers: { dpop: proof ?? dpopProof(key, "POST", url, T) },
+  });
+}
+
+describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", () => {
+  it("a token created with a DPoP proof works only with fresh proofs by the same key, never as a bearer token", async () => {
+    p = await startProvider();
+    const key = newDpopKey();
+    const made = await createBound(p, key);
+    expect(made.status).toBe(201);
+    expect(at(made.json(), "agent_token.token_type")).toBe("DPoP");
+    const id = str(made.json(), "id");
+    const token = str(made.json(), "agent_token.token");
+    const path = `/v1/sandboxes/${id}`;
+    const url = `http://api.localhost:${p.port}${path}`;
+    const proof = dpopProof(key, "GET", url, T);
+    const ok = await p.req("api.localhost", "GET", path, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
+    expect(ok.status).toBe(200);
+    const attempts = [
+      // the same token as a bearer token (a leaked token alone)
+      { authorization: `Bearer ${token}` },
+      // a replayed proof (same jti)
+      { authorization: `DPoP ${token}`, dpop: proof },
+      // a proof by another key
+      { authorization: `DPoP ${token}`, dpop: dpopProof(newDpopKey(), "GET", url, T) },
+      // a proof for another method, another URL, or too old
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "DELETE", url, T) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", `${url}/preview`, T) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", url, T - 120_000) },
+      // no proof, or garbage
+      { authorization: `DPoP ${token}` },
+      { authorization: `DPoP ${token}`, dpop: "a.b.c" },
+    ];
+    for (const headers of attempts) {
+      const r = await p.req("api.localhost", "GET", path, { headers });
+      expect(r.status).toBe(404);
+      expect(r.body).toBe(FAILURE_BODY);
+    }
+  });
+
+  it("an invalid DPoP proof at creation is refused with claim_invalid_dpop and creates nothing", async () => {
+    p = await startProvider();
+    const key = newDpopKey();
+    const wrongUrl = dpopProof(key, "POST", "http://elsewhere.example/v1/sandboxes", T);
+    const r = await createBound(p, key, wrongUrl);
+    expect(r.status).toBe(400);
+    expect(at(r.json(), "error.code")).toBe("claim_invalid_dpop");
+    const withPrivateKey = await createBound(
+      p,
+      key,
+      `${Buffer.from(JSON.stringify({ typ: "dpop+jwt", alg: "EdDSA", jwk: key.privateJwk })).toString("base64url")}.e30.AA`,
+    );
+    expect(withPrivateKey.status).toBe(400);
+  });
+
+  it("without a proof the token is a bearer token as before; discovery advertises DPoP", async () => {
+    p = await startProvider();
+    const d = (await p.req("api.localhost", "GET", "/.well-known/agent-access")).json();
+    expect(at(d, "agent_token.token_types")).toEqual(["Bearer", "DPoP"]);
+    expect(at(d, "agent_token.dpop_signing_alg_values_supported")).toEqual(["EdDSA", "ES256"]);
+  });
+
+  it("the TypeScript client binds its token with DPoP by default and goes from sandbox to claim link", async () => {
+    p = await startProvider({ now: () => Date.now() });
+    const transport = (method: string, url: string, headers: Record<string, string>, body: string | undefined) =>
+      p!.req(new URL(url).hostname, method, new URL(url).pathname, {
+        headers,
+        ...(body === undefined ? {} : { json: JSON.parse(body) as unknown }),
+      });
+    const client = new ClaimClient(`http://api.localhost:${p.port}`, { solve: { workers: 0 }, transport });
+    const pub = await client.publishFaq({ title: "DPoP FAQ", questions: [{ question: "Bound?", answer: "Yes." }] });
+    expect(pub.sandbox.dpop_key?.kty).toBe("OKP");
+    const link = await client.claimLink(pub.sandbox);
+    expect(link.claim_code).toMatch(/^ACP-/);
+    // The token without its key is refused.
+    const plain = new ClaimClient(`http://api.localhost:${p.port}`, { transport, dpop: false });
+    const { dpop_key: _k, ...stolen } = pub.sandbox;
+    void _k;
+    await expect(plain.claimLink(stolen)).rejects.toMatchObject({ status: 404, code: "not_found" });
+  });
+});
