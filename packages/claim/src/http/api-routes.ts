@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { FAQ_LIMITS, parseFaq, parseQuestion, type FaqBody } from "../content/faq.js";
+import { FAQ_LIMITS } from "../content/faq.js";
 import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from "../ids/random-ids.js";
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
-import type { FaqRow, SandboxRow } from "../store/claim-store.js";
-import { contentGate } from "./content-gate.js";
+import type { SandboxRow } from "../store/claim-store.js";
 import { DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
 import { agentTokenHash, requestUrl, type ClaimRuntime } from "./context.js";
+import { invalid, registerFaqRoutes, type Handler, type Params } from "./faq-routes.js";
 
 const HOUR = 3_600_000;
 /** Agent tokens live at most 48 h (§20.1) and never longer than the sandbox. */
@@ -18,13 +18,6 @@ export const EXCHANGE_CODE_TTL_MS = 10 * 60_000;
 /** Extensions: 24 h each, at most 2 (§28). */
 export const EXTENSION_MS = 24 * HOUR;
 export const MAX_EXTENSIONS = 2;
-
-type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
-type Params = Record<string, string>;
-
-function invalid(reply: FastifyReply, code: string, message: string, status = 400): FastifyReply {
-  return reply.code(status).header("cache-control", "no-store").send({ error: { code, message } });
-}
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -285,169 +278,4 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
   );
 
   registerFaqRoutes(api, authed, rt, pubUrl);
-}
-
-type Api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler) => void;
-type Authed = (
-  h: (s: SandboxRow, req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> | FastifyReply,
-) => Handler;
-
-/** The FAQ representation an agent sees. */
-export function faqJson(f: FaqRow): Record<string, unknown> {
-  return { id: f.id, faq_id: f.id, sandbox_id: f.sandbox_id, status: f.status, ...f.body };
-}
-
-function registerFaqRoutes(
-  api: Api,
-  authed: Authed,
-  rt: ClaimRuntime,
-  pubUrl: (req: FastifyRequest, handle: string, slug?: string) => string,
-): void {
-  const faqOf = (s: SandboxRow, req: FastifyRequest): Promise<FaqRow | undefined> =>
-    rt.store.getFaq(s.id, (req.params as Params)["faq"] ?? "");
-  const save = async (
-    req: FastifyRequest,
-    s: SandboxRow,
-    f: FaqRow,
-    body: FaqBody,
-    reply: FastifyReply,
-    status = 200,
-  ): Promise<FastifyReply> => {
-    // Published content changes live: it passes the same scan as a publication (§23.2).
-    if (f.status === "published" && (await contentGate(rt, req, reply, s, body, false))) return reply;
-    return (await rt.store.updateFaq(s.id, f.id, body, rt.now()))
-      ? reply.code(status).send(faqJson({ ...f, body }))
-      : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
-  };
-
-  api(
-    "POST",
-    "/v1/faqs",
-    "faq.create",
-    authed(async (s, req, reply) => {
-      const p = parseFaq(req.body);
-      if (!p.ok) return invalid(reply, p.issue.code, p.issue.message);
-      const r = await rt.store.createFaq(s.id, p.value, FAQ_LIMITS.faqsPerSandbox, rt.now());
-      if (r === "limit")
-        return invalid(reply, "claim_limit_exceeded", `a sandbox holds at most ${FAQ_LIMITS.faqsPerSandbox} faqs`, 409);
-      if (r === "slug_taken")
-        return invalid(reply, "claim_slug_taken", `slug \`${p.value.slug}\` is already used in this sandbox`, 409);
-      return reply.code(201).send(faqJson(r));
-    }),
-  );
-  api(
-    "GET",
-    "/v1/faqs",
-    "faq.list",
-    authed(async (s, req, reply) => reply.send({ faqs: (await rt.store.listFaqs(s.id)).map(faqJson) })),
-  );
-  api(
-    "GET",
-    "/v1/faqs/:faq",
-    "faq.get",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      return f === undefined ? rt.fail(req, reply) : reply.send(faqJson(f));
-    }),
-  );
-  api(
-    "PATCH",
-    "/v1/faqs/:faq",
-    "faq.update",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      if (f === undefined) return rt.fail(req, reply);
-      const p = parseFaq(req.body, f.body);
-      return p.ok ? save(req, s, f, p.value, reply) : invalid(reply, p.issue.code, p.issue.message);
-    }),
-  );
-  api(
-    "DELETE",
-    "/v1/faqs/:faq",
-    "faq.delete",
-    authed(async (s, req, reply) =>
-      (await rt.store.deleteFaq(s.id, (req.params as Params)["faq"] ?? ""))
-        ? reply.code(204).send()
-        : rt.fail(req, reply),
-    ),
-  );
-  api(
-    "GET",
-    "/v1/faqs/:faq/questions",
-    "question.list",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      return f === undefined ? rt.fail(req, reply) : reply.send({ questions: f.body.questions });
-    }),
-  );
-  api(
-    "POST",
-    "/v1/faqs/:faq/questions",
-    "question.create",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      if (f === undefined) return rt.fail(req, reply);
-      if (f.body.questions.length >= FAQ_LIMITS.questionsPerFaq)
-        return invalid(
-          reply,
-          "claim_limit_exceeded",
-          `an faq holds at most ${FAQ_LIMITS.questionsPerFaq} questions`,
-          409,
-        );
-      const q = parseQuestion(req.body, f.body.questions.length);
-      return q.ok
-        ? save(req, s, f, { ...f.body, questions: [...f.body.questions, q.value] }, reply, 201)
-        : invalid(reply, q.issue.code, q.issue.message);
-    }),
-  );
-  api(
-    "PATCH",
-    "/v1/faqs/:faq/questions/:q",
-    "question.update",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      const prev = f?.body.questions.find((x) => x.id === (req.params as Params)["q"]);
-      if (f === undefined || prev === undefined) return rt.fail(req, reply);
-      const q = parseQuestion(req.body, prev.order, prev);
-      return q.ok
-        ? save(
-            req,
-            s,
-            f,
-            { ...f.body, questions: f.body.questions.map((x) => (x.id === prev.id ? q.value : x)) },
-            reply,
-          )
-        : invalid(reply, q.issue.code, q.issue.message);
-    }),
-  );
-  api(
-    "DELETE",
-    "/v1/faqs/:faq/questions/:q",
-    "question.delete",
-    authed(async (s, req, reply) => {
-      const f = await faqOf(s, req);
-      const id = (req.params as Params)["q"];
-      if (f === undefined || !f.body.questions.some((x) => x.id === id)) return rt.fail(req, reply);
-      return save(req, s, f, { ...f.body, questions: f.body.questions.filter((x) => x.id !== id) }, reply);
-    }),
-  );
-  const publish: Handler = authed(async (s, req, reply) => {
-    const id = (req.params as Params)["faq"] ?? "";
-    const f = await rt.store.getFaq(s.id, id);
-    if (f === undefined) return rt.fail(req, reply);
-    if (await contentGate(rt, req, reply, s, f.body, true)) return reply;
-    const r = await rt.store.publishFaq(s.id, id, rt.now());
-    if (r === undefined) return rt.fail(req, reply);
-    return reply.send({
-      id,
-      faq_id: id,
-      status: "published",
-      published_url: pubUrl(req, r.handle, f.body.slug),
-      previous_handle: r.previous ?? null,
-      new_handle: r.handle,
-      handle_rotated: r.rotated,
-    });
-  });
-  api("POST", "/v1/faqs/:faq/publish", "faq.publish", publish);
-  api("POST", "/v1/content/:faq/publish", "content.publish", publish);
 }
