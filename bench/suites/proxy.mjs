@@ -28,7 +28,7 @@ const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 2000);
 const WARMUP = Math.min(300, CALLS);
 /** A reply that does not come within this is counted as lost (a proxy that misroutes replies loses some). */
-const CALL_TIMEOUT_MS = 3000;
+const CALL_TIMEOUT_MS = 10_000;
 /** A measurement stops early after this many lost replies (each costs the whole timeout)... */
 const MAX_LOST = 8;
 /** ...or after this long (a slow peer is measured on the calls it managed). */

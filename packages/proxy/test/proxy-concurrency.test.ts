@@ -198,3 +198,46 @@ describe("acp proxy over stdio: 8 proxy processes sharing one ACP home", () => {
     expect(verify).toBe(0);
   }, 240_000);
 });
+
+describe("acp proxy over stdio stopped by SIGTERM", () => {
+  const root = mkdtempSync(join(tmpdir(), "acp-stdio-sigterm-"));
+  const home = join(root, "home");
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("flushes the queued audit events of every answered call and writes its final checkpoint before exiting", async () => {
+    // a home with keys, so the proxy signs checkpoints: the final one is written only by a graceful close
+    const env = { PATH: process.env["PATH"] ?? "", HOME: root, ACP_HOME: home, ACP_PASSPHRASE: "test-passphrase" };
+    await promisify(execFile)(process.execPath, [ACP, "init"], { env });
+    writeFileSync(
+      join(home, "policy.yml"),
+      'version: "1"\ndefault_action: deny\nrules:\n  - id: echo\n    match: { tool: echo }\n    action: allow\n',
+    );
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"],
+      env,
+      stderr: "ignore",
+    });
+    const client = new Client({ name: "agent", version: "1.0.0" });
+    await client.connect(transport);
+    const answered: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const message = `before-sigterm-${i}`;
+      const result = await client.callTool({ name: "echo", arguments: { message } });
+      if (textOf(result) === `Echo: ${message}`) answered.push(message);
+    }
+    const pid = transport.pid;
+    expect(pid).not.toBeNull();
+    const closed = new Promise<void>((resolve) => (client.onclose = () => resolve()));
+    process.kill(pid as number, "SIGTERM");
+    await closed;
+    const events = readFileSync(join(home, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as AuditLine);
+    const completed = events.filter((e) => e.event_type === "tool_call_completed").length;
+    expect(answered).toHaveLength(40);
+    expect(completed).toBe(40);
+    expect(events.at(-1)?.event_type).toBe("checkpoint");
+  }, 120_000);
+});

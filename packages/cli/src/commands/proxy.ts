@@ -161,10 +161,33 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   }
   try {
     if (flags.http !== undefined && flags.http !== false) await serveHttp(ctx, proxy, flags, config, log);
-    else await (await serveStdio(proxy)).closed;
+    else await untilClosedOrSignalled((await serveStdio(proxy)).closed);
   } finally {
     await proxy.close();
     await wiring.close?.();
+  }
+}
+
+/**
+ * Stdio mode ends when the client closes stdin, or on SIGINT/SIGTERM: then stdin is let go, and the caller
+ * closes the proxy and the wiring, which flushes the audit queue (accepted calls' events are group-committed,
+ * docs/reference/audit.md) and writes the final checkpoint before the process exits.
+ */
+async function untilClosedOrSignalled(closed: Promise<void>): Promise<void> {
+  let onSignal = (): void => undefined;
+  const signalled = new Promise<void>((resolve) => {
+    onSignal = () => {
+      process.stdin.destroy();
+      resolve();
+    };
+  });
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    await Promise.race([closed, signalled]);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
 }
 
