@@ -25,7 +25,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object
 
 /** RFC 7638 thumbprint of a public JWK (the key a token is bound to); undefined for an unsupported key. */
 export function jwkThumbprint(jwk: Record<string, unknown>): string | undefined {
-  const str = (k: string): string | undefined => (typeof jwk[k] === "string" ? (jwk[k]) : undefined);
+  const str = (k: string): string | undefined => (typeof jwk[k] === "string" ? jwk[k] : undefined);
   let members: string | undefined;
   if (jwk["kty"] === "OKP" && jwk["crv"] === "Ed25519" && str("x") !== undefined)
     members = JSON.stringify({ crv: "Ed25519", kty: "OKP", x: str("x") });
