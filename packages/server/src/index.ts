@@ -33,6 +33,7 @@ export { openSqliteStores, type SqliteStoresOptions } from "./store/sqlite-store
 export { openPostgresStores, type PostgresStoresOptions } from "./store/postgres/postgres-stores.js";
 export { openServerStores, type ServerStoresOptions } from "./store/open-server-stores.js";
 export { openConsoleAuth, type ConsoleAuthHandle } from "./store/open-console-auth.js";
+export { openPendingConsent, type PendingConsentHandle } from "./store/open-pending-consent.js";
 export { SERVER_POSTGRES_MIGRATIONS } from "./store/postgres/migrations.js";
 export { createPostgresConsoleAuthStore } from "./store/postgres/console-auth.js";
 export { createPostgresAuditTrail, type PostgresAuditTrailOptions } from "./store/postgres/audit-trail.js";

@@ -1,10 +1,9 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { Command } from "commander";
-import { answerPendingConsent, parseApprovalDuration, type ApprovalScope, type CliAnswerInput } from "@acp/proxy";
-import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
-import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { parseApprovalDuration, type ApprovalScope } from "@acp/proxy";
+import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server";
+import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 const REQUEST_ID = /^cr_[0-9a-f]{32}$/;
 
@@ -18,27 +17,41 @@ export function assertRequestId(id: string): void {
   }
 }
 
+/** What `acp approve` / `acp deny` answer. */
+export interface CliAnswer {
+  readonly id: string;
+  readonly decision: "approved" | "denied";
+  readonly scope?: ApprovalScope;
+  readonly modifications?: Record<string, unknown>;
+  readonly reason?: string;
+}
+
 /**
- * Records an answer in `$ACP_HOME/state.db`, once. Unknown id → exit 4; expired or already decided → exit 3.
- * Shared by `acp approve` and `acp deny`.
+ * Records an answer, once, in the pending-consent table `acp serve` and the proxy wait on (`state.db`, or
+ * PostgreSQL: the update notifies the waiting node, which signs, verifies and audits it as it does an
+ * answer from the console). The same code as `POST /v1/consent/{id}/response` with the approver
+ * `cli:$USER`. Unknown id → exit 4; expired or already decided → exit 3; nothing changes then.
  */
-export function recordCliAnswer(ctx: CliContext, input: Omit<CliAnswerInput, "approverId">): void {
-  const path = join(resolveHome(ctx.io), "state.db");
-  if (!existsSync(path)) throw new CliError(`no pending consent request \`${input.id}\` (no ${path})`, EXIT.invalid);
-  const db = openPendingConsentDb(path);
+export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answer: CliAnswer): Promise<void> {
+  const approverId = `cli:${ctx.io.env["USER"] ?? ctx.io.env["LOGNAME"] ?? "unknown"}`;
+  const input: ConsentAnswerInput = {
+    decision:
+      answer.decision === "denied" ? "denied" : answer.modifications ? "approved_with_modifications" : "approved",
+    ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
+    ...(answer.modifications !== undefined ? { modifications: answer.modifications } : {}),
+    ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+  };
   try {
-    const approverId = `cli:${ctx.io.env["USER"] ?? ctx.io.env["LOGNAME"] ?? "unknown"}`;
-    const result = answerPendingConsent(createPendingConsentStore(db), { ...input, approverId }, ctx.io.now());
-    if (result.ok) return;
-    if (result.code === "consent_request_unknown") {
-      throw new CliError(`no pending consent request \`${input.id}\``, EXIT.invalid);
+    await withPendingStore(ctx, flags, async (handle) => {
+      if (handle === null) throw new HttpError(404, "consent_request_unknown", "no pending-consent table");
+      await answerConsent(handle.store, answer.id, input, approverId, ctx.io.now());
+    });
+  } catch (err) {
+    if (!(err instanceof HttpError)) throw err;
+    if (err.code === "consent_request_unknown") {
+      throw new CliError(`no pending consent request \`${answer.id}\``, EXIT.invalid);
     }
-    if (result.code === "consent_request_expired") {
-      throw new CliError(`consent request \`${input.id}\` has expired; the call was denied`, EXIT.refused);
-    }
-    throw new CliError(`consent request \`${input.id}\` was already ${result.status ?? "decided"}`, EXIT.refused);
-  } finally {
-    db.close();
+    throw new CliError(err.message, err.status === 400 ? EXIT.invalid : EXIT.refused);
   }
 }
 
@@ -74,28 +87,43 @@ function modificationsOf(text: string | undefined): Record<string, unknown> | un
 
 /** Registers `acp approve ID [--session | --for 10m] [--modify JSON]`. */
 export function registerApprove(parent: Command, ctx: CliContext): void {
-  parent
+  const command = parent
     .command("approve")
     .description("approve a pending consent request from any terminal (see `acp pending`)")
     .argument("<id>", "the consent request id (cr_…)")
     .option("--session", "also approve the same tool with the same arguments for the rest of this agent session")
     .option("--for <duration>", "also approve the same tool with the same arguments for a while (90s, 10m, 2h, 1d)")
     .option("--modify <json>", "approve with these arguments changed (a JSON object of top-level keys)")
-    .option("--json", "print the result as JSON")
+    .option("--json", "print the result as JSON");
+  storageUrlOption(command)
     .addHelpText(
       "after",
       "\nExamples:\n  acp approve cr_3f2a…\n  acp approve cr_3f2a… --session\n  acp approve cr_3f2a… --for 10m\n" +
-        `  acp approve cr_3f2a… --modify '{"path":"/tmp/safe.txt"}'\n\n` +
-        "Exit codes: 0 recorded, 2 usage, 3 expired or already decided, 4 unknown id or invalid input.",
+        `  acp approve cr_3f2a… --modify '{"path":"/tmp/safe.txt"}'\n` +
+        "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp approve cr_3f2a…\n\n" +
+        "The answer goes to $ACP_HOME/state.db, or with a storage URL (as acp serve takes it) to PostgreSQL,\n" +
+        "where it reaches the waiting node at once (LISTEN/NOTIFY); that node signs, verifies and audits it.\n\n" +
+        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided,\n" +
+        "4 unknown id or invalid input.",
     )
-    .action((id: string, options: { session?: boolean; for?: string; modify?: string; json?: boolean }) => {
-      assertRequestId(id);
-      const scope = scopeOf(ctx, options);
-      const modifications = modificationsOf(options.modify);
-      recordCliAnswer(ctx, { id, decision: "approved", scope, ...(modifications ? { modifications } : {}) });
-      const label = typeof scope === "string" ? scope : `until ${scope.until}`;
-      if (options.json === true)
-        printJson(ctx, { id, decision: "approved", scope, modifications: modifications ?? null });
-      else printLine(ctx, `approved ${id} (scope: ${label}${modifications ? ", arguments modified" : ""})`);
-    });
+    .action(
+      async (
+        id: string,
+        options: StorageFlags & { session?: boolean; for?: string; modify?: string; json?: boolean },
+      ) => {
+        assertRequestId(id);
+        const scope = scopeOf(ctx, options);
+        const modifications = modificationsOf(options.modify);
+        await recordCliAnswer(ctx, options, {
+          id,
+          decision: "approved",
+          scope,
+          ...(modifications ? { modifications } : {}),
+        });
+        const label = typeof scope === "string" ? scope : `until ${scope.until}`;
+        if (options.json === true)
+          printJson(ctx, { id, decision: "approved", scope, modifications: modifications ?? null });
+        else printLine(ctx, `approved ${id} (scope: ${label}${modifications ? ", arguments modified" : ""})`);
+      },
+    );
 }

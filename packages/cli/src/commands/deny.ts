@@ -2,26 +2,32 @@ import type { Command } from "commander";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { assertRequestId, recordCliAnswer } from "./approve.js";
+import { storageUrlOption, type StorageFlags } from "./pending-store.js";
 
 /** Registers `acp deny ID [--reason TEXT]`. */
 export function registerDeny(parent: Command, ctx: CliContext): void {
-  parent
+  const command = parent
     .command("deny")
     .description("deny a pending consent request from any terminal (see `acp pending`)")
     .argument("<id>", "the consent request id (cr_…)")
     .option("--reason <text>", "why; the agent sees it in the tool error")
-    .option("--json", "print the result as JSON")
+    .option("--json", "print the result as JSON");
+  storageUrlOption(command)
     .addHelpText(
       "after",
-      "\nExamples:\n  acp deny cr_3f2a…\n  acp deny cr_3f2a… --reason 'wrong recipient'\n\n" +
-        "Exit codes: 0 recorded, 2 usage, 3 expired or already decided, 4 unknown id or invalid input.",
+      "\nExamples:\n  acp deny cr_3f2a…\n  acp deny cr_3f2a… --reason 'wrong recipient'\n" +
+        "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp deny cr_3f2a…\n\n" +
+        "The answer goes to $ACP_HOME/state.db, or with a storage URL (as acp serve takes it) to PostgreSQL,\n" +
+        "where it reaches the waiting node at once (LISTEN/NOTIFY); that node signs, verifies and audits it.\n\n" +
+        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided,\n" +
+        "4 unknown id or invalid input.",
     )
-    .action((id: string, options: { reason?: string; json?: boolean }) => {
+    .action(async (id: string, options: StorageFlags & { reason?: string; json?: boolean }) => {
       assertRequestId(id);
       if (options.reason !== undefined && options.reason.length > 500) {
         throw new CliError("--reason: at most 500 characters", EXIT.invalid);
       }
-      recordCliAnswer(ctx, {
+      await recordCliAnswer(ctx, options, {
         id,
         decision: "denied",
         ...(options.reason !== undefined ? { reason: options.reason } : {}),

@@ -1,8 +1,7 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { Command } from "commander";
-import { createPendingConsentStore, openPendingConsentDb, type PendingConsentRow } from "@acp/store";
-import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import type { PendingConsentRow } from "@acp/store";
+import { printJson, printLine, type CliContext } from "../context.js";
+import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 /** One pending request as `acp pending --json` prints it. */
 export interface PendingConsentView {
@@ -37,15 +36,10 @@ function viewOf(row: PendingConsentRow): PendingConsentView {
   };
 }
 
-function listPending(ctx: CliContext): PendingConsentView[] {
-  const path = join(resolveHome(ctx.io), "state.db");
-  if (!existsSync(path)) return [];
-  const db = openPendingConsentDb(path);
-  try {
-    return createPendingConsentStore(db).listPending(ctx.io.now().getTime()).map(viewOf);
-  } finally {
-    db.close();
-  }
+function listPending(ctx: CliContext, flags: StorageFlags): Promise<PendingConsentView[]> {
+  return withPendingStore(ctx, flags, async (handle) =>
+    handle === null ? [] : (await handle.store.listPending(ctx.io.now().getTime())).map(viewOf),
+  );
 }
 
 function printView(ctx: CliContext, view: PendingConsentView): void {
@@ -57,17 +51,21 @@ function printView(ctx: CliContext, view: PendingConsentView): void {
 
 /** Registers `acp pending [--json]`. */
 export function registerPending(parent: Command, ctx: CliContext): void {
-  parent
+  const command = parent
     .command("pending")
     .description("list consent requests waiting for a person (answer them with `acp approve` / `acp deny`)")
-    .option("--json", "print a JSON array, one object per pending request")
+    .option("--json", "print a JSON array, one object per pending request");
+  storageUrlOption(command)
     .addHelpText(
       "after",
-      "\nExamples:\n  acp pending\n  acp pending --json | jq -r '.[].id'\n\n" +
-        "Reads $ACP_HOME/state.db; secrets in arguments are shown as [redacted].",
+      "\nExamples:\n  acp pending\n  acp pending --json | jq -r '.[].id'\n" +
+        "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
+        "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
+        "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
+        "are shown as [redacted].\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read.",
     )
-    .action((options: { json?: boolean }) => {
-      const views = listPending(ctx);
+    .action(async (options: StorageFlags & { json?: boolean }) => {
+      const views = await listPending(ctx, options);
       if (options.json === true) return printJson(ctx, views);
       if (views.length === 0) return printLine(ctx, "no pending consent requests");
       for (const view of views) printView(ctx, view);

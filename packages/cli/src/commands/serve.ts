@@ -74,7 +74,7 @@ State: SQLite ($ACP_HOME/state.db) and the audit chain $ACP_HOME/audit.jsonl, wi
 Several nodes share one PostgreSQL database instead: the storage URL comes from --storage-url, else
 ACP_STORAGE_URL, else storage.url in config.yml (first one set wins). Pending consent, spent nonces,
 rate-limit windows, console sessions and the audit chain then live there; answers reach the waiting node
-through LISTEN/NOTIFY.
+through LISTEN/NOTIFY. acp pending, acp approve and acp deny take the same URL (flag, environment, config).
 
 Examples:
   acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link

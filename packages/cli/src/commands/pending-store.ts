@@ -1,0 +1,77 @@
+/**
+ * Where `acp pending`, `acp approve` and `acp deny` find the pending consent requests: `$ACP_HOME/state.db`,
+ * or the PostgreSQL database of `--storage-url` / ACP_STORAGE_URL / `storage.url` (the precedence of
+ * `acp serve`). Both behind the one store interface the service answers through.
+ */
+import { join } from "node:path";
+import type { Command } from "commander";
+import {
+  explainStorageError,
+  HttpError,
+  openPendingConsent,
+  readServeState,
+  STORAGE_URL_ENV,
+  type PendingConsentHandle,
+} from "@acp/server";
+import { resolveHome, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { storageOf } from "./serve.js";
+
+/** The `--storage-url` option these commands share. */
+export interface StorageFlags {
+  storageUrl?: string;
+}
+
+/** Adds `--storage-url <url>` to a command. */
+export function storageUrlOption(command: Command): Command {
+  return command.option(
+    "--storage-url <url>",
+    `the PostgreSQL database of \`acp serve\` (postgres://…); default ${STORAGE_URL_ENV} or storage.url in ` +
+      "config.yml, else $ACP_HOME/state.db",
+  );
+}
+
+/**
+ * Runs `fn` on the pending-consent store (null: there is none yet, so nothing is pending) and closes it.
+ * A database that cannot be reached, or fails mid-way, is exit 1 with the URL (password masked).
+ */
+export async function withPendingStore<T>(
+  ctx: CliContext,
+  flags: StorageFlags,
+  fn: (handle: PendingConsentHandle | null) => Promise<T>,
+): Promise<T> {
+  const home = resolveHome(ctx.io);
+  const storage = storageOf(ctx, flags, home);
+  if (storage === null && readServeState(home)?.storage === "postgres") {
+    throw new CliError(
+      `the running \`acp serve\` keeps its state in PostgreSQL: pass --storage-url or set ${STORAGE_URL_ENV}`,
+      EXIT.error,
+    );
+  }
+  const statePath = join(home, "state.db");
+  let handle: PendingConsentHandle | null;
+  try {
+    handle = await openPendingConsent({
+      statePath,
+      ...(storage !== null ? { storageUrl: storage.url } : {}),
+    });
+  } catch (err) {
+    if (storage === null) {
+      throw new CliError(`cannot read \`${statePath}\`: ${messageOf(err)}`, EXIT.error);
+    }
+    throw new CliError(explainStorageError(err, storage), EXIT.error);
+  }
+  try {
+    return await fn(handle);
+  } catch (err) {
+    if (err instanceof CliError || err instanceof HttpError) throw err;
+    if (storage === null) throw new CliError(`cannot use \`${statePath}\`: ${messageOf(err)}`, EXIT.error);
+    throw new CliError(explainStorageError(err, storage), EXIT.error);
+  } finally {
+    await handle?.close();
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,62 @@
+/**
+ * The pending-consent table alone (for `acp pending`, `acp approve`, `acp deny`), on SQLite or PostgreSQL,
+ * behind the one {@link AsyncPendingConsentStore} interface the service itself answers through.
+ */
+import { existsSync } from "node:fs";
+import {
+  createPendingConsentStore,
+  createPostgresPendingConsentStore,
+  openPendingConsentDb,
+  openPostgresStore,
+  toAsyncPendingConsentStore,
+  type AsyncPendingConsentStore,
+} from "@acp/store";
+
+/** An open pending-consent store and how to close it. */
+export interface PendingConsentHandle {
+  readonly store: AsyncPendingConsentStore;
+  /** `state.db`'s path, or the PostgreSQL URL with its password masked. */
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the pending-consent store: PostgreSQL when `storageUrl` is given, `statePath` (SQLite) otherwise.
+ * Creates nothing: null when there is no table yet (no `state.db`, or no `acp serve` has prepared the
+ * database), which means nothing is pending. Rejects when the database cannot be reached (the store's
+ * `postgres_unavailable`, see `explainStorageError`).
+ */
+export async function openPendingConsent(options: {
+  readonly storageUrl?: string;
+  readonly statePath: string;
+}): Promise<PendingConsentHandle | null> {
+  if (options.storageUrl !== undefined) {
+    const pg = await openPostgresStore(options.storageUrl, { migrate: false, max: 1, applicationName: "acp-cli" });
+    try {
+      const table = await pg.query<{ t: string | null }>("SELECT to_regclass('pending_consent')::text AS t");
+      if (table.rows[0]?.t == null) {
+        await pg.close();
+        return null;
+      }
+    } catch (err) {
+      await pg.close();
+      throw err;
+    }
+    return { store: createPostgresPendingConsentStore(pg), location: pg.url, close: () => pg.close() };
+  }
+  if (!existsSync(options.statePath)) return null;
+  const db = openPendingConsentDb(options.statePath);
+  try {
+    return {
+      store: toAsyncPendingConsentStore(createPendingConsentStore(db)),
+      location: options.statePath,
+      close: () => {
+        db.close();
+        return Promise.resolve();
+      },
+    };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
