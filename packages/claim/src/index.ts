@@ -5,8 +5,10 @@ export { FAILURE_BODY, FAILURE_HEADERS, FAILURE_STATUS } from "./http/failure.js
 export type { ClaimLogEntry } from "./http/context.js";
 export { CLAIM_MIGRATIONS } from "./store/migrations.js";
 export type {
+  ChargeInput,
   ClaimStore,
   ClaimInput,
+  ReputationCharge,
   CreateSandboxInput,
   CredentialKind,
   FaqRow,
@@ -20,6 +22,35 @@ export { CLAIM_POSTGRES_MIGRATIONS } from "./store/postgres-migrations.js";
 export { openClaimPostgres } from "./store/open-claim-postgres.js";
 export { createSecretBox, type SecretBox } from "./secrets/keyed-hash.js";
 export { AdmissionControl, type AdmissionOptions } from "./admission/admission-control.js";
+export {
+  ADMISSION_MODES,
+  parseAdmissionConfig,
+  type AdmissionMode,
+  type AdmissionPolicyOptions,
+  type ConfigIssue,
+} from "./admission/admission-config.js";
+export {
+  ADMISSION_TOKEN_HEADER,
+  ADMISSION_TOKEN_TYPE,
+  MAX_TOKEN_USES,
+  issuerKeyOf,
+  newIssuerKey,
+  signAdmissionToken,
+  verifyAdmissionToken,
+  type AdmissionClaims,
+  type IssuerKey,
+  type TokenRefusal,
+  type TokenRequest,
+  type TrustedIssuer,
+} from "./admission/admission-token.js";
+export {
+  ReputationPolicy,
+  decayScore,
+  rangeKey,
+  subjectKey,
+  type ReputationEvent,
+  type ReputationOptions,
+} from "./admission/reputation.js";
 export { checkPow, leadingZeroBits, POW_ALGORITHM, POW_NONCE_PATTERN } from "./pow/leading-zeros.js";
 export { issueChallenge, verifyChallenge, CHALLENGE_TTL_MS, type IssuedChallenge } from "./pow/challenge.js";
 export { renderSafeMarkdown, unsafeMarkdownReason, escapeHtml } from "./content/safe-markdown.js";

@@ -47,6 +47,11 @@ export class AdmissionControl {
     this.cooldown = options.breakerCooldownMs ?? 5 * 60_000;
   }
 
+  /** The ceiling of any difficulty (§29: 28 bits by default). */
+  get maxDifficulty(): number {
+    return this.max;
+  }
+
   /** The difficulty a challenge for `source` gets now. */
   difficulty(source: string, nowMs: number): number {
     const created = this.perSource.peek(source, nowMs);

@@ -49,8 +49,8 @@ export class ProgressiveLockout {
     return s !== undefined && s.until > nowMs;
   }
 
-  /** Records a failure under `key`. */
-  fail(key: string, nowMs: number): void {
+  /** Records a failure under `key`; true when this failure locks the key. */
+  fail(key: string, nowMs: number): boolean {
     const s = this.state.get(key) ?? { failures: 0, until: 0 };
     s.failures += 1;
     if (s.failures > this.free) {
@@ -58,5 +58,6 @@ export class ProgressiveLockout {
     }
     this.state.set(key, s);
     if (this.state.size > 100_000) this.state.clear();
+    return s.until > nowMs;
   }
 }

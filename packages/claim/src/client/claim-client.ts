@@ -2,6 +2,7 @@ import type { JsonWebKey } from "node:crypto";
 import { solvePow, type SolveOptions } from "../pow/solver.js";
 import { dpopProof, newDpopKey, type DpopKey } from "../secrets/dpop.js";
 import { nodeTransport, type Transport } from "./transport.js";
+import { ADMISSION_TOKEN_HEADER } from "../admission/admission-token.js";
 
 /** A sandbox as the agent holds it (keep `token` secret: it is the only credential). */
 export interface AgentSandbox {
@@ -51,6 +52,11 @@ export interface ClaimClientOptions {
   readonly solve?: SolveOptions;
   /** Ask for a DPoP-bound agent token (default true; a provider without DPoP answers with a bearer token). */
   readonly dpop?: boolean;
+  /**
+   * An admission token from an issuer the provider trusts (§11.2), sent in `ACP-Admission-Token` on the challenge
+   * and creation requests: lowers the proof-of-work difficulty, or is required by an `issuer-required` provider.
+   */
+  readonly admissionToken?: string;
 }
 
 /**
@@ -77,8 +83,9 @@ export class ClaimClient {
     token?: string | AgentSandbox,
     body?: unknown,
     proofKey?: DpopKey,
+    extra: Record<string, string> = {},
   ): Promise<T> {
-    const headers: Record<string, string> = { accept: "application/json" };
+    const headers: Record<string, string> = { accept: "application/json", ...extra };
     const url = `${this.api}${path}`;
     const key = typeof token === "object" && token.dpop_key !== undefined ? { privateJwk: token.dpop_key } : proofKey;
     if (key !== undefined) headers["dpop"] = dpopProof(key, method, url.split("?")[0] ?? url, Date.now());
@@ -105,7 +112,22 @@ export class ClaimClient {
 
   /** Gets a challenge, solves it, creates a sandbox. */
   async createSandbox(metadata: Record<string, unknown> = {}): Promise<AgentSandbox> {
-    const c = await this.call<{ challenge: string; difficulty: number }>("GET", "/v1/sandboxes/challenge");
+    const token = this.options.admissionToken;
+    if (token !== undefined) {
+      const d = await this.discover();
+      const accepted = (d["sandbox"] as { admission?: unknown } | undefined)?.admission;
+      if (!Array.isArray(accepted) || !accepted.includes("issuer_token"))
+        throw new ClaimClientError("provider does not accept admission tokens", 0, "claim_unsupported");
+    }
+    const adm: Record<string, string> = token === undefined ? {} : { [ADMISSION_TOKEN_HEADER]: token };
+    const c = await this.call<{ challenge: string; difficulty: number }>(
+      "GET",
+      "/v1/sandboxes/challenge",
+      undefined,
+      undefined,
+      undefined,
+      adm,
+    );
     const nonce = await solvePow(c.challenge, c.difficulty, this.options.solve);
     const key = this.options.dpop === false ? undefined : newDpopKey();
     const s = await this.call<{
@@ -119,6 +141,7 @@ export class ClaimClient {
       undefined,
       { admission: { type: "proof_of_work", challenge: c.challenge, nonce }, metadata },
       key,
+      adm,
     );
     return {
       id: s.id,

@@ -5,6 +5,7 @@ import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
+import { admissionDiscovery, decideAdmission } from "./admission-gate.js";
 import { agentTokenHash, requestUrl, type ClaimRuntime } from "./context.js";
 import { invalid, registerFaqRoutes, type Handler, type Params } from "./faq-routes.js";
 
@@ -76,7 +77,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       provider: { name: rt.providerName, docs: `${base}/.well-known/agent-access` },
       sandbox: {
         enabled: true,
-        admission: ["proof_of_work"],
+        admission: rt.policy.issuers.length === 0 ? ["proof_of_work"] : ["proof_of_work", "issuer_token"],
         challenge_endpoint: `${base}/v1/sandboxes/challenge`,
         create_endpoint: `${base}/v1/sandboxes`,
         ttl_hours: rt.ttlMs / HOUR,
@@ -87,6 +88,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
           "find a nonce of 1 to 64 characters from [A-Za-z0-9] such that SHA-256 of the UTF-8 bytes of challenge + nonce (plain concatenation) has at least `difficulty` leading zero bits; each challenge is signed, single use and expires after 5 minutes; difficulty is adaptive",
         nonce_pattern: "^[A-Za-z0-9]{1,64}$",
       },
+      admission: admissionDiscovery(rt, req),
       security: { handle_rotation_on_claim: true, handle_rotation_on_publish: true, adaptive_pow: true },
       content_types: ["faq"],
       agent_token: { token_types: ["Bearer", "DPoP"], dpop_signing_alg_values_supported: DPOP_ALGORITHMS },
@@ -108,10 +110,13 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
         .code(503)
         .header("retry-after", "300")
         .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
-    const d = rt.admission.difficulty(rt.facts(req).source, now);
-    return reply
-      .header("cache-control", "no-store")
-      .send({ ...issueChallenge(rt.box, "create", "", d, now), note: "Difficulty is adaptive and may change" });
+    const d = await decideAdmission(rt, req, now);
+    if (d.kind === "refuse") return rt.fail(req, reply);
+    if (d.kind === "limited") return rt.limited(req, reply, d.retryAfterS);
+    return reply.header("cache-control", "no-store").send({
+      ...issueChallenge(rt.box, "create", d.binding, d.difficulty, now),
+      note: "Difficulty is adaptive and may change",
+    });
   });
 
   api("POST", "/v1/sandboxes", "sandbox.create", async (req, reply) => {
@@ -128,7 +133,14 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     const metadata = JSON.stringify(body?.metadata ?? {});
     if (metadata.length > 2048 || typeof body?.metadata === "string")
       return invalid(reply, "claim_invalid_request", "`metadata` must be an object under 2 KB");
-    if (adm?.type !== "proof_of_work" || !verifyChallenge(rt.box, "create", "", adm.challenge, adm.nonce, now)) {
+    // Issuer token and reputation first (nothing about sandboxes is looked up), then the bound proof-of-work.
+    const d = await decideAdmission(rt, req, now);
+    if (d.kind === "limited") return rt.limited(req, reply, d.retryAfterS);
+    if (
+      d.kind === "refuse" ||
+      adm?.type !== "proof_of_work" ||
+      !verifyChallenge(rt.box, "create", d.binding, adm.challenge, adm.nonce, now)
+    ) {
       rt.admission.recordFailure(source, now);
       return rt.fail(req, reply);
     }
@@ -149,6 +161,13 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       tokenTtlMs: AGENT_TOKEN_TTL_MS,
       metadata,
       now,
+      sourceKey: d.sourceKey,
+      ...(d.token === undefined
+        ? {}
+        : {
+            subjectKey: d.token.subjectKey,
+            tokenUse: { hash: d.token.hash, maxUses: d.token.maxUses, expiresAt: d.token.expiresAt },
+          }),
     });
     if (made === undefined) {
       rt.admission.recordFailure(source, now);

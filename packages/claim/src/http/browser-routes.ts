@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isHandleShape, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
+import { chargeEvent, reputationBits } from "./admission-gate.js";
 import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
 import { claimPage, exchangePage, faqsPage, pageCsp, summaryPage } from "./pages.js";
 
@@ -171,7 +172,8 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
     if (throttled(req, codeKey)) return rt.limited(req, reply);
     const now = rt.now();
-    const c = issueChallenge(rt.box, "claim", codeKey, rt.admission.difficulty(rt.facts(req).source, now), now);
+    const bits = rt.admission.difficulty(rt.facts(req).source, now) + (await reputationBits(rt, req, now));
+    const c = issueChallenge(rt.box, "claim", codeKey, Math.min(rt.admission.maxDifficulty, bits), now);
     return reply.header("cache-control", "no-store").send(c);
   });
 
@@ -194,9 +196,11 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
       }));
     if (ok === false || ok === undefined) {
       const ip = rt.facts(req).source;
-      rt.lockout.fail(`ip:${ip}`, now);
+      const lockedOut = rt.lockout.fail(`ip:${ip}`, now);
       rt.lockout.fail(`code:${codeKey}`, now);
       rt.admission.recordFailure(ip, now);
+      // Keyed by the caller's range only, the same for real and unknown codes: no oracle (§10).
+      if (lockedOut) await chargeEvent(rt, req, "lockout", now);
       return rt.fail(req, reply);
     }
     rt.facts(req).sandboxId = ok.id;

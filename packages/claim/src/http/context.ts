@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionControl } from "../admission/admission-control.js";
+import type { AdmissionPolicy } from "./admission-gate.js";
 import type { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import type { PublishedContentIndex } from "../content/similarity.js";
 import type { DpopReplayCache } from "../secrets/dpop.js";
@@ -32,6 +33,8 @@ export interface ClaimRuntime {
   readonly store: ClaimStore;
   readonly box: SecretBox;
   readonly admission: AdmissionControl;
+  /** Issuer tokens and persistent reputation beside the proof-of-work (§11.2). */
+  readonly policy: AdmissionPolicy;
   readonly hosts: ClaimHosts;
   readonly tls: boolean;
   readonly now: () => number;
@@ -56,7 +59,7 @@ export interface ClaimRuntime {
   readonly dpopReplay: DpopReplayCache;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
-  limited(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
+  limited(req: FastifyRequest, reply: FastifyReply, retryAfterS?: number): Promise<FastifyReply>;
   origin(req: FastifyRequest, host: string): string;
 }
 

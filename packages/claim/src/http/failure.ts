@@ -37,11 +37,19 @@ export async function sendFailure(req: FastifyRequest, reply: FastifyReply, minM
   return reply.code(FAILURE_STATUS).headers(FAILURE_HEADERS).send(FAILURE_BODY);
 }
 
-/** Sends the rate-limit answer (429) after the minimum response time. */
-export async function sendLimited(req: FastifyRequest, reply: FastifyReply, minMs: number): Promise<FastifyReply> {
+/**
+ * Sends the rate-limit answer (429) after the minimum response time. `retryAfterS` (default 60) is set only for
+ * refusals that depend on the caller's own source alone (a source refused for its reputation).
+ */
+export async function sendLimited(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  minMs: number,
+  retryAfterS = 60,
+): Promise<FastifyReply> {
   await padResponse(req, minMs);
   return reply
     .code(429)
-    .headers({ ...FAILURE_HEADERS, "retry-after": "60" })
+    .headers({ ...FAILURE_HEADERS, "retry-after": String(retryAfterS) })
     .send(LIMITED_BODY);
 }

@@ -3,6 +3,8 @@ import type { Database } from "better-sqlite3";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
+import type { AdmissionPolicyOptions } from "../admission/admission-config.js";
+import { createAdmissionPolicy } from "./admission-gate.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import { PublishedContentIndex } from "../content/similarity.js";
 import { DpopReplayCache } from "../secrets/dpop.js";
@@ -40,6 +42,11 @@ export interface ClaimServerOptions {
   readonly ttlHours?: number;
   /** Adaptive proof-of-work tuning. */
   readonly admission?: AdmissionOptions;
+  /**
+   * Long-term admission beside the proof-of-work (§11.2): mode (`pow`, `pow+reputation` — the default —,
+   * `issuer-required`), trusted issuers of admission tokens, persistent reputation tuning.
+   */
+  readonly admissionPolicy?: AdmissionPolicyOptions;
   /** Requests per address per hour on any surface (default 500, §28). */
   readonly requestsPerIpPerHour?: number;
   /** Authenticated agent requests per sandbox per hour (default 500, §28). */
@@ -79,6 +86,7 @@ function openStore(options: ClaimServerOptions, box: ReturnType<typeof createSec
 /** Builds the Agent Claim Protocol provider (all surfaces on one listener, routed by Host header). */
 export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   const box = createSecretBox(options.key);
+  const policy = createAdmissionPolicy(options.admissionPolicy);
   const store = openStore(options, box);
   const now = options.now ?? ((): number => Date.now());
   const hosts: ClaimHosts = { ...DEFAULT_HOSTS, ...options.hosts };
@@ -87,10 +95,15 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   const facts = new WeakMap<FastifyRequest, RequestFacts>();
   const perIp = new WindowCounter(3_600_000);
   const perIpLimit = options.requestsPerIpPerHour ?? 500;
+  const abandoned = policy.persistent
+    ? { points: policy.reputation.pointsFor("abandoned"), halfLifeMs: policy.reputation.halfLifeMs }
+    : undefined;
+  const sweep = (t: number): Promise<number> => store.sweep(t, abandoned);
   const rt: ClaimRuntime = {
     store,
     box,
     admission: new AdmissionControl(options.admission),
+    policy,
     hosts,
     tls,
     now,
@@ -112,7 +125,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     facts: (req) =>
       facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
     fail: (req, reply) => sendFailure(req, reply, minFailureMs),
-    limited: (req, reply) => sendLimited(req, reply, minFailureMs),
+    limited: (req, reply, retryAfterS) => sendLimited(req, reply, minFailureMs, retryAfterS),
     origin: (req, host) => `${tls ? "https" : "http"}://${host}${hostPort(req.headers.host)}`,
   };
 
@@ -145,7 +158,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     if (t - lastSweep > 1000) {
       lastSweep = t;
       // Expiry is also checked by every query; the sweep only ends rows (a failed sweep is retried later).
-      store.sweep(t).catch(() => undefined);
+      sweep(t).catch(() => undefined);
     }
     if (c === undefined) return sendFailure(req, reply, minFailureMs);
     if (c.kind === "pub") return servePublished(rt, req, reply);
@@ -195,7 +208,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   registerApiRoutes(app, rt);
   registerBrowserRoutes(app, rt);
 
-  const timer = setInterval(() => void store.sweep(now()).catch(() => undefined), 60_000);
+  const timer = setInterval(() => void sweep(now()).catch(() => undefined), 60_000);
   timer.unref();
   return {
     app,

@@ -35,6 +35,27 @@ export interface CreateSandboxInput {
   readonly tokenTtlMs: number;
   readonly metadata: string;
   readonly now: number;
+  /** Reputation keys of the creating address range and issuer subject, kept to charge them later (§11.2). */
+  readonly sourceKey?: string;
+  readonly subjectKey?: string;
+  /** An admission-token use, spent in the same transaction: creation fails when the token has no use left. */
+  readonly tokenUse?: { readonly hash: string; readonly maxUses: number; readonly expiresAt: number };
+}
+
+/** Reputation points to add, and the half-life the stored score decays with. */
+export interface ReputationCharge {
+  readonly points: number;
+  readonly halfLifeMs: number;
+}
+
+/** Input of {@link ClaimStore.chargeReputation}. */
+export interface ChargeInput {
+  /** Keys to charge (deduplicated with the sandbox's). */
+  readonly keys: readonly string[];
+  /** Also charge the source and subject that created this sandbox. */
+  readonly sandboxId?: string;
+  readonly charge: ReputationCharge;
+  readonly now: number;
 }
 
 /** Input of {@link ClaimStore.claim}. */
@@ -54,8 +75,18 @@ export interface ClaimInput {
  * answers `undefined`/`false`, whatever the reason. Secrets are looked up by their keyed hash only.
  */
 export interface ClaimStore {
-  /** Marks sandboxes past their TTL expired and drops their content and credentials; how many ended. */
-  sweep(now: number): Promise<number>;
+  /**
+   * Marks sandboxes past their TTL expired and drops their content and credentials; how many ended. With
+   * `abandoned`, each sandbox ended this way (never claimed) charges its creating source and subject, in the same
+   * transaction (so of several nodes sweeping, the one that ends a sandbox charges it, once).
+   */
+  sweep(now: number, abandoned?: ReputationCharge): Promise<number>;
+  /** The decayed reputation scores of `keys` at `now` (0 for an unknown key), in order. */
+  reputation(keys: readonly string[], halfLifeMs: number, now: number): Promise<number[]>;
+  /** Adds points to reputation keys (each score decayed to `now` first), atomically per key. */
+  chargeReputation(input: ChargeInput): Promise<void>;
+  /** How many sandboxes an admission token (by keyed hash) has admitted so far. */
+  admissionTokenUses(hash: string): Promise<number>;
   /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */
   liveHandle(id: string): Promise<string | undefined>;
   /** Spends `challenge` and creates a sandbox (`created` → `active`), its preview handle and agent token. */

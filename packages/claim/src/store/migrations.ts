@@ -53,4 +53,21 @@ CREATE TABLE claim_spent_challenges (
 ) STRICT;
 `,
   },
+  {
+    id: "claim/002-reputation",
+    up: `
+ALTER TABLE claim_sandboxes ADD COLUMN source_key TEXT;
+ALTER TABLE claim_sandboxes ADD COLUMN subject_key TEXT;
+CREATE TABLE claim_reputation (
+  key        TEXT PRIMARY KEY,
+  score      REAL NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE claim_admission_tokens (
+  hash       TEXT PRIMARY KEY,
+  uses       INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) STRICT;
+`,
+  },
 ];

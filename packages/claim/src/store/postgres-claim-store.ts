@@ -3,15 +3,18 @@ import type { FaqBody } from "../content/faq.js";
 import { newContentId, newPublicHandle, newSandboxId } from "../ids/random-ids.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type {
+  ChargeInput,
   ClaimInput,
   ClaimStore,
   CreateSandboxInput,
   CredentialKind,
   FaqRow,
   HandleStage,
+  ReputationCharge,
   SandboxRow,
   SandboxState,
 } from "./claim-store.js";
+import { chargeAll, pruneReputation, readScores, spendTokenUse, tokenUses } from "./postgres-reputation.js";
 
 /** A connection inside `BEGIN … COMMIT` (the argument `PostgresStore.transaction` hands its callback). */
 type Tx = Parameters<Parameters<PostgresStore["transaction"]>[0]>[0];
@@ -45,15 +48,19 @@ export class PostgresClaimStore implements ClaimStore {
     }
   }
 
-  async sweep(now: number): Promise<number> {
+  async sweep(now: number, abandoned?: ReputationCharge): Promise<number> {
     return (
       (await this.tx(async (c) => {
         const ended = await c.query<{ id: string }>(
           "UPDATE claim_sandboxes SET state = 'expired', ended_at = $1 WHERE state IN ('created','active','published') AND expires_at <= $1 RETURNING id",
           [now],
         );
-        for (const { id } of ended.rows) await this.endSandbox(c, id, now);
+        for (const { id } of ended.rows) {
+          if (abandoned !== undefined) await chargeAll(c, { keys: [], sandboxId: id, charge: abandoned, now });
+          await this.endSandbox(c, id, now);
+        }
         await c.query("DELETE FROM claim_spent_challenges WHERE expires_at <= $1", [now]);
+        await pruneReputation(c, now, abandoned?.halfLifeMs);
         return ended.rows.length;
       })) ?? 0
     );
@@ -137,11 +144,12 @@ export class PostgresClaimStore implements ClaimStore {
     const { now } = input;
     return this.tx(async (c) => {
       if (!(await this.spend(c, input.challenge, now + CHALLENGE_KEEP_MS))) throw new Abort();
+      if (input.tokenUse !== undefined && !(await spendTokenUse(c, input.tokenUse))) throw new Abort();
       const id = newSandboxId();
       const expiresAt = now + input.ttlMs;
       await c.query(
-        "INSERT INTO claim_sandboxes (id, state, created_at, expires_at, metadata) VALUES ($1, 'created', $2, $3, $4)",
-        [id, now, expiresAt, input.metadata],
+        "INSERT INTO claim_sandboxes (id, state, created_at, expires_at, metadata, source_key, subject_key) VALUES ($1, 'created', $2, $3, $4, $5, $6)",
+        [id, now, expiresAt, input.metadata, input.sourceKey ?? null, input.subjectKey ?? null],
       );
       const handle = await this.issueHandle(c, id, "preview", now);
       const tokenExpiresAt = Math.min(expiresAt, now + input.tokenTtlMs);
@@ -152,6 +160,18 @@ export class PostgresClaimStore implements ClaimStore {
       if (moved.rowCount !== 1) throw new Abort();
       return { id, handle, expiresAt, tokenExpiresAt };
     });
+  }
+
+  async reputation(keys: readonly string[], halfLifeMs: number, now: number): Promise<number[]> {
+    return readScores(this.pg, keys, halfLifeMs, now);
+  }
+
+  async chargeReputation(input: ChargeInput): Promise<void> {
+    await this.tx((c) => chargeAll(c, input));
+  }
+
+  async admissionTokenUses(hash: string): Promise<number> {
+    return tokenUses(this.pg, hash);
   }
 
   async credentialSandbox(

@@ -58,4 +58,21 @@ CREATE TABLE claim_spent_challenges (
 );
 `,
   },
+  {
+    id: "claim/002-reputation",
+    up: `
+ALTER TABLE claim_sandboxes ADD COLUMN source_key TEXT;
+ALTER TABLE claim_sandboxes ADD COLUMN subject_key TEXT;
+CREATE TABLE claim_reputation (
+  key        TEXT PRIMARY KEY,
+  score      DOUBLE PRECISION NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE claim_admission_tokens (
+  hash       TEXT PRIMARY KEY,
+  uses       INTEGER NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+`,
+  },
 ];

@@ -3,7 +3,17 @@ import type { Database } from "better-sqlite3";
 import { newContentId, newPublicHandle, newSandboxId } from "../ids/random-ids.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { FaqBody } from "../content/faq.js";
-import type { ClaimStore, CredentialKind, FaqRow, SandboxRow, SandboxState } from "./claim-store.js";
+import type {
+  ChargeInput,
+  ClaimStore,
+  CreateSandboxInput,
+  CredentialKind,
+  FaqRow,
+  ReputationCharge,
+  SandboxRow,
+  SandboxState,
+} from "./claim-store.js";
+import { chargeAll, pruneReputation, readScores, spendTokenUse } from "./sqlite-reputation.js";
 
 /** Thrown inside a transaction to roll it back with "nothing happened". */
 class Abort extends Error {}
@@ -31,7 +41,7 @@ export class SqliteClaimStore implements ClaimStore {
   }
 
   /** Marks sandboxes past their TTL expired and drops their content and credentials (clean abandonment). */
-  async sweep(now: number): Promise<number> {
+  async sweep(now: number, abandoned?: ReputationCharge): Promise<number> {
     return (
       this.tx(() => {
         const ended = this.db
@@ -39,8 +49,12 @@ export class SqliteClaimStore implements ClaimStore {
             "UPDATE claim_sandboxes SET state = 'expired', ended_at = ? WHERE state IN ('created','active','published') AND expires_at <= ? RETURNING id",
           )
           .all(now, now);
-        for (const { id } of ended) this.endSandbox(id, now);
+        for (const { id } of ended) {
+          if (abandoned !== undefined) chargeAll(this.db, { keys: [], sandboxId: id, charge: abandoned, now });
+          this.endSandbox(id, now);
+        }
         this.db.prepare("DELETE FROM claim_spent_challenges WHERE expires_at <= ?").run(now);
+        pruneReputation(this.db, now, abandoned?.halfLifeMs);
         return ended.length;
       }) ?? 0
     );
@@ -96,24 +110,20 @@ export class SqliteClaimStore implements ClaimStore {
    * Creates a sandbox admitted by `challenge` (spent here, atomically): `created` → `active`, a preview
    * handle and an agent token. Undefined when the challenge was already spent.
    */
-  async createSandbox(input: {
-    challenge: string;
-    tokenHash: string;
-    ttlMs: number;
-    tokenTtlMs: number;
-    metadata: string;
-    now: number;
-  }): Promise<{ id: string; handle: string; expiresAt: number; tokenExpiresAt: number } | undefined> {
+  async createSandbox(
+    input: CreateSandboxInput,
+  ): Promise<{ id: string; handle: string; expiresAt: number; tokenExpiresAt: number } | undefined> {
     const { now } = input;
     return this.tx(() => {
       if (!this.spend(input.challenge, now + 10 * 60_000)) throw new Abort();
+      if (input.tokenUse !== undefined && !spendTokenUse(this.db, input.tokenUse)) throw new Abort();
       const id = newSandboxId();
       const expiresAt = now + input.ttlMs;
       this.db
         .prepare(
-          "INSERT INTO claim_sandboxes (id, state, created_at, expires_at, metadata) VALUES (?, 'created', ?, ?, ?)",
+          "INSERT INTO claim_sandboxes (id, state, created_at, expires_at, metadata, source_key, subject_key) VALUES (?, 'created', ?, ?, ?, ?, ?)",
         )
-        .run(id, now, expiresAt, input.metadata);
+        .run(id, now, expiresAt, input.metadata, input.sourceKey ?? null, input.subjectKey ?? null);
       const handle = this.issueHandle(id, "preview", now);
       const tokenExpiresAt = Math.min(expiresAt, now + input.tokenTtlMs);
       this.insertCredential(input.tokenHash, id, "agent_token", "", now, tokenExpiresAt);
@@ -391,6 +401,21 @@ export class SqliteClaimStore implements ClaimStore {
       return { handle: current, previous: undefined, rotated: false };
     });
   }
+  async reputation(keys: readonly string[], halfLifeMs: number, now: number): Promise<number[]> {
+    return readScores(this.db, keys, halfLifeMs, now);
+  }
+
+  async chargeReputation(input: ChargeInput): Promise<void> {
+    this.tx(() => chargeAll(this.db, input));
+  }
+
+  async admissionTokenUses(hash: string): Promise<number> {
+    return (
+      this.db.prepare<[string], { uses: number }>("SELECT uses FROM claim_admission_tokens WHERE hash = ?").get(hash)
+        ?.uses ?? 0
+    );
+  }
+
   /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */
   async liveHandle(id: string): Promise<string | undefined> {
     return this.liveHandleSync(id);

@@ -1,0 +1,127 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { FAILURE_BODY, newIssuerKey, signAdmissionToken, type IssuerKey, type TokenRequest } from "../src/index.js";
+import { at, num, shape, solve, str, startProvider, type Provider, type Res } from "./harness.js";
+
+let p: Provider;
+afterEach(async () => p?.close());
+
+const T0 = Date.parse("2026-03-01T12:00:00Z");
+const issuer = newIssuerKey();
+const trusted = [{ kid: issuer.kid, publicKey: issuer.publicKey, name: "Test registry" }];
+
+/** A token for `p` (audience = its API origin) unless overridden. */
+const token = (over: Partial<TokenRequest> = {}, key: IssuerKey = issuer): string =>
+  signAdmissionToken(key, {
+    subject: "agent-42",
+    audience: `http://api.localhost:${p.port}`,
+    nowMs: T0,
+    ttlMs: 3_600_000,
+    jti: randomBytes(16).toString("hex"),
+    ...over,
+  });
+
+const hdr = (t: string | undefined): Record<string, string> => (t === undefined ? {} : { "acp-admission-token": t });
+
+async function challenge(t?: string, from?: string): Promise<Res> {
+  return p.req("api.localhost", "GET", "/v1/sandboxes/challenge", {
+    headers: hdr(t),
+    ...(from === undefined ? {} : { from }),
+  });
+}
+
+async function create(c: Res, t?: string): Promise<Res> {
+  const ch = str(c.json(), "challenge");
+  return p.req("api.localhost", "POST", "/v1/sandboxes", {
+    json: { admission: { type: "proof_of_work", challenge: ch, nonce: solve(ch, num(c.json(), "difficulty")) } },
+    headers: hdr(t),
+  });
+}
+
+describe("§11.2 issuer-attested admission beside the proof-of-work (black box, over HTTP)", () => {
+  it("MUST §11.2 a valid token from a trusted issuer admits, at a lower difficulty; discovery advertises it", async () => {
+    p = await startProvider({
+      admission: { baseDifficulty: 10, maxDifficulty: 16 },
+      admissionPolicy: { issuers: trusted },
+    });
+    const d = (await p.req("api.localhost", "GET", "/.well-known/agent-access")).json();
+    expect(at(d, "sandbox.admission")).toEqual(["proof_of_work", "issuer_token"]);
+    expect(at(d, "admission.mode")).toBe("pow+reputation");
+    expect(at(d, "admission.issuer_token")).toBe("optional");
+    expect(at(d, "admission.token_header")).toBe("ACP-Admission-Token");
+    expect(at(d, "admission.token_audience")).toEqual([`http://api.localhost:${p.port}`]);
+    expect(at(d, "admission.issuers")).toEqual([{ kid: issuer.kid, name: "Test registry" }]);
+    expect(at(d, "admission.reputation.persistent")).toBe(true);
+
+    expect(num((await challenge()).json(), "difficulty")).toBe(10);
+    const t = token();
+    const c = await challenge(t);
+    expect(num(c.json(), "difficulty")).toBe(6);
+    expect((await create(c, t)).status).toBe(201);
+  });
+
+  it("MUST §11.2 forged, tampered, unknown-issuer, expired, not-yet-valid, wrong-audience and reused tokens are refused, all with the one failure answer", async () => {
+    p = await startProvider({ admissionPolicy: { issuers: trusted } });
+    const other = newIssuerKey();
+    const forged = token({}, { ...other, kid: issuer.kid });
+    const [h = "", , sig = ""] = token().split(".");
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ iss: issuer.kid, sub: "root", aud: `http://api.localhost:${p.port}`, exp: T0 / 1000 + 3600, jti: "x".repeat(32) })).toString("base64url")}.${sig}`;
+    const unknown = token({}, other);
+    const expired = token({ nowMs: T0 - 2 * 3_600_000 });
+    const future = token({ nowMs: T0 + 3_600_000 });
+    const wrongAud = token({ audience: "https://api.other.example" });
+    const tooLong = token({ ttlMs: 31 * 86_400_000 });
+    const used = token();
+    const twice = [await challenge(used), await challenge(used)];
+    expect((await create(twice[0]!, used)).status).toBe(201);
+
+    const refused: Res[] = [];
+    for (const t of [forged, tampered, unknown, expired, future, wrongAud, tooLong, "not.a.token", used])
+      refused.push(await challenge(t));
+    // A challenge fetched before the token was used up does not help: the use is spent atomically at creation.
+    refused.push(await create(twice[1]!, used));
+    // A challenge fetched with a token is bound to it: it admits nothing without that token, or with another one.
+    const bound = await challenge(token());
+    refused.push(await create(bound));
+    refused.push(await create(bound, token()));
+    for (const r of refused) {
+      expect(r.body).toBe(FAILURE_BODY);
+      expect(shape(r)).toEqual(shape(refused[0]!));
+    }
+  });
+
+  it("MUST §11.2 a token with max_uses admits exactly that many sandboxes", async () => {
+    p = await startProvider({ admissionPolicy: { issuers: trusted } });
+    const t = token({ maxUses: 2 });
+    const cs = [await challenge(t), await challenge(t), await challenge(t)];
+    expect((await create(cs[0]!, t)).status).toBe(201);
+    expect((await create(cs[1]!, t)).status).toBe(201);
+    expect((await create(cs[2]!, t)).body).toBe(FAILURE_BODY);
+  });
+
+  it("MUST §11.2 issuer-required: without a token the challenge and the creation are refused with the one failure answer; with one it admits", async () => {
+    p = await startProvider({ admissionPolicy: { mode: "issuer-required", issuers: trusted } });
+    const d = (await p.req("api.localhost", "GET", "/.well-known/agent-access")).json();
+    expect(at(d, "admission.issuer_token")).toBe("required");
+    const noToken = await challenge();
+    const forged = await challenge(token({}, newIssuerKey()));
+    const blind = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+      json: { admission: { type: "proof_of_work", challenge: "v1-8-1-x", nonce: "0" } },
+    });
+    for (const r of [noToken, forged, blind]) expect(r.body).toBe(FAILURE_BODY);
+    expect(shape(noToken)).toEqual(shape(forged));
+    // An anonymous challenge from before the switch (or minted elsewhere) cannot be used either: it must be bound.
+    const t = token();
+    const c = await challenge(t);
+    expect(c.status).toBe(200);
+    expect((await create(c)).body).toBe(FAILURE_BODY);
+    expect((await create(await challenge(t), t)).status).toBe(201);
+  });
+
+  it("refuses to start in issuer-required mode without a trusted issuer, and on a key that is not Ed25519", async () => {
+    await expect(startProvider({ admissionPolicy: { mode: "issuer-required" } })).rejects.toThrow(/issuer/);
+    await expect(startProvider({ admissionPolicy: { issuers: [{ kid: "k", publicKey: "short" }] } })).rejects.toThrow(
+      /public_key/,
+    );
+  });
+});
