@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ClaimStore, FaqBody, SecretBox } from "../src/index.js";
+import type { ClaimStore, CreateSandboxInput, FaqBody, SecretBox } from "../src/index.js";
 import { createSecretBox } from "../src/index.js";
 
 /** An opened store and how to dispose of it. */
@@ -193,6 +193,75 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
         ),
       );
       expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    const REP = { points: 10, halfLifeMs: 72 * HOUR };
+    const made = async (over: Partial<CreateSandboxInput>) =>
+      s.createSandbox({
+        challenge: randomBytes(8).toString("hex"),
+        tokenHash: h(randomBytes(8).toString("hex")),
+        ttlMs: 48 * HOUR,
+        tokenTtlMs: 48 * HOUR,
+        metadata: "{}",
+        now: T0,
+        ...over,
+      });
+
+    it("§11.2 reputation: charges add up per key, decay by half-life, and unknown keys score 0", async () => {
+      await s.chargeReputation({ keys: ["range:a", "range:b"], charge: REP, now: T0 });
+      await s.chargeReputation({ keys: ["range:a", "range:a"], charge: REP, now: T0 + 72 * HOUR });
+      const [a, b, c] = await s.reputation(["range:a", "range:b", "range:c"], REP.halfLifeMs, T0 + 72 * HOUR);
+      expect(a).toBeCloseTo(15, 6); // 10 halved, plus 10 (the duplicate key charged once)
+      expect(b).toBeCloseTo(5, 6);
+      expect(c).toBe(0);
+      expect((await s.reputation(["range:a"], REP.halfLifeMs, T0 + 216 * HOUR))[0]).toBeCloseTo(3.75, 6);
+    });
+
+    it("§11.2 reputation: a sandbox's creating source and subject are charged through it, and abandoned sandboxes charge them once when swept", async () => {
+      const a = await made({ sourceKey: "range:src", subjectKey: "subject:k:agent" });
+      if (a === undefined) throw new Error("not created");
+      await s.chargeReputation({ keys: ["range:caller"], sandboxId: a.id, charge: REP, now: T0 });
+      const keys = ["range:src", "subject:k:agent", "range:caller"];
+      expect(await s.reputation(keys, REP.halfLifeMs, T0)).toEqual([10, 10, 10]);
+      const claimedLater = await made({ sourceKey: "range:other" });
+      if (claimedLater === undefined) throw new Error("not created");
+      expect(await s.deleteSandbox(claimedLater.id, T0 + 1)).toBe(true);
+      const abandoned = { points: 1, halfLifeMs: REP.halfLifeMs };
+      expect(await s.sweep(T0 + 48 * HOUR, abandoned)).toBe(1);
+      expect(await s.sweep(T0 + 48 * HOUR, abandoned)).toBe(0);
+      const after = await s.reputation([...keys, "range:other"], REP.halfLifeMs, T0 + 48 * HOUR);
+      const decayed = 10 * 0.5 ** (48 / 72);
+      expect(after[0]).toBeCloseTo(decayed + 1, 6);
+      expect(after[1]).toBeCloseTo(decayed + 1, 6);
+      expect(after[2]).toBeCloseTo(decayed, 6);
+      expect(after[3]).toBe(0);
+    });
+
+    it("§11.2 admission tokens: uses are spent with the creation, at most max_uses, and a failed creation spends none", async () => {
+      const use = { hash: h("token-1"), maxUses: 2, expiresAt: T0 + HOUR };
+      expect(await made({ tokenUse: use })).toBeDefined();
+      expect(await s.admissionTokenUses(use.hash)).toBe(1);
+      const spent = randomBytes(8).toString("hex");
+      expect(await made({ challenge: spent })).toBeDefined();
+      expect(await made({ challenge: spent, tokenUse: use })).toBeUndefined(); // challenge already spent
+      expect(await s.admissionTokenUses(use.hash)).toBe(1);
+      expect(await made({ tokenUse: use })).toBeDefined();
+      expect(await made({ tokenUse: use })).toBeUndefined();
+      expect(await s.admissionTokenUses(use.hash)).toBe(2);
+      expect(await s.admissionTokenUses(h("never"))).toBe(0);
+    });
+
+    it("race: a single-use admission token spent by 8 concurrent creations admits exactly one sandbox", async () => {
+      const use = { hash: h("token-race"), maxUses: 1, expiresAt: T0 + HOUR };
+      const results = await Promise.all(Array.from({ length: 8 }, () => made({ tokenUse: use })));
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+
+    it("race: 8 concurrent charges of one key all count", async () => {
+      await Promise.all(
+        Array.from({ length: 8 }, () => s.chargeReputation({ keys: ["range:busy"], charge: REP, now: T0 })),
+      );
+      expect((await s.reputation(["range:busy"], REP.halfLifeMs, T0))[0]).toBeCloseTo(80, 6);
     });
   });
 }

@@ -1,12 +1,16 @@
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
 import { FAILURE_BODY, openClaimPostgres } from "../../src/index.js";
-import { at, createSandbox, humanClaim, publishFaq, startProvider, str, type Provider } from "../harness.js";
+import { at, createSandbox, humanClaim, num, publishFaq, startProvider, str, type Provider } from "../harness.js";
 
 let p: Provider | undefined;
+let q: Provider | undefined;
 let db: TestDatabase | undefined;
 afterEach(async () => {
   await p?.close(); // closes the PostgreSQL pool too
+  await q?.close();
+  q = undefined;
   await db?.drop();
 });
 
@@ -44,5 +48,30 @@ describe("the provider on PostgreSQL (storage through the same store interface),
     const provider = p;
     const results = await Promise.all([humanClaim(provider, code), humanClaim(provider, code)]);
     expect(results.map((r) => r.verify.status).sort()).toEqual([200, 404]);
+  });
+
+  it("MUST §11.2 reputation is shared by every node on one database and survives them: a source flagged on node A is slower on node B, then after both restart", async () => {
+    db = await createTestDatabase();
+    const key = randomBytes(32);
+    const opts = { admission: { baseDifficulty: 6, maxDifficulty: 20 }, key };
+    p = await startProvider({ ...opts, postgres: await openClaimPostgres(db.url) });
+    q = await startProvider({ ...opts, postgres: await openClaimPostgres(db.url) });
+    const a = await createSandbox(p);
+    const f = await p.req("api.localhost", "POST", "/v1/faqs", {
+      json: { title: "Login", questions: [{ question: "How?", answer: "Enter your password here." }] },
+      headers: a.auth,
+    });
+    const pub = await p.req("api.localhost", "POST", `/v1/faqs/${str(f.json(), "faq_id")}/publish`, {
+      headers: a.auth,
+    });
+    expect(pub.status).toBe(422);
+    const difficulty = async (node: Provider): Promise<number> =>
+      num((await node.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
+    expect(await difficulty(q)).toBe(6 + 2); // node B never saw the flag: only the stored 30 points
+    await p.close();
+    await q.close();
+    q = undefined;
+    p = await startProvider({ ...opts, postgres: await openClaimPostgres(db.url) });
+    expect(await difficulty(p)).toBe(6 + 2);
   });
 });
