@@ -118,4 +118,81 @@ describe("acp claim", () => {
     expect(r.stdout).toContain("acp claim serve --port 8080");
     expect(r.stdout).toContain("admin.localhost:8080/claim");
   });
+
+  it("issuer keygen + issue, serve --admission issuer-required: publish with --admission-token works, without one the provider refuses (exit 3)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
+    const env = { ACP_HOME: home, HOME: home };
+    const kg = await runCli(["claim", "issuer", "keygen", "--json"], { env });
+    expect(kg.code).toBe(0);
+    const k = JSON.parse(kg.stdout) as { kid: string; public_key: string; key_file: string };
+    expect(statSync(k.key_file).mode & 0o777).toBe(0o600);
+    expect((await runCli(["claim", "issuer", "keygen"], { env })).code).toBe(2); // no silent overwrite
+    writeFileSync(
+      join(home, "claim", "config.yml"),
+      `admission:\n  issuers:\n    - kid: ${k.kid}\n      public_key: ${k.public_key}\n      name: test\n`,
+    );
+    const { ctx } = context(home);
+    const started = await serveClaim(ctx, {
+      port: "0",
+      difficulty: "8",
+      db: join(home, "state.db"),
+      admission: "issuer-required",
+    });
+    server = started.server;
+    expect(started.server.admissionMode).toBe("issuer-required");
+    const provider = `http://api.localhost:${started.port}`;
+    const tokenFile = join(home, "agent.token");
+    const issued = await runCli(
+      ["claim", "issuer", "issue", "--subject", "agent-42", "--audience", provider, "--out", tokenFile, "--json"],
+      { env, now: new Date() },
+    );
+    expect(issued.code).toBe(0);
+    expect(JSON.parse(issued.stdout)).toMatchObject({ kid: k.kid, subject: "agent-42", uses: 1 });
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    writeFileSync(join(home, "faq.json"), JSON.stringify(FAQ));
+    const args = ["claim", "publish", "--provider", provider, "--file", join(home, "faq.json"), "--json"];
+    const ok = await runCli([...args, "--admission-token", tokenFile], { env });
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    const reused = await runCli([...args, "--admission-token", tokenFile], { env });
+    expect(reused.code).toBe(3);
+    const none = await runCli(args, { env });
+    expect(none.code).toBe(3);
+    expect(none.stderr).toContain("claim provider:");
+    const viaEnv = await runCli(["claim", "issuer", "issue", "--subject", "agent-43", "--audience", provider], {
+      env,
+      now: new Date(),
+    });
+    const fromEnv = await runCli(args, { env: { ...env, ACP_CLAIM_ADMISSION_TOKEN: viaEnv.stdout.trim() } });
+    expect(fromEnv.code).toBe(0);
+  });
+
+  it("claim config and issuer flags: every config problem is exit 4 naming the key; bad modes and flags are usage errors", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
+    const env = { ACP_HOME: home, HOME: home };
+    const { ctx } = context(home);
+    const cfg = join(home, "claim.yml");
+    writeFileSync(cfg, "admission:\n  mode: open\n  issuers:\n    - kid: k1\n      public_key: nope\n  colour: red\n");
+    const err = await serveClaim(ctx, { port: "0", config: cfg }).catch((e: Error & { code?: number }) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toContain('admission.mode: unknown mode `"open"`');
+    expect((err as Error).message).toContain("admission.issuers[0].public_key");
+    expect((err as Error).message).toContain("admission.colour: unknown key `colour`");
+    await expect(serveClaim(ctx, { port: "0", admission: "anything" })).rejects.toThrow("--admission: unknown mode");
+    await expect(serveClaim(ctx, { port: "0", admission: "issuer-required" })).rejects.toThrow(
+      "needs a trusted issuer",
+    );
+    const noKey = await runCli(["claim", "issuer", "issue", "--subject", "a", "--audience", "http://x"], { env });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toContain("acp claim issuer keygen");
+    const badTtl = await runCli(
+      ["claim", "issuer", "issue", "--subject", "a", "--audience", "http://x", "--ttl", "forever"],
+      { env },
+    );
+    expect(badTtl.code).toBe(2);
+    const badAud = await runCli(["claim", "issuer", "issue", "--subject", "a", "--audience", "x"], { env });
+    expect(badAud.code).toBe(2);
+    const help = await runCli(["claim", "issuer", "issue", "--help"]);
+    expect(help.stdout).toContain("--admission-token agent-42.token");
+  });
 });

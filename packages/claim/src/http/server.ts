@@ -3,7 +3,7 @@ import type { Database } from "better-sqlite3";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
-import type { AdmissionPolicyOptions } from "../admission/admission-config.js";
+import type { AdmissionMode, AdmissionPolicyOptions } from "../admission/admission-config.js";
 import { createAdmissionPolicy } from "./admission-gate.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import { PublishedContentIndex } from "../content/similarity.js";
@@ -69,6 +69,8 @@ export interface ClaimServerOptions {
 export interface ClaimServer {
   readonly app: FastifyInstance;
   readonly store: ClaimStore;
+  /** The admission mode in force (`pow`, `pow+reputation`, `issuer-required`). */
+  readonly admissionMode: AdmissionMode;
   /** Listens on `host:port` (default 127.0.0.1) and resolves to the bound port. */
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
@@ -213,6 +215,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   return {
     app,
     store,
+    admissionMode: policy.mode,
     listen: async (port, host = "127.0.0.1") => {
       await app.listen({ port, host });
       const addr = app.server.address();

@@ -15,6 +15,8 @@ import { openStateDb } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
+import { admissionTokenOf, loadClaimConfig } from "./claim-config.js";
+import { registerClaimIssuer } from "./claim-issuer.js";
 
 /** Flags of `acp claim serve`. */
 export interface ClaimServeFlags {
@@ -29,12 +31,15 @@ export interface ClaimServeFlags {
   adminHost?: string;
   pubSuffix?: string;
   tls?: boolean;
+  config?: string;
+  admission?: string;
 }
 
 interface AgentFlags {
   provider?: string;
   file?: string;
   sandbox?: string;
+  admissionToken?: string;
   json?: boolean;
 }
 
@@ -81,6 +86,7 @@ export async function serveClaim(
     ...(flags.adminHost === undefined ? {} : { admin: flags.adminHost }),
     ...(flags.pubSuffix === undefined ? {} : { pubSuffix: flags.pubSuffix }),
   };
+  const admissionPolicy = loadClaimConfig(ctx, home, flags);
   const storage = storageOf(ctx, flags, home);
   if (storage !== null && flags.db !== undefined)
     throw new CliError(`--db and ${storage.source} both given: pick SQLite or PostgreSQL`, EXIT.usage);
@@ -92,6 +98,7 @@ export async function serveClaim(
     hosts,
     tls: flags.tls === true,
     admission: { baseDifficulty: difficulty, maxDifficulty: Math.max(difficulty, 28) },
+    admissionPolicy,
     log: (entry) => void ctx.io.stderr.write(`${JSON.stringify(entry)}\n`),
   });
   let bound: number;
@@ -156,12 +163,16 @@ async function agent<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const client = (flags: AgentFlags, fallback?: string): ClaimClient => {
+const client = (ctx: CliContext, flags: AgentFlags, fallback?: string): ClaimClient => {
   const url = flags.provider ?? fallback;
   if (url === undefined)
     throw new CliError("missing --provider URL (the API origin, e.g. http://api.localhost:8080)", EXIT.usage);
-  return new ClaimClient(url);
+  const token = admissionTokenOf(ctx, flags.admissionToken);
+  return new ClaimClient(url, token === undefined ? {} : { admissionToken: token });
 };
+
+const TOKEN_HELP =
+  "admission token from an issuer the provider trusts (lowers the proof-of-work; needed by issuer-required providers); default $ACP_CLAIM_ADMISSION_TOKEN";
 
 /** Registers `acp claim serve | create-faq | publish | link`. */
 export function registerClaim(program: Command, ctx: CliContext): void {
@@ -187,6 +198,11 @@ export function registerClaim(program: Command, ctx: CliContext): void {
     .option("--admin-host <name>", "admin host name (default admin.localhost)")
     .option("--pub-suffix <name>", "published FAQs at {handle}.<name> (default pub.localhost)")
     .option("--tls", "behind TLS: https URLs, Secure __Host- cookies")
+    .option(
+      "--config <file>",
+      "claim config: admission mode, trusted issuers, reputation (default $ACP_HOME/claim/config.yml)",
+    )
+    .option("--admission <mode>", "pow | pow+reputation (default) | issuer-required; overrides admission.mode")
     .addHelpText(
       "after",
       `
@@ -196,6 +212,14 @@ Examples:
     --preview-host preview.example.net --preview-admin-host preview-admin.example.net --pub-suffix faq.example.net
 
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp claim serve --port 8080   # state on PostgreSQL
+  acp claim serve --admission issuer-required   # only agents with a token from an issuer in claim/config.yml
+
+Admission (§11.2): adaptive proof-of-work always; with pow+reputation (default) a persistent per-range and
+per-agent reputation (flagged content, lockouts, abandoned sandboxes; halves every 72 h) raises the difficulty
+and eventually refuses a source for a while; trusted issuers' tokens (acp claim issuer keygen / issue) lower
+the difficulty, or are required with issuer-required. Config file ($ACP_HOME/claim/config.yml or --config):
+  admission: { mode: pow+reputation, issuers: [{ kid: …, public_key: …, name: … }], token_pow_discount_bits: 4 }
+  reputation: { half_life_hours: 72, raise_at: 10, refuse_at: 160, points: { content_flagged: 30, lockout: 15, abandoned: 1 } }
 
 State lives in SQLite ($ACP_HOME/state.db, or --db) unless a PostgreSQL URL is given by --storage-url, else
 ACP_STORAGE_URL, else storage.url in config.yml (as acp serve); the claim tables are created on first start.
@@ -205,7 +229,7 @@ Guide: docs/guides/claim.md`,
     .action(async (flags: ClaimServeFlags) => {
       const { server, port } = await serveClaim(ctx, flags);
       ctx.io.stderr.write(
-        `acp claim: listening on 127.0.0.1:${port}; API http://${flags.apiHost ?? "api.localhost"}:${port}, claim page http://${flags.adminHost ?? "admin.localhost"}:${port}/claim\n`,
+        `acp claim: listening on ${flags.bind ?? "127.0.0.1"}:${port} (admission ${server.admissionMode}); API http://${flags.apiHost ?? "api.localhost"}:${port}, claim page http://${flags.adminHost ?? "admin.localhost"}:${port}/claim\n`,
       );
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
@@ -215,6 +239,7 @@ Guide: docs/guides/claim.md`,
     });
 
   registerAgentCommands(claim, ctx);
+  registerClaimIssuer(claim, ctx);
 }
 
 function registerAgentCommands(claim: Command, ctx: CliContext): void {
@@ -226,11 +251,12 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     )
     .option("--provider <url>", "API origin (default $ACP_CLAIM_PROVIDER)")
     .option("--file <faq.json>", "the FAQ (title, description, questions[{question, answer}]); - reads stdin")
+    .option("--admission-token <file>", TOKEN_HELP)
     .option("--json", "machine-readable output")
     .addHelpText("after", "\nExample:\n  acp claim create-faq --provider http://api.localhost:8080 --file faq.json\n")
     .action(async (flags: AgentFlags) => {
       const faq = await readFaq(ctx, flags.file);
-      const c = client(flags, env);
+      const c = client(ctx, flags, env);
       const r = await agent(async () => {
         const sandbox = await c.createSandbox();
         saveSandbox(ctx, sandbox);
@@ -257,6 +283,7 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .option("--provider <url>", "API origin (default $ACP_CLAIM_PROVIDER)")
     .option("--file <faq.json>", "the FAQ to create and publish; - reads stdin")
     .option("--sandbox <id>", "with --file: add to this saved sandbox instead of creating one")
+    .option("--admission-token <file>", TOKEN_HELP)
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
@@ -272,7 +299,7 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
           const p = await c.publish(s, faqId);
           return { sandbox_id: s.id, faq_id: faqId, published_url: p.published_url };
         }
-        const p = await client(flags, env).publishFaq(faq);
+        const p = await client(ctx, flags, env).publishFaq(faq);
         saveSandbox(ctx, p.sandbox);
         return { sandbox_id: p.sandbox.id, faq_id: p.faq_id, published_url: p.published_url };
       });

@@ -1,0 +1,64 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { ADMISSION_MODES, parseAdmissionConfig, type AdmissionMode, type AdmissionPolicyOptions } from "@acp/claim";
+import { resolvePath, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+
+/**
+ * The claim config of `acp claim serve`: `--config FILE`, else `$ACP_HOME/claim/config.yml` when it exists, else
+ * none (defaults). `--admission MODE` overrides `admission.mode`. Any problem is exit 4 listing every issue.
+ */
+export function loadClaimConfig(
+  ctx: CliContext,
+  home: string,
+  flags: { config?: string; admission?: string },
+): AdmissionPolicyOptions {
+  const path = flags.config !== undefined ? resolvePath(ctx.io, flags.config) : join(home, "claim", "config.yml");
+  let doc: unknown = {};
+  if (flags.config !== undefined || existsSync(path)) {
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw new CliError(`cannot read \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+    }
+    try {
+      doc = parseYaml(text);
+    } catch (err) {
+      throw new CliError(`${path}: not YAML: ${err instanceof Error ? err.message : String(err)}`, EXIT.invalid);
+    }
+  }
+  const parsed = parseAdmissionConfig(doc);
+  if (!parsed.ok)
+    throw new CliError(parsed.issues.map((i) => `${path}: ${i.path}: ${i.message}`).join("\n"), EXIT.invalid);
+  if (flags.admission === undefined) return parsed.value;
+  if (!ADMISSION_MODES.includes(flags.admission as AdmissionMode))
+    throw new CliError(
+      `--admission: unknown mode \`${flags.admission}\` (expected ${ADMISSION_MODES.join(", ")})`,
+      EXIT.usage,
+    );
+  if (flags.admission === "issuer-required" && (parsed.value.issuers ?? []).length === 0)
+    throw new CliError(
+      `--admission issuer-required needs a trusted issuer in \`${path}\` (admission.issuers; see acp claim issuer keygen)`,
+      EXIT.usage,
+    );
+  return { ...parsed.value, mode: flags.admission as AdmissionMode };
+}
+
+/** The admission token an agent command sends: `--admission-token FILE`, else `$ACP_CLAIM_ADMISSION_TOKEN`. */
+export function admissionTokenOf(ctx: CliContext, file: string | undefined): string | undefined {
+  if (file === undefined) {
+    const env = ctx.io.env["ACP_CLAIM_ADMISSION_TOKEN"];
+    return env === undefined || env.trim() === "" ? undefined : env.trim();
+  }
+  let text: string;
+  try {
+    text = readFileSync(resolvePath(ctx.io, file), "utf8").trim();
+  } catch (err) {
+    throw new CliError(`cannot read \`${file}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+  }
+  if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text))
+    throw new CliError(`\`${file}\`: not an admission token (header.payload.signature)`, EXIT.invalid);
+  return text;
+}
