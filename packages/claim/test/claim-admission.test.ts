@@ -70,6 +70,16 @@ describe("§11 Admission control", () => {
     expect((await challenge()).difficulty).toBe(5);
   });
 
+  it("MUST §11.2 increase difficulty during attack conditions: a provider-wide creation surge raises it for every source, even a new one", async () => {
+    p = await startProvider({ admission: { baseDifficulty: 4, maxDifficulty: 10, globalSurchargeAt: 3 } });
+    expect((await challenge("127.0.1.1")).difficulty).toBe(4);
+    for (let i = 0; i < 3; i++) await createSandbox(p); // within 127.0.0.1's free creations
+    expect((await challenge("127.0.1.1")).difficulty).toBe(6);
+    expect((await challenge()).difficulty).toBe(6);
+    p.advance(10 * 60_000);
+    expect((await challenge("127.0.1.1")).difficulty).toBe(4);
+  });
+
   it("SHOULD §11.2 circuit breaker: a creation spike pauses admission with 503", async () => {
     p = await startProvider({ admission: { baseDifficulty: 2, breakerAt: 2 } });
     await createSandbox(p);
