@@ -1,5 +1,5 @@
 import { MAX_CANONICAL_DEPTH } from "../canonical-json/index.js";
-import type { AuditEventBody } from "./event.js";
+import type { AuditEventBody, AuditEventInput } from "./event.js";
 
 // The audit writer's fast path to RFC 8785. For valid I-JSON, JCS is JSON.stringify with object keys
 // sorted by UTF-16 code units (Array.prototype.sort's default order): strings and numbers are written
@@ -135,4 +135,45 @@ export function canonicalAuditBody(b: AuditEventBody): CanonicalAuditParts | und
   let n = 0;
   for (const key in b) if (Object.hasOwn(b, key)) n++;
   return n === BODY_KEYS ? auditBodyParts(b) : undefined;
+}
+
+let lastTimestamp = "";
+let lastTimestampJson = '""';
+
+/** A timestamp's encoding; events appended together share one, so the last is remembered. */
+function timestampValue(v: unknown): string {
+  if (v !== lastTimestamp || typeof v !== "string") {
+    const out = jsonValue(v, 0);
+    if (typeof v !== "string") return out;
+    lastTimestamp = v;
+    lastTimestampJson = out;
+  }
+  return lastTimestampJson;
+}
+
+/** The canonical JSON of an event, less its previous hash and `event_hash`, as {@link auditPartsOf} splits it. */
+export interface AuditParts {
+  /** `{"agent":…,"category":…,"decision":…,"event_type":…,…,"previous_event_hash":` */
+  readonly front: string;
+  /** UTF-8 bytes of `front` up to where `event_hash` goes (after the `decision` value). */
+  readonly hashAt: number;
+  /** `,"request_id":…,"version":"0.2.0"}` */
+  readonly back: string;
+}
+
+/**
+ * The canonical JSON of the event an input and its placement make, split around its previous hash:
+ * `front` runs to `"previous_event_hash":`, `back` from `,"request_id"` to the end; `hashAt` is the
+ * UTF-8 length of `front` up to where `event_hash` goes. Fields as {@link createAuditEventBody} fills them.
+ */
+export function auditPartsOf(input: AuditEventInput, id: string, timestamp: string): AuditParts {
+  const head = `{"agent":${namingValue(input.agent ?? null)},"category":${namingValue(input.category ?? null)},"decision":${namingValue(input.decision ?? null)}`;
+  const front =
+    `${head},"event_type":${namingValue(input.event_type)},"id":${jsonValue(id, 0)}` +
+    `,"metadata":${jsonValue(input.metadata ?? {}, 0)},"policy_rule":${namingValue(input.policy_rule ?? null)},"previous_event_hash":`;
+  const back =
+    `,"request_id":${jsonValue(input.request_id ?? null, 0)},"response_time_ms":${jsonValue(input.response_time_ms ?? null, 0)}` +
+    `,"risk_level":${namingValue(input.risk_level ?? null)},"timestamp":${timestampValue(timestamp)},"tool":${namingValue(input.tool ?? null)}` +
+    `,"type":"audit_event","version":"0.2.0"}`;
+  return { front, hashAt: Buffer.byteLength(head, "utf8"), back };
 }

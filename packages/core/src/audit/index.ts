@@ -17,6 +17,12 @@ export {
   type AuditMetadata,
   type SealedAuditLine,
 } from "./event.js";
+export {
+  AuditLineStager,
+  createStagedAuditLines,
+  sealStagedLine,
+  type StagedAuditLines,
+} from "./audit-line.js";
 export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 export {
   CHECKPOINT_KIND,

@@ -4,21 +4,26 @@ import { open as openHandle, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
+  AuditLineStager,
+  createAuditEventBody,
   createCheckpointBody,
   createCheckpointInput,
   createRedactor,
   DEFAULT_REDACTION,
   NO_PATTERNS,
+  createStagedAuditLines,
   redactAuditInput,
-  sealAuditInput,
+  sealStagedLine,
   signCheckpoint,
   type AuditEventInput,
   type AuditEventV02,
+  type StagedAuditLines,
   type CheckpointSigner,
   type RedactionRules,
   type Redactor,
 } from "@acp/core";
 import { anchorPathOf, writeAnchor } from "./anchor.js";
+import { ByteRuns, writeAll } from "./byte-runs.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
@@ -57,6 +62,14 @@ export interface AuditLog {
   readonly recovered: TornTail | null;
   /** Redacts, hashes, chains and durably appends one event; resolves with the event as written. */
   append(input: AuditEventInput): Promise<AuditEventV02>;
+  /**
+   * Redacts, hashes, chains and durably appends several events, in order, with one promise that
+   * resolves when all of them are durable (the producer's batch path: no promise or event object per
+   * event). The events share one timestamp (the clock is read once). Refuses the whole call, with
+   * nothing queued, when any input is a reserved event type or not JSON. A call larger than `maxBatch`
+   * is written in several groups; if one of them fails the call rejects and the groups before it stay.
+   */
+  appendMany(inputs: readonly AuditEventInput[]): Promise<void>;
   /** Writes a signed checkpoint now; resolves `null` without a signer. */
   checkpoint(): Promise<AuditEventV02 | null>;
   /** Resolves when everything appended so far is durable. */
@@ -65,23 +78,55 @@ export interface AuditLog {
   close(): Promise<void>;
 }
 
+/** One queued call: events to write (from `append` or `appendMany`) or a checkpoint. */
 interface Pending {
-  readonly kind: "event" | "checkpoint" | "final";
-  readonly input: AuditEventInput;
+  readonly kind: "events" | "checkpoint" | "final";
+  /** The events, redacted, checked and staged as bytes when they were appended. */
+  readonly lines: StagedAuditLines;
+  /** How many events `lines` holds. */
+  readonly count: number;
+  /** For `append`: the redacted input and id, to build the event it resolves with. */
+  readonly single: { readonly input: AuditEventInput; readonly id: string } | null;
   readonly timestamp: string;
-  readonly resolve: (event: AuditEventV02 | null) => void;
+  /** How many of the events earlier batches took (a call larger than a batch is split). */
+  taken: number;
+  /** With the event (`append`), the checkpoint or `null` (`checkpoint`, `close`), or nothing (`appendMany`). */
+  readonly resolve: (event: AuditEventV02 | null | undefined) => void;
   readonly reject: (err: unknown) => void;
 }
 
+/** The events `from` to `to` of a queued call, as one batch takes them. */
+interface Slice {
+  readonly item: Pending;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** What sealing a batch produced. */
 interface SealedBatch {
-  readonly lines: string[];
-  readonly done: [Pending, AuditEventV02 | null][];
+  /** The bytes to write: the batch's lines in order, as runs of staged bytes. */
+  readonly chunks: Buffer[];
+  /** What each call that completes in this batch resolves with. */
+  readonly done: [Pending, AuditEventV02 | null | undefined][];
   /** The last checkpoint line of the batch, for the anchor. */
   readonly anchor: string | null;
   readonly position: ChainPosition;
 }
 
 const RESERVED = new Set(["checkpoint", "audit_recovered"]);
+const NO_LINES: StagedAuditLines = createStagedAuditLines();
+
+/** A thrown value as a rejected promise (an Error, as thrown by redaction and canonicalization). */
+function rejection(err: unknown): Promise<never> {
+  return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+}
+
+function reserved(input: AuditEventInput): AuditLogError {
+  return new AuditLogError(
+    { code: "audit_event_reserved" },
+    `event type \`${input.event_type}\` is written by the log itself`,
+  );
+}
 
 /**
  * Opens (creating 0600 in a 0700 directory) the append-only audit log at `path`. At open, under the
@@ -115,6 +160,12 @@ class AuditWriter implements AuditLog {
   private releasedAt = 0;
   private readonly redact: Redactor | null;
   private readonly ino: number;
+  private readonly randomId: () => string;
+  /** Most events per write; `every` mode also writes one call per write. */
+  private readonly maxBatch: number;
+  private readonly every: boolean;
+  /** Stages every line this writer writes (events when appended, its own when sealed). */
+  private readonly stager = new AuditLineStager();
 
   constructor(
     readonly path: string,
@@ -129,6 +180,9 @@ class AuditWriter implements AuditLog {
             ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
           });
     this.ino = fstatSync(handle.fd).ino;
+    this.randomId = options.randomId ?? randomUUID;
+    this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
+    this.every = options.fsync !== "batch";
   }
 
   async recoverAtOpen(): Promise<void> {
@@ -136,20 +190,45 @@ class AuditWriter implements AuditLog {
   }
 
   append(input: AuditEventInput): Promise<AuditEventV02> {
-    if (RESERVED.has(input.event_type)) {
-      return Promise.reject(
-        new AuditLogError(
-          { code: "audit_event_reserved" },
-          `event type \`${input.event_type}\` is written by the log itself`,
-        ),
-      );
+    if (RESERVED.has(input.event_type)) return Promise.reject(reserved(input));
+    const refusal = this.refusal();
+    if (refusal !== null) return refusal;
+    const timestamp = this.timestamp();
+    const lines = createStagedAuditLines();
+    let single: Pending["single"];
+    try {
+      const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
+      single = { input: redacted, id: `ae_${this.randomId()}` };
+      this.stager.stage(redacted, single.id, timestamp, lines);
+    } catch (err) {
+      return rejection(err);
     }
-    const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
-    return this.enqueue("event", redacted) as Promise<AuditEventV02>;
+    return this.enqueue("events", lines, 1, single, timestamp) as Promise<AuditEventV02>;
+  }
+
+  appendMany(inputs: readonly AuditEventInput[]): Promise<void> {
+    for (const input of inputs) if (RESERVED.has(input.event_type)) return Promise.reject(reserved(input));
+    const refusal = this.refusal();
+    if (refusal !== null) return refusal;
+    if (inputs.length === 0) return Promise.resolve();
+    const timestamp = this.timestamp();
+    const lines = createStagedAuditLines();
+    try {
+      for (const input of inputs) {
+        const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
+        this.stager.stage(redacted, `ae_${this.randomId()}`, timestamp, lines);
+      }
+    } catch (err) {
+      return rejection(err);
+    }
+    return this.enqueue("events", lines, inputs.length, null, timestamp) as Promise<void>;
   }
 
   checkpoint(): Promise<AuditEventV02 | null> {
-    return this.enqueue("checkpoint", { event_type: "checkpoint" });
+    return (
+      this.refusal() ??
+      (this.enqueue("checkpoint", NO_LINES, 0, null, this.timestamp()) as Promise<AuditEventV02 | null>)
+    );
   }
 
   async flush(): Promise<void> {
@@ -158,7 +237,7 @@ class AuditWriter implements AuditLog {
 
   async close(): Promise<void> {
     if (this.closed) return this.flush();
-    const final = this.enqueue("final", { event_type: "checkpoint" });
+    const final = this.refusal() ?? this.enqueue("final", NO_LINES, 0, null, this.timestamp());
     this.closed = true;
     try {
       await final;
@@ -168,30 +247,60 @@ class AuditWriter implements AuditLog {
     }
   }
 
-  private enqueue(kind: Pending["kind"], input: AuditEventInput): Promise<AuditEventV02 | null> {
+  /** Why the log takes nothing more (closed, or poisoned by a failed write), as a rejection; else null. */
+  private refusal(): Promise<never> | null {
     if (this.closed)
       return Promise.reject(new AuditLogError({ code: "audit_log_closed" }, `${this.path}: the audit log is closed`));
     if (this.failure !== null) return Promise.reject(this.failedError());
-    const timestamp = this.timestamp();
+    return null;
+  }
+
+  private enqueue(
+    kind: Pending["kind"],
+    lines: StagedAuditLines,
+    count: number,
+    single: Pending["single"],
+    timestamp: string,
+  ): Promise<AuditEventV02 | null | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind, input, timestamp, resolve, reject });
+      this.queue.push({ kind, lines, count, single, timestamp, taken: 0, resolve, reject });
       this.draining ??= this.drain();
     });
   }
 
   private async drain(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const max = this.options.fsync === "batch" ? Math.max(1, this.options.maxBatch ?? 4096) : 1;
     try {
       while (this.queue.length > 0) {
         // hand the lock over: other processes sharing the log get their turn before our next batch
         const since = Date.now() - this.releasedAt;
         if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
-        await this.writeBatch(this.queue.splice(0, max));
+        await this.writeBatch(this.take());
       }
     } finally {
       this.draining = null;
     }
+  }
+
+  /**
+   * The next batch off the queue: up to `maxBatch` events in queue order, splitting a call that does
+   * not fit (its rest stays first in the queue); in `every` mode one call only.
+   */
+  private take(): Slice[] {
+    const slices: Slice[] = [];
+    let room = this.maxBatch;
+    let done = 0;
+    for (const item of this.queue) {
+      const from = item.taken;
+      const to = Math.min(item.count, from + room);
+      item.taken = to;
+      room -= to - from;
+      slices.push({ item, from, to });
+      if (to === item.count) done++;
+      if (this.every || room <= 0) break;
+    }
+    this.queue.splice(0, done);
+    return slices;
   }
 
   private lastMs = Number.NaN;
@@ -214,24 +323,33 @@ class AuditWriter implements AuditLog {
   }
 
   /** Under the lock: catch up with other writers (recovering a torn tail), seal, write once, fsync once. */
-  private async writeBatch(batch: Pending[]): Promise<void> {
+  private async writeBatch(batch: Slice[]): Promise<void> {
     let release: (() => void) | undefined;
     try {
+      if (this.failure !== null) throw this.failedError();
       release = await acquireFileLock(`${this.path}.lock`, this.options.lock);
       const prefix = this.catchUp();
       const plan = this.seal(prefix, batch);
-      const bytes = plan.lines.length > 0 ? await this.writeDurably(plan.lines) : 0;
+      const bytes = plan.chunks.length > 0 ? await this.writeDurably(plan.chunks) : 0;
       this.position = { ...plan.position, size: this.position.size + bytes };
       if (plan.anchor !== null) writeAnchor(this.path, plan.anchor);
       for (const [item, event] of plan.done) item.resolve(event);
     } catch (err) {
-      for (const item of batch) item.reject(err);
+      this.abandon(batch, err);
       if (batch.length === 0) throw err;
     } finally {
       if (release !== undefined) {
         release();
         this.releasedAt = Date.now();
       }
+    }
+  }
+
+  /** Rejects the calls of a failed batch; the rest of a call split across batches is dropped from the queue. */
+  private abandon(batch: Slice[], err: unknown): void {
+    for (const { item } of batch) {
+      item.reject(err);
+      if (this.queue[0] === item) this.queue.shift();
     }
   }
 
@@ -251,74 +369,85 @@ class AuditWriter implements AuditLog {
     return [tornTailEvent(tail, scan.position)];
   }
 
-  private seal(prefix: AuditEventInput[], batch: Pending[]): SealedBatch {
+  /** Seals the batch's lines where they were staged, checkpoints included; nothing is written yet. */
+  private seal(prefix: AuditEventInput[], batch: Slice[]): SealedBatch {
     let { count, head, sinceCheckpoint } = this.position;
-    const lines: string[] = [];
-    const done: [Pending, AuditEventV02 | null][] = [];
+    const runs = new ByteRuns();
+    const done: [Pending, AuditEventV02 | null | undefined][] = [];
     let anchor: string | null = null;
-    const randomId = this.options.randomId ?? randomUUID;
-    const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
-      const sealed = sealAuditInput(input, { id: `ae_${randomId()}`, timestamp, previousEventHash: head });
-      lines.push(sealed.line);
+    const every = Math.max(1, this.options.checkpointEvery ?? 1000);
+    /** Stages and seals a log-made event (recovery, checkpoint) now; returns it as written. */
+    const own = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
+      const id = `ae_${this.randomId()}`;
+      const previousEventHash = head;
+      const lines = createStagedAuditLines();
+      this.stager.stage(input, id, timestamp, lines);
+      const sealed = sealStagedLine(lines, 0, previousEventHash);
+      head = sealed;
       count++;
-      head = sealed.event.event_hash;
+      runs.add(lines, 0);
       if (input.event_type === "checkpoint") {
         sinceCheckpoint = 0;
-        anchor = sealed.line;
+        anchor = runs.text(lines, 0);
       } else sinceCheckpoint++;
-      return sealed.event;
+      return { ...createAuditEventBody(input, { id, timestamp, previousEventHash }), event_hash: sealed };
     };
     const checkpoint = (): AuditEventV02 | null => {
       const signer = this.options.signer;
       if (signer === undefined) return null;
       const timestamp = this.timestamp();
       const body = createCheckpointBody(head, count, timestamp);
-      return add(createCheckpointInput({ body, signature: signCheckpoint(body, signer) }), timestamp);
+      return own(createCheckpointInput({ body, signature: signCheckpoint(body, signer) }), timestamp);
     };
-    const every = Math.max(1, this.options.checkpointEvery ?? 1000);
-    for (const input of prefix) add(input, this.timestamp());
-    for (const item of batch) {
-      try {
-        if (item.kind === "event") done.push([item, add(item.input, item.timestamp)]);
-        else done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
-      } catch (err) {
-        item.reject(err);
+    for (const input of prefix) own(input, this.timestamp());
+    for (const { item, from, to } of batch) {
+      if (item.kind !== "events") {
+        done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
+        if (sinceCheckpoint >= every) checkpoint();
         continue;
       }
-      if (sinceCheckpoint >= every) checkpoint();
+      const lines = item.lines;
+      let previous = head;
+      let sealed = "";
+      for (let k = from; k < to; k++) {
+        previous = head;
+        head = sealed = sealStagedLine(lines, k, previous);
+        runs.add(lines, k);
+        count++;
+        if (++sinceCheckpoint >= every) checkpoint();
+      }
+      if (to < item.count) continue;
+      const single = item.single;
+      const event =
+        single === null
+          ? undefined
+          : {
+              ...createAuditEventBody(single.input, {
+                id: single.id,
+                timestamp: item.timestamp,
+                previousEventHash: previous,
+              }),
+              event_hash: sealed,
+            };
+      done.push([item, event]);
     }
-    return { lines, done, anchor, position: { size: this.position.size, count, head, sinceCheckpoint } };
+    return {
+      chunks: runs.chunks(),
+      done,
+      anchor,
+      position: { size: this.position.size, count, head, sinceCheckpoint },
+    };
   }
 
-  /** Writes the lines with one write and one fsync; returns the bytes written. */
-  private async writeDurably(lines: string[]): Promise<number> {
-    const data = linesToBuffer(lines);
+  /** Writes the chunks in order and fsyncs once; a failure poisons the log. Returns the bytes written. */
+  private async writeDurably(chunks: Buffer[]): Promise<number> {
     try {
-      for (let offset = 0; offset < data.length;) {
-        const { bytesWritten } = await this.handle.write(data, offset, data.length - offset);
-        offset += bytesWritten;
-      }
+      const bytes = await writeAll(this.handle, chunks);
       await this.handle.datasync();
-      return data.length;
+      return bytes;
     } catch (err) {
       this.failure = err;
       throw err;
     }
   }
-}
-
-/**
- * The lines, each followed by a newline, as UTF-8 bytes: encoded one by one into one buffer sized for
- * the worst case (3 bytes per UTF-16 unit), so the batch never exists as one joined string as well.
- */
-function linesToBuffer(lines: readonly string[]): Buffer {
-  let units = 0;
-  for (const line of lines) units += line.length + 1;
-  const buffer = Buffer.allocUnsafe(units * 3);
-  let offset = 0;
-  for (const line of lines) {
-    offset += buffer.write(line, offset, "utf8");
-    buffer[offset++] = 0x0a;
-  }
-  return buffer.subarray(0, offset);
 }

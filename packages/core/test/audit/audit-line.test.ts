@@ -1,0 +1,112 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  AUDIT_EVENT_TYPES,
+  AuditLineStager,
+  createAuditEventBody,
+  createStagedAuditLines,
+  sealAuditEvent,
+  sealStagedLine,
+  serializeAuditEvent,
+  type AuditEventInput,
+  type AuditMetadata,
+} from "../../src/audit/index.js";
+
+const weirdString = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme" }), fc.string());
+const weirdValue = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: "small" },
+    weirdString,
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie("value"), { maxLength: 4 }),
+    fc.dictionary(weirdString, tie("value"), { maxKeys: 4 }),
+  ),
+})).value;
+const field = fc.option(weirdString);
+const weirdInput: fc.Arbitrary<AuditEventInput> = fc.record({
+  event_type: fc.constantFrom(...AUDIT_EVENT_TYPES),
+  request_id: field,
+  agent: field,
+  tool: field,
+  category: field,
+  risk_level: field,
+  decision: field,
+  response_time_ms: fc.option(fc.double()),
+  policy_rule: field,
+  metadata: fc.dictionary(weirdString, weirdValue, { maxKeys: 4 }) as fc.Arbitrary<AuditMetadata>,
+});
+const hashRef = fc.option(fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => `sha256:${hex}`));
+
+/** The reference: the line `serializeAuditEvent` writes for the sealed body, or `null` when it refuses. */
+function reference(input: AuditEventInput, id: string, timestamp: string, previous: string | null) {
+  try {
+    const event = sealAuditEvent(createAuditEventBody(input, { id, timestamp, previousEventHash: previous }));
+    return { line: `${serializeAuditEvent(event)}\n`, hash: event.event_hash };
+  } catch {
+    return null;
+  }
+}
+
+describe("staged audit lines (the writer's batch path)", () => {
+  it("seal to the bytes and hash of the reference canonical line, refusing exactly what it refuses", () => {
+    // a tiny arena, so lines also land in fresh arenas
+    const stager = new AuditLineStager(256);
+    fc.assert(
+      fc.property(weirdInput, weirdString, hashRef, (input, id, previous) => {
+        const expected = reference(input, id, "2026-01-15T12:00:00.000Z", previous);
+        const lines = createStagedAuditLines();
+        let staged = true;
+        try {
+          stager.stage(input, id, "2026-01-15T12:00:00.000Z", lines);
+        } catch {
+          staged = false;
+        }
+        expect(staged).toBe(expected !== null);
+        if (expected === null) {
+          expect(lines.offsets).toHaveLength(0);
+          return;
+        }
+        const hash = sealStagedLine(lines, 0, previous);
+        const [start, , , end] = lines.offsets;
+        expect(hash).toBe(expected.hash);
+        expect((lines.buffers[0] as Buffer).toString("utf8", start, end)).toBe(expected.line);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("chain lines staged one after another, each sealed to the hash of the one before", () => {
+    fc.assert(
+      fc.property(fc.array(weirdInput, { minLength: 1, maxLength: 6 }), (inputs) => {
+        const stager = new AuditLineStager(512);
+        const lines = createStagedAuditLines();
+        const expected: string[] = [];
+        let previous: string | null = null;
+        for (const [i, input] of inputs.entries()) {
+          const want = reference(input, `ae_${i}`, "2026-01-15T12:00:00.000Z", previous);
+          if (want === null) continue;
+          stager.stage(input, `ae_${i}`, "2026-01-15T12:00:00.000Z", lines);
+          expected.push(want.line);
+          previous = want.hash;
+        }
+        let head: string | null = null;
+        for (let k = 0; k < expected.length; k++) head = sealStagedLine(lines, k, head);
+        expect(head).toBe(previous);
+        const written = expected.map((_, k) =>
+          (lines.buffers[k] as Buffer).toString("utf8", lines.offsets[4 * k], lines.offsets[4 * k + 3]),
+        );
+        expect(written).toEqual(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("refuses a previous hash that is not a sha256 reference", () => {
+    const lines = createStagedAuditLines();
+    new AuditLineStager().stage({ event_type: "policy_evaluated" }, "ae_1", "2026-01-15T12:00:00.000Z", lines);
+    expect(() => sealStagedLine(lines, 0, "sha256:abc")).toThrow(/not a sha256 reference/);
+  });
+});
