@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -195,4 +196,51 @@ describe("acp claim", () => {
     const help = await runCli(["claim", "issuer", "issue", "--help"]);
     expect(help.stdout).toContain("--admission-token agent-42.token");
   });
+
+  it("takedown: the operator takes a published FAQ down while the provider runs; a second takedown and a bad target are clear errors", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
+    const { ctx } = context(home);
+    const dbPath = join(home, "state.db");
+    const started = await serveClaim(ctx, { port: "0", difficulty: "8", db: dbPath });
+    server = started.server;
+    const env = { ACP_HOME: home, HOME: home };
+    writeFileSync(join(home, "faq.json"), JSON.stringify(FAQ));
+    const pub = await runCli(
+      [
+        "claim",
+        "publish",
+        "--provider",
+        `http://api.localhost:${started.port}`,
+        "--file",
+        join(home, "faq.json"),
+        "--json",
+      ],
+      { env },
+    );
+    const url = (JSON.parse(pub.stdout) as { published_url: string }).published_url;
+    const host = new URL(url).host;
+    expect((await get(started.port, host, "/widget-faq")).status).toBe(200);
+    const down = await runCli(["claim", "takedown", url, "--db", dbPath, "--json"], { env, now: new Date() });
+    expect(down.stderr).toBe("");
+    expect(down.code).toBe(0);
+    expect(JSON.parse(down.stdout)).toMatchObject({ state: "deleted", reputation_charged: true });
+    expect((await get(started.port, host, "/widget-faq")).status).toBe(404);
+    const again = await runCli(["claim", "takedown", url, "--db", dbPath], { env, now: new Date() });
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain("no published sandbox behind that handle");
+    const bad = await runCli(["claim", "takedown", "https://example.com/"], { env });
+    expect(bad.code).toBe(2);
+  });
 });
+
+/** GET `path` from the provider on 127.0.0.1 with a Host header (published origins are `{handle}.pub.localhost`). */
+function get(port: number, host: string, path: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const r = request({ host: "127.0.0.1", port, path, headers: { host } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0 }));
+    });
+    r.on("error", reject);
+    r.end();
+  });
+}

@@ -1,7 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { ADMISSION_MODES, parseAdmissionConfig, type AdmissionMode, type AdmissionPolicyOptions } from "@acp/claim";
+import {
+  ADMISSION_MODES,
+  openClaimPostgres,
+  parseAdmissionConfig,
+  type AdmissionMode,
+  type AdmissionPolicyOptions,
+} from "@acp/claim";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -61,4 +68,27 @@ export function admissionTokenOf(ctx: CliContext, file: string | undefined): str
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text))
     throw new CliError(`\`${file}\`: not an admission token (header.payload.signature)`, EXIT.invalid);
   return text;
+}
+
+/** The provider key in `$ACP_HOME/claim/provider.key` (created, mode 0600, on first use). */
+export function providerKey(home: string): Buffer {
+  const dir = join(home, "claim");
+  const path = join(dir, "provider.key");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
+  return key;
+}
+
+/** Opens the claim tables on PostgreSQL; a failure names where the URL came from. */
+export async function openPostgres(
+  url: string,
+  source: string,
+): Promise<Awaited<ReturnType<typeof openClaimPostgres>>> {
+  try {
+    return await openClaimPostgres(url);
+  } catch (err) {
+    throw new CliError(`${source}: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+  }
 }

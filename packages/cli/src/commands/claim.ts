@@ -1,12 +1,10 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import {
   ClaimClient,
   ClaimClientError,
   createClaimServer,
-  openClaimPostgres,
   type AgentSandbox,
   type ClaimServer,
   type FaqInput,
@@ -15,7 +13,8 @@ import { openStateDb } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
-import { admissionTokenOf, loadClaimConfig } from "./claim-config.js";
+import { admissionTokenOf, loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
+import { registerClaimTakedown } from "./claim-takedown.js";
 import { registerClaimIssuer } from "./claim-issuer.js";
 
 /** Flags of `acp claim serve`. */
@@ -50,25 +49,6 @@ const int = (v: string | undefined, name: string, fallback: number, min: number,
     throw new CliError(`--${name}: \`${v}\` is not an integer from ${min} to ${max}`, EXIT.usage);
   return n;
 };
-
-/** The provider key in `$ACP_HOME/claim/provider.key` (created, mode 0600, on first use). */
-function providerKey(home: string): Buffer {
-  const dir = join(home, "claim");
-  const path = join(dir, "provider.key");
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
-  const key = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
-  if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
-  return key;
-}
-
-async function openPostgres(url: string, source: string): Promise<Awaited<ReturnType<typeof openClaimPostgres>>> {
-  try {
-    return await openClaimPostgres(url);
-  } catch (err) {
-    throw new CliError(`${source}: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
-  }
-}
 
 /** Starts the provider for `acp claim serve` (exported so tests can run it in-process); resolves once listening. */
 export async function serveClaim(
@@ -240,6 +220,7 @@ Guide: docs/guides/claim.md`,
 
   registerAgentCommands(claim, ctx);
   registerClaimIssuer(claim, ctx);
+  registerClaimTakedown(claim, ctx);
 }
 
 function registerAgentCommands(claim: Command, ctx: CliContext): void {

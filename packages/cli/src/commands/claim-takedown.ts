@@ -1,0 +1,78 @@
+import { join } from "node:path";
+import type { Command } from "commander";
+import {
+  CLAIM_MIGRATIONS,
+  createSecretBox,
+  handleOf,
+  PostgresClaimStore,
+  ReputationPolicy,
+  SqliteClaimStore,
+  takeDown,
+} from "@acp/claim";
+import { applyMigrations, openStateDb } from "@acp/store";
+import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
+import { storageOf } from "./serve.js";
+
+interface TakedownFlags {
+  db?: string;
+  storageUrl?: string;
+  config?: string;
+  json?: boolean;
+}
+
+/** Registers `acp claim takedown`: the operator's rapid takedown of a published sandbox (§23.2). */
+export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
+  claim
+    .command("takedown <published-url-or-handle>")
+    .description("as the operator: take a published sandbox down at once and charge its creator's reputation")
+    .option("--db <file>", "SQLite state database of the provider (default $ACP_HOME/state.db)")
+    .option("--storage-url <url>", "PostgreSQL of the provider (default ACP_STORAGE_URL or storage.url in config.yml)")
+    .option("--config <file>", "claim config, for the reputation settings (default $ACP_HOME/claim/config.yml)")
+    .option("--json", "machine-readable output")
+    .addHelpText(
+      "after",
+      "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\n",
+    )
+    .action(async (target: string, flags: TakedownFlags) => {
+      const handle = handleOf(target);
+      if (handle === undefined)
+        throw new CliError(
+          `\`${target}\` is neither a published URL nor a handle (26 characters a–z, 2–7)`,
+          EXIT.usage,
+        );
+      const home = resolveHome(ctx.io);
+      const policy = loadClaimConfig(ctx, home, flags);
+      const storage = storageOf(ctx, flags, home);
+      if (storage !== null && flags.db !== undefined)
+        throw new CliError(`--db and ${storage.source} both given: pick SQLite or PostgreSQL`, EXIT.usage);
+      const box = createSecretBox(providerKey(home));
+      const pg = storage === null ? undefined : await openPostgres(storage.url, storage.source);
+      const db =
+        pg === undefined
+          ? openStateDb(flags.db !== undefined ? resolvePath(ctx.io, flags.db) : join(home, "state.db"))
+          : undefined;
+      try {
+        if (db !== undefined) applyMigrations(db, CLAIM_MIGRATIONS);
+        const store = pg !== undefined ? new PostgresClaimStore(pg, box) : new SqliteClaimStore(db!, box);
+        const rep = new ReputationPolicy(policy.reputation);
+        const charge =
+          policy.mode === "pow" ? undefined : { points: rep.pointsFor("content_flagged"), halfLifeMs: rep.halfLifeMs };
+        const r = await takeDown(store, handle, ctx.io.now().getTime(), charge);
+        if (!r.ok)
+          throw new CliError(
+            r.reason === "claimed"
+              ? "that handle is a claimed workspace, not a sandbox: nothing taken down"
+              : "no published sandbox behind that handle (already gone, expired, or another provider key)",
+            EXIT.refused,
+          );
+        if (flags.json === true)
+          printJson(ctx, { sandbox_id: r.sandboxId, state: "deleted", reputation_charged: charge !== undefined });
+        else printLine(ctx, `taken down: sandbox ${r.sandboxId} is deleted; its handle is tombstoned`);
+      } finally {
+        db?.close();
+        await pg?.close();
+      }
+    });
+}
