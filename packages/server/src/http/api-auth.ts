@@ -3,6 +3,7 @@
  * 400 for a malformed header, 401 for a missing or wrong token. Without a configured token the API
  * answers loopback callers only, and answering consent over the API always needs a token.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { checkBearer, isLoopbackHost } from "@acp/proxy";
 import { HttpError } from "./error-body.js";
@@ -15,11 +16,34 @@ export interface ApiAuthOptions {
   readonly loopbackOnly: boolean;
 }
 
+/** The last `Host` header found to name loopback (a client sends the same one on every request). */
+let lastLoopbackHost: string | undefined;
+
 /** Checks the `Host` header of a loopback-only listener (a DNS-rebinding guard). */
 export function checkHost(request: FastifyRequest, options: ApiAuthOptions): void {
-  if (options.loopbackOnly && !isLoopbackHost(request.headers.host)) {
+  if (!options.loopbackOnly) return;
+  const host = request.headers.host;
+  if (host !== undefined && host === lastLoopbackHost) return;
+  if (!isLoopbackHost(host)) {
     throw new HttpError(421, "host_not_allowed", "this service answers only requests addressed to a loopback host");
   }
+  lastLoopbackHost = host;
+}
+
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/**
+ * The right token, found with one SHA-256 of the header's token against the configured token's digest
+ * (computed once) and a constant-time comparison; null when it is not that, and `checkBearer` then
+ * words the answer (400 malformed, 401 missing or wrong). The same verdicts as `checkBearer` alone.
+ */
+function bearerFastPath(token: string): (header: string | string[] | undefined) => boolean {
+  if (!TOKEN68.test(token)) return () => false;
+  const wanted = createHash("sha256").update(token).digest();
+  return (header) =>
+    typeof header === "string" &&
+    header.startsWith("Bearer ") &&
+    timingSafeEqual(createHash("sha256").update(header.slice(7)).digest(), wanted);
 }
 
 /** A `preHandler` that checks the bearer token (when one is configured). */
@@ -27,6 +51,7 @@ export function createBearerGuard(
   options: ApiAuthOptions,
   requireToken = false,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const rightToken = options.token === undefined ? () => false : bearerFastPath(options.token);
   // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
   return async (request) => {
     checkHost(request, options);
@@ -38,6 +63,7 @@ export function createBearerGuard(
         "answering consent over the API needs a bearer token: set ACP_BRIDGE_TOKEN or serve.bearer_token",
       );
     }
+    if (rightToken(request.headers.authorization)) return;
     const verdict = checkBearer(request.headers.authorization, options.token);
     if (verdict.ok) return;
     const code =

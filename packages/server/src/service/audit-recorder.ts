@@ -36,29 +36,43 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
 
+function toInput(eventType: string, fields: Record<string, unknown>): AuditEventInput {
+  if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
+  const metadata: Record<string, unknown> = {};
+  for (const key in fields) {
+    if (TOP_LEVEL.has(key) || key === "metadata" || !Object.hasOwn(fields, key)) continue;
+    const value = fields[key];
+    if (value !== undefined) metadata[key] = value;
+  }
+  const extra = fields["metadata"];
+  if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);
+  return {
+    event_type: eventType,
+    request_id: stringOrNull(fields["request_id"]),
+    agent: stringOrNull(fields["agent"]),
+    tool: stringOrNull(fields["tool"]),
+    category: stringOrNull(fields["category"]),
+    risk_level: stringOrNull(fields["risk_level"]),
+    decision: stringOrNull(fields["decision"]),
+    policy_rule: stringOrNull(fields["policy_rule"]),
+    metadata: plainMetadata(metadata),
+  };
+}
+
+function ignore(): void {
+  // the appended event itself is not needed
+}
+
 /** The proxy's `AuditSink` on an appender: §7.4 fields at the top, everything else under `metadata`. */
 export function createAuditSink(appender: AuditAppender): AuditSink {
   return {
-    async record(eventType, fields) {
-      if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
-      const metadata: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(fields)) {
-        if (!TOP_LEVEL.has(key) && key !== "metadata" && value !== undefined) metadata[key] = value;
+    // not async: a decision pays for one promise (the append's), and every failure is a rejection
+    record(eventType, fields) {
+      try {
+        return appender.append(toInput(eventType, fields)).then(ignore);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      const extra = fields["metadata"];
-      if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);
-      const input: AuditEventInput = {
-        event_type: eventType,
-        request_id: stringOrNull(fields["request_id"]),
-        agent: stringOrNull(fields["agent"]),
-        tool: stringOrNull(fields["tool"]),
-        category: stringOrNull(fields["category"]),
-        risk_level: stringOrNull(fields["risk_level"]),
-        decision: stringOrNull(fields["decision"]),
-        policy_rule: stringOrNull(fields["policy_rule"]),
-        metadata: plainMetadata(metadata),
-      };
-      await appender.append(input);
     },
   };
 }

@@ -103,32 +103,41 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   let unacknowledged = 0;
   let auditFailure: unknown = null;
 
-  /** Queued mode: the write continues after the answer; a failure stops every later decision. */
-  async function settleAudit(write: Promise<void>): Promise<void> {
-    if (!queued || unacknowledged >= MAX_UNACKNOWLEDGED_AUDIT) {
-      try {
-        await write;
-      } catch (err) {
-        throw new AuditUnavailableError(err);
-      }
-      return;
+  async function durable(write: Promise<void>): Promise<void> {
+    try {
+      await write;
+    } catch (err) {
+      throw new AuditUnavailableError(err);
     }
-    unacknowledged++;
-    write.then(
-      () => unacknowledged--,
-      (err: unknown) => {
-        unacknowledged--;
-        auditFailure ??= err;
-      },
-    );
   }
 
-  async function record(
+  function acknowledged(): void {
+    unacknowledged--;
+  }
+
+  function failed(err: unknown): void {
+    unacknowledged--;
+    auditFailure ??= err;
+  }
+
+  /**
+   * Queued mode: the write continues after the answer (nothing to wait for: undefined); a failure stops
+   * every later decision. Durable mode, or too many writes in flight: the promise of the write.
+   */
+  function settleAudit(write: Promise<void>): Promise<void> | undefined {
+    if (!queued || unacknowledged >= MAX_UNACKNOWLEDGED_AUDIT) return durable(write);
+    unacknowledged++;
+    write.then(acknowledged, failed);
+    return undefined;
+  }
+
+  /** Appends the decision's `policy_evaluated` event; a promise only when the answer must wait for it. */
+  function record(
     id: string,
     frontEnd: FrontEnd,
     request: Record<string, unknown>,
     decision: Decision,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     if (auditFailure !== null) throw new AuditUnavailableError(auditFailure);
     let write: Promise<void>;
     try {
@@ -148,13 +157,14 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     } catch (err) {
       throw new AuditUnavailableError(err);
     }
-    await settleAudit(write);
+    return settleAudit(write);
   }
 
   async function run(frontEnd: FrontEnd, request: unknown): Promise<{ id: string; decision: Decision }> {
     const id = newDecisionId();
     const decision = await pipeline.decide(request, clock());
-    await record(id, frontEnd, isObject(request) ? request : {}, decision);
+    const written = record(id, frontEnd, isObject(request) ? request : {}, decision);
+    if (written !== undefined) await written;
     metrics.countDecision(frontEnd, decision.route);
     return { id, decision };
   }

@@ -4,6 +4,10 @@ import type { DecisionService } from "../../service/decision-service.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
 import { CONTRACT_EVENT_BODY } from "../schemas.js";
 
+function serializeJson(data: unknown): string {
+  return JSON.stringify(data);
+}
+
 /**
  * Registers the route. The body is checked by the contract's own validator (built on the same JSON
  * schema the OpenAPI document shows), so an invalid event gets the contract's refuse envelope, with
@@ -21,6 +25,9 @@ export function registerPreToolCheck(
       preHandler: guard,
       // the contract validator judges the body (it words its errors for the envelope)
       validatorCompiler: () => () => true,
+      // the envelope is plain JSON built by the service: one JSON.stringify, not a schema-driven
+      // serializer walking `additionalProperties` key by key (the schema stays for the OpenAPI document)
+      serializerCompiler: () => serializeJson,
       schema: {
         summary: "check an Agent Action Contract v1 event before the tool runs",
         description:
