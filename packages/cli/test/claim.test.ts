@@ -159,7 +159,7 @@ describe("acp claim", () => {
     expect(reused.code).toBe(3);
     const none = await runCli(args, { env });
     expect(none.code).toBe(3);
-    expect(none.stderr).toContain("claim provider:");
+    expect(none.stderr).toContain("claim provider: provider admits only agents with an admission token");
     const viaEnv = await runCli(["claim", "issuer", "issue", "--subject", "agent-43", "--audience", provider], {
       env,
       now: new Date(),

@@ -127,7 +127,17 @@ export class ClaimClient {
       undefined,
       undefined,
       adm,
-    );
+    ).catch(async (err: unknown) => {
+      // The provider answers a missing token with the one failure; say why when its discovery says so.
+      if (token !== undefined || !(err instanceof ClaimClientError) || err.code !== "not_found") throw err;
+      const d: Record<string, unknown> = await this.discover().catch(() => ({}));
+      if ((d["admission"] as { issuer_token?: unknown } | undefined)?.issuer_token !== "required") throw err;
+      throw new ClaimClientError(
+        "provider admits only agents with an admission token from an issuer it trusts (issuer-required)",
+        0,
+        "claim_unsupported",
+      );
+    });
     const nonce = await solvePow(c.challenge, c.difficulty, this.options.solve);
     const key = this.options.dpop === false ? undefined : newDpopKey();
     const s = await this.call<{
