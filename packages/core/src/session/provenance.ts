@@ -114,7 +114,11 @@ export interface PieceProvenance {
 export interface DeriveProvenanceOptions {
   /** Piece kinds to track (default: all). */
   readonly track?: readonly PieceKind[];
-  /** Top-level argument names not tracked (references to the user's own objects the integrator accepts). */
+  /**
+   * Argument names not tracked (references to the user's own objects the integrator accepts). At the top level
+   * the argument is skipped; deeper (`attachments: [{ file_id }]`) a string under that key is not tracked
+   * whole, but an identifier written into it (an address, a URL, an IBAN) still is.
+   */
   readonly untracked_arguments?: readonly string[];
   /**
    * Top-level argument names that carry payload (a message body, a title): only the identifiers inside them
@@ -229,7 +233,8 @@ function judgePiece(
 /**
  * The derivation rule. Every string leaf of the arguments (numbers and booleans are not tracked) is cut into
  * pieces: each identifier token in it (e-mail, URL, URL host, IBAN, phone, account number) and the whole
- * string (not for `payload_arguments`, whose text as a whole is not tracked; `untracked_arguments` are skipped).
+ * string (not for `payload_arguments`, whose text as a whole is not tracked; `untracked_arguments` are skipped
+ * at the top level, and a string under such a key deeper down is tracked only by the identifiers inside).
  * A piece is `trusted` when
  * - any `user_input` or `system_policy` entry holds it (as the same token, or as text on word boundaries,
  *   case- and white-space-insensitive; a piece shorter than {@link MIN_TRUSTED_OCCURRENCE} only when the entry
@@ -252,20 +257,24 @@ export function deriveProvenance(
   const payload = new Set(options.payload_arguments ?? []);
   const named = namedRecordIdentities(entries);
   const out: PieceProvenance[] = [];
-  const stack: { value: unknown; path: (string | number)[] }[] = Object.entries(args)
+  type Leaf = { value: unknown; path: (string | number)[]; reference?: boolean };
+  const stack: Leaf[] = Object.entries(args)
     .filter(([key]) => !skip.has(key))
     .map(([key, value]) => ({ value, path: [key] }))
     .reverse();
   while (stack.length > 0) {
-    const { value, path } = stack.pop() as { value: unknown; path: (string | number)[] };
+    const { value, path, reference } = stack.pop() as Leaf;
     if (typeof value === "string") {
-      const kinds = payload.has(String(path[0])) ? payloadTrack : track;
+      // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
+      const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
       for (const piece of piecesOf(value, kinds)) out.push(judgePiece(entries, named, path, piece));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {
       const children = Object.entries(value as Record<string, unknown>).reverse();
-      for (const [key, child] of children) stack.push({ value: child, path: [...path, key] });
+      for (const [key, child] of children) {
+        stack.push({ value: child, path: [...path, key], reference: skip.has(key) && typeof child === "string" });
+      }
     }
   }
   return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
