@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/require-await -- synchronous better-sqlite3 behind the async ClaimStore interface */
 import type { Database } from "better-sqlite3";
-import { newContentId, newPublicHandle, newSandboxId } from "../ids/random-ids.js";
+import { newPublicHandle, newSandboxId } from "../ids/random-ids.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { FaqBody } from "../content/faq.js";
 import type {
@@ -13,6 +13,7 @@ import type {
   SandboxRow,
   SandboxState,
 } from "./claim-store.js";
+import { deleteFaqRow, insertFaq, listFaqRows, updateFaqRow } from "./sqlite-faqs.js";
 import { chargeAll, pruneReputation, readScores, spendTokenUse } from "./sqlite-reputation.js";
 
 /** Thrown inside a transaction to roll it back with "nothing happened". */
@@ -307,71 +308,30 @@ export class SqliteClaimStore implements ClaimStore {
       .get(byMs, id, now, max);
   }
 
-  /** Inserts an FAQ; undefined when the sandbox already has `max` FAQs or the slug is taken. */
+  /** Inserts an FAQ; `limit` when the sandbox already has `max` FAQs, `slug_taken` for a duplicate slug. */
   async createFaq(
     sandboxId: string,
     body: FaqBody,
     max: number,
     now: number,
   ): Promise<FaqRow | "limit" | "slug_taken"> {
-    const r = this.tx((): FaqRow | "limit" | "slug_taken" => {
-      const n =
-        this.db
-          .prepare<[string], { n: number }>("SELECT count(*) AS n FROM claim_faqs WHERE sandbox_id = ?")
-          .get(sandboxId)?.n ?? 0;
-      if (n >= max) return "limit";
-      if (
-        this.db.prepare("SELECT 1 FROM claim_faqs WHERE sandbox_id = ? AND slug = ?").get(sandboxId, body.slug) !==
-        undefined
-      )
-        return "slug_taken";
-      const id = newContentId("faq");
-      this.db
-        .prepare(
-          "INSERT INTO claim_faqs (id, sandbox_id, slug, body, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'draft', ?, ?)",
-        )
-        .run(id, sandboxId, body.slug, JSON.stringify(body), now, now);
-      return { id, sandbox_id: sandboxId, status: "draft", body, updated_at: now };
-    });
-    return r ?? "limit";
+    return this.tx(() => insertFaq(this.db, sandboxId, body, max, now)) ?? "limit";
   }
 
-  /** The FAQs of a sandbox (optionally only published ones), oldest first. */
   private listFaqsSync(sandboxId: string, onlyPublished = false): FaqRow[] {
-    const rows = this.db
-      .prepare<
-        [string],
-        { id: string; sandbox_id: string; status: "draft" | "published"; body: string; updated_at: number }
-      >(
-        `SELECT id, sandbox_id, status, body, updated_at FROM claim_faqs WHERE sandbox_id = ? ${onlyPublished ? "AND status = 'published'" : ""} ORDER BY created_at, rowid`,
-      )
-      .all(sandboxId);
-    return rows.map((r) => ({ ...r, body: JSON.parse(r.body) as FaqBody }));
+    return listFaqRows(this.db, sandboxId, onlyPublished);
   }
 
-  /** One FAQ of a sandbox. */
   async getFaq(sandboxId: string, faqId: string): Promise<FaqRow | undefined> {
     return this.listFaqsSync(sandboxId).find((f) => f.id === faqId);
   }
 
-  /** Replaces an FAQ's body; false when it does not exist or the new slug is taken. */
   async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): Promise<boolean> {
-    try {
-      return (
-        this.db
-          .prepare("UPDATE claim_faqs SET body = ?, slug = ?, updated_at = ? WHERE id = ? AND sandbox_id = ?")
-          .run(JSON.stringify(body), body.slug, now, faqId, sandboxId).changes === 1
-      );
-    } catch {
-      return false;
-    }
+    return updateFaqRow(this.db, sandboxId, faqId, body, now);
   }
 
-  /** Deletes an FAQ; false when it does not exist. */
   async deleteFaq(sandboxId: string, faqId: string): Promise<boolean> {
-    return (
-      this.db.prepare("DELETE FROM claim_faqs WHERE id = ? AND sandbox_id = ?").run(faqId, sandboxId).changes === 1
-    );
+    return deleteFaqRow(this.db, sandboxId, faqId);
   }
 
   /**
