@@ -233,6 +233,28 @@ describe("acp claim", () => {
   });
 });
 
+describe("acp claim serve host flags", () => {
+  it("--api-host/--admin-host/--preview-host/--preview-admin-host/--pub-suffix route each surface by its configured name", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
+    const { ctx } = context(home);
+    const started = await serveClaim(ctx, {
+      port: "0",
+      db: join(home, "state.db"),
+      apiHost: "api.example.com",
+      adminHost: "admin.example.com",
+      previewHost: "preview.example.net",
+      previewAdminHost: "preview-admin.example.net",
+      pubSuffix: "faq.example.net",
+    });
+    server = started.server;
+    const port = started.port;
+    expect((await get(port, `api.example.com:${port}`, "/.well-known/agent-access")).status).toBe(200);
+    expect((await get(port, `admin.example.com:${port}`, "/claim")).status).toBe(200);
+    expect((await get(port, `api.localhost:${port}`, "/.well-known/agent-access")).status).toBe(404);
+    expect((await get(port, `admin.localhost:${port}`, "/claim")).status).toBe(404);
+  });
+});
+
 /** GET `path` from the provider on 127.0.0.1 with a Host header (published origins are `{handle}.pub.localhost`). */
 function get(port: number, host: string, path: string): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
