@@ -23,7 +23,11 @@ const encoded = new Map<string, string>();
 const MAX_MEMO_LENGTH = 48;
 const MAX_MEMO_ENTRIES = 2048;
 
+/** Printable ASCII but `"` and `\\`: JSON writes such a string as it is, between quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 function jsonString(s: string): string {
+  if (PLAIN.test(s)) return `"${s}"`;
   if (!isWellFormed(s)) refuse("string holds a lone surrogate (not valid I-JSON)");
   return JSON.stringify(s);
 }
@@ -50,7 +54,8 @@ function jsonValue(v: unknown, depth: number): string {
     case "string":
       return jsonString(v);
     case "number":
-      return Number.isFinite(v) ? JSON.stringify(v) : refuse(`number \`${String(v)}\` is not finite`);
+      // for a finite number JSON.stringify is ToString (RFC 8785 §3.2.2.3), which String() is
+      return Number.isFinite(v) ? String(v) : refuse(`number \`${String(v)}\` is not finite`);
     case "boolean":
       return v ? "true" : "false";
     case "object":
@@ -151,6 +156,25 @@ function timestampValue(v: unknown): string {
   return lastTimestampJson;
 }
 
+/** Length of `{"agent":`, `,"category":` and `,"decision":`. */
+const HEAD_KEYS_LENGTH = 33;
+
+/** UTF-8 length of a well-formed string (what `Buffer.byteLength` says, without flattening it). */
+function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c < 0xd800 || c > 0xdbff) n += 2;
+    else {
+      n += 2; // a surrogate pair: two units, four bytes
+      i++;
+    }
+  }
+  return n;
+}
+
 /** The canonical JSON of an event, less its previous hash and `event_hash`, as {@link auditPartsOf} splits it. */
 export interface AuditParts {
   /** `{"agent":…,"category":…,"decision":…,"event_type":…,…,"previous_event_hash":` */
@@ -167,7 +191,10 @@ export interface AuditParts {
  * UTF-8 length of `front` up to where `event_hash` goes. Fields as {@link createAuditEventBody} fills them.
  */
 export function auditPartsOf(input: AuditEventInput, id: string, timestamp: string): AuditParts {
-  const head = `{"agent":${namingValue(input.agent ?? null)},"category":${namingValue(input.category ?? null)},"decision":${namingValue(input.decision ?? null)}`;
+  const agent = namingValue(input.agent ?? null);
+  const category = namingValue(input.category ?? null);
+  const decision = namingValue(input.decision ?? null);
+  const head = `{"agent":${agent},"category":${category},"decision":${decision}`;
   const front =
     `${head},"event_type":${namingValue(input.event_type)},"id":${jsonValue(id, 0)}` +
     `,"metadata":${jsonValue(input.metadata ?? {}, 0)},"policy_rule":${namingValue(input.policy_rule ?? null)},"previous_event_hash":`;
@@ -175,5 +202,5 @@ export function auditPartsOf(input: AuditEventInput, id: string, timestamp: stri
     `,"request_id":${jsonValue(input.request_id ?? null, 0)},"response_time_ms":${jsonValue(input.response_time_ms ?? null, 0)}` +
     `,"risk_level":${namingValue(input.risk_level ?? null)},"timestamp":${timestampValue(timestamp)},"tool":${namingValue(input.tool ?? null)}` +
     `,"type":"audit_event","version":"0.2.0"}`;
-  return { front, hashAt: Buffer.byteLength(head, "utf8"), back };
+  return { front, hashAt: HEAD_KEYS_LENGTH + utf8Length(agent) + utf8Length(category) + utf8Length(decision), back };
 }

@@ -34,6 +34,20 @@ const HASH_REF_LENGTH = SHA256_PREFIX.length + 64;
 const QUOTE = 0x22;
 const NEWLINE = 0x0a;
 
+/** `Buffer`'s own encoders, which `buffer.write` wraps with argument juggling; that wrapper where they are missing. */
+interface StringWriters {
+  utf8Write(text: string, offset: number): number;
+  latin1Write(text: string, offset: number): number;
+}
+const own = Buffer.prototype as unknown as Partial<StringWriters>;
+const direct = typeof own.utf8Write === "function" && typeof own.latin1Write === "function";
+const writeUtf8: (buffer: Buffer, text: string, offset: number) => number = direct
+  ? (buffer, text, offset) => (buffer as unknown as StringWriters).utf8Write(text, offset)
+  : (buffer, text, offset) => buffer.write(text, offset, "utf8");
+const writeLatin1: (buffer: Buffer, text: string, offset: number) => number = direct
+  ? (buffer, text, offset) => (buffer as unknown as StringWriters).latin1Write(text, offset)
+  : (buffer, text, offset) => buffer.write(text, offset, "latin1");
+
 const sha256HexOf: (bytes: Buffer) => string =
   typeof oneShotHash === "function"
     ? (bytes) => oneShotHash("sha256", bytes, "hex")
@@ -76,10 +90,10 @@ export class AuditLineStager {
     }
     const arena = this.arena;
     const start = this.cursor;
-    const slot = start + HASH_MEMBER + arena.write(front, start + HASH_MEMBER, "utf8");
+    const slot = start + HASH_MEMBER + writeUtf8(arena, front, start + HASH_MEMBER);
     arena.set(PREVIOUS_OPEN, slot);
     arena[slot + PREVIOUS_SLOT - 1] = QUOTE;
-    const newline = slot + PREVIOUS_SLOT + arena.write(back, slot + PREVIOUS_SLOT, "utf8");
+    const newline = slot + PREVIOUS_SLOT + writeUtf8(arena, back, slot + PREVIOUS_SLOT);
     arena[newline] = NEWLINE;
     this.cursor = newline + 1;
     into.buffers.push(arena);
@@ -100,20 +114,20 @@ export function sealStagedLine(lines: StagedAuditLines, k: number, previousEvent
   const slot = offsets[o + 2] as number;
   let end = offsets[o + 3] as number;
   if (previousEventHash === null) {
-    buffer.write("null", slot, "latin1");
+    writeLatin1(buffer, "null", slot);
     buffer.copyWithin(slot + 4, slot + PREVIOUS_SLOT, end);
     end -= NULL_SHRINK;
     offsets[o + 3] = end;
   } else {
     if (previousEventHash.length !== HASH_REF_LENGTH)
       throw new TypeError("previous event hash is not a sha256 reference");
-    buffer.write(previousEventHash, slot + 1, "latin1");
+    writeLatin1(buffer, previousEventHash, slot + 1);
   }
   const hex = sha256HexOf(buffer.subarray(start + HASH_MEMBER, end - 1));
   buffer.copyWithin(start, start + HASH_MEMBER, headEnd);
   const at = headEnd - HASH_MEMBER;
   buffer.set(HASH_KEY, at);
-  buffer.write(hex, at + HASH_KEY.length, "latin1");
+  writeLatin1(buffer, hex, at + HASH_KEY.length);
   buffer[at + HASH_MEMBER - 1] = QUOTE;
   return SHA256_PREFIX + hex;
 }

@@ -95,7 +95,8 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   const memo = new Map<string, string>();
   let memoSecrets: readonly string[] | undefined;
   const redactString = (text: string, secrets: readonly string[]): string => {
-    if (text.length > 64) return redactText(text, secrets);
+    // without known secrets a string costs one test of the union pattern, cheaper than a memo lookup
+    if (text.length > 64 || (secrets.length === 0 && any !== undefined)) return redactText(text, secrets);
     if (memoSecrets !== secrets || memo.size >= 4096) {
       memo.clear();
       memoSecrets = secrets;
