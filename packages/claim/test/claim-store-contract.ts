@@ -249,6 +249,13 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(await made({ tokenUse: use })).toBeUndefined();
       expect(await s.admissionTokenUses(use.hash)).toBe(2);
       expect(await s.admissionTokenUses(h("never"))).toBe(0);
+      // Past its expiry the token no longer verifies, so its record is dropped by the sweep; so are dead scores.
+      await s.chargeReputation({ keys: ["range:old"], charge: REP, now: T0 });
+      await s.sweep(T0 + HOUR, REP);
+      expect(await s.admissionTokenUses(use.hash)).toBe(0);
+      expect((await s.reputation(["range:old"], REP.halfLifeMs, T0 + HOUR))[0]).toBeGreaterThan(9);
+      await s.sweep(T0 + 31 * REP.halfLifeMs, REP);
+      expect(await s.reputation(["range:old"], REP.halfLifeMs, T0)).toEqual([0]);
     });
 
     it("race: a single-use admission token spent by 8 concurrent creations admits exactly one sandbox", async () => {

@@ -63,11 +63,13 @@ CREATE TABLE claim_reputation (
   score      REAL NOT NULL,
   updated_at INTEGER NOT NULL
 ) STRICT;
+CREATE INDEX claim_reputation_updated ON claim_reputation(updated_at);
 CREATE TABLE claim_admission_tokens (
   hash       TEXT PRIMARY KEY,
   uses       INTEGER NOT NULL,
   expires_at INTEGER NOT NULL
 ) STRICT;
+CREATE INDEX claim_admission_tokens_expiry ON claim_admission_tokens(expires_at);
 `,
   },
 ];

@@ -68,11 +68,13 @@ CREATE TABLE claim_reputation (
   score      DOUBLE PRECISION NOT NULL,
   updated_at BIGINT NOT NULL
 );
+CREATE INDEX claim_reputation_updated ON claim_reputation(updated_at);
 CREATE TABLE claim_admission_tokens (
   hash       TEXT PRIMARY KEY,
   uses       INTEGER NOT NULL,
   expires_at BIGINT NOT NULL
 );
+CREATE INDEX claim_admission_tokens_expiry ON claim_admission_tokens(expires_at);
 `,
   },
 ];
