@@ -1,6 +1,14 @@
-import { randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { FAILURE_BODY, newIssuerKey, signAdmissionToken, type IssuerKey, type TokenRequest } from "../src/index.js";
+import {
+  FAILURE_BODY,
+  newIssuerKey,
+  signAdmissionToken,
+  verifyAdmissionToken,
+  type IssuerKey,
+  type TokenRequest,
+} from "../src/index.js";
 import { at, num, shape, solve, str, startProvider, type Provider, type Res } from "./harness.js";
 
 let p: Provider;
@@ -122,6 +130,43 @@ describe("§11.2 issuer-attested admission beside the proof-of-work (black box, 
     await expect(startProvider({ admissionPolicy: { mode: "issuer-required" } })).rejects.toThrow(/issuer/);
     await expect(startProvider({ admissionPolicy: { issuers: [{ kid: "k", publicKey: "short" }] } })).rejects.toThrow(
       /public_key/,
+    );
+  });
+});
+
+describe("verifyAdmissionToken on hostile input", () => {
+  const keys = new Map([
+    [issuer.kid, createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: issuer.publicKey }, format: "jwk" })],
+  ]);
+  const opts = { issuers: keys, audience: ["https://api.example.com"], nowMs: T0, maxLifetimeMs: 30 * 86_400_000 };
+  const good = signAdmissionToken(issuer, {
+    subject: "agent-1",
+    audience: "https://api.example.com",
+    nowMs: T0,
+    ttlMs: 3_600_000,
+    jti: "j".repeat(32),
+  });
+
+  it("any single-character change is refused, or decodes to the very same statement (uses are keyed by issuer + jti, not by the text) (property)", () => {
+    const original = verifyAdmissionToken(good, opts);
+    expect(original.ok).toBe(true);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ";
+    fc.assert(
+      fc.property(fc.nat(good.length - 1), fc.nat(alphabet.length - 1), (i, c) => {
+        const mutated = good.slice(0, i) + alphabet[c]! + good.slice(i + 1);
+        const r = verifyAdmissionToken(mutated, opts);
+        if (r.ok) expect(r).toEqual(original);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("never throws on arbitrary text (property)", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 600 }), (t) => {
+        expect(verifyAdmissionToken(t, opts).ok).toBe(false);
+      }),
+      { numRuns: 500 },
     );
   });
 });
