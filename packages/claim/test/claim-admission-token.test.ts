@@ -2,6 +2,7 @@ import { createPublicKey, randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  ClaimClient,
   FAILURE_BODY,
   newIssuerKey,
   signAdmissionToken,
@@ -131,6 +132,38 @@ describe("§11.2 issuer-attested admission beside the proof-of-work (black box, 
     await expect(startProvider({ admissionPolicy: { issuers: [{ kid: "k", publicKey: "short" }] } })).rejects.toThrow(
       /public_key/,
     );
+  });
+});
+
+describe("the TypeScript client with an admission token", () => {
+  const clientFor = (q: Provider, admissionToken?: string): ClaimClient => {
+    const transport = (method: string, url: string, headers: Record<string, string>, body: string | undefined) =>
+      q.req(new URL(url).hostname, method, new URL(url).pathname, {
+        headers,
+        ...(body === undefined ? {} : { json: JSON.parse(body) as unknown }),
+      });
+    return new ClaimClient(`http://api.localhost:${q.port}`, {
+      solve: { workers: 0 },
+      transport,
+      ...(admissionToken === undefined ? {} : { admissionToken }),
+    });
+  };
+
+  it("sends it on the challenge and the creation; without one an issuer-required provider's refusal is explained", async () => {
+    p = await startProvider({
+      now: () => Date.now(),
+      admissionPolicy: { mode: "issuer-required", issuers: trusted },
+    });
+    const t = token({ nowMs: Date.now() });
+    const made = await clientFor(p, t).createSandbox();
+    expect(made.id).toMatch(/^sbx_/);
+    await expect(clientFor(p, t).createSandbox()).rejects.toMatchObject({ status: 404, code: "not_found" });
+    await expect(clientFor(p).createSandbox()).rejects.toMatchObject({ code: "claim_unsupported" });
+  });
+
+  it("does not send a token to a provider whose discovery does not accept tokens", async () => {
+    p = await startProvider();
+    await expect(clientFor(p, token()).createSandbox()).rejects.toMatchObject({ code: "claim_unsupported" });
   });
 });
 
