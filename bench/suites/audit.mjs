@@ -84,17 +84,25 @@ async function acpBatch(n, many) {
   const log = await store.openAuditLog(path, { clock: () => new Date(), signer: privateKey, fsync: "batch" });
   const start = performance.now();
   const cpuStart = process.cpuUsage();
-  // producers keep up to IN_FLIGHT events outstanding, as many concurrent tool calls would
-  for (let i = 0; i < n;) {
-    const wave = [];
-    if (many) {
-      for (let c = 0; c < IN_FLIGHT / BATCH && i < n; c++) {
+  // producers keep up to IN_FLIGHT events outstanding, as many concurrent tool calls would: with
+  // appendMany, IN_FLIGHT / BATCH calls of BATCH events, a new call as soon as one resolves; with
+  // append, waves of IN_FLIGHT calls
+  if (many) {
+    let next = 0;
+    const producer = async () => {
+      while (next < n) {
         const chunk = [];
-        for (const end = Math.min(n, i + BATCH); i < end; i++) chunk.push(input(i));
-        wave.push(log.appendMany(chunk));
+        for (const end = Math.min(n, next + BATCH); next < end; next++) chunk.push(input(next));
+        await log.appendMany(chunk);
       }
-    } else for (const end = Math.min(n, i + IN_FLIGHT); i < end; i++) wave.push(log.append(input(i)));
-    await Promise.all(wave);
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT / BATCH }, producer));
+  } else {
+    for (let i = 0; i < n;) {
+      const wave = [];
+      for (const end = Math.min(n, i + IN_FLIGHT); i < end; i++) wave.push(log.append(input(i)));
+      await Promise.all(wave);
+    }
   }
   const ms = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);

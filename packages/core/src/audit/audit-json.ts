@@ -177,30 +177,76 @@ function utf8Length(s: string): number {
 
 /** The canonical JSON of an event, less its previous hash and `event_hash`, as {@link auditPartsOf} splits it. */
 export interface AuditParts {
-  /** `{"agent":…,"category":…,"decision":…,"event_type":…,…,"previous_event_hash":` */
+  /** `{"agent":…,"category":…,"decision":…,"event_type":…,…,"previous_event_hash":"sha256:` */
   readonly front: string;
   /** UTF-8 bytes of `front` up to where `event_hash` goes (after the `decision` value). */
   readonly hashAt: number;
-  /** `,"request_id":…,"version":"0.2.0"}` */
+  /** `","request_id":…,"version":"0.2.0"}` and a newline (or from `,"request_id"` when the previous hash is null). */
   readonly back: string;
+}
+
+const NOTHING = Symbol("nothing");
+
+/** Memo of the last head (`{"agent":…,"decision":…`): one producer's events usually share it. */
+let headOf: { agent: unknown; category: unknown; decision: unknown; text: string; bytes: number } = {
+  agent: NOTHING,
+  category: NOTHING,
+  decision: NOTHING,
+  text: "",
+  bytes: 0,
+};
+/** Memo of the last tail (`,"risk_level":…,"version":"0.2.0"}\n`), likewise. */
+let tailOf: { risk: unknown; timestamp: unknown; tool: unknown; text: string } = {
+  risk: NOTHING,
+  timestamp: NOTHING,
+  tool: NOTHING,
+  text: "",
+};
+
+/** Only strings and null are remembered by value: an object could change between two events. */
+const byValue = (v: unknown): boolean => v === null || typeof v === "string";
+
+function headFor(agent: unknown, category: unknown, decision: unknown): typeof headOf {
+  const last = headOf;
+  if (last.agent === agent && last.category === category && last.decision === decision) return last;
+  const a = namingValue(agent);
+  const c = namingValue(category);
+  const d = namingValue(decision);
+  const made = {
+    agent,
+    category,
+    decision,
+    text: `{"agent":${a},"category":${c},"decision":${d}`,
+    bytes: HEAD_KEYS_LENGTH + utf8Length(a) + utf8Length(c) + utf8Length(d),
+  };
+  if (byValue(agent) && byValue(category) && byValue(decision)) headOf = made;
+  return made;
+}
+
+function tailFor(risk: unknown, timestamp: unknown, tool: unknown): string {
+  const last = tailOf;
+  if (last.risk === risk && last.timestamp === timestamp && last.tool === tool) return last.text;
+  const text =
+    `,"risk_level":${namingValue(risk)},"timestamp":${timestampValue(timestamp)},"tool":${namingValue(tool)}` +
+    `,"type":"audit_event","version":"0.2.0"}\n`;
+  if (byValue(risk) && byValue(timestamp) && byValue(tool)) tailOf = { risk, timestamp, tool, text };
+  return text;
 }
 
 /**
  * The canonical JSON of the event an input and its placement make, split around its previous hash:
- * `front` runs to `"previous_event_hash":`, `back` from `,"request_id"` to the end; `hashAt` is the
- * UTF-8 length of `front` up to where `event_hash` goes. Fields as {@link createAuditEventBody} fills them.
+ * `front` runs to `"previous_event_hash":"sha256:`, `back` from the quote closing that hash to the end
+ * and a newline; `hashAt` is the UTF-8 length of `front` up to where `event_hash` goes. Fields as
+ * {@link createAuditEventBody} fills them.
  */
 export function auditPartsOf(input: AuditEventInput, id: string, timestamp: string): AuditParts {
-  const agent = namingValue(input.agent ?? null);
-  const category = namingValue(input.category ?? null);
-  const decision = namingValue(input.decision ?? null);
-  const head = `{"agent":${agent},"category":${category},"decision":${decision}`;
+  const head = headFor(input.agent ?? null, input.category ?? null, input.decision ?? null);
   const front =
-    `${head},"event_type":${namingValue(input.event_type)},"id":${jsonValue(id, 0)}` +
-    `,"metadata":${jsonValue(input.metadata ?? {}, 0)},"policy_rule":${namingValue(input.policy_rule ?? null)},"previous_event_hash":`;
+    `${head.text},"event_type":${namingValue(input.event_type)},"id":${jsonValue(id, 0)}` +
+    `,"metadata":${jsonValue(input.metadata ?? {}, 0)},"policy_rule":${namingValue(input.policy_rule ?? null)}` +
+    `,"previous_event_hash":"sha256:`;
   const back =
-    `,"request_id":${jsonValue(input.request_id ?? null, 0)},"response_time_ms":${jsonValue(input.response_time_ms ?? null, 0)}` +
-    `,"risk_level":${namingValue(input.risk_level ?? null)},"timestamp":${timestampValue(timestamp)},"tool":${namingValue(input.tool ?? null)}` +
-    `,"type":"audit_event","version":"0.2.0"}`;
-  return { front, hashAt: HEAD_KEYS_LENGTH + utf8Length(agent) + utf8Length(category) + utf8Length(decision), back };
+    `","request_id":${jsonValue(input.request_id ?? null, 0)},"response_time_ms":${jsonValue(input.response_time_ms ?? null, 0)}` +
+    tailFor(input.risk_level ?? null, timestamp, input.tool ?? null);
+  return { front, hashAt: head.bytes, back };
 }

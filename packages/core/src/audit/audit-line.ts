@@ -25,14 +25,13 @@ const HASH_KEY = Buffer.from(`,"event_hash":"${SHA256_PREFIX}`, "latin1");
 /** Bytes of the `event_hash` member: the key, 64 hex digits, the closing quote. */
 const HASH_MEMBER = HASH_KEY.length + 64 + 1;
 /** `"sha256:` */
-const PREVIOUS_OPEN = Buffer.from(`"${SHA256_PREFIX}`, "latin1");
+const PREVIOUS_OPEN = `"${SHA256_PREFIX}`;
 /** Bytes of the previous-hash slot: `"sha256:<64 hex>"`. */
 const PREVIOUS_SLOT = PREVIOUS_OPEN.length + 64 + 1;
 /** A previous hash of `null` takes 4 bytes of the slot. */
 const NULL_SHRINK = PREVIOUS_SLOT - 4;
 const HASH_REF_LENGTH = SHA256_PREFIX.length + 64;
 const QUOTE = 0x22;
-const NEWLINE = 0x0a;
 
 /** `Buffer`'s own encoders, which `buffer.write` wraps with argument juggling; that wrapper where they are missing. */
 interface StringWriters {
@@ -90,14 +89,11 @@ export class AuditLineStager {
     }
     const arena = this.arena;
     const start = this.cursor;
-    const slot = start + HASH_MEMBER + writeUtf8(arena, front, start + HASH_MEMBER);
-    arena.set(PREVIOUS_OPEN, slot);
-    arena[slot + PREVIOUS_SLOT - 1] = QUOTE;
-    const newline = slot + PREVIOUS_SLOT + writeUtf8(arena, back, slot + PREVIOUS_SLOT);
-    arena[newline] = NEWLINE;
-    this.cursor = newline + 1;
+    const slot = start + HASH_MEMBER + writeUtf8(arena, front, start + HASH_MEMBER) - PREVIOUS_OPEN.length;
+    const end = slot + PREVIOUS_SLOT - 1 + writeUtf8(arena, back, slot + PREVIOUS_SLOT - 1);
+    this.cursor = end;
     into.buffers.push(arena);
-    into.offsets.push(start, start + HASH_MEMBER + hashAt, slot, newline + 1);
+    into.offsets.push(start, start + HASH_MEMBER + hashAt, slot, end);
   }
 }
 

@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
 import { fsyncDirectory } from "./torn-tail.js";
 
@@ -24,6 +25,29 @@ export function writeAnchor(logPath: string, checkpointLine: string): void {
   }
   renameSync(temp, target);
   fsyncDirectory(dirname(target));
+}
+
+/**
+ * {@link writeAnchor} without blocking the event loop (the writer's path: producers keep staging
+ * events while the anchor's two fsyncs wait on the disk). Same steps, same order.
+ */
+export async function writeAnchorAsync(logPath: string, checkpointLine: string): Promise<void> {
+  const target = anchorPathOf(logPath);
+  const temp = `${target}.tmp-${process.pid}`;
+  const file = await open(temp, "w", 0o600);
+  try {
+    await file.writeFile(`${checkpointLine}\n`);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temp, target);
+  const dir = await open(dirname(target), "r");
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }
 
 /** Reads the anchor beside a log, or `undefined` when there is none. */

@@ -22,7 +22,7 @@ import {
   type RedactionRules,
   type Redactor,
 } from "@acp/core";
-import { anchorPathOf, writeAnchor } from "./anchor.js";
+import { anchorPathOf, writeAnchorAsync } from "./anchor.js";
 import { ByteRuns, writeAll } from "./byte-runs.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
@@ -332,7 +332,7 @@ class AuditWriter implements AuditLog {
       const plan = this.seal(prefix, batch);
       const bytes = plan.chunks.length > 0 ? await this.writeDurably(plan.chunks) : 0;
       this.position = { ...plan.position, size: this.position.size + bytes };
-      if (plan.anchor !== null) writeAnchor(this.path, plan.anchor);
+      if (plan.anchor !== null) await writeAnchorAsync(this.path, plan.anchor);
       for (const [item, event] of plan.done) item.resolve(event);
     } catch (err) {
       this.abandon(batch, err);
