@@ -2,7 +2,7 @@
 export { createClaimServer, type ClaimServer, type ClaimServerOptions } from "./http/server.js";
 export { DEFAULT_HOSTS, classifyHost, type ClaimHosts, type OriginKind } from "./http/origins.js";
 export { FAILURE_BODY, FAILURE_HEADERS, FAILURE_STATUS } from "./http/failure.js";
-export type { ClaimLogEntry } from "./http/context.js";
+export { coarseSource, type ClaimLogEntry } from "./http/context.js";
 export { CLAIM_MIGRATIONS } from "./store/migrations.js";
 export type {
   ChargeInput,

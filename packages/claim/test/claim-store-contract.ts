@@ -215,6 +215,8 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(b).toBeCloseTo(5, 6);
       expect(c).toBe(0);
       expect((await s.reputation(["range:a"], REP.halfLifeMs, T0 + 216 * HOUR))[0]).toBeCloseTo(3.75, 6);
+      expect(await s.resetReputation(["range:a", "range:c"])).toBe(1);
+      expect(await s.reputation(["range:a", "range:b"], REP.halfLifeMs, T0)).toEqual([0, 10]);
     });
 
     it("§11.2 reputation: a sandbox's creating source and subject are charged through it, and abandoned sandboxes charge them once when swept", async () => {

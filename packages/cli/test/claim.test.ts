@@ -197,7 +197,7 @@ describe("acp claim", () => {
     expect(help.stdout).toContain("--admission-token agent-42.token");
   });
 
-  it("takedown: the operator takes a published FAQ down while the provider runs; a second takedown and a bad target are clear errors", async () => {
+  it("takedown and reputation: the operator takes a published FAQ down while the provider runs, then reads and resets the creator's score; bad targets are clear errors", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
     const { ctx } = context(home);
     const dbPath = join(home, "state.db");
@@ -230,6 +230,18 @@ describe("acp claim", () => {
     expect(again.stderr).toContain("no published sandbox behind that handle");
     const bad = await runCli(["claim", "takedown", "https://example.com/"], { env });
     expect(bad.code).toBe(2);
+
+    // The creator's range was charged as for flagged content; the operator can read and reset it.
+    const rep = await runCli(["claim", "reputation", "127.0.0.1", "--db", dbPath, "--json"], { env, now: new Date() });
+    expect(rep.code).toBe(0);
+    expect(JSON.parse(rep.stdout)).toEqual({
+      sources: [{ key: "range:127.0.0.0/24", score: 30, extra_bits: 2, refused_for_seconds: 0 }],
+    });
+    const reset = await runCli(["claim", "reputation", "127.0.0.0/24", "--reset", "--db", dbPath], { env });
+    expect(reset.stdout).toContain("1 score removed");
+    const after = await runCli(["claim", "reputation", "range:127.0.0.0/24", "--db", dbPath], { env });
+    expect(after.stdout.trim()).toBe("range:127.0.0.0/24: score 0, +0 bits");
+    expect((await runCli(["claim", "reputation", "nonsense", "--db", dbPath], { env })).code).toBe(2);
   });
 });
 

@@ -85,6 +85,8 @@ export interface ClaimStore {
   reputation(keys: readonly string[], halfLifeMs: number, now: number): Promise<number[]>;
   /** Adds points to reputation keys (each score decayed to `now` first), atomically per key. */
   chargeReputation(input: ChargeInput): Promise<void>;
+  /** Forgets the scores of `keys` (an operator clearing a false positive); how many existed. */
+  resetReputation(keys: readonly string[]): Promise<number>;
   /** How many sandboxes an admission token (by keyed hash) has admitted so far. */
   admissionTokenUses(hash: string): Promise<number>;
   /** The live handle of a sandbox, in clear (for its agent or owner), or undefined. */

@@ -170,6 +170,10 @@ export class PostgresClaimStore implements ClaimStore {
     await this.tx((c) => chargeAll(c, input));
   }
 
+  async resetReputation(keys: readonly string[]): Promise<number> {
+    return (await this.pg.query("DELETE FROM claim_reputation WHERE key = ANY($1)", [keys])).rowCount ?? 0;
+  }
+
   async admissionTokenUses(hash: string): Promise<number> {
     return tokenUses(this.pg, hash);
   }

@@ -369,6 +369,11 @@ export class SqliteClaimStore implements ClaimStore {
     this.tx(() => chargeAll(this.db, input));
   }
 
+  async resetReputation(keys: readonly string[]): Promise<number> {
+    const del = this.db.prepare("DELETE FROM claim_reputation WHERE key = ?");
+    return this.tx(() => keys.reduce((n, k) => n + del.run(k).changes, 0)) ?? 0;
+  }
+
   async admissionTokenUses(hash: string): Promise<number> {
     return (
       this.db.prepare<[string], { uses: number }>("SELECT uses FROM claim_admission_tokens WHERE hash = ?").get(hash)

@@ -1,19 +1,9 @@
-import { join } from "node:path";
 import type { Command } from "commander";
-import {
-  CLAIM_MIGRATIONS,
-  createSecretBox,
-  handleOf,
-  PostgresClaimStore,
-  ReputationPolicy,
-  SqliteClaimStore,
-  takeDown,
-} from "@acp/claim";
-import { applyMigrations, openStateDb } from "@acp/store";
-import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { handleOf, ReputationPolicy, takeDown } from "@acp/claim";
+import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
-import { storageOf } from "./serve.js";
+import { loadClaimConfig } from "./claim-config.js";
+import { withClaimStore } from "./claim-store-open.js";
 
 interface TakedownFlags {
   db?: string;
@@ -44,35 +34,21 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
         );
       const home = resolveHome(ctx.io);
       const policy = loadClaimConfig(ctx, home, flags);
-      const storage = storageOf(ctx, flags, home);
-      if (storage !== null && flags.db !== undefined)
-        throw new CliError(`--db and ${storage.source} both given: pick SQLite or PostgreSQL`, EXIT.usage);
-      const box = createSecretBox(providerKey(home));
-      const pg = storage === null ? undefined : await openPostgres(storage.url, storage.source);
-      const db =
-        pg === undefined
-          ? openStateDb(flags.db !== undefined ? resolvePath(ctx.io, flags.db) : join(home, "state.db"))
-          : undefined;
-      try {
-        if (db !== undefined) applyMigrations(db, CLAIM_MIGRATIONS);
-        const store = pg !== undefined ? new PostgresClaimStore(pg, box) : new SqliteClaimStore(db!, box);
-        const rep = new ReputationPolicy(policy.reputation);
-        const charge =
-          policy.mode === "pow" ? undefined : { points: rep.pointsFor("content_flagged"), halfLifeMs: rep.halfLifeMs };
-        const r = await takeDown(store, handle, ctx.io.now().getTime(), charge);
-        if (!r.ok)
-          throw new CliError(
-            r.reason === "claimed"
-              ? "that handle is a claimed workspace, not a sandbox: nothing taken down"
-              : "no published sandbox behind that handle (already gone, expired, or another provider key)",
-            EXIT.refused,
-          );
-        if (flags.json === true)
-          printJson(ctx, { sandbox_id: r.sandboxId, state: "deleted", reputation_charged: charge !== undefined });
-        else printLine(ctx, `taken down: sandbox ${r.sandboxId} is deleted; its handle is tombstoned`);
-      } finally {
-        db?.close();
-        await pg?.close();
-      }
+      const rep = new ReputationPolicy(policy.reputation);
+      const charge =
+        policy.mode === "pow" ? undefined : { points: rep.pointsFor("content_flagged"), halfLifeMs: rep.halfLifeMs };
+      const r = await withClaimStore(ctx, home, flags, (store) =>
+        takeDown(store, handle, ctx.io.now().getTime(), charge),
+      );
+      if (!r.ok)
+        throw new CliError(
+          r.reason === "claimed"
+            ? "that handle is a claimed workspace, not a sandbox: nothing taken down"
+            : "no published sandbox behind that handle (already gone, expired, or another provider key)",
+          EXIT.refused,
+        );
+      if (flags.json === true)
+        printJson(ctx, { sandbox_id: r.sandboxId, state: "deleted", reputation_charged: charge !== undefined });
+      else printLine(ctx, `taken down: sandbox ${r.sandboxId} is deleted; its handle is tombstoned`);
     });
 }

@@ -14,6 +14,7 @@ import { printJson, printLine, resolveHome, resolvePath, type CliContext } from 
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
 import { admissionTokenOf, loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
+import { registerClaimReputation } from "./claim-reputation.js";
 import { registerClaimTakedown } from "./claim-takedown.js";
 import { registerClaimIssuer } from "./claim-issuer.js";
 
@@ -221,6 +222,7 @@ Guide: docs/guides/claim.md`,
   registerAgentCommands(claim, ctx);
   registerClaimIssuer(claim, ctx);
   registerClaimTakedown(claim, ctx);
+  registerClaimReputation(claim, ctx);
 }
 
 function registerAgentCommands(claim: Command, ctx: CliContext): void {

@@ -1,0 +1,71 @@
+import { isIP } from "node:net";
+import type { Command } from "commander";
+import { coarseSource, rangeKey, ReputationPolicy } from "@acp/claim";
+import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { CliError, EXIT } from "../exit-codes.js";
+import { loadClaimConfig } from "./claim-config.js";
+import { withClaimStore } from "./claim-store-open.js";
+
+interface ReputationFlags {
+  db?: string;
+  storageUrl?: string;
+  config?: string;
+  reset?: boolean;
+  json?: boolean;
+}
+
+/** The reputation key an operator names: an address (its /24 or /48), a range, `range:…` or `subject:kid:sub`. */
+function keyOf(source: string): string {
+  if (/^(range|subject):\S+$/.test(source)) return source;
+  if (isIP(source) !== 0) return rangeKey(coarseSource(source));
+  if (/^[0-9a-f.:]+\/\d{1,3}$/i.test(source)) return rangeKey(source);
+  throw new CliError(
+    `\`${source}\` is not an address, a range (203.0.113.0/24), range:… or subject:{kid}:{agent}`,
+    EXIT.usage,
+  );
+}
+
+/** Registers `acp claim reputation`: read or reset persistent reputation scores (§11.2). */
+export function registerClaimReputation(claim: Command, ctx: CliContext): void {
+  claim
+    .command("reputation <source...>")
+    .description("as the operator: show (or --reset) the persistent reputation of addresses, ranges or agents")
+    .option("--reset", "forget these scores (a false positive; the source is admitted at once)")
+    .option("--db <file>", "SQLite state database of the provider (default $ACP_HOME/state.db)")
+    .option("--storage-url <url>", "PostgreSQL of the provider (default ACP_STORAGE_URL or storage.url in config.yml)")
+    .option("--config <file>", "claim config, for the reputation settings (default $ACP_HOME/claim/config.yml)")
+    .option("--json", "machine-readable output")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n",
+    )
+    .action(async (sources: string[], flags: ReputationFlags) => {
+      const keys = sources.map(keyOf);
+      const home = resolveHome(ctx.io);
+      const rep = new ReputationPolicy(loadClaimConfig(ctx, home, flags).reputation);
+      const now = ctx.io.now().getTime();
+      if (flags.reset === true) {
+        const removed = await withClaimStore(ctx, home, flags, (store) => store.resetReputation(keys));
+        if (flags.json === true) printJson(ctx, { reset: keys, removed });
+        else printLine(ctx, `reset ${keys.join(", ")} (${removed} score${removed === 1 ? "" : "s"} removed)`);
+        return;
+      }
+      const scores = await withClaimStore(ctx, home, flags, (store) => store.reputation(keys, rep.halfLifeMs, now));
+      const rows = keys.map((key, i) => {
+        const score = scores[i] ?? 0;
+        return {
+          key,
+          score: Math.round(score * 100) / 100,
+          extra_bits: rep.extraBits(score),
+          refused_for_seconds: Math.ceil(rep.refusedForMs(score) / 1000),
+        };
+      });
+      if (flags.json === true) printJson(ctx, { sources: rows });
+      else
+        for (const r of rows)
+          printLine(
+            ctx,
+            `${r.key}: score ${r.score}, +${r.extra_bits} bit${r.extra_bits === 1 ? "" : "s"}${r.refused_for_seconds > 0 ? `, refused for ${r.refused_for_seconds} s` : ""}`,
+          );
+    });
+}
