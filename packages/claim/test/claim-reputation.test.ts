@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStateDb } from "@acp/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { newIssuerKey, signAdmissionToken, type ClaimServerOptions } from "../src/index.js";
+import { FAILURE_BODY, newIssuerKey, signAdmissionToken, type ClaimServerOptions } from "../src/index.js";
 import {
   createSandbox,
   humanClaim,
@@ -213,5 +213,13 @@ describe("§11.2 persistent per-source reputation (black box, over HTTP)", () =>
     });
     expect(refused.status).toBe(429);
     expect(await difficulty(p, OTHER, token("agent-8"))).toBe(4);
+  });
+
+  it("an error while deciding admission (the store unreachable) refuses with the one failure answer, never admits", async () => {
+    p = await startProvider(base);
+    expect(await difficulty(p)).toBe(6);
+    p.db.close();
+    const r = await p.req("api.localhost", "GET", "/v1/sandboxes/challenge");
+    expect(r.body).toBe(FAILURE_BODY);
   });
 });

@@ -68,6 +68,11 @@ function audiences(rt: ClaimRuntime, req: FastifyRequest): readonly string[] {
  * Every token problem — forged, expired, wrong audience, used up, unknown issuer — is the same `refuse`.
  */
 export async function decideAdmission(rt: ClaimRuntime, req: FastifyRequest, now: number): Promise<AdmissionDecision> {
+  // An error inside the decision (the store unreachable, say) never admits: it is a refusal.
+  return decide(rt, req, now).catch((): AdmissionDecision => ({ kind: "refuse" }));
+}
+
+async function decide(rt: ClaimRuntime, req: FastifyRequest, now: number): Promise<AdmissionDecision> {
   const raw = req.headers[ADMISSION_TOKEN_HEADER];
   const source = rangeKey(rt.facts(req).source);
   let token: (AdmissionClaims & { hash: string; subjectKey: string }) | undefined;
