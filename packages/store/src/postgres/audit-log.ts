@@ -7,6 +7,7 @@ import {
   createRedactor,
   DEFAULT_REDACTION,
   isAuditEventType,
+  NO_PATTERNS,
   redactAuditInput,
   sealAuditLine,
   signCheckpoint,
@@ -29,6 +30,11 @@ export interface PostgresAuditLogOptions {
   readonly checkpointEvery?: number;
   /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */
   readonly redaction?: RedactionRules | false;
+  /**
+   * Known secret values (the vault entries in use), redacted wherever they appear, also when
+   * `redaction` is `false`; read on every append. As the file log's option of the same name.
+   */
+  readonly secrets?: () => readonly string[];
   /** The clock for event and checkpoint timestamps. */
   readonly clock: () => Date;
   /** Unique part of event ids (`ae_<this>`); default a random UUID. */
@@ -162,7 +168,11 @@ function sealBatch(head: Head, batch: readonly Queued[], options: PostgresAuditL
  */
 export function createPostgresAuditLog(store: PostgresStore, options: PostgresAuditLogOptions): PostgresAuditLog {
   const redact: Redactor | null =
-    options.redaction === false ? null : createRedactor(options.redaction ?? DEFAULT_REDACTION);
+    options.redaction === false && options.secrets === undefined
+      ? null
+      : createRedactor(options.redaction === false ? NO_PATTERNS : (options.redaction ?? DEFAULT_REDACTION), {
+          ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+        });
   const maxBatch = Math.max(1, options.maxBatch ?? 1024);
   const queue: Queued[] = [];
   let draining: Promise<void> | null = null;

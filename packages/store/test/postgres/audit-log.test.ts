@@ -123,6 +123,26 @@ describe("postgres audit log", () => {
     expect((await verifyPostgresAuditChain(a)).count).toBe(1);
   });
 
+  it("redacts the known vault values it is given, read on every append, also with the patterns off", async () => {
+    let vault: readonly string[] = [];
+    const log = createPostgresAuditLog(a, { clock, redaction: false, secrets: () => vault });
+    await log.append({ event_type: "policy_evaluated", metadata: { password: "pw-kept-patterns-off" } });
+    vault = ["vault-canary-value"]; // a vault opened after the log
+    const event = await log.append({
+      event_type: "tool_call_forwarded",
+      tool: "http_get",
+      request_id: "cr_vault-canary-value",
+      metadata: { url: "https://api.example.com/?key=vault-canary-value", "vault-canary-value": 1 },
+    });
+    await log.close();
+    expect(event.metadata["url"]).toBe("https://api.example.com/?key=[REDACTED]");
+    expect(event.request_id).toBe("cr_[REDACTED]");
+    const stored = (await lines(a)).join("\n");
+    expect(stored).not.toContain("vault-canary");
+    expect(stored).toContain("pw-kept-patterns-off");
+    expect(await verifyPostgresAuditChain(a)).toMatchObject({ ok: true, count: 2 });
+  });
+
   it("rejects the appends of a failed transaction and leaves the chain intact", async () => {
     const store = await openPostgresStore(db.url, { applicationName: "audit-doomed" });
     const log = createPostgresAuditLog(store, { clock });
