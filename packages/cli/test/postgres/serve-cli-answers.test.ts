@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STARTER_POLICY } from "@acp/store";
-import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
+import pg from "pg";
+import { createTestDatabase, useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { runCli } from "../run.js";
 import { runBuiltAcp, startServeNode, stopServeNode, type ServeNode } from "./fixtures/serve-node.js";
 
@@ -198,6 +199,28 @@ describe("acp pending / approve / deny on the PostgreSQL of acp serve", () => {
     expect(answered.code, answered.stderr).toBe(0);
     expect((await waiting).json).toMatchObject({ route: "accept", consent: { outcome: "approved", scope: "session" } });
   }, 120_000);
+
+  it("on a database no acp serve has prepared: nothing pending, the id unknown, no table created", async () => {
+    const empty = await createTestDatabase();
+    try {
+      const env = terminalEnv({ ACP_STORAGE_URL: empty.url });
+      const listed = await runBuiltAcp(["pending"], env);
+      expect(listed).toMatchObject({ code: 0, stdout: "no pending consent requests\n" });
+      const unknown = await runBuiltAcp(["deny", `cr_${"1".repeat(32)}`], env);
+      expect(unknown.code).toBe(4);
+      expect(unknown.stderr).toContain("no pending consent request");
+      const client = new pg.Client({ connectionString: empty.url });
+      await client.connect();
+      try {
+        const tables = await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'");
+        expect(tables.rows[0]).toEqual({ n: 0 });
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await empty.drop();
+    }
+  }, 60_000);
 
   it("the node's audit chain, with the command-line answers in it, verifies", async () => {
     expect((await call("GET", "/v1/audit/verify")).json).toMatchObject({ ok: true });
