@@ -67,12 +67,22 @@ function audiences(rt: ClaimRuntime, req: FastifyRequest): readonly string[] {
  * source (and subject) reputation may refuse it for a while or raise the difficulty; a valid token lowers it.
  * Every token problem — forged, expired, wrong audience, used up, unknown issuer — is the same `refuse`.
  */
-export async function decideAdmission(rt: ClaimRuntime, req: FastifyRequest, now: number): Promise<AdmissionDecision> {
+export async function decideAdmission(
+  rt: ClaimRuntime,
+  req: FastifyRequest,
+  now: number,
+  proof?: (binding: string) => boolean,
+): Promise<AdmissionDecision> {
   // An error inside the decision (the store unreachable, say) never admits: it is a refusal.
-  return decide(rt, req, now).catch((): AdmissionDecision => ({ kind: "refuse" }));
+  return decide(rt, req, now, proof).catch((): AdmissionDecision => ({ kind: "refuse" }));
 }
 
-async function decide(rt: ClaimRuntime, req: FastifyRequest, now: number): Promise<AdmissionDecision> {
+async function decide(
+  rt: ClaimRuntime,
+  req: FastifyRequest,
+  now: number,
+  proof: ((binding: string) => boolean) | undefined,
+): Promise<AdmissionDecision> {
   const raw = req.headers[ADMISSION_TOKEN_HEADER];
   const source = rangeKey(rt.facts(req).source);
   let token: (AdmissionClaims & { hash: string; subjectKey: string }) | undefined;
@@ -88,9 +98,13 @@ async function decide(rt: ClaimRuntime, req: FastifyRequest, now: number): Promi
         : undefined;
     if (v === undefined || !v.ok) return { kind: "refuse" };
     const hash = rt.box.hash("admission_token", `${v.claims.kid}\0${v.claims.jti}`);
-    if ((await rt.store.admissionTokenUses(hash)) >= v.claims.maxUses) return { kind: "refuse" };
     token = { ...v.claims, hash, subjectKey: subjectKey(v.claims.kid, v.claims.sub) };
   } else if (rt.policy.mode === "issuer-required") return { kind: "refuse" };
+  // At creation the proof-of-work (bound to the token, or to nothing) is checked before the store is asked.
+  const binding = token === undefined ? "" : `token:${token.hash}`;
+  if (proof !== undefined && !proof(binding)) return { kind: "refuse" };
+  if (token !== undefined && (await rt.store.admissionTokenUses(token.hash)) >= token.maxUses)
+    return { kind: "refuse" };
 
   let extra = 0;
   if (rt.policy.persistent) {
@@ -107,7 +121,7 @@ async function decide(rt: ClaimRuntime, req: FastifyRequest, now: number): Promi
   return {
     kind: "admit",
     difficulty,
-    binding: token === undefined ? "" : `token:${token.hash}`,
+    binding,
     sourceKey: source,
     ...(token === undefined ? {} : { token }),
   };

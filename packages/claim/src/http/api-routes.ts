@@ -133,14 +133,16 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     const metadata = JSON.stringify(body?.metadata ?? {});
     if (metadata.length > 2048 || typeof body?.metadata === "string")
       return invalid(reply, "claim_invalid_request", "`metadata` must be an object under 2 KB");
-    // Issuer token and reputation first (nothing about sandboxes is looked up), then the bound proof-of-work.
-    const d = await decideAdmission(rt, req, now);
+    // Token signature, then the proof-of-work bound to it, then its uses and the reputation (no sandbox lookups).
+    const d = await decideAdmission(
+      rt,
+      req,
+      now,
+      (binding) =>
+        adm?.type === "proof_of_work" && verifyChallenge(rt.box, "create", binding, adm.challenge, adm.nonce, now),
+    );
     if (d.kind === "limited") return rt.limited(req, reply, d.retryAfterS);
-    if (
-      d.kind === "refuse" ||
-      adm?.type !== "proof_of_work" ||
-      !verifyChallenge(rt.box, "create", d.binding, adm.challenge, adm.nonce, now)
-    ) {
+    if (d.kind === "refuse") {
       rt.admission.recordFailure(source, now);
       return rt.fail(req, reply);
     }
@@ -155,7 +157,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       );
     const token = newAgentToken();
     const made = await rt.store.createSandbox({
-      challenge: adm.challenge as string,
+      challenge: adm?.challenge as string,
       tokenHash: agentTokenHash(rt, token, jkt),
       ttlMs: rt.ttlMs,
       tokenTtlMs: AGENT_TOKEN_TTL_MS,
