@@ -3,8 +3,7 @@ import type { ClaimStore, ReputationCharge } from "../store/claim-store.js";
 
 /** The outcome of {@link takeDown}. */
 export type TakedownResult =
-  | { readonly ok: true; readonly sandboxId: string }
-  | { readonly ok: false; readonly reason: "not_found" | "claimed" };
+  { readonly ok: true; readonly sandboxId: string } | { readonly ok: false; readonly reason: "not_found" | "claimed" };
 
 /**
  * The handle a published URL (`https://{handle}.{pub suffix}/…`) or a bare handle names; undefined when neither.
