@@ -3,8 +3,16 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openStateDb } from "@acp/store";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { FAILURE_BODY, newIssuerKey, signAdmissionToken, type ClaimServerOptions } from "../src/index.js";
+import {
+  FAILURE_BODY,
+  ReputationPolicy,
+  decayScore,
+  newIssuerKey,
+  signAdmissionToken,
+  type ClaimServerOptions,
+} from "../src/index.js";
 import {
   createSandbox,
   humanClaim,
@@ -221,5 +229,30 @@ describe("§11.2 persistent per-source reputation (black box, over HTTP)", () =>
     p.db.close();
     const r = await p.req("api.localhost", "GET", "/v1/sandboxes/challenge");
     expect(r.body).toBe(FAILURE_BODY);
+  });
+});
+
+describe("ReputationPolicy", () => {
+  it("more score never costs fewer bits; refusal starts at refuse_at and lasts exactly until the score has decayed below it (property)", () => {
+    const rep = new ReputationPolicy();
+    fc.assert(
+      fc.property(
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        (a, b) => {
+          const [lo, hi] = a <= b ? [a, b] : [b, a];
+          expect(rep.extraBits(lo)).toBeLessThanOrEqual(rep.extraBits(hi));
+          const ms = rep.refusedForMs(hi);
+          expect(ms > 0).toBe(hi >= rep.refuseAt);
+          if (ms > 0) {
+            expect(decayScore(hi, 0, ms, rep.halfLifeMs)).toBeLessThan(rep.refuseAt);
+            if (ms > 2)
+              expect(decayScore(hi, 0, ms - 2, rep.halfLifeMs)).toBeGreaterThanOrEqual(rep.refuseAt * 0.999999);
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    expect([0, 9.99, 10, 19.99, 20, 40, 160].map((x) => rep.extraBits(x))).toEqual([0, 0, 1, 1, 2, 3, 5]);
   });
 });

@@ -5,6 +5,7 @@
  * separate pooled connections, so the conditional updates really race.
  */
 import { randomBytes } from "node:crypto";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClaimStore, CreateSandboxInput, FaqBody, SecretBox } from "../src/index.js";
 import { createSecretBox } from "../src/index.js";
@@ -264,6 +265,30 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       const use = { hash: h("token-race"), maxUses: 1, expiresAt: T0 + HOUR };
       const results = await Promise.all(Array.from({ length: 8 }, () => made({ tokenUse: use })));
       expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+
+    it("§11.2 reputation equals the naive sum of decayed charges for any sequence of charges (property, against a reference)", async () => {
+      let run = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(fc.integer({ min: 0, max: 400 * HOUR }), fc.integer({ min: 1, max: 50 })), {
+            minLength: 1,
+            maxLength: 8,
+          }),
+          fc.integer({ min: 0, max: 400 * HOUR }),
+          async (charges, later) => {
+            const key = `range:prop-${run++}`;
+            const sorted = [...charges].sort((x, y) => x[0] - y[0]);
+            for (const [t, points] of sorted)
+              await s.chargeReputation({ keys: [key], charge: { points, halfLifeMs: REP.halfLifeMs }, now: T0 + t });
+            const end = T0 + (sorted.at(-1)?.[0] ?? 0) + later;
+            const expected = sorted.reduce((sum, [t, pts]) => sum + pts * 0.5 ** ((end - T0 - t) / REP.halfLifeMs), 0);
+            const [got = -1] = await s.reputation([key], REP.halfLifeMs, end);
+            expect(got).toBeCloseTo(expected, 6);
+          },
+        ),
+        { numRuns: 25 },
+      );
     });
 
     it("race: 8 concurrent charges of one key all count", async () => {
