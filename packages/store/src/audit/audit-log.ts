@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { fstatSync, mkdirSync, statSync } from "node:fs";
 import { open as openHandle, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -24,6 +23,7 @@ import {
 } from "@acp/core";
 import { anchorPathOf, writeAnchorAsync } from "./anchor.js";
 import { ByteRuns, writeAll } from "./byte-runs.js";
+import { createEventIds } from "./event-ids.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
@@ -160,7 +160,8 @@ class AuditWriter implements AuditLog {
   private releasedAt = 0;
   private readonly redact: Redactor | null;
   private readonly ino: number;
-  private readonly randomId: () => string;
+  /** `ae_<unique>` event ids. */
+  private readonly newId: () => string;
   /** Most events per write; `every` mode also writes one call per write. */
   private readonly maxBatch: number;
   private readonly every: boolean;
@@ -180,7 +181,7 @@ class AuditWriter implements AuditLog {
             ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
           });
     this.ino = fstatSync(handle.fd).ino;
-    this.randomId = options.randomId ?? randomUUID;
+    this.newId = createEventIds(options.randomId);
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
     this.every = options.fsync !== "batch";
   }
@@ -198,7 +199,7 @@ class AuditWriter implements AuditLog {
     let single: Pending["single"];
     try {
       const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
-      single = { input: redacted, id: `ae_${this.randomId()}` };
+      single = { input: redacted, id: this.newId() };
       this.stager.stage(redacted, single.id, timestamp, lines);
     } catch (err) {
       return rejection(err);
@@ -216,7 +217,7 @@ class AuditWriter implements AuditLog {
     try {
       for (const input of inputs) {
         const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
-        this.stager.stage(redacted, `ae_${this.randomId()}`, timestamp, lines);
+        this.stager.stage(redacted, this.newId(), timestamp, lines);
       }
     } catch (err) {
       return rejection(err);
@@ -378,7 +379,7 @@ class AuditWriter implements AuditLog {
     const every = Math.max(1, this.options.checkpointEvery ?? 1000);
     /** Stages and seals a log-made event (recovery, checkpoint) now; returns it as written. */
     const own = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
-      const id = `ae_${this.randomId()}`;
+      const id = this.newId();
       const previousEventHash = head;
       const lines = createStagedAuditLines();
       this.stager.stage(input, id, timestamp, lines);
