@@ -76,12 +76,29 @@ function jsonComposite(v: object, depth: number): string {
   if (proto !== Object.prototype && proto !== null) refuse("only plain objects are JSON objects");
   const record = v as Record<string, unknown>;
   const keys = sortedKeys(record);
-  let out = "{";
-  for (let i = 0; i < keys.length; i++) {
+  if (keys.length === 0) return "{}";
+  let out = `{${memberName(keys[0] as string, firstNames)}${jsonValue(record[keys[0] as string], depth)}`;
+  for (let i = 1; i < keys.length; i++) {
     const key = keys[i] as string;
-    out += `${i === 0 ? "" : ","}${memoString(key)}:${jsonValue(record[key], depth)}`;
+    out += memberName(key, nextNames) + jsonValue(record[key], depth);
   }
   return `${out}}`;
+}
+
+/** `"key":` (first member) and `,"key":` (the others) of keys seen before, whole: fewer pieces per object. */
+const firstNames = new Map<string, string>();
+const nextNames = new Map<string, string>();
+
+function memberName(key: string, names: Map<string, string>): string {
+  let out = names.get(key);
+  if (out === undefined) {
+    out = `${names === nextNames ? "," : ""}${jsonString(key)}:`;
+    if (key.length <= MAX_MEMO_LENGTH) {
+      if (names.size >= MAX_MEMO_ENTRIES) names.clear();
+      names.set(key, out);
+    }
+  }
+  return out;
 }
 
 /**

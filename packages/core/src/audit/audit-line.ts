@@ -47,7 +47,7 @@ const writeLatin1: (buffer: Buffer, text: string, offset: number) => number = di
   ? (buffer, text, offset) => (buffer as unknown as StringWriters).latin1Write(text, offset)
   : (buffer, text, offset) => buffer.write(text, offset, "latin1");
 
-const sha256HexOf: (bytes: Buffer) => string =
+const sha256HexOf: (bytes: Uint8Array) => string =
   typeof oneShotHash === "function"
     ? (bytes) => oneShotHash("sha256", bytes, "hex")
     : (bytes) => createHash("sha256").update(bytes).digest("hex");
@@ -114,16 +114,25 @@ export function sealStagedLine(lines: StagedAuditLines, k: number, previousEvent
     buffer.copyWithin(slot + 4, slot + PREVIOUS_SLOT, end);
     end -= NULL_SHRINK;
     offsets[o + 3] = end;
+  } else if (previousEventHash === lastRef) {
+    writeLatin1(buffer, lastHex, slot + PREVIOUS_OPEN.length); // the usual case: the line sealed just before
   } else {
     if (previousEventHash.length !== HASH_REF_LENGTH)
       throw new TypeError("previous event hash is not a sha256 reference");
     writeLatin1(buffer, previousEventHash, slot + 1);
   }
-  const hex = sha256HexOf(buffer.subarray(start + HASH_MEMBER, end - 1));
+  const body = start + HASH_MEMBER;
+  const hex = sha256HexOf(new Uint8Array(buffer.buffer, buffer.byteOffset + body, end - 1 - body));
   buffer.copyWithin(start, start + HASH_MEMBER, headEnd);
   const at = headEnd - HASH_MEMBER;
   buffer.set(HASH_KEY, at);
   writeLatin1(buffer, hex, at + HASH_KEY.length);
   buffer[at + HASH_MEMBER - 1] = QUOTE;
-  return SHA256_PREFIX + hex;
+  lastHex = hex;
+  lastRef = SHA256_PREFIX + hex;
+  return lastRef;
 }
+
+/** The hash {@link sealStagedLine} returned last, and its hex digits (written without re-reading the reference). */
+let lastRef = "";
+let lastHex = "";
