@@ -6,6 +6,7 @@ import {
   McpError,
   ResultSchema,
   type JSONRPCRequest,
+  type RequestId,
   type Notification,
   type Result,
   type ServerCapabilities,
@@ -24,7 +25,8 @@ import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
 import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
-import { UpstreamProgress } from "./upstream-progress.js";
+import { DownstreamTransport, interceptDownstream } from "./fast-path.js";
+import { PendingObservations } from "./observations.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -65,6 +67,8 @@ export interface ProxySession {
   readonly server: Server;
   /** The session's `tools/call`s in flight, oldest first (where an upstream's sampling or logging goes). */
   readonly calls: Set<InflightCall>;
+  /** The session's `tools/call`s taken by the fast path and in flight, by the client's request id. */
+  readonly fast: Map<RequestId, AbortController>;
   lastActive: number;
 }
 
@@ -81,8 +85,8 @@ export class AcpProxy {
   readonly sessions = new Map<string, ProxySession>();
   /** Resource subscriptions of every session, counted per upstream resource. */
   readonly subscriptions = new ResourceSubscriptions();
-  /** Upstream progress by the proxy's own tokens (kept until the proxy has answered its client). */
-  readonly progress = new UpstreamProgress();
+  /** What the session runtime is told after each call, run once the reply is out (or before the next decision). */
+  readonly observations: PendingObservations;
   readonly #log: (line: string) => void;
   readonly #audit: AuditSink;
 
@@ -91,13 +95,21 @@ export class AcpProxy {
     this.#log = options.log ?? (() => undefined);
     this.#audit = options.audit ?? { record: () => undefined };
     const now = options.now ?? (() => new Date());
+    this.observations = new PendingObservations((err) =>
+      this.#log(`the session runtime could not record a result: ${messageOf(err)}`),
+    );
+    const decide = options.decide;
     this.pinning = createToolPinning({
       store: options.pinStore ?? createMemoryPinStore(),
       now,
       ...(options.acceptToolChanges === true ? { acceptChanges: true } : {}),
     });
     this.gate = {
-      decide: options.decide,
+      // no decision of a session misses a result it returned: its queued observations run first
+      decide: (request, context) => {
+        if (context !== undefined) this.observations.settle(context.sessionId);
+        return context === undefined ? decide(request) : decide(request, context);
+      },
       broker: options.broker,
       audit: this.#audit,
       approvals: createApprovalMemory(),
@@ -130,7 +142,6 @@ export class AcpProxy {
   /** Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve. */
   async start(): Promise<void> {
     await this.pool.start();
-    for (const upstream of this.pool.connected()) this.progress.install(upstream.client);
     for (const upstream of this.pool.connected()) await this.#observePins(upstream.spec.name);
     for (const upstream of this.pool.list()) {
       this.#log(
@@ -142,16 +153,32 @@ export class AcpProxy {
   /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */
   async connect(transport: Transport, sessionId: string = newId("session")): Promise<ProxySession> {
     const session = this.createSession(sessionId);
-    await session.server.connect(transport);
+    // accepted tools/calls take the fast path beside the SDK server; everything else goes through it
+    const downstream: Transport = new DownstreamTransport(
+      transport,
+      (message) => interceptDownstream(this, session, downstream, message),
+      () => {
+        for (const controller of session.fast.values()) controller.abort();
+        session.fast.clear();
+      },
+    );
+    await session.server.connect(downstream);
     return session;
   }
 
   /** Creates (without connecting) the downstream server of one session. */
   createSession(sessionId: string): ProxySession {
     const server = new Server(PROXY_SERVER_INFO, { capabilities: this.capabilities() });
-    const session: ProxySession = { id: sessionId, server, calls: new Set(), lastActive: Date.now() };
+    const session: ProxySession = {
+      id: sessionId,
+      server,
+      calls: new Set(),
+      fast: new Map(),
+      lastActive: Date.now(),
+    };
     registerSessionHandlers(this, session);
     server.onclose = () => {
+      this.observations.settle(sessionId);
       this.sessions.delete(sessionId);
       this.#dropSubscriptions(sessionId);
       this.options.observer?.closed?.(sessionId);

@@ -7,3 +7,6 @@ export {
   type ProxySession,
 } from "./acp-proxy.js";
 export { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
+export { PendingObservations } from "./observations.js";
+export { DownstreamTransport } from "./fast-path.js";
+export type { CallContext } from "./tool-call-handler.js";

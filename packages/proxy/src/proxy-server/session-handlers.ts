@@ -19,7 +19,7 @@ import { gateToolCall } from "../gate/gate-tool-call.js";
 import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId } from "./acp-proxy.js";
-import { handleToolCall } from "./tool-call-handler.js";
+import { contextOf, handleToolCall } from "./tool-call-handler.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -30,7 +30,9 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...proxy.catalog.tools().exposed, ...(proxy.options.plans !== undefined ? [SUBMIT_PLAN_TOOL] : [])],
   }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => handleToolCall(proxy, session, request, extra));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    handleToolCall(proxy, session, request, contextOf(extra)),
+  );
   if (caps.prompts) registerPromptHandlers(proxy, server);
   if (caps.resources) registerResourceHandlers(proxy, session);
   if (caps.logging) {

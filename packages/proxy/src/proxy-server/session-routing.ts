@@ -1,10 +1,5 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  ResultSchema,
-  type Result,
-  type ServerNotification,
-  type ServerRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Result, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CallContext } from "./tool-call-handler.js";
 
 /**
  * One downstream `tools/call` in flight to an upstream. What that upstream sends while the call runs
@@ -63,13 +58,11 @@ export function routeUpstreamMessage<S extends RoutableSession>(
   return { kind: "idle", sessions: all };
 }
 
-type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
-
 /**
  * Creates the in-flight record of one call whose handler received `extra` (its `sendNotification` and
  * `sendRequest` answer on the call's own stream).
  */
-export function createInflightCall(server: string, extra: Extra): InflightCall {
+export function createInflightCall(server: string, extra: CallContext): InflightCall {
   let last: Promise<void> = Promise.resolve();
   return {
     server,
@@ -78,7 +71,7 @@ export function createInflightCall(server: string, extra: Extra): InflightCall {
       last = Promise.all([last, sent]).then(() => undefined);
     },
     // the answer is passed on unchanged (every field kept): the upstream validates it
-    request: (request, options) => extra.sendRequest(request, ResultSchema, options),
+    request: (request, options) => extra.sendRequest(request, options),
     settled: () => last,
   };
 }

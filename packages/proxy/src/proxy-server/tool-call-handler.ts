@@ -1,5 +1,16 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import {
+  ErrorCode,
+  McpError,
+  ResultSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type Progress,
+  type Result,
+  type ServerNotification,
+  type ServerRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { redactSecrets, type ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
@@ -12,6 +23,25 @@ import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
+/** What a `tools/call` handler gets from the route that received the call (the SDK server's, or the fast path). */
+export interface CallContext {
+  /** Aborted when the client cancels the call or goes away. */
+  readonly signal: AbortSignal;
+  /** A notification on the call's own response stream. */
+  sendNotification(notification: ServerNotification): Promise<void>;
+  /** A request to the client on the call's own response stream (sampling, elicitation); the result unchanged. */
+  sendRequest(request: ServerRequest, options: RequestOptions): Promise<Result>;
+}
+
+/** The context of a call the SDK server received. */
+export function contextOf(extra: Extra): CallContext {
+  return {
+    signal: extra.signal,
+    sendNotification: (notification) => extra.sendNotification(notification),
+    sendRequest: (request, options) => extra.sendRequest(request, ResultSchema, options),
+  };
+}
+
 /**
  * One downstream `tools/call`: resolve the exposed name, gate it (decide, maybe ask a person, with
  * progress ticks while waiting), forward the approved arguments, return the upstream result unchanged.
@@ -21,10 +51,11 @@ export async function handleToolCall(
   proxy: AcpProxy,
   session: ProxySession,
   request: CallToolRequest,
-  extra: Extra,
+  extra: CallContext,
 ): Promise<CallToolResult> {
   session.lastActive = Date.now();
   if (request.params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) {
+    proxy.observations.settle(session.id);
     return handleSubmitPlan(proxy, session.id, request, extra.signal);
   }
   const target = proxy.catalog.tools().resolve(request.params.name);
@@ -32,7 +63,7 @@ export async function handleToolCall(
     return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
   }
   const token = request.params._meta?.progressToken;
-  const relay = token !== undefined ? createProgressRelay(token, extra.sendNotification) : undefined;
+  const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
   const callId = newId("call");
   const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
   const annotations = pickAnnotations(target.item["annotations"]);
@@ -68,7 +99,12 @@ export async function handleToolCall(
     );
     const result = withoutSecrets(proxy, raw);
     await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
-    observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
+    // after the reply is out; the next decision of this session runs it first if it is still queued
+    proxy.observations.add(session.id, () => {
+      // a session that closed meanwhile is gone from the runtime: nothing to tell it
+      if (proxy.sessions.has(session.id))
+        observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
+    });
     await relay?.flush();
     await inflight.settled();
     return result;
@@ -80,7 +116,6 @@ export async function handleToolCall(
   } finally {
     clearInterval(heartbeat);
     session.calls.delete(inflight);
-    proxy.progress.release(`acp:${callId}`);
   }
 }
 
@@ -88,29 +123,23 @@ async function forward(
   proxy: AcpProxy,
   server: string,
   params: CallToolRequest["params"],
-  extra: Extra,
+  extra: CallContext,
   progress: { readonly relay: ProgressRelay; readonly token: string } | undefined,
 ): Promise<CallToolResult> {
   const { _meta, ...rest } = params;
   const meta =
     _meta !== undefined ? Object.fromEntries(Object.entries(_meta).filter(([k]) => k !== "progressToken")) : {};
+  // upstream progress is asked for with the proxy's own token (`acp:<call id>`), never the client's
+  if (progress !== undefined) meta["progressToken"] = progress.token;
   const upstreamParams = { ...rest, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
   try {
-    const result =
-      progress === undefined
-        ? await proxy.pool.request(server, "tools/call", upstreamParams, { signal: extra.signal })
-        : await proxy.progress.request(
-            proxy.pool,
-            {
-              server,
-              method: "tools/call",
-              params: upstreamParams,
-              token: progress.token,
-              timeoutMs: proxy.options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
-              signal: extra.signal,
-            },
-            (p) => progress.relay.upstream(p),
-          );
+    const result = await proxy.pool.relay(server, "tools/call", upstreamParams, {
+      signal: extra.signal,
+      timeoutMs: proxy.options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
+      ...(progress !== undefined
+        ? { progress: { token: progress.token, onProgress: (p: Progress) => progress.relay.upstream(p) } }
+        : {}),
+    });
     return result as CallToolResult;
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {

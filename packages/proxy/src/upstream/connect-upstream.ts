@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { NO_PATTERNS, redactSecrets } from "@acp/core";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
+import { UpstreamRelay } from "./upstream-relay.js";
 
 /** The proxy's name and version as upstream servers see it. */
 export const PROXY_CLIENT_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
@@ -19,9 +20,11 @@ export interface UpstreamHooks {
   readonly credentials?: UpstreamCredentials;
 }
 
-/** A connected upstream: the SDK client and the transport kind actually used. */
+/** A connected upstream: the SDK client, the relay beside it and the transport kind actually used. */
 export interface UpstreamConnection {
   readonly client: Client;
+  /** The client's transport, through which the proxy also relays accepted `tools/call`s (see {@link UpstreamRelay}). */
+  readonly relay: UpstreamRelay;
   readonly transport: "stdio" | "streamable-http" | "sse";
 }
 
@@ -48,25 +51,29 @@ export async function connectUpstream(
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     });
     pipeStderr(transport, hooks.onStderrLine, secrets);
-    return { client: await connectClient(transport, hooks, timeoutMs, secrets), transport: "stdio" };
+    return { ...(await connectClient(transport, hooks, timeoutMs, secrets)), transport: "stdio" };
   }
   const url = new URL(spec.url);
   const headers = hooks.credentials?.headers;
   const options =
     headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {};
   if (spec.transport === "sse") {
-    const client = await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets);
-    return { client, transport: "sse" };
+    return {
+      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets)),
+      transport: "sse",
+    };
   }
   try {
     return {
-      client: await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets),
+      ...(await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets)),
       transport: "streamable-http",
     };
   } catch (streamableError) {
     try {
-      const client = await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets);
-      return { client, transport: "sse" };
+      return {
+        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets)),
+        transport: "sse",
+      };
     } catch {
       throw streamableError;
     }
@@ -89,18 +96,19 @@ async function connectClient(
   hooks: UpstreamHooks,
   timeoutMs: number,
   secrets: readonly string[],
-): Promise<Client> {
+): Promise<{ client: Client; relay: UpstreamRelay }> {
   const client = new Client(PROXY_CLIENT_INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   hooks.prepare(client);
+  const relay = new UpstreamRelay(transport);
   try {
-    await client.connect(transport, { timeout: timeoutMs });
+    await client.connect(relay, { timeout: timeoutMs });
   } catch (err) {
     await client.close().catch(() => undefined);
     if (secrets.length === 0) throw err;
     // an upstream (or a proxy in between) may echo a header back in its error
     throw new Error(scrubCredentials(err instanceof Error ? err.message : String(err), secrets));
   }
-  return client;
+  return { client, relay };
 }
 
 function pipeStderr(

@@ -24,3 +24,4 @@ export {
   type UpstreamStatus,
   type UpstreamTool,
 } from "./upstream-pool.js";
+export { UpstreamRelay, type RelayedRequest } from "./upstream-relay.js";

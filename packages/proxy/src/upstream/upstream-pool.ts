@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
+import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
 
 /** A tool as an upstream listed it, every field kept. */
 export type UpstreamTool = Result & { readonly name: string };
@@ -23,6 +24,8 @@ export interface Upstream {
   /** Why it failed or closed. */
   readonly error?: string;
   readonly client?: Client;
+  /** The relay beside the client that carries the accepted `tools/call`s. */
+  readonly relay?: UpstreamRelay;
   readonly capabilities?: ServerCapabilities;
   readonly tools: readonly UpstreamTool[];
 }
@@ -51,6 +54,7 @@ interface MutableUpstream {
   status: UpstreamStatus;
   error?: string;
   client?: Client;
+  relay?: UpstreamRelay;
   capabilities?: ServerCapabilities;
   tools: UpstreamTool[];
 }
@@ -104,6 +108,18 @@ export class UpstreamPool {
     return upstream.client.request(request, ResultSchema, { timeout: this.#timeoutMs, ...options });
   }
 
+  /**
+   * Relays a request to one upstream beside its SDK client (see {@link UpstreamRelay}): the accepted
+   * `tools/call`s. Same errors as `request`.
+   */
+  async relay(server: string, method: string, params: Record<string, unknown>, call: RelayedRequest): Promise<Result> {
+    const upstream = this.#upstreams.get(server);
+    if (upstream?.status !== "connected" || upstream.relay === undefined) {
+      throw new Error(`upstream \`${server}\` is not connected${upstream?.error ? `: ${upstream.error}` : ""}`);
+    }
+    return upstream.relay.request(method, params, call);
+  }
+
   /** Closes every upstream (stdio servers are stopped). */
   async close(): Promise<void> {
     this.#closing = true;
@@ -116,7 +132,7 @@ export class UpstreamPool {
     try {
       credentials = await this.#events.credentialsFor?.(upstream.spec);
       upstream.secrets = [...Object.values(credentials?.headers ?? {}), ...Object.values(credentials?.env ?? {})];
-      const { client } = await connectUpstream(
+      const { client, relay } = await connectUpstream(
         upstream.spec,
         {
           prepare: (c) => this.#prepare(name, c),
@@ -129,6 +145,7 @@ export class UpstreamPool {
         this.#events.onCredentialsInjected?.(name, credentials.injected);
       }
       upstream.client = client;
+      upstream.relay = relay;
       upstream.capabilities = client.getServerCapabilities() ?? {};
       upstream.status = "connected";
       client.onclose = () => this.#closed(upstream);

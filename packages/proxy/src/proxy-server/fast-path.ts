@@ -1,0 +1,183 @@
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  RELATED_TASK_META_KEY,
+  ResultSchema,
+  type CallToolRequest,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { AcpProxy, ProxySession } from "./acp-proxy.js";
+import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
+import { handleToolCall, type CallContext } from "./tool-call-handler.js";
+
+/**
+ * A downstream transport (stdio, streamable HTTP, SSE) as the session's SDK `Server` sees it, with the
+ * proxy's fast path in front: a well-formed `tools/call` for an upstream tool, and the cancellation of
+ * one, are taken by `intercept` before the server's protocol layer sees them; every other message goes to
+ * the SDK server unchanged. The transport still does the framing and validates every JSON-RPC message.
+ */
+export class DownstreamTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  readonly #inner: Transport;
+
+  constructor(
+    inner: Transport,
+    intercept: (message: JSONRPCMessage) => boolean,
+    /** Called when the transport closes, before the SDK server hears of it. */
+    closing: () => void,
+  ) {
+    this.#inner = inner;
+    // the HTTP listener sets its own onclose before the session connects: keep it
+    const previousClose = inner.onclose;
+    inner.onclose = () => {
+      previousClose?.();
+      closing();
+      this.onclose?.();
+    };
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = (message, extra) => {
+      if (!intercept(message)) this.onmessage?.(message, extra);
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#inner.setProtocolVersion?.(version);
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+/**
+ * Takes a `tools/call` (or the cancellation of one it took) off the SDK server's path: the same handler
+ * as the SDK route (`handleToolCall`: the one decision pipeline, consent, audit, credentials), the reply
+ * sent on `transport` with the caller's id. Returns false for anything it leaves to the SDK server: other
+ * methods, `acp_submit_plan`, task-augmented or malformed calls (the SDK answers those as before).
+ */
+export function interceptDownstream(
+  proxy: AcpProxy,
+  session: ProxySession,
+  transport: Transport,
+  message: JSONRPCMessage,
+): boolean {
+  if (!("method" in message)) return false;
+  if ("id" in message) return message.method === "tools/call" && startCall(proxy, session, transport, message);
+  if (message.method !== "notifications/cancelled") return false;
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  const controller =
+    typeof requestId === "string" || typeof requestId === "number" ? session.fast.get(requestId) : undefined;
+  if (controller === undefined) return false;
+  controller.abort((message.params as { reason?: unknown }).reason);
+  return true;
+}
+
+function startCall(proxy: AcpProxy, session: ProxySession, transport: Transport, message: JSONRPCRequest): boolean {
+  const params = callParams(message.params);
+  if (params === undefined || session.fast.has(message.id)) return false;
+  if (params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) return false;
+  const id = message.id;
+  const controller = new AbortController();
+  const signal = controller.signal;
+  session.fast.set(id, controller);
+  const related = { relatedRequestId: id };
+  const context: CallContext = {
+    signal,
+    sendNotification: async (notification) => {
+      if (signal.aborted) return;
+      await session.server.notification(notification, related);
+    },
+    sendRequest: async (request, options) => {
+      if (signal.aborted) throw new McpError(ErrorCode.ConnectionClosed, "Request was cancelled");
+      return session.server.request(request, ResultSchema, { ...options, ...related });
+    },
+  };
+  const request = { method: "tools/call", params } as CallToolRequest;
+  handleToolCall(proxy, session, request, context)
+    .then(checkedResult)
+    .then(
+      async (result) => {
+        if (signal.aborted) return;
+        await transport.send({ jsonrpc: "2.0", id, result }, related);
+      },
+      async (error: unknown) => {
+        if (signal.aborted) return;
+        const e = error as { code?: unknown; message?: unknown; data?: unknown };
+        const code = typeof e.code === "number" && Number.isSafeInteger(e.code) ? e.code : ErrorCode.InternalError;
+        const text = typeof e.message === "string" ? e.message : "Internal error";
+        await transport.send(
+          { jsonrpc: "2.0", id, error: { code, message: text, ...(e.data !== undefined ? { data: e.data } : {}) } },
+          related,
+        );
+      },
+    )
+    .catch((err: unknown) => transport.onerror?.(new Error(`Failed to send response: ${String(err)}`)))
+    .finally(() => {
+      if (session.fast.get(id) === controller) session.fast.delete(id);
+    });
+  return true;
+}
+
+/** The params of a plain `tools/call` (name, arguments, `_meta`), or undefined for anything else. */
+function callParams(value: unknown): CallToolRequest["params"] | undefined {
+  if (!isPlainObject(value)) return undefined;
+  for (const key of Object.keys(value)) if (key !== "name" && key !== "arguments" && key !== "_meta") return undefined;
+  if (typeof value["name"] !== "string") return undefined;
+  if (value["arguments"] !== undefined && !isPlainObject(value["arguments"])) return undefined;
+  const meta = value["_meta"];
+  if (meta !== undefined) {
+    if (!isPlainObject(meta) || RELATED_TASK_META_KEY in meta) return undefined;
+    const token = meta["progressToken"];
+    if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return undefined;
+  }
+  return value as CallToolRequest["params"];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The result as the SDK server would send it: an upstream's result that is plainly well-formed (text
+ * content) is passed on as it is; anything else is checked against the SDK's schema, and one that fails
+ * is a JSON-RPC error, as the SDK server answers it.
+ */
+function checkedResult(result: CallToolResult): CallToolResult {
+  if (isPlainTextResult(result)) return result;
+  const parsed = CallToolResultSchema.safeParse(result);
+  if (!parsed.success)
+    throw new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+function isPlainTextResult(result: unknown): boolean {
+  if (!isPlainObject(result)) return false;
+  const { content, isError, structuredContent, _meta } = result;
+  if (!Array.isArray(content)) return false;
+  if (isError !== undefined && typeof isError !== "boolean") return false;
+  if (structuredContent !== undefined || (_meta !== undefined && !isPlainObject(_meta))) return false;
+  for (const item of content) {
+    if (!isPlainObject(item) || item["type"] !== "text" || typeof item["text"] !== "string") return false;
+    for (const key of Object.keys(item)) if (key !== "type" && key !== "text") return false;
+  }
+  return true;
+}

@@ -1,0 +1,167 @@
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  ErrorCode,
+  McpError,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type Progress,
+  type Result,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** One request sent through the relay. */
+export interface RelayedRequest {
+  /** Aborting cancels the request upstream (`notifications/cancelled`) and rejects with the abort reason. */
+  readonly signal: AbortSignal;
+  /** Bound on the wait, ms; ends in an `McpError` RequestTimeout (the request is cancelled upstream). */
+  readonly timeoutMs: number;
+  /**
+   * The request carries `_meta.progressToken = token`: each `notifications/progress` with that token goes to
+   * `onProgress` (in the order the upstream sent it, before the reply) and restarts the `timeoutMs` bound.
+   */
+  readonly progress?: { readonly token: string; readonly onProgress: (progress: Progress) => void };
+}
+
+/** The prefix of the relay's request ids. The SDK client numbers its ids, so a string id is never its. */
+const ID_PREFIX = "acp-relay-";
+
+type Reply = { readonly result: Result } | { readonly error: { code: number; message: string; data?: unknown } };
+
+/**
+ * An upstream transport (stdio, streamable HTTP, SSE) as the SDK `Client` sees it, with a second door for the
+ * proxy's accepted `tools/call`s: `request` sends a JSON-RPC request with an id from its own space
+ * (`acp-relay-1`, …) straight to the transport and takes the matching reply (and the progress of that
+ * request) before the client would. Everything else — initialize, listings, resources, prompts, requests
+ * and notifications from the server — goes to and from the SDK client unchanged. The transport still does
+ * the framing and validates every message.
+ */
+export class UpstreamRelay implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  readonly #inner: Transport;
+  readonly #pending = new Map<string, (reply: Reply) => void>();
+  readonly #progress = new Map<string, (progress: Progress) => void>();
+  readonly #failAll = new Set<(error: McpError) => void>();
+  #next = 0;
+  #closed = false;
+
+  constructor(inner: Transport) {
+    this.#inner = inner;
+    inner.onmessage = (message, extra) => this.#received(message, extra);
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onclose = () => {
+      this.#closed = true;
+      this.onclose?.();
+      const error = new McpError(ErrorCode.ConnectionClosed, "Connection closed");
+      for (const fail of [...this.#failAll]) fail(error);
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#inner.setProtocolVersion?.(version);
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+
+  /** Requests in flight through the relay (tests, inspection). */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Sends `method` with `params` and resolves with the upstream's result unchanged; a JSON-RPC error becomes
+   * an `McpError`, a closed connection an `McpError` ConnectionClosed, as the SDK client would report them.
+   */
+  request(method: string, params: Record<string, unknown>, call: RelayedRequest): Promise<Result> {
+    if (this.#closed) return Promise.reject(new McpError(ErrorCode.ConnectionClosed, "Connection closed"));
+    // rejected with the abort reason itself, as the SDK client does (the caller tells cancellation apart by it)
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    this.#next += 1;
+    const id = `${ID_PREFIX}${this.#next}`;
+    const token = call.progress?.token;
+    return new Promise<Result>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.#pending.delete(id);
+        if (token !== undefined) this.#progress.delete(token);
+        this.#failAll.delete(fail);
+        call.signal.removeEventListener("abort", onAbort);
+      };
+      const fail = (error: unknown): void => {
+        settle();
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+        reject(error);
+      };
+      const cancel = (reason: unknown): void => {
+        fail(reason);
+        this.#inner
+          .send({
+            jsonrpc: "2.0",
+            method: "notifications/cancelled",
+            params: { requestId: id, reason: String(reason) },
+          })
+          .catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
+      };
+      const arm = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => cancel(new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.timeoutMs })),
+          call.timeoutMs,
+        );
+      };
+      const onAbort = (): void => cancel(call.signal.reason);
+      this.#pending.set(id, (reply) => {
+        settle();
+        if ("error" in reply) reject(McpError.fromError(reply.error.code, reply.error.message, reply.error.data));
+        else resolve(reply.result);
+      });
+      if (token !== undefined && call.progress !== undefined) {
+        const onProgress = call.progress.onProgress;
+        this.#progress.set(token, (progress) => {
+          arm();
+          onProgress(progress);
+        });
+      }
+      this.#failAll.add(fail);
+      call.signal.addEventListener("abort", onAbort, { once: true });
+      arm();
+      this.#inner.send({ jsonrpc: "2.0", id, method, params }).catch(fail);
+    });
+  }
+
+  #received(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    if ("id" in message && typeof message.id === "string" && message.id.startsWith(ID_PREFIX)) {
+      if ("result" in message) this.#pending.get(message.id)?.({ result: message.result });
+      else if ("error" in message) this.#pending.get(message.id)?.({ error: message.error });
+      // a late reply (the call was cancelled or timed out) is dropped: it is nobody's
+      if ("result" in message || "error" in message) return;
+    }
+    if ("method" in message && message.method === "notifications/progress" && !("id" in message)) {
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+      const route = typeof token === "string" ? this.#progress.get(token) : undefined;
+      if (route !== undefined) {
+        const { progressToken, ...progress } = message.params as Progress & { progressToken: unknown };
+        void progressToken;
+        route(progress);
+        return;
+      }
+    }
+    this.onmessage?.(message, extra);
+  }
+}
