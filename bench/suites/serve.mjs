@@ -6,6 +6,8 @@
 //   postgres  the multi-node state (one PostgreSQL database: audit chain appended under one serialised
 //             transaction per batch)
 //   bare      a bare Fastify route returning the same envelope (what the HTTP stack alone costs)
+//   http      the sqlite server with the decision precomputed: acp's HTTP layer (bearer guard, security
+//             headers, routing, parse, serialisation) without the decision and its audit record
 // Prints requests/s and p99 per row and the ratios sqlite/bare and postgres/sqlite. Each server runs in
 // its own process (this file with `--child …`), so autocannon does not share its event loop.
 // PostgreSQL: $ACP_BENCH_POSTGRES_URL (a database the bench may create databases on), else a throwaway
@@ -77,7 +79,7 @@ async function bare() {
   return { url: `http://127.0.0.1:${app.server.address().port}`, close: () => app.close(), verify: async () => null };
 }
 
-async function acpServer(dir, storageUrl) {
+async function acpServer(dir, storageUrl, httpOnly = false) {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
   const publicKeyHex = Buffer.from(publicKey.export({ format: "jwk" }).x, "base64url").toString("hex");
   const acp = await server.openEmbeddedServer({
@@ -91,6 +93,12 @@ async function acpServer(dir, storageUrl) {
     token: TOKEN,
     loopbackOnly: true,
   });
+  if (httpOnly) {
+    // the route calls service.preToolCheck at request time: answer every request with one decision
+    const service = acp.server.service;
+    const fixed = await service.preToolCheck(JSON.parse(EVENT), "pre_tool_check");
+    service.preToolCheck = () => Promise.resolve(fixed);
+  }
   const url = await acp.server.listen({ port: 0, host: "127.0.0.1" });
   return {
     url,
@@ -106,7 +114,10 @@ async function acpServer(dir, storageUrl) {
 /** Child mode: serve, report the URL, answer `verify`, exit on `close`. */
 async function child(kind, storageUrl) {
   const dir = mkdtempSync(join(tmpdir(), "acp-bench-serve-"));
-  const s = kind === "bare" ? await bare() : await acpServer(dir, kind === "postgres" ? storageUrl : undefined);
+  const s =
+    kind === "bare"
+      ? await bare()
+      : await acpServer(dir, kind === "postgres" ? storageUrl : undefined, kind === "http");
   process.send({ url: s.url });
   process.on("message", async (m) => {
     if (m === "verify") process.send({ verified: await s.verify() });
@@ -193,7 +204,7 @@ async function main() {
   } catch (err) {
     pgWhy = err instanceof Error ? err.message.split("\n")[0] : String(err);
   }
-  const servers = { sqlite: await start("sqlite"), bare: await start("bare") };
+  const servers = { sqlite: await start("sqlite"), bare: await start("bare"), http: await start("http") };
   if (db !== null) servers.postgres = await start("postgres", db.url);
   try {
     process.stdout.write(
@@ -211,10 +222,11 @@ async function main() {
       "bare req/s",
       "p99 ms",
       "cpu µs",
+      "http cpu µs",
       "sqlite/bare",
       "pg/sqlite",
     ];
-    const widths = [5, 12, 6, 6, 14, 6, 6, 10, 6, 6, 11, 9];
+    const widths = [5, 12, 6, 6, 14, 6, 6, 10, 6, 6, 11, 11, 9];
     const us = (x) => (x === null || x === undefined ? "-" : Math.round(x));
     const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join("  ") + "\n";
     process.stdout.write(row(head));
@@ -223,6 +235,7 @@ async function main() {
       const s = await measure(servers.sqlite, connections);
       const p = servers.postgres === undefined ? null : await measure(servers.postgres, connections);
       const b = await measure(servers.bare, connections);
+      const h = await measure(servers.http, connections);
       best = Math.max(best, s.rps);
       process.stdout.write(
         row([
@@ -236,6 +249,7 @@ async function main() {
           fmt(b.rps),
           b.p99,
           us(b.cpuUs),
+          us(h.cpuUs),
           ratio(s.rps, b.rps),
           ratio(p?.rps ?? null, s.rps),
         ]),
@@ -250,7 +264,8 @@ async function main() {
     }
     process.stdout.write(
       `target >= 10,000 req/s with SQLite: ${best >= 10_000 ? "met" : "NOT met"} (best ${fmt(best)}); ` +
-        `cpu µs = server CPU time per answered request; load average at the end: ${loadavg()[0].toFixed(1)}\n`,
+        `cpu µs = server CPU time per answered request; http = acp's HTTP layer with the decision precomputed; ` +
+        `load average at the end: ${loadavg()[0].toFixed(1)}\n`,
     );
   } finally {
     for (const s of Object.values(servers)) await s.close();
