@@ -258,12 +258,41 @@ function tailFor(risk: unknown, timestamp: unknown, tool: unknown): string {
  */
 export function auditPartsOf(input: AuditEventInput, id: string, timestamp: string): AuditParts {
   const head = headFor(input.agent ?? null, input.category ?? null, input.decision ?? null);
-  const front =
-    `${head.text},"event_type":${namingValue(input.event_type)},"id":${jsonValue(id, 0)}` +
-    `,"metadata":${jsonValue(input.metadata ?? {}, 0)},"policy_rule":${namingValue(input.policy_rule ?? null)}` +
-    `,"previous_event_hash":"sha256:`;
+  const kind = lastOf(typeOf, input.event_type, (v) => `,"event_type":${namingValue(v)},"id":`);
+  const rule = lastOf(
+    ruleOf,
+    input.policy_rule ?? null,
+    (v) => `,"policy_rule":${namingValue(v)},"previous_event_hash":"sha256:`,
+  );
+  const metadata = jsonValue(input.metadata ?? {}, 0);
+  // ids and request ids are usually plain ASCII: then written between the quotes of the fixed pieces
+  const front = PLAIN.test(id)
+    ? `${head.text}${kind}"${id}","metadata":${metadata}${rule}`
+    : `${head.text}${kind}${jsonValue(id, 0)},"metadata":${metadata}${rule}`;
+  const request = input.request_id ?? null;
+  const time = jsonValue(input.response_time_ms ?? null, 0);
+  const tail = tailFor(input.risk_level ?? null, timestamp, input.tool ?? null);
   const back =
-    `","request_id":${jsonValue(input.request_id ?? null, 0)},"response_time_ms":${jsonValue(input.response_time_ms ?? null, 0)}` +
-    tailFor(input.risk_level ?? null, timestamp, input.tool ?? null);
+    typeof request === "string" && PLAIN.test(request)
+      ? `","request_id":"${request}","response_time_ms":${time}${tail}`
+      : `","request_id":${jsonValue(request, 0)},"response_time_ms":${time}${tail}`;
   return { front, hashAt: head.bytes, back };
+}
+
+/** A one-entry memo: the text made for the last value, when it was a string or null. */
+interface LastText {
+  value: unknown;
+  text: string;
+}
+const typeOf: LastText = { value: NOTHING, text: "" };
+const ruleOf: LastText = { value: NOTHING, text: "" };
+
+function lastOf(memo: LastText, value: unknown, make: (v: unknown) => string): string {
+  if (memo.value === value) return memo.text;
+  const text = make(value);
+  if (byValue(value)) {
+    memo.value = value;
+    memo.text = text;
+  }
+  return text;
 }
