@@ -24,6 +24,7 @@ import {
 import { anchorPathOf, writeAnchorAsync } from "./anchor.js";
 import { ByteRuns, writeAll } from "./byte-runs.js";
 import { createEventIds } from "./event-ids.js";
+import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
@@ -76,30 +77,6 @@ export interface AuditLog {
   flush(): Promise<void>;
   /** Flushes, writes a final checkpoint (when events were added since the last one) and closes. */
   close(): Promise<void>;
-}
-
-/** One queued call: events to write (from `append` or `appendMany`) or a checkpoint. */
-interface Pending {
-  readonly kind: "events" | "checkpoint" | "final";
-  /** The events, redacted, checked and staged as bytes when they were appended. */
-  readonly lines: StagedAuditLines;
-  /** How many events `lines` holds. */
-  readonly count: number;
-  /** For `append`: the redacted input and id, to build the event it resolves with. */
-  readonly single: { readonly input: AuditEventInput; readonly id: string } | null;
-  readonly timestamp: string;
-  /** How many of the events earlier batches took (a call larger than a batch is split). */
-  taken: number;
-  /** With the event (`append`), the checkpoint or `null` (`checkpoint`, `close`), or nothing (`appendMany`). */
-  readonly resolve: (event: AuditEventV02 | null | undefined) => void;
-  readonly reject: (err: unknown) => void;
-}
-
-/** The events `from` to `to` of a queued call, as one batch takes them. */
-interface Slice {
-  readonly item: Pending;
-  readonly from: number;
-  readonly to: number;
 }
 
 /** What sealing a batch produced. */
@@ -276,32 +253,11 @@ class AuditWriter implements AuditLog {
         // hand the lock over: other processes sharing the log get their turn before our next batch
         const since = Date.now() - this.releasedAt;
         if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
-        await this.writeBatch(this.take());
+        await this.writeBatch(takeBatch(this.queue, this.maxBatch, this.every));
       }
     } finally {
       this.draining = null;
     }
-  }
-
-  /**
-   * The next batch off the queue: up to `maxBatch` events in queue order, splitting a call that does
-   * not fit (its rest stays first in the queue); in `every` mode one call only.
-   */
-  private take(): Slice[] {
-    const slices: Slice[] = [];
-    let room = this.maxBatch;
-    let done = 0;
-    for (const item of this.queue) {
-      const from = item.taken;
-      const to = Math.min(item.count, from + room);
-      item.taken = to;
-      room -= to - from;
-      slices.push({ item, from, to });
-      if (to === item.count) done++;
-      if (this.every || room <= 0) break;
-    }
-    this.queue.splice(0, done);
-    return slices;
   }
 
   private lastMs = Number.NaN;
@@ -336,21 +292,13 @@ class AuditWriter implements AuditLog {
       if (plan.anchor !== null) await writeAnchorAsync(this.path, plan.anchor);
       for (const [item, event] of plan.done) item.resolve(event);
     } catch (err) {
-      this.abandon(batch, err);
+      abandonBatch(this.queue, batch, err);
       if (batch.length === 0) throw err;
     } finally {
       if (release !== undefined) {
         release();
         this.releasedAt = Date.now();
       }
-    }
-  }
-
-  /** Rejects the calls of a failed batch; the rest of a call split across batches is dropped from the queue. */
-  private abandon(batch: Slice[], err: unknown): void {
-    for (const { item } of batch) {
-      item.reject(err);
-      if (this.queue[0] === item) this.queue.shift();
     }
   }
 
