@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AuditEventInput } from "@acp/core";
@@ -91,5 +92,24 @@ describe("appendMany: several events, one promise", () => {
     expect(readEvents(path).map((e) => e.request_id)).toEqual(["cr_3"]);
     await expect(log.appendMany([call(4)])).rejects.toMatchObject({ code: "audit_log_closed" });
     expect(readLines(path)).toHaveLength(1);
+  });
+
+  it("rejects a call whose batch cannot be written and drops the rest of it, then goes on with the next call", async () => {
+    const path = join(homes.make(), "audit.jsonl");
+    const log = await openAuditLog(path, {
+      clock: steppingClock(),
+      fsync: "batch",
+      maxBatch: 2,
+      lock: { timeoutMs: 50 },
+    });
+    await log.appendMany(calls(0, 1));
+    // a live holder (this very process) keeps the lock: the next batch times out waiting for it
+    writeFileSync(`${path}.lock`, `${process.pid}\n${hostname()}\nheld-by-test\n`);
+    await expect(log.appendMany(calls(1, 5))).rejects.toMatchObject({ code: "audit_lock_timeout" });
+    rmSync(`${path}.lock`);
+    await log.appendMany(calls(6, 3));
+    await log.close();
+    expect(readEvents(path).map((e) => e.request_id)).toEqual(["cr_0", "cr_6", "cr_7", "cr_8"]);
+    expect(verifyFile(path).ok).toBe(true);
   });
 });
