@@ -30,7 +30,10 @@ import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
 
-/** `every`: each event is fsynced before its `append` resolves. `batch`: group commit, one fsync per batch. */
+/**
+ * `every`: each call (`append`, or one `appendMany`) is written and fsynced on its own before it resolves.
+ * `batch`: group commit, one write and one fsync per batch of up to `maxBatch` queued events.
+ */
 export type AuditFsyncMode = "every" | "batch";
 
 /** Options of {@link openAuditLog}. */
