@@ -89,6 +89,32 @@ export function createAuditEventBody(input: AuditEventInput, placement: AuditEve
   };
 }
 
+/** The full event an input, its placement and its (already computed) hash make: {@link createAuditEventBody} and `event_hash`. */
+export function createAuditEvent(
+  input: AuditEventInput,
+  placement: AuditEventPlacement,
+  eventHash: string,
+): AuditEventV02 {
+  return {
+    type: AUDIT_EVENT_KIND,
+    version: AUDIT_EVENT_VERSION,
+    id: placement.id,
+    timestamp: placement.timestamp,
+    event_type: input.event_type,
+    request_id: input.request_id ?? null,
+    agent: input.agent ?? null,
+    tool: input.tool ?? null,
+    category: input.category ?? null,
+    risk_level: input.risk_level ?? null,
+    decision: input.decision ?? null,
+    response_time_ms: input.response_time_ms ?? null,
+    policy_rule: input.policy_rule ?? null,
+    metadata: input.metadata ?? {},
+    previous_event_hash: placement.previousEventHash,
+    event_hash: eventHash,
+  };
+}
+
 /**
  * `sha256:` + lowercase hex SHA-256 of the RFC 8785 canonical JSON of the event without `event_hash`.
  * Accepts a full event (its `event_hash` is ignored) or a body. Throws on values that are not JSON.

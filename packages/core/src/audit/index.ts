@@ -5,6 +5,7 @@ export {
   AUDIT_EVENT_VERSION,
   buildAuditEvent,
   computeEventHash,
+  createAuditEvent,
   createAuditEventBody,
   sealAuditEvent,
   sealAuditInput,
@@ -17,12 +18,7 @@ export {
   type AuditMetadata,
   type SealedAuditLine,
 } from "./event.js";
-export {
-  AuditLineStager,
-  createStagedAuditLines,
-  sealStagedLine,
-  type StagedAuditLines,
-} from "./audit-line.js";
+export { AuditLineStager, createStagedAuditLines, sealStagedLine, type StagedAuditLines } from "./audit-line.js";
 export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 export {
   CHECKPOINT_KIND,

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import {
   AUDIT_EVENT_TYPES,
   AuditLineStager,
+  createAuditEvent,
   createAuditEventBody,
   createStagedAuditLines,
   sealAuditEvent,
@@ -72,6 +73,11 @@ describe("staged audit lines (the writer's batch path)", () => {
         const hash = sealStagedLine(lines, 0, previous);
         const [start, , , end] = lines.offsets;
         expect(hash).toBe(expected.hash);
+        // the event the writer resolves with is the one the line holds
+        const placement = { id, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: previous };
+        expect(createAuditEvent(input, placement, hash)).toEqual(
+          sealAuditEvent(createAuditEventBody(input, placement)),
+        );
         expect((lines.buffers[0] as Buffer).toString("utf8", start, end)).toBe(expected.line);
       }),
       { numRuns: 2000 },

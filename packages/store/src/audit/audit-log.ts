@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   AuditLineStager,
-  createAuditEventBody,
+  createAuditEvent,
   createCheckpointBody,
   createCheckpointInput,
   createRedactor,
@@ -342,7 +342,7 @@ class AuditWriter implements AuditLog {
         sinceCheckpoint = 0;
         anchor = runs.text(lines, 0);
       } else sinceCheckpoint++;
-      return { ...createAuditEventBody(input, { id, timestamp, previousEventHash }), event_hash: sealed };
+      return createAuditEvent(input, { id, timestamp, previousEventHash }, sealed);
     };
     const checkpoint = (): AuditEventV02 | null => {
       const signer = this.options.signer;
@@ -373,14 +373,11 @@ class AuditWriter implements AuditLog {
       const event =
         single === null
           ? undefined
-          : {
-              ...createAuditEventBody(single.input, {
-                id: single.id,
-                timestamp: item.timestamp,
-                previousEventHash: previous,
-              }),
-              event_hash: sealed,
-            };
+          : createAuditEvent(
+              single.input,
+              { id: single.id, timestamp: item.timestamp, previousEventHash: previous },
+              sealed,
+            );
       done.push([item, event]);
     }
     return {
