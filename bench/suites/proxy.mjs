@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // tools/call round trips to server-everything's `echo`, 1 and 8 concurrent clients, p50/p99 latency and
 // calls/s, printed as ratios to the direct connection of the same transport in the same run:
-//   stdio: direct | a process that only forwards bytes | `acp proxy` (one proxy process per client)
+//   stdio: direct | a process that only forwards bytes | the proxy core (`createProxy`, accept-all decision, no
+//     policy, session runtime or audit: proxy-core-server.mjs) | `acp proxy` (one proxy process per client)
 //   HTTP (downstream): the server's own streamable HTTP | `acp proxy --http` (stdio upstream) | mcp-proxy
 //     (streamable HTTP) | supergateway in its default mode (stdio → SSE, one shared server process) and in
 //     its stateful streamable HTTP mode (its stateless mode starts a server process per request: not run)
@@ -9,9 +10,10 @@
 // audit chain in a real ACP home. Every reply is checked against its caller (distinct payloads); a wrong
 // or lost reply through ACP (or direct) fails the suite, a peer's is reported. Loopback only: servers that
 // would listen on every interface are started with a preload that binds them to 127.0.0.1.
-// Uses the built CLI (`npm run bench` builds). ACP_BENCH_PROXY_CALLS sets the calls per measurement.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// `cpu µs`: CPU time of the process(es) the clients talk to (server, forwarder or proxy; not the proxy's upstream
+// child) per answered call, from /proc. Uses the built CLI (`npm run bench` builds). ACP_BENCH_PROXY_CALLS sets the calls per measurement.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +27,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "node_modules/.bin");
 const EVERYTHING = join(BIN, "mcp-server-everything");
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
+const PROXY_CORE = join(ROOT, "bench/suites/proxy-core-server.mjs");
 const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 2000);
 const WARMUP = Math.min(300, CALLS);
 /** A reply that does not come within this is counted as lost (a proxy that misroutes replies loses some). */
@@ -68,8 +71,32 @@ process.stdin.on("end", () => child.kill()); child.on("exit", () => process.exit
 
 async function stdioClient(command, args) {
   const client = new Client({ name: "bench", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command, args, env, stderr: "ignore" }));
+  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
+  await client.connect(transport);
+  client.benchPid = transport.pid;
   return client;
+}
+
+// CPU time of the process(es) the clients talk to (the server, the forwarder, the proxy — not its upstream child),
+// from /proc: it moves much less with the machine's load than calls/s do.
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+function cpuTicks(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      total += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return NaN;
+    }
+  }
+  return total;
 }
 
 async function httpClient(url) {
@@ -129,7 +156,7 @@ async function startHttp(what, command, args, path = "/mcp") {
     await stop();
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}${path}`, stop };
+  return { url: `http://127.0.0.1:${port}${path}`, stop, pid: child.pid };
 }
 
 function percentile(sorted, p) {
@@ -137,7 +164,8 @@ function percentile(sorted, p) {
 }
 
 /** `clients` call concurrently; every reply is matched against the payload its caller sent. */
-async function measure(clients, calls, tag) {
+async function measure(clients, calls, tag, pids = []) {
+  const ticks = cpuTicks(pids);
   const latencies = [];
   let wrong = 0;
   let lost = 0;
@@ -171,8 +199,10 @@ async function measure(clients, calls, tag) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const busy = pids.length > 0 ? ((cpuTicks(pids) - ticks) / CLOCK_TICKS) * 1e6 : NaN;
   latencies.sort((a, b) => a - b);
   return {
+    cpuUs: busy / Math.max(1, latencies.length),
     p50: percentile(latencies, 50) ?? NaN,
     p99: percentile(latencies, 99) ?? NaN,
     rate: latencies.length / seconds,
@@ -185,12 +215,13 @@ async function measure(clients, calls, tag) {
   };
 }
 
-async function run(peer, connect, concurrency) {
+async function run(peer, connect, concurrency, serverPids) {
   const clients = [];
   try {
     for (let i = 0; i < concurrency; i++) clients.push(await connect());
     await measure(clients.slice(0, 1), WARMUP, "warm");
-    return { peer, concurrency, ...(await measure(clients, CALLS, "m")) };
+    const pids = serverPids ?? clients.map((c) => c.benchPid).filter((p) => p !== undefined);
+    return { peer, concurrency, ...(await measure(clients, CALLS, "m", pids)) };
   } catch (err) {
     return { peer, concurrency, failed: err instanceof Error ? err.message : String(err) };
   } finally {
@@ -206,7 +237,7 @@ async function runHttp(peer, start, concurrency) {
     return { peer, concurrency, failed: err instanceof Error ? err.message : String(err) };
   }
   try {
-    return await run(peer, () => httpClient(server.url), concurrency);
+    return await run(peer, () => httpClient(server.url), concurrency, server.pid !== undefined ? [server.pid] : []);
   } finally {
     await server.stop();
   }
@@ -215,6 +246,7 @@ async function runHttp(peer, start, concurrency) {
 const STDIO = [
   ["direct", () => stdioClient(EVERYTHING, [])],
   ["byte forwarder", () => stdioClient(process.execPath, ["-e", FORWARDER, EVERYTHING])],
+  ["proxy core", () => stdioClient(process.execPath, [PROXY_CORE, EVERYTHING])],
   ["acp proxy", () => stdioClient(process.execPath, [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"])],
 ];
 const HTTP = [
@@ -303,14 +335,15 @@ const pad = (v, n) => String(v).padStart(n);
 const fixed = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : "-");
 console.log(
   `${"transport".padEnd(9)} ${pad("clients", 7)} ${"peer".padEnd(16)} ${pad("calls/s", 8)} ${pad("p50 ms", 7)} ` +
-    `${pad("p99 ms", 7)} ${pad("×calls/s", 8)} ${pad("×p50", 6)} ${pad("+p50 ms", 8)} ${pad("wrong", 5)} ${pad("lost", 4)}`,
+    `${pad("p99 ms", 7)} ${pad("×calls/s", 8)} ${pad("×p50", 6)} ${pad("+p50 ms", 8)} ${pad("wrong", 5)} ${pad("lost", 4)} ` +
+    `${pad("cpu µs", 6)}`,
 );
 let failed = false;
 for (const row of rows) {
   const base = rows.find(
     (r) => r.transport === row.transport && r.concurrency === row.concurrency && r.peer === "direct",
   );
-  const ours = row.peer === "direct" || row.peer === "acp proxy" || row.peer === "byte forwarder";
+  const ours = ["direct", "acp proxy", "byte forwarder", "proxy core"].includes(row.peer);
   const head = `${row.transport.padEnd(9)} ${pad(row.concurrency, 7)} ${row.peer.padEnd(16)}`;
   if (row.failed !== undefined) {
     console.log(`${head} FAILED: ${row.failed}`);
@@ -321,7 +354,8 @@ for (const row of rows) {
   console.log(
     `${head} ${pad(fixed(row.rate, 0), 8)} ${pad(fixed(row.p50, 3), 7)} ${pad(fixed(row.p99, 3), 7)} ` +
       `${pad(ok ? fixed(row.rate / base.rate, 2) : "-", 8)} ${pad(ok ? fixed(row.p50 / base.p50, 2) : "-", 6)} ` +
-      `${pad(ok ? fixed(row.p50 - base.p50, 3) : "-", 8)} ${pad(row.wrong, 5)} ${pad(row.lost, 4)}` +
+      `${pad(ok ? fixed(row.p50 - base.p50, 3) : "-", 8)} ${pad(row.wrong, 5)} ${pad(row.lost, 4)} ` +
+      `${pad(fixed(row.cpuUs, 0), 6)}` +
       (row.stoppedEarly !== undefined ? `  (stopped early, ${row.stoppedEarly}: ${row.calls} calls)` : "") +
       (row.wrong + row.lost > 0
         ? ours
