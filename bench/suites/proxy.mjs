@@ -2,7 +2,7 @@
 // tools/call round trips to server-everything's `echo`, 1 and 8 concurrent clients, p50/p99 latency and
 // calls/s, printed as ratios to the direct connection of the same transport in the same run:
 //   stdio: direct | a process that only forwards bytes | the proxy core (`createProxy`, accept-all decision, no
-//     policy, session runtime or audit: proxy-core-server.mjs) | `acp proxy` (one proxy process per client)
+//     policy, session runtime or audit: bench/proxy/core-server.mjs) | `acp proxy` (one proxy process per client)
 //   HTTP (downstream): the server's own streamable HTTP | `acp proxy --http` (stdio upstream) | mcp-proxy
 //     (streamable HTTP) | supergateway in its default mode (stdio → SSE, one shared server process) and in
 //     its stateful streamable HTTP mode (its stateless mode starts a server process per request: not run)
@@ -27,7 +27,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = join(ROOT, "node_modules/.bin");
 const EVERYTHING = join(BIN, "mcp-server-everything");
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
-const PROXY_CORE = join(ROOT, "bench/suites/proxy-core-server.mjs");
+const PROXY_CORE = join(ROOT, "bench/proxy/core-server.mjs");
 const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 2000);
 const WARMUP = Math.min(300, CALLS);
 /** A reply that does not come within this is counted as lost (a proxy that misroutes replies loses some). */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The proxy's own floor for bench/suites/proxy.mjs: `createProxy` + `serveStdio` in front of the upstream given on
+// The proxy's own floor for bench/suites/proxy.mjs (not a suite: run.mjs runs every file in suites/): `createProxy` + `serveStdio` in front of the upstream given on
 // the command line, with an accept-all decision and nothing else (no policy, no session runtime, no audit).
 // What `acp proxy` costs beyond this row is the pipeline, the session runtime and the audit.
 import { createProxy, serveStdio } from "@acp/proxy";
