@@ -26,7 +26,7 @@ const weirdValue = fc.letrec((tie) => ({
     fc.dictionary(weirdString, tie("value"), { maxKeys: 4 }),
   ),
 })).value;
-const field = fc.option(weirdString);
+const field = fc.option(weirdString, { nil: null });
 const weirdInput: fc.Arbitrary<AuditEventInput> = fc.record({
   event_type: fc.constantFrom(...AUDIT_EVENT_TYPES),
   request_id: field,
@@ -35,7 +35,7 @@ const weirdInput: fc.Arbitrary<AuditEventInput> = fc.record({
   category: field,
   risk_level: field,
   decision: field,
-  response_time_ms: fc.option(fc.double()),
+  response_time_ms: fc.option(fc.double(), { nil: null }),
   policy_rule: field,
   metadata: fc.dictionary(weirdString, weirdValue, { maxKeys: 4 }) as fc.Arbitrary<AuditMetadata>,
 });

@@ -35,19 +35,22 @@ function runChild(path: string, count: number, tag: string, mode: string): Promi
 }
 
 describe("several processes appending to one log", () => {
-  it.each(["every", "batch"])("%s mode: two processes produce one valid chain holding every event", async (mode) => {
-    const path = join(homes.make(), "audit.jsonl");
-    const codes = await Promise.all([runChild(path, 120, "alpha", mode), runChild(path, 120, "beta", mode)]);
-    expect(codes).toEqual([0, 0]);
-    const events = readEvents(path);
-    const byAgent = (tag: string): unknown[] =>
-      events.filter((e) => e.agent === tag).map((e) => (e.metadata as { i: number }).i);
-    const ordered = Array.from({ length: 120 }, (_, i) => i);
-    expect(byAgent("alpha")).toEqual(ordered);
-    expect(byAgent("beta")).toEqual(ordered);
-    const result = verifyFile(path);
-    expect(result.problem).toBeNull();
-    expect(result.count).toBe(events.length);
-    expect(events.filter((e) => e.event_type === "checkpoint").length).toBeGreaterThanOrEqual(2);
-  });
+  it.each(["every", "batch", "many"])(
+    "%s mode: two processes produce one valid chain holding every event",
+    async (mode) => {
+      const path = join(homes.make(), "audit.jsonl");
+      const codes = await Promise.all([runChild(path, 120, "alpha", mode), runChild(path, 120, "beta", mode)]);
+      expect(codes).toEqual([0, 0]);
+      const events = readEvents(path);
+      const byAgent = (tag: string): unknown[] =>
+        events.filter((e) => e.agent === tag).map((e) => (e.metadata as { i: number }).i);
+      const ordered = Array.from({ length: 120 }, (_, i) => i);
+      expect(byAgent("alpha")).toEqual(ordered);
+      expect(byAgent("beta")).toEqual(ordered);
+      const result = verifyFile(path);
+      expect(result.problem).toBeNull();
+      expect(result.count).toBe(events.length);
+      expect(events.filter((e) => e.event_type === "checkpoint").length).toBeGreaterThanOrEqual(2);
+    },
+  );
 });
