@@ -187,8 +187,9 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
       await tryPublish(p, await createSandbox(p), faqWith("Enter your password here.")),
       "credential_harvesting",
     );
+    const provider = p;
     const difficulty = async (): Promise<number> =>
-      num((await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
+      num((await provider.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
     // +2 bits for an hour (in memory) and +2 from the persistent reputation (30 points, raise at 10: +2 bits for about 42 h, then +1 for 72 h more).
     expect(await difficulty()).toBe(before + 4);
     p.advance(3_600_000);
