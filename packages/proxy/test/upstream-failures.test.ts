@@ -9,6 +9,11 @@ describe("upstream failures never hang a call and never take the others down", (
       const result = await env.client.callTool({ name: "crash", arguments: {} });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^upstream `fixture` failed: .*connection closed/i);
+      // one completion event for the one call, carrying the error (it was written twice before)
+      const completed = audit.events.filter((e) => e.type === "tool_call_completed" && e.fields["tool"] === "crash");
+      expect(completed).toHaveLength(1);
+      expect(completed[0]?.fields["is_error"]).toBe(true);
+      expect(String(completed[0]?.fields["error"])).toMatch(/connection closed/i);
       await expect
         .poll(() => audit.events.some((e) => e.type === "upstream_failed" && e.fields["phase"] === "closed"))
         .toBe(true);

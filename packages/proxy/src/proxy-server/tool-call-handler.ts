@@ -97,8 +97,12 @@ export async function handleToolCall(
       extra,
       relay !== undefined ? { relay, token: `acp:${callId}` } : undefined,
     );
-    const result = withoutSecrets(proxy, raw);
-    await proxy.audit("tool_call_completed", { ...base, is_error: result.isError === true });
+    const result = withoutSecrets(proxy, raw.result);
+    await proxy.audit("tool_call_completed", {
+      ...base,
+      is_error: result.isError === true,
+      ...(raw.error !== undefined ? { error: raw.error } : {}),
+    });
     // after the reply is out; the next decision of this session runs it first if it is still queued
     proxy.observations.add(session.id, () => {
       // a session that closed meanwhile is gone from the runtime: nothing to tell it
@@ -125,7 +129,7 @@ async function forward(
   params: CallToolRequest["params"],
   extra: CallContext,
   progress: { readonly relay: ProgressRelay; readonly token: string } | undefined,
-): Promise<CallToolResult> {
+): Promise<{ readonly result: CallToolResult; readonly error?: string }> {
   const { _meta, ...rest } = params;
   const meta =
     _meta !== undefined ? Object.fromEntries(Object.entries(_meta).filter(([k]) => k !== "progressToken")) : {};
@@ -140,7 +144,7 @@ async function forward(
         ? { progress: { token: progress.token, onProgress: (p: Progress) => progress.relay.upstream(p) } }
         : {}),
     });
-    return result as CallToolResult;
+    return { result: result as CallToolResult };
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {
       await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: err.message });
@@ -150,8 +154,8 @@ async function forward(
       err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)
         ? "did not answer in time"
         : "failed";
-    await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: messageOf(err) });
-    return toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`);
+    // the caller writes the one tool_call_completed event, with this error in it
+    return { result: toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`), error: messageOf(err) };
   }
 }
 
