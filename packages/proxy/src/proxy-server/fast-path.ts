@@ -1,4 +1,4 @@
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
   ErrorCode,
@@ -9,9 +9,9 @@ import {
   type CallToolResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
-  type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
+import { WrappedTransport } from "../transport/wrapped-transport.js";
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { handleToolCall, type CallContext } from "./tool-call-handler.js";
 
@@ -21,19 +21,14 @@ import { handleToolCall, type CallContext } from "./tool-call-handler.js";
  * one, are taken by `intercept` before the server's protocol layer sees them; every other message goes to
  * the SDK server unchanged. The transport still does the framing and validates every JSON-RPC message.
  */
-export class DownstreamTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  readonly #inner: Transport;
-
+export class DownstreamTransport extends WrappedTransport {
   constructor(
     inner: Transport,
     intercept: (message: JSONRPCMessage) => boolean,
     /** Called when the transport closes, before the SDK server hears of it. */
     closing: () => void,
   ) {
-    this.#inner = inner;
+    super(inner);
     // the HTTP listener sets its own onclose before the session connects: keep it
     const previousClose = inner.onclose;
     inner.onclose = () => {
@@ -41,30 +36,9 @@ export class DownstreamTransport implements Transport {
       closing();
       this.onclose?.();
     };
-    inner.onerror = (error) => this.onerror?.(error);
     inner.onmessage = (message, extra) => {
       if (!intercept(message)) this.onmessage?.(message, extra);
     };
-  }
-
-  get sessionId(): string | undefined {
-    return this.#inner.sessionId;
-  }
-
-  setProtocolVersion(version: string): void {
-    this.#inner.setProtocolVersion?.(version);
-  }
-
-  start(): Promise<void> {
-    return this.#inner.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.#inner.send(message, options);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   ErrorCode,
   McpError,
@@ -7,6 +7,8 @@ import {
   type Progress,
   type Result,
 } from "@modelcontextprotocol/sdk/types.js";
+
+import { WrappedTransport } from "../transport/wrapped-transport.js";
 
 /** One request sent through the relay. */
 export interface RelayedRequest {
@@ -34,11 +36,7 @@ type Reply = { readonly result: Result } | { readonly error: { code: number; mes
  * and notifications from the server — goes to and from the SDK client unchanged. The transport still does
  * the framing and validates every message.
  */
-export class UpstreamRelay implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  readonly #inner: Transport;
+export class UpstreamRelay extends WrappedTransport {
   readonly #pending = new Map<string, (reply: Reply) => void>();
   readonly #progress = new Map<string, (progress: Progress) => void>();
   readonly #failAll = new Set<(error: McpError) => void>();
@@ -46,35 +44,14 @@ export class UpstreamRelay implements Transport {
   #closed = false;
 
   constructor(inner: Transport) {
-    this.#inner = inner;
+    super(inner);
     inner.onmessage = (message, extra) => this.#received(message, extra);
-    inner.onerror = (error) => this.onerror?.(error);
     inner.onclose = () => {
       this.#closed = true;
       this.onclose?.();
       const error = new McpError(ErrorCode.ConnectionClosed, "Connection closed");
       for (const fail of [...this.#failAll]) fail(error);
     };
-  }
-
-  get sessionId(): string | undefined {
-    return this.#inner.sessionId;
-  }
-
-  setProtocolVersion(version: string): void {
-    this.#inner.setProtocolVersion?.(version);
-  }
-
-  start(): Promise<void> {
-    return this.#inner.start();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.#inner.send(message, options);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
   }
 
   /** Requests in flight through the relay (tests, inspection). */
@@ -110,7 +87,7 @@ export class UpstreamRelay implements Transport {
       };
       const cancel = (reason: unknown): void => {
         fail(reason);
-        this.#inner
+        this.inner
           .send({
             jsonrpc: "2.0",
             method: "notifications/cancelled",
@@ -141,7 +118,7 @@ export class UpstreamRelay implements Transport {
       this.#failAll.add(fail);
       call.signal.addEventListener("abort", onAbort, { once: true });
       arm();
-      this.#inner.send({ jsonrpc: "2.0", id, method, params }).catch(fail);
+      this.inner.send({ jsonrpc: "2.0", id, method, params }).catch(fail);
     });
   }
 
