@@ -7,7 +7,8 @@ import type { Issue } from "../issues/index.js";
 import type { SessionCode } from "./codes.js";
 import type { ConfirmationDesk } from "./confirmations.js";
 import { SessionError } from "./errors.js";
-import type { CompiledSessionSettings, ExecutedCall, SessionView } from "./evaluate-session.js";
+import type { ActionRequest } from "../request/index.js";
+import type { CompiledSessionSettings, ExecutedCall, SessionJudgment, SessionView } from "./evaluate-session.js";
 import type { SessionEvent, SessionEventType } from "./events.js";
 import type { CompiledIntent } from "./intent.js";
 import type { CompiledPlan } from "./plan.js";
@@ -24,6 +25,45 @@ export interface SessionCoreDeps {
   readonly authorityKey: Uint8Array;
   readonly onEvent: ((event: SessionEvent) => void) | undefined;
 }
+
+/**
+ * What the judgment read: every field of the view, and the length of each array field. Two equal stamps mean
+ * `judgeRequest` reads the same session: the view's fields are immutable values, objects replaced (never
+ * changed in place) when they change, or arrays that only grow (see {@link SessionCore.view}).
+ */
+type ViewStamp = readonly unknown[];
+
+function stampOf(view: SessionView): ViewStamp {
+  const stamp: unknown[] = [];
+  for (const value of Object.values(view)) {
+    stamp.push(value);
+    if (Array.isArray(value)) stamp.push(value.length);
+  }
+  return stamp;
+}
+
+function sameStamp(a: ViewStamp, b: ViewStamp): boolean {
+  return a.length === b.length && a.every((value, i) => Object.is(value, b[i]));
+}
+
+/** The request as JSON (its content when judged; the caller may change the object later), or undefined. */
+function requestKey(request: ActionRequest): string | undefined {
+  try {
+    return JSON.stringify(request);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A judgment the session gave: the request it judged (as JSON), what it read, and the judgment. */
+interface RememberedJudgment {
+  readonly key: string;
+  readonly stamp: ViewStamp;
+  readonly judgment: SessionJudgment;
+}
+
+/** Most judgments remembered (calls of one session decided but not yet recorded). */
+const MAX_REMEMBERED = 16;
 
 /** One session's state. Fields are public to the session's own modules only (not exported from the package). */
 export class SessionCore {
@@ -51,6 +91,8 @@ export class SessionCore {
    */
   readonly namedFetches = new Map<string, boolean[]>();
   userInputs = 0;
+  /** The judgments of the decisions since the session last changed (see {@link remember}). */
+  #remembered: RememberedJudgment[] = [];
   readonly deps: SessionCoreDeps;
   readonly settings: CompiledSessionSettings;
   readonly desk: ConfirmationDesk;
@@ -138,7 +180,37 @@ export class SessionCore {
     this.emit("tokens_revoked", `${count} authority token${count === 1 ? "" : "s"} revoked: ${why}`);
   }
 
-  /** What the judgment reads. */
+  /**
+   * Remembers the judgment a decision gave `request`, so that recording the call as executed, with nothing
+   * in the session changed in between, does not judge the same request again ({@link recall}).
+   */
+  remember(request: ActionRequest, judgment: SessionJudgment): void {
+    const key = requestKey(request);
+    if (key === undefined) return;
+    const stamp = stampOf(this.view());
+    const kept = this.#remembered.filter((r) => sameStamp(r.stamp, stamp) && r.key !== key);
+    kept.push({ key, stamp, judgment });
+    this.#remembered = kept.slice(-MAX_REMEMBERED);
+  }
+
+  /**
+   * The judgment remembered for a request with the same content, given while the session read exactly what it
+   * reads now; undefined otherwise (judge it). `judgeRequest` is a pure function of the view and the request,
+   * so the remembered judgment is the one judging again would give.
+   */
+  recall(request: ActionRequest): SessionJudgment | undefined {
+    if (this.#remembered.length === 0) return undefined;
+    const stamp = stampOf(this.view());
+    this.#remembered = this.#remembered.filter((r) => sameStamp(r.stamp, stamp));
+    if (this.#remembered.length === 0) return undefined;
+    const key = requestKey(request);
+    return key === undefined ? undefined : this.#remembered.find((r) => r.key === key)?.judgment;
+  }
+
+  /**
+   * What the judgment reads. Every field is an immutable value, an object replaced (never changed in place)
+   * when it changes, or an array that only grows: the remembered judgments rely on it ({@link recall}).
+   */
   view(): SessionView {
     return {
       state: this.state,

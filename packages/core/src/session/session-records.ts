@@ -133,7 +133,8 @@ function killSwitch(core: SessionCore, nowMs: number): void {
  */
 export function recordExecution(core: SessionCore, value: unknown, result: unknown, hasResult: boolean): void {
   const request: ActionRequest = readRequest(core, value);
-  const judgment = judgeRequest(core.view(), request);
+  // the decision's judgment of this very request, when nothing in the session changed since (same result)
+  const judgment = core.recall(request) ?? judgeRequest(core.view(), request);
   if (judgment.route === "refuse") {
     core.fail(
       "execution_not_permitted",

@@ -194,7 +194,10 @@ async function confirmed(core: SessionCore, proposal: ConfirmationProposal, what
 function verdictOf(core: SessionCore, value: unknown): SourceVerdict {
   let judgment: SessionJudgment;
   try {
-    judgment = judgeRequest(core.view(), readRequest(core, value));
+    const request = readRequest(core, value);
+    judgment = judgeRequest(core.view(), request);
+    // recording the call as executed reuses it while nothing in the session changed in between
+    core.remember(request, judgment);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { source: "session", route: "refuse", reasons: [{ source: "session", code: "invalid_record", message }] };

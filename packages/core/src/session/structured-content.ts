@@ -37,6 +37,14 @@ export interface StructuredContent {
   readonly records: readonly StructuredRecord[];
 }
 
+/** The options every result is read with (also what {@link readPlainYaml} must agree with). */
+export const STRUCTURE_YAML_OPTIONS = Object.freeze({
+  maxAliasCount: 0,
+  uniqueKeys: false,
+  prettyErrors: false,
+  logLevel: "silent",
+} as const);
+
 function tryParse(content: unknown): unknown {
   if (typeof content !== "string") return content;
   if (content.length > MAX_STRUCTURED_CHARS) return undefined;
@@ -48,11 +56,107 @@ function tryParse(content: unknown): unknown {
       // not JSON; YAML below also reads flow mappings such as a Python dict's repr
     }
   }
+  // most results are plain lines or `key: value` lines: read those without the YAML parser (same value)
+  const plain = readPlainYaml(text);
+  if (plain !== undefined) return plain.value;
   try {
-    return parseYaml(text, { maxAliasCount: 0, uniqueKeys: false, prettyErrors: false, logLevel: "silent" }) as unknown;
+    return parseYaml(text, STRUCTURE_YAML_OPTIONS) as unknown;
   } catch {
     return undefined;
   }
+}
+
+// The plain subset of YAML read without the parser. Only letters, digits, punctuation, symbols, spaces and
+// line feeds; no tab, carriage return, other white space or control character.
+const PLAIN_CHARS = /^[\p{L}\p{N}\p{P}\p{S} \n]*$/u;
+/** A key: a letter, then letters, digits, `_`, `-` and single inner spaces; at most 256 characters. */
+const PLAIN_KEY = /^\p{L}(?:[\p{L}\p{N}_-]| (?=[\p{L}\p{N}_-]))*$/u;
+/** A `key: value` line: the key, `: `, the value (spaces around it dropped). */
+const KEY_LINE = /^([^:]*): +(.*)$/su;
+/** How a plain scalar may start: a letter, a digit, or one of `( / $ _ < = ^ ;`. */
+const PLAIN_START = /^[\p{L}\p{N}(/$_<=^;]/u;
+/** Words the core schema reads as null or booleans. */
+const WORDS = new Map<string, null | boolean>([
+  ["null", null],
+  ["Null", null],
+  ["NULL", null],
+  ["true", true],
+  ["True", true],
+  ["TRUE", true],
+  ["false", false],
+  ["False", false],
+  ["FALSE", false],
+]);
+const INT = /^[0-9]+$/;
+const FLOAT = /^[0-9]+\.[0-9]*$/;
+const EXP = /^[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+$/;
+const OCT = /^0o[0-7]+$/;
+const HEX = /^0x[0-9a-fA-F]+$/;
+
+/** A one-line plain scalar as the core schema reads it (number, boolean, null or string). */
+function plainScalar(text: string): unknown {
+  const word = WORDS.get(text);
+  if (word !== undefined) return word;
+  if (INT.test(text)) return parseInt(text, 10);
+  if (FLOAT.test(text) || EXP.test(text)) return parseFloat(text);
+  if (OCT.test(text)) return parseInt(text.slice(2), 8);
+  if (HEX.test(text)) return parseInt(text.slice(2), 16);
+  return text;
+}
+
+/** Whether a line's text can sit in a plain scalar: no comment, no `: ` and no `:` at its end. */
+function plainText(line: string): boolean {
+  return !line.includes(" #") && !line.includes(": ") && !line.endsWith(":") && PLAIN_START.test(line);
+}
+
+/** `key: value` lines at the left margin, blank lines between them allowed; undefined when not only that. */
+function plainMapping(lines: readonly string[]): Record<string, unknown> | undefined {
+  const map: Record<string, unknown> = {};
+  for (const line of lines) {
+    if (line === "") continue;
+    const match = KEY_LINE.exec(line);
+    if (match === null) return undefined;
+    const key = match[1] as string;
+    const value = (match[2] as string).replace(/ +$/, "");
+    if (key.length > MAX_ITEM_CHARS || !PLAIN_KEY.test(key) || WORDS.has(key)) return undefined;
+    if (!plainText(value)) return undefined;
+    map[key] = plainScalar(value);
+  }
+  return map;
+}
+
+/** Lines of one plain scalar: folded as YAML folds them (a line break is a space, a blank line a `\n`). */
+function plainLines(lines: readonly string[]): unknown {
+  let out = "";
+  let blanks = 0;
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.trim();
+    if (line === "") {
+      blanks++;
+      continue;
+    }
+    if (!plainText(line) || (i > 0 && /^[-.]/.test(line))) return undefined;
+    out += i === 0 ? line : blanks > 0 ? "\n".repeat(blanks) + line : ` ${line}`;
+    blanks = 0;
+  }
+  return lines.length === 1 ? plainScalar(out) : out;
+}
+
+/**
+ * Reads trimmed text that is plain YAML — one or more lines of a plain scalar, or `key: value` lines at the
+ * left margin whose keys start with a letter and whose values are one-line plain scalars — to the value
+ * `yaml.parse` gives it with {@link STRUCTURE_YAML_OPTIONS} (a property test holds them equal). Undefined
+ * for anything else (the parser reads it).
+ */
+export function readPlainYaml(text: string): { readonly value: unknown } | undefined {
+  if (text === "" || !PLAIN_CHARS.test(text)) return undefined;
+  const lines = text.split("\n");
+  if (lines[0]?.includes(": ") === true) {
+    const map = plainMapping(lines);
+    return map === undefined ? undefined : { value: map };
+  }
+  const value = plainLines(lines);
+  return value === undefined ? undefined : { value };
 }
 
 function scalarText(value: unknown): string | undefined {
