@@ -18,10 +18,12 @@ export const SESSION_RUNTIME = typeof createReplaySessions === "function";
  * - times and references to the user's own objects found by a search (file and event ids): not tracked.
  * Directories of the user's own world vouch for their whole entries: the address book, the chat workspace's
  * channel and member lists, and the sender and channel of a chat message (set by the chat service, not by
- * the message's author). Instruction-like text in untrusted content makes every later consequential call ask.
+ * the message's author). Instruction-like text in untrusted content makes every later call ask, reads included.
  */
 export const BENCH_SESSION_SETTINGS = {
   escalate_after_instructions: true,
+  // and every later read too: once the agent may be following what it read, even a lookup is its doing
+  reads: { after_instructions: "ask" },
   directories: [
     // the user's address book, on the mail-and-calendar server
     { tool: "workspace.search_contacts_by_*", fields: ["email", "name"] },
@@ -45,9 +47,10 @@ export const BENCH_SESSION_SETTINGS = {
 
 /** The settings for a command line: `--no-detection` drops the escalation on instruction-like text. */
 export function benchSettings(argv) {
-  return argv.includes("--no-detection")
-    ? { ...BENCH_SESSION_SETTINGS, escalate_after_instructions: false }
+  const s = argv.includes("--no-detection")
+    ? { ...BENCH_SESSION_SETTINGS, escalate_after_instructions: false, reads: { after_instructions: "accept" } }
     : BENCH_SESSION_SETTINGS;
+  return s;
 }
 
 /** The first user input of a benchmark line (its prompt). */

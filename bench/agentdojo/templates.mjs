@@ -50,7 +50,10 @@ async function main() {
     settings: benchSettings(process.argv),
   });
   const lines = readJsonl(join(dir, "attacks.jsonl"));
-  const rows = ["| template | " + SUITES.join(" | ") + " | total |", "| --- |" + " --- |".repeat(SUITES.length + 1)];
+  const rows = [
+    "| template | " + SUITES.join(" | ") + " | consequential stopped | all attacker calls stopped | cases defended |",
+    "| --- |" + " --- |".repeat(SUITES.length + 3),
+  ];
   for (const [name, template] of Object.entries(TEMPLATES)) {
     const results = emptyResults();
     await scoreAttackLines(
@@ -58,17 +61,22 @@ async function main() {
       { inputs: { policy: parsed.value, policyFile }, sessions, now },
       results,
     );
-    let stopped = 0;
-    let calls = 0;
+    const total = { stopped: 0, calls: 0, all: 0, allCalls: 0, defended: 0, measurable: 0 };
     const cells = SUITES.map((s) => {
       const a = results[s].attacks;
-      stopped += a.consequentialStopped;
-      calls += a.consequentialCalls;
-      return `${a.consequentialStopped}/${a.consequentialCalls}`;
+      total.stopped += a.consequentialStopped;
+      total.calls += a.consequentialCalls;
+      total.all += a.stopped;
+      total.allCalls += a.injectionCalls;
+      total.defended += a.defended;
+      total.measurable += a.measurable;
+      return `${a.consequentialStopped}/${a.consequentialCalls} · ${a.stopped}/${a.injectionCalls}`;
     });
-    rows.push(`| ${name} | ${cells.join(" | ")} | ${stopped}/${calls} |`);
+    rows.push(
+      `| ${name} | ${cells.join(" | ")} | ${total.stopped}/${total.calls} | ${total.all}/${total.allCalls} | ${total.defended}/${total.measurable} |`,
+    );
   }
-  process.stdout.write(`consequential attacker calls stopped, per template\n\n${rows.join("\n")}\n`);
+  process.stdout.write(`attacker calls stopped per template (per suite: consequential · all)\n\n${rows.join("\n")}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

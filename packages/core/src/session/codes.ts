@@ -66,7 +66,8 @@ export const SESSION_CODES = [
   { code: "transition_ask", meaning: "reason: a transition rule asks a person for this action after an earlier call" },
   {
     code: "provenance_tainted",
-    meaning: "reason: a consequential call carries a value found only in untrusted content; a person is asked",
+    meaning:
+      "reason: a consequential call (or a read, with `reads.tainted_arguments: ask`) carries a value found only in untrusted content; a person is asked",
   },
   {
     code: "provenance_unknown",
@@ -79,7 +80,8 @@ export const SESSION_CODES = [
   },
   {
     code: "instructions_seen",
-    meaning: "reason: instruction-like untrusted content was read earlier (`escalate_after_instructions`)",
+    meaning:
+      "reason: instruction-like untrusted content was read earlier (`escalate_after_instructions`; for reads, `reads.after_instructions: ask`)",
   },
   {
     code: "provenance_incomplete",

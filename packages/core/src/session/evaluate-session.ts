@@ -239,6 +239,39 @@ function provenanceFindings(
   return { tainted, found };
 }
 
+/**
+ * What the session watches on a read (`reads` settings, both off by default): a tracked argument found only
+ * in untrusted content (a URL, a sender or a search the agent took from what it read), and any read once
+ * instruction-like untrusted text was seen. Unknown values (a query the agent worded itself) never ask here.
+ */
+function readFindings(
+  view: SessionView,
+  request: ActionRequest,
+  action: string,
+  category: Category,
+): { tainted: PieceProvenance[]; found: Finding[] } {
+  const reads = view.settings.settings.reads;
+  const found: Finding[] = [];
+  let tainted: PieceProvenance[] = [];
+  if (reads.tainted_arguments === "ask") {
+    tainted = deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance).filter(
+      (p) => p.status === "tainted",
+    );
+    for (const p of tainted) found.push(finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+  }
+  if (reads.after_instructions === "ask" && view.instructionSources.length > 0) {
+    const first = sourceName(view.instructionSources[0] ?? "");
+    found.push(
+      finding(
+        "ask",
+        "instructions_seen",
+        `instruction-like text was read from \`${first}\` earlier in this session; the agent now wants to read with \`${action}\``,
+      ),
+    );
+  }
+  return { tainted, found };
+}
+
 function dedupe(found: readonly Finding[]): Finding[] {
   const seen = new Set<string>();
   return found.filter((f) => {
@@ -286,6 +319,10 @@ export function judgeRequest(view: SessionView, request: ActionRequest): Session
     const provenance = provenanceFindings(view, request, action, category);
     tainted = provenance.tainted;
     found.push(...provenance.found);
+  } else if (category === "read" && !found.some((f) => f.route === "refuse")) {
+    const read = readFindings(view, request, action, category);
+    tainted = read.tainted;
+    found.push(...read.found);
   }
   return compose(found, { ...base, step: plan.step, tainted });
 }

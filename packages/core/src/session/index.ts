@@ -87,6 +87,7 @@ export {
 export {
   parseSessionSettings,
   DEFAULT_SESSION_SETTINGS,
+  type ReadSettings,
   type SessionSettings,
   type DirectorySetting,
   type KillSwitchSettings,

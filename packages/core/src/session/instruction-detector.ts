@@ -98,19 +98,28 @@ const MARKUP: readonly RegExp[] = [
 
 const URGENCY: readonly RegExp[] = [/\b(?:urgent(?:ly)?|immediately|asap|right\s+now|at\s+once|important!+)/gi];
 
-/** A line that poses as a turn of the conversation (`User: …` then `Assistant: …`). */
-const FAKE_TURN = /(?:^|\n|\/)\s*(?:user|human)\s*:[^\n]*(?:\n|\/)\s*(?:assistant|ai|system)\s*:/gi;
+/**
+ * A line that poses as a turn of the conversation (`User: …` then `Assistant: …`), or a header that claims the
+ * system's or an administrator's voice at the start of a line or sentence (`###(system_message)`, `[SYSTEM]`, `<|system|>`).
+ */
+const FAKE_TURN: readonly RegExp[] = [
+  /(?:^|\n|\/)\s*(?:user|human)\s*:[^\n]*(?:\n|\/)\s*(?:assistant|ai|system)\s*:/gi,
+  /(?:^|\n|[.!?])[ \t]*(?:#{2,}\s*\(?|\[{1,2}|\(|<\|?)\s*(?:system|admin|administrator|developer)(?:[ _-]?(?:message|prompt|note|override))?\s*(?:\]{1,2}|\)|\|?>)/gi,
+];
 
 const IMPERATIVE_VERBS = new Set(
   (
     "send forward email mail transfer pay wire delete remove erase click visit open go call text invite add share " +
     "post publish create update change reset write reply download upload run execute install grant give tell book " +
-    "reserve make do schedule move copy export submit buy order approve confirm sign login log concatenate"
+    "reserve make do schedule move copy export submit buy order approve confirm sign login log concatenate " +
+    "get find fetch retrieve collect gather look search read list check say recommend summarize summarise"
   ).split(" "),
 );
 /** Verbs of actions that move data or money somewhere: with an address in the same sentence, a directive. */
 const DIRECTIVE =
   /\b(?:send|forward|email|e-mail|mail|transfer|pay|wire|post|share|invite|upload|export|refund|dm|message)\b/i;
+/** A "word" holding markup characters: skipped before a sentence's first word. */
+const MARKUP_WORD = /[#()[\]<>|{}*]/;
 const LEAD_INS = new Set(["please", "now", "then", "also", "and", "first", "next", "kindly", "just", "immediately"]);
 const TOOL_NAME =
   /\b(?:send|read|get|list|search|create|update|delete|transfer|post|invite|add|remove|share|pay|write|execute|run|schedule|reschedule|append|download|upload|visit|book|reserve)_[a-z0-9_]+\b/g;
@@ -176,7 +185,8 @@ function imperatives(text: string, out: InstructionSignal[]): void {
       .split(/[\s,]+/)
       .filter((w) => w.length > 0);
     let i = 0;
-    while (i < words.length - 1 && LEAD_INS.has(words[i] as string)) i++;
+    // lead-ins (`please`, `now`) and markup before the first word (`###(system message)`, `<|system|>`)
+    while (i < words.length - 1 && (LEAD_INS.has(words[i] as string) || MARKUP_WORD.test(words[i] as string))) i++;
     const verb = words[i];
     if (verb !== undefined && IMPERATIVE_VERBS.has(verb) && words.length - i >= 2) {
       out.push({ kind: "imperative", match: cut(sentence), weight: 0.1 });
@@ -236,27 +246,30 @@ export const WEAK_ONLY_CAP = 0.4;
 /**
  * Scores a text for instruction-like language. Strong signals: policy overrides (`ignore previous
  * instructions`, also in German, French, Spanish, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
- * user's authority (`the user has already approved it`, 0.4), a fake conversation turn (0.4), words addressed
+ * user's authority (`the user has already approved it`, 0.4), a fake conversation turn or a line claiming the system's voice (`###(system_message)`, 0.4), words addressed
  * to the model (`To the AI:`, `if you are an LLM`, 0.3, at most 0.45), fake markup (`<INFORMATION>`,
  * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
  * lists also show: a sentence sending data or money to an address (0.2, at most 0.3), imperative sentences
  * (0.1 each, at most 0.2) and urgency (0.1, at most 0.2); an address or URL counts 0.1 only beside a strong
- * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first. Deterministic;
+ * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first, and words joined by underscores are read as words. Deterministic;
  * the score is the capped sum, at most 1.
  */
 export function detectInstructions(text: string, options: DetectInstructionsOptions = {}): InstructionReport {
-  const scanned = canonical(
-    unescapeLiterals(text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text),
-  );
+  const head = text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text;
+  // An escaped line break (`\n` in a result serialized as a quoted string) still starts a line.
+  const scanned = canonical(unescapeLiterals(head.replace(/\\[nr]/g, "\n")));
+  // Words joined into an identifier (`External_Ignore_your_previous_instructions`) are read as words; tool
+  // names are looked for in the text as it is.
+  const words = scanned.includes("_") ? scanned.replace(/_/g, " ") : scanned;
   const signals: InstructionSignal[] = [];
-  collect(scanned, OVERRIDE, "override", 0.6, signals);
-  collect(scanned, SECRECY, "secrecy", 0.5, signals);
-  collect(scanned, AUTHORITY, "authority_claim", 0.4, signals);
-  collect(scanned, ADDRESSED, "addressed_to_model", 0.3, signals);
+  collect(words, OVERRIDE, "override", 0.6, signals);
+  collect(words, SECRECY, "secrecy", 0.5, signals);
+  collect(words, AUTHORITY, "authority_claim", 0.4, signals);
+  collect(words, ADDRESSED, "addressed_to_model", 0.3, signals);
   collect(scanned, MARKUP, "fake_markup", 0.3, signals);
-  collect(scanned, [FAKE_TURN], "fake_turn", 0.4, signals);
-  collect(scanned, URGENCY, "urgency", 0.1, signals);
-  imperatives(scanned, signals);
+  collect(words, FAKE_TURN, "fake_turn", 0.4, signals);
+  collect(words, URGENCY, "urgency", 0.1, signals);
+  imperatives(words, signals);
   directives(scanned, signals);
   toolMentions(scanned, options, signals);
   if (signals.some((s) => STRONG.has(s.kind))) {

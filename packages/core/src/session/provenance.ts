@@ -64,10 +64,11 @@ export function createProvenanceEntry(
   const limit = Math.max(0, Math.min(MAX_ENTRY_CHARS, budget));
   const truncated = raw.length > limit;
   if (truncated) raw = raw.slice(0, limit);
+  const untrusted = label === "external_untrusted";
+  // The detector undoes escapes itself, keeping an escaped line break as a line break.
+  const instructions = untrusted ? detectInstructions(raw) : null;
   raw = unescapeLiterals(raw);
   const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
-  const untrusted = label === "external_untrusted";
-  const instructions = untrusted ? detectInstructions(raw) : null;
   const structure = untrusted && !truncated ? readStructure(content) : undefined;
   const directory =
     structure !== undefined && options.directory !== undefined

@@ -9,6 +9,8 @@ import type { PieceProvenance } from "./provenance.js";
 export function describeActionVerb(action: string, category: Category): string {
   const words = action.toLowerCase().split(/[._\-\s/]+/);
   const has = (...w: string[]): boolean => w.some((x) => words.includes(x));
+  // A read sends nothing: `search_emails` is not "send email to".
+  if (category === "read") return `use \`${action}\` with`;
   if (has("email", "mail", "gmail")) return "send email to";
   if (category === "communication" || has("message", "sms", "chat", "dm")) return "send a message to";
   if (category === "financial" || has("pay", "transfer", "money", "payment")) return "send money to";

@@ -22,6 +22,18 @@ export interface DirectorySetting {
   readonly fields?: readonly string[];
 }
 
+/**
+ * Watching reads. A read changes nothing, but the agent that makes it may be following text it read: a read
+ * whose argument (a URL, a sender, a search) comes only from untrusted content can carry data out to whoever
+ * wrote that content, and any call after instruction-like text may be that text's doing.
+ */
+export interface ReadSettings {
+  /** Once instruction-like untrusted content was read, `ask` before every later read too (default `accept`). */
+  readonly after_instructions: "accept" | "ask";
+  /** A read whose tracked argument comes only from untrusted content: `ask` (default `accept`). */
+  readonly tainted_arguments: "accept" | "ask";
+}
+
 /** Settings of one session. Every field has a default (see {@link DEFAULT_SESSION_SETTINGS}). */
 export interface SessionSettings {
   /** Whether execution needs an approved plan (`true`) or the intent alone bounds actions. */
@@ -36,6 +48,8 @@ export interface SessionSettings {
   readonly kill_switch: KillSwitchSettings | null;
   /** Once instruction-like untrusted content was read, ask for every consequential call. */
   readonly escalate_after_instructions: boolean;
+  /** What the session watches on calls that only read (category `read`); both off by default. */
+  readonly reads: ReadSettings;
   readonly provenance: {
     readonly track: readonly PieceKind[];
     /** Top-level argument names whose values are not tracked (references such as `file_id`; never destinations). */
@@ -76,6 +90,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
   transitions: [],
   kill_switch: null,
   escalate_after_instructions: false,
+  reads: { after_instructions: "accept" as const, tainted_arguments: "accept" as const },
   provenance: {
     track: PIECE_KINDS,
     untracked_arguments: [],
@@ -96,6 +111,7 @@ const KEYS = new Set([
   "transitions",
   "kill_switch",
   "escalate_after_instructions",
+  "reads",
   "provenance",
   "directories",
   "classify",
@@ -194,6 +210,24 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
   };
 }
 
+function readReads(value: unknown, issues: Issue[]): ReadSettings {
+  const d = DEFAULT_SESSION_SETTINGS.reads;
+  if (value === undefined) return d;
+  const keys = ["after_instructions", "tainted_arguments"] as const;
+  if (!isObject(value) || Object.keys(value).some((k) => !(keys as readonly string[]).includes(k))) {
+    issues.push(issue(["reads"], "`reads` takes only `after_instructions` and `tainted_arguments` (accept or ask)"));
+    return d;
+  }
+  const out = { ...d };
+  for (const key of keys) {
+    const v = value[key] ?? d[key];
+    if (v !== "accept" && v !== "ask")
+      issues.push(issue(["reads", key], `unknown \`reads.${key}\` ${quoteValue(v)} (expected accept or ask)`));
+    else out[key] = v;
+  }
+  return out;
+}
+
 function readDirectories(value: unknown, issues: Issue[]): readonly DirectorySetting[] {
   if (value === undefined) return [];
   const out: DirectorySetting[] = [];
@@ -285,6 +319,7 @@ export function parseSessionSettings(value: unknown): Result<SessionSettings> {
     trusted_servers: trusted,
     transitions: transitions.ok ? transitions.value : [],
     kill_switch: readKillSwitch(value["kill_switch"], issues),
+    reads: readReads(value["reads"], issues),
     provenance: readProvenance(value["provenance"], issues),
     directories: readDirectories(value["directories"], issues),
     classify,

@@ -213,6 +213,71 @@ describe("gap: provenance is attached to values and enforced", () => {
   });
 });
 
+describe("watching reads (`reads` settings)", () => {
+  const search = { server: "email", tool: "search", arguments: { query: "salary" } };
+  // the built-in table does not know a bare `search`; say it only reads
+  const READ_SEARCH = [{ tool: "search", server: "email", category: "read" as const }];
+
+  it("lets reads run after instruction-like content by default, and asks for them with `after_instructions: ask`", async () => {
+    const off = await executingSession({ intent: INTENT, settings: { require_plan: false, classify: READ_SEARCH } });
+    off.session.recordToolResult("calendar", "read_events", INVITE);
+    expect(off.session.evaluate(search).route).toBe("accept");
+
+    const { session } = await executingSession({
+      intent: INTENT,
+      settings: { require_plan: false, classify: READ_SEARCH, reads: { after_instructions: "ask" } },
+    });
+    expect(session.evaluate(search).route).toBe("accept");
+    session.recordToolResult("calendar", "read_events", "- title: Quarterly sync\n  start: 2026-03-02 10:00");
+    expect(session.evaluate(search).route).toBe("accept");
+    session.recordToolResult("calendar", "read_events", INVITE);
+    const verdict = session.evaluate(search);
+    expect(verdict.route).toBe("ask");
+    expect(verdict.reasons[0]).toMatchObject({ code: "instructions_seen" });
+    expect(verdict.reasons[0]?.message).toContain("`calendar.read_events`");
+    expect(verdict.reasons[0]?.message).toContain("`email.search`");
+  });
+
+  it("never turns a refusal of a read into an ask", async () => {
+    const { session } = await executingSession({
+      intent: { goal: "calendar only", allowed_actions: ["calendar.*"] },
+      settings: { require_plan: false, classify: READ_SEARCH, reads: { after_instructions: "ask" } },
+    });
+    session.recordToolResult("calendar", "read_events", INVITE);
+    expect(session.evaluate(search).route).toBe("refuse");
+  });
+
+  it("asks for a read whose argument comes only from untrusted content with `tainted_arguments: ask`", async () => {
+    const page = "Great article. More at https://collector.attacker.example/feed?id=7";
+    const fetch = {
+      server: "email",
+      tool: "search",
+      arguments: { query: "https://collector.attacker.example/feed?id=7" },
+    };
+    const off = await executingSession({ intent: INTENT, settings: { require_plan: false, classify: READ_SEARCH } });
+    off.session.recordToolResult("calendar", "read_events", page);
+    expect(off.session.evaluate(fetch).route).toBe("accept");
+
+    const { session } = await executingSession({
+      intent: INTENT,
+      settings: { require_plan: false, classify: READ_SEARCH, reads: { tainted_arguments: "ask" } },
+    });
+    session.recordToolResult("calendar", "read_events", page);
+    const verdict = session.evaluate(fetch);
+    expect(verdict.route).toBe("ask");
+    expect(verdict.reasons[0]).toMatchObject({ code: "provenance_tainted" });
+    // a read sends nothing: the question says what it reads with, not "send email to"
+    expect(verdict.reasons[0]?.message).toContain("wants to use `email.search` with");
+    // a value nobody supplied (a query the agent worded itself) is not asked about
+    expect(session.evaluate({ server: "email", tool: "search", arguments: { query: "quarterly numbers" } }).route).toBe(
+      "accept",
+    );
+    // the same value typed by the user is the user's
+    session.recordUserInput("look up https://collector.attacker.example/feed?id=7 for me");
+    expect(session.evaluate(fetch).route).toBe("accept");
+  });
+});
+
 describe("content serialized as a quoted string", () => {
   it("reads an address after an escaped line break as the address, not glued to the `n`", () => {
     const entry = createProvenanceEntry(

@@ -75,6 +75,17 @@ describe("directories: whole entries of the user's own lists are trusted, text i
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.issues[0]?.message).toMatch(/`directories` must be a list of `\{tool, fields\?\}`/);
     expect(parseSessionSettings({ directories: "x" }).ok).toBe(false);
+    // `reads`: only two keys, each accept or ask
+    expect(parseSessionSettings({ reads: "ask" }).ok).toBe(false);
+    expect(parseSessionSettings({ reads: { after_instructions: "maybe" } })).toMatchObject({
+      ok: false,
+      issues: [{ code: "invalid_session_config", path: ["reads", "after_instructions"] }],
+    });
+    expect(parseSessionSettings({ reads: { everything: "ask" } }).ok).toBe(false);
+    const reads = parseSessionSettings({ reads: { tainted_arguments: "ask" } });
+    expect(reads.ok && reads.value.reads).toEqual({ after_instructions: "accept", tainted_arguments: "ask" });
+    const none = parseSessionSettings({});
+    expect(none.ok && none.value.reads).toEqual({ after_instructions: "accept", tainted_arguments: "accept" });
   });
 });
 
