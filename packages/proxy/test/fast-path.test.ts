@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ActionRequest } from "@acp/core";
 import { PendingObservations, type CallObserver, type Decide } from "../src/index.js";
-import { connectClient, decision, fixture, memoryAudit, startInMemory, textOf } from "./harness.js";
+import {
+  connectClient,
+  decideByTool,
+  decision,
+  fixture,
+  memoryAudit,
+  scriptedBroker,
+  startInMemory,
+  textOf,
+} from "./harness.js";
 
 describe("observations after the reply", () => {
   it("queued work runs later, in order, and at once when the session is settled", async () => {
@@ -144,5 +153,43 @@ describe("the fast path (accepted tools/call relayed beside the SDK client)", ()
       (await import("@modelcontextprotocol/sdk/types.js")).CallToolResultSchema,
     );
     await expect(result).rejects.toThrow(/Invalid|invalid|expected/);
+  });
+});
+
+describe("what the session runtime is told ran", () => {
+  it("the request as decided (annotations and agent included), with the arguments that were forwarded", async () => {
+    const decided: ActionRequest[] = [];
+    const executed: ActionRequest[] = [];
+    const observer: CallObserver = {
+      executed: (_id, request) => void executed.push(request),
+      result: () => undefined,
+    };
+    // `transfer` is annotated destructive and asked; the person approves it with a smaller amount
+    const broker = scriptedBroker(() => ({
+      kind: "approved",
+      arguments: { amount: 5 },
+      consentResponse: {},
+      scope: "once",
+    }));
+    const env = await startInMemory({
+      upstreams: [fixture()],
+      decide: decideByTool({ transfer: "ask" }, decided),
+      broker,
+      observer,
+      audit: memoryAudit(),
+    });
+    try {
+      await env.client.callTool({ name: "echo", arguments: { text: "hi" } });
+      expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 500 } }))).toBe("transferred 5");
+      await vi.waitFor(() => expect(executed).toHaveLength(2));
+    } finally {
+      await env.close();
+    }
+    // an accepted call: the very request the decision judged (the runtime reuses its judgment)
+    expect(executed[0]).toBe(decided[0]);
+    expect(executed[0]).toMatchObject({ server: "fixture", tool: "echo", agent: "test-agent" });
+    // an approved, modified call: as decided (its annotations decide its category), with what was forwarded
+    expect(executed[1]).toStrictEqual({ ...decided[1], arguments: { amount: 5 } });
+    expect(executed[1]?.annotations).toStrictEqual({ destructiveHint: true });
   });
 });

@@ -32,9 +32,12 @@ export interface GatedCall {
   readonly onProgress?: (message: string) => void;
 }
 
-/** The gate's verdict: forward these arguments, or answer with this tool error. */
+/**
+ * The gate's verdict: forward these arguments, or answer with this tool error. `request` is the action
+ * request as decided, with the arguments forwarded: what the session runtime records as executed.
+ */
 export type GateVerdict =
-  | { readonly kind: "forward"; readonly arguments: Record<string, unknown> }
+  | { readonly kind: "forward"; readonly arguments: Record<string, unknown>; readonly request: ActionRequest }
   | { readonly kind: "answer"; readonly result: CallToolResult };
 
 /**
@@ -48,11 +51,8 @@ export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<Gat
     ...(call.agent !== undefined ? { agent: call.agent } : {}),
     arguments: call.arguments,
   });
-  const decision = holdChangedTool(
-    deps,
-    call,
-    await decideSafely(deps.decide, toActionRequest(call), { sessionId: call.sessionId }),
-  );
+  const request = toActionRequest(call);
+  const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, request, { sessionId: call.sessionId }));
   await record(deps.audit, "policy_evaluated", {
     ...base,
     decision: decision.route,
@@ -61,7 +61,7 @@ export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<Gat
     risk_level: decision.risk_level,
     reasons: decision.reasons,
   });
-  if (decision.route === "accept") return { kind: "forward", arguments: call.arguments };
+  if (decision.route === "accept") return { kind: "forward", arguments: call.arguments, request };
   if (decision.route === "refuse") return { kind: "answer", result: toolError(refusalText(decision), decision) };
   const decided = { ...base, category: decision.category, risk_level: decision.risk_level, policy_rule: decision.rule };
   const remembered = isHeldForChange(deps, call)
@@ -75,14 +75,15 @@ export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<Gat
       reused: true,
       metadata: { consent_response: remembered.consentResponse },
     });
-    return { kind: "forward", arguments: call.arguments };
+    return { kind: "forward", arguments: call.arguments, request };
   }
-  return askPerson(deps, call, decision, decided);
+  return askPerson(deps, call, request, decision, decided);
 }
 
 async function askPerson(
   deps: GateDeps,
   call: GatedCall,
+  request: ActionRequest,
   decision: Decision,
   base: Record<string, unknown>,
 ): Promise<GateVerdict> {
@@ -111,12 +112,13 @@ async function askPerson(
     const reason = `the consent channel failed: ${err instanceof Error ? err.message : String(err)}`;
     outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
   }
-  return settleOutcome(deps, call, decision, outcome, base, timeoutMs);
+  return settleOutcome(deps, call, request, decision, outcome, base, timeoutMs);
 }
 
 async function settleOutcome(
   deps: GateDeps,
   call: GatedCall,
+  request: ActionRequest,
   decision: Decision,
   outcome: ConsentOutcome,
   base: Record<string, unknown>,
@@ -139,7 +141,8 @@ async function settleOutcome(
         const approval = { scope: outcome.scope, consentResponse: outcome.consentResponse };
         deps.approvals.remember(call.sessionId, call.server, call.tool, outcome.arguments, approval);
       }
-      return { kind: "forward", arguments: outcome.arguments };
+      const forwarded = outcome.arguments === call.arguments ? request : { ...request, arguments: outcome.arguments };
+      return { kind: "forward", arguments: outcome.arguments, request: forwarded };
     }
     case "denied":
       await record(deps.audit, "consent_denied", {

@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { redactSecrets, type ToolAnnotations } from "@acp/core";
+import { redactSecrets, type ActionRequest, type ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
@@ -107,7 +107,7 @@ export async function handleToolCall(
     proxy.observations.add(session.id, () => {
       // a session that closed meanwhile is gone from the runtime: nothing to tell it
       if (proxy.sessions.has(session.id))
-        observe(proxy, session.id, target.server, target.name, verdict.arguments, result);
+        observe(proxy, session.id, target.server, target.name, verdict.request, result);
     });
     await relay?.flush();
     await inflight.settled();
@@ -194,19 +194,23 @@ function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult
   return secrets.length === 0 ? result : (redactSecrets(result, secrets, ONLY_KNOWN_SECRETS) as CallToolResult);
 }
 
-/** Tells the observer (the session runtime) what ran and what it returned; an observer's failure is logged only. */
+/**
+ * Tells the observer (the session runtime) what ran — the request as decided (annotations and agent
+ * included, so the runtime records the category the decision judged), with the arguments forwarded — and
+ * what it returned; an observer's failure is logged only.
+ */
 function observe(
   proxy: AcpProxy,
   sessionId: string,
   server: string,
   tool: string,
-  args: Record<string, unknown>,
+  request: ActionRequest,
   result: CallToolResult,
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
   try {
-    observer.executed(sessionId, { server, tool, arguments: args });
+    observer.executed(sessionId, request);
     const text = (result.content ?? [])
       .map((c) =>
         c.type === "text" ? c.text : c.type === "resource" && "text" in c.resource ? String(c.resource.text) : "",
