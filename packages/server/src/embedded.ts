@@ -44,6 +44,8 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
     ...(options.changePollMs !== undefined ? { changePollMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
     ...(options.onStoreError !== undefined ? { onError: options.onStoreError } : {}),
+    ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });
   let server: AcpServer;
   try {

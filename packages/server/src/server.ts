@@ -4,8 +4,8 @@
  * call this.
  */
 import type { FastifyInstance } from "fastify";
-import type { Pipeline } from "@acp/core";
-import { createConsentBroker, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
+import type { Pipeline, RedactionRules } from "@acp/core";
+import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
 import { createHttpApp } from "./http/app.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
@@ -40,6 +40,17 @@ export interface AcpServerOptions {
   readonly decisionAudit?: "queued" | "durable";
   readonly bodyLimit?: number;
   readonly log?: (line: string) => void;
+  /**
+   * Patterns hidden from the audit log (before hashing) and from the person asked for consent
+   * (config.yml `redaction:`); default the built-in rules. The audit log takes them where it is opened
+   * (`openEmbeddedServer` passes them to the stores).
+   */
+  readonly redaction?: RedactionRules;
+  /**
+   * Known secret values (the vault's), hidden wherever they appear: in every audit event (SQLite and
+   * PostgreSQL logs, through `openEmbeddedServer`) and in consent requests. Read on every use.
+   */
+  readonly secrets?: () => readonly string[];
 }
 
 /** The running parts. */
@@ -67,6 +78,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     clock: options.clock,
     audit,
     progressIntervalMs: 0,
+    redact: createConsentRedactor(options.redaction, options.secrets),
   });
   const service = createDecisionService({
     pipeline: options.pipeline,

@@ -109,6 +109,31 @@ describe("POST /pre-tool-check", () => {
     expect(csp).not.toContain("unsafe-inline");
   });
 
+  it("answers a decision with the same headers as every other JSON answer", async () => {
+    const headersOf = (res: Response): Record<string, string> => {
+      const out: Record<string, string> = {};
+      res.headers.forEach((value, name) => {
+        if (!["date", "content-length", "connection", "keep-alive"].includes(name)) out[name] = value;
+      });
+      return out;
+    };
+    const decided = await post("/pre-tool-check", READ_EVENT);
+    expect(decided.status).toBe(200);
+    const text = await decided.text();
+    expect(decided.headers.get("content-length")).toBe(String(Buffer.byteLength(text)));
+    const refused = await post("/pre-tool-check", { ...READ_EVENT, tool_category: "telepathy" });
+    expect(refused.status).toBe(400);
+    expect(headersOf(decided)).toEqual(headersOf(refused));
+    expect(headersOf(decided)).toMatchObject({
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      "x-frame-options": "DENY",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "same-origin",
+      "cross-origin-opener-policy": "same-origin",
+    });
+  });
+
   it("refuses requests addressed to a non-loopback host (DNS rebinding)", async () => {
     const res = await rawRequest(`${s.url}/pre-tool-check`, {
       method: "POST",

@@ -1,5 +1,5 @@
 /** Decision events are acknowledged once queued in the audit chain; a failed write stops every later decision. */
-import { renameSync, rmSync } from "node:fs";
+import { readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { at, eventually, readJson, startTestServer, READ_EVENT, type TestServer } from "./harness.js";
@@ -29,6 +29,33 @@ describe("decision audit acknowledgement", () => {
     const page = await readJson(await fetch(`${server.url}/v1/audit?event_type=policy_evaluated&limit=50`));
     expect((at(page, "events") as unknown[]).length).toBe(5);
     expect(await readJson(await fetch(`${server.url}/v1/audit/verify`))).toMatchObject({ ok: true });
+  });
+
+  it("records a tool name holding a lone surrogate (U+FFFD in the chain) and goes on deciding", async () => {
+    const server = (s = await startTestServer());
+    // valid JSON text, but not I-JSON: the chain's canonical form cannot hold it as sent
+    const body = JSON.stringify({ ...READ_EVENT, agent_id: "agent-1" }).replace(
+      '"search_docs"',
+      '"search_\\ud800docs"',
+    );
+    const odd = await fetch(`${server.url}/pre-tool-check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    expect(odd.status).toBe(200);
+    const later = await check(server);
+    expect(later.status).toBe(200);
+    await server.stores.auditLog.flush();
+    const tools = readFileSync(join(server.home, "audit.jsonl"), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event_type: string; tool: string | null })
+      .filter((e) => e.event_type === "policy_evaluated")
+      .map((e) => e.tool);
+    expect(tools).toEqual(["search_\ufffddocs", "search_docs"]);
+    expect(await readJson(await fetch(`${server.url}/v1/audit/verify`))).toMatchObject({ ok: true });
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 
   it("after a failed audit write every later decision is refused and /readyz says why", async () => {

@@ -17,11 +17,12 @@ import {
   type ResolvedStorageUrl,
   type ServiceKeyPair,
 } from "@acp/server";
-import { readConfigDocument, readConfigSecret } from "@acp/store";
+import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
+import { loadRedactionRules } from "../wiring/redaction-config.js";
 
 /** What `acp serve` tells a caller once it listens (tests, and `--json`). */
 export interface ServeReady {
@@ -71,6 +72,8 @@ the API answers loopback callers only; answering consent over the API always nee
 loopback needs a token.
 
 State: SQLite ($ACP_HOME/state.db) and the audit chain $ACP_HOME/audit.jsonl, with nothing to configure.
+Every audit event (and every consent request shown to a person) hides the vault's values wherever they
+appear, and what config.yml \`redaction:\` names; the vault is read once at start.
 Several nodes share one PostgreSQL database instead: the storage URL comes from --storage-url, else
 ACP_STORAGE_URL, else storage.url in config.yml (first one set wins). Pending consent, spent nonces,
 rate-limit windows, console sessions and the audit chain then live there; answers reach the waiting node
@@ -146,6 +149,24 @@ function loadToken(ctx: CliContext, home: string, seed: Uint8Array | undefined):
   return secret.value;
 }
 
+/**
+ * Every value in the vault, hidden from the audit log (SQLite file and PostgreSQL table) and from consent
+ * requests wherever it appears, like the proxy hides the vault values it injects. Read once at start;
+ * without keys there is no vault to read. An unreadable vault stops the start (exit 4) rather than
+ * serving with known secrets unredacted.
+ */
+function loadVaultSecrets(home: string, seed: Uint8Array | undefined): readonly string[] {
+  if (seed === undefined) return [];
+  const vault = readVault(home, seed);
+  if (!vault.ok) {
+    throw new CliError(
+      `cannot read the vault to hide its values from the audit: ${vault.issues[0]?.message ?? "unreadable"}`,
+      EXIT.invalid,
+    );
+  }
+  return Object.values(vault.value).filter((v) => v !== "");
+}
+
 function portOf(flags: ServeFlags, home: string): number {
   const raw = flags.port ?? configValue(home, "serve.port") ?? "8787";
   const port = Number(raw);
@@ -194,6 +215,8 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, seed);
+  const vaultSecrets = loadVaultSecrets(home, seed);
+  const redaction = loadRedactionRules(home);
   const bind = flags.bind ?? configValue(home, "serve.bind") ?? "127.0.0.1";
   const loopbackOnly = isLoopbackAddress(bind);
   if (!loopbackOnly && token === undefined && flags.stdio !== true) {
@@ -219,6 +242,8 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       clock: ctx.io.now,
       loopbackOnly,
       log,
+      redaction,
+      secrets: () => vaultSecrets,
       onStoreError: (err) => log(`storage: ${err.message}`),
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(token !== undefined ? { token } : {}),

@@ -3,7 +3,7 @@
  * 400 for a malformed header, 401 for a missing or wrong token. Without a configured token the API
  * answers loopback callers only, and answering consent over the API always needs a token.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { checkBearer, isLoopbackHost } from "@acp/proxy";
 import { HttpError } from "./error-body.js";
@@ -34,26 +34,26 @@ const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /**
  * The right token, found with one SHA-256 of the header's token against the configured token's digest
- * (computed once) and a constant-time comparison; null when it is not that, and `checkBearer` then
+ * (computed once) and a constant-time comparison; false when it is not that, and `checkBearer` then
  * words the answer (400 malformed, 401 missing or wrong). The same verdicts as `checkBearer` alone.
+ * One-shot `crypto.hash`: no Hash object per request.
  */
 function bearerFastPath(token: string): (header: string | string[] | undefined) => boolean {
   if (!TOKEN68.test(token)) return () => false;
-  const wanted = createHash("sha256").update(token).digest();
+  const wanted = hash("sha256", token, "buffer");
   return (header) =>
     typeof header === "string" &&
     header.startsWith("Bearer ") &&
-    timingSafeEqual(createHash("sha256").update(header.slice(7)).digest(), wanted);
+    timingSafeEqual(hash("sha256", header.slice(7), "buffer"), wanted);
 }
 
-/** A `preHandler` that checks the bearer token (when one is configured). */
-export function createBearerGuard(
-  options: ApiAuthOptions,
-  requireToken = false,
-): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+/**
+ * Checks the `Host` header and the bearer token (when one is configured); throws the {@link HttpError}
+ * of the answer (421, 400, 401). Synchronous, for a route that checks inside its handler.
+ */
+export function createBearerCheck(options: ApiAuthOptions, requireToken = false): (request: FastifyRequest) => void {
   const rightToken = options.token === undefined ? () => false : bearerFastPath(options.token);
-  // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
-  return async (request) => {
+  return (request) => {
     checkHost(request, options);
     if (options.token === undefined) {
       if (!requireToken) return;
@@ -73,5 +73,17 @@ export function createBearerGuard(
           ? "auth_token_missing"
           : "auth_token_wrong";
     throw new HttpError(verdict.status, code, verdict.message);
+  };
+}
+
+/** A `preHandler` that checks the bearer token (when one is configured): {@link createBearerCheck} as a hook. */
+export function createBearerGuard(
+  options: ApiAuthOptions,
+  requireToken = false,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const check = createBearerCheck(options, requireToken);
+  // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
+  return async (request) => {
+    check(request);
   };
 }

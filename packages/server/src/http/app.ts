@@ -12,7 +12,7 @@ import type { ServerMetrics } from "../metrics/metrics.js";
 import type { CompletedConsent } from "../service/consent-completion.js";
 import type { DecisionService } from "../service/decision-service.js";
 import type { ServerStores } from "../store/types.js";
-import { createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
+import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
 import { HttpError } from "./error-body.js";
 import { installErrorHandlers } from "./error-handler.js";
 import { registerAuditRoutes } from "./routes/audit.js";
@@ -88,7 +88,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   await app.register(swaggerUi, { routePrefix: "/docs", staticCSP: true });
   const guard = createBearerGuard(options.auth);
   const answerGuard = createBearerGuard(options.auth, true);
-  registerPreToolCheck(app, options.service, guard);
+  registerPreToolCheck(app, options.service, createBearerCheck(options.auth));
   registerDecide(app, options.service, guard);
   registerConsentRoutes(app, {
     stores: options.stores,

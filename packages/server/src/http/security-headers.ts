@@ -14,7 +14,7 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 /** The headers of every answer but `/docs` (built once). */
-const HEADERS = Object.freeze({
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-security-policy": CONTENT_SECURITY_POLICY,
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
@@ -25,13 +25,26 @@ const HEADERS = Object.freeze({
 
 /** The same without the CSP: `/docs` keeps the one the OpenAPI UI sets for its own files. */
 const DOCS_HEADERS = Object.freeze(
-  Object.fromEntries(Object.entries(HEADERS).filter(([name]) => name !== "content-security-policy")),
+  Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== "content-security-policy")),
 );
+
+/**
+ * The whole header list of a JSON answer that bypasses Fastify's send path (`reply.hijack()`), as flat
+ * name/value pairs for `writeHead`: the security headers, `cache-control: no-store` and the JSON content
+ * type, the same set the onSend hook gives every other answer; the caller appends `content-length`.
+ */
+export const JSON_ANSWER_HEADERS: readonly string[] = Object.freeze([
+  ...Object.entries(SECURITY_HEADERS).flat(),
+  "cache-control",
+  "no-store",
+  "content-type",
+  "application/json; charset=utf-8",
+]);
 
 /** Adds the headers. */
 export function addSecurityHeaders(app: FastifyInstance): void {
   app.addHook("onSend", (request, reply, payload, done) => {
-    reply.headers(request.url.startsWith("/docs") ? DOCS_HEADERS : HEADERS);
+    reply.headers(request.url.startsWith("/docs") ? DOCS_HEADERS : SECURITY_HEADERS);
     if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
     done(null, payload);
   });

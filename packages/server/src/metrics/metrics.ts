@@ -29,15 +29,16 @@ const MAX_ERROR_SERIES = 64;
 
 /** Creates an empty set of metrics. */
 export function createMetrics(): ServerMetrics {
-  const decisions = new Map<string, number>();
-  for (const f of FRONT_ENDS) for (const r of ROUTES) decisions.set(`${f}|${r}`, 0);
+  // one counter object per front end, keyed by route: no key string built per decision
+  const decisions = new Map<FrontEnd, Record<string, number>>();
+  for (const f of FRONT_ENDS) decisions.set(f, Object.fromEntries(ROUTES.map((r) => [r, 0])));
   const buckets = new Map<ConsentOutcomeLabel, number[]>();
   const sums = new Map<ConsentOutcomeLabel, number>();
   const errors = new Map<string, number>();
   return {
     countDecision(frontEnd, route) {
-      const key = `${frontEnd}|${route}`;
-      decisions.set(key, (decisions.get(key) ?? 0) + 1);
+      const counts = decisions.get(frontEnd);
+      if (counts !== undefined) counts[route] = (counts[route] ?? 0) + 1;
     },
     observeConsent(outcome, seconds) {
       const counts = buckets.get(outcome) ?? new Array<number>(CONSENT_LATENCY_BUCKETS.length + 1).fill(0);
@@ -57,9 +58,10 @@ export function createMetrics(): ServerMetrics {
         "# HELP acp_decisions_total Decisions made, by front end and route.",
         "# TYPE acp_decisions_total counter",
       ];
-      for (const [key, n] of decisions) {
-        const [frontEnd, route] = key.split("|");
-        lines.push(`acp_decisions_total{front_end="${frontEnd}",route="${route}"} ${n}`);
+      for (const [frontEnd, counts] of decisions) {
+        for (const route of ROUTES) {
+          lines.push(`acp_decisions_total{front_end="${frontEnd}",route="${route}"} ${counts[route] ?? 0}`);
+        }
       }
       lines.push(
         "# HELP acp_consent_latency_seconds Time from a consent request to its outcome.",

@@ -17,23 +17,62 @@ const TOP_LEVEL: ReadonlySet<string> = new Set([
   "policy_rule",
 ]);
 
-/** Whether a value is already plain JSON without a copy: a string, finite number, boolean, null, or an array of those. */
-function isFlatJson(value: unknown): boolean {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value);
-  return Array.isArray(value) && value.every((v) => v === null || typeof v === "string" || typeof v === "boolean");
+/** ES2024 string methods (Node >= 20 has them; the build's lib is ES2023). */
+interface WellFormedString {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
 }
 
-/** The metadata as plain JSON: copied through JSON only when a value is not flat already (the usual decision event is). */
+function isWellFormed(value: string): boolean {
+  return (value as unknown as WellFormedString).isWellFormed();
+}
+
+/** A string as I-JSON can hold it: a lone surrogate (valid in JSON text, refused by the chain's canonical form) becomes U+FFFD. */
+function wellFormed(value: string): string {
+  return isWellFormed(value) ? value : (value as unknown as WellFormedString).toWellFormed();
+}
+
+/** Whether a value is already plain, well-formed JSON without a copy: a string, finite number, boolean, null, or an array of those. */
+function isFlatJson(value: unknown): boolean {
+  if (value === null || typeof value === "boolean") return true;
+  if (typeof value === "string") return isWellFormed(value);
+  if (typeof value === "number") return Number.isFinite(value);
+  return (
+    Array.isArray(value) &&
+    value.every((v) => v === null || typeof v === "boolean" || (typeof v === "string" && isWellFormed(v)))
+  );
+}
+
+/** Every string of a JSON copy (keys too) well-formed. */
+function wellFormedDeep(value: unknown): unknown {
+  if (typeof value === "string") return wellFormed(value);
+  if (Array.isArray(value)) return value.map(wellFormedDeep);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) out[wellFormed(key)] = wellFormedDeep(child);
+  return out;
+}
+
+/**
+ * The metadata as plain JSON the chain accepts: copied through JSON (and lone surrogates replaced) only
+ * when a value is not flat and well-formed already (the usual decision event is).
+ */
 function plainMetadata(metadata: Record<string, unknown>): AuditMetadata {
   for (const key in metadata) {
-    if (!isFlatJson(metadata[key])) return JSON.parse(JSON.stringify(metadata)) as AuditMetadata;
+    if (!isFlatJson(metadata[key]) || !isWellFormed(key)) {
+      return wellFormedDeep(JSON.parse(JSON.stringify(metadata))) as AuditMetadata;
+    }
   }
   return metadata as AuditMetadata;
 }
 
+/**
+ * A field as the event's string (or null). Tool and agent names come from the caller, and a lone
+ * surrogate in one would make the event unrecordable (and stop every later decision): it is recorded
+ * as U+FFFD instead.
+ */
 function stringOrNull(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
+  return typeof value === "string" ? wellFormed(value) : null;
 }
 
 function toInput(eventType: string, fields: Record<string, unknown>): AuditEventInput {
@@ -59,17 +98,14 @@ function toInput(eventType: string, fields: Record<string, unknown>): AuditEvent
   };
 }
 
-function ignore(): void {
-  // the appended event itself is not needed
-}
-
 /** The proxy's `AuditSink` on an appender: §7.4 fields at the top, everything else under `metadata`. */
 export function createAuditSink(appender: AuditAppender): AuditSink {
   return {
-    // not async: a decision pays for one promise (the append's), and every failure is a rejection
+    // not async, and the append's own promise (no `.then` per event): callers only wait on it, and the
+    // service tells a group's promise (shared by its events) from the next one by identity
     record(eventType, fields) {
       try {
-        return appender.append(toInput(eventType, fields)).then(ignore);
+        return appender.append(toInput(eventType, fields)) as Promise<void>;
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }

@@ -111,14 +111,13 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     }
   }
 
-  function acknowledged(): void {
-    unacknowledged--;
-  }
-
-  function failed(err: unknown): void {
-    unacknowledged--;
-    auditFailure ??= err;
-  }
+  /**
+   * The write whose acknowledgement is being counted, and how many decisions wait on it: appends of one
+   * event-loop turn share one promise (the SQLite log's group), so a group costs one `.then`, not one
+   * per decision.
+   */
+  let tracked: Promise<void> | undefined;
+  let trackedCount = { n: 0 };
 
   /**
    * Queued mode: the write continues after the answer (nothing to wait for: undefined); a failure stops
@@ -127,7 +126,20 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   function settleAudit(write: Promise<void>): Promise<void> | undefined {
     if (!queued || unacknowledged >= MAX_UNACKNOWLEDGED_AUDIT) return durable(write);
     unacknowledged++;
-    write.then(acknowledged, failed);
+    if (write !== tracked) {
+      tracked = write;
+      const count = (trackedCount = { n: 0 });
+      write.then(
+        () => {
+          unacknowledged -= count.n;
+        },
+        (err: unknown) => {
+          unacknowledged -= count.n;
+          auditFailure ??= err;
+        },
+      );
+    }
+    trackedCount.n++;
     return undefined;
   }
 
@@ -160,13 +172,21 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     return settleAudit(write);
   }
 
-  async function run(frontEnd: FrontEnd, request: unknown): Promise<{ id: string; decision: Decision }> {
+  /** The decision recorded (and counted) once the pipeline has it; `then` maps it to the answer. */
+  function run<T>(frontEnd: FrontEnd, request: unknown, then: (id: string, decision: Decision) => T): Promise<T> {
     const id = newDecisionId();
-    const decision = await pipeline.decide(request, clock());
-    const written = record(id, frontEnd, isObject(request) ? request : {}, decision);
-    if (written !== undefined) await written;
-    metrics.countDecision(frontEnd, decision.route);
-    return { id, decision };
+    // not async functions: one promise for the pipeline's answer, none per layer
+    return pipeline.decide(request, clock()).then((decision) => {
+      const written = record(id, frontEnd, isObject(request) ? request : {}, decision);
+      if (written === undefined) {
+        metrics.countDecision(frontEnd, decision.route);
+        return then(id, decision);
+      }
+      return written.then(() => {
+        metrics.countDecision(frontEnd, decision.route);
+        return then(id, decision);
+      });
+    });
   }
 
   async function waitForPerson(
@@ -203,11 +223,16 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   return {
     options,
     auditFailure: () => auditFailure,
-    async preToolCheck(event, frontEnd) {
-      const envelope = checkToolPrecheck(event);
+    preToolCheck(event, frontEnd) {
+      let envelope: ContractEnvelope;
+      try {
+        envelope = checkToolPrecheck(event);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
       if (envelope.validation_errors.length > 0 || !isObject(event)) {
         metrics.countDecision(frontEnd, "refuse");
-        return { valid: false, envelope };
+        return Promise.resolve({ valid: false, envelope });
       }
       // The envelope already holds the contract's verdict; the pipeline judges the rest (policy, graph),
       // and mergeDecision keeps the stricter of the two, so the event is checked once.
@@ -216,11 +241,13 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         arguments: event["proposed_arguments"],
         ...(typeof event["agent_id"] === "string" && event["agent_id"] !== "" ? { agent: event["agent_id"] } : {}),
       };
-      const { id, decision } = await run(frontEnd, request);
-      return { valid: true, envelope: mergeDecision(envelope, decision, id) };
+      return run(frontEnd, request, (id, decision) => ({
+        valid: true,
+        envelope: mergeDecision(envelope, decision, id),
+      }));
     },
     async decide(input, wait) {
-      const { id, decision } = await run("decide", input);
+      const { id, decision } = await run("decide", input, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";
       if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
       const consent = await waitForPerson(input as ActionRequest, decision, wait);

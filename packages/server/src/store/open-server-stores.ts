@@ -1,4 +1,5 @@
 /** Opens the stores `acp serve` runs on: PostgreSQL when a storage URL is given, SQLite otherwise. */
+import type { RedactionRules } from "@acp/core";
 import type { ServiceKeyPair } from "../service/consent-proofs.js";
 import { openPostgresStores } from "./postgres/postgres-stores.js";
 import { openSqliteStores } from "./sqlite-stores.js";
@@ -16,6 +17,17 @@ export interface ServerStoresOptions {
   readonly changePollMs?: number;
   readonly answerPollMs?: number;
   readonly onError?: (err: Error) => void;
+  /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
+  readonly redaction?: RedactionRules;
+  /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
+  readonly secrets?: () => readonly string[];
+}
+
+function redactionOf(options: ServerStoresOptions): Pick<ServerStoresOptions, "redaction" | "secrets"> {
+  return {
+    ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+  };
 }
 
 /** Opens the stores; the caller closes them. */
@@ -27,6 +39,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
       auditSigner: options.keys.privateKey,
       auditPublicKey: options.keys.publicKey,
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
+      ...redactionOf(options),
     });
   }
   return openSqliteStores({
@@ -37,5 +50,6 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
     auditPublicKey: options.keys.publicKey,
     ...(options.changePollMs !== undefined ? { pollIntervalMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
+    ...redactionOf(options),
   });
 }

@@ -1,5 +1,5 @@
 /** The embedded stores: SQLite `state.db` for consent, nonces, rate limits and console state; the JSONL audit chain. */
-import type { CheckpointPublicKey, CheckpointSigner } from "@acp/core";
+import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
 import {
   createPendingConsentStore,
   createSqliteNonceStore,
@@ -8,6 +8,7 @@ import {
   openPendingConsentDb,
   toAsyncPendingConsentStore,
 } from "@acp/store";
+import { createBatchedAppender } from "./batched-appender.js";
 import { createFileAuditTrail } from "./file-audit-trail.js";
 import { createPolledAnswers } from "./polled-answers.js";
 import { createPolledChangeFeed } from "./polled-change-feed.js";
@@ -28,6 +29,10 @@ export interface SqliteStoresOptions {
   readonly pollIntervalMs?: number;
   /** How often a waiting call reads its row for an answer. Default 100 ms. */
   readonly answerPollMs?: number;
+  /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
+  readonly redaction?: RedactionRules;
+  /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
+  readonly secrets?: () => readonly string[];
 }
 
 /** Opens the embedded stores (and the audit writer: group commit, one fsync per batch). The caller closes them. */
@@ -39,6 +44,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       clock: options.clock,
       fsync: "batch",
       ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
+      ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+      ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
     });
   } catch (err) {
     db.close();
@@ -51,6 +58,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
   });
   const ping = db.prepare("SELECT 1 AS one");
   const log = auditLog;
+  // the appends of one event-loop turn go to the writer as one appendMany (in order, one promise per group)
+  const batched = createBatchedAppender(log);
   return {
     kind: "sqlite",
     location: options.statePath,
@@ -63,7 +72,14 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       options.auditPath,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},
     ),
-    auditLog: { append: (input) => log.append(input), flush: () => log.flush(), close: () => log.close() },
+    auditLog: {
+      append: (input) => batched.append(input),
+      flush: () => batched.flush(),
+      close: async () => {
+        await batched.flush();
+        await log.close();
+      },
+    },
     changes,
     ready: () => {
       try {
@@ -75,6 +91,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     close: async () => {
       changes.close();
       try {
+        await batched.flush();
         await log.close();
       } finally {
         if (db.open) db.close();

@@ -1,28 +1,57 @@
 /** `POST /pre-tool-check`: an Agent Action Contract v1 event in, the decision envelope out. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionService } from "../../service/decision-service.js";
+import type { ContractEnvelope } from "@acp/core";
+import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
 import { CONTRACT_EVENT_BODY } from "../schemas.js";
+import { JSON_ANSWER_HEADERS } from "../security-headers.js";
 
 function serializeJson(data: unknown): string {
   return JSON.stringify(data);
 }
 
 /**
+ * The 200 answer written straight to the socket: the envelope is plain JSON built by the service, and
+ * the headers are the ones every answer gets (security headers, `cache-control`, JSON content type,
+ * prebuilt), so Fastify's send path (content-type parsing, serialisation and onSend hooks) is skipped.
+ */
+function sendEnvelope(reply: FastifyReply, envelope: PreToolCheckEnvelope | ContractEnvelope): void {
+  const body = JSON.stringify(envelope);
+  void reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, [...JSON_ANSWER_HEADERS, "content-length", String(Buffer.byteLength(body))]);
+  res.end(body);
+}
+
+/** An error before the answer went out takes the one error mapping; after it, the connection is closed. */
+function failed(reply: FastifyReply, err: unknown): void {
+  if (reply.sent) reply.raw.destroy();
+  else void reply.send(err instanceof Error ? err : new Error(String(err)));
+}
+
+/** The answer of an invalid event: the contract's refuse envelope plus `error`, status 400. */
+function sendInvalid(reply: FastifyReply, envelope: PreToolCheckEnvelope | ContractEnvelope): void {
+  const first = envelope.validation_errors[0];
+  const message = first === undefined ? "invalid event" : `invalid event: ${first.message}`;
+  void reply.status(400).send({ ...envelope, ...errorBody("invalid_event", message) });
+}
+
+/**
  * Registers the route. The body is checked by the contract's own validator (built on the same JSON
  * schema the OpenAPI document shows), so an invalid event gets the contract's refuse envelope, with
  * its `validation_errors`, under a 400 status: both a status-reading and an envelope-reading client
- * fail closed.
+ * fail closed. `check` (the `Host` and bearer checks) runs first in the handler, after the body is
+ * parsed, where a `preHandler` would run it; its error takes the one error mapping.
  */
 export function registerPreToolCheck(
   app: FastifyInstance,
   service: DecisionService,
-  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
+  check: (request: FastifyRequest) => void,
 ): void {
   app.post(
     "/pre-tool-check",
     {
-      preHandler: guard,
       // the contract validator judges the body (it words its errors for the envelope)
       validatorCompiler: () => () => true,
       // the envelope is plain JSON built by the service: one JSON.stringify, not a schema-driven
@@ -47,12 +76,20 @@ export function registerPreToolCheck(
         },
       },
     },
-    async (request, reply) => {
-      const { valid, envelope } = await service.preToolCheck(request.body, "pre_tool_check");
-      if (valid) return envelope;
-      const first = envelope.validation_errors[0];
-      const message = first === undefined ? "invalid event" : `invalid event: ${first.message}`;
-      return reply.status(400).send({ ...envelope, ...errorBody("invalid_event", message) });
+    // not async: a throw here (the bearer check) and a rejection below both reach the error handler
+    (request, reply) => {
+      check(request);
+      service.preToolCheck(request.body, "pre_tool_check").then(
+        ({ valid, envelope }) => {
+          try {
+            if (valid) sendEnvelope(reply, envelope);
+            else sendInvalid(reply, envelope);
+          } catch (err) {
+            failed(reply, err);
+          }
+        },
+        (err: unknown) => failed(reply, err),
+      );
     },
   );
 }

@@ -3,7 +3,7 @@
  * pending consent (answers reach the waiting node through LISTEN/NOTIFY), spent nonces, rate-limit
  * windows, console links and sessions, and one audit chain appended under one serialised transaction.
  */
-import type { CheckpointPublicKey, CheckpointSigner } from "@acp/core";
+import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
 import {
   createPostgresAuditLog,
   createPostgresNonceStore,
@@ -32,6 +32,10 @@ export interface PostgresStoresOptions {
   readonly connectTimeoutMs?: number;
   /** Told about lost connections (they are re-established). */
   readonly onError?: (err: Error) => void;
+  /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
+  readonly redaction?: RedactionRules;
+  /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
+  readonly secrets?: () => readonly string[];
 }
 
 async function openParts(store: PostgresStore, options: PostgresStoresOptions): Promise<ServerStores> {
@@ -47,6 +51,8 @@ async function openParts(store: PostgresStore, options: PostgresStoresOptions): 
     clock: options.clock,
     optimistic: true, // one INSERT per batch while this node wrote the head last; the locked way otherwise
     ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
+    ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });
   const clockMs = (): number => options.clock().getTime();
   return {
