@@ -39,8 +39,42 @@ export function toAuditInput(eventType: string, fields: Record<string, unknown>)
     decision: asString(fields["decision"]),
     policy_rule: asString(fields["policy_rule"]),
     response_time_ms: typeof responseTime === "number" && Number.isFinite(responseTime) ? responseTime : null,
-    metadata: JSON.parse(JSON.stringify(metadata)) as NonNullable<AuditEventInput["metadata"]>,
+    metadata: asJson(metadata),
   };
+}
+
+/** Deepest metadata taken as it is; deeper (or cyclic) metadata goes through the JSON round trip. */
+const MAX_PLAIN_DEPTH = 64;
+
+/**
+ * Whether `value` is already what a JSON round trip gives back (objects of Object's prototype and arrays of strings, finite
+ * numbers other than -0, booleans and null; no undefined, hole, symbol key or `__proto__` key), so that the
+ * round trip can be skipped. The events' fields come from parsed JSON-RPC messages and decisions: they are.
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
+  if (typeof value !== "object" || depth > MAX_PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  if (Object.getOwnPropertySymbols(value).length > 0) return false;
+  for (const key of Object.keys(value)) {
+    if (key === "__proto__" || !isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * The metadata as JSON: as it is when it already is plain JSON (the writer stages the event when it is
+ * appended, so later changes to the caller's objects do not reach the log), else through a JSON round trip
+ * (which drops undefined, calls toJSON, and throws on cycles, as before).
+ */
+function asJson(metadata: Record<string, unknown>): NonNullable<AuditEventInput["metadata"]> {
+  type Metadata = NonNullable<AuditEventInput["metadata"]>;
+  return isPlainJson(metadata, 0) ? (metadata as Metadata) : (JSON.parse(JSON.stringify(metadata)) as Metadata);
 }
 
 /** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */

@@ -1,0 +1,91 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { toAuditInput } from "../src/wiring/audit-sink.js";
+
+/** The metadata as toAuditInput built it before it skipped the JSON round trip for plain JSON. */
+function roundTripped(fields: Record<string, unknown>): unknown {
+  const top = ["request_id", "agent", "tool", "category", "risk_level", "decision", "response_time_ms", "policy_rule"];
+  const metadata: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (top.includes(key) || key === "metadata" || value === undefined) continue;
+    metadata[key] = value;
+  }
+  const extra = fields["metadata"];
+  if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);
+  return JSON.parse(JSON.stringify(metadata)) as unknown;
+}
+
+class Point {
+  constructor(
+    readonly x: number,
+    readonly y: number,
+  ) {}
+}
+
+// JSON values, and the values a JSON round trip changes: undefined, holes, -0, NaN, dates, class instances
+const odd = fc.constantFrom<unknown>(
+  undefined,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  -0,
+  new Date("2026-01-01T00:00:00Z"),
+  new Point(1, 2),
+  [1, , 3], // eslint-disable-line no-sparse-arrays
+  { toJSON: () => "custom" },
+  { [Symbol("s")]: 1, a: 1 },
+  Object.create(null) as unknown,
+);
+const { tree } = fc.letrec((tie) => ({
+  tree: fc.oneof(
+    { depthSize: "small" },
+    fc.jsonValue({ maxDepth: 2 }),
+    odd,
+    fc.array(tie("tree"), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom("a", "b", "arguments", "reasons", "__proto__", "metadata"), tie("tree"), {
+      maxKeys: 3,
+    }),
+  ),
+}));
+const fields = fc.dictionary(
+  fc.constantFrom("call_id", "session_id", "arguments", "reasons", "agent", "tool", "metadata", "decision", "x"),
+  tree,
+  { maxKeys: 6 },
+);
+
+describe("toAuditInput", () => {
+  it("gives the metadata a JSON round trip gives, with or without the round trip", () => {
+    fc.assert(
+      fc.property(fields, (f) => {
+        let expected: unknown;
+        try {
+          expected = roundTripped(f);
+        } catch (err) {
+          expect(() => toAuditInput("tool_call_intercepted", f)).toThrow((err as Error).message);
+          return;
+        }
+        const got = toAuditInput("tool_call_intercepted", f).metadata;
+        expect(got).toStrictEqual(expected);
+        expect(JSON.stringify(got)).toBe(JSON.stringify(expected));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("keeps plain JSON as it is, and copies what is not (dates, undefined inside)", () => {
+    const args = { to: ["a@b.example"], n: 3 };
+    expect(toAuditInput("tool_call_intercepted", { call_id: "c1", arguments: args }).metadata).toStrictEqual({
+      call_id: "c1",
+      arguments: args,
+    });
+    const at = new Date("2026-01-01T00:00:00Z");
+    expect(
+      toAuditInput("tool_call_intercepted", { arguments: { at, gone: undefined, list: [undefined] } }).metadata,
+    ).toStrictEqual({ arguments: { at: "2026-01-01T00:00:00.000Z", list: [null] } });
+  });
+
+  it("refuses cyclic metadata as before (the JSON round trip throws)", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic["self"] = cyclic;
+    expect(() => toAuditInput("tool_call_intercepted", { arguments: cyclic })).toThrow(/circular/i);
+  });
+});
