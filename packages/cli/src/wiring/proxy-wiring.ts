@@ -12,6 +12,7 @@ import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, loadCredentialRules } from "./credentials.js";
 import { loadRedactionRules } from "./redaction-config.js";
 import { configuredChannels } from "./config-channels.js";
+import { loadSessionSettings } from "./session-config.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
 
@@ -66,6 +67,8 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     createDecide: ({ policyPath, home, intent, trustedServers }) => {
       intentGiven = intent !== undefined;
       const { state, audit } = wire(home);
+      // read before anything runs: a session block that does not parse stops the proxy (exit 4)
+      const sessionSettings = loadSessionSettings(home);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
         state,
@@ -78,6 +81,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             ...(intent !== undefined ? { intent } : {}),
             trustedServers: trustedServers ?? [],
             classify,
+            settings: sessionSettings,
             now: ctx.io.now,
             broker: () => broker,
             intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),

@@ -26,6 +26,11 @@ export interface ProxySessionRuntimeOptions {
   /** Upstream servers whose results are trusted (config `trusted: true`); every other result is untrusted. */
   readonly trustedServers: readonly string[];
   readonly classify: readonly ClassificationOverride[];
+  /**
+   * Session settings from config.yml's `session:` block (`loadSessionSettings`, already validated):
+   * provenance, reads, transitions, kill switch, …; `trusted_servers` and `classify` add to the above.
+   */
+  readonly settings?: Readonly<Record<string, unknown>>;
   readonly now: () => Date;
   /** The consent broker the session's questions (plan approval) go to; bound once the proxy has one. */
   readonly broker?: () => ConsentBroker | undefined;
@@ -132,10 +137,14 @@ async function applySigned(session: Session, slots: SessionSlots, update: Verifi
  */
 export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): ProxySessionRuntime {
   const sessions = new Map<string, { session: Session; slots: SessionSlots }>();
+  const given = options.settings ?? {};
+  const listOf = (key: string): unknown[] => (Array.isArray(given[key]) ? (given[key] as unknown[]) : []);
   const settings = {
+    ...given,
     require_plan: false,
-    trusted_servers: [...options.trustedServers],
-    classify: [...options.classify],
+    trusted_servers: [...options.trustedServers, ...listOf("trusted_servers")],
+    // the policy's classification first; the session block's own entries refine it
+    classify: [...options.classify, ...listOf("classify")],
   };
   const sync = options.intentSync;
   const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {

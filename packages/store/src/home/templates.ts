@@ -43,6 +43,15 @@ proxy:
   #     url: "http://localhost:3001"
   upstream_servers: []
 
+# The session runtime of \`acp proxy\`: what it does with text the agent read (docs/reference/session-runtime.md).
+session:
+  # Once a tool result reads like instructions to the agent ("ignore previous instructions…"), every later
+  # write, message, payment or delete in that session asks you first…
+  escalate_after_instructions: true
+  # What the session watches on reads.
+  reads:
+    # …and so does every later read: an agent that obeys injected text usually reads first, then sends.
+    after_instructions: ask
 # Defaults for consent requests and the policy.
 defaults:
   # Seconds a consent request waits for an answer before it is denied.

@@ -106,7 +106,9 @@ describe("starter files", () => {
   it("the config template is §8.1 YAML with a comment on every key", () => {
     const text = configTemplate("/home/me/.acp/policy.yml");
     const cfg = parse(text) as Record<string, unknown>;
-    expect(Object.keys(cfg)).toEqual(["version", "channel", "telegram", "webhook", "proxy", "defaults"]);
+    expect(Object.keys(cfg)).toEqual(["version", "channel", "telegram", "webhook", "proxy", "session", "defaults"]);
+    // the session runtime watches for injected instructions from the start, reads included
+    expect(cfg["session"]).toEqual({ escalate_after_instructions: true, reads: { after_instructions: "ask" } });
     const lines = text.split("\n");
     for (const [i, line] of lines.entries()) {
       if (/^\s*[a-z_]+:/.test(line)) expect(lines[i - 1] ?? "", `line ${i + 1}: ${line}`).toMatch(/^\s*#/);
