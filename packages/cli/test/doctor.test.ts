@@ -22,6 +22,9 @@ describe("acp doctor", () => {
     expect(line(r.stdout, "permissions keys/private.key")).toMatch(/^ok {4}/);
     expect(line(r.stdout, "policy")).toMatch(/^ok {4}policy {2}\d+ rules, default ask/);
     expect(line(r.stdout, "vault")).toMatch(/^ok {4}vault {2}0 entries/);
+    expect(line(r.stdout, "session")).toMatch(
+      /^ok {4}session {2}changes ask after injected text; reads ask after injected text$/,
+    );
     expect(r.stdout).toMatch(/^warn {2}private key {2}weak scrypt parameters/m);
     expect(line(r.stdout, "isolation")).toMatch(/^(ok {2}|warn) {2}isolation/);
   });
@@ -50,6 +53,18 @@ describe("acp doctor", () => {
     expect(failed).toEqual(["permissions keys/private.key", "private key", "config", "policy"]);
     expect(out.checks.find((c) => c.name === "policy")?.detail).toMatch(/^policy\.yml:2:\d+: /);
     expect(r.stdout).not.toContain("123:plain");
+  });
+
+  it("fails on a `session:` block the proxy would refuse, naming the key", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(homePaths(home).config, 'version: "1"\nsession:\n  reads: { after_instructions: sometimes }\n');
+    const r = await runCli(["doctor", "--json"], { env: envFor(home) });
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout) as { checks: { status: string; name: string; detail: string }[] };
+    const session = out.checks.find((c) => c.name === "session");
+    expect(session?.status).toBe("fail");
+    expect(session?.detail).toContain("session.reads.after_instructions");
+    expect(session?.detail).toContain("sometimes");
   });
 
   it("fails when the home does not exist", async () => {

@@ -4,7 +4,7 @@ import { checkHomePermissions, type HomeCheck } from "@acp/store";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
-import { checkKeys, checkPolicy, checkVaultAndConfig } from "../doctor/home-checks.js";
+import { checkKeys, checkPolicy, checkSessionSettings, checkVaultAndConfig } from "../doctor/home-checks.js";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 
 function readProc(path: string): string | undefined {
@@ -28,6 +28,7 @@ export function runDoctorChecks(home: string, passphrase: string | undefined): H
     ...keys.checks,
     ...checkVaultAndConfig(home, keys.seed),
     checkPolicy(home),
+    checkSessionSettings(home),
     isolation,
   ];
   keys.seed?.fill(0);
@@ -39,7 +40,7 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
   parent
     .command("doctor")
     .description(
-      "check the home: permissions, keys (and that they open), vault, config secrets, policy, isolation support",
+      "check the home: permissions, keys (and that they open), vault, config secrets, policy, session settings, isolation support",
     )
     .option("--json", "print the checks as JSON")
     .addHelpText(

@@ -8,6 +8,7 @@ import {
   readVault,
   type HomeCheck,
 } from "@acp/store";
+import { loadSessionSettings } from "../wiring/session-config.js";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = ["telegram.bot_token", "webhook.secret"] as const;
@@ -96,6 +97,25 @@ export function checkVaultAndConfig(home: string, seed: Uint8Array | undefined):
         },
   );
   return checks;
+}
+
+/** config.yml's `session:` block (the session runtime of `acp proxy`) parses, and what it turns on. */
+export function checkSessionSettings(home: string): HomeCheck {
+  let given: Record<string, unknown>;
+  try {
+    given = loadSessionSettings(home);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message.replace(/^[^:]*config\.yml: /, "") : String(err);
+    return { status: "fail", name: "session", detail: detail.replace(/\n\s*/g, " ") };
+  }
+  if (Object.keys(given).length === 0)
+    return { status: "ok", name: "session", detail: "no `session:` block: the runtime's defaults" };
+  const reads = given["reads"] as Record<string, unknown> | undefined;
+  const on = [
+    given["escalate_after_instructions"] === true ? "changes ask after injected text" : null,
+    reads?.["after_instructions"] === "ask" ? "reads ask after injected text" : null,
+  ].filter((x) => x !== null);
+  return { status: "ok", name: "session", detail: on.length > 0 ? on.join("; ") : "parses" };
 }
 
 /** The home's policy.yml validates. */
