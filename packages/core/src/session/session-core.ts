@@ -91,6 +91,12 @@ export class SessionCore {
    */
   readonly namedFetches = new Map<string, boolean[]>();
   userInputs = 0;
+  /** The `user_input` entries among `entries`, kept as entries grow ({@link userEntries}). */
+  #users: { of: readonly ProvenanceEntry[]; scanned: number; list: ProvenanceEntry[] } = {
+    of: [],
+    scanned: 0,
+    list: [],
+  };
   /** The judgments of the decisions since the session last changed (see {@link remember}). */
   #remembered: RememberedJudgment[] = [];
   readonly deps: SessionCoreDeps;
@@ -205,6 +211,23 @@ export class SessionCore {
     if (this.#remembered.length === 0) return undefined;
     const key = requestKey(request);
     return key === undefined ? undefined : this.#remembered.find((r) => r.key === key)?.judgment;
+  }
+
+  /**
+   * The `user_input` entries, in order: `entries.filter((e) => e.label === "user_input")`, read only from the
+   * entries added since the last call (entries only grow, or are replaced by a new array).
+   */
+  userEntries(): readonly ProvenanceEntry[] {
+    let users = this.#users;
+    if (users.of !== this.entries || users.scanned > this.entries.length) {
+      users = { of: this.entries, scanned: 0, list: [] };
+      this.#users = users;
+    }
+    for (; users.scanned < this.entries.length; users.scanned++) {
+      const entry = this.entries[users.scanned] as ProvenanceEntry;
+      if (entry.label === "user_input") users.list.push(entry);
+    }
+    return users.list;
   }
 
   /**

@@ -160,7 +160,8 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
   );
   const key = `${request.server ?? "agent"}.${request.tool}`;
   const queue = core.namedFetches.get(key) ?? [];
-  if (queue.length < 1000) queue.push(namesFetchedSource(core.entries, request.arguments));
+  // the user's entries only (what namesFetchedSource reads of them), without filtering every entry again
+  if (queue.length < 1000) queue.push(namesFetchedSource(core.userEntries(), request.arguments));
   core.namedFetches.set(key, queue);
   if (hasResult) recordToolResult(core, request.server ?? "agent", request.tool, result, {});
   if (judgment.consequential) killSwitch(core, at);

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { SessionError, type Session } from "../../src/index.js";
-import { executingSession } from "./harness.js";
+import { createProvenanceEntry, SessionError, type Session } from "../../src/index.js";
+import { SessionCore } from "../../src/session/session-core.js";
+import { executingSession, KEY } from "./harness.js";
 
 // `recordExecution` reuses the judgment the decision (`evaluate`) gave the same request while nothing in the
 // session changed; otherwise it judges again. Twin sessions: one decides every call before recording it, the
@@ -131,5 +132,40 @@ describe("recordExecution reuses the decision's judgment only when judging again
     expect(session.evaluate(request).route).toBe("accept");
     request.arguments.day = "2026-04-09";
     expect(() => session.recordExecution(request)).toThrow(/breaks its constraint/);
+  });
+});
+
+describe("the session's user entries, kept as entries grow", () => {
+  it("are always the user_input entries of the entries, in order (entries grow or are replaced)", () => {
+    const labels = ["user_input", "external_untrusted", "system_policy"] as const;
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant("add" as const), label: fc.constantFrom(...labels) }),
+      fc.record({ kind: fc.constant("replace" as const), keep: fc.constantFrom(...labels) }),
+      fc.record({ kind: fc.constant("read" as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const core = new SessionCore(
+          {
+            tenant: "t",
+            id: "s",
+            now: () => new Date(0),
+            random: (n) => new Uint8Array(n),
+            authorityKey: KEY,
+            onEvent: undefined,
+          },
+          {} as never,
+          {} as never,
+        );
+        let n = 0;
+        for (const o of ops) {
+          if (o.kind === "add") core.entries.push(createProvenanceEntry(o.label, `src#${++n}`, `text ${n}`));
+          // as a new intent does: a new array without some entries
+          if (o.kind === "replace") core.entries = core.entries.filter((e) => e.label !== o.keep);
+          expect(core.userEntries()).toStrictEqual(core.entries.filter((e) => e.label === "user_input"));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
