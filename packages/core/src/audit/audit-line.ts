@@ -1,13 +1,14 @@
 import { createHash, hash as oneShotHash } from "node:crypto";
 import { SHA256_PREFIX } from "../canonical-json/index.js";
-import { auditPartsOf } from "./audit-json.js";
+import { ARENA_FULL, JsonBytes, writeAuditBody, writeLatin1, type AuditBodyPlaces } from "./audit-bytes.js";
 import type { AuditEventInput } from "./event.js";
 
 // The audit writer's batch path, in two steps.
 //
 // Staging (when an event is appended, outside the writer's lock): the event's canonical JSON, all but
 // its previous hash and `event_hash`, is written once as UTF-8 into a large shared buffer (an arena),
-// laid out so that sealing needs no string and no copy of the body:
+// piece by piece where it goes (`audit-bytes.ts`), laid out so that sealing needs no string and no
+// copy of the body:
 //
 //   [87 bytes scratch][front ……"previous_event_hash":]["sha256:<64 free>"][,"request_id":…}][\n]
 //                      ^ head ends where event_hash goes
@@ -32,20 +33,8 @@ const PREVIOUS_SLOT = PREVIOUS_OPEN.length + 64 + 1;
 const NULL_SHRINK = PREVIOUS_SLOT - 4;
 const HASH_REF_LENGTH = SHA256_PREFIX.length + 64;
 const QUOTE = 0x22;
-
-/** `Buffer`'s own encoders, which `buffer.write` wraps with argument juggling; that wrapper where they are missing. */
-interface StringWriters {
-  utf8Write(text: string, offset: number): number;
-  latin1Write(text: string, offset: number): number;
-}
-const own = Buffer.prototype as unknown as Partial<StringWriters>;
-const direct = typeof own.utf8Write === "function" && typeof own.latin1Write === "function";
-const writeUtf8: (buffer: Buffer, text: string, offset: number) => number = direct
-  ? (buffer, text, offset) => (buffer as unknown as StringWriters).utf8Write(text, offset)
-  : (buffer, text, offset) => buffer.write(text, offset, "utf8");
-const writeLatin1: (buffer: Buffer, text: string, offset: number) => number = direct
-  ? (buffer, text, offset) => (buffer as unknown as StringWriters).latin1Write(text, offset)
-  : (buffer, text, offset) => buffer.write(text, offset, "latin1");
+/** A line is begun in a fresh arena when less than this is left (most lines are far shorter), at most the arena size. */
+const MIN_ROOM = 4096;
 
 const sha256HexOf: (bytes: Uint8Array) => string =
   typeof oneShotHash === "function"
@@ -70,10 +59,15 @@ export function createStagedAuditLines(): StagedAuditLines {
 
 /** Stages events into arenas of `arenaBytes` (default 4 MiB); a full arena is left to its lines and a new one taken. */
 export class AuditLineStager {
-  private arena: Buffer = Buffer.alloc(0);
-  private cursor = 0;
+  private readonly out = new JsonBytes();
+  private readonly places: AuditBodyPlaces = { headEnd: 0, slot: 0 };
 
-  constructor(private readonly arenaBytes = 4 * 1024 * 1024) {}
+  /** A line is begun in a fresh arena when less than this is left. */
+  private readonly minRoom: number;
+
+  constructor(private readonly arenaBytes = 4 * 1024 * 1024) {
+    this.minRoom = Math.min(MIN_ROOM, arenaBytes);
+  }
 
   /**
    * Stages the event an input (redacted already) and its placement make, at the end of `into`. Throws
@@ -81,19 +75,32 @@ export class AuditLineStager {
    * instance, nesting deeper than 128), as `canonicalJson` does; nothing is staged then.
    */
   stage(input: AuditEventInput, id: string, timestamp: string, into: StagedAuditLines): void {
-    const { front, hashAt, back } = auditPartsOf(input, id, timestamp);
-    const need = HASH_MEMBER + (front.length + back.length) * 3 + PREVIOUS_SLOT + 1;
-    if (this.cursor + need > this.arena.length) {
-      this.arena = Buffer.allocUnsafe(Math.max(this.arenaBytes, need));
-      this.cursor = 0;
+    const out = this.out;
+    const places = this.places;
+    if (out.end - out.pos < this.minRoom) this.newArena(this.arenaBytes);
+    for (;;) {
+      const start = out.pos;
+      try {
+        out.pos = start + HASH_MEMBER;
+        writeAuditBody(out, input, id, timestamp, places);
+      } catch (err) {
+        out.pos = start;
+        if (err !== ARENA_FULL) throw err;
+        // a line begun at the start of an arena that still does not fit gets an arena twice as large
+        this.newArena(start === 0 ? 2 * out.buf.length : Math.max(this.arenaBytes, out.buf.length));
+        continue;
+      }
+      into.buffers.push(out.buf);
+      into.offsets.push(start, places.headEnd, places.slot, out.pos);
+      return;
     }
-    const arena = this.arena;
-    const start = this.cursor;
-    const slot = start + HASH_MEMBER + writeUtf8(arena, front, start + HASH_MEMBER) - PREVIOUS_OPEN.length;
-    const end = slot + PREVIOUS_SLOT - 1 + writeUtf8(arena, back, slot + PREVIOUS_SLOT - 1);
-    this.cursor = end;
-    into.buffers.push(arena);
-    into.offsets.push(start, start + HASH_MEMBER + hashAt, slot, end);
+  }
+
+  private newArena(bytes: number): void {
+    const out = this.out;
+    out.buf = Buffer.allocUnsafe(Math.max(bytes, HASH_MEMBER));
+    out.pos = 0;
+    out.end = out.buf.length;
   }
 }
 

@@ -46,6 +46,45 @@ function unionOf(values: readonly RegExp[]): RegExp | undefined {
 
 const NONE: readonly string[] = [];
 
+/** Longest string whose result is cached. */
+const MAX_CACHED_LENGTH = 64;
+/** Slots of a {@link StringCache} (a power of two). */
+const CACHE_SLOTS = 256;
+
+/**
+ * A direct-mapped cache from short strings to what was computed for them: the slot comes from the
+ * length and the first and last code units, a collision replaces the entry. Its arrays are made on
+ * the first store, so a redactor used once costs nothing for it.
+ */
+class StringCache<T> {
+  private keys: (string | undefined)[] | null = null;
+  private values: (T | undefined)[] = [];
+
+  static slotOf(text: string): number {
+    const n = text.length;
+    return n === 0 ? 0 : (n * 97 + text.charCodeAt(0) * 31 + text.charCodeAt(n - 1)) & (CACHE_SLOTS - 1);
+  }
+
+  /** What was stored for `text` at `slot`, or `undefined`. */
+  get(text: string, slot: number): T | undefined {
+    return this.keys !== null && this.keys[slot] === text ? this.values[slot] : undefined;
+  }
+
+  set(text: string, slot: number, value: T): void {
+    if (this.keys === null) {
+      this.keys = new Array<string | undefined>(CACHE_SLOTS).fill(undefined);
+      this.values = new Array<T | undefined>(CACHE_SLOTS).fill(undefined);
+    }
+    this.keys[slot] = text;
+    this.values[slot] = value;
+  }
+
+  clear(): void {
+    this.keys = null;
+    this.values = [];
+  }
+}
+
 /** Known secrets, non-empty, deduplicated, longest first; recomputed only when the list changes. */
 function secretList(source: (() => readonly string[]) | undefined): () => readonly string[] {
   let last: readonly string[] | undefined;
@@ -80,31 +119,35 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   const values = rules.values.map(globalCopy);
   const any = unionOf(rules.values);
   const secretsNow = secretList(options.secrets);
-  const keyCache = new Map<string, boolean>();
+  // Results for short strings and key names, which repeat on every event (tool names, routes, the
+  // keys of parameters), in direct-mapped caches: one slot computed and one comparison, cheaper than
+  // the pattern test or a Map lookup. A string's result depends only on it and the known secrets, so
+  // the string cache is emptied when the list of secrets changes.
+  const keyVerdicts = new StringCache<boolean>();
   const isSecretKey = (key: string): boolean => {
     if (keyRe === undefined) return false;
-    let hit = keyCache.get(key);
+    if (key.length > MAX_CACHED_LENGTH) return keyRe.test(key);
+    const slot = StringCache.slotOf(key);
+    let hit = keyVerdicts.get(key, slot);
     if (hit === undefined) {
       hit = keyRe.test(key);
-      if (keyCache.size < 4096) keyCache.set(key, hit);
+      keyVerdicts.set(key, slot, hit);
     }
     return hit;
   };
-  // Results for short strings (field values and key names repeat on every event), valid while the
-  // known secrets stay the same list.
-  const memo = new Map<string, string>();
-  let memoSecrets: readonly string[] | undefined;
+  const results = new StringCache<string>();
+  let resultsFor: readonly string[] | undefined;
   const redactString = (text: string, secrets: readonly string[]): string => {
-    // without known secrets a string costs one test of the union pattern, cheaper than a memo lookup
-    if (text.length > 64 || (secrets.length === 0 && any !== undefined)) return redactText(text, secrets);
-    if (memoSecrets !== secrets || memo.size >= 4096) {
-      memo.clear();
-      memoSecrets = secrets;
+    if (text.length > MAX_CACHED_LENGTH) return redactText(text, secrets);
+    if (resultsFor !== secrets) {
+      results.clear();
+      resultsFor = secrets;
     }
-    let out = memo.get(text);
+    const slot = StringCache.slotOf(text);
+    let out = results.get(text, slot);
     if (out === undefined) {
       out = redactText(text, secrets);
-      memo.set(text, out);
+      results.set(text, slot, out);
     }
     return out;
   };

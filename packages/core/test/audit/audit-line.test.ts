@@ -110,6 +110,65 @@ describe("staged audit lines (the writer's batch path)", () => {
     );
   });
 
+  it("seal long strings, escapes and events larger than the arena to the reference bytes", () => {
+    // past the unit-by-unit copy (64 code units): plain ASCII written natively, anything else escaped
+    const longString = fc.oneof(
+      fc.string({ minLength: 60, maxLength: 400 }),
+      fc.string({ unit: "binary", minLength: 60, maxLength: 400 }),
+      fc.stringMatching(/^[ -~]{60,300}$/),
+    );
+    const longInput = fc.record({
+      event_type: fc.constantFrom(...AUDIT_EVENT_TYPES),
+      request_id: fc.option(longString, { nil: null }),
+      agent: field,
+      tool: fc.option(longString, { nil: null }),
+      policy_rule: fc.option(longString, { nil: null }),
+      metadata: fc.dictionary(longString, fc.oneof(longString, weirdValue), {
+        maxKeys: 6,
+      }) as fc.Arbitrary<AuditMetadata>,
+    });
+    fc.assert(
+      fc.property(longInput, longString, hashRef, fc.constantFrom(128, 700, 4096), (input, id, previous, arena) => {
+        const stager = new AuditLineStager(arena);
+        const expected = reference(input, id, "2026-01-15T12:00:00.000Z", previous);
+        const lines = createStagedAuditLines();
+        // an earlier line fills part of the arena, so this one may not fit after it
+        stager.stage({ event_type: "policy_evaluated" }, "ae_0", "2026-01-15T12:00:00.000Z", lines);
+        let staged = true;
+        try {
+          stager.stage(input, id, "2026-01-15T12:00:00.000Z", lines);
+        } catch {
+          staged = false;
+        }
+        expect(staged).toBe(expected !== null);
+        if (expected === null) {
+          expect(lines.offsets).toHaveLength(4);
+          return;
+        }
+        expect(sealStagedLine(lines, 1, previous)).toBe(expected.hash);
+        expect((lines.buffers[1] as Buffer).toString("utf8", lines.offsets[4], lines.offsets[7])).toBe(expected.line);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("leave the arena as it was when an event is refused midway", () => {
+    const stager = new AuditLineStager(8192);
+    const lines = createStagedAuditLines();
+    stager.stage({ event_type: "policy_evaluated", tool: "a" }, "ae_1", "2026-01-15T12:00:00.000Z", lines);
+    const bad = { event_type: "policy_evaluated", metadata: { a: "x".repeat(300), b: Number.NaN } } as const;
+    expect(() => stager.stage(bad, "ae_2", "2026-01-15T12:00:00.000Z", lines)).toThrow(/not finite/);
+    stager.stage({ event_type: "policy_evaluated", tool: "b" }, "ae_3", "2026-01-15T12:00:00.000Z", lines);
+    expect(lines.offsets).toHaveLength(8);
+    // the line after the refusal begins where the one before it ended
+    expect(lines.offsets[4]).toBe(lines.offsets[3]);
+    const first = sealStagedLine(lines, 0, null);
+    sealStagedLine(lines, 1, first);
+    const text = (lines.buffers[1] as Buffer).toString("utf8", lines.offsets[4], lines.offsets[7]);
+    expect(text).toContain('"id":"ae_3"');
+    expect(text).not.toContain("xxx");
+  });
+
   it("refuses a previous hash that is not a sha256 reference", () => {
     const lines = createStagedAuditLines();
     new AuditLineStager().stage({ event_type: "policy_evaluated" }, "ae_1", "2026-01-15T12:00:00.000Z", lines);

@@ -132,6 +132,66 @@ describe("the one redactor", () => {
     const clean: AuditEventInput = { event_type: "tool_call_intercepted", tool: "t", metadata: { a: 1 } };
     expect(redactAuditInput(clean, redact)).toBe(clean);
   });
+
+  it.each(["request_id", "agent", "tool", "category", "risk_level", "decision", "policy_rule"] as const)(
+    "redacts an audit input's `%s`, leaving the other fields and the input as they were",
+    (field) => {
+      const input: AuditEventInput = {
+        event_type: "policy_evaluated",
+        request_id: "cr_1",
+        agent: "a",
+        tool: "t",
+        category: "c",
+        risk_level: "low",
+        decision: "ask",
+        policy_rule: "r",
+        metadata: { n: 1 },
+      };
+      const planted = { ...input, [field]: "use sk-abcdef1234567890" };
+      const out = redactAuditInput(planted, redact);
+      expect(out).toEqual({ ...input, [field]: `use ${REDACTED}` });
+      expect(planted[field]).toBe("use sk-abcdef1234567890");
+    },
+  );
+});
+
+describe("the redactor's memory of short strings and key names", () => {
+  // strings from a small alphabet collide in the cache and repeat; some are secret-shaped or known secrets
+  const piece = fc.oneof(
+    fc.stringMatching(/^[a-e_ -]{0,12}$/),
+    fc.constantFrom("sk-abcdefgh123", "Bearer abcdefgh12", "token", "my_password", "canary-1", "x".repeat(70)),
+  );
+  const text = fc.array(piece, { minLength: 1, maxLength: 3 }).map((parts) => parts.join(""));
+
+  it("gives every string and key the result a fresh redactor gives, while the known secrets change", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(text, text, fc.constantFrom(0, 1, 2)), { minLength: 1, maxLength: 60 }),
+        (steps) => {
+          const lists = [[], ["canary-1"], ["abc", "canary-1"]];
+          let known: readonly string[] = lists[0] as string[];
+          const longLived = createRedactor(DEFAULT_REDACTION, { secrets: () => known });
+          for (const [value, key, list] of steps) {
+            known = lists[list] as string[];
+            const fresh = createRedactor(DEFAULT_REDACTION, { secrets: () => known });
+            expect(longLived(value)).toBe(fresh(value));
+            expect(longLived({ [key]: value })).toEqual(fresh({ [key]: value }));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("forgets a string's result when the list of known secrets changes", () => {
+    let known: string[] = [];
+    const r = createRedactor(NO_PATTERNS, { secrets: () => known });
+    expect(r("id-canary-1")).toBe("id-canary-1");
+    known = ["canary-1"];
+    expect(r("id-canary-1")).toBe(`id-${REDACTED}`);
+    known = [];
+    expect(r("id-canary-1")).toBe("id-canary-1");
+  });
 });
 
 describe("a planted secret never survives the redactor (property)", () => {

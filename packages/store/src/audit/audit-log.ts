@@ -21,7 +21,7 @@ import {
   type RedactionRules,
   type Redactor,
 } from "@acp/core";
-import { anchorPathOf, writeAnchorAsync } from "./anchor.js";
+import { anchorPathOf, beginAnchor } from "./anchor.js";
 import { ByteRuns, writeAll } from "./byte-runs.js";
 import { createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
@@ -290,9 +290,18 @@ class AuditWriter implements AuditLog {
       release = await acquireFileLock(`${this.path}.lock`, this.options.lock);
       const prefix = this.catchUp();
       const plan = this.seal(prefix, batch);
-      const bytes = plan.chunks.length > 0 ? await this.writeDurably(plan.chunks) : 0;
+      // the anchor's temporary file is written while the log's write and fsync are in flight; it is
+      // renamed into place only after the log's fsync returned
+      const anchor = plan.anchor === null ? null : beginAnchor(this.path, plan.anchor);
+      let bytes = 0;
+      try {
+        if (plan.chunks.length > 0) bytes = await this.writeDurably(plan.chunks);
+      } catch (err) {
+        await anchor?.abandon();
+        throw err;
+      }
       this.position = { ...plan.position, size: this.position.size + bytes };
-      if (plan.anchor !== null) await writeAnchorAsync(this.path, plan.anchor);
+      await anchor?.commit();
       for (const [item, event] of plan.done) item.resolve(event);
     } catch (err) {
       abandonBatch(this.queue, batch, err);
