@@ -86,6 +86,18 @@ export class JsonBytes {
     this.pos = pos + n;
   }
 
+  /** The next id of a source that writes ids as bytes, between quotes. */
+  idBytes(ids: AuditIdBytes): void {
+    const n = ids.length;
+    const pos = this.pos;
+    if (pos + n + 2 > this.end) throw ARENA_FULL;
+    const buf = this.buf;
+    buf[pos] = QUOTE;
+    ids.writeNext(buf, pos + 1);
+    buf[pos + 1 + n] = QUOTE;
+    this.pos = pos + n + 2;
+  }
+
   /** A JSON string: RFC 8785 writes it as `JSON.stringify` does; a lone surrogate is refused. */
   string(text: string): void {
     const n = text.length;
@@ -206,7 +218,22 @@ interface LastBytes {
   value: unknown;
   bytes: Buffer;
 }
-const typeOf: LastBytes = { value: NOTHING, bytes: Buffer.alloc(0) };
+/** `,"event_type":…,"id":` for each event type seen (a short list): consecutive events often differ in type. */
+const kinds = new Map<unknown, Buffer>();
+const MAX_KINDS = 256;
+
+function kindFor(type: unknown): Buffer {
+  let bytes = kinds.get(type);
+  if (bytes === undefined) {
+    bytes = utf8(kindText(type));
+    if (typeof type === "string") {
+      if (kinds.size >= MAX_KINDS) kinds.clear();
+      kinds.set(type, bytes);
+    }
+  }
+  return bytes;
+}
+
 const ruleOf: LastBytes = { value: NOTHING, bytes: Buffer.alloc(0) };
 
 function lastOf(memo: LastBytes, value: unknown, make: (v: unknown) => string): Buffer {
@@ -221,6 +248,16 @@ function lastOf(memo: LastBytes, value: unknown, make: (v: unknown) => string): 
 
 const kindText = (v: unknown): string => `,"event_type":${namingValueOf(v)},"id":`;
 const ruleText = (v: unknown): string => `,"policy_rule":${namingValueOf(v)},"previous_event_hash":"${SHA256_PREFIX}`;
+
+/**
+ * A source of event ids that writes each straight into the arena instead of making a string (the
+ * writer's `appendMany` path, where no event object needs the id). `writeNext` writes exactly
+ * `length` bytes of printable ASCII with no `"` and no `\\` (so they are their own JSON string body).
+ */
+export interface AuditIdBytes {
+  readonly length: number;
+  writeNext(into: Uint8Array, at: number): void;
+}
 
 /** Where {@link writeAuditBody} put the two places sealing fills. */
 export interface AuditBodyPlaces {
@@ -239,14 +276,15 @@ export interface AuditBodyPlaces {
 export function writeAuditBody(
   out: JsonBytes,
   input: AuditEventInput,
-  id: string,
+  id: string | AuditIdBytes,
   timestamp: string,
   places: AuditBodyPlaces,
 ): void {
   out.bytes(headFor(input.agent ?? null, input.category ?? null, input.decision ?? null));
   places.headEnd = out.pos;
-  out.bytes(lastOf(typeOf, input.event_type, kindText));
-  out.string(id);
+  out.bytes(kindFor(input.event_type));
+  if (typeof id === "string") out.string(id);
+  else out.idBytes(id);
   out.bytes(METADATA_KEY);
   out.value(input.metadata ?? {}, 0);
   out.bytes(lastOf(ruleOf, input.policy_rule ?? null, ruleText));

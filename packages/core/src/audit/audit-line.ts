@@ -1,6 +1,13 @@
 import { createHash, hash as oneShotHash } from "node:crypto";
 import { SHA256_PREFIX } from "../canonical-json/index.js";
-import { ARENA_FULL, JsonBytes, writeAuditBody, writeLatin1, type AuditBodyPlaces } from "./audit-bytes.js";
+import {
+  ARENA_FULL,
+  JsonBytes,
+  writeAuditBody,
+  writeLatin1,
+  type AuditBodyPlaces,
+  type AuditIdBytes,
+} from "./audit-bytes.js";
 import type { AuditEventInput } from "./event.js";
 
 // The audit writer's batch path, in two steps.
@@ -70,11 +77,12 @@ export class AuditLineStager {
   }
 
   /**
-   * Stages the event an input (redacted already) and its placement make, at the end of `into`. Throws
+   * Stages the event an input (redacted already) and its placement make, at the end of `into`; `id`
+   * is the id, or a source whose next id is written in place (one id taken per attempt). Throws
    * a TypeError on a value RFC 8785 refuses (non-finite number, lone surrogate, undefined, class
    * instance, nesting deeper than 128), as `canonicalJson` does; nothing is staged then.
    */
-  stage(input: AuditEventInput, id: string, timestamp: string, into: StagedAuditLines): void {
+  stage(input: AuditEventInput, id: string | AuditIdBytes, timestamp: string, into: StagedAuditLines): void {
     const out = this.out;
     const places = this.places;
     if (out.end - out.pos < this.minRoom) this.newArena(this.arenaBytes);
@@ -122,7 +130,9 @@ export function sealStagedLine(lines: StagedAuditLines, k: number, previousEvent
     end -= NULL_SHRINK;
     offsets[o + 3] = end;
   } else if (previousEventHash === lastRef) {
-    writeLatin1(buffer, lastHex, slot + PREVIOUS_OPEN.length); // the usual case: the line sealed just before
+    // the usual case: the line sealed just before, whose hex digits are still where they were written
+    if (buffer === lastBuffer) buffer.copyWithin(slot + PREVIOUS_OPEN.length, lastHexAt, lastHexAt + 64);
+    else writeLatin1(buffer, lastHex, slot + PREVIOUS_OPEN.length);
   } else {
     if (previousEventHash.length !== HASH_REF_LENGTH)
       throw new TypeError("previous event hash is not a sha256 reference");
@@ -137,9 +147,17 @@ export function sealStagedLine(lines: StagedAuditLines, k: number, previousEvent
   buffer[at + HASH_MEMBER - 1] = QUOTE;
   lastHex = hex;
   lastRef = SHA256_PREFIX + hex;
+  lastBuffer = buffer;
+  lastHexAt = at + HASH_KEY.length;
   return lastRef;
 }
 
-/** The hash {@link sealStagedLine} returned last, and its hex digits (written without re-reading the reference). */
+/**
+ * The hash {@link sealStagedLine} returned last, its hex digits, and where it wrote them: a sealed
+ * line's bytes are not touched again (lines are staged one after another and sealed once), so the
+ * next line in the same arena copies them from there.
+ */
 let lastRef = "";
 let lastHex = "";
+let lastBuffer: Buffer | null = null;
+let lastHexAt = 0;

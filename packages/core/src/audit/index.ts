@@ -19,6 +19,7 @@ export {
   type SealedAuditLine,
 } from "./event.js";
 export { AuditLineStager, createStagedAuditLines, sealStagedLine, type StagedAuditLines } from "./audit-line.js";
+export type { AuditIdBytes } from "./audit-bytes.js";
 export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 export {
   CHECKPOINT_KIND,

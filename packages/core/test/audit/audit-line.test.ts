@@ -169,6 +169,25 @@ describe("staged audit lines (the writer's batch path)", () => {
     expect(text).not.toContain("xxx");
   });
 
+  it("write an id from a source of id bytes as the same line the id as a string gives", () => {
+    fc.assert(
+      fc.property(weirdInput, fc.stringMatching(/^[0-9a-z_-]{1,40}$/), hashRef, (input, id, previous) => {
+        const expected = reference(input, id, "2026-01-15T12:00:00.000Z", previous);
+        fc.pre(expected !== null);
+        const lines = createStagedAuditLines();
+        const source = {
+          length: id.length,
+          writeNext: (into: Uint8Array, at: number) => void Buffer.from(id).copy(into, at),
+        };
+        new AuditLineStager(300).stage(input, source, "2026-01-15T12:00:00.000Z", lines);
+        expect(sealStagedLine(lines, 0, previous)).toBe(expected?.hash);
+        const [start, , , end] = lines.offsets;
+        expect((lines.buffers[0] as Buffer).toString("utf8", start, end)).toBe(expected?.line);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("refuses a previous hash that is not a sha256 reference", () => {
     const lines = createStagedAuditLines();
     new AuditLineStager().stage({ event_type: "policy_evaluated" }, "ae_1", "2026-01-15T12:00:00.000Z", lines);

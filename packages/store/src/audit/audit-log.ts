@@ -16,6 +16,7 @@ import {
   signCheckpoint,
   type AuditEventInput,
   type AuditEventV02,
+  type AuditIdBytes,
   type StagedAuditLines,
   type CheckpointSigner,
   type RedactionRules,
@@ -23,7 +24,7 @@ import {
 } from "@acp/core";
 import { anchorPathOf, beginAnchor } from "./anchor.js";
 import { ByteRuns, writeAll } from "./byte-runs.js";
-import { createEventIds } from "./event-ids.js";
+import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
@@ -142,6 +143,8 @@ class AuditWriter implements AuditLog {
   private readonly ino: number;
   /** `ae_<unique>` event ids. */
   private readonly newId: () => string;
+  /** The same ids written straight into staged lines (`appendMany`), or `null` with `randomId`. */
+  private readonly idBytes: AuditIdBytes | null;
   /** Most events per write; `every` mode also writes one call per write. */
   private readonly maxBatch: number;
   private readonly every: boolean;
@@ -162,6 +165,7 @@ class AuditWriter implements AuditLog {
           });
     this.ino = fstatSync(handle.fd).ino;
     this.newId = createEventIds(options.randomId);
+    this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
     this.every = options.fsync !== "batch";
   }
@@ -195,9 +199,10 @@ class AuditWriter implements AuditLog {
     const timestamp = this.timestamp();
     const lines = createStagedAuditLines();
     try {
+      const ids = this.idBytes;
       for (const input of inputs) {
         const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
-        this.stager.stage(redacted, this.newId(), timestamp, lines);
+        this.stager.stage(redacted, ids ?? this.newId(), timestamp, lines);
       }
     } catch (err) {
       return rejection(err);
