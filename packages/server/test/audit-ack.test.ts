@@ -1,8 +1,19 @@
 /** Decision events are acknowledged once queued in the audit chain; a failed write stops every later decision. */
-import { readFileSync, renameSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openEmbeddedServer } from "@acp/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { at, eventually, readJson, startTestServer, READ_EVENT, type TestServer } from "./harness.js";
+import {
+  at,
+  eventually,
+  pipelineFor,
+  readJson,
+  startTestServer,
+  testKeys,
+  READ_EVENT,
+  type TestServer,
+} from "./harness.js";
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -29,6 +40,39 @@ describe("decision audit acknowledgement", () => {
     const page = await readJson(await fetch(`${server.url}/v1/audit?event_type=policy_evaluated&limit=50`));
     expect((at(page, "events") as unknown[]).length).toBe(5);
     expect(await readJson(await fetch(`${server.url}/v1/audit/verify`))).toMatchObject({ ok: true });
+  });
+
+  it("in durable mode answers only once the decision's event is in the file", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-serve-durable-"));
+    const embedded = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: pipelineFor(),
+      simulationPipeline: pipelineFor(),
+      keys: testKeys(),
+      clock: () => new Date(),
+      loopbackOnly: true,
+      decisionAudit: "durable",
+    });
+    try {
+      const url = await embedded.server.listen({ port: 0, host: "127.0.0.1" });
+      const answers = await Promise.all(
+        [1, 2, 3].map(() =>
+          fetch(`${url}/pre-tool-check`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(READ_EVENT),
+          }).then(async (res) => ({ status: res.status, body: await readJson(res) })),
+        ),
+      );
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      // no flush: every answered decision is already written
+      const file = readFileSync(join(home, "audit.jsonl"), "utf8");
+      for (const a of answers) expect(file).toContain(String(at(a.body, "decision", "decision_id")));
+    } finally {
+      await embedded.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it("records a tool name holding a lone surrogate (U+FFFD in the chain) and goes on deciding", async () => {
