@@ -3,6 +3,7 @@
 // calls/s, printed as ratios to the direct connection of the same transport in the same run:
 //   stdio: direct | a process that only forwards bytes | the proxy core (`createProxy`, accept-all decision, no
 //     policy, session runtime or audit: bench/proxy/core-server.mjs) | `acp proxy` (one proxy process per client)
+//   (ACP_BENCH_PROXY_BASELINE=<another built checkout> adds `acp baseline`: that build's `acp proxy`, same run)
 //   HTTP (downstream): the server's own streamable HTTP | `acp proxy --http` (stdio upstream) | mcp-proxy
 //     (streamable HTTP) | supergateway in its default mode (stdio → SSE, one shared server process) and in
 //     its stateful streamable HTTP mode (its stateless mode starts a server process per request: not run)
@@ -243,19 +244,26 @@ async function runHttp(peer, start, concurrency) {
   }
 }
 
+// ACP_BENCH_PROXY_BASELINE=<root of another built checkout> adds an `acp baseline` row beside `acp proxy`
+// (that build's packages/cli/bin/acp.js): before and after in the same run, against the same direct row.
+const BASELINE = process.env.ACP_BENCH_PROXY_BASELINE;
+const ACPS = [["acp proxy", ACP], ...(BASELINE ? [["acp baseline", join(BASELINE, "packages/cli/bin/acp.js")]] : [])];
 const STDIO = [
   ["direct", () => stdioClient(EVERYTHING, [])],
   ["byte forwarder", () => stdioClient(process.execPath, ["-e", FORWARDER, EVERYTHING])],
   ["proxy core", () => stdioClient(process.execPath, [PROXY_CORE, EVERYTHING])],
-  ["acp proxy", () => stdioClient(process.execPath, [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"])],
+  ...ACPS.map(([peer, acp]) => [
+    peer,
+    () => stdioClient(process.execPath, [acp, "proxy", "--upstream", EVERYTHING, "--name", "everything"]),
+  ]),
 ];
 const HTTP = [
   ["direct", () => startHttp("server-everything", EVERYTHING, () => ["streamableHttp"])],
-  [
-    "acp proxy",
+  ...ACPS.map(([peer, acp]) => [
+    peer,
     () =>
-      startHttp("acp proxy", process.execPath, (port) => [
-        ACP,
+      startHttp(peer, process.execPath, (port) => [
+        acp,
         "proxy",
         "--http",
         String(port),
@@ -264,7 +272,7 @@ const HTTP = [
         "--name",
         "everything",
       ]),
-  ],
+  ]),
   [
     "mcp-proxy",
     () =>
@@ -343,7 +351,7 @@ for (const row of rows) {
   const base = rows.find(
     (r) => r.transport === row.transport && r.concurrency === row.concurrency && r.peer === "direct",
   );
-  const ours = ["direct", "acp proxy", "byte forwarder", "proxy core"].includes(row.peer);
+  const ours = ["direct", "acp proxy", "acp baseline", "byte forwarder", "proxy core"].includes(row.peer);
   const head = `${row.transport.padEnd(9)} ${pad(row.concurrency, 7)} ${row.peer.padEnd(16)}`;
   if (row.failed !== undefined) {
     console.log(`${head} FAILED: ${row.failed}`);
@@ -387,6 +395,15 @@ for (const clients of [1, 8]) {
       `target http, ${clients} client(s): acp proxy ${(h.rate / m.rate).toFixed(2)}× mcp-proxy's throughput ` +
         `(≥ 1: ${h.rate >= m.rate ? "met" : "not met"})`,
     );
+  }
+  for (const transport of ["stdio", "http"]) {
+    const now = at(transport, clients, "acp proxy");
+    const before = at(transport, clients, "acp baseline");
+    if (now?.rate !== undefined && before?.rate !== undefined)
+      console.log(
+        `${transport}, ${clients} client(s): acp proxy ${(now.rate / before.rate).toFixed(2)}× the baseline's throughput, ` +
+          `cpu ${fixed(now.cpuUs, 0)} µs a call against ${fixed(before.cpuUs, 0)}`,
+      );
   }
 }
 process.exitCode = failed ? 1 : 0;
