@@ -153,6 +153,33 @@ export function sealStagedLine(lines: StagedAuditLines, k: number, previousEvent
 }
 
 /**
+ * Undoes {@link sealStagedLine} on line `k`: the head moves back, the previous-hash slot is opened again
+ * (and the rest moved back when it was sealed to `null`), so the line can be sealed anew, to another
+ * previous hash. The writer seals the next batch while the current one's fsync is in flight, assuming
+ * no other process appends in between; when one did, it unseals the batch and seals it again.
+ */
+export function unsealStagedLine(lines: StagedAuditLines, k: number): void {
+  const buffer = lines.buffers[k] as Buffer;
+  const offsets = lines.offsets;
+  const o = 4 * k;
+  const start = offsets[o] as number;
+  const headEnd = offsets[o + 1] as number;
+  const slot = offsets[o + 2] as number;
+  const end = offsets[o + 3] as number;
+  buffer.copyWithin(start + HASH_MEMBER, start, headEnd - HASH_MEMBER);
+  if (buffer[slot] !== QUOTE) {
+    // sealed to null: "null" where `"sha256:<64>"` was, the rest moved left
+    buffer.copyWithin(slot + PREVIOUS_SLOT, slot + 4, end);
+    offsets[o + 3] = end + NULL_SHRINK;
+    writeLatin1(buffer, PREVIOUS_OPEN, slot);
+    buffer[slot + PREVIOUS_SLOT - 1] = QUOTE;
+  }
+  // the hex digits the next line would copy may have been overwritten
+  lastRef = "";
+  lastBuffer = null;
+}
+
+/**
  * The hash {@link sealStagedLine} returned last, its hex digits, and where it wrote them: a sealed
  * line's bytes are not touched again (lines are staged one after another and sealed once), so the
  * next line in the same arena copies them from there.

@@ -18,7 +18,13 @@ export {
   type AuditMetadata,
   type SealedAuditLine,
 } from "./event.js";
-export { AuditLineStager, createStagedAuditLines, sealStagedLine, type StagedAuditLines } from "./audit-line.js";
+export {
+  AuditLineStager,
+  createStagedAuditLines,
+  sealStagedLine,
+  unsealStagedLine,
+  type StagedAuditLines,
+} from "./audit-line.js";
 export type { AuditIdBytes } from "./audit-bytes.js";
 export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 export {

@@ -9,6 +9,7 @@ import {
   sealAuditEvent,
   sealStagedLine,
   serializeAuditEvent,
+  unsealStagedLine,
   type AuditEventInput,
   type AuditMetadata,
 } from "../../src/audit/index.js";
@@ -185,6 +186,38 @@ describe("staged audit lines (the writer's batch path)", () => {
         expect((lines.buffers[0] as Buffer).toString("utf8", start, end)).toBe(expected?.line);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("unseal to the staged line, which then seals to another previous hash as if sealed once", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(weirdInput, hashRef, hashRef), { minLength: 1, maxLength: 5 }),
+        fc.constantFrom(256, 700, 8192),
+        (steps, arena) => {
+          const stager = new AuditLineStager(arena);
+          const lines = createStagedAuditLines();
+          const expected: string[] = [];
+          const finals: (string | null)[] = [];
+          for (const [i, [input, , second]] of steps.entries()) {
+            const want = reference(input, `ae_${i}`, "2026-01-15T12:00:00.000Z", second);
+            if (want === null) continue;
+            stager.stage(input, `ae_${i}`, "2026-01-15T12:00:00.000Z", lines);
+            expected.push(want.line);
+            finals.push(second);
+          }
+          // seal all to the first previous hashes (chained where it is the line before), unseal all, seal again
+          let head: string | null = steps[0]?.[1] ?? null;
+          for (let k = 0; k < expected.length; k++) head = sealStagedLine(lines, k, k % 2 === 0 ? head : null);
+          for (let k = 0; k < expected.length; k++) unsealStagedLine(lines, k);
+          const written = expected.map((_, k) => {
+            sealStagedLine(lines, k, finals[k] ?? null);
+            return (lines.buffers[k] as Buffer).toString("utf8", lines.offsets[4 * k], lines.offsets[4 * k + 3]);
+          });
+          expect(written).toEqual(expected);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 

@@ -14,6 +14,7 @@ import {
   redactAuditInput,
   sealStagedLine,
   signCheckpoint,
+  unsealStagedLine,
   type AuditEventInput,
   type AuditEventV02,
   type AuditIdBytes,
@@ -23,7 +24,7 @@ import {
   type Redactor,
 } from "@acp/core";
 import { anchorPathOf, beginAnchor } from "./anchor.js";
-import { ByteRuns, writeAll } from "./byte-runs.js";
+import { ByteRuns, limitViews, writeAll } from "./byte-runs.js";
 import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
 import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
@@ -94,8 +95,46 @@ interface SealedBatch {
   readonly position: ChainPosition;
 }
 
+/** The next batch, taken off the queue and sealed while the one before was being fsynced. */
+interface Ahead {
+  readonly batch: Slice[];
+  /** Sealed as if it follows `from`; `null` when sealing failed (it is sealed again, under the lock). */
+  readonly plan: SealedBatch | null;
+  readonly from: ChainPosition;
+}
+
 const RESERVED = new Set(["checkpoint", "audit_recovered"]);
+
+/** Events sealed ahead per step (about a millisecond of CPU) before the event loop gets a turn. */
+const AHEAD_STEP = 512;
+
+/** Plans sealed one after another, as one. */
+function joinPlans(plans: readonly SealedBatch[], from: ChainPosition): SealedBatch {
+  if (plans.length === 1) return plans[0] as SealedBatch;
+  let anchor: string | null = null;
+  for (const plan of plans) anchor = plan.anchor ?? anchor;
+  return {
+    chunks: limitViews(plans.flatMap((plan) => plan.chunks)),
+    done: plans.flatMap((plan) => plan.done),
+    anchor,
+    position: plans.at(-1)?.position ?? from,
+  };
+}
+
+/** Unseals the first `n` lines of a batch's events (all of them with `Infinity`), in order. */
+function unsealSlices(batch: readonly Slice[], n: number): void {
+  let left = n;
+  for (const { item, from, to } of batch) {
+    if (item.kind !== "events") continue;
+    for (let k = from; k < to && left > 0; k++, left--) unsealStagedLine(item.lines, k);
+  }
+}
 const NO_LINES: StagedAuditLines = createStagedAuditLines();
+
+/** Whether a chain position is `expected` (same end and head): nothing was appended since. */
+function samePosition(expected: ChainPosition | undefined, now: ChainPosition): boolean {
+  return expected !== undefined && expected.size === now.size && expected.head === now.head;
+}
 
 /** A thrown value as a rejected promise (an Error, as thrown by redaction and canonicalization). */
 function rejection(err: unknown): Promise<never> {
@@ -150,6 +189,10 @@ class AuditWriter implements AuditLog {
   private readonly every: boolean;
   /** Stages every line this writer writes (events when appended, its own when sealed). */
   private readonly stager = new AuditLineStager();
+  /** `batch` mode: the next batch, sealed during the current one's fsync (see {@link sealAhead}). */
+  private ahead: Ahead | null = null;
+  /** The sealing of {@link ahead} while it runs (it yields to the event loop between steps). */
+  private sealing: Promise<void> | null = null;
 
   constructor(
     readonly path: string,
@@ -257,11 +300,15 @@ class AuditWriter implements AuditLog {
   private async drain(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 || this.ahead !== null || this.sealing !== null) {
         // hand the lock over: other processes sharing the log get their turn before our next batch
         const since = Date.now() - this.releasedAt;
         if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
-        await this.writeBatch(takeBatch(this.queue, this.maxBatch, this.every));
+        while (this.sealing !== null) await this.sealing;
+        const ahead = this.ahead;
+        this.ahead = null;
+        if (ahead === null && this.queue.length === 0) continue;
+        await this.writeBatch(ahead?.batch ?? takeBatch(this.queue, this.maxBatch, this.every), ahead);
       }
     } finally {
       this.draining = null;
@@ -287,20 +334,39 @@ class AuditWriter implements AuditLog {
     return new AuditLogError({ code: "audit_write_failed" }, `${this.path}: an earlier write or fsync failed: ${why}`);
   }
 
-  /** Under the lock: catch up with other writers (recovering a torn tail), seal, write once, fsync once. */
-  private async writeBatch(batch: Slice[]): Promise<void> {
+  /**
+   * Under the lock: catch up with other writers (recovering a torn tail), seal, write once, fsync once.
+   * A batch sealed ahead (`ahead`) is written as sealed when the log still ends where that sealing
+   * assumed (no other process appended, no torn tail); otherwise it is unsealed and sealed again here.
+   */
+  private async writeBatch(batch: Slice[], ahead: Ahead | null = null): Promise<void> {
     let release: (() => void) | undefined;
     try {
       if (this.failure !== null) throw this.failedError();
       release = await acquireFileLock(`${this.path}.lock`, this.options.lock);
       const prefix = this.catchUp();
-      const plan = this.seal(prefix, batch);
+      let plan: SealedBatch;
+      const sealed = ahead?.plan ?? null;
+      if (sealed !== null && prefix.length === 0 && samePosition(ahead?.from, this.position)) plan = sealed;
+      else {
+        if (sealed !== null) unsealSlices(batch, Number.POSITIVE_INFINITY);
+        plan = this.seal(prefix, batch, this.position);
+      }
       // the anchor's temporary file is written while the log's write and fsync are in flight; it is
       // renamed into place only after the log's fsync returned
       const anchor = plan.anchor === null ? null : beginAnchor(this.path, plan.anchor);
       let bytes = 0;
       try {
-        if (plan.chunks.length > 0) bytes = await this.writeDurably(plan.chunks);
+        if (plan.chunks.length > 0) {
+          const start = this.position.size;
+          bytes = await this.writeDurably(plan.chunks, (written) => {
+            if (!this.every && this.queue.length > 0) {
+              this.sealing = this.sealAhead({ ...plan.position, size: start + written }).finally(() => {
+                this.sealing = null;
+              });
+            }
+          });
+        }
       } catch (err) {
         await anchor?.abandon();
         throw err;
@@ -335,9 +401,48 @@ class AuditWriter implements AuditLog {
     return [tornTailEvent(tail, scan.position)];
   }
 
-  /** Seals the batch's lines where they were staged, checkpoints included; nothing is written yet. */
-  private seal(prefix: AuditEventInput[], batch: Slice[]): SealedBatch {
-    let { count, head, sinceCheckpoint } = this.position;
+  /**
+   * `batch` mode, from when the current batch's `fdatasync` is under way (the CPU would otherwise wait
+   * on the disk) until done: takes the next batch (up to `maxBatch` events) off the queue and seals it
+   * as if it follows `from`, where the current batch ends, in steps of {@link AHEAD_STEP} events with a
+   * turn of the event loop between them, so I/O completions, the current batch's callers and producers
+   * are not held up. Nothing is written; {@link writeBatch} checks the assumption under the lock. If
+   * sealing throws, what was sealed is unsealed and the batch is sealed again under the lock.
+   */
+  private async sealAhead(from: ChainPosition): Promise<void> {
+    const batch: Slice[] = [];
+    const plans: SealedBatch[] = [];
+    let position = from;
+    let room = this.maxBatch;
+    let failed = false;
+    try {
+      while (room > 0 && this.queue.length > 0 && this.failure === null) {
+        const part = takeBatch(this.queue, Math.min(room, AHEAD_STEP), false);
+        batch.push(...part);
+        for (const { from: first, to } of part) room -= to - first;
+        if (!failed) {
+          try {
+            const plan = this.seal([], part, position);
+            plans.push(plan);
+            position = plan.position;
+          } catch {
+            failed = true;
+            unsealSlices(batch.slice(0, batch.length - part.length), Number.POSITIVE_INFINITY);
+          }
+        }
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.ahead = batch.length === 0 ? null : { batch, plan: failed ? null : joinPlans(plans, from), from };
+    }
+  }
+
+  /**
+   * Seals the batch's lines where they were staged, checkpoints included, chained after `from`;
+   * nothing is written yet. If it throws, the lines it sealed are unsealed again.
+   */
+  private seal(prefix: AuditEventInput[], batch: Slice[], from: ChainPosition): SealedBatch {
+    let { count, head, sinceCheckpoint } = from;
     const runs = new ByteRuns();
     const done: [Pending, AuditEventV02 | null | undefined][] = [];
     let anchor: string | null = null;
@@ -365,48 +470,60 @@ class AuditWriter implements AuditLog {
       const body = createCheckpointBody(head, count, timestamp);
       return own(createCheckpointInput({ body, signature: signCheckpoint(body, signer) }), timestamp);
     };
-    for (const input of prefix) own(input, this.timestamp());
-    for (const { item, from, to } of batch) {
-      if (item.kind !== "events") {
-        done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
-        if (sinceCheckpoint >= every) checkpoint();
-        continue;
+    let sealedLines = 0;
+    try {
+      for (const input of prefix) own(input, this.timestamp());
+      for (const { item, from, to } of batch) {
+        if (item.kind !== "events") {
+          done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
+          if (sinceCheckpoint >= every) checkpoint();
+          continue;
+        }
+        const lines = item.lines;
+        let previous = head;
+        let sealed = "";
+        for (let k = from; k < to; k++) {
+          previous = head;
+          head = sealed = sealStagedLine(lines, k, previous);
+          sealedLines++;
+          runs.add(lines, k);
+          count++;
+          if (++sinceCheckpoint >= every) checkpoint();
+        }
+        if (to < item.count) continue;
+        const single = item.single;
+        const event =
+          single === null
+            ? undefined
+            : createAuditEvent(
+                single.input,
+                { id: single.id, timestamp: item.timestamp, previousEventHash: previous },
+                sealed,
+              );
+        done.push([item, event]);
       }
-      const lines = item.lines;
-      let previous = head;
-      let sealed = "";
-      for (let k = from; k < to; k++) {
-        previous = head;
-        head = sealed = sealStagedLine(lines, k, previous);
-        runs.add(lines, k);
-        count++;
-        if (++sinceCheckpoint >= every) checkpoint();
-      }
-      if (to < item.count) continue;
-      const single = item.single;
-      const event =
-        single === null
-          ? undefined
-          : createAuditEvent(
-              single.input,
-              { id: single.id, timestamp: item.timestamp, previousEventHash: previous },
-              sealed,
-            );
-      done.push([item, event]);
+    } catch (err) {
+      unsealSlices(batch, sealedLines);
+      throw err;
     }
     return {
       chunks: runs.chunks(),
       done,
       anchor,
-      position: { size: this.position.size, count, head, sinceCheckpoint },
+      position: { size: from.size, count, head, sinceCheckpoint },
     };
   }
 
-  /** Writes the chunks in order and fsyncs once; a failure poisons the log. Returns the bytes written. */
-  private async writeDurably(chunks: Buffer[]): Promise<number> {
+  /**
+   * Writes the chunks in order and fsyncs once; a failure poisons the log. Returns the bytes written.
+   * `whileSyncing` runs once the `fdatasync` is under way (it must not throw).
+   */
+  private async writeDurably(chunks: Buffer[], whileSyncing: (written: number) => void): Promise<number> {
     try {
       const bytes = await writeAll(this.handle, chunks);
-      await this.handle.datasync();
+      const synced = this.handle.datasync();
+      whileSyncing(bytes);
+      await synced;
       return bytes;
     } catch (err) {
       this.failure = err;

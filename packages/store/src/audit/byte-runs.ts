@@ -34,9 +34,13 @@ export class ByteRuns {
 
   /** The runs as views; more than a `writev` takes at once are joined into one buffer. */
   chunks(): Buffer[] {
-    const views = this.buffers.map((buffer, i) => buffer.subarray(this.starts[i], this.ends[i]));
-    return views.length > MAX_VIEWS ? [Buffer.concat(views)] : views;
+    return limitViews(this.buffers.map((buffer, i) => buffer.subarray(this.starts[i], this.ends[i])));
   }
+}
+
+/** The views as they are, or joined into one buffer when there are more than one `writev` takes. */
+export function limitViews(views: Buffer[]): Buffer[] {
+  return views.length > MAX_VIEWS ? [Buffer.concat(views)] : views;
 }
 
 /** Writes the chunks in order: one `writev` (one `write` for one chunk), continuing after a short write. */

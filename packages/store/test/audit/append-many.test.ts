@@ -1,3 +1,4 @@
+import { sign } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -92,6 +93,77 @@ describe("appendMany: several events, one promise", () => {
     expect(readEvents(path).map((e) => e.request_id)).toEqual(["cr_3"]);
     await expect(log.appendMany([call(4)])).rejects.toMatchObject({ code: "audit_log_closed" });
     expect(readLines(path)).toHaveLength(1);
+  });
+
+  it("two writers with queues behind them take turns at one file: a batch sealed ahead is sealed again after the other wrote", async () => {
+    // each writer seals its next batch while its current one is fsynced, assuming it will still end the
+    // file; the other writer takes the lock in between, so that batch must be unsealed and sealed again
+    const keys = keyPair();
+    const path = join(homes.make(), "audit.jsonl");
+    const options = {
+      clock: steppingClock(),
+      fsync: "batch",
+      signer: keys.privateKey,
+      checkpointEvery: 7,
+      maxBatch: 6,
+    } as const;
+    const a = await openAuditLog(path, options);
+    const b = await openAuditLog(path, options);
+    const tagged = (tag: string, from: number, n: number): AuditEventInput[] =>
+      calls(from, n).map((c) => ({ ...c, agent: tag }));
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 12; i++) writes.push(a.appendMany(tagged("a", i * 5, 5)), b.appendMany(tagged("b", i * 5, 5)));
+    await Promise.all(writes);
+    await Promise.all([a.close(), b.close()]);
+    const events = readEvents(path).filter((e) => e.event_type !== "checkpoint");
+    for (const tag of ["a", "b"])
+      expect(events.filter((e) => e.agent === tag).map((e) => e.request_id)).toEqual(
+        calls(0, 60).map((c) => c.request_id),
+      );
+    // the writers did take turns (each turn after the first invalidates what the other sealed ahead)
+    let turns = 0;
+    for (let i = 1; i < events.length; i++) if (events[i]?.agent !== events[i - 1]?.agent) turns++;
+    expect(turns).toBeGreaterThan(4);
+    const result = verifyFile(path, keys.publicKey);
+    expect(result.problem).toBeNull();
+    expect(result.ok).toBe(true);
+  });
+
+  it("a checkpoint signer that fails while a batch is sealed ahead: the batch is sealed again under the lock, or refused there", async () => {
+    const keys = keyPair();
+    const path = join(homes.make(), "audit.jsonl");
+    let signatures = 0;
+    let failFrom = 3; // the 3rd signature fails once; from the 9th on, every one fails
+    const signer = (message: Uint8Array): Uint8Array => {
+      signatures++;
+      if (signatures === failFrom) {
+        failFrom = 9;
+        throw new Error("signer unavailable");
+      }
+      if (signatures >= 9) throw new Error("signer gone");
+      return sign(null, message, keys.privateKey);
+    };
+    const log = await openAuditLog(path, {
+      clock: steppingClock(),
+      fsync: "batch",
+      signer,
+      checkpointEvery: 4,
+      maxBatch: 6,
+    });
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => log.appendMany(calls(i * 3, 3))));
+    await log.close().catch(() => undefined);
+    expect(results.some((r) => r.status === "fulfilled")).toBe(true);
+    const written = readEvents(path)
+      .filter((e) => e.event_type !== "checkpoint")
+      .map((e) => e.request_id);
+    // what was written is whole calls, in call order; a refused call left nothing
+    const fulfilled = results.flatMap((r, i) =>
+      r.status === "fulfilled" ? calls(i * 3, 3).map((c) => c.request_id) : [],
+    );
+    expect(written).toEqual(fulfilled);
+    for (const r of results) if (r.status === "rejected") expect(String(r.reason)).toMatch(/signer/);
+    const result = verifyFile(path, keys.publicKey);
+    expect(result.problem).toBeNull();
   });
 
   it("rejects a call whose batch cannot be written and drops the rest of it, then goes on with the next call", async () => {
