@@ -18,8 +18,6 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 /** Longest string copied unit by unit; a longer one is tested by one regex and written natively. */
 const SHORT = 64;
-/** Longest remembered piece copied byte by byte (a native copy costs more below this). */
-const SHORT_PIECE = 48;
 /** Printable ASCII but `"` and `\\`: JSON writes such a string as it is, between quotes. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
@@ -59,9 +57,7 @@ export class JsonBytes {
     const n = piece.length;
     const pos = this.pos;
     if (pos + n > this.end) throw ARENA_FULL;
-    const buf = this.buf;
-    if (n > SHORT_PIECE) buf.set(piece, pos);
-    else for (let i = 0; i < n; i++) buf[pos + i] = piece[i] as number;
+    this.buf.set(piece, pos);
     this.pos = pos + n;
   }
 
