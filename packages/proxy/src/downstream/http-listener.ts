@@ -2,9 +2,12 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
+import { armSseKeepAlive, DEFAULT_SSE_KEEP_ALIVE_MS } from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpProxy } from "../proxy-server/acp-proxy.js";
+import { isFastCallRequest, type DirectStream } from "../proxy-server/fast-path.js";
 import { checkBearer, isLoopbackAddress, isLoopbackHost } from "./bearer-auth.js";
 
 /** Options of the downstream HTTP listener. */
@@ -178,7 +181,10 @@ async function handleStreamable(
   const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
   if (existing instanceof StreamableHTTPServerTransport) {
     activity.track(sessionId as string, res);
-    if (req.method === "POST") closeSessionIfDropped(existing, res);
+    if (req.method === "POST") {
+      closeSessionIfDropped(existing, res);
+      if (answerCallDirectly(proxy, sessionId as string, req, res, body)) return;
+    }
     return existing.handleRequest(req, res, body);
   }
   if (existing !== undefined) return sendJsonError(res, 400, -32000, "session uses the sse transport");
@@ -201,6 +207,76 @@ async function handleStreamable(
   await proxy.connect(transport, id);
   closeSessionIfDropped(transport, res);
   return transport.handleRequest(req, res, body);
+}
+
+/**
+ * A POSTed plain `tools/call` of an initialized streamable-HTTP session, answered on `res` without the SDK
+ * transport's conversion of the Node request and response to Web ones (the largest CPU cost of a call
+ * over HTTP): the same checks as the SDK transport (Accept, Content-Type, protocol version; the session
+ * was found by its header), the same SSE response (headers, `event: message` frames, keep-alive comments)
+ * carrying the call's progress, its requests to the client and its response, ended after the response.
+ * False for anything else, or any doubt: the SDK transport answers it as before.
+ */
+function answerCallDirectly(
+  proxy: AcpProxy,
+  sessionId: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): boolean {
+  if (!isFastCallRequest(body)) return false;
+  const downstream = proxy.sessions.get(sessionId)?.downstream;
+  if (downstream === undefined) return false;
+  const accept = req.headers.accept;
+  if (accept === undefined || !accept.includes("application/json") || !accept.includes("text/event-stream"))
+    return false;
+  if (!isJsonContentType(req.headers["content-type"] ?? null)) return false;
+  const version = req.headers["mcp-protocol-version"];
+  if (version !== undefined && (typeof version !== "string" || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+    return false;
+  // a request with this id already answered on a stream of its own: the SDK transport decides (as before)
+  if (downstream.answersDirectly(body.id)) return false;
+  const stream = sseResponse(res, sessionId);
+  res.once("close", () => {
+    stream.end();
+    downstream.dropDirect(body.id, stream);
+  });
+  const requestInfo = {
+    headers: Object.fromEntries(Object.entries(req.headers).filter(([, v]) => v !== undefined)) as Record<
+      string,
+      string | string[]
+    >,
+    url: new URL(req.url ?? "/", "http://localhost"),
+  };
+  downstream.deliverDirect(body, stream, { requestInfo });
+  return true;
+}
+
+/** An SSE response as the SDK transport writes one for a POST (without an event store: no event ids). */
+function sseResponse(res: ServerResponse, sessionId: string): DirectStream {
+  res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache, no-transform",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+    "mcp-session-id": sessionId,
+  });
+  res.flushHeaders();
+  const keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
+    if (!res.writableEnded) res.write(": keepalive\n\n");
+  });
+  let ended = false;
+  return {
+    write: (message) => {
+      if (!ended && !res.writableEnded) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    },
+    end: () => {
+      if (ended) return;
+      ended = true;
+      if (keepAlive !== undefined) clearInterval(keepAlive);
+      if (!res.writableEnded) res.end();
+    },
+  };
 }
 
 /** A client that drops a response stream while a call is pending has gone: close its session (withdraws). */

@@ -70,6 +70,8 @@ export interface ProxySession {
   /** The session's `tools/call`s taken by the fast path and in flight, by the client's request id. */
   readonly fast: Map<RequestId, AbortController>;
   lastActive: number;
+  /** The transport the session's SDK server is connected to (set by `connect`). */
+  downstream?: DownstreamTransport;
 }
 
 /** Information the proxy gives back about itself. */
@@ -154,7 +156,7 @@ export class AcpProxy {
   async connect(transport: Transport, sessionId: string = newId("session")): Promise<ProxySession> {
     const session = this.createSession(sessionId);
     // accepted tools/calls take the fast path beside the SDK server; everything else goes through it
-    const downstream: Transport = new DownstreamTransport(
+    const downstream: DownstreamTransport = new DownstreamTransport(
       transport,
       (message) => interceptDownstream(this, session, downstream, message),
       () => {
@@ -162,6 +164,7 @@ export class AcpProxy {
         session.fast.clear();
       },
     );
+    session.downstream = downstream;
     await session.server.connect(downstream);
     return session;
   }

@@ -1,4 +1,4 @@
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
   ErrorCode,
@@ -9,6 +9,8 @@ import {
   type CallToolResult,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type MessageExtraInfo,
+  type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { WrappedTransport } from "../transport/wrapped-transport.js";
@@ -22,6 +24,10 @@ import { handleToolCall, type CallContext } from "./tool-call-handler.js";
  * the SDK server unchanged. The transport still does the framing and validates every JSON-RPC message.
  */
 export class DownstreamTransport extends WrappedTransport {
+  /** Requests answered on a stream of their own ({@link deliverDirect}), by request id. */
+  readonly #direct = new Map<RequestId, DirectStream>();
+  readonly #deliver: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+
   constructor(
     inner: Transport,
     intercept: (message: JSONRPCMessage) => boolean,
@@ -33,13 +39,72 @@ export class DownstreamTransport extends WrappedTransport {
     const previousClose = inner.onclose;
     inner.onclose = () => {
       previousClose?.();
+      for (const stream of this.#direct.values()) stream.end();
+      this.#direct.clear();
       closing();
       this.onclose?.();
     };
-    inner.onmessage = (message, extra) => {
+    this.#deliver = (message, extra) => {
       if (!intercept(message)) this.onmessage?.(message, extra);
     };
+    inner.onmessage = this.#deliver;
   }
+
+  /** Whether a request with this id is being answered on a stream of its own. */
+  answersDirectly(id: RequestId): boolean {
+    return this.#direct.has(id);
+  }
+
+  /**
+   * Delivers a request the HTTP listener received and answers itself: every message sent for it (its
+   * response, and notifications and requests related to it) goes to `stream`, which ends after the
+   * response, as the SDK transport's own stream for a POST would. False (nothing delivered) when a
+   * request with that id is already answered that way.
+   */
+  deliverDirect(message: JSONRPCRequest, stream: DirectStream, extra?: MessageExtraInfo): boolean {
+    if (this.#direct.has(message.id)) return false;
+    this.#direct.set(message.id, stream);
+    this.#deliver(message, extra);
+    return true;
+  }
+
+  /** The client dropped `stream`: later messages of its request go to the inner transport (which has none). */
+  dropDirect(id: RequestId, stream: DirectStream): void {
+    if (this.#direct.get(id) === stream) this.#direct.delete(id);
+  }
+
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.#direct.size > 0) {
+      // as the SDK transport routes: a response by its own id, anything else by the request it relates to
+      const response = "id" in message && !("method" in message);
+      const id = response ? message.id : options?.relatedRequestId;
+      const stream = id === undefined ? undefined : this.#direct.get(id);
+      if (id !== undefined && stream !== undefined) {
+        stream.write(message);
+        if (response) {
+          this.#direct.delete(id);
+          stream.end();
+        }
+        return Promise.resolve();
+      }
+    }
+    return super.send(message, options);
+  }
+}
+
+/** Where the messages of a directly answered request go (an HTTP response written as SSE). */
+export interface DirectStream {
+  write(message: JSONRPCMessage): void;
+  end(): void;
+}
+
+/** Whether `message` is a plain `tools/call` request the fast path takes as it is (no other member). */
+export function isFastCallRequest(message: unknown): message is JSONRPCRequest {
+  if (!isPlainObject(message) || message["jsonrpc"] !== "2.0" || message["method"] !== "tools/call") return false;
+  for (const key of Object.keys(message)) if (!["jsonrpc", "id", "method", "params"].includes(key)) return false;
+  const id = message["id"];
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return false;
+  return callParams(message["params"]) !== undefined;
 }
 
 /**
