@@ -139,9 +139,12 @@ function budgetFindings(
   names: readonly string[],
   consequential: boolean,
 ): Finding[] {
+  const budgets = intent.intent.budgets;
+  // no budget at all: nothing to count (the history grows with the session; do not walk it per call)
+  if (budgets.max_calls === undefined && budgets.max_consequential_calls === undefined && intent.perAction.length === 0)
+    return [];
   const version = intent.intent.version;
   const calls = view.history.filter((h) => h.intent_version === version);
-  const budgets = intent.intent.budgets;
   const found: Finding[] = [];
   if (budgets.max_calls !== undefined && calls.length >= budgets.max_calls) {
     found.push(finding("refuse", "budget_exhausted", `the intent's budget of ${budgets.max_calls} calls is spent`));
