@@ -17,6 +17,13 @@ import { nextSessionState, type SessionOperation, type SessionState } from "./st
 import { TokenRegistry } from "./token-registry.js";
 
 /** What the core needs from outside: identity, clock, randomness, key, hook. */
+
+/**
+ * How many of a session's events it keeps in memory (`session.events`): between this and twice this, the
+ * most recent. Every event still goes to `onEvent` (the audit) as it happens, and `seq` keeps counting.
+ */
+export const MAX_KEPT_EVENTS = 10_000;
+
 export interface SessionCoreDeps {
   readonly tenant: string;
   readonly id: string;
@@ -78,7 +85,10 @@ export class SessionCore {
   storeChars = 0;
   provenanceIncomplete = false;
   readonly instructionSources: string[] = [];
+  /** The most recent events ({@link MAX_KEPT_EVENTS} at least); `onEvent` sees every one. */
   readonly events: SessionEvent[] = [];
+  /** Events emitted so far (the next event's `seq` is this plus one). */
+  eventCount = 0;
   readonly tokens = new TokenRegistry();
   /** How many times the session was suspended (binds a resume confirmation to one suspension). */
   suspensions = 0;
@@ -130,7 +140,7 @@ export class SessionCore {
   /** Appends an event and hands it to the hook; a throwing hook is an error (the event stays in the log). */
   emit(type: SessionEventType, message: string, code?: SessionCode): SessionEvent {
     const base = {
-      seq: this.events.length + 1,
+      seq: this.eventCount + 1,
       at: this.now().toISOString(),
       tenant: this.deps.tenant,
       session: this.deps.id,
@@ -141,7 +151,10 @@ export class SessionCore {
       message,
     };
     const event: SessionEvent = Object.freeze(code === undefined ? base : { ...base, code });
+    this.eventCount++;
     this.events.push(event);
+    // a long-lived session keeps the recent events, not all of them (dropped in chunks: amortized O(1))
+    if (this.events.length >= 2 * MAX_KEPT_EVENTS) this.events.splice(0, this.events.length - MAX_KEPT_EVENTS);
     if (this.deps.onEvent !== undefined) {
       try {
         this.deps.onEvent(event);

@@ -68,7 +68,10 @@ export interface Session {
   readonly planHash: string | null;
   /** A submitted plan awaiting approval, or null. */
   readonly proposedPlan: Plan | null;
-  /** The event log (a copy). */
+  /**
+   * The recent event log (a copy): at least the last `MAX_KEPT_EVENTS` (10,000) events, in order; `seq`
+   * counts every event. `onEvent` sees each one as it happens (give it the audit for the whole record).
+   */
   readonly events: readonly SessionEvent[];
   /** Calls recorded as executed (a copy). */
   readonly history: readonly ExecutedCall[];
