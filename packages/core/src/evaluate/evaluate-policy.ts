@@ -28,6 +28,11 @@ export interface EvaluatePolicyOptions {
   readonly now: Date;
   /** Required when the matched rule has a `rate_limit`; without it such a rule refuses. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * False: do not spend (or check) the matched rule's rate limit — the caller knows the call is refused
+   * anyway (another source refuses it). Default true.
+   */
+  readonly spendRateLimit?: boolean;
 }
 
 /** Policy action → route: allow→accept, ask→ask, deny→refuse. */
@@ -59,7 +64,7 @@ function verdictFrom(match: PolicyMatch, action: PolicyAction, extra: readonly R
 
 async function checkRateLimit(rule: PolicyRule, options: EvaluatePolicyOptions): Promise<Reason | undefined> {
   const limit = rule.rate_limit;
-  if (limit === undefined || rule.action === "deny") return undefined;
+  if (limit === undefined || rule.action === "deny" || options.spendRateLimit === false) return undefined;
   if (options.rateLimiter === undefined) {
     const message = `rule \`${rule.id}\` has rate limit \`${limit.text}\` but no rate limiter is configured`;
     return { source: "policy", code: "rate_limit_unavailable", message, rule: rule.id };

@@ -27,9 +27,14 @@ function refuseVerdict(source: DecisionSource["name"], code: string, message: st
   return { source, route: "refuse", reasons: [{ source, code, message }] };
 }
 
-async function runSource(source: DecisionSource, request: ActionRequest, now: Date): Promise<SourceVerdict | null> {
+async function runSource(
+  source: DecisionSource,
+  request: ActionRequest,
+  now: Date,
+  earlier?: readonly SourceVerdict[],
+): Promise<SourceVerdict | null> {
   try {
-    return await source.evaluate(request, now);
+    return await source.evaluate(request, now, earlier);
   } catch (err) {
     return refuseVerdict(
       source.name,
@@ -71,11 +76,20 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
       } catch (err) {
         return invalidDecision(`invalid request: ${errorMessage(err)}`, []);
       }
-      const verdicts: SourceVerdict[] = [];
-      for (const source of sources) {
+      // sources marked `last` judge after the others and see their verdicts; every verdict keeps its
+      // source's place in the list
+      const bySource: (SourceVerdict | null)[] = new Array<SourceVerdict | null>(sources.length).fill(null);
+      const earlier: SourceVerdict[] = [];
+      for (const [i, source] of sources.entries()) {
+        if (source.last === true) continue;
         const verdict = await runSource(source, request, now);
-        if (verdict !== null) verdicts.push(verdict);
+        bySource[i] = verdict;
+        if (verdict !== null) earlier.push(verdict);
       }
+      for (const [i, source] of sources.entries()) {
+        if (source.last === true) bySource[i] = await runSource(source, request, now, earlier);
+      }
+      const verdicts = bySource.filter((v): v is SourceVerdict => v !== null);
       return composeDecision(request, verdicts, overrides);
     },
   };

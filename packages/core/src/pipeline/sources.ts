@@ -14,7 +14,17 @@ import { evaluateActionContract } from "../contract/index.js";
 /** One source of the pipeline. A source that does not judge a request returns null. */
 export interface DecisionSource {
   readonly name: SourceName;
-  evaluate(request: ActionRequest, now: Date): SourceVerdict | null | Promise<SourceVerdict | null>;
+  /**
+   * Judge after every source without `last` (its verdict keeps its place in `Decision.verdicts`), and be
+   * handed their verdicts as `earlier`. The policy source does: a rule's rate limit is not spent on a call
+   * another source refuses (text an agent read cannot use up the user's allowance).
+   */
+  readonly last?: boolean;
+  evaluate(
+    request: ActionRequest,
+    now: Date,
+    earlier?: readonly SourceVerdict[],
+  ): SourceVerdict | null | Promise<SourceVerdict | null>;
 }
 
 function isCompiledPolicy(policy: Policy | CompiledPolicy): policy is CompiledPolicy {
@@ -23,7 +33,8 @@ function isCompiledPolicy(policy: Policy | CompiledPolicy): policy is CompiledPo
 
 /**
  * The YAML policy rules as a source (first match wins, then the rule's rate limit). Without a
- * rate limiter the source keeps its own in memory.
+ * rate limiter the source keeps its own in memory. It judges after the other sources, and a call one of
+ * them refuses does not spend the matched rule's rate limit.
  */
 export function policySource(
   policy: Policy | CompiledPolicy,
@@ -33,7 +44,13 @@ export function policySource(
   const rateLimiter = options.rateLimiter ?? createMemoryRateLimiter();
   return {
     name: "policy",
-    evaluate: (request, now) => evaluatePolicy(compiled, request, { now, rateLimiter }),
+    last: true,
+    evaluate: (request, now, earlier = []) =>
+      evaluatePolicy(compiled, request, {
+        now,
+        rateLimiter,
+        spendRateLimit: !earlier.some((v) => v.route === "refuse"),
+      }),
   };
 }
 

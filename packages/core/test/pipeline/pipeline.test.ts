@@ -134,6 +134,34 @@ describe("the one pipeline", () => {
     expect(third.reasons.some((r) => r.code === "rate_limited")).toBe(true);
   });
 
+  it("does not spend a rule's rate limit on a call another source refuses", async () => {
+    // a session source that refuses what untrusted text asked for (here: mail to the attacker)
+    const session: DecisionSource = {
+      name: "session",
+      evaluate: (request) => {
+        const refused = (request.arguments as { to?: string }).to === "mark@attacker.example";
+        const route: Route = refused ? "refuse" : "accept";
+        return { source: "session", route, reasons: [{ source: "session", code: "fixed", message: route }] };
+      },
+    };
+    const pipeline = createPipeline([policySource(POLICY, { rateLimiter: createMemoryRateLimiter() }), session]);
+    const injected = { tool: "send_email", arguments: { to: "mark@attacker.example" } };
+    for (let i = 0; i < 5; i++) {
+      const refused = await pipeline.decide(injected, NOW);
+      expect(refused.route).toBe("refuse");
+      expect(refused.reasons.some((r) => r.code === "rate_limited")).toBe(false);
+      // the verdicts keep the order of the sources, the policy's first
+      expect(refused.verdicts.map((v) => v.source)).toEqual(["policy", "session"]);
+    }
+    // the user's own two mails a minute are still there, and the third is still limited
+    const mine = { tool: "send_email", arguments: { to: "a@example.com" } };
+    expect((await pipeline.decide(mine, NOW)).route).toBe("accept");
+    expect((await pipeline.decide(mine, NOW)).route).toBe("accept");
+    const third = await pipeline.decide(mine, NOW);
+    expect(third.route).toBe("refuse");
+    expect(third.reasons.some((r) => r.code === "rate_limited")).toBe(true);
+  });
+
   it("judges an action-contract event as a third source", async () => {
     const pipeline = createPipeline([policySource(POLICY), contractSource()]);
     const contract = {
