@@ -28,7 +28,8 @@ export interface ProxySessionRuntimeOptions {
   readonly classify: readonly ClassificationOverride[];
   /**
    * Session settings from config.yml's `session:` block (`loadSessionSettings`, already validated):
-   * provenance, reads, transitions, kill switch, …; `trusted_servers` and `classify` add to the above.
+   * provenance, reads, transitions, kill switch, …; `trusted_servers` adds to the above, and its `classify`
+   * entries come before the policy's (the first matching override wins).
    */
   readonly settings?: Readonly<Record<string, unknown>>;
   readonly now: () => Date;
@@ -143,8 +144,8 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     ...given,
     require_plan: false,
     trusted_servers: [...options.trustedServers, ...listOf("trusted_servers")],
-    // the policy's classification first; the session block's own entries refine it
-    classify: [...options.classify, ...listOf("classify")],
+    // the first matching override wins: the session block's own entries before the policy's
+    classify: [...listOf("classify"), ...options.classify],
   };
   const sync = options.intentSync;
   const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {

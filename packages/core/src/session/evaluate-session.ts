@@ -188,6 +188,24 @@ function transitionFindings(
   });
 }
 
+/** `provenance_tainted` for each piece found only in untrusted content. */
+function taintFindings(tainted: readonly PieceProvenance[], action: string, category: Category): Finding[] {
+  return tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+}
+
+/** `instructions_seen` once instruction-like untrusted text was read (`also` ends the sentence), or nothing. */
+function instructionsSeenFinding(view: SessionView, also = ""): Finding[] {
+  if (view.instructionSources.length === 0) return [];
+  const first = sourceName(view.instructionSources[0] ?? "");
+  return [
+    finding(
+      "ask",
+      "instructions_seen",
+      `instruction-like text was read from \`${first}\` earlier in this session${also}`,
+    ),
+  ];
+}
+
 function provenanceFindings(
   view: SessionView,
   request: ActionRequest,
@@ -203,7 +221,7 @@ function provenanceFindings(
       : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
   const tainted = pieces.filter((p) => p.status === "tainted");
-  const found: Finding[] = tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+  const found = taintFindings(tainted, action, category);
   if (configured.unknown === "ask") {
     // Every unknown piece except the whole text of a label argument (a title the agent may word itself).
     const labels = new Set(options.label_arguments);
@@ -225,12 +243,7 @@ function provenanceFindings(
       ),
     );
   }
-  if (view.settings.settings.escalate_after_instructions && view.instructionSources.length > 0) {
-    const first = sourceName(view.instructionSources[0] ?? "");
-    found.push(
-      finding("ask", "instructions_seen", `instruction-like text was read from \`${first}\` earlier in this session`),
-    );
-  }
+  if (view.settings.settings.escalate_after_instructions) found.push(...instructionsSeenFinding(view));
   if (view.provenanceIncomplete)
     found.push(
       finding(
@@ -254,24 +267,15 @@ function readFindings(
   category: Category,
 ): { tainted: PieceProvenance[]; found: Finding[] } {
   const reads = view.settings.settings.reads;
-  const found: Finding[] = [];
-  let tainted: PieceProvenance[] = [];
-  if (reads.tainted_arguments === "ask") {
-    tainted = deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance).filter(
-      (p) => p.status === "tainted",
-    );
-    for (const p of tainted) found.push(finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
-  }
-  if (reads.after_instructions === "ask" && view.instructionSources.length > 0) {
-    const first = sourceName(view.instructionSources[0] ?? "");
-    found.push(
-      finding(
-        "ask",
-        "instructions_seen",
-        `instruction-like text was read from \`${first}\` earlier in this session; the agent now wants to read with \`${action}\``,
-      ),
-    );
-  }
+  const tainted =
+    reads.tainted_arguments === "ask"
+      ? deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance).filter(
+          (p) => p.status === "tainted",
+        )
+      : [];
+  const found = taintFindings(tainted, action, category);
+  if (reads.after_instructions === "ask")
+    found.push(...instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``));
   return { tainted, found };
 }
 
