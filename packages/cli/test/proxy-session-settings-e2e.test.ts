@@ -128,4 +128,21 @@ describe("acp proxy: config.yml `session:` settings reach the session runtime", 
     expect(failed?.stderr).toContain("session.reads.after_instructions");
     expect(failed?.stderr).toContain("session.bogus");
   });
+
+  it("reads the block from the file `--config` names, not only from the home's config.yml", async () => {
+    const { home } = fixtureHome(root.dir);
+    const other = join(root.dir, "other-config.yml");
+    writeFileSync(other, 'version: "1"\nsession:\n  escalate_after_instructions: sometimes\n');
+    const args = [ACP, "proxy", "--config", other, "--upstream", EVERYTHING, "--name", "everything"];
+    const failed = await run(process.execPath, args, {
+      env: { PATH: process.env["PATH"] ?? "", ...envFor(home) },
+      timeout: 60_000,
+    }).then(
+      () => null,
+      (err: { code?: number; stderr?: string }) => err,
+    );
+    expect(failed?.code).toBe(4);
+    expect(failed?.stderr).toContain("other-config.yml");
+    expect(failed?.stderr).toContain("session.escalate_after_instructions");
+  });
 });

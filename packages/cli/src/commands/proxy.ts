@@ -24,6 +24,7 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { checkSessionBlock } from "../wiring/session-config.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** What `acp proxy` plugs into the proxy: the integrator replaces these defaults with the real pipeline. */
@@ -35,6 +36,8 @@ export interface ProxyWiring {
     readonly intent?: unknown;
     /** Upstreams marked `trusted: true`: their results are not untrusted content. */
     readonly trustedServers?: readonly string[];
+    /** The config file's `session:` block, checked (`checkSessionBlock`); absent: the runtime's defaults. */
+    readonly session?: Readonly<Record<string, unknown>>;
   }) => Decide;
   /** Injects vault credentials into accepted calls (config.yml `credentials:`). */
   readonly createCredentials?: (options: { readonly home: string }) => CredentialHook | undefined;
@@ -122,7 +125,7 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/gui
 
 async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
   const home = resolveHome(ctx.io);
-  const config = loadConfig(ctx, flags.config, home);
+  const { config, session } = loadConfig(ctx, flags.config, home);
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
     throw new CliError(
@@ -134,7 +137,13 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
-  const decide = wiring.createDecide({ policyPath, home, trustedServers, ...(intent !== undefined ? { intent } : {}) });
+  const decide = wiring.createDecide({
+    policyPath,
+    home,
+    trustedServers,
+    session,
+    ...(intent !== undefined ? { intent } : {}),
+  });
   const observer = wiring.createObserver?.({ home });
   const credentials = wiring.createCredentials?.({ home });
   const plans = wiring.createPlans?.({ home });
@@ -239,7 +248,12 @@ async function serveHttp(
   await listener.close();
 }
 
-function loadConfig(ctx: CliContext, flag: string | undefined, home: string): ProxyConfig {
+/** The config file's `proxy:` section and its checked `session:` block (the runtime's settings). */
+function loadConfig(
+  ctx: CliContext,
+  flag: string | undefined,
+  home: string,
+): { config: ProxyConfig; session: Record<string, unknown> } {
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
   let document: unknown = {};
   if (flag !== undefined || existsSync(path)) {
@@ -259,7 +273,7 @@ function loadConfig(ctx: CliContext, flag: string | undefined, home: string): Pr
   const defaults = doc["defaults"] as Record<string, unknown> | undefined;
   const parsed = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
   if (!parsed.ok) throw new CliError(parsed.issues.map((i) => formatIssue(i, path)).join("\n"), EXIT.invalid);
-  return parsed.value;
+  return { config: parsed.value, session: checkSessionBlock(doc["session"], path) };
 }
 
 function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {

@@ -12,7 +12,6 @@ import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, loadCredentialRules } from "./credentials.js";
 import { loadRedactionRules } from "./redaction-config.js";
 import { configuredChannels } from "./config-channels.js";
-import { loadSessionSettings } from "./session-config.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
 
@@ -64,11 +63,9 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     return wired;
   };
   return {
-    createDecide: ({ policyPath, home, intent, trustedServers }) => {
+    createDecide: ({ policyPath, home, intent, trustedServers, session }) => {
       intentGiven = intent !== undefined;
       const { state, audit } = wire(home);
-      // read before anything runs: a session block that does not parse stops the proxy (exit 4)
-      const sessionSettings = loadSessionSettings(home);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
         state,
@@ -81,7 +78,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             ...(intent !== undefined ? { intent } : {}),
             trustedServers: trustedServers ?? [],
             classify,
-            settings: sessionSettings,
+            ...(session !== undefined ? { settings: session } : {}),
             now: ctx.io.now,
             broker: () => broker,
             intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),

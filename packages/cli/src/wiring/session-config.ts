@@ -20,8 +20,15 @@ export function loadSessionSettings(home: string): Record<string, unknown> {
   }
   const config: unknown = doc.value.toJS({ maxAliasCount: 100 });
   const block = typeof config === "object" && config !== null ? (config as Record<string, unknown>)["session"] : null;
+  return checkSessionBlock(block, "config.yml");
+}
+
+/**
+ * Checks a `session:` block (`where` names its file in errors) and returns it; absent (undefined or null):
+ * `{}`. Throws a CliError (exit 4) naming every bad key.
+ */
+export function checkSessionBlock(block: unknown, where: string): Record<string, unknown> {
   if (block === undefined || block === null) return {};
-  const where = "config.yml";
   if (typeof block !== "object" || Array.isArray(block)) {
     throw new CliError(`${where}: \`session\` must be a mapping of session settings`, EXIT.invalid);
   }
