@@ -3,6 +3,7 @@
  * of later calls (they escalate); it never grants anything, so a miss costs nothing that provenance does not
  * already catch and a false alarm costs one question to a person.
  */
+import { matchesOf } from "./each-match.js";
 import { extractValueTokens, unescapeLiterals } from "./value-tokens.js";
 
 /** The kinds of evidence the scorer counts. */
@@ -173,7 +174,7 @@ function collect(
   out: InstructionSignal[],
 ): void {
   for (const pattern of patterns) {
-    for (const match of text.matchAll(pattern)) out.push({ kind, match: cut(match[0]), weight });
+    for (const match of matchesOf(pattern, text)) out.push({ kind, match: cut(match[0]), weight });
   }
 }
 
@@ -205,7 +206,7 @@ function directives(text: string, out: InstructionSignal[]): void {
 }
 
 function toolMentions(text: string, options: DetectInstructionsOptions, out: InstructionSignal[]): void {
-  for (const match of text.matchAll(TOOL_NAME)) out.push({ kind: "tool_name", match: cut(match[0]), weight: 0.2 });
+  for (const match of matchesOf(TOOL_NAME, text)) out.push({ kind: "tool_name", match: cut(match[0]), weight: 0.2 });
   const lower = text.toLowerCase();
   for (const name of options.toolNames ?? []) {
     if (name.length >= 4 && lower.includes(name.toLowerCase())) {

@@ -3,6 +3,7 @@
  * numbers — each in one normal form, so the same value is recognised wherever it appears. Linear-time scans:
  * no pattern here backtracks over unbounded input.
  */
+import { matchesOf } from "./each-match.js";
 
 /** The kinds of pieces provenance tracks: identifier tokens, and `value` for a whole argument string. */
 export const PIECE_KINDS = ["email", "url", "host", "iban", "phone", "account", "value"] as const;
@@ -48,7 +49,7 @@ export function urlHost(url: string): string | undefined {
 const URL_PATTERN = /\b(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi;
 
 function scanUrls(text: string, out: ValueToken[]): void {
-  for (const match of text.matchAll(URL_PATTERN)) {
+  for (const match of matchesOf(URL_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
     const url = match[0].replace(/[.,;:!?)\]}]+$/, "").toLowerCase();
     out.push({ kind: "url", value: url });
@@ -62,17 +63,17 @@ const PHONE_PATTERN = /(?:\+\d[\d ().-]{6,18}\d|\(\d{3}\) ?\d{3}[-. ]\d{4}|\b\d{
 const ACCOUNT_PATTERN = /\b\d{8,34}\b/g;
 
 function scanNumbers(text: string, out: ValueToken[]): void {
-  for (const match of text.matchAll(IBAN_PATTERN)) {
+  for (const match of matchesOf(IBAN_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
     out.push({ kind: "iban", value: match[0].replace(/ /g, "") });
   }
-  for (const match of text.matchAll(PHONE_PATTERN)) {
+  for (const match of matchesOf(PHONE_PATTERN, text)) {
     const digits = match[0].replace(/[^\d]/g, "");
     if (digits.length >= 8 && digits.length <= 15 && out.length < MAX_TOKENS_PER_TEXT) {
       out.push({ kind: "phone", value: digits });
     }
   }
-  for (const match of text.matchAll(ACCOUNT_PATTERN)) {
+  for (const match of matchesOf(ACCOUNT_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
     out.push({ kind: "account", value: match[0] });
   }
