@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue } from "@acp/core";
@@ -24,29 +24,39 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
-import { checkSessionBlock } from "../wiring/session-config.js";
+import { readConfigFile } from "../wiring/config-file.js";
+import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { CliError, EXIT } from "../exit-codes.js";
+
+/**
+ * What every wiring part is given: the home (keys, vault, state, audit) and the config file in use, read
+ * and checked once (`--config FILE`, else `$ACP_HOME/config.yml`). Without `config` the wiring reads the
+ * home's config.yml itself.
+ */
+export interface WiringOptions {
+  readonly home: string;
+  readonly config?: ConfigInUse;
+}
 
 /** What `acp proxy` plugs into the proxy: the integrator replaces these defaults with the real pipeline. */
 export interface ProxyWiring {
-  readonly createDecide: (options: {
-    readonly policyPath?: string;
-    readonly home: string;
-    /** The session runtime's intent (`--intent`), already read; absent: an open intent. */
-    readonly intent?: unknown;
-    /** Upstreams marked `trusted: true`: their results are not untrusted content. */
-    readonly trustedServers?: readonly string[];
-    /** The config file's `session:` block, checked (`checkSessionBlock`); absent: the runtime's defaults. */
-    readonly session?: Readonly<Record<string, unknown>>;
-  }) => Decide;
-  /** Injects vault credentials into accepted calls (config.yml `credentials:`). */
-  readonly createCredentials?: (options: { readonly home: string }) => CredentialHook | undefined;
+  readonly createDecide: (
+    options: WiringOptions & {
+      readonly policyPath?: string;
+      /** The session runtime's intent (`--intent`), already read; absent: an open intent. */
+      readonly intent?: unknown;
+      /** Upstreams marked `trusted: true`: their results are not untrusted content. */
+      readonly trustedServers?: readonly string[];
+    },
+  ) => Decide;
+  /** Injects vault credentials into accepted calls (the config file's `credentials:`). */
+  readonly createCredentials?: (options: WiringOptions) => CredentialHook | undefined;
   /** `acp_submit_plan` for the agent (the session runtime validates, a person approves). */
-  readonly createPlans?: (options: { readonly home: string }) => PlanHook | undefined;
+  readonly createPlans?: (options: WiringOptions) => PlanHook | undefined;
   /** Sees executed calls and results (the session runtime's provenance). */
-  readonly createObserver?: (options: { readonly home: string }) => CallObserver | undefined;
-  readonly createBroker: (options: { readonly home: string }) => ConsentBroker;
-  readonly createAudit: (options: { readonly home: string }) => AuditSink;
+  readonly createObserver?: (options: WiringOptions) => CallObserver | undefined;
+  readonly createBroker: (options: WiringOptions) => ConsentBroker;
+  readonly createAudit: (options: WiringOptions) => AuditSink;
   /** Releases what the wiring opened (audit log with its final checkpoint, state.db, channels). */
   readonly close?: () => Promise<void>;
 }
@@ -89,7 +99,10 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option("-n, --name <name>", "name of the matching --upstream (in order); default from the command", collect)
     .option("--http [port]", "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio")
     .option("--bind <addr>", "address for --http (default 127.0.0.1; beyond loopback needs a bearer token)")
-    .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
+    .option(
+      "--config <file>",
+      "the config file every setting comes from (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
+    )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option(
       "--intent <file>",
@@ -125,7 +138,7 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/gui
 
 async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
   const home = resolveHome(ctx.io);
-  const { config, session } = loadConfig(ctx, flags.config, home);
+  const { config, keys } = loadConfig(ctx, flags.config, home);
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
     throw new CliError(
@@ -134,27 +147,32 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     );
   }
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
+  if (keys.file.path !== join(home, "config.yml") && existsSync(join(home, "consent-graph.json"))) {
+    log(
+      `the consent graph's \`graph:\` settings (mapping, threshold) come from ${join(home, "config.yml")}, not --config`,
+    );
+  }
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = wiring.createDecide({
     policyPath,
     home,
+    config: keys,
     trustedServers,
-    session,
     ...(intent !== undefined ? { intent } : {}),
   });
-  const observer = wiring.createObserver?.({ home });
-  const credentials = wiring.createCredentials?.({ home });
-  const plans = wiring.createPlans?.({ home });
+  const observer = wiring.createObserver?.({ home, config: keys });
+  const credentials = wiring.createCredentials?.({ home, config: keys });
+  const plans = wiring.createPlans?.({ home, config: keys });
   const proxy = createProxy({
     upstreams,
     decide,
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
     ...(plans !== undefined ? { plans } : {}),
-    broker: wiring.createBroker({ home }),
-    audit: wiring.createAudit({ home }),
+    broker: wiring.createBroker({ home, config: keys }),
+    audit: wiring.createAudit({ home, config: keys }),
     pinStore: createFilePinStore(join(home, "pins.json")),
     acceptToolChanges: flags.acceptToolChanges === true,
     prefixTools: flags.prefixTools ?? config.prefixTools,
@@ -248,32 +266,36 @@ async function serveHttp(
   await listener.close();
 }
 
-/** The config file's `proxy:` section and its checked `session:` block (the runtime's settings). */
+/**
+ * The config file in use (`--config FILE`, else `$ACP_HOME/config.yml` when it exists), read once: its
+ * `proxy:` section and every other key the proxy uses (`keys`: redaction, credentials, session, channel),
+ * all checked before anything starts (exit 4, every problem named with the file).
+ */
 function loadConfig(
   ctx: CliContext,
   flag: string | undefined,
   home: string,
-): { config: ProxyConfig; session: Record<string, unknown> } {
+): { config: ProxyConfig; keys: ConfigInUse } {
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
-  let document: unknown = {};
-  if (flag !== undefined || existsSync(path)) {
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch (err) {
-      throw new CliError(`cannot read \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
-    }
-    try {
-      document = parseYaml(text) ?? {};
-    } catch (err) {
-      throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
-    }
-  }
-  const doc = (typeof document === "object" && document !== null ? document : {}) as Record<string, unknown>;
+  const file = readConfigFile(path, flag !== undefined);
+  const doc = file.values;
   const defaults = doc["defaults"] as Record<string, unknown> | undefined;
   const parsed = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
-  if (!parsed.ok) throw new CliError(parsed.issues.map((i) => formatIssue(i, path)).join("\n"), EXIT.invalid);
-  return { config: parsed.value, session: checkSessionBlock(doc["session"], path) };
+  const problems = parsed.ok ? [] : parsed.issues.map((i) => formatIssue(i, path));
+  let keys: ConfigInUse | undefined;
+  try {
+    keys = configInUse(file);
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    problems.push(err.message);
+  }
+  if (flag !== undefined && resolve(path) !== resolve(home, "config.yml") && doc["graph"] !== undefined) {
+    problems.push(
+      `${path}: \`graph:\` (the consent graph's mapping and threshold) is read from $ACP_HOME/config.yml only; move it there`,
+    );
+  }
+  if (!parsed.ok || keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+  return { config: parsed.value, keys };
 }
 
 function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {

@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Document } from "yaml";
-import { readConfigDocument, readConfigSecret } from "@acp/store";
+import { readConfigSecret } from "@acp/store";
 import { createTelegramChannel, createWebhookChannel, type ConsentChannel } from "@acp/proxy";
+import { CliError, EXIT } from "../exit-codes.js";
+import type { ConfigFile } from "./config-file.js";
 
 /**
  * A channel opened on first use: its secret needs the home's key, which is unlocked only when a person
@@ -39,32 +39,46 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
   };
 }
 
+/** The values `channel:` takes (§8.1). */
+const CHANNELS = ["prompt", "telegram", "webhook"];
+
+/** Checks `channel:` of the config file `file` (named in messages): a misspelt channel must not quietly fall back to the terminal. */
+export function checkChannelKeys(values: Readonly<Record<string, unknown>>, file: string): void {
+  const channel = values["channel"];
+  if (channel === undefined || channel === null || channel === "") return;
+  if (typeof channel !== "string" || !CHANNELS.includes(channel)) {
+    throw new CliError(
+      `${file}: \`channel\` must be one of ${CHANNELS.join(", ")}, got \`${typeof channel === "string" ? channel : JSON.stringify(channel)}\``,
+      EXIT.invalid,
+    );
+  }
+}
+
 /**
- * The consent channels `config.yml` names (§8.1 `channel:`): `telegram` reads `telegram.bot_token`
+ * The consent channels the config file in use names (§8.1 `channel:`): `telegram` reads `telegram.bot_token`
  * (sealed with `acp config set-secret`), `telegram.chat_id` and optionally `telegram.api_root` (a
  * self-hosted Bot API). `webhook` reads `webhook.url`, `webhook.secret` (sealed), and where decisions
  * come back: `webhook.callback_listen` (`HOST:PORT`, default `127.0.0.1:0`) and `webhook.callback_url`
  * (what the receiver posts to; default the listener's own address). `prompt` needs nothing here (the
- * terminal is always offered).
+ * terminal is always offered). Sealed values open with the home's key (`seed`).
  */
 export function configuredChannels(
-  home: string,
+  config: ConfigFile,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
 ): ConsentChannel[] {
-  if (!existsSync(join(home, "config.yml"))) return [];
-  const doc = readConfigDocument(home);
-  if (!doc.ok) return [];
-  const channel: unknown = doc.value.get("channel");
-  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc.value, seed, log), log)];
+  const doc = config.document;
+  if (doc === null) return [];
+  const channel: unknown = doc.get("channel");
+  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc, seed, log), log)];
   if (channel !== "telegram") return [];
-  const chatId: unknown = doc.value.getIn(["telegram", "chat_id"]);
-  const apiRoot: unknown = doc.value.getIn(["telegram", "api_root"]);
+  const chatId: unknown = doc.getIn(["telegram", "chat_id"]);
+  const apiRoot: unknown = doc.getIn(["telegram", "api_root"]);
   const open = async (): Promise<ConsentChannel> => {
     if ((typeof chatId !== "string" && typeof chatId !== "number") || String(chatId) === "") {
-      throw new Error("`telegram.chat_id` is not set in config.yml");
+      throw new Error(`\`telegram.chat_id\` is not set in ${config.path}`);
     }
-    const token = readConfigSecret(doc.value, "telegram.bot_token", await seed());
+    const token = readConfigSecret(doc, "telegram.bot_token", await seed());
     if (!token.ok) throw new Error(token.issues[0]?.message ?? "cannot open `telegram.bot_token`");
     if (token.value === undefined)
       throw new Error("`telegram.bot_token` is not set (acp config set-secret telegram.bot_token)");

@@ -1,10 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { compileGlob, injectCredentials, type CredentialInjection, type GlobMatcher } from "@acp/core";
 import { readVault } from "@acp/store";
 import type { CredentialHook, UpstreamCredentials, UpstreamSpec } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readConfigFile } from "./config-file.js";
 
 /** Where one `credentials:` entry puts its vault value. */
 export type CredentialPlacement =
@@ -12,12 +11,12 @@ export type CredentialPlacement =
   | { readonly kind: "header"; readonly name: string; readonly format: string }
   | { readonly kind: "env"; readonly name: string };
 
-/** One `credentials:` entry of config.yml: which vault entry goes where, for which servers. */
+/** One `credentials:` entry of the config file: which vault entry goes where, for which servers. */
 export interface CredentialRule {
   readonly secret: string;
   readonly server: GlobMatcher;
   readonly place: CredentialPlacement;
-  /** `credentials.<i>` in config.yml, for messages. */
+  /** `credentials.<i>` in the config file, for messages. */
   readonly where: string;
 }
 
@@ -87,10 +86,12 @@ function placementOf(e: Record<string, unknown>, where: string): CredentialPlace
 
 /** Reads `credentials:` from `$ACP_HOME/config.yml`; invalid → exit 4 naming the entry. */
 export function loadCredentialRules(home: string): CredentialRule[] {
-  const file = join(home, "config.yml");
-  if (!existsSync(file)) return [];
-  const config = parseYaml(readFileSync(file, "utf8"), { maxAliasCount: 100 }) as { credentials?: unknown } | null;
-  const list = config?.credentials;
+  const file = readConfigFile(join(home, "config.yml"), false);
+  return credentialRulesFrom(file.values["credentials"], file.path);
+}
+
+/** Checks the `credentials:` list of the config file `file` (named in messages); invalid → exit 4 naming the entry. */
+export function credentialRulesFrom(list: unknown, file: string): CredentialRule[] {
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) throw new CliError(`${file}: \`credentials\` must be a list`, EXIT.invalid);
   return list.map((entry: unknown, i) => {
@@ -144,7 +145,7 @@ function upstreamCredentials(
 }
 
 /**
- * The proxy's credential hook. For an accepted call, the vault entries that config.yml names for its
+ * The proxy's credential hook. For an accepted call, the vault entries that the config file names for its
  * server and tool go into their arguments — only for that call. For an upstream, `inject: {header}` and
  * `inject: {env}` entries go into its transport when it connects. The vault is opened with the home's key
  * on first use; `secretValues()` names every value in use so results, errors, logs and the audit hide them.

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createConsentRedactor, type ConsentBrokerHandle, type CredentialHook } from "@acp/proxy";
-import { DEFAULT_REDACTION, type RedactionRules } from "@acp/core";
+import type { RedactionRules } from "@acp/core";
 import type { CliContext } from "../context.js";
 import type { ProxyWiring } from "../commands/proxy.js";
 import { createHomeAuditSink, type ClosableAuditSink } from "./audit-sink.js";
@@ -9,9 +9,9 @@ import { createWiredBroker } from "./consent-broker.js";
 import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
-import { createCredentialHook, loadCredentialRules } from "./credentials.js";
-import { loadRedactionRules } from "./redaction-config.js";
+import { createCredentialHook } from "./credentials.js";
 import { configuredChannels } from "./config-channels.js";
+import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
 
@@ -20,6 +20,7 @@ interface Wired {
   readonly key: SigningKey;
   readonly audit: ClosableAuditSink;
   readonly redaction: RedactionRules;
+  readonly config: ConfigInUse;
 }
 
 /**
@@ -27,6 +28,10 @@ interface Wired {
  * state.db), the consent broker (terminal + `acp approve`, answers signed and verified, nonces spent
  * durably), and the hash-chained audit log with signed checkpoints. Without `$ACP_HOME` it still works —
  * the starter policy, an ephemeral key, memory state, no audit — and says so on stderr.
+ *
+ * Every config key (`redaction:`, `credentials:`, `session:`, the consent channel) comes from the config
+ * file in use, read and checked once by the command (`config`, the first option that carries it); a caller
+ * that passes none gets `$ACP_HOME/config.yml`'s. Secrets stay in the home: the vault and the home's key.
  */
 export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Promise<void> } {
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
@@ -37,13 +42,15 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   // the vault values in use, once the credential hook has opened the vault: hidden from the audit and consent channels
   let credentials: CredentialHook | undefined;
   const secrets = (): readonly string[] => credentials?.secretValues() ?? [];
-  const wire = (home: string): Wired => {
+  const wire = (home: string, given: ConfigInUse | undefined): Wired => {
     if (wired !== undefined) return wired;
+    // read and checked before anything opens: a bad key stops the command (exit 4)
+    const config = given ?? homeConfigInUse(home);
     const state = openHomeState(home);
     if (!state.exists) log(`no ACP home at ${home}: nothing is audited and state is kept in memory (run \`acp init\`)`);
     const hasKeys = existsSync(join(home, "keys", "private.key"));
     const key = homeSigningKey(ctx.io, hasKeys ? home : null, log);
-    const redaction = state.exists ? loadRedactionRules(home) : DEFAULT_REDACTION;
+    const { redaction } = config;
     const audit = createHomeAuditSink({
       home: state.exists ? home : null,
       redaction,
@@ -59,13 +66,13 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         }
       },
     });
-    wired = { state, key, audit, redaction };
+    wired = { state, key, audit, redaction, config };
     return wired;
   };
   return {
-    createDecide: ({ policyPath, home, intent, trustedServers, session }) => {
+    createDecide: ({ policyPath, home, intent, trustedServers, config: given }) => {
       intentGiven = intent !== undefined;
-      const { state, audit } = wire(home);
+      const { state, audit, config } = wire(home, given);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
         state,
@@ -78,7 +85,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             ...(intent !== undefined ? { intent } : {}),
             trustedServers: trustedServers ?? [],
             classify,
-            ...(session !== undefined ? { settings: session } : {}),
+            settings: config.session,
             now: ctx.io.now,
             broker: () => broker,
             intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),
@@ -90,23 +97,24 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     createObserver: () => runtime?.observer,
     // offered only with an intent: a plan is checked against it (docs/guides/proxy.md)
     createPlans: () => (intentGiven ? runtime?.plans : undefined),
-    createCredentials: ({ home }) => {
-      const { key } = wire(home);
-      credentials = createCredentialHook({ home, rules: loadCredentialRules(home), seed: () => key.seed() });
+    createCredentials: ({ home, config: given }) => {
+      const { key, config } = wire(home, given);
+      credentials = createCredentialHook({ home, rules: config.credentials, seed: () => key.seed() });
       return credentials;
     },
-    createBroker: ({ home }) => {
-      const { state, key, redaction } = wire(home);
+    createBroker: ({ home, config: given }) => {
+      const { state, key, redaction, config } = wire(home, given);
       broker = createWiredBroker({
         state,
         key,
         redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
-        channels: state.exists ? configuredChannels(home, () => key.seed(), log) : [],
+        // sealed channel secrets open only with the home's key
+        channels: state.exists ? configuredChannels(config.file, () => key.seed(), log) : [],
       });
       return broker;
     },
-    createAudit: ({ home }) => wire(home).audit,
+    createAudit: ({ home, config: given }) => wire(home, given).audit,
     async close() {
       await broker?.close();
       if (wired === undefined) return;

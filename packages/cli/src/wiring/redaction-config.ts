@@ -7,6 +7,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 /**
  * The `redaction:` section of `$ACP_HOME/config.yml` (extra key-name and value patterns, added to the
  * defaults unless `defaults: false`); the defaults without a config file. Invalid → exit 4 naming each problem.
+ * (`acp serve`; `acp proxy` checks the section of the config file in use with `redactionRulesFrom`.)
  */
 export function loadRedactionRules(home: string): RedactionRules {
   const file = join(home, "config.yml");
@@ -19,6 +20,11 @@ export function loadRedactionRules(home: string): RedactionRules {
   }
   const section =
     typeof config === "object" && config !== null ? (config as Record<string, unknown>)["redaction"] : undefined;
+  return redactionRulesFrom(section, file);
+}
+
+/** Checks a `redaction:` section of the config file `file` (named in messages); absent: the defaults. Invalid → exit 4. */
+export function redactionRulesFrom(section: unknown, file: string): RedactionRules {
   const rules = parseRedactionConfig(section);
   if (!rules.ok) throw new CliError(rules.issues.map((i) => `${file}: ${i.message}`).join("\n"), EXIT.invalid);
   return rules.value;

@@ -3,7 +3,8 @@ import { readConfigDocument } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /**
- * The `session:` block of `$ACP_HOME/config.yml`: the session runtime's settings for `acp proxy` (the same
+ * The `session:` block of `$ACP_HOME/config.yml` (what `acp doctor` checks; `acp proxy` checks the block of
+ * the config file in use with `checkSessionBlock`): the session runtime's settings (the same
  * form as `acp replay --session FILE`: `escalate_after_instructions`, `reads`, `provenance`, `directories`,
  * `transitions`, `kill_switch`, `trusted_servers`, `classify`, `off_plan`, `token_ttl_seconds`). No config
  * file or no block: `{}` (the runtime's defaults). A file or block that does not parse stops the proxy with

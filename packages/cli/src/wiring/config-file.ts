@@ -1,0 +1,51 @@
+import { readFileSync } from "node:fs";
+import { parseDocument, type Document } from "yaml";
+import { MAX_CONFIG_BYTES } from "@acp/store";
+import { CliError, EXIT } from "../exit-codes.js";
+
+/** A config file read once: where it is (named in every message) and its YAML document. */
+export interface ConfigFile {
+  /** The file's path; messages name it. */
+  readonly path: string;
+  /** The document (comments kept: sealed secrets are read from it); null when there is no file. */
+  readonly document: Document | null;
+  /** The document as plain values; `{}` without a file. */
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Reads a config file the way the store's `readConfigDocument` reads `config.yml`: at most 1 MiB, unique
+ * keys, the first YAML error as `FILE:LINE:COL: message` (exit 4). A file that is not there is an empty
+ * config unless `required` (`--config FILE`: exit 1 naming it).
+ */
+export function readConfigFile(path: string, required: boolean): ConfigFile {
+  let text: string;
+  try {
+    const buf = readFileSync(path);
+    if (buf.length > MAX_CONFIG_BYTES) throw new CliError(`\`${path}\` is larger than 1 MiB`, EXIT.invalid);
+    text = buf.toString("utf8");
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && !required) return { path, document: null, values: {} };
+    throw new CliError(`cannot read \`${path}\`: ${code ?? String(err)}`, EXIT.error);
+  }
+  const document = parseDocument(text, { uniqueKeys: true });
+  const error = document.errors[0];
+  if (error !== undefined) {
+    const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
+    const message = error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml";
+    throw new CliError(`${path}:${line}:${col}: ${message}`, EXIT.invalid);
+  }
+  let values: unknown;
+  try {
+    values = document.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+  }
+  if (values === null || values === undefined) return { path, document, values: {} };
+  if (typeof values !== "object" || Array.isArray(values)) {
+    throw new CliError(`${path}: must be a mapping of settings (\`version\`, \`proxy\`, \`session\`, …)`, EXIT.invalid);
+  }
+  return { path, document, values: values as Record<string, unknown> };
+}
