@@ -16,6 +16,12 @@ interface DemoJson {
   with_acp: { sent: { to: string }[]; steps: { tool: string; ok: boolean; arguments: { to?: string } }[] };
   consent_response: { decision: string; proof: { signature: string } } | null;
   reasons: { source: string; message: string }[];
+  session_asks: {
+    tool: string;
+    to: string | null;
+    decision: string | null;
+    reasons: { source: string; code: string }[];
+  }[];
 }
 
 describe("acp demo", () => {
@@ -47,5 +53,34 @@ describe("acp demo", () => {
       "text from `calendar.read_events` wants to send email to `mark@attacker.example`",
     );
     expect(out.stopped).toBe(true);
+    // the starter `session:` settings of `acp init`: after the invite, the calls the policy allows ask too;
+    // the scripted person approves reading the inbox and the mail to the user, and the summary goes out
+    expect(out.session_asks.map((a) => [a.tool, a.to, a.decision])).toEqual([
+      ["list_inbox", null, "approved"],
+      ["send_email", "me@example.com", "approved"],
+    ]);
+    for (const ask of out.session_asks) {
+      expect(ask.reasons.find((r) => r.source === "session")?.code).toBe("instructions_seen");
+    }
+    expect(out.with_acp.steps.map((s) => [s.tool, s.ok])).toEqual([
+      ["read_events", true],
+      ["list_inbox", true],
+      ["send_email", false],
+      ["send_email", true],
+    ]);
+  }, 120_000);
+
+  it("tells the story: what the session settings asked, and why the inbox did not leave", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [ACP, "demo"], {
+      cwd: ROOT,
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home" },
+      timeout: 120_000,
+    });
+    expect(stdout).toMatch(/✔ list_inbox {3}ask session → approved by the person/);
+    expect(stdout).toMatch(/✘ send_email → mark@attacker\.example {3}ask policy:mail-to-anyone-else/);
+    expect(stdout).toMatch(/✔ send_email → me@example\.com {3}ask session → approved by the person/);
+    expect(stdout).toContain("The starter `session:` settings of `acp init`");
+    expect(stdout).toContain("mail that left: me@example.com\n");
+    expect(stdout).toContain("With ACP it did not.");
   }, 120_000);
 });

@@ -23,6 +23,45 @@ interface AuditLine {
 }
 
 const ATTACKER = "mark@attacker.example";
+const USER = "me@example.com";
+
+/** What ACP did with one of the agent's calls: its audit events, from `tool_call_intercepted` on. */
+interface CallRecord {
+  evaluated?: AuditLine;
+  requested?: AuditLine;
+  decided?: AuditLine;
+}
+
+/** The audit grouped by call, in the order the agent made them. */
+function callRecords(audit: readonly AuditLine[]): CallRecord[] {
+  const calls: CallRecord[] = [];
+  for (const event of audit) {
+    if (event.event_type === "tool_call_intercepted") calls.push({});
+    const call = calls[calls.length - 1];
+    if (call === undefined) continue;
+    if (event.event_type === "policy_evaluated") call.evaluated = event;
+    if (event.event_type === "consent_requested") call.requested = event;
+    if (event.event_type === "consent_approved" || event.event_type === "consent_denied") call.decided = event;
+  }
+  return calls;
+}
+
+function reasonsOf(event: AuditLine | undefined): { source?: string; message?: string }[] {
+  return (event?.metadata["reasons"] as { source?: string; message?: string }[] | undefined) ?? [];
+}
+
+/**
+ * The demo's scripted person, answering what ACP puts before them: reading the inbox and mailing the user
+ * their day is what they asked for; any other mail (or anything else) is not.
+ */
+function scriptedPerson(request: unknown): { decision: "approved" | "denied"; reason: string } {
+  const action = (request as { action?: { tool?: string; parameters?: Record<string, unknown> } }).action;
+  if (action?.tool === "list_inbox") return { decision: "approved", reason: "reading my inbox is part of my day" };
+  if (action?.tool === "send_email" && action.parameters?.["to"] === USER) {
+    return { decision: "approved", reason: "a summary of my day, to me" };
+  }
+  return { decision: "denied", reason: "I never asked for my inbox to go to a vendor" };
+}
 
 function describeStep(step: DemoRun["steps"][number]): string {
   const to = typeof step.arguments["to"] === "string" ? ` → ${step.arguments["to"]}` : "";
@@ -56,7 +95,8 @@ export function registerDemo(parent: Command, ctx: CliContext): void {
 A scripted reference agent (no model; it obeys every instruction it reads) prepares the user's day from
 stand-in calendar and mail MCP servers shipped with ACP. One calendar invite carries an injected
 instruction to mail the whole inbox to ${ATTACKER}. The demo runs it twice: straight to the
-servers, then behind \`acp proxy\` with a fresh home, a policy, signed consent and the audit chain.
+servers, then behind \`acp proxy\` with a fresh home (the starter config.yml of \`acp init\`, whose
+\`session:\` settings make every call after the invite ask), a policy, signed consent and the audit chain.
 Nothing leaves this machine; the demo home is a temporary directory.
 
 Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo failed).`,
@@ -78,38 +118,48 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
         say(`   mail that left: ${without.sent.map((m) => m.to).join(", ") || "none"}`);
         say();
         say(
-          `2. With ACP (\`acp proxy\` in front of the same servers${options.interactive === true ? "; you decide" : ""})`,
+          `2. With ACP (\`acp proxy\` in front of the same servers, a fresh home with the starter config of \`acp init\`${options.interactive === true ? "; you decide" : ""})`,
         );
-        const seen: unknown[] = [];
-        const withAcp = await runWithAcp(demo, {
-          person:
-            options.interactive === true
-              ? null
-              : () => ({ decision: "denied", reason: "I never asked for my inbox to go to a vendor" }),
-          onConsent: (request) => {
-            if (seen.includes(request)) return;
-            seen.push(request);
-          },
-        });
+        const withAcp = await runWithAcp(demo, { person: options.interactive === true ? null : scriptedPerson });
         const audit = readAudit(demo.home);
-        const evaluated = audit.filter((e) => e.event_type === "policy_evaluated");
+        const calls = callRecords(audit);
         withAcp.steps.forEach((step, i) => {
-          const decision = evaluated[i];
-          const why = decision === undefined ? "" : `   ${decision.decision ?? ""} ${decision.policy_rule ?? ""}`;
-          say(`   ${describeStep(step)}${why}${step.ok ? "" : `\n       ${firstLine(step.text)}`}`);
+          const call = calls[i];
+          const evaluated = call?.evaluated;
+          const by = evaluated?.policy_rule ?? (reasonsOf(evaluated)[0]?.source === "session" ? "session" : "");
+          const why = evaluated === undefined ? "" : `   ${evaluated.decision ?? ""} ${by}`;
+          const answer = step.ok && call?.decided?.decision === "approved" ? " → approved by the person" : "";
+          say(`   ${describeStep(step)}${why}${answer}${step.ok ? "" : `\n       ${firstLine(step.text)}`}`);
         });
         say(`   mail that left: ${withAcp.sent.map((m) => m.to).join(", ") || "none"}`);
         const leakedWithout = without.sent.some((m) => m.to === ATTACKER);
         const leakedWith = withAcp.sent.some((m) => m.to === ATTACKER);
         const verdict = verifyAuditChain(readFileSync(join(demo.home, "audit.jsonl"), "utf8").trim().split("\n"));
-        const decided = audit.find((e) => e.event_type === "consent_denied" || e.event_type === "consent_approved");
+        const exfiltration = calls[withAcp.steps.findIndex((s) => s.arguments["to"] === ATTACKER)];
+        const decided = exfiltration?.decided;
         const response = decided?.metadata["consent_response"] as ConsentResponseV02 | undefined;
         const publicKey = readFileSync(join(demo.home, "keys", "public.key"), "utf8").trim();
+        // the calls that asked only because of the session runtime (the policy alone would have let them run)
+        const sessionAsks = withAcp.steps
+          .map((step, i) => ({ step, call: calls[i] }))
+          .filter(({ call }) => call?.requested !== undefined && call.evaluated?.policy_rule === null);
         say();
+        if (sessionAsks.length > 0) {
+          say("The invite reads like instructions to the agent. The starter `session:` settings of `acp init`");
+          say("(escalate_after_instructions, reads.after_instructions: ask) make every later call ask a person,");
+          say("even those the policy allows:");
+          for (const { step, call } of sessionAsks) {
+            const why =
+              reasonsOf(call?.requested)
+                .find((r) => r.source === "session")
+                ?.message?.split(";")[0] ?? "";
+            say(`   - ${describeStep(step).slice(2)} (${call?.decided?.decision ?? "unanswered"}): ${why}`);
+          }
+          say();
+        }
         if (decided !== undefined) {
-          say("Why it stopped: the policy sent the mail to a person, who saw what the agent wanted:");
-          const requested = audit.find((e) => e.event_type === "consent_requested");
-          const reasons = (requested?.metadata["reasons"] as { source?: string; message?: string }[] | undefined) ?? [];
+          say("Why the inbox did not leave: the policy sent that mail to a person, who saw what the agent wanted:");
+          const reasons = reasonsOf(exfiltration?.requested);
           const shown = new Set<string>();
           for (const reason of reasons) {
             if (typeof reason.message !== "string" || shown.has(reason.source ?? "")) continue;
@@ -151,10 +201,15 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
         );
         if (options.keep === true)
           say(`The demo home is kept at ${demo.home} (try: ACP_HOME=${demo.home} acp audit tail).`);
-        const requestedReasons = audit.find((e) => e.event_type === "consent_requested")?.metadata["reasons"] ?? [];
         if (options.json === true) {
           printJson(ctx, {
-            reasons: requestedReasons,
+            reasons: reasonsOf(exfiltration?.requested),
+            session_asks: sessionAsks.map(({ step, call }) => ({
+              tool: step.tool,
+              to: step.arguments["to"] ?? null,
+              decision: call?.decided?.decision ?? null,
+              reasons: reasonsOf(call?.requested),
+            })),
             stopped,
             without_acp: without,
             with_acp: withAcp,

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { wrapPrivateKey } from "@acp/core";
+import { parseDocument } from "yaml";
 import { configTemplate, createHome } from "@acp/store";
 
 /** The demo policy: reads pass, mail to the user passes, mail to anyone else needs the person. */
@@ -36,7 +37,10 @@ export interface DemoHome {
   readonly mail: string;
 }
 
-/** Creates a throwaway ACP home (fresh keys, the demo policy, both stand-in servers in config.yml). */
+/**
+ * Creates a throwaway ACP home like `acp init` makes (fresh keys, the starter config.yml with its `session:`
+ * block), with the demo policy and both stand-in servers in config.yml.
+ */
 export function createDemoHome(root: string): DemoHome {
   const home = join(root, "acp-home");
   const passphrase = randomBytes(24).toString("base64url");
@@ -51,24 +55,21 @@ export function createDemoHome(root: string): DemoHome {
     stamp: "demo",
   });
   if (!created.ok) throw new Error(created.issues[0]?.message ?? "cannot create the demo home");
-  const node = JSON.stringify(process.execPath);
   const outbox = join(root, "out", "outbox.jsonl");
-  writeFileSync(
-    join(home, "config.yml"),
+  // the config `acp init` writes (its starter `session:` block included), with the two stand-in servers
+  const config = parseDocument(configTemplate(join(home, "policy.yml")));
+  config.setIn(
+    ["proxy", "upstream_servers"],
     [
-      'version: "1"',
-      "proxy:",
-      "  upstream_servers:",
-      "    - name: calendar",
-      `      command: ${JSON.stringify(`${node} ${JSON.stringify(calendar)}`)}`,
-      "    - name: mail",
-      `      command: ${JSON.stringify(`${node} ${JSON.stringify(mail)}`)}`,
-      "      env:",
-      `        DEMO_OUTBOX: ${JSON.stringify(outbox)}`,
-      "",
-    ].join("\n"),
-    { mode: 0o600 },
+      { name: "calendar", command: `${JSON.stringify(process.execPath)} ${JSON.stringify(calendar)}` },
+      {
+        name: "mail",
+        command: `${JSON.stringify(process.execPath)} ${JSON.stringify(mail)}`,
+        env: { DEMO_OUTBOX: outbox },
+      },
+    ],
   );
+  writeFileSync(join(home, "config.yml"), config.toString({ lineWidth: 0 }), { mode: 0o600 });
   mkdirSync(join(root, "out"), { recursive: true });
   return { root, home, passphrase, outbox, calendar, mail };
 }
