@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
@@ -79,6 +80,25 @@ describe("sha256 references", () => {
       "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
     );
     expect(canonicalSha256Ref({ b: 1, a: 2 })).toBe(sha256Ref('{"a":2,"b":1}'));
+  });
+
+  it("gives a Hash object's digest for any string and for a byte view at an offset", () => {
+    const viaObject = (data: Uint8Array | string): string => createHash("sha256").update(data).digest("hex");
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (text) => {
+        expect(sha256Hex(text)).toBe(viaObject(text));
+      }),
+    );
+    fc.assert(
+      fc.property(fc.uint8Array(), fc.nat(8), fc.nat(8), (bytes, start, cut) => {
+        const padded = new Uint8Array(bytes.length + start + cut);
+        padded.set(bytes, start);
+        const view = padded.subarray(start, start + bytes.length);
+        expect(sha256Hex(view)).toBe(viaObject(bytes));
+      }),
+    );
+    // a lone surrogate is hashed as U+FFFD's UTF-8 bytes, as Hash#update does
+    expect(sha256Hex("\ud800")).toBe(viaObject("\ufffd"));
   });
 
   it("accepts only the exact lowercase form", () => {

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { canonicalJsonBytes } from "./canonical-json.js";
 
 /** The prefix of every hash reference ACP writes: `sha256:<64 lowercase hex>`. */
@@ -6,9 +6,13 @@ export const SHA256_PREFIX = "sha256:";
 
 const SHA256_REF = /^sha256:[0-9a-f]{64}$/;
 
-/** Lowercase hex SHA-256 of the bytes (a string is hashed as its UTF-8 bytes). */
+/**
+ * Lowercase hex SHA-256 of the bytes (a string is hashed as its UTF-8 bytes). One-shot `crypto.hash`
+ * (Node >= 20.12): the same digest as a `createHash` object, without building one (about 2.5x cheaper
+ * for short inputs).
+ */
 export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
+  return hash("sha256", data, "hex");
 }
 
 /** `sha256:` + lowercase hex SHA-256 of the bytes (a string is hashed as its UTF-8 bytes). */
