@@ -85,15 +85,30 @@ class StringCache<T> {
   }
 }
 
-/** Known secrets, non-empty, deduplicated, longest first; recomputed only when the list changes. */
+/** Whether two lists hold the same strings in the same order. */
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * Known secrets, non-empty, deduplicated, longest first; recomputed (a new list) only when the source
+ * gives other strings. A source that builds a new array with the same strings on every call (`?? []`)
+ * keeps the same list, so the redactor's memory of short strings, which is tied to the list, is kept.
+ */
 function secretList(source: (() => readonly string[]) | undefined): () => readonly string[] {
   let last: readonly string[] | undefined;
+  let seen: readonly string[] = [];
   let sorted: readonly string[] = [];
   return () => {
     const now = source === undefined ? NONE : source();
     if (now !== last) {
       last = now;
-      sorted = [...new Set(now)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+      if (!sameStrings(now, seen)) {
+        seen = [...now];
+        sorted = [...new Set(now)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+      }
     }
     return sorted;
   };

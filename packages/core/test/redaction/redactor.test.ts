@@ -183,6 +183,27 @@ describe("the redactor's memory of short strings and key names", () => {
     );
   });
 
+  it("gives the same results when the source hands out a new array with the same values on every call", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(text, text, fc.constantFrom(0, 1, 2, 3)), { minLength: 1, maxLength: 60 }),
+        (steps) => {
+          // 3: the same values as 2 in another order (longest first either way)
+          const lists = [[], ["canary-1"], ["abc", "canary-1"], ["canary-1", "abc", "abc"]];
+          let known: readonly string[] = lists[0] as string[];
+          const copying = createRedactor(DEFAULT_REDACTION, { secrets: () => [...known] });
+          for (const [value, key, list] of steps) {
+            known = lists[list] as string[];
+            const fresh = createRedactor(DEFAULT_REDACTION, { secrets: () => known });
+            expect(copying(value)).toBe(fresh(value));
+            expect(copying({ [key]: value })).toEqual(fresh({ [key]: value }));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("forgets a string's result when the list of known secrets changes", () => {
     let known: string[] = [];
     const r = createRedactor(NO_PATTERNS, { secrets: () => known });
