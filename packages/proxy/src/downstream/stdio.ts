@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { usePlainReadBuffer } from "../transport/plain-read-buffer.js";
 import { newId, type AcpProxy, type ProxySession } from "../proxy-server/acp-proxy.js";
 
 /**
@@ -12,6 +13,7 @@ export async function serveStdio(
 ): Promise<{ readonly session: ProxySession; readonly closed: Promise<void> }> {
   const stdin = streams.stdin ?? process.stdin;
   const transport = new StdioServerTransport(stdin, streams.stdout ?? process.stdout);
+  usePlainReadBuffer(transport);
   const session = await proxy.connect(transport, newId("stdio"));
   const closed = new Promise<void>((resolve) => {
     const previous = session.server.onclose;

@@ -6,6 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { NO_PATTERNS, redactSecrets } from "@acp/core";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import { UpstreamRelay } from "./upstream-relay.js";
+import { usePlainReadBuffer } from "../transport/plain-read-buffer.js";
 
 /** The proxy's name and version as upstream servers see it. */
 export const PROXY_CLIENT_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
@@ -50,6 +51,7 @@ export async function connectUpstream(
       stderr: "pipe",
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     });
+    usePlainReadBuffer(transport);
     pipeStderr(transport, hooks.onStderrLine, secrets);
     return { ...(await connectClient(transport, hooks, timeoutMs, secrets)), transport: "stdio" };
   }

@@ -1,0 +1,107 @@
+import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { JSONRPCMessageSchema, RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * The SDK stdio transports' line buffer (`ReadBuffer`: lines split at `\n`, a trailing `\r` dropped, the
+ * same size limit and error), with one difference in how a line becomes a message: a line that is plainly
+ * a well-formed request or result response — exactly the members the SDK's schema allows, an id that is a
+ * string or a safe integer, params, `_meta` and result plain objects, no task metadata, no `__proto__` key
+ * — is taken as `JSON.parse` gives it; every other line goes through the SDK's `JSONRPCMessageSchema` as
+ * before. Every message taken plainly is one the schema accepts and gives back unchanged (a property test
+ * holds the two equal), so the transport behaves the same; it only skips the schema's copy of the two
+ * messages of every forwarded `tools/call` (its request in, its result from upstream), which cost more
+ * than the proxy's own framing.
+ */
+export class PlainReadBuffer {
+  #buffer: Buffer | undefined;
+  readonly #maxBufferSize: number;
+
+  constructor(maxBufferSize: number = STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+    this.#maxBufferSize = maxBufferSize;
+  }
+
+  append(chunk: Buffer): void {
+    const size = (this.#buffer?.length ?? 0) + chunk.length;
+    if (size > this.#maxBufferSize) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.#maxBufferSize} bytes`);
+    }
+    this.#buffer = this.#buffer === undefined ? chunk : Buffer.concat([this.#buffer, chunk]);
+  }
+
+  readMessage(): JSONRPCMessage | null {
+    const buffer = this.#buffer;
+    if (buffer === undefined) return null;
+    const index = buffer.indexOf(10);
+    if (index === -1) return null;
+    const end = index > 0 && buffer[index - 1] === 13 ? index - 1 : index;
+    const line = buffer.toString("utf8", 0, end);
+    this.#buffer = buffer.subarray(index + 1);
+    return parseMessage(line);
+  }
+
+  clear(): void {
+    this.#buffer = undefined;
+  }
+}
+
+/** A line as a JSON-RPC message: taken as parsed when plainly well-formed, else through the SDK's schema. */
+export function parseMessage(line: string): JSONRPCMessage {
+  const value: unknown = JSON.parse(line);
+  return plainMessage(value) ? value : JSONRPCMessageSchema.parse(value);
+}
+
+/**
+ * Whether `value` is plainly a request (`jsonrpc`, `id`, `method`, optional `params`) or a result response
+ * (`jsonrpc`, `id`, `result`) that `JSONRPCMessageSchema` accepts as it is. False means "ask the schema",
+ * not "invalid": notifications, error responses and anything unusual go the SDK's way.
+ */
+export function plainMessage(value: unknown): value is JSONRPCMessage {
+  if (!isPlainObject(value) || value["jsonrpc"] !== "2.0" || !isRequestId(value["id"])) return false;
+  let members = 2;
+  if ("method" in value) {
+    if (typeof value["method"] !== "string") return false;
+    members++;
+    if ("params" in value) {
+      const params = value["params"];
+      if (!isPlainObject(params) || !plainMeta(params)) return false;
+      members++;
+    }
+  } else {
+    const result = value["result"];
+    if (!isPlainObject(result) || "_meta" in result || Object.hasOwn(result, "__proto__")) return false;
+    members++;
+  }
+  return Object.keys(value).length === members;
+}
+
+/** A params object without a `__proto__` key whose `_meta`, if any, is plain: a progress token at most, no task. */
+function plainMeta(params: Record<string, unknown>): boolean {
+  if (Object.hasOwn(params, "__proto__")) return false;
+  if (!("_meta" in params)) return true;
+  const meta = params["_meta"];
+  if (!isPlainObject(meta) || RELATED_TASK_META_KEY in meta || Object.hasOwn(meta, "__proto__")) return false;
+  return !("progressToken" in meta) || isRequestId(meta["progressToken"]);
+}
+
+function isRequestId(id: unknown): boolean {
+  return typeof id === "string" || Number.isSafeInteger(id);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Gives an SDK stdio transport (server or client) the {@link PlainReadBuffer}. The SDK keeps its buffer in
+ * a private field; when that field is not an SDK `ReadBuffer` (another SDK version), the transport is left
+ * as it is: correct, only slower. Call before the transport starts.
+ */
+export function usePlainReadBuffer(transport: object): boolean {
+  const t = transport as { _readBuffer?: unknown };
+  const current = t._readBuffer;
+  if (!(current instanceof ReadBuffer)) return false;
+  const max = (current as unknown as { _maxBufferSize?: unknown })._maxBufferSize;
+  t._readBuffer = new PlainReadBuffer(typeof max === "number" ? max : STDIO_DEFAULT_MAX_BUFFER_SIZE);
+  return true;
+}
