@@ -4,7 +4,12 @@
  */
 export * from "./vocabulary.js";
 export { CONTRACT_JSON_SCHEMA } from "./schema.js";
-export { validateContractEvent, assertContractEvent, MAX_CONTRACT_ISSUES } from "./validate.js";
+export {
+  validateContractEvent,
+  validateParsedContractEvent,
+  assertContractEvent,
+  MAX_CONTRACT_ISSUES,
+} from "./validate.js";
 export { parseContractEventJson, MAX_CONTRACT_EVENT_BYTES } from "./parse.js";
 export {
   assessEvidence,
@@ -23,6 +28,13 @@ export {
   type ContractEnvelope,
 } from "./envelope.js";
 export { shouldExecuteTool } from "./execute.js";
-export { toolPrecheckEvent, checkToolPrecheck, checkToolCall, gateAction, type ToolPrecheckInput } from "./sdk.js";
+export {
+  toolPrecheckEvent,
+  checkToolPrecheck,
+  checkParsedToolPrecheck,
+  checkToolCall,
+  gateAction,
+  type ToolPrecheckInput,
+} from "./sdk.js";
 export { evaluateActionContract } from "./source.js";
 export { CONTRACT_ISSUE_CODES, CONTRACT_HARD_BLOCKERS, CONTRACT_INFO_REASONS } from "./codes.js";

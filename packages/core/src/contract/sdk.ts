@@ -2,9 +2,10 @@
  * The TypeScript SDK names of the Agent Action Contract v1: build an event, check it, and ask
  * whether the tool may execute.
  */
+import type { Result } from "../issues/index.js";
 import type { Route } from "../route/index.js";
 import { decideContractEvent, refuseContractEnvelope, type ContractEnvelope } from "./envelope.js";
-import { validateContractEvent } from "./validate.js";
+import { validateContractEvent, validateParsedContractEvent } from "./validate.js";
 import type {
   AuthorizationSubject,
   ContractAuthorizationState,
@@ -58,8 +59,21 @@ export function toolPrecheckEvent(input: ToolPrecheckInput): ContractEvent {
  * and hard blockers. Execute the tool only when {@link shouldExecuteTool} says so.
  */
 export function checkToolPrecheck(event: unknown): ContractEnvelope {
+  return check(event, validateContractEvent);
+}
+
+/**
+ * {@link checkToolPrecheck} for an event the caller has just parsed from JSON text and owns (an HTTP
+ * or MCP body): the same envelope, without copying an event that is already its own JSON form (see
+ * `validateParsedContractEvent`). The caller must not change the event afterwards.
+ */
+export function checkParsedToolPrecheck(event: unknown): ContractEnvelope {
+  return check(event, validateParsedContractEvent);
+}
+
+function check(event: unknown, validate: (event: unknown) => Result<ContractEvent>): ContractEnvelope {
   try {
-    const valid = validateContractEvent(event);
+    const valid = validate(event);
     return valid.ok ? decideContractEvent(valid.value) : refuseContractEnvelope(valid.issues);
   } catch (err) {
     const message = `the check failed: ${err instanceof Error ? err.message : String(err)}`;

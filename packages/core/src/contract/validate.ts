@@ -204,6 +204,24 @@ function jsonSnapshot(value: unknown): Result<unknown> {
   return ok(JSON.parse(text) as unknown);
 }
 
+/** Validates a value that is already its own JSON form (a snapshot, or a fresh parse that is one). */
+function validateJsonForm(value: unknown): Result<ContractEvent> {
+  const first = fast();
+  if (first(value)) return ok(value as ContractEvent);
+  const all = detailed();
+  const issues = all(forDetail(value)) ? [] : toIssues(all.errors ?? []);
+  if (issues.length > 0) return fail(issues);
+  // The problem lies beyond the refs examined in detail: report the first error the fast pass found.
+  const fallback = toIssues(first.errors ?? []);
+  if (fallback.length > 0) return fail(fallback);
+  return fail([{ code: "contract_invalid", path: [], message: "event does not match the v1 schema" }]);
+}
+
+function validationFailed(err: unknown): Result<ContractEvent> {
+  const message = `event could not be validated: ${err instanceof Error ? err.message : String(err)}`;
+  return fail([{ code: "contract_invalid", path: [], message }]);
+}
+
 /**
  * Validates a value against the Agent Action Contract v1 schema. Never throws: any value gives a
  * result, and a failure lists every problem (up to {@link MAX_CONTRACT_ISSUES}) with its path.
@@ -214,18 +232,69 @@ export function validateContractEvent(event: unknown): Result<ContractEvent> {
   try {
     const snapshot = jsonSnapshot(event);
     if (!snapshot.ok) return snapshot;
-    const first = fast();
-    if (first(snapshot.value)) return ok(snapshot.value as ContractEvent);
-    const all = detailed();
-    const issues = all(forDetail(snapshot.value)) ? [] : toIssues(all.errors ?? []);
-    if (issues.length > 0) return fail(issues);
-    // The problem lies beyond the refs examined in detail: report the first error the fast pass found.
-    const fallback = toIssues(first.errors ?? []);
-    if (fallback.length > 0) return fail(fallback);
-    return fail([{ code: "contract_invalid", path: [], message: "event does not match the v1 schema" }]);
+    return validateJsonForm(snapshot.value);
   } catch (err) {
-    const message = `event could not be validated: ${err instanceof Error ? err.message : String(err)}`;
-    return fail([{ code: "contract_invalid", path: [], message }]);
+    return validationFailed(err);
+  }
+}
+
+/** How deep {@link isOwnJsonForm} looks; a deeper value takes the snapshot (which words a depth error). */
+const OWN_FORM_MAX_DEPTH = 64;
+
+function isOwnJsonValue(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      // JSON.parse gives Infinity for `1e999` and -0 for `-0`; their JSON forms are null and 0
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case "object":
+      return value === null || isOwnJsonContainer(value, depth);
+    default:
+      return false;
+  }
+}
+
+function isOwnJsonContainer(value: object, depth: number): boolean {
+  if (depth >= OWN_FORM_MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+    for (let i = 0; i < value.length; i++) if (!isOwnJsonValue(value[i], depth + 1)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key in value) {
+    if (!isOwnJsonValue((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether a value fresh from `JSON.parse` equals its own JSON snapshot, `JSON.parse(JSON.stringify(v))`:
+ * an object of plain objects and arrays (JSON.parse's prototypes), strings, booleans, null and finite
+ * numbers other than -0, at most {@link OWN_FORM_MAX_DEPTH} deep. Only for parsed values: a getter,
+ * proxy or `toJSON` is not looked for (JSON.parse makes none).
+ */
+function isOwnJsonForm(value: unknown): boolean {
+  return typeof value === "object" && value !== null && isOwnJsonContainer(value, 0);
+}
+
+/**
+ * {@link validateContractEvent} for a value the caller has just parsed from JSON text and owns (an
+ * HTTP body): when the value is its own JSON snapshot (see {@link isOwnJsonForm}) it is validated in
+ * place, without the copy, and on success the returned event is the value itself; anything else takes
+ * the snapshot. Same verdicts and the same issues as {@link validateContractEvent} for such a value;
+ * the caller must not change it afterwards.
+ */
+export function validateParsedContractEvent(event: unknown): Result<ContractEvent> {
+  try {
+    if (isOwnJsonForm(event)) return validateJsonForm(event);
+    const snapshot = jsonSnapshot(event);
+    if (!snapshot.ok) return snapshot;
+    return validateJsonForm(snapshot.value);
+  } catch (err) {
+    return validationFailed(err);
   }
 }
 

@@ -3,7 +3,13 @@
  * one consent broker, one set of metrics.
  */
 import { randomBytes } from "node:crypto";
-import { checkToolPrecheck, type ActionRequest, type ContractEnvelope, type Decision, type Pipeline } from "@acp/core";
+import {
+  checkParsedToolPrecheck,
+  type ActionRequest,
+  type ContractEnvelope,
+  type Decision,
+  type Pipeline,
+} from "@acp/core";
 import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
 import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
 import type { ServerStores } from "../store/types.js";
@@ -71,7 +77,11 @@ export class AuditUnavailableError extends Error {
 
 /** The service. */
 export interface DecisionService {
-  /** An Agent Action Contract v1 event through the pipeline; the envelope out. Never loosens the contract. */
+  /**
+   * An Agent Action Contract v1 event through the pipeline; the envelope out. Never loosens the contract.
+   * The event is a value just parsed from JSON (an HTTP or MCP body) that nothing changes afterwards: it
+   * is checked in place when it is its own JSON form (`checkParsedToolPrecheck`), else copied first.
+   */
   preToolCheck(
     event: unknown,
     frontEnd: FrontEnd,
@@ -226,7 +236,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     preToolCheck(event, frontEnd) {
       let envelope: ContractEnvelope;
       try {
-        envelope = checkToolPrecheck(event);
+        envelope = checkParsedToolPrecheck(event);
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
