@@ -27,21 +27,43 @@ function refuseVerdict(source: DecisionSource["name"], code: string, message: st
   return { source, route: "refuse", reasons: [{ source, code, message }] };
 }
 
-async function runSource(
+function sourceFailed(source: DecisionSource, err: unknown): SourceVerdict {
+  return refuseVerdict(
+    source.name,
+    "source_error",
+    `${source.name} failed, so the request is refused: ${errorMessage(err)}`,
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<SourceVerdict | null> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/**
+ * Asks one source: its verdict when it answers synchronously, a promise of it when it answers with one.
+ * A throw or a rejection is the source's refuse verdict (`source_error`), never an allow.
+ */
+function askSource(
   source: DecisionSource,
   request: ActionRequest,
   now: Date,
   earlier?: readonly SourceVerdict[],
-): Promise<SourceVerdict | null> {
+): SourceVerdict | null | Promise<SourceVerdict | null> {
+  let answer: SourceVerdict | null | PromiseLike<SourceVerdict | null>;
   try {
-    return await source.evaluate(request, now, earlier);
+    answer = source.evaluate(request, now, earlier);
   } catch (err) {
-    return refuseVerdict(
-      source.name,
-      "source_error",
-      `${source.name} failed, so the request is refused: ${errorMessage(err)}`,
-    );
+    return sourceFailed(source, err);
   }
+  if (!isThenable(answer)) return answer;
+  return Promise.resolve(answer).then(
+    (verdict) => verdict,
+    (err: unknown) => sourceFailed(source, err),
+  );
 }
 
 function invalidDecision(message: string, verdicts: readonly SourceVerdict[]): Decision {
@@ -64,35 +86,80 @@ function invalidDecision(message: string, verdicts: readonly SourceVerdict[]): D
 export function createPipeline(sources: readonly DecisionSource[], options: PipelineOptions = {}): Pipeline {
   const overrides = options.classify ?? [];
   return {
-    async decide(input: unknown, now: Date): Promise<Decision> {
-      if (!(now instanceof Date) || Number.isNaN(now.getTime()))
-        return invalidDecision("the clock gave an invalid time", []);
-      let request: ActionRequest;
+    // not async: when every source answers synchronously, the decision is one resolved promise
+    decide(input: unknown, now: Date): Promise<Decision> {
       try {
-        const checked = validateActionRequest(input);
-        if (!checked.ok)
-          return invalidDecision(`invalid request: ${checked.issues.map((i) => formatIssue(i)).join("; ")}`, []);
-        request = checked.value;
+        return decideNow(input, now);
       } catch (err) {
-        return invalidDecision(`invalid request: ${errorMessage(err)}`, []);
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      // sources marked `last` judge after the others and see their verdicts; every verdict keeps its
-      // source's place in the list
-      const bySource: (SourceVerdict | null)[] = new Array<SourceVerdict | null>(sources.length).fill(null);
-      const earlier: SourceVerdict[] = [];
-      for (const [i, source] of sources.entries()) {
-        if (source.last === true) continue;
-        const verdict = await runSource(source, request, now);
-        bySource[i] = verdict;
-        if (verdict !== null) earlier.push(verdict);
-      }
-      for (const [i, source] of sources.entries()) {
-        if (source.last === true) bySource[i] = await runSource(source, request, now, earlier);
-      }
-      const verdicts = bySource.filter((v): v is SourceVerdict => v !== null);
-      return composeDecision(request, verdicts, overrides);
     },
   };
+
+  function decideNow(input: unknown, now: Date): Promise<Decision> {
+    if (!(now instanceof Date) || Number.isNaN(now.getTime()))
+      return Promise.resolve(invalidDecision("the clock gave an invalid time", []));
+    let request: ActionRequest;
+    try {
+      const checked = validateActionRequest(input);
+      if (!checked.ok) {
+        const message = `invalid request: ${checked.issues.map((i) => formatIssue(i)).join("; ")}`;
+        return Promise.resolve(invalidDecision(message, []));
+      }
+      request = checked.value;
+    } catch (err) {
+      return Promise.resolve(invalidDecision(`invalid request: ${errorMessage(err)}`, []));
+    }
+    // sources marked `last` judge after the others and see their verdicts; every verdict keeps its
+    // source's place in the list
+    const bySource: (SourceVerdict | null)[] = new Array<SourceVerdict | null>(sources.length).fill(null);
+    return judge(request, now, bySource, [], 0);
+  }
+
+  /**
+   * Asks the sources from step `step` on (steps 0..n-1: the sources without `last` in order, then steps
+   * n..2n-1: those with `last`), synchronously while they answer synchronously; from the first source that
+   * answers with a promise on, one step per settled promise. One promise per decision when no source
+   * awaits anything, instead of one per source.
+   */
+  function judge(
+    request: ActionRequest,
+    now: Date,
+    bySource: (SourceVerdict | null)[],
+    earlier: SourceVerdict[],
+    step: number,
+  ): Promise<Decision> {
+    const n = sources.length;
+    for (; step < 2 * n; step++) {
+      const i = step < n ? step : step - n;
+      const source = sources[i] as DecisionSource;
+      const last = source.last === true;
+      if (last !== step >= n) continue;
+      const answer = last ? askSource(source, request, now, earlier) : askSource(source, request, now);
+      if (answer instanceof Promise) {
+        const next = step + 1;
+        return answer.then((verdict) => {
+          place(bySource, earlier, i, last, verdict);
+          return judge(request, now, bySource, earlier, next);
+        });
+      }
+      place(bySource, earlier, i, last, answer);
+    }
+    const verdicts = bySource.filter((v): v is SourceVerdict => v !== null);
+    return Promise.resolve(composeDecision(request, verdicts, overrides));
+  }
+}
+
+/** Keeps a source's verdict in its place; a verdict of a source without `last` is also handed to the later ones. */
+function place(
+  bySource: (SourceVerdict | null)[],
+  earlier: SourceVerdict[],
+  i: number,
+  last: boolean,
+  verdict: SourceVerdict | null,
+): void {
+  bySource[i] = verdict;
+  if (!last && verdict !== null) earlier.push(verdict);
 }
 
 function composeDecision(

@@ -178,6 +178,82 @@ describe("the one pipeline", () => {
     expect(decision.rule?.startsWith("contract")).toBe(true);
   });
 
+  it("decides the same whether sources answer synchronously, with a promise or with a thenable (property)", async () => {
+    type Answer = "verdict" | "null" | "throw";
+    type Kind = "sync" | "promise" | "thenable";
+    const spec = fc.record({
+      route: fc.constantFrom(...ROUTES),
+      answer: fc.constantFrom<Answer>("verdict", "verdict", "null", "throw"),
+      last: fc.boolean(),
+      kind: fc.constantFrom<Kind>("sync", "promise", "thenable"),
+    });
+    const names: DecisionSource["name"][] = ["session", "graph", "contract", "policy"];
+    function build(specs: { route: Route; answer: Answer; last: boolean; kind: Kind }[], sync: boolean) {
+      const asked: string[] = [];
+      const sources = specs.map((s, i): DecisionSource => {
+        const name = names[i % names.length] as DecisionSource["name"];
+        const judge = (earlier?: readonly unknown[]) => {
+          asked.push(`${i}:${earlier === undefined ? "-" : earlier.length}`);
+          if (s.answer === "throw") throw new Error(`source ${i} broke`);
+          if (s.answer === "null") return null;
+          return { source: name, route: s.route, reasons: [{ source: name, code: `c${i}`, message: s.route }] };
+        };
+        const evaluate: DecisionSource["evaluate"] = (_request, _now, earlier) => {
+          if (sync || s.kind === "sync") return judge(earlier);
+          if (s.kind === "promise") return new Promise((resolve) => setImmediate(resolve)).then(() => judge(earlier));
+          const thenable = {
+            then: (ok: (v: unknown) => void, bad: (e: unknown) => void) => {
+              try {
+                ok(judge(earlier));
+              } catch (err) {
+                bad(err);
+              }
+            },
+          };
+          return thenable as unknown as Promise<null>;
+        };
+        return { name, evaluate, ...(s.last ? { last: true } : {}) };
+      });
+      return { pipeline: createPipeline(sources), asked };
+    }
+    await fc.assert(
+      fc.asyncProperty(fc.array(spec, { maxLength: 5 }), async (specs) => {
+        const plain = build(specs, true);
+        const mixed = build(specs, false);
+        const request = { tool: "t", arguments: {} };
+        const expected = await plain.pipeline.decide(request, NOW);
+        expect(await mixed.pipeline.decide(request, NOW)).toStrictEqual(expected);
+        // the same sources asked in the same order, the later ones handed the same earlier verdicts
+        expect(mixed.asked).toEqual(plain.asked);
+        const failing = specs.some((s) => s.answer === "throw");
+        if (failing) expect(expected.route).toBe("refuse");
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("asks every synchronous source before decide returns, and a rejecting source refuses", async () => {
+    let asked = 0;
+    const counting = (route: Route): DecisionSource => ({
+      name: "session",
+      evaluate: () => {
+        asked++;
+        return { source: "session", route, reasons: [{ source: "session", code: "fixed", message: route }] };
+      },
+    });
+    const answer = createPipeline([counting("accept"), { ...counting("accept"), last: true }]).decide(
+      { tool: "x", arguments: {} },
+      NOW,
+    );
+    expect(asked).toBe(2);
+    expect((await answer).route).toBe("accept");
+    const rejecting: DecisionSource = { name: "graph", evaluate: () => Promise.reject(new Error("lost the graph")) };
+    const refused = await createPipeline([counting("accept"), rejecting]).decide({ tool: "x", arguments: {} }, NOW);
+    expect(refused.route).toBe("refuse");
+    expect(refused.verdicts.map((v) => v.source)).toEqual(["session", "graph"]);
+    expect(refused.reasons.some((r) => r.code === "source_error" && r.message.includes("lost the graph"))).toBe(true);
+  });
+
   it("is never more permissive than its strictest source (property)", async () => {
     const route = fc.constantFrom(...ROUTES);
     await fc.assert(
