@@ -34,8 +34,11 @@ export interface IntentSync {
   register(id: string, session: Session, agent: string | undefined): void;
   /** Marks a session closed: later updates are refused with a clear error. */
   closed(id: string): void;
-  /** Applies updates queued since the last look; cheap when the counter did not move. */
-  pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void>;
+  /**
+   * Applies updates queued since the last look. Undefined (nothing to wait for) when the counter did not
+   * move and no pick-up of the session is in flight: the call is judged at once, without a promise.
+   */
+  pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void> | undefined;
 }
 
 const reason = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -82,7 +85,7 @@ class StoreIntentSync implements IntentSync {
     }
   }
 
-  pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void> {
+  pickUp(id: string, session: Session, apply: ApplyIntentUpdate): Promise<void> | undefined {
     const inFlight = this.#running.get(id);
     if (inFlight !== undefined) return inFlight;
     let counter: number;
@@ -90,9 +93,9 @@ class StoreIntentSync implements IntentSync {
       counter = this.#o.store.updateSeq(id);
     } catch (err) {
       this.#log(`cannot read intent updates of session \`${id}\`: ${reason(err)}`);
-      return Promise.resolve();
+      return undefined;
     }
-    if (counter <= (this.#seen.get(id) ?? 0)) return Promise.resolve();
+    if (counter <= (this.#seen.get(id) ?? 0)) return undefined;
     const job = this.#drain(id, session, apply, counter)
       .catch((err: unknown) => this.#log(`intent update of session \`${id}\` failed: ${reason(err)}`))
       .finally(() => this.#running.delete(id));

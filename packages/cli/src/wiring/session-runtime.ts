@@ -167,16 +167,22 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     }
     return entry;
   };
-  const current = async (id: string, agent?: string): Promise<Session> => {
+  /** The session, once the person's queued intent updates are applied (synchronously when there are none). */
+  const current = (id: string, agent?: string): Session | Promise<Session> => {
     const { session, slots } = entryFor(id, agent);
-    await sync?.pickUp(id, session, (s, update) => applySigned(s, slots, update));
-    return session;
+    const pending = sync?.pickUp(id, session, (s, update) => applySigned(s, slots, update));
+    return pending === undefined ? session : pending.then(() => session);
   };
   return {
     sourceFor: (id) => ({
       name: "session",
-      evaluate: async (request: ActionRequest, now) =>
-        sessionSource(await current(id, request.agent)).evaluate(request, now),
+      // a throw here is the source's error, which the pipeline turns into a refusal
+      evaluate: (request: ActionRequest, now) => {
+        const session = current(id, request.agent);
+        return session instanceof Promise
+          ? session.then((s) => sessionSource(s).evaluate(request, now))
+          : sessionSource(session).evaluate(request, now);
+      },
     }),
     observer: {
       executed: (id, request) => void entryFor(id).session.recordExecution(request),
