@@ -21,7 +21,8 @@ import { handleToolCall, type CallContext } from "./tool-call-handler.js";
  * A downstream transport (stdio, streamable HTTP, SSE) as the session's SDK `Server` sees it, with the
  * proxy's fast path in front: a well-formed `tools/call` for an upstream tool, and the cancellation of
  * one, are taken by `intercept` before the server's protocol layer sees them; every other message goes to
- * the SDK server unchanged. The transport still does the framing and validates every JSON-RPC message.
+ * the SDK server unchanged. The transport still does the framing and validates every JSON-RPC message (on
+ * stdio, plainly well-formed ones by `PlainReadBuffer`, everything else by the SDK's schema).
  */
 export class DownstreamTransport extends WrappedTransport {
   /** Requests answered on a stream of their own ({@link deliverDirect}), by request id. */
