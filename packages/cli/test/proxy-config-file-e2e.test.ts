@@ -15,7 +15,8 @@ import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 /**
  * `acp proxy --config FILE` takes every config key from FILE: `credentials:`, `redaction:`, the consent
  * channel (`channel:` / `webhook:`) and `session:` — never from `$ACP_HOME/config.yml`, which here holds
- * different, valid values for the same keys. The secrets stay in the home (vault, key).
+ * different, valid values for the same keys. The secrets stay in the home (vault, key). (`graph:`:
+ * proxy-config-graph-e2e.test.ts.)
  */
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -225,14 +226,5 @@ describe("acp proxy --config FILE: every config key comes from FILE, none from $
     const failed = await failedStart(env, broken);
     expect(failed.code).toBe(4);
     expect(failed.stderr).toContain(`${broken}:3:1:`);
-  });
-
-  it("FILE with a `graph:` section stops the proxy: the graph settings are read from the home only", async () => {
-    const graph = join(root.dir, "graph.yml");
-    writeFileSync(graph, 'version: "1"\ngraph:\n  threshold: 0.5\n');
-    const failed = await failedStart(env, graph);
-    expect(failed.code).toBe(4);
-    expect(failed.stderr).toContain(graph);
-    expect(failed.stderr).toContain("graph");
   });
 });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CliContext } from "../src/context.js";
 import { CliError } from "../src/exit-codes.js";
-import { readConfigFile } from "../src/wiring/config-file.js";
+import { readConfigFile, whereIn } from "../src/wiring/config-file.js";
 import { configInUse } from "../src/wiring/config-in-use.js";
 import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
@@ -108,10 +108,73 @@ describe("configInUse: every key the proxy uses, checked together", () => {
     }
   });
 
-  it("a missing file has no keys: defaults, no credentials, the runtime's session defaults", () => {
+  it("a missing file has no keys: defaults, no credentials, the runtime's session defaults, no graph settings", () => {
     const config = configInUse(readConfigFile(join(root.dir, "none.yml"), false));
     expect(config.credentials).toEqual([]);
     expect(config.session).toEqual({});
+    expect(config.graph).toEqual({});
+    expect(config.proxy.upstreams).toEqual([]);
+  });
+
+  it("returns the file's `graph:` mapping and threshold and its `proxy:` section", () => {
+    const path = fileWith(
+      [
+        "graph:",
+        "  threshold: 0.4",
+        "  mapping:",
+        "    - { tool: send_email, domain: email, action: send }",
+        "proxy:",
+        "  upstream_servers:",
+        "    - { name: mail, command: mail-server }",
+        "defaults:",
+        "  timeout_seconds: 7",
+        "",
+      ].join("\n"),
+    );
+    const config = configInUse(readConfigFile(path, true));
+    expect(config.graph.threshold).toBe(0.4);
+    expect(config.graph.mapping).toEqual([{ tool: "send_email", domain: "email", action: "send" }]);
+    expect(config.proxy.upstreams.map((u) => u.name)).toEqual(["mail"]);
+    expect(config.proxy.consentTimeoutMs).toBe(7000);
+  });
+
+  it("names bad `graph:` and `proxy:` values at FILE:LINE:COL, all of them, with the other keys' problems", () => {
+    const path = fileWith(
+      [
+        "graph:", // 1
+        "  threshold: -1", // 2
+        "  mapping:", // 3
+        "    - { tool: send_email, domian: email, action: send }", // 4
+        "  colour: red", // 5
+        "proxy:", // 6
+        "  prefix_tools: sometimes", // 7
+        "defaults:", // 8
+        "  timeout_seconds: soon", // 9
+        "channel: fax", // 10
+        "",
+      ].join("\n"),
+    );
+    const { code, message } = failure(() => configInUse(readConfigFile(path, true)));
+    expect(code).toBe(4);
+    const lines = message.split("\n");
+    expect(lines).toContain(`${path}:2:14: \`graph.threshold\` must be a number from 0 to 1`);
+    expect(lines).toContain(`${path}:5:11: unknown key \`graph.colour\` (expected mapping, threshold)`);
+    expect(lines.find((l) => l.includes("domian"))).toMatch(new RegExp(`^${path}:4:\\d+: `));
+    expect(lines.find((l) => l.includes("prefix_tools"))).toMatch(new RegExp(`^${path}:7:17: `));
+    expect(lines.find((l) => l.includes("timeout_seconds"))).toMatch(new RegExp(`^${path}:9:20: `));
+    expect(lines.find((l) => l.includes("`channel`"))).toContain(path);
+  });
+});
+
+describe("whereIn: where a key sits in the file", () => {
+  it("gives FILE:LINE:COL of the deepest node on the path the file has, FILE without one", () => {
+    const file = readConfigFile(fileWith("graph:\n  mapping:\n    - tool: a\n      domain: b\n"), true);
+    expect(whereIn(file, ["graph", "mapping", 0, "domain"])).toBe(`${file.path}:4:15`);
+    expect(whereIn(file, ["graph", "mapping", 0, "action"])).toBe(`${file.path}:3:7`);
+    expect(whereIn(file, ["graph", "threshold"])).toBe(`${file.path}:2:3`);
+    expect(whereIn(file, ["proxy", "port"])).toBe(file.path);
+    const missing = readConfigFile(join(root.dir, "none.yml"), false);
+    expect(whereIn(missing, ["graph"])).toBe(missing.path);
   });
 });
 

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue } from "@acp/core";
@@ -10,7 +10,6 @@ import {
   createProxy,
   defaultUpstreamName,
   listenHttp,
-  parseProxyConfig,
   parseUpstreamArgument,
   serveStdio,
   type AuditSink,
@@ -61,7 +60,10 @@ export interface ProxyWiring {
   readonly close?: () => Promise<void>;
 }
 
-/** The wiring `acp proxy` uses today: refuse-all decide, deny-all broker, no audit (the integrator's seam). */
+/**
+ * A fail-closed stand-in for tests that register `acp proxy` without a wiring: refuse-all decide, deny-all
+ * broker, no audit. The `acp` program always passes the real one (`createProxyWiring`).
+ */
 export const DEFAULT_PROXY_WIRING: ProxyWiring = {
   createDecide: (options) => createDefaultDecide(options),
   createBroker: () => createDefaultBroker(),
@@ -147,11 +149,6 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     );
   }
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
-  if (keys.file.path !== join(home, "config.yml") && existsSync(join(home, "consent-graph.json"))) {
-    log(
-      `the consent graph's \`graph:\` settings (mapping, threshold) come from ${join(home, "config.yml")}, not --config`,
-    );
-  }
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
@@ -268,8 +265,8 @@ async function serveHttp(
 
 /**
  * The config file in use (`--config FILE`, else `$ACP_HOME/config.yml` when it exists), read once: its
- * `proxy:` section and every other key the proxy uses (`keys`: redaction, credentials, session, channel),
- * all checked before anything starts (exit 4, every problem named with the file).
+ * `proxy:` section and every other key the proxy uses (`keys`: redaction, credentials, session, graph,
+ * channel), all checked before anything starts (exit 4, every problem named with the file).
  */
 function loadConfig(
   ctx: CliContext,
@@ -277,25 +274,8 @@ function loadConfig(
   home: string,
 ): { config: ProxyConfig; keys: ConfigInUse } {
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
-  const file = readConfigFile(path, flag !== undefined);
-  const doc = file.values;
-  const defaults = doc["defaults"] as Record<string, unknown> | undefined;
-  const parsed = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
-  const problems = parsed.ok ? [] : parsed.issues.map((i) => formatIssue(i, path));
-  let keys: ConfigInUse | undefined;
-  try {
-    keys = configInUse(file);
-  } catch (err) {
-    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-    problems.push(err.message);
-  }
-  if (flag !== undefined && resolve(path) !== resolve(home, "config.yml") && doc["graph"] !== undefined) {
-    problems.push(
-      `${path}: \`graph:\` (the consent graph's mapping and threshold) is read from $ACP_HOME/config.yml only; move it there`,
-    );
-  }
-  if (!parsed.ok || keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
-  return { config: parsed.value, keys };
+  const keys = configInUse(readConfigFile(path, flag !== undefined));
+  return { config: keys.proxy, keys };
 }
 
 function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {

@@ -1,66 +1,71 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
-import { formatIssue, validateGraphMapping, type GraphMapping, type GraphReviewRecord } from "@acp/core";
+import { validateGraphMapping, type GraphMapping, type GraphReviewRecord } from "@acp/core";
 import { graphReviewsPath, readGraphReviews } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readConfigFile, whereIn, type ConfigFile } from "../wiring/config-file.js";
 
-/** What `config.yml` and the review record add to a consent graph: the mapping, the threshold, the reviews. */
-export interface GraphSettings {
+/** The `graph:` section of a config file: how tool calls map into the consent graph, and the threshold. */
+export interface GraphConfig {
   readonly mapping?: GraphMapping;
   readonly threshold?: number;
+}
+
+/** What the config file and the review record add to a consent graph: the mapping, the threshold, the reviews. */
+export interface GraphSettings extends GraphConfig {
   readonly reviews?: GraphReviewRecord;
 }
 
 const GRAPH_KEYS = ["mapping", "threshold"];
 
 /**
- * Reads the `graph:` section of `$ACP_HOME/config.yml` (`mapping`: tool calls → `domain.action`;
- * `threshold`: VISIBLE from this confidence) and the home's review record. Invalid → exit 4, every problem
- * named; a missing config or section → the defaults.
+ * Checks the `graph:` section of a config file (`mapping`: tool calls → `domain.action`; `threshold`:
+ * VISIBLE from this confidence). Absent: `{}` (every call left to the other sources, the default
+ * threshold). Every problem is named at `FILE:LINE:COL` and they are thrown together (exit 4).
  */
-export function loadGraphSettings(home: string): GraphSettings {
-  const file = join(home, "config.yml");
-  const settings: { mapping?: GraphMapping; threshold?: number; reviews?: GraphReviewRecord } = {};
-  const reviews = readGraphReviews(graphReviewsPath(home));
-  if (reviews.ok) settings.reviews = reviews.value;
-  if (!existsSync(file)) return settings;
-  let config: unknown;
-  try {
-    config = parseYaml(readFileSync(file, "utf8"), { maxAliasCount: 100 }) as unknown;
-  } catch (err) {
+export function graphConfigFrom(file: ConfigFile): GraphConfig {
+  const section = file.values["graph"];
+  if (section === undefined || section === null) return {};
+  if (typeof section !== "object" || Array.isArray(section)) {
     throw new CliError(
-      `${file}: not YAML: ${err instanceof Error ? (err.message.split("\n")[0] ?? "") : ""}`,
+      `${whereIn(file, ["graph"])}: \`graph\` must be a mapping with \`mapping\` and \`threshold\``,
       EXIT.invalid,
     );
   }
-  const section = (config as { graph?: unknown } | null)?.graph;
-  if (section === undefined || section === null) return settings;
-  if (typeof section !== "object" || Array.isArray(section)) {
-    throw new CliError(`${file}: \`graph\` must be a mapping with \`mapping\` and \`threshold\``, EXIT.invalid);
-  }
   const g = section as Record<string, unknown>;
+  const problems: string[] = [];
   for (const key of Object.keys(g)) {
     if (!GRAPH_KEYS.includes(key))
-      throw new CliError(`${file}: unknown key \`graph.${key}\` (expected mapping, threshold)`, EXIT.invalid);
+      problems.push(`${whereIn(file, ["graph", key])}: unknown key \`graph.${key}\` (expected mapping, threshold)`);
   }
+  const settings: { mapping?: GraphMapping; threshold?: number } = {};
   if (g["mapping"] !== undefined) {
     const mapping = validateGraphMapping(g["mapping"]);
-    if (!mapping.ok)
-      throw new CliError(
-        `invalid graph mapping:\n${mapping.issues.map((i) => formatIssue(i, file)).join("\n")}`,
-        EXIT.invalid,
-      );
-    settings.mapping = mapping.value;
+    if (mapping.ok) settings.mapping = mapping.value;
+    else for (const i of mapping.issues) problems.push(`${whereIn(file, i.path)}: ${i.message}`);
   }
   const threshold = g["threshold"];
   if (threshold !== undefined) {
     if (typeof threshold !== "number" || !(threshold >= 0 && threshold <= 1)) {
-      throw new CliError(`${file}: \`graph.threshold\` must be a number from 0 to 1`, EXIT.invalid);
-    }
-    settings.threshold = threshold;
+      problems.push(`${whereIn(file, ["graph", "threshold"])}: \`graph.threshold\` must be a number from 0 to 1`);
+    } else settings.threshold = threshold;
   }
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
   return settings;
+}
+
+/** The home's review record of its consent graph (absent or unreadable: none). */
+export function graphReviews(home: string): { reviews?: GraphReviewRecord } {
+  const reviews = readGraphReviews(graphReviewsPath(home));
+  return reviews.ok ? { reviews: reviews.value } : {};
+}
+
+/**
+ * The graph settings of `$ACP_HOME/config.yml` and the home's review record, for the commands that judge
+ * against the home (`acp policy simulate`, `acp check`, …). Invalid → exit 4, every problem named; a missing
+ * config or section → the defaults. (`acp proxy` and `acp run` take `graph:` from the config file in use.)
+ */
+export function loadGraphSettings(home: string): GraphSettings {
+  return { ...graphReviews(home), ...graphConfigFrom(readConfigFile(join(home, "config.yml"), false)) };
 }
 
 /** The graph source options for these settings (mapping, and the context without the clock). */

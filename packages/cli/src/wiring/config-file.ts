@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parseDocument, type Document } from "yaml";
+import { LineCounter, isNode, parseDocument, type Document } from "yaml";
 import { MAX_CONFIG_BYTES } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -12,6 +12,9 @@ export interface ConfigFile {
   /** The document as plain values; `{}` without a file. */
   readonly values: Readonly<Record<string, unknown>>;
 }
+
+// where each document's lines start, for `whereIn` (kept out of ConfigFile: it stays plain data)
+const lines = new WeakMap<Document, LineCounter>();
 
 /**
  * Reads a config file the way the store's `readConfigDocument` reads `config.yml`: at most 1 MiB, unique
@@ -30,7 +33,9 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
     if (code === "ENOENT" && !required) return { path, document: null, values: {} };
     throw new CliError(`cannot read \`${path}\`: ${code ?? String(err)}`, EXIT.error);
   }
-  const document = parseDocument(text, { uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { uniqueKeys: true, lineCounter });
+  lines.set(document, lineCounter);
   const error = document.errors[0];
   if (error !== undefined) {
     const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
@@ -48,4 +53,22 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
     throw new CliError(`${path}: must be a mapping of settings (\`version\`, \`proxy\`, \`session\`, …)`, EXIT.invalid);
   }
   return { path, document, values: values as Record<string, unknown> };
+}
+
+/**
+ * Where `path` (keys and list indexes, as in an issue's path) sits in the file: `FILE:LINE:COL` of the
+ * deepest node on the path that the file has (an unknown key: its value; a missing key: the section that
+ * lacks it); `FILE` alone when not even the first key is there.
+ */
+export function whereIn(file: ConfigFile, path: readonly (string | number)[]): string {
+  const doc = file.document;
+  const counter = doc === null ? undefined : lines.get(doc);
+  if (doc === null || counter === undefined) return file.path;
+  for (let n = path.length; n > 0; n--) {
+    const node: unknown = doc.getIn(path.slice(0, n), true);
+    if (!isNode(node) || node.range === undefined || node.range === null) continue;
+    const { line, col } = counter.linePos(node.range[0]);
+    return `${file.path}:${line}:${col}`;
+  }
+  return file.path;
 }

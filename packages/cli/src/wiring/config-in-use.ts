@@ -1,24 +1,90 @@
 import { join } from "node:path";
 import type { RedactionRules } from "@acp/core";
+import { parseProxyConfig, type ProxyConfig } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
+import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
 import { credentialRulesFrom, type CredentialRule } from "./credentials.js";
 import { redactionRulesFrom } from "./redaction-config.js";
 import { checkSessionBlock } from "./session-config.js";
 import { checkChannelKeys } from "./config-channels.js";
-import { readConfigFile, type ConfigFile } from "./config-file.js";
+import { readConfigFile, whereIn, type ConfigFile } from "./config-file.js";
 
 /**
- * The config keys `acp proxy` (and `acp run`) take from the config file in use, each checked: the
- * `redaction:` patterns, the `credentials:` mapping, the `session:` block, and the consent channel
- * (`channel:`, `telegram:`, `webhook:`; its sealed secrets are opened on first use with the home's key).
- * Secret values stay in the home's vault and in the sealed values of this file.
+ * The config keys `acp proxy` and `acp run` take from the config file in use, each checked: `proxy:` (with
+ * `defaults.timeout_seconds`), the `redaction:` patterns, the `credentials:` mapping, the `session:` block,
+ * the consent graph's `graph:` section, and the consent channel (`channel:`, `telegram:`, `webhook:`; its
+ * sealed secrets are opened on first use with the home's key). Secret values stay in the home's vault and in
+ * the sealed values of this file. `acp doctor` runs the same checks.
  */
 export interface ConfigInUse {
   readonly file: ConfigFile;
+  /** `proxy:` and `defaults.timeout_seconds`: upstreams, port, bind, token, prefixes, timeouts. */
+  readonly proxy: ProxyConfig;
   readonly redaction: RedactionRules;
   readonly credentials: readonly CredentialRule[];
   /** The `session:` block as given (`{}`: the runtime's defaults). */
   readonly session: Readonly<Record<string, unknown>>;
+  /** The `graph:` section: the mapping and threshold for the home's consent graph (`{}`: none). */
+  readonly graph: GraphConfig;
+}
+
+/** The keys `configInUse` checks, in the order its problems are reported (what `acp doctor` names its checks). */
+export const CONFIG_KEYS = ["proxy", "credentials", "redaction", "session", "graph", "channel"] as const;
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+
+/** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
+export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
+
+/** Each key of `file` checked on its own: what `configInUse` throws and `acp doctor` reports. */
+export interface ConfigChecks {
+  readonly proxy: KeyCheck<ProxyConfig>;
+  readonly credentials: KeyCheck<readonly CredentialRule[]>;
+  readonly redaction: KeyCheck<RedactionRules>;
+  readonly session: KeyCheck<Readonly<Record<string, unknown>>>;
+  readonly graph: KeyCheck<GraphConfig>;
+  readonly channel: KeyCheck<void>;
+}
+
+function check<T>(run: () => T): KeyCheck<T> {
+  try {
+    return { ok: true, value: run() };
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    return { ok: false, problems: err.message };
+  }
+}
+
+function proxySection(file: ConfigFile): ProxyConfig {
+  const v = file.values;
+  const defaults = v["defaults"];
+  const timeout =
+    typeof defaults === "object" && defaults !== null
+      ? (defaults as Record<string, unknown>)["timeout_seconds"]
+      : undefined;
+  const parsed = parseProxyConfig(v["proxy"], timeout);
+  if (parsed.ok) return parsed.value;
+  const lines = parsed.issues.map((i) => {
+    // `defaults.timeout_seconds` is reported as `proxy.…defaults.timeout_seconds`
+    const dots = i.path.lastIndexOf("..");
+    return `${whereIn(file, dots >= 0 ? i.path.slice(dots + 1) : i.path)}: ${i.message}`;
+  });
+  throw new CliError(lines.join("\n"), EXIT.invalid);
+}
+
+/**
+ * Checks every key of the config file `file` that the proxy uses, each on its own (a problem in one does not
+ * hide another's). Errors other than a bad value (exit 4) are thrown.
+ */
+export function checkConfigKeys(file: ConfigFile): ConfigChecks {
+  const v = file.values;
+  return {
+    proxy: check(() => proxySection(file)),
+    credentials: check(() => credentialRulesFrom(v["credentials"], file.path)),
+    redaction: check(() => redactionRulesFrom(v["redaction"], file.path)),
+    session: check(() => checkSessionBlock(v["session"], file.path)),
+    graph: check(() => graphConfigFrom(file)),
+    channel: check(() => checkChannelKeys(v, file.path)),
+  };
 }
 
 /**
@@ -26,23 +92,22 @@ export interface ConfigInUse {
  * each naming the file (exit 4): a typo in a protection must never run silently without it.
  */
 export function configInUse(file: ConfigFile): ConfigInUse {
-  const problems: string[] = [];
-  const checked = <T>(check: () => T, fallback: T): T => {
-    try {
-      return check();
-    } catch (err) {
-      if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-      problems.push(err.message);
-      return fallback;
-    }
-  };
-  const v = file.values;
-  const redaction = checked(() => redactionRulesFrom(v["redaction"], file.path), null);
-  const credentials = checked(() => credentialRulesFrom(v["credentials"], file.path), []);
-  const session = checked(() => checkSessionBlock(v["session"], file.path), {});
-  checked(() => checkChannelKeys(v, file.path), undefined);
-  if (problems.length > 0 || redaction === null) throw new CliError(problems.join("\n"), EXIT.invalid);
-  return { file, redaction, credentials, session };
+  const c = checkConfigKeys(file);
+  if (c.proxy.ok && c.credentials.ok && c.redaction.ok && c.session.ok && c.graph.ok && c.channel.ok) {
+    return {
+      file,
+      proxy: c.proxy.value,
+      redaction: c.redaction.value,
+      credentials: c.credentials.value,
+      session: c.session.value,
+      graph: c.graph.value,
+    };
+  }
+  const problems = CONFIG_KEYS.flatMap((key) => {
+    const k = c[key];
+    return k.ok ? [] : [k.problems];
+  });
+  throw new CliError(problems.join("\n"), EXIT.invalid);
 }
 
 /** The home's `config.yml` (absent: an empty config), checked: what `acp proxy` uses without `--config`. */

@@ -16,7 +16,7 @@ import {
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
 import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
-import { graphSourceOptions, loadGraphSettings } from "../decision/graph-config.js";
+import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import type { HomeState } from "./home-state.js";
@@ -27,6 +27,11 @@ export interface PipelineDecideOptions {
   /** The policy file; when it is the home's default and missing, the built-in starter policy is used. */
   readonly policyPath: string;
   readonly policyIsDefault: boolean;
+  /**
+   * The `graph:` section of the config file in use (`--config FILE`, else `$ACP_HOME/config.yml`), already
+   * checked: the mapping and threshold for the home's consent graph. The graph and its reviews stay the home's.
+   */
+  readonly graph: GraphConfig;
   readonly now: () => Date;
   readonly log: (line: string) => void;
   /** The session runtime: one per downstream session, judging every call as the `session` source. */
@@ -59,12 +64,13 @@ function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
     throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
   }
-  return graphSource({ graph: graph.value, ...graphSourceOptions(loadGraphSettings(options.state.home)) });
+  const settings = { ...graphReviews(options.state.home), ...options.graph };
+  return graphSource({ graph: graph.value, ...graphSourceOptions(settings) });
 }
 
 /**
- * The proxy's `Decide`: the one pipeline over the policy, the home's consent graph (when present) and
- * the action contract, with rate limits kept in `state.db` (or memory without a home). Never throws.
+ * The proxy's `Decide`: the one pipeline over the policy, the home's consent graph (when present, with
+ * `graph`'s mapping and threshold) and the action contract, with rate limits kept in `state.db` (or memory without a home). Never throws.
  */
 export function createPipelineDecide(options: PipelineDecideOptions): Decide {
   const policy = loadPolicy(options);

@@ -29,7 +29,7 @@ interface Wired {
  * durably), and the hash-chained audit log with signed checkpoints. Without `$ACP_HOME` it still works —
  * the starter policy, an ephemeral key, memory state, no audit — and says so on stderr.
  *
- * Every config key (`redaction:`, `credentials:`, `session:`, the consent channel) comes from the config
+ * Every config key (`redaction:`, `credentials:`, `session:`, `graph:`, the consent channel) comes from the config
  * file in use, read and checked once by the command (`config`, the first option that carries it); a caller
  * that passes none gets `$ACP_HOME/config.yml`'s. Secrets stay in the home: the vault and the home's key.
  */
@@ -78,6 +78,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         state,
         policyPath: path,
         policyIsDefault: path === join(home, "policy.yml") && !existsSync(path),
+        graph: config.graph,
         now: ctx.io.now,
         log,
         sessions: (classify) => {
