@@ -27,7 +27,7 @@ import { anchorPathOf, beginAnchor } from "./anchor.js";
 import { ByteRuns, limitViews, writeAll } from "./byte-runs.js";
 import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
-import { acquireFileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
+import { FileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
@@ -162,6 +162,7 @@ export async function openAuditLog(path: string, options: AuditLogOptions): Prom
   try {
     await writer.recoverAtOpen();
   } catch (err) {
+    writer.lock.close();
     await handle.close();
     throw err;
   }
@@ -193,6 +194,8 @@ class AuditWriter implements AuditLog {
   private ahead: Ahead | null = null;
   /** The sealing of {@link ahead} while it runs (it yields to the event loop between steps). */
   private sealing: Promise<void> | null = null;
+  /** `<path>.lock`, taken once per batch. */
+  readonly lock: FileLock;
 
   constructor(
     readonly path: string,
@@ -200,6 +203,7 @@ class AuditWriter implements AuditLog {
     private readonly options: AuditLogOptions,
   ) {
     this.anchorPath = anchorPathOf(path);
+    this.lock = new FileLock(`${path}.lock`, options.lock);
     this.redact =
       options.redaction === false && options.secrets === undefined
         ? null
@@ -272,6 +276,7 @@ class AuditWriter implements AuditLog {
       await final;
       await this.flush();
     } finally {
+      this.lock.close();
       await this.handle.close();
     }
   }
@@ -343,7 +348,7 @@ class AuditWriter implements AuditLog {
     let release: (() => void) | undefined;
     try {
       if (this.failure !== null) throw this.failedError();
-      release = await acquireFileLock(`${this.path}.lock`, this.options.lock);
+      release = await this.lock.acquire();
       const prefix = this.catchUp();
       let plan: SealedBatch;
       const sealed = ahead?.plan ?? null;

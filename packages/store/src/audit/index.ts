@@ -1,7 +1,13 @@
 /** The audit log writer: one hash chain per file, shared by processes, durable, crash-safe. */
 export { openAuditLog, type AuditFsyncMode, type AuditLog, type AuditLogOptions } from "./audit-log.js";
 export { anchorPathOf, readAnchor, writeAnchor } from "./anchor.js";
-export { acquireFileLock, FileLockTimeoutError, type FileLockOptions, type ReleaseLock } from "./file-lock.js";
+export {
+  acquireFileLock,
+  FileLock,
+  FileLockTimeoutError,
+  type FileLockOptions,
+  type ReleaseLock,
+} from "./file-lock.js";
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
 export { scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";

@@ -1,9 +1,18 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { acquireFileLock } from "../../src/audit/index.js";
+import { acquireFileLock, FileLock, openAuditLog } from "../../src/audit/index.js";
 import { tempHomes } from "./audit-fixture.js";
 
 const homes = tempHomes();
@@ -46,5 +55,107 @@ describe("file lock", () => {
     writeFileSync(path, `${process.pid}\n${hostname()}\nlive\n`);
     await expect(acquireFileLock(path, { timeoutMs: 30 })).rejects.toMatchObject({ code: "audit_lock_timeout" });
     expect(existsSync(path)).toBe(true);
+  });
+});
+
+/** The holder files beside a lock (`<lock>.<pid>.<8 hex>`). */
+function holdersOf(dir: string, lock = "x.lock"): string[] {
+  return readdirSync(dir).filter(
+    (name) => /^\.\d+\.[0-9a-f]{8}$/.test(name.slice(lock.length)) && name.startsWith(lock),
+  );
+}
+
+describe("file lock taken again and again by one holder (FileLock)", () => {
+  it("is exclusive against acquireFileLock and another FileLock, and reads as a lock file of this process", async () => {
+    const dir = homes.make();
+    const path = join(dir, "x.lock");
+    const a = new FileLock(path);
+    const b = new FileLock(path, { timeoutMs: 30 });
+    const release = await a.acquire();
+    const [pid, host, token] = readFileSync(path, "utf8").split("\n");
+    expect([pid, host]).toEqual([String(process.pid), hostname()]);
+    expect(token).toMatch(/^[0-9a-f-]{36}$/);
+    await expect(b.acquire()).rejects.toMatchObject({ code: "audit_lock_timeout" });
+    await expect(acquireFileLock(path, { timeoutMs: 30 })).rejects.toMatchObject({ code: "audit_lock_timeout" });
+    release();
+    release();
+    expect(existsSync(path)).toBe(false);
+    const other = await acquireFileLock(path, { timeoutMs: 50 });
+    await expect(b.acquire()).rejects.toMatchObject({ code: "audit_lock_timeout" });
+    other();
+    (await b.acquire())();
+    a.close();
+    b.close();
+    expect(holdersOf(dir)).toEqual([]);
+  });
+
+  it("takes the lock with a fresh modification time, so others do not judge it stale by the holder's age", async () => {
+    const dir = homes.make();
+    const path = join(dir, "x.lock");
+    const lock = new FileLock(path);
+    (await lock.acquire())();
+    const [holder] = holdersOf(dir);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(dir, holder as string), old, old);
+    const release = await lock.acquire();
+    expect(Date.now() - statSync(path).mtimeMs).toBeLessThan(60_000);
+    await expect(acquireFileLock(path, { timeoutMs: 30, staleMs: 60_000 })).rejects.toMatchObject({
+      code: "audit_lock_timeout",
+    });
+    release();
+    lock.close();
+  });
+
+  it("release leaves alone a lock another process took after ours was broken", async () => {
+    const dir = homes.make();
+    const path = join(dir, "x.lock");
+    const lock = new FileLock(path);
+    const release = await lock.acquire();
+    renameSync(path, join(dir, "grave")); // broken as stale by someone else
+    unlinkSync(join(dir, "grave"));
+    const theirs = await acquireFileLock(path, { timeoutMs: 50 });
+    release();
+    expect(existsSync(path)).toBe(true);
+    theirs();
+    lock.close();
+  });
+
+  it("makes a new holder file when its own was removed, and close removes it", async () => {
+    const dir = homes.make();
+    const path = join(dir, "x.lock");
+    const lock = new FileLock(path);
+    (await lock.acquire())();
+    const [first] = holdersOf(dir);
+    unlinkSync(join(dir, first as string));
+    const release = await lock.acquire();
+    expect(holdersOf(dir)).toHaveLength(1);
+    release();
+    lock.close();
+    expect(holdersOf(dir)).toEqual([]);
+  });
+
+  it("removes the holder files of dead processes of this host, not of live ones or other hosts", async () => {
+    const dir = homes.make();
+    const path = join(dir, "x.lock");
+    const dead = deadPid();
+    writeFileSync(join(dir, `x.lock.${dead}.0123abcd`), `${dead}\n${hostname()}\nt\n`);
+    writeFileSync(join(dir, `x.lock.${process.pid}.4567abcd`), `${process.pid}\n${hostname()}\nt\n`);
+    writeFileSync(join(dir, `x.lock.${dead}.89abcdef`), `${dead}\nanother-host.example\nt\n`);
+    writeFileSync(join(dir, "x.lock.note"), "not a holder");
+    const lock = new FileLock(path);
+    (await lock.acquire())();
+    lock.close();
+    expect(readdirSync(dir).sort()).toEqual(
+      [`x.lock.${process.pid}.4567abcd`, `x.lock.${dead}.89abcdef`, "x.lock.note"].sort(),
+    );
+  });
+
+  it("an audit writer leaves no holder file once closed", async () => {
+    const dir = homes.make();
+    const log = await openAuditLog(join(dir, "audit.jsonl"), { clock: () => new Date(), fsync: "batch" });
+    await log.append({ event_type: "tool_call_intercepted" });
+    expect(holdersOf(dir, "audit.jsonl.lock")).toHaveLength(1);
+    await log.close();
+    expect(readdirSync(dir).sort()).toEqual(["audit.jsonl"]);
   });
 });
