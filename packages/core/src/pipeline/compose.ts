@@ -36,9 +36,26 @@ export function composeVerdicts(verdicts: readonly SourceVerdict[]): Composition
     };
   }
   let deciding = verdicts[0] as SourceVerdict;
+  let top = routeStrictness(deciding.route);
+  let bottom = top;
   for (const verdict of verdicts) {
-    if (routeStrictness(verdict.route) > routeStrictness(deciding.route)) deciding = verdict;
+    const rank = routeStrictness(verdict.route);
+    if (rank > top) {
+      deciding = verdict;
+      top = rank;
+    }
+    if (rank < bottom) bottom = rank;
   }
-  const ordered = [...verdicts].sort((a, b) => routeStrictness(b.route) - routeStrictness(a.route));
-  return { route: deciding.route, deciding, reasons: ordered.flatMap((v) => v.reasons) };
+  // strictest first, source order within a rank (what a stable sort by rank gives), without sorting a copy
+  const reasons: Reason[] = [];
+  for (let rank = top; rank >= bottom; rank--) {
+    for (const verdict of verdicts) {
+      if (routeStrictness(verdict.route) !== rank) continue;
+      // as flatMap would: an array is spread, anything else (a source's mistake) kept as it is
+      const own: unknown = verdict.reasons;
+      if (Array.isArray(own)) for (const reason of own as Reason[]) reasons.push(reason);
+      else reasons.push(own as Reason);
+    }
+  }
+  return { route: deciding.route, deciding, reasons };
 }

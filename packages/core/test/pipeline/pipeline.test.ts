@@ -3,6 +3,7 @@ import fc from "fast-check";
 import {
   ROUTES,
   assertPolicy,
+  composeVerdicts,
   compilePolicy,
   contractSource,
   createMemoryRateLimiter,
@@ -13,6 +14,7 @@ import {
   routeStrictness,
   type DecisionSource,
   type Route,
+  type SourceVerdict,
 } from "../../src/index.js";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -252,6 +254,37 @@ describe("the one pipeline", () => {
     expect(refused.route).toBe("refuse");
     expect(refused.verdicts.map((v) => v.source)).toEqual(["session", "graph"]);
     expect(refused.reasons.some((r) => r.code === "source_error" && r.message.includes("lost the graph"))).toBe(true);
+  });
+
+  it("composes verdicts as a stable sort by strictness would (property)", () => {
+    const reference = (verdicts: readonly SourceVerdict[]) => {
+      let deciding = verdicts[0] as SourceVerdict;
+      for (const v of verdicts) if (routeStrictness(v.route) > routeStrictness(deciding.route)) deciding = v;
+      const ordered = [...verdicts].sort((a, b) => routeStrictness(b.route) - routeStrictness(a.route));
+      return { route: deciding.route, deciding, reasons: ordered.flatMap((v) => v.reasons) };
+    };
+    const verdict = fc.record({
+      source: fc.constantFrom<SourceVerdict["source"]>("policy", "graph", "contract", "session"),
+      // an unknown route (a source's mistake) ranks below accept
+      route: fc.constantFrom<Route>(...ROUTES, "bogus" as Route),
+      reasons: fc.array(
+        fc.record({ source: fc.constant("session" as const), code: fc.string(), message: fc.string() }),
+        {
+          maxLength: 3,
+        },
+      ),
+    });
+    fc.assert(
+      fc.property(fc.array(verdict, { minLength: 1, maxLength: 6 }), (verdicts) => {
+        const composed = composeVerdicts(verdicts);
+        const expected = reference(verdicts);
+        expect(composed.route).toBe(expected.route);
+        expect(composed.deciding).toBe(expected.deciding);
+        expect(composed.reasons).toEqual(expected.reasons);
+        composed.reasons.forEach((r, i) => expect(r).toBe(expected.reasons[i]));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it("is never more permissive than its strictest source (property)", async () => {

@@ -15,6 +15,27 @@ export interface PipelineSummary {
 /** The envelope `/pre-tool-check` returns: the contract envelope plus the pipeline's summary. */
 export type PreToolCheckEnvelope = ContractEnvelope & { readonly decision: PipelineSummary };
 
+/**
+ * Every field of the contract envelope, so that the merged answer is built as one object literal (a copy
+ * by spread plus a new `decision` key costs V8 a slow property add per answer, ~1.5 µs): a field added
+ * to {@link ContractEnvelope} does not compile until it is listed here and copied below.
+ */
+const ENVELOPE_FIELDS = {
+  contract: true,
+  gate_decision: true,
+  recommended_action: true,
+  hard_blockers: true,
+  architecture_decision: true,
+  aix: true,
+  validation_errors: true,
+  audit: true,
+} as const satisfies Record<keyof ContractEnvelope, true>;
+
+/** The contract envelope's fields in order (the merged answer keeps it, then `decision`). */
+export const CONTRACT_ENVELOPE_FIELDS: readonly (keyof ContractEnvelope)[] = Object.keys(
+  ENVELOPE_FIELDS,
+) as (keyof ContractEnvelope)[];
+
 /** Merges the pipeline's decision into the contract envelope (never loosening it). */
 export function mergeDecision(
   envelope: ContractEnvelope,
@@ -23,21 +44,22 @@ export function mergeDecision(
 ): PreToolCheckEnvelope {
   const architecture = envelope.architecture_decision;
   const route = strictestRoute(architecture.route, decision.route);
-  const extra = decision.reasons
-    .filter((r) => r.source !== "contract")
-    .map((r) => ({ code: r.code, message: r.message }));
+  const reasons: ContractEnvelope["architecture_decision"]["reasons"][number][] = [...architecture.reasons];
+  for (const r of decision.reasons) if (r.source !== "contract") reasons.push({ code: r.code, message: r.message });
   const blockers = [...envelope.hard_blockers];
   if (decision.route === "refuse" && architecture.route !== "refuse" && !blockers.includes("policy_refused")) {
     blockers.push("policy_refused");
   }
   const pass = route === "accept" && blockers.length === 0 && envelope.validation_errors.length === 0;
   return {
-    ...envelope,
+    contract: envelope.contract,
     gate_decision: pass ? "pass" : "fail",
     recommended_action: pass ? "accept" : strictestRoute(route, "ask"),
     hard_blockers: blockers,
-    architecture_decision: { ...architecture, route, reasons: [...architecture.reasons, ...extra] },
+    architecture_decision: { ...architecture, route, reasons },
     aix: { hard_blockers: [...blockers] },
+    validation_errors: envelope.validation_errors,
+    audit: envelope.audit,
     decision: { decision_id: decisionId, route: decision.route, rule: decision.rule, reasons: decision.reasons },
   };
 }
