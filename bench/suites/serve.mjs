@@ -12,8 +12,12 @@
 // its own process (this file with `--child …`), so autocannon does not share its event loop.
 // PostgreSQL: $ACP_BENCH_POSTGRES_URL (a database the bench may create databases on), else a throwaway
 // cluster from scripts/postgres.sh (Debian's postgresql; that cluster runs with fsync=off, so its numbers
-// are an upper bound). Without either the postgres column says why and the rest still runs.
+// are an upper bound). Without either the postgres column says why and the rest still runs;
+// ACP_BENCH_SERVE_POSTGRES=0 leaves it out.
 // Needs the built packages (`npx tsc -b packages/cli`); writes only into temporary directories.
+// Before/after: $ACP_BENCH_SERVE_BASELINE names another build's checkout (a directory with
+// packages/{core,store,server}/dist that resolve their own @acp packages); its sqlite server runs as row
+// `baseline` in the same run, measured right after this build's sqlite server in every cell.
 import { execFileSync, fork } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -24,9 +28,15 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import Fastify from "fastify";
 
-const core = await import("../../packages/core/dist/index.js");
-const store = await import("../../packages/store/dist/index.js");
-const server = await import("../../packages/server/dist/index.js");
+const BASELINE = process.env.ACP_BENCH_SERVE_BASELINE;
+// a `baseline` child loads the other build's packages; everything else loads this checkout's
+const root =
+  process.argv[2] === "--child" && process.argv[3] === "baseline"
+    ? new URL(`file://${BASELINE.replace(/\/?$/, "/")}`)
+    : new URL("../../", import.meta.url);
+const core = await import(new URL("packages/core/dist/index.js", root).href);
+const store = await import(new URL("packages/store/dist/index.js", root).href);
+const server = await import(new URL("packages/server/dist/index.js", root).href);
 
 const DURATION = Number(process.env.ACP_BENCH_SERVE_SECONDS ?? 5);
 const CONNECTIONS = [1, 10, 100];
@@ -118,6 +128,7 @@ async function child(kind, storageUrl) {
     kind === "bare"
       ? await bare()
       : await acpServer(dir, kind === "postgres" ? storageUrl : undefined, kind === "http");
+  // kind `baseline`: the sqlite server of $ACP_BENCH_SERVE_BASELINE's build (loaded above)
   process.send({ url: s.url });
   process.on("message", async (m) => {
     if (m === "verify") process.send({ verified: await s.verify() });
@@ -200,12 +211,16 @@ async function main() {
   let db = null;
   let pgWhy = null;
   try {
+    if (process.env.ACP_BENCH_SERVE_POSTGRES === "0") throw new Error("ACP_BENCH_SERVE_POSTGRES=0");
     db = await benchDatabase();
   } catch (err) {
     pgWhy = err instanceof Error ? err.message.split("\n")[0] : String(err);
   }
+  // the baseline first: a build that cannot serve stops the run before the other servers start
+  const baseline = BASELINE !== undefined && BASELINE !== "" ? await start("baseline") : undefined;
   const servers = { sqlite: await start("sqlite"), bare: await start("bare"), http: await start("http") };
   if (db !== null) servers.postgres = await start("postgres", db.url);
+  if (baseline !== undefined) servers.baseline = baseline;
   try {
     process.stdout.write(
       `POST /pre-tool-check, ${DURATION}s per cell, each server in its own process, every decision in the audit chain\n` +
@@ -230,9 +245,14 @@ async function main() {
     const us = (x) => (x === null || x === undefined ? "-" : Math.round(x));
     const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join("  ") + "\n";
     process.stdout.write(row(head));
+    const baseRows = [];
     let best = 0;
     for (const connections of CONNECTIONS) {
       const s = await measure(servers.sqlite, connections);
+      if (servers.baseline !== undefined) {
+        const base = await measure(servers.baseline, connections);
+        baseRows.push({ connections, base, s });
+      }
       const p = servers.postgres === undefined ? null : await measure(servers.postgres, connections);
       const b = await measure(servers.bare, connections);
       const h = await measure(servers.http, connections);
@@ -255,7 +275,17 @@ async function main() {
         ]),
       );
     }
-    for (const kind of ["sqlite", "postgres"]) {
+    if (baseRows.length > 0) {
+      process.stdout.write(`\nbaseline = sqlite server of ${BASELINE}, measured right after sqlite in each cell\n`);
+      process.stdout.write("conns  baseline req/s  p99 ms  cpu µs  sqlite cpu µs  sqlite/baseline cpu\n");
+      for (const { connections, base, s } of baseRows) {
+        process.stdout.write(
+          `${String(connections).padStart(5)}  ${fmt(base.rps).padStart(14)}  ${String(base.p99).padStart(6)}  ` +
+            `${String(us(base.cpuUs)).padStart(6)}  ${String(us(s.cpuUs)).padStart(13)}  ${ratio(s.cpuUs, base.cpuUs).padStart(19)}\n`,
+        );
+      }
+    }
+    for (const kind of ["sqlite", "baseline", "postgres"]) {
       if (servers[kind] === undefined) continue;
       const { verified } = await servers[kind].ask("verify");
       process.stdout.write(
