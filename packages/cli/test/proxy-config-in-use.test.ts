@@ -192,7 +192,7 @@ describe("createProxyWiring: the config it is given, else the home's config.yml"
     }
   });
 
-  it("without one (acp run), reads and checks the home's config.yml: its bad keys stop it (exit 4)", async () => {
+  it("without one, reads and checks the home's config.yml: its bad keys stop it (exit 4)", async () => {
     const { home } = fixtureHome(root.dir);
     writeFileSync(join(home, "config.yml"), 'version: "1"\ncredentials: 7\n');
     const wiring = createProxyWiring(ctxFor(home));

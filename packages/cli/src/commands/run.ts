@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
@@ -12,7 +12,6 @@ import {
   defaultUpstreamName,
   listenHttp,
   parseEgressAllowList,
-  parseProxyConfig,
   parseUpstreamArgument,
   runSandboxed,
   serveStdio,
@@ -25,6 +24,8 @@ import {
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
+import { readConfigFile, whereIn } from "../wiring/config-file.js";
+import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import type { ProxyWiring } from "./proxy.js";
 
 /** What `acp run` plugs in; tests replace the wiring (decide, broker, audit) and the signal source. */
@@ -48,8 +49,9 @@ interface RunFlags {
   bridgeDir?: string;
 }
 
-/** The config.yml parts `acp run` reads: the proxy section, `sandbox.allow_egress`, and secret-looking values. */
+/** The config file in use, as `acp run` reads it: every key the proxy uses, `sandbox.allow_egress`, secret-looking values. */
 interface RunConfig {
+  readonly keys: ConfigInUse;
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
   readonly secretValues: readonly string[];
@@ -78,7 +80,10 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option("-u, --upstream <cmd-or-url>", "an upstream MCP server (as for `acp proxy`); repeatable", collect)
     .option("-n, --name <name>", "name of the matching --upstream (in order)", collect)
-    .option("--config <file>", "config file (default $ACP_HOME/config.yml when it exists)")
+    .option(
+      "--config <file>",
+      "the config file every setting comes from, as for acp proxy (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
+    )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
     .option("--bridge-dir <dir>", "where the bridge sockets are bound (default a fresh private temp directory)")
@@ -116,18 +121,20 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
-  const audit = deps.wiring.createAudit({ home });
-  const broker = deps.wiring.createBroker({ home });
+  const keys = config.keys;
+  const audit = deps.wiring.createAudit({ home, config: keys });
+  const broker = deps.wiring.createBroker({ home, config: keys });
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = deps.wiring.createDecide({
     policyPath,
     home,
+    config: keys,
     trustedServers,
     ...(intent !== undefined ? { intent: intent.value } : {}),
   });
-  const observer = deps.wiring.createObserver?.({ home });
-  const credentials = deps.wiring.createCredentials?.({ home });
-  const plans = deps.wiring.createPlans?.({ home });
+  const observer = deps.wiring.createObserver?.({ home, config: keys });
+  const credentials = deps.wiring.createCredentials?.({ home, config: keys });
+  const plans = deps.wiring.createPlans?.({ home, config: keys });
   const proxy = createProxy({
     upstreams,
     decide,
@@ -209,29 +216,37 @@ function readIntent(ctx: CliContext, file: string): { path: string; sha256: stri
   return { path, sha256: `sha256:${createHash("sha256").update(text).digest("hex")}`, value: parsed };
 }
 
+/**
+ * The config file in use (`--config FILE`, else `$ACP_HOME/config.yml` when it exists), read once: every key
+ * `acp proxy` takes from it (checked the same way, `configInUse`) and `sandbox.allow_egress`. Every problem
+ * is named with the file (exit 4) before anything starts.
+ */
 function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string): RunConfig {
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
-  let document: unknown = {};
-  if (flag !== undefined || existsSync(path)) {
-    try {
-      document = parseYaml(readFileSync(path, "utf8")) ?? {};
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== undefined) throw new CliError(`cannot read \`${path}\`: ${code}`, EXIT.error);
-      throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
-    }
+  const file = readConfigFile(path, flag !== undefined);
+  const problems: string[] = [];
+  let keys: ConfigInUse | undefined;
+  try {
+    keys = configInUse(file);
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    problems.push(err.message);
   }
-  const doc = (typeof document === "object" && document !== null ? document : {}) as Record<string, unknown>;
-  const defaults = doc["defaults"] as Record<string, unknown> | undefined;
-  const proxy = parseProxyConfig(doc["proxy"], defaults?.["timeout_seconds"]);
-  if (!proxy.ok) throw new CliError(proxy.issues.map((i) => formatIssue(i, path)).join("\n"), EXIT.invalid);
-  const sandbox = doc["sandbox"];
+  const sandbox = file.values["sandbox"];
   const list =
     typeof sandbox === "object" && sandbox !== null ? (sandbox as Record<string, unknown>)["allow_egress"] : [];
   if (list !== undefined && (!Array.isArray(list) || !list.every((e) => typeof e === "string"))) {
-    throw new CliError(`${path}: sandbox.allow_egress: expected a list of HOST:PORT strings`, EXIT.invalid);
+    problems.push(
+      `${whereIn(file, ["sandbox", "allow_egress"])}: sandbox.allow_egress: expected a list of HOST:PORT strings`,
+    );
   }
-  return { proxy: proxy.value, allowEgress: list ?? [], secretValues: secretsIn(doc) };
+  if (keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+  return {
+    keys,
+    proxy: keys.proxy,
+    allowEgress: (list as string[] | undefined) ?? [],
+    secretValues: secretsIn(file.values),
+  };
 }
 
 /** String values under keys that look secret (token, secret, password, key), anywhere in the config. */
