@@ -15,7 +15,8 @@ import { describeActionVerb, sourceName, taintQuestion } from "./semantic-questi
 import { quoteValue } from "./errors.js";
 import type { SessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
-import { matchTransitions, type CompiledTransitionRule } from "./transitions.js";
+import type { SessionCounts } from "./session-core.js";
+import { firedTransitions, type CompiledTransitionRule } from "./transitions.js";
 
 /** Categories whose calls change something outside the agent: provenance, budgets and the kill switch watch them. */
 export const CONSEQUENTIAL_CATEGORIES: readonly Category[] = [
@@ -52,7 +53,9 @@ export interface SessionView {
   /** The approved plan in force (null when none is approved). */
   readonly plan: CompiledPlan | null;
   readonly settings: CompiledSessionSettings;
-  readonly history: readonly ExecutedCall[];
+  /** Calls executed so far: changes whenever `counts` does (the remembered judgments compare it). */
+  readonly executed: number;
+  readonly counts: SessionCounts;
   readonly entries: readonly ProvenanceEntry[];
   readonly provenanceIncomplete: boolean;
   /** Untrusted sources whose content reads like instructions. */
@@ -140,16 +143,15 @@ function budgetFindings(
   consequential: boolean,
 ): Finding[] {
   const budgets = intent.intent.budgets;
-  // no budget at all: nothing to count (the history grows with the session; do not walk it per call)
   if (budgets.max_calls === undefined && budgets.max_consequential_calls === undefined && intent.perAction.length === 0)
     return [];
-  const version = intent.intent.version;
-  const calls = view.history.filter((h) => h.intent_version === version);
+  // counted as calls were recorded, per intent version (a new version starts from nothing)
+  const counted = view.counts.budgets.get(intent.intent.version);
   const found: Finding[] = [];
-  if (budgets.max_calls !== undefined && calls.length >= budgets.max_calls) {
+  if (budgets.max_calls !== undefined && (counted?.total ?? 0) >= budgets.max_calls) {
     found.push(finding("refuse", "budget_exhausted", `the intent's budget of ${budgets.max_calls} calls is spent`));
   }
-  const spent = calls.filter((h) => h.consequential).length;
+  const spent = counted?.consequential ?? 0;
   if (consequential && budgets.max_consequential_calls !== undefined && spent >= budgets.max_consequential_calls) {
     found.push(
       finding(
@@ -159,10 +161,9 @@ function budgetFindings(
       ),
     );
   }
-  for (const { pattern, cap } of intent.perAction) {
-    if (pattern.match(names) === undefined) continue;
-    const used = calls.filter((h) => pattern.match(h.names) !== undefined).length;
-    if (used >= cap)
+  intent.perAction.forEach(({ pattern, cap }, i) => {
+    if (pattern.match(names) === undefined) return;
+    if ((counted?.perAction[i] ?? 0) >= cap)
       found.push(
         finding(
           "refuse",
@@ -170,7 +171,7 @@ function budgetFindings(
           `the intent allows at most ${cap} calls of \`${pattern.patterns[0] ?? ""}\``,
         ),
       );
-  }
+  });
   return found;
 }
 
@@ -180,7 +181,7 @@ function transitionFindings(
   category: Category,
   action: string,
 ): Finding[] {
-  return matchTransitions(view.settings.transitions, view.history, names, category).map((fired) => {
+  return firedTransitions(view.settings.transitions, view.counts.transitionAfter, names, category).map((fired) => {
     const words = `\`${action}\` after \`${fired.after}\` (\`${fired.rule.from} -> ${fired.rule.to}\`)`;
     return fired.rule.action === "deny"
       ? finding("refuse", "transition_denied", `a transition rule denies ${words}`, fired.rule.id)

@@ -116,6 +116,7 @@ export { describeActionVerb, taintQuestion } from "./semantic-question.js";
 export type { AuthorizeResult, IssueTokenOptions } from "./session-gate.js";
 export type { ToolResultOptions } from "./session-records.js";
 export { createSession, type Session, type SessionOptions, type ConfirmationProposal } from "./session.js";
-export { MAX_KEPT_EVENTS } from "./session-core.js";
+export { MAX_KEPT_EVENTS, MAX_KEPT_HISTORY } from "./session-core.js";
+export { MAX_ENTRIES } from "./session-records.js";
 export { sessionSource } from "./session-source.js";
 export { createSessionDirectory, type SessionDirectory } from "./session-directory.js";

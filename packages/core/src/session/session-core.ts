@@ -24,6 +24,23 @@ import { TokenRegistry } from "./token-registry.js";
  */
 export const MAX_KEPT_EVENTS = 10_000;
 
+/**
+ * How many executed calls a session keeps in memory (`session.history`): between this and twice this, the
+ * most recent. What the judgment reads of them (budgets, transition rules, the kill switch) is counted as
+ * calls are recorded ({@link SessionCounts}), so neither memory nor a decision's work grows with the session.
+ */
+export const MAX_KEPT_HISTORY = 10_000;
+
+/** What a session counted of its executed calls, kept as calls are recorded (changed in place). */
+export interface SessionCounts {
+  /** Per intent version: calls, consequential calls, and calls of each per-action cap (`intent.perAction` order). */
+  readonly budgets: Map<number, { total: number; consequential: number; readonly perAction: number[] }>;
+  /** Per transition rule (`settings.transitions` order): the first executed call's name matching its `from`. */
+  readonly transitionAfter: (string | undefined)[];
+  /** Times of the consequential calls since the last resume that are still inside the kill switch's window. */
+  consequentialAt: number[];
+}
+
 export interface SessionCoreDeps {
   readonly tenant: string;
   readonly id: string;
@@ -80,7 +97,12 @@ export class SessionCore {
   proposedPlan: CompiledPlan | null = null;
   /** The approved plan in force. */
   plan: CompiledPlan | null = null;
+  /** The most recent executed calls ({@link MAX_KEPT_HISTORY} at least). */
   readonly history: ExecutedCall[] = [];
+  /** Calls executed so far (the next call's `seq` is this plus one). */
+  executed = 0;
+  /** What the judgment reads of the executed calls (see {@link SessionCounts}); changes with {@link executed}. */
+  readonly counts: SessionCounts = { budgets: new Map(), transitionAfter: [], consequentialAt: [] };
   entries: ProvenanceEntry[] = [];
   storeChars = 0;
   provenanceIncomplete = false;
@@ -92,7 +114,7 @@ export class SessionCore {
   readonly tokens = new TokenRegistry();
   /** How many times the session was suspended (binds a resume confirmation to one suspension). */
   suspensions = 0;
-  /** How many calls were executed when the session was last resumed; the kill switch counts only later ones. */
+  /** How many calls were executed when the session was last resumed ({@link executed}); the kill switch counts only later ones. */
   resumedAfter = 0;
   toolResults = 0;
   /**
@@ -253,7 +275,8 @@ export class SessionCore {
       intent: this.intent,
       plan: this.plan,
       settings: this.settings,
-      history: this.history,
+      executed: this.executed,
+      counts: this.counts,
       entries: this.entries,
       provenanceIncomplete: this.provenanceIncomplete,
       instructionSources: this.instructionSources,

@@ -172,9 +172,9 @@ export function suspend(core: SessionCore, why: string): void {
 export function resumeDraft(core: SessionCore): QuestionDraft {
   return {
     kind: "resume",
-    text: `the session \`${core.deps.id}\` was suspended (${core.history.length} calls so far); resume it?`,
+    text: `the session \`${core.deps.id}\` was suspended (${core.executed} calls so far); resume it?`,
     subject: { kind: "resume", tenant: core.deps.tenant, session: core.deps.id, suspension: core.suspensions },
-    details: { calls: core.history.length, suspension: core.suspensions },
+    details: { calls: core.executed, suspension: core.suspensions },
   };
 }
 
@@ -183,7 +183,9 @@ export function resume(core: SessionCore, confirmation: Confirmation): void {
   const to = core.target("resume");
   const spent = core.desk.spend(confirmation, "resume", resumeDraft(core).subject);
   if (!spent.ok) core.fail(spent.code, `cannot resume: ${spent.message}`, [], "confirmation_refused");
-  core.resumedAfter = core.history.length;
+  core.resumedAfter = core.executed;
+  // the kill switch counts only the calls after a resume
+  core.counts.consequentialAt = [];
   core.moveTo(to, "resumed by a person");
   core.emit("resumed", `resumed by \`${confirmation.by}\``);
 }

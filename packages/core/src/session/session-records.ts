@@ -3,17 +3,18 @@
  * Recording untrusted content only ever adds taint; it has no path to the intent or the plan.
  */
 import type { ActionRequest } from "../request/index.js";
-import { CONSEQUENTIAL_CATEGORIES, judgeRequest } from "./evaluate-session.js";
+import { CONSEQUENTIAL_CATEGORIES, judgeRequest, type ExecutedCall } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
 import {
   createProvenanceEntry,
   namesFetchedSource,
+  MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
   type ProvenanceEntry,
   type ProvenanceEntryOptions,
   type ProvenanceLabel,
 } from "./provenance.js";
-import type { SessionCore } from "./session-core.js";
+import { MAX_KEPT_HISTORY, type SessionCore } from "./session-core.js";
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
 
@@ -27,6 +28,16 @@ export interface ToolResultOptions {
   readonly trusted?: boolean;
 }
 
+/**
+ * Most provenance entries one session keeps. Past it, as past {@link MAX_STORE_CHARS}, content is no longer
+ * kept to trace argument values to, the session marks its provenance incomplete, and consequential calls ask;
+ * each result is still scored for instruction-like text.
+ */
+export const MAX_ENTRIES = 50_000;
+
+/** Most instruction-bearing sources a session lists (the judgment reads whether there is one, and the first). */
+const MAX_INSTRUCTION_SOURCES = 1_000;
+
 function addEntry(
   core: SessionCore,
   label: ProvenanceLabel,
@@ -34,19 +45,24 @@ function addEntry(
   content: unknown,
   options: ProvenanceEntryOptions = {},
 ): ProvenanceEntry {
-  const entry = createProvenanceEntry(label, source, content, MAX_STORE_CHARS - core.storeChars, options);
-  core.entries.push(entry);
-  core.storeChars += entry.text.length;
-  if (entry.truncated && !core.provenanceIncomplete) {
+  // past MAX_ENTRIES the content is still scored for instructions, but no longer kept to trace values to
+  const full = core.entries.length >= MAX_ENTRIES;
+  const room = full ? MAX_ENTRY_CHARS : MAX_STORE_CHARS - core.storeChars;
+  const entry = createProvenanceEntry(label, source, content, room, options);
+  if (!full) {
+    core.entries.push(entry);
+    core.storeChars += entry.text.length;
+  }
+  if ((full || entry.truncated) && !core.provenanceIncomplete) {
     core.provenanceIncomplete = true;
-    core.emit(
-      "provenance_incomplete",
-      `content from \`${source}\` was cut; consequential calls now ask`,
-      "provenance_incomplete",
-    );
+    const what = full
+      ? `the session holds ${MAX_ENTRIES} entries, so content from \`${source}\` is no longer tracked`
+      : `content from \`${source}\` was cut`;
+    core.emit("provenance_incomplete", `${what}; consequential calls now ask`, "provenance_incomplete");
   }
   if (entry.instructions?.contains_instructions === true) {
-    core.instructionSources.push(source);
+    // the judgment reads whether there is one and the first (kept: the first MAX_INSTRUCTION_SOURCES)
+    if (core.instructionSources.length < MAX_INSTRUCTION_SOURCES) core.instructionSources.push(source);
     const kinds = [...new Set(entry.instructions.signals.map((s) => s.kind))].join(", ");
     core.emit(
       "instructions_detected",
@@ -120,10 +136,34 @@ function killSwitch(core: SessionCore, nowMs: number): void {
   const ks = core.settings.settings.kill_switch;
   if (ks === null) return;
   const since = nowMs - ks.window_seconds * 1000;
-  const recent = core.history.filter((h) => h.consequential && h.at > since && h.seq > core.resumedAfter).length;
+  // only the calls since the last resume are kept (see resume); a call that left the window stays out
+  const counts = core.counts;
+  counts.consequentialAt = counts.consequentialAt.filter((at) => at > since);
+  const recent = counts.consequentialAt.length;
   if (recent >= ks.consequential_calls) {
     suspend(core, `${recent} consequential calls within ${ks.window_seconds} s (kill switch)`);
   }
+}
+
+/** Counts a recorded call into what the judgment reads: its intent version's budgets, transition rules, kill switch. */
+function countExecuted(core: SessionCore, call: ExecutedCall): void {
+  const counts = core.counts;
+  const intent = core.intent;
+  let budget = counts.budgets.get(call.intent_version);
+  if (budget === undefined) {
+    budget = { total: 0, consequential: 0, perAction: (intent?.perAction ?? []).map(() => 0) };
+    counts.budgets.set(call.intent_version, budget);
+  }
+  budget.total++;
+  if (call.consequential) budget.consequential++;
+  intent?.perAction.forEach(({ pattern }, i) => {
+    if (pattern.match(call.names) !== undefined) budget.perAction[i] = (budget.perAction[i] ?? 0) + 1;
+  });
+  core.settings.transitions.forEach((rule, i) => {
+    if (counts.transitionAfter[i] === undefined && rule.from(call.names, call.category))
+      counts.transitionAfter[i] = call.names[0] ?? "";
+  });
+  if (call.consequential && core.settings.settings.kill_switch !== null) counts.consequentialAt.push(call.at);
 }
 
 /**
@@ -144,16 +184,19 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
     );
   }
   const at = core.now().getTime();
-  core.history.push(
-    Object.freeze({
-      seq: core.history.length + 1,
-      at,
-      intent_version: core.intent?.intent.version ?? 0,
-      names: judgment.names,
-      category: judgment.category,
-      consequential: CONSEQUENTIAL_CATEGORIES.includes(judgment.category),
-    }),
-  );
+  const call: ExecutedCall = Object.freeze({
+    seq: core.executed + 1,
+    at,
+    intent_version: core.intent?.intent.version ?? 0,
+    names: judgment.names,
+    category: judgment.category,
+    consequential: CONSEQUENTIAL_CATEGORIES.includes(judgment.category),
+  });
+  countExecuted(core, call);
+  core.executed++;
+  core.history.push(call);
+  // a long-lived session keeps the recent calls, not all of them (dropped in chunks: amortized O(1))
+  if (core.history.length >= 2 * MAX_KEPT_HISTORY) core.history.splice(0, core.history.length - MAX_KEPT_HISTORY);
   core.emit(
     "execution_recorded",
     `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,

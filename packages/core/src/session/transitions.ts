@@ -158,5 +158,28 @@ export function matchTransitions(
     const earlier = history.find((h) => compiled.from(h.names, h.category));
     if (earlier !== undefined) fired.push({ rule: compiled.rule, after: earlier.names[0] ?? "" });
   }
+  return byAction(fired);
+}
+
+/**
+ * {@link matchTransitions} from what a session counted: `after[i]` is the first executed call's name that
+ * matched rule `i`'s `from` (undefined while none did), kept as calls are recorded instead of searched for.
+ */
+export function firedTransitions(
+  rules: readonly CompiledTransitionRule[],
+  after: readonly (string | undefined)[],
+  names: readonly string[],
+  category: Category,
+): FiredTransition[] {
+  const fired: FiredTransition[] = [];
+  rules.forEach((compiled, i) => {
+    const earlier = after[i];
+    if (earlier !== undefined && compiled.to(names, category)) fired.push({ rule: compiled.rule, after: earlier });
+  });
+  return byAction(fired);
+}
+
+/** Deny rules first, each group in rule order. */
+function byAction(fired: FiredTransition[]): FiredTransition[] {
   return fired.sort((a, b) => (a.rule.action === b.rule.action ? 0 : a.rule.action === "deny" ? -1 : 1));
 }
