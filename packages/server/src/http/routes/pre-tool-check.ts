@@ -1,8 +1,10 @@
 /** `POST /pre-tool-check`: an Agent Action Contract v1 event in, the decision envelope out. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fastJson from "fast-json-stringify";
 import type { DecisionService } from "../../service/decision-service.js";
 import type { ContractEnvelope } from "@acp/core";
 import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
+import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
 import { CONTRACT_EVENT_BODY } from "../schemas.js";
 import { JSON_ANSWER_HEADERS } from "../security-headers.js";
@@ -12,12 +14,21 @@ function serializeJson(data: unknown): string {
 }
 
 /**
+ * The 200 answer's serializer, compiled once from the schema the OpenAPI document shows: the same text
+ * as `JSON.stringify` for every envelope the service builds (properties in the order they are built),
+ * about half its cost for the 1.1 KB envelope (no generic walk of every key).
+ */
+export const serializeAnswer: (envelope: unknown) => string = fastJson(
+  PRE_TOOL_CHECK_ANSWER as unknown as Parameters<typeof fastJson>[0],
+);
+
+/**
  * The 200 answer written straight to the socket: the envelope is plain JSON built by the service, and
  * the headers are the ones every answer gets (security headers, `cache-control`, JSON content type,
  * prebuilt), so Fastify's send path (content-type parsing, serialisation and onSend hooks) is skipped.
  */
 function sendEnvelope(reply: FastifyReply, envelope: PreToolCheckEnvelope | ContractEnvelope): void {
-  const body = JSON.stringify(envelope);
+  const body = serializeAnswer(envelope);
   void reply.hijack();
   const res = reply.raw;
   res.writeHead(200, [...JSON_ANSWER_HEADERS, "content-length", String(Buffer.byteLength(body))]);
@@ -54,9 +65,9 @@ export function registerPreToolCheck(
     {
       // the contract validator judges the body (it words its errors for the envelope)
       validatorCompiler: () => () => true,
-      // the envelope is plain JSON built by the service: one JSON.stringify, not a schema-driven
-      // serializer walking `additionalProperties` key by key (the schema stays for the OpenAPI document)
-      serializerCompiler: () => serializeJson,
+      // the 200 answer is written by sendEnvelope with the serializer compiled from its schema; the
+      // 400 envelope is plain JSON: one JSON.stringify, not a serializer walking `additionalProperties`
+      serializerCompiler: ({ httpStatus }) => (httpStatus === "200" ? serializeAnswer : serializeJson),
       schema: {
         summary: "check an Agent Action Contract v1 event before the tool runs",
         description:
@@ -66,7 +77,7 @@ export function registerPreToolCheck(
         security: [{ bearer: [] }],
         body: CONTRACT_EVENT_BODY,
         response: {
-          200: { description: "the decision envelope", type: "object", additionalProperties: true },
+          200: PRE_TOOL_CHECK_ANSWER,
           400: {
             description: "an invalid event: the refuse envelope plus `error`",
             type: "object",
