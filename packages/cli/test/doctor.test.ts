@@ -1,5 +1,6 @@
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { homePaths } from "@acp/store";
 import { checkIsolation } from "../src/doctor/isolation.js";
@@ -8,6 +9,30 @@ import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
 const root = tempRoot("doctor");
 afterAll(root.cleanup);
+const EXAMPLE_GRAPH = fileURLToPath(new URL("../../../spec/examples/consent-graph.json", import.meta.url));
+
+interface Check {
+  status: string;
+  name: string;
+  detail: string;
+}
+
+async function doctorJson(args: string[], env: Record<string, string>): Promise<{ code: number; checks: Check[] }> {
+  const r = await runCli(["doctor", "--json", ...args], { env });
+  return { code: r.code, checks: (JSON.parse(r.stdout) as { checks: Check[] }).checks };
+}
+
+/** A config with a bad value in every key the proxy checks (and a plain secret). */
+const BAD_CONFIG = [
+  'version: "1"',
+  "channel: fax",
+  "credentials: 7",
+  "redaction:\n  values: ['(']",
+  "session:\n  reads: { after_instructions: sometimes }\n  kill_switch: 3",
+  "graph:\n  threshold: 2\n  mapping:\n    - { tool: send_email, domian: email, action: send }",
+  "proxy:\n  port: -1",
+  "",
+].join("\n");
 
 function line(stdout: string, name: string): string {
   return stdout.split("\n").find((l) => l.split(/\s{2,}/)[1] === name) ?? "";
@@ -81,6 +106,82 @@ describe("acp doctor", () => {
     expect(r.stdout).toMatch(/^fail {2}private key {2}private key file is not json \(truncated or corrupted\)/m);
     rmSync(homePaths(home).publicKey);
     expect((await runCli(["doctor"], { env: envFor(home) })).stdout).toMatch(/^fail {2}public key/m);
+  });
+});
+
+describe("acp doctor: the config file, checked as acp proxy checks it", () => {
+  it("fails every key the proxy would refuse, one check per problem, in the proxy's own words", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    writeFileSync(homePaths(home).config, BAD_CONFIG);
+    const { code, checks } = await doctorJson([], env);
+    expect(code).toBe(1);
+    const failed = checks.filter((c) => c.status === "fail");
+    expect([...new Set(failed.map((c) => c.name))]).toEqual([
+      "proxy",
+      "credentials",
+      "redaction",
+      "session",
+      "graph",
+      "channel",
+    ]);
+    expect(failed.filter((c) => c.name === "session")).toHaveLength(2);
+    expect(failed.filter((c) => c.name === "graph").length).toBeGreaterThanOrEqual(2);
+    // the proxy stops (exit 4) with the same lines
+    const proxy = await runCli(["proxy", "--upstream", "true"], { env });
+    expect(proxy.code).toBe(4);
+    const stderr = proxy.stderr.replace(/^acp: /, "");
+    for (const c of failed.filter((f) => f.name !== "session")) expect(stderr).toContain(c.detail);
+    for (const c of failed) expect(c.detail.startsWith(homePaths(home).config)).toBe(true);
+    expect(failed.find((c) => c.name === "graph" && c.detail.includes("graph.threshold"))?.detail).toBe(
+      `${homePaths(home).config}:10:14: \`graph.threshold\` must be a number from 0 to 1`,
+    );
+  });
+
+  it("--config FILE checks FILE instead of the home's config.yml, naming FILE", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    const bad = join(root.dir, "doctor-bad.yml");
+    writeFileSync(bad, BAD_CONFIG);
+    const withBad = await doctorJson(["--config", bad], env);
+    expect(withBad.code).toBe(1);
+    const failed = withBad.checks.filter((c) => c.status === "fail");
+    expect(failed.length).toBeGreaterThan(6);
+    for (const c of failed) expect(c.detail).toContain(bad);
+    // and the other way round: a bad home config.yml does not matter for a good FILE
+    writeFileSync(homePaths(home).config, BAD_CONFIG);
+    const good = join(root.dir, "doctor-good.yml");
+    writeFileSync(
+      good,
+      'version: "1"\ngraph:\n  threshold: 0.5\n  mapping:\n    - { tool: send_email, domain: email, action: send }\n',
+    );
+    const withGood = await doctorJson(["--config", good], env);
+    expect(withGood.checks.filter((c) => c.status === "fail")).toEqual([]);
+    expect(withGood.code).toBe(0);
+    expect(withGood.checks.find((c) => c.name === "config")?.detail).toBe(`${good} parses; no plain secrets`);
+    expect(withGood.checks.find((c) => c.name === "graph")?.detail).toBe("1 mapping entry, threshold 0.5");
+    const missing = await doctorJson(["--config", join(root.dir, "no-such.yml")], env);
+    expect(missing.checks.find((c) => c.name === "config")).toMatchObject({
+      status: "fail",
+      detail: expect.stringContaining("no-such.yml") as unknown,
+    });
+  });
+
+  it("fails a consent-graph.json the proxy would refuse, and says a valid one validates", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    copyFileSync(EXAMPLE_GRAPH, join(home, "consent-graph.json"));
+    expect((await doctorJson([], env)).checks.find((c) => c.name === "consent graph")).toEqual({
+      status: "ok",
+      name: "consent graph",
+      detail: "validates",
+    });
+    writeFileSync(join(home, "consent-graph.json"), '{"email": 3}\n');
+    const { code, checks } = await doctorJson([], env);
+    expect(code).toBe(1);
+    const graph = checks.filter((c) => c.name === "consent graph");
+    expect(graph.length).toBeGreaterThan(0);
+    expect(graph.every((c) => c.status === "fail" && c.detail.includes("consent-graph.json"))).toBe(true);
   });
 });
 

@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { checkHomePermissions, type HomeCheck } from "@acp/store";
-import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
-import { checkKeys, checkPolicy, checkSessionSettings, checkVaultAndConfig } from "../doctor/home-checks.js";
+import { checkKeys, checkPolicy, checkVault } from "../doctor/home-checks.js";
+import { checkConfigInUse } from "../doctor/config-checks.js";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 
 function readProc(path: string): string | undefined {
@@ -15,8 +17,11 @@ function readProc(path: string): string | undefined {
   }
 }
 
-/** Every check of a home, in order. Never prompts; never prints a secret. */
-export function runDoctorChecks(home: string, passphrase: string | undefined): HomeCheck[] {
+/**
+ * Every check of a home, in order, with the config file `config` (default the home's config.yml) checked as
+ * `acp proxy --config` would check it. Never prompts; never prints a secret.
+ */
+export function runDoctorChecks(home: string, passphrase: string | undefined, config?: string): HomeCheck[] {
   const isolation = checkIsolation({ platform: process.platform, uid: process.getuid?.(), read: readProc });
   if (!existsSync(home)) {
     return [{ status: "fail", name: "home", detail: `\`${home}\` does not exist (run \`acp init\`)` }, isolation];
@@ -26,9 +31,9 @@ export function runDoctorChecks(home: string, passphrase: string | undefined): H
     { status: "ok", name: "home", detail: home } as const,
     ...checkHomePermissions(home),
     ...keys.checks,
-    ...checkVaultAndConfig(home, keys.seed),
+    ...checkVault(home, keys.seed),
+    ...checkConfigInUse(home, config ?? join(home, "config.yml")),
     checkPolicy(home),
-    checkSessionSettings(home),
     isolation,
   ];
   keys.seed?.fill(0);
@@ -40,24 +45,32 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
   parent
     .command("doctor")
     .description(
-      "check the home: permissions, keys (and that they open), vault, config secrets, policy, session settings, isolation support",
+      "check the home: permissions, keys (and that they open), vault, the config file (every key, as acp proxy checks it), consent graph, policy, isolation support",
     )
     .option("--json", "print the checks as JSON")
+    .option(
+      "--config <file>",
+      "check this config file instead of $ACP_HOME/config.yml, as `acp proxy --config FILE` would use it",
+    )
     .addHelpText(
       "after",
       `
 Each check is one line: ok|warn|fail  NAME  DETAIL. With ACP_PASSPHRASE set, doctor also opens the
-private key and the vault; without it, it says so and does not ask.
+private key and the vault; without it, it says so and does not ask. The config file is checked the way
+acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
+failed check with the same message (proxy, credentials, redaction, session, graph, channel).
 
 Examples:
   acp doctor
   ACP_PASSPHRASE=… acp doctor --json | jq '.checks[] | select(.status != "ok")'
+  acp doctor --config ./team-config.yml
 
 Exit codes: 0 healthy (warnings allowed), 1 at least one check failed.`,
     )
-    .action((options: { json?: boolean }) => {
+    .action((options: { json?: boolean; config?: string }) => {
       const passphrase = ctx.io.env[PASSPHRASE_ENV];
-      const checks = runDoctorChecks(resolveHome(ctx.io), passphrase === "" ? undefined : passphrase);
+      const config = options.config !== undefined ? resolvePath(ctx.io, options.config) : undefined;
+      const checks = runDoctorChecks(resolveHome(ctx.io), passphrase === "" ? undefined : passphrase, config);
       const healthy = checks.every((c) => c.status !== "fail");
       if (options.json === true) printJson(ctx, { healthy, checks });
       else for (const c of checks) printLine(ctx, `${c.status.padEnd(4)}  ${c.name}  ${c.detail}`);

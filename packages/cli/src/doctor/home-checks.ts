@@ -1,14 +1,6 @@
 import { readFileSync } from "node:fs";
-import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS, isSealedSecret } from "@acp/core";
-import {
-  homePaths,
-  readConfigDocument,
-  readPrivateKeyFile,
-  readPublicKeyHex,
-  readVault,
-  type HomeCheck,
-} from "@acp/store";
-import { loadSessionSettings } from "../wiring/session-config.js";
+import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS } from "@acp/core";
+import { homePaths, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = ["telegram.bot_token", "webhook.secret"] as const;
@@ -67,55 +59,15 @@ export function checkKeys(home: string, passphrase: string | undefined): { check
   return { checks, seed: seed.value };
 }
 
-/** The vault opens with the key (when the key opened) and the config holds no plain secrets. */
-export function checkVaultAndConfig(home: string, seed: Uint8Array | undefined): HomeCheck[] {
-  const checks: HomeCheck[] = [];
-  if (seed !== undefined) {
-    const vault = readVault(home, seed);
-    checks.push(
-      vault.ok
-        ? { status: "ok", name: "vault", detail: `${Object.keys(vault.value).length} entries` }
-        : { status: "fail", name: "vault", detail: vault.issues[0]?.message ?? "invalid" },
-    );
-  }
-  const doc = readConfigDocument(home);
-  if (!doc.ok) {
-    checks.push({ status: "fail", name: "config", detail: doc.issues[0]?.message ?? "invalid" });
-    return checks;
-  }
-  const plain = SECRET_CONFIG_PATHS.filter((p) => {
-    const v: unknown = doc.value.getIn(p.split("."));
-    return typeof v === "string" && v !== "" && !isSealedSecret(v);
-  });
-  checks.push(
-    plain.length === 0
-      ? { status: "ok", name: "config", detail: "parses; no plain secrets" }
-      : {
-          status: "fail",
-          name: "config",
-          detail: `plain secret in ${plain.map((p) => `\`${p}\``).join(", ")} (seal it with \`acp config set-secret\`)`,
-        },
-  );
-  return checks;
-}
-
-/** config.yml's `session:` block (the session runtime of `acp proxy`) parses, and what it turns on. */
-export function checkSessionSettings(home: string): HomeCheck {
-  let given: Record<string, unknown>;
-  try {
-    given = loadSessionSettings(home);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message.replace(/^[^:]*config\.yml: /, "") : String(err);
-    return { status: "fail", name: "session", detail: detail.replace(/\n\s*/g, " ") };
-  }
-  if (Object.keys(given).length === 0)
-    return { status: "ok", name: "session", detail: "no `session:` block: the runtime's defaults" };
-  const reads = given["reads"] as Record<string, unknown> | undefined;
-  const on = [
-    given["escalate_after_instructions"] === true ? "changes ask after injected text" : null,
-    reads?.["after_instructions"] === "ask" ? "reads ask after injected text" : null,
-  ].filter((x) => x !== null);
-  return { status: "ok", name: "session", detail: on.length > 0 ? on.join("; ") : "parses" };
+/** The vault opens with the key (when the key opened). The config file: `checkConfigInUse` (config-checks.ts). */
+export function checkVault(home: string, seed: Uint8Array | undefined): HomeCheck[] {
+  if (seed === undefined) return [];
+  const vault = readVault(home, seed);
+  return [
+    vault.ok
+      ? { status: "ok", name: "vault", detail: `${Object.keys(vault.value).length} entries` }
+      : { status: "fail", name: "vault", detail: vault.issues[0]?.message ?? "invalid" },
+  ];
 }
 
 /** The home's policy.yml validates. */

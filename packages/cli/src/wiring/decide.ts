@@ -12,6 +12,7 @@ import {
   policySource,
   type DecisionSource,
   type ClassificationOverride,
+  type ConsentGraph,
   type Policy,
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
@@ -56,16 +57,26 @@ function loadPolicy(options: PipelineDecideOptions): Policy {
   return parsed.value;
 }
 
-function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
-  const file = join(options.state.home, "consent-graph.json");
+/**
+ * The home's consent graph (`$ACP_HOME/consent-graph.json`), validated; null when there is none. Invalid →
+ * exit 4 with every problem (what `acp doctor` reports too).
+ */
+export function readHomeConsentGraph(home: string): ConsentGraph | null {
+  const file = join(home, "consent-graph.json");
   if (!existsSync(file)) return null;
   const graph = parseConsentGraph(readFileSync(file, "utf8"), { file });
   if (!graph.ok) {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
     throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
   }
+  return graph.value;
+}
+
+function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
+  const graph = readHomeConsentGraph(options.state.home);
+  if (graph === null) return null;
   const settings = { ...graphReviews(options.state.home), ...options.graph };
-  return graphSource({ graph: graph.value, ...graphSourceOptions(settings) });
+  return graphSource({ graph, ...graphSourceOptions(settings) });
 }
 
 /**

@@ -1,0 +1,118 @@
+import { isSealedSecret } from "@acp/core";
+import type { HomeCheck } from "@acp/store";
+import { CliError } from "../exit-codes.js";
+import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
+import { CONFIG_KEYS, checkConfigKeys, type ConfigChecks, type ConfigKey } from "../wiring/config-in-use.js";
+import { readHomeConsentGraph } from "../wiring/decide.js";
+import { SECRET_CONFIG_PATHS } from "./home-checks.js";
+
+/**
+ * A problem message as doctor lines, one per problem, in the proxy's own (exit 4) words: a heading that ends
+ * with `:` followed by indented lines (the `session` block's keys) becomes one line per indented line.
+ */
+function problemLines(message: string): string[] {
+  const lines: string[] = [];
+  let heading: string | undefined;
+  let used = false;
+  for (const line of message.split("\n")) {
+    if (line.trim() === "") continue;
+    if (/^\s/.test(line)) {
+      lines.push(heading !== undefined ? `${heading} ${line.trim()}` : line.trim());
+      used = heading !== undefined;
+      continue;
+    }
+    if (heading !== undefined && !used) lines.push(heading);
+    heading = line.endsWith(":") ? line : undefined;
+    used = false;
+    if (heading === undefined) lines.push(line);
+  }
+  if (heading !== undefined && !used) lines.push(heading);
+  return lines;
+}
+
+const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** What an accepted key turns on, in a few words. */
+function summary(c: ConfigChecks, key: ConfigKey, file: ConfigFile): string {
+  switch (key) {
+    case "proxy":
+      return c.proxy.ok ? plural(c.proxy.value.upstreams.length, "upstream server") : "";
+    case "credentials":
+      return c.credentials.ok ? plural(c.credentials.value.length, "vault credential") : "";
+    case "redaction":
+      return c.redaction.ok
+        ? `${plural(c.redaction.value.keys.length, "key pattern")}, ${plural(c.redaction.value.values.length, "value pattern")}`
+        : "";
+    case "session": {
+      if (!c.session.ok) return "";
+      const given = c.session.value;
+      if (Object.keys(given).length === 0) return "no `session:` block: the runtime's defaults";
+      const reads = given["reads"] as Record<string, unknown> | undefined;
+      const on = [
+        given["escalate_after_instructions"] === true ? "changes ask after injected text" : null,
+        reads?.["after_instructions"] === "ask" ? "reads ask after injected text" : null,
+      ].filter((x) => x !== null);
+      return on.length > 0 ? on.join("; ") : "parses";
+    }
+    case "graph": {
+      if (!c.graph.ok) return "";
+      const { mapping, threshold } = c.graph.value;
+      if (mapping === undefined && threshold === undefined) return "no `graph:` section";
+      return [
+        mapping !== undefined
+          ? `${mapping.length} mapping ${mapping.length === 1 ? "entry" : "entries"}`
+          : "no mapping",
+        threshold !== undefined ? `threshold ${threshold}` : "the default threshold",
+      ].join(", ");
+    }
+    case "channel": {
+      const channel = file.values["channel"];
+      return typeof channel === "string" && channel !== "" ? channel : "prompt (the terminal)";
+    }
+  }
+}
+
+/**
+ * The config file the proxy would use (`path`: `--config FILE`, else `$ACP_HOME/config.yml`) checked the way
+ * `acp proxy` and `acp run` check it before they start (`checkConfigKeys`): a check per key (`proxy`,
+ * `credentials`, `redaction`, `session`, `graph`, `channel`), a failed one per problem with the proxy's
+ * message; the file parses and holds no plain secrets (`config`); the home's consent graph validates.
+ */
+export function checkConfigInUse(home: string, path: string): HomeCheck[] {
+  let file: ConfigFile;
+  try {
+    file = readConfigFile(path, true);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    return [{ status: "fail", name: "config", detail: err.message }];
+  }
+  const doc = file.document;
+  const plain = SECRET_CONFIG_PATHS.filter((p) => {
+    const v: unknown = doc?.getIn(p.split("."));
+    return typeof v === "string" && v !== "" && !isSealedSecret(v);
+  });
+  const checks: HomeCheck[] = [
+    plain.length === 0
+      ? { status: "ok", name: "config", detail: `${path} parses; no plain secrets` }
+      : {
+          status: "fail",
+          name: "config",
+          detail: `plain secret in ${plain.map((p) => `\`${p}\``).join(", ")} of ${path} (seal it with \`acp config set-secret\`)`,
+        },
+  ];
+  const keys = checkConfigKeys(file);
+  for (const key of CONFIG_KEYS) {
+    const k = keys[key];
+    if (k.ok) checks.push({ status: "ok", name: key, detail: summary(keys, key, file) });
+    else for (const line of problemLines(k.problems)) checks.push({ status: "fail", name: key, detail: line });
+  }
+  try {
+    if (readHomeConsentGraph(home) !== null) checks.push({ status: "ok", name: "consent graph", detail: "validates" });
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    for (const line of problemLines(err.message).filter((l) => l !== "invalid consent graph:")) {
+      checks.push({ status: "fail", name: "consent graph", detail: line });
+    }
+  }
+  return checks;
+}
