@@ -5,6 +5,7 @@ import type { CliContext } from "../src/context.js";
 import { CliError } from "../src/exit-codes.js";
 import { readConfigFile, whereIn } from "../src/wiring/config-file.js";
 import { configInUse } from "../src/wiring/config-in-use.js";
+import { configuredChannels } from "../src/wiring/config-channels.js";
 import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
@@ -202,6 +203,24 @@ describe("createProxyWiring: the config it is given, else the home's config.yml"
       expect(message).toContain(`${join(home, "config.yml")}: \`credentials\` must be a list`);
     } finally {
       await wiring.close();
+    }
+  });
+});
+
+describe("configuredChannels: a channel secret's problems name the config file it came from", () => {
+  it("a plain webhook.secret or telegram.bot_token in FILE is reported naming FILE, not config.yml", async () => {
+    const seed = (): Promise<Uint8Array> => Promise.resolve(new Uint8Array(32).fill(3));
+    for (const [text, key] of [
+      ['channel: webhook\nwebhook:\n  url: "http://127.0.0.1:9/x"\n  secret: plain-hook\n', "webhook.secret"],
+      ["channel: telegram\ntelegram:\n  chat_id: 42\n  bot_token: '123:plain'\n", "telegram.bot_token"],
+    ] as const) {
+      const path = fileWith(text);
+      const lines: string[] = [];
+      const [channel] = configuredChannels(readConfigFile(path, true), seed, (l) => void lines.push(l));
+      expect(await channel?.isAvailable()).toBe(false);
+      expect(lines.join("\n")).toContain(`\`${key}\` in ${path} is not sealed`);
+      expect(lines.join("\n")).not.toContain("plain");
+      await channel?.close?.();
     }
   });
 });

@@ -70,7 +70,7 @@ export function configuredChannels(
   const doc = config.document;
   if (doc === null) return [];
   const channel: unknown = doc.get("channel");
-  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc, seed, log), log)];
+  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc, config.path, seed, log), log)];
   if (channel !== "telegram") return [];
   const chatId: unknown = doc.getIn(["telegram", "chat_id"]);
   const apiRoot: unknown = doc.getIn(["telegram", "api_root"]);
@@ -78,10 +78,10 @@ export function configuredChannels(
     if ((typeof chatId !== "string" && typeof chatId !== "number") || String(chatId) === "") {
       throw new Error(`\`telegram.chat_id\` is not set in ${config.path}`);
     }
-    const token = readConfigSecret(doc, "telegram.bot_token", await seed());
+    const token = readConfigSecret(doc, "telegram.bot_token", await seed(), config.path);
     if (!token.ok) throw new Error(token.issues[0]?.message ?? "cannot open `telegram.bot_token`");
     if (token.value === undefined)
-      throw new Error("`telegram.bot_token` is not set (acp config set-secret telegram.bot_token)");
+      throw new Error(`\`telegram.bot_token\` is not set in ${config.path} (acp config set-secret telegram.bot_token)`);
     return createTelegramChannel({
       token: token.value,
       chatId,
@@ -107,14 +107,16 @@ function parseListen(value: unknown): { host: string; port: number } {
  */
 async function openWebhook(
   doc: Document,
+  file: string,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
 ): Promise<ConsentChannel> {
   const url: unknown = doc.getIn(["webhook", "url"]);
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error("`webhook.url` must be an http(s) URL");
-  const secret = readConfigSecret(doc, "webhook.secret", await seed());
+  const secret = readConfigSecret(doc, "webhook.secret", await seed(), file);
   if (!secret.ok) throw new Error(secret.issues[0]?.message ?? "cannot open `webhook.secret`");
-  if (secret.value === undefined) throw new Error("`webhook.secret` is not set (acp config set-secret webhook.secret)");
+  if (secret.value === undefined)
+    throw new Error(`\`webhook.secret\` is not set in ${file} (acp config set-secret webhook.secret)`);
   const listen = parseListen(doc.getIn(["webhook", "callback_listen"]));
   const routes: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
   const server = createServer((req, res) => {

@@ -69,16 +69,26 @@ export function writeConfigValue(home: string, doc: Document, path: string, valu
 
 /**
  * The plain value of a config secret: an `encrypted:<…>` value at `path` is opened with the master seed;
- * an empty or missing value is undefined; a plain (unsealed) value is `config_secret_plain`.
+ * an empty or missing value is undefined; a plain (unsealed) value is `config_secret_plain`. `file` is the
+ * config file the document was read from, named in the messages (default `config.yml`, the home's).
  */
-export function readConfigSecret(doc: Document, path: string, seed: Uint8Array): Result<string | undefined> {
+export function readConfigSecret(
+  doc: Document,
+  path: string,
+  seed: Uint8Array,
+  file = "config.yml",
+): Result<string | undefined> {
   const value: unknown = doc.getIn(path.split("."));
   if (value === undefined || value === null || value === "") return ok(undefined);
   if (!isSealedSecret(value)) {
+    // `acp config set-secret` seals into the home's config.yml; another file takes a copy of the sealed value
+    const elsewhere = file === "config.yml" ? "" : `, then copy its \`encrypted:\` value from config.yml into ${file}`;
     return failWith(
       { code: "config_secret_plain" },
-      `\`${path}\` in config.yml is not sealed (run \`acp config set-secret ${path}\`)`,
+      `\`${path}\` in ${file} is not sealed (run \`acp config set-secret ${path}\`${elsewhere})`,
     );
   }
-  return openConfigSecret(value, path, seed);
+  const opened = openConfigSecret(value, path, seed);
+  if (opened.ok || file === "config.yml") return opened;
+  return { ok: false, issues: opened.issues.map((i) => ({ ...i, message: `${file}: ${i.message}` })) };
 }

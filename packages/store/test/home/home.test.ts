@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { parse, parseDocument } from "yaml";
 import { parsePolicy, wrapPrivateKey, sealConfigSecret, type ScryptParams } from "@acp/core";
 import {
   checkHomePermissions,
@@ -187,6 +187,31 @@ describe("config.yml", () => {
     if (!again.ok) throw new Error("config");
     expect(readConfigSecret(again.value, "telegram.bot_token", SEED)).toEqual({ ok: true, value: "123:tok-canary" });
     expect(readConfigSecret(again.value, "webhook.secret", SEED)).toEqual({ ok: true, value: undefined });
+  });
+
+  it("names the file a secret came from: config.yml by default, the given file otherwise", () => {
+    const sealed = sealConfigSecret("hook-canary", "webhook.secret", SEED, randomBytes);
+    const doc = parseDocument(`telegram:\n  bot_token: "123:plain"\nwebhook:\n  secret: "${sealed}"\n`);
+    const plain = readConfigSecret(doc, "telegram.bot_token", SEED);
+    expect(plain.ok ? "ok" : plain.issues[0]).toMatchObject({
+      code: "config_secret_plain",
+      message: "`telegram.bot_token` in config.yml is not sealed (run `acp config set-secret telegram.bot_token`)",
+    });
+    const elsewhere = readConfigSecret(doc, "telegram.bot_token", SEED, "/etc/acp/team.yml");
+    expect(elsewhere.ok ? "" : elsewhere.issues[0]?.message).toBe(
+      "`telegram.bot_token` in /etc/acp/team.yml is not sealed (run `acp config set-secret telegram.bot_token`, " +
+        "then copy its `encrypted:` value from config.yml into /etc/acp/team.yml)",
+    );
+    expect(readConfigSecret(doc, "webhook.secret", SEED, "/etc/acp/team.yml")).toEqual({
+      ok: true,
+      value: "hook-canary",
+    });
+    const otherKey = readConfigSecret(doc, "webhook.secret", new Uint8Array(32).fill(1), "/etc/acp/team.yml");
+    expect(otherKey.ok ? "" : otherKey.issues[0]?.message).toMatch(
+      /^\/etc\/acp\/team\.yml: `webhook\.secret`: does not decrypt/,
+    );
+    const byDefault = readConfigSecret(doc, "webhook.secret", new Uint8Array(32).fill(1));
+    expect(byDefault.ok ? "" : byDefault.issues[0]?.message).toMatch(/^`webhook\.secret`: does not decrypt/);
   });
 
   it("refuses a path through a scalar and reports unparsable YAML with its position", () => {
