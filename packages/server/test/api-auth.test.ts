@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import type { FastifyRequest } from "fastify";
+import { checkBearer } from "@acp/proxy";
+import { createBearerCheck } from "../src/http/api-auth.js";
+import { HttpError } from "../src/http/error-body.js";
+
+function request(authorization: string | undefined): FastifyRequest {
+  return {
+    headers: { host: "127.0.0.1:8787", ...(authorization !== undefined ? { authorization } : {}) },
+  } as FastifyRequest;
+}
+
+/** What the check answers: ok, or the status of the error it throws. */
+function verdict(check: (r: FastifyRequest) => void, authorization: string | undefined): "ok" | number {
+  try {
+    check(request(authorization));
+    return "ok";
+  } catch (err) {
+    if (err instanceof HttpError) return err.status;
+    throw err;
+  }
+}
+
+const tokenChar = fc.constantFrom(..."abcXYZ019-._~+/=".split(""));
+const token = fc.string({ unit: tokenChar, minLength: 1, maxLength: 40 });
+
+describe("the API's bearer check", () => {
+  it("gives checkBearer's verdict for any header and token (property)", () => {
+    const header = (t: string) =>
+      fc.oneof(
+        fc.constant(`Bearer ${t}`),
+        // the token with one character changed, cut or lengthened
+        fc.nat(t.length - 1).map((i) => `Bearer ${t.slice(0, i)}${t[i] === "a" ? "b" : "a"}${t.slice(i + 1)}`),
+        fc.constant(`Bearer ${t.slice(0, -1)}`),
+        fc.constant(`Bearer ${t}a`),
+        token.map((other) => `Bearer ${other}`),
+        fc.string({ unit: "binary", maxLength: 30 }),
+        fc.constantFrom(undefined, "", "Bearer ", "bearer x", "Basic dXNlcjpwYXNz", `Bearer  ${t}`),
+      );
+    fc.assert(
+      fc.property(
+        token.chain((t) => fc.tuple(fc.constant(t), header(t))),
+        ([t, h]) => {
+          const check = createBearerCheck({ token: t, loopbackOnly: true });
+          const expected = checkBearer(h, t);
+          expect(verdict(check, h)).toBe(expected.ok ? "ok" : expected.status);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("accepts the right token and refuses digests that differ only in their last digits", () => {
+    const check = createBearerCheck({ token: "bench-token", loopbackOnly: true });
+    expect(verdict(check, "Bearer bench-token")).toBe("ok");
+    expect(verdict(check, "Bearer bench-tokeN")).toBe(401);
+    expect(verdict(check, "Bearer bench-toke")).toBe(401);
+    // a configured token that is not token68 takes checkBearer's path alone
+    const odd = createBearerCheck({ token: "with space", loopbackOnly: true });
+    expect(verdict(odd, "Bearer with space")).toBe(checkBearer("Bearer with space", "with space").ok ? "ok" : 400);
+  });
+});
