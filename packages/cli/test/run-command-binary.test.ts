@@ -3,7 +3,8 @@
  * auto), under a kernel that refuses user namespaces, and stopped by a real SIGINT.
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -207,7 +208,16 @@ describe("acp run: the kernel refuses", () => {
     const bridgeDir = join(work.path, "never-created");
     // a user namespace whose limit of nested user namespaces is 0: the kernel refuses, nothing global changes
     const wrap = ["unshare", "-r", "-m", "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"];
-    const r = acp(["run", "--isolation", "userns", "--bridge-dir", bridgeDir, "--", "true"], { wrap });
+    // root of that namespace cannot read the home (owned by an unmapped user): a config.yml that cannot be read
+    // stops acp run (exit 1, `cannot read`), so it is given a readable empty config file instead
+    const readable = mkdtempSync(join(tmpdir(), "acp-run-kernel-"));
+    chmodSync(readable, 0o755);
+    const config = join(readable, "config.yml");
+    writeFileSync(config, 'version: "1"\n', { mode: 0o644 });
+    const r = acp(["run", "--isolation", "userns", "--config", config, "--bridge-dir", bridgeDir, "--", "true"], {
+      wrap,
+    });
+    rmSync(readable, { recursive: true, force: true });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain("the kernel refused isolation `userns`");
     expect(r.stderr).toContain("user.max_user_namespaces");
