@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
+  existsSync,
   fstatSync,
   futimesSync,
   linkSync,
@@ -97,6 +98,7 @@ function breakStaleLock(path: string, staleText: string): void {
 
 /** One attempt: creates the lock file with `O_EXCL`, writing `pid\nhost\ntoken`. */
 function tryCreate(path: string, token: string): boolean {
+  if (existsSync(path)) return false;
   let fd: number;
   try {
     fd = openSync(path, "wx", 0o600);
@@ -119,13 +121,20 @@ function tryCreate(path: string, token: string): boolean {
  */
 export const MAX_BACKOFF_MS = 4;
 
+/**
+ * A waiter reads the lock's holder (to break a stale lock) on its first miss and then at most this
+ * often: a dead holder's lock is broken within this long, not at once.
+ */
+export const STALE_CHECK_MS = 100;
+
 /** How long a writer that just released the lock waits before taking it again for its next batch. */
 export const LOCK_HANDOVER_MS = 5;
 
 /**
  * Takes an exclusive lock shared by every process on this machine: a lock file created with `O_EXCL`
  * holding the owner's pid and host. A lock left by a dead process (same host, pid gone) or older than
- * `staleMs` is broken. Waits with a growing back-off (1 ms to {@link MAX_BACKOFF_MS}) up to `timeoutMs`.
+ * `staleMs` is broken (the holder is read on the first miss, then every {@link STALE_CHECK_MS}). Waits with a
+ * growing back-off (1 ms to {@link MAX_BACKOFF_MS}) up to `timeoutMs`.
  * For one lock taken many times (the audit writer's batches) see {@link FileLock}, which is cheaper.
  */
 export async function acquireFileLock(path: string, options: FileLockOptions = {}): Promise<ReleaseLock> {
@@ -147,15 +156,23 @@ async function waitForLock(
 ): Promise<ReleaseLock> {
   const staleMs = options.staleMs ?? 30_000;
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  let checkedAt = Number.NEGATIVE_INFINITY;
   for (let n = 0; ; n++) {
     if (attempt()) return taken();
-    const holder = readHolder(path);
-    if (holder !== undefined && isStale(holder, staleMs, Date.now())) {
-      breakStaleLock(path, holder.text);
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new FileLockTimeoutError(path, holder?.text.split("\n")[0] ?? "an unknown process");
+    // the holder is read (is it gone? too old?) on the first miss, then at most every STALE_CHECK_MS:
+    // a live writer holds the lock for one write, and several waiting writers reading it (a read,
+    // a stat, a signal) on every try cost more than the writes they wait for
+    const now = Date.now();
+    if (now - checkedAt >= STALE_CHECK_MS || now > deadline) {
+      checkedAt = now;
+      const holder = readHolder(path);
+      if (holder !== undefined && isStale(holder, staleMs, now)) {
+        breakStaleLock(path, holder.text);
+        continue;
+      }
+      if (now > deadline) {
+        throw new FileLockTimeoutError(path, holder?.text.split("\n")[0] ?? "an unknown process");
+      }
     }
     await sleep(Math.min(MAX_BACKOFF_MS, 1 + n));
   }
@@ -250,6 +267,8 @@ export class FileLock {
       this.path,
       this.options,
       () => {
+        // a held lock is seen without a failing link (whose thrown error costs more than the check)
+        if (existsSync(this.path)) return false;
         holder = this.ensureHolder();
         const now = new Date();
         futimesSync(holder.fd, now, now);
