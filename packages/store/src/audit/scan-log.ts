@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { fstatSync, readSync } from "node:fs";
 import { computeEventHash, isSha256Ref } from "@acp/core";
 import { AuditLogError } from "./audit-log-error.js";
@@ -28,8 +29,42 @@ const CHUNK = 1024 * 1024;
 const NEWLINE = 0x0a;
 const CHECKPOINT_MARKER = Buffer.from('"event_type":"checkpoint"');
 
-/** Reads the head hash out of the last complete line, refusing a line that does not hash to itself. */
+/** `,"event_hash":"sha256:`: where the hash member of a canonical line starts. */
+const HASH_MEMBER_KEY = Buffer.from(',"event_hash":"sha256:', "latin1");
+const QUOTE = 0x22;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * The `event_hash` of a line in canonical form, read from its bytes: the line less its `event_hash`
+ * member is then the canonical JSON the hash covers (RFC 8785 sorts the keys, so the member sits between
+ * `decision` and `event_type`; a `"` inside a string is escaped, so the member's bytes cannot occur in a
+ * value), and it must hash to the stated value. `undefined` when there is no such member or the bytes do
+ * not hash to it: a line written in another form, or damaged, which the caller checks the long way.
+ */
+export function hashOfCanonicalLine(line: Uint8Array): string | undefined {
+  const bytes = Buffer.from(line.buffer, line.byteOffset, line.byteLength);
+  const at = bytes.indexOf(HASH_MEMBER_KEY);
+  if (at < 0) return undefined;
+  const hexStart = at + HASH_MEMBER_KEY.length;
+  const hexEnd = hexStart + 64;
+  if (hexEnd >= bytes.length || bytes[hexEnd] !== QUOTE) return undefined;
+  const hex = bytes.toString("latin1", hexStart, hexEnd);
+  if (!HEX64.test(hex) || bytes.indexOf(HASH_MEMBER_KEY, hexEnd) !== -1) return undefined;
+  const digest = createHash("sha256")
+    .update(bytes.subarray(0, at))
+    .update(bytes.subarray(hexEnd + 1))
+    .digest("hex");
+  return digest === hex ? `sha256:${hex}` : undefined;
+}
+
+/**
+ * Reads the head hash out of the last complete line, refusing a line that does not hash to itself. A
+ * line as ACP writes it (canonical) is checked on its bytes ({@link hashOfCanonicalLine}, one SHA-256);
+ * any other is parsed, canonicalized and hashed, and refused if that does not give its `event_hash`.
+ */
 function headOf(line: Buffer, lineNumber: number, path: string): string {
+  const fast = hashOfCanonicalLine(line);
+  if (fast !== undefined) return fast;
   let event: unknown;
   try {
     event = JSON.parse(line.toString("utf8"));

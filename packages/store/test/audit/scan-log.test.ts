@@ -1,0 +1,118 @@
+import { closeSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import {
+  AUDIT_EVENT_TYPES,
+  computeEventHash,
+  createAuditEventBody,
+  sealAuditLine,
+  type AuditEventInput,
+  type AuditMetadata,
+} from "@acp/core";
+import { afterAll, describe, expect, it } from "vitest";
+import { scanAuditLog } from "../../src/audit/index.js";
+import { hashOfCanonicalLine } from "../../src/audit/scan-log.js";
+import { tempHomes } from "./audit-fixture.js";
+
+const homes = tempHomes();
+afterAll(homes.cleanup);
+
+// strings with what could confuse a byte search: quotes, backslashes, the member's own text, non-ASCII
+const text = fc.oneof(
+  fc.string(),
+  fc.string({ unit: "grapheme" }),
+  fc.constantFrom(',"event_hash":"sha256:', '"event_hash"', '\\",\\"event_hash\\":\\"', "é\u2028\u{1F600}"),
+);
+const nullable = fc.option(text, { nil: null });
+const metadata = fc.dictionary(
+  fc.oneof(fc.string(), fc.constantFrom("event_hash", "after_event_hash", "checkpoint")),
+  fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as never),
+  { maxKeys: 5 },
+) as fc.Arbitrary<AuditMetadata>;
+const input: fc.Arbitrary<AuditEventInput> = fc.record({
+  event_type: fc.constantFrom(...AUDIT_EVENT_TYPES),
+  request_id: nullable,
+  agent: nullable,
+  tool: nullable,
+  category: nullable,
+  risk_level: nullable,
+  decision: nullable,
+  policy_rule: nullable,
+  response_time_ms: fc.option(fc.integer(), { nil: null }),
+  metadata,
+});
+const previous = fc.option(
+  fc.stringMatching(/^[0-9a-f]{64}$/).map((hex) => `sha256:${hex}`),
+  { nil: null },
+);
+const sealed = fc
+  .tuple(input, previous)
+  .map(([i, p]) =>
+    sealAuditLine(createAuditEventBody(i, { id: "ae_1", timestamp: "2026-11-26T00:00:00.000Z", previousEventHash: p })),
+  );
+
+describe("the head hash read from a line's bytes (hashOfCanonicalLine)", () => {
+  it("is the line's event_hash, as parsing, canonicalizing and hashing gives it, for every line the writer makes", () => {
+    fc.assert(
+      fc.property(sealed, ({ event, line }) => {
+        const bytes = Buffer.from(line, "utf8");
+        expect(hashOfCanonicalLine(bytes)).toBe(event.event_hash);
+        expect(computeEventHash(JSON.parse(line) as typeof event)).toBe(event.event_hash);
+        // at an offset inside a larger buffer too
+        const framed = Buffer.concat([Buffer.from("xx\n"), bytes, Buffer.from("\n")]);
+        expect(hashOfCanonicalLine(framed.subarray(3, 3 + bytes.length))).toBe(event.event_hash);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("gives nothing for a line with any one byte changed", () => {
+    fc.assert(
+      fc.property(sealed, fc.nat(), fc.integer({ min: 1, max: 255 }), ({ line }, at, delta) => {
+        const bytes = Buffer.from(line, "utf8");
+        const k = at % bytes.length;
+        bytes[k] = ((bytes[k] as number) + delta) % 256;
+        expect(hashOfCanonicalLine(bytes)).toBeUndefined();
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("scanAuditLog's check of the last line", () => {
+  function scan(content: string): string | null {
+    const path = join(homes.make(), "audit.jsonl");
+    writeFileSync(path, content);
+    const fd = openSync(path, "r");
+    try {
+      return scanAuditLog(fd, { size: 0, count: 0, head: null, sinceCheckpoint: 0 }, path).position.head;
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const one = sealAuditLine(
+    createAuditEventBody(
+      { event_type: "tool_call_completed", tool: "echo", metadata: { call_id: "c1", is_error: false } },
+      { id: "ae_1", timestamp: "2026-11-26T00:00:00.000Z", previousEventHash: null },
+    ),
+  );
+
+  it("takes the head of a canonical line", () => {
+    expect(scan(`${one.line}\n`)).toBe(one.event.event_hash);
+  });
+
+  it("still takes an intact line in another form (keys reordered, spaces) the long way", () => {
+    const event = JSON.parse(one.line) as Record<string, unknown>;
+    const reordered = Object.fromEntries(Object.entries(event).reverse());
+    const other = JSON.stringify(reordered, null, 1).replace(/\n/g, "");
+    expect(hashOfCanonicalLine(Buffer.from(other))).toBeUndefined();
+    expect(scan(`${other}\n`)).toBe(one.event.event_hash);
+  });
+
+  it("refuses a damaged last line, in either form", () => {
+    const damaged = one.line.replace('"echo"', '"echp"');
+    expect(() => scan(`${damaged}\n`)).toThrow(/not an intact audit event/);
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(damaged) as object).reverse()));
+    expect(() => scan(`${reordered}\n`)).toThrow(/not an intact audit event/);
+  });
+});
