@@ -160,6 +160,17 @@ describe("acp doctor: the config file, checked as acp proxy checks it", () => {
     expect(withGood.code).toBe(0);
     expect(withGood.checks.find((c) => c.name === "config")?.detail).toBe(`${good} parses; no plain secrets`);
     expect(withGood.checks.find((c) => c.name === "graph")?.detail).toBe("1 mapping entry, threshold 0.5");
+    expect(withGood.checks.find((c) => c.name === "sandbox")?.detail).toBe(
+      "acp run: no destination allowed without asking",
+    );
+    // acp run's `sandbox.allow_egress`, checked as acp run checks it
+    const egress = join(root.dir, "doctor-egress.yml");
+    writeFileSync(egress, 'version: "1"\nsandbox:\n  allow_egress: [api.example.com:443, nope]\n');
+    const withEgress = await doctorJson(["--config", egress], env);
+    expect(withEgress.code).toBe(1);
+    expect(withEgress.checks.filter((c) => c.status === "fail")).toEqual([
+      { status: "fail", name: "sandbox", detail: `${egress}:3:39: \`nope\` is not HOST:PORT` },
+    ]);
     const missing = await doctorJson(["--config", join(root.dir, "no-such.yml")], env);
     expect(missing.checks.find((c) => c.name === "config")).toMatchObject({
       status: "fail",

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CliContext } from "../src/context.js";
 import { CliError } from "../src/exit-codes.js";
 import { readConfigFile, whereIn } from "../src/wiring/config-file.js";
-import { configInUse } from "../src/wiring/config-in-use.js";
+import { configInUse, sandboxAllowEgress } from "../src/wiring/config-in-use.js";
 import { configuredChannels } from "../src/wiring/config-channels.js";
 import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
@@ -222,5 +222,27 @@ describe("configuredChannels: a channel secret's problems name the config file i
       expect(lines.join("\n")).not.toContain("plain");
       await channel?.close?.();
     }
+  });
+});
+
+describe("sandboxAllowEgress: acp run's `sandbox.allow_egress`", () => {
+  it("returns the list, none without one, and names every bad entry at FILE:LINE:COL (exit 4)", () => {
+    const good = readConfigFile(fileWith("sandbox:\n  allow_egress: [api.example.com:443, '*.example.org:*']\n"), true);
+    expect(sandboxAllowEgress(good)).toEqual(["api.example.com:443", "*.example.org:*"]);
+    expect(sandboxAllowEgress(readConfigFile(fileWith('version: "1"\n'), true))).toEqual([]);
+    const bad = readConfigFile(
+      fileWith("sandbox:\n  allow_egress:\n    - example.com\n    - ok.example:1\n    - x:0\n"),
+      true,
+    );
+    const { code, message } = failure(() => sandboxAllowEgress(bad));
+    expect(code).toBe(4);
+    expect(message.split("\n")).toEqual([
+      expect.stringMatching(new RegExp(`^${bad.path}:3:7: .*example\\.com`)),
+      expect.stringMatching(new RegExp(`^${bad.path}:5:7: `)),
+    ]);
+    const notList = failure(() =>
+      sandboxAllowEgress(readConfigFile(fileWith("sandbox:\n  allow_egress: a:1\n"), true)),
+    );
+    expect(notList.message).toMatch(/:2:17: `sandbox\.allow_egress` must be a list of HOST:PORT strings$/);
   });
 });

@@ -58,7 +58,8 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
 Each check is one line: ok|warn|fail  NAME  DETAIL. With ACP_PASSPHRASE set, doctor also opens the
 private key and the vault; without it, it says so and does not ask. The config file is checked the way
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
-failed check with the same message (proxy, credentials, redaction, session, graph, channel).
+failed check with the same message (proxy, credentials, redaction, session, graph, channel; sandbox
+for acp run).
 
 Examples:
   acp doctor

@@ -24,8 +24,8 @@ import {
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
-import { readConfigFile, whereIn } from "../wiring/config-file.js";
-import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
+import { readConfigFile } from "../wiring/config-file.js";
+import { configInUse, sandboxAllowEgress, type ConfigInUse } from "../wiring/config-in-use.js";
 import type { ProxyWiring } from "./proxy.js";
 
 /** What `acp run` plugs in; tests replace the wiring (decide, broker, audit) and the signal source. */
@@ -232,19 +232,18 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
     problems.push(err.message);
   }
-  const sandbox = file.values["sandbox"];
-  const list =
-    typeof sandbox === "object" && sandbox !== null ? (sandbox as Record<string, unknown>)["allow_egress"] : [];
-  if (list !== undefined && (!Array.isArray(list) || !list.every((e) => typeof e === "string"))) {
-    problems.push(
-      `${whereIn(file, ["sandbox", "allow_egress"])}: sandbox.allow_egress: expected a list of HOST:PORT strings`,
-    );
+  let allowEgress: readonly string[] = [];
+  try {
+    allowEgress = sandboxAllowEgress(file);
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    problems.push(err.message);
   }
   if (keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
   return {
     keys,
     proxy: keys.proxy,
-    allowEgress: (list as string[] | undefined) ?? [],
+    allowEgress,
     secretValues: secretsIn(file.values),
   };
 }

@@ -2,7 +2,13 @@ import { isSealedSecret } from "@acp/core";
 import type { HomeCheck } from "@acp/store";
 import { CliError } from "../exit-codes.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
-import { CONFIG_KEYS, checkConfigKeys, type ConfigChecks, type ConfigKey } from "../wiring/config-in-use.js";
+import {
+  CONFIG_KEYS,
+  checkConfigKeys,
+  checkSandboxKeys,
+  type ConfigChecks,
+  type ConfigKey,
+} from "../wiring/config-in-use.js";
 import { readHomeConsentGraph } from "../wiring/decide.js";
 import { SECRET_CONFIG_PATHS } from "./home-checks.js";
 
@@ -74,9 +80,9 @@ function summary(c: ConfigChecks, key: ConfigKey, file: ConfigFile): string {
 
 /**
  * The config file the proxy would use (`path`: `--config FILE`, else `$ACP_HOME/config.yml`) checked the way
- * `acp proxy` and `acp run` check it before they start (`checkConfigKeys`): a check per key (`proxy`,
- * `credentials`, `redaction`, `session`, `graph`, `channel`), a failed one per problem with the proxy's
- * message; the file parses and holds no plain secrets (`config`); the home's consent graph validates.
+ * `acp proxy` and `acp run` check it before they start (`checkConfigKeys`, `checkSandboxKeys`): a check per
+ * key (`proxy`, `credentials`, `redaction`, `session`, `graph`, `channel`, and `sandbox` for `acp run`), a
+ * failed one per problem with the proxy's message; the file parses and holds no plain secrets (`config`); the home's consent graph validates.
  */
 export function checkConfigInUse(home: string, path: string): HomeCheck[] {
   let file: ConfigFile;
@@ -106,6 +112,17 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     if (k.ok) checks.push({ status: "ok", name: key, detail: summary(keys, key, file) });
     else for (const line of problemLines(k.problems)) checks.push({ status: "fail", name: key, detail: line });
   }
+  // acp run's own key, checked on top of the proxy's
+  const sandbox = checkSandboxKeys(file);
+  if (sandbox.ok) {
+    const n = sandbox.value.length;
+    checks.push({
+      status: "ok",
+      name: "sandbox",
+      detail: `acp run: ${n === 0 ? "no destination" : plural(n, "destination")} allowed without asking`,
+    });
+  } else
+    for (const line of problemLines(sandbox.problems)) checks.push({ status: "fail", name: "sandbox", detail: line });
   try {
     if (readHomeConsentGraph(home) !== null) checks.push({ status: "ok", name: "consent graph", detail: "validates" });
   } catch (err) {

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { RedactionRules } from "@acp/core";
-import { parseProxyConfig, type ProxyConfig } from "@acp/proxy";
+import { parseEgressAllowList, parseProxyConfig, type ProxyConfig } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
 import { credentialRulesFrom, type CredentialRule } from "./credentials.js";
@@ -108,6 +108,38 @@ export function configInUse(file: ConfigFile): ConfigInUse {
     return k.ok ? [] : [k.problems];
   });
   throw new CliError(problems.join("\n"), EXIT.invalid);
+}
+
+/**
+ * `sandbox.allow_egress` of the config file (what `acp run` lets the agent reach without asking): a list of
+ * `HOST:PORT` strings, each checked; absent: none. Every problem at `FILE:LINE:COL` (exit 4). Not part of
+ * `configInUse`: `acp proxy` does not use it, `acp run` and `acp doctor` check it on top.
+ */
+export function sandboxAllowEgress(file: ConfigFile): readonly string[] {
+  const sandbox = file.values["sandbox"];
+  if (sandbox === undefined || sandbox === null) return [];
+  if (typeof sandbox !== "object" || Array.isArray(sandbox)) {
+    throw new CliError(`${whereIn(file, ["sandbox"])}: \`sandbox\` must be a mapping (\`allow_egress\`)`, EXIT.invalid);
+  }
+  const list = (sandbox as Record<string, unknown>)["allow_egress"];
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list) || !list.every((e) => typeof e === "string")) {
+    throw new CliError(
+      `${whereIn(file, ["sandbox", "allow_egress"])}: \`sandbox.allow_egress\` must be a list of HOST:PORT strings`,
+      EXIT.invalid,
+    );
+  }
+  const parsed = parseEgressAllowList(list);
+  if (!parsed.ok) {
+    const lines = parsed.issues.map((i) => `${whereIn(file, ["sandbox", ...i.path])}: ${i.message}`);
+    throw new CliError(lines.join("\n"), EXIT.invalid);
+  }
+  return list;
+}
+
+/** `sandboxAllowEgress` as a key check (`acp doctor`). */
+export function checkSandboxKeys(file: ConfigFile): KeyCheck<readonly string[]> {
+  return check(() => sandboxAllowEgress(file));
 }
 
 /** The home's `config.yml` (absent: an empty config), checked: what `acp proxy` uses without `--config`. */
