@@ -28,6 +28,8 @@ function proxyArgs(config: string | null): string[] {
   return [ACP, "proxy", ...(config !== null ? ["--config", config] : []), "--upstream", EVERYTHING, "-n", "everything"];
 }
 
+const stderrOf = new WeakMap<Client, { text: string }>();
+
 async function connect(env: Record<string, string>, config: string | null): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -35,8 +37,11 @@ async function connect(env: Record<string, string>, config: string | null): Prom
     env: { PATH: process.env["PATH"] ?? "", ...env },
     stderr: "pipe",
   });
+  const stderr = { text: "" };
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr.text += chunk.toString("utf8")));
   const client = new Client({ name: "graph-config-agent", version: "1.0.0" });
   await client.connect(transport);
+  stderrOf.set(client, stderr);
   return client;
 }
 
@@ -75,6 +80,9 @@ describe("acp proxy: the `graph:` section comes from the config file in use", ()
     const client = await connect(env, file);
     try {
       expect(await outcomes(client)).toEqual({ echo: BLOCKED, sum: "accepted" });
+      // nothing to say about where the graph settings come from: the one rule
+      expect(stderrOf.get(client)?.text).toContain("acp proxy: ");
+      expect(stderrOf.get(client)?.text).not.toMatch(/graph/i);
     } finally {
       await client.close();
     }
