@@ -36,7 +36,7 @@ let work: { path: string; remove(): void };
 beforeAll(() => void (work = scratchDir("acp-run-cli-")));
 afterAll(() => work.remove());
 
-async function acpRun(args: string[], options: { probe?: IsolationProbe } = {}) {
+async function acpRun(args: string[], options: { probe?: IsolationProbe; seen?: Map<string, unknown> } = {}) {
   let stderr = "";
   const audit: [string, Record<string, unknown>][] = [];
   const asks: ConsentAsk[] = [];
@@ -57,10 +57,15 @@ async function acpRun(args: string[], options: { probe?: IsolationProbe } = {}) 
     },
     exitCode: 0,
   };
+  // what each wiring part was given as the config in use
+  const saw = (part: string, given: { config?: unknown }): void => void options.seen?.set(part, given.config);
   const wiring: ProxyWiring = {
-    createDecide: () => () => Promise.resolve(ACCEPT),
-    createBroker: () => ({ ask: (a) => (asks.push(a), Promise.resolve({ kind: "expired" })) }),
-    createAudit: () => ({ record: (type, fields) => void audit.push([type, fields]) }),
+    createDecide: (o) => (saw("decide", o), () => Promise.resolve(ACCEPT)),
+    createBroker: (o) => (saw("broker", o), { ask: (a) => (asks.push(a), Promise.resolve({ kind: "expired" })) }),
+    createAudit: (o) => (saw("audit", o), { record: (type, fields) => void audit.push([type, fields]) }),
+    createCredentials: (o) => (saw("credentials", o), undefined),
+    createObserver: (o) => (saw("observer", o), undefined),
+    createPlans: (o) => (saw("plans", o), undefined),
   };
   const program = new Command("acp")
     .exitOverride()
@@ -139,6 +144,27 @@ describe("acp run", () => {
     const r = await acpRun(["--isolation", "none", "--intent", intent, "--", "true"]);
     expect(r.code).toBe(4);
     expect(r.stderr).toContain("allowed_actions");
+    expect(r.audit).toEqual([]);
+  });
+});
+
+describe("acp run --config FILE", () => {
+  it("hands every wiring part the config file in use, read and checked once", async () => {
+    const file = join(work.path, "run-config.yml");
+    (await import("node:fs")).writeFileSync(file, 'version: "1"\ngraph:\n  threshold: 0.3\n');
+    const seen = new Map<string, unknown>();
+    const r = await acpRun(["--isolation", "none", "--config", file, "--", "true"], { seen });
+    expect(r.code).toBe(0);
+    expect([...seen.keys()].sort()).toEqual(["audit", "broker", "credentials", "decide", "observer", "plans"]);
+    const configs = new Set(seen.values());
+    expect(configs.size).toBe(1);
+    expect([...configs][0]).toMatchObject({ file: { path: file }, graph: { threshold: 0.3 } });
+  });
+
+  it("a FILE that does not exist: exit 1 naming it, nothing started", async () => {
+    const r = await acpRun(["--isolation", "none", "--config", join(work.path, "no-such.yml"), "--", "true"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cannot read \`${join(work.path, "no-such.yml")}\``);
     expect(r.audit).toEqual([]);
   });
 });
