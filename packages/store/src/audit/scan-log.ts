@@ -107,14 +107,20 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
     offset += read;
     const data = carry.length === 0 ? chunk.subarray(0, read) : Buffer.concat([carry, chunk.subarray(0, read)]);
     let start = 0;
-    let lastInData: Buffer | undefined;
+    let lastStart = -1;
+    // the next checkpoint marker at or after `start`, searched once per marker (not once per line);
+    // it holds no newline, so it lies inside the line where it is found
+    let marker = data.indexOf(CHECKPOINT_MARKER, start);
     for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
-      lastInData = data.subarray(start, nl);
       count++;
-      sinceCheckpoint = lastInData.includes(CHECKPOINT_MARKER) ? 0 : sinceCheckpoint + 1;
+      if (marker !== -1 && marker < nl) {
+        sinceCheckpoint = 0;
+        marker = data.indexOf(CHECKPOINT_MARKER, nl + 1);
+      } else sinceCheckpoint++;
+      lastStart = start;
       start = nl + 1;
     }
-    if (lastInData !== undefined) last = Buffer.from(lastInData);
+    if (lastStart !== -1) last = Buffer.from(data.subarray(lastStart, start - 1));
     carry = Buffer.from(data.subarray(start));
   }
   const head = last === undefined ? from.head : headOf(last, count, path);

@@ -116,3 +116,73 @@ describe("scanAuditLog's check of the last line", () => {
     expect(() => scan(`${reordered}\n`)).toThrow(/not an intact audit event/);
   });
 });
+
+describe("scanAuditLog's count of lines and of lines since the last checkpoint", () => {
+  const marker = '"event_type":"checkpoint"';
+  const last = sealAuditLine(
+    createAuditEventBody(
+      { event_type: "tool_call_completed", tool: "echo" },
+      { id: "ae_9", timestamp: "2026-11-26T00:00:00.000Z", previousEventHash: null },
+    ),
+  ).line;
+
+  /** What the scan should find from line `from` on: counted line by line. */
+  function expected(lines: string[], from: number, since0: number): { count: number; sinceCheckpoint: number } {
+    let sinceCheckpoint = since0;
+    for (const line of lines.slice(from)) sinceCheckpoint = line.includes(marker) ? 0 : sinceCheckpoint + 1;
+    return { count: lines.length, sinceCheckpoint };
+  }
+
+  function scanFrom(lines: string[], from: number, since0: number, torn = ""): ReturnType<typeof scanAuditLog> {
+    const path = join(homes.make(), "audit.jsonl");
+    writeFileSync(path, lines.map((l) => `${l}\n`).join("") + torn);
+    const size = Buffer.byteLength(
+      lines
+        .slice(0, from)
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
+    const fd = openSync(path, "r");
+    try {
+      return scanAuditLog(fd, { size, count: from, head: null, sinceCheckpoint: since0 }, path);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it("counts as a line-by-line reading does, from any line on, markers anywhere", () => {
+    const line = fc.oneof(
+      fc.string({ unit: "grapheme" }).map((t) => t.replace(/\n/g, " ")),
+      fc.tuple(fc.string(), fc.string()).map(([a, b]) => `${a}${marker}${b}${marker}`.replace(/\n/g, " ")),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), fc.nat(), fc.nat(5), (body, at, since0) => {
+        const lines = [...body, last];
+        const from = at % lines.length;
+        const scan = scanFrom(lines, from, since0, "partial");
+        expect({ count: scan.position.count, sinceCheckpoint: scan.position.sinceCheckpoint }).toEqual(
+          expected(lines, from, since0),
+        );
+        expect(scan.torn?.toString()).toBe("partial");
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("across its 1 MiB reads, with a checkpoint line cut by the read boundary", () => {
+    const filler = "x".repeat(1000);
+    const lines: string[] = [];
+    let bytes = 0;
+    while (bytes + filler.length + 1 < 1024 * 1024 - 100) {
+      lines.push(filler);
+      bytes += filler.length + 1;
+    }
+    // this line spans the boundary at 1 MiB with its marker across it
+    lines.push(`${"y".repeat(1024 * 1024 - bytes - Math.floor(marker.length / 2))}${marker}tail`);
+    lines.push("after", last);
+    const scan = scanFrom(lines, 0, 0);
+    expect(scan.position.count).toBe(lines.length);
+    expect(scan.position.sinceCheckpoint).toBe(2);
+    expect(scan.torn).toBeNull();
+  });
+});
