@@ -196,6 +196,11 @@ class AuditWriter implements AuditLog {
   private sealing: Promise<void> | null = null;
   /** `<path>.lock`, taken once per batch. */
   readonly lock: FileLock;
+  /**
+   * Whether the last catch-up found lines of other processes: the next batch is then not sealed ahead
+   * (it would most likely have to be unsealed and sealed again after their next lines).
+   */
+  private shared = false;
 
   constructor(
     readonly path: string,
@@ -365,7 +370,7 @@ class AuditWriter implements AuditLog {
         if (plan.chunks.length > 0) {
           const start = this.position.size;
           bytes = await this.writeDurably(plan.chunks, (written) => {
-            if (!this.every && this.queue.length > 0) {
+            if (!this.every && !this.shared && this.queue.length > 0) {
               this.sealing = this.sealAhead({ ...plan.position, size: start + written }).finally(() => {
                 this.sealing = null;
               });
@@ -399,6 +404,7 @@ class AuditWriter implements AuditLog {
       );
     }
     const scan = scanAuditLog(this.handle.fd, this.position, this.path);
+    this.shared = scan.position.size !== this.position.size;
     this.position = scan.position;
     if (scan.torn === null) return [];
     const tail = keepTornTailAside(this.handle.fd, this.path, scan.position, scan.torn, this.options.clock());
