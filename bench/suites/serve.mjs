@@ -57,12 +57,12 @@ function pipeline(rateLimiter = core.createMemoryRateLimiter()) {
   return core.createPipeline(sources, { classify: parsed.value.classify });
 }
 
-async function load(url, connections) {
+async function load(url, connections, duration = DURATION) {
   const result = await autocannon({
     url: `${url}/pre-tool-check`,
     method: "POST",
     connections,
-    duration: DURATION,
+    duration,
     headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
     body: EVENT,
   });
@@ -73,9 +73,9 @@ async function load(url, connections) {
 }
 
 /** Runs a load cell and measures the server process's CPU time per answered request (µs). */
-async function measure(srv, connections) {
+async function measure(srv, connections, duration = DURATION) {
   const before = (await srv.ask("cpu")).cpu;
-  const r = await load(srv.url, connections);
+  const r = await load(srv.url, connections, duration);
   const after = (await srv.ask("cpu")).cpu;
   const us = after.user - before.user + (after.system - before.system);
   return { ...r, cpuUs: r.total > 0 ? us / r.total : null };
@@ -282,6 +282,29 @@ async function main() {
         process.stdout.write(
           `${String(connections).padStart(5)}  ${fmt(base.rps).padStart(14)}  ${String(base.p99).padStart(6)}  ` +
             `${String(us(base.cpuUs)).padStart(6)}  ${String(us(s.cpuUs)).padStart(13)}  ${ratio(s.cpuUs, base.cpuUs).padStart(19)}\n`,
+        );
+      }
+    }
+    const rounds = Number(process.env.ACP_BENCH_SERVE_ROUNDS ?? 0);
+    if (servers.baseline !== undefined && rounds > 0) {
+      process.stdout.write(
+        `\nalternated rounds (${rounds} x 3 s per build and connection count, order swapped each round)\n`,
+      );
+      process.stdout.write("conns  baseline cpu µs  sqlite cpu µs  median ratio  baseline req/s  sqlite req/s\n");
+      const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      for (const connections of CONNECTIONS) {
+        const base = [];
+        const mine = [];
+        for (let i = 0; i < rounds; i++) {
+          const order = i % 2 === 0 ? ["baseline", "sqlite"] : ["sqlite", "baseline"];
+          for (const kind of order)
+            (kind === "baseline" ? base : mine).push(await measure(servers[kind], connections, 3));
+        }
+        const ratios = mine.map((m, i) => m.cpuUs / base[i].cpuUs);
+        process.stdout.write(
+          `${String(connections).padStart(5)}  ${String(us(median(base.map((b) => b.cpuUs)))).padStart(15)}  ` +
+            `${String(us(median(mine.map((m) => m.cpuUs)))).padStart(13)}  ${median(ratios).toFixed(2).padStart(12)}  ` +
+            `${fmt(median(base.map((b) => b.rps))).padStart(14)}  ${fmt(median(mine.map((m) => m.rps))).padStart(12)}\n`,
         );
       }
     }
