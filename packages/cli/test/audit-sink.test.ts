@@ -1,6 +1,9 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { toAuditInput } from "../src/wiring/audit-sink.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { createHomeAuditSink, toAuditInput } from "../src/wiring/audit-sink.js";
 
 /** The metadata as toAuditInput built it before it skipped the JSON round trip for plain JSON. */
 function roundTripped(fields: Record<string, unknown>): unknown {
@@ -87,5 +90,41 @@ describe("toAuditInput", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic["self"] = cyclic;
     expect(() => toAuditInput("tool_call_intercepted", { arguments: cyclic })).toThrow(/circular/i);
+  });
+});
+
+describe("the home audit sink's durability", () => {
+  const homes: string[] = [];
+  afterAll(() => {
+    for (const home of homes) rmSync(home, { recursive: true, force: true });
+  });
+  const types = (home: string): string[] =>
+    readFileSync(join(home, "audit.jsonl"), "utf8")
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => (JSON.parse(line) as { event_type: string }).event_type);
+
+  it("an event a call waits on is on disk when record resolves, with the accept events before it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-sink-"));
+    homes.push(home);
+    const sink = createHomeAuditSink({ home, clock: () => new Date(), signer: () => Promise.resolve(undefined) });
+    const base = { call_id: "c1", session_id: "s1", server: "srv", tool: "echo" };
+    await sink.record("tool_call_intercepted", { ...base, arguments: {} });
+    await sink.record("policy_evaluated", { ...base, decision: "accept" });
+    await sink.record("tool_call_forwarded", { ...base, arguments: {} });
+    await sink.record("tool_call_completed", { ...base, is_error: false });
+    await sink.record("policy_evaluated", { ...base, call_id: "c2", decision: "refuse" });
+    expect(types(home)).toEqual([
+      "tool_call_intercepted",
+      "policy_evaluated",
+      "tool_call_forwarded",
+      "tool_call_completed",
+      "policy_evaluated",
+    ]);
+    await sink.record("consent_approved", { ...base, call_id: "c3", decision: "approved" });
+    expect(types(home).at(-1)).toBe("consent_approved");
+    await sink.record("tool_call_intercepted", { ...base, call_id: "c4", arguments: {} });
+    await sink.close();
+    expect(types(home).at(-1)).toBe("tool_call_intercepted");
   });
 });

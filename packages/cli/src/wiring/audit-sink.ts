@@ -83,14 +83,24 @@ export interface ClosableAuditSink extends AuditSink {
 }
 
 /**
+ * How long a group commit of accept events waits for more of them (the writer's `commitDelayMs`): one
+ * lock, write and `fdatasync` then serve the calls of ~20 ms instead of ~5 ms (the pause between two
+ * commits of one writer), about a quarter less user CPU for the audit per call (measured in process:
+ * 226 -> 172 us); a longer pause (50 ms) saved nothing more. It is also how much longer an accept event
+ * may stay in memory only. An event a call waits on (below) is committed at once.
+ */
+export const ACCEPT_COMMIT_DELAY_MS = 20;
+
+/**
  * Events a call waits on until they are on disk (`fsync: every` semantics, by group commit): every consent
  * decision (with its signed response), every credential use, a decision that stops the call, an upstream
  * failure. The events of a plainly accepted call (`tool_call_intercepted`, `policy_evaluated` accept,
  * `tool_call_forwarded`, `tool_call_completed`) are `fsync: batch`: each is appended to the writer's queue,
  * in order, before the step it records goes on (before the call is forwarded, before its answer is
- * returned), and made durable by the next group commit, which starts at once and is not awaited. A crash
- * can lose the accept events of the last batch not yet on disk, never a consent event (see
- * docs/reference/audit.md, "Durability in acp proxy"). A failed write is remembered and refuses the next
+ * returned), and made durable by a group commit that starts once the oldest queued event has waited
+ * {@link ACCEPT_COMMIT_DELAY_MS} (at once when an awaited event is queued behind it), and is not awaited.
+ * A crash can lose the accept events appended in the last 20 ms plus one commit's time, never a consent
+ * event (see docs/reference/audit.md, "Durability in acp proxy"). A failed write is remembered and refuses the next
  * event, so nothing proceeds on an audit that stopped recording.
  */
 const DURABLE_BEFORE_PROCEEDING = /^(consent_|credential_injected$|proof_rejected$|upstream_failed$|sandbox_)/;
@@ -119,6 +129,7 @@ export function createHomeAuditSink(options: {
       openAuditLog(path, {
         clock: options.clock,
         fsync: "batch",
+        commitDelayMs: ACCEPT_COMMIT_DELAY_MS,
         ...(signer !== undefined ? { signer } : {}),
         ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
         ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
@@ -129,8 +140,9 @@ export function createHomeAuditSink(options: {
   return {
     async record(eventType, fields) {
       if (failure !== undefined) throw new Error(`the audit log stopped recording: ${failure}`);
-      const written = (await open()).append(toAuditInput(eventType, fields));
-      if (mustBeDurable(eventType, fields)) {
+      const durable = mustBeDurable(eventType, fields);
+      const written = (await open()).append(toAuditInput(eventType, fields), { urgent: durable });
+      if (durable) {
         await written;
         return;
       }

@@ -56,8 +56,30 @@ export interface AuditLogOptions {
   readonly randomId?: () => string;
   /** Most events written in one batch (default 4096). */
   readonly maxBatch?: number;
+  /**
+   * `batch` mode: how long a group commit waits for company (ms, default 0: it starts on the next turn
+   * of the event loop). A commit then starts once the oldest event it takes has waited this long, or
+   * at once when an urgent `append`, a checkpoint, `flush` or `close` is waiting, or when
+   * {@link COMMIT_AT_EVENTS} events are queued; it takes everything queued by then. More events share
+   * each lock, write and `fdatasync`; an event whose caller does not wait can stay in memory that much
+   * longer. The bound: an event appended at t is in the commit that starts at the latest at
+   * t + `commitDelayMs` (or, when a commit is still in flight then, {@link LOCK_HANDOVER_MS} after it
+   * ends), and durable when that commit's `fdatasync` returns; so a crash loses at most the events
+   * appended in the last `commitDelayMs` plus one commit's time (lock wait, write, fsync), more only
+   * when the disk or the lock held commits up. Nothing is sealed ahead with a delay.
+   */
+  readonly commitDelayMs?: number;
   readonly lock?: FileLockOptions;
 }
+
+/** Options of one {@link AuditLog.append}. */
+export interface AppendOptions {
+  /** Commit without waiting for the commit delay (the caller waits until the event is durable). */
+  readonly urgent?: boolean;
+}
+
+/** With a commit delay, a commit starts at once when this many events are queued. */
+export const COMMIT_AT_EVENTS = 512;
 
 /** An open, append-only audit log. */
 export interface AuditLog {
@@ -66,8 +88,11 @@ export interface AuditLog {
   readonly anchorPath: string;
   /** The torn tail recovered when the log was opened, if there was one. */
   readonly recovered: TornTail | null;
-  /** Redacts, hashes, chains and durably appends one event; resolves with the event as written. */
-  append(input: AuditEventInput): Promise<AuditEventV02>;
+  /**
+   * Redacts, hashes, chains and durably appends one event; resolves with the event as written. With
+   * `urgent`, the commit that takes it does not wait for `commitDelayMs` (its caller is waiting).
+   */
+  append(input: AuditEventInput, options?: AppendOptions): Promise<AuditEventV02>;
   /**
    * Redacts, hashes, chains and durably appends several events, in order, with one promise that
    * resolves when all of them are durable (the producer's batch path: no promise or event object per
@@ -196,6 +221,16 @@ class AuditWriter implements AuditLog {
   private sealing: Promise<void> | null = null;
   /** `<path>.lock`, taken once per batch. */
   readonly lock: FileLock;
+  /** `batch` mode: how long a commit waits for company (see {@link AuditLogOptions.commitDelayMs}). */
+  private readonly commitDelay: number;
+  /** An urgent append, a checkpoint, `flush` or `close` is waiting: the next commit does not wait. */
+  private hurry = false;
+  /** Ends the commit delay's wait early (set while it waits). */
+  private wake: (() => void) | null = null;
+  /** Events queued, counted while the commit delay waits. */
+  private waitingFor = 0;
+  /** `flush` calls in progress: the commits they wait for do not wait for the delay. */
+  private flushes = 0;
   /**
    * Whether the last catch-up found lines of other processes: the next batch is then not sealed ahead
    * (it would most likely have to be unsealed and sealed again after their next lines).
@@ -220,13 +255,14 @@ class AuditWriter implements AuditLog {
     this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
     this.every = options.fsync !== "batch";
+    this.commitDelay = this.every ? 0 : Math.max(0, options.commitDelayMs ?? 0);
   }
 
   async recoverAtOpen(): Promise<void> {
     await this.writeBatch([]);
   }
 
-  append(input: AuditEventInput): Promise<AuditEventV02> {
+  append(input: AuditEventInput, options?: AppendOptions): Promise<AuditEventV02> {
     if (RESERVED.has(input.event_type)) return Promise.reject(reserved(input));
     const refusal = this.refusal();
     if (refusal !== null) return refusal;
@@ -240,7 +276,7 @@ class AuditWriter implements AuditLog {
     } catch (err) {
       return rejection(err);
     }
-    return this.enqueue("events", lines, 1, single, timestamp) as Promise<AuditEventV02>;
+    return this.enqueue("events", lines, 1, single, timestamp, options?.urgent === true) as Promise<AuditEventV02>;
   }
 
   appendMany(inputs: readonly AuditEventInput[]): Promise<void> {
@@ -259,23 +295,30 @@ class AuditWriter implements AuditLog {
     } catch (err) {
       return rejection(err);
     }
-    return this.enqueue("events", lines, inputs.length, null, timestamp) as Promise<void>;
+    return this.enqueue("events", lines, inputs.length, null, timestamp, false) as Promise<void>;
   }
 
   checkpoint(): Promise<AuditEventV02 | null> {
     return (
       this.refusal() ??
-      (this.enqueue("checkpoint", NO_LINES, 0, null, this.timestamp()) as Promise<AuditEventV02 | null>)
+      (this.enqueue("checkpoint", NO_LINES, 0, null, this.timestamp(), true) as Promise<AuditEventV02 | null>)
     );
   }
 
   async flush(): Promise<void> {
-    while (this.draining !== null) await this.draining;
+    this.flushes++;
+    try {
+      this.hurryUp();
+      while (this.draining !== null) await this.draining;
+    } finally {
+      this.flushes--;
+      this.calmDown();
+    }
   }
 
   async close(): Promise<void> {
     if (this.closed) return this.flush();
-    const final = this.refusal() ?? this.enqueue("final", NO_LINES, 0, null, this.timestamp());
+    const final = this.refusal() ?? this.enqueue("final", NO_LINES, 0, null, this.timestamp(), true);
     this.closed = true;
     try {
       await final;
@@ -300,11 +343,53 @@ class AuditWriter implements AuditLog {
     count: number,
     single: Pending["single"],
     timestamp: string,
+    urgent: boolean,
   ): Promise<AuditEventV02 | null | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ kind, lines, count, single, timestamp, taken: 0, resolve, reject });
+      const queuedAt = this.commitDelay > 0 ? performance.now() : 0;
+      this.queue.push({ kind, lines, count, single, timestamp, queuedAt, urgent, taken: 0, resolve, reject });
+      if (urgent || (this.wake !== null && (this.waitingFor += count) >= COMMIT_AT_EVENTS)) this.hurryUp();
       this.draining ??= this.drain();
     });
+  }
+
+  /** The next commit starts without waiting for the commit delay (a caller waits for it). */
+  private hurryUp(): void {
+    this.hurry = true;
+    this.wake?.();
+  }
+
+  /**
+   * With a commit delay: waits until the oldest queued event has waited `commitDelayMs`, unless a
+   * caller is waiting ({@link hurry}) or {@link COMMIT_AT_EVENTS} events are queued.
+   */
+  private async waitForCompany(): Promise<void> {
+    const oldest = this.queue[0];
+    if (this.hurry || oldest === undefined) return;
+    let queued = 0;
+    for (const item of this.queue) if ((queued += item.count - item.taken) >= COMMIT_AT_EVENTS) return;
+    const wait = oldest.queuedAt + this.commitDelay - performance.now();
+    if (wait <= 0) return;
+    this.waitingFor = queued;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = null;
+  }
+
+  /** Takes the next batch off the queue; the hurry is over once no urgent call or flush is left waiting. */
+  private takeNext(): Slice[] {
+    const batch = takeBatch(this.queue, this.maxBatch, this.every);
+    this.calmDown();
+    return batch;
+  }
+
+  private calmDown(): void {
+    if (this.hurry && this.flushes === 0 && !this.queue.some((item) => item.urgent)) this.hurry = false;
   }
 
   private async drain(): Promise<void> {
@@ -315,13 +400,15 @@ class AuditWriter implements AuditLog {
         const since = Date.now() - this.releasedAt;
         if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
         while (this.sealing !== null) await this.sealing;
+        if (this.commitDelay > 0) await this.waitForCompany();
         const ahead = this.ahead;
         this.ahead = null;
         if (ahead === null && this.queue.length === 0) continue;
-        await this.writeBatch(ahead?.batch ?? takeBatch(this.queue, this.maxBatch, this.every), ahead);
+        await this.writeBatch(ahead?.batch ?? this.takeNext(), ahead);
       }
     } finally {
       this.draining = null;
+      this.calmDown();
     }
   }
 
@@ -370,7 +457,8 @@ class AuditWriter implements AuditLog {
         if (plan.chunks.length > 0) {
           const start = this.position.size;
           bytes = await this.writeDurably(plan.chunks, (written) => {
-            if (!this.every && !this.shared && this.queue.length > 0) {
+            // (with a commit delay the next commit takes everything queued when it starts instead)
+            if (!this.every && !this.shared && this.commitDelay === 0 && this.queue.length > 0) {
               this.sealing = this.sealAhead({ ...plan.position, size: start + written }).finally(() => {
                 this.sealing = null;
               });

@@ -12,6 +12,10 @@ export interface Pending {
   /** For `append`: the redacted input and id, to build the event it resolves with. */
   readonly single: { readonly input: AuditEventInput; readonly id: string } | null;
   readonly timestamp: string;
+  /** When it was queued (`performance.now()`), for the commit delay. */
+  readonly queuedAt: number;
+  /** Whether its caller waits for it: the commit that takes it does not wait for the commit delay. */
+  readonly urgent: boolean;
   /** How many of the events earlier batches took (a call larger than a batch is split). */
   taken: number;
   /** With the event (`append`), the checkpoint or `null` (`checkpoint`, `close`), or nothing (`appendMany`). */
