@@ -229,6 +229,9 @@ function sweepDeadHolders(lockPath: string): void {
   }
 }
 
+/** What `link` fails with on a file system without hard links. */
+const NO_LINKS: ReadonlySet<string> = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
+
 interface Holder {
   readonly path: string;
   readonly fd: number;
@@ -249,11 +252,14 @@ interface Holder {
  * the holder's inode (which cannot be reused while the holder's file is open).
  *
  * The holder file is removed by {@link close} and when the process exits; one left by a process that
- * was killed is removed by the next `FileLock` of the same lock on this host (its pid is gone).
+ * was killed is removed by the next `FileLock` of the same lock on this host (its pid is gone). Where
+ * `link` is not supported (EPERM, ENOTSUP, …), the lock falls back to creating a lock file per take.
  */
 export class FileLock {
   private holder: Holder | null = null;
   private swept = false;
+  /** `link` is not supported where the lock lives: the lock is taken as {@link acquireFileLock} does. */
+  private noLinks = false;
 
   constructor(
     readonly path: string,
@@ -263,12 +269,14 @@ export class FileLock {
   /** Takes the lock (see {@link acquireFileLock} for waiting, stale locks and the timeout). */
   acquire(): Promise<ReleaseLock> {
     let holder: Holder | undefined;
+    let token: string | undefined;
     return waitForLock(
       this.path,
       this.options,
       () => {
         // a held lock is seen without a failing link (whose thrown error costs more than the check)
         if (existsSync(this.path)) return false;
+        if (this.noLinks) return tryCreate(this.path, (token ??= randomUUID()));
         holder = this.ensureHolder();
         const now = new Date();
         futimesSync(holder.fd, now, now);
@@ -283,10 +291,16 @@ export class FileLock {
             this.dropHolder();
             return false;
           }
+          // a file system without hard links (FAT, some network shares): lock files are created instead
+          if (code !== undefined && NO_LINKS.has(code)) {
+            this.noLinks = true;
+            this.dropHolder();
+            return tryCreate(this.path, (token ??= randomUUID()));
+          }
           throw err;
         }
       },
-      () => this.releaser(holder as Holder),
+      () => (this.noLinks ? releaser(this.path, token as string) : this.releaser(holder as Holder)),
     );
   }
 
