@@ -123,6 +123,11 @@ describe("the home audit sink's durability", () => {
     ]);
     await sink.record("consent_approved", { ...base, call_id: "c3", decision: "approved" });
     expect(types(home).at(-1)).toBe("consent_approved");
+    // a person's intent update and a changed tool definition are awaited too (not batched like accept events)
+    await sink.record("intent_updated", { session_id: "s1", update_seq: 1 });
+    expect(types(home).at(-1)).toBe("intent_updated");
+    await sink.record("tool_definition_changed", { server: "srv", tool: "echo" });
+    expect(types(home).at(-1)).toBe("tool_definition_changed");
     await sink.record("tool_call_intercepted", { ...base, call_id: "c4", arguments: {} });
     await sink.close();
     expect(types(home).at(-1)).toBe("tool_call_intercepted");

@@ -92,22 +92,30 @@ export interface ClosableAuditSink extends AuditSink {
 export const ACCEPT_COMMIT_DELAY_MS = 20;
 
 /**
- * Events a call waits on until they are on disk (`fsync: every` semantics, by group commit): every consent
- * decision (with its signed response), every credential use, a decision that stops the call, an upstream
- * failure. The events of a plainly accepted call (`tool_call_intercepted`, `policy_evaluated` accept,
- * `tool_call_forwarded`, `tool_call_completed`) are `fsync: batch`: each is appended to the writer's queue,
- * in order, before the step it records goes on (before the call is forwarded, before its answer is
- * returned), and made durable by a group commit that starts once the oldest queued event has waited
- * {@link ACCEPT_COMMIT_DELAY_MS} (at once when an awaited event is queued behind it), and is not awaited.
- * A crash can lose the accept events appended in the last 20 ms plus one commit's time, never a consent
- * event (see docs/reference/audit.md, "Durability in acp proxy"). A failed write is remembered and refuses the next
- * event, so nothing proceeds on an audit that stopped recording.
+ * Events a call waits on until they are on disk (`fsync: every` semantics, by group commit): every event
+ * but those of a plainly accepted call — every consent decision (with its signed response), every
+ * credential use, a decision that stops the call, an upstream failure, a person's intent update (or its
+ * refusal), a changed tool definition, the sandbox's events. The events of a plainly accepted call
+ * (`tool_call_intercepted`, `policy_evaluated` accept, `tool_call_forwarded`, `tool_call_completed`) are
+ * `fsync: batch`: each is appended to the writer's queue, in order, before the step it records goes on
+ * (before the call is forwarded, before its answer is returned), and made durable by a group commit that
+ * starts once the oldest queued event has waited {@link ACCEPT_COMMIT_DELAY_MS} (at once when an awaited
+ * event is queued behind it), and is not awaited. A crash can lose the accept events appended in the
+ * last 20 ms plus one commit's time, never a consent event (see docs/reference/audit.md, "Durability in
+ * acp proxy"). A failed write is remembered and refuses the next event, so nothing proceeds on an audit
+ * that stopped recording.
  */
-const DURABLE_BEFORE_PROCEEDING = /^(consent_|credential_injected$|proof_rejected$|upstream_failed$|sandbox_)/;
-
 function mustBeDurable(eventType: string, fields: Record<string, unknown>): boolean {
-  if (DURABLE_BEFORE_PROCEEDING.test(eventType)) return true;
-  return eventType === "policy_evaluated" && fields["decision"] !== "accept";
+  switch (eventType) {
+    case "tool_call_intercepted":
+    case "tool_call_forwarded":
+    case "tool_call_completed":
+      return false;
+    case "policy_evaluated":
+      return fields["decision"] !== "accept";
+    default:
+      return true;
+  }
 }
 
 /** Opens the home's audit log lazily (`fsync: batch`, group commit; consent events awaited, see above). */
