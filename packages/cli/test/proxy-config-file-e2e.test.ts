@@ -178,7 +178,12 @@ describe("acp proxy --config FILE: every config key comes from FILE, none from $
 
   it("records arguments in the audit redacted by FILE's patterns, not the home's", async () => {
     await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2, note: "zebra-24680 lion-13579" } });
-    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    // an accepted call's events reach the file with the next group commit (fsync: batch, 20 ms window)
+    let audit = "";
+    for (let i = 0; i < 200 && !audit.includes("lion-13579"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    }
     expect(audit).toContain("lion-13579");
     expect(audit).not.toContain("zebra-24680");
   });
