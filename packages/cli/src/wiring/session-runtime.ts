@@ -27,7 +27,7 @@ export interface ProxySessionRuntimeOptions {
   readonly trustedServers: readonly string[];
   readonly classify: readonly ClassificationOverride[];
   /**
-   * Session settings from config.yml's `session:` block (`loadSessionSettings`, already validated):
+   * Session settings from the `session:` block of the config file in use (`checkSessionBlock`, already validated):
    * provenance, reads, transitions, kill switch, …; `trusted_servers` adds to the above, and its `classify`
    * entries come before the policy's (the first matching override wins).
    */
