@@ -109,6 +109,15 @@ describe("configInUse: every key the proxy uses, checked together", () => {
     }
   });
 
+  it("names bad `credentials:` and `redaction:` entries at FILE:LINE:COL", () => {
+    const path = fileWith("credentials:\n  - secret: X\n    colour: red\nredaction:\n  keys: pin\n");
+    const lines = failure(() => configInUse(readConfigFile(path, true))).message.split("\n");
+    expect(lines).toContain(
+      `${path}:2:5: credentials.0: unknown key \`colour\` (expected secret, server, tool, argument, inject)`,
+    );
+    expect(lines.find((l) => l.includes("redaction.keys"))).toMatch(new RegExp(`^${path}:5:9: `));
+  });
+
   it("a missing file has no keys: defaults, no credentials, the runtime's session defaults, no graph settings", () => {
     const config = configInUse(readConfigFile(join(root.dir, "none.yml"), false));
     expect(config.credentials).toEqual([]);
@@ -200,7 +209,7 @@ describe("createProxyWiring: the config it is given, else the home's config.yml"
     try {
       const { code, message } = failure(() => wiring.createAudit({ home }));
       expect(code).toBe(4);
-      expect(message).toContain(`${join(home, "config.yml")}: \`credentials\` must be a list`);
+      expect(message).toContain(`${join(home, "config.yml")}:2:14: \`credentials\` must be a list`);
     } finally {
       await wiring.close();
     }

@@ -55,6 +55,9 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
   return { path, document, values: values as Record<string, unknown> };
 }
 
+/** Where a path of a config file is, for messages: `FILE:LINE:COL`, or the file's path when unknown. */
+export type ConfigLocator = (path: readonly (string | number)[]) => string;
+
 /**
  * Where `path` (keys and list indexes, as in an issue's path) sits in the file: `FILE:LINE:COL` of the
  * deepest node on the path that the file has (an unknown key: its value; a missing key: the section that

@@ -77,10 +77,11 @@ function proxySection(file: ConfigFile): ProxyConfig {
  */
 export function checkConfigKeys(file: ConfigFile): ConfigChecks {
   const v = file.values;
+  const locate = (path: readonly (string | number)[]): string => whereIn(file, path);
   return {
     proxy: check(() => proxySection(file)),
-    credentials: check(() => credentialRulesFrom(v["credentials"], file.path)),
-    redaction: check(() => redactionRulesFrom(v["redaction"], file.path)),
+    credentials: check(() => credentialRulesFrom(v["credentials"], file.path, locate)),
+    redaction: check(() => redactionRulesFrom(v["redaction"], file.path, locate)),
     session: check(() => checkSessionBlock(v["session"], file.path)),
     graph: check(() => graphConfigFrom(file)),
     channel: check(() => checkChannelKeys(v, file.path)),

@@ -3,7 +3,7 @@ import { compileGlob, injectCredentials, type CredentialInjection, type GlobMatc
 import { readVault } from "@acp/store";
 import type { CredentialHook, UpstreamCredentials, UpstreamSpec } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readConfigFile } from "./config-file.js";
+import { readConfigFile, type ConfigLocator } from "./config-file.js";
 
 /** Where one `credentials:` entry puts its vault value. */
 export type CredentialPlacement =
@@ -91,11 +91,12 @@ export function loadCredentialRules(home: string): CredentialRule[] {
 }
 
 /** Checks the `credentials:` list of the config file `file` (named in messages); invalid → exit 4 naming the entry. */
-export function credentialRulesFrom(list: unknown, file: string): CredentialRule[] {
+export function credentialRulesFrom(list: unknown, file: string, locate?: ConfigLocator): CredentialRule[] {
   if (list === undefined || list === null) return [];
-  if (!Array.isArray(list)) throw new CliError(`${file}: \`credentials\` must be a list`, EXIT.invalid);
+  const at = (path: readonly (string | number)[]): string => locate?.(path) ?? file;
+  if (!Array.isArray(list)) throw new CliError(`${at(["credentials"])}: \`credentials\` must be a list`, EXIT.invalid);
   return list.map((entry: unknown, i) => {
-    const where = `${file}: credentials.${i}`;
+    const where = `${at(["credentials", i])}: credentials.${i}`;
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) invalid(where, "must be a mapping");
     const e = entry as Record<string, unknown>;
     for (const key of Object.keys(e)) {

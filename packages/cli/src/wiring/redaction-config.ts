@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { DEFAULT_REDACTION, parseRedactionConfig, type RedactionRules } from "@acp/core";
+import type { ConfigLocator } from "./config-file.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /**
@@ -24,8 +25,11 @@ export function loadRedactionRules(home: string): RedactionRules {
 }
 
 /** Checks a `redaction:` section of the config file `file` (named in messages); absent: the defaults. Invalid → exit 4. */
-export function redactionRulesFrom(section: unknown, file: string): RedactionRules {
+export function redactionRulesFrom(section: unknown, file: string, locate?: ConfigLocator): RedactionRules {
   const rules = parseRedactionConfig(section);
-  if (!rules.ok) throw new CliError(rules.issues.map((i) => `${file}: ${i.message}`).join("\n"), EXIT.invalid);
+  if (!rules.ok) {
+    const at = (path: readonly (string | number)[]): string => locate?.(path) ?? file;
+    throw new CliError(rules.issues.map((i) => `${at(i.path)}: ${i.message}`).join("\n"), EXIT.invalid);
+  }
   return rules.value;
 }
