@@ -27,6 +27,7 @@ import { anchorPathOf, beginAnchor } from "./anchor.js";
 import { ByteRuns, limitViews, writeAll } from "./byte-runs.js";
 import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
+import { CommitDelay } from "./commit-delay.js";
 import { FileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
@@ -60,7 +61,7 @@ export interface AuditLogOptions {
    * `batch` mode: how long a group commit waits for company (ms, default 0: it starts on the next turn
    * of the event loop). A commit then starts once the oldest event it takes has waited this long, or
    * at once when an urgent `append`, a checkpoint, `flush` or `close` is waiting, or when
-   * {@link COMMIT_AT_EVENTS} events are queued; it takes everything queued by then. More events share
+   * `COMMIT_AT_EVENTS` (commit-delay.ts) events are queued; it takes everything queued by then. More events share
    * each lock, write and `fdatasync`; an event whose caller does not wait can stay in memory that much
    * longer. The bound: an event appended at t is in the commit that starts at the latest at
    * t + `commitDelayMs` (or, when a commit is still in flight then, {@link LOCK_HANDOVER_MS} after it
@@ -77,9 +78,6 @@ export interface AppendOptions {
   /** Commit without waiting for the commit delay (the caller waits until the event is durable). */
   readonly urgent?: boolean;
 }
-
-/** With a commit delay, a commit starts at once when this many events are queued. */
-export const COMMIT_AT_EVENTS = 512;
 
 /** An open, append-only audit log. */
 export interface AuditLog {
@@ -222,15 +220,7 @@ class AuditWriter implements AuditLog {
   /** `<path>.lock`, taken once per batch. */
   readonly lock: FileLock;
   /** `batch` mode: how long a commit waits for company (see {@link AuditLogOptions.commitDelayMs}). */
-  private readonly commitDelay: number;
-  /** An urgent append, a checkpoint, `flush` or `close` is waiting: the next commit does not wait. */
-  private hurry = false;
-  /** Ends the commit delay's wait early (set while it waits). */
-  private wake: (() => void) | null = null;
-  /** Events queued, counted while the commit delay waits. */
-  private waitingFor = 0;
-  /** `flush` calls in progress: the commits they wait for do not wait for the delay. */
-  private flushes = 0;
+  private readonly delay: CommitDelay;
   /**
    * Whether the last catch-up found lines of other processes: the next batch is then not sealed ahead
    * (it would most likely have to be unsealed and sealed again after their next lines).
@@ -255,7 +245,7 @@ class AuditWriter implements AuditLog {
     this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
     this.every = options.fsync !== "batch";
-    this.commitDelay = this.every ? 0 : Math.max(0, options.commitDelayMs ?? 0);
+    this.delay = new CommitDelay(this.every ? 0 : Math.max(0, options.commitDelayMs ?? 0));
   }
 
   async recoverAtOpen(): Promise<void> {
@@ -306,13 +296,11 @@ class AuditWriter implements AuditLog {
   }
 
   async flush(): Promise<void> {
-    this.flushes++;
+    this.delay.flushing();
     try {
-      this.hurryUp();
       while (this.draining !== null) await this.draining;
     } finally {
-      this.flushes--;
-      this.calmDown();
+      this.delay.flushEnded(this.queue);
     }
   }
 
@@ -346,50 +334,18 @@ class AuditWriter implements AuditLog {
     urgent: boolean,
   ): Promise<AuditEventV02 | null | undefined> {
     return new Promise((resolve, reject) => {
-      const queuedAt = this.commitDelay > 0 ? performance.now() : 0;
+      const queuedAt = this.delay.stamp();
       this.queue.push({ kind, lines, count, single, timestamp, queuedAt, urgent, taken: 0, resolve, reject });
-      if (urgent || (this.wake !== null && (this.waitingFor += count) >= COMMIT_AT_EVENTS)) this.hurryUp();
+      this.delay.queued(count, urgent);
       this.draining ??= this.drain();
     });
   }
 
-  /** The next commit starts without waiting for the commit delay (a caller waits for it). */
-  private hurryUp(): void {
-    this.hurry = true;
-    this.wake?.();
-  }
-
-  /**
-   * With a commit delay: waits until the oldest queued event has waited `commitDelayMs`, unless a
-   * caller is waiting ({@link hurry}) or {@link COMMIT_AT_EVENTS} events are queued.
-   */
-  private async waitForCompany(): Promise<void> {
-    const oldest = this.queue[0];
-    if (this.hurry || oldest === undefined) return;
-    let queued = 0;
-    for (const item of this.queue) if ((queued += item.count - item.taken) >= COMMIT_AT_EVENTS) return;
-    const wait = oldest.queuedAt + this.commitDelay - performance.now();
-    if (wait <= 0) return;
-    this.waitingFor = queued;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wake = null;
-  }
-
-  /** Takes the next batch off the queue; the hurry is over once no urgent call or flush is left waiting. */
+  /** Takes the next batch off the queue. */
   private takeNext(): Slice[] {
     const batch = takeBatch(this.queue, this.maxBatch, this.every);
-    this.calmDown();
+    this.delay.calmDown(this.queue);
     return batch;
-  }
-
-  private calmDown(): void {
-    if (this.hurry && this.flushes === 0 && !this.queue.some((item) => item.urgent)) this.hurry = false;
   }
 
   private async drain(): Promise<void> {
@@ -400,7 +356,7 @@ class AuditWriter implements AuditLog {
         const since = Date.now() - this.releasedAt;
         if (since < LOCK_HANDOVER_MS) await sleep(LOCK_HANDOVER_MS - since);
         while (this.sealing !== null) await this.sealing;
-        if (this.commitDelay > 0) await this.waitForCompany();
+        await this.delay.wait(this.queue);
         const ahead = this.ahead;
         this.ahead = null;
         if (ahead === null && this.queue.length === 0) continue;
@@ -408,7 +364,7 @@ class AuditWriter implements AuditLog {
       }
     } finally {
       this.draining = null;
-      this.calmDown();
+      this.delay.calmDown(this.queue);
     }
   }
 
@@ -458,7 +414,7 @@ class AuditWriter implements AuditLog {
           const start = this.position.size;
           bytes = await this.writeDurably(plan.chunks, (written) => {
             // (with a commit delay the next commit takes everything queued when it starts instead)
-            if (!this.every && !this.shared && this.commitDelay === 0 && this.queue.length > 0) {
+            if (!this.every && !this.shared && this.delay.delayMs === 0 && this.queue.length > 0) {
               this.sealing = this.sealAhead({ ...plan.position, size: start + written }).finally(() => {
                 this.sealing = null;
               });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AuditEventInput } from "@acp/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { openAuditLog, type AuditLog } from "../../src/audit/index.js";
-import { COMMIT_AT_EVENTS } from "../../src/audit/audit-log.js";
+import { COMMIT_AT_EVENTS } from "../../src/audit/commit-delay.js";
 import { keyPair, readEvents, readLines, steppingClock, tempHomes, verifyFile } from "./audit-fixture.js";
 
 const homes = tempHomes();
