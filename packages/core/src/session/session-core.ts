@@ -114,8 +114,6 @@ export class SessionCore {
   readonly tokens = new TokenRegistry();
   /** How many times the session was suspended (binds a resume confirmation to one suspension). */
   suspensions = 0;
-  /** How many calls were executed when the session was last resumed ({@link executed}); the kill switch counts only later ones. */
-  resumedAfter = 0;
   toolResults = 0;
   /**
    * Per `server.tool`, for each executed call whose result is still to come: whether the user named what it

@@ -183,7 +183,6 @@ export function resume(core: SessionCore, confirmation: Confirmation): void {
   const to = core.target("resume");
   const spent = core.desk.spend(confirmation, "resume", resumeDraft(core).subject);
   if (!spent.ok) core.fail(spent.code, `cannot resume: ${spent.message}`, [], "confirmation_refused");
-  core.resumedAfter = core.executed;
   // the kill switch counts only the calls after a resume
   core.counts.consequentialAt = [];
   core.moveTo(to, "resumed by a person");
