@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
-import { LineCounter, isNode, parseDocument, type Document } from "yaml";
-import { MAX_CONFIG_BYTES } from "@acp/store";
+import { LineCounter, isNode, type Document } from "yaml";
+import { readConfigDocumentAt } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** A config file read once: where it is (named in every message) and its YAML document. */
@@ -17,31 +16,21 @@ export interface ConfigFile {
 const lines = new WeakMap<Document, LineCounter>();
 
 /**
- * Reads a config file the way the store's `readConfigDocument` reads `config.yml`: at most 1 MiB, unique
+ * Reads a config file with the store's `readConfigDocumentAt` (what `config.yml` is read with): at most 1 MiB, unique
  * keys, the first YAML error as `FILE:LINE:COL: message` (exit 4). A file that is not there is an empty
  * config unless `required` (`--config FILE`: exit 1 naming it).
  */
 export function readConfigFile(path: string, required: boolean): ConfigFile {
-  let text: string;
-  try {
-    const buf = readFileSync(path);
-    if (buf.length > MAX_CONFIG_BYTES) throw new CliError(`\`${path}\` is larger than 1 MiB`, EXIT.invalid);
-    text = buf.toString("utf8");
-  } catch (err) {
-    if (err instanceof CliError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && !required) return { path, document: null, values: {} };
-    throw new CliError(`cannot read \`${path}\`: ${code ?? String(err)}`, EXIT.error);
-  }
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { uniqueKeys: true, lineCounter });
-  lines.set(document, lineCounter);
-  const error = document.errors[0];
-  if (error !== undefined) {
-    const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
-    const message = error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml";
-    throw new CliError(`${path}:${line}:${col}: ${message}`, EXIT.invalid);
+  const read = readConfigDocumentAt(path, { lineCounter });
+  if (!read.ok) {
+    const issue = read.issues[0];
+    if (issue?.code === "config_missing" && !required) return { path, document: null, values: {} };
+    const unreadable = issue?.code === "config_missing" || issue?.code === "config_unreadable";
+    throw new CliError(read.issues.map((i) => i.message).join("; "), unreadable ? EXIT.error : EXIT.invalid);
   }
+  const document = read.value;
+  lines.set(document, lineCounter);
   let values: unknown;
   try {
     values = document.toJS({ maxAliasCount: 100 }) as unknown;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parseDocument, Scalar, type Document } from "yaml";
+import { parseDocument, Scalar, type Document, type LineCounter } from "yaml";
 import { ok, openConfigSecret, isSealedSecret, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
@@ -12,7 +12,19 @@ export const CONFIG_PATH_PATTERN = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
 
 /** Reads `config.yml` as a YAML document, comments and all (`config_malformed` when it does not parse). */
 export function readConfigDocument(home: string): Result<Document> {
-  const path = homePaths(home).config;
+  return readConfigDocumentAt(homePaths(home).config, { name: "config.yml", missingHint: " (run `acp init`)" });
+}
+
+/**
+ * Reads a config file as a YAML document (comments kept): at most {@link MAX_CONFIG_BYTES}, unique keys,
+ * the first YAML error as `NAME:LINE:COL: message` (`config_malformed`); `config_missing` when there is no
+ * file, `config_unreadable` when it cannot be read. `name` is what messages call the file (default its path);
+ * `lineCounter` (yaml's) is filled for locating nodes later.
+ */
+export function readConfigDocumentAt(
+  path: string,
+  options: { readonly name?: string; readonly missingHint?: string; readonly lineCounter?: LineCounter } = {},
+): Result<Document> {
   let text: string;
   try {
     const buf = readFileSync(path);
@@ -23,16 +35,19 @@ export function readConfigDocument(home: string): Result<Document> {
     const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
     return failWith(
       missing ? { code: "config_missing" } : { code: "config_unreadable" },
-      `cannot read \`${path}\`: ${ioMessage(err)}${missing ? " (run `acp init`)" : ""}`,
+      `cannot read \`${path}\`: ${ioMessage(err)}${missing ? (options.missingHint ?? "") : ""}`,
     );
   }
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const doc = parseDocument(text, {
+    uniqueKeys: true,
+    ...(options.lineCounter !== undefined ? { lineCounter: options.lineCounter } : {}),
+  });
   const error = doc.errors[0];
   if (error !== undefined) {
     const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
     return failWith(
       { code: "config_malformed" },
-      `config.yml:${line}:${col}: ${error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml"}`,
+      `${options.name ?? path}:${line}:${col}: ${error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml"}`,
     );
   }
   return ok(doc);

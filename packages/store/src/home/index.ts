@@ -7,6 +7,7 @@ export { readPublicKeyHex, readPrivateKeyFile, loadMasterSeed } from "./keys.js"
 export { readVault, writeVault, MAX_VAULT_BYTES } from "./vault-store.js";
 export {
   readConfigDocument,
+  readConfigDocumentAt,
   writeConfigValue,
   readConfigSecret,
   CONFIG_PATH_PATTERN,
