@@ -92,6 +92,36 @@ describe("telegram channel specifics", () => {
     }
   });
 
+  it("edits the message of a request withdrawn while Telegram was still answering sendMessage", async () => {
+    const api = await startTelegramStandIn(TOKEN);
+    const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
+    try {
+      const time = new ManualTime();
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const release = api.holdSends();
+      const controller = new AbortController();
+      const pending = broker.ask(makeAsk({ signal: controller.signal }));
+      const message = await eventually(() => api.messages[0]);
+      controller.abort();
+      expect(await pending).toEqual({ kind: "withdrawn" });
+      release();
+      const edit = await eventually(() =>
+        api.calls.find((c) => c.method === "editMessageText" && c.params["message_id"] === message.message_id),
+      );
+      expect(String(edit.params["text"])).toMatch(/withdrawn/);
+      expect(edit.params["reply_markup"]).toEqual({ inline_keyboard: [] });
+    } finally {
+      await channel.close?.();
+      await api.close();
+    }
+  });
+
   it("ignores button data that is not ours", () => {
     expect(parseCallbackData("acp:x:cr_00")).toBeNull();
     expect(parseCallbackData(`acp:a:cr_${"a".repeat(32)}`)).toEqual({ button: "a", requestId: `cr_${"a".repeat(32)}` });

@@ -26,6 +26,8 @@ export interface TelegramStandIn {
   readonly messages: SentMessage[];
   /** Queues a button press on `message_id` from `chatId` with `data`. */
   pressButton(options: { chatId: number; messageId: number; data: string; fromId?: number }): number;
+  /** Holds every `sendMessage` answer (the message is stored at once) until the returned function is called. */
+  holdSends(): () => void;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
   let nextUpdate = 1;
   let nextMessage = 100;
   let waiting: (() => void)[] = [];
+  let held: Promise<void> | null = null;
   const wake = (): void => {
     const all = waiting;
     waiting = [];
@@ -97,6 +100,7 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
         reply_markup: params["reply_markup"] as SentMessage["reply_markup"],
       };
       messages.push(message);
+      if (held !== null) await held;
       return ok(res, {
         message_id: message.message_id,
         date: 0,
@@ -128,6 +132,14 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
       });
       wake();
       return update_id;
+    },
+    holdSends: () => {
+      let release = (): void => undefined;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        held = null;
+        release();
+      };
     },
     close: async () => {
       wake();

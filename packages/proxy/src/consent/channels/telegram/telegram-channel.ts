@@ -32,6 +32,12 @@ class TelegramChannel implements ConsentChannel {
   readonly #o: TelegramChannelOptions;
   readonly #bot: Bot;
   readonly #sent = new Map<string, Sent>();
+  /**
+   * Requests whose message is still being sent, with how they ended if they ended meanwhile (a request withdrawn
+   * or expired before Telegram answered `sendMessage`): the message is edited as soon as its id is known, so no
+   * live buttons stay behind.
+   */
+  readonly #sending = new Map<string, { outcome?: ChannelSettlement }>();
   #polling: Promise<void> | null = null;
 
   constructor(options: TelegramChannelOptions) {
@@ -48,8 +54,19 @@ class TelegramChannel implements ConsentChannel {
   async deliver(delivery: ChannelDelivery): Promise<HumanAnswer> {
     const { request, signal } = delivery;
     const text = formatTelegramMessage(request, delivery.reasons);
-    const message = await this.#bot.api.sendMessage(this.#o.chatId, text, { reply_markup: keyboardOf(request.id) });
+    const sending: { outcome?: ChannelSettlement } = {};
+    this.#sending.set(request.id, sending);
+    let message: Awaited<ReturnType<Bot["api"]["sendMessage"]>>;
+    try {
+      message = await this.#bot.api.sendMessage(this.#o.chatId, text, { reply_markup: keyboardOf(request.id) });
+    } finally {
+      this.#sending.delete(request.id);
+    }
     const sent: Sent = { nonce: request.nonce, messageId: message.message_id, text };
+    if (sending.outcome !== undefined) {
+      await this.#edit(sent, sending.outcome).catch(() => undefined);
+      throw abortError(signal);
+    }
     this.#sent.set(request.id, sent);
     this.#startPolling();
     return new Promise<HumanAnswer>((resolve, reject) => {
@@ -64,9 +81,18 @@ class TelegramChannel implements ConsentChannel {
   }
 
   async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
+    const sending = this.#sending.get(request.id);
+    if (sending !== undefined) {
+      sending.outcome = outcome;
+      return;
+    }
     const sent = this.#sent.get(request.id);
     if (sent === undefined) return;
     this.#sent.delete(request.id);
+    await this.#edit(sent, outcome);
+  }
+
+  async #edit(sent: Sent, outcome: ChannelSettlement): Promise<void> {
     await this.#bot.api.editMessageText(this.#o.chatId, sent.messageId, formatSettledMessage(sent.text, outcome), {
       reply_markup: { inline_keyboard: [] },
     });
