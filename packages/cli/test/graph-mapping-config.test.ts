@@ -66,3 +66,56 @@ describe("the consent-graph mapping from config.yml", () => {
     expect((await simulate(homeWith("graph:\n  threshold: 2\n"), {})).code).toBe(4);
   });
 });
+
+describe("--config FILE on acp policy simulate and acp policy test", () => {
+  it("simulate takes graph: from FILE instead of the home's config.yml", async () => {
+    const home = homeWith("");
+    const file = join(home, "team.yml");
+    writeFileSync(file, MAPPING);
+    const args = ["policy", "simulate", "--tool", "send_email", "--args", '{"to":"mark@attacker.example"}'];
+    const fromHome = await runCli(args, { env: { ACP_HOME: home } });
+    expect(JSON.parse(fromHome.stdout)).toMatchObject({ route: "accept", rule: "policy:default" });
+    const fromFile = await runCli([...args, "--config", file], { env: { ACP_HOME: home } });
+    expect(fromFile.code).toBe(0);
+    expect(JSON.parse(fromFile.stdout)).toMatchObject({ route: "refuse", rule: "graph:email.send_to_unknown" });
+  });
+
+  it("simulate stops at a missing or invalid FILE, naming it (exit 1 / exit 4 at LINE:COL)", async () => {
+    const home = homeWith(MAPPING);
+    const missing = await runCli(["policy", "simulate", "--tool", "x", "--config", join(home, "nope.yml")], {
+      env: { ACP_HOME: home },
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("nope.yml");
+    const bad = join(home, "bad.yml");
+    writeFileSync(bad, "graph:\n  threshold: 7\n");
+    const invalid = await runCli(["policy", "simulate", "--tool", "x", "--config", bad], { env: { ACP_HOME: home } });
+    expect(invalid.code).toBe(4);
+    expect(invalid.stderr).toContain(`${bad}:2:`);
+    expect(invalid.stdout).toBe("");
+  });
+
+  it("test judges a file's graph with FILE's mapping only when --config is given", async () => {
+    const home = homeWith("");
+    const file = join(home, "team.yml");
+    writeFileSync(file, MAPPING);
+    const cases = join(home, "mail.test.yml");
+    writeFileSync(
+      cases,
+      [
+        "policy: policy.yml",
+        "graph: consent-graph.json",
+        "cases:",
+        "  - name: mail to a stranger is blocked by the graph",
+        "    request: { tool: send_email, arguments: { to: mark@attacker.example } }",
+        '    expect: { route: refuse, rule: "graph:email.send_to_unknown" }',
+        "",
+      ].join("\n"),
+    );
+    const without = await runCli(["policy", "test", cases], { env: { ACP_HOME: home } });
+    expect(without.code).toBe(3);
+    const withConfig = await runCli(["policy", "test", cases, "--config", file, "--json"], { env: { ACP_HOME: home } });
+    expect(withConfig.code).toBe(0);
+    expect(JSON.parse(withConfig.stdout)).toMatchObject({ passed: 1, failed: 0 });
+  });
+});

@@ -14,6 +14,7 @@ interface SimulateOptions {
   at?: string;
   policy?: string;
   graph?: string;
+  config?: string;
   domain?: string;
   action?: string;
   confidence?: string;
@@ -76,6 +77,10 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .option("--at <iso-8601>", "the time of the call (default: now); decides time_of_day conditions")
     .option("--policy <file>", "policy file (default: $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default: $ACP_HOME/consent-graph.json when present)")
+    .option(
+      "--config <file>",
+      "take the graph's mapping and threshold (`graph:`) from this file, as `acp proxy --config FILE` does (default: $ACP_HOME/config.yml)",
+    )
     .option("--domain <domain>", "consent-graph domain of the action (with --action)")
     .option("--action <action>", "consent-graph action (with --domain)")
     .option("--confidence <0..1>", "the agent's confidence for the consent graph")
@@ -90,12 +95,17 @@ Nothing is executed and no state is kept between runs (rate limits start empty).
 Examples:
   acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
   acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy policy.yml
-  acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph spec/examples/consent-graph.json`,
+  acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph spec/examples/consent-graph.json
+  acp policy simulate --tool send_message --args '{"to":"boss"}' --config team.yml   # graph.mapping from team.yml`,
     )
     .action(async (options: SimulateOptions) => {
       const now = parseTime(options.at, ctx);
       const request = buildRequest(options);
-      const inputs = await loadDecisionInputs(ctx.io, { policy: options.policy, graph: options.graph });
+      const inputs = await loadDecisionInputs(ctx.io, {
+        policy: options.policy,
+        graph: options.graph,
+        config: options.config,
+      });
       const decision = await buildPipeline(inputs).decide(request, now);
       printJson(ctx, presentDecision(decision));
       ctx.exitCode = EXIT.ok;

@@ -3,10 +3,12 @@ import { printError, printJson, printLine, resolveHome, resolvePath, type CliCon
 import { EXIT } from "../exit-codes.js";
 import { describeFailure, findTestFiles, runTestFile, type CaseResult } from "../decision/run-tests.js";
 import { join } from "node:path";
+import { loadGraphSettings } from "../decision/graph-config.js";
 
 interface TestOptions {
   policy?: string;
   graph?: string;
+  config?: string;
   json?: boolean;
 }
 
@@ -18,6 +20,10 @@ export function registerPolicyTest(parent: Command, ctx: CliContext): void {
     .argument("[path]", "a test file, or a directory searched for *.test.yml (default: $ACP_HOME/policy.test.yml)")
     .option("--policy <file>", "use this policy instead of the one each test file names")
     .option("--graph <file>", "use this consent graph instead of the one each test file names")
+    .option(
+      "--config <file>",
+      "apply this config file's `graph:` mapping and threshold (and the home's graph reviews) to every graph",
+    )
     .option("--json", "print every case result as JSON")
     .addHelpText(
       "after",
@@ -36,6 +42,9 @@ A test file:
       expect: { route: refuse }
 
 Cases in one file share rate-limit state, in order. Unknown keys are errors.
+Without --config a test file's graph is judged on its own (no mapping: a request names its
+graph domain and action); with --config FILE the graph also maps tool calls as FILE's
+\`graph.mapping\` says, the way \`acp proxy --config FILE\` judges them.
 Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file.`,
     )
     .action(async (path: string | undefined, options: TestOptions) => {
@@ -44,6 +53,9 @@ Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph fi
       const overrides = {
         ...(options.policy !== undefined ? { policy: resolvePath(ctx.io, options.policy) } : {}),
         ...(options.graph !== undefined ? { graph: resolvePath(ctx.io, options.graph) } : {}),
+        ...(options.config !== undefined
+          ? { graphSettings: loadGraphSettings(resolveHome(ctx.io), resolvePath(ctx.io, options.config)) }
+          : {}),
       };
       const results: CaseResult[] = [];
       for (const file of files) results.push(...(await runTestFile(file, overrides, ctx.io.now())));

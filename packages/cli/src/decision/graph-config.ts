@@ -60,14 +60,16 @@ export function graphReviews(home: string): { reviews?: GraphReviewRecord } {
 }
 
 /**
- * The graph settings of `$ACP_HOME/config.yml` and the home's review record, for the commands that judge
- * against the home (`acp policy simulate`, `acp check`, …). Invalid → exit 4, every problem named; a missing
- * config or section → the defaults. (`acp proxy` and `acp run` take `graph:` from the config file in use.)
+ * The graph settings of a config file (`configFile`, required to exist; default `$ACP_HOME/config.yml`, absent:
+ * the defaults) and the home's review record, for the commands that judge against the home (`acp policy
+ * simulate`, `acp policy test --config`, `acp serve`). Invalid → exit 4, every problem named. (`acp proxy` and
+ * `acp run` take `graph:` from the config file in use the same way.)
  */
-export function loadGraphSettings(home: string): GraphSettings {
-  return { ...graphReviews(home), ...graphConfigFrom(readConfigFile(join(home, "config.yml"), false)) };
+export function loadGraphSettings(home: string, configFile?: string): GraphSettings {
+  const file =
+    configFile !== undefined ? readConfigFile(configFile, true) : readConfigFile(join(home, "config.yml"), false);
+  return { ...graphReviews(home), ...graphConfigFrom(file) };
 }
-
 /** The graph source options for these settings (mapping, and the context without the clock). */
 export function graphSourceOptions(settings: GraphSettings): {
   mapping?: GraphMapping;

@@ -57,11 +57,12 @@ export async function loadGraphFile(file: string): Promise<ConsentGraph> {
 
 /**
  * Loads the policy (`--policy` or `$ACP_HOME/policy.yml`) and the graph (`--graph`, or
- * `$ACP_HOME/consent-graph.json` when it exists).
+ * `$ACP_HOME/consent-graph.json` when it exists), with the graph's `graph:` settings from `--config FILE`
+ * (checked even without a graph) or `$ACP_HOME/config.yml`.
  */
 export async function loadDecisionInputs(
   io: CliIo,
-  options: { policy?: string | undefined; graph?: string | undefined },
+  options: { policy?: string | undefined; graph?: string | undefined; config?: string | undefined },
 ): Promise<DecisionInputs> {
   const home = resolveHome(io);
   const policyFile = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
@@ -69,11 +70,16 @@ export async function loadDecisionInputs(
     throw new CliError(`no policy at \`${policyFile}\`: run \`acp init\` or pass --policy FILE`, EXIT.error);
   }
   const policy = await loadPolicyFile(policyFile);
+  const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
   let graphFile: string | undefined;
   if (options.graph !== undefined) graphFile = resolvePath(io, options.graph);
   else if (existsSync(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
-  if (graphFile === undefined) return { policy, policyFile };
-  const graphSettings = loadGraphSettings(home);
+  if (graphFile === undefined) {
+    // a config file named on the command line is checked even when there is no graph to apply it to
+    if (configFile !== undefined) loadGraphSettings(home, configFile);
+    return { policy, policyFile };
+  }
+  const graphSettings = loadGraphSettings(home, configFile);
   return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile, graphSettings };
 }
 

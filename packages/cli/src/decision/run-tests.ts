@@ -4,6 +4,7 @@ import { createMemoryRateLimiter, formatIssue } from "@acp/core";
 import { CliError, EXIT } from "../exit-codes.js";
 import { buildPipeline, loadGraphFile, loadPolicyFile, type DecisionInputs } from "./load.js";
 import { readInputFile } from "./read-input.js";
+import type { GraphSettings } from "./graph-config.js";
 import { parsePolicyTestFile } from "./test-cases.js";
 
 /** One case's outcome. */
@@ -37,7 +38,7 @@ export async function findTestFiles(path: string): Promise<string[]> {
  */
 export async function runTestFile(
   file: string,
-  overrides: { policy?: string; graph?: string },
+  overrides: { policy?: string; graph?: string; graphSettings?: GraphSettings },
   now: Date,
 ): Promise<CaseResult[]> {
   const parsed = parsePolicyTestFile(await readInputFile(file, "test file"));
@@ -58,6 +59,7 @@ export async function runTestFile(
     policy: await loadPolicyFile(policyPath),
     policyFile: policyPath,
     ...(graphPath !== undefined ? { graph: await loadGraphFile(graphPath), graphFile: graphPath } : {}),
+    ...(overrides.graphSettings !== undefined ? { graphSettings: overrides.graphSettings } : {}),
   };
   const pipeline = buildPipeline(inputs, createMemoryRateLimiter());
   const results: CaseResult[] = [];
