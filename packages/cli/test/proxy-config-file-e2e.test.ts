@@ -219,7 +219,7 @@ describe("acp proxy --config FILE: every config key comes from FILE, none from $
     const failed = await failedStart(env, bad);
     expect(failed.code).toBe(4);
     const lines = (failed.stderr ?? "").split("\n");
-    for (const key of ["`channel`", "credentials.0", "redaction.values", "invalid `session` settings"]) {
+    for (const key of ["`channel`", "credentials.0", "redaction.values", "`session.reads.after_instructions`"]) {
       expect(lines.find((l) => l.includes(key)) ?? `no line names ${key}`).toContain(bad);
     }
     expect(failed.stderr).toContain("session.reads.after_instructions");

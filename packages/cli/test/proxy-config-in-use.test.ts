@@ -82,6 +82,7 @@ describe("configInUse: every key the proxy uses, checked together", () => {
     const path = fileWith(
       [
         "channel: webhook",
+        'webhook:\n  url: "http://127.0.0.1:9/consent"\n  secret: "encrypted:x"',
         "credentials:\n  - { secret: TOKEN, server: github, tool: create_issue, argument: token }",
         "redaction:\n  keys: [pin]",
         "session:\n  escalate_after_instructions: true",
@@ -104,9 +105,49 @@ describe("configInUse: every key the proxy uses, checked together", () => {
     const { code, message } = failure(() => configInUse(readConfigFile(path, true)));
     expect(code).toBe(4);
     const lines = message.split("\n");
-    for (const key of ["`channel`", "`credentials`", "redaction.colour", "invalid `session` settings"]) {
+    for (const key of ["`channel`", "`credentials`", "redaction.colour", "`session.escalate_after_instructions`"]) {
       expect(lines.find((l) => l.includes(key)) ?? `no line names ${key}`).toContain(path);
     }
+    expect(lines.find((l) => l.includes("`channel`"))).toMatch(new RegExp(`^${path}:1:10: `));
+    expect(lines.find((l) => l.includes("session.escalate"))).toMatch(new RegExp(`^${path}:6:32: `));
+  });
+
+  it("checks the channel sections: unknown keys, malformed values, and what the chosen channel needs, at FILE:LINE:COL", () => {
+    const path = fileWith(
+      [
+        "channel: webhook",
+        "webhook:",
+        '  url: "ftp://approvals.example"',
+        "  callback_listen: nowhere",
+        "  secert: x",
+        "telegram:",
+        '  chat_id: "not a chat"',
+        "",
+      ].join("\n"),
+    );
+    const lines = failure(() => configInUse(readConfigFile(path, true))).message.split("\n");
+    expect(lines).toContain(`${path}:3:8: \`webhook.url\` must be an http(s) URL, got \`ftp://approvals.example\``);
+    expect(lines).toContain(`${path}:4:20: \`webhook.callback_listen\` must be HOST:PORT, got \`nowhere\``);
+    expect(lines).toContain(
+      `${path}:5:11: unknown key \`webhook.secert\` (expected url, secret, callback_listen, callback_url)`,
+    );
+    expect(lines).toContain(
+      `${path}:3:3: \`channel: webhook\` needs \`webhook.secret\` (acp config set-secret webhook.secret)`,
+    );
+    expect(lines.find((l) => l.includes("telegram.chat_id"))).toMatch(new RegExp(`^${path}:7:12: `));
+    const telegram = fileWith("channel: telegram\ntelegram:\n  bot_token: ''\n  chat_id: ''\n");
+    const needs = failure(() => configInUse(readConfigFile(telegram, true))).message;
+    expect(needs).toContain(
+      "`channel: telegram` needs `telegram.bot_token` (acp config set-secret telegram.bot_token)",
+    );
+    expect(needs).toContain("`channel: telegram` needs `telegram.chat_id`");
+    // the starter file's empty sections of the channels not chosen are fine
+    const prompt = fileWith(
+      "channel: prompt\ntelegram:\n  bot_token: ''\n  chat_id: ''\nwebhook:\n  url: ''\n  secret: ''\n",
+    );
+    expect(() => configInUse(readConfigFile(prompt, true))).not.toThrow();
+    const group = fileWith("channel: telegram\ntelegram:\n  bot_token: 'encrypted:x'\n  chat_id: -1001234567890\n");
+    expect(() => configInUse(readConfigFile(group, true))).not.toThrow();
   });
 
   it("names bad `credentials:` and `redaction:` entries at FILE:LINE:COL", () => {

@@ -3,7 +3,7 @@ import type { Document } from "yaml";
 import { readConfigSecret } from "@acp/store";
 import { createTelegramChannel, createWebhookChannel, type ConsentChannel } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import type { ConfigFile } from "./config-file.js";
+import { whereIn, type ConfigFile } from "./config-file.js";
 
 /**
  * A channel opened on first use: its secret needs the home's key, which is unlocked only when a person
@@ -42,16 +42,76 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
 /** The values `channel:` takes (§8.1). */
 const CHANNELS = ["prompt", "telegram", "webhook"];
 
-/** Checks `channel:` of the config file `file` (named in messages): a misspelt channel must not quietly fall back to the terminal. */
-export function checkChannelKeys(values: Readonly<Record<string, unknown>>, file: string): void {
+/** The keys of each channel's section, and which of them must be set when that channel is chosen. */
+const SECTIONS = {
+  telegram: { keys: ["bot_token", "chat_id", "api_root"], required: ["bot_token", "chat_id"] },
+  webhook: { keys: ["url", "secret", "callback_listen", "callback_url"], required: ["url", "secret"] },
+} as const;
+
+const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== "";
+const HTTP_URL = /^https?:\/\/[^\s/]+/;
+
+/** What is wrong with one set value of a channel section, or null. */
+function valueProblem(section: keyof typeof SECTIONS, key: string, value: unknown): string | null {
+  const name = `\`${section}.${key}\``;
+  if (key === "chat_id") {
+    return (typeof value === "number" && Number.isSafeInteger(value)) ||
+      (typeof value === "string" && /^(-?\d{1,20}|@\w{5,32})$/.test(value))
+      ? null
+      : `${name} must be a chat id (a number, as a string) or @channelname`;
+  }
+  if (typeof value !== "string") return `${name} must be a string`;
+  if (key === "url" || key === "api_root" || key === "callback_url") {
+    return HTTP_URL.test(value) ? null : `${name} must be an http(s) URL, got \`${value}\``;
+  }
+  if (key === "callback_listen") {
+    const match = /^(.+):(\d{1,5})$/.exec(value);
+    return match !== null && Number(match[2]) <= 65535 ? null : `${name} must be HOST:PORT, got \`${value}\``;
+  }
+  return null;
+}
+
+/**
+ * Checks `channel:` and the `telegram:` / `webhook:` sections of the config file `file`, every problem at
+ * `FILE:LINE:COL` (exit 4): a misspelt channel or key must not quietly fall back to the terminal. Unknown keys
+ * and malformed values are refused in either section; the chosen channel's own keys must be set (its sealed
+ * secrets are opened only when a person is first asked).
+ */
+export function checkChannelKeys(file: ConfigFile): void {
+  const values = file.values;
+  const problems: string[] = [];
+  const at = (path: readonly string[]): string => whereIn(file, path);
   const channel = values["channel"];
-  if (channel === undefined || channel === null || channel === "") return;
-  if (typeof channel !== "string" || !CHANNELS.includes(channel)) {
-    throw new CliError(
-      `${file}: \`channel\` must be one of ${CHANNELS.join(", ")}, got \`${typeof channel === "string" ? channel : JSON.stringify(channel)}\``,
-      EXIT.invalid,
+  const chosen = channel === undefined || channel === null || channel === "" ? "prompt" : channel;
+  if (typeof chosen !== "string" || !CHANNELS.includes(chosen)) {
+    problems.push(
+      `${at(["channel"])}: \`channel\` must be one of ${CHANNELS.join(", ")}, got \`${typeof chosen === "string" ? chosen : JSON.stringify(chosen)}\``,
     );
   }
+  for (const section of Object.keys(SECTIONS) as (keyof typeof SECTIONS)[]) {
+    const { keys, required } = SECTIONS[section];
+    const raw = values[section];
+    if (raw !== undefined && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) {
+      problems.push(`${at([section])}: \`${section}\` must be a mapping (${keys.join(", ")})`);
+      continue;
+    }
+    const given = (raw ?? {}) as Record<string, unknown>;
+    for (const [key, value] of Object.entries(given)) {
+      if (!(keys as readonly string[]).includes(key)) {
+        problems.push(`${at([section, key])}: unknown key \`${section}.${key}\` (expected ${keys.join(", ")})`);
+      } else if (isSet(value)) {
+        const problem = valueProblem(section, key, value);
+        if (problem !== null) problems.push(`${at([section, key])}: ${problem}`);
+      }
+    }
+    if (chosen !== section) continue;
+    for (const key of required) {
+      if (isSet(given[key])) continue;
+      const how = key === "bot_token" || key === "secret" ? ` (acp config set-secret ${section}.${key})` : "";
+      problems.push(`${at([section])}: \`channel: ${section}\` needs \`${section}.${key}\`${how}`);
+    }
+  }
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
 }
 
 /**

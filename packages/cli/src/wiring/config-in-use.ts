@@ -82,9 +82,9 @@ export function checkConfigKeys(file: ConfigFile): ConfigChecks {
     proxy: check(() => proxySection(file)),
     credentials: check(() => credentialRulesFrom(v["credentials"], file.path, locate)),
     redaction: check(() => redactionRulesFrom(v["redaction"], file.path, locate)),
-    session: check(() => checkSessionBlock(v["session"], file.path)),
+    session: check(() => checkSessionBlock(file)),
     graph: check(() => graphConfigFrom(file)),
-    channel: check(() => checkChannelKeys(v, file.path)),
+    channel: check(() => checkChannelKeys(file)),
   };
 }
 
