@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { writeVault } from "@acp/store";
-import { createCredentialHook, loadCredentialRules } from "../src/wiring/credentials.js";
+import { createCredentialHook, credentialRulesFrom, type CredentialRule } from "../src/wiring/credentials.js";
+import { readConfigFile } from "../src/wiring/config-file.js";
 import { loadRedactionRules } from "../src/wiring/redaction-config.js";
 import { tempRoot } from "./home-fixture.js";
 
@@ -16,6 +17,12 @@ function homeWith(config: string): string {
   mkdirSync(home, { recursive: true });
   writeFileSync(join(home, "config.yml"), config);
   return home;
+}
+
+/** `credentials:` of the home's config.yml, read the way the proxy reads its config file. */
+function loadCredentialRules(home: string): CredentialRule[] {
+  const file = readConfigFile(join(home, "config.yml"), false);
+  return credentialRulesFrom(file.values["credentials"], file.path);
 }
 
 function failure(config: string): string {

@@ -1,9 +1,8 @@
-import { join } from "node:path";
 import { compileGlob, injectCredentials, type CredentialInjection, type GlobMatcher } from "@acp/core";
 import { readVault } from "@acp/store";
 import type { CredentialHook, UpstreamCredentials, UpstreamSpec } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readConfigFile, type ConfigLocator } from "./config-file.js";
+import type { ConfigLocator } from "./config-file.js";
 
 /** Where one `credentials:` entry puts its vault value. */
 export type CredentialPlacement =
@@ -82,12 +81,6 @@ function placementOf(e: Record<string, unknown>, where: string): CredentialPlace
     invalid(`${where}.inject.format`, "must be one line containing `{value}`");
   }
   return { kind: "header", name, format };
-}
-
-/** Reads `credentials:` from `$ACP_HOME/config.yml`; invalid → exit 4 naming the entry. */
-export function loadCredentialRules(home: string): CredentialRule[] {
-  const file = readConfigFile(join(home, "config.yml"), false);
-  return credentialRulesFrom(file.values["credentials"], file.path);
 }
 
 /** Checks the `credentials:` list of the config file `file` (named in messages); invalid → exit 4 naming the entry. */
