@@ -12,9 +12,9 @@ const CLOSED = new Set(["EPIPE", "ERR_STREAM_DESTROYED"]);
 
 /**
  * Ends `acp` quietly when whoever reads its output goes away (`acp audit tail | head`), as a pipe's writer
- * does, instead of dying on an unhandled `EPIPE`. A command that runs until stopped (`acp proxy` on stdio,
- * `acp serve`, `acp audit tail --follow`) shuts down through its own SIGTERM path, so pending consent is
- * withdrawn and the audit flushed; any other command ends with the exit code it has so far. A write error
+ * does, instead of dying on an unhandled `EPIPE`. A command with a SIGTERM path (`acp proxy` on stdio,
+ * `acp serve`) shuts down through it, so pending consent is withdrawn and the audit flushed; any other
+ * command (`acp audit tail --follow` too) ends with the exit code it has so far. A write error
  * that is not a closed pipe is thrown as before. Closed-pipe errors on stderr are ignored: there is nowhere
  * left to say anything.
  */
