@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { at, readJson, startTestServer, type TestServer } from "./harness.js";
+import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
 
 let s: TestServer | undefined;
 afterEach(async () => {
@@ -36,6 +36,36 @@ describe("bad input and load", () => {
       );
     }
     for (const w of await Promise.all(waits)) expect(at(await readJson(w), "route")).toBe("refuse");
+  });
+
+  it("holds the limit when a flood of waiting calls arrives at once", async () => {
+    const server = (s = await startTestServer({ maxPending: 2 }));
+    let refused = 0;
+    const waits = [1, 2, 3, 4, 5, 6].map((i) =>
+      decide(server, { tool: "write_file", arguments: { n: i } }, true).then(async (res) => {
+        if (res.status === 429) {
+          expect(at(await readJson(res), "error", "code")).toBe("consent_queue_full");
+          refused++;
+        }
+        return res;
+      }),
+    );
+    // every call is either refused or waiting: before the fix all six passed the count at once
+    const pending = await eventually(async () => {
+      const rows = await server.stores.pending.listPending(Date.now());
+      return rows.length + refused === 6 ? rows : undefined;
+    });
+    expect(pending.length).toBe(2);
+    expect(refused).toBe(4);
+    for (const row of pending) {
+      await server.stores.pending.decide(
+        row.id,
+        "denied",
+        { decision: "denied", approver: "t", nonce: row.nonce },
+        Date.now(),
+      );
+    }
+    await Promise.all(waits);
   });
 
   it("answers consent over the API only with a bearer token configured", async () => {

@@ -112,6 +112,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   const queued = (options.decisionAudit ?? "queued") === "queued";
   let unacknowledged = 0;
   let auditFailure: unknown = null;
+  /** Calls of this node waiting for a person (counted from before their request is written). */
+  let waiting = 0;
 
   async function durable(write: Promise<void>): Promise<void> {
     try {
@@ -205,9 +207,25 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     wait: { sessionId?: string; signal?: AbortSignal },
   ): Promise<ConsentResult> {
     const max = options.maxPending ?? 1000;
-    if ((await options.stores.pending.listPending(clock().getTime())).length >= max) {
-      throw new ConsentQueueFullError(max);
+    // Reserved before the first await: a burst of calls arriving together cannot all pass the count of
+    // the table (their rows are not written yet); the table's count adds the other nodes' requests.
+    if (waiting >= max) throw new ConsentQueueFullError(max);
+    waiting++;
+    try {
+      if ((await options.stores.pending.listPending(clock().getTime())).length >= max) {
+        throw new ConsentQueueFullError(max);
+      }
+      return await askPerson(request, decision, wait);
+    } finally {
+      waiting--;
     }
+  }
+
+  async function askPerson(
+    request: ActionRequest,
+    decision: Decision,
+    wait: { sessionId?: string; signal?: AbortSignal },
+  ): Promise<ConsentResult> {
     const started = clock().getTime();
     const outcome = await options.broker.ask({
       server: request.server ?? "http",
