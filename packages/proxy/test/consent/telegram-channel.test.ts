@@ -60,19 +60,31 @@ async function telegramHarness(): Promise<ChannelHarness> {
 
 runChannelCase("telegram", () => telegramHarness(), { canModify: false });
 
+/** A broker with the Telegram channel alone, against a fresh stand-in; both closed after `body`. */
+async function withTelegramBroker(
+  body: (api: TelegramStandIn, broker: ReturnType<typeof createConsentBroker>) => Promise<void>,
+): Promise<void> {
+  const api = await startTelegramStandIn(TOKEN);
+  const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
+  try {
+    const time = new ManualTime();
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    await body(api, broker);
+  } finally {
+    await channel.close?.();
+    await api.close();
+  }
+}
+
 describe("telegram channel specifics", () => {
   it("sends approve, approve-for-session and deny buttons that fit Telegram's 64-byte callback data", async () => {
-    const api = await startTelegramStandIn(TOKEN);
-    const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
-    try {
-      const time = new ManualTime();
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    await withTelegramBroker(async (api, broker) => {
       const pending = broker.ask(makeAsk());
       const message = await eventually(() => api.messages[0]);
       expect(message.chat_id).toBe(String(CHAT));
@@ -86,24 +98,11 @@ describe("telegram channel specifics", () => {
       const outcome = await pending;
       expect(outcome.kind).toBe("denied");
       if (outcome.kind === "denied") expect(outcome.reason).toContain(`telegram:${CHAT}`);
-    } finally {
-      await channel.close?.();
-      await api.close();
-    }
+    });
   });
 
   it("edits the message of a request withdrawn while Telegram was still answering sendMessage", async () => {
-    const api = await startTelegramStandIn(TOKEN);
-    const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
-    try {
-      const time = new ManualTime();
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    await withTelegramBroker(async (api, broker) => {
       const release = api.holdSends();
       const controller = new AbortController();
       const pending = broker.ask(makeAsk({ signal: controller.signal }));
@@ -116,10 +115,7 @@ describe("telegram channel specifics", () => {
       );
       expect(String(edit.params["text"])).toMatch(/withdrawn/);
       expect(edit.params["reply_markup"]).toEqual({ inline_keyboard: [] });
-    } finally {
-      await channel.close?.();
-      await api.close();
-    }
+    });
   });
 
   it("ignores button data that is not ours", () => {
