@@ -1,5 +1,5 @@
 /** Consent requests as the API and the console show them, and a person's answer recorded once. */
-import { parseApprovalDuration, type ApprovalScope, type CliAnswerRecord } from "@acp/proxy";
+import { checkHumanAnswer, parseApprovalDuration, type ApprovalScope, type CliAnswerRecord } from "@acp/proxy";
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 
@@ -87,6 +87,19 @@ export async function answerConsent(
   }
   const scope = scopeOf(input.scope, now);
   const decision = input.decision === "denied" ? "denied" : "approved";
+  // The waiting call reads the answer with the same check and denies one that fails it: refuse it here,
+  // so the person hears why and nothing is recorded (a window that already ended, or longer than 7 days).
+  const problem = checkHumanAnswer(
+    {
+      decision: input.decision,
+      approverId,
+      ...(scope !== undefined && input.decision !== "denied" ? { scope } : {}),
+      ...(modified ? { modifications: input.modifications } : {}),
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    },
+    now,
+  );
+  if (problem !== null) throw new HttpError(400, "invalid_body", `body: ${problem}`);
   const record: CliAnswerRecord = {
     decision,
     approver: approverId,

@@ -1,0 +1,73 @@
+/**
+ * Gaps found by using `acp serve` as a platform team and a security reviewer would: answers the API
+ * accepted but the waiting call could not use, and requests the API judged differently from what a
+ * client meant.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
+
+const TOKEN = "test-token-0123456789";
+let s: TestServer;
+
+beforeAll(async () => {
+  s = await startTestServer({ token: TOKEN });
+});
+afterAll(async () => {
+  await s.close();
+});
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${s.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+async function get(path: string): Promise<Response> {
+  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+}
+
+async function errorOf(res: Response): Promise<{ code: unknown; message: unknown }> {
+  const body = await readJson(res);
+  return { code: at(body, "error", "code"), message: at(body, "error", "message") };
+}
+
+/** Raises a consent request with a waiting call; returns its id and the call. */
+async function waitingCall(n: number): Promise<{ id: string; call: Promise<Response> }> {
+  const call = post("/v1/decide?wait=true", { tool: "write_file", arguments: { path: `/tmp/${n}` } });
+  const id = await eventually(async () => {
+    const list = await readJson(await get("/v1/consent?status=pending"));
+    const found = (at(list, "requests") as { id: string; request: { action: { parameters: unknown } } }[]).find((r) =>
+      JSON.stringify(r.request.action.parameters).includes(`/tmp/${n}`),
+    );
+    return found?.id;
+  });
+  return { id, call };
+}
+
+describe("consent answers the waiting call cannot use are refused, nothing recorded", () => {
+  it("refuses an approval window that has already ended or is longer than seven days", async () => {
+    const { id, call } = await waitingCall(1);
+    const past = await post(`/v1/consent/${id}/response`, {
+      decision: "approved",
+      scope: { until: "2020-01-01T00:00:00Z" },
+    });
+    expect(past.status).toBe(400);
+    const pastError = await errorOf(past);
+    expect(pastError.code).toBe("invalid_body");
+    expect(String(pastError.message)).toContain("already ended");
+    const far = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const tooLong = await post(`/v1/consent/${id}/response`, { decision: "approved", scope: { until: far } });
+    expect(tooLong.status).toBe(400);
+    const longError = await errorOf(tooLong);
+    expect(longError.code).toBe("invalid_body");
+    expect(String(longError.message)).toContain("longer than seven days");
+    // nothing was recorded: the request still waits, and a good answer reaches the call as given
+    expect(at(await readJson(await get(`/v1/consent/${id}`)), "status")).toBe("pending");
+    const until = new Date(Date.now() + 3_600_000).toISOString();
+    const ok = await post(`/v1/consent/${id}/response`, { decision: "approved", scope: { until } });
+    expect(ok.status).toBe(200);
+    expect(await readJson(await call)).toMatchObject({ route: "accept", consent: { outcome: "approved" } });
+  });
+});
