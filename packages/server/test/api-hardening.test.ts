@@ -71,3 +71,66 @@ describe("consent answers the waiting call cannot use are refused, nothing recor
     expect(await readJson(await call)).toMatchObject({ route: "accept", consent: { outcome: "approved" } });
   });
 });
+
+describe("a body whose meaning depends on the JSON parser is refused", () => {
+  const READ = {
+    tool_name: "search_docs",
+    tool_category: "public_read",
+    authorization_state: "none",
+    evidence_refs: [],
+    risk_domain: "research",
+    proposed_arguments: { q: "x" },
+    recommended_route: "accept",
+  };
+  /** The read event's text with `field` written twice: first `first`, then the event's own value. */
+  function twice(field: string, first: string): string {
+    return JSON.stringify(READ).replace("{", `{"${field}":${JSON.stringify(first)},`);
+  }
+
+  it("refuses a key given twice in /pre-tool-check and /v1/decide (before: the last one was decided)", async () => {
+    const check = await post("/pre-tool-check", twice("tool_category", "write"));
+    expect(check.status).toBe(400);
+    const error = await errorOf(check);
+    expect(error.code).toBe("malformed_json");
+    expect(String(error.message)).toContain('"tool_category" appears twice');
+    const decide = await post("/v1/decide", '{"tool":"delete_everything","arguments":{},"tool":"read_file"}');
+    expect(decide.status).toBe(400);
+    expect((await errorOf(decide)).code).toBe("malformed_json");
+    // also when one of the two is written with escapes, and inside nested objects
+    const escaped = await post("/v1/decide", '{"tool":"read_file","arguments":{"path":"/a","p\\u0061th":"/etc"}}');
+    expect(escaped.status).toBe(400);
+    expect(String((await errorOf(escaped)).message)).toContain('"path" appears twice');
+  });
+
+  it("still accepts equal keys in different objects, and JSON with a charset or a byte order mark", async () => {
+    const res = await post(
+      "/v1/decide",
+      '\ufeff{"tool":"read_file","arguments":{"a":{"tool":"x"},"b":[{"tool":"y"},{"tool":"z"}],"s":"\\"tool\\":1,"}}',
+      { "content-type": "application/json; charset=utf-8" },
+    );
+    expect(res.status).toBe(200);
+    expect(at(await readJson(res), "route")).toBe("accept");
+  });
+
+  it("refuses __proto__ and constructor.prototype keys with a message that says so", async () => {
+    for (const body of [
+      '{"tool":"read_file","arguments":{"__proto__":{"admin":true}}}',
+      '{"tool":"read_file","arguments":{"constructor":{"prototype":{"admin":true}}}}',
+    ]) {
+      const res = await post("/v1/decide", body);
+      expect(res.status).toBe(400);
+      const error = await errorOf(res);
+      expect(error.code).toBe("malformed_json");
+      expect(String(error.message)).toMatch(/`(__proto__|prototype)`/);
+    }
+  });
+
+  it("keeps the empty-body and invalid-JSON answers", async () => {
+    const empty = await post("/pre-tool-check", "");
+    expect(empty.status).toBe(400);
+    expect(await errorOf(empty)).toMatchObject({ code: "malformed_json" });
+    const bad = await post("/pre-tool-check", '{"tool_name":');
+    expect(bad.status).toBe(400);
+    expect(await errorOf(bad)).toEqual({ code: "malformed_json", message: "the body is not valid JSON" });
+  });
+});

@@ -15,6 +15,7 @@ import type { ServerStores } from "../store/types.js";
 import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
 import { HttpError } from "./error-body.js";
 import { installErrorHandlers } from "./error-handler.js";
+import { installJsonBodyParser } from "./json-body.js";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
 import { registerDecide } from "./routes/decide.js";
@@ -57,6 +58,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   app.server.headersTimeout = 15_000;
   // JSON everywhere; HTML forms (sign-in, sign-out) only under /console.
   app.removeContentTypeParser("text/plain");
+  installJsonBodyParser(app);
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
     { parseAs: "string", bodyLimit: 16 * 1024 },
