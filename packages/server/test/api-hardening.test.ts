@@ -3,6 +3,7 @@
  * accepted but the waiting call could not use, and requests the API judged differently from what a
  * client meant.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
 
@@ -133,4 +134,52 @@ describe("a body whose meaning depends on the JSON parser is refused", () => {
     expect(bad.status).toBe(400);
     expect(await errorOf(bad)).toEqual({ code: "malformed_json", message: "the body is not valid JSON" });
   });
+});
+
+/** Writes raw bytes on a new connection; resolves with everything the server sent before closing. */
+function rawExchange(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let got = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (got += chunk));
+    socket.on("close", () => resolve(got));
+    socket.on("error", reject);
+  });
+}
+
+describe("every error has the documented body, also before routing", () => {
+  it("answers a malformed percent-encoding and an over-long path parameter with the error body", async () => {
+    const bad = await get("/v1/consent/%zz");
+    expect(bad.status).toBe(400);
+    expect(await readJson(bad)).toMatchObject({ error: { code: "bad_request" } });
+    expect(bad.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    const long = await get(`/v1/consent/cr_${"a".repeat(300)}`);
+    expect(long.status).toBe(400);
+    expect(await readJson(long)).toMatchObject({ error: { code: "invalid_query" } });
+  });
+
+  it("answers a request the HTTP parser refuses, and one with huge headers, with the error body", async () => {
+    const garbage = await rawExchange(s.url, "NOT-HTTP\r\n\r\n");
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(garbage.slice(garbage.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      error: { code: "bad_request", message: "malformed HTTP request" },
+    });
+    const huge = await rawExchange(
+      s.url,
+      `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${"a".repeat(70_000)}\r\n\r\n`,
+    );
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(huge).toContain('"code":"bad_request"');
+    const metrics = await (await get("/metrics")).text();
+    expect(metrics).toMatch(/acp_http_errors_total\{status="431",code="bad_request"\} [1-9]/);
+  });
+
+  it("cuts a client that sends part of its headers and stalls, with a 408 error body", async () => {
+    const stalled = await rawExchange(s.url, "POST /pre-tool-check HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    expect(stalled).toMatch(/^HTTP\/1\.1 408 /);
+    expect(stalled).toContain('"code":"bad_request"');
+    expect(stalled).toContain("did not arrive in time");
+  }, 90_000);
 });

@@ -14,7 +14,7 @@ import type { DecisionService } from "../service/decision-service.js";
 import type { ServerStores } from "../store/types.js";
 import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
 import { HttpError } from "./error-body.js";
-import { installErrorHandlers } from "./error-handler.js";
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
@@ -25,6 +25,9 @@ import { addSecurityHeaders } from "./security-headers.js";
 
 /** The largest request body accepted: 1 MiB (the contract's own event limit). */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** How often Node cuts connections past the header (15 s) or request (30 s) timeout. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 2000;
 
 /** What the app is built from. */
 export interface HttpAppOptions {
@@ -52,7 +55,19 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     requestTimeout: 30_000,
     return503OnClosing: true,
     forceCloseConnections: true,
-    ...(options.tls !== undefined ? { https: { key: options.tls.key, cert: options.tls.cert } } : {}),
+    frameworkErrors: frameworkErrorHandler(options.metrics),
+    clientErrorHandler: clientErrorHandler(options.metrics),
+    // the header and body timeouts are enforced when Node checks the connections: every 2 s, not every 30 s
+    http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    ...(options.tls !== undefined
+      ? {
+          https: {
+            key: options.tls.key,
+            cert: options.tls.cert,
+            connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+          },
+        }
+      : {}),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   }) as unknown as FastifyInstance;
   app.server.headersTimeout = 15_000;

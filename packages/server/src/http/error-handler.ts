@@ -1,8 +1,10 @@
 /** The one place failures become HTTP answers: a status, a stable code, a message a person can act on. */
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { Socket } from "node:net";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../metrics/metrics.js";
 import { AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
+import { SECURITY_HEADERS } from "./security-headers.js";
 
 interface Mapped {
   readonly status: number;
@@ -34,6 +36,10 @@ export function mapError(error: unknown): Mapped {
   const e = error as Partial<FastifyError>;
   if (e.validation !== undefined) return describeValidation(error as FastifyError);
   switch (e.code) {
+    case "FST_ERR_BAD_URL":
+      return { status: 400, code: "bad_request", message: "the URL path is not valid (malformed percent-encoding)" };
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return { status: 400, code: "invalid_query", message: "a path parameter is longer than 100 characters" };
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return { status: 413, code: "body_too_large", message: "the body is larger than the limit" };
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
@@ -75,4 +81,64 @@ export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetric
       .status(404)
       .send(errorBody("not_found", `no route \`${request.method} ${request.url.split("?")[0]?.slice(0, 200) ?? ""}\``));
   });
+}
+
+/**
+ * Errors Fastify raises before routing (a malformed percent-encoding, an over-long path parameter): the
+ * same mapping, error body and counting as every other error (before: Fastify's own body shape).
+ */
+export function frameworkErrorHandler(
+  metrics: ServerMetrics,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, _request, reply) => {
+    const mapped = mapError(error);
+    metrics.countError(mapped.status, mapped.code);
+    // before routing no hook runs: the headers every answer has are set here
+    void reply
+      .status(mapped.status)
+      .headers({ ...SECURITY_HEADERS, "cache-control": "no-store" })
+      .send(errorBody(mapped.code, mapped.message));
+  };
+}
+
+/** How a connection-level failure is answered, before any request exists. */
+function clientFailure(code: string | undefined): Mapped {
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return {
+      status: 408,
+      code: "bad_request",
+      message: "the request did not arrive in time (headers within 15 s, the body within 30 s)",
+    };
+  }
+  if (code === "HPE_HEADER_OVERFLOW") {
+    return { status: 431, code: "bad_request", message: "the request headers are larger than the limit" };
+  }
+  return { status: 400, code: "bad_request", message: "malformed HTTP request" };
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  431: "Request Header Fields Too Large",
+};
+
+/**
+ * The `clientError` handler: a request the HTTP parser refused or a client too slow to send one gets
+ * the error body every other error has (and is counted), then the connection is closed.
+ */
+export function clientErrorHandler(metrics: ServerMetrics): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const mapped = clientFailure(error.code);
+    metrics.countError(mapped.status, mapped.code);
+    if (socket.writable) {
+      const body = JSON.stringify(errorBody(mapped.code, mapped.message));
+      socket.write(
+        `HTTP/1.1 ${mapped.status} ${STATUS_TEXT[mapped.status] ?? "Bad Request"}\r\n` +
+          `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+          `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
 }
