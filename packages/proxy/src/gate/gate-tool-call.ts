@@ -1,5 +1,6 @@
 import { tryCanonicalJson, type ActionRequest, type Decision, type Reason, type ToolAnnotations } from "@acp/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
 import { refusalText, toolError } from "./tool-error.js";
@@ -219,11 +220,35 @@ function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): D
   const reason: Reason = {
     source: "pipeline",
     code: "tool_definition_changed",
-    message: `the definition of tool \`${call.tool}\` on \`${call.server}\` changed since it was first seen (${change.fields.join(", ")}); a person must accept it`,
+    message: `the definition of tool \`${call.tool}\` on \`${call.server}\` changed since it was first seen (${change.fields.join(", ")}); a person must accept it${describeChange(change)}`,
   };
   if (decision.route === "accept")
     return { ...decision, route: "ask", action: "ask", reasons: [reason, ...decision.reasons] };
   return { ...decision, reasons: [...decision.reasons, reason] };
+}
+
+/** How much of a description the person asked is shown (the whole new definition is in the audit). */
+const SHOWN_DESCRIPTION = 1_000;
+
+/**
+ * What changed, for the person deciding: the new description and the pinned one (the agent is served the
+ * pinned one until a person accepts), or the new input schema's hash.
+ */
+function describeChange(change: ToolChange): string {
+  const parts: string[] = [];
+  if (change.fields.includes("description")) {
+    parts.push(`description now ${quoted(change.after.description)} (was ${quoted(change.before.description)})`);
+  }
+  if (change.fields.includes("input_schema")) {
+    parts.push(`input schema now ${change.after.input_schema_hash} (was ${change.before.input_schema_hash})`);
+  }
+  return parts.length > 0 ? `: ${parts.join("; ")}` : "";
+}
+
+function quoted(description: string | null): string {
+  if (description === null) return "none";
+  const shown = description.length > SHOWN_DESCRIPTION ? `${description.slice(0, SHOWN_DESCRIPTION)}…` : description;
+  return JSON.stringify(shown);
 }
 
 /** The §7.4 `request_id` (`cr_…`) of a signed consent response, when there is one. */

@@ -17,6 +17,8 @@ export interface ToolPinningOptions {
   readonly now: () => Date;
   /** Accept every changed definition as it is seen (`acp proxy --accept-tool-changes`). */
   readonly acceptChanges?: boolean;
+  /** A held tool was accepted by a person (the agent should list tools again: its definition changed). */
+  readonly onAccept?: (server: string, tool: string) => void;
 }
 
 /** Creates the tool-pinning state of one proxy. */
@@ -40,6 +42,7 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
       if (change === undefined) return;
       await options.store.save(server, [{ ...change.after, pinned_at: options.now().toISOString() }]);
       held.delete(key(server, tool));
+      options.onAccept?.(server, tool);
     },
   };
 }

@@ -105,6 +105,11 @@ export class AcpProxy {
       store: options.pinStore ?? createMemoryPinStore(),
       now,
       ...(options.acceptToolChanges === true ? { acceptChanges: true } : {}),
+      // the agent was served the pinned description while the tool was held: it lists again
+      onAccept: () => {
+        this.catalog.invalidate();
+        this.#broadcast({ method: "notifications/tools/list_changed" });
+      },
     });
     this.gate = {
       // no decision of a session misses a result it returned: its queued observations run first

@@ -28,7 +28,7 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
   const server = session.server;
   const caps = proxy.capabilities();
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...proxy.catalog.tools().exposed, ...(proxy.options.plans !== undefined ? [SUBMIT_PLAN_TOOL] : [])],
+    tools: [...listedTools(proxy), ...(proxy.options.plans !== undefined ? [SUBMIT_PLAN_TOOL] : [])],
   }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     handleToolCall(proxy, session, request, contextOf(extra)),
@@ -60,6 +60,23 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
       return passThrough(proxy, owner, "completion/complete", request.params, extra);
     });
   }
+}
+
+/**
+ * The tools the agent is served. A tool whose description changed since it was pinned (a possible rug
+ * pull) keeps its pinned description until a person accepts the new one: text an upstream slipped into a
+ * description does not reach the agent's model before a person has seen it.
+ */
+function listedTools(proxy: AcpProxy): readonly Result[] {
+  const index = proxy.catalog.tools();
+  return index.exposed.map((tool) => {
+    const target = index.resolve(tool.name);
+    const change = target === undefined ? undefined : proxy.pinning.changeOf(target.server, target.name);
+    if (change === undefined || !change.fields.includes("description")) return tool;
+    const { description: _new, ...rest } = tool;
+    void _new;
+    return change.before.description === null ? rest : { ...rest, description: change.before.description };
+  });
 }
 
 function registerPromptHandlers(proxy: AcpProxy, server: Server): void {
