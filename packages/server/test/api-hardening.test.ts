@@ -183,3 +183,40 @@ describe("every error has the documented body, also before routing", () => {
     expect(stalled).toContain("did not arrive in time");
   }, 90_000);
 });
+
+describe("a caller without the token learns nothing about its body", () => {
+  /** A request without the bearer token. */
+  function anonymous(path: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(`${s.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body,
+    });
+  }
+
+  it("answers 401 before the body is read, parsed or validated", async () => {
+    const cases: [string, string, Record<string, string>][] = [
+      ["/v1/decide", '{"tool":"read_file","arguments":{},"unknown":1}', {}],
+      ["/v1/decide", "{not json", {}],
+      ["/pre-tool-check", "{not json", {}],
+      ["/pre-tool-check", JSON.stringify({ blob: "x".repeat(2 * 1024 * 1024) }), {}],
+      ["/pre-tool-check", "text", { "content-type": "text/plain" }],
+      ["/mcp", "{not json", { accept: "application/json, text/event-stream" }],
+      [`/v1/consent/cr_${"0".repeat(32)}/response`, '{"decision":"maybe"}', {}],
+    ];
+    for (const [path, body, headers] of cases) {
+      const res = await anonymous(path, body, headers);
+      expect({ path, status: res.status }).toEqual({ path, status: 401 });
+      expect((await errorOf(res)).code).toBe("auth_token_missing");
+    }
+    const wrong = await anonymous("/v1/decide", '{"zzz":1}', { authorization: "Bearer wrong" });
+    expect(wrong.status).toBe(401);
+    expect((await errorOf(wrong)).code).toBe("auth_token_wrong");
+  });
+
+  it("answers the console's JSON calls without a session 401 before their body is validated", async () => {
+    const res = await anonymous(`/console/api/consent/cr_${"0".repeat(32)}`, '{"decision":"maybe","x":1}');
+    expect(res.status).toBe(401);
+    expect((await errorOf(res)).code).toBe("console_session_required");
+  });
+});

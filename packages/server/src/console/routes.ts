@@ -148,11 +148,11 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     await readOnly(request);
     openConsentStream(request, reply, stores);
   });
+  // the session and CSRF checks run before the body is read: without them, 401/403 and no word on the body
   app.post(
     "/console/api/consent/:id",
-    { schema: { hide: true, params: CONSENT_ID_PARAMS, body: CONSENT_RESPONSE_BODY } },
+    { onRequest: stateChange, schema: { hide: true, params: CONSENT_ID_PARAMS, body: CONSENT_RESPONSE_BODY } },
     async (request) => {
-      await stateChange(request);
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
       const view = await answerConsent(stores.pending, id, body, "console", clock());
@@ -160,8 +160,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       return view;
     },
   );
-  app.post("/console/api/simulate", hidden, async (request) => {
-    await stateChange(request);
+  app.post("/console/api/simulate", { onRequest: stateChange, schema: { hide: true } }, async (request) => {
     const d = await deps.simulate(request.body);
     return { route: d.route, rule: d.rule, category: d.category, risk_level: d.risk_level, reasons: d.reasons };
   });

@@ -87,7 +87,11 @@ export function createBearerCheck(options: ApiAuthOptions, requireToken = false)
   };
 }
 
-/** A `preHandler` that checks the bearer token (when one is configured): {@link createBearerCheck} as a hook. */
+/**
+ * An `onRequest` hook that checks the `Host` header and the bearer token (when one is configured):
+ * {@link createBearerCheck} as a hook, run before the body is read, so a caller without the token gets
+ * 401 and never a parse or validation error about its body.
+ */
 export function createBearerGuard(
   options: ApiAuthOptions,
   requireToken = false,

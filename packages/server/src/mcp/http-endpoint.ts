@@ -14,7 +14,7 @@ export function registerMcpEndpoint(
   app.post(
     "/mcp",
     {
-      preHandler: guard,
+      onRequest: guard,
       schema: {
         summary: "MCP (streamable HTTP): the tool aana_pre_tool_check",
         tags: ["mcp"],
@@ -38,6 +38,6 @@ export function registerMcpEndpoint(
       .status(405)
       .header("allow", "POST")
       .send(errorBody("method_not_allowed", "this MCP endpoint is stateless: POST only"));
-  app.get("/mcp", { preHandler: guard, schema: { hide: true } }, notAllowed);
-  app.delete("/mcp", { preHandler: guard, schema: { hide: true } }, notAllowed);
+  app.get("/mcp", { onRequest: guard, schema: { hide: true } }, notAllowed);
+  app.delete("/mcp", { onRequest: guard, schema: { hide: true } }, notAllowed);
 }

@@ -52,7 +52,7 @@ export function registerAuditRoutes(
   app.get(
     "/v1/audit",
     {
-      preHandler: guard,
+      onRequest: guard,
       schema: {
         summary: "audit events, newest first, filtered and paged",
         tags: ["audit"],
@@ -66,7 +66,7 @@ export function registerAuditRoutes(
   app.get(
     "/v1/audit/verify",
     {
-      preHandler: guard,
+      onRequest: guard,
       schema: {
         summary: "verify the audit chain: ok, or the first broken event",
         tags: ["audit"],

@@ -26,7 +26,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.get(
     "/v1/consent",
     {
-      preHandler: deps.guard,
+      onRequest: deps.guard,
       schema: {
         summary: "list consent requests waiting for a person",
         tags: ["consent"],
@@ -40,7 +40,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.get(
     "/v1/consent/events",
     {
-      preHandler: deps.guard,
+      onRequest: deps.guard,
       schema: {
         summary: "server-sent events: `consent` events as requests are raised and settled",
         tags: ["consent"],
@@ -52,7 +52,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.get(
     "/v1/consent/:id",
     {
-      preHandler: deps.guard,
+      onRequest: deps.guard,
       schema: {
         summary: "one consent request",
         tags: ["consent"],
@@ -71,7 +71,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.post(
     "/v1/consent/:id/response",
     {
-      preHandler: deps.answerGuard,
+      onRequest: deps.answerGuard,
       schema: {
         summary: "answer a consent request (approve once / session / for a while, approve with changes, deny)",
         description: "The first answer wins; the waiting call receives it as a signed, verified consent response.",
@@ -96,7 +96,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.post(
     "/v1/consent/:id/complete",
     {
-      preHandler: deps.answerGuard,
+      onRequest: deps.answerGuard,
       schema: {
         summary: "complete a consent request whose waiting call is gone (a node restarted)",
         description:

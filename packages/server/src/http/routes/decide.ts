@@ -12,7 +12,7 @@ export function registerDecide(
   app.post(
     "/v1/decide",
     {
-      preHandler: guard,
+      onRequest: guard,
       schema: {
         summary: "decide an action request (accept / ask / defer / refuse)",
         description:

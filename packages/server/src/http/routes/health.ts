@@ -31,7 +31,7 @@ export function registerHealthRoutes(
   app.get(
     "/metrics",
     {
-      preHandler: deps.guard,
+      onRequest: deps.guard,
       schema: { summary: "Prometheus metrics", tags: ["operations"], security: [{ bearer: [] }] },
     },
     async (_request, reply) => {

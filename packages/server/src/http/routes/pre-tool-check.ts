@@ -52,8 +52,9 @@ function sendInvalid(reply: FastifyReply, envelope: PreToolCheckEnvelope | Contr
  * Registers the route. The body is checked by the contract's own validator (built on the same JSON
  * schema the OpenAPI document shows), so an invalid event gets the contract's refuse envelope, with
  * its `validation_errors`, under a 400 status: both a status-reading and an envelope-reading client
- * fail closed. `check` (the `Host` and bearer checks) runs first in the handler, after the body is
- * parsed, where a `preHandler` would run it; its error takes the one error mapping.
+ * fail closed. `check` (the `Host` and bearer checks) runs in a synchronous `onRequest` hook, before the
+ * body is read: a caller without the token gets 401, never an answer about its body; its error takes the
+ * one error mapping.
  */
 export function registerPreToolCheck(
   app: FastifyInstance,
@@ -63,6 +64,15 @@ export function registerPreToolCheck(
   app.post(
     "/pre-tool-check",
     {
+      onRequest: (request, _reply, done) => {
+        try {
+          check(request);
+        } catch (err) {
+          done(err as Error);
+          return;
+        }
+        done();
+      },
       // the contract validator judges the body (it words its errors for the envelope)
       validatorCompiler: () => () => true,
       // the 200 answer is written by sendEnvelope with the serializer compiled from its schema; the
@@ -87,9 +97,8 @@ export function registerPreToolCheck(
         },
       },
     },
-    // not async: a throw here (the bearer check) and a rejection below both reach the error handler
+    // not async: a rejection below reaches the error handler through `failed`
     (request, reply) => {
-      check(request);
       service.preToolCheck(request.body, "pre_tool_check").then(
         ({ valid, envelope }) => {
           try {
