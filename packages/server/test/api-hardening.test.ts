@@ -220,3 +220,15 @@ describe("a caller without the token learns nothing about its body", () => {
     expect((await errorOf(res)).code).toBe("console_session_required");
   });
 });
+
+describe("objects are closed, as the reference says", () => {
+  it("refuses an unknown field inside the graph target of /v1/decide", async () => {
+    const res = await post("/v1/decide", {
+      tool: "read_file",
+      arguments: {},
+      graph: { domain: "files", action: "read", confdence: 0.9 },
+    });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toEqual({ code: "unknown_field", message: "body/graph: unknown field `confdence`" });
+  });
+});

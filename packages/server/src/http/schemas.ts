@@ -36,8 +36,9 @@ export const ACTION_REQUEST_BODY = {
     },
     graph: {
       type: "object",
+      additionalProperties: false,
       required: ["domain", "action"],
-      properties: { domain: { type: "string" }, action: { type: "string" }, confidence: { type: "number" } },
+      properties: { domain: NAME, action: NAME, confidence: { type: "number" } },
     },
     contract: { type: "object", description: "an Agent Action Contract v1 event" },
   },
