@@ -11,7 +11,7 @@ export function tempHome(): string {
 /** Writes one pending consent request into `$ACP_HOME/state.db` as the proxy would. */
 export function seedPending(
   home: string,
-  options: { id: string; expiresAt?: string; args?: Record<string, unknown> },
+  options: { id: string; expiresAt?: string; args?: Record<string, unknown>; tool?: string; reason?: string },
 ): void {
   const db = openPendingConsentDb(join(home, "state.db"));
   try {
@@ -20,7 +20,7 @@ export function seedPending(
       id: options.id,
       action: {
         server: "mail",
-        tool: "send_email",
+        tool: options.tool ?? "send_email",
         category: "communication",
         risk_level: "high",
         parameters: options.args ?? { to: "bob@example.com", smtp_password: "[redacted]" },
@@ -33,10 +33,15 @@ export function seedPending(
       nonce: request.nonce,
       sessionId: "s1",
       server: "mail",
-      tool: "send_email",
+      tool: options.tool ?? "send_email",
       request,
       reasons: [
-        { source: "policy", code: "rule_matched", message: "rule `ask-mail` asks before mail", rule: "ask-mail" },
+        {
+          source: "policy",
+          code: "rule_matched",
+          message: options.reason ?? "rule `ask-mail` asks before mail",
+          rule: "ask-mail",
+        },
       ],
       createdAtMs: Date.parse("2026-01-15T11:59:00Z"),
       expiresAtMs: Date.parse(options.expiresAt ?? "2026-01-15T12:05:00Z"),

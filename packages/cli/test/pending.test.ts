@@ -37,4 +37,22 @@ describe("acp pending", () => {
     expect(out.stdout).toContain("rule `ask-mail` asks before mail");
     expect(out.stdout).toContain("[redacted]");
   });
+
+  it("shows control characters in a tool name or a reason escaped: a hostile upstream cannot redraw the list", async () => {
+    const home = tempHome();
+    seedPending(home, {
+      id: ID_A,
+      tool: "send\u001b[2K\r  tool: read_file",
+      reason: "to `a\u202eexample.com`\u009b2J",
+    });
+    const out = await runCli(["pending"], { env: { ACP_HOME: home } });
+    for (const c of ["\u001b", "\u009b", "\u202e", "\r"]) expect(out.stdout).not.toContain(c);
+    expect(out.stdout).toContain(`${ID_A}  mail/send\\u001b[2K\\u000d  tool: read_file  expires`);
+    expect(out.stdout).toContain("- to `a\\u202eexample.com`\\u009b2J");
+    // --json keeps the exact values (JSON escapes them)
+    const list = JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout) as {
+      tool: string;
+    }[];
+    expect(list[0]?.tool).toBe("send\u001b[2K\r  tool: read_file");
+  });
 });

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { PendingConsentRow } from "@acp/store";
+import { printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
@@ -42,11 +43,16 @@ function listPending(ctx: CliContext, flags: StorageFlags): Promise<PendingConse
   );
 }
 
+/**
+ * One request for a person. Tool names come from upstream servers and reasons can quote argument values:
+ * every field is shown with its control characters escaped (`printable`), so none can redraw the terminal.
+ */
 function printView(ctx: CliContext, view: PendingConsentView): void {
-  printLine(ctx, `${view.id}  ${view.server}/${view.tool}  expires ${view.expires_at}`);
-  printLine(ctx, `  category ${String(view.category)}, risk ${String(view.risk_level)}, rule ${String(view.rule)}`);
-  printLine(ctx, `  arguments: ${JSON.stringify(view.arguments)}`);
-  for (const reason of view.reasons as { message?: unknown }[]) printLine(ctx, `  - ${String(reason.message)}`);
+  const p = printable;
+  printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at}`);
+  printLine(ctx, `  category ${p(view.category)}, risk ${p(view.risk_level)}, rule ${p(view.rule)}`);
+  printLine(ctx, `  arguments: ${p(JSON.stringify(view.arguments))}`);
+  for (const reason of view.reasons as { message?: unknown }[]) printLine(ctx, `  - ${p(reason.message)}`);
 }
 
 /** Registers `acp pending [--json]`. */

@@ -1,6 +1,12 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createConsentBroker, createTerminalChannel, parseTerminalCommand } from "../../src/consent/index.js";
+import {
+  createConsentBroker,
+  createTerminalChannel,
+  formatRequestForTerminal,
+  parseTerminalCommand,
+  type ConsentRequestV02,
+} from "../../src/consent/index.js";
 import { runChannelCase, type ChannelHarness } from "./channel.case.js";
 import { ManualTime, countingRandom, createTestProofs, makeAsk, eventually } from "./fixtures.js";
 import { recordDeliveries } from "./recording.js";
@@ -101,6 +107,31 @@ describe("terminal channel specifics", () => {
     tty.input.write("d\n");
     expect((await later).kind).toBe("denied");
     await channel.close?.();
+  });
+
+  it("shows control characters from a tool name, the agent or a reason escaped: a hostile name cannot redraw the prompt", () => {
+    const request = {
+      id: "cr_00000000000000000000000000000001",
+      expires_at: "2026-01-01T00:02:00.000Z",
+      action: {
+        server: "evil",
+        tool: "send\u001b[2K\r\u001b[1A  tool:      read_file",
+        category: "write",
+        risk_level: "medium",
+        parameters: { to: "x" },
+      },
+      policy: { rule_id: "policy:ask-writes" },
+      agent: { name: "agent\u009b2J" },
+    } as unknown as ConsentRequestV02;
+    const reasons = [
+      { source: "session", code: "x", message: "send to `a\u202eelpmaxe.rekcatta@b`\nserver: trusted" },
+    ] as const;
+    const text = formatRequestForTerminal(request, reasons);
+    for (const c of ["\u001b", "\u009b", "\u202e", "\r"]) expect(text).not.toContain(c);
+    expect(text).toContain("tool:      send\\u001b[2K\\u000d\\u001b[1A  tool:      read_file");
+    expect(text).toContain("agent:     agent\\u009b2J");
+    expect(text).toContain("- send to `a\\u202eelpmaxe.rekcatta@b`\\u000aserver: trusted");
+    expect(text.split("\n")).toHaveLength(11);
   });
 
   it("understands the answers a person types", () => {

@@ -1,22 +1,37 @@
 import type { Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
 
+/**
+ * Control characters (C0 including newline and tab, DEL, C1) and the Unicode bidirectional controls, each
+ * shown as a `\uXXXX` escape. Tool names come from upstream servers and reasons can quote argument values:
+ * raw, an escape sequence could erase or redraw what a person is asked to approve.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with every control character shown as a `\uXXXX` escape (see {@link UNPRINTABLE}). */
+export function printable(text: unknown): string {
+  return String(text).replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** The lines a person sees for one request: server, tool, arguments (redacted), category, risk, rule, reasons. */
 export function formatRequestForTerminal(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action, policy } = request;
   const lines = [
     "",
-    `ACP consent request ${request.id} (expires ${request.expires_at})`,
-    `  server:    ${action.server}`,
-    `  tool:      ${action.tool}`,
-    `  category:  ${action.category}    risk: ${action.risk_level}`,
-    `  rule:      ${policy.rule_id}`,
-    `  agent:     ${request.agent.name}`,
-    `  arguments: ${JSON.stringify(action.parameters)}`,
+    `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)})`,
+    `  server:    ${printable(action.server)}`,
+    `  tool:      ${printable(action.tool)}`,
+    `  category:  ${printable(action.category)}    risk: ${printable(action.risk_level)}`,
+    `  rule:      ${printable(policy.rule_id)}`,
+    `  agent:     ${printable(request.agent.name)}`,
+    `  arguments: ${printable(JSON.stringify(action.parameters))}`,
   ];
   if (reasons.length > 0) {
     lines.push("  reasons:");
-    for (const reason of reasons) lines.push(`    - ${reason.message}${reason.rule ? ` (${reason.rule})` : ""}`);
+    for (const reason of reasons) {
+      lines.push(`    - ${printable(reason.message)}${reason.rule ? ` (${printable(reason.rule)})` : ""}`);
+    }
   }
   return `${lines.join("\n")}\n`;
 }

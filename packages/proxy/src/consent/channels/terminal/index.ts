@@ -1,4 +1,4 @@
 /** The terminal consent channel: a prompt on the controlling terminal. */
 export { createTerminalChannel, type TerminalChannelOptions } from "./terminal-channel.js";
 export { openControllingTerminal, type TerminalStreams } from "./tty.js";
-export { formatRequestForTerminal, parseTerminalCommand, type TerminalCommand } from "./format.js";
+export { formatRequestForTerminal, parseTerminalCommand, printable, type TerminalCommand } from "./format.js";
