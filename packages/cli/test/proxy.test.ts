@@ -47,6 +47,39 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(out.stderr).toContain("needs exactly one of `command` or `url`");
   });
 
+  it("refuses a --name given twice, or one a config.yml upstream has, instead of renaming it (usage)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const twice = await runCli(["proxy", "-u", "/nonexistent/a", "-n", "bank", "-u", "/nonexistent/b", "-n", "bank"], {
+      env: { ACP_HOME: home },
+    });
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("upstream name `bank` is used twice");
+    expect(twice.stderr).not.toContain("failed");
+    writeFileSync(
+      join(home, "config.yml"),
+      "proxy:\n  upstream_servers:\n    - name: bank\n      command: /nonexistent/c\n",
+    );
+    const clash = await runCli(["proxy", "-u", "/nonexistent/a", "-n", "bank"], { env: { ACP_HOME: home } });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain("upstream name `bank` is used twice");
+  });
+
+  it("checks --http and --bind before any upstream starts", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    for (const port of ["99999", "abc", "-1", "80.5"]) {
+      const out = await runCli(["proxy", "--http", port, "-u", "/nonexistent/server"], { env: { ACP_HOME: home } });
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(`--http: \`${port}\` is not a port`);
+      expect(out.stderr).not.toContain("upstream `server` failed");
+    }
+    const open = await runCli(["proxy", "--http", "8443", "--bind", "0.0.0.0", "-u", "/nonexistent/server"], {
+      env: { ACP_HOME: home },
+    });
+    expect(open.code).toBe(1);
+    expect(open.stderr).toContain("refusing to listen on `0.0.0.0` without a bearer token");
+    expect(open.stderr).not.toContain("upstream `server` failed");
+  });
+
   it("exits with an error when every upstream fails to start", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const out = await runCli(["proxy", "--upstream", "/nonexistent/server"], { env: { ACP_HOME: home } });

@@ -9,6 +9,7 @@ import {
   createFilePinStore,
   createProxy,
   defaultUpstreamName,
+  isLoopbackAddress,
   listenHttp,
   parseUpstreamArgument,
   serveStdio,
@@ -141,6 +142,16 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/gui
 async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
   const home = resolveHome(ctx.io);
   const { config, keys } = loadConfig(ctx, flags.config, home);
+  const port = httpPort(flags, config);
+  const token = ctx.io.env["ACP_PROXY_TOKEN"] ?? config.bearerToken;
+  const bind = flags.bind ?? config.bind;
+  if (port !== undefined && !isLoopbackAddress(bind) && (token === undefined || token === "")) {
+    // checked before any upstream starts (listenHttp refuses it too)
+    throw new CliError(
+      `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
+      EXIT.error,
+    );
+  }
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
     throw new CliError(
@@ -184,7 +195,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     throw new CliError("every upstream server failed to start (see the lines above)", EXIT.error);
   }
   try {
-    if (flags.http !== undefined && flags.http !== false) await serveHttp(ctx, proxy, flags, config, log);
+    if (port !== undefined) await serveHttp(ctx, proxy, port, flags, config, log);
     else await untilClosedOrSignalled((await serveStdio(proxy)).closed);
   } finally {
     await proxy.close();
@@ -233,17 +244,27 @@ function readIntentFile(path: string): unknown {
   return intent;
 }
 
+/** The `--http` port, checked before any upstream starts; undefined in stdio mode. */
+function httpPort(flags: ProxyFlags, config: ProxyConfig): number | undefined {
+  if (flags.http === undefined || flags.http === false) return undefined;
+  const port = typeof flags.http === "string" ? Number(flags.http) : (config.port ?? 8443);
+  if (typeof flags.http === "string" && !/^\d+$/.test(flags.http.trim())) {
+    throw new CliError(`--http: \`${flags.http}\` is not a port (0 to 65535)`, EXIT.usage);
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new CliError(`--http: \`${String(flags.http)}\` is not a port (0 to 65535)`, EXIT.usage);
+  }
+  return port;
+}
+
 async function serveHttp(
   ctx: CliContext,
   proxy: ReturnType<typeof createProxy>,
+  port: number,
   flags: ProxyFlags,
   config: ProxyConfig,
   log: (line: string) => void,
 ): Promise<void> {
-  const port = typeof flags.http === "string" ? Number(flags.http) : (config.port ?? 8443);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new CliError(`--http: \`${String(flags.http)}\` is not a port`, EXIT.usage);
-  }
   const token = ctx.io.env["ACP_PROXY_TOKEN"] ?? config.bearerToken;
   let listener;
   try {
@@ -283,7 +304,15 @@ function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]):
   const values = flags.upstream ?? [];
   if ((flags.name ?? []).length > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
   return values.map((value, index) => {
-    let name = flags.name?.[index] ?? defaultUpstreamName(value);
+    const given = flags.name?.[index];
+    // a name given with --name is what policy rules match (`server:`): never changed behind the user's back
+    if (given !== undefined && taken.has(given)) {
+      throw new CliError(
+        `upstream name \`${given}\` is used twice (--name, or a proxy.upstream_servers entry): give each upstream its own`,
+        EXIT.usage,
+      );
+    }
+    let name = given ?? defaultUpstreamName(value);
     for (let n = 2; taken.has(name); n++) name = `${defaultUpstreamName(value)}-${n}`;
     taken.add(name);
     const spec = parseUpstreamArgument(value, name);
