@@ -1,14 +1,17 @@
 import { MAX_CANONICAL_DEPTH, SHA256_PREFIX } from "../canonical-json/index.js";
-import { isWellFormedString, namingValueOf, refuseNonJson, sortedKeysOf, timestampValueOf } from "./audit-json.js";
+import { isWellFormedString, refuseNonJson, sortedKeysOf } from "./audit-json.js";
 import type { AuditEventInput } from "./event.js";
 
 // RFC 8785 canonical JSON written straight into an arena as UTF-8 bytes, for the audit writer's staged
 // lines (`audit-line.ts`). The string path (`audit-json.ts`) builds a string of many pieces that the
 // buffer write then flattens and encodes; this writes each piece where it goes: pieces that repeat
-// from event to event (the head, the event type, the policy rule, the tail) are kept as bytes and
-// copied, short plain-ASCII strings (ids, names, most metadata) are copied code unit by code unit
-// while checking they need no escape, anything else takes `JSON.stringify`'s escaping as before.
-// A property test holds the staged-and-sealed bytes equal to `serializeAuditEvent(sealAuditEvent(…))`.
+// from event to event (the head; the event type; the policy rule with the previous-hash slot and the
+// `request_id` key; response time and risk level; the tool and the constant end) are kept as bytes for
+// the last few values they were made for, and copied; a piece not kept is written in place, value by
+// value (no string is built for it). Short plain-ASCII strings (ids, names, most metadata) are copied
+// code unit by code unit while checking they need no escape, anything else takes `JSON.stringify`'s
+// escaping as before. Property tests hold the staged-and-sealed bytes equal to
+// `serializeAuditEvent(sealAuditEvent(…))`, and to the code this replaced (record-equivalence.test.ts).
 
 /** Thrown (this one error) when a line does not fit in what is left of the arena; the stager retries in a new one. */
 export const ARENA_FULL = new RangeError("the line does not fit in the arena");
@@ -170,80 +173,141 @@ export class JsonBytes {
 }
 
 const NOTHING = Symbol("nothing");
-/** Only strings and null are remembered by value: an object could change between two events. */
-const byValue = (v: unknown): boolean => v === null || typeof v === "string";
-const utf8 = (text: string): Buffer => Buffer.from(text, "utf8");
+/** Only strings, numbers and null are remembered by value: an object could change between two events. */
+const byValue = (v: unknown): boolean => v === null || typeof v === "string" || typeof v === "number";
+/** A copy of bytes just written to the arena, to be remembered. */
+const copyOf = (out: JsonBytes, from: number): Uint8Array => Uint8Array.prototype.slice.call(out.buf, from, out.pos);
 
-/** Memo of the last head (`{"agent":…,"category":…,"decision":…`): one producer's events usually share it. */
-let headOf: { agent: unknown; category: unknown; decision: unknown; bytes: Buffer } = {
-  agent: NOTHING,
-  category: NOTHING,
-  decision: NOTHING,
-  bytes: Buffer.alloc(0),
-};
-/** Memo of the last tail (`,"risk_level":…,"version":"0.2.0"}` and the newline), likewise. */
-let tailOf: { risk: unknown; timestamp: unknown; tool: unknown; bytes: Buffer } = {
-  risk: NOTHING,
-  timestamp: NOTHING,
-  tool: NOTHING,
-  bytes: Buffer.alloc(0),
-};
+/** Entries of a {@link PieceMemo} (a power of two). */
+const MEMO_SLOTS = 8;
 
-function headFor(agent: unknown, category: unknown, decision: unknown): Buffer {
-  const last = headOf;
-  if (last.agent === agent && last.category === category && last.decision === decision) return last.bytes;
-  const text = `{"agent":${namingValueOf(agent)},"category":${namingValueOf(category)},"decision":${namingValueOf(decision)}`;
-  const bytes = utf8(text);
-  if (byValue(agent) && byValue(category) && byValue(decision)) headOf = { agent, category, decision, bytes };
-  return bytes;
+/**
+ * The bytes of a line's piece for the last few keys it was made for (up to three field values each),
+ * replaced round robin. A producer's events take turns between a few shapes (`acp proxy` writes four
+ * event types per call, with other heads, rules and tails): a one-entry memo missed on most of them.
+ */
+class PieceMemo {
+  private readonly a: unknown[] = new Array<unknown>(MEMO_SLOTS).fill(NOTHING);
+  private readonly b: unknown[] = new Array<unknown>(MEMO_SLOTS).fill(NOTHING);
+  private readonly c: unknown[] = new Array<unknown>(MEMO_SLOTS).fill(NOTHING);
+  private readonly pieces: Uint8Array[] = new Array<Uint8Array>(MEMO_SLOTS).fill(new Uint8Array(0));
+  private next = 0;
+  private last = 0;
+
+  find(a: unknown, b: unknown, c: unknown): Uint8Array | undefined {
+    let i = this.last;
+    if (this.a[i] === a && this.b[i] === b && this.c[i] === c) return this.pieces[i];
+    for (i = 0; i < MEMO_SLOTS; i++) {
+      if (this.a[i] === a && this.b[i] === b && this.c[i] === c) {
+        this.last = i;
+        return this.pieces[i];
+      }
+    }
+    return undefined;
+  }
+
+  /** Remembers the piece for a key of values (strings, numbers, null); keys holding anything else are not kept. */
+  keep(a: unknown, b: unknown, c: unknown, piece: Uint8Array): void {
+    if (!byValue(a) || !byValue(b) || !byValue(c)) return;
+    const i = this.next;
+    this.next = (i + 1) & (MEMO_SLOTS - 1);
+    this.a[i] = a;
+    this.b[i] = b;
+    this.c[i] = c;
+    this.pieces[i] = piece;
+    this.last = i;
+  }
 }
 
-function tailFor(risk: unknown, timestamp: unknown, tool: unknown): Buffer {
-  const last = tailOf;
-  if (last.risk === risk && last.timestamp === timestamp && last.tool === tool) return last.bytes;
-  const text =
-    `,"risk_level":${namingValueOf(risk)},"timestamp":${timestampValueOf(timestamp)},"tool":${namingValueOf(tool)}` +
-    `,"type":"audit_event","version":"0.2.0"}\n`;
-  const bytes = utf8(text);
-  if (byValue(risk) && byValue(timestamp) && byValue(tool)) tailOf = { risk, timestamp, tool, bytes };
-  return bytes;
-}
+const AGENT_KEY = ascii(`{"agent":`);
+const CATEGORY_KEY = ascii(`,"category":`);
+const DECISION_KEY = ascii(`,"decision":`);
+const EVENT_TYPE_KEY = ascii(`,"event_type":`);
+const ID_KEY = ascii(`,"id":`);
+const RULE_KEY = ascii(`,"policy_rule":`);
+/** `,"previous_event_hash":"sha256:` */
+const PREVIOUS_KEY = ascii(`,"previous_event_hash":"${SHA256_PREFIX}`);
+const RISK_KEY = ascii(`,"risk_level":`);
+const TIMESTAMP_KEY = ascii(`,"timestamp":`);
+const TOOL_KEY = ascii(`,"tool":`);
+const END = ascii(`,"type":"audit_event","version":"0.2.0"}\n`);
+/** From the previous-hash slot's quote to the end of the rule piece: `"sha256:`, 64 hex digits, `","request_id":`. */
+const SLOT_TO_REQUEST = PREVIOUS_OPEN_BYTES + 64 + REQUEST_KEY.length;
 
-/** A one-entry memo: the bytes made for the last value, when it was a string or null. */
-interface LastBytes {
-  value: unknown;
-  bytes: Buffer;
-}
-/** `,"event_type":…,"id":` for each event type seen (a short list): consecutive events often differ in type. */
-const kinds = new Map<unknown, Buffer>();
+/** `{"agent":…,"category":…,"decision":…` */
+const heads = new PieceMemo();
+/** `,"policy_rule":…,"previous_event_hash":"sha256:<64 bytes>","request_id":` */
+const rules = new PieceMemo();
+/** `,"response_time_ms":…,"risk_level":…,"timestamp":` */
+const times = new PieceMemo();
+/** `,"tool":…,"type":"audit_event","version":"0.2.0"}` and the newline. */
+const tools = new PieceMemo();
+/** `,"event_type":…,"id":` for each event type seen (a short list). */
+const kinds = new Map<unknown, Uint8Array>();
 const MAX_KINDS = 256;
 
-function kindFor(type: unknown): Buffer {
-  let bytes = kinds.get(type);
-  if (bytes === undefined) {
-    bytes = utf8(kindText(type));
-    if (typeof type === "string") {
-      if (kinds.size >= MAX_KINDS) kinds.clear();
-      kinds.set(type, bytes);
-    }
-  }
-  return bytes;
+function writeHead(out: JsonBytes, agent: unknown, category: unknown, decision: unknown): void {
+  const known = heads.find(agent, category, decision);
+  if (known !== undefined) return out.bytes(known);
+  const from = out.pos;
+  out.bytes(AGENT_KEY);
+  out.value(agent, 0);
+  out.bytes(CATEGORY_KEY);
+  out.value(category, 0);
+  out.bytes(DECISION_KEY);
+  out.value(decision, 0);
+  heads.keep(agent, category, decision, copyOf(out, from));
 }
 
-const ruleOf: LastBytes = { value: NOTHING, bytes: Buffer.alloc(0) };
-
-function lastOf(memo: LastBytes, value: unknown, make: (v: unknown) => string): Buffer {
-  if (memo.value === value) return memo.bytes;
-  const bytes = utf8(make(value));
-  if (byValue(value)) {
-    memo.value = value;
-    memo.bytes = bytes;
+function writeKind(out: JsonBytes, type: unknown): void {
+  const known = kinds.get(type);
+  if (known !== undefined) return out.bytes(known);
+  const from = out.pos;
+  out.bytes(EVENT_TYPE_KEY);
+  out.value(type, 0);
+  out.bytes(ID_KEY);
+  if (typeof type === "string") {
+    if (kinds.size >= MAX_KINDS) kinds.clear();
+    kinds.set(type, copyOf(out, from));
   }
-  return bytes;
 }
 
-const kindText = (v: unknown): string => `,"event_type":${namingValueOf(v)},"id":`;
-const ruleText = (v: unknown): string => `,"policy_rule":${namingValueOf(v)},"previous_event_hash":"${SHA256_PREFIX}`;
+/** The rule piece, through `"request_id":`, with 64 bytes left for the previous hash's hex digits. */
+function writeRule(out: JsonBytes, rule: unknown): void {
+  const known = rules.find(rule, null, null);
+  if (known !== undefined) return out.bytes(known);
+  const from = out.pos;
+  out.bytes(RULE_KEY);
+  out.value(rule, 0);
+  out.bytes(PREVIOUS_KEY);
+  out.skip(64);
+  // the free bytes are sealed over; what the memo keeps of them is not left to the arena's old contents
+  out.buf.fill(0x30, out.pos - 64, out.pos);
+  out.bytes(REQUEST_KEY);
+  rules.keep(rule, null, null, copyOf(out, from));
+}
+
+function writeTimes(out: JsonBytes, responseTime: unknown, risk: unknown): void {
+  const known = times.find(responseTime, risk, null);
+  if (known !== undefined) return out.bytes(known);
+  const from = out.pos;
+  out.bytes(TIME_KEY);
+  out.value(responseTime, 0);
+  out.bytes(RISK_KEY);
+  out.value(risk, 0);
+  out.bytes(TIMESTAMP_KEY);
+  times.keep(responseTime, risk, null, copyOf(out, from));
+}
+
+function writeTool(out: JsonBytes, tool: unknown): void {
+  const known = tools.find(tool, null, null);
+  if (known !== undefined) return out.bytes(known);
+  const from = out.pos;
+  out.bytes(TOOL_KEY);
+  out.value(tool, 0);
+  out.bytes(END);
+  tools.keep(tool, null, null, copyOf(out, from));
+}
 
 /**
  * A source of event ids that writes each straight into the arena instead of making a string (the
@@ -276,19 +340,17 @@ export function writeAuditBody(
   timestamp: string,
   places: AuditBodyPlaces,
 ): void {
-  out.bytes(headFor(input.agent ?? null, input.category ?? null, input.decision ?? null));
+  writeHead(out, input.agent ?? null, input.category ?? null, input.decision ?? null);
   places.headEnd = out.pos;
-  out.bytes(kindFor(input.event_type));
+  writeKind(out, input.event_type);
   if (typeof id === "string") out.string(id);
   else out.idBytes(id);
   out.bytes(METADATA_KEY);
   out.value(input.metadata ?? {}, 0);
-  out.bytes(lastOf(ruleOf, input.policy_rule ?? null, ruleText));
-  places.slot = out.pos - PREVIOUS_OPEN_BYTES;
-  out.skip(64);
-  out.bytes(REQUEST_KEY);
+  writeRule(out, input.policy_rule ?? null);
+  places.slot = out.pos - SLOT_TO_REQUEST;
   out.value(input.request_id ?? null, 0);
-  out.bytes(TIME_KEY);
-  out.value(input.response_time_ms ?? null, 0);
-  out.bytes(tailFor(input.risk_level ?? null, timestamp, input.tool ?? null));
+  writeTimes(out, input.response_time_ms ?? null, input.risk_level ?? null);
+  out.value(timestamp, 0);
+  writeTool(out, input.tool ?? null);
 }
