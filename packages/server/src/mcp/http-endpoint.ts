@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { DecisionService } from "../service/decision-service.js";
 import { errorBody } from "../http/error-body.js";
+import { ERROR_RESPONSES } from "../http/schemas.js";
+import { MCP_BODY } from "../http/answer-schemas.js";
 import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 
 /** Registers `/mcp`. GET and DELETE answer 405: a stateless endpoint keeps no stream and no session. */
@@ -17,9 +19,19 @@ export function registerMcpEndpoint(
       onRequest: guard,
       schema: {
         summary: "MCP (streamable HTTP): the tool aana_pre_tool_check",
+        description:
+          "Stateless: send `accept: application/json, text/event-stream`; each POST is answered with JSON. " +
+          "tools/call answers carry the decision envelope in structuredContent (read structuredContent.route).",
         tags: ["mcp"],
         security: [{ bearer: [] }],
+        body: MCP_BODY,
+        response: {
+          200: { description: "a JSON-RPC 2.0 answer", type: "object", additionalProperties: true },
+          ...ERROR_RESPONSES,
+        },
       },
+      // the MCP SDK judges the message (and answers JSON-RPC errors); the schema documents it
+      validatorCompiler: () => () => true,
     },
     async (request, reply) => {
       const server = createPreToolCheckMcpServer(service);

@@ -4,6 +4,7 @@ import type { AuditVerification } from "@acp/core";
 import type { AuditQuery, AuditTrail } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
 import { AUDIT_QUERY, ERROR_RESPONSES } from "../schemas.js";
+import { AUDIT_PAGE_ANSWER, AUDIT_VERIFY_ANSWER, serializeWithJson } from "../answer-schemas.js";
 
 /** Most events on one page. */
 export const MAX_AUDIT_PAGE = 500;
@@ -58,8 +59,9 @@ export function registerAuditRoutes(
         tags: ["audit"],
         security: [{ bearer: [] }],
         querystring: AUDIT_QUERY,
-        response: { ...ERROR_RESPONSES },
+        response: { 200: AUDIT_PAGE_ANSWER, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async (request) => audit.list(toAuditQuery(request.query as RawQuery)),
   );
@@ -71,7 +73,9 @@ export function registerAuditRoutes(
         summary: "verify the audit chain: ok, or the first broken event",
         tags: ["audit"],
         security: [{ bearer: [] }],
+        response: { 200: AUDIT_VERIFY_ANSWER, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async () => viewVerification(await audit.verify()),
   );

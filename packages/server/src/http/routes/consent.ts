@@ -5,6 +5,13 @@ import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import { CONSENT_ID_PARAMS, CONSENT_LIST_QUERY, CONSENT_RESPONSE_BODY, ERROR_RESPONSES } from "../schemas.js";
+import {
+  COMPLETED_CONSENT_ANSWER,
+  CONSENT_LIST_ANSWER,
+  CONSENT_VIEW_ANSWER,
+  serializeWithJson,
+  TEXT_ANSWER,
+} from "../answer-schemas.js";
 import { openConsentStream } from "./consent-stream.js";
 
 type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -32,8 +39,9 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         tags: ["consent"],
         security: [{ bearer: [] }],
         querystring: CONSENT_LIST_QUERY,
-        response: { ...ERROR_RESPONSES },
+        response: { 200: CONSENT_LIST_ANSWER, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async () => ({ requests: (await stores.pending.listPending(clock().getTime())).map(viewConsent) }),
   );
@@ -45,6 +53,13 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         summary: "server-sent events: `consent` events as requests are raised and settled",
         tags: ["consent"],
         security: [{ bearer: [] }],
+        response: {
+          200: TEXT_ANSWER(
+            "text/event-stream",
+            'a stream of `event: consent` with `data: {"kind":"pending"|"settled","id","status"}`',
+          ),
+          ...ERROR_RESPONSES,
+        },
       },
     },
     (request, reply) => openConsentStream(request, reply, stores),
@@ -58,8 +73,9 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         tags: ["consent"],
         security: [{ bearer: [] }],
         params: CONSENT_ID_PARAMS,
-        response: { 404: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+        response: { 200: CONSENT_VIEW_ANSWER, 404: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async (request) => {
       const { id } = request.params as { id: string };
@@ -79,8 +95,15 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         security: [{ bearer: [] }],
         params: CONSENT_ID_PARAMS,
         body: CONSENT_RESPONSE_BODY,
-        response: { 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, 410: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+        response: {
+          200: CONSENT_VIEW_ANSWER,
+          404: ERROR_BODY_SCHEMA,
+          409: ERROR_BODY_SCHEMA,
+          410: ERROR_BODY_SCHEMA,
+          ...ERROR_RESPONSES,
+        },
       },
+      serializerCompiler: serializeWithJson,
     },
     async (request) => {
       const { id } = request.params as { id: string };
@@ -106,8 +129,9 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         tags: ["consent"],
         security: [{ bearer: [] }],
         params: CONSENT_ID_PARAMS,
-        response: { 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+        response: { 200: COMPLETED_CONSENT_ANSWER, 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionService } from "../../service/decision-service.js";
 import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES } from "../schemas.js";
+import { DECIDE_ANSWER, serializeWithJson } from "../answer-schemas.js";
 
 /** Registers the route. A waiting call is withdrawn when the client disconnects. */
 export function registerDecide(
@@ -23,8 +24,9 @@ export function registerDecide(
         security: [{ bearer: [] }],
         body: ACTION_REQUEST_BODY,
         querystring: DECIDE_QUERY,
-        response: { 200: { type: "object", additionalProperties: true }, ...ERROR_RESPONSES },
+        response: { 200: DECIDE_ANSWER, ...ERROR_RESPONSES },
       },
+      serializerCompiler: serializeWithJson,
     },
     async (request) => {
       const query = request.query as { wait?: string; session?: string };

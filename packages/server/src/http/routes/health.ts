@@ -2,7 +2,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../../metrics/metrics.js";
 import type { ServerStores } from "../../store/types.js";
-import { errorBody } from "../error-body.js";
+import { ERROR_BODY_SCHEMA, errorBody } from "../error-body.js";
+import { ERROR_RESPONSES } from "../schemas.js";
+import { serializeWithJson, STATUS_ANSWER, TEXT_ANSWER } from "../answer-schemas.js";
 
 /** Registers the probes and the metrics. */
 export function registerHealthRoutes(
@@ -16,10 +18,24 @@ export function registerHealthRoutes(
     readonly auditFailure?: () => unknown;
   },
 ): void {
-  app.get("/healthz", { schema: { summary: "liveness", tags: ["operations"] } }, () => ({ status: "ok" }));
+  app.get(
+    "/healthz",
+    {
+      schema: { summary: "liveness", tags: ["operations"], response: { 200: STATUS_ANSWER("ok") } },
+      serializerCompiler: serializeWithJson,
+    },
+    () => ({ status: "ok" }),
+  );
   app.get(
     "/readyz",
-    { schema: { summary: "readiness: the stores answer", tags: ["operations"] } },
+    {
+      schema: {
+        summary: "readiness: the stores answer",
+        tags: ["operations"],
+        response: { 200: STATUS_ANSWER("ready"), 503: ERROR_BODY_SCHEMA },
+      },
+      serializerCompiler: serializeWithJson,
+    },
     async (_r, reply) => {
       if ((deps.auditFailure?.() ?? null) !== null) {
         return reply.status(503).send(errorBody("audit_unavailable", "an audit write failed: decisions refuse"));
@@ -32,7 +48,15 @@ export function registerHealthRoutes(
     "/metrics",
     {
       onRequest: deps.guard,
-      schema: { summary: "Prometheus metrics", tags: ["operations"], security: [{ bearer: [] }] },
+      schema: {
+        summary: "Prometheus metrics",
+        tags: ["operations"],
+        security: [{ bearer: [] }],
+        response: {
+          200: TEXT_ANSWER("text/plain", "Prometheus text format 0.0.4"),
+          ...ERROR_RESPONSES,
+        },
+      },
     },
     async (_request, reply) => {
       let pending = 0;

@@ -1,0 +1,191 @@
+/**
+ * The JSON schemas of the answers that `/pre-tool-check` does not describe itself: shown in the OpenAPI
+ * document so a client generated from it knows what comes back. They document; they do not serialize
+ * (each route writes its answer with `JSON.stringify`, {@link serializeWithJson}, so no field can be
+ * dropped by a schema that lags behind), and a test validates real answers against them.
+ */
+import { ROUTE_ENUM } from "./schemas.js";
+
+const STRING = { type: "string" } as const;
+const STRING_OR_NULL = { type: ["string", "null"] } as const;
+const TIME = { type: "string", format: "date-time" } as const;
+const OPEN_OBJECT = { type: "object", additionalProperties: true } as const;
+
+/** One consent request as the API shows it (`ConsentView`). */
+export const CONSENT_VIEW_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: [
+    "id",
+    "status",
+    "server",
+    "tool",
+    "session_id",
+    "created_at",
+    "expires_at",
+    "decided_at",
+    "request",
+    "reasons",
+    "answer",
+  ],
+  properties: {
+    id: { type: "string", pattern: "^cr_[0-9a-f]{32}$" },
+    status: { type: "string", enum: ["pending", "approved", "denied", "expired", "withdrawn"] },
+    server: STRING,
+    tool: STRING,
+    session_id: STRING_OR_NULL,
+    created_at: TIME,
+    expires_at: TIME,
+    decided_at: { type: ["string", "null"], format: "date-time" },
+    request: {
+      type: ["object", "null"],
+      additionalProperties: true,
+      description: "the consent request (§4.1), secret-looking parameters redacted; null if unreadable",
+    },
+    reasons: {
+      type: ["array", "null"],
+      items: OPEN_OBJECT,
+      description: "why the pipeline asked: {source, code, message, rule?}",
+    },
+    answer: {
+      type: ["object", "null"],
+      additionalProperties: true,
+      description: "the recorded answer (decision, approver, scope, reason, modifications), without its nonce",
+    },
+  },
+} as const;
+
+/** `GET /v1/consent`. */
+export const CONSENT_LIST_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: ["requests"],
+  properties: { requests: { type: "array", items: CONSENT_VIEW_ANSWER, description: "oldest first" } },
+} as const;
+
+/** `POST /v1/consent/{id}/complete`. */
+export const COMPLETED_CONSENT_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: ["outcome", "request_id"],
+  properties: {
+    outcome: { type: "string", enum: ["approved", "denied", "expired", "withdrawn"] },
+    request_id: STRING,
+    reason: STRING,
+    arguments: { ...OPEN_OBJECT, description: "the arguments to run (a person's edits applied, secrets redacted)" },
+    consent_response: { ...OPEN_OBJECT, description: "the signed consent response (§4.2)" },
+  },
+} as const;
+
+/** The pipeline's `Decision`. */
+const DECISION = {
+  type: "object",
+  additionalProperties: true,
+  required: ["route", "action", "rule", "category", "risk_level", "reasons", "verdicts"],
+  properties: {
+    route: { type: "string", enum: ROUTE_ENUM },
+    action: { type: "string", enum: ["allow", "ask", "deny"] },
+    rule: STRING_OR_NULL,
+    category: STRING,
+    risk_level: STRING,
+    reasons: { type: "array", items: OPEN_OBJECT },
+    verdicts: { type: "array", items: OPEN_OBJECT },
+  },
+} as const;
+
+/** `POST /v1/decide`. */
+export const DECIDE_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: ["decision_id", "route", "decision"],
+  properties: {
+    decision_id: { type: "string", pattern: "^dc_[0-9a-f]{32}$" },
+    route: { type: "string", enum: ROUTE_ENUM, description: "after a wait: accept only when a person approved" },
+    decision: DECISION,
+    consent: {
+      type: "object",
+      additionalProperties: false,
+      required: ["outcome", "request_id"],
+      description: "with wait=true on ask/defer: how the consent request ended",
+      properties: {
+        outcome: { type: "string", enum: ["approved", "denied", "expired", "withdrawn"] },
+        request_id: STRING_OR_NULL,
+        reason: STRING,
+        scope: {},
+        arguments: {
+          ...OPEN_OBJECT,
+          description: "the arguments to run with (edited ones when a person changed them)",
+        },
+      },
+    },
+  },
+} as const;
+
+/** `GET /v1/audit`. */
+export const AUDIT_PAGE_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: ["events", "total", "next"],
+  properties: {
+    events: {
+      type: "array",
+      description: "newest first",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["line", "event"],
+        properties: { line: { type: "integer", minimum: 1 }, event: OPEN_OBJECT },
+      },
+    },
+    total: { type: "integer", minimum: 0, description: "events in the whole chain (not the matches)" },
+    next: { type: ["integer", "null"], description: "pass as `before` for the next page; null on the last" },
+  },
+} as const;
+
+/** `GET /v1/audit/verify`. */
+export const AUDIT_VERIFY_ANSWER = {
+  type: "object",
+  additionalProperties: false,
+  required: ["ok", "count", "head", "checkpoints", "events_after_last_checkpoint", "signatures_checked", "problem"],
+  properties: {
+    ok: { type: "boolean" },
+    count: { type: "integer", minimum: 0 },
+    head: STRING_OR_NULL,
+    checkpoints: { type: "integer", minimum: 0 },
+    events_after_last_checkpoint: { type: "integer", minimum: 0 },
+    signatures_checked: { type: "boolean" },
+    problem: {
+      type: ["object", "null"],
+      additionalProperties: true,
+      description: "the first broken event: {line, code, message}",
+      properties: { line: { type: "integer" }, code: STRING, message: STRING },
+    },
+  },
+} as const;
+
+/** `GET /healthz` and `GET /readyz`. */
+export const STATUS_ANSWER = (value: string) =>
+  ({
+    type: "object",
+    additionalProperties: false,
+    required: ["status"],
+    properties: { status: { type: "string", const: value } },
+  }) as const;
+
+/** A JSON-RPC 2.0 message or batch (`POST /mcp`); the MCP SDK judges it. */
+export const MCP_BODY = {
+  description: "a JSON-RPC 2.0 message (initialize, tools/list, tools/call aana_pre_tool_check) or a batch",
+  oneOf: [
+    { type: "object", required: ["jsonrpc"], properties: { jsonrpc: { const: "2.0" } } },
+    { type: "array", items: { type: "object" } },
+  ],
+} as const;
+
+/** A text answer's schema in the OpenAPI document. */
+export const TEXT_ANSWER = (mediaType: string, description: string) =>
+  ({ description, content: { [mediaType]: { schema: { type: "string" } } } }) as const;
+
+/** The serializer of routes whose answer schemas only document: the answer as `JSON.stringify` writes it. */
+export function serializeWithJson(): (data: unknown) => string {
+  return (data) => JSON.stringify(data);
+}

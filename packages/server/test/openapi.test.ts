@@ -1,0 +1,130 @@
+/**
+ * The OpenAPI document describes every route a client calls, with what it sends and what comes back,
+ * and the real answers match the schemas the document shows.
+ */
+import Fastify from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, eventually, READ_EVENT, readJson, startTestServer, type Json, type TestServer } from "./harness.js";
+
+const TOKEN = "test-token-0123456789";
+let s: TestServer;
+let doc: Json;
+
+beforeAll(async () => {
+  s = await startTestServer({ token: TOKEN });
+  doc = await readJson(await fetch(`${s.url}/openapi.json`));
+});
+afterAll(async () => {
+  await s.close();
+});
+
+function call(method: string, path: string, body?: unknown): Promise<Response> {
+  return fetch(`${s.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+/** The 200 schema the document shows for a route. */
+function answerSchema(method: string, path: string): Json {
+  return at(doc, "paths", path, method, "responses", "200", "content", "application/json", "schema");
+}
+
+/**
+ * Validates answers against the document's schemas with the validator Fastify itself uses (Ajv 8 with
+ * formats), set to neither coerce nor strip: a value that does not match is reported, never repaired.
+ */
+async function validateAnswers(answers: readonly [string, Json][]): Promise<Record<string, string>> {
+  const checker = Fastify({
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
+  });
+  answers.forEach(([route], n) => {
+    const [method = "", path = ""] = route.split(" ");
+    const schema = answerSchema(method, path);
+    checker.post(`/check/${n}`, { schema: { body: schema ?? { not: {} } } }, () => ({ ok: true }));
+  });
+  const problems: Record<string, string> = {};
+  for (const [n, [route, answer]] of answers.entries()) {
+    const res = await checker.inject({ method: "POST", url: `/check/${n}`, payload: answer as object });
+    if (res.statusCode !== 200) problems[`${route} #${n}`] = res.body;
+  }
+  await checker.close();
+  return problems;
+}
+
+describe("the OpenAPI document", () => {
+  it("describes the answer of every route, and the body of every route that takes one", () => {
+    const paths = at(doc, "paths") as Record<string, Record<string, Record<string, unknown>>>;
+    const missing: string[] = [];
+    for (const [path, methods] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const ok = at(op, "responses", "200", "content");
+        if (typeof ok !== "object" || ok === null) missing.push(`${method} ${path}: no 200 answer schema`);
+        if (method === "post" && !path.endsWith("/complete") && at(op, "requestBody") === undefined) {
+          missing.push(`${method} ${path}: no request body`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(Object.keys(paths)).toEqual(
+      expect.arrayContaining([
+        "/pre-tool-check",
+        "/v1/decide",
+        "/v1/consent",
+        "/v1/consent/{id}",
+        "/v1/consent/{id}/response",
+        "/v1/consent/{id}/complete",
+        "/v1/consent/events",
+        "/v1/audit",
+        "/v1/audit/verify",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/mcp",
+      ]) as unknown,
+    );
+  });
+
+  it("shows schemas the real answers match", async () => {
+    const answers: [string, Json][] = [];
+    const keep = async (route: string, res: Response | Promise<Response>): Promise<Json> => {
+      const answer = await readJson(await res);
+      answers.push([route, answer]);
+      return answer;
+    };
+    await keep("post /pre-tool-check", call("POST", "/pre-tool-check", READ_EVENT));
+    await keep("post /v1/decide", call("POST", "/v1/decide", { tool: "read_file", arguments: { path: "/x" } }));
+    const waiting = call("POST", "/v1/decide?wait=true", { tool: "write_file", arguments: { path: "/y" } });
+    const id = await eventually(async () => {
+      const list = await readJson(await call("GET", "/v1/consent?status=pending"));
+      return at(list, "requests", 0, "id") as string | undefined;
+    });
+    await keep("get /v1/consent", call("GET", "/v1/consent?status=pending"));
+    await keep("get /v1/consent/{id}", call("GET", `/v1/consent/${id}`));
+    await keep(
+      "post /v1/consent/{id}/response",
+      call("POST", `/v1/consent/${id}/response`, {
+        decision: "approved_with_modifications",
+        modifications: { path: "/z" },
+        scope: { for: "10m" },
+      }),
+    );
+    await keep("post /v1/decide", waiting);
+    await keep("get /v1/audit", call("GET", "/v1/audit?limit=3"));
+    await keep("get /v1/audit/verify", call("GET", "/v1/audit/verify"));
+    await keep("get /healthz", call("GET", "/healthz"));
+    await keep("get /readyz", call("GET", "/readyz"));
+    expect(at(answers[5]?.[1], "consent", "outcome")).toBe("approved");
+    expect(await validateAnswers(answers)).toEqual({});
+    // and the check is not vacuous: answers that differ from the schemas are reported
+    const wrong = await validateAnswers([
+      ["get /healthz", { status: "down" }],
+      ["get /v1/audit", { events: [], total: 0, next: null, extra: true }],
+    ]);
+    expect(Object.keys(wrong)).toHaveLength(2);
+  });
+});
