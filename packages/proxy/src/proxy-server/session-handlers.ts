@@ -13,12 +13,15 @@ import {
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
+  type ProgressToken,
   type Result,
 } from "@modelcontextprotocol/sdk/types.js";
+import type { ActionRequest } from "@acp/core";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId } from "./acp-proxy.js";
+import { createProgressRelay } from "./progress-relay.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -106,8 +109,14 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
     const uri = request.params.uri;
     const owner = await proxy.catalog.serverForUri(uri);
     if (owner === undefined) throw new McpError(-32002, `resource not found: no upstream serves \`${uri}\``);
-    await gateResourceRead(proxy, session, owner, uri, extra);
-    return passThrough(proxy, owner, "resources/read", request.params, extra);
+    const approved = await gateResourceRead(proxy, session, owner, uri, request.params._meta?.progressToken, extra);
+    if (approved.uri !== uri && (await proxy.catalog.serverForUri(approved.uri)) !== owner) {
+      // the person edited the URI: it is read from the server they approved it on, or not at all
+      throw new McpError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
+    }
+    const result = await passThrough(proxy, owner, "resources/read", { ...request.params, uri: approved.uri }, extra);
+    observeResource(proxy, session.id, owner, approved.request, result);
+    return result;
   });
   registerSubscriptionHandlers(proxy, session);
 }
@@ -145,28 +154,92 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
   });
 }
 
-/** `resources/read` goes through `Decide` as tool `resources/read` with arguments `{uri}`; refusal is a JSON-RPC error. */
+/**
+ * `resources/read` goes through `Decide` as tool `resources/read` with arguments `{uri}`, annotated
+ * read-only: the method only reads (the proxy says so, not the server), so the policy's `category: read`
+ * rules apply unless a rule names `resources/read` or a `classify:` entry says otherwise. While a person
+ * decides, a client that gave a `progressToken` gets progress, as for a tool call. Resolves with the URI to
+ * read (the one the person approved); a refusal is a JSON-RPC error.
+ */
 async function gateResourceRead(
   proxy: AcpProxy,
   session: ProxySession,
   server: string,
   uri: string,
+  token: ProgressToken | undefined,
   extra: Extra,
-): Promise<void> {
+): Promise<{ readonly uri: string; readonly request: ActionRequest }> {
   const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
-  const verdict = await gateToolCall(proxy.gate, {
-    callId: newId("call"),
-    server,
-    tool: "resources/read",
-    arguments: { uri },
-    sessionId: session.id,
-    ...(agent !== undefined ? { agent } : {}),
-    signal: extra.signal,
-  });
+  const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
+  const heartbeat =
+    relay === undefined
+      ? undefined
+      : setInterval(
+          () => relay.waiting(`waiting for a decision on \`resources/read\` of \`${uri}\``),
+          proxy.options.progressIntervalMs ?? 5_000,
+        );
+  let verdict;
+  try {
+    verdict = await gateToolCall(proxy.gate, {
+      callId: newId("call"),
+      server,
+      tool: "resources/read",
+      arguments: { uri },
+      annotations: { readOnlyHint: true },
+      sessionId: session.id,
+      ...(agent !== undefined ? { agent } : {}),
+      signal: extra.signal,
+      ...(relay !== undefined ? { onProgress: (message: string) => relay.waiting(message) } : {}),
+    });
+  } finally {
+    clearInterval(heartbeat);
+  }
+  await relay?.flush();
   if (verdict.kind === "answer") {
     const text = verdict.result.content.map((c) => (c.type === "text" ? c.text : "")).join(" ");
     throw new McpError(ErrorCode.InvalidRequest, text !== "" ? text : "refused");
   }
+  const approved = verdict.arguments["uri"];
+  if (typeof approved !== "string" || approved === "") {
+    throw new McpError(ErrorCode.InvalidRequest, "the approved arguments of `resources/read` name no `uri`");
+  }
+  return { uri: approved, request: verdict.request };
+}
+
+/**
+ * What a resource said is untrusted text like a tool result: the session runtime is told (after the reply,
+ * or before this session's next decision), so a value first seen in a resource is traced as a tool
+ * result's would be.
+ */
+function observeResource(
+  proxy: AcpProxy,
+  sessionId: string,
+  server: string,
+  request: ActionRequest,
+  result: Result,
+): void {
+  const observer = proxy.options.observer;
+  if (observer === undefined) return;
+  const contents = Array.isArray(result["contents"]) ? (result["contents"] as unknown[]) : [];
+  const text = contents
+    .map((c) =>
+      typeof c === "object" && c !== null && typeof (c as { text?: unknown }).text === "string"
+        ? (c as { text: string }).text
+        : "",
+    )
+    .filter((t) => t !== "")
+    .join("\n");
+  proxy.observations.add(sessionId, () => {
+    if (!proxy.sessions.has(sessionId)) return;
+    try {
+      observer.executed(sessionId, request);
+      observer.result(sessionId, server, "resources/read", text);
+    } catch (err) {
+      proxy.log(
+        `the session runtime could not record \`resources/read\`: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  });
 }
 
 async function passThrough(
