@@ -232,3 +232,32 @@ describe("objects are closed, as the reference says", () => {
     expect(await errorOf(res)).toEqual({ code: "unknown_field", message: "body/graph: unknown field `confdence`" });
   });
 });
+
+describe("what a client is told", () => {
+  it("names the scheme in WWW-Authenticate on a 401 for a missing or wrong token (RFC 6750)", async () => {
+    const missing = await fetch(`${s.url}/v1/audit`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="acp"');
+    const wrong = await fetch(`${s.url}/v1/audit`, { headers: { authorization: "Bearer wrong" } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("www-authenticate")).toBe('Bearer realm="acp", error="invalid_token"');
+    const check = await fetch(`${s.url}/pre-tool-check`, {
+      method: "POST",
+      headers: { authorization: "Bearer wrong", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(check.headers.get("www-authenticate")).toBe('Bearer realm="acp", error="invalid_token"');
+  });
+
+  it("counts invalid events in acp_http_errors_total like every other 4xx", async () => {
+    const count = async (): Promise<number> => {
+      const text = await (await get("/metrics")).text();
+      const m = /acp_http_errors_total\{status="400",code="invalid_event"\} (\d+)/.exec(text);
+      return m === null ? 0 : Number(m[1]);
+    };
+    const before = await count();
+    const res = await post("/pre-tool-check", { tool_name: "x" });
+    expect(res.status).toBe(400);
+    expect(await count()).toBe(before + 1);
+  });
+});

@@ -66,6 +66,13 @@ export function mapError(error: unknown): Mapped {
   return { status: 500, code: "internal_error", message: "internal error (see the service log)" };
 }
 
+/** The `WWW-Authenticate` challenge of a 401 for the bearer token (RFC 6750 §3). */
+const WWW_AUTHENTICATE: Partial<Record<ServerErrorCode, string>> = {
+  auth_token_missing: 'Bearer realm="acp"',
+  consent_api_token_required: 'Bearer realm="acp"',
+  auth_token_wrong: 'Bearer realm="acp", error="invalid_token"',
+};
+
 /** Installs the error and not-found handlers. */
 export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetrics, log: (line: string) => void): void {
   app.setErrorHandler((error, _request, reply) => {
@@ -73,6 +80,8 @@ export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetric
     if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);
+    const challenge = WWW_AUTHENTICATE[mapped.code];
+    if (mapped.status === 401 && challenge !== undefined) void reply.header("www-authenticate", challenge);
     void reply.status(mapped.status).send(errorBody(mapped.code, mapped.message));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fastJson from "fast-json-stringify";
 import type { DecisionService } from "../../service/decision-service.js";
+import type { ServerMetrics } from "../../metrics/metrics.js";
 import type { ContractEnvelope } from "@acp/core";
 import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
 import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
@@ -42,7 +43,12 @@ function failed(reply: FastifyReply, err: unknown): void {
 }
 
 /** The answer of an invalid event: the contract's refuse envelope plus `error`, status 400. */
-function sendInvalid(reply: FastifyReply, envelope: PreToolCheckEnvelope | ContractEnvelope): void {
+function sendInvalid(
+  reply: FastifyReply,
+  envelope: PreToolCheckEnvelope | ContractEnvelope,
+  metrics: ServerMetrics,
+): void {
+  metrics.countError(400, "invalid_event");
   const first = envelope.validation_errors[0];
   const message = first === undefined ? "invalid event" : `invalid event: ${first.message}`;
   void reply.status(400).send({ ...envelope, ...errorBody("invalid_event", message) });
@@ -103,7 +109,7 @@ export function registerPreToolCheck(
         ({ valid, envelope }) => {
           try {
             if (valid) sendEnvelope(reply, envelope);
-            else sendInvalid(reply, envelope);
+            else sendInvalid(reply, envelope, service.options.metrics);
           } catch (err) {
             failed(reply, err);
           }
