@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decideByTool, EVERYTHING, fixture, memoryAudit, startInMemory, textOf } from "./harness.js";
-import type { ActionRequest } from "@acp/core";
+import type { ActionRequest, Decision, Reason, SourceVerdict } from "@acp/core";
+import { refusalText } from "../src/index.js";
 
 describe("proxy over real upstreams (in-memory client)", () => {
   const seen: ActionRequest[] = [];
@@ -48,5 +49,44 @@ describe("proxy over real upstreams (in-memory client)", () => {
   it("passes the upstream annotations to the decision", async () => {
     await env.client.callTool({ name: "transfer", arguments: { amount: 5 } });
     expect(seen.at(-1)?.annotations).toEqual({ destructiveHint: true });
+  });
+});
+
+describe("the refusal text", () => {
+  it("gives the reasons of the sources that refused, not those that let the call through", () => {
+    const reasons: Reason[] = [
+      { source: "policy", code: "rule_matched", message: "rule `refuse-system` matched: deny", rule: "refuse-system" },
+      { source: "session", code: "session_ok", message: "within the intent and the approved plan" },
+      { source: "graph", code: "graph_visible", message: "files.write is VISIBLE at 0.90" },
+    ];
+    const refused: Decision = {
+      route: "refuse",
+      action: "deny",
+      rule: "policy:refuse-system",
+      category: "system",
+      risk_level: "high",
+      reasons,
+      verdicts: [
+        { source: "policy", route: "refuse", reasons: [reasons[0] as Reason], rule: "refuse-system" },
+        { source: "session", route: "accept", reasons: [reasons[1] as Reason] },
+        { source: "graph", route: "accept", reasons: [reasons[2] as Reason] },
+      ],
+    };
+    expect(refusalText(refused)).toBe("refused by policy rule `refuse-system`: rule `refuse-system` matched: deny");
+    // two sources refusing: both are named
+    const both: Decision = {
+      ...refused,
+      verdicts: [
+        refused.verdicts[0] as SourceVerdict,
+        { source: "session", route: "refuse", reasons: [reasons[1] as Reason] },
+      ],
+    };
+    expect(refusalText(both)).toBe(
+      "refused by policy rule `refuse-system`: rule `refuse-system` matched: deny; within the intent and the approved plan",
+    );
+    // a decision without verdicts (a failed decide, a stand-in) keeps every reason
+    expect(refusalText({ ...refused, verdicts: [] })).toBe(
+      "refused by policy rule `refuse-system`: rule `refuse-system` matched: deny; within the intent and the approved plan; files.write is VISIBLE at 0.90",
+    );
   });
 });

@@ -29,8 +29,16 @@ export function describeRule(rule: string | null): string {
   return rule.startsWith("policy:") ? `policy rule \`${rule.slice("policy:".length)}\`` : `rule \`${rule}\``;
 }
 
-/** `refused by policy rule `no-transfers`: transfers need a person (reason; reason)`. */
+/**
+ * `refused by policy rule `no-transfers`: transfers need a person (reason; reason)`. The reasons are those of
+ * the sources that refused (and the pipeline's own), not of sources that would have let the call through
+ * ("within the intent and the approved plan" explains nothing about a refusal); every reason when the
+ * decision carries no per-source verdicts.
+ */
 export function refusalText(decision: Decision): string {
-  const reasons = decision.reasons.map((r) => r.message).filter((m) => m !== "");
+  const refusing = new Set<string>(decision.verdicts.filter((v) => v.route === "refuse").map((v) => v.source));
+  const deciding = decision.reasons.filter((r) => refusing.has(r.source) || r.source === "pipeline");
+  const chosen = refusing.size > 0 && deciding.length > 0 ? deciding : decision.reasons;
+  const reasons = chosen.map((r) => r.message).filter((m) => m !== "");
   return `refused by ${describeRule(decision.rule)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`;
 }
