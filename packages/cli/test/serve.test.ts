@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { createServer } from "node:net";
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -105,7 +107,55 @@ describe("acp serve", () => {
   });
 });
 
+describe("acp serve: help and errors a platform team can act on", () => {
+  it("--help says how to unlock the keys, make a token, which config keys and limits apply, and the exit codes", async () => {
+    const out = await runCli(["serve", "--help"], { env: { HOME: "/nonexistent" } });
+    expect(out.code).toBe(0);
+    for (const text of [
+      "ACP_PASSPHRASE",
+      "openssl rand -hex 32",
+      "acp config set-secret serve.bearer_token",
+      "serve.port",
+      "serve.bind",
+      "serve.decision_audit",
+      "1 MiB",
+      "Exit codes:",
+    ]) {
+      expect(out.stdout).toContain(text);
+    }
+  });
+
+  it("names the TLS file it cannot read, and says what to do when the port is taken", async () => {
+    const home = freshHome();
+    const tls = startServe(home, ["--port", "0", "--tls-cert", "missing-cert.pem", "--tls-key", "missing-key.pem"]);
+    await expect(tls.done).rejects.toThrow(/missing-cert\.pem.*ENOENT/);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      const serve = startServe(freshHome(), ["--port", port]);
+      await expect(serve.done).rejects.toThrow(/already in use.*--port/);
+    } finally {
+      taken.close();
+    }
+  });
+});
+
 describe("acp console-link", () => {
+  it("exits 1 when the service recorded in serve.json is no longer running (killed, not stopped)", async () => {
+    const home = freshHome();
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid; // a process that has exited
+    writeFileSync(
+      join(home, "serve.json"),
+      JSON.stringify({ url: "http://127.0.0.1:1", pid: gone, started_at: "2026-01-15T11:00:00Z", storage: "sqlite" }),
+    );
+    const out = await runCli(["console-link"], { env: { HOME: "/nonexistent", ACP_HOME: home } });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`pid ${gone}`);
+    expect(out.stderr).toContain("is not running");
+    expect(out.stdout).toBe("");
+  });
+
   it("exits 1 when no service runs in the home", async () => {
     const home = freshHome();
     const out = await runCli(["console-link"], { env: { HOME: "/nonexistent", ACP_HOME: home } });

@@ -6,6 +6,17 @@ import { printJson, printLine, resolveHome, type CliContext } from "../context.j
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
 
+/** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
+function isRunning(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Registers `acp console-link`: a fresh one-time sign-in link for the running `acp serve`. */
 export function registerConsoleLink(parent: Command, ctx: CliContext): void {
   parent
@@ -26,13 +37,21 @@ Examples:
   ACP_HOME=/srv/acp acp console-link --json
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp console-link
 
-Exit codes: 0 printed, 1 no running service found in $ACP_HOME or its storage cannot be opened.`,
+Exit codes: 0 printed, 1 no running service found in $ACP_HOME (no serve.json, or its process is gone) or
+its storage cannot be opened.`,
     )
     .action(async (options: { json?: boolean; storageUrl?: string }) => {
       const home = resolveHome(ctx.io);
       const state = readServeState(home);
       const dbPath = join(home, "state.db");
       const storage = storageOf(ctx, options, home);
+      if (state !== null && !isRunning(state.pid)) {
+        throw new CliError(
+          `the \`acp serve\` recorded in \`${join(home, "serve.json")}\` (pid ${state.pid}, started ${state.started_at}) ` +
+            "is not running (it was killed before it could clean up): start it again",
+          EXIT.error,
+        );
+      }
       if (state?.storage === "postgres" && storage === null) {
         throw new CliError(
           "the running `acp serve` keeps its state in PostgreSQL: pass --storage-url or set ACP_STORAGE_URL",

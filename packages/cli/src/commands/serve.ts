@@ -69,7 +69,17 @@ Serves, from $ACP_HOME:
 
 The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.bearer_token. Without one
 the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
-loopback needs a token.
+loopback needs a token. Make one with \`openssl rand -hex 32\`; keep it in config.yml, sealed, with
+\`acp config set-secret serve.bearer_token\` (the value on stdin), or pass it as ACP_BRIDGE_TOKEN.
+Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
+ACP_PASSPHRASE or, at a terminal, a prompt.
+
+config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.bearer_token (sealed),
+serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
+milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below).
+
+Limits: bodies up to 1 MiB (413), application/json only (415), unknown fields 400, at most 1000 waiting
+consent requests (429), headers within 15 s and the request within 30 s (408).
 
 State: SQLite ($ACP_HOME/state.db) and the audit chain $ACP_HOME/audit.jsonl, with nothing to configure.
 Every audit event (and every consent request shown to a person) hides the vault's values wherever they
@@ -85,6 +95,10 @@ Examples:
   acp serve --stdio                          # the MCP tool on stdin/stdout (for an MCP client config)
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp serve --port 8787   # one node of several
   acp console-link                           # a fresh sign-in link for the running service
+
+Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read the TLS files, open the state or reach
+PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token),
+4 an invalid policy, consent graph or config.yml.
 
 Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
 
@@ -200,14 +214,17 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
   if (flags.tlsCert === undefined || flags.tlsKey === undefined) {
     throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
   }
-  try {
-    return {
-      cert: readFileSync(resolvePath(ctx.io, flags.tlsCert)),
-      key: readFileSync(resolvePath(ctx.io, flags.tlsKey)),
-    };
-  } catch (err) {
-    throw new CliError(`cannot read the TLS files: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
-  }
+  const read = (flag: string, file: string): Buffer => {
+    try {
+      return readFileSync(resolvePath(ctx.io, file));
+    } catch (err) {
+      throw new CliError(
+        `${flag}: cannot read \`${file}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+        EXIT.error,
+      );
+    }
+  };
+  return { cert: read("--tls-cert", flags.tlsCert), key: read("--tls-key", flags.tlsKey) };
 }
 
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
@@ -286,10 +303,16 @@ async function listenAndWait(
   try {
     url = await run.embedded.server.listen({ port: run.port, host: run.bind });
   } catch (err) {
-    throw new CliError(
-      `cannot listen on ${run.bind}:${run.port}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      EXIT.error,
-    );
+    const code = (err as NodeJS.ErrnoException).code;
+    const hint =
+      code === "EADDRINUSE"
+        ? " (the port is already in use: another acp serve? pick another with --port, or --port 0 for a free one)"
+        : code === "EADDRNOTAVAIL"
+          ? " (no interface of this machine has that address: check --bind)"
+          : code === "EACCES"
+            ? " (ports below 1024 need privileges: pick one above with --port)"
+            : "";
+    throw new CliError(`cannot listen on ${run.bind}:${run.port}: ${code ?? String(err)}${hint}`, EXIT.error);
   }
   const localUrl =
     run.bind === "0.0.0.0" || run.bind === "::" ? url.replace(/\/\/[^:]+:|\/\/\[[^\]]+\]:/, "//127.0.0.1:") : url;
