@@ -128,3 +128,16 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(wrong)).toHaveLength(2);
   });
 });
+
+describe("the OpenAPI UI at /docs", () => {
+  it("may not be framed and loads nothing from a third party", async () => {
+    for (const path of ["/docs/", "/docs/static/index.html"]) {
+      const res = await fetch(`${s.url}${path}`, { redirect: "manual" });
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("validator.swagger.io");
+    }
+    const init = await (await fetch(`${s.url}/docs/static/swagger-initializer.js`)).text();
+    expect(init).toContain("validatorUrl: null");
+  });
+});
