@@ -19,7 +19,7 @@ import type { GateDeps } from "../gate/gate-tool-call.js";
 import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide, PlanHook } from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
-import { UpstreamPool, messageOf, type Upstream } from "../upstream/upstream-pool.js";
+import { UpstreamPool, messageOf, oversizedLimit, type Upstream } from "../upstream/upstream-pool.js";
 import type { UpstreamSpec } from "../upstream/upstream-spec.js";
 import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
@@ -132,6 +132,8 @@ export class AcpProxy {
         onToolsChanged: (server) => void this.#toolsChanged(server),
         onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
         onStderrLine: (server, line) => this.#log(`[${server}] ${line}`),
+        onTransportError: (server, message) =>
+          this.#log(`upstream \`${server}\` sent something that is not a JSON-RPC message: ${message}`),
         credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
         onCredentialsInjected: (server, names) => {
           for (const credential of names) {
@@ -185,6 +187,16 @@ export class AcpProxy {
       lastActive: Date.now(),
     };
     registerSessionHandlers(this, session);
+    // what the transport could not take from the client is said on the log, not dropped in silence
+    server.onerror = (err) => {
+      const message = messageOf(err);
+      const limit = oversizedLimit(message);
+      this.#log(
+        limit !== undefined
+          ? `the client sent a message over the ${limit}-byte limit of a stdio message: closing its session (${sessionId})`
+          : `the client sent something its transport refused: ${message}`,
+      );
+    };
     server.onclose = () => {
       this.observations.settle(sessionId);
       this.sessions.delete(sessionId);

@@ -41,6 +41,8 @@ export interface UpstreamPoolEvents {
   /** An upstream failed to start or stopped: reported on stderr and to the audit sink. */
   readonly onFailure: (server: string, phase: "connect" | "closed", message: string) => void;
   readonly onStderrLine?: (server: string, line: string) => void;
+  /** A connected upstream's transport reported an error (a line that is not JSON-RPC, a message too large). */
+  readonly onTransportError?: (server: string, message: string) => void;
   /** Vault credentials for an upstream's transport (headers or child environment), resolved at connect. */
   readonly credentialsFor?: (spec: UpstreamSpec) => Promise<UpstreamCredentials | undefined>;
   /** Vault entries put into an upstream's transport, by name only (for the audit). */
@@ -53,6 +55,8 @@ interface MutableUpstream {
   secrets?: readonly string[];
   status: UpstreamStatus;
   error?: string;
+  /** The transport gave up on a message too large for it: the connection closes because of it. */
+  oversized?: string;
   client?: Client;
   relay?: UpstreamRelay;
   capabilities?: ServerCapabilities;
@@ -148,6 +152,7 @@ export class UpstreamPool {
       upstream.relay = relay;
       upstream.capabilities = client.getServerCapabilities() ?? {};
       upstream.status = "connected";
+      client.onerror = (err) => this.#transportError(upstream, err);
       client.onclose = () => this.#closed(upstream);
       if (upstream.capabilities.tools) upstream.tools = await this.#listTools(name);
     } catch (err) {
@@ -204,16 +209,33 @@ export class UpstreamPool {
     return tools;
   }
 
+  #transportError(upstream: MutableUpstream, err: unknown): void {
+    const message = scrubCredentials(messageOf(err), upstream.secrets ?? []);
+    const limit = oversizedLimit(message);
+    if (limit !== undefined) {
+      // the SDK transport closes the connection right after this: say why when it does
+      upstream.oversized = `it sent a message over the ${limit}-byte limit of a stdio message, so the connection was closed`;
+      return;
+    }
+    if (upstream.status === "connected") this.#events.onTransportError?.(upstream.spec.name, message);
+  }
+
   #closed(upstream: MutableUpstream): void {
     if (upstream.status !== "connected") return;
     upstream.status = "closed";
-    upstream.error = "the server closed the connection";
+    upstream.error = upstream.oversized ?? "the server closed the connection";
     if (!this.#closing) this.#events.onFailure(upstream.spec.name, "closed", upstream.error);
   }
 }
 
 function isNamed(value: unknown): value is UpstreamTool {
   return typeof value === "object" && value !== null && typeof (value as { name?: unknown }).name === "string";
+}
+
+/** The limit named by the SDK stdio transports' "ReadBuffer exceeded maximum size of N bytes", if it is that. */
+export function oversizedLimit(message: string): number | undefined {
+  const match = /ReadBuffer exceeded maximum size of (\d+) bytes/.exec(message);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** The message of an error-like value, one line. */
