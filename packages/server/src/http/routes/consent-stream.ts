@@ -9,6 +9,12 @@ export const MAX_CONSENT_STREAMS = 256;
 /** How often a comment line keeps idle proxies from closing the stream. */
 export const STREAM_KEEPALIVE_MS = 15_000;
 
+/**
+ * Most bytes an event stream may have waiting to be sent: a client that stops reading is cut there (an
+ * `EventSource` reconnects on its own) rather than letting the events it misses pile up in memory.
+ */
+export const MAX_STREAM_BACKLOG = 256 * 1024;
+
 let open = 0;
 
 /** Takes over the reply and streams `event: consent` lines until the client goes away. */
@@ -23,15 +29,25 @@ export function openConsentStream(request: FastifyRequest, reply: FastifyReply, 
     "x-content-type-options": "nosniff",
     connection: "keep-alive",
   });
-  raw.write(": connected\n\n");
+  const send = (text: string): void => {
+    if (raw.destroyed) return;
+    if (raw.writableLength > MAX_STREAM_BACKLOG) raw.destroy();
+    else raw.write(text);
+  };
+  send(": connected\n\n");
   const unsubscribe = stores.changes.subscribe((change) => {
-    raw.write(`event: consent\ndata: ${JSON.stringify(change)}\n\n`);
+    send(`event: consent\ndata: ${JSON.stringify(change)}\n\n`);
   });
-  const keepAlive = setInterval(() => raw.write(": keep-alive\n\n"), STREAM_KEEPALIVE_MS);
+  const keepAlive = setInterval(() => send(": keep-alive\n\n"), STREAM_KEEPALIVE_MS);
   keepAlive.unref();
-  request.raw.once("close", () => {
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
     open--;
     clearInterval(keepAlive);
     unsubscribe();
-  });
+  };
+  request.raw.once("close", close);
+  raw.once("close", close);
 }
