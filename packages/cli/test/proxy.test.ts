@@ -47,6 +47,18 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(out.stderr).toContain("needs exactly one of `command` or `url`");
   });
 
+  it("refuses an environment assignment in front of an upstream command, saying where the variable goes", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const out = await runCli(["proxy", "--upstream", "GITHUB_TOKEN=abc npx -y some-server"], {
+      env: { ACP_HOME: home },
+    });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("`GITHUB_TOKEN=…` sets an environment variable");
+    expect(out.stderr).toContain("env:");
+    // the value is not echoed back: it is often a secret
+    expect(out.stderr).not.toContain("abc");
+  });
+
   it("refuses a --name given twice, or one a config.yml upstream has, instead of renaming it (usage)", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const twice = await runCli(["proxy", "-u", "/nonexistent/a", "-n", "bank", "-u", "/nonexistent/b", "-n", "bank"], {

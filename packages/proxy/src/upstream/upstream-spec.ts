@@ -60,6 +60,15 @@ export function splitCommandLine(line: string): Result<readonly string[]> {
     words.push(word);
   }
   if (words.length === 0) return issue("upstream command is empty");
+  const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(words[0] ?? "");
+  if (assignment !== null) {
+    // `NAME=value cmd` needs a shell; the value (often a secret) is not repeated in the message
+    return issue(
+      `upstream command: \`${assignment[1]}=…\` sets an environment variable, which needs a shell: ` +
+        "put the variable under `env:` of a proxy.upstream_servers entry in config.yml " +
+        "(a secret: `credentials:` from the vault), or in the MCP client's `env`",
+    );
+  }
   return ok(words);
 }
 
