@@ -88,7 +88,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     },
   );
-  addSecurityHeaders(app);
+  addSecurityHeaders(app, { tls: options.tls !== undefined });
   installErrorHandlers(app, options.metrics, options.log ?? (() => undefined));
   await app.register(swagger, {
     openapi: {

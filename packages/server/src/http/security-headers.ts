@@ -41,10 +41,15 @@ export const JSON_ANSWER_HEADERS: readonly string[] = Object.freeze([
   "application/json; charset=utf-8",
 ]);
 
-/** Adds the headers. */
-export function addSecurityHeaders(app: FastifyInstance): void {
+/** Over TLS: browsers keep to HTTPS for this host for a year (RFC 6797). */
+export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+
+/** Adds the headers (and, when served over TLS, `Strict-Transport-Security`). */
+export function addSecurityHeaders(app: FastifyInstance, options: { readonly tls?: boolean } = {}): void {
+  const tls = options.tls === true;
   app.addHook("onSend", (request, reply, payload, done) => {
     reply.headers(request.url.startsWith("/docs") ? DOCS_HEADERS : SECURITY_HEADERS);
+    if (tls) reply.header("strict-transport-security", STRICT_TRANSPORT_SECURITY);
     if (!reply.hasHeader("cache-control")) reply.header("cache-control", "no-store");
     done(null, payload);
   });
