@@ -59,6 +59,25 @@ describe("ask and defer wait for a person through the broker", () => {
     expect(ask?.agent).toBe("test-agent");
   });
 
+  it("consent_requested carries the consent request id (cr_…) the broker gave the request, once", async () => {
+    const id = `cr_${"c".repeat(32)}`;
+    answers.set(31, async (ask) => {
+      await ask.onRequested?.({ id, expiresAt: "2026-01-01T00:02:00.000Z" });
+      return { kind: "approved", arguments: { amount: 31 }, consentResponse: { request_id: id }, scope: "once" };
+    });
+    expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 31 } }))).toBe("transferred 31");
+    const requested = audit.events.filter(
+      (e) => e.type === "consent_requested" && eventsOf(31).length > 0 && e.fields["request_id"] === id,
+    );
+    expect(requested).toHaveLength(1);
+    expect(eventsOf(31).filter((t) => t === "consent_requested")).toHaveLength(1);
+    expect(requested[0]?.fields["expires_at"]).toBe("2026-01-01T00:02:00.000Z");
+    // a broker that never says (denied before any request was made): still one consent_requested, no id
+    answers.set(32, () => ({ kind: "denied", reason: "no consent channel is available" }));
+    await env.client.callTool({ name: "transfer", arguments: { amount: 32 } });
+    expect(eventsOf(32)).toEqual(["tool_call_intercepted", "policy_evaluated", "consent_requested", "consent_denied"]);
+  });
+
   it("ask → deny returns a tool error with the person's reason and never forwards", async () => {
     answers.set(2, () => ({ kind: "denied", reason: "not today" }));
     const result = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });

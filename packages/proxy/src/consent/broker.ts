@@ -129,6 +129,13 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       createdAtMs: Date.parse(request.timestamp),
       expiresAtMs: Date.parse(request.expires_at),
     });
+    try {
+      await ask.onRequested?.({ id: request.id, expiresAt: request.expires_at });
+    } catch (error) {
+      await this.#settle(open, "denied");
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "denied", reason: `the audit trail could not record the consent request: ${message}` };
+    }
     if (!(await this.#record.event("consent_requested", ask, request, { channels: channels.map((c) => c.name) }))) {
       await this.#settle(open, "denied");
       return { kind: "denied", reason: "the audit trail could not record the consent request" };

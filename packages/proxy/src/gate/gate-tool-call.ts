@@ -90,15 +90,22 @@ async function askPerson(
 ): Promise<GateVerdict> {
   const timeoutMs =
     decision.timeout !== undefined && decision.timeout > 0 ? decision.timeout * 1000 : deps.consentTimeoutMs;
-  await record(deps.audit, "consent_requested", {
-    ...base,
-    decision: decision.route,
-    timeout_ms: timeoutMs,
-    reasons: decision.reasons,
-  });
+  const requested = { ...base, decision: decision.route, timeout_ms: timeoutMs, reasons: decision.reasons };
+  // recorded when the broker has made the request (with its cr_ id, as `acp pending` shows it), or, for a
+  // broker that never made one (no channel available), before its outcome
+  let recorded = false;
+  const recordRequested = async (request?: { readonly id: string; readonly expiresAt: string }): Promise<void> => {
+    if (recorded) return;
+    recorded = true;
+    await record(deps.audit, "consent_requested", {
+      ...requested,
+      ...(request !== undefined ? { request_id: request.id, expires_at: request.expiresAt } : {}),
+    });
+  };
   let outcome: ConsentOutcome;
   try {
     outcome = await deps.broker.ask({
+      onRequested: recordRequested,
       server: call.server,
       tool: call.tool,
       arguments: call.arguments,
@@ -113,6 +120,7 @@ async function askPerson(
     const reason = `the consent channel failed: ${err instanceof Error ? err.message : String(err)}`;
     outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
   }
+  await recordRequested();
   return settleOutcome(deps, call, request, decision, outcome, base, timeoutMs);
 }
 

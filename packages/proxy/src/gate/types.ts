@@ -39,6 +39,11 @@ export interface ConsentAsk {
   readonly signal: AbortSignal;
   /** Tells the waiting client something (sent as an MCP progress notification when it asked for progress). */
   readonly onProgress?: (message: string) => void;
+  /**
+   * Called once the consent request exists (its `cr_…` id, as `acp pending` lists it) and before anyone can
+   * answer it; the proxy audits `consent_requested` with that id here. A throw denies the request.
+   */
+  readonly onRequested?: (request: { readonly id: string; readonly expiresAt: string }) => Promise<void> | void;
 }
 
 /** How a consent request ended. */

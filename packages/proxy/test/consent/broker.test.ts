@@ -70,6 +70,18 @@ describe("consent broker", () => {
     await pending;
   });
 
+  it("tells the asker the request's id and expiry once it is made, before anyone answers", async () => {
+    const a = scripted("a");
+    const { broker } = setup([a.channel]);
+    const told: { id: string; expiresAt: string }[] = [];
+    const outcome = broker.ask(makeAsk({ onRequested: (request) => void told.push(request) }));
+    await eventually(() => a.deliveries.length === 1);
+    expect(told).toEqual([{ id: a.deliveries[0]?.request.id, expiresAt: a.deliveries[0]?.request.expires_at }]);
+    expect(told[0]?.id).toMatch(/^cr_[0-9a-f]{32}$/);
+    a.answers[0]?.({ decision: "denied", approverId: "alice", reason: "no" } as HumanAnswer);
+    expect((await outcome).kind).toBe("denied");
+  });
+
   it("takes the first answer of several channels and stops the others", async () => {
     const a = scripted("a");
     const b = scripted("b");
