@@ -78,7 +78,7 @@ describe("consent broker", () => {
     await eventually(() => a.deliveries.length === 1);
     expect(told).toEqual([{ id: a.deliveries[0]?.request.id, expiresAt: a.deliveries[0]?.request.expires_at }]);
     expect(told[0]?.id).toMatch(/^cr_[0-9a-f]{32}$/);
-    a.answers[0]?.({ decision: "denied", approverId: "alice", reason: "no" } as HumanAnswer);
+    a.answers[0]?.({ decision: "denied", approverId: "alice", reason: "no" });
     expect((await outcome).kind).toBe("denied");
   });
 
