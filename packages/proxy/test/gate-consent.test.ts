@@ -72,6 +72,14 @@ describe("ask and defer wait for a person through the broker", () => {
     expect(requested).toHaveLength(1);
     expect(eventsOf(31).filter((t) => t === "consent_requested")).toHaveLength(1);
     expect(requested[0]?.fields["expires_at"]).toBe("2026-01-01T00:02:00.000Z");
+    // the request's end names it too, also when no signed response does (expired, withdrawn)
+    answers.set(33, async (ask) => {
+      await ask.onRequested?.({ id: `cr_${"d".repeat(32)}`, expiresAt: "2026-01-01T00:02:00.000Z" });
+      return { kind: "expired" };
+    });
+    await env.client.callTool({ name: "transfer", arguments: { amount: 33 } });
+    const expired = audit.events.filter((e) => e.type === "consent_expired" && e.fields["request_id"] !== undefined);
+    expect(expired.map((e) => e.fields["request_id"])).toEqual([`cr_${"d".repeat(32)}`]);
     // a broker that never says (denied before any request was made): still one consent_requested, no id
     answers.set(32, () => ({ kind: "denied", reason: "no consent channel is available" }));
     await env.client.callTool({ name: "transfer", arguments: { amount: 32 } });

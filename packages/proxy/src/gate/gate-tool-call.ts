@@ -94,9 +94,11 @@ async function askPerson(
   // recorded when the broker has made the request (with its cr_ id, as `acp pending` shows it), or, for a
   // broker that never made one (no channel available), before its outcome
   let recorded = false;
+  let requestId: string | undefined;
   const recordRequested = async (request?: { readonly id: string; readonly expiresAt: string }): Promise<void> => {
     if (recorded) return;
     recorded = true;
+    requestId = request?.id;
     await record(deps.audit, "consent_requested", {
       ...requested,
       ...(request !== undefined ? { request_id: request.id, expires_at: request.expiresAt } : {}),
@@ -121,7 +123,9 @@ async function askPerson(
     outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
   }
   await recordRequested();
-  return settleOutcome(deps, call, request, decision, outcome, base, timeoutMs);
+  // every event of this request names it (an answer's own signed response names it too)
+  const named = requestId !== undefined ? { ...base, request_id: requestId } : base;
+  return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs);
 }
 
 async function settleOutcome(
