@@ -299,6 +299,20 @@ function writeTimes(out: JsonBytes, responseTime: unknown, risk: unknown): void 
   times.keep(responseTime, risk, null, copyOf(out, from));
 }
 
+/** The last timestamp written and its bytes: the events of one call, or of one millisecond, share it. */
+let lastTimestamp: unknown = NOTHING;
+let lastTimestampBytes: Uint8Array = new Uint8Array(0);
+
+function writeTimestamp(out: JsonBytes, timestamp: unknown): void {
+  if (timestamp === lastTimestamp) return out.bytes(lastTimestampBytes);
+  const from = out.pos;
+  out.value(timestamp, 0);
+  if (typeof timestamp === "string") {
+    lastTimestamp = timestamp;
+    lastTimestampBytes = copyOf(out, from);
+  }
+}
+
 function writeTool(out: JsonBytes, tool: unknown): void {
   const known = tools.find(tool, null, null);
   if (known !== undefined) return out.bytes(known);
@@ -325,6 +339,8 @@ export interface AuditBodyPlaces {
   headEnd: number;
   /** Start of the previous-hash slot: `"sha256:` and 64 bytes left for the hex digits. */
   slot: number;
+  /** Where the id's opening quote is. */
+  id: number;
 }
 
 /**
@@ -343,6 +359,7 @@ export function writeAuditBody(
   writeHead(out, input.agent ?? null, input.category ?? null, input.decision ?? null);
   places.headEnd = out.pos;
   writeKind(out, input.event_type);
+  places.id = out.pos;
   if (typeof id === "string") out.string(id);
   else out.idBytes(id);
   out.bytes(METADATA_KEY);
@@ -351,6 +368,6 @@ export function writeAuditBody(
   places.slot = out.pos - SLOT_TO_REQUEST;
   out.value(input.request_id ?? null, 0);
   writeTimes(out, input.response_time_ms ?? null, input.risk_level ?? null);
-  out.value(timestamp, 0);
+  writeTimestamp(out, timestamp);
   writeTool(out, input.tool ?? null);
 }

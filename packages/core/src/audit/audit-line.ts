@@ -67,7 +67,7 @@ export function createStagedAuditLines(): StagedAuditLines {
 /** Stages events into arenas of `arenaBytes` (default 4 MiB); a full arena is left to its lines and a new one taken. */
 export class AuditLineStager {
   private readonly out = new JsonBytes();
-  private readonly places: AuditBodyPlaces = { headEnd: 0, slot: 0 };
+  private readonly places: AuditBodyPlaces = { headEnd: 0, slot: 0, id: 0 };
 
   /** A line is begun in a fresh arena when less than this is left. */
   private readonly minRoom: number;
@@ -102,6 +102,16 @@ export class AuditLineStager {
       into.offsets.push(start, places.headEnd, places.slot, out.pos);
       return;
     }
+  }
+
+  /**
+   * The id of the line staged last, as a string, when it was written from a source of id bytes (the
+   * writer's `append`, which needs the id for the event it resolves with): read back from the line
+   * instead of made as a string and then written.
+   */
+  stagedId(ids: AuditIdBytes): string {
+    const at = this.places.id + 1;
+    return this.out.buf.toString("latin1", at, at + ids.length);
   }
 
   private newArena(bytes: number): void {

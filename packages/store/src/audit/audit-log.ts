@@ -261,8 +261,15 @@ class AuditWriter implements AuditLog {
     let single: Pending["single"];
     try {
       const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
-      single = { input: redacted, id: this.newId() };
-      this.stager.stage(redacted, single.id, timestamp, lines);
+      const ids = this.idBytes;
+      if (ids === null) {
+        single = { input: redacted, id: this.newId() };
+        this.stager.stage(redacted, single.id, timestamp, lines);
+      } else {
+        // the id written in place from the pool, then read back for the event `append` resolves with
+        this.stager.stage(redacted, ids, timestamp, lines);
+        single = { input: redacted, id: this.stager.stagedId(ids) };
+      }
     } catch (err) {
       return rejection(err);
     }

@@ -37,6 +37,27 @@ describe("audit log writer", () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
+  it("resolves append with the id written in the line, also for lines staged again in a new arena", async () => {
+    const path = join(homes.make(), "audit.jsonl");
+    const log = await openAuditLog(path, { clock: steppingClock(), fsync: "batch" });
+    // lines of ~900 KB: the fifth does not fit what is left of the 4 MiB arena and is staged again in a new one
+    const big = (n: number): AuditEventInput => ({
+      event_type: "tool_call_completed",
+      request_id: `cr_big_${n}`,
+      metadata: { result: "x".repeat(900 * 1024) },
+    });
+    const inputs = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? call(i) : big(i)));
+    const written = await Promise.all(inputs.map((input) => log.append(input)));
+    await log.close();
+    const events = readEvents(path);
+    expect(events.map((e) => e.id)).toEqual(written.map((e) => e.id));
+    expect(new Set(written.map((e) => e.id)).size).toBe(12);
+    for (const e of written)
+      expect(e.id).toMatch(/^ae_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(events).toEqual(written);
+    expect(verifyFile(path).ok).toBe(true);
+  });
+
   it.each<AuditFsyncMode>(["every", "batch"])(
     "%s mode: every appended event is in the file after close",
     async (fsync) => {
