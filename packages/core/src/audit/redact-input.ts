@@ -1,45 +1,52 @@
 import type { Redactor } from "../redaction/index.js";
 import type { AuditEventInput, AuditMetadata } from "./event.js";
 
-/** A string field redacted; anything else (null, absent) as it is. */
-function redactField<T>(value: T, redact: Redactor): T {
-  return typeof value === "string" ? (redact(value) as T) : value;
-}
+/** A string field as it is, anything else (null, absent, a value of the wrong type) as `null`. */
+const stringOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
 /**
  * Redacts an event input before it is hashed and written: the redactor runs over `metadata` (where
  * parameters go) and over the string fields. Returns the input unchanged (same reference) when nothing
- * matched, so the common case allocates nothing. (The fields are read one by one by name: one shape
- * of property access per field, where a loop over their names makes every read a keyed lookup.)
+ * matched, so the common case allocates nothing but one short array.
+ *
+ * The redactor is called twice, not once per field: once for `metadata`, once for the seven string
+ * fields together, as an array (the redactor reads the known secrets once per call, and each call
+ * costs about as much as redacting a short string it remembers). For a string, the redactor gives
+ * the same result whether it is the value it was called on or an element of an array: strings are
+ * redacted at any depth, the same way. Fields that are not strings are left as they are, as before
+ * (they go into the array as `null`). `metadata` keeps its own call, so its depth limit counts from
+ * the metadata object as before.
  */
 export function redactAuditInput(input: AuditEventInput, redact: Redactor): AuditEventInput {
   const metadata = input.metadata === undefined ? undefined : (redact(input.metadata) as AuditMetadata);
-  const request_id = redactField(input.request_id, redact);
-  const agent = redactField(input.agent, redact);
-  const tool = redactField(input.tool, redact);
-  const category = redactField(input.category, redact);
-  const risk_level = redactField(input.risk_level, redact);
-  const decision = redactField(input.decision, redact);
-  const policy_rule = redactField(input.policy_rule, redact);
-  if (
-    metadata === input.metadata &&
-    request_id === input.request_id &&
-    agent === input.agent &&
-    tool === input.tool &&
-    category === input.category &&
-    risk_level === input.risk_level &&
-    decision === input.decision &&
-    policy_rule === input.policy_rule
-  )
-    return input;
+  const fields = [
+    stringOrNull(input.request_id),
+    stringOrNull(input.agent),
+    stringOrNull(input.tool),
+    stringOrNull(input.category),
+    stringOrNull(input.risk_level),
+    stringOrNull(input.decision),
+    stringOrNull(input.policy_rule),
+  ];
+  let redacted = redact(fields);
+  if (redacted !== fields && (!Array.isArray(redacted) || redacted.length !== fields.length)) {
+    // a redactor that replaced the array whole (a depth limit below 1): the fields one by one, as before
+    const each = fields.map((value) => (value === null ? null : redact(value)));
+    redacted = each.every((value, i) => value === fields[i]) ? fields : each;
+  }
+  if (metadata === input.metadata && redacted === fields) return input;
   const out: { -readonly [K in keyof AuditEventInput]: AuditEventInput[K] } = { ...input };
   if (metadata !== input.metadata && metadata !== undefined) out.metadata = metadata;
-  if (request_id !== input.request_id && request_id !== undefined) out.request_id = request_id;
-  if (agent !== input.agent && agent !== undefined) out.agent = agent;
-  if (tool !== input.tool && tool !== undefined) out.tool = tool;
-  if (category !== input.category && category !== undefined) out.category = category;
-  if (risk_level !== input.risk_level && risk_level !== undefined) out.risk_level = risk_level;
-  if (decision !== input.decision && decision !== undefined) out.decision = decision;
-  if (policy_rule !== input.policy_rule && policy_rule !== undefined) out.policy_rule = policy_rule;
+  if (redacted !== fields) {
+    // (a field that was not a string stays as it was: only strings are redacted)
+    const [request_id, agent, tool, category, risk_level, decision, policy_rule] = redacted as (string | null)[];
+    if (typeof input.request_id === "string") out.request_id = request_id as string;
+    if (typeof input.agent === "string") out.agent = agent as string;
+    if (typeof input.tool === "string") out.tool = tool as string;
+    if (typeof input.category === "string") out.category = category as string;
+    if (typeof input.risk_level === "string") out.risk_level = risk_level as string;
+    if (typeof input.decision === "string") out.decision = decision as string;
+    if (typeof input.policy_rule === "string") out.policy_rule = policy_rule as string;
+  }
   return out;
 }

@@ -7,16 +7,6 @@ export interface AuditAppender {
   append(input: AuditEventInput): Promise<unknown>;
 }
 
-const TOP_LEVEL: ReadonlySet<string> = new Set([
-  "request_id",
-  "agent",
-  "tool",
-  "category",
-  "risk_level",
-  "decision",
-  "policy_rule",
-]);
-
 /** ES2024 string methods (Node >= 20 has them; the build's lib is ES2023). */
 interface WellFormedString {
   isWellFormed(): boolean;
@@ -75,16 +65,42 @@ function stringOrNull(value: unknown): string | null {
   return typeof value === "string" ? wellFormed(value) : null;
 }
 
+/** Whether a field goes to the top of the event rather than under `metadata`. */
+function isTopLevel(key: string): boolean {
+  switch (key) {
+    case "request_id":
+    case "agent":
+    case "tool":
+    case "category":
+    case "risk_level":
+    case "decision":
+    case "policy_rule":
+    case "metadata":
+      return true;
+    default:
+      return false;
+  }
+}
+
 function toInput(eventType: string, fields: Record<string, unknown>): AuditEventInput {
   if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
   const metadata: Record<string, unknown> = {};
+  // whether the metadata is plain, well-formed JSON as it is (what `plainMetadata` checks), found
+  // while it is built: the usual decision event then needs no second pass over it
+  let flat = true;
   for (const key in fields) {
-    if (TOP_LEVEL.has(key) || key === "metadata" || !Object.hasOwn(fields, key)) continue;
+    if (isTopLevel(key) || !Object.hasOwn(fields, key)) continue;
     const value = fields[key];
-    if (value !== undefined) metadata[key] = value;
+    if (value === undefined) continue;
+    metadata[key] = value;
+    // (a `__proto__` key sets the copy's prototype: the long way decides what that means, as before)
+    if (flat && (key === "__proto__" || !isFlatJson(value) || !isWellFormed(key))) flat = false;
   }
   const extra = fields["metadata"];
-  if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);
+  if (typeof extra === "object" && extra !== null) {
+    Object.assign(metadata, extra);
+    flat = false;
+  }
   return {
     event_type: eventType,
     request_id: stringOrNull(fields["request_id"]),
@@ -94,7 +110,7 @@ function toInput(eventType: string, fields: Record<string, unknown>): AuditEvent
     risk_level: stringOrNull(fields["risk_level"]),
     decision: stringOrNull(fields["decision"]),
     policy_rule: stringOrNull(fields["policy_rule"]),
-    metadata: plainMetadata(metadata),
+    metadata: flat ? (metadata as AuditMetadata) : plainMetadata(metadata),
   };
 }
 
