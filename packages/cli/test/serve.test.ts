@@ -141,6 +141,23 @@ describe("acp serve: help and errors a platform team can act on", () => {
   });
 });
 
+describe("acp serve beyond loopback", () => {
+  it("warns when it serves beyond loopback without TLS (token, links and cookies in clear text)", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], { ACP_BRIDGE_TOKEN: "cli-token" });
+    await serve.ready;
+    serve.stop();
+    await serve.done;
+    expect(serve.output().stderr).toContain("without TLS");
+    expect(serve.output().stderr).toContain("--tls-cert");
+    const local = startServe(freshHome(), ["--port", "0"]);
+    await local.ready;
+    local.stop();
+    await local.done;
+    expect(local.output().stderr).not.toContain("without TLS");
+  });
+});
+
 describe("acp console-link", () => {
   it("exits 1 when the service recorded in serve.json is no longer running (killed, not stopped)", async () => {
     const home = freshHome();

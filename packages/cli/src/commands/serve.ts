@@ -340,6 +340,12 @@ async function listenAndWait(
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes): ${consoleLink}`);
       if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
     }
+    if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {
+      run.log(
+        `warning: serving on ${run.bind} without TLS: the bearer token, console sign-in links and session ` +
+          "cookies cross the network in clear text; use --tls-cert/--tls-key or a TLS-terminating proxy",
+      );
+    }
     hooks.onReady?.({ url, consoleLink, embedded: run.embedded });
     await (hooks.stopped ?? DEFAULT_HOOKS.stopped ?? (() => Promise.resolve()))();
   } finally {
