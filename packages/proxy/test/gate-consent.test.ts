@@ -202,3 +202,38 @@ describe("ask and defer wait for a person through the broker", () => {
     expect(textOf(result)).toContain("the consent channel failed: channel down");
   });
 });
+
+describe("closing the proxy while a call waits for a person", () => {
+  it("waits for the withdrawn request to be audited before close() resolves (the audit log closes after it)", async () => {
+    const events: string[] = [];
+    let auditClosed = false;
+    const audit = {
+      record: (type: string) => {
+        if (auditClosed) throw new Error("the audit log is closed");
+        events.push(type);
+      },
+    };
+    // a broker that notices the withdrawal a little later, as a real one does after its channels answer
+    const broker = scriptedBroker(
+      (ask) =>
+        new Promise<ConsentOutcome>((resolve) => {
+          ask.signal.addEventListener("abort", () => setTimeout(() => resolve({ kind: "withdrawn" }), 300), {
+            once: true,
+          });
+        }),
+    );
+    const env = await startInMemory({
+      upstreams: [fixture()],
+      decide: decideByTool({ transfer: "ask" }),
+      broker,
+      audit,
+    });
+    const call = env.client.callTool({ name: "transfer", arguments: { amount: 1 } }).catch(() => undefined);
+    await expect.poll(() => broker.asks.length).toBe(1);
+    await env.proxy.close();
+    auditClosed = true;
+    expect(events).toContain("consent_withdrawn");
+    await env.client.close();
+    await call;
+  });
+});

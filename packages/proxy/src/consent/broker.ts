@@ -112,6 +112,8 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       timeoutMs: this.#o.availabilityTimeoutMs ?? 2_000,
       ...(ask.onProgress !== undefined ? { onProgress: ask.onProgress } : {}),
     });
+    // the call may have been cancelled (or its client gone) while the channels were checked: nothing to ask
+    if (ask.signal.aborted) return { kind: "withdrawn" };
     if (channels.length === 0) {
       const reason = "no consent channel is available";
       await this.#record.event("consent_denied", ask, request, { reason });
@@ -149,6 +151,8 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     const control = new AbortController();
     const onWithdraw = (): void => control.abort(ABORT_WITHDRAWN);
     ask.signal.addEventListener("abort", onWithdraw, { once: true });
+    // an abort before the listener was added would never fire it: the request would wait until it expired
+    if (ask.signal.aborted) onWithdraw();
     const expiry = this.#timers.setTimeout(() => control.abort(ABORT_EXPIRED), ask.timeoutMs);
     const stopProgress = this.#startProgress(open);
     try {

@@ -16,6 +16,8 @@ export interface GateDeps {
   readonly now: () => Date;
   /** Consent wait when the decision names no timeout. */
   readonly consentTimeoutMs: number;
+  /** Told of every gated call while it runs (the proxy waits for them before its audit log closes). */
+  readonly track?: <T>(running: Promise<T>) => Promise<T>;
 }
 
 /** One intercepted `tools/call`. */
@@ -45,7 +47,12 @@ export type GateVerdict =
  * Decides one call and, for ask/defer, waits for a person. Never throws: a failing `Decide` or broker
  * refuses, and every step is audited.
  */
-export async function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
+export function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
+  const running = gate(deps, call);
+  return deps.track !== undefined ? deps.track(running) : running;
+}
+
+async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
   const base = { call_id: call.callId, session_id: call.sessionId, server: call.server, tool: call.tool };
   await record(deps.audit, "tool_call_intercepted", {
     ...base,

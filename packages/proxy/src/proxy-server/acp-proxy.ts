@@ -77,6 +77,9 @@ export interface ProxySession {
 /** Information the proxy gives back about itself. */
 export const PROXY_SERVER_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
 
+/** How long `close()` waits for calls still in the gate (withdrawn by the close) to audit their end. */
+const CLOSE_GATING_MS = 5_000;
+
 /** The MCP proxy: upstream servers on one side, any number of downstream sessions on the other. */
 export class AcpProxy {
   readonly options: AcpProxyOptions;
@@ -91,6 +94,8 @@ export class AcpProxy {
   readonly observations: PendingObservations;
   readonly #log: (line: string) => void;
   readonly #audit: AuditSink;
+  /** Calls in the gate (deciding, waiting for a person, auditing the outcome). */
+  readonly #gating = new Set<Promise<unknown>>();
 
   constructor(options: AcpProxyOptions) {
     this.options = options;
@@ -123,6 +128,12 @@ export class AcpProxy {
       pinning: this.pinning,
       now,
       consentTimeoutMs: options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs,
+      track: (running) => {
+        this.#gating.add(running);
+        const forget = (): void => void this.#gating.delete(running);
+        running.then(forget, forget);
+        return running;
+      },
     };
     this.pool = new UpstreamPool(
       options.upstreams,
@@ -241,7 +252,18 @@ export class AcpProxy {
   /** Closes every session and upstream. */
   async close(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
+    // closing a session withdrew its waiting calls: let their last events reach the audit sink before the
+    // caller closes it (bounded: a gate that does not end in time is left behind)
+    await this.#settleGating(CLOSE_GATING_MS);
     await this.pool.close();
+  }
+
+  async #settleGating(boundMs: number): Promise<void> {
+    if (this.#gating.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+    await Promise.race([Promise.allSettled([...this.#gating]), bound]);
+    clearTimeout(timer);
   }
 
   async #observePins(server: string): Promise<void> {

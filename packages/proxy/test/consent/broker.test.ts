@@ -194,6 +194,24 @@ describe("consent broker", () => {
     expect(a.deliveries).toHaveLength(0);
   });
 
+  it("a call cancelled while the channels are being checked is withdrawn, not left pending until it expires", async () => {
+    const db = openStateDb(":memory:");
+    const store = createPendingConsentStore(db);
+    const a = scripted("a");
+    let available: ((yes: boolean) => void) | undefined;
+    const slow: ConsentChannel = { ...a.channel, isAvailable: () => new Promise<boolean>((r) => (available = r)) };
+    const { broker } = setup([slow], { store });
+    const controller = new AbortController();
+    const pending = broker.ask(makeAsk({ signal: controller.signal }));
+    const answer = await eventually(() => available);
+    controller.abort();
+    answer(true);
+    expect(await pending).toEqual({ kind: "withdrawn" });
+    expect(a.deliveries).toHaveLength(0);
+    expect(store.listPending(0)).toEqual([]);
+    db.close();
+  });
+
   it("tells the waiting client it is waiting, and keeps telling it", async () => {
     const a = scripted("a");
     const { broker, time } = setup([a.channel], { progressIntervalMs: 5_000 });
