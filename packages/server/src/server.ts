@@ -117,6 +117,8 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       return `${options.tls !== undefined ? "https" : "http"}://${shownHost}:${actual}`;
     },
     async close() {
+      // waiting calls first: each is answered `withdrawn` and recorded while the audit is still open
+      await service.close();
       await app.close();
       await broker.close();
     },

@@ -91,6 +91,12 @@ export interface DecisionService {
   readonly options: DecisionServiceOptions;
   /** The write error that stopped decisions (queued audit mode), or null while the chain records. */
   auditFailure(): unknown;
+  /**
+   * For a shutdown: withdraws every call waiting for a person (each is answered `withdrawn` and its
+   * `consent_withdrawn` recorded) and resolves once all are concluded; a later wait is withdrawn at once,
+   * raising no request. Call it before the audit and the stores close.
+   */
+  close(): Promise<void>;
 }
 
 /** 64 random bits per process, then a counter: unique across nodes and restarts, no entropy per call. */
@@ -114,6 +120,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   let auditFailure: unknown = null;
   /** Calls of this node waiting for a person (counted from before their request is written). */
   let waiting = 0;
+  /** The waiting calls' withdrawals and outcomes, for `close`. */
+  const waits = new Map<AbortController, Promise<unknown>>();
+  let closing = false;
 
   async function durable(write: Promise<void>): Promise<void> {
     try {
@@ -226,16 +235,37 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     decision: Decision,
     wait: { sessionId?: string; signal?: AbortSignal },
   ): Promise<ConsentResult> {
+    // withdrawn when the caller goes away, or when the service closes
+    const control = new AbortController();
+    const onAbort = (): void => control.abort();
+    wait.signal?.addEventListener("abort", onAbort, { once: true });
+    if (closing || wait.signal?.aborted === true) control.abort();
+    const asked = askBroker(request, decision, wait.sessionId, control.signal);
+    waits.set(control, asked);
+    try {
+      return await asked;
+    } finally {
+      waits.delete(control);
+      wait.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async function askBroker(
+    request: ActionRequest,
+    decision: Decision,
+    sessionId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<ConsentResult> {
     const started = clock().getTime();
     const outcome = await options.broker.ask({
       server: request.server ?? "http",
       tool: request.tool,
       arguments: { ...request.arguments },
       decision,
-      sessionId: wait.sessionId ?? "http",
+      sessionId: sessionId ?? "http",
       ...(request.agent !== undefined ? { agent: request.agent } : {}),
       timeoutMs: decision.timeout !== undefined ? decision.timeout * 1000 : (options.consentTimeoutMs ?? 120_000),
-      signal: wait.signal ?? new AbortController().signal,
+      signal,
     });
     metrics.observeConsent(outcome.kind, (clock().getTime() - started) / 1000);
     options.stores.changes.poke();
@@ -251,6 +281,11 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   return {
     options,
     auditFailure: () => auditFailure,
+    async close() {
+      closing = true;
+      for (const control of waits.keys()) control.abort();
+      await Promise.allSettled(waits.values());
+    },
     preToolCheck(event, frontEnd) {
       let envelope: ContractEnvelope;
       try {

@@ -1,0 +1,51 @@
+/** Stopping `acp serve` (SIGINT/SIGTERM) while calls wait for a person. */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openEmbeddedServer } from "@acp/server";
+import { eventually, pipelineFor, testKeys } from "./harness.js";
+
+const homes: string[] = [];
+afterEach(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
+describe("stopping the service while a call waits for a person", () => {
+  it("answers the waiting call and records consent_withdrawn in the chain before the audit closes", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
+    homes.push(home);
+    const server = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: pipelineFor(),
+      simulationPipeline: pipelineFor(),
+      keys: testKeys(),
+      clock: () => new Date(),
+      loopbackOnly: true,
+      answerPollMs: 20,
+      changePollMs: 50,
+    });
+    const url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+    const waiting = fetch(`${url}/v1/decide?wait=true`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tool: "write_file", arguments: { path: "/tmp/stop" } }),
+    }).then(
+      async (res) => ({ status: res.status, body: await res.json() }),
+      (err: unknown) => ({ status: 0, body: String(err) }),
+    );
+    const row = await eventually(async () => (await server.stores.pending.listPending(Date.now()))[0]);
+    await server.close();
+    const events = readFileSync(join(home, "audit.jsonl"), "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event_type?: string; request_id?: string });
+    const forRequest = events.filter((e) => e.request_id === row.id).map((e) => e.event_type);
+    // before: consent_requested, then nothing (the withdrawal raced the audit's close and was lost)
+    expect(forRequest).toEqual(["consent_requested", "consent_withdrawn"]);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn" } });
+  });
+});
