@@ -92,7 +92,11 @@ export function registerApprove(parent: Command, ctx: CliContext): void {
     .description("approve a pending consent request from any terminal (see `acp pending`)")
     .argument("<id>", "the consent request id (cr_…)")
     .option("--session", "also approve the same tool with the same arguments for the rest of this agent session")
-    .option("--for <duration>", "also approve the same tool with the same arguments for a while (90s, 10m, 2h, 1d)")
+    .option(
+      "--for <duration>",
+      "also approve the same tool with the same arguments for a while (90s, 10m, 2h, at most 7d), in every " +
+        "session of the proxy that asked (not in a proxy started later: a restarted stdio client asks again)",
+    )
     .option("--modify <json>", "approve with these arguments changed (a JSON object of top-level keys)")
     .option("--json", "print the result as JSON");
   storageUrlOption(command)
