@@ -261,3 +261,17 @@ describe("what a client is told", () => {
     expect(await count()).toBe(before + 1);
   });
 });
+
+describe("the event stream", () => {
+  it("carries the security headers every other answer has", async () => {
+    const stop = new AbortController();
+    const res = await fetch(`${s.url}/v1/consent/events`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      signal: stop.signal,
+    });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    stop.abort();
+  });
+});

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
+import { SECURITY_HEADERS } from "../security-headers.js";
 
 /** At most this many streams are open at once. */
 export const MAX_CONSENT_STREAMS = 256;
@@ -24,9 +25,9 @@ export function openConsentStream(request: FastifyRequest, reply: FastifyReply, 
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
+    ...SECURITY_HEADERS,
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
     connection: "keep-alive",
   });
   const send = (text: string): void => {
