@@ -73,6 +73,18 @@ describe("consent answers the waiting call cannot use are refused, nothing recor
   });
 });
 
+describe("a denial that carries edited arguments is refused, nothing recorded", () => {
+  it("answers 400 to denied with modifications (the message says they go only with approved_with_modifications)", async () => {
+    const { id, call } = await waitingCall(2);
+    const res = await post(`/v1/consent/${id}/response`, { decision: "denied", modifications: { path: "/etc" } });
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toMatchObject({ code: "invalid_body" });
+    expect(at(await readJson(await get(`/v1/consent/${id}`)), "status")).toBe("pending");
+    expect((await post(`/v1/consent/${id}/response`, { decision: "denied", reason: "no" })).status).toBe(200);
+    expect(await readJson(await call)).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
+  });
+});
+
 describe("a body whose meaning depends on the JSON parser is refused", () => {
   const READ = {
     tool_name: "search_docs",

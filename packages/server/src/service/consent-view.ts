@@ -78,7 +78,7 @@ export async function answerConsent(
     throw new HttpError(409, "consent_nonce_mismatch", `the nonce does not belong to consent request \`${id}\``);
   }
   const modified = input.decision === "approved_with_modifications";
-  if (modified !== (input.modifications !== undefined) && input.decision !== "denied") {
+  if (modified !== (input.modifications !== undefined)) {
     throw new HttpError(
       400,
       "invalid_body",
