@@ -141,7 +141,7 @@ describe("tool name aggregation", () => {
     expect(buildNameIndex(listings, "always").exposed.map((t) => t.name)).toEqual(["a__echo", "a__only-a", "b__echo"]);
     const never = buildNameIndex(listings, "never");
     expect(never.exposed.map((t) => t.name)).toEqual(["echo", "only-a"]);
-    expect(never.dropped).toEqual([{ server: "b", name: "echo" }]);
+    expect(never.dropped).toEqual([{ server: "b", name: "echo", servedBy: "a" }]);
     expect(buildNameIndex(listings, "on-collision").resolve("b__echo")).toMatchObject({ server: "b", name: "echo" });
   });
   it("every exposed name is unique and resolves back to its server's own name (property)", () => {

@@ -90,3 +90,26 @@ describe("the refusal text", () => {
     );
   });
 });
+
+describe("names that cannot be served", () => {
+  it("with prefix_tools: never, a colliding tool of a later server is reported on the log, not dropped in silence", async () => {
+    const lines: string[] = [];
+    const env = await startInMemory({
+      upstreams: [fixture("one"), fixture("two")],
+      prefixTools: "never",
+      log: (l) => lines.push(l),
+    });
+    try {
+      const names = (await env.client.listTools()).tools.map((t) => t.name);
+      expect(names.filter((n) => n === "echo")).toHaveLength(1);
+      expect(lines).toContain(
+        "upstream `two`: tool `echo` is not served: `one` offers a tool of the same name (prefix_tools: never)",
+      );
+      // said once, not at every listing
+      await env.client.listTools();
+      expect(lines.filter((l) => l.startsWith("upstream `two`: tool `echo` is not served"))).toHaveLength(1);
+    } finally {
+      await env.close();
+    }
+  });
+});

@@ -29,7 +29,12 @@ export interface NameIndex<T extends { readonly name: string }> {
   readonly exposed: readonly T[];
   resolve(exposedName: string): NameTarget<T> | undefined;
   /** Names that could not be exposed (a prefixed name colliding with another name); reported, not served. */
-  readonly dropped: readonly { readonly server: string; readonly name: string }[];
+  readonly dropped: readonly {
+    readonly server: string;
+    readonly name: string;
+    /** The server whose item has that exposed name. */
+    readonly servedBy: string;
+  }[];
 }
 
 /**
@@ -47,14 +52,15 @@ export function buildNameIndex<T extends { readonly name: string }>(
   }
   const targets = new Map<string, NameTarget<T>>();
   const exposed: T[] = [];
-  const dropped: { server: string; name: string }[] = [];
+  const dropped: { server: string; name: string; servedBy: string }[] = [];
   for (const listing of listings) {
     if (listing.live === false) continue;
     for (const item of listing.items) {
       const prefixed = mode === "always" || (mode === "on-collision" && (owners.get(item.name) ?? 0) > 1);
       const exposedName = prefixed ? `${listing.server}${PREFIX_SEPARATOR}${item.name}` : item.name;
-      if (targets.has(exposedName)) {
-        dropped.push({ server: listing.server, name: item.name });
+      const taken = targets.get(exposedName);
+      if (taken !== undefined) {
+        dropped.push({ server: listing.server, name: item.name, servedBy: taken.server });
         continue;
       }
       targets.set(exposedName, { server: listing.server, name: item.name, item });

@@ -96,6 +96,8 @@ export class AcpProxy {
   readonly #audit: AuditSink;
   /** Calls in the gate (deciding, waiting for a person, auditing the outcome). */
   readonly #gating = new Set<Promise<unknown>>();
+  readonly #reportedUnserved = new Set<string>();
+  #started = false;
 
   constructor(options: AcpProxyOptions) {
     this.options = options;
@@ -163,6 +165,10 @@ export class AcpProxy {
   async start(): Promise<void> {
     await this.pool.start();
     for (const upstream of this.pool.connected()) await this.#observePins(upstream.spec.name);
+    // a list change during the start may have cached a union without the upstreams that came up later
+    this.#started = true;
+    this.catalog.invalidate();
+    if (this.#started) this.#reportUnserved();
     for (const upstream of this.pool.list()) {
       this.#log(
         `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
@@ -288,9 +294,22 @@ export class AcpProxy {
     }
   }
 
+  /** Tools that cannot be served under their name (`prefix_tools: never`, or a prefixed name taken): said once. */
+  #reportUnserved(): void {
+    for (const { server, name, servedBy } of this.catalog.tools().dropped) {
+      const key = `${server}\u0000${name}`;
+      if (this.#reportedUnserved.has(key)) continue;
+      this.#reportedUnserved.add(key);
+      this.#log(
+        `upstream \`${server}\`: tool \`${name}\` is not served: \`${servedBy}\` offers a tool of the same name (prefix_tools: ${this.options.prefixTools ?? PROXY_DEFAULTS.prefixTools})`,
+      );
+    }
+  }
+
   async #toolsChanged(server: string): Promise<void> {
     await this.#observePins(server);
     this.catalog.invalidate();
+    if (this.#started) this.#reportUnserved();
     this.#broadcast({ method: "notifications/tools/list_changed" });
   }
 
