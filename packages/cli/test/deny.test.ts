@@ -1,3 +1,4 @@
+import { userInfo } from "node:os";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./run.js";
 import { ID_A, ID_B, seedPending, statusOf, tempHome } from "./pending-fixtures.js";
@@ -15,6 +16,14 @@ describe("acp deny", () => {
     const again = await runCli(["deny", ID_A], { env: { ACP_HOME: home } });
     expect(again.code).toBe(3);
     expect(again.stderr).toContain("already denied");
+  });
+
+  it("names the account that answered when USER and LOGNAME are not set (a container, a service), not `cli:unknown`", async () => {
+    const home = tempHome();
+    seedPending(home, { id: ID_A });
+    const out = await runCli(["deny", ID_A], { env: { ACP_HOME: home } });
+    expect(out.code).toBe(0);
+    expect(statusOf(home, ID_A)).toMatchObject({ answer: { approver: `cli:${userInfo().username}` } });
   });
 
   it("refuses an unknown id (exit 4) and an expired request (exit 3), changing nothing", async () => {
