@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createConsentBroker, createTelegramChannel, parseCallbackData } from "../../src/consent/index.js";
+import {
+  createConsentBroker,
+  createTelegramChannel,
+  formatTelegramMessage,
+  parseCallbackData,
+  type ConsentRequestV02,
+} from "../../src/consent/index.js";
 import { runChannelCase, type ChannelHarness } from "./channel.case.js";
 import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
 import { recordDeliveries } from "./recording.js";
@@ -116,6 +122,34 @@ describe("telegram channel specifics", () => {
       expect(String(edit.params["text"])).toMatch(/withdrawn/);
       expect(edit.params["reply_markup"]).toEqual({ inline_keyboard: [] });
     });
+  });
+
+  it("shows a tool name's or a reason's control and bidi characters escaped in the message", () => {
+    const request = {
+      id: "cr_00000000000000000000000000000001",
+      expires_at: "2026-01-01T00:02:00.000Z",
+      action: {
+        server: "evil",
+        tool: "send\ntool: read_file",
+        category: "write",
+        risk_level: "medium",
+        parameters: {},
+      },
+      policy: { rule_id: "policy:ask-writes" },
+      agent: { name: "agent" },
+    } as unknown as ConsentRequestV02;
+    const text = formatTelegramMessage(request, [
+      { source: "session", code: "x", message: "to `a\u202eelpmaxe.rekcatta@b`" },
+    ]);
+    expect(text).toContain("tool: send\\u000atool: read_file\n");
+    expect(text).toContain("- to `a\\u202eelpmaxe.rekcatta@b`");
+    expect(text).not.toContain("\u202e");
+    // an argument value spelling an escape is shown as written, not turned into a line break
+    const spelled = formatTelegramMessage(
+      { ...request, action: { ...request.action, parameters: { to: "x\\u000atool: read_file" } } },
+      [],
+    );
+    expect(spelled.split("\n").filter((l) => l.startsWith("tool:"))).toHaveLength(1);
   });
 
   it("ignores button data that is not ours", () => {

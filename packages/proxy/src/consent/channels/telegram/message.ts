@@ -1,5 +1,6 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
+import { printable } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
@@ -10,16 +11,19 @@ export function formatTelegramMessage(request: ConsentRequestV02, reasons: reado
   const { action } = request;
   let args = JSON.stringify(action.parameters, null, 1);
   if (args.length > MAX_ARGUMENTS) args = `${args.slice(0, MAX_ARGUMENTS)}… (truncated)`;
+  // a tool name (the upstream's) or a reason (which may quote an argument) cannot add lines or reorder text
+  const p = printable;
   const lines = [
     "ACP consent request",
-    `server: ${action.server}`,
-    `tool: ${action.tool}`,
-    `category: ${action.category} · risk: ${action.risk_level}`,
-    `rule: ${request.policy.rule_id}`,
-    `agent: ${request.agent.name}`,
-    `arguments: ${args}`,
+    `server: ${p(action.server)}`,
+    `tool: ${p(action.tool)}`,
+    `category: ${p(action.category)} · risk: ${p(action.risk_level)}`,
+    `rule: ${p(request.policy.rule_id)}`,
+    `agent: ${p(request.agent.name)}`,
+    // the pretty-printed JSON's own line breaks stay; JSON has already escaped those inside values
+    `arguments: ${args.split("\n").map(p).join("\n")}`,
   ];
-  if (reasons.length > 0) lines.push("reasons:", ...reasons.slice(0, 10).map((r) => `- ${r.message}`));
+  if (reasons.length > 0) lines.push("reasons:", ...reasons.slice(0, 10).map((r) => `- ${p(r.message)}`));
   lines.push(`expires: ${request.expires_at}`, `id: ${request.id}`);
   return lines.join("\n").slice(0, MAX_TEXT - 100);
 }
