@@ -18,6 +18,7 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     const out = await runCli(["proxy", "--help"]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('"command": "acp", "args": ["proxy", "--upstream"');
+    expect(out.stdout).toContain("Exit codes: 0 the client went away");
   });
 
   it("refuses to start with no upstream at all (usage)", async () => {

@@ -132,7 +132,12 @@ Examples:
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"] }
 
-In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/guides/proxy.md`,
+In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/guides/proxy.md
+
+Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
+the --config file cannot be used / --bind beyond loopback without a token, 2 usage (no upstream, shell
+syntax in --upstream, a --name used twice, a bad --http port), 4 the config file, policy, consent graph
+or --intent does not validate.`,
     )
     .action(async (flags: ProxyFlags) => {
       await runProxy(ctx, flags, wiring);
