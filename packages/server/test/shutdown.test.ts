@@ -46,6 +46,6 @@ describe("stopping the service while a call waits for a person", () => {
     expect(forRequest).toEqual(["consent_requested", "consent_withdrawn"]);
     const answer = await waiting;
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn" } });
+    expect(answer.body).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn", request_id: row.id } });
   });
 });

@@ -257,6 +257,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     signal: AbortSignal,
   ): Promise<ConsentResult> {
     const started = clock().getTime();
+    // the request's id as soon as it exists: an expired or withdrawn outcome has no response to take it from
+    let raised: string | null = null;
     const outcome = await options.broker.ask({
       server: request.server ?? "http",
       tool: request.tool,
@@ -266,11 +268,15 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       ...(request.agent !== undefined ? { agent: request.agent } : {}),
       timeoutMs: decision.timeout !== undefined ? decision.timeout * 1000 : (options.consentTimeoutMs ?? 120_000),
       signal,
+      onRequested: ({ id }) => {
+        raised = id;
+      },
     });
     metrics.observeConsent(outcome.kind, (clock().getTime() - started) / 1000);
     options.stores.changes.poke();
     const response = outcome.kind === "approved" || outcome.kind === "denied" ? outcome.consentResponse : undefined;
-    const requestId = isObject(response) && typeof response["request_id"] === "string" ? response["request_id"] : null;
+    const requestId =
+      isObject(response) && typeof response["request_id"] === "string" ? response["request_id"] : raised;
     if (outcome.kind === "approved") {
       return { outcome: "approved", request_id: requestId, scope: outcome.scope, arguments: outcome.arguments };
     }
