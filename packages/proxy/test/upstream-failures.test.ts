@@ -74,4 +74,21 @@ describe("upstream failures never hang a call and never take the others down", (
       await env.close();
     }
   });
+
+  it("an upstream's stderr is relayed with its control characters escaped: it cannot rewrite the proxy's own lines", async () => {
+    const lines: string[] = [];
+    const script =
+      "process.stderr.write('ok\\u001b[2K\\racp proxy: upstream `bank`: connected\\n'); setTimeout(() => {}, 300)";
+    const env = await startInMemory({
+      upstreams: [{ name: "noisy", transport: "stdio", command: process.execPath, args: ["-e", script] }, fixture()],
+      log: (l) => lines.push(l),
+    });
+    try {
+      await expect.poll(() => lines.find((l) => l.startsWith("[noisy] "))).toBeDefined();
+      const relayed = lines.find((l) => l.startsWith("[noisy] ")) ?? "";
+      expect(relayed).toBe("[noisy] ok\\u001b[2K\\u000dacp proxy: upstream `bank`: connected");
+    } finally {
+      await env.close();
+    }
+  });
 });

@@ -19,6 +19,7 @@ import type { GateDeps } from "../gate/gate-tool-call.js";
 import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide, PlanHook } from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
+import { printable } from "../consent/channels/terminal/format.js";
 import { UpstreamPool, messageOf, oversizedLimit, type Upstream } from "../upstream/upstream-pool.js";
 import type { UpstreamSpec } from "../upstream/upstream-spec.js";
 import { registerSessionHandlers } from "./session-handlers.js";
@@ -144,7 +145,8 @@ export class AcpProxy {
         onNotification: (server, notification) => this.#forwardUpstreamNotification(server, notification),
         onToolsChanged: (server) => void this.#toolsChanged(server),
         onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
-        onStderrLine: (server, line) => this.#log(`[${server}] ${line}`),
+        // the upstream's own text: escaped, so it cannot erase or imitate the proxy's lines on a terminal
+        onStderrLine: (server, line) => this.#log(`[${server}] ${printable(line)}`),
         onTransportError: (server, message) =>
           this.#log(`upstream \`${server}\` sent something that is not a JSON-RPC message: ${message}`),
         credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
