@@ -111,8 +111,9 @@ export async function answerConsent(
   const result = await store.decide(id, decision, record, now.getTime());
   if (result.ok) return viewConsent(result.row);
   if (result.code === "consent_request_unknown") throw new HttpError(404, result.code, `no consent request \`${id}\``);
-  if (result.code === "consent_request_expired") {
-    throw new HttpError(410, result.code, `consent request \`${id}\` has expired; the call was denied`);
+  // expired whether the clock or the waiting call settled it first: 410, as the reference says
+  if (result.code === "consent_request_expired" || result.status === "expired") {
+    throw new HttpError(410, "consent_request_expired", `consent request \`${id}\` has expired; the call was denied`);
   }
   throw new HttpError(409, result.code, `consent request \`${id}\` was already ${result.status ?? "decided"}`);
 }
