@@ -86,8 +86,15 @@ describe("ask and defer wait for a person through the broker", () => {
     expect(eventsOf(32)).toEqual(["tool_call_intercepted", "policy_evaluated", "consent_requested", "consent_denied"]);
   });
 
+  it("a denial no person gave (no channel, a response that failed verification) does not say a person denied", async () => {
+    answers.set(34, () => ({ kind: "denied", reason: "no consent channel is available" }));
+    const result = await env.client.callTool({ name: "transfer", arguments: { amount: 34 } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe("consent not given: no consent channel is available");
+  });
+
   it("ask → deny returns a tool error with the person's reason and never forwards", async () => {
-    answers.set(2, () => ({ kind: "denied", reason: "not today" }));
+    answers.set(2, () => ({ kind: "denied", reason: "not today", consentResponse: {} }));
     const result = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe("denied by a person: not today");
@@ -121,7 +128,7 @@ describe("ask and defer wait for a person through the broker", () => {
   it("session scope: the same call again in the same session is not asked again; another session is", async () => {
     answers.set(6, () => ({ kind: "approved", arguments: { amount: 6 }, consentResponse: {}, scope: "session" }));
     await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
-    answers.set(6, () => ({ kind: "denied", reason: "second session must ask" }));
+    answers.set(6, () => ({ kind: "denied", reason: "second session must ask", consentResponse: {} }));
     const again = await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
     expect(textOf(again)).toBe("transferred 6");
     expect(broker.asks.filter((a) => a.arguments["amount"] === 6)).toHaveLength(1);
@@ -165,7 +172,7 @@ describe("ask and defer wait for a person through the broker", () => {
     await expect.poll(() => broker.asks.some((a) => a.arguments["amount"] === 8)).toBe(true);
     answers.set(9, () => ({ kind: "approved", arguments: { amount: 9 }, consentResponse: {}, scope: "once" }));
     expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 9 } }))).toBe("transferred 9");
-    release({ kind: "denied", reason: "late" });
+    release({ kind: "denied", reason: "late", consentResponse: {} });
     expect(textOf(await waiting)).toBe("denied by a person: late");
   });
 

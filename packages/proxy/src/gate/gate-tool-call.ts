@@ -172,7 +172,17 @@ async function settleOutcome(
         reason: outcome.reason,
         ...(outcome.consentResponse !== undefined ? { metadata: { consent_response: outcome.consentResponse } } : {}),
       });
-      return { kind: "answer", result: toolError(`denied by a person: ${outcome.reason}`, decision) };
+      // only a denial with a signed response is a person's; the others (no channel, a response that failed
+      // verification, a malformed answer) must not read as if someone had said no
+      return {
+        kind: "answer",
+        result: toolError(
+          outcome.consentResponse !== undefined
+            ? `denied by a person: ${outcome.reason}`
+            : `consent not given: ${outcome.reason}`,
+          decision,
+        ),
+      };
     case "expired":
       await record(deps.audit, "consent_expired", { ...base, decision: "expired", timeout_ms: timeoutMs });
       return {
