@@ -9,6 +9,8 @@ import {
   type AuditIdBytes,
 } from "./audit-bytes.js";
 import type { AuditEventInput } from "./event.js";
+import { fitAuditInput } from "./fit-input.js";
+import { MAX_AUDIT_LINE_LENGTH } from "./parse-event.js";
 
 // The audit writer's batch path, in two steps.
 //
@@ -81,8 +83,49 @@ export class AuditLineStager {
    * is the id, or a source whose next id is written in place (one id taken per attempt). Throws
    * a TypeError on a value RFC 8785 refuses (non-finite number, lone surrogate, undefined, class
    * instance, nesting deeper than 128), as `canonicalJson` does; nothing is staged then.
+   *
+   * Returns the input staged: `input` itself, or, when its line would be longer than the verifier reads
+   * ({@link MAX_AUDIT_LINE_LENGTH}), the {@link fitAuditInput} of it (its longest strings replaced by their
+   * length and digest), so that every line written can be verified.
    */
-  stage(input: AuditEventInput, id: string | AuditIdBytes, timestamp: string, into: StagedAuditLines): void {
+  stage(input: AuditEventInput, id: string | AuditIdBytes, timestamp: string, into: StagedAuditLines): AuditEventInput {
+    this.stageAsIs(input, id, timestamp, into);
+    if (!this.unstageIfTooLong(into)) return input;
+    // too long to verify: staged again, fitted (a source gives a fresh id)
+    const fitted = fitAuditInput(input);
+    this.stageAsIs(fitted, id, timestamp, into);
+    if (this.unstageIfTooLong(into)) {
+      throw new RangeError(
+        `audit: an event longer than ${MAX_AUDIT_LINE_LENGTH} characters even with its long values omitted`,
+      );
+    }
+    return fitted;
+  }
+
+  /**
+   * Takes back the line staged last (the last one in the current arena) when it is too long to verify
+   * (its characters with the newline, so at least one more than the line the verifier reads).
+   */
+  private unstageIfTooLong(into: StagedAuditLines): boolean {
+    const k = into.offsets.length - 4;
+    const start = into.offsets[k] as number;
+    const end = into.offsets[k + 3] as number;
+    // the verifier counts characters (UTF-16 units), never more than the UTF-8 bytes: most lines stop here
+    if (end - start <= MAX_AUDIT_LINE_LENGTH) return false;
+    const characters = HASH_MEMBER + (into.buffers[k / 4] as Buffer).toString("utf8", start + HASH_MEMBER, end).length;
+    if (characters <= MAX_AUDIT_LINE_LENGTH) return false;
+    into.buffers.pop();
+    into.offsets.length = k;
+    this.out.pos = start;
+    return true;
+  }
+
+  private stageAsIs(
+    input: AuditEventInput,
+    id: string | AuditIdBytes,
+    timestamp: string,
+    into: StagedAuditLines,
+  ): void {
     const out = this.out;
     const places = this.places;
     if (out.end - out.pos < this.minRoom) this.newArena(this.arenaBytes);

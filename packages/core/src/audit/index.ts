@@ -41,6 +41,7 @@ export {
   type CheckpointSigner,
 } from "./checkpoint.js";
 export { redactAuditInput } from "./redact-input.js";
+export { fitAuditInput, omittedString } from "./fit-input.js";
 export {
   verifyAuditChain,
   type AuditCheckpointSummary,

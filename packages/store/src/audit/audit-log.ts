@@ -262,13 +262,14 @@ class AuditWriter implements AuditLog {
     try {
       const redacted = this.redact === null ? input : redactAuditInput(input, this.redact);
       const ids = this.idBytes;
+      // (the input staged: `redacted`, or its fitted form when its line would be too long to verify)
       if (ids === null) {
-        single = { input: redacted, id: this.newId() };
-        this.stager.stage(redacted, single.id, timestamp, lines);
+        const id = this.newId();
+        single = { input: this.stager.stage(redacted, id, timestamp, lines), id };
       } else {
         // the id written in place from the pool, then read back for the event `append` resolves with
-        this.stager.stage(redacted, ids, timestamp, lines);
-        single = { input: redacted, id: this.stager.stagedId(ids) };
+        const staged = this.stager.stage(redacted, ids, timestamp, lines);
+        single = { input: staged, id: this.stager.stagedId(ids) };
       }
     } catch (err) {
       return rejection(err);

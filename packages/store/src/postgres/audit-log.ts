@@ -6,7 +6,9 @@ import {
   createCheckpointInput,
   createRedactor,
   DEFAULT_REDACTION,
+  fitAuditInput,
   isAuditEventType,
+  MAX_AUDIT_LINE_LENGTH,
   NO_PATTERNS,
   redactAuditInput,
   sealAuditLine,
@@ -133,7 +135,17 @@ function sealBatch(head: Head, batch: readonly Queued[], options: PostgresAuditL
   const done: [Queued, AuditEventV02 | null][] = [];
   const add = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
     const id = `ae_${(options.randomId ?? randomUUID)()}`;
-    const sealed = sealAuditLine(createAuditEventBody(input, { id, timestamp, previousEventHash: head.hash }));
+    const placement = { id, timestamp, previousEventHash: head.hash };
+    let sealed = sealAuditLine(createAuditEventBody(input, placement));
+    if (sealed.line.length > MAX_AUDIT_LINE_LENGTH) {
+      // too long to verify: its longest values give way to their length and digest (as in audit.jsonl)
+      sealed = sealAuditLine(createAuditEventBody(fitAuditInput(input), placement));
+      if (sealed.line.length > MAX_AUDIT_LINE_LENGTH) {
+        throw new RangeError(
+          `audit: an event longer than ${MAX_AUDIT_LINE_LENGTH} characters even with its long values omitted`,
+        );
+      }
+    }
     head.seq += 1;
     head.hash = sealed.event.event_hash;
     head.sinceCheckpoint = input.event_type === "checkpoint" ? 0 : head.sinceCheckpoint + 1;

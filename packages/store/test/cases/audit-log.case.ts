@@ -2,9 +2,15 @@
  * The shared suite every audit log writer passes: the JSONL file log (`openAuditLog`) and the PostgreSQL
  * chain (`createPostgresAuditLog`). `factory` opens an empty log; `lines` reads back what it holds.
  */
-import { generateKeyPairSync } from "node:crypto";
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { verifyAuditChain, type AuditEventInput, type AuditEventV02, type CheckpointSigner } from "@acp/core";
+import {
+  MAX_AUDIT_LINE_LENGTH,
+  verifyAuditChain,
+  type AuditEventInput,
+  type AuditEventV02,
+  type CheckpointSigner,
+} from "@acp/core";
 
 /** What both writers offer. */
 export interface AuditWriter {
@@ -44,6 +50,44 @@ export function describeAuditLog(name: string, factory: AuditLogFactory): void {
       expect(events[0]?.previous_event_hash).toBeNull();
       expect(events[3]?.previous_event_hash).toBe(events[2]?.event_hash);
       expect(verifyAuditChain(all)).toMatchObject({ ok: true, count: 5, checkpoints: 0 });
+    });
+
+    it("writes an event too long for the verifier with its longest values as length and digest, so the chain still verifies", async () => {
+      const { log, lines } = await factory({ clock });
+      const content = "x".repeat(1_200_000);
+      const keep = "short enough to keep";
+      const big = await log.append({
+        event_type: "tool_call_intercepted",
+        tool: "write_file",
+        metadata: { arguments: { path: "/tmp/a", content, note: keep } },
+      });
+      // 1.4 MB of UTF-8 but 700,000 characters: the verifier reads it, so it is kept whole
+      const wide = "é".repeat(700_000);
+      await log.append({ event_type: "policy_evaluated", metadata: { arguments: { content: wide } } });
+      const heavy = await log.append({
+        event_type: "tool_call_intercepted",
+        tool: "t".repeat(5000),
+        metadata: { numbers: Array.from({ length: 300_000 }, (_, i) => i) },
+      });
+      await log.close();
+      const all = await lines();
+      expect(verifyAuditChain(all)).toMatchObject({ ok: true, count: 3 });
+      expect(all.every((l) => l.length <= MAX_AUDIT_LINE_LENGTH)).toBe(true);
+      const written = JSON.parse(all[0] as string) as AuditEventV02;
+      expect(written).toEqual(big);
+      const args = written.metadata?.["arguments"] as Record<string, unknown>;
+      const digest = createHash("sha256").update(content).digest("hex");
+      expect(args).toEqual({
+        path: "/tmp/a",
+        content: `[omitted from the audit: 1200000 characters, sha256:${digest}]`,
+        note: keep,
+      });
+      expect((JSON.parse(all[1] as string) as AuditEventV02).metadata).toEqual({ arguments: { content: wide } });
+      // no long string to give way: the whole metadata is replaced by its size and digest
+      const third = JSON.parse(all[2] as string) as AuditEventV02;
+      expect(third).toEqual(heavy);
+      expect(third.tool).toMatch(/^\[omitted from the audit: 5000 characters, sha256:[0-9a-f]{64}\]$/);
+      expect(Object.keys(third.metadata ?? {})).toEqual(["audit_omitted"]);
     });
 
     it("keeps one chain under concurrent appends", async () => {
