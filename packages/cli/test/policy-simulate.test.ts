@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { STARTER_POLICY } from "@acp/store";
 import { runCli } from "./run.js";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
@@ -99,5 +103,33 @@ describe("acp policy simulate", () => {
     );
     expect(out.code).toBe(4);
     expect(out.stderr).toMatch(/broken-policy\.yml:\d+:\d+: /);
+  });
+});
+
+describe("acp policy simulate --annotations", () => {
+  const starter = join(mkdtempSync(join(tmpdir(), "acp-simulate-starter-")), "policy.yml");
+  writeFileSync(starter, STARTER_POLICY);
+  const run = (args: string[]) => runCli(["policy", "simulate", "--policy", starter, ...args], { cwd: root });
+
+  it("classifies with the tool's MCP annotations: server-filesystem's edit_file asks under the starter policy", async () => {
+    const out = await run(["--tool", "edit_file", "--annotations", '{"readOnlyHint":false,"destructiveHint":true}']);
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({
+      route: "ask",
+      rule: "policy:ask-writes",
+      category: "write",
+      risk_level: "high",
+    });
+    const shell = await run(["--tool", "exec_command", "--annotations", '{"readOnlyHint":true}']);
+    expect(JSON.parse(shell.stdout)).toMatchObject({ route: "refuse", rule: "policy:refuse-system" });
+  });
+
+  it("refuses annotations that are not an object of hints (exit 4)", async () => {
+    for (const bad of ['{"destructiveHint":"yes"}', "[1]", '{"dangerous":true}', "{bad"]) {
+      const out = await run(["--tool", "edit_file", "--annotations", bad]);
+      expect(out.code).toBe(4);
+      expect(out.stderr).toContain("--annotations");
+      expect(out.stdout).toBe("");
+    }
   });
 });

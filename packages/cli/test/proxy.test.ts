@@ -109,7 +109,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     if (!existsSync(join(ROOT, "packages/cli/dist/commands/proxy.js"))) throw new Error("the CLI did not build");
   }, 180_000);
 
-  it("wraps server-filesystem with no config at all; pins its tools; reads pass under the starter policy", async () => {
+  it("wraps server-filesystem with no config at all; pins its tools; reads pass and write_file asks under the starter policy", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const dir = mkdtempSync(join(tmpdir(), "acp-fs-"));
     writeFileSync(join(dir, "hello.txt"), "hello");
@@ -130,10 +130,26 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
 
       const pins = JSON.parse(readFileSync(join(home, "pins.json"), "utf8")) as { servers: Record<string, object> };
       expect(Object.keys(pins.servers["mcp-server-filesystem"] ?? {})).toContain("read_text_file");
+
+      // write_file (destructiveHint: it overwrites) asks a person under the starter policy: it is not refused
+      const env = { ACP_HOME: home, HOME: home };
+      const write = client.callTool({ name: "write_file", arguments: { path: join(dir, "new.txt"), content: "hi" } });
+      write.catch(() => undefined); // (awaited below; a failed expectation must not leave it unhandled)
+      let pending: { id: string; tool: string; reasons: unknown[] }[] = [];
+      while (pending.length === 0) {
+        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(pending[0]?.tool).toBe("write_file");
+      expect(JSON.stringify(pending[0]?.reasons)).toContain("ask-writes");
+      expect((await runCli(["approve", pending[0]?.id ?? ""], { env })).code).toBe(0);
+      const written = await write;
+      expect(written.isError).not.toBe(true);
+      expect(readFileSync(join(dir, "new.txt"), "utf8")).toBe("hi");
     } finally {
       await client.close();
     }
-  });
+  }, 60_000);
 
   it("serves two upstreams from config.yml, prefixing colliding names", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));

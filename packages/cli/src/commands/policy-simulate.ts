@@ -11,6 +11,7 @@ interface SimulateOptions {
   server?: string;
   category?: string;
   args?: string;
+  annotations?: string;
   at?: string;
   policy?: string;
   graph?: string;
@@ -34,6 +35,9 @@ function parseTime(text: string | undefined, ctx: CliContext): Date {
   return at;
 }
 
+/** The MCP tool annotations that are hints (booleans). */
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+
 function buildRequest(options: SimulateOptions): Record<string, unknown> {
   const request: Record<string, unknown> = { tool: options.tool, arguments: {} };
   if (options.server !== undefined) request["server"] = options.server;
@@ -47,6 +51,22 @@ function buildRequest(options: SimulateOptions): Record<string, unknown> {
     request["category"] = options.category;
   }
   if (options.args !== undefined) request["arguments"] = parseJsonOption(options.args, "--args");
+  if (options.annotations !== undefined) {
+    const annotations = parseJsonOption(options.annotations, "--annotations");
+    if (typeof annotations !== "object" || annotations === null || Array.isArray(annotations)) {
+      throw new CliError('--annotations: expected a JSON object like {"destructiveHint":true}', EXIT.invalid);
+    }
+    for (const [key, value] of Object.entries(annotations)) {
+      const ok = HINTS.includes(key) ? typeof value === "boolean" : key === "title" && typeof value === "string";
+      if (!ok) {
+        throw new CliError(
+          `--annotations: \`${key}\` must be ${key === "title" ? "a string" : HINTS.includes(key) ? "true or false" : `one of ${HINTS.join(", ")}, title`}`,
+          EXIT.invalid,
+        );
+      }
+    }
+    request["annotations"] = annotations;
+  }
   if (options.domain !== undefined || options.action !== undefined) {
     if (options.domain === undefined || options.action === undefined) {
       throw new CliError("--domain and --action go together", EXIT.usage);
@@ -74,6 +94,10 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .option("--server <name>", "the upstream MCP server")
     .option("--category <category>", `explicit category (${CATEGORIES.join(", ")})`)
     .option("--args <json>", "the tool arguments as a JSON object", "{}")
+    .option(
+      "--annotations <json>",
+      "the tool's MCP annotations as the upstream lists them (readOnlyHint, destructiveHint, …), which classify it",
+    )
     .option("--at <iso-8601>", "the time of the call (default: now); decides time_of_day conditions")
     .option("--policy <file>", "policy file (default: $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default: $ACP_HOME/consent-graph.json when present)")
@@ -94,6 +118,7 @@ Nothing is executed and no state is kept between runs (rate limits start empty).
 
 Examples:
   acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
+  acp policy simulate --tool edit_file --annotations '{"readOnlyHint":false,"destructiveHint":true}'
   acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy policy.yml
   acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph spec/examples/consent-graph.json
   acp policy simulate --tool send_message --args '{"to":"boss"}' --config team.yml   # graph.mapping from team.yml`,

@@ -93,11 +93,15 @@ function policyLayer(request: ActionRequest, compiled: CompiledOverrides): Layer
   return undefined;
 }
 
-/** What explicit MCP annotations say: read-only → read/low; destructive → system/high; additive → write/medium. */
+/**
+ * What explicit MCP annotations say: read-only → read/low; destructive → write/high (it may delete or
+ * overwrite what it writes: MCP's "destructive updates to its environment"; running commands, deploying
+ * and dropping are `system` by name); additive → write/medium.
+ */
 function annotationLayer(annotations: ToolAnnotations | undefined): Layer | undefined {
   if (annotations === undefined || annotations === null || typeof annotations !== "object") return undefined;
   if (annotations.readOnlyHint === true) return { source: "annotations", category: "read", risk_level: "low" };
-  if (annotations.destructiveHint === true) return { source: "annotations", category: "system", risk_level: "high" };
+  if (annotations.destructiveHint === true) return { source: "annotations", category: "write", risk_level: "high" };
   if (annotations.readOnlyHint === false && annotations.destructiveHint === false) {
     return { source: "annotations", category: "write", risk_level: "medium" };
   }
@@ -121,10 +125,16 @@ function baseLayers(request: ActionRequest): Layer[] {
       : { source: "builtin", category: row.category, risk_level: row.risk_level };
   const hinted = annotationLayer(request.annotations);
   if (hinted === undefined) return [base];
+  if (row === undefined) return [hinted, base];
   // Annotations come from the server, which we do not trust to loosen a decision: they may replace the
-  // default for a name the table does not know, and may tighten the table, never loosen it.
-  if (row !== undefined && riskRank(impliedRisk(hinted) ?? "low") < riskRank(row.risk_level)) return [base];
-  return [hinted, base];
+  // default for a name the table does not know, and may tighten the table, never loosen it. A table row
+  // keeps its category (a shell marked destructive stays `system`), except that a "read" the server says
+  // is not read-only leaves `read`; the risk is the higher of the two.
+  const category = row.category === "read" && hinted.category !== undefined ? hinted.category : row.category;
+  const hintedRisk = impliedRisk(hinted) ?? "low";
+  const risk = riskRank(hintedRisk) > riskRank(row.risk_level) ? hintedRisk : row.risk_level;
+  if (category === row.category && risk === row.risk_level) return [base];
+  return [{ source: "annotations", category, risk_level: risk }, base];
 }
 
 const BUILTIN_RESULTS = new Map<BuiltinClassification, Classification>();

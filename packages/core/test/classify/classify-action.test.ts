@@ -5,7 +5,7 @@ import {
   DEFAULT_CLASSIFICATION,
   classifyAction,
 } from "../../src/classify/index.js";
-import { CATEGORIES, type ActionRequest } from "../../src/request/index.js";
+import { CATEGORIES, RISK_LEVELS, type ActionRequest } from "../../src/request/index.js";
 import type { ClassificationOverride } from "../../src/policy/types.js";
 
 const req = (tool: string, extra: Partial<ActionRequest> = {}): ActionRequest => ({ tool, arguments: {}, ...extra });
@@ -115,7 +115,7 @@ describe("classification precedence", () => {
       source: "annotations",
     });
     expect(classifyAction(req("zap", { annotations: { destructiveHint: true } }), [])).toEqual({
-      category: "system",
+      category: "write",
       risk_level: "high",
       source: "annotations",
     });
@@ -133,7 +133,25 @@ describe("classification precedence", () => {
 
   it("lets annotations tighten the built-in table", () => {
     const c = classifyAction(req("read_file", { annotations: { destructiveHint: true } }), []);
-    expect(c).toEqual({ category: "system", risk_level: "high", source: "annotations" });
+    expect(c).toEqual({ category: "write", risk_level: "high", source: "annotations" });
+    // server-filesystem's write_file: a write that overwrites, so a write of high risk
+    const w = classifyAction(req("write_file", { annotations: { readOnlyHint: false, destructiveHint: true } }), []);
+    expect(w).toEqual({ category: "write", risk_level: "high", source: "annotations" });
+  });
+
+  it("keeps a table row's category whatever the annotations say (a shell marked destructive stays system)", () => {
+    for (const tool of ["exec_command", "deploy_site", "drop_table", "transfer_funds", "send_email"]) {
+      const plain = classifyAction(req(tool), []);
+      for (const annotations of [
+        { destructiveHint: true },
+        { readOnlyHint: true },
+        { readOnlyHint: false, destructiveHint: false },
+      ]) {
+        const c = classifyAction(req(tool, { annotations }), []);
+        expect(c.category).toBe(plain.category);
+        expect(RISK_LEVELS.indexOf(c.risk_level)).toBeGreaterThanOrEqual(RISK_LEVELS.indexOf(plain.risk_level));
+      }
+    }
   });
 
   it("ignores annotations that say nothing explicit", () => {
