@@ -112,11 +112,15 @@ describe("bearer token", () => {
     expect(checkBearer("Token abc", token)).toMatchObject({ ok: false, status: 400 });
     expect(checkBearer(["Bearer a", "Bearer b"], token)).toMatchObject({ ok: false, status: 400 });
     expect(checkBearer(`Bearer ${token}`, token)).toEqual({ ok: true });
+    // the scheme name is case-insensitive (RFC 9110 §11.1); the token is not
+    expect(checkBearer(`bearer ${token}`, token)).toEqual({ ok: true });
+    expect(checkBearer(`BEARER ${token}`, token)).toEqual({ ok: true });
+    expect(checkBearer(`bearer ${token.toUpperCase()}`, token)).toMatchObject({ ok: false, status: 401 });
   });
   it("no header other than the exact token passes (property)", () => {
     fc.assert(
       fc.property(fc.string(), (header) => {
-        fc.pre(header !== `Bearer ${token}`);
+        fc.pre(!/^bearer /i.test(header) || header.slice(7) !== token);
         expect(checkBearer(header, token).ok).toBe(false);
       }),
     );

@@ -36,7 +36,7 @@ describe("the API's bearer check", () => {
         fc.constant(`Bearer ${t}a`),
         token.map((other) => `Bearer ${other}`),
         fc.string({ unit: "binary", maxLength: 30 }),
-        fc.constantFrom(undefined, "", "Bearer ", "bearer x", "Basic dXNlcjpwYXNz", `Bearer  ${t}`),
+        fc.constantFrom(undefined, "", "Bearer ", "bearer x", "Basic dXNlcjpwYXNz", `Bearer  ${t}`, `bearer ${t}`),
       );
     fc.assert(
       fc.property(

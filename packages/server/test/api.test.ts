@@ -72,18 +72,22 @@ describe("POST /pre-tool-check", () => {
     expect(await errorCode(malformed)).toBe("auth_header_malformed");
   });
 
-  it("accepts the token only as exactly `Bearer <token>`", async () => {
+  it("accepts the token only as `Bearer <token>` (the scheme in any case, RFC 9110 §11.1)", async () => {
     for (const authorization of [`Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`]) {
       const res = await post("/pre-tool-check", READ_EVENT, { authorization });
       expect(res.status).toBe(401);
       expect(await errorCode(res)).toBe("auth_token_wrong");
     }
-    for (const authorization of [`Bearer  ${TOKEN}`, `bearer ${TOKEN}`, `Bearer ${TOKEN} x`]) {
+    for (const authorization of [`Bearer  ${TOKEN}`, `Bearer ${TOKEN} x`, `Bearer: ${TOKEN}`]) {
       const res = await post("/pre-tool-check", READ_EVENT, { authorization });
       expect(res.status).toBe(400);
       expect(await errorCode(res)).toBe("auth_header_malformed");
     }
-    expect((await post("/pre-tool-check", READ_EVENT, { authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+      expect((await post("/pre-tool-check", READ_EVENT, { authorization: `${scheme} ${TOKEN}` })).status).toBe(200);
+    }
+    const wrong = await post("/pre-tool-check", READ_EVENT, { authorization: `bearer ${TOKEN}x` });
+    expect(wrong.status).toBe(401);
   });
 
   it("answers 400 for malformed JSON, 415 for a wrong content type, 413 for an oversized body", async () => {

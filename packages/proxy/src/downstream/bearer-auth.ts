@@ -4,11 +4,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
 export type BearerCheck =
   { readonly ok: true } | { readonly ok: false; readonly status: 400 | 401; readonly message: string };
 
-const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
+const BEARER = /^bearer ([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /**
- * Checks `Authorization: Bearer <token>` in constant time (both sides hashed to equal length first).
- * No header or a wrong token: 401. A header that is not `Bearer <token68>`: 400.
+ * Checks `Authorization: Bearer <token>` in constant time (both sides hashed to equal length first); the
+ * scheme name in any case (`bearer`, RFC 9110 §11.1). No header or a wrong token: 401. A header that is
+ * not `Bearer <token68>`: 400.
  */
 export function checkBearer(header: string | string[] | undefined, expected: string): BearerCheck {
   if (header === undefined || header === "") {
