@@ -91,10 +91,18 @@ describe("ask and defer wait for a person through the broker", () => {
     const result = await env.client.callTool({ name: "transfer", arguments: { amount: 34 } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe("consent not given: no consent channel is available");
+    // an approval the audit could not record carries its (approving) signed response: still no person's no
+    answers.set(35, () => ({
+      kind: "denied",
+      reason: "the audit trail could not record the approval",
+      consentResponse: { decision: "approved" },
+    }));
+    const unrecorded = await env.client.callTool({ name: "transfer", arguments: { amount: 35 } });
+    expect(textOf(unrecorded)).toBe("consent not given: the audit trail could not record the approval");
   });
 
   it("ask → deny returns a tool error with the person's reason and never forwards", async () => {
-    answers.set(2, () => ({ kind: "denied", reason: "not today", consentResponse: {} }));
+    answers.set(2, () => ({ kind: "denied", reason: "not today", consentResponse: { decision: "denied" } }));
     const result = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe("denied by a person: not today");
@@ -128,7 +136,11 @@ describe("ask and defer wait for a person through the broker", () => {
   it("session scope: the same call again in the same session is not asked again; another session is", async () => {
     answers.set(6, () => ({ kind: "approved", arguments: { amount: 6 }, consentResponse: {}, scope: "session" }));
     await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
-    answers.set(6, () => ({ kind: "denied", reason: "second session must ask", consentResponse: {} }));
+    answers.set(6, () => ({
+      kind: "denied",
+      reason: "second session must ask",
+      consentResponse: { decision: "denied" },
+    }));
     const again = await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
     expect(textOf(again)).toBe("transferred 6");
     expect(broker.asks.filter((a) => a.arguments["amount"] === 6)).toHaveLength(1);
@@ -172,7 +184,7 @@ describe("ask and defer wait for a person through the broker", () => {
     await expect.poll(() => broker.asks.some((a) => a.arguments["amount"] === 8)).toBe(true);
     answers.set(9, () => ({ kind: "approved", arguments: { amount: 9 }, consentResponse: {}, scope: "once" }));
     expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 9 } }))).toBe("transferred 9");
-    release({ kind: "denied", reason: "late", consentResponse: {} });
+    release({ kind: "denied", reason: "late", consentResponse: { decision: "denied" } });
     expect(textOf(await waiting)).toBe("denied by a person: late");
   });
 

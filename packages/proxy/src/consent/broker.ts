@@ -215,7 +215,8 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       return this.#deny(open, "the consent response failed verification");
     }
     if (response.decision === "denied") {
-      const by = `denied by \`${answer.approverId}\` via ${channel.name}`;
+      // the gate says "denied by a person: " in front of this
+      const by = `\`${answer.approverId}\` via ${channel.name}`;
       return this.#deny(open, answer.reason === undefined ? by : `${by}: ${answer.reason}`, response);
     }
     const args =

@@ -172,12 +172,13 @@ async function settleOutcome(
         reason: outcome.reason,
         ...(outcome.consentResponse !== undefined ? { metadata: { consent_response: outcome.consentResponse } } : {}),
       });
-      // only a denial with a signed response is a person's; the others (no channel, a response that failed
-      // verification, a malformed answer) must not read as if someone had said no
+      // only a signed response that says `denied` is a person's no; the others (no channel, a response that
+      // failed verification, a malformed answer, an approval the audit could not record) must not read as if
+      // someone had said no
       return {
         kind: "answer",
         result: toolError(
-          outcome.consentResponse !== undefined
+          saysDenied(outcome.consentResponse)
             ? `denied by a person: ${outcome.reason}`
             : `consent not given: ${outcome.reason}`,
           decision,
@@ -294,4 +295,11 @@ function sameJson(a: unknown, b: unknown): boolean {
   const x = tryCanonicalJson(a);
   const y = tryCanonicalJson(b);
   return x.ok && y.ok && x.value === y.value;
+}
+
+/** Whether a consent response is a signed `denied` (a person said no). */
+function saysDenied(response: unknown): boolean {
+  return (
+    typeof response === "object" && response !== null && (response as { decision?: unknown }).decision === "denied"
+  );
 }
