@@ -144,10 +144,64 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
       expect(JSON.stringify(pending[0]?.reasons)).toContain("ask-writes");
       expect((await runCli(["approve", pending[0]?.id ?? ""], { env })).code).toBe(0);
       const written = await write;
-      expect(written.isError).not.toBe(true);
+      expect(written.isError, JSON.stringify(written.content)).not.toBe(true);
       expect(readFileSync(join(dir, "new.txt"), "utf8")).toBe("hi");
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it("acp approve --for 10m covers the same call in a proxy started later (a restarted stdio client), in an initialized home", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const dir = mkdtempSync(join(tmpdir(), "acp-fs-"));
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home, ACP_HOME: home, ACP_PASSPHRASE: "window grants test" };
+    expect((await runCli(["init"], { env })).code).toBe(0);
+    const connect = async (): Promise<Client> => {
+      const client = new Client({ name: "cli-test-agent", version: "1.0.0" });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [ACP, "proxy", "--upstream", `${bin("mcp-server-filesystem")} ${dir}`],
+          env,
+          stderr: "pipe",
+        }),
+      );
+      return client;
+    };
+    const call = { name: "write_file", arguments: { path: join(dir, "a.txt"), content: "hi" } };
+    const first = await connect();
+    try {
+      const write = first.callTool(call);
+      write.catch(() => undefined); // (awaited below; a failed expectation must not leave it unhandled)
+      let pending: { id: string }[] = [];
+      while (pending.length === 0) {
+        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      // (the real clock: the window is checked against the proxy's)
+      const approved = await runCli(["approve", pending[0]?.id ?? "", "--for", "10m"], { env, now: new Date() });
+      expect(approved.code).toBe(0);
+      expect((await write).isError).not.toBe(true);
+    } finally {
+      await first.close();
+    }
+    writeFileSync(join(dir, "a.txt"), "changed meanwhile");
+    const second = await connect();
+    try {
+      // nobody is asked: the call completes (a call that asked would wait for the 120 s consent timeout)
+      const again = await second.callTool(call);
+      expect(again.isError, JSON.stringify(again.content)).not.toBe(true);
+      expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("hi");
+      const other = second.callTool({ ...call, arguments: { ...call.arguments, content: "other" } });
+      other.catch(() => undefined);
+      let pending: { tool: string }[] = [];
+      while (pending.length === 0) {
+        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(pending[0]?.tool).toBe("write_file"); // other arguments are another call: asked
+    } finally {
+      await second.close();
     }
   }, 60_000);
 

@@ -105,7 +105,7 @@ export function registerApprove(parent: Command, ctx: CliContext): void {
     .option(
       "--for <duration>",
       "also approve the same tool with the same arguments for a while (90s, 10m, 2h, at most 7d), in every " +
-        "session of the proxy that asked (not in a proxy started later: a restarted stdio client asks again)",
+        "session of every acp proxy of this home (kept in state.db: a restarted stdio client is covered too)",
     )
     .option("--modify <json>", "approve with these arguments changed (a JSON object of top-level keys)")
     .option("--json", "print the result as JSON");

@@ -7,7 +7,7 @@ import {
   type NonceStore,
   type Redactor,
 } from "@acp/core";
-import { createPendingConsentStore, createSqliteNonceStore } from "@acp/store";
+import { createConsentGrantStore, createPendingConsentStore, createSqliteNonceStore } from "@acp/store";
 import {
   createCliChannel,
   createConsentBroker,
@@ -61,14 +61,33 @@ export interface WiredBrokerOptions {
 export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHandle {
   const db = options.state.db();
   const store = db === null ? undefined : createPendingConsentStore(db);
+  // `--for` windows: every proxy of this home honours them until they end (a stdio client restarts its proxy)
+  const grants = db === null ? undefined : createConsentGrantStore(db);
   const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);
   const channels: ConsentChannel[] = [...(options.channels ?? [])];
   if (options.terminal !== false) channels.push(createTerminalChannel({ clock: options.clock }));
   if (store !== undefined) channels.push(createCliChannel({ store, clock: options.clock }));
+  /** A stored window approval for this call: signed by this home's key for exactly this action (its nonce was spent by its first use). */
+  async function verifyGrant(input: {
+    response: ConsentResponseV02;
+    request: ConsentRequestV02;
+    arguments: Readonly<Record<string, unknown>>;
+    now: Date;
+  }): Promise<boolean> {
+    const key = await options.key.get();
+    const verdict = await verifyConsentProof(input.response, {
+      expectedAction: approvedActionFor(input.request, input.arguments, input.response.modifications, options.redact),
+      trustedPublicKey: key.publicKeyHex,
+      now: input.now,
+      nonceStore: createMemoryNonceStore(),
+    });
+    return verdict.ok;
+  }
   return createConsentBroker({
     channels,
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(store !== undefined ? { store } : {}),
+    ...(grants !== undefined ? { grants, verifyGrant } : {}),
     clock: options.clock,
     async sign({ response, request, arguments: args }) {
       const key = await options.key.get();

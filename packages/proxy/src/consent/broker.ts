@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
-import type { PendingConsentStore } from "@acp/store";
+import type { ConsentGrantStore, PendingConsentStore } from "@acp/store";
 import type { Redactor } from "@acp/core";
 import type {
   BrokerAsk,
@@ -9,7 +9,7 @@ import type {
   SignConsentResponse,
   VerifyConsentResponse,
 } from "./broker-types.js";
-import { ApprovalGrants, grantKey } from "./grants.js";
+import { ApprovalGrants, grantKey, type ApprovalGrant } from "./grants.js";
 import { createConsentRedactor, restoreRedacted } from "./redact.js";
 import { buildConsentRequest, type ConsentAgentInfo } from "./request.js";
 import { buildUnsignedResponse, checkHumanAnswer } from "./response.js";
@@ -53,6 +53,16 @@ export interface ConsentBrokerOptions {
   readonly availabilityTimeoutMs?: number;
   /** What hides secrets from the person asked (see `createConsentRedactor`); default: the default rules. */
   readonly redact?: Redactor;
+  /**
+   * Where time-window approvals (`--for 10m`) are kept for every proxy of the home (`state.db`), with
+   * `verifyGrant`; without both they last as long as this broker.
+   */
+  readonly grants?: ConsentGrantStore;
+  /**
+   * Checks a stored window approval for this call before it is reused: the signature and the exact action,
+   * not the nonce (its first use spent it). Anything but `true` and the row approves nothing.
+   */
+  readonly verifyGrant?: VerifyConsentResponse;
 }
 
 /** The broker: `ask` puts a request before a person and resolves with a verified outcome. Never rejects. */
@@ -280,15 +290,76 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     if (key === null) return;
     const untilMs = Date.parse(grant.response.conditions.valid_until);
     this.#grants.add(key, { ...grant, sessionId: ask.sessionId, untilMs });
+    if (typeof grant.scope !== "object" || this.#o.grants === undefined || this.#o.verifyGrant === undefined) return;
+    try {
+      // the arguments are not kept: a reuse is for a call with the same ones (the key), modified as signed
+      const stored = { request: grant.request, response: grant.response };
+      this.#o.grants.add(key, untilMs, stored, this.#o.clock().getTime());
+    } catch {
+      // kept in this process only
+    }
+  }
+
+  /** A window approval another proxy of the home recorded for this call, verified; null when there is none. */
+  async #storedGrant(key: string, ask: BrokerAsk, now: Date): Promise<ApprovalGrant | null> {
+    const store = this.#o.grants;
+    const verify = this.#o.verifyGrant;
+    if (store === undefined || verify === undefined) return null;
+    let rows: unknown[];
+    try {
+      rows = store.find(key, now.getTime());
+    } catch {
+      return null;
+    }
+    for (const row of rows) {
+      const { request, response } = (row ?? {}) as { request?: ConsentRequestV02; response?: ConsentResponseV02 };
+      if (typeof request !== "object" || request === null || typeof response !== "object" || response === null) {
+        continue;
+      }
+      const conditions = (response as { conditions?: Partial<ConsentResponseV02["conditions"]> }).conditions;
+      // scope and end come from the signed response, never from the row around it
+      if (conditions?.scope !== "window" || typeof conditions.valid_until !== "string") continue;
+      if (response.decision !== "approved" && response.decision !== "approved_with_modifications") continue;
+      const untilMs = Date.parse(conditions.valid_until);
+      if (!(untilMs > now.getTime())) continue;
+      let ok = false;
+      try {
+        const verdict = await verify({ response, request, arguments: ask.arguments, now });
+        ok = verdict === true || (typeof verdict === "object" && verdict.ok === true);
+      } catch {
+        ok = false;
+      }
+      if (!ok) continue;
+      const modifications = response.modifications;
+      const args =
+        modifications === null || typeof modifications !== "object"
+          ? ask.arguments
+          : {
+              ...ask.arguments,
+              ...(restoreRedacted(ask.arguments, modifications, this.#redact) as Record<string, unknown>),
+            };
+      const grant: ApprovalGrant = {
+        scope: { until: conditions.valid_until },
+        sessionId: ask.sessionId,
+        untilMs,
+        arguments: args,
+        request,
+        response,
+      };
+      this.#grants.add(key, grant);
+      return grant;
+    }
+    return null;
   }
 
   async #reuseGrant(ask: BrokerAsk): Promise<BrokerOutcome | null> {
     const key = grantKey(ask.server, ask.tool, ask.arguments);
     if (key === null) return null;
     const now = this.#o.clock();
-    const grant = this.#grants.find(key, ask.sessionId, now.getTime());
     // The grant's response was verified when it was given (a nonce-spending verifier would refuse it twice);
-    // reuse only checks that it still covers this session and time.
+    // reuse only checks that it still covers this session and time. A window approval another proxy of the
+    // home recorded is verified (signature and action) before its first use here.
+    const grant = this.#grants.find(key, ask.sessionId, now.getTime()) ?? (await this.#storedGrant(key, ask, now));
     if (grant === null) return null;
     const fields = {
       decision: grant.response.decision,

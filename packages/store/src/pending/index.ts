@@ -9,3 +9,4 @@ export {
   type DecideFailure,
 } from "./pending-store.js";
 export { openPendingConsentDb } from "./open-db.js";
+export { createConsentGrantStore, type ConsentGrantStore } from "./grant-store.js";
