@@ -65,8 +65,11 @@ function valueProblem(section: keyof typeof SECTIONS, key: string, value: unknow
     return HTTP_URL.test(value) ? null : `${name} must be an http(s) URL, got \`${value}\``;
   }
   if (key === "callback_listen") {
-    const match = /^(.+):(\d{1,5})$/.exec(value);
-    return match !== null && Number(match[2]) <= 65535 ? null : `${name} must be HOST:PORT, got \`${value}\``;
+    try {
+      parseListen(value);
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
   return null;
 }

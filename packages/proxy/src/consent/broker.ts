@@ -229,13 +229,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       const by = `\`${answer.approverId}\` via ${channel.name}`;
       return this.#deny(open, answer.reason === undefined ? by : `${by}: ${answer.reason}`, response);
     }
-    const args =
-      response.modifications === null
-        ? ask.arguments
-        : {
-            ...ask.arguments,
-            ...(restoreRedacted(ask.arguments, response.modifications, this.#redact) as Record<string, unknown>),
-          };
+    const args = this.#approvedArguments(ask, response.modifications);
     const scope: ApprovalScope = answer.scope ?? "once";
     const fields = { decision: response.decision, scope: describeScope(scope), consent_response: response };
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
@@ -300,6 +294,15 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     }
   }
 
+  /** The arguments an approval forwards: the call's own, with the person's modifications (`[redacted]` kept). */
+  #approvedArguments(ask: BrokerAsk, modifications: unknown): Record<string, unknown> {
+    if (modifications === null || typeof modifications !== "object") return ask.arguments;
+    return {
+      ...ask.arguments,
+      ...(restoreRedacted(ask.arguments, modifications, this.#redact) as Record<string, unknown>),
+    };
+  }
+
   /** A window approval another proxy of the home recorded for this call, verified; null when there is none. */
   async #storedGrant(key: string, ask: BrokerAsk, now: Date): Promise<ApprovalGrant | null> {
     const store = this.#o.grants;
@@ -330,14 +333,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
         ok = false;
       }
       if (!ok) continue;
-      const modifications = response.modifications;
-      const args =
-        modifications === null || typeof modifications !== "object"
-          ? ask.arguments
-          : {
-              ...ask.arguments,
-              ...(restoreRedacted(ask.arguments, modifications, this.#redact) as Record<string, unknown>),
-            };
+      const args = this.#approvedArguments(ask, response.modifications);
       const grant: ApprovalGrant = {
         scope: { until: conditions.valid_until },
         sessionId: ask.sessionId,
