@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:https";
+import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -49,25 +50,26 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-/** One HTTPS request to the self-signed service. */
+/** One HTTPS request to the self-signed service (an event stream is read up to its first bytes). */
 function httpsCall(
   method: string,
   path: string,
   body?: string,
+  headers: Record<string, string> = body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}${path}`,
-      {
-        method,
-        rejectUnauthorized: false,
-        headers: body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-      },
-    );
+    const req = request(`${url}${path}`, { method, rejectUnauthorized: false, headers }, (res) => {
+      const answer = { status: res.statusCode ?? 0, headers: res.headers };
+      if (String(res.headers["content-type"]).startsWith("text/event-stream")) {
+        res.once("data", () => {
+          resolve(answer);
+          res.destroy();
+        });
+        return;
+      }
+      res.resume();
+      res.on("end", () => resolve(answer));
+    });
     req.on("error", reject);
     req.end(body);
   });
@@ -86,5 +88,56 @@ describe("acp serve over TLS", () => {
     expect(signIn.headers["strict-transport-security"]).toBe("max-age=31536000");
     const health = await httpsCall("GET", "/healthz");
     expect(health.headers["strict-transport-security"]).toBe("max-age=31536000");
+  });
+
+  it("sends Strict-Transport-Security and the security headers on the answers written without Fastify's send path", async () => {
+    const json = { "content-type": "application/json" };
+    const event = JSON.stringify({
+      tool_name: "search_docs",
+      tool_category: "public_read",
+      authorization_state: "none",
+      evidence_refs: [],
+      risk_domain: "research",
+      proposed_arguments: { query: "q" },
+      recommended_route: "accept",
+    });
+    const mcpInit = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const answers = {
+      "pre-tool-check": await httpsCall("POST", "/pre-tool-check", event, json),
+      mcp: await httpsCall("POST", "/mcp", mcpInit, { ...json, accept: "application/json, text/event-stream" }),
+      "consent events": await httpsCall("GET", "/v1/consent/events"),
+      "before routing": await httpsCall("GET", "/v1/consent/%E0%A4%A"),
+    };
+    expect(Object.fromEntries(Object.entries(answers).map(([name, a]) => [name, a.status]))).toEqual({
+      "pre-tool-check": 200,
+      mcp: 200,
+      "consent events": 200,
+      "before routing": 400,
+    });
+    for (const [name, answer] of Object.entries(answers)) {
+      expect({ name, hsts: answer.headers["strict-transport-security"] }).toEqual({ name, hsts: "max-age=31536000" });
+      expect({ name, nosniff: answer.headers["x-content-type-options"] }).toEqual({ name, nosniff: "nosniff" });
+      expect({ name, frame: answer.headers["x-frame-options"] }).toEqual({ name, frame: "DENY" });
+    }
+  });
+
+  it("sends Strict-Transport-Security on a request the HTTP parser refuses", async () => {
+    const { port } = new URL(url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect({ host: "127.0.0.1", port: Number(port), rejectUnauthorized: false }, () => {
+        socket.write("NOT A REQUEST\r\n\r\n");
+      });
+      let text = "";
+      socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toMatch(/\r\nstrict-transport-security: max-age=31536000\r\n/);
   });
 });

@@ -49,14 +49,15 @@ export interface HttpAppOptions {
 
 /** Builds the app (not listening yet). */
 export async function createHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
+  const tls = options.tls !== undefined;
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     requestTimeout: 30_000,
     return503OnClosing: true,
     forceCloseConnections: true,
-    frameworkErrors: frameworkErrorHandler(options.metrics),
-    clientErrorHandler: clientErrorHandler(options.metrics),
+    frameworkErrors: frameworkErrorHandler(options.metrics, tls),
+    clientErrorHandler: clientErrorHandler(options.metrics, tls),
     // the header and body timeouts are enforced when Node checks the connections: every 2 s, not every 30 s
     http: { connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
     ...(options.tls !== undefined
@@ -88,7 +89,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
       done(null, Object.fromEntries(new URLSearchParams(body as string)));
     },
   );
-  addSecurityHeaders(app, { tls: options.tls !== undefined });
+  addSecurityHeaders(app, { tls });
   installErrorHandlers(app, options.metrics, options.log ?? (() => undefined));
   await app.register(swagger, {
     openapi: {
@@ -112,13 +113,14 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   });
   const guard = createBearerGuard(options.auth);
   const answerGuard = createBearerGuard(options.auth, true);
-  registerPreToolCheck(app, options.service, createBearerCheck(options.auth));
+  registerPreToolCheck(app, options.service, createBearerCheck(options.auth), { tls });
   registerDecide(app, options.service, guard);
   registerConsentRoutes(app, {
     stores: options.stores,
     clock: options.clock,
     guard,
     answerGuard,
+    tls,
     ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
   });
   registerAuditRoutes(app, options.stores.audit, guard);
@@ -129,12 +131,12 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     guard,
     auditFailure: () => options.service.auditFailure(),
   });
-  registerMcpEndpoint(app, options.service, guard);
+  registerMcpEndpoint(app, options.service, guard, { tls });
   registerConsole(app, {
     stores: options.stores,
     clock: options.clock,
     simulate: options.simulate,
-    tls: options.tls !== undefined,
+    tls,
     auth: options.auth,
   });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());

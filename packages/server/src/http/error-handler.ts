@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ServerMetrics } from "../metrics/metrics.js";
 import { AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
-import { SECURITY_HEADERS } from "./security-headers.js";
+import { securityHeaders, STRICT_TRANSPORT_SECURITY } from "./security-headers.js";
 
 interface Mapped {
   readonly status: number;
@@ -98,6 +98,7 @@ export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetric
  */
 export function frameworkErrorHandler(
   metrics: ServerMetrics,
+  tls = false,
 ): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, _request, reply) => {
     const mapped = mapError(error);
@@ -105,7 +106,7 @@ export function frameworkErrorHandler(
     // before routing no hook runs: the headers every answer has are set here
     void reply
       .status(mapped.status)
-      .headers({ ...SECURITY_HEADERS, "cache-control": "no-store" })
+      .headers({ ...securityHeaders(tls), "cache-control": "no-store" })
       .send(errorBody(mapped.code, mapped.message));
   };
 }
@@ -135,7 +136,11 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
  * The `clientError` handler: a request the HTTP parser refused or a client too slow to send one gets
  * the error body every other error has (and is counted), then the connection is closed.
  */
-export function clientErrorHandler(metrics: ServerMetrics): (error: Error & { code?: string }, socket: Socket) => void {
+export function clientErrorHandler(
+  metrics: ServerMetrics,
+  tls = false,
+): (error: Error & { code?: string }, socket: Socket) => void {
+  const hsts = tls ? `strict-transport-security: ${STRICT_TRANSPORT_SECURITY}\r\n` : "";
   return (error, socket) => {
     if (error.code === "ECONNRESET" || socket.destroyed) return;
     const mapped = clientFailure(error.code);
@@ -145,7 +150,7 @@ export function clientErrorHandler(metrics: ServerMetrics): (error: Error & { co
       socket.write(
         `HTTP/1.1 ${mapped.status} ${STATUS_TEXT[mapped.status] ?? "Bad Request"}\r\n` +
           `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-          `cache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
+          `cache-control: no-store\r\nx-content-type-options: nosniff\r\n${hsts}connection: close\r\n\r\n${body}`,
       );
     }
     socket.destroy(error);

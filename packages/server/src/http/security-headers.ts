@@ -28,21 +28,38 @@ const DOCS_HEADERS = Object.freeze(
   Object.fromEntries(Object.entries(SECURITY_HEADERS).filter(([name]) => name !== "content-security-policy")),
 );
 
-/**
- * The whole header list of a JSON answer that bypasses Fastify's send path (`reply.hijack()`), as flat
- * name/value pairs for `writeHead`: the security headers, `cache-control: no-store` and the JSON content
- * type, the same set the onSend hook gives every other answer; the caller appends `content-length`.
- */
-export const JSON_ANSWER_HEADERS: readonly string[] = Object.freeze([
-  ...Object.entries(SECURITY_HEADERS).flat(),
-  "cache-control",
-  "no-store",
-  "content-type",
-  "application/json; charset=utf-8",
-]);
-
 /** Over TLS: browsers keep to HTTPS for this host for a year (RFC 6797). */
 export const STRICT_TRANSPORT_SECURITY = "max-age=31536000";
+
+const TLS_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...SECURITY_HEADERS,
+  "strict-transport-security": STRICT_TRANSPORT_SECURITY,
+});
+
+/**
+ * The security headers of an answer written without Fastify's send path (`reply.hijack()`: the event
+ * stream, the MCP endpoint) or before routing: {@link SECURITY_HEADERS}, plus `Strict-Transport-Security`
+ * when the service is served over TLS, the set the onSend hook gives every other answer.
+ */
+export function securityHeaders(tls: boolean): Readonly<Record<string, string>> {
+  return tls ? TLS_SECURITY_HEADERS : SECURITY_HEADERS;
+}
+
+/**
+ * The whole header list of a JSON answer that bypasses Fastify's send path (`reply.hijack()`), as flat
+ * name/value pairs for `writeHead` (built once per app): {@link securityHeaders}, `cache-control:
+ * no-store` and the JSON content type, the same set the onSend hook gives every other answer; the caller
+ * appends `content-length`.
+ */
+export function jsonAnswerHeaders(tls: boolean): readonly string[] {
+  return Object.freeze([
+    ...Object.entries(securityHeaders(tls)).flat(),
+    "cache-control",
+    "no-store",
+    "content-type",
+    "application/json; charset=utf-8",
+  ]);
+}
 
 /** Adds the headers (and, when served over TLS, `Strict-Transport-Security`). */
 export function addSecurityHeaders(app: FastifyInstance, options: { readonly tls?: boolean } = {}): void {

@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { DecisionService } from "../service/decision-service.js";
 import { errorBody } from "../http/error-body.js";
 import { ERROR_RESPONSES } from "../http/schemas.js";
+import { securityHeaders } from "../http/security-headers.js";
 import { MCP_BODY } from "../http/answer-schemas.js";
 import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 
@@ -12,7 +13,10 @@ export function registerMcpEndpoint(
   app: FastifyInstance,
   service: DecisionService,
   guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
+  options: { readonly tls?: boolean } = {},
 ): void {
+  // the SDK transport writes the answer itself (hijacked): the headers every answer has are set first
+  const headers = Object.entries({ ...securityHeaders(options.tls === true), "cache-control": "no-store" });
   app.post(
     "/mcp",
     {
@@ -37,6 +41,7 @@ export function registerMcpEndpoint(
       const server = createPreToolCheckMcpServer(service);
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no session id generator: stateless;
       reply.hijack();
+      for (const [name, value] of headers) reply.raw.setHeader(name, value);
       reply.raw.once("close", () => {
         void transport.close();
         void server.close();

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
-import { SECURITY_HEADERS } from "../security-headers.js";
+import { securityHeaders } from "../security-headers.js";
 
 /** At most this many streams are open at once. */
 export const MAX_CONSENT_STREAMS = 256;
@@ -19,13 +19,18 @@ export const MAX_STREAM_BACKLOG = 256 * 1024;
 let open = 0;
 
 /** Takes over the reply and streams `event: consent` lines until the client goes away. */
-export function openConsentStream(request: FastifyRequest, reply: FastifyReply, stores: ServerStores): void {
+export function openConsentStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stores: ServerStores,
+  tls = false,
+): void {
   if (open >= MAX_CONSENT_STREAMS) throw new HttpError(429, "consent_queue_full", "too many open event streams");
   open++;
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
-    ...SECURITY_HEADERS,
+    ...securityHeaders(tls),
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-store",
     connection: "keep-alive",

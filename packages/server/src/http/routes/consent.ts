@@ -25,6 +25,8 @@ export interface ConsentRouteDeps {
   readonly answerGuard: Guard;
   /** Completes a request whose waiting call is gone (`POST /v1/consent/{id}/complete`). */
   readonly complete?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
+  /** Served over TLS: the event stream also carries `Strict-Transport-Security`. */
+  readonly tls?: boolean;
 }
 
 /** Registers `GET /v1/consent`, `GET /v1/consent/events`, `GET /v1/consent/{id}`, `POST /v1/consent/{id}/response`. */
@@ -62,7 +64,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         },
       },
     },
-    (request, reply) => openConsentStream(request, reply, stores),
+    (request, reply) => openConsentStream(request, reply, stores, deps.tls === true),
   );
   app.get(
     "/v1/consent/:id",

@@ -8,7 +8,7 @@ import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
 import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
 import { CONTRACT_EVENT_BODY } from "../schemas.js";
-import { JSON_ANSWER_HEADERS } from "../security-headers.js";
+import { jsonAnswerHeaders } from "../security-headers.js";
 
 function serializeJson(data: unknown): string {
   return JSON.stringify(data);
@@ -28,11 +28,15 @@ export const serializeAnswer: (envelope: unknown) => string = fastJson(
  * the headers are the ones every answer gets (security headers, `cache-control`, JSON content type,
  * prebuilt), so Fastify's send path (content-type parsing, serialisation and onSend hooks) is skipped.
  */
-function sendEnvelope(reply: FastifyReply, envelope: PreToolCheckEnvelope | ContractEnvelope): void {
+function sendEnvelope(
+  reply: FastifyReply,
+  envelope: PreToolCheckEnvelope | ContractEnvelope,
+  headers: readonly string[],
+): void {
   const body = serializeAnswer(envelope);
   void reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, [...JSON_ANSWER_HEADERS, "content-length", String(Buffer.byteLength(body))]);
+  res.writeHead(200, [...headers, "content-length", String(Buffer.byteLength(body))]);
   res.end(body);
 }
 
@@ -66,7 +70,9 @@ export function registerPreToolCheck(
   app: FastifyInstance,
   service: DecisionService,
   check: (request: FastifyRequest) => void,
+  options: { readonly tls?: boolean } = {},
 ): void {
+  const headers = jsonAnswerHeaders(options.tls === true);
   app.post(
     "/pre-tool-check",
     {
@@ -108,7 +114,7 @@ export function registerPreToolCheck(
       service.preToolCheck(request.body, "pre_tool_check").then(
         ({ valid, envelope }) => {
           try {
-            if (valid) sendEnvelope(reply, envelope);
+            if (valid) sendEnvelope(reply, envelope, headers);
             else sendInvalid(reply, envelope, service.options.metrics);
           } catch (err) {
             failed(reply, err);
