@@ -1,9 +1,9 @@
-import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { parseApprovalDuration, type ApprovalScope } from "@acp/proxy";
 import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { cliActor } from "../wiring/cli-actor.js";
 import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 const REQUEST_ID = /^cr_[0-9a-f]{32}$/;
@@ -34,7 +34,7 @@ export interface CliAnswer {
  * `cli:$USER`. Unknown id → exit 4; expired or already decided → exit 3; nothing changes then.
  */
 export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answer: CliAnswer): Promise<void> {
-  const approverId = `cli:${ctx.io.env["USER"] ?? ctx.io.env["LOGNAME"] ?? accountName()}`;
+  const approverId = cliActor(ctx.io.env);
   const input: ConsentAnswerInput = {
     decision:
       answer.decision === "denied" ? "denied" : answer.modifications ? "approved_with_modifications" : "approved",
@@ -70,15 +70,6 @@ function scopeOf(ctx: CliContext, options: { session?: boolean; for?: string }):
     );
   }
   return { until: new Date(ctx.io.now().getTime() + ms).toISOString() };
-}
-
-/** The account running the command, for an answer's approver when USER and LOGNAME are not set. */
-function accountName(): string {
-  try {
-    return userInfo().username || "unknown";
-  } catch {
-    return "unknown";
-  }
 }
 
 function modificationsOf(text: string | undefined): Record<string, unknown> | undefined {

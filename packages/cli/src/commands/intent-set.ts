@@ -8,6 +8,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "../decision/read-input.js";
 import { readIntentText, MAX_INTENT_FILE_BYTES } from "../intent/intent-file.js";
 import { signIntentUpdate } from "../wiring/intent-update.js";
+import { cliActor } from "../wiring/cli-actor.js";
 import { homeSigningKey } from "../wiring/signing-key.js";
 
 interface IntentSetOptions {
@@ -99,7 +100,7 @@ async function setIntent(ctx: CliContext, file: string, id: string, options: Int
   } catch (err) {
     throw new CliError(`cannot sign the update: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
   }
-  const by = `cli:${ctx.io.env["USER"] ?? ctx.io.env["LOGNAME"] ?? "unknown"}`;
+  const by = cliActor(ctx.io.env);
   const issuedAt = ctx.io.now().toISOString();
   let signed: ReturnType<typeof signIntentUpdate> | undefined;
   const result = withStore(ctx, (store) =>

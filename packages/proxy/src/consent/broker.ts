@@ -226,7 +226,10 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     }
     if (response.decision === "denied") {
       // the gate says "denied by a person: " in front of this
-      const by = `\`${answer.approverId}\` via ${channel.name}`;
+      // `cli:alice` via cli reads `alice` via cli
+      const prefix = `${channel.name}:`;
+      const who = answer.approverId.startsWith(prefix) ? answer.approverId.slice(prefix.length) : answer.approverId;
+      const by = `\`${who}\` via ${channel.name}`;
       return this.#deny(open, answer.reason === undefined ? by : `${by}: ${answer.reason}`, response);
     }
     const args = this.#approvedArguments(ask, response.modifications);

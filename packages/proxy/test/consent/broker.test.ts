@@ -82,6 +82,20 @@ describe("consent broker", () => {
     expect((await outcome).kind).toBe("denied");
   });
 
+  it("names the person who denied once, without repeating the channel in front of their name", async () => {
+    const cli = scripted("cli");
+    const { broker } = setup([cli.channel]);
+    const first = broker.ask(makeAsk());
+    await eventually(() => cli.deliveries.length === 1);
+    cli.answers[0]?.({ decision: "denied", approverId: "cli:alice", reason: "not today" });
+    expect(await first).toMatchObject({ kind: "denied", reason: "`alice` via cli: not today" });
+    // an id that names another channel, or none, is shown as it is
+    const second = broker.ask(makeAsk());
+    await eventually(() => cli.deliveries.length === 2);
+    cli.answers[1]?.({ decision: "denied", approverId: "telegram:42" });
+    expect(await second).toMatchObject({ kind: "denied", reason: "`telegram:42` via cli" });
+  });
+
   it("takes the first answer of several channels and stops the others", async () => {
     const a = scripted("a");
     const b = scripted("b");
