@@ -77,4 +77,48 @@ describe("messages over the stdio size limit", () => {
     stdin.end();
     await proxy.close();
   });
+
+  it("a client line that is not a message is answered with JSON-RPC's error, never left to time out", async () => {
+    const proxy = createProxy({
+      upstreams: [],
+      decide: decideByTool({}),
+      broker: scriptedBroker(() => ({ kind: "expired" })),
+      log: () => undefined,
+    });
+    await proxy.start();
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    let out = "";
+    stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
+    await serveStdio(proxy, { stdin, stdout });
+    const sent = [
+      "{not json",
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+      "42",
+      '{"jsonrpc":"2.0","id":"bad-method","method":5}',
+      '{"jsonrpc":"1.0","id":9,"method":"ping"}',
+      '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}',
+      // a response is never answered, even a malformed one
+      '{"jsonrpc":"2.0","id":3,"result":5}',
+      '{"jsonrpc":"2.0","id":"last","method":"ping"}',
+    ];
+    for (const line of sent) stdin.write(`${line}\n`);
+    await expect.poll(() => out).toContain('"id":"last"');
+    const answers = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string }; result?: unknown });
+    expect(answers.map((a) => [a.id, a.error?.code ?? "result"])).toEqual([
+      [null, -32700],
+      [null, -32600],
+      [null, -32600],
+      ["bad-method", -32600],
+      [9, -32600],
+      [null, -32600],
+      ["last", "result"],
+    ]);
+    expect(answers[1]?.error?.message).toMatch(/batches are not supported/);
+    stdin.end();
+    await proxy.close();
+  });
 });

@@ -78,6 +78,13 @@ describe("MCP tool over stdio", () => {
     while (!lines.some((l) => l.includes('"id":2'))) await new Promise((r) => setTimeout(r, 10));
     const reply: unknown = JSON.parse(lines.find((l) => l.includes('"id":2')) ?? "{}");
     expect(at(reply, "result", "structuredContent", "route")).toBe("ask");
+    // a line that is not a message is answered, and the server goes on
+    stdin.write("{not json\n");
+    stdin.write('[{"jsonrpc":"2.0","id":3,"method":"ping"}]\n');
+    send({ jsonrpc: "2.0", id: 4, method: "ping" });
+    while (!lines.some((l) => l.includes('"id":4'))) await new Promise((r) => setTimeout(r, 10));
+    const errors = lines.filter((l) => l.includes('"id":null')).map((l) => at(JSON.parse(l), "error", "code"));
+    expect(errors).toEqual([-32700, -32600]);
     stdin.end();
     await served.closed;
   });

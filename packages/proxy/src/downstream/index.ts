@@ -7,3 +7,4 @@ export {
   type HttpListener,
 } from "./http-listener.js";
 export { checkBearer, isLoopbackAddress, isLoopbackHost, type BearerCheck } from "./bearer-auth.js";
+export { usePlainReadBuffer, unreadableAnswer } from "../transport/plain-read-buffer.js";

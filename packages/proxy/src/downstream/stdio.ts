@@ -13,7 +13,7 @@ export async function serveStdio(
 ): Promise<{ readonly session: ProxySession; readonly closed: Promise<void> }> {
   const stdin = streams.stdin ?? process.stdin;
   const transport = new StdioServerTransport(stdin, streams.stdout ?? process.stdout);
-  usePlainReadBuffer(transport);
+  usePlainReadBuffer(transport, { answerUnreadable: true });
   const session = await proxy.connect(transport, newId("stdio"));
   const closed = new Promise<void>((resolve) => {
     const previous = session.server.onclose;

@@ -15,9 +15,15 @@ import { JSONRPCMessageSchema, RELATED_TASK_META_KEY, type JSONRPCMessage } from
 export class PlainReadBuffer {
   #buffer: Buffer | undefined;
   readonly #maxBufferSize: number;
+  readonly #answer: ((reply: JSONRPCMessage) => void) | undefined;
 
-  constructor(maxBufferSize: number = STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+  /**
+   * `answer`, when given, receives the JSON-RPC error answer to a line that is not a message (see
+   * {@link unreadableAnswer}) before the line's error is thrown to the transport as before.
+   */
+  constructor(maxBufferSize: number = STDIO_DEFAULT_MAX_BUFFER_SIZE, answer?: (reply: JSONRPCMessage) => void) {
     this.#maxBufferSize = maxBufferSize;
+    this.#answer = answer;
   }
 
   append(chunk: Buffer): void {
@@ -37,7 +43,14 @@ export class PlainReadBuffer {
     const end = index > 0 && buffer[index - 1] === 13 ? index - 1 : index;
     const line = buffer.toString("utf8", 0, end);
     this.#buffer = buffer.subarray(index + 1);
-    return parseMessage(line);
+    if (this.#answer === undefined) return parseMessage(line);
+    try {
+      return parseMessage(line);
+    } catch (err) {
+      const reply = unreadableAnswer(line);
+      if (reply !== null) this.#answer(reply);
+      throw err;
+    }
   }
 
   clear(): void {
@@ -49,6 +62,46 @@ export class PlainReadBuffer {
 export function parseMessage(line: string): JSONRPCMessage {
   const value: unknown = JSON.parse(line);
   return plainMessage(value) ? value : JSONRPCMessageSchema.parse(value);
+}
+
+/** JSON-RPC 2.0's error codes for what is not a message. */
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+
+/**
+ * The answer JSON-RPC 2.0 (§5.1) gives a line {@link parseMessage} refused, so a client with a bug hears
+ * about it instead of waiting for its timeout: not JSON → -32700 with id null; a batch (MCP has none since
+ * 2025-06-18), a scalar, or an object that is no valid request → -32600 with the request's id when it has a
+ * valid one, else null. A line that looks like a response (`result` or `error`, no `method`) gets no
+ * answer: a response is never answered.
+ */
+export function unreadableAnswer(line: string): JSONRPCMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return errorAnswer(null, PARSE_ERROR, "Parse error: the line is not JSON");
+  }
+  if (Array.isArray(value)) {
+    return errorAnswer(
+      null,
+      INVALID_REQUEST,
+      "Invalid Request: JSON-RPC batches are not supported (send one message a line)",
+    );
+  }
+  if (!isPlainObject(value)) return errorAnswer(null, INVALID_REQUEST, "Invalid Request: a message is a JSON object");
+  if (!("method" in value) && ("result" in value || "error" in value)) return null;
+  const id = value["id"];
+  return errorAnswer(
+    isRequestId(id) ? (id as string | number) : null,
+    INVALID_REQUEST,
+    "Invalid Request: not a JSON-RPC 2.0 request this server takes (check `jsonrpc`, `id`, `method` and `params`)",
+  );
+}
+
+function errorAnswer(id: string | number | null, code: number, message: string): JSONRPCMessage {
+  // JSON-RPC's id null (the id could not be read) is outside the SDK's type, not outside the protocol
+  return { jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage;
 }
 
 /**
@@ -95,13 +148,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /**
  * Gives an SDK stdio transport (server or client) the {@link PlainReadBuffer}. The SDK keeps its buffer in
  * a private field; when that field is not an SDK `ReadBuffer` (another SDK version), the transport is left
- * as it is: correct, only slower. Call before the transport starts.
+ * as it is: correct, only slower. Call before the transport starts. `answerUnreadable` (a server's
+ * transport): a line that is not a message gets JSON-RPC's error answer ({@link unreadableAnswer}).
  */
-export function usePlainReadBuffer(transport: object): boolean {
-  const t = transport as { _readBuffer?: unknown };
+export function usePlainReadBuffer(transport: object, options: { readonly answerUnreadable?: boolean } = {}): boolean {
+  const t = transport as { _readBuffer?: unknown; send?: (message: JSONRPCMessage) => Promise<void> };
   const current = t._readBuffer;
   if (!(current instanceof ReadBuffer)) return false;
   const max = (current as unknown as { _maxBufferSize?: unknown })._maxBufferSize;
-  t._readBuffer = new PlainReadBuffer(typeof max === "number" ? max : STDIO_DEFAULT_MAX_BUFFER_SIZE);
+  const send = t.send?.bind(transport);
+  const answer =
+    options.answerUnreadable === true && send !== undefined
+      ? (reply: JSONRPCMessage) => void send(reply).catch(() => undefined)
+      : undefined;
+  t._readBuffer = new PlainReadBuffer(typeof max === "number" ? max : STDIO_DEFAULT_MAX_BUFFER_SIZE, answer);
   return true;
 }

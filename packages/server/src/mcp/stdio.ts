@@ -1,6 +1,7 @@
 /** The tool over stdio (`acp serve --stdio`): one MCP server on the process's stdin and stdout. */
 import type { Readable, Writable } from "node:stream";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { usePlainReadBuffer } from "@acp/proxy";
 import type { DecisionService } from "../service/decision-service.js";
 import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 
@@ -11,6 +12,8 @@ export async function serveMcpStdio(
 ): Promise<{ readonly closed: Promise<void>; close(): Promise<void> }> {
   const server = createPreToolCheckMcpServer(service);
   const transport = new StdioServerTransport(streams.stdin, streams.stdout);
+  // a line that is not a message is answered with JSON-RPC's error (-32700, -32600), not left to time out
+  usePlainReadBuffer(transport, { answerUnreadable: true });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     streams.stdin.once("end", () => void server.close());
