@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decideByTool, EVERYTHING, fixture, memoryAudit, startInMemory, textOf } from "./harness.js";
 import type { ActionRequest, Decision, Reason, SourceVerdict } from "@acp/core";
-import { refusalText } from "../src/index.js";
+import { refusalText, type UpstreamSpec } from "../src/index.js";
 
 describe("proxy over real upstreams (in-memory client)", () => {
   const seen: ActionRequest[] = [];
@@ -108,6 +108,42 @@ describe("names that cannot be served", () => {
       // said once, not at every listing
       await env.client.listTools();
       expect(lines.filter((l) => l.startsWith("upstream `two`: tool `echo` is not served"))).toHaveLength(1);
+    } finally {
+      await env.close();
+    }
+  });
+
+  it("a prompt, a resource URI and a resource template another server shadows are reported once, not dropped in silence", async () => {
+    const lines: string[] = [];
+    const extras = (name: string): UpstreamSpec => ({
+      ...fixture(name),
+      env: { FIXTURE_EXTRAS: "1", FIXTURE_NAME: name },
+    });
+    const env = await startInMemory({
+      upstreams: [extras("one"), extras("two")],
+      prefixTools: "never",
+      log: (l) => lines.push(l),
+    });
+    try {
+      const prompts = (await env.client.listPrompts()).prompts.map((p) => p.name);
+      expect(prompts).toEqual(["greet"]);
+      const resources = (await env.client.listResources()).resources.map((r) => r.uri);
+      expect(resources).toEqual(["fixture://readme"]);
+      await env.client.listResourceTemplates();
+      // served by the first server listed, as the log says
+      const read = await env.client.readResource({ uri: "fixture://item/7" });
+      expect(read.contents[0]).toMatchObject({ text: "item of one" });
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          "upstream `two`: prompt `greet` is not served: `one` offers a prompt of the same name (prefix_tools: never)",
+          'upstream `two`: resource "fixture://readme" is not served: `one` lists the same URI, and reads of it go there',
+          'upstream `two`: resource template "fixture://item/{…}" is not served: `one` offers a template with the same start, and reads of such URIs go there',
+        ]),
+      );
+      await env.client.listPrompts();
+      await env.client.listResources();
+      await env.client.listResourceTemplates();
+      expect(lines.filter((l) => /(prompt|resource).* is not served/.test(l))).toHaveLength(3);
     } finally {
       await env.close();
     }

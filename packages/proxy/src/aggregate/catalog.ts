@@ -23,10 +23,20 @@ export class ProxyCatalog {
   #prompts: NameIndex<NamedItem> | undefined;
   #owners = new Map<string, string>();
   #templates: { server: string; prefix: string }[] = [];
+  readonly #report: (line: string) => void;
+  readonly #reported = new Set<string>();
 
-  constructor(pool: UpstreamPool, mode: PrefixMode) {
+  /** `report` hears, once each, the prompts, resources and templates that another server's shadow. */
+  constructor(pool: UpstreamPool, mode: PrefixMode, report: (line: string) => void = () => undefined) {
     this.#pool = pool;
     this.#mode = mode;
+    this.#report = report;
+  }
+
+  #once(key: string, line: string): void {
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    this.#report(line);
   }
 
   /** Forgets cached listings (an upstream said its list changed, or stopped). */
@@ -52,6 +62,12 @@ export class ProxyCatalog {
       listings.map(({ server, items }) => ({ server, items: items.filter(isNamed) })),
       this.#mode,
     );
+    for (const { server, name, servedBy } of this.#prompts.dropped) {
+      this.#once(
+        `prompt\u0000${server}\u0000${name}`,
+        `upstream \`${server}\`: prompt \`${name}\` is not served: \`${servedBy}\` offers a prompt of the same name (prefix_tools: ${this.#mode})`,
+      );
+    }
     return this.#prompts;
   }
 
@@ -63,7 +79,18 @@ export class ProxyCatalog {
     for (const { server, items } of listings) {
       for (const item of items) {
         const uri = item["uri"];
-        if (typeof uri !== "string" || owners.has(uri)) continue;
+        if (typeof uri !== "string") continue;
+        const owner = owners.get(uri);
+        if (owner !== undefined) {
+          // a URI names one resource: the first server listed serves it (resources are never renamed)
+          if (owner !== server) {
+            this.#once(
+              `resource\u0000${server}\u0000${uri}`,
+              `upstream \`${server}\`: resource ${JSON.stringify(uri)} is not served: \`${owner}\` lists the same URI, and reads of it go there`,
+            );
+          }
+          continue;
+        }
         owners.set(uri, server);
         resources.push(item);
       }
@@ -80,6 +107,17 @@ export class ProxyCatalog {
         typeof t["uriTemplate"] === "string" ? [{ server, prefix: t["uriTemplate"].split("{")[0] ?? "" }] : [],
       ),
     );
+    const byPrefix = new Map<string, string>();
+    for (const { server, prefix } of this.#templates) {
+      const first = byPrefix.get(prefix);
+      if (first === undefined) byPrefix.set(prefix, server);
+      else if (first !== server && prefix !== "") {
+        this.#once(
+          `template\u0000${server}\u0000${prefix}`,
+          `upstream \`${server}\`: resource template ${JSON.stringify(`${prefix}{…}`)} is not served: \`${first}\` offers a template with the same start, and reads of such URIs go there`,
+        );
+      }
+    }
     return listings.flatMap((l) => l.items);
   }
 

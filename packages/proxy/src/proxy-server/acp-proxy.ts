@@ -160,7 +160,9 @@ export class AcpProxy {
       },
       options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
     );
-    this.catalog = new ProxyCatalog(this.pool, options.prefixTools ?? PROXY_DEFAULTS.prefixTools);
+    this.catalog = new ProxyCatalog(this.pool, options.prefixTools ?? PROXY_DEFAULTS.prefixTools, (line) =>
+      this.#log(line),
+    );
   }
 
   /** Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve. */
