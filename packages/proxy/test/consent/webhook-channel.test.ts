@@ -153,6 +153,8 @@ describe("webhook channel specifics", () => {
     const delays: number[] = [];
     const timers: ConsentTimers = {
       setTimeout: (cb, ms) => {
+        // the per-attempt timeouts (10 s) run for real; the backoff delays are recorded and skipped
+        if (ms >= 10_000) return realTimers.setTimeout(cb, ms);
         delays.push(ms);
         return realTimers.setTimeout(cb, 0);
       },

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseApprovalDuration } from "../../scope.js";
 import type { ApprovalScope, HumanAnswer } from "../../types.js";
 import { checkHumanAnswer } from "../../response.js";
+import type { ConsentTimers } from "../../timers.js";
 
 /** The largest callback body accepted. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -18,23 +19,66 @@ export interface WebhookCallbackBody {
   readonly approver_id?: string;
 }
 
-/** Reads the request body as UTF-8, or null when it is larger than `MAX_CALLBACK_BYTES`. */
-export async function readBody(req: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > MAX_CALLBACK_BYTES) return null;
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+/** How long a callback client may take to send its body. */
+export const CALLBACK_READ_TIMEOUT_MS = 10_000;
+
+/** A callback body read whole, or why it was not. */
+export type CallbackBody = { readonly bytes: Buffer } | { readonly error: "too_large" | "timeout" | "aborted" };
+
+/**
+ * Reads the request body's raw bytes. `too_large` as soon as it is announced (`Content-Length`) or found to be over
+ * `MAX_CALLBACK_BYTES`, without reading the rest; `timeout` when it is not complete within `timeoutMs`.
+ */
+export function readBody(req: IncomingMessage, timers: ConsentTimers, timeoutMs: number): Promise<CallbackBody> {
+  return new Promise((resolve) => {
+    const announced = Number(req.headers["content-length"]);
+    if (Number.isFinite(announced) && announced > MAX_CALLBACK_BYTES) {
+      resolve({ error: "too_large" });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (result: CallbackBody): void => {
+      timers.clearTimeout(timer);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onFail);
+      req.off("close", onClose);
+      if ("error" in result) req.pause();
+      resolve(result);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+      size += buffer.length;
+      if (size > MAX_CALLBACK_BYTES) finish({ error: "too_large" });
+      else chunks.push(buffer);
+    };
+    const onEnd = (): void => finish({ bytes: Buffer.concat(chunks) });
+    const onFail = (): void => finish({ error: "aborted" });
+    const onClose = (): void => {
+      if (!req.complete) finish({ error: "aborted" });
+    };
+    const timer = timers.setTimeout(() => finish({ error: "timeout" }), timeoutMs);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onFail);
+    req.on("close", onClose);
+  });
 }
 
-/** Sends a small JSON answer. */
-export function reply(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+/** The body as text, or null when it is not valid UTF-8. */
+export function utf8Of(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Sends a small JSON answer; `close` ends the connection after it (a body left unread). */
+export function reply(res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
   if (res.headersSent) return;
-  res.writeHead(status, { "Content-Type": "application/json" });
+  res.writeHead(status, { "Content-Type": "application/json", ...(close ? { Connection: "close" } : {}) });
   res.end(JSON.stringify(body));
 }
 

@@ -10,6 +10,8 @@ export interface WebhookPostOptions {
   readonly timers: ConsentTimers;
   readonly maxAttempts: number;
   readonly initialBackoffMs: number;
+  /** How long one attempt may take (connect, headers, body) before it counts as failed. */
+  readonly attemptTimeoutMs: number;
   readonly callbackUrl?: string;
 }
 
@@ -25,14 +27,31 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
     ...webhookHeaders(options.secret, body, options.clock()),
   };
   if (options.callbackUrl !== undefined) headers["X-ACP-Callback-URL"] = options.callbackUrl;
-  const response = await options.fetch(options.url, { method: "POST", headers, body, signal });
-  await response.body?.cancel();
-  return response.status;
+  // one attempt ends when the request is over (signal) or when the receiver takes too long
+  const attempt = new AbortController();
+  const onAbort = (): void => attempt.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  const timer = options.timers.setTimeout(
+    () => attempt.abort(new Error(`the receiver did not answer within ${options.attemptTimeoutMs} ms`)),
+    options.attemptTimeoutMs,
+  );
+  try {
+    const response = await options.fetch(options.url, { method: "POST", headers, body, signal: attempt.signal });
+    await response.body?.cancel();
+    return response.status;
+  } catch (error) {
+    const reason: unknown = attempt.signal.reason;
+    if (!signal.aborted && attempt.signal.aborted && reason instanceof Error) throw reason;
+    throw error;
+  } finally {
+    options.timers.clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  }
 }
 
 /**
- * POSTs the body, signed fresh on every attempt, retrying network errors, 408/425/429 and 5xx with exponential
- * backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on another 4xx or when the
+ * POSTs the body, signed fresh on every attempt, retrying network errors, attempts that time out
+ * (`attemptTimeoutMs`), 408/425/429 and 5xx with exponential backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on another 4xx or when the
  * attempts run out. Stops at once when `signal` aborts.
  */
 export async function postWithRetries(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<void> {

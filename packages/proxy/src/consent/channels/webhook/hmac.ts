@@ -8,9 +8,12 @@ export const TIMESTAMP_HEADER = "x-acp-timestamp";
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
 
-/** `sha256=` + hex HMAC-SHA256 of `"<timestamp>.<body>"` under the shared secret. */
-export function signWebhookBody(secret: string, timestamp: string, body: string): string {
-  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex")}`;
+/**
+ * `sha256=` + hex HMAC-SHA256 of `"<timestamp>.<body>"` under the shared secret: the timestamp's ASCII digits, a
+ * `.`, then the body's bytes exactly as sent (a string body is its UTF-8 encoding).
+ */
+export function signWebhookBody(secret: string, timestamp: string, body: string | Uint8Array): string {
+  return `sha256=${createHmac("sha256", secret).update(`${timestamp}.`).update(body).digest("hex")}`;
 }
 
 /** The two headers to send with a signed body at `now`. */
@@ -23,13 +26,13 @@ export function webhookHeaders(secret: string, body: string, now: Date): Record<
 export type WebhookAuthFailure = "missing_signature" | "stale_timestamp" | "bad_signature";
 
 /**
- * Checks a signed body: well-formed headers, a timestamp within `toleranceMs` of `now`, and a signature that
+ * Checks a signed body (the raw bytes as received): well-formed headers, a timestamp within `toleranceMs` of `now`, and a signature that
  * matches (compared in constant time).
  */
 export function checkWebhookSignature(
   secret: string,
   headers: { readonly timestamp: unknown; readonly signature: unknown },
-  body: string,
+  body: string | Uint8Array,
   now: Date,
   toleranceMs: number,
 ): WebhookAuthFailure | null {

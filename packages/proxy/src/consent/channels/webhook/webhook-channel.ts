@@ -7,7 +7,7 @@ import type {
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
-import { answerFromCallback, readBody, reply } from "./callback.js";
+import { CALLBACK_READ_TIMEOUT_MS, answerFromCallback, readBody, reply, utf8Of } from "./callback.js";
 import { postWithRetries } from "./deliver.js";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, checkWebhookSignature } from "./hmac.js";
 
@@ -27,6 +27,12 @@ export interface WebhookChannelOptions {
   readonly maxAttempts?: number;
   /** Default 500 ms, doubled after each failed attempt. */
   readonly initialBackoffMs?: number;
+  /** How long one POST of a consent request may take before it is retried. Default 10 s. */
+  readonly attemptTimeoutMs?: number;
+  /** How long the one `consent_settled` POST may take (the agent's call waits for it). Default 5 s. */
+  readonly settleTimeoutMs?: number;
+  /** How long a callback client may take to send its body (answered 408 after). Default 10 s. */
+  readonly callbackReadTimeoutMs?: number;
   /** How far a callback's timestamp may be from now. Default 5 minutes. */
   readonly toleranceMs?: number;
 }
@@ -59,49 +65,70 @@ class WebhookChannelImpl implements WebhookChannel {
 
   async deliver(delivery: ChannelDelivery): Promise<HumanAnswer> {
     const { request, signal } = delivery;
-    const answered = new Promise<HumanAnswer>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.#waiters.delete(request.id);
-        reject(abortError(signal));
-      };
-      this.#waiters.set(request.id, {
-        nonce: request.nonce,
-        resolve: (answer) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(answer);
-        },
-      });
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-    });
-    answered.catch(() => undefined);
+    // the POST stops once the request is over, or once an answer came back (even while the POST is still open:
+    // a receiver may post the decision before it answers the request's POST, or answer that POST badly)
+    const posting = new AbortController();
+    const stopPosting = (): void => posting.abort(signal.reason);
+    signal.addEventListener("abort", stopPosting, { once: true });
     try {
-      await postWithRetries(JSON.stringify(request), this.#postOptions(), signal);
-    } catch (error) {
-      this.#waiters.delete(request.id);
-      throw error;
+      return await new Promise<HumanAnswer>((resolve, reject) => {
+        const onAbort = (): void => {
+          this.#waiters.delete(request.id);
+          reject(abortError(signal));
+        };
+        this.#waiters.set(request.id, {
+          nonce: request.nonce,
+          resolve: (answer) => {
+            signal.removeEventListener("abort", onAbort);
+            resolve(answer);
+          },
+        });
+        if (signal.aborted) {
+          onAbort();
+          return;
+        }
+        signal.addEventListener("abort", onAbort, { once: true });
+        postWithRetries(JSON.stringify(request), this.#postOptions(), posting.signal).catch((error: unknown) => {
+          if (posting.signal.aborted || !this.#waiters.has(request.id)) return;
+          this.#waiters.delete(request.id);
+          signal.removeEventListener("abort", onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        });
+      });
+    } finally {
+      signal.removeEventListener("abort", stopPosting);
+      posting.abort("answered");
     }
-    return answered;
   }
 
-  /** Tells the receiver how the request ended (`consent_settled`, signed, one attempt; failures ignored). */
+  /**
+   * Tells the receiver how the request ended (`consent_settled`, signed, one attempt of at most `settleTimeoutMs`;
+   * failures ignored): the agent's call waits for this, so a receiver that never answers cannot hold it.
+   */
   async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
     const body = JSON.stringify({ type: "consent_settled", request_id: request.id, outcome });
-    const options = { ...this.#postOptions(), maxAttempts: 1 };
+    const options = { ...this.#postOptions(), maxAttempts: 1, attemptTimeoutMs: this.#o.settleTimeoutMs ?? 5_000 };
     await postWithRetries(body, options, new AbortController().signal).catch(() => undefined);
   }
 
   async handleCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
-      if (req.method !== "POST") return reply(res, 405, { error: "method_not_allowed" });
-      const body = await readBody(req);
-      if (body === null) return reply(res, 413, { error: "body_too_large" });
+      if (req.method !== "POST") return reply(res, 405, { error: "method_not_allowed" }, true);
+      const timers = this.#o.timers ?? realTimers;
+      const read = await readBody(req, timers, this.#o.callbackReadTimeoutMs ?? CALLBACK_READ_TIMEOUT_MS);
+      if ("error" in read) {
+        if (read.error === "too_large") return reply(res, 413, { error: "body_too_large" }, true);
+        if (read.error === "timeout") return reply(res, 408, { error: "body_timeout" }, true);
+        return void res.destroy();
+      }
       const now = this.#o.clock();
       const signature = req.headers[SIGNATURE_HEADER];
       const headers = { timestamp: req.headers[TIMESTAMP_HEADER], signature };
-      const failure = checkWebhookSignature(this.#o.secret, headers, body, now, this.#tolerance());
+      const failure = checkWebhookSignature(this.#o.secret, headers, read.bytes, now, this.#tolerance());
       if (failure !== null) return reply(res, 401, { error: failure });
       if (!this.#firstUse(signature as string, now)) return reply(res, 409, { error: "replayed_callback" });
+      const body = utf8Of(read.bytes);
+      if (body === null) return reply(res, 400, { error: "malformed_json", message: "the body is not UTF-8" });
       return this.#accept(res, body, now);
     } catch {
       return reply(res, 500, { error: "internal_error" });
@@ -146,6 +173,7 @@ class WebhookChannelImpl implements WebhookChannel {
       timers: this.#o.timers ?? realTimers,
       maxAttempts: this.#o.maxAttempts ?? 5,
       initialBackoffMs: this.#o.initialBackoffMs ?? 500,
+      attemptTimeoutMs: this.#o.attemptTimeoutMs ?? 10_000,
       ...(this.#o.callbackUrl !== undefined ? { callbackUrl: this.#o.callbackUrl } : {}),
     };
   }

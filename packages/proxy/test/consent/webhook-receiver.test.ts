@@ -1,0 +1,270 @@
+/**
+ * The webhook channel as a receiver written from docs/guides/consent-channels.md alone would meet it: the
+ * signature recomputed independently over the raw bytes, a receiver that answers slowly, never, or only after
+ * it has already posted the decision, and callback clients that misbehave (too big, too slow).
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { connect } from "node:net";
+import { describe, expect, it } from "vitest";
+import {
+  createConsentBroker,
+  createWebhookChannel,
+  type ConsentRequestV02,
+  type WebhookChannel,
+} from "../../src/consent/index.js";
+import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { listen, postCallback, type ReceivedPost } from "./webhook-servers.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+const SECRET = "whsec-from-the-docs";
+
+/** The docs' recipe, written without the channel's own helpers: HMAC-SHA256(secret, "<timestamp>.<raw body>"). */
+function docsSignature(secret: string, timestamp: string, rawBody: Buffer): string {
+  return `sha256=${createHmac("sha256", secret)
+    .update(Buffer.concat([Buffer.from(`${timestamp}.`), rawBody]))
+    .digest("hex")}`;
+}
+
+function docsVerify(headers: IncomingMessage["headers"], rawBody: Buffer, nowSeconds: number): boolean {
+  const timestamp = headers["x-acp-timestamp"];
+  const signature = headers["x-acp-signature"];
+  if (typeof timestamp !== "string" || typeof signature !== "string") return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
+  const expected = Buffer.from(docsSignature(SECRET, timestamp, rawBody));
+  const given = Buffer.from(signature);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+type Handler = (post: ReceivedPost & { raw: Buffer }, res: ServerResponse) => void;
+
+/** A receiver whose answer to each POST the test decides (`handler`); raw bytes kept. */
+async function receiver(handler: Handler) {
+  const posts: (ReceivedPost & { raw: Buffer })[] = [];
+  const server = await listen((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const post = { headers: req.headers, body: raw.toString("utf8"), raw };
+      posts.push(post);
+      handler(post, res);
+    });
+  });
+  return { ...server, posts };
+}
+
+async function setup(handler: Handler, extra: Partial<Parameters<typeof createWebhookChannel>[0]> = {}) {
+  const time = new ManualTime();
+  const hook = await receiver(handler);
+  const holder: { channel?: WebhookChannel } = {};
+  const callback = await listen((req, res) => void holder.channel?.handleCallback(req, res));
+  const channel = createWebhookChannel({
+    url: `${hook.url}/acp`,
+    secret: SECRET,
+    clock: time.clock,
+    callbackUrl: `${callback.url}/cb`,
+    initialBackoffMs: 1,
+    timers: time,
+    ...extra,
+  });
+  holder.channel = channel;
+  const broker = createConsentBroker({
+    channels: [channel],
+    ...createTestProofs(),
+    clock: time.clock,
+    timers: time,
+    random: countingRandom(),
+    progressIntervalMs: 0,
+  });
+  const requests = (): ConsentRequestV02[] =>
+    hook.posts.map((p) => JSON.parse(p.body) as ConsentRequestV02).filter((r) => r.type === "consent_request");
+  const answer = (request: { id: string; nonce: string }, fields: Record<string, unknown>) =>
+    postCallback(`${callback.url}/cb`, JSON.stringify({ request_id: request.id, nonce: request.nonce, ...fields }), {
+      secret: SECRET,
+      now: time.clock(),
+    });
+  const close = async () => {
+    await hook.close();
+    await callback.close();
+  };
+  return { time, hook, callback, channel, broker, requests, answer, close };
+}
+
+/** Advances the manual clock a step at a time until `probe` holds (the code under test arms its timers late). */
+function advanceUntil<T>(time: ManualTime, stepMs: number, probe: () => T | undefined | null | false): Promise<T> {
+  return eventually(() => {
+    const value = probe();
+    if (value === undefined || value === null || value === false) time.advance(stepMs);
+    return value;
+  });
+}
+
+describe("a webhook receiver written from the docs", () => {
+  it("checks the signature over the raw bytes it received, non-ASCII arguments included, and answers the same way", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const args = { path: "/tmp/é✓.txt", content: "naïve — 日本語 😀 \u2028 \u0000" };
+      const pending = s.broker.ask(makeAsk({ arguments: args }));
+      const post = await eventually(() => s.hook.posts[0]);
+      const nowSeconds = Math.floor(s.time.clock().getTime() / 1000);
+      expect(docsVerify(post.headers, post.raw, nowSeconds)).toBe(true);
+      expect(post.headers["content-type"]).toMatch(/^application\/json/);
+      const request = JSON.parse(post.raw.toString("utf8")) as ConsentRequestV02;
+      expect(request.action.parameters).toEqual(args);
+      // the answer, signed over its raw UTF-8 bytes with the recipe
+      const body = Buffer.from(
+        JSON.stringify({ request_id: request.id, nonce: request.nonce, decision: "denied", reason: "pas ça — ✗" }),
+      );
+      const timestamp = String(nowSeconds);
+      const res = await fetch(`${s.callback.url}/cb`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-ACP-Timestamp": timestamp,
+          "X-ACP-Signature": docsSignature(SECRET, timestamp, body),
+        },
+        body,
+      });
+      expect(res.status).toBe(200);
+      const outcome = await pending;
+      expect(outcome.kind).toBe("denied");
+      if (outcome.kind === "denied") expect(outcome.reason).toContain("pas ça — ✗");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("takes a decision posted while the request's POST is still open (a receiver that answers 500 afterwards)", async () => {
+    const s = await setup((post, res) => {
+      const request = JSON.parse(post.body) as ConsentRequestV02;
+      if (request.type !== "consent_request") return void res.writeHead(200).end();
+      // a synchronous receiver: ask the person, post the decision, and only then answer (badly)
+      void s.answer(request, { decision: "approved", approver_id: "ops" }).then(() => res.writeHead(500).end());
+    });
+    try {
+      const outcome = await s.broker.ask(makeAsk());
+      expect(outcome.kind).toBe("approved");
+      // the decision is in: the request is not posted again
+      expect(s.requests()).toHaveLength(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("gives up on an attempt the receiver never answers and retries it", async () => {
+    const held: ServerResponse[] = [];
+    const s = await setup((post, res) => {
+      if (held.length === 0 && post.body.includes('"consent_request"')) return void held.push(res);
+      res.writeHead(200).end();
+    });
+    try {
+      const pending = s.broker.ask(makeAsk());
+      await eventually(() => s.requests().length === 1);
+      const second = await advanceUntil(s.time, 1_000, () => s.requests()[1]);
+      expect(second.id).toBe(s.requests()[0]?.id);
+      expect(await s.answer(second, { decision: "denied" })).toBe(200);
+      expect((await pending).kind).toBe("denied");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("does not hold the agent's call on a receiver that never answers the consent_settled POST", async () => {
+    const s = await setup((post, res) => {
+      if (post.body.includes('"consent_settled"')) return; // never answered
+      res.writeHead(200).end();
+    });
+    try {
+      const pending = s.broker.ask(makeAsk());
+      const request = await eventually(() => s.requests()[0]);
+      expect(await s.answer(request, { decision: "approved" })).toBe(200);
+      await eventually(() => s.hook.posts.find((p) => p.body.includes('"consent_settled"')));
+      const outcome = await advanceUntil(s.time, 1_000, () => settledValue(pending));
+      expect(outcome.kind).toBe("approved");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe("the callback endpoint against misbehaving clients", () => {
+  it("refuses a body announced over 64 KiB at once, without waiting for it", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const status = await rawRequest(
+        s.callback.url,
+        `POST /cb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":`,
+      );
+      expect(status).toBe(413);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("answers 408 to a client that stops sending its body", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const status = rawRequest(
+        s.callback.url,
+        `POST /cb HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"request_id":`,
+      );
+      const done = { status: undefined as number | undefined };
+      void status.then((v) => (done.status = v));
+      expect(await advanceUntil(s.time, 1_000, () => done.status)).toBe(408);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("refuses a body that is not UTF-8 JSON with 400, even signed", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const pending = s.broker.ask(makeAsk());
+      const request = await eventually(() => s.requests()[0]);
+      const body = Buffer.concat([
+        Buffer.from(`{"request_id":"${request.id}","nonce":"${request.nonce}","decision":"denied","reason":"`),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from(`"}`),
+      ]);
+      const timestamp = String(Math.floor(s.time.clock().getTime() / 1000));
+      const res = await fetch(`${s.callback.url}/cb`, {
+        method: "POST",
+        headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": docsSignature(SECRET, timestamp, body) },
+        body,
+      });
+      expect(res.status).toBe(400);
+      expect(await s.answer(request, { decision: "denied" })).toBe(200);
+      expect((await pending).kind).toBe("denied");
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+/** The value of a settled promise, or undefined while it is pending. */
+const settled = new WeakMap<Promise<unknown>, { value: unknown }>();
+function settledValue<T>(promise: Promise<T>): T | undefined {
+  if (!settled.has(promise)) {
+    settled.set(promise, { value: undefined });
+    void promise.then((value) => ((settled.get(promise) as { value: unknown }).value = value));
+  }
+  return (settled.get(promise) as { value: T | undefined }).value;
+}
+
+/** Writes `head` on a raw socket and resolves with the HTTP status of the answer (the socket stays open). */
+function rawRequest(baseUrl: string, head: string): Promise<number> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(head));
+    let text = "";
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1");
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (match !== null) {
+        resolve(Number(match[1]));
+        socket.destroy();
+      }
+    });
+    socket.on("error", reject);
+  });
+}
