@@ -70,6 +70,8 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
   const metrics = createMetrics();
   const audit = createAuditSink(options.audit ?? options.stores.auditLog);
   const proofs = createConsentProofs(options.keys, options.stores.nonces);
+  // a stored session or window approval: signed by this key for exactly this call (its nonce was spent by its first use)
+  const grantProofs = createConsentProofs(options.keys);
   const tableChannel = createTableChannel({ stores: options.stores, clock: options.clock });
   const broker = createConsentBroker({
     channels: [tableChannel, ...(options.extraChannels ?? [])],
@@ -79,6 +81,10 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     audit,
     progressIntervalMs: 0,
     redact: createConsentRedactor(options.redaction, options.secrets),
+    // `session` and window approvals hold on every node of the store (and across a restart)
+    grants: options.stores.grants,
+    verifyGrant: grantProofs.verify,
+    shareSessionGrants: true,
   });
   const service = createDecisionService({
     pipeline: options.pipeline,

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
-import type { ConsentGrantStore, PendingConsentStore } from "@acp/store";
+import type { AsyncConsentGrantStore, ConsentGrantStore, PendingConsentStore } from "@acp/store";
 import type { Redactor } from "@acp/core";
 import type {
   BrokerAsk,
@@ -54,10 +54,17 @@ export interface ConsentBrokerOptions {
   /** What hides secrets from the person asked (see `createConsentRedactor`); default: the default rules. */
   readonly redact?: Redactor;
   /**
-   * Where time-window approvals (`--for 10m`) are kept for every proxy of the home (`state.db`), with
-   * `verifyGrant`; without both they last as long as this broker.
+   * Where time-window approvals (`--for 10m`) are kept for every proxy of the home (`state.db`), or for
+   * every node of `acp serve` (its SQLite or PostgreSQL store), with `verifyGrant`; without both they last
+   * as long as this broker.
    */
-  readonly grants?: ConsentGrantStore;
+  readonly grants?: ConsentGrantStore | AsyncConsentGrantStore;
+  /**
+   * Keep `session` approvals in `grants` too, so every broker on the store honours them for calls of the
+   * same session id (the nodes of `acp serve`, where a session is named by the caller, not by one
+   * process). Default false: a session approval lasts as long as this broker.
+   */
+  readonly shareSessionGrants?: boolean;
   /**
    * Checks a stored window approval for this call before it is reused: the signature and the exact action,
    * not the nonce (its first use spent it). Anything but `true` and the row approves nothing.
@@ -239,7 +246,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       return this.#deny(open, "the audit trail could not record the approval", response);
     }
     await this.#settle(open, "approved");
-    if (scope !== "once") this.#remember(ask, { scope, arguments: args, request, response });
+    if (scope !== "once") await this.#remember(ask, { scope, arguments: args, request, response });
     return { kind: "approved", arguments: args, consentResponse: response, scope };
   }
 
@@ -274,7 +281,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome)));
   }
 
-  #remember(
+  async #remember(
     ask: BrokerAsk,
     grant: {
       scope: Exclude<ApprovalScope, "once">;
@@ -282,16 +289,17 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       request: ConsentRequestV02;
       response: ConsentResponseV02;
     },
-  ): void {
+  ): Promise<void> {
     const key = grantKey(ask.server, ask.tool, ask.arguments);
     if (key === null) return;
     const untilMs = Date.parse(grant.response.conditions.valid_until);
     this.#grants.add(key, { ...grant, sessionId: ask.sessionId, untilMs });
-    if (typeof grant.scope !== "object" || this.#o.grants === undefined || this.#o.verifyGrant === undefined) return;
+    const shared = typeof grant.scope === "object" || this.#o.shareSessionGrants === true;
+    if (!shared || this.#o.grants === undefined || this.#o.verifyGrant === undefined) return;
     try {
       // the arguments are not kept: a reuse is for a call with the same ones (the key), modified as signed
       const stored = { request: grant.request, response: grant.response };
-      this.#o.grants.add(key, untilMs, stored, this.#o.clock().getTime());
+      await this.#o.grants.add(key, untilMs, stored, this.#o.clock().getTime());
     } catch {
       // kept in this process only
     }
@@ -306,14 +314,17 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     };
   }
 
-  /** A window approval another proxy of the home recorded for this call, verified; null when there is none. */
+  /**
+   * A window (or, with `shareSessionGrants`, session) approval another proxy of the home or node of the
+   * service recorded for this call, verified; null when there is none.
+   */
   async #storedGrant(key: string, ask: BrokerAsk, now: Date): Promise<ApprovalGrant | null> {
     const store = this.#o.grants;
     const verify = this.#o.verifyGrant;
     if (store === undefined || verify === undefined) return null;
     let rows: unknown[];
     try {
-      rows = store.find(key, now.getTime());
+      rows = await store.find(key, now.getTime());
     } catch {
       return null;
     }
@@ -323,8 +334,12 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
         continue;
       }
       const conditions = (response as { conditions?: Partial<ConsentResponseV02["conditions"]> }).conditions;
-      // scope and end come from the signed response, never from the row around it
-      if (conditions?.scope !== "window" || typeof conditions.valid_until !== "string") continue;
+      // scope and end come from the response, never from the row around it; a session approval covers
+      // only calls of the session it names
+      const session = conditions?.scope === "session" && this.#o.shareSessionGrants === true;
+      if (conditions?.scope !== "window" && !session) continue;
+      if (session && conditions.session_id !== ask.sessionId) continue;
+      if (typeof conditions.valid_until !== "string") continue;
       if (response.decision !== "approved" && response.decision !== "approved_with_modifications") continue;
       const untilMs = Date.parse(conditions.valid_until);
       if (!(untilMs > now.getTime())) continue;
@@ -338,7 +353,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       if (!ok) continue;
       const args = this.#approvedArguments(ask, response.modifications);
       const grant: ApprovalGrant = {
-        scope: { until: conditions.valid_until },
+        scope: session ? "session" : { until: conditions.valid_until },
         sessionId: ask.sessionId,
         untilMs,
         arguments: args,

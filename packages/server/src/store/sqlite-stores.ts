@@ -1,6 +1,7 @@
 /** The embedded stores: SQLite `state.db` for consent, nonces, rate limits and console state; the JSONL audit chain. */
 import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
 import {
+  createConsentGrantStore,
   createPendingConsentStore,
   createSqliteNonceStore,
   createSqliteRateLimiter,
@@ -52,6 +53,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     throw err;
   }
   const pending = toAsyncPendingConsentStore(createPendingConsentStore(db));
+  const grants = createConsentGrantStore(db);
   const changes = createPolledChangeFeed(pending, {
     clock: options.clock,
     ...(options.pollIntervalMs !== undefined ? { intervalMs: options.pollIntervalMs } : {}),
@@ -66,6 +68,11 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     pending,
     answers: createPolledAnswers(pending, options.answerPollMs ?? 100),
     consoleAuth: createSqliteConsoleAuthStore(db),
+    grants: {
+      add: (key, untilMs, grant, nowMs) => Promise.resolve().then(() => grants.add(key, untilMs, grant, nowMs)),
+      find: (key, nowMs) => Promise.resolve().then(() => grants.find(key, nowMs)),
+      deleteEnded: (nowMs) => Promise.resolve().then(() => grants.deleteEnded(nowMs)),
+    },
     nonces: createSqliteNonceStore(db),
     rateLimiter: createSqliteRateLimiter(db),
     audit: createFileAuditTrail(

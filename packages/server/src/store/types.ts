@@ -4,7 +4,7 @@
  * nodes on one database).
  */
 import type { AuditEventV02, AuditVerification, NonceStore, RateLimiter } from "@acp/core";
-import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
+import type { AsyncConsentGrantStore, AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import type { AuditAppender } from "../service/audit-recorder.js";
 
 /** A console session: who signed in, and the token every state change must carry. */
@@ -106,6 +106,11 @@ export interface ServerStores {
   readonly consoleAuth: ConsoleAuthStore;
   /** Spent consent nonces: an approval is used once across every node. */
   readonly nonces: NonceStore;
+  /**
+   * Approvals wider than one call (`session`, a time window): every node honours them (and, on SQLite, a
+   * restarted service). The broker verifies each row's signed response before it reuses it.
+   */
+  readonly grants: AsyncConsentGrantStore;
   /** The live pipeline's rate-limit windows (shared by every node on PostgreSQL). */
   readonly rateLimiter: RateLimiter;
   readonly audit: AuditTrail;

@@ -21,6 +21,7 @@ export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./asy
 export { createPostgresPendingConsentStore, CONSENT_CHANNEL, MAX_CONSENT_ID_LENGTH } from "./pending-store.js";
 export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
 export { openConsentWaiter, type ConsentWaiter, type ConsentWaiterOptions } from "./consent-waiter.js";
+export { createPostgresConsentGrantStore, type AsyncConsentGrantStore } from "./grant-store.js";
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
 export {
   exportPostgresAuditJsonl,

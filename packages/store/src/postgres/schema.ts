@@ -1,3 +1,4 @@
+import { CONSENT_GRANTS_TABLE } from "./grant-store.js";
 import type { PostgresMigration } from "./migrations.js";
 
 /**
@@ -117,4 +118,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "pending/001-pending-consent", up: PENDING_CONSENT },
   { id: "audit/001-events", up: AUDIT_EVENTS },
   { id: "state/001-sessions-tokens", up: SESSIONS_AND_TOKENS },
+  { id: "grants/001-consent-grants", up: CONSENT_GRANTS_TABLE },
 ];

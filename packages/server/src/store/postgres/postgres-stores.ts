@@ -6,6 +6,7 @@
 import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
 import {
   createPostgresAuditLog,
+  createPostgresConsentGrantStore,
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresRateLimiter,
@@ -61,6 +62,7 @@ async function openParts(store: PostgresStore, options: PostgresStoresOptions): 
     pending: createPostgresPendingConsentStore(store),
     answers: { wait: (id, signal) => waiter.wait(id, { signal }) },
     consoleAuth: createPostgresConsoleAuthStore(store),
+    grants: createPostgresConsentGrantStore(store),
     nonces: createPostgresNonceStore(store, { now: clockMs }),
     rateLimiter: createPostgresRateLimiter(store),
     audit: createPostgresAuditTrail(
