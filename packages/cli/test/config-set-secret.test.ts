@@ -37,6 +37,27 @@ describe("acp config set-secret", () => {
     expect(through.stderr).toMatch(/goes through a value that is not a map/);
   });
 
+  it("refuses a bearer token acp serve would refuse, and writes nothing", async () => {
+    const { home } = fixtureHome(root.dir);
+    const before = readFileSync(homePaths(home).config, "utf8");
+    const short = await runCli(["config", "set-secret", "serve.bearer_token"], { env: envFor(home), stdin: "pw123\n" });
+    expect(short.code).toBe(4);
+    expect(short.stderr).toMatch(/too short \(5 characters\).*at least 16/);
+    expect(short.stderr).not.toContain("pw123");
+    const spaced = await runCli(["config", "set-secret", "serve.bearer_token"], {
+      env: envFor(home),
+      stdin: "correct horse battery staple\n",
+    });
+    expect(spaced.code).toBe(4);
+    expect(spaced.stderr).toMatch(/cannot send in `Authorization: Bearer …`/);
+    expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
+    const good = await runCli(["config", "set-secret", "serve.bearer_token"], {
+      env: envFor(home),
+      stdin: "0123456789abcdef0123\n",
+    });
+    expect(good.code).toBe(0);
+  });
+
   it("needs the passphrase", async () => {
     const { home } = fixtureHome(root.dir);
     const r = await runCli(["config", "set-secret", "webhook.secret"], { env: envFor(home, null), stdin: "v" });

@@ -93,6 +93,17 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(open.stderr).not.toContain("upstream `server` failed");
   });
 
+  it("refuses a short ACP_PROXY_TOKEN before any upstream starts (exit 4), without echoing it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const out = await runCli(["proxy", "--http", "0", "-u", "/nonexistent/server"], {
+      env: { ACP_HOME: home, ACP_PROXY_TOKEN: "hunter2" },
+    });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toMatch(/ACP_PROXY_TOKEN is too short \(7 characters\)/);
+    expect(out.stderr).not.toContain("hunter2");
+    expect(out.stderr).not.toContain("upstream `server` failed");
+  });
+
   it("exits with an error when every upstream fails to start", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const out = await runCli(["proxy", "--upstream", "/nonexistent/server"], { env: { ACP_HOME: home } });

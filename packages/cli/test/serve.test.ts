@@ -90,9 +90,27 @@ describe("acp serve", () => {
     await expect(serve.done).rejects.toThrow(/beyond loopback/);
   });
 
+  it("refuses a short or unsendable ACP_BRIDGE_TOKEN before it listens (exit 4), without echoing it", async () => {
+    for (const [token, message] of [
+      ["hunter2", /ACP_BRIDGE_TOKEN is too short \(7 characters\).*at least 16.*openssl rand -hex 32/],
+      ["a token with spaces in it", /ACP_BRIDGE_TOKEN has characters a client cannot send/],
+    ] as const) {
+      const home = freshHome();
+      const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: token });
+      const err = (await serve.done.then(
+        () => null,
+        (e: unknown) => e,
+      )) as { message: string; exitCode?: number } | null;
+      expect(err?.message).toMatch(message);
+      expect(err?.message).not.toContain(token);
+      expect(err?.exitCode).toBe(4);
+      expect(existsSync(join(home, "serve.json"))).toBe(false);
+    }
+  });
+
   it("answers the API with the token from ACP_BRIDGE_TOKEN", async () => {
     const home = freshHome();
-    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: "cli-token" });
+    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef" });
     const ready = await serve.ready;
     const call = (token: string): Promise<Response> =>
       fetch(`${ready.url}/v1/decide`, {
@@ -100,7 +118,7 @@ describe("acp serve", () => {
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify({ tool: "read_file", arguments: {} }),
       });
-    expect((await call("cli-token")).status).toBe(200);
+    expect((await call("cli-token-0123456789abcdef")).status).toBe(200);
     expect((await call("wrong")).status).toBe(401);
     serve.stop();
     await serve.done;
@@ -144,7 +162,9 @@ describe("acp serve: help and errors a platform team can act on", () => {
 describe("acp serve beyond loopback", () => {
   it("warns when it serves beyond loopback without TLS (token, links and cookies in clear text)", async () => {
     const home = freshHome();
-    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], { ACP_BRIDGE_TOKEN: "cli-token" });
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], {
+      ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef",
+    });
     await serve.ready;
     serve.stop();
     await serve.done;

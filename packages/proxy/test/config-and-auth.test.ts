@@ -47,6 +47,14 @@ describe("proxy section of config.yml", () => {
     ]);
   });
 
+  it("refuses a bearer_token a client could not send after `Bearer `", () => {
+    const parsed = parseProxyConfig({ bearer_token: "a token with spaces in it" });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.issues[0]?.message).toMatch(/cannot send in `Authorization: Bearer …`/);
+    expect(parseProxyConfig({ bearer_token: "0123456789abcdef-._~+/==" }).ok).toBe(true);
+  });
+
   it("reports every problem with a code and a path, and accepts nothing partially", () => {
     const parsed = parseProxyConfig({
       port: "eighty",

@@ -7,6 +7,10 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { orThrow } from "../home-access/or-throw.js";
 import { readSecretValue } from "../home-access/secret-input.js";
+import { checkBearerToken } from "../wiring/bearer-token.js";
+
+/** The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed). */
+const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token"]);
 
 /** Registers `acp config set-secret`. */
 export function registerConfigSetSecret(parent: Command, ctx: CliContext): void {
@@ -28,7 +32,8 @@ Examples:
   printf %s "$BOT_TOKEN" | acp config set-secret telegram.bot_token
   acp config set-secret webhook.secret     # asks for the value without echo
 
-Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad path, value in argv).`,
+Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad path, value in argv),
+4 invalid value (a bearer token shorter than 16 characters or not sendable after "Bearer ").`,
     )
     .action(async (path: string, extra: string[], options: { json?: boolean }) => {
       if (extra.length > 0) {
@@ -48,6 +53,8 @@ Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad 
       const seed = await openMasterSeed(ctx, home);
       try {
         const value = await readSecretValue(ctx, `\`${path}\``);
+        // a bearer token a service would refuse at start is refused now, before it is written
+        if (BEARER_TOKEN_PATHS.has(path)) checkBearerToken(`\`${path}\``, value);
         orThrow(writeConfigValue(home, doc, path, sealConfigSecret(value, path, seed, randomBytes)));
       } finally {
         seed.fill(0);

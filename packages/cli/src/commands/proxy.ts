@@ -24,6 +24,7 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { checkBearerToken } from "../wiring/bearer-token.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -144,11 +145,19 @@ or --intent does not validate.`,
     });
 }
 
+/** `ACP_PROXY_TOKEN` (checked like `proxy.bearer_token` in config.yml) or the config's token. */
+function proxyToken(ctx: CliContext, config: ProxyConfig): string | undefined {
+  const fromEnv = ctx.io.env["ACP_PROXY_TOKEN"];
+  if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken("ACP_PROXY_TOKEN", fromEnv);
+  return config.bearerToken;
+}
+
 async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
   const home = resolveHome(ctx.io);
   const { config, keys } = loadConfig(ctx, flags.config, home);
   const port = httpPort(flags, config);
-  const token = ctx.io.env["ACP_PROXY_TOKEN"] ?? config.bearerToken;
+  // the token is only read (and checked) when the proxy listens over HTTP
+  const token = port === undefined ? undefined : proxyToken(ctx, config);
   const bind = flags.bind ?? config.bind;
   if (port !== undefined && !isLoopbackAddress(bind) && (token === undefined || token === "")) {
     // checked before any upstream starts (listenHttp refuses it too)
@@ -270,7 +279,7 @@ async function serveHttp(
   config: ProxyConfig,
   log: (line: string) => void,
 ): Promise<void> {
-  const token = ctx.io.env["ACP_PROXY_TOKEN"] ?? config.bearerToken;
+  const token = proxyToken(ctx, config);
   let listener;
   try {
     listener = await listenHttp(proxy, {

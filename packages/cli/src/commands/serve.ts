@@ -22,6 +22,7 @@ import { printError, printJson, printLine, resolveHome, resolvePath, type CliCon
 import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
+import { checkBearerToken } from "../wiring/bearer-token.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 
 /** What `acp serve` tells a caller once it listens (tests, and `--json`). */
@@ -153,14 +154,14 @@ function configValue(home: string, key: string): string | undefined {
 
 function loadToken(ctx: CliContext, home: string, seed: Uint8Array | undefined): string | undefined {
   const fromEnv = ctx.io.env["ACP_BRIDGE_TOKEN"];
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken("ACP_BRIDGE_TOKEN", fromEnv);
   if (configValue(home, "serve.bearer_token") === undefined || seed === undefined) return undefined;
   const doc = readConfigDocument(home);
   if (!doc.ok) return undefined;
   const secret = readConfigSecret(doc.value, "serve.bearer_token", seed);
   if (!secret.ok)
     throw new CliError(`config.yml: serve.bearer_token: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
-  return secret.value;
+  return secret.value === undefined ? undefined : checkBearerToken("config.yml: serve.bearer_token", secret.value);
 }
 
 /**

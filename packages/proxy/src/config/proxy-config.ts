@@ -68,6 +68,12 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
   const token = s["bearer_token"];
   if (token !== undefined && (typeof token !== "string" || token.length < 16)) {
     at(["bearer_token"], INVALID, "`proxy.bearer_token` must be a string of at least 16 characters");
+  } else if (typeof token === "string" && !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+    at(
+      ["bearer_token"],
+      INVALID,
+      "`proxy.bearer_token` has characters a client cannot send in `Authorization: Bearer …` (use letters, digits and -._~+/)",
+    );
   }
   const prefix = s["prefix_tools"] ?? PROXY_DEFAULTS.prefixTools;
   if (prefix !== "on-collision" && prefix !== "always" && prefix !== "never") {
