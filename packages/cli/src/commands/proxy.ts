@@ -128,7 +128,7 @@ Examples:
   acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'
   acp proxy -u 'npx -y @modelcontextprotocol/server-memory' -u http://127.0.0.1:3001/mcp -n memory -n github
   acp proxy --http 8443 --config ~/.acp/config.yml
-  ACP_PROXY_TOKEN=… acp proxy --http 8443 --bind 0.0.0.0
+  ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0   # a token: 16+ characters
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"] }

@@ -70,7 +70,8 @@ Serves, from $ACP_HOME:
 
 The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.bearer_token. Without one
 the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
-loopback needs a token. Make one with \`openssl rand -hex 32\`; keep it in config.yml, sealed, with
+loopback needs a token. A token has at least 16 characters (letters, digits, -._~+/); make one with
+\`openssl rand -hex 32\`; keep it in config.yml, sealed, with
 \`acp config set-secret serve.bearer_token\` (the value on stdin), or pass it as ACP_BRIDGE_TOKEN.
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
 ACP_PASSPHRASE or, at a terminal, a prompt.
