@@ -11,6 +11,19 @@ const OVERSIZED: UpstreamSpec = {
   args: [fileURLToPath(new URL("./fixtures/oversized-server.mjs", import.meta.url))],
 };
 
+/** A started proxy with no upstreams, for what a client sends; `lines` is its log. */
+async function bareProxy(): Promise<{ proxy: ReturnType<typeof createProxy>; lines: string[] }> {
+  const lines: string[] = [];
+  const proxy = createProxy({
+    upstreams: [],
+    decide: decideByTool({}),
+    broker: scriptedBroker(() => ({ kind: "expired" })),
+    log: (l) => lines.push(l),
+  });
+  await proxy.start();
+  return { proxy, lines };
+}
+
 // The stdio transports hold one message to 10 MiB. What goes over it must be said, not disappear.
 describe("messages over the stdio size limit", () => {
   it("an upstream answering with more than 10 MiB: the call gets a tool error and the log and audit say why", async () => {
@@ -36,14 +49,7 @@ describe("messages over the stdio size limit", () => {
   });
 
   it("a client sending more than 10 MiB on stdio: the session closes and the log says why", async () => {
-    const lines: string[] = [];
-    const proxy = createProxy({
-      upstreams: [],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-      log: (l) => lines.push(l),
-    });
-    await proxy.start();
+    const { proxy, lines } = await bareProxy();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     stdout.resume();
@@ -57,14 +63,7 @@ describe("messages over the stdio size limit", () => {
   });
 
   it("a client line that is not JSON is reported on the log, and the session goes on", async () => {
-    const lines: string[] = [];
-    const proxy = createProxy({
-      upstreams: [],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-      log: (l) => lines.push(l),
-    });
-    await proxy.start();
+    const { proxy, lines } = await bareProxy();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     let out = "";
@@ -79,13 +78,7 @@ describe("messages over the stdio size limit", () => {
   });
 
   it("a client line that is not a message is answered with JSON-RPC's error, never left to time out", async () => {
-    const proxy = createProxy({
-      upstreams: [],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-      log: () => undefined,
-    });
-    await proxy.start();
+    const { proxy } = await bareProxy();
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     let out = "";
