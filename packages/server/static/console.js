@@ -7,6 +7,35 @@
   const csrfMeta = document.querySelector('meta[name="csrf-token"]');
   const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
 
+  // Control, bidirectional and zero-width characters shown as \uXXXX escapes: the same set as the server's
+  // printable() (src/console/html.ts). An agent's text could otherwise reorder or hide what a person reads.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+  function printable(text) {
+    return String(text).replace(UNPRINTABLE, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  }
+
+  // The session ended (expired, or signed out elsewhere): say so once, at the top of the page.
+  function sessionEnded() {
+    if (document.querySelector('[data-role="session-ended"]')) return;
+    const p = document.createElement("p");
+    p.className = "session-ended";
+    p.setAttribute("data-role", "session-ended");
+    p.setAttribute("role", "alert");
+    p.textContent =
+      "Your console session has ended. Sign in again with a fresh link (acp console-link); nothing on this page can be answered until then.";
+    const main = document.querySelector("main");
+    if (main) main.prepend(p);
+  }
+
+  class RequestError extends Error {
+    constructor(message, status, code) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
   async function postJson(url, body) {
     const res = await fetch(url, {
       method: "POST",
@@ -15,7 +44,11 @@
       body: JSON.stringify(body),
     });
     const data = await res.json().catch(() => ({}));
-    if (!res.ok) throw new Error((data.error && data.error.message) || "request failed (" + res.status + ")");
+    if (res.status === 401) sessionEnded();
+    if (!res.ok) {
+      const error = data.error || {};
+      throw new RequestError(printable(error.message || "request failed (" + res.status + ")"), res.status, error.code);
+    }
     return data;
   }
 
@@ -25,16 +58,23 @@
     el.className = "status " + (kind || "");
   }
 
-  // A top-level diff of edited arguments against the shown ones: "- key: old" / "+ key: new".
+  const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+
+  // A top-level diff of edited arguments against the shown ones: "- key: old" / "+ key: new". An approval's
+  // modifications replace or add top-level arguments ({...arguments, ...modifications}, the consent
+  // protocol): a removed one would still run, so the diff says it cannot be removed.
   function diffLines(before, after) {
     const keys = Array.from(new Set(Object.keys(before).concat(Object.keys(after)))).sort();
     const lines = [];
     for (const k of keys) {
-      const a = JSON.stringify(before[k]);
-      const b = JSON.stringify(after[k]);
+      const a = has(before, k) ? JSON.stringify(before[k]) : undefined;
+      const b = has(after, k) ? JSON.stringify(after[k]) : undefined;
       if (a === b) continue;
-      if (a !== undefined) lines.push("- " + k + ": " + a);
-      if (b !== undefined) lines.push("+ " + k + ": " + b);
+      const key = printable(JSON.stringify(k).slice(1, -1));
+      if (b === undefined)
+        lines.push("- " + key + ": " + printable(a) + "   (cannot be removed: put it back, or deny)");
+      else if (a === undefined) lines.push("+ " + key + ": " + printable(b) + " (new argument)");
+      else lines.push("- " + key + ": " + printable(a), "+ " + key + ": " + printable(b));
     }
     return lines;
   }
@@ -49,9 +89,12 @@
     const area = card.querySelector('[data-role="arguments"]');
     const before = JSON.parse(area.defaultValue);
     const after = parseObject(area.value);
+    const removed = Object.keys(before).filter((k) => !has(after, k));
     const out = {};
-    for (const k of Object.keys(after)) if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) out[k] = after[k];
-    return { before, after, changes: out };
+    for (const k of Object.keys(after)) {
+      if (!has(before, k) || JSON.stringify(before[k]) !== JSON.stringify(after[k])) out[k] = after[k];
+    }
+    return { before, after, changes: out, removed };
   }
 
   function updateDiff(card) {
@@ -61,7 +104,58 @@
       const lines = diffLines(before, after);
       target.textContent = lines.length === 0 ? "(no change yet)" : lines.join("\n");
     } catch (e) {
-      target.textContent = "invalid JSON: " + e.message;
+      target.textContent = "invalid JSON: " + printable(e.message);
+    }
+  }
+
+  // A card whose request is no longer waiting (answered here, in another tab, by another approver or
+  // acp approve; expired; withdrawn): it stays, says what happened, and its controls are disabled, so what
+  // a person typed is not lost and nobody answers a request that has ended.
+  const ENDED = {
+    approved: "Already approved (in another tab, by another approver or with acp approve). Nothing to do.",
+    denied: "Already denied (in another tab, by another approver or with acp deny). Nothing to do.",
+    expired: "Expired: nobody answered in time, so the agent's call was denied.",
+    withdrawn: "Withdrawn: the agent stopped waiting (its connection closed or the service stopped).",
+  };
+  function markEnded(card, status) {
+    if (card.classList.contains("settled")) return;
+    card.classList.add("settled");
+    for (const el of card.querySelectorAll("button, input, select, textarea")) el.disabled = true;
+    show(
+      card.querySelector('[data-role="status"]'),
+      ENDED[status] || "No longer waiting (" + printable(status) + ").",
+      "ended",
+    );
+  }
+
+  async function checkEnded(card) {
+    const id = card.getAttribute("data-consent-id");
+    const res = await fetch("/console/api/consent/" + encodeURIComponent(id), { credentials: "same-origin" });
+    if (res.status === 401) return sessionEnded();
+    if (res.status === 404) return markEnded(card, "gone");
+    if (!res.ok) return;
+    const view = await res.json();
+    if (view.status !== "pending") markEnded(card, view.status);
+    else if (Date.parse(view.expires_at) <= Date.now()) markEnded(card, "expired");
+  }
+
+  // "expires in 1 min 50 s", kept current; the exact time stays in the title
+  function describeLeft(ms) {
+    if (ms <= 0) return "now";
+    const s = Math.ceil(ms / 1000);
+    if (s < 60) return "in " + s + " s";
+    const m = Math.floor(s / 60);
+    if (m < 60) return "in " + m + " min " + (s % 60) + " s";
+    const h = Math.floor(m / 60);
+    return "in " + h + " h " + (m % 60) + " min";
+  }
+  function tickExpiries() {
+    for (const t of document.querySelectorAll('[data-role="expires"]')) {
+      const card = t.closest("[data-consent-id]");
+      if (card && card.classList.contains("settled")) continue;
+      const at = t.getAttribute("datetime");
+      if (!t.title) t.title = at;
+      t.textContent = describeLeft(Date.parse(at) - Date.now());
     }
   }
 
@@ -74,11 +168,22 @@
       const reason = card.querySelector('[data-role="reason"]').value.trim();
       body = reason === "" ? { decision: "denied" } : { decision: "denied", reason: reason };
     } else if (kind === "modify") {
-      let changes;
+      let edit;
       try {
-        changes = changedArguments(card).changes;
+        edit = changedArguments(card);
       } catch (e) {
-        return show(status, "Invalid arguments: " + e.message, "error");
+        return show(status, "Invalid arguments: " + printable(e.message), "error");
+      }
+      const changes = edit.changes;
+      if (edit.removed.length > 0) {
+        const names = edit.removed.map((k) => printable(JSON.stringify(k))).join(", ");
+        return show(
+          status,
+          "An argument cannot be removed (" +
+            names +
+            "): an approval can only change or add arguments. Put it back, or deny.",
+          "error",
+        );
       }
       if (Object.keys(changes).length === 0) return show(status, "Edit an argument first (or approve as is).", "error");
       body = { decision: "approved_with_modifications", modifications: changes };
@@ -91,12 +196,27 @@
     for (const b of card.querySelectorAll("button")) b.disabled = true;
     try {
       const view = await postJson("/console/api/consent/" + encodeURIComponent(id), body);
-      show(status, "Recorded: " + view.status + ". The agent's call continues.", "ok");
       card.classList.add("settled");
+      for (const el of card.querySelectorAll("input, select, textarea")) el.disabled = true;
+      show(
+        status,
+        view.status === "denied"
+          ? "Recorded: denied. The agent is told no" + (body.reason ? ", with your reason." : ".")
+          : "Recorded: approved. The agent's call continues.",
+        "ok",
+      );
     } catch (e) {
-      show(status, e.message, "error");
-      for (const b of card.querySelectorAll("button")) b.disabled = false;
+      if (e.status === 409 || e.status === 410 || e.status === 404) {
+        // answered elsewhere or ended meanwhile: say which, and leave the card disabled
+        await checkEnded(card);
+        if (!card.classList.contains("settled")) markEnded(card, e.status === 410 ? "expired" : "gone");
+      } else {
+        show(status, e.message, "error");
+        for (const b of card.querySelectorAll("button")) b.disabled = false;
+      }
     }
+    // the buttons are disabled now: keep the keyboard focus on this card, on what happened
+    if (status) status.focus();
   }
 
   function wirePending() {
@@ -117,6 +237,7 @@
       refreshing = true;
       try {
         const res = await fetch("/console/fragments/pending", { credentials: "same-origin" });
+        if (res.status === 401) return sessionEnded();
         if (!res.ok) return;
         const html = await res.text();
         // keep cards a person is working on; add new ones, drop settled ones
@@ -127,12 +248,13 @@
         for (const c of list.querySelectorAll("[data-consent-id]")) {
           const id = c.getAttribute("data-consent-id");
           if (fresh.has(id)) fresh.delete(id);
-          else if (!c.classList.contains("settled")) c.remove();
+          else if (!c.classList.contains("settled")) await checkEnded(c);
         }
         const empty = list.querySelector(".empty");
         if (empty && fresh.size > 0) empty.remove();
         for (const c of fresh.values()) list.appendChild(c);
         if (list.children.length === 0) list.innerHTML = holder.innerHTML;
+        tickExpiries();
       } finally {
         refreshing = false;
       }
@@ -140,8 +262,18 @@
     const live = document.querySelector('[data-role="live"]');
     const source = new EventSource("/console/events");
     source.addEventListener("consent", () => void refresh());
-    source.addEventListener("open", () => live && live.classList.add("connected"));
-    source.addEventListener("error", () => live && live.classList.remove("connected"));
+    source.addEventListener("open", () => {
+      if (live) live.classList.add("connected");
+      // changes made while the stream was down are picked up now
+      void refresh();
+    });
+    source.addEventListener("error", () => {
+      if (live) live.classList.remove("connected");
+      // a stream refused (401: the session ended) is not retried by the browser: find out and say so
+      if (source.readyState === EventSource.CLOSED) void refresh();
+    });
+    tickExpiries();
+    setInterval(tickExpiries, 1000);
   }
 
   function wireSimulator() {
@@ -161,18 +293,24 @@
         result.replaceChildren();
         const h = document.createElement("h2");
         h.className = "route route-" + d.route;
-        h.textContent = "Route: " + d.route;
+        h.textContent = "Route: " + printable(d.route);
+        const invalid = d.reasons.some((r) => r.code === "invalid_request");
         const rule = document.createElement("p");
-        rule.textContent = d.rule ? "Deciding rule: " + d.rule : "No rule decided (defaults applied).";
+        rule.textContent = invalid
+          ? "This is not a valid action request, so an agent sending it would be refused. Fix it and simulate again."
+          : d.rule
+            ? "Deciding rule: " + printable(d.rule)
+            : "No rule decided (defaults applied).";
         const meta = document.createElement("p");
-        meta.textContent = "Category " + d.category + ", risk " + d.risk_level + ".";
+        meta.textContent = "Category " + printable(d.category) + ", risk " + printable(d.risk_level) + ".";
         const ul = document.createElement("ul");
         for (const r of d.reasons) {
           const li = document.createElement("li");
-          li.textContent = r.message + " (" + r.source + (r.rule ? ", rule " + r.rule : "") + ")";
+          li.textContent = printable(r.message + " (" + r.source + (r.rule ? ", rule " + r.rule : "") + ")");
           ul.appendChild(li);
         }
-        result.append(h, rule, meta, ul);
+        if (invalid) result.append(h, rule, ul);
+        else result.append(h, rule, meta, ul);
       } catch (e) {
         result.textContent = e.message;
       }

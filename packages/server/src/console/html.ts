@@ -10,9 +10,39 @@ export function escapeHtml(text: string): string {
     .replace(/'/g, "&#39;");
 }
 
+/**
+ * Control characters (C0, DEL, C1), the Unicode bidirectional controls and the invisible zero-width ones.
+ * An agent chooses tool names, arguments and (through them) reasons: raw, a right-to-left override could
+ * reorder what a person reads ("invoice\u202egpj.exe" shows as "invoiceexe.jpg") and a zero-width space
+ * could make one tool name look like another. The console shows each as a visible `\uXXXX` escape
+ * (as the terminal prompt, Telegram and `acp pending` do); `static/console.js` uses the same set.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+/** `text` with every character of {@link UNPRINTABLE} shown as a `\uXXXX` escape. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Text from an agent or a request, for HTML: unprintable characters escaped, then HTML-escaped. */
+export function show(text: string): string {
+  return escapeHtml(printable(text));
+}
+
+/**
+ * A value as indented JSON with {@link UNPRINTABLE} characters as `\uXXXX` escapes: still valid JSON
+ * that parses to the same value (they can only occur inside strings), so the edit box round-trips.
+ */
+export function jsonText(value: unknown): string {
+  // JSON.stringify already escapes C0 inside strings; the line breaks left are the indentation's own
+  const text = JSON.stringify(value, null, 2) ?? "null";
+  return text.replace(UNPRINTABLE, (c) => (c === "\n" ? c : printable(c)));
+}
+
 /** A value as indented JSON, escaped. */
 export function jsonBlock(value: unknown): string {
-  return `<pre class="json">${escapeHtml(JSON.stringify(value, null, 2) ?? "null")}</pre>`;
+  return `<pre class="json">${escapeHtml(jsonText(value))}</pre>`;
 }
 
 /** Which page is open (for the navigation). */
@@ -43,6 +73,7 @@ export function renderPage(input: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${signedIn ? `<meta name="csrf-token" content="${escapeHtml(input.csrfToken ?? "")}">` : ""}
 <title>${escapeHtml(input.title)} · ACP console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/static/console.css">
 <script src="/console/static/console.js" defer></script>
 </head>

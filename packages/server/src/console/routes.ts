@@ -101,10 +101,14 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     checkHost(request, deps.auth);
     const current = await currentSession(request, stores.consoleAuth, clock().getTime());
     const csrf = (request.body as Record<string, unknown> | null)?.["csrf"];
-    if (current === null || !isSameOrigin(request) || !isCsrfTokenValid(current.session, csrf)) {
-      throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
+    // A session that already ended (expired, or signed out in another tab) has nothing left to end: the
+    // button of a page left open says "signed out" instead of a 403 a person cannot act on
+    if (current !== null) {
+      if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, csrf)) {
+        throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
+      }
+      await stores.consoleAuth.deleteSession(current.id);
     }
-    await stores.consoleAuth.deleteSession(current.id);
     reply.header("set-cookie", sessionCookie("", { secure: deps.tls, maxAgeS: 0 }));
     return signedOut(reply, "You are signed out.", 200);
   });
@@ -132,7 +136,8 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
         typeof raw["before"] === "string" && /^[0-9]{1,9}$/.test(raw["before"]) ? raw["before"] : undefined;
       const query = toAuditQuery({ ...search, limit: "100", ...(before !== undefined ? { before } : {}) });
       const [list, verification] = await Promise.all([stores.audit.list(query), stores.audit.verify()]);
-      return ["Audit trail", "audit", renderAuditPage(list, verification, search)];
+      const page = renderAuditPage(list, verification, search, before === undefined ? undefined : Number(before));
+      return ["Audit trail", "audit", page];
     }),
   );
   app.get(
@@ -146,8 +151,20 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   });
   app.get("/console/events", hidden, async (request, reply) => {
     await readOnly(request);
-    openConsentStream(request, reply, stores);
+    openConsentStream(request, reply, stores, deps.tls);
   });
+  // one request's state, for a card whose request left the pending list (answered elsewhere, expired)
+  app.get(
+    "/console/api/consent/:id",
+    { onRequest: readOnly, schema: { hide: true, params: CONSENT_ID_PARAMS } },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      const row = await stores.pending.get(id);
+      if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+      const view = viewConsent(row);
+      return { id: view.id, status: view.status, decided_at: view.decided_at, expires_at: view.expires_at };
+    },
+  );
   // the session and CSRF checks run before the body is read: without them, 401/403 and no word on the body
   app.post(
     "/console/api/consent/:id",

@@ -1,7 +1,7 @@
 /** The audit trail page: the chain's status (and the first broken event), a search, the events. */
 import type { AuditVerification } from "@acp/core";
 import type { AuditPage } from "../../store/types.js";
-import { escapeHtml } from "../html.js";
+import { escapeHtml, show } from "../html.js";
 
 /** The search as typed (echoed into the form). */
 export interface AuditSearch {
@@ -17,32 +17,85 @@ function renderVerification(v: AuditVerification): string {
     return `<p class="chain ok" data-role="chain-status">Chain verified: ${v.count} event(s) intact${signed}.</p>`;
   }
   const p = v.problem;
-  const where =
-    p === null ? "" : ` First broken event: line ${p.line} (${escapeHtml(p.code)}): ${escapeHtml(p.message)}.`;
-  return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}</p>`;
+  const where = p === null ? "" : ` First broken event: line ${p.line} (${show(p.code)}): ${show(p.message)}.`;
+  // the broken line may be on an older page, or hidden by the search: a link shows it, unfiltered
+  const link =
+    p === null
+      ? ""
+      : ` <a href="/console/audit?before=${p.line + 1}#line-${p.line}">Show the first broken event (line ${p.line})</a>`;
+  return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}${link}</p>`;
 }
 
 function field(name: keyof AuditSearch, label: string, search: AuditSearch): string {
   return `<label>${label} <input type="search" name="${name}" value="${escapeHtml(search[name] ?? "")}"></label>`;
 }
 
-function nextLink(page: AuditPage, search: AuditSearch): string {
-  if (page.next === null) return "";
+function searchParams(search: AuditSearch): URLSearchParams {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(search)) if (typeof v === "string" && v !== "") params.set(k, v);
-  params.set("before", String(page.next));
-  return `<p><a href="/console/audit?${escapeHtml(params.toString())}">Older events</a></p>`;
+  return params;
+}
+
+/** Links to the newest page (when this is an older one) and to the next older page (when there is one). */
+function pager(page: AuditPage, search: AuditSearch, before: number | undefined): string {
+  const links: string[] = [];
+  if (before !== undefined) {
+    const newest = searchParams(search).toString();
+    links.push(`<a href="/console/audit${newest === "" ? "" : `?${escapeHtml(newest)}`}">Newest events</a>`);
+  }
+  if (page.next !== null) {
+    const params = searchParams(search);
+    params.set("before", String(page.next));
+    links.push(`<a href="/console/audit?${escapeHtml(params.toString())}">Older events</a>`);
+  }
+  return links.length === 0 ? "" : `<p class="pager">${links.join(" · ")}</p>`;
+}
+
+function isFiltered(search: AuditSearch): boolean {
+  return Object.values(search).some((v) => typeof v === "string" && v !== "");
+}
+
+/**
+ * The broken line, when this page spans it but the store could not list it (a line that is not JSON, or
+ * not an event): a row that says so, so the highlighted line is never just missing.
+ */
+function unreadableRow(
+  page: AuditPage,
+  verification: AuditVerification,
+  search: AuditSearch,
+  before: number | undefined,
+): { line: number; html: string } | null {
+  const p = verification.problem;
+  if (verification.ok || p === null || isFiltered(search)) return null;
+  if (page.events.some((e) => e.line === p.line)) return null;
+  const newest = before ?? Number.POSITIVE_INFINITY;
+  const oldest = page.next ?? 1;
+  if (!(p.line < newest && p.line >= oldest)) return null;
+  return {
+    line: p.line,
+    html: `<tr class="broken" id="line-${p.line}"><td>${p.line}</td><td colspan="7">unreadable event (${show(p.code)}): ${show(p.message)}</td></tr>`,
+  };
 }
 
 /** The page body. */
-export function renderAuditPage(page: AuditPage, verification: AuditVerification, search: AuditSearch): string {
-  const broken = verification.problem?.line;
+export function renderAuditPage(
+  page: AuditPage,
+  verification: AuditVerification,
+  search: AuditSearch,
+  before?: number,
+): string {
+  const broken = verification.ok ? undefined : verification.problem?.line;
   const rows = page.events.map(({ line, event }) => {
     const cls = broken === line ? ' class="broken"' : "";
-    return `<tr${cls}><td>${line}</td><td><time>${escapeHtml(event.timestamp)}</time></td><td>${escapeHtml(event.event_type)}</td>
-<td>${escapeHtml(event.agent ?? "")}</td><td><code>${escapeHtml(event.tool ?? "")}</code></td><td>${escapeHtml(event.decision ?? "")}</td>
-<td>${escapeHtml(event.policy_rule ?? "")}</td><td class="req">${escapeHtml(event.request_id ?? "")}</td></tr>`;
+    return `<tr${cls} id="line-${line}"><td>${line}</td><td><time>${show(event.timestamp)}</time></td><td>${show(event.event_type)}</td>
+<td>${show(event.agent ?? "")}</td><td><code>${show(event.tool ?? "")}</code></td><td>${show(event.decision ?? "")}</td>
+<td>${show(event.policy_rule ?? "")}</td><td class="req">${show(event.request_id ?? "")}</td></tr>`;
   });
+  const unreadable = unreadableRow(page, verification, search, before);
+  if (unreadable !== null) {
+    const at = page.events.findIndex((e) => e.line < unreadable.line);
+    rows.splice(at === -1 ? rows.length : at, 0, unreadable.html);
+  }
   return `<h1>Audit trail</h1>
 ${renderVerification(verification)}
 <form method="get" action="/console/audit" class="search">
@@ -51,5 +104,5 @@ ${field("q", "Text", search)}${field("event_type", "Event type", search)}${field
 <p>${page.total} event(s) in the chain; showing ${page.events.length}, newest first.</p>
 <div class="table-wrap"><table><thead><tr><th>#</th><th>Time</th><th>Event</th><th>Agent</th><th>Tool</th><th>Decision</th><th>Rule</th><th>Request</th></tr></thead>
 <tbody>${rows.join("\n")}</tbody></table></div>
-${nextLink(page, search)}`;
+${pager(page, search, before)}`;
 }

@@ -1,6 +1,6 @@
 /** The pending approvals page: what each agent wants, its arguments (secrets redacted), why ACP asks. */
 import type { ConsentView } from "../../service/consent-view.js";
-import { escapeHtml, jsonBlock } from "../html.js";
+import { escapeHtml, jsonBlock, jsonText, show } from "../html.js";
 
 interface RequestShape {
   agent?: { name?: unknown; id?: unknown };
@@ -29,8 +29,8 @@ function text(value: unknown, fallback = ""): string {
 function renderReasons(reasons: unknown): string {
   if (!Array.isArray(reasons) || reasons.length === 0) return "<p>No reason was recorded.</p>";
   const items = (reasons as ReasonShape[]).map((r) => {
-    const rule = typeof r.rule === "string" ? ` <span class="rule">rule <code>${escapeHtml(r.rule)}</code></span>` : "";
-    return `<li>${escapeHtml(text(r.message, text(r.code, "unknown reason")))}${rule} <span class="source">(${escapeHtml(text(r.source, "pipeline"))})</span></li>`;
+    const rule = typeof r.rule === "string" ? ` <span class="rule">rule <code>${show(r.rule)}</code></span>` : "";
+    return `<li>${show(text(r.message, text(r.code, "unknown reason")))}${rule} <span class="source">(${show(text(r.source, "pipeline"))})</span></li>`;
   });
   return `<ul class="reasons">${items.join("")}</ul>`;
 }
@@ -42,14 +42,17 @@ export function renderConsentCard(view: ConsentView): string {
   const agent = text(request.agent?.name, text(request.agent?.id, "an agent"));
   const params = action.parameters ?? {};
   const id = escapeHtml(view.id);
-  return `<article class="card" data-consent-id="${id}" data-expires="${escapeHtml(view.expires_at)}">
-<h2><span class="agent">${escapeHtml(agent)}</span> wants to run <code class="tool">${escapeHtml(view.tool)}</code> on <code>${escapeHtml(view.server)}</code></h2>
-<p class="meta"><span class="badge risk-${escapeHtml(text(action.risk_level, "unknown"))}">${escapeHtml(text(action.risk_level, "unknown"))} risk</span>
- <span class="badge">${escapeHtml(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span> · expires <time>${escapeHtml(view.expires_at)}</time></p>
-${typeof action.description === "string" && action.description !== "" ? `<p class="description">${escapeHtml(action.description)}</p>` : ""}
+  const session =
+    view.session_id === null ? "" : ` · agent session <code class="session">${show(view.session_id)}</code>`;
+  const risk = text(action.risk_level, "unknown");
+  return `<article class="card" data-consent-id="${id}" data-expires="${escapeHtml(view.expires_at)}" aria-labelledby="h-${id}">
+<h2 id="h-${id}"><span class="agent">${show(agent)}</span> wants to run <code class="tool">${show(view.tool)}</code> on <code>${show(view.server)}</code></h2>
+<p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
+ <span class="badge">${show(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span>${session} · expires <time datetime="${escapeHtml(view.expires_at)}" data-role="expires">${escapeHtml(view.expires_at)}</time></p>
+${typeof action.description === "string" && action.description !== "" ? `<p class="description">${show(action.description)}</p>` : ""}
 <h3>Why ACP is asking</h3>
 ${renderReasons(view.reasons)}
-<h3>Arguments <small>(secrets shown as [redacted])</small></h3>
+<h3>Arguments <small>(secrets shown as [redacted]; unprintable characters as \\u escapes)</small></h3>
 ${jsonBlock(params)}
 <div class="actions">
 <button type="button" data-action="approve" data-scope="once">Approve once</button>
@@ -58,13 +61,14 @@ ${jsonBlock(params)}
 <button type="button" data-action="approve" data-scope="window">Approve for a while</button></span>
 </div>
 <details class="edit"><summary>Approve with edited arguments</summary>
-<textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(JSON.stringify(params, null, 2))}</textarea>
+<p class="hint">Change a value or add an argument; an argument cannot be removed (deny instead). Approves this call once.</p>
+<textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(jsonText(params))}</textarea>
 <pre class="diff" data-role="diff" aria-live="polite"></pre>
 <button type="button" data-action="modify">Approve with these arguments</button>
 </details>
 <div class="deny"><input type="text" data-role="reason" maxlength="500" placeholder="Reason (told to the agent)" aria-label="deny reason">
 <button type="button" data-action="deny" class="danger">Deny</button></div>
-<p class="status" data-role="status" role="status"></p>
+<p class="status" data-role="status" role="status" tabindex="-1"></p>
 </article>`;
 }
 

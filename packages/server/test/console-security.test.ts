@@ -1,0 +1,192 @@
+/**
+ * The console's sign-in link, session and CSRF rules over real HTTP: the link is one-time, ends after 15
+ * minutes and survives link previews; every state change needs the session, the same origin and the CSRF
+ * token; sign-out of an ended session signs out; over TLS the console's event stream also carries
+ * Strict-Transport-Security.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LINK_TTL_MS, openEmbeddedServer, SESSION_COOKIE, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import { pipelineFor, startTestServer, testKeys, type TestServer } from "./harness.js";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+const FORM = { "content-type": "application/x-www-form-urlencoded" };
+
+function signIn(token: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${s.url}/console/login`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { ...FORM, origin: s.url, ...headers },
+    body: new URLSearchParams({ token }).toString(),
+  });
+}
+
+async function session(): Promise<{ cookie: string; csrf: string }> {
+  const { id, session: opened } = await s.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+  return { cookie: `${SESSION_COOKIE}=${id}`, csrf: opened.csrfToken };
+}
+
+describe("console sign-in link", () => {
+  it("survives link previews (GET and HEAD spend nothing), then signs in once", async () => {
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    for (const method of ["GET", "GET", "HEAD"]) {
+      const preview = await fetch(`${s.url}/console/login?token=${token}`, { method, redirect: "manual" });
+      expect(preview.status).toBe(200);
+      expect(preview.headers.get("set-cookie")).toBeNull();
+    }
+    const first = await signIn(token);
+    expect(first.status).toBe(303);
+    expect(first.headers.get("location")).toBe("/console/pending");
+    expect(first.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200$/);
+    const again = await signIn(token);
+    expect(again.status).toBe(401);
+    expect(again.headers.get("set-cookie")).toBeNull();
+    expect(await again.text()).toContain("invalid, already used or expired");
+  });
+
+  it("refuses an expired link, and a link posted from another origin (without spending it)", async () => {
+    const expired = await s.stores.consoleAuth.createLink(Date.now() - LINK_TTL_MS - 1000, LINK_TTL_MS);
+    expect((await signIn(expired)).status).toBe(401);
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const forged = await signIn(token, { origin: "http://evil.example" });
+    expect(forged.status).toBe(401);
+    expect(forged.headers.get("set-cookie")).toBeNull();
+    expect((await signIn(token)).status).toBe(303);
+  });
+});
+
+describe("console state changes", () => {
+  it("each needs the session, the same origin and the CSRF token", async () => {
+    const { cookie, csrf } = await session();
+    const json = { "content-type": "application/json", cookie, origin: s.url };
+    const calls: [string, string, Record<string, string>, string][] = [
+      ["/console/api/simulate", "x-csrf-token", json, JSON.stringify({ tool: "read_file", arguments: {} })],
+      ["/console/api/consent/cr_00000000000000000000000000000000", "x-csrf-token", json, '{"decision":"approved"}'],
+    ];
+    for (const [path, header, headers, body] of calls) {
+      const post = (h: Record<string, string>) => fetch(`${s.url}${path}`, { method: "POST", headers: h, body });
+      const withoutCookie = Object.fromEntries(Object.entries(headers).filter(([k]) => k !== "cookie"));
+      const statuses = {
+        "no session": (await post({ ...withoutCookie, [header]: csrf })).status,
+        "no token": (await post(headers)).status,
+        "wrong token": (await post({ ...headers, [header]: `${csrf}x` })).status,
+        "foreign origin": (await post({ ...headers, [header]: csrf, origin: "http://evil.example" })).status,
+        "null origin": (await post({ ...headers, [header]: csrf, origin: "null" })).status,
+      };
+      expect({ path, statuses }).toEqual({
+        path,
+        statuses: { "no session": 401, "no token": 403, "wrong token": 403, "foreign origin": 403, "null origin": 403 },
+      });
+    }
+    // sign-out: a forged one changes nothing, the session still works
+    const forged = await fetch(`${s.url}/console/logout`, {
+      method: "POST",
+      headers: { ...FORM, cookie, origin: "http://evil.example" },
+      body: new URLSearchParams({ csrf }).toString(),
+    });
+    expect(forged.status).toBe(403);
+    const noToken = await fetch(`${s.url}/console/logout`, { method: "POST", headers: { ...FORM, cookie }, body: "" });
+    expect(noToken.status).toBe(403);
+    expect((await fetch(`${s.url}/console/pending`, { headers: { cookie } })).status).toBe(200);
+  });
+
+  it("signs out of a session that already ended (no 403 for the button of a page left open)", async () => {
+    const { cookie, csrf } = await session();
+    const out = () =>
+      fetch(`${s.url}/console/logout`, {
+        method: "POST",
+        headers: { ...FORM, cookie, origin: s.url },
+        body: new URLSearchParams({ csrf }).toString(),
+      });
+    const first = await out();
+    expect(first.status).toBe(200);
+    expect(first.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+    expect((await fetch(`${s.url}/console/pending`, { headers: { cookie } })).status).toBe(401);
+    const second = await out();
+    expect(second.status).toBe(200);
+    expect(second.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+    expect(await second.text()).toContain("You are signed out.");
+  });
+
+  it("shows one request's state to a session only", async () => {
+    const id = "cr_00000000000000000000000000000000";
+    expect((await fetch(`${s.url}/console/api/consent/${id}`)).status).toBe(401);
+    const { cookie } = await session();
+    const res = await fetch(`${s.url}/console/api/consent/${id}`, { headers: { cookie } });
+    expect(res.status).toBe(404);
+  });
+});
+
+describe("console over TLS", () => {
+  let home: string;
+  let server: EmbeddedServer;
+  let url: string;
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "acp-console-tls-"));
+    const made = spawnSync("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(home, "key.pem"),
+      "-out",
+      join(home, "cert.pem"),
+      "-subj",
+      "/CN=localhost",
+      "-days",
+      "1",
+    ]);
+    if (made.status !== 0) throw new Error(`openssl: ${made.stderr.toString()}`);
+    server = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: pipelineFor(),
+      simulationPipeline: pipelineFor(),
+      keys: testKeys(),
+      clock: () => new Date(),
+      loopbackOnly: true,
+      tls: { key: readFileSync(join(home, "key.pem")), cert: readFileSync(join(home, "cert.pem")) },
+    });
+    url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("sends Strict-Transport-Security on the console's event stream", async () => {
+    const { id } = await server.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+    const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
+      const req = request(
+        `${url}/console/events`,
+        { rejectUnauthorized: false, headers: { cookie: `${SESSION_COOKIE}=${id}` } },
+        (res) => {
+          res.once("data", () => {
+            resolve({ status: String(res.statusCode), ...res.headers });
+            res.destroy();
+          });
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(headers["status"]).toBe("200");
+    expect(headers["content-type"]).toMatch(/^text\/event-stream/);
+    expect(headers["strict-transport-security"]).toBe("max-age=31536000");
+  });
+});
