@@ -99,6 +99,15 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
     transaction: async (fn) => {
       if (closed) throw closedError(safeUrl);
       const client = await pool.connect();
+      // While checked out the pool does not listen for the connection's errors: without a listener, one
+      // ended under us (a restarting server, an administrator) would throw from the socket's event and
+      // take the process down. The statements fail instead, and the connection leaves the pool.
+      let lost: Error | undefined;
+      const onError = (err: Error): void => {
+        lost ??= err;
+        options.onConnectionError?.(err);
+      };
+      client.on("error", onError);
       try {
         await client.query("BEGIN");
         const result = await fn(client);
@@ -108,12 +117,15 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
         await client.query("ROLLBACK").catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.removeListener("error", onError);
+        client.release(lost);
       }
     },
     connectDedicated: async () => {
       if (closed) throw closedError(safeUrl);
       const client = new pg.Client(config);
+      // the owner adds its own listener (and reports); this one keeps a connection ended before then from throwing
+      client.on("error", () => undefined);
       await client.connect();
       return client;
     },
