@@ -103,7 +103,7 @@ describe("telegram channel specifics", () => {
       api.pressButton({ chatId: CHAT, messageId: message.message_id, data: buttons[2]?.callback_data ?? "" });
       const outcome = await pending;
       expect(outcome.kind).toBe("denied");
-      if (outcome.kind === "denied") expect(outcome.reason).toContain(`telegram:${CHAT}`);
+      if (outcome.kind === "denied") expect(outcome.reason).toContain(`\`${CHAT}\` via telegram`);
     });
   });
 

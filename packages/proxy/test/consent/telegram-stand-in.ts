@@ -24,10 +24,28 @@ export interface TelegramStandIn {
   readonly apiRoot: string;
   readonly calls: BotApiCall[];
   readonly messages: SentMessage[];
-  /** Queues a button press on `message_id` from `chatId` with `data`. */
-  pressButton(options: { chatId: number; messageId: number; data: string; fromId?: number }): number;
+  /**
+   * Queues a button press on `message_id` from `chatId` with `data`; `chatType` (default private) and
+   * `chatUsername` describe the chat, `fromId` (default `chatId`) the person who pressed.
+   */
+  pressButton(options: {
+    chatId: number;
+    messageId: number;
+    data: string;
+    fromId?: number;
+    chatType?: "private" | "group" | "supergroup" | "channel";
+    chatUsername?: string;
+  }): number;
   /** Holds every `sendMessage` answer (the message is stored at once) until the returned function is called. */
   holdSends(): () => void;
+  /** The next calls of `method` fail with these Bot API errors, in order (`retry_after` for a 429). */
+  failNext(method: string, ...errors: { error_code: number; description: string; retry_after?: number }[]): void;
+  /** Calls of `method` are never answered from now on. */
+  hang(method: string): void;
+  /** The users `getChatMember` reports as administrators of `chatId` (everyone else is a `member`). */
+  setAdmins(chatId: number, userIds: number[]): void;
+  /** What `sendMessage` to `@username` answers as the chat (a channel or public group). */
+  setChat(username: string, chat: { id: number; type: string }): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +72,10 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
   let nextMessage = 100;
   let waiting: (() => void)[] = [];
   let held: Promise<void> | null = null;
+  const failures = new Map<string, { error_code: number; description: string; retry_after?: number }[]>();
+  const hanging = new Set<string>();
+  const admins = new Map<number, number[]>();
+  const chats = new Map<string, { id: number; type: string }>();
   const wake = (): void => {
     const all = waiting;
     waiting = [];
@@ -89,6 +111,18 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
     }
     const method = match[2] as string;
     calls.push({ method, params });
+    if (hanging.has(method)) return;
+    const failure = failures.get(method)?.shift();
+    if (failure !== undefined) {
+      const { retry_after, ...rest } = failure;
+      const answer = { ok: false, ...rest, ...(retry_after !== undefined ? { parameters: { retry_after } } : {}) };
+      res.writeHead(failure.error_code, { "Content-Type": "application/json" }).end(JSON.stringify(answer));
+      return;
+    }
+    if (method === "getChatMember") {
+      const isAdmin = admins.get(Number(params["chat_id"]))?.includes(Number(params["user_id"])) ?? false;
+      return ok(res, { status: isAdmin ? "administrator" : "member", user: { id: params["user_id"] } });
+    }
     if (method === "getMe") return ok(res, { id: 42, is_bot: true, first_name: "ACP", username: "acp_test_bot" });
     if (method === "deleteWebhook" || method === "answerCallbackQuery") return ok(res, true);
     if (method === "getUpdates") return getUpdates(params, res);
@@ -104,11 +138,14 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
       return ok(res, {
         message_id: message.message_id,
         date: 0,
-        chat: { id: Number(params["chat_id"]), type: "private" },
+        chat: chats.get(String(params["chat_id"]).replace(/^@/, "")) ?? {
+          id: Number(params["chat_id"]),
+          type: "private",
+        },
         text: message.text,
       });
     }
-    if (method === "editMessageText") return ok(res, true);
+    if (method === "editMessageText" || method === "editMessageReplyMarkup") return ok(res, true);
     res.writeHead(404).end(JSON.stringify({ ok: false, error_code: 404, description: `unknown method ${method}` }));
   };
 
@@ -117,9 +154,14 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
     apiRoot: server.url,
     calls,
     messages,
-    pressButton: ({ chatId, messageId, data, fromId }) => {
+    pressButton: ({ chatId, messageId, data, fromId, chatType, chatUsername }) => {
       const update_id = nextUpdate++;
       const from = { id: fromId ?? chatId, is_bot: false, first_name: "Person" };
+      const chat = {
+        id: chatId,
+        type: chatType ?? "private",
+        ...(chatUsername !== undefined ? { username: chatUsername } : {}),
+      };
       updates.push({
         update_id,
         callback_query: {
@@ -127,7 +169,7 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
           from,
           chat_instance: "ci",
           data,
-          message: { message_id: messageId, date: 0, chat: { id: chatId, type: "private" }, text: "…" },
+          message: { message_id: messageId, date: 0, chat, text: "…" },
         },
       });
       wake();
@@ -141,6 +183,10 @@ export async function startTelegramStandIn(token: string): Promise<TelegramStand
         release();
       };
     },
+    failNext: (method, ...errors) => failures.set(method, [...(failures.get(method) ?? []), ...errors]),
+    hang: (method) => void hanging.add(method),
+    setAdmins: (chatId, userIds) => void admins.set(chatId, userIds),
+    setChat: (username, chat) => void chats.set(username, chat),
     close: async () => {
       wake();
       await server.close();

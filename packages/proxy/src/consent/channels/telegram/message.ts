@@ -4,28 +4,51 @@ import { printable } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
-const MAX_ARGUMENTS = 2500;
+/** Room kept for the line the message gets when the request ends. */
+const SETTLED_ROOM = 100;
+const MAX_FIELD = 200;
+const MAX_REASON = 200;
+const MAX_REASONS = 8;
 
-/** The plain-text message a request is sent as (arguments already redacted in the request). */
+/** `text` cut to at most `max` UTF-16 units (marked), never between the halves of a surrogate pair. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const mark = "… (truncated)";
+  let end = Math.max(0, max - mark.length);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}${mark}`;
+}
+
+/**
+ * The plain-text message a request is sent as (arguments already redacted in the request). Every field is shown
+ * printable (a tool name is the upstream's, a reason may quote an argument: neither can add lines or reorder
+ * text) and cut to its share, the arguments to what is left, so the reasons, the expiry and the id always fit in
+ * Telegram's 4096 characters, with room for the line added when the request ends.
+ */
 export function formatTelegramMessage(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action } = request;
-  let args = JSON.stringify(action.parameters, null, 1);
-  if (args.length > MAX_ARGUMENTS) args = `${args.slice(0, MAX_ARGUMENTS)}… (truncated)`;
-  // a tool name (the upstream's) or a reason (which may quote an argument) cannot add lines or reorder text
-  const p = printable;
-  const lines = [
+  const field = (value: unknown): string => clip(printable(value), MAX_FIELD);
+  const head = [
     "ACP consent request",
-    `server: ${p(action.server)}`,
-    `tool: ${p(action.tool)}`,
-    `category: ${p(action.category)} · risk: ${p(action.risk_level)}`,
-    `rule: ${p(request.policy.rule_id)}`,
-    `agent: ${p(request.agent.name)}`,
-    // the pretty-printed JSON's own line breaks stay; JSON has already escaped those inside values
-    `arguments: ${args.split("\n").map(p).join("\n")}`,
+    `server: ${field(action.server)}`,
+    `tool: ${field(action.tool)}`,
+    `category: ${field(action.category)} · risk: ${field(action.risk_level)}`,
+    `rule: ${field(request.policy.rule_id)}`,
+    `agent: ${field(request.agent.name)}`,
   ];
-  if (reasons.length > 0) lines.push("reasons:", ...reasons.slice(0, 10).map((r) => `- ${p(r.message)}`));
-  lines.push(`expires: ${request.expires_at}`, `id: ${request.id}`);
-  return lines.join("\n").slice(0, MAX_TEXT - 100);
+  const tail: string[] = [];
+  if (reasons.length > 0) {
+    tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${clip(printable(r.message), MAX_REASON)}`));
+    if (reasons.length > MAX_REASONS) tail.push(`- … and ${reasons.length - MAX_REASONS} more`);
+  }
+  tail.push(`expires: ${field(request.expires_at)}`, `id: ${field(request.id)}`);
+  const fixed = [...head, ...tail].join("\n").length + "\narguments: \n".length;
+  // the pretty-printed JSON's own line breaks stay; JSON has already escaped those inside values
+  const args = JSON.stringify(action.parameters, null, 1).split("\n").map(printable).join("\n");
+  const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed);
+  // at most 6 fields and 9 reason lines of ~200: the arguments keep at least ~900 characters; the cut is a backstop
+  return clip([...head, `arguments: ${clip(args, budget)}`, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
 }
 
 const LABELS: Record<ChannelSettlement, string> = {

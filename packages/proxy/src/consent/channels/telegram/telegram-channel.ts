@@ -1,5 +1,5 @@
-import { Bot, type Context } from "grammy";
-import { abortError } from "../../timers.js";
+import { Bot, GrammyError, HttpError, type Context } from "grammy";
+import { abortError, realTimers, sleep, type ConsentTimers } from "../../timers.js";
 import type {
   ChannelDelivery,
   ChannelSettlement,
@@ -18,7 +18,17 @@ export interface TelegramChannelOptions {
   readonly apiRoot?: string;
   /** Long-polling timeout in seconds. Default 30. */
   readonly pollTimeoutSeconds?: number;
+  readonly timers?: ConsentTimers;
+  /** How long one Bot API call (not the long poll) may take before it is retried. Default 10 s. */
+  readonly callTimeoutMs?: number;
+  /** Attempts of a `sendMessage` or an edit: 429 (after its `retry_after`), 5xx, network errors, timeouts. Default 4. */
+  readonly maxAttempts?: number;
+  /** How long editing the message may take once the request ended (the agent's call waits for it). Default 5 s. */
+  readonly settleTimeoutMs?: number;
 }
+
+/** The statuses of a chat member who may decide in a group or channel. */
+const DECIDERS = new Set(["creator", "administrator"]);
 
 interface Sent {
   readonly nonce: string;
@@ -39,6 +49,8 @@ class TelegramChannel implements ConsentChannel {
    */
   readonly #sending = new Map<string, { outcome?: ChannelSettlement }>();
   #polling: Promise<void> | null = null;
+  #pollRetry: unknown;
+  #closed = false;
 
   constructor(options: TelegramChannelOptions) {
     this.#o = options;
@@ -58,13 +70,20 @@ class TelegramChannel implements ConsentChannel {
     this.#sending.set(request.id, sending);
     let message: Awaited<ReturnType<Bot["api"]["sendMessage"]>>;
     try {
-      message = await this.#bot.api.sendMessage(this.#o.chatId, text, { reply_markup: keyboardOf(request.id) });
+      message = await this.#call(
+        "sendMessage",
+        (sig) =>
+          this.#bot.api.sendMessage(this.#o.chatId, text, { reply_markup: keyboardOf(request.id) }, grammySignal(sig)),
+        signal,
+        // a message being sent when the request ends is let through, then edited (below): no live buttons left
+        false,
+      );
     } finally {
       this.#sending.delete(request.id);
     }
     const sent: Sent = { nonce: request.nonce, messageId: message.message_id, text };
     if (sending.outcome !== undefined) {
-      await this.#edit(sent, sending.outcome).catch(() => undefined);
+      await this.#edit(sent, sending.outcome);
       throw abortError(signal);
     }
     this.#sent.set(request.id, sent);
@@ -92,41 +111,159 @@ class TelegramChannel implements ConsentChannel {
     await this.#edit(sent, outcome);
   }
 
+  /** Edits the message to say how the request ended and removes the buttons; gives up after `settleTimeoutMs`. */
   async #edit(sent: Sent, outcome: ChannelSettlement): Promise<void> {
-    await this.#bot.api.editMessageText(this.#o.chatId, sent.messageId, formatSettledMessage(sent.text, outcome), {
-      reply_markup: { inline_keyboard: [] },
-    });
+    const limit = new AbortController();
+    const timer = this.#timers.setTimeout(() => limit.abort("settle timeout"), this.#o.settleTimeoutMs ?? 5_000);
+    try {
+      const text = formatSettledMessage(sent.text, outcome);
+      const markup = { reply_markup: { inline_keyboard: [] } };
+      await this.#call(
+        "editMessageText",
+        (sig) => this.#bot.api.editMessageText(this.#o.chatId, sent.messageId, text, markup, grammySignal(sig)),
+        limit.signal,
+      );
+    } catch {
+      // the outcome stands whether or not the message could be edited
+    } finally {
+      this.#timers.clearTimeout(timer);
+    }
+  }
+
+  get #timers(): ConsentTimers {
+    return this.#o.timers ?? realTimers;
+  }
+
+  /**
+   * One Bot API call, each attempt limited to `callTimeoutMs`, retried on 429 (after its `retry_after`), 5xx,
+   * network errors and timeouts with backoff, at most `maxAttempts` times; stops retrying when `signal` aborts
+   * (and aborts the attempt in flight too unless `abortInFlight` is false). Rejects with an error that never carries
+   * the bot token (grammY's keeps the request URL, token included).
+   */
+  async #call<T>(
+    method: string,
+    fn: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    abortInFlight = true,
+  ): Promise<T> {
+    const attempts = this.#o.maxAttempts ?? 4;
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw abortError(signal);
+      const control = new AbortController();
+      const onAbort = (): void => {
+        if (abortInFlight) control.abort(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      const timer = this.#timers.setTimeout(() => control.abort("timeout"), this.#o.callTimeoutMs ?? 10_000);
+      let wait: number | null;
+      let failure: Error;
+      try {
+        return await fn(control.signal);
+      } catch (error) {
+        if (signal.aborted) throw abortError(signal);
+        wait = retryDelay(error, attempt);
+        failure = this.#safeError(method, error, control.signal.aborted);
+      } finally {
+        this.#timers.clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      }
+      if (wait === null || attempt >= attempts) throw failure;
+      await sleep(wait, signal, this.#timers);
+    }
+  }
+
+  #safeError(method: string, error: unknown, timedOut: boolean): Error {
+    const message = timedOut
+      ? `the Bot API did not answer ${method} within ${this.#o.callTimeoutMs ?? 10_000} ms`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    return new Error(`telegram: ${message.split(this.#o.token).join("[bot token]")}`);
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#timers.clearTimeout(this.#pollRetry);
     if (this.#bot.isRunning()) await this.#bot.stop();
     await this.#polling;
   }
 
   #startPolling(): void {
-    if (this.#polling !== null) return;
+    if (this.#polling !== null || this.#closed) return;
     this.#polling = this.#bot
       .start({ allowed_updates: ["callback_query"], timeout: this.#o.pollTimeoutSeconds ?? 30 })
-      .catch(() => undefined)
-      .finally(() => {
+      .then(
+        () => false,
+        () => true,
+      )
+      .then((failed) => {
         this.#polling = null;
+        // grammY stops for good on 401 and 409 (another process polls this bot) and when its setup fails: while
+        // requests wait for a press, try again later rather than leave their buttons dead
+        if (failed && !this.#closed && this.#sent.size > 0) {
+          this.#pollRetry = this.#timers.setTimeout(() => this.#startPolling(), POLL_RETRY_MS);
+        }
       });
+  }
+
+  /** Whether the chat a button was pressed in is the configured one (`chat_id`, or `@username`). */
+  #isConfiguredChat(chat: { id: number; username?: string | undefined } | undefined): boolean {
+    if (chat === undefined) return false;
+    const configured = String(this.#o.chatId);
+    if (configured.startsWith("@")) return chat.username?.toLowerCase() === configured.slice(1).toLowerCase();
+    return String(chat.id) === configured;
+  }
+
+  /** In a private chat its person decides; in a group or channel only its administrators. */
+  async #mayDecide(chat: { id: number; type: string }, userId: number): Promise<boolean> {
+    if (chat.type === "private") return chat.id === userId;
+    try {
+      const member = await this.#call(
+        "getChatMember",
+        (sig) => this.#bot.api.getChatMember(chat.id, userId, grammySignal(sig)),
+        new AbortController().signal,
+      );
+      return DECIDERS.has(member.status);
+    } catch {
+      return false;
+    }
   }
 
   async #onCallback(ctx: Context): Promise<void> {
     const query = ctx.callbackQuery;
     if (query?.data === undefined) return;
-    if (String(query.message?.chat.id) !== String(this.#o.chatId)) {
+    const chat = query.message?.chat;
+    if (chat === undefined || !this.#isConfiguredChat(chat)) {
       await ctx.answerCallbackQuery({ text: "this chat may not decide ACP consent requests", show_alert: true });
       return;
     }
     const parsed = parseCallbackData(query.data);
     const sent = parsed === null ? undefined : this.#sent.get(parsed.requestId);
-    if (parsed === null || sent?.resolve === undefined || sent.messageId !== query.message?.message_id) {
+    const messageId = query.message?.message_id;
+    if (parsed === null || sent?.resolve === undefined || sent.messageId !== messageId) {
+      await ctx.answerCallbackQuery({ text: "this request is no longer waiting for an answer" });
+      // a message of ours whose request is not waiting here (this proxy restarted, the request ended while
+      // the edit failed): its buttons would only ever be refused, so remove them
+      if (parsed !== null && messageId !== undefined && sent?.messageId !== messageId) {
+        await this.#bot.api
+          .editMessageReplyMarkup(chat.id, messageId, { reply_markup: { inline_keyboard: [] } })
+          .catch(() => undefined);
+      }
+      return;
+    }
+    if (!(await this.#mayDecide(chat, query.from.id))) {
+      await ctx.answerCallbackQuery({
+        text: "only this chat's administrators may decide ACP consent requests",
+        show_alert: true,
+      });
+      return;
+    }
+    // the request may have ended while its membership was checked
+    const resolve = sent.resolve;
+    if (resolve === undefined || this.#sent.get(parsed.requestId) !== sent) {
       await ctx.answerCallbackQuery({ text: "this request is no longer waiting for an answer" });
       return;
     }
-    const resolve = sent.resolve;
     delete sent.resolve;
     const approverId = `telegram:${query.from.id}`;
     const answer: HumanAnswer =
@@ -137,6 +274,26 @@ class TelegramChannel implements ConsentChannel {
     await ctx.answerCallbackQuery({ text: parsed.button === "d" ? "denied" : "approved" });
   }
 }
+
+/** The wait before a retry of a Bot API call: 429 → its `retry_after`; 5xx, network, timeout → backoff; else null. */
+function retryDelay(error: unknown, attempt: number): number | null {
+  const backoff = 500 * 2 ** (attempt - 1);
+  if (error instanceof GrammyError) {
+    if (error.error_code === 429) {
+      const after = error.parameters.retry_after;
+      return typeof after === "number" && after >= 0 ? after * 1000 : backoff;
+    }
+    return error.error_code >= 500 ? backoff : null;
+  }
+  return error instanceof HttpError ? backoff : null;
+}
+
+/** grammY types its signals with its AbortController shim; at run time it takes Node's own. */
+type GrammySignal = Parameters<Bot["api"]["sendMessage"]>[3];
+const grammySignal = (signal: AbortSignal): GrammySignal => signal as unknown as GrammySignal;
+
+/** How long to wait before polling again after grammY stopped polling on an error. */
+const POLL_RETRY_MS = 5_000;
 
 /**
  * The Telegram channel (grammY): sends each request with Approve / Approve for session / Deny buttons to one

@@ -2,12 +2,13 @@ import type { Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
 
 /**
- * Control characters (C0 including newline and tab, DEL, C1) and the Unicode bidirectional controls, each
+ * Control characters (C0 including newline and tab, DEL, C1), the Unicode line and paragraph separators (a
+ * line break in Telegram) and the Unicode bidirectional controls, each
  * shown as a `\uXXXX` escape. Tool names come from upstream servers and reasons can quote argument values:
  * raw, an escape sequence could erase or redraw what a person is asked to approve.
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `text` with every control character shown as a `\uXXXX` escape (see {@link UNPRINTABLE}). */
 export function printable(text: unknown): string {
