@@ -187,6 +187,60 @@ describe("a webhook receiver written from the docs", () => {
   });
 });
 
+describe("what the proxy sends where", () => {
+  it("does not follow a redirect with the signed request: a 3xx ends delivery", async () => {
+    const elsewhere = await receiver((_post, res) => void res.writeHead(200).end());
+    const s = await setup((_post, res) => void res.writeHead(307, { Location: `${elsewhere.url}/steal` }).end());
+    try {
+      const outcome = await s.broker.ask(makeAsk());
+      expect(outcome.kind).toBe("denied");
+      if (outcome.kind === "denied") expect(outcome.reason).toMatch(/307/);
+      expect(s.requests()).toHaveLength(1);
+      expect(elsewhere.posts).toHaveLength(0);
+    } finally {
+      await s.close();
+      await elsewhere.close();
+    }
+  });
+
+  it("refuses an approver_id that is too long or not printable, and keeps waiting", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const pending = s.broker.ask(makeAsk());
+      const request = await eventually(() => s.requests()[0]);
+      expect(await s.answer(request, { decision: "denied", approver_id: "a".repeat(500) })).toBe(400);
+      expect(await s.answer(request, { decision: "denied", approver_id: "ops\u001b[2K\rroot" })).toBe(400);
+      expect(await s.answer(request, { decision: "denied", approver_id: 42 })).toBe(400);
+      expect(await s.answer(request, { decision: "denied", approver_id: "ops@example.com" })).toBe(200);
+      const outcome = await pending;
+      expect(outcome.kind).toBe("denied");
+      if (outcome.kind === "denied") expect(outcome.reason).toContain("`ops@example.com` via webhook");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("after a restart a callback for a request the old process held gets 404", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      void s.broker.ask(makeAsk({ timeoutMs: 1_000 }));
+      const request = await eventually(() => s.requests()[0]);
+      // the restarted proxy: a new channel with the same secret, nothing pending
+      const restarted = createWebhookChannel({ url: `${s.hook.url}/acp`, secret: SECRET, clock: s.time.clock });
+      const fresh = await listen((req, res) => void restarted.handleCallback(req, res));
+      try {
+        const body = JSON.stringify({ request_id: request.id, nonce: request.nonce, decision: "approved" });
+        expect(await postCallback(`${fresh.url}/cb`, body, { secret: SECRET, now: s.time.clock() })).toBe(404);
+      } finally {
+        await fresh.close();
+      }
+      s.time.advance(1_000);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe("the callback endpoint against misbehaving clients", () => {
   it("refuses a body announced over 64 KiB at once, without waiting for it", async () => {
     const s = await setup((_post, res) => void res.writeHead(200).end());

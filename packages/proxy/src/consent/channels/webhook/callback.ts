@@ -3,6 +3,7 @@ import { parseApprovalDuration } from "../../scope.js";
 import type { ApprovalScope, HumanAnswer } from "../../types.js";
 import { checkHumanAnswer } from "../../response.js";
 import type { ConsentTimers } from "../../timers.js";
+import { printable } from "../terminal/format.js";
 
 /** The largest callback body accepted. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -92,15 +93,26 @@ function scopeOf(raw: unknown, now: Date): ApprovalScope | null | undefined {
   return raw as ApprovalScope;
 }
 
+/** The longest `approver_id` taken (it is recorded in the signed response and shown in denials). */
+const MAX_APPROVER_ID = 128;
+
+function isApproverId(value: unknown): value is string {
+  return typeof value === "string" && value !== "" && value.length <= MAX_APPROVER_ID && printable(value) === value;
+}
+
 /** Turns a parsed callback body into a checked answer, or a message saying what is wrong. */
 export function answerFromCallback(body: unknown, now: Date): { answer: HumanAnswer } | { error: string } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return { error: "the body is not an object" };
   const b = body as Partial<Record<keyof WebhookCallbackBody, unknown>>;
   const scope = scopeOf(b.scope, now);
   if (scope === null) return { error: "malformed scope" };
+  const approver = b.approver_id;
+  if (approver !== undefined && !isApproverId(approver)) {
+    return { error: `approver_id must be 1–${MAX_APPROVER_ID} printable characters` };
+  }
   const answer = {
     decision: b.decision,
-    approverId: typeof b.approver_id === "string" && b.approver_id !== "" ? `webhook:${b.approver_id}` : "webhook",
+    approverId: approver === undefined ? "webhook" : `webhook:${approver}`,
     ...(scope !== undefined ? { scope } : {}),
     ...(b.modifications !== undefined ? { modifications: b.modifications } : {}),
     ...(b.reason !== undefined ? { reason: b.reason } : {}),

@@ -36,7 +36,9 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
     options.attemptTimeoutMs,
   );
   try {
-    const response = await options.fetch(options.url, { method: "POST", headers, body, signal: attempt.signal });
+    // a redirect is not followed: the signed request goes to the configured URL or nowhere
+    const init = { method: "POST", headers, body, signal: attempt.signal, redirect: "manual" } as const;
+    const response = await options.fetch(options.url, init);
     await response.body?.cancel();
     return response.status;
   } catch (error) {
@@ -51,8 +53,8 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
 
 /**
  * POSTs the body, signed fresh on every attempt, retrying network errors, attempts that time out
- * (`attemptTimeoutMs`), 408/425/429 and 5xx with exponential backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on another 4xx or when the
- * attempts run out. Stops at once when `signal` aborts.
+ * (`attemptTimeoutMs`), 408/425/429 and 5xx with exponential backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on a 3xx (not followed), another
+ * 4xx, or when the attempts run out. Stops at once when `signal` aborts.
  */
 export async function postWithRetries(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<void> {
   let last = "";
@@ -61,7 +63,7 @@ export async function postWithRetries(body: string, options: WebhookPostOptions,
     try {
       const status = await postOnce(body, options, signal);
       if (status >= 200 && status < 300) return;
-      last = `the receiver answered ${status}`;
+      last = `the receiver answered ${status}${status >= 300 && status < 400 ? " (redirects are not followed)" : ""}`;
       if (!retryable(status)) throw new FinalDeliveryError(`webhook delivery refused: ${last}`);
     } catch (error) {
       if (signal.aborted || error instanceof FinalDeliveryError) throw error;
