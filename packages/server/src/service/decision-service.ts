@@ -118,11 +118,38 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   const queued = (options.decisionAudit ?? "queued") === "queued";
   let unacknowledged = 0;
   let auditFailure: unknown = null;
+  /** The pending attempt to make the chain writable again after a failure (stores that can: PostgreSQL). */
+  let recovery: ReturnType<typeof setTimeout> | null = null;
   /** Calls of this node waiting for a person (counted from before their request is written). */
   let waiting = 0;
   /** The waiting calls' withdrawals and outcomes, for `close`. */
   const waits = new Map<AbortController, Promise<unknown>>();
   let closing = false;
+
+  /**
+   * A queued write failed: every later decision refuses. On a store that can recover (PostgreSQL: the failed
+   * batch rolled back whole, the next one re-reads the head) decisions resume once the database answers;
+   * on the audit.jsonl file, at the next start.
+   */
+  function failAudit(err: unknown): void {
+    auditFailure ??= err;
+    scheduleRecovery();
+  }
+
+  function scheduleRecovery(): void {
+    const recover = options.stores.recoverAudit;
+    if (recover === undefined || recovery !== null || closing || auditFailure === null) return;
+    recovery = setTimeout(() => {
+      void recover()
+        .catch(() => false)
+        .then((ok) => {
+          recovery = null;
+          if (ok) auditFailure = null;
+          else scheduleRecovery();
+        });
+    }, 500);
+    recovery.unref();
+  }
 
   async function durable(write: Promise<void>): Promise<void> {
     try {
@@ -156,7 +183,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         },
         (err: unknown) => {
           unacknowledged -= count.n;
-          auditFailure ??= err;
+          failAudit(err);
         },
       );
     }
@@ -172,6 +199,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     decision: Decision,
   ): Promise<void> | undefined {
     if (auditFailure !== null) throw new AuditUnavailableError(auditFailure);
+    // the database is known to be gone: refuse now rather than answer what the chain cannot record
+    const lost = options.stores.unavailable?.() ?? null;
+    if (lost !== null) throw new AuditUnavailableError(lost);
     let write: Promise<void>;
     try {
       write = Promise.resolve(
@@ -289,6 +319,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     auditFailure: () => auditFailure,
     async close() {
       closing = true;
+      if (recovery !== null) clearTimeout(recovery);
+      recovery = null;
       for (const control of waits.keys()) control.abort();
       await Promise.allSettled(waits.values());
     },

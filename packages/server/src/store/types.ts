@@ -116,6 +116,18 @@ export interface ServerStores {
   readonly audit: AuditTrail;
   readonly auditLog: AuditWriter;
   readonly changes: ConsentChangeFeed;
+  /**
+   * PostgreSQL: the error of a connection lost while no query has answered since (the database went away:
+   * a restart, a failover, the network), else null. Decisions refuse while it is set, so none is answered
+   * that the chain could not record. Absent on SQLite.
+   */
+  readonly unavailable?: () => Error | null;
+  /**
+   * After a failed audit write: resolves true once appends are safe again. PostgreSQL rolls a failed batch
+   * back whole and the next one re-reads the chain's head, so that is as soon as the database answers.
+   * Absent (the `audit.jsonl` file): a failed write stops decisions until the service restarts.
+   */
+  readonly recoverAudit?: () => Promise<boolean>;
   /** Whether the stores answer (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Closes the audit writer (final checkpoint), the feed and the database. */

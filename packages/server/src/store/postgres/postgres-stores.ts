@@ -39,8 +39,71 @@ export interface PostgresStoresOptions {
   readonly secrets?: () => readonly string[];
 }
 
-async function openParts(store: PostgresStore, options: PostgresStoresOptions): Promise<ServerStores> {
-  const report = (err: Error): void => options.onError?.(err);
+/** First pause before a lost database is probed again (ms); doubles up to {@link PROBE_MAX_MS}. */
+const PROBE_FIRST_MS = 200;
+const PROBE_MAX_MS = 2000;
+
+/**
+ * Whether this node has lost the database: set by any lost connection or failed read the pool, the
+ * `LISTEN` connections or the waiter report; cleared by the first query that answers after it (a probe
+ * runs until one does).
+ */
+interface Reachability {
+  lost(err: Error): void;
+  answered(): void;
+  readonly error: Error | null;
+  close(): void;
+}
+
+function trackReachability(store: PostgresStore): Reachability {
+  let error: Error | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let closed = false;
+  const probe = (delay: number): void => {
+    if (timer !== null || closed) return;
+    timer = setTimeout(() => {
+      store.query("SELECT 1 AS one").then(
+        () => {
+          timer = null;
+          error = null;
+        },
+        () => {
+          timer = null;
+          if (error !== null) probe(Math.min(delay * 2, PROBE_MAX_MS));
+        },
+      );
+    }, delay);
+    timer.unref();
+  };
+  return {
+    lost(err) {
+      if (closed || store.closed) return;
+      error = err;
+      probe(PROBE_FIRST_MS);
+    },
+    answered() {
+      error = null;
+    },
+    get error() {
+      return error;
+    },
+    close() {
+      closed = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
+async function openParts(
+  store: PostgresStore,
+  options: PostgresStoresOptions,
+  reach: Reachability,
+): Promise<ServerStores> {
+  const report = (err: Error): void => {
+    reach.lost(err);
+    options.onError?.(err);
+  };
   const waiter = await openConsentWaiter(store, { onError: report });
   const changes = await openNotifiedChangeFeed(store, { clock: options.clock, onError: report }).catch(
     async (err: unknown) => {
@@ -71,14 +134,29 @@ async function openParts(store: PostgresStore, options: PostgresStoresOptions): 
     ),
     auditLog,
     changes,
+    unavailable: () => reach.error,
+    recoverAudit: async () => {
+      try {
+        await auditLog.flush(); // what was queued before has committed or failed: nothing fails after this
+        await store.query("SELECT 1 AS one");
+      } catch {
+        return false;
+      }
+      reach.answered();
+      return true;
+    },
     ready: async () => {
       try {
-        return (await store.query("SELECT 1 AS one")).rowCount === 1;
-      } catch {
+        const ok = (await store.query("SELECT 1 AS one")).rowCount === 1;
+        if (ok) reach.answered();
+        return ok;
+      } catch (err) {
+        reach.lost(err instanceof Error ? err : new Error(String(err)));
         return false;
       }
     },
     close: async () => {
+      reach.close();
       changes.close();
       try {
         await auditLog.close();
@@ -96,16 +174,22 @@ async function openParts(store: PostgresStore, options: PostgresStoresOptions): 
  * applies the store's and the service's migrations, and opens the `LISTEN` connections.
  */
 export async function openPostgresStores(options: PostgresStoresOptions): Promise<ServerStores> {
+  let reach: Reachability | null = null;
   const store = await openPostgresStore(options.url, {
     migrations: SERVER_POSTGRES_MIGRATIONS,
     applicationName: "acp serve",
     ...(options.maxConnections !== undefined ? { max: options.maxConnections } : {}),
     ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
-    ...(options.onError !== undefined ? { onConnectionError: options.onError } : {}),
+    onConnectionError: (err) => {
+      reach?.lost(err);
+      options.onError?.(err);
+    },
   });
+  reach = trackReachability(store);
   try {
-    return await openParts(store, options);
+    return await openParts(store, options, reach);
   } catch (err) {
+    reach.close();
     await store.close();
     throw err;
   }
