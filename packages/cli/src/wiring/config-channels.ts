@@ -7,7 +7,8 @@ import { whereIn, type ConfigFile } from "./config-file.js";
 
 /**
  * A channel opened on first use: its secret needs the home's key, which is unlocked only when a person
- * is first asked. A channel that cannot open says so (once) and counts as unavailable.
+ * is first asked. A channel that cannot open says so (once) and counts as unavailable; a delivery that fails
+ * says so too (the request goes on waiting on the other channels, so nothing else would tell).
  */
 function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (line: string) => void): ConsentChannel {
   let channel: Promise<ConsentChannel | null> | undefined;
@@ -25,7 +26,17 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
     async deliver(delivery) {
       const c = await get();
       if (c === null) throw new Error(`the ${name} channel is unavailable`);
-      return c.deliver(delivery);
+      try {
+        return await c.deliver(delivery);
+      } catch (err) {
+        // the other channels keep waiting: say why the person on this one was not asked (not when the request
+        // simply ended, which aborts every delivery)
+        if (!delivery.signal.aborted) {
+          const why = err instanceof Error ? err.message : String(err);
+          log(`the ${name} consent channel could not deliver ${delivery.request.id}: ${why}`);
+        }
+        throw err;
+      }
     },
     async settle(request, outcome) {
       const c = await get();
