@@ -1,14 +1,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { AUDIT_PROBLEMS, verifyAuditChain, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
-import { anchorPathOf, homePaths } from "@acp/store";
+import { anchorPathOf, homePaths, openPostgresStore, verifyPostgresAuditChain } from "@acp/store";
+import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { storageUrlOption } from "./pending-store.js";
+import { storageOf } from "./serve.js";
 
 interface VerifyOptions {
   readonly publicKey?: string;
   readonly anchor?: string;
   readonly json?: boolean;
+  readonly storageUrl?: string;
 }
 
 function readText(path: string, what: string): string {
@@ -43,8 +47,98 @@ function describeOk(file: string, r: AuditVerification): string[] {
   return out;
 }
 
-function runVerify(ctx: CliContext, fileArg: string | undefined, options: VerifyOptions): void {
+/** The chain of `acp serve` in PostgreSQL, read whole (it is held in memory, as a file is). */
+async function readPostgresChain(
+  storage: ResolvedStorageUrl,
+  publicKey: string | undefined,
+): Promise<AuditVerification> {
+  let store;
+  try {
+    store = await openPostgresStore(storage.url, { migrate: false, applicationName: "acp audit verify", max: 1 });
+  } catch (err) {
+    throw new CliError(explainStorageError(err, storage), EXIT.error);
+  }
+  try {
+    return await verifyPostgresAuditChain(store, publicKey === undefined ? {} : { publicKey });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "42P01") {
+      throw new CliError(
+        `${storage.source}: no audit chain in ${safeStorageUrl(storage.url)} (acp serve has not run on this database)`,
+        EXIT.error,
+      );
+    }
+    throw new CliError(explainStorageError(err, storage), EXIT.error);
+  } finally {
+    await store.close();
+  }
+}
+
+function report(
+  ctx: CliContext,
+  where: {
+    file: string;
+    anchorPath: string;
+    anchor: string | undefined;
+    home: string;
+    endsWithNewline: boolean;
+    lineCount: number;
+    postgres: boolean;
+  },
+  key: { key?: string; path?: string },
+  result: AuditVerification,
+  json: boolean,
+): void {
+  const { file, anchorPath, anchor, home } = where;
+  ctx.exitCode = result.ok ? EXIT.ok : EXIT.refused;
+  if (json) {
+    printJson(ctx, {
+      file,
+      public_key_file: key.path ?? null,
+      anchor_file: anchor === undefined ? null : anchorPath,
+      ...result,
+    });
+    return;
+  }
+  if (result.problem !== null) {
+    const p = result.problem;
+    const at = p.where === "anchor" ? `${anchorPath}` : `${file}:${p.line}`;
+    printError(ctx, `${at}: ${p.code}: ${p.message}`);
+    if (!where.endsWithNewline && p.line === where.lineCount)
+      printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
+    printError(ctx, `${result.count} lines before it are intact`);
+    return;
+  }
+  for (const line of describeOk(file, result)) printLine(ctx, line);
+  if (key.key === undefined)
+    printError(
+      ctx,
+      `warning: no public key (\`${homePaths(home).publicKey}\` missing): checkpoint signatures not checked`,
+    );
+  if (anchor === undefined && where.postgres)
+    printError(ctx, "warning: PostgreSQL keeps no anchor: rows cut after the last checkpoint cannot be detected");
+  else if (anchor === undefined)
+    printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
+}
+
+async function runVerify(ctx: CliContext, fileArg: string | undefined, options: VerifyOptions): Promise<void> {
   const home = resolveHome(ctx.io);
+  // no FILE and a storage URL (flag, ACP_STORAGE_URL, storage.url): the chain acp serve keeps in PostgreSQL
+  const storage = fileArg === undefined ? storageOf(ctx, options, home) : null;
+  if (storage !== null) {
+    const key = readPublicKey(ctx, options.publicKey, home);
+    const result = await readPostgresChain(storage, key.key);
+    const where = {
+      file: safeStorageUrl(storage.url),
+      anchorPath: "",
+      anchor: undefined,
+      home,
+      endsWithNewline: true,
+      lineCount: result.count,
+      postgres: true,
+    };
+    report(ctx, where, key, result, options.json === true);
+    return;
+  }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
   const text = readText(file, "audit log");
   const key = readPublicKey(ctx, options.publicKey, home);
@@ -58,38 +152,13 @@ function runVerify(ctx: CliContext, fileArg: string | undefined, options: Verify
     ...(anchor === undefined ? {} : { anchor }),
   };
   const result = verifyAuditChain(lines, verifyOptions);
-  ctx.exitCode = result.ok ? EXIT.ok : EXIT.refused;
-  if (options.json === true) {
-    printJson(ctx, {
-      file,
-      public_key_file: key.path ?? null,
-      anchor_file: anchor === undefined ? null : anchorPath,
-      ...result,
-    });
-    return;
-  }
-  if (result.problem !== null) {
-    const p = result.problem;
-    const where = p.where === "anchor" ? `${anchorPath}` : `${file}:${p.line}`;
-    printError(ctx, `${where}: ${p.code}: ${p.message}`);
-    if (!endsWithNewline && p.line === lines.length)
-      printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
-    printError(ctx, `${result.count} lines before it are intact`);
-    return;
-  }
-  for (const line of describeOk(file, result)) printLine(ctx, line);
-  if (key.key === undefined)
-    printError(
-      ctx,
-      `warning: no public key (\`${homePaths(home).publicKey}\` missing): checkpoint signatures not checked`,
-    );
-  if (anchor === undefined)
-    printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
+  const where = { file, anchorPath, anchor, home, endsWithNewline, lineCount: lines.length, postgres: false };
+  report(ctx, where, key, result, options.json === true);
 }
 
 /** Registers `acp audit verify [FILE]`. */
 export function registerAuditVerify(parent: Command, ctx: CliContext): void {
-  parent
+  const command = parent
     .command("verify")
     .description("verify the audit chain, its checkpoints and their signatures; exit 3 naming the first bad line")
     .argument("[file]", "the audit log (default $ACP_HOME/audit.jsonl)")
@@ -98,13 +167,16 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
       "hex Ed25519 public key checkpoints are signed with (default $ACP_HOME/keys/public.key)",
     )
     .option("--anchor <file>", "the latest signed checkpoint kept beside the log (default FILE.checkpoint)")
-    .option("--json", "print the verification as JSON")
+    .option("--json", "print the verification as JSON");
+  storageUrlOption(command)
     .addHelpText(
       "after",
       [
         "",
         "Checks every line: §7.4 schema, canonical form, its own hash, the link to the line before, and each",
         "signed checkpoint. Exit 0 intact, 3 tampered or damaged, 1 unreadable, 4 a malformed key file.",
+        "Without FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as acp serve",
+        "takes it), verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
         "",
         "Problems:",
         ...AUDIT_PROBLEMS.map((p) => `  ${p.code.padEnd(27)} ${p.meaning}`),
@@ -112,6 +184,7 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "Examples:",
         "  acp audit verify",
         "  acp audit verify ./audit.jsonl --public-key ./public.key --json",
+        "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp audit verify   # the chain of several acp serve nodes",
       ].join("\n"),
     )
     .action((file: string | undefined, options: VerifyOptions) => runVerify(ctx, file, options));
