@@ -154,6 +154,21 @@ describe("console review in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
+  it("says in plain words why ACP asks and what a session or time-window approval covers", async () => {
+    const { page } = await signedIn();
+    const waiting = agentCall("write_file", { path: "/srv/words.txt" });
+    const c = card(page, "write_file").filter({ hasText: "words.txt" });
+    await c.waitFor();
+    const reasons = await c.locator("ul.reasons").innerText();
+    expect(reasons).toContain("Your policy's rule ask-writes matched this call; it says to ask a person first.");
+    expect(reasons).not.toContain("`");
+    await expect(c.locator(".hint").first().innerText()).resolves.toMatch(/exactly these arguments/);
+    await expect(c.locator("text=agent session review").count()).resolves.toBe(1);
+    await c.getByRole("button", { name: "Deny" }).click();
+    await waiting;
+    expect(problems).toEqual([]);
+  });
+
   it("refuses an edit that removes an argument (modifications only replace or add), and marks added ones", async () => {
     const { page } = await signedIn();
     const waiting = agentCall("write_file", { path: "/srv/a.txt", content: "x", mode: "0644" });
@@ -307,6 +322,11 @@ describe("console review in Chromium", () => {
     for (const path of ["/console/audit", "/console/simulate"]) {
       await page.goto(`${s.url}${path}`);
       await noHorizontalScroll(page);
+      if (path === "/console/audit") {
+        // each event reads as "label value" lines, not eight columns a few letters wide
+        const tool = await page.locator('tbody td[data-label="Tool"]').first().boundingBox();
+        expect(tool!.width).toBeGreaterThan(PHONE.width / 2);
+      }
       await page.screenshot({ path: join(ARTIFACTS, `review-phone-${path.split("/")[2]}.png`), fullPage: true });
     }
     expect(problems).toEqual([]);

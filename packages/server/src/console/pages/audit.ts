@@ -73,7 +73,7 @@ function unreadableRow(
   if (!(p.line < newest && p.line >= oldest)) return null;
   return {
     line: p.line,
-    html: `<tr class="broken" id="line-${p.line}"><td>${p.line}</td><td colspan="7">unreadable event (${show(p.code)}): ${show(p.message)}</td></tr>`,
+    html: `<tr class="broken" id="line-${p.line}"><td data-label="#">${p.line}</td><td colspan="7" data-label="Event">unreadable event (${show(p.code)}): ${show(p.message)}</td></tr>`,
   };
 }
 
@@ -87,9 +87,9 @@ export function renderAuditPage(
   const broken = verification.ok ? undefined : verification.problem?.line;
   const rows = page.events.map(({ line, event }) => {
     const cls = broken === line ? ' class="broken"' : "";
-    return `<tr${cls} id="line-${line}"><td>${line}</td><td><time>${show(event.timestamp)}</time></td><td>${show(event.event_type)}</td>
-<td>${show(event.agent ?? "")}</td><td><code>${show(event.tool ?? "")}</code></td><td>${show(event.decision ?? "")}</td>
-<td>${show(event.policy_rule ?? "")}</td><td class="req">${show(event.request_id ?? "")}</td></tr>`;
+    return `<tr${cls} id="line-${line}"><td data-label="#">${line}</td><td data-label="Time"><time>${show(event.timestamp)}</time></td><td data-label="Event">${show(event.event_type)}</td>
+<td data-label="Agent">${show(event.agent ?? "")}</td><td data-label="Tool"><code>${show(event.tool ?? "")}</code></td><td data-label="Decision">${show(event.decision ?? "")}</td>
+<td data-label="Rule">${show(event.policy_rule ?? "")}</td><td data-label="Request" class="req">${show(event.request_id ?? "")}</td></tr>`;
   });
   const unreadable = unreadableRow(page, verification, search, before);
   if (unreadable !== null) {

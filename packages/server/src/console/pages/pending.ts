@@ -26,12 +26,39 @@ function text(value: unknown, fallback = ""): string {
   return typeof value === "string" ? value : fallback;
 }
 
+const ACTION_WORDS: Readonly<Record<string, string>> = {
+  ask: "ask a person first",
+  deny: "refuse it",
+  allow: "let it run",
+};
+
+/** A pipeline message with its `quoted` names set as code (the text escaped first). */
+function withCode(message: string): string {
+  return show(message).replace(/`([^`]*)`/g, "<code>$1</code>");
+}
+
+/** One reason in words a person reads: the policy's own reasons spelled out, any other as its message. */
+function reasonText(r: ReasonShape): string {
+  const message = text(r.message, text(r.code, "unknown reason"));
+  const action = /: (ask|deny|allow)$/.exec(message)?.[1] ?? /`(ask|deny|allow)`$/.exec(message)?.[1];
+  if (r.source === "policy" && r.code === "rule_matched" && typeof r.rule === "string" && action !== undefined) {
+    return `Your policy's rule <code>${show(r.rule)}</code> matched this call; it says to ${ACTION_WORDS[action]}.`;
+  }
+  if (r.source === "policy" && r.code === "default_action" && action !== undefined) {
+    return `No rule of your policy matched this call; its default is to ${ACTION_WORDS[action]}.`;
+  }
+  const rule =
+    typeof r.rule === "string" && !message.includes(r.rule)
+      ? ` <span class="rule">(rule <code>${show(r.rule)}</code>)</span>`
+      : "";
+  return `${withCode(message)}${rule}`;
+}
+
 function renderReasons(reasons: unknown): string {
   if (!Array.isArray(reasons) || reasons.length === 0) return "<p>No reason was recorded.</p>";
-  const items = (reasons as ReasonShape[]).map((r) => {
-    const rule = typeof r.rule === "string" ? ` <span class="rule">rule <code>${show(r.rule)}</code></span>` : "";
-    return `<li>${show(text(r.message, text(r.code, "unknown reason")))}${rule} <span class="source">(${show(text(r.source, "pipeline"))})</span></li>`;
-  });
+  const items = (reasons as ReasonShape[]).map(
+    (r) => `<li>${reasonText(r)} <span class="source">— ${show(text(r.source, "pipeline"))}</span></li>`,
+  );
   return `<ul class="reasons">${items.join("")}</ul>`;
 }
 
@@ -49,7 +76,7 @@ export function renderConsentCard(view: ConsentView): string {
 <h2 id="h-${id}"><span class="agent">${show(agent)}</span> wants to run <code class="tool">${show(view.tool)}</code> on <code>${show(view.server)}</code></h2>
 <p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
  <span class="badge">${show(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span>${session} · expires <time datetime="${escapeHtml(view.expires_at)}" data-role="expires">${escapeHtml(view.expires_at)}</time></p>
-${typeof action.description === "string" && action.description !== "" ? `<p class="description">${show(action.description)}</p>` : ""}
+${typeof action.description === "string" && action.description !== "" ? `<p class="description">${withCode(action.description)}</p>` : ""}
 <h3>Why ACP is asking</h3>
 ${renderReasons(view.reasons)}
 <h3>Arguments <small>(secrets shown as [redacted]; unprintable characters as \\u escapes)</small></h3>
@@ -60,6 +87,7 @@ ${jsonBlock(params)}
 <span class="window"><select data-role="window" aria-label="approval window"><option value="10m">10 minutes</option><option value="1h">1 hour</option><option value="8h">8 hours</option><option value="1d">1 day</option></select>
 <button type="button" data-action="approve" data-scope="window">Approve for a while</button></span>
 </div>
+<p class="hint">"For this session" and "for a while" also let later calls of <code>${show(view.tool)}</code> with exactly these arguments run without asking: in this agent session for up to 12 hours, or in any session until the time you pick. Any other arguments ask again.</p>
 <details class="edit"><summary>Approve with edited arguments</summary>
 <p class="hint">Change a value or add an argument; an argument cannot be removed (deny instead). Approves this call once.</p>
 <textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(jsonText(params))}</textarea>
