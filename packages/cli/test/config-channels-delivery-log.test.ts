@@ -4,9 +4,10 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealConfigSecret } from "@acp/core";
-import type { ConsentRequestV02 } from "@acp/proxy";
+import { readCliAnswer, type ConsentRequestV02 } from "@acp/proxy";
+import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
 import { readConfigFile } from "../src/wiring/config-file.js";
-import { configuredChannels } from "../src/wiring/config-channels.js";
+import { configuredChannels, pendingTableForward } from "../src/wiring/config-channels.js";
 import { tempRoot } from "./home-fixture.js";
 
 const root = tempRoot("config-channels-delivery-log");
@@ -61,6 +62,39 @@ describe("a configured channel that cannot deliver says so", () => {
     } finally {
       await channel?.close?.();
       await new Promise<void>((r) => receiver.close(() => r()));
+    }
+  });
+});
+
+describe("a Telegram press on another proxy's request", () => {
+  it("is recorded in the home's pending table, as acp approve would, where the proxy holding it reads it", () => {
+    const db = openPendingConsentDb(join(root.dir, "state.db"));
+    try {
+      const store = createPendingConsentStore(db);
+      const now = new Date("2026-01-15T12:00:30.000Z");
+      store.insert({
+        id: request.id,
+        nonce: request.nonce,
+        sessionId: "s",
+        server: "s",
+        tool: "t",
+        request,
+        reasons: [],
+        createdAtMs: Date.parse(request.timestamp),
+        expiresAtMs: Date.parse(request.expires_at),
+      });
+      const forward = pendingTableForward({ db: () => db }, () => now);
+      const answer = { decision: "approved", scope: "session", approverId: "telegram:1" } as const;
+      expect(forward(`cr_${"f".repeat(32)}`, answer)).toBe(false);
+      expect(forward(request.id, answer)).toBe(true);
+      const row = store.get(request.id);
+      expect(row?.status).toBe("approved");
+      expect(readCliAnswer(row?.answer, request.nonce, now)).toEqual(answer);
+      // answered once: a second press is not recorded
+      expect(forward(request.id, { decision: "denied", approverId: "telegram:1" })).toBe(false);
+      expect(pendingTableForward({ db: () => null }, () => now)(request.id, answer)).toBe(false);
+    } finally {
+      db.close();
     }
   });
 });

@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Document } from "yaml";
-import { readConfigSecret } from "@acp/store";
-import { createTelegramChannel, createWebhookChannel, type ConsentChannel } from "@acp/proxy";
+import type { Database } from "better-sqlite3";
+import { createPendingConsentStore, readConfigSecret } from "@acp/store";
+import {
+  answerPendingConsent,
+  createTelegramChannel,
+  createWebhookChannel,
+  type ConsentChannel,
+  type HumanAnswer,
+} from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { whereIn, type ConfigFile } from "./config-file.js";
 
@@ -140,6 +147,7 @@ export function configuredChannels(
   config: ConfigFile,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
+  forward?: (requestId: string, answer: HumanAnswer) => boolean,
 ): ConsentChannel[] {
   const doc = config.document;
   if (doc === null) return [];
@@ -160,9 +168,33 @@ export function configuredChannels(
       token: token.value,
       chatId,
       ...(typeof apiRoot === "string" && apiRoot !== "" ? { apiRoot } : {}),
+      ...(forward !== undefined ? { forward } : {}),
     });
   };
   return [lazyChannel("telegram", open, log)];
+}
+
+/**
+ * Where a Telegram press on another proxy's request goes: every proxy of a home shares the bot, and Telegram
+ * hands each press to whichever of them polls, so a press is recorded in the home's pending table as
+ * `acp approve` / `acp deny` would record it, and the proxy holding the request reads it there. False when the
+ * table is not open or the request is not pending there (unknown, ended).
+ */
+export function pendingTableForward(
+  state: { db(): Database | null },
+  clock: () => Date,
+): (requestId: string, answer: HumanAnswer) => boolean {
+  return (id, answer) => {
+    const db = state.db();
+    if (db === null || answer.decision === "approved_with_modifications") return false;
+    const input = {
+      id,
+      decision: answer.decision,
+      approverId: answer.approverId,
+      ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
+    };
+    return answerPendingConsent(createPendingConsentStore(db), input, clock()).ok;
+  };
 }
 
 function parseListen(value: unknown): { host: string; port: number } {

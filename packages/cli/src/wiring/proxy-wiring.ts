@@ -10,7 +10,7 @@ import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook } from "./credentials.js";
-import { configuredChannels } from "./config-channels.js";
+import { configuredChannels, pendingTableForward } from "./config-channels.js";
 import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
@@ -111,7 +111,10 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
         // sealed channel secrets open only with the home's key
-        channels: state.exists ? configuredChannels(config.file, () => key.seed(), log) : [],
+        // a Telegram press on another proxy's request is recorded where that proxy reads answers
+        channels: state.exists
+          ? configuredChannels(config.file, () => key.seed(), log, pendingTableForward(state, ctx.io.now))
+          : [],
       });
       return broker;
     },

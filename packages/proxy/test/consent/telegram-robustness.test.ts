@@ -223,8 +223,13 @@ describe("a Bot API that misbehaves", () => {
 });
 
 describe("what the person sees", () => {
-  it("removes the buttons of a message whose request is no longer waiting (a restart, an old message)", async () => {
-    await withBroker({}, async ({ api, broker }) => {
+  it("removes the buttons of a message whose request is no longer waiting anywhere (a restart, an old message)", async () => {
+    const forwarded: string[] = [];
+    const forward = (id: string): boolean => {
+      forwarded.push(id);
+      return false;
+    };
+    await withBroker({ forward }, async ({ api, broker }) => {
       const pending = broker.ask(makeAsk());
       const message = await eventually(() => api.messages[0]);
       const stale = api.pressButton({ chatId: CHAT, messageId: 55, data: `acp:a:cr_${"9".repeat(32)}` });
@@ -233,12 +238,38 @@ describe("what the person sees", () => {
         api.calls.find((c) => c.method === "editMessageReplyMarkup" && c.params["message_id"] === 55),
       );
       expect(cleared.params["reply_markup"]).toEqual({ inline_keyboard: [] });
+      expect(forwarded).toEqual([`cr_${"9".repeat(32)}`]);
       const id = /cr_[0-9a-f]{32}/.exec(message.text)?.[0] ?? "";
       api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:d:${id}` });
       expect((await pending).kind).toBe("denied");
       // a second press on the decided message is refused and changes nothing
       const again = api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:a:${id}` });
       expect(String((await answerTo(api, again)).params["text"])).toMatch(/no longer waiting/);
+    });
+  });
+
+  it("hands a press on another proxy's request to `forward` (one bot, several proxies), only from who may decide", async () => {
+    const GROUP = -100400;
+    const forwarded: { id: string; answer: unknown }[] = [];
+    const forward = (id: string, answer: unknown) => forwarded.push({ id, answer }) > 0;
+    await withBroker({ chatId: GROUP, forward }, async ({ api, broker }) => {
+      api.setAdmins(GROUP, [1]);
+      const pending = broker.ask(makeAsk());
+      const own = await eventually(() => api.messages[0]);
+      const foreign = `cr_${"a".repeat(32)}`;
+      const at = { chatId: GROUP, chatType: "group" as const, messageId: 9, data: `acp:s:${foreign}` };
+      const member = api.pressButton({ ...at, fromId: 2 });
+      expect(String((await answerTo(api, member)).params["text"])).toMatch(/administrators/);
+      expect(forwarded).toEqual([]);
+      const admin = api.pressButton({ ...at, fromId: 1 });
+      expect(String((await answerTo(api, admin)).params["text"])).toBe("approved (recorded)");
+      expect(forwarded).toEqual([
+        { id: foreign, answer: { decision: "approved", scope: "session", approverId: "telegram:1" } },
+      ]);
+      expect(api.calls.filter((c) => c.method === "editMessageReplyMarkup")).toEqual([]);
+      const id = /cr_[0-9a-f]{32}/.exec(own.text)?.[0] ?? "";
+      api.pressButton({ chatId: GROUP, chatType: "group", messageId: own.message_id, data: `acp:d:${id}`, fromId: 1 });
+      expect((await pending).kind).toBe("denied");
     });
   });
 

@@ -25,6 +25,14 @@ export interface TelegramChannelOptions {
   readonly maxAttempts?: number;
   /** How long editing the message may take once the request ended (the agent's call waits for it). Default 5 s. */
   readonly settleTimeoutMs?: number;
+  /**
+   * A press (from someone who may decide) on a request this channel does not hold: another process sent it —
+   * several proxies of one home share the bot, and Telegram hands each press to whichever of them polls — or
+   * this process restarted. Record it where the request's own proxy reads answers (`acp proxy` records it in the
+   * home's pending table, as `acp approve` does); true when recorded. Without it, or when it returns false, the
+   * press is refused and, with it, the message's buttons are removed.
+   */
+  readonly forward?: (requestId: string, answer: HumanAnswer) => boolean;
 }
 
 /** The statuses of a chat member who may decide in a group or channel. */
@@ -233,23 +241,19 @@ class TelegramChannel implements ConsentChannel {
     const query = ctx.callbackQuery;
     if (query?.data === undefined) return;
     const chat = query.message?.chat;
-    if (chat === undefined || !this.#isConfiguredChat(chat)) {
+    const messageId = query.message?.message_id;
+    if (chat === undefined || messageId === undefined || !this.#isConfiguredChat(chat)) {
       await ctx.answerCallbackQuery({ text: "this chat may not decide ACP consent requests", show_alert: true });
       return;
     }
     const parsed = parseCallbackData(query.data);
-    const sent = parsed === null ? undefined : this.#sent.get(parsed.requestId);
-    const messageId = query.message?.message_id;
-    if (parsed === null || sent?.resolve === undefined || sent.messageId !== messageId) {
-      await ctx.answerCallbackQuery({ text: "this request is no longer waiting for an answer" });
-      // a message of ours whose request is not waiting here (this proxy restarted, the request ended while
-      // the edit failed): its buttons would only ever be refused, so remove them
-      if (parsed !== null && messageId !== undefined && sent?.messageId !== messageId) {
-        await this.#bot.api
-          .editMessageReplyMarkup(chat.id, messageId, { reply_markup: { inline_keyboard: [] } })
-          .catch(() => undefined);
-      }
-      return;
+    const notWaiting = (): Promise<unknown> =>
+      ctx.answerCallbackQuery({ text: "this request is no longer waiting for an answer" });
+    if (parsed === null) return void (await notWaiting());
+    const sent = this.#sent.get(parsed.requestId);
+    // held here, but answered already, or a press on another message than the one this request was sent as
+    if (sent !== undefined && (sent.resolve === undefined || sent.messageId !== messageId)) {
+      return void (await notWaiting());
     }
     if (!(await this.#mayDecide(chat, query.from.id))) {
       await ctx.answerCallbackQuery({
@@ -258,20 +262,36 @@ class TelegramChannel implements ConsentChannel {
       });
       return;
     }
-    // the request may have ended while its membership was checked
-    const resolve = sent.resolve;
-    if (resolve === undefined || this.#sent.get(parsed.requestId) !== sent) {
-      await ctx.answerCallbackQuery({ text: "this request is no longer waiting for an answer" });
-      return;
-    }
-    delete sent.resolve;
     const approverId = `telegram:${query.from.id}`;
     const answer: HumanAnswer =
       parsed.button === "d"
         ? { decision: "denied", approverId }
         : { decision: "approved", scope: parsed.button === "s" ? "session" : "once", approverId };
+    const said = parsed.button === "d" ? "denied" : "approved";
+    if (sent === undefined) {
+      // not a request of this process: another proxy of the home sent it (one bot, several proxies take turns
+      // receiving presses), or this process restarted. Hand it to where its proxy reads answers; when that
+      // refuses (it ended, or nobody holds it), the buttons would only ever be refused: remove them
+      let forwarded = false;
+      try {
+        forwarded = this.#o.forward?.(parsed.requestId, answer) === true;
+      } catch {
+        forwarded = false;
+      }
+      if (forwarded) return void (await ctx.answerCallbackQuery({ text: `${said} (recorded)` }));
+      await notWaiting();
+      if (this.#o.forward !== undefined) {
+        const none = { reply_markup: { inline_keyboard: [] } };
+        await this.#bot.api.editMessageReplyMarkup(chat.id, messageId, none).catch(() => undefined);
+      }
+      return;
+    }
+    // the request may have ended while the membership was checked
+    const resolve = sent.resolve;
+    if (resolve === undefined || this.#sent.get(parsed.requestId) !== sent) return void (await notWaiting());
+    delete sent.resolve;
     resolve(answer);
-    await ctx.answerCallbackQuery({ text: parsed.button === "d" ? "denied" : "approved" });
+    await ctx.answerCallbackQuery({ text: said });
   }
 }
 
