@@ -90,7 +90,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     },
   );
   addSecurityHeaders(app, { tls });
-  installErrorHandlers(app, options.metrics, options.log ?? (() => undefined));
+  installErrorHandlers(app, options.metrics, options.log ?? (() => undefined), options.clock);
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",

@@ -73,11 +73,42 @@ const WWW_AUTHENTICATE: Partial<Record<ServerErrorCode, string>> = {
   auth_token_wrong: 'Bearer realm="acp", error="invalid_token"',
 };
 
+/** How often, at most, refusals for an unavailable audit trail are logged (one line, with how many were not). */
+const AUDIT_REFUSAL_LOG_MS = 10_000;
+
+/**
+ * Logs refusals because the audit trail cannot record (the database is gone, a write failed) as one line
+ * per {@link AUDIT_REFUSAL_LOG_MS}, not a stack trace per request: during an outage every decision is
+ * refused, and the log would grow with the traffic.
+ */
+function auditRefusalLogger(log: (line: string) => void, clock: () => Date): (message: string) => void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  return (message) => {
+    const now = clock().getTime();
+    if (now - lastMs < AUDIT_REFUSAL_LOG_MS) {
+      unlogged++;
+      return;
+    }
+    const more = unlogged > 0 ? ` (${unlogged} more refused since the last line)` : "";
+    log(`decision refused (503 audit_unavailable): ${message}${more}`);
+    lastMs = now;
+    unlogged = 0;
+  };
+}
+
 /** Installs the error and not-found handlers. */
-export function installErrorHandlers(app: FastifyInstance, metrics: ServerMetrics, log: (line: string) => void): void {
+export function installErrorHandlers(
+  app: FastifyInstance,
+  metrics: ServerMetrics,
+  log: (line: string) => void,
+  clock: () => Date = () => new Date(),
+): void {
+  const logAuditRefusal = auditRefusalLogger(log, clock);
   app.setErrorHandler((error, _request, reply) => {
     const mapped = mapError(error);
-    if (mapped.status >= 500)
+    if (error instanceof AuditUnavailableError) logAuditRefusal(mapped.message);
+    else if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);
     const challenge = WWW_AUTHENTICATE[mapped.code];

@@ -3,7 +3,7 @@
  * `/readyz` says so, every decision refuses (none is answered that the chain cannot record), and once
  * the database answers again decisions resume on their own — before, a failed audit write stopped the
  * node's decisions until it was restarted. A call waiting for a person across the outage still
- * completes, and the chain verifies.
+ * completes, and the chain verifies. The refusals are logged as one line, not a stack trace per request.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -67,13 +67,16 @@ describe("the database goes away under a running node", () => {
   it("refuses every decision while it is gone, resumes by itself when it is back, and a waiting call completes", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-outage-"));
     dirs.push(home);
+    const logged: string[] = [];
+    const frozen = new Date(); // the log's throttle window never passes during the test
     const node = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
       pipeline: pipelineFor(),
       simulationPipeline: pipelineFor(),
       keys: testKeys(),
-      clock: () => new Date(),
+      clock: () => frozen,
+      log: (line) => logged.push(line),
       loopbackOnly: true,
       token: TOKEN,
       storageUrl: db.url,
@@ -94,6 +97,11 @@ describe("the database goes away under a running node", () => {
       expect(refused.status).toBe(503);
       expect(refused.json).toMatchObject({ error: { code: "audit_unavailable" } });
     }
+
+    const refusals = logged.filter((l) => l.includes("audit_unavailable"));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatch(/^decision refused \(503 audit_unavailable\): the audit trail could not record/);
+    expect(logged.filter((l) => l.startsWith("internal error"))).toEqual([]);
 
     await setConnections(true);
     await eventually(async () => (await call(url, "GET", "/readyz")).status === 200);
