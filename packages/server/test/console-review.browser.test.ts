@@ -332,6 +332,26 @@ describe("console review in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
+  it("filters the audit trail by an event type picked from the known ones, with the decisions suggested", async () => {
+    const { page } = await signedIn();
+    await s.stores.auditLog.flush();
+    await page.goto(`${s.url}/console/audit`);
+    await page.getByLabel("Event type").selectOption("consent_denied");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/event_type=consent_denied/);
+    const events = await page.locator('tbody td[data-label="Event"]').allInnerTexts();
+    expect(events.length).toBeGreaterThan(0);
+    expect(new Set(events)).toEqual(new Set(["consent_denied"]));
+    await expect(page.getByLabel("Event type").inputValue()).resolves.toBe("consent_denied");
+    const suggested: (string | null)[] = [];
+    for (const option of await page.locator("datalist#audit-decisions option").all()) {
+      suggested.push(await option.getAttribute("value"));
+    }
+    expect(suggested).toEqual(expect.arrayContaining(["accept", "ask", "refuse", "approved", "denied", "expired"]));
+    await expect(page.getByLabel("Decision").getAttribute("list")).resolves.toBe("audit-decisions");
+    expect(problems).toEqual([]);
+  });
+
   it("says an invalid simulator request is invalid, and names the deciding rule of a valid one", async () => {
     const { page } = await signedIn();
     await page.goto(`${s.url}/console/simulate`);

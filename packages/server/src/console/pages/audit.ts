@@ -1,5 +1,5 @@
 /** The audit trail page: the chain's status (and the first broken event), a search, the events. */
-import type { AuditVerification } from "@acp/core";
+import { AUDIT_EVENT_TYPES, type AuditVerification } from "@acp/core";
 import type { AuditPage } from "../../store/types.js";
 import { escapeHtml, show } from "../html.js";
 
@@ -26,9 +26,35 @@ function renderVerification(v: AuditVerification): string {
   return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}${link}</p>`;
 }
 
-function field(name: keyof AuditSearch, label: string, search: AuditSearch): string {
-  return `<label>${label} <input type="search" name="${name}" value="${escapeHtml(search[name] ?? "")}"></label>`;
+function field(name: keyof AuditSearch, label: string, search: AuditSearch, list?: string): string {
+  const suggest = list === undefined ? "" : ` list="${list}"`;
+  return `<label>${label} <input type="search" name="${name}"${suggest} value="${escapeHtml(search[name] ?? "")}"></label>`;
 }
+
+/** The filters match exactly: the event type is picked from the known ones, the decision is suggested. */
+function eventTypeField(search: AuditSearch): string {
+  const chosen = search.event_type ?? "";
+  const known: readonly string[] = AUDIT_EVENT_TYPES;
+  const types = known.includes(chosen) || chosen === "" ? known : [...known, chosen];
+  const options = types.map(
+    (t) => `<option value="${escapeHtml(t)}"${t === chosen ? " selected" : ""}>${escapeHtml(t)}</option>`,
+  );
+  return `<label>Event type <select name="event_type"><option value="">any</option>${options.join("")}</select></label>`;
+}
+
+const DECISIONS = [
+  "accept",
+  "ask",
+  "defer",
+  "refuse",
+  "requested",
+  "approved",
+  "approved_with_modifications",
+  "denied",
+  "expired",
+  "withdrawn",
+];
+const DECISION_LIST = `<datalist id="audit-decisions">${DECISIONS.map((d) => `<option value="${d}"></option>`).join("")}</datalist>`;
 
 function searchParams(search: AuditSearch): URLSearchParams {
   const params = new URLSearchParams();
@@ -99,7 +125,7 @@ export function renderAuditPage(
   return `<h1>Audit trail</h1>
 ${renderVerification(verification)}
 <form method="get" action="/console/audit" class="search">
-${field("q", "Text", search)}${field("event_type", "Event type", search)}${field("tool", "Tool", search)}${field("decision", "Decision", search)}
+${field("q", "Text", search)}${eventTypeField(search)}${field("tool", "Tool", search)}${field("decision", "Decision", search, "audit-decisions")}${DECISION_LIST}
 <button type="submit">Search</button></form>
 <p>${page.total} event(s) in the chain; showing ${page.events.length}, newest first.</p>
 <div class="table-wrap"><table><thead><tr><th>#</th><th>Time</th><th>Event</th><th>Agent</th><th>Tool</th><th>Decision</th><th>Rule</th><th>Request</th></tr></thead>
