@@ -26,14 +26,15 @@ const request = {
 } as ConsentRequestV02;
 
 describe("a configured channel that cannot deliver says so", () => {
-  it("logs the webhook receiver's refusal (the other channels keep waiting, so nothing else would), not an abort", async () => {
+  it("logs the webhook receiver's refusal (the other channels keep waiting, so nothing else would), not an abort, and no part of the URL that may be secret", async () => {
     const receiver = createServer((_req, res) => void res.writeHead(403).end());
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
     const { port } = receiver.address() as AddressInfo;
     const seed = new Uint8Array(32).fill(7);
     const secret = sealConfigSecret("hook-secret", "webhook.secret", seed, (n) => new Uint8Array(n).fill(1));
     const path = join(root.dir, "config.yml");
-    writeFileSync(path, `channel: webhook\nwebhook:\n  url: "http://127.0.0.1:${port}/x"\n  secret: "${secret}"\n`);
+    const url = `http://hook:pw-in-url@127.0.0.1:${port}/hooks/T0/path-token?token=query-token`;
+    writeFileSync(path, `channel: webhook\nwebhook:\n  url: "${url}"\n  secret: "${secret}"\n`);
     const lines: string[] = [];
     const [channel] = configuredChannels(
       readConfigFile(path, true),
@@ -58,7 +59,11 @@ describe("a configured channel that cannot deliver says so", () => {
       ended.abort("answered");
       await aborted?.catch(() => undefined);
       expect(lines.filter((l) => l.includes("could not deliver"))).toHaveLength(1);
-      expect(lines.join("\n")).not.toContain("hook-secret");
+      const all = lines.join("\n");
+      for (const secretPart of ["hook-secret", "pw-in-url", "path-token", "query-token"]) {
+        expect(all).not.toContain(secretPart);
+      }
+      expect(all).toContain(`requests go to http://127.0.0.1:${port}/…;`);
     } finally {
       await channel?.close?.();
       await new Promise<void>((r) => receiver.close(() => r()));

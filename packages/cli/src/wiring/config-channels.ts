@@ -197,6 +197,20 @@ export function pendingTableForward(
   };
 }
 
+/**
+ * A URL as logged: its origin only. Receivers often carry a secret in the URL (a token in the path or query,
+ * user:password), and stderr ends up in a client's log files.
+ */
+function originOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const rest = parsed.pathname !== "/" || parsed.search !== "" ? "/…" : "";
+    return `${parsed.origin}${rest}`;
+  } catch {
+    return "(the configured url)";
+  }
+}
+
 function parseListen(value: unknown): { host: string; port: number } {
   const text = typeof value === "string" && value !== "" ? value : "127.0.0.1:0";
   const match = /^(.+):(\d{1,5})$/.exec(text);
@@ -237,7 +251,7 @@ async function openWebhook(
   const port = typeof address === "object" && address !== null ? address.port : listen.port;
   const given: unknown = doc.getIn(["webhook", "callback_url"]);
   const callbackUrl = typeof given === "string" && given !== "" ? given : `http://${listen.host}:${port}/acp/consent`;
-  log(`webhook consent channel: requests go to ${url}; decisions come back to ${callbackUrl}`);
+  log(`webhook consent channel: requests go to ${originOf(url)}; decisions come back to ${callbackUrl}`);
   const channel = createWebhookChannel({ url, secret: secret.value, clock: () => new Date(), callbackUrl });
   routes.handle = (req, res) => channel.handleCallback(req, res);
   return {

@@ -203,6 +203,57 @@ describe("what the proxy sends where", () => {
     }
   });
 
+  it("approved_with_modifications: the call goes on with the edits, nested secrets shown redacted kept as they were", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const args = {
+        url: "https://api.example.test/v1/send",
+        headers: { authorization: "Bearer sk-live-0123456789abcdef0123", "x-mode": "draft" },
+        body: { to: "alice@example.test", amount: 10 },
+      };
+      const pending = s.broker.ask(makeAsk({ arguments: args }));
+      const request = await eventually(() => s.requests()[0]);
+      const shown = request.action.parameters as typeof args;
+      expect(JSON.stringify(shown)).not.toContain("sk-live");
+      // the receiver edits what it was shown: one nested field changed, the redacted header sent back as shown
+      const modifications = { headers: { ...shown.headers, "x-mode": "send" }, body: { ...shown.body, amount: 5 } };
+      expect(await s.answer(request, { decision: "approved_with_modifications", modifications })).toBe(200);
+      const outcome = await pending;
+      expect(outcome).toMatchObject({
+        kind: "approved",
+        arguments: {
+          url: args.url,
+          headers: { authorization: args.headers.authorization, "x-mode": "send" },
+          body: { to: "alice@example.test", amount: 5 },
+        },
+      });
+      if (outcome.kind === "approved") {
+        expect(outcome.consentResponse?.decision).toBe("approved_with_modifications");
+        expect(JSON.stringify(outcome.consentResponse)).not.toContain("sk-live");
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("sends user:password in the URL as HTTP Basic authentication (fetch refuses a URL with credentials)", async () => {
+    const hook = await receiver((_post, res) => void res.writeHead(200).end());
+    try {
+      const time = new ManualTime();
+      const url = hook.url.replace("http://", "http://ops:p%40ss@");
+      const channel = createWebhookChannel({ url: `${url}/acp`, secret: SECRET, clock: time.clock, timers: time });
+      const controller = new AbortController();
+      const request = makeRequestLike();
+      const delivered = channel.deliver({ request, reasons: [], sessionId: "s", signal: controller.signal });
+      const post = await eventually(() => hook.posts[0]);
+      expect(post.headers.authorization).toBe(`Basic ${Buffer.from("ops:p@ss").toString("base64")}`);
+      controller.abort("withdrawn");
+      await delivered.catch(() => undefined);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it("refuses an approver_id that is too long or not printable, and keeps waiting", async () => {
     const s = await setup((_post, res) => void res.writeHead(200).end());
     try {
@@ -321,4 +372,19 @@ function rawRequest(baseUrl: string, head: string): Promise<number> {
     });
     socket.on("error", reject);
   });
+}
+
+/** A consent request as the broker would build it (only what the channel reads). */
+function makeRequestLike(): ConsentRequestV02 {
+  return {
+    type: "consent_request",
+    version: "0.2.0",
+    id: `cr_${"0".repeat(32)}`,
+    timestamp: "2026-01-15T12:00:00.000Z",
+    expires_at: "2026-01-15T12:02:00.000Z",
+    agent: { id: "a", name: "agent", command: "agent" },
+    action: { tool: "t", server: "s", category: "write", risk_level: "medium", parameters: {}, description: "" },
+    policy: { rule_id: "r", rule_name: "r", required_level: "ask" },
+    nonce: "n_00000000-0000-4000-8000-000000000000",
+  };
 }

@@ -21,10 +21,31 @@ function retryable(status: number): boolean {
   return status === 408 || status === 425 || status === 429 || status >= 500;
 }
 
+/**
+ * The URL to POST to and its `Authorization`: `user:password@` in the configured URL becomes HTTP Basic
+ * authentication (fetch refuses a URL with credentials, and its error message would quote them).
+ */
+export function targetOf(url: string): { readonly url: string; readonly authorization?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url };
+  }
+  if (parsed.username === "" && parsed.password === "") return { url };
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  parsed.username = "";
+  parsed.password = "";
+  return { url: parsed.href, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
+}
+
 async function postOnce(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<number> {
+  const target = targetOf(options.url);
   const headers: Record<string, string> = {
     "Content-Type": "application/json",
     ...webhookHeaders(options.secret, body, options.clock()),
+    ...(target.authorization !== undefined ? { Authorization: target.authorization } : {}),
   };
   if (options.callbackUrl !== undefined) headers["X-ACP-Callback-URL"] = options.callbackUrl;
   // one attempt ends when the request is over (signal) or when the receiver takes too long
@@ -38,7 +59,7 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
   try {
     // a redirect is not followed: the signed request goes to the configured URL or nowhere
     const init = { method: "POST", headers, body, signal: attempt.signal, redirect: "manual" } as const;
-    const response = await options.fetch(options.url, init);
+    const response = await options.fetch(target.url, init);
     await response.body?.cancel();
     return response.status;
   } catch (error) {
