@@ -231,33 +231,50 @@
       const card = event.target.closest("[data-consent-id]");
       if (card && event.target.matches('[data-role="arguments"]')) updateDiff(card);
     });
+    // One refresh at a time; a change announced while one is running (its answer may predate the change)
+    // runs another after it, so no request is missed.
     let refreshing = false;
+    let again = false;
     async function refresh() {
-      if (refreshing) return;
+      if (refreshing) {
+        again = true;
+        return;
+      }
       refreshing = true;
       try {
-        const res = await fetch("/console/fragments/pending", { credentials: "same-origin" });
-        if (res.status === 401) return sessionEnded();
-        if (!res.ok) return;
-        const html = await res.text();
-        // keep cards a person is working on; add new ones, drop settled ones
-        const holder = document.createElement("div");
-        holder.innerHTML = html;
-        const fresh = new Map();
-        for (const c of holder.querySelectorAll("[data-consent-id]")) fresh.set(c.getAttribute("data-consent-id"), c);
-        for (const c of list.querySelectorAll("[data-consent-id]")) {
-          const id = c.getAttribute("data-consent-id");
-          if (fresh.has(id)) fresh.delete(id);
-          else if (!c.classList.contains("settled")) await checkEnded(c);
-        }
-        const empty = list.querySelector(".empty");
-        if (empty && fresh.size > 0) empty.remove();
-        for (const c of fresh.values()) list.appendChild(c);
-        if (list.children.length === 0) list.innerHTML = holder.innerHTML;
-        tickExpiries();
+        do {
+          again = false;
+          if (!(await refreshOnce())) return;
+        } while (again);
       } finally {
         refreshing = false;
       }
+    }
+    // Fetches the list; false when the session ended or the service did not answer.
+    async function refreshOnce() {
+      const res = await fetch("/console/fragments/pending", { credentials: "same-origin" });
+      if (res.status === 401) {
+        sessionEnded();
+        return false;
+      }
+      if (!res.ok) return false;
+      const html = await res.text();
+      // keep cards a person is working on; add new ones; a card whose request ended says why (checkEnded)
+      const holder = document.createElement("div");
+      holder.innerHTML = html;
+      const fresh = new Map();
+      for (const c of holder.querySelectorAll("[data-consent-id]")) fresh.set(c.getAttribute("data-consent-id"), c);
+      for (const c of list.querySelectorAll("[data-consent-id]")) {
+        const id = c.getAttribute("data-consent-id");
+        if (fresh.has(id)) fresh.delete(id);
+        else if (!c.classList.contains("settled")) await checkEnded(c);
+      }
+      const empty = list.querySelector(".empty");
+      if (empty && fresh.size > 0) empty.remove();
+      for (const c of fresh.values()) list.appendChild(c);
+      if (list.children.length === 0) list.innerHTML = holder.innerHTML;
+      tickExpiries();
+      return true;
     }
     const live = document.querySelector('[data-role="live"]');
     const source = new EventSource("/console/events");

@@ -67,11 +67,15 @@ function watch(page: Page): Page {
 }
 
 /** A browser profile signed in with a fresh session (its cookie set as the sign-in would set it). */
-async function signedIn(viewport = LAPTOP): Promise<{ context: BrowserContext; page: Page; sessionId: string }> {
+async function signedIn(
+  viewport = LAPTOP,
+  initScript?: string,
+): Promise<{ context: BrowserContext; page: Page; sessionId: string }> {
   problems = [];
   const context = await browserApp.newContext({ viewport });
   contexts.push(context);
   context.on("page", watch);
+  if (initScript !== undefined) await context.addInitScript(initScript);
   const { id } = await s.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
   await context.addCookies([{ name: SESSION_COOKIE, value: id, url: s.url, httpOnly: true, sameSite: "Strict" }]);
   const page = await context.newPage();
@@ -200,6 +204,44 @@ describe("console review in Chromium", () => {
       mode: "0644",
       owner: "app",
     });
+    expect(problems).toEqual([]);
+  });
+
+  it("shows a request announced while the list is being refreshed (a change is never dropped)", async () => {
+    // counts the stream's consent events, before the console's own listener sees each one
+    const counter = `(() => {
+      const Original = window.EventSource;
+      window.__consentEvents = 0;
+      window.EventSource = class extends Original {
+        constructor(url, options) {
+          super(url, options);
+          this.addEventListener("consent", () => { window.__consentEvents++; });
+        }
+      };
+    })();`;
+    const { page } = await signedIn(LAPTOP, counter);
+    const events = () => page.evaluate<number>("window.__consentEvents");
+    // hold the refresh that brings the first request until the stream has announced the second
+    let held = false;
+    await page.route("**/console/fragments/pending", async (route) => {
+      const response = await route.fetch();
+      const body = await response.text();
+      if (!held && body.includes("race-first")) {
+        held = true;
+        const seen = await events();
+        await eventually(async () => (await events()) > seen);
+      }
+      await route.fulfill({ response, body });
+    });
+    const first = agentCall("write_file", { path: "/srv/race-first.txt" });
+    await eventually(() => held);
+    const second = agentCall("write_file", { path: "/srv/race-second.txt" });
+    await card(page, "write_file").filter({ hasText: "race-first" }).waitFor();
+    const late = card(page, "write_file").filter({ hasText: "race-second" });
+    await late.waitFor();
+    await late.getByRole("button", { name: "Deny" }).click();
+    await card(page, "write_file").filter({ hasText: "race-first" }).getByRole("button", { name: "Deny" }).click();
+    await Promise.all([first, second]);
     expect(problems).toEqual([]);
   });
 
