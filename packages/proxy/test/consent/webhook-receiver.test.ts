@@ -151,6 +151,36 @@ describe("a webhook receiver written from the docs", () => {
     }
   });
 
+  it("waits as long as a 429's or 503's Retry-After asks (at most a minute) before trying again", async () => {
+    const answers: [number, Record<string, string>][] = [
+      [429, { "Retry-After": "30" }],
+      [503, { "Retry-After": "3600" }],
+      [503, {}],
+    ];
+    const s = await setup((post, res) => {
+      const [status, headers] = post.body.includes('"consent_request"') ? (answers.shift() ?? [200, {}]) : [200, {}];
+      res.writeHead(status, headers).end();
+    });
+    try {
+      const pending = s.broker.ask(makeAsk({ timeoutMs: 600_000 }));
+      await eventually(() => s.requests().length === 1);
+      s.time.advance(29_000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(s.requests()).toHaveLength(1);
+      await advanceUntil(s.time, 1_000, () => s.requests().length === 2);
+      s.time.advance(59_000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(s.requests()).toHaveLength(2);
+      await advanceUntil(s.time, 1_000, () => s.requests().length === 3);
+      // no Retry-After: the backoff (1 ms here, doubled)
+      const fourth = await advanceUntil(s.time, 1, () => s.requests()[3]);
+      expect(await s.answer(fourth, { decision: "denied" })).toBe(200);
+      expect((await pending).kind).toBe("denied");
+    } finally {
+      await s.close();
+    }
+  });
+
   it("gives up on an attempt the receiver never answers and retries it", async () => {
     const held: ServerResponse[] = [];
     const s = await setup((post, res) => {

@@ -40,7 +40,22 @@ export function targetOf(url: string): { readonly url: string; readonly authoriz
   return { url: parsed.href, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
 }
 
-async function postOnce(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<number> {
+/** The longest `Retry-After` honoured (a longer one waits this long; the request's expiry still ends it). */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** `Retry-After` in ms (delay-seconds or an HTTP date), capped at {@link MAX_RETRY_AFTER_MS}; null when absent. */
+function retryAfterMs(value: string | null, now: Date): number | null {
+  if (value === null || value.trim() === "") return null;
+  const text = value.trim();
+  const ms = /^\d{1,9}$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now.getTime();
+  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS) : null;
+}
+
+async function postOnce(
+  body: string,
+  options: WebhookPostOptions,
+  signal: AbortSignal,
+): Promise<{ status: number; retryAfterMs: number | null }> {
   const target = targetOf(options.url);
   const headers: Record<string, string> = {
     "Content-Type": "application/json",
@@ -61,7 +76,10 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
     const init = { method: "POST", headers, body, signal: attempt.signal, redirect: "manual" } as const;
     const response = await options.fetch(target.url, init);
     await response.body?.cancel();
-    return response.status;
+    return {
+      status: response.status,
+      retryAfterMs: retryAfterMs(response.headers.get("retry-after"), options.clock()),
+    };
   } catch (error) {
     const reason: unknown = attempt.signal.reason;
     if (!signal.aborted && attempt.signal.aborted && reason instanceof Error) throw reason;
@@ -74,18 +92,25 @@ async function postOnce(body: string, options: WebhookPostOptions, signal: Abort
 
 /**
  * POSTs the body, signed fresh on every attempt, retrying network errors, attempts that time out
- * (`attemptTimeoutMs`), 408/425/429 and 5xx with exponential backoff (`initialBackoffMs`, doubled each time). Resolves on a 2xx; rejects on a 3xx (not followed), another
- * 4xx, or when the attempts run out. Stops at once when `signal` aborts.
+ * (`attemptTimeoutMs`), 408/425/429 and 5xx with exponential backoff (`initialBackoffMs`, doubled each time), or
+ * after the answer's `Retry-After` when that is longer (at most a minute). Resolves on a 2xx; rejects on a 3xx (not
+ * followed), another 4xx, or when the attempts run out. Stops at once when `signal` aborts.
  */
 export async function postWithRetries(body: string, options: WebhookPostOptions, signal: AbortSignal): Promise<void> {
   let last = "";
+  let asked: number | null = null;
   for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
-    if (attempt > 1) await sleep(options.initialBackoffMs * 2 ** (attempt - 2), signal, options.timers);
+    if (attempt > 1) {
+      const backoff = options.initialBackoffMs * 2 ** (attempt - 2);
+      await sleep(Math.max(backoff, asked ?? 0), signal, options.timers);
+    }
+    asked = null;
     try {
-      const status = await postOnce(body, options, signal);
+      const { status, retryAfterMs: after } = await postOnce(body, options, signal);
       if (status >= 200 && status < 300) return;
       last = `the receiver answered ${status}${status >= 300 && status < 400 ? " (redirects are not followed)" : ""}`;
       if (!retryable(status)) throw new FinalDeliveryError(`webhook delivery refused: ${last}`);
+      asked = after;
     } catch (error) {
       if (signal.aborted || error instanceof FinalDeliveryError) throw error;
       last = error instanceof Error ? error.message : String(error);
