@@ -273,17 +273,23 @@ describe("what the person sees", () => {
     });
   });
 
-  it("sends plain text (no parse_mode): markup in arguments is shown as written", async () => {
+  it("sends plain text (no parse_mode, no link preview): markup and URLs in arguments are shown as written", async () => {
     await withBroker({}, async ({ api, broker }) => {
-      const pending = broker.ask(makeAsk({ arguments: { content: "<b>*bold*</b> [x](http://e.test) `c`" } }));
+      const pending = broker.ask(
+        makeAsk({ arguments: { content: "<b>*bold*</b> [x](http://e.test) `c`", url: "https://attacker.test/x?d=1" } }),
+      );
       const call = await eventually(() => api.calls.find((c) => c.method === "sendMessage"));
       expect(call.params["parse_mode"]).toBeUndefined();
       expect(call.params["entities"]).toBeUndefined();
+      // no link preview: Telegram would fetch the agent's URL before anyone approved anything
+      expect(call.params["link_preview_options"]).toEqual({ is_disabled: true });
       expect(String(call.params["text"])).toContain("<b>*bold*</b> [x](http://e.test) `c`");
       const message = await eventually(() => api.messages[0]);
       const id = /cr_[0-9a-f]{32}/.exec(message.text)?.[0] ?? "";
       api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:d:${id}` });
       await pending;
+      const edit = await eventually(() => api.calls.find((c) => c.method === "editMessageText"));
+      expect(edit.params["link_preview_options"]).toEqual({ is_disabled: true });
     });
   });
 

@@ -35,6 +35,12 @@ export interface TelegramChannelOptions {
   readonly forward?: (requestId: string, answer: HumanAnswer) => boolean;
 }
 
+/**
+ * No link preview: Telegram's servers would fetch the first URL in the arguments to preview it — a GET the agent
+ * chose, sent before anyone approved anything (and a way to carry data out).
+ */
+const NO_PREVIEW = { is_disabled: true } as const;
+
 /** The statuses of a chat member who may decide in a group or channel. */
 const DECIDERS = new Set(["creator", "administrator"]);
 
@@ -81,7 +87,12 @@ class TelegramChannel implements ConsentChannel {
       message = await this.#call(
         "sendMessage",
         (sig) =>
-          this.#bot.api.sendMessage(this.#o.chatId, text, { reply_markup: keyboardOf(request.id) }, grammySignal(sig)),
+          this.#bot.api.sendMessage(
+            this.#o.chatId,
+            text,
+            { reply_markup: keyboardOf(request.id), link_preview_options: NO_PREVIEW },
+            grammySignal(sig),
+          ),
         signal,
         // a message being sent when the request ends is let through, then edited (below): no live buttons left
         false,
@@ -125,7 +136,7 @@ class TelegramChannel implements ConsentChannel {
     const timer = this.#timers.setTimeout(() => limit.abort("settle timeout"), this.#o.settleTimeoutMs ?? 5_000);
     try {
       const text = formatSettledMessage(sent.text, outcome);
-      const markup = { reply_markup: { inline_keyboard: [] } };
+      const markup = { reply_markup: { inline_keyboard: [] }, link_preview_options: NO_PREVIEW };
       await this.#call(
         "editMessageText",
         (sig) => this.#bot.api.editMessageText(this.#o.chatId, sent.messageId, text, markup, grammySignal(sig)),
