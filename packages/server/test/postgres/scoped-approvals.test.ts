@@ -10,20 +10,28 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
-import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
+import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
 import { at, eventually, pipelineFor, readJson, testKeys, type Json } from "../harness.js";
 
 const TOKEN = "scoped-approvals-token-0123456789";
-const db = useTestDatabase();
+const dbs: TestDatabase[] = [];
 const dirs: string[] = [];
 const running: EmbeddedServer[] = [];
 
 afterEach(async () => {
   for (const s of running.splice(0)) await s.close();
 });
-afterAll(() => {
+afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const db of dbs) await db.drop();
 });
+
+/** Each test its own database: a chain is signed with one key (a node with another refuses to join). */
+async function freshDatabase(): Promise<{ url: string }> {
+  const db = await createTestDatabase();
+  dbs.push(db);
+  return db;
+}
 
 interface Node {
   readonly url: string;
@@ -117,6 +125,7 @@ async function asks(node: Node, session: string): Promise<boolean> {
 describe("scoped approvals on PostgreSQL, across nodes", () => {
   it("a session approval given on node A covers that session's same call on node B, not another session", async () => {
     const keys = testKeys();
+    const db = await freshDatabase();
     const a = await startNode(keys, { storageUrl: db.url });
     const b = await startNode(keys, { storageUrl: db.url });
     await approveWith(a, b, "s-one", "session");
@@ -130,6 +139,7 @@ describe("scoped approvals on PostgreSQL, across nodes", () => {
 
   it("a time window given on node A covers the same call on node B in any session, and a restarted node", async () => {
     const keys = testKeys();
+    const db = await freshDatabase();
     const a = await startNode(keys, { storageUrl: db.url });
     const b = await startNode(keys, { storageUrl: db.url });
     await approveWith(a, a, "w-one", { for: "10m" });
@@ -139,6 +149,7 @@ describe("scoped approvals on PostgreSQL, across nodes", () => {
   });
 
   it("a grant a node with another key wrote approves nothing", async () => {
+    const db = await freshDatabase(); // no checkpoint yet: nodes with other keys may both start
     const a = await startNode(testKeys(), { storageUrl: db.url });
     const b = await startNode(testKeys(), { storageUrl: db.url });
     const WRITE_OTHER = { ...WRITE, arguments: { path: "/srv/other.txt", text: "x" } };

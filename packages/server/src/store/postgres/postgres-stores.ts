@@ -3,7 +3,14 @@
  * pending consent (answers reach the waiting node through LISTEN/NOTIFY), spent nonces, rate-limit
  * windows, console links and sessions, and one audit chain appended under one serialised transaction.
  */
-import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
+import {
+  readCheckpoint,
+  verifyCheckpointSignature,
+  type AuditEventV02,
+  type CheckpointPublicKey,
+  type CheckpointSigner,
+  type RedactionRules,
+} from "@acp/core";
 import {
   createPostgresAuditLog,
   createPostgresConsentGrantStore,
@@ -37,6 +44,50 @@ export interface PostgresStoresOptions {
   readonly redaction?: RedactionRules;
   /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
   readonly secrets?: () => readonly string[];
+}
+
+/** Whether a checkpoint line verifies with the key; null when the line is not a readable checkpoint. */
+function checkpointVerifies(line: string, publicKey: CheckpointPublicKey): boolean | null {
+  let checkpoint;
+  try {
+    checkpoint = readCheckpoint(JSON.parse(line) as AuditEventV02);
+  } catch {
+    return null;
+  }
+  if (!checkpoint.ok) return null;
+  return verifyCheckpointSignature(checkpoint.value.body, checkpoint.value.signature, publicKey);
+}
+
+/**
+ * Refuses to join a chain this node's key did not sign: every node signs checkpoints with the home key,
+ * and one started with other keys (a home not copied, no `acp init`) would append checkpoints no node
+ * verifies — the shared chain would read as tampered for good. The chain's first checkpoint names its
+ * key: when it does not verify, this node stops. When only the newest does not (a node with other keys
+ * ran already), the node starts and `onForeign` is told. Each is one short read (a checkpoint comes at
+ * least every 1000 events).
+ */
+async function checkChainKey(
+  store: PostgresStore,
+  publicKey: CheckpointPublicKey,
+  onForeign: (line: number) => void,
+): Promise<void> {
+  const read = async (order: "ASC" | "DESC"): Promise<{ seq: number; line: string } | undefined> =>
+    (
+      await store.query<{ seq: number; line: string }>(
+        `SELECT seq, line FROM acp_audit_events WHERE event_type = 'checkpoint' ORDER BY seq ${order} LIMIT 1`,
+      )
+    ).rows[0];
+  const first = await read("ASC");
+  if (first === undefined) return; // no checkpoint yet: this node may start the chain
+  if (checkpointVerifies(first.line, publicKey) === false) {
+    throw new Error(
+      `the audit chain in this database is signed with another key (its first checkpoint, line ${first.seq}, ` +
+        "does not verify with this home's public key): every node needs the same home keys — copy keys/ " +
+        "from a node already running on this database",
+    );
+  }
+  const newest = await read("DESC");
+  if (newest !== undefined && checkpointVerifies(newest.line, publicKey) === false) onForeign(newest.seq);
 }
 
 /** First pause before a lost database is probed again (ms); doubles up to {@link PROBE_MAX_MS}. */
@@ -187,6 +238,16 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
   });
   reach = trackReachability(store);
   try {
+    if (options.auditPublicKey !== undefined) {
+      await checkChainKey(store, options.auditPublicKey, (line) =>
+        options.onError?.(
+          new Error(
+            `the audit chain holds a checkpoint signed with another key (line ${line}): a node ran with other home keys; ` +
+              "the chain no longer verifies from there",
+          ),
+        ),
+      );
+    }
     return await openParts(store, options, reach);
   } catch (err) {
     reach.close();
