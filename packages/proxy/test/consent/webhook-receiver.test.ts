@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import {
   createConsentBroker,
   createWebhookChannel,
+  signWebhookBody,
   type ConsentRequestV02,
   type WebhookChannel,
 } from "../../src/consent/index.js";
@@ -261,6 +262,33 @@ describe("what the proxy sends where", () => {
         expect(outcome.consentResponse?.decision).toBe("approved_with_modifications");
         expect(JSON.stringify(outcome.consentResponse)).not.toContain("sk-live");
       }
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("a callback for one request cannot decide another: its nonce is refused, and its signature does not move", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const a = s.broker.ask(makeAsk());
+      const b = s.broker.ask(makeAsk({ arguments: { path: "/etc/passwd", content: "x" } }));
+      await eventually(() => s.requests().length === 2);
+      const [ra, rb] = s.requests() as [ConsentRequestV02, ConsentRequestV02];
+      const url = `${s.callback.url}/cb`;
+      const now = s.time.clock();
+      const timestamp = String(Math.floor(now.getTime() / 1000));
+      // B's id with A's nonce, properly signed: the nonce binds the answer to A
+      const crossed = JSON.stringify({ request_id: rb.id, nonce: ra.nonce, decision: "approved" });
+      expect(await postCallback(url, crossed, { secret: SECRET, now })).toBe(409);
+      // A's signed approval with the id changed to B's: the signature no longer matches
+      const forA = JSON.stringify({ request_id: ra.id, nonce: ra.nonce, decision: "approved" });
+      const signature = signWebhookBody(SECRET, timestamp, forA);
+      const moved = forA.replace(ra.id, rb.id);
+      expect(await postCallback(url, moved, { secret: SECRET, now, signature, timestamp })).toBe(401);
+      expect(await s.answer(rb, { decision: "denied" })).toBe(200);
+      expect(await s.answer(ra, { decision: "denied" })).toBe(200);
+      expect((await a).kind).toBe("denied");
+      expect((await b).kind).toBe("denied");
     } finally {
       await s.close();
     }
