@@ -279,13 +279,20 @@
     const live = document.querySelector('[data-role="live"]');
     const source = new EventSource("/console/events");
     source.addEventListener("consent", () => void refresh());
+    const liveText = live ? live.textContent : "";
     source.addEventListener("open", () => {
-      if (live) live.classList.add("connected");
+      if (live) {
+        live.classList.add("connected");
+        live.textContent = liveText;
+      }
       // changes made while the stream was down are picked up now
       void refresh();
     });
     source.addEventListener("error", () => {
-      if (live) live.classList.remove("connected");
+      if (live) {
+        live.classList.remove("connected");
+        live.textContent = "Not live: reconnecting to the service… (new requests show once it is back)";
+      }
       // a stream refused (401: the session ended) is not retried by the browser: find out and say so
       if (source.readyState === EventSource.CLOSED) void refresh();
     });

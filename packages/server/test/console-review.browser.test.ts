@@ -322,6 +322,22 @@ describe("console review in Chromium", () => {
     expect((await page.context().cookies(s.url)).find((c) => c.name === SESSION_COOKIE)).toBeUndefined();
   });
 
+  it("says when the page is not live, and catches up when it reconnects", async () => {
+    const { page } = await signedIn();
+    let streamDown = true;
+    await page.route("**/console/events", (route) => (streamDown ? route.abort() : route.continue()));
+    await page.reload();
+    await page.locator('[data-role="live"]', { hasText: "Not live" }).waitFor();
+    const waiting = agentCall("write_file", { path: "/srv/while-offline.txt" });
+    await pendingId("write_file");
+    streamDown = false;
+    await page.locator('[data-role="live"].connected', { hasText: "Live:" }).waitFor({ timeout: 20_000 });
+    const c = card(page, "write_file").filter({ hasText: "while-offline" });
+    await c.waitFor();
+    await c.getByRole("button", { name: "Deny" }).click();
+    await waiting;
+  });
+
   it("is usable with the keyboard alone: every control is labelled, focus stays on the answered card", async () => {
     const { page } = await signedIn();
     const waiting = agentCall("write_file", { path: "/srv/keyboard.txt" });
@@ -358,6 +374,10 @@ describe("console review in Chromium", () => {
       expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width);
     }
     await noHorizontalScroll(page);
+    // 20,000 characters of arguments scroll in their own box: the buttons stay within two screens of the heading
+    const heading = await c.locator("h2").boundingBox();
+    const approve = await c.getByRole("button", { name: "Approve once" }).boundingBox();
+    expect(approve!.y - heading!.y).toBeLessThan(2 * PHONE.height);
     await page.screenshot({ path: join(ARTIFACTS, "review-phone-pending.png") });
     await c.getByRole("button", { name: "Deny" }).click();
     await waiting;

@@ -40,9 +40,12 @@ export function jsonText(value: unknown): string {
   return text.replace(UNPRINTABLE, (c) => (c === "\n" ? c : printable(c)));
 }
 
-/** A value as indented JSON, escaped. */
-export function jsonBlock(value: unknown): string {
-  return `<pre class="json">${escapeHtml(jsonText(value))}</pre>`;
+/**
+ * A value as indented JSON, escaped, in a box of bounded height (long arguments scroll inside it, so the
+ * buttons after it stay near); focusable, so the keyboard can scroll it too.
+ */
+export function jsonBlock(value: unknown, label = "arguments"): string {
+  return `<pre class="json" tabindex="0" aria-label="${escapeHtml(label)}">${escapeHtml(jsonText(value))}</pre>`;
 }
 
 /** Which page is open (for the navigation). */
