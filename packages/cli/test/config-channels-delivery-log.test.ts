@@ -1,10 +1,11 @@
 import { writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealConfigSecret } from "@acp/core";
-import { readCliAnswer, type ConsentRequestV02 } from "@acp/proxy";
+import { readCliAnswer, signWebhookBody, type ConsentRequestV02 } from "@acp/proxy";
 import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
 import { readConfigFile } from "../src/wiring/config-file.js";
 import { configuredChannels, pendingTableForward } from "../src/wiring/config-channels.js";
@@ -100,6 +101,94 @@ describe("a Telegram press on another proxy's request", () => {
       expect(pendingTableForward({ db: () => null }, () => now)(request.id, answer)).toBe(false);
     } finally {
       db.close();
+    }
+  });
+});
+
+describe("two acp proxies of one home with one fixed webhook callback address", () => {
+  it("the second cannot listen there; its decisions come back through the first and state.db", async () => {
+    // a free port, then closed: both proxies are configured with it
+    const probe = createNetServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
+    const callbackPort = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const posts: { headers: IncomingMessage["headers"]; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+      req.on("end", () => {
+        posts.push({ headers: req.headers, body });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
+    const { port } = receiver.address() as AddressInfo;
+    const seed = new Uint8Array(32).fill(9);
+    const secret = sealConfigSecret("shared-hook", "webhook.secret", seed, (n) => new Uint8Array(n).fill(2));
+    const path = join(root.dir, "shared-port.yml");
+    writeFileSync(
+      path,
+      `channel: webhook\nwebhook:\n  url: "http://127.0.0.1:${port}/x"\n  secret: "${secret}"\n  callback_listen: "127.0.0.1:${callbackPort}"\n`,
+    );
+    const db = openPendingConsentDb(join(root.dir, "shared-state.db"));
+    const store = createPendingConsentStore(db);
+    const forward = pendingTableForward({ db: () => db }, () => new Date());
+    const lines: string[] = [];
+    const log = (l: string): void => void lines.push(l);
+    const seedOf = (): Promise<Uint8Array> => Promise.resolve(seed);
+    const [first] = configuredChannels(readConfigFile(path, true), seedOf, log, forward);
+    const [second] = configuredChannels(readConfigFile(path, true), seedOf, log, forward);
+    try {
+      expect(await first?.isAvailable()).toBe(true);
+      expect(await second?.isAvailable()).toBe(true);
+      expect(lines.some((l) => l.includes(`127.0.0.1:${callbackPort} is in use`))).toBe(true);
+      // the second proxy's request: its row is in state.db (its CLI channel put it there)
+      const mine = { ...request, expires_at: new Date(Date.now() + 60_000).toISOString() };
+      store.insert({
+        id: mine.id,
+        nonce: mine.nonce,
+        sessionId: "s",
+        server: "s",
+        tool: "t",
+        request: mine,
+        reasons: [],
+        createdAtMs: Date.now(),
+        expiresAtMs: Date.parse(mine.expires_at),
+      });
+      const ended = new AbortController();
+      const delivered = second?.deliver({ request: mine, reasons: [], sessionId: "s", signal: ended.signal });
+      for (let i = 0; i < 200 && posts.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      const callbackUrl = String(posts[0]?.headers["x-acp-callback-url"]);
+      expect(callbackUrl).toBe(`http://127.0.0.1:${callbackPort}/acp/consent`);
+      const send = async (fields: Record<string, unknown>): Promise<number> => {
+        const body = JSON.stringify({ request_id: mine.id, ...fields });
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const res = await fetch(callbackUrl, {
+          method: "POST",
+          headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signWebhookBody("shared-hook", timestamp, body) },
+          body,
+        });
+        return res.status;
+      };
+      expect(await send({ nonce: "n_not-this-one", decision: "approved" })).toBe(404);
+      expect(store.get(mine.id)?.status).toBe("pending");
+      expect(await send({ nonce: mine.nonce, decision: "approved", approver_id: "ops", modifications: { a: 1 } })).toBe(
+        200,
+      );
+      const row = store.get(mine.id);
+      expect(row?.status).toBe("approved");
+      expect(readCliAnswer(row?.answer, mine.nonce, new Date())).toEqual({
+        decision: "approved_with_modifications",
+        approverId: "webhook:ops",
+        modifications: { a: 1 },
+      });
+      ended.abort("answered");
+      await delivered?.catch(() => undefined);
+    } finally {
+      await first?.close?.();
+      await second?.close?.();
+      db.close();
+      await new Promise<void>((r) => receiver.close(() => r()));
     }
   });
 });

@@ -147,12 +147,14 @@ export function configuredChannels(
   config: ConfigFile,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
-  forward?: (requestId: string, answer: HumanAnswer) => boolean,
+  forward?: (requestId: string, answer: HumanAnswer, nonce?: string) => boolean,
 ): ConsentChannel[] {
   const doc = config.document;
   if (doc === null) return [];
   const channel: unknown = doc.get("channel");
-  if (channel === "webhook") return [lazyChannel("webhook", () => openWebhook(doc, config.path, seed, log), log)];
+  if (channel === "webhook") {
+    return [lazyChannel("webhook", () => openWebhook(doc, config.path, seed, log, forward), log)];
+  }
   if (channel !== "telegram") return [];
   const chatId: unknown = doc.getIn(["telegram", "chat_id"]);
   const apiRoot: unknown = doc.getIn(["telegram", "api_root"]);
@@ -175,25 +177,30 @@ export function configuredChannels(
 }
 
 /**
- * Where a Telegram press on another proxy's request goes: every proxy of a home shares the bot, and Telegram
- * hands each press to whichever of them polls, so a press is recorded in the home's pending table as
- * `acp approve` / `acp deny` would record it, and the proxy holding the request reads it there. False when the
- * table is not open or the request is not pending there (unknown, ended).
+ * Where an answer for another proxy's request goes: every proxy of a home shares the Telegram bot (Telegram
+ * hands each press to whichever of them polls) and a fixed webhook callback address (only one can listen), so
+ * the answer is recorded in the home's pending table as `acp approve` / `acp deny` would record it, and the
+ * proxy holding the request reads it there. A webhook callback's `nonce` must be the request's. False when the
+ * table is not open, the request is not pending there (unknown, ended) or the nonce is another.
  */
 export function pendingTableForward(
   state: { db(): Database | null },
   clock: () => Date,
-): (requestId: string, answer: HumanAnswer) => boolean {
-  return (id, answer) => {
+): (requestId: string, answer: HumanAnswer, nonce?: string) => boolean {
+  return (id, answer, nonce) => {
     const db = state.db();
-    if (db === null || answer.decision === "approved_with_modifications") return false;
+    if (db === null) return false;
+    const store = createPendingConsentStore(db);
+    if (nonce !== undefined && store.get(id)?.nonce !== nonce) return false;
     const input = {
       id,
-      decision: answer.decision,
+      decision: answer.decision === "denied" ? ("denied" as const) : ("approved" as const),
       approverId: answer.approverId,
       ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
+      ...(answer.modifications !== undefined ? { modifications: answer.modifications } : {}),
+      ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
     };
-    return answerPendingConsent(createPendingConsentStore(db), input, clock()).ok;
+    return answerPendingConsent(store, input, clock()).ok;
   };
 }
 
@@ -230,6 +237,7 @@ async function openWebhook(
   file: string,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
+  forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean,
 ): Promise<ConsentChannel> {
   const url: unknown = doc.getIn(["webhook", "url"]);
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error("`webhook.url` must be an http(s) URL");
@@ -243,16 +251,35 @@ async function openWebhook(
     if (routes.handle === undefined) return void res.writeHead(503).end();
     void routes.handle(req, res);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(listen.port, listen.host, () => resolve());
-  });
-  const address = server.address();
+  let listening = true;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(listen.port, listen.host, () => resolve());
+    });
+  } catch (err) {
+    // a fixed address another proxy of this home already listens on: that proxy takes the decisions for this
+    // one's requests too and records them in state.db, where this proxy reads them (pendingTableForward)
+    if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || listen.port === 0 || forward === undefined) throw err;
+    listening = false;
+  }
+  const address = listening ? server.address() : null;
   const port = typeof address === "object" && address !== null ? address.port : listen.port;
   const given: unknown = doc.getIn(["webhook", "callback_url"]);
-  const callbackUrl = typeof given === "string" && given !== "" ? given : `http://${listen.host}:${port}/acp/consent`;
-  log(`webhook consent channel: requests go to ${originOf(url)}; decisions come back to ${callbackUrl}`);
-  const channel = createWebhookChannel({ url, secret: secret.value, clock: () => new Date(), callbackUrl });
+  const host = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  const callbackUrl = typeof given === "string" && given !== "" ? given : `http://${host}:${port}/acp/consent`;
+  log(
+    listening
+      ? `webhook consent channel: requests go to ${originOf(url)}; decisions come back to ${callbackUrl}`
+      : `webhook consent channel: requests go to ${originOf(url)}; ${listen.host}:${port} is in use (another acp proxy of this home?): decisions come back through it, by state.db`,
+  );
+  const channel = createWebhookChannel({
+    url,
+    secret: secret.value,
+    clock: () => new Date(),
+    callbackUrl,
+    ...(forward !== undefined ? { forward } : {}),
+  });
   routes.handle = (req, res) => channel.handleCallback(req, res);
   return {
     name: channel.name,
@@ -261,7 +288,7 @@ async function openWebhook(
     settle: (request, outcome) => channel.settle?.(request, outcome),
     async close() {
       await channel.close?.();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }

@@ -294,6 +294,34 @@ describe("what the proxy sends where", () => {
     }
   });
 
+  it("hands a signed callback for a request it does not hold to `forward` (another proxy's), with its nonce", async () => {
+    const calls: unknown[][] = [];
+    let accept = true;
+    const forward = (...args: unknown[]): boolean => {
+      calls.push(args);
+      return accept;
+    };
+    const s = await setup((_post, res) => void res.writeHead(200).end(), { forward });
+    try {
+      const id = `cr_${"b".repeat(32)}`;
+      const url = `${s.callback.url}/cb`;
+      const now = s.time.clock();
+      const body = (fields: Record<string, unknown>) => JSON.stringify({ request_id: id, nonce: "n_other", ...fields });
+      expect(await postCallback(url, body({ decision: "maybe" }), { secret: SECRET, now })).toBe(400);
+      expect(await postCallback(url, body({ decision: "approved", scope: "session" }), { secret: SECRET, now })).toBe(
+        200,
+      );
+      expect(calls).toEqual([[id, { decision: "approved", scope: "session", approverId: "webhook" }, "n_other"]]);
+      accept = false;
+      expect(await postCallback(url, body({ decision: "denied" }), { secret: SECRET, now })).toBe(404);
+      // forged: never reaches forward
+      expect(await postCallback(url, body({ decision: "approved", x: 1 }), { secret: "nope", now })).toBe(401);
+      expect(calls).toHaveLength(2);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("sends user:password in the URL as HTTP Basic authentication (fetch refuses a URL with credentials)", async () => {
     const hook = await receiver((_post, res) => void res.writeHead(200).end());
     try {

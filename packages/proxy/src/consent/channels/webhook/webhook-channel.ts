@@ -35,6 +35,13 @@ export interface WebhookChannelOptions {
   readonly callbackReadTimeoutMs?: number;
   /** How far a callback's timestamp may be from now. Default 5 minutes. */
   readonly toleranceMs?: number;
+  /**
+   * A signed callback for a request this channel does not hold: another process sent it (several proxies of one
+   * home share one fixed callback address; only one can listen). Record the answer where the request's own proxy
+   * reads answers, if `nonce` is that request's (`acp proxy` records it in the home's pending table, as
+   * `acp approve` does); true when recorded. Without it, or when it returns false, the callback gets 404.
+   */
+  readonly forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean;
 }
 
 /** The webhook channel, plus the callback endpoint to mount (`POST`, any path). */
@@ -144,13 +151,30 @@ class WebhookChannelImpl implements WebhookChannel {
     }
     const { request_id: id, nonce } = (parsed ?? {}) as { request_id?: unknown; nonce?: unknown };
     const waiter = typeof id === "string" ? this.#waiters.get(id) : undefined;
-    if (waiter === undefined) return reply(res, 404, { error: "consent_request_unknown" });
+    if (waiter === undefined) return this.#forward(res, parsed, id, nonce, now);
     if (nonce !== waiter.nonce) return reply(res, 409, { error: "nonce_mismatch" });
     const result = answerFromCallback(parsed, now);
     if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
     this.#waiters.delete(id as string);
     waiter.resolve(result.answer);
     return reply(res, 200, { ok: true });
+  }
+
+  /** A callback for a request not held here: handed to `forward` (another proxy's), else 404. */
+  #forward(res: ServerResponse, parsed: unknown, id: unknown, nonce: unknown, now: Date): void {
+    const forward = this.#o.forward;
+    if (forward === undefined || typeof id !== "string" || typeof nonce !== "string") {
+      return reply(res, 404, { error: "consent_request_unknown" });
+    }
+    const result = answerFromCallback(parsed, now);
+    if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
+    let recorded = false;
+    try {
+      recorded = forward(id, result.answer, nonce);
+    } catch {
+      recorded = false;
+    }
+    return recorded ? reply(res, 200, { ok: true }) : reply(res, 404, { error: "consent_request_unknown" });
   }
 
   #firstUse(signature: string, now: Date): boolean {
