@@ -106,19 +106,20 @@ describe("a Telegram press on another proxy's request", () => {
 });
 
 describe("two acp proxies of one home with one fixed webhook callback address", () => {
-  it("the second cannot listen there; its decisions come back through the first and state.db", async () => {
+  it("the second cannot listen there; its decisions come back through the first and state.db (late ones too)", async () => {
     // a free port, then closed: both proxies are configured with it
     const probe = createNetServer();
     await new Promise<void>((r) => probe.listen(0, "127.0.0.1", () => r()));
     const callbackPort = (probe.address() as AddressInfo).port;
     await new Promise<void>((r) => probe.close(() => r()));
     const posts: { headers: IncomingMessage["headers"]; body: string }[] = [];
+    let refuse = false;
     const receiver = createServer((req, res) => {
       let body = "";
       req.on("data", (c: Buffer) => (body += c.toString("utf8")));
       req.on("end", () => {
         posts.push({ headers: req.headers, body });
-        res.writeHead(200).end();
+        res.writeHead(refuse ? 403 : 200).end();
       });
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
@@ -184,6 +185,41 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
       });
       ended.abort("answered");
       await delivered?.catch(() => undefined);
+      // the first proxy's own request, whose POST it gave up on (the receiver now refuses): a decision that still
+      // comes back while the request is pending counts, through state.db
+      const late = {
+        ...mine,
+        id: "cr_11111111111111111111111111111111",
+        nonce: "n_11111111-1111-4111-8111-111111111111",
+      };
+      store.insert({
+        id: late.id,
+        nonce: late.nonce,
+        sessionId: "s",
+        server: "s",
+        tool: "t",
+        request: late,
+        reasons: [],
+        createdAtMs: Date.now(),
+        expiresAtMs: Date.parse(late.expires_at),
+      });
+      refuse = true;
+      const failed = await first
+        ?.deliver({ request: late, reasons: [], sessionId: "s", signal: new AbortController().signal })
+        .then(
+          () => "answered",
+          (e: unknown) => String(e),
+        );
+      expect(failed).toMatch(/403/);
+      const body = JSON.stringify({ request_id: late.id, nonce: late.nonce, decision: "denied", reason: "late" });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const res = await fetch(callbackUrl, {
+        method: "POST",
+        headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signWebhookBody("shared-hook", timestamp, body) },
+        body,
+      });
+      expect(res.status).toBe(200);
+      expect(store.get(late.id)?.status).toBe("denied");
     } finally {
       await first?.close?.();
       await second?.close?.();
