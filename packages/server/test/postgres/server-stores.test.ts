@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { openServerStores, type ConsentChange, type ServerStores } from "@acp/server";
+import { openServerStores, type AuditQuery, type ConsentChange, type ServerStores } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { testKeys } from "../harness.js";
 
@@ -96,6 +96,35 @@ describe.each(["sqlite", "postgres"] as const)("server stores on %s", (kind) => 
     const text = await stores.audit.list({ limit: 10, q: "READ_C" });
     expect(text.events.map((e) => e.event.tool)).toEqual(["read_c"]);
     expect(await stores.audit.verify()).toMatchObject({ ok: true });
+  });
+
+  it("an event holding a NUL (an agent's tool name) leaves every filter working; a filter holding one answers", async () => {
+    const stores = await open(kind);
+    await stores.auditLog.append({ event_type: "policy_evaluated", tool: "nul_write\u0000file", decision: "nul-ask" });
+    await stores.auditLog.append({
+      event_type: "policy_evaluated",
+      tool: "nul_read",
+      agent: "nul-bot",
+      decision: "nul-ok",
+    });
+    await stores.auditLog.flush();
+    const tools = async (query: Partial<AuditQuery>): Promise<unknown[]> =>
+      (await stores.audit.list({ limit: 10, ...query })).events.map((e) => e.event.tool);
+    expect(await tools({ tool: "nul_read" })).toEqual(["nul_read"]);
+    expect(await tools({ agent: "nul-bot" })).toEqual(["nul_read"]);
+    expect(await tools({ decision: "nul-ask" })).toEqual(["nul_write\u0000file"]);
+    expect(await tools({ tool: "nul_write\u0000file" })).toEqual(["nul_write\u0000file"]);
+    expect(await tools({ q: "NUL_WRITE" })).toEqual(["nul_write\u0000file"]);
+    const total = (await stores.audit.list({ limit: 1 })).total;
+    for (const query of [
+      { eventType: "x\u0000" },
+      { requestId: "cr_\u0000" },
+      { agent: "\u0000" },
+      { q: "e\u0000f" },
+    ]) {
+      expect(await stores.audit.list({ limit: 10, ...query })).toEqual({ events: [], total, next: null });
+    }
+    expect(await stores.audit.verify()).toMatchObject({ ok: true, problem: null });
   });
 
   it("a waiting answer resolves when the request is decided, and the feed reports raised and settled", async () => {

@@ -9,6 +9,23 @@ export interface PostgresAuditTrailOptions {
   readonly publicKey?: CheckpointPublicKey;
 }
 
+/**
+ * A line as `jsonb`. PostgreSQL's `jsonb` refuses the escape `\u0000` (text cannot hold NUL), and one such
+ * line — an agent can send a tool name with a NUL; the chain records it escaped — made every filtered
+ * query fail. The escape is read as U+FFFD instead (a filter value's NUL too, see {@link field}).
+ */
+const LINE_JSONB = String.raw`replace(line, '\u0000', '\ufffd')::jsonb`;
+
+/** A filter value compared with a field of {@link LINE_JSONB}: NUL read as U+FFFD, as in the line. */
+function field(value: string): string {
+  return value.replaceAll("\u0000", "\ufffd");
+}
+
+/** Whether a value can be a bound parameter (PostgreSQL text holds no NUL). */
+function storable(value: string | undefined): boolean {
+  return value === undefined || !value.includes("\u0000");
+}
+
 /** The WHERE clause and its values for a query (every filter a bound parameter). */
 function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -20,9 +37,9 @@ function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
   if (query.before !== undefined) add((n) => `seq < ${n}`, query.before);
   if (query.eventType !== undefined) add((n) => `event_type = ${n}`, query.eventType);
   if (query.requestId !== undefined) add((n) => `request_id = ${n}`, query.requestId);
-  if (query.tool !== undefined) add((n) => `(line::jsonb ->> 'tool') = ${n}`, query.tool);
-  if (query.agent !== undefined) add((n) => `(line::jsonb ->> 'agent') = ${n}`, query.agent);
-  if (query.decision !== undefined) add((n) => `(line::jsonb ->> 'decision') = ${n}`, query.decision);
+  if (query.tool !== undefined) add((n) => `(${LINE_JSONB} ->> 'tool') = ${n}`, field(query.tool));
+  if (query.agent !== undefined) add((n) => `(${LINE_JSONB} ->> 'agent') = ${n}`, field(query.agent));
+  if (query.decision !== undefined) add((n) => `(${LINE_JSONB} ->> 'decision') = ${n}`, field(query.decision));
   if (query.q !== undefined && query.q !== "") add((n) => `strpos(lower(line), lower(${n})) > 0`, query.q);
   return { sql: parts.length === 0 ? "" : `WHERE ${parts.join(" AND ")}`, values };
 }
@@ -31,14 +48,21 @@ function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
 export function createPostgresAuditTrail(store: PostgresStore, options: PostgresAuditTrailOptions = {}): AuditTrail {
   return {
     async list(query): Promise<AuditPage> {
-      const where = whereOf(query);
       const limit = Math.max(1, query.limit);
-      const [page, total] = await Promise.all([
+      const total = async (): Promise<number> =>
+        (await store.query<{ n: number }>("SELECT COALESCE(MAX(seq), 0)::bigint AS n FROM acp_audit_events")).rows[0]
+          ?.n ?? 0;
+      // an event type or request id with a NUL names no row (columns of plain text), nor is a NUL in the
+      // text of any line (it is written as its JSON escape): as in the file's search, no match
+      if (!storable(query.eventType) || !storable(query.requestId) || !storable(query.q))
+        return { events: [], total: await total(), next: null };
+      const where = whereOf(query);
+      const [page, count] = await Promise.all([
         store.query<{ seq: number; line: string }>(
           `SELECT seq, line FROM acp_audit_events ${where.sql} ORDER BY seq DESC LIMIT ${limit + 1}`,
           where.values,
         ),
-        store.query<{ n: number }>("SELECT COALESCE(MAX(seq), 0)::bigint AS n FROM acp_audit_events"),
+        total(),
       ]);
       const events: AuditEntry[] = [];
       for (const row of page.rows.slice(0, limit)) {
@@ -47,7 +71,7 @@ export function createPostgresAuditTrail(store: PostgresStore, options: Postgres
       }
       const last = events.at(-1);
       const next = page.rows.length > limit && last !== undefined ? last.line : null;
-      return { events, total: total.rows[0]?.n ?? 0, next };
+      return { events, total: count, next };
     },
     verify: () =>
       verifyPostgresAuditChain(store, options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
