@@ -173,6 +173,40 @@ describe("console review in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
+  it("approves for the agent session and for a while, and a denial's reason reaches the agent verbatim", async () => {
+    const { page } = await signedIn();
+    const session = agentCall("write_file", { path: "/srv/session.txt" });
+    const a = card(page, "write_file").filter({ hasText: "session.txt" });
+    await a.waitFor();
+    await a.getByRole("button", { name: "Approve for this session" }).click();
+    expect(await session).toMatchObject({ route: "accept", consent: { outcome: "approved", scope: "session" } });
+    // the same call in the same agent session runs without asking
+    expect(await agentCall("write_file", { path: "/srv/session.txt" })).toMatchObject({ route: "accept" });
+    const before = Date.now();
+    const windowed = agentCall("write_file", { path: "/srv/window.txt" });
+    const b = card(page, "write_file").filter({ hasText: "window.txt" });
+    await b.waitFor();
+    await b.getByLabel("approval window").selectOption("1h");
+    await b.getByRole("button", { name: "Approve for a while" }).click();
+    const answer = await windowed;
+    expect(answer).toMatchObject({ route: "accept", consent: { outcome: "approved" } });
+    const until = Date.parse(String(at(answer, "consent", "scope", "until")));
+    expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 60_000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 60_000);
+    await expect(b.locator('[data-role="status"]').innerText()).resolves.toMatch(/Recorded: approved/);
+    const denied = agentCall("write_file", { path: "/srv/deny.txt" });
+    const c = card(page, "write_file").filter({ hasText: "deny.txt" });
+    await c.waitFor();
+    const reason = 'Not before the 18:00 backup — ticket #42, "quoted" <b>as typed</b>';
+    await c.getByLabel("deny reason").fill(`  ${reason}  `);
+    await c.getByRole("button", { name: "Deny" }).click();
+    const no = await denied;
+    expect(no).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
+    expect(String(at(no, "consent", "reason")).endsWith(`: ${reason}`)).toBe(true);
+    await expect(c.locator('[data-role="status"]').innerText()).resolves.toMatch(/denied.*with your reason/);
+    expect(problems).toEqual([]);
+  });
+
   it("refuses an edit that removes an argument (modifications only replace or add), and marks added ones", async () => {
     const { page } = await signedIn();
     const waiting = agentCall("write_file", { path: "/srv/a.txt", content: "x", mode: "0644" });

@@ -119,6 +119,24 @@ describe("console state changes", () => {
     expect(await second.text()).toContain("You are signed out.");
   });
 
+  it("treats an expired session as no session: pages, the event stream and state changes", async () => {
+    const { id, session: old } = await s.stores.consoleAuth.createSession(
+      Date.now() - SESSION_TTL_MS - 1000,
+      SESSION_TTL_MS,
+    );
+    const cookie = `${SESSION_COOKIE}=${id}`;
+    const page = await fetch(`${s.url}/console/pending`, { headers: { cookie } });
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain("You are not signed in, or your session ended.");
+    expect((await fetch(`${s.url}/console/events`, { headers: { cookie } })).status).toBe(401);
+    const change = await fetch(`${s.url}/console/api/simulate`, {
+      method: "POST",
+      headers: { "content-type": "application/json", cookie, origin: s.url, "x-csrf-token": old.csrfToken },
+      body: JSON.stringify({ tool: "read_file", arguments: {} }),
+    });
+    expect(change.status).toBe(401);
+  });
+
   it("shows one request's state to a session only", async () => {
     const id = "cr_00000000000000000000000000000000";
     expect((await fetch(`${s.url}/console/api/consent/${id}`)).status).toBe(401);
