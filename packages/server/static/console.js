@@ -37,12 +37,22 @@
   }
 
   async function postJson(url, body) {
-    const res = await fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "content-type": "application/json", "x-csrf-token": csrf },
-      body: JSON.stringify(body),
-    });
+    let res;
+    try {
+      res = await fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "content-type": "application/json", "x-csrf-token": csrf },
+        body: JSON.stringify(body),
+      });
+    } catch {
+      // the answer may or may not have reached the service: say so, never "failed" outright
+      throw new RequestError(
+        "Could not reach acp serve, so this answer may not have been recorded. Check the service; this card updates when the page is live again.",
+        0,
+        "unreachable",
+      );
+    }
     const data = await res.json().catch(() => ({}));
     if (res.status === 401) sessionEnded();
     if (!res.ok) {

@@ -372,6 +372,20 @@ describe("console review in Chromium", () => {
     await waiting;
   });
 
+  it("says plainly when an answer could not reach the service, and lets the person try again", async () => {
+    const { page } = await signedIn();
+    const waiting = agentCall("write_file", { path: "/srv/unreachable.txt" });
+    const c = card(page, "write_file").filter({ hasText: "unreachable" });
+    await c.waitFor();
+    let down = true;
+    await page.route("**/console/api/consent/*", (route) => (down ? route.abort() : route.continue()));
+    await c.getByRole("button", { name: "Approve once" }).click();
+    await expect(c.locator('[data-role="status"]').innerText()).resolves.toMatch(/^Could not reach acp serve/);
+    down = false;
+    await c.getByRole("button", { name: "Approve once" }).click();
+    expect(await waiting).toMatchObject({ route: "accept" });
+  });
+
   it("is usable with the keyboard alone: every control is labelled, focus stays on the answered card", async () => {
     const { page } = await signedIn();
     const waiting = agentCall("write_file", { path: "/srv/keyboard.txt" });
