@@ -4,7 +4,8 @@
  * and 5xx, a Bot API that stops answering, polling conflicts, stale buttons, long or hostile text, and the bot
  * token kept out of every error.
  */
-import { inspect } from "node:util";
+import { createRequire } from "node:module";
+import { format, inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   createConsentBroker,
@@ -217,6 +218,47 @@ describe("a Bot API that misbehaves", () => {
       expect(everything).not.toContain("secret-bot-token-value");
       expect(everything).not.toContain(TOKEN);
     } finally {
+      await channel.close?.();
+    }
+  });
+});
+
+describe("grammY's own debug output (DEBUG=grammy:*)", () => {
+  it("never shows the bot token when polling fails on the network, and close() still succeeds", async () => {
+    const createDebug = createRequire(import.meta.url)("debug") as {
+      enable(namespaces: string): void;
+      disable(): string;
+      log: (...args: unknown[]) => void;
+    };
+    const captured: string[] = [];
+    const previousLog = createDebug.log;
+    createDebug.log = (...args: unknown[]) => void captured.push(format(...args));
+    createDebug.enable("grammy:*");
+    const api = await startTelegramStandIn(TOKEN);
+    const channel = createTelegramChannel({
+      token: TOKEN,
+      chatId: CHAT,
+      apiRoot: api.apiRoot,
+      pollTimeoutSeconds: 1,
+      timers: recordingTimers(),
+    });
+    try {
+      const controller = new AbortController();
+      const delivered = channel.deliver({
+        request: sampleRequest(),
+        reasons: [],
+        sessionId: "s",
+        signal: controller.signal,
+      });
+      await eventually(() => api.calls.find((c) => c.method === "getUpdates"));
+      await api.close();
+      await eventually(() => captured.some((line) => line.includes("getUpdates failed")));
+      controller.abort("withdrawn");
+      await delivered.catch(() => undefined);
+      expect(captured.join("\n")).not.toContain("secret-bot-token-value");
+    } finally {
+      createDebug.disable();
+      createDebug.log = previousLog;
       await channel.close?.();
     }
   });

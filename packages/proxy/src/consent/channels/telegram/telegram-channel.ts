@@ -203,7 +203,8 @@ class TelegramChannel implements ConsentChannel {
   async close(): Promise<void> {
     this.#closed = true;
     this.#timers.clearTimeout(this.#pollRetry);
-    if (this.#bot.isRunning()) await this.#bot.stop();
+    // stop() confirms the last update with one more getUpdates: a Bot API that is gone must not fail the close
+    if (this.#bot.isRunning()) await this.#bot.stop().catch(() => undefined);
     await this.#polling;
   }
 
