@@ -52,7 +52,9 @@ describe("console sign-in link", () => {
     const again = await signIn(token);
     expect(again.status).toBe(401);
     expect(again.headers.get("set-cookie")).toBeNull();
-    expect(await again.text()).toContain("invalid, already used or expired");
+    const text = await again.text();
+    expect(text).toContain("invalid, already used or expired");
+    expect(text).toContain("(console_link_invalid)");
   });
 
   it("refuses an expired link, and a link posted from another origin (without spending it)", async () => {
@@ -127,7 +129,9 @@ describe("console state changes", () => {
     const cookie = `${SESSION_COOKIE}=${id}`;
     const page = await fetch(`${s.url}/console/pending`, { headers: { cookie } });
     expect(page.status).toBe(401);
-    expect(await page.text()).toContain("You are not signed in, or your session ended.");
+    expect(await page.text()).toContain(
+      'You are not signed in, or your session ended. <small class="code">(console_session_required)</small>',
+    );
     expect((await fetch(`${s.url}/console/events`, { headers: { cookie } })).status).toBe(401);
     const change = await fetch(`${s.url}/console/api/simulate`, {
       method: "POST",

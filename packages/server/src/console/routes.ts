@@ -43,15 +43,17 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   const statics = new Map(
     Object.keys(STATIC_FILES).map((name) => [name, readFileSync(new URL(name, STATIC_DIR), "utf8")]),
   );
-  const signedOut = (reply: FastifyReply, message: string, status = 401): FastifyReply =>
-    html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message) }), status);
+  // the page names its code (docs/reference/errors.md) for anyone looking it up
+  const signedOut = (reply: FastifyReply, message: string, status = 401, code?: string): FastifyReply =>
+    html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message, code) }), status);
 
   const page =
     (fn: (request: FastifyRequest, csrf: string) => Promise<[string, ConsolePageName, string]>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       checkHost(request, deps.auth);
       const current = await currentSession(request, stores.consoleAuth, clock().getTime());
-      if (current === null) return signedOut(reply, "You are not signed in, or your session ended.");
+      if (current === null)
+        return signedOut(reply, "You are not signed in, or your session ended.", 401, "console_session_required");
       const [title, name, body] = await fn(request, current.session.csrfToken);
       return html(reply, renderPage({ title, page: name, body, csrfToken: current.session.csrfToken }));
     };
@@ -83,7 +85,8 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get("/console/login", hidden, (request, reply) => {
     checkHost(request, deps.auth);
     const token = (request.query as { token?: unknown }).token;
-    if (typeof token !== "string" || token === "") return signedOut(reply, "This sign-in link has no token.", 400);
+    if (typeof token !== "string" || token === "")
+      return signedOut(reply, "This sign-in link has no token.", 400, "console_link_invalid");
     return html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignInPage(token) }));
   });
   app.post("/console/login", hidden, async (request, reply) => {
@@ -91,7 +94,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     const token = (request.body as Record<string, unknown> | null)?.["token"];
     const now = clock().getTime();
     if (!isSameOrigin(request) || typeof token !== "string" || !(await stores.consoleAuth.redeemLink(token, now))) {
-      return signedOut(reply, "This sign-in link is invalid, already used or expired.");
+      return signedOut(reply, "This sign-in link is invalid, already used or expired.", 401, "console_link_invalid");
     }
     const { id } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS);
     reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));

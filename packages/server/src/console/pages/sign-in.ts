@@ -10,8 +10,9 @@ export function renderSignInPage(token: string): string {
 }
 
 /** Shown when there is no session, or the link is spent or expired. */
-export function renderSignedOutPage(message: string): string {
+export function renderSignedOutPage(message: string, code?: string): string {
+  const named = code === undefined ? "" : ` <small class="code">(${escapeHtml(code)})</small>`;
   return `<h1>Sign in needed</h1>
-<p>${escapeHtml(message)}</p>
+<p>${escapeHtml(message)}${named}</p>
 <p>Open the sign-in link <code>acp serve</code> printed, or run <code>acp console-link</code> for a fresh one.</p>`;
 }
