@@ -13,7 +13,7 @@ export interface NotifiedChangeFeedOptions {
   readonly clock: () => Date;
   /** The fallback poll (default 5 s). */
   readonly intervalMs?: number;
-  /** Told about a lost `LISTEN` connection (it is reopened at the next poke or poll). */
+  /** Told about a lost `LISTEN` connection (it is reopened with backoff: 100 ms doubling to 5 s). */
   readonly onError?: (err: Error) => void;
 }
 
@@ -29,6 +29,9 @@ export async function openNotifiedChangeFeed(
   });
   let client: Awaited<ReturnType<PostgresStore["connectDedicated"]>> | null = null;
   let closed = false;
+  let connecting = false;
+  let retry: NodeJS.Timeout | null = null;
+  let delay = 100;
 
   const listen = async (): Promise<void> => {
     const next = await store.connectDedicated();
@@ -46,19 +49,49 @@ export async function openNotifiedChangeFeed(
     });
     const lost = (err?: Error): void => {
       if (err !== undefined) options.onError?.(err);
-      if (client === next) client = null;
       next.end().catch(() => undefined);
+      if (client !== next) return;
+      client = null;
+      // listen again without waiting for this node's next poke: the other nodes' changes come that way
+      feed.poke(); // what changed while the connection was down
+      schedule();
     };
     next.on("error", lost);
     next.on("end", () => lost());
-    await next.query(`LISTEN ${CONSENT_CHANNEL}`);
+    try {
+      await next.query(`LISTEN ${CONSENT_CHANNEL}`);
+    } catch (err) {
+      await next.end().catch(() => undefined);
+      throw err;
+    }
     if (closed) await next.end();
     else client = next;
   };
-  const ensure = (): void => {
-    if (client !== null || closed || store.closed) return;
-    listen().catch((err: unknown) => options.onError?.(err instanceof Error ? err : new Error(String(err))));
-  };
+  function schedule(): void {
+    if (retry !== null || closed || store.closed) return;
+    retry = setTimeout(() => {
+      retry = null;
+      ensure();
+    }, delay);
+    retry.unref();
+    delay = Math.min(delay * 2, 5000);
+  }
+  function ensure(): void {
+    if (client !== null || connecting || closed || store.closed) return;
+    connecting = true;
+    listen().then(
+      () => {
+        connecting = false;
+        delay = 100;
+        feed.poke(); // notifications sent while it was down are gone: look once
+      },
+      (err: unknown) => {
+        connecting = false;
+        options.onError?.(err instanceof Error ? err : new Error(String(err)));
+        schedule();
+      },
+    );
+  }
 
   await listen();
   return {
@@ -73,6 +106,8 @@ export async function openNotifiedChangeFeed(
     },
     close() {
       closed = true;
+      if (retry !== null) clearTimeout(retry);
+      retry = null;
       feed.close();
       const current = client;
       client = null;
