@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
+import type { CliContext } from "../src/context.js";
 import { runCli } from "./run.js";
 import { ID_A, ID_B, seedPending, tempHome } from "./pending-fixtures.js";
 
@@ -54,5 +56,47 @@ describe("acp pending", () => {
       tool: string;
     }[];
     expect(list[0]?.tool).toBe("send\u001b[2K\r  tool: read_file");
+  });
+});
+
+describe("acp pending --watch", () => {
+  it("tells each request once as it arrives and how each one ends, also when state.db appears later", async () => {
+    const home = tempHome();
+    let now = Date.parse("2026-01-15T12:00:00Z");
+    const ctx: CliContext = {
+      io: {
+        stdout: { write: () => undefined },
+        stderr: { write: () => undefined },
+        readStdin: () => Promise.resolve(""),
+        stdinIsTTY: false,
+        env: { ACP_HOME: home, HOME: "/nonexistent-home" },
+        cwd: home,
+        now: () => new Date(now),
+      },
+      exitCode: 0,
+    };
+    const events: PendingWatchEvent[] = [];
+    const controller = new AbortController();
+    const watching = watchPending(ctx, {}, (e) => events.push(e), { signal: controller.signal, intervalMs: 10 });
+    // no state.db yet: nothing to tell, and the watch goes on
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toEqual([]);
+    seedPending(home, { id: ID_A });
+    await expect.poll(() => events.length).toBe(1);
+    expect(events[0]).toMatchObject({ event: "pending", request: { id: ID_A, tool: "send_email" } });
+    const approved = await runCli(["approve", ID_A], { env: { ACP_HOME: home, USER: "alice" }, now: new Date(now) });
+    expect(approved.code).toBe(0);
+    await expect.poll(() => events.length).toBe(2);
+    expect(events[1]).toEqual({ event: "settled", id: ID_A, status: "approved" });
+    seedPending(home, { id: ID_B, expiresAt: "2026-01-15T12:01:00Z" });
+    await expect.poll(() => events.length).toBe(3);
+    now = Date.parse("2026-01-15T12:02:00Z");
+    await expect.poll(() => events.length).toBe(4);
+    expect(events[3]).toEqual({ event: "settled", id: ID_B, status: "expired" });
+    // told once: more looks add nothing
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).toHaveLength(4);
+    controller.abort();
+    await watching;
   });
 });

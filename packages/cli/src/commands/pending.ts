@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { PendingConsentRow } from "@acp/store";
 import { printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
+import type { PendingConsentHandle } from "@acp/server";
 import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 /** One pending request as `acp pending --json` prints it. */
@@ -37,6 +38,70 @@ function viewOf(row: PendingConsentRow): PendingConsentView {
   };
 }
 
+/** How often `acp pending --watch` looks at the store. */
+export const WATCH_INTERVAL_MS = 500;
+
+/** What `acp pending --watch` tells, as it happens. */
+export type PendingWatchEvent =
+  | { readonly event: "pending"; readonly request: PendingConsentView }
+  | { readonly event: "settled"; readonly id: string; readonly status: string };
+
+/**
+ * Watches the pending requests until `signal` aborts: every request pending now and every one that
+ * arrives is told once (`pending`), and every one told that stops being pending is told again with how it
+ * ended (`settled`: approved, denied, expired, withdrawn). Polls the store every `intervalMs`; a store that
+ * does not exist yet (no `state.db`) is looked for again. A store that cannot be read rejects.
+ */
+export async function watchPending(
+  ctx: CliContext,
+  flags: StorageFlags,
+  tell: (event: PendingWatchEvent) => void,
+  options: { readonly signal: AbortSignal; readonly intervalMs?: number },
+): Promise<void> {
+  const shown = new Set<string>();
+  const interval = options.intervalMs ?? WATCH_INTERVAL_MS;
+  const look = async (store: PendingConsentHandle["store"]): Promise<void> => {
+    const rows = await store.listPending(ctx.io.now().getTime());
+    const current = new Set(rows.map((r) => r.id));
+    for (const row of rows) {
+      if (shown.has(row.id)) continue;
+      shown.add(row.id);
+      tell({ event: "pending", request: viewOf(row) });
+    }
+    for (const id of [...shown]) {
+      if (current.has(id)) continue;
+      shown.delete(id);
+      const row = await store.get(id);
+      // still `pending` in the table past its expiry: nobody settled it yet, but it can no longer be answered
+      const status = row === null ? "gone" : row.status === "pending" ? "expired" : row.status;
+      tell({ event: "settled", id, status });
+    }
+  };
+  while (!options.signal.aborted) {
+    // one connection for the whole watch; a store that does not exist yet is looked for again
+    await withPendingStore(ctx, flags, async (handle) => {
+      while (handle !== null && !options.signal.aborted) {
+        await look(handle.store);
+        await sleep(interval, options.signal);
+      }
+    });
+    await sleep(interval, options.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 function listPending(ctx: CliContext, flags: StorageFlags): Promise<PendingConsentView[]> {
   return withPendingStore(ctx, flags, async (handle) =>
     handle === null ? [] : (await handle.store.listPending(ctx.io.now().getTime())).map(viewOf),
@@ -60,20 +125,48 @@ export function registerPending(parent: Command, ctx: CliContext): void {
   const command = parent
     .command("pending")
     .description("list consent requests waiting for a person (answer them with `acp approve` / `acp deny`)")
-    .option("--json", "print a JSON array, one object per pending request");
+    .option("--json", "print a JSON array, one object per pending request (with --watch: JSON Lines, one per event)")
+    .option("-w, --watch", "keep watching: print each request as it arrives and how each one ends (Ctrl-C stops)");
   storageUrlOption(command)
     .addHelpText(
       "after",
       "\nExamples:\n  acp pending\n  acp pending --json | jq -r '.[].id'\n" +
+        "  acp pending --watch            leave it open in a terminal: new requests show up as they arrive\n" +
+        '  acp pending --watch --json     {"event":"pending","request":{…}} and {"event":"settled","id":…,"status":…} lines\n' +
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
         "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
         "are shown as [redacted].\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read.",
     )
-    .action(async (options: StorageFlags & { json?: boolean }) => {
+    .action(async (options: StorageFlags & { json?: boolean; watch?: boolean }) => {
+      if (options.watch === true) return watch(ctx, options);
       const views = await listPending(ctx, options);
       if (options.json === true) return printJson(ctx, views);
       if (views.length === 0) return printLine(ctx, "no pending consent requests");
       for (const view of views) printView(ctx, view);
     });
+}
+
+/** `acp pending --watch`: until Ctrl-C (or SIGTERM). */
+async function watch(ctx: CliContext, options: StorageFlags & { json?: boolean }): Promise<void> {
+  const controller = new AbortController();
+  // CliIo carries no signals, so this one listens on the process (as `acp audit tail -f` does)
+  const stop = (): void => controller.abort();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  if (options.json !== true) ctx.io.stderr.write("watching for consent requests (Ctrl-C stops)\n");
+  try {
+    await watchPending(ctx, options, (event) => tellWatch(ctx, event, options.json === true), {
+      signal: controller.signal,
+    });
+  } finally {
+    process.removeListener("SIGINT", stop);
+    process.removeListener("SIGTERM", stop);
+  }
+}
+
+function tellWatch(ctx: CliContext, event: PendingWatchEvent, json: boolean): void {
+  if (json) return printLine(ctx, JSON.stringify(event));
+  if (event.event === "pending") return printView(ctx, event.request);
+  printLine(ctx, `${printable(event.id)}  ${event.status === "gone" ? "no longer in the table" : event.status}`);
 }
