@@ -220,6 +220,33 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
       });
       expect(res.status).toBe(200);
       expect(store.get(late.id)?.status).toBe("denied");
+      // the first proxy exits: the second takes the address over at its next request and answers there itself
+      await first?.close?.();
+      const next = {
+        ...mine,
+        id: "cr_22222222222222222222222222222222",
+        nonce: "n_22222222-2222-4222-8222-222222222222",
+      };
+      refuse = false;
+      const direct = second?.deliver({
+        request: next,
+        reasons: [],
+        sessionId: "s",
+        signal: new AbortController().signal,
+      });
+      for (let i = 0; i < 200 && !posts.some((p) => p.body.includes(next.id)); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(lines.some((l) => l.includes(`now listening on 127.0.0.1:${callbackPort}`))).toBe(true);
+      const nextBody = JSON.stringify({ request_id: next.id, nonce: next.nonce, decision: "approved" });
+      const nextTs = String(Math.floor(Date.now() / 1000));
+      const direct200 = await fetch(callbackUrl, {
+        method: "POST",
+        headers: { "X-ACP-Timestamp": nextTs, "X-ACP-Signature": signWebhookBody("shared-hook", nextTs, nextBody) },
+        body: nextBody,
+      });
+      expect(direct200.status).toBe(200);
+      expect(await direct).toMatchObject({ decision: "approved", approverId: "webhook" });
     } finally {
       await first?.close?.();
       await second?.close?.();

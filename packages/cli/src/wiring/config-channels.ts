@@ -251,18 +251,34 @@ async function openWebhook(
     if (routes.handle === undefined) return void res.writeHead(503).end();
     void routes.handle(req, res);
   });
+  const bind = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(listen.port, listen.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
   let listening = true;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(listen.port, listen.host, () => resolve());
-    });
+    await bind();
   } catch (err) {
     // a fixed address another proxy of this home already listens on: that proxy takes the decisions for this
     // one's requests too and records them in state.db, where this proxy reads them (pendingTableForward)
     if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || listen.port === 0 || forward === undefined) throw err;
     listening = false;
   }
+  /** Without the address, each request tries it again: the proxy that held it may have exited. */
+  const takeOver = async (): Promise<void> => {
+    if (listening) return;
+    try {
+      await bind();
+      listening = true;
+      log(`webhook consent channel: now listening on ${listen.host}:${listen.port} for decisions`);
+    } catch {
+      // still held: decisions keep coming back through the proxy that holds it
+    }
+  };
   const address = listening ? server.address() : null;
   const port = typeof address === "object" && address !== null ? address.port : listen.port;
   const given: unknown = doc.getIn(["webhook", "callback_url"]);
@@ -284,7 +300,10 @@ async function openWebhook(
   return {
     name: channel.name,
     isAvailable: () => channel.isAvailable(),
-    deliver: (delivery) => channel.deliver(delivery),
+    async deliver(delivery) {
+      await takeOver();
+      return channel.deliver(delivery);
+    },
     settle: (request, outcome) => channel.settle?.(request, outcome),
     async close() {
       await channel.close?.();
