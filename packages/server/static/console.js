@@ -127,9 +127,15 @@
     expired: "Expired: nobody answered in time, so the agent's call was denied.",
     withdrawn: "Withdrawn: the agent stopped waiting (its connection closed or the service stopped).",
   };
+  // a card that no longer waits shows when its request was due, not a countdown frozen at its last tick
+  function freezeExpiry(card) {
+    const t = card.querySelector('[data-role="expires"]');
+    if (t) t.textContent = t.getAttribute("datetime");
+  }
   function markEnded(card, status) {
     if (card.classList.contains("settled")) return;
     card.classList.add("settled");
+    freezeExpiry(card);
     for (const el of card.querySelectorAll("button, input, select, textarea")) el.disabled = true;
     show(
       card.querySelector('[data-role="status"]'),
@@ -207,6 +213,7 @@
     try {
       const view = await postJson("/console/api/consent/" + encodeURIComponent(id), body);
       card.classList.add("settled");
+      freezeExpiry(card);
       for (const el of card.querySelectorAll("input, select, textarea")) el.disabled = true;
       show(
         status,

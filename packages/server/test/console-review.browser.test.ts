@@ -329,6 +329,8 @@ describe("console review in Chromium", () => {
     await c.locator('[data-role="status"]', { hasText: /expired/i }).waitFor();
     await expect(c.getByRole("button", { name: "Approve once" }).isDisabled()).resolves.toBe(true);
     await expect(c.locator('textarea[data-role="arguments"]').inputValue()).resolves.toContain("/srv/edited.txt");
+    // no countdown frozen at its last tick: the time it was due
+    await expect(c.locator('[data-role="expires"]').innerText()).resolves.toMatch(/^\d{4}-\d\d-\d\dT/);
     await page.screenshot({ path: join(ARTIFACTS, "review-expired.png"), fullPage: true });
     expect(problems).toEqual([]);
   });
