@@ -1,5 +1,5 @@
 /** The audit chain as the service reads it from PostgreSQL (`acp_audit_events`, one row per line). */
-import { parseAuditLine, type CheckpointPublicKey } from "@acp/core";
+import { parseAuditLine, type AuditVerification, type CheckpointPublicKey } from "@acp/core";
 import { verifyPostgresAuditChain, type PostgresStore } from "@acp/store";
 import type { AuditEntry, AuditPage, AuditQuery, AuditTrail } from "../types.js";
 
@@ -46,6 +46,12 @@ function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
 
 /** Lists pages (newest first, `line` = the row's `seq`) and verifies the one chain all nodes append to. */
 export function createPostgresAuditTrail(store: PostgresStore, options: PostgresAuditTrailOptions = {}): AuditTrail {
+  /**
+   * The verification running now. A verification reads the whole chain into memory (about 1 KB per event
+   * and 20 µs of CPU); callers that arrive while one runs share it, so the console's pages and
+   * `GET /v1/audit/verify` hold at most one chain in memory per node, whatever the number of requests.
+   */
+  let running: Promise<AuditVerification> | null = null;
   return {
     async list(query): Promise<AuditPage> {
       const limit = Math.max(1, query.limit);
@@ -73,7 +79,14 @@ export function createPostgresAuditTrail(store: PostgresStore, options: Postgres
       const next = page.rows.length > limit && last !== undefined ? last.line : null;
       return { events, total: count, next };
     },
-    verify: () =>
-      verifyPostgresAuditChain(store, options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
+    verify: () => {
+      running ??= verifyPostgresAuditChain(
+        store,
+        options.publicKey !== undefined ? { publicKey: options.publicKey } : {},
+      ).finally(() => {
+        running = null;
+      });
+      return running;
+    },
   };
 }
