@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
 import type { AsyncConsentGrantStore, ConsentGrantStore, PendingConsentStore } from "@acp/store";
-import type { Redactor } from "@acp/core";
+import type { Reason, Redactor } from "@acp/core";
 import type {
   BrokerAsk,
   BrokerOutcome,
@@ -83,6 +83,8 @@ interface OpenRequest {
   readonly ask: BrokerAsk;
   readonly request: ConsentRequestV02;
   readonly channels: readonly ConsentChannel[];
+  /** The reasons as shown: they can quote argument values, so they pass the redactor too. */
+  readonly reasons: readonly Reason[];
 }
 
 class ConsentBrokerImpl implements ConsentBrokerHandle {
@@ -136,7 +138,8 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       await this.#record.event("consent_denied", ask, request, { reason });
       return { kind: "denied", reason };
     }
-    const open: OpenRequest = { ask, request, channels };
+    const reasons = ask.decision.reasons.map((r) => ({ ...r, message: String(this.#redact(r.message)) }));
+    const open: OpenRequest = { ask, request, channels, reasons };
     this.#o.store?.insert({
       id: request.id,
       nonce: request.nonce,
@@ -144,7 +147,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       server: ask.server,
       tool: ask.tool,
       request,
-      reasons: ask.decision.reasons,
+      reasons,
       createdAtMs: Date.parse(request.timestamp),
       expiresAtMs: Date.parse(request.expires_at),
     });
@@ -175,7 +178,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     try {
       return await waitForFirstAnswer(
         open.channels,
-        { request, reasons: ask.decision.reasons, sessionId: ask.sessionId },
+        { request, reasons: open.reasons, sessionId: ask.sessionId },
         control,
       );
     } finally {
