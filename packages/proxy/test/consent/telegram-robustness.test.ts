@@ -265,28 +265,37 @@ describe("grammY's own debug output (DEBUG=grammy:*)", () => {
 });
 
 describe("what the person sees", () => {
-  it("removes the buttons of a message whose request is no longer waiting anywhere (a restart, an old message)", async () => {
+  it("removes the buttons left on a message whose request ended here; leaves a message it knows nothing of", async () => {
     const forwarded: string[] = [];
     const forward = (id: string): boolean => {
       forwarded.push(id);
       return false;
     };
     await withBroker({ forward }, async ({ api, broker }) => {
+      // the closing edit fails: the buttons stay on the message
+      api.failNext("editMessageText", { error_code: 400, description: "Bad Request: message can't be edited" });
       const pending = broker.ask(makeAsk());
       const message = await eventually(() => api.messages[0]);
-      const stale = api.pressButton({ chatId: CHAT, messageId: 55, data: `acp:a:cr_${"9".repeat(32)}` });
-      expect(String((await answerTo(api, stale)).params["text"])).toMatch(/no longer waiting/);
-      const cleared = await eventually(() =>
-        api.calls.find((c) => c.method === "editMessageReplyMarkup" && c.params["message_id"] === 55),
-      );
-      expect(cleared.params["reply_markup"]).toEqual({ inline_keyboard: [] });
-      expect(forwarded).toEqual([`cr_${"9".repeat(32)}`]);
       const id = /cr_[0-9a-f]{32}/.exec(message.text)?.[0] ?? "";
       api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:d:${id}` });
       expect((await pending).kind).toBe("denied");
-      // a second press on the decided message is refused and changes nothing
+      await eventually(() => api.calls.find((c) => c.method === "editMessageText"));
+      // a second press on the decided message: refused, and its buttons are removed
       const again = api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:a:${id}` });
       expect(String((await answerTo(api, again)).params["text"])).toMatch(/no longer waiting/);
+      const cleared = await eventually(() =>
+        api.calls.find((c) => c.method === "editMessageReplyMarkup" && c.params["message_id"] === message.message_id),
+      );
+      expect(cleared.params["reply_markup"]).toEqual({ inline_keyboard: [] });
+      expect(forwarded).toEqual([]);
+      // a message of a request nobody here knows (another home on the same bot): refused, left alone
+      const unknown = `cr_${"9".repeat(32)}`;
+      const stale = api.pressButton({ chatId: CHAT, messageId: 55, data: `acp:a:${unknown}` });
+      expect(String((await answerTo(api, stale)).params["text"])).toMatch(/no longer waiting/);
+      expect(forwarded).toEqual([unknown]);
+      expect(api.calls.filter((c) => c.method === "editMessageReplyMarkup" && c.params["message_id"] === 55)).toEqual(
+        [],
+      );
     });
   });
 

@@ -30,7 +30,7 @@ export interface TelegramChannelOptions {
    * several proxies of one home share the bot, and Telegram hands each press to whichever of them polls — or
    * this process restarted. Record it where the request's own proxy reads answers (`acp proxy` records it in the
    * home's pending table, as `acp approve` does); true when recorded. Without it, or when it returns false, the
-   * press is refused and, with it, the message's buttons are removed.
+   * press is refused and the message left as it is.
    */
   readonly forward?: (requestId: string, answer: HumanAnswer) => boolean;
 }
@@ -56,6 +56,8 @@ class TelegramChannel implements ConsentChannel {
   readonly #o: TelegramChannelOptions;
   readonly #bot: Bot;
   readonly #sent = new Map<string, Sent>();
+  /** The message of each request that ended here (most recent 1024). */
+  readonly #ended = new Map<string, number>();
   /**
    * Requests whose message is still being sent, with how they ended if they ended meanwhile (a request withdrawn
    * or expired before Telegram answered `sendMessage`): the message is edited as soon as its id is known, so no
@@ -102,6 +104,7 @@ class TelegramChannel implements ConsentChannel {
     }
     const sent: Sent = { nonce: request.nonce, messageId: message.message_id, text };
     if (sending.outcome !== undefined) {
+      this.#remember(request.id, sent.messageId);
       await this.#edit(sent, sending.outcome);
       throw abortError(signal);
     }
@@ -127,7 +130,14 @@ class TelegramChannel implements ConsentChannel {
     const sent = this.#sent.get(request.id);
     if (sent === undefined) return;
     this.#sent.delete(request.id);
+    this.#remember(request.id, sent.messageId);
     await this.#edit(sent, outcome);
+  }
+
+  /** Remembers the message of a request that ended here (the last 1024), to clear its buttons if pressed. */
+  #remember(requestId: string, messageId: number): void {
+    this.#ended.set(requestId, messageId);
+    if (this.#ended.size > 1024) this.#ended.delete(this.#ended.keys().next().value as string);
   }
 
   /** Edits the message to say how the request ended and removes the buttons; gives up after `settleTimeoutMs`. */
@@ -281,9 +291,17 @@ class TelegramChannel implements ConsentChannel {
         : { decision: "approved", scope: parsed.button === "s" ? "session" : "once", approverId };
     const said = parsed.button === "d" ? "denied" : "approved";
     if (sent === undefined) {
+      // a request this process sent and that ended here (its closing edit failed, so the buttons stayed): they
+      // would only ever be refused, so remove them
+      if (this.#ended.get(parsed.requestId) === messageId) {
+        await notWaiting();
+        const none = { reply_markup: { inline_keyboard: [] } };
+        await this.#bot.api.editMessageReplyMarkup(chat.id, messageId, none).catch(() => undefined);
+        return;
+      }
       // not a request of this process: another proxy of the home sent it (one bot, several proxies take turns
-      // receiving presses), or this process restarted. Hand it to where its proxy reads answers; when that
-      // refuses (it ended, or nobody holds it), the buttons would only ever be refused: remove them
+      // receiving presses). Hand it to where its proxy reads answers. When that refuses, the message stays as
+      // it is: it may belong to a process this one knows nothing of (another home using the same bot)
       let forwarded = false;
       try {
         forwarded = this.#o.forward?.(parsed.requestId, answer) === true;
@@ -291,12 +309,7 @@ class TelegramChannel implements ConsentChannel {
         forwarded = false;
       }
       if (forwarded) return void (await ctx.answerCallbackQuery({ text: `${said} (recorded)` }));
-      await notWaiting();
-      if (this.#o.forward !== undefined) {
-        const none = { reply_markup: { inline_keyboard: [] } };
-        await this.#bot.api.editMessageReplyMarkup(chat.id, messageId, none).catch(() => undefined);
-      }
-      return;
+      return void (await notWaiting());
     }
     // the request may have ended while the membership was checked
     const resolve = sent.resolve;
