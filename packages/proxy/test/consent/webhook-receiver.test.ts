@@ -392,6 +392,31 @@ describe("the callback endpoint against misbehaving clients", () => {
     }
   });
 
+  it("survives clients that hang up mid-body (too large, slow) and keeps answering", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const { hostname, port } = new URL(s.callback.url);
+      for (const length of [100_000, 50]) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), hostname, () => {
+            socket.write(`POST /cb HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n{"a":`);
+            setImmediate(() => {
+              socket.destroy();
+              resolve();
+            });
+          });
+          socket.on("error", () => undefined);
+        });
+      }
+      const pending = s.broker.ask(makeAsk());
+      const request = await eventually(() => s.requests()[0]);
+      expect(await s.answer(request, { decision: "denied" })).toBe(200);
+      expect((await pending).kind).toBe("denied");
+    } finally {
+      await s.close();
+    }
+  });
+
   it("answers 408 to a client that stops sending its body", async () => {
     const s = await setup((_post, res) => void res.writeHead(200).end());
     try {

@@ -34,6 +34,7 @@ export function readBody(req: IncomingMessage, timers: ConsentTimers, timeoutMs:
   return new Promise((resolve) => {
     const announced = Number(req.headers["content-length"]);
     if (Number.isFinite(announced) && announced > MAX_CALLBACK_BYTES) {
+      req.on("error", () => undefined);
       resolve({ error: "too_large" });
       return;
     }
@@ -45,6 +46,8 @@ export function readBody(req: IncomingMessage, timers: ConsentTimers, timeoutMs:
       req.off("end", onEnd);
       req.off("error", onFail);
       req.off("close", onClose);
+      // a client that goes away after this must not become an unhandled stream error
+      req.on("error", () => undefined);
       if ("error" in result) req.pause();
       resolve(result);
     };
