@@ -146,7 +146,12 @@
 
   async function checkEnded(card) {
     const id = card.getAttribute("data-consent-id");
-    const res = await fetch("/console/api/consent/" + encodeURIComponent(id), { credentials: "same-origin" });
+    let res;
+    try {
+      res = await fetch("/console/api/consent/" + encodeURIComponent(id), { credentials: "same-origin" });
+    } catch {
+      return; // the service is not reachable: the next refresh asks again
+    }
     if (res.status === 401) return sessionEnded();
     if (res.status === 404) return markEnded(card, "gone");
     if (!res.ok) return;
@@ -295,7 +300,21 @@
     }
     const live = document.querySelector('[data-role="live"]');
     const source = new EventSource("/console/events");
-    source.addEventListener("consent", () => void refresh());
+    source.addEventListener("consent", (event) => {
+      // a request that ended says so at once from the event itself ({kind, id, status}); the refresh
+      // that follows asks only about cards whose end it missed
+      try {
+        const change = JSON.parse(event.data);
+        if (change && change.kind === "settled" && typeof change.id === "string" && change.status !== "pending") {
+          for (const c of list.querySelectorAll("[data-consent-id]")) {
+            if (c.getAttribute("data-consent-id") === change.id) markEnded(c, String(change.status));
+          }
+        }
+      } catch {
+        // not JSON: the refresh finds out
+      }
+      void refresh();
+    });
     const liveText = live ? live.textContent : "";
     source.addEventListener("open", () => {
       if (live) {

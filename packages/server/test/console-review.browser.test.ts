@@ -50,7 +50,11 @@ beforeAll(async () => {
 }, 600_000);
 
 afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
+  for (const c of contexts.splice(0)) {
+    // a route handler still running when its page closes must not fail the run
+    for (const p of c.pages()) await p.unrouteAll({ behavior: "ignoreErrors" });
+    await c.close();
+  }
 });
 
 afterAll(async () => {
@@ -258,6 +262,7 @@ describe("console review in Chromium", () => {
     // hold the refresh that brings the first request until the stream has announced the second
     let held = false;
     await page.route("**/console/fragments/pending", async (route) => {
+      if (held) return route.continue();
       const response = await route.fetch();
       const body = await response.text();
       if (!held && body.includes("race-first")) {
@@ -316,6 +321,34 @@ describe("console review in Chromium", () => {
     expect(problems).toEqual([
       "console: Failed to load resource: the server responded with a status of 409 (Conflict)",
     ]);
+  });
+
+  it("marks requests that end from the stream's events, even when asking about each one fails", async () => {
+    const { page } = await signedIn();
+    await page.route("**/console/api/consent/*", (route) => route.abort());
+    const abort = new AbortController();
+    const calls = [1, 2, 3].map((i) =>
+      fetch(`${s.url}/v1/decide?wait=true&session=review`, {
+        method: "POST",
+        signal: abort.signal,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          tool: "write_file",
+          agent: "mail-assistant",
+          arguments: { path: `/srv/ended-${i}.txt` },
+        }),
+      }).catch(() => null),
+    );
+    const cards = page.locator("article.card").filter({ hasText: "/srv/ended-" });
+    await cards.nth(2).waitFor();
+    abort.abort();
+    await Promise.all(calls);
+    for (const i of [0, 1, 2]) {
+      await cards
+        .nth(i)
+        .locator('[data-role="status"]', { hasText: /^Withdrawn/ })
+        .waitFor();
+    }
   });
 
   it("marks a request that expires while the page is open, keeping what the person typed", async () => {
