@@ -49,13 +49,26 @@ export interface PostgresStore {
   close(): Promise<void>;
 }
 
-/** The URL with its password masked. Throws `postgres_url_invalid` when it is not a postgres URL. */
+/** Characters of a password that must be percent-encoded in a URL, said in the errors. */
+const ENCODE_HINT = "percent-encode @ / ? # : in the user or password (%40 %2F %3F %23 %3A)";
+
+/** Query parameters whose value is a secret (libpq's `password`, `sslpassword`). */
+const SECRET_PARAM = /pass|secret/i;
+
+/**
+ * The URL with its password masked (also a `?password=` parameter). Throws `postgres_url_invalid`,
+ * naming nothing of the URL, when it is not a postgres URL — or when an `@` follows the host: a password
+ * holding an unencoded `/` splits the URL there, and the rest of the password would be shown as a path.
+ */
 export function redactPostgresUrl(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new PostgresStoreError("postgres_url_invalid", "storage url is not a valid URL (expected postgres://…)");
+    throw new PostgresStoreError(
+      "postgres_url_invalid",
+      `storage url is not a valid URL (expected postgres://…; ${ENCODE_HINT})`,
+    );
   }
   if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
     throw new PostgresStoreError(
@@ -63,7 +76,16 @@ export function redactPostgresUrl(url: string): string {
       `storage url scheme \`${parsed.protocol.replace(/:$/, "")}\` is not postgres (expected postgres://…)`,
     );
   }
+  if (parsed.pathname.includes("@") || parsed.search.includes("@") || parsed.hash !== "") {
+    throw new PostgresStoreError(
+      "postgres_url_invalid",
+      `storage url has an \`@\` or \`#\` after the host: ${ENCODE_HINT}`,
+    );
+  }
   if (parsed.password !== "") parsed.password = "***";
+  for (const key of [...parsed.searchParams.keys()]) {
+    if (SECRET_PARAM.test(key)) parsed.searchParams.set(key, "***");
+  }
   return parsed.toString();
 }
 
