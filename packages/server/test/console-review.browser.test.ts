@@ -211,6 +211,37 @@ describe("console review in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
+  it("never shows a secret, and an edit that leaves [redacted] as is keeps the real one", async () => {
+    const { page } = await signedIn();
+    const secrets = {
+      path: "/srv/secret.txt",
+      api_key: "sk-live-0123456789abcdef",
+      headers: { Authorization: "Bearer abcdef0123456789abcdef", "X-Trace": "1" },
+      note: "the token is sk-live-fedcba9876543210",
+    };
+    const waiting = agentCall("write_file", secrets);
+    const c = card(page, "write_file").filter({ hasText: "secret.txt" });
+    await c.waitFor();
+    const html = await c.innerHTML();
+    for (const secret of ["sk-live-0123456789abcdef", "abcdef0123456789abcdef", "sk-live-fedcba9876543210"]) {
+      expect(html).not.toContain(secret);
+    }
+    await c.locator("summary").click();
+    const area = c.locator('textarea[data-role="arguments"]');
+    const shown = JSON.parse(await area.inputValue()) as { headers: Record<string, string>; path: string };
+    expect(shown.headers["Authorization"]).toBe("[redacted]");
+    shown.headers["X-Trace"] = "2";
+    shown.path = "/srv/secret-2.txt";
+    await area.fill(JSON.stringify(shown, null, 2));
+    await c.getByRole("button", { name: "Approve with these arguments" }).click();
+    expect(at(await waiting, "consent", "arguments")).toEqual({
+      ...secrets,
+      path: "/srv/secret-2.txt",
+      headers: { Authorization: "Bearer abcdef0123456789abcdef", "X-Trace": "2" },
+    });
+    expect(problems).toEqual([]);
+  });
+
   it("refuses an edit that removes an argument (modifications only replace or add), and marks added ones", async () => {
     const { page } = await signedIn();
     const waiting = agentCall("write_file", { path: "/srv/a.txt", content: "x", mode: "0644" });
