@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
-import { createServer as createNetServer } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -254,4 +254,34 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
       await new Promise<void>((r) => receiver.close(() => r()));
     }
   });
+});
+
+describe("the webhook callback listener", () => {
+  it("cuts off a client that trickles its headers (10 s, not Node's minute)", async () => {
+    const seed = new Uint8Array(32).fill(5);
+    const secret = sealConfigSecret("slow-hook", "webhook.secret", seed, (n) => new Uint8Array(n).fill(3));
+    const path = join(root.dir, "slow.yml");
+    writeFileSync(path, `channel: webhook\nwebhook:\n  url: "http://127.0.0.1:9/x"\n  secret: "${secret}"\n`);
+    const lines: string[] = [];
+    const [channel] = configuredChannels(
+      readConfigFile(path, true),
+      () => Promise.resolve(seed),
+      (l) => void lines.push(l),
+    );
+    try {
+      expect(await channel?.isAvailable()).toBe(true);
+      const url = /decisions come back to (\S+)/.exec(lines.join("\n"))?.[1] ?? "";
+      const { hostname, port } = new URL(url);
+      const ended = await new Promise<string>((resolve) => {
+        const socket = connect(Number(port), hostname, () => socket.write("POST /acp/consent HTTP/1.1\r\nHost: x\r\n"));
+        let got = "";
+        socket.on("data", (c: Buffer) => (got += c.toString("latin1")));
+        socket.on("close", () => resolve(got));
+        socket.on("error", () => undefined);
+      });
+      expect(ended === "" || ended.startsWith("HTTP/1.1 408")).toBe(true);
+    } finally {
+      await channel?.close?.();
+    }
+  }, 30_000);
 });

@@ -247,7 +247,10 @@ async function openWebhook(
     throw new Error(`\`webhook.secret\` is not set in ${file} (acp config set-secret webhook.secret)`);
   const listen = parseListen(doc.getIn(["webhook", "callback_listen"]));
   const routes: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
-  const server = createServer((req, res) => {
+  // a client that trickles its headers is cut off after 10 s (Node's default is a minute); the channel itself
+  // gives a body 10 s
+  const limits = { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 1_000 };
+  const server = createServer(limits, (req, res) => {
     if (routes.handle === undefined) return void res.writeHead(503).end();
     void routes.handle(req, res);
   });
