@@ -136,6 +136,7 @@
     if (card.classList.contains("settled")) return;
     card.classList.add("settled");
     freezeExpiry(card);
+    card.dispatchEvent(new CustomEvent("acp:settled", { bubbles: true }));
     for (const el of card.querySelectorAll("button, input, select, textarea")) el.disabled = true;
     show(
       card.querySelector('[data-role="status"]'),
@@ -219,6 +220,7 @@
       const view = await postJson("/console/api/consent/" + encodeURIComponent(id), body);
       card.classList.add("settled");
       freezeExpiry(card);
+      card.dispatchEvent(new CustomEvent("acp:settled", { bubbles: true }));
       for (const el of card.querySelectorAll("input, select, textarea")) el.disabled = true;
       show(
         status,
@@ -296,8 +298,17 @@
       for (const c of fresh.values()) list.appendChild(c);
       if (list.children.length === 0) list.innerHTML = holder.innerHTML;
       tickExpiries();
+      countWaiting();
       return true;
     }
+    // the tab's title counts the requests still waiting, so a tab left in the background shows them
+    const baseTitle = document.title;
+    function countWaiting() {
+      const n = list.querySelectorAll("[data-consent-id]:not(.settled)").length;
+      document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
+    }
+    list.addEventListener("acp:settled", countWaiting);
+    countWaiting();
     const live = document.querySelector('[data-role="live"]');
     const source = new EventSource("/console/events");
     source.addEventListener("consent", (event) => {

@@ -182,8 +182,18 @@ describe("console review in Chromium", () => {
     const session = agentCall("write_file", { path: "/srv/session.txt" });
     const a = card(page, "write_file").filter({ hasText: "session.txt" });
     await a.waitFor();
+    // a tab left in the background shows how many requests wait
+    await expect(page.title()).resolves.toMatch(/^\(\d+\) Pending approvals · ACP console$/);
+    const waitingBefore = Number(/^\((\d+)\)/.exec(await page.title())![1]);
     await a.getByRole("button", { name: "Approve for this session" }).click();
     expect(await session).toMatchObject({ route: "accept", consent: { outcome: "approved", scope: "session" } });
+    await a.locator('[data-role="status"]', { hasText: "Recorded" }).waitFor();
+    const after = await page.title();
+    expect(after).toBe(
+      waitingBefore === 1
+        ? "Pending approvals · ACP console"
+        : `(${waitingBefore - 1}) Pending approvals · ACP console`,
+    );
     // the same call in the same agent session runs without asking
     expect(await agentCall("write_file", { path: "/srv/session.txt" })).toMatchObject({ route: "accept" });
     const before = Date.now();
