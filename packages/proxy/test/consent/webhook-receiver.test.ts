@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import {
   createConsentBroker,
   createWebhookChannel,
+  realTimers,
   signWebhookBody,
   type ConsentRequestV02,
   type WebhookChannel,
@@ -180,6 +181,31 @@ describe("a webhook receiver written from the docs", () => {
     } finally {
       await s.close();
     }
+  });
+
+  it("retries a receiver that is down (connection refused) with backoff, then fails the delivery", async () => {
+    const down = await listen(() => undefined);
+    const url = `${down.url}/acp`;
+    await down.close();
+    const delays: number[] = [];
+    const timers = {
+      setTimeout: (cb: () => void, ms: number) => {
+        if (ms >= 10_000) return realTimers.setTimeout(cb, ms);
+        delays.push(ms);
+        return realTimers.setTimeout(cb, 0);
+      },
+      clearTimeout: (h: unknown) => realTimers.clearTimeout(h),
+    };
+    const time = new ManualTime();
+    const channel = createWebhookChannel({ url, secret: SECRET, clock: time.clock, timers });
+    const failure = await channel
+      .deliver({ request: makeRequestLike(), reasons: [], sessionId: "s", signal: new AbortController().signal })
+      .then(
+        () => "answered",
+        (e: unknown) => String(e),
+      );
+    expect(failure).toMatch(/failed after 5 attempts/);
+    expect(delays).toEqual([500, 1_000, 2_000, 4_000]);
   });
 
   it("gives up on an attempt the receiver never answers and retries it", async () => {
