@@ -12,6 +12,7 @@ import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js
 import { completeConsent } from "./service/consent-completion.js";
 import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
 import { createDecisionService, type DecisionService } from "./service/decision-service.js";
+import { startExpirySweep } from "./service/expiry-sweep.js";
 import { createTableChannel } from "./service/table-channel.js";
 import type { ServerStores } from "./store/types.js";
 
@@ -110,6 +111,13 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
   });
+  // PostgreSQL: requests whose waiting call died with its node are concluded (consent_expired) by some node
+  const sweep = startExpirySweep({
+    stores: options.stores,
+    audit,
+    clock: options.clock,
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
   return {
     app,
     service,
@@ -123,6 +131,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       return `${options.tls !== undefined ? "https" : "http"}://${shownHost}:${actual}`;
     },
     async close() {
+      await sweep.stop();
       // waiting calls first: each is answered `withdrawn` and recorded while the audit is still open
       await service.close();
       await app.close();

@@ -128,6 +128,11 @@ export interface ServerStores {
    * Absent (the `audit.jsonl` file): a failed write stops decisions until the service restarts.
    */
   readonly recoverAudit?: () => Promise<boolean>;
+  /**
+   * PostgreSQL: ids of requests still pending that expired at or before `beforeMs` (at most `limit`): a
+   * node died while its call waited, and no node will conclude them. Absent on SQLite.
+   */
+  readonly expiredPendingIds?: (beforeMs: number, limit: number) => Promise<string[]>;
   /** Whether the stores answer (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Closes the audit writer (final checkpoint), the feed and the database. */

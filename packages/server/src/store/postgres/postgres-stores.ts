@@ -186,6 +186,14 @@ async function openParts(
     auditLog,
     changes,
     unavailable: () => reach.error,
+    expiredPendingIds: async (beforeMs, limit) =>
+      (
+        await store.query<{ id: string }>(
+          `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= $1
+           ORDER BY expires_at_ms LIMIT $2`,
+          [Math.floor(beforeMs), Math.max(1, Math.floor(limit))],
+        )
+      ).rows.map((r) => r.id),
     recoverAudit: async () => {
       try {
         await auditLog.flush(); // what was queued before has committed or failed: nothing fails after this

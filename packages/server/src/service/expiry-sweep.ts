@@ -1,0 +1,90 @@
+/**
+ * Concludes consent requests nobody will: a node killed while its call waited leaves the request pending
+ * in PostgreSQL, and if no one completes it (`POST /v1/consent/{id}/complete`) the chain would hold its
+ * `consent_requested` and nothing after. Every node looks, at start and then every minute, for requests
+ * that expired more than a minute ago (a live node settles its own at expiry), settles each as expired —
+ * `settle` changes a pending row once across all nodes, so one node wins — and the winner records
+ * `consent_expired` with `unattended: true`.
+ */
+import type { AuditSink, ConsentRequestV02 } from "@acp/proxy";
+import type { ServerStores } from "../store/types.js";
+
+/** A live node settles its own request when it expires; the sweep leaves it this long to do so. */
+export const SWEEP_GRACE_MS = 60_000;
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_BATCH = 100;
+
+/** The running sweep. */
+export interface ExpirySweep {
+  /** Runs one sweep now; resolves with the ids it concluded. */
+  sweep(): Promise<string[]>;
+  /** Stops the timer; resolves once a sweep in progress has ended. */
+  stop(): Promise<void>;
+}
+
+/** Starts the sweep when the stores can list expired requests (PostgreSQL); a no-op otherwise. */
+export function startExpirySweep(deps: {
+  readonly stores: ServerStores;
+  readonly audit: AuditSink;
+  readonly clock: () => Date;
+  readonly log?: (line: string) => void;
+}): ExpirySweep {
+  const list = deps.stores.expiredPendingIds;
+  let running: Promise<string[]> | null = null;
+  let stopped = false;
+
+  async function conclude(id: string): Promise<boolean> {
+    const now = deps.clock().getTime();
+    if (!(await deps.stores.pending.settle(id, "expired", now))) return false; // another node, or an answer
+    const row = await deps.stores.pending.get(id);
+    const request = row?.request as ConsentRequestV02 | undefined;
+    await deps.audit.record("consent_expired", {
+      request_id: id,
+      agent: request?.agent?.id ?? null,
+      server: row?.server ?? null,
+      tool: row?.tool ?? null,
+      session_id: row?.sessionId ?? null,
+      category: request?.action?.category ?? null,
+      risk_level: request?.action?.risk_level ?? null,
+      decision: "expired",
+      policy_rule: request?.policy?.rule_id ?? null,
+      metadata: { unattended: true },
+    });
+    deps.stores.changes.poke();
+    return true;
+  }
+
+  async function once(): Promise<string[]> {
+    if (list === undefined || stopped) return [];
+    const done: string[] = [];
+    const ids = await list(deps.clock().getTime() - SWEEP_GRACE_MS, SWEEP_BATCH);
+    for (const id of ids) if (await conclude(id)) done.push(id);
+    if (done.length > 0) deps.log?.(`concluded ${done.length} consent request(s) whose waiting call was lost: expired`);
+    return done;
+  }
+
+  const sweep = (): Promise<string[]> => {
+    running ??= once()
+      .catch(() => []) // the database is away: the next sweep tries again
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+
+  let timer: ReturnType<typeof setInterval> | null = null;
+  if (list !== undefined) {
+    void sweep();
+    timer = setInterval(() => void sweep(), SWEEP_EVERY_MS);
+    timer.unref();
+  }
+  return {
+    sweep,
+    async stop() {
+      stopped = true;
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await running;
+    },
+  };
+}
