@@ -129,7 +129,9 @@ export async function completeConsent(
     );
   }
   if (response.decision === "denied") {
-    const reason = `denied by \`${answer.approverId}\`${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
+    // as the waiting call words it (the broker): `alice` via cli: not today
+    const who = answer.approverId.startsWith("cli:") ? answer.approverId.slice("cli:".length) : answer.approverId;
+    const reason = `\`${who}\` via cli${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
     await record(deps, row, "consent_denied", { reason, consent_response: response });
     return { outcome: "denied", request_id: id, reason, consent_response: response };
   }

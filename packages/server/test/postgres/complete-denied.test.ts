@@ -1,0 +1,100 @@
+/**
+ * `POST /v1/consent/{id}/complete` (on any node, after the waiting call was lost) words a person's
+ * denial as the waiting call does — "`ops` via cli: not today" — and records it once. It said "denied by
+ * `ops`: …", so an agent heard a different sentence depending on which node finished its request.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
+import { createPostgresPendingConsentStore, openPostgresStore } from "@acp/store";
+import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
+import { pipelineFor, testKeys } from "../harness.js";
+
+const TOKEN = "complete-denied-token-0123456789";
+const db = useTestDatabase();
+const dirs: string[] = [];
+const running: EmbeddedServer[] = [];
+afterAll(async () => {
+  for (const s of running) await s.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe("completing a denied request on another node", () => {
+  it("tells the denial as the waiting call would, once", async () => {
+    const id = "cr_00000000000000000000000000000abc";
+    const now = Date.now();
+    const expires = new Date(now + 120_000).toISOString();
+    // the request a killed node left behind
+    const store = await openPostgresStore(db.url);
+    await createPostgresPendingConsentStore(store).insert({
+      id,
+      nonce: "n_complete_denied",
+      sessionId: "s",
+      server: "fs",
+      tool: "write_file",
+      request: {
+        type: "consent_request",
+        version: "0.2.0",
+        id,
+        timestamp: new Date(now).toISOString(),
+        expires_at: expires,
+        agent: { id: "agent-1", name: "agent-1", command: "" },
+        action: {
+          tool: "write_file",
+          server: "fs",
+          category: "write",
+          risk_level: "medium",
+          parameters: { path: "/srv/x" },
+          description: "call `write_file` on `fs`",
+        },
+        policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
+        nonce: "n_complete_denied",
+      },
+      reasons: [],
+      createdAtMs: now,
+      expiresAtMs: now + 120_000,
+    });
+    await store.close();
+
+    const home = mkdtempSync(join(tmpdir(), "acp-complete-"));
+    dirs.push(home);
+    const node = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: pipelineFor(),
+      simulationPipeline: pipelineFor(),
+      keys: testKeys(),
+      clock: () => new Date(),
+      loopbackOnly: true,
+      token: TOKEN,
+      storageUrl: db.url,
+    });
+    running.push(node);
+    const url = await node.server.listen({ port: 0, host: "127.0.0.1" });
+    const post = (path: string, body?: unknown) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    const answered = await post(`/v1/consent/${id}/response`, {
+      decision: "denied",
+      reason: "not today",
+      approver_id: "ops",
+    });
+    expect(answered.status).toBe(200);
+    const done = await post(`/v1/consent/${id}/complete`);
+    expect(done.status).toBe(200);
+    expect(await done.json()).toMatchObject({
+      outcome: "denied",
+      request_id: id,
+      reason: "`api:ops` via cli: not today",
+    });
+    expect((await post(`/v1/consent/${id}/complete`)).status).toBe(409);
+  });
+});
