@@ -216,6 +216,64 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     }
   }, 60_000);
 
+  it("an approval that edits the arguments into what a deny rule refuses is refused; the edit spends no rate limit", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const dir = mkdtempSync(join(tmpdir(), "acp-fs-"));
+    writeFileSync(
+      join(home, "policy.yml"),
+      [
+        'version: "1"',
+        "default_action: allow",
+        "rules:",
+        "  - id: no-secrets",
+        '    match: { tool: write_file, args: { path: "**/secret*" } }',
+        "    action: deny",
+        "  - id: ask-writes",
+        "    match: { tool: write_file }",
+        "    action: ask",
+        '    rate_limit: "2/minute"',
+        "",
+      ].join("\n"),
+    );
+    const env = { PATH: process.env["PATH"] ?? "", HOME: home, ACP_HOME: home };
+    const client = new Client({ name: "cli-test-agent", version: "1.0.0" });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [ACP, "proxy", "--upstream", `${bin("mcp-server-filesystem")} ${dir}`],
+        env,
+        stderr: "pipe",
+      }),
+    );
+    const approveWith = async (path: string, edit: string): Promise<{ isError?: unknown; content: unknown }> => {
+      const write = client.callTool({ name: "write_file", arguments: { path: join(dir, path), content: "x" } });
+      write.catch(() => undefined); // (awaited below)
+      let pending: { id: string }[] = [];
+      while (pending.length === 0) {
+        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
+        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      const modify = JSON.stringify({ path: join(dir, edit) });
+      expect((await runCli(["approve", pending[0]?.id ?? "", "--modify", modify], { env })).code).toBe(0);
+      return (await write) as { isError?: unknown; content: unknown };
+    };
+    try {
+      const refused = await approveWith("ok.txt", "secret.txt");
+      expect(refused.isError, JSON.stringify(refused.content)).toBe(true);
+      expect(JSON.stringify(refused.content)).toContain(
+        "approved with edits, but the edited arguments are refused by policy rule `no-secrets`",
+      );
+      expect(existsSync(join(dir, "secret.txt"))).toBe(false);
+      expect(existsSync(join(dir, "ok.txt"))).toBe(false);
+      // the second call spends the rule's second (and last) slot; its judged edit spends none
+      const allowed = await approveWith("b.txt", "c.txt");
+      expect(allowed.isError, JSON.stringify(allowed.content)).not.toBe(true);
+      expect(readFileSync(join(dir, "c.txt"), "utf8")).toBe("x");
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
   it("serves two upstreams from config.yml, prefixing colliding names", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     writeFileSync(

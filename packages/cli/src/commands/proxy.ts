@@ -49,7 +49,7 @@ export interface ProxyWiring {
       /** Upstreams marked `trusted: true`: their results are not untrusted content. */
       readonly trustedServers?: readonly string[];
     },
-  ) => Decide;
+  ) => Decide & { readonly recheckEdits?: Decide };
   /** Injects vault credentials into accepted calls (the config file's `credentials:`). */
   readonly createCredentials?: (options: WiringOptions) => CredentialHook | undefined;
   /** `acp_submit_plan` for the agent (the session runtime validates, a person approves). */
@@ -190,6 +190,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   const proxy = createProxy({
     upstreams,
     decide,
+    ...(decide.recheckEdits !== undefined ? { recheckEdits: decide.recheckEdits } : {}),
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
     ...(plans !== undefined ? { plans } : {}),

@@ -138,6 +138,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const proxy = createProxy({
     upstreams,
     decide,
+    ...(decide.recheckEdits !== undefined ? { recheckEdits: decide.recheckEdits } : {}),
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
     ...(plans !== undefined ? { plans } : {}),

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import {
   compilePolicy,
   contractSource,
+  evaluatePolicy,
+  type ActionRequest,
   createMemoryRateLimiter,
   createPipeline,
   formatIssue,
@@ -82,23 +84,35 @@ function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
 /**
  * The proxy's `Decide`: the one pipeline over the policy, the home's consent graph (when present, with
  * `graph`'s mapping and threshold) and the action contract, with rate limits kept in `state.db` (or memory without a home). Never throws.
+ * `recheckEdits` judges arguments a person edited: the same policy, graph and contract, spending no rate
+ * limit (the call was counted when it was asked) and without the session (the edit is the person's).
  */
-export function createPipelineDecide(options: PipelineDecideOptions): Decide {
+export function createPipelineDecide(options: PipelineDecideOptions): Decide & { readonly recheckEdits: Decide } {
   const policy = loadPolicy(options);
+  const compiled = compilePolicy(policy);
   const db = options.state.db();
   const rateLimiter = db === null ? createMemoryRateLimiter() : createSqliteRateLimiter(db);
-  const sources: DecisionSource[] = [policySource(compilePolicy(policy), { rateLimiter })];
   const graph = graphSourceOf(options);
-  if (graph !== null) sources.push(graph);
-  sources.push(contractSource());
+  const rest: DecisionSource[] = graph !== null ? [graph, contractSource()] : [contractSource()];
+  const sources: DecisionSource[] = [policySource(compiled, { rateLimiter }), ...rest];
   const pipeline = createPipeline(sources, { classify: policy.classify });
+  const standing: DecisionSource = {
+    name: "policy",
+    last: true,
+    evaluate: (request, now) => evaluatePolicy(compiled, request, { now, spendRateLimit: false }),
+  };
+  const recheck = createPipeline([standing, ...rest], { classify: policy.classify });
+  const recheckEdits: Decide = (request) => recheck.decide(request, options.now());
   const runtime = options.sessions?.(policy.classify);
-  if (runtime === undefined) return (request) => pipeline.decide(request, options.now());
-  return (request, context) => {
+  if (runtime === undefined) {
+    return Object.assign((request: ActionRequest) => pipeline.decide(request, options.now()), { recheckEdits });
+  }
+  const decide: Decide = (request, context) => {
     if (context === undefined) return pipeline.decide(request, options.now());
     const withSession = createPipeline([...sources, runtime.sourceFor(context.sessionId)], {
       classify: policy.classify,
     });
     return withSession.decide(request, options.now());
   };
+  return Object.assign(decide, { recheckEdits });
 }

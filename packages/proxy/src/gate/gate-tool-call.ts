@@ -16,6 +16,12 @@ export interface GateDeps {
   readonly now: () => Date;
   /** Consent wait when the decision names no timeout. */
   readonly consentTimeoutMs: number;
+  /**
+   * Judges the arguments a person edited before they are forwarded: the standing rules (policy, graph,
+   * contract) without spending rate limits. A `refuse` refuses the edited call: a deny rule holds whatever
+   * the edit. Absent: `decide` judges them (with the session).
+   */
+  readonly recheckEdits?: Decide;
   /** Told of every gated call while it runs (the proxy waits for them before its audit log closes). */
   readonly track?: <T>(running: Promise<T>) => Promise<T>;
 }
@@ -157,6 +163,10 @@ async function settleOutcome(
         metadata: { consent_response: outcome.consentResponse },
       });
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
+      if (modified) {
+        const refused = await refusedEdit(deps, call, { ...request, arguments: outcome.arguments }, base);
+        if (refused !== null) return refused;
+      }
       if (outcome.scope !== "once") {
         const approval = { scope: outcome.scope, consentResponse: outcome.consentResponse };
         deps.approvals.remember(call.sessionId, call.server, call.tool, outcome.arguments, approval);
@@ -197,6 +207,38 @@ async function settleOutcome(
       await record(deps.audit, "consent_withdrawn", { ...base, decision: "withdrawn" });
       return { kind: "answer", result: toolError("consent request withdrawn: the call was cancelled", decision) };
   }
+}
+
+/**
+ * Arguments a person edited are judged again before they go anywhere: what the agent could not have sent
+ * (a path under a deny rule, a recipient the policy refuses) is not sent because an approver typed it.
+ * Only a refusal counts — the person has already answered the question an `ask` would raise. The refusal
+ * is audited as a `policy_evaluated` of the edited arguments.
+ */
+async function refusedEdit(
+  deps: GateDeps,
+  call: GatedCall,
+  edited: ActionRequest,
+  base: Record<string, unknown>,
+): Promise<GateVerdict | null> {
+  const decision =
+    deps.recheckEdits !== undefined
+      ? await decideSafely(deps.recheckEdits, edited)
+      : await decideSafely(deps.decide, edited, { sessionId: call.sessionId });
+  if (decision.route !== "refuse") return null;
+  await record(deps.audit, "policy_evaluated", {
+    ...base,
+    edited_arguments: true,
+    decision: decision.route,
+    policy_rule: decision.rule,
+    category: decision.category,
+    risk_level: decision.risk_level,
+    reasons: decision.reasons,
+  });
+  return {
+    kind: "answer",
+    result: toolError(`approved with edits, but the edited arguments are ${refusalText(decision)}`, decision),
+  };
 }
 
 /** The action request the pipeline sees: the upstream tool name and server, never the prefixed name. */

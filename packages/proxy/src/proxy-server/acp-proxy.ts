@@ -34,6 +34,12 @@ export interface AcpProxyOptions {
   readonly upstreams: readonly UpstreamSpec[];
   /** The decision pipeline (the integrator's), or a test's. */
   readonly decide: Decide;
+  /**
+   * Judges arguments a person edited (approved with modifications) before they are forwarded: the standing
+   * rules without the session and without spending rate limits; a refusal refuses the call. Default:
+   * `decide`.
+   */
+  readonly recheckEdits?: Decide;
   /** Where ask/defer decisions go to a person. */
   readonly broker: ConsentBroker;
   /** Receives every step; default: discards. */
@@ -126,6 +132,7 @@ export class AcpProxy {
         return context === undefined ? decide(request) : decide(request, context);
       },
       broker: options.broker,
+      ...(options.recheckEdits !== undefined ? { recheckEdits: options.recheckEdits } : {}),
       audit: this.#audit,
       approvals: createApprovalMemory(),
       pinning: this.pinning,
