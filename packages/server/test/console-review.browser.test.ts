@@ -529,6 +529,13 @@ describe("console review in Chromium", () => {
     expect(events.length).toBeGreaterThan(0);
     expect(new Set(events)).toEqual(new Set(["consent_denied"]));
     await expect(page.getByLabel("Event type").inputValue()).resolves.toBe("consent_denied");
+    // the whole event, for who answered and why
+    const details = page.locator("tbody details").first();
+    await details.locator("summary").click();
+    const event = JSON.parse(await details.locator("pre").innerText()) as Record<string, unknown>;
+    expect(event["event_type"]).toBe("consent_denied");
+    expect(at(event, "metadata", "consent_response", "approver", "id")).toBe("console");
+    expect(typeof at(event, "metadata", "reason")).toBe("string");
     const suggested: (string | null)[] = [];
     for (const option of await page.locator("datalist#audit-decisions option").all()) {
       suggested.push(await option.getAttribute("value"));

@@ -1,7 +1,7 @@
 /** The audit trail page: the chain's status (and the first broken event), a search, the events. */
 import { AUDIT_EVENT_TYPES, type AuditVerification } from "@acp/core";
 import type { AuditPage } from "../../store/types.js";
-import { escapeHtml, show } from "../html.js";
+import { escapeHtml, jsonText, show } from "../html.js";
 
 /** The search as typed (echoed into the form). */
 export interface AuditSearch {
@@ -115,7 +115,8 @@ export function renderAuditPage(
     const cls = broken === line ? ' class="broken"' : "";
     return `<tr${cls} id="line-${line}"><td data-label="#">${line}</td><td data-label="Time"><time>${show(event.timestamp)}</time></td><td data-label="Event">${show(event.event_type)}</td>
 <td data-label="Agent">${show(event.agent ?? "")}</td><td data-label="Tool"><code>${show(event.tool ?? "")}</code></td><td data-label="Decision">${show(event.decision ?? "")}</td>
-<td data-label="Rule">${show(event.policy_rule ?? "")}</td><td data-label="Request" class="req">${show(event.request_id ?? "")}</td></tr>`;
+<td data-label="Rule">${show(event.policy_rule ?? "")}</td><td data-label="Request" class="req">${show(event.request_id ?? "")}</td></tr>
+<tr class="event-details${broken === line ? " broken" : ""}"><td colspan="8"><details><summary>Event ${line} in full</summary><pre class="json" tabindex="0" aria-label="event ${line}">${escapeHtml(jsonText(event))}</pre></details></td></tr>`;
   });
   const unreadable = unreadableRow(page, verification, search, before);
   if (unreadable !== null) {
