@@ -22,6 +22,11 @@ export interface AcpServerOptions {
   readonly pipeline: Pipeline;
   /** A second pipeline on the same policy with its own rate limiter, for the simulator. */
   readonly simulationPipeline: Pipeline;
+  /**
+   * The standing rules without spending rate limits, to judge arguments a person edited before the caller
+   * runs them (`DecisionServiceOptions.recheckEdits`). Default: `simulationPipeline`.
+   */
+  readonly recheckPipeline?: Pipeline;
   readonly stores: ServerStores;
   /** Signs consent responses (and audit checkpoints, through the stores' audit writer). */
   readonly keys: ServiceKeyPair;
@@ -87,8 +92,10 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     verifyGrant: grantProofs.verify,
     shareSessionGrants: true,
   });
+  const recheck = options.recheckPipeline ?? options.simulationPipeline;
   const service = createDecisionService({
     pipeline: options.pipeline,
+    recheckEdits: recheck,
     stores: options.stores,
     broker,
     audit,
@@ -105,7 +112,17 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     clock: options.clock,
     simulate: (request) => options.simulationPipeline.decide(request, options.clock()),
     completeConsent: (id, signal) =>
-      completeConsent({ stores: options.stores, ...proofs, audit, clock: options.clock }, id, signal),
+      completeConsent(
+        {
+          stores: options.stores,
+          ...proofs,
+          audit,
+          clock: options.clock,
+          recheck: (request) => recheck.decide(request, options.clock()),
+        },
+        id,
+        signal,
+      ),
     auth: { ...(options.token !== undefined ? { token: options.token } : {}), loopbackOnly: options.loopbackOnly },
     ...(options.tls !== undefined ? { tls: options.tls } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),

@@ -19,7 +19,7 @@ import {
 } from "@acp/server";
 import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
-import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
+import { buildPipeline, buildPipelineWith, loadDecisionInputs } from "../decision/load.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
@@ -257,6 +257,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(storage !== null ? { storageUrl: storage.url } : {}),
       pipeline: (rateLimiter) => buildPipeline(inputs, rateLimiter),
       simulationPipeline: buildPipeline(inputs),
+      recheckPipeline: buildPipelineWith(inputs, { spendRateLimits: false }),
       keys,
       clock: ctx.io.now,
       loopbackOnly,

@@ -101,13 +101,20 @@ export interface PipelineExtras {
   readonly rateLimiter?: RateLimiter;
   /** More sources, judged after the built-in ones (e.g. a session runtime). */
   readonly extraSources?: readonly DecisionSource[];
+  /** False: rate limits are neither spent nor checked (judging a person's edit of a call already counted). */
+  readonly spendRateLimits?: boolean;
 }
 
 /** Like `buildPipeline`, with a precompiled policy, a rate limiter and extra sources (a session). */
 export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras = {}): Pipeline {
   const rateLimiter = extras.rateLimiter ?? createMemoryRateLimiter();
   const compiled = extras.compiled ?? compilePolicy(inputs.policy);
-  const sources: DecisionSource[] = [policySource(compiled, { rateLimiter })];
+  const sources: DecisionSource[] = [
+    policySource(compiled, {
+      rateLimiter,
+      ...(extras.spendRateLimits !== undefined ? { spendRateLimits: extras.spendRateLimits } : {}),
+    }),
+  ];
   if (inputs.graph !== undefined) {
     sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
   }

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import {
   compilePolicy,
   contractSource,
-  evaluatePolicy,
   type ActionRequest,
   createMemoryRateLimiter,
   createPipeline,
@@ -96,12 +95,9 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide & {
   const rest: DecisionSource[] = graph !== null ? [graph, contractSource()] : [contractSource()];
   const sources: DecisionSource[] = [policySource(compiled, { rateLimiter }), ...rest];
   const pipeline = createPipeline(sources, { classify: policy.classify });
-  const standing: DecisionSource = {
-    name: "policy",
-    last: true,
-    evaluate: (request, now) => evaluatePolicy(compiled, request, { now, spendRateLimit: false }),
-  };
-  const recheck = createPipeline([standing, ...rest], { classify: policy.classify });
+  const recheck = createPipeline([policySource(compiled, { spendRateLimits: false }), ...rest], {
+    classify: policy.classify,
+  });
   const recheckEdits: Decide = (request) => recheck.decide(request, options.now());
   const runtime = options.sessions?.(policy.classify);
   if (runtime === undefined) {

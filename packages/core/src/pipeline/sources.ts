@@ -38,10 +38,12 @@ function isCompiledPolicy(policy: Policy | CompiledPolicy): policy is CompiledPo
  */
 export function policySource(
   policy: Policy | CompiledPolicy,
-  options: { rateLimiter?: RateLimiter } = {},
+  options: { rateLimiter?: RateLimiter; spendRateLimits?: boolean } = {},
 ): DecisionSource {
   const compiled = isCompiledPolicy(policy) ? policy : compilePolicy(policy);
   const rateLimiter = options.rateLimiter ?? createMemoryRateLimiter();
+  // false: rate limits are neither spent nor checked (judging a call already counted, such as a person's edit)
+  const spend = options.spendRateLimits !== false;
   return {
     name: "policy",
     last: true,
@@ -49,7 +51,7 @@ export function policySource(
       evaluatePolicy(compiled, request, {
         now,
         rateLimiter,
-        spendRateLimit: !earlier.some((v) => v.route === "refuse"),
+        spendRateLimit: spend && !earlier.some((v) => v.route === "refuse"),
       }),
   };
 }

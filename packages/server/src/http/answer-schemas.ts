@@ -63,6 +63,15 @@ export const CONSENT_LIST_ANSWER = {
   properties: { requests: { type: "array", items: CONSENT_VIEW_ANSWER, description: "oldest first" } },
 } as const;
 
+/** A person's edit the policy refuses (the call is refused although approved). */
+const EDIT_REFUSED = {
+  type: "object",
+  additionalProperties: false,
+  required: ["rule", "reasons"],
+  description: "a person approved with edits the policy refuses: the call is refused; the rule and its reasons",
+  properties: { rule: STRING_OR_NULL, reasons: { type: "array", items: STRING } },
+} as const;
+
 /** `POST /v1/consent/{id}/complete`. */
 export const COMPLETED_CONSENT_ANSWER = {
   type: "object",
@@ -74,6 +83,7 @@ export const COMPLETED_CONSENT_ANSWER = {
     reason: STRING,
     arguments: { ...OPEN_OBJECT, description: "the arguments to run (a person's edits applied, secrets redacted)" },
     consent_response: { ...OPEN_OBJECT, description: "the signed consent response (§4.2)" },
+    edit_refused: EDIT_REFUSED,
   },
 } as const;
 
@@ -100,7 +110,11 @@ export const DECIDE_ANSWER = {
   required: ["decision_id", "route", "decision"],
   properties: {
     decision_id: { type: "string", pattern: "^dc_[0-9a-f]{32}$" },
-    route: { type: "string", enum: ROUTE_ENUM, description: "after a wait: accept only when a person approved" },
+    route: {
+      type: "string",
+      enum: ROUTE_ENUM,
+      description: "after a wait: accept only when a person approved (and the policy does not refuse their edits)",
+    },
     decision: DECISION,
     consent: {
       type: "object",
@@ -116,6 +130,7 @@ export const DECIDE_ANSWER = {
           ...OPEN_OBJECT,
           description: "the arguments to run with (edited ones when a person changed them)",
         },
+        edit_refused: EDIT_REFUSED,
       },
     },
   },

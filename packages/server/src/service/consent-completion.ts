@@ -5,8 +5,10 @@
  * as the waiting call would have. Verification spends the request's nonce in the shared nonce store, so
  * a request completes once across every node: the original waiting call, or one completion.
  */
+import type { ActionRequest, Decision } from "@acp/core";
 import {
   readCliAnswer,
+  refusalText,
   type AuditSink,
   type ConsentRequestV02,
   type ConsentResponseV02,
@@ -27,6 +29,8 @@ export interface CompletedConsent {
   /** The arguments as recorded in the request (secrets stay redacted), with a person's edits applied. */
   readonly arguments?: Record<string, unknown>;
   readonly consent_response?: ConsentResponseV02;
+  /** A person approved with edits the policy refuses: `outcome` is then `denied`; the rule and reasons. */
+  readonly edit_refused?: { readonly rule: string | null; readonly reasons: readonly string[] };
 }
 
 /** What completion needs. */
@@ -36,6 +40,8 @@ export interface ConsentCompletionDeps {
   readonly verify: VerifyConsentResponse;
   readonly audit: AuditSink;
   readonly clock: () => Date;
+  /** Judges arguments a person edited (the standing rules, no rate limit spent); absent: not judged. */
+  readonly recheck?: (request: ActionRequest) => Promise<Decision>;
 }
 
 function validUntil(answer: HumanAnswer, request: ConsentRequestV02, now: Date): string {
@@ -137,5 +143,44 @@ export async function completeConsent(
   }
   await record(deps, row, "consent_approved", { decision: response.decision, consent_response: response });
   const edited = response.modifications === null ? args : { ...args, ...response.modifications };
+  if (response.modifications !== null && deps.recheck !== undefined) {
+    // as the waiting call would have: an edit the policy refuses is not run because a person typed it
+    const decision = await deps
+      .recheck({
+        tool: request.action.tool,
+        server: request.action.server,
+        arguments: edited,
+        category: request.action.category,
+        risk_level: request.action.risk_level,
+      } as ActionRequest)
+      .catch((err: unknown): Decision => ({
+        route: "refuse",
+        action: "deny",
+        rule: null,
+        category: "system",
+        risk_level: "high",
+        reasons: [
+          { source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` },
+        ],
+        verdicts: [],
+      }));
+    if (decision.route === "refuse") {
+      const reason = `approved with edits, but the edited arguments are ${refusalText(decision)}`;
+      await record(deps, row, "policy_evaluated", {
+        edited_arguments: true,
+        decision: "refuse",
+        policy_rule: decision.rule,
+        reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+      });
+      return {
+        outcome: "denied",
+        request_id: id,
+        reason,
+        arguments: edited,
+        consent_response: response,
+        edit_refused: { rule: decision.rule, reasons: decision.reasons.map((r) => r.message) },
+      };
+    }
+  }
   return { outcome: "approved", request_id: id, arguments: edited, consent_response: response };
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import {
   checkParsedToolPrecheck,
+  tryCanonicalJson,
   type ActionRequest,
   type ContractEnvelope,
   type Decision,
@@ -18,6 +19,11 @@ import { mergeDecision, type PreToolCheckEnvelope } from "./merge-envelope.js";
 /** What the service is built from. */
 export interface DecisionServiceOptions {
   readonly pipeline: Pipeline;
+  /**
+   * Judges arguments a person edited before the caller is told to run them: the standing rules, spending
+   * no rate limit (the call was counted when it was asked). A refusal refuses the call. Default: `pipeline`.
+   */
+  readonly recheckEdits?: Pipeline;
   readonly stores: ServerStores;
   readonly broker: ConsentBroker;
   readonly audit: AuditSink;
@@ -48,6 +54,11 @@ export interface ConsentResult {
   readonly scope?: unknown;
   /** The arguments to run with when approved (modified ones when a person edited them). */
   readonly arguments?: Record<string, unknown>;
+  /**
+   * Approved with edited arguments that the policy refuses (a path under a deny rule…): the call is
+   * refused (`route: refuse`) although a person approved; the rule and reasons that refuse the edit.
+   */
+  readonly edit_refused?: { readonly rule: string | null; readonly reasons: readonly string[] };
 }
 
 /** The answer of `decide`. */
@@ -106,6 +117,12 @@ let idCounter = 0;
 function newDecisionId(): string {
   idCounter = (idCounter + 1) % Number.MAX_SAFE_INTEGER;
   return `dc_${ID_PREFIX}${idCounter.toString(16).padStart(16, "0")}`;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  const x = tryCanonicalJson(a);
+  const y = tryCanonicalJson(b);
+  return x.ok && y.ok && x.value === y.value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -221,6 +238,53 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       throw new AuditUnavailableError(err);
     }
     return settleAudit(write);
+  }
+
+  /**
+   * Arguments a person edited are judged again before the caller runs them: what the agent could not have
+   * been allowed (a deny rule's path or recipient) is not allowed because an approver typed it. Only a
+   * refusal counts (the person has answered the question an ask raises); it is recorded as a
+   * `policy_evaluated` of the edited arguments. Null: nothing was edited, or the edit stands.
+   */
+  async function refusedEdit(
+    id: string,
+    request: ActionRequest,
+    consent: ConsentResult,
+  ): Promise<NonNullable<ConsentResult["edit_refused"]> | null> {
+    if (consent.arguments === undefined || sameJson(consent.arguments, request.arguments)) return null;
+    const edited = { ...request, arguments: consent.arguments };
+    let decision: Decision;
+    try {
+      decision = await (options.recheckEdits ?? pipeline).decide(edited, clock());
+    } catch (err) {
+      decision = {
+        route: "refuse",
+        action: "deny",
+        rule: null,
+        category: "system",
+        risk_level: "high",
+        reasons: [
+          { source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` },
+        ],
+        verdicts: [],
+      };
+    }
+    if (decision.route !== "refuse") return null;
+    const reasons = decision.reasons.map((r) => r.message);
+    await options.audit.record("policy_evaluated", {
+      request_id: id,
+      consent_request_id: consent.request_id,
+      edited_arguments: true,
+      agent: typeof request.agent === "string" ? request.agent : null,
+      tool: typeof request.tool === "string" ? request.tool : null,
+      category: decision.category,
+      risk_level: decision.risk_level,
+      decision: decision.route,
+      policy_rule: decision.rule,
+      front_end: "decide",
+      reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+    });
+    return { rule: decision.rule, reasons };
   }
 
   /** The decision recorded (and counted) once the pipeline has it; `then` maps it to the answer. */
@@ -352,7 +416,10 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       const waits = decision.route === "ask" || decision.route === "defer";
       if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
       const consent = await waitForPerson(input as ActionRequest, decision, wait);
-      return { decision_id: id, route: consent.outcome === "approved" ? "accept" : "refuse", decision, consent };
+      if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision, consent };
+      const refused = await refusedEdit(id, input as ActionRequest, consent);
+      if (refused === null) return { decision_id: id, route: "accept", decision, consent };
+      return { decision_id: id, route: "refuse", decision, consent: { ...consent, edit_refused: refused } };
     },
   };
 }

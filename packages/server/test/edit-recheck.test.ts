@@ -1,0 +1,127 @@
+/** Arguments a person edits in an approval are judged by the policy again before the caller may run them. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
+
+const TOKEN = "test-token-0123456789";
+const POLICY = [
+  'version: "1"',
+  "default_action: ask",
+  "rules:",
+  "  - id: no-etc",
+  '    match: { tool: write_file, args: { path: "/etc/**" } }',
+  "    action: deny",
+  "  - id: ask-writes",
+  "    match: { tool: write_file }",
+  "    action: ask",
+  "",
+].join("\n");
+let s: TestServer;
+
+beforeAll(async () => {
+  s = await startTestServer({ token: TOKEN, policy: POLICY });
+});
+afterAll(async () => {
+  await s.close();
+});
+
+function post(path: string, body: unknown): Promise<Response> {
+  return fetch(`${s.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A waiting `write_file` call and its consent request's id. */
+async function waitingWrite(path: string): Promise<{ id: string; call: Promise<Response> }> {
+  const call = post("/v1/decide?wait=true", { tool: "write_file", arguments: { path } });
+  const id = await eventually(async () => {
+    const res = await fetch(`${s.url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const list = at(await readJson(res), "requests") as { id: string; request: { action: { parameters: unknown } } }[];
+    return list.find((r) => JSON.stringify(r.request.action.parameters).includes(path))?.id;
+  });
+  return { id, call };
+}
+
+describe("POST /v1/decide?wait=true with an approval that edits the arguments", () => {
+  it("refuses the call when the policy refuses the edited arguments, and records why", async () => {
+    const { id, call } = await waitingWrite("/tmp/report.txt");
+    const answer = await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/etc/passwd" },
+    });
+    expect(answer.status).toBe(200);
+    const body = await readJson(await call);
+    expect(body).toMatchObject({
+      route: "refuse",
+      consent: {
+        outcome: "approved",
+        arguments: { path: "/etc/passwd" },
+        edit_refused: { rule: "policy:no-etc" },
+      },
+    });
+    await s.stores.auditLog.flush();
+    const page = await s.stores.audit.list({ limit: 1000, eventType: "policy_evaluated" });
+    expect(JSON.stringify(page.events)).toContain('"edited_arguments":true');
+  });
+
+  it("lets an edit the policy allows through (route accept, the edited arguments)", async () => {
+    const { id, call } = await waitingWrite("/tmp/draft.txt");
+    await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/tmp/final.txt" },
+    });
+    expect(await readJson(await call)).toMatchObject({
+      route: "accept",
+      consent: { outcome: "approved", arguments: { path: "/tmp/final.txt" } },
+    });
+  });
+
+  it("POST /v1/consent/{id}/complete says denied, naming the rule, for an edit the policy refuses", async () => {
+    const id = "cr_00000000000000000000000000000e1d";
+    const now = Date.now();
+    // a request whose waiting call is gone (its node was restarted)
+    await s.stores.pending.insert({
+      id,
+      nonce: "n_edit_recheck",
+      sessionId: "s",
+      server: "fs",
+      tool: "write_file",
+      request: {
+        type: "consent_request",
+        version: "0.2.0",
+        id,
+        timestamp: new Date(now).toISOString(),
+        expires_at: new Date(now + 120_000).toISOString(),
+        agent: { id: "agent-1", name: "agent-1", command: "" },
+        action: {
+          tool: "write_file",
+          server: "fs",
+          category: "write",
+          risk_level: "medium",
+          parameters: { path: "/tmp/notes.txt" },
+          description: "call `write_file` on `fs`",
+        },
+        policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
+        nonce: "n_edit_recheck",
+      },
+      reasons: [],
+      createdAtMs: now,
+      expiresAtMs: now + 120_000,
+    });
+    const answered = await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/etc/shadow" },
+    });
+    expect(answered.status).toBe(200);
+    const completed = await readJson(await post(`/v1/consent/${id}/complete`, {}));
+    expect(completed).toMatchObject({
+      outcome: "denied",
+      arguments: { path: "/etc/shadow" },
+      edit_refused: { rule: "policy:no-etc" },
+    });
+    expect(String(at(completed, "reason"))).toMatch(
+      /^approved with edits, but the edited arguments are refused by policy rule `no-etc`/,
+    );
+  });
+});
