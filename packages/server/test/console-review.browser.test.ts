@@ -101,8 +101,14 @@ function card(page: Page, tool: string) {
   return page.locator("article.card", { has: page.locator("code.tool", { hasText: tool }) });
 }
 
-async function pendingId(tool: string): Promise<string> {
-  return eventually(async () => (await s.stores.pending.listPending(Date.now())).find((r) => r.tool === tool)?.id);
+/** The id of the pending request for `tool` whose arguments mention `text` (a test's own request). */
+async function pendingId(tool: string, text: string): Promise<string> {
+  return eventually(
+    async () =>
+      (await s.stores.pending.listPending(Date.now())).find(
+        (r) => r.tool === tool && JSON.stringify(r.request).includes(text),
+      )?.id,
+  );
 }
 
 async function noHorizontalScroll(page: Page): Promise<void> {
@@ -207,7 +213,7 @@ describe("console review in Chromium", () => {
     const until = Date.parse(String(at(answer, "consent", "scope", "until")));
     expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 60_000);
     expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000 + 60_000);
-    await expect(b.locator('[data-role="status"]').innerText()).resolves.toMatch(/Recorded: approved/);
+    await b.locator('[data-role="status"]', { hasText: /Recorded: approved/ }).waitFor();
     const denied = agentCall("write_file", { path: "/srv/deny.txt" });
     const c = card(page, "write_file").filter({ hasText: "deny.txt" });
     await c.waitFor();
@@ -217,7 +223,7 @@ describe("console review in Chromium", () => {
     const no = await denied;
     expect(no).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
     expect(String(at(no, "consent", "reason")).endsWith(`: ${reason}`)).toBe(true);
-    await expect(c.locator('[data-role="status"]').innerText()).resolves.toMatch(/denied.*with your reason/);
+    await c.locator('[data-role="status"]', { hasText: /denied.*with your reason/ }).waitFor();
     expect(problems).toEqual([]);
   });
 
@@ -257,7 +263,7 @@ describe("console review in Chromium", () => {
     const waiting = agentCall("write_file", { path: "/srv/a.txt", content: "x", mode: "0644" });
     const c = card(page, "write_file").filter({ hasText: "/srv/a.txt" });
     await c.waitFor();
-    const id = await pendingId("write_file");
+    const id = await pendingId("write_file", "/srv/a.txt");
     await c.locator("summary").click();
     const area = c.locator('textarea[data-role="arguments"]');
     await area.fill(JSON.stringify({ path: "/srv/a.txt", content: "x" }));
@@ -307,8 +313,9 @@ describe("console review in Chromium", () => {
       const response = await route.fetch();
       const body = await response.text();
       if (!held && body.includes("race-first")) {
-        held = true;
+        // counted before the test may raise the second request (it waits for `held`)
         const seen = await events();
+        held = true;
         await eventually(async () => (await events()) > seen);
       }
       await route.fulfill({ response, body });
@@ -417,7 +424,7 @@ describe("console review in Chromium", () => {
     await expect(page.locator('[data-role="session-ended"]').innerText()).resolves.toMatch(/sign in again/i);
     // no card for a request the page could not load, and nothing answered
     await expect(card(page, "write_file").filter({ hasText: "after-signout" }).count()).resolves.toBe(0);
-    const id = await pendingId("write_file");
+    const id = await pendingId("write_file", "after-signout");
     await s.stores.pending.decide(
       id,
       "denied",
@@ -428,7 +435,7 @@ describe("console review in Chromium", () => {
     await waiting;
     // the sign-out button of a page whose session ended signs out, it does not answer with a 403
     await page.getByRole("button", { name: "Sign out" }).click();
-    await expect(page.locator("main").innerText()).resolves.toMatch(/signed out/i);
+    await page.locator("main", { hasText: /You are signed out/ }).waitFor();
     expect((await page.context().cookies(s.url)).find((c) => c.name === SESSION_COOKIE)).toBeUndefined();
   });
 
@@ -439,7 +446,7 @@ describe("console review in Chromium", () => {
     await page.reload();
     await page.locator('[data-role="live"]', { hasText: "Not live" }).waitFor();
     const waiting = agentCall("write_file", { path: "/srv/while-offline.txt" });
-    await pendingId("write_file");
+    await pendingId("write_file", "while-offline");
     streamDown = false;
     await page.locator('[data-role="live"].connected', { hasText: "Live:" }).waitFor({ timeout: 20_000 });
     const c = card(page, "write_file").filter({ hasText: "while-offline" });
@@ -456,7 +463,7 @@ describe("console review in Chromium", () => {
     let down = true;
     await page.route("**/console/api/consent/*", (route) => (down ? route.abort() : route.continue()));
     await c.getByRole("button", { name: "Approve once" }).click();
-    await expect(c.locator('[data-role="status"]').innerText()).resolves.toMatch(/^Could not reach acp serve/);
+    await c.locator('[data-role="status"]', { hasText: /^Could not reach acp serve/ }).waitFor();
     down = false;
     await c.getByRole("button", { name: "Approve once" }).click();
     expect(await waiting).toMatchObject({ route: "accept" });
