@@ -296,10 +296,21 @@
       const empty = list.querySelector(".empty");
       if (empty && fresh.size > 0) empty.remove();
       for (const c of fresh.values()) list.appendChild(c);
+      announce(Array.from(fresh.values()));
       if (list.children.length === 0) list.innerHTML = holder.innerHTML;
       tickExpiries();
       countWaiting();
       return true;
+    }
+    // New requests are announced in one polite live region (the list itself is not live: its countdowns
+    // tick every second and a screen reader would read each tick).
+    const announcer = document.querySelector('[data-role="announce"]');
+    function announce(cards) {
+      if (!announcer || cards.length === 0) return;
+      const first = cards[0].querySelector("h2");
+      const what = first ? first.textContent : "";
+      announcer.textContent =
+        cards.length === 1 ? "New request: " + what : cards.length + " new requests. The first: " + what;
     }
     // the tab's title counts the requests still waiting, so a tab left in the background shows them
     const baseTitle = document.title;

@@ -478,6 +478,14 @@ describe("console review in Chromium", () => {
       const name = (await control.getAttribute("aria-label")) ?? (await control.textContent()) ?? "";
       expect(name.trim()).not.toBe("");
     }
+    // the list is not a live region (its countdowns tick every second); new requests are announced once
+    await expect(page.locator("#pending-list").getAttribute("aria-live")).resolves.toBeNull();
+    await expect(page.locator("[aria-live] [data-role='expires']").count()).resolves.toBe(0);
+    await page
+      .locator('[data-role="announce"][aria-live="polite"]', {
+        hasText: /New request.*keyboard|wants to run write_file/,
+      })
+      .waitFor();
     let reached = false;
     for (let i = 0; i < 200 && !reached; i++) {
       await page.keyboard.press("Tab");

@@ -110,7 +110,8 @@ export function renderPendingList(views: readonly ConsentView[]): string {
 export function renderPendingPage(views: readonly ConsentView[]): string {
   return `<h1>Pending approvals</h1>
 <p class="live" data-role="live">Live: new requests appear here as agents ask.</p>
-<section id="pending-list" aria-live="polite">
+<p class="visually-hidden" data-role="announce" aria-live="polite"></p>
+<section id="pending-list" aria-label="pending requests">
 ${renderPendingList(views)}
 </section>`;
 }
