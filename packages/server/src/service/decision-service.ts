@@ -415,7 +415,10 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       const { id, decision } = await run("decide", input, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";
       if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
-      const consent = await waitForPerson(input as ActionRequest, decision, wait);
+      // a call that names no session is a session of its own: an approval "for this session" then covers
+      // no other caller's call (they were all session `http` before, on every node, for 12 hours)
+      const sessionId = wait.sessionId ?? `http-${id}`;
+      const consent = await waitForPerson(input as ActionRequest, decision, { ...wait, sessionId });
       if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision, consent };
       const refused = await refusedEdit(id, input as ActionRequest, consent);
       if (refused === null) return { decision_id: id, route: "accept", decision, consent };
