@@ -150,6 +150,20 @@ describe("console state changes", () => {
   });
 });
 
+describe("console addresses", () => {
+  it("redirects a page typed with a trailing slash and answers an unknown one with a page", async () => {
+    const slash = await fetch(`${s.url}/console/audit/?tool=x`, { redirect: "manual" });
+    expect(slash.status).toBe(303);
+    expect(slash.headers.get("location")).toBe("/console/audit?tool=x");
+    const unknown = await fetch(`${s.url}/console/nope`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await unknown.text()).toContain("No such page");
+    // the API keeps its JSON answers
+    expect((await fetch(`${s.url}/v1/nope`)).headers.get("content-type")).toMatch(/^application\/json/);
+  });
+});
+
 describe("console over TLS", () => {
   let home: string;
   let server: EmbeddedServer;

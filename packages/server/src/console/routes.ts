@@ -116,6 +116,17 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     return signedOut(reply, "You are signed out.", 200);
   });
   app.get("/console", hidden, (_request, reply) => seeOther(reply, "/console/pending"));
+  // a page address typed with a trailing slash, or wrong: a page for a person, not an API error body
+  const PAGES = new Set(["/console/pending", "/console/audit", "/console/simulate", "/console/login"]);
+  app.get("/console/*", hidden, (request, reply) => {
+    checkHost(request, deps.auth);
+    const [path = "", query = ""] = request.url.split(/\?(.*)/s);
+    const trimmed = path.replace(/\/+$/, "");
+    if (trimmed !== path && PAGES.has(trimmed)) return seeOther(reply, query === "" ? trimmed : `${trimmed}?${query}`);
+    const body = `<h1>No such page</h1>
+<p>The console has <a href="/console/pending">pending approvals</a>, the <a href="/console/audit">audit trail</a> and the <a href="/console/simulate">policy simulator</a>.</p>`;
+    return html(reply, renderPage({ title: "No such page", page: "none", body }), 404);
+  });
   app.get(
     "/console/pending",
     hidden,
