@@ -371,6 +371,27 @@ describe("console review in Chromium", () => {
     ]);
   });
 
+  it("a click on a request another tab already answered says so (the page had not heard yet)", async () => {
+    const { context, page: first } = await signedIn();
+    const second = await context.newPage();
+    // the second tab hears nothing live: its card is still open when the person clicks
+    await second.route("**/console/events", (route) => route.abort());
+    const waiting = agentCall("write_file", { path: "/srv/late-click.txt" });
+    await pendingId("write_file", "late-click");
+    await second.goto(`${s.url}/console/pending`);
+    const a = card(first, "write_file").filter({ hasText: "late-click" });
+    const b = card(second, "write_file").filter({ hasText: "late-click" });
+    await a.waitFor();
+    await b.waitFor();
+    await a.getByRole("button", { name: "Approve once" }).click();
+    expect(await waiting).toMatchObject({ route: "accept" });
+    await b.getByLabel("deny reason").fill("too late");
+    await b.getByRole("button", { name: "Deny" }).click();
+    await b.locator('[data-role="status"]', { hasText: /^Already approved/ }).waitFor();
+    await expect(b.getByRole("button", { name: "Deny" }).isDisabled()).resolves.toBe(true);
+    await expect(b.getByLabel("deny reason").inputValue()).resolves.toBe("too late");
+  });
+
   it("marks requests that end from the stream's events, even when asking about each one fails", async () => {
     const { page } = await signedIn();
     await page.route("**/console/api/consent/*", (route) => route.abort());
