@@ -460,6 +460,17 @@ describe("console review in Chromium", () => {
     expect((await page.context().cookies(s.url)).find((c) => c.name === SESSION_COOKIE)).toBeUndefined();
   });
 
+  it("says that it needs JavaScript when it is off", async () => {
+    problems = [];
+    const context = await browserApp.newContext({ viewport: LAPTOP, javaScriptEnabled: false });
+    contexts.push(context);
+    const { id } = await s.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+    await context.addCookies([{ name: SESSION_COOKIE, value: id, url: s.url, httpOnly: true, sameSite: "Strict" }]);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/console/pending`);
+    await expect(page.locator("main").innerText()).resolves.toContain("This console needs JavaScript");
+  });
+
   it("says when the page is not live, and catches up when it reconnects", async () => {
     const { page } = await signedIn();
     let streamDown = true;

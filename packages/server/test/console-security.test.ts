@@ -150,6 +150,19 @@ describe("console state changes", () => {
   });
 });
 
+describe("console audit filters", () => {
+  it("says when a filter cannot be applied instead of silently showing every event", async () => {
+    const { cookie } = await session();
+    const long = await fetch(`${s.url}/console/audit?tool=${"x".repeat(300)}`, { headers: { cookie } });
+    expect(long.status).toBe(200);
+    expect(await long.text()).toContain("Not applied: tool (a filter is one value of at most 256 characters)");
+    const twice = await fetch(`${s.url}/console/audit?decision=ask&decision=refuse`, { headers: { cookie } });
+    expect(await twice.text()).toContain("Not applied: decision");
+    const fine = await fetch(`${s.url}/console/audit?decision=ask`, { headers: { cookie } });
+    expect(await fine.text()).not.toContain("Not applied");
+  });
+});
+
 describe("console addresses", () => {
   it("redirects a page typed with a trailing slash and answers an unknown one with a page", async () => {
     const slash = await fetch(`${s.url}/console/audit/?tool=x`, { redirect: "manual" });

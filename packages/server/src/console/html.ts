@@ -83,6 +83,7 @@ ${signedIn ? `<meta name="csrf-token" content="${escapeHtml(input.csrfToken ?? "
 <body data-page="${input.page}">
 <header><span class="brand">ACP console</span>${nav}</header>
 <main>
+${signedIn ? `<noscript><p class="session-ended">This console needs JavaScript to answer requests and to stay live; with it off you can only read.</p></noscript>` : ""}
 ${input.body}
 </main>
 </body>

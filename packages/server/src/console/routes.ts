@@ -140,18 +140,28 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     hidden,
     page(async (request) => {
       const raw = request.query as Record<string, unknown>;
+      const keys = ["q", "event_type", "tool", "decision"];
       const search: AuditSearch = Object.fromEntries(
-        ["q", "event_type", "tool", "decision"].flatMap((k) => {
+        keys.flatMap((k) => {
           const v = raw[k];
           return typeof v === "string" && v !== "" && v.length <= 256 ? [[k, v]] : [];
         }),
       );
+      // a filter that cannot be applied is said, never silently dropped (the page would show every event)
+      const ignored = keys.filter((k) => {
+        const v = raw[k];
+        return (typeof v === "string" && v.length > 256) || Array.isArray(v);
+      });
       const before =
         typeof raw["before"] === "string" && /^[0-9]{1,9}$/.test(raw["before"]) ? raw["before"] : undefined;
       const query = toAuditQuery({ ...search, limit: "100", ...(before !== undefined ? { before } : {}) });
       const [list, verification] = await Promise.all([stores.audit.list(query), stores.audit.verify()]);
       const page = renderAuditPage(list, verification, search, before === undefined ? undefined : Number(before));
-      return ["Audit trail", "audit", page];
+      const note =
+        ignored.length === 0
+          ? ""
+          : `<p class="session-ended" role="alert">Not applied: ${ignored.join(", ")} (a filter is one value of at most 256 characters). The events below are not filtered by it.</p>\n`;
+      return ["Audit trail", "audit", note + page];
     }),
   );
   app.get(
