@@ -226,7 +226,9 @@
         status,
         view.status === "denied"
           ? "Recorded: denied. The agent is told no" + (body.reason ? ", with your reason." : ".")
-          : "Recorded: approved. The agent's call continues.",
+          : body.decision === "approved_with_modifications"
+            ? "Recorded: approved with your edits. The edited call is judged by the policy again before the agent may run it."
+            : "Recorded: approved. The agent's call continues.",
         "ok",
       );
     } catch (e) {

@@ -283,6 +283,8 @@ describe("console review in Chromium", () => {
     expect((await s.stores.pending.get(id))?.status).toBe("pending");
     await area.fill(JSON.stringify({ path: "/srv/a.txt", content: "x", mode: "0644", owner: "app" }));
     await c.getByRole("button", { name: "Approve with these arguments" }).click();
+    // the service judges an edited call again (a deny rule can still refuse it): the page does not promise it runs
+    await c.locator('[data-role="status"]', { hasText: /judged by the policy again/ }).waitFor();
     expect(at(await waiting, "consent", "arguments")).toEqual({
       path: "/srv/a.txt",
       content: "x",
