@@ -253,6 +253,15 @@
       const card = button && button.closest("[data-consent-id]");
       if (card) void act(card, button);
     });
+    // Enter in a card's reason field denies with that reason, as a form would (the field is for denying)
+    list.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || !event.target.matches('[data-role="reason"]')) return;
+      const card = event.target.closest("[data-consent-id]");
+      const deny = card && card.querySelector('button[data-action="deny"]');
+      if (!deny || deny.disabled) return;
+      event.preventDefault();
+      void act(card, deny);
+    });
     list.addEventListener("input", (event) => {
       const card = event.target.closest("[data-consent-id]");
       if (card && event.target.matches('[data-role="arguments"]')) updateDiff(card);

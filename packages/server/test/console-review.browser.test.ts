@@ -219,7 +219,8 @@ describe("console review in Chromium", () => {
     await c.waitFor();
     const reason = 'Not before the 18:00 backup — ticket #42, "quoted" <b>as typed</b>';
     await c.getByLabel("deny reason").fill(`  ${reason}  `);
-    await c.getByRole("button", { name: "Deny" }).click();
+    // Enter in the reason field denies, as in a form
+    await c.getByLabel("deny reason").press("Enter");
     const no = await denied;
     expect(no).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
     expect(String(at(no, "consent", "reason")).endsWith(`: ${reason}`)).toBe(true);
