@@ -30,10 +30,10 @@ const FLAGS = [
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 800 };
 
-/** The starter policy with one rule whose requests expire after 4 seconds (the expiry test). */
+/** The starter policy with one rule whose requests expire after 8 seconds (the expiry test; room for a loaded machine to show the card and type first). */
 const POLICY = STARTER_POLICY.replace(
   /^rules:\n/m,
-  'rules:\n  - id: quick-ask\n    match:\n      tool: "quick_*"\n    action: ask\n    timeout: 4\n',
+  'rules:\n  - id: quick-ask\n    match:\n      tool: "quick_*"\n    action: ask\n    timeout: 8\n',
 );
 
 let s: TestServer;
