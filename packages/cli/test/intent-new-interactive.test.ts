@@ -108,6 +108,20 @@ describe("acp intent new, interactive", () => {
     expect(read).toBe(false);
   });
 
+  it("the piped example of --help writes the file it names", async () => {
+    const help = await runCli(["intent", "new", "--help"]);
+    const example = /printf '([^']*)' \| acp intent new --interactive -o day\.yml/.exec(help.stdout);
+    expect(example).not.toBeNull();
+    const input = (example?.[1] ?? "").replaceAll("\\n", "\n");
+    const cwd = dir();
+    const out = await runCli(["intent", "new", "--interactive", "-o", "day.yml"], { stdin: input, cwd });
+    expect(out.stderr).not.toContain("nothing written");
+    expect(out.code).toBe(0);
+    expect((parse(readFileSync(join(cwd, "day.yml"), "utf8")) as Written).trusted_values["recipients"]).toEqual([
+      "me@example.com",
+    ]);
+  });
+
   it("on a terminal without --template it asks", async () => {
     const out = await runWith(["intent", "new"], true, () => "3\nDE89370400440532013000\n\n\ny\n");
     expect(out.code).toBe(0);

@@ -119,7 +119,7 @@ Examples:
   acp intent new                      # on a terminal: asks which template, your values and the goal
   acp intent new --list
   acp intent new -t summarise-my-day --trusted recipients=me@example.com -o ~/.acp/intents/day.yml
-  printf '1\\nme@example.com\\n\\n\\ny\\n' | acp intent new --interactive -o day.yml
+  printf '1\\nme@example.com\\n\\ny\\n' | acp intent new --interactive -o day.yml   # template, value, goal (Enter), yes
   acp proxy --intent ~/.acp/intents/day.yml --upstream '…'
 
 Without --template, it asks on a terminal; without a terminal it needs --template or --interactive
