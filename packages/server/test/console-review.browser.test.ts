@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { STARTER_POLICY } from "@acp/store";
-import { SESSION_COOKIE, SESSION_TTL_MS } from "@acp/server";
+import { LINK_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS } from "@acp/server";
 import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -461,6 +461,20 @@ describe("console review in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.locator("main", { hasText: /You are signed out/ }).waitFor();
     expect((await page.context().cookies(s.url)).find((c) => c.name === SESSION_COOKIE)).toBeUndefined();
+  });
+
+  it("signs in from the link with the keyboard alone (the button has the focus)", async () => {
+    problems = [];
+    const context = await browserApp.newContext({ viewport: PHONE });
+    contexts.push(context);
+    context.on("page", watch);
+    const page = await context.newPage();
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    await page.goto(`${s.url}/console/login?token=${token}`);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/console\/pending$/);
+    await page.screenshot({ path: join(ARTIFACTS, "review-phone-signed-in.png") });
+    expect(problems).toEqual([]);
   });
 
   it("says that it needs JavaScript when it is off", async () => {

@@ -6,7 +6,7 @@ export function renderSignInPage(token: string): string {
   return `<h1>Sign in</h1>
 <p>This one-time link signs this browser in to the ACP console.</p>
 <form method="post" action="/console/login"><input type="hidden" name="token" value="${escapeHtml(token)}">
-<button type="submit">Sign in</button></form>`;
+<button type="submit" autofocus>Sign in</button></form>`;
 }
 
 /** Shown when there is no session, or the link is spent or expired. */
