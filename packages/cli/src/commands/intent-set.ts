@@ -184,7 +184,7 @@ export function registerIntentSet(parent: Command, ctx: CliContext): void {
       `
 Examples:
   acp intent set --list
-  acp intent set --session session_3f9a… ~/.acp/intents/triage.yml
+  acp intent set --session stdio_3f9a… ~/.acp/intents/triage.yml
   acp intent set --list --json
 
 The update is signed with the home's key (ACP_PASSPHRASE unlocks it) and written to $ACP_HOME/state.db.
