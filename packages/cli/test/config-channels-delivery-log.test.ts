@@ -32,7 +32,7 @@ describe("a configured channel that cannot deliver says so", () => {
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
     const { port } = receiver.address() as AddressInfo;
     const seed = new Uint8Array(32).fill(7);
-    const secret = sealConfigSecret("hook-secret", "webhook.secret", seed, (n) => new Uint8Array(n).fill(1));
+    const secret = sealConfigSecret("hook-secret-0123456789", "webhook.secret", seed, (n) => new Uint8Array(n).fill(1));
     const path = join(root.dir, "config.yml");
     const url = `http://hook:pw-in-url@127.0.0.1:${port}/hooks/T0/path-token?token=query-token`;
     writeFileSync(path, `channel: webhook\nwebhook:\n  url: "${url}"\n  secret: "${secret}"\n`);
@@ -61,13 +61,43 @@ describe("a configured channel that cannot deliver says so", () => {
       await aborted?.catch(() => undefined);
       expect(lines.filter((l) => l.includes("could not deliver"))).toHaveLength(1);
       const all = lines.join("\n");
-      for (const secretPart of ["hook-secret", "pw-in-url", "path-token", "query-token"]) {
+      for (const secretPart of ["hook-secret-0123456789", "pw-in-url", "path-token", "query-token"]) {
         expect(all).not.toContain(secretPart);
       }
       expect(all).toContain(`requests go to http://127.0.0.1:${port}/…;`);
     } finally {
       await channel?.close?.();
       await new Promise<void>((r) => receiver.close(() => r()));
+    }
+  });
+});
+
+describe("a webhook secret too short to be a key", () => {
+  it("makes the channel fail with what to do, naming no part of the secret", async () => {
+    const seed = new Uint8Array(32).fill(7);
+    const secret = sealConfigSecret("pw1234", "webhook.secret", seed, (n) => new Uint8Array(n).fill(4));
+    const path = join(root.dir, "short-secret.yml");
+    writeFileSync(path, `channel: webhook\nwebhook:\n  url: "http://127.0.0.1:9/hook"\n  secret: "${secret}"\n`);
+    const lines: string[] = [];
+    const [channel] = configuredChannels(
+      readConfigFile(path, true),
+      () => Promise.resolve(seed),
+      (l) => void lines.push(l),
+    );
+    try {
+      const failed = await channel
+        ?.deliver({ request, reasons: [], sessionId: "s", signal: new AbortController().signal })
+        .then(
+          () => "answered",
+          (e: unknown) => String(e),
+        );
+      expect(failed).toMatch(/the webhook channel is unavailable/);
+      expect(lines.join("\n")).toMatch(
+        /the webhook consent channel is unavailable: `webhook.secret` is too short \(6 characters\).*at least 16.*openssl rand -hex 32/,
+      );
+      expect([failed, ...lines].join("\n")).not.toContain("pw1234");
+    } finally {
+      await channel?.close?.();
     }
   });
 });
@@ -125,7 +155,7 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", () => r()));
     const { port } = receiver.address() as AddressInfo;
     const seed = new Uint8Array(32).fill(9);
-    const secret = sealConfigSecret("shared-hook", "webhook.secret", seed, (n) => new Uint8Array(n).fill(2));
+    const secret = sealConfigSecret("shared-hook-0123456789", "webhook.secret", seed, (n) => new Uint8Array(n).fill(2));
     const path = join(root.dir, "shared-port.yml");
     writeFileSync(
       path,
@@ -166,7 +196,10 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
         const timestamp = String(Math.floor(Date.now() / 1000));
         const res = await fetch(callbackUrl, {
           method: "POST",
-          headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signWebhookBody("shared-hook", timestamp, body) },
+          headers: {
+            "X-ACP-Timestamp": timestamp,
+            "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", timestamp, body),
+          },
           body,
         });
         return res.status;
@@ -215,7 +248,10 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
       const timestamp = String(Math.floor(Date.now() / 1000));
       const res = await fetch(callbackUrl, {
         method: "POST",
-        headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signWebhookBody("shared-hook", timestamp, body) },
+        headers: {
+          "X-ACP-Timestamp": timestamp,
+          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", timestamp, body),
+        },
         body,
       });
       expect(res.status).toBe(200);
@@ -242,7 +278,10 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
       const nextTs = String(Math.floor(Date.now() / 1000));
       const direct200 = await fetch(callbackUrl, {
         method: "POST",
-        headers: { "X-ACP-Timestamp": nextTs, "X-ACP-Signature": signWebhookBody("shared-hook", nextTs, nextBody) },
+        headers: {
+          "X-ACP-Timestamp": nextTs,
+          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", nextTs, nextBody),
+        },
         body: nextBody,
       });
       expect(direct200.status).toBe(200);
@@ -259,7 +298,7 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
 describe("the webhook callback listener", () => {
   it("cuts off a client that trickles its headers (10 s, not Node's minute)", async () => {
     const seed = new Uint8Array(32).fill(5);
-    const secret = sealConfigSecret("slow-hook", "webhook.secret", seed, (n) => new Uint8Array(n).fill(3));
+    const secret = sealConfigSecret("slow-hook-0123456789", "webhook.secret", seed, (n) => new Uint8Array(n).fill(3));
     const path = join(root.dir, "slow.yml");
     writeFileSync(path, `channel: webhook\nwebhook:\n  url: "http://127.0.0.1:9/x"\n  secret: "${secret}"\n`);
     const lines: string[] = [];

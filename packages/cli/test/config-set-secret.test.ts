@@ -58,6 +58,15 @@ describe("acp config set-secret", () => {
     expect(good.code).toBe(0);
   });
 
+  it("refuses a webhook secret shorter than 16 characters, and writes nothing", async () => {
+    const { home } = fixtureHome(root.dir);
+    const before = readFileSync(homePaths(home).config, "utf8");
+    const short = await runCli(["config", "set-secret", "webhook.secret"], { env: envFor(home), stdin: "hook\n" });
+    expect(short.code).toBe(4);
+    expect(short.stderr).toMatch(/`webhook.secret` is too short \(4 characters\)/);
+    expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
+  });
+
   it("needs the passphrase", async () => {
     const { home } = fixtureHome(root.dir);
     const r = await runCli(["config", "set-secret", "webhook.secret"], { env: envFor(home, null), stdin: "v" });

@@ -7,7 +7,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { orThrow } from "../home-access/or-throw.js";
 import { readSecretValue } from "../home-access/secret-input.js";
-import { checkBearerToken } from "../wiring/bearer-token.js";
+import { checkBearerToken, webhookSecretProblem } from "../wiring/bearer-token.js";
 
 /** The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed). */
 const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token"]);
@@ -33,7 +33,8 @@ Examples:
   acp config set-secret webhook.secret     # asks for the value without echo
 
 Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad path, value in argv),
-4 invalid value (a bearer token shorter than 16 characters or not sendable after "Bearer ").`,
+4 invalid value (a bearer token shorter than 16 characters or not sendable after "Bearer ", a webhook
+secret shorter than 16 characters).`,
     )
     .action(async (path: string, extra: string[], options: { json?: boolean }) => {
       if (extra.length > 0) {
@@ -55,6 +56,8 @@ Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad 
         const value = await readSecretValue(ctx, `\`${path}\``);
         // a bearer token a service would refuse at start is refused now, before it is written
         if (BEARER_TOKEN_PATHS.has(path)) checkBearerToken(`\`${path}\``, value);
+        const short = path === "webhook.secret" ? webhookSecretProblem("`webhook.secret`", value) : null;
+        if (short !== null) throw new CliError(short, EXIT.invalid);
         orThrow(writeConfigValue(home, doc, path, sealConfigSecret(value, path, seed, randomBytes)));
       } finally {
         seed.fill(0);

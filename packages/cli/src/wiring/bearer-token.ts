@@ -4,6 +4,15 @@ import { CliError, EXIT } from "../exit-codes.js";
 /** The shortest token accepted (the same floor as `proxy.bearer_token` in config.yml). */
 export const MIN_BEARER_TOKEN_LENGTH = 16;
 
+/** The shortest webhook secret accepted (the HMAC key both ends share). */
+export const MIN_WEBHOOK_SECRET_LENGTH = 16;
+
+/** A webhook secret too short to be a key: the error to give, or null when it is long enough. */
+export function webhookSecretProblem(source: string, secret: string): string | null {
+  if (secret.length >= MIN_WEBHOOK_SECRET_LENGTH) return null;
+  return `${source} is too short (${secret.length} characters): an HMAC key needs at least ${MIN_WEBHOOK_SECRET_LENGTH}; make one with \`openssl rand -hex 32\``;
+}
+
 /**
  * Checks a configured bearer token before anything starts: at least 16 characters, and only characters
  * a client can send after `Bearer ` (RFC 6750's token68: letters, digits, `-._~+/`, trailing `=`).

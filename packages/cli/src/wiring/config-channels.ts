@@ -11,6 +11,7 @@ import {
 } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { whereIn, type ConfigFile } from "./config-file.js";
+import { webhookSecretProblem } from "./bearer-token.js";
 
 /**
  * A channel opened on first use: its secret needs the home's key, which is unlocked only when a person
@@ -245,6 +246,8 @@ async function openWebhook(
   if (!secret.ok) throw new Error(secret.issues[0]?.message ?? "cannot open `webhook.secret`");
   if (secret.value === undefined)
     throw new Error(`\`webhook.secret\` is not set in ${file} (acp config set-secret webhook.secret)`);
+  const short = webhookSecretProblem("`webhook.secret`", secret.value);
+  if (short !== null) throw new Error(short);
   const listen = parseListen(doc.getIn(["webhook", "callback_listen"]));
   const routes: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
   // a client that trickles its headers is cut off after 10 s (Node's default is a minute); the channel itself
