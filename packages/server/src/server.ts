@@ -20,7 +20,10 @@ import type { ServerStores } from "./store/types.js";
 export interface AcpServerOptions {
   /** The one pipeline (its rate limiter is the live one). */
   readonly pipeline: Pipeline;
-  /** A second pipeline on the same policy with its own rate limiter, for the simulator. */
+  /**
+   * A second pipeline on the same policy for the console's simulator; build it without spending rate
+   * limits (`policySource(…, { spendRateLimits: false })`): a simulation is no call.
+   */
   readonly simulationPipeline: Pipeline;
   /**
    * The standing rules without spending rate limits, to judge arguments a person edited before the caller

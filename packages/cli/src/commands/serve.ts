@@ -256,8 +256,9 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       auditPath: join(home, "audit.jsonl"),
       ...(storage !== null ? { storageUrl: storage.url } : {}),
       pipeline: (rateLimiter) => buildPipeline(inputs, rateLimiter),
-      simulationPipeline: buildPipeline(inputs),
-      recheckPipeline: buildPipelineWith(inputs, { spendRateLimits: false }),
+      // the simulator and the judging of a person's edits neither spend nor check rate limits: a simulation
+      // is no call, and an edited call was counted when it was asked
+      simulationPipeline: buildPipelineWith(inputs, { spendRateLimits: false }),
       keys,
       clock: ctx.io.now,
       loopbackOnly,
