@@ -143,4 +143,11 @@ describe("acp replay", () => {
     expect(out.stdout).toContain('{"type":"tool_call","server":"…","tool":"…","args":{…}}');
     expect(out.stdout).toContain("4  a trace, policy, graph, intent or session settings file is invalid");
   });
+
+  it("--help shows the two-line example as two lines a shell takes as one command", async () => {
+    const out = await runCli(["replay", "--help"]);
+    expect(out.stdout).toContain(
+      "--session examples/attacks/session.yml \\\n    --intent examples/attacks/intents/calendar-read.json",
+    );
+  });
 });

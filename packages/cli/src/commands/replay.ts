@@ -45,7 +45,7 @@ Exit codes:
 Examples:
   acp replay --policy policy.yml examples/attacks/*.jsonl
   acp replay --policy policy.yml --intent intent.json --trusted-server calendar trace.jsonl --json
-  acp replay --policy examples/attacks/policy.yml --session examples/attacks/session.yml \
+  acp replay --policy examples/attacks/policy.yml --session examples/attacks/session.yml \\
     --intent examples/attacks/intents/calendar-read.json examples/attacks/ipi-calendar-exfil.jsonl
 
 Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
