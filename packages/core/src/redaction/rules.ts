@@ -30,9 +30,14 @@ export const DEFAULT_REDACTED_KEYS: readonly string[] = [
   "*private-key*",
 ];
 
-/** Value patterns redacted by default: bearer/basic credentials, common API-key shapes, JWTs, PEM private keys. */
+/**
+ * Value patterns redacted by default: bearer/basic credentials, the password of a URL's userinfo
+ * (`postgres://acp:[REDACTED]@db/acp`: scheme, user and host stay readable), common API-key shapes, JWTs,
+ * PEM private keys.
+ */
 export const DEFAULT_REDACTED_VALUES: readonly RegExp[] = [
   /\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /(?<=\b[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:)[^\s/?#@]+(?=@)/g,
   /\bsk-[A-Za-z0-9_-]{8,}/g,
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
   /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,

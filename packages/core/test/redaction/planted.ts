@@ -37,7 +37,7 @@ const b64url = (min: number, max: number): fc.Arbitrary<string> =>
 
 /**
  * A secret-shaped value and the part of it that must never survive: GitHub, OpenAI-style, Slack and AWS
- * keys, JWTs, bearer credentials, PEM private keys.
+ * keys, JWTs, bearer credentials, a URL's password, PEM private keys.
  */
 export const secretShapedValue: fc.Arbitrary<{ readonly text: string; readonly secret: string }> = fc.oneof(
   alnum(36, 40).map((s) => ({ text: `ghp_${s}`, secret: s })),
@@ -48,6 +48,8 @@ export const secretShapedValue: fc.Arbitrary<{ readonly text: string; readonly s
     .tuple(b64url(10, 30), b64url(10, 60), b64url(20, 43))
     .map(([h, p, s]) => ({ text: `eyJ${h}.${p}.${s}`, secret: `${p}.${s}` })),
   b64url(16, 40).map((s) => ({ text: `Bearer ${s}`, secret: s })),
+  alnum(8, 30).map((s) => ({ text: `postgres://acp:${s}@db.internal:5432/acp`, secret: s })),
+  alnum(8, 30).map((s) => ({ text: `https://bob:${s}@example.com/hook?x=1`, secret: s })),
   fc
     .base64String({ minLength: 40, maxLength: 120 })
     .filter((s) => s.length >= 40)

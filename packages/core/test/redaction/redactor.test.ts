@@ -55,6 +55,20 @@ describe("the one redactor", () => {
     });
   });
 
+  it("hides the password of a URL and keeps its scheme, user, host and path readable", () => {
+    expect(
+      redact({
+        hook: "https://bob:hunter2@example.com/hook?x=1",
+        db: "connect to postgres://acp:s3cr3t-pw@db.internal:5432/acp now",
+        plain: "https://example.com/a:b@c and mailto:x@example.com and user@host:path",
+      }),
+    ).toEqual({
+      hook: `https://bob:${REDACTED}@example.com/hook?x=1`,
+      db: `connect to postgres://acp:${REDACTED}@db.internal:5432/acp now`,
+      plain: "https://example.com/a:b@c and mailto:x@example.com and user@host:path",
+    });
+  });
+
   it("returns the same reference when nothing matches and never mutates its input", () => {
     const input = { a: { b: ["c", 1, null, true] } };
     const snapshot = JSON.stringify(input);
