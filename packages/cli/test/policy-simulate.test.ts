@@ -84,10 +84,12 @@ describe("acp policy simulate", () => {
     }
   });
 
-  it("refuses arguments that are not an object", async () => {
-    const out = await simulate(["--tool", "x", "--args", "[1,2]"]);
-    expect(out.code).toBe(0);
-    expect(out.json["route"]).toBe("refuse");
+  it("rejects --args that are JSON but not an object with exit 4, as it rejects malformed JSON", async () => {
+    for (const args of ["[1,2]", '"to=bob"', "null", "3"]) {
+      const out = await simulate(["--tool", "x", "--args", args]);
+      expect(out.code).toBe(4);
+      expect(out.stderr).toMatch(/^acp: --args: expected a JSON object/);
+    }
   });
 
   it("exits 1 with a hint when there is no policy", async () => {

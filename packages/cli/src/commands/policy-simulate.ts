@@ -50,7 +50,13 @@ function buildRequest(options: SimulateOptions): Record<string, unknown> {
     }
     request["category"] = options.category;
   }
-  if (options.args !== undefined) request["arguments"] = parseJsonOption(options.args, "--args");
+  if (options.args !== undefined) {
+    const args = parseJsonOption(options.args, "--args");
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      throw new CliError('--args: expected a JSON object of arguments like {"to":"bob@example.com"}', EXIT.invalid);
+    }
+    request["arguments"] = args;
+  }
   if (options.annotations !== undefined) {
     const annotations = parseJsonOption(options.annotations, "--annotations");
     if (typeof annotations !== "object" || annotations === null || Array.isArray(annotations)) {
