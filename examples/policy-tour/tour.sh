@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The policy tour: what ACP's decision core does, in one minute. Run from the repository root
-# after `npm ci`:  npm run tour
+# after `npm install`:  npm run tour
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 acp() { node packages/cli/bin/acp.js "$@"; }
