@@ -18,6 +18,8 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     const out = await runCli(["proxy", "--help"]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('"command": "acp", "args": ["proxy", "--upstream"');
+    // a client spawns the proxy without a terminal: without the passphrase no approval can be signed
+    expect(out.stdout).toMatch(/"filesystem": \{ "command": "acp", .*\n?.*"env": \{ "ACP_PASSPHRASE"/);
     expect(out.stdout).toContain("Exit codes: 0 the client went away");
   });
 

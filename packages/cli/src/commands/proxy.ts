@@ -131,7 +131,9 @@ Examples:
   ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0   # a token: 16+ characters
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
-  "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"] }
+  "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],
+                  "env": { "ACP_PASSPHRASE": "…" } }
+The passphrase of \`acp init\` lets the proxy sign approvals: a client gives it no terminal to ask at.
 
 In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/guides/proxy.md
 
