@@ -471,6 +471,10 @@ describe("console review in Chromium", () => {
     const page = await context.newPage();
     const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
     await page.goto(`${s.url}/console/login?token=${token}`);
+    // autofocus is applied at the page's next rendering step, which may come after `load` on a busy machine
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.tagName ?? null), { timeout: 10_000 })
+      .toBe("BUTTON");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/console\/pending$/);
     await page.screenshot({ path: join(ARTIFACTS, "review-phone-signed-in.png") });
