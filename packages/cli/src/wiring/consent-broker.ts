@@ -51,6 +51,8 @@ export interface WiredBrokerOptions {
   readonly terminal?: boolean;
   /** What hides secrets from the person asked (config.yml `redaction:` and the vault values in use). */
   readonly redact?: Redactor;
+  /** Told once, at start, when approvals cannot be signed (no passphrase for the home's key). */
+  readonly log?: (line: string) => void;
 }
 
 /**
@@ -83,7 +85,16 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
     });
     return verdict.ok;
   }
-  return createConsentBroker({
+  // an approval needs the home's key: without it nobody is asked (an approval would only fail after a
+  // person gave it); said at start, and as the reason of every call that would ask
+  const keyProblem = options.key.get().then(
+    () => null,
+    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  );
+  void keyProblem.then((problem) => {
+    if (problem !== null) options.log?.(`approvals cannot be signed, so calls that ask are refused: ${problem}`);
+  });
+  const broker = createConsentBroker({
     channels,
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(store !== undefined ? { store } : {}),
@@ -111,4 +122,13 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
       return verdict.ok;
     },
   });
+  return {
+    async ask(request) {
+      const problem = await keyProblem;
+      if (problem !== null)
+        return { kind: "denied", reason: `approvals cannot be signed, so nobody was asked: ${problem}` };
+      return broker.ask(request);
+    },
+    close: () => broker.close(),
+  };
 }

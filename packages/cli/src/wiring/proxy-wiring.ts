@@ -108,6 +108,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
       broker = createWiredBroker({
         state,
         key,
+        log,
         redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
         // sealed channel secrets open only with the home's key
