@@ -115,10 +115,11 @@ describe("names that cannot be served", () => {
 
   it("a prompt, a resource URI and a resource template another server shadows are reported once, not dropped in silence", async () => {
     const lines: string[] = [];
-    const extras = (name: string): UpstreamSpec => ({
-      ...fixture(name),
-      env: { FIXTURE_EXTRAS: "1", FIXTURE_NAME: name },
-    });
+    const extras = (name: string): UpstreamSpec => {
+      const spec = fixture(name);
+      if (spec.transport !== "stdio") throw new Error("the fixture is a stdio server");
+      return { ...spec, env: { FIXTURE_EXTRAS: "1", FIXTURE_NAME: name } };
+    };
     const env = await startInMemory({
       upstreams: [extras("one"), extras("two")],
       prefixTools: "never",

@@ -473,7 +473,9 @@ describe("console review in Chromium", () => {
     await page.goto(`${s.url}/console/login?token=${token}`);
     // autofocus is applied at the page's next rendering step, which may come after `load` on a busy machine
     await expect
-      .poll(() => page.evaluate(() => document.activeElement?.tagName ?? null), { timeout: 10_000 })
+      .poll(() => page.evaluate<string | null>("document.activeElement ? document.activeElement.tagName : null"), {
+        timeout: 10_000,
+      })
       .toBe("BUTTON");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/console\/pending$/);

@@ -285,7 +285,9 @@ describe("what the proxy sends where", () => {
         },
       });
       if (outcome.kind === "approved") {
-        expect(outcome.consentResponse?.decision).toBe("approved_with_modifications");
+        expect((outcome.consentResponse as { decision?: unknown } | undefined)?.decision).toBe(
+          "approved_with_modifications",
+        );
         expect(JSON.stringify(outcome.consentResponse)).not.toContain("sk-live");
       }
     } finally {

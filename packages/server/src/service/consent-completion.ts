@@ -19,6 +19,7 @@ import {
 } from "@acp/proxy";
 import type { PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
+import { unjudgedEdit } from "./decision-service.js";
 import type { ServerStores } from "../store/types.js";
 
 /** How a completed request ended. */
@@ -153,17 +154,7 @@ export async function completeConsent(
         category: request.action.category,
         risk_level: request.action.risk_level,
       } as ActionRequest)
-      .catch((err: unknown): Decision => ({
-        route: "refuse",
-        action: "deny",
-        rule: null,
-        category: "system",
-        risk_level: "high",
-        reasons: [
-          { source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` },
-        ],
-        verdicts: [],
-      }));
+      .catch(unjudgedEdit);
     if (decision.route === "refuse") {
       const reason = `approved with edits, but the edited arguments are ${refusalText(decision)}`;
       await record(deps, row, "policy_evaluated", {

@@ -119,6 +119,19 @@ function newDecisionId(): string {
   return `dc_${ID_PREFIX}${idCounter.toString(16).padStart(16, "0")}`;
 }
 
+/** The refusal of an edit the pipeline could not judge (fail closed). */
+export function unjudgedEdit(err: unknown): Decision {
+  return {
+    route: "refuse",
+    action: "deny",
+    rule: null,
+    category: "system",
+    risk_level: "high",
+    reasons: [{ source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` }],
+    verdicts: [],
+  };
+}
+
 function sameJson(a: unknown, b: unknown): boolean {
   const x = tryCanonicalJson(a);
   const y = tryCanonicalJson(b);
@@ -257,17 +270,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     try {
       decision = await (options.recheckEdits ?? pipeline).decide(edited, clock());
     } catch (err) {
-      decision = {
-        route: "refuse",
-        action: "deny",
-        rule: null,
-        category: "system",
-        risk_level: "high",
-        reasons: [
-          { source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` },
-        ],
-        verdicts: [],
-      };
+      decision = unjudgedEdit(err);
     }
     if (decision.route !== "refuse") return null;
     const reasons = decision.reasons.map((r) => r.message);
