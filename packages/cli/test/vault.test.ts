@@ -14,7 +14,7 @@ describe("acp vault set|list|rm", () => {
     const env = envFor(home);
     const set = await runCli(["vault", "set", "GITHUB_TOKEN"], { env, stdin: "ghp_value\n" });
     expect(set.code).toBe(0);
-    expect(set.stdout).toBe("stored `GITHUB_TOKEN` in the vault (1 entries)\n");
+    expect(set.stdout).toBe("stored `GITHUB_TOKEN` in the vault (1 entry)\n");
     await runCli(["vault", "set", "SMTP_PASSWORD", "--json"], { env, stdin: "pw" });
     const seed = loadMasterSeed(home, PASSPHRASE);
     if (!seed.ok) throw new Error("seed");
