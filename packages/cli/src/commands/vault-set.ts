@@ -57,7 +57,11 @@ Exit codes: 0 stored, 1 error (no passphrase, corrupted vault), 2 usage (bad nam
         orThrow(writeVault(home, next, seed, randomBytes));
         const count = Object.keys(next).length;
         if (options.json === true) printJson(ctx, { name, replaced, entries: count });
-        else printLine(ctx, `${replaced ? "replaced" : "stored"} \`${name}\` in the vault (${count} ${count === 1 ? "entry" : "entries"})`);
+        else
+          printLine(
+            ctx,
+            `${replaced ? "replaced" : "stored"} \`${name}\` in the vault (${count} ${count === 1 ? "entry" : "entries"})`,
+          );
       } finally {
         seed.fill(0);
       }
