@@ -3,28 +3,14 @@
  * signs in with the one-time link and answers in the page, and the agent's call completes. Screenshots of
  * each page go to test-artifacts/console/.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINK_TTL_MS } from "@acp/server";
+import { ARTIFACTS, CHROMIUM, FLAGS, ensureChromium } from "./console-browser.js";
 import { at, readJson, startTestServer, type TestServer } from "./harness.js";
-
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const ARTIFACTS = join(ROOT, "test-artifacts", "console");
-const CHROMIUM = "/usr/bin/chromium";
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let s: TestServer;
 let profile: string;
@@ -33,8 +19,7 @@ let page: Page;
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) execFileSync("bash", [join(ROOT, "scripts", "ensure-chromium.sh")], { stdio: "inherit" });
-  mkdirSync(ARTIFACTS, { recursive: true });
+  ensureChromium();
   s = await startTestServer();
   profile = mkdtempSync(join(tmpdir(), "acp-chromium-"));
   browser = await chromium.launchPersistentContext(profile, {
