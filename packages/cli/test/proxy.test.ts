@@ -13,6 +13,19 @@ const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const bin = (name: string): string => join(ROOT, "node_modules/.bin", name);
 
+/** What `acp pending --json` lists once something is pending (polled every 100 ms; the test's timeout bounds it). */
+async function pendingOf(env: Record<string, string>): Promise<{ id: string; tool: string; reasons: unknown[] }[]> {
+  for (;;) {
+    const listed = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as {
+      id: string;
+      tool: string;
+      reasons: unknown[];
+    }[];
+    if (listed.length > 0) return listed;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe("acp proxy (in-process: arguments and configuration)", () => {
   it("teaches the drop-in in --help", async () => {
     const out = await runCli(["proxy", "--help"]);
@@ -148,11 +161,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
       const env = { ACP_HOME: home, HOME: home };
       const write = client.callTool({ name: "write_file", arguments: { path: join(dir, "new.txt"), content: "hi" } });
       write.catch(() => undefined); // (awaited below; a failed expectation must not leave it unhandled)
-      let pending: { id: string; tool: string; reasons: unknown[] }[] = [];
-      while (pending.length === 0) {
-        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const pending = await pendingOf(env);
       expect(pending[0]?.tool).toBe("write_file");
       expect(JSON.stringify(pending[0]?.reasons)).toContain("ask-writes");
       expect((await runCli(["approve", pending[0]?.id ?? ""], { env })).code).toBe(0);
@@ -186,11 +195,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     try {
       const write = first.callTool(call);
       write.catch(() => undefined); // (awaited below; a failed expectation must not leave it unhandled)
-      let pending: { id: string }[] = [];
-      while (pending.length === 0) {
-        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const pending = await pendingOf(env);
       // (the real clock: the window is checked against the proxy's)
       const approved = await runCli(["approve", pending[0]?.id ?? "", "--for", "10m"], { env, now: new Date() });
       expect(approved.code).toBe(0);
@@ -207,11 +212,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
       expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("hi");
       const other = second.callTool({ ...call, arguments: { ...call.arguments, content: "other" } });
       other.catch(() => undefined);
-      let pending: { tool: string }[] = [];
-      while (pending.length === 0) {
-        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const pending = await pendingOf(env);
       expect(pending[0]?.tool).toBe("write_file"); // other arguments are another call: asked
     } finally {
       await second.close();
@@ -250,11 +251,7 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     const approveWith = async (path: string, edit: string): Promise<{ isError?: unknown; content: unknown }> => {
       const write = client.callTool({ name: "write_file", arguments: { path: join(dir, path), content: "x" } });
       write.catch(() => undefined); // (awaited below)
-      let pending: { id: string }[] = [];
-      while (pending.length === 0) {
-        pending = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as typeof pending;
-        if (pending.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const pending = await pendingOf(env);
       const modify = JSON.stringify({ path: join(dir, edit) });
       expect((await runCli(["approve", pending[0]?.id ?? "", "--modify", modify], { env })).code).toBe(0);
       return (await write) as { isError?: unknown; content: unknown };
