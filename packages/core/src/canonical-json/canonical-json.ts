@@ -62,6 +62,13 @@ export function tryCanonicalJson(value: unknown): Result<string> {
   return ok(text);
 }
 
+/** Whether two values have the same canonical JSON (false when either has none): equal as JSON, key order aside. */
+export function sameCanonicalJson(a: unknown, b: unknown): boolean {
+  const x = tryCanonicalJson(a);
+  const y = tryCanonicalJson(b);
+  return x.ok && y.ok && x.value === y.value;
+}
+
 /** Like {@link tryCanonicalJson} but throws a {@link ValidationError} on input that is not plain JSON. */
 export function canonicalJson(value: unknown): string {
   const result = tryCanonicalJson(value);

@@ -3,6 +3,7 @@ export {
   canonicalJson,
   canonicalJsonBytes,
   tryCanonicalJson,
+  sameCanonicalJson,
   MAX_CANONICAL_DEPTH,
   type JsonValue,
 } from "./canonical-json.js";

@@ -1,4 +1,4 @@
-import { canonicalJson, canonicalSha256Ref, type JsonValue } from "../canonical-json/index.js";
+import { canonicalSha256Ref, sameCanonicalJson, type JsonValue } from "../canonical-json/index.js";
 import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { deepFreeze, toFrozenJson } from "./frozen-json.js";
@@ -36,14 +36,6 @@ export interface CompiledPlan {
   readonly checks: readonly (readonly (readonly [string, ArgCheck])[])[];
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  try {
-    return canonicalJson(a) === canonicalJson(b);
-  } catch {
-    return false;
-  }
-}
-
 /** Applies a whole-value check; an array argument that fails as a whole must pass element by element. */
 function eachOrWhole(check: (value: unknown) => boolean): ArgCheck {
   return (value) => check(value) || (Array.isArray(value) && value.length > 0 && value.every((v) => check(v)));
@@ -54,8 +46,8 @@ function normalizeTrusted(value: string): string {
 }
 
 function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: (string | number)[]): Result<ArgCheck> {
-  if ("exact" in c) return ok(eachOrWhole((v) => sameJson(v, c.exact)));
-  if ("one_of" in c) return ok(eachOrWhole((v) => c.one_of.some((o) => sameJson(v, o))));
+  if ("exact" in c) return ok(eachOrWhole((v) => sameCanonicalJson(v, c.exact)));
+  if ("one_of" in c) return ok(eachOrWhole((v) => c.one_of.some((o) => sameCanonicalJson(v, o))));
   if ("glob" in c) {
     const compiled = compileGlob(c.glob);
     if (!compiled.ok) {

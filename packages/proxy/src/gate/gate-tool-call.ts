@@ -1,4 +1,4 @@
-import { tryCanonicalJson, type ActionRequest, type Decision, type Reason, type ToolAnnotations } from "@acp/core";
+import { sameCanonicalJson, type ActionRequest, type Decision, type Reason, type ToolAnnotations } from "@acp/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
@@ -152,7 +152,7 @@ async function settleOutcome(
 ): Promise<GateVerdict> {
   switch (outcome.kind) {
     case "approved": {
-      const modified = !sameJson(outcome.arguments, call.arguments);
+      const modified = !sameCanonicalJson(outcome.arguments, call.arguments);
       await record(deps.audit, "consent_approved", {
         ...base,
         ...requestIdOf(outcome.consentResponse),
@@ -331,12 +331,6 @@ function requestIdOf(response: unknown): { request_id?: string } {
 
 async function record(audit: AuditSink, eventType: string, fields: Record<string, unknown>): Promise<void> {
   await audit.record(eventType, fields);
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  const x = tryCanonicalJson(a);
-  const y = tryCanonicalJson(b);
-  return x.ok && y.ok && x.value === y.value;
 }
 
 /** Whether a consent response is a signed `denied` (a person said no). */

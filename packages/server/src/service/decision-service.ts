@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import {
   checkParsedToolPrecheck,
-  tryCanonicalJson,
+  sameCanonicalJson,
   type ActionRequest,
   type ContractEnvelope,
   type Decision,
@@ -130,12 +130,6 @@ export function unjudgedEdit(err: unknown): Decision {
     reasons: [{ source: "pipeline", code: "decide_failed", message: `the edit could not be judged: ${String(err)}` }],
     verdicts: [],
   };
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  const x = tryCanonicalJson(a);
-  const y = tryCanonicalJson(b);
-  return x.ok && y.ok && x.value === y.value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -264,7 +258,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     request: ActionRequest,
     consent: ConsentResult,
   ): Promise<NonNullable<ConsentResult["edit_refused"]> | null> {
-    if (consent.arguments === undefined || sameJson(consent.arguments, request.arguments)) return null;
+    if (consent.arguments === undefined || sameCanonicalJson(consent.arguments, request.arguments)) return null;
     const edited = { ...request, arguments: consent.arguments };
     let decision: Decision;
     try {
