@@ -6,8 +6,16 @@ import { decideByTool, fixture, scriptedBroker } from "../harness.js";
 
 const IDLE_MS = 1000;
 
-/** A bare client: initialize, then hold the standalone event stream (GET) open. */
-async function holdEventStream(url: string): Promise<{ session: string; post: (body: object) => Promise<string> }> {
+/**
+ * A bare client: initialize, then hold the standalone event stream (GET) open. The stream's reader is
+ * returned and must stay referenced: undici cancels the body of a Response that is garbage-collected
+ * unread, which would close the stream under the test's feet (seen in CI).
+ */
+async function holdEventStream(url: string): Promise<{
+  session: string;
+  post: (body: object) => Promise<string>;
+  events: ReadableStreamDefaultReader<Uint8Array>;
+}> {
   let session = "";
   const post = async (body: object): Promise<string> => {
     const response = await fetch(url, {
@@ -34,7 +42,8 @@ async function holdEventStream(url: string): Promise<{ session: string; post: (b
     headers: { accept: "text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" },
   });
   expect(stream.status).toBe(200);
-  return { session, post };
+  if (stream.body === null) throw new Error("the event stream has no body");
+  return { session, post, events: stream.body.getReader() };
 }
 
 describe("streamable-HTTP sessions that went away without DELETE are closed once idle", () => {
@@ -74,5 +83,6 @@ describe("streamable-HTTP sessions that went away without DELETE are closed once
       params: { name: "echo", arguments: { text: "still here" } },
     });
     expect(reply).toContain("fixture echo: still here");
+    await holder.events.cancel();
   });
 });
