@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -10,7 +11,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionRequest } from "@acp/core";
 import { createProxy, type AcpProxy } from "../src/index.js";
-import { decision, EVERYTHING, fixture, scriptedBroker, textOf } from "./harness.js";
+import { decision, EVERYTHING, fixture, ROOT, scriptedBroker, textOf } from "./harness.js";
 
 describe("resources, prompts, notifications and server requests pass through", () => {
   const seen: ActionRequest[] = [];
@@ -61,6 +62,25 @@ describe("resources, prompts, notifications and server requests pass through", (
     await expect(client.readResource({ uri: "demo://resource/dynamic/text/2" })).rejects.toThrow(
       /refused by policy rule `no-resource-2`/,
     );
+  });
+
+  it("an error the agent gets names its JSON-RPC code once, with the proxy's or the upstream's own text", async () => {
+    const refused = await client.readResource({ uri: "demo://resource/dynamic/text/2" }).catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(/^MCP error -32600: refused by policy rule `no-resource-2`/);
+    const unknown = await client.getPrompt({ name: "no-such-prompt" }).catch((e: unknown) => e);
+    expect((unknown as Error).message).toBe("MCP error -32602: unknown prompt `no-such-prompt`");
+    // an upstream's own error reaches the agent as it reaches a client connected to that server directly
+    const direct = new Client({ name: "direct", version: "1.0.0" });
+    await direct.connect(new StdioClientTransport({ command: `${ROOT}node_modules/.bin/mcp-server-everything` }));
+    try {
+      const bad = { name: "args-prompt", arguments: {} };
+      const expected = await direct.getPrompt(bad).catch((e: unknown) => e as Error);
+      const relayed = await client.getPrompt(bad).catch((e: unknown) => e as Error);
+      expect(expected).toBeInstanceOf(Error);
+      expect((relayed as Error).message).toBe((expected as Error).message);
+    } finally {
+      await direct.close();
+    }
   });
 
   it("lists and gets prompts", async () => {

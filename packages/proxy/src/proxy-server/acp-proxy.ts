@@ -28,6 +28,7 @@ import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
 import { DownstreamTransport, interceptDownstream } from "./fast-path.js";
 import { PendingObservations } from "./observations.js";
+import { agentError, relayedError } from "./agent-error.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -396,8 +397,12 @@ export class AcpProxy {
     const outgoing = { method: request.method, ...(params ? { params } : {}) };
     const options = { signal, timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs };
     const route = routeUpstreamMessage(this.sessions.values(), server);
-    if (route.kind === "call") return route.call.request(outgoing as ServerRequest, options);
-    if (route.kind === "only") return route.session.server.request(outgoing, ResultSchema, options);
+    // the agent client's own error goes back in its own words (see `relayedError`)
+    const relay = (err: unknown): never => {
+      throw err instanceof McpError ? relayedError(err) : err;
+    };
+    if (route.kind === "call") return route.call.request(outgoing as ServerRequest, options).catch(relay);
+    if (route.kind === "only") return route.session.server.request(outgoing, ResultSchema, options).catch(relay);
     const why =
       route.kind === "ambiguous"
         ? `calls of ${route.sessions.length} agent sessions are in flight to \`${server}\``
@@ -405,7 +410,7 @@ export class AcpProxy {
           ? "no agent client is connected"
           : `${route.sessions.length} agent sessions are connected and none has a call in flight to \`${server}\``;
     this.#log(`upstream \`${server}\`: \`${request.method}\` refused: ${why}`);
-    throw new McpError(ErrorCode.InvalidRequest, `no agent client to answer \`${request.method}\`: ${why}`);
+    throw agentError(ErrorCode.InvalidRequest, `no agent client to answer \`${request.method}\`: ${why}`);
   }
 }
 

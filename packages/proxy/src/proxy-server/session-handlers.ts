@@ -22,6 +22,7 @@ import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
+import { agentError, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -54,12 +55,12 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
       const ref = request.params.ref;
       if (ref.type === "ref/prompt") {
         const target = (await proxy.catalog.prompts()).resolve(ref.name);
-        if (target === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown prompt \`${ref.name}\``);
+        if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${ref.name}\``);
         const params = { ...request.params, ref: { ...ref, name: target.name } };
         return passThrough(proxy, target.server, "completion/complete", params, extra);
       }
       const owner = await proxy.catalog.serverForUri(ref.uri);
-      if (owner === undefined) throw new McpError(ErrorCode.InvalidParams, `no upstream serves \`${ref.uri}\``);
+      if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${ref.uri}\``);
       return passThrough(proxy, owner, "completion/complete", request.params, extra);
     });
   }
@@ -92,7 +93,7 @@ function registerPromptHandlers(proxy: AcpProxy, server: Server): void {
       proxy.catalog.invalidate();
       target = (await proxy.catalog.prompts()).resolve(request.params.name);
     }
-    if (target === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown prompt \`${request.params.name}\``);
+    if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${request.params.name}\``);
     return passThrough(proxy, target.server, "prompts/get", { ...request.params, name: target.name }, extra);
   });
 }
@@ -108,11 +109,11 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const uri = request.params.uri;
     const owner = await proxy.catalog.serverForUri(uri);
-    if (owner === undefined) throw new McpError(-32002, `resource not found: no upstream serves \`${uri}\``);
+    if (owner === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${uri}\``);
     const approved = await gateResourceRead(proxy, session, owner, uri, request.params._meta?.progressToken, extra);
     if (approved.uri !== uri && (await proxy.catalog.serverForUri(approved.uri)) !== owner) {
       // the person edited the URI: it is read from the server they approved it on, or not at all
-      throw new McpError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
+      throw agentError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
     }
     const result = await passThrough(proxy, owner, "resources/read", { ...request.params, uri: approved.uri }, extra);
     observeResource(proxy, session.id, owner, approved.request, result);
@@ -128,7 +129,7 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
 function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): void {
   const owner = async (uri: string): Promise<string> => {
     const server = await proxy.catalog.serverForUri(uri);
-    if (server === undefined) throw new McpError(-32002, `resource not found: no upstream serves \`${uri}\``);
+    if (server === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${uri}\``);
     return server;
   };
   session.server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
@@ -197,11 +198,11 @@ async function gateResourceRead(
   await relay?.flush();
   if (verdict.kind === "answer") {
     const text = verdict.result.content.map((c) => (c.type === "text" ? c.text : "")).join(" ");
-    throw new McpError(ErrorCode.InvalidRequest, text !== "" ? text : "refused");
+    throw agentError(ErrorCode.InvalidRequest, text !== "" ? text : "refused");
   }
   const approved = verdict.arguments["uri"];
   if (typeof approved !== "string" || approved === "") {
-    throw new McpError(ErrorCode.InvalidRequest, "the approved arguments of `resources/read` name no `uri`");
+    throw agentError(ErrorCode.InvalidRequest, "the approved arguments of `resources/read` name no `uri`");
   }
   return { uri: approved, request: verdict.request };
 }
@@ -252,7 +253,7 @@ async function passThrough(
   try {
     return await proxy.pool.request(server, method, params, { signal: extra.signal });
   } catch (err) {
-    if (err instanceof McpError) throw err;
-    throw new McpError(ErrorCode.InternalError, err instanceof Error ? err.message : String(err));
+    if (err instanceof McpError) throw relayedError(err);
+    throw agentError(ErrorCode.InternalError, err instanceof Error ? err.message : String(err));
   }
 }

@@ -17,6 +17,7 @@ import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
 import { newId, type AcpProxy, type ProxySession } from "./acp-proxy.js";
+import { relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
 import { createInflightCall } from "./session-routing.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
@@ -113,7 +114,7 @@ export async function handleToolCall(
     await inflight.settled();
     return result;
   } catch (err) {
-    if (err instanceof McpError && !isTransportFailure(err)) throw err;
+    if (err instanceof McpError && !isTransportFailure(err)) throw relayedError(err);
     const message = messageOf(err);
     proxy.log(`call \`${target.name}\` on \`${target.server}\` failed: ${message}`);
     return toolError(`the call could not be completed: ${message}`);

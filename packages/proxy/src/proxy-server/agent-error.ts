@@ -1,0 +1,27 @@
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+
+/**
+ * A JSON-RPC error for the agent's client whose message is the text alone. The SDK's `McpError` puts
+ * `MCP error <code>: ` in front of its message, the SDK server sends that message as it is, and the SDK
+ * client puts the prefix in front once more: thrown as is, the agent would read the code twice
+ * (`MCP error -32600: MCP error -32600: refused …`). Still an `McpError` (code and data kept), so every
+ * check for one holds.
+ */
+export function agentError(code: number, text: string, data?: unknown): McpError {
+  const error = new McpError(code, text, data);
+  error.message = text;
+  return error;
+}
+
+/**
+ * An upstream's JSON-RPC error as the agent should get it: in the upstream's own words. The SDK client
+ * that received it put `MCP error <code>: ` in front of the message; that prefix is taken off again, so
+ * the agent's client, which adds its own, shows the code once.
+ */
+export function relayedError(error: McpError): McpError {
+  const prefix = `MCP error ${error.code}: `;
+  if (!error.message.startsWith(prefix)) return error;
+  const relayed = agentError(error.code, error.message.slice(prefix.length), error.data);
+  relayed.name = error.name;
+  return relayed;
+}
