@@ -60,6 +60,32 @@ cases:
     expect(out.stderr).toContain("unknown key `reqest`");
   });
 
+  it("a request without `arguments` is a call of a tool with no arguments (`{}`, as the proxy takes such a call)", async () => {
+    const dir = workspace(`policy: policy.yml
+cases:
+  - name: a read with no arguments
+    request: { tool: read_file }
+    expect: { route: accept, rule: "policy:reads" }
+`);
+    const out = await runCli(["policy", "test", dir]);
+    expect(out.stderr).toBe("");
+    expect(out.stdout).toContain("1 passed, 0 failed");
+    expect(out.code).toBe(0);
+  });
+
+  it("`arguments` that are not a mapping make the file invalid, naming the case and the fix", async () => {
+    const dir = workspace(`policy: policy.yml
+cases:
+  - name: listed arguments
+    request: { tool: read_file, arguments: [/tmp/a] }
+    expect: { route: accept }
+`);
+    const out = await runCli(["policy", "test", dir]);
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain("case 1 (`listed arguments`): `request.arguments` must be a mapping");
+    expect(out.stderr).toContain("arguments: {}");
+  });
+
   it("prints every result as JSON with --json", async () => {
     const out = await runCli(["policy", "test", "--json", "examples/policy-tour"], { cwd: root });
     expect(out.code).toBe(0);

@@ -41,6 +41,8 @@ A test file:
       times: 21                   # optional; run 21 times, check the last
       expect: { route: refuse }
 
+A request without \`arguments\` is a call of a tool with no arguments (judged with \`arguments: {}\`,
+as acp proxy judges a tools/call that leaves them out); arguments that are not a mapping are an error.
 Cases in one file share rate-limit state, in order. Unknown keys are errors.
 Without --config a test file's graph is judged on its own (no mapping: a request names its
 graph domain and action); with --config FILE the graph also maps tool calls as FILE's

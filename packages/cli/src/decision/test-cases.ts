@@ -60,15 +60,26 @@ function checkCase(
   const path = ["cases", index];
   unknownKeys(node, CASE_KEYS, path, lines, issues);
   const where = position(node, lines);
+  let label = `case ${index + 1}`;
   const bad = (message: string): null => {
-    issues.push({ code: "invalid_test_file", path, message: `case ${index + 1}: ${message}`, ...where });
+    issues.push({ code: "invalid_test_file", path, message: `${label}: ${message}`, ...where });
     return null;
   };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return bad("must be a mapping");
   const c = raw as Record<string, unknown>;
   if (typeof c["name"] !== "string" || c["name"] === "") return bad("needs a `name`");
+  label = `case ${index + 1} (\`${c["name"]}\`)`;
   if (typeof c["request"] !== "object" || c["request"] === null || Array.isArray(c["request"]))
     return bad("needs a `request` mapping");
+  const request = c["request"] as Record<string, unknown>;
+  const args = request["arguments"];
+  // a tools/call may leave `arguments` out (MCP makes it optional) and the proxy then decides on `{}`:
+  // a case without it tests that call, a tool with no arguments
+  if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args)))
+    return bad(
+      "`request.arguments` must be a mapping of argument names to values " +
+        "(`arguments: { path: /tmp/a }`; `arguments: {}` or no `arguments` for a tool without arguments)",
+    );
   const times = c["times"] ?? 1;
   if (typeof times !== "number" || !Number.isInteger(times) || times < 1 || times > 100_000)
     return bad("`times` must be an integer from 1 to 100000");
@@ -87,7 +98,7 @@ function checkCase(
   const testCase: PolicyTestCase = {
     name: c["name"],
     line: where.line ?? 0,
-    request: c["request"] as Record<string, unknown>,
+    request: args === undefined ? { ...request, arguments: {} } : request,
     times,
     expect: rule === undefined ? { route: e["route"] } : { route: e["route"], rule },
     ...(typeof at === "string" ? { at } : {}),
