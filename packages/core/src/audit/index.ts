@@ -43,10 +43,16 @@ export {
 export { redactAuditInput } from "./redact-input.js";
 export { fitAuditInput, omittedString } from "./fit-input.js";
 export {
+  canContinueAuditVerification,
+  RECENT_AUDIT_HASHES,
   verifyAuditChain,
+  verifyAuditStream,
+  type AuditChainPosition,
   type AuditCheckpointSummary,
+  type AuditLines,
   type AuditProblem,
   type AuditVerification,
   type VerifyAuditOptions,
+  type VerifyAuditStreamOptions,
 } from "./verify-chain.js";
 export { AUDIT_PROBLEMS, type AuditProblemCode } from "./problem-codes.js";

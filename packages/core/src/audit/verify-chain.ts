@@ -23,8 +23,19 @@ export interface AuditCheckpointSummary {
   readonly timestamp: string;
 }
 
+/**
+ * Where a verification of an intact prefix of the log stands: what {@link VerifyAuditOptions.from}
+ * continues from. Every {@link AuditVerification} with `ok` is one.
+ */
+export interface AuditChainPosition {
+  readonly count: number;
+  readonly head: string | null;
+  readonly checkpoints: number;
+  readonly lastCheckpoint: AuditCheckpointSummary | null;
+}
+
 /** The outcome of {@link verifyAuditChain}. */
-export interface AuditVerification {
+export interface AuditVerification extends AuditChainPosition {
   /** True when no problem was found. */
   readonly ok: boolean;
   /** Lines verified intact (all of them when `ok`). */
@@ -49,7 +60,34 @@ export interface VerifyAuditOptions {
    * at its place; a log that ends before it was truncated after a checkpoint.
    */
   readonly anchor?: string;
+  /**
+   * Continue a verification: the lines given are those after a prefix verified intact before (this is
+   * that verification, or its `count`, `head`, `checkpoints` and `lastCheckpoint`), numbered from
+   * `count + 1`. The caller vouches that the prefix is unchanged (see {@link canContinueAuditVerification}
+   * for the anchor). With `from`, the result is the one a verification of the whole log would give.
+   */
+  readonly from?: AuditChainPosition;
 }
+
+/** Lines of a log, in order, without their newlines: an array, a generator, a stream of lines. */
+export type AuditLines = Iterable<string> | AsyncIterable<string>;
+
+/** Options of {@link verifyAuditStream}. */
+export interface VerifyAuditStreamOptions extends VerifyAuditOptions {
+  /**
+   * Opens the log again from line 1 (also with `from`: the whole log). Read only after a broken link, to tell a line that names an
+   * earlier line (`reordered`) from one that names none (`broken_link`) without remembering every
+   * hash. Without it (and when `lines` cannot be iterated twice), the verifier remembers the last
+   * {@link RECENT_AUDIT_HASHES} hashes instead, and a line that names an older one is `broken_link`.
+   */
+  readonly reread?: () => AuditLines;
+}
+
+/**
+ * How many recent hashes a verifier keeps when it cannot read the log again (a one-shot iterator
+ * without `reread`): about 1 MB.
+ */
+export const RECENT_AUDIT_HASHES = 8192;
 
 interface Anchor {
   readonly event: AuditEventV02;
@@ -61,7 +99,6 @@ interface ChainState {
   count: number;
   checkpoints: number;
   lastCheckpoint: AuditCheckpointSummary | null;
-  readonly seen: Set<string>;
 }
 
 function problem(line: number, code: AuditProblemCode, message: string, where: "log" | "anchor" = "log"): AuditProblem {
@@ -90,14 +127,11 @@ function checkCheckpoint(event: AuditEventV02, line: number, options: VerifyAudi
   return undefined;
 }
 
-function checkLink(event: AuditEventV02, line: number, state: ChainState, rest: () => string[]): AuditProblem {
-  const claimed = event.previous_event_hash;
-  const expected = state.head === null ? "null (first line)" : `\`${state.head}\``;
-  const later = claimed !== null && rest().some((l) => l.includes(`"event_hash":"${claimed}"`));
-  if ((claimed !== null && state.seen.has(claimed)) || later) {
-    return problem(line, "reordered", `event is out of order: it follows \`${claimed}\`, expected ${expected}`);
-  }
-  return problem(line, "broken_link", `\`previous_event_hash\` is \`${String(claimed)}\`, expected ${expected}`);
+/** A line whose `previous_event_hash` is not the head: a problem whose code is not known yet. */
+interface BrokenLink {
+  readonly line: number;
+  readonly claimed: string | null;
+  readonly expected: string;
 }
 
 function checkLine(
@@ -105,8 +139,7 @@ function checkLine(
   line: number,
   state: ChainState,
   options: VerifyAuditOptions,
-  rest: () => string[],
-): AuditProblem | AuditEventV02 {
+): AuditProblem | BrokenLink | AuditEventV02 {
   const parsed = parseAuditLine(text);
   if (!parsed.ok) return fromIssue(line, parsed.issues[0]);
   const event = parsed.value;
@@ -125,7 +158,10 @@ function checkLine(
     );
   }
   if (sealed.line !== text) return problem(line, "not_canonical", "line is not in RFC 8785 canonical form");
-  if (event.previous_event_hash !== state.head) return checkLink(event, line, state, rest);
+  if (event.previous_event_hash !== state.head) {
+    const expected = state.head === null ? "null (first line)" : `\`${state.head}\``;
+    return { line, claimed: event.previous_event_hash, expected };
+  }
   if (event.event_type === "checkpoint") return checkCheckpoint(event, line, options) ?? event;
   return event;
 }
@@ -144,6 +180,31 @@ function readAnchor(options: VerifyAuditOptions): Anchor | AuditProblem | undefi
   return { event: parsed.value, line };
 }
 
+/** Whether an anchor standing within a verified prefix is that prefix's last checkpoint (same signed body). */
+function anchorIsLastCheckpoint(anchor: Anchor, from: AuditChainPosition): boolean {
+  const last = from.lastCheckpoint;
+  const body = anchor.event.metadata["checkpoint"] as { count: number; head_hash: string | null; timestamp: string };
+  return (
+    last !== null &&
+    last.line === anchor.line &&
+    last.count === body.count &&
+    last.headHash === body.head_hash &&
+    last.timestamp === body.timestamp
+  );
+}
+
+/**
+ * Whether a verification can continue from `from` with these options: always without an anchor; with
+ * one, when it stands after `from` (its line will be read) or is `from`'s last checkpoint. Otherwise
+ * (the anchor names a line of the prefix that is not its last checkpoint: a log rewritten, or an
+ * anchor older than the prefix) verify from the start: continuing would report `checkpoint_mismatch`.
+ */
+export function canContinueAuditVerification(from: AuditChainPosition, options: VerifyAuditOptions = {}): boolean {
+  const anchor = readAnchor(options);
+  if (anchor === undefined || "code" in anchor) return true;
+  return anchor.line > from.count || anchorIsLastCheckpoint(anchor, from);
+}
+
 function summarize(state: ChainState, options: VerifyAuditOptions, found: AuditProblem | null): AuditVerification {
   const last = state.lastCheckpoint;
   return {
@@ -158,31 +219,142 @@ function summarize(state: ChainState, options: VerifyAuditOptions, found: AuditP
   };
 }
 
+/** The last `size` hashes, for telling `reordered` from `broken_link` when the log cannot be read again. */
+class RecentHashes {
+  private readonly ring: string[] = [];
+  private readonly set = new Set<string>();
+  private next = 0;
+
+  constructor(private readonly size: number) {}
+
+  add(hash: string): void {
+    if (this.ring.length < this.size) this.ring.push(hash);
+    else {
+      this.set.delete(this.ring[this.next] as string);
+      this.ring[this.next] = hash;
+      this.next = (this.next + 1) % this.size;
+    }
+    this.set.add(hash);
+  }
+
+  has(hash: string): boolean {
+    return this.set.has(hash);
+  }
+}
+
+/** What to look for in the lines before a broken link: a line whose `event_hash` is `hash`. */
+export interface EarlierScan {
+  /** Lines to read from the start of the log. */
+  readonly lines: number;
+  readonly hash: string;
+}
+
+/** Whether an intact line's own `event_hash` is `hash` (not a nested member of its metadata). */
+function hasEventHash(text: string, hash: string): boolean {
+  if (!text.includes(`"event_hash":"${hash}"`)) return false;
+  const parsed = parseAuditLine(text);
+  return parsed.ok && parsed.value.event_hash === hash;
+}
+
+// Why the verifier keeps no set of every hash it has seen (it did until 26 Nov 2026).
+//
+// Detection needs no memory: a line is accepted only if its `previous_event_hash` is the head, the hash
+// of the line just before, so a removed, inserted, moved or duplicated line breaks a link at the first
+// line it touches whatever was read before. The set only chose the problem's code once a link was
+// broken at line k: `reordered` when the hash the line names is that of another line of the log (moved
+// or duplicated lines), `broken_link` when it names none. Lines after k are looked at as they stream
+// past (the verifier reads on to the end, holding only the hash it looks for). For lines before k the
+// links alone cannot answer: the line names an arbitrary hash (anyone can seal a line naming any hash),
+// and whether it is one of h_1..h_{k-1} is a membership question over k-1 independent values, which no
+// state smaller than those values answers exactly. So instead of remembering them the verifier reads
+// the log again from line 1 (`reread`, only on this failure path, which ends the verification anyway):
+// exact and bounded. A source that cannot be read twice falls back on the last RECENT_AUDIT_HASHES
+// hashes; a line naming an older one is then reported as `broken_link` (still a failure, at the same
+// line).
+
 /**
- * Verifies an audit log given as its lines (without newlines; drop the empty string after a final
- * newline). Each line must parse against §7.4, be in canonical form, carry the hash of its own content
- * and chain to the line before; each checkpoint must match its place and, with a public key, its
- * signature. With an `anchor`, the log must reach it. Stops at the first problem. Never throws.
+ * One verification, line by line: the checks of {@link verifyAuditChain} and {@link verifyAuditStream},
+ * which only feed it lines. After a broken link it reads on (only looking for the hash the line named)
+ * and, at the end, may ask for the lines before it ({@link ChainCheck.end}).
  */
-export function verifyAuditChain(lines: Iterable<string>, options: VerifyAuditOptions = {}): AuditVerification {
-  const state: ChainState = { head: null, count: 0, checkpoints: 0, lastCheckpoint: null, seen: new Set() };
-  const anchor = readAnchor(options);
-  if (anchor !== undefined && "code" in anchor) return summarize(state, options, anchor);
-  const iterator = lines[Symbol.iterator]();
-  let remaining: string[] | undefined;
-  const rest = (): string[] => (remaining ??= [...{ [Symbol.iterator]: () => iterator }]);
-  for (let next = iterator.next(); !next.done; next = iterator.next()) {
-    const line = state.count + 1;
-    const checked = checkLine(next.value, line, state, options, rest);
-    if ("code" in checked) return summarize(state, options, checked);
-    if (anchor !== undefined && line === anchor.line && checked.event_hash !== anchor.event.event_hash) {
-      return summarize(
-        state,
-        options,
-        problem(line, "checkpoint_mismatch", "line differs from the signed checkpoint kept beside the log"),
+class ChainCheck {
+  private readonly state: ChainState;
+  private readonly anchor: Anchor | undefined;
+  private found: AuditProblem | null = null;
+  private link: (BrokenLink & { readonly needle: string }) | null = null;
+  private readonly recent: RecentHashes | null;
+
+  constructor(
+    private readonly options: VerifyAuditOptions,
+    canReread: boolean,
+  ) {
+    const from = options.from;
+    this.state = {
+      head: from?.head ?? null,
+      count: from?.count ?? 0,
+      checkpoints: from?.checkpoints ?? 0,
+      lastCheckpoint: from?.lastCheckpoint ?? null,
+    };
+    this.recent = canReread ? null : new RecentHashes(RECENT_AUDIT_HASHES);
+    const anchor = readAnchor(options);
+    if (anchor !== undefined && "code" in anchor) {
+      this.found = anchor;
+      this.anchor = undefined;
+      return;
+    }
+    this.anchor = anchor;
+    if (
+      anchor !== undefined &&
+      from !== undefined &&
+      anchor.line <= from.count &&
+      !anchorIsLastCheckpoint(anchor, from)
+    ) {
+      this.found = problem(
+        anchor.line,
+        "checkpoint_mismatch",
+        "line differs from the signed checkpoint kept beside the log",
       );
     }
-    if (state.head !== null) state.seen.add(state.head);
+  }
+
+  /** Whether more lines are wanted. */
+  wants(): boolean {
+    return this.found === null;
+  }
+
+  /** Takes the next line; returns whether more are wanted (false once a problem is known). */
+  push(text: string): boolean {
+    if (this.found !== null) return false;
+    if (this.link !== null) {
+      // after a broken link: does a later line carry the hash it named?
+      if (!text.includes(this.link.needle)) return true;
+      this.settle(true);
+      return false;
+    }
+    const state = this.state;
+    const line = state.count + 1;
+    const checked = checkLine(text, line, state, this.options);
+    if ("code" in checked) {
+      this.found = checked;
+      return false;
+    }
+    if ("expected" in checked) {
+      if (checked.claimed === null) {
+        this.link = { ...checked, needle: "" };
+        this.settle(false);
+        return false;
+      }
+      this.link = { ...checked, needle: `"event_hash":"${checked.claimed}"` };
+      if (this.recent === null || !this.recent.has(checked.claimed)) return true;
+      this.settle(true);
+      return false;
+    }
+    const anchor = this.anchor;
+    if (anchor !== undefined && line === anchor.line && checked.event_hash !== anchor.event.event_hash) {
+      this.found = problem(line, "checkpoint_mismatch", "line differs from the signed checkpoint kept beside the log");
+      return false;
+    }
+    if (state.head !== null) this.recent?.add(state.head);
     state.head = checked.event_hash;
     state.count = line;
     if (checked.event_type === "checkpoint") {
@@ -190,10 +362,99 @@ export function verifyAuditChain(lines: Iterable<string>, options: VerifyAuditOp
       state.checkpoints++;
       state.lastCheckpoint = { line, count: body.count, headHash: body.head_hash, timestamp: body.timestamp };
     }
+    return true;
   }
-  if (anchor !== undefined && state.count < anchor.line) {
-    const message = `log ends at line ${state.count} but a signed checkpoint records line ${anchor.line}: events were removed`;
-    return summarize(state, options, problem(state.count + 1, "truncated_after_checkpoint", message));
+
+  /**
+   * The lines ended. Returns the scan still needed to classify a broken link (when the log can be read
+   * again: answer with {@link settle}), else nothing.
+   */
+  end(): EarlierScan | undefined {
+    const link = this.link;
+    if (this.found !== null || link === null) return undefined;
+    if (this.recent === null && link.claimed !== null) return { lines: link.line - 1, hash: link.claimed };
+    this.settle(false);
+    return undefined;
   }
-  return summarize(state, options, null);
+
+  /** Classifies the broken link: `reordered` when the hash it named is another line's. */
+  settle(namesAnotherLine: boolean): void {
+    const link = this.link;
+    if (link === null || this.found !== null) return;
+    const { line, claimed, expected } = link;
+    this.found = namesAnotherLine
+      ? problem(line, "reordered", `event is out of order: it follows \`${claimed}\`, expected ${expected}`)
+      : problem(line, "broken_link", `\`previous_event_hash\` is \`${String(claimed)}\`, expected ${expected}`);
+  }
+
+  result(): AuditVerification {
+    const state = this.state;
+    const anchor = this.anchor;
+    if (this.found === null && anchor !== undefined && state.count < anchor.line) {
+      const message = `log ends at line ${state.count} but a signed checkpoint records line ${anchor.line}: events were removed`;
+      this.found = problem(state.count + 1, "truncated_after_checkpoint", message);
+    }
+    return summarize(state, this.options, this.found);
+  }
+}
+
+/** Whether a sync iterable gives a fresh iteration each time (an array does; a generator does not). */
+function reiterable(lines: AuditLines): lines is Iterable<string> {
+  return Symbol.iterator in lines && (lines[Symbol.iterator]() as unknown) !== lines;
+}
+
+/**
+ * Verifies an audit log given as its lines (without newlines; drop the empty string after a final
+ * newline). Each line must parse against §7.4, be in canonical form, carry the hash of its own content
+ * and chain to the line before; each checkpoint must match its place and, with a public key, its
+ * signature. With an `anchor`, the log must reach it. Stops at the first problem. Never throws.
+ *
+ * Holds one line at a time: give it a generator to verify a log larger than memory (or use
+ * {@link verifyAuditStream} for a file or a database). After a broken link it reads the lines after it,
+ * and an array's lines before it again (a generator's, or lines after `from`, cannot be: see
+ * {@link VerifyAuditStreamOptions.reread}).
+ */
+export function verifyAuditChain(lines: Iterable<string>, options: VerifyAuditOptions = {}): AuditVerification {
+  // lines after `from` are not the log from line 1: the lines before a broken link are then not at hand
+  const again = options.from === undefined && reiterable(lines) ? lines : undefined;
+  const check = new ChainCheck(options, again !== undefined);
+  if (check.wants()) {
+    const iterator = lines[Symbol.iterator]();
+    for (let next = iterator.next(); !next.done; next = iterator.next()) if (!check.push(next.value)) break;
+  }
+  const scan = check.end();
+  if (scan !== undefined && again !== undefined) {
+    let n = 0;
+    let found = false;
+    for (const text of again) {
+      if (++n > scan.lines || (found = hasEventHash(text, scan.hash))) break;
+    }
+    check.settle(found);
+  }
+  return check.result();
+}
+
+/**
+ * {@link verifyAuditChain} over lines that arrive asynchronously (a file read line by line, rows read
+ * page by page), with the same checks and the same results, holding one line at a time. Give `reread`
+ * when the source can be opened again (see {@link VerifyAuditStreamOptions.reread}). Rejects only when
+ * reading the lines fails.
+ */
+export async function verifyAuditStream(
+  lines: AuditLines,
+  options: VerifyAuditStreamOptions = {},
+): Promise<AuditVerification> {
+  const reread = options.reread ?? (options.from === undefined && reiterable(lines) ? () => lines : undefined);
+  const check = new ChainCheck(options, reread !== undefined);
+  if (check.wants()) for await (const text of lines) if (!check.push(text)) break;
+  const scan = check.end();
+  if (scan !== undefined && reread !== undefined) {
+    let n = 0;
+    let found = false;
+    for await (const text of reread()) {
+      if (++n > scan.lines || (found = hasEventHash(text, scan.hash))) break;
+    }
+    check.settle(found);
+  }
+  return check.result();
 }
