@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { explainStorageError, LINK_TTL_MS, openConsoleAuth, readServeState, type ConsoleAuthHandle } from "@acp/server";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { consoleApproverOf } from "../wiring/console-approver.js";
 import { storageOf } from "./serve.js";
 
 /** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
@@ -23,7 +24,12 @@ export function registerConsoleLink(parent: Command, ctx: CliContext): void {
     .command("console-link")
     .description("print a fresh one-time sign-in link to the web console of the running `acp serve`")
     .option("--storage-url <url>", "the PostgreSQL URL the service runs on (default ACP_STORAGE_URL, storage.url)")
-    .option("--json", "print { url, expires_at } as JSON")
+    .option(
+      "--as <name>",
+      "who signs in with the link: the audit names them (console:NAME) as the approver of every answer " +
+        "given in that session (default $USER; 1-64 letters, digits, . _ - @)",
+    )
+    .option("--json", "print { url, expires_at, approver } as JSON")
     .addHelpText(
       "after",
       `
@@ -32,15 +38,23 @@ its console sessions: $ACP_HOME/state.db, or the PostgreSQL database of --storag
 storage.url in config.yml (same precedence as acp serve; on PostgreSQL the link works on every node). The
 service's address comes from $ACP_HOME/serve.json.
 
+The link names who signs in with it: --as NAME, else $USER (or $LOGNAME, or the account running the
+command). Every answer given in that console session is recorded as approver console:NAME (in the signed
+consent response and the audit event), and the pages say "signed in as NAME". Give each person their own
+link. A name has 1 to 64 letters, digits, ".", "_", "-" or "@", starting with a letter or digit.
+
 Examples:
   acp console-link
+  acp console-link --as alice
   ACP_HOME=/srv/acp acp console-link --json
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp console-link
 
 Exit codes: 0 printed, 1 no running service found in $ACP_HOME (no serve.json, or its process is gone) or
-its storage cannot be opened.`,
+its storage cannot be opened, 2 an invalid --as name (or no --as and $USER is not a valid name).`,
     )
-    .action(async (options: { json?: boolean; storageUrl?: string }) => {
+    .action(async (options: { json?: boolean; storageUrl?: string; as?: string }) => {
+      const approver = consoleApproverOf("--as", options.as, ctx.io.env);
+      if (!("name" in approver)) throw new CliError(approver.unusableDefault, EXIT.usage);
       const home = resolveHome(ctx.io);
       const state = readServeState(home);
       const dbPath = join(home, "state.db");
@@ -73,10 +87,11 @@ its storage cannot be opened.`,
       }
       try {
         const now = ctx.io.now().getTime();
-        const token = await auth.store.createLink(now, LINK_TTL_MS);
+        const token = await auth.store.createLink(now, LINK_TTL_MS, approver.name);
         const url = `${state.url}/console/login?token=${token}`;
-        if (options.json === true) printJson(ctx, { url, expires_at: new Date(now + LINK_TTL_MS).toISOString() });
-        else printLine(ctx, url);
+        if (options.json === true) {
+          printJson(ctx, { url, expires_at: new Date(now + LINK_TTL_MS).toISOString(), approver: approver.name });
+        } else printLine(ctx, url);
       } finally {
         await auth.close();
       }

@@ -23,6 +23,7 @@ import { buildPipeline, buildPipelineWith, loadDecisionInputs } from "../decisio
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
+import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 
 /** What `acp serve` tells a caller once it listens (tests, and `--json`). */
@@ -55,6 +56,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   storageUrl?: string;
+  consoleAs?: string;
   json?: boolean;
 }
 
@@ -67,6 +69,9 @@ Serves, from $ACP_HOME:
   GET  /v1/audit, /v1/audit/verify, /healthz, /readyz, /metrics, /docs, /openapi.json
   POST /mcp                     MCP (streamable HTTP): the tool aana_pre_tool_check
   /console                      the web console (sign in with the one-time link printed at start)
+
+The console link printed at start signs in --console-as NAME (default $USER): every answer given in that
+session is recorded as approver console:NAME. Give others their own link: acp console-link --as NAME.
 
 The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.bearer_token. Without one
 the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
@@ -99,8 +104,8 @@ Examples:
   acp console-link                           # a fresh sign-in link for the running service
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read the TLS files, open the state or reach
-PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token),
-4 an invalid policy, consent graph or config.yml.
+PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
+--console-as not a valid name), 4 an invalid policy, consent graph or config.yml.
 
 Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
 
@@ -123,6 +128,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
       "--storage-url <url>",
       `keep the state in PostgreSQL (postgres://user:password@host:5432/db) instead of SQLite; ` +
         `default ${STORAGE_URL_ENV} or storage.url in config.yml`,
+    )
+    .option(
+      "--console-as <name>",
+      "who signs in with the console link printed at start, named as the approver in the audit (default $USER)",
     )
     .option("--json", "print the listening URL and the sign-in link as one JSON object")
     .addHelpText("after", HELP_AFTER)
@@ -230,6 +239,7 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
 }
 
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
+  const approver = consoleApproverOf("--console-as", flags.consoleAs, ctx.io.env);
   const home = resolveHome(ctx.io);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
@@ -284,7 +294,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ).closed;
       return;
     }
-    await listenAndWait(ctx, flags, hooks, { embedded, home, port, bind, token, log });
+    await listenAndWait(ctx, flags, hooks, { embedded, home, port, bind, token, log, approver });
   } finally {
     await embedded.close();
   }
@@ -301,6 +311,7 @@ async function listenAndWait(
     bind: string;
     token: string | undefined;
     log: (l: string) => void;
+    approver: ConsoleApprover;
   },
 ): Promise<void> {
   let url: string;
@@ -327,7 +338,11 @@ async function listenAndWait(
     storage: run.embedded.stores.kind,
   });
   try {
-    const token = await run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS);
+    const named = "name" in run.approver ? run.approver.name : undefined;
+    if ("unusableDefault" in run.approver) {
+      run.log(`the console link signs in unnamed (approver \`console\`): ${run.approver.unusableDefault}`);
+    }
+    const token = await run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS, named);
     const consoleLink = `${localUrl}/console/login?token=${token}`;
     const { kind, location } = run.embedded.stores;
     if (flags.json === true) {
@@ -337,11 +352,13 @@ async function listenAndWait(
         mcp: `${url}/mcp`,
         docs: `${url}/docs`,
         storage: { kind, location },
+        console_approver: named ?? null,
       });
     } else {
       printLine(ctx, `acp serve: listening on ${url} (API docs ${url}/docs, MCP ${url}/mcp)`);
       printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
-      printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes): ${consoleLink}`);
+      const who = named === undefined ? "" : `, signs in as ${named}`;
+      printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes${who}): ${consoleLink}`);
       if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
     }
     if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {

@@ -63,11 +63,15 @@ export function renderPage(input: {
   readonly page: ConsolePage;
   readonly body: string;
   readonly csrfToken?: string;
+  /** The name the session was signed in as (`acp console-link --as NAME`). */
+  readonly signedInAs?: string;
 }): string {
   const signedIn = input.csrfToken !== undefined;
+  const who =
+    input.signedInAs === undefined ? "" : `<span class="signed-in-as">signed in as ${show(input.signedInAs)}</span>`;
   const nav = signedIn
     ? `<nav>${NAV.map(([page, href, label]) => `<a href="${href}"${page === input.page ? ' aria-current="page"' : ""}>${label}</a>`).join("")}
-<form method="post" action="/console/logout" class="signout"><input type="hidden" name="csrf" value="${escapeHtml(input.csrfToken ?? "")}"><button type="submit">Sign out</button></form></nav>`
+${who}<form method="post" action="/console/logout" class="signout"><input type="hidden" name="csrf" value="${escapeHtml(input.csrfToken ?? "")}"><button type="submit">Sign out</button></form></nav>`
     : "";
   return `<!doctype html>
 <html lang="en">

@@ -7,13 +7,21 @@ import { checkHost, type ApiAuthOptions } from "../http/api-auth.js";
 import { openConsentStream } from "../http/routes/consent-stream.js";
 import { toAuditQuery } from "../http/routes/audit.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../service/consent-view.js";
-import type { ServerStores } from "../store/types.js";
+import type { ConsoleSession, ServerStores } from "../store/types.js";
 import { renderPage } from "./html.js";
 import { renderAuditPage, type AuditSearch } from "./pages/audit.js";
 import { renderPendingList, renderPendingPage } from "./pages/pending.js";
 import { renderSignedOutPage, renderSignInPage } from "./pages/sign-in.js";
 import { renderSimulatePage } from "./pages/simulate.js";
-import { currentSession, isCsrfTokenValid, isSameOrigin, seeOther, sessionCookie, SESSION_TTL_MS } from "./session.js";
+import {
+  consoleApprover,
+  currentSession,
+  isCsrfTokenValid,
+  isSameOrigin,
+  seeOther,
+  sessionCookie,
+  SESSION_TTL_MS,
+} from "./session.js";
 import { CONSENT_ID_PARAMS, CONSENT_RESPONSE_BODY } from "../http/schemas.js";
 
 /** What the console needs. */
@@ -55,10 +63,15 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       if (current === null)
         return signedOut(reply, "You are not signed in, or your session ended.", 401, "console_session_required");
       const [title, name, body] = await fn(request, current.session.csrfToken);
-      return html(reply, renderPage({ title, page: name, body, csrfToken: current.session.csrfToken }));
+      const { csrfToken, approver } = current.session;
+      return html(
+        reply,
+        renderPage({ title, page: name, body, csrfToken, ...(approver !== undefined ? { signedInAs: approver } : {}) }),
+      );
     };
 
   /** For JSON calls from the script: a session, the same origin and the CSRF header. */
+  const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
   const stateChange = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
     const current = await currentSession(request, stores.consoleAuth, clock().getTime());
@@ -66,6 +79,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])) {
       throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
     }
+    sessions.set(request, current.session);
   };
   const readOnly = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
@@ -93,10 +107,13 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     checkHost(request, deps.auth);
     const token = (request.body as Record<string, unknown> | null)?.["token"];
     const now = clock().getTime();
-    if (!isSameOrigin(request) || typeof token !== "string" || !(await stores.consoleAuth.redeemLink(token, now))) {
+    const redeemed =
+      isSameOrigin(request) && typeof token === "string" ? await stores.consoleAuth.redeemLink(token, now) : null;
+    if (redeemed === null) {
       return signedOut(reply, "This sign-in link is invalid, already used or expired.", 401, "console_link_invalid");
     }
-    const { id } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS);
+    // the name the link carried (acp console-link --as NAME) is the approver of every answer of the session
+    const { id } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS, redeemed.approver);
     reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));
     return seeOther(reply, "/console/pending");
   });
@@ -196,7 +213,9 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     async (request) => {
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
-      const view = await answerConsent(stores.pending, id, body, "console", clock());
+      const session = sessions.get(request);
+      if (session === undefined) throw new HttpError(401, "console_session_required", "sign in to the console first");
+      const view = await answerConsent(stores.pending, id, body, consoleApprover(session), clock());
       stores.changes.poke();
       return view;
     },

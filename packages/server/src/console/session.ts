@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ConsoleAuthStore, ConsoleSession } from "../store/types.js";
+import { printable } from "./html.js";
 
 /** The cookie's name. */
 export const SESSION_COOKIE = "acp_console";
@@ -15,6 +16,29 @@ export const SESSION_TTL_MS = 12 * 3_600_000;
 
 /** How long a sign-in link stays valid: 15 minutes. */
 export const LINK_TTL_MS = 15 * 60_000;
+
+/** A console approver's name: 1 to 64 letters, digits, `.`, `_`, `-` or `@`, starting with a letter or digit. */
+const APPROVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+/**
+ * Null when `name` may name the person a sign-in link signs in (recorded as `console:NAME`, the approver
+ * of every answer given in that session); otherwise what is wrong with it, without echoing more than a
+ * bounded, printable part of it.
+ */
+export function checkApproverName(name: string): string | null {
+  if (APPROVER_NAME.test(name)) return null;
+  if (name.length === 0) return "the approver name is empty";
+  if (name.length > 64) return `the approver name is too long (${name.length} characters, at most 64)`;
+  return (
+    `the approver name \`${printable(name.slice(0, 64))}\` has characters other than ` +
+    "letters, digits, `.`, `_`, `-` and `@`, or does not start with a letter or digit"
+  );
+}
+
+/** The approver recorded for an answer given in a console session: `console:NAME`, or `console` unnamed. */
+export function consoleApprover(session: ConsoleSession): string {
+  return session.approver === undefined ? "console" : `console:${session.approver}`;
+}
 
 /** Reads one cookie from the `Cookie` header. */
 export function readCookie(request: FastifyRequest, name: string): string | undefined {

@@ -11,16 +11,30 @@ import type { AuditAppender } from "../service/audit-recorder.js";
 export interface ConsoleSession {
   readonly csrfToken: string;
   readonly expiresAtMs: number;
+  /** The name the sign-in link carried (`acp console-link --as NAME`); absent: an unnamed session. */
+  readonly approver?: string;
+}
+
+/** What a spent sign-in link gives: the name it carried, if any. */
+export interface RedeemedLink {
+  readonly approver?: string;
 }
 
 /** One-time sign-in links and the sessions they open. Tokens are stored hashed. */
 export interface ConsoleAuthStore {
-  /** Creates a sign-in token valid for `ttlMs`; only its hash is kept. */
-  createLink(nowMs: number, ttlMs: number): Promise<string>;
-  /** Spends a sign-in token: true exactly once (on any node) for a known, unexpired token. */
-  redeemLink(token: string, nowMs: number): Promise<boolean>;
-  /** Opens a session; returns the cookie value (kept hashed) and its CSRF token. */
-  createSession(nowMs: number, ttlMs: number): Promise<{ readonly id: string; readonly session: ConsoleSession }>;
+  /**
+   * Creates a sign-in token valid for `ttlMs`, naming the person it signs in (`approver`, checked by the
+   * caller with `checkApproverName`); only its hash is kept.
+   */
+  createLink(nowMs: number, ttlMs: number, approver?: string): Promise<string>;
+  /** Spends a sign-in token: the link's name exactly once (on any node) for a known, unexpired token, else null. */
+  redeemLink(token: string, nowMs: number): Promise<RedeemedLink | null>;
+  /** Opens a session for `approver` (absent: unnamed); returns the cookie value (kept hashed) and its CSRF token. */
+  createSession(
+    nowMs: number,
+    ttlMs: number,
+    approver?: string,
+  ): Promise<{ readonly id: string; readonly session: ConsoleSession }>;
   /** The session behind a cookie value, or null when unknown or expired. */
   getSession(id: string, nowMs: number): Promise<ConsoleSession | null>;
   /** Ends a session (sign-out). */

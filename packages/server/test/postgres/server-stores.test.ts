@@ -64,11 +64,17 @@ describe.each(["sqlite", "postgres"] as const)("server stores on %s", (kind) => 
     const stores = await open(kind);
     const now = Date.now();
     const token = await stores.consoleAuth.createLink(now, 60_000);
-    expect(await stores.consoleAuth.redeemLink(token, now)).toBe(true);
-    expect(await stores.consoleAuth.redeemLink(token, now)).toBe(false);
-    expect(await stores.consoleAuth.redeemLink("x".repeat(300), now)).toBe(false);
+    expect(await stores.consoleAuth.redeemLink(token, now)).toEqual({});
+    expect(await stores.consoleAuth.redeemLink(token, now)).toBeNull();
+    expect(await stores.consoleAuth.redeemLink("x".repeat(300), now)).toBeNull();
     const { id, session } = await stores.consoleAuth.createSession(now, 60_000);
     expect(await stores.consoleAuth.getSession(id, now)).toEqual(session);
+    expect(session.approver).toBeUndefined();
+    // a link names who it signs in, and the session keeps the name (the approver of its answers)
+    const named = await stores.consoleAuth.createLink(now, 60_000, "alice");
+    expect(await stores.consoleAuth.redeemLink(named, now)).toEqual({ approver: "alice" });
+    const alice = await stores.consoleAuth.createSession(now, 60_000, "alice");
+    expect(await stores.consoleAuth.getSession(alice.id, now)).toEqual({ ...alice.session, approver: "alice" });
     expect(await stores.consoleAuth.getSession(id, now + 61_000)).toBeNull();
     await stores.consoleAuth.deleteSession(id);
     expect(await stores.consoleAuth.getSession(id, now)).toBeNull();
