@@ -91,6 +91,24 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     );
   });
 
+  it("a session whose first call is a plan is listed with its agent too (it was `-`)", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(serverSide, "session_intent_e2e_plan_first");
+    const planner = new Client({ name: "planning-agent", version: "1.0.0" });
+    await planner.connect(clientSide);
+    try {
+      const plan = { steps: [{ action: "everything.echo" }] };
+      const submitted = await planner.callTool({ name: "acp_submit_plan", arguments: { plan } });
+      expect(submitted.isError, text(submitted)).not.toBe(true);
+      const listed = await runCli(["intent", "set", "--list"], { env, now: new Date() });
+      expect(listed.code).toBe(0);
+      const line = listed.stdout.split("\n").find((l) => l.startsWith("session_intent_e2e_plan_first "));
+      expect(line).toMatch(/^session_intent_e2e_plan_first {2}live {2}planning-agent {2}since /);
+    } finally {
+      await planner.close();
+    }
+  });
+
   it("a malformed intent exits 4 with file:line:col and changes nothing", async () => {
     const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "bad.yml")], {
       env,

@@ -197,7 +197,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     },
     plans: {
       submit: async (id, plan, _signal, context) =>
-        submitPlan(await current(id), entryFor(id).slots, plan, context?.tools),
+        submitPlan(await current(id, context?.agent), entryFor(id).slots, plan, context?.tools),
     },
     sessionOf: (id) => sessions.get(id)?.session,
   };

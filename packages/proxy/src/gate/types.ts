@@ -95,7 +95,10 @@ export interface PlanHook {
     sessionId: string,
     plan: unknown,
     signal: AbortSignal,
-    /** What the proxy knows: `tools`, every `server.tool` its connected upstreams offer. */
-    context?: { readonly tools?: readonly string[] },
+    /**
+     * What the proxy knows: `tools`, every `server.tool` its connected upstreams offer; `agent`, the agent's
+     * client name (from `initialize`), as a tool call's request carries it.
+     */
+    context?: { readonly tools?: readonly string[]; readonly agent?: string },
   ): Promise<{ readonly approved: boolean; readonly text: string }>;
 }

@@ -31,12 +31,16 @@ export async function handleSubmitPlan(
   sessionId: string,
   request: CallToolRequest,
   signal: AbortSignal,
+  agent?: string,
 ): Promise<CallToolResult> {
   const hook = proxy.options.plans;
   if (hook === undefined) return { isError: true, content: [{ type: "text", text: "plans are not enabled" }] };
   try {
     const tools = proxy.pool.connected().flatMap((u) => u.tools.map((t) => `${u.spec.name}.${t.name}`));
-    const outcome = await hook.submit(sessionId, request.params.arguments?.["plan"], signal, { tools });
+    const outcome = await hook.submit(sessionId, request.params.arguments?.["plan"], signal, {
+      tools,
+      ...(agent !== undefined ? { agent } : {}),
+    });
     await proxy.audit("policy_evaluated", {
       session_id: sessionId,
       tool: SUBMIT_PLAN_NAME,

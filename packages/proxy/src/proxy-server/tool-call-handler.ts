@@ -55,9 +55,10 @@ export async function handleToolCall(
   extra: CallContext,
 ): Promise<CallToolResult> {
   session.lastActive = Date.now();
+  const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
   if (request.params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) {
     proxy.observations.settle(session.id);
-    return handleSubmitPlan(proxy, session.id, request, extra.signal);
+    return handleSubmitPlan(proxy, session.id, request, extra.signal, agent);
   }
   const target = proxy.catalog.tools().resolve(request.params.name);
   if (target === undefined) {
@@ -66,7 +67,6 @@ export async function handleToolCall(
   const token = request.params._meta?.progressToken;
   const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
   const callId = newId("call");
-  const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
   const annotations = pickAnnotations(target.item["annotations"]);
   const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
   // counted as in flight (where the server's sampling, elicitation and log lines go) once forwarded only:
