@@ -19,7 +19,10 @@ export interface EmbeddedServerOptions extends Omit<AcpServerOptions, "stores" |
   readonly storageUrl?: string;
   /** How often the consent change feed looks at the pending table (SQLite). Default 500 ms. */
   readonly changePollMs?: number;
-  /** How often a waiting call reads its row for an answer (SQLite). Default 100 ms. */
+  /**
+   * How often a waiting call reads its row for an answer another process wrote (SQLite: `acp approve`).
+   * Default 500 ms; answers recorded by this process wake the waiter at once.
+   */
   readonly answerPollMs?: number;
   /** Told about lost PostgreSQL connections (they are re-established). */
   readonly onStoreError?: (err: Error) => void;

@@ -53,7 +53,7 @@ export {
   type PolledChangeFeed,
   type PolledChangeFeedOptions,
 } from "./store/polled-change-feed.js";
-export { createPolledAnswers } from "./store/polled-answers.js";
+export { createPolledAnswers, type PolledAnswers } from "./store/polled-answers.js";
 export { createTableChannel, type TableChannelOptions } from "./service/table-channel.js";
 export type * from "./store/types.js";
 export { SESSION_COOKIE, SESSION_TTL_MS, LINK_TTL_MS, checkApproverName } from "./console/session.js";

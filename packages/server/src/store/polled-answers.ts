@@ -1,4 +1,8 @@
-/** Waiting for an answer by reading the pending table every few milliseconds (SQLite: no notifications). */
+/**
+ * Waiting for an answer on SQLite (no notifications): a waiter wakes at once when this process records the
+ * answer (the console, the API, an expiry: {@link PolledAnswers.wake}), and reads its row every few
+ * hundred milliseconds only to see answers other processes write (`acp approve`, `acp deny`).
+ */
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import type { ConsentAnswers } from "./types.js";
 
@@ -7,30 +11,62 @@ function aborted(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new Error("the wait for a consent answer was aborted");
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(aborted(signal));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+/** The answers of the pending table, and the wake-up of the waiters on one row. */
+export interface PolledAnswers extends ConsentAnswers {
+  /** Row `id` changed in this process: its waiters read it now instead of at their next poll. */
+  wake(id: string): void;
 }
 
-/** Polls the row every `intervalMs` until it is no longer pending. */
-export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs: number): ConsentAnswers {
+/** Reads the row until it is no longer pending: when woken for it, else every `intervalMs`. */
+export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs: number): PolledAnswers {
+  const waiters = new Map<string, Set<() => void>>();
   return {
+    wake(id) {
+      for (const wakeUp of waiters.get(id) ?? []) wakeUp();
+    },
     async wait(id, signal): Promise<PendingConsentRow> {
-      for (;;) {
-        if (signal.aborted) throw aborted(signal);
-        const row = await store.get(id);
-        if (row === null) throw new Error(`consent request \`${id}\` is not in the pending table`);
-        if (row.status !== "pending") return row;
-        await pause(intervalMs, signal);
+      // listen before the first read: an answer written between the read and the pause still wakes it
+      let woken = false;
+      let wakeUp: (() => void) | null = null;
+      const listener = (): void => {
+        woken = true;
+        wakeUp?.();
+      };
+      const set = waiters.get(id) ?? new Set();
+      set.add(listener);
+      waiters.set(id, set);
+      try {
+        for (;;) {
+          if (signal.aborted) throw aborted(signal);
+          woken = false;
+          const row = await store.get(id);
+          if (row === null) throw new Error(`consent request \`${id}\` is not in the pending table`);
+          if (row.status !== "pending") return row;
+          if (woken) continue;
+          await new Promise<void>((resolve, reject) => {
+            const done = (): void => {
+              clearTimeout(timer);
+              signal.removeEventListener("abort", onAbort);
+              wakeUp = null;
+            };
+            const onAbort = (): void => {
+              done();
+              reject(aborted(signal));
+            };
+            const timer = setTimeout(() => {
+              done();
+              resolve();
+            }, intervalMs);
+            wakeUp = () => {
+              done();
+              resolve();
+            };
+            signal.addEventListener("abort", onAbort, { once: true });
+          });
+        }
+      } finally {
+        set.delete(listener);
+        if (set.size === 0 && waiters.get(id) === set) waiters.delete(id);
       }
     },
   };

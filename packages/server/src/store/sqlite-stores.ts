@@ -8,6 +8,7 @@ import {
   openAuditLog,
   openPendingConsentDb,
   toAsyncPendingConsentStore,
+  type AsyncPendingConsentStore,
 } from "@acp/store";
 import { createBatchedAppender } from "./batched-appender.js";
 import { createFileAuditTrail } from "./file-audit-trail.js";
@@ -28,7 +29,10 @@ export interface SqliteStoresOptions {
   readonly auditPublicKey?: CheckpointPublicKey;
   /** How often the change feed looks at the pending table. Default 500 ms. */
   readonly pollIntervalMs?: number;
-  /** How often a waiting call reads its row for an answer. Default 100 ms. */
+  /**
+   * How often a waiting call reads its row for an answer another process wrote (`acp approve`). Default
+   * 500 ms; an answer recorded by this process (console, API) wakes the waiter at once.
+   */
   readonly answerPollMs?: number;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
   readonly redaction?: RedactionRules;
@@ -52,7 +56,23 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     db.close();
     throw err;
   }
-  const pending = toAsyncPendingConsentStore(createPendingConsentStore(db));
+  const table = toAsyncPendingConsentStore(createPendingConsentStore(db));
+  const answers = createPolledAnswers(table, options.answerPollMs ?? 500);
+  // an answer, expiry or withdrawal recorded through this process wakes its waiter at once; the polling
+  // only finds what other processes (acp approve, acp deny) write
+  const pending: AsyncPendingConsentStore = {
+    ...table,
+    decide: async (id, status, answer, nowMs) => {
+      const result = await table.decide(id, status, answer, nowMs);
+      if (result.ok) answers.wake(id);
+      return result;
+    },
+    settle: async (id, status, nowMs) => {
+      const changed = await table.settle(id, status, nowMs);
+      if (changed) answers.wake(id);
+      return changed;
+    },
+  };
   const grants = createConsentGrantStore(db);
   const changes = createPolledChangeFeed(pending, {
     clock: options.clock,
@@ -66,7 +86,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     kind: "sqlite",
     location: options.statePath,
     pending,
-    answers: createPolledAnswers(pending, options.answerPollMs ?? 100),
+    answers,
     consoleAuth: createSqliteConsoleAuthStore(db),
     grants: {
       add: (key, untilMs, grant, nowMs) => Promise.resolve().then(() => grants.add(key, untilMs, grant, nowMs)),
