@@ -46,6 +46,20 @@ describe("acp audit verify", () => {
     expect(out.stderr).toContain(`${h.log}:3: hash_mismatch:`);
   });
 
+  it("hints at an interrupted write when the bad line is a last line without newline, and only then", async () => {
+    const h = await home(5);
+    const text = readFileSync(h.log, "utf8");
+    writeFileSync(h.log, `${text}{"type":"audit_ev`);
+    const torn = await runCli(["audit", "verify", h.log], { env: h.env });
+    expect(torn.code).toBe(3);
+    expect(torn.stderr).toContain(`${h.log}:8: not_json:`);
+    expect(torn.stderr).toContain("hint: the last line has no newline");
+    writeFileSync(h.log, `${text}{"type":"audit_ev\n`);
+    const whole = await runCli(["audit", "verify", h.log], { env: h.env });
+    expect(whole.stderr).toContain(`${h.log}:8: not_json:`);
+    expect(whole.stderr).not.toContain("hint:");
+  });
+
   it("detects a log cut after a checkpoint through the anchor beside it", async () => {
     const h = await home(5);
     const lines = readFileSync(h.log, "utf8").split("\n");
@@ -69,6 +83,13 @@ describe("acp audit verify", () => {
   it("reports a missing file as an error and a malformed key as invalid input", async () => {
     const h = await home(1);
     expect((await runCli(["audit", "verify", join(h.home, "nope.jsonl")], { env: h.env })).code).toBe(1);
+    const missing = await runCli(["audit", "verify", join(h.home, "nope.jsonl"), "--public-key", "bad.key"], {
+      env: h.env,
+    });
+    expect(missing.stderr).toContain("no such file");
+    const dir = await runCli(["audit", "verify", h.home], { env: h.env });
+    expect(dir.code).toBe(1);
+    expect(dir.stderr).toContain(`cannot read audit log \`${h.home}\`: EISDIR`);
     const bad = join(h.home, "bad.key");
     writeFileSync(bad, "not hex");
     const out = await runCli(["audit", "verify", "--public-key", bad], { env: h.env });

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { AUDIT_PROBLEMS, verifyAuditChain, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
-import { anchorPathOf, homePaths, openPostgresStore, verifyPostgresAuditChain } from "@acp/store";
+import { AUDIT_PROBLEMS, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
+import { anchorPathOf, homePaths, openPostgresStore, verifyAuditFile, verifyPostgresAuditChain } from "@acp/store";
 import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -15,12 +15,31 @@ interface VerifyOptions {
   readonly storageUrl?: string;
 }
 
+function cannotRead(path: string, what: string, err: unknown): CliError {
+  const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
+  return new CliError(`cannot read ${what} \`${path}\`: ${why}`, EXIT.error);
+}
+
 function readText(path: string, what: string): string {
   try {
     return readFileSync(path, "utf8");
   } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new CliError(`cannot read ${what} \`${path}\`: ${why}`, EXIT.error);
+    throw cannotRead(path, what, err);
+  }
+}
+
+/** Fails as reading it would when the log cannot be opened or is a directory (it is read later, line by line). */
+function checkReadable(path: string): void {
+  try {
+    const fd = openSync(path, "r");
+    try {
+      if (fstatSync(fd).isDirectory())
+        throw Object.assign(new Error("EISDIR: illegal operation on a directory, read"), { code: "EISDIR" });
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw cannotRead(path, "audit log", err);
   }
 }
 
@@ -47,7 +66,7 @@ function describeOk(file: string, r: AuditVerification): string[] {
   return out;
 }
 
-/** The chain of `acp serve` in PostgreSQL, read whole (it is held in memory, as a file is). */
+/** The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). */
 async function readPostgresChain(
   storage: ResolvedStorageUrl,
   publicKey: string | undefined,
@@ -80,8 +99,8 @@ function report(
     anchorPath: string;
     anchor: string | undefined;
     home: string;
-    endsWithNewline: boolean;
-    lineCount: number;
+    /** The line number of a last line without newline (an interrupted write), if verification read it. */
+    unterminatedLine: number | null;
     postgres: boolean;
   },
   key: { key?: string; path?: string },
@@ -103,7 +122,7 @@ function report(
     const p = result.problem;
     const at = p.where === "anchor" ? `${anchorPath}` : `${file}:${p.line}`;
     printError(ctx, `${at}: ${p.code}: ${p.message}`);
-    if (!where.endsWithNewline && p.line === where.lineCount)
+    if (p.line === where.unterminatedLine)
       printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
     printError(ctx, `${result.count} lines before it are intact`);
     return;
@@ -132,27 +151,30 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
       anchorPath: "",
       anchor: undefined,
       home,
-      endsWithNewline: true,
-      lineCount: result.count,
+      unterminatedLine: null,
       postgres: true,
     };
     report(ctx, where, key, result, options.json === true);
     return;
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
-  const text = readText(file, "audit log");
+  checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
   const anchor = options.anchor !== undefined || existsSync(anchorPath) ? readText(anchorPath, "anchor") : undefined;
-  const lines = text.split("\n");
-  const endsWithNewline = lines.at(-1) === "";
-  if (endsWithNewline) lines.pop();
   const verifyOptions: VerifyAuditOptions = {
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),
   };
-  const result = verifyAuditChain(lines, verifyOptions);
-  const where = { file, anchorPath, anchor, home, endsWithNewline, lineCount: lines.length, postgres: false };
+  let verified;
+  try {
+    verified = await verifyAuditFile(file, verifyOptions);
+  } catch (err) {
+    throw cannotRead(file, "audit log", err);
+  }
+  const { verification: result, progress } = verified;
+  const unterminatedLine = progress.unterminated ? progress.lines : null;
+  const where = { file, anchorPath, anchor, home, unterminatedLine, postgres: false };
   report(ctx, where, key, result, options.json === true);
 }
 
@@ -175,6 +197,7 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "",
         "Checks every line: §7.4 schema, canonical form, its own hash, the link to the line before, and each",
         "signed checkpoint. Exit 0 intact, 3 tampered or damaged, 1 unreadable, 4 a malformed key file.",
+        "Reads the log line by line (rows page by page): memory stays small whatever the log's size.",
         "Without FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as acp serve",
         "takes it), verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
         "",

@@ -11,3 +11,10 @@ export {
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
 export { scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";
+export {
+  readAuditFileLines,
+  type AuditFileLines,
+  type AuditFileProgress,
+  type ReadAuditFileOptions,
+} from "./read-lines.js";
+export { verifyAuditFile, type AuditFileVerification, type VerifyAuditFileOptions } from "./verify-file.js";

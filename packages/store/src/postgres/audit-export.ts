@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
-import { verifyAuditChain, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
+import { verifyAuditStream, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
 import type { PostgresStore } from "./open-postgres-store.js";
 
 /** Options of {@link readPostgresAuditLines}. */
@@ -11,6 +11,34 @@ export interface ReadAuditLinesOptions {
   readonly pageSize?: number;
 }
 
+/** A row of the chain: its `seq` and its line. */
+export interface PostgresAuditRow {
+  readonly seq: number;
+  readonly line: string;
+}
+
+/**
+ * The chain's rows in order of `seq`, fetched page by page (keyset on `seq`), so a long chain is never
+ * held in memory at once.
+ */
+export async function* readPostgresAuditRows(
+  store: PostgresStore,
+  options: ReadAuditLinesOptions = {},
+): AsyncGenerator<PostgresAuditRow> {
+  const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
+  let after = Math.max(0, Math.floor(options.afterSeq ?? 0));
+  for (;;) {
+    const page = await store.query<{ seq: number; line: string }>(
+      "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+      [after, pageSize],
+    );
+    yield* page.rows;
+    const last = page.rows[page.rows.length - 1];
+    if (last === undefined || page.rows.length < pageSize) return;
+    after = last.seq;
+  }
+}
+
 /**
  * The chain's lines in order, exactly as `audit.jsonl` would hold them (no newline), fetched page by
  * page (keyset on `seq`), so a long chain is never held in memory at once.
@@ -19,23 +47,12 @@ export async function* readPostgresAuditLines(
   store: PostgresStore,
   options: ReadAuditLinesOptions = {},
 ): AsyncGenerator<string> {
-  const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
-  let after = Math.max(0, Math.floor(options.afterSeq ?? 0));
-  for (;;) {
-    const page = await store.query<{ seq: number; line: string }>(
-      "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-      [after, pageSize],
-    );
-    for (const row of page.rows) yield row.line;
-    const last = page.rows[page.rows.length - 1];
-    if (last === undefined || page.rows.length < pageSize) return;
-    after = last.seq;
-  }
+  for await (const row of readPostgresAuditRows(store, options)) yield row.line;
 }
 
 /**
  * Writes the chain to `path` as JSONL (one line per event, each ending in a newline; mode 0600), the
- * format `acp audit verify` and {@link verifyAuditChain} read. Returns how many lines were written.
+ * format `acp audit verify` and `verifyAuditChain` read. Returns how many lines were written.
  */
 export async function exportPostgresAuditJsonl(store: PostgresStore, path: string): Promise<number> {
   const out = createWriteStream(path, { mode: 0o600, flags: "w" });
@@ -57,12 +74,50 @@ export async function exportPostgresAuditJsonl(store: PostgresStore, path: strin
   return count;
 }
 
-/** Reads the whole chain and verifies it with {@link verifyAuditChain} (holds the lines in memory). */
+/** Options of {@link verifyPostgresAuditChain}. */
+export interface VerifyPostgresAuditOptions extends VerifyAuditOptions {
+  /** With `from`: verify the rows after this `seq` (the prefix's last row). */
+  readonly afterSeq?: number;
+  /** Rows fetched per query (default 1000). */
+  readonly pageSize?: number;
+}
+
+/** A verification of the chain in PostgreSQL and the `seq` of the last row read. */
+export interface PostgresAuditVerification {
+  readonly verification: AuditVerification;
+  /** `seq` of the last row read (with an `ok` verification: the last row verified); `afterSeq` when none. */
+  readonly lastSeq: number;
+}
+
+/**
+ * Verifies the chain with {@link verifyAuditStream}, reading it page by page: one page in memory
+ * (after a broken link the rows are read again from the first to name the problem), with the `seq` of
+ * the last row read, to continue from.
+ */
+export async function verifyPostgresAuditRows(
+  store: PostgresStore,
+  options: VerifyPostgresAuditOptions = {},
+): Promise<PostgresAuditVerification> {
+  const { afterSeq, pageSize, ...verify } = options;
+  const paging = pageSize === undefined ? {} : { pageSize };
+  let lastSeq = Math.max(0, Math.floor(afterSeq ?? 0));
+  async function* lines(): AsyncGenerator<string> {
+    for await (const row of readPostgresAuditRows(store, { ...paging, afterSeq: lastSeq })) {
+      lastSeq = row.seq;
+      yield row.line;
+    }
+  }
+  const verification = await verifyAuditStream(lines(), {
+    ...verify,
+    reread: () => readPostgresAuditLines(store, paging),
+  });
+  return { verification, lastSeq };
+}
+
+/** Verifies the whole chain with {@link verifyAuditStream}, reading it page by page (one page in memory). */
 export async function verifyPostgresAuditChain(
   store: PostgresStore,
   options: VerifyAuditOptions = {},
 ): Promise<AuditVerification> {
-  const lines: string[] = [];
-  for await (const line of readPostgresAuditLines(store)) lines.push(line);
-  return verifyAuditChain(lines, options);
+  return (await verifyPostgresAuditRows(store, options)).verification;
 }

@@ -26,6 +26,11 @@ export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOpt
 export {
   exportPostgresAuditJsonl,
   readPostgresAuditLines,
+  readPostgresAuditRows,
   verifyPostgresAuditChain,
+  verifyPostgresAuditRows,
+  type PostgresAuditRow,
+  type PostgresAuditVerification,
   type ReadAuditLinesOptions,
+  type VerifyPostgresAuditOptions,
 } from "./audit-export.js";

@@ -11,6 +11,7 @@ import {
   openPostgresStore,
   readPostgresAuditLines,
   verifyPostgresAuditChain,
+  verifyPostgresAuditRows,
   type PostgresStore,
 } from "../../src/index.js";
 import { useTestDatabase } from "./test-database.js";
@@ -153,5 +154,30 @@ describe("postgres audit log", () => {
     });
     const verified = await verifyPostgresAuditChain(a);
     expect(verified).toMatchObject({ ok: true, count: 1 });
+  });
+
+  it("verifies page by page with the whole-chain verifier's results, continues from a row, and names a duplicated row", async () => {
+    const log = createPostgresAuditLog(a, { clock, signer: privateKey, checkpointEvery: 4 });
+    for (let i = 0; i < 11; i++) await log.append({ event_type: "policy_evaluated", request_id: `cr_${i}` });
+    const all = await lines(a);
+    const first = await verifyPostgresAuditRows(a, { publicKey, pageSize: 3 });
+    expect(first.verification).toEqual(verifyAuditChain(all, { publicKey }));
+    expect(first).toMatchObject({ verification: { ok: true, count: all.length }, lastSeq: all.length });
+    for (let i = 0; i < 5; i++) await log.append({ event_type: "policy_evaluated", request_id: `cr_more_${i}` });
+    await log.close();
+    const more = await lines(a);
+    const continued = await verifyPostgresAuditRows(a, {
+      publicKey,
+      pageSize: 3,
+      from: first.verification,
+      afterSeq: first.lastSeq,
+    });
+    expect(continued).toEqual({ verification: verifyAuditChain(more, { publicKey }), lastSeq: more.length });
+    // row 12 becomes a copy of row 3: it names row 2, far behind the page being read
+    await a.query("UPDATE acp_audit_events SET line = $1 WHERE seq = 12", [more[2]]);
+    const tampered = await lines(a);
+    const verified = await verifyPostgresAuditChain(a, { publicKey });
+    expect(verified.problem).toMatchObject({ line: 12, code: "reordered" });
+    expect(verified).toEqual(verifyAuditChain(tampered, { publicKey }));
   });
 });

@@ -1,0 +1,113 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { MAX_AUDIT_LINE_LENGTH, verifyAuditChain } from "@acp/core";
+import { readAuditFileLines, verifyAuditFile } from "../../src/audit/index.js";
+import { readLines, tempHomes } from "./audit-fixture.js";
+import { writeChain } from "./chain-file.js";
+
+const homes = tempHomes();
+afterAll(homes.cleanup);
+
+async function collect(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
+describe("readAuditFileLines", () => {
+  it("yields the lines split('\\n') gives, for any text and chunk size: a last line without newline, multi-byte characters cut by a chunk, empty lines", async () => {
+    const dir = homes.make();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.string({ unit: "grapheme" }), fc.constant("\n"), fc.constant("é€😀\n")), {
+          maxLength: 30,
+        }),
+        fc.integer({ min: 1, max: 17 }),
+        async (pieces, chunkBytes) => {
+          const text = pieces.join("");
+          const path = join(dir, "log.jsonl");
+          writeFileSync(path, text);
+          const expected = text.split("\n");
+          if (expected.at(-1) === "") expected.pop();
+          const reader = readAuditFileLines(path, { chunkBytes });
+          expect(await collect(reader)).toEqual(expected);
+          expect(reader.progress.lines).toBe(expected.length);
+          expect(reader.progress.unterminated).toBe(text !== "" && !text.endsWith("\n"));
+          expect(reader.progress.end).toBe(Buffer.byteLength(text));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("decodes any bytes, invalid UTF-8 included, as decoding the whole file does", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.oneof(fc.uint8Array({ maxLength: 12 }), fc.constant(Uint8Array.of(0x0a))), { maxLength: 20 }),
+        fc.integer({ min: 1, max: 9 }),
+        async (pieces, chunkBytes) => {
+          const bytes = Buffer.concat(pieces);
+          writeFileSync(path, bytes);
+          const expected = bytes.toString("utf8").split("\n");
+          if (expected.at(-1) === "") expected.pop();
+          expect(await collect(readAuditFileLines(path, { chunkBytes }))).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("starts at a byte offset and says where each line began", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    writeFileSync(path, "aé\nbb\ncc");
+    const reader = readAuditFileLines(path, { start: 4, chunkBytes: 2 });
+    expect(await collect(reader)).toEqual(["bb", "cc"]);
+    expect(reader.progress).toEqual({ lines: 2, lastStart: 7, end: 9, unterminated: true });
+  });
+
+  it("does not hold a line longer than the verifier reads; the verifier refuses it as before", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    const chain = writeChain(path, 3);
+    const huge = "y".repeat(3 * MAX_AUDIT_LINE_LENGTH + 10);
+    writeFileSync(path, `${chain.lines[0]}\n${huge}\n${chain.lines[1]}\n`);
+    const lines = await collect(readAuditFileLines(path, { chunkBytes: 64 * 1024 }));
+    expect(lines.map((l) => l.length)).toEqual([
+      chain.lines[0]?.length,
+      MAX_AUDIT_LINE_LENGTH + 1,
+      chain.lines[1]?.length,
+    ]);
+    const { verification } = await verifyAuditFile(path);
+    expect(verification).toEqual(verifyAuditChain(readLines(path)));
+    expect(verification.problem).toMatchObject({ line: 2, code: "not_json" });
+  });
+
+  it("closes the file when the iteration stops early, and rejects a missing file", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    writeChain(path, 5);
+    for await (const line of readAuditFileLines(path)) {
+      expect(line.length).toBeGreaterThan(0);
+      break;
+    }
+    await expect(collect(readAuditFileLines(join(homes.make(), "missing.jsonl")))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+  });
+});
+
+describe("verifyAuditFile", () => {
+  it("gives the whole-file verifier's result on an intact log and on a tampered one", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    const chain = writeChain(path, 40);
+    const whole = verifyAuditChain(readLines(path));
+    expect((await verifyAuditFile(path)).verification).toEqual(whole);
+    expect(whole).toMatchObject({ ok: true, count: 40 });
+    const duplicated = [...chain.lines.slice(0, 30), chain.lines[3], ...chain.lines.slice(30)];
+    writeFileSync(path, `${duplicated.join("\n")}\n`);
+    const { verification } = await verifyAuditFile(path);
+    expect(verification.problem).toMatchObject({ line: 31, code: "reordered" });
+    expect(verification).toEqual(verifyAuditChain(readLines(path)));
+  });
+});
