@@ -47,6 +47,7 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
     ...(options.changePollMs !== undefined ? { changePollMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
     ...(options.onStoreError !== undefined ? { onError: options.onStoreError } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });

@@ -17,6 +17,8 @@ export interface ServerStoresOptions {
   readonly changePollMs?: number;
   readonly answerPollMs?: number;
   readonly onError?: (err: Error) => void;
+  /** PostgreSQL: one line when the database becomes unreachable, one when it answers again. */
+  readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
   readonly redaction?: RedactionRules;
   /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
@@ -39,6 +41,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
       auditSigner: options.keys.privateKey,
       auditPublicKey: options.keys.publicKey,
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {}),
       ...redactionOf(options),
     });
   }

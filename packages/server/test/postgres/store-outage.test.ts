@@ -3,7 +3,8 @@
  * `/readyz` says so, every decision refuses (none is answered that the chain cannot record), and once
  * the database answers again decisions resume on their own — before, a failed audit write stopped the
  * node's decisions until it was restarted. A call waiting for a person across the outage still
- * completes, and the chain verifies. The refusals are logged as one line, not a stack trace per request.
+ * completes, and the chain verifies. The refusals are logged as one line, not a stack trace per request;
+ * the outage as one "database unreachable" line and one "database reachable again after Ns".
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -98,6 +99,11 @@ describe("the database goes away under a running node", () => {
       expect(refused.json).toMatchObject({ error: { code: "audit_unavailable" } });
     }
 
+    // the outage is said once, however many connections dropped and requests were refused
+    const down = logged.filter((l) => l.startsWith("storage: database unreachable"));
+    expect(down).toHaveLength(1);
+    expect(down[0]).toMatch(/; decisions are refused \(503\) until it answers again$/);
+    expect(logged.some((l) => l.startsWith("storage: database reachable again"))).toBe(false);
     const refusals = logged.filter((l) => l.includes("audit_unavailable"));
     expect(refusals).toHaveLength(1);
     expect(refusals[0]).toMatch(/^decision refused \(503 audit_unavailable\): the audit trail could not record/);
@@ -110,6 +116,11 @@ describe("the database goes away under a running node", () => {
       return answer.status === 200 ? answer : false;
     });
     expect(resumed.json).toMatchObject({ route: "accept" });
+    const back = logged.filter((l) => l.startsWith("storage: database reachable again"));
+    expect(back).toHaveLength(1);
+    expect(back[0]).toMatch(/^storage: database reachable again after \d+\.\ds$/);
+    expect(logged.filter((l) => l.startsWith("storage: database unreachable"))).toHaveLength(1);
+    expect(logged.indexOf(back[0] ?? "")).toBeGreaterThan(logged.indexOf(down[0] ?? ""));
 
     const answered = await call(url, "POST", `/v1/consent/${String(id)}/response`, { decision: "approved" });
     expect(answered.status).toBe(200);

@@ -38,8 +38,16 @@ export interface PostgresStoresOptions {
   readonly maxConnections?: number;
   /** Give up connecting after this long (default 5000 ms). */
   readonly connectTimeoutMs?: number;
-  /** Told about lost connections (they are re-established). */
+  /**
+   * Told about every lost connection (they are re-established) when no {@link log} is given; with one, its
+   * two lines per outage say it instead (not one line per connection).
+   */
   readonly onError?: (err: Error) => void;
+  /**
+   * One line when the node loses the database ("database unreachable (…)") and one when it answers again
+   * ("database reachable again after Ns"), however many connections and requests fail in between.
+   */
+  readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
   readonly redaction?: RedactionRules;
   /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
@@ -106,17 +114,24 @@ interface Reachability {
   close(): void;
 }
 
-function trackReachability(store: PostgresStore): Reachability {
+function trackReachability(store: PostgresStore, log?: (line: string) => void): Reachability {
   let error: Error | null = null;
+  let lostAt = 0;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let closed = false;
+  const answered = (): void => {
+    if (error === null) return;
+    error = null;
+    // monotonic: the service's clock may be set, or frozen in tests
+    log?.(`storage: database reachable again after ${((performance.now() - lostAt) / 1000).toFixed(1)}s`);
+  };
   const probe = (delay: number): void => {
     if (timer !== null || closed) return;
     timer = setTimeout(() => {
       store.query("SELECT 1 AS one").then(
         () => {
           timer = null;
-          error = null;
+          answered();
         },
         () => {
           timer = null;
@@ -129,12 +144,14 @@ function trackReachability(store: PostgresStore): Reachability {
   return {
     lost(err) {
       if (closed || store.closed) return;
+      if (error === null) {
+        lostAt = performance.now();
+        log?.(`storage: database unreachable (${err.message}); decisions are refused (503) until it answers again`);
+      }
       error = err;
       probe(PROBE_FIRST_MS);
     },
-    answered() {
-      error = null;
-    },
+    answered,
     get error() {
       return error;
     },
@@ -153,7 +170,7 @@ async function openParts(
 ): Promise<ServerStores> {
   const report = (err: Error): void => {
     reach.lost(err);
-    options.onError?.(err);
+    if (options.log === undefined) options.onError?.(err);
   };
   const waiter = await openConsentWaiter(store, { onError: report });
   const changes = await openNotifiedChangeFeed(store, { clock: options.clock, onError: report }).catch(
@@ -241,10 +258,10 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     onConnectionError: (err) => {
       reach?.lost(err);
-      options.onError?.(err);
+      if (options.log === undefined) options.onError?.(err);
     },
   });
-  reach = trackReachability(store);
+  reach = trackReachability(store, options.log);
   try {
     if (options.auditPublicKey !== undefined) {
       await checkChainKey(store, options.auditPublicKey, (line) =>
