@@ -152,3 +152,89 @@ describe("acp proxy wired end to end: policy, consent through `acp approve`, sig
     expect(forged.ok).toBe(false);
   });
 });
+
+describe("a proxy killed while a call waits: its request is not left for anyone to answer", () => {
+  const root = tempRoot("proxy-orphan-e2e");
+  afterAll(() => root.cleanup());
+
+  function start(env: Record<string, string>): { client: Client; transport: StdioClientTransport } {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"],
+      env: { PATH: process.env["PATH"] ?? "", ...env },
+      stderr: "pipe",
+    });
+    return { client: new Client({ name: "orphan-agent", version: "1.0.0" }), transport };
+  }
+
+  function running(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  it("acp pending does not list it, acp approve and acp deny refuse it, and the next proxy records it withdrawn", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "policy.yml"), POLICY);
+    const env = envFor(home);
+    const first = start(env);
+    await first.client.connect(first.transport);
+    const call = first.client
+      .callTool({ name: "echo", arguments: { message: "left waiting" } }, undefined, { timeout: 60_000 })
+      .catch((err: unknown) => err);
+    const pending = await waitForPending(env);
+    const pid = first.transport.pid ?? 0;
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid, "SIGKILL");
+    expect(await call).toBeInstanceOf(Error);
+    while (running(pid)) await new Promise((r) => setTimeout(r, 20));
+
+    const listed = await runCli(["pending", "--json"], { env, now: new Date() });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+    expect(listed.stderr).toContain(`1 request not listed: the acp proxy that asked is no longer running`);
+    expect(listed.stderr).toContain(`${pending.id} (pid ${pid} on `);
+
+    for (const answer of [
+      ["approve", pending.id],
+      ["deny", pending.id, "--reason", "late"],
+    ]) {
+      const out = await runCli(answer, { env, now: new Date() });
+      expect(out.code).toBe(3);
+      expect(out.stderr).toContain(`consent request \`${pending.id}\` cannot be answered`);
+      expect(out.stderr).toContain(`(pid ${pid} on `);
+      expect(out.stderr).toContain("is no longer running");
+    }
+
+    // a proxy that starts settles it: withdrawn, audited as the withdrawal of that request
+    const second = start(env);
+    await second.client.connect(second.transport);
+    await second.client.close();
+    const withdrawn = readFileSync(join(home, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            event_type: string;
+            request_id: string | null;
+            decision: string | null;
+            metadata: Record<string, unknown>;
+          },
+      )
+      .filter((e) => e.event_type === "consent_withdrawn" && e.request_id === pending.id);
+    expect(withdrawn).toHaveLength(1);
+    expect(withdrawn[0]).toMatchObject({ decision: "withdrawn", metadata: { orphaned: true, owner_pid: pid } });
+    expect(String(withdrawn[0]?.metadata["reason"])).toContain("stopped before an answer came");
+    const after = await runCli(["pending", "--json"], { env, now: new Date() });
+    expect(JSON.parse(after.stdout)).toEqual([]);
+    expect(after.stderr).toBe("");
+    // settled, it reads as any withdrawn request does
+    const late = await runCli(["approve", pending.id], { env, now: new Date() });
+    expect(late.code).toBe(3);
+    expect(late.stderr).toContain("was already withdrawn");
+  }, 120_000);
+});

@@ -1,9 +1,18 @@
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createPendingConsentStore, openPendingConsentDb, openStateDb, type NewPendingConsent } from "../src/index.js";
+import {
+  createPendingConsentStore,
+  currentOwner,
+  listAppliedMigrations,
+  openPendingConsentDb,
+  openStateDb,
+  ownerState,
+  type NewPendingConsent,
+} from "../src/index.js";
 
 const T0 = Date.parse("2026-01-15T12:00:00Z");
 
@@ -105,5 +114,76 @@ describe("pending-consent store", () => {
         },
       ),
     );
+  });
+
+  describe("the owner of a row: the process that waits for its answer", () => {
+    // a process that has exited (and been reaped): its pid no longer exists
+    const gonePid = (): number => spawnSync(process.execPath, ["-e", ""]).pid ?? 0;
+
+    it("is this process for the rows it writes, and it is running", () => {
+      const db = openStateDb(":memory:");
+      const store = createPendingConsentStore(db);
+      store.insert(row("cr_mine"));
+      const owner = store.get("cr_mine")?.owner ?? null;
+      expect(owner).toEqual(currentOwner());
+      expect(owner).toMatchObject({ pid: process.pid, host: hostname() });
+      expect(ownerState(owner)).toBe("running");
+      expect(store.settleOrphaned(T0)).toEqual([]);
+      expect(store.get("cr_mine")?.status).toBe("pending");
+      db.close();
+    });
+
+    it("is gone when its pid no longer exists, or now belongs to a process started at another time", () => {
+      const db = openStateDb(":memory:");
+      const dead = createPendingConsentStore(db, { owner: { pid: gonePid(), host: hostname(), start: null } });
+      const reused = createPendingConsentStore(db, {
+        owner: { pid: process.pid, host: hostname(), start: `${currentOwner().start ?? "boot"}0` },
+      });
+      const elsewhere = createPendingConsentStore(db, { owner: { pid: 1, host: `not-${hostname()}`, start: "1" } });
+      dead.insert(row("cr_dead"));
+      reused.insert(row("cr_reused", { createdAtMs: T0 + 1 }));
+      elsewhere.insert(row("cr_elsewhere", { createdAtMs: T0 + 2 }));
+      expect(ownerState(dead.get("cr_dead")?.owner ?? null)).toBe("gone");
+      expect(ownerState(dead.get("cr_reused")?.owner ?? null)).toBe("gone");
+      expect(ownerState(dead.get("cr_elsewhere")?.owner ?? null)).toBe("unknown");
+      const settled = dead.settleOrphaned(T0 + 5);
+      expect(settled.map((r) => [r.id, r.status])).toEqual([
+        ["cr_dead", "pending"],
+        ["cr_reused", "pending"],
+      ]);
+      expect(dead.get("cr_dead")).toMatchObject({ status: "withdrawn", decidedAtMs: T0 + 5 });
+      expect(dead.get("cr_elsewhere")?.status).toBe("pending");
+      // settled once: a second look finds nothing
+      expect(dead.settleOrphaned(T0 + 6)).toEqual([]);
+      db.close();
+    });
+
+    it("an older state.db (no owner columns, rows in it) opens fine: the columns are added, its rows have no owner", () => {
+      const path = join(mkdtempSync(join(tmpdir(), "acp-pending-old-")), "state.db");
+      const old = openStateDb(path);
+      old.exec(`CREATE TABLE pending_consent (
+        id TEXT PRIMARY KEY, nonce TEXT NOT NULL, session_id TEXT, server TEXT NOT NULL, tool TEXT NOT NULL,
+        request_json TEXT NOT NULL, reasons_json TEXT NOT NULL, created_at_ms INTEGER NOT NULL,
+        expires_at_ms INTEGER NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending'
+          CHECK (status IN ('pending', 'approved', 'denied', 'expired', 'withdrawn')),
+        answer_json TEXT, decided_at_ms INTEGER)`);
+      old
+        .prepare(
+          `INSERT INTO pending_consent (id, nonce, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms)
+           VALUES ('cr_old', 'n', 'fs', 'write_file', '{}', '[]', ?, ?)`,
+        )
+        .run(T0, T0 + 60_000);
+      old.close();
+      const db = openPendingConsentDb(path);
+      expect(listAppliedMigrations(db)).toContain("pending-consent/001-owner");
+      const store = createPendingConsentStore(db);
+      expect(store.get("cr_old")).toMatchObject({ status: "pending", owner: null });
+      expect(ownerState(null)).toBe("unknown");
+      expect(store.settleOrphaned(T0)).toEqual([]);
+      store.insert(row("cr_new"));
+      expect(store.get("cr_new")?.owner).toEqual(currentOwner());
+      db.close();
+    });
   });
 });

@@ -4,7 +4,7 @@ import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { cliActor } from "../wiring/cli-actor.js";
-import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
+import { isOrphaned, orphanedRefusal, storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 const REQUEST_ID = /^cr_[0-9a-f]{32}$/;
 
@@ -31,7 +31,8 @@ export interface CliAnswer {
  * Records an answer, once, in the pending-consent table `acp serve` and the proxy wait on (`state.db`, or
  * PostgreSQL: the update notifies the waiting node, which signs, verifies and audits it as it does an
  * answer from the console). The same code as `POST /v1/consent/{id}/response` with the approver
- * `cli:$USER`. Unknown id → exit 4; expired or already decided → exit 3; nothing changes then.
+ * `cli:$USER`. Unknown id → exit 4; expired, already decided, or its proxy no longer running (nobody would
+ * read the answer) → exit 3; nothing changes then.
  */
 export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answer: CliAnswer): Promise<void> {
   const approverId = cliActor(ctx.io.env);
@@ -45,6 +46,9 @@ export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answ
   try {
     await withPendingStore(ctx, flags, async (handle) => {
       if (handle === null) throw new HttpError(404, "consent_request_unknown", "no pending-consent table");
+      // an answer to a proxy that died while it waited would be read by nobody
+      const row = await handle.store.get(answer.id);
+      if (row !== null && isOrphaned(row)) throw new CliError(orphanedRefusal(row), EXIT.refused);
       await answerConsent(handle.store, answer.id, input, approverId, ctx.io.now());
     });
   } catch (err) {
@@ -108,7 +112,8 @@ export function registerApprove(parent: Command, ctx: CliContext): void {
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp approve cr_3f2a…\n\n" +
         "The answer goes to $ACP_HOME/state.db, or with a storage URL (as acp serve takes it) to PostgreSQL,\n" +
         "where it reaches the waiting node at once (LISTEN/NOTIFY); that node signs, verifies and audits it.\n\n" +
-        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided,\n" +
+        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided, or\n" +
+        "its acp proxy is no longer running (killed while it waited: nobody would read the answer),\n" +
         "4 unknown id or invalid input.",
     )
     .action(

@@ -19,7 +19,8 @@ export function registerDeny(parent: Command, ctx: CliContext): void {
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp deny cr_3f2a…\n\n" +
         "The answer goes to $ACP_HOME/state.db, or with a storage URL (as acp serve takes it) to PostgreSQL,\n" +
         "where it reaches the waiting node at once (LISTEN/NOTIFY); that node signs, verifies and audits it.\n\n" +
-        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided,\n" +
+        "Exit codes: 0 recorded, 1 the database cannot be reached, 2 usage, 3 expired or already decided, or\n" +
+        "its acp proxy is no longer running (killed while it waited: nobody would read the answer),\n" +
         "4 unknown id or invalid input.",
     )
     .action(async (id: string, options: StorageFlags & { reason?: string; json?: boolean }) => {

@@ -13,6 +13,7 @@ import {
   STORAGE_URL_ENV,
   type PendingConsentHandle,
 } from "@acp/server";
+import { describeOwner, ownerState, type PendingConsentRow } from "@acp/store";
 import { resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
@@ -74,4 +75,33 @@ export async function withPendingStore<T>(
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Whether a pending row's proxy died while it waited (killed, crashed): nobody reads its answer any more.
+ * Such a row is not listed as waiting, cannot be answered, and the next `acp proxy` to start records it
+ * `withdrawn`. Only rows of this machine can be told (`ownerState`); others count as waiting.
+ */
+export function isOrphaned(row: PendingConsentRow): boolean {
+  return row.status === "pending" && ownerState(row.owner) === "gone";
+}
+
+/** Why an orphaned row cannot be answered, for `acp approve` / `acp deny`. */
+export function orphanedRefusal(row: PendingConsentRow): string {
+  const who = row.owner === null ? "the process that asked" : `the acp proxy that asked (${describeOwner(row.owner)})`;
+  return (
+    `consent request \`${row.id}\` cannot be answered: ${who} is no longer running, so nobody is waiting for ` +
+    "the answer (the call it held ended with it); nothing was recorded. The next acp proxy to start records it withdrawn"
+  );
+}
+
+/** The line `acp pending` writes on stderr about orphaned rows it does not list. */
+export function orphanedNote(rows: readonly PendingConsentRow[]): string {
+  const ids = rows.map((r) => `${r.id}${r.owner !== null ? ` (${describeOwner(r.owner)})` : ""}`).join(", ");
+  const one = rows.length === 1;
+  return (
+    `${rows.length} request${one ? "" : "s"} not listed: the acp proxy that asked ${one ? "is" : "are"} no longer ` +
+    `running, so nobody waits for ${one ? "its" : "their"} answer: ${ids}. The next acp proxy to start records ` +
+    `${one ? "it" : "them"} withdrawn.`
+  );
 }

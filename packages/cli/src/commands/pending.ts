@@ -3,7 +3,7 @@ import type { PendingConsentRow } from "@acp/store";
 import { printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
-import { storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
+import { isOrphaned, orphanedNote, storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 /** One pending request as `acp pending --json` prints it. */
 export interface PendingConsentView {
@@ -45,6 +45,9 @@ export const WATCH_INTERVAL_MS = 500;
 export type PendingWatchEvent =
   | { readonly event: "pending"; readonly request: PendingConsentView }
   | { readonly event: "settled"; readonly id: string; readonly status: string };
+// `status` is how the row ended (approved, denied, expired, withdrawn), `orphaned` when its proxy died
+// while it waited (the row is still pending; the next proxy to start records it withdrawn), `gone` when
+// the row left the table
 
 /**
  * Watches the pending requests until `signal` aborts: every request pending now and every one that
@@ -61,7 +64,9 @@ export async function watchPending(
   const shown = new Set<string>();
   const interval = options.intervalMs ?? WATCH_INTERVAL_MS;
   const look = async (store: PendingConsentHandle["store"]): Promise<void> => {
-    const rows = await store.listPending(ctx.io.now().getTime());
+    const listed = await store.listPending(ctx.io.now().getTime());
+    const rows = listed.filter((row) => !isOrphaned(row));
+    const orphaned = new Set(listed.filter(isOrphaned).map((r) => r.id));
     const current = new Set(rows.map((r) => r.id));
     for (const row of rows) {
       if (shown.has(row.id)) continue;
@@ -71,6 +76,10 @@ export async function watchPending(
     for (const id of [...shown]) {
       if (current.has(id)) continue;
       shown.delete(id);
+      if (orphaned.has(id)) {
+        tell({ event: "settled", id, status: "orphaned" });
+        continue;
+      }
       const row = await store.get(id);
       // still `pending` in the table past its expiry: nobody settled it yet, but it can no longer be answered
       const status = row === null ? "gone" : row.status === "pending" ? "expired" : row.status;
@@ -102,10 +111,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function listPending(ctx: CliContext, flags: StorageFlags): Promise<PendingConsentView[]> {
-  return withPendingStore(ctx, flags, async (handle) =>
-    handle === null ? [] : (await handle.store.listPending(ctx.io.now().getTime())).map(viewOf),
+/** The requests waiting for a person, and those whose proxy died while they waited (not waiting any more). */
+async function listPending(
+  ctx: CliContext,
+  flags: StorageFlags,
+): Promise<{ readonly views: PendingConsentView[]; readonly orphaned: PendingConsentRow[] }> {
+  const rows = await withPendingStore(ctx, flags, async (handle) =>
+    handle === null ? [] : handle.store.listPending(ctx.io.now().getTime()),
   );
+  return { views: rows.filter((r) => !isOrphaned(r)).map(viewOf), orphaned: rows.filter(isOrphaned) };
 }
 
 /**
@@ -136,11 +150,13 @@ export function registerPending(parent: Command, ctx: CliContext): void {
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
         "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
-        "are shown as [redacted].\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read.",
+        "are shown as [redacted]. A request whose acp proxy is no longer running (killed while it waited) is not\n" +
+        "listed: nobody waits for its answer; a line on stderr names it, and the next acp proxy records it withdrawn.\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read.",
     )
     .action(async (options: StorageFlags & { json?: boolean; watch?: boolean }) => {
       if (options.watch === true) return watch(ctx, options);
-      const views = await listPending(ctx, options);
+      const { views, orphaned } = await listPending(ctx, options);
+      if (orphaned.length > 0) ctx.io.stderr.write(`${printable(orphanedNote(orphaned))}\n`);
       if (options.json === true) return printJson(ctx, views);
       if (views.length === 0) return printLine(ctx, "no pending consent requests");
       for (const view of views) printView(ctx, view);
@@ -168,5 +184,11 @@ async function watch(ctx: CliContext, options: StorageFlags & { json?: boolean }
 function tellWatch(ctx: CliContext, event: PendingWatchEvent, json: boolean): void {
   if (json) return printLine(ctx, JSON.stringify(event));
   if (event.event === "pending") return printView(ctx, event.request);
-  printLine(ctx, `${printable(event.id)}  ${event.status === "gone" ? "no longer in the table" : event.status}`);
+  const status =
+    event.status === "gone"
+      ? "no longer in the table"
+      : event.status === "orphaned"
+        ? "orphaned: its acp proxy is no longer running"
+        : event.status;
+  printLine(ctx, `${printable(event.id)}  ${status}`);
 }

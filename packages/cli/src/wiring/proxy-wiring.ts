@@ -14,6 +14,7 @@ import { configuredChannels, pendingTableForward } from "./config-channels.js";
 import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
+import { settleOrphanedConsent } from "./orphaned-consent.js";
 
 interface Wired {
   readonly state: HomeState;
@@ -39,6 +40,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
   let broker: ConsentBrokerHandle | undefined;
   let runtime: ProxySessionRuntime | undefined;
   let intentGiven = false;
+  let orphansSettled: Promise<unknown> = Promise.resolve();
   // the vault values in use, once the credential hook has opened the vault: hidden from the audit and consent channels
   let credentials: CredentialHook | undefined;
   const secrets = (): readonly string[] => credentials?.secretValues() ?? [];
@@ -104,7 +106,9 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
       return credentials;
     },
     createBroker: ({ home, config: given }) => {
-      const { state, key, redaction, config } = wire(home, given);
+      const { state, key, audit, redaction, config } = wire(home, given);
+      // requests a killed proxy left waiting: nobody will read their answer (docs/reference/cli/pending.md)
+      orphansSettled = settleOrphanedConsent({ db: state.db(), audit, now: ctx.io.now, log });
       broker = createWiredBroker({
         state,
         key,
@@ -121,6 +125,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     },
     createAudit: ({ home, config: given }) => wire(home, given).audit,
     async close() {
+      await orphansSettled;
       await broker?.close();
       if (wired === undefined) return;
       await wired.audit.close();

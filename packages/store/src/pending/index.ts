@@ -3,6 +3,7 @@ export { PENDING_STATUSES, ensurePendingConsentSchema, type PendingStatus } from
 export {
   createPendingConsentStore,
   type PendingConsentStore,
+  type PendingConsentStoreOptions,
   type PendingConsentRow,
   type NewPendingConsent,
   type DecideResult,
@@ -10,3 +11,4 @@ export {
 } from "./pending-store.js";
 export { openPendingConsentDb } from "./open-db.js";
 export { createConsentGrantStore, type ConsentGrantStore } from "./grant-store.js";
+export { currentOwner, ownerState, describeOwner, type PendingOwner, type OwnerState } from "./owner.js";

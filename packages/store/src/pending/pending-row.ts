@@ -1,5 +1,6 @@
 import type { PendingConsentRow } from "./pending-store.js";
 import type { PendingStatus } from "./schema.js";
+import type { PendingOwner } from "./owner.js";
 
 /** A `pending_consent` row as both SQLite and PostgreSQL return it (snake_case columns). */
 export interface PendingConsentRawRow {
@@ -15,6 +16,15 @@ export interface PendingConsentRawRow {
   status: PendingStatus;
   answer_json: string | null;
   decided_at_ms: number | null;
+  /** The owner columns (SQLite); absent from stores that do not record owners. */
+  owner_pid?: number | null;
+  owner_host?: string | null;
+  owner_start?: string | null;
+}
+
+function ownerOf(raw: PendingConsentRawRow): PendingOwner | null {
+  if (typeof raw.owner_pid !== "number" || typeof raw.owner_host !== "string") return null;
+  return { pid: raw.owner_pid, host: raw.owner_host, start: raw.owner_start ?? null };
 }
 
 function parseJson(text: string | null): unknown {
@@ -41,5 +51,6 @@ export function toPendingConsentRow(raw: PendingConsentRawRow): PendingConsentRo
     status: raw.status,
     answer: parseJson(raw.answer_json),
     decidedAtMs: raw.decided_at_ms,
+    owner: ownerOf(raw),
   };
 }

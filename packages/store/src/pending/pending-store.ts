@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
 import { toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
+import { currentOwner, ownerState, type PendingOwner } from "./owner.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -19,6 +20,8 @@ export interface PendingConsentRow {
   /** The human's answer as recorded by `decide`; null until decided (or when settled by another channel). */
   readonly answer: unknown;
   readonly decidedAtMs: number | null;
+  /** The process waiting for the answer; null when not recorded (an older row, a PostgreSQL store). */
+  readonly owner: PendingOwner | null;
 }
 
 /** What `insert` takes. */
@@ -59,6 +62,18 @@ export interface PendingConsentStore {
   settle(id: string, status: Exclude<PendingStatus, "pending">, nowMs: number): boolean;
   /** Deletes rows that are no longer pending and were created before `beforeMs`; returns how many. */
   deleteSettledBefore(beforeMs: number): number;
+  /**
+   * Settles as `withdrawn` every pending row whose owner is gone (`ownerState`: the process that waited for
+   * the answer died without settling it) and returns those rows as they were before. Rows of a running
+   * owner, of another machine or without an owner are left alone.
+   */
+  settleOrphaned(nowMs: number): PendingConsentRow[];
+}
+
+/** Options of {@link createPendingConsentStore}. */
+export interface PendingConsentStoreOptions {
+  /** The owner written on inserted rows. Default: this process ({@link currentOwner}). */
+  readonly owner?: PendingOwner;
 }
 
 /**
@@ -66,11 +81,17 @@ export interface PendingConsentStore {
  * Creates its table if missing. Every write is a single statement or an immediate transaction, so two
  * processes answering the same request at once cannot both succeed.
  */
-export function createPendingConsentStore(db: Database): PendingConsentStore {
+export function createPendingConsentStore(db: Database, options: PendingConsentStoreOptions = {}): PendingConsentStore {
   ensurePendingConsentSchema(db);
+  const owner = options.owner ?? currentOwner();
   const insertStmt = db.prepare(
-    `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms)
-     VALUES (@id, @nonce, @session_id, @server, @tool, @request_json, @reasons_json, @created_at_ms, @expires_at_ms)`,
+    `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
+       expires_at_ms, owner_pid, owner_host, owner_start)
+     VALUES (@id, @nonce, @session_id, @server, @tool, @request_json, @reasons_json, @created_at_ms, @expires_at_ms,
+       @owner_pid, @owner_host, @owner_start)`,
+  );
+  const ownedStmt: Statement<[], PendingConsentRawRow> = db.prepare<[], PendingConsentRawRow>(
+    "SELECT * FROM pending_consent WHERE status = 'pending' AND owner_pid IS NOT NULL ORDER BY created_at_ms, id",
   );
   const getStmt: Statement<[string], PendingConsentRawRow> = db.prepare<[string], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE id = ?",
@@ -115,6 +136,9 @@ export function createPendingConsentStore(db: Database): PendingConsentStore {
         reasons_json: JSON.stringify(request.reasons),
         created_at_ms: request.createdAtMs,
         expires_at_ms: request.expiresAtMs,
+        owner_pid: owner.pid,
+        owner_host: owner.host,
+        owner_start: owner.start,
       });
     },
     get,
@@ -122,5 +146,11 @@ export function createPendingConsentStore(db: Database): PendingConsentStore {
     decide: (id, status, answer, nowMs) => decide.immediate(id, status, answer, nowMs),
     settle: (id, status, nowMs) => settleStmt.run(status, nowMs, id).changes === 1,
     deleteSettledBefore: (beforeMs) => purgeStmt.run(beforeMs).changes,
+    settleOrphaned: (nowMs) =>
+      ownedStmt
+        .all()
+        .map(toPendingConsentRow)
+        .filter((row) => ownerState(row.owner) === "gone")
+        .filter((row) => settleStmt.run("withdrawn", nowMs, row.id).changes === 1),
   };
 }

@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { applyMigrations, type StateDbMigration } from "../sqlite/migrations.js";
 
 /** The statuses a pending consent row moves through; only `pending` may change. */
 export const PENDING_STATUSES = ["pending", "approved", "denied", "expired", "withdrawn"] as const;
@@ -24,7 +25,32 @@ CREATE TABLE IF NOT EXISTS pending_consent (
 const CREATE_INDEX = `CREATE INDEX IF NOT EXISTS pending_consent_status ON pending_consent (status, expires_at_ms)`;
 
 /**
- * Creates the `pending_consent` table (idempotent) and puts the database in WAL mode, so the proxy
+ * The process that wrote a row and waits for its answer (`owner.ts`): a row whose owner is gone has nobody
+ * to read its answer. Added to tables of older `state.db` files; their existing rows have no owner.
+ */
+const PENDING_MIGRATIONS: readonly StateDbMigration[] = [
+  {
+    id: "pending-consent/001-owner",
+    up: (db) => {
+      const columns = new Set(
+        db
+          .prepare<[], { name: string }>("PRAGMA table_info(pending_consent)")
+          .all()
+          .map((c) => c.name),
+      );
+      for (const [name, type] of [
+        ["owner_pid", "INTEGER"],
+        ["owner_host", "TEXT"],
+        ["owner_start", "TEXT"],
+      ] as const) {
+        if (!columns.has(name)) db.exec(`ALTER TABLE pending_consent ADD COLUMN ${name} ${type}`);
+      }
+    },
+  },
+];
+
+/**
+ * Creates the `pending_consent` table (idempotent), adds the columns later versions need (`acp_migrations`) and puts the database in WAL mode, so the proxy
  * waiting on a request and `acp approve` in another terminal can use the file at the same time.
  */
 export function ensurePendingConsentSchema(db: Database): void {
@@ -32,4 +58,5 @@ export function ensurePendingConsentSchema(db: Database): void {
   db.pragma("busy_timeout = 5000");
   db.exec(CREATE_TABLE);
   db.exec(CREATE_INDEX);
+  applyMigrations(db, PENDING_MIGRATIONS);
 }

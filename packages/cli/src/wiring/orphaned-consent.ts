@@ -1,0 +1,57 @@
+import type { Database } from "better-sqlite3";
+import { createPendingConsentStore, describeOwner, type PendingConsentRow } from "@acp/store";
+import type { AuditSink } from "@acp/proxy";
+
+/** Why a row of a process that died was settled: the text of its `consent_withdrawn` event. */
+export function orphanedReason(row: PendingConsentRow): string {
+  const who = row.owner === null ? "the process" : `the acp proxy that asked (${describeOwner(row.owner)})`;
+  return `${who} stopped before an answer came: nobody was waiting for it any more`;
+}
+
+/**
+ * Settles the consent requests of `state.db` whose proxy died while they waited (killed, crashed: it could
+ * not withdraw them itself) as `withdrawn`, and audits each as `consent_withdrawn` — the event of a request
+ * whose caller went away — with the request's id and why. Run by a starting `acp proxy`; the call each
+ * one held ended with the process. Never throws: a failure is logged, and the rows stay for the next start.
+ */
+export async function settleOrphanedConsent(options: {
+  readonly db: Database | null;
+  readonly audit: AuditSink;
+  readonly now: () => Date;
+  readonly log: (line: string) => void;
+}): Promise<number> {
+  if (options.db === null) return 0;
+  let rows: PendingConsentRow[];
+  try {
+    rows = createPendingConsentStore(options.db).settleOrphaned(options.now().getTime());
+  } catch (err) {
+    options.log(`cannot settle the consent requests of stopped proxies: ${messageOf(err)}`);
+    return 0;
+  }
+  for (const row of rows) {
+    try {
+      await options.audit.record("consent_withdrawn", {
+        request_id: row.id,
+        session_id: row.sessionId,
+        server: row.server,
+        tool: row.tool,
+        decision: "withdrawn",
+        reason: orphanedReason(row),
+        orphaned: true,
+        ...(row.owner !== null ? { owner_pid: row.owner.pid, owner_host: row.owner.host } : {}),
+      });
+    } catch (err) {
+      options.log(`cannot audit the withdrawal of \`${row.id}\`: ${messageOf(err)}`);
+    }
+  }
+  if (rows.length > 0) {
+    options.log(
+      `${rows.length} consent request${rows.length === 1 ? "" : "s"} of a stopped proxy withdrawn: ${rows.map((r) => r.id).join(", ")}`,
+    );
+  }
+  return rows.length;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
