@@ -25,7 +25,7 @@ class StalledResponse extends EventEmitter {
 describe("GET /v1/consent/events with a client that stops reading", () => {
   it("cuts the stream once its backlog passes the limit, and unsubscribes", () => {
     const raw = new StalledResponse();
-    const request = { raw: new EventEmitter() } as unknown as FastifyRequest;
+    const request = { raw: new EventEmitter(), server: { server: {} } } as unknown as FastifyRequest;
     const reply = { hijack: () => undefined, raw } as unknown as FastifyReply;
     let listener: ((change: unknown) => void) | undefined;
     let unsubscribed = false;

@@ -48,4 +48,38 @@ describe("stopping the service while a call waits for a person", () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn", request_id: row.id } });
   });
+
+  it("ends an open event stream cleanly (its last chunk sent) instead of cutting it mid-chunk", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
+    homes.push(home);
+    const server = await openEmbeddedServer({
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      pipeline: pipelineFor(),
+      simulationPipeline: pipelineFor(),
+      keys: testKeys(),
+      clock: () => new Date(),
+      loopbackOnly: true,
+    });
+    const url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+    const res = await fetch(`${url}/v1/consent/events`);
+    expect(res.status).toBe(200);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes(": connected\n\n")) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value);
+    }
+    await server.close();
+    // before: the socket was destroyed with the chunked body unfinished, and the read failed ("terminated")
+    const rest = await (async () => {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return "ended";
+      }
+    })().catch((err: unknown) => `failed: ${String((err as Error).cause ?? err)}`);
+    expect(rest).toBe("ended");
+  });
 });

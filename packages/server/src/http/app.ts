@@ -18,6 +18,7 @@ import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from 
 import { installJsonBodyParser } from "./json-body.js";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
+import { endConsentStreamsOnClose } from "./routes/consent-stream.js";
 import { registerDecide } from "./routes/decide.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerPreToolCheck } from "./routes/pre-tool-check.js";
@@ -90,6 +91,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     },
   );
   addSecurityHeaders(app, { tls });
+  endConsentStreamsOnClose(app);
   installErrorHandlers(app, options.metrics, options.log ?? (() => undefined), options.clock);
   await app.register(swagger, {
     openapi: {

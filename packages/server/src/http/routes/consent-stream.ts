@@ -1,5 +1,6 @@
 /** The server-sent events stream of consent changes, bounded in connections and kept alive. */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
 import { securityHeaders } from "../security-headers.js";
@@ -18,6 +19,41 @@ export const MAX_STREAM_BACKLOG = 256 * 1024;
 
 let open = 0;
 
+/** The open streams of each listening server (keyed by the Node server: one per app, whatever the plugin scope). */
+const streams = new WeakMap<object, Set<ServerResponse>>();
+
+/** Longest a stream's last bytes are waited for at shutdown (a client that stopped reading is cut then). */
+const END_WAIT_MS = 1000;
+
+/**
+ * Ends every open event stream cleanly when the app closes (before its connections are dropped): the
+ * response's last chunk is sent, so a client sees the stream end — an `EventSource` reconnects — instead of
+ * a connection cut mid-chunk.
+ */
+export function endConsentStreamsOnClose(app: FastifyInstance): void {
+  app.addHook("preClose", async () => {
+    const live = [...(streams.get(app.server) ?? [])];
+    await Promise.all(
+      live.map(
+        (raw) =>
+          new Promise<void>((resolve) => {
+            if (raw.destroyed || raw.writableFinished) return resolve();
+            const timer = setTimeout(resolve, END_WAIT_MS);
+            timer.unref();
+            raw.once("close", () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            raw.end(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    );
+  });
+}
+
 /** Takes over the reply and streams `event: consent` lines until the client goes away. */
 export function openConsentStream(
   request: FastifyRequest,
@@ -29,6 +65,9 @@ export function openConsentStream(
   open++;
   reply.hijack();
   const raw = reply.raw;
+  const live = streams.get(request.server.server) ?? new Set<ServerResponse>();
+  streams.set(request.server.server, live);
+  live.add(raw);
   raw.writeHead(200, {
     ...securityHeaders(tls),
     "content-type": "text/event-stream; charset=utf-8",
@@ -36,7 +75,7 @@ export function openConsentStream(
     connection: "keep-alive",
   });
   const send = (text: string): void => {
-    if (raw.destroyed) return;
+    if (raw.destroyed || raw.writableEnded) return;
     if (raw.writableLength > MAX_STREAM_BACKLOG) raw.destroy();
     else raw.write(text);
   };
@@ -51,6 +90,7 @@ export function openConsentStream(
     if (closed) return;
     closed = true;
     open--;
+    live.delete(raw);
     clearInterval(keepAlive);
     unsubscribe();
   };
