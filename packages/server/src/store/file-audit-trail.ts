@@ -1,13 +1,94 @@
 /** The audit chain read from the JSONL file the writer appends to (`$ACP_HOME/audit.jsonl`). */
-import { readFile } from "node:fs/promises";
-import { parseAuditLine, verifyAuditChain, type AuditEventV02, type CheckpointPublicKey } from "@acp/core";
-import { readAnchor } from "@acp/store";
+import { open, readFile, stat } from "node:fs/promises";
+import {
+  canContinueAuditVerification,
+  parseAuditLine,
+  verifyAuditChain,
+  type AuditEventV02,
+  type CheckpointPublicKey,
+  type VerifyAuditOptions,
+} from "@acp/core";
+import { readAnchor, verifyAuditFile } from "@acp/store";
+import {
+  continuedVerification,
+  type ChainSource,
+  type ContinuedVerificationOptions,
+  type SourceVerification,
+} from "./continued-verification.js";
 import type { AuditEntry, AuditPage, AuditQuery, AuditTrail } from "./types.js";
 
 /** Options of {@link createFileAuditTrail}. */
-export interface FileAuditTrailOptions {
+export interface FileAuditTrailOptions extends ContinuedVerificationOptions {
   /** Checkpoint signatures are checked with this key when given. */
   readonly publicKey?: CheckpointPublicKey;
+}
+
+/** Where a verification of the file ended: the file, and its last verified line's bytes and place. */
+interface FilePlace {
+  readonly dev: number;
+  readonly ino: number;
+  /** Byte offset of the last verified line. */
+  readonly start: number;
+  /** Byte offset just past its newline: where the next line begins. */
+  readonly end: number;
+  /** Its bytes, newline included (empty for an empty log). */
+  readonly line: Buffer;
+}
+
+function isMissing(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === "ENOENT";
+}
+
+/** Whether `bytes` are still in the file at `start` (read with one `pread`). */
+async function holdsBytes(path: string, start: number, bytes: Buffer): Promise<boolean> {
+  if (bytes.length === 0) return true;
+  const handle = await open(path, "r");
+  try {
+    const found = Buffer.alloc(bytes.length);
+    const { bytesRead } = await handle.read(found, 0, bytes.length, start);
+    return bytesRead === bytes.length && found.equals(bytes);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The JSONL log as a {@link ChainSource}: read line by line, continued from a byte offset. */
+function fileChain(path: string, publicKey: CheckpointPublicKey | undefined): ChainSource<FilePlace> {
+  const optionsNow = (): VerifyAuditOptions => {
+    const anchor = readAnchor(path);
+    return { ...(publicKey !== undefined ? { publicKey } : {}), ...(anchor !== undefined ? { anchor } : {}) };
+  };
+  return {
+    async verify(from): Promise<SourceVerification<FilePlace>> {
+      const options = optionsNow();
+      let file;
+      try {
+        file = await stat(path);
+      } catch (err) {
+        if (isMissing(err)) return { verification: verifyAuditChain([], options) };
+        throw err;
+      }
+      const resume = from === undefined ? {} : { from: from.verification, start: from.at.end };
+      const { verification, progress } = await verifyAuditFile(path, { ...options, ...resume });
+      if (!verification.ok || progress.unterminated) return { verification };
+      const same = { dev: file.dev, ino: file.ino };
+      if (progress.lines === 0) {
+        return { verification, at: from?.at ?? { ...same, start: 0, end: 0, line: Buffer.alloc(0) } };
+      }
+      const line = Buffer.from(`${progress.lastLine}\n`, "utf8");
+      return { verification, at: { ...same, start: progress.lastStart, end: progress.end, line } };
+    },
+    async holds({ verification, at }): Promise<boolean> {
+      try {
+        const file = await stat(path);
+        if (file.dev !== at.dev || file.ino !== at.ino || file.size < at.end) return false;
+        return (await holdsBytes(path, at.start, at.line)) && canContinueAuditVerification(verification, optionsNow());
+      } catch (err) {
+        if (isMissing(err)) return false;
+        throw err;
+      }
+    },
+  };
 }
 
 async function readLines(path: string): Promise<string[]> {
@@ -32,8 +113,16 @@ function matches(event: AuditEventV02, query: AuditQuery, needle: string | null)
   return needle === null || JSON.stringify(event).toLowerCase().includes(needle);
 }
 
-/** Reads and verifies the chain at `path` on each call (the file is the truth; other processes append). */
-export function createFileAuditTrail(path: string, options: FileAuditTrailOptions = {}): AuditTrail {
+/**
+ * Reads the chain at `path` on each call (the file is the truth; other processes append). Verification
+ * is continued: each call reads only the lines appended since the last one (see {@link continuedVerification}).
+ */
+export function createFileAuditTrail(
+  path: string,
+  options: FileAuditTrailOptions = {},
+): AuditTrail & { readonly idle: () => Promise<void> } {
+  const { publicKey, ...continued } = options;
+  const verification = continuedVerification(fileChain(path, publicKey), continued);
   return {
     async list(query): Promise<AuditPage> {
       const lines = await readLines(path);
@@ -47,13 +136,7 @@ export function createFileAuditTrail(path: string, options: FileAuditTrailOption
       const next = index >= 0 && events.length === query.limit ? index + 2 : null;
       return { events, total: lines.length, next };
     },
-    async verify() {
-      const lines = await readLines(path);
-      const anchor = readAnchor(path);
-      return verifyAuditChain(lines, {
-        ...(options.publicKey !== undefined ? { publicKey: options.publicKey } : {}),
-        ...(anchor !== undefined ? { anchor } : {}),
-      });
-    },
+    verify: verification.verify,
+    idle: verification.idle,
   };
 }

@@ -19,6 +19,8 @@ export interface AuditFileProgress {
   end: number;
   /** Whether the last line yielded had no newline: the file's last bytes (an interrupted write). */
   unterminated: boolean;
+  /** The last line yielded ("" before the first): where a verification ended, to check it is still there. */
+  lastLine: string;
 }
 
 /** An audit file's lines, read as they are iterated; `progress` says how far. */
@@ -47,7 +49,7 @@ let overlong: string | undefined;
 export function readAuditFileLines(path: string, options: ReadAuditFileOptions = {}): AuditFileLines {
   const start = Math.max(0, Math.floor(options.start ?? 0));
   const chunkBytes = Math.max(1, Math.floor(options.chunkBytes ?? 256 * 1024));
-  const progress: AuditFileProgress = { lines: 0, lastStart: start, end: start, unterminated: false };
+  const progress: AuditFileProgress = { lines: 0, lastStart: start, end: start, unterminated: false, lastLine: "" };
   async function* lines(): AsyncGenerator<string> {
     const handle = await open(path, "r");
     try {
@@ -61,6 +63,7 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
         progress.lastStart = lineStart;
         progress.end = next;
         progress.unterminated = !terminated;
+        progress.lastLine = text;
         lineStart = next;
         parts = [];
         partBytes = 0;

@@ -80,6 +80,8 @@ export interface VerifyPostgresAuditOptions extends VerifyAuditOptions {
   readonly afterSeq?: number;
   /** Rows fetched per query (default 1000). */
   readonly pageSize?: number;
+  /** Called with each row's line as it is read (the last call is the last row read). */
+  readonly onRow?: (line: string, seq: number) => void;
 }
 
 /** A verification of the chain in PostgreSQL and the `seq` of the last row read. */
@@ -98,12 +100,13 @@ export async function verifyPostgresAuditRows(
   store: PostgresStore,
   options: VerifyPostgresAuditOptions = {},
 ): Promise<PostgresAuditVerification> {
-  const { afterSeq, pageSize, ...verify } = options;
+  const { afterSeq, pageSize, onRow, ...verify } = options;
   const paging = pageSize === undefined ? {} : { pageSize };
   let lastSeq = Math.max(0, Math.floor(afterSeq ?? 0));
   async function* lines(): AsyncGenerator<string> {
     for await (const row of readPostgresAuditRows(store, { ...paging, afterSeq: lastSeq })) {
       lastSeq = row.seq;
+      onRow?.(row.line, row.seq);
       yield row.line;
     }
   }

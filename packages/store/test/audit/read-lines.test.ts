@@ -65,7 +65,7 @@ describe("readAuditFileLines", () => {
     writeFileSync(path, "aé\nbb\ncc");
     const reader = readAuditFileLines(path, { start: 4, chunkBytes: 2 });
     expect(await collect(reader)).toEqual(["bb", "cc"]);
-    expect(reader.progress).toEqual({ lines: 2, lastStart: 7, end: 9, unterminated: true });
+    expect(reader.progress).toEqual({ lines: 2, lastStart: 7, end: 9, unterminated: true, lastLine: "cc" });
   });
 
   it("does not hold a line longer than the verifier reads; the verifier refuses it as before", async () => {

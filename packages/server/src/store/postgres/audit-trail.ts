@@ -1,12 +1,46 @@
 /** The audit chain as the service reads it from PostgreSQL (`acp_audit_events`, one row per line). */
-import { parseAuditLine, type AuditVerification, type CheckpointPublicKey } from "@acp/core";
-import { verifyPostgresAuditChain, type PostgresStore } from "@acp/store";
+import { parseAuditLine, type CheckpointPublicKey } from "@acp/core";
+import { verifyPostgresAuditRows, type PostgresStore } from "@acp/store";
+import {
+  continuedVerification,
+  type ChainSource,
+  type ContinuedVerificationOptions,
+} from "../continued-verification.js";
 import type { AuditEntry, AuditPage, AuditQuery, AuditTrail } from "../types.js";
 
 /** Options of {@link createPostgresAuditTrail}. */
-export interface PostgresAuditTrailOptions {
+export interface PostgresAuditTrailOptions extends ContinuedVerificationOptions {
   /** Checkpoint signatures are checked with this key when given. */
   readonly publicKey?: CheckpointPublicKey;
+}
+
+/** Where a verification of the table ended: the last verified row. */
+interface RowPlace {
+  readonly seq: number;
+  /** Its line ("" for an empty chain, `seq` 0). */
+  readonly line: string;
+}
+
+/** The chain in `acp_audit_events` as a {@link ChainSource}: read page by page, continued after a `seq`. */
+function tableChain(store: PostgresStore, publicKey: CheckpointPublicKey | undefined): ChainSource<RowPlace> {
+  const keyed = publicKey !== undefined ? { publicKey } : {};
+  return {
+    async verify(from) {
+      const resume = from === undefined ? {} : { from: from.verification, afterSeq: from.at.seq };
+      let last = from?.at.line ?? "";
+      const { verification, lastSeq } = await verifyPostgresAuditRows(store, {
+        ...keyed,
+        ...resume,
+        onRow: (line) => (last = line),
+      });
+      return verification.ok ? { verification, at: { seq: lastSeq, line: last } } : { verification };
+    },
+    async holds({ at }) {
+      if (at.seq === 0) return true;
+      const row = await store.query<{ line: string }>("SELECT line FROM acp_audit_events WHERE seq = $1", [at.seq]);
+      return row.rows[0]?.line === at.line;
+    },
+  };
 }
 
 /**
@@ -45,13 +79,13 @@ function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
 }
 
 /** Lists pages (newest first, `line` = the row's `seq`) and verifies the one chain all nodes append to. */
-export function createPostgresAuditTrail(store: PostgresStore, options: PostgresAuditTrailOptions = {}): AuditTrail {
-  /**
-   * The verification running now. A verification reads the whole chain into memory (about 1 KB per event
-   * and 20 µs of CPU); callers that arrive while one runs share it, so the console's pages and
-   * `GET /v1/audit/verify` hold at most one chain in memory per node, whatever the number of requests.
-   */
-  let running: Promise<AuditVerification> | null = null;
+export function createPostgresAuditTrail(
+  store: PostgresStore,
+  options: PostgresAuditTrailOptions = {},
+): AuditTrail & { readonly idle: () => Promise<void> } {
+  const { publicKey, ...continued } = options;
+  // callers that arrive while a verification runs share it; each reads only the rows appended since the last
+  const verification = continuedVerification(tableChain(store, publicKey), continued);
   return {
     async list(query): Promise<AuditPage> {
       const limit = Math.max(1, query.limit);
@@ -79,14 +113,7 @@ export function createPostgresAuditTrail(store: PostgresStore, options: Postgres
       const next = page.rows.length > limit && last !== undefined ? last.line : null;
       return { events, total: count, next };
     },
-    verify: () => {
-      running ??= verifyPostgresAuditChain(
-        store,
-        options.publicKey !== undefined ? { publicKey: options.publicKey } : {},
-      ).finally(() => {
-        running = null;
-      });
-      return running;
-    },
+    verify: verification.verify,
+    idle: verification.idle,
   };
 }
