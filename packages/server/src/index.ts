@@ -56,6 +56,13 @@ export {
 export { createPolledAnswers, type PolledAnswers } from "./store/polled-answers.js";
 export { createTableChannel, type TableChannelOptions } from "./service/table-channel.js";
 export type * from "./store/types.js";
-export { SESSION_COOKIE, SESSION_TTL_MS, LINK_TTL_MS, checkApproverName } from "./console/session.js";
+export {
+  SESSION_COOKIE,
+  TLS_SESSION_COOKIE,
+  sessionCookieName,
+  SESSION_TTL_MS,
+  LINK_TTL_MS,
+  checkApproverName,
+} from "./console/session.js";
 export { writeServeState, readServeState, removeServeState, serveStatePath, type ServeState } from "./serve-state.js";
 export { openEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";

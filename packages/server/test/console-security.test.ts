@@ -10,7 +10,14 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LINK_TTL_MS, openEmbeddedServer, SESSION_COOKIE, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import {
+  LINK_TTL_MS,
+  openEmbeddedServer,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  TLS_SESSION_COOKIE,
+  type EmbeddedServer,
+} from "@acp/server";
 import { pipelineFor, startTestServer, testKeys, type TestServer } from "./harness.js";
 
 let s: TestServer;
@@ -223,7 +230,7 @@ describe("console over TLS", () => {
     const headers = await new Promise<Record<string, string | string[] | undefined>>((resolve, reject) => {
       const req = request(
         `${url}/console/events`,
-        { rejectUnauthorized: false, headers: { cookie: `${SESSION_COOKIE}=${id}` } },
+        { rejectUnauthorized: false, headers: { cookie: `${TLS_SESSION_COOKIE}=${id}` } },
         (res) => {
           res.once("data", () => {
             resolve({ status: String(res.statusCode), ...res.headers });

@@ -6,7 +6,7 @@ import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LINK_TTL_MS, openEmbeddedServer, type EmbeddedServer } from "@acp/server";
+import { LINK_TTL_MS, openEmbeddedServer, SESSION_COOKIE, type EmbeddedServer } from "@acp/server";
 import { pipelineFor, testKeys } from "./harness.js";
 
 let home: string;
@@ -88,6 +88,22 @@ describe("acp serve over TLS", () => {
     expect(signIn.headers["strict-transport-security"]).toBe("max-age=31536000");
     const health = await httpsCall("GET", "/healthz");
     expect(health.headers["strict-transport-security"]).toBe("max-age=31536000");
+  });
+
+  it("names the session cookie __Host-acp_console (Secure, Path=/, no Domain) and reads only that name", async () => {
+    const token = await server.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const signIn = await httpsCall("POST", "/console/login", new URLSearchParams({ token }).toString());
+    const cookie = String(signIn.headers["set-cookie"]);
+    expect(cookie).toMatch(/^__Host-acp_console=[A-Za-z0-9_-]+; Path=\/; /);
+    expect(cookie).toMatch(/; Secure/);
+    expect(cookie).not.toMatch(/Domain=/i);
+    const pair = cookie.split(";")[0] ?? "";
+    expect((await httpsCall("GET", "/console/pending", undefined, { cookie: pair })).status).toBe(200);
+    // the same session id under the unprefixed name (which a plain-HTTP page or a subdomain could set) is not read
+    const value = pair.slice(pair.indexOf("=") + 1);
+    expect(
+      (await httpsCall("GET", "/console/pending", undefined, { cookie: `${SESSION_COOKIE}=${value}` })).status,
+    ).toBe(401);
   });
 
   it("sends Strict-Transport-Security and the security headers on the answers written without Fastify's send path", async () => {

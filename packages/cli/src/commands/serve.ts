@@ -122,7 +122,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
     .option("--stdio", "serve only the MCP tool over stdin/stdout (no HTTP)")
-    .option("--tls-cert <file>", "serve HTTPS with this certificate (PEM); needs --tls-key")
+    .option(
+      "--tls-cert <file>",
+      "serve HTTPS with this certificate (PEM; the console cookie is then __Host-, Secure); needs --tls-key",
+    )
     .option("--tls-key <file>", "the private key (PEM) of --tls-cert")
     .option(
       "--storage-url <url>",

@@ -59,7 +59,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     (fn: (request: FastifyRequest, csrf: string) => Promise<[string, ConsolePageName, string]>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       checkHost(request, deps.auth);
-      const current = await currentSession(request, stores.consoleAuth, clock().getTime());
+      const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
       if (current === null)
         return signedOut(reply, "You are not signed in, or your session ended.", 401, "console_session_required");
       const [title, name, body] = await fn(request, current.session.csrfToken);
@@ -74,7 +74,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
   const stateChange = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
-    const current = await currentSession(request, stores.consoleAuth, clock().getTime());
+    const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
     if (current === null) throw new HttpError(401, "console_session_required", "sign in to the console first");
     if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])) {
       throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
@@ -83,7 +83,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   };
   const readOnly = async (request: FastifyRequest): Promise<void> => {
     checkHost(request, deps.auth);
-    if ((await currentSession(request, stores.consoleAuth, clock().getTime())) === null) {
+    if ((await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls)) === null) {
       throw new HttpError(401, "console_session_required", "sign in to the console first");
     }
   };
@@ -119,7 +119,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   });
   app.post("/console/logout", hidden, async (request, reply) => {
     checkHost(request, deps.auth);
-    const current = await currentSession(request, stores.consoleAuth, clock().getTime());
+    const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
     const csrf = (request.body as Record<string, unknown> | null)?.["csrf"];
     // A session that already ended (expired, or signed out in another tab) has nothing left to end: the
     // button of a page left open says "signed out" instead of a 403 a person cannot act on

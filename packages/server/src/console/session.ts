@@ -8,8 +8,20 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ConsoleAuthStore, ConsoleSession } from "../store/types.js";
 import { printable } from "./html.js";
 
-/** The cookie's name. */
+/** The cookie's name over plain HTTP (loopback). */
 export const SESSION_COOKIE = "acp_console";
+
+/**
+ * The cookie's name over TLS: the `__Host-` prefix makes the browser refuse it unless it is `Secure`, set
+ * by this very host (no `Domain`) for `Path=/` — so neither a sibling subdomain nor a plain-HTTP page on
+ * the host can plant or overwrite the session cookie. Only this name is read over TLS.
+ */
+export const TLS_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+
+/** The session cookie's name: {@link TLS_SESSION_COOKIE} over TLS, else {@link SESSION_COOKIE}. */
+export function sessionCookieName(tls: boolean): string {
+  return tls ? TLS_SESSION_COOKIE : SESSION_COOKIE;
+}
 
 /** How long a console session lasts: 12 hours. */
 export const SESSION_TTL_MS = 12 * 3_600_000;
@@ -54,16 +66,18 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 /** The `Set-Cookie` value that opens (or, with `maxAgeS` 0, ends) a session. */
 export function sessionCookie(value: string, options: { readonly secure: boolean; readonly maxAgeS: number }): string {
   const secure = options.secure ? "; Secure" : "";
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${options.maxAgeS}${secure}`;
+  const name = sessionCookieName(options.secure);
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${options.maxAgeS}${secure}`;
 }
 
-/** The session behind the request's cookie, or null. */
+/** The session behind the request's cookie (the `__Host-` one over TLS), or null. */
 export async function currentSession(
   request: FastifyRequest,
   store: ConsoleAuthStore,
   nowMs: number,
+  tls: boolean,
 ): Promise<{ readonly id: string; readonly session: ConsoleSession } | null> {
-  const id = readCookie(request, SESSION_COOKIE);
+  const id = readCookie(request, sessionCookieName(tls));
   if (id === undefined) return null;
   const session = await store.getSession(id, nowMs);
   return session === null ? null : { id, session };
