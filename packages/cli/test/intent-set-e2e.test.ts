@@ -83,6 +83,8 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   it("refuses a call outside intent A, and lists the live session with its agent and intent", async () => {
     const sum = await client.callTool({ name: "get-sum", arguments: { a: 1, b: 2 } });
     expect(sum.isError).toBe(true);
+    // no rule refused it: the session did, and says so (not "refused by policy")
+    expect(text(sum)).toContain("refused by the session: ");
     const listed = await runCli(["intent", "set", "--list", "--json"], { env, now: new Date() });
     expect(listed.code).toBe(0);
     const rows = JSON.parse(listed.stdout) as { id: string; agent: string; status: string; intent_version: number }[];

@@ -102,6 +102,9 @@ describe("acp proxy wired end to end: policy, consent through `acp approve`, sig
     const pending = await waitForPending(env);
     expect(pending.id).toMatch(/^cr_/);
     expect(pending.tool).toBe("echo");
+    // no --intent, no plan: the session's reasons claim neither
+    expect(JSON.stringify(pending)).toContain("echo-asks");
+    expect(JSON.stringify(pending)).not.toContain("within the intent");
     const approved = await runCli(["approve", pending.id], { env, now: new Date() });
     expect(approved.code).toBe(0);
     const result = await call;

@@ -84,6 +84,24 @@ describe("the refusal text", () => {
     expect(refusalText(both)).toBe(
       "refused by policy rule `refuse-system`: rule `refuse-system` matched: deny; within the intent and the approved plan",
     );
+    // refused by the session runtime on its own checks (no rule): it is named, not "policy"
+    const bySession: Decision = {
+      ...refused,
+      rule: null,
+      reasons: [
+        { source: "session", code: "forbidden", message: "`files.wipe` is not in the intent" },
+        reasons[0] as Reason,
+      ],
+      verdicts: [
+        { source: "policy", route: "accept", reasons: [reasons[0] as Reason], rule: "reads" },
+        {
+          source: "session",
+          route: "refuse",
+          reasons: [{ source: "session", code: "forbidden", message: "`files.wipe` is not in the intent" }],
+        },
+      ],
+    };
+    expect(refusalText(bySession)).toBe("refused by the session: `files.wipe` is not in the intent");
     // a decision without verdicts (a failed decide, a stand-in) keeps every reason
     expect(refusalText({ ...refused, verdicts: [] })).toBe(
       "refused by policy rule `refuse-system`: rule `refuse-system` matched: deny; within the intent and the approved plan; files.write is VISIBLE at 0.90",

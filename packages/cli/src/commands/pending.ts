@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { PendingConsentRow } from "@acp/store";
-import { printable } from "@acp/proxy";
+import { decidedBy, printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import { isOrphaned, orphanedNote, storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
@@ -129,7 +129,10 @@ async function listPending(
 function printView(ctx: CliContext, view: PendingConsentView): void {
   const p = printable;
   printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at}`);
-  printLine(ctx, `  category ${p(view.category)}, risk ${p(view.risk_level)}, rule ${p(view.rule)}`);
+  // a request the session runtime raised names it and its check, not the policy's `default`
+  const decider = decidedBy(view.rule, view.reasons);
+  const by = decider.rule ? `rule ${decider.text}` : `asked by ${decider.text}`;
+  printLine(ctx, `  category ${p(view.category)}, risk ${p(view.risk_level)}, ${by}`);
   printLine(ctx, `  arguments: ${p(JSON.stringify(view.arguments))}`);
   for (const reason of view.reasons as { message?: unknown }[]) printLine(ctx, `  - ${p(reason.message)}`);
 }

@@ -11,6 +11,7 @@ import {
   type EscalationHandler,
   type EscalationQuestion,
   type Session,
+  type SourceVerdict,
 } from "@acp/core";
 import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
 import { OPEN_INTENT } from "../replay/session-runtime.js";
@@ -130,6 +131,27 @@ async function applySigned(session: Session, slots: SessionSlots, update: Verifi
 }
 
 /**
+ * The session's "nothing to object" reason (`session_ok`, "within the intent and the approved plan") says
+ * only what is there: dropped when the session runs the open stand-in intent (no `--intent`, no `acp intent
+ * set` yet) and no plan — it would claim an intent and a plan nobody set — and naming the one that is set.
+ */
+function withHonestOk(verdict: SourceVerdict, session: Session, openHash: string | null): SourceVerdict {
+  if (!verdict.reasons.some((r) => r.code === "session_ok")) return verdict;
+  const intent = session.intentHash !== null && session.intentHash !== openHash;
+  const plan = session.plan !== null;
+  const message =
+    intent && plan
+      ? "within the intent and the approved plan"
+      : intent
+        ? "within the intent"
+        : "within the approved plan";
+  const reasons = verdict.reasons.flatMap((r) =>
+    r.code !== "session_ok" ? [r] : intent || plan ? [{ ...r, message }] : [],
+  );
+  return { ...verdict, reasons };
+}
+
+/**
  * The session runtime of `@acp/core` behind `acp proxy`: every downstream session gets its own runtime
  * session (intent set, started), tool results enter it labelled by server trust, executed calls enter its
  * history, and it judges every call as the pipeline's `session` source — so text an agent read can never
@@ -148,6 +170,8 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     classify: [...listOf("classify"), ...options.classify],
   };
   const sync = options.intentSync;
+  // the hash of the open stand-in intent, once a session runs it: that session has no intent of a person's
+  let openHash: string | null = null;
   const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
@@ -160,6 +184,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         escalation: escalationFor(id, slots, options.broker, options.now),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
+      if (options.intent === undefined) openHash = session.intentHash;
       session.start();
       entry = { session, slots };
       sessions.set(id, entry);
@@ -179,9 +204,13 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       // a throw here is the source's error, which the pipeline turns into a refusal
       evaluate: (request: ActionRequest, now) => {
         const session = current(id, request.agent);
-        return session instanceof Promise
-          ? session.then((s) => sessionSource(s).evaluate(request, now))
-          : sessionSource(session).evaluate(request, now);
+        const judge = (s: Session): SourceVerdict | null | Promise<SourceVerdict | null> => {
+          const verdict = sessionSource(s).evaluate(request, now);
+          const honest = (v: SourceVerdict | null): SourceVerdict | null =>
+            v === null ? v : withHonestOk(v, s, openHash);
+          return verdict instanceof Promise ? verdict.then(honest) : honest(verdict);
+        };
+        return session instanceof Promise ? session.then(judge) : judge(session);
       },
     }),
     observer: {

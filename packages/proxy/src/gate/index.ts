@@ -19,5 +19,5 @@ export {
   type GatedCall,
   type GateVerdict,
 } from "./gate-tool-call.js";
-export { toolError, refusalText, describeRule, DECISION_META_KEY } from "./tool-error.js";
+export { toolError, refusalText, describeRule, describeDecider, DECISION_META_KEY } from "./tool-error.js";
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";

@@ -29,8 +29,29 @@ export function describeRule(rule: string | null): string {
   return rule.startsWith("policy:") ? `policy rule \`${rule.slice("policy:".length)}\`` : `rule \`${rule}\``;
 }
 
+/** How a decision source is named to a person: ``the session`` for the session runtime, and so on. */
+const SOURCE_NAMES: Readonly<Record<string, string>> = {
+  policy: "policy",
+  session: "the session",
+  graph: "the consent graph",
+  contract: "the action contract",
+  pipeline: "the decision pipeline",
+};
+
 /**
- * `refused by policy rule `no-transfers`: transfers need a person (reason; reason)`. The reasons are those of
+ * What decided: the deciding rule when there is one (``policy rule `no-transfers` ``), else the source whose
+ * verdict decided (the first of the strictest, as the pipeline chooses it) — ``the session`` when the
+ * session runtime asked or refused on its own checks, which name no rule.
+ */
+export function describeDecider(decision: Decision): string {
+  if (decision.rule !== null) return describeRule(decision.rule);
+  const source = decision.verdicts.find((v) => v.route === decision.route)?.source;
+  return source === undefined ? "policy" : (SOURCE_NAMES[source] ?? `\`${source}\``);
+}
+
+/**
+ * `refused by policy rule `no-transfers`: transfers need a person (reason; reason)`; a refusal no rule made
+ * names its source (``refused by the session: text from `mail.read` wants …``). The reasons are those of
  * the sources that refused (and the pipeline's own), not of sources that would have let the call through
  * ("within the intent and the approved plan" explains nothing about a refusal); every reason when the
  * decision carries no per-source verdicts.
@@ -40,5 +61,5 @@ export function refusalText(decision: Decision): string {
   const deciding = decision.reasons.filter((r) => refusing.has(r.source) || r.source === "pipeline");
   const chosen = refusing.size > 0 && deciding.length > 0 ? deciding : decision.reasons;
   const reasons = chosen.map((r) => r.message).filter((m) => m !== "");
-  return `refused by ${describeRule(decision.rule)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`;
+  return `refused by ${describeDecider(decision)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`;
 }

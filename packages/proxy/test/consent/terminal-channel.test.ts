@@ -134,6 +134,28 @@ describe("terminal channel specifics", () => {
     expect(text.split("\n")).toHaveLength(11);
   });
 
+  it("names what asked: the rule, or the session runtime and its check when no rule did (not the policy's `default`)", () => {
+    const request = (ruleId: string): ConsentRequestV02 =>
+      ({
+        id: "cr_00000000000000000000000000000002",
+        expires_at: "2026-01-01T00:02:00.000Z",
+        action: { server: "mail", tool: "send", category: "communication", risk_level: "high", parameters: {} },
+        policy: { rule_id: ruleId },
+        agent: { name: "agent" },
+      }) as unknown as ConsentRequestV02;
+    const session = [
+      { source: "session", code: "provenance_tainted", message: "text from `mail.read` wants to send email to `x`" },
+      { source: "policy", code: "rule_matched", message: "rule `allow-mail` matched: allow", rule: "allow-mail" },
+    ] as const;
+    const bySession = formatRequestForTerminal(request("default"), session);
+    expect(bySession).toContain("  asked by:  session (provenance_tainted)\n");
+    expect(bySession).not.toContain("rule:      default");
+    // the policy's default action asking is still `default`; a rule is named as before
+    const byDefault = [{ source: "policy", code: "default_action", message: "no rule matched: ask" }] as const;
+    expect(formatRequestForTerminal(request("default"), byDefault)).toContain("  rule:      default\n");
+    expect(formatRequestForTerminal(request("policy:ask-mail"), session)).toContain("  rule:      policy:ask-mail\n");
+  });
+
   it("understands the answers a person types", () => {
     expect(parseTerminalCommand(" A ")).toEqual({ kind: "approve", scope: "once" });
     expect(parseTerminalCommand("session")).toEqual({ kind: "approve", scope: "session" });

@@ -15,16 +15,32 @@ export function printable(text: unknown): string {
   return String(text).replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** The lines a person sees for one request: server, tool, arguments (redacted), category, risk, rule, reasons. */
+/**
+ * What decided a request, for a person: the request's rule (``policy:ask-mail``, or ``default`` when the
+ * policy's default action asked); when no rule decided and the first reason (the deciding source's, the
+ * strictest verdict's reasons come first) is another source's, that source and its check
+ * (``session (provenance_tainted)``) — ``default`` would read as if the policy's default had asked.
+ */
+export function decidedBy(ruleId: unknown, reasons: unknown): { readonly rule: boolean; readonly text: string } {
+  const first: unknown = Array.isArray(reasons) ? reasons[0] : undefined;
+  const reason = typeof first === "object" && first !== null ? (first as Partial<Reason>) : undefined;
+  if (ruleId !== "default" || reason === undefined || reason.source === undefined || reason.source === "policy")
+    return { rule: true, text: printable(ruleId) };
+  const code = typeof reason.code === "string" ? ` (${printable(reason.code)})` : "";
+  return { rule: false, text: `${printable(reason.source)}${code}` };
+}
+
+/** The lines a person sees for one request: server, tool, arguments (redacted), category, risk, what decided, reasons. */
 export function formatRequestForTerminal(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action, policy } = request;
+  const decider = decidedBy(policy.rule_id, reasons);
   const lines = [
     "",
     `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)})`,
     `  server:    ${printable(action.server)}`,
     `  tool:      ${printable(action.tool)}`,
     `  category:  ${printable(action.category)}    risk: ${printable(action.risk_level)}`,
-    `  rule:      ${printable(policy.rule_id)}`,
+    decider.rule ? `  rule:      ${decider.text}` : `  asked by:  ${decider.text}`,
     `  agent:     ${printable(request.agent.name)}`,
     `  arguments: ${printable(JSON.stringify(action.parameters))}`,
   ];

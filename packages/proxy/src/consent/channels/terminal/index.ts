@@ -1,4 +1,10 @@
 /** The terminal consent channel: a prompt on the controlling terminal. */
 export { createTerminalChannel, type TerminalChannelOptions } from "./terminal-channel.js";
 export { openControllingTerminal, type TerminalStreams } from "./tty.js";
-export { formatRequestForTerminal, parseTerminalCommand, printable, type TerminalCommand } from "./format.js";
+export {
+  decidedBy,
+  formatRequestForTerminal,
+  parseTerminalCommand,
+  printable,
+  type TerminalCommand,
+} from "./format.js";
