@@ -92,6 +92,66 @@ describe("acp doctor", () => {
     expect(session?.detail).toContain("sometimes");
   });
 
+  it("checks config.yml's serve: and storage: sections as acp serve does, and says SQLite when no storage URL is set", async () => {
+    const { home } = fixtureHome(root.dir);
+    const healthy = await doctorJson([], envFor(home));
+    expect(healthy.code).toBe(0);
+    expect(healthy.checks.find((c) => c.name === "serve")).toEqual({
+      status: "ok",
+      name: "serve",
+      detail: "acp serve: port 8787, bind 127.0.0.1, decision audit queued",
+    });
+    expect(healthy.checks.find((c) => c.name === "storage")).toEqual({
+      status: "ok",
+      name: "storage",
+      detail: `SQLite ${join(home, "state.db")} (no storage URL set)`,
+    });
+    expect(healthy.checks.at(-1)?.name).toBe("isolation");
+
+    writeFileSync(
+      homePaths(home).config,
+      'version: "1"\nserve:\n  prot: 8787\n  port: 99999\n  decision_audit: sometimes\nstorage: postgres://x\n',
+    );
+    const bad = await doctorJson([], envFor(home));
+    expect(bad.code).toBe(1);
+    expect(bad.checks.filter((c) => c.name === "serve").map((c) => [c.status, c.detail])).toEqual([
+      ["fail", "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, decision_audit)"],
+      ["fail", "config.yml: storage: must be a mapping (of url)"],
+      ["fail", "config.yml: serve.port: `99999` is not a port (0 to 65535; 0 picks a free one)"],
+      ["fail", "config.yml: serve.decision_audit: unknown value `sometimes` (expected queued or durable)"],
+    ]);
+  });
+
+  it("warns about a password written in storage.url (saying how to pass it instead) and fails when the database does not answer, never printing the password", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(homePaths(home).config, 'version: "1"\nstorage:\n  url: postgres://acp:hunter2pw@127.0.0.1:1/acp\n');
+    const r = await runCli(["doctor"], { env: envFor(home) });
+    expect(r.code).toBe(1);
+    expect(line(r.stdout, "storage.url")).toMatch(
+      /^warn {2}storage\.url {2}config\.yml storage\.url holds a password \(postgres:\/\/acp:\*\*\*@127\.0\.0\.1:1\/acp\).*ACP_STORAGE_URL instead/,
+    );
+    expect(line(r.stdout, "storage")).toMatch(
+      /^fail {2}storage {2}config\.yml storage\.url: cannot reach PostgreSQL at postgres:\/\/acp:\*\*\*@127\.0\.0\.1:1\/acp \(cannot connect/,
+    );
+    expect(r.stdout + r.stderr).not.toContain("hunter2pw");
+
+    // a ?password= parameter is a password too; ACP_STORAGE_URL is the one checked, and said to win
+    writeFileSync(
+      homePaths(home).config,
+      'version: "1"\nstorage:\n  url: "postgres://acp@db/acp?password=hunter2pw"\n',
+    );
+    const env = await runCli(["doctor"], {
+      env: { ...envFor(home), ACP_STORAGE_URL: "postgres://acp@127.0.0.1:1/acp" },
+    });
+    expect(line(env.stdout, "storage.url")).toMatch(/^warn {2}storage\.url {2}.*password=\*\*\*/);
+    expect(line(env.stdout, "storage")).toMatch(/^fail {2}storage {2}ACP_STORAGE_URL: cannot reach PostgreSQL/);
+    expect(env.stdout + env.stderr).not.toContain("hunter2pw");
+
+    // the same URL without a password: no warning
+    writeFileSync(homePaths(home).config, 'version: "1"\nstorage:\n  url: postgres://acp@127.0.0.1:1/acp\n');
+    expect(line((await runCli(["doctor"], { env: envFor(home) })).stdout, "storage.url")).toBe("");
+  });
+
   it("fails when the home does not exist", async () => {
     const r = await runCli(["doctor"], { env: envFor(join(root.dir, "missing")) });
     expect(r.code).toBe(1);

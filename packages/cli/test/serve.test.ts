@@ -143,6 +143,22 @@ describe("acp serve: help and errors a platform team can act on", () => {
     }
   });
 
+  it("stops (exit 4) on an unknown key or a bad value in config.yml's serve: or storage: section, before it listens", async () => {
+    const home = freshHome();
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  prot: 9000\n  decision_audit: later\n');
+    const serve = startServe(home, ["--port", "0"]);
+    const err = (await serve.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(err?.exitCode).toBe(4);
+    expect(err?.message).toContain(
+      "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, decision_audit)",
+    );
+    expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
+    expect(existsSync(join(home, "serve.json"))).toBe(false);
+  });
+
   it("names the TLS file it cannot read, and says what to do when the port is taken", async () => {
     const home = freshHome();
     const tls = startServe(home, ["--port", "0", "--tls-cert", "missing-cert.pem", "--tls-key", "missing-key.pem"]);

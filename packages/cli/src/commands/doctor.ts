@@ -7,6 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
 import { checkKeys, checkPolicy, checkVault } from "../doctor/home-checks.js";
 import { checkConfigInUse } from "../doctor/config-checks.js";
+import { checkServeStorage, STORAGE_CHECK_TIMEOUT_MS } from "../doctor/serve-checks.js";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 
 function readProc(path: string): string | undefined {
@@ -45,7 +46,8 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
   parent
     .command("doctor")
     .description(
-      "check the home: permissions, keys (and that they open), vault, the config file (every key, as acp proxy checks it), consent graph, policy, isolation support",
+      "check the home: permissions, keys (and that they open), vault, the config file (every key, as acp proxy " +
+        "and acp serve check it), consent graph, policy, isolation support, and that acp serve's database answers",
     )
     .option("--json", "print the checks as JSON")
     .option(
@@ -59,7 +61,10 @@ Each check is one line: ok|warn|fail  NAME  DETAIL. With ACP_PASSPHRASE set, doc
 private key and the vault; without it, it says so and does not ask. The config file is checked the way
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
 failed check with the same message (proxy, credentials, redaction, session, graph, channel; sandbox
-for acp run).
+for acp run). config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
+a password written in storage.url is a warning (give the URL in ACP_STORAGE_URL instead, or set
+PGPASSWORD); the database acp serve would use (ACP_STORAGE_URL, else storage.url) must answer within
+${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed).
 
 Examples:
   acp doctor
@@ -68,10 +73,13 @@ Examples:
 
 Exit codes: 0 healthy (warnings allowed), 1 at least one check failed.`,
     )
-    .action((options: { json?: boolean; config?: string }) => {
+    .action(async (options: { json?: boolean; config?: string }) => {
       const passphrase = ctx.io.env[PASSPHRASE_ENV];
       const config = options.config !== undefined ? resolvePath(ctx.io, options.config) : undefined;
-      const checks = runDoctorChecks(resolveHome(ctx.io), passphrase === "" ? undefined : passphrase, config);
+      const home = resolveHome(ctx.io);
+      const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config);
+      // before `isolation`, the machine's check, which stays last
+      checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env)));
       const healthy = checks.every((c) => c.status !== "fail");
       if (options.json === true) printJson(ctx, { healthy, checks });
       else for (const c of checks) printLine(ctx, `${c.status.padEnd(4)}  ${c.name}  ${c.detail}`);

@@ -23,6 +23,8 @@ import { buildPipeline, buildPipelineWith, loadDecisionInputs } from "../decisio
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
+import { readConfigFile } from "../wiring/config-file.js";
+import { checkServeConfig } from "../wiring/serve-config.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 
@@ -83,7 +85,10 @@ ACP_PASSPHRASE or, at a terminal, a prompt.
 
 config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.bearer_token (sealed),
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
-milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below).
+milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below). An unknown
+key or a bad value in serve: or storage: stops the start (exit 4); acp doctor checks the same, warns about a
+password written in storage.url (pass the URL in ACP_STORAGE_URL instead) and says whether the database
+answers.
 
 Limits: bodies up to 1 MiB (413), application/json only (415), unknown fields 400, at most 1000 waiting
 consent requests (429), headers within 15 s and the request within 30 s (408).
@@ -213,6 +218,14 @@ export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home:
   });
 }
 
+/** Stops (exit 4) when config.yml's `serve:` or `storage:` section has an unknown key or a value of the wrong kind. */
+function checkServeSections(home: string): void {
+  const path = join(home, "config.yml");
+  if (!existsSync(path)) return;
+  const checked = checkServeConfig(readConfigFile(path, false).values);
+  if (!checked.ok) throw new CliError(`config.yml: ${checked.problems.join("; ")}`, EXIT.invalid);
+}
+
 /** `serve.decision_audit` in config.yml: `queued` (default) or `durable` (every answer waits for its fsync). */
 function decisionAuditOf(home: string): "queued" | "durable" | undefined {
   const value = configValue(home, "serve.decision_audit");
@@ -244,6 +257,7 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
   const approver = consoleApproverOf("--console-as", flags.consoleAs, ctx.io.env);
   const home = resolveHome(ctx.io);
+  checkServeSections(home);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, seed);

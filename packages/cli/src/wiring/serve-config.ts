@@ -1,0 +1,90 @@
+/**
+ * The `serve:` and `storage:` sections of config.yml, checked the one way `acp serve` and `acp doctor`
+ * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
+ * is opened, with the same words whether it came from the flag, the environment or this file.)
+ */
+
+/** The keys of `serve:` and what each takes. */
+const SERVE_KEYS = ["port", "bind", "bearer_token", "decision_audit"] as const;
+const STORAGE_KEYS = ["url"] as const;
+
+/** The sections as `acp serve` uses them (absent keys stay absent). */
+export interface ServeConfig {
+  readonly port?: number;
+  readonly bind?: string;
+  readonly decisionAudit?: "queued" | "durable";
+  /** The sealed secret's text as written (`acp config set-secret serve.bearer_token`). */
+  readonly bearerToken?: string;
+  readonly storageUrl?: string;
+}
+
+/** The checked sections, or every problem (`serve.KEY: …`, `storage.KEY: …`). */
+export type ServeConfigCheck =
+  { readonly ok: true; readonly value: ServeConfig } | { readonly ok: false; readonly problems: readonly string[] };
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function shown(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+/** Checks the `serve:` and `storage:` sections of a config file's plain values (`{}` without a file). */
+export function checkServeConfig(values: Readonly<Record<string, unknown>>): ServeConfigCheck {
+  const problems: string[] = [];
+  const section = (name: string, keys: readonly string[]): Record<string, unknown> => {
+    const raw = values[name];
+    if (raw === undefined || raw === null) return {};
+    if (!isMap(raw)) {
+      problems.push(`${name}: must be a mapping (of ${keys.join(", ")})`);
+      return {};
+    }
+    for (const key of Object.keys(raw)) {
+      if (!keys.includes(key)) problems.push(`${name}.${key}: unknown key (${name}: takes ${keys.join(", ")})`);
+    }
+    return raw;
+  };
+  const serve = section("serve", SERVE_KEYS);
+  const storage = section("storage", STORAGE_KEYS);
+  const config: {
+    port?: number;
+    bind?: string;
+    decisionAudit?: "queued" | "durable";
+    bearerToken?: string;
+    storageUrl?: string;
+  } = {};
+  const port = serve["port"];
+  if (port !== undefined && port !== null) {
+    const n = typeof port === "string" && /^[0-9]{1,5}$/.test(port) ? Number(port) : port;
+    if (typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= 65535) config.port = n;
+    else problems.push(`serve.port: \`${shown(port)}\` is not a port (0 to 65535; 0 picks a free one)`);
+  }
+  const bind = serve["bind"];
+  if (bind !== undefined && bind !== null) {
+    if (typeof bind === "string" && bind.trim() !== "") config.bind = bind;
+    else problems.push(`serve.bind: \`${shown(bind)}\` is not an address (e.g. 127.0.0.1, 0.0.0.0, ::1)`);
+  }
+  const audit = serve["decision_audit"];
+  if (audit !== undefined && audit !== null) {
+    if (audit === "queued" || audit === "durable") config.decisionAudit = audit;
+    else problems.push(`serve.decision_audit: unknown value \`${shown(audit)}\` (expected queued or durable)`);
+  }
+  const token = serve["bearer_token"];
+  if (token !== undefined && token !== null) {
+    // its value is a secret: never shown
+    if (typeof token === "string") {
+      if (token !== "") config.bearerToken = token;
+    } else
+      problems.push("serve.bearer_token: must be the sealed text `acp config set-secret serve.bearer_token` writes");
+  }
+  const url = storage["url"];
+  if (url !== undefined && url !== null) {
+    // a URL may hold a password: never shown here
+    if (typeof url === "string") {
+      if (url !== "") config.storageUrl = url;
+    } else problems.push("storage.url: must be a postgres://… URL (a string)");
+  }
+  return problems.length === 0 ? { ok: true, value: config } : { ok: false, problems };
+}
