@@ -1,8 +1,12 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parsePolicy } from "@acp/core";
 import { homePaths, loadMasterSeed, readPrivateKeyFile } from "@acp/store";
+import { runDoctorChecks } from "../src/commands/doctor.js";
+import { checkServeStorage } from "../src/doctor/serve-checks.js";
+import { readConfigFile } from "../src/wiring/config-file.js";
+import { checkServeConfig } from "../src/wiring/serve-config.js";
 import { runCli } from "./run.js";
 import { envFor, tempRoot } from "./home-fixture.js";
 
@@ -69,5 +73,53 @@ describe("acp init", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/--no-passphrase/);
     expect(r.stdout).toMatch(/Examples:/);
+  });
+});
+
+describe("acp init's starter config.yml", () => {
+  /** The template with the first "# " of every line of its commented `serve:` and `storage:` blocks removed. */
+  function uncommented(text: string): string {
+    const lines = text.split("\n");
+    let inBlock = false;
+    return lines
+      .map((line) => {
+        if (line === "# serve:" || line === "# storage:") inBlock = true;
+        else if (line.trim() === "") inBlock = false;
+        return inBlock ? line.replace(/^# /, "") : line;
+      })
+      .join("\n");
+  }
+
+  it("has commented serve: and storage: examples that, uncommented, are what acp serve and acp doctor accept", async () => {
+    const home = join(root.dir, "starter");
+    expect((await runCli(["init"], { env: envFor(home, "init pass") })).code).toBe(0);
+    const p = homePaths(home);
+    const text = readFileSync(p.config, "utf8");
+    expect(text).toContain("# serve:\n");
+    expect(text).toContain("# storage:\n");
+    const open = uncommented(text);
+    expect(open).not.toBe(text);
+    writeFileSync(p.config, open);
+    const values = readConfigFile(p.config, true).values;
+    expect(checkServeConfig(values)).toEqual({
+      ok: true,
+      value: {
+        port: 8787,
+        bind: "127.0.0.1",
+        decisionAudit: "queued",
+        storageUrl: "postgres://acp@127.0.0.1:5432/acp",
+      },
+    });
+    // the proxy's own checks and the serve check (not the database: no server is expected at that URL)
+    const checks = runDoctorChecks(home, "init pass");
+    expect(checks.filter((c) => c.status === "fail")).toEqual([]);
+    const serveChecks = await checkServeStorage(home, {});
+    expect(serveChecks.find((c) => c.name === "serve")).toEqual({
+      status: "ok",
+      name: "serve",
+      detail: "acp serve: port 8787, bind 127.0.0.1, decision audit queued",
+    });
+    // no password in the example URL: no warning
+    expect(serveChecks.find((c) => c.name === "storage.url")).toBeUndefined();
   });
 });

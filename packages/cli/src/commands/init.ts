@@ -88,6 +88,9 @@ export function registerInit(parent: Command, ctx: CliContext): void {
 The passphrase comes from ACP_PASSPHRASE, or is asked twice without echo when stdin is a terminal.
 With neither, init stops with an error rather than store the key unencrypted.
 
+config.yml holds the settings of acp proxy (channel, proxy, session, …) and, commented out with their
+defaults, the serve: and storage: sections of acp serve: remove the first "# " of each line to use one.
+
 Examples:
   acp init                                  # asks for a passphrase
   ACP_PASSPHRASE=… acp init --json          # scripted

@@ -58,6 +58,26 @@ defaults:
   timeout_seconds: 120
   # The policy file.
   policy: ${JSON.stringify(policyPath)}
+
+# The decision service \`acp serve\` (docs/reference/cli/serve.md). Its defaults need no settings: to change
+# one, remove the first "# " of each line below (flags such as --port still win).
+# serve:
+#   # The TCP port (0 picks a free one).
+#   port: 8787
+#   # The address to listen on. Beyond loopback (0.0.0.0) it needs a bearer token, and TLS (--tls-cert).
+#   bind: "127.0.0.1"
+#   # queued: a decision's audit event is fsynced within milliseconds after the answer; durable: every
+#   # answer waits for its fsync (slower).
+#   decision_audit: queued
+#   # The API's bearer token, sealed like bot_token: \`acp config set-secret serve.bearer_token\`.
+#   bearer_token: ""
+
+# Where \`acp serve\` keeps its state: SQLite in this home unless a PostgreSQL URL is given (several nodes
+# on one database). Keep the password out of this file: pass the whole URL in ACP_STORAGE_URL instead, or
+# write it without the password and set PGPASSWORD (\`acp doctor\` warns about a password here).
+# storage:
+#   # postgres://USER@HOST:5432/DATABASE
+#   url: "postgres://acp@127.0.0.1:5432/acp"
 `;
 }
 
