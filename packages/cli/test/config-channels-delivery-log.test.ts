@@ -215,6 +215,8 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
         decision: "approved_with_modifications",
         approverId: "webhook:ops",
         modifications: { a: 1 },
+        // the channel it came by, so the proxy holding it records `approver.channel: "webhook"`, not `cli`
+        channel: "webhook",
       });
       ended.abort("answered");
       await delivered?.catch(() => undefined);

@@ -83,5 +83,61 @@ describe("acp proxy with `channel: telegram` in config.yml (a local stand-in Bot
     const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
     expect(audit).toContain(`"approver":{"channel":"telegram","id":"telegram:${CHAT}"}`);
     expect(audit).not.toContain("telegram:999");
+    // the message, edited once the request ended, says who decided and how
+    const edited = bot.calls.filter(
+      (c) => c.method === "editMessageText" && c.params["message_id"] === message.message_id,
+    );
+    expect(edited.map((c) => String(c.params["text"]).split("\n").at(-1))).toEqual([
+      `✅ approved by Person (${CHAT}) via telegram`,
+    ]);
   });
+
+  it("a press on another proxy's request is recorded as a Telegram answer (not `cli`); an answer from acp approve is named in the edited message", async () => {
+    // proxy A of the same home has no Telegram channel of its own (another config file): only this proxy's
+    // bot polls, so the press on A's request reaches this proxy, which records it in state.db for A
+    const other = join(root.dir, "no-channel.yml");
+    writeFileSync(other, 'version: "1"\n');
+    const env = envFor(home);
+    const a = new Client({ name: "other-agent", version: "1.0.0" });
+    await a.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [ACP, "proxy", "--config", other, "--upstream", EVERYTHING, "--name", "everything"],
+        env: { PATH: process.env["PATH"] ?? "", ...env },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      const sent = bot.messages.length;
+      const ours = client.callTool({ name: "echo", arguments: { message: "b's own" } }, undefined, { timeout: 60_000 });
+      const own = await waitForMessage(bot, sent); // this proxy sent its own request: its bot is polling
+      const theirs = a.callTool({ name: "echo", arguments: { message: "a's" } }, undefined, { timeout: 60_000 });
+      let id = "";
+      while (id === "") {
+        const listed = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as {
+          id: string;
+          arguments: { message?: string };
+        }[];
+        id = listed.find((r) => r.arguments.message === "a's")?.id ?? "";
+      }
+      bot.pressButton({ chatId: CHAT, messageId: 9_999, data: `acp:a:${id}` });
+      const result = await theirs;
+      expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
+      const approval = readFileSync(join(home, "audit.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .find((line) => line.includes('"event_type":"consent_approved"') && line.includes(id));
+      expect(approval).toContain(`"approver":{"channel":"telegram","id":"telegram:${CHAT}"}`);
+
+      const ownId = /cr_[0-9a-f]{32}/.exec(own.text)?.[0] ?? "";
+      expect((await runCli(["approve", ownId], { env, now: new Date() })).code).toBe(0);
+      expect((await ours).isError).not.toBe(true);
+      const edited = bot.calls.filter(
+        (c) => c.method === "editMessageText" && c.params["message_id"] === own.message_id,
+      );
+      expect(String(edited.at(-1)?.params["text"]).split("\n").at(-1)).toMatch(/^✅ approved by \S+ via cli$/);
+    } finally {
+      await a.close();
+    }
+  }, 120_000);
 });

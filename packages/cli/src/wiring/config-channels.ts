@@ -46,9 +46,9 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
         throw err;
       }
     },
-    async settle(request, outcome) {
+    async settle(request, outcome, by) {
       const c = await get();
-      await c?.settle?.(request, outcome);
+      await c?.settle?.(request, outcome, by);
     },
     async close() {
       if (channel === undefined) return;
@@ -200,6 +200,8 @@ export function pendingTableForward(
       ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
       ...(answer.modifications !== undefined ? { modifications: answer.modifications } : {}),
       ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+      // the proxy holding the request reads it through its `cli` channel: the answer keeps the channel it came by
+      ...(answer.channel !== undefined ? { channel: answer.channel } : {}),
     };
     return answerPendingConsent(store, input, clock()).ok;
   };

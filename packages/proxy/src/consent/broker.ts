@@ -22,6 +22,7 @@ import type {
   ConsentRequestV02,
   ConsentResponseV02,
   HumanAnswer,
+  SettledBy,
 } from "./types.js";
 import { ABORT_ANSWERED, ABORT_EXPIRED, ABORT_WITHDRAWN, waitForFirstAnswer, type WaitResult } from "./wait.js";
 import { checkAvailability } from "./availability.js";
@@ -224,9 +225,13 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   async #signAndVerify(open: OpenRequest, answer: HumanAnswer, channel: ConsentChannel): Promise<BrokerOutcome> {
     const { ask, request } = open;
     const now = this.#o.clock();
+    // the channel the person used: a relayed answer (another proxy's Telegram press, read here from the
+    // pending table through the `cli` channel) names its own
+    const via = relayedChannel(answer) ?? channel.name;
+    const by: SettledBy = { approverId: answer.approverId, channel: via };
     const unsigned = buildUnsignedResponse(answer, request, {
       now,
-      channel: channel.name,
+      channel: via,
       sessionId: ask.sessionId,
       sessionMs: this.#o.sessionApprovalMs ?? 12 * 3_600_000,
     });
@@ -237,10 +242,10 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     if (response.decision === "denied") {
       // the gate says "denied by a person: " in front of this
       // `cli:alice` via cli reads `alice` via cli
-      const prefix = `${channel.name}:`;
+      const prefix = `${via}:`;
       const who = answer.approverId.startsWith(prefix) ? answer.approverId.slice(prefix.length) : answer.approverId;
-      const by = `\`${who}\` via ${channel.name}`;
-      return this.#deny(open, answer.reason === undefined ? by : `${by}: ${answer.reason}`, response);
+      const named = `\`${who}\` via ${via}`;
+      return this.#deny(open, answer.reason === undefined ? named : `${named}: ${answer.reason}`, response, by);
     }
     const args = this.#approvedArguments(ask, response.modifications);
     const scope: ApprovalScope = answer.scope ?? "once";
@@ -248,7 +253,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
       return this.#deny(open, "the audit trail could not record the approval", response);
     }
-    await this.#settle(open, "approved");
+    await this.#settle(open, "approved", by);
     if (scope !== "once") await this.#remember(ask, { scope, arguments: args, request, response });
     return { kind: "approved", arguments: args, consentResponse: response, scope };
   }
@@ -268,20 +273,25 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     }
   }
 
-  async #deny(open: OpenRequest, reason: string, response?: ConsentResponseV02): Promise<BrokerOutcome> {
-    await this.#settle(open, "denied");
+  async #deny(
+    open: OpenRequest,
+    reason: string,
+    response?: ConsentResponseV02,
+    by?: SettledBy,
+  ): Promise<BrokerOutcome> {
+    await this.#settle(open, "denied", by);
     const extra = response === undefined ? {} : { consent_response: response };
     await this.#record.event("consent_denied", open.ask, open.request, { reason, ...extra });
     return response === undefined ? { kind: "denied", reason } : { kind: "denied", reason, consentResponse: response };
   }
 
-  async #settle(open: OpenRequest, outcome: ChannelSettlement): Promise<void> {
+  async #settle(open: OpenRequest, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
     try {
       this.#o.store?.settle(open.request.id, outcome, this.#o.clock().getTime());
     } catch {
       // The row is only a view for `acp pending`; the outcome stands whatever the table says.
     }
-    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome)));
+    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome, by)));
   }
 
   async #remember(
@@ -396,4 +406,10 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
  */
 export function createConsentBroker(options: ConsentBrokerOptions): ConsentBrokerHandle {
   return new ConsentBrokerImpl(options);
+}
+
+/** The channel a relayed answer names (`HumanAnswer.channel`), when it is a plain lowercase word. */
+function relayedChannel(answer: HumanAnswer): string | undefined {
+  const channel: unknown = answer.channel;
+  return typeof channel === "string" && /^[a-z][a-z0-9_-]{0,31}$/.test(channel) ? channel : undefined;
 }

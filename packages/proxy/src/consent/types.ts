@@ -86,6 +86,21 @@ export interface HumanAnswer {
   readonly reason?: string;
   /** Who answered, as the channel knows them (`telegram:12345`, `cli:alice`). */
   readonly approverId: string;
+  /**
+   * The channel the person answered through, when the channel that reports the answer only relayed it: a
+   * Telegram press (or webhook callback) another proxy of the home received is recorded in the pending table
+   * and reaches the proxy holding the request through its `cli` channel. Recorded as `approver.channel`
+   * instead of the relaying channel's name. A lowercase word; anything else is ignored.
+   */
+  readonly channel?: string;
+}
+
+/** Who ended a request a person answered, told to the channels with how it ended. */
+export interface SettledBy {
+  /** As the answer named them (`telegram:12345`, `cli:alice`). */
+  readonly approverId: string;
+  /** The channel they answered through (`approver.channel`). */
+  readonly channel: string;
 }
 
 /** What a channel is handed for one request. */
@@ -117,8 +132,11 @@ export interface ConsentChannel {
    * `delivery.signal` aborts (the broker then ignores it).
    */
   deliver(delivery: ChannelDelivery): Promise<HumanAnswer>;
-  /** Told how the request ended, whoever answered. Optional; errors are ignored. */
-  settle?(request: ConsentRequestV02, outcome: ChannelSettlement): void | Promise<void>;
+  /**
+   * Told how the request ended, whoever answered, and — when a person answered (approved, or denied with a
+   * signed response) — who and through which channel. Optional; errors are ignored.
+   */
+  settle?(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): void | Promise<void>;
   /** Releases what the channel holds (pollers, bots, terminals). */
   close?(): void | Promise<void>;
 }

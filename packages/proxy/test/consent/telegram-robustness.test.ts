@@ -315,7 +315,10 @@ describe("what the person sees", () => {
       const admin = api.pressButton({ ...at, fromId: 1 });
       expect(String((await answerTo(api, admin)).params["text"])).toBe("approved (recorded)");
       expect(forwarded).toEqual([
-        { id: foreign, answer: { decision: "approved", scope: "session", approverId: "telegram:1" } },
+        {
+          id: foreign,
+          answer: { decision: "approved", scope: "session", approverId: "telegram:1", channel: "telegram" },
+        },
       ]);
       expect(api.calls.filter((c) => c.method === "editMessageReplyMarkup")).toEqual([]);
       const id = /cr_[0-9a-f]{32}/.exec(own.text)?.[0] ?? "";

@@ -339,7 +339,10 @@ describe("what the proxy sends where", () => {
       expect(await postCallback(url, body({ decision: "approved", scope: "session" }), { secret: SECRET, now })).toBe(
         200,
       );
-      expect(calls).toEqual([[id, { decision: "approved", scope: "session", approverId: "webhook" }, "n_other"]]);
+      // the answer names the channel it came by: the proxy holding the request reads it through its `cli` channel
+      expect(calls).toEqual([
+        [id, { decision: "approved", scope: "session", approverId: "webhook", channel: "webhook" }, "n_other"],
+      ]);
       accept = false;
       expect(await postCallback(url, body({ decision: "denied" }), { secret: SECRET, now })).toBe(404);
       // forged: never reaches forward

@@ -11,6 +11,11 @@ export interface CliAnswerRecord {
   readonly approver: string;
   /** The nonce of the request answered: an answer copied onto another row is refused. */
   readonly nonce: string;
+  /**
+   * The channel the person answered through when it is not the command line: a Telegram press or webhook
+   * callback another proxy received and recorded here (`HumanAnswer.channel`). Absent: `cli`.
+   */
+  readonly channel?: string;
 }
 
 /** What a person answers from the command line. */
@@ -21,6 +26,8 @@ export interface CliAnswerInput {
   readonly modifications?: Record<string, unknown>;
   readonly reason?: string;
   readonly approverId: string;
+  /** The channel the person answered through, when another channel relays the answer here. */
+  readonly channel?: string;
 }
 
 /**
@@ -37,6 +44,7 @@ export function answerPendingConsent(store: PendingConsentStore, input: CliAnswe
     ...(input.scope !== undefined ? { scope: input.scope } : {}),
     ...(input.modifications !== undefined ? { modifications: input.modifications } : {}),
     ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    ...(input.channel !== undefined ? { channel: input.channel } : {}),
   };
   return store.decide(input.id, input.decision, record, now.getTime());
 }
@@ -56,6 +64,7 @@ export function readCliAnswer(record: unknown, nonce: string, now: Date): HumanA
     ...(r.scope !== undefined ? { scope: r.scope } : {}),
     ...(r.modifications !== undefined ? { modifications: r.modifications } : {}),
     ...(r.reason !== undefined ? { reason: r.reason } : {}),
+    ...(typeof r.channel === "string" ? { channel: r.channel } : {}),
   };
   if (r.decision !== "approved" && r.decision !== "denied") return null;
   return checkHumanAnswer(answer, now) === null ? (answer as HumanAnswer) : null;

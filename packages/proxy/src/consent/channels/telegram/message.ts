@@ -58,9 +58,20 @@ const LABELS: Record<ChannelSettlement, string> = {
   withdrawn: "↩️ withdrawn: the agent cancelled the call",
 };
 
-/** The message text once the request has ended. */
-export function formatSettledMessage(original: string, outcome: ChannelSettlement): string {
-  return `${original}\n\n${LABELS[outcome]}`;
+/**
+ * Who answered, as the message names them: the name Telegram gave for a press this channel received
+ * (``Ana (4242)``), else the approver id without its channel prefix (``alice`` for `cli:alice`); and the
+ * channel they answered through.
+ */
+export interface SettledByText {
+  readonly who: string;
+  readonly channel: string;
+}
+
+/** The message text once the request has ended; a person's answer says who gave it and through which channel. */
+export function formatSettledMessage(original: string, outcome: ChannelSettlement, by?: SettledByText): string {
+  const who = by === undefined ? "" : ` by ${clip(printable(by.who), 48)} via ${clip(printable(by.channel), 16)}`;
+  return `${original}\n\n${LABELS[outcome]}${who}`;
 }
 
 /** The button actions: approve once, approve for the session, deny. */

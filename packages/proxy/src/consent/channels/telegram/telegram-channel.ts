@@ -6,8 +6,15 @@ import type {
   ConsentChannel,
   ConsentRequestV02,
   HumanAnswer,
+  SettledBy,
 } from "../../types.js";
-import { formatSettledMessage, formatTelegramMessage, keyboardOf, parseCallbackData } from "./message.js";
+import {
+  type SettledByText,
+  formatSettledMessage,
+  formatTelegramMessage,
+  keyboardOf,
+  parseCallbackData,
+} from "./message.js";
 
 /** What the Telegram channel needs. */
 export interface TelegramChannelOptions {
@@ -63,7 +70,9 @@ class TelegramChannel implements ConsentChannel {
    * or expired before Telegram answered `sendMessage`): the message is edited as soon as its id is known, so no
    * live buttons stay behind.
    */
-  readonly #sending = new Map<string, { outcome?: ChannelSettlement }>();
+  readonly #sending = new Map<string, { outcome?: ChannelSettlement; by?: SettledBy }>();
+  /** The names Telegram gave for the people whose presses this channel took (`telegram:<id>` → name; last 256). */
+  readonly #names = new Map<string, string>();
   #polling: Promise<void> | null = null;
   #pollRetry: unknown;
   #closed = false;
@@ -82,7 +91,7 @@ class TelegramChannel implements ConsentChannel {
   async deliver(delivery: ChannelDelivery): Promise<HumanAnswer> {
     const { request, signal } = delivery;
     const text = formatTelegramMessage(request, delivery.reasons);
-    const sending: { outcome?: ChannelSettlement } = {};
+    const sending: { outcome?: ChannelSettlement; by?: SettledBy } = {};
     this.#sending.set(request.id, sending);
     let message: Awaited<ReturnType<Bot["api"]["sendMessage"]>>;
     try {
@@ -105,7 +114,7 @@ class TelegramChannel implements ConsentChannel {
     const sent: Sent = { nonce: request.nonce, messageId: message.message_id, text };
     if (sending.outcome !== undefined) {
       this.#remember(request.id, sent.messageId);
-      await this.#edit(sent, sending.outcome);
+      await this.#edit(sent, sending.outcome, sending.by);
       throw abortError(signal);
     }
     this.#sent.set(request.id, sent);
@@ -121,17 +130,27 @@ class TelegramChannel implements ConsentChannel {
     });
   }
 
-  async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
+  async settle(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
     const sending = this.#sending.get(request.id);
     if (sending !== undefined) {
       sending.outcome = outcome;
+      if (by !== undefined) sending.by = by;
       return;
     }
     const sent = this.#sent.get(request.id);
     if (sent === undefined) return;
     this.#sent.delete(request.id);
     this.#remember(request.id, sent.messageId);
-    await this.#edit(sent, outcome);
+    await this.#edit(sent, outcome, by);
+  }
+
+  /** Who answered, for the edited message: a Telegram name this channel saw, else the id without its prefix. */
+  #byText(by: SettledBy | undefined): SettledByText | undefined {
+    if (by === undefined) return undefined;
+    const prefix = `${by.channel}:`;
+    const bare = by.approverId.startsWith(prefix) ? by.approverId.slice(prefix.length) : by.approverId;
+    const name = by.channel === "telegram" ? this.#names.get(by.approverId) : undefined;
+    return { who: name === undefined ? bare : `${name} (${bare})`, channel: by.channel };
   }
 
   /** Remembers the message of a request that ended here (the last 1024), to clear its buttons if pressed. */
@@ -141,11 +160,11 @@ class TelegramChannel implements ConsentChannel {
   }
 
   /** Edits the message to say how the request ended and removes the buttons; gives up after `settleTimeoutMs`. */
-  async #edit(sent: Sent, outcome: ChannelSettlement): Promise<void> {
+  async #edit(sent: Sent, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
     const limit = new AbortController();
     const timer = this.#timers.setTimeout(() => limit.abort("settle timeout"), this.#o.settleTimeoutMs ?? 5_000);
     try {
-      const text = formatSettledMessage(sent.text, outcome);
+      const text = formatSettledMessage(sent.text, outcome, this.#byText(by));
       const markup = { reply_markup: { inline_keyboard: [] }, link_preview_options: NO_PREVIEW };
       await this.#call(
         "editMessageText",
@@ -285,6 +304,12 @@ class TelegramChannel implements ConsentChannel {
       return;
     }
     const approverId = `telegram:${query.from.id}`;
+    const name = query.from.username !== undefined ? `@${query.from.username}` : query.from.first_name;
+    if (name !== "") {
+      this.#names.delete(approverId);
+      this.#names.set(approverId, name);
+      if (this.#names.size > 256) this.#names.delete(this.#names.keys().next().value as string);
+    }
     const answer: HumanAnswer =
       parsed.button === "d"
         ? { decision: "denied", approverId }
@@ -304,7 +329,7 @@ class TelegramChannel implements ConsentChannel {
       // it is: it may belong to a process this one knows nothing of (another home using the same bot)
       let forwarded = false;
       try {
-        forwarded = this.#o.forward?.(parsed.requestId, answer) === true;
+        forwarded = this.#o.forward?.(parsed.requestId, { ...answer, channel: "telegram" }) === true;
       } catch {
         forwarded = false;
       }

@@ -170,7 +170,7 @@ class WebhookChannelImpl implements WebhookChannel {
     if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
     let recorded = false;
     try {
-      recorded = forward(id, result.answer, nonce);
+      recorded = forward(id, { ...result.answer, channel: "webhook" }, nonce);
     } catch {
       recorded = false;
     }
