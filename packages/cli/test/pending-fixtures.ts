@@ -1,7 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
+import { createPendingConsentStore, openPendingConsentDb, type PendingOwner } from "@acp/store";
 
 /** A fresh `$ACP_HOME`. */
 export function tempHome(): string {
@@ -11,7 +11,15 @@ export function tempHome(): string {
 /** Writes one pending consent request into `$ACP_HOME/state.db` as the proxy would. */
 export function seedPending(
   home: string,
-  options: { id: string; expiresAt?: string; args?: Record<string, unknown>; tool?: string; reason?: string },
+  options: {
+    id: string;
+    expiresAt?: string;
+    args?: Record<string, unknown>;
+    tool?: string;
+    reason?: string;
+    /** The process waiting for the answer (default: this one). */
+    owner?: PendingOwner;
+  },
 ): void {
   const db = openPendingConsentDb(join(home, "state.db"));
   try {
@@ -28,7 +36,7 @@ export function seedPending(
       policy: { rule_id: "policy:ask-mail" },
       nonce: "n_11111111-2222-4333-8444-555555555555",
     };
-    createPendingConsentStore(db).insert({
+    createPendingConsentStore(db, options.owner !== undefined ? { owner: options.owner } : {}).insert({
       id: options.id,
       nonce: request.nonce,
       sessionId: "s1",

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
@@ -98,5 +100,41 @@ describe("acp pending --watch", () => {
     expect(events).toHaveLength(4);
     controller.abort();
     await watching;
+  });
+});
+
+describe("acp pending --watch, a proxy that dies while its request waits", () => {
+  it("tells the request as pending, then `orphaned` once its process is gone", async () => {
+    const home = tempHome();
+    const ctx: CliContext = {
+      io: {
+        stdout: { write: () => undefined },
+        stderr: { write: () => undefined },
+        readStdin: () => Promise.resolve(""),
+        stdinIsTTY: false,
+        env: { ACP_HOME: home, HOME: "/nonexistent-home" },
+        cwd: home,
+        now: () => new Date("2026-01-15T12:00:00Z"),
+      },
+      exitCode: 0,
+    };
+    const waiter = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    const exited = new Promise((resolve) => waiter.once("exit", resolve));
+    seedPending(home, { id: ID_A, owner: { pid: waiter.pid ?? 0, host: hostname(), start: null } });
+    const events: PendingWatchEvent[] = [];
+    const controller = new AbortController();
+    const watching = watchPending(ctx, {}, (e) => events.push(e), { signal: controller.signal, intervalMs: 10 });
+    try {
+      await expect.poll(() => events.length).toBe(1);
+      expect(events[0]).toMatchObject({ event: "pending", request: { id: ID_A } });
+      waiter.kill("SIGKILL");
+      await exited;
+      await expect.poll(() => events.length).toBe(2);
+      expect(events[1]).toEqual({ event: "settled", id: ID_A, status: "orphaned" });
+    } finally {
+      controller.abort();
+      waiter.kill("SIGKILL");
+      await watching;
+    }
   });
 });
