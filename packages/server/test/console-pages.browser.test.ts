@@ -25,13 +25,13 @@ import { at, startTestServer, type TestServer } from "./harness.js";
 const ui = useConsoleBrowser();
 
 describe("console review in Chromium: sign-in, keyboard, phone, audit and simulator pages", () => {
-  it("signs in from the link with the keyboard alone (the button has the focus)", async () => {
+  it("signs in from the link with the keyboard alone (the button has the focus), as the name the link carries", async () => {
     ui.problems = [];
     const context = await ui.browser.newContext({ viewport: PHONE });
     ui.contexts.push(context);
     context.on("page", (page) => watch(ui, page));
     const page = await context.newPage();
-    const token = await ui.s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const token = await ui.s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS, "alice");
     await page.goto(`${ui.s.url}/console/login?token=${token}`);
     // autofocus is applied at the page's next rendering step, which may come after `load` on a busy machine
     await expect
@@ -41,6 +41,8 @@ describe("console review in Chromium: sign-in, keyboard, phone, audit and simula
       .toBe("BUTTON");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/console\/pending$/);
+    // the link named who signs in (acp console-link --as alice): the page says so
+    await expect(page.locator("header .signed-in-as").innerText()).resolves.toBe("signed in as alice");
     await page.screenshot({ path: join(ARTIFACTS, "review-phone-signed-in.png") });
     expect(ui.problems).toEqual([]);
   });
