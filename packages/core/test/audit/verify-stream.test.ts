@@ -27,6 +27,14 @@ async function* slowly(lines: readonly string[]): AsyncGenerator<string> {
   }
 }
 
+/** The lines in arrays of `size` (the last one shorter), as a file's chunks or a table's pages come. */
+async function* batched(lines: readonly string[], size: number): AsyncGenerator<string[]> {
+  for (let i = 0; i < lines.length; i += size) {
+    await Promise.resolve();
+    yield lines.slice(i, i + size);
+  }
+}
+
 /** A chain of `n` events with signed checkpoints every `every` (and one at the end when `n` > 0). */
 function chainOf(n: number, every: number): { lines: string[]; hashes: string[]; checkpoints: string[] } {
   const chain = sampleChain(n, every, keys.privateKey);
@@ -118,7 +126,8 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
         fc.constantFrom("none", "key", "wrong key"),
         fc.integer({ min: -1, max: 10 }),
         fc.nat(),
-        async (n, every, t, key, anchorAt, resumeAt) => {
+        fc.integer({ min: 1, max: 7 }),
+        async (n, every, t, key, anchorAt, resumeAt, size) => {
           const chain = chainOf(n, every);
           const lines = apply(chain.lines, chain.hashes, t);
           const anchor =
@@ -135,6 +144,8 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
           expect(await verifyAuditStream(lines, options)).toEqual(expected);
           expect(await verifyAuditStream(slowly(lines), { ...options, reread: () => slowly(lines) })).toEqual(expected);
           expect(await verifyAuditStream(slowly(lines), options)).toEqual(expected);
+          const inBatches = { ...options, reread: () => batched(lines, size + 1) };
+          expect(await verifyAuditStream(batched(lines, size), inBatches)).toEqual(expected);
           // continued from an intact prefix verified before: the same result as verifying it all
           const p = resumeAt % (lines.length + 1);
           const first = verifyAuditChain(lines.slice(0, p), key === "none" ? {} : options);

@@ -9,7 +9,7 @@ export interface ReadAuditFileOptions {
   readonly chunkBytes?: number;
 }
 
-/** How far a {@link readAuditFileLines} reader got, updated as it yields. */
+/** How far a {@link readAuditFileLines} reader got: updated as each chunk is read, for all its lines at once. */
 export interface AuditFileProgress {
   /** Lines yielded. */
   lines: number;
@@ -26,6 +26,8 @@ export interface AuditFileProgress {
 /** An audit file's lines, read as they are iterated; `progress` says how far. */
 export interface AuditFileLines extends AsyncIterable<string> {
   readonly progress: AuditFileProgress;
+  /** The same lines, as the lines each read completed (one array per chunk, empty arrays left out). */
+  readonly batches: () => AsyncIterable<string[]>;
 }
 
 const NEWLINE = 0x0a;
@@ -50,7 +52,7 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
   const start = Math.max(0, Math.floor(options.start ?? 0));
   const chunkBytes = Math.max(1, Math.floor(options.chunkBytes ?? 256 * 1024));
   const progress: AuditFileProgress = { lines: 0, lastStart: start, end: start, unterminated: false, lastLine: "" };
-  async function* lines(): AsyncGenerator<string> {
+  async function* batches(): AsyncGenerator<string[]> {
     const handle = await open(path, "r");
     try {
       const chunk = Buffer.allocUnsafe(chunkBytes);
@@ -77,20 +79,25 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
         const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
         if (bytesRead === 0) break;
         let from = 0;
+        const batch: string[] = [];
         for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, from)) {
           const text = parts.length === 0 ? chunk.toString("utf8", from, nl) : whole(chunk.subarray(from, nl));
           from = nl + 1;
-          yield take(text, position + from, true);
+          batch.push(take(text, position + from, true));
         }
+        if (batch.length > 0) yield batch;
         // the rest of the chunk begins a line that goes on in the next one (kept unless already too long)
         if (from < bytesRead && partBytes <= MAX_LINE_BYTES) parts.push(Buffer.from(chunk.subarray(from, bytesRead)));
         partBytes += bytesRead - from;
         position += bytesRead;
       }
-      if (partBytes > 0) yield take(whole(Buffer.alloc(0)), position, false);
+      if (partBytes > 0) yield [take(whole(Buffer.alloc(0)), position, false)];
     } finally {
       await handle.close();
     }
   }
-  return { progress, [Symbol.asyncIterator]: () => lines() };
+  async function* lines(): AsyncGenerator<string> {
+    for await (const batch of batches()) yield* batch;
+  }
+  return { progress, batches, [Symbol.asyncIterator]: () => lines() };
 }

@@ -25,6 +25,9 @@ export async function verifyAuditFile(
 ): Promise<AuditFileVerification> {
   const { start, ...verify } = options;
   const lines = readAuditFileLines(path, start === undefined ? {} : { start });
-  const verification = await verifyAuditStream(lines, { ...verify, reread: () => readAuditFileLines(path) });
+  const verification = await verifyAuditStream(lines.batches(), {
+    ...verify,
+    reread: () => readAuditFileLines(path).batches(),
+  });
   return { verification, progress: lines.progress };
 }

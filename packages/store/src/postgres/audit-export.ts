@@ -17,6 +17,26 @@ export interface PostgresAuditRow {
   readonly line: string;
 }
 
+/** The chain's rows in order of `seq`, one page (`pageSize` rows, keyset on `seq`) at a time; no empty page. */
+export async function* readPostgresAuditPages(
+  store: PostgresStore,
+  options: ReadAuditLinesOptions = {},
+): AsyncGenerator<PostgresAuditRow[]> {
+  const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
+  let after = Math.max(0, Math.floor(options.afterSeq ?? 0));
+  for (;;) {
+    const page = await store.query<{ seq: number; line: string }>(
+      "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+      [after, pageSize],
+    );
+    const last = page.rows[page.rows.length - 1];
+    if (last === undefined) return;
+    yield page.rows;
+    if (page.rows.length < pageSize) return;
+    after = last.seq;
+  }
+}
+
 /**
  * The chain's rows in order of `seq`, fetched page by page (keyset on `seq`), so a long chain is never
  * held in memory at once.
@@ -25,18 +45,7 @@ export async function* readPostgresAuditRows(
   store: PostgresStore,
   options: ReadAuditLinesOptions = {},
 ): AsyncGenerator<PostgresAuditRow> {
-  const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
-  let after = Math.max(0, Math.floor(options.afterSeq ?? 0));
-  for (;;) {
-    const page = await store.query<{ seq: number; line: string }>(
-      "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-      [after, pageSize],
-    );
-    yield* page.rows;
-    const last = page.rows[page.rows.length - 1];
-    if (last === undefined || page.rows.length < pageSize) return;
-    after = last.seq;
-  }
+  for await (const page of readPostgresAuditPages(store, options)) yield* page;
 }
 
 /**
@@ -80,8 +89,8 @@ export interface VerifyPostgresAuditOptions extends VerifyAuditOptions {
   readonly afterSeq?: number;
   /** Rows fetched per query (default 1000). */
   readonly pageSize?: number;
-  /** Called with each row's line as it is read (the last call is the last row read). */
-  readonly onRow?: (line: string, seq: number) => void;
+  /** Called with each page's last row as the page is read (the last call: the last row read). */
+  readonly onPage?: (last: PostgresAuditRow) => void;
 }
 
 /** A verification of the chain in PostgreSQL and the `seq` of the last row read. */
@@ -100,19 +109,23 @@ export async function verifyPostgresAuditRows(
   store: PostgresStore,
   options: VerifyPostgresAuditOptions = {},
 ): Promise<PostgresAuditVerification> {
-  const { afterSeq, pageSize, onRow, ...verify } = options;
+  const { afterSeq, pageSize, onPage, ...verify } = options;
   const paging = pageSize === undefined ? {} : { pageSize };
   let lastSeq = Math.max(0, Math.floor(afterSeq ?? 0));
-  async function* lines(): AsyncGenerator<string> {
-    for await (const row of readPostgresAuditRows(store, { ...paging, afterSeq: lastSeq })) {
-      lastSeq = row.seq;
-      onRow?.(row.line, row.seq);
-      yield row.line;
+  const linesOf = async function* (pages: AsyncIterable<PostgresAuditRow[]>): AsyncGenerator<string[]> {
+    for await (const page of pages) yield page.map((row) => row.line);
+  };
+  async function* lines(): AsyncGenerator<string[]> {
+    for await (const page of readPostgresAuditPages(store, { ...paging, afterSeq: lastSeq })) {
+      const last = page[page.length - 1] as PostgresAuditRow;
+      lastSeq = last.seq;
+      onPage?.(last);
+      yield page.map((row) => row.line);
     }
   }
   const verification = await verifyAuditStream(lines(), {
     ...verify,
-    reread: () => readPostgresAuditLines(store, paging),
+    reread: () => linesOf(readPostgresAuditPages(store, paging)),
   });
   return { verification, lastSeq };
 }

@@ -26,6 +26,7 @@ export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOpt
 export {
   exportPostgresAuditJsonl,
   readPostgresAuditLines,
+  readPostgresAuditPages,
   readPostgresAuditRows,
   verifyPostgresAuditChain,
   verifyPostgresAuditRows,

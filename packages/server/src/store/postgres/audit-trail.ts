@@ -31,7 +31,7 @@ function tableChain(store: PostgresStore, publicKey: CheckpointPublicKey | undef
       const { verification, lastSeq } = await verifyPostgresAuditRows(store, {
         ...keyed,
         ...resume,
-        onRow: (line) => (last = line),
+        onPage: (row) => (last = row.line),
       });
       return verification.ok ? { verification, at: { seq: lastSeq, line: last } } : { verification };
     },
