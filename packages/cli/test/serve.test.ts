@@ -273,20 +273,27 @@ describe("the console names who approved", () => {
       const answer = await fetch(`${ready.url}/console/api/consent/${id}`, {
         method: "POST",
         headers: { "content-type": "application/json", cookie: session.cookie, "x-csrf-token": session.csrf },
-        body: JSON.stringify({ decision: "approved" }),
+        // alice approves, bob denies
+        body: JSON.stringify(who === "alice" ? { decision: "approved" } : { decision: "denied", reason: "not now" }),
       });
       expect(answer.status).toBe(200);
-      expect(await (await waiting).json()).toMatchObject({ route: "accept", consent: { outcome: "approved" } });
+      expect(await (await waiting).json()).toMatchObject(
+        who === "alice"
+          ? { route: "accept", consent: { outcome: "approved" } }
+          : { route: "refuse", consent: { outcome: "denied", reason: "`bob` via console: not now" } },
+      );
       answered[who] = id;
     }
     await ready.embedded.stores.auditLog.flush();
     for (const [who, id] of Object.entries(answered)) {
-      const audit = (await (
-        await fetch(`${ready.url}/v1/audit?request_id=${id}&event_type=consent_approved`)
-      ).json()) as {
-        events: { event: { metadata: { consent_response: { approver: { id: string } } } } }[];
+      const type = who === "alice" ? "consent_approved" : "consent_denied";
+      const audit = (await (await fetch(`${ready.url}/v1/audit?request_id=${id}&event_type=${type}`)).json()) as {
+        events: { event: { metadata: { consent_response: { approver: unknown } } } }[];
       };
-      expect(audit.events.map((e) => e.event.metadata.consent_response.approver.id)).toEqual([`console:${who}`]);
+      // the signed consent response in the chain names the person and the console
+      expect(audit.events.map((e) => e.event.metadata.consent_response.approver)).toEqual([
+        { id: `console:${who}`, channel: "console" },
+      ]);
     }
     serve.stop();
     await serve.done;

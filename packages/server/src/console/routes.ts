@@ -215,7 +215,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
       const session = sessions.get(request);
       if (session === undefined) throw new HttpError(401, "console_session_required", "sign in to the console first");
-      const view = await answerConsent(stores.pending, id, body, consoleApprover(session), clock());
+      const view = await answerConsent(stores.pending, id, body, consoleApprover(session), clock(), "console");
       stores.changes.poke();
       return view;
     },

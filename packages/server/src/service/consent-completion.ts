@@ -52,6 +52,11 @@ function validUntil(answer: HumanAnswer, request: ConsentRequestV02, now: Date):
   return new Date(Date.parse(scope.until)).toISOString();
 }
 
+/** The channel the person answered through: the one the record names (`console`), else the table's `cli`. */
+function channelOf(answer: HumanAnswer): string {
+  return typeof answer.channel === "string" && /^[a-z][a-z0-9_-]{0,31}$/.test(answer.channel) ? answer.channel : "cli";
+}
+
 function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): UnsignedConsentResponseV02 {
   const request = row.request as ConsentRequestV02;
   const denied = answer.decision === "denied";
@@ -63,7 +68,7 @@ function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): Un
     request_id: request.id,
     timestamp: now.toISOString(),
     decision: denied ? "denied" : modified ? "approved_with_modifications" : "approved",
-    approver: { id: answer.approverId, channel: "cli" },
+    approver: { id: answer.approverId, channel: channelOf(answer) },
     modifications: modified ? { ...answer.modifications } : null,
     conditions: {
       valid_until: validUntil(answer, request, now),
@@ -136,9 +141,10 @@ export async function completeConsent(
     );
   }
   if (response.decision === "denied") {
-    // as the waiting call words it (the broker): `alice` via cli: not today
-    const who = answer.approverId.startsWith("cli:") ? answer.approverId.slice("cli:".length) : answer.approverId;
-    const reason = `\`${who}\` via cli${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
+    // as the waiting call words it (the broker): `alice` via cli: not today; `alice` via console
+    const via = channelOf(answer);
+    const who = answer.approverId.startsWith(`${via}:`) ? answer.approverId.slice(via.length + 1) : answer.approverId;
+    const reason = `\`${who}\` via ${via}${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
     await record(deps, row, "consent_denied", { reason, consent_response: response });
     return { outcome: "denied", request_id: id, reason, consent_response: response };
   }

@@ -62,7 +62,8 @@ function scopeOf(raw: ConsentAnswerInput["scope"], now: Date): ApprovalScope | u
 
 /**
  * Records an answer, once across every node (the waiting call picks it up from the pending table), in the
- * record `acp approve` writes. 404 unknown id,
+ * record `acp approve` writes (with `channel` when the person answered in the console: the signed response
+ * then says `approver.channel: "console"`). 404 unknown id,
  * 409 already decided or a nonce that is not the request's, 410 expired.
  */
 export async function answerConsent(
@@ -71,6 +72,8 @@ export async function answerConsent(
   input: ConsentAnswerInput,
   approverId: string,
   now: Date,
+  /** The channel the person answered through when it is not the command line (`console`): `approver.channel`. */
+  channel?: "console",
 ): Promise<ConsentView> {
   const row = await store.get(id);
   if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
@@ -107,6 +110,7 @@ export async function answerConsent(
     ...(scope !== undefined && input.decision !== "denied" ? { scope } : {}),
     ...(modified && input.modifications !== undefined ? { modifications: input.modifications } : {}),
     ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    ...(channel !== undefined ? { channel } : {}),
   };
   const result = await store.decide(id, decision, record, now.getTime());
   if (result.ok) return viewConsent(result.row);
