@@ -1,5 +1,5 @@
 /** The audit chain read from the JSONL file the writer appends to (`$ACP_HOME/audit.jsonl`). */
-import { open, readFile, stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import {
   canContinueAuditVerification,
   parseAuditLine,
@@ -8,7 +8,7 @@ import {
   type CheckpointPublicKey,
   type VerifyAuditOptions,
 } from "@acp/core";
-import { readAnchor, verifyAuditFile } from "@acp/store";
+import { countAuditFileLines, readAnchor, readAuditFileLinesBackward, verifyAuditFile } from "@acp/store";
 import {
   continuedVerification,
   type ChainSource,
@@ -91,19 +91,6 @@ function fileChain(path: string, publicKey: CheckpointPublicKey | undefined): Ch
   };
 }
 
-async function readLines(path: string): Promise<string[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw err;
-  }
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  return lines;
-}
-
 function matches(event: AuditEventV02, query: AuditQuery, needle: string | null): boolean {
   if (query.eventType !== undefined && event.event_type !== query.eventType) return false;
   if (query.tool !== undefined && event.tool !== query.tool) return false;
@@ -124,17 +111,26 @@ export function createFileAuditTrail(
   const { publicKey, ...continued } = options;
   const verification = continuedVerification(fileChain(path, publicKey), continued);
   return {
+    // the file is counted, then read backwards from `before` until the page is full: one chunk and the
+    // page in memory, however long the log
     async list(query): Promise<AuditPage> {
-      const lines = await readLines(path);
+      const extent = await countAuditFileLines(path);
       const needle = query.q === undefined || query.q === "" ? null : query.q.toLowerCase();
       const events: AuditEntry[] = [];
-      let index = Math.min(lines.length, (query.before ?? lines.length + 1) - 1) - 1;
-      for (; index >= 0 && events.length < query.limit; index--) {
-        const parsed = parseAuditLine(lines[index] ?? "");
-        if (parsed.ok && matches(parsed.value, query, needle)) events.push({ line: index + 1, event: parsed.value });
+      const first = Math.min(extent.lines, (query.before ?? extent.lines + 1) - 1);
+      /** 0-based index of the next line to look at. */
+      let index = first - 1;
+      if (index >= 0 && events.length < query.limit) {
+        for await (const { line, text } of readAuditFileLinesBackward(path, extent)) {
+          if (line > first) continue;
+          const parsed = parseAuditLine(text);
+          if (parsed.ok && matches(parsed.value, query, needle)) events.push({ line, event: parsed.value });
+          index = line - 2;
+          if (events.length >= query.limit) break;
+        }
       }
       const next = index >= 0 && events.length === query.limit ? index + 2 : null;
-      return { events, total: lines.length, next };
+      return { events, total: extent.lines, next };
     },
     verify: verification.verify,
     idle: verification.idle,

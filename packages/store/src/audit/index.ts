@@ -12,9 +12,13 @@ export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
 export { scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";
 export {
+  countAuditFileLines,
   readAuditFileLines,
+  readAuditFileLinesBackward,
+  type AuditFileExtent,
   type AuditFileLines,
   type AuditFileProgress,
+  type NumberedAuditLine,
   type ReadAuditFileOptions,
 } from "./read-lines.js";
 export { verifyAuditFile, type AuditFileVerification, type VerifyAuditFileOptions } from "./verify-file.js";

@@ -101,3 +101,113 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
   }
   return { progress, batches, [Symbol.asyncIterator]: () => lines() };
 }
+
+/** A line read by {@link readAuditFileLinesBackward}, with its 1-based number. */
+export interface NumberedAuditLine {
+  readonly line: number;
+  readonly text: string;
+}
+
+/** An audit file's extent when it was counted: its lines and bytes. */
+export interface AuditFileExtent {
+  /** Lines, as `readFileSync(path, "utf8").split("\n")` less the empty string after a final newline. */
+  readonly lines: number;
+  /** Bytes counted. */
+  readonly size: number;
+}
+
+/** Counts the lines of an audit file (none for a missing file), reading it in chunks: one chunk in memory. */
+export async function countAuditFileLines(path: string, chunkBytes = 256 * 1024): Promise<AuditFileExtent> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { lines: 0, size: 0 };
+    throw err;
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(Math.max(1, chunkBytes));
+    let count = 0;
+    let last = NEWLINE;
+    let position = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) break;
+      for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, nl + 1))
+        count++;
+      last = chunk[bytesRead - 1] as number;
+      position += bytesRead;
+    }
+    return { lines: last === NEWLINE ? count : count + 1, size: position };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The lines of the first `extent.size` bytes of an audit file ({@link countAuditFileLines}: what was
+ * counted, so lines appended since are not read and the numbers hold), from the last to the first, each
+ * with its number, read backwards in chunks: one chunk and one line in memory, a line longer than the
+ * verifier reads (more than 3 MiB) given as a stand-in as {@link readAuditFileLines} does. A missing file
+ * has no lines.
+ */
+export async function* readAuditFileLinesBackward(
+  path: string,
+  extent: AuditFileExtent,
+  chunkBytes = 256 * 1024,
+): AsyncGenerator<NumberedAuditLine> {
+  let handle;
+  try {
+    handle = await open(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw err;
+  }
+  try {
+    const size = Math.min(extent.size, (await handle.stat()).size);
+    const chunk = Buffer.allocUnsafe(Math.max(1, chunkBytes));
+    /** The bytes after the newline found last: the end of a line whose start is not read yet. */
+    let tail = Buffer.alloc(0);
+    let tailBytes = 0;
+    let line = extent.lines;
+    let atEnd = true;
+    const decode = (bytes: Buffer, total: number): string =>
+      total > MAX_LINE_BYTES ? (overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1)) : bytes.toString("utf8");
+    for (let position = size; position > 0 && line > 0;) {
+      const from = Math.max(0, position - chunk.length);
+      const { bytesRead } = await handle.read(chunk, 0, position - from, from);
+      if (bytesRead === 0) break;
+      position = from;
+      let end = bytesRead;
+      for (
+        let nl = chunk.lastIndexOf(NEWLINE, end - 1);
+        nl !== -1 && line > 0;
+        nl = chunk.lastIndexOf(NEWLINE, nl - 1)
+      ) {
+        const total = end - (nl + 1) + tailBytes;
+        const bytes =
+          tailBytes === 0 ? chunk.subarray(nl + 1, end) : Buffer.concat([chunk.subarray(nl + 1, end), tail]);
+        end = nl;
+        tail = Buffer.alloc(0);
+        tailBytes = 0;
+        // the empty piece after a final newline is not a line
+        if (atEnd && total === 0) {
+          atEnd = false;
+          if (nl === 0) break;
+          continue;
+        }
+        atEnd = false;
+        yield { line: line--, text: decode(bytes, total) };
+        if (nl === 0) break;
+      }
+      if (end > 0 && line > 0) {
+        atEnd = false;
+        if (tailBytes + end <= MAX_LINE_BYTES) tail = Buffer.concat([chunk.subarray(0, end), tail]);
+        tailBytes += end;
+      }
+    }
+    if (line > 0 && (tailBytes > 0 || line === 1)) yield { line: line--, text: decode(tail, tailBytes) };
+  } finally {
+    await handle.close();
+  }
+}

@@ -3,7 +3,12 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { MAX_AUDIT_LINE_LENGTH, verifyAuditChain } from "@acp/core";
-import { readAuditFileLines, verifyAuditFile } from "../../src/audit/index.js";
+import {
+  countAuditFileLines,
+  readAuditFileLines,
+  readAuditFileLinesBackward,
+  verifyAuditFile,
+} from "../../src/audit/index.js";
 import { readLines, tempHomes } from "./audit-fixture.js";
 import { writeChain } from "./chain-file.js";
 
@@ -94,6 +99,49 @@ describe("readAuditFileLines", () => {
     await expect(collect(readAuditFileLines(join(homes.make(), "missing.jsonl")))).rejects.toMatchObject({
       code: "ENOENT",
     });
+  });
+});
+
+describe("readAuditFileLinesBackward", () => {
+  it("yields the lines split('\\n') gives, last first and numbered, for any bytes and chunk size", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.uint8Array({ maxLength: 12 }),
+            fc.constant(Uint8Array.of(0x0a)),
+            fc.constant(Buffer.from("é€😀")),
+          ),
+          { maxLength: 20 },
+        ),
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 1, max: 9 }),
+        async (pieces, chunkBytes, countChunk) => {
+          const bytes = Buffer.concat(pieces);
+          writeFileSync(path, bytes);
+          const expected = bytes.toString("utf8").split("\n");
+          if (expected.at(-1) === "") expected.pop();
+          const extent = await countAuditFileLines(path, countChunk);
+          expect(extent).toEqual({ lines: expected.length, size: bytes.length });
+          const backward: { line: number; text: string }[] = [];
+          for await (const line of readAuditFileLinesBackward(path, extent, chunkBytes)) backward.push(line);
+          expect(backward).toEqual(expected.map((text, i) => ({ line: i + 1, text })).reverse());
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("reads only the counted bytes: lines appended after the count are not read", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    writeFileSync(path, "a\nb\n");
+    const extent = await countAuditFileLines(path);
+    writeFileSync(path, "a\nb\nc\n");
+    const lines: string[] = [];
+    for await (const { text } of readAuditFileLinesBackward(path, extent, 2)) lines.push(text);
+    expect(lines).toEqual(["b", "a"]);
+    expect(await countAuditFileLines(join(homes.make(), "missing.jsonl"))).toEqual({ lines: 0, size: 0 });
   });
 });
 
