@@ -152,6 +152,25 @@ describe("telegram channel specifics", () => {
     expect(spelled.split("\n").filter((l) => l.startsWith("tool:"))).toHaveLength(1);
   });
 
+  it("names what asked: the rule, or the session runtime and its check when no rule did (not `default`)", () => {
+    const request = {
+      id: "cr_00000000000000000000000000000003",
+      expires_at: "2026-01-01T00:02:00.000Z",
+      action: { server: "mail", tool: "send", category: "communication", risk_level: "high", parameters: {} },
+      policy: { rule_id: "default" },
+      agent: { name: "agent" },
+    } as unknown as ConsentRequestV02;
+    const bySession = formatTelegramMessage(request, [
+      { source: "session", code: "provenance_tainted", message: "text from `mail.read` wants to send email" },
+    ]);
+    expect(bySession).toContain("\nasked by: session (provenance_tainted)\n");
+    expect(bySession).not.toContain("rule: default");
+    const byDefault = formatTelegramMessage(request, [
+      { source: "policy", code: "default_action", message: "no rule matched: ask" },
+    ]);
+    expect(byDefault).toContain("\nrule: default\n");
+  });
+
   it("ignores button data that is not ours", () => {
     expect(parseCallbackData("acp:x:cr_00")).toBeNull();
     expect(parseCallbackData(`acp:a:cr_${"a".repeat(32)}`)).toEqual({ button: "a", requestId: `cr_${"a".repeat(32)}` });

@@ -1,6 +1,6 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
-import { printable } from "../terminal/format.js";
+import { decidedBy, printable } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
@@ -29,12 +29,14 @@ function clip(text: string, max: number): string {
 export function formatTelegramMessage(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action } = request;
   const field = (value: unknown): string => clip(printable(value), MAX_FIELD);
+  // a request the session runtime raised names it and its check, not the policy's `default`
+  const decider = decidedBy(request.policy.rule_id, reasons);
   const head = [
     "ACP consent request",
     `server: ${field(action.server)}`,
     `tool: ${field(action.tool)}`,
     `category: ${field(action.category)} · risk: ${field(action.risk_level)}`,
-    `rule: ${field(request.policy.rule_id)}`,
+    decider.rule ? `rule: ${field(request.policy.rule_id)}` : `asked by: ${clip(decider.text, MAX_FIELD)}`,
     `agent: ${field(request.agent.name)}`,
   ];
   const tail: string[] = [];
