@@ -8,6 +8,9 @@
 //   stream     today's verifier fed line by line (verifyAuditFile: one 256 KiB chunk and one line held)
 //   serve      what acp serve does (createFileAuditTrail): a first verification (whole), then 1000 events
 //              appended and verified again (continued: only those are read), then once more with nothing new
+//   page-before / page   one page of the 100 newest events (GET /v1/audit, the console's list): the whole
+//              file read and split as before, and now (counted in chunks, read backwards; page loads
+//              @acp/server)
 //   baseline   @acp/core and @acp/store loaded, nothing verified (the RSS the first three start from;
 //              serve also loads @acp/server)
 // Prints wall ms, CPU ms (user + system of the child), µs of CPU per event, peak RSS. Needs the built
@@ -27,6 +30,7 @@ import {
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 
 const root = new URL("../../", import.meta.url);
@@ -49,7 +53,8 @@ function usage(start, cpuStart) {
 async function child() {
   const store = await import(new URL("packages/store/dist/index.js", root).href);
   // the service's modules (fastify…) only where they are used: they take more heap than the verifier
-  const server = mode === "serve" ? await import(new URL("packages/server/dist/index.js", root).href) : null;
+  const server =
+    mode === "serve" || mode === "page" ? await import(new URL("packages/server/dist/index.js", root).href) : null;
   const { privateKey, publicHex } = JSON.parse(readFileSync(keyFile, "utf8"));
   const anchor = store.readAnchor(path);
   const options = { publicKey: publicHex, anchor };
@@ -69,6 +74,19 @@ async function child() {
     result = core.verifyAuditChain(whole(), options);
   } else if (mode === "stream") {
     result = (await store.verifyAuditFile(path, options)).verification;
+  } else if (mode === "page-before") {
+    // the listing as it was: the whole file read and split for a page of the 100 newest events
+    const lines = (await readFile(path, "utf8")).split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    const events = [];
+    for (let i = lines.length - 1; i >= 0 && events.length < 100; i--) {
+      const parsed = core.parseAuditLine(lines[i]);
+      if (parsed.ok) events.push(parsed.value);
+    }
+    result = { ok: events.length === 100, count: lines.length };
+  } else if (mode === "page") {
+    const page = await server.createFileAuditTrail(path).list({ limit: 100 });
+    result = { ok: page.events.length === 100, count: page.total };
   } else if (mode === "serve") {
     // on a copy: the events appended here must not reach the other runs' file
     const copy = `${path}.serve-${process.pid}.jsonl`;
@@ -183,7 +201,7 @@ async function main() {
     // each way REPS times, interleaved; the least CPU and wall of the runs, the largest peak RSS
     const results = {};
     for (let rep = 0; rep < REPS; rep++) {
-      for (const m of ["baseline", "before", "array", "stream", "serve"]) {
+      for (const m of ["baseline", "before", "array", "stream", "serve", "page-before", "page"]) {
         const r = once(m);
         const had = results[m];
         results[m] =
@@ -232,6 +250,8 @@ async function main() {
     row("serve: first request", results.serve.first, lines);
     row(`serve: +${APPENDED} continued`, results.serve.continued, APPENDED);
     row("serve: nothing new", results.serve.nothingNew, 0);
+    row("page of 100: before", results["page-before"], 0);
+    row("page of 100: backward", results.page, 0);
     const b = results.before;
     const s = results.stream;
     process.stdout.write(

@@ -147,9 +147,7 @@ try {
     `  (${(1e6 / batch.cpuRate).toFixed(2)} and ${(1e6 / each.cpuRate).toFixed(2)} µs of CPU per event, of which making the bench's input object ${inputUs.toFixed(2)} µs)\n`,
   );
   for (const run of [batch, each]) {
-    const verified = core.verifyAuditChain(
-      (await import("node:fs")).readFileSync(run.path, "utf8").trimEnd().split("\n"),
-    );
+    const { verification: verified } = await store.verifyAuditFile(run.path);
     process.stdout.write(
       `${run.path.endsWith("many.jsonl") ? "appendMany" : "append"} batch log verifies: ${verified.ok} (${verified.count} lines, ${verified.checkpoints} checkpoints)\n`,
     );
