@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openEmbeddedServer, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import { createPolledAnswers, openEmbeddedServer, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import { eventually, pipelineFor, testKeys } from "./harness.js";
 
 const TOKEN = "answer-wake-token-0123456789";
@@ -77,5 +78,51 @@ describe("a waiting call on SQLite wakes when this service records the answer", 
     });
     expect(res.status).toBe(200);
     expect(await call.answer).toMatchObject({ route: "accept", consent: { outcome: "approved", request_id: call.id } });
+  });
+});
+
+describe("createPolledAnswers", () => {
+  /** A pending table of one row whose reads are counted; `status` is what the next read returns. */
+  function oneRow() {
+    const state = { status: "pending", reads: 0 };
+    const row = (): PendingConsentRow => ({ id: "cr_1", status: state.status }) as unknown as PendingConsentRow;
+    const store = {
+      get: (id: string) => {
+        state.reads++;
+        return Promise.resolve(id === "cr_1" ? row() : null);
+      },
+    } as unknown as AsyncPendingConsentStore;
+    return { state, store };
+  }
+
+  it("reads the row once more when woken, not on a timer", async () => {
+    const { state, store } = oneRow();
+    const answers = createPolledAnswers(store, DAYS);
+    const waiting = answers.wait("cr_1", new AbortController().signal);
+    while (state.reads === 0) await new Promise((resolve) => setImmediate(resolve));
+    state.status = "approved";
+    answers.wake("cr_2"); // another row's wake-up does not concern it
+    answers.wake("cr_1");
+    expect((await waiting).status).toBe("approved");
+    expect(state.reads).toBe(2);
+  });
+
+  it("still finds an answer another process wrote (no wake-up) at its next poll", async () => {
+    const { state, store } = oneRow();
+    const answers = createPolledAnswers(store, 5);
+    const waiting = answers.wait("cr_1", new AbortController().signal);
+    while (state.reads === 0) await new Promise((resolve) => setImmediate(resolve));
+    state.status = "denied";
+    expect((await waiting).status).toBe("denied");
+  });
+
+  it("stops when its signal aborts, and rejects for a row that is not there", async () => {
+    const { store } = oneRow();
+    const answers = createPolledAnswers(store, DAYS);
+    const abort = new AbortController();
+    const waiting = answers.wait("cr_1", abort.signal);
+    abort.abort(new Error("gone"));
+    await expect(waiting).rejects.toThrow("gone");
+    await expect(answers.wait("cr_missing", new AbortController().signal)).rejects.toThrow(/not in the pending table/);
   });
 });

@@ -44,6 +44,11 @@ export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs:
           if (row.status !== "pending") return row;
           if (woken) continue;
           await new Promise<void>((resolve, reject) => {
+            // aborted during the read: an abort listener added now would never be called
+            if (signal.aborted) {
+              reject(aborted(signal));
+              return;
+            }
             const done = (): void => {
               clearTimeout(timer);
               signal.removeEventListener("abort", onAbort);
