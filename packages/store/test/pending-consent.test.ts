@@ -146,6 +146,10 @@ describe("pending-consent store", () => {
       expect(ownerState(dead.get("cr_dead")?.owner ?? null)).toBe("gone");
       expect(ownerState(dead.get("cr_reused")?.owner ?? null)).toBe("gone");
       expect(ownerState(dead.get("cr_elsewhere")?.owner ?? null)).toBe("unknown");
+      // a pid of another pid namespace (a container of the same name sharing the file) is never taken for gone
+      const [boot, , ticks] = (currentOwner().start ?? "b:n:t").split(":");
+      const container = { pid: gonePid(), host: hostname(), start: `${boot}:1:${ticks}` };
+      expect(ownerState(container)).toBe("unknown");
       const settled = dead.settleOrphaned(T0 + 5);
       expect(settled.map((r) => [r.id, r.status])).toEqual([
         ["cr_dead", "pending"],

@@ -1,10 +1,11 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
 
 /**
  * The process that wrote a pending consent row and waits for its answer: its pid, the machine it runs on,
- * and when it started (`<boot id>:<start time in clock ticks>` from `/proc`), so that a pid the system gave
- * to another process after the owner died is not taken for the owner. `start` is null where `/proc` cannot
+ * and when it started (`<boot id>:<pid namespace>:<start time in clock ticks>` from `/proc`), so that a pid
+ * the system gave to another process after the owner died is not taken for the owner, and a pid of another
+ * pid namespace (a container with the same host name sharing the file) is not looked for in this one. `start` is null where `/proc` cannot
  * be read (not Linux): then the pid alone is checked.
  */
 export interface PendingOwner {
@@ -40,10 +41,20 @@ function procStat(pid: number | "self"): { readonly state: string; readonly star
   return { state, start };
 }
 
+/** The inode of this process's pid namespace (`pid:[4026531836]` → `4026531836`), or null. */
+function pidNamespace(): string | null {
+  try {
+    return /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** `pid` as seen from this process (its number means something in this pid namespace only). */
 function startOf(pid: number | "self"): string | null {
   const boot = bootId();
   const stat = procStat(pid);
-  return boot === null || stat === null ? null : `${boot}:${stat.start}`;
+  return boot === null || stat === null ? null : `${boot}:${pidNamespace() ?? "-"}:${stat.start}`;
 }
 
 let self: PendingOwner | undefined;
@@ -62,6 +73,9 @@ export function currentOwner(): PendingOwner {
  */
 export function ownerState(owner: PendingOwner | null): OwnerState {
   if (owner === null || owner.host !== hostname()) return "unknown";
+  // a pid of another pid namespace names another process here (or none): it cannot be looked for
+  const namespace = owner.start?.split(":")[1];
+  if (namespace !== undefined && namespace !== (pidNamespace() ?? "-")) return "unknown";
   if (owner.pid === process.pid) return owner.start === currentOwner().start ? "running" : "gone";
   try {
     process.kill(owner.pid, 0);
