@@ -23,7 +23,13 @@ CREATE TABLE IF NOT EXISTS console_sessions (
 function addApproverColumns(db: Database): void {
   for (const table of ["console_links", "console_sessions"]) {
     const columns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`).all();
-    if (!columns.some((c) => c.name === "approver")) db.exec(`ALTER TABLE ${table} ADD COLUMN approver TEXT`);
+    if (columns.some((c) => c.name === "approver")) continue;
+    try {
+      db.exec(`ALTER TABLE ${table} ADD COLUMN approver TEXT`);
+    } catch (err) {
+      // another process (acp serve, acp console-link) added it between the look and the change
+      if (!/duplicate column/i.test(err instanceof Error ? err.message : String(err))) throw err;
+    }
   }
 }
 
