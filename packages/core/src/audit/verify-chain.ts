@@ -247,7 +247,7 @@ class RecentHashes {
 }
 
 /** What to look for in the lines before a broken link: a line whose `event_hash` is `hash`. */
-export interface EarlierScan {
+interface EarlierScan {
   /** Lines to read from the start of the log. */
   readonly lines: number;
   readonly hash: string;
