@@ -17,7 +17,7 @@ export function seedPending(
     args?: Record<string, unknown>;
     tool?: string;
     reason?: string;
-    /** The process waiting for the answer (default: this one). */
+    /** The process waiting for the answer (default: none, as acp serve writes rows). */
     owner?: PendingOwner;
   },
 ): void {

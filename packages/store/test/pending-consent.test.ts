@@ -120,9 +120,9 @@ describe("pending-consent store", () => {
     // a process that has exited (and been reaped): its pid no longer exists
     const gonePid = (): number => spawnSync(process.execPath, ["-e", ""]).pid ?? 0;
 
-    it("is this process for the rows it writes, and it is running", () => {
+    it("is the process the store was given (acp proxy gives itself), and it is running", () => {
       const db = openStateDb(":memory:");
-      const store = createPendingConsentStore(db);
+      const store = createPendingConsentStore(db, { owner: currentOwner() });
       store.insert(row("cr_mine"));
       const owner = store.get("cr_mine")?.owner ?? null;
       expect(owner).toEqual(currentOwner());
@@ -185,8 +185,18 @@ describe("pending-consent store", () => {
       expect(store.get("cr_old")).toMatchObject({ status: "pending", owner: null });
       expect(ownerState(null)).toBe("unknown");
       expect(store.settleOrphaned(T0)).toEqual([]);
-      store.insert(row("cr_new"));
+      createPendingConsentStore(db, { owner: currentOwner() }).insert(row("cr_new"));
       expect(store.get("cr_new")?.owner).toEqual(currentOwner());
+      db.close();
+    });
+
+    it("is none for a store given none (acp serve's rows outlive its process: any node may complete them)", () => {
+      const db = openStateDb(":memory:");
+      const store = createPendingConsentStore(db);
+      store.insert(row("cr_serve"));
+      expect(store.get("cr_serve")?.owner).toBeNull();
+      expect(store.settleOrphaned(T0)).toEqual([]);
+      expect(store.get("cr_serve")?.status).toBe("pending");
       db.close();
     });
   });

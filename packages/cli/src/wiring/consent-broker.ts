@@ -7,7 +7,7 @@ import {
   type NonceStore,
   type Redactor,
 } from "@acp/core";
-import { createConsentGrantStore, createPendingConsentStore, createSqliteNonceStore } from "@acp/store";
+import { createConsentGrantStore, createPendingConsentStore, createSqliteNonceStore, currentOwner } from "@acp/store";
 import {
   createCliChannel,
   createConsentBroker,
@@ -62,7 +62,8 @@ export interface WiredBrokerOptions {
  */
 export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHandle {
   const db = options.state.db();
-  const store = db === null ? undefined : createPendingConsentStore(db);
+  // the rows are this process's: if it dies while they wait, nobody reads their answers (acp pending)
+  const store = db === null ? undefined : createPendingConsentStore(db, { owner: currentOwner() });
   // `--for` windows: every proxy of this home honours them until they end (a stdio client restarts its proxy)
   const grants = db === null ? undefined : createConsentGrantStore(db);
   const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);

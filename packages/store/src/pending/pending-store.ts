@@ -1,7 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
 import { toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
-import { currentOwner, ownerState, type PendingOwner } from "./owner.js";
+import { ownerState, type PendingOwner } from "./owner.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -72,7 +72,11 @@ export interface PendingConsentStore {
 
 /** Options of {@link createPendingConsentStore}. */
 export interface PendingConsentStoreOptions {
-  /** The owner written on inserted rows. Default: this process ({@link currentOwner}). */
+  /**
+   * The process waiting for the answers of the rows this store inserts (`acp proxy`: {@link currentOwner}):
+   * once it is gone, nobody reads them, and they are orphaned (`settleOrphaned`). Default: none — `acp serve`'s
+   * rows outlive its process (any node may complete them, `POST /v1/consent/{id}/complete`).
+   */
   readonly owner?: PendingOwner;
 }
 
@@ -83,7 +87,7 @@ export interface PendingConsentStoreOptions {
  */
 export function createPendingConsentStore(db: Database, options: PendingConsentStoreOptions = {}): PendingConsentStore {
   ensurePendingConsentSchema(db);
-  const owner = options.owner ?? currentOwner();
+  const owner = options.owner;
   const insertStmt = db.prepare(
     `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
        expires_at_ms, owner_pid, owner_host, owner_start)
@@ -136,9 +140,9 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
         reasons_json: JSON.stringify(request.reasons),
         created_at_ms: request.createdAtMs,
         expires_at_ms: request.expiresAtMs,
-        owner_pid: owner.pid,
-        owner_host: owner.host,
-        owner_start: owner.start,
+        owner_pid: owner?.pid ?? null,
+        owner_host: owner?.host ?? null,
+        owner_start: owner?.start ?? null,
       });
     },
     get,
