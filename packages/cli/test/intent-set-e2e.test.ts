@@ -85,6 +85,19 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     expect(sum.isError).toBe(true);
     // no rule refused it: the session did, and says so (not "refused by policy")
     expect(text(sum)).toContain("refused by the session: ");
+    // a call within the intent says so, and claims no plan (none was approved)
+    expect((await client.callTool({ name: "echo", arguments: { message: "in" } })).isError).not.toBe(true);
+    // accepted calls' events are group-committed: read until the call's judgment is written
+    const judgedEcho = (): string | undefined =>
+      readFileSync(join(home, "audit.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .filter((line) => line.includes('"event_type":"policy_evaluated"') && line.includes('"tool":"echo"'))
+        .at(-1);
+    await expect.poll(judgedEcho, { timeout: 60_000 }).toBeDefined();
+    const judged = judgedEcho() ?? "";
+    expect(judged).toContain('"message":"within the intent"');
+    expect(judged).not.toContain("approved plan");
     const listed = await runCli(["intent", "set", "--list", "--json"], { env, now: new Date() });
     expect(listed.code).toBe(0);
     const rows = JSON.parse(listed.stdout) as { id: string; agent: string; status: string; intent_version: number }[];
