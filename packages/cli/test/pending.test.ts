@@ -125,11 +125,11 @@ describe("acp pending --watch, a proxy that dies while its request waits", () =>
     const controller = new AbortController();
     const watching = watchPending(ctx, {}, (e) => events.push(e), { signal: controller.signal, intervalMs: 10 });
     try {
-      await expect.poll(() => events.length).toBe(1);
+      await expect.poll(() => events.length, { timeout: 30_000 }).toBe(1);
       expect(events[0]).toMatchObject({ event: "pending", request: { id: ID_A } });
       waiter.kill("SIGKILL");
       await exited;
-      await expect.poll(() => events.length).toBe(2);
+      await expect.poll(() => events.length, { timeout: 30_000 }).toBe(2);
       expect(events[1]).toEqual({ event: "settled", id: ID_A, status: "orphaned" });
     } finally {
       controller.abort();
