@@ -1,7 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealConfigSecret } from "@acp/core";
@@ -129,6 +131,22 @@ describe("a Telegram press on another proxy's request", () => {
       // answered once: a second press is not recorded
       expect(forward(request.id, { decision: "denied", approverId: "telegram:1" })).toBe(false);
       expect(pendingTableForward({ db: () => null }, () => now)(request.id, answer)).toBe(false);
+      // a request whose proxy died while it waited: nobody would read the answer, so it is not recorded
+      const gone = spawnSync(process.execPath, ["-e", ""]).pid ?? 0;
+      const orphan = { ...request, id: `cr_${"e".repeat(32)}` };
+      createPendingConsentStore(db, { owner: { pid: gone, host: hostname(), start: null } }).insert({
+        id: orphan.id,
+        nonce: orphan.nonce,
+        sessionId: "s",
+        server: "s",
+        tool: "t",
+        request: orphan,
+        reasons: [],
+        createdAtMs: Date.parse(orphan.timestamp),
+        expiresAtMs: Date.parse(orphan.expires_at),
+      });
+      expect(forward(orphan.id, answer)).toBe(false);
+      expect(store.get(orphan.id)?.status).toBe("pending");
     } finally {
       db.close();
     }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Document } from "yaml";
 import type { Database } from "better-sqlite3";
-import { createPendingConsentStore, readConfigSecret } from "@acp/store";
+import { createPendingConsentStore, ownerState, readConfigSecret } from "@acp/store";
 import {
   answerPendingConsent,
   createTelegramChannel,
@@ -182,7 +182,8 @@ export function configuredChannels(
  * hands each press to whichever of them polls) and a fixed webhook callback address (only one can listen), so
  * the answer is recorded in the home's pending table as `acp approve` / `acp deny` would record it, and the
  * proxy holding the request reads it there. A webhook callback's `nonce` must be the request's. False when the
- * table is not open, the request is not pending there (unknown, ended) or the nonce is another.
+ * table is not open, the request is not pending there (unknown, ended), its proxy is no longer running (as
+ * `acp approve` refuses it: nobody would read the answer) or the nonce is another.
  */
 export function pendingTableForward(
   state: { db(): Database | null },
@@ -192,7 +193,10 @@ export function pendingTableForward(
     const db = state.db();
     if (db === null) return false;
     const store = createPendingConsentStore(db);
-    if (nonce !== undefined && store.get(id)?.nonce !== nonce) return false;
+    const row = store.get(id);
+    if (nonce !== undefined && row?.nonce !== nonce) return false;
+    // its proxy died while it waited: nobody would read the answer (the press is told it is no longer waiting)
+    if (row !== null && ownerState(row.owner) === "gone") return false;
     const input = {
       id,
       decision: answer.decision === "denied" ? ("denied" as const) : ("approved" as const),
