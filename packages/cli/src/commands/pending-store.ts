@@ -13,7 +13,9 @@ import {
   STORAGE_URL_ENV,
   type PendingConsentHandle,
 } from "@acp/server";
-import { describeOwner, ownerState, type PendingConsentRow } from "@acp/store";
+import { describeOwner, isOrphaned, type PendingConsentRow } from "@acp/store";
+
+export { isOrphaned };
 import { resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./serve.js";
@@ -75,15 +77,6 @@ export async function withPendingStore<T>(
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Whether a pending row's proxy died while it waited (killed, crashed): nobody reads its answer any more.
- * Such a row is not listed as waiting, cannot be answered, and the next `acp proxy` to start records it
- * `withdrawn`. Only rows of this machine can be told (`ownerState`); others count as waiting.
- */
-export function isOrphaned(row: PendingConsentRow): boolean {
-  return row.status === "pending" && ownerState(row.owner) === "gone";
 }
 
 /** Why an orphaned row cannot be answered, for `acp approve` / `acp deny`. */

@@ -21,6 +21,7 @@ export const SERVER_ERROR_CODES = [
   "method_not_allowed",
   "consent_request_unknown",
   "consent_request_expired",
+  "consent_request_orphaned",
   "consent_request_already_decided",
   "consent_nonce_mismatch",
   "consent_queue_full",

@@ -1,6 +1,6 @@
 /** Consent requests as the API and the console show them, and a person's answer recorded once. */
 import { checkHumanAnswer, parseApprovalDuration, type ApprovalScope, type CliAnswerRecord } from "@acp/proxy";
-import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
+import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 
 /** One consent request on the wire (parameters already redacted when it was raised). */
@@ -77,6 +77,14 @@ export async function answerConsent(
 ): Promise<ConsentView> {
   const row = await store.get(id);
   if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+  if (isOrphaned(row)) {
+    const who = row.owner === null ? "" : ` (${describeOwner(row.owner)})`;
+    throw new HttpError(
+      410,
+      "consent_request_orphaned",
+      `consent request \`${id}\` cannot be answered: the acp proxy that asked${who} is no longer running, so nobody waits for the answer; nothing was recorded`,
+    );
+  }
   if (input.nonce !== undefined && input.nonce !== row.nonce) {
     throw new HttpError(409, "consent_nonce_mismatch", `the nonce does not belong to consent request \`${id}\``);
   }

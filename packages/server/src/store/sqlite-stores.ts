@@ -5,6 +5,7 @@ import {
   createPendingConsentStore,
   createSqliteNonceStore,
   createSqliteRateLimiter,
+  isOrphaned,
   openAuditLog,
   openPendingConsentDb,
   toAsyncPendingConsentStore,
@@ -62,6 +63,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
   // only finds what other processes (acp approve, acp deny) write
   const pending: AsyncPendingConsentStore = {
     ...table,
+    // a request whose acp proxy died (same state.db) waits for nobody: not listed, not counted, not answerable
+    listPending: async (nowMs) => (await table.listPending(nowMs)).filter((row) => !isOrphaned(row)),
     decide: async (id, status, answer, nowMs) => {
       const result = await table.decide(id, status, answer, nowMs);
       if (result.ok) answers.wake(id);

@@ -11,4 +11,4 @@ export {
 } from "./pending-store.js";
 export { openPendingConsentDb } from "./open-db.js";
 export { createConsentGrantStore, type ConsentGrantStore } from "./grant-store.js";
-export { currentOwner, ownerState, describeOwner, type PendingOwner, type OwnerState } from "./owner.js";
+export { currentOwner, ownerState, isOrphaned, describeOwner, type PendingOwner, type OwnerState } from "./owner.js";

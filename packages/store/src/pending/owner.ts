@@ -1,5 +1,6 @@
 import { readFileSync, readlinkSync } from "node:fs";
 import { hostname } from "node:os";
+import type { PendingConsentRow } from "./pending-store.js";
 
 /**
  * The process that wrote a pending consent row and waits for its answer: its pid, the machine it runs on,
@@ -92,4 +93,14 @@ export function ownerState(owner: PendingOwner | null): OwnerState {
 /** `pid 1234 on host` — how messages name an owner. */
 export function describeOwner(owner: PendingOwner): string {
   return `pid ${owner.pid} on ${owner.host}`;
+}
+
+/**
+ * Whether a pending row's proxy died while it waited (killed, crashed): nobody reads its answer any more.
+ * Such a row is not listed as waiting (`acp pending`, `acp serve`'s API and console), cannot be answered,
+ * and the next `acp proxy` to start records it `withdrawn`. Only rows of this machine can be told
+ * ({@link ownerState}); others count as waiting.
+ */
+export function isOrphaned(row: Pick<PendingConsentRow, "status" | "owner">): boolean {
+  return row.status === "pending" && ownerState(row.owner) === "gone";
 }
