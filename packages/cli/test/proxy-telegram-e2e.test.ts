@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { runCli } from "./run.js";
@@ -112,14 +112,19 @@ describe("acp proxy with `channel: telegram` in config.yml (a local stand-in Bot
       const ours = client.callTool({ name: "echo", arguments: { message: "b's own" } }, undefined, { timeout: 60_000 });
       const own = await waitForMessage(bot, sent); // this proxy sent its own request: its bot is polling
       const theirs = a.callTool({ name: "echo", arguments: { message: "a's" } }, undefined, { timeout: 60_000 });
-      let id = "";
-      while (id === "") {
-        const listed = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as {
-          id: string;
-          arguments: { message?: string };
-        }[];
-        id = listed.find((r) => r.arguments.message === "a's")?.id ?? "";
-      }
+      // bounded: a proxy A that never raises its request fails the test instead of polling forever
+      const id = await vi.waitFor(
+        async () => {
+          const listed = JSON.parse((await runCli(["pending", "--json"], { env })).stdout || "[]") as {
+            id: string;
+            arguments: { message?: string };
+          }[];
+          const found = listed.find((r) => r.arguments.message === "a's")?.id;
+          if (found === undefined) throw new Error("proxy A's request is not pending yet");
+          return found;
+        },
+        { timeout: 60_000, interval: 100 },
+      );
       bot.pressButton({ chatId: CHAT, messageId: 9_999, data: `acp:a:${id}` });
       const result = await theirs;
       expect(result.isError, JSON.stringify(result.content)).not.toBe(true);
