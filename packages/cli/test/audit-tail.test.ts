@@ -1,10 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "@acp/store";
 import { followAuditFile } from "../src/commands/audit-tail.js";
 import { runCli } from "./run.js";
+
+const execFileP = promisify(execFile);
+const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -47,6 +53,61 @@ describe("acp audit tail", () => {
     expect((await runCli(["audit", "tail"], { env: { ACP_HOME: home } })).stdout).toContain("tool_0");
     expect((await runCli(["audit", "tail", "-n", "x"], { env: { ACP_HOME: home } })).code).toBe(2);
     expect((await runCli(["audit", "tail"], { env: { ACP_HOME: join(home, "missing") } })).code).toBe(1);
+  });
+
+  it("reads the last lines from the end in chunks: lines across chunk boundaries, a partial last line not printed", async () => {
+    // lines of ~40 KiB: the 64 KiB and 256 KiB chunks of the backward readers end inside lines
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({ n: i, pad: "é".repeat(20_000 + i) }));
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const all = await runCli(["audit", "tail", "--json", "-n", "30", path]);
+    expect(all.stdout.trim().split("\n")).toEqual(lines);
+    const last = await runCli(["audit", "tail", "--json", "-n", "3", path]);
+    expect(last.stdout.trim().split("\n")).toEqual(lines.slice(-3));
+    expect((await runCli(["audit", "tail", "--json", "-n", "0", path])).stdout).toBe("");
+    // a line still being written (no newline yet) is not printed (--follow prints it once it ends)
+    appendFileSync(path, '{"n":"partial');
+    expect((await runCli(["audit", "tail", "--json", "-n", "2", path])).stdout.trim().split("\n")).toEqual(
+      lines.slice(-2),
+    );
+  });
+
+  it("holds the last lines, not the log: a 96 MB log costs no more memory than a one-line log", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const big = join(dir, "big.jsonl");
+    const line = Buffer.from(`${JSON.stringify({ pad: "x".repeat(1024 * 1024) })}\n`);
+    writeFileSync(big, Buffer.concat(Array.from({ length: 96 }, () => line)));
+    appendFileSync(big, '{"last":true}\n');
+    const small = join(dir, "small.jsonl");
+    writeFileSync(small, '{"last":true}\n');
+    // the CLI reports its own peak resident memory on exit (kB)
+    const report = join(dir, "peak.cjs");
+    writeFileSync(
+      report,
+      'process.on("exit", () => process.stderr.write(`peak_kb=${process.resourceUsage().maxRSS}\\n`));',
+    );
+    const peak = async (log: string): Promise<number> => {
+      const out = await execFileP(process.execPath, ["-r", report, ACP, "audit", "tail", "--json", "-n", "1", log], {
+        maxBuffer: 8 * 1024 * 1024,
+      });
+      expect(out.stdout.trim()).toBe('{"last":true}');
+      return Number(/peak_kb=(\d+)/.exec(out.stderr)?.[1]);
+    };
+    const [bigKb, smallKb] = [await peak(big), await peak(small)];
+    expect(smallKb).toBeGreaterThan(0);
+    // reading the 96 MB log whole (as before) peaked ~190 MB above the one-line log
+    expect(bigKb - smallKb).toBeLessThan(48 * 1024);
+  });
+
+  it("refuses a directory as the log, clearly", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const out = await runCli(["audit", "tail", dir]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("cannot read audit log");
   });
 
   it("follows appended events until stopped", async () => {

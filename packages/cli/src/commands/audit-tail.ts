@@ -1,8 +1,8 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { parseAuditLine } from "@acp/core";
-import { homePaths } from "@acp/store";
+import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -78,26 +78,57 @@ export async function followAuditFile(
   }
 }
 
-function lastLines(text: string, n: number): { lines: string[]; offset: number } {
-  const end = text.lastIndexOf("\n") + 1;
-  const complete = text.slice(0, end).split("\n");
-  complete.pop();
-  return { lines: n === 0 ? [] : complete.slice(-n), offset: Buffer.byteLength(text.slice(0, end)) };
+/** The byte after the last newline of the first `size` bytes of `path` (0 when there is none), read backwards. */
+function endOfLastLine(path: string, size: number): number {
+  const fd = openSync(path, "r");
+  try {
+    const chunk = Buffer.alloc(64 * 1024);
+    for (let position = size; position > 0;) {
+      const from = Math.max(0, position - chunk.length);
+      const read = readSync(fd, chunk, 0, position - from, from);
+      const nl = chunk.subarray(0, read).lastIndexOf(0x0a);
+      if (nl !== -1) return from + nl + 1;
+      position = from;
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The last `n` complete lines of an audit log and the byte offset after them (where following starts; a
+ * partial last line waits for its newline), read backwards in chunks: a log of any size costs one chunk
+ * and `n` lines of memory, not the whole file.
+ */
+async function lastLines(path: string, n: number): Promise<{ lines: string[]; offset: number }> {
+  const extent = await countAuditFileLines(path);
+  const offset = endOfLastLine(path, extent.size);
+  const complete = { lines: offset < extent.size ? extent.lines - 1 : extent.lines, size: offset };
+  const lines: string[] = [];
+  if (n > 0) {
+    for await (const { text } of readAuditFileLinesBackward(path, complete)) {
+      lines.push(text);
+      if (lines.length === n) break;
+    }
+  }
+  return { lines: lines.reverse(), offset };
 }
 
 async function runTail(ctx: CliContext, fileArg: string | undefined, options: TailOptions): Promise<void> {
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(resolveHome(ctx.io)).audit;
   const n = Number(options.lines);
   if (!Number.isSafeInteger(n) || n < 0) throw new CliError(`invalid line count \`${options.lines}\``, EXIT.usage);
-  let text: string;
+  let last: { lines: string[]; offset: number };
   try {
-    text = readFileSync(file, "utf8");
+    if (!statSync(file).isFile()) throw Object.assign(new Error("not a file"), { code: "EISDIR" });
+    last = await lastLines(file, n);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
     throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
   }
   const print = (line: string): void => printLine(ctx, options.json === true ? line : formatAuditLine(line));
-  const { lines, offset } = lastLines(text, n);
+  const { lines, offset } = last;
   lines.forEach(print);
   if (options.follow !== true) return;
   const controller = new AbortController();
