@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPolledAnswers, openEmbeddedServer, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import { createPolledAnswers, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
-import { eventually, pipelineFor, testKeys } from "./harness.js";
+import { eventually, openTestServerAt } from "./harness.js";
 
 const TOKEN = "answer-wake-token-0123456789";
 const DAYS = 1_000_000_000; // ~11.5 days: a poll that never comes within the test
@@ -19,19 +19,11 @@ let url: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "acp-answer-wake-"));
-  node = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
-    keys: testKeys(),
-    clock: () => new Date(),
-    loopbackOnly: true,
+  ({ node, url } = await openTestServerAt(home, {
     token: TOKEN,
     answerPollMs: DAYS,
     changePollMs: 50,
-  });
-  url = await node.server.listen({ port: 0, host: "127.0.0.1" });
+  }));
 });
 afterAll(async () => {
   await node.close();

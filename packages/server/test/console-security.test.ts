@@ -10,15 +10,8 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  LINK_TTL_MS,
-  openEmbeddedServer,
-  SESSION_COOKIE,
-  SESSION_TTL_MS,
-  TLS_SESSION_COOKIE,
-  type EmbeddedServer,
-} from "@acp/server";
-import { pipelineFor, startTestServer, testKeys, type TestServer } from "./harness.js";
+import { LINK_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS, TLS_SESSION_COOKIE, type EmbeddedServer } from "@acp/server";
+import { openTestServerAt, startTestServer, type TestServer } from "./harness.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -208,17 +201,9 @@ describe("console over TLS", () => {
       "1",
     ]);
     if (made.status !== 0) throw new Error(`openssl: ${made.stderr.toString()}`);
-    server = await openEmbeddedServer({
-      statePath: join(home, "state.db"),
-      auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
-      keys: testKeys(),
-      clock: () => new Date(),
-      loopbackOnly: true,
+    ({ node: server, url } = await openTestServerAt(home, {
       tls: { key: readFileSync(join(home, "key.pem")), cert: readFileSync(join(home, "cert.pem")) },
-    });
-    url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+    }));
   });
   afterAll(async () => {
     await server?.close();

@@ -14,7 +14,7 @@ import {
   type Pipeline,
 } from "@acp/core";
 import { STARTER_POLICY } from "@acp/store";
-import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
+import { openEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions, type ServiceKeyPair } from "@acp/server";
 
 /** A running test service. */
 export interface TestServer extends EmbeddedServer {
@@ -41,27 +41,43 @@ export function testKeys(): ServiceKeyPair {
   return { privateKey, publicKey, publicKeyHex };
 }
 
+/**
+ * Opens the embedded service on `home`'s `state.db` and `audit.jsonl` (starter policy, fresh keys, loopback
+ * only) with `options` over those defaults, and listens on 127.0.0.1 at a random port. The caller closes it.
+ */
+export async function openTestServerAt(
+  home: string,
+  options: Partial<EmbeddedServerOptions> = {},
+): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
+  const node = await openEmbeddedServer({
+    statePath: join(home, "state.db"),
+    auditPath: join(home, "audit.jsonl"),
+    pipeline: pipelineFor(),
+    simulationPipeline: pipelineFor(),
+    keys: testKeys(),
+    clock: () => new Date(),
+    loopbackOnly: true,
+    ...options,
+  });
+  return { node, url: await node.server.listen({ port: 0, host: "127.0.0.1" }) };
+}
+
 /** Starts a service; `token` configures the bearer token. Close it with `close()` (removes the home). */
 export async function startTestServer(
   options: { token?: string; policy?: string; maxPending?: number; bodyLimit?: number } = {},
 ): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), "acp-serve-test-"));
   const keys = testKeys();
-  const embedded = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
+  const { node: embedded, url } = await openTestServerAt(home, {
     pipeline: pipelineFor(options.policy),
     simulationPipeline: pipelineFor(options.policy),
     keys,
-    clock: () => new Date(),
-    loopbackOnly: true,
     answerPollMs: 20,
     changePollMs: 50,
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
   });
-  const url = await embedded.server.listen({ port: 0, host: "127.0.0.1" });
   return {
     ...embedded,
     url,

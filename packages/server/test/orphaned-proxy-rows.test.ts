@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openEmbeddedServer, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
+import { SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
 import {
   createPendingConsentStore,
   currentOwner,
@@ -17,7 +17,7 @@ import {
   type NewPendingConsent,
   type PendingOwner,
 } from "@acp/store";
-import { pipelineFor, testKeys } from "./harness.js";
+import { openTestServerAt } from "./harness.js";
 
 const TOKEN = "orphaned-rows-token-0123456789";
 const DEAD = `cr_${"d".repeat(32)}`; // a request of a proxy that died
@@ -65,17 +65,9 @@ function statusOf(id: string): string | undefined {
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "acp-orphaned-rows-"));
-  node = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
-    keys: testKeys(),
-    clock: () => new Date(),
-    loopbackOnly: true,
+  ({ node, url } = await openTestServerAt(home, {
     token: TOKEN,
-  });
-  url = await node.server.listen({ port: 0, host: "127.0.0.1" });
+  }));
   const dead: PendingOwner = { pid: gonePid(), host: hostname(), start: null };
   raisedBy(dead, DEAD);
   raisedBy(currentOwner(), LIVE); // this test process stands for a running proxy

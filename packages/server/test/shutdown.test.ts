@@ -3,8 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openEmbeddedServer } from "@acp/server";
-import { eventually, pipelineFor, testKeys } from "./harness.js";
+import { eventually, openTestServerAt } from "./harness.js";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -15,18 +14,10 @@ describe("stopping the service while a call waits for a person", () => {
   it("answers the waiting call and records consent_withdrawn in the chain before the audit closes", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
     homes.push(home);
-    const server = await openEmbeddedServer({
-      statePath: join(home, "state.db"),
-      auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
-      keys: testKeys(),
-      clock: () => new Date(),
-      loopbackOnly: true,
+    const { node: server, url } = await openTestServerAt(home, {
       answerPollMs: 20,
       changePollMs: 50,
     });
-    const url = await server.server.listen({ port: 0, host: "127.0.0.1" });
     const waiting = fetch(`${url}/v1/decide?wait=true`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -52,16 +43,7 @@ describe("stopping the service while a call waits for a person", () => {
   it("ends an open event stream cleanly (its last chunk sent) instead of cutting it mid-chunk", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
     homes.push(home);
-    const server = await openEmbeddedServer({
-      statePath: join(home, "state.db"),
-      auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
-      keys: testKeys(),
-      clock: () => new Date(),
-      loopbackOnly: true,
-    });
-    const url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+    const { node: server, url } = await openTestServerAt(home);
     const res = await fetch(`${url}/v1/consent/events`);
     expect(res.status).toBe(200);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();

@@ -6,8 +6,8 @@ import { connect } from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LINK_TTL_MS, openEmbeddedServer, SESSION_COOKIE, type EmbeddedServer } from "@acp/server";
-import { pipelineFor, testKeys } from "./harness.js";
+import { LINK_TTL_MS, SESSION_COOKIE, type EmbeddedServer } from "@acp/server";
+import { openTestServerAt } from "./harness.js";
 
 let home: string;
 let server: EmbeddedServer;
@@ -33,17 +33,9 @@ beforeAll(async () => {
     "1",
   ]);
   if (made.status !== 0) throw new Error(`openssl: ${made.stderr.toString()}`);
-  server = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
-    keys: testKeys(),
-    clock: () => new Date(),
-    loopbackOnly: true,
+  ({ node: server, url } = await openTestServerAt(home, {
     tls: { key: readFileSync(join(home, "key.pem")), cert: readFileSync(join(home, "cert.pem")) },
-  });
-  url = await server.server.listen({ port: 0, host: "127.0.0.1" });
+  }));
 });
 afterAll(async () => {
   await server.close();
