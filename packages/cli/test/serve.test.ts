@@ -159,6 +159,31 @@ describe("acp serve: help and errors a platform team can act on", () => {
     expect(existsSync(join(home, "serve.json"))).toBe(false);
   });
 
+  it("listens on config.yml's serve.port and serve.bind (as checked by the same code acp doctor runs); --port wins", async () => {
+    const free = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const home = freshHome();
+    writeFileSync(
+      join(home, "config.yml"),
+      `version: "1"\nserve:\n  port: ${free}\n  bind: "127.0.0.1"\n  decision_audit: durable\n`,
+    );
+    const fromConfig = startServe(home, []);
+    const ready = await fromConfig.ready;
+    expect(new URL(ready.url).port).toBe(String(free));
+    expect(new URL(ready.url).hostname).toBe("127.0.0.1");
+    expect((await fetch(`${ready.url}/healthz`)).status).toBe(200);
+    fromConfig.stop();
+    await fromConfig.done;
+    const flagged = startServe(home, ["--port", "0"]);
+    expect(new URL((await flagged.ready).url).port).not.toBe(String(free));
+    flagged.stop();
+    await flagged.done;
+  });
+
   it("names the TLS file it cannot read, and says what to do when the port is taken", async () => {
     const home = freshHome();
     const tls = startServe(home, ["--port", "0", "--tls-cert", "missing-cert.pem", "--tls-key", "missing-key.pem"]);

@@ -24,7 +24,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
 import { readConfigFile } from "../wiring/config-file.js";
-import { checkServeConfig } from "../wiring/serve-config.js";
+import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 
@@ -170,10 +170,15 @@ function configValue(home: string, key: string): string | undefined {
   return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
 }
 
-function loadToken(ctx: CliContext, home: string, seed: Uint8Array | undefined): string | undefined {
+function loadToken(
+  ctx: CliContext,
+  home: string,
+  config: ServeConfig,
+  seed: Uint8Array | undefined,
+): string | undefined {
   const fromEnv = ctx.io.env["ACP_BRIDGE_TOKEN"];
   if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken("ACP_BRIDGE_TOKEN", fromEnv);
-  if (configValue(home, "serve.bearer_token") === undefined || seed === undefined) return undefined;
+  if (config.bearerToken === undefined || seed === undefined) return undefined;
   const doc = readConfigDocument(home);
   if (!doc.ok) return undefined;
   const secret = readConfigSecret(doc.value, "serve.bearer_token", seed);
@@ -200,8 +205,8 @@ function loadVaultSecrets(home: string, seed: Uint8Array | undefined): readonly 
   return Object.values(vault.value).filter((v) => v !== "");
 }
 
-function portOf(flags: ServeFlags, home: string): number {
-  const raw = flags.port ?? configValue(home, "serve.port") ?? "8787";
+function portOf(flags: ServeFlags, config: ServeConfig): number {
+  const raw = flags.port ?? config.port ?? "8787";
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new CliError(`--port: \`${raw}\` is not a port`, EXIT.usage);
@@ -218,22 +223,17 @@ export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home:
   });
 }
 
-/** Stops (exit 4) when config.yml's `serve:` or `storage:` section has an unknown key or a value of the wrong kind. */
-function checkServeSections(home: string): void {
+/**
+ * config.yml's `serve:` and `storage:` sections, checked the one way `acp doctor` checks them (the values
+ * `acp serve` uses: port, bind, decision audit, whether a bearer token is set); `{}` without a file.
+ * Stops (exit 4) on an unknown key or a value of the wrong kind.
+ */
+function serveSections(home: string): ServeConfig {
   const path = join(home, "config.yml");
-  if (!existsSync(path)) return;
+  if (!existsSync(path)) return {};
   const checked = checkServeConfig(readConfigFile(path, false).values);
   if (!checked.ok) throw new CliError(`config.yml: ${checked.problems.join("; ")}`, EXIT.invalid);
-}
-
-/** `serve.decision_audit` in config.yml: `queued` (default) or `durable` (every answer waits for its fsync). */
-function decisionAuditOf(home: string): "queued" | "durable" | undefined {
-  const value = configValue(home, "serve.decision_audit");
-  if (value === undefined || value === "queued" || value === "durable") return value;
-  throw new CliError(
-    `config.yml: serve.decision_audit: unknown value \`${value}\` (expected queued or durable)`,
-    EXIT.invalid,
-  );
+  return checked.value;
 }
 
 function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffer } | undefined {
@@ -257,13 +257,13 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
   const approver = consoleApproverOf("--console-as", flags.consoleAs, ctx.io.env);
   const home = resolveHome(ctx.io);
-  checkServeSections(home);
+  const config = serveSections(home);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
-  const token = loadToken(ctx, home, seed);
+  const token = loadToken(ctx, home, config, seed);
   const vaultSecrets = loadVaultSecrets(home, seed);
   const redaction = loadRedactionRules(home);
-  const bind = flags.bind ?? configValue(home, "serve.bind") ?? "127.0.0.1";
+  const bind = flags.bind ?? config.bind ?? "127.0.0.1";
   const loopbackOnly = isLoopbackAddress(bind);
   if (!loopbackOnly && token === undefined && flags.stdio !== true) {
     throw new CliError(
@@ -272,10 +272,10 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
     );
   }
   const tls = readTls(ctx, flags);
-  const port = portOf(flags, home);
+  const port = portOf(flags, config);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
   const storage = storageOf(ctx, flags, home);
-  const decisionAudit = decisionAuditOf(home);
+  const decisionAudit = config.decisionAudit;
   let embedded: EmbeddedServer;
   try {
     embedded = await openEmbeddedServer({
