@@ -3,6 +3,7 @@
  * answer (the console, the API, an expiry: {@link PolledAnswers.wake}), and reads its row every few
  * hundred milliseconds only to see answers other processes write (`acp approve`, `acp deny`).
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import type { ConsentAnswers } from "./types.js";
 
@@ -43,31 +44,16 @@ export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs:
           if (row === null) throw new Error(`consent request \`${id}\` is not in the pending table`);
           if (row.status !== "pending") return row;
           if (woken) continue;
-          await new Promise<void>((resolve, reject) => {
-            // aborted during the read: an abort listener added now would never be called
-            if (signal.aborted) {
-              reject(aborted(signal));
-              return;
-            }
-            const done = (): void => {
-              clearTimeout(timer);
-              signal.removeEventListener("abort", onAbort);
-              wakeUp = null;
-            };
-            const onAbort = (): void => {
-              done();
-              reject(aborted(signal));
-            };
-            const timer = setTimeout(() => {
-              done();
-              resolve();
-            }, intervalMs);
-            wakeUp = () => {
-              done();
-              resolve();
-            };
-            signal.addEventListener("abort", onAbort, { once: true });
-          });
+          // until the poll interval ends, the row is woken or the wait is aborted (at once if it already was)
+          const pause = new AbortController();
+          wakeUp = () => pause.abort();
+          try {
+            await sleep(intervalMs, undefined, { signal: AbortSignal.any([signal, pause.signal]) });
+          } catch {
+            if (signal.aborted) throw aborted(signal);
+          } finally {
+            wakeUp = null;
+          }
         }
       } finally {
         set.delete(listener);
