@@ -55,7 +55,6 @@ const line = (i: number): string =>
 describe("the audit file's pages", () => {
   it("are the pages the whole-file listing gave, for any file (garbage and empty lines, a torn end) and query", async () => {
     const path = join(dir, "audit.jsonl");
-    const trail = createFileAuditTrail(path);
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.oneof(fc.nat(40).map(line), fc.constant(""), fc.constant("{torn"), fc.constant("not json")), {
@@ -77,6 +76,9 @@ describe("the audit file's pages", () => {
         async (lines, newline, query) => {
           const text = lines.join("\n") + (newline && lines.length > 0 ? "\n" : "");
           writeFileSync(path, text);
+          // a trail of its own: one kept across these rewrites would continue its count from the last file
+          // when its last line happens to be at the same place (file-audit-count.test.ts)
+          const trail = createFileAuditTrail(path);
           expect(await trail.list(query)).toEqual(listBefore(readFileSync(path, "utf8"), query));
         },
       ),

@@ -8,7 +8,13 @@ import {
   type CheckpointPublicKey,
   type VerifyAuditOptions,
 } from "@acp/core";
-import { countAuditFileLines, readAnchor, readAuditFileLinesBackward, verifyAuditFile } from "@acp/store";
+import {
+  countAuditFileLines,
+  readAnchor,
+  readAuditFileLinesBackward,
+  verifyAuditFile,
+  type AuditFileExtent,
+} from "@acp/store";
 import {
   continuedVerification,
   type ChainSource,
@@ -23,11 +29,11 @@ export interface FileAuditTrailOptions extends ContinuedVerificationOptions {
   readonly publicKey?: CheckpointPublicKey;
 }
 
-/** Where a verification of the file ended: the file, and its last verified line's bytes and place. */
+/** Where a verification or a count of the file ended: the file, and its last line's bytes and place. */
 interface FilePlace {
   readonly dev: number;
   readonly ino: number;
-  /** Byte offset of the last verified line. */
+  /** Byte offset of the last line verified (or counted). */
   readonly start: number;
   /** Byte offset just past its newline: where the next line begins. */
   readonly end: number;
@@ -39,14 +45,49 @@ function isMissing(err: unknown): boolean {
   return (err as NodeJS.ErrnoException).code === "ENOENT";
 }
 
-/** Whether `bytes` are still in the file at `start` (read with one `pread`). */
-async function holdsBytes(path: string, start: number, bytes: Buffer): Promise<boolean> {
+/**
+ * Whether the line `bytes` is still in the file at `start`, a whole line: after a newline unless it is the
+ * first (read with one `pread`).
+ */
+async function holdsLine(path: string, start: number, bytes: Buffer): Promise<boolean> {
   if (bytes.length === 0) return true;
   const handle = await open(path, "r");
   try {
-    const found = Buffer.alloc(bytes.length);
-    const { bytesRead } = await handle.read(found, 0, bytes.length, start);
-    return bytesRead === bytes.length && found.equals(bytes);
+    const from = start === 0 ? 0 : start - 1;
+    const found = Buffer.alloc(start - from + bytes.length);
+    const { bytesRead } = await handle.read(found, 0, found.length, from);
+    return (
+      bytesRead === found.length && (start === 0 || found[0] === 0x0a) && found.subarray(start - from).equals(bytes)
+    );
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Whether the file at `path` still begins with what was read up to `at`: the same file (device and
+ * inode), not shorter, and its last line read still at its place, a whole line. A file rewritten,
+ * replaced or cut fails this; an old line edited in place without changing its length or the last line
+ * does not.
+ */
+async function holdsPlace(path: string, at: FilePlace): Promise<boolean> {
+  try {
+    const file = await stat(path);
+    if (file.dev !== at.dev || file.ino !== at.ino || file.size < at.end) return false;
+    return await holdsLine(path, at.start, at.line);
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+}
+
+/** The bytes of `path` from `start` to `end` (shorter when the file is). */
+async function readBytes(path: string, start: number, end: number): Promise<Buffer> {
+  const handle = await open(path, "r");
+  try {
+    const bytes = Buffer.alloc(end - start);
+    const { bytesRead } = await handle.read(bytes, 0, bytes.length, start);
+    return bytes.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
@@ -79,15 +120,66 @@ function fileChain(path: string, publicKey: CheckpointPublicKey | undefined): Ch
       return { verification, at: { ...same, start: progress.lastStart, end: progress.end, line } };
     },
     async holds({ verification, at }): Promise<boolean> {
-      try {
-        const file = await stat(path);
-        if (file.dev !== at.dev || file.ino !== at.ino || file.size < at.end) return false;
-        return (await holdsBytes(path, at.start, at.line)) && canContinueAuditVerification(verification, optionsNow());
-      } catch (err) {
-        if (isMissing(err)) return false;
-        throw err;
-      }
+      return (await holdsPlace(path, at)) && canContinueAuditVerification(verification, optionsNow());
     },
+  };
+}
+
+/** A count of the file's lines, and where its newline-terminated lines end (with the last one's bytes). */
+interface CountedPlace extends FilePlace {
+  /** The newline-terminated lines up to `end`. */
+  readonly lines: number;
+}
+
+/** A last line longer than this is not remembered: the next count reads the whole file (audit lines are shorter). */
+const MAX_REMEMBERED_LINE = 1024 * 1024;
+
+/**
+ * Counts the file's lines as {@link countAuditFileLines} does, continued: after a count it remembers where
+ * the file's newline-terminated lines ended and the last one's bytes; the next count reads only the bytes
+ * after them, once the file is found to still hold them ({@link holdsPlace}, the check the continued
+ * verification makes). A file rewritten, replaced or cut is counted whole, and so is any file once
+ * `fullEveryMs` has passed since the last whole count (for an edit in place that check cannot see).
+ * Concurrent counts each count; the last to end is remembered.
+ */
+function continuedLineCount(path: string, options: ContinuedVerificationOptions): () => Promise<AuditFileExtent> {
+  const fullEveryMs = options.fullEveryMs ?? 10 * 60_000;
+  const now = options.now ?? Date.now;
+  let counted: CountedPlace | null = null;
+  let lastFull = Number.NEGATIVE_INFINITY;
+  return async () => {
+    const from = counted;
+    let file;
+    try {
+      file = await stat(path);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      counted = null;
+      return { lines: 0, size: 0 };
+    }
+    // the file's identity is taken before the check and the count: were it replaced while they run, the
+    // place remembered names the old file, and the next count finds another one and counts whole
+    const resume =
+      from !== null &&
+      file.dev === from.dev &&
+      file.ino === from.ino &&
+      now() - lastFull < fullEveryMs &&
+      (await holdsPlace(path, from))
+        ? { lines: from.lines, lastStart: from.start, end: from.end }
+        : undefined;
+    if (resume === undefined) lastFull = now();
+    const count = await countAuditFileLines(path, undefined, resume);
+    const { lines, lastStart, end } = count.terminated;
+    if (from !== null && resume !== undefined && end === from.end) {
+      counted = from;
+    } else if (end - lastStart <= MAX_REMEMBERED_LINE) {
+      const line = await readBytes(path, lastStart, end);
+      counted =
+        line.length === end - lastStart ? { dev: file.dev, ino: file.ino, start: lastStart, end, line, lines } : null;
+    } else {
+      counted = null;
+    }
+    return { lines: count.lines, size: count.size };
   };
 }
 
@@ -110,11 +202,12 @@ export function createFileAuditTrail(
 ): AuditTrail & { readonly idle: () => Promise<void> } {
   const { publicKey, ...continued } = options;
   const verification = continuedVerification(fileChain(path, publicKey), continued);
+  const countLines = continuedLineCount(path, continued);
   return {
-    // the file is counted, then read backwards from `before` until the page is full: one chunk and the
-    // page in memory, however long the log
+    // the file's lines are counted (continued: only the bytes appended since the last page), then read
+    // backwards from `before` until the page is full: one chunk and the page in memory, however long the log
     async list(query): Promise<AuditPage> {
-      const extent = await countAuditFileLines(path);
+      const extent = await countLines();
       const needle = query.q === undefined || query.q === "" ? null : query.q.toLowerCase();
       const events: AuditEntry[] = [];
       const first = Math.min(extent.lines, (query.before ?? extent.lines + 1) - 1);

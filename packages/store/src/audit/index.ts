@@ -15,6 +15,8 @@ export {
   countAuditFileLines,
   readAuditFileLines,
   readAuditFileLinesBackward,
+  type AuditFileCount,
+  type AuditFileCountedLines,
   type AuditFileExtent,
   type AuditFileLines,
   type AuditFileProgress,

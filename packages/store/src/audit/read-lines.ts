@@ -116,29 +116,66 @@ export interface AuditFileExtent {
   readonly size: number;
 }
 
-/** Counts the lines of an audit file (none for a missing file), reading it in chunks: one chunk in memory. */
-export async function countAuditFileLines(path: string, chunkBytes = 256 * 1024): Promise<AuditFileExtent> {
+/** The newline-terminated lines at the start of an audit file, as a count found them: where to continue it. */
+export interface AuditFileCountedLines {
+  /** How many (the file's newlines up to `end`). */
+  readonly lines: number;
+  /** Byte offset of the start of the last of them (0 when none). */
+  readonly lastStart: number;
+  /** Byte offset just past its newline, where the next line begins (0 when none). */
+  readonly end: number;
+}
+
+/** A {@link countAuditFileLines} count: the file's extent, and where its terminated lines end. */
+export interface AuditFileCount extends AuditFileExtent {
+  /** The lines that end with a newline (a last line without one, an interrupted write, may still grow). */
+  readonly terminated: AuditFileCountedLines;
+}
+
+const NOTHING_COUNTED: AuditFileCountedLines = { lines: 0, lastStart: 0, end: 0 };
+
+/**
+ * Counts the lines of an audit file (none for a missing file), reading it in chunks: one chunk in memory.
+ * With `from` (the `terminated` of an earlier count of the same file) only the bytes after `from.end` are
+ * read and counted on top of `from.lines`: the same count as a whole one, as long as the file's first
+ * `from.end` bytes are still the ones counted (the caller checks that).
+ */
+export async function countAuditFileLines(
+  path: string,
+  chunkBytes = 256 * 1024,
+  from: AuditFileCountedLines = NOTHING_COUNTED,
+): Promise<AuditFileCount> {
   let handle;
   try {
     handle = await open(path, "r");
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { lines: 0, size: 0 };
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { lines: 0, size: 0, terminated: NOTHING_COUNTED };
     throw err;
   }
   try {
     const chunk = Buffer.allocUnsafe(Math.max(1, chunkBytes));
-    let count = 0;
+    let count = from.lines;
     let last = NEWLINE;
-    let position = 0;
+    let position = from.end;
+    /** Offsets of the last two newlines read (-1: none read yet). */
+    let lastNewline = -1;
+    let newlineBefore = -1;
     for (;;) {
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
       if (bytesRead === 0) break;
-      for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, nl + 1))
+      for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, nl + 1)) {
         count++;
+        newlineBefore = lastNewline;
+        lastNewline = position + nl;
+      }
       last = chunk[bytesRead - 1] as number;
       position += bytesRead;
     }
-    return { lines: last === NEWLINE ? count : count + 1, size: position };
+    const terminated =
+      lastNewline === -1
+        ? from
+        : { lines: count, lastStart: newlineBefore === -1 ? from.end : newlineBefore + 1, end: lastNewline + 1 };
+    return { lines: last === NEWLINE ? count : count + 1, size: position, terminated };
   } finally {
     await handle.close();
   }

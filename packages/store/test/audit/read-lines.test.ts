@@ -123,7 +123,7 @@ describe("readAuditFileLinesBackward", () => {
           const expected = bytes.toString("utf8").split("\n");
           if (expected.at(-1) === "") expected.pop();
           const extent = await countAuditFileLines(path, countChunk);
-          expect(extent).toEqual({ lines: expected.length, size: bytes.length });
+          expect(extent).toMatchObject({ lines: expected.length, size: bytes.length });
           const backward: { line: number; text: string }[] = [];
           for await (const line of readAuditFileLinesBackward(path, extent, chunkBytes)) backward.push(line);
           expect(backward).toEqual(expected.map((text, i) => ({ line: i + 1, text })).reverse());
@@ -141,7 +141,59 @@ describe("readAuditFileLinesBackward", () => {
     const lines: string[] = [];
     for await (const { text } of readAuditFileLinesBackward(path, extent, 2)) lines.push(text);
     expect(lines).toEqual(["b", "a"]);
-    expect(await countAuditFileLines(join(homes.make(), "missing.jsonl"))).toEqual({ lines: 0, size: 0 });
+    expect(await countAuditFileLines(join(homes.make(), "missing.jsonl"))).toEqual({
+      lines: 0,
+      size: 0,
+      terminated: { lines: 0, lastStart: 0, end: 0 },
+    });
+  });
+});
+
+describe("countAuditFileLines", () => {
+  /** Where the newline-terminated lines of `bytes` end, and where the last of them starts. */
+  const terminatedOf = (bytes: Buffer): { lines: number; lastStart: number; end: number } => {
+    const end = bytes.lastIndexOf(0x0a) + 1;
+    const lastStart = end < 2 ? 0 : bytes.lastIndexOf(0x0a, end - 2) + 1;
+    return { lines: bytes.subarray(0, end).toString("latin1").split("\n").length - 1, lastStart, end };
+  };
+
+  it("continued from an earlier count of a prefix, gives the whole count for any bytes appended and chunk size", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    const piece = fc.oneof(fc.uint8Array({ maxLength: 12 }), fc.constant(Uint8Array.of(0x0a)));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { maxLength: 12 }),
+        fc.array(piece, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 9 }),
+        async (before, after, chunkBytes) => {
+          const prefix = Buffer.concat(before);
+          writeFileSync(path, prefix);
+          const first = await countAuditFileLines(path, chunkBytes);
+          expect(first.terminated).toEqual(terminatedOf(prefix));
+          const bytes = Buffer.concat([prefix, ...after]);
+          writeFileSync(path, bytes);
+          const whole = await countAuditFileLines(path, chunkBytes);
+          expect(whole.terminated).toEqual(terminatedOf(bytes));
+          expect(await countAuditFileLines(path, chunkBytes, first.terminated)).toEqual(whole);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("reads only the bytes after where it continues from: lines before it are not counted again", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    writeFileSync(path, "a\nb\n");
+    const first = await countAuditFileLines(path);
+    expect(first).toEqual({ lines: 2, size: 4, terminated: { lines: 2, lastStart: 2, end: 4 } });
+    // the counted bytes replaced by others without newlines: a count that read them would find fewer lines
+    writeFileSync(path, "xxxxc\nd");
+    expect(await countAuditFileLines(path, 2, first.terminated)).toEqual({
+      lines: 4,
+      size: 7,
+      terminated: { lines: 3, lastStart: 4, end: 6 },
+    });
+    expect(await countAuditFileLines(path)).toMatchObject({ lines: 2, size: 7 });
   });
 });
 
