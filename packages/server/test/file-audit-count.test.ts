@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { buildAuditEvent, serializeAuditEvent } from "@acp/core";
 import type * as Store from "@acp/store";
 import type { AuditFileCountedLines } from "@acp/store";
 import { openAuditLog, type AuditLog } from "@acp/store";
@@ -44,6 +45,21 @@ function tempPath(): string {
 
 async function append(log: AuditLog, n: number, tag: string): Promise<void> {
   for (let i = 0; i < n; i++) await log.append({ event_type: "policy_evaluated", tool: `tool_${tag}_${i % 10}` });
+}
+
+let serial = 0;
+/** An audit event's line, newline included, that no other line equals. */
+function eventLine(): string {
+  const n = serial++;
+  const event = buildAuditEvent(
+    {
+      event_type: "policy_evaluated",
+      tool: `tool_${n % 3 === 0 ? "b" : "a"}`,
+      metadata: { n, note: "é€".repeat(n % 4) },
+    },
+    { id: `ae_${n}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: null },
+  );
+  return `${serializeAuditEvent(event)}\n`;
 }
 
 const QUERIES: AuditQuery[] = [{ limit: 5 }, { limit: 3, before: 4 }, { limit: 50, q: "tool_b" }];
@@ -95,41 +111,47 @@ describe("the audit file's line count, continued", () => {
   it("a line cut by an interrupted write is counted, and counted once when its write completes", async () => {
     const path = tempPath();
     const trail = createFileAuditTrail(path);
-    writeFileSync(path, '{"a":1}\n{"a":2}\n{"tor');
+    const [one, two, three, four, five] = [eventLine(), eventLine(), eventLine(), eventLine(), eventLine()];
+    const cut = Math.floor(three.length / 2);
+    writeFileSync(path, one + two + three.slice(0, cut));
     expect((await trail.list({ limit: 5 })).total).toBe(3);
-    appendFileSync(path, 'n":3}\n');
+    appendFileSync(path, three.slice(cut));
     expect((await trail.list({ limit: 5 })).total).toBe(3);
-    appendFileSync(path, '{"a":4}\n{"a"');
+    appendFileSync(path, four + five.slice(0, 9));
     expect((await trail.list({ limit: 5 })).total).toBe(5);
     // every count but the first continued from the last newline-terminated line
-    expect(counts.map((c) => c.from?.end ?? 0)).toEqual([0, 16, 27]);
+    const bytes = (...lines: string[]): number => Buffer.byteLength(lines.join(""));
+    expect(counts.map((c) => c.from?.end ?? 0)).toEqual([0, bytes(one, two), bytes(one, two, three)]);
     expect(await trail.list({ limit: 5 })).toEqual((await freshPages(path))[0]);
   });
 
   it("counts the whole file again when it was cut, rewritten or replaced: the totals are not stale", async () => {
     const path = tempPath();
     const trail = createFileAuditTrail(path);
-    const lines = (from: number, n: number): string =>
-      Array.from({ length: n }, (_, i) => `{"n":${from + i},"pad":"${"x".repeat((from + i) % 7)}"}\n`).join("");
-    writeFileSync(path, lines(0, 40));
+    const lines = (n: number): string => Array.from({ length: n }, eventLine).join("");
+    const first = lines(40);
+    writeFileSync(path, first);
     expect((await trail.list({ limit: 5 })).total).toBe(40);
+    appendFileSync(path, lines(2));
+    expect((await trail.list({ limit: 5 })).total).toBe(42);
+    expect(counts.map((c) => c.from?.end)).toEqual([undefined, Buffer.byteLength(first)]);
 
     // cut: shorter than what was counted
-    truncateSync(path, Buffer.byteLength(lines(0, 25)));
+    truncateSync(path, Buffer.byteLength(first.split("\n").slice(0, 25).join("\n") + "\n"));
     counts.length = 0;
     expect(await trail.list({ limit: 5 })).toEqual((await freshPages(path))[0]);
     expect((await trail.list({ limit: 5 })).total).toBe(25);
     expect(counts[0]).toMatchObject({ from: undefined });
 
     // rewritten in place (same file), longer, with other lines: the last counted line is no longer at its place
-    writeFileSync(path, lines(1000, 30));
+    writeFileSync(path, lines(30));
     counts.length = 0;
     expect((await trail.list({ limit: 5 })).total).toBe(30);
     expect(counts[0]).toMatchObject({ from: undefined });
 
     // replaced by another file holding the same bytes and more: another inode, counted whole
     const other = `${path}.new`;
-    writeFileSync(other, lines(1000, 30) + lines(2000, 3));
+    writeFileSync(other, readFileSync(path, "utf8") + lines(3));
     renameSync(other, path);
     counts.length = 0;
     expect((await trail.list({ limit: 5 })).total).toBe(33);
@@ -138,18 +160,36 @@ describe("the audit file's line count, continued", () => {
     // deleted: empty; created again: counted whole
     rmSync(path);
     expect(await trail.list({ limit: 5 })).toEqual({ events: [], total: 0, next: null });
-    writeFileSync(path, lines(0, 2));
+    writeFileSync(path, lines(2));
     expect((await trail.list({ limit: 5 })).total).toBe(2);
+  });
+
+  it("continues only from an audit event: after a blank or garbage last line the next page counts whole", async () => {
+    const path = tempPath();
+    const trail = createFileAuditTrail(path);
+    writeFileSync(path, "\n\n\n");
+    expect((await trail.list({ limit: 5 })).total).toBe(3);
+    // the same length, the same last line at the same place, one line fewer: found only by a whole count
+    writeFileSync(path, "x\n\n");
+    expect((await trail.list({ limit: 5 })).total).toBe(2);
+    writeFileSync(path, `${eventLine()}not json\n`);
+    expect((await trail.list({ limit: 5 })).total).toBe(2);
+    appendFileSync(path, eventLine());
+    expect((await trail.list({ limit: 5 })).total).toBe(3);
+    appendFileSync(path, eventLine());
+    expect((await trail.list({ limit: 5 })).total).toBe(4);
+    expect(counts.map((c) => c.from === undefined)).toEqual([true, true, true, true, false]);
   });
 
   it("an old line edited in place that the check cannot see (same length, the last line unchanged) is counted right once fullEveryMs has passed", async () => {
     const path = tempPath();
     const clock = { ms: 0 };
     const trail = createFileAuditTrail(path, { now: () => clock.ms, fullEveryMs: 60_000 });
-    writeFileSync(path, '{"a":1}\n{"a":2}\n{"a":3}\n');
+    const text = eventLine() + eventLine() + eventLine();
+    writeFileSync(path, text);
     expect((await trail.list({ limit: 5 })).total).toBe(3);
     // two lines made one, the file's length and last line the same: a continued count does not read it
-    writeFileSync(path, '{"a":1} {"a":2}\n{"a":3}\n');
+    writeFileSync(path, text.replace("\n", " "));
     expect((await trail.list({ limit: 5 })).total).toBe(3);
     clock.ms += 60_000;
     expect((await trail.list({ limit: 5 })).total).toBe(2);
@@ -158,31 +198,36 @@ describe("the audit file's line count, continued", () => {
 
   it("gives the totals and pages of a fresh whole count after any appends, cuts, rewrites and replacements", async () => {
     const path = tempPath();
-    let serial = 0;
-    /** Lines no other line equals (a rewrite is not mistaken for the file counted). */
-    const fresh = (n: number, torn: boolean): string => {
-      let text = "";
-      for (let i = 0; i < n; i++) text += `{"n":${serial++},"é":"${"€".repeat(serial % 4)}"}\n`;
-      return torn ? `${text}{"n":${serial++},"torn` : text;
+    /** The rest of the line an interrupted write left cut. */
+    let rest = "";
+    const lines = (n: number, torn: boolean): string => {
+      const text = Array.from({ length: n }, eventLine).join("");
+      if (!torn) return text;
+      const last = eventLine();
+      const cut = Math.floor(last.length / 2);
+      rest = last.slice(cut);
+      return text + last.slice(0, cut);
     };
     const step = fc.oneof(
       fc.record({ kind: fc.constant("append" as const), n: fc.nat(6), torn: fc.boolean() }),
       fc.record({ kind: fc.constant("complete" as const) }),
+      fc.record({ kind: fc.constant("junk" as const), text: fc.constantFrom("\n", "not json\n", "{}\n") }),
       fc.record({ kind: fc.constant("cut" as const), fraction: fc.double({ min: 0, max: 1, noNaN: true }) }),
       fc.record({ kind: fc.constant("rewrite" as const), n: fc.nat(12), torn: fc.boolean() }),
       fc.record({ kind: fc.constant("replace" as const), n: fc.nat(12), torn: fc.boolean() }),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
-        writeFileSync(path, fresh(3, false));
+        writeFileSync(path, lines(3, false));
         const trail = createFileAuditTrail(path);
         for (const s of steps) {
-          if (s.kind === "append") appendFileSync(path, fresh(s.n, s.torn));
-          else if (s.kind === "complete") appendFileSync(path, '"}\n');
+          if (s.kind === "append") appendFileSync(path, lines(s.n, s.torn));
+          else if (s.kind === "complete") appendFileSync(path, rest);
+          else if (s.kind === "junk") appendFileSync(path, s.text);
           else if (s.kind === "cut") truncateSync(path, Math.floor(readFileSync(path).length * s.fraction));
-          else if (s.kind === "rewrite") writeFileSync(path, fresh(s.n, s.torn));
+          else if (s.kind === "rewrite") writeFileSync(path, lines(s.n, s.torn));
           else {
-            writeFileSync(`${path}.new`, fresh(s.n, s.torn));
+            writeFileSync(`${path}.new`, lines(s.n, s.torn));
             renameSync(`${path}.new`, path);
           }
           const pages = await Promise.all(QUERIES.map((q) => trail.list(q)));

@@ -136,9 +136,9 @@ const MAX_REMEMBERED_LINE = 1024 * 1024;
 
 /**
  * Counts the file's lines as {@link countAuditFileLines} does, continued: after a count it remembers where
- * the file's newline-terminated lines ended and the last one's bytes; the next count reads only the bytes
- * after them, once the file is found to still hold them ({@link holdsPlace}, the check the continued
- * verification makes). A file rewritten, replaced or cut is counted whole, and so is any file once
+ * the file's newline-terminated lines ended and the last one's bytes (when it is an audit event); the next
+ * count reads only the bytes after them, once the file is found to still hold them ({@link holdsPlace},
+ * the check the continued verification makes). A file rewritten, replaced or cut is counted whole, and so is any file once
  * `fullEveryMs` has passed since the last whole count (for an edit in place that check cannot see).
  * Concurrent counts each count; the last to end is remembered.
  */
@@ -174,8 +174,10 @@ function continuedLineCount(path: string, options: ContinuedVerificationOptions)
       counted = from;
     } else if (end - lastStart <= MAX_REMEMBERED_LINE) {
       const line = await readBytes(path, lastStart, end);
-      counted =
-        line.length === end - lastStart ? { dev: file.dev, ino: file.ino, start: lastStart, end, line, lines } : null;
+      // only an audit event is a landmark: its id, time and hash make it the line of one place in one log,
+      // where a blank or garbage line would be found again at the same offset of another file
+      const landmark = line.length === end - lastStart && parseAuditLine(line.toString("utf8", 0, line.length - 1)).ok;
+      counted = landmark ? { dev: file.dev, ino: file.ino, start: lastStart, end, line, lines } : null;
     } else {
       counted = null;
     }
