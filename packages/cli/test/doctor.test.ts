@@ -78,6 +78,15 @@ describe("acp doctor", () => {
     expect(failed).toEqual(["permissions keys/private.key", "private key", "config", "policy"]);
     expect(out.checks.find((c) => c.name === "policy")?.detail).toMatch(/^policy\.yml:2:\d+: /);
     expect(r.stdout).not.toContain("123:plain");
+
+    // the approvers' token written in clear is a plain secret too, named and never shown
+    writeFileSync(p.config, 'version: "1"\nserve:\n  approver_token: "approver-plain-0123456789"\n');
+    const approver = await runCli(["doctor", "--json"], { env: envFor(home) });
+    const config = (JSON.parse(approver.stdout) as { checks: { name: string; detail: string }[] }).checks.find(
+      (c) => c.name === "config",
+    );
+    expect(config?.detail).toContain("plain secret in `serve.approver_token`");
+    expect(approver.stdout).not.toContain("approver-plain-0123456789");
   });
 
   it("fails on a `session:` block the proxy would refuse, naming the key", async () => {
@@ -115,7 +124,10 @@ describe("acp doctor", () => {
     const bad = await doctorJson([], envFor(home));
     expect(bad.code).toBe(1);
     expect(bad.checks.filter((c) => c.name === "serve").map((c) => [c.status, c.detail])).toEqual([
-      ["fail", "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, decision_audit)"],
+      [
+        "fail",
+        "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, approver_token, decision_audit)",
+      ],
       ["fail", "config.yml: storage: must be a mapping (of url)"],
       ["fail", "config.yml: serve.port: `99999` is not a port (0 to 65535; 0 picks a free one)"],
       ["fail", "config.yml: serve.decision_audit: unknown value `sometimes` (expected queued or durable)"],

@@ -4,13 +4,16 @@ import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { STARTER_POLICY } from "@acp/store";
 import { registerServe, type ServeReady } from "../src/commands/serve.js";
 import type { CliContext } from "../src/context.js";
 import { runCli } from "./run.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
 const homes: string[] = [];
+const sealedRoot = tempRoot("serve-sealed");
+afterAll(sealedRoot.cleanup);
 afterEach(() => {
   for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
 });
@@ -125,6 +128,107 @@ describe("acp serve", () => {
   });
 });
 
+describe("acp serve: the agents' token asks, only the approvers' token answers", () => {
+  const AGENT = "cli-agent-token-0123456789";
+  const APPROVER = "cli-approver-token-0123456789";
+
+  /** A `write_file` call waiting for a person (the starter policy asks), and its consent request's id. */
+  async function waitingWrite(url: string): Promise<{ id: string; call: Promise<Response> }> {
+    const call = fetch(`${url}/v1/decide?wait=true`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json" },
+      body: JSON.stringify({ tool: "write_file", arguments: { path: "/tmp/x" } }),
+    });
+    for (;;) {
+      const res = await fetch(`${url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${AGENT}` } });
+      const { requests } = (await res.json()) as { requests: { id: string }[] };
+      if (requests[0] !== undefined) return { id: requests[0].id, call };
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  function answer(url: string, id: string, token: string): Promise<Response> {
+    return fetch(`${url}/v1/consent/${id}/response`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ decision: "denied", reason: "checked" }),
+    });
+  }
+
+  it("takes ACP_APPROVER_TOKEN for answers and refuses ACP_BRIDGE_TOKEN there (403)", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: AGENT, ACP_APPROVER_TOKEN: APPROVER });
+    const ready = await serve.ready;
+    const { id, call } = await waitingWrite(ready.url);
+    const self = await answer(ready.url, id, AGENT);
+    expect(self.status).toBe(403);
+    expect(((await self.json()) as { error: { code: string } }).error.code).toBe("approver_token_required");
+    expect((await answer(ready.url, id, APPROVER)).status).toBe(200);
+    expect(((await (await call).json()) as { route: string }).route).toBe("refuse");
+    expect(serve.output().stderr).not.toContain("no approvers' token");
+    serve.stop();
+    await serve.done;
+  });
+
+  it("without an approvers' token says where consent is answered, and the API answers nothing", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: AGENT });
+    const ready = await serve.ready;
+    expect(serve.output().stderr).toContain(
+      "no approvers' token (ACP_APPROVER_TOKEN) configured: consent is answered in the console, with acp approve or a channel",
+    );
+    const { id, call } = await waitingWrite(ready.url);
+    const res = await answer(ready.url, id, AGENT);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("consent_api_token_required");
+    serve.stop();
+    await serve.done;
+    await call.catch(() => undefined);
+  });
+
+  it("refuses one token for both, or an approvers' token it would not take, before it listens (exit 4), unechoed", async () => {
+    for (const [env, message] of [
+      [
+        { ACP_BRIDGE_TOKEN: AGENT, ACP_APPROVER_TOKEN: AGENT },
+        /is the agents' bearer token: give approvers a token of their own/,
+      ],
+      [{ ACP_APPROVER_TOKEN: "hunter2" }, /ACP_APPROVER_TOKEN is too short \(7 characters\)/],
+    ] as const) {
+      const home = freshHome();
+      const serve = startServe(home, ["--port", "0"], env);
+      const err = (await serve.done.then(
+        () => null,
+        (e: unknown) => e,
+      )) as { message: string; exitCode?: number } | null;
+      expect(err?.message).toMatch(message);
+      expect(err?.message).not.toContain(env.ACP_APPROVER_TOKEN);
+      expect(err?.exitCode).toBe(4);
+      expect(existsSync(join(home, "serve.json"))).toBe(false);
+    }
+  });
+
+  it("reads both tokens sealed in config.yml (acp config set-secret)", async () => {
+    const { home } = fixtureHome(sealedRoot.dir);
+    for (const [key, value] of [
+      ["serve.bearer_token", AGENT],
+      ["serve.approver_token", APPROVER],
+    ] as const) {
+      const sealed = await runCli(["config", "set-secret", key], { env: envFor(home), stdin: `${value}\n` });
+      expect(sealed.code, sealed.stderr).toBe(0);
+    }
+    const serve = startServe(home, ["--port", "0"], envFor(home));
+    const ready = await serve.ready;
+    const { id, call } = await waitingWrite(ready.url);
+    expect((await answer(ready.url, id, AGENT)).status).toBe(403);
+    expect((await answer(ready.url, id, APPROVER)).status).toBe(200);
+    await call;
+    serve.stop();
+    await serve.done;
+    const doctor = await runCli(["doctor"], { env: envFor(home) });
+    expect(doctor.stdout).toContain("approvers' token sealed in config.yml");
+  });
+});
+
 describe("acp serve: help and errors a platform team can act on", () => {
   it("--help says how to unlock the keys, make a token, which config keys and limits apply, and the exit codes", async () => {
     const out = await runCli(["serve", "--help"], { env: { HOME: "/nonexistent" } });
@@ -153,7 +257,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
     )) as { message: string; exitCode?: number } | null;
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
-      "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, decision_audit)",
+      "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, approver_token, decision_audit)",
     );
     expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
     expect(existsSync(join(home, "serve.json"))).toBe(false);

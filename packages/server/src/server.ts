@@ -36,8 +36,13 @@ export interface AcpServerOptions {
   /** Where decisions are recorded; default `stores.auditLog`. */
   readonly audit?: AuditAppender;
   readonly clock: () => Date;
-  /** The bearer token of the API; absent: the API answers loopback callers without one. */
+  /** The agents' bearer token of the API; absent: the API answers loopback callers without one. */
   readonly token?: string;
+  /**
+   * The approvers' token: the only one that answers consent over the API (`POST /v1/consent/{id}/response`);
+   * absent: consent is answered in the console, with `acp approve` or a channel. Must differ from `token`.
+   */
+  readonly approverToken?: string;
   /** True when the listener is loopback only (the `Host` header is then checked). */
   readonly loopbackOnly: boolean;
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
@@ -76,6 +81,11 @@ export interface AcpServer {
 
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
+  if (options.approverToken !== undefined && options.approverToken === options.token) {
+    throw new Error(
+      "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
+    );
+  }
   const metrics = createMetrics();
   const audit = createAuditSink(options.audit ?? options.stores.auditLog);
   const proofs = createConsentProofs(options.keys, options.stores.nonces);
@@ -126,7 +136,11 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
         id,
         signal,
       ),
-    auth: { ...(options.token !== undefined ? { token: options.token } : {}), loopbackOnly: options.loopbackOnly },
+    auth: {
+      ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.approverToken !== undefined ? { approverToken: options.approverToken } : {}),
+      loopbackOnly: options.loopbackOnly,
+    },
     ...(options.tls !== undefined ? { tls: options.tls } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPolledAnswers, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
-import { eventually, openTestServerAt } from "./harness.js";
+import { eventually, openTestServerAt, APPROVER_TOKEN } from "./harness.js";
 
 const TOKEN = "answer-wake-token-0123456789";
 const DAYS = 1_000_000_000; // ~11.5 days: a poll that never comes within the test
@@ -21,6 +21,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "acp-answer-wake-"));
   ({ node, url } = await openTestServerAt(home, {
     token: TOKEN,
+    approverToken: APPROVER_TOKEN,
     answerPollMs: DAYS,
     changePollMs: 50,
   }));
@@ -31,6 +32,7 @@ afterAll(async () => {
 });
 
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const approverAuth = { authorization: `Bearer ${APPROVER_TOKEN}`, "content-type": "application/json" };
 
 async function waitingCall(path: string): Promise<{ id: string; answer: Promise<unknown> }> {
   const answer = fetch(`${url}/v1/decide?wait=true`, {
@@ -53,7 +55,7 @@ describe("a waiting call on SQLite wakes when this service records the answer", 
     const { id, answer } = await waitingCall("/tmp/api");
     const res = await fetch(`${url}/v1/consent/${id}/response`, {
       method: "POST",
-      headers: auth,
+      headers: approverAuth,
       body: JSON.stringify({ decision: "denied", reason: "not now" }),
     });
     expect(res.status).toBe(200);

@@ -60,4 +60,43 @@ describe("the API's bearer check", () => {
     const odd = createBearerCheck({ token: "with space", loopbackOnly: true });
     expect(verdict(odd, "Bearer with space")).toBe(checkBearer("Bearer with space", "with space").ok ? "ok" : 400);
   });
+
+  it("answers consent with the approvers' token alone: checkBearer's verdict on it, 403 for the agents' (property)", () => {
+    fc.assert(
+      fc.property(token, token, fc.option(fc.string({ unit: "binary", maxLength: 30 })), (agent, approver, noise) => {
+        fc.pre(agent !== approver);
+        const check = createBearerCheck({ token: agent, approverToken: approver, loopbackOnly: true }, "answer");
+        for (const header of [`Bearer ${approver}`, `Bearer ${agent}`, noise ?? undefined]) {
+          const asApprover = checkBearer(header, approver);
+          const expected = asApprover.ok ? "ok" : checkBearer(header, agent).ok ? 403 : asApprover.status;
+          expect(verdict(check, header)).toBe(expected);
+        }
+        // without an approvers' token nothing answers over the API, the agents' token included
+        const none = createBearerCheck({ token: agent, loopbackOnly: true }, "answer");
+        expect(verdict(none, `Bearer ${agent}`)).toBe(401);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("reads with either token and asks for decisions with the agents' alone", () => {
+    const options = { token: "agents-token-x", approverToken: "approvers-token-y", loopbackOnly: true };
+    const read = createBearerCheck(options, "read");
+    const ask = createBearerCheck(options, "agent");
+    const complete = createBearerCheck(options, "complete");
+    expect(verdict(read, "Bearer agents-token-x")).toBe("ok");
+    expect(verdict(read, "Bearer approvers-token-y")).toBe("ok");
+    expect(verdict(read, "Bearer someone-else")).toBe(401);
+    expect(verdict(read, undefined)).toBe(401);
+    expect(verdict(ask, "Bearer agents-token-x")).toBe("ok");
+    expect(verdict(ask, "Bearer approvers-token-y")).toBe(401);
+    expect(verdict(complete, "Bearer agents-token-x")).toBe("ok");
+    expect(verdict(complete, "Bearer approvers-token-y")).toBe(401);
+    // no agents' token: reads and decisions are open to loopback callers, completing needs a token
+    const open = { approverToken: "approvers-token-y", loopbackOnly: true };
+    expect(verdict(createBearerCheck(open, "read"), undefined)).toBe("ok");
+    expect(verdict(createBearerCheck(open, "agent"), undefined)).toBe("ok");
+    expect(verdict(createBearerCheck(open, "complete"), "Bearer approvers-token-y")).toBe(401);
+    expect(verdict(createBearerCheck(open, "answer"), "Bearer approvers-token-y")).toBe("ok");
+  });
 });

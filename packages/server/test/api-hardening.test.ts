@@ -5,7 +5,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
+import { at, eventually, readJson, startTestServer, type TestServer, tokenFor } from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 let s: TestServer;
@@ -20,7 +20,7 @@ afterAll(async () => {
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${s.url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
+    headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, rawRequest, READ_EVENT, readJson, startTestServer, WRITE_EVENT, type TestServer } from "./harness.js";
+import {
+  at,
+  rawRequest,
+  READ_EVENT,
+  readJson,
+  startTestServer,
+  WRITE_EVENT,
+  type TestServer,
+  tokenFor,
+} from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 let s: TestServer;
@@ -14,7 +23,7 @@ afterAll(async () => {
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${s.url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
+    headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }

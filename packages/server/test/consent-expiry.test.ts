@@ -1,6 +1,6 @@
 /** A consent request nobody answers in time: the agent hears `expired`, a late answer is 410. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
+import { at, eventually, readJson, startTestServer, type TestServer, tokenFor } from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 const POLICY = `version: "1"
@@ -23,7 +23,7 @@ afterAll(async () => {
 function call(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${s.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, "content-type": "application/json" },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
 }

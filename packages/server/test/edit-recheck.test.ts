@@ -1,6 +1,6 @@
 /** Arguments a person edits in an approval are judged by the policy again before the caller may run them. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, eventually, readJson, startTestServer, type TestServer } from "./harness.js";
+import { at, eventually, readJson, startTestServer, type TestServer, tokenFor } from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 const POLICY = [
@@ -27,7 +27,7 @@ afterAll(async () => {
 function post(path: string, body: unknown): Promise<Response> {
   return fetch(`${s.url}${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
 }

@@ -62,9 +62,26 @@ export async function openTestServerAt(
   return { node, url: await node.server.listen({ port: 0, host: "127.0.0.1" }) };
 }
 
-/** Starts a service; `token` configures the bearer token. Close it with `close()` (removes the home). */
+/** The approvers' token {@link startTestServer} configures unless told otherwise. */
+export const APPROVER_TOKEN = "test-approver-token-0123456789";
+
+/** The token a request to `path` goes with: the approvers' for an answer, else the agents' `token`. */
+export function tokenFor(path: string, token: string): string {
+  return /\/v1\/consent\/[^/]+\/response$/.test(path.split("?")[0] ?? "") ? APPROVER_TOKEN : token;
+}
+
+/**
+ * Starts a service; `token` configures the agents' bearer token, `approverToken` the approvers' (default
+ * {@link APPROVER_TOKEN}; null for none). Close it with `close()` (removes the home).
+ */
 export async function startTestServer(
-  options: { token?: string; policy?: string; maxPending?: number; bodyLimit?: number } = {},
+  options: {
+    token?: string;
+    approverToken?: string | null;
+    policy?: string;
+    maxPending?: number;
+    bodyLimit?: number;
+  } = {},
 ): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), "acp-serve-test-"));
   const keys = testKeys();
@@ -75,6 +92,7 @@ export async function startTestServer(
     answerPollMs: 20,
     changePollMs: 50,
     ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.approverToken !== null ? { approverToken: options.approverToken ?? APPROVER_TOKEN } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
   });

@@ -68,15 +68,17 @@ describe("bad input and load", () => {
     await Promise.all(waits);
   });
 
-  it("answers consent over the API only with a bearer token configured", async () => {
-    const server = (s = await startTestServer());
+  it("answers consent over the API only with an approvers' token configured", async () => {
+    const server = (s = await startTestServer({ approverToken: null }));
     const res = await fetch(`${server.url}/v1/consent/cr_${"a".repeat(32)}/response`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ decision: "approved" }),
     });
     expect(res.status).toBe(401);
-    expect(at(await readJson(res), "error", "code")).toBe("consent_api_token_required");
+    const error = at(await readJson(res), "error") as { code: string; message: string };
+    expect(error.code).toBe("consent_api_token_required");
+    expect(error.message).toContain("ACP_APPROVER_TOKEN");
   });
 
   it("reports the first broken event when the audit chain was tampered with", async () => {

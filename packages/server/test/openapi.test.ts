@@ -4,7 +4,16 @@
  */
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, eventually, READ_EVENT, readJson, startTestServer, type Json, type TestServer } from "./harness.js";
+import {
+  at,
+  eventually,
+  READ_EVENT,
+  readJson,
+  startTestServer,
+  type Json,
+  type TestServer,
+  tokenFor,
+} from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 let s: TestServer;
@@ -22,7 +31,7 @@ function call(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${s.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${tokenFor(path, TOKEN)}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -17,7 +17,7 @@ import {
   type NewPendingConsent,
   type PendingOwner,
 } from "@acp/store";
-import { openTestServerAt } from "./harness.js";
+import { openTestServerAt, APPROVER_TOKEN } from "./harness.js";
 
 const TOKEN = "orphaned-rows-token-0123456789";
 const DEAD = `cr_${"d".repeat(32)}`; // a request of a proxy that died
@@ -67,6 +67,7 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "acp-orphaned-rows-"));
   ({ node, url } = await openTestServerAt(home, {
     token: TOKEN,
+    approverToken: APPROVER_TOKEN,
   }));
   const dead: PendingOwner = { pid: gonePid(), host: hostname(), start: null };
   raisedBy(dead, DEAD);
@@ -78,6 +79,7 @@ afterAll(async () => {
 });
 
 const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const approverAuth = { authorization: `Bearer ${APPROVER_TOKEN}`, "content-type": "application/json" };
 
 describe("acp serve and a dead proxy's consent requests in the shared state.db", () => {
   it("lists only the running proxy's request", async () => {
@@ -91,7 +93,7 @@ describe("acp serve and a dead proxy's consent requests in the shared state.db",
   it("refuses an answer to the dead proxy's request over the API and in the console: 410, nothing recorded", async () => {
     const api = await fetch(`${url}/v1/consent/${DEAD}/response`, {
       method: "POST",
-      headers: auth,
+      headers: approverAuth,
       body: JSON.stringify({ decision: "approved" }),
     });
     expect(api.status).toBe(410);
@@ -112,7 +114,7 @@ describe("acp serve and a dead proxy's consent requests in the shared state.db",
   it("still takes an answer to the running proxy's request", async () => {
     const res = await fetch(`${url}/v1/consent/${LIVE}/response`, {
       method: "POST",
-      headers: auth,
+      headers: approverAuth,
       body: JSON.stringify({ decision: "denied", reason: "not now" }),
     });
     expect(res.status).toBe(200);

@@ -10,7 +10,7 @@ import { readSecretValue } from "../home-access/secret-input.js";
 import { checkBearerToken, webhookSecretProblem } from "../wiring/bearer-token.js";
 
 /** The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed). */
-const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token"]);
+const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token"]);
 
 /** Registers `acp config set-secret`. */
 export function registerConfigSetSecret(parent: Command, ctx: CliContext): void {

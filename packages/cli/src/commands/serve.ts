@@ -75,15 +75,20 @@ Serves, from $ACP_HOME:
 The console link printed at start signs in --console-as NAME (default $USER): every answer given in that
 session is recorded as approver console:NAME. Give others their own link: acp console-link --as NAME.
 
-The bearer token comes from ACP_BRIDGE_TOKEN or the sealed config secret serve.bearer_token. Without one
-the API answers loopback callers only; answering consent over the API always needs one. Binding beyond
-loopback needs a token. A token has at least 16 characters (letters, digits, -._~+/); make one with
-\`openssl rand -hex 32\`; keep it in config.yml, sealed, with
-\`acp config set-secret serve.bearer_token\` (the value on stdin), or pass it as ACP_BRIDGE_TOKEN.
+Two tokens, for two kinds of caller. The agents' bearer token (ACP_BRIDGE_TOKEN or the sealed config
+secret serve.bearer_token) asks for decisions (/pre-tool-check, /v1/decide, /mcp) and reads; without one
+the API answers loopback callers only, and binding beyond loopback needs one. The approvers' token
+(ACP_APPROVER_TOKEN or serve.approver_token) is the only one that answers consent over the API
+(POST /v1/consent/{id}/response; the agents' token gets 403 approver_token_required, so an agent cannot
+approve what it asked); without it consent is answered in the console, with acp approve or a channel.
+The two must differ. A token has at least 16 characters (letters, digits, -._~+/); make one with
+\`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
+(or serve.approver_token; the value on stdin), or pass it in the environment.
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
 ACP_PASSPHRASE or, at a terminal, a prompt.
 
-config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.bearer_token (sealed),
+config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.bearer_token and
+serve.approver_token (sealed),
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
 milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below). An unknown
 key or a bad value in serve: or storage: stops the start (exit 4); acp doctor checks the same, warns about a
@@ -110,7 +115,8 @@ Examples:
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read the TLS files, open the state or reach
 PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
---console-as not a valid name), 4 an invalid policy, consent graph or config.yml.
+--console-as not a valid name), 4 an invalid policy, consent graph or config.yml, or a token that is too
+short, not sendable after "Bearer ", or the same for agents and approvers.
 
 Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
 
@@ -170,21 +176,30 @@ function configValue(home: string, key: string): string | undefined {
   return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
 }
 
+/** Where each of the two tokens comes from: the environment first, else a sealed secret in config.yml. */
+const TOKEN_SOURCES = {
+  agents: { env: "ACP_BRIDGE_TOKEN", key: "bearer_token", sealed: (c: ServeConfig) => c.bearerToken },
+  approvers: { env: "ACP_APPROVER_TOKEN", key: "approver_token", sealed: (c: ServeConfig) => c.approverToken },
+} as const;
+
+/** The agents' or the approvers' token, checked like every bearer token (exit 4); undefined when unset. */
 function loadToken(
   ctx: CliContext,
   home: string,
   config: ServeConfig,
   seed: Uint8Array | undefined,
+  whose: keyof typeof TOKEN_SOURCES,
 ): string | undefined {
-  const fromEnv = ctx.io.env["ACP_BRIDGE_TOKEN"];
-  if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken("ACP_BRIDGE_TOKEN", fromEnv);
-  if (config.bearerToken === undefined || seed === undefined) return undefined;
+  const source = TOKEN_SOURCES[whose];
+  const fromEnv = ctx.io.env[source.env];
+  if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken(source.env, fromEnv);
+  if (source.sealed(config) === undefined || seed === undefined) return undefined;
   const doc = readConfigDocument(home);
   if (!doc.ok) return undefined;
-  const secret = readConfigSecret(doc.value, "serve.bearer_token", seed);
-  if (!secret.ok)
-    throw new CliError(`config.yml: serve.bearer_token: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
-  return secret.value === undefined ? undefined : checkBearerToken("config.yml: serve.bearer_token", secret.value);
+  const path = `serve.${source.key}`;
+  const secret = readConfigSecret(doc.value, path, seed);
+  if (!secret.ok) throw new CliError(`config.yml: ${path}: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
+  return secret.value === undefined ? undefined : checkBearerToken(`config.yml: ${path}`, secret.value);
 }
 
 /**
@@ -260,7 +275,15 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const config = serveSections(home);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
-  const token = loadToken(ctx, home, config, seed);
+  const token = loadToken(ctx, home, config, seed, "agents");
+  const approverToken = loadToken(ctx, home, config, seed, "approvers");
+  if (approverToken !== undefined && approverToken === token) {
+    throw new CliError(
+      "the approvers' token (ACP_APPROVER_TOKEN or serve.approver_token) is the agents' bearer token: give " +
+        "approvers a token of their own (`openssl rand -hex 32`), or an agent holding it could approve its own requests",
+      EXIT.invalid,
+    );
+  }
   const vaultSecrets = loadVaultSecrets(home, seed);
   const redaction = loadRedactionRules(home);
   const bind = flags.bind ?? config.bind ?? "127.0.0.1";
@@ -295,6 +318,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       onStoreError: (err) => log(`storage: ${err.message}`),
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(token !== undefined ? { token } : {}),
+      ...(approverToken !== undefined ? { approverToken } : {}),
       ...(tls !== undefined ? { tls } : {}),
     });
   } catch (err) {
@@ -311,7 +335,16 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ).closed;
       return;
     }
-    await listenAndWait(ctx, flags, hooks, { embedded, home, port, bind, token, log, approver });
+    await listenAndWait(ctx, flags, hooks, {
+      embedded,
+      home,
+      port,
+      bind,
+      token,
+      approverToken: approverToken !== undefined,
+      log,
+      approver,
+    });
   } finally {
     await embedded.close();
   }
@@ -327,6 +360,8 @@ async function listenAndWait(
     port: number;
     bind: string;
     token: string | undefined;
+    /** Whether an approvers' token is configured. */
+    approverToken: boolean;
     log: (l: string) => void;
     approver: ConsoleApprover;
   },
@@ -377,6 +412,11 @@ async function listenAndWait(
       const who = named === undefined ? "" : `, signs in as ${named}`;
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes${who}): ${consoleLink}`);
       if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
+      if (!run.approverToken) {
+        run.log(
+          "no approvers' token (ACP_APPROVER_TOKEN) configured: consent is answered in the console, with acp approve or a channel, not over the API",
+        );
+      }
     }
     if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {
       run.log(

@@ -3,7 +3,12 @@ import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS } fro
 import { homePaths, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
 
 /** Config keys that must hold sealed values when set. */
-export const SECRET_CONFIG_PATHS = ["telegram.bot_token", "webhook.secret", "serve.bearer_token"] as const;
+export const SECRET_CONFIG_PATHS = [
+  "telegram.bot_token",
+  "webhook.secret",
+  "serve.bearer_token",
+  "serve.approver_token",
+] as const;
 
 /** Key presence and, when a passphrase is at hand, decryptability; returns the seed when it opened. */
 export function checkKeys(home: string, passphrase: string | undefined): { checks: HomeCheck[]; seed?: Uint8Array } {

@@ -37,6 +37,7 @@ function readServeSections(home: string): { checks: HomeCheck[]; config: ServeCo
     `bind ${c.bind ?? "127.0.0.1"}`,
     `decision audit ${c.decisionAudit ?? "queued"}`,
     c.bearerToken !== undefined ? "bearer token sealed in config.yml" : null,
+    c.approverToken !== undefined ? "approvers' token sealed in config.yml" : null,
   ].filter((x) => x !== null);
   return { checks: [{ status: "ok", name: "serve", detail: detail.join(", ") }], config: c };
 }

@@ -5,7 +5,7 @@
  */
 
 /** The keys of `serve:` and what each takes. */
-const SERVE_KEYS = ["port", "bind", "bearer_token", "decision_audit"] as const;
+const SERVE_KEYS = ["port", "bind", "bearer_token", "approver_token", "decision_audit"] as const;
 const STORAGE_KEYS = ["url"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
@@ -15,6 +15,8 @@ export interface ServeConfig {
   readonly decisionAudit?: "queued" | "durable";
   /** The sealed secret's text as written (`acp config set-secret serve.bearer_token`). */
   readonly bearerToken?: string;
+  /** The approvers' token, sealed the same way (`acp config set-secret serve.approver_token`). */
+  readonly approverToken?: string;
   readonly storageUrl?: string;
 }
 
@@ -53,6 +55,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     bind?: string;
     decisionAudit?: "queued" | "durable";
     bearerToken?: string;
+    approverToken?: string;
     storageUrl?: string;
   } = {};
   const port = serve["port"];
@@ -71,14 +74,18 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     if (audit === "queued" || audit === "durable") config.decisionAudit = audit;
     else problems.push(`serve.decision_audit: unknown value \`${shown(audit)}\` (expected queued or durable)`);
   }
-  const token = serve["bearer_token"];
-  if (token !== undefined && token !== null) {
-    // its value is a secret: never shown
-    if (typeof token === "string") {
-      if (token !== "") config.bearerToken = token;
-    } else
-      problems.push("serve.bearer_token: must be the sealed text `acp config set-secret serve.bearer_token` writes");
-  }
+  // a token's value is a secret: never shown
+  const sealed = (key: "bearer_token" | "approver_token"): string | undefined => {
+    const value = serve[key];
+    if (value === undefined || value === null || value === "") return undefined;
+    if (typeof value === "string") return value;
+    problems.push(`serve.${key}: must be the sealed text \`acp config set-secret serve.${key}\` writes`);
+    return undefined;
+  };
+  const bearerToken = sealed("bearer_token");
+  if (bearerToken !== undefined) config.bearerToken = bearerToken;
+  const approverToken = sealed("approver_token");
+  if (approverToken !== undefined) config.approverToken = approverToken;
   const url = storage["url"];
   if (url !== undefined && url !== null) {
     // a URL may hold a password: never shown here

@@ -18,6 +18,8 @@ const root = fileURLToPath(new URL("../../../../", import.meta.url));
 const viteNode = `${root}node_modules/.bin/vite-node`;
 const script = fileURLToPath(new URL("./fixtures/acp-process.ts", import.meta.url));
 const TOKEN = "two-node-test-token-0123456789";
+/** The approvers' token: the only one that answers consent over the API. */
+const APPROVER_TOKEN = "two-node-approver-token-0123456789";
 const db = useTestDatabase();
 const homes: string[] = [];
 const children: ChildProcess[] = [];
@@ -45,7 +47,14 @@ function startNode(home: string): Promise<Node> {
   if (!existsSync(viteNode)) throw new Error(`${viteNode} is missing (it comes with vitest)`);
   const child = spawn(viteNode, ["-c", `${root}vitest.config.ts`, script, "--", "serve", "--port", "0", "--json"], {
     cwd: root,
-    env: { ...process.env, ACP_HOME: home, ACP_STORAGE_URL: db.url, ACP_BRIDGE_TOKEN: TOKEN, HOME: home },
+    env: {
+      ...process.env,
+      ACP_HOME: home,
+      ACP_STORAGE_URL: db.url,
+      ACP_BRIDGE_TOKEN: TOKEN,
+      ACP_APPROVER_TOKEN: APPROVER_TOKEN,
+      HOME: home,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -75,7 +84,7 @@ async function call(
   const res = await fetch(`${node.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${path.endsWith("/response") ? APPROVER_TOKEN : TOKEN}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

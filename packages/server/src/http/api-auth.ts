@@ -1,7 +1,16 @@
 /**
- * Who may call the API: a bearer token (`ACP_BRIDGE_TOKEN` or config), compared in constant time;
- * 400 for a malformed header, 401 for a missing or wrong token. Without a configured token the API
- * answers loopback callers only, and answering consent over the API always needs a token.
+ * Who may call the API, by what the route does:
+ *
+ * - the agents' bearer token (`ACP_BRIDGE_TOKEN` or `serve.bearer_token`) asks for decisions
+ *   (`/pre-tool-check`, `/v1/decide`, `/mcp`) and completes its own consent requests;
+ * - the approvers' token (`ACP_APPROVER_TOKEN` or `serve.approver_token`) is the only one that answers
+ *   consent over the API: an agent that holds the token it asks with must not be able to approve what
+ *   it asked (the confused deputy ACP exists to stop);
+ * - either reads (consent requests, their event stream, the audit trail, metrics).
+ *
+ * Compared in constant time; 400 for a malformed header, 401 for a missing or wrong token, 403 for the
+ * agents' token where only the approvers' is taken. Without an agents' token the API answers loopback
+ * callers only; answering consent over the API always needs the approvers' token.
  */
 import { hash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -10,8 +19,10 @@ import { HttpError } from "./error-body.js";
 
 /** How the API authenticates. */
 export interface ApiAuthOptions {
-  /** The bearer token; absent means no token is configured. */
+  /** The agents' bearer token; absent means none is configured (the API then answers loopback only). */
   readonly token?: string;
+  /** The approvers' token, the only one that answers consent; absent: consent is answered elsewhere. */
+  readonly approverToken?: string;
   /** Whether the service listens on loopback only (then the `Host` header must name loopback). */
   readonly loopbackOnly: boolean;
 }
@@ -59,44 +70,97 @@ function bearerFastPath(token: string): (header: string | string[] | undefined) 
 }
 
 /**
- * Checks the `Host` header and the bearer token (when one is configured); throws the {@link HttpError}
- * of the answer (421, 400, 401). Synchronous, for a route that checks inside its handler.
+ * What a route lets its caller do, and so which tokens it takes: `agent` asks for decisions (the agents'
+ * token, when one is configured); `complete` finishes an agent's own consent request (the agents' token,
+ * always required); `read` reads (either token; open on loopback when no agents' token is configured);
+ * `answer` answers consent (the approvers' token only, always required).
  */
-export function createBearerCheck(options: ApiAuthOptions, requireToken = false): (request: FastifyRequest) => void {
-  const rightToken = options.token === undefined ? () => false : bearerFastPath(options.token);
+export type ApiRole = "agent" | "complete" | "read" | "answer";
+
+/** The error for a header that is no configured token of the role: `checkBearer`'s wording (400, 401). */
+function refusal(request: FastifyRequest, token: string): HttpError | null {
+  const verdict = checkBearer(request.headers.authorization, token);
+  if (verdict.ok) return null;
+  const code =
+    verdict.status === 400
+      ? "auth_header_malformed"
+      : request.headers.authorization === undefined
+        ? "auth_token_missing"
+        : "auth_token_wrong";
+  return new HttpError(verdict.status, code, verdict.message);
+}
+
+/**
+ * Checks the `Host` header and the token `role` takes; throws the {@link HttpError} of the answer (421,
+ * 400, 401, 403). Synchronous, for a route that checks inside its handler.
+ */
+export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agent"): (request: FastifyRequest) => void {
+  const { token, approverToken } = options;
+  const isAgent = token === undefined ? () => false : bearerFastPath(token);
+  const isApprover = approverToken === undefined ? () => false : bearerFastPath(approverToken);
+  if (role === "answer") {
+    return (request) => {
+      checkHost(request, options);
+      if (approverToken === undefined) {
+        throw new HttpError(
+          401,
+          "consent_api_token_required",
+          "answering consent over the API needs the approvers' token: set ACP_APPROVER_TOKEN or " +
+            "serve.approver_token (a token of its own, not the agents' ACP_BRIDGE_TOKEN); meanwhile answer " +
+            "in the console or with acp approve / acp deny",
+        );
+      }
+      const header = request.headers.authorization;
+      if (isApprover(header)) return;
+      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok)) {
+        throw new HttpError(
+          403,
+          "approver_token_required",
+          "this is the agents' token: it asks for decisions and cannot answer them (an agent must not " +
+            "approve its own requests); answer with the approvers' token (ACP_APPROVER_TOKEN)",
+        );
+      }
+      const refused = refusal(request, approverToken);
+      if (refused !== null) throw refused;
+    };
+  }
+  if (role === "read") {
+    return (request) => {
+      checkHost(request, options);
+      if (token === undefined) return;
+      const header = request.headers.authorization;
+      if (isAgent(header) || isApprover(header)) return;
+      if (approverToken !== undefined && checkBearer(header, approverToken).ok) return;
+      const refused = refusal(request, token);
+      if (refused !== null) throw refused;
+    };
+  }
   return (request) => {
     checkHost(request, options);
-    if (options.token === undefined) {
-      if (!requireToken) return;
+    if (token === undefined) {
+      if (role === "agent") return;
       throw new HttpError(
         401,
         "consent_api_token_required",
-        "answering consent over the API needs a bearer token: set ACP_BRIDGE_TOKEN or serve.bearer_token",
+        "completing a consent request over the API needs the agents' bearer token: set ACP_BRIDGE_TOKEN or serve.bearer_token",
       );
     }
-    if (rightToken(request.headers.authorization)) return;
-    const verdict = checkBearer(request.headers.authorization, options.token);
-    if (verdict.ok) return;
-    const code =
-      verdict.status === 400
-        ? "auth_header_malformed"
-        : request.headers.authorization === undefined
-          ? "auth_token_missing"
-          : "auth_token_wrong";
-    throw new HttpError(verdict.status, code, verdict.message);
+    if (isAgent(request.headers.authorization)) return;
+    const refused = refusal(request, token);
+    if (refused !== null) throw refused;
   };
 }
 
 /**
  * An `onRequest` hook that checks the `Host` header and the bearer token (when one is configured):
  * {@link createBearerCheck} as a hook, run before the body is read, so a caller without the token gets
- * 401 and never a parse or validation error about its body.
+ * 401 (or 403) and never a parse or validation error about its body.
  */
 export function createBearerGuard(
   options: ApiAuthOptions,
-  requireToken = false,
+  role: ApiRole = "agent",
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const check = createBearerCheck(options, requireToken);
+  const check = createBearerCheck(options, role);
   // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
   return async (request) => {
     check(request);

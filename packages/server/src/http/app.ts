@@ -102,7 +102,20 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
         description:
           "Every action an agent proposes, routed accept / ask / defer / refuse. Guide: docs/guides/serve.md",
       },
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: "http",
+            scheme: "bearer",
+            description: "the agents' token (ACP_BRIDGE_TOKEN): asks for decisions; reads",
+          },
+          approver: {
+            type: "http",
+            scheme: "bearer",
+            description: "the approvers' token (ACP_APPROVER_TOKEN): the only one that answers consent; reads",
+          },
+        },
+      },
     },
   });
   await app.register(swaggerUi, {
@@ -113,27 +126,28 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     transformStaticCSP: (header) =>
       header.replace(/frame-ancestors [^;]*/, "frame-ancestors 'none'").replace(" validator.swagger.io", ""),
   });
-  const guard = createBearerGuard(options.auth);
-  const answerGuard = createBearerGuard(options.auth, true);
-  registerPreToolCheck(app, options.service, createBearerCheck(options.auth), { tls });
-  registerDecide(app, options.service, guard);
+  const agentGuard = createBearerGuard(options.auth, "agent");
+  const readGuard = createBearerGuard(options.auth, "read");
+  registerPreToolCheck(app, options.service, createBearerCheck(options.auth, "agent"), { tls });
+  registerDecide(app, options.service, agentGuard);
   registerConsentRoutes(app, {
     stores: options.stores,
     clock: options.clock,
-    guard,
-    answerGuard,
+    guard: readGuard,
+    answerGuard: createBearerGuard(options.auth, "answer"),
+    completeGuard: createBearerGuard(options.auth, "complete"),
     tls,
     ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
   });
-  registerAuditRoutes(app, options.stores.audit, guard);
+  registerAuditRoutes(app, options.stores.audit, readGuard);
   registerHealthRoutes(app, {
     stores: options.stores,
     metrics: options.metrics,
     clock: options.clock,
-    guard,
+    guard: readGuard,
     auditFailure: () => options.service.auditFailure(),
   });
-  registerMcpEndpoint(app, options.service, guard, { tls });
+  registerMcpEndpoint(app, options.service, agentGuard, { tls });
   registerConsole(app, {
     stores: options.stores,
     clock: options.clock,

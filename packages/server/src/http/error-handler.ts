@@ -66,11 +66,12 @@ export function mapError(error: unknown): Mapped {
   return { status: 500, code: "internal_error", message: "internal error (see the service log)" };
 }
 
-/** The `WWW-Authenticate` challenge of a 401 for the bearer token (RFC 6750 §3). */
+/** The `WWW-Authenticate` challenge of a 401 (or the 403 of a token without the scope) for a bearer token (RFC 6750 §3). */
 const WWW_AUTHENTICATE: Partial<Record<ServerErrorCode, string>> = {
   auth_token_missing: 'Bearer realm="acp"',
   consent_api_token_required: 'Bearer realm="acp"',
   auth_token_wrong: 'Bearer realm="acp", error="invalid_token"',
+  approver_token_required: 'Bearer realm="acp", error="insufficient_scope"',
 };
 
 /** How often, at most, refusals for an unavailable audit trail are logged (one line, with how many were not). */
@@ -112,7 +113,7 @@ export function installErrorHandlers(
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);
     const challenge = WWW_AUTHENTICATE[mapped.code];
-    if (mapped.status === 401 && challenge !== undefined) void reply.header("www-authenticate", challenge);
+    if (challenge !== undefined) void reply.header("www-authenticate", challenge);
     void reply.status(mapped.status).send(errorBody(mapped.code, mapped.message));
   });
   app.setNotFoundHandler((request, reply) => {

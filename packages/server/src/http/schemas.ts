@@ -122,6 +122,9 @@ export const AUDIT_QUERY = {
   },
 } as const;
 
+/** The OpenAPI security of a route that reads: the agents' token or the approvers'. */
+export const READ_SECURITY = [{ bearer: [] }, { approver: [] }];
+
 /** Error answers every route may give. */
 export const ERROR_RESPONSES = {
   400: ERROR_BODY_SCHEMA,

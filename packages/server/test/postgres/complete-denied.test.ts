@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { createPostgresPendingConsentStore, openPostgresStore } from "@acp/store";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { pipelineFor, testKeys } from "../harness.js";
+import { pipelineFor, testKeys, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "complete-denied-token-0123456789";
 const db = useTestDatabase();
@@ -108,6 +108,7 @@ describe("completing a denied request on another node", () => {
       clock: () => new Date(),
       loopbackOnly: true,
       token: TOKEN,
+      approverToken: APPROVER_TOKEN,
       storageUrl: db.url,
     });
     running.push(node);
@@ -116,7 +117,7 @@ describe("completing a denied request on another node", () => {
       fetch(`${url}${path}`, {
         method: "POST",
         headers: {
-          authorization: `Bearer ${TOKEN}`,
+          authorization: `Bearer ${tokenFor(path, TOKEN)}`,
           ...(body !== undefined ? { "content-type": "application/json" } : {}),
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -11,7 +11,7 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
 import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
-import { at, eventually, pipelineFor, readJson, testKeys, type Json } from "../harness.js";
+import { at, eventually, pipelineFor, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "scoped-approvals-token-0123456789";
 const dbs: TestDatabase[] = [];
@@ -50,6 +50,7 @@ async function startNode(keys: ServiceKeyPair, options: { storageUrl?: string; h
     clock: () => new Date(),
     loopbackOnly: true,
     token: TOKEN,
+    approverToken: APPROVER_TOKEN,
     answerPollMs: 20,
     changePollMs: 50,
     ...(options.storageUrl !== undefined ? { storageUrl: options.storageUrl } : {}),
@@ -62,7 +63,7 @@ async function call(node: Node, method: string, path: string, body?: unknown): P
   const res = await fetch(`${node.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${tokenFor(path, TOKEN)}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -13,7 +13,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { postgresTestUrl, useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { at, eventually, pipelineFor, readJson, testKeys, type Json } from "../harness.js";
+import { at, eventually, pipelineFor, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "store-outage-token-0123456789";
 const db = useTestDatabase();
@@ -53,7 +53,7 @@ async function call(
   const res = await fetch(`${url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${tokenFor(path, TOKEN)}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -80,6 +80,7 @@ describe("the database goes away under a running node", () => {
       log: (line) => logged.push(line),
       loopbackOnly: true,
       token: TOKEN,
+      approverToken: APPROVER_TOKEN,
       storageUrl: db.url,
       onStoreError: () => undefined,
     });

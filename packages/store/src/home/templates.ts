@@ -69,8 +69,12 @@ defaults:
 #   # queued: a decision's audit event is fsynced within milliseconds after the answer; durable: every
 #   # answer waits for its fsync (slower).
 #   decision_audit: queued
-#   # The API's bearer token, sealed like bot_token: \`acp config set-secret serve.bearer_token\`.
+#   # The agents' bearer token (asks for decisions), sealed like bot_token:
+#   # \`acp config set-secret serve.bearer_token\`.
 #   bearer_token: ""
+#   # The approvers' token, the only one that answers consent over the API (never give it to an agent):
+#   # \`acp config set-secret serve.approver_token\`.
+#   approver_token: ""
 
 # Where \`acp serve\` keeps its state: SQLite in this home unless a PostgreSQL URL is given (several nodes
 # on one database). Keep the password out of this file: pass the whole URL in ACP_STORAGE_URL instead, or

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuditVerification } from "@acp/core";
 import type { AuditQuery, AuditTrail } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
-import { AUDIT_QUERY, ERROR_RESPONSES } from "../schemas.js";
+import { AUDIT_QUERY, ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
 import { AUDIT_PAGE_ANSWER, AUDIT_VERIFY_ANSWER, serializeWithJson } from "../answer-schemas.js";
 
 /** Most events on one page. */
@@ -57,7 +57,7 @@ export function registerAuditRoutes(
       schema: {
         summary: "audit events, newest first, filtered and paged",
         tags: ["audit"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         querystring: AUDIT_QUERY,
         response: { 200: AUDIT_PAGE_ANSWER, ...ERROR_RESPONSES },
       },
@@ -72,7 +72,7 @@ export function registerAuditRoutes(
       schema: {
         summary: "verify the audit chain: ok, or the first broken event",
         tags: ["audit"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         response: { 200: AUDIT_VERIFY_ANSWER, ...ERROR_RESPONSES },
       },
       serializerCompiler: serializeWithJson,

@@ -4,7 +4,13 @@ import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
-import { CONSENT_ID_PARAMS, CONSENT_LIST_QUERY, CONSENT_RESPONSE_BODY, ERROR_RESPONSES } from "../schemas.js";
+import {
+  CONSENT_ID_PARAMS,
+  CONSENT_LIST_QUERY,
+  CONSENT_RESPONSE_BODY,
+  ERROR_RESPONSES,
+  READ_SECURITY,
+} from "../schemas.js";
 import {
   COMPLETED_CONSENT_ANSWER,
   CONSENT_LIST_ANSWER,
@@ -20,9 +26,12 @@ type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 export interface ConsentRouteDeps {
   readonly stores: ServerStores;
   readonly clock: () => Date;
+  /** The guard of the read routes: either token. */
   readonly guard: Guard;
-  /** The guard of `POST …/response`: a bearer token is required even when the rest of the API is open. */
+  /** The guard of `POST …/response`: the approvers' token, required even when the rest of the API is open. */
   readonly answerGuard: Guard;
+  /** The guard of `POST …/complete`: the agents' token, required. */
+  readonly completeGuard: Guard;
   /** Completes a request whose waiting call is gone (`POST /v1/consent/{id}/complete`). */
   readonly complete?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
   /** Served over TLS: the event stream also carries `Strict-Transport-Security`. */
@@ -39,7 +48,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       schema: {
         summary: "list consent requests waiting for a person",
         tags: ["consent"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         querystring: CONSENT_LIST_QUERY,
         response: { 200: CONSENT_LIST_ANSWER, ...ERROR_RESPONSES },
       },
@@ -54,7 +63,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       schema: {
         summary: "server-sent events: `consent` events as requests are raised and settled",
         tags: ["consent"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         response: {
           200: TEXT_ANSWER(
             "text/event-stream",
@@ -73,7 +82,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       schema: {
         summary: "one consent request",
         tags: ["consent"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         params: CONSENT_ID_PARAMS,
         response: { 200: CONSENT_VIEW_ANSWER, 404: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
       },
@@ -92,13 +101,16 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       onRequest: deps.answerGuard,
       schema: {
         summary: "answer a consent request (approve once / session / for a while, approve with changes, deny)",
-        description: "The first answer wins; the waiting call receives it as a signed, verified consent response.",
+        description:
+          "The first answer wins; the waiting call receives it as a signed, verified consent response. Takes the " +
+          "approvers' token only: the agents' token is refused with 403 approver_token_required.",
         tags: ["consent"],
-        security: [{ bearer: [] }],
+        security: [{ approver: [] }],
         params: CONSENT_ID_PARAMS,
         body: CONSENT_RESPONSE_BODY,
         response: {
           200: CONSENT_VIEW_ANSWER,
+          403: ERROR_BODY_SCHEMA,
           404: ERROR_BODY_SCHEMA,
           409: ERROR_BODY_SCHEMA,
           410: ERROR_BODY_SCHEMA,
@@ -121,7 +133,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
   app.post(
     "/v1/consent/:id/complete",
     {
-      onRequest: deps.answerGuard,
+      onRequest: deps.completeGuard,
       schema: {
         summary: "complete a consent request whose waiting call is gone (a node restarted)",
         description:

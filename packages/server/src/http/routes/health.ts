@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../../metrics/metrics.js";
 import type { ServerStores } from "../../store/types.js";
 import { ERROR_BODY_SCHEMA, errorBody } from "../error-body.js";
-import { ERROR_RESPONSES } from "../schemas.js";
+import { ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
 import { serializeWithJson, STATUS_ANSWER, TEXT_ANSWER } from "../answer-schemas.js";
 
 /** Registers the probes and the metrics. */
@@ -51,7 +51,7 @@ export function registerHealthRoutes(
       schema: {
         summary: "Prometheus metrics",
         tags: ["operations"],
-        security: [{ bearer: [] }],
+        security: READ_SECURITY,
         response: {
           200: TEXT_ANSWER("text/plain", "Prometheus text format 0.0.4"),
           ...ERROR_RESPONSES,
