@@ -106,6 +106,7 @@ describe("acp init's starter config.yml", () => {
       value: {
         port: 8787,
         bind: "127.0.0.1",
+        publicUrl: "https://acp.example.com",
         decisionAudit: "queued",
         storageUrl: "postgres://acp@127.0.0.1:5432/acp",
       },
@@ -117,7 +118,7 @@ describe("acp init's starter config.yml", () => {
     expect(serveChecks.find((c) => c.name === "serve")).toEqual({
       status: "ok",
       name: "serve",
-      detail: "acp serve: port 8787, bind 127.0.0.1, decision audit queued",
+      detail: "acp serve: port 8787, bind 127.0.0.1, public URL https://acp.example.com, decision audit queued",
     });
     // no password in the example URL: no warning
     expect(serveChecks.find((c) => c.name === "storage.url")).toBeUndefined();

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
@@ -229,6 +230,75 @@ describe("acp serve: the agents' token asks, only the approvers' token answers",
   });
 });
 
+describe("acp serve --public-url (behind a reverse proxy)", () => {
+  it("makes the printed link and acp console-link with the public URL, and records it in serve.json", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0", "--public-url", "https://acp.example.test/"]);
+    const ready = await serve.ready;
+    expect(ready.consoleLink.startsWith("https://acp.example.test/console/login?token=")).toBe(true);
+    expect(serve.output().stdout).toContain("acp serve: public URL https://acp.example.test\n");
+    expect(serve.output().stderr).toContain(
+      "TLS ends in front of this service (public URL https://acp.example.test): keep the hop from the proxy to 127.0.0.1",
+    );
+    const state = JSON.parse(readFileSync(join(home, "serve.json"), "utf8")) as { url: string; public_url?: string };
+    expect(state.public_url).toBe("https://acp.example.test");
+    expect(state.url).toBe(ready.url);
+    const link = await runCli(["console-link", "--json"], {
+      env: { HOME: "/nonexistent", ACP_HOME: home, USER: "alice" },
+      now: new Date(),
+    });
+    expect(link.code, link.stderr).toBe(0);
+    expect((JSON.parse(link.stdout) as { url: string }).url).toMatch(
+      /^https:\/\/acp\.example\.test\/console\/login\?token=/,
+    );
+    // the service answers a request addressed to the public host (what the proxy forwards)
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${ready.url}/readyz`, { headers: { host: "acp.example.test" } }, (r) => {
+        r.resume();
+        resolve(r.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(res).toBe(200);
+    serve.stop();
+    await serve.done;
+  });
+
+  it("takes serve.public_url from config.yml, and --json prints it", async () => {
+    const home = freshHome();
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  public_url: "http://acp.internal:8080"\n');
+    const serve = startServe(home, ["--port", "0", "--json"]);
+    const ready = await serve.ready;
+    const printed = JSON.parse(serve.output().stdout) as { public_url: string | null; console_link: string };
+    expect(printed.public_url).toBe("http://acp.internal:8080");
+    expect(printed.console_link).toBe(ready.consoleLink);
+    expect(ready.consoleLink.startsWith("http://acp.internal:8080/console/login?token=")).toBe(true);
+    serve.stop();
+    await serve.done;
+  });
+
+  it("refuses a public URL that is not an origin: the flag exit 2, config.yml exit 4, before it listens", async () => {
+    const home = freshHome();
+    const flag = startServe(home, ["--port", "0", "--public-url", "https://acp.example.test/acp"]);
+    const flagErr = (await flag.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(flagErr?.message).toMatch(/--public-url: .*path, query or fragment/);
+    expect(flagErr?.exitCode).toBe(2);
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  public_url: "ftp://acp.example.test"\n');
+    const config = startServe(home, ["--port", "0"]);
+    const configErr = (await config.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(configErr?.message).toMatch(/serve\.public_url: .*not an http:\/\/ or https:\/\/ URL/);
+    expect(configErr?.exitCode).toBe(4);
+    expect(existsSync(join(home, "serve.json"))).toBe(false);
+  });
+});
+
 describe("acp serve: help and errors a platform team can act on", () => {
   it("--help says how to unlock the keys, make a token, which config keys and limits apply, and the exit codes", async () => {
     const out = await runCli(["serve", "--help"], { env: { HOME: "/nonexistent" } });
@@ -257,7 +327,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
     )) as { message: string; exitCode?: number } | null;
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
-      "config.yml: serve.prot: unknown key (serve: takes port, bind, bearer_token, approver_token, decision_audit)",
+      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, decision_audit)",
     );
     expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
     expect(existsSync(join(home, "serve.json"))).toBe(false);

@@ -10,6 +10,8 @@ import { writeFileAtomic } from "@acp/store";
 export interface ServeState {
   /** The base URL a browser on this machine opens (`http://127.0.0.1:8787`). */
   readonly url: string;
+  /** The public URL (a reverse proxy in front), which links are made with, when one is set. */
+  readonly public_url?: string;
   readonly pid: number;
   readonly started_at: string;
   /** Where its state lives: `sqlite`, or `postgres` (then `acp console-link` needs the same storage URL). */
@@ -35,6 +37,7 @@ export function readServeState(home: string): ServeState | null {
       url: value.url,
       pid: value.pid,
       started_at: String(value.started_at ?? ""),
+      ...(typeof value.public_url === "string" ? { public_url: value.public_url } : {}),
       ...(value.storage === "postgres" || value.storage === "sqlite" ? { storage: value.storage } : {}),
     };
   } catch {

@@ -3,6 +3,7 @@
  * consent broker on the pending table, the decision service, the HTTP app. `acp serve` and the tests
  * call this.
  */
+import { parsePublicUrl, type PublicUrl } from "./http/public-url.js";
 import type { FastifyInstance } from "fastify";
 import type { Pipeline, RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
@@ -43,6 +44,12 @@ export interface AcpServerOptions {
    * absent: consent is answered in the console, with `acp approve` or a channel. Must differ from `token`.
    */
   readonly approverToken?: string;
+  /**
+   * The origin browsers and clients use when a reverse proxy or load balancer is in front
+   * (`https://acp.example.com`; {@link parsePublicUrl}): the loopback `Host` check and the console's
+   * origin check take it, and an `https:` one makes the console cookie `Secure` and adds HSTS.
+   */
+  readonly publicUrl?: string;
   /** True when the listener is loopback only (the `Host` header is then checked). */
   readonly loopbackOnly: boolean;
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
@@ -81,6 +88,12 @@ export interface AcpServer {
 
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
+  let publicUrl: PublicUrl | undefined;
+  if (options.publicUrl !== undefined) {
+    const parsed = parsePublicUrl(options.publicUrl);
+    if (!parsed.ok) throw new Error(`public URL: ${parsed.message}`);
+    publicUrl = parsed.value;
+  }
   if (options.approverToken !== undefined && options.approverToken === options.token) {
     throw new Error(
       "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
@@ -139,8 +152,10 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     auth: {
       ...(options.token !== undefined ? { token: options.token } : {}),
       ...(options.approverToken !== undefined ? { approverToken: options.approverToken } : {}),
+      ...(publicUrl !== undefined ? { publicHost: publicUrl.host } : {}),
       loopbackOnly: options.loopbackOnly,
     },
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(options.tls !== undefined ? { tls: options.tls } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),

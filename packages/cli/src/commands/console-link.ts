@@ -36,7 +36,8 @@ export function registerConsoleLink(parent: Command, ctx: CliContext): void {
 The link signs one browser in (one use, valid 15 minutes). It is written where the running service keeps
 its console sessions: $ACP_HOME/state.db, or the PostgreSQL database of --storage-url / ACP_STORAGE_URL /
 storage.url in config.yml (same precedence as acp serve; on PostgreSQL the link works on every node). The
-service's address comes from $ACP_HOME/serve.json.
+service's address comes from $ACP_HOME/serve.json: its public URL when it was started with --public-url
+(or serve.public_url), else where it listens.
 
 The link names who signs in with it: --as NAME, else $USER (or $LOGNAME, or the account running the
 command). Every answer given in that console session is recorded as approver console:NAME (in the signed
@@ -88,7 +89,8 @@ its storage cannot be opened, 2 an invalid --as name (or no --as and $USER is no
       try {
         const now = ctx.io.now().getTime();
         const token = await auth.store.createLink(now, LINK_TTL_MS, approver.name);
-        const url = `${state.url}/console/login?token=${token}`;
+        // behind a reverse proxy the link is made with the public URL the service was given
+        const url = `${state.public_url ?? state.url}/console/login?token=${token}`;
         if (options.json === true) {
           printJson(ctx, { url, expires_at: new Date(now + LINK_TTL_MS).toISOString(), approver: approver.name });
         } else printLine(ctx, url);

@@ -10,6 +10,7 @@ import {
   openEmbeddedServer,
   removeServeState,
   resolveStorageUrl,
+  parsePublicUrl,
   serveMcpStdio,
   STORAGE_URL_ENV,
   writeServeState,
@@ -52,6 +53,7 @@ const DEFAULT_HOOKS: ServeHooks = {
 interface ServeFlags {
   port?: string;
   bind?: string;
+  publicUrl?: string;
   policy?: string;
   graph?: string;
   stdio?: boolean;
@@ -87,7 +89,12 @@ The two must differ. A token has at least 16 characters (letters, digits, -._~+/
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
 ACP_PASSPHRASE or, at a terminal, a prompt.
 
-config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.bearer_token and
+Behind a reverse proxy or load balancer (nginx, Caddy, an ingress; it may end TLS), give the origin
+browsers use: --public-url https://acp.example.com (or serve.public_url). Printed links and acp
+console-link use it, a loopback listener also answers requests addressed to its host, the console takes
+state changes from its origin, and an https:// one makes the console cookie __Host-, Secure, with HSTS.
+
+config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.bearer_token and
 serve.approver_token (sealed),
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
 milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below). An unknown
@@ -110,12 +117,13 @@ Examples:
   acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link
   ACP_BRIDGE_TOKEN=… acp serve --port 9000 --bind 0.0.0.0 --tls-cert cert.pem --tls-key key.pem
   acp serve --stdio                          # the MCP tool on stdin/stdout (for an MCP client config)
+  acp serve --public-url https://acp.example.com   # on 127.0.0.1:8787 behind a TLS-terminating proxy
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp serve --port 8787   # one node of several
   acp console-link                           # a fresh sign-in link for the running service
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read the TLS files, open the state or reach
 PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
---console-as not a valid name), 4 an invalid policy, consent graph or config.yml, or a token that is too
+--console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
 Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
@@ -130,6 +138,11 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     )
     .option("--port <port>", "TCP port (default serve.port or 8787; 0 picks a free one)")
     .option("--bind <addr>", "address to listen on (default 127.0.0.1; beyond loopback needs a token)")
+    .option(
+      "--public-url <url>",
+      "the origin a reverse proxy or load balancer serves this at (https://acp.example.com): links use it, " +
+        "its Host is accepted on loopback, an https one makes the console cookie Secure (default serve.public_url)",
+    )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
     .option("--stdio", "serve only the MCP tool over stdin/stdout (no HTTP)")
@@ -251,6 +264,14 @@ function serveSections(home: string): ServeConfig {
   return checked.value;
 }
 
+/** `--public-url`, else `serve.public_url` (already checked), as its origin; exit 2 for a bad flag. */
+function publicUrlOf(flags: ServeFlags, config: ServeConfig): string | undefined {
+  if (flags.publicUrl === undefined) return config.publicUrl;
+  const parsed = parsePublicUrl(flags.publicUrl);
+  if (!parsed.ok) throw new CliError(`--public-url: ${parsed.message}`, EXIT.usage);
+  return parsed.value.origin;
+}
+
 function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffer } | undefined {
   if (flags.tlsCert === undefined && flags.tlsKey === undefined) return undefined;
   if (flags.tlsCert === undefined || flags.tlsKey === undefined) {
@@ -294,6 +315,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       EXIT.usage,
     );
   }
+  const publicUrl = publicUrlOf(flags, config);
   const tls = readTls(ctx, flags);
   const port = portOf(flags, config);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
@@ -319,6 +341,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
+      ...(publicUrl !== undefined ? { publicUrl } : {}),
       ...(tls !== undefined ? { tls } : {}),
     });
   } catch (err) {
@@ -342,6 +365,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       bind,
       token,
       approverToken: approverToken !== undefined,
+      publicUrl,
       log,
       approver,
     });
@@ -362,6 +386,8 @@ async function listenAndWait(
     token: string | undefined;
     /** Whether an approvers' token is configured. */
     approverToken: boolean;
+    /** The public URL (a reverse proxy in front), checked. */
+    publicUrl: string | undefined;
     log: (l: string) => void;
     approver: ConsoleApprover;
   },
@@ -385,6 +411,7 @@ async function listenAndWait(
     run.bind === "0.0.0.0" || run.bind === "::" ? url.replace(/\/\/[^:]+:|\/\/\[[^\]]+\]:/, "//127.0.0.1:") : url;
   writeServeState(run.home, {
     url: localUrl,
+    ...(run.publicUrl !== undefined ? { public_url: run.publicUrl } : {}),
     pid: process.pid,
     started_at: ctx.io.now().toISOString(),
     storage: run.embedded.stores.kind,
@@ -395,11 +422,12 @@ async function listenAndWait(
       run.log(`the console link signs in unnamed (approver \`console\`): ${run.approver.unusableDefault}`);
     }
     const token = await run.embedded.stores.consoleAuth.createLink(ctx.io.now().getTime(), LINK_TTL_MS, named);
-    const consoleLink = `${localUrl}/console/login?token=${token}`;
+    const consoleLink = `${run.publicUrl ?? localUrl}/console/login?token=${token}`;
     const { kind, location } = run.embedded.stores;
     if (flags.json === true) {
       printJson(ctx, {
         url,
+        public_url: run.publicUrl ?? null,
         console_link: consoleLink,
         mcp: `${url}/mcp`,
         docs: `${url}/docs`,
@@ -408,6 +436,7 @@ async function listenAndWait(
       });
     } else {
       printLine(ctx, `acp serve: listening on ${url} (API docs ${url}/docs, MCP ${url}/mcp)`);
+      if (run.publicUrl !== undefined) printLine(ctx, `acp serve: public URL ${run.publicUrl}`);
       printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
       const who = named === undefined ? "" : `, signs in as ${named}`;
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes${who}): ${consoleLink}`);
@@ -418,7 +447,12 @@ async function listenAndWait(
         );
       }
     }
-    if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {
+    if (run.publicUrl?.startsWith("https:") === true && !url.startsWith("https:")) {
+      run.log(
+        `TLS ends in front of this service (public URL ${run.publicUrl}): keep the hop from the proxy to ` +
+          `${run.bind} on this machine or a private network`,
+      );
+    } else if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {
       run.log(
         `warning: serving on ${run.bind} without TLS: the bearer token, console sign-in links and session ` +
           "cookies cross the network in clear text; use --tls-cert/--tls-key or a TLS-terminating proxy",

@@ -35,6 +35,7 @@ function readServeSections(home: string): { checks: HomeCheck[]; config: ServeCo
   const detail = [
     `acp serve: port ${c.port ?? 8787}`,
     `bind ${c.bind ?? "127.0.0.1"}`,
+    c.publicUrl !== undefined ? `public URL ${c.publicUrl}` : null,
     `decision audit ${c.decisionAudit ?? "queued"}`,
     c.bearerToken !== undefined ? "bearer token sealed in config.yml" : null,
     c.approverToken !== undefined ? "approvers' token sealed in config.yml" : null,

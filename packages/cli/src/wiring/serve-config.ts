@@ -3,15 +3,18 @@
  * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
+import { parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
-const SERVE_KEYS = ["port", "bind", "bearer_token", "approver_token", "decision_audit"] as const;
+const SERVE_KEYS = ["port", "bind", "public_url", "bearer_token", "approver_token", "decision_audit"] as const;
 const STORAGE_KEYS = ["url"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
 export interface ServeConfig {
   readonly port?: number;
   readonly bind?: string;
+  /** The origin a reverse proxy in front serves it at (checked with `parsePublicUrl`). */
+  readonly publicUrl?: string;
   readonly decisionAudit?: "queued" | "durable";
   /** The sealed secret's text as written (`acp config set-secret serve.bearer_token`). */
   readonly bearerToken?: string;
@@ -53,6 +56,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   const config: {
     port?: number;
     bind?: string;
+    publicUrl?: string;
     decisionAudit?: "queued" | "durable";
     bearerToken?: string;
     approverToken?: string;
@@ -68,6 +72,12 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   if (bind !== undefined && bind !== null) {
     if (typeof bind === "string" && bind.trim() !== "") config.bind = bind;
     else problems.push(`serve.bind: \`${shown(bind)}\` is not an address (e.g. 127.0.0.1, 0.0.0.0, ::1)`);
+  }
+  const publicUrl = serve["public_url"];
+  if (publicUrl !== undefined && publicUrl !== null && publicUrl !== "") {
+    const parsed = typeof publicUrl === "string" ? parsePublicUrl(publicUrl) : null;
+    if (parsed?.ok === true) config.publicUrl = parsed.value.origin;
+    else problems.push(`serve.public_url: ${parsed?.message ?? "must be a URL (like https://acp.example.com)"}`);
   }
   const audit = serve["decision_audit"];
   if (audit !== undefined && audit !== null) {

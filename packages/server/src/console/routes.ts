@@ -32,6 +32,8 @@ export interface ConsoleDeps {
   readonly simulate: (request: unknown) => Promise<Decision>;
   /** Whether the service is served over TLS (the cookie is then `Secure`). */
   readonly tls: boolean;
+  /** The public URL's origin (a reverse proxy in front): a state change from it is same-origin. */
+  readonly publicOrigin?: string;
   readonly auth: ApiAuthOptions;
 }
 
@@ -76,7 +78,10 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     checkHost(request, deps.auth);
     const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
     if (current === null) throw new HttpError(401, "console_session_required", "sign in to the console first");
-    if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])) {
+    if (
+      !isSameOrigin(request, deps.publicOrigin) ||
+      !isCsrfTokenValid(current.session, request.headers["x-csrf-token"])
+    ) {
       throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
     }
     sessions.set(request, current.session);
@@ -108,7 +113,9 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     const token = (request.body as Record<string, unknown> | null)?.["token"];
     const now = clock().getTime();
     const redeemed =
-      isSameOrigin(request) && typeof token === "string" ? await stores.consoleAuth.redeemLink(token, now) : null;
+      isSameOrigin(request, deps.publicOrigin) && typeof token === "string"
+        ? await stores.consoleAuth.redeemLink(token, now)
+        : null;
     if (redeemed === null) {
       return signedOut(reply, "This sign-in link is invalid, already used or expired.", 401, "console_link_invalid");
     }
@@ -124,7 +131,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     // A session that already ended (expired, or signed out in another tab) has nothing left to end: the
     // button of a page left open says "signed out" instead of a 403 a person cannot act on
     if (current !== null) {
-      if (!isSameOrigin(request) || !isCsrfTokenValid(current.session, csrf)) {
+      if (!isSameOrigin(request, deps.publicOrigin) || !isCsrfTokenValid(current.session, csrf)) {
         throw new HttpError(403, "csrf_token_invalid", "missing or wrong CSRF token");
       }
       await stores.consoleAuth.deleteSession(current.id);

@@ -91,10 +91,14 @@ export function isCsrfTokenValid(session: ConsoleSession, presented: unknown): b
   return timingSafeEqual(a, b);
 }
 
-/** Whether a state-changing request comes from this origin (when the browser says where it comes from). */
-export function isSameOrigin(request: FastifyRequest): boolean {
+/**
+ * Whether a state-changing request comes from this origin (when the browser says where it comes from): the
+ * host it was sent to, or the public URL's origin (a reverse proxy in front may rewrite `Host`).
+ */
+export function isSameOrigin(request: FastifyRequest, publicOrigin?: string): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
+  if (publicOrigin !== undefined && origin === publicOrigin) return true;
   try {
     return new URL(origin).host === request.headers.host;
   } catch {

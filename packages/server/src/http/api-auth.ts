@@ -25,18 +25,29 @@ export interface ApiAuthOptions {
   readonly approverToken?: string;
   /** Whether the service listens on loopback only (then the `Host` header must name loopback). */
   readonly loopbackOnly: boolean;
+  /** The public URL's `Host` (a reverse proxy in front): also taken by the loopback `Host` check. */
+  readonly publicHost?: string;
 }
 
 /** The last `Host` header found to name loopback (a client sends the same one on every request). */
 let lastLoopbackHost: string | undefined;
 
-/** Checks the `Host` header of a loopback-only listener (a DNS-rebinding guard). */
+/**
+ * Checks the `Host` header of a loopback-only listener (a DNS-rebinding guard): a loopback name, or the
+ * public URL's host when a reverse proxy in front forwards it.
+ */
 export function checkHost(request: FastifyRequest, options: ApiAuthOptions): void {
   if (!options.loopbackOnly) return;
   const host = request.headers.host;
-  if (host !== undefined && host === lastLoopbackHost) return;
+  if (host !== undefined && (host === lastLoopbackHost || host === options.publicHost)) return;
   if (!isLoopbackHost(host)) {
-    throw new HttpError(421, "host_not_allowed", "this service answers only requests addressed to a loopback host");
+    throw new HttpError(
+      421,
+      "host_not_allowed",
+      options.publicHost === undefined
+        ? "this service answers only requests addressed to a loopback host (behind a reverse proxy: set --public-url)"
+        : `this service answers only requests addressed to a loopback host or ${options.publicHost}`,
+    );
   }
   lastLoopbackHost = host;
 }

@@ -16,6 +16,7 @@ import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api
 import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
+import type { PublicUrl } from "./public-url.js";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
 import { endConsentStreamsOnClose } from "./routes/consent-stream.js";
@@ -41,6 +42,8 @@ export interface HttpAppOptions {
   readonly auth: ApiAuthOptions;
   /** Key and certificate (PEM) to serve HTTPS; the console cookie is then `Secure`. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+  /** The public URL when a reverse proxy is in front; an `https:` one counts as TLS for cookies and headers. */
+  readonly publicUrl?: PublicUrl;
   readonly bodyLimit?: number;
   /** `POST /v1/consent/{id}/complete`: finish a request whose waiting call is gone (absent: no route). */
   readonly completeConsent?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
@@ -50,7 +53,8 @@ export interface HttpAppOptions {
 
 /** Builds the app (not listening yet). */
 export async function createHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
-  const tls = options.tls !== undefined;
+  // browsers reach the service over TLS: here, or at the reverse proxy of an https public URL
+  const tls = options.tls !== undefined || options.publicUrl?.https === true;
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -154,6 +158,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     simulate: options.simulate,
     tls,
     auth: options.auth,
+    ...(options.publicUrl !== undefined ? { publicOrigin: options.publicUrl.origin } : {}),
   });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
   return app;

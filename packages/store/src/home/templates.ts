@@ -66,6 +66,8 @@ defaults:
 #   port: 8787
 #   # The address to listen on. Beyond loopback (0.0.0.0) it needs a bearer token, and TLS (--tls-cert).
 #   bind: "127.0.0.1"
+#   # Behind a reverse proxy (it may end TLS): the origin browsers use. Links are made with it.
+#   public_url: "https://acp.example.com"
 #   # queued: a decision's audit event is fsynced within milliseconds after the answer; durable: every
 #   # answer waits for its fsync (slower).
 #   decision_audit: queued
