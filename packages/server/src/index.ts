@@ -27,7 +27,13 @@ export {
 export { mergeDecision, type PreToolCheckEnvelope, type PipelineSummary } from "./service/merge-envelope.js";
 export { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 export { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
-export { viewConsent, answerConsent, type ConsentView, type ConsentAnswerInput } from "./service/consent-view.js";
+export {
+  viewConsent,
+  answerConsent,
+  recordForwardedAnswer,
+  type ConsentView,
+  type ConsentAnswerInput,
+} from "./service/consent-view.js";
 export { createPreToolCheckMcpServer, PRE_TOOL_CHECK_TOOL } from "./mcp/pre-tool-check-tool.js";
 export { serveMcpStdio } from "./mcp/stdio.js";
 export { openSqliteStores, type SqliteStoresOptions } from "./store/sqlite-stores.js";

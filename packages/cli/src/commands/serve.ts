@@ -3,7 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { ed25519KeyPairFromSeed } from "@acp/core";
-import { isLoopbackAddress } from "@acp/proxy";
+import { isLoopbackAddress, type ConsentChannel } from "@acp/proxy";
 import {
   explainStorageError,
   LINK_TTL_MS,
@@ -11,11 +11,13 @@ import {
   removeServeState,
   resolveStorageUrl,
   parsePublicUrl,
+  recordForwardedAnswer,
   serveMcpStdio,
   STORAGE_URL_ENV,
   writeServeState,
   type EmbeddedServer,
   type ResolvedStorageUrl,
+  type ServerStores,
   type ServiceKeyPair,
 } from "@acp/server";
 import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
@@ -24,7 +26,8 @@ import { buildPipeline, buildPipelineWith, loadDecisionInputs } from "../decisio
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
-import { readConfigFile } from "../wiring/config-file.js";
+import { checkChannelKeys, configuredChannels } from "../wiring/config-channels.js";
+import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
 import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
@@ -88,6 +91,11 @@ The two must differ. A token has at least 16 characters (letters, digits, -._~+/
 (or serve.approver_token; the value on stdin), or pass it in the environment.
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
 ACP_PASSPHRASE or, at a terminal, a prompt.
+
+A person answers in the console, with acp approve / acp deny, over the API with the approvers' token, or on
+the channel config.yml names, as for acp proxy: channel: telegram (telegram.bot_token sealed, chat_id) or
+channel: webhook (webhook.url, webhook.secret sealed, callback_listen). On several nodes a Telegram press or
+webhook callback that reaches another node is recorded in the shared database for the node that waits.
 
 Behind a reverse proxy or load balancer (nginx, Caddy, an ingress; it may end TLS), give the origin
 browsers use: --public-url https://acp.example.com (or serve.public_url). Printed links and acp
@@ -256,12 +264,42 @@ export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home:
  * `acp serve` uses: port, bind, decision audit, whether a bearer token is set); `{}` without a file.
  * Stops (exit 4) on an unknown key or a value of the wrong kind.
  */
-function serveSections(home: string): ServeConfig {
+function serveSections(home: string): { config: ServeConfig; file: ConfigFile | null } {
   const path = join(home, "config.yml");
-  if (!existsSync(path)) return {};
-  const checked = checkServeConfig(readConfigFile(path, false).values);
+  if (!existsSync(path)) return { config: {}, file: null };
+  const file = readConfigFile(path, true);
+  const checked = checkServeConfig(file.values);
   if (!checked.ok) throw new CliError(`config.yml: ${checked.problems.join("; ")}`, EXIT.invalid);
-  return checked.value;
+  // `channel:` and its `telegram:` / `webhook:` section, checked as acp proxy checks them (exit 4)
+  checkChannelKeys(file);
+  return { config: checked.value, file };
+}
+
+/**
+ * The consent channels config.yml's `channel:` names (`telegram`, `webhook`; the same sections and sealed
+ * secrets as acp proxy), beside the pending table the console, the API and acp approve answer through. A
+ * press or callback for a request this node does not hold (another node's, on the same PostgreSQL) is
+ * recorded in the table, where the waiting node reads it, keeping the channel it came by.
+ */
+function consentChannels(
+  file: ConfigFile | null,
+  seed: Uint8Array | undefined,
+  stores: () => ServerStores | undefined,
+  clock: () => Date,
+  log: (line: string) => void,
+): ConsentChannel[] {
+  if (file === null) return [];
+  const openSeed = (): Promise<Uint8Array> =>
+    seed !== undefined
+      ? Promise.resolve(seed)
+      : Promise.reject(new Error("no keys in $ACP_HOME to open its sealed secret (run `acp init`)"));
+  return configuredChannels(file, openSeed, log, async (id, answer, nonce) => {
+    const open = stores();
+    if (open === undefined) return false;
+    const recorded = await recordForwardedAnswer(open.pending, id, answer, nonce, clock());
+    if (recorded) open.changes.poke();
+    return recorded;
+  });
 }
 
 /** `--public-url`, else `serve.public_url` (already checked), as its origin; exit 2 for a bad flag. */
@@ -293,7 +331,7 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
   const approver = consoleApproverOf("--console-as", flags.consoleAs, ctx.io.env);
   const home = resolveHome(ctx.io);
-  const config = serveSections(home);
+  const { config, file } = serveSections(home);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, config, seed, "agents");
@@ -321,7 +359,9 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
   const storage = storageOf(ctx, flags, home);
   const decisionAudit = config.decisionAudit;
-  let embedded: EmbeddedServer;
+  let embedded: EmbeddedServer | undefined;
+  const channels = consentChannels(file, seed, () => embedded?.stores, ctx.io.now, log);
+  for (const channel of channels) log(`consent requests also go to ${channel.name} (config.yml channel:)`);
   try {
     embedded = await openEmbeddedServer({
       statePath: join(home, "state.db"),
@@ -343,6 +383,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(approverToken !== undefined ? { approverToken } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
       ...(tls !== undefined ? { tls } : {}),
+      ...(channels.length > 0 ? { extraChannels: channels } : {}),
     });
   } catch (err) {
     if (storage !== null) throw new CliError(explainStorageError(err, storage), EXIT.error);

@@ -148,7 +148,7 @@ export function configuredChannels(
   config: ConfigFile,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
-  forward?: (requestId: string, answer: HumanAnswer, nonce?: string) => boolean,
+  forward?: (requestId: string, answer: HumanAnswer, nonce?: string) => boolean | Promise<boolean>,
 ): ConsentChannel[] {
   const doc = config.document;
   if (doc === null) return [];
@@ -244,7 +244,7 @@ async function openWebhook(
   file: string,
   seed: () => Promise<Uint8Array>,
   log: (line: string) => void,
-  forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean,
+  forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean | Promise<boolean>,
 ): Promise<ConsentChannel> {
   const url: unknown = doc.getIn(["webhook", "url"]);
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error("`webhook.url` must be an http(s) URL");

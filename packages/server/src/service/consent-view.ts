@@ -1,5 +1,11 @@
 /** Consent requests as the API and the console show them, and a person's answer recorded once. */
-import { checkHumanAnswer, parseApprovalDuration, type ApprovalScope, type CliAnswerRecord } from "@acp/proxy";
+import {
+  checkHumanAnswer,
+  parseApprovalDuration,
+  type ApprovalScope,
+  type CliAnswerRecord,
+  type HumanAnswer,
+} from "@acp/proxy";
 import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 
@@ -128,4 +134,36 @@ export async function answerConsent(
     throw new HttpError(410, "consent_request_expired", `consent request \`${id}\` has expired; the call was denied`);
   }
   throw new HttpError(409, result.code, `consent request \`${id}\` was already ${result.status ?? "decided"}`);
+}
+
+/**
+ * Records an answer a consent channel received for a request it does not hold — a Telegram press or a webhook
+ * callback that reached this node for a request another node (on the same PostgreSQL) raised, or one this
+ * node raised before it restarted — in the pending table, where the waiting node reads it, as the API would
+ * record it, keeping the channel it came by. False (nothing recorded) when the request is unknown, no longer
+ * pending, its waiting proxy is gone, `nonce` is another request's, or the answer is one the waiting call
+ * would refuse.
+ */
+export async function recordForwardedAnswer(
+  store: AsyncPendingConsentStore,
+  id: string,
+  answer: HumanAnswer,
+  nonce: string | undefined,
+  now: Date,
+): Promise<boolean> {
+  const row = await store.get(id);
+  if (row === null || row.status !== "pending" || isOrphaned(row)) return false;
+  if (nonce !== undefined && nonce !== row.nonce) return false;
+  if (checkHumanAnswer(answer, now) !== null) return false;
+  const decision = answer.decision === "denied" ? "denied" : "approved";
+  const record: CliAnswerRecord = {
+    decision,
+    approver: answer.approverId,
+    nonce: row.nonce,
+    ...(answer.scope !== undefined && decision === "approved" ? { scope: answer.scope } : {}),
+    ...(answer.modifications !== undefined && decision === "approved" ? { modifications: answer.modifications } : {}),
+    ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+    ...(answer.channel !== undefined ? { channel: answer.channel } : {}),
+  };
+  return (await store.decide(id, decision, record, now.getTime())).ok;
 }

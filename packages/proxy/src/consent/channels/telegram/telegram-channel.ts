@@ -39,7 +39,7 @@ export interface TelegramChannelOptions {
    * home's pending table, as `acp approve` does); true when recorded. Without it, or when it returns false, the
    * press is refused and the message left as it is.
    */
-  readonly forward?: (requestId: string, answer: HumanAnswer) => boolean;
+  readonly forward?: (requestId: string, answer: HumanAnswer) => boolean | Promise<boolean>;
 }
 
 /**
@@ -329,7 +329,7 @@ class TelegramChannel implements ConsentChannel {
       // it is: it may belong to a process this one knows nothing of (another home using the same bot)
       let forwarded = false;
       try {
-        forwarded = this.#o.forward?.(parsed.requestId, { ...answer, channel: "telegram" }) === true;
+        forwarded = (await this.#o.forward?.(parsed.requestId, { ...answer, channel: "telegram" })) === true;
       } catch {
         forwarded = false;
       }

@@ -41,7 +41,7 @@ export interface WebhookChannelOptions {
    * reads answers, if `nonce` is that request's (`acp proxy` records it in the home's pending table, as
    * `acp approve` does); true when recorded. Without it, or when it returns false, the callback gets 404.
    */
-  readonly forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean;
+  readonly forward?: (requestId: string, answer: HumanAnswer, nonce: string) => boolean | Promise<boolean>;
 }
 
 /** The webhook channel, plus the callback endpoint to mount (`POST`, any path). */
@@ -136,13 +136,13 @@ class WebhookChannelImpl implements WebhookChannel {
       if (!this.#firstUse(signature as string, now)) return reply(res, 409, { error: "replayed_callback" });
       const body = utf8Of(read.bytes);
       if (body === null) return reply(res, 400, { error: "malformed_json", message: "the body is not UTF-8" });
-      return this.#accept(res, body, now);
+      return await this.#accept(res, body, now);
     } catch {
       return reply(res, 500, { error: "internal_error" });
     }
   }
 
-  #accept(res: ServerResponse, body: string, now: Date): void {
+  async #accept(res: ServerResponse, body: string, now: Date): Promise<void> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -161,7 +161,7 @@ class WebhookChannelImpl implements WebhookChannel {
   }
 
   /** A callback for a request not held here: handed to `forward` (another proxy's), else 404. */
-  #forward(res: ServerResponse, parsed: unknown, id: unknown, nonce: unknown, now: Date): void {
+  async #forward(res: ServerResponse, parsed: unknown, id: unknown, nonce: unknown, now: Date): Promise<void> {
     const forward = this.#o.forward;
     if (forward === undefined || typeof id !== "string" || typeof nonce !== "string") {
       return reply(res, 404, { error: "consent_request_unknown" });
@@ -170,7 +170,7 @@ class WebhookChannelImpl implements WebhookChannel {
     if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
     let recorded = false;
     try {
-      recorded = forward(id, { ...result.answer, channel: "webhook" }, nonce);
+      recorded = await forward(id, { ...result.answer, channel: "webhook" }, nonce);
     } catch {
       recorded = false;
     }
