@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ed25519KeyPairFromSeed, wrapPrivateKey, type Ed25519KeyPair } from "@acp/core";
@@ -42,4 +42,24 @@ export function envFor(home: string, passphrase: string | null = PASSPHRASE): Re
   const env: Record<string, string> = { HOME: "/nonexistent-home", ACP_HOME: home };
   if (passphrase !== null) env["ACP_PASSPHRASE"] = passphrase;
   return env;
+}
+
+/**
+ * Makes `home`'s config.yml choose the Telegram channel (`chat_id`, a stand-in Bot API at `apiRoot`) and
+ * seals `token` into `telegram.bot_token` with `acp config set-secret`, as a person would.
+ */
+export async function configureTelegram(
+  home: string,
+  options: { readonly token: string; readonly chatId: number; readonly apiRoot: string },
+): Promise<void> {
+  writeFileSync(
+    join(home, "config.yml"),
+    `version: "1"\nchannel: telegram\ntelegram:\n  bot_token: ""\n  chat_id: "${options.chatId}"\n  api_root: "${options.apiRoot}"\n`,
+  );
+  const { runCli } = await import("./run.js");
+  const sealed = await runCli(["config", "set-secret", "telegram.bot_token"], {
+    env: envFor(home),
+    stdin: `${options.token}\n`,
+  });
+  if (sealed.code !== 0) throw new Error(`acp config set-secret telegram.bot_token: ${sealed.stderr}`);
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { runCli } from "./run.js";
-import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { configureTelegram, envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 import { startTelegramStandIn, type TelegramStandIn } from "../../proxy/test/consent/telegram-stand-in.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -43,11 +43,7 @@ describe("acp proxy with `channel: telegram` in config.yml (a local stand-in Bot
     bot = await startTelegramStandIn(TOKEN);
     ({ home } = fixtureHome(root.dir));
     const env = envFor(home);
-    writeFileSync(
-      join(home, "config.yml"),
-      `version: "1"\nchannel: telegram\ntelegram:\n  bot_token: ""\n  chat_id: "${CHAT}"\n  api_root: "${bot.apiRoot}"\n`,
-    );
-    expect((await runCli(["config", "set-secret", "telegram.bot_token"], { env, stdin: `${TOKEN}\n` })).code).toBe(0);
+    await configureTelegram(home, { token: TOKEN, chatId: CHAT, apiRoot: bot.apiRoot });
     expect(readFileSync(join(home, "config.yml"), "utf8")).not.toContain(TOKEN);
     writeFileSync(
       join(home, "policy.yml"),

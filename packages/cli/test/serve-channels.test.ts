@@ -5,15 +5,14 @@
  * node does not hold is recorded in the pending table for the node that waits (recordForwardedAnswer).
  * Telegram is a local stand-in Bot API.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openPendingConsent, recordForwardedAnswer } from "@acp/server";
 import { registerServe, type ServeReady } from "../src/commands/serve.js";
 import type { CliContext } from "../src/context.js";
-import { runCli } from "./run.js";
-import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { configureTelegram, envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 import { startTelegramStandIn, type TelegramStandIn } from "../../proxy/test/consent/telegram-stand-in.js";
 
 const TOKEN = "123456:TEST-token-for-the-serve-stand-in";
@@ -33,11 +32,7 @@ beforeAll(async () => {
   bot = await startTelegramStandIn(TOKEN);
   ({ home } = fixtureHome(root.dir));
   const env = envFor(home);
-  writeFileSync(
-    join(home, "config.yml"),
-    `version: "1"\nchannel: telegram\ntelegram:\n  bot_token: ""\n  chat_id: "${CHAT}"\n  api_root: "${bot.apiRoot}"\n`,
-  );
-  expect((await runCli(["config", "set-secret", "telegram.bot_token"], { env, stdin: `${TOKEN}\n` })).code).toBe(0);
+  await configureTelegram(home, { token: TOKEN, chatId: CHAT, apiRoot: bot.apiRoot });
   const ctx: CliContext = {
     io: {
       stdout: { write: () => true },
