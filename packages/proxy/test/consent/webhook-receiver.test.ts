@@ -244,6 +244,80 @@ describe("a webhook receiver written from the docs", () => {
   });
 });
 
+describe("the consent_settled notice", () => {
+  const settledPosts = (s: { hook: { posts: (ReceivedPost & { raw: Buffer })[] } }) =>
+    s.hook.posts.filter((p) => p.body.includes('"consent_settled"'));
+
+  it("reaches a receiver that was briefly down: retried in the background, the agent's call not held by it", async () => {
+    let refused = 0;
+    const s = await setup((post, res) => {
+      if (post.body.includes('"consent_settled"') && refused < 2) {
+        refused++;
+        return void res.writeHead(503).end();
+      }
+      res.writeHead(200).end();
+    });
+    try {
+      const pending = s.broker.ask(makeAsk());
+      const request = await eventually(() => s.requests()[0]);
+      expect(await s.answer(request, { decision: "approved" })).toBe(200);
+      // the call ends once the first notice failed, without waiting for the retries
+      const outcome = await advanceUntil(s.time, 1, () => settledValue(pending));
+      expect(outcome.kind).toBe("approved");
+      await advanceUntil(s.time, 5, () => settledPosts(s).length >= 3);
+      const bodies = settledPosts(s).map((p) => JSON.parse(p.body) as { request_id: string; outcome: unknown });
+      expect(bodies.every((b) => b.request_id === request.id)).toBe(true);
+      expect(new Set(bodies.map((b) => JSON.stringify(b.outcome))).size).toBe(1);
+      // each retry is signed afresh and verifies as the docs say
+      for (const p of settledPosts(s))
+        expect(docsVerify(p.headers, p.raw, Math.floor(s.time.clock().getTime() / 1000))).toBe(true);
+      // answered 200 the third time: nothing more is sent
+      s.time.advance(60_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settledPosts(s)).toHaveLength(3);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("is not retried after a final refusal (4xx), and close() stops the retries of a receiver that stays down", async () => {
+    const gone = await setup((post, res) => {
+      if (post.body.includes('"consent_settled"')) return void res.writeHead(404).end();
+      res.writeHead(200).end();
+    });
+    try {
+      const pending = gone.broker.ask(makeAsk());
+      const request = await eventually(() => gone.requests()[0]);
+      expect(await gone.answer(request, { decision: "denied" })).toBe(200);
+      await advanceUntil(gone.time, 1, () => settledValue(pending));
+      gone.time.advance(60_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settledPosts(gone)).toHaveLength(1);
+    } finally {
+      await gone.close();
+    }
+
+    const down = await setup((post, res) => {
+      if (post.body.includes('"consent_settled"')) return void res.writeHead(503).end();
+      res.writeHead(200).end();
+    });
+    try {
+      const pending = down.broker.ask(makeAsk());
+      const request = await eventually(() => down.requests()[0]);
+      expect(await down.answer(request, { decision: "denied" })).toBe(200);
+      await advanceUntil(down.time, 1, () => settledValue(pending));
+      await down.channel.close?.();
+      const sent = settledPosts(down).length;
+      down.time.advance(600_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(settledPosts(down)).toHaveLength(sent);
+      expect(sent).toBeLessThanOrEqual(2);
+    } finally {
+      await down.close();
+    }
+  });
+});
+
 describe("what the proxy sends where", () => {
   it("does not follow a redirect with the signed request: a 3xx ends delivery", async () => {
     const elsewhere = await receiver((_post, res) => void res.writeHead(200).end());

@@ -15,7 +15,8 @@ export interface WebhookPostOptions {
   readonly callbackUrl?: string;
 }
 
-class FinalDeliveryError extends Error {}
+/** The receiver refused for good (a 3xx, a 4xx that is not worth retrying): no attempt will change it. */
+export class FinalDeliveryError extends Error {}
 
 function retryable(status: number): boolean {
   return status === 408 || status === 425 || status === 429 || status >= 500;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { abortError, realTimers, type ConsentTimers } from "../../timers.js";
+import { abortError, realTimers, sleep, type ConsentTimers } from "../../timers.js";
 import type {
   ChannelDelivery,
   ChannelSettlement,
@@ -8,7 +8,7 @@ import type {
   HumanAnswer,
 } from "../../types.js";
 import { CALLBACK_READ_TIMEOUT_MS, answerFromCallback, readBody, reply, utf8Of } from "./callback.js";
-import { postWithRetries } from "./deliver.js";
+import { FinalDeliveryError, postWithRetries } from "./deliver.js";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, checkWebhookSignature } from "./hmac.js";
 
 /** What the webhook channel needs. */
@@ -29,7 +29,7 @@ export interface WebhookChannelOptions {
   readonly initialBackoffMs?: number;
   /** How long one POST of a consent request may take before it is retried. Default 10 s. */
   readonly attemptTimeoutMs?: number;
-  /** How long the one `consent_settled` POST may take (the agent's call waits for it). Default 5 s. */
+  /** How long the first `consent_settled` POST may take (the agent's call waits for it; retries run in the background). Default 5 s. */
   readonly settleTimeoutMs?: number;
   /** How long a callback client may take to send its body (answered 408 after). Default 10 s. */
   readonly callbackReadTimeoutMs?: number;
@@ -61,6 +61,9 @@ class WebhookChannelImpl implements WebhookChannel {
   readonly #waiters = new Map<string, Waiter>();
   /** Signatures already accepted, with when they may be forgotten (after the tolerance window). */
   readonly #seen = new Map<string, number>();
+  /** `consent_settled` notices retried in the background (their first POST failed). */
+  readonly #settling = new Set<AbortController>();
+  #closed = false;
 
   constructor(options: WebhookChannelOptions) {
     this.#o = options;
@@ -109,13 +112,36 @@ class WebhookChannelImpl implements WebhookChannel {
   }
 
   /**
-   * Tells the receiver how the request ended (`consent_settled`, signed, one attempt of at most `settleTimeoutMs`;
-   * failures ignored): the agent's call waits for this, so a receiver that never answers cannot hold it.
+   * Tells the receiver how the request ended (`consent_settled`, signed). The agent's call waits for the first
+   * attempt only (at most `settleTimeoutMs`), so a receiver that never answers cannot hold it; when that attempt
+   * fails in a way a retry can mend (no answer, a timeout, 408/425/429, 5xx) the notice is sent again in the
+   * background with the same backoff as a consent request (`maxAttempts` more attempts), so a receiver that was
+   * briefly down does not keep showing a request as open. `close()` stops those retries.
    */
   async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
     const body = JSON.stringify({ type: "consent_settled", request_id: request.id, outcome });
-    const options = { ...this.#postOptions(), maxAttempts: 1, attemptTimeoutMs: this.#o.settleTimeoutMs ?? 5_000 };
-    await postWithRetries(body, options, new AbortController().signal).catch(() => undefined);
+    const options = this.#postOptions();
+    const first = { ...options, maxAttempts: 1, attemptTimeoutMs: this.#o.settleTimeoutMs ?? 5_000 };
+    try {
+      await postWithRetries(body, first, new AbortController().signal);
+      return;
+    } catch (error) {
+      if (error instanceof FinalDeliveryError || this.#closed) return;
+    }
+    const control = new AbortController();
+    this.#settling.add(control);
+    void sleep(options.initialBackoffMs, control.signal, options.timers)
+      .then(() => postWithRetries(body, options, control.signal))
+      .catch(() => undefined)
+      .finally(() => this.#settling.delete(control));
+  }
+
+  /** Stops the background retries of `consent_settled` notices. */
+  close(): Promise<void> {
+    this.#closed = true;
+    for (const control of this.#settling) control.abort(new Error("the channel closed"));
+    this.#settling.clear();
+    return Promise.resolve();
   }
 
   async handleCallback(req: IncomingMessage, res: ServerResponse): Promise<void> {
