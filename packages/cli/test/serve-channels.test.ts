@@ -67,11 +67,11 @@ afterAll(async () => {
 });
 
 /** A `write_file` call waiting for a person (the starter policy asks). */
-function waitingWrite(path: string): Promise<Response> {
+function waitingWrite(path: string, extra: Record<string, unknown> = {}): Promise<Response> {
   return fetch(`${ready.url}/v1/decide?wait=true`, {
     method: "POST",
     headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json" },
-    body: JSON.stringify({ tool: "write_file", arguments: { path } }),
+    body: JSON.stringify({ tool: "write_file", arguments: { path, ...extra } }),
   });
 }
 
@@ -100,9 +100,13 @@ function auditLines(): { event_type: string; metadata?: Record<string, unknown> 
 describe("acp serve with `channel: telegram`", () => {
   it("says at start where requests go, and a press from the configured chat answers the waiting call", async () => {
     expect(stderr).toContain("consent requests also go to telegram (config.yml channel:)");
-    const call = waitingWrite("/tmp/serve-telegram");
+    const call = waitingWrite("/tmp/serve-telegram", { api_token: "tg-s3cret-0123456789" });
     const message = await messageFor("/tmp/serve-telegram");
-    expect(bot.messages.find((m) => m.message_id === message.id)?.text).toContain("write_file");
+    const text = bot.messages.find((m) => m.message_id === message.id)?.text ?? "";
+    expect(text).toContain("write_file");
+    // the person on Telegram sees the arguments redacted, as everywhere else
+    expect(text).not.toContain("tg-s3cret-0123456789");
+    expect(text).toContain(`"api_token": "[redacted]"`);
     // someone in another chat cannot decide
     bot.pressButton({ chatId: 999, messageId: message.id, data: message.approve });
     bot.pressButton({ chatId: CHAT, messageId: message.id, data: message.approve });
