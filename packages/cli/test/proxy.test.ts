@@ -106,6 +106,13 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(open.code).toBe(1);
     expect(open.stderr).toContain("refusing to listen on `0.0.0.0` without a bearer token");
     expect(open.stderr).not.toContain("upstream `server` failed");
+    const path = await runCli(
+      ["proxy", "--http", "0", "--public-url", "https://mcp.example.com/mcp", "-u", "/nonexistent/server"],
+      { env: { ACP_HOME: home } },
+    );
+    expect(path.code).toBe(2);
+    expect(path.stderr).toMatch(/--public-url: .*path, query or fragment/);
+    expect(path.stderr).not.toContain("upstream `server` failed");
   });
 
   it("refuses a short ACP_PROXY_TOKEN before any upstream starts (exit 4), without echoing it", async () => {

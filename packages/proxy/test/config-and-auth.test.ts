@@ -55,6 +55,20 @@ describe("proxy section of config.yml", () => {
     expect(parseProxyConfig({ bearer_token: "0123456789abcdef-._~+/==" }).ok).toBe(true);
   });
 
+  it("takes public_url as an origin and refuses anything else, at proxy.public_url", () => {
+    const good = parseProxyConfig({ public_url: "https://mcp.example.com:443/" });
+    expect(good.ok && good.value.publicUrl).toEqual({
+      origin: "https://mcp.example.com",
+      host: "mcp.example.com",
+      https: true,
+    });
+    for (const bad of ["https://mcp.example.com/mcp", "mcp.example.com", 42]) {
+      const r = parseProxyConfig({ public_url: bad });
+      expect(r.ok, String(bad)).toBe(false);
+      if (!r.ok) expect(r.issues[0]).toMatchObject({ code: "proxy_config_invalid", path: ["proxy", "public_url"] });
+    }
+  });
+
   it("reports every problem with a code and a path, and accepts nothing partially", () => {
     const parsed = parseProxyConfig({
       port: "eighty",

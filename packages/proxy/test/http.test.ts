@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../src/index.js";
+import { createProxy, listenHttp, parsePublicUrl, type AcpProxy, type HttpListener } from "../src/index.js";
 import { decideByTool, fixture, ROOT, scriptedBroker, textOf } from "./harness.js";
 
 async function freePort(): Promise<number> {
@@ -178,6 +178,56 @@ describe("bearer token rules", () => {
       expect(status).toBe(403);
     } finally {
       await listener.close();
+    }
+  });
+
+  it("behind a reverse proxy: a public URL's Host and Origin are taken, any other still refused", async () => {
+    const parsed = parsePublicUrl("https://mcp.example.test");
+    if (!parsed.ok) throw new Error(parsed.message);
+    const listener = await listenHttp(proxy, { port: 0, publicUrl: parsed.value });
+    const bare = await listenHttp(proxy, { port: 0 });
+    const post = (port: number, headers: Record<string, string>) =>
+      new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/mcp",
+            method: "POST",
+            headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+          },
+          (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (c: string) => (body += c));
+            res.on("end", () => resolve({ status: res.statusCode, body }));
+          },
+        );
+        req.once("error", reject);
+        req.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+          }),
+        );
+      });
+    try {
+      const through = await post(listener.port, { host: "mcp.example.test", origin: "https://mcp.example.test" });
+      expect(through.status).toBe(200);
+      expect(through.body).toContain('"serverInfo"');
+      expect((await post(listener.port, { host: "evil.example" })).status).toBe(403);
+      expect((await post(listener.port, { host: "mcp.example.test", origin: "https://evil.example" })).status).toBe(
+        403,
+      );
+      // without a public URL the same request is refused, and the answer says what to set
+      const refused = await post(bare.port, { host: "mcp.example.test", origin: "https://mcp.example.test" });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toContain("--public-url");
+    } finally {
+      await listener.close();
+      await bare.close();
     }
   });
 });

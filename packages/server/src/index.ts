@@ -13,7 +13,7 @@ export {
   type ServerErrorBody,
 } from "./http/error-body.js";
 export { CONTENT_SECURITY_POLICY } from "./http/security-headers.js";
-export { parsePublicUrl, type PublicUrl } from "./http/public-url.js";
+export { parsePublicUrl, type PublicUrl } from "@acp/proxy";
 export { createMetrics, CONSENT_LATENCY_BUCKETS, type ServerMetrics, type FrontEnd } from "./metrics/metrics.js";
 export {
   createDecisionService,

@@ -3,7 +3,7 @@
  * consent broker on the pending table, the decision service, the HTTP app. `acp serve` and the tests
  * call this.
  */
-import { parsePublicUrl, type PublicUrl } from "./http/public-url.js";
+import { parsePublicUrl, type PublicUrl } from "@acp/proxy";
 import type { FastifyInstance } from "fastify";
 import type { Pipeline, RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";

@@ -11,6 +11,7 @@ import {
   defaultUpstreamName,
   isLoopbackAddress,
   listenHttp,
+  parsePublicUrl,
   parseUpstreamArgument,
   serveStdio,
   type AuditSink,
@@ -21,6 +22,7 @@ import {
   type Decide,
   type PrefixMode,
   type ProxyConfig,
+  type PublicUrl,
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
@@ -77,6 +79,7 @@ interface ProxyFlags {
   name?: string[];
   http?: string | boolean;
   bind?: string;
+  publicUrl?: string;
   config?: string;
   policy?: string;
   acceptToolChanges?: boolean;
@@ -104,6 +107,11 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option("--http [port]", "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio")
     .option("--bind <addr>", "address for --http (default 127.0.0.1; beyond loopback needs a bearer token)")
     .option(
+      "--public-url <url>",
+      "for --http behind a reverse proxy: the origin it serves this at (https://mcp.example.com); a loopback " +
+        "listener then also takes its Host and Origin (default proxy.public_url)",
+    )
+    .option(
       "--config <file>",
       "the config file every setting comes from (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
     )
@@ -129,6 +137,7 @@ Examples:
   acp proxy -u 'npx -y @modelcontextprotocol/server-memory' -u http://127.0.0.1:3001/mcp -n memory -n github
   acp proxy --http 8443 --config ~/.acp/config.yml
   ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0   # a token: 16+ characters
+  acp proxy --http 8443 --public-url https://mcp.example.com   # on 127.0.0.1 behind a reverse proxy
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],
@@ -139,7 +148,7 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/gui
 
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
 the --config file cannot be used / --bind beyond loopback without a token, 2 usage (no upstream, shell
-syntax in --upstream, a --name used twice, a bad --http port), 4 the config file, policy, consent graph
+syntax in --upstream, a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
 or --intent does not validate.`,
     )
     .action(async (flags: ProxyFlags) => {
@@ -168,6 +177,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
       EXIT.error,
     );
   }
+  // a bad --public-url is a usage error before any upstream starts
+  if (port !== undefined) publicUrlOf(flags, config);
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
     throw new CliError(
@@ -283,22 +294,33 @@ async function serveHttp(
   log: (line: string) => void,
 ): Promise<void> {
   const token = proxyToken(ctx, config);
+  const publicUrl = publicUrlOf(flags, config);
   let listener;
   try {
     listener = await listenHttp(proxy, {
       port,
       bind: flags.bind ?? config.bind,
       ...(token !== undefined && token !== "" ? { bearerToken: token } : {}),
+      ...(publicUrl !== undefined ? { publicUrl } : {}),
     });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err), EXIT.error);
   }
   log(`listening on ${listener.url}/mcp (streamable HTTP) and ${listener.url}/sse (HTTP+SSE)`);
+  if (publicUrl !== undefined) log(`public URL ${publicUrl.origin}/mcp (its Host and Origin are taken)`);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
   await listener.close();
+}
+
+/** `--public-url`, else `proxy.public_url` (checked with the config); exit 2 for a bad flag. */
+function publicUrlOf(flags: ProxyFlags, config: ProxyConfig): PublicUrl | undefined {
+  if (flags.publicUrl === undefined) return config.publicUrl;
+  const parsed = parsePublicUrl(flags.publicUrl);
+  if (!parsed.ok) throw new CliError(`--public-url: ${parsed.message}`, EXIT.usage);
+  return parsed.value;
 }
 
 /**

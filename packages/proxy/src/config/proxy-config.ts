@@ -1,4 +1,5 @@
 import { fail, ok, type Issue, type Result } from "@acp/core";
+import { parsePublicUrl, type PublicUrl } from "../downstream/public-url.js";
 import { parseUpstreamUrl, splitCommandLine, UPSTREAM_NAME, type UpstreamSpec } from "../upstream/upstream-spec.js";
 
 /** When tool (and prompt) names get the `server__` prefix. */
@@ -12,6 +13,8 @@ export interface ProxyConfig {
   readonly bind: string;
   /** Required when `bind` is not a loopback address. */
   readonly bearerToken?: string;
+  /** The origin a reverse proxy in front serves the HTTP transport at (`proxy.public_url`). */
+  readonly publicUrl?: PublicUrl;
   readonly upstreams: readonly UpstreamSpec[];
   readonly prefixTools: PrefixMode;
   /** Upper bound on one upstream call, in milliseconds (progress resets it). */
@@ -28,7 +31,15 @@ export const PROXY_DEFAULTS = {
   consentTimeoutMs: 120_000,
 } as const;
 
-const PROXY_KEYS = ["port", "bind", "bearer_token", "upstream_servers", "prefix_tools", "call_timeout_seconds"];
+const PROXY_KEYS = [
+  "port",
+  "bind",
+  "public_url",
+  "bearer_token",
+  "upstream_servers",
+  "prefix_tools",
+  "call_timeout_seconds",
+];
 const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
 
 /** The issue codes of this file (listed in docs/reference/errors.md). */
@@ -75,6 +86,18 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
       "`proxy.bearer_token` has characters a client cannot send in `Authorization: Bearer …` (use letters, digits and -._~+/)",
     );
   }
+  const publicText = s["public_url"];
+  let publicUrl: PublicUrl | undefined;
+  if (publicText !== undefined && publicText !== null && publicText !== "") {
+    const parsed = typeof publicText === "string" ? parsePublicUrl(publicText) : null;
+    if (parsed?.ok === true) publicUrl = parsed.value;
+    else
+      at(
+        ["public_url"],
+        INVALID,
+        `\`proxy.public_url\`: ${parsed?.message ?? "must be a URL (like https://mcp.example.com)"}`,
+      );
+  }
   const prefix = s["prefix_tools"] ?? PROXY_DEFAULTS.prefixTools;
   if (prefix !== "on-collision" && prefix !== "always" && prefix !== "never") {
     at(["prefix_tools"], INVALID, `\`proxy.prefix_tools\` must be on-collision, always or never`);
@@ -87,6 +110,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     ...(typeof port === "number" ? { port } : {}),
     bind: bind as string,
     ...(typeof token === "string" ? { bearerToken: token } : {}),
+    ...(publicUrl !== undefined ? { publicUrl } : {}),
     upstreams,
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,

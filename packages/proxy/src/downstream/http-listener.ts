@@ -9,6 +9,7 @@ import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextp
 import type { AcpProxy } from "../proxy-server/acp-proxy.js";
 import { isFastCallRequest, type DirectStream } from "../proxy-server/fast-path.js";
 import { checkBearer, isLoopbackAddress, isLoopbackHost } from "./bearer-auth.js";
+import type { PublicUrl } from "./public-url.js";
 
 /** Options of the downstream HTTP listener. */
 export interface HttpListenOptions {
@@ -17,6 +18,11 @@ export interface HttpListenOptions {
   /** Default 127.0.0.1. Anything beyond loopback requires `bearerToken`. */
   readonly bind?: string;
   readonly bearerToken?: string;
+  /**
+   * The origin a reverse proxy in front serves the listener at ({@link parsePublicUrl}): a loopback listener
+   * then also takes requests addressed to its host and coming from its origin.
+   */
+  readonly publicUrl?: PublicUrl;
   /** Largest request body accepted, bytes; default 4 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -150,8 +156,9 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  if (loopback && (!isLoopbackHost(req.headers.host) || !isLocalOrigin(req.headers.origin))) {
-    return sendJsonError(res, 403, -32000, "forbidden: host or origin is not local");
+  if (loopback && !isLocalRequest(req, options.publicUrl)) {
+    const or = options.publicUrl === undefined ? " (behind a reverse proxy: set --public-url)" : "";
+    return sendJsonError(res, 403, -32000, `forbidden: host or origin is not local${or}`);
   }
   if (options.bearerToken !== undefined && options.bearerToken !== "") {
     const check = checkBearer(req.headers.authorization, options.bearerToken);
@@ -327,6 +334,17 @@ async function readJson(req: IncomingMessage, res: ServerResponse, max: number):
     sendJsonError(res, 400, -32700, "parse error: the body is not json");
     return READ_FAILED;
   }
+}
+
+/**
+ * Whether a request to a loopback listener is addressed to it and comes from a local page (a DNS-rebinding
+ * guard): a loopback `Host` and `Origin`, or the public URL's host and origin (a reverse proxy in front).
+ */
+function isLocalRequest(req: IncomingMessage, publicUrl: PublicUrl | undefined): boolean {
+  const { host, origin } = req.headers;
+  const hostOk = isLoopbackHost(host) || (publicUrl !== undefined && host === publicUrl.host);
+  const originOk = isLocalOrigin(origin) || (publicUrl !== undefined && origin === publicUrl.origin);
+  return hostOk && originOk;
 }
 
 function isLocalOrigin(origin: string | undefined): boolean {

@@ -7,4 +7,5 @@ export {
   type HttpListener,
 } from "./http-listener.js";
 export { checkBearer, isLoopbackAddress, isLoopbackHost, type BearerCheck } from "./bearer-auth.js";
+export { parsePublicUrl, type PublicUrl } from "./public-url.js";
 export { usePlainReadBuffer, unreadableAnswer } from "../transport/plain-read-buffer.js";

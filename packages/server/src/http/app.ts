@@ -16,7 +16,7 @@ import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api
 import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
-import type { PublicUrl } from "./public-url.js";
+import type { PublicUrl } from "@acp/proxy";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
 import { endConsentStreamsOnClose } from "./routes/consent-stream.js";

@@ -1,8 +1,8 @@
 /**
- * The service's public URL: the origin browsers and clients use when `acp serve` sits behind a reverse
- * proxy or load balancer (`https://acp.example.com`), which may end TLS in front of it. Links are printed
- * with it, the loopback `Host` check also takes its host, the console's origin check takes its origin,
- * and an `https:` public URL makes the console cookie `__Host-`, `Secure` and adds HSTS, as TLS here does.
+ * A public URL: the origin browsers and clients use when `acp serve` or `acp proxy --http` sits behind a
+ * reverse proxy or load balancer (`https://acp.example.com`), which may end TLS in front of it. A loopback
+ * listener's `Host` check then also takes its host and its `Origin` check its origin; `acp serve` also makes
+ * its links with it, and an `https:` one makes the console cookie `__Host-`, `Secure` and adds HSTS.
  */
 
 /** A checked public URL. */
