@@ -191,7 +191,7 @@ describe("acp serve: the agents' token asks, only the approvers' token answers",
     for (const [env, message] of [
       [
         { ACP_BRIDGE_TOKEN: AGENT, ACP_APPROVER_TOKEN: AGENT },
-        /is the agents' bearer token: give approvers a token of their own/,
+        /is an agents' token: give approvers a token of their own/,
       ],
       [{ ACP_APPROVER_TOKEN: "hunter2" }, /ACP_APPROVER_TOKEN is too short \(7 characters\)/],
     ] as const) {
@@ -227,6 +227,79 @@ describe("acp serve: the agents' token asks, only the approvers' token answers",
     await serve.done;
     const doctor = await runCli(["doctor"], { env: envFor(home) });
     expect(doctor.stdout).toContain("approvers' token sealed in config.yml");
+  });
+});
+
+describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)", () => {
+  it("reads each sealed token; a request made with one is recorded under its agent", async () => {
+    const { home } = fixtureHome(sealedRoot.dir);
+    const short = await runCli(["config", "set-secret", "serve.agent_tokens.ci_bot"], {
+      env: envFor(home),
+      stdin: "short\n",
+    });
+    expect(short.code).toBe(4);
+    for (const [name, value] of [
+      ["ci_bot", "ci-bot-token-0123456789abcdef"],
+      ["support", "support-token-0123456789abcdef"],
+    ] as const) {
+      const sealed = await runCli(["config", "set-secret", `serve.agent_tokens.${name}`], {
+        env: envFor(home),
+        stdin: `${value}\n`,
+      });
+      expect(sealed.code, sealed.stderr).toBe(0);
+    }
+    expect(readFileSync(join(home, "config.yml"), "utf8")).not.toContain("ci-bot-token-0123456789abcdef");
+    // named tokens alone close the API: it may listen beyond loopback
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], envFor(home));
+    const ready = await serve.ready;
+    const local = ready.url.replace("0.0.0.0", "127.0.0.1");
+    const decide = (token: string, body: unknown): Promise<Response> =>
+      fetch(`${local}/v1/decide`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    expect((await decide("ci-bot-token-0123456789abcdef", { tool: "read_named", arguments: {} })).status).toBe(200);
+    const claimed = await decide("support-token-0123456789abcdef", {
+      tool: "read_named",
+      arguments: {},
+      agent: "ci_bot",
+    });
+    expect(claimed.status).toBe(403);
+    expect((await fetch(`${local}/v1/audit?limit=1`)).status).toBe(401);
+    serve.stop();
+    await serve.done;
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain('"agent":"ci_bot"');
+    expect(audit).not.toContain("support-token");
+  });
+
+  it("stops (exit 4) on a bad agent name or a plain token, and doctor names a plain one", async () => {
+    const home = freshHome();
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  agent_tokens:\n    "CI Bot": "x"\n');
+    const bad = startServe(home, ["--port", "0"]);
+    const badErr = (await bad.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(badErr?.message).toMatch(/serve\.agent_tokens\.CI Bot: an agent name is lowercase letters/);
+    expect(badErr?.exitCode).toBe(4);
+    const { home: keyed } = fixtureHome(sealedRoot.dir);
+    writeFileSync(
+      join(keyed, "config.yml"),
+      'version: "1"\nserve:\n  agent_tokens:\n    ci_bot: "plain-token-0123456789abcdef"\n',
+    );
+    const plain = startServe(keyed, ["--port", "0"], envFor(keyed));
+    const plainErr = (await plain.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(plainErr?.message).toMatch(/serve\.agent_tokens\.ci_bot/);
+    expect(plainErr?.message).not.toContain("plain-token-0123456789abcdef");
+    expect(plainErr?.exitCode).toBe(4);
+    const doctor = await runCli(["doctor", "--json"], { env: envFor(keyed) });
+    expect(doctor.stdout).toContain("plain secret in `serve.agent_tokens.ci_bot`");
+    expect(doctor.stdout).not.toContain("plain-token-0123456789abcdef");
   });
 });
 
@@ -327,7 +400,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
     )) as { message: string; exitCode?: number } | null;
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
-      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, decision_audit)",
+      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, decision_audit)",
     );
     expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
     expect(existsSync(join(home, "serve.json"))).toBe(false);

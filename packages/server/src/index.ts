@@ -3,7 +3,7 @@
  * MCP tool `aana_pre_tool_check` (streamable HTTP and stdio), the web console, and the store
  * interfaces it runs on (SQLite by default, PostgreSQL for several nodes).
  */
-export { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
+export { AGENT_TOKEN_NAME, createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
 export { createHttpApp, DEFAULT_BODY_LIMIT, type HttpAppOptions } from "./http/app.js";
 export {
   SERVER_ERROR_CODES,

@@ -45,6 +45,12 @@ export interface AcpServerOptions {
    */
   readonly approverToken?: string;
   /**
+   * Agents' tokens that name their agent (name → token; `serve.agent_tokens`): each does what `token` does,
+   * and a request made with it is that agent's — recorded under that name (a body naming another agent is
+   * 403 `agent_mismatch`), its sessions its own. Names: lowercase letters, digits, `_`; every token distinct.
+   */
+  readonly agentTokens?: Readonly<Record<string, string>>;
+  /**
    * The origin browsers and clients use when a reverse proxy or load balancer is in front
    * (`https://acp.example.com`; {@link parsePublicUrl}): the loopback `Host` check and the console's
    * origin check take it, and an `https:` one makes the console cookie `Secure` and adds HSTS.
@@ -86,6 +92,25 @@ export interface AcpServer {
   close(): Promise<void>;
 }
 
+/** An agent's name in `agentTokens`: what a config key path takes (`serve.agent_tokens.NAME`). */
+export const AGENT_TOKEN_NAME = /^[a-z_][a-z0-9_]{0,63}$/;
+
+/** Throws unless every named agent token has a valid name and differs from every other token. */
+function checkAgentTokens(named: ReadonlyMap<string, string>, token?: string, approverToken?: string): void {
+  const seen = new Set([token, approverToken].filter((t) => t !== undefined));
+  for (const [name, value] of named) {
+    if (!AGENT_TOKEN_NAME.test(name)) {
+      throw new Error(`agent token name \`${name.slice(0, 64)}\`: use lowercase letters, digits and _ (at most 64)`);
+    }
+    if (seen.has(value)) {
+      throw new Error(
+        `the token of agent \`${name}\` is also another token: give every agent, and the approvers, a token of its own`,
+      );
+    }
+    seen.add(value);
+  }
+}
+
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
   let publicUrl: PublicUrl | undefined;
@@ -94,6 +119,8 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     if (!parsed.ok) throw new Error(`public URL: ${parsed.message}`);
     publicUrl = parsed.value;
   }
+  const agentTokens = new Map(Object.entries(options.agentTokens ?? {}));
+  checkAgentTokens(agentTokens, options.token, options.approverToken);
   if (options.approverToken !== undefined && options.approverToken === options.token) {
     throw new Error(
       "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
@@ -153,6 +180,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       ...(options.token !== undefined ? { token: options.token } : {}),
       ...(options.approverToken !== undefined ? { approverToken: options.approverToken } : {}),
       ...(publicUrl !== undefined ? { publicHost: publicUrl.host } : {}),
+      ...(agentTokens.size > 0 ? { agentTokens } : {}),
       loopbackOnly: options.loopbackOnly,
     },
     ...(publicUrl !== undefined ? { publicUrl } : {}),

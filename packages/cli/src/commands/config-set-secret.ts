@@ -9,7 +9,10 @@ import { orThrow } from "../home-access/or-throw.js";
 import { readSecretValue } from "../home-access/secret-input.js";
 import { checkBearerToken, webhookSecretProblem } from "../wiring/bearer-token.js";
 
-/** The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed). */
+/**
+ * The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed), besides
+ * every `serve.agent_tokens.NAME`.
+ */
 const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token"]);
 
 /** Registers `acp config set-secret`. */
@@ -55,7 +58,9 @@ secret shorter than 16 characters).`,
       try {
         const value = await readSecretValue(ctx, `\`${path}\``);
         // a bearer token a service would refuse at start is refused now, before it is written
-        if (BEARER_TOKEN_PATHS.has(path)) checkBearerToken(`\`${path}\``, value);
+        if (BEARER_TOKEN_PATHS.has(path) || path.startsWith("serve.agent_tokens.")) {
+          checkBearerToken(`\`${path}\``, value);
+        }
         const short = path === "webhook.secret" ? webhookSecretProblem("`webhook.secret`", value) : null;
         if (short !== null) throw new CliError(short, EXIT.invalid);
         orThrow(writeConfigValue(home, doc, path, sealConfigSecret(value, path, seed, randomBytes)));

@@ -86,7 +86,10 @@ the API answers loopback callers only, and binding beyond loopback needs one. Th
 (ACP_APPROVER_TOKEN or serve.approver_token) is the only one that answers consent over the API
 (POST /v1/consent/{id}/response; the agents' token gets 403 approver_token_required, so an agent cannot
 approve what it asked); without it consent is answered in the console, with acp approve or a channel.
-The two must differ. A token has at least 16 characters (letters, digits, -._~+/); make one with
+Agents' tokens that name their agent (serve.agent_tokens.NAME, each sealed with acp config set-secret
+serve.agent_tokens.NAME) do what the agents' token does, and a request made with one is that agent's:
+recorded under NAME (a body naming another agent is 403 agent_mismatch), its sessions its own.
+Every token must differ from every other. A token has at least 16 characters (letters, digits, -._~+/); make one with
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
 (or serve.approver_token; the value on stdin), or pass it in the environment.
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
@@ -202,6 +205,40 @@ const TOKEN_SOURCES = {
   agents: { env: "ACP_BRIDGE_TOKEN", key: "bearer_token", sealed: (c: ServeConfig) => c.bearerToken },
   approvers: { env: "ACP_APPROVER_TOKEN", key: "approver_token", sealed: (c: ServeConfig) => c.approverToken },
 } as const;
+
+/**
+ * The agents' tokens that name their agent (`serve.agent_tokens.NAME`, each sealed), checked like every
+ * bearer token (exit 4); distinct from each other and from the other two tokens (the service checks that).
+ */
+function loadAgentTokens(
+  home: string,
+  config: ServeConfig,
+  seed: Uint8Array | undefined,
+): Record<string, string> | undefined {
+  const named = config.agentTokens;
+  if (named === undefined) return undefined;
+  if (seed === undefined) {
+    throw new CliError(
+      "config.yml: serve.agent_tokens needs the home's keys to open (run `acp init`, set ACP_PASSPHRASE)",
+      EXIT.invalid,
+    );
+  }
+  const doc = readConfigDocument(home);
+  if (!doc.ok) return undefined;
+  const tokens: Record<string, string> = {};
+  for (const name of Object.keys(named)) {
+    const path = `serve.agent_tokens.${name}`;
+    const secret = readConfigSecret(doc.value, path, seed);
+    if (!secret.ok)
+      throw new CliError(`config.yml: ${path}: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
+    if (secret.value !== undefined) tokens[name] = checkBearerToken(`config.yml: ${path}`, secret.value);
+  }
+  const values = Object.values(tokens);
+  if (new Set(values).size !== values.length) {
+    throw new CliError("config.yml: serve.agent_tokens: two agents share one token: give each its own", EXIT.invalid);
+  }
+  return tokens;
+}
 
 /** The agents' or the approvers' token, checked like every bearer token (exit 4); undefined when unset. */
 function loadToken(
@@ -336,10 +373,19 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, config, seed, "agents");
   const approverToken = loadToken(ctx, home, config, seed, "approvers");
-  if (approverToken !== undefined && approverToken === token) {
+  const agentTokens = loadAgentTokens(home, config, seed);
+  const everyAgentToken = [token, ...Object.values(agentTokens ?? {})];
+  if (approverToken !== undefined && everyAgentToken.includes(approverToken)) {
     throw new CliError(
-      "the approvers' token (ACP_APPROVER_TOKEN or serve.approver_token) is the agents' bearer token: give " +
+      "the approvers' token (ACP_APPROVER_TOKEN or serve.approver_token) is an agents' token: give " +
         "approvers a token of their own (`openssl rand -hex 32`), or an agent holding it could approve its own requests",
+      EXIT.invalid,
+    );
+  }
+  if (token !== undefined && Object.values(agentTokens ?? {}).includes(token)) {
+    throw new CliError(
+      "config.yml: serve.agent_tokens: an agent's token is the anonymous agents' token (ACP_BRIDGE_TOKEN or " +
+        "serve.bearer_token): give it a token of its own",
       EXIT.invalid,
     );
   }
@@ -347,7 +393,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const redaction = loadRedactionRules(home);
   const bind = flags.bind ?? config.bind ?? "127.0.0.1";
   const loopbackOnly = isLoopbackAddress(bind);
-  if (!loopbackOnly && token === undefined && flags.stdio !== true) {
+  if (!loopbackOnly && token === undefined && agentTokens === undefined && flags.stdio !== true) {
     throw new CliError(
       `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first`,
       EXIT.usage,
@@ -381,6 +427,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
+      ...(agentTokens !== undefined ? { agentTokens } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
       ...(tls !== undefined ? { tls } : {}),
       ...(channels.length > 0 ? { extraChannels: channels } : {}),
@@ -404,7 +451,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       home,
       port,
       bind,
-      token,
+      agentToken: token !== undefined || agentTokens !== undefined,
       approverToken: approverToken !== undefined,
       publicUrl,
       log,
@@ -424,7 +471,8 @@ async function listenAndWait(
     home: string;
     port: number;
     bind: string;
-    token: string | undefined;
+    /** Whether an agents' token (anonymous or named) closes the API to callers without one. */
+    agentToken: boolean;
     /** Whether an approvers' token is configured. */
     approverToken: boolean;
     /** The public URL (a reverse proxy in front), checked. */
@@ -481,7 +529,7 @@ async function listenAndWait(
       printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
       const who = named === undefined ? "" : `, signs in as ${named}`;
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes${who}): ${consoleLink}`);
-      if (run.token === undefined) run.log("no bearer token configured: the API answers loopback callers only");
+      if (!run.agentToken) run.log("no bearer token configured: the API answers loopback callers only");
       if (!run.approverToken) {
         run.log(
           "no approvers' token (ACP_APPROVER_TOKEN) configured: consent is answered in the console, with acp approve or a channel, not over the API",

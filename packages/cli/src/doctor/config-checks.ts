@@ -93,7 +93,15 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     return [{ status: "fail", name: "config", detail: err.message }];
   }
   const doc = file.document;
-  const plain = SECRET_CONFIG_PATHS.filter((p) => {
+  // every serve.agent_tokens.NAME is a secret too
+  const named: unknown = file.values["serve"];
+  const agentTokens: unknown =
+    typeof named === "object" && named !== null ? (named as Record<string, unknown>)["agent_tokens"] : undefined;
+  const agentPaths =
+    typeof agentTokens === "object" && agentTokens !== null && !Array.isArray(agentTokens)
+      ? Object.keys(agentTokens).map((name) => `serve.agent_tokens.${name}`)
+      : [];
+  const plain = [...SECRET_CONFIG_PATHS, ...agentPaths].filter((p) => {
     const v: unknown = doc?.getIn(p.split("."));
     return typeof v === "string" && v !== "" && !isSealedSecret(v);
   });

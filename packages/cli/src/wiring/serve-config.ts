@@ -3,10 +3,18 @@
  * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
-import { parsePublicUrl } from "@acp/server";
+import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
-const SERVE_KEYS = ["port", "bind", "public_url", "bearer_token", "approver_token", "decision_audit"] as const;
+const SERVE_KEYS = [
+  "port",
+  "bind",
+  "public_url",
+  "bearer_token",
+  "approver_token",
+  "agent_tokens",
+  "decision_audit",
+] as const;
 const STORAGE_KEYS = ["url"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
@@ -20,6 +28,8 @@ export interface ServeConfig {
   readonly bearerToken?: string;
   /** The approvers' token, sealed the same way (`acp config set-secret serve.approver_token`). */
   readonly approverToken?: string;
+  /** Agents' tokens that name their agent, each sealed (`acp config set-secret serve.agent_tokens.NAME`). */
+  readonly agentTokens?: Readonly<Record<string, string>>;
   readonly storageUrl?: string;
 }
 
@@ -60,6 +70,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     decisionAudit?: "queued" | "durable";
     bearerToken?: string;
     approverToken?: string;
+    agentTokens?: Record<string, string>;
     storageUrl?: string;
   } = {};
   const port = serve["port"];
@@ -96,6 +107,27 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   if (bearerToken !== undefined) config.bearerToken = bearerToken;
   const approverToken = sealed("approver_token");
   if (approverToken !== undefined) config.approverToken = approverToken;
+  const named = serve["agent_tokens"];
+  if (named !== undefined && named !== null) {
+    if (!isMap(named)) {
+      problems.push("serve.agent_tokens: must be a mapping of agent name to sealed token");
+    } else {
+      const tokens: Record<string, string> = {};
+      for (const [name, value] of Object.entries(named)) {
+        const at = `serve.agent_tokens.${name.length > 64 ? `${name.slice(0, 64)}…` : name}`;
+        if (!AGENT_TOKEN_NAME.test(name)) {
+          problems.push(
+            `${at}: an agent name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
+          );
+        } else if (value === "" || value === null) {
+          continue; // not set yet, like an empty bearer_token
+        } else if (typeof value !== "string") {
+          problems.push(`${at}: must be the sealed text \`acp config set-secret ${at}\` writes`);
+        } else tokens[name] = value;
+      }
+      if (Object.keys(tokens).length > 0) config.agentTokens = tokens;
+    }
+  }
   const url = storage["url"];
   if (url !== undefined && url !== null) {
     // a URL may hold a password: never shown here

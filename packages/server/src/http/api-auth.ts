@@ -12,7 +12,7 @@
  * agents' token where only the approvers' is taken. Without an agents' token the API answers loopback
  * callers only; answering consent over the API always needs the approvers' token.
  */
-import { hash } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { checkBearer, isLoopbackHost } from "@acp/proxy";
 import { HttpError } from "./error-body.js";
@@ -23,10 +23,45 @@ export interface ApiAuthOptions {
   readonly token?: string;
   /** The approvers' token, the only one that answers consent; absent: consent is answered elsewhere. */
   readonly approverToken?: string;
+  /**
+   * Agents' tokens that name their agent (`serve.agent_tokens`: name → token): each does what the agents'
+   * token does, and a request made with it is that agent's ({@link callerAgent}).
+   */
+  readonly agentTokens?: ReadonlyMap<string, string>;
   /** Whether the service listens on loopback only (then the `Host` header must name loopback). */
   readonly loopbackOnly: boolean;
   /** The public URL's `Host` (a reverse proxy in front): also taken by the loopback `Host` check. */
   readonly publicHost?: string;
+}
+
+/** The agent a request's token names (set by the checks; absent for the agents' token and the approvers'). */
+const agentOfRequest = new WeakMap<FastifyRequest, string>();
+
+/** The agent the request's bearer token names (`serve.agent_tokens`), if it does. */
+export function callerAgent(request: FastifyRequest): string | undefined {
+  return agentOfRequest.get(request);
+}
+
+/**
+ * The named agents' tokens by the SHA-256 of each (hex), to find the one a header carries with one hash and
+ * a map lookup (the lookup's timing depends on the digest of what was sent, never on a token).
+ */
+function namedTokenDigests(tokens: ReadonlyMap<string, string> | undefined): ReadonlyMap<string, string> {
+  const byDigest = new Map<string, string>();
+  for (const [name, token] of tokens ?? []) byDigest.set(hash("sha256", token, "hex"), name);
+  return byDigest;
+}
+
+/**
+ * The agent whose named token the header carries, or undefined; remembered for {@link callerAgent}.
+ */
+function namedAgent(request: FastifyRequest, byDigest: ReadonlyMap<string, string>): string | undefined {
+  if (byDigest.size === 0) return undefined;
+  const header = request.headers.authorization;
+  if (typeof header !== "string" || !header.startsWith("Bearer ")) return undefined;
+  const name = byDigest.get(hash("sha256", header.slice(7), "hex"));
+  if (name !== undefined) agentOfRequest.set(request, name);
+  return name;
 }
 
 /** The last `Host` header found to name loopback (a client sends the same one on every request). */
@@ -107,6 +142,9 @@ function refusal(request: FastifyRequest, token: string): HttpError | null {
  */
 export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agent"): (request: FastifyRequest) => void {
   const { token, approverToken } = options;
+  const named = namedTokenDigests(options.agentTokens);
+  // without an anonymous agents' token, named ones still close the API to callers without a token
+  const agentsHaveToken = token !== undefined || named.size > 0;
   const isAgent = token === undefined ? () => false : bearerFastPath(token);
   const isApprover = approverToken === undefined ? () => false : bearerFastPath(approverToken);
   if (role === "answer") {
@@ -123,7 +161,7 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       }
       const header = request.headers.authorization;
       if (isApprover(header)) return;
-      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok)) {
+      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok) || namedAgent(request, named)) {
         throw new HttpError(
           403,
           "approver_token_required",
@@ -135,20 +173,27 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       if (refused !== null) throw refused;
     };
   }
+  // the answer to a token the route does not take, worded by checkBearer against the anonymous agents' token or,
+  // without one, a random one nobody holds (never against a token another role takes: that would let it in)
+  const unheld = token ?? randomBytes(32).toString("hex");
+  const refuse = (request: FastifyRequest): void => {
+    const refused = refusal(request, unheld);
+    if (refused !== null) throw refused;
+  };
   if (role === "read") {
     return (request) => {
       checkHost(request, options);
-      if (token === undefined) return;
+      if (!agentsHaveToken) return;
       const header = request.headers.authorization;
       if (isAgent(header) || isApprover(header)) return;
       if (approverToken !== undefined && checkBearer(header, approverToken).ok) return;
-      const refused = refusal(request, token);
-      if (refused !== null) throw refused;
+      if (namedAgent(request, named) !== undefined) return;
+      refuse(request);
     };
   }
   return (request) => {
     checkHost(request, options);
-    if (token === undefined) {
+    if (!agentsHaveToken) {
       if (role === "agent") return;
       throw new HttpError(
         401,
@@ -157,8 +202,8 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       );
     }
     if (isAgent(request.headers.authorization)) return;
-    const refused = refusal(request, token);
-    if (refused !== null) throw refused;
+    if (namedAgent(request, named) !== undefined) return;
+    refuse(request);
   };
 }
 

@@ -2,7 +2,7 @@
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../metrics/metrics.js";
-import { AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
+import { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
 import { securityHeaders, STRICT_TRANSPORT_SECURITY } from "./security-headers.js";
 
@@ -33,6 +33,7 @@ export function mapError(error: unknown): Mapped {
   if (error instanceof ConsentQueueFullError)
     return { status: 429, code: "consent_queue_full", message: error.message };
   if (error instanceof AuditUnavailableError) return { status: 503, code: "audit_unavailable", message: error.message };
+  if (error instanceof AgentMismatchError) return { status: 403, code: "agent_mismatch", message: error.message };
   const e = error as Partial<FastifyError>;
   if (e.validation !== undefined) return describeValidation(error as FastifyError);
   switch (e.code) {

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { DecisionService } from "../service/decision-service.js";
+import { callerAgent } from "../http/api-auth.js";
 import { errorBody } from "../http/error-body.js";
 import { ERROR_RESPONSES } from "../http/schemas.js";
 import { securityHeaders } from "../http/security-headers.js";
@@ -38,7 +39,7 @@ export function registerMcpEndpoint(
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const server = createPreToolCheckMcpServer(service);
+      const server = createPreToolCheckMcpServer(service, callerAgent(request));
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no session id generator: stateless;
       reply.hijack();
       for (const [name, value] of headers) reply.raw.setHeader(name, value);

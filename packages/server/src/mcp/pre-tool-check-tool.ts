@@ -7,7 +7,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ROUTES } from "@acp/core";
 import { CONTRACT_EVENT_BODY } from "../http/schemas.js";
-import type { DecisionService } from "../service/decision-service.js";
+import { AgentMismatchError, type DecisionService } from "../service/decision-service.js";
 
 /** The tool's name, as the contract document gives it. */
 export const PRE_TOOL_CHECK_TOOL = "aana_pre_tool_check";
@@ -29,7 +29,7 @@ const DESCRIPTION =
   "ask, defer and refuse mean do not run it.";
 
 /** A fresh MCP server with the one tool (one per connection or per stateless HTTP request). */
-export function createPreToolCheckMcpServer(service: DecisionService): Server {
+export function createPreToolCheckMcpServer(service: DecisionService, caller?: string): Server {
   // The low-level server publishes the contract's JSON schema as is; the high-level one wants zod.
   const server = new Server({ name: "acp-serve", version: "0.1.0" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -51,7 +51,14 @@ export function createPreToolCheckMcpServer(service: DecisionService): Server {
         content: [{ type: "text", text: `unknown tool \`${request.params.name.slice(0, 100)}\`` }],
       };
     }
-    const { envelope } = await service.preToolCheck(request.params.arguments ?? {}, "mcp");
+    let envelope;
+    try {
+      ({ envelope } = await service.preToolCheck(request.params.arguments ?? {}, "mcp", caller));
+    } catch (err) {
+      // a token that names its agent, and an event naming another: told as a tool error, nothing decided
+      if (!(err instanceof AgentMismatchError)) throw err;
+      return { isError: true, content: [{ type: "text", text: `agent_mismatch: ${err.message}` }] };
+    }
     const structured = { route: envelope.architecture_decision.route, ...envelope };
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   });

@@ -78,6 +78,31 @@ export class ConsentQueueFullError extends Error {
   }
 }
 
+/**
+ * Thrown when a caller whose token names its agent (`serve.agent_tokens`) sends a request naming another
+ * agent: the audit records who asked as the token says, never as the body claims.
+ */
+export class AgentMismatchError extends Error {
+  constructor(caller: string, claimed: string) {
+    super(
+      `this token belongs to agent \`${caller}\`; the request names agent \`${claimed.slice(0, 100)}\` ` +
+        "(leave the agent out, or name the token's own)",
+    );
+    this.name = "AgentMismatchError";
+  }
+}
+
+/**
+ * The agent a request is recorded under: the caller's when its token names one (the body may repeat it, not
+ * name another: {@link AgentMismatchError}), else whatever the body says.
+ */
+function agentFor(claimed: unknown, caller: string | undefined): string | undefined {
+  const named = typeof claimed === "string" && claimed !== "" ? claimed : undefined;
+  if (caller === undefined) return named;
+  if (named !== undefined && named !== caller) throw new AgentMismatchError(caller, named);
+  return caller;
+}
+
 /** Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. */
 export class AuditUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -96,9 +121,16 @@ export interface DecisionService {
   preToolCheck(
     event: unknown,
     frontEnd: FrontEnd,
+    caller?: string,
   ): Promise<{ valid: boolean; envelope: PreToolCheckEnvelope | ContractEnvelope }>;
-  /** A full action request through the pipeline; with `wait`, an ask/defer waits for a person. */
-  decide(request: unknown, options: { wait: boolean; sessionId?: string; signal?: AbortSignal }): Promise<DecideAnswer>;
+  /**
+   * A full action request through the pipeline; with `wait`, an ask/defer waits for a person. `caller`: the
+   * agent the caller's token names (then the request's agent, and its sessions are that agent's own).
+   */
+  decide(
+    request: unknown,
+    options: { wait: boolean; sessionId?: string; signal?: AbortSignal; caller?: string },
+  ): Promise<DecideAnswer>;
   readonly options: DecisionServiceOptions;
   /** The write error that stopped decisions (queued audit mode), or null while the chain records. */
   auditFailure(): unknown;
@@ -385,7 +417,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       for (const control of waits.keys()) control.abort();
       await Promise.allSettled(waits.values());
     },
-    preToolCheck(event, frontEnd) {
+    preToolCheck(event, frontEnd, caller) {
       let envelope: ContractEnvelope;
       try {
         envelope = checkParsedToolPrecheck(event);
@@ -398,23 +430,36 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       }
       // The envelope already holds the contract's verdict; the pipeline judges the rest (policy, graph),
       // and mergeDecision keeps the stricter of the two, so the event is checked once.
+      let agent: string | undefined;
+      try {
+        agent = agentFor(event["agent_id"], caller);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
       const request: Record<string, unknown> = {
         tool: event["tool_name"],
         arguments: event["proposed_arguments"],
-        ...(typeof event["agent_id"] === "string" && event["agent_id"] !== "" ? { agent: event["agent_id"] } : {}),
+        ...(agent !== undefined ? { agent } : {}),
       };
       return run(frontEnd, request, (id, decision) => ({
         valid: true,
         envelope: mergeDecision(envelope, decision, id),
       }));
     },
-    async decide(input, wait) {
+    async decide(body, wait) {
+      let input = body;
+      if (wait.caller !== undefined && typeof body === "object" && body !== null && !Array.isArray(body)) {
+        input = { ...body, agent: agentFor((body as Record<string, unknown>)["agent"], wait.caller) };
+      }
       const { id, decision } = await run("decide", input, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";
       if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
       // a call that names no session is a session of its own: an approval "for this session" then covers
       // no other caller's call (they were all session `http` before, on every node, for 12 hours)
-      const sessionId = wait.sessionId ?? `http-${id}`;
+      // a caller whose token names its agent has sessions of its own: another agent naming the same session
+      // cannot reuse its "for this session" approvals
+      const named = wait.sessionId ?? `http-${id}`;
+      const sessionId = wait.caller !== undefined ? `${wait.caller}/${named}` : named;
       const consent = await waitForPerson(input as ActionRequest, decision, { ...wait, sessionId });
       if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision, consent };
       const refused = await refusedEdit(id, input as ActionRequest, consent);

@@ -77,6 +77,10 @@ defaults:
 #   # The approvers' token, the only one that answers consent over the API (never give it to an agent):
 #   # \`acp config set-secret serve.approver_token\`.
 #   approver_token: ""
+#   # Agents' tokens that name their agent: a request made with one is recorded as that agent's, and its
+#   # sessions are its own. \`acp config set-secret serve.agent_tokens.ci_bot\` for each.
+#   agent_tokens:
+#     ci_bot: ""
 
 # Where \`acp serve\` keeps its state: SQLite in this home unless a PostgreSQL URL is given (several nodes
 # on one database). Keep the password out of this file: pass the whole URL in ACP_STORAGE_URL instead, or

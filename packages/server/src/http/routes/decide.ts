@@ -1,6 +1,7 @@
 /** `POST /v1/decide`: a full action request through the one pipeline; `?wait=true` waits for a person. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionService } from "../../service/decision-service.js";
+import { callerAgent } from "../api-auth.js";
 import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES } from "../schemas.js";
 import { DECIDE_ANSWER, serializeWithJson } from "../answer-schemas.js";
 
@@ -30,6 +31,7 @@ export function registerDecide(
     },
     async (request) => {
       const query = request.query as { wait?: string; session?: string };
+      const caller = callerAgent(request);
       const withdraw = new AbortController();
       const onClose = (): void => {
         if (!request.raw.complete || request.raw.socket.destroyed) withdraw.abort();
@@ -39,6 +41,7 @@ export function registerDecide(
         return await service.decide(request.body, {
           wait: query.wait === "true",
           ...(query.session !== undefined ? { sessionId: query.session } : {}),
+          ...(caller !== undefined ? { caller } : {}),
           signal: withdraw.signal,
         });
       } finally {

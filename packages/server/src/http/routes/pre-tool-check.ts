@@ -1,4 +1,5 @@
 /** `POST /pre-tool-check`: an Agent Action Contract v1 event in, the decision envelope out. */
+import { callerAgent } from "../api-auth.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fastJson from "fast-json-stringify";
 import type { DecisionService } from "../../service/decision-service.js";
@@ -111,7 +112,7 @@ export function registerPreToolCheck(
     },
     // not async: a rejection below reaches the error handler through `failed`
     (request, reply) => {
-      service.preToolCheck(request.body, "pre_tool_check").then(
+      service.preToolCheck(request.body, "pre_tool_check", callerAgent(request)).then(
         ({ valid, envelope }) => {
           try {
             if (valid) sendEnvelope(reply, envelope, headers);
