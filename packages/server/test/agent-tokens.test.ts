@@ -123,6 +123,22 @@ describe("a token that names its agent", () => {
     expect(await readJson(await other)).toMatchObject({ route: "refuse" });
   });
 
+  it("completes only its own requests (POST /v1/consent/{id}/complete)", async () => {
+    const call = post("/v1/decide?wait=true&session=c1", CI_BOT, {
+      tool: "write_file",
+      arguments: { path: "/tmp/complete-own" },
+    });
+    const id = await eventually(async () => (await pendingIds())[0]);
+    const other = await post(`/v1/consent/${id}/complete`, SUPPORT, {});
+    expect(other.status).toBe(403);
+    expect(at(await readJson(other), "error", "code")).toBe("agent_mismatch");
+    expect((await post(`/v1/consent/${id}/response`, APPROVER_TOKEN, { decision: "denied" })).status).toBe(200);
+    expect(await readJson(await call)).toMatchObject({ route: "refuse" });
+    // its own: answered with the outcome (the waiting call already recorded it)
+    const own = await post(`/v1/consent/${id}/complete`, CI_BOT, {});
+    expect(own.status).not.toBe(403);
+  });
+
   it("reads, but cannot answer consent (403) or stand in for the approvers", async () => {
     expect((await fetch(`${url}/v1/audit?limit=1`, { headers: { authorization: `Bearer ${SUPPORT}` } })).status).toBe(
       200,

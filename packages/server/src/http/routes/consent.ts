@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
+import { callerAgent } from "../api-auth.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import {
   CONSENT_ID_PARAMS,
@@ -143,12 +144,30 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         tags: ["consent"],
         security: [{ bearer: [] }],
         params: CONSENT_ID_PARAMS,
-        response: { 200: COMPLETED_CONSENT_ANSWER, 404: ERROR_BODY_SCHEMA, 409: ERROR_BODY_SCHEMA, ...ERROR_RESPONSES },
+        response: {
+          200: COMPLETED_CONSENT_ANSWER,
+          403: ERROR_BODY_SCHEMA,
+          404: ERROR_BODY_SCHEMA,
+          409: ERROR_BODY_SCHEMA,
+          ...ERROR_RESPONSES,
+        },
       },
       serializerCompiler: serializeWithJson,
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
+      // an agent whose token names it completes only its own requests (their sessions are `NAME/…`)
+      const caller = callerAgent(request);
+      if (caller !== undefined) {
+        const row = await stores.pending.get(id);
+        if (row !== null && row.sessionId?.startsWith(`${caller}/`) !== true) {
+          throw new HttpError(
+            403,
+            "agent_mismatch",
+            `consent request \`${id}\` was not raised by agent \`${caller}\` (this token's): it cannot complete it`,
+          );
+        }
+      }
       const gone = new AbortController();
       const onClose = (): void => gone.abort();
       reply.raw.once("close", onClose); // the client went away before the answer
