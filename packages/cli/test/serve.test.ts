@@ -271,6 +271,9 @@ describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)",
     await serve.done;
     const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
     expect(audit).toContain('"agent":"ci_bot"');
+    const doctor = await runCli(["doctor", "--json"], { env: envFor(home) });
+    expect(doctor.stdout).toContain("agents' tokens of ci_bot, support");
+    expect(doctor.stdout).not.toContain("ci-bot-token-0123456789abcdef");
     expect(audit).not.toContain("support-token");
   });
 

@@ -39,6 +39,7 @@ function readServeSections(home: string): { checks: HomeCheck[]; config: ServeCo
     `decision audit ${c.decisionAudit ?? "queued"}`,
     c.bearerToken !== undefined ? "bearer token sealed in config.yml" : null,
     c.approverToken !== undefined ? "approvers' token sealed in config.yml" : null,
+    c.agentTokens !== undefined ? `agents' tokens of ${Object.keys(c.agentTokens).join(", ")}` : null,
   ].filter((x) => x !== null);
   return { checks: [{ status: "ok", name: "serve", detail: detail.join(", ") }], config: c };
 }
