@@ -5,7 +5,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { STARTER_POLICY } from "@acp/store";
 import { registerServe, type ServeReady } from "../src/commands/serve.js";
 import type { CliContext } from "../src/context.js";
@@ -239,10 +239,11 @@ describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)",
     });
     expect(short.code).toBe(4);
     for (const [name, value] of [
-      ["ci_bot", "ci-bot-token-0123456789abcdef"],
-      ["support", "support-token-0123456789abcdef"],
+      ["agent_tokens.ci_bot", "ci-bot-token-0123456789abcdef"],
+      ["agent_tokens.support", "support-token-0123456789abcdef"],
+      ["approver_tokens.pager", "pager-token-0123456789abcdef"],
     ] as const) {
-      const sealed = await runCli(["config", "set-secret", `serve.agent_tokens.${name}`], {
+      const sealed = await runCli(["config", "set-secret", `serve.${name}`], {
         env: envFor(home),
         stdin: `${value}\n`,
       });
@@ -267,12 +268,37 @@ describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)",
     });
     expect(claimed.status).toBe(403);
     expect((await fetch(`${local}/v1/audit?limit=1`)).status).toBe(401);
+    // the named approver answers; the audit names it
+    const waiting = fetch(`${local}/v1/decide?wait=true`, {
+      method: "POST",
+      headers: { authorization: "Bearer ci-bot-token-0123456789abcdef", "content-type": "application/json" },
+      body: JSON.stringify({ tool: "write_file", arguments: { path: "/tmp/named" } }),
+    });
+    const pager = { authorization: "Bearer pager-token-0123456789abcdef", "content-type": "application/json" };
+    const id = await vi.waitFor(
+      async () => {
+        const list = (await (await fetch(`${local}/v1/consent?status=pending`, { headers: pager })).json()) as {
+          requests: { id: string }[];
+        };
+        if (list.requests[0] === undefined) throw new Error("not yet");
+        return list.requests[0].id;
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    const answered = await fetch(`${local}/v1/consent/${id}/response`, {
+      method: "POST",
+      headers: pager,
+      body: JSON.stringify({ decision: "approved" }),
+    });
+    expect(answered.status).toBe(200);
+    expect(((await (await waiting).json()) as { route: string }).route).toBe("accept");
     serve.stop();
     await serve.done;
     const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
     expect(audit).toContain('"agent":"ci_bot"');
     const doctor = await runCli(["doctor", "--json"], { env: envFor(home) });
-    expect(doctor.stdout).toContain("agents' tokens of ci_bot, support");
+    expect(doctor.stdout).toContain("agents' tokens of ci_bot, support, approvers' tokens of pager");
+    expect(audit).toContain('"id":"api:pager"');
     expect(doctor.stdout).not.toContain("ci-bot-token-0123456789abcdef");
     expect(audit).not.toContain("support-token");
   });
@@ -403,7 +429,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
     )) as { message: string; exitCode?: number } | null;
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
-      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, decision_audit)",
+      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, approver_tokens, decision_audit)",
     );
     expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
     expect(existsSync(join(home, "serve.json"))).toBe(false);

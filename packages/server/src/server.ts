@@ -51,6 +51,12 @@ export interface AcpServerOptions {
    */
   readonly agentTokens?: Readonly<Record<string, string>>;
   /**
+   * Approvers' tokens that name their approver (name → token; `serve.approver_tokens`): each does what
+   * `approverToken` does, and an answer given with it is recorded as approver `api:NAME` (a body naming
+   * another `approver_id` is 403 `approver_mismatch`). Names and distinctness as for `agentTokens`.
+   */
+  readonly approverTokens?: Readonly<Record<string, string>>;
+  /**
    * The origin browsers and clients use when a reverse proxy or load balancer is in front
    * (`https://acp.example.com`; {@link parsePublicUrl}): the loopback `Host` check and the console's
    * origin check take it, and an `https:` one makes the console cookie `Secure` and adds HSTS.
@@ -95,16 +101,16 @@ export interface AcpServer {
 /** An agent's name in `agentTokens`: what a config key path takes (`serve.agent_tokens.NAME`). */
 export const AGENT_TOKEN_NAME = /^[a-z_][a-z0-9_]{0,63}$/;
 
-/** Throws unless every named agent token has a valid name and differs from every other token. */
-function checkAgentTokens(named: ReadonlyMap<string, string>, token?: string, approverToken?: string): void {
+/** Throws unless every named agent or approver token has a valid name and differs from every other token. */
+function checkNamedTokens(maps: readonly ReadonlyMap<string, string>[], token?: string, approverToken?: string): void {
   const seen = new Set([token, approverToken].filter((t) => t !== undefined));
-  for (const [name, value] of named) {
+  for (const [name, value] of maps.flatMap((m) => [...m])) {
     if (!AGENT_TOKEN_NAME.test(name)) {
-      throw new Error(`agent token name \`${name.slice(0, 64)}\`: use lowercase letters, digits and _ (at most 64)`);
+      throw new Error(`token name \`${name.slice(0, 64)}\`: use lowercase letters, digits and _ (at most 64)`);
     }
     if (seen.has(value)) {
       throw new Error(
-        `the token of agent \`${name}\` is also another token: give every agent, and the approvers, a token of its own`,
+        `the token of \`${name}\` is also another token: give every agent and every approver a token of its own`,
       );
     }
     seen.add(value);
@@ -120,7 +126,8 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     publicUrl = parsed.value;
   }
   const agentTokens = new Map(Object.entries(options.agentTokens ?? {}));
-  checkAgentTokens(agentTokens, options.token, options.approverToken);
+  const approverTokens = new Map(Object.entries(options.approverTokens ?? {}));
+  checkNamedTokens([agentTokens, approverTokens], options.token, options.approverToken);
   if (options.approverToken !== undefined && options.approverToken === options.token) {
     throw new Error(
       "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
@@ -181,6 +188,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       ...(options.approverToken !== undefined ? { approverToken: options.approverToken } : {}),
       ...(publicUrl !== undefined ? { publicHost: publicUrl.host } : {}),
       ...(agentTokens.size > 0 ? { agentTokens } : {}),
+      ...(approverTokens.size > 0 ? { approverTokens } : {}),
       loopbackOnly: options.loopbackOnly,
     },
     ...(publicUrl !== undefined ? { publicUrl } : {}),

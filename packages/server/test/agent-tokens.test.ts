@@ -13,6 +13,7 @@ import { APPROVER_TOKEN, at, eventually, openTestServerAt, READ_EVENT, readJson 
 const ANON = "anonymous-agents-token-0123456789";
 const CI_BOT = "ci-bot-token-0123456789abcdef";
 const SUPPORT = "support-agent-token-0123456789";
+const PAGER = "pager-approver-token-0123456789";
 
 let home: string;
 let node: EmbeddedServer;
@@ -23,6 +24,7 @@ beforeAll(async () => {
     token: ANON,
     approverToken: APPROVER_TOKEN,
     agentTokens: { ci_bot: CI_BOT, support: SUPPORT },
+    approverTokens: { pager: PAGER },
     answerPollMs: 20,
     changePollMs: 50,
   }));
@@ -151,6 +153,28 @@ describe("a token that names its agent", () => {
   });
 });
 
+describe("a token that names its approver", () => {
+  it("answers as that approver (api:NAME in the signed response and the audit); another approver_id is 403", async () => {
+    const call = post("/v1/decide?wait=true", CI_BOT, { tool: "write_file", arguments: { path: "/tmp/pager" } });
+    const id = await eventually(async () => (await pendingIds())[0]);
+    const before = (await events()).length;
+    const other = await post(`/v1/consent/${id}/response`, PAGER, { decision: "approved", approver_id: "ops" });
+    expect(other.status).toBe(403);
+    expect(at(await readJson(other), "error", "code")).toBe("approver_mismatch");
+    expect((await events()).length).toBe(before);
+    // it cannot ask for decisions, and it reads
+    expect((await post("/v1/decide", PAGER, { tool: "read_p", arguments: {} })).status).toBe(401);
+    expect((await fetch(`${url}/v1/consent/${id}`, { headers: { authorization: `Bearer ${PAGER}` } })).status).toBe(
+      200,
+    );
+    const answered = await post(`/v1/consent/${id}/response`, PAGER, { decision: "approved", approver_id: "pager" });
+    expect(answered.status).toBe(200);
+    expect(await readJson(await call)).toMatchObject({ route: "accept" });
+    const approved = (await events()).filter((e) => e.event_type === "consent_approved").at(-1);
+    expect(JSON.stringify(approved)).toContain('"approver":{"channel":"cli","id":"api:pager"}');
+  });
+});
+
 describe("named agents' tokens alone (no anonymous agents' token)", () => {
   it("close the API to callers without one, and a service with a token used twice does not start", async () => {
     const other = mkdtempSync(join(tmpdir(), "acp-agent-tokens-only-"));
@@ -170,9 +194,11 @@ describe("named agents' tokens alone (no anonymous agents' token)", () => {
         await only.node.close();
       }
       await expect(openTestServerAt(other, { token: ANON, agentTokens: { ci_bot: ANON } })).rejects.toThrow(
-        /token of agent `ci_bot` is also another token/,
+        /token of `ci_bot` is also another token/,
       );
-      await expect(openTestServerAt(other, { agentTokens: { "CI Bot": CI_BOT } })).rejects.toThrow(/agent token name/);
+      await expect(openTestServerAt(other, { agentTokens: { "CI Bot": CI_BOT } })).rejects.toThrow(
+        /token name `CI Bot`/,
+      );
     } finally {
       rmSync(other, { recursive: true, force: true });
     }

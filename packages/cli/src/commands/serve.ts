@@ -89,6 +89,7 @@ approve what it asked); without it consent is answered in the console, with acp 
 Agents' tokens that name their agent (serve.agent_tokens.NAME, each sealed with acp config set-secret
 serve.agent_tokens.NAME) do what the agents' token does, and a request made with one is that agent's:
 recorded under NAME (a body naming another agent is 403 agent_mismatch), its sessions its own.
+Approvers' tokens that name their approver (serve.approver_tokens.NAME) answer as api:NAME.
 Every token must differ from every other. A token has at least 16 characters (letters, digits, -._~+/); make one with
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
 (or serve.approver_token; the value on stdin), or pass it in the environment.
@@ -207,19 +208,20 @@ const TOKEN_SOURCES = {
 } as const;
 
 /**
- * The agents' tokens that name their agent (`serve.agent_tokens.NAME`, each sealed), checked like every
- * bearer token (exit 4); distinct from each other and from the other two tokens (the service checks that).
+ * The tokens that name their agent (`serve.agent_tokens.NAME`) or approver (`serve.approver_tokens.NAME`),
+ * each sealed, checked like every bearer token (exit 4); distinct from each other and from the other two
+ * tokens (checked here and by the service).
  */
-function loadAgentTokens(
+function loadNamedTokens(
   home: string,
-  config: ServeConfig,
+  key: "agent_tokens" | "approver_tokens",
+  named: Readonly<Record<string, string>> | undefined,
   seed: Uint8Array | undefined,
 ): Record<string, string> | undefined {
-  const named = config.agentTokens;
   if (named === undefined) return undefined;
   if (seed === undefined) {
     throw new CliError(
-      "config.yml: serve.agent_tokens needs the home's keys to open (run `acp init`, set ACP_PASSPHRASE)",
+      `config.yml: serve.${key} needs the home's keys to open (run \`acp init\`, set ACP_PASSPHRASE)`,
       EXIT.invalid,
     );
   }
@@ -227,15 +229,11 @@ function loadAgentTokens(
   if (!doc.ok) return undefined;
   const tokens: Record<string, string> = {};
   for (const name of Object.keys(named)) {
-    const path = `serve.agent_tokens.${name}`;
+    const path = `serve.${key}.${name}`;
     const secret = readConfigSecret(doc.value, path, seed);
     if (!secret.ok)
       throw new CliError(`config.yml: ${path}: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
     if (secret.value !== undefined) tokens[name] = checkBearerToken(`config.yml: ${path}`, secret.value);
-  }
-  const values = Object.values(tokens);
-  if (new Set(values).size !== values.length) {
-    throw new CliError("config.yml: serve.agent_tokens: two agents share one token: give each its own", EXIT.invalid);
   }
   return tokens;
 }
@@ -373,19 +371,23 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, config, seed, "agents");
   const approverToken = loadToken(ctx, home, config, seed, "approvers");
-  const agentTokens = loadAgentTokens(home, config, seed);
-  const everyAgentToken = [token, ...Object.values(agentTokens ?? {})];
-  if (approverToken !== undefined && everyAgentToken.includes(approverToken)) {
+  const agentTokens = loadNamedTokens(home, "agent_tokens", config.agentTokens, seed);
+  const approverTokens = loadNamedTokens(home, "approver_tokens", config.approverTokens, seed);
+  const agentSide = [token, ...Object.values(agentTokens ?? {})];
+  if (approverToken !== undefined && agentSide.includes(approverToken)) {
     throw new CliError(
       "the approvers' token (ACP_APPROVER_TOKEN or serve.approver_token) is an agents' token: give " +
         "approvers a token of their own (`openssl rand -hex 32`), or an agent holding it could approve its own requests",
       EXIT.invalid,
     );
   }
-  if (token !== undefined && Object.values(agentTokens ?? {}).includes(token)) {
+  const everyToken = [...agentSide, approverToken, ...Object.values(approverTokens ?? {})].filter(
+    (t) => t !== undefined,
+  );
+  if (new Set(everyToken).size !== everyToken.length) {
     throw new CliError(
-      "config.yml: serve.agent_tokens: an agent's token is the anonymous agents' token (ACP_BRIDGE_TOKEN or " +
-        "serve.bearer_token): give it a token of its own",
+      "config.yml: serve: one token is given twice (agents' and approvers' tokens, named or not): give every " +
+        "agent and every approver a token of its own (`openssl rand -hex 32`)",
       EXIT.invalid,
     );
   }
@@ -428,6 +430,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
       ...(agentTokens !== undefined ? { agentTokens } : {}),
+      ...(approverTokens !== undefined ? { approverTokens } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
       ...(tls !== undefined ? { tls } : {}),
       ...(channels.length > 0 ? { extraChannels: channels } : {}),
@@ -452,7 +455,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       port,
       bind,
       agentToken: token !== undefined || agentTokens !== undefined,
-      approverToken: approverToken !== undefined,
+      approverToken: approverToken !== undefined || approverTokens !== undefined,
       publicUrl,
       log,
       approver,

@@ -93,15 +93,16 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     return [{ status: "fail", name: "config", detail: err.message }];
   }
   const doc = file.document;
-  // every serve.agent_tokens.NAME is a secret too
-  const named: unknown = file.values["serve"];
-  const agentTokens: unknown =
-    typeof named === "object" && named !== null ? (named as Record<string, unknown>)["agent_tokens"] : undefined;
-  const agentPaths =
-    typeof agentTokens === "object" && agentTokens !== null && !Array.isArray(agentTokens)
-      ? Object.keys(agentTokens).map((name) => `serve.agent_tokens.${name}`)
+  // every serve.agent_tokens.NAME and serve.approver_tokens.NAME is a secret too
+  const serve: unknown = file.values["serve"];
+  const namedPaths = (["agent_tokens", "approver_tokens"] as const).flatMap((key) => {
+    const named: unknown =
+      typeof serve === "object" && serve !== null ? (serve as Record<string, unknown>)[key] : undefined;
+    return typeof named === "object" && named !== null && !Array.isArray(named)
+      ? Object.keys(named).map((name) => `serve.${key}.${name}`)
       : [];
-  const plain = [...SECRET_CONFIG_PATHS, ...agentPaths].filter((p) => {
+  });
+  const plain = [...SECRET_CONFIG_PATHS, ...namedPaths].filter((p) => {
     const v: unknown = doc?.getIn(p.split("."));
     return typeof v === "string" && v !== "" && !isSealedSecret(v);
   });

@@ -40,6 +40,7 @@ function readServeSections(home: string): { checks: HomeCheck[]; config: ServeCo
     c.bearerToken !== undefined ? "bearer token sealed in config.yml" : null,
     c.approverToken !== undefined ? "approvers' token sealed in config.yml" : null,
     c.agentTokens !== undefined ? `agents' tokens of ${Object.keys(c.agentTokens).join(", ")}` : null,
+    c.approverTokens !== undefined ? `approvers' tokens of ${Object.keys(c.approverTokens).join(", ")}` : null,
   ].filter((x) => x !== null);
   return { checks: [{ status: "ok", name: "serve", detail: detail.join(", ") }], config: c };
 }

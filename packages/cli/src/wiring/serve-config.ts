@@ -13,6 +13,7 @@ const SERVE_KEYS = [
   "bearer_token",
   "approver_token",
   "agent_tokens",
+  "approver_tokens",
   "decision_audit",
 ] as const;
 const STORAGE_KEYS = ["url"] as const;
@@ -30,6 +31,8 @@ export interface ServeConfig {
   readonly approverToken?: string;
   /** Agents' tokens that name their agent, each sealed (`acp config set-secret serve.agent_tokens.NAME`). */
   readonly agentTokens?: Readonly<Record<string, string>>;
+  /** Approvers' tokens that name their approver, each sealed (`serve.approver_tokens.NAME`). */
+  readonly approverTokens?: Readonly<Record<string, string>>;
   readonly storageUrl?: string;
 }
 
@@ -71,6 +74,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     bearerToken?: string;
     approverToken?: string;
     agentTokens?: Record<string, string>;
+    approverTokens?: Record<string, string>;
     storageUrl?: string;
   } = {};
   const port = serve["port"];
@@ -107,27 +111,33 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   if (bearerToken !== undefined) config.bearerToken = bearerToken;
   const approverToken = sealed("approver_token");
   if (approverToken !== undefined) config.approverToken = approverToken;
-  const named = serve["agent_tokens"];
-  if (named !== undefined && named !== null) {
+  // NAME → sealed token maps, whose values are secrets: never shown
+  const namedTokens = (key: "agent_tokens" | "approver_tokens", who: string): Record<string, string> | undefined => {
+    const named = serve[key];
+    if (named === undefined || named === null) return undefined;
     if (!isMap(named)) {
-      problems.push("serve.agent_tokens: must be a mapping of agent name to sealed token");
-    } else {
-      const tokens: Record<string, string> = {};
-      for (const [name, value] of Object.entries(named)) {
-        const at = `serve.agent_tokens.${name.length > 64 ? `${name.slice(0, 64)}…` : name}`;
-        if (!AGENT_TOKEN_NAME.test(name)) {
-          problems.push(
-            `${at}: an agent name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
-          );
-        } else if (value === "" || value === null) {
-          continue; // not set yet, like an empty bearer_token
-        } else if (typeof value !== "string") {
-          problems.push(`${at}: must be the sealed text \`acp config set-secret ${at}\` writes`);
-        } else tokens[name] = value;
-      }
-      if (Object.keys(tokens).length > 0) config.agentTokens = tokens;
+      problems.push(`serve.${key}: must be a mapping of ${who} name to sealed token`);
+      return undefined;
     }
-  }
+    const tokens: Record<string, string> = {};
+    for (const [name, value] of Object.entries(named)) {
+      const at = `serve.${key}.${name.length > 64 ? `${name.slice(0, 64)}…` : name}`;
+      if (!AGENT_TOKEN_NAME.test(name)) {
+        problems.push(
+          `${at}: ${who === "agent" ? "an agent" : "an approver"} name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
+        );
+      } else if (value === "" || value === null) {
+        continue; // not set yet, like an empty bearer_token
+      } else if (typeof value !== "string") {
+        problems.push(`${at}: must be the sealed text \`acp config set-secret ${at}\` writes`);
+      } else tokens[name] = value;
+    }
+    return Object.keys(tokens).length > 0 ? tokens : undefined;
+  };
+  const agentTokens = namedTokens("agent_tokens", "agent");
+  if (agentTokens !== undefined) config.agentTokens = agentTokens;
+  const approverTokens = namedTokens("approver_tokens", "approver");
+  if (approverTokens !== undefined) config.approverTokens = approverTokens;
   const url = storage["url"];
   if (url !== undefined && url !== null) {
     // a URL may hold a password: never shown here

@@ -28,6 +28,11 @@ export interface ApiAuthOptions {
    * token does, and a request made with it is that agent's ({@link callerAgent}).
    */
   readonly agentTokens?: ReadonlyMap<string, string>;
+  /**
+   * Approvers' tokens that name their approver (`serve.approver_tokens`: name → token): each does what the
+   * approvers' token does, and an answer given with it is that approver's ({@link callerApprover}).
+   */
+  readonly approverTokens?: ReadonlyMap<string, string>;
   /** Whether the service listens on loopback only (then the `Host` header must name loopback). */
   readonly loopbackOnly: boolean;
   /** The public URL's `Host` (a reverse proxy in front): also taken by the loopback `Host` check. */
@@ -36,10 +41,17 @@ export interface ApiAuthOptions {
 
 /** The agent a request's token names (set by the checks; absent for the agents' token and the approvers'). */
 const agentOfRequest = new WeakMap<FastifyRequest, string>();
+/** The approver a request's token names (set by the checks; absent for the unnamed approvers' token). */
+const approverOfRequest = new WeakMap<FastifyRequest, string>();
 
 /** The agent the request's bearer token names (`serve.agent_tokens`), if it does. */
 export function callerAgent(request: FastifyRequest): string | undefined {
   return agentOfRequest.get(request);
+}
+
+/** The approver the request's bearer token names (`serve.approver_tokens`), if it does. */
+export function callerApprover(request: FastifyRequest): string | undefined {
+  return approverOfRequest.get(request);
 }
 
 /**
@@ -53,14 +65,19 @@ function namedTokenDigests(tokens: ReadonlyMap<string, string> | undefined): Rea
 }
 
 /**
- * The agent whose named token the header carries, or undefined; remembered for {@link callerAgent}.
+ * Whose named token the header carries (an agent's or an approver's, by `byDigest`), or undefined;
+ * remembered in `names` for {@link callerAgent} / {@link callerApprover}.
  */
-function namedAgent(request: FastifyRequest, byDigest: ReadonlyMap<string, string>): string | undefined {
+function namedCaller(
+  request: FastifyRequest,
+  byDigest: ReadonlyMap<string, string>,
+  names: WeakMap<FastifyRequest, string>,
+): string | undefined {
   if (byDigest.size === 0) return undefined;
   const header = request.headers.authorization;
   if (typeof header !== "string" || !header.startsWith("Bearer ")) return undefined;
   const name = byDigest.get(hash("sha256", header.slice(7), "hex"));
-  if (name !== undefined) agentOfRequest.set(request, name);
+  if (name !== undefined) names.set(request, name);
   return name;
 }
 
@@ -143,6 +160,14 @@ function refusal(request: FastifyRequest, token: string): HttpError | null {
 export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agent"): (request: FastifyRequest) => void {
   const { token, approverToken } = options;
   const named = namedTokenDigests(options.agentTokens);
+  const namedApprovers = namedTokenDigests(options.approverTokens);
+  const namedAgent = (request: FastifyRequest): string | undefined => namedCaller(request, named, agentOfRequest);
+  const namedApprover = (request: FastifyRequest): string | undefined =>
+    namedCaller(request, namedApprovers, approverOfRequest);
+  // the answer to a token the route does not take, worded by checkBearer against the anonymous agents' token or,
+  // without one, a random one nobody holds (never against a token another role takes: that would let it in)
+  const nobody = randomBytes(32).toString("hex");
+  const unheld = token ?? nobody;
   // without an anonymous agents' token, named ones still close the API to callers without a token
   const agentsHaveToken = token !== undefined || named.size > 0;
   const isAgent = token === undefined ? () => false : bearerFastPath(token);
@@ -150,7 +175,7 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
   if (role === "answer") {
     return (request) => {
       checkHost(request, options);
-      if (approverToken === undefined) {
+      if (approverToken === undefined && namedApprovers.size === 0) {
         throw new HttpError(
           401,
           "consent_api_token_required",
@@ -160,8 +185,8 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
         );
       }
       const header = request.headers.authorization;
-      if (isApprover(header)) return;
-      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok) || namedAgent(request, named)) {
+      if (isApprover(header) || namedApprover(request) !== undefined) return;
+      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok) || namedAgent(request)) {
         throw new HttpError(
           403,
           "approver_token_required",
@@ -169,13 +194,10 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
             "approve its own requests); answer with the approvers' token (ACP_APPROVER_TOKEN)",
         );
       }
-      const refused = refusal(request, approverToken);
+      const refused = refusal(request, approverToken ?? nobody);
       if (refused !== null) throw refused;
     };
   }
-  // the answer to a token the route does not take, worded by checkBearer against the anonymous agents' token or,
-  // without one, a random one nobody holds (never against a token another role takes: that would let it in)
-  const unheld = token ?? randomBytes(32).toString("hex");
   const refuse = (request: FastifyRequest): void => {
     const refused = refusal(request, unheld);
     if (refused !== null) throw refused;
@@ -187,7 +209,7 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       const header = request.headers.authorization;
       if (isAgent(header) || isApprover(header)) return;
       if (approverToken !== undefined && checkBearer(header, approverToken).ok) return;
-      if (namedAgent(request, named) !== undefined) return;
+      if (namedAgent(request) !== undefined || namedApprover(request) !== undefined) return;
       refuse(request);
     };
   }
@@ -202,7 +224,7 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       );
     }
     if (isAgent(request.headers.authorization)) return;
-    if (namedAgent(request, named) !== undefined) return;
+    if (namedAgent(request) !== undefined) return;
     refuse(request);
   };
 }

@@ -28,6 +28,7 @@ export const SERVER_ERROR_CODES = [
   "consent_api_token_required",
   "approver_token_required",
   "agent_mismatch",
+  "approver_mismatch",
   "consent_already_completed",
   "console_link_invalid",
   "console_session_required",

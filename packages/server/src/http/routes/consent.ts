@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
-import { callerAgent } from "../api-auth.js";
+import { callerAgent, callerApprover } from "../api-auth.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import {
   CONSENT_ID_PARAMS,
@@ -123,7 +123,18 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
     async (request) => {
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
-      const approver = body.approver_id === undefined ? "api" : `api:${body.approver_id}`;
+      // a token that names its approver answers as that approver; the body may repeat the name, not give another
+      const named = callerApprover(request);
+      if (named !== undefined && body.approver_id !== undefined && body.approver_id !== named) {
+        throw new HttpError(
+          403,
+          "approver_mismatch",
+          `this token belongs to approver \`${named}\`; the answer names \`${body.approver_id.slice(0, 100)}\` ` +
+            "(leave approver_id out, or name the token's own)",
+        );
+      }
+      const who = named ?? body.approver_id;
+      const approver = who === undefined ? "api" : `api:${who}`;
       const view = await answerConsent(stores.pending, id, body, approver, clock());
       stores.changes.poke();
       return view;
