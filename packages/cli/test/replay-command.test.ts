@@ -33,11 +33,21 @@ describe("acp replay", () => {
       ["basic.jsonl", 5, "mail", "send_email", "ask"],
     ]);
     expect(Object.keys(calls[0] ?? {})).toEqual(["trace", "index", "server", "tool", "route", "reasons"]);
-    expect(calls[1]?.["reasons"]).toEqual([
-      expect.objectContaining({ source: "policy", rule: "no-money" }) as unknown,
-      expect.objectContaining({ source: "session", code: "session_ok" }) as unknown,
-    ]);
+    // without --intent the session runs an open stand-in intent: it claims no intent and no plan
+    expect(calls[1]?.["reasons"]).toEqual([expect.objectContaining({ source: "policy", rule: "no-money" }) as unknown]);
     expect(out.stderr).toBe("replayed 1 trace, 3 calls: 1 accept, 1 ask, 0 defer, 1 refuse\n");
+  });
+
+  it("says a call is within the intent only when an intent was given, and never claims a plan", async () => {
+    const intent = join(dir, "intent.json");
+    writeFileSync(intent, JSON.stringify({ goal: "read my calendar", allowed_actions: ["calendar.read_*"] }));
+    const out = await runCli(["replay", "--policy", policy, "--intent", intent, "basic.jsonl"], { cwd: fixtures });
+    expect(out.code).toBe(0);
+    const read = lines(out.stdout).find((c) => c["tool"] === "read_events");
+    expect(read?.["reasons"]).toContainEqual(
+      expect.objectContaining({ source: "session", code: "session_ok", message: "within the intent" }),
+    );
+    expect(out.stdout).not.toContain("approved plan");
   });
 
   it("with --json prints the summary as a JSON line on stdout", async () => {

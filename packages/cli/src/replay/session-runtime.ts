@@ -6,9 +6,12 @@ import {
   formatIssue,
   parseSessionSettings,
   sessionSource,
+  type ActionRequest,
   type ClassificationOverride,
   type Issue,
+  type SourceVerdict,
 } from "@acp/core";
+import { withHonestOk } from "../wiring/session-runtime.js";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "../decision/read-input.js";
@@ -73,10 +76,24 @@ export function createReplaySessions(config: ReplaySessionConfig): ReplaySession
       authorityKey: REPLAY_KEY,
       settings,
     });
-    session.setIntent(config.intentFor?.(traceName) ?? intent);
+    const own = config.intentFor?.(traceName) ?? intent;
+    session.setIntent(own);
     session.start();
+    // "within the intent …" only when an intent was given: the stand-in open intent is nobody's
+    const openHash = own === OPEN_INTENT ? session.intentHash : null;
+    const source = sessionSource(session);
+    const honest = (v: SourceVerdict | null): SourceVerdict | null =>
+      v === null ? v : withHonestOk(v, session, openHash);
     const replay: ReplaySession = {
-      sources: [sessionSource(session)],
+      sources: [
+        {
+          ...source,
+          evaluate: (request: ActionRequest, now: Date) => {
+            const verdict = source.evaluate(request, now);
+            return verdict instanceof Promise ? verdict.then(honest) : honest(verdict);
+          },
+        },
+      ],
       recordUserInput: (text) => void session.recordUserInput(text),
       recordToolResult: (server, tool, content, options) =>
         void session.recordToolResult(server, tool, content, options),

@@ -135,7 +135,7 @@ async function applySigned(session: Session, slots: SessionSlots, update: Verifi
  * only what is there: dropped when the session runs the open stand-in intent (no `--intent`, no `acp intent
  * set` yet) and no plan — it would claim an intent and a plan nobody set — and naming the one that is set.
  */
-function withHonestOk(verdict: SourceVerdict, session: Session, openHash: string | null): SourceVerdict {
+export function withHonestOk(verdict: SourceVerdict, session: Session, openHash: string | null): SourceVerdict {
   if (!verdict.reasons.some((r) => r.code === "session_ok")) return verdict;
   const intent = session.intentHash !== null && session.intentHash !== openHash;
   const plan = session.plan !== null;
