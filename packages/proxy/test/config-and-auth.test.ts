@@ -3,12 +3,50 @@ import fc from "fast-check";
 import {
   buildNameIndex,
   checkBearer,
+  createBearerIdentity,
   defaultUpstreamName,
   isLoopbackAddress,
   parseProxyConfig,
   parseUpstreamArgument,
   splitCommandLine,
 } from "../src/index.js";
+
+describe("createBearerIdentity: the shared token and tokens that name their agent", () => {
+  const shared = "shared-token-0123456789";
+  const named = new Map([
+    ["ci_bot", "ci-bot-token-0123456789"],
+    ["nightly", "nightly-token-0123456789"],
+  ]);
+  const identify = createBearerIdentity(shared, named);
+
+  it("names the agent of a named token, none for the shared one", () => {
+    expect(identify("Bearer ci-bot-token-0123456789")).toEqual({ ok: true, agent: "ci_bot" });
+    expect(identify("bearer nightly-token-0123456789")).toEqual({ ok: true, agent: "nightly" });
+    expect(identify(`Bearer ${shared}`)).toEqual({ ok: true });
+  });
+
+  it("refuses as checkBearer does: 401 missing or wrong, 400 malformed or repeated", () => {
+    expect(identify(undefined)).toMatchObject({ ok: false, status: 401, message: "missing bearer token" });
+    expect(identify("Bearer ci-bot-token-012345678")).toMatchObject({ ok: false, status: 401 });
+    expect(identify("Bearer ci_bot")).toMatchObject({ ok: false, status: 401 });
+    expect(identify("Basic abc")).toMatchObject({ ok: false, status: 400 });
+    expect(identify(["Bearer a", "Bearer b"])).toMatchObject({ ok: false, status: 400 });
+    for (const header of [undefined, "Bearer x", "Basic abc"]) {
+      const a = identify(header);
+      const b = checkBearer(header, shared);
+      expect(a).toEqual(b);
+    }
+  });
+
+  it("with named tokens only, a request without one is refused; with neither, every request passes", () => {
+    const onlyNamed = createBearerIdentity(undefined, named);
+    expect(onlyNamed(undefined)).toMatchObject({ ok: false, status: 401 });
+    expect(onlyNamed(`Bearer ${shared}`)).toMatchObject({ ok: false, status: 401 });
+    expect(onlyNamed("Bearer ci-bot-token-0123456789")).toEqual({ ok: true, agent: "ci_bot" });
+    expect(createBearerIdentity(undefined)(undefined)).toEqual({ ok: true });
+    expect(createBearerIdentity("")("Bearer anything")).toEqual({ ok: true });
+  });
+});
 
 describe("proxy section of config.yml", () => {
   it("reads upstreams, prefix mode, timeouts and defaults", () => {
@@ -53,6 +91,44 @@ describe("proxy section of config.yml", () => {
     if (parsed.ok) return;
     expect(parsed.issues[0]?.message).toMatch(/cannot send in `Authorization: Bearer …`/);
     expect(parseProxyConfig({ bearer_token: "0123456789abcdef-._~+/==" }).ok).toBe(true);
+  });
+
+  it("takes a sealed bearer_token and sealed agent_tokens for the command to open, never their text", () => {
+    const sealed = "encrypted:AQIDBA==";
+    const parsed = parseProxyConfig({
+      bearer_token: sealed,
+      agent_tokens: { ci_bot: sealed, _nightly2: sealed, not_yet: "" },
+    });
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.value.bearerToken).toBeUndefined();
+    expect(parsed.value.bearerTokenSealed).toBe(true);
+    // a name without a token yet is left out, as an empty bearer_token is
+    expect(parsed.value.agentTokenNames).toEqual(["ci_bot", "_nightly2"]);
+    const none = parseProxyConfig({});
+    expect(none.ok).toBe(true);
+    if (none.ok) expect(none.value).not.toHaveProperty("agentTokenNames");
+  });
+
+  it("refuses a plain agent token, a bad agent name and a non-mapping, naming the key and never the value", () => {
+    const plainValue = "0123456789abcdef0123456789abcdef";
+    const parsed = parseProxyConfig({
+      agent_tokens: { ci_bot: plainValue, "Bad Name": "encrypted:AQ==", ["x".repeat(70)]: "encrypted:AQ==" },
+    });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    const messages = parsed.issues.map((i) => i.message);
+    expect(messages).toHaveLength(3);
+    expect(messages[0]).toMatch(
+      /`proxy\.agent_tokens\.ci_bot` must be the sealed text `acp config set-secret proxy\.agent_tokens\.ci_bot`/,
+    );
+    expect(messages[1]).toMatch(/`proxy\.agent_tokens\.Bad Name`: an agent name is lowercase letters/);
+    expect(messages[2]).toContain("…");
+    expect(messages.join("\n")).not.toContain(plainValue);
+    const list = parseProxyConfig({ agent_tokens: ["ci_bot"] });
+    expect(list.ok).toBe(false);
+    if (!list.ok)
+      expect(list.issues[0]).toMatchObject({ code: "proxy_config_invalid", path: ["proxy", "agent_tokens"] });
   });
 
   it("takes public_url as an origin and refuses anything else, at proxy.public_url", () => {

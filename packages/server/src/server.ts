@@ -3,7 +3,7 @@
  * consent broker on the pending table, the decision service, the HTTP app. `acp serve` and the tests
  * call this.
  */
-import { parsePublicUrl, type PublicUrl } from "@acp/proxy";
+import { AGENT_TOKEN_NAME, parsePublicUrl, type PublicUrl } from "@acp/proxy";
 import type { FastifyInstance } from "fastify";
 import type { Pipeline, RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
@@ -98,8 +98,7 @@ export interface AcpServer {
   close(): Promise<void>;
 }
 
-/** An agent's name in `agentTokens`: what a config key path takes (`serve.agent_tokens.NAME`). */
-export const AGENT_TOKEN_NAME = /^[a-z_][a-z0-9_]{0,63}$/;
+export { AGENT_TOKEN_NAME };
 
 /** Throws unless every named agent or approver token has a valid name and differs from every other token. */
 function checkNamedTokens(maps: readonly ReadonlyMap<string, string>[], token?: string, approverToken?: string): void {

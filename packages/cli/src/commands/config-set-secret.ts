@@ -11,9 +11,9 @@ import { checkBearerToken, webhookSecretProblem } from "../wiring/bearer-token.j
 
 /**
  * The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed), besides
- * every `serve.agent_tokens.NAME` and `serve.approver_tokens.NAME`.
+ * every `serve.agent_tokens.NAME`, `serve.approver_tokens.NAME` and `proxy.agent_tokens.NAME`.
  */
-const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token"]);
+const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token", "proxy.bearer_token"]);
 
 /** Registers `acp config set-secret`. */
 export function registerConfigSetSecret(parent: Command, ctx: CliContext): void {
@@ -58,7 +58,7 @@ secret shorter than 16 characters).`,
       try {
         const value = await readSecretValue(ctx, `\`${path}\``);
         // a bearer token a service would refuse at start is refused now, before it is written
-        if (BEARER_TOKEN_PATHS.has(path) || /^serve\.(agent|approver)_tokens\./.test(path)) {
+        if (BEARER_TOKEN_PATHS.has(path) || /^(serve\.(agent|approver)|proxy\.agent)_tokens\./.test(path)) {
           checkBearerToken(`\`${path}\``, value);
         }
         const short = path === "webhook.secret" ? webhookSecretProblem("`webhook.secret`", value) : null;

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue } from "@acp/core";
@@ -26,6 +26,8 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { loadMasterSeed, readConfigSecret } from "@acp/store";
+import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
@@ -139,6 +141,11 @@ Examples:
   ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0   # a token: 16+ characters
   acp proxy --http 8443 --public-url https://mcp.example.com   # on 127.0.0.1 behind a reverse proxy
 
+Tokens over HTTP: seal the one every client sends with \`acp config set-secret proxy.bearer_token\`
+(ACP_PROXY_TOKEN takes precedence), and give agents tokens of their own with \`acp config set-secret
+proxy.agent_tokens.NAME\`: a session opened with one is NAME's (decided and audited as NAME, whatever the
+client calls itself) and only that token may use it. Sealed tokens open with ACP_PASSPHRASE.
+
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],
                   "env": { "ACP_PASSPHRASE": "…" } }
@@ -149,28 +156,83 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/gui
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
 the --config file cannot be used / --bind beyond loopback without a token, 2 usage (no upstream, shell
 syntax in --upstream, a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
-or --intent does not validate.`,
+or --intent does not validate, or a token is not a bearer token, does not open, or is given twice.`,
     )
     .action(async (flags: ProxyFlags) => {
       await runProxy(ctx, flags, wiring);
     });
 }
 
-/** `ACP_PROXY_TOKEN` (checked like `proxy.bearer_token` in config.yml) or the config's token. */
-function proxyToken(ctx: CliContext, config: ProxyConfig): string | undefined {
-  const fromEnv = ctx.io.env["ACP_PROXY_TOKEN"];
-  if (fromEnv !== undefined && fromEnv !== "") return checkBearerToken("ACP_PROXY_TOKEN", fromEnv);
-  return config.bearerToken;
+/** The HTTP listener's tokens: the shared one (any client) and the ones that name their agent. */
+interface ProxyTokens {
+  readonly shared?: string;
+  readonly agents: ReadonlyMap<string, string>;
+}
+
+/**
+ * `ACP_PROXY_TOKEN` (checked like `proxy.bearer_token`), else the config's token (plain, or sealed with
+ * `acp config set-secret proxy.bearer_token`), and every `proxy.agent_tokens.NAME` (sealed). Sealed values
+ * open with the home's key (`ACP_PASSPHRASE`). Every token checked as a bearer token and distinct (exit 4).
+ */
+function proxyTokens(ctx: CliContext, home: string, keys: ConfigInUse): ProxyTokens {
+  const config = keys.proxy;
+  const { document: doc, path: file } = keys.file;
+  let seed: Uint8Array | undefined;
+  const open = (path: string): string | undefined => {
+    if (doc === null) return undefined;
+    if (seed === undefined) {
+      const passphrase = ctx.io.env[PASSPHRASE_ENV];
+      const loaded = loadMasterSeed(home, passphrase === "" ? undefined : passphrase);
+      if (!loaded.ok) {
+        throw new CliError(
+          `${file}: \`${path}\` is sealed and needs the home's key to open: ${loaded.issues[0]?.message ?? "cannot open keys/private.key"} (set ${PASSPHRASE_ENV})`,
+          EXIT.invalid,
+        );
+      }
+      seed = loaded.value;
+    }
+    const secret = readConfigSecret(doc, path, seed, basename(file));
+    if (!secret.ok) {
+      // a file other than the home's config.yml is named in the message already
+      const where = basename(file) === "config.yml" ? `${file}: ` : "";
+      throw new CliError(`${where}${secret.issues[0]?.message ?? `\`${path}\` is unreadable`}`, EXIT.invalid);
+    }
+    return secret.value === undefined ? undefined : checkBearerToken(`${file}: \`${path}\``, secret.value);
+  };
+  try {
+    const fromEnv = ctx.io.env["ACP_PROXY_TOKEN"];
+    const shared =
+      fromEnv !== undefined && fromEnv !== ""
+        ? checkBearerToken("ACP_PROXY_TOKEN", fromEnv)
+        : config.bearerTokenSealed === true
+          ? open("proxy.bearer_token")
+          : config.bearerToken;
+    const agents = new Map<string, string>();
+    for (const name of config.agentTokenNames ?? []) {
+      const token = open(`proxy.agent_tokens.${name}`);
+      if (token !== undefined) agents.set(name, token);
+    }
+    const every = [shared, ...agents.values()].filter((t) => t !== undefined);
+    if (new Set(every).size !== every.length) {
+      throw new CliError(
+        `${file}: one token is given twice (proxy.bearer_token or ACP_PROXY_TOKEN, proxy.agent_tokens): give every agent a token of its own (\`openssl rand -hex 32\`)`,
+        EXIT.invalid,
+      );
+    }
+    return { ...(shared !== undefined && shared !== "" ? { shared } : {}), agents };
+  } finally {
+    seed?.fill(0);
+  }
 }
 
 async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring): Promise<void> {
   const home = resolveHome(ctx.io);
   const { config, keys } = loadConfig(ctx, flags.config, home);
   const port = httpPort(flags, config);
-  // the token is only read (and checked) when the proxy listens over HTTP
-  const token = port === undefined ? undefined : proxyToken(ctx, config);
+  // the tokens are only read (and checked) when the proxy listens over HTTP
+  const tokens = port === undefined ? undefined : proxyTokens(ctx, home, keys);
   const bind = flags.bind ?? config.bind;
-  if (port !== undefined && !isLoopbackAddress(bind) && (token === undefined || token === "")) {
+  if (tokens !== undefined && !isLoopbackAddress(bind) && tokens.shared === undefined && tokens.agents.size === 0) {
     // checked before any upstream starts (listenHttp refuses it too)
     throw new CliError(
       `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
@@ -223,7 +285,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     throw new CliError("every upstream server failed to start (see the lines above)", EXIT.error);
   }
   try {
-    if (port !== undefined) await serveHttp(ctx, proxy, port, flags, config, log);
+    if (port !== undefined && tokens !== undefined) await serveHttp(proxy, port, tokens, flags, config, log);
     else await untilClosedOrSignalled((await serveStdio(proxy)).closed);
   } finally {
     await proxy.close();
@@ -286,25 +348,31 @@ function httpPort(flags: ProxyFlags, config: ProxyConfig): number | undefined {
 }
 
 async function serveHttp(
-  ctx: CliContext,
   proxy: ReturnType<typeof createProxy>,
   port: number,
+  tokens: ProxyTokens,
   flags: ProxyFlags,
   config: ProxyConfig,
   log: (line: string) => void,
 ): Promise<void> {
-  const token = proxyToken(ctx, config);
   const publicUrl = publicUrlOf(flags, config);
   let listener;
   try {
     listener = await listenHttp(proxy, {
       port,
       bind: flags.bind ?? config.bind,
-      ...(token !== undefined && token !== "" ? { bearerToken: token } : {}),
+      ...(tokens.shared !== undefined ? { bearerToken: tokens.shared } : {}),
+      ...(tokens.agents.size > 0 ? { agentTokens: tokens.agents } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
     });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err), EXIT.error);
+  }
+  if (tokens.agents.size > 0) {
+    log(
+      `agents with a token of their own: ${[...tokens.agents.keys()].join(", ")}` +
+        (tokens.shared === undefined ? " (no shared token: every client needs one of these)" : ""),
+    );
   }
   log(`listening on ${listener.url}/mcp (streamable HTTP) and ${listener.url}/sse (HTTP+SSE)`);
   if (publicUrl !== undefined) log(`public URL ${publicUrl.origin}/mcp (its Host and Origin are taken)`);

@@ -42,7 +42,13 @@ const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? "" : 
 function summary(c: ConfigChecks, key: ConfigKey, file: ConfigFile): string {
   switch (key) {
     case "proxy":
-      return c.proxy.ok ? plural(c.proxy.value.upstreams.length, "upstream server") : "";
+      if (!c.proxy.ok) return "";
+      return [
+        plural(c.proxy.value.upstreams.length, "upstream server"),
+        ...(c.proxy.value.agentTokenNames !== undefined
+          ? [`agents' tokens of ${c.proxy.value.agentTokenNames.join(", ")}`]
+          : []),
+      ].join(", ");
     case "credentials":
       return c.credentials.ok ? plural(c.credentials.value.length, "vault credential") : "";
     case "redaction":
@@ -93,13 +99,19 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     return [{ status: "fail", name: "config", detail: err.message }];
   }
   const doc = file.document;
-  // every serve.agent_tokens.NAME and serve.approver_tokens.NAME is a secret too
-  const serve: unknown = file.values["serve"];
-  const namedPaths = (["agent_tokens", "approver_tokens"] as const).flatMap((key) => {
+  // every serve.agent_tokens.NAME, serve.approver_tokens.NAME and proxy.agent_tokens.NAME is a secret too
+  const namedPaths = (
+    [
+      ["serve", "agent_tokens"],
+      ["serve", "approver_tokens"],
+      ["proxy", "agent_tokens"],
+    ] as const
+  ).flatMap(([section, key]) => {
+    const within: unknown = file.values[section];
     const named: unknown =
-      typeof serve === "object" && serve !== null ? (serve as Record<string, unknown>)[key] : undefined;
+      typeof within === "object" && within !== null ? (within as Record<string, unknown>)[key] : undefined;
     return typeof named === "object" && named !== null && !Array.isArray(named)
-      ? Object.keys(named).map((name) => `serve.${key}.${name}`)
+      ? Object.keys(named).map((name) => `${section}.${key}.${name}`)
       : [];
   });
   const plain = [...SECRET_CONFIG_PATHS, ...namedPaths].filter((p) => {

@@ -8,6 +8,7 @@ export const SECRET_CONFIG_PATHS = [
   "webhook.secret",
   "serve.bearer_token",
   "serve.approver_token",
+  "proxy.bearer_token",
 ] as const;
 
 /** Key presence and, when a passphrase is at hand, decryptability; returns the seed when it opened. */

@@ -1,4 +1,5 @@
-import { fail, ok, type Issue, type Result } from "@acp/core";
+import { fail, isSealedSecret, ok, type Issue, type Result } from "@acp/core";
+import { AGENT_TOKEN_NAME } from "../downstream/bearer-auth.js";
 import { parsePublicUrl, type PublicUrl } from "../downstream/public-url.js";
 import { parseUpstreamUrl, splitCommandLine, UPSTREAM_NAME, type UpstreamSpec } from "../upstream/upstream-spec.js";
 
@@ -11,8 +12,12 @@ export interface ProxyConfig {
   readonly port?: number;
   /** Address the HTTP transport binds to; default 127.0.0.1. */
   readonly bind: string;
-  /** Required when `bind` is not a loopback address. */
+  /** The token every client may use, when given plain; required (or a sealed one) when `bind` is not loopback. */
   readonly bearerToken?: string;
+  /** `bearer_token` is sealed (`acp config set-secret proxy.bearer_token`): the command opens it with the home's key. */
+  readonly bearerTokenSealed?: boolean;
+  /** The agents with a sealed token of their own (`proxy.agent_tokens.NAME`), opened by the command. */
+  readonly agentTokenNames?: readonly string[];
   /** The origin a reverse proxy in front serves the HTTP transport at (`proxy.public_url`). */
   readonly publicUrl?: PublicUrl;
   readonly upstreams: readonly UpstreamSpec[];
@@ -36,6 +41,7 @@ const PROXY_KEYS = [
   "bind",
   "public_url",
   "bearer_token",
+  "agent_tokens",
   "upstream_servers",
   "prefix_tools",
   "call_timeout_seconds",
@@ -76,7 +82,9 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
   }
   const bind = s["bind"] ?? PROXY_DEFAULTS.bind;
   if (typeof bind !== "string" || bind === "") at(["bind"], INVALID, "`proxy.bind` must be an address");
-  const token = s["bearer_token"];
+  const given = s["bearer_token"];
+  const sealed = isSealedSecret(given);
+  const token = sealed || given === null || given === "" ? undefined : given;
   if (token !== undefined && (typeof token !== "string" || token.length < 16)) {
     at(["bearer_token"], INVALID, "`proxy.bearer_token` must be a string of at least 16 characters");
   } else if (typeof token === "string" && !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
@@ -86,6 +94,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
       "`proxy.bearer_token` has characters a client cannot send in `Authorization: Bearer …` (use letters, digits and -._~+/)",
     );
   }
+  const agentTokenNames = parseAgentTokens(s["agent_tokens"], at);
   const publicText = s["public_url"];
   let publicUrl: PublicUrl | undefined;
   if (publicText !== undefined && publicText !== null && publicText !== "") {
@@ -110,12 +119,49 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     ...(typeof port === "number" ? { port } : {}),
     bind: bind as string,
     ...(typeof token === "string" ? { bearerToken: token } : {}),
+    ...(sealed ? { bearerTokenSealed: true } : {}),
+    ...(agentTokenNames.length > 0 ? { agentTokenNames } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     upstreams,
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
   });
+}
+
+/**
+ * `proxy.agent_tokens`: agent name → sealed token (`acp config set-secret proxy.agent_tokens.NAME`). A
+ * token's value is a secret: never shown. An empty value is a name not given a token yet.
+ */
+function parseAgentTokens(
+  value: unknown,
+  at: (path: (string | number)[], code: Code, message: string) => void,
+): string[] {
+  if (value === undefined || value === null) return [];
+  if (!isObj(value)) {
+    at(["agent_tokens"], INVALID, "`proxy.agent_tokens` must be a mapping of agent name to sealed token");
+    return [];
+  }
+  const names: string[] = [];
+  for (const [name, token] of Object.entries(value)) {
+    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    if (!AGENT_TOKEN_NAME.test(name)) {
+      at(
+        ["agent_tokens", shown],
+        INVALID,
+        `\`proxy.agent_tokens.${shown}\`: an agent name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
+      );
+    } else if (token === "" || token === null) {
+      continue;
+    } else if (!isSealedSecret(token)) {
+      at(
+        ["agent_tokens", name],
+        INVALID,
+        `\`proxy.agent_tokens.${name}\` must be the sealed text \`acp config set-secret proxy.agent_tokens.${name}\` writes`,
+      );
+    } else names.push(name);
+  }
+  return names;
 }
 
 function positiveSeconds(

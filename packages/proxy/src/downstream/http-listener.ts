@@ -8,16 +8,22 @@ import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpProxy } from "../proxy-server/acp-proxy.js";
 import { isFastCallRequest, type DirectStream } from "../proxy-server/fast-path.js";
-import { checkBearer, isLoopbackAddress, isLoopbackHost } from "./bearer-auth.js";
+import { createBearerIdentity, isLoopbackAddress, isLoopbackHost, type BearerIdentity } from "./bearer-auth.js";
 import type { PublicUrl } from "./public-url.js";
 
 /** Options of the downstream HTTP listener. */
 export interface HttpListenOptions {
   /** 0 picks a free port. */
   readonly port: number;
-  /** Default 127.0.0.1. Anything beyond loopback requires `bearerToken`. */
+  /** Default 127.0.0.1. Anything beyond loopback requires `bearerToken` or `agentTokens`. */
   readonly bind?: string;
+  /** The token every client may use (`proxy.bearer_token`, `ACP_PROXY_TOKEN`); its sessions' agent is the client's name. */
   readonly bearerToken?: string;
+  /**
+   * Tokens that name their agent (name → token; `proxy.agent_tokens`): a session opened with one is that
+   * agent's, whatever name its client gives, and only that token may use it. With any set, a token is required.
+   */
+  readonly agentTokens?: ReadonlyMap<string, string>;
   /**
    * The origin a reverse proxy in front serves the listener at ({@link parsePublicUrl}): a loopback listener
    * then also takes requests addressed to its host and coming from its origin.
@@ -58,16 +64,20 @@ type Session = StreamableHTTPServerTransport | SSEServerTransport;
 export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): Promise<HttpListener> {
   const bind = options.bind ?? "127.0.0.1";
   const loopback = isLoopbackAddress(bind);
-  if (!loopback && (options.bearerToken === undefined || options.bearerToken === "")) {
+  const agentTokens = options.agentTokens ?? new Map<string, string>();
+  if (!loopback && (options.bearerToken === undefined || options.bearerToken === "") && agentTokens.size === 0) {
     throw new HttpListenError({
       code: "proxy_bearer_token_required",
       message: `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
     });
   }
   const sessions = new Map<string, Session>();
+  const owners = new Map<string, string | null>();
   const activity = new SessionActivity(options.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS);
+  const identify = createBearerIdentity(options.bearerToken, agentTokens);
+  const listening: Listening = { sessions, owners, activity, identify };
   const http = createServer((req, res) => {
-    handle(proxy, { sessions, activity }, options, loopback, req, res).catch((err: unknown) => {
+    handle(proxy, listening, options, loopback, req, res).catch((err: unknown) => {
       proxy.log(`http: ${err instanceof Error ? err.message : String(err)}`);
       if (!res.headersSent) sendJsonError(res, 500, -32603, "internal error");
     });
@@ -106,7 +116,24 @@ export const DEFAULT_IDLE_SESSION_MS = 30 * 60 * 1000;
 
 interface Listening {
   readonly sessions: Map<string, Session>;
+  /** The agent whose named token opened each session (null: the shared token, or no token). */
+  readonly owners: Map<string, string | null>;
   readonly activity: SessionActivity;
+  readonly identify: (header: string | string[] | undefined) => BearerIdentity;
+}
+
+/** The caller's agent (null: shared token or none), after the token check; undefined once refused. */
+type Caller = string | null;
+
+/**
+ * Whether `caller` may use session `id`: only the token that opened a session may use it, so one agent's
+ * calls are never made (and audited) under another's session. Answers 403 otherwise.
+ */
+function mayUse(listening: Listening, id: string, caller: Caller, res: ServerResponse): boolean {
+  const owner = listening.owners.get(id);
+  if (owner === undefined || owner === caller) return true;
+  sendJsonError(res, 403, -32001, "forbidden: this session was opened with another token");
+  return false;
 }
 
 /** Open responses and the last request of each streamable-HTTP session (to close the idle ones). */
@@ -160,32 +187,33 @@ async function handle(
     const or = options.publicUrl === undefined ? " (behind a reverse proxy: set --public-url)" : "";
     return sendJsonError(res, 403, -32000, `forbidden: host or origin is not local${or}`);
   }
-  if (options.bearerToken !== undefined && options.bearerToken !== "") {
-    const check = checkBearer(req.headers.authorization, options.bearerToken);
-    if (!check.ok) {
-      if (check.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="acp-proxy"');
-      return sendJsonError(res, check.status, -32001, check.message);
-    }
+  const check = listening.identify(req.headers.authorization);
+  if (!check.ok) {
+    if (check.status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="acp-proxy"');
+    return sendJsonError(res, check.status, -32001, check.message);
   }
+  const caller: Caller = check.agent ?? null;
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
-  const { sessions } = listening;
-  if (path === "/mcp") return handleStreamable(proxy, listening, options, req, res);
-  if (path === "/sse" && req.method === "GET") return openSse(proxy, sessions, res);
-  if (path === "/messages" && req.method === "POST") return postSse(sessions, options, req, res);
+  if (path === "/mcp") return handleStreamable(proxy, listening, options, caller, req, res);
+  if (path === "/sse" && req.method === "GET") return openSse(proxy, listening, caller, res);
+  if (path === "/messages" && req.method === "POST") return postSse(listening, options, caller, req, res);
   return sendJsonError(res, 404, -32601, `not found: \`${path}\` (use /mcp, or /sse and /messages)`);
 }
 
 async function handleStreamable(
   proxy: AcpProxy,
-  { sessions, activity }: Listening,
+  listening: Listening,
   options: HttpListenOptions,
+  caller: Caller,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const body = req.method === "POST" ? await readJson(req, res, options.maxBodyBytes ?? 4 * 1024 * 1024) : undefined;
-  if (body === READ_FAILED) return;
+  const { sessions, owners, activity } = listening;
   const sessionId = req.headers["mcp-session-id"];
   const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+  if (existing !== undefined && !mayUse(listening, sessionId as string, caller, res)) return;
+  const body = req.method === "POST" ? await readJson(req, res, options.maxBodyBytes ?? 4 * 1024 * 1024) : undefined;
+  if (body === READ_FAILED) return;
   if (existing instanceof StreamableHTTPServerTransport) {
     activity.track(sessionId as string, res);
     if (req.method === "POST") {
@@ -204,14 +232,16 @@ async function handleStreamable(
     sessionIdGenerator: () => id,
     onsessioninitialized: () => {
       sessions.set(id, transport);
+      owners.set(id, caller);
       activity.track(id, res);
     },
   });
   transport.onclose = () => {
     sessions.delete(id);
+    owners.delete(id);
     activity.forget(id);
   };
-  await proxy.connect(transport, id);
+  await proxy.connect(transport, id, caller === null ? {} : { agent: caller });
   closeSessionIfDropped(transport, res);
   return transport.handleRequest(req, res, body);
 }
@@ -293,22 +323,29 @@ function closeSessionIfDropped(transport: StreamableHTTPServerTransport, res: Se
   });
 }
 
-async function openSse(proxy: AcpProxy, sessions: Map<string, Session>, res: ServerResponse): Promise<void> {
+async function openSse(proxy: AcpProxy, listening: Listening, caller: Caller, res: ServerResponse): Promise<void> {
+  const { sessions, owners } = listening;
   const transport = new SSEServerTransport("/messages", res);
   sessions.set(transport.sessionId, transport);
-  transport.onclose = () => void sessions.delete(transport.sessionId);
-  await proxy.connect(transport, transport.sessionId);
+  owners.set(transport.sessionId, caller);
+  transport.onclose = () => {
+    sessions.delete(transport.sessionId);
+    owners.delete(transport.sessionId);
+  };
+  await proxy.connect(transport, transport.sessionId, caller === null ? {} : { agent: caller });
 }
 
 async function postSse(
-  sessions: Map<string, Session>,
+  listening: Listening,
   options: HttpListenOptions,
+  caller: Caller,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   const id = new URL(req.url ?? "/", "http://localhost").searchParams.get("sessionId") ?? "";
-  const transport = sessions.get(id);
+  const transport = listening.sessions.get(id);
   if (!(transport instanceof SSEServerTransport)) return sendJsonError(res, 404, -32001, "session not found");
+  if (!mayUse(listening, id, caller, res)) return;
   const body = await readJson(req, res, options.maxBodyBytes ?? 4 * 1024 * 1024);
   if (body === READ_FAILED) return;
   return transport.handlePostMessage(req, res, body);

@@ -6,6 +6,14 @@ export {
   type HttpListenOptions,
   type HttpListener,
 } from "./http-listener.js";
-export { checkBearer, isLoopbackAddress, isLoopbackHost, type BearerCheck } from "./bearer-auth.js";
+export {
+  AGENT_TOKEN_NAME,
+  checkBearer,
+  createBearerIdentity,
+  isLoopbackAddress,
+  isLoopbackHost,
+  type BearerCheck,
+  type BearerIdentity,
+} from "./bearer-auth.js";
 export { parsePublicUrl, type PublicUrl } from "./public-url.js";
 export { usePlainReadBuffer, unreadableAnswer } from "../transport/plain-read-buffer.js";

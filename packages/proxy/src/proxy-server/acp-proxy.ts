@@ -72,6 +72,8 @@ export interface AcpProxyOptions {
 /** One connected downstream client. */
 export interface ProxySession {
   readonly id: string;
+  /** The agent the session's token names (`proxy.agent_tokens`), if it does: it wins over the client's own name. */
+  readonly agent?: string;
   readonly server: Server;
   /** The session's `tools/call`s in flight, oldest first (where an upstream's sampling or logging goes). */
   readonly calls: Set<InflightCall>;
@@ -80,6 +82,14 @@ export interface ProxySession {
   lastActive: number;
   /** The transport the session's SDK server is connected to (set by `connect`). */
   downstream?: DownstreamTransport;
+}
+
+/**
+ * The agent named on a session's action requests: the one its token names, else the proxy's `agent`
+ * option, else the name the client gave in `initialize` (which the client chooses).
+ */
+export function sessionAgent(proxy: AcpProxy, session: ProxySession): string | undefined {
+  return session.agent ?? proxy.options.agent ?? session.server.getClientVersion()?.name;
 }
 
 /** Information the proxy gives back about itself. */
@@ -189,8 +199,12 @@ export class AcpProxy {
   }
 
   /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */
-  async connect(transport: Transport, sessionId: string = newId("session")): Promise<ProxySession> {
-    const session = this.createSession(sessionId);
+  async connect(
+    transport: Transport,
+    sessionId: string = newId("session"),
+    options: { readonly agent?: string } = {},
+  ): Promise<ProxySession> {
+    const session = this.createSession(sessionId, options.agent);
     // accepted tools/calls take the fast path beside the SDK server; everything else goes through it
     const downstream: DownstreamTransport = new DownstreamTransport(
       transport,
@@ -206,10 +220,11 @@ export class AcpProxy {
   }
 
   /** Creates (without connecting) the downstream server of one session. */
-  createSession(sessionId: string): ProxySession {
+  createSession(sessionId: string, agent?: string): ProxySession {
     const server = new Server(PROXY_SERVER_INFO, { capabilities: this.capabilities() });
     const session: ProxySession = {
       id: sessionId,
+      ...(agent !== undefined ? { agent } : {}),
       server,
       calls: new Set(),
       fast: new Map(),

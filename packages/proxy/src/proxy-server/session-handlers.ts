@@ -20,7 +20,7 @@ import type { ActionRequest } from "@acp/core";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
-import { newId } from "./acp-proxy.js";
+import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
@@ -170,7 +170,7 @@ async function gateResourceRead(
   token: ProgressToken | undefined,
   extra: Extra,
 ): Promise<{ readonly uri: string; readonly request: ActionRequest }> {
-  const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
+  const agent = sessionAgent(proxy, session);
   const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
   const heartbeat =
     relay === undefined

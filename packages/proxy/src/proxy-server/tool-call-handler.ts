@@ -16,7 +16,7 @@ import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
-import { newId, type AcpProxy, type ProxySession } from "./acp-proxy.js";
+import { newId, sessionAgent, type AcpProxy, type ProxySession } from "./acp-proxy.js";
 import { relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
 import { createInflightCall } from "./session-routing.js";
@@ -55,7 +55,7 @@ export async function handleToolCall(
   extra: CallContext,
 ): Promise<CallToolResult> {
   session.lastActive = Date.now();
-  const agent = proxy.options.agent ?? session.server.getClientVersion()?.name;
+  const agent = sessionAgent(proxy, session);
   if (request.params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) {
     proxy.observations.settle(session.id);
     return handleSubmitPlan(proxy, session.id, request, extra.signal, agent);

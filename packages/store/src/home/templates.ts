@@ -36,6 +36,12 @@ webhook:
 proxy:
   # The local port the proxy listens on for HTTP clients.
   port: 8443
+  # Over HTTP (\`acp proxy --http\`), the token every client sends (\`Authorization: Bearer …\`; required
+  # beyond 127.0.0.1): make one with \`openssl rand -hex 32\`, give it to your clients, and seal it with
+  # \`acp config set-secret proxy.bearer_token\`. Tokens that name their agent make the audit say which
+  # agent called, whatever the client calls itself:
+  #   agent_tokens:
+  #     ci_bot: ""    # \`acp config set-secret proxy.agent_tokens.ci_bot\`
   # The real MCP servers behind the proxy; each has a name and a command (stdio) or a url (HTTP). Example:
   #   - name: "files"
   #     command: "npx @modelcontextprotocol/server-filesystem /tmp"
