@@ -1,12 +1,26 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 
-/** What is remembered of one tool definition the first time it is seen. */
+/**
+ * What is remembered of one tool definition the first time it is seen (or last accepted). Pins written
+ * before every field was pinned have only `name`, `description`, `input_schema_hash` and `pinned_at`; they
+ * are still read, and get the rest recorded when the tool is next seen unchanged.
+ */
 export interface ToolPin {
   readonly name: string;
   readonly description: string | null;
   /** `sha256:` of the canonical JSON of the tool's `inputSchema`. */
   readonly input_schema_hash: string;
+  /**
+   * `sha256:` of the canonical JSON of each field of the definition but `name` (`description`, `title`,
+   * `inputSchema`, `outputSchema`, `annotations`, `_meta`, …), by field. Absent in an old-format pin.
+   */
+  readonly field_hashes?: Readonly<Record<string, string>>;
+  /**
+   * The definition itself, every field but `name` (what a held tool is served and decided with). Absent in
+   * an old-format pin and when the definition is over 64 KiB (then only the hashes are kept).
+   */
+  readonly definition?: Readonly<Record<string, unknown>>;
   /** ISO-8601 time the definition was pinned (first seen or last accepted). */
   readonly pinned_at: string;
 }

@@ -1,5 +1,12 @@
-import { comparePins, type PinnableTool, type ToolChange } from "./compare-pins.js";
-import type { PinStore } from "./pin-store.js";
+import {
+  changedFields,
+  comparePins,
+  pinTool,
+  pinnedDefinition,
+  type PinnableTool,
+  type ToolChange,
+} from "./compare-pins.js";
+import type { PinStore, ToolPin } from "./pin-store.js";
 
 /** Tool pinning for the running proxy: records first sightings, holds changed tools until accepted. */
 export interface ToolPinning {
@@ -7,6 +14,12 @@ export interface ToolPinning {
   observe(server: string, tools: readonly PinnableTool[]): Promise<readonly ToolChange[]>;
   /** The unaccepted change of one tool, if any. */
   changeOf(server: string, tool: string): ToolChange | undefined;
+  /**
+   * The definition of a listed tool that the agent is served and its calls are decided with (annotations):
+   * the tool as listed, or — while it is held, or when it differs from its pin and the listing was not
+   * compared yet — its pinned definition (every field as first seen; a stand-in when the pin kept no values).
+   */
+  served(server: string, tool: PinnableTool): PinnableTool;
   /** A person accepted the new definition: pin it and stop holding the tool. */
   accept(server: string, tool: string): Promise<void>;
 }
@@ -21,26 +34,57 @@ export interface ToolPinningOptions {
   readonly onAccept?: (server: string, tool: string) => void;
 }
 
+const EPOCH = new Date(0);
+
 /** Creates the tool-pinning state of one proxy. */
 export function createToolPinning(options: ToolPinningOptions): ToolPinning {
   const held = new Map<string, ToolChange>();
+  // the pins of each server as last loaded or written here: what `served` compares a listing with
+  const known = new Map<string, Map<string, ToolPin>>();
+  // the pin of each listed tool object (a listing's objects are kept until the next listing)
+  const fingerprints = new WeakMap<PinnableTool, ToolPin>();
+  const fingerprint = (tool: PinnableTool): ToolPin => {
+    let pin = fingerprints.get(tool);
+    if (pin === undefined) {
+      pin = pinTool(tool, EPOCH);
+      fingerprints.set(tool, pin);
+    }
+    return pin;
+  };
   const key = (server: string, tool: string): string => `${server}\u0000${tool}`;
+  const remember = (server: string, pins: readonly ToolPin[]): void => {
+    const map = known.get(server) ?? new Map<string, ToolPin>();
+    for (const pin of pins) map.set(pin.name, pin);
+    known.set(server, map);
+  };
   return {
     async observe(server, tools) {
       const pins = await options.store.load(server);
-      const { fresh, changes } = comparePins(pins, tools, options.now());
+      const { fresh, changes, upgraded } = comparePins(pins, tools, options.now());
       const accepted = options.acceptChanges === true ? changes.map((c) => c.after) : [];
-      if (fresh.length + accepted.length > 0) await options.store.save(server, [...fresh, ...accepted]);
+      // held (and remembered) before the pins are written: a failed write must not let a change through
       for (const tool of tools) held.delete(key(server, tool.name));
-      if (options.acceptChanges === true) return changes;
-      for (const change of changes) held.set(key(server, change.tool), change);
+      if (options.acceptChanges !== true) for (const change of changes) held.set(key(server, change.tool), change);
+      known.set(server, new Map(pins));
+      const recorded = [...fresh, ...upgraded, ...accepted];
+      remember(server, recorded);
+      if (recorded.length > 0) await options.store.save(server, recorded);
       return changes;
     },
     changeOf: (server, tool) => held.get(key(server, tool)),
+    served(server, tool) {
+      const change = held.get(key(server, tool.name));
+      if (change !== undefined) return pinnedDefinition(change.before);
+      const pin = known.get(server)?.get(tool.name);
+      if (pin === undefined) return tool;
+      return changedFields(pin, fingerprint(tool)).length > 0 ? pinnedDefinition(pin) : tool;
+    },
     async accept(server, tool) {
       const change = held.get(key(server, tool));
       if (change === undefined) return;
-      await options.store.save(server, [{ ...change.after, pinned_at: options.now().toISOString() }]);
+      const pin = { ...change.after, pinned_at: options.now().toISOString() };
+      await options.store.save(server, [pin]);
+      remember(server, [pin]);
       held.delete(key(server, tool));
       options.onAccept?.(server, tool);
     },

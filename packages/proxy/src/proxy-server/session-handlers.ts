@@ -67,19 +67,18 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
 }
 
 /**
- * The tools the agent is served. A tool whose description changed since it was pinned (a possible rug
- * pull) keeps its pinned description until a person accepts the new one: text an upstream slipped into a
- * description does not reach the agent's model before a person has seen it.
+ * The tools the agent is served. A tool whose definition changed since it was pinned (a possible rug pull)
+ * is served as pinned — every field (description, title, input and output schema, annotations, `_meta`) as
+ * first seen — until a person accepts the new one: text an upstream slipped into any part of a definition
+ * does not reach the agent's model before a person has seen it.
  */
 function listedTools(proxy: AcpProxy): readonly Result[] {
   const index = proxy.catalog.tools();
   return index.exposed.map((tool) => {
     const target = index.resolve(tool.name);
-    const change = target === undefined ? undefined : proxy.pinning.changeOf(target.server, target.name);
-    if (change === undefined || !change.fields.includes("description")) return tool;
-    const { description: _new, ...rest } = tool;
-    void _new;
-    return change.before.description === null ? rest : { ...rest, description: change.before.description };
+    if (target === undefined) return tool;
+    const served = proxy.pinning.served(target.server, target.item);
+    return served === target.item ? tool : { ...served, name: tool.name };
   });
 }
 

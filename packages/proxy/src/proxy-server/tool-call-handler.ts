@@ -67,7 +67,9 @@ export async function handleToolCall(
   const token = request.params._meta?.progressToken;
   const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
   const callId = newId("call");
-  const annotations = pickAnnotations(target.item["annotations"]);
+  // a held tool (its definition changed since it was pinned) is decided with its pinned annotations: a flip
+  // to `readOnlyHint: true` must not make a write a read before a person accepted the new definition
+  const annotations = pickAnnotations(proxy.pinning.served(target.server, target.item)["annotations"]);
   const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
   // counted as in flight (where the server's sampling, elicitation and log lines go) once forwarded only:
   // a call waiting for a person must not make another session's messages ambiguous
