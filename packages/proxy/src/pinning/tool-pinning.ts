@@ -41,15 +41,15 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
   const held = new Map<string, ToolChange>();
   // the pins of each server as last loaded or written here: what `served` compares a listing with
   const known = new Map<string, Map<string, ToolPin>>();
-  // the pin of each listed tool object (a listing's objects are kept until the next listing)
-  const fingerprints = new WeakMap<PinnableTool, ToolPin>();
-  const fingerprint = (tool: PinnableTool): ToolPin => {
-    let pin = fingerprints.get(tool);
-    if (pin === undefined) {
-      pin = pinTool(tool, EPOCH);
-      fingerprints.set(tool, pin);
-    }
-    return pin;
+  // whether each listed tool object differs from the pin it was last compared with (a listing's objects are
+  // kept until the next listing): a call or a tools/list compares once per pin, not once per request
+  const compared = new WeakMap<PinnableTool, { readonly pin: ToolPin; readonly differs: boolean }>();
+  const differs = (pin: ToolPin, tool: PinnableTool): boolean => {
+    const last = compared.get(tool);
+    if (last?.pin === pin) return last.differs;
+    const result = changedFields(pin, pinTool(tool, EPOCH)).length > 0;
+    compared.set(tool, { pin, differs: result });
+    return result;
   };
   const key = (server: string, tool: string): string => `${server}\u0000${tool}`;
   const remember = (server: string, pins: readonly ToolPin[]): void => {
@@ -77,7 +77,7 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
       if (change !== undefined) return pinnedDefinition(change.before);
       const pin = known.get(server)?.get(tool.name);
       if (pin === undefined) return tool;
-      return changedFields(pin, fingerprint(tool)).length > 0 ? pinnedDefinition(pin) : tool;
+      return differs(pin, tool) ? pinnedDefinition(pin) : tool;
     },
     async accept(server, tool) {
       const change = held.get(key(server, tool));
