@@ -49,7 +49,7 @@ describe("the one redactor", () => {
       list: ["ghp_abcdefghijklmnopqrstuvwxyz0123", "plain"],
     });
     expect(out).toEqual({
-      header: REDACTED,
+      header: `Bearer ${REDACTED}`, // the scheme word stays readable; only the credential is hidden
       note: `use ${REDACTED} for the call`,
       list: [REDACTED, "plain"],
     });
@@ -140,8 +140,8 @@ describe("the one redactor", () => {
     expect(out).toEqual({
       event_type: "credential_injected",
       tool: "create_issue",
-      policy_rule: REDACTED,
-      metadata: { credential: "github_token", parameters: { auth: REDACTED } },
+      policy_rule: `Bearer ${REDACTED}`,
+      metadata: { credential: "github_token", parameters: { auth: `Bearer ${REDACTED}` } },
     });
     const clean: AuditEventInput = { event_type: "tool_call_intercepted", tool: "t", metadata: { a: 1 } };
     expect(redactAuditInput(clean, redact)).toBe(clean);
