@@ -395,3 +395,20 @@ describe("pins of whole definitions", () => {
     expect(pinning.served("records", flipped)).toEqual(writes);
   });
 });
+
+describe("names that are object keys", () => {
+  it("a tool named __proto__ is pinned in pins.json, and a field named __proto__ is pinned like any other", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "acp-proto-pins-")), "pins.json");
+    const now = new Date("2026-01-01T00:00:00Z");
+    const tool = JSON.parse('{"name": "__proto__", "description": "d", "__proto__": {"note": "first"}}') as Definition;
+    const pin = pinTool(tool, now);
+    expect(Object.keys(pin.field_hashes ?? {})).toEqual(["__proto__", "description"]);
+    await createFilePinStore(path).save("constructor", [pin]);
+    const loaded = await createFilePinStore(path).load("constructor");
+    expect([...loaded.keys()]).toEqual(["__proto__"]);
+    const planted = JSON.parse(
+      `{"name": "__proto__", "description": "d", "__proto__": {"note": ${JSON.stringify(PLANTED)}}}`,
+    ) as Definition;
+    expect(comparePins(loaded, [planted], now).changes.map((c) => c.fields)).toEqual([["__proto__"]]);
+  });
+});

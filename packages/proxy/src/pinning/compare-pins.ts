@@ -49,10 +49,13 @@ function definitionOf(tool: PinnableTool): Record<string, unknown> {
 /** Builds the pin of a tool definition as seen now. */
 export function pinTool(tool: PinnableTool, now: Date): ToolPin {
   const definition = definitionOf(tool);
-  const fieldHashes: Record<string, string> = {};
-  for (const key of Object.keys(definition).sort()) {
-    if (definition[key] !== undefined) fieldHashes[key] = sha256Ref(bytesOf(definition[key]));
-  }
+  // built with fromEntries: a field named `__proto__` is a field like any other (an assignment would drop it)
+  const fieldHashes: Record<string, string> = Object.fromEntries(
+    Object.keys(definition)
+      .sort()
+      .filter((key) => definition[key] !== undefined)
+      .map((key) => [key, sha256Ref(bytesOf(definition[key]))]),
+  );
   const kept = bytesOf(definition).length <= MAX_PINNED_DEFINITION_BYTES;
   return {
     name: tool.name,

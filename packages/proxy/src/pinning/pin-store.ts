@@ -77,19 +77,25 @@ export function createFilePinStore(path: string): PinStore {
     return parsed;
   };
   return {
-    load: (server) => serial(async () => new Map(Object.entries((await read()).servers[server] ?? {}))),
+    load: (server) => serial(async () => new Map(Object.entries(serverPins(await read(), server)))),
     save: (server, pins) =>
       serial(async () => {
         const file = await read();
-        const entries = { ...(file.servers[server] ?? {}) };
-        for (const pin of pins) entries[pin.name] = pin;
-        const next: PinFileV1 = { version: 1, servers: { ...file.servers, [server]: entries } };
+        // a Map, then fromEntries: a tool named `__proto__` is pinned like any other (an assignment would drop it)
+        const entries = new Map(Object.entries(serverPins(file, server)));
+        for (const pin of pins) entries.set(pin.name, pin);
+        const next: PinFileV1 = { version: 1, servers: { ...file.servers, [server]: Object.fromEntries(entries) } };
         await mkdir(dirname(path), { recursive: true });
         const temp = `${path}.${process.pid}.tmp`;
         await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
         await rename(temp, path);
       }),
   };
+}
+
+/** The pins of one server in the file (own entries only: a server named `constructor` has none until pinned). */
+function serverPins(file: PinFileV1, server: string): Record<string, ToolPin> {
+  return Object.hasOwn(file.servers, server) ? (file.servers[server] ?? {}) : {};
 }
 
 function isPinFile(value: unknown): value is PinFileV1 {
