@@ -152,26 +152,8 @@ function classifyByName(tool: string): Classification {
   return result;
 }
 
-/** Classifies a request with overrides already compiled (the evaluator's fast path). */
-export function classifyWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
-  if (typeof request.tool !== "string") throw new TypeError("invalid request: `tool` must be a string");
-  if (
-    request.category === undefined &&
-    request.risk_level === undefined &&
-    request.annotations === undefined &&
-    compiled.entries.length === 0
-  ) {
-    return classifyByName(request.tool);
-  }
-  const explicit: Layer = {
-    source: "explicit",
-    category: assertKnown(request.category, CATEGORIES, "category"),
-    risk_level: assertKnown(request.risk_level, RISK_LEVELS, "risk level"),
-  };
-  const layers: Layer[] = [explicit];
-  const fromPolicy = policyLayer(request, compiled);
-  if (fromPolicy !== undefined) layers.push(fromPolicy);
-  layers.push(...baseLayers(request));
+/** Folds layers, highest precedence first: the category of the first that names one, the risk likewise. */
+function fold(layers: readonly Layer[]): Classification {
   let category: Category | undefined;
   let risk: RiskLevel | undefined;
   let source: ClassificationSource | undefined;
@@ -189,12 +171,89 @@ export function classifyWithCompiled(request: ActionRequest, compiled: CompiledO
   };
 }
 
+/** The layers below the request's own fields: the policy's `classify:`, annotations, the table or the default. */
+function derivedLayers(request: ActionRequest, compiled: CompiledOverrides): Layer[] {
+  const layers: Layer[] = [];
+  const fromPolicy = policyLayer(request, compiled);
+  if (fromPolicy !== undefined) layers.push(fromPolicy);
+  layers.push(...baseLayers(request));
+  return layers;
+}
+
 /**
- * Classifies a request: explicit request fields > the first matching policy `classify:` override > MCP tool
- * annotations (which may tighten but never loosen the built-in table) > the built-in name table (§5.5) >
- * the default `write`/`medium`. A layer naming a category without a risk implies that category's default
- * risk. Throws a TypeError on a request with a non-string tool or an unknown explicit category or risk.
+ * The request's *claimed* classification, overrides already compiled: its own `category` / `risk_level`
+ * first, then the lower layers. What a caller says about itself; the evaluator lets it make a decision
+ * stricter, never looser (see {@link classifyDerivedWithCompiled}).
+ */
+export function classifyWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
+  if (typeof request.tool !== "string") throw new TypeError("invalid request: `tool` must be a string");
+  if (
+    request.category === undefined &&
+    request.risk_level === undefined &&
+    request.annotations === undefined &&
+    compiled.entries.length === 0
+  ) {
+    return classifyByName(request.tool);
+  }
+  const explicit: Layer = {
+    source: "explicit",
+    category: assertKnown(request.category, CATEGORIES, "category"),
+    risk_level: assertKnown(request.risk_level, RISK_LEVELS, "risk level"),
+  };
+  return fold([explicit, ...derivedLayers(request, compiled)]);
+}
+
+/**
+ * The request's *derived* classification, overrides already compiled: the policy's `classify:`, MCP
+ * annotations, the built-in table, the default — the request's own `category` and `risk_level` ignored
+ * (they are not checked here either). The source is never `explicit`. Without explicit fields this is
+ * {@link classifyWithCompiled}.
+ */
+export function classifyDerivedWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
+  if (typeof request.tool !== "string") throw new TypeError("invalid request: `tool` must be a string");
+  if (request.annotations === undefined && compiled.entries.length === 0) return classifyByName(request.tool);
+  return fold(derivedLayers(request, compiled));
+}
+
+/** The higher of two risk levels. */
+export function higherRisk(a: RiskLevel, b: RiskLevel): RiskLevel {
+  return riskRank(a) >= riskRank(b) ? a : b;
+}
+
+/**
+ * What a decision reports when no policy rule chose between the claimed and the derived classification
+ * (no policy source; an evaluation error): the derived category, and the higher of the two risks, so a
+ * caller's own fields can raise the reported risk but never lower it. Throws like
+ * {@link classifyWithCompiled} on an unknown explicit category or risk.
+ */
+export function classifyGuardedWithCompiled(request: ActionRequest, compiled: CompiledOverrides): Classification {
+  const claimed = classifyWithCompiled(request, compiled);
+  if (request.category === undefined && request.risk_level === undefined) return claimed;
+  const derived = classifyDerivedWithCompiled(request, compiled);
+  if (riskRank(claimed.risk_level) <= riskRank(derived.risk_level)) return derived;
+  return { category: derived.category, risk_level: claimed.risk_level, source: "explicit" };
+}
+
+/**
+ * Classifies a request as it claims to be: explicit request fields > the first matching policy `classify:`
+ * override > MCP tool annotations (which may tighten but never loosen the built-in table) > the built-in
+ * name table (§5.5) > the default `write`/`medium`. A layer naming a category without a risk implies that
+ * category's default risk. Throws a TypeError on a request with a non-string tool or an unknown explicit
+ * category or risk.
+ *
+ * The explicit fields come from the caller, which is not trusted to loosen a decision: the evaluator judges
+ * a request under this classification *and* {@link classifyDerived}, and the stricter route wins.
  */
 export function classifyAction(request: ActionRequest, overrides: readonly ClassificationOverride[]): Classification {
   return classifyWithCompiled(request, cachedOverrides(overrides));
+}
+
+/** {@link classifyDerivedWithCompiled} with uncompiled overrides: the classification without the request's own fields. */
+export function classifyDerived(request: ActionRequest, overrides: readonly ClassificationOverride[]): Classification {
+  return classifyDerivedWithCompiled(request, cachedOverrides(overrides));
+}
+
+/** {@link classifyGuardedWithCompiled} with uncompiled overrides. */
+export function classifyGuarded(request: ActionRequest, overrides: readonly ClassificationOverride[]): Classification {
+  return classifyGuardedWithCompiled(request, cachedOverrides(overrides));
 }

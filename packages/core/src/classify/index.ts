@@ -7,7 +7,12 @@ export {
 } from "./builtin-table.js";
 export {
   classifyAction,
+  classifyDerived,
+  classifyDerivedWithCompiled,
+  classifyGuarded,
+  classifyGuardedWithCompiled,
   classifyWithCompiled,
+  higherRisk,
   compileClassificationOverrides,
   type Classification,
   type ClassificationSource,

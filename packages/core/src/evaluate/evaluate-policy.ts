@@ -2,7 +2,7 @@ import type { Reason, SourceVerdict } from "../pipeline/types.js";
 import type { PolicyAction, PolicyRule } from "../policy/types.js";
 import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
 import type { Route } from "../route/index.js";
-import { classifyWithCompiled } from "../classify/classify-action.js";
+import { classifyGuardedWithCompiled } from "../classify/classify-action.js";
 import type { CompiledPolicy } from "./compile-policy.js";
 import { matchPolicy, type PolicyMatch } from "./match-policy.js";
 import type { RateLimiter } from "./rate-limiter.js";
@@ -81,7 +81,7 @@ function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unk
   let category: Category = "system";
   let risk: RiskLevel = "critical";
   try {
-    const c = classifyWithCompiled(request, compiled.overrides);
+    const c = classifyGuardedWithCompiled(request, compiled.overrides);
     category = c.category;
     risk = c.risk_level;
   } catch {
@@ -102,7 +102,9 @@ function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unk
 /**
  * Evaluates the policy for a request: {@link matchPolicy}, then — only for the matched rule, and only for
  * allow and ask rules — its rate limit, keyed by rule id ({@link rateLimitKey}). A spent limit refuses
- * with reason `rate_limited`. Any error (malformed request, invalid clock, a failing limiter) gives a
+ * with reason `rate_limited`. When the request's own category made the decision stricter
+ * ({@link PolicyMatch.derivedRule}), the rate limit of the rule its derived classification matched is checked
+ * first, so a caller's category never escapes a limit. Any error (malformed request, invalid clock, a failing limiter) gives a
  * refuse verdict with reason `evaluation_error`; this function never rejects.
  */
 export async function evaluatePolicy(
@@ -112,6 +114,11 @@ export async function evaluatePolicy(
 ): Promise<PolicyVerdict> {
   try {
     const match = matchPolicy(compiled, request, options.now);
+    if (match.derivedRule !== undefined && match.action !== "deny") {
+      // the request's own category made the decision stricter: the limit the call meets without it still holds
+      const limited = await checkRateLimit(match.derivedRule, options);
+      if (limited !== undefined) return verdictFrom(match, "deny", [limited]);
+    }
     if (match.rule === null) return verdictFrom(match, match.action, []);
     const limited = await checkRateLimit(match.rule, options);
     if (limited !== undefined) return verdictFrom(match, "deny", [limited]);

@@ -1,7 +1,14 @@
-import { classifyWithCompiled, type ClassificationSource } from "../classify/classify-action.js";
+import {
+  classifyDerivedWithCompiled,
+  classifyWithCompiled,
+  higherRisk,
+  type Classification,
+  type ClassificationSource,
+} from "../classify/classify-action.js";
 import type { Reason } from "../pipeline/types.js";
 import type { PolicyAction, PolicyRule } from "../policy/types.js";
 import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
+import { routeStrictness } from "../route/index.js";
 import { matchArg } from "./arg-match.js";
 import type { CompiledPolicy, CompiledRule } from "./compile-policy.js";
 import { isInWindow } from "./time-of-day.js";
@@ -18,6 +25,12 @@ export interface PolicyMatch {
   readonly risk_level: RiskLevel;
   readonly classification_source: ClassificationSource;
   readonly reasons: readonly Reason[];
+  /**
+   * Set only when the request's own category made the decision stricter: the rule its derived
+   * classification matched, whose rate limit is checked too (before `rule`'s), as it would be without
+   * the caller's category.
+   */
+  readonly derivedRule?: PolicyRule;
 }
 
 /** Whether one compiled rule matches; `category` is the request's classified category. */
@@ -58,10 +71,28 @@ function assertRequestShape(request: ActionRequest, now: Date): void {
  * server, classified category, arguments, time of day), or the policy's default action. Synchronous and
  * pure: the clock is `now`. Uses the index of {@link CompiledPolicy}; the answer is always the one a linear
  * scan would give. Throws a TypeError/RangeError on a malformed request or clock (the evaluator refuses).
+ *
+ * A request's own `category` / `risk_level` come from the caller, which may make a decision stricter,
+ * never looser: when they differ from the derived classification (the policy's `classify:`, annotations,
+ * the built-in table) the rule is found under both, and the stricter action wins (`deny > ask > allow`;
+ * the same action: the derived classification's rule). The reported risk is the higher of the two. A
+ * reason says when the caller's classification decided, or was not used.
  */
 export function matchPolicy(compiled: CompiledPolicy, request: ActionRequest, now: Date): PolicyMatch {
   assertRequestShape(request, now);
-  const classification = classifyWithCompiled(request, compiled.overrides);
+  if (request.category === undefined && request.risk_level === undefined) {
+    return matchUnder(compiled, request, classifyWithCompiled(request, compiled.overrides), now);
+  }
+  return matchClaimed(compiled, request, now);
+}
+
+/** The first matching rule (or the default) for a request classified as `classification`. */
+function matchUnder(
+  compiled: CompiledPolicy,
+  request: ActionRequest,
+  classification: Classification,
+  now: Date,
+): PolicyMatch {
   const category = classification.category;
   const rules = compiled.rules;
   const position = findFirstMatch(compiled.index, request.tool, category, request.server, (i) =>
@@ -87,5 +118,70 @@ export function matchPolicy(compiled: CompiledPolicy, request: ActionRequest, no
     risk_level: classification.risk_level,
     classification_source: classification.source,
     reasons: hit.reasons,
+  };
+}
+
+const SOURCE_WORDS: Readonly<Record<ClassificationSource, string>> = {
+  explicit: "the request's own fields",
+  policy: "the policy's `classify:`",
+  annotations: "the tool's annotations",
+  builtin: "the built-in table",
+  default: "the default for unknown tools",
+};
+
+function actionRank(action: PolicyAction): number {
+  return routeStrictness(action === "allow" ? "accept" : action === "ask" ? "ask" : "refuse");
+}
+
+function outcome(m: PolicyMatch): string {
+  return m.rule === null ? `the default action (${m.action})` : `rule \`${m.ruleId}\` (${m.action})`;
+}
+
+/** A request with its own category or risk level: judged under the claimed and the derived classification. */
+function matchClaimed(compiled: CompiledPolicy, request: ActionRequest, now: Date): PolicyMatch {
+  const claimed = classifyWithCompiled(request, compiled.overrides); // throws on an unknown category or risk
+  const derived = classifyDerivedWithCompiled(request, compiled.overrides);
+  const risk = higherRisk(derived.risk_level, claimed.risk_level);
+  const riskRaised = risk !== derived.risk_level;
+  const fromDerived = matchUnder(compiled, request, derived, now);
+  const fromClaimed = claimed.category === derived.category ? fromDerived : matchUnder(compiled, request, claimed, now);
+  const claimedDecides = actionRank(fromClaimed.action) > actionRank(fromDerived.action);
+  const extra: Reason[] = [];
+  if (claimedDecides) {
+    extra.push({
+      source: "policy",
+      code: "caller_category_stricter",
+      message:
+        `the request's own category \`${claimed.category}\` is stricter here than \`${derived.category}\` ` +
+        `(${SOURCE_WORDS[derived.source]}, ${outcome(fromDerived)}), so it decided: ${outcome(fromClaimed)}`,
+      ...(fromClaimed.rule !== null ? { rule: fromClaimed.ruleId } : {}),
+    });
+  } else if (fromClaimed.ruleId !== fromDerived.ruleId) {
+    extra.push({
+      source: "policy",
+      code: "caller_category_not_used",
+      message:
+        `the request's own category \`${claimed.category}\` would give ${outcome(fromClaimed)}; a caller's ` +
+        `category may make a decision stricter, never looser, so \`${derived.category}\` ` +
+        `(${SOURCE_WORDS[derived.source]}) decided: ${outcome(fromDerived)}`,
+      ...(fromDerived.rule !== null ? { rule: fromDerived.ruleId } : {}),
+    });
+  }
+  if (request.risk_level !== undefined && claimed.risk_level !== risk) {
+    extra.push({
+      source: "policy",
+      code: "caller_risk_not_used",
+      message:
+        `the request's own risk level \`${claimed.risk_level}\` is lower than \`${risk}\` ` +
+        `(${SOURCE_WORDS[derived.source]}); a caller's risk level may raise the risk, never lower it`,
+    });
+  }
+  const decided = claimedDecides ? fromClaimed : fromDerived;
+  return {
+    ...decided,
+    risk_level: risk,
+    classification_source: claimedDecides || riskRaised ? "explicit" : derived.source,
+    reasons: extra.length === 0 ? decided.reasons : [...decided.reasons, ...extra],
+    ...(claimedDecides && fromDerived.rule !== null ? { derivedRule: fromDerived.rule } : {}),
   };
 }

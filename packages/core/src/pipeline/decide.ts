@@ -1,5 +1,5 @@
 import type { ClassificationOverride } from "../policy/index.js";
-import { classifyAction } from "../classify/index.js";
+import { classifyGuarded } from "../classify/index.js";
 import { formatIssue } from "../issues/index.js";
 import type { ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
@@ -169,7 +169,9 @@ function composeDecision(
 ): Decision {
   let classification: { category: Decision["category"]; risk_level: Decision["risk_level"] };
   try {
-    classification = classifyAction(request, overrides);
+    // no policy verdict to choose between the request's own category and the derived one: the derived
+    // category, and the higher risk (a caller may raise it, never lower it)
+    classification = classifyGuarded(request, overrides);
   } catch (err) {
     return invalidDecision(`classification failed: ${errorMessage(err)}`, verdicts);
   }

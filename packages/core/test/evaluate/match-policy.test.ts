@@ -54,9 +54,23 @@ describe("first match wins", () => {
     ]);
   });
 
-  it("compares `category` with the classified category, explicit fields included", () => {
-    expect(ruleFor(specs, req("frobnicate", {}, { category: "read" }))).toBe("reads");
-    expect(ruleFor(specs, req("read_file", {}, { category: "write" }))).toBe("everything");
+  it("compares `category` with the classified category; the request's own may tighten, never loosen", () => {
+    // frobnicate is write/medium by default: its own `read` would ride `reads` (allow), so it is not used
+    const loosened = matchPolicy(
+      compilePolicy(buildPolicy(specs)),
+      req("frobnicate", {}, { category: "read" }),
+      NOON_UTC,
+    );
+    expect(loosened).toMatchObject({ ruleId: "everything", action: "deny", category: "write", risk_level: "medium" });
+    expect(loosened.reasons.map((r) => r.code)).toEqual(["rule_matched", "caller_category_not_used"]);
+    // read_file's own `write` is stricter than its table `read`: it decides
+    const tightened = matchPolicy(
+      compilePolicy(buildPolicy(specs)),
+      req("read_file", {}, { category: "write" }),
+      NOON_UTC,
+    );
+    expect(tightened).toMatchObject({ ruleId: "everything", category: "write", classification_source: "explicit" });
+    expect(tightened.reasons.map((r) => r.code)).toEqual(["rule_matched", "caller_category_stricter"]);
   });
 
   it("keeps file order when a later exact rule and an earlier glob both match", () => {

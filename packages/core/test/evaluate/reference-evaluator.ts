@@ -90,9 +90,25 @@ function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string,
   return true;
 }
 
-/** The id of the first rule (file order) that matches, or "default". */
+function firstMatch(policy: Policy, request: ActionRequest, category: string, now: Date): PolicyRule | undefined {
+  for (const rule of policy.rules) if (ruleMatches(rule, request, category, now)) return rule;
+  return undefined;
+}
+
+const STRICTNESS = { allow: 0, ask: 1, deny: 2 } as const;
+
+/**
+ * The id of the first rule (file order) that matches, or "default". A request's own category may make the
+ * decision stricter, never looser: the scan runs under the category without it and under the one with it,
+ * and the stricter action wins (the same action: the one without).
+ */
 export function referenceMatch(policy: Policy, request: ActionRequest, now: Date): string {
-  const category = classifyAction(request, policy.classify).category;
-  for (const rule of policy.rules) if (ruleMatches(rule, request, category, now)) return rule.id;
-  return "default";
+  const { category: own, risk_level: ownRisk, ...rest } = request;
+  void ownRisk;
+  const derived = firstMatch(policy, request, classifyAction(rest, policy.classify).category, now);
+  if (own === undefined) return derived?.id ?? "default";
+  const claimed = firstMatch(policy, request, classifyAction(request, policy.classify).category, now);
+  const rank = (rule: PolicyRule | undefined): number => STRICTNESS[rule?.action ?? policy.default_action];
+  const winner = rank(claimed) > rank(derived) ? claimed : derived;
+  return winner?.id ?? "default";
 }
