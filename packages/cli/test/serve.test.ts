@@ -531,7 +531,8 @@ describe("the console names who approved", () => {
     expect(res.status).toBe(303);
     const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
     const page = await (await fetch(`${url.origin}/console/pending`, { headers: { cookie } })).text();
-    const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(page)?.[1] ?? "";
+    // the session's key comes once, in the redirect's fragment (no page holds it)
+    const csrf = decodeURIComponent(/#key=(.+)$/.exec(res.headers.get("location") ?? "")?.[1] ?? "");
     return { cookie, csrf, page };
   }
 

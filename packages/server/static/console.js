@@ -1,11 +1,29 @@
-/* global document, EventSource -- a browser script */
+/* global document, window, EventSource -- a browser script */
 // The ACP console's one script: live pending list, approve/deny actions, argument diff, simulator.
 // Loaded from 'self' only (the CSP forbids inline script). Every state change carries the CSRF token.
 "use strict";
 
 (function () {
-  const csrfMeta = document.querySelector('meta[name="csrf-token"]');
-  const csrf = csrfMeta ? csrfMeta.getAttribute("content") : "";
+  // The session's CSRF token: handed over once by the sign-in (the fragment of its redirect, never sent to
+  // a server) and kept in this origin's localStorage. No page holds it, and no other port of this host can
+  // read it: a page read with the session cookie alone (browsers send it to every port) answers nothing.
+  const KEY = "acp-console-key";
+  const handed = /^#key=([A-Za-z0-9_%.~-]{1,512})$/.exec(window.location.hash);
+  if (handed) {
+    try {
+      window.localStorage.setItem(KEY, decodeURIComponent(handed[1]));
+    } catch {
+      // storage refused (a locked-down browser): answers then say to sign in again
+    }
+    window.history.replaceState(null, "", window.location.pathname + window.location.search);
+  }
+  let csrf = "";
+  try {
+    csrf = window.localStorage.getItem(KEY) || "";
+  } catch {
+    csrf = "";
+  }
+  for (const input of document.querySelectorAll('form.signout input[name="csrf"]')) input.value = csrf;
 
   // Control, bidirectional and zero-width characters shown as \uXXXX escapes: the same set as the server's
   // printable() (src/console/html.ts). An agent's text could otherwise reorder or hide what a person reads.
@@ -55,6 +73,13 @@
     }
     const data = await res.json().catch(() => ({}));
     if (res.status === 401) sessionEnded();
+    if (res.status === 403 && data.error && data.error.code === "csrf_token_invalid") {
+      throw new RequestError(
+        "This browser does not hold this console session's key (it is given at sign-in, to this address only). Sign in again with a fresh link (acp console-link).",
+        403,
+        "csrf_token_invalid",
+      );
+    }
     if (!res.ok) {
       const error = data.error || {};
       throw new RequestError(printable(error.message || "request failed (" + res.status + ")"), res.status, error.code);

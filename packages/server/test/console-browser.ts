@@ -84,8 +84,13 @@ export async function signedIn(
   ui.contexts.push(context);
   context.on("page", (page) => watch(ui, page));
   if (initScript !== undefined) await context.addInitScript(initScript);
-  const { id } = await ui.s.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+  const { id, session } = await ui.s.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
   await context.addCookies([{ name: SESSION_COOKIE, value: id, url: ui.s.url, httpOnly: true, sameSite: "Strict" }]);
+  // what a sign-in leaves in this origin's storage: the session's key (the console's CSRF token)
+  // (the init script runs on every page, about:blank too, whose storage is closed)
+  await context.addInitScript(
+    `if (window.location.origin === ${JSON.stringify(new URL(ui.s.url).origin)}) window.localStorage.setItem("acp-console-key", ${JSON.stringify(session.csrfToken)})`,
+  );
   const page = await context.newPage();
   await page.goto(`${ui.s.url}/console/pending`);
   await page.locator('[data-role="live"].connected').waitFor();

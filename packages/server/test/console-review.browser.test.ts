@@ -266,7 +266,7 @@ describe("console review in Chromium", () => {
     await second.screenshot({ path: join(ARTIFACTS, "review-two-tabs.png"), fullPage: true });
     // an answer posted for a request another tab settled: a clear message, not a raw error code
     const id = await b.getAttribute("data-consent-id");
-    const csrf = await second.locator('meta[name="csrf-token"]').getAttribute("content");
+    const csrf = await second.evaluate<string | null>('window.localStorage.getItem("acp-console-key")');
     const message = await second.evaluate(
       async ([consentId, token]) => {
         const res = await fetch(`/console/api/consent/${consentId}`, {

@@ -37,6 +37,52 @@ async function session(): Promise<{ cookie: string; csrf: string }> {
   return { cookie: `${SESSION_COOKIE}=${id}`, csrf: opened.csrfToken };
 }
 
+describe("a stolen console cookie (browsers send a loopback host's cookies to every port)", () => {
+  it("reads pages but answers nothing: the session's key comes only in the sign-in's redirect fragment", async () => {
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const signedIn = await signIn(token);
+    expect(signedIn.status).toBe(303);
+    const key = decodeURIComponent(/#key=(.+)$/.exec(signedIn.headers.get("location") ?? "")?.[1] ?? "");
+    expect(key.length).toBeGreaterThan(20);
+    // what an agent's web server on another port of 127.0.0.1 receives when the person opens it
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const pages = await Promise.all(
+      ["/console/pending", "/console/audit", "/console/simulate", "/console/fragments/pending"].map(async (path) => {
+        const res = await fetch(`${s.url}${path}`, { headers: { cookie } });
+        return { path, status: res.status, text: await res.text() };
+      }),
+    );
+    for (const page of pages) {
+      expect(page.status, page.path).toBe(200);
+      expect(page.text, page.path).not.toContain(key);
+    }
+    // everything a script can forge (cookie, Origin, Sec-Fetch-Site), with any token it can find or guess
+    const answer = (csrf?: string): Promise<Response> =>
+      fetch(`${s.url}/console/api/simulate`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          cookie,
+          origin: s.url,
+          "sec-fetch-site": "same-origin",
+          ...(csrf !== undefined ? { "x-csrf-token": csrf } : {}),
+        },
+        body: JSON.stringify({ tool: "read_file", arguments: {} }),
+      });
+    expect((await answer()).status).toBe(403);
+    expect((await answer("")).status).toBe(403);
+    const signOut = await fetch(`${s.url}/console/logout`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { ...FORM, cookie, origin: s.url },
+      body: new URLSearchParams({ csrf: "" }).toString(),
+    });
+    expect(signOut.status).toBe(403);
+    // the browser that signed in holds the key: its answers go through
+    expect((await answer(key)).status).toBe(200);
+  });
+});
+
 describe("console sign-in link", () => {
   it("survives link previews (GET and HEAD spend nothing), then signs in once", async () => {
     const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
@@ -47,7 +93,7 @@ describe("console sign-in link", () => {
     }
     const first = await signIn(token);
     expect(first.status).toBe(303);
-    expect(first.headers.get("location")).toBe("/console/pending");
+    expect(first.headers.get("location")).toMatch(/^\/console\/pending#key=[A-Za-z0-9_%.~-]+$/);
     expect(first.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict; Max-Age=43200$/);
     const again = await signIn(token);
     expect(again.status).toBe(401);

@@ -58,8 +58,16 @@ describe("web console in Chromium", () => {
     const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
     await page.goto(`${s.url}/console/login?token=${token}`);
     await page.getByRole("button", { name: "Sign in" }).click();
+    // the redirect's #key=… fragment is taken into this origin's storage and out of the address
     await page.waitForURL(/\/console\/pending$/);
     await expect(page.locator("h1").textContent()).resolves.toBe("Pending approvals");
+    const key = await page.evaluate<string | null>('window.localStorage.getItem("acp-console-key")');
+    expect(key?.length ?? 0).toBeGreaterThan(20);
+    // no page the service serves holds it (what a stolen cookie reads)
+    const served = await page.evaluate<string>("fetch(window.location.href).then((r) => r.text())");
+    expect(served).toContain("Pending approvals");
+    expect(served).not.toContain(key);
+    await expect(page.locator('form.signout input[name="csrf"]').inputValue()).resolves.toBe(key);
     const cookies = await browser.cookies(s.url);
     const session = cookies.find((c) => c.name === "acp_console");
     expect(session?.httpOnly).toBe(true);

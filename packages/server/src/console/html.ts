@@ -57,28 +57,32 @@ const NAV: readonly [ConsolePage, string, string][] = [
   ["simulate", "/console/simulate", "Policy simulator"],
 ];
 
-/** The page frame: head, navigation, the CSRF token for the script, sign-out. */
+/**
+ * The page frame: head, navigation, sign-out. The session's CSRF token is never in a page: the sign-in
+ * hands it to this origin's script once (see `console.js`), so a page read with a stolen cookie holds no
+ * way to answer.
+ */
 export function renderPage(input: {
   readonly title: string;
   readonly page: ConsolePage;
   readonly body: string;
-  readonly csrfToken?: string;
+  /** A signed-in page: navigation, sign-out. */
+  readonly signedIn?: boolean;
   /** The name the session was signed in as (`acp console-link --as NAME`). */
   readonly signedInAs?: string;
 }): string {
-  const signedIn = input.csrfToken !== undefined;
+  const signedIn = input.signedIn === true;
   const who =
     input.signedInAs === undefined ? "" : `<span class="signed-in-as">signed in as ${show(input.signedInAs)}</span>`;
   const nav = signedIn
     ? `<nav>${NAV.map(([page, href, label]) => `<a href="${href}"${page === input.page ? ' aria-current="page"' : ""}>${label}</a>`).join("")}
-${who}<form method="post" action="/console/logout" class="signout"><input type="hidden" name="csrf" value="${escapeHtml(input.csrfToken ?? "")}"><button type="submit">Sign out</button></form></nav>`
+${who}<form method="post" action="/console/logout" class="signout"><input type="hidden" name="csrf" value=""><button type="submit">Sign out</button></form></nav>`
     : "";
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${signedIn ? `<meta name="csrf-token" content="${escapeHtml(input.csrfToken ?? "")}">` : ""}
 <title>${escapeHtml(input.title)} · ACP console</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/static/console.css">

@@ -58,17 +58,23 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message, code) }), status);
 
   const page =
-    (fn: (request: FastifyRequest, csrf: string) => Promise<[string, ConsolePageName, string]>) =>
+    (fn: (request: FastifyRequest) => Promise<[string, ConsolePageName, string]>) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       checkHost(request, deps.auth);
       const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
       if (current === null)
         return signedOut(reply, "You are not signed in, or your session ended.", 401, "console_session_required");
-      const [title, name, body] = await fn(request, current.session.csrfToken);
-      const { csrfToken, approver } = current.session;
+      const [title, name, body] = await fn(request);
+      const { approver } = current.session;
       return html(
         reply,
-        renderPage({ title, page: name, body, csrfToken, ...(approver !== undefined ? { signedInAs: approver } : {}) }),
+        renderPage({
+          title,
+          page: name,
+          body,
+          signedIn: true,
+          ...(approver !== undefined ? { signedInAs: approver } : {}),
+        }),
       );
     };
 
@@ -120,9 +126,13 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       return signedOut(reply, "This sign-in link is invalid, already used or expired.", 401, "console_link_invalid");
     }
     // the name the link carried (acp console-link --as NAME) is the approver of every answer of the session
-    const { id } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS, redeemed.approver);
+    const { id, session } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS, redeemed.approver);
     reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));
-    return seeOther(reply, "/console/pending");
+    // The session's CSRF token goes to this browser once, in the redirect's fragment (never sent to a
+    // server, taken out of the address by the script): the script keeps it in this origin's localStorage.
+    // Browsers send a loopback console's cookie to every port of the host, so a local web server the
+    // person opens (an agent's dev server) can receive the cookie; without the token it can answer nothing.
+    return seeOther(reply, `/console/pending#key=${encodeURIComponent(session.csrfToken)}`);
   });
   app.post("/console/logout", hidden, async (request, reply) => {
     checkHost(request, deps.auth);
