@@ -303,7 +303,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       response: ConsentResponseV02;
     },
   ): Promise<void> {
-    const key = grantKey(ask.server, ask.tool, ask.arguments);
+    const key = grantKey(ask.server, ask.tool, ask.arguments, ask);
     if (key === null) return;
     const untilMs = Date.parse(grant.response.conditions.valid_until);
     this.#grants.add(key, { ...grant, sessionId: ask.sessionId, untilMs });
@@ -380,7 +380,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   }
 
   async #reuseGrant(ask: BrokerAsk): Promise<BrokerOutcome | null> {
-    const key = grantKey(ask.server, ask.tool, ask.arguments);
+    const key = grantKey(ask.server, ask.tool, ask.arguments, ask);
     if (key === null) return null;
     const now = this.#o.clock();
     // The grant's response was verified when it was given (a nonce-spending verifier would refuse it twice);
@@ -388,13 +388,19 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     // home recorded is verified (signature and action) before its first use here.
     const grant = this.#grants.find(key, ask.sessionId, now.getTime()) ?? (await this.#storedGrant(key, ask, now));
     if (grant === null) return null;
+    // recorded as the call being decided: its agent (the grant's key holds it to the one it was given to);
+    // the request the person approved is named apart
+    const agent = ask.agent ?? this.#o.agent?.id ?? "unknown";
     const fields = {
       decision: grant.response.decision,
       scope: describeScope(grant.scope),
       reused_approval: true,
+      approved_request_id: grant.request.id,
+      approved_agent: (grant.request.agent as { id?: unknown } | undefined)?.id ?? null,
       consent_response: grant.response,
     };
-    if (!(await this.#record.event("consent_approved", ask, grant.request, fields))) return null;
+    const asked = { ...grant.request, agent: { ...grant.request.agent, id: agent } };
+    if (!(await this.#record.event("consent_approved", ask, asked, fields))) return null;
     return { kind: "approved", arguments: grant.arguments, consentResponse: grant.response, scope: grant.scope };
   }
 }

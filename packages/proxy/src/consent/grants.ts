@@ -12,10 +12,34 @@ export interface ApprovalGrant {
   readonly response: ConsentResponseV02;
 }
 
-/** What identifies "the same call": server, tool and the canonical hash of the arguments. */
-export function grantKey(server: string, tool: string, args: Readonly<Record<string, unknown>>): string | null {
+/**
+ * Whom an approval of wider scope was given to, as part of its key: the asking agent, and whether the call
+ * came from that agent's own session namespace (`NAME/…`: `acp serve` puts the sessions of a token that names
+ * its agent there, and no other caller may name such a session), which tells an agent a token names from one
+ * a body merely claims. Undefined when the call names no agent.
+ */
+export interface GrantHolder {
+  readonly agent?: string;
+  readonly sessionId: string;
+}
+
+/**
+ * What identifies "the same call": server, tool, the canonical hash of the arguments, and the agent it was
+ * approved for. A call naming no agent has the key it always had (window approvals kept in `state.db` before
+ * agents were part of the key still apply to it); a call naming an agent matches only approvals given to
+ * that agent, and one from a token's namespace (see {@link GrantHolder}) only approvals given there.
+ */
+export function grantKey(
+  server: string,
+  tool: string,
+  args: Readonly<Record<string, unknown>>,
+  holder?: GrantHolder,
+): string | null {
+  const agent = holder?.agent;
   try {
-    return canonicalSha256Ref({ server, tool, arguments: args });
+    if (agent === undefined) return canonicalSha256Ref({ server, tool, arguments: args });
+    const own = holder !== undefined && holder.sessionId.startsWith(`${agent}/`);
+    return canonicalSha256Ref({ server, tool, arguments: args, agent, ...(own ? { agent_namespace: true } : {}) });
   } catch {
     return null;
   }

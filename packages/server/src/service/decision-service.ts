@@ -14,6 +14,7 @@ import {
 import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
 import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
 import type { ServerStores } from "../store/types.js";
+import { HttpError } from "../http/error-body.js";
 import { mergeDecision, type PreToolCheckEnvelope } from "./merge-envelope.js";
 
 /** What the service is built from. */
@@ -89,6 +90,22 @@ export class AgentMismatchError extends Error {
         "(leave the agent out, or name the token's own)",
     );
     this.name = "AgentMismatchError";
+  }
+}
+
+/**
+ * Thrown (400 `invalid_query`) when a caller whose token names no agent names a session with a `/`: sessions
+ * `NAME/…` are those of the agent a token names, and only that token may use them.
+ */
+export class SessionNamespaceError extends HttpError {
+  constructor() {
+    super(
+      400,
+      "invalid_query",
+      "querystring/session: a session with `/` is a named agent's (`NAME/…`, its token's own); with this token " +
+        "name a session without `/`",
+    );
+    this.name = "SessionNamespaceError";
   }
 }
 
@@ -447,6 +464,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       }));
     },
     async decide(body, wait) {
+      // `NAME/…` is the session namespace of the agent a token names: a caller without such a token may not
+      // name a session there (it would reuse that agent's "for this session" approvals)
+      if (wait.caller === undefined && wait.sessionId?.includes("/") === true) throw new SessionNamespaceError();
       let input = body;
       if (wait.caller !== undefined && typeof body === "object" && body !== null && !Array.isArray(body)) {
         input = { ...body, agent: agentFor((body as Record<string, unknown>)["agent"], wait.caller) };
