@@ -2,7 +2,7 @@
  * The session's judgment of one request: a pure function of the session's state, intent, approved plan,
  * history, provenance and settings, and the clock. The session source and the token gate both use it.
  */
-import { classifyAction } from "../classify/index.js";
+import { classifyAction, classifyDerived } from "../classify/index.js";
 import type { Reason } from "../pipeline/index.js";
 import type { ActionRequest, Category } from "../request/index.js";
 import { routeStrictness, type Route } from "../route/index.js";
@@ -311,8 +311,12 @@ function compose(found: readonly Finding[], base: Omit<SessionJudgment, "route" 
 export function judgeRequest(view: SessionView, request: ActionRequest): SessionJudgment {
   const names = actionNamesOf(request);
   const action = primaryActionName(request);
-  const category = classifyAction(request, view.settings.settings.classify).category;
-  const consequential = CONSEQUENTIAL_CATEGORIES.includes(category);
+  // The caller's own category may make the judgment stricter, never looser (as in the policy): the
+  // category the request's tool, annotations and `classify:` give is judged, and a claimed one too when
+  // it differs (an unknown claimed word still throws, and the call refuses).
+  const claimed = classifyAction(request, view.settings.settings.classify).category;
+  const category = classifyDerived(request, view.settings.settings.classify).category;
+  const consequential = CONSEQUENTIAL_CATEGORIES.includes(category) || CONSEQUENTIAL_CATEGORIES.includes(claimed);
   const base = { names, category, consequential, step: null, tainted: [] as PieceProvenance[] };
   const gate = stateFinding(view.state);
   if (gate !== undefined || view.intent === null) {
@@ -322,6 +326,7 @@ export function judgeRequest(view: SessionView, request: ActionRequest): Session
   const plan = planFindings(view, names, request, action);
   found.push(...plan.found, ...budgetFindings(view, view.intent, names, consequential));
   found.push(...transitionFindings(view, names, category, action));
+  if (claimed !== category) found.push(...transitionFindings(view, names, claimed, action));
   let tainted: PieceProvenance[] = [];
   if (consequential && !found.some((f) => f.route === "refuse")) {
     const provenance = provenanceFindings(view, request, action, category);

