@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./run.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
@@ -83,4 +84,11 @@ describe("acp demo", () => {
     expect(stdout).toContain("mail that left: me@example.com\n");
     expect(stdout).toContain("With ACP it did not.");
   }, 120_000);
+
+  it("--interactive without a terminal stops at once with exit 2 instead of waiting for an answer", async () => {
+    const out = await runCli(["demo", "--interactive"]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("--interactive asks you at the terminal, and there is none");
+    expect(out.stdout).toBe("");
+  });
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { verifyAuditChain, checkConsentProof, type ConsentResponseV02 } from "@acp/core";
 import { printJson, printLine, type CliContext } from "../context.js";
-import { EXIT } from "../exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { createDemoHome } from "../demo/demo-home.js";
 import { runWithAcp, runWithoutAcp, type DemoRun } from "../demo/run-demo.js";
 
@@ -99,9 +99,16 @@ servers, then behind \`acp proxy\` with a fresh home (the starter config.yml of 
 \`session:\` settings make every call after the invite ask), a policy, signed consent and the audit chain.
 Nothing leaves this machine; the demo home is a temporary directory.
 
-Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo failed).`,
+--interactive needs a terminal to ask at: without one (stdin not a terminal) it stops at once (exit 2).
+
+Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo failed), 2 usage.`,
     )
     .action(async (options: DemoOptions) => {
+      if (options.interactive === true && !ctx.io.stdinIsTTY)
+        throw new CliError(
+          "--interactive asks you at the terminal, and there is none (stdin is not a terminal): run it in a terminal, or without --interactive to watch the scripted person",
+          EXIT.usage,
+        );
       const root = mkdtempSync(join(tmpdir(), "acp-demo-"));
       const say = (line = ""): void => {
         if (options.json !== true) printLine(ctx, line);
