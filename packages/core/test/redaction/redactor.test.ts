@@ -33,7 +33,7 @@ describe("the one redactor", () => {
         to: "a@example.com",
         GitHub_Token: REDACTED,
         nested: [{ password: REDACTED }, { "Proxy-Authorization": REDACTED }],
-        client_secret: REDACTED,
+        client_secret: { a: REDACTED }, // walked: its shape stays readable, every value in it is hidden
         api_key: REDACTED,
         pass: REDACTED,
         smtp_passphrase: REDACTED,
@@ -277,5 +277,23 @@ describe("restoring what a person left redacted", () => {
     expect(restoreRedacted(original, edited, redact, "[redacted]")).toEqual({ ...original, path: "/b" });
     const changed = { ...shown, note: "use [redacted] later" };
     expect(restoreRedacted(original, changed, redact, "[redacted]")).toMatchObject({ note: "use [redacted] later" });
+  });
+
+  it("puts back a string shown with its runs hidden under a secret-named key, and values inside a secret-named object", () => {
+    const original = { token: "a b; c", client_secret: { cmd: "x y", n: 2 }, path: "/a" };
+    const shown = redact(original) as Record<string, unknown>;
+    expect(shown).toEqual({
+      token: "[redacted] [redacted]; [redacted]",
+      client_secret: { cmd: "[redacted] [redacted]", n: "[redacted]" },
+      path: "/a",
+    });
+    expect(restoreRedacted(original, { ...shown, path: "/b" }, redact, "[redacted]")).toEqual({
+      ...original,
+      path: "/b",
+    });
+    // the same text elsewhere is no redacted string: kept as typed
+    expect(restoreRedacted(original, { ...shown, path: "[redacted] [redacted]" }, redact, "[redacted]")).toMatchObject({
+      path: "[redacted] [redacted]",
+    });
   });
 });
