@@ -1,5 +1,6 @@
 /** Consent over HTTP: list, read and answer requests; a server-sent events stream of changes. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { PendingConsentRow } from "@acp/store";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
@@ -37,6 +38,21 @@ export interface ConsentRouteDeps {
   readonly complete?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
   /** Served over TLS: the event stream also carries `Strict-Transport-Security`. */
   readonly tls?: boolean;
+}
+
+/**
+ * The agent whose named token raised a pending request, or undefined when it was raised without one. A named
+ * token's sessions are `NAME/…` and only that token may name such a session (the anonymous agents' token is
+ * refused a session with `/`), so the row's session is the marker; the row's agent must agree (a row whose
+ * agent cannot be read, in a namespace, belongs to nobody who may complete it: "").
+ */
+function namedOwner(row: PendingConsentRow): string | undefined {
+  const session = row.sessionId;
+  const slash = session?.indexOf("/") ?? -1;
+  if (session === null || slash < 0) return undefined;
+  const name = session.slice(0, slash);
+  const agent = (row.request as { agent?: { id?: unknown } } | null)?.agent?.id;
+  return agent === name ? name : "";
 }
 
 /** Registers `GET /v1/consent`, `GET /v1/consent/events`, `GET /v1/consent/{id}`, `POST /v1/consent/{id}/response`. */
@@ -167,17 +183,25 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      // an agent whose token names it completes only its own requests (their sessions are `NAME/…`)
+      // a request raised with a token that names its agent completes only with that token, and one raised
+      // with the anonymous agents' token only with that one: completing takes the approval (the nonce is spent
+      // once), and the agent's own waiting call would then fail
       const caller = callerAgent(request);
-      if (caller !== undefined) {
-        const row = await stores.pending.get(id);
-        if (row !== null && row.sessionId?.startsWith(`${caller}/`) !== true) {
-          throw new HttpError(
-            403,
-            "agent_mismatch",
-            `consent request \`${id}\` was not raised by agent \`${caller}\` (this token's): it cannot complete it`,
-          );
-        }
+      const row = await stores.pending.get(id);
+      const owner = row === null ? undefined : namedOwner(row);
+      if (row !== null && owner !== caller) {
+        const raised =
+          owner === undefined
+            ? "with the anonymous agents' token"
+            : owner === ""
+              ? "with a named agent's token"
+              : `by agent \`${owner}\``;
+        const token = caller === undefined ? "the anonymous agents' token" : `agent \`${caller}\`'s token`;
+        throw new HttpError(
+          403,
+          "agent_mismatch",
+          `consent request \`${id}\` was raised ${raised}: ${token} cannot complete it`,
+        );
       }
       const gone = new AbortController();
       const onClose = (): void => gone.abort();
