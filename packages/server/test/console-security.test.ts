@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LINK_TTL_MS, SESSION_COOKIE, SESSION_TTL_MS, TLS_SESSION_COOKIE, type EmbeddedServer } from "@acp/server";
-import { openTestServerAt, startTestServer, type TestServer } from "./harness.js";
+import { eventually, openTestServerAt, startTestServer, type TestServer } from "./harness.js";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -80,6 +80,37 @@ describe("a stolen console cookie (browsers send a loopback host's cookies to ev
     expect(signOut.status).toBe(403);
     // the browser that signed in holds the key: its answers go through
     expect((await answer(key)).status).toBe(200);
+  });
+});
+
+describe("a request with very long arguments (an agent filling the console)", () => {
+  it("is shown cut, without an edit box, so the page stays small; short ones keep theirs", async () => {
+    const big = "A".repeat(1_000_000);
+    const controller = new AbortController();
+    const ask = (path: string, content: string): Promise<unknown> =>
+      fetch(`${s.url}/v1/decide?wait=true`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "write_file", arguments: { path, content } }),
+        signal: controller.signal,
+      }).catch(() => undefined);
+    const waiting = [ask("/tmp/big.txt", big), ask("/tmp/small.txt", "hello")];
+    try {
+      await eventually(async () => ((await s.stores.pending.listPending(Date.now())).length >= 2 ? true : undefined));
+      const { cookie } = await session();
+      const page = await (await fetch(`${s.url}/console/pending`, { headers: { cookie } })).text();
+      expect(page.length).toBeLessThan(200_000);
+      const more = Number(/(\d+) more characters are not shown/.exec(page)?.[1]);
+      expect(more).toBeGreaterThan(1_000_000 - 65_536);
+      expect(more).toBeLessThan(1_000_000);
+      expect(page).toContain("acp pending --json");
+      // one edit box: the short request's
+      expect(page.match(/data-role="arguments"/g)?.length).toBe(1);
+      expect(page).toContain("/tmp/small.txt");
+    } finally {
+      controller.abort();
+      await Promise.all(waiting);
+    }
   });
 });
 

@@ -62,6 +62,35 @@ function renderReasons(reasons: unknown): string {
   return `<ul class="reasons">${items.join("")}</ul>`;
 }
 
+/**
+ * Arguments longer than this (characters of their JSON) are shown cut, and cannot be edited in the page:
+ * an agent's megabyte-sized arguments would otherwise make every page of pending requests that much
+ * larger (twice: shown and in the edit box), until the console cannot be loaded or answered.
+ */
+export const SHOWN_ARGUMENTS_MAX = 64 * 1024;
+
+/** The arguments block and the edit box of a card (cut, and no edit box, when too long). */
+function argumentsBlocks(params: unknown): { readonly shown: string; readonly edit: string } {
+  const full = jsonText(params);
+  if (full.length > SHOWN_ARGUMENTS_MAX) {
+    const more = full.length - SHOWN_ARGUMENTS_MAX;
+    return {
+      shown: `<pre class="json" tabindex="0" aria-label="arguments (cut)">${escapeHtml(full.slice(0, SHOWN_ARGUMENTS_MAX))}</pre>
+<p class="hint cut" data-role="cut">${more} more characters are not shown: too long to review in a page. Read them in full with <code>acp pending --json</code> before you approve, or deny.</p>`,
+      edit: `<p class="hint">These arguments are too long to edit here.</p>`,
+    };
+  }
+  return {
+    shown: jsonBlock(params),
+    edit: `<details class="edit"><summary>Approve with edited arguments</summary>
+<p class="hint">Change a value or add an argument; an argument cannot be removed (deny instead). Approves this call once.</p>
+<textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(full)}</textarea>
+<pre class="diff" data-role="diff" aria-live="polite"></pre>
+<button type="button" data-action="modify">Approve with these arguments</button>
+</details>`,
+  };
+}
+
 /** One request as a card with its actions (the script wires the buttons). */
 export function renderConsentCard(view: ConsentView): string {
   const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
@@ -72,6 +101,7 @@ export function renderConsentCard(view: ConsentView): string {
   const session =
     view.session_id === null ? "" : ` · agent session <code class="session">${show(view.session_id)}</code>`;
   const risk = text(action.risk_level, "unknown");
+  const blocks = argumentsBlocks(params);
   return `<article class="card" data-consent-id="${id}" data-expires="${escapeHtml(view.expires_at)}" aria-labelledby="h-${id}">
 <h2 id="h-${id}"><span class="agent">${show(agent)}</span> wants to run <code class="tool">${show(view.tool)}</code> on <code>${show(view.server)}</code></h2>
 <p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
@@ -80,20 +110,15 @@ ${typeof action.description === "string" && action.description !== "" ? `<p clas
 <h3>Why ACP is asking</h3>
 ${renderReasons(view.reasons)}
 <h3>Arguments <small>(secrets shown as [redacted]; unprintable characters as \\u escapes)</small></h3>
-${jsonBlock(params)}
+${blocks.shown}
 <div class="actions">
 <button type="button" data-action="approve" data-scope="once">Approve once</button>
 <button type="button" data-action="approve" data-scope="session">Approve for this session</button>
 <span class="window"><select data-role="window" aria-label="approval window"><option value="10m">10 minutes</option><option value="1h">1 hour</option><option value="8h">8 hours</option><option value="1d">1 day</option></select>
 <button type="button" data-action="approve" data-scope="window">Approve for a while</button></span>
 </div>
-<p class="hint">"For this session" and "for a while" also let later calls of <code>${show(view.tool)}</code> with exactly these arguments run without asking: in this agent session for up to 12 hours, or in any session until the time you pick. Any other arguments ask again.</p>
-<details class="edit"><summary>Approve with edited arguments</summary>
-<p class="hint">Change a value or add an argument; an argument cannot be removed (deny instead). Approves this call once.</p>
-<textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(jsonText(params))}</textarea>
-<pre class="diff" data-role="diff" aria-live="polite"></pre>
-<button type="button" data-action="modify">Approve with these arguments</button>
-</details>
+<p class="hint">"For this session" and "for a while" also let later calls of <code>${show(view.tool)}</code> with exactly these arguments run without asking, for this agent only: in this agent session for up to 12 hours, or in any of its sessions until the time you pick. Any other arguments, or another agent, ask again.</p>
+${blocks.edit}
 <div class="deny"><input type="text" data-role="reason" maxlength="500" placeholder="Reason (told to the agent)" aria-label="deny reason">
 <button type="button" data-action="deny" class="danger">Deny</button></div>
 <p class="status" data-role="status" role="status" tabindex="-1"></p>
