@@ -50,6 +50,28 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(out.stderr).toContain("shell syntax `|` is not supported");
   });
 
+  it("refuses an unterminated quote in an ad-hoc upstream command instead of splitting the path", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const out = await runCli(["proxy", "--upstream", "node_modules/.bin/mcp-server-filesystem '/tmp/walkw/my dir"], {
+      env: { ACP_HOME: home },
+    });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("unterminated quote `'`");
+    expect(out.stdout).not.toContain("connected");
+  });
+
+  it("refuses an unterminated quote in a config.yml upstream command (invalid config, file named)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    writeFileSync(
+      join(home, "config.yml"),
+      'proxy:\n  upstream_servers:\n    - name: fs\n      command: "mcp-server-filesystem \'/tmp/walkw/my dir"\n',
+    );
+    const out = await runCli(["proxy"], { env: { ACP_HOME: home } });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain(`${join(home, "config.yml")}:`);
+    expect(out.stderr).toContain("unterminated quote");
+  });
+
   it("reports every problem of the proxy section of config.yml with the file name (invalid input)", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     writeFileSync(

@@ -171,6 +171,21 @@ describe("proxy section of config.yml", () => {
     );
   });
 
+  it("refuses an upstream command with an unterminated quote at its command key", () => {
+    const parsed = parseProxyConfig({
+      upstream_servers: [{ name: "fs", command: "mcp-server-filesystem '/tmp/walkw/my dir" }],
+    });
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.issues).toHaveLength(1);
+    expect(parsed.issues[0]).toMatchObject({
+      code: "proxy_upstream_command_invalid",
+      path: ["proxy", "upstream_servers", 0, "command"],
+    });
+    expect(parsed.issues[0]?.message).toContain("upstream `fs`");
+    expect(parsed.issues[0]?.message).toContain("unterminated quote");
+  });
+
   it("never throws on hostile input (property)", () => {
     fc.assert(
       fc.property(fc.anything(), fc.anything(), (section, timeout) => {
@@ -188,6 +203,28 @@ describe("ad-hoc upstream arguments", () => {
       value: ["npx", "-y", "@scope/server x", "a b", "c d"],
     });
     for (const bad of ["a | b", "a && b", "a > f", "a; b", ""]) expect(splitCommandLine(bad).ok).toBe(false);
+  });
+
+  it("refuses an unterminated quote or a trailing backslash instead of dropping it", () => {
+    const unclosed = splitCommandLine("mcp-server-filesystem '/tmp/walkw/my dir");
+    expect(unclosed.ok).toBe(false);
+    if (!unclosed.ok) {
+      expect(unclosed.issues[0]?.code).toBe("proxy_upstream_command_invalid");
+      expect(unclosed.issues[0]?.message).toContain("unterminated quote `'`");
+    }
+    for (const bad of [`a "b c`, `a "b\\" c`, `a b\\`, `a 'it\\'s'`, `"`]) {
+      expect(splitCommandLine(bad).ok, bad).toBe(false);
+    }
+    const trailing = splitCommandLine("a b\\");
+    expect(!trailing.ok && trailing.issues[0]?.message).toContain("trailing backslash");
+    // balanced quoting, escaped quotes and an escaped backslash still split as before
+    expect(splitCommandLine(`a "b \\" c" 'x"y' it\\'s e\\\\`)).toEqual({
+      ok: true,
+      value: ["a", 'b " c', 'x"y', "it's", "e\\"],
+    });
+    const arg = parseUpstreamArgument("mcp-server-filesystem '/tmp/my dir", "fs");
+    expect(arg.ok).toBe(false);
+    expect(!arg.ok && arg.issues[0]?.message).toContain("unterminated quote");
   });
 
   it("tells URLs from commands and names them", () => {

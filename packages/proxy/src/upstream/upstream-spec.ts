@@ -51,6 +51,8 @@ export function splitCommandLine(line: string): Result<readonly string[]> {
   const words: string[] = [];
   const issue = (message: string): Result<readonly string[]> =>
     fail([{ code: "proxy_upstream_command_invalid", path: [], message }]);
+  const unbalanced = unbalancedQuoting(line);
+  if (unbalanced !== undefined) return issue(`upstream command \`${line}\`: ${unbalanced}`);
   const parsed = parseShellWords(line, (name) => `$${name}`);
   for (const word of parsed) {
     if (typeof word !== "string") {
@@ -70,6 +72,32 @@ export function splitCommandLine(line: string): Result<readonly string[]> {
     );
   }
   return ok(words);
+}
+
+/**
+ * What shell-quote silently drops: a quote that is never closed (`'/tmp/my dir` would become two words) or
+ * a backslash with nothing after it. Scans like a POSIX shell: nothing escapes inside '…', `\` escapes the
+ * next character outside quotes and inside "…".
+ */
+function unbalancedQuoting(line: string): string | undefined {
+  let quote: "'" | '"' | undefined;
+  let opened = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+    } else if (c === "\\") {
+      if (i === line.length - 1) return "trailing backslash with nothing to escape";
+      i++;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+    } else if (c === "'" || c === '"') {
+      quote = c;
+      opened = i;
+    }
+  }
+  if (quote === undefined) return undefined;
+  return `unterminated quote \`${quote}\` (opened at character ${opened + 1}): close it, or escape it with \`\\\``;
 }
 
 /** Whether a `--upstream` value is a URL (http/https) rather than a command. */
