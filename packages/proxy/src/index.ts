@@ -8,3 +8,4 @@ export * from "./proxy-server/index.js";
 export * from "./downstream/index.js";
 export * from "./consent/index.js";
 export * from "./sandbox/index.js";
+export { findKeyProblem } from "./transport/json-keys.js";

@@ -396,6 +396,23 @@ describe("what the proxy sends where", () => {
     }
   });
 
+  it("refuses a signed callback that gives a key twice (read as its last value here, maybe its first by the signer)", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const a = s.broker.ask(makeAsk());
+      await eventually(() => s.requests().length === 1);
+      const [ra] = s.requests() as [ConsentRequestV02];
+      const now = s.time.clock();
+      const twice = `{"request_id":"${ra.id}","nonce":"${ra.nonce}","decision":"denied","decision":"approved"}`;
+      expect(await postCallback(`${s.callback.url}/cb`, twice, { secret: SECRET, now })).toBe(400);
+      // nothing was decided: the real answer still is
+      expect(await s.answer(ra, { decision: "denied" })).toBe(200);
+      expect((await a).kind).toBe("denied");
+    } finally {
+      await s.close();
+    }
+  });
+
   it("hands a signed callback for a request it does not hold to `forward` (another proxy's), with its nonce", async () => {
     const calls: unknown[][] = [];
     let accept = true;

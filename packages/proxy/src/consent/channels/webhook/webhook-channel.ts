@@ -9,6 +9,7 @@ import type {
 } from "../../types.js";
 import { CALLBACK_READ_TIMEOUT_MS, answerFromCallback, readBody, reply, utf8Of } from "./callback.js";
 import { FinalDeliveryError, postWithRetries } from "./deliver.js";
+import { findKeyProblem } from "../../../transport/json-keys.js";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, checkWebhookSignature } from "./hmac.js";
 
 /** What the webhook channel needs. */
@@ -175,6 +176,9 @@ class WebhookChannelImpl implements WebhookChannel {
     } catch {
       return reply(res, 400, { error: "malformed_json" });
     }
+    // a key given twice would be read as its last value here and maybe as its first by whoever signed it
+    const problem = typeof parsed === "object" && parsed !== null ? findKeyProblem(body) : null;
+    if (problem !== null) return reply(res, 400, { error: "malformed_json", message: problem });
     const { request_id: id, nonce } = (parsed ?? {}) as { request_id?: unknown; nonce?: unknown };
     const waiter = typeof id === "string" ? this.#waiters.get(id) : undefined;
     if (waiter === undefined) return this.#forward(res, parsed, id, nonce, now);
