@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Decision } from "@acp/core";
 import { errorBody, HttpError } from "../http/error-body.js";
 import { checkHost, type ApiAuthOptions } from "../http/api-auth.js";
-import { openConsentStream } from "../http/routes/consent-stream.js";
+import { CONSOLE_STREAMS, openConsentStream } from "../http/routes/consent-stream.js";
 import { toAuditQuery } from "../http/routes/audit.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../service/consent-view.js";
 import type { ConsoleSession, ServerStores } from "../store/types.js";
@@ -209,7 +209,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   });
   app.get("/console/events", hidden, async (request, reply) => {
     await readOnly(request);
-    openConsentStream(request, reply, stores, deps.tls);
+    openConsentStream(request, reply, stores, deps.tls, CONSOLE_STREAMS);
   });
   // one request's state, for a card whose request left the pending list (answered elsewhere, expired)
   app.get(

@@ -5,8 +5,68 @@ import type { ServerStores } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
 import { securityHeaders } from "../security-headers.js";
 
-/** At most this many streams are open at once. */
+/** At most this many API event streams (`GET /v1/consent/events`, any agent's or approver's token) at once. */
 export const MAX_CONSENT_STREAMS = 256;
+
+/** At most this many API event streams per token that names its agent (`serve.agent_tokens`). */
+export const MAX_STREAMS_PER_AGENT = 32;
+
+/**
+ * At most this many console event streams (`GET /console/events`, a signed-in person's) at once: a budget of
+ * their own, so agents filling theirs never keep the console from going live.
+ */
+export const MAX_CONSOLE_STREAMS = 64;
+
+/** A bound on open event streams, with an optional bound per key (the agent a token names). */
+export class StreamBudget {
+  readonly max: number;
+  readonly maxPerKey: number;
+  #open = 0;
+  readonly #perKey = new Map<string, number>();
+
+  constructor(max: number, maxPerKey = Number.POSITIVE_INFINITY) {
+    this.max = max;
+    this.maxPerKey = maxPerKey;
+  }
+
+  /** Streams open now. */
+  get open(): number {
+    return this.#open;
+  }
+
+  /** Takes one stream for `key` (undefined: counted only in the whole); its release, or a 429 when full. */
+  take(key?: string): () => void {
+    if (this.#open >= this.max) {
+      throw new HttpError(429, "consent_queue_full", `too many open event streams (at most ${this.max})`);
+    }
+    const mine = key === undefined ? 0 : (this.#perKey.get(key) ?? 0);
+    if (key !== undefined && mine >= this.maxPerKey) {
+      throw new HttpError(
+        429,
+        "consent_queue_full",
+        `too many open event streams for agent \`${key}\` (at most ${this.maxPerKey} per agent)`,
+      );
+    }
+    this.#open++;
+    if (key !== undefined) this.#perKey.set(key, mine + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#open--;
+      if (key === undefined) return;
+      const left = (this.#perKey.get(key) ?? 1) - 1;
+      if (left > 0) this.#perKey.set(key, left);
+      else this.#perKey.delete(key);
+    };
+  }
+}
+
+/** The API's streams: any token that reads, at most {@link MAX_STREAMS_PER_AGENT} per named agent. */
+export const API_STREAMS = new StreamBudget(MAX_CONSENT_STREAMS, MAX_STREAMS_PER_AGENT);
+
+/** The console's streams: only the console's route takes from this budget. */
+export const CONSOLE_STREAMS = new StreamBudget(MAX_CONSOLE_STREAMS);
 
 /** How often a comment line keeps idle proxies from closing the stream. */
 export const STREAM_KEEPALIVE_MS = 15_000;
@@ -16,8 +76,6 @@ export const STREAM_KEEPALIVE_MS = 15_000;
  * `EventSource` reconnects on its own) rather than letting the events it misses pile up in memory.
  */
 export const MAX_STREAM_BACKLOG = 256 * 1024;
-
-let open = 0;
 
 /** The open streams of each listening server (keyed by the Node server: one per app, whatever the plugin scope). */
 const streams = new WeakMap<object, Set<ServerResponse>>();
@@ -54,15 +112,19 @@ export function endConsentStreamsOnClose(app: FastifyInstance): void {
   });
 }
 
-/** Takes over the reply and streams `event: consent` lines until the client goes away. */
+/**
+ * Takes over the reply and streams `event: consent` lines until the client goes away. The stream counts
+ * against `budget` (the API's unless told: the console passes its own) and, with `key`, that key's share.
+ */
 export function openConsentStream(
   request: FastifyRequest,
   reply: FastifyReply,
   stores: ServerStores,
   tls = false,
+  budget: StreamBudget = API_STREAMS,
+  key?: string,
 ): void {
-  if (open >= MAX_CONSENT_STREAMS) throw new HttpError(429, "consent_queue_full", "too many open event streams");
-  open++;
+  const release = budget.take(key);
   reply.hijack();
   const raw = reply.raw;
   const live = streams.get(request.server.server) ?? new Set<ServerResponse>();
@@ -89,7 +151,7 @@ export function openConsentStream(
   const close = (): void => {
     if (closed) return;
     closed = true;
-    open--;
+    release();
     live.delete(raw);
     clearInterval(keepAlive);
     unsubscribe();

@@ -20,7 +20,7 @@ import {
   serializeWithJson,
   TEXT_ANSWER,
 } from "../answer-schemas.js";
-import { openConsentStream } from "./consent-stream.js";
+import { API_STREAMS, openConsentStream } from "./consent-stream.js";
 
 type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -90,7 +90,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         },
       },
     },
-    (request, reply) => openConsentStream(request, reply, stores, deps.tls === true),
+    (request, reply) => openConsentStream(request, reply, stores, deps.tls === true, API_STREAMS, callerAgent(request)),
   );
   app.get(
     "/v1/consent/:id",
