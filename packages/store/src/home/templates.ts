@@ -165,4 +165,15 @@ rules:
       category: public
     action: ask
     level: high
+
+# Names the built-in table (consent protocol §5.5) reads by their first word: send_money would be a
+# message. Moving money is money, whatever the verb; add your own tools' names here.
+classify:
+  - { tool: send_money, category: financial, risk_level: critical }
+  - { tool: send_payment, category: financial, risk_level: critical }
+  - { tool: make_payment, category: financial, risk_level: critical }
+  - { tool: "schedule_transaction", category: financial, risk_level: critical }
+  - { tool: "update_scheduled_transaction", category: financial, risk_level: critical }
+  - { tool: "wire_*", category: financial, risk_level: critical }
+  - { tool: "refund_*", category: financial, risk_level: critical }
 `;

@@ -4,7 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { parsePolicy, wrapPrivateKey, sealConfigSecret, type ScryptParams } from "@acp/core";
+import {
+  compilePolicy,
+  createPipeline,
+  parsePolicy,
+  policySource,
+  wrapPrivateKey,
+  sealConfigSecret,
+  type ScryptParams,
+} from "@acp/core";
 import {
   checkHomePermissions,
   configTemplate,
@@ -126,6 +134,31 @@ describe("starter files", () => {
     expect(byCategory("system")).toBe("deny");
     expect(byCategory("write")).toBe("ask");
     expect(byCategory("communication")).toBe("ask");
+  });
+
+  it("the starter policy refuses money tools the built-in table reads by their first word (send_money is money)", async () => {
+    const r = parsePolicy(STARTER_POLICY);
+    if (!r.ok) throw new Error("starter policy");
+    const pipeline = createPipeline([policySource(compilePolicy(r.value))], { classify: r.value.classify });
+    const at = new Date("2026-03-02T10:00:00Z");
+    for (const tool of [
+      "send_money",
+      "send_payment",
+      "make_payment",
+      "wire_funds",
+      "refund_order",
+      "schedule_transaction",
+    ]) {
+      const d = await pipeline.decide({ server: "bank", tool, arguments: {} }, at);
+      expect({ tool, route: d.route, rule: d.rule, category: d.category }).toEqual({
+        tool,
+        route: "refuse",
+        rule: "policy:refuse-financial",
+        category: "financial",
+      });
+    }
+    // a read about money is still a read
+    expect((await pipeline.decide({ server: "bank", tool: "get_balance", arguments: {} }, at)).route).toBe("accept");
   });
 });
 
