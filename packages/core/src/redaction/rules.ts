@@ -98,13 +98,16 @@ const URL_PASSWORD_RE = new RegExp(`(?<=${URL_BEFORE_PASSWORD})${URL_PASSWORD}(?
  * - PEM private key blocks, BEGIN to the END line of the same label ({@link PEM_PRIVATE_KEY_LABELS}).
  */
 export const DEFAULT_REDACTED_VALUES: readonly RegExp[] = [
+  // Applied in this order, each over what the ones before left: a pattern whose match may contain
+  // another kind's start comes first (`Bearer eyJ…`, a JWT segment starting `sk-`, `xoxb-…-sk-…`), so a
+  // secret is hidden whole rather than in part.
   BEARER,
   URL_PASSWORD_RE,
-  /\bsk-[A-Za-z0-9_-]{8,256}/g,
+  /eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}/g,
   /\bgh[pousr]_[A-Za-z0-9]{20,255}/g,
   /\bxox[abposr]-[A-Za-z0-9-]{10,255}/g,
+  /\bsk-[A-Za-z0-9_-]{8,256}/g,
   /\bAKIA[0-9A-Z]{16}\b/g,
-  /eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,16384}/g,
   new RegExp(PEM_PRIVATE_KEY_BLOCK, "g"),
 ];
 
