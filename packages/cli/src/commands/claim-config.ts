@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { yamlErrorText } from "@acp/core";
 import {
   ADMISSION_MODES,
   openClaimPostgres,
@@ -33,7 +34,7 @@ export function loadClaimConfig(
     try {
       doc = parseYaml(text);
     } catch (err) {
-      throw new CliError(`${path}: not YAML: ${err instanceof Error ? err.message : String(err)}`, EXIT.invalid);
+      throw new CliError(yamlErrorText(path, err, "not YAML"), EXIT.invalid);
     }
   }
   const parsed = parseAdmissionConfig(doc);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { compileIntent, formatIssue } from "@acp/core";
+import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
   createDefaultBroker,
   createDefaultDecide,
@@ -322,10 +322,7 @@ function readIntentFile(path: string): unknown {
   try {
     intent = parseYaml(readFileSync(path, "utf8"), { maxAliasCount: 100 }) as unknown;
   } catch (err) {
-    throw new CliError(
-      `--intent: \`${path}\` is not YAML or JSON: ${err instanceof Error ? err.message.split("\n")[0] : ""}`,
-      EXIT.invalid,
-    );
+    throw new CliError(`--intent: ${yamlErrorText(path, err, "not YAML or JSON")}`, EXIT.invalid);
   }
   const compiled = compileIntent(intent);
   if (!compiled.ok) {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { compileIntent, formatIssue } from "@acp/core";
+import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
   ISOLATION_REQUESTS,
   SandboxError,
@@ -205,7 +205,7 @@ function readIntent(ctx: CliContext, file: string): { path: string; sha256: stri
   try {
     parsed = parseYaml(text);
   } catch (err) {
-    throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+    throw new CliError(yamlErrorText(path, err), EXIT.invalid);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new CliError(`${path}: an intent is a mapping (YAML or JSON object)`, EXIT.invalid);

@@ -1,5 +1,5 @@
 import { LineCounter, parseDocument, isMap, isSeq, type Node } from "yaml";
-import { ROUTES, isRoute, type Issue, type Route } from "@acp/core";
+import { ROUTES, isRoute, yamlErrorMessage, yamlErrorPosition, type Issue, type Route } from "@acp/core";
 
 /** One decision test case: a request, when, how often, and what must come out. */
 export interface PolicyTestCase {
@@ -115,8 +115,8 @@ export function parsePolicyTestFile(
   const issues: Issue[] = doc.errors.map((e) => ({
     code: "invalid_test_file",
     path: [],
-    message: e.message.split("\n")[0] ?? "yaml error",
-    ...(e.linePos?.[0] !== undefined ? { line: e.linePos[0].line, column: e.linePos[0].col } : {}),
+    message: yamlErrorMessage(e),
+    ...yamlErrorPosition(e),
   }));
   if (issues.length > 0) return { ok: false, issues };
   const root = doc.contents as Node | null;

@@ -1,5 +1,5 @@
 import { LineCounter, isCollection, parseDocument, type Node } from "yaml";
-import { compileIntent, type CompiledIntent, type Issue } from "@acp/core";
+import { compileIntent, yamlErrorMessage, type CompiledIntent, type Issue } from "@acp/core";
 
 /** An intent read from text: the document as written (a mapping) and its compiled form, or every problem. */
 export type IntentFileResult =
@@ -48,7 +48,7 @@ export function readIntentText(text: string): IntentFileResult {
         {
           code: "intent_schema_violation",
           path: [],
-          message: `not YAML or JSON: ${syntax.message.split("\n")[0] ?? ""}`,
+          message: `not YAML or JSON: ${yamlErrorMessage(syntax)}`,
           ...where,
         },
       ],

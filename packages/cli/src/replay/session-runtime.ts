@@ -10,6 +10,7 @@ import {
   type ClassificationOverride,
   type Issue,
   type SourceVerdict,
+  yamlErrorText,
 } from "@acp/core";
 import { withHonestOk } from "../wiring/session-runtime.js";
 import { resolvePath, type CliContext } from "../context.js";
@@ -115,8 +116,7 @@ async function readDocument(ctx: CliContext, file: string, what: string): Promis
   try {
     return parseYaml(text, { maxAliasCount: 100 }) as unknown;
   } catch (err) {
-    const reason = err instanceof Error ? err.message.split("\n")[0] : String(err);
-    throw new CliError(`${file}: invalid ${what}: not JSON or YAML: ${reason ?? ""}`, EXIT.invalid);
+    throw new CliError(yamlErrorText(file, err, `invalid ${what}: not JSON or YAML`), EXIT.invalid);
   }
 }
 

@@ -1,4 +1,5 @@
 import { LineCounter, isNode, type Document } from "yaml";
+import { yamlErrorText } from "@acp/core";
 import { readConfigDocumentAt } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -35,7 +36,7 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
   try {
     values = document.toJS({ maxAliasCount: 100 }) as unknown;
   } catch (err) {
-    throw new CliError(`${path}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, EXIT.invalid);
+    throw new CliError(yamlErrorText(path, err), EXIT.invalid);
   }
   if (values === null || values === undefined) return { path, document, values: {} };
   if (typeof values !== "object" || Array.isArray(values)) {

@@ -54,3 +54,5 @@ export function formatIssue(issue: Issue, file?: string): string {
   const help = issue.help !== undefined ? ` (${issue.help})` : "";
   return `${prefix}${issue.message}${help}`;
 }
+
+export { yamlErrorMessage, yamlErrorPosition, yamlErrorText } from "./yaml-error.js";

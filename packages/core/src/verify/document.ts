@@ -3,7 +3,7 @@
  * later — by the schema, the settings parser or the consistency check — can name a line and a column.
  */
 import { isNode, LineCounter, parseDocument } from "yaml";
-import type { Issue, Result } from "../issues/index.js";
+import { yamlErrorMessage, yamlErrorPosition, type Issue, type Result } from "../issues/index.js";
 
 /** A parsed document and a way back from a path to its place in the text. */
 export interface PositionedDocument {
@@ -18,13 +18,11 @@ export function parsePositionedDocument(text: string, what: string): Result<Posi
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
   const error = doc.errors[0];
   if (error !== undefined) {
-    const pos = error.linePos?.[0];
-    const reason = error.message.split("\n")[0] ?? "";
     const issue: Issue = {
       code: "verify_malformed_document",
       path: [],
-      message: `invalid ${what}: not JSON or YAML: ${reason.replace(/ at line \d+, column \d+:?$/, "")}`,
-      ...(pos === undefined ? {} : { line: pos.line, column: pos.col }),
+      message: `invalid ${what}: not JSON or YAML: ${yamlErrorMessage(error)}`,
+      ...yamlErrorPosition(error),
     };
     return { ok: false, issues: [issue] };
   }

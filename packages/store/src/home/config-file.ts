@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseDocument, Scalar, type Document, type LineCounter } from "yaml";
-import { ok, openConfigSecret, isSealedSecret, type Result } from "@acp/core";
+import { ok, openConfigSecret, isSealedSecret, yamlErrorText, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
 import { failWith, ioMessage } from "./result.js";
@@ -43,13 +43,7 @@ export function readConfigDocumentAt(
     ...(options.lineCounter !== undefined ? { lineCounter: options.lineCounter } : {}),
   });
   const error = doc.errors[0];
-  if (error !== undefined) {
-    const [line, col] = error.linePos?.[0] !== undefined ? [error.linePos[0].line, error.linePos[0].col] : [0, 0];
-    return failWith(
-      { code: "config_malformed" },
-      `${options.name ?? path}:${line}:${col}: ${error.message.split("\n")[0]?.toLowerCase() ?? "invalid yaml"}`,
-    );
-  }
+  if (error !== undefined) return failWith({ code: "config_malformed" }, yamlErrorText(options.name ?? path, error));
   return ok(doc);
 }
 
