@@ -102,4 +102,19 @@ cases:
     const out = await runCli(["policy", "test", "/nonexistent/tests"]);
     expect(out.code).toBe(1);
   });
+
+  it("says on stderr that a directory holds no test files, and exits 4", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-policy-test-empty-"));
+    writeFileSync(join(dir, "notes.yml"), "cases: []\n");
+    const out = await runCli(["policy", "test", dir]);
+    expect(out.code).toBe(4);
+    expect(out.stderr).toBe(`acp: no *.test.yml (or *.test.yaml) files under \`${dir}\`\n`);
+  });
+
+  it("says on stderr that a test file has no cases, and exits 4", async () => {
+    const dir = workspace("policy: policy.yml\ncases: []\n");
+    const out = await runCli(["policy", "test", dir]);
+    expect(out.code).toBe(4);
+    expect(out.stderr).toBe(`acp: no test cases in \`${join(dir, "cases.test.yml")}\`\n`);
+  });
 });

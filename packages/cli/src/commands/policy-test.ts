@@ -47,7 +47,8 @@ Cases in one file share rate-limit state, in order. Unknown keys are errors.
 Without --config a test file's graph is judged on its own (no mapping: a request names its
 graph domain and action); with --config FILE the graph also maps tool calls as FILE's
 \`graph.mapping\` says, the way \`acp proxy --config FILE\` judges them.
-Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file.`,
+Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file, or no cases at all
+(a directory with no *.test.yml files says so on stderr).`,
     )
     .action(async (path: string | undefined, options: TestOptions) => {
       const target = path !== undefined ? resolvePath(ctx.io, path) : join(resolveHome(ctx.io), "policy.test.yml");
@@ -71,6 +72,9 @@ Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph fi
           `${results.length - failed.length} passed, ${failed.length} failed (${results.length} cases in ${files.length} files)`,
         );
       }
+      if (files.length === 0) printError(ctx, `acp: no *.test.yml (or *.test.yaml) files under \`${target}\``);
+      else if (results.length === 0)
+        printError(ctx, `acp: no test cases in ${files.map((f) => `\`${f}\``).join(", ")}`);
       ctx.exitCode = failed.length > 0 ? EXIT.refused : results.length === 0 ? EXIT.invalid : EXIT.ok;
     });
 }
