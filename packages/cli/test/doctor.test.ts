@@ -250,6 +250,58 @@ describe("acp doctor: the config file, checked as acp proxy checks it", () => {
     });
   });
 
+  it("fails the config check on a misspelt top-level key or another version, naming the key; takes every real one", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    const typos = join(root.dir, "doctor-typos.yml");
+    writeFileSync(typos, 'version: "9"\nchanel: webhook\nsesion:\n  escalate_after_instructions: true\nzzz: 1\n');
+    const { code, checks } = await doctorJson(["--config", typos], env);
+    expect(code).toBe(1);
+    expect(checks.filter((c) => c.name === "config")).toEqual([
+      {
+        status: "fail",
+        name: "config",
+        detail: `${typos}:1:10: \`version\` must be "1", the only format this acp reads (not \`9\`)`,
+      },
+      { status: "fail", name: "config", detail: `${typos}:2:9: unknown key \`chanel\` (did you mean \`channel\`?)` },
+      { status: "fail", name: "config", detail: `${typos}:4:3: unknown key \`sesion\` (did you mean \`session\`?)` },
+      {
+        status: "fail",
+        name: "config",
+        detail: expect.stringMatching(
+          /:5:6: unknown key `zzz` \(expected version, channel, .*, serve, storage\)$/,
+        ) as unknown,
+      },
+    ]);
+    // every top-level key a command reads is taken (version as a number too)
+    const all = join(root.dir, "doctor-all-keys.yml");
+    writeFileSync(
+      all,
+      [
+        "version: 1",
+        "channel: prompt",
+        'telegram:\n  bot_token: ""\n  chat_id: ""',
+        'webhook:\n  url: ""\n  secret: ""',
+        "proxy:\n  port: 8443\n  upstream_servers: []",
+        "defaults:\n  timeout_seconds: 120",
+        "credentials: []",
+        "redaction:\n  keys: ['*pin*']",
+        "session:\n  escalate_after_instructions: true",
+        "graph:\n  threshold: 0.5",
+        "sandbox:\n  allow_egress: []",
+        "serve:\n  port: 8787",
+        'storage:\n  url: "postgres://acp@127.0.0.1:5432/acp"',
+        "",
+      ].join("\n"),
+    );
+    const good = await doctorJson(["--config", all], env);
+    expect(good.checks.find((c) => c.name === "config")).toEqual({
+      status: "ok",
+      name: "config",
+      detail: `${all} parses; no plain secrets`,
+    });
+  });
+
   it("fails a consent-graph.json the proxy would refuse, and says a valid one validates", async () => {
     const { home } = fixtureHome(root.dir);
     const env = envFor(home);

@@ -85,6 +85,17 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(out.stderr).toContain("needs exactly one of `command` or `url`");
   });
 
+  it("refuses a misspelt top-level key or another version in --config FILE before it starts (exit 4, file named)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const file = join(home, "team.yml");
+    writeFileSync(file, 'version: "9"\nchanel: webhook\nsesion:\n  escalate_after_instructions: true\n');
+    const out = await runCli(["proxy", "--config", file, "--upstream", "true"], { env: { ACP_HOME: home } });
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain(`${file}:1:10: \`version\` must be "1"`);
+    expect(out.stderr).toContain(`${file}:2:9: unknown key \`chanel\` (did you mean \`channel\`?)`);
+    expect(out.stderr).toContain(`${file}:4:3: unknown key \`sesion\` (did you mean \`session\`?)`);
+  });
+
   it("refuses an environment assignment in front of an upstream command, saying where the variable goes", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const out = await runCli(["proxy", "--upstream", "GITHUB_TOKEN=abc npx -y some-server"], {

@@ -435,6 +435,21 @@ describe("acp serve: help and errors a platform team can act on", () => {
     expect(existsSync(join(home, "serve.json"))).toBe(false);
   });
 
+  it("stops (exit 4) on a misspelt top-level key of config.yml, as acp proxy does", async () => {
+    const home = freshHome();
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nredactoin:\n  keys: ["*token*"]\nserve:\n  port: 0\n');
+    const serve = startServe(home, ["--port", "0"]);
+    const err = (await serve.done.then(
+      () => null,
+      (e: unknown) => e,
+    )) as { message: string; exitCode?: number } | null;
+    expect(err?.exitCode).toBe(4);
+    expect(err?.message).toContain(
+      `${join(home, "config.yml")}:3:3: unknown key \`redactoin\` (did you mean \`redaction\`?)`,
+    );
+    expect(existsSync(join(home, "serve.json"))).toBe(false);
+  });
+
   it("listens on config.yml's serve.port and serve.bind (as checked by the same code acp doctor runs); --port wins", async () => {
     const free = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, "127.0.0.1", () => {

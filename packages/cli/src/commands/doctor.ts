@@ -60,8 +60,9 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
 Each check is one line: ok|warn|fail  NAME  DETAIL. With ACP_PASSPHRASE set, doctor also opens the
 private key and the vault; without it, it says so and does not ask. The config file is checked the way
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
-failed check with the same message (proxy, credentials, redaction, session, graph, channel; sandbox
-for acp run). config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
+failed check with the same message (config: a top-level key no command reads, with the closest one,
+or a version other than "1"; proxy, credentials, redaction, session, graph, channel; sandbox for acp
+run). config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
 a password written in storage.url is a warning (give the URL in ACP_STORAGE_URL instead, or set
 PGPASSWORD); the database acp serve would use (ACP_STORAGE_URL, else storage.url) must answer within
 ${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed).

@@ -27,6 +27,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
 import { checkChannelKeys, configuredChannels } from "../wiring/config-channels.js";
+import { checkTopLevelKeys } from "../wiring/config-in-use.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
 import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
@@ -303,6 +304,8 @@ function serveSections(home: string): { config: ServeConfig; file: ConfigFile | 
   const path = join(home, "config.yml");
   if (!existsSync(path)) return { config: {}, file: null };
   const file = readConfigFile(path, true);
+  // a misspelt section (`chanel:`, `redactoin:`) or another `version` stops it, as it stops acp proxy (exit 4)
+  checkTopLevelKeys(file);
   const checked = checkServeConfig(file.values);
   if (!checked.ok) throw new CliError(`config.yml: ${checked.problems.join("; ")}`, EXIT.invalid);
   // `channel:` and its `telegram:` / `webhook:` section, checked as acp proxy checks them (exit 4)

@@ -88,7 +88,8 @@ function summary(c: ConfigChecks, key: ConfigKey, file: ConfigFile): string {
  * The config file the proxy would use (`path`: `--config FILE`, else `$ACP_HOME/config.yml`) checked the way
  * `acp proxy` and `acp run` check it before they start (`checkConfigKeys`, `checkSandboxKeys`): a check per
  * key (`proxy`, `credentials`, `redaction`, `session`, `graph`, `channel`, and `sandbox` for `acp run`), a
- * failed one per problem with the proxy's message; the file parses and holds no plain secrets (`config`); the home's consent graph validates.
+ * failed one per problem with the proxy's message; the file parses, holds no plain secrets and no unknown
+ * top-level key, and its `version` is "1" (`config`); the home's consent graph validates.
  */
 export function checkConfigInUse(home: string, path: string): HomeCheck[] {
   let file: ConfigFile;
@@ -118,16 +119,20 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     const v: unknown = doc?.getIn(p.split("."));
     return typeof v === "string" && v !== "" && !isSealedSecret(v);
   });
-  const checks: HomeCheck[] = [
-    plain.length === 0
-      ? { status: "ok", name: "config", detail: `${path} parses; no plain secrets` }
-      : {
-          status: "fail",
-          name: "config",
-          detail: `plain secret in ${plain.map((p) => `\`${p}\``).join(", ")} of ${path} (seal it with \`acp config set-secret\`)`,
-        },
-  ];
   const keys = checkConfigKeys(file);
+  const checks: HomeCheck[] = [];
+  if (plain.length > 0) {
+    checks.push({
+      status: "fail",
+      name: "config",
+      detail: `plain secret in ${plain.map((p) => `\`${p}\``).join(", ")} of ${path} (seal it with \`acp config set-secret\`)`,
+    });
+  }
+  // an unknown top-level key or another `version` fails the file's own check, naming the key
+  if (!keys.file.ok) {
+    for (const line of problemLines(keys.file.problems)) checks.push({ status: "fail", name: "config", detail: line });
+  }
+  if (checks.length === 0) checks.push({ status: "ok", name: "config", detail: `${path} parses; no plain secrets` });
   for (const key of CONFIG_KEYS) {
     const k = keys[key];
     if (k.ok) checks.push({ status: "ok", name: key, detail: summary(keys, key, file) });

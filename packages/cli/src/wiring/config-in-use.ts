@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { RedactionRules } from "@acp/core";
+import { suggest, type RedactionRules } from "@acp/core";
 import { parseEgressAllowList, parseProxyConfig, type ProxyConfig } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
@@ -13,7 +13,8 @@ import { readConfigFile, whereIn, type ConfigFile } from "./config-file.js";
  * The config keys `acp proxy` and `acp run` take from the config file in use, each checked: `proxy:` (with
  * `defaults.timeout_seconds`), the `redaction:` patterns, the `credentials:` mapping, the `session:` block,
  * the consent graph's `graph:` section, and the consent channel (`channel:`, `telegram:`, `webhook:`; its
- * sealed secrets are opened on first use with the home's key). Secret values stay in the home's vault and in
+ * sealed secrets are opened on first use with the home's key); any other top-level key than `TOP_LEVEL_KEYS`
+ * and a `version` other than "1" are refused. Secret values stay in the home's vault and in
  * the sealed values of this file. `acp doctor` runs the same checks.
  */
 export interface ConfigInUse {
@@ -32,11 +33,34 @@ export interface ConfigInUse {
 export const CONFIG_KEYS = ["proxy", "credentials", "redaction", "session", "graph", "channel"] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 
+/**
+ * Every top-level key any command reads from `config.yml`: the proxy's (`CONFIG_KEYS`, `defaults`,
+ * `telegram`, `webhook`), `acp run`'s `sandbox`, `acp serve`'s `serve` and `storage`, and `version`.
+ * Anything else is a typo (`chanel:`, `sesion:`) that would silently leave a protection off: refused.
+ */
+export const TOP_LEVEL_KEYS = [
+  "version",
+  "channel",
+  "telegram",
+  "webhook",
+  "proxy",
+  "defaults",
+  "credentials",
+  "redaction",
+  "session",
+  "graph",
+  "sandbox",
+  "serve",
+  "storage",
+] as const;
+
 /** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
 export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
 
 /** Each key of `file` checked on its own: what `configInUse` throws and `acp doctor` reports. */
 export interface ConfigChecks {
+  /** The file's top-level keys (`TOP_LEVEL_KEYS` only) and `version` (`"1"`): `acp doctor`'s `config` check. */
+  readonly file: KeyCheck<void>;
   readonly proxy: KeyCheck<ProxyConfig>;
   readonly credentials: KeyCheck<readonly CredentialRule[]>;
   readonly redaction: KeyCheck<RedactionRules>;
@@ -72,6 +96,33 @@ function proxySection(file: ConfigFile): ProxyConfig {
 }
 
 /**
+ * The top-level keys of `file`: each one of `TOP_LEVEL_KEYS` (an unknown one named, with the closest known
+ * key), and `version`, when given, `"1"` (the number 1 is the same version written without quotes).
+ * Throws every problem at `FILE:LINE:COL` (exit 4).
+ */
+export function checkTopLevelKeys(file: ConfigFile): void {
+  const known: readonly string[] = TOP_LEVEL_KEYS;
+  const problems: string[] = [];
+  // in the file's order
+  for (const [key, value] of Object.entries(file.values)) {
+    if (key === "version") {
+      if (value === "1" || value === 1) continue;
+      const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
+      problems.push(
+        `${whereIn(file, [key])}: \`version\` must be "1", the only format this acp reads (not \`${text.slice(0, 40)}\`)`,
+      );
+      continue;
+    }
+    if (known.includes(key)) continue;
+    const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+    const near = suggest(key, known);
+    const help = near !== undefined ? `did you mean \`${near}\`?` : `expected ${known.join(", ")}`;
+    problems.push(`${whereIn(file, [key])}: unknown key \`${shown}\` (${help})`);
+  }
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+}
+
+/**
  * Checks every key of the config file `file` that the proxy uses, each on its own (a problem in one does not
  * hide another's). Errors other than a bad value (exit 4) are thrown.
  */
@@ -79,6 +130,7 @@ export function checkConfigKeys(file: ConfigFile): ConfigChecks {
   const v = file.values;
   const locate = (path: readonly (string | number)[]): string => whereIn(file, path);
   return {
+    file: check(() => checkTopLevelKeys(file)),
     proxy: check(() => proxySection(file)),
     credentials: check(() => credentialRulesFrom(v["credentials"], file.path, locate)),
     redaction: check(() => redactionRulesFrom(v["redaction"], file.path, locate)),
@@ -94,7 +146,7 @@ export function checkConfigKeys(file: ConfigFile): ConfigChecks {
  */
 export function configInUse(file: ConfigFile): ConfigInUse {
   const c = checkConfigKeys(file);
-  if (c.proxy.ok && c.credentials.ok && c.redaction.ok && c.session.ok && c.graph.ok && c.channel.ok) {
+  if (c.file.ok && c.proxy.ok && c.credentials.ok && c.redaction.ok && c.session.ok && c.graph.ok && c.channel.ok) {
     return {
       file,
       proxy: c.proxy.value,
@@ -104,7 +156,7 @@ export function configInUse(file: ConfigFile): ConfigInUse {
       graph: c.graph.value,
     };
   }
-  const problems = CONFIG_KEYS.flatMap((key) => {
+  const problems = (["file", ...CONFIG_KEYS] as const).flatMap((key) => {
     const k = c[key];
     return k.ok ? [] : [k.problems];
   });
