@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -83,6 +83,26 @@ describe("acp demo", () => {
     expect(stdout).toContain("The starter `session:` settings of `acp init`");
     expect(stdout).toContain("mail that left: me@example.com\n");
     expect(stdout).toContain("With ACP it did not.");
+  }, 120_000);
+
+  it("--keep keeps a home whose key opens with the passphrase it prints", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [ACP, "demo", "--keep", "--json"], {
+      cwd: ROOT,
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home" },
+      timeout: 120_000,
+    });
+    const kept = JSON.parse(stdout) as { home: string; passphrase: string };
+    try {
+      expect(kept.passphrase.length).toBeGreaterThan(16);
+      const doctor = await runCli(["doctor", "--json"], {
+        env: { HOME: "/nonexistent-home", ACP_HOME: kept.home, ACP_PASSPHRASE: kept.passphrase },
+      });
+      const checks = (JSON.parse(doctor.stdout) as { checks: { name: string; status: string }[] }).checks;
+      expect(checks.filter((c) => c.status === "fail").map((c) => c.name)).not.toContain("private key");
+      expect(checks.some((c) => /key/.test(c.name) && c.status === "ok")).toBe(true);
+    } finally {
+      rmSync(dirname(kept.home), { recursive: true, force: true });
+    }
   }, 120_000);
 
   it("--interactive without a terminal stops at once with exit 2 instead of waiting for an answer", async () => {

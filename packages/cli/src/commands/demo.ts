@@ -87,7 +87,10 @@ export function registerDemo(parent: Command, ctx: CliContext): void {
       'see ACP stop an indirect prompt injection: an agent asked to "prepare my day" reads a poisoned invite',
     )
     .option("--interactive", "you are the person: approve or deny at this terminal")
-    .option("--keep", "keep the demo's ACP home (keys, policy, audit) instead of deleting it")
+    .option(
+      "--keep",
+      "keep the demo's ACP home (keys, policy, audit) instead of deleting it; prints its key's passphrase",
+    )
     .option("--json", "print the outcome as JSON")
     .addHelpText(
       "after",
@@ -206,8 +209,13 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
             ? `Without ACP your inbox went to ${ATTACKER}. With ACP it did not.`
             : "The demo did not show the expected outcome.",
         );
-        if (options.keep === true)
-          say(`The demo home is kept at ${demo.home} (try: ACP_HOME=${demo.home} acp audit tail).`);
+        if (options.keep === true) {
+          // a throwaway home: its key's passphrase is shown, so commands that open the key work on it
+          say(
+            `The demo home is kept at ${demo.home}; its key's passphrase is ${demo.passphrase} ` +
+              `(try: ACP_HOME=${demo.home} ACP_PASSPHRASE=${demo.passphrase} acp doctor).`,
+          );
+        }
         if (options.json === true) {
           printJson(ctx, {
             reasons: reasonsOf(exfiltration?.requested),
@@ -224,6 +232,7 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
             audit_events: verdict.count,
             consent_response: response ?? null,
             home: options.keep === true ? demo.home : null,
+            passphrase: options.keep === true ? demo.passphrase : null,
           });
         }
         ctx.exitCode = stopped && verdict.ok ? EXIT.ok : EXIT.error;
