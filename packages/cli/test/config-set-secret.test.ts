@@ -32,9 +32,59 @@ describe("acp config set-secret", () => {
     expect(argv.stderr).not.toContain("hunter2");
     expect((await runCli(["config", "set-secret", "Telegram..x"], { env: envFor(home), stdin: "v" })).code).toBe(2);
     expect((await runCli(["config", "set-secret", "webhook.secret"], { env: envFor(home), stdin: "\n" })).code).toBe(2);
-    const through = await runCli(["config", "set-secret", "version.x"], { env: envFor(home), stdin: "v" });
-    expect(through.code).toBe(1);
-    expect(through.stderr).toMatch(/goes through a value that is not a map/);
+  });
+
+  it("takes only the keys that hold secrets: anything else is refused (exit 2, the accepted keys named), nothing written", async () => {
+    const { home } = fixtureHome(root.dir);
+    const before = readFileSync(homePaths(home).config, "utf8");
+    for (const path of [
+      "version",
+      "version.x",
+      "bogus.key",
+      "channel",
+      "telegram.chat_id",
+      "webhook.url",
+      "serve.port",
+      "proxy.agent_tokens",
+      "proxy.agent_tokens.CI_Bot",
+      "proxy.agent_tokens.ci_bot.x",
+      "serve.approver_tokens.9lives",
+      `serve.agent_tokens.${"a".repeat(65)}`,
+      "storage.url",
+    ]) {
+      const r = await runCli(["config", "set-secret", path], { env: envFor(home), stdin: "0123456789abcdef0123\n" });
+      expect(r.code, path).toBe(2);
+      expect(r.stderr, path).toContain("is not a key that holds a secret");
+      expect(r.stderr, path).toContain("telegram.bot_token, webhook.secret, serve.bearer_token");
+      expect(r.stderr, path).toContain("proxy.agent_tokens.NAME");
+      expect(r.stderr, path).not.toContain("0123456789abcdef0123");
+    }
+    expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
+    // every accepted key is written
+    for (const path of [
+      "telegram.bot_token",
+      "webhook.secret",
+      "serve.bearer_token",
+      "serve.approver_token",
+      "proxy.bearer_token",
+      "serve.agent_tokens.ci_bot",
+      "serve.approver_tokens.pager",
+      "proxy.agent_tokens._nightly2",
+    ]) {
+      const r = await runCli(["config", "set-secret", path], {
+        env: envFor(home),
+        stdin: `${path.replace(/[^a-z0-9]/g, "")}-0123456789abcdef\n`,
+      });
+      expect(r.code, path).toBe(0);
+    }
+    const doc = readConfigDocument(home);
+    const seed = loadMasterSeed(home, PASSPHRASE);
+    if (!doc.ok || !seed.ok) throw new Error("home");
+    expect(readConfigSecret(doc.value, "serve.approver_tokens.pager", seed.value)).toEqual({
+      ok: true,
+      value: "serveapprovertokenspager-0123456789abcdef",
+    });
+    expect(doc.value.get("version")).toBe("1");
   });
 
   it("refuses a bearer token acp serve would refuse, and writes nothing", async () => {

@@ -1,19 +1,36 @@
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { sealConfigSecret } from "@acp/core";
-import { CONFIG_PATH_PATTERN, readConfigDocument, writeConfigValue } from "@acp/store";
+import { AGENT_TOKEN_NAME } from "@acp/proxy";
+import { readConfigDocument, writeConfigValue } from "@acp/store";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { orThrow } from "../home-access/or-throw.js";
 import { readSecretValue } from "../home-access/secret-input.js";
 import { checkBearerToken, webhookSecretProblem } from "../wiring/bearer-token.js";
+import { SECRET_CONFIG_PATHS } from "../doctor/home-checks.js";
 
 /**
  * The config keys that hold a bearer token (checked like `ACP_BRIDGE_TOKEN` before they are sealed), besides
  * every `serve.agent_tokens.NAME`, `serve.approver_tokens.NAME` and `proxy.agent_tokens.NAME`.
  */
 const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token", "proxy.bearer_token"]);
+
+/** The maps of NAME → sealed token, whose every entry is a secret (NAME as `AGENT_TOKEN_NAME`). */
+const NAMED_TOKEN_MAPS = ["serve.agent_tokens", "serve.approver_tokens", "proxy.agent_tokens"] as const;
+
+/** The paths `set-secret` accepts, for messages and --help. */
+const ACCEPTED = [...SECRET_CONFIG_PATHS, ...NAMED_TOKEN_MAPS.map((m) => `${m}.NAME`)].join(", ");
+
+/**
+ * Whether `path` is a key some command reads as a sealed secret: one of `SECRET_CONFIG_PATHS`, or NAME in
+ * one of `NAMED_TOKEN_MAPS` (anything else — `version`, a typo, a new section — would be written silently).
+ */
+function isSecretPath(path: string): boolean {
+  if ((SECRET_CONFIG_PATHS as readonly string[]).includes(path)) return true;
+  return NAMED_TOKEN_MAPS.some((m) => path.startsWith(`${m}.`) && AGENT_TOKEN_NAME.test(path.slice(m.length + 1)));
+}
 
 /** Registers `acp config set-secret`. */
 export function registerConfigSetSecret(parent: Command, ctx: CliContext): void {
@@ -22,7 +39,7 @@ export function registerConfigSetSecret(parent: Command, ctx: CliContext): void 
     .description(
       "seal a secret into config.yml as encrypted:<base64> (value from stdin or a hidden prompt, never argv)",
     )
-    .argument("<path>", "the config key, e.g. telegram.bot_token or webhook.secret")
+    .argument("<path>", `the secret's config key: ${ACCEPTED}`)
     .argument("[extra...]", "refused: a value on the command line would land in shell history and `ps`")
     .option("--json", "print the outcome as JSON")
     .addHelpText(
@@ -31,11 +48,17 @@ export function registerConfigSetSecret(parent: Command, ctx: CliContext): void 
 The value is sealed with AES-256-GCM under a key derived from the master key (HKDF-SHA256) and bound to
 its path, then written into config.yml with every comment kept (atomic replace, mode 0600).
 
+Only the keys that hold secrets are taken (anything else: exit 2, nothing written):
+  ${SECRET_CONFIG_PATHS.join(", ")},
+  ${NAMED_TOKEN_MAPS.map((m) => `${m}.NAME`).join(", ")}
+  (NAME: lowercase letters, digits and _, at most 64, not starting with a digit).
+
 Examples:
   printf %s "$BOT_TOKEN" | acp config set-secret telegram.bot_token
   acp config set-secret webhook.secret     # asks for the value without echo
+  acp config set-secret proxy.agent_tokens.ci_bot
 
-Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (bad path, value in argv),
+Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (not a secret key, value in argv),
 4 invalid value (a bearer token shorter than 16 characters or not sendable after "Bearer ", a webhook
 secret shorter than 16 characters).`,
     )
@@ -46,9 +69,11 @@ secret shorter than 16 characters).`,
           EXIT.usage,
         );
       }
-      if (!CONFIG_PATH_PATTERN.test(path)) {
+      if (!isSecretPath(path)) {
+        const shown = path.length > 64 ? `${path.slice(0, 64)}…` : path;
         throw new CliError(
-          `\`${path.slice(0, 64)}\` is not a config key path (like \`telegram.bot_token\`)`,
+          `\`${shown}\` is not a key that holds a secret: set-secret takes ${ACCEPTED} ` +
+            "(NAME: lowercase letters, digits and _); nothing was written",
           EXIT.usage,
         );
       }
