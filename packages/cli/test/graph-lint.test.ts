@@ -42,6 +42,9 @@ describe("acp graph lint", () => {
     const missing = await runCli(["graph", "lint"], { env });
     expect(missing.code).toBe(4);
     expect(missing.stderr).toContain("no consent graph at");
+    // lint takes the file as an argument: it has no --graph option to point at
+    expect(missing.stderr).toContain("or name one: `acp graph lint FILE`");
+    expect(missing.stderr).not.toContain("--graph");
     writeFileSync(
       join(home, "consent-graph.json"),
       '{"cron": {"autonomous": ["list"], "requires_approval": [], "blocked": []}}',

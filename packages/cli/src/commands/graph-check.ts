@@ -19,10 +19,13 @@ export function graphFileOf(ctx: CliContext, option: string | undefined): { path
   return { path, shown: path };
 }
 
-/** The error for a missing graph file, saying how to create one. */
-export function missingGraphError(shown: string, isDefault: boolean): CliError {
+/**
+ * The error for a missing graph file, saying how to create one; `other` is how the command takes another
+ * file (`pass --graph FILE` for check and review; lint takes it as an argument).
+ */
+export function missingGraphError(shown: string, isDefault: boolean, other = "pass --graph FILE"): CliError {
   const how = isDefault
-    ? `create one (start from the example: \`cp spec/examples/consent-graph.json ${shown}\`) or pass --graph FILE`
+    ? `create one (start from the example: \`cp spec/examples/consent-graph.json ${shown}\`) or ${other}`
     : "check the path, or start from spec/examples/consent-graph.json";
   return new CliError(`no consent graph at \`${shown}\`: ${how}`, EXIT.invalid);
 }

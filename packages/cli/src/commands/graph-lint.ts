@@ -27,7 +27,8 @@ Examples:
     .action((file: string | undefined, options: { json?: boolean }) => {
       const { path, shown } = graphFileOf(ctx, file);
       const read = readConsentGraphText(path);
-      if (read.status === "missing") throw missingGraphError(shown, file === undefined);
+      if (read.status === "missing")
+        throw missingGraphError(shown, file === undefined, "name one: `acp graph lint FILE`");
       const issues = read.status === "ok" ? lintConsentGraph(read.text) : read.issues;
       if (options.json === true) {
         printJson(ctx, { file: shown, ok: issues.length === 0, issues });
