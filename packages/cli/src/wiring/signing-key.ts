@@ -38,7 +38,11 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
     const seed = loadMasterSeed(home, passphrase === "" ? undefined : passphrase);
     if (!seed.ok) {
       const why = seed.issues[0]?.message ?? "cannot open keys/private.key";
-      throw new Error(`${why} (set ${PASSPHRASE_ENV} for the proxy to sign approvals)`);
+      const fix =
+        passphrase === undefined || passphrase === ""
+          ? `set ${PASSPHRASE_ENV} for the proxy to sign approvals`
+          : `${PASSPHRASE_ENV} is set but does not open it: check the passphrase, or whether keys/private.key is corrupted`;
+      throw new Error(`${why} (${fix})`);
     }
     return seed.value;
   };
