@@ -60,4 +60,16 @@ describe("acp intent new", () => {
     expect(typo.stderr).toContain("did you mean `pay-a-bill`");
     expect((await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "accounts"])).code).toBe(2);
   });
+
+  it("refuses a --trusted name the template does not ask for (a typo would leave the asked value empty), exit 2", async () => {
+    const out = await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "acounts=DE89370400440532013000"]);
+    expect(out.code).toBe(2);
+    expect(out.stdout).toBe("");
+    expect(out.stderr).toContain(
+      "the template asks for no `acounts` (did you mean `accounts`); it asks for `accounts`",
+    );
+    const far = await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "foo=bar"]);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain("asks for no `foo`; it asks for `accounts`");
+  });
 });

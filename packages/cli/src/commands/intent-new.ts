@@ -21,7 +21,13 @@ interface IntentNewOptions {
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** Parses `--trusted NAME=VALUE` flags onto the template's (empty) lists. */
-function trustedValues(entries: readonly string[], base: Record<string, unknown>): Record<string, string[]> {
+function trustedValues(
+  entries: readonly string[],
+  base: Record<string, unknown>,
+  asks: Readonly<Record<string, string>> | undefined,
+): Record<string, string[]> {
+  // without a template yet (chosen later, interactively) any name is taken as given
+  const known = asks === undefined ? undefined : [...new Set([...Object.keys(asks), ...Object.keys(base)])];
   const out: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(base)) out[key] = Array.isArray(value) ? value.map(String) : [];
   for (const entry of entries) {
@@ -29,6 +35,15 @@ function trustedValues(entries: readonly string[], base: Record<string, unknown>
     if (at <= 0 || at === entry.length - 1)
       throw new CliError(`--trusted: expected NAME=VALUE, got \`${entry}\``, EXIT.usage);
     const name = entry.slice(0, at);
+    if (known !== undefined && !known.includes(name)) {
+      // a typo would leave the value the template asks for empty, and write an intent nothing can pass
+      const guess = suggest(name, known);
+      const expected = known.map((k) => `\`${k}\``).join(", ");
+      throw new CliError(
+        `--trusted: the template asks for no \`${name}\`${guess !== undefined ? ` (did you mean \`${guess}\`)` : ""}; it asks for ${expected}`,
+        EXIT.usage,
+      );
+    }
     (out[name] ??= []).push(entry.slice(at + 1));
   }
   return out;
@@ -73,7 +88,7 @@ function write(ctx: CliContext, text: string, out: string | undefined, force: bo
 async function interactive(ctx: CliContext, options: IntentNewOptions): Promise<void> {
   const template = options.template !== undefined ? templateNamed(options.template) : undefined;
   const base = (template?.intent["trusted_values"] as Record<string, unknown> | undefined) ?? {};
-  const preset = trustedValues(options.trusted ?? [], base);
+  const preset = trustedValues(options.trusted ?? [], base, template?.asks);
   if (options.out !== undefined && existsSync(resolvePath(ctx.io, options.out)) && options.force !== true)
     throw new CliError(`\`${resolvePath(ctx.io, options.out)}\` exists (use --force to overwrite)`, EXIT.error);
   const p = await createLinePrompter(ctx.io);
@@ -104,7 +119,7 @@ export function registerIntentNew(parent: Command, ctx: CliContext): void {
     .option("-t, --template <name>", `one of: ${INTENT_TEMPLATES.map((t) => t.name).join(", ")}`)
     .option(
       "--trusted <name=value>",
-      "a value you name (trusted for provenance), e.g. recipients=me@example.com; repeatable",
+      "a value you name (trusted for provenance), e.g. recipients=me@example.com; a name the template asks for (--list); repeatable",
       collect,
     )
     .option("--goal <text>", "your goal in your own words (shown to people in questions)")
@@ -148,7 +163,7 @@ call may use them; values that only came from what the agent read make it ask. G
       const base = template.intent["trusted_values"] as Record<string, unknown>;
       write(
         ctx,
-        intentText(template, trustedValues(options.trusted ?? [], base), options.goal),
+        intentText(template, trustedValues(options.trusted ?? [], base, template.asks), options.goal),
         options.out,
         options.force === true,
       );
