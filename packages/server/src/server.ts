@@ -69,6 +69,8 @@ export interface AcpServerOptions {
   readonly extraChannels?: readonly ConsentChannel[];
   readonly consentTimeoutMs?: number;
   readonly maxPending?: number;
+  /** At most this many of them from one named agent: see `DecisionServiceOptions.maxPendingPerAgent`. */
+  readonly maxPendingPerAgent?: number;
   /** When a decision's audit event must be durable: see `DecisionServiceOptions.decisionAudit`. */
   readonly decisionAudit?: "queued" | "durable";
   readonly bodyLimit?: number;
@@ -162,6 +164,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     clock: options.clock,
     ...(options.consentTimeoutMs !== undefined ? { consentTimeoutMs: options.consentTimeoutMs } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
+    ...(options.maxPendingPerAgent !== undefined ? { maxPendingPerAgent: options.maxPendingPerAgent } : {}),
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
   });
   const app = await createHttpApp({

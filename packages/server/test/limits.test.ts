@@ -68,6 +68,37 @@ describe("bad input and load", () => {
     await Promise.all(waits);
   });
 
+  it("holds one agent to a quarter of the limit, so its flood does not hold up another agent's requests", async () => {
+    const server = (s = await startTestServer({ maxPending: 8 }));
+    const ask = (agent: string, n: number): Promise<Response> =>
+      decide(server, { tool: "write_file", agent, arguments: { n } }, true);
+    const flooding = [1, 2].map((n) => ask("flooder", n));
+    await eventually(async () =>
+      (await server.stores.pending.listPending(Date.now())).length === 2 ? true : undefined,
+    );
+    const third = await ask("flooder", 3);
+    expect(third.status).toBe(429);
+    const error = at(await readJson(third), "error") as { code: string; message: string };
+    expect(error.code).toBe("consent_queue_full");
+    expect(error.message).toContain("agent `flooder` has 2 consent requests waiting");
+    // another agent, and a request naming none, still get a person
+    const other = ask("calendar-bot", 4);
+    const unnamed = decide(server, { tool: "write_file", arguments: { n: 5 } }, true);
+    const rows = await eventually(async () => {
+      const listed = await server.stores.pending.listPending(Date.now());
+      return listed.length === 4 ? listed : undefined;
+    });
+    for (const row of rows) {
+      await server.stores.pending.decide(
+        row.id,
+        "denied",
+        { decision: "denied", approver: "t", nonce: row.nonce },
+        Date.now(),
+      );
+    }
+    for (const res of await Promise.all([...flooding, other, unnamed])) expect(res.status).toBe(200);
+  });
+
   it("answers consent over the API only with an approvers' token configured", async () => {
     const server = (s = await startTestServer({ approverToken: null }));
     const res = await fetch(`${server.url}/v1/consent/cr_${"a".repeat(32)}/response`, {

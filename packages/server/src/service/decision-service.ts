@@ -35,6 +35,12 @@ export interface DecisionServiceOptions {
   /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
   readonly maxPending?: number;
   /**
+   * At most this many of them from one named agent (a request naming no agent counts only toward
+   * `maxPending`), so one agent flooding consent cannot hold up every other's. Default a quarter of
+   * `maxPending`, at least 1.
+   */
+  readonly maxPendingPerAgent?: number;
+  /**
    * When a decision's `policy_evaluated` event must be durable before the answer goes out. `queued`
    * (default): the event is in the chain's write queue (group commit, fsync within milliseconds); at most
    * {@link MAX_UNACKNOWLEDGED_AUDIT} such events are in flight, and after a failed write every later
@@ -73,10 +79,21 @@ export interface DecideAnswer {
 
 /** Thrown when too many consent requests already wait. */
 export class ConsentQueueFullError extends Error {
-  constructor(max: number) {
-    super(`too many consent requests are waiting (at most ${max}); try again later`);
+  constructor(max: number, agent?: string) {
+    super(
+      agent === undefined
+        ? `too many consent requests are waiting (at most ${max}); try again later`
+        : `agent \`${agent.length > 64 ? `${agent.slice(0, 64)}…` : agent}\` has ${max} consent requests waiting, ` +
+            `the most one agent may (the others' requests are not held up by it); try again later`,
+    );
     this.name = "ConsentQueueFullError";
   }
+}
+
+/** The agent of a pending row (the `consent_request`'s `agent.id`), or undefined. */
+function rowAgent(request: unknown): string | undefined {
+  const id = (request as { agent?: { id?: unknown } } | null)?.agent?.id;
+  return typeof id === "string" ? id : undefined;
 }
 
 /**
@@ -195,6 +212,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   let recovery: ReturnType<typeof setTimeout> | null = null;
   /** Calls of this node waiting for a person (counted from before their request is written). */
   let waiting = 0;
+  /** Consent requests of each named agent counted in `waiting`. */
+  const waitingByAgent = new Map<string, number>();
   /** The waiting calls' withdrawals and outcomes, for `close`. */
   const waits = new Map<AbortController, Promise<unknown>>();
   let closing = false;
@@ -356,17 +375,29 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     wait: { sessionId?: string; signal?: AbortSignal },
   ): Promise<ConsentResult> {
     const max = options.maxPending ?? 1000;
+    const perAgent = options.maxPendingPerAgent ?? Math.max(1, Math.floor(max / 4));
+    const agent = request.agent;
+    const mine = agent === undefined ? 0 : (waitingByAgent.get(agent) ?? 0);
     // Reserved before the first await: a burst of calls arriving together cannot all pass the count of
     // the table (their rows are not written yet); the table's count adds the other nodes' requests.
     if (waiting >= max) throw new ConsentQueueFullError(max);
+    if (agent !== undefined && mine >= perAgent) throw new ConsentQueueFullError(perAgent, agent);
     waiting++;
+    if (agent !== undefined) waitingByAgent.set(agent, mine + 1);
     try {
-      if ((await options.stores.pending.listPending(clock().getTime())).length >= max) {
-        throw new ConsentQueueFullError(max);
+      const rows = await options.stores.pending.listPending(clock().getTime());
+      if (rows.length >= max) throw new ConsentQueueFullError(max);
+      if (agent !== undefined && rows.filter((r) => rowAgent(r.request) === agent).length >= perAgent) {
+        throw new ConsentQueueFullError(perAgent, agent);
       }
       return await askPerson(request, decision, wait);
     } finally {
       waiting--;
+      if (agent !== undefined) {
+        const left = (waitingByAgent.get(agent) ?? 1) - 1;
+        if (left <= 0) waitingByAgent.delete(agent);
+        else waitingByAgent.set(agent, left);
+      }
     }
   }
 
