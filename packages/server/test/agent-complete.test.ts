@@ -3,41 +3,22 @@
  * with a token that names its agent completes only with that token, and one raised with the anonymous agents'
  * token only with that one.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EmbeddedServer } from "@acp/server";
-import { APPROVER_TOKEN, at, eventually, openTestServerAt, readJson } from "./harness.js";
+import { APPROVER_TOKEN, at, eventually, readJson, openTokenServer, type TokenServer } from "./harness.js";
 
 const ANON = "anonymous-agents-token-0123456789";
 const ALICE = "alice-bot-token-0123456789abcdef";
 
-let home: string;
-let node: EmbeddedServer;
 let url: string;
+let post: TokenServer["post"];
+let close: () => Promise<void>;
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), "acp-agent-complete-"));
-  ({ node, url } = await openTestServerAt(home, {
+  ({ url, post, close } = await openTokenServer("agent-complete", {
     token: ANON,
-    approverToken: APPROVER_TOKEN,
     agentTokens: { alice_bot: ALICE },
-    answerPollMs: 20,
-    changePollMs: 50,
   }));
 });
-afterAll(async () => {
-  await node.close();
-  rmSync(home, { recursive: true, force: true });
-});
-
-function post(path: string, token: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-}
+afterAll(() => close());
 
 async function pendingIds(): Promise<string[]> {
   const res = await fetch(`${url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${ANON}` } });

@@ -4,12 +4,11 @@
  * agent's namespace (`NAME/…`: 400) nor reuse a named agent's approval by claiming its name in the body; a
  * reused approval is audited as the call being decided, the approved request named apart.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedServer } from "@acp/server";
-import { APPROVER_TOKEN, at, eventually, openTestServerAt, readJson } from "./harness.js";
+import { APPROVER_TOKEN, at, eventually, readJson, openTokenServer, type TokenServer } from "./harness.js";
 
 const ANON = "anonymous-agents-token-0123456789";
 const ALICE = "alice-bot-token-0123456789abcdef";
@@ -18,28 +17,15 @@ const EVIL = "evil-bot-token-0123456789abcdef";
 let home: string;
 let node: EmbeddedServer;
 let url: string;
+let post: TokenServer["post"];
+let close: () => Promise<void>;
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), "acp-agent-grants-"));
-  ({ node, url } = await openTestServerAt(home, {
+  ({ home, node, url, post, close } = await openTokenServer("agent-grants", {
     token: ANON,
-    approverToken: APPROVER_TOKEN,
     agentTokens: { alice_bot: ALICE, evil_bot: EVIL },
-    answerPollMs: 20,
-    changePollMs: 50,
   }));
 });
-afterAll(async () => {
-  await node.close();
-  rmSync(home, { recursive: true, force: true });
-});
-
-function post(path: string, token: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-}
+afterAll(() => close());
 
 interface AuditEvent {
   event_type: string;

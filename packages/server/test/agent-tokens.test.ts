@@ -8,7 +8,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmbeddedServer } from "@acp/server";
-import { APPROVER_TOKEN, at, eventually, openTestServerAt, READ_EVENT, readJson } from "./harness.js";
+import {
+  APPROVER_TOKEN,
+  at,
+  eventually,
+  READ_EVENT,
+  readJson,
+  openTestServerAt,
+  openTokenServer,
+  type TokenServer,
+} from "./harness.js";
 
 const ANON = "anonymous-agents-token-0123456789";
 const CI_BOT = "ci-bot-token-0123456789abcdef";
@@ -18,29 +27,16 @@ const PAGER = "pager-approver-token-0123456789";
 let home: string;
 let node: EmbeddedServer;
 let url: string;
+let post: TokenServer["post"];
+let close: () => Promise<void>;
 beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), "acp-agent-tokens-"));
-  ({ node, url } = await openTestServerAt(home, {
+  ({ home, node, url, post, close } = await openTokenServer("agent-tokens", {
     token: ANON,
-    approverToken: APPROVER_TOKEN,
     agentTokens: { ci_bot: CI_BOT, support: SUPPORT },
     approverTokens: { pager: PAGER },
-    answerPollMs: 20,
-    changePollMs: 50,
   }));
 });
-afterAll(async () => {
-  await node.close();
-  rmSync(home, { recursive: true, force: true });
-});
-
-function post(path: string, token: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-}
+afterAll(() => close());
 
 /** The audit file's events (after a flush). */
 async function events(): Promise<{ event_type: string; agent: string | null; tool: string | null }[]> {

@@ -62,6 +62,48 @@ export async function openTestServerAt(
   return { node, url: await node.server.listen({ port: 0, host: "127.0.0.1" }) };
 }
 
+/** A service in a home of its own, with tokens, and a POST that sends one of them. */
+export interface TokenServer {
+  readonly home: string;
+  readonly node: EmbeddedServer;
+  readonly url: string;
+  /** POSTs `body` as JSON to `path` with `Authorization: Bearer <token>`. */
+  readonly post: (path: string, token: string, body: unknown) => Promise<Response>;
+  readonly close: () => Promise<void>;
+}
+
+/**
+ * {@link openTestServerAt} in a fresh home (`acp-<name>-…`) with the given tokens (the approvers' token
+ * {@link APPROVER_TOKEN} unless told otherwise) and fast polling; `close` also removes the home.
+ */
+export async function openTokenServer(
+  name: string,
+  tokens: Pick<Partial<EmbeddedServerOptions>, "token" | "approverToken" | "agentTokens" | "approverTokens">,
+): Promise<TokenServer> {
+  const home = mkdtempSync(join(tmpdir(), `acp-${name}-`));
+  const { node, url } = await openTestServerAt(home, {
+    approverToken: APPROVER_TOKEN,
+    answerPollMs: 20,
+    changePollMs: 50,
+    ...tokens,
+  });
+  return {
+    home,
+    node,
+    url,
+    post: (path, token, body) =>
+      fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    close: async () => {
+      await node.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
 /** The approvers' token {@link startTestServer} configures unless told otherwise. */
 export const APPROVER_TOKEN = "test-approver-token-0123456789";
 
