@@ -6,6 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { NO_PATTERNS, redactSecrets } from "@acp/core";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import { UpstreamRelay } from "./upstream-relay.js";
+import { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";
 import { usePlainReadBuffer } from "../transport/plain-read-buffer.js";
 
 /** The proxy's name and version as upstream servers see it. */
@@ -57,8 +58,11 @@ export async function connectUpstream(
   }
   const url = new URL(spec.url);
   const headers = hooks.credentials?.headers;
-  const options =
-    headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {};
+  // every request gets an abort signal of its own: the SDK's one per connection collects a listener per call
+  const options = {
+    fetch: createAbortIsolatingFetch(),
+    ...(headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {}),
+  };
   if (spec.transport === "sse") {
     return {
       ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets)),
