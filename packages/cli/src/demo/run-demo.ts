@@ -27,18 +27,34 @@ function readOutbox(path: string): { to: string; subject: string }[] {
     .map((l) => JSON.parse(l) as { to: string; subject: string });
 }
 
-async function withClient<T>(transports: StdioClientTransport[], run: (clients: Client[]) => Promise<T>): Promise<T> {
+/**
+ * Starts the servers, runs the agent against them and closes them, waiting for each process to end. An abort
+ * of `stop` closes them at once (the agent's pending call fails) and the run ends with that error.
+ */
+async function withClient<T>(
+  transports: StdioClientTransport[],
+  run: (clients: Client[]) => Promise<T>,
+  stop?: AbortSignal,
+): Promise<T> {
+  stop?.throwIfAborted();
   const clients = transports.map(() => new Client({ name: "reference-agent", version: "1.0.0" }));
-  await Promise.all(clients.map((c, i) => c.connect(transports[i] as StdioClientTransport)));
+  let closing: Promise<unknown> | undefined;
+  const closeAll = (): Promise<unknown> => (closing ??= Promise.all(clients.map((c) => c.close())));
+  const onStop = (): void => void closeAll();
+  stop?.addEventListener("abort", onStop, { once: true });
   try {
-    return await run(clients);
+    await Promise.all(clients.map((c, i) => c.connect(transports[i] as StdioClientTransport)));
+    const result = await run(clients);
+    stop?.throwIfAborted();
+    return result;
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
+    stop?.removeEventListener("abort", onStop);
+    await closeAll();
   }
 }
 
 /** Run 1: the agent talks to the calendar and mail servers directly, as it would without ACP. */
-export async function runWithoutAcp(demo: DemoHome, outbox: string): Promise<DemoRun> {
+export async function runWithoutAcp(demo: DemoHome, outbox: string, stop?: AbortSignal): Promise<DemoRun> {
   const spawn = (script: string): StdioClientTransport =>
     new StdioClientTransport({
       command: process.execPath,
@@ -46,14 +62,22 @@ export async function runWithoutAcp(demo: DemoHome, outbox: string): Promise<Dem
       env: { DEMO_OUTBOX: outbox },
       stderr: "ignore",
     });
-  const steps = await withClient([spawn(demo.calendar), spawn(demo.mail)], async ([calendar, mail]) => {
-    // One agent, two servers: route each tool to the server that has it.
-    const router = {
-      callTool: (params: { name: string; arguments?: Record<string, unknown> }, schema?: undefined, options?: object) =>
-        (params.name === "read_events" ? (calendar as Client) : (mail as Client)).callTool(params, schema, options),
-    } as unknown as Client;
-    return prepareMyDay(router, { read: "read_events", inbox: "list_inbox", send: "send_email" }, USER);
-  });
+  const steps = await withClient(
+    [spawn(demo.calendar), spawn(demo.mail)],
+    async ([calendar, mail]) => {
+      // One agent, two servers: route each tool to the server that has it.
+      const router = {
+        callTool: (
+          params: { name: string; arguments?: Record<string, unknown> },
+          schema?: undefined,
+          options?: object,
+        ) =>
+          (params.name === "read_events" ? (calendar as Client) : (mail as Client)).callTool(params, schema, options),
+      } as unknown as Client;
+      return prepareMyDay(router, { read: "read_events", inbox: "list_inbox", send: "send_email" }, USER);
+    },
+    stop,
+  );
   return { steps, sent: readOutbox(outbox) };
 }
 
@@ -63,6 +87,8 @@ export interface AcpRunOptions {
   readonly person: ((request: unknown, reasons: unknown) => { decision: "approved" | "denied"; reason: string }) | null;
   readonly onConsent?: (request: unknown, reasons: unknown) => void;
   readonly stderr?: (chunk: string) => void;
+  /** Aborted to stop the run early: `acp proxy` (and through it the servers) is closed and the run fails. */
+  readonly stop?: AbortSignal;
 }
 
 /** The scripted person: watches `state.db` like `acp pending` does and answers like `acp deny` would. */
@@ -93,6 +119,7 @@ function startPerson(demo: DemoHome, options: AcpRunOptions): () => void {
 
 /** Run 2: the same agent, the same servers, behind `acp proxy`. */
 export async function runWithAcp(demo: DemoHome, options: AcpRunOptions): Promise<DemoRun> {
+  options.stop?.throwIfAborted();
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [ACP_BIN, "proxy"],
@@ -102,8 +129,11 @@ export async function runWithAcp(demo: DemoHome, options: AcpRunOptions): Promis
   transport.stderr?.on("data", (chunk: Buffer) => options.stderr?.(chunk.toString("utf8")));
   const stopPerson = startPerson(demo, options);
   try {
-    const steps = await withClient([transport], ([client]) =>
-      prepareMyDay(client as Client, { read: "read_events", inbox: "list_inbox", send: "send_email" }, USER),
+    const steps = await withClient(
+      [transport],
+      ([client]) =>
+        prepareMyDay(client as Client, { read: "read_events", inbox: "list_inbox", send: "send_email" }, USER),
+      options.stop,
     );
     return { steps, sent: readOutbox(demo.outbox) };
   } finally {
