@@ -151,6 +151,10 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   const keyRe =
     rules.keys.length === 0 ? undefined : new RegExp(`^(?:${rules.keys.map(keyPatternSource).join("|")})$`, "is");
   const values = rules.values.map(globalCopy);
+  // a match is hidden as a value under a secret-named key is: a configured pattern that also matches
+  // whitespace or shell metacharacters (`token=.*`) keeps those visible, so it cannot hide a payload from
+  // the person approving either (the built-in patterns never match them, or match a whole PEM block)
+  const hideMatch = (match: string): string => hideUnderKey(match, placeholder);
   const any = unionOf(rules.values);
   const secretsNow = secretList(options.secrets);
   // Results for short strings and key names, which repeat on every event (tool names, routes, the
@@ -193,7 +197,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
       re.lastIndex = 0;
       if (re.test(out)) {
         re.lastIndex = 0;
-        out = out.replace(re, placeholder);
+        out = out.replace(re, hideMatch);
       }
     }
     return out;
