@@ -71,13 +71,34 @@ export function admissionTokenOf(ctx: CliContext, file: string | undefined): str
   return text;
 }
 
-/** The provider key in `$ACP_HOME/claim/provider.key` (created, mode 0600, on first use). */
+/** The provider key in `$ACP_HOME/claim/provider.key` (created, mode 0600, on first use): for `acp claim serve`. */
 export function providerKey(home: string): Buffer {
   const dir = join(home, "claim");
   const path = join(dir, "provider.key");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (!existsSync(path)) writeFileSync(path, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
-  const key = Buffer.from(readFileSync(path, "utf8").trim(), "hex");
+  return readProviderKey(home);
+}
+
+/**
+ * The provider key a running provider made, for operator commands that must find what it stored (a handle is
+ * looked up by its keyed hash): never created here, since a new key finds nothing.
+ */
+export function readProviderKey(home: string): Buffer {
+  const path = join(home, "claim", "provider.key");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code === "ENOENT")
+      throw new CliError(
+        `no provider key at \`${path}\`: run it with the provider's ACP_HOME (the one \`acp claim serve\` uses)`,
+        EXIT.error,
+      );
+    throw new CliError(`cannot read \`${path}\`: ${code}`, EXIT.error);
+  }
+  const key = Buffer.from(text.trim(), "hex");
   if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
   return key;
 }

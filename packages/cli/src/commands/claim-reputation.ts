@@ -37,7 +37,7 @@ export function registerClaimReputation(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n",
+      "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n\nRun it with the provider's $ACP_HOME (or --db / --storage-url). It creates nothing: without the provider's state it\nstops (exit 1) naming what is missing.\n",
     )
     .action(async (sources: string[], flags: ReputationFlags) => {
       const keys = sources.map(keyOf);
@@ -45,12 +45,14 @@ export function registerClaimReputation(claim: Command, ctx: CliContext): void {
       const rep = new ReputationPolicy(loadClaimConfig(ctx, home, flags).reputation);
       const now = ctx.io.now().getTime();
       if (flags.reset === true) {
-        const removed = await withClaimStore(ctx, home, flags, (store) => store.resetReputation(keys));
+        const removed = await withClaimStore(ctx, home, flags, "none", (store) => store.resetReputation(keys));
         if (flags.json === true) printJson(ctx, { reset: keys, removed });
         else printLine(ctx, `reset ${keys.join(", ")} (${removed} score${removed === 1 ? "" : "s"} removed)`);
         return;
       }
-      const scores = await withClaimStore(ctx, home, flags, (store) => store.reputation(keys, rep.halfLifeMs, now));
+      const scores = await withClaimStore(ctx, home, flags, "none", (store) =>
+        store.reputation(keys, rep.halfLifeMs, now),
+      );
       const rows = keys.map((key, i) => {
         const score = scores[i] ?? 0;
         return {

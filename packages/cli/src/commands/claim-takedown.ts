@@ -23,7 +23,7 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\n",
+      "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\nIt creates nothing: without the provider's state or provider.key it stops (exit 1) naming what is missing.\n",
     )
     .action(async (target: string, flags: TakedownFlags) => {
       const handle = handleOf(target);
@@ -37,7 +37,7 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
       const rep = new ReputationPolicy(policy.reputation);
       const charge =
         policy.mode === "pow" ? undefined : { points: rep.pointsFor("content_flagged"), halfLifeMs: rep.halfLifeMs };
-      const r = await withClaimStore(ctx, home, flags, (store) =>
+      const r = await withClaimStore(ctx, home, flags, "provider", (store) =>
         takeDown(store, handle, ctx.io.now().getTime(), charge),
       );
       if (!r.ok)
