@@ -72,9 +72,9 @@ describe("acp graph check", () => {
     expect(JSON.parse(out.stdout)).toMatchObject({ outcome: "VISIBLE", tier: "requires_approval", domain: "imessage" });
   });
 
-  it("says how to create the default graph when it is missing, exit 4", async () => {
+  it("says how to create the default graph when it is missing, exit 1", async () => {
     const out = await runCli(["graph", "check", "email", "read"], { env });
-    expect(out.code).toBe(4);
+    expect(out.code).toBe(1);
     expect(out.stderr).toContain(`no consent graph at \`${join(home, "consent-graph.json")}\``);
     expect(out.stderr).toContain("spec/examples/consent-graph.json");
   });

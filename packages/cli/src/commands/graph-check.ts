@@ -21,16 +21,20 @@ export function graphFileOf(ctx: CliContext, option: string | undefined): { path
 
 /**
  * The error for a missing graph file, saying how to create one; `other` is how the command takes another
- * file (`pass --graph FILE` for check and review; lint takes it as an argument).
+ * file (`pass --graph FILE` for check and review; lint takes it as an argument). Exit 1, as for every file
+ * the CLI cannot find (`acp policy …` included): 4 is for a file that was read and does not validate.
  */
 export function missingGraphError(shown: string, isDefault: boolean, other = "pass --graph FILE"): CliError {
   const how = isDefault
     ? `create one (start from the example: \`cp spec/examples/consent-graph.json ${shown}\`) or ${other}`
     : "check the path, or start from spec/examples/consent-graph.json";
-  return new CliError(`no consent graph at \`${shown}\`: ${how}`, EXIT.invalid);
+  return new CliError(`no consent graph at \`${shown}\`: ${how}`, EXIT.error);
 }
 
-/** Loads and parses the graph, printing each issue as `FILE:LINE:COL: message`; throws a CliError (exit 4) otherwise. */
+/**
+ * Loads and parses the graph, printing each issue as `FILE:LINE:COL: message`; throws a CliError otherwise:
+ * exit 1 when there is no such file, 4 when it does not validate.
+ */
 export function loadGraphOrFail(ctx: CliContext, option: string | undefined): { graph: ConsentGraph; shown: string } {
   const { path, shown } = graphFileOf(ctx, option);
   const file = loadConsentGraphFile(path);
@@ -129,7 +133,8 @@ Outcomes (first word of the output):
   VISIBLE     requires approval, confidence >= threshold: proceed and notify   exit 0
   FORCED      requires approval, confidence below threshold: ask first         exit 3
   BLOCKED     blocked, unclassified, or a constraint failed: refuse and alert  exit 3
-Invalid graph or confidence: exit 4.
+Exit codes: 0 AUTONOMOUS or VISIBLE, 3 FORCED or BLOCKED, 1 no graph file (the message says how to
+create one), 4 an invalid graph, confidence, threshold or --proposal, 2 usage.
 
 Consent decay: autonomous tiers not reviewed within consent_decay.review_interval_days
 behave as requires approval; record a review with \`acp graph review\`.

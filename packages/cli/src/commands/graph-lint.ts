@@ -9,7 +9,7 @@ import { graphFileOf, missingGraphError } from "./graph-check.js";
 export function registerGraphLint(parent: Command, ctx: CliContext): void {
   parent
     .command("lint")
-    .description("report problems in a consent graph as FILE:LINE:COL lines (exit 0 clean, 4 otherwise)")
+    .description("report problems in a consent graph as FILE:LINE:COL lines (exit 0 clean, 4 with problems)")
     .argument("[file]", "the graph (default: $ACP_HOME/consent-graph.json)")
     .option("--json", "print {file, ok, issues} as JSON")
     .addHelpText(

@@ -1,0 +1,53 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "./run.js";
+
+// one home for every case: it holds a valid policy and no consent graph, and the files below
+const home = mkdtempSync(join(tmpdir(), "acp-missing-input-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const env = { HOME: home, ACP_HOME: home };
+writeFileSync(join(home, "policy.yml"), 'version: "1"\nrules: []\n');
+writeFileSync(join(home, "bad-policy.yml"), 'version: "1"\nrules:\n  - action: alow\n');
+writeFileSync(join(home, "bad-graph.json"), "{");
+
+describe("a file the person names that is not there: exit 1 in acp policy … and acp graph … alike", () => {
+  it.each([
+    ["policy validate", ["policy", "validate", "nope.yml"]],
+    ["policy simulate --policy", ["policy", "simulate", "--tool", "t", "--policy", "nope.yml"]],
+    ["policy simulate --graph", ["policy", "simulate", "--tool", "t", "--graph", "nope.json"]],
+    ["policy test", ["policy", "test", "nope.test.yml"]],
+    ["graph check --graph", ["graph", "check", "email", "read", "--graph", "nope.json"]],
+    ["graph lint", ["graph", "lint", "nope.json"]],
+    ["graph review --graph", ["graph", "review", "--graph", "nope.json"]],
+  ])("acp %s exits 1 naming the file", async (_name, argv) => {
+    const out = await runCli(argv, { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/nope\.(yml|json|test\.yml)`/);
+  });
+
+  it("the home's default graph missing is exit 1 too, saying how to create it", async () => {
+    for (const argv of [
+      ["graph", "check", "email", "read"],
+      ["graph", "lint"],
+      ["graph", "review"],
+    ]) {
+      const out = await runCli(argv, { env, cwd: home });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(`no consent graph at \`${join(home, "consent-graph.json")}\``);
+    }
+  });
+
+  it("a file that is there and does not parse is invalid input (exit 4) in both families", async () => {
+    const runs = [
+      ["policy", "validate", "bad-policy.yml"],
+      ["policy", "simulate", "--tool", "t", "--policy", "bad-policy.yml"],
+      ["policy", "simulate", "--tool", "t", "--graph", "bad-graph.json"],
+      ["graph", "check", "email", "read", "--graph", "bad-graph.json"],
+      ["graph", "lint", "bad-graph.json"],
+      ["graph", "review", "--graph", "bad-graph.json"],
+    ];
+    for (const argv of runs) expect((await runCli(argv, { env, cwd: home })).code, argv.join(" ")).toBe(4);
+  });
+});
