@@ -153,9 +153,10 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       expiresAtMs: Date.parse(request.expires_at),
     });
     try {
-      await ask.onRequested?.({ id: request.id, expiresAt: request.expires_at });
+      await ask.onRequested?.({ id: request.id, expiresAt: request.expires_at, request, reasons });
     } catch (error) {
-      await this.#settle(open, "denied");
+      // no channel has the request yet (nor will it): only its row is closed, no channel hears of it
+      this.#settleRow(open, "denied");
       const message = error instanceof Error ? error.message : String(error);
       return { kind: "denied", reason: `the audit trail could not record the consent request: ${message}` };
     }
@@ -286,12 +287,16 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   }
 
   async #settle(open: OpenRequest, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
+    this.#settleRow(open, outcome);
+    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome, by)));
+  }
+
+  #settleRow(open: OpenRequest, outcome: ChannelSettlement): void {
     try {
       this.#o.store?.settle(open.request.id, outcome, this.#o.clock().getTime());
     } catch {
       // The row is only a view for `acp pending`; the outcome stands whatever the table says.
     }
-    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome, by)));
   }
 
   async #remember(

@@ -5,6 +5,7 @@ export type {
   CredentialHook,
   PlanHook,
   ConsentAsk,
+  RequestedConsent,
   ConsentOutcome,
   ConsentBroker,
   AuditSink,

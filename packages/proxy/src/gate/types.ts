@@ -3,7 +3,8 @@
  * and where every step is recorded (`AuditSink`). The integrator plugs the real pipeline, broker and audit
  * chain in; tests plug in small scripted ones.
  */
-import type { ActionRequest, Decision } from "@acp/core";
+import type { ActionRequest, Decision, Reason } from "@acp/core";
+import type { ConsentRequestV02 } from "../consent/types.js";
 import type { UpstreamCredentials, UpstreamSpec } from "../upstream/upstream-spec.js";
 
 /** Decides one action request. Never throws; errors come back as a `refuse` decision. */
@@ -40,10 +41,21 @@ export interface ConsentAsk {
   /** Tells the waiting client something (sent as an MCP progress notification when it asked for progress). */
   readonly onProgress?: (message: string) => void;
   /**
-   * Called once the consent request exists (its `cr_…` id, as `acp pending` lists it) and before anyone can
-   * answer it; the proxy audits `consent_requested` with that id here. A throw denies the request.
+   * Called once the consent request exists (its `cr_…` id, as `acp pending` lists it) and before any channel
+   * has it, so before anyone can answer it; the proxy audits `consent_requested` with that id here, `acp serve`
+   * writes its row within the pending limit. A throw denies the request.
    */
-  readonly onRequested?: (request: { readonly id: string; readonly expiresAt: string }) => Promise<void> | void;
+  readonly onRequested?: (request: RequestedConsent) => Promise<void> | void;
+}
+
+/** The consent request `ConsentAsk.onRequested` is told about. */
+export interface RequestedConsent {
+  readonly id: string;
+  readonly expiresAt: string;
+  /** The §4.1 request as the person will see it (secrets redacted); the broker always gives it. */
+  readonly request?: ConsentRequestV02;
+  /** The decision's reasons as the person will see them (redacted); given with `request`. */
+  readonly reasons?: readonly Reason[];
 }
 
 /** How a consent request ended. */

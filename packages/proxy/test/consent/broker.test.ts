@@ -8,6 +8,7 @@ import {
   type ConsentChannel,
   type HumanAnswer,
 } from "../../src/consent/index.js";
+import type { RequestedConsent } from "../../src/gate/index.js";
 import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
 
 /** A channel the test answers by hand. */
@@ -73,10 +74,19 @@ describe("consent broker", () => {
   it("tells the asker the request's id and expiry once it is made, before anyone answers", async () => {
     const a = scripted("a");
     const { broker } = setup([a.channel]);
-    const told: { id: string; expiresAt: string }[] = [];
+    const told: RequestedConsent[] = [];
     const outcome = broker.ask(makeAsk({ onRequested: (request) => void told.push(request) }));
     await eventually(() => a.deliveries.length === 1);
-    expect(told).toEqual([{ id: a.deliveries[0]?.request.id, expiresAt: a.deliveries[0]?.request.expires_at }]);
+    const delivered = a.deliveries[0];
+    // the request and reasons as the channels get them (`acp serve` writes its pending row from them)
+    expect(told).toEqual([
+      {
+        id: delivered?.request.id,
+        expiresAt: delivered?.request.expires_at,
+        request: delivered?.request,
+        reasons: delivered?.reasons,
+      },
+    ]);
     expect(told[0]?.id).toMatch(/^cr_[0-9a-f]{32}$/);
     a.answers[0]?.({ decision: "denied", approverId: "alice", reason: "no" });
     expect((await outcome).kind).toBe("denied");
@@ -196,6 +206,29 @@ describe("consent broker", () => {
     controller.abort();
     expect(await pending).toEqual({ kind: "withdrawn" });
     expect(store.get(request.id)?.status).toBe("withdrawn");
+    db.close();
+  });
+
+  it("denies a request its asker refuses once it is made, closing its row and telling no channel of it", async () => {
+    const db = openStateDb(":memory:");
+    const store = createPendingConsentStore(db);
+    const a = scripted("a");
+    const { broker, events } = setup([a.channel], { store });
+    let id = "";
+    const outcome = await broker.ask(
+      makeAsk({
+        onRequested: (request) => {
+          id = request.id;
+          throw new Error("too many consent requests are waiting");
+        },
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: "denied" });
+    expect(store.get(id)?.status).toBe("denied");
+    // the channels never had it: nothing delivered, nothing settled (a webhook would hear of a request it never saw)
+    expect(a.deliveries).toEqual([]);
+    expect(a.settled).toEqual([]);
+    expect(events.map((e) => e.type)).not.toContain("consent_requested");
     db.close();
   });
 

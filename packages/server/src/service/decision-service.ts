@@ -12,10 +12,12 @@ import {
   type Pipeline,
 } from "@acp/core";
 import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
+import type { PendingLimit } from "@acp/store";
 import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
 import type { ServerStores } from "../store/types.js";
 import { HttpError } from "../http/error-body.js";
 import { mergeDecision, type PreToolCheckEnvelope } from "./merge-envelope.js";
+import { admitConsentRequest, pendingLimitFor } from "./pending-admission.js";
 
 /** What the service is built from. */
 export interface DecisionServiceOptions {
@@ -90,10 +92,10 @@ export class ConsentQueueFullError extends Error {
   }
 }
 
-/** The agent of a pending row (the `consent_request`'s `agent.id`), or undefined. */
-function rowAgent(request: unknown): string | undefined {
-  const id = (request as { agent?: { id?: unknown } } | null)?.agent?.id;
-  return typeof id === "string" ? id : undefined;
+/** The refusal of a request the store found no room for. */
+function queueFull(full: { readonly full: "total" | "agent"; readonly max: number }, limit: PendingLimit): Error {
+  const agent = full.full === "agent" ? limit.perAgent?.agent : undefined;
+  return new ConsentQueueFullError(full.max, agent);
 }
 
 /**
@@ -378,19 +380,15 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     const perAgent = options.maxPendingPerAgent ?? Math.max(1, Math.floor(max / 4));
     const agent = request.agent;
     const mine = agent === undefined ? 0 : (waitingByAgent.get(agent) ?? 0);
-    // Reserved before the first await: a burst of calls arriving together cannot all pass the count of
-    // the table (their rows are not written yet); the table's count adds the other nodes' requests.
+    // This node's own calls, counted before the first await: a burst arriving here is refused at once. The
+    // limit itself is held by the store, which counts and writes the row in one atomic step once the
+    // request is made (`admitConsentRequest`), whichever node the other requests came through.
     if (waiting >= max) throw new ConsentQueueFullError(max);
     if (agent !== undefined && mine >= perAgent) throw new ConsentQueueFullError(perAgent, agent);
     waiting++;
     if (agent !== undefined) waitingByAgent.set(agent, mine + 1);
     try {
-      const rows = await options.stores.pending.listPending(clock().getTime());
-      if (rows.length >= max) throw new ConsentQueueFullError(max);
-      if (agent !== undefined && rows.filter((r) => rowAgent(r.request) === agent).length >= perAgent) {
-        throw new ConsentQueueFullError(perAgent, agent);
-      }
-      return await askPerson(request, decision, wait);
+      return await askPerson(request, decision, wait, pendingLimitFor(max, perAgent, agent));
     } finally {
       waiting--;
       if (agent !== undefined) {
@@ -405,13 +403,14 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     request: ActionRequest,
     decision: Decision,
     wait: { sessionId?: string; signal?: AbortSignal },
+    limit: PendingLimit,
   ): Promise<ConsentResult> {
     // withdrawn when the caller goes away, or when the service closes
     const control = new AbortController();
     const onAbort = (): void => control.abort();
     wait.signal?.addEventListener("abort", onAbort, { once: true });
     if (closing || wait.signal?.aborted === true) control.abort();
-    const asked = askBroker(request, decision, wait.sessionId, control.signal);
+    const asked = askBroker(request, decision, { sessionId: wait.sessionId ?? "http", limit }, control.signal);
     waits.set(control, asked);
     try {
       return await asked;
@@ -424,25 +423,36 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   async function askBroker(
     request: ActionRequest,
     decision: Decision,
-    sessionId: string | undefined,
+    admission: { readonly sessionId: string; readonly limit: PendingLimit },
     signal: AbortSignal,
   ): Promise<ConsentResult> {
     const started = clock().getTime();
     // the request's id as soon as it exists: an expired or withdrawn outcome has no response to take it from
     let raised: string | null = null;
+    // why its row could not be written (the limit was full, the store failed): the broker then denies it
+    // unasked, and the caller hears this instead
+    const refusal: { error?: Error } = {};
     const outcome = await options.broker.ask({
       server: request.server ?? "http",
       tool: request.tool,
       arguments: { ...request.arguments },
       decision,
-      sessionId: sessionId ?? "http",
+      sessionId: admission.sessionId,
       ...(request.agent !== undefined ? { agent: request.agent } : {}),
       timeoutMs: decision.timeout !== undefined ? decision.timeout * 1000 : (options.consentTimeoutMs ?? 120_000),
       signal,
-      onRequested: ({ id }) => {
-        raised = id;
+      onRequested: async (requested) => {
+        raised = requested.id;
+        const error = await admitConsentRequest(options.stores, requested, admission.sessionId, admission.limit).then(
+          (admitted) => (admitted.ok ? undefined : queueFull(admitted, admission.limit)),
+          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+        );
+        if (error === undefined) return;
+        refusal.error = error;
+        throw error;
       },
     });
+    if (refusal.error !== undefined) throw refusal.error;
     metrics.observeConsent(outcome.kind, (clock().getTime() - started) / 1000);
     options.stores.changes.poke();
     const response = outcome.kind === "approved" || outcome.kind === "denied" ? outcome.consentResponse : undefined;

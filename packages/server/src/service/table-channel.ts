@@ -3,7 +3,15 @@
  * request is written there; a person answers through the API, the console or `acp approve` (on any node);
  * the answer reaches the waiting call through {@link ConsentAnswers} (LISTEN/NOTIFY on PostgreSQL).
  */
-import { readCliAnswer, type ChannelDelivery, type ConsentChannel, type HumanAnswer } from "@acp/proxy";
+import type { Reason } from "@acp/core";
+import {
+  readCliAnswer,
+  type ChannelDelivery,
+  type ConsentChannel,
+  type ConsentRequestV02,
+  type HumanAnswer,
+} from "@acp/proxy";
+import type { NewPendingConsent } from "@acp/store";
 import type { ServerStores } from "../store/types.js";
 
 /** What the table channel needs. */
@@ -12,20 +20,30 @@ export interface TableChannelOptions {
   readonly clock: () => Date;
 }
 
-async function rowFor(delivery: ChannelDelivery, options: TableChannelOptions): Promise<void> {
-  const { request } = delivery;
-  if ((await options.stores.pending.get(request.id)) !== null) return;
-  await options.stores.pending.insert({
+/** The pending row of a consent request as the table keeps it. */
+export function toPendingRow(
+  request: ConsentRequestV02,
+  reasons: readonly Reason[],
+  sessionId: string,
+): NewPendingConsent {
+  return {
     id: request.id,
     nonce: request.nonce,
-    sessionId: delivery.sessionId,
+    sessionId,
     server: request.action.server,
     tool: request.action.tool,
     request,
-    reasons: delivery.reasons,
+    reasons,
     createdAtMs: Date.parse(request.timestamp),
     expiresAtMs: Date.parse(request.expires_at),
-  });
+  };
+}
+
+/** Writes the row, unless the service already wrote it within the pending limit (`onRequested`). */
+async function rowFor(delivery: ChannelDelivery, options: TableChannelOptions): Promise<void> {
+  const { request } = delivery;
+  if ((await options.stores.pending.get(request.id)) !== null) return;
+  await options.stores.pending.insert(toPendingRow(request, delivery.reasons, delivery.sessionId));
   options.stores.changes.poke();
 }
 

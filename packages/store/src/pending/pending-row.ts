@@ -22,7 +22,10 @@ export interface PendingConsentRawRow {
   owner_start?: string | null;
 }
 
-function ownerOf(raw: PendingConsentRawRow): PendingOwner | null {
+/** The process a row names as waiting for its answer (SQLite's owner columns), or null. */
+export function ownerOf(
+  raw: Pick<PendingConsentRawRow, "owner_pid" | "owner_host" | "owner_start">,
+): PendingOwner | null {
   if (typeof raw.owner_pid !== "number" || typeof raw.owner_host !== "string") return null;
   return { pid: raw.owner_pid, host: raw.owner_host, start: raw.owner_start ?? null };
 }

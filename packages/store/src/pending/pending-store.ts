@@ -1,7 +1,8 @@
 import type { Database, Statement } from "better-sqlite3";
 import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
-import { toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
+import { ownerOf, toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
 import { ownerState, type PendingOwner } from "./owner.js";
+import { assertPendingLimit, checkPendingLimit, type PendingInsertResult, type PendingLimit } from "./pending-limit.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -49,6 +50,12 @@ export type DecideResult =
 export interface PendingConsentStore {
   /** Adds a pending request. Throws if the id exists (ids are random; a clash is a bug). */
   insert(request: NewPendingConsent): void;
+  /**
+   * Adds a pending request unless `limit` is full: counts the requests pending and unexpired at its
+   * `createdAtMs` (those of a gone owner aside, see `settleOrphaned`) and inserts in one immediate
+   * transaction, so two processes cannot both take the last place. Throws if the id exists.
+   */
+  insertWithinLimit(request: NewPendingConsent, limit: PendingLimit): PendingInsertResult;
   /** The row with this id, or null. */
   get(id: string): PendingConsentRow | null;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
@@ -69,6 +76,11 @@ export interface PendingConsentStore {
    */
   settleOrphaned(nowMs: number): PendingConsentRow[];
 }
+
+/** A pending row as `insertWithinLimit` counts it. */
+type CountedRow = Pick<PendingConsentRawRow, "status" | "owner_pid" | "owner_host" | "owner_start"> & {
+  readonly agent: unknown;
+};
 
 /** Options of {@link createPendingConsentStore}. */
 export interface PendingConsentStoreOptions {
@@ -110,6 +122,12 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   const settleStmt = db.prepare(
     "UPDATE pending_consent SET status = ?, decided_at_ms = ? WHERE id = ? AND status = 'pending'",
   );
+  // the agent of each pending row (JSON read by SQLite, a malformed row names none) and its owner
+  const countStmt = db.prepare<[number], CountedRow>(
+    `SELECT CASE WHEN json_valid(request_json) THEN json_extract(request_json, '$.agent.id') END AS agent,
+       status, owner_pid, owner_host, owner_start
+     FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ?`,
+  );
   const purgeStmt = db.prepare("DELETE FROM pending_consent WHERE status != 'pending' AND created_at_ms < ?");
 
   const get = (id: string): PendingConsentRow | null => {
@@ -128,22 +146,37 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
     },
   );
 
+  const insert = (request: NewPendingConsent): void => {
+    insertStmt.run({
+      id: request.id,
+      nonce: request.nonce,
+      session_id: request.sessionId ?? null,
+      server: request.server,
+      tool: request.tool,
+      request_json: JSON.stringify(request.request),
+      reasons_json: JSON.stringify(request.reasons),
+      created_at_ms: request.createdAtMs,
+      expires_at_ms: request.expiresAtMs,
+      owner_pid: owner?.pid ?? null,
+      owner_host: owner?.host ?? null,
+      owner_start: owner?.start ?? null,
+    });
+  };
+
+  const insertWithinLimit = db.transaction((request: NewPendingConsent, limit: PendingLimit): PendingInsertResult => {
+    const waiting = countStmt.all(request.createdAtMs).filter((row) => ownerState(ownerOf(row)) !== "gone");
+    const agent = limit.perAgent?.agent;
+    const count = { total: waiting.length, agent: waiting.filter((row) => row.agent === agent).length };
+    const verdict = checkPendingLimit(limit, count);
+    if (verdict.ok) insert(request);
+    return verdict;
+  });
+
   return {
-    insert: (request) => {
-      insertStmt.run({
-        id: request.id,
-        nonce: request.nonce,
-        session_id: request.sessionId ?? null,
-        server: request.server,
-        tool: request.tool,
-        request_json: JSON.stringify(request.request),
-        reasons_json: JSON.stringify(request.reasons),
-        created_at_ms: request.createdAtMs,
-        expires_at_ms: request.expiresAtMs,
-        owner_pid: owner?.pid ?? null,
-        owner_host: owner?.host ?? null,
-        owner_start: owner?.start ?? null,
-      });
+    insert,
+    insertWithinLimit: (request, limit) => {
+      assertPendingLimit(limit);
+      return insertWithinLimit.immediate(request, limit);
     },
     get,
     listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),

@@ -3,6 +3,8 @@ import {
   type DecideResult,
   type NewPendingConsent,
   type PendingConsentRow,
+  type PendingInsertResult,
+  type PendingLimit,
   type PendingConsentStore,
   type PendingStatus,
 } from "../pending/index.js";
@@ -16,6 +18,12 @@ import { PostgresStoreError } from "./postgres-store-error.js";
 export interface AsyncPendingConsentStore {
   /** Adds a pending request. Rejects if the id exists (ids are random; a clash is a bug). */
   insert(request: NewPendingConsent): Promise<void>;
+  /**
+   * Adds a pending request unless `limit` is full (nothing is written then), counting the requests pending
+   * and unexpired at its `createdAtMs` and inserting in one atomic step: of requests racing in from every
+   * process and node on the store, no more than the limit get in. Rejects if the id exists.
+   */
+  insertWithinLimit(request: NewPendingConsent, limit: PendingLimit): Promise<PendingInsertResult>;
   /** The row with this id, or null. */
   get(id: string): Promise<PendingConsentRow | null>;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
@@ -50,6 +58,7 @@ export function toAsyncPendingConsentStore(store: PendingConsentStore): AsyncPen
   };
   return {
     insert: (request) => run(() => store.insert(request)),
+    insertWithinLimit: (request, limit) => run(() => store.insertWithinLimit(request, limit)),
     get: (id) => run(() => store.get(id)),
     listPending: (nowMs) => run(() => store.listPending(nowMs)),
     decide: (id, status, answer, nowMs) =>

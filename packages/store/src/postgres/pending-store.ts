@@ -8,7 +8,15 @@ import {
 import type { AsyncPendingConsentStore } from "./async-pending-store.js";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { assertStorableText, PostgresStoreError } from "./postgres-store-error.js";
+import { ADVISORY_LOCK } from "./schema.js";
 import { toPendingConsentRow, type PendingConsentRawRow } from "../pending/pending-row.js";
+import {
+  assertPendingLimit,
+  checkPendingLimit,
+  requestAgent,
+  type PendingInsertResult,
+  type PendingLimit,
+} from "../pending/pending-limit.js";
 
 /** The channel every change of a pending consent row is announced on; the payload is the request id. */
 export const CONSENT_CHANNEL = "acp_consent";
@@ -49,6 +57,67 @@ function jsonText(value: unknown, what: string): string {
   return text;
 }
 
+/** An agent as the `agent` column holds it: PostgreSQL text cannot hold NUL, so it is replaced (both sides alike). */
+function storableAgent(agent: string | null): string | null {
+  return agent === null ? null : agent.replaceAll("\u0000", "\uFFFD");
+}
+
+const INSERT = `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
+  expires_at_ms, agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+
+/** The statement's values for a new row (checked: {@link assertNew}). */
+function insertValues(request: NewPendingConsent): unknown[] {
+  assertNew(request);
+  return [
+    request.id,
+    request.nonce,
+    request.sessionId ?? null,
+    request.server,
+    request.tool,
+    jsonText(request.request, "request"),
+    jsonText(request.reasons, "reasons"),
+    request.createdAtMs,
+    request.expiresAtMs,
+    storableAgent(requestAgent(request.request)),
+  ];
+}
+
+/** A clash of ids (23505) as the store's own error; anything else as it came. */
+function duplicateOr(err: unknown, id: string): Error {
+  if ((err as { code?: unknown }).code !== "23505") return err instanceof Error ? err : new Error(String(err));
+  return new PostgresStoreError("postgres_consent_duplicate", `pending consent: id \`${id}\` exists`, { cause: err });
+}
+
+/**
+ * Counts and inserts under one transaction-scoped advisory lock (`ADVISORY_LOCK.pendingConsent`), so the
+ * limited inserts of every node take turns; the count runs after the lock is held, and under READ COMMITTED
+ * it sees every row the previous holder committed.
+ */
+async function insertLimited(
+  store: PostgresStore,
+  request: NewPendingConsent,
+  limit: PendingLimit,
+): Promise<PendingInsertResult> {
+  assertPendingLimit(limit);
+  const values = insertValues(request);
+  const agent = limit.perAgent !== undefined ? storableAgent(limit.perAgent.agent) : null;
+  try {
+    return await store.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.pendingConsent]);
+      const counted = await client.query<{ total: number; agent: number }>(
+        `SELECT count(*)::int AS total, (count(*) FILTER (WHERE agent = $2))::int AS agent
+         FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1`,
+        [request.createdAtMs, agent],
+      );
+      const verdict = checkPendingLimit(limit, counted.rows[0] ?? { total: 0, agent: 0 });
+      if (verdict.ok) await client.query(INSERT, values);
+      return verdict;
+    });
+  } catch (err) {
+    throw duplicateOr(err, request.id);
+  }
+}
+
 async function explainRefusal(store: PostgresStore, id: string): Promise<DecideResult> {
   const found = await store.query<{ status: PendingStatus }>("SELECT status FROM pending_consent WHERE id = $1", [id]);
   const status = found.rows[0]?.status;
@@ -59,7 +128,8 @@ async function explainRefusal(store: PostgresStore, id: string): Promise<DecideR
 
 /**
  * The pending-consent store on PostgreSQL, shared by every node: the same columns and semantics as the
- * SQLite store. `decide` is one `UPDATE … WHERE status = 'pending' … RETURNING` (of two nodes answering
+ * SQLite store. `insertWithinLimit` counts and inserts under an advisory lock, so the cap holds for every
+ * node together. `decide` is one `UPDATE … WHERE status = 'pending' … RETURNING` (of two nodes answering
  * at once exactly one wins) and, in the same statement, `NOTIFY acp_consent, '<id>'`, delivered when it
  * commits; `settle` notifies too. Watch with {@link watchConsentDecisions}.
  */
@@ -72,31 +142,14 @@ export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPe
   };
   return {
     async insert(request) {
-      assertNew(request);
-      const values = [
-        request.id,
-        request.nonce,
-        request.sessionId ?? null,
-        request.server,
-        request.tool,
-        jsonText(request.request, "request"),
-        jsonText(request.reasons, "reasons"),
-        request.createdAtMs,
-        request.expiresAtMs,
-      ];
+      const values = insertValues(request);
       try {
-        await store.query(
-          `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
-             expires_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-          values,
-        );
+        await store.query(INSERT, values);
       } catch (err) {
-        if ((err as { code?: unknown }).code !== "23505") throw err;
-        throw new PostgresStoreError("postgres_consent_duplicate", `pending consent: id \`${request.id}\` exists`, {
-          cause: err,
-        });
+        throw duplicateOr(err, request.id);
       }
     },
+    insertWithinLimit: (request, limit) => insertLimited(store, request, limit),
     get,
     async listPending(nowMs) {
       assertTime(nowMs, "now");

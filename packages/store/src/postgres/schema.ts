@@ -9,6 +9,7 @@ export const ADVISORY_LOCK = {
   migrations: 0x41435001,
   rateLimit: 0x41435002,
   audit: 0x41435003,
+  pendingConsent: 0x41435004,
 } as const;
 
 /** Spent nonces: the nonce is the primary key, so spending one twice is impossible on any node. */
@@ -77,6 +78,12 @@ CREATE TABLE pending_consent (
 CREATE INDEX pending_consent_status ON pending_consent (status, expires_at_ms);`;
 
 /**
+ * The agent a pending request names (its `consent_request`'s `agent.id`), so the cap per agent is one
+ * count over a column. Rows written before it have none: they count toward the total only.
+ */
+const PENDING_CONSENT_AGENT = `ALTER TABLE pending_consent ADD COLUMN agent TEXT;`;
+
+/**
  * The audit chain: one row per line, \`seq\` 1, 2, 3… The line is the exact canonical JSON written to
  * \`audit.jsonl\`; \`seq\` and \`event_hash\` are unique, so even a writer that skipped the lock could not
  * fork the chain (its insert would fail).
@@ -119,4 +126,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "audit/001-events", up: AUDIT_EVENTS },
   { id: "state/001-sessions-tokens", up: SESSIONS_AND_TOKENS },
   { id: "grants/001-consent-grants", up: CONSENT_GRANTS_TABLE },
+  { id: "pending/002-agent", up: PENDING_CONSENT_AGENT },
 ];

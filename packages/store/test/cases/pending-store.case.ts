@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AsyncPendingConsentStore, NewPendingConsent } from "../../src/index.js";
+import type { AsyncPendingConsentStore, NewPendingConsent, PendingLimit } from "../../src/index.js";
 
 /** Makes an empty store. */
 export type PendingStoreFactory = () => Promise<AsyncPendingConsentStore>;
@@ -25,6 +25,11 @@ export function pendingRow(id: string, overrides: Partial<NewPendingConsent> = {
     expiresAtMs: T0 + 60_000,
     ...overrides,
   };
+}
+
+/** A request naming `agent` (its `consent_request`'s `agent.id`), as the service writes it. */
+function agentRow(id: string, agent: string, overrides: Partial<NewPendingConsent> = {}): NewPendingConsent {
+  return pendingRow(id, { request: { id, agent: { id: agent }, action: { parameters: {} } }, ...overrides });
 }
 
 export function describePendingConsentStore(name: string, factory: PendingStoreFactory): void {
@@ -136,6 +141,63 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
       expect(row).toMatchObject({ id, tool: 't"ool`', server: "ſerver" });
       expect(row?.request).toEqual(request);
       expect((await store.listPending(T0)).map((r) => r.id)).toEqual([id]);
+    });
+
+    it("inserts within the limit and refuses beyond it, in all and per agent, writing nothing then", async () => {
+      const store = await factory();
+      const limit = (agent: string): PendingLimit => ({ max: 3, perAgent: { agent, max: 2 } });
+      expect(await store.insertWithinLimit(agentRow("cr_a1", "a"), limit("a"))).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(agentRow("cr_a2", "a"), limit("a"))).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(agentRow("cr_a3", "a"), limit("a"))).toEqual({
+        ok: false,
+        full: "agent",
+        max: 2,
+      });
+      // another agent, and a request naming none (counted in the total only), still get in
+      expect(await store.insertWithinLimit(agentRow("cr_b1", "b"), limit("b"))).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(pendingRow("cr_n1"), { max: 3 })).toEqual({
+        ok: false,
+        full: "total",
+        max: 3,
+      });
+      expect(await store.get("cr_a3")).toBeNull();
+      expect(await store.get("cr_n1")).toBeNull();
+      expect((await store.listPending(T0)).map((r) => r.id).sort()).toEqual(["cr_a1", "cr_a2", "cr_b1"]);
+      await expect(store.insertWithinLimit(agentRow("cr_a1", "a"), { max: 10 })).rejects.toThrow();
+      await expect(store.insertWithinLimit(pendingRow("cr_bad"), { max: 1.5 })).rejects.toThrow(RangeError);
+    });
+
+    it("counts only requests still pending and unexpired when the new one is made", async () => {
+      const store = await factory();
+      const limit: PendingLimit = { max: 2, perAgent: { agent: "a", max: 1 } };
+      await store.insert(agentRow("cr_answered", "a"));
+      await store.decide("cr_answered", "denied", {}, T0 + 1);
+      await store.insert(agentRow("cr_expired", "a", { expiresAtMs: T0 + 10 }));
+      await store.insert(agentRow("cr_withdrawn", "a"));
+      await store.settle("cr_withdrawn", "withdrawn", T0 + 1);
+      const later = { createdAtMs: T0 + 10, expiresAtMs: T0 + 60_000 };
+      expect(await store.insertWithinLimit(agentRow("cr_a", "a", later), limit)).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(agentRow("cr_a2", "a", later), limit)).toMatchObject({ full: "agent" });
+      expect(await store.insertWithinLimit(pendingRow("cr_n", later), { max: 2 })).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(pendingRow("cr_n2", later), { max: 2 })).toMatchObject({ full: "total" });
+    });
+
+    it("lets no more than the limit in, of many concurrent inserts, in all and per agent", async () => {
+      const store = await factory();
+      const agents = ["a", "b", "c"];
+      const attempts = Array.from({ length: 24 }, (_, i) => {
+        const agent = agents[i % agents.length] ?? "a";
+        return store.insertWithinLimit(agentRow(`cr_${i}`, agent), { max: 7, perAgent: { agent, max: 3 } });
+      });
+      const results = await Promise.all(attempts);
+      expect(results.filter((r) => r.ok)).toHaveLength(7);
+      const rows = await store.listPending(T0);
+      expect(rows).toHaveLength(7);
+      for (const agent of agents) {
+        expect(
+          rows.filter((r) => (r.request as { agent: { id: string } }).agent.id === agent).length,
+        ).toBeLessThanOrEqual(3);
+      }
     });
 
     it("keeps the first answer whatever sequence of answers and settlements follows", async () => {

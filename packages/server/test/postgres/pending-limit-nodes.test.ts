@@ -1,0 +1,105 @@
+/**
+ * The limit on waiting consent requests holds across nodes: two `acp serve` nodes on one PostgreSQL, a
+ * burst of waiting calls spread over both, and the shared table never holds more pending requests than
+ * the limit, in all or for one agent; every call beyond it gets 429 `consent_queue_full`. Each node
+ * counted only its own calls and then the table (count, then insert), so the burst passed the limit
+ * once per node.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
+import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
+import { eventually, pipelineFor, testKeys } from "../harness.js";
+
+const MAX = 10;
+const PER_AGENT = 4;
+const AGENTS = ["mailer", "planner", "crawler", "filer"];
+/** Calls of each agent sent to each node: every node alone holds them within its own count per agent. */
+const CALLS_PER_AGENT_AND_NODE = PER_AGENT;
+
+const db = useTestDatabase();
+const dirs: string[] = [];
+const running: EmbeddedServer[] = [];
+afterAll(async () => {
+  for (const node of running) await node.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function startNode(): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
+  const home = mkdtempSync(join(tmpdir(), "acp-pending-limit-"));
+  dirs.push(home);
+  const node = await openEmbeddedServer({
+    statePath: join(home, "state.db"),
+    auditPath: join(home, "audit.jsonl"),
+    pipeline: pipelineFor(),
+    simulationPipeline: pipelineFor(),
+    keys: testKeys(),
+    clock: () => new Date(),
+    loopbackOnly: true,
+    storageUrl: db.url,
+    maxPending: MAX,
+    maxPendingPerAgent: PER_AGENT,
+    changePollMs: 50,
+    answerPollMs: 20,
+  });
+  running.push(node);
+  return { node, url: await node.server.listen({ port: 0, host: "127.0.0.1" }) };
+}
+
+/** A write (the starter policy asks a person) that waits for the answer. */
+function askAndWait(url: string, agent: string, n: number): Promise<Response> {
+  return fetch(`${url}/v1/decide?wait=true`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ tool: "write_file", agent, arguments: { path: `/tmp/limit-${agent}-${n}` } }),
+  });
+}
+
+describe("the pending limit across two nodes on one PostgreSQL", () => {
+  it("never lets a burst spread over both nodes hold more pending requests than the limit, in all or per agent", async () => {
+    const a = await startNode();
+    const b = await startNode();
+    const pending = a.node.stores.pending;
+    let refused = 0;
+    const refusals: unknown[] = [];
+    const calls = AGENTS.flatMap((agent) =>
+      [a, b].flatMap(({ url }, nodeIndex) =>
+        Array.from({ length: CALLS_PER_AGENT_AND_NODE }, (_, i) =>
+          askAndWait(url, agent, nodeIndex * 100 + i).then(async (res) => {
+            if (res.status === 429) {
+              refused++;
+              refusals.push(await res.json());
+            }
+            return res;
+          }),
+        ),
+      ),
+    );
+    // Nobody answers while the burst lands, so rows only accumulate: once every call is either refused or
+    // waiting on its row, the table holds the most it ever held.
+    const rows = await eventually(async () => {
+      const listed = await pending.listPending(Date.now());
+      return listed.length + refused === calls.length ? listed : undefined;
+    });
+    const perAgent = new Map<string, number>();
+    for (const row of rows) {
+      const agent = (row.request as { agent?: { id?: string } }).agent?.id ?? "";
+      perAgent.set(agent, (perAgent.get(agent) ?? 0) + 1);
+    }
+    expect(rows.length).toBe(MAX);
+    for (const [agent, n] of perAgent) expect(n, `pending requests of \`${agent}\``).toBeLessThanOrEqual(PER_AGENT);
+    expect(refused).toBe(calls.length - MAX);
+    for (const body of refusals) expect(body).toMatchObject({ error: { code: "consent_queue_full" } });
+
+    // every waiting call still gets its answer
+    for (const row of rows) {
+      const denial = { decision: "denied", approver: "t", nonce: row.nonce };
+      expect((await pending.decide(row.id, "denied", denial, Date.now())).ok).toBe(true);
+    }
+    const waited = (await Promise.all(calls)).filter((res) => res.status !== 429);
+    expect(waited).toHaveLength(MAX);
+    for (const res of waited) expect(await res.json()).toMatchObject({ route: "refuse" });
+  });
+});
