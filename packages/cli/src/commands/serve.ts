@@ -77,6 +77,7 @@ Serves, from $ACP_HOME:
   GET  /v1/audit, /v1/audit/verify, /healthz, /readyz, /metrics, /docs, /openapi.json
   POST /mcp                     MCP (streamable HTTP): the tool aana_pre_tool_check
   /console                      the web console (sign in with the one-time link printed at start)
+Another method on one of these API paths is 405 method_not_allowed, its Allow header naming the methods it takes.
 
 The console link printed at start signs in --console-as NAME (default $USER): every answer given in that
 session is recorded as approver console:NAME. Give others their own link: acp console-link --as NAME.

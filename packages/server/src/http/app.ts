@@ -16,6 +16,7 @@ import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api
 import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
+import { collectWrongMethods } from "./method-not-allowed.js";
 import type { PublicUrl } from "@acp/proxy";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
@@ -130,6 +131,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     transformStaticCSP: (header) =>
       header.replace(/frame-ancestors [^;]*/, "frame-ancestors 'none'").replace(" validator.swagger.io", ""),
   });
+  // every route below is seen, so a documented path answers a method it does not take with 405, not 404
+  const wrongMethods = collectWrongMethods(app, options.metrics);
   const agentGuard = createBearerGuard(options.auth, "agent");
   const readGuard = createBearerGuard(options.auth, "read");
   registerPreToolCheck(app, options.service, createBearerCheck(options.auth, "agent"), { tls });
@@ -161,5 +164,6 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     ...(options.publicUrl !== undefined ? { publicOrigin: options.publicUrl.origin } : {}),
   });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());
+  wrongMethods.answer();
   return app;
 }
