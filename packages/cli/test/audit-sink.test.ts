@@ -132,4 +132,26 @@ describe("the home audit sink's durability", () => {
     await sink.close();
     expect(types(home).at(-1)).toBe("tool_call_intercepted");
   });
+
+  it("stages accept events after the caller's turn, in order; a fault found then refuses the next event", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-sink-"));
+    homes.push(home);
+    const sink = createHomeAuditSink({ home, clock: () => new Date(), signer: () => Promise.resolve(undefined) });
+    const base = { call_id: "c1", session_id: "s1", server: "srv", tool: "echo" };
+    await sink.record("tool_call_intercepted", { ...base, arguments: {} }); // opens the log
+    await expect(sink.record("no_such_event", base)).rejects.toThrow("unknown audit event type `no_such_event`");
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic["self"] = cyclic;
+    // recorded (only the type is checked on the call's path); the JSON round trip fails when it is staged
+    await sink.record("tool_call_forwarded", { ...base, arguments: cyclic });
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(sink.record("tool_call_completed", { ...base, is_error: false })).rejects.toThrow(
+      /the audit log stopped recording: .*circular/i,
+    );
+    await expect(sink.record("consent_approved", { ...base, decision: "approved" })).rejects.toThrow(
+      "the audit log stopped recording",
+    );
+    await sink.close();
+    expect(types(home)).toEqual(["tool_call_intercepted"]);
+  });
 });

@@ -97,8 +97,10 @@ export const ACCEPT_COMMIT_DELAY_MS = 20;
  * credential use, a decision that stops the call, an upstream failure, a person's intent update (or its
  * refusal), a changed tool definition, the sandbox's events. The events of a plainly accepted call
  * (`tool_call_intercepted`, `policy_evaluated` accept, `tool_call_forwarded`, `tool_call_completed`) are
- * `fsync: batch`: each is appended to the writer's queue, in order, before the step it records goes on
- * (before the call is forwarded, before its answer is returned), and made durable by a group commit that
+ * `fsync: batch`: each is recorded, in order, before the step it records goes on (before the call is
+ * forwarded, before its answer is returned) and appended to the writer's queue (redacted, staged) at the
+ * end of that turn of the event loop, off the call's path (an event a call waits on first appends those
+ * recorded before it), and made durable by a group commit that
  * starts once the oldest queued event has waited {@link ACCEPT_COMMIT_DELAY_MS} (at once when an awaited
  * event is queued behind it), and is not awaited. A crash can lose the accept events appended in the
  * last 20 ms plus one commit's time, never a consent event (see docs/reference/audit.md, "Durability in
@@ -131,35 +133,71 @@ export function createHomeAuditSink(options: {
   if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
   const path = join(options.home, "audit.jsonl");
   let log: Promise<AuditLog> | undefined;
+  let opened: AuditLog | undefined;
   let failure: string | undefined;
   const open = (): Promise<AuditLog> => {
-    log ??= options.signer().then((signer) =>
-      openAuditLog(path, {
-        clock: options.clock,
-        fsync: "batch",
-        commitDelayMs: ACCEPT_COMMIT_DELAY_MS,
-        ...(signer !== undefined ? { signer } : {}),
-        ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
-        ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
-      }),
-    );
+    log ??= options
+      .signer()
+      .then((signer) =>
+        openAuditLog(path, {
+          clock: options.clock,
+          fsync: "batch",
+          commitDelayMs: ACCEPT_COMMIT_DELAY_MS,
+          ...(signer !== undefined ? { signer } : {}),
+          ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
+          ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+        }),
+      )
+      .then((opening) => (opened = opening));
     return log;
+  };
+  const fail = (err: unknown): void => {
+    failure ??= err instanceof Error ? err.message : JSON.stringify(err);
+  };
+  // accept events recorded since the last turn of the event loop, appended (staged) at its end
+  let deferred: { type: string; fields: Record<string, unknown> }[] = [];
+  let scheduled = false;
+  const appendDeferred = (to: AuditLog): void => {
+    const batch = deferred;
+    deferred = [];
+    scheduled = false;
+    for (const { type, fields } of batch) {
+      try {
+        to.append(toAuditInput(type, fields)).catch(fail);
+      } catch (err) {
+        fail(err);
+      }
+    }
   };
   return {
     async record(eventType, fields) {
       if (failure !== undefined) throw new Error(`the audit log stopped recording: ${failure}`);
       const durable = mustBeDurable(eventType, fields);
-      const written = (await open()).append(toAuditInput(eventType, fields), { urgent: durable });
+      // staged at the end of this turn: the proxy builds `fields` per event and changes none of it later
+      if (!durable && opened !== undefined) {
+        if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
+        deferred.push({ type: eventType, fields });
+        if (!scheduled) {
+          scheduled = true;
+          const to = opened;
+          setImmediate(() => appendDeferred(to));
+        }
+        return;
+      }
+      const to = await open();
+      appendDeferred(to); // what was recorded before stays before
+      const written = to.append(toAuditInput(eventType, fields), { urgent: durable });
       if (durable) {
         await written;
         return;
       }
-      written.catch((err: unknown) => {
-        failure = err instanceof Error ? err.message : JSON.stringify(err);
-      });
+      written.catch(fail);
     },
     async close() {
-      if (log !== undefined) await (await log).close();
+      if (log === undefined) return;
+      const to = await log;
+      appendDeferred(to);
+      await to.close();
     },
   };
 }
