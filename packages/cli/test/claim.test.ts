@@ -114,6 +114,22 @@ describe("acp claim", () => {
     );
   });
 
+  it("publish without --provider, or with a --sandbox that is no sandbox id, is a usage error (exit 2), as create-faq and link", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-"));
+    const env = { ACP_HOME: home, HOME: home };
+    const faq = JSON.stringify({ title: "x", questions: [] });
+    for (const command of ["publish", "create-faq"]) {
+      const out = await runCli(["claim", command, "--file", "-"], { env, stdin: faq });
+      expect(out).toMatchObject({
+        code: 2,
+        stderr: "acp: missing --provider URL (the API origin, e.g. http://api.localhost:8080)\n",
+      });
+    }
+    const bad = await runCli(["claim", "publish", "--sandbox", "nope", "--file", "-"], { env, stdin: faq });
+    expect(bad).toMatchObject({ code: 2, stderr: "acp: `nope` is not a sandbox id (sbx_…)\n" });
+    expect((await runCli(["claim", "link", "nope"], { env })).code).toBe(2);
+  });
+
   it("--help teaches with examples", async () => {
     const r = await runCli(["claim", "serve", "--help"]);
     expect(r.stdout).toContain("acp claim serve --port 8080");

@@ -159,6 +159,9 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
         "  acp audit tail                 the last 10 events",
         "  acp audit tail -n 50 --json    the last 50 lines as written",
         "  acp audit tail -f              follow new events",
+        "",
+        "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file),",
+        "2 usage (a bad -n, an unknown option). Lines that are not audit events are printed as such: still 0.",
       ].join("\n"),
     )
     .action((file: string | undefined, options: TailOptions) => runTail(ctx, file, options));

@@ -76,7 +76,13 @@ export function registerClaimIssuer(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExample:\n  acp claim issuer keygen            # then add the printed lines to the provider's $ACP_HOME/claim/config.yml\n",
+      `
+Example:
+  acp claim issuer keygen            # then add the printed lines to the provider's $ACP_HOME/claim/config.yml
+
+Exit codes: 0 written, 1 the key cannot be written, 2 usage (the key file exists and --force was not
+given, an unknown option).
+`,
     )
     .action((flags: KeygenFlags) => {
       const path = keyPath(ctx, flags.out);
@@ -108,6 +114,9 @@ export function registerClaimIssuer(claim: Command, ctx: CliContext): void {
 Examples:
   acp claim issuer issue --subject agent-42 --audience http://api.localhost:8080 --out agent-42.token
   acp claim publish --provider http://api.localhost:8080 --file faq.json --admission-token agent-42.token
+
+Exit codes: 0 signed, 1 the issuer key cannot be read (none yet: acp claim issuer keygen) or --out cannot
+be written, 2 usage (a bad --subject, --audience, --ttl or --uses), 4 the key file is not an issuer key.
 `,
     )
     .action((flags: IssueFlags) => {

@@ -37,7 +37,7 @@ export function registerClaimReputation(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n\nRun it with the provider's $ACP_HOME (or --db / --storage-url). It creates nothing: without the provider's state it\nstops (exit 1) naming what is missing.\n",
+      "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n\nRun it with the provider's $ACP_HOME (or --db / --storage-url). It creates nothing: without the provider's state it\nstops (exit 1) naming what is missing.\n\nExit codes: 0 shown (or reset), 1 no provider state (named), or the claim config or the database cannot be\nread, 2 usage (a SOURCE that is none of these, --db with a PostgreSQL URL), 4 an invalid claim config.\n",
     )
     .action(async (sources: string[], flags: ReputationFlags) => {
       const keys = sources.map(keyOf);

@@ -131,10 +131,15 @@ async function readFaq(ctx: CliContext, file: string | undefined): Promise<FaqIn
   }
 }
 
+/**
+ * Runs the agent's calls to the provider: its refusals are exit 3 (400: 4), other failures exit 1; a
+ * CliError thrown on the way (a usage error, an unknown saved sandbox, a bad token file) keeps its own code.
+ */
 async function agent<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof CliError) throw err;
     if (err instanceof ClaimClientError)
       throw new CliError(
         `claim provider: ${err.message} (${err.code})`,
@@ -205,6 +210,11 @@ the difficulty, or are required with issuer-required. Config file ($ACP_HOME/cla
 State lives in SQLite ($ACP_HOME/state.db, or --db) unless a PostgreSQL URL is given by --storage-url, else
 ACP_STORAGE_URL, else storage.url in config.yml (as acp serve); the claim tables are created on first start.
 One JSON log line per request on stderr (request id, action, internal sandbox id, /24 range; never a secret).
+
+Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, open the database (SQLite or PostgreSQL), or
+read the claim config or the provider key, 2 usage (a bad --port or --difficulty, --db with a PostgreSQL
+URL, an unknown --admission, issuer-required without a trusted issuer), 4 an invalid claim config (every
+problem listed) or provider key.
 Guide: docs/guides/claim.md`,
     )
     .action(async (flags: ClaimServeFlags) => {
@@ -236,7 +246,18 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .option("--file <faq.json>", "the FAQ (title, description, questions[{question, answer}]); - reads stdin")
     .option("--admission-token <file>", TOKEN_HELP)
     .option("--json", "machine-readable output")
-    .addHelpText("after", "\nExample:\n  acp claim create-faq --provider http://api.localhost:8080 --file faq.json\n")
+    .addHelpText(
+      "after",
+      `
+Example:
+  acp claim create-faq --provider http://api.localhost:8080 --file faq.json
+
+Exit codes: 0 the draft and its preview link were made, 1 a file cannot be read, the sandbox cannot be
+saved or the provider cannot be reached, 2 usage (no --file, no --provider), 3 the provider refused (the
+uniform not_found, a limit or a refused source, admission tokens not accepted), 4 invalid input (--file
+is not JSON, content the provider rejects with 400, an --admission-token file that is not a token).
+`,
+    )
     .action(async (flags: AgentFlags) => {
       const faq = await readFaq(ctx, flags.file);
       const c = client(ctx, flags, env);
@@ -270,7 +291,17 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExamples:\n  acp claim publish --provider http://api.localhost:8080 --file faq.json\n  acp claim link sbx_…   # then give the human the code and the page\n",
+      `
+Examples:
+  acp claim publish --provider http://api.localhost:8080 --file faq.json
+  acp claim link sbx_…   # then give the human the code and the page
+
+Exit codes: 0 published, 1 a file cannot be read, no saved sandbox --sandbox, the sandbox cannot be saved
+or the provider cannot be reached, 2 usage (no --file, no --provider, a --sandbox that is not a sandbox
+id), 3 the provider refused (the uniform not_found, a limit or a refused source, admission tokens not
+accepted), 4 invalid input (--file is not JSON, content the provider rejects with 400, an
+--admission-token file that is not a token).
+`,
     )
     .action(async (flags: AgentFlags) => {
       const faq = await readFaq(ctx, flags.file);
@@ -295,7 +326,17 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .command("link <sandbox-id>")
     .description("as an agent: a claim code (single use, ≤ 1 h) and the page where the human claims the sandbox")
     .option("--json", "machine-readable output")
-    .addHelpText("after", "\nExample:\n  acp claim link sbx_4fQ… --json\n")
+    .addHelpText(
+      "after",
+      `
+Example:
+  acp claim link sbx_4fQ… --json
+
+Exit codes: 0 the claim code was printed, 1 no saved sandbox with that id, or the provider cannot be
+reached, 2 not a sandbox id (sbx_…), 3 the provider refused (nothing published yet, or the uniform
+not_found), 4 the provider rejected the request (400).
+`,
+    )
     .action(async (id: string, flags: AgentFlags) => {
       const s = loadSandbox(ctx, id);
       const r = await agent(() => new ClaimClient(s.api).claimLink(s));

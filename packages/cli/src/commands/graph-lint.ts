@@ -20,6 +20,9 @@ than one tier, an action listed twice, a domain missing one of autonomous /
 requires_approval / blocked, an empty domain, and a trusted_channel_required
 action that is in no tier.
 
+Exit codes: 0 no problems, 4 at least one problem (an unreadable or oversized file is one too), 1 no such
+file (the message says how to create one), 2 usage.
+
 Examples:
   acp graph lint spec/examples/consent-graph.json
   acp graph lint ~/.acp/consent-graph.json --json`,

@@ -122,6 +122,11 @@ Prints: route (accept|ask|defer|refuse), action (allow|ask|deny), rule (the deci
 source:rule), category, risk_level, reasons (every source's, strictest first) and sources.
 Nothing is executed and no state is kept between runs (rate limits start empty).
 
+Exit codes: 0 the decision was printed (whatever the route), 1 the policy, graph or --config file is
+missing or unreadable, 2 usage (no --tool, --domain without --action, an unknown option), 4 invalid input
+(malformed --args, --annotations, --at, --category, --confidence or --contract, or an invalid policy,
+graph or \`graph:\` section, each problem as FILE:LINE:COL: message).
+
 Examples:
   acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
   acp policy simulate --tool edit_file --annotations '{"readOnlyHint":false,"destructiveHint":true}'

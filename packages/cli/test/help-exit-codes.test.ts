@@ -1,0 +1,57 @@
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { createProgram } from "../src/main.js";
+import type { CliContext } from "../src/context.js";
+import { runCli } from "./run.js";
+
+/** Leaf commands whose --help has no "Exit codes:" section yet (the list only shrinks). */
+const NOT_YET = ["acp run", "acp intent new", "acp audit verify"];
+
+function leaves(command: Command, path: string[] = ["acp"]): string[][] {
+  if (command.commands.length === 0) return [path];
+  return command.commands.flatMap((sub) => leaves(sub, [...path, sub.name()]));
+}
+
+const ctx: CliContext = {
+  exitCode: 0,
+  io: {
+    stdout: { write: () => true },
+    stderr: { write: () => true },
+    readStdin: () => Promise.resolve(""),
+    stdinIsTTY: false,
+    env: {},
+    cwd: "/",
+    now: () => new Date(),
+  },
+};
+const commands = leaves(createProgram(ctx)).filter((path) => !NOT_YET.includes(path.join(" ")));
+
+describe("every command's --help says what its exit codes mean", () => {
+  it.each(commands.map((path) => [path.join(" "), path.slice(1)] as const))(
+    "%s --help has an Exit codes section",
+    async (_name, argv) => {
+      const out = await runCli([...argv, "--help"]);
+      expect(out.code).toBe(0);
+      expect(out.stdout).toMatch(/^Exit codes:/m);
+    },
+  );
+
+  it("covers the commands that lacked it: policy simulate, graph lint|review, audit tail, every claim command", () => {
+    const names = commands.map((path) => path.join(" "));
+    for (const name of [
+      "acp policy simulate",
+      "acp graph lint",
+      "acp graph review",
+      "acp audit tail",
+      "acp claim serve",
+      "acp claim create-faq",
+      "acp claim publish",
+      "acp claim link",
+      "acp claim issuer keygen",
+      "acp claim issuer issue",
+      "acp claim takedown",
+      "acp claim reputation",
+    ])
+      expect(names).toContain(name);
+  });
+});
