@@ -54,12 +54,22 @@ export const TOP_LEVEL_KEYS = [
   "storage",
 ] as const;
 
+/**
+ * The keys of the `defaults:` section: `timeout_seconds` (the proxy's consent timeout) and `policy` (the policy
+ * file `acp init` writes there). Anything else is a typo (`timout_seconds:`) that would silently keep the default:
+ * refused like an unknown top-level key.
+ */
+export const DEFAULTS_KEYS = ["timeout_seconds", "policy"] as const;
+
 /** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
 export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
 
 /** Each key of `file` checked on its own: what `configInUse` throws and `acp doctor` reports. */
 export interface ConfigChecks {
-  /** The file's top-level keys (`TOP_LEVEL_KEYS` only) and `version` (`"1"`): `acp doctor`'s `config` check. */
+  /**
+   * The file's top-level keys (`TOP_LEVEL_KEYS` only), the keys of `defaults:` (`DEFAULTS_KEYS` only) and `version`
+   * (`"1"`): `acp doctor`'s `config` check.
+   */
   readonly file: KeyCheck<void>;
   readonly proxy: KeyCheck<ProxyConfig>;
   readonly credentials: KeyCheck<readonly CredentialRule[]>;
@@ -95,10 +105,34 @@ function proxySection(file: ConfigFile): ProxyConfig {
   throw new CliError(lines.join("\n"), EXIT.invalid);
 }
 
+/** An unknown key at `path` of `file`, named as written with the closest of `known`, else every known one. */
+function unknownKeyProblem(file: ConfigFile, path: readonly string[], known: readonly string[]): string {
+  const key = path[path.length - 1] ?? "";
+  const prefix = path
+    .slice(0, -1)
+    .map((k) => `${k}.`)
+    .join("");
+  const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+  const near = suggest(key, known);
+  const help = near !== undefined ? `did you mean \`${prefix}${near}\`?` : `expected ${known.join(", ")}`;
+  return `${whereIn(file, path)}: unknown key \`${prefix}${shown}\` (${help})`;
+}
+
+/** The keys of the `defaults:` section: each one of `DEFAULTS_KEYS`; absent or empty is fine, anything but a mapping is not. */
+function defaultsProblems(file: ConfigFile, value: unknown): string[] {
+  if (value === null || value === undefined) return [];
+  if (typeof value !== "object" || Array.isArray(value))
+    return [`${whereIn(file, ["defaults"])}: \`defaults\` must be a mapping (${DEFAULTS_KEYS.join(", ")})`];
+  const known: readonly string[] = DEFAULTS_KEYS;
+  return Object.keys(value)
+    .filter((key) => !known.includes(key))
+    .map((key) => unknownKeyProblem(file, ["defaults", key], known));
+}
+
 /**
  * The top-level keys of `file`: each one of `TOP_LEVEL_KEYS` (an unknown one named, with the closest known
- * key), and `version`, when given, `"1"` (the number 1 is the same version written without quotes).
- * Throws every problem at `FILE:LINE:COL` (exit 4).
+ * key), the keys of `defaults:` likewise (`DEFAULTS_KEYS`), and `version`, when given, `"1"` (the number 1 is
+ * the same version written without quotes). Throws every problem at `FILE:LINE:COL` (exit 4).
  */
 export function checkTopLevelKeys(file: ConfigFile): void {
   const known: readonly string[] = TOP_LEVEL_KEYS;
@@ -113,11 +147,8 @@ export function checkTopLevelKeys(file: ConfigFile): void {
       );
       continue;
     }
-    if (known.includes(key)) continue;
-    const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
-    const near = suggest(key, known);
-    const help = near !== undefined ? `did you mean \`${near}\`?` : `expected ${known.join(", ")}`;
-    problems.push(`${whereIn(file, [key])}: unknown key \`${shown}\` (${help})`);
+    if (key === "defaults") problems.push(...defaultsProblems(file, value));
+    else if (!known.includes(key)) problems.push(unknownKeyProblem(file, [key], known));
   }
   if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
 }
