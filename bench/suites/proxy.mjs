@@ -12,7 +12,8 @@
 // or lost reply through ACP (or direct) fails the suite, a peer's is reported. Loopback only: servers that
 // would listen on every interface are started with a preload that binds them to 127.0.0.1.
 // `cpu µs`: CPU time of the process(es) the clients talk to (server, forwarder or proxy; not the proxy's upstream
-// child) per answered call, from /proc. Uses the built CLI (`npm run bench` builds). ACP_BENCH_PROXY_CALLS sets the calls per measurement.
+// child) per answered call, from /proc. Uses the built CLI (`npm run bench` builds). ACP_BENCH_PROXY_CALLS sets the calls per measurement,
+// ACP_BENCH_PROXY_WARMUP the calls every client makes first (500), so each process is measured warm.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
@@ -29,8 +30,10 @@ const BIN = join(ROOT, "node_modules/.bin");
 const EVERYTHING = join(BIN, "mcp-server-everything");
 const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const PROXY_CORE = join(ROOT, "bench/proxy/core-server.mjs");
-const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 2000);
-const WARMUP = Math.min(300, CALLS);
+const CALLS = Number(process.env.ACP_BENCH_PROXY_CALLS ?? 10000);
+/** Calls each client makes before the measurement, so every process it talks to (one proxy per stdio
+ * client) is measured warm, not while V8 is still compiling its hot paths (ACP_BENCH_PROXY_WARMUP). */
+const WARMUP = Number(process.env.ACP_BENCH_PROXY_WARMUP ?? 500);
 /** A reply that does not come within this is counted as lost (a proxy that misroutes replies loses some). */
 const CALL_TIMEOUT_MS = 10_000;
 /** A measurement stops early after this many lost replies (each costs the whole timeout)... */
@@ -70,6 +73,25 @@ const child = spawn(process.argv[1], [], { stdio: ["pipe", "pipe", "ignore"] });
 process.stdin.pipe(child.stdin); child.stdout.pipe(process.stdout);
 process.stdin.on("end", () => child.kill()); child.on("exit", () => process.exit(0));`;
 
+// The least any proxy that reads the messages must do: split lines, JSON.parse each message and write
+// JSON.stringify of it, both ways (no SDK, no checks, no decision). What is left between this and the
+// byte forwarder is the cost of looking at the traffic at all.
+const JSON_FORWARDER = `const { spawn } = require("node:child_process");
+const child = spawn(process.argv[1], [], { stdio: ["pipe", "pipe", "ignore"] });
+function relay(from, to) {
+  let rest = "";
+  from.setEncoding("utf8");
+  from.on("data", (chunk) => {
+    const lines = (rest + chunk).split("\\n");
+    rest = lines.pop();
+    let out = "";
+    for (const line of lines) if (line !== "") out += JSON.stringify(JSON.parse(line)) + "\\n";
+    if (out !== "") to.write(out);
+  });
+}
+relay(process.stdin, child.stdin); relay(child.stdout, process.stdout);
+process.stdin.on("end", () => child.kill()); child.on("exit", () => process.exit(0));`;
+
 async function stdioClient(command, args) {
   const client = new Client({ name: "bench", version: "1.0.0" });
   const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
@@ -100,10 +122,17 @@ function cpuTicks(pids) {
   return total;
 }
 
+// the bench's own HTTP clients use the proxy's fetch too: the SDK transports' shared abort signal would
+// otherwise collect a listener per call in this process (and Node's "memory leak" warnings) for every peer
+const { createAbortIsolatingFetch } = await import(new URL("../../packages/proxy/dist/index.js", import.meta.url).href);
+
 async function httpClient(url) {
   const client = new Client({ name: "bench", version: "1.0.0" });
   const u = new URL(url);
-  await client.connect(u.pathname === "/sse" ? new SSEClientTransport(u) : new StreamableHTTPClientTransport(u));
+  const options = { fetch: createAbortIsolatingFetch() };
+  await client.connect(
+    u.pathname === "/sse" ? new SSEClientTransport(u, options) : new StreamableHTTPClientTransport(u, options),
+  );
   return client;
 }
 
@@ -220,7 +249,7 @@ async function run(peer, connect, concurrency, serverPids) {
   const clients = [];
   try {
     for (let i = 0; i < concurrency; i++) clients.push(await connect());
-    await measure(clients.slice(0, 1), WARMUP, "warm");
+    await measure(clients, WARMUP * clients.length, "warm");
     const pids = serverPids ?? clients.map((c) => c.benchPid).filter((p) => p !== undefined);
     return { peer, concurrency, ...(await measure(clients, CALLS, "m", pids)) };
   } catch (err) {
@@ -251,6 +280,7 @@ const ACPS = [["acp proxy", ACP], ...(BASELINE ? [["acp baseline", join(BASELINE
 const STDIO = [
   ["direct", () => stdioClient(EVERYTHING, [])],
   ["byte forwarder", () => stdioClient(process.execPath, ["-e", FORWARDER, EVERYTHING])],
+  ["json forwarder", () => stdioClient(process.execPath, ["-e", JSON_FORWARDER, EVERYTHING])],
   ["proxy core", () => stdioClient(process.execPath, [PROXY_CORE, EVERYTHING])],
   ...ACPS.map(([peer, acp]) => [
     peer,
@@ -351,7 +381,9 @@ for (const row of rows) {
   const base = rows.find(
     (r) => r.transport === row.transport && r.concurrency === row.concurrency && r.peer === "direct",
   );
-  const ours = ["direct", "acp proxy", "acp baseline", "byte forwarder", "proxy core"].includes(row.peer);
+  const ours = ["direct", "acp proxy", "acp baseline", "byte forwarder", "json forwarder", "proxy core"].includes(
+    row.peer,
+  );
   const head = `${row.transport.padEnd(9)} ${pad(row.concurrency, 7)} ${row.peer.padEnd(16)}`;
   if (row.failed !== undefined) {
     console.log(`${head} FAILED: ${row.failed}`);

@@ -25,3 +25,4 @@ export {
   type UpstreamTool,
 } from "./upstream-pool.js";
 export { UpstreamRelay, type RelayedRequest } from "./upstream-relay.js";
+export { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";
