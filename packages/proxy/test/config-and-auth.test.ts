@@ -145,6 +145,23 @@ describe("proxy section of config.yml", () => {
     }
   });
 
+  it("takes max_sessions as an integer from 1 to 100000, at proxy.max_sessions", () => {
+    const good = parseProxyConfig({ max_sessions: 64 });
+    expect(good.ok && good.value.maxSessions).toBe(64);
+    const unset = parseProxyConfig({});
+    expect(unset.ok && unset.value.maxSessions).toBeUndefined();
+    for (const bad of [0, -1, 2.5, 100_001, "64", null]) {
+      const r = parseProxyConfig({ max_sessions: bad });
+      expect(r.ok, String(bad)).toBe(false);
+      if (!r.ok)
+        expect(r.issues[0]).toMatchObject({
+          code: "proxy_config_invalid",
+          path: ["proxy", "max_sessions"],
+          message: "`proxy.max_sessions` must be an integer from 1 to 100000",
+        });
+    }
+  });
+
   it("reports every problem with a code and a path, and accepts nothing partially", () => {
     const parsed = parseProxyConfig({
       port: "eighty",

@@ -361,6 +361,7 @@ async function serveHttp(
       ...(tokens.shared !== undefined ? { bearerToken: tokens.shared } : {}),
       ...(tokens.agents.size > 0 ? { agentTokens: tokens.agents } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
+      ...(config.maxSessions !== undefined ? { maxSessions: config.maxSessions } : {}),
     });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err), EXIT.error);

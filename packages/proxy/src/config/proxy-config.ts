@@ -26,6 +26,8 @@ export interface ProxyConfig {
   readonly callTimeoutMs: number;
   /** Consent wait when the deciding rule names no timeout, in milliseconds. */
   readonly consentTimeoutMs: number;
+  /** Most HTTP sessions open at once (`proxy.max_sessions`); absent: the listener's default (256). */
+  readonly maxSessions?: number;
 }
 
 /** Defaults of the proxy section. */
@@ -45,6 +47,7 @@ const PROXY_KEYS = [
   "upstream_servers",
   "prefix_tools",
   "call_timeout_seconds",
+  "max_sessions",
 ];
 const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
 
@@ -56,6 +59,9 @@ const NAME_INVALID = { code: "proxy_upstream_name_invalid" } as const;
 const URL_INVALID = { code: "proxy_upstream_url_invalid" } as const;
 const COMMAND_INVALID = { code: "proxy_upstream_command_invalid" } as const;
 type Code = { readonly code: string };
+
+/** Highest `proxy.max_sessions` taken. */
+const MAX_SESSIONS_LIMIT = 100_000;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -114,6 +120,13 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
   const callTimeout = positiveSeconds(s["call_timeout_seconds"], ["call_timeout_seconds"], at);
   const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
   const upstreams = parseUpstreamList(s["upstream_servers"], at);
+  const maxSessions = s["max_sessions"];
+  if (
+    maxSessions !== undefined &&
+    !(Number.isInteger(maxSessions) && (maxSessions as number) >= 1 && (maxSessions as number) <= MAX_SESSIONS_LIMIT)
+  ) {
+    at(["max_sessions"], INVALID, `\`proxy.max_sessions\` must be an integer from 1 to ${MAX_SESSIONS_LIMIT}`);
+  }
   if (issues.length > 0) return fail(issues);
   return ok({
     ...(typeof port === "number" ? { port } : {}),
@@ -126,6 +139,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
+    ...(typeof maxSessions === "number" ? { maxSessions } : {}),
   });
 }
 

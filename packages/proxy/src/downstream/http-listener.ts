@@ -36,6 +36,13 @@ export interface HttpListenOptions {
    * 30 minutes. (Clients that go away without `DELETE` would otherwise keep their session for ever.)
    */
   readonly idleSessionMs?: number;
+  /**
+   * Most sessions open at once (streamable HTTP and HTTP+SSE together); default 256. An agent with a token
+   * of its own may hold at most a quarter of them, so one agent cannot take every session from the others.
+   * Beyond either, a new session is refused with 429 (each session holds a server, a session runtime and
+   * what its agent read).
+   */
+  readonly maxSessions?: number;
 }
 
 /** A running listener. */
@@ -75,7 +82,8 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
   const owners = new Map<string, string | null>();
   const activity = new SessionActivity(options.idleSessionMs ?? DEFAULT_IDLE_SESSION_MS);
   const identify = createBearerIdentity(options.bearerToken, agentTokens);
-  const listening: Listening = { sessions, owners, activity, identify };
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const listening: Listening = { sessions, owners, activity, identify, room: new SessionRoom(maxSessions, owners) };
   const http = createServer((req, res) => {
     handle(proxy, listening, options, loopback, req, res).catch((err: unknown) => {
       proxy.log(`http: ${err instanceof Error ? err.message : String(err)}`);
@@ -114,12 +122,59 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
 /** Thirty minutes. */
 export const DEFAULT_IDLE_SESSION_MS = 30 * 60 * 1000;
 
+/** Sessions open at once, by default. */
+export const DEFAULT_MAX_SESSIONS = 256;
+
+/**
+ * The room for new sessions: open ones (`owners`, by the token that opened them) and those being opened.
+ * A named agent may hold a quarter of the room at most; the shared token only the whole.
+ */
+class SessionRoom {
+  #opening = 0;
+  readonly #openingBy = new Map<string, number>();
+  constructor(
+    readonly max: number,
+    readonly owners: ReadonlyMap<string, string | null>,
+  ) {}
+
+  get perAgent(): number {
+    return Math.max(1, Math.floor(this.max / 4));
+  }
+
+  /** Why a new session of `caller` is refused, or undefined: there is room (then it is counted as opening). */
+  take(caller: Caller): string | undefined {
+    if (this.owners.size + this.#opening >= this.max) {
+      return `too many sessions: ${this.max} are open (proxy.max_sessions); close one (DELETE /mcp) or wait for idle ones to close`;
+    }
+    if (caller !== null) {
+      let held = this.#openingBy.get(caller) ?? 0;
+      for (const owner of this.owners.values()) if (owner === caller) held++;
+      if (held >= this.perAgent) {
+        return `too many sessions for agent \`${caller}\`: it holds ${held}, a quarter of proxy.max_sessions (${this.max}); close one (DELETE /mcp)`;
+      }
+      this.#openingBy.set(caller, (this.#openingBy.get(caller) ?? 0) + 1);
+    }
+    this.#opening++;
+    return undefined;
+  }
+
+  /** The session `take` counted is open (in `owners`) or failed to open. */
+  release(caller: Caller): void {
+    this.#opening--;
+    if (caller === null) return;
+    const left = (this.#openingBy.get(caller) ?? 1) - 1;
+    if (left > 0) this.#openingBy.set(caller, left);
+    else this.#openingBy.delete(caller);
+  }
+}
+
 interface Listening {
   readonly sessions: Map<string, Session>;
   /** The agent whose named token opened each session (null: the shared token, or no token). */
   readonly owners: Map<string, string | null>;
   readonly activity: SessionActivity;
   readonly identify: (header: string | string[] | undefined) => BearerIdentity;
+  readonly room: SessionRoom;
 }
 
 /** The caller's agent (null: shared token or none), after the token check; undefined once refused. */
@@ -208,7 +263,7 @@ async function handleStreamable(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const { sessions, owners, activity } = listening;
+  const { sessions, activity } = listening;
   const sessionId = req.headers["mcp-session-id"];
   const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
   if (existing !== undefined && !mayUse(listening, sessionId as string, caller, res)) return;
@@ -227,6 +282,24 @@ async function handleStreamable(
   if (req.method !== "POST" || !isInitializeRequest(body)) {
     return sendJsonError(res, 400, -32000, "bad request: no valid session id (initialize first)");
   }
+  const full = listening.room.take(caller);
+  if (full !== undefined) return sendJsonError(res, 429, -32000, full);
+  try {
+    await openStreamable(proxy, listening, caller, req, res, body);
+  } finally {
+    listening.room.release(caller);
+  }
+}
+
+async function openStreamable(
+  proxy: AcpProxy,
+  listening: Listening,
+  caller: Caller,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<void> {
+  const { sessions, owners, activity } = listening;
   const id = randomUUID();
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => id,
@@ -324,10 +397,13 @@ function closeSessionIfDropped(transport: StreamableHTTPServerTransport, res: Se
 }
 
 async function openSse(proxy: AcpProxy, listening: Listening, caller: Caller, res: ServerResponse): Promise<void> {
-  const { sessions, owners } = listening;
+  const { sessions, owners, room } = listening;
+  const full = room.take(caller);
+  if (full !== undefined) return sendJsonError(res, 429, -32000, full);
   const transport = new SSEServerTransport("/messages", res);
   sessions.set(transport.sessionId, transport);
   owners.set(transport.sessionId, caller);
+  room.release(caller);
   transport.onclose = () => {
     sessions.delete(transport.sessionId);
     owners.delete(transport.sessionId);

@@ -3,6 +3,7 @@ export {
   listenHttp,
   HttpListenError,
   DEFAULT_IDLE_SESSION_MS,
+  DEFAULT_MAX_SESSIONS,
   type HttpListenOptions,
   type HttpListener,
 } from "./http-listener.js";

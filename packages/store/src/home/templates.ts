@@ -42,6 +42,8 @@ proxy:
   # agent called, whatever the client calls itself:
   #   agent_tokens:
   #     ci_bot: ""    # \`acp config set-secret proxy.agent_tokens.ci_bot\`
+  # At most this many HTTP sessions are open at once (an agent with a token of its own: a quarter):
+  #   max_sessions: 256
   # The real MCP servers behind the proxy; each has a name and a command (stdio) or a url (HTTP). Example:
   #   - name: "files"
   #     command: "npx @modelcontextprotocol/server-filesystem /tmp"
