@@ -122,7 +122,12 @@ describe("pinned annotations (a flip to readOnlyHint: true is a changed definiti
       expect(asked?.route).toBe("ask");
       expect(asked?.category).toBe("write");
       expect(reasonCodes(asked)).toContain("tool_definition_changed");
-      expect(asked?.reasons.find((r) => r.code === "tool_definition_changed")?.message).toContain("(annotations)");
+      const told = asked?.reasons.find((r) => r.code === "tool_definition_changed")?.message;
+      expect(told).toContain("(annotations)");
+      // the person is shown what the annotations became and what they were
+      expect(told).toContain(
+        'annotations now {"readOnlyHint":true} (was {"readOnlyHint":false,"destructiveHint":true})',
+      );
       expect(audit.events.some((e) => e.type === "tool_call_forwarded")).toBe(false);
 
       // a person accepts the new definition: it is pinned and served, and its calls are reads again
@@ -210,9 +215,11 @@ describe("planted text in any field of a changed definition does not reach the a
         const held = await second.client.callTool({ name: "sync_records", arguments: { table: "users" } });
         expect(textOf(held)).toBe("denied by a person: not yet");
         expect(reasonCodes(broker.asks[0]?.decision)).toContain("tool_definition_changed");
-        expect(broker.asks[0]?.decision.reasons.find((r) => r.code === "tool_definition_changed")?.message).toContain(
-          `(${field})`,
-        );
+        const told = broker.asks[0]?.decision.reasons.find((r) => r.code === "tool_definition_changed")?.message;
+        expect(told).toContain(`(${field})`);
+        // the person (not the agent) is shown the new value, planted text and all, beside the pinned one
+        expect(told).toContain(`${field} now `);
+        expect(told).toContain(JSON.stringify(PLANTED).slice(1, -1));
 
         let changedLists = 0;
         second.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changedLists++);

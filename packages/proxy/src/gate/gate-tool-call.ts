@@ -299,28 +299,47 @@ function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): D
   return { ...decision, reasons: [...decision.reasons, reason] };
 }
 
-/** How much of a description the person asked is shown (the whole new definition is in the audit). */
-const SHOWN_DESCRIPTION = 1_000;
+/** How much of each changed field the person asked is shown (the whole new definition is in the audit). */
+const SHOWN_CHARS = 1_000;
+
+/** The definition's key of a changed field's name (`input_schema` → `inputSchema`). */
+const DEFINITION_KEY: Readonly<Record<string, string>> = { input_schema: "inputSchema", output_schema: "outputSchema" };
 
 /**
- * What changed, for the person deciding: the new description and the pinned one (the agent is served the
- * pinned one until a person accepts), or the new input schema's hash.
+ * What changed, for the person deciding, field by field: the new value and the pinned one (the agent is
+ * served the pinned definition until a person accepts), each as JSON cut at {@link SHOWN_CHARS}
+ * characters. A pin that kept no values (written before every field was pinned, or a definition over
+ * 64 KiB) shows the description it kept and the input schema's hashes.
  */
 function describeChange(change: ToolChange): string {
-  const parts: string[] = [];
-  if (change.fields.includes("description")) {
-    parts.push(`description now ${quoted(change.after.description)} (was ${quoted(change.before.description)})`);
-  }
-  if (change.fields.includes("input_schema")) {
-    parts.push(`input schema now ${change.after.input_schema_hash} (was ${change.before.input_schema_hash})`);
-  }
+  const before = change.before.definition;
+  const after = change.after.definition;
+  const parts = change.fields.map((field) => {
+    if (field === "description") {
+      return `description now ${shown(change.after.description)} (was ${shown(change.before.description)})`;
+    }
+    if (before !== undefined && after !== undefined) {
+      const key = DEFINITION_KEY[field] ?? field;
+      return `${field} now ${shown(after[key])} (was ${shown(before[key])})`;
+    }
+    if (field === "input_schema") {
+      return `input schema now ${change.after.input_schema_hash} (was ${change.before.input_schema_hash})`;
+    }
+    return `${field} changed (the pin kept no values to compare: see the audit)`;
+  });
   return parts.length > 0 ? `: ${parts.join("; ")}` : "";
 }
 
-function quoted(description: string | null): string {
-  if (description === null) return "none";
-  const shown = description.length > SHOWN_DESCRIPTION ? `${description.slice(0, SHOWN_DESCRIPTION)}…` : description;
-  return JSON.stringify(shown);
+/** A value as the person is shown it: JSON (a string quoted), cut at {@link SHOWN_CHARS}; `none` when absent. */
+function shown(value: unknown): string {
+  if (value === undefined || value === null) return "none";
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? "none";
+  } catch {
+    text = "(not JSON)";
+  }
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
 }
 
 /** The §7.4 `request_id` (`cr_…`) of a signed consent response, when there is one. */
