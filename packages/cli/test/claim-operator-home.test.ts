@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { CLAIM_MIGRATIONS } from "@acp/claim";
 import { openStateDb } from "@acp/store";
 import { runCli } from "./run.js";
 
@@ -61,7 +62,7 @@ describe("acp claim operator commands and the ACP home", () => {
     const home = emptyHome();
     const acpHome = join(home, ".acp");
     mkdirSync(acpHome);
-    openStateDb(join(acpHome, "state.db")).close();
+    openStateDb(join(acpHome, "state.db"), { migrations: CLAIM_MIGRATIONS }).close();
     const out = await runCli(["claim", "reputation", "203.0.113.7", "--json"], {
       env: { HOME: home, ACP_HOME: acpHome },
     });

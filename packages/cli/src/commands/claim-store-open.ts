@@ -3,16 +3,25 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   CLAIM_MIGRATIONS,
+  CLAIM_POSTGRES_MIGRATIONS,
   createSecretBox,
   PostgresClaimStore,
   SqliteClaimStore,
   type ClaimStore,
   type SecretBox,
 } from "@acp/claim";
-import { applyMigrations, openStateDb } from "@acp/store";
+import {
+  applyMigrations,
+  listAppliedMigrations,
+  listPostgresMigrations,
+  openPostgresStore,
+  openStateDb,
+  type PostgresStore,
+} from "@acp/store";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openPostgres, readProviderKey } from "./claim-config.js";
+import { assertClaimSchemaCurrent } from "./claim-schema.js";
 import { storageOf } from "./serve.js";
 
 /** Where an operator command finds the provider's state: the same flags and precedence as `acp claim serve`. */
@@ -26,6 +35,20 @@ export interface ClaimStoreFlags {
  * keyed hashes (a handle), `none` for reputation scores, which are kept by range or subject in clear.
  */
 export type ProviderKeyNeed = "provider" | "none";
+
+/**
+ * How an operator command uses the store. `read`: it only reads, so it changes nothing, not even the schema (SQLite
+ * is opened read-only, PostgreSQL sees no DDL) and it stops (exit 1) unless the claim schema is the one this build
+ * knows. `write`: it changes what the provider stored, and first applies the claim migrations as `acp claim serve`
+ * does (a database an older provider made is migrated).
+ */
+export type ClaimStoreAccess = "read" | "write";
+
+/** What an operator command needs of the provider's store. */
+export interface ClaimStoreNeeds {
+  readonly key: ProviderKeyNeed;
+  readonly access: ClaimStoreAccess;
+}
 
 /**
  * The provider's SQLite database, which must exist: an operator command reads or changes what a provider
@@ -44,26 +67,47 @@ function existingStateDb(ctx: CliContext, home: string, flags: ClaimStoreFlags):
   return path;
 }
 
+/** Opens PostgreSQL for a read: no DDL (neither the store's migrations nor the claim ones); the schema is checked. */
+async function openPostgresForRead(url: string, source: string): Promise<PostgresStore> {
+  let pg: PostgresStore;
+  try {
+    pg = await openPostgresStore(url, { applicationName: "acp-claim", migrate: false });
+  } catch (err) {
+    throw new CliError(`${source}: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+  }
+  try {
+    assertClaimSchemaCurrent(pg.url, await listPostgresMigrations(pg), CLAIM_POSTGRES_MIGRATIONS);
+    return pg;
+  } catch (err) {
+    await pg.close();
+    throw err;
+  }
+}
+
 /**
  * Opens the provider's claim store (SQLite `--db` or `$ACP_HOME/state.db`, or PostgreSQL by `--storage-url`,
- * `ACP_STORAGE_URL`, `storage.url`), with its provider key when `key` is `provider`, runs `fn`, and closes it.
+ * `ACP_STORAGE_URL`, `storage.url`), with its provider key when `needs.key` is `provider`, runs `fn`, and closes it.
  * Nothing is created: neither a home, a database nor a key. The running provider may keep serving meanwhile.
+ * With `needs.access` `read` the store is opened without migrating (see {@link ClaimStoreAccess}).
  */
 export async function withClaimStore<T>(
   ctx: CliContext,
   home: string,
   flags: ClaimStoreFlags,
-  key: ProviderKeyNeed,
+  needs: ClaimStoreNeeds,
   fn: (store: ClaimStore) => Promise<T>,
 ): Promise<T> {
   const storage = storageOf(ctx, flags, home);
   if (storage !== null && flags.db !== undefined)
     throw new CliError(`--db and ${storage.source} both given: pick SQLite or PostgreSQL`, EXIT.usage);
+  const read = needs.access === "read";
   // without a key need, the store's keyed hashes are never used: a throwaway key stands in, kept nowhere
-  const box = (): SecretBox => createSecretBox(key === "provider" ? readProviderKey(home) : randomBytes(32));
+  const box = (): SecretBox => createSecretBox(needs.key === "provider" ? readProviderKey(home) : randomBytes(32));
   if (storage !== null) {
     const secrets = box();
-    const pg = await openPostgres(storage.url, storage.source);
+    const pg = read
+      ? await openPostgresForRead(storage.url, storage.source)
+      : await openPostgres(storage.url, storage.source);
     try {
       return await fn(new PostgresClaimStore(pg, secrets));
     } finally {
@@ -72,9 +116,12 @@ export async function withClaimStore<T>(
   }
   const path = existingStateDb(ctx, home, flags);
   const secrets = box();
-  const db = openStateDb(path);
+  // read-only, SQLite still makes the empty `-wal` and `-shm` files a WAL reader needs when none exist (no page of
+  // the database is written), and cannot remove them on close as a writer does
+  const db = openStateDb(path, { readonly: read });
   try {
-    applyMigrations(db, CLAIM_MIGRATIONS);
+    if (read) assertClaimSchemaCurrent(path, listAppliedMigrations(db), CLAIM_MIGRATIONS);
+    else applyMigrations(db, CLAIM_MIGRATIONS);
     return await fn(new SqliteClaimStore(db, secrets));
   } finally {
     db.close();

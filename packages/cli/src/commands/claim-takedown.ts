@@ -23,7 +23,7 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
-      "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\nIt creates nothing: without the provider's state or provider.key it stops (exit 1) naming what is missing.\n\nExit codes: 0 taken down, 1 no provider state or provider.key (named), or the claim config or the database\ncannot be read, 2 usage (neither a published URL nor a handle, --db with a PostgreSQL URL), 3 nothing taken\ndown (no published sandbox behind the handle, or it is a claimed workspace), 4 an invalid claim config or\nprovider key.\n",
+      "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\nIt creates nothing: without the provider's state or provider.key it stops (exit 1) naming what is missing.\nIt writes, so it first applies the claim migrations as acp claim serve does (a database an older provider made\nis migrated).\n\nExit codes: 0 taken down, 1 no provider state or provider.key (named), or the claim config or the database\ncannot be read, 2 usage (neither a published URL nor a handle, --db with a PostgreSQL URL), 3 nothing taken\ndown (no published sandbox behind the handle, or it is a claimed workspace), 4 an invalid claim config or\nprovider key.\n",
     )
     .action(async (target: string, flags: TakedownFlags) => {
       const handle = handleOf(target);
@@ -37,7 +37,7 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
       const rep = new ReputationPolicy(policy.reputation);
       const charge =
         policy.mode === "pow" ? undefined : { points: rep.pointsFor("content_flagged"), halfLifeMs: rep.halfLifeMs };
-      const r = await withClaimStore(ctx, home, flags, "provider", (store) =>
+      const r = await withClaimStore(ctx, home, flags, { key: "provider", access: "write" }, (store) =>
         takeDown(store, handle, ctx.io.now().getTime(), charge),
       );
       if (!r.ok)
