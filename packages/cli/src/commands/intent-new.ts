@@ -138,9 +138,15 @@ Examples:
   acp proxy --intent ~/.acp/intents/day.yml --upstream '…'
 
 Without --template, it asks on a terminal; without a terminal it needs --template or --interactive
-(exit 2, it never waits on a stdin nobody types into). The intent is checked before it is written
-(exit 4 with every problem) and shown for a yes first. Values you name are trusted: a consequential
-call may use them; values that only came from what the agent read make it ask. Guide: docs/guides/intents.md`,
+(it never waits on a stdin nobody types into). The intent is checked before it is written and, when
+asked for interactively, shown for a yes first. Values you name are trusted: a consequential call may
+use them; values that only came from what the agent read make it ask. Guide: docs/guides/intents.md
+
+Exit codes: 0 written (or printed, or --list), 1 the --out file exists (use --force), not confirmed
+(anything but y or yes at the end: nothing written) or the file cannot be written, 2 usage (an unknown
+template, a malformed --trusted or one naming a value the template does not ask for, neither --template
+nor --interactive without a terminal, input that ended early, three unusable answers to one question),
+4 the intent does not validate (every problem listed).`,
     )
     .action(async (options: IntentNewOptions) => {
       if (options.list === true) {

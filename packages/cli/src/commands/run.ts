@@ -99,8 +99,15 @@ Examples:
 Levels: netns (root: network, mount and PID namespaces), userns (the same without root, where the kernel
 allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
 HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
-nobody answers); no DNS; ACP's home, /tmp and /run are empty. The exit status is the agent's (128+N when it
-was killed by signal N). Guide: docs/guides/sandbox.md`,
+nobody answers); no DNS; ACP's home, /tmp and /run are empty. Guide: docs/guides/sandbox.md
+
+Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
+signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's own, after a message on
+stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot start (sandbox_unavailable,
+sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home) or a file cannot
+be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
+found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream), 4 the config file,
+the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
       const wiring = deps?.wiring ?? createProxyWiring(ctx);
