@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import {
   canonicalSha256Ref,
+  createSharedStoreBudget,
+  MAX_STORE_CHARS,
   createSession,
   isFinalSessionState,
   sessionSource,
@@ -38,7 +40,20 @@ export interface ProxySessionRuntimeOptions {
   readonly broker?: () => ConsentBroker | undefined;
   /** Live sessions in the home and the person's signed intent updates (`acp intent set`); absent: none. */
   readonly intentSync?: IntentSync | undefined;
+  /**
+   * Provenance text all the sessions of this process keep together, characters; default
+   * {@link PROCESS_STORE_CHARS}. (Each session also keeps at most `MAX_STORE_CHARS` of its own.)
+   */
+  readonly storeBudgetChars?: number;
 }
+
+/**
+ * Provenance text the sessions of one `acp proxy` keep together: twice what one session may keep, so a
+ * stdio proxy (one session) is bound by the session's own limit only, and an HTTP proxy serving many
+ * agents by this. Past it a session keeps no more content to trace values to, and its consequential
+ * calls ask (fail safe); a session that ends gives its share back.
+ */
+export const PROCESS_STORE_CHARS = 2 * MAX_STORE_CHARS;
 
 /** One session runtime per downstream MCP session, as a pipeline source and as the proxy's call observer. */
 export interface ProxySessionRuntime {
@@ -170,6 +185,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     classify: [...listOf("classify"), ...options.classify],
   };
   const sync = options.intentSync;
+  const storeBudget = createSharedStoreBudget(options.storeBudgetChars ?? PROCESS_STORE_CHARS);
   // the hash of the open stand-in intent, once a session runs it: that session has no intent of a person's
   let openHash: string | null = null;
   const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {
@@ -182,6 +198,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         authorityKey: randomBytes(32),
         settings,
         escalation: escalationFor(id, slots, options.broker, options.now),
+        storeBudget,
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;

@@ -48,6 +48,8 @@ export {
   PROVENANCE_LABELS,
   MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
+  createSharedStoreBudget,
+  type SharedStoreBudget,
   MIN_TRUSTED_OCCURRENCE,
   MIN_VALUE_PIECE,
   MIN_TRUSTED_NAME,

@@ -52,6 +52,24 @@ export const MAX_ENTRY_CHARS = 2_000_000;
 /** Most text kept for one session; beyond it entries are cut and provenance is marked incomplete. */
 export const MAX_STORE_CHARS = 64_000_000;
 
+/**
+ * Room for provenance text shared by several sessions of one process (an HTTP proxy serving many agents):
+ * each session keeps at most {@link MAX_STORE_CHARS} characters, and all of them together at most `max`.
+ * Past it, as past a session's own limit, content is no longer kept to trace values to and consequential
+ * calls ask. A session that ends gives its share back.
+ */
+export interface SharedStoreBudget {
+  readonly max: number;
+  /** Characters kept by the sessions that share it and have not ended. */
+  used: number;
+}
+
+/** A shared budget of `max` characters (see {@link SharedStoreBudget}). */
+export function createSharedStoreBudget(max: number): SharedStoreBudget {
+  if (!Number.isSafeInteger(max) || max < 0) throw new RangeError(`invalid store budget \`${max}\``);
+  return { max, used: 0 };
+}
+
 /** Builds an entry from content of any JSON shape (strings as they are, anything else as JSON text). */
 export function createProvenanceEntry(
   label: ProvenanceLabel,

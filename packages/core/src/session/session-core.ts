@@ -12,7 +12,7 @@ import type { CompiledSessionSettings, ExecutedCall, SessionJudgment, SessionVie
 import type { SessionEvent, SessionEventType } from "./events.js";
 import type { CompiledIntent } from "./intent.js";
 import type { CompiledPlan } from "./plan.js";
-import type { ProvenanceEntry } from "./provenance.js";
+import type { ProvenanceEntry, SharedStoreBudget } from "./provenance.js";
 import { nextSessionState, type SessionOperation, type SessionState } from "./state-machine.js";
 import { TokenRegistry } from "./token-registry.js";
 
@@ -48,6 +48,8 @@ export interface SessionCoreDeps {
   readonly random: (size: number) => Uint8Array;
   readonly authorityKey: Uint8Array;
   readonly onEvent: ((event: SessionEvent) => void) | undefined;
+  /** Room for provenance text shared with other sessions of the process, when there is such a limit. */
+  readonly storeBudget: SharedStoreBudget | undefined;
 }
 
 /**

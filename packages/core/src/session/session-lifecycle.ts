@@ -195,4 +195,8 @@ export function finish(core: SessionCore, operation: "complete" | "terminate", w
   core.revokeTokens(operation === "complete" ? "the session completed" : "the session was terminated");
   core.moveTo(to, why);
   core.emit(operation === "complete" ? "completed" : "terminated", why);
+  // an ended session judges nothing more: its share of the process's provenance room is given back
+  const shared = core.deps.storeBudget;
+  if (shared !== undefined) shared.used = Math.max(0, shared.used - core.storeChars);
+  core.storeChars = 0;
 }

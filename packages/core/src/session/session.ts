@@ -12,7 +12,7 @@ import { judgeRequest, type ExecutedCall, type SessionJudgment } from "./evaluat
 import type { SessionEvent } from "./events.js";
 import type { Intent } from "./intent.js";
 import type { Plan } from "./plan.js";
-import type { ProvenanceEntry } from "./provenance.js";
+import type { ProvenanceEntry, SharedStoreBudget } from "./provenance.js";
 import { SessionCore } from "./session-core.js";
 import {
   actionDraft,
@@ -53,6 +53,12 @@ export interface SessionOptions {
   readonly settings?: unknown;
   /** Called with every event after it is appended to `events`; a throw is `event_sink_failed`. */
   readonly onEvent?: (event: SessionEvent) => void;
+  /**
+   * Room for provenance text shared with the other sessions of the process (`createSharedStoreBudget`):
+   * an HTTP proxy serving many agents bounds what all of them keep together. Without it, only the
+   * session's own limit holds.
+   */
+  readonly storeBudget?: SharedStoreBudget;
 }
 
 /** One session. Every method that changes state checks its transition and records an event. */
@@ -149,7 +155,15 @@ function buildCore(options: SessionOptions): SessionCore {
   const desk = new ConfirmationDesk(options.escalation ?? DECLINING_ESCALATION_HANDLER, { tenant, session: id });
   const key = Uint8Array.from(options.authorityKey);
   return new SessionCore(
-    { tenant, id, now: options.now, random, authorityKey: key, onEvent: options.onEvent },
+    {
+      tenant,
+      id,
+      now: options.now,
+      random,
+      authorityKey: key,
+      onEvent: options.onEvent,
+      storeBudget: options.storeBudget,
+    },
     settings,
     desk,
   );

@@ -153,6 +153,7 @@ describe("the session's user entries, kept as entries grow", () => {
             random: (n) => new Uint8Array(n),
             authorityKey: KEY,
             onEvent: undefined,
+            storeBudget: undefined,
           },
           {} as never,
           {} as never,

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { createSharedStoreBudget } from "../../src/index.js";
+import { executingSession } from "./harness.js";
+
+// Sessions of one process (an HTTP proxy serving many agents) share a bound on the provenance text they
+// keep; past it a session stops keeping content (fail safe: consequential calls ask), and a session that
+// ends gives its share back.
+const INTENT = { goal: "day", allowed_actions: ["notes.*", "email.*"] };
+const SEND = { server: "email", tool: "send", arguments: { to: "team@example.com" } };
+
+describe("a provenance budget shared by the sessions of a process", () => {
+  it("cuts what a session keeps once the sessions together hold the budget; consequential calls then ask", async () => {
+    const storeBudget = createSharedStoreBudget(5_000);
+    const a = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
+      .session;
+    const b = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
+      .session;
+    const used = storeBudget.used; // (the intents' own entries are not counted: 0)
+    a.recordToolResult("notes", "list_notes", "x".repeat(3_000));
+    expect(storeBudget.used).toBe(used + 3_000);
+    expect(b.evaluate(SEND).route).toBe("accept");
+    b.recordToolResult("notes", "list_notes", "y".repeat(3_000));
+    expect(storeBudget.used).toBe(5_000);
+    const incomplete = b.events.find((e) => e.type === "provenance_incomplete");
+    expect(incomplete?.message).toContain("the sessions of this process keep at most 5000 characters together");
+    const verdict = b.evaluate(SEND);
+    expect(verdict.route).toBe("ask");
+    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_incomplete");
+    // the session that kept its content is untouched
+    expect(a.events.some((e) => e.type === "provenance_incomplete")).toBe(false);
+    expect(a.evaluate(SEND).route).toBe("accept");
+  });
+
+  it("a session that ends gives its share back to the others", async () => {
+    const storeBudget = createSharedStoreBudget(5_000);
+    const a = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
+      .session;
+    a.recordToolResult("notes", "list_notes", "x".repeat(4_000));
+    const held = storeBudget.used;
+    a.terminate("the agent disconnected");
+    expect(storeBudget.used).toBe(0);
+    expect(held).toBe(4_000);
+    const c = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
+      .session;
+    c.recordToolResult("notes", "list_notes", "z".repeat(4_000));
+    expect(c.events.some((e) => e.type === "provenance_incomplete")).toBe(false);
+    expect(c.evaluate(SEND).route).toBe("accept");
+  });
+
+  it("never lets the sessions together keep more than the budget (many sessions, many results)", async () => {
+    const storeBudget = createSharedStoreBudget(20_000);
+    const sessions = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }),
+      ),
+    );
+    for (let round = 0; round < 10; round++) {
+      for (const { session } of sessions) {
+        session.recordToolResult("notes", "list_notes", `${round} ${"n".repeat(700)}`);
+        expect(storeBudget.used).toBeLessThanOrEqual(storeBudget.max);
+      }
+    }
+    const kept = sessions.reduce(
+      (sum, { session }) =>
+        sum + session.provenance.filter((e) => !e.source.startsWith("intent@")).reduce((n, e) => n + e.text.length, 0),
+      0,
+    );
+    expect(kept).toBe(storeBudget.used);
+    expect(() => createSharedStoreBudget(-1)).toThrow(RangeError);
+  });
+});
