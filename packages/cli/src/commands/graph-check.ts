@@ -32,13 +32,22 @@ export function missingGraphError(shown: string, isDefault: boolean, other = "pa
 }
 
 /**
+ * The error for a graph file that is there and cannot be read (`graph_unreadable`: a directory, no
+ * permission): exit 1, an I/O error, as for a policy file (`acp policy validate`), not 4 (invalid input).
+ */
+export function unreadableGraphError(shown: string, reason: string): CliError {
+  return new CliError(`cannot read consent graph \`${shown}\`: ${reason}`, EXIT.error);
+}
+
+/**
  * Loads and parses the graph, printing each issue as `FILE:LINE:COL: message`; throws a CliError otherwise:
- * exit 1 when there is no such file, 4 when it does not validate.
+ * exit 1 when there is no such file or it cannot be read, 4 when it does not validate.
  */
 export function loadGraphOrFail(ctx: CliContext, option: string | undefined): { graph: ConsentGraph; shown: string } {
   const { path, shown } = graphFileOf(ctx, option);
   const file = loadConsentGraphFile(path);
   if (file.status === "missing") throw missingGraphError(shown, option === undefined);
+  if (file.status === "unreadable") throw unreadableGraphError(shown, file.reason);
   if (file.status === "invalid") {
     for (const issue of file.issues) printError(ctx, formatIssue(issue, shown));
     throw new CliError(
@@ -134,7 +143,8 @@ Outcomes (first word of the output):
   FORCED      requires approval, confidence below threshold: ask first         exit 3
   BLOCKED     blocked, unclassified, or a constraint failed: refuse and alert  exit 3
 Exit codes: 0 AUTONOMOUS or VISIBLE, 3 FORCED or BLOCKED, 1 no graph file (the message says how to
-create one), 4 an invalid graph, confidence, threshold or --proposal, 2 usage.
+create one) or one that cannot be read (a directory, no permission), 4 an invalid graph, confidence,
+threshold or --proposal, 2 usage.
 
 Consent decay: autonomous tiers not reviewed within consent_decay.review_interval_days
 behave as requires approval; record a review with \`acp graph review\`.

@@ -3,7 +3,7 @@ import { formatIssue, lintConsentGraph } from "@acp/core";
 import { readConsentGraphText } from "@acp/store";
 import { printError, printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { graphFileOf, missingGraphError } from "./graph-check.js";
+import { graphFileOf, missingGraphError, unreadableGraphError } from "./graph-check.js";
 
 /** Registers `acp graph lint [FILE]`. */
 export function registerGraphLint(parent: Command, ctx: CliContext): void {
@@ -20,8 +20,9 @@ than one tier, an action listed twice, a domain missing one of autonomous /
 requires_approval / blocked, an empty domain, and a trusted_channel_required
 action that is in no tier.
 
-Exit codes: 0 no problems, 4 at least one problem (an unreadable or oversized file is one too), 1 no such
-file (the message says how to create one), 2 usage.
+Exit codes: 0 no problems, 4 at least one problem (an oversized file is one too), 1 no such file (the
+message says how to create one) or one that cannot be read (a directory, no permission; with --json too:
+no JSON is printed), 2 usage.
 
 Examples:
   acp graph lint spec/examples/consent-graph.json
@@ -32,6 +33,7 @@ Examples:
       const read = readConsentGraphText(path);
       if (read.status === "missing")
         throw missingGraphError(shown, file === undefined, "name one: `acp graph lint FILE`");
+      if (read.status === "unreadable") throw unreadableGraphError(shown, read.reason);
       const issues = read.status === "ok" ? lintConsentGraph(read.text) : read.issues;
       if (options.json === true) {
         printJson(ctx, { file: shown, ok: issues.length === 0, issues });

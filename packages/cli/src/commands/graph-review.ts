@@ -89,8 +89,8 @@ time and the content hash of what you reviewed in $ACP_HOME/consent-graph.review
 (the graph file itself is never written). A domain edited after its review counts as
 not reviewed. A graph never reviewed has decayed.
 
-Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one)
-or the record cannot be written, 4 an invalid graph, an unknown domain, or a review record that cannot be
+Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one),
+one that cannot be read (a directory, no permission) or the record cannot be written, 4 an invalid graph, an unknown domain, or a review record that cannot be
 read (fix or delete it: nothing is overwritten), 2 usage.
 
 Examples:

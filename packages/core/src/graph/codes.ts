@@ -25,7 +25,7 @@ export const GRAPH_REASON_CODES: readonly GraphCode[] = [
   { code: "unclassified_action", meaning: "BLOCKED: the action is in none of the domain's tiers" },
   { code: "invalid_confidence", meaning: "BLOCKED: confidence is not a number from 0 to 1" },
   { code: "invalid_input", meaning: "BLOCKED: the target, graph, threshold or clock is malformed" },
-  { code: "graph_error", meaning: "BLOCKED / refuse: an internal error while reading or checking the graph" },
+  { code: "graph_error", meaning: "BLOCKED / refuse: an internal error while parsing, linting or checking the graph" },
   { code: "trusted_channel_required", meaning: "BLOCKED: a trusted-channel action arrived without an attestation" },
   { code: "attestation_invalid", meaning: "BLOCKED: the attestation is malformed or its HMAC does not verify" },
   { code: "attestation_unknown_key", meaning: "BLOCKED: the attestation names a key that is not configured" },
@@ -44,6 +44,10 @@ export const GRAPH_REASON_CODES: readonly GraphCode[] = [
 
 /** Issue codes of parsing, validation, lint, mapping and the review record. */
 export const GRAPH_ISSUE_CODES: readonly GraphCode[] = [
+  {
+    code: "graph_unreadable",
+    meaning: "the graph file is there and cannot be read (a directory, no permission): an I/O error, CLI exit 1",
+  },
   { code: "json_syntax", meaning: "the graph is not valid JSON (with line and column)" },
   { code: "duplicate_key", meaning: "a JSON object repeats a key" },
   { code: "graph_too_large", meaning: "the graph text or one list is larger than the limit" },

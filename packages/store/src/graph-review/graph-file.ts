@@ -1,37 +1,47 @@
 import { readFileSync, statSync } from "node:fs";
 import { MAX_GRAPH_LENGTH, parseConsentGraph, type ConsentGraph, type Issue } from "@acp/core";
 
-/** The consent graph file as read from disk. */
+/**
+ * The consent graph file as read from disk. `unreadable` (an I/O failure: a directory, no permission) is
+ * apart from `invalid` (read, and it does not validate) so a front end can tell an error from bad input.
+ */
 export type ConsentGraphFile =
   | { readonly status: "missing"; readonly path: string }
+  | {
+      readonly status: "unreadable";
+      readonly path: string;
+      /** Why, without the path: `not a file`, or the error code (`EACCES`, `EISDIR`, …). */
+      readonly reason: string;
+      /** The same as an issue, code `graph_unreadable`, naming the path. */
+      readonly issue: Issue;
+    }
   | { readonly status: "invalid"; readonly path: string; readonly issues: readonly Issue[]; readonly text?: string }
   | { readonly status: "ok"; readonly path: string; readonly graph: ConsentGraph; readonly text: string };
 
-function ioIssue(path: string, err: unknown): Issue {
-  const message = `cannot read consent graph \`${path}\`: ${err instanceof Error ? err.message : String(err)}`;
-  return { code: "graph_error", path: [], message };
+function unreadable(path: string, reason: string): Extract<ConsentGraphFile, { status: "unreadable" }> {
+  const message = `cannot read consent graph \`${path}\`: ${reason}`;
+  return { status: "unreadable", path, reason, issue: { code: "graph_unreadable", path: [], message } };
 }
 
 /**
- * Reads graph text without parsing it: missing, unreadable and oversized files (refused before reading)
- * come back as such.
+ * Reads graph text without parsing it: missing and unreadable files come back as such; an oversized one
+ * (refused before reading) is invalid.
  */
 export function readConsentGraphText(
   path: string,
 ): { readonly status: "ok"; readonly text: string } | Exclude<ConsentGraphFile, { status: "ok" }> {
   try {
     const stat = statSync(path);
-    if (!stat.isFile()) return { status: "invalid", path, issues: [ioIssue(path, new Error("not a regular file"))] };
+    if (!stat.isFile()) return unreadable(path, "not a file");
     if (stat.size > MAX_GRAPH_LENGTH * 4) {
       const message = `graph too large: ${stat.size} bytes (limit ${MAX_GRAPH_LENGTH} characters)`;
       return { status: "invalid", path, issues: [{ code: "graph_too_large", path: [], message }] };
     }
     return { status: "ok", text: readFileSync(path, "utf8") };
   } catch (err) {
-    if (typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ENOENT") {
-      return { status: "missing", path };
-    }
-    return { status: "invalid", path, issues: [ioIssue(path, err)] };
+    const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+    if (code === "ENOENT") return { status: "missing", path };
+    return unreadable(path, typeof code === "string" ? code : err instanceof Error ? err.message : String(err));
   }
 }
 

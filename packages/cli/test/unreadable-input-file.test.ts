@@ -1,0 +1,55 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "./run.js";
+
+// A directory stands for a file that is there and cannot be read: root ignores file permissions, so a
+// chmod 000 file would read fine in CI as root, where a directory never does.
+const home = mkdtempSync(join(tmpdir(), "acp-unreadable-input-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const env = { HOME: home, ACP_HOME: home };
+writeFileSync(join(home, "policy.yml"), 'version: "1"\nrules: []\n');
+mkdirSync(join(home, "dir-policy.yml"));
+mkdirSync(join(home, "dir-graph.json"));
+
+describe("a file that is there and cannot be read: exit 1 (I/O) in acp policy … and acp graph … alike", () => {
+  it("acp policy validate: the reference the graph commands follow", async () => {
+    const out = await runCli(["policy", "validate", "dir-policy.yml"], { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe("acp: cannot read policy `dir-policy.yml`: not a file\n");
+  });
+
+  it.each([
+    ["graph check --graph", ["graph", "check", "email", "read", "--graph", "dir-graph.json"]],
+    ["graph lint", ["graph", "lint", "dir-graph.json"]],
+    ["graph lint --json", ["graph", "lint", "dir-graph.json", "--json"]],
+    ["graph review --graph", ["graph", "review", "--graph", "dir-graph.json"]],
+    ["graph review --status --graph", ["graph", "review", "--status", "--graph", "dir-graph.json"]],
+  ])("acp %s exits 1 naming the file as given, not as invalid input", async (_name, argv) => {
+    const out = await runCli(argv, { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe("acp: cannot read consent graph `dir-graph.json`: not a file\n");
+    expect(out.stdout).toBe("");
+  });
+
+  it("the home's default graph unreadable is exit 1 too, named by its path", async () => {
+    const other = mkdtempSync(join(tmpdir(), "acp-unreadable-home-"));
+    try {
+      mkdirSync(join(other, "consent-graph.json"));
+      for (const argv of [
+        ["graph", "check", "email", "read"],
+        ["graph", "lint"],
+        ["graph", "review"],
+      ]) {
+        const out = await runCli(argv, { env: { HOME: other, ACP_HOME: other }, cwd: other });
+        expect(out.code, argv.join(" ")).toBe(1);
+        expect(out.stderr).toBe(
+          `acp: cannot read consent graph \`${join(other, "consent-graph.json")}\`: not a file\n`,
+        );
+      }
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+});
