@@ -89,7 +89,7 @@ describe("acp audit verify", () => {
     expect(missing.stderr).toContain("no such file");
     const dir = await runCli(["audit", "verify", h.home], { env: h.env });
     expect(dir.code).toBe(1);
-    expect(dir.stderr).toContain(`cannot read audit log \`${h.home}\`: EISDIR`);
+    expect(dir.stderr).toContain(`cannot read audit log \`${h.home}\`: not a file`);
     const bad = join(h.home, "bad.key");
     writeFileSync(bad, "not hex");
     const out = await runCli(["audit", "verify", "--public-key", bad], { env: h.env });

@@ -53,3 +53,33 @@ describe("a file that is there and cannot be read: exit 1 (I/O) in acp policy â€
     }
   });
 });
+
+describe("a home file that is there and cannot be read stops acp proxy with exit 1 and its name, not an internal error", () => {
+  it.each([
+    ["policy.yml", "policy"],
+    ["consent-graph.json", "consent graph"],
+  ])("the home's %s", async (file, what) => {
+    const other = mkdtempSync(join(tmpdir(), "acp-unreadable-home-"));
+    try {
+      mkdirSync(join(other, file));
+      const out = await runCli(["proxy", "--upstream", "echo hi"], {
+        env: { HOME: other, ACP_HOME: other },
+        cwd: other,
+      });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(`acp: cannot read ${what} \`${join(other, file)}\`: not a file\n`);
+      expect(out.stderr).not.toContain("internal error");
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it("acp intent new -o into a directory that does not exist says so (exit 1)", async () => {
+    const out = await runCli(["intent", "new", "--template", "triage-my-inbox", "-o", "no-such-dir/x.yml"], {
+      env,
+      cwd: home,
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(`acp: cannot write \`${join(home, "no-such-dir/x.yml")}\`: no such directory\n`);
+  });
+});

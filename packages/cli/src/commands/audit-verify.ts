@@ -1,10 +1,11 @@
-import { closeSync, existsSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync } from "node:fs";
 import type { Command } from "commander";
 import { AUDIT_PROBLEMS, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
 import { anchorPathOf, homePaths, openPostgresStore, verifyAuditFile, verifyPostgresAuditChain } from "@acp/store";
 import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure, readTextFile } from "../read-text-file.js";
 import { storageUrlOption } from "./pending-store.js";
 import { storageOf } from "./serve.js";
 
@@ -16,16 +17,7 @@ interface VerifyOptions {
 }
 
 function cannotRead(path: string, what: string, err: unknown): CliError {
-  const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-  return new CliError(`cannot read ${what} \`${path}\`: ${why}`, EXIT.error);
-}
-
-function readText(path: string, what: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (err) {
-    throw cannotRead(path, what, err);
-  }
+  return new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
 }
 
 /** Fails as reading it would when the log cannot be opened or is a directory (it is read later, line by line). */
@@ -47,7 +39,7 @@ function checkReadable(path: string): void {
 function readPublicKey(ctx: CliContext, explicit: string | undefined, home: string): { key?: string; path?: string } {
   const path = explicit !== undefined ? resolvePath(ctx.io, explicit) : homePaths(home).publicKey;
   if (explicit === undefined && !existsSync(path)) return {};
-  const hex = readText(path, "public key").trim();
+  const hex = readTextFile(path, "public key").trim();
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
     throw new CliError(`${path}: public key is not 64 hex digits (a raw Ed25519 key)`, EXIT.invalid);
   }
@@ -161,7 +153,8 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
-  const anchor = options.anchor !== undefined || existsSync(anchorPath) ? readText(anchorPath, "anchor") : undefined;
+  const anchor =
+    options.anchor !== undefined || existsSync(anchorPath) ? readTextFile(anchorPath, "anchor") : undefined;
   const verifyOptions: VerifyAuditOptions = {
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),

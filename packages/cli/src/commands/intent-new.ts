@@ -4,6 +4,7 @@ import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
 import { printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure } from "../read-text-file.js";
 import { askIntent, confirmWrite } from "../intent/interactive.js";
 import { createLinePrompter } from "../intent/line-prompter.js";
 import { INTENT_TEMPLATES, findIntentTemplate, type IntentTemplate } from "../intent/templates.js";
@@ -81,7 +82,12 @@ function write(ctx: CliContext, text: string, out: string | undefined, force: bo
   }
   const path = resolvePath(ctx.io, out);
   if (existsSync(path) && !force) throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
-  writeFileSync(path, text, { mode: 0o600 });
+  try {
+    writeFileSync(path, text, { mode: 0o600 });
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory" : readFailure(err);
+    throw new CliError(`cannot write \`${path}\`: ${why}`, EXIT.error);
+  }
   printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   compilePolicy,
@@ -21,6 +21,7 @@ import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readTextFile } from "../read-text-file.js";
 import type { HomeState } from "./home-state.js";
 
 /** Options of the proxy's decision function. */
@@ -50,7 +51,7 @@ function loadPolicy(options: PipelineDecideOptions): Policy {
     if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);
     return starter.value;
   }
-  const parsed = parsePolicy(readFileSync(options.policyPath, "utf8"), { file: options.policyPath });
+  const parsed = parsePolicy(readTextFile(options.policyPath, "policy"), { file: options.policyPath });
   if (!parsed.ok) {
     const lines = parsed.issues.map((i) => formatIssue(i, options.policyPath)).join("\n");
     throw new CliError(`invalid policy:\n${lines}`, EXIT.invalid);
@@ -65,7 +66,7 @@ function loadPolicy(options: PipelineDecideOptions): Policy {
 export function readHomeConsentGraph(home: string): ConsentGraph | null {
   const file = join(home, "consent-graph.json");
   if (!existsSync(file)) return null;
-  const graph = parseConsentGraph(readFileSync(file, "utf8"), { file });
+  const graph = parseConsentGraph(readTextFile(file, "consent graph"), { file });
   if (!graph.ok) {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
     throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
