@@ -98,6 +98,17 @@ export function memoryAudit(): AuditSink & { events: { type: string; fields: Rec
   return { events, record: (type, fields) => void events.push({ type, fields }) };
 }
 
+/** A started proxy in front of the fixture server that accepts every call (the HTTP listener tests' set-up). */
+export async function startFixtureProxy(): Promise<AcpProxy> {
+  const proxy = createProxy({
+    upstreams: [fixture()],
+    decide: decideByTool({}),
+    broker: scriptedBroker(() => ({ kind: "expired" })),
+  });
+  await proxy.start();
+  return proxy;
+}
+
 /** Starts a proxy and connects an SDK client to it in memory. */
 export async function startInMemory(
   options: Partial<AcpProxyOptions> & Pick<AcpProxyOptions, "upstreams">,

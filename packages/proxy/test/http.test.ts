@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createProxy, listenHttp, parsePublicUrl, type AcpProxy, type HttpListener } from "../src/index.js";
-import { connectClient, decideByTool, fixture, ROOT, scriptedBroker, textOf } from "./harness.js";
+import { connectClient, decideByTool, fixture, ROOT, scriptedBroker, textOf, startFixtureProxy } from "./harness.js";
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -142,12 +142,7 @@ describe("HTTP on both sides", () => {
 describe("bearer token rules", () => {
   let proxy: AcpProxy;
   beforeAll(async () => {
-    proxy = createProxy({
-      upstreams: [fixture()],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-    });
-    await proxy.start();
+    proxy = await startFixtureProxy();
   });
   afterAll(async () => proxy.close());
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
-import { decideByTool, fixture, scriptedBroker } from "../harness.js";
+import { listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
+import { startFixtureProxy } from "../harness.js";
 
 const IDLE_MS = 1000;
 
@@ -50,12 +50,7 @@ describe("streamable-HTTP sessions that went away without DELETE are closed once
   let proxy: AcpProxy;
   let listener: HttpListener;
   beforeAll(async () => {
-    proxy = createProxy({
-      upstreams: [fixture()],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-    });
-    await proxy.start();
+    proxy = await startFixtureProxy();
     listener = await listenHttp(proxy, { port: 0, idleSessionMs: IDLE_MS });
   });
   afterAll(async () => {

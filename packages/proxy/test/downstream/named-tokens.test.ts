@@ -3,7 +3,7 @@ import type { ActionRequest } from "@acp/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
-import { decideByTool, fixture, memoryAudit, scriptedBroker, textOf } from "../harness.js";
+import { decideByTool, fixture, memoryAudit, scriptedBroker, textOf, startFixtureProxy } from "../harness.js";
 
 const SHARED = "shared-token-0123456789abcdef";
 const CI_BOT = "ci-bot-token-0123456789abcdef";
@@ -166,12 +166,7 @@ describe("acp proxy --http: tokens that name their agent (proxy.agent_tokens)", 
 describe("acp proxy --http with named tokens only", () => {
   let proxy: AcpProxy;
   beforeAll(async () => {
-    proxy = createProxy({
-      upstreams: [fixture()],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-    });
-    await proxy.start();
+    proxy = await startFixtureProxy();
   });
   afterAll(async () => proxy.close());
 

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
-import { decideByTool, fixture, scriptedBroker, textOf } from "../harness.js";
+import { listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
+import { textOf, startFixtureProxy } from "../harness.js";
 
 const SHARED = "shared-token-0123456789abcdef";
 const CI_BOT = "ci-bot-token-0123456789abcdef";
@@ -52,12 +52,7 @@ describe("acp proxy --http: a bounded number of sessions (proxy.max_sessions)", 
   let url: string;
   let open: Opened[] = [];
   beforeAll(async () => {
-    proxy = createProxy({
-      upstreams: [fixture()],
-      decide: decideByTool({}),
-      broker: scriptedBroker(() => ({ kind: "expired" })),
-    });
-    await proxy.start();
+    proxy = await startFixtureProxy();
     listener = await listenHttp(proxy, {
       port: 0,
       bearerToken: SHARED,
