@@ -9,174 +9,35 @@ import {
   type ActionRequest,
   type ContractEnvelope,
   type Decision,
-  type Pipeline,
 } from "@acp/core";
-import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
 import type { PendingLimit } from "@acp/store";
-import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
-import type { ServerStores } from "../store/types.js";
-import { HttpError } from "../http/error-body.js";
-import { mergeDecision, type PreToolCheckEnvelope } from "./merge-envelope.js";
+import type { FrontEnd } from "../metrics/metrics.js";
+import { mergeDecision } from "./merge-envelope.js";
 import { admitConsentRequest, pendingLimitFor } from "./pending-admission.js";
+import {
+  agentFor,
+  AgentMismatchError,
+  AuditUnavailableError,
+  ConsentQueueFullError,
+  queueFull,
+  SessionNamespaceError,
+} from "./service-errors.js";
+import {
+  MAX_UNACKNOWLEDGED_AUDIT,
+  type ConsentResult,
+  type DecideAnswer,
+  type DecisionService,
+  type DecisionServiceOptions,
+} from "./service-types.js";
 
-/** What the service is built from. */
-export interface DecisionServiceOptions {
-  readonly pipeline: Pipeline;
-  /**
-   * Judges arguments a person edited before the caller is told to run them: the standing rules, spending
-   * no rate limit (the call was counted when it was asked). A refusal refuses the call. Default: `pipeline`.
-   */
-  readonly recheckEdits?: Pipeline;
-  readonly stores: ServerStores;
-  readonly broker: ConsentBroker;
-  readonly audit: AuditSink;
-  readonly metrics: ServerMetrics;
-  readonly clock: () => Date;
-  /** Wait this long for a person when the decision names no timeout. Default 120 s. */
-  readonly consentTimeoutMs?: number;
-  /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
-  readonly maxPending?: number;
-  /**
-   * At most this many of them from one named agent (a request naming no agent counts only toward
-   * `maxPending`), so one agent flooding consent cannot hold up every other's. Default a quarter of
-   * `maxPending`, at least 1.
-   */
-  readonly maxPendingPerAgent?: number;
-  /**
-   * When a decision's `policy_evaluated` event must be durable before the answer goes out. `queued`
-   * (default): the event is in the chain's write queue (group commit, fsync within milliseconds); at most
-   * {@link MAX_UNACKNOWLEDGED_AUDIT} such events are in flight, and after a failed write every later
-   * decision refuses (`audit_unavailable`). `durable`: every answer waits for its fsync. Consent events
-   * (requested, approved, denied…) are always durable before the call continues.
-   */
-  readonly decisionAudit?: "queued" | "durable";
-}
-
-/** Most decision events answered before their fsync at once; beyond it answers wait for the write. */
-export const MAX_UNACKNOWLEDGED_AUDIT = 4096;
-
-/** How a waited-for consent ended, as the agent sees it. */
-export interface ConsentResult {
-  readonly outcome: ConsentOutcome["kind"];
-  readonly request_id: string | null;
-  readonly reason?: string;
-  readonly scope?: unknown;
-  /** The arguments to run with when approved (modified ones when a person edited them). */
-  readonly arguments?: Record<string, unknown>;
-  /**
-   * Approved with edited arguments that the policy refuses (a path under a deny rule…): the call is
-   * refused (`route: refuse`) although a person approved; the rule and reasons that refuse the edit.
-   */
-  readonly edit_refused?: { readonly rule: string | null; readonly reasons: readonly string[] };
-}
-
-/** The answer of `decide`. */
-export interface DecideAnswer {
-  readonly decision_id: string;
-  /** The final route: the pipeline's, or after a wait accept (approved) / refuse (anything else). */
-  readonly route: Decision["route"];
-  readonly decision: Decision;
-  readonly consent?: ConsentResult;
-}
-
-/** Thrown when too many consent requests already wait. */
-export class ConsentQueueFullError extends Error {
-  constructor(max: number, agent?: string) {
-    super(
-      agent === undefined
-        ? `too many consent requests are waiting (at most ${max}); try again later`
-        : `agent \`${agent.length > 64 ? `${agent.slice(0, 64)}…` : agent}\` has ${max} consent requests waiting, ` +
-            `the most one agent may (the others' requests are not held up by it); try again later`,
-    );
-    this.name = "ConsentQueueFullError";
-  }
-}
-
-/** The refusal of a request the store found no room for. */
-function queueFull(full: { readonly full: "total" | "agent"; readonly max: number }, limit: PendingLimit): Error {
-  const agent = full.full === "agent" ? limit.perAgent?.agent : undefined;
-  return new ConsentQueueFullError(full.max, agent);
-}
-
-/**
- * Thrown when a caller whose token names its agent (`serve.agent_tokens`) sends a request naming another
- * agent: the audit records who asked as the token says, never as the body claims.
- */
-export class AgentMismatchError extends Error {
-  constructor(caller: string, claimed: string) {
-    super(
-      `this token belongs to agent \`${caller}\`; the request names agent \`${claimed.slice(0, 100)}\` ` +
-        "(leave the agent out, or name the token's own)",
-    );
-    this.name = "AgentMismatchError";
-  }
-}
-
-/**
- * Thrown (400 `invalid_query`) when a caller whose token names no agent names a session with a `/`: sessions
- * `NAME/…` are those of the agent a token names, and only that token may use them.
- */
-export class SessionNamespaceError extends HttpError {
-  constructor() {
-    super(
-      400,
-      "invalid_query",
-      "querystring/session: a session with `/` is a named agent's (`NAME/…`, its token's own); with this token " +
-        "name a session without `/`",
-    );
-    this.name = "SessionNamespaceError";
-  }
-}
-
-/**
- * The agent a request is recorded under: the caller's when its token names one (the body may repeat it, not
- * name another: {@link AgentMismatchError}), else whatever the body says.
- */
-function agentFor(claimed: unknown, caller: string | undefined): string | undefined {
-  const named = typeof claimed === "string" && claimed !== "" ? claimed : undefined;
-  if (caller === undefined) return named;
-  if (named !== undefined && named !== caller) throw new AgentMismatchError(caller, named);
-  return caller;
-}
-
-/** Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. */
-export class AuditUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`the audit trail could not record the decision: ${cause instanceof Error ? cause.message : String(cause)}`);
-    this.name = "AuditUnavailableError";
-  }
-}
-
-/** The service. */
-export interface DecisionService {
-  /**
-   * An Agent Action Contract v1 event through the pipeline; the envelope out. Never loosens the contract.
-   * The event is a value just parsed from JSON (an HTTP or MCP body) that nothing changes afterwards: it
-   * is checked in place when it is its own JSON form (`checkParsedToolPrecheck`), else copied first.
-   */
-  preToolCheck(
-    event: unknown,
-    frontEnd: FrontEnd,
-    caller?: string,
-  ): Promise<{ valid: boolean; envelope: PreToolCheckEnvelope | ContractEnvelope }>;
-  /**
-   * A full action request through the pipeline; with `wait`, an ask/defer waits for a person. `caller`: the
-   * agent the caller's token names (then the request's agent, and its sessions are that agent's own).
-   */
-  decide(
-    request: unknown,
-    options: { wait: boolean; sessionId?: string; signal?: AbortSignal; caller?: string },
-  ): Promise<DecideAnswer>;
-  readonly options: DecisionServiceOptions;
-  /** The write error that stopped decisions (queued audit mode), or null while the chain records. */
-  auditFailure(): unknown;
-  /**
-   * For a shutdown: withdraws every call waiting for a person (each is answered `withdrawn` and its
-   * `consent_withdrawn` recorded) and resolves once all are concluded; a later wait is withdrawn at once,
-   * raising no request. Call it before the audit and the stores close.
-   */
-  close(): Promise<void>;
-}
+export { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError, SessionNamespaceError };
+export {
+  MAX_UNACKNOWLEDGED_AUDIT,
+  type ConsentResult,
+  type DecideAnswer,
+  type DecisionService,
+  type DecisionServiceOptions,
+};
 
 /** 64 random bits per process, then a counter: unique across nodes and restarts, no entropy per call. */
 const ID_PREFIX = randomBytes(8).toString("hex");

@@ -1,0 +1,77 @@
+/**
+ * The decision service's refusals (queue full, agent mismatch, session namespace, audit unavailable) and
+ * the rule for which agent a request is recorded under.
+ */
+import type { PendingLimit } from "@acp/store";
+import { HttpError } from "../http/error-body.js";
+
+/** Thrown when too many consent requests already wait. */
+export class ConsentQueueFullError extends Error {
+  constructor(max: number, agent?: string) {
+    super(
+      agent === undefined
+        ? `too many consent requests are waiting (at most ${max}); try again later`
+        : `agent \`${agent.length > 64 ? `${agent.slice(0, 64)}…` : agent}\` has ${max} consent requests waiting, ` +
+            `the most one agent may (the others' requests are not held up by it); try again later`,
+    );
+    this.name = "ConsentQueueFullError";
+  }
+}
+
+/** The refusal of a request the store found no room for. */
+export function queueFull(
+  full: { readonly full: "total" | "agent"; readonly max: number },
+  limit: PendingLimit,
+): Error {
+  const agent = full.full === "agent" ? limit.perAgent?.agent : undefined;
+  return new ConsentQueueFullError(full.max, agent);
+}
+
+/**
+ * Thrown when a caller whose token names its agent (`serve.agent_tokens`) sends a request naming another
+ * agent: the audit records who asked as the token says, never as the body claims.
+ */
+export class AgentMismatchError extends Error {
+  constructor(caller: string, claimed: string) {
+    super(
+      `this token belongs to agent \`${caller}\`; the request names agent \`${claimed.slice(0, 100)}\` ` +
+        "(leave the agent out, or name the token's own)",
+    );
+    this.name = "AgentMismatchError";
+  }
+}
+
+/**
+ * Thrown (400 `invalid_query`) when a caller whose token names no agent names a session with a `/`: sessions
+ * `NAME/…` are those of the agent a token names, and only that token may use them.
+ */
+export class SessionNamespaceError extends HttpError {
+  constructor() {
+    super(
+      400,
+      "invalid_query",
+      "querystring/session: a session with `/` is a named agent's (`NAME/…`, its token's own); with this token " +
+        "name a session without `/`",
+    );
+    this.name = "SessionNamespaceError";
+  }
+}
+
+/**
+ * The agent a request is recorded under: the caller's when its token names one (the body may repeat it, not
+ * name another: {@link AgentMismatchError}), else whatever the body says.
+ */
+export function agentFor(claimed: unknown, caller: string | undefined): string | undefined {
+  const named = typeof claimed === "string" && claimed !== "" ? claimed : undefined;
+  if (caller === undefined) return named;
+  if (named !== undefined && named !== caller) throw new AgentMismatchError(caller, named);
+  return caller;
+}
+
+/** Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. */
+export class AuditUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`the audit trail could not record the decision: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = "AuditUnavailableError";
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * What the decision service is built from and what it answers: its options, the service's interface and
+ * the answers of `decide` (the implementation is `decision-service.ts`).
+ */
+import type { ContractEnvelope, Decision, Pipeline } from "@acp/core";
+import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
+import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
+import type { ServerStores } from "../store/types.js";
+import type { PreToolCheckEnvelope } from "./merge-envelope.js";
+
+/** What the service is built from. */
+export interface DecisionServiceOptions {
+  readonly pipeline: Pipeline;
+  /**
+   * Judges arguments a person edited before the caller is told to run them: the standing rules, spending
+   * no rate limit (the call was counted when it was asked). A refusal refuses the call. Default: `pipeline`.
+   */
+  readonly recheckEdits?: Pipeline;
+  readonly stores: ServerStores;
+  readonly broker: ConsentBroker;
+  readonly audit: AuditSink;
+  readonly metrics: ServerMetrics;
+  readonly clock: () => Date;
+  /** Wait this long for a person when the decision names no timeout. Default 120 s. */
+  readonly consentTimeoutMs?: number;
+  /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
+  readonly maxPending?: number;
+  /**
+   * At most this many of them from one named agent (a request naming no agent counts only toward
+   * `maxPending`), so one agent flooding consent cannot hold up every other's. Default a quarter of
+   * `maxPending`, at least 1.
+   */
+  readonly maxPendingPerAgent?: number;
+  /**
+   * When a decision's `policy_evaluated` event must be durable before the answer goes out. `queued`
+   * (default): the event is in the chain's write queue (group commit, fsync within milliseconds); at most
+   * {@link MAX_UNACKNOWLEDGED_AUDIT} such events are in flight, and after a failed write every later
+   * decision refuses (`audit_unavailable`). `durable`: every answer waits for its fsync. Consent events
+   * (requested, approved, denied…) are always durable before the call continues.
+   */
+  readonly decisionAudit?: "queued" | "durable";
+}
+
+/** Most decision events answered before their fsync at once; beyond it answers wait for the write. */
+export const MAX_UNACKNOWLEDGED_AUDIT = 4096;
+
+/** How a waited-for consent ended, as the agent sees it. */
+export interface ConsentResult {
+  readonly outcome: ConsentOutcome["kind"];
+  readonly request_id: string | null;
+  readonly reason?: string;
+  readonly scope?: unknown;
+  /** The arguments to run with when approved (modified ones when a person edited them). */
+  readonly arguments?: Record<string, unknown>;
+  /**
+   * Approved with edited arguments that the policy refuses (a path under a deny rule…): the call is
+   * refused (`route: refuse`) although a person approved; the rule and reasons that refuse the edit.
+   */
+  readonly edit_refused?: { readonly rule: string | null; readonly reasons: readonly string[] };
+}
+
+/** The answer of `decide`. */
+export interface DecideAnswer {
+  readonly decision_id: string;
+  /** The final route: the pipeline's, or after a wait accept (approved) / refuse (anything else). */
+  readonly route: Decision["route"];
+  readonly decision: Decision;
+  readonly consent?: ConsentResult;
+}
+
+/** The service. */
+export interface DecisionService {
+  /**
+   * An Agent Action Contract v1 event through the pipeline; the envelope out. Never loosens the contract.
+   * The event is a value just parsed from JSON (an HTTP or MCP body) that nothing changes afterwards: it
+   * is checked in place when it is its own JSON form (`checkParsedToolPrecheck`), else copied first.
+   */
+  preToolCheck(
+    event: unknown,
+    frontEnd: FrontEnd,
+    caller?: string,
+  ): Promise<{ valid: boolean; envelope: PreToolCheckEnvelope | ContractEnvelope }>;
+  /**
+   * A full action request through the pipeline; with `wait`, an ask/defer waits for a person. `caller`: the
+   * agent the caller's token names (then the request's agent, and its sessions are that agent's own).
+   */
+  decide(
+    request: unknown,
+    options: { wait: boolean; sessionId?: string; signal?: AbortSignal; caller?: string },
+  ): Promise<DecideAnswer>;
+  readonly options: DecisionServiceOptions;
+  /** The write error that stopped decisions (queued audit mode), or null while the chain records. */
+  auditFailure(): unknown;
+  /**
+   * For a shutdown: withdraws every call waiting for a person (each is answered `withdrawn` and its
+   * `consent_withdrawn` recorded) and resolves once all are concluded; a later wait is withdrawn at once,
+   * raising no request. Call it before the audit and the stores close.
+   */
+  close(): Promise<void>;
+}
