@@ -6,7 +6,7 @@ import { readConfigFile } from "../src/wiring/config-file.js";
 import { configInUse } from "../src/wiring/config-in-use.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 import { runCli } from "./run.js";
-import { freshHome, startServe } from "./serve-fixture.js";
+import { freshHome, serveFailure } from "./serve-fixture.js";
 
 const root = tempRoot("config-defaults-keys");
 afterAll(root.cleanup);
@@ -85,11 +85,7 @@ describe("config.yml defaults: an unknown key is refused like an unknown top-lev
   it("acp serve stops (exit 4) before it listens", async () => {
     const home = freshHome();
     writeFileSync(join(home, "config.yml"), 'version: "1"\ndefaults:\n  timout_seconds: 30\n');
-    const serve = startServe(home, ["--port", "0"]);
-    const err = (await serve.done.then(
-      () => null,
-      (e: unknown) => e,
-    )) as { message: string; exitCode?: number } | null;
+    const err = await serveFailure(home, ["--port", "0"]);
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
       `${join(home, "config.yml")}:3:19: unknown key \`defaults.timout_seconds\` (did you mean \`defaults.timeout_seconds\`?)`,

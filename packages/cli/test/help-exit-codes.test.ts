@@ -1,27 +1,14 @@
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { createProgram } from "../src/main.js";
-import type { CliContext } from "../src/context.js";
-import { runCli } from "./run.js";
+import { runCli, silentContext } from "./run.js";
 
 function leaves(command: Command, path: string[] = ["acp"]): string[][] {
   if (command.commands.length === 0) return [path];
   return command.commands.flatMap((sub) => leaves(sub, [...path, sub.name()]));
 }
 
-const ctx: CliContext = {
-  exitCode: 0,
-  io: {
-    stdout: { write: () => true },
-    stderr: { write: () => true },
-    readStdin: () => Promise.resolve(""),
-    stdinIsTTY: false,
-    env: {},
-    cwd: "/",
-    now: () => new Date(),
-  },
-};
-const commands = leaves(createProgram(ctx));
+const commands = leaves(createProgram(silentContext()));
 
 describe("every command's --help says what its exit codes mean", () => {
   it.each(commands.map((path) => [path.join(" "), path.slice(1)] as const))(

@@ -1,5 +1,5 @@
 import { run } from "../src/main.js";
-import type { CliIo } from "../src/context.js";
+import type { CliContext, CliIo } from "../src/context.js";
 
 /** The captured outcome of one in-process CLI run. */
 export interface CliOutcome {
@@ -26,4 +26,20 @@ export async function runCli(
   };
   const code = await run(argv, io);
   return { code, stdout, stderr };
+}
+
+/** A context that writes nowhere, reads no stdin and sees only `env`, for calling a command's code directly. */
+export function silentContext(env: Record<string, string> = {}, cwd = "/"): CliContext {
+  return {
+    exitCode: 0,
+    io: {
+      stdout: { write: () => true },
+      stderr: { write: () => true },
+      readStdin: () => Promise.resolve(""),
+      stdinIsTTY: false,
+      env,
+      cwd,
+      now: () => new Date(),
+    },
+  };
 }

@@ -46,3 +46,15 @@ export function startServe(home: string, args: string[], env: Record<string, str
   const done = program.parseAsync(["node", "acp", "serve", ...args]);
   return { ready, stop, done, output: () => ({ stdout, stderr }) };
 }
+
+/** The error `acp serve ARGS` stops with before it listens (null if it did not fail). */
+export async function serveFailure(
+  home: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ message: string; exitCode?: number } | null> {
+  return (await startServe(home, args, env).done.then(
+    () => null,
+    (e: unknown) => e,
+  )) as { message: string; exitCode?: number } | null;
+}

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "./run.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
-import { freshHome, startServe } from "./serve-fixture.js";
+import { freshHome, serveFailure, startServe } from "./serve-fixture.js";
 
 const sealedRoot = tempRoot("serve-sealed");
 afterAll(sealedRoot.cleanup);
@@ -59,11 +59,7 @@ describe("acp serve", () => {
       ["a token with spaces in it", /ACP_BRIDGE_TOKEN has characters a client cannot send/],
     ] as const) {
       const home = freshHome();
-      const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: token });
-      const err = (await serve.done.then(
-        () => null,
-        (e: unknown) => e,
-      )) as { message: string; exitCode?: number } | null;
+      const err = await serveFailure(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: token });
       expect(err?.message).toMatch(message);
       expect(err?.message).not.toContain(token);
       expect(err?.exitCode).toBe(4);
@@ -155,11 +151,7 @@ describe("acp serve: the agents' token asks, only the approvers' token answers",
       [{ ACP_APPROVER_TOKEN: "hunter2" }, /ACP_APPROVER_TOKEN is too short \(7 characters\)/],
     ] as const) {
       const home = freshHome();
-      const serve = startServe(home, ["--port", "0"], env);
-      const err = (await serve.done.then(
-        () => null,
-        (e: unknown) => e,
-      )) as { message: string; exitCode?: number } | null;
+      const err = await serveFailure(home, ["--port", "0"], env);
       expect(err?.message).toMatch(message);
       expect(err?.message).not.toContain(env.ACP_APPROVER_TOKEN);
       expect(err?.exitCode).toBe(4);
@@ -381,11 +373,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
   it("stops (exit 4) on an unknown key or a bad value in config.yml's serve: or storage: section, before it listens", async () => {
     const home = freshHome();
     writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  prot: 9000\n  decision_audit: later\n');
-    const serve = startServe(home, ["--port", "0"]);
-    const err = (await serve.done.then(
-      () => null,
-      (e: unknown) => e,
-    )) as { message: string; exitCode?: number } | null;
+    const err = await serveFailure(home, ["--port", "0"]);
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
       "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, approver_tokens, decision_audit)",
@@ -397,11 +385,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
   it("stops (exit 4) on a misspelt top-level key of config.yml, as acp proxy does", async () => {
     const home = freshHome();
     writeFileSync(join(home, "config.yml"), 'version: "1"\nredactoin:\n  keys: ["*token*"]\nserve:\n  port: 0\n');
-    const serve = startServe(home, ["--port", "0"]);
-    const err = (await serve.done.then(
-      () => null,
-      (e: unknown) => e,
-    )) as { message: string; exitCode?: number } | null;
+    const err = await serveFailure(home, ["--port", "0"]);
     expect(err?.exitCode).toBe(4);
     expect(err?.message).toContain(
       `${join(home, "config.yml")}:3:3: unknown key \`redactoin\` (did you mean \`redaction\`?)`,

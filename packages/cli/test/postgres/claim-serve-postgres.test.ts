@@ -7,7 +7,7 @@ import type { ClaimServer } from "@acp/claim";
 import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
 import { serveClaim } from "../../src/commands/claim.js";
 import type { CliContext } from "../../src/context.js";
-import { runCli } from "../run.js";
+import { runCli, silentContext } from "../run.js";
 
 let server: ClaimServer | undefined;
 let db: TestDatabase | undefined;
@@ -19,18 +19,7 @@ afterEach(async () => {
 });
 
 function context(home: string, env: Record<string, string> = {}): CliContext {
-  return {
-    exitCode: 0,
-    io: {
-      stdout: { write: () => true },
-      stderr: { write: () => true },
-      readStdin: () => Promise.resolve(""),
-      stdinIsTTY: false,
-      env: { ACP_HOME: home, HOME: home, ...env },
-      cwd: home,
-      now: () => new Date(),
-    },
-  };
+  return silentContext({ ACP_HOME: home, HOME: home, ...env }, home);
 }
 
 async function sandboxStates(url: string): Promise<string[]> {

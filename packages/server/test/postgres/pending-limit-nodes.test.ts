@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
+import type { EmbeddedServer } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { eventually, pipelineFor, testKeys } from "../harness.js";
+import { eventually, openTestServerAt } from "../harness.js";
 
 const MAX = 10;
 const PER_AGENT = 4;
@@ -30,22 +30,15 @@ afterAll(async () => {
 async function startNode(): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
   const home = mkdtempSync(join(tmpdir(), "acp-pending-limit-"));
   dirs.push(home);
-  const node = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
-    keys: testKeys(),
-    clock: () => new Date(),
-    loopbackOnly: true,
+  const started = await openTestServerAt(home, {
     storageUrl: db.url,
     maxPending: MAX,
     maxPendingPerAgent: PER_AGENT,
     changePollMs: 50,
     answerPollMs: 20,
   });
-  running.push(node);
-  return { node, url: await node.server.listen({ port: 0, host: "127.0.0.1" }) };
+  running.push(started.node);
+  return started;
 }
 
 /** A write (the starter policy asks a person) that waits for the answer. */
