@@ -5,7 +5,7 @@ import { anchorPathOf, homePaths, openPostgresStore, verifyAuditFile, verifyPost
 import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readFailure, readTextFile } from "../read-text-file.js";
+import { readFailure, readInputFileSync } from "../decision/read-input.js";
 import { storageUrlOption } from "./pending-store.js";
 import { storageOf } from "./serve.js";
 
@@ -39,7 +39,7 @@ function checkReadable(path: string): void {
 function readPublicKey(ctx: CliContext, explicit: string | undefined, home: string): { key?: string; path?: string } {
   const path = explicit !== undefined ? resolvePath(ctx.io, explicit) : homePaths(home).publicKey;
   if (explicit === undefined && !existsSync(path)) return {};
-  const hex = readTextFile(path, "public key").trim();
+  const hex = readInputFileSync(path, "public key").trim();
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
     throw new CliError(`${path}: public key is not 64 hex digits (a raw Ed25519 key)`, EXIT.invalid);
   }
@@ -154,7 +154,7 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
   const anchor =
-    options.anchor !== undefined || existsSync(anchorPath) ? readTextFile(anchorPath, "anchor") : undefined;
+    options.anchor !== undefined || existsSync(anchorPath) ? readInputFileSync(anchorPath, "anchor") : undefined;
   const verifyOptions: VerifyAuditOptions = {
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),

@@ -4,7 +4,7 @@ import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
 import { printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readFailure } from "../read-text-file.js";
+import { readFailure } from "../decision/read-input.js";
 import { askIntent, confirmWrite } from "../intent/interactive.js";
 import { createLinePrompter } from "../intent/line-prompter.js";
 import { INTENT_TEMPLATES, findIntentTemplate, type IntentTemplate } from "../intent/templates.js";

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -15,7 +16,7 @@ export async function readInputFile(path: string, what: string, maxBytes = MAX_I
     if (err instanceof CliError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw new CliError(`${what} \`${path}\` does not exist`, EXIT.error);
-    throw new CliError(`cannot read ${what} \`${path}\`: ${code ?? String(err)}`, EXIT.error);
+    throw new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
   if (size > maxBytes) {
     throw new CliError(`${what} \`${path}\` is ${size} bytes, more than the ${maxBytes}-byte limit`, EXIT.invalid);
@@ -23,10 +24,34 @@ export async function readInputFile(path: string, what: string, maxBytes = MAX_I
   try {
     return await readFile(path, "utf8");
   } catch (err) {
-    throw new CliError(
-      `cannot read ${what} \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      EXIT.error,
-    );
+    throw new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
+  }
+}
+
+/** Why a file could not be read, in words (the error code or message when there is no better word). */
+export function readFailure(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "ENOENT":
+      return "no such file";
+    case "EISDIR":
+      return "not a file";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    default:
+      return (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+  }
+}
+
+/**
+ * A file's text, read at once (for code that cannot wait: the policy and graph a pipeline is built from);
+ * a file that cannot be read is an I/O error (exit 1) naming `what` and the path.
+ */
+export function readInputFileSync(path: string, what: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
 }
 

@@ -21,7 +21,7 @@ import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readTextFile } from "../read-text-file.js";
+import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeState } from "./home-state.js";
 
 /** Options of the proxy's decision function. */
@@ -51,7 +51,7 @@ function loadPolicy(options: PipelineDecideOptions): Policy {
     if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);
     return starter.value;
   }
-  const parsed = parsePolicy(readTextFile(options.policyPath, "policy"), { file: options.policyPath });
+  const parsed = parsePolicy(readInputFileSync(options.policyPath, "policy"), { file: options.policyPath });
   if (!parsed.ok) {
     const lines = parsed.issues.map((i) => formatIssue(i, options.policyPath)).join("\n");
     throw new CliError(`invalid policy:\n${lines}`, EXIT.invalid);
@@ -66,7 +66,7 @@ function loadPolicy(options: PipelineDecideOptions): Policy {
 export function readHomeConsentGraph(home: string): ConsentGraph | null {
   const file = join(home, "consent-graph.json");
   if (!existsSync(file)) return null;
-  const graph = parseConsentGraph(readTextFile(file, "consent graph"), { file });
+  const graph = parseConsentGraph(readInputFileSync(file, "consent graph"), { file });
   if (!graph.ok) {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");
     throw new CliError(`invalid consent graph:\n${lines}`, EXIT.invalid);
