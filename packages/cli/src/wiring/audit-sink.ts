@@ -154,29 +154,23 @@ export function createHomeAuditSink(options: {
   const fail = (err: unknown): void => {
     failure ??= err instanceof Error ? err.message : JSON.stringify(err);
   };
-  // accept events recorded since the last turn of the event loop, appended (staged) at its end
-  let deferred: { type: string; fields: Record<string, unknown> }[] = [];
+  // accept events recorded since the last turn of the event loop, appended (redacted, staged) at its end
+  let deferred: AuditEventInput[] = [];
   let scheduled = false;
   const appendDeferred = (to: AuditLog): void => {
     const batch = deferred;
     deferred = [];
     scheduled = false;
-    for (const { type, fields } of batch) {
-      try {
-        to.append(toAuditInput(type, fields)).catch(fail);
-      } catch (err) {
-        fail(err);
-      }
-    }
+    for (const input of batch) to.append(input).catch(fail);
   };
   return {
     async record(eventType, fields) {
       if (failure !== undefined) throw new Error(`the audit log stopped recording: ${failure}`);
       const durable = mustBeDurable(eventType, fields);
-      // staged at the end of this turn: the proxy builds `fields` per event and changes none of it later
+      // made into an event now (a field that is not JSON refuses this call, as before); redacted and staged
+      // at the end of this turn: the proxy builds `fields` per event and changes none of it later
       if (!durable && opened !== undefined) {
-        if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
-        deferred.push({ type: eventType, fields });
+        deferred.push(toAuditInput(eventType, fields));
         if (!scheduled) {
           scheduled = true;
           const to = opened;
