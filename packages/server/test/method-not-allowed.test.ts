@@ -48,7 +48,7 @@ describe("a method a path does not take", () => {
     const answers: string[] = [];
     for (const path of paths) {
       for (const method of ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
-        // /mcp answers GET and DELETE itself (after the token): a stateless endpoint keeps no stream
+        // /mcp answers these itself, after the token: a stateless endpoint keeps no stream
         const res = await call(method, `${path}?wait=true`);
         answers.push(`${method} ${path} ${res.status} ${res.headers.get("allow")}`);
         if (method !== "HEAD") expect(at(await readJson(res), "error", "code")).toBe("method_not_allowed");
@@ -81,6 +81,32 @@ describe("a method a path does not take", () => {
     expect((await fetch(`${s.url}/v1/decide`, { method: "POST" })).status).toBe(401);
     expect((await call("GET", "/v1/nothing")).status).toBe(404);
     expect((await call("GET", "/v1/decide/extra")).status).toBe(404);
+  });
+
+  it("on /mcp checks the token first for every method: without it 401, with it 405 naming POST", async () => {
+    const methods = ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"];
+    const anyone: string[] = [];
+    const wrong: string[] = [];
+    const holder: string[] = [];
+    for (const method of methods) {
+      const bare = await fetch(`${s.url}/mcp`, { method });
+      anyone.push(`${method} ${bare.status} ${bare.headers.get("allow")} ${bare.headers.get("www-authenticate")}`);
+      const guessed = await fetch(`${s.url}/mcp`, {
+        method,
+        headers: { authorization: "Bearer not-the-token-at-all" },
+      });
+      wrong.push(`${method} ${guessed.status} ${guessed.headers.get("allow")}`);
+      // with the token, the body is never read: a 2 MiB text body is still a 405, not 413 or 415
+      const held = await call(method, "/mcp", {
+        headers: { "content-type": "text/plain" },
+        ...(method === "GET" || method === "HEAD" ? {} : { body: "x".repeat(2 * 1024 * 1024) }),
+      });
+      holder.push(`${method} ${held.status} ${held.headers.get("allow")}`);
+      if (method !== "HEAD") expect(at(await readJson(held), "error", "code")).toBe("method_not_allowed");
+    }
+    expect(anyone).toEqual(methods.map((m) => `${m} 401 null Bearer realm="acp"`));
+    expect(wrong).toEqual(methods.map((m) => `${m} 401 null`));
+    expect(holder).toEqual(methods.map((m) => `${m} 405 POST`));
   });
 
   it("is counted in /metrics as a 405 method_not_allowed", async () => {

@@ -9,7 +9,10 @@ import { securityHeaders } from "../http/security-headers.js";
 import { MCP_BODY } from "../http/answer-schemas.js";
 import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 
-/** Registers `/mcp`. GET and DELETE answer 405: a stateless endpoint keeps no stream and no session. */
+/**
+ * Registers `/mcp`. Every other method answers 405 (`Allow: POST`) after the token is checked: a stateless
+ * endpoint keeps no stream and no session.
+ */
 export function registerMcpEndpoint(
   app: FastifyInstance,
   service: DecisionService,
@@ -51,11 +54,19 @@ export function registerMcpEndpoint(
       await transport.handleRequest(request.raw, reply.raw, request.body);
     },
   );
-  const notAllowed = (_request: FastifyRequest, reply: FastifyReply): FastifyReply =>
+  // answered in onRequest, after the guard: the body is never read, whatever it is
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
     reply
       .status(405)
       .header("allow", "POST")
       .send(errorBody("method_not_allowed", "this MCP endpoint is stateless: POST only"));
-  app.get("/mcp", { onRequest: guard, schema: { hide: true } }, notAllowed);
-  app.delete("/mcp", { onRequest: guard, schema: { hide: true } }, notAllowed);
+  // every other method is answered here, after the token (so not by the app's 405 before it): an MCP
+  // client probes /mcp with GET, DELETE or OPTIONS, and a caller without the token learns nothing but 401
+  app.route({
+    method: ["GET", "DELETE", "PUT", "PATCH", "OPTIONS"],
+    url: "/mcp",
+    onRequest: [guard, notAllowed],
+    schema: { hide: true },
+    handler: () => undefined,
+  });
 }
