@@ -106,7 +106,7 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide & {
   }
   const decide: Decide = (request, context) => {
     if (context === undefined) return pipeline.decide(request, options.now());
-    const withSession = createPipeline([...sources, runtime.sourceFor(context.sessionId)], {
+    const withSession = createPipeline([...sources, runtime.sourceFor(context.sessionId, context.tokenAgent)], {
       classify: policy.classify,
     });
     return withSession.decide(request, options.now());

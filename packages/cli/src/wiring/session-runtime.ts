@@ -13,6 +13,7 @@ import {
   type EscalationHandler,
   type EscalationQuestion,
   type Session,
+  type SharedStoreBudget,
   type SourceVerdict,
 } from "@acp/core";
 import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
@@ -55,9 +56,18 @@ export interface ProxySessionRuntimeOptions {
  */
 export const PROCESS_STORE_CHARS = 2 * MAX_STORE_CHARS;
 
+/**
+ * The share of the process's provenance room the sessions of one agent with a token of its own
+ * (`proxy.agent_tokens`) keep together: a quarter, as for `proxy.max_sessions`, so one agent reading a lot
+ * cannot make every other agent's consequential calls ask. Sessions without a token of their own (a shared
+ * token, stdio) are bound by the process's room only: the proxy cannot tell their agents apart.
+ */
+export const AGENT_STORE_SHARE = 4;
+
 /** One session runtime per downstream MCP session, as a pipeline source and as the proxy's call observer. */
 export interface ProxySessionRuntime {
-  sourceFor(sessionId: string): DecisionSource;
+  /** `tokenAgent`: the agent the session's own token names, if it has one (its provenance share). */
+  sourceFor(sessionId: string, tokenAgent?: string): DecisionSource;
   readonly observer: CallObserver;
   /** `acp_submit_plan`: validate against the intent, approve by rule when it only narrows, else ask a person. */
   readonly plans: PlanHook;
@@ -186,9 +196,22 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
   };
   const sync = options.intentSync;
   const storeBudget = createSharedStoreBudget(options.storeBudgetChars ?? PROCESS_STORE_CHARS);
+  const agentBudgets = new Map<string, SharedStoreBudget>();
+  const budgetOf = (tokenAgent: string | undefined): SharedStoreBudget => {
+    if (tokenAgent === undefined) return storeBudget;
+    let share = agentBudgets.get(tokenAgent);
+    if (share === undefined) {
+      share = createSharedStoreBudget(Math.floor(storeBudget.max / AGENT_STORE_SHARE), {
+        parent: storeBudget,
+        holders: `the sessions of agent \`${tokenAgent}\``,
+      });
+      agentBudgets.set(tokenAgent, share);
+    }
+    return share;
+  };
   // the hash of the open stand-in intent, once a session runs it: that session has no intent of a person's
   let openHash: string | null = null;
-  const entryFor = (id: string, agent?: string): { session: Session; slots: SessionSlots } => {
+  const entryFor = (id: string, agent?: string, tokenAgent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
       const slots: SessionSlots = {};
@@ -198,7 +221,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         authorityKey: randomBytes(32),
         settings,
         escalation: escalationFor(id, slots, options.broker, options.now),
-        storeBudget,
+        storeBudget: budgetOf(tokenAgent),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;
@@ -210,17 +233,17 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     return entry;
   };
   /** The session, once the person's queued intent updates are applied (synchronously when there are none). */
-  const current = (id: string, agent?: string): Session | Promise<Session> => {
-    const { session, slots } = entryFor(id, agent);
+  const current = (id: string, agent?: string, tokenAgent?: string): Session | Promise<Session> => {
+    const { session, slots } = entryFor(id, agent, tokenAgent);
     const pending = sync?.pickUp(id, session, (s, update) => applySigned(s, slots, update));
     return pending === undefined ? session : pending.then(() => session);
   };
   return {
-    sourceFor: (id) => ({
+    sourceFor: (id, tokenAgent) => ({
       name: "session",
       // a throw here is the source's error, which the pipeline turns into a refusal
       evaluate: (request: ActionRequest, now) => {
-        const session = current(id, request.agent);
+        const session = current(id, request.agent, tokenAgent);
         const judge = (s: Session): SourceVerdict | null | Promise<SourceVerdict | null> => {
           const verdict = sessionSource(s).evaluate(request, now);
           const honest = (v: SourceVerdict | null): SourceVerdict | null =>
@@ -243,7 +266,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     },
     plans: {
       submit: async (id, plan, _signal, context) =>
-        submitPlan(await current(id, context?.agent), entryFor(id).slots, plan, context?.tools),
+        submitPlan(await current(id, context?.agent, context?.tokenAgent), entryFor(id).slots, plan, context?.tools),
     },
     sessionOf: (id) => sessions.get(id)?.session,
   };

@@ -49,6 +49,8 @@ export {
   MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
   createSharedStoreBudget,
+  tightestStoreBudget,
+  chargeStoreBudget,
   type SharedStoreBudget,
   MIN_TRUSTED_OCCURRENCE,
   MIN_VALUE_PIECE,

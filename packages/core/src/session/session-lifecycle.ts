@@ -8,7 +8,7 @@ import { quoteValue } from "./errors.js";
 import type { QuestionDraft } from "./confirmations.js";
 import { compileIntent, type CompiledIntent, type Intent } from "./intent.js";
 import { compilePlan, type Plan } from "./plan.js";
-import { createProvenanceEntry } from "./provenance.js";
+import { chargeStoreBudget, createProvenanceEntry } from "./provenance.js";
 import type { SessionCore } from "./session-core.js";
 
 function intentEntries(core: SessionCore, compiled: CompiledIntent): void {
@@ -197,6 +197,6 @@ export function finish(core: SessionCore, operation: "complete" | "terminate", w
   core.emit(operation === "complete" ? "completed" : "terminated", why);
   // an ended session judges nothing more: its share of the process's provenance room is given back
   const shared = core.deps.storeBudget;
-  if (shared !== undefined) shared.used = Math.max(0, shared.used - core.storeChars);
+  if (shared !== undefined) chargeStoreBudget(shared, -core.storeChars);
   core.storeChars = 0;
 }

@@ -6,8 +6,10 @@ import type { ActionRequest } from "../request/index.js";
 import { CONSEQUENTIAL_CATEGORIES, judgeRequest, type ExecutedCall } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
 import {
+  chargeStoreBudget,
   createProvenanceEntry,
   namesFetchedSource,
+  tightestStoreBudget,
   MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
   type ProvenanceEntry,
@@ -48,21 +50,23 @@ function addEntry(
   // past MAX_ENTRIES the content is still scored for instructions, but no longer kept to trace values to
   const full = core.entries.length >= MAX_ENTRIES;
   const shared = core.deps.storeBudget;
-  const sharedRoom = shared === undefined ? Number.POSITIVE_INFINITY : Math.max(0, shared.max - shared.used);
+  const tightest = shared === undefined ? undefined : tightestStoreBudget(shared);
+  const sharedRoom = tightest === undefined ? Number.POSITIVE_INFINITY : tightest.room;
   const ownRoom = MAX_STORE_CHARS - core.storeChars;
   const room = full ? MAX_ENTRY_CHARS : Math.min(ownRoom, sharedRoom);
   const entry = createProvenanceEntry(label, source, content, room, options);
   if (!full) {
     core.entries.push(entry);
     core.storeChars += entry.text.length;
-    if (shared !== undefined) shared.used += entry.text.length;
+    if (shared !== undefined) chargeStoreBudget(shared, entry.text.length);
   }
   if ((full || entry.truncated) && !core.provenanceIncomplete) {
     core.provenanceIncomplete = true;
+    const holders = tightest?.budget.holders ?? "the sessions of this process";
     const what = full
       ? `the session holds ${MAX_ENTRIES} entries, so content from \`${source}\` is no longer tracked`
       : sharedRoom < ownRoom
-        ? `content from \`${source}\` was cut: the sessions of this process keep at most ${shared?.max ?? 0} characters together`
+        ? `content from \`${source}\` was cut: ${holders} keep at most ${tightest?.budget.max ?? 0} characters together`
         : `content from \`${source}\` was cut`;
     core.emit("provenance_incomplete", `${what}; consequential calls now ask`, "provenance_incomplete");
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSharedStoreBudget } from "../../src/index.js";
+import { createSharedStoreBudget, tightestStoreBudget } from "../../src/index.js";
 import { executingSession } from "./harness.js";
 
 // Sessions of one process (an HTTP proxy serving many agents) share a bound on the provenance text they
@@ -67,5 +67,51 @@ describe("a provenance budget shared by the sessions of a process", () => {
     );
     expect(kept).toBe(storeBudget.used);
     expect(() => createSharedStoreBudget(-1)).toThrow(RangeError);
+  });
+
+  it("a share of a budget bounds its sessions, counts in the parent, and gives back to both", async () => {
+    const process = createSharedStoreBudget(20_000);
+    const bot = createSharedStoreBudget(5_000, { parent: process, holders: "the sessions of agent `ci_bot`" });
+    const start = (storeBudget = bot) =>
+      executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } });
+    const a = (await start()).session;
+    const b = (await start()).session;
+    a.recordToolResult("notes", "list_notes", "x".repeat(4_000));
+    expect([bot.used, process.used]).toEqual([4_000, 4_000]);
+    b.recordToolResult("notes", "list_notes", "y".repeat(4_000));
+    // the share is full: b kept 1,000 characters, and its sends ask
+    expect([bot.used, process.used]).toEqual([5_000, 5_000]);
+    expect(b.events.find((e) => e.type === "provenance_incomplete")?.message).toContain(
+      "the sessions of agent `ci_bot` keep at most 5000 characters together",
+    );
+    expect(b.evaluate(SEND).route).toBe("ask");
+    // a session outside the share still has the rest of the process's room
+    const other = (await start(process)).session;
+    other.recordToolResult("notes", "list_notes", "z".repeat(10_000));
+    expect(other.events.some((e) => e.type === "provenance_incomplete")).toBe(false);
+    expect(other.evaluate(SEND).route).toBe("accept");
+    expect(process.used).toBe(15_000);
+    // the parent is the tighter one now for the share's sessions
+    const fill = (await start(process)).session;
+    fill.recordToolResult("notes", "list_notes", "w".repeat(6_000));
+    a.terminate("the agent disconnected");
+    expect([bot.used, process.used]).toEqual([1_000, 16_000]);
+    expect(tightestStoreBudget(bot)).toEqual({ budget: bot, room: 4_000 });
+    other.terminate("done");
+    fill.terminate("done");
+    b.terminate("done");
+    expect([bot.used, process.used]).toEqual([0, 0]);
+  });
+
+  it("the tightest budget of a share chain is the one with the least room", () => {
+    const process = createSharedStoreBudget(100);
+    const share = createSharedStoreBudget(50, { parent: process });
+    process.used = 80;
+    expect(tightestStoreBudget(share)).toEqual({ budget: process, room: 20 });
+    process.used = 10;
+    share.used = 40;
+    expect(tightestStoreBudget(share)).toEqual({ budget: share, room: 10 });
+    process.used = 120; // (never negative room)
+    expect(tightestStoreBudget(share).room).toBe(0);
   });
 });

@@ -36,6 +36,8 @@ export interface GatedCall {
   readonly annotations?: ToolAnnotations;
   readonly sessionId: string;
   readonly agent?: string;
+  /** The agent the session's own token names (`proxy.agent_tokens`), if it has one: never the client's own name. */
+  readonly tokenAgent?: string;
   readonly signal: AbortSignal;
   /** Tells the waiting client something (a progress notification, when it asked for progress). */
   readonly onProgress?: (message: string) => void;
@@ -48,6 +50,13 @@ export interface GatedCall {
 export type GateVerdict =
   | { readonly kind: "forward"; readonly arguments: Record<string, unknown>; readonly request: ActionRequest }
   | { readonly kind: "answer"; readonly result: CallToolResult };
+
+/** What the decision is told about the call beyond its request. */
+function contextOf(call: GatedCall): DecideContext {
+  return call.tokenAgent !== undefined
+    ? { sessionId: call.sessionId, tokenAgent: call.tokenAgent }
+    : { sessionId: call.sessionId };
+}
 
 /**
  * Decides one call and, for ask/defer, waits for a person. Never throws: a failing `Decide` or broker
@@ -66,7 +75,7 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     arguments: call.arguments,
   });
   const request = toActionRequest(call);
-  const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, request, { sessionId: call.sessionId }));
+  const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, request, contextOf(call)));
   await record(deps.audit, "policy_evaluated", {
     ...base,
     decision: decision.route,
@@ -224,7 +233,7 @@ async function refusedEdit(
   const decision =
     deps.recheckEdits !== undefined
       ? await decideSafely(deps.recheckEdits, edited)
-      : await decideSafely(deps.decide, edited, { sessionId: call.sessionId });
+      : await decideSafely(deps.decide, edited, contextOf(call));
   if (decision.route !== "refuse") return null;
   await record(deps.audit, "policy_evaluated", {
     ...base,

@@ -8,9 +8,13 @@ import type { ConsentRequestV02 } from "../consent/types.js";
 import type { UpstreamCredentials, UpstreamSpec } from "../upstream/upstream-spec.js";
 
 /** Decides one action request. Never throws; errors come back as a `refuse` decision. */
-/** What the proxy knows about the call beyond the request: the downstream session it came from. */
+/**
+ * What the proxy knows about the call beyond the request: the downstream session it came from and, when the
+ * session authenticated with a token of its own (`proxy.agent_tokens`), the agent that token names.
+ */
 export interface DecideContext {
   readonly sessionId: string;
+  readonly tokenAgent?: string;
 }
 
 export type Decide = (request: ActionRequest, context?: DecideContext) => Promise<Decision>;
@@ -109,8 +113,8 @@ export interface PlanHook {
     signal: AbortSignal,
     /**
      * What the proxy knows: `tools`, every `server.tool` its connected upstreams offer; `agent`, the agent's
-     * client name (from `initialize`), as a tool call's request carries it.
+     * client name (from `initialize`), as a tool call's request carries it; `tokenAgent`, as in {@link DecideContext}.
      */
-    context?: { readonly tools?: readonly string[]; readonly agent?: string },
+    context?: { readonly tools?: readonly string[]; readonly agent?: string; readonly tokenAgent?: string },
   ): Promise<{ readonly approved: boolean; readonly text: string }>;
 }

@@ -188,6 +188,7 @@ async function gateResourceRead(
       annotations: { readOnlyHint: true },
       sessionId: session.id,
       ...(agent !== undefined ? { agent } : {}),
+      ...(session.agent !== undefined ? { tokenAgent: session.agent } : {}),
       signal: extra.signal,
       ...(relay !== undefined ? { onProgress: (message: string) => relay.waiting(message) } : {}),
     });

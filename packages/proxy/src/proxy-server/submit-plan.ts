@@ -1,5 +1,5 @@
 import type { CallToolRequest, CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { AcpProxy } from "./acp-proxy.js";
+import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { messageOf } from "../upstream/upstream-pool.js";
 
 /** The tool name the proxy adds when a plan hook is configured. */
@@ -28,11 +28,12 @@ export const SUBMIT_PLAN_TOOL: Tool = {
 /** Handles `acp_submit_plan`: the hook validates, asks a person, and says what happened. Never throws. */
 export async function handleSubmitPlan(
   proxy: AcpProxy,
-  sessionId: string,
+  session: ProxySession,
   request: CallToolRequest,
   signal: AbortSignal,
   agent?: string,
 ): Promise<CallToolResult> {
+  const sessionId = session.id;
   const hook = proxy.options.plans;
   if (hook === undefined) return { isError: true, content: [{ type: "text", text: "plans are not enabled" }] };
   try {
@@ -40,6 +41,7 @@ export async function handleSubmitPlan(
     const outcome = await hook.submit(sessionId, request.params.arguments?.["plan"], signal, {
       tools,
       ...(agent !== undefined ? { agent } : {}),
+      ...(session.agent !== undefined ? { tokenAgent: session.agent } : {}),
     });
     await proxy.audit("policy_evaluated", {
       session_id: sessionId,

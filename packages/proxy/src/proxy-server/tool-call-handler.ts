@@ -58,7 +58,7 @@ export async function handleToolCall(
   const agent = sessionAgent(proxy, session);
   if (request.params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) {
     proxy.observations.settle(session.id);
-    return handleSubmitPlan(proxy, session.id, request, extra.signal, agent);
+    return handleSubmitPlan(proxy, session, request, extra.signal, agent);
   }
   const target = proxy.catalog.tools().resolve(request.params.name);
   if (target === undefined) {
@@ -84,6 +84,7 @@ export async function handleToolCall(
       ...(annotations !== undefined ? { annotations } : {}),
       sessionId: session.id,
       ...(agent !== undefined ? { agent } : {}),
+      ...(session.agent !== undefined ? { tokenAgent: session.agent } : {}),
       signal: extra.signal,
       ...(relay !== undefined ? { onProgress: (message: string) => relay.waiting(message) } : {}),
     });

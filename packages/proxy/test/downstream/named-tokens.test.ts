@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionRequest } from "@acp/core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
+import { createProxy, listenHttp, type AcpProxy, type DecideContext, type HttpListener } from "../../src/index.js";
 import { decideByTool, fixture, memoryAudit, scriptedBroker, textOf, startFixtureProxy } from "../harness.js";
 
 const SHARED = "shared-token-0123456789abcdef";
@@ -43,11 +43,16 @@ describe("acp proxy --http: tokens that name their agent (proxy.agent_tokens)", 
   let listener: HttpListener;
   let url: string;
   const seen: ActionRequest[] = [];
+  const contexts: (DecideContext | undefined)[] = [];
   const audit = memoryAudit();
   beforeAll(async () => {
+    const decide = decideByTool({}, seen);
     proxy = createProxy({
       upstreams: [fixture()],
-      decide: decideByTool({}, seen),
+      decide: (request, context) => {
+        contexts.push(context);
+        return decide(request, context);
+      },
       broker: scriptedBroker(() => ({ kind: "expired" })),
       audit,
     });
@@ -74,6 +79,8 @@ describe("acp proxy --http: tokens that name their agent (proxy.agent_tokens)", 
       const result = await client.callTool({ name: "echo", arguments: { text: "from the bot" } });
       expect(textOf(result)).toBe("fixture echo: from the bot");
       expect(seen.slice(before).map((r) => r.agent)).toEqual(["ci_bot"]);
+      // the decision is told which token's agent it is (its share of the process's provenance room)
+      expect(contexts.slice(before).map((c) => c?.tokenAgent)).toEqual(["ci_bot"]);
       const intercepted = audit.events.filter((e) => e.type === "tool_call_intercepted");
       expect(intercepted.at(-1)?.fields["agent"]).toBe("ci_bot");
     } finally {
@@ -87,6 +94,8 @@ describe("acp proxy --http: tokens that name their agent (proxy.agent_tokens)", 
       const before = seen.length;
       await client.callTool({ name: "echo", arguments: { text: "shared" } });
       expect(seen.slice(before).map((r) => r.agent)).toEqual(["claude-code"]);
+      // a name the client chose is never taken for a token's agent
+      expect(contexts.slice(before).map((c) => c !== undefined && "tokenAgent" in c)).toEqual([false]);
     } finally {
       await client.close();
     }
