@@ -24,6 +24,11 @@ export interface EmbeddedServerOptions extends Omit<AcpServerOptions, "stores" |
    * Default 500 ms; answers recorded by this process wake the waiter at once.
    */
   readonly answerPollMs?: number;
+  /**
+   * PostgreSQL: how long a new consent request waits for its turn to be counted against the limit (default
+   * 5000 ms); past it the call is refused 429 `consent_queue_full`.
+   */
+  readonly pendingLockTimeoutMs?: number;
   /** Told about lost PostgreSQL connections (they are re-established). */
   readonly onStoreError?: (err: Error) => void;
 }
@@ -47,6 +52,7 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
     ...(options.changePollMs !== undefined ? { changePollMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
     ...(options.onStoreError !== undefined ? { onError: options.onStoreError } : {}),
+    ...(options.pendingLockTimeoutMs !== undefined ? { pendingLockTimeoutMs: options.pendingLockTimeoutMs } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),

@@ -96,6 +96,24 @@ describe("pending-consent store", () => {
     two.close();
   });
 
+  it("answers busy, writing nothing, when another process holds the write lock past the busy timeout", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "acp-pending-")), "state.db");
+    const mine = openPendingConsentDb(path);
+    const other = openPendingConsentDb(path);
+    const store = createPendingConsentStore(mine);
+    mine.pragma("busy_timeout = 50");
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      expect(store.insertWithinLimit(row("cr_locked"), { max: 10 })).toEqual({ ok: false, full: "busy" });
+    } finally {
+      other.exec("ROLLBACK");
+    }
+    expect(store.get("cr_locked")).toBeNull();
+    expect(store.insertWithinLimit(row("cr_after"), { max: 10 })).toEqual({ ok: true });
+    mine.close();
+    other.close();
+  });
+
   it("never lets a row be decided twice, whatever the sequence of answers (property)", () => {
     fc.assert(
       fc.property(

@@ -2,27 +2,28 @@
  * The decision service's refusals (queue full, agent mismatch, session namespace, audit unavailable) and
  * the rule for which agent a request is recorded under.
  */
-import type { PendingLimit } from "@acp/store";
+import type { PendingInsertResult, PendingLimit } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 
-/** Thrown when too many consent requests already wait. */
+/** Thrown when too many consent requests already wait (or arrive at once: `max` null). */
 export class ConsentQueueFullError extends Error {
-  constructor(max: number, agent?: string) {
+  constructor(max: number | null, agent?: string) {
     super(
-      agent === undefined
-        ? `too many consent requests are waiting (at most ${max}); try again later`
-        : `agent \`${agent.length > 64 ? `${agent.slice(0, 64)}…` : agent}\` has ${max} consent requests waiting, ` +
+      max === null
+        ? "too many consent requests are being made at once: this one could not be counted against the limit " +
+            "in time; try again shortly"
+        : agent === undefined
+          ? `too many consent requests are waiting (at most ${max}); try again later`
+          : `agent \`${agent.length > 64 ? `${agent.slice(0, 64)}…` : agent}\` has ${max} consent requests waiting, ` +
             `the most one agent may (the others' requests are not held up by it); try again later`,
     );
     this.name = "ConsentQueueFullError";
   }
 }
 
-/** The refusal of a request the store found no room for. */
-export function queueFull(
-  full: { readonly full: "total" | "agent"; readonly max: number },
-  limit: PendingLimit,
-): Error {
+/** The refusal of a request the store found no room for, or no turn to count it in time (`busy`). */
+export function queueFull(full: Exclude<PendingInsertResult, { readonly ok: true }>, limit: PendingLimit): Error {
+  if (full.full === "busy") return new ConsentQueueFullError(null);
   const agent = full.full === "agent" ? limit.perAgent?.agent : undefined;
   return new ConsentQueueFullError(full.max, agent);
 }

@@ -15,6 +15,8 @@ export interface ServerStoresOptions {
   /** Audit checkpoints are signed with the private key and checked with the public one. */
   readonly keys: Pick<ServiceKeyPair, "privateKey" | "publicKey">;
   readonly changePollMs?: number;
+  /** PostgreSQL: how long a new consent request waits for its turn at the limit (default 5000 ms; then 429). */
+  readonly pendingLockTimeoutMs?: number;
   readonly answerPollMs?: number;
   readonly onError?: (err: Error) => void;
   /** PostgreSQL: one line when the database becomes unreachable, one when it answers again. */
@@ -42,6 +44,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
       auditPublicKey: options.keys.publicKey,
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
+      ...(options.pendingLockTimeoutMs !== undefined ? { pendingLockTimeoutMs: options.pendingLockTimeoutMs } : {}),
       ...redactionOf(options),
     });
   }

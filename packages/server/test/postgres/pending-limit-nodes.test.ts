@@ -8,7 +8,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { ADVISORY_LOCK } from "@acp/store";
 import type { EmbeddedServer } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { eventually, openTestServerAt } from "../harness.js";
@@ -27,7 +29,9 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function startNode(): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
+async function startNode(
+  options: { readonly pendingLockTimeoutMs?: number } = {},
+): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
   const home = mkdtempSync(join(tmpdir(), "acp-pending-limit-"));
   dirs.push(home);
   const started = await openTestServerAt(home, {
@@ -36,6 +40,7 @@ async function startNode(): Promise<{ readonly node: EmbeddedServer; readonly ur
     maxPendingPerAgent: PER_AGENT,
     changePollMs: 50,
     answerPollMs: 20,
+    ...options,
   });
   running.push(started.node);
   return started;
@@ -94,5 +99,38 @@ describe("the pending limit across two nodes on one PostgreSQL", () => {
     const waited = (await Promise.all(calls)).filter((res) => res.status !== 429);
     expect(waited).toHaveLength(MAX);
     for (const res of waited) expect(await res.json()).toMatchObject({ route: "refuse" });
+  });
+});
+
+describe("a consent request that cannot take its turn at the limit in time", () => {
+  it("is refused 429 consent_queue_full, not 500, with nothing written, and the next one gets in", async () => {
+    const { node, url } = await startNode({ pendingLockTimeoutMs: 100 });
+    const before = (await node.stores.pending.listPending(Date.now())).length;
+    // another node's admission holding the limit's lock for longer than this node waits for it
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    await holder.query("SELECT pg_advisory_lock($1, 0)", [ADVISORY_LOCK.pendingConsent]);
+    let refused: Response;
+    try {
+      refused = await askAndWait(url, "mailer", 900);
+    } finally {
+      await holder.query("SELECT pg_advisory_unlock($1, 0)", [ADVISORY_LOCK.pendingConsent]);
+      await holder.end();
+    }
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("consent_queue_full");
+    expect(body.error.message).toMatch(/at once/);
+    expect((await node.stores.pending.listPending(Date.now())).length).toBe(before);
+
+    const waiting = askAndWait(url, "mailer", 901);
+    const row = await eventually(async () =>
+      (await node.stores.pending.listPending(Date.now())).find((r) =>
+        JSON.stringify(r.request).includes("limit-mailer-901"),
+      ),
+    );
+    const denial = { decision: "denied", approver: "t", nonce: row.nonce };
+    expect((await node.stores.pending.decide(row.id, "denied", denial, Date.now())).ok).toBe(true);
+    expect(await (await waiting).json()).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
   });
 });

@@ -12,9 +12,15 @@ export interface PendingLimit {
   readonly perAgent?: { readonly agent: string; readonly max: number };
 }
 
-/** What `insertWithinLimit` did: inserted the request, or wrote nothing because this cap was full. */
+/**
+ * What `insertWithinLimit` did: inserted the request, or wrote nothing because this cap was full, or
+ * (`busy`) wrote nothing because the requests arriving at once kept it from counting in time (PostgreSQL:
+ * the wait for the limit's lock, or for a pooled connection, is bounded); asking again later may succeed.
+ */
 export type PendingInsertResult =
-  { readonly ok: true } | { readonly ok: false; readonly full: "total" | "agent"; readonly max: number };
+  | { readonly ok: true }
+  | { readonly ok: false; readonly full: "total" | "agent"; readonly max: number }
+  | { readonly ok: false; readonly full: "busy" };
 
 /** The pending requests a new one would join: all of them, and those naming the limit's agent. */
 export interface PendingCount {

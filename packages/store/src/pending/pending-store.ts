@@ -82,6 +82,12 @@ type CountedRow = Pick<PendingConsentRawRow, "status" | "owner_pid" | "owner_hos
   readonly agent: unknown;
 };
 
+/** SQLite's "database is locked" after the busy timeout (`SQLITE_BUSY` and its extended codes). */
+const isBusy = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+};
+
 /** Options of {@link createPendingConsentStore}. */
 export interface PendingConsentStoreOptions {
   /**
@@ -176,7 +182,13 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
     insert,
     insertWithinLimit: (request, limit) => {
       assertPendingLimit(limit);
-      return insertWithinLimit.immediate(request, limit);
+      try {
+        return insertWithinLimit.immediate(request, limit);
+      } catch (err) {
+        // another process held state.db's write lock past the busy timeout: nothing written, ask again later
+        if (isBusy(err)) return { ok: false, full: "busy" };
+        throw err;
+      }
     },
     get,
     listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),

@@ -18,7 +18,13 @@ export {
   type PostgresRateLimiterOptions,
 } from "./rate-limiter.js";
 export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./async-pending-store.js";
-export { createPostgresPendingConsentStore, CONSENT_CHANNEL, MAX_CONSENT_ID_LENGTH } from "./pending-store.js";
+export {
+  createPostgresPendingConsentStore,
+  CONSENT_CHANNEL,
+  DEFAULT_PENDING_LOCK_TIMEOUT_MS,
+  MAX_CONSENT_ID_LENGTH,
+  type PostgresPendingStoreOptions,
+} from "./pending-store.js";
 export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
 export { openConsentWaiter, type ConsentWaiter, type ConsentWaiterOptions } from "./consent-waiter.js";
 export { createPostgresConsentGrantStore, type AsyncConsentGrantStore } from "./grant-store.js";

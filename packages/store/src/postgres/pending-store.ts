@@ -88,22 +88,56 @@ function duplicateOr(err: unknown, id: string): Error {
   return new PostgresStoreError("postgres_consent_duplicate", `pending consent: id \`${id}\` exists`, { cause: err });
 }
 
+/** How long a limited insert waits for the limit's lock by default (ms): far beyond a turn, well within a statement. */
+export const DEFAULT_PENDING_LOCK_TIMEOUT_MS = 5000;
+
+/** Options of {@link createPostgresPendingConsentStore}. */
+export interface PostgresPendingStoreOptions {
+  /**
+   * How long `insertWithinLimit` waits for the limit's lock (ms, default {@link DEFAULT_PENDING_LOCK_TIMEOUT_MS});
+   * past it the insert writes nothing and answers `busy`.
+   */
+  readonly lockTimeoutMs?: number;
+}
+
+/** The lock statement's failure when PostgreSQL gave up waiting: `lock_timeout` (55P03) or `statement_timeout` (57014). */
+const isLockWaitOver = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === "55P03" || code === "57014";
+};
+
+/**
+ * pg-pool's error when no pooled connection came free within its connection timeout (the pool's other
+ * connections all busy: a burst); it has no code, so its text is what tells it.
+ */
+const isPoolWaitOver = (err: unknown): boolean =>
+  err instanceof Error && err.message === "timeout exceeded when trying to connect";
+
 /**
  * Counts and inserts under one transaction-scoped advisory lock (`ADVISORY_LOCK.pendingConsent`), so the
  * limited inserts of every node take turns; the count runs after the lock is held, and under READ COMMITTED
- * it sees every row the previous holder committed.
+ * it sees every row the previous holder committed. The wait for the lock is bounded (`SET LOCAL
+ * lock_timeout`), and so is the pool's wait for a connection: during a burst an insert that cannot take its
+ * turn in time writes nothing and answers `busy` (it never holds a connection until the statement timeout).
  */
 async function insertLimited(
   store: PostgresStore,
   request: NewPendingConsent,
   limit: PendingLimit,
+  lockTimeoutMs: number,
 ): Promise<PendingInsertResult> {
   assertPendingLimit(limit);
   const values = insertValues(request);
   const agent = limit.perAgent !== undefined ? storableAgent(limit.perAgent.agent) : null;
+  let waitedForLock = false;
   try {
     return await store.transaction(async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.pendingConsent]);
+      waitedForLock = true;
+      // one round trip (simple protocol: the values are this module's integers, no parameters)
+      await client.query(
+        `SET LOCAL lock_timeout = ${lockTimeoutMs}; SELECT pg_advisory_xact_lock(${ADVISORY_LOCK.pendingConsent}, 0)`,
+      );
+      waitedForLock = false;
       const counted = await client.query<{ total: number; agent: number }>(
         `SELECT count(*)::int AS total, (count(*) FILTER (WHERE agent = $2))::int AS agent
          FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1`,
@@ -114,6 +148,7 @@ async function insertLimited(
       return verdict;
     });
   } catch (err) {
+    if ((waitedForLock && isLockWaitOver(err)) || isPoolWaitOver(err)) return { ok: false, full: "busy" };
     throw duplicateOr(err, request.id);
   }
 }
@@ -133,7 +168,12 @@ async function explainRefusal(store: PostgresStore, id: string): Promise<DecideR
  * at once exactly one wins) and, in the same statement, `NOTIFY acp_consent, '<id>'`, delivered when it
  * commits; `settle` notifies too. Watch with {@link watchConsentDecisions}.
  */
-export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPendingConsentStore {
+export function createPostgresPendingConsentStore(
+  store: PostgresStore,
+  options: PostgresPendingStoreOptions = {},
+): AsyncPendingConsentStore {
+  const given = options.lockTimeoutMs ?? DEFAULT_PENDING_LOCK_TIMEOUT_MS;
+  const lockTimeoutMs = Number.isFinite(given) ? Math.max(1, Math.floor(given)) : DEFAULT_PENDING_LOCK_TIMEOUT_MS;
   const get = async (id: string): Promise<PendingConsentRow | null> => {
     if (!isLookupable(id)) return null;
     const raw = (await store.query<PendingConsentRawRow>(`SELECT ${COLUMNS} FROM pending_consent WHERE id = $1`, [id]))
@@ -149,7 +189,7 @@ export function createPostgresPendingConsentStore(store: PostgresStore): AsyncPe
         throw duplicateOr(err, request.id);
       }
     },
-    insertWithinLimit: (request, limit) => insertLimited(store, request, limit),
+    insertWithinLimit: (request, limit) => insertLimited(store, request, limit, lockTimeoutMs),
     get,
     async listPending(nowMs) {
       assertTime(nowMs, "now");

@@ -39,6 +39,11 @@ export interface PostgresStoresOptions {
   /** Give up connecting after this long (default 5000 ms). */
   readonly connectTimeoutMs?: number;
   /**
+   * How long a new consent request waits for its turn to be counted against the limit (ms, default 5000):
+   * past it the request is refused as the queue being full (429), never left to the statement timeout.
+   */
+  readonly pendingLockTimeoutMs?: number;
+  /**
    * Told about every lost connection (they are re-established) when no {@link log} is given; with one, its
    * two lines per outage say it instead (not one line per connection).
    */
@@ -190,7 +195,10 @@ async function openParts(
   return {
     kind: "postgres",
     location: store.url,
-    pending: createPostgresPendingConsentStore(store),
+    pending: createPostgresPendingConsentStore(
+      store,
+      options.pendingLockTimeoutMs !== undefined ? { lockTimeoutMs: options.pendingLockTimeoutMs } : {},
+    ),
     answers: { wait: (id, signal) => waiter.wait(id, { signal }) },
     consoleAuth: createPostgresConsoleAuthStore(store),
     grants: createPostgresConsentGrantStore(store),
