@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,6 +62,17 @@ describe("acp graph review", () => {
     expect(out.code).toBe(4);
     expect(out.stderr).toContain("fix or delete");
     expect(readFileSync(record(), "utf8")).toBe("{broken");
+  });
+
+  it("a review record that cannot be read (a directory) is an I/O error, exit 1 and named, not invalid input", async () => {
+    mkdirSync(record());
+    const out = await runCli(["graph", "review"], { env });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(`acp: no review recorded: cannot read review record \`${record()}\`: not a file\n`);
+    expect(statSync(record()).isDirectory()).toBe(true);
+    const status = await runCli(["graph", "review", "--status"], { env });
+    expect(status.code).toBe(0);
+    expect(status.stderr).toContain(`cannot read review record \`${record()}\`: not a file`);
   });
 
   it("--status shows which domains have decayed", async () => {

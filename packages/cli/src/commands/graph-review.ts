@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { checkConsentDecay, formatIssue, hashGraphDomain, type ConsentGraph, type GraphReviewRecord } from "@acp/core";
 import { graphReviewsPath, readGraphReviews, recordGraphReviewFile } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { loadGraphOrFail } from "./graph-check.js";
 
@@ -43,10 +44,23 @@ function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions
   }
 }
 
+/** Records the review; a record that cannot be read or written is an I/O error (exit 1), as for other files. */
+function recordFile(path: string, graph: ConsentGraph, domains: string[], now: Date) {
+  let result: ReturnType<typeof recordGraphReviewFile>;
+  try {
+    result = recordGraphReviewFile(path, graph, domains, now);
+  } catch (err) {
+    throw new CliError(`no review recorded: cannot write review record \`${path}\`: ${readFailure(err)}`, EXIT.error);
+  }
+  const unreadable = result.ok ? undefined : result.issues.find((i) => i.code === "review_record_unreadable");
+  if (unreadable !== undefined) throw new CliError(`no review recorded: ${unreadable.message}`, EXIT.error);
+  return result;
+}
+
 function record(ctx: CliContext, graph: ConsentGraph, domains: string[], options: ReviewOptions): void {
   const path = graphReviewsPath(resolveHome(ctx.io));
   const now = ctx.io.now();
-  const result = recordGraphReviewFile(path, graph, domains, now);
+  const result = recordFile(path, graph, domains, now);
   if (!result.ok) {
     const inRecord = result.issues.some((issue) => issue.code !== "unknown_domain");
     for (const issue of result.issues)
@@ -90,8 +104,9 @@ time and the content hash of what you reviewed in $ACP_HOME/consent-graph.review
 not reviewed. A graph never reviewed has decayed.
 
 Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one),
-one that cannot be read (a directory, no permission) or the record cannot be written, 4 an invalid graph, an unknown domain, or a review record that cannot be
-read (fix or delete it: nothing is overwritten), 2 usage.
+a graph file or review record that cannot be read (a directory, no permission), or the record cannot be
+written, 4 an invalid graph, an unknown domain, or a malformed review record (fix or delete it: nothing
+is overwritten), 2 usage.
 
 Examples:
   acp graph review                       # you reviewed the whole graph

@@ -66,5 +66,10 @@ export const GRAPH_ISSUE_CODES: readonly GraphCode[] = [
   { code: "invalid_mapping", meaning: "the graph mapping (config `graph.mapping`) is malformed" },
   { code: "invalid_glob", meaning: "a mapping `server`, `tool` or refinement glob does not compile" },
   { code: "unknown_domain", meaning: "`acp graph review` names a domain the graph does not have" },
-  { code: "invalid_review_record", meaning: "the review record file is unreadable or malformed" },
+  {
+    code: "review_record_unreadable",
+    meaning:
+      "the review record file is there and cannot be read (a directory, no permission): an I/O error, CLI exit 1",
+  },
+  { code: "invalid_review_record", meaning: "the review record file is oversized or malformed" },
 ];

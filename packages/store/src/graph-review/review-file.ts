@@ -24,22 +24,29 @@ function isMissing(err: unknown): boolean {
   return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "ENOENT";
 }
 
+function unreadable(path: string, reason: string): Result<GraphReviewRecord> {
+  const message = `cannot read review record \`${path}\`: ${reason}`;
+  return { ok: false, issues: [{ code: "review_record_unreadable", path: [], message }] };
+}
+
 /**
- * Reads the review record. A missing file is an empty record (nothing reviewed); an unreadable, oversized
- * or malformed file is an issue (callers checking decay treat that as never reviewed).
+ * Reads the review record. A missing file is an empty record (nothing reviewed). A file that is there and
+ * cannot be read (a directory, no permission) is the issue `review_record_unreadable`, an I/O failure; an
+ * oversized or malformed one is `invalid_review_record`. Callers checking decay treat either as never reviewed.
  */
 export function readGraphReviews(path: string): Result<GraphReviewRecord> {
   try {
-    const size = statSync(path).size;
-    if (size > MAX_GRAPH_REVIEWS_BYTES) {
-      const message = `review record \`${path}\` is ${size} bytes (limit ${MAX_GRAPH_REVIEWS_BYTES})`;
+    const stat = statSync(path);
+    if (!stat.isFile()) return unreadable(path, "not a file");
+    if (stat.size > MAX_GRAPH_REVIEWS_BYTES) {
+      const message = `review record \`${path}\` is ${stat.size} bytes (limit ${MAX_GRAPH_REVIEWS_BYTES})`;
       return { ok: false, issues: [{ code: "invalid_review_record", path: [], message }] };
     }
     return parseGraphReviewRecord(readFileSync(path, "utf8"));
   } catch (err) {
     if (isMissing(err)) return { ok: true, value: emptyGraphReviewRecord() };
-    const message = `cannot read review record \`${path}\`: ${err instanceof Error ? err.message : String(err)}`;
-    return { ok: false, issues: [{ code: "invalid_review_record", path: [], message }] };
+    const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+    return unreadable(path, typeof code === "string" ? code : err instanceof Error ? err.message : String(err));
   }
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConsentGraph, type ConsentGraph } from "@acp/core";
@@ -33,6 +33,20 @@ describe("review record file", () => {
     expect(readdirSync(join(home, "new-home"))).toEqual(["consent-graph.reviews.json"]);
     const back = readGraphReviews(path);
     expect(back.ok && back.value.domains["email"]?.reviewed_at).toBe("2026-01-15T12:00:00.000Z");
+  });
+
+  it("a record that is there and cannot be read is review_record_unreadable, apart from a malformed one", () => {
+    const path = graphReviewsPath(home);
+    mkdirSync(path);
+    const read = readGraphReviews(path);
+    expect(read.ok === false && read.issues.map((i) => [i.code, i.message])).toEqual([
+      ["review_record_unreadable", `cannot read review record \`${path}\`: not a file`],
+    ]);
+    expect(recordGraphReviewFile(path, graph, [], new Date()).ok).toBe(false);
+    rmSync(path, { recursive: true });
+    writeFileSync(path, "{ not json");
+    const malformed = readGraphReviews(path);
+    expect(malformed.ok === false && malformed.issues[0]?.code).toBe("json_syntax");
   });
 
   it("refuses to overwrite a malformed record, and writes nothing for an unknown domain", () => {
