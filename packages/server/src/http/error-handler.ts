@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ServerMetrics } from "../metrics/metrics.js";
 import { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
+import { NO_NUL_PATTERN } from "./schemas.js";
 import { securityHeaders, STRICT_TRANSPORT_SECURITY } from "./security-headers.js";
 
 interface Mapped {
@@ -24,7 +25,12 @@ function describeValidation(error: FastifyError): Mapped {
     return { status: 400, code: "unknown_field", message: `${where}: unknown field \`${field.slice(0, 80)}\`` };
   }
   const code: ServerErrorCode = part === "querystring" || part === "params" ? "invalid_query" : "invalid_body";
-  return { status: 400, code, message: `${where}: ${first?.message ?? "invalid"}` };
+  const nul = first?.keyword === "pattern" && (first.params as { pattern?: unknown }).pattern === NO_NUL_PATTERN;
+  return {
+    status: 400,
+    code,
+    message: `${where}: ${nul ? "must not hold a NUL character" : (first?.message ?? "invalid")}`,
+  };
 }
 
 /** Maps any error to its answer. Unknown errors are 500 with a generic message (details stay in the log). */

@@ -5,7 +5,13 @@
 import { CATEGORIES, CONTRACT_JSON_SCHEMA, RISK_LEVELS, ROUTES } from "@acp/core";
 import { ERROR_BODY_SCHEMA } from "./error-body.js";
 
-const NAME = { type: "string", minLength: 1, maxLength: 256 } as const;
+/**
+ * Text with no NUL character: PostgreSQL's text cannot hold one, so a name or session with a NUL could be
+ * decided but never become a consent request there (an internal error); refused on every store alike.
+ */
+export const NO_NUL_PATTERN = "^[^\\u0000]*$";
+
+const NAME = { type: "string", minLength: 1, maxLength: 256, pattern: NO_NUL_PATTERN } as const;
 
 /** The Agent Action Contract v1 schema as an OpenAPI body (the `$schema` / `$id` keywords dropped). */
 export const CONTRACT_EVENT_BODY: Record<string, unknown> = Object.fromEntries(
@@ -50,7 +56,13 @@ export const DECIDE_QUERY = {
   additionalProperties: false,
   properties: {
     wait: { type: "string", enum: ["true", "false"], description: "on ask/defer, wait for a person's answer" },
-    session: { type: "string", minLength: 1, maxLength: 128, description: "the agent session (for session approvals)" },
+    session: {
+      type: "string",
+      minLength: 1,
+      maxLength: 128,
+      pattern: NO_NUL_PATTERN,
+      description: "the agent session (for session approvals)",
+    },
   },
 } as const;
 
