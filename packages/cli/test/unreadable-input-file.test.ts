@@ -80,6 +80,8 @@ describe("a home file that is there and cannot be read stops acp proxy with exit
       cwd: home,
     });
     expect(out.code).toBe(1);
-    expect(out.stderr).toBe(`acp: cannot write \`${join(home, "no-such-dir/x.yml")}\`: no such directory\n`);
+    expect(out.stderr).toBe(
+      `acp: cannot write \`${join(home, "no-such-dir/x.yml")}\`: no such directory (create \`${join(home, "no-such-dir")}\` first)\n`,
+    );
   });
 });

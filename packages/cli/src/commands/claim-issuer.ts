@@ -1,9 +1,10 @@
 import { randomBytes, type JsonWebKey } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
 import { issuerKeyOf, MAX_TOKEN_USES, newIssuerKey, signAdmissionToken, type IssuerKey } from "@acp/claim";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { writeOutputFileSync } from "../decision/write-output.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 interface KeygenFlags {
@@ -26,8 +27,7 @@ const keyPath = (ctx: CliContext, flag: string | undefined): string =>
   flag !== undefined ? resolvePath(ctx.io, flag) : join(resolveHome(ctx.io), "claim", "issuer.key");
 
 function writeSecret(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  writeFileSync(path, text, { mode: 0o600 });
+  writeOutputFileSync(path, text, { mode: 0o600, makeDirectories: true });
   chmodSync(path, 0o600);
 }
 

@@ -1,10 +1,10 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
 import { printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readFailure } from "../decision/read-input.js";
+import { writeOutputFileSync } from "../decision/write-output.js";
 import { askIntent, confirmWrite } from "../intent/interactive.js";
 import { createLinePrompter } from "../intent/line-prompter.js";
 import { INTENT_TEMPLATES, findIntentTemplate, type IntentTemplate } from "../intent/templates.js";
@@ -82,12 +82,7 @@ function write(ctx: CliContext, text: string, out: string | undefined, force: bo
   }
   const path = resolvePath(ctx.io, out);
   if (existsSync(path) && !force) throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
-  try {
-    writeFileSync(path, text, { mode: 0o600 });
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory" : readFailure(err);
-    throw new CliError(`cannot write \`${path}\`: ${why}`, EXIT.error);
-  }
+  writeOutputFileSync(path, text);
   printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
 }
 
@@ -139,6 +134,7 @@ export function registerIntentNew(parent: Command, ctx: CliContext): void {
 Examples:
   acp intent new                      # on a terminal: asks which template, your values and the goal
   acp intent new --list
+  mkdir -p ~/.acp/intents             # -o writes only into a directory that exists
   acp intent new -t summarise-my-day --trusted recipients=me@example.com -o ~/.acp/intents/day.yml
   printf '1\\nme@example.com\\n\\ny\\n' | acp intent new --interactive -o day.yml   # template, value, goal (Enter), yes
   acp proxy --intent ~/.acp/intents/day.yml --upstream '…'

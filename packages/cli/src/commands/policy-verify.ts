@@ -1,4 +1,3 @@
-import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import {
   buildVerifyModel,
@@ -22,6 +21,7 @@ import { printError, printLine, resolvePath, type CliContext } from "../context.
 import { CliError, EXIT } from "../exit-codes.js";
 import { loadPolicyFile } from "../decision/load.js";
 import { readInputFile } from "../decision/read-input.js";
+import { writeOutputFileSync } from "../decision/write-output.js";
 import { createReplayer } from "../replay/driver.js";
 import { createReplaySessions } from "../replay/session-runtime.js";
 
@@ -66,7 +66,8 @@ the first one, and \`acp replay --approve-asks\` with the same --policy, --inten
 
 Exit codes:
   0  every invariant holds for every session of up to --depth calls
-  1  the model is too large (more than --max-states states): nothing is claimed; or a file is missing
+  1  the model is too large (more than --max-states states): nothing is claimed; or a file is missing,
+     or --out cannot be written
   2  usage: a missing --policy or --intent, a bad --depth or --max-states
   3  an invariant is broken (counterexample printed)
   4  invalid input: a policy, intent or session file that does not validate, or an intent that
@@ -280,7 +281,7 @@ async function verify(ctx: CliContext, options: VerifyOptions): Promise<void> {
   const report = await exploreModel(loaded.built.model, executor, { depth, maxStates, approveAsks });
   const first = report.violations[0];
   if (options.out !== undefined && first !== undefined) {
-    await writeFile(resolvePath(ctx.io, options.out), formatCounterexample(first), "utf8");
+    writeOutputFileSync(resolvePath(ctx.io, options.out), formatCounterexample(first), { mode: 0o666 });
   }
   if (options.json === true)
     printLine(ctx, JSON.stringify({ ...jsonReport(report, loaded), approve_asks: approveAsks }));
