@@ -1,22 +1,20 @@
-/** The service's audit sink: the events it hands the log, against the recorder it replaced (26 Nov 2026). */
+/** The service's audit sink: it hands the log `auditEventInput`'s event (the one `acp proxy` makes too). */
 import { createAuditSink } from "@acp/server";
-import type { AuditEventInput } from "@acp/core";
+import { auditEventInput, sealAuditInput, type AuditEventInput } from "@acp/core";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { createAuditSink as legacySink } from "./legacy/audit-recorder.js";
 
-/** What a sink hands its appender for one record call: the input, or the error it refused with. */
-function recorded(make: typeof createAuditSink, eventType: string, fields: Record<string, unknown>): unknown {
+/** What the sink hands its appender for one record call: the input, or that it refused. */
+function recorded(eventType: string, fields: Record<string, unknown>): AuditEventInput | { refused: true } {
   let got: AuditEventInput | undefined;
-  const sink = make({
+  const sink = createAuditSink({
     append(input) {
       got = input;
       return Promise.resolve();
     },
   });
-  // a refused event is a rejected promise (the error is the same text either way)
   Promise.resolve(sink.record(eventType, fields)).catch(() => undefined);
-  return got === undefined ? { refused: true } : got;
+  return got ?? { refused: true };
 }
 
 const anyString = fc.oneof(
@@ -61,19 +59,19 @@ const fields = fc.oneof(
     .map((v) => JSON.parse(`{"__proto__":${JSON.stringify(v)},"tool":"t","extra":[${JSON.stringify(v)}]}`) as object),
 ) as fc.Arbitrary<Record<string, unknown>>;
 
+const PLACEMENT = { id: "evt_1", timestamp: "2026-11-27T00:00:00.000Z", previousEventHash: null };
+
 describe("the service's audit sink", () => {
-  it("hands the log the same event as the recorder it replaced, for any fields", () => {
+  it("hands the log auditEventInput's event, which the chain can always seal, for any fields", () => {
     fc.assert(
       fc.property(fc.constantFrom("policy_evaluated", "consent_requested", "not_an_event"), fields, (type, f) => {
-        const want = recorded(legacySink, type, f);
-        const got = recorded(createAuditSink, type, f);
-        expect(got).toStrictEqual(want);
-        // the same keys in the same order (the canonical JSON sorts them, but the object is what is redacted)
-        if (typeof want === "object" && want !== null && "metadata" in want) {
-          const m = (got as AuditEventInput).metadata ?? {};
-          expect(Object.keys(m)).toEqual(Object.keys((want as AuditEventInput).metadata ?? {}));
-          expect(Object.getPrototypeOf(m)).toStrictEqual(Object.getPrototypeOf((want as AuditEventInput).metadata));
+        const got = recorded(type, f);
+        if (type === "not_an_event") {
+          expect(got).toStrictEqual({ refused: true });
+          return;
         }
+        expect(got).toStrictEqual(auditEventInput(type, f));
+        expect(() => sealAuditInput(got as AuditEventInput, PLACEMENT)).not.toThrow();
       }),
       { numRuns: 3000 },
     );
@@ -81,11 +79,24 @@ describe("the service's audit sink", () => {
 
   it("takes a decision's flat fields as they are, and copies metadata that is not plain", () => {
     const reasons = ["policy:public_read"];
-    const flat = recorded(createAuditSink, "policy_evaluated", { tool: "t", reasons }) as AuditEventInput;
+    const flat = recorded("policy_evaluated", { tool: "t", reasons }) as AuditEventInput;
     expect(flat.metadata).toEqual({ reasons });
     expect((flat.metadata as { reasons: unknown }).reasons).toBe(reasons);
     const nested = { deep: { lone: "\ud800" } };
-    const copied = recorded(createAuditSink, "policy_evaluated", { tool: "t", nested }) as AuditEventInput;
+    const copied = recorded("policy_evaluated", { tool: "t\udc00", nested }) as AuditEventInput;
+    expect(copied.tool).toBe("t\ufffd");
     expect(copied.metadata).toEqual({ nested: { deep: { lone: "\ufffd" } } });
+  });
+
+  it("records a `__proto__` key a caller sent as data (the recorder it replaced lost it)", () => {
+    const fields = JSON.parse('{"tool":"t","arguments":{"__proto__":{"x":1},"lone":"\\ud800"}}') as Record<
+      string,
+      unknown
+    >;
+    const got = recorded("policy_evaluated", fields) as AuditEventInput;
+    const args = (got.metadata as { arguments: object }).arguments;
+    expect(Object.getPrototypeOf(args)).toBe(Object.prototype);
+    expect(Object.keys(args)).toEqual(["__proto__", "lone"]);
+    expect(JSON.stringify(args)).toBe('{"__proto__":{"x":1},"lone":"\ufffd"}');
   });
 });

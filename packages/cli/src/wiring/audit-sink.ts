@@ -1,81 +1,7 @@
 import { join } from "node:path";
-import { isAuditEventType, type AuditEventInput, type CheckpointSigner, type RedactionRules } from "@acp/core";
+import { auditEventInput, type AuditEventInput, type CheckpointSigner, type RedactionRules } from "@acp/core";
 import { openAuditLog, type AuditLog } from "@acp/store";
 import type { AuditSink } from "@acp/proxy";
-
-const TOP_LEVEL = [
-  "request_id",
-  "agent",
-  "tool",
-  "category",
-  "risk_level",
-  "decision",
-  "response_time_ms",
-  "policy_rule",
-] as const;
-
-function asString(value: unknown): string | null {
-  return typeof value === "string" ? value : null;
-}
-
-/** Maps a front end's `record(eventType, fields)` onto the §7.4 event: known fields on top, the rest in metadata. */
-export function toAuditInput(eventType: string, fields: Record<string, unknown>): AuditEventInput {
-  if (!isAuditEventType(eventType)) throw new Error(`unknown audit event type \`${eventType}\``);
-  const metadata: Record<string, unknown> = {};
-  const extraMetadata = fields["metadata"];
-  for (const [key, value] of Object.entries(fields)) {
-    if ((TOP_LEVEL as readonly string[]).includes(key) || key === "metadata" || value === undefined) continue;
-    metadata[key] = value;
-  }
-  if (typeof extraMetadata === "object" && extraMetadata !== null) Object.assign(metadata, extraMetadata);
-  const responseTime = fields["response_time_ms"];
-  return {
-    event_type: eventType,
-    request_id: asString(fields["request_id"]),
-    agent: asString(fields["agent"]),
-    tool: asString(fields["tool"]),
-    category: asString(fields["category"]),
-    risk_level: asString(fields["risk_level"]),
-    decision: asString(fields["decision"]),
-    policy_rule: asString(fields["policy_rule"]),
-    response_time_ms: typeof responseTime === "number" && Number.isFinite(responseTime) ? responseTime : null,
-    metadata: asJson(metadata),
-  };
-}
-
-/** Deepest metadata taken as it is; deeper (or cyclic) metadata goes through the JSON round trip. */
-const MAX_PLAIN_DEPTH = 64;
-
-/**
- * Whether `value` is already what a JSON round trip gives back (objects of Object's prototype and arrays of strings, finite
- * numbers other than -0, booleans and null; no undefined, hole, symbol key or `__proto__` key), so that the
- * round trip can be skipped. The events' fields come from parsed JSON-RPC messages and decisions: they are.
- */
-function isPlainJson(value: unknown, depth: number): boolean {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
-  if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
-  if (typeof value !== "object" || depth > MAX_PLAIN_DEPTH) return false;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!(i in value) || !isPlainJson(value[i], depth + 1)) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
-  if (Object.getOwnPropertySymbols(value).length > 0) return false;
-  for (const key of Object.keys(value)) {
-    if (key === "__proto__" || !isPlainJson((value as Record<string, unknown>)[key], depth + 1)) return false;
-  }
-  return true;
-}
-
-/**
- * The metadata as JSON: as it is when it already is plain JSON (the writer stages the event when it is
- * appended, so later changes to the caller's objects do not reach the log), else through a JSON round trip
- * (which drops undefined, calls toJSON, and throws on cycles, as before).
- */
-function asJson(metadata: Record<string, unknown>): NonNullable<AuditEventInput["metadata"]> {
-  type Metadata = NonNullable<AuditEventInput["metadata"]>;
-  return isPlainJson(metadata, 0) ? (metadata as Metadata) : (JSON.parse(JSON.stringify(metadata)) as Metadata);
-}
 
 /** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */
 export interface ClosableAuditSink extends AuditSink {
@@ -170,7 +96,7 @@ export function createHomeAuditSink(options: {
       // made into an event now (a field that is not JSON refuses this call, as before); redacted and staged
       // at the end of this turn: the proxy builds `fields` per event and changes none of it later
       if (!durable && opened !== undefined) {
-        deferred.push(toAuditInput(eventType, fields));
+        deferred.push(auditEventInput(eventType, fields));
         if (!scheduled) {
           scheduled = true;
           const to = opened;
@@ -180,7 +106,7 @@ export function createHomeAuditSink(options: {
       }
       const to = await open();
       appendDeferred(to); // what was recorded before stays before
-      const written = to.append(toAuditInput(eventType, fields), { urgent: durable });
+      const written = to.append(auditEventInput(eventType, fields), { urgent: durable });
       if (durable) {
         await written;
         return;

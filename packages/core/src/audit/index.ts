@@ -42,6 +42,7 @@ export {
 } from "./checkpoint.js";
 export { redactAuditInput } from "./redact-input.js";
 export { fitAuditInput, omittedString } from "./fit-input.js";
+export { auditEventInput, omittedNesting, MAX_METADATA_DEPTH } from "./event-input.js";
 export {
   canContinueAuditVerification,
   RECENT_AUDIT_HASHES,

@@ -1,3 +1,4 @@
+import { isWellFormedString } from "../audit/audit-json.js";
 import type { Issue, Result } from "../issues/index.js";
 import { CATEGORIES, RISK_LEVELS, type ActionRequest } from "../request/index.js";
 
@@ -43,8 +44,16 @@ function checkName(value: unknown, key: string, required: boolean, issues: Issue
     issues.push(
       issue("request_too_large", [key], `\`${key}\` is longer than ${REQUEST_LIMITS.maxNameLength} characters`),
     );
+  } else if (!isWellFormedString(value)) {
+    issues.push(issue("invalid_request", [key], `\`${key}\` holds ${LONE_SURROGATE}`));
   }
 }
+
+/**
+ * Valid in JSON text, but not I-JSON (RFC 7493): the consent proof and the audit chain are over I-JSON, so
+ * such a request could be neither proven nor recorded as sent.
+ */
+const LONE_SURROGATE = "a lone surrogate (not valid I-JSON)";
 
 /** Walks a value without recursion, bounding depth, node count and string length. */
 function checkArguments(value: unknown, issues: Issue[]): void {
@@ -73,13 +82,23 @@ function checkArguments(value: unknown, issues: Issue[]): void {
         );
         return;
       }
+      if (!isWellFormedString(v)) {
+        issues.push(issue("invalid_request", ["arguments"], `an argument string holds ${LONE_SURROGATE}`));
+        return;
+      }
     } else if (typeof v === "number") {
       if (!Number.isFinite(v))
         issues.push(issue("invalid_request", ["arguments"], "arguments hold a non-finite number"));
     } else if (Array.isArray(v)) {
       for (const item of v) stack.push({ value: item, depth: depth + 1 });
     } else if (isPlainObject(v)) {
-      for (const item of Object.values(v)) stack.push({ value: item, depth: depth + 1 });
+      for (const key of Object.keys(v)) {
+        if (!isWellFormedString(key)) {
+          issues.push(issue("invalid_request", ["arguments"], `an argument name holds ${LONE_SURROGATE}`));
+          return;
+        }
+        stack.push({ value: v[key], depth: depth + 1 });
+      }
     } else if (v !== null && typeof v !== "boolean") {
       issues.push(issue("invalid_request", ["arguments"], `arguments hold a value of type ${typeof v}`));
       return;

@@ -107,6 +107,23 @@ describe("the one pipeline", () => {
     expect(asked).toBe(false);
   });
 
+  it("refuses a lone surrogate in a name, an argument or an argument's name (not I-JSON: no proof could hold it)", async () => {
+    const pipeline = createPipeline([fixed("accept")]);
+    for (const [request, message] of [
+      [{ tool: "send\ud800", arguments: {} }, "`tool` holds a lone surrogate"],
+      [{ tool: "x", agent: "\udc00", arguments: {} }, "`agent` holds a lone surrogate"],
+      [{ tool: "x", arguments: { to: ["ok", "bad \ud800 x"] } }, "an argument string holds a lone surrogate"],
+      [{ tool: "x", arguments: { nested: { ["k\udfff"]: 1 } } }, "an argument name holds a lone surrogate"],
+    ] as const) {
+      const decision = await pipeline.decide(request, NOW);
+      expect(decision.route).toBe("refuse");
+      expect(decision.reasons[0]?.code).toBe("invalid_request");
+      expect(decision.reasons[0]?.message).toContain(message);
+    }
+    // a surrogate pair is a character like any other
+    expect((await pipeline.decide({ tool: "x", arguments: { text: "\ud83d\ude00" } }, NOW)).route).toBe("accept");
+  });
+
   it("refuses arguments nested 10,000 deep without overflowing the stack", async () => {
     let deep: unknown = "leaf";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };
