@@ -85,3 +85,49 @@ describe("a home file that is there and cannot be read stops acp proxy with exit
     );
   });
 });
+
+describe("every other command names a file it cannot read and why, in words (not ENOENT, EISDIR or nothing)", () => {
+  const key = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+  mkdirSync(join(home, "dir-event.json"));
+
+  it.each([
+    [
+      "proof verify FILE",
+      ["proof", "verify", "nope.json", "--public-key", key],
+      "cannot read proof `nope.json`: no such file",
+    ],
+    [
+      "proof verify DIR",
+      ["proof", "verify", "dir-event.json", "--public-key", key],
+      "cannot read proof `dir-event.json`: not a file",
+    ],
+    [
+      "proof verify --public-key FILE",
+      ["proof", "verify", "nope.json", "--public-key", "nope.pub"],
+      "cannot read public key `nope.pub`: no such file (give 64 lowercase hex digits, or a file holding them or a PEM key)",
+    ],
+    ["check DIR", ["check", "dir-event.json"], "cannot read `dir-event.json`: not a file"],
+    [
+      "claim publish --file",
+      ["claim", "publish", "--provider", "http://127.0.0.1:9", "--file", "nope.json"],
+      "cannot read `nope.json`: no such file",
+    ],
+    [
+      "claim issuer issue --key",
+      ["claim", "issuer", "issue", "--subject", "a", "--audience", "http://api.localhost:8080", "--key", "nope.key"],
+      `cannot read the issuer key \`${join(home, "nope.key")}\`: no such file (create one with acp claim issuer keygen)`,
+    ],
+  ])("acp %s exits 1", async (_name, argv, message) => {
+    const out = await runCli(argv, { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(`acp: ${message}\n`);
+  });
+
+  it("acp proof verify --public-key in upper case is a usage error that says so, not a file it cannot read", async () => {
+    const out = await runCli(["proof", "verify", "nope.json", "--public-key", key.toUpperCase()], { env, cwd: home });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe(
+      `acp: --public-key: \`${key.toUpperCase()}\` has upper-case hex digits; give the key in lower case\n`,
+    );
+  });
+});

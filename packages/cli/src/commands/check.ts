@@ -10,6 +10,7 @@ import {
   type Issue,
 } from "@acp/core";
 import { printError, resolvePath, type CliContext } from "../context.js";
+import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 
 const EXAMPLE_EVENT =
@@ -75,8 +76,7 @@ async function readEventText(ctx: CliContext, file: string | undefined): Promise
   try {
     bytes = await readCapped(resolvePath(ctx.io, file));
   } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new CliError(`cannot read \`${file}\`: ${why}`, EXIT.error);
+    throw new CliError(`cannot read \`${file}\`: ${readFailure(err)}`, EXIT.error);
   }
   if (bytes.length > MAX_CONTRACT_EVENT_BYTES) return tooLarge();
   try {

@@ -12,6 +12,7 @@ import {
 } from "@acp/claim";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure } from "../decision/read-input.js";
 
 /**
  * The claim config of `acp claim serve`: `--config FILE`, else `$ACP_HOME/claim/config.yml` when it exists, else
@@ -29,7 +30,7 @@ export function loadClaimConfig(
     try {
       text = readFileSync(path, "utf8");
     } catch (err) {
-      throw new CliError(`cannot read \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+      throw new CliError(`cannot read \`${path}\`: ${readFailure(err)}`, EXIT.error);
     }
     try {
       doc = parseYaml(text);
@@ -64,7 +65,7 @@ export function admissionTokenOf(ctx: CliContext, file: string | undefined): str
   try {
     text = readFileSync(resolvePath(ctx.io, file), "utf8").trim();
   } catch (err) {
-    throw new CliError(`cannot read \`${file}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+    throw new CliError(`cannot read \`${file}\`: ${readFailure(err)}`, EXIT.error);
   }
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text))
     throw new CliError(`\`${file}\`: not an admission token (header.payload.signature)`, EXIT.invalid);
@@ -90,13 +91,12 @@ export function readProviderKey(home: string): Buffer {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    if (code === "ENOENT")
+    if ((err as NodeJS.ErrnoException).code === "ENOENT")
       throw new CliError(
         `no provider key at \`${path}\`: run it with the provider's ACP_HOME (the one \`acp claim serve\` uses)`,
         EXIT.error,
       );
-    throw new CliError(`cannot read \`${path}\`: ${code}`, EXIT.error);
+    throw new CliError(`cannot read \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
   const key = Buffer.from(text.trim(), "hex");
   if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { issuerKeyOf, MAX_TOKEN_USES, newIssuerKey, signAdmissionToken, type IssuerKey } from "@acp/claim";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { readFailure } from "../decision/read-input.js";
 import { writeOutputFileSync } from "../decision/write-output.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -37,7 +38,7 @@ function readIssuerKey(path: string): IssuerKey {
     text = readFileSync(path, "utf8");
   } catch (err) {
     throw new CliError(
-      `cannot read the issuer key \`${path}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)} (create one with acp claim issuer keygen)`,
+      `cannot read the issuer key \`${path}\`: ${readFailure(err)} (create one with acp claim issuer keygen)`,
       EXIT.error,
     );
   }

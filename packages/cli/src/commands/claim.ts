@@ -12,6 +12,7 @@ import {
 import { openStateDb } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure } from "../decision/read-input.js";
 import { storageOf } from "./serve.js";
 import { admissionTokenOf, loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
 import { registerClaimReputation } from "./claim-reputation.js";
@@ -122,7 +123,7 @@ async function readFaq(ctx: CliContext, file: string | undefined): Promise<FaqIn
   try {
     text = file === "-" ? await ctx.io.readStdin() : readFileSync(resolvePath(ctx.io, file), "utf8");
   } catch (err) {
-    throw new CliError(`cannot read \`${file}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, EXIT.error);
+    throw new CliError(`cannot read \`${file}\`: ${readFailure(err)}`, EXIT.error);
   }
   try {
     return JSON.parse(text) as FaqInput;

@@ -10,6 +10,7 @@ import {
 } from "@acp/core";
 import { createSqliteNonceStore, homePaths, openStateDb, readPublicKeyHex } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { orThrow } from "../home-access/or-throw.js";
 
@@ -23,13 +24,14 @@ interface ProofVerifyOptions {
 /** Largest proof or request file read (1 MiB). */
 const MAX_INPUT_BYTES = 1024 * 1024;
 
-function readInput(ctx: CliContext, file: string): string {
+function readInput(ctx: CliContext, file: string, what: string): string {
   const path = resolvePath(ctx.io, file);
   let buf: Buffer;
   try {
     buf = readFileSync(path);
-  } catch {
-    throw new CliError(`cannot read \`${file}\``, EXIT.error);
+  } catch (err) {
+    const hint = what === "public key" ? " (give 64 lowercase hex digits, or a file holding them or a PEM key)" : "";
+    throw new CliError(`cannot read ${what} \`${file}\`: ${readFailure(err)}${hint}`, EXIT.error);
   }
   if (buf.length > MAX_INPUT_BYTES) throw new CliError(`\`${file}\` is larger than 1 MiB`, EXIT.refused);
   return buf.toString("utf8");
@@ -38,7 +40,9 @@ function readInput(ctx: CliContext, file: string): string {
 /** The trusted key: `--public-key` (a file holding hex or PEM, or the hex itself), else the home's key. */
 function trustedKey(ctx: CliContext, option: string | undefined): string {
   if (option === undefined) return orThrow(readPublicKeyHex(resolveHome(ctx.io)));
-  const text = /^[0-9a-f]{64}$/.test(option) ? option : readInput(ctx, option).trim();
+  if (/^[0-9a-fA-F]{64}$/.test(option) && !/^[0-9a-f]{64}$/.test(option))
+    throw new CliError(`--public-key: \`${option}\` has upper-case hex digits; give the key in lower case`, EXIT.usage);
+  const text = /^[0-9a-f]{64}$/.test(option) ? option : readInput(ctx, option, "public key").trim();
   if (/^[0-9a-f]{64}$/.test(text)) return text;
   try {
     const key = createPublicKey(text);
@@ -66,7 +70,7 @@ function readProof(
   file: string,
   requestFile: string | undefined,
 ): { response: unknown; request: unknown } {
-  const value = parseJson(readInput(ctx, file), file);
+  const value = parseJson(readInput(ctx, file, "proof"), file);
   const isBundle =
     value !== null &&
     typeof value === "object" &&
@@ -83,7 +87,7 @@ function readProof(
       EXIT.usage,
     );
   }
-  return { response: value, request: parseJson(readInput(ctx, requestFile), requestFile) };
+  return { response: value, request: parseJson(readInput(ctx, requestFile, "request"), requestFile) };
 }
 
 async function verify(
