@@ -19,7 +19,7 @@ describe("acp policy test", () => {
     const out = await runCli(["policy", "test", "examples/policy-tour/policy.test.yml"], { cwd: root });
     expect(out.stderr).toBe("");
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/^8 passed, 0 failed/);
+    expect(out.stdout).toBe("8 passed, 0 failed (8 cases in 1 file)\n");
   });
 
   it("reports each failing case with its file, line and name, and exits 3", async () => {

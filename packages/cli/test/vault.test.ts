@@ -30,6 +30,7 @@ describe("acp vault set|list|rm", () => {
     });
     const rm = await runCli(["vault", "rm", "GITHUB_TOKEN"], { env });
     expect(rm.code).toBe(0);
+    expect(rm.stdout).toBe("removed `GITHUB_TOKEN` from the vault (1 entry left)\n");
     expect((await runCli(["vault", "list"], { env })).stdout).toBe("SMTP_PASSWORD\n");
     const missing = await runCli(["vault", "rm", "GITHUB_TOKEN"], { env });
     expect(missing.code).toBe(1);

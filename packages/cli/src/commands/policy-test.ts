@@ -12,6 +12,9 @@ interface TestOptions {
   json?: boolean;
 }
 
+/** `1 file`, `2 files`. */
+const counted = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
 /** Registers `acp policy test`. */
 export function registerPolicyTest(parent: Command, ctx: CliContext): void {
   parent
@@ -69,7 +72,7 @@ Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph fi
         for (const result of failed) printError(ctx, describeFailure(result));
         printLine(
           ctx,
-          `${results.length - failed.length} passed, ${failed.length} failed (${results.length} cases in ${files.length} files)`,
+          `${results.length - failed.length} passed, ${failed.length} failed (${counted(results.length, "case", "cases")} in ${counted(files.length, "file", "files")})`,
         );
       }
       if (files.length === 0) printError(ctx, `acp: no *.test.yml (or *.test.yaml) files under \`${target}\``);

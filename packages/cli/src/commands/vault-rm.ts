@@ -35,7 +35,7 @@ Exit codes: 0 removed, 1 error (no such entry, no passphrase, corrupted vault), 
         orThrow(writeVault(home, next, seed, randomBytes));
         const count = Object.keys(next).length;
         if (options.json === true) printJson(ctx, { name, removed: true, entries: count });
-        else printLine(ctx, `removed \`${name}\` from the vault (${count} entries left)`);
+        else printLine(ctx, `removed \`${name}\` from the vault (${count} ${count === 1 ? "entry" : "entries"} left)`);
       } finally {
         seed.fill(0);
       }
