@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   at,
   eventually,
+  openTestServerAt,
   pipelineFor,
   readJson,
   startTestServer,
@@ -114,5 +115,54 @@ describe("decision audit acknowledgement", () => {
     const refused = await check(server);
     expect(refused.status).toBe(503);
     expect(at(await readJson(refused), "error", "code")).toBe("audit_unavailable");
+  });
+
+  it("tells the caller that the audit trail cannot record, and only the log where and why", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-audit-leak-"));
+    const logged: string[] = [];
+    const { node, url } = await openTestServerAt(home, { log: (line) => logged.push(line) });
+    try {
+      const decide = (): Promise<Response> =>
+        fetch(`${url}/pre-tool-check`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(READ_EVENT),
+        });
+      expect((await decide()).status).toBe(200);
+      await node.stores.auditLog.flush();
+      renameSync(join(home, "audit.jsonl"), join(home, "moved.jsonl"));
+      await decide();
+      const refused = await eventually(async () => {
+        const res = await decide();
+        return res.status === 503 ? res : undefined;
+      });
+      const said = JSON.stringify(await readJson(refused));
+      expect(at(JSON.parse(said), "error", "code")).toBe("audit_unavailable");
+      const mcp = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "aana_pre_tool_check", arguments: READ_EVENT },
+        }),
+      });
+      const told = await readJson(mcp);
+      expect(at(told, "result", "isError")).toBe(true);
+      expect(String(at(told, "result", "content", 0, "text"))).toMatch(/^audit_unavailable: /);
+      // neither the answer nor the tool error names the home, the file or what the writer said
+      for (const text of [said, JSON.stringify(told)]) {
+        expect(text).not.toContain(home);
+        expect(text).not.toContain("audit.jsonl");
+      }
+      // the log does
+      expect(
+        logged.some((line) => line.startsWith("decision refused (503 audit_unavailable)") && line.includes(home)),
+      ).toBe(true);
+    } finally {
+      await node.close().catch(() => undefined);
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -449,7 +449,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   try {
     if (flags.stdio === true) {
       await (
-        await serveMcpStdio(embedded.server.service, { stdin: process.stdin, stdout: process.stdout })
+        await serveMcpStdio(embedded.server.service, { stdin: process.stdin, stdout: process.stdout }, log)
       ).closed;
       return;
     }

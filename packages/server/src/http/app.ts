@@ -154,7 +154,10 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     guard: readGuard,
     auditFailure: () => options.service.auditFailure(),
   });
-  registerMcpEndpoint(app, options.service, agentGuard, { tls });
+  registerMcpEndpoint(app, options.service, agentGuard, {
+    tls,
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
   registerConsole(app, {
     stores: options.stores,
     clock: options.clock,

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../metrics/metrics.js";
 import { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
+import { AUDIT_UNAVAILABLE_MESSAGE } from "../service/service-errors.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
 import { NO_NUL_PATTERN } from "./schemas.js";
 import { securityHeaders, STRICT_TRANSPORT_SECURITY } from "./security-headers.js";
@@ -38,7 +39,8 @@ export function mapError(error: unknown): Mapped {
   if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
   if (error instanceof ConsentQueueFullError)
     return { status: 429, code: "consent_queue_full", message: error.message };
-  if (error instanceof AuditUnavailableError) return { status: 503, code: "audit_unavailable", message: error.message };
+  if (error instanceof AuditUnavailableError)
+    return { status: 503, code: "audit_unavailable", message: AUDIT_UNAVAILABLE_MESSAGE };
   if (error instanceof AgentMismatchError) return { status: 403, code: "agent_mismatch", message: error.message };
   const e = error as Partial<FastifyError>;
   if (e.validation !== undefined) return describeValidation(error as FastifyError);
@@ -115,7 +117,8 @@ export function installErrorHandlers(
   const logAuditRefusal = auditRefusalLogger(log, clock);
   app.setErrorHandler((error, _request, reply) => {
     const mapped = mapError(error);
-    if (error instanceof AuditUnavailableError) logAuditRefusal(mapped.message);
+    if (error instanceof AuditUnavailableError)
+      logAuditRefusal(error.message); // the cause, told to the log only
     else if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);

@@ -17,7 +17,7 @@ export function registerMcpEndpoint(
   app: FastifyInstance,
   service: DecisionService,
   guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
-  options: { readonly tls?: boolean } = {},
+  options: { readonly tls?: boolean; readonly log?: (line: string) => void } = {},
 ): void {
   // the SDK transport writes the answer itself (hijacked): the headers every answer has are set first
   const headers = Object.entries({ ...securityHeaders(options.tls === true), "cache-control": "no-store" });
@@ -42,7 +42,7 @@ export function registerMcpEndpoint(
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const server = createPreToolCheckMcpServer(service, callerAgent(request));
+      const server = createPreToolCheckMcpServer(service, callerAgent(request), options.log);
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true }); // no session id generator: stateless;
       reply.hijack();
       for (const [name, value] of headers) reply.raw.setHeader(name, value);

@@ -9,8 +9,10 @@ import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 export async function serveMcpStdio(
   service: DecisionService,
   streams: { readonly stdin: Readable; readonly stdout: Writable },
+  /** Where a check's internal error is told (the client hears only `internal_error`). Default: nowhere. */
+  log?: (line: string) => void,
 ): Promise<{ readonly closed: Promise<void>; close(): Promise<void> }> {
-  const server = createPreToolCheckMcpServer(service);
+  const server = createPreToolCheckMcpServer(service, undefined, log);
   const transport = new StdioServerTransport(streams.stdin, streams.stdout);
   // a line that is not a message is answered with JSON-RPC's error (-32700, -32600), not left to time out
   usePlainReadBuffer(transport, { answerUnreadable: true });

@@ -69,7 +69,17 @@ export function agentFor(claimed: unknown, caller: string | undefined): string |
   return caller;
 }
 
-/** Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. */
+/**
+ * What a caller is told when the audit chain cannot record: the cause (a file path in the home, the
+ * database's address, a driver's message) is for the service log, not for an agent.
+ */
+export const AUDIT_UNAVAILABLE_MESSAGE =
+  "the audit trail could not record the decision, so none is given (the cause is in the service log); try again later";
+
+/**
+ * Thrown when the audit chain cannot record a decision: nothing is allowed unrecorded. Its message names
+ * the cause, for the log; callers are told {@link AUDIT_UNAVAILABLE_MESSAGE}.
+ */
 export class AuditUnavailableError extends Error {
   constructor(cause: unknown) {
     super(`the audit trail could not record the decision: ${cause instanceof Error ? cause.message : String(cause)}`);
