@@ -43,4 +43,14 @@ describe("every command's --help says what its exit codes mean", () => {
     const names = commands.map((path) => path.join(" "));
     for (const name of ["acp run", "acp intent new", "acp audit verify"]) expect(names).toContain(name);
   });
+
+  it.each(commands.map((path) => [path.join(" "), path.slice(1)] as const))(
+    "%s --help lists 2 (usage): an unknown option exits 2 in every command",
+    async (_name, argv) => {
+      const help = (await runCli([...argv, "--help"])).stdout;
+      const section = help.slice(help.search(/^Exit codes:/m));
+      expect(section).toMatch(/(^|[\s,(])2[\s,)]/m);
+      expect((await runCli([...argv, "--no-such-option"])).code).toBe(2);
+    },
+  );
 });

@@ -29,6 +29,7 @@ Exit codes:
   3  the tool may not execute (ask, defer or refuse); the envelope says why
   4  the event is invalid (malformed JSON, schema errors, over ${MAX_CONTRACT_EVENT_BYTES} bytes); envelope still printed
   1  the file cannot be read
+  2  usage: an unknown option, or no event given at a terminal
 
 Examples:
   # The document's "write missing confirmation" example: prints route ask, exits 3

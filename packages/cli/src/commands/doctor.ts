@@ -72,7 +72,7 @@ Examples:
   ACP_PASSPHRASE=… acp doctor --json | jq '.checks[] | select(.status != "ok")'
   acp doctor --config ./team-config.yml
 
-Exit codes: 0 healthy (warnings allowed), 1 at least one check failed.`,
+Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (an unknown option).`,
     )
     .action(async (options: { json?: boolean; config?: string }) => {
       const passphrase = ctx.io.env[PASSPHRASE_ENV];

@@ -97,7 +97,8 @@ Examples:
   ACP_HOME=/tmp/acp-demo acp init --no-passphrase
   acp init --force                          # new keys, fresh config and policy
 
-Exit codes: 0 created, 1 error (home exists without --force, no passphrase, I/O).`,
+Exit codes: 0 created, 1 error (home exists without --force, no passphrase, I/O), 2 usage (an empty
+passphrase or two that differ at the prompt, an unknown option).`,
     )
     .action(async (options: InitOptions) => {
       await runInit(ctx, options);

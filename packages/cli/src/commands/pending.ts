@@ -154,7 +154,7 @@ export function registerPending(parent: Command, ctx: CliContext): void {
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
         "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
         "are shown as [redacted]. A request whose acp proxy is no longer running (killed while it waited) is not\n" +
-        "listed: nobody waits for its answer; a line on stderr names it, and the next acp proxy records it withdrawn.\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read.",
+        "listed: nobody waits for its answer; a line on stderr names it, and the next acp proxy records it withdrawn.\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read, 2 usage.",
     )
     .action(async (options: StorageFlags & { json?: boolean; watch?: boolean }) => {
       if (options.watch === true) return watch(ctx, options);

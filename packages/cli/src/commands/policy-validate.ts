@@ -22,7 +22,7 @@ Nothing is changed; nothing is evaluated.
 
 FILE defaults to $ACP_HOME/policy.yml (~/.acp/policy.yml); \`-\` reads standard input.
 
-Exit codes: 0 valid, 1 the file cannot be read, 4 invalid (also with --json).
+Exit codes: 0 valid, 1 the file cannot be read, 2 usage (an unknown option), 4 invalid (also with --json).
 
 Examples:
   acp policy validate

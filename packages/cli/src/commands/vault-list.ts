@@ -19,7 +19,7 @@ Examples:
   acp vault list
   acp vault list --json
 
-Exit codes: 0 listed (also when empty), 1 error (no passphrase, corrupted vault).`,
+Exit codes: 0 listed (also when empty), 1 error (no passphrase, corrupted vault), 2 usage.`,
     )
     .action(async (options: { json?: boolean }) => {
       const home = resolveHome(ctx.io);
