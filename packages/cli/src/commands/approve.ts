@@ -54,7 +54,7 @@ export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answ
   } catch (err) {
     if (!(err instanceof HttpError)) throw err;
     if (err.code === "consent_request_unknown") {
-      throw new CliError(`no pending consent request \`${answer.id}\``, EXIT.invalid);
+      throw new CliError(`no pending consent request \`${answer.id}\` (see \`acp pending\`)`, EXIT.invalid);
     }
     throw new CliError(err.message, err.status === 400 ? EXIT.invalid : EXIT.refused);
   }

@@ -5,6 +5,7 @@ import { parseAuditLine } from "@acp/core";
 import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { noAuditLogYet } from "./audit-verify.js";
 
 interface TailOptions {
   readonly lines: string;
@@ -124,6 +125,7 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
     if (!statSync(file).isFile()) throw Object.assign(new Error("not a file"), { code: "EISDIR" });
     last = await lastLines(file, n);
   } catch (err) {
+    if (fileArg === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") throw noAuditLogYet(file);
     const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
     throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
   }

@@ -20,6 +20,14 @@ function cannotRead(path: string, what: string, err: unknown): CliError {
   return new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
 }
 
+/** The home's audit log is missing: nothing was audited yet, or the home is another one. */
+export function noAuditLogYet(path: string): CliError {
+  return new CliError(
+    `no audit log yet at \`${path}\`: acp proxy and acp serve write it with the first call (or name a log FILE)`,
+    EXIT.error,
+  );
+}
+
 /** Fails as reading it would when the log cannot be opened or is a directory (it is read later, line by line). */
 function checkReadable(path: string): void {
   try {
@@ -150,6 +158,7 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     return;
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
+  if (fileArg === undefined && !existsSync(file)) throw noAuditLogYet(file);
   checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);

@@ -57,10 +57,9 @@ function templateNamed(name: string): IntentTemplate {
     name,
     INTENT_TEMPLATES.map((t) => t.name),
   );
-  throw new CliError(
-    `unknown template \`${name}\`${guess !== undefined ? ` (did you mean \`${guess}\`)` : ""}`,
-    EXIT.usage,
-  );
+  const names = INTENT_TEMPLATES.map((t) => t.name).join(", ");
+  const help = guess !== undefined ? `did you mean \`${guess}\`` : `expected one of ${names}; see --list`;
+  throw new CliError(`unknown template \`${name}\` (${help})`, EXIT.usage);
 }
 
 /** The intent YAML of a template with the person's values; validated first (exit 4 with every problem). */

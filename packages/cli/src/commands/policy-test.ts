@@ -1,6 +1,7 @@
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
-import { EXIT } from "../exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { describeFailure, findTestFiles, runTestFile, type CaseResult } from "../decision/run-tests.js";
 import { join } from "node:path";
 import { loadGraphSettings } from "../decision/graph-config.js";
@@ -55,6 +56,11 @@ Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph fi
     )
     .action(async (path: string | undefined, options: TestOptions) => {
       const target = path !== undefined ? resolvePath(ctx.io, path) : join(resolveHome(ctx.io), "policy.test.yml");
+      if (path === undefined && !existsSync(target))
+        throw new CliError(
+          `no test file at \`${target}\` (acp init writes none): name a test file or a directory of *.test.yml files`,
+          EXIT.error,
+        );
       const files = await findTestFiles(target);
       const overrides = {
         ...(options.policy !== undefined ? { policy: resolvePath(ctx.io, options.policy) } : {}),

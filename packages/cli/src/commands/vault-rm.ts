@@ -30,7 +30,8 @@ Exit codes: 0 removed, 1 error (no such entry, no passphrase, corrupted vault), 
       const seed = await openMasterSeed(ctx, home);
       try {
         const entries = orThrow(readVault(home, seed));
-        if (!Object.hasOwn(entries, name)) throw new CliError(`the vault has no entry \`${name}\``, EXIT.error);
+        if (!Object.hasOwn(entries, name))
+          throw new CliError(`the vault has no entry \`${name}\` (see \`acp vault list\`)`, EXIT.error);
         const next = Object.fromEntries(Object.entries(entries).filter(([k]) => k !== name));
         orThrow(writeVault(home, next, seed, randomBytes));
         const count = Object.keys(next).length;
