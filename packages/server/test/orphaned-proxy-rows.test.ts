@@ -120,4 +120,22 @@ describe("acp serve and a dead proxy's consent requests in the shared state.db",
     expect(res.status).toBe(200);
     expect(statusOf(LIVE)).toBe("denied");
   });
+
+  it("lets no agents' token complete a proxy's request, running or dead: 403, nothing spent or recorded", async () => {
+    const raised = `cr_${"b".repeat(32)}`;
+    raisedBy(currentOwner(), raised);
+    const before = await fetch(`${url}/v1/audit`, { headers: auth }).then(
+      (r) => r.json() as Promise<{ total: number }>,
+    );
+    for (const id of [raised, DEAD]) {
+      const res = await fetch(`${url}/v1/consent/${id}/complete`, { method: "POST", headers: auth, body: "{}" });
+      expect(res.status).toBe(403);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("agent_mismatch");
+      expect(body.error.message).toContain("raised by an acp proxy");
+      expect(statusOf(id)).toBe("pending");
+    }
+    const after = await fetch(`${url}/v1/audit`, { headers: auth }).then((r) => r.json() as Promise<{ total: number }>);
+    expect(after.total).toBe(before.total);
+  });
 });

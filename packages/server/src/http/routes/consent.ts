@@ -188,6 +188,16 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       // once), and the agent's own waiting call would then fail
       const caller = callerAgent(request);
       const row = await stores.pending.get(id);
+      // SQLite: an `acp proxy` of this home raised it (the row names its process): no token of this service
+      // did, and the proxy's own waiting call completes it (or, the proxy gone, nobody)
+      if (row?.owner != null) {
+        throw new HttpError(
+          403,
+          "agent_mismatch",
+          `consent request \`${id}\` was raised by an acp proxy of this home, not with a token of this service: ` +
+            "the proxy's own waiting call completes it",
+        );
+      }
       const owner = row === null ? undefined : namedOwner(row);
       if (row !== null && owner !== caller) {
         const raised =
