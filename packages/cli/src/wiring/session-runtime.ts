@@ -256,6 +256,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     observer: {
       executed: (id, request) => void entryFor(id).session.recordExecution(request),
       result: (id, server, tool, text) => void entryFor(id).session.recordToolResult(server, tool, text),
+      unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {
         const session = sessions.get(id)?.session;
         // every token is revoked; a session that already ended stays as it is

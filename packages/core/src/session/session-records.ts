@@ -61,14 +61,13 @@ function addEntry(
     if (shared !== undefined) chargeStoreBudget(shared, entry.text.length);
   }
   if ((full || entry.truncated) && !core.provenanceIncomplete) {
-    core.provenanceIncomplete = true;
     const holders = tightest?.budget.holders ?? "the sessions of this process";
     const what = full
       ? `the session holds ${MAX_ENTRIES} entries, so content from \`${source}\` is no longer tracked`
       : sharedRoom < ownRoom
         ? `content from \`${source}\` was cut: ${holders} keep at most ${tightest?.budget.max ?? 0} characters together`
         : `content from \`${source}\` was cut`;
-    core.emit("provenance_incomplete", `${what}; consequential calls now ask`, "provenance_incomplete");
+    markProvenanceIncomplete(core, what);
   }
   if (entry.instructions?.contains_instructions === true) {
     // the judgment reads whether there is one and the first (kept: the first MAX_INSTRUCTION_SOURCES)
@@ -80,6 +79,26 @@ function addEntry(
     );
   }
   return entry;
+}
+
+/**
+ * Marks the session's provenance incomplete (once; emits `provenance_incomplete` with `what`): content
+ * entered it that is not kept to trace values to, so from now on every consequential call also asks.
+ */
+export function markProvenanceIncomplete(core: SessionCore, what: string): void {
+  if (core.provenanceIncomplete) return;
+  core.provenanceIncomplete = true;
+  core.emit("provenance_incomplete", `${what}; consequential calls now ask`, "provenance_incomplete");
+}
+
+/**
+ * A tool's result entered the session but could not be recorded (`why`: the runtime's error, a result it
+ * could not read): nothing of it can be traced to, so the session judges as if it held anything.
+ */
+export function recordUnreadableResult(core: SessionCore, server: unknown, tool: unknown, why: unknown): void {
+  const name = (v: unknown): string => (typeof v === "string" ? v.slice(0, MAX_NAME) : "?");
+  const reason = typeof why === "string" ? why.slice(0, 500) : "unknown error";
+  markProvenanceIncomplete(core, `the result of \`${name(server)}.${name(tool)}\` could not be recorded (${reason})`);
 }
 
 function isName(value: unknown): value is string {

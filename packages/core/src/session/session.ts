@@ -116,6 +116,12 @@ export interface Session {
   ): ProvenanceEntry;
   recordUserInput(text: string): ProvenanceEntry;
   recordSystemValue(source: string, text: string): ProvenanceEntry;
+  /**
+   * A tool's result reached the agent but could not be recorded (`why`): the session's provenance is marked
+   * incomplete (`provenance_incomplete`), so from then on every consequential call also asks. Fail safe:
+   * content nobody could trace must not let a value it carried pass as the agent's own.
+   */
+  recordUnreadableResult(server: string, tool: string, why: string): void;
 }
 
 function checkOptions(options: SessionOptions): void {
@@ -281,5 +287,6 @@ export function createSession(options: SessionOptions): Session {
     recordToolResult: (server, tool, content, opts = {}) => records.recordToolResult(core, server, tool, content, opts),
     recordUserInput: (text) => records.recordUserInput(core, text),
     recordSystemValue: (source, text) => records.recordSystemValue(core, source, text),
+    recordUnreadableResult: (server, tool, why) => records.recordUnreadableResult(core, server, tool, why),
   };
 }

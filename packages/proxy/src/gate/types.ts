@@ -22,10 +22,13 @@ export type Decide = (request: ActionRequest, context?: DecideContext) => Promis
 /**
  * Sees what actually ran, per downstream session, so a session runtime can keep provenance and history:
  * `executed` after a call was forwarded, `result` with what the upstream returned, `closed` at disconnect.
+ * `unreadable` when a result went to the agent but could not be told whole (`executed` or `result` threw,
+ * or the result could not be read): the runtime must then judge as if it held anything (fail safe).
  */
 export interface CallObserver {
   executed(sessionId: string, request: ActionRequest): void;
   result(sessionId: string, server: string, tool: string, text: string): void;
+  unreadable?(sessionId: string, server: string, tool: string, why: string): void;
   closed?(sessionId: string): void;
 }
 

@@ -26,7 +26,7 @@ import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
 import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
-import { DownstreamTransport, interceptDownstream } from "./fast-path.js";
+import { DownstreamTransport, interceptDownstream, UnsentAnswerError } from "./fast-path.js";
 import { PendingObservations } from "./observations.js";
 import { agentError, relayedError } from "./agent-error.js";
 
@@ -236,9 +236,11 @@ export class AcpProxy {
       const message = messageOf(err);
       const limit = oversizedLimit(message);
       this.#log(
-        limit !== undefined
-          ? `the client sent a message over the ${limit}-byte limit of a stdio message: closing its session (${sessionId})`
-          : `the client sent something its transport refused: ${message}`,
+        err instanceof UnsentAnswerError
+          ? message
+          : limit !== undefined
+            ? `the client sent a message over the ${limit}-byte limit of a stdio message: closing its session (${sessionId})`
+            : `the client sent something its transport refused: ${message}`,
       );
     };
     server.onclose = () => {

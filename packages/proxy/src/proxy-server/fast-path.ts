@@ -74,7 +74,26 @@ export class DownstreamTransport extends WrappedTransport {
     if (this.#direct.get(id) === stream) this.#direct.delete(id);
   }
 
+  /**
+   * Sends `message`; a response that cannot be written (a result nested too deep for `JSON.stringify`, which
+   * the upstream may send) is answered with a JSON-RPC error instead, so its caller never waits for an
+   * answer that will not come (reported as {@link UnsentAnswerError}). When the error cannot be sent
+   * either (the connection is gone), the first failure stands.
+   */
   override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const sent = attempt(() => this.#send(message, options));
+    if (!("id" in message) || "method" in message || "error" in message) return sent;
+    return sent.catch(async (err: unknown) => {
+      const why = err instanceof Error ? err.message : String(err);
+      const error = { code: ErrorCode.InternalError, message: `the answer could not be sent: ${why}` };
+      await attempt(() => this.#send({ jsonrpc: "2.0", id: message.id, error }, options)).catch(() => {
+        throw err;
+      });
+      this.onerror?.(new UnsentAnswerError(message.id, why));
+    });
+  }
+
+  #send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (this.#direct.size > 0) {
       // as the SDK transport routes: a response by its own id, anything else by the request it relates to
       const response = "id" in message && !("method" in message);
@@ -90,6 +109,23 @@ export class DownstreamTransport extends WrappedTransport {
       }
     }
     return super.send(message, options);
+  }
+}
+
+/** A send that throws is a rejected promise. */
+function attempt(send: () => Promise<void>): Promise<void> {
+  try {
+    return send();
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+}
+
+/** A response that could not be written: its caller was sent a JSON-RPC error instead. */
+export class UnsentAnswerError extends Error {
+  constructor(id: RequestId, why: string) {
+    super(`the answer to request ${JSON.stringify(id)} could not be sent (${why}): the client got an error instead`);
+    this.name = "UnsentAnswerError";
   }
 }
 

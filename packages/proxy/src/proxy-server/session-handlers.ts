@@ -23,7 +23,7 @@ import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
 import { agentError, relayedError } from "./agent-error.js";
-import { contextOf, handleToolCall } from "./tool-call-handler.js";
+import { contextOf, handleToolCall, unreadable } from "./tool-call-handler.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -236,9 +236,7 @@ function observeResource(
       observer.executed(sessionId, request);
       observer.result(sessionId, server, "resources/read", text);
     } catch (err) {
-      proxy.log(
-        `the session runtime could not record \`resources/read\`: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      unreadable(proxy, sessionId, server, "resources/read", err instanceof Error ? err.message : String(err));
     }
   });
 }

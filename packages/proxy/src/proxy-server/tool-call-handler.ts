@@ -201,7 +201,8 @@ function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult
 /**
  * Tells the observer (the session runtime) what ran — the request as decided (annotations and agent
  * included, so the runtime records the category the decision judged), with the arguments forwarded — and
- * what it returned; an observer's failure is logged only.
+ * what it returned. What it cannot tell whole (structured content too deep to write as JSON, an observer
+ * that throws) it reports as unreadable, so the runtime judges as if the result held anything; logged too.
  */
 function observe(
   proxy: AcpProxy,
@@ -220,10 +221,27 @@ function observe(
         c.type === "text" ? c.text : c.type === "resource" && "text" in c.resource ? String(c.resource.text) : "",
       )
       .join("\n");
-    const structured = result.structuredContent === undefined ? "" : JSON.stringify(result.structuredContent);
+    let structured = "";
+    let unread: string | undefined;
+    try {
+      structured = result.structuredContent === undefined ? "" : JSON.stringify(result.structuredContent);
+    } catch (err) {
+      unread = `its structured content could not be read: ${messageOf(err)}`;
+    }
     observer.result(sessionId, server, tool, structured === "" ? text : `${text}\n${structured}`);
+    if (unread !== undefined) unreadable(proxy, sessionId, server, tool, unread);
   } catch (err) {
-    proxy.log(`the session runtime could not record \`${tool}\`: ${messageOf(err)}`);
+    unreadable(proxy, sessionId, server, tool, messageOf(err));
+  }
+}
+
+/** A result the runtime could not be told whole: logged, and reported so that it judges as if it held anything. */
+export function unreadable(proxy: AcpProxy, sessionId: string, server: string, tool: string, why: string): void {
+  proxy.log(`the session runtime could not record \`${tool}\`: ${why}`);
+  try {
+    proxy.options.observer?.unreadable?.(sessionId, server, tool, why);
+  } catch (err) {
+    proxy.log(`the session runtime could not be told that \`${tool}\` went unrecorded: ${messageOf(err)}`);
   }
 }
 
