@@ -26,10 +26,17 @@ describe("the proxy's signing key: what to fix when it does not open", () => {
     expect(pair.publicKeyHex).toBe(key.publicKeyHex);
   });
 
-  it("without ACP_PASSPHRASE: says to set it", async () => {
-    await expect(homeSigningKey(io({}), home, () => undefined).get()).rejects.toThrow(
-      "(set ACP_PASSPHRASE for the proxy to sign approvals)",
+  it("without ACP_PASSPHRASE: says to set it where the proxy runs (no terminal can ask for it)", async () => {
+    const err = await homeSigningKey(io({}), home, () => undefined)
+      .get()
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+    expect(err?.message).toBe(
+      "the private key is encrypted and ACP_PASSPHRASE is not set (set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config, for the proxy to sign approvals)",
     );
+    expect(err?.message).not.toMatch(/terminal/);
   });
 
   it("with a wrong ACP_PASSPHRASE: says it is set but wrong, not to set it", async () => {

@@ -37,7 +37,15 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
     const passphrase = io.env[PASSPHRASE_ENV];
     const seed = loadMasterSeed(home, passphrase === "" ? undefined : passphrase);
     if (!seed.ok) {
-      const why = seed.issues[0]?.message ?? "cannot open keys/private.key";
+      const first = seed.issues[0];
+      // the key file's own advice ("or run in a terminal to be asked") does not hold here: the proxy's stdin
+      // carries MCP, so nothing can ask for a passphrase
+      if (first?.code === "key_passphrase_required") {
+        throw new Error(
+          `the private key is encrypted and ${PASSPHRASE_ENV} is not set (set it in the proxy's environment, e.g. the \`env\` of its entry in the MCP client's config, for the proxy to sign approvals)`,
+        );
+      }
+      const why = first?.message ?? "cannot open keys/private.key";
       const fix =
         passphrase === undefined || passphrase === ""
           ? `set ${PASSPHRASE_ENV} for the proxy to sign approvals`
