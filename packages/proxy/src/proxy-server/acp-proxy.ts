@@ -168,6 +168,8 @@ export class AcpProxy {
         onTransportError: (server, message) =>
           this.#log(`upstream \`${server}\` sent something that is not a JSON-RPC message: ${message}`),
         credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
+        // the values put into calls' arguments too: an upstream's every message is scrubbed of them
+        ...(options.credentials !== undefined ? { secretValues: () => options.credentials?.secretValues() ?? [] } : {}),
         onCredentialsInjected: (server, names) => {
           for (const credential of names) {
             Promise.resolve(

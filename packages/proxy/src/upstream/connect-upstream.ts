@@ -3,7 +3,8 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { NO_PATTERNS, redactSecrets } from "@acp/core";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createRedactor, NO_PATTERNS, redactSecrets } from "@acp/core";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import { UpstreamRelay } from "./upstream-relay.js";
 import { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";
@@ -20,6 +21,11 @@ export interface UpstreamHooks {
   readonly onStderrLine?: (line: string) => void;
   /** Credentials for the transport: headers of a URL upstream, environment of a spawned one. */
   readonly credentials?: UpstreamCredentials;
+  /**
+   * Secret values put anywhere else (the vault entries injected into calls' arguments), read on every
+   * message: scrubbed, with the transport's own credentials, from everything the upstream sends.
+   */
+  readonly secretValues?: () => readonly string[];
 }
 
 /** A connected upstream: the SDK client, the relay beside it and the transport kind actually used. */
@@ -42,7 +48,17 @@ export async function connectUpstream(
   hooks: UpstreamHooks,
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
-  const secrets = credentialValues(hooks.credentials);
+  const own = credentialValues(hooks.credentials);
+  let more: readonly string[] = [];
+  let all = own;
+  const secrets = (): readonly string[] => {
+    const now = hooks.secretValues?.() ?? more;
+    if (now !== more) {
+      more = now;
+      all = now.length === 0 ? own : [...own, ...now];
+    }
+    return all;
+  };
   if (spec.transport === "stdio") {
     const transport = new StdioClientTransport({
       command: spec.command,
@@ -97,22 +113,46 @@ export function scrubCredentials(text: string, secrets: readonly string[]): stri
   return secrets.length === 0 ? text : (redactSecrets(text, secrets, NO_PATTERNS) as string);
 }
 
+/** The members of a JSON-RPC message that carry the upstream's words (`jsonrpc` and `id` are left as they are). */
+const SPOKEN = ["method", "params", "result", "error"] as const;
+
+/**
+ * Scrubs every message an upstream sends of the secret values `secrets()` names (read per message: the
+ * vault opens on first use): a result, a JSON-RPC error (message and data), a log line, a progress message,
+ * a sampling or elicitation request, a listing. The same message comes back when it holds none.
+ */
+export function createMessageScrubber(secrets: () => readonly string[]): (message: JSONRPCMessage) => JSONRPCMessage {
+  const redact = createRedactor(NO_PATTERNS, { secrets });
+  return (message) => {
+    if (secrets().length === 0) return message;
+    const record = message as Record<string, unknown>;
+    let out: Record<string, unknown> | undefined;
+    for (const key of SPOKEN) {
+      if (!(key in record)) continue;
+      const next = redact(record[key]);
+      if (next !== record[key]) (out ??= { ...record })[key] = next;
+    }
+    return (out ?? message) as JSONRPCMessage;
+  };
+}
+
 async function connectClient(
   transport: Transport,
   hooks: UpstreamHooks,
   timeoutMs: number,
-  secrets: readonly string[],
+  secrets: () => readonly string[],
 ): Promise<{ client: Client; relay: UpstreamRelay }> {
   const client = new Client(PROXY_CLIENT_INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   hooks.prepare(client);
-  const relay = new UpstreamRelay(transport);
+  // what the upstream says reaches the proxy, and through it the agent, without an injected value in it
+  const relay = new UpstreamRelay(transport, createMessageScrubber(secrets));
   try {
     await client.connect(relay, { timeout: timeoutMs });
   } catch (err) {
     await client.close().catch(() => undefined);
-    if (secrets.length === 0) throw err;
+    if (secrets().length === 0) throw err;
     // an upstream (or a proxy in between) may echo a header back in its error
-    throw new Error(scrubCredentials(err instanceof Error ? err.message : String(err), secrets));
+    throw new Error(scrubCredentials(err instanceof Error ? err.message : String(err), secrets()));
   }
   return { client, relay };
 }
@@ -120,7 +160,7 @@ async function connectClient(
 function pipeStderr(
   transport: StdioClientTransport,
   onLine: ((line: string) => void) | undefined,
-  secrets: readonly string[],
+  secrets: () => readonly string[],
 ): void {
   const stream = transport.stderr;
   if (stream === null) return;
@@ -131,7 +171,7 @@ function pipeStderr(
     while ((index = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, index).replace(/\r$/, "");
       buffered = buffered.slice(index + 1);
-      if (line !== "") onLine?.(scrubCredentials(line, secrets));
+      if (line !== "") onLine?.(scrubCredentials(line, secrets()));
     }
     if (buffered.length > 64_000) buffered = buffered.slice(-64_000);
   });

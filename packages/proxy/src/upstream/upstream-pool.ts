@@ -47,6 +47,11 @@ export interface UpstreamPoolEvents {
   readonly credentialsFor?: (spec: UpstreamSpec) => Promise<UpstreamCredentials | undefined>;
   /** Vault entries put into an upstream's transport, by name only (for the audit). */
   readonly onCredentialsInjected?: (server: string, names: readonly string[]) => void;
+  /**
+   * Every other secret value that may reach an upstream (vault entries injected into calls' arguments), read
+   * on every message: scrubbed, with the upstream's transport credentials, from all it sends and says.
+   */
+  readonly secretValues?: () => readonly string[];
 }
 
 interface MutableUpstream {
@@ -142,6 +147,7 @@ export class UpstreamPool {
           prepare: (c) => this.#prepare(name, c),
           ...(this.#events.onStderrLine ? { onStderrLine: (line) => this.#events.onStderrLine?.(name, line) } : {}),
           ...(credentials !== undefined ? { credentials } : {}),
+          ...(this.#events.secretValues !== undefined ? { secretValues: this.#events.secretValues } : {}),
         },
         this.#startTimeoutMs,
       );
@@ -161,12 +167,12 @@ export class UpstreamPool {
         this.#events.onFailure(
           name,
           "connect",
-          `tools/list failed: ${scrubCredentials(messageOf(err), upstream.secrets ?? [])}`,
+          `tools/list failed: ${scrubCredentials(messageOf(err), this.#secretsOf(upstream))}`,
         );
         return;
       }
       upstream.status = "failed";
-      upstream.error = scrubCredentials(messageOf(err), upstream.secrets ?? []);
+      upstream.error = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
       this.#events.onFailure(name, "connect", upstream.error);
     }
   }
@@ -188,7 +194,7 @@ export class UpstreamPool {
     try {
       upstream.tools = await this.#listTools(name);
     } catch (err) {
-      const message = scrubCredentials(messageOf(err), upstream.secrets ?? []);
+      const message = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
       this.#events.onFailure(name, "connect", `tools/list failed: ${message}`);
       return;
     }
@@ -209,8 +215,13 @@ export class UpstreamPool {
     return tools;
   }
 
+  /** Every value to scrub from what is said about an upstream: its transport's credentials and the others. */
+  #secretsOf(upstream: MutableUpstream): readonly string[] {
+    return [...(upstream.secrets ?? []), ...(this.#events.secretValues?.() ?? [])];
+  }
+
   #transportError(upstream: MutableUpstream, err: unknown): void {
-    const message = scrubCredentials(messageOf(err), upstream.secrets ?? []);
+    const message = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
     const limit = oversizedLimit(message);
     if (limit !== undefined) {
       // the SDK transport closes the connection right after this: say why when it does

@@ -40,12 +40,27 @@ export class UpstreamRelay extends WrappedTransport {
   readonly #pending = new Map<string, (reply: Reply) => void>();
   readonly #progress = new Map<string, (progress: Progress) => void>();
   readonly #failAll = new Set<(error: McpError) => void>();
+  readonly #scrub: (message: JSONRPCMessage) => JSONRPCMessage;
   #next = 0;
   #closed = false;
 
-  constructor(inner: Transport) {
+  /**
+   * @param scrub - applied to every message the upstream sends before anyone reads it (the proxy removes the
+   *   secret values it injected); a scrub that throws drops the message, reported as a transport error
+   */
+  constructor(inner: Transport, scrub: (message: JSONRPCMessage) => JSONRPCMessage = (m) => m) {
     super(inner);
-    inner.onmessage = (message, extra) => this.#received(message, extra);
+    this.#scrub = scrub;
+    inner.onmessage = (message, extra) => {
+      let scrubbed: JSONRPCMessage;
+      try {
+        scrubbed = this.#scrub(message);
+      } catch (err) {
+        this.onerror?.(new Error(`a message could not be checked for secrets, so it was dropped: ${String(err)}`));
+        return;
+      }
+      this.#received(scrubbed, extra);
+    };
     inner.onclose = () => {
       this.#closed = true;
       this.onclose?.();
