@@ -48,8 +48,30 @@ function applyExitOverride(cmd: Command): void {
   for (const sub of cmd.commands) applyExitOverride(sub);
 }
 
-/** Runs the CLI with `argv` (without `node acp`) and returns the exit code. Never calls process.exit. */
-export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<ExitCode> {
+/**
+ * Runs the CLI with `argv` (without `node acp`) and returns the exit code. Never calls process.exit.
+ * With `--json` (before any `--`), a command that stops with an error before it printed anything on stdout
+ * prints `{"error": {"message", "exit_code"}}` there too, so a script reading stdout gets JSON either way.
+ */
+export async function run(argv: readonly string[], givenIo: CliIo = processIo()): Promise<ExitCode> {
+  const end = argv.indexOf("--");
+  const json = (end === -1 ? argv : argv.slice(0, end)).includes("--json");
+  let printed = false;
+  const io: CliIo = json
+    ? {
+        ...givenIo,
+        stdout: {
+          write: (chunk: string) => {
+            printed = true;
+            return givenIo.stdout.write(chunk);
+          },
+        },
+      }
+    : givenIo;
+  const failed = (message: string, exitCode: ExitCode): ExitCode => {
+    if (json && !printed) givenIo.stdout.write(`${JSON.stringify({ error: { message, exit_code: exitCode } })}\n`);
+    return exitCode;
+  };
   const ctx: CliContext = { io, exitCode: EXIT.ok };
   const program = createProgram(ctx);
   applyExitOverride(program);
@@ -66,15 +88,16 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
     if (err instanceof CommanderError) {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return EXIT.ok;
       if (err.code === "commander.help" || err.code === "commander.executeSubCommandAsync") return EXIT.usage;
-      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (err.exitCode === 0) return EXIT.ok;
+      return failed(err.message.replace(/^error: /, ""), EXIT.usage);
     }
     if (err instanceof CliError) {
       io.stderr.write(`acp: ${err.message}\n`);
-      return err.exitCode;
+      return failed(err.message, err.exitCode);
     }
     const message = err instanceof Error ? err.message : String(err);
     io.stderr.write(`acp: internal error: ${message}\n`);
-    return EXIT.error;
+    return failed(`internal error: ${message}`, EXIT.error);
   }
 }
 
