@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -69,6 +70,7 @@ export async function connectUpstream(
       ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     });
     usePlainReadBuffer(transport);
+    closeOnStdoutEnd(transport);
     pipeStderr(transport, hooks.onStderrLine, secrets);
     return { ...(await connectClient(transport, hooks, timeoutMs, secrets)), transport: "stdio" };
   }
@@ -155,6 +157,24 @@ async function connectClient(
     throw new Error(scrubCredentials(err instanceof Error ? err.message : String(err), secrets()));
   }
   return { client, relay };
+}
+
+/**
+ * A server that closes its stdout can answer nothing more, even if its process goes on running: the SDK
+ * transport waits for the process to exit, so every call would wait for its timeout. The connection is
+ * closed as soon as stdout ends (the process is stopped as the SDK stops it), which fails the calls in
+ * flight and reports the server stopped. Left as it is when the SDK keeps its process elsewhere.
+ */
+function closeOnStdoutEnd(transport: StdioClientTransport): void {
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    const stdout = (transport as unknown as { _process?: { stdout?: Readable | null } })._process?.stdout;
+    if (stdout === undefined || stdout === null) return;
+    const close = (): void => void transport.close().catch(() => undefined);
+    if (stdout.readableEnded) close();
+    else stdout.once("end", close);
+  };
 }
 
 function pipeStderr(
