@@ -66,6 +66,8 @@ interface MutableUpstream {
   relay?: UpstreamRelay;
   capabilities?: ServerCapabilities;
   tools: UpstreamTool[];
+  /** Its tools are being listed again after a list change; `relist`: another change came meanwhile. */
+  relisting?: { relist: boolean };
 }
 
 /** The upstream servers of one proxy: connected in parallel, each failing on its own. */
@@ -188,17 +190,35 @@ export class UpstreamPool {
     };
   }
 
+  /**
+   * Lists an upstream's tools again after it said they changed. One listing at a time: changes announced
+   * while one runs are taken by one more listing after it, so a flood of `list_changed` costs two listings
+   * (and two notices to the clients), not one each.
+   */
   async #refreshTools(name: string): Promise<void> {
     const upstream = this.#upstreams.get(name);
     if (upstream?.status !== "connected") return;
-    try {
-      upstream.tools = await this.#listTools(name);
-    } catch (err) {
-      const message = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
-      this.#events.onFailure(name, "connect", `tools/list failed: ${message}`);
+    if (upstream.relisting !== undefined) {
+      upstream.relisting.relist = true;
       return;
     }
-    this.#events.onToolsChanged(name);
+    const relisting = { relist: true };
+    upstream.relisting = relisting;
+    try {
+      while (relisting.relist && upstream.status === "connected") {
+        relisting.relist = false;
+        try {
+          upstream.tools = await this.#listTools(name);
+        } catch (err) {
+          const message = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
+          this.#events.onFailure(name, "connect", `tools/list failed: ${message}`);
+          continue;
+        }
+        this.#events.onToolsChanged(name);
+      }
+    } finally {
+      delete upstream.relisting;
+    }
   }
 
   async #listTools(name: string): Promise<UpstreamTool[]> {
