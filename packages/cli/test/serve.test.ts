@@ -262,7 +262,7 @@ describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)",
       () => null,
       (e: unknown) => e,
     )) as { message: string; exitCode?: number } | null;
-    expect(badErr?.message).toMatch(/serve\.agent_tokens\.CI Bot: an agent name is lowercase letters/);
+    expect(badErr?.message).toMatch(/`serve\.agent_tokens\.CI Bot`: an agent name is lowercase letters/);
     expect(badErr?.exitCode).toBe(4);
     const { home: keyed } = fixtureHome(sealedRoot.dir);
     writeFileSync(

@@ -3,6 +3,7 @@
  * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
+import { readNamedSecrets } from "@acp/core";
 import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
@@ -112,27 +113,10 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   const approverToken = sealed("approver_token");
   if (approverToken !== undefined) config.approverToken = approverToken;
   // NAME → sealed token maps, whose values are secrets: never shown
-  const namedTokens = (key: "agent_tokens" | "approver_tokens", who: string): Record<string, string> | undefined => {
-    const named = serve[key];
-    if (named === undefined || named === null) return undefined;
-    if (!isMap(named)) {
-      problems.push(`serve.${key}: must be a mapping of ${who} name to sealed token`);
-      return undefined;
-    }
-    const tokens: Record<string, string> = {};
-    for (const [name, value] of Object.entries(named)) {
-      const at = `serve.${key}.${name.length > 64 ? `${name.slice(0, 64)}…` : name}`;
-      if (!AGENT_TOKEN_NAME.test(name)) {
-        problems.push(
-          `${at}: ${who === "agent" ? "an agent" : "an approver"} name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
-        );
-      } else if (value === "" || value === null) {
-        continue; // not set yet, like an empty bearer_token
-      } else if (typeof value !== "string") {
-        problems.push(`${at}: must be the sealed text \`acp config set-secret ${at}\` writes`);
-      } else tokens[name] = value;
-    }
-    return Object.keys(tokens).length > 0 ? tokens : undefined;
+  const namedTokens = (key: "agent_tokens" | "approver_tokens", who: "agent" | "approver") => {
+    const read = readNamedSecrets(serve[key], `serve.${key}`, who, AGENT_TOKEN_NAME);
+    problems.push(...read.problems.map((p) => p.message));
+    return Object.keys(read.sealed).length > 0 ? { ...read.sealed } : undefined;
   };
   const agentTokens = namedTokens("agent_tokens", "agent");
   if (agentTokens !== undefined) config.agentTokens = agentTokens;

@@ -20,6 +20,47 @@ export function isSealedSecret(value: unknown): value is string {
   return typeof value === "string" && value.startsWith(SEALED_SECRET_PREFIX);
 }
 
+/** A `NAME: sealed token` mapping of config.yml, read ({@link readNamedSecrets}). */
+export interface NamedSecrets {
+  /** The names with a sealed value, in file order, and their sealed text (never opened here). */
+  readonly sealed: Readonly<Record<string, string>>;
+  /** What is wrong, one entry per bad name or value: its path under the section and a message naming it. */
+  readonly problems: readonly { readonly path: readonly string[]; readonly message: string }[];
+}
+
+/**
+ * Reads a `NAME: sealed token` mapping (`proxy.agent_tokens`, `serve.agent_tokens`, `serve.approver_tokens`):
+ * each name must match `names` (lowercase letters, digits and _), each value be the sealed text `acp config
+ * set-secret` writes; an empty value is a token not set yet (skipped, like an empty `bearer_token`). `key` is
+ * the mapping's dotted path (`proxy.agent_tokens`), `who` what a name names (`agent`, `approver`).
+ */
+export function readNamedSecrets(value: unknown, key: string, who: "agent" | "approver", names: RegExp): NamedSecrets {
+  const sealed: Record<string, string> = {};
+  const problems: { path: string[]; message: string }[] = [];
+  if (value === undefined || value === null) return { sealed, problems };
+  if (typeof value !== "object" || Array.isArray(value)) {
+    problems.push({ path: [], message: `\`${key}\` must be a mapping of ${who} name to sealed token` });
+    return { sealed, problems };
+  }
+  for (const [name, token] of Object.entries(value)) {
+    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+    if (!names.test(name)) {
+      problems.push({
+        path: [shown],
+        message: `\`${key}.${shown}\`: ${who === "agent" ? "an agent" : "an approver"} name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
+      });
+    } else if (token === "" || token === null) {
+      continue;
+    } else if (!isSealedSecret(token)) {
+      problems.push({
+        path: [name],
+        message: `\`${key}.${name}\` must be the sealed text \`acp config set-secret ${key}.${name}\` writes`,
+      });
+    } else sealed[name] = token;
+  }
+  return { sealed, problems };
+}
+
 /**
  * Seals a config secret as `encrypted:<base64>`: base64 of version byte 1, 16-byte HKDF salt, 12-byte
  * IV, 16-byte tag, ciphertext. The key comes from the master key (HKDF-SHA256); the config path (for

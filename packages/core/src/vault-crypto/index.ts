@@ -13,6 +13,8 @@ export {
   sealConfigSecret,
   openConfigSecret,
   isSealedSecret,
+  readNamedSecrets,
+  type NamedSecrets,
   SEALED_SECRET_PREFIX,
   CONFIG_SECRET_KEY_INFO,
 } from "./config-secret.js";

@@ -1,4 +1,4 @@
-import { fail, isSealedSecret, ok, type Issue, type Result } from "@acp/core";
+import { fail, isSealedSecret, ok, readNamedSecrets, type Issue, type Result } from "@acp/core";
 import { AGENT_TOKEN_NAME } from "../downstream/bearer-auth.js";
 import { parsePublicUrl, type PublicUrl } from "../downstream/public-url.js";
 import { parseUpstreamUrl, splitCommandLine, UPSTREAM_NAME, type UpstreamSpec } from "../upstream/upstream-spec.js";
@@ -151,31 +151,9 @@ function parseAgentTokens(
   value: unknown,
   at: (path: (string | number)[], code: Code, message: string) => void,
 ): string[] {
-  if (value === undefined || value === null) return [];
-  if (!isObj(value)) {
-    at(["agent_tokens"], INVALID, "`proxy.agent_tokens` must be a mapping of agent name to sealed token");
-    return [];
-  }
-  const names: string[] = [];
-  for (const [name, token] of Object.entries(value)) {
-    const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-    if (!AGENT_TOKEN_NAME.test(name)) {
-      at(
-        ["agent_tokens", shown],
-        INVALID,
-        `\`proxy.agent_tokens.${shown}\`: an agent name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
-      );
-    } else if (token === "" || token === null) {
-      continue;
-    } else if (!isSealedSecret(token)) {
-      at(
-        ["agent_tokens", name],
-        INVALID,
-        `\`proxy.agent_tokens.${name}\` must be the sealed text \`acp config set-secret proxy.agent_tokens.${name}\` writes`,
-      );
-    } else names.push(name);
-  }
-  return names;
+  const read = readNamedSecrets(value, "proxy.agent_tokens", "agent", AGENT_TOKEN_NAME);
+  for (const problem of read.problems) at(["agent_tokens", ...problem.path], INVALID, problem.message);
+  return Object.keys(read.sealed);
 }
 
 function positiveSeconds(
