@@ -122,18 +122,21 @@ describe("acp replay", () => {
     const bad = await runCli(["replay", "--policy", policy, "--intent", "intent.json", trace], { cwd: dir });
     expect(bad.code).toBe(4);
     expect(bad.stdout).toBe("");
-    expect(bad.stderr).toContain("invalid intent or session settings:\nintent.json: ");
+    // at the line and column of the value, as `acp intent set` prints it
+    expect(bad.stderr).toContain(
+      "invalid intent or session settings:\nintent.json:1:31: intent at `allowed_actions`: must be array",
+    );
     const missing = await runCli(["replay", "--policy", policy, "--intent", "nope.json", trace], { cwd: dir });
     expect(missing.code).toBe(1);
   });
 
   it("exits 4 for invalid session settings, naming the unknown key", async () => {
-    writeFileSync(join(dir, "s.yml"), "transitons: []\n");
+    writeFileSync(join(dir, "s.yml"), "# settings\ntransitons: []\n");
     const out = await runCli(["replay", "--policy", policy, "--session", "s.yml", join(fixtures, "basic.jsonl")], {
       cwd: dir,
     });
     expect(out.code).toBe(4);
-    expect(out.stderr).toContain("s.yml: session settings: unknown key `transitons`");
+    expect(out.stderr).toContain("s.yml:2:13: session settings: unknown key `transitons`");
   });
 
   it("runs each trace under the intent: a call outside it is refused by the session", async () => {

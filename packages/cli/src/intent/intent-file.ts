@@ -25,6 +25,16 @@ function locate(doc: ReturnType<typeof parseDocument>, lines: LineCounter, issue
 }
 
 /**
+ * Every issue about a YAML or JSON text with the line and column of the value it is about (its `path`),
+ * so that `formatIssue(issue, file)` prints `FILE:LINE:COL: message`; issues that have one keep it.
+ */
+export function locateIssues(text: string, issues: readonly Issue[]): Issue[] {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  return issues.map((i) => locate(doc, lines, i));
+}
+
+/**
  * Parses an intent (YAML or JSON) and validates it with the core's `compileIntent`. Every issue carries the
  * line and column of the value it is about, so `formatIssue(issue, file)` prints `FILE:LINE:COL: message`.
  */

@@ -16,6 +16,7 @@ import { withHonestOk } from "../wiring/session-runtime.js";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "../decision/read-input.js";
+import { locateIssues } from "../intent/intent-file.js";
 import type { ReplaySession, ReplaySessionFactory } from "./session-seam.js";
 
 /** What a replay's sessions are built from, as read from files and flags. */
@@ -111,10 +112,10 @@ export function checkReplaySessionConfig(config: ReplaySessionConfig): { setting
   return { settings: settings.ok ? [] : [...settings.issues], intent: intent.ok ? [] : [...intent.issues] };
 }
 
-async function readDocument(ctx: CliContext, file: string, what: string): Promise<unknown> {
+async function readDocument(ctx: CliContext, file: string, what: string): Promise<{ text: string; value: unknown }> {
   const text = await readInputFile(resolvePath(ctx.io, file), what);
   try {
-    return parseYaml(text, { maxAliasCount: 100 }) as unknown;
+    return { text, value: parseYaml(text, { maxAliasCount: 100 }) as unknown };
   } catch (err) {
     throw new CliError(yamlErrorText(file, err, `invalid ${what}: not JSON or YAML`), EXIT.invalid);
   }
@@ -136,8 +137,11 @@ export async function loadReplaySessions(
   ctx: CliContext,
   options: ReplaySessionOptions,
 ): Promise<ReplaySessionFactory> {
-  const intent = options.intent === undefined ? undefined : await readDocument(ctx, options.intent, "intent");
-  const raw = options.session === undefined ? undefined : await readDocument(ctx, options.session, "session settings");
+  const intentFile = options.intent === undefined ? undefined : await readDocument(ctx, options.intent, "intent");
+  const sessionFile =
+    options.session === undefined ? undefined : await readDocument(ctx, options.session, "session settings");
+  const intent = intentFile?.value;
+  const raw = sessionFile?.value;
   if (raw !== undefined && (typeof raw !== "object" || raw === null || Array.isArray(raw))) {
     throw new CliError(`${options.session ?? ""}: invalid session settings: settings must be a mapping`, EXIT.invalid);
   }
@@ -149,9 +153,12 @@ export async function loadReplaySessions(
     now: ctx.io.now(),
   };
   const problems = checkReplaySessionConfig(config);
+  // each problem at the line and column of what it is about, as `acp intent set` prints them
+  const where = (file: { text: string } | undefined, issues: Issue[]): Issue[] =>
+    file === undefined ? issues : locateIssues(file.text, issues);
   const lines = [
-    ...problems.intent.map((i) => formatIssue(i, options.intent)),
-    ...problems.settings.map((i) => formatIssue(i, options.session ?? "--trusted-server")),
+    ...where(intentFile, problems.intent).map((i) => formatIssue(i, options.intent)),
+    ...where(sessionFile, problems.settings).map((i) => formatIssue(i, options.session ?? "--trusted-server")),
   ];
   if (lines.length > 0) throw new CliError(`invalid intent or session settings:\n${lines.join("\n")}`, EXIT.invalid);
   return createReplaySessions(config);
