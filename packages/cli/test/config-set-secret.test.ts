@@ -60,6 +60,17 @@ describe("acp config set-secret", () => {
       expect(r.stderr, path).not.toContain("0123456789abcdef0123");
     }
     expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
+    // a typo of a secret key is answered with the key it most likely meant, and still writes nothing
+    for (const [typo, meant] of [
+      ["telegram.bot_tokn", "telegram.bot_token"],
+      ["webhok.secret", "webhook.secret"],
+      ["proxy.agent_token.ci_bot", "proxy.agent_tokens.ci_bot"],
+    ] as const) {
+      const r = await runCli(["config", "set-secret", typo], { env: envFor(home), stdin: "0123456789abcdef0123\n" });
+      expect(r.code, typo).toBe(2);
+      expect(r.stderr, typo).toContain(`\`${typo}\` is not a key that holds a secret (did you mean \`${meant}\`?)`);
+    }
+    expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
     // every accepted key is written
     for (const path of [
       "telegram.bot_token",

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
-import { sealConfigSecret } from "@acp/core";
+import { sealConfigSecret, suggest } from "@acp/core";
 import { AGENT_TOKEN_NAME } from "@acp/proxy";
 import { readConfigDocument, writeConfigValue } from "@acp/store";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
@@ -30,6 +30,18 @@ const ACCEPTED = [...SECRET_CONFIG_PATHS, ...NAMED_TOKEN_MAPS.map((m) => `${m}.N
 function isSecretPath(path: string): boolean {
   if ((SECRET_CONFIG_PATHS as readonly string[]).includes(path)) return true;
   return NAMED_TOKEN_MAPS.some((m) => path.startsWith(`${m}.`) && AGENT_TOKEN_NAME.test(path.slice(m.length + 1)));
+}
+
+/** The secret key a mistyped `path` most likely meant (`telegram.bot_tokn` → `telegram.bot_token`), if any. */
+function closeSecretPath(path: string): string | undefined {
+  const map = NAMED_TOKEN_MAPS.find((m) => path.startsWith(`${m}.`));
+  if (map !== undefined) return undefined; // a bad NAME: the message says what a name is
+  const dot = path.lastIndexOf(".");
+  const prefix = dot === -1 ? "" : path.slice(0, dot + 1);
+  // a mistyped map (`proxy.agent_token.ci_bot`) keeps its NAME
+  const mapped = suggest(prefix.slice(0, -1), NAMED_TOKEN_MAPS);
+  if (mapped !== undefined && AGENT_TOKEN_NAME.test(path.slice(dot + 1))) return `${mapped}.${path.slice(dot + 1)}`;
+  return suggest(path, SECRET_CONFIG_PATHS);
 }
 
 /** Registers `acp config set-secret`. */
@@ -71,9 +83,10 @@ secret shorter than 16 characters).`,
       }
       if (!isSecretPath(path)) {
         const shown = path.length > 64 ? `${path.slice(0, 64)}…` : path;
+        const close = closeSecretPath(path);
         throw new CliError(
-          `\`${shown}\` is not a key that holds a secret: set-secret takes ${ACCEPTED} ` +
-            "(NAME: lowercase letters, digits and _); nothing was written",
+          `\`${shown}\` is not a key that holds a secret${close !== undefined ? ` (did you mean \`${close}\`?)` : ""}: ` +
+            `set-secret takes ${ACCEPTED} (NAME: lowercase letters, digits and _); nothing was written`,
           EXIT.usage,
         );
       }
