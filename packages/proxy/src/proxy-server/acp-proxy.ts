@@ -167,6 +167,7 @@ export class AcpProxy {
         onStderrLine: (server, line) => this.#log(`[${server}] ${printable(line)}`),
         onTransportError: (server, message) =>
           this.#log(`upstream \`${server}\` sent something that is not a JSON-RPC message: ${message}`),
+        onToolsDropped: (server, why) => this.#log(`upstream \`${server}\`: ${printable(why)}`),
         credentialsFor: (spec) => options.credentials?.upstream?.(spec) ?? Promise.resolve(undefined),
         // the values put into calls' arguments too: an upstream's every message is scrubbed of them
         ...(options.credentials !== undefined ? { secretValues: () => options.credentials?.secretValues() ?? [] } : {}),

@@ -2,6 +2,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
   ResultSchema,
+  ToolSchema,
   type JSONRPCRequest,
   type Notification,
   type Result,
@@ -45,6 +46,12 @@ export interface UpstreamPoolEvents {
   readonly onTransportError?: (server: string, message: string) => void;
   /** Vault credentials for an upstream's transport (headers or child environment), resolved at connect. */
   readonly credentialsFor?: (spec: UpstreamSpec) => Promise<UpstreamCredentials | undefined>;
+  /**
+   * Tools of a listing that are not served (`why`: a definition the MCP schema refuses, which would make the
+   * agent's client refuse the whole `tools/list`; a second tool of the same name). Said once per listing
+   * that differs from the last one said.
+   */
+  readonly onToolsDropped?: (server: string, why: string) => void;
   /** Vault entries put into an upstream's transport, by name only (for the audit). */
   readonly onCredentialsInjected?: (server: string, names: readonly string[]) => void;
   /**
@@ -66,6 +73,8 @@ interface MutableUpstream {
   relay?: UpstreamRelay;
   capabilities?: ServerCapabilities;
   tools: UpstreamTool[];
+  /** What was last said of the tools of its listing that are not served. */
+  dropped?: string;
   /** Its tools are being listed again after a list change; `relist`: another change came meanwhile. */
   relisting?: { relist: boolean };
 }
@@ -221,18 +230,47 @@ export class UpstreamPool {
     }
   }
 
+  /**
+   * Every page of an upstream's tools. A tool the MCP schema refuses (annotations that are no object, an
+   * input schema that is not `{"type": "object", …}`, no name) or one nested too deep to write as JSON is
+   * left out, and so is a second tool of a name already listed: the agent's client checks `tools/list` as a
+   * whole, so one such tool would cost the agent every tool of every server; one that cannot be written
+   * cannot be pinned either (and stopped the pin check of every tool of its server); and a name must lead
+   * to one definition (the one pinned and served).
+   */
   async #listTools(name: string): Promise<UpstreamTool[]> {
     const tools: UpstreamTool[] = [];
+    const names = new Set<string>();
+    const dropped: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
       const params = cursor !== undefined ? { cursor } : undefined;
       const result = await this.request(name, "tools/list", params, { timeout: this.#startTimeoutMs });
       const items = Array.isArray(result["tools"]) ? (result["tools"] as unknown[]) : [];
-      for (const item of items) if (isNamed(item)) tools.push(item);
+      for (const item of items) {
+        const why = refusedTool(item, names);
+        if (why === undefined) {
+          tools.push(item as UpstreamTool);
+          names.add((item as UpstreamTool).name);
+        } else dropped.push(why);
+      }
       cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
       if (cursor === undefined) break;
     }
+    this.#reportDropped(name, dropped);
     return tools;
+  }
+
+  #reportDropped(name: string, dropped: readonly string[]): void {
+    const upstream = this.#upstreams.get(name);
+    const shown = dropped.slice(0, 5).join("; ");
+    const said =
+      dropped.length === 0
+        ? ""
+        : `${dropped.length === 1 ? "1 tool is" : `${dropped.length} tools are`} not served: ${shown}${dropped.length > 5 ? "; …" : ""}`;
+    if (upstream === undefined || upstream.dropped === said) return;
+    upstream.dropped = said;
+    if (said !== "") this.#events.onToolsDropped?.(name, said);
   }
 
   /** Every value to scrub from what is said about an upstream: its transport's credentials and the others. */
@@ -259,8 +297,24 @@ export class UpstreamPool {
   }
 }
 
-function isNamed(value: unknown): value is UpstreamTool {
-  return typeof value === "object" && value !== null && typeof (value as { name?: unknown }).name === "string";
+/** Why a listed tool is not served (see `#listTools`), naming it as JSON cut at 80 characters; undefined when it is. */
+function refusedTool(value: unknown, names: ReadonlySet<string>): string | undefined {
+  const raw = typeof value === "object" && value !== null ? (value as { name?: unknown }).name : undefined;
+  const shown = typeof raw === "string" ? JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw) : "(no name)";
+  const parsed = ToolSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.map(String).join(".")}: `;
+    return `${shown} (${where}${issue?.message ?? "not a tool"})`;
+  }
+  if (typeof raw === "string" && names.has(raw)) return `${shown} (listed twice: the first is served)`;
+  try {
+    JSON.stringify(value);
+  } catch (err) {
+    // valid JSON nested too deep to write again: it could be neither pinned nor sent to the agent
+    return `${shown} (its definition cannot be written as JSON: ${messageOf(err)})`;
+  }
+  return undefined;
 }
 
 /** The limit named by the SDK stdio transports' "ReadBuffer exceeded maximum size of N bytes", if it is that. */
