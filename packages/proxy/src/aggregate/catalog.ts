@@ -25,12 +25,22 @@ export class ProxyCatalog {
   #templates: { server: string; prefix: string }[] = [];
   readonly #report: (line: string) => void;
   readonly #reported = new Set<string>();
+  readonly #reservedTools: readonly string[];
 
-  /** `report` hears, once each, the prompts, resources and templates that another server's shadow. */
-  constructor(pool: UpstreamPool, mode: PrefixMode, report: (line: string) => void = () => undefined) {
+  /**
+   * `report` hears, once each, the prompts, resources and templates that another server's shadow.
+   * `reservedTools`: names of the proxy's own tools (`acp_submit_plan`), which no upstream tool is served as.
+   */
+  constructor(
+    pool: UpstreamPool,
+    mode: PrefixMode,
+    report: (line: string) => void = () => undefined,
+    reservedTools: readonly string[] = [],
+  ) {
     this.#pool = pool;
     this.#mode = mode;
     this.#report = report;
+    this.#reservedTools = reservedTools;
   }
 
   #once(key: string, line: string): void {
@@ -50,6 +60,7 @@ export class ProxyCatalog {
     this.#tools ??= buildNameIndex(
       this.#pool.list().map((u) => ({ server: u.spec.name, items: u.tools, live: u.status === "connected" })),
       this.#mode,
+      this.#reservedTools,
     );
     return this.#tools;
   }

@@ -3,6 +3,9 @@ import type { PrefixMode } from "../config/proxy-config.js";
 /** Between the server name and the tool (or prompt) name in a prefixed name: `github__create_issue`. */
 export const PREFIX_SEPARATOR = "__";
 
+/** Who serves a reserved name (the proxy's own tool) in {@link NameIndex.dropped}. */
+export const PROXY_ITSELF = "acp-proxy";
+
 /** One upstream's listing of named items (tools or prompts), passed through as the server sent them. */
 export interface NamedListing<T extends { readonly name: string }> {
   readonly server: string;
@@ -41,31 +44,51 @@ export interface NameIndex<T extends { readonly name: string }> {
  * Builds the union of upstream items. `on-collision` prefixes only names offered by more than one server;
  * `always` prefixes every name; `never` keeps names and serves a colliding name from the first server
  * listed (the later ones are dropped and reported).
+ *
+ * A prefixed name is the proxy's, made of the server's name: it is given out before any name an upstream
+ * chose, so an upstream's own tool named `github__create_issue` never takes the name of `github`'s
+ * `create_issue` (it is dropped, whichever server is listed first). `reserved` names belong to the proxy
+ * itself (its own tools): an upstream item of that name counts as colliding with it (prefixed
+ * `on-collision`, dropped `never`, reported as served by {@link PROXY_ITSELF}).
  */
 export function buildNameIndex<T extends { readonly name: string }>(
   listings: readonly NamedListing<T>[],
   mode: PrefixMode,
+  reserved: readonly string[] = [],
 ): NameIndex<T> {
   const owners = new Map<string, number>();
+  for (const name of reserved) owners.set(name, 1);
   for (const listing of listings) {
     for (const name of new Set(listing.items.map((i) => i.name))) owners.set(name, (owners.get(name) ?? 0) + 1);
   }
+  const planned = listings
+    .filter((listing) => listing.live !== false)
+    .flatMap((listing) =>
+      listing.items.map((item) => {
+        const prefixed = mode === "always" || (mode === "on-collision" && (owners.get(item.name) ?? 0) > 1);
+        const exposedName = prefixed ? `${listing.server}${PREFIX_SEPARATOR}${item.name}` : item.name;
+        return { server: listing.server, item, prefixed, exposedName, served: false };
+      }),
+    );
   const targets = new Map<string, NameTarget<T>>();
-  const exposed: T[] = [];
+  const taken = new Map<string, string>(reserved.map((name) => [name, PROXY_ITSELF]));
   const dropped: { server: string; name: string; servedBy: string }[] = [];
-  for (const listing of listings) {
-    if (listing.live === false) continue;
-    for (const item of listing.items) {
-      const prefixed = mode === "always" || (mode === "on-collision" && (owners.get(item.name) ?? 0) > 1);
-      const exposedName = prefixed ? `${listing.server}${PREFIX_SEPARATOR}${item.name}` : item.name;
-      const taken = targets.get(exposedName);
-      if (taken !== undefined) {
-        dropped.push({ server: listing.server, name: item.name, servedBy: taken.server });
+  // the proxy's prefixed names first, then the names upstreams chose
+  for (const prefixedPass of [true, false]) {
+    for (const entry of planned) {
+      if (entry.prefixed !== prefixedPass) continue;
+      const servedBy = taken.get(entry.exposedName);
+      if (servedBy !== undefined) {
+        dropped.push({ server: entry.server, name: entry.item.name, servedBy });
         continue;
       }
-      targets.set(exposedName, { server: listing.server, name: item.name, item });
-      exposed.push(prefixed ? { ...item, name: exposedName } : item);
+      taken.set(entry.exposedName, entry.server);
+      targets.set(entry.exposedName, { server: entry.server, name: entry.item.name, item: entry.item });
+      entry.served = true;
     }
   }
+  const exposed = planned
+    .filter((entry) => entry.served)
+    .map((entry) => (entry.prefixed ? { ...entry.item, name: entry.exposedName } : entry.item));
   return { exposed, resolve: (name) => targets.get(name), dropped };
 }

@@ -27,6 +27,7 @@ import { ProxyCatalog } from "../aggregate/catalog.js";
 import { routeUpstreamMessage, type InflightCall } from "./session-routing.js";
 import { ResourceSubscriptions } from "./subscriptions.js";
 import { DownstreamTransport, interceptDownstream, UnsentAnswerError } from "./fast-path.js";
+import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { PendingObservations } from "./observations.js";
 import { agentError, relayedError } from "./agent-error.js";
 
@@ -181,8 +182,12 @@ export class AcpProxy {
       },
       options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
     );
-    this.catalog = new ProxyCatalog(this.pool, options.prefixTools ?? PROXY_DEFAULTS.prefixTools, (line) =>
-      this.#log(line),
+    // with plans, `acp_submit_plan` is the proxy's own tool: no upstream tool is served under that name
+    this.catalog = new ProxyCatalog(
+      this.pool,
+      options.prefixTools ?? PROXY_DEFAULTS.prefixTools,
+      (line) => this.#log(line),
+      options.plans !== undefined ? [SUBMIT_PLAN_NAME] : [],
     );
   }
 
