@@ -11,6 +11,7 @@ import { createConsentGrantStore, createPendingConsentStore, createSqliteNonceSt
 import {
   createCliChannel,
   createConsentBroker,
+  PROXY_MAX_WAITING_PER_SESSION,
   createTerminalChannel,
   restoreRedacted,
   type ConsentBrokerHandle,
@@ -97,6 +98,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   });
   const broker = createConsentBroker({
     channels,
+    maxWaitingPerSession: PROXY_MAX_WAITING_PER_SESSION,
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(store !== undefined ? { store } : {}),
     ...(grants !== undefined ? { grants, verifyGrant } : {}),

@@ -71,7 +71,16 @@ export interface ConsentBrokerOptions {
    * not the nonce (its first use spent it). Anything but `true` and the row approves nothing.
    */
   readonly verifyGrant?: VerifyConsentResponse;
+  /**
+   * Most requests of one session (`ask.sessionId`) waiting for a person at once; beyond it a call is denied
+   * at once, nobody asked (`consent_denied`, the reason names the limit), so one agent firing calls that ask
+   * cannot bury the person in questions. Default: no limit (`acp serve` bounds its pending requests itself).
+   */
+  readonly maxWaitingPerSession?: number;
 }
+
+/** How many calls of one `acp proxy` session may wait for a person at once ({@link ConsentBrokerOptions.maxWaitingPerSession}). */
+export const PROXY_MAX_WAITING_PER_SESSION = 32;
 
 /** The broker: `ask` puts a request before a person and resolves with a verified outcome. Never rejects. */
 export interface ConsentBrokerHandle extends ConsentBroker {
@@ -95,6 +104,8 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   readonly #grants = new ApprovalGrants();
   readonly #record: ConsentRecorder;
   readonly #redact: Redactor;
+  /** Requests waiting for a person, by session (only with `maxWaitingPerSession`). */
+  readonly #waiting = new Map<string, number>();
 
   constructor(options: ConsentBrokerOptions) {
     this.#o = options;
@@ -121,12 +132,36 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     if (ask.signal.aborted) return { kind: "withdrawn" };
     const reused = await this.#reuseGrant(ask);
     if (reused !== null) return reused;
-    const request = buildConsentRequest(ask, {
+    const max = this.#o.maxWaitingPerSession;
+    if (max === undefined) return this.#askPerson(ask);
+    const waiting = this.#waiting.get(ask.sessionId) ?? 0;
+    if (waiting >= max) {
+      const reason = `too many calls of this session are waiting for a person (${max}): answer or deny those first (\`acp pending\`)`;
+      await this.#record.event("consent_denied", ask, this.#requestFor(ask), { reason });
+      return { kind: "denied", reason };
+    }
+    this.#waiting.set(ask.sessionId, waiting + 1);
+    try {
+      return await this.#askPerson(ask);
+    } finally {
+      const left = (this.#waiting.get(ask.sessionId) ?? 1) - 1;
+      if (left > 0) this.#waiting.set(ask.sessionId, left);
+      else this.#waiting.delete(ask.sessionId);
+    }
+  }
+
+  #requestFor(ask: BrokerAsk): ConsentRequestV02 {
+    return buildConsentRequest(ask, {
       redact: this.#redact,
       now: this.#o.clock(),
       random: this.#random,
       ...(this.#o.agent !== undefined ? { agent: this.#o.agent } : {}),
     });
+  }
+
+  /** Puts one request before a person (through every available channel) and waits for the answer. */
+  async #askPerson(ask: BrokerAsk): Promise<BrokerOutcome> {
+    const request = this.#requestFor(ask);
     const channels = await checkAvailability(this.#o.channels, {
       timers: this.#timers,
       timeoutMs: this.#o.availabilityTimeoutMs ?? 2_000,

@@ -10,7 +10,12 @@ export type {
   VerifyConsentResponse,
   ConsentAuditSink,
 } from "./broker-types.js";
-export { createConsentBroker, type ConsentBrokerOptions, type ConsentBrokerHandle } from "./broker.js";
+export {
+  createConsentBroker,
+  PROXY_MAX_WAITING_PER_SESSION,
+  type ConsentBrokerOptions,
+  type ConsentBrokerHandle,
+} from "./broker.js";
 export { REDACTED, createConsentRedactor, restoreRedacted } from "./redact.js";
 export { parseApprovalDuration, isApprovalScope, describeScope, MAX_APPROVAL_WINDOW_MS } from "./scope.js";
 export {

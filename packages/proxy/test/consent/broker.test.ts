@@ -288,3 +288,33 @@ describe("redaction", () => {
     expect(restoreRedacted(args, edited)).toEqual({ ...args, path: "/b" });
   });
 });
+
+describe("consent broker: calls waiting for a person", () => {
+  it("lets at most maxWaitingPerSession calls of one session wait for a person; the next is denied at once, asking nobody", async () => {
+    const a = scripted("a");
+    const { broker, events } = setup([a.channel], { maxWaitingPerSession: 2 });
+    const first = broker.ask(makeAsk({ arguments: { n: 1 } }));
+    const second = broker.ask(makeAsk({ arguments: { n: 2 } }));
+    await eventually(() => a.deliveries.length === 2);
+    const third = await broker.ask(makeAsk({ arguments: { n: 3 } }));
+    expect(third).toEqual({
+      kind: "denied",
+      reason: "too many calls of this session are waiting for a person (2): answer or deny those first (`acp pending`)",
+    });
+    expect(a.deliveries).toHaveLength(2);
+    const denied = events.filter((e) => e.type === "consent_denied");
+    expect(denied.map((e) => (e.fields["metadata"] as { reason?: string }).reason)).toEqual([
+      third.kind === "denied" ? third.reason : "",
+    ]);
+    // another session is not held back by this one
+    const other = broker.ask(makeAsk({ sessionId: "session-2", arguments: { n: 4 } }));
+    await eventually(() => a.deliveries.length === 3);
+    // an answered request makes room again
+    a.answers[0]?.({ decision: "denied", approverId: "x" });
+    expect((await first).kind).toBe("denied");
+    const fourth = broker.ask(makeAsk({ arguments: { n: 5 } }));
+    await eventually(() => a.deliveries.length === 4);
+    for (const answer of a.answers.slice(1)) answer({ decision: "denied", approverId: "x" });
+    await Promise.all([second, other, fourth]);
+  });
+});
