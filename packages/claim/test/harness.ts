@@ -27,7 +27,14 @@ export interface Provider {
     host: string,
     method: string,
     path: string,
-    opts?: { json?: unknown; form?: Record<string, string>; headers?: Record<string, string>; from?: string },
+    opts?: {
+      json?: unknown;
+      /** A raw JSON text, sent as is (for bodies `JSON.stringify` cannot make: lone surrogates, deep nesting). */
+      rawJson?: string;
+      form?: Record<string, string>;
+      headers?: Record<string, string>;
+      from?: string;
+    },
   ): Promise<Res>;
   close(): Promise<void>;
 }
@@ -51,8 +58,8 @@ export async function startProvider(overrides: Partial<ClaimServerOptions> = {})
     new Promise((resolve, reject) => {
       let body: string | undefined;
       const headers: Record<string, string> = { host: `${host}:${port}`, ...opts.headers };
-      if (opts.json !== undefined) {
-        body = JSON.stringify(opts.json);
+      if (opts.json !== undefined || opts.rawJson !== undefined) {
+        body = opts.rawJson ?? JSON.stringify(opts.json);
         headers["content-type"] = "application/json";
       } else if (opts.form !== undefined) {
         body = new URLSearchParams(opts.form).toString();

@@ -36,6 +36,11 @@ export const FAQ_LIMITS = {
   answerBytes: 10 * 1024,
 } as const;
 
+/** Whether a string holds a lone surrogate: valid in JSON text, not I-JSON (RFC 7493), and not UTF-8 encodable. */
+export function hasLoneSurrogate(s: string): boolean {
+  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+}
+
 /** A content validation problem: stable code + one-line message. */
 export interface ContentIssue {
   readonly code: string;

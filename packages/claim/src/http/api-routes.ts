@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FAQ_LIMITS } from "../content/faq.js";
+import { parseMetadata } from "../content/sandbox-metadata.js";
 import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from "../ids/random-ids.js";
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
@@ -130,9 +131,9 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
         .code(503)
         .header("retry-after", "300")
         .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
-    const metadata = JSON.stringify(body?.metadata ?? {});
-    if (metadata.length > 2048 || typeof body?.metadata === "string")
-      return invalid(reply, "claim_invalid_request", "`metadata` must be an object under 2 KB");
+    const meta = parseMetadata(body?.metadata);
+    if (!meta.ok) return invalid(reply, meta.issue.code, meta.issue.message);
+    const metadata = meta.value;
     // Token signature, then the proof-of-work bound to it, then its uses and the reputation (no sandbox lookups).
     const d = await decideAdmission(
       rt,

@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { at, num, solve, str, startProvider, type Provider } from "./harness.js";
+
+let p: Provider | undefined;
+afterEach(async () => {
+  await p?.close();
+  p = undefined;
+});
+
+const sandboxRows = (q: Provider): number =>
+  (q.db.prepare("SELECT count(*) AS n FROM claim_sandboxes").get() as { n: number }).n;
+
+/** A solved creation challenge, as the JSON text of its `admission` member. */
+async function solvedAdmission(q: Provider): Promise<string> {
+  const c = (await q.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json();
+  const challenge = str(c, "challenge");
+  return JSON.stringify({ type: "proof_of_work", challenge, nonce: solve(challenge, num(c, "difficulty")) });
+}
+
+describe("hostile input to sandbox creation: a clear 400, nothing stored, the challenge still unspent", () => {
+  it("metadata nested 100 000 levels deep (objects or arrays) is a 400, not a 500 from a stack overflow", async () => {
+    p = await startProvider();
+    const admission = await solvedAdmission(p);
+    for (const deep of [
+      `${"[".repeat(100_000)}${"]".repeat(100_000)}`,
+      `{"a":${'{"a":'.repeat(100_000)}1${"}".repeat(100_001)}`,
+    ]) {
+      const r = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+        rawJson: `{"admission":${admission},"metadata":${deep}}`,
+      });
+      expect(r.status).toBe(400);
+      expect(at(r.json(), "error.code")).toBe("claim_invalid_request");
+    }
+    expect(sandboxRows(p)).toBe(0);
+    const ok = await p.req("api.localhost", "POST", "/v1/sandboxes", { rawJson: `{"admission":${admission}}` });
+    expect(ok.status).toBe(201);
+  });
+
+  it("metadata that is not an object, holds a lone surrogate or is over 2 KB of UTF-8 is a 400 naming `metadata`", async () => {
+    p = await startProvider();
+    const admission = await solvedAdmission(p);
+    for (const metadata of [
+      "5",
+      "[]",
+      "null",
+      '"x"',
+      '{"a":"\\ud800"}',
+      '{"\\udc00":1}',
+      `{"a":"${"é".repeat(1500)}"}`,
+    ]) {
+      const r = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+        rawJson: `{"admission":${admission},"metadata":${metadata}}`,
+      });
+      expect([metadata, r.status]).toEqual([metadata, 400]);
+      expect(str(r.json(), "error.message")).toContain("`metadata`");
+    }
+    expect(sandboxRows(p)).toBe(0);
+    const ok = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+      rawJson: `{"admission":${admission},"metadata":{"agent":"demo","tags":["a","😀"],"n":{"deep":[1,2]}}}`,
+    });
+    expect(ok.status).toBe(201);
+  });
+});
