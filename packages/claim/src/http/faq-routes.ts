@@ -33,8 +33,16 @@ export function registerFaqRoutes(
   rt: ClaimRuntime,
   pubUrl: (req: FastifyRequest, handle: string, slug?: string) => string,
 ): void {
+  /**
+   * The `:faq` of the path when it has the shape of an FAQ id, else "" (found nowhere). Nothing else reaches the
+   * store: PostgreSQL refuses a NUL character in a text parameter with an error, SQLite just finds nothing.
+   */
+  const faqParam = (req: FastifyRequest): string => {
+    const id = (req.params as Params)["faq"] ?? "";
+    return /^faq_[0-9A-Za-z]{22}$/.test(id) ? id : "";
+  };
   const faqOf = (s: SandboxRow, req: FastifyRequest): Promise<FaqRow | undefined> =>
-    rt.store.getFaq(s.id, (req.params as Params)["faq"] ?? "");
+    rt.store.getFaq(s.id, faqParam(req));
   const save = async (
     req: FastifyRequest,
     s: SandboxRow,
@@ -96,9 +104,7 @@ export function registerFaqRoutes(
     "/v1/faqs/:faq",
     "faq.delete",
     authed(async (s, req, reply) =>
-      (await rt.store.deleteFaq(s.id, (req.params as Params)["faq"] ?? ""))
-        ? reply.code(204).send()
-        : rt.fail(req, reply),
+      (await rt.store.deleteFaq(s.id, faqParam(req))) ? reply.code(204).send() : rt.fail(req, reply),
     ),
   );
   api(
@@ -162,7 +168,7 @@ export function registerFaqRoutes(
     }),
   );
   const publish: Handler = authed(async (s, req, reply) => {
-    const id = (req.params as Params)["faq"] ?? "";
+    const id = faqParam(req);
     const f = await rt.store.getFaq(s.id, id);
     if (f === undefined) return rt.fail(req, reply);
     if (await contentGate(rt, req, reply, s, f.body, true)) return reply;
