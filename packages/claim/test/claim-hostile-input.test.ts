@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { at, num, solve, str, startProvider, type Provider } from "./harness.js";
+import { at, createSandbox, num, solve, str, startProvider, type Provider } from "./harness.js";
 
 let p: Provider | undefined;
 afterEach(async () => {
@@ -59,5 +59,43 @@ describe("hostile input to sandbox creation: a clear 400, nothing stored, the ch
       rawJson: `{"admission":${admission},"metadata":{"agent":"demo","tags":["a","😀"],"n":{"deep":[1,2]}}}`,
     });
     expect(ok.status).toBe(201);
+  });
+});
+
+describe("hostile FAQ text: a clear 400, nothing stored or changed", () => {
+  it("a lone surrogate in any text field, or a control character (NUL included) in an answer, is a 400 naming the field", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const q = (question: string, answer: string): string => `[{"question":"${question}","answer":"${answer}"}]`;
+    const cases: [string, string][] = [
+      ["title", `{"title":"Acme \\ud800 help","questions":${q("What?", "A tool.")}}`],
+      ["description", `{"title":"Acme","description":"\\udfff","questions":${q("What?", "A tool.")}}`],
+      ["question", `{"title":"Acme","questions":${q("What\\udbff?", "A tool.")}}`],
+      ["answer", `{"title":"Acme","questions":${q("What?", "A \\udc00 tool.")}}`],
+      ["answer", `{"title":"Acme","questions":${q("What?", "A\\u0000tool.")}}`],
+      ["answer", `{"title":"Acme","questions":${q("What?", "A\\u001btool.")}}`],
+    ];
+    for (const [field, rawJson] of cases) {
+      const r = await p.req("api.localhost", "POST", "/v1/faqs", { rawJson, headers: a.auth });
+      expect([rawJson, r.status, at(r.json(), "error.code")]).toEqual([rawJson, 400, "claim_invalid_request"]);
+      expect(str(r.json(), "error.message")).toContain(`\`${field}\``);
+    }
+    expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).json()).toEqual({ faqs: [] });
+
+    // Tabs, line breaks and pairs of surrogates (emoji) are text like any other.
+    const ok = await p.req("api.localhost", "POST", "/v1/faqs", {
+      json: { title: "Acme 😀", questions: [{ question: "What?", answer: "A\ttool.\r\n\n- 😀" }] },
+      headers: a.auth,
+    });
+    expect(ok.status).toBe(201);
+    const faqId = str(ok.json(), "faq_id");
+    const qId = str(ok.json(), "questions.0.id");
+    const patch = await p.req("api.localhost", "PATCH", `/v1/faqs/${faqId}/questions/${qId}`, {
+      rawJson: '{"answer":"now\\u0000hidden"}',
+      headers: a.auth,
+    });
+    expect(patch.status).toBe(400);
+    const after = await p.req("api.localhost", "GET", `/v1/faqs/${faqId}`, { headers: a.auth });
+    expect(str(after.json(), "questions.0.answer")).toBe("A\ttool.\r\n\n- 😀");
   });
 });

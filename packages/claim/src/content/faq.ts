@@ -41,6 +41,20 @@ export function hasLoneSurrogate(s: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 }
 
+/**
+ * Why a text field cannot be stored as it is, or undefined: a control character other than tab and line breaks
+ * (NUL among them), or a lone surrogate — valid in JSON text but not I-JSON, and not UTF-8: the page would show
+ * U+FFFD where the content scan saw something else.
+ */
+function unstorableText(v: string, field: string): ContentIssue | undefined {
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v))
+    return { code: "claim_invalid_request", message: `\`${field}\` has control characters` };
+  if (hasLoneSurrogate(v))
+    return { code: "claim_invalid_request", message: `\`${field}\` holds a lone surrogate (not valid I-JSON)` };
+  return undefined;
+}
+
 /** A content validation problem: stable code + one-line message. */
 export interface ContentIssue {
   readonly code: string;
@@ -76,9 +90,8 @@ function text(v: unknown, field: string, max: number, required: boolean): Parsed
   if (typeof v !== "string") return bad("claim_invalid_request", `\`${field}\` must be a string`);
   if (required && v.trim() === "") return bad("claim_invalid_request", `\`${field}\` must not be empty`);
   if ([...v].length > max) return bad("claim_limit_exceeded", `\`${field}\` is longer than ${max} characters`);
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v))
-    return bad("claim_invalid_request", `\`${field}\` has control characters`);
+  const wrong = unstorableText(v, field);
+  if (wrong !== undefined) return { ok: false, issue: wrong };
   if (/<\s*svg|<\s*style|<\s*script/i.test(v))
     return bad("claim_content_refused", `\`${field}\`: svg, style and script are not allowed`);
   return { ok: true, value: v };
@@ -112,6 +125,8 @@ export function parseQuestion(v: unknown, order: number, prev?: FaqQuestion): Pa
     return bad("claim_invalid_request", "`answer` must be a non-empty string");
   if (Buffer.byteLength(a, "utf8") > FAQ_LIMITS.answerBytes)
     return bad("claim_limit_exceeded", "`answer` is larger than 10 KB");
+  const wrong = unstorableText(a, "answer");
+  if (wrong !== undefined) return { ok: false, issue: wrong };
   const unsafe = unsafeMarkdownReason(a);
   if (unsafe !== undefined) return bad("claim_content_refused", `\`answer\`: ${unsafe}`);
   const o = v["order"] ?? prev?.order ?? order;
