@@ -1,4 +1,5 @@
-import type { Result } from "@modelcontextprotocol/sdk/types.js";
+import { PromptSchema, ResourceSchema, ResourceTemplateSchema, type Result } from "@modelcontextprotocol/sdk/types.js";
+import { describeRefused, refusedItem, type ItemSchema } from "../upstream/refused-item.js";
 import type { PrefixMode } from "../config/proxy-config.js";
 import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
 import { buildNameIndex, type NameIndex } from "./name-index.js";
@@ -68,7 +69,7 @@ export class ProxyCatalog {
   /** The union of every connected upstream's prompts (fetched when not cached). */
   async prompts(): Promise<NameIndex<NamedItem>> {
     if (this.#prompts !== undefined) return this.#prompts;
-    const listings = await this.#listEach("prompts", "prompts/list", "prompts");
+    const listings = await this.#listEach("prompts", "prompts/list");
     this.#prompts = buildNameIndex(
       listings.map(({ server, items }) => ({ server, items: items.filter(isNamed) })),
       this.#mode,
@@ -84,7 +85,7 @@ export class ProxyCatalog {
 
   /** The union of every connected upstream's resources; remembers which server owns each URI. */
   async resources(): Promise<ResourceUnion> {
-    const listings = await this.#listEach("resources", "resources/list", "resources");
+    const listings = await this.#listEach("resources", "resources/list");
     const owners = new Map<string, string>();
     const resources: Result[] = [];
     for (const { server, items } of listings) {
@@ -112,7 +113,7 @@ export class ProxyCatalog {
 
   /** The union of every connected upstream's resource templates. */
   async resourceTemplates(): Promise<readonly Result[]> {
-    const listings = await this.#listEach("resources", "resources/templates/list", "resourceTemplates");
+    const listings = await this.#listEach("resources", "resources/templates/list");
     this.#templates = listings.flatMap(({ server, items }) =>
       items.flatMap((t) =>
         typeof t["uriTemplate"] === "string" ? [{ server, prefix: t["uriTemplate"].split("{")[0] ?? "" }] : [],
@@ -147,37 +148,58 @@ export class ProxyCatalog {
 
   async #listEach(
     capability: "prompts" | "resources",
-    method: string,
-    key: string,
+    method: keyof typeof LISTINGS,
   ): Promise<{ server: string; items: Result[] }[]> {
     const upstreams = this.#pool.connected().filter((u) => u.capabilities?.[capability] !== undefined);
     const listings = await Promise.all(
-      upstreams.map(async (u) => ({ server: u.spec.name, items: await this.#listAll(u.spec.name, method, key) })),
+      upstreams.map(async (u) => ({ server: u.spec.name, items: await this.#listAll(u.spec.name, method) })),
     );
     return listings;
   }
 
-  async #listAll(server: string, method: string, key: string): Promise<Result[]> {
+  /**
+   * Every page of one listing. An item the MCP schema refuses, or one too deep to write as JSON, is left
+   * out (and said once): the agent's client checks the listing whole, so it would cost every server's items.
+   */
+  async #listAll(server: string, method: keyof typeof LISTINGS): Promise<Result[]> {
+    const { key, schema, id, kind } = LISTINGS[method];
     const items: Result[] = [];
+    const refused: string[] = [];
     let cursor: string | undefined;
     try {
       for (let page = 0; page < 100; page++) {
         const result = await this.#pool.request(server, method, cursor !== undefined ? { cursor } : undefined);
-        const list = result[key];
-        if (Array.isArray(list)) for (const item of list) if (isObject(item)) items.push(item);
+        const list: unknown = result[key];
+        for (const item of Array.isArray(list) ? (list as unknown[]) : []) {
+          const why = refusedItem(item, schema, id);
+          if (why === undefined) items.push(item as Result);
+          else refused.push(why);
+        }
         cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
         if (cursor === undefined) break;
       }
     } catch {
       // one failing upstream leaves the others listed; the failure itself is reported by the pool
     }
+    if (refused.length > 0) {
+      const line = `upstream \`${server}\`: ${describeRefused(kind, refused)}`;
+      this.#once(`refused\u0000${line}`, line);
+    }
     return items;
   }
 }
 
-function isObject(value: unknown): value is Result {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** What each listing is called, and how one of its items is checked and named. */
+const LISTINGS = {
+  "prompts/list": { key: "prompts", schema: PromptSchema, id: "name", kind: "prompt" },
+  "resources/list": { key: "resources", schema: ResourceSchema, id: "uri", kind: "resource" },
+  "resources/templates/list": {
+    key: "resourceTemplates",
+    schema: ResourceTemplateSchema,
+    id: "uriTemplate",
+    kind: "resource template",
+  },
+} as const satisfies Record<string, { key: string; schema: ItemSchema; id: string; kind: string }>;
 
 function isNamed(value: Result): value is NamedItem {
   return typeof value["name"] === "string";

@@ -11,6 +11,7 @@ import {
 import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
+import { describeRefused, refusedItem, refusedItemName } from "./refused-item.js";
 
 /** A tool as an upstream listed it, every field kept. */
 export type UpstreamTool = Result & { readonly name: string };
@@ -263,11 +264,7 @@ export class UpstreamPool {
 
   #reportDropped(name: string, dropped: readonly string[]): void {
     const upstream = this.#upstreams.get(name);
-    const shown = dropped.slice(0, 5).join("; ");
-    const said =
-      dropped.length === 0
-        ? ""
-        : `${dropped.length === 1 ? "1 tool is" : `${dropped.length} tools are`} not served: ${shown}${dropped.length > 5 ? "; …" : ""}`;
+    const said = dropped.length === 0 ? "" : describeRefused("tool", dropped);
     if (upstream === undefined || upstream.dropped === said) return;
     upstream.dropped = said;
     if (said !== "") this.#events.onToolsDropped?.(name, said);
@@ -297,24 +294,12 @@ export class UpstreamPool {
   }
 }
 
-/** Why a listed tool is not served (see `#listTools`), naming it as JSON cut at 80 characters; undefined when it is. */
+/** Why a listed tool is not served (see `#listTools`); undefined when it is. */
 function refusedTool(value: unknown, names: ReadonlySet<string>): string | undefined {
-  const raw = typeof value === "object" && value !== null ? (value as { name?: unknown }).name : undefined;
-  const shown = typeof raw === "string" ? JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw) : "(no name)";
-  const parsed = ToolSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.map(String).join(".")}: `;
-    return `${shown} (${where}${issue?.message ?? "not a tool"})`;
-  }
-  if (typeof raw === "string" && names.has(raw)) return `${shown} (listed twice: the first is served)`;
-  try {
-    JSON.stringify(value);
-  } catch (err) {
-    // valid JSON nested too deep to write again: it could be neither pinned nor sent to the agent
-    return `${shown} (its definition cannot be written as JSON: ${messageOf(err)})`;
-  }
-  return undefined;
+  const refused = refusedItem(value, ToolSchema, "name");
+  if (refused !== undefined) return refused;
+  const name = (value as UpstreamTool).name;
+  return names.has(name) ? `${refusedItemName(name)} (listed twice: the first is served)` : undefined;
 }
 
 /** The limit named by the SDK stdio transports' "ReadBuffer exceeded maximum size of N bytes", if it is that. */
