@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { at, createSandbox, num, solve, str, startProvider, type Provider } from "./harness.js";
+import { FAILURE_BODY } from "../src/index.js";
+import { at, createSandbox, num, shape, solve, str, startProvider, type Provider } from "./harness.js";
 
 let p: Provider | undefined;
 afterEach(async () => {
@@ -97,5 +98,24 @@ describe("hostile FAQ text: a clear 400, nothing stored or changed", () => {
     expect(patch.status).toBe(400);
     const after = await p.req("api.localhost", "GET", `/v1/faqs/${faqId}`, { headers: a.auth });
     expect(str(after.json(), "questions.0.answer")).toBe("A\ttool.\r\n\n- 😀");
+  });
+});
+
+describe("hostile paths: an id the router cannot decode, or longer than any id, is the one failure answer (§10)", () => {
+  it("bad percent-encoding and a 5 000-character id answer exactly as an unknown id does: no echo of the path, every header", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const unknown = await p.req("api.localhost", "GET", "/v1/faqs/faq_0000000000000000000000", { headers: a.auth });
+    expect(unknown.body).toBe(FAILURE_BODY);
+    for (const [host, path] of [
+      ["api.localhost", "/v1/faqs/%ED%A0%80"],
+      ["api.localhost", "/v1/faqs/%E0%A4%A"],
+      ["api.localhost", `/v1/faqs/${"a".repeat(5000)}`],
+      ["api.localhost", `/v1/sandboxes/${"s".repeat(5000)}/claim`],
+      ["preview.localhost", "/v1/faqs/%FF"],
+    ] as const) {
+      const r = await p.req(host, "GET", path, { headers: a.auth });
+      expect([path.slice(0, 40), shape(r)]).toEqual([path.slice(0, 40), shape(unknown)]);
+    }
   });
 });

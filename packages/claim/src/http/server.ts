@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "better-sqlite3";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { applyMigrations, type PostgresStore } from "@acp/store";
 import { AdmissionControl, type AdmissionOptions } from "../admission/admission-control.js";
 import type { AdmissionMode, AdmissionPolicyOptions } from "../admission/admission-config.js";
@@ -131,7 +131,29 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     origin: (req, host) => `${tls ? "https" : "http"}://${host}${hostPort(req.headers.host)}`,
   };
 
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, trustProxy: false, return503OnClosing: true });
+  /** The headers every answer carries, whatever the surface. */
+  const commonHeaders = (reply: FastifyReply): void => {
+    reply.header("x-content-type-options", "nosniff").header("referrer-policy", "no-referrer");
+    reply
+      .header("x-frame-options", "DENY")
+      .header("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
+  };
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024 * 1024,
+    trustProxy: false,
+    return503OnClosing: true,
+    // A path the router cannot decode (bad percent-encoding) or a parameter longer than any id is an invalid id: the
+    // one failure answer with every usual header, rate limited like the rest — not Fastify's own body, which echoed
+    // the path and had a shape of its own (§10).
+    frameworkErrors: (_err, req, reply) => {
+      ARRIVAL.set(req, performance.now());
+      commonHeaders(reply);
+      if (perIp.hit(coarseSource(req.socket.remoteAddress), now()) > perIpLimit)
+        return void sendLimited(req, reply, minFailureMs);
+      return void sendFailure(req, reply, minFailureMs);
+    },
+  });
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
     { parseAs: "string", bodyLimit: 4096 },
@@ -151,10 +173,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
       source,
       action: "unknown",
     });
-    reply.header("x-content-type-options", "nosniff").header("referrer-policy", "no-referrer");
-    reply
-      .header("x-frame-options", "DENY")
-      .header("content-security-policy", "default-src 'none'; frame-ancestors 'none'");
+    commonHeaders(reply);
     const t = now();
     if (perIp.hit(source, t) > perIpLimit) return sendLimited(req, reply, minFailureMs);
     if (t - lastSweep > 1000) {
