@@ -65,6 +65,22 @@ describe("acp claim reputation reads the provider's SQLite state without writing
     expect(statSync(`${db}-wal`).size).toBe(0);
   });
 
+  it("an IPv6 address or /48, however it is written, names the key the provider charges (its first three groups)", async () => {
+    const p = providerHome(CLAIM_MIGRATIONS);
+    const db = openStateDb(p.db);
+    db.prepare("INSERT INTO claim_reputation (key, score, updated_at) VALUES (?, ?, ?)").run(
+      "range:2001:db8:0::/48",
+      40,
+      NOW.getTime(),
+    );
+    db.close();
+    const sources = ["2001:db8::7", "2001:db8:0:1::9", "2001:db8::/48", "2001:0DB8:0000::/48"];
+    const out = await runCli(["claim", "reputation", ...sources, "--json"], { env: p.env, now: NOW });
+    expect(out.stderr).toBe("");
+    const rows = (JSON.parse(out.stdout) as { sources: { key: string; score: number }[] }).sources;
+    expect(rows.map((r) => [r.key, r.score])).toEqual(sources.map(() => ["range:2001:db8:0::/48", 40]));
+  });
+
   it("reads while the provider holds its write lock: a read takes none", async () => {
     const { env, db } = providerWithScore();
     const provider = openStateDb(db);

@@ -79,12 +79,38 @@ export function readCookie(rt: ClaimRuntime, req: FastifyRequest, name: string):
   return undefined;
 }
 
-/** The coarse source of a request: the /24 of an IPv4 address, the /48 of an IPv6 address. */
+/**
+ * The coarse source of a request: the /24 of an IPv4 address (IPv4-mapped IPv6 included), the /48 of an IPv6
+ * address as its first three groups (`2001:db8:0::/48`). The address is expanded first: `2001:db8::5` and
+ * `2001:db8:0:1::5` are one /48, and `2001::5` and `2001::6` are too, however `::` compressed them.
+ */
 export function coarseSource(address: string | undefined): string {
-  const a = (address ?? "unknown").replace(/^::ffff:/, "");
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(a)) return `${a.split(".").slice(0, 3).join(".")}.0/24`;
-  if (a.includes(":")) return `${a.split(":").slice(0, 3).join(":")}::/48`;
-  return a;
+  const a = (address ?? "unknown").replace(/%.*$/, "").toLowerCase();
+  const v4 = /^(?:::ffff:)?(\d+\.\d+\.\d+)\.\d+$/.exec(a);
+  if (v4 !== null) return `${v4[1]}.0/24`;
+  if (!a.includes(":")) return a;
+  const groups = ipv6Groups(a);
+  return groups === undefined ? "unknown" : `${groups.slice(0, 3).join(":")}::/48`;
+}
+
+/** The eight groups of an IPv6 address (hex, no leading zeros), or undefined when it is not one. */
+function ipv6Groups(a: string): string[] | undefined {
+  const halves = a.split("::");
+  if (halves.length > 2) return undefined;
+  const part = (h: string | undefined): string[] => (h === undefined || h === "" ? [] : h.split(":"));
+  const head = part(halves[0]);
+  const tail = part(halves[1]);
+  const last = tail.length > 0 ? tail : head;
+  const dotted = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(last[last.length - 1] ?? "");
+  if (dotted !== null) {
+    const [b0, b1, b2, b3] = dotted.slice(1).map(Number) as [number, number, number, number];
+    last.splice(-1, 1, ((b0 << 8) | b1).toString(16), ((b2 << 8) | b3).toString(16));
+  }
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const all = [...head, ...Array<string>(halves.length === 1 ? 0 : missing).fill("0"), ...tail];
+  if (!all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return undefined;
+  return all.map((g) => parseInt(g, 16).toString(16));
 }
 
 /**

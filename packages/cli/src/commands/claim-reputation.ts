@@ -18,6 +18,9 @@ interface ReputationFlags {
 function keyOf(source: string): string {
   if (/^(range|subject):\S+$/.test(source)) return source;
   if (isIP(source) !== 0) return rangeKey(coarseSource(source));
+  const [base = "", bits] = source.split("/");
+  // A /24 or /48 as the provider writes it, however it is typed (`2001:db8::/48` is `2001:db8:0::/48`).
+  if ((bits === "24" && isIP(base) === 4) || (bits === "48" && isIP(base) === 6)) return rangeKey(coarseSource(base));
   if (/^[0-9a-f.:]+\/\d{1,3}$/i.test(source)) return rangeKey(source);
   throw new CliError(
     `\`${source}\` is not an address, a range (203.0.113.0/24), range:… or subject:{kid}:{agent}`,
