@@ -45,6 +45,17 @@ function describe(source: ConsentRequestSource): string {
 
 const DEFAULT_REDACT = createConsentRedactor();
 
+/** What a §4.1 `agent` field says when nothing better is known. */
+const UNKNOWN = "unknown";
+/** Longest `agent` field the §4.1 schema takes (`spec/schemas/consent-request.schema.json`). */
+const MAX_AGENT_FIELD = 4096;
+
+/** A non-empty agent field, cut to the schema's length; undefined when there is nothing to say. */
+function known(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  return value.length > MAX_AGENT_FIELD ? value.slice(0, MAX_AGENT_FIELD) : value;
+}
+
 /**
  * Builds the §4.1 consent request for one ask: fresh id and nonce, parameters redacted by `deps.redact`
  * (default: the default rules with the `[redacted]` placeholder).
@@ -58,7 +69,9 @@ export function buildConsentRequest(
     readonly redact?: Redactor;
   },
 ): ConsentRequestV02 {
-  const agentId = source.agent ?? deps.agent?.id ?? "unknown";
+  // §4.1 `agent` fields are non-empty strings: a client that names itself `""`, or a proxy that does not
+  // know the agent's command, says `unknown` rather than emit a request its own schema refuses
+  const agentId = known(source.agent) ?? known(deps.agent?.id) ?? UNKNOWN;
   const rule = source.decision.rule;
   return {
     type: "consent_request",
@@ -66,7 +79,11 @@ export function buildConsentRequest(
     id: createConsentRequestId(deps.random),
     timestamp: deps.now.toISOString(),
     expires_at: new Date(deps.now.getTime() + source.timeoutMs).toISOString(),
-    agent: { id: agentId, name: deps.agent?.name ?? agentId, command: deps.agent?.command ?? "" },
+    agent: {
+      id: agentId,
+      name: known(deps.agent?.name) ?? agentId,
+      command: known(deps.agent?.command) ?? UNKNOWN,
+    },
     action: {
       tool: source.tool,
       server: source.server,
