@@ -68,12 +68,15 @@ export function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdi
 }
 
 async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
-  const base = { call_id: call.callId, session_id: call.sessionId, server: call.server, tool: call.tool };
-  await record(deps.audit, "tool_call_intercepted", {
-    ...base,
+  // every event of the call names its agent (§7.4 `agent`), not only the first
+  const base = {
+    call_id: call.callId,
+    session_id: call.sessionId,
+    server: call.server,
+    tool: call.tool,
     ...(call.agent !== undefined ? { agent: call.agent } : {}),
-    arguments: call.arguments,
-  });
+  };
+  await record(deps.audit, "tool_call_intercepted", { ...base, arguments: call.arguments });
   const request = toActionRequest(call);
   const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, request, contextOf(call)));
   await record(deps.audit, "policy_evaluated", {
@@ -126,6 +129,8 @@ async function askPerson(
       ...(request !== undefined ? { request_id: request.id, expires_at: request.expiresAt } : {}),
     });
   };
+  // §7.4 `response_time_ms` of the answer (or of its absence): from asking to the outcome, on the injected clock
+  const askedAt = deps.now().getTime();
   let outcome: ConsentOutcome;
   try {
     outcome = await deps.broker.ask({
@@ -144,9 +149,14 @@ async function askPerson(
     const reason = `the consent channel failed: ${err instanceof Error ? err.message : String(err)}`;
     outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
   }
+  const responseTimeMs = Math.max(0, deps.now().getTime() - askedAt);
   await recordRequested();
   // every event of this request names it (an answer's own signed response names it too)
-  const named = requestId !== undefined ? { ...base, request_id: requestId } : base;
+  const named = {
+    ...base,
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
+    response_time_ms: responseTimeMs,
+  };
   return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs);
 }
 
@@ -235,8 +245,11 @@ async function refusedEdit(
       ? await decideSafely(deps.recheckEdits, edited)
       : await decideSafely(deps.decide, edited, contextOf(call));
   if (decision.route !== "refuse") return null;
+  // (the consent's response time belongs to the consent events, not to this decision)
+  const { response_time_ms: _answerTime, ...named } = base;
+  void _answerTime;
   await record(deps.audit, "policy_evaluated", {
-    ...base,
+    ...named,
     edited_arguments: true,
     decision: decision.route,
     policy_rule: decision.rule,
