@@ -92,6 +92,13 @@ interface ProxyFlags {
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/**
+ * Said on stderr every time `acp proxy` starts (consent protocol §9.2: the agent should be network-isolated,
+ * and ACP must warn when it is not). `acp run -- AGENT` is the mode that isolates.
+ */
+export const PROXY_ONLY_WARNING =
+  "warning: acp proxy does not sandbox the agent: unless you isolated it yourself, it can reach the network and this ACP home without passing the proxy (run it with `acp run -- AGENT` to isolate it)";
+
 /** Registers `acp proxy`. */
 export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWiring = DEFAULT_PROXY_WIRING): void {
   parent
@@ -249,6 +256,9 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     );
   }
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
+  // consent protocol §9.2: the agent should be network-isolated, and ACP must warn when it is not. `acp proxy`
+  // is the protocol's proxy-only mode: the agent is whatever started it, outside any sandbox of ours
+  log(PROXY_ONLY_WARNING);
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
