@@ -1,10 +1,12 @@
 /**
- * Whether the sandbox may open one connection: the allow-list passes it; loopback and unspecified
+ * Whether the sandbox may open one connection: the allow-list passes it; loopback, unspecified and link-local
  * destinations are refused unless listed literally (they lead to ACP itself and to the approval channels);
- * every other destination is a `network.connect` consent request, denied when nobody answers.
+ * every other destination is a `network.connect` consent request, denied when nobody answers. A name is
+ * resolved only once it is let through: a lookup of a name the agent made up would carry its data out to
+ * whoever serves that domain's DNS.
  */
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 import type { Category, Decision } from "@acp/core";
 import type { ConsentBroker } from "../gate/types.js";
 import { matchEgress, normalizeHost, type EgressRule } from "./allow-list.js";
@@ -38,11 +40,30 @@ export interface EgressDecider {
   decide(host: string, port: number, signal: AbortSignal): Promise<EgressVerdict>;
 }
 
-/** Whether an address is loopback, unspecified or link-local (never reachable by consent). */
+/**
+ * Loopback, unspecified ("this host") and link-local ranges. IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`)
+ * are checked against the IPv4 ranges by `BlockList` itself; the IPv4-compatible ones (`::a.b.c.d`, which
+ * also hold `::` and `::1`) are listed.
+ */
+const LOCAL = new BlockList();
+for (const [v4, prefix] of [
+  ["0.0.0.0", 8],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+] as const) {
+  LOCAL.addSubnet(v4, prefix, "ipv4");
+  LOCAL.addSubnet(`::${v4}`, 96 + prefix, "ipv6");
+}
+LOCAL.addSubnet("fe80::", 10, "ipv6");
+
+/**
+ * Whether an address is loopback, unspecified or link-local (never reachable by consent), in any spelling
+ * the URL parser or the resolver may give: `::ffff:127.0.0.1` arrives as `::ffff:7f00:1`. Anything that is
+ * not an address counts as local (refused).
+ */
 export function isLocalAddress(address: string): boolean {
-  const a = address.toLowerCase().replace(/^::ffff:/, "");
-  if (isIP(a) === 4) return a.startsWith("127.") || a.startsWith("0.") || a.startsWith("169.254.");
-  return a === "::1" || a === "::" || a.startsWith("fe80:");
+  const family = isIP(address);
+  return family === 0 || LOCAL.check(address, family === 4 ? "ipv4" : "ipv6");
 }
 
 /** Creates the decider. */
@@ -54,25 +75,30 @@ export function createEgressDecider(options: EgressDecisionOptions): EgressDecid
     async decide(rawHost, port, signal) {
       const host = normalizeHost(rawHost);
       const rule = matchEgress(options.allow, host, port);
-      let address: string;
-      try {
-        address = isIP(host) !== 0 ? host : await resolve(host);
-      } catch (err) {
-        return {
-          allowed: false,
-          reason: `cannot resolve \`${host}\`: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
-        };
-      }
-      if (isLocalAddress(address) && (rule === undefined || rule.host.startsWith("*."))) {
-        return {
-          allowed: false,
-          reason: `\`${host}:${port}\` is a local address; only a literal --allow-egress opens it`,
-        };
-      }
-      if (rule !== undefined) return { allowed: true, by: "allow_list", address };
+      const literal = rule !== undefined && !rule.host.startsWith("*.");
+      const refuseLocal = (): EgressVerdict => ({
+        allowed: false,
+        reason: `\`${host}:${port}\` is a local address; only a literal --allow-egress opens it`,
+      });
+      // names are looked up only once let through (an allow-list entry or a person's approval): the
+      // lookup itself would carry the name, and whatever the agent encoded in it, to the domain's DNS
+      const settle = async (by: "allow_list" | "consent" | "approved_before"): Promise<EgressVerdict> => {
+        let address: string;
+        try {
+          address = isIP(host) !== 0 ? host : await resolve(host);
+        } catch (err) {
+          return {
+            allowed: false,
+            reason: `cannot resolve \`${host}\`: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+          };
+        }
+        return isLocalAddress(address) && !literal ? refuseLocal() : { allowed: true, by, address };
+      };
+      if (!literal && (isIP(host) !== 0 ? isLocalAddress(host) : isLocalName(host))) return refuseLocal();
+      if (rule !== undefined) return settle("allow_list");
       const key = `${host}:${port}`;
       const until = approved.get(key);
-      if (until !== undefined && until > now().getTime()) return { allowed: true, by: "approved_before", address };
+      if (until !== undefined && until > now().getTime()) return settle("approved_before");
       const outcome = await options.broker
         .ask({
           server: "acp-sandbox",
@@ -91,9 +117,15 @@ export function createEgressDecider(options: EgressDecisionOptions): EgressDecid
       }
       if (outcome.scope === "session") approved.set(key, Number.MAX_SAFE_INTEGER);
       else if (outcome.scope !== "once") approved.set(key, Date.parse(outcome.scope.until));
-      return { allowed: true, by: "consent", address };
+      return settle("consent");
     },
   };
+}
+
+/** `localhost` and its subdomains (RFC 6761): local without a lookup. */
+function isLocalName(host: string): boolean {
+  const h = host.endsWith(".") ? host.slice(0, -1) : host;
+  return h === "localhost" || h.endsWith(".localhost");
 }
 
 function askDecision(host: string, port: number, timeoutMs: number | undefined): Decision {

@@ -17,14 +17,20 @@ const signal = new AbortController().signal;
 
 function decider(answer: (ask: ConsentAsk) => Promise<ConsentOutcome>, allow: string[] = []) {
   const asks: ConsentAsk[] = [];
+  const lookups: string[] = [];
   const d = createEgressDecider({
     allow: rules(allow),
     broker: { ask: (a) => (asks.push(a), answer(a)) },
     sessionId: "s1",
-    resolve: (host) => Promise.resolve(host === "local.test" ? "127.0.0.1" : "93.184.216.34"),
+    resolve: (host) => {
+      lookups.push(host);
+      return Promise.resolve(host === "local.test" ? "127.0.0.1" : "93.184.216.34");
+    },
   });
-  return { d, asks };
+  return { d, asks, lookups };
 }
+const approveOnce = (): Promise<ConsentOutcome> =>
+  Promise.resolve({ kind: "approved", arguments: {}, consentResponse: {}, scope: "once" });
 
 describe("egress decision", () => {
   it("lets allow-listed destinations through without asking", async () => {
@@ -63,21 +69,56 @@ describe("egress decision", () => {
   });
 
   it("never asks for loopback destinations (they lead to ACP and its approval channels)", async () => {
-    const { d, asks } = decider(() =>
-      Promise.resolve({ kind: "approved", arguments: {}, consentResponse: {}, scope: "once" }),
-    );
+    const { d, asks } = decider(approveOnce);
     expect(await d.decide("127.0.0.1", 8443, signal)).toMatchObject({ allowed: false });
-    expect(await d.decide("local.test", 80, signal)).toMatchObject({ allowed: false });
+    expect(await d.decide("localhost", 80, signal)).toMatchObject({ allowed: false });
     expect(asks).toHaveLength(0);
     const literal = decider(() => Promise.reject(new Error("no")), ["127.0.0.1:9000"]);
     expect(await literal.d.decide("127.0.0.1", 9000, signal)).toMatchObject({ allowed: true });
   });
 
+  it("never asks for the host's loopback spelled as an IPv4-mapped or -compatible IPv6 address", async () => {
+    // `CONNECT [::ffff:127.0.0.1]:PORT` reaches the decider as `::ffff:7f00:1` (the URL parser's spelling)
+    const { d, asks } = decider(approveOnce);
+    for (const host of ["::ffff:7f00:1", "[::ffff:7f00:1]", "::ffff:127.0.0.1", "::7f00:1", "::ffff:a9fe:a9fe"]) {
+      expect(await d.decide(host, 8443, signal), host).toMatchObject({ allowed: false });
+    }
+    expect(asks).toHaveLength(0);
+  });
+
+  it("looks a name up only once it is let through: a lookup would carry the name out to its DNS", async () => {
+    const refused = decider(() => Promise.resolve({ kind: "denied", reason: "no" }));
+    expect(await refused.d.decide("c2VjcmV0.exfil.example", 443, signal)).toMatchObject({ allowed: false });
+    expect(refused.asks).toHaveLength(1);
+    expect(refused.lookups).toEqual([]);
+
+    const approved = decider(approveOnce, ["api.example.com:443"]);
+    expect(await approved.d.decide("api.example.com", 443, signal)).toMatchObject({
+      allowed: true,
+      by: "allow_list",
+      address: "93.184.216.34",
+    });
+    expect(await approved.d.decide("other.example", 443, signal)).toMatchObject({ allowed: true, by: "consent" });
+    expect(approved.lookups).toEqual(["api.example.com", "other.example"]);
+  });
+
+  it("refuses a name that resolves to a local address even after a person approved it", async () => {
+    const { d, asks } = decider(approveOnce);
+    expect(await d.decide("local.test", 80, signal)).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining("local address") as unknown,
+    });
+    expect(asks).toHaveLength(1);
+  });
+
   it("knows local addresses", () => {
-    for (const a of ["127.0.0.1", "127.1.2.3", "0.0.0.0", "::1", "::", "::ffff:127.0.0.1", "169.254.1.1", "fe80::1"]) {
+    const local = ["127.0.0.1", "127.1.2.3", "0.0.0.0", "::1", "::", "::ffff:127.0.0.1", "::ffff:7f00:1"];
+    for (const a of [...local, "::7f00:1", "169.254.1.1", "::ffff:a9fe:101", "fe80::1", "febf::1"]) {
       expect(isLocalAddress(a), a).toBe(true);
     }
-    for (const a of ["10.0.0.1", "93.184.216.34", "2001:db8::1"]) expect(isLocalAddress(a), a).toBe(false);
+    for (const a of ["10.0.0.1", "93.184.216.34", "2001:db8::1", "::ffff:a00:1", "fec0::1"]) {
+      expect(isLocalAddress(a), a).toBe(false);
+    }
   });
 });
 
