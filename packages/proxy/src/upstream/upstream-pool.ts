@@ -8,6 +8,7 @@ import {
   type Result,
   type ServerCapabilities,
 } from "@modelcontextprotocol/sdk/types.js";
+import { DECISION_META_KEY } from "../gate/tool-error.js";
 import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
@@ -138,7 +139,7 @@ export class UpstreamPool {
     if (upstream?.status !== "connected" || upstream.relay === undefined) {
       throw new Error(`upstream \`${server}\` is not connected${upstream?.error ? `: ${upstream.error}` : ""}`);
     }
-    return upstream.relay.request(method, params, call);
+    return withoutDecisionMeta(await upstream.relay.request(method, params, call));
   }
 
   /** Closes every upstream (stdio servers are stopped). */
@@ -292,6 +293,21 @@ export class UpstreamPool {
     upstream.error = upstream.oversized ?? "the server closed the connection";
     if (!this.#closing) this.#events.onFailure(upstream.spec.name, "closed", upstream.error);
   }
+}
+
+/**
+ * The result without a `_meta["acp/decision"]` of the upstream's: that key is the proxy's own, which it puts
+ * on the calls it refused, for programs to read. An upstream's would pass a call it ran for one refused (or
+ * a refusal for one the proxy decided otherwise). The rest of `_meta` is kept.
+ */
+function withoutDecisionMeta(result: Result): Result {
+  const meta = result._meta;
+  if (meta === undefined || !Object.hasOwn(meta, DECISION_META_KEY)) return result;
+  const { [DECISION_META_KEY]: _forged, ...rest } = meta;
+  void _forged;
+  const { _meta: _old, ...body } = result;
+  void _old;
+  return Object.keys(rest).length > 0 ? { ...body, _meta: rest } : body;
 }
 
 /** Why a listed tool is not served (see `#listTools`); undefined when it is. */

@@ -1,13 +1,14 @@
 import { describe, expect, it } from "vitest";
+import type { UpstreamSpec } from "../../src/index.js";
 import { startInMemory } from "../harness.js";
 import { hostile } from "../upstream/hostile-upstream.js";
 
 /** The hostile fixture upstream with these prompts and resources listed. */
-function listing(name: string, prompts: unknown[], resources: unknown[]): ReturnType<typeof hostile> {
-  return {
-    ...hostile(name),
-    env: { HOSTILE_PROMPTS: JSON.stringify(prompts), HOSTILE_RESOURCES: JSON.stringify(resources) },
-  };
+function listing(name: string, prompts: unknown[], resources: unknown[]): UpstreamSpec {
+  return hostile(name, undefined, {
+    HOSTILE_PROMPTS: JSON.stringify(prompts),
+    HOSTILE_RESOURCES: JSON.stringify(resources),
+  });
 }
 
 // As with tools: the agent's client checks a prompts/list or resources/list answer whole, so one prompt or

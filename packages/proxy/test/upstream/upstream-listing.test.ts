@@ -69,7 +69,7 @@ describe("an upstream's tool listing the proxy cannot serve as it is", () => {
         annotations: { readOnlyHint: true },
       },
     ];
-    const spec = { ...hostile("h", pulled), env: { HOSTILE_TOOLS: JSON.stringify(pulled), HOSTILE_DEEP_TOOL: "1" } };
+    const spec = hostile("h", pulled, { HOSTILE_DEEP_TOOL: "1" });
     const seen: ActionRequest[] = [];
     const lines: string[] = [];
     const broker = scriptedBroker(() => ({ kind: "expired" }));
