@@ -26,16 +26,22 @@ export interface EgressProxyOptions {
   readonly log?: (line: string) => void;
 }
 
-/** Where a CONNECT or absolute-form request wants to go. */
+/**
+ * Where a CONNECT or absolute-form request wants to go; null when it names no host and port to connect to.
+ * Port 0 is refused: nothing listens there, and an HTTP client given it connects to port 80 instead, so the
+ * decision would not be about the connection made.
+ */
 function target(req: IncomingMessage): { host: string; port: number } | null {
+  const raw = req.url ?? "";
   try {
-    if (req.method === "CONNECT") {
-      const url = new URL(`http://${req.url ?? ""}`);
-      return url.port === "" ? null : { host: url.hostname, port: Number(url.port) };
-    }
-    const url = new URL(req.url ?? "");
-    if (url.protocol !== "http:") return null;
-    return { host: url.hostname, port: url.port === "" ? 80 : Number(url.port) };
+    const connectTo = req.method === "CONNECT";
+    const url = new URL(connectTo ? `http://${raw}` : raw);
+    if (url.protocol !== "http:" || url.hostname === "") return null;
+    // URL parsing leaves out the scheme's default port: `CONNECT HOST:80` names 80, `CONNECT HOST` none
+    const written = url.port !== "" || !connectTo ? url.port : new URL(`https://${raw}`).port;
+    if (connectTo && written === "") return null;
+    const port = written === "" ? 80 : Number(written);
+    return port >= 1 && port <= 65535 ? { host: url.hostname, port } : null;
   } catch {
     return null;
   }
