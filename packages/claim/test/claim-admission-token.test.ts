@@ -1,4 +1,4 @@
-import { createPublicKey, randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes, sign } from "node:crypto";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -125,6 +125,26 @@ describe("§11.2 issuer-attested admission beside the proof-of-work (black box, 
     expect(c.status).toBe(200);
     expect((await create(c)).body).toBe(FAILURE_BODY);
     expect((await create(await challenge(t), t)).status).toBe(201);
+  });
+
+  it("a token whose exp has a fraction of a second (a NumericDate may, RFC 7519) admits once, not a 500 (the store keeps whole milliseconds)", async () => {
+    p = await startProvider({ admissionPolicy: { issuers: trusted } });
+    const b64u = (v: string | Buffer): string => Buffer.from(v).toString("base64url");
+    const h = b64u(JSON.stringify({ typ: "acp-admission+jwt", alg: "EdDSA", kid: issuer.kid }));
+    const claims = {
+      iss: issuer.kid,
+      sub: "agent-7",
+      aud: `http://api.localhost:${p.port}`,
+      iat: T0 / 1000 + 0.25,
+      exp: T0 / 1000 + 3600.0005,
+      jti: randomBytes(16).toString("hex"),
+    };
+    const body = b64u(JSON.stringify(claims));
+    const t = `${h}.${body}.${b64u(sign(null, Buffer.from(`${h}.${body}`), { key: issuer.privateJwk, format: "jwk" }))}`;
+    const first = await create(await challenge(t), t);
+    expect(first.status).toBe(201);
+    // Single use: spent in the store, so the next challenge for it is refused.
+    expect((await challenge(t)).body).toBe(FAILURE_BODY);
   });
 
   it("refuses to start in issuer-required mode without a trusted issuer, and on a key that is not Ed25519", async () => {

@@ -117,7 +117,8 @@ export function verifyAdmissionToken(
       uses > MAX_TOKEN_USES
     )
       return no("bad_claims");
-    return { ok: true, claims: { kid, sub, jti, expiresAt: exp * 1000, maxUses: uses } };
+    // A NumericDate may have a fraction (RFC 7519 §2); the store keeps whole milliseconds.
+    return { ok: true, claims: { kid, sub, jti, expiresAt: Math.ceil(exp * 1000), maxUses: uses } };
   } catch {
     return no("malformed");
   }
