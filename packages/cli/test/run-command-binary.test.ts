@@ -4,6 +4,7 @@
  */
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -200,6 +201,44 @@ describe("acp run: the Docker recipe", () => {
     expect(answer.tools).toContain("echo");
     expect(answer.echo.content[0]?.text).toContain("hello over http");
     mine.remove();
+  });
+});
+
+describe("acp run: descriptors acp inherited", () => {
+  it("a file and a host socket its parent left open do not reach the agent", async () => {
+    // whoever starts acp may leave descriptors open without close-on-exec (a shell's `exec 9<file`, an IDE's
+    // or a service manager's socket): here the home's vault and a TCP connection to the host's loopback
+    const mine = scratchDir("acp-run-fds-");
+    const received: string[] = [];
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const server = createServer((s) => {
+      s.on("data", (d: Buffer) => received.push(d.toString("utf8")));
+      s.on("close", () => closed());
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    const port = (server.address() as AddressInfo).port;
+    const out = join(mine.path, "fds.json");
+    const probe = [
+      'const fs = require("node:fs");',
+      "const r = {};",
+      'try { r.vault = fs.readFileSync("/proc/self/fd/60", "utf8"); } catch (e) { r.vault = e.code; }',
+      'try { fs.writeSync(61, "agent-was-here\\n"); r.socket = "written"; } catch (e) { r.socket = e.code; }',
+      `fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify(r));`,
+    ].join("\n");
+    const leak = 'exec 60<"$1" 61<>"/dev/tcp/127.0.0.1/$2"; shift 2; exec "$@"';
+    try {
+      const r = acp(["run", "--isolation", "netns", "--", process.execPath, "-e", probe], {
+        wrap: ["bash", "-c", leak, "bash", join(home, "vault.json"), String(port)],
+      });
+      expect(r.status, r.stderr).toBe(0);
+      await connectionClosed;
+      expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({ vault: "ENOENT", socket: "EBADF" });
+      expect(received.join("")).toBe("");
+    } finally {
+      server.close();
+      mine.remove();
+    }
   });
 });
 

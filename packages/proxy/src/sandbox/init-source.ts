@@ -40,12 +40,30 @@ export interface SandboxInitConfig {
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
 export const SANDBOX_INIT_SOURCE = String.raw`
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, mkdirSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, mkdirSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
 
 const cfg = JSON.parse(Buffer.from(process.argv[1], "base64").toString("utf8"));
+
+// Descriptors acp inherited from whoever started it (a shell's "exec 9<file", a leaked socket of an IDE or
+// a service manager) would pass to the agent: a file outside the sandbox's view, or a socket in the host's
+// network namespace. Node opens its own with O_CLOEXEC, so every descriptor above the status pipe (3) without
+// it came from outside: closed before anything is started.
+for (const name of readdirSync("/proc/self/fd")) {
+  const fd = Number(name);
+  if (!(fd > 3)) continue;
+  let flags;
+  try {
+    flags = /^flags:\s*([0-7]+)/m.exec(readFileSync("/proc/self/fdinfo/" + name, "utf8"));
+  } catch {
+    continue; // gone (the directory listing's own descriptor)
+  }
+  if (!flags || (parseInt(flags[1], 8) & 0o2000000) === 0) {
+    try { closeSync(fd); } catch {}
+  }
+}
 const status = (value) => {
   try { writeSync(3, JSON.stringify(value) + "\n"); } catch {}
 };
