@@ -31,17 +31,23 @@ export class WindowCounter {
 /**
  * Progressive lockout: after `free` failures under a key, each further failure locks the key for
  * `baseMs × 2^(n − free)`, up to `maxMs`. Keys are opaque (an address range, a keyed hash of a typed code),
- * so locking reveals nothing about whether a code exists: unknown codes lock exactly like real ones.
+ * so locking reveals nothing about whether a code exists: unknown codes lock exactly like real ones. A key
+ * unlocked and without a failure for `maxMs` starts afresh; past `maxKeys` keys only those are dropped, so
+ * failing under many fresh keys (codes are the caller's to choose) never unlocks anyone.
  */
 export class ProgressiveLockout {
-  private readonly state = new Map<string, { failures: number; until: number }>();
+  private readonly state = new Map<string, { failures: number; until: number; last: number }>();
+  private pruneAt: number;
 
   /** See the class comment. */
   constructor(
     private readonly free: number,
     private readonly baseMs: number,
     private readonly maxMs: number,
-  ) {}
+    private readonly maxKeys = 100_000,
+  ) {
+    this.pruneAt = maxKeys;
+  }
 
   /** Whether `key` is locked at `nowMs`. */
   locked(key: string, nowMs: number): boolean {
@@ -51,13 +57,24 @@ export class ProgressiveLockout {
 
   /** Records a failure under `key`; true when this failure locks the key. */
   fail(key: string, nowMs: number): boolean {
-    const s = this.state.get(key) ?? { failures: 0, until: 0 };
+    const prev = this.state.get(key);
+    const s = prev === undefined || this.stale(prev, nowMs) ? { failures: 0, until: 0, last: nowMs } : prev;
     s.failures += 1;
+    s.last = nowMs;
     if (s.failures > this.free) {
       s.until = nowMs + Math.min(this.maxMs, this.baseMs * 2 ** (s.failures - this.free - 1));
     }
     this.state.set(key, s);
-    if (this.state.size > 100_000) this.state.clear();
+    if (this.state.size > this.pruneAt) {
+      for (const [k, v] of this.state) if (this.stale(v, nowMs)) this.state.delete(k);
+      // Amortised: the next sweep waits until the map has doubled again.
+      this.pruneAt = Math.max(this.maxKeys, 2 * this.state.size);
+    }
     return s.until > nowMs;
+  }
+
+  /** Unlocked, and no failure for `maxMs`: its history no longer counts. */
+  private stale(s: { until: number; last: number }, nowMs: number): boolean {
+    return s.until <= nowMs && nowMs - s.last >= this.maxMs;
   }
 }
