@@ -1,5 +1,5 @@
 import { PromptSchema, ResourceSchema, ResourceTemplateSchema, type Result } from "@modelcontextprotocol/sdk/types.js";
-import { describeRefused, refusedItem, type ItemSchema } from "../upstream/refused-item.js";
+import { ListingCheck, type ItemSchema } from "../upstream/refused-item.js";
 import type { PrefixMode } from "../config/proxy-config.js";
 import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
 import { buildNameIndex, type NameIndex } from "./name-index.js";
@@ -158,22 +158,21 @@ export class ProxyCatalog {
   }
 
   /**
-   * Every page of one listing. An item the MCP schema refuses, or one too deep to write as JSON, is left
-   * out (and said once): the agent's client checks the listing whole, so it would cost every server's items.
+   * Every page of one listing. An item the MCP schema refuses, one too deep to write as JSON, and what is
+   * listed past the size one server's listing may take are left out (and said once): the agent's client
+   * checks the listing whole, so it would cost every server's items (see {@link ListingCheck}).
    */
   async #listAll(server: string, method: keyof typeof LISTINGS): Promise<Result[]> {
     const { key, schema, id, kind } = LISTINGS[method];
     const items: Result[] = [];
-    const refused: string[] = [];
+    const check = new ListingCheck(schema, id, kind);
     let cursor: string | undefined;
     try {
-      for (let page = 0; page < 100; page++) {
+      for (let page = 0; page < 100 && !check.full; page++) {
         const result = await this.#pool.request(server, method, cursor !== undefined ? { cursor } : undefined);
         const list: unknown = result[key];
         for (const item of Array.isArray(list) ? (list as unknown[]) : []) {
-          const why = refusedItem(item, schema, id);
-          if (why === undefined) items.push(item as Result);
-          else refused.push(why);
+          if (check.admit(item)) items.push(item as Result);
         }
         cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
         if (cursor === undefined) break;
@@ -181,10 +180,8 @@ export class ProxyCatalog {
     } catch {
       // one failing upstream leaves the others listed; the failure itself is reported by the pool
     }
-    if (refused.length > 0) {
-      const line = `upstream \`${server}\`: ${describeRefused(kind, refused)}`;
-      this.#once(`refused\u0000${line}`, line);
-    }
+    const said = check.describe();
+    if (said !== "") this.#once(`refused\u0000${server}\u0000${said}`, `upstream \`${server}\`: ${said}`);
     return items;
   }
 }

@@ -13,36 +13,100 @@ interface ItemIssue {
 
 /**
  * Why an item an upstream listed (a tool, prompt, resource or resource template) cannot be served as it is,
- * or undefined when it can: `schema` (the MCP SDK's schema of such an item) refuses it, or it is valid JSON
- * nested too deep for `JSON.stringify` to write again. The agent's client checks a listing as a whole, so one
- * such item served would cost the agent the whole listing, every server's items with it. The reason names
- * the item by its member `key` (`name`, `uri`, `uriTemplate`) as JSON cut at 80 characters, then the first issue.
+ * or its size (characters of JSON) when it can: `schema` (the MCP SDK's schema of such an item) refuses it,
+ * or it is valid JSON nested too deep for `JSON.stringify` to write again. The agent's client checks a
+ * listing as a whole, so one such item served would cost the agent the whole listing, every server's items
+ * with it. The reason names the item by its member `key` (`name`, `uri`, `uriTemplate`), then the first issue.
  */
-export function refusedItem(value: unknown, schema: ItemSchema, key: string): string | undefined {
-  const raw = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-  const shown = typeof raw === "string" ? refusedItemName(raw) : `(no ${key})`;
+export function checkItem(
+  value: unknown,
+  schema: ItemSchema,
+  key: string,
+): { readonly why: string } | { readonly size: number } {
+  const shown = itemName(value, key);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue === undefined || issue.path.length === 0 ? "" : `${issue.path.map(String).join(".")}: `;
-    return `${shown} (${where}${issue?.message ?? "refused by the MCP schema"})`;
+    return { why: `${shown} (${where}${issue?.message ?? "refused by the MCP schema"})` };
   }
   try {
-    JSON.stringify(value);
+    return { size: JSON.stringify(value).length };
   } catch (err) {
     const why = (err instanceof Error ? err.message : String(err)).replace(/\s+/g, " ");
-    return `${shown} (it cannot be written as JSON: ${why})`;
+    return { why: `${shown} (it cannot be written as JSON: ${why})` };
   }
-  return undefined;
 }
 
-/** `1 tool is not served: …`: what a listing left out, the first five named. */
-export function describeRefused(kind: string, refused: readonly string[]): string {
-  const count = refused.length === 1 ? `1 ${kind} is` : `${refused.length} ${kind}s are`;
-  return `${count} not served: ${refused.slice(0, 5).join("; ")}${refused.length > 5 ? "; …" : ""}`;
+/**
+ * The most characters of JSON the items of one upstream's listing (its tools; its prompts; …) may take
+ * together: past it, what the server lists is not served and no further page is asked for. It bounds what
+ * one server holds in the proxy's memory, and keeps the agent's `tools/list` answer writable (a listing
+ * hundreds of megabytes long could not be written at all, and every server's tools were lost with it).
+ */
+export const MAX_LISTING_CHARS = 4 * 1024 * 1024;
+
+/** The check of one upstream's listing, page by page: which items are served, and what is said of the rest. */
+export class ListingCheck {
+  readonly #schema: ItemSchema;
+  readonly #key: string;
+  readonly #kind: string;
+  readonly #max: number;
+  readonly #refused: string[] = [];
+  #chars = 0;
+  #full = false;
+
+  /** `kind` names an item in what is said (`tool`, `prompt`, …); `key` is the member that names one. */
+  constructor(schema: ItemSchema, key: string, kind: string, max: number = MAX_LISTING_CHARS) {
+    this.#schema = schema;
+    this.#key = key;
+    this.#kind = kind;
+    this.#max = max;
+  }
+
+  /**
+   * Whether `value` is served; when not, why is kept for {@link describe}. Items are served in the order
+   * listed until one would take the listing past its size: from that one on, none is.
+   */
+  admit(value: unknown): boolean {
+    const past = `past the ${this.#max} characters of JSON one server's listing may take`;
+    if (this.#full) return this.refuse(value, past);
+    const checked = checkItem(value, this.#schema, this.#key);
+    if ("why" in checked) {
+      this.#refused.push(checked.why);
+      return false;
+    }
+    if (this.#chars + checked.size > this.#max) {
+      this.#full = true;
+      return this.refuse(value, past);
+    }
+    this.#chars += checked.size;
+    return true;
+  }
+
+  /** Leaves `value` out for `why` (always false). */
+  refuse(value: unknown, why: string): false {
+    this.#refused.push(`${itemName(value, this.#key)} (${why})`);
+    return false;
+  }
+
+  /** The listing is past its size: ask for no more pages. */
+  get full(): boolean {
+    return this.#full;
+  }
+
+  /** `1 tool is not served: …` (the first five named), or "" when every item is served. */
+  describe(): string {
+    const refused = this.#refused;
+    if (refused.length === 0) return "";
+    const count = refused.length === 1 ? `1 ${this.#kind} is` : `${refused.length} ${this.#kind}s are`;
+    return `${count} not served: ${refused.slice(0, 5).join("; ")}${refused.length > 5 ? "; …" : ""}`;
+  }
 }
 
-/** A listed item's name or URI as a reason shows it: JSON, cut at 80 characters. */
-export function refusedItemName(name: string): string {
-  return JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
+/** A listed item's name or URI as what is said shows it: JSON, cut at 80 characters. */
+function itemName(value: unknown, key: string): string {
+  const raw = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+  if (typeof raw !== "string") return `(no ${key})`;
+  return JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw);
 }

@@ -12,7 +12,7 @@ import { DECISION_META_KEY } from "../gate/tool-error.js";
 import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
-import { describeRefused, refusedItem, refusedItemName } from "./refused-item.js";
+import { ListingCheck } from "./refused-item.js";
 
 /** A tool as an upstream listed it, every field kept. */
 export type UpstreamTool = Result & { readonly name: string };
@@ -238,34 +238,36 @@ export class UpstreamPool {
    * left out, and so is a second tool of a name already listed: the agent's client checks `tools/list` as a
    * whole, so one such tool would cost the agent every tool of every server; one that cannot be written
    * cannot be pinned either (and stopped the pin check of every tool of its server); and a name must lead
-   * to one definition (the one pinned and served).
+   * to one definition (the one pinned and served). What is listed past 4 MiB of JSON (`MAX_LISTING_CHARS`) is left
+   * out too, and no further page asked for: one server's listing stays small enough to hold and to send.
    */
   async #listTools(name: string): Promise<UpstreamTool[]> {
     const tools: UpstreamTool[] = [];
     const names = new Set<string>();
-    const dropped: string[] = [];
+    const check = new ListingCheck(ToolSchema, "name", "tool");
     let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
+    for (let page = 0; page < 100 && !check.full; page++) {
       const params = cursor !== undefined ? { cursor } : undefined;
       const result = await this.request(name, "tools/list", params, { timeout: this.#startTimeoutMs });
       const items = Array.isArray(result["tools"]) ? (result["tools"] as unknown[]) : [];
       for (const item of items) {
-        const why = refusedTool(item, names);
-        if (why === undefined) {
-          tools.push(item as UpstreamTool);
-          names.add((item as UpstreamTool).name);
-        } else dropped.push(why);
+        if (!check.admit(item)) continue;
+        const tool = item as UpstreamTool;
+        if (names.has(tool.name)) check.refuse(tool, "listed twice: the first is served");
+        else {
+          tools.push(tool);
+          names.add(tool.name);
+        }
       }
       cursor = typeof result["nextCursor"] === "string" ? result["nextCursor"] : undefined;
       if (cursor === undefined) break;
     }
-    this.#reportDropped(name, dropped);
+    this.#reportDropped(name, check.describe());
     return tools;
   }
 
-  #reportDropped(name: string, dropped: readonly string[]): void {
+  #reportDropped(name: string, said: string): void {
     const upstream = this.#upstreams.get(name);
-    const said = dropped.length === 0 ? "" : describeRefused("tool", dropped);
     if (upstream === undefined || upstream.dropped === said) return;
     upstream.dropped = said;
     if (said !== "") this.#events.onToolsDropped?.(name, said);
@@ -308,14 +310,6 @@ function withoutDecisionMeta(result: Result): Result {
   const { _meta: _old, ...body } = result;
   void _old;
   return Object.keys(rest).length > 0 ? { ...body, _meta: rest } : body;
-}
-
-/** Why a listed tool is not served (see `#listTools`); undefined when it is. */
-function refusedTool(value: unknown, names: ReadonlySet<string>): string | undefined {
-  const refused = refusedItem(value, ToolSchema, "name");
-  if (refused !== undefined) return refused;
-  const name = (value as UpstreamTool).name;
-  return names.has(name) ? `${refusedItemName(name)} (listed twice: the first is served)` : undefined;
 }
 
 /** The limit named by the SDK stdio transports' "ReadBuffer exceeded maximum size of N bytes", if it is that. */

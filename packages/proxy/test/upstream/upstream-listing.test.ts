@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ActionRequest } from "@acp/core";
 import { createFilePinStore, createProxy, serveStdio } from "../../src/index.js";
+import { MAX_LISTING_CHARS } from "../../src/upstream/refused-item.js";
 import { decideByTool, scriptedBroker, startInMemory, textOf } from "../harness.js";
 import { hostile } from "./hostile-upstream.js";
 
@@ -120,6 +121,30 @@ describe("an upstream's tool listing the proxy cannot serve as it is", () => {
     } finally {
       stdin.end();
       await proxy.close();
+    }
+  }, 30_000);
+});
+
+// A listing hundreds of megabytes long (100 pages under the 10 MiB limit of one message each) was held
+// whole and could not be written back to the agent ("Invalid string length"): every server's tools lost.
+describe("an upstream's tool listing larger than one server's listing may take", () => {
+  it("is served up to 4 MiB of JSON; the rest is not, nor asked for; the other servers' tools are listed", async () => {
+    const lines: string[] = [];
+    const env = await startInMemory({
+      upstreams: [
+        hostile("big", [{ name: "first", inputSchema: OBJECT }], { HOSTILE_PAGES: "2" }),
+        hostile("b", [{ name: "echo", inputSchema: OBJECT }]),
+      ],
+      log: (l) => lines.push(l),
+    });
+    try {
+      const { tools } = await env.client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(["first", "echo"]);
+      expect(lines).toContain(
+        `upstream \`big\`: 1 tool is not served: "big_1" (past the ${MAX_LISTING_CHARS} characters of JSON one server's listing may take)`,
+      );
+    } finally {
+      await env.close();
     }
   }, 30_000);
 });
