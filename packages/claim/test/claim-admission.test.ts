@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { FAILURE_BODY, issueChallenge, createSecretBox } from "../src/index.js";
-import { createSandbox, num, shape, solve, str, startProvider, type Provider } from "./harness.js";
+import { ClaimClient, FAILURE_BODY, issueChallenge, createSecretBox } from "../src/index.js";
+import { at, createSandbox, num, shape, solve, str, startProvider, type Provider } from "./harness.js";
 
 let p: Provider;
 afterEach(async () => p?.close());
@@ -97,5 +97,46 @@ describe("§11 Admission control", () => {
     const unknown = await p.req("aaaaaaaaaaaaaaaaaaaaaaaaaa.pub.localhost", "GET", "/");
     expect(live.status).toBe(429);
     expect(shape(live)).toEqual(shape(unknown));
+  });
+});
+
+describe("MUST §11.2 / §23.1 PoW pipelined and amortised: stockpiled challenges do not outrun the adaptive difficulty", () => {
+  it("challenges fetched while the difficulty was low admit only while it still is; then 409 claim_challenge_stale, nothing spent", async () => {
+    p = await startProvider({ admission: { baseDifficulty: 4, maxDifficulty: 16, freeCreationsPerSource: 2 } });
+    const stock = [];
+    for (let i = 0; i < 6; i++) stock.push(await challenge());
+    expect(stock.map((c) => c.difficulty)).toEqual([4, 4, 4, 4, 4, 4]);
+    const answers = [];
+    for (const c of stock) answers.push(await create(c.challenge, solve(c.challenge, c.difficulty)));
+    // Two free creations, then one more at the base: the source now needs 5 bits, then more.
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 409, 409, 409]);
+    expect(at(answers[3]!.json(), "error.code")).toBe("claim_challenge_stale");
+    expect(p.db.prepare("SELECT count(*) AS n FROM claim_sandboxes").get()).toEqual({ n: 3 });
+    const fresh = await challenge();
+    expect(fresh.difficulty).toBe(5);
+    expect((await create(fresh.challenge, solve(fresh.challenge, fresh.difficulty))).status).toBe(201);
+  });
+
+  it("the TypeScript client solves a new challenge when the difficulty rose while it solved the first", async () => {
+    p = await startProvider({
+      now: () => Date.now(), // the client signs its DPoP proofs with the real clock
+      admission: { baseDifficulty: 4, maxDifficulty: 16, freeCreationsPerSource: 1 },
+    });
+    let raced = false;
+    const transport = async (method: string, url: string, headers: Record<string, string>, body?: string) => {
+      if (method === "POST" && new URL(url).pathname === "/v1/sandboxes" && !raced) {
+        raced = true; // another agent of the same range creates two sandboxes meanwhile
+        await createSandbox(p);
+        await createSandbox(p);
+      }
+      return p.req(new URL(url).hostname, method, new URL(url).pathname, {
+        headers,
+        ...(body === undefined ? {} : { json: JSON.parse(body) as unknown }),
+      });
+    };
+    const client = new ClaimClient(`http://api.localhost:${p.port}`, { solve: { workers: 0 }, transport });
+    const s = await client.createSandbox();
+    expect(s.id).toMatch(/^sbx_/);
+    expect(p.db.prepare("SELECT count(*) AS n FROM claim_sandboxes").get()).toEqual({ n: 3 });
   });
 });

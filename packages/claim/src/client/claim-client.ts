@@ -138,21 +138,34 @@ export class ClaimClient {
         "claim_unsupported",
       );
     });
-    const nonce = await solvePow(c.challenge, c.difficulty, this.options.solve);
     const key = this.options.dpop === false ? undefined : newDpopKey();
-    const s = await this.call<{
+    type Created = {
       id: string;
       public_handle: string;
       expires_at: string;
       agent_token: { token: string; token_type?: string };
-    }>(
-      "POST",
-      "/v1/sandboxes",
-      undefined,
-      { admission: { type: "proof_of_work", challenge: c.challenge, nonce }, metadata },
-      key,
-      adm,
-    );
+    };
+    let ch = c;
+    let s: Created;
+    // The difficulty may rise while a challenge is solved (others creating from the same range): then the provider
+    // answers 409 claim_challenge_stale, and a new challenge is solved (twice at most).
+    for (let attempt = 0; ; attempt++) {
+      const nonce = await solvePow(ch.challenge, ch.difficulty, this.options.solve);
+      try {
+        s = await this.call<Created>(
+          "POST",
+          "/v1/sandboxes",
+          undefined,
+          { admission: { type: "proof_of_work", challenge: ch.challenge, nonce }, metadata },
+          key,
+          adm,
+        );
+        break;
+      } catch (err) {
+        if (attempt >= 2 || !(err instanceof ClaimClientError) || err.code !== "claim_challenge_stale") throw err;
+        ch = await this.call("GET", "/v1/sandboxes/challenge", undefined, undefined, undefined, adm);
+      }
+    }
     return {
       id: s.id,
       token: s.agent_token.token,

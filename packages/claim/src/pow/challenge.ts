@@ -60,3 +60,9 @@ export function verifyChallenge(
   if (Number(expires) * 1000 <= nowMs) return false;
   return checkPow(challenge, nonce, Number(difficulty));
 }
+
+/** The difficulty a challenge states (0 for anything that is not one); trust it only after {@link verifyChallenge}. */
+export function challengeDifficulty(challenge: unknown): number {
+  const m = typeof challenge === "string" ? /^v1-(\d{1,2})-/.exec(challenge) : null;
+  return m === null ? 0 : Number(m[1]);
+}
