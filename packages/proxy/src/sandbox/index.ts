@@ -25,7 +25,7 @@ export {
 } from "./egress-decision.js";
 export { startEgressProxy, type EgressProxy, type EgressProxyOptions } from "./egress-proxy.js";
 export { listenUnixBridge, bindUnixSocket, type UnixBridge } from "./unix-bridge.js";
-export { SANDBOX_PORTS, type SandboxInitConfig, type CoverMount } from "./init-source.js";
+export { SANDBOX_PORTS, type SandboxInitConfig, type CoverMount, type KeptPath } from "./init-source.js";
 export { COVERED_ROOTS, planNamespace } from "./namespace-plan.js";
 export { FORWARDED_SIGNALS, type SignalSource } from "./spawn-agent.js";
 export { findExecutable } from "./find-executable.js";

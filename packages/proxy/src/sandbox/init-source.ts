@@ -18,20 +18,26 @@ export interface CoverMount {
   readonly mode: string;
 }
 
+/** A path under a covered directory that is bound back over the cover (the agent needs it). */
+export interface KeptPath {
+  readonly path: string;
+  readonly directory: boolean;
+}
+
 /** What the init needs (passed as base64 JSON). */
 export interface SandboxInitConfig {
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
   readonly setpriv: string;
-  /** Covered first; the bridge directory (and the working directory, when covered) are staged in it. */
+  /** Covered first; the bridge directory and the kept paths are staged in it. */
   readonly stage: CoverMount;
   readonly bridgeDir: string;
   readonly cover: readonly CoverMount[];
   /** ACP's home (covered read-only and empty), when it exists. */
   readonly home: string | null;
-  /** Whether the working directory lies under a covered root and is bound back. */
-  readonly keepCwd: boolean;
+  /** Paths under covered roots bound back after covering (the working directory, the agent's program). */
+  readonly keep: readonly KeptPath[];
   /** The resolver file to replace with an empty one, when it is not already under a covered root. */
   readonly resolvConf: string | null;
   readonly ports: { readonly mcp: number; readonly egress: number };
@@ -43,7 +49,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { accessSync, closeSync, constants, mkdirSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
-import { delimiter, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 
 const cfg = JSON.parse(Buffer.from(process.argv[1], "base64").toString("utf8"));
 
@@ -86,8 +92,14 @@ tmpfs(cfg.stage);
 const bridge = join(cfg.stage.path, "acp");
 mkdirSync(bridge, { mode: 0o700 });
 bind(cfg.bridgeDir, bridge);
-const stagedCwd = join(cfg.stage.path, ".acp-cwd");
-if (cfg.keepCwd) { mkdirSync(stagedCwd); bind(cfg.cwd, stagedCwd); }
+// a mount point for one kept path (a directory, or an empty file for a file)
+const mountPoint = (path, directory) => {
+  if (directory) { mkdirSync(path, { recursive: true }); return; }
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, "");
+};
+const staged = cfg.keep.map((k, i) => join(cfg.stage.path, ".acp-keep", String(i)));
+cfg.keep.forEach((k, i) => { mountPoint(staged[i], k.directory); bind(k.path, staged[i]); });
 if (cfg.resolvConf) {
   const dir = join(cfg.stage.path, ".acp-resolv");
   mkdirSync(dir);
@@ -99,7 +111,7 @@ if (cfg.resolvConf) {
   run("cannot replace the resolver", "mount", ["-o", "remount,bind,ro", dir]);
 }
 for (const m of cfg.cover) tmpfs(m);
-if (cfg.keepCwd) { mkdirSync(cfg.cwd, { recursive: true }); bind(stagedCwd, cfg.cwd); }
+cfg.keep.forEach((k, i) => { mountPoint(k.path, k.directory); bind(staged[i], k.path); });
 if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);

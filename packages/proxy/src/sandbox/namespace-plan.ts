@@ -2,13 +2,15 @@
  * What the init covers inside the mount namespace, worked out outside (where the real paths are visible):
  * ACP's home (read-only, empty), the shared scratch and runtime directories (`/tmp`, `/var/tmp`, `/run`,
  * `/dev/shm`: they hold Unix sockets that lead out of the sandbox, such as tmux, D-Bus, the resolver, Docker)
- * and the resolver configuration. A root that holds the agent's own program (a file named on its command
- * line, or the Node executable) stays visible, so an agent checked out under `/tmp` still runs.
+ * and the resolver configuration. What the agent needs from a covered directory is bound back, and only that:
+ * the working directory, and the entry right under the covered directory that holds the agent's own program
+ * (a file named on its command line, or the Node executable), so an agent checked out under `/tmp` still runs
+ * without the rest of `/tmp` (and its sockets) coming back with it.
  */
-import { existsSync, realpathSync } from "node:fs";
-import { isAbsolute, sep } from "node:path";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { cwdInHome, setupFailed } from "./errors.js";
-import type { CoverMount, SandboxInitConfig } from "./init-source.js";
+import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 
 /** Directories covered with an empty tmpfs, in this order (after the stage root). */
 export const COVERED_ROOTS: readonly CoverMount[] = [
@@ -52,18 +54,20 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` is inside ACP's home \`${home}\``);
   }
   const roots = uniqueRoots();
-  const stage = roots.find((r) => !isWithin(bridgeDir, r.path) && !isWithin(cwd, r.path));
-  if (stage === undefined) {
-    throw setupFailed(`the bridge directory \`${bridgeDir}\` and the working directory \`${cwd}\` need another layout`);
-  }
-  const resolv = real("/etc/resolv.conf");
-  // The agent's own program must stay visible: a root that holds the executable or a file named on the
-  // command line (an agent checked out under /tmp, say) is left uncovered rather than hiding the agent.
+  // The agent's own program must stay visible: the executable and the files named on the command line (an
+  // agent checked out under /tmp, say). A covered directory named itself is left uncovered.
   const exposed = [process.execPath, ...input.argv.filter((a) => isAbsolute(a))]
     .map((p) => real(p))
     .filter((p): p is string => p !== null);
-  const covered = roots.filter((r) => r !== stage && !exposed.some((p) => isWithin(p, r.path)));
+  const named = roots.filter((r) => exposed.includes(r.path));
+  // the stage is covered first and the bound-back paths are staged in it: none of them may lie under it
+  const stage = roots.find((r) => !named.includes(r) && ![bridgeDir, cwd, ...exposed].some((p) => isWithin(p, r.path)));
+  if (stage === undefined) {
+    throw setupFailed(`the bridge directory \`${bridgeDir}\` and the working directory \`${cwd}\` need another layout`);
+  }
+  const covered = roots.filter((r) => r !== stage && !named.includes(r));
   const underCovered = (p: string): boolean => covered.some((r) => isWithin(p, r.path));
+  const resolv = real("/etc/resolv.conf");
   return {
     argv: input.argv,
     env: input.env,
@@ -73,10 +77,36 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bridgeDir,
     cover: covered,
     home,
-    keepCwd: underCovered(cwd),
+    keep: keptPaths(cwd, exposed, covered),
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
     ports: input.ports,
   };
+}
+
+/**
+ * What is bound back over the covers: the working directory, and for each exposed path the entry right under
+ * its covered directory (`/tmp/agent` for `/tmp/agent/src/main.js`: the checkout, not the rest of `/tmp`).
+ * A path inside another one kept is dropped (the outer one brings it back).
+ */
+function keptPaths(cwd: string, exposed: readonly string[], covered: readonly CoverMount[]): KeptPath[] {
+  const paths: string[] = [];
+  for (const p of [cwd, ...exposed]) {
+    const root = covered.find((r) => isWithin(p, r.path));
+    if (root === undefined) continue;
+    paths.push(p === cwd ? p : join(root.path, relative(root.path, p).split(sep)[0] ?? ""));
+  }
+  const unique = [...new Set(paths)];
+  return unique
+    .filter((p) => !unique.some((q) => q !== p && isWithin(p, q)))
+    .map((path) => ({ path, directory: path === cwd || isDirectory(path) }));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The covered roots that exist here, by real path, without duplicates (`/var/run` is usually `/run`). */
