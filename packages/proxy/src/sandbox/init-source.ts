@@ -143,12 +143,16 @@ try { process.chdir(cfg.cwd); } catch (err) { fail("sandbox_setup_failed", "cann
 
 status({ type: "ready" });
 closeSync(3);
-const child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...cfg.argv], {
+// Handlers first: a SIGUSR1 reaching this Node process without one of its own starts Node's inspector on
+// 127.0.0.1:9229, inside the sandbox's network namespace, and whoever connects to it runs code here, with
+// the capabilities the agent was denied. The agent may send it the moment it runs.
+let child = null;
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"]) {
+  process.on(sig, () => { try { if (child && child.pid) process.kill(-child.pid, sig); } catch {} });
+}
+child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...cfg.argv], {
   stdio: "inherit", env: cfg.env, cwd: cfg.cwd, detached: true,
 });
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"]) {
-  process.on(sig, () => { try { process.kill(-child.pid, sig); } catch {} });
-}
 child.on("error", (err) => {
   process.stderr.write("acp run: cannot start the agent: " + err.message + "\n");
   process.exit(127);
