@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Decision } from "@acp/core";
 import { createApprovalMemory, gateToolCall, type ConsentOutcome } from "../src/gate/index.js";
+import { fixture, memoryAudit, startInMemory } from "./harness.js";
 
 /** The §7.4 fields the gate sets, event by event, for one call that asks a person. */
 async function gatedCall(outcome: ConsentOutcome, answerAfterMs: number) {
@@ -71,6 +72,52 @@ describe("the gate's audit events fill the §7.4 fields it knows", () => {
       expect(answer?.fields["request_id"], type).toBe(`cr_${"a".repeat(32)}`);
       // the request itself was made before anyone answered: it has no response time
       expect(events.find((e) => e.type === "consent_requested")?.fields["response_time_ms"]).toBeUndefined();
+    }
+  });
+
+  it("hands the proxy what the later events of an approved call carry: category, risk, rule and the request", async () => {
+    const approved: ConsentOutcome = {
+      kind: "approved",
+      arguments: { amount: 5 },
+      consentResponse: { request_id: `cr_${"a".repeat(32)}` },
+      scope: "once",
+    };
+    const { verdict } = await gatedCall(approved, 0);
+    expect(verdict.kind === "forward" ? verdict.decided : undefined).toEqual({
+      category: "financial",
+      risk_level: "critical",
+      policy_rule: "policy:ask-transfers",
+      request_id: `cr_${"a".repeat(32)}`,
+    });
+  });
+});
+
+describe("the proxy's events after the gate (tool_call_forwarded, tool_call_completed)", () => {
+  it("carry the call's agent, category, risk and rule, and how long the upstream took", async () => {
+    const audit = memoryAudit();
+    let clock = Date.parse("2026-01-15T12:00:00.000Z");
+    const env = await startInMemory({
+      upstreams: [fixture()],
+      audit,
+      agent: "mail-assistant",
+      now: () => new Date((clock += 7)), // every reading of the clock is 7 ms later
+    });
+    try {
+      await env.client.callTool({ name: "echo", arguments: { text: "hi" } });
+      const of = (type: string) => audit.events.find((e) => e.type === type)?.fields;
+      for (const type of ["tool_call_forwarded", "tool_call_completed"]) {
+        expect(of(type), type).toMatchObject({
+          agent: "mail-assistant",
+          category: "write",
+          risk_level: "medium",
+          policy_rule: null,
+          server: "fixture",
+          tool: "echo",
+        });
+      }
+      expect(of("tool_call_completed")?.["response_time_ms"]).toBe(7);
+    } finally {
+      await env.close();
     }
   });
 });

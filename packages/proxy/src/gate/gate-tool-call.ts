@@ -26,6 +26,14 @@ export interface GateDeps {
   readonly track?: <T>(running: Promise<T>) => Promise<T>;
 }
 
+/** The §7.4 fields of the events after a call was let through. */
+export interface ForwardedAs {
+  readonly category: string;
+  readonly risk_level: string;
+  readonly policy_rule: string | null;
+  readonly request_id?: string;
+}
+
 /** One intercepted `tools/call`. */
 export interface GatedCall {
   readonly callId: string;
@@ -45,10 +53,17 @@ export interface GatedCall {
 
 /**
  * The gate's verdict: forward these arguments, or answer with this tool error. `request` is the action
- * request as decided, with the arguments forwarded: what the session runtime records as executed.
+ * request as decided, with the arguments forwarded: what the session runtime records as executed. `decided`
+ * is what the later events of the call carry (§7.4): the decision's category, risk level and rule, and the
+ * consent request a person approved it under.
  */
 export type GateVerdict =
-  | { readonly kind: "forward"; readonly arguments: Record<string, unknown>; readonly request: ActionRequest }
+  | {
+      readonly kind: "forward";
+      readonly arguments: Record<string, unknown>;
+      readonly request: ActionRequest;
+      readonly decided: ForwardedAs;
+    }
   | { readonly kind: "answer"; readonly result: CallToolResult };
 
 /** What the decision is told about the call beyond its request. */
@@ -87,9 +102,14 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     risk_level: decision.risk_level,
     reasons: decision.reasons,
   });
-  if (decision.route === "accept") return { kind: "forward", arguments: call.arguments, request };
+  const forwardedAs: ForwardedAs = {
+    category: decision.category,
+    risk_level: decision.risk_level,
+    policy_rule: decision.rule,
+  };
+  if (decision.route === "accept") return { kind: "forward", arguments: call.arguments, request, decided: forwardedAs };
   if (decision.route === "refuse") return { kind: "answer", result: toolError(refusalText(decision), decision) };
-  const decided = { ...base, category: decision.category, risk_level: decision.risk_level, policy_rule: decision.rule };
+  const decided = { ...base, ...forwardedAs };
   const remembered = isHeldForChange(deps, call)
     ? undefined
     : deps.approvals.find(call.sessionId, call.server, call.tool, call.arguments, deps.now());
@@ -101,7 +121,8 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
       reused: true,
       metadata: { consent_response: remembered.consentResponse },
     });
-    return { kind: "forward", arguments: call.arguments, request };
+    const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
+    return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
   }
   return askPerson(deps, call, request, decision, decided);
 }
@@ -191,7 +212,14 @@ async function settleOutcome(
         deps.approvals.remember(call.sessionId, call.server, call.tool, outcome.arguments, approval);
       }
       const forwarded = outcome.arguments === call.arguments ? request : { ...request, arguments: outcome.arguments };
-      return { kind: "forward", arguments: outcome.arguments, request: forwarded };
+      const decided: ForwardedAs = {
+        category: decision.category,
+        risk_level: decision.risk_level,
+        policy_rule: decision.rule,
+        ...(typeof base["request_id"] === "string" ? { request_id: base["request_id"] } : {}),
+        ...requestIdOf(outcome.consentResponse),
+      };
+      return { kind: "forward", arguments: outcome.arguments, request: forwarded, decided };
     }
     case "denied":
       await record(deps.audit, "consent_denied", {

@@ -90,20 +90,30 @@ export async function handleToolCall(
     });
     clearInterval(heartbeat);
     if (verdict.kind === "answer") return verdict.result;
-    await proxy.audit("tool_call_forwarded", { ...base, arguments: verdict.arguments });
-    const injected = await injectCredentials(proxy, target.server, target.name, verdict.arguments, base);
+    // the later events of the call carry what it was decided as (§7.4): agent, category, risk, rule, request
+    const decided = { ...base, ...(agent !== undefined ? { agent } : {}), ...verdict.decided };
+    await proxy.audit("tool_call_forwarded", { ...decided, arguments: verdict.arguments });
+    const injected = await injectCredentials(proxy, target.server, target.name, verdict.arguments, decided);
     if (injected.kind === "answer") return injected.result;
     session.calls.add(inflight);
+    const now = proxy.options.now ?? (() => new Date());
+    const sentAt = now().getTime();
+    // §7.4 `response_time_ms` of tool_call_completed: how long the upstream took, on the proxy's clock
+    const completed = (): Record<string, unknown> => ({
+      ...decided,
+      response_time_ms: Math.max(0, now().getTime() - sentAt),
+    });
     const raw = await forward(
       proxy,
       target.server,
       { ...request.params, name: target.name, arguments: injected.arguments },
       extra,
       relay !== undefined ? { relay, token: `acp:${callId}` } : undefined,
+      completed,
     );
     const result = withoutSecrets(proxy, raw.result);
     await proxy.audit("tool_call_completed", {
-      ...base,
+      ...completed(),
       is_error: result.isError === true,
       ...(raw.error !== undefined ? { error: raw.error } : {}),
     });
@@ -133,6 +143,8 @@ async function forward(
   params: CallToolRequest["params"],
   extra: CallContext,
   progress: { readonly relay: ProgressRelay; readonly token: string } | undefined,
+  /** The fields of the call's `tool_call_completed` event. */
+  completed: () => Record<string, unknown>,
 ): Promise<{ readonly result: CallToolResult; readonly error?: string }> {
   const { _meta, ...rest } = params;
   const meta =
@@ -151,7 +163,7 @@ async function forward(
     return { result: result as CallToolResult };
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {
-      await proxy.audit("tool_call_completed", { server, tool: params.name, is_error: true, error: err.message });
+      await proxy.audit("tool_call_completed", { ...completed(), is_error: true, error: err.message });
       throw err;
     }
     const why =
