@@ -1,6 +1,8 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import {
+  ErrorCode,
+  McpError,
   ResultSchema,
   ToolSchema,
   type JSONRPCRequest,
@@ -20,6 +22,12 @@ export type UpstreamTool = Result & { readonly name: string };
 /** Where one upstream stands. */
 export type UpstreamStatus = "connecting" | "connected" | "failed" | "closed";
 
+/**
+ * The requests an upstream may send the agent's client: those of the capabilities the proxy declares to it
+ * (see `connectUpstream`). Others are answered "method not found" by the proxy itself.
+ */
+const FORWARDED_REQUESTS: ReadonlySet<string> = new Set(["sampling/createMessage", "elicitation/create"]);
+
 /** One upstream server, as the pool tracks it. */
 export interface Upstream {
   readonly spec: UpstreamSpec;
@@ -35,7 +43,7 @@ export interface Upstream {
 
 /** What the pool tells its owner. */
 export interface UpstreamPoolEvents {
-  /** A request from an upstream to the agent's client (sampling, elicitation, ping). */
+  /** A request from an upstream to the agent's client: sampling or elicitation (others are refused). */
   readonly onRequest: (server: string, request: JSONRPCRequest, signal: AbortSignal) => Promise<Result>;
   /** Any notification from an upstream except progress and cancellation (the SDK routes those). */
   readonly onNotification: (server: string, notification: Notification) => void;
@@ -191,7 +199,16 @@ export class UpstreamPool {
   }
 
   #prepare(name: string, client: Client): void {
-    client.fallbackRequestHandler = (request, extra) => this.#events.onRequest(name, request, extra.signal);
+    client.fallbackRequestHandler = (request, extra) => {
+      // only what the proxy declared to the upstream reaches an agent's client: never roots/list (the agent's
+      // directories are not the server's to read), nor a method an agent's client may answer unasked
+      if (!FORWARDED_REQUESTS.has(request.method)) {
+        const refused = new McpError(ErrorCode.MethodNotFound, "");
+        refused.message = `Method not found: ${request.method}`; // as the SDK words it, without its prefix
+        return Promise.reject(refused);
+      }
+      return this.#events.onRequest(name, request, extra.signal);
+    };
     client.fallbackNotificationHandler = async (notification) => {
       if (notification.method === "notifications/tools/list_changed") {
         await this.#refreshTools(name);
