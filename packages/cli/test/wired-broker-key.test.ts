@@ -1,10 +1,15 @@
-/** acp proxy without a passphrase for the home's key: nobody is asked for an approval that cannot be signed. */
+/**
+ * The consent broker as acp proxy wires it: without a passphrase for the home's key nobody is asked for an
+ * approval that cannot be signed; one session's calls waiting for a person are bounded, so an agent cannot
+ * bury the person in questions.
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
-import type { Decision } from "@acp/core";
+import { ed25519KeyPairFromSeed, type Decision } from "@acp/core";
+import { PROXY_MAX_WAITING_PER_SESSION } from "@acp/proxy";
 import { createWiredBroker } from "../src/wiring/consent-broker.js";
 import { openHomeState } from "../src/wiring/home-state.js";
 
@@ -66,6 +71,57 @@ describe("a wired broker whose key cannot be opened", () => {
         db.close();
       }
     } finally {
+      await broker.close();
+      state.close();
+    }
+  });
+});
+
+describe("the wired broker of acp proxy and calls waiting for a person", () => {
+  it(`lets ${PROXY_MAX_WAITING_PER_SESSION} calls of one session wait; the next is denied at once and never pending`, async () => {
+    const state = openHomeState(home);
+    const pair = ed25519KeyPairFromSeed(new Uint8Array(32).fill(7));
+    const broker = createWiredBroker({
+      state,
+      terminal: false,
+      clock: () => new Date("2026-01-15T12:00:00Z"),
+      key: { get: () => Promise.resolve(pair), seed: () => Promise.reject(new Error("no")), ephemeral: false },
+    });
+    const stop = new AbortController();
+    const ask = (sessionId: string, n: number) =>
+      broker.ask({
+        server: "fs",
+        tool: "write_file",
+        arguments: { path: `/tmp/${n}` },
+        decision,
+        sessionId,
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      });
+    const db = openPendingConsentDb(join(home, "state.db"));
+    const pending = (): number => createPendingConsentStore(db).listPending(Date.parse("2026-01-15T12:00:00Z")).length;
+    try {
+      const waiting = Array.from({ length: PROXY_MAX_WAITING_PER_SESSION }, (_, n) => ask("s", n));
+      for (let i = 0; i < 200 && pending() < PROXY_MAX_WAITING_PER_SESSION; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(pending()).toBe(PROXY_MAX_WAITING_PER_SESSION);
+      const over = await ask("s", 99);
+      expect(over).toEqual({
+        kind: "denied",
+        reason: `too many calls of this session are waiting for a person (${PROXY_MAX_WAITING_PER_SESSION}): answer or deny those first (\`acp pending\`)`,
+      });
+      expect(pending()).toBe(PROXY_MAX_WAITING_PER_SESSION);
+      // another session still gets its question in
+      const other = ask("t", 0);
+      for (let i = 0; i < 200 && pending() < PROXY_MAX_WAITING_PER_SESSION + 1; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(pending()).toBe(PROXY_MAX_WAITING_PER_SESSION + 1);
+      stop.abort();
+      expect(new Set((await Promise.all([...waiting, other])).map((o) => o.kind))).toEqual(new Set(["withdrawn"]));
+    } finally {
+      db.close();
       await broker.close();
       state.close();
     }
