@@ -120,7 +120,10 @@ export class AcpProxy {
 
   constructor(options: AcpProxyOptions) {
     this.options = options;
-    this.#log = options.log ?? (() => undefined);
+    // every line escaped: tool names, methods, error messages and parse errors quote what an upstream sent,
+    // and raw, an escape sequence could redraw the terminal a person approves on
+    const log = options.log;
+    this.#log = log === undefined ? () => undefined : (line) => log(printable(line));
     this.#audit = options.audit ?? { record: () => undefined };
     const now = options.now ?? (() => new Date());
     this.observations = new PendingObservations((err) =>
