@@ -1,3 +1,4 @@
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 /**
@@ -14,11 +15,15 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
  * read); aborting the connection still aborts every request and body in flight. Redirects and error
  * answers are returned as they came (the SDK reads their status, headers and URL); a successful answer
  * with a body is returned as a new `Response` with the same status, headers and body bytes.
+ *
+ * Every body is also held to the size of one message an upstream may send over stdio (10 MiB, see
+ * {@link MAX_MESSAGE_BYTES}): a body that goes past it fails. The SDK reads a JSON answer (or an error's
+ * text) whole, so without a bound one server's endless answer could fill the proxy's memory.
  */
 export function createAbortIsolatingFetch(base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
     const parent = init?.signal;
-    if (parent === undefined || parent === null || parent.aborted) return base(url, init);
+    if (parent === undefined || parent === null || parent.aborted) return bounded(await base(url, init));
     const own = new AbortController();
     const onAbort = (): void => own.abort(parent.reason);
     parent.addEventListener("abort", onAbort, { once: true });
@@ -37,9 +42,9 @@ export function createAbortIsolatingFetch(base: FetchLike = fetch): FetchLike {
     }
     if (response.body === null || !response.ok) {
       release();
-      return response;
+      return bounded(response);
     }
-    return new Response(releasingBody(response.body, release), {
+    return new Response(releasingBody(response.body, release, sizeLimit(response)), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
@@ -47,8 +52,72 @@ export function createAbortIsolatingFetch(base: FetchLike = fetch): FetchLike {
   };
 }
 
-/** `body`'s bytes, calling `release` once they are all read, the stream is cancelled or it fails. */
-function releasingBody(body: ReadableStream<Uint8Array>, release: () => void): ReadableStream<Uint8Array> {
+/** The most bytes one message of an upstream may take: a JSON answer, or one event of an event stream. */
+export const MAX_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+
+/**
+ * `response` with its body held to {@link MAX_MESSAGE_BYTES}; its status, headers, URL and `redirected`
+ * kept (an error answer's URL is read by the SDK). One without a body as it is.
+ */
+function bounded(response: Response): Response {
+  if (response.body === null) return response;
+  const limited = new Response(
+    releasingBody(response.body, () => undefined, sizeLimit(response)),
+    {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    },
+  );
+  Object.defineProperty(limited, "url", { value: response.url });
+  Object.defineProperty(limited, "redirected", { value: response.redirected });
+  return limited;
+}
+
+/**
+ * Counts a body's bytes as they come and says when it is past the size of one message: the whole body,
+ * or for an event stream (`text/event-stream`, open for as long as the connection) each event, from the
+ * blank line that ended the last one.
+ */
+function sizeLimit(response: Response, max: number = MAX_MESSAGE_BYTES): (chunk: Uint8Array) => boolean {
+  const events = (response.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream");
+  let size = 0;
+  let atLineStart = true;
+  let afterCr = false;
+  return (chunk) => {
+    if (!events) {
+      size += chunk.length;
+      return size > max;
+    }
+    for (const byte of chunk) {
+      if (byte === LF && afterCr) afterCr = false;
+      else if (byte === LF || byte === CR) {
+        if (atLineStart) size = 0; // a blank line: the event ended
+        atLineStart = true;
+        afterCr = byte === CR;
+      } else {
+        atLineStart = false;
+        afterCr = false;
+        size += 1;
+        if (size > max) return true;
+      }
+    }
+    return false;
+  };
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * `body`'s bytes, calling `release` once they are all read, the stream is cancelled or it fails; failing
+ * (and cancelling the body) once `tooLarge` says the bytes so far are past the size of one message.
+ */
+function releasingBody(
+  body: ReadableStream<Uint8Array>,
+  release: () => void,
+  tooLarge: (chunk: Uint8Array) => boolean,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -57,6 +126,10 @@ function releasingBody(body: ReadableStream<Uint8Array>, release: () => void): R
         if (done) {
           release();
           controller.close();
+        } else if (tooLarge(value)) {
+          release();
+          controller.error(new Error(`the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`));
+          await reader.cancel().catch(() => undefined);
         } else controller.enqueue(value);
       } catch (err) {
         release();
