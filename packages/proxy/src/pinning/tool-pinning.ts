@@ -20,7 +20,10 @@ export interface ToolPinning {
    * compared yet — its pinned definition (every field as first seen; a stand-in when the pin kept no values).
    */
   served(server: string, tool: PinnableTool): PinnableTool;
-  /** A person accepted the new definition: pin it and stop holding the tool. */
+  /**
+   * A person accepted the new definition: pin it and stop holding the tool. What is pinned is the change as
+   * first held (the one `changeOf` showed), even if the server listed another definition since.
+   */
   accept(server: string, tool: string): Promise<void>;
 }
 
@@ -35,6 +38,16 @@ export interface ToolPinningOptions {
 }
 
 const EPOCH = new Date(0);
+
+/** Whether two pins are the same record (as loaded again from the store). */
+function samePin(a: ToolPin, b: ToolPin): boolean {
+  return (
+    a.pinned_at === b.pinned_at &&
+    a.input_schema_hash === b.input_schema_hash &&
+    a.description === b.description &&
+    JSON.stringify(a.field_hashes ?? null) === JSON.stringify(b.field_hashes ?? null)
+  );
+}
 
 /** Creates the tool-pinning state of one proxy. */
 export function createToolPinning(options: ToolPinningOptions): ToolPinning {
@@ -63,8 +76,25 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
       const { fresh, changes, upgraded } = comparePins(pins, tools, options.now());
       const accepted = options.acceptChanges === true ? changes.map((c) => c.after) : [];
       // held (and remembered) before the pins are written: a failed write must not let a change through
-      for (const tool of tools) held.delete(key(server, tool.name));
-      if (options.acceptChanges !== true) for (const change of changes) held.set(key(server, change.tool), change);
+      const earlier = new Map<string, ToolChange>();
+      for (const tool of tools) {
+        const k = key(server, tool.name);
+        const change = held.get(k);
+        if (change !== undefined) earlier.set(k, change);
+        held.delete(k);
+      }
+      if (options.acceptChanges !== true) {
+        for (const change of changes) {
+          // a change held from the same pin stays as first held: a person may be looking at it, and approving
+          // pins what they were shown, never a definition the server swapped in meanwhile (the next listing
+          // after that holds the newer one)
+          const first = earlier.get(key(server, change.tool));
+          held.set(
+            key(server, change.tool),
+            first !== undefined && samePin(first.before, change.before) ? first : change,
+          );
+        }
+      }
       known.set(server, new Map(pins));
       const recorded = [...fresh, ...upgraded, ...accepted];
       remember(server, recorded);
