@@ -75,6 +75,46 @@ describe("tool pinning", () => {
     }
   });
 
+  it("pins that cannot be read make every call to that server ask (fail closed), until a check succeeds", async () => {
+    const inner = createMemoryPinStore();
+    let broken = true;
+    const pinStore = {
+      load: (server: string) =>
+        broken ? Promise.reject(new Error("EACCES: permission denied, open 'pins.json'")) : inner.load(server),
+      save: (server: string, pins: Parameters<typeof inner.save>[1]) => inner.save(server, pins),
+    };
+    const lines: string[] = [];
+    const broker = scriptedBroker(() => ({
+      kind: "denied",
+      reason: "not sure",
+      consentResponse: { decision: "denied" },
+    }));
+    const env = await startInMemory({
+      upstreams: [fixture("bank", "transfers money")],
+      pinStore,
+      decide: decideByTool({ transfer: "accept" }),
+      broker,
+      log: (l) => lines.push(l),
+    });
+    try {
+      expect(lines.some((l) => l.includes("tool pins could not be read or written"))).toBe(true);
+      const held = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });
+      expect(textOf(held)).toBe("denied by a person: not sure");
+      expect(broker.asks[0]?.decision.route).toBe("ask");
+      expect(broker.asks[0]?.decision.reasons[0]).toMatchObject({
+        code: "tool_pins_unchecked",
+        message: expect.stringContaining("the tool pins of `bank` could not be checked (EACCES") as unknown,
+      });
+      // the pins can be read again: the next check (a listing) succeeds, and the policy's route holds again
+      broken = false;
+      expect(await env.proxy.pinning.observe("bank", env.proxy.pool.get("bank")?.tools ?? [])).toEqual([]);
+      expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 3 } }))).toBe("transferred 3");
+      expect(broker.asks).toHaveLength(1);
+    } finally {
+      await env.close();
+    }
+  });
+
   it("while a changed tool is held, the agent is served the pinned description and the person is shown the new one", async () => {
     const pinStore = createMemoryPinStore();
     const first = await startInMemory({ upstreams: [fixture("bank", "transfers money")], pinStore });

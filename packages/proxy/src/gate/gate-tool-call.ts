@@ -338,12 +338,21 @@ function isHeldForChange(deps: GateDeps, call: GatedCall): boolean {
 /** A tool whose definition changed since it was pinned is held behind at least `ask`. */
 function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): Decision {
   const change = deps.pinning?.changeOf(call.server, call.tool);
-  if (change === undefined) return decision;
-  const reason: Reason = {
-    source: "pipeline",
-    code: "tool_definition_changed",
-    message: `the definition of tool \`${call.tool}\` on \`${call.server}\` changed since it was first seen (${change.fields.join(", ")}); a person must accept it${describeChange(change)}`,
-  };
+  // pins that could not be read or written: a changed definition cannot be told from the pinned one
+  const unchecked = change === undefined ? deps.pinning?.uncheckedBecause(call.server) : undefined;
+  if (change === undefined && unchecked === undefined) return decision;
+  const reason: Reason =
+    change !== undefined
+      ? {
+          source: "pipeline",
+          code: "tool_definition_changed",
+          message: `the definition of tool \`${call.tool}\` on \`${call.server}\` changed since it was first seen (${change.fields.join(", ")}); a person must accept it${describeChange(change)}`,
+        }
+      : {
+          source: "pipeline",
+          code: "tool_pins_unchecked",
+          message: `the tool pins of \`${call.server}\` could not be checked (${unchecked ?? ""}), so a changed definition of \`${call.tool}\` could not be seen; a person must allow the call`,
+        };
   if (decision.route === "accept")
     return { ...decision, route: "ask", action: "ask", reasons: [reason, ...decision.reasons] };
   return { ...decision, reasons: [...decision.reasons, reason] };

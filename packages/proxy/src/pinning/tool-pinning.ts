@@ -15,6 +15,12 @@ export interface ToolPinning {
   /** The unaccepted change of one tool, if any. */
   changeOf(server: string, tool: string): ToolChange | undefined;
   /**
+   * Why the server's last listing could not be checked against its pins (its pins could not be read or
+   * written), or undefined once a check succeeded: until then a changed tool cannot be told from the pinned
+   * one, so every call to the server's tools must ask (fail closed).
+   */
+  uncheckedBecause(server: string): string | undefined;
+  /**
    * The definition of a listed tool that the agent is served and its calls are decided with (annotations):
    * the tool as listed, or — while it is held, or when it differs from its pin and the listing was not
    * compared yet — its pinned definition (every field as first seen; a stand-in when the pin kept no values).
@@ -52,6 +58,8 @@ function samePin(a: ToolPin, b: ToolPin): boolean {
 /** Creates the tool-pinning state of one proxy. */
 export function createToolPinning(options: ToolPinningOptions): ToolPinning {
   const held = new Map<string, ToolChange>();
+  // servers whose last check failed, and why
+  const unchecked = new Map<string, string>();
   // the pins of each server as last loaded or written here: what `served` compares a listing with
   const known = new Map<string, Map<string, ToolPin>>();
   // whether each listed tool object differs from the pin it was last compared with (a listing's objects are
@@ -70,37 +78,49 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
     for (const pin of pins) map.set(pin.name, pin);
     known.set(server, map);
   };
+  /** Compares a server's listing with its pins, holds the changed tools, records the new ones. */
+  const check = async (server: string, tools: readonly PinnableTool[]): Promise<readonly ToolChange[]> => {
+    const pins = await options.store.load(server);
+    const { fresh, changes, upgraded } = comparePins(pins, tools, options.now());
+    const accepted = options.acceptChanges === true ? changes.map((c) => c.after) : [];
+    // held (and remembered) before the pins are written: a failed write must not let a change through
+    const earlier = new Map<string, ToolChange>();
+    for (const tool of tools) {
+      const k = key(server, tool.name);
+      const change = held.get(k);
+      if (change !== undefined) earlier.set(k, change);
+      held.delete(k);
+    }
+    if (options.acceptChanges !== true) {
+      for (const change of changes) {
+        // a change held from the same pin stays as first held: a person may be looking at it, and approving
+        // pins what they were shown, never a definition the server swapped in meanwhile (the next listing
+        // after that holds the newer one)
+        const first = earlier.get(key(server, change.tool));
+        held.set(
+          key(server, change.tool),
+          first !== undefined && samePin(first.before, change.before) ? first : change,
+        );
+      }
+    }
+    known.set(server, new Map(pins));
+    const recorded = [...fresh, ...upgraded, ...accepted];
+    remember(server, recorded);
+    if (recorded.length > 0) await options.store.save(server, recorded);
+    return changes;
+  };
   return {
     async observe(server, tools) {
-      const pins = await options.store.load(server);
-      const { fresh, changes, upgraded } = comparePins(pins, tools, options.now());
-      const accepted = options.acceptChanges === true ? changes.map((c) => c.after) : [];
-      // held (and remembered) before the pins are written: a failed write must not let a change through
-      const earlier = new Map<string, ToolChange>();
-      for (const tool of tools) {
-        const k = key(server, tool.name);
-        const change = held.get(k);
-        if (change !== undefined) earlier.set(k, change);
-        held.delete(k);
+      try {
+        const changes = await check(server, tools);
+        unchecked.delete(server);
+        return changes;
+      } catch (err) {
+        unchecked.set(server, err instanceof Error ? err.message : String(err));
+        throw err;
       }
-      if (options.acceptChanges !== true) {
-        for (const change of changes) {
-          // a change held from the same pin stays as first held: a person may be looking at it, and approving
-          // pins what they were shown, never a definition the server swapped in meanwhile (the next listing
-          // after that holds the newer one)
-          const first = earlier.get(key(server, change.tool));
-          held.set(
-            key(server, change.tool),
-            first !== undefined && samePin(first.before, change.before) ? first : change,
-          );
-        }
-      }
-      known.set(server, new Map(pins));
-      const recorded = [...fresh, ...upgraded, ...accepted];
-      remember(server, recorded);
-      if (recorded.length > 0) await options.store.save(server, recorded);
-      return changes;
     },
+    uncheckedBecause: (server) => unchecked.get(server),
     changeOf: (server, tool) => held.get(key(server, tool)),
     served(server, tool) {
       const change = held.get(key(server, tool.name));
