@@ -20,7 +20,8 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
  * {@link MAX_MESSAGE_BYTES}): a body that goes past it fails. The SDK reads a JSON answer (or an error's
  * text) whole, so without a bound one server's endless answer could fill the proxy's memory.
  */
-export function createAbortIsolatingFetch(base: FetchLike = fetch): FetchLike {
+export function createAbortIsolatingFetch(given: FetchLike = fetch): FetchLike {
+  const base = sameOriginRedirects(given);
   return async (url, init) => {
     const parent = init?.signal;
     if (parent === undefined || parent === null || parent.aborted) return bounded(await base(url, init));
@@ -49,6 +50,40 @@ export function createAbortIsolatingFetch(base: FetchLike = fetch): FetchLike {
       statusText: response.statusText,
       headers: response.headers,
     });
+  };
+}
+
+/** Most redirects followed for one request (each within the upstream's own origin). */
+export const MAX_REDIRECTS = 5;
+
+/**
+ * `base` following redirects only within the origin it was asked for. Node's fetch follows a redirect to any
+ * host, carrying every header but `Authorization` with it: a credential the proxy injects as a header
+ * (`inject: {header: X-Api-Key}`) would go wherever an upstream, or anyone between it and the proxy on
+ * plain http, points it. A redirect to another origin is refused (the error says which, and what to
+ * configure instead); within the origin, 307 and 308 repeat the request as it was, and 301, 302 and 303
+ * are followed for GET and HEAD only (an MCP POST turned into a GET would mean nothing).
+ */
+function sameOriginRedirects(base: FetchLike): FetchLike {
+  return async (url, init) => {
+    let target = new URL(url);
+    const method = (init?.method ?? "GET").toUpperCase();
+    for (let hop = 0; ; hop++) {
+      const response = await base(target, { ...init, redirect: "manual" });
+      const location = response.headers.get("location");
+      if (response.status < 300 || response.status > 399 || location === null) return response;
+      await response.body?.cancel().catch(() => undefined);
+      const next = new URL(location, target);
+      if (next.origin !== target.origin) {
+        throw new Error(
+          `it redirected to another origin (${next.origin}): not followed, so what the proxy sends it (credentials included) stays with ${target.origin}; configure the URL it redirects to`,
+        );
+      }
+      const repeats = response.status === 307 || response.status === 308 || method === "GET" || method === "HEAD";
+      if (!repeats) throw new Error(`it answered a ${method} with a redirect (${response.status}) to ${next.href}`);
+      if (hop >= MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`);
+      target = next;
+    }
   };
 }
 

@@ -1,5 +1,5 @@
 import { getEventListeners } from "node:events";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAbortIsolatingFetch } from "../../src/upstream/abort-isolating-fetch.js";
@@ -110,7 +110,7 @@ describe("abort-isolating fetch for URL upstreams", () => {
     expect(listeners(connection.signal)).toBe(0);
   });
 
-  it("a request without a signal, or with one already aborted, goes to fetch unchanged", async () => {
+  it("a request without a signal, or with one already aborted, goes to fetch unchanged (but for redirects)", async () => {
     const calls: (RequestInit | undefined)[] = [];
     const recording = createAbortIsolatingFetch((_url, init) => {
       calls.push(init);
@@ -119,7 +119,80 @@ describe("abort-isolating fetch for URL upstreams", () => {
     await recording(`${base}/json`);
     const aborted = AbortSignal.abort();
     await recording(`${base}/json`, { signal: aborted });
-    expect(calls[0]).toBeUndefined();
-    expect(calls[1]?.signal).toBe(aborted);
+    // redirects are followed here, within the upstream's origin only (below)
+    expect(calls[0]).toEqual({ redirect: "manual" });
+    expect(calls[1]).toEqual({ signal: aborted, redirect: "manual" });
+  });
+});
+
+// Node's fetch follows a redirect to any host with every header but Authorization: a credential injected as
+// a header would go wherever the upstream (or anyone on plain http between) points it.
+describe("redirects of a URL upstream", () => {
+  const servers: Server[] = [];
+  const seen: { where: string; method: string; key: string | undefined; body: string }[] = [];
+  const listen = (name: string, handle: (req: IncomingMessage, res: ServerResponse) => void) =>
+    new Promise<string>((resolve) => {
+      const server = createServer((req, res) => {
+        let body = "";
+        req.on("data", (c: Buffer) => (body += c.toString()));
+        req.on("end", () => {
+          seen.push({
+            where: `${name}${req.url ?? ""}`,
+            method: req.method ?? "",
+            key: req.headers["x-api-key"] as string | undefined,
+            body,
+          });
+          handle(req, res);
+        });
+      });
+      servers.push(server);
+      server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    });
+  let other = "";
+  let home = "";
+  beforeAll(async () => {
+    other = await listen("other", (_req, res) => res.end("{}"));
+    home = await listen("home", (req, res) => {
+      if (req.url === "/away") res.writeHead(307, { location: `${other}/mcp` }).end();
+      else if (req.url === "/moved") res.writeHead(308, { location: "/mcp" }).end();
+      else if (req.url === "/see-other") res.writeHead(303, { location: "/mcp" }).end();
+      else if (req.url === "/loop") res.writeHead(307, { location: "/loop" }).end();
+      else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
+    });
+  });
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
+  });
+  const post = { method: "POST", headers: { "x-api-key": "injected-credential-123" }, body: '{"jsonrpc":"2.0"}' };
+
+  it("refuses a redirect to another origin: nothing, and no credential, reaches it", async () => {
+    seen.length = 0;
+    const fetchLike = createAbortIsolatingFetch();
+    await expect(fetchLike(`${home}/away`, post)).rejects.toThrow(
+      `it redirected to another origin (${other}): not followed`,
+    );
+    expect(seen.map((s) => s.where)).toEqual(["home/away"]);
+  });
+
+  it("follows 307 and 308 within the origin with the same method, body and headers", async () => {
+    seen.length = 0;
+    const response = await createAbortIsolatingFetch()(`${home}/moved`, post);
+    expect(await response.json()).toEqual({ ok: true });
+    expect(seen).toEqual([
+      { where: "home/moved", method: "POST", key: "injected-credential-123", body: '{"jsonrpc":"2.0"}' },
+      { where: "home/mcp", method: "POST", key: "injected-credential-123", body: '{"jsonrpc":"2.0"}' },
+    ]);
+  });
+
+  it("refuses a POST turned into a GET (303), and a redirect loop, with an error that says so", async () => {
+    await expect(createAbortIsolatingFetch()(`${home}/see-other`, post)).rejects.toThrow(
+      /it answered a POST with a redirect \(303\)/,
+    );
+    await expect(createAbortIsolatingFetch()(`${home}/loop`, post)).rejects.toThrow(/redirected more than 5 times/);
+    const get = await createAbortIsolatingFetch()(`${home}/see-other`);
+    expect(await get.json()).toEqual({ ok: true });
   });
 });
