@@ -1,9 +1,11 @@
+import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { ActionRequest, Decision, Route } from "@acp/core";
 import {
   createProxy,
+  serveStdio,
   type AcpProxy,
   type AcpProxyOptions,
   type AuditSink,
@@ -143,4 +145,54 @@ export async function connectClient(proxy: AcpProxy): Promise<Client> {
 export function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((c) => c.text ?? "").join("\n");
+}
+
+/** One JSON-RPC message a proxy wrote to its stdio client. */
+export interface RawAnswer {
+  readonly id?: unknown;
+  readonly result?: Record<string, unknown>;
+  readonly error?: { readonly code: number; readonly message: string };
+}
+
+/**
+ * A client on the proxy's stdio transport that writes raw lines and reads what comes back, as an agent's
+ * MCP client does: every message the proxy writes goes through the real serialisation. `initialize` does
+ * the handshake; `answer(id)` is the message answering `id`, if any yet.
+ */
+export async function rawStdioClient(proxy: AcpProxy): Promise<{
+  readonly send: (message: Record<string, unknown>) => void;
+  readonly initialize: () => Promise<void>;
+  readonly answer: (id: unknown) => RawAnswer | undefined;
+  readonly stdin: PassThrough;
+  readonly end: () => void;
+}> {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let out = "";
+  stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
+  await serveStdio(proxy, { stdin, stdout });
+  const answer = (id: unknown): RawAnswer | undefined =>
+    out
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as RawAnswer)
+      .find((m) => m.id === id);
+  const send = (message: Record<string, unknown>): void =>
+    void stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  return {
+    send,
+    answer,
+    stdin,
+    initialize: async () => {
+      send({
+        id: "init",
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw-client", version: "1" } },
+      });
+      for (let i = 0; i < 500 && answer("init") === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      if (answer("init") === undefined) throw new Error("the proxy did not answer initialize");
+      send({ method: "notifications/initialized" });
+    },
+    end: () => void stdin.end(),
+  };
 }

@@ -1,12 +1,11 @@
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { ActionRequest } from "@acp/core";
-import { createFilePinStore, createProxy, serveStdio } from "../../src/index.js";
+import { createFilePinStore, createProxy } from "../../src/index.js";
 import { MAX_LISTING_CHARS } from "../../src/upstream/refused-item.js";
-import { decideByTool, scriptedBroker, startInMemory, textOf } from "../harness.js";
+import { decideByTool, rawStdioClient, scriptedBroker, startInMemory, textOf } from "../harness.js";
 import { hostile } from "./hostile-upstream.js";
 
 const OBJECT = { type: "object" } as const;
@@ -83,27 +82,10 @@ describe("an upstream's tool listing the proxy cannot serve as it is", () => {
     });
     await proxy.start();
     // over stdio, as an agent's client talks to it: the deep definition could not even be written there
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    let out = "";
-    stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
-    await serveStdio(proxy, { stdin, stdout });
-    const answer = (id: number): { result?: Record<string, unknown>; error?: unknown } | undefined =>
-      out
-        .split("\n")
-        .filter((l) => l !== "")
-        .map((l) => JSON.parse(l) as { id: unknown; result?: Record<string, unknown>; error?: unknown })
-        .find((m) => m.id === id);
-    const send = (m: Record<string, unknown>): void =>
-      void stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...m })}\n`);
+    const client = await rawStdioClient(proxy);
+    const { send, answer } = client;
     try {
-      send({
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
-      });
-      await expect.poll(() => answer(0)).toBeDefined();
-      send({ method: "notifications/initialized" });
+      await client.initialize();
       send({ id: 1, method: "tools/list", params: {} });
       await expect.poll(() => answer(1)).toBeDefined();
       expect(answer(1)?.result?.["tools"]).toEqual([
@@ -119,7 +101,7 @@ describe("an upstream's tool listing the proxy cannot serve as it is", () => {
         lines.some((l) => l.startsWith('upstream `h`: 1 tool is not served: "deep" (it cannot be written as JSON')),
       ).toBe(true);
     } finally {
-      stdin.end();
+      client.end();
       await proxy.close();
     }
   }, 30_000);
