@@ -127,3 +127,43 @@ describe("the wired broker of acp proxy and calls waiting for a person", () => {
     }
   });
 });
+
+describe("the wired broker names the agent acp run started", () => {
+  it("puts the given agent (its command) in every consent request whose call names none", async () => {
+    const state = openHomeState(home);
+    const pair = ed25519KeyPairFromSeed(new Uint8Array(32).fill(9));
+    const agent = { id: "run-agent", name: "my-agent", command: "node agent.js --task inbox" };
+    const broker = createWiredBroker({
+      state,
+      terminal: false,
+      clock: () => new Date("2026-01-15T12:00:00Z"),
+      key: { get: () => Promise.resolve(pair), seed: () => Promise.reject(new Error("no")), ephemeral: false },
+      agent,
+    });
+    const stop = new AbortController();
+    const db = openPendingConsentDb(join(home, "state.db"));
+    const requestOf = (): unknown =>
+      createPendingConsentStore(db)
+        .listPending(Date.parse("2026-01-15T12:00:00Z"))
+        .find((r) => r.sessionId === "run-session")?.request;
+    try {
+      const asked = broker.ask({
+        server: "fs",
+        tool: "write_file",
+        arguments: { path: "/tmp/x" },
+        decision,
+        sessionId: "run-session",
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      });
+      for (let i = 0; i < 200 && requestOf() === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+      expect((requestOf() as { agent: unknown }).agent).toEqual(agent);
+      stop.abort();
+      expect((await asked).kind).toBe("withdrawn");
+    } finally {
+      db.close();
+      await broker.close();
+      state.close();
+    }
+  });
+});

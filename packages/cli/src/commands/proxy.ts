@@ -18,6 +18,7 @@ import {
   type CallObserver,
   type CredentialHook,
   type PlanHook,
+  type ConsentAgentInfo,
   type ConsentBroker,
   type Decide,
   type PrefixMode,
@@ -60,7 +61,11 @@ export interface ProxyWiring {
   readonly createPlans?: (options: WiringOptions) => PlanHook | undefined;
   /** Sees executed calls and results (the session runtime's provenance). */
   readonly createObserver?: (options: WiringOptions) => CallObserver | undefined;
-  readonly createBroker: (options: WiringOptions) => ConsentBroker;
+  /**
+   * `agent`: the §4.1 agent of the consent requests whose call names none (`acp run` knows the command it
+   * started); absent, a request names the agent its client says it is, and an `unknown` command.
+   */
+  readonly createBroker: (options: WiringOptions & { readonly agent?: ConsentAgentInfo }) => ConsentBroker;
   readonly createAudit: (options: WiringOptions) => AuditSink;
   /** Releases what the wiring opened (audit log with its final checkpoint, state.db, channels). */
   readonly close?: () => Promise<void>;

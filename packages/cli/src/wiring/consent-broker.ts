@@ -14,6 +14,7 @@ import {
   PROXY_MAX_WAITING_PER_SESSION,
   createTerminalChannel,
   restoreRedacted,
+  type ConsentAgentInfo,
   type ConsentBrokerHandle,
   type ConsentChannel,
   type ConsentRequestV02,
@@ -54,6 +55,8 @@ export interface WiredBrokerOptions {
   readonly redact?: Redactor;
   /** Told once, at start, when approvals cannot be signed (no passphrase for the home's key). */
   readonly log?: (line: string) => void;
+  /** The §4.1 agent of requests whose call names none (`acp run`: the command it started). */
+  readonly agent?: ConsentAgentInfo;
 }
 
 /**
@@ -99,6 +102,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   const broker = createConsentBroker({
     channels,
     maxWaitingPerSession: PROXY_MAX_WAITING_PER_SESSION,
+    ...(options.agent !== undefined ? { agent: options.agent } : {}),
     ...(options.redact !== undefined ? { redact: options.redact } : {}),
     ...(store !== undefined ? { store } : {}),
     ...(grants !== undefined ? { grants, verifyGrant } : {}),

@@ -105,7 +105,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
       credentials = createCredentialHook({ home, rules: config.credentials, seed: () => key.seed() });
       return credentials;
     },
-    createBroker: ({ home, config: given }) => {
+    createBroker: ({ home, config: given, agent }) => {
       const { state, key, audit, redaction, config } = wire(home, given);
       // requests a killed proxy left waiting: nobody will read their answer (docs/reference/cli/pending.md)
       orphansSettled = settleOrphanedConsent({ db: state.db(), audit, now: ctx.io.now, log });
@@ -113,6 +113,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         state,
         key,
         log,
+        ...(agent !== undefined ? { agent } : {}),
         redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
         // sealed channel secrets open only with the home's key
