@@ -1,12 +1,14 @@
 /**
  * Whether the sandbox may open one connection: the allow-list passes it; loopback, unspecified and link-local
- * destinations are refused unless listed literally (they lead to ACP itself and to the approval channels);
+ * destinations, and the host's own addresses on any interface, are refused unless listed literally (they lead
+ * to ACP itself, to the approval channels and to whatever else the host serves on all interfaces);
  * every other destination is a `network.connect` consent request, denied when nobody answers. A name is
  * resolved only once it is let through: a lookup of a name the agent made up would carry its data out to
  * whoever serves that domain's DNS.
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { networkInterfaces, type NetworkInterfaceInfo } from "node:os";
 import type { Category, Decision } from "@acp/core";
 import type { ConsentBroker } from "../gate/types.js";
 import { matchEgress, normalizeHost, type EgressRule } from "./allow-list.js";
@@ -33,6 +35,11 @@ export interface EgressDecisionOptions {
   readonly now?: () => Date;
   /** Name resolution on the host (the sandbox has none); default `dns.lookup`. */
   readonly resolve?: (host: string) => Promise<string>;
+  /**
+   * The host's interfaces, read at every decision (an address may come up while the agent runs); default
+   * `os.networkInterfaces`. Their addresses are refused like loopback.
+   */
+  readonly interfaces?: () => NodeJS.Dict<NetworkInterfaceInfo[]>;
 }
 
 /** Decides destinations; remembers session-scoped approvals for the run. */
@@ -57,13 +64,35 @@ for (const [v4, prefix] of [
 LOCAL.addSubnet("fe80::", 10, "ipv6");
 
 /**
- * Whether an address is loopback, unspecified or link-local (never reachable by consent), in any spelling
- * the URL parser or the resolver may give: `::ffff:127.0.0.1` arrives as `::ffff:7f00:1`. Anything that is
- * not an address counts as local (refused).
+ * Whether an address is loopback, unspecified or link-local (never reachable by consent), or one of
+ * `hostAddresses` (the host's own, from `hostAddressList`), in any spelling the URL parser or the resolver
+ * may give: `::ffff:127.0.0.1` arrives as `::ffff:7f00:1`. Anything that is not an address counts as local
+ * (refused).
  */
-export function isLocalAddress(address: string): boolean {
+export function isLocalAddress(address: string, hostAddresses?: BlockList): boolean {
   const family = isIP(address);
-  return family === 0 || LOCAL.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 0) return true;
+  const type = family === 4 ? "ipv4" : "ipv6";
+  return LOCAL.check(address, type) || (hostAddresses?.check(address, type) ?? false);
+}
+
+/**
+ * The host's own addresses on every interface (a service listening on all interfaces answers on each), as a
+ * `BlockList`: an IPv4 address also in its IPv4-compatible IPv6 spelling (`::10.0.0.5`); the IPv4-mapped one
+ * (`::ffff:10.0.0.5`) `BlockList` matches by itself. Throws when the interfaces cannot be listed.
+ */
+export function hostAddressList(interfaces: () => NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces): BlockList {
+  const list = new BlockList();
+  for (const entries of Object.values(interfaces())) {
+    for (const { address } of entries ?? []) {
+      const bare = address.split("%")[0] ?? address;
+      if (isIP(bare) === 4) {
+        list.addAddress(bare, "ipv4");
+        list.addAddress(`::${bare}`, "ipv6");
+      } else if (isIP(bare) === 6) list.addAddress(bare, "ipv6");
+    }
+  }
+  return list;
 }
 
 /** Creates the decider. */
@@ -76,9 +105,17 @@ export function createEgressDecider(options: EgressDecisionOptions): EgressDecid
       const host = normalizeHost(rawHost);
       const rule = matchEgress(options.allow, host, port);
       const literal = rule !== undefined && !rule.host.startsWith("*.");
+      let hostAddresses: BlockList;
+      try {
+        hostAddresses = hostAddressList(options.interfaces);
+      } catch (err) {
+        // without the host's addresses, any destination may be the host itself: refused
+        return { allowed: false, reason: `cannot list the host's addresses: ${String(err)}` };
+      }
+      const isLocal = (address: string): boolean => isLocalAddress(address, hostAddresses);
       const refuseLocal = (): EgressVerdict => ({
         allowed: false,
-        reason: `\`${host}:${port}\` is a local address; only a literal --allow-egress opens it`,
+        reason: `\`${host}:${port}\` is a local address (loopback, link-local or the host's own); only a literal --allow-egress opens it`,
       });
       // names are looked up only once let through (an allow-list entry or a person's approval): the
       // lookup itself would carry the name, and whatever the agent encoded in it, to the domain's DNS
@@ -92,9 +129,9 @@ export function createEgressDecider(options: EgressDecisionOptions): EgressDecid
             reason: `cannot resolve \`${host}\`: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
           };
         }
-        return isLocalAddress(address) && !literal ? refuseLocal() : { allowed: true, by, address };
+        return isLocal(address) && !literal ? refuseLocal() : { allowed: true, by, address };
       };
-      if (!literal && (isIP(host) !== 0 ? isLocalAddress(host) : isLocalName(host))) return refuseLocal();
+      if (!literal && (isIP(host) !== 0 ? isLocal(host) : isLocalName(host))) return refuseLocal();
       if (rule !== undefined) return settle("allow_list");
       const key = `${host}:${port}`;
       const until = approved.get(key);

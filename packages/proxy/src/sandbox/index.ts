@@ -19,6 +19,7 @@ export {
   NETWORK_CONNECT,
   createEgressDecider,
   isLocalAddress,
+  hostAddressList,
   type EgressDecider,
   type EgressDecisionOptions,
   type EgressVerdict,

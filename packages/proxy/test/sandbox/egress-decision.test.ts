@@ -1,3 +1,4 @@
+import type { NetworkInterfaceInfo } from "node:os";
 import { describe, expect, it } from "vitest";
 import {
   chooseIsolation,
@@ -15,7 +16,33 @@ const rules = (entries: string[]) => {
 };
 const signal = new AbortController().signal;
 
-function decider(answer: (ask: ConsentAsk) => Promise<ConsentOutcome>, allow: string[] = []) {
+type Interfaces = NodeJS.Dict<NetworkInterfaceInfo[]>;
+
+/** A fake interface list: `lo` plus the given addresses on `eth0`. */
+function interfaceList(...addresses: string[]): Interfaces {
+  const entry = (address: string, internal: boolean): NetworkInterfaceInfo =>
+    address.includes(":")
+      ? {
+          address,
+          netmask: "ffff:ffff:ffff:ffff::",
+          family: "IPv6",
+          mac: "02:00:00:00:00:01",
+          internal,
+          cidr: null,
+          scopeid: 0,
+        }
+      : { address, netmask: "255.255.255.0", family: "IPv4", mac: "02:00:00:00:00:01", internal, cidr: null };
+  return {
+    lo: [entry("127.0.0.1", true), entry("::1", true)],
+    eth0: addresses.map((a) => entry(a, false)),
+  };
+}
+
+function decider(
+  answer: (ask: ConsentAsk) => Promise<ConsentOutcome>,
+  allow: string[] = [],
+  interfaces: () => Interfaces = () => interfaceList(),
+) {
   const asks: ConsentAsk[] = [];
   const lookups: string[] = [];
   const d = createEgressDecider({
@@ -24,8 +51,10 @@ function decider(answer: (ask: ConsentAsk) => Promise<ConsentOutcome>, allow: st
     sessionId: "s1",
     resolve: (host) => {
       lookups.push(host);
-      return Promise.resolve(host === "local.test" ? "127.0.0.1" : "93.184.216.34");
+      const answers: Record<string, string> = { "local.test": "127.0.0.1", "myself.test": "10.20.30.40" };
+      return Promise.resolve(answers[host] ?? "93.184.216.34");
     },
+    interfaces,
   });
   return { d, asks, lookups };
 }
@@ -109,6 +138,76 @@ describe("egress decision", () => {
       reason: expect.stringContaining("local address") as unknown,
     });
     expect(asks).toHaveLength(1);
+  });
+
+  it("never asks for the host's own addresses on its other interfaces, in any spelling", async () => {
+    // a service on the host listening on all interfaces answers on eth0's address as on loopback
+    const host = () => interfaceList("10.20.30.40", "2001:db8::7", "fe80::1%eth0");
+    const { d, asks } = decider(approveOnce, [], host);
+    const spellings = [
+      "10.20.30.40",
+      "::ffff:10.20.30.40",
+      "[::ffff:10.20.30.40]",
+      "::ffff:a14:1e28",
+      "::10.20.30.40",
+      "::a14:1e28",
+      "2001:db8::7",
+      "2001:DB8:0:0:0:0:0:7",
+      "[2001:db8::7]",
+    ];
+    for (const spelling of spellings) {
+      expect(await d.decide(spelling, 5432, signal), spelling).toMatchObject({
+        allowed: false,
+        reason: expect.stringContaining("the host's own") as unknown,
+      });
+    }
+    expect(asks).toHaveLength(0);
+    // a neighbour on the same network is not the host: a person may let it through
+    expect(await d.decide("10.20.30.41", 5432, signal)).toMatchObject({ allowed: true, by: "consent" });
+    expect(asks).toHaveLength(1);
+  });
+
+  it("refuses a name that resolves to one of the host's own addresses even after a person approved it", async () => {
+    const { d, asks } = decider(approveOnce, [], () => interfaceList("10.20.30.40"));
+    expect(await d.decide("myself.test", 80, signal)).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining("local address") as unknown,
+    });
+    expect(asks).toHaveLength(1);
+  });
+
+  it("reads the interfaces at every decision: an address that comes up while the agent runs is refused", async () => {
+    let addresses: string[] = [];
+    const { d } = decider(approveOnce, [], () => interfaceList(...addresses));
+    expect(await d.decide("10.99.0.1", 443, signal)).toMatchObject({ allowed: true });
+    addresses = ["10.99.0.1"];
+    expect(await d.decide("10.99.0.1", 443, signal)).toMatchObject({ allowed: false });
+  });
+
+  it("opens one of the host's own addresses only when listed literally, as for loopback", async () => {
+    const literal = decider(
+      () => Promise.reject(new Error("no")),
+      ["10.20.30.40:8080"],
+      () => interfaceList("10.20.30.40"),
+    );
+    expect(await literal.d.decide("10.20.30.40", 8080, signal)).toMatchObject({ allowed: true, by: "allow_list" });
+    const wildcard = decider(
+      () => Promise.reject(new Error("no")),
+      ["10.20.30.40:*"],
+      () => interfaceList("10.20.30.40"),
+    );
+    expect(await wildcard.d.decide("10.20.30.40", 22, signal)).toMatchObject({ allowed: true });
+  });
+
+  it("refuses everything, without asking, when the host's interfaces cannot be listed (fail closed)", async () => {
+    const { d, asks } = decider(approveOnce, [], () => {
+      throw new Error("uv_interface_addresses returned Unknown system error 1");
+    });
+    expect(await d.decide("93.184.216.34", 443, signal)).toMatchObject({
+      allowed: false,
+      reason: expect.stringContaining("cannot list the host's addresses") as unknown,
+    });
+    expect(asks).toHaveLength(0);
   });
 
   it("knows local addresses", () => {
