@@ -1,8 +1,13 @@
 import type { JsonWebKey } from "node:crypto";
-import { solvePow, type SolveOptions } from "../pow/solver.js";
+import type { SolveOptions } from "../pow/solver.js";
 import { dpopProof, newDpopKey, type DpopKey } from "../secrets/dpop.js";
-import { nodeTransport, type Transport } from "./transport.js";
+import { nodeTransport, RESPONSE_LIMITS, type Transport } from "./transport.js";
 import { ADMISSION_TOKEN_HEADER } from "../admission/admission-token.js";
+import { ClaimClientError, printableExcerpt } from "./client-error.js";
+import { AnswerReader, invalidAnswer, readAnswer } from "./provider-answer.js";
+import { assertDifficulty, POW_LIMITS, SPEC_MAX_DIFFICULTY, solveWithin } from "./bounded-solve.js";
+
+export { ClaimClientError };
 
 /** A sandbox as the agent holds it (keep `token` secret: it is the only credential). */
 export interface AgentSandbox {
@@ -33,19 +38,6 @@ export interface PublishedFaq {
   readonly new_handle: string;
 }
 
-/** A provider answered with an error. */
-export class ClaimClientError extends Error {
-  /** The HTTP status and the provider's stable code (`not_found` for the uniform failure). */
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-  ) {
-    super(message);
-    this.name = "ClaimClientError";
-  }
-}
-
 /** Options of {@link ClaimClient}. */
 export interface ClaimClientOptions {
   readonly transport?: Transport;
@@ -57,6 +49,34 @@ export interface ClaimClientOptions {
    * and creation requests: lowers the proof-of-work difficulty, or is required by an `issuer-required` provider.
    */
   readonly admissionToken?: string;
+  /**
+   * Refuse (`claim_response_too_large`) an answer longer than this many bytes, cut off as it arrives (default
+   * 1 MiB). Applies to a custom `transport` only once it has returned: such a transport caps its own reads.
+   */
+  readonly maxResponseBytes?: number;
+  /**
+   * Give up (`claim_timeout`) a request not answered in full within this many ms (default 30 000): the whole
+   * exchange, so a provider trickling bytes is cut off too. A custom `transport` keeps its own time.
+   */
+  readonly requestTimeoutMs?: number;
+  /**
+   * Refuse (`claim_difficulty_refused`), before any work, a proof-of-work over this many bits (default 28, at most
+   * 256: the spec's `sha256_leading_zeros` counts the bits of one SHA-256 digest).
+   */
+  readonly maxDifficulty?: number;
+  /** Give up (`claim_timeout`) one proof-of-work solve after this many ms (default 600 000). */
+  readonly solveTimeoutMs?: number;
+}
+
+/** The longest delay a Node timer keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** An option's value: `fallback` when absent, a RangeError unless a whole number from 0 to `max`. */
+function bounded(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0 || value > max)
+    throw new RangeError(`ClaimClient: \`${name}\` must be a whole number from 0 to ${max}`);
+  return value;
 }
 
 /**
@@ -67,24 +87,34 @@ export interface ClaimClientOptions {
 export class ClaimClient {
   private readonly transport: Transport;
   private readonly api: string;
+  private readonly maxBytes: number;
+  private readonly maxDifficulty: number;
+  private readonly solveTimeoutMs: number;
+  /** Links in answers must be https once the provider is (no downgrade to plain http). */
+  private readonly httpsOnly: boolean;
 
-  /** See the class comment. */
+  /** See the class comment; an option out of range is a RangeError. */
   constructor(
     providerUrl: string,
     private readonly options: ClaimClientOptions = {},
   ) {
     this.api = providerUrl.replace(/\/+$/, "");
-    this.transport = options.transport ?? nodeTransport();
+    this.httpsOnly = /^https:/i.test(this.api);
+    this.maxBytes = bounded("maxResponseBytes", options.maxResponseBytes, RESPONSE_LIMITS.maxBytes);
+    const timeoutMs = bounded("requestTimeoutMs", options.requestTimeoutMs, RESPONSE_LIMITS.timeoutMs, MAX_TIMER_MS);
+    this.maxDifficulty = bounded("maxDifficulty", options.maxDifficulty, POW_LIMITS.maxDifficulty, SPEC_MAX_DIFFICULTY);
+    this.solveTimeoutMs = bounded("solveTimeoutMs", options.solveTimeoutMs, POW_LIMITS.solveTimeoutMs, MAX_TIMER_MS);
+    this.transport = options.transport ?? nodeTransport({ maxResponseBytes: this.maxBytes, timeoutMs });
   }
 
-  private async call<T>(
+  private async call(
     method: string,
     path: string,
     token?: string | AgentSandbox,
     body?: unknown,
     proofKey?: DpopKey,
     extra: Record<string, string> = {},
-  ): Promise<T> {
+  ): Promise<AnswerReader> {
     const headers: Record<string, string> = { accept: "application/json", ...extra };
     const url = `${this.api}${path}`;
     const key = typeof token === "object" && token.dpop_key !== undefined ? { privateJwk: token.dpop_key } : proofKey;
@@ -93,21 +123,29 @@ export class ClaimClient {
     else if (token !== undefined) headers["authorization"] = `${key === undefined ? "Bearer" : "DPoP"} ${token.token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     const res = await this.transport(method, url, headers, body === undefined ? undefined : JSON.stringify(body));
-    const parsed = res.body === "" ? {} : (JSON.parse(res.body) as Record<string, unknown>);
-    if (res.status >= 400) {
-      const err = (parsed["error"] ?? {}) as { code?: string; message?: string };
-      throw new ClaimClientError(
-        `${method} ${path}: ${err.message ?? `http ${res.status}`}`,
-        res.status,
-        err.code ?? "unknown",
-      );
-    }
-    return parsed as T;
+    const what = `${method} ${path}`;
+    return new AnswerReader(readAnswer(res, what, new URL(url).host, this.maxBytes), what, this.httpsOnly);
   }
 
   /** `GET /.well-known/agent-access`. */
-  discover(): Promise<Record<string, unknown>> {
-    return this.call("GET", "/.well-known/agent-access");
+  async discover(): Promise<Record<string, unknown>> {
+    return { ...(await this.call("GET", "/.well-known/agent-access")).answer };
+  }
+
+  /**
+   * `GET /v1/sandboxes/challenge`, checked before any work: the one algorithm this client solves, a challenge
+   * of 1–1024 printable characters, a difficulty the spec allows and at most `maxDifficulty`.
+   */
+  private async challenge(adm: Record<string, string>): Promise<{ challenge: string; difficulty: number }> {
+    const r = await this.call("GET", "/v1/sandboxes/challenge", undefined, undefined, undefined, adm);
+    const algorithm = r.answer["algorithm"];
+    if (algorithm !== undefined && algorithm !== "sha256_leading_zeros")
+      throw invalidAnswer(
+        r.where,
+        `the challenge is for \`${printableExcerpt(JSON.stringify(algorithm), 40)}\`; this client solves only sha256_leading_zeros`,
+      );
+    const challenge = r.text("challenge", 1024);
+    return { challenge, difficulty: assertDifficulty(r.answer["difficulty"], this.maxDifficulty, r.where) };
   }
 
   /** Gets a challenge, solves it, creates a sandbox. */
@@ -120,14 +158,7 @@ export class ClaimClient {
         throw new ClaimClientError("provider does not accept admission tokens", 0, "claim_unsupported");
     }
     const adm: Record<string, string> = token === undefined ? {} : { [ADMISSION_TOKEN_HEADER]: token };
-    const c = await this.call<{ challenge: string; difficulty: number }>(
-      "GET",
-      "/v1/sandboxes/challenge",
-      undefined,
-      undefined,
-      undefined,
-      adm,
-    ).catch(async (err: unknown) => {
+    let ch = await this.challenge(adm).catch(async (err: unknown) => {
       // The provider answers a missing token with the one failure; say why when its discovery says so.
       if (token !== undefined || !(err instanceof ClaimClientError) || err.code !== "not_found") throw err;
       const d: Record<string, unknown> = await this.discover().catch(() => ({}));
@@ -139,20 +170,13 @@ export class ClaimClient {
       );
     });
     const key = this.options.dpop === false ? undefined : newDpopKey();
-    type Created = {
-      id: string;
-      public_handle: string;
-      expires_at: string;
-      agent_token: { token: string; token_type?: string };
-    };
-    let ch = c;
-    let s: Created;
+    let s: AnswerReader;
     // The difficulty may rise while a challenge is solved (others creating from the same range): then the provider
-    // answers 409 claim_challenge_stale, and a new challenge is solved (twice at most).
+    // answers 409 claim_challenge_stale, and a new challenge is solved (three solves in all, at most).
     for (let attempt = 0; ; attempt++) {
-      const nonce = await solvePow(ch.challenge, ch.difficulty, this.options.solve);
+      const nonce = await solveWithin(ch.challenge, ch.difficulty, this.options.solve, this.solveTimeoutMs);
       try {
-        s = await this.call<Created>(
+        s = await this.call(
           "POST",
           "/v1/sandboxes",
           undefined,
@@ -163,36 +187,49 @@ export class ClaimClient {
         break;
       } catch (err) {
         if (attempt >= 2 || !(err instanceof ClaimClientError) || err.code !== "claim_challenge_stale") throw err;
-        ch = await this.call("GET", "/v1/sandboxes/challenge", undefined, undefined, undefined, adm);
+        const next = await this.challenge(adm);
+        if (next.challenge === ch.challenge)
+          throw invalidAnswer(
+            "GET /v1/sandboxes/challenge",
+            "provider handed out the same challenge it just called stale",
+          );
+        ch = next;
       }
     }
+    const agentToken = s.object("agent_token");
     return {
-      id: s.id,
-      token: s.agent_token.token,
-      public_handle: s.public_handle,
-      expires_at: s.expires_at,
+      token: agentToken.token("token"),
+      id: s.text("id"),
+      public_handle: s.text("public_handle"),
+      expires_at: s.text("expires_at", 64),
       api: this.api,
-      ...(key !== undefined && s.agent_token.token_type === "DPoP" ? { dpop_key: key.privateJwk } : {}),
+      ...(key !== undefined && agentToken.answer["token_type"] === "DPoP" ? { dpop_key: key.privateJwk } : {}),
     };
   }
 
   /** `POST /v1/faqs`: creates a draft FAQ; returns its id. */
   async createFaq(sandbox: AgentSandbox, faq: FaqInput): Promise<string> {
-    return (await this.call<{ faq_id: string }>("POST", "/v1/faqs", sandbox, faq)).faq_id;
+    return (await this.call("POST", "/v1/faqs", sandbox, faq)).text("faq_id");
   }
 
   /** `POST /v1/faqs/{id}/publish`. */
-  publish(
+  async publish(
     sandbox: AgentSandbox,
     faqId: string,
   ): Promise<{ published_url: string; previous_handle: string | null; new_handle: string; handle_rotated: boolean }> {
-    return this.call("POST", `/v1/faqs/${encodeURIComponent(faqId)}/publish`, sandbox);
+    const r = await this.call("POST", `/v1/faqs/${encodeURIComponent(faqId)}/publish`, sandbox);
+    return {
+      published_url: r.url("published_url"),
+      previous_handle: r.optionalText("previous_handle"),
+      new_handle: r.text("new_handle"),
+      handle_rotated: r.boolean("handle_rotated", false),
+    };
   }
 
   /** One call from nothing to a published FAQ: discovery, admission, sandbox, FAQ, publish. */
   async publishFaq(faq: FaqInput, metadata: Record<string, unknown> = {}): Promise<PublishedFaq> {
-    const d = await this.discover();
-    if (!(d["content_types"] as unknown[] | undefined)?.includes("faq"))
+    const types = (await this.discover())["content_types"];
+    if (!Array.isArray(types) || !types.includes("faq"))
       throw new ClaimClientError("provider does not offer the `faq` content type", 0, "claim_unsupported");
     const sandbox = await this.createSandbox(metadata);
     const faqId = await this.createFaq(sandbox, faq);
@@ -207,21 +244,24 @@ export class ClaimClient {
   }
 
   /** `POST /v1/sandboxes/{id}/claim`: a claim code and the page where the human enters it. */
-  claimLink(sandbox: AgentSandbox): Promise<{ claim_code: string; claim_url: string; expires_at: string }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/claim`, sandbox);
+  async claimLink(sandbox: AgentSandbox): Promise<{ claim_code: string; claim_url: string; expires_at: string }> {
+    const r = await this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/claim`, sandbox);
+    return { claim_code: r.text("claim_code"), claim_url: r.url("claim_url"), expires_at: r.text("expires_at", 64) };
   }
 
   /** `POST /v1/sandboxes/{id}/preview`: a single-use exchange link (≤ 10 min) for a human. */
-  previewLink(
+  async previewLink(
     sandbox: AgentSandbox,
     surface: "preview" | "preview_admin" = "preview",
   ): Promise<{ exchange_url: string; expires_at: string }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/preview`, sandbox, { surface });
+    const r = await this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/preview`, sandbox, { surface });
+    return { exchange_url: r.url("exchange_url"), expires_at: r.text("expires_at", 64) };
   }
 
   /** `POST /v1/sandboxes/{id}/extend` (+24 h, at most twice). */
-  extend(sandbox: AgentSandbox): Promise<{ expires_at: string; extensions: number }> {
-    return this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/extend`, sandbox);
+  async extend(sandbox: AgentSandbox): Promise<{ expires_at: string; extensions: number }> {
+    const r = await this.call("POST", `/v1/sandboxes/${encodeURIComponent(sandbox.id)}/extend`, sandbox);
+    return { expires_at: r.text("expires_at", 64), extensions: r.integer("extensions", 0, 1000) };
   }
 
   /** `DELETE /v1/sandboxes/{id}`. */
