@@ -10,6 +10,7 @@ import {
   type FaqInput,
 } from "@acp/claim";
 import { openStateDb } from "@acp/store";
+import { printable } from "@acp/proxy";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
@@ -96,12 +97,20 @@ export async function serveClaim(
   return { server, port: bound };
 }
 
+const SANDBOX_ID = /^sbx_[A-Za-z0-9]{22}$/;
+
 function sandboxPath(ctx: CliContext, id: string): string {
-  if (!/^sbx_[A-Za-z0-9]{22}$/.test(id)) throw new CliError(`\`${id}\` is not a sandbox id (sbx_…)`, EXIT.usage);
+  if (!SANDBOX_ID.test(id)) throw new CliError(`\`${printable(id)}\` is not a sandbox id (sbx_…)`, EXIT.usage);
   return join(resolveHome(ctx.io), "claim", "sandboxes", `${id}.json`);
 }
 
+/** Saves a sandbox the provider made; an id that could not name the file is the provider's fault (exit 1). */
 function saveSandbox(ctx: CliContext, s: AgentSandbox): void {
+  if (!SANDBOX_ID.test(s.id))
+    throw new CliError(
+      `claim provider: sandbox id \`${printable(s.id)}\` is not sbx_ and 22 letters or digits; not saved`,
+      EXIT.error,
+    );
   const path = sandboxPath(ctx, s.id);
   mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
   writeFileSync(path, `${JSON.stringify(s, null, 2)}\n`, { mode: 0o600 });
@@ -133,8 +142,22 @@ async function readFaq(ctx: CliContext, file: string | undefined): Promise<FaqIn
 }
 
 /**
- * Runs the agent's calls to the provider: its refusals are exit 3 (400: 4), other failures exit 1; a
- * CliError thrown on the way (a usage error, an unknown saved sandbox, a bad token file) keeps its own code.
+ * The client's own refusals of a provider's answer (too large, too slow, a redirect, malformed, a proof-of-work
+ * over the limit): the provider is broken or hostile, which is an error (exit 1), not a refusal by the provider.
+ */
+const CLIENT_REFUSALS: ReadonlySet<string> = new Set([
+  "claim_response_too_large",
+  "claim_response_invalid",
+  "claim_redirect_refused",
+  "claim_timeout",
+  "claim_difficulty_refused",
+]);
+
+/**
+ * Runs the agent's calls to the provider: its refusals are exit 3 (400: 4), the client's refusals of its answers
+ * and other failures exit 1; a CliError thrown on the way (a usage error, an unknown saved sandbox, a bad token
+ * file) keeps its own code. Every message is shown with its control characters escaped: much of it is the
+ * provider's text.
  */
 async function agent<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -143,10 +166,10 @@ async function agent<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof CliError) throw err;
     if (err instanceof ClaimClientError)
       throw new CliError(
-        `claim provider: ${err.message} (${err.code})`,
-        err.status === 400 ? EXIT.invalid : EXIT.refused,
+        printable(`claim provider: ${err.message} (${err.code})`),
+        CLIENT_REFUSALS.has(err.code) ? EXIT.error : err.status === 400 ? EXIT.invalid : EXIT.refused,
       );
-    throw new CliError(`claim provider: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+    throw new CliError(printable(`claim provider: ${err instanceof Error ? err.message : String(err)}`), EXIT.error);
   }
 }
 
@@ -254,7 +277,8 @@ Example:
   acp claim create-faq --provider http://api.localhost:8080 --file faq.json
 
 Exit codes: 0 the draft and its preview link were made, 1 a file cannot be read, the sandbox cannot be
-saved or the provider cannot be reached, 2 usage (no --file, no --provider), 3 the provider refused (the
+saved, or the provider cannot be reached or answers in a way the client refuses (over 1 MiB, not
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider), 3 the provider refused (the
 uniform not_found, a limit or a refused source, admission tokens not accepted), 4 invalid input (--file
 is not JSON, content the provider rejects with 400, an --admission-token file that is not a token).
 `,
@@ -278,7 +302,7 @@ is not JSON, content the provider rejects with 400, an --admission-token file th
       else
         printLine(
           ctx,
-          `sandbox ${r.sandbox_id}: draft faq ${r.faq_id}\npreview (single use, until ${r.preview_expires_at}): ${r.preview_url}`,
+          `sandbox ${r.sandbox_id}: draft faq ${printable(r.faq_id)}\npreview (single use, until ${printable(r.preview_expires_at)}): ${printable(r.preview_url)}`,
         );
     });
 
@@ -297,8 +321,9 @@ Examples:
   acp claim publish --provider http://api.localhost:8080 --file faq.json
   acp claim link sbx_…   # then give the human the code and the page
 
-Exit codes: 0 published, 1 a file cannot be read, no saved sandbox --sandbox, the sandbox cannot be saved
-or the provider cannot be reached, 2 usage (no --file, no --provider, a --sandbox that is not a sandbox
+Exit codes: 0 published, 1 a file cannot be read, no saved sandbox --sandbox, the sandbox cannot be saved,
+or the provider cannot be reached or answers in a way the client refuses (over 1 MiB, not
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider, a --sandbox that is not a sandbox
 id), 3 the provider refused (the uniform not_found, a limit or a refused source, admission tokens not
 accepted), 4 invalid input (--file is not JSON, content the provider rejects with 400, an
 --admission-token file that is not a token).
@@ -320,7 +345,10 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
       });
       if (flags.json === true) printJson(ctx, r);
       else
-        printLine(ctx, `published: ${r.published_url}\nsandbox ${r.sandbox_id} (next: acp claim link ${r.sandbox_id})`);
+        printLine(
+          ctx,
+          `published: ${printable(r.published_url)}\nsandbox ${r.sandbox_id} (next: acp claim link ${r.sandbox_id})`,
+        );
     });
 
   claim
@@ -333,8 +361,9 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
 Example:
   acp claim link sbx_4fQ… --json
 
-Exit codes: 0 the claim code was printed, 1 no saved sandbox with that id, or the provider cannot be
-reached, 2 not a sandbox id (sbx_…), 3 the provider refused (nothing published yet, or the uniform
+Exit codes: 0 the claim code was printed, 1 no saved sandbox with that id, or the provider
+cannot be reached or answers in a way the client refuses (over 1 MiB, not
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 not a sandbox id (sbx_…), 3 the provider refused (nothing published yet, or the uniform
 not_found), 4 the provider rejected the request (400).
 `,
     )
@@ -342,6 +371,10 @@ not_found), 4 the provider rejected the request (400).
       const s = loadSandbox(ctx, id);
       const r = await agent(() => new ClaimClient(s.api).claimLink(s));
       if (flags.json === true) printJson(ctx, r);
-      else printLine(ctx, `claim code: ${r.claim_code} (until ${r.expires_at})\nclaim page: ${r.claim_url}`);
+      else
+        printLine(
+          ctx,
+          `claim code: ${printable(r.claim_code)} (until ${printable(r.expires_at)})\nclaim page: ${printable(r.claim_url)}`,
+        );
     });
 }
