@@ -44,4 +44,15 @@ describe("sha256_leading_zeros proof-of-work (as documented in discovery)", () =
     const n = await solvePow(c, 14, { workers: 2 });
     expect(checkPow(c, n, 14)).toBe(true);
   });
+
+  it("solvePow stops its workers when its signal aborts, failing with the signal's reason", async () => {
+    const c = "v1-40-1767225600-0123456789abcdef0123456789abcdef-fedcba9876543210fedcba9876543210";
+    const reason = new Error("the client gave up");
+    await expect(solvePow(c, 40, { workers: 2, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    const stop = new AbortController();
+    const solving = solvePow(c, 40, { workers: 2, signal: stop.signal });
+    setTimeout(() => stop.abort(reason), 50);
+    // 40 bits would take hours: only the abort ends it (its finally terminates both workers first)
+    await expect(solving).rejects.toBe(reason);
+  });
 });

@@ -45,8 +45,7 @@ export function assertDifficulty(difficulty: unknown, max: number, where: string
 /**
  * Solves `challenge` within a work budget of 2^(difficulty + {@link POW_LIMITS}.budgetBits) candidates (or the
  * caller's smaller `maxCandidates`), after which the solver stops its workers; and gives up waiting after
- * `timeoutMs` (`claim_timeout`). The solver has no way to be stopped early: after a timeout its workers run on
- * until the budget is spent.
+ * `timeoutMs` (`claim_timeout`), when its workers are stopped at once.
  */
 export async function solveWithin(
   challenge: string,
@@ -55,23 +54,23 @@ export async function solveWithin(
   timeoutMs: number,
 ): Promise<string> {
   const budget = 2 ** (difficulty + POW_LIMITS.budgetBits);
+  const stop = new AbortController();
   const solving = solvePow(challenge, difficulty, {
     ...options,
     maxCandidates: Math.min(options?.maxCandidates ?? budget, budget),
+    signal: stop.signal,
   });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new ClaimClientError(
-            `proof-of-work of ${difficulty} bits not solved within the client's limit of ${timeoutMs} ms`,
-            0,
-            "claim_timeout",
-          ),
-        ),
-      timeoutMs,
-    );
+    timer = setTimeout(() => {
+      const err = new ClaimClientError(
+        `proof-of-work of ${difficulty} bits not solved within the client's limit of ${timeoutMs} ms`,
+        0,
+        "claim_timeout",
+      );
+      stop.abort(err); // the solver's workers stop now, not when their budget is spent
+      reject(err);
+    }, timeoutMs);
   });
   void solving.catch(() => undefined); // once timed out, the solver's own failure is no longer anyone's
   try {

@@ -17,6 +17,8 @@ export interface SolveOptions {
   readonly maxCandidates?: number;
   /** Kernel (default `wasm`; `js` where WebAssembly SIMD is unavailable, whatever is asked). */
   readonly kernel?: PowKernel;
+  /** Stops the search: the workers are terminated and the solve fails with the signal's reason. */
+  readonly signal?: AbortSignal;
 }
 
 let mainKernel: WasmKernel | null | undefined;
@@ -67,6 +69,8 @@ function solveHere(challenge: string, difficulty: number, lanes: number, kernel:
  * workers are stopped. Low difficulties are solved on the calling thread (a worker costs more than the work).
  */
 export async function solvePow(challenge: string, difficulty: number, options: SolveOptions = {}): Promise<string> {
+  const signal = options.signal;
+  signal?.throwIfAborted();
   const count = options.workers ?? Math.max(1, availableParallelism());
   const lanes = Math.min(POW_LANES, Math.max(1, Math.ceil((options.maxCandidates ?? 2 ** 40) / LANE_CANDIDATES)));
   const useWasm = options.kernel !== "js" && wasmKernel() !== undefined;
@@ -81,8 +85,15 @@ export async function solvePow(challenge: string, difficulty: number, options: S
         workerData: { challenge, difficulty, index, stride: count, lanes, bytes },
       }),
   );
+  let onAbort: (() => void) | undefined;
   try {
     return await new Promise<string>((resolve, reject) => {
+      // stopped from outside: the finally below terminates every worker at once
+      onAbort = (): void => {
+        const reason: unknown = signal?.reason;
+        reject(reason instanceof Error ? reason : new Error("the proof-of-work search was stopped"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       let done = 0;
       for (const w of workers) {
         w.on("message", (m: string | null) => {
@@ -94,6 +105,7 @@ export async function solvePow(challenge: string, difficulty: number, options: S
       }
     });
   } finally {
+    if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
     await Promise.all(workers.map((w) => w.terminate()));
   }
 }
