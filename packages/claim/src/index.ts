@@ -76,4 +76,11 @@ export {
   type PublishedFaq,
   type ClaimClientOptions,
 } from "./client/claim-client.js";
-export { nodeTransport, type Transport, type ClientResponse } from "./client/transport.js";
+export {
+  nodeTransport,
+  RESPONSE_LIMITS,
+  type NodeTransportOptions,
+  type Transport,
+  type ClientResponse,
+} from "./client/transport.js";
+export { POW_LIMITS } from "./client/bounded-solve.js";
