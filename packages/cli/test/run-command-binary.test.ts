@@ -133,10 +133,12 @@ describe("acp run: the terminal where approvals are answered", () => {
     "under %s (as %s) the agent keeps the terminal as stdin but cannot open /dev/tty or push keystrokes",
     (level, _who, user) => {
       expect(existsSync(PYTHON), `${PYTHON} (Debian's python3) is needed by this test`).toBe(true);
-      // root without capabilities cannot write into cloudsdk's directory: root's agent writes into root's
+      // root without capabilities cannot write into cloudsdk's directory: root's agent writes into root's,
+      // made writable with --writable (the host outside the working directory is read-only)
       const dir = user === undefined ? scratchDir("acp-run-tty-") : null;
       const out = join(dir?.path ?? work.path, `tty-${level}.json`);
-      const r = acpInTerminal(["run", "--isolation", level, "--", PYTHON, TTY_PROBE, out], user);
+      const writable = dir !== null ? ["--writable", dir.path] : [];
+      const r = acpInTerminal(["run", "--isolation", level, ...writable, "--", PYTHON, TTY_PROBE, out], user);
       expect(r.status, r.stdout + r.stderr).toBe(0);
       const probe = JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
       dir?.remove();
@@ -228,7 +230,7 @@ describe("acp run: descriptors acp inherited", () => {
     ].join("\n");
     const leak = 'exec 60<"$1" 61<>"/dev/tcp/127.0.0.1/$2"; shift 2; exec "$@"';
     try {
-      const r = acp(["run", "--isolation", "netns", "--", process.execPath, "-e", probe], {
+      const r = acp(["run", "--isolation", "netns", "--writable", mine.path, "--", process.execPath, "-e", probe], {
         wrap: ["bash", "-c", leak, "bash", join(home, "vault.json"), String(port)],
       });
       expect(r.status, r.stderr).toBe(0);

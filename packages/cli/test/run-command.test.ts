@@ -169,6 +169,47 @@ describe("acp run --config FILE", () => {
   });
 });
 
+describe("acp run --writable PATH", () => {
+  it("under netns the agent writes in its working directory and a relative --writable, nowhere else", async () => {
+    const fs = await import("node:fs");
+    // a directory root owns outside the working directory (work.path) and outside /tmp
+    const host = scratchDir("acp-run-cli-host-");
+    const hostDir = host.path;
+    fs.mkdirSync(join(work.path, "state"), { recursive: true });
+    const out = join(work.path, "writable.json");
+    const probe = [
+      'const fs = require("node:fs");',
+      "const r = {};",
+      "const attempt = (k, f) => { try { f(); r[k] = 'ok'; } catch (e) { r[k] = e.code; } };",
+      `attempt("host", () => fs.writeFileSync(${JSON.stringify(join(hostDir, "planted"))}, "x"));`,
+      'attempt("state", () => fs.writeFileSync("state/kept", "x"));',
+      `fs.writeFileSync(${JSON.stringify(out)}, JSON.stringify(r));`,
+    ].join("\n");
+    const r = await acpRun(["--isolation", "netns", "--writable", "state", "--", process.execPath, "-e", probe]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(fs.readFileSync(out, "utf8"))).toEqual({ host: "EROFS", state: "ok" });
+    expect(fs.existsSync(join(hostDir, "planted"))).toBe(false);
+    expect(r.audit[0]?.[1]).toMatchObject({ writable: [join(work.path, "state")] });
+    host.remove();
+  });
+
+  it("a --writable inside ACP's home: exit 2 saying why, nothing started", async () => {
+    const fs = await import("node:fs");
+    fs.mkdirSync(join(work.path, "home", "keys"), { recursive: true });
+    const r = await acpRun(["--writable", join(work.path, "home", "keys"), "--", "true"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`is inside ACP's home \`${join(work.path, "home")}\``);
+    expect(r.stderr).toContain("policy, audit trail, keys and vault the agent must never change");
+    expect(r.audit).toEqual([]);
+  });
+
+  it("a --writable that does not exist: exit 2 naming it", async () => {
+    const r = await acpRun(["--writable", "no-such-dir", "--", "true"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--writable \`${join(work.path, "no-such-dir")}\` does not exist`);
+  });
+});
+
 describe("acp run: bad input", () => {
   it("an unknown command: exit 2, named, nothing started", async () => {
     const r = await acpRun(["--", "no-such-agent-xyz", "--flag"]);

@@ -7,6 +7,7 @@ import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
   ISOLATION_REQUESTS,
   SandboxError,
+  checkWritablePaths,
   createFilePinStore,
   createProxy,
   defaultUpstreamName,
@@ -47,6 +48,7 @@ interface RunFlags {
   policy?: string;
   mcpStdio?: boolean;
   bridgeDir?: string;
+  writable?: string[];
 }
 
 /** The config file in use, as `acp run` reads it: every key the proxy uses, `sandbox.allow_egress`, secret-looking values. */
@@ -75,6 +77,12 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option("--allow-egress <host:port>", "a destination the agent may reach without asking; repeatable", collect)
     .option(
+      "--writable <path>",
+      "a file or directory the agent may change besides its working directory (the rest of the host is " +
+        "read-only); absolute or relative to the current directory, never inside ACP's home; repeatable",
+      collect,
+    )
+    .option(
       "--intent <file>",
       "the intent the session runtime enforces (YAML or JSON); its digest is recorded in the audit",
     )
@@ -94,19 +102,24 @@ Examples:
   acp run -- my-agent --task "tidy the inbox"
   acp run --allow-egress api.anthropic.com:443 -u 'npx -y @modelcontextprotocol/server-filesystem ~/notes' -- claude
   acp run --isolation userns --mcp-stdio -u 'npx -y @modelcontextprotocol/server-memory' -- node agent.js
+  acp run --writable ~/.cache/my-agent -- my-agent   # it may change its cache too, not only the working directory
   acp run --isolation none -- ./agent.sh        # no sandbox: warns loudly on every start
 
 Levels: netns (root: network, mount and PID namespaces), userns (the same without root, where the kernel
 allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
 HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
-nobody answers); no DNS; ACP's home, /tmp and /run are empty. Guide: docs/guides/sandbox.md
+nobody answers); no DNS; ACP's home, /tmp and /run are empty. The rest of the host is read-only (netns and
+userns): the agent writes only in its working directory (where acp run was started, unless that is /), in
+/tmp, and in each --writable PATH, e.g. --writable ~/.cache/my-agent for its own state.
+Guide: docs/guides/sandbox.md
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
 signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's own, after a message on
 stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot start (sandbox_unavailable,
 sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
-found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream), 4 the config file,
+found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream, a --writable that
+does not exist, is / or lies inside ACP's home), 4 the config file,
 the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
@@ -124,6 +137,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const config = loadRunConfig(ctx, flags.config, home);
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
+  const writable = writablePaths(ctx, flags.writable ?? [], home);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
@@ -170,6 +184,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         home,
         env: ctx.io.env,
         cwd: ctx.io.cwd,
+        writable,
         mcpTarget: { host: "127.0.0.1", port: listener.port },
         ...(flags.mcpStdio === true
           ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
@@ -194,6 +209,16 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   } finally {
     await proxy.close();
   }
+}
+
+/** The `--writable` paths, resolved against the current directory and checked (exit 2 naming each refusal). */
+function writablePaths(ctx: CliContext, given: readonly string[], home: string): readonly string[] {
+  const checked = checkWritablePaths(
+    given.map((p) => resolvePath(ctx.io, p)),
+    home,
+  );
+  if (checked.ok) return checked.paths;
+  throw new CliError(checked.issues.map((i) => `run: ${i.message} (${i.help})`).join("\n"), EXIT.usage);
 }
 
 function exitFor(err: SandboxError): ExitCode {

@@ -28,6 +28,7 @@ export { startEgressProxy, type EgressProxy, type EgressProxyOptions } from "./e
 export { listenUnixBridge, bindUnixSocket, type UnixBridge } from "./unix-bridge.js";
 export { SANDBOX_PORTS, type SandboxInitConfig, type CoverMount, type KeptPath } from "./init-source.js";
 export { COVERED_ROOTS, planNamespace } from "./namespace-plan.js";
+export { checkWritablePaths, type WritablePathIssue, type WritablePathsResult } from "./writable-paths.js";
 export { FORWARDED_SIGNALS, type SignalSource } from "./spawn-agent.js";
 export { findExecutable } from "./find-executable.js";
 export { noneWarning, startLine } from "./messages.js";

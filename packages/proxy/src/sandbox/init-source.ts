@@ -1,7 +1,8 @@
 /**
  * The sandbox's init: a small Node program that runs as PID 1 inside the new namespaces (started by
  * `unshare`). It brings loopback up, covers ACP's home, `/tmp`, `/run` and the resolver with empty
- * filesystems, starts the loopback forwarders to the bridge sockets, then starts the agent with every
+ * filesystems, makes every other mount read-only except the writable paths (the working directory and each
+ * `--writable`), starts the loopback forwarders to the bridge sockets, then starts the agent with every
  * capability dropped (`setpriv`), forwards signals to the agent's process group and exits with its status
  * (when PID 1 exits, the kernel kills whatever is left in the namespace: nothing is orphaned).
  *
@@ -40,13 +41,20 @@ export interface SandboxInitConfig {
   readonly keep: readonly KeptPath[];
   /** The resolver file to replace with an empty one, when it is not already under a covered root. */
   readonly resolvConf: string | null;
+  /**
+   * Paths that stay writable (the working directory unless it is `/`, each `--writable`): every mount at or
+   * under one is left as it is; every other mount the agent can reach is made read-only (and `nodev`).
+   */
+  readonly writable: readonly string[];
+  /** The writable paths outside the covered roots, bound onto themselves (recursively) so they are mounts. */
+  readonly bindWritable: readonly string[];
   readonly ports: { readonly mcp: number; readonly egress: number };
 }
 
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
 export const SANDBOX_INIT_SOURCE = String.raw`
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, mkdirSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -112,10 +120,55 @@ if (cfg.resolvConf) {
 }
 for (const m of cfg.cover) tmpfs(m);
 cfg.keep.forEach((k, i) => { mountPoint(k.path, k.directory); bind(staged[i], k.path); });
+// the writable paths outside the covered roots become mounts of their own (with what is mounted under them)
+for (const w of cfg.bindWritable) run("cannot keep " + w + " writable", "mount", ["--rbind", w, w]);
 if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);
 }
+
+// The host read-only: the agent runs as uid 0 under netns (as the user under userns) and would otherwise
+// change whatever root (the user) owns outside the covers: cron, ACP's installation, the upstream servers'
+// code, ~/.bashrc, /proc/sys, /proc/sysrq-trigger. Mounts the agent can reach are remounted read-only one by
+// one (mount(8) has no recursive read-only here), and nodev: a block device (the host's disk) is a special
+// file that a read-only mount still lets root write. The device nodes programs need are bound first, each a
+// mount of its own that keeps working; ptys (devpts) too. Mounts at or under a writable path and the covers
+// are left writable. A mount hidden under a later one cannot be reached and is left alone.
+const O_PATH = 0o10000000; // Linux's value (x86, arm, riscv); node:fs does not export it
+const within = (p, root) => p === root || p.startsWith(root.endsWith("/") ? root : root + "/");
+const octal = (text) => text.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+const mounts = () => readFileSync("/proc/self/mountinfo", "utf8").trim().split("\n").map((line) => {
+  const [before, after = ""] = line.split(" - ");
+  const f = before.split(" ");
+  const options = (f[5] || "").split(",");
+  return { id: Number(f[0]), path: octal(f[4] || ""), ro: options.includes("ro"), nodev: options.includes("nodev"), type: after.split(" ")[0] };
+});
+const mountAt = (path) => {
+  let fd;
+  try { fd = openSync(path, O_PATH); } catch { return -1; }
+  try {
+    const m = /^mnt_id:\s*(\d+)/m.exec(readFileSync("/proc/self/fdinfo/" + fd, "utf8"));
+    return m ? Number(m[1]) : -1;
+  } finally { closeSync(fd); }
+};
+const DEVICES = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"];
+for (const d of DEVICES) if (existsSync(d)) bind(d, d);
+// ptys: a fresh devpts instance (the host's terminals, root's other sessions among them, cannot be opened by
+// path; the agent keeps the one it inherited through its descriptors), and its own ptmx at /dev/ptmx (the
+// host's /dev/ptmx, bound alone, finds no devpts beside it)
+if (existsSync("/dev/pts") && existsSync("/dev/ptmx")) {
+  run("cannot mount /dev/pts", "mount", ["-t", "devpts", "-o", "newinstance,ptmxmode=0666,mode=0620,nosuid,noexec", "devpts", "/dev/pts"]);
+  bind("/dev/pts/ptmx", "/dev/ptmx");
+  DEVICES.push("/dev/ptmx");
+}
+const keepsDevices = (m) => m.type === "devpts" || DEVICES.includes(m.path);
+const stays = (m) => cfg.writable.some((w) => within(m.path, w)) || m.path === cfg.stage.path || cfg.cover.some((c) => c.path === m.path);
+const stillOpen = () => mounts().filter((m) => !stays(m) && (!m.ro || (!m.nodev && !keepsDevices(m))) && mountAt(m.path) === m.id);
+for (const m of stillOpen()) {
+  run("cannot make " + m.path + " read-only", "mount", ["-o", keepsDevices(m) ? "remount,bind,ro" : "remount,bind,ro,nodev", m.path]);
+}
+const left = stillOpen();
+if (left.length > 0) fail("sandbox_setup_failed", "cannot make the host read-only: " + left.map((m) => m.path).join(", ") + " stays writable");
 
 const forward = (socketName, port) => new Promise((resolve, reject) => {
   const server = createServer((inside) => {

@@ -3,14 +3,16 @@
  * ACP's home (read-only, empty), the shared scratch and runtime directories (`/tmp`, `/var/tmp`, `/run`,
  * `/dev/shm`: they hold Unix sockets that lead out of the sandbox, such as tmux, D-Bus, the resolver, Docker)
  * and the resolver configuration. What the agent needs from a covered directory is bound back, and only that:
- * the working directory, and the entry right under the covered directory that holds the agent's own program
- * (a file named on its command line, or the Node executable), so an agent checked out under `/tmp` still runs
- * without the rest of `/tmp` (and its sockets) coming back with it.
+ * the working directory and the `--writable` paths, and the entry right under the covered directory that holds
+ * the agent's own program (a file named on its command line, or the Node executable), so an agent checked out
+ * under `/tmp` still runs without the rest of `/tmp` (and its sockets) coming back with it. Everything else is
+ * read-only: only the covers, the working directory (unless it is `/`) and the `--writable` paths stay writable.
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { cwdInHome, setupFailed } from "./errors.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
+import { checkWritablePaths } from "./writable-paths.js";
 
 /** Directories covered with an empty tmpfs, in this order (after the stage root). */
 export const COVERED_ROOTS: readonly CoverMount[] = [
@@ -42,6 +44,8 @@ export interface NamespacePlanInput {
   readonly bridgeDir: string;
   readonly setpriv: string;
   readonly ports: SandboxInitConfig["ports"];
+  /** Absolute paths the agent may change besides its working directory (`--writable`). */
+  readonly writable?: readonly string[];
 }
 
 /** Works out the init's config; throws a `SandboxError` for a plan that cannot hide ACP's home. */
@@ -53,6 +57,10 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   if (home !== null && isWithin(bridgeDir, home)) {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` is inside ACP's home \`${home}\``);
   }
+  const checked = checkWritablePaths(input.writable ?? [], input.home);
+  if (!checked.ok) throw setupFailed(checked.issues.map((i) => i.message).join("; "));
+  // the working directory stays writable, unless it is `/`: that would leave the whole host writable
+  const writable = [...new Set([...(cwd === "/" ? [] : [cwd]), ...checked.paths])];
   const roots = uniqueRoots();
   // The agent's own program must stay visible: the executable and the files named on the command line (an
   // agent checked out under /tmp, say). A covered directory named itself is left uncovered.
@@ -61,7 +69,12 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     .filter((p): p is string => p !== null);
   const named = roots.filter((r) => exposed.includes(r.path));
   // the stage is covered first and the bound-back paths are staged in it: none of them may lie under it
-  const stage = roots.find((r) => !named.includes(r) && ![bridgeDir, cwd, ...exposed].some((p) => isWithin(p, r.path)));
+  const stage = roots.find(
+    (r) =>
+      !named.includes(r) &&
+      ![bridgeDir, cwd, ...exposed, ...writable].some((p) => isWithin(p, r.path)) &&
+      !writable.some((w) => isWithin(r.path, w)),
+  );
   if (stage === undefined) {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` and the working directory \`${cwd}\` need another layout`);
   }
@@ -77,23 +90,28 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bridgeDir,
     cover: covered,
     home,
-    keep: keptPaths(cwd, exposed, covered),
+    keep: keptPaths([cwd, ...writable], exposed, covered),
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
+    writable,
+    // outside the covers, the outermost writable paths are bound onto themselves; under them, they are kept
+    bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
     ports: input.ports,
   };
 }
 
 /**
- * What is bound back over the covers: the working directory, and for each exposed path the entry right under
- * its covered directory (`/tmp/agent` for `/tmp/agent/src/main.js`: the checkout, not the rest of `/tmp`).
- * A path inside another one kept is dropped (the outer one brings it back).
+ * What is bound back over the covers: the working directory and the writable paths as they are (`asIs`), and
+ * for each exposed path the entry right under its covered directory (`/tmp/agent` for
+ * `/tmp/agent/src/main.js`: the checkout, not the rest of `/tmp`). A path inside another one kept is dropped
+ * (the outer one brings it back).
  */
-function keptPaths(cwd: string, exposed: readonly string[], covered: readonly CoverMount[]): KeptPath[] {
+function keptPaths(asIs: readonly string[], exposed: readonly string[], covered: readonly CoverMount[]): KeptPath[] {
+  const [cwd] = asIs;
   const paths: string[] = [];
-  for (const p of [cwd, ...exposed]) {
+  for (const p of [...asIs, ...exposed]) {
     const root = covered.find((r) => isWithin(p, r.path));
     if (root === undefined) continue;
-    paths.push(p === cwd ? p : join(root.path, relative(root.path, p).split(sep)[0] ?? ""));
+    paths.push(asIs.includes(p) ? p : join(root.path, relative(root.path, p).split(sep)[0] ?? ""));
   }
   const unique = [...new Set(paths)];
   return unique

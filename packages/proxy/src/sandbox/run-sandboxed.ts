@@ -2,7 +2,7 @@
  * `runSandboxed`: starts an agent at the chosen isolation level with ACP's MCP endpoint and egress proxy
  * bridged in, waits for it, and takes everything down again. Used by `acp run`.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -35,6 +35,11 @@ export interface SandboxRunOptions {
   /** The environment the agent's is derived from (scrubbed). */
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
+  /**
+   * Absolute paths the agent may change besides its working directory (`acp run --writable`); the rest of the
+   * host is read-only under `netns` and `userns`. Checked by `checkWritablePaths`.
+   */
+  readonly writable?: readonly string[];
   /** The proxy's HTTP listener on the host's loopback (`listenHttp`), bridged to `ACP_MCP_URL`. */
   readonly mcpTarget: { readonly host: string; readonly port: number };
   /** When given, the agent's stdin/stdout carry MCP (§10.1) and are handed here (e.g. to `serveStdio`). */
@@ -123,6 +128,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       command,
       mcp: options.stdio !== undefined ? "stdio+http" : "http",
       egress_allow: options.egress.allow.map((r) => r.source),
+      writable: options.writable ?? [],
       env_removed: scrubbed.removed,
       ...options.startFields,
     });
@@ -131,6 +137,11 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       signals: options.signals ?? process,
       unshare: tools?.unshare ?? "unshare",
     };
+    if (level !== "none" && realpathOr(options.cwd) === "/") {
+      options.log(
+        "acp run: the working directory is `/`: it stays read-only (--writable names what the agent may change)",
+      );
+    }
     const agent: StartedAgent =
       level === "none" || tools === null || bridgeDir === null
         ? spawnUnisolated(options.argv, env, options.cwd, spawnOptions)
@@ -144,6 +155,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
               bridgeDir,
               setpriv: tools.setpriv,
               ports: SANDBOX_PORTS,
+              ...(options.writable !== undefined ? { writable: options.writable } : {}),
             }),
             spawnOptions,
           );
@@ -178,4 +190,12 @@ function prepareBridgeDir(given: string | undefined, cleanup: (() => void)[]): s
   const dir = mkdtempSync(join(tmpdir(), "acp-run-"));
   cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }

@@ -61,8 +61,9 @@ describe.each(["netns", "userns"] as const)("isolation %s", (level) => {
     try {
       const script = join(agentDir, "agent.mjs");
       writeFileSync(script, AGENT);
-      // written through the working directory when it is under /tmp: both come back
-      const out = cwdUnderTmp ? "out.json" : join(agentDir, "out.json");
+      // written through the working directory (under /tmp or not): the agent's program directory comes back
+      // read-only, like the rest of the host outside the working directory
+      const out = "out.json";
       const options: SandboxRunOptions = {
         argv: [process.execPath, script, out],
         isolation: level,

@@ -1,0 +1,58 @@
+/**
+ * The paths an agent may change besides its working directory (`acp run --writable PATH`): the rest of the
+ * host is read-only inside the sandbox. Each must exist, must not be `/` (that would leave the whole host
+ * writable), and must not lie inside ACP's home (the policy, audit trail, keys and vault: an agent that can
+ * change them decides its own approvals).
+ */
+import { realpathSync } from "node:fs";
+import { sep } from "node:path";
+
+/** Why one `--writable` path is refused. */
+export interface WritablePathIssue {
+  readonly path: string;
+  readonly message: string;
+  readonly help: string;
+}
+
+/** The real paths, or every path refused and why. */
+export type WritablePathsResult =
+  | { readonly ok: true; readonly paths: readonly string[] }
+  | { readonly ok: false; readonly issues: readonly WritablePathIssue[] };
+
+/** Checks absolute `paths` against ACP's `home`; resolves symbolic links (the real path is what is bound). */
+export function checkWritablePaths(paths: readonly string[], home: string): WritablePathsResult {
+  const realHome = realOrNull(home) ?? home;
+  const issues: WritablePathIssue[] = [];
+  const out: string[] = [];
+  for (const path of paths) {
+    const real = realOrNull(path);
+    if (real === null) {
+      issues.push({
+        path,
+        message: `--writable \`${path}\` does not exist`,
+        help: "create it first, or check the spelling",
+      });
+    } else if (real === "/") {
+      issues.push({
+        path,
+        message: `--writable \`${path}\` would leave the whole host writable to the agent`,
+        help: "name only the directories the agent must change",
+      });
+    } else if (real === realHome || real.startsWith(realHome + sep)) {
+      issues.push({
+        path,
+        message: `--writable \`${path}\` is inside ACP's home \`${realHome}\`, which holds the policy, audit trail, keys and vault the agent must never change`,
+        help: "give the agent a directory outside the home",
+      });
+    } else if (!out.includes(real)) out.push(real);
+  }
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, paths: out };
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}

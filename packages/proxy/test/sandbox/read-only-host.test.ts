@@ -1,0 +1,121 @@
+/**
+ * The host's filesystem is read-only inside the sandbox (real namespaces, as root): the agent runs as uid 0
+ * and would otherwise change whatever root owns outside the covered directories (cron, ACP's installation,
+ * the code of the upstream servers that run outside the sandbox). It can still write in its working
+ * directory and in each `--writable` path, and cannot open the host's disk (a block device root owns).
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkWritablePaths, runSandboxed, type SandboxRunOptions } from "../../src/index.js";
+import { scratchDir } from "./net-fixture.js";
+
+// Runs inside: tries each write (and opening the disk for writing), reports each outcome as JSON on argv[1].
+const AGENT = `
+const fs = require("node:fs");
+const [out, raw] = process.argv.slice(1);
+const cfg = JSON.parse(raw);
+const r = {};
+const attempt = (name, fn) => { try { fn(); r[name] = "ok"; } catch (e) { r[name] = e.code; } };
+attempt("create_in_host_dir", () => fs.writeFileSync(cfg.hostDir + "/planted.sh", "echo pwned\\n"));
+attempt("change_host_file", () => fs.appendFileSync(cfg.hostDir + "/existing.sh", "echo pwned\\n"));
+attempt("chmod_host_file", () => fs.chmodSync(cfg.hostDir + "/existing.sh", 0o777));
+attempt("write_in_cwd", () => fs.writeFileSync("written-in-cwd.txt", "agent\\n"));
+attempt("write_in_writable", () => fs.writeFileSync(cfg.writable + "/written.txt", "agent\\n"));
+attempt("write_in_tmp", () => fs.writeFileSync("/tmp/scratch.txt", "agent\\n"));
+if (cfg.disk) attempt("open_disk_for_writing", () => fs.closeSync(fs.openSync(cfg.disk, "r+")));
+attempt("write_dev_null", () => fs.writeFileSync("/dev/null", "x"));
+fs.writeFileSync(out, JSON.stringify(r));
+`;
+
+let work: { path: string; remove(): void };
+let hostDir: string;
+let disk: string | null;
+
+/** The block device holding `/`, when it has a node under /dev (`/dev/vda`, `/dev/sda1`, `/dev/nvme0n1p2`). */
+function rootDisk(): string | null {
+  const dev = statSync("/").dev;
+  try {
+    const uevent = readFileSync(`/sys/dev/block/${Math.floor(dev / 256)}:${dev % 256}/uevent`, "utf8");
+    const name = /^DEVNAME=(.+)$/m.exec(uevent)?.[1];
+    return name !== undefined && existsSync(`/dev/${name}`) ? `/dev/${name}` : null;
+  } catch {
+    return null;
+  }
+}
+
+beforeAll(() => {
+  work = scratchDir("acp-sbx-ro-");
+  // a directory root owns outside every covered directory, like /etc/cron.d or ACP's installation
+  hostDir = join(work.path, "host");
+  mkdirSync(hostDir, { mode: 0o755 });
+  writeFileSync(join(hostDir, "existing.sh"), "echo hello\n", { mode: 0o644 });
+  disk = rootDisk();
+});
+
+afterAll(() => work?.remove());
+
+describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
+  it("the agent cannot create or change files outside the covered directories, but writes where it may", async () => {
+    const cwd = join(work.path, `cwd-${level}`);
+    const writable = join(work.path, `writable-${level}`);
+    mkdirSync(cwd);
+    mkdirSync(writable);
+    const out = join(cwd, "out.json");
+    const options: SandboxRunOptions = {
+      argv: [process.execPath, "-e", AGENT, out, JSON.stringify({ hostDir, writable, disk })],
+      isolation: level,
+      home: join(work.path, "home"),
+      env: { PATH: process.env["PATH"] },
+      cwd,
+      writable: [writable],
+      mcpTarget: { host: "127.0.0.1", port: 9 },
+      egress: { allow: [], broker: { ask: () => Promise.resolve({ kind: "expired" }) } },
+      audit: { record: () => undefined },
+      log: () => undefined,
+      signals: { on: () => undefined, off: () => undefined },
+    };
+    expect(await runSandboxed(options)).toEqual({ level, exitCode: 0 });
+    const result = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
+    expect(result).toMatchObject({
+      create_in_host_dir: "EROFS",
+      change_host_file: "EROFS",
+      chmod_host_file: "EROFS",
+      write_in_cwd: "ok",
+      write_in_writable: "ok",
+      write_in_tmp: "ok",
+      write_dev_null: "ok",
+    });
+    if (disk !== null) expect(result["open_disk_for_writing"]).toBe("EACCES");
+    // and on the host: nothing planted, nothing changed; the allowed writes landed
+    expect(existsSync(join(hostDir, "planted.sh"))).toBe(false);
+    expect(readFileSync(join(hostDir, "existing.sh"), "utf8")).toBe("echo hello\n");
+    expect(statSync(join(hostDir, "existing.sh")).mode & 0o777).toBe(0o644);
+    expect(readFileSync(join(cwd, "written-in-cwd.txt"), "utf8")).toBe("agent\n");
+    expect(readFileSync(join(writable, "written.txt"), "utf8")).toBe("agent\n");
+  });
+});
+
+describe("--writable paths", () => {
+  it("refuses a path inside ACP's home, `/`, and a path that does not exist, saying why", () => {
+    const home = join(work.path, "home-check");
+    mkdirSync(join(home, "keys"), { recursive: true });
+    const r = checkWritablePaths([join(home, "keys"), home, "/", join(work.path, "no-such-dir")], home);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.message)).toEqual([
+      expect.stringContaining("inside ACP's home") as unknown,
+      expect.stringContaining("inside ACP's home") as unknown,
+      expect.stringContaining("would leave the whole host writable") as unknown,
+      expect.stringContaining("does not exist") as unknown,
+    ]);
+    expect(r.issues[0]?.message).toContain("policy, audit trail, keys and vault");
+  });
+
+  it("accepts a directory outside the home, by its real path", () => {
+    expect(checkWritablePaths([work.path, work.path], join(work.path, "home"))).toEqual({
+      ok: true,
+      paths: [work.path],
+    });
+  });
+});
