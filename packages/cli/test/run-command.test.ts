@@ -17,6 +17,8 @@ import { CliError } from "../src/exit-codes.js";
 import { registerRun } from "../src/commands/run.js";
 import type { ProxyWiring } from "../src/commands/proxy.js";
 import { scratchDir } from "../../proxy/test/sandbox/net-fixture.js";
+import { envFor, fixtureHome, PASSPHRASE } from "./home-fixture.js";
+import { runCli } from "./run.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
@@ -36,7 +38,15 @@ let work: { path: string; remove(): void };
 beforeAll(() => void (work = scratchDir("acp-run-cli-")));
 afterAll(() => work.remove());
 
-async function acpRun(args: string[], options: { probe?: IsolationProbe; seen?: Map<string, unknown> } = {}) {
+async function acpRun(
+  args: string[],
+  options: {
+    probe?: IsolationProbe;
+    seen?: Map<string, unknown>;
+    env?: Record<string, string>;
+    agents?: unknown[];
+  } = {},
+) {
   let stderr = "";
   const audit: [string, Record<string, unknown>][] = [];
   const asks: ConsentAsk[] = [];
@@ -51,6 +61,7 @@ async function acpRun(args: string[], options: { probe?: IsolationProbe; seen?: 
         HOME: work.path,
         ACP_HOME: join(work.path, "home"),
         ACP_PASSPHRASE: "pw-123456",
+        ...options.env,
       },
       cwd: work.path,
       now: () => new Date(),
@@ -61,7 +72,11 @@ async function acpRun(args: string[], options: { probe?: IsolationProbe; seen?: 
   const saw = (part: string, given: { config?: unknown }): void => void options.seen?.set(part, given.config);
   const wiring: ProxyWiring = {
     createDecide: (o) => (saw("decide", o), () => Promise.resolve(ACCEPT)),
-    createBroker: (o) => (saw("broker", o), { ask: (a) => (asks.push(a), Promise.resolve({ kind: "expired" })) }),
+    createBroker: (o) => (
+      saw("broker", o),
+      options.agents?.push(o.agent),
+      { ask: (a) => (asks.push(a), Promise.resolve({ kind: "expired" })) }
+    ),
     createAudit: (o) => (saw("audit", o), { record: (type, fields) => void audit.push([type, fields]) }),
     createCredentials: (o) => (saw("credentials", o), undefined),
     createObserver: (o) => (saw("observer", o), undefined),
@@ -129,6 +144,34 @@ describe("acp run", () => {
     ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(out, "utf8"))).toMatchObject({ tools: expect.arrayContaining(["echo"]) as unknown });
+  });
+
+  it("keeps a variable holding a vault secret from the agent, whatever its name, and names the agent's command", async () => {
+    const { home } = fixtureHome(work.path);
+    const set = await runCli(["vault", "set", "GITHUB_TOKEN"], {
+      env: envFor(home),
+      stdin: "ghp_the_vault_value_42\n",
+    });
+    expect(set.code, set.stderr).toBe(0);
+    const agents: unknown[] = [];
+    const out = join(work.path, "agent-env.txt");
+    const r = await acpRun(["--isolation", "none", "--", "sh", "-c", `env > ${out}`], {
+      agents,
+      env: { ACP_HOME: home, ACP_PASSPHRASE: PASSPHRASE, MY_GH: "ghp_the_vault_value_42", PLAIN_NOTE: "hello" },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const env = readFileSync(out, "utf8");
+    expect(env).not.toContain("ghp_the_vault_value_42");
+    expect(env).toContain("PLAIN_NOTE=hello");
+    expect(r.audit[0]?.[1]["env_removed"]).toContain("MY_GH");
+    expect(agents).toEqual([{ id: "sh", name: "sh", command: `sh -c env > ${out}` }]);
+    // without the passphrase the vault cannot be opened: said, and the run goes on
+    const blind = await acpRun(["--isolation", "none", "--", "true"], {
+      env: { ACP_HOME: home, ACP_PASSPHRASE: "", MY_GH: "ghp_the_vault_value_42" },
+    });
+    expect(blind.stderr).toMatch(
+      /acp run: the home's key did not open: .*cannot be recognised and kept from the agent/,
+    );
   });
 
   it("records the intent's digest with the start", async () => {

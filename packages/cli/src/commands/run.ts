@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
@@ -25,6 +25,8 @@ import {
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
+import { homeSecretValues } from "../wiring/home-secrets.js";
+import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, sandboxAllowEgress, type ConfigInUse } from "../wiring/config-in-use.js";
 import type { ProxyWiring } from "./proxy.js";
@@ -57,6 +59,8 @@ interface RunConfig {
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
   readonly secretValues: readonly string[];
+  /** The config file as parsed (its sealed values are opened for {@link homeSecretValues}). */
+  readonly values: unknown;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -144,7 +148,17 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const keys = config.keys;
   const audit = deps.wiring.createAudit({ home, config: keys });
-  const broker = deps.wiring.createBroker({ home, config: keys });
+  // the §4.1 agent of the consent requests: the command acp run starts (its client names no agent)
+  const command = basename(argv[0] ?? "agent");
+  const agent = { id: command, name: command, command: argv.join(" ") };
+  const broker = deps.wiring.createBroker({ home, config: keys, agent });
+  // the plain values of the home's secrets: a variable holding one is kept from the agent, whatever its name
+  const homeSecrets = homeSecretValues(home, config.values, ctx.io.env[PASSPHRASE_ENV]);
+  if (homeSecrets.problem !== undefined) {
+    log(
+      `acp run: ${homeSecrets.problem}; so variables holding the vault's or config.yml's secrets under other names cannot be recognised and kept from the agent`,
+    );
+  }
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = deps.wiring.createDecide({
     policyPath,
@@ -192,7 +206,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         egress: { allow: allow.value, broker, consentTimeoutMs: config.proxy.consentTimeoutMs },
         audit,
         log,
-        secretValues: config.secretValues,
+        secretValues: [...config.secretValues, ...homeSecrets.values],
         ...(flags.bridgeDir !== undefined ? { bridgeDir: resolvePath(ctx.io, flags.bridgeDir) } : {}),
         ...(deps.signals !== undefined ? { signals: deps.signals } : {}),
         ...(deps.probe !== undefined ? { probe: deps.probe } : {}),
@@ -278,6 +292,7 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     proxy: keys.proxy,
     allowEgress,
     secretValues: secretsIn(file.values),
+    values: file.values,
   };
 }
 
