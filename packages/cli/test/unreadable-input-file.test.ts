@@ -30,7 +30,12 @@ describe("a file that is there and cannot be read: exit 1 (I/O) in acp policy â€
     const out = await runCli(argv, { env, cwd: home });
     expect(out.code).toBe(1);
     expect(out.stderr).toBe("acp: cannot read consent graph `dir-graph.json`: not a file\n");
-    expect(out.stdout).toBe("");
+    // with --json, stdout carries the same error as JSON (docs/reference/cli.md, exit codes)
+    expect(out.stdout).toBe(
+      argv.includes("--json")
+        ? `${JSON.stringify({ error: { message: "cannot read consent graph `dir-graph.json`: not a file", exit_code: 1 } })}\n`
+        : "",
+    );
   });
 
   it("the home's default graph unreadable is exit 1 too, named by its path", async () => {
