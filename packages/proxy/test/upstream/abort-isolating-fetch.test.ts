@@ -1,50 +1,35 @@
 import { getEventListeners } from "node:events";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RequestListener } from "node:http";
+import { describe, expect, it } from "vitest";
 import { createAbortIsolatingFetch } from "../../src/upstream/abort-isolating-fetch.js";
+import { useLoopbackServer } from "./loopback-server.js";
 
 /** A loopback server: `/json` answers a small body, `/stream` sends one chunk and holds the response open, `/gone` a 404. */
-function startServer(): Promise<{ server: Server; url: string }> {
-  const server = createServer((req, res) => {
-    if (req.url === "/stream") {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write("data: first\n\n");
-      return;
-    }
-    if (req.url === "/gone") {
-      res.writeHead(404, { "content-type": "text/plain" });
-      res.end("no such thing");
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/json", "x-echo": req.headers["x-tag"] ?? "" });
-    res.end(JSON.stringify({ url: req.url }));
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }),
-    );
-  });
-}
+const answer: RequestListener = (req, res) => {
+  if (req.url === "/stream") {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write("data: first\n\n");
+    return;
+  }
+  if (req.url === "/gone") {
+    res.writeHead(404, { "content-type": "text/plain" });
+    res.end("no such thing");
+    return;
+  }
+  res.writeHead(200, { "content-type": "application/json", "x-echo": req.headers["x-tag"] ?? "" });
+  res.end(JSON.stringify({ url: req.url }));
+};
 
 const listeners = (signal: AbortSignal): number => getEventListeners(signal, "abort").length;
 
 describe("abort-isolating fetch for URL upstreams", () => {
-  let server: Server;
-  let base: string;
-  beforeAll(async () => {
-    ({ server, url: base } = await startServer());
-  });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  const server = useLoopbackServer(answer);
 
   it("leaves no listener on the connection's signal after 2,000 answered requests", async () => {
     const connection = new AbortController();
     const isolating = createAbortIsolatingFetch();
     for (let i = 0; i < 2000; i++) {
-      const response = await isolating(`${base}/json?n=${i}`, { signal: connection.signal });
+      const response = await isolating(`${server.url()}/json?n=${i}`, { signal: connection.signal });
       expect(await response.json()).toEqual({ url: `/json?n=${i}` });
     }
     expect(listeners(connection.signal)).toBe(0);
@@ -52,7 +37,7 @@ describe("abort-isolating fetch for URL upstreams", () => {
 
   it("keeps status, headers and body bytes of a successful answer", async () => {
     const isolating = createAbortIsolatingFetch();
-    const response = await isolating(`${base}/json?kept`, {
+    const response = await isolating(`${server.url()}/json?kept`, {
       headers: { "x-tag": "t1" },
       signal: new AbortController().signal,
     });
@@ -64,16 +49,16 @@ describe("abort-isolating fetch for URL upstreams", () => {
 
   it("returns an error answer as it came and lets go of the signal at once", async () => {
     const connection = new AbortController();
-    const response = await createAbortIsolatingFetch()(`${base}/gone`, { signal: connection.signal });
+    const response = await createAbortIsolatingFetch()(`${server.url()}/gone`, { signal: connection.signal });
     expect(response.status).toBe(404);
-    expect(response.url).toBe(`${base}/gone`);
+    expect(response.url).toBe(`${server.url()}/gone`);
     expect(listeners(connection.signal)).toBe(0);
     expect(await response.text()).toBe("no such thing");
   });
 
   it("holds one listener while a streamed body is open, and lets go when it is cancelled", async () => {
     const connection = new AbortController();
-    const response = await createAbortIsolatingFetch()(`${base}/stream`, { signal: connection.signal });
+    const response = await createAbortIsolatingFetch()(`${server.url()}/stream`, { signal: connection.signal });
     const reader = response.body!.getReader();
     const first: unknown = (await reader.read()).value;
     expect(new TextDecoder().decode(first as Uint8Array)).toBe("data: first\n\n");
@@ -84,7 +69,7 @@ describe("abort-isolating fetch for URL upstreams", () => {
 
   it("aborting the connection still ends a streamed body in flight", async () => {
     const connection = new AbortController();
-    const response = await createAbortIsolatingFetch()(`${base}/stream`, { signal: connection.signal });
+    const response = await createAbortIsolatingFetch()(`${server.url()}/stream`, { signal: connection.signal });
     const reader = response.body!.getReader();
     await reader.read();
     const next = reader.read();
@@ -102,7 +87,7 @@ describe("abort-isolating fetch for URL upstreams", () => {
         init?.signal?.addEventListener("abort", () => reject(init.signal?.reason as Error)),
       );
     });
-    const pending = hanging(`${base}/json`, { signal: connection.signal });
+    const pending = hanging(`${server.url()}/json`, { signal: connection.signal });
     expect(seen).not.toBe(connection.signal);
     connection.abort(new Error("connection closed"));
     await expect(pending).rejects.toThrow("connection closed");
@@ -116,9 +101,9 @@ describe("abort-isolating fetch for URL upstreams", () => {
       calls.push(init);
       return Promise.resolve(new Response("ok"));
     });
-    await recording(`${base}/json`);
+    await recording(`${server.url()}/json`);
     const aborted = AbortSignal.abort();
-    await recording(`${base}/json`, { signal: aborted });
+    await recording(`${server.url()}/json`, { signal: aborted });
     // redirects are followed here, within the upstream's origin only (below)
     expect(calls[0]).toEqual({ redirect: "manual" });
     expect(calls[1]).toEqual({ signal: aborted, redirect: "manual" });
@@ -128,58 +113,42 @@ describe("abort-isolating fetch for URL upstreams", () => {
 // Node's fetch follows a redirect to any host with every header but Authorization: a credential injected as
 // a header would go wherever the upstream (or anyone on plain http between) points it.
 describe("redirects of a URL upstream", () => {
-  const servers: Server[] = [];
   const seen: { where: string; method: string; key: string | undefined; body: string }[] = [];
-  const listen = (name: string, handle: (req: IncomingMessage, res: ServerResponse) => void) =>
-    new Promise<string>((resolve) => {
-      const server = createServer((req, res) => {
-        let body = "";
-        req.on("data", (c: Buffer) => (body += c.toString()));
-        req.on("end", () => {
-          seen.push({
-            where: `${name}${req.url ?? ""}`,
-            method: req.method ?? "",
-            key: req.headers["x-api-key"] as string | undefined,
-            body,
-          });
-          handle(req, res);
-        });
+  const record =
+    (name: string, handle: RequestListener): RequestListener =>
+    (req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        const key = req.headers["x-api-key"] as string | undefined;
+        seen.push({ where: `${name}${req.url ?? ""}`, method: req.method ?? "", key, body });
+        handle(req, res);
       });
-      servers.push(server);
-      server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
-    });
-  let other = "";
-  let home = "";
-  beforeAll(async () => {
-    other = await listen("other", (_req, res) => res.end("{}"));
-    home = await listen("home", (req, res) => {
-      if (req.url === "/away") res.writeHead(307, { location: `${other}/mcp` }).end();
+    };
+  const otherServer = useLoopbackServer(record("other", (_req, res) => res.end("{}")));
+  const homeServer = useLoopbackServer(
+    record("home", (req, res) => {
+      if (req.url === "/away") res.writeHead(307, { location: `${otherServer.url()}/mcp` }).end();
       else if (req.url === "/moved") res.writeHead(308, { location: "/mcp" }).end();
       else if (req.url === "/see-other") res.writeHead(303, { location: "/mcp" }).end();
       else if (req.url === "/loop") res.writeHead(307, { location: "/loop" }).end();
       else res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }));
-    });
-  });
-  afterAll(async () => {
-    for (const s of servers) {
-      s.closeAllConnections();
-      await new Promise((resolve) => s.close(resolve));
-    }
-  });
+    }),
+  );
   const post = { method: "POST", headers: { "x-api-key": "injected-credential-123" }, body: '{"jsonrpc":"2.0"}' };
 
   it("refuses a redirect to another origin: nothing, and no credential, reaches it", async () => {
     seen.length = 0;
     const fetchLike = createAbortIsolatingFetch();
-    await expect(fetchLike(`${home}/away`, post)).rejects.toThrow(
-      `it redirected to another origin (${other}): not followed`,
+    await expect(fetchLike(`${homeServer.url()}/away`, post)).rejects.toThrow(
+      `it redirected to another origin (${otherServer.url()}): not followed`,
     );
     expect(seen.map((s) => s.where)).toEqual(["home/away"]);
   });
 
   it("follows 307 and 308 within the origin with the same method, body and headers", async () => {
     seen.length = 0;
-    const response = await createAbortIsolatingFetch()(`${home}/moved`, post);
+    const response = await createAbortIsolatingFetch()(`${homeServer.url()}/moved`, post);
     expect(await response.json()).toEqual({ ok: true });
     expect(seen).toEqual([
       { where: "home/moved", method: "POST", key: "injected-credential-123", body: '{"jsonrpc":"2.0"}' },
@@ -188,11 +157,13 @@ describe("redirects of a URL upstream", () => {
   });
 
   it("refuses a POST turned into a GET (303), and a redirect loop, with an error that says so", async () => {
-    await expect(createAbortIsolatingFetch()(`${home}/see-other`, post)).rejects.toThrow(
+    await expect(createAbortIsolatingFetch()(`${homeServer.url()}/see-other`, post)).rejects.toThrow(
       /it answered a POST with a redirect \(303\)/,
     );
-    await expect(createAbortIsolatingFetch()(`${home}/loop`, post)).rejects.toThrow(/redirected more than 5 times/);
-    const get = await createAbortIsolatingFetch()(`${home}/see-other`);
+    await expect(createAbortIsolatingFetch()(`${homeServer.url()}/loop`, post)).rejects.toThrow(
+      /redirected more than 5 times/,
+    );
+    const get = await createAbortIsolatingFetch()(`${homeServer.url()}/see-other`);
     expect(await get.json()).toEqual({ ok: true });
   });
 });
