@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSandboxed, type SandboxRunOptions } from "../../src/index.js";
-import { scratchDir } from "./net-fixture.js";
+import { runSandboxed } from "../../src/index.js";
+import { quietRun, scratchDir } from "./net-fixture.js";
 
 // Runs inside: tries the host's socket under /tmp, reads a file beside it, writes what happened beside itself.
 // (The host's paths come in the environment: a path named on the command line is brought back on purpose.)
@@ -64,7 +64,7 @@ describe.each(["netns", "userns"] as const)("isolation %s", (level) => {
       // written through the working directory (under /tmp or not): the agent's program directory comes back
       // read-only, like the rest of the host outside the working directory
       const out = "out.json";
-      const options: SandboxRunOptions = {
+      const options = quietRun({
         argv: [process.execPath, script, out],
         isolation: level,
         home: join(work.path, "home"),
@@ -74,12 +74,7 @@ describe.each(["netns", "userns"] as const)("isolation %s", (level) => {
           HOST_FILE: join(outside, "note.txt"),
         },
         cwd,
-        mcpTarget: { host: "127.0.0.1", port: 9 },
-        egress: { allow: [], broker: { ask: () => Promise.resolve({ kind: "expired" }) } },
-        audit: { record: () => undefined },
-        log: () => undefined,
-        signals: { on: () => undefined, off: () => undefined },
-      };
+      });
       expect(await runSandboxed(options)).toEqual({ level, exitCode: 0 });
       expect(JSON.parse(readFileSync(resolve(cwd, out), "utf8"))).toEqual({ socket: "ENOENT", beside: "ENOENT" });
       expect(reached).toBe(0);

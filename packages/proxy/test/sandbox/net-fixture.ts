@@ -8,6 +8,7 @@ import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import type { SandboxRunOptions } from "../../src/index.js";
 
 const ip = (...args: string[]): void => {
   const r = spawnSync("ip", args, { encoding: "utf8" });
@@ -102,4 +103,22 @@ export function fillHome(home: string, uid?: number): Record<string, string> {
   }
   if (uid !== undefined) chownSync(join(home, "keys"), uid, uid);
   return contents;
+}
+
+/**
+ * Options of one sandboxed run that reaches nothing but its own files: no MCP upstream (port 9, discard),
+ * no egress allowed (every ask expires), audit and log dropped, no signal handling. `given` fills in the
+ * rest (argv, isolation, home, env, cwd, writable, …).
+ */
+export function quietRun(
+  given: Pick<SandboxRunOptions, "argv" | "isolation" | "home" | "env" | "cwd"> & Partial<SandboxRunOptions>,
+): SandboxRunOptions {
+  return {
+    mcpTarget: { host: "127.0.0.1", port: 9 },
+    egress: { allow: [], broker: { ask: () => Promise.resolve({ kind: "expired" }) } },
+    audit: { record: () => undefined },
+    log: () => undefined,
+    signals: { on: () => undefined, off: () => undefined },
+    ...given,
+  };
 }

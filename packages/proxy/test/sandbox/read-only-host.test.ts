@@ -7,8 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkWritablePaths, runSandboxed, type SandboxRunOptions } from "../../src/index.js";
-import { scratchDir } from "./net-fixture.js";
+import { checkWritablePaths, runSandboxed } from "../../src/index.js";
+import { quietRun, scratchDir } from "./net-fixture.js";
 
 // Runs inside: tries each write (and opening the disk for writing), reports each outcome as JSON on argv[1].
 const AGENT = `
@@ -62,19 +62,14 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     mkdirSync(cwd);
     mkdirSync(writable);
     const out = join(cwd, "out.json");
-    const options: SandboxRunOptions = {
+    const options = quietRun({
       argv: [process.execPath, "-e", AGENT, out, JSON.stringify({ hostDir, writable, disk })],
       isolation: level,
       home: join(work.path, "home"),
       env: { PATH: process.env["PATH"] },
       cwd,
       writable: [writable],
-      mcpTarget: { host: "127.0.0.1", port: 9 },
-      egress: { allow: [], broker: { ask: () => Promise.resolve({ kind: "expired" }) } },
-      audit: { record: () => undefined },
-      log: () => undefined,
-      signals: { on: () => undefined, off: () => undefined },
-    };
+    });
     expect(await runSandboxed(options)).toEqual({ level, exitCode: 0 });
     const result = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
     expect(result).toMatchObject({
