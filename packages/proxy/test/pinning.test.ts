@@ -3,7 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { comparePins, createFilePinStore, createMemoryPinStore, pinTool } from "../src/index.js";
+import {
+  comparePins,
+  createFilePinStore,
+  createMemoryPinStore,
+  createToolPinning,
+  MAX_PINS_PER_SERVER,
+  pinTool,
+} from "../src/index.js";
 import { decideByTool, fixture, memoryAudit, scriptedBroker, startInMemory, textOf } from "./harness.js";
 
 describe("tool pinning", () => {
@@ -97,7 +104,9 @@ describe("tool pinning", () => {
       log: (l) => lines.push(l),
     });
     try {
-      expect(lines.some((l) => l.includes("tool pins could not be read or written"))).toBe(true);
+      expect(lines.some((l) => l.includes("tool pins could not be checked (every call to it asks): EACCES"))).toBe(
+        true,
+      );
       const held = await env.client.callTool({ name: "transfer", arguments: { amount: 2 } });
       expect(textOf(held)).toBe("denied by a person: not sure");
       expect(broker.asks[0]?.decision.route).toBe("ask");
@@ -113,6 +122,25 @@ describe("tool pinning", () => {
     } finally {
       await env.close();
     }
+  });
+
+  it("pins at most MAX_PINS_PER_SERVER tools of one server; past it, new tools are not pinned and its calls ask", async () => {
+    const store = createMemoryPinStore();
+    const now = new Date("2026-01-15T12:00:00Z");
+    const pinning = createToolPinning({ store, now: () => now });
+    const tool = (n: number) => ({ name: `t${n}`, description: `tool ${n}`, inputSchema: { type: "object" as const } });
+    const first = Array.from({ length: MAX_PINS_PER_SERVER }, (_, n) => tool(n));
+    expect(await pinning.observe("s", first)).toEqual([]);
+    expect(pinning.uncheckedBecause("s")).toBeUndefined();
+    // an upstream that lists new names at every listing: pins.json must not grow for ever
+    await expect(
+      pinning.observe("s", [...first, tool(MAX_PINS_PER_SERVER), tool(MAX_PINS_PER_SERVER + 1)]),
+    ).rejects.toThrow(`2 new tools are not pinned: the server has ${MAX_PINS_PER_SERVER} pinned tools`);
+    expect((await store.load("s")).size).toBe(MAX_PINS_PER_SERVER);
+    expect(pinning.uncheckedBecause("s")).toMatch(/not pinned/);
+    // another server has room of its own
+    expect(await pinning.observe("other", [tool(1)])).toEqual([]);
+    expect(pinning.uncheckedBecause("other")).toBeUndefined();
   });
 
   it("while a changed tool is held, the agent is served the pinned description and the person is shown the new one", async () => {

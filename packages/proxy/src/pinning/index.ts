@@ -8,4 +8,4 @@ export {
   type PinnableTool,
   type ToolChange,
 } from "./compare-pins.js";
-export { createToolPinning, type ToolPinning } from "./tool-pinning.js";
+export { createToolPinning, MAX_PINS_PER_SERVER, type ToolPinning } from "./tool-pinning.js";

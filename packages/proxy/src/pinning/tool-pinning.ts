@@ -45,6 +45,14 @@ export interface ToolPinningOptions {
 
 const EPOCH = new Date(0);
 
+/**
+ * Most tools pinned for one server. Pins are never forgotten (a tool that went away and comes back must be
+ * compared with what it was), so an upstream that lists new names at every listing would grow `pins.json`
+ * (rewritten whole at every check) without bound; past this, its further new tools are not pinned and every
+ * call to its tools asks (`uncheckedBecause`), as when its pins cannot be read.
+ */
+export const MAX_PINS_PER_SERVER = 2_000;
+
 /** Whether two pins are the same record (as loaded again from the store). */
 function samePin(a: ToolPin, b: ToolPin): boolean {
   return (
@@ -81,7 +89,11 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
   /** Compares a server's listing with its pins, holds the changed tools, records the new ones. */
   const check = async (server: string, tools: readonly PinnableTool[]): Promise<readonly ToolChange[]> => {
     const pins = await options.store.load(server);
-    const { fresh, changes, upgraded } = comparePins(pins, tools, options.now());
+    const compared = comparePins(pins, tools, options.now());
+    const { changes, upgraded } = compared;
+    const room = Math.max(0, MAX_PINS_PER_SERVER - pins.size);
+    const fresh = compared.fresh.slice(0, room);
+    const unpinned = compared.fresh.length - fresh.length;
     const accepted = options.acceptChanges === true ? changes.map((c) => c.after) : [];
     // held (and remembered) before the pins are written: a failed write must not let a change through
     const earlier = new Map<string, ToolChange>();
@@ -107,6 +119,11 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
     const recorded = [...fresh, ...upgraded, ...accepted];
     remember(server, recorded);
     if (recorded.length > 0) await options.store.save(server, recorded);
+    if (unpinned > 0) {
+      throw new Error(
+        `${unpinned} new tool${unpinned === 1 ? " is" : "s are"} not pinned: the server has ${MAX_PINS_PER_SERVER} pinned tools, the most kept for one server`,
+      );
+    }
     return changes;
   };
   return {

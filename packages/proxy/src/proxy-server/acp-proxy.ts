@@ -330,7 +330,7 @@ export class AcpProxy {
         });
       }
     } catch (err) {
-      this.#reportFailure(server, "pins", `tool pins could not be read or written: ${messageOf(err)}`);
+      this.#reportFailure(server, "pins", `tool pins could not be checked (every call to it asks): ${messageOf(err)}`);
     }
   }
 
