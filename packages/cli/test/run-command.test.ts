@@ -15,6 +15,7 @@ import type { ConsentAsk, IsolationProbe } from "@acp/proxy";
 import type { CliContext } from "../src/context.js";
 import { CliError } from "../src/exit-codes.js";
 import { registerRun } from "../src/commands/run.js";
+import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
 import type { ProxyWiring } from "../src/commands/proxy.js";
 import { scratchDir } from "../../proxy/test/sandbox/net-fixture.js";
 import { envFor, fixtureHome, PASSPHRASE } from "./home-fixture.js";
@@ -81,6 +82,15 @@ async function acpRun(
     createCredentials: (o) => (saw("credentials", o), undefined),
     createObserver: (o) => (saw("observer", o), undefined),
     createPlans: (o) => (saw("plans", o), undefined),
+    // the home's secrets as the real wiring opens them (its key, from ACP_PASSPHRASE)
+    createSecretValues: async (o) => {
+      const real = createProxyWiring(ctx);
+      try {
+        return await (real.createSecretValues?.(o) ?? Promise.resolve({ values: [] }));
+      } finally {
+        await real.close();
+      }
+    },
   };
   const program = new Command("acp")
     .exitOverride()

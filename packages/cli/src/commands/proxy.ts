@@ -33,6 +33,7 @@ import { checkBearerToken } from "../wiring/bearer-token.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import type { HomeSecrets } from "../wiring/home-secrets.js";
 
 /**
  * What every wiring part is given: the home (keys, vault, state, audit) and the config file in use, read
@@ -67,6 +68,11 @@ export interface ProxyWiring {
    */
   readonly createBroker: (options: WiringOptions & { readonly agent?: ConsentAgentInfo }) => ConsentBroker;
   readonly createAudit: (options: WiringOptions) => AuditSink;
+  /**
+   * The plain values of the home's secrets (vault, sealed config values), opened with the key the wiring
+   * already opens for the rest (`acp run` keeps any variable holding one from the agent); absent: none.
+   */
+  readonly createSecretValues?: (options: WiringOptions) => Promise<HomeSecrets>;
   /** Releases what the wiring opened (audit log with its final checkpoint, state.db, channels). */
   readonly close?: () => Promise<void>;
 }

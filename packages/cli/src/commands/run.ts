@@ -25,8 +25,6 @@ import {
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
-import { homeSecretValues } from "../wiring/home-secrets.js";
-import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, sandboxAllowEgress, type ConfigInUse } from "../wiring/config-in-use.js";
 import type { ProxyWiring } from "./proxy.js";
@@ -59,8 +57,6 @@ interface RunConfig {
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
   readonly secretValues: readonly string[];
-  /** The config file as parsed (its sealed values are opened for {@link homeSecretValues}). */
-  readonly values: unknown;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -153,7 +149,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const agent = { id: command, name: command, command: argv.join(" ") };
   const broker = deps.wiring.createBroker({ home, config: keys, agent });
   // the plain values of the home's secrets: a variable holding one is kept from the agent, whatever its name
-  const homeSecrets = homeSecretValues(home, config.values, ctx.io.env[PASSPHRASE_ENV]);
+  const homeSecrets = (await deps.wiring.createSecretValues?.({ home, config: keys })) ?? { values: [] };
   if (homeSecrets.problem !== undefined) {
     log(
       `acp run: ${homeSecrets.problem}; so variables holding the vault's or config.yml's secrets under other names cannot be recognised and kept from the agent`,
@@ -292,7 +288,6 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     proxy: keys.proxy,
     allowEgress,
     secretValues: secretsIn(file.values),
-    values: file.values,
   };
 }
 

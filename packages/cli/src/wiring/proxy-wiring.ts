@@ -15,6 +15,7 @@ import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
 import { createHomeIntentSync } from "./session-home.js";
 import { settleOrphanedConsent } from "./orphaned-consent.js";
+import { homeSecretValues } from "./home-secrets.js";
 
 interface Wired {
   readonly state: HomeState;
@@ -100,6 +101,10 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     createObserver: () => runtime?.observer,
     // offered only with an intent: a plan is checked against it (docs/guides/proxy.md)
     createPlans: () => (intentGiven ? runtime?.plans : undefined),
+    createSecretValues: ({ home, config: given }) => {
+      const { key, config } = wire(home, given);
+      return homeSecretValues(home, config.file.values, () => key.seed());
+    },
     createCredentials: ({ home, config: given }) => {
       const { key, config } = wire(home, given);
       credentials = createCredentialHook({ home, rules: config.credentials, seed: () => key.seed() });
