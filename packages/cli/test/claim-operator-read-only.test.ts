@@ -25,15 +25,11 @@ function providerHome(migrations: readonly StateDbMigration[]): { env: Record<st
   return { env: { HOME: home, ACP_HOME: home }, db };
 }
 
-/** The state.db with one score of 40 for 203.0.113.0/24, stored at `NOW`. */
-function providerWithScore(): { env: Record<string, string>; db: string } {
+/** The state.db with one score of 40 for `key` (default 203.0.113.0/24), stored at `NOW`. */
+function providerWithScore(key = "range:203.0.113.0/24"): { env: Record<string, string>; db: string } {
   const p = providerHome(CLAIM_MIGRATIONS);
   const db = openStateDb(p.db);
-  db.prepare("INSERT INTO claim_reputation (key, score, updated_at) VALUES (?, ?, ?)").run(
-    "range:203.0.113.0/24",
-    40,
-    NOW.getTime(),
-  );
+  db.prepare("INSERT INTO claim_reputation (key, score, updated_at) VALUES (?, ?, ?)").run(key, 40, NOW.getTime());
   db.close();
   return p;
 }
@@ -66,14 +62,7 @@ describe("acp claim reputation reads the provider's SQLite state without writing
   });
 
   it("an IPv6 address or /48, however it is written, names the key the provider charges (its first three groups)", async () => {
-    const p = providerHome(CLAIM_MIGRATIONS);
-    const db = openStateDb(p.db);
-    db.prepare("INSERT INTO claim_reputation (key, score, updated_at) VALUES (?, ?, ?)").run(
-      "range:2001:db8:0::/48",
-      40,
-      NOW.getTime(),
-    );
-    db.close();
+    const p = providerWithScore("range:2001:db8:0::/48");
     const sources = ["2001:db8::7", "2001:db8:0:1::9", "2001:db8::/48", "2001:0DB8:0000::/48"];
     const out = await runCli(["claim", "reputation", ...sources, "--json"], { env: p.env, now: NOW });
     expect(out.stderr).toBe("");
