@@ -70,6 +70,7 @@ describe("proxy section of config.yml", () => {
       bind: "127.0.0.1",
       prefixTools: "always",
       callTimeoutMs: 5000,
+      callMaxMs: 3_600_000,
       consentTimeoutMs: 30000,
     });
     expect(parsed.value.upstreams).toEqual([
@@ -83,6 +84,25 @@ describe("proxy section of config.yml", () => {
       { name: "github", transport: "streamable-http", url: "http://localhost:3001/" },
       { name: "old", transport: "sse", url: "http://localhost:3002/sse" },
     ]);
+  });
+
+  it("reads call_max_seconds, which may not be below call_timeout_seconds (that one raises the default)", () => {
+    const set = parseProxyConfig({ call_timeout_seconds: 30, call_max_seconds: 600 });
+    expect(set.ok && set.value).toMatchObject({ callTimeoutMs: 30_000, callMaxMs: 600_000 });
+    const raised = parseProxyConfig({ call_timeout_seconds: 7200 });
+    expect(raised.ok && raised.value.callMaxMs).toBe(7_200_000);
+    const below = parseProxyConfig({ call_timeout_seconds: 30, call_max_seconds: 10 });
+    expect(below.ok).toBe(false);
+    if (!below.ok)
+      expect(below.issues).toEqual([
+        {
+          code: "proxy_config_invalid",
+          path: ["proxy", "call_max_seconds"],
+          message: "`proxy.call_max_seconds` must be at least `proxy.call_timeout_seconds`",
+        },
+      ]);
+    const bad = parseProxyConfig({ call_max_seconds: "1h" });
+    expect(!bad.ok && bad.issues[0]?.message).toBe("`proxy.call_max_seconds` must be a positive number of seconds");
   });
 
   it("refuses a bearer_token a client could not send after `Bearer `", () => {

@@ -98,6 +98,7 @@ interface ProxyFlags {
   acceptToolChanges?: boolean;
   prefixTools?: PrefixMode;
   callTimeout?: string;
+  callMax?: string;
   intent?: string;
 }
 
@@ -149,6 +150,7 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
       ]),
     )
     .option("--call-timeout <seconds>", "upper bound on one upstream call (default 60; progress resets it)")
+    .option("--call-max <seconds>", "upper bound on one upstream call however much progress it sends (default 3600)")
     .addHelpText(
       "after",
       `
@@ -295,7 +297,11 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     pinStore: createFilePinStore(join(home, "pins.json")),
     acceptToolChanges: flags.acceptToolChanges === true,
     prefixTools: flags.prefixTools ?? config.prefixTools,
-    callTimeoutMs: seconds(flags.callTimeout, "--call-timeout") ?? config.callTimeoutMs,
+    ...callBounds(
+      seconds(flags.callTimeout, "--call-timeout") ?? config.callTimeoutMs,
+      seconds(flags.callMax, "--call-max"),
+      config.callMaxMs,
+    ),
     consentTimeoutMs: config.consentTimeoutMs,
     now: ctx.io.now,
     log,
@@ -453,4 +459,19 @@ function seconds(value: string | undefined, flag: string): number | undefined {
   if (!(n > 0) || !Number.isFinite(n))
     throw new CliError(`${flag}: \`${value}\` is not a positive number of seconds`, EXIT.usage);
   return Math.round(n * 1000);
+}
+
+/**
+ * The per-call timeout and the total bound: a `--call-max` below the timeout is a usage error; a
+ * `--call-timeout` above the configured total raises the total with it (the flag asked for that long).
+ */
+function callBounds(
+  callTimeoutMs: number,
+  flagMaxMs: number | undefined,
+  configMaxMs: number,
+): { callTimeoutMs: number; callMaxMs: number } {
+  if (flagMaxMs !== undefined && flagMaxMs < callTimeoutMs) {
+    throw new CliError("--call-max must be at least the call timeout (--call-timeout, default 60)", EXIT.usage);
+  }
+  return { callTimeoutMs, callMaxMs: flagMaxMs ?? Math.max(configMaxMs, callTimeoutMs) };
 }

@@ -178,6 +178,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
     pinStore: createFilePinStore(join(home, "pins.json")),
     prefixTools: config.proxy.prefixTools,
     callTimeoutMs: config.proxy.callTimeoutMs,
+    callMaxMs: config.proxy.callMaxMs,
     consentTimeoutMs: config.proxy.consentTimeoutMs,
     now: ctx.io.now,
     log: (line) => log(`acp proxy: ${line}`),

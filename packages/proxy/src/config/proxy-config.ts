@@ -24,6 +24,8 @@ export interface ProxyConfig {
   readonly prefixTools: PrefixMode;
   /** Upper bound on one upstream call, in milliseconds (progress resets it). */
   readonly callTimeoutMs: number;
+  /** Upper bound on one upstream call however much progress it sends, in milliseconds (`call_max_seconds`). */
+  readonly callMaxMs: number;
   /** Consent wait when the deciding rule names no timeout, in milliseconds. */
   readonly consentTimeoutMs: number;
   /** Most HTTP sessions open at once (`proxy.max_sessions`); absent: the listener's default (256). */
@@ -35,6 +37,7 @@ export const PROXY_DEFAULTS = {
   bind: "127.0.0.1",
   prefixTools: "on-collision" as PrefixMode,
   callTimeoutMs: 60_000,
+  callMaxMs: 3_600_000,
   consentTimeoutMs: 120_000,
 } as const;
 
@@ -47,6 +50,7 @@ const PROXY_KEYS = [
   "upstream_servers",
   "prefix_tools",
   "call_timeout_seconds",
+  "call_max_seconds",
   "max_sessions",
 ];
 const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
@@ -118,6 +122,10 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     at(["prefix_tools"], INVALID, `\`proxy.prefix_tools\` must be on-collision, always or never`);
   }
   const callTimeout = positiveSeconds(s["call_timeout_seconds"], ["call_timeout_seconds"], at);
+  const callMax = positiveSeconds(s["call_max_seconds"], ["call_max_seconds"], at);
+  if (callMax !== undefined && callMax < (callTimeout ?? PROXY_DEFAULTS.callTimeoutMs)) {
+    at(["call_max_seconds"], INVALID, "`proxy.call_max_seconds` must be at least `proxy.call_timeout_seconds`");
+  }
   const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
   const upstreams = parseUpstreamList(s["upstream_servers"], at);
   const maxSessions = s["max_sessions"];
@@ -138,6 +146,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     upstreams,
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
+    callMaxMs: callMax ?? Math.max(PROXY_DEFAULTS.callMaxMs, callTimeout ?? 0),
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
     ...(typeof maxSessions === "number" ? { maxSessions } : {}),
   });
@@ -163,7 +172,8 @@ function positiveSeconds(
 ): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    at(path, INVALID, `\`${path.filter((p) => p !== "..").join(".")}\` must be a positive number of seconds`);
+    const key = path[0] === ".." ? path.slice(1).join(".") : `proxy.${path.join(".")}`;
+    at(path, INVALID, `\`${key}\` must be a positive number of seconds`);
     return undefined;
   }
   return Math.round(value * 1000);

@@ -59,6 +59,8 @@ export interface AcpProxyOptions {
   readonly prefixTools?: PrefixMode;
   /** Upper bound on one upstream call in ms (progress resets it); default 60 000. */
   readonly callTimeoutMs?: number;
+  /** Upper bound on one upstream call in ms however much progress it sends; default 3 600 000 (1 h). */
+  readonly callMaxMs?: number;
   /** Consent wait when the decision names no timeout, ms; default 120 000. */
   readonly consentTimeoutMs?: number;
   /** How often a waiting call sends a progress tick, ms; default 5 000. */

@@ -156,6 +156,7 @@ async function forward(
     const result = await proxy.pool.relay(server, "tools/call", upstreamParams, {
       signal: extra.signal,
       timeoutMs: proxy.options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
+      maxTotalMs: proxy.options.callMaxMs ?? PROXY_DEFAULTS.callMaxMs,
       ...(progress !== undefined
         ? { progress: { token: progress.token, onProgress: (p: Progress) => progress.relay.upstream(p) } }
         : {}),

@@ -17,6 +17,11 @@ export interface RelayedRequest {
   /** Bound on the wait, ms; ends in an `McpError` RequestTimeout (the request is cancelled upstream). */
   readonly timeoutMs: number;
   /**
+   * Bound on the whole wait, ms, however much progress comes (progress restarts `timeoutMs`, never this): an
+   * upstream that sends progress for ever is cut off here, as `timeoutMs` cuts off a silent one. Absent: none.
+   */
+  readonly maxTotalMs?: number;
+  /**
    * The request carries `_meta.progressToken = token`: each `notifications/progress` with that token goes to
    * `onProgress` (in the order the upstream sent it, before the reply) and restarts the `timeoutMs` bound.
    */
@@ -110,12 +115,27 @@ export class UpstreamRelay extends WrappedTransport {
           })
           .catch((err: unknown) => this.onerror?.(err instanceof Error ? err : new Error(String(err))));
       };
+      const started = Date.now();
       const arm = (): void => {
         clearTimeout(timer);
-        timer = setTimeout(
-          () => cancel(new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.timeoutMs })),
-          call.timeoutMs,
-        );
+        const left = call.maxTotalMs === undefined ? Infinity : call.maxTotalMs - (Date.now() - started);
+        if (left < call.timeoutMs) {
+          const total = call.maxTotalMs;
+          timer = setTimeout(
+            () =>
+              cancel(
+                new McpError(ErrorCode.RequestTimeout, `Request took longer than its ${(total ?? 0) / 1000} s in all`, {
+                  maxTotalTimeout: total,
+                }),
+              ),
+            Math.max(0, left),
+          );
+        } else {
+          timer = setTimeout(
+            () => cancel(new McpError(ErrorCode.RequestTimeout, "Request timed out", { timeout: call.timeoutMs })),
+            call.timeoutMs,
+          );
+        }
       };
       const onAbort = (): void => cancel(call.signal.reason);
       this.#pending.set(id, (reply) => {
