@@ -38,6 +38,7 @@ export {
   PIECE_KINDS,
   extractValueTokens,
   containsDelimited,
+  containsWhole,
   normalizeText,
   unescapeLiterals,
   urlHost,

@@ -6,6 +6,7 @@ import { detectInstructions, type InstructionReport } from "./instruction-detect
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
 import {
   containsDelimited,
+  containsWhole,
   extractValueTokens,
   normalizeText,
   unescapeLiterals,
@@ -227,9 +228,17 @@ export const MIN_TRUSTED_OCCURRENCE = 4;
 /** Shortest all-letter piece (a first name) the user's text vouches for by occurrence on word boundaries. */
 export const MIN_TRUSTED_NAME = 3;
 
+/**
+ * Whether a trusted entry vouches for a piece: the same token, or the piece as a whole in its text — never a
+ * part of a longer identifier ({@link containsWhole}): the user who typed `jane@firm.com.au` did not name
+ * `jane@firm.com`. (Untrusted text taints by any occurrence on word boundaries: that only asks more.)
+ */
 function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
-  if (piece.piece.length >= MIN_TRUSTED_OCCURRENCE) return holds(entry, piece);
-  if (piece.piece.length >= MIN_TRUSTED_NAME && /^\p{L}+$/u.test(piece.piece)) return holds(entry, piece);
+  const long = piece.piece.length >= MIN_TRUSTED_OCCURRENCE;
+  if (long || (piece.piece.length >= MIN_TRUSTED_NAME && /^\p{L}+$/u.test(piece.piece))) {
+    if (piece.kind !== "value" && entry.tokens.has(`${piece.kind}:${piece.piece}`)) return true;
+    return containsWhole(entry.text, piece.piece.toLowerCase());
+  }
   return entry.text.trim() === piece.piece.toLowerCase();
 }
 

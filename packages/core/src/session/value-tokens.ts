@@ -108,16 +108,72 @@ function isWordChar(ch: string | undefined): boolean {
   return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
 }
 
+/** Characters that join the parts of one identifier: an address, a host, a URL, a dashed number. */
+const JOINERS = new Set([".", "-", "+", "@", "/", ":", "%", "~", "=", "&", "?", "#"]);
+
+/** Longest label after a `.` still read as the end of a host (`au`, `uk`, `com`), not a new sentence. */
+const MAX_TRAILING_LABEL = 3;
+
+/** Whether the character at `at` continues an identifier from `from` (a joiner, then a letter or digit). */
+function continuesIdentifier(text: string, at: number, beyond: number): boolean {
+  return JOINERS.has(text[at] ?? "") && isWordChar(text[beyond]);
+}
+
+/**
+ * Whether an identifier goes on past `end`. A `.` then a word is ambiguous: `jane@firm.com.au` goes on,
+ * `www.our-company.com.They sent` ends a sentence with no space after it. The word after the dot continues the
+ * identifier when it could be a host's last label (at most {@link MAX_TRAILING_LABEL} characters) or is itself
+ * followed by more of an identifier.
+ */
+function continuesAfter(text: string, end: number): boolean {
+  if (!continuesIdentifier(text, end, end + 1)) return false;
+  if (text[end] !== ".") return true;
+  let label = end + 1;
+  while (isWordChar(text[label])) label++;
+  return label - (end + 1) <= MAX_TRAILING_LABEL || continuesIdentifier(text, label, label + 1);
+}
+
+/**
+ * Whether an identifier starts before `start`: a letter or digit, then a joiner (`bob.` of `bob.smith@…`,
+ * `alice+`). A host's parent domain is not a part of another identifier: `www.` or `mail.` before
+ * `example.com` names a host of that same domain's owner.
+ */
+function continuesBefore(text: string, start: number, piece: string): boolean {
+  if (start < 2 || !continuesIdentifier(text, start - 1, start - 2)) return false;
+  return text[start - 1] !== "." || piece.includes("@");
+}
+
+function occursDelimited(text: string, piece: string, whole: boolean): boolean {
+  if (piece.length === 0) return false;
+  const startsWord = isWordChar(piece[0]);
+  const endsWord = isWordChar(piece[piece.length - 1]);
+  for (let i = text.indexOf(piece); i !== -1; i = text.indexOf(piece, i + 1)) {
+    const end = i + piece.length;
+    if (startsWord && isWordChar(text[i - 1])) continue;
+    if (endsWord && isWordChar(text[end])) continue;
+    if (whole && startsWord && continuesBefore(text, i, piece)) continue;
+    if (whole && endsWord && continuesAfter(text, end)) continue;
+    return true;
+  }
+  return false;
+}
+
 /**
  * Whether `piece` occurs in `text` on word boundaries: the characters around the occurrence are not letters,
  * digits or `_` (or the piece itself starts/ends with such a separator). `Fred` is not in `Frederick`.
  */
 export function containsDelimited(text: string, piece: string): boolean {
-  if (piece.length === 0) return false;
-  for (let i = text.indexOf(piece); i !== -1; i = text.indexOf(piece, i + 1)) {
-    const before = isWordChar(piece[0]) ? text[i - 1] : undefined;
-    const after = isWordChar(piece[piece.length - 1]) ? text[i + piece.length] : undefined;
-    if (!isWordChar(before) && !isWordChar(after)) return true;
-  }
-  return false;
+  return occursDelimited(text, piece, false);
+}
+
+/**
+ * Whether `piece` occurs in `text` whole: on word boundaries ({@link containsDelimited}) and not as a part of a
+ * longer identifier, i.e. not joined to a letter or digit by one of `. - + @ / : % ~ = & ? #`.
+ * `smith@partner.example` is not in `bob.smith@partner.example`, nor `jane@firm.com` in `jane@firm.com.au`,
+ * nor `https://bank.example.co` in `https://bank.example.co.uk`; a sentence's final `.` still ends a word, also
+ * with no space after it when a longer word follows (`www.our-company.com.They`).
+ * What a trusted text vouches for is read this way: a part of an address the user typed is another address.
+ */
+export function containsWhole(text: string, piece: string): boolean {
+  return occursDelimited(text, piece, true);
 }
