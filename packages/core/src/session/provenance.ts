@@ -350,9 +350,13 @@ export function deriveProvenance(
   return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
 }
 
+/** A file's name (`report.xlsx`, `address-change.txt`): what names one document, unlike a search's words. */
+const FILE_NAME = /^[\p{L}\p{N}_-]+\.[\p{L}\p{N}]{2,5}$/u;
+
 /**
- * Whether a call names what it fetches by the user's own words: some whole string argument of at least
- * {@link MIN_TRUSTED_OCCURRENCE} characters, or an identifier in one, occurs in a `user_input` entry.
+ * Whether a call names what it fetches by the user's own words: an identifier (a URL, a host, an address) in
+ * one of its string arguments, or a whole argument that is a file name, occurs in a `user_input` entry. Words
+ * the user typed (`meeting notes`) name no source: a search for them returns what anyone wrote.
  */
 export function namesFetchedSource(
   entries: readonly ProvenanceEntry[],
@@ -360,7 +364,12 @@ export function namesFetchedSource(
 ): boolean {
   const users = entries.filter((e) => e.label === "user_input");
   if (users.length === 0) return false;
-  return deriveProvenance(users, args).some((p) => p.status === "trusted" && p.piece.length >= MIN_TRUSTED_OCCURRENCE);
+  return deriveProvenance(users, args).some(
+    (p) =>
+      p.status === "trusted" &&
+      p.piece.length >= MIN_TRUSTED_OCCURRENCE &&
+      (p.kind !== "value" || FILE_NAME.test(p.piece)),
+  );
 }
 
 function applyNamedSources(
