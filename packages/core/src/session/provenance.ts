@@ -30,7 +30,7 @@ export interface ProvenanceEntry {
   readonly tokens: ReadonlySet<string>;
   /** The instruction scorer's report (untrusted entries only). */
   readonly instructions: InstructionReport | null;
-  /** Whether the text was cut to {@link MAX_ENTRY_CHARS}. */
+  /** Whether the text was cut to {@link MAX_ENTRY_CHARS} (or the session's room), or could not be read at all. */
   readonly truncated: boolean;
   /** For a result of a configured directory: its whole entries (normal form); otherwise null. */
   readonly directory: ReadonlySet<string> | null;
@@ -121,9 +121,11 @@ export function createProvenanceEntry(
   budget: number = MAX_ENTRY_CHARS,
   options: ProvenanceEntryOptions = {},
 ): ProvenanceEntry {
-  let raw = typeof content === "string" ? content : (safeJson(content) ?? "");
+  const serialized = typeof content === "string" ? content : safeJson(content);
+  // content that cannot be written as text (a cycle, a throwing getter) keeps nothing: it counts as cut
+  let raw = serialized ?? "";
   const limit = Math.max(0, Math.min(MAX_ENTRY_CHARS, budget));
-  const truncated = raw.length > limit;
+  const truncated = serialized === undefined || raw.length > limit;
   if (truncated) raw = raw.slice(0, limit);
   const untrusted = label === "external_untrusted";
   // The detector undoes escapes itself, keeping an escaped line break as a line break.
@@ -149,9 +151,15 @@ export function createProvenanceEntry(
   });
 }
 
+/** Content as JSON text (a `bigint` as its digits), or undefined when it cannot be written (a cycle). */
 function safeJson(content: unknown): string | undefined {
+  if (content === undefined) return "";
   try {
-    return JSON.stringify(content);
+    // undefined at run time for a function or a symbol, whatever the declared type says
+    const text: string | undefined = JSON.stringify(content, (_key, value: unknown) =>
+      typeof value === "bigint" ? value.toString() : value,
+    );
+    return text;
   } catch {
     return undefined;
   }
