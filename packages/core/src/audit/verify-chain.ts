@@ -178,6 +178,18 @@ function readAnchor(options: VerifyAuditOptions): Anchor | AuditProblem | undefi
   if (read === undefined || !read.ok) return problem(0, "schema_invalid", "anchor is not a checkpoint", "anchor");
   const line = read.value.body.count + 1;
   const { body, signature } = read.value;
+  // The log's line is matched to the anchor by `event_hash` alone, so the anchor's hash must be that of
+  // its own content: else a genuine signed body could vouch for any line of a rewritten log.
+  const { event_hash: stated, ...rest } = parsed.value;
+  let computed;
+  try {
+    computed = sealAuditLine(rest).event.event_hash;
+  } catch {
+    return problem(line, "schema_invalid", "anchor holds a value that is not valid I-JSON", "anchor");
+  }
+  if (computed !== stated) {
+    return problem(line, "hash_mismatch", "anchor's `event_hash` does not match its content", "anchor");
+  }
   if (options.publicKey !== undefined && !verifyCheckpointSignature(body, signature, options.publicKey)) {
     return problem(line, "bad_checkpoint_signature", "anchor checkpoint signature does not verify", "anchor");
   }

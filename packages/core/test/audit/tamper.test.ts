@@ -92,6 +92,22 @@ describe("tampering with the audit log", () => {
     expect(result.problem).toMatchObject({ line: 6, code: "checkpoint_mismatch" });
   });
 
+  it("a genuine anchor whose event_hash was repointed at a rewritten log's line does not vouch for it", () => {
+    // the forger has no key: the whole log is rewritten with no checkpoint, and the real signed anchor
+    // (count 14) is kept with its `event_hash` replaced by that of the forged line 15
+    const genuine = JSON.parse(lines.at(-1) ?? "") as AuditEventV02;
+    const forged = rehash(
+      Array.from({ length: lines.length }, (_, i) => ({ ...(chain.events[0] as AuditEventV02), id: `ae_f${i}` })),
+    );
+    const anchor = JSON.stringify({ ...genuine, event_hash: forged.at(-1)?.event_hash });
+    const result = verifyAuditChain(forged.map(serializeAuditEvent), { publicKey: keys.publicKey, anchor });
+    expect(result.ok).toBe(false);
+    expect(result.problem).toMatchObject({ where: "anchor", code: "hash_mismatch", line: 15 });
+    // the genuine anchor, in another byte form (prettified, as a person might keep a copy), still verifies
+    const pretty = JSON.stringify(genuine, null, 2);
+    expect(verifyAuditChain(lines, { publicKey: keys.publicKey, anchor: pretty }).ok).toBe(true);
+  });
+
   it("a rewritten log with re-signed checkpoints fails on the first forged signature", () => {
     const forger = testKeys();
     const events = rehash(chain.events.slice(0, 5).map((e, i) => (i === 2 ? { ...e, decision: "accept" } : e)));
