@@ -75,6 +75,7 @@ export {
 export {
   detectInstructions,
   INSTRUCTION_THRESHOLD,
+  MAX_SCANNED_CHARS,
   WEAK_ONLY_CAP,
   type InstructionReport,
   type InstructionSignal,

@@ -18,7 +18,8 @@ export type InstructionSignalKind =
   | "imperative"
   | "tool_name"
   | "urgency"
-  | "address";
+  | "address"
+  | "unscanned";
 
 /** One piece of evidence: its kind, the text that showed it (cut at 60 characters) and its weight. */
 export interface InstructionSignal {
@@ -44,8 +45,12 @@ export interface DetectInstructionsOptions {
 /** The score at which a text is marked `contains_instructions`. */
 export const INSTRUCTION_THRESHOLD = 0.5;
 
-/** Longest prefix of a text that is scanned; the rest is ignored (the signals seen so far stand). */
-export const MAX_SCANNED_CHARS = 1_000_000;
+/**
+ * Longest prefix of a text that is scanned (as much as a session keeps of one result). A longer text is not
+ * read to its end, so it counts as containing instructions (signal `unscanned`): what the scorer did not read
+ * could say anything.
+ */
+export const MAX_SCANNED_CHARS = 2_000_000;
 
 const OVERRIDE: readonly RegExp[] = [
   /\b(?:ignore|disregard|forget|override|skip|neglect)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+)?(?:previous|prior|above|earlier|preceding|original|system|other|initial)\s+\w+/gi,
@@ -228,6 +233,7 @@ const KIND_CAP: Readonly<Record<InstructionSignalKind, number>> = {
   tool_name: 0.3,
   urgency: 0.2,
   address: 0.1,
+  unscanned: 1,
 };
 
 /** Signals that say who the text speaks to or what it claims to be; beside one, an address counts. */
@@ -239,6 +245,7 @@ const STRONG: ReadonlySet<InstructionSignalKind> = new Set([
   "fake_markup",
   "fake_turn",
   "tool_name",
+  "unscanned",
 ]);
 
 /** Highest score of a text with weak signals only: a text needs a strong signal to count as instructions. */
@@ -252,7 +259,8 @@ export const WEAK_ONLY_CAP = 0.4;
  * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
  * lists also show: a sentence sending data or money to an address (0.2, at most 0.3), imperative sentences
  * (0.1 each, at most 0.2) and urgency (0.1, at most 0.2); an address or URL counts 0.1 only beside a strong
- * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first, and words joined by underscores are read as words. Deterministic;
+ * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first, and words joined by underscores are read as words. A text
+ * longer than {@link MAX_SCANNED_CHARS} is read that far and counts as instructions (`unscanned`). Deterministic;
  * the score is the capped sum, at most 1.
  */
 export function detectInstructions(text: string, options: DetectInstructionsOptions = {}): InstructionReport {
@@ -273,6 +281,10 @@ export function detectInstructions(text: string, options: DetectInstructionsOpti
   imperatives(words, signals);
   directives(scanned, signals);
   toolMentions(scanned, options, signals);
+  if (head.length < text.length) {
+    const unread = `${text.length - head.length} characters past the first ${MAX_SCANNED_CHARS} not read`;
+    signals.push({ kind: "unscanned", match: unread, weight: INSTRUCTION_THRESHOLD });
+  }
   if (signals.some((s) => STRONG.has(s.kind))) {
     const token = extractValueTokens(scanned).find((t) => t.kind !== "account");
     if (token !== undefined) signals.push({ kind: "address", match: cut(token.value), weight: 0.1 });

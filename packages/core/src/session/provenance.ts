@@ -128,8 +128,9 @@ export function createProvenanceEntry(
   const truncated = serialized === undefined || raw.length > limit;
   if (truncated) raw = raw.slice(0, limit);
   const untrusted = label === "external_untrusted";
-  // The detector undoes escapes itself, keeping an escaped line break as a line break.
-  const instructions = untrusted ? detectInstructions(raw) : null;
+  // The detector reads the content as it came, not as far as the session's room keeps it (a session out of
+  // room still learns that a result reads like instructions), and undoes escapes itself.
+  const instructions = untrusted ? detectInstructions(serialized ?? "") : null;
   raw = unescapeLiterals(raw);
   const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
   const structure = untrusted && !truncated ? readStructure(content) : undefined;
