@@ -90,7 +90,11 @@ async function waitForAnswer(deps: ConsentCompletionDeps, row: PendingConsentRow
     return await deps.stores.answers.wait(row.id, both);
   } catch (err) {
     if (!expiry.signal.aborted) throw err;
-    await deps.stores.pending.settle(row.id, "expired", deps.clock().getTime());
+    // this completion concludes the request (no waiting call is left to): it records the end, as that call
+    // would have; a request another node or the sweep concluded first was recorded there
+    if (await deps.stores.pending.settle(row.id, "expired", deps.clock().getTime())) {
+      await record(deps, row, "consent_expired", {});
+    }
     deps.stores.changes.poke();
     return (await deps.stores.pending.get(row.id)) ?? row;
   } finally {
