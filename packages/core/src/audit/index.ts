@@ -26,7 +26,7 @@ export {
   type StagedAuditLines,
 } from "./audit-line.js";
 export type { AuditIdBytes } from "./audit-bytes.js";
-export { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
+export { MAX_AUDIT_LINE_LENGTH, NOT_UTF8_AUDIT_LINE, parseAuditLine } from "./parse-event.js";
 export {
   CHECKPOINT_KIND,
   createCheckpointBody,

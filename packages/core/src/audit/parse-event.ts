@@ -6,6 +6,15 @@ import { isAuditEventType } from "./event-types.js";
 /** Longest audit line we parse (1 MiB); a longer line is refused, never buffered further. */
 export const MAX_AUDIT_LINE_LENGTH = 1024 * 1024;
 
+/**
+ * What a file reader gives for a line whose bytes are not valid UTF-8, which {@link parseAuditLine} refuses
+ * (`not_json`). Decoding replaces each invalid sequence by U+FFFD, so the decoded text of such a line can
+ * equal that of another byte string (`EF BF BD` and `F0 BF BD` both decode to U+FFFD before a `"`): the
+ * hash, computed over the text, would not see the change. It starts with a lone surrogate, which no
+ * UTF-8 decoding produces, so it stands for no real line.
+ */
+export const NOT_UTF8_AUDIT_LINE = "\uDC80 (line is not valid UTF-8)";
+
 const ID = /^ae_[A-Za-z0-9_-]{1,128}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 const NULLABLE_STRINGS = ["request_id", "agent", "tool", "category", "risk_level", "decision", "policy_rule"] as const;
@@ -72,7 +81,7 @@ function checkFields(event: Record<string, unknown>): Issue | undefined {
 /**
  * Parses one line of `audit.jsonl` against the §7.4 schema: every field present, no unknown field,
  * known `event_type`, lowercase `sha256:` hashes. Issue codes: `not_json` (the line does not parse as a
- * JSON object, or is longer than {@link MAX_AUDIT_LINE_LENGTH}) and `schema_invalid`. Does not check
+ * JSON object, is longer than {@link MAX_AUDIT_LINE_LENGTH} or is {@link NOT_UTF8_AUDIT_LINE}) and `schema_invalid`. Does not check
  * the hash or the chain (nor whether every string is valid I-JSON: hashing refuses lone surrogates);
  * see {@link verifyAuditChain}.
  */
@@ -80,6 +89,7 @@ export function parseAuditLine(line: string): Result<AuditEventV02> {
   if (line.length > MAX_AUDIT_LINE_LENGTH) {
     return fail([{ code: "not_json", path: [], message: `line longer than ${MAX_AUDIT_LINE_LENGTH} characters` }]);
   }
+  if (line === NOT_UTF8_AUDIT_LINE) return fail([{ code: "not_json", path: [], message: "line is not valid UTF-8" }]);
   let value: unknown;
   try {
     value = JSON.parse(line);

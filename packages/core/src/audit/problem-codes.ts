@@ -12,7 +12,10 @@ export type AuditProblemCode =
 
 /** Every {@link AuditProblemCode} with what it means, in the order the verifier checks a line. */
 export const AUDIT_PROBLEMS: readonly { readonly code: AuditProblemCode; readonly meaning: string }[] = [
-  { code: "not_json", meaning: "a line is not a JSON object (or is longer than 1 MiB); often a torn last line" },
+  {
+    code: "not_json",
+    meaning: "a line is not a JSON object (or is longer than 1 MiB, or not valid UTF-8); often a torn last line",
+  },
   { code: "schema_invalid", meaning: "a line is JSON but not a §7.4 audit event (missing, unknown or mistyped field)" },
   { code: "hash_mismatch", meaning: "a line's `event_hash` is not the hash of its content: the line was edited" },
   { code: "not_canonical", meaning: "a line's bytes are not the RFC 8785 form its hash was computed over" },

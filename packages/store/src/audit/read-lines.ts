@@ -1,5 +1,6 @@
+import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
-import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
+import { MAX_AUDIT_LINE_LENGTH, NOT_UTF8_AUDIT_LINE } from "@acp/core";
 
 /** Options of {@link readAuditFileLines}. */
 export interface ReadAuditFileOptions {
@@ -40,11 +41,21 @@ const MAX_LINE_BYTES = 3 * MAX_AUDIT_LINE_LENGTH;
 let overlong: string | undefined;
 
 /**
+ * A line's text decoded from its bytes, or {@link NOT_UTF8_AUDIT_LINE} when the bytes are not valid UTF-8:
+ * the decoder puts U+FFFD for an invalid sequence, so another byte string would decode (and hash) alike.
+ * Only a line holding U+FFFD needs the check.
+ */
+function checkedUtf8(text: string, bytes: Buffer, start = 0, end = bytes.length): string {
+  return text.includes("\uFFFD") && !isUtf8(bytes.subarray(start, end)) ? NOT_UTF8_AUDIT_LINE : text;
+}
+
+/**
  * Reads a JSONL audit log line by line (without newlines; a last line without a newline is yielded too),
  * holding one chunk and one line at a time: the same lines as `readFileSync(path, "utf8").split("\n")`
  * less the empty string after a final newline (a line is decoded from its own bytes; a newline byte
- * never occurs inside a UTF-8 sequence). A line longer than the verifier reads (more than 3 MiB) is not
- * held: it is yielded as a stand-in of {@link MAX_AUDIT_LINE_LENGTH} + 1 characters, which the verifier
+ * never occurs inside a UTF-8 sequence), but a line whose bytes are not valid UTF-8 is yielded as
+ * {@link NOT_UTF8_AUDIT_LINE}, which the verifier refuses. A line longer than the verifier reads (more
+ * than 3 MiB) is not held: it is yielded as a stand-in of {@link MAX_AUDIT_LINE_LENGTH} + 1 characters, which the verifier
  * refuses as it would the line (`not_json`, line too long). Rejects when the file cannot be read (a
  * missing file with `ENOENT`); the file is closed when the iteration ends or stops.
  */
@@ -73,7 +84,8 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
       };
       const whole = (tail: Buffer): string => {
         if (partBytes + tail.length > MAX_LINE_BYTES) return (overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1));
-        return parts.length === 0 ? tail.toString("utf8") : Buffer.concat([...parts, tail]).toString("utf8");
+        const bytes = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
+        return checkedUtf8(bytes.toString("utf8"), bytes);
       };
       for (;;) {
         const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
@@ -81,7 +93,10 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
         let from = 0;
         const batch: string[] = [];
         for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, from)) {
-          const text = parts.length === 0 ? chunk.toString("utf8", from, nl) : whole(chunk.subarray(from, nl));
+          const text =
+            parts.length === 0
+              ? checkedUtf8(chunk.toString("utf8", from, nl), chunk, from, nl)
+              : whole(chunk.subarray(from, nl));
           from = nl + 1;
           batch.push(take(text, position + from, true));
         }

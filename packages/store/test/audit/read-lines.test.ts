@@ -1,8 +1,9 @@
+import { isUtf8 } from "node:buffer";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { MAX_AUDIT_LINE_LENGTH, verifyAuditChain } from "@acp/core";
+import { MAX_AUDIT_LINE_LENGTH, NOT_UTF8_AUDIT_LINE, sealAuditInput, verifyAuditChain } from "@acp/core";
 import {
   countAuditFileLines,
   readAuditFileLines,
@@ -47,17 +48,29 @@ describe("readAuditFileLines", () => {
     );
   });
 
-  it("decodes any bytes, invalid UTF-8 included, as decoding the whole file does", async () => {
+  it("decodes any bytes as decoding each line does, and gives a line that is not valid UTF-8 as the stand-in the verifier refuses", async () => {
     const path = join(homes.make(), "log.jsonl");
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof(fc.uint8Array({ maxLength: 12 }), fc.constant(Uint8Array.of(0x0a))), { maxLength: 20 }),
+        fc.array(
+          fc.oneof(
+            fc.uint8Array({ maxLength: 12 }),
+            fc.constant(Uint8Array.of(0x0a)),
+            fc.constant(Uint8Array.of(0xef, 0xbf, 0xbd)),
+          ),
+          { maxLength: 20 },
+        ),
         fc.integer({ min: 1, max: 9 }),
         async (pieces, chunkBytes) => {
           const bytes = Buffer.concat(pieces);
           writeFileSync(path, bytes);
-          const expected = bytes.toString("utf8").split("\n");
-          if (expected.at(-1) === "") expected.pop();
+          const expected: string[] = [];
+          for (let start = 0; start < bytes.length;) {
+            const nl = bytes.indexOf(0x0a, start);
+            const line = bytes.subarray(start, nl === -1 ? bytes.length : nl);
+            expected.push(isUtf8(line) ? line.toString("utf8") : NOT_UTF8_AUDIT_LINE);
+            start = nl === -1 ? bytes.length : nl + 1;
+          }
           expect(await collect(readAuditFileLines(path, { chunkBytes }))).toEqual(expected);
         },
       ),
@@ -209,5 +222,33 @@ describe("verifyAuditFile", () => {
     const { verification } = await verifyAuditFile(path);
     expect(verification.problem).toMatchObject({ line: 31, code: "reordered" });
     expect(verification).toEqual(verifyAuditChain(readLines(path)));
+  });
+
+  it("refuses a line whose bytes were changed into invalid UTF-8 that decodes to the same text", async () => {
+    // U+FFFD is legitimate content (a lone surrogate a caller sent is recorded as one); `F0 BF BD` before
+    // a `"` and a lone `80` also decode to U+FFFD, so the decoded text, and its hash, would not change
+    const path = join(homes.make(), "log.jsonl");
+    let head: string | null = null;
+    const lines: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const sealed = sealAuditInput(
+        { event_type: "tool_call_intercepted", tool: "send_email", metadata: { note: "caf\uFFFD" } },
+        { id: `ae_${i}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: head },
+      );
+      lines.push(sealed.line);
+      head = sealed.event.event_hash;
+    }
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    writeFileSync(path, bytes);
+    expect((await verifyAuditFile(path)).verification).toMatchObject({ ok: true, count: 3 });
+    const replacement = bytes.indexOf(Buffer.of(0xef, 0xbf, 0xbd), bytes.indexOf(0x0a) + 1); // line 2's
+    for (const forged of [Buffer.of(0xf0, 0xbf, 0xbd), Buffer.of(0x80)]) {
+      const edited = Buffer.concat([bytes.subarray(0, replacement), forged, bytes.subarray(replacement + 3)]);
+      expect(edited.toString("utf8")).toBe(bytes.toString("utf8"));
+      writeFileSync(path, edited);
+      const { verification } = await verifyAuditFile(path);
+      expect(verification).toMatchObject({ ok: false, count: 1 });
+      expect(verification.problem).toMatchObject({ line: 2, code: "not_json", message: "line is not valid UTF-8" });
+    }
   });
 });
