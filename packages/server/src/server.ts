@@ -7,7 +7,7 @@ import { AGENT_TOKEN_NAME, parsePublicUrl, type PublicUrl } from "@acp/proxy";
 import type { FastifyInstance } from "fastify";
 import type { Pipeline, RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
-import { createHttpApp } from "./http/app.js";
+import { createHttpApp, type HttpAppOptions } from "./http/app.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 import { completeConsent } from "./service/consent-completion.js";
@@ -74,6 +74,8 @@ export interface AcpServerOptions {
   /** When a decision's audit event must be durable: see `DecisionServiceOptions.decisionAudit`. */
   readonly decisionAudit?: "queued" | "durable";
   readonly bodyLimit?: number;
+  /** Connections open at once and unread bytes a connection ({@link HttpAppOptions.connections}). */
+  readonly connections?: HttpAppOptions["connections"];
   readonly log?: (line: string) => void;
   /**
    * Patterns hidden from the audit log (before hashing) and from the person asked for consent
@@ -196,6 +198,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(publicUrl !== undefined ? { publicUrl } : {}),
     ...(options.tls !== undefined ? { tls: options.tls } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.connections !== undefined ? { connections: options.connections } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
   });
   // PostgreSQL: requests whose waiting call died with its node are concluded (consent_expired) by some node

@@ -8,6 +8,7 @@ import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpProxy } from "../proxy-server/acp-proxy.js";
 import { isFastCallRequest, type DirectStream } from "../proxy-server/fast-path.js";
+import { guardConnections, type ConnectionGuardOptions } from "./connection-guard.js";
 import { createBearerIdentity, isLoopbackAddress, isLoopbackHost, type BearerIdentity } from "./bearer-auth.js";
 import type { PublicUrl } from "./public-url.js";
 
@@ -43,7 +44,15 @@ export interface HttpListenOptions {
    * what its agent read).
    */
   readonly maxSessions?: number;
+  /**
+   * Connections open at once (default 1,024) and what a client may leave unread (default 64 MiB a connection,
+   * nothing read for 60 s): see {@link guardConnections}.
+   */
+  readonly connections?: Partial<Omit<ConnectionGuardOptions, "log">>;
 }
+
+/** Connections the listener keeps open at once, by default. */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
 
 /** A running listener. */
 export interface HttpListener {
@@ -101,6 +110,11 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
     );
     http.listen(options.port, bind, () => resolve());
   });
+  const stopGuard = guardConnections(http, {
+    maxConnections: DEFAULT_MAX_CONNECTIONS,
+    ...options.connections,
+    log: (line) => proxy.log(line),
+  });
   const port = (http.address() as AddressInfo).port;
   const host = bind.includes(":") ? `[${bind}]` : bind;
   const reaper = activity.startReaping((id) => {
@@ -114,6 +128,7 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
     port,
     close: () => {
       clearInterval(reaper);
+      stopGuard();
       return closeAll(http, sessions);
     },
   };

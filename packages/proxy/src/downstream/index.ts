@@ -18,3 +18,9 @@ export {
 } from "./bearer-auth.js";
 export { parsePublicUrl, type PublicUrl } from "./public-url.js";
 export { usePlainReadBuffer, unreadableAnswer } from "../transport/plain-read-buffer.js";
+export {
+  guardConnections,
+  DEFAULT_MAX_UNREAD_BYTES,
+  DEFAULT_STALLED_MS,
+  type ConnectionGuardOptions,
+} from "./connection-guard.js";

@@ -17,7 +17,7 @@ import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
 import { collectWrongMethods } from "./method-not-allowed.js";
-import type { PublicUrl } from "@acp/proxy";
+import { guardConnections, type ConnectionGuardOptions, type PublicUrl } from "@acp/proxy";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
 import { endConsentStreamsOnClose } from "./routes/consent-stream.js";
@@ -50,7 +50,15 @@ export interface HttpAppOptions {
   readonly completeConsent?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
   /** Where internal errors are told (never to the client). Default: nowhere. */
   readonly log?: (line: string) => void;
+  /**
+   * Connections open at once (default 4,096) and what a client may leave unread (default 64 MiB a
+   * connection, nothing read for 60 s): `guardConnections` of `@acp/proxy`.
+   */
+  readonly connections?: Partial<Omit<ConnectionGuardOptions, "log">>;
 }
+
+/** Connections the service keeps open at once, by default. */
+export const DEFAULT_SERVE_MAX_CONNECTIONS = 4096;
 
 /** Builds the app (not listening yet). */
 export async function createHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
@@ -97,6 +105,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   );
   addSecurityHeaders(app, { tls });
   endConsentStreamsOnClose(app);
+  const stopGuard = guardConnections(app.server, {
+    maxConnections: DEFAULT_SERVE_MAX_CONNECTIONS,
+    ...options.connections,
+    log: options.log ?? (() => undefined),
+  });
+  app.addHook("onClose", (_app, done) => {
+    stopGuard();
+    done();
+  });
   installErrorHandlers(app, options.metrics, options.log ?? (() => undefined), options.clock);
   await app.register(swagger, {
     openapi: {
