@@ -1,6 +1,6 @@
 /**
  * Concludes consent requests nobody will: a node killed while its call waited leaves the request pending
- * in PostgreSQL, and if no one completes it (`POST /v1/consent/{id}/complete`) the chain would hold its
+ * in PostgreSQL (or `acp serve` killed, in `state.db`), and if no one completes it (`POST /v1/consent/{id}/complete`) the chain would hold its
  * `consent_requested` and nothing after. Every node looks, at start and then every minute, for requests
  * that expired more than a minute ago (a live node settles its own at expiry), settles each as expired —
  * `settle` changes a pending row once across all nodes, so one node wins — and the winner records
@@ -22,7 +22,7 @@ export interface ExpirySweep {
   stop(): Promise<void>;
 }
 
-/** Starts the sweep when the stores can list expired requests (PostgreSQL); a no-op otherwise. */
+/** Starts the sweep when the stores can list expired requests (PostgreSQL, SQLite); a no-op otherwise. */
 export function startExpirySweep(deps: {
   readonly stores: ServerStores;
   readonly audit: AuditSink;

@@ -82,6 +82,12 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     ...(options.pollIntervalMs !== undefined ? { intervalMs: options.pollIntervalMs } : {}),
   });
   const ping = db.prepare("SELECT 1 AS one");
+  // the service's own rows (no owner: any process of it may complete them) still pending after their expiry;
+  // an acp proxy's rows are its own, and settled `withdrawn` by the next proxy once it is gone
+  const expiredServiceRows = db.prepare<[number, number], { id: string }>(
+    `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= ? AND owner_pid IS NULL
+     ORDER BY expires_at_ms LIMIT ?`,
+  );
   const log = auditLog;
   // the appends of one event-loop turn go to the writer as one appendMany (in order, one promise per group)
   const batched = createBatchedAppender(log);
@@ -111,6 +117,10 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       },
     },
     changes,
+    expiredPendingIds: (beforeMs, limit) =>
+      Promise.resolve().then(() =>
+        expiredServiceRows.all(Math.floor(beforeMs), Math.max(1, Math.floor(limit))).map((r) => r.id),
+      ),
     ready: () => {
       try {
         return Promise.resolve(ping.get() !== undefined);

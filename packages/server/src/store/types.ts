@@ -143,8 +143,9 @@ export interface ServerStores {
    */
   readonly recoverAudit?: () => Promise<boolean>;
   /**
-   * PostgreSQL: ids of requests still pending that expired at or before `beforeMs` (at most `limit`): a
-   * node died while its call waited, and no node will conclude them. Absent on SQLite.
+   * Ids of requests still pending that expired at or before `beforeMs` (at most `limit`): a node (or, on
+   * SQLite, the service) died while its call waited, and nothing else will conclude them. On SQLite only the
+   * service's rows (no owner): an `acp proxy`'s rows are settled by the next proxy once it is gone.
    */
   readonly expiredPendingIds?: (beforeMs: number, limit: number) => Promise<string[]>;
   /** Whether the stores answer (for `/readyz`). */

@@ -1,0 +1,83 @@
+/**
+ * `acp serve` on SQLite killed while a call waited for a person: its request (a row with no owner — any
+ * process of the service may complete it) stayed `pending` in `state.db` for ever after it expired, the
+ * chain held its `consent_requested` and nothing after, and no purge could remove it (only settled rows
+ * go). The expiry sweep that concludes such requests ran on PostgreSQL only. Now the SQLite stores list
+ * them too: the next service on the home settles each as expired and records `consent_expired`
+ * (`unattended: true`). Rows an `acp proxy` owns are left to it (and to `settleOrphaned` once it is gone),
+ * and a request that expired just now is left to the call still waiting on it.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createPendingConsentStore, currentOwner, openPendingConsentDb } from "@acp/store";
+import { openSqliteStores, type ServerStores } from "@acp/server";
+import { startExpirySweep } from "../src/service/expiry-sweep.js";
+
+const dirs: string[] = [];
+const opened: ServerStores[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const NOW = Date.parse("2026-03-02T10:00:00Z");
+
+function row(id: string, expiresAtMs: number) {
+  return {
+    id,
+    nonce: `n_${id}`,
+    sessionId: "s",
+    server: "fs",
+    tool: "write_file",
+    request: { id, agent: { id: "agent-7" }, action: { category: "write", risk_level: "medium" } },
+    reasons: [],
+    createdAtMs: expiresAtMs - 120_000,
+    expiresAtMs,
+  };
+}
+
+describe("requests a killed acp serve left pending in state.db", () => {
+  it("are concluded as expired by the next service and recorded once; proxies' rows and fresh ones are left alone", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-sqlite-sweep-"));
+    dirs.push(home);
+    const statePath = join(home, "state.db");
+    const left = "cr_00000000000000000000000000000s01";
+    const fresh = "cr_00000000000000000000000000000s02";
+    const proxys = "cr_00000000000000000000000000000s03";
+    const db = openPendingConsentDb(statePath);
+    createPendingConsentStore(db).insert(row(left, NOW - 5 * 60_000)); // the killed service's
+    createPendingConsentStore(db).insert(row(fresh, NOW - 1_000)); // expired a second ago
+    createPendingConsentStore(db, { owner: currentOwner() }).insert(row(proxys, NOW - 5 * 60_000)); // a proxy's
+    db.close();
+
+    const clock = (): Date => new Date(NOW);
+    const stores = await openSqliteStores({ statePath, auditPath: join(home, "audit.jsonl"), clock });
+    opened.push(stores);
+    const recorded: { type: string; fields: Record<string, unknown> }[] = [];
+    const sweep = startExpirySweep({
+      stores,
+      audit: { record: (type, fields) => void recorded.push({ type, fields }) },
+      clock,
+    });
+    expect(await sweep.sweep()).toEqual([left]);
+    expect(await sweep.sweep()).toEqual([]); // once
+    await sweep.stop();
+
+    expect(recorded).toEqual([
+      {
+        type: "consent_expired",
+        fields: expect.objectContaining({
+          request_id: left,
+          agent: "agent-7",
+          decision: "expired",
+          metadata: { unattended: true },
+        }) as unknown,
+      },
+    ]);
+    expect((await stores.pending.get(left))?.status).toBe("expired");
+    expect((await stores.pending.get(fresh))?.status).toBe("pending");
+    expect((await stores.pending.get(proxys))?.status).toBe("pending");
+  });
+});
