@@ -61,10 +61,13 @@ const OVERRIDE: readonly RegExp[] = [
   /\b(?:rules?|instructions?|guidelines?)\b[^.\n]{0,40}\bno\s+longer\s+appl(?:y|ies)\b/gi,
   /\b(?:decode|translate|unscramble)\s+(?:this|the\s+following|it)\b[^.\n]{0,20}\band\s+(?:follow|execute|obey|do)\b/gi,
   /\bstrictly\s+adhere\s+to\s+the\s+following\b/gi,
-  // German, French, Spanish, Italian: "forget/ignore the previous instructions"
+  // German, French, Spanish, Italian: "forget/ignore the previous instructions" (accents dropped: `regles`)
   /\b(?:vergiss|ignoriere|missachte)\b[^.\n]{0,30}\b(?:anweisungen|instruktionen|regeln)\b/gi,
-  /\bignore[sz]?\b[^.\n]{0,20}\b(?:instructions|consignes|règles)\b/gi,
+  /\bignore[sz]?\b[^.\n]{0,20}\b(?:instructions|consignes|regles)\b/gi,
   /\b(?:ignora|olvida)\b[^.\n]{0,20}\b(?:instrucciones|istruzioni|reglas)\b/gi,
+  // Portuguese and Dutch (accents are dropped before scoring: `instruções` reads `instrucoes`)
+  /\b(?:ignore|ignora|esqueca|desconsidere)\b[^.\n]{0,30}\binstrucoes\b/gi,
+  /\b(?:negeer|vergeet)\b[^.\n]{0,30}\b(?:instructies|aanwijzingen|regels)\b/gi,
 ];
 
 const SECRECY: readonly RegExp[] = [
@@ -130,40 +133,69 @@ const LEAD_INS = new Set(["please", "now", "then", "also", "and", "first", "next
 const TOOL_NAME =
   /\b(?:send|read|get|list|search|create|update|delete|transfer|post|invite|add|remove|share|pay|write|execute|run|schedule|reschedule|append|download|upload|visit|book|reserve)_[a-z0-9_]+\b/g;
 
-/** Latin look-alikes (Cyrillic, Greek) and letters spaced out one by one, undone before scoring. */
+/**
+ * Latin look-alikes (Cyrillic, Greek, Armenian, Latin small capitals), undone before scoring. A letter of
+ * another script inside a Latin word reads as the Latin letter to a model and to a person.
+ */
 const HOMOGLYPHS: Readonly<Record<string, string>> = {
-  а: "a",
-  е: "e",
-  о: "o",
-  р: "p",
-  с: "c",
-  у: "y",
-  х: "x",
-  і: "i",
-  ј: "j",
-  ѕ: "s",
-  ԁ: "d",
-  ɡ: "g",
-  А: "A",
-  Е: "E",
-  О: "O",
-  Р: "P",
-  С: "C",
-  Т: "T",
-  Х: "X",
-  І: "I",
-  Ј: "J",
-  Ѕ: "S",
-  ο: "o",
-  α: "a",
-  ι: "i",
+  ...pairs("а a е e о o р p с c у y х x і i ј j ѕ s ԁ d ɡ g к k м m н h т t в b һ h ӏ l ԝ w ԛ q ɑ a"),
+  ...pairs("А A Е E О O Р P С C Т T Х X І I Ј J Ѕ S К K М M Н H В B"),
+  ...pairs("ο o α a ι i υ u ν v κ k τ t ρ p ε e η n ω w χ x"),
+  ...pairs("Α A Β B Ε E Ζ Z Η H Ι I Κ K Μ M Ν N Ο O Ρ P Τ T Υ Y Χ X"),
+  ...pairs("ս u օ o ց g հ h ո n"),
+  ...pairs("ᴀ a ʙ b ᴄ c ᴅ d ᴇ e ғ f ɢ g ʜ h ɪ i ᴊ j ᴋ k ʟ l ᴍ m ɴ n ᴏ o ᴘ p ǫ q ʀ r ꜱ s ᴛ t ᴜ u ᴠ v ᴡ w ʏ y ᴢ z"),
+};
+const HOMOGLYPH = new RegExp(`[${Object.keys(HOMOGLYPHS).join("")}]`, "gu");
+
+function pairs(list: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const items = list.split(" ");
+  for (let i = 0; i + 1 < items.length; i += 2) out[items[i] as string] = items[i + 1] as string;
+  return out;
+}
+
+/** Format characters (zero-width, soft hyphen, bidi controls, tags) and combining marks (accents). */
+const INVISIBLE = /[\p{Cf}\p{Mn}]/gu;
+/** `\u0049` (a JSON or JavaScript string escape) and HTML character references (`&#73;`, `&#x49;`, `&lt;`). */
+const ESCAPED_CHAR = /\\u([0-9a-fA-F]{4})|&#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}));|&(lt|gt|amp|quot|apos|nbsp);/g;
+const NAMED_REFERENCES: Readonly<Record<string, string>> = {
+  lt: "<",
+  gt: ">",
+  amp: "&",
+  quot: '"',
+  apos: "'",
+  nbsp: " ",
 };
 
+function decodeEscapes(text: string): string {
+  return text.replace(ESCAPED_CHAR, (whole, u?: string, hex?: string, dec?: string, name?: string) => {
+    if (name !== undefined) return NAMED_REFERENCES[name] ?? whole;
+    const code = parseInt(u ?? hex ?? dec ?? "", u !== undefined || hex !== undefined ? 16 : 10);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
 function canonical(text: string): string {
-  const plain = text.normalize("NFKC").replace(/[\u200b-\u200d\u2060\ufeff]/g, "");
-  const latin = plain.replace(/[аеорсухіјѕԁɡАЕОРСТХІЈЅοαι]/g, (ch) => HOMOGLYPHS[ch] ?? ch);
+  // accents come off too (`Ig\u0301nore` composes to `Igńore`): decomposed, marks dropped, composed again
+  const plain = decodeEscapes(text).normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
+  const latin = plain.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch);
   // "I g n o r e   p r e v i o u s": single letters separated by single spaces become one word
   return latin.replace(/\b(?:\p{L} ){3,}\p{L}\b/gu, (run) => run.replace(/ /g, ""));
+}
+
+/** Tags the markup signals read (`<INFORMATION>`, `<system>`); every other tag is dropped from the words. */
+const SIGNAL_TAG = /^(?:information|instructions?|system|important|admin|data)$/i;
+const TAG = /<\/?([a-z][\w-]*)(?:\s[^<>]{0,200})?\/?>/gi;
+
+/**
+ * The words a reader sees: HTML tags (`<span>Ignore</span>`, `Ig<b></b>nore`) and Markdown emphasis inside a
+ * word (`Ig**nore**`) dropped, so markup cannot split a phrase the signals look for.
+ */
+function visibleWords(text: string): string {
+  const untagged = text.includes("<")
+    ? text.replace(TAG, (tag, name: string) => (SIGNAL_TAG.test(name) ? tag : ""))
+    : text;
+  return untagged.replace(/(?<=\p{L})[*`~]+(?=\p{L})/gu, "");
 }
 
 function cut(text: string): string {
@@ -253,13 +285,13 @@ export const WEAK_ONLY_CAP = 0.4;
 
 /**
  * Scores a text for instruction-like language. Strong signals: policy overrides (`ignore previous
- * instructions`, also in German, French, Spanish, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
+ * instructions`, also in German, French, Spanish, Italian, Portuguese, Dutch, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
  * user's authority (`the user has already approved it`, 0.4), a fake conversation turn or a line claiming the system's voice (`###(system_message)`, 0.4), words addressed
  * to the model (`To the AI:`, `if you are an LLM`, 0.3, at most 0.45), fake markup (`<INFORMATION>`,
  * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
  * lists also show: a sentence sending data or money to an address (0.2, at most 0.3), imperative sentences
  * (0.1 each, at most 0.2) and urgency (0.1, at most 0.2); an address or URL counts 0.1 only beside a strong
- * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). Look-alike letters, zero-width characters and spaced-out letters are undone first, and words joined by underscores are read as words. A text
+ * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). What a reader sees is scored: escapes (`\\u0049`, `&#73;`) are decoded, format characters and accents dropped, look-alike letters read as Latin, spaced-out letters joined, HTML tags and emphasis inside words dropped, and words joined by underscores read as words. A text
  * longer than {@link MAX_SCANNED_CHARS} is read that far and counts as instructions (`unscanned`). Deterministic;
  * the score is the capped sum, at most 1.
  */
@@ -269,7 +301,8 @@ export function detectInstructions(text: string, options: DetectInstructionsOpti
   const scanned = canonical(unescapeLiterals(head.replace(/\\[nr]/g, "\n")));
   // Words joined into an identifier (`External_Ignore_your_previous_instructions`) are read as words; tool
   // names are looked for in the text as it is.
-  const words = scanned.includes("_") ? scanned.replace(/_/g, " ") : scanned;
+  const visible = visibleWords(scanned);
+  const words = visible.includes("_") ? visible.replace(/_/g, " ") : visible;
   const signals: InstructionSignal[] = [];
   collect(words, OVERRIDE, "override", 0.6, signals);
   collect(words, SECRECY, "secrecy", 0.5, signals);
