@@ -12,4 +12,5 @@ export {
 export { requestAgent, type PendingLimit, type PendingInsertResult } from "./pending-limit.js";
 export { openPendingConsentDb } from "./open-db.js";
 export { createConsentGrantStore, type ConsentGrantStore } from "./grant-store.js";
+export { SETTLED_CONSENT_KEEP_MS, SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "./retention.js";
 export { currentOwner, ownerState, isOrphaned, describeOwner, type PendingOwner, type OwnerState } from "./owner.js";

@@ -3,6 +3,7 @@ import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
 import { ownerOf, toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
 import { ownerState, type PendingOwner } from "./owner.js";
 import { assertPendingLimit, checkPendingLimit, type PendingInsertResult, type PendingLimit } from "./pending-limit.js";
+import { SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "./retention.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -48,7 +49,10 @@ export type DecideResult =
 
 /** The pending-consent table of `state.db`: the CLI channel writes requests, `acp approve|deny` answers them. */
 export interface PendingConsentStore {
-  /** Adds a pending request. Throws if the id exists (ids are random; a clash is a bug). */
+  /**
+   * Adds a pending request, first dropping rows settled a day after their request ended (`retention.ts`).
+   * Throws if the id exists (ids are random; a clash is a bug).
+   */
   insert(request: NewPendingConsent): void;
   /**
    * Adds a pending request unless `limit` is full: counts the requests pending and unexpired at its
@@ -135,6 +139,12 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
      FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ?`,
   );
   const purgeStmt = db.prepare("DELETE FROM pending_consent WHERE status != 'pending' AND created_at_ms < ?");
+  // settled rows whose request ended long before (`retention.ts`), a batch at a time (the status index serves it)
+  const dropEndedStmt = db.prepare<[number]>(
+    `DELETE FROM pending_consent WHERE rowid IN (SELECT rowid FROM pending_consent
+       WHERE status IN ('approved', 'denied', 'expired', 'withdrawn') AND expires_at_ms < ?
+       LIMIT ${SETTLED_CONSENT_PURGE_BATCH})`,
+  );
 
   const get = (id: string): PendingConsentRow | null => {
     const raw = getStmt.get(id);
@@ -153,6 +163,7 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   );
 
   const insert = (request: NewPendingConsent): void => {
+    dropEndedStmt.run(settledConsentCutoff(request.createdAtMs));
     insertStmt.run({
       id: request.id,
       nonce: request.nonce,

@@ -9,6 +9,7 @@ import type { AsyncPendingConsentStore } from "./async-pending-store.js";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { assertStorableText, PostgresStoreError } from "./postgres-store-error.js";
 import { ADVISORY_LOCK } from "./schema.js";
+import { SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "../pending/retention.js";
 import { toPendingConsentRow, type PendingConsentRawRow } from "../pending/pending-row.js";
 import {
   assertPendingLimit,
@@ -62,7 +63,16 @@ function storableAgent(agent: string | null): string | null {
   return agent === null ? null : agent.replaceAll("\u0000", "\uFFFD");
 }
 
-const INSERT = `INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
+/**
+ * Writes a row and, in the same statement, drops rows settled a day after their request ended
+ * (`retention.ts`: `$11` is the cutoff), a batch at a time: the table stays bounded whatever the rate.
+ */
+const INSERT = `WITH ended AS (
+  DELETE FROM pending_consent WHERE id IN (SELECT id FROM pending_consent
+    WHERE status IN ('approved', 'denied', 'expired', 'withdrawn') AND expires_at_ms < $11
+    LIMIT ${SETTLED_CONSENT_PURGE_BATCH})
+)
+INSERT INTO pending_consent (id, nonce, session_id, server, tool, request_json, reasons_json, created_at_ms,
   expires_at_ms, agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 
 /** The statement's values for a new row (checked: {@link assertNew}). */
@@ -79,6 +89,7 @@ function insertValues(request: NewPendingConsent): unknown[] {
     request.createdAtMs,
     request.expiresAtMs,
     storableAgent(requestAgent(request.request)),
+    settledConsentCutoff(request.createdAtMs),
   ];
 }
 

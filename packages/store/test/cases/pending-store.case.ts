@@ -4,7 +4,12 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AsyncPendingConsentStore, NewPendingConsent, PendingLimit } from "../../src/index.js";
+import {
+  SETTLED_CONSENT_KEEP_MS,
+  type AsyncPendingConsentStore,
+  type NewPendingConsent,
+  type PendingLimit,
+} from "../../src/index.js";
 
 /** Makes an empty store. */
 export type PendingStoreFactory = () => Promise<AsyncPendingConsentStore>;
@@ -122,6 +127,30 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
       expect(await store.get("cr_a")).toBeNull();
       expect((await store.get("cr_keep"))?.status).toBe("expired");
       expect((await store.get("cr_open"))?.status).toBe("pending");
+    });
+
+    it("drops requests settled and expired over a day before as new ones come, so the table stays bounded", async () => {
+      const store = await factory();
+      const day = SETTLED_CONSENT_KEEP_MS;
+      // an agent that raises requests and withdraws them at once: every one used to stay in the table
+      for (let i = 0; i < 3; i++) {
+        const id = `cr_old${i}`;
+        await store.insert(pendingRow(id, { createdAtMs: T0 - 2 * day, expiresAtMs: T0 - 2 * day + 60_000 }));
+        expect(await store.settle(id, i === 0 ? "approved" : "withdrawn", T0 - 2 * day + 1)).toBe(true);
+      }
+      await store.insert(pendingRow("cr_recent", { createdAtMs: T0 - day + 120_000, expiresAtMs: T0 - day + 180_000 }));
+      await store.settle("cr_recent", "denied", T0 - day + 120_001);
+      await store.insert(pendingRow("cr_stuck", { createdAtMs: T0 - 2 * day, expiresAtMs: T0 - 2 * day + 60_000 }));
+      expect(await store.insert(pendingRow("cr_new"))).toBeUndefined();
+      for (let i = 0; i < 3; i++) expect(await store.get(`cr_old${i}`)).toBeNull();
+      expect((await store.get("cr_recent"))?.status).toBe("denied"); // ended less than a day before: kept
+      expect((await store.get("cr_stuck"))?.status).toBe("pending"); // still pending: left to be concluded
+      expect((await store.get("cr_new"))?.status).toBe("pending");
+      // the limited insert drops them too
+      await store.insert(pendingRow("cr_old9", { createdAtMs: T0 - 2 * day, expiresAtMs: T0 - 2 * day + 60_000 }));
+      await store.settle("cr_old9", "expired", T0 - 2 * day + 60_000);
+      expect(await store.insertWithinLimit(pendingRow("cr_new2"), { max: 10 })).toEqual({ ok: true });
+      expect(await store.get("cr_old9")).toBeNull();
     });
 
     it("rejects an answer that is neither approved nor denied and changes nothing", async () => {
