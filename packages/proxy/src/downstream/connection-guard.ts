@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { Server as NetServer, Socket } from "node:net";
 
 /** Limits on the connections of one HTTP server, and how often they are checked. */
 export interface ConnectionGuardOptions {
@@ -40,17 +40,12 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   const stalledMs = options.stalledMs ?? DEFAULT_STALLED_MS;
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => undefined);
-  server.maxConnections = options.maxConnections;
-  let lastDropLog = -Infinity;
-  let dropped = 0;
-  const onDrop = (): void => {
-    dropped++;
-    if (now() - lastDropLog < DROP_LOG_EVERY_MS) return;
-    lastDropLog = now();
-    log(`http: ${dropped} connection(s) refused: ${options.maxConnections} are open (the most this listener keeps)`);
-    dropped = 0;
-  };
-  server.on("drop", onDrop);
+  const uncap = capConnections(
+    server,
+    options.maxConnections,
+    (n) => log(`http: ${n} connection(s) refused: ${options.maxConnections} are open (the most this listener keeps)`),
+    now,
+  );
 
   /** The responses in progress, by the connection they are (or will be) written to. */
   const open = new Map<Socket, Set<ServerResponse>>();
@@ -111,9 +106,33 @@ export function guardConnections(server: Server, options: ConnectionGuardOptions
   timer.unref();
   return () => {
     clearInterval(timer);
-    server.off("drop", onDrop);
+    uncap();
     server.off("request", onRequest);
   };
+}
+
+/**
+ * Keeps at most `max` connections of `server` open: Node closes one more at once, and `refused` hears of it
+ * (at most every 10 s, with how many were refused since). Returns the function that stops the telling.
+ */
+export function capConnections(
+  server: NetServer,
+  max: number,
+  refused: (count: number) => void,
+  now: () => number = Date.now,
+): () => void {
+  server.maxConnections = max;
+  let lastLog = -Infinity;
+  let dropped = 0;
+  const onDrop = (): void => {
+    dropped++;
+    if (now() - lastLog < DROP_LOG_EVERY_MS) return;
+    lastLog = now();
+    refused(dropped);
+    dropped = 0;
+  };
+  server.on("drop", onDrop);
+  return () => server.off("drop", onDrop);
 }
 
 /**

@@ -24,3 +24,4 @@ export {
   DEFAULT_STALLED_MS,
   type ConnectionGuardOptions,
 } from "./connection-guard.js";
+export { capConnections } from "./connection-guard.js";

@@ -8,6 +8,7 @@ import { connect, type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { AuditSink } from "../gate/types.js";
 import type { EgressDecider } from "./egress-decision.js";
+import { capConnections } from "../downstream/connection-guard.js";
 import { bindUnixSocket, closeServer } from "./unix-bridge.js";
 
 /** A running egress proxy. */
@@ -23,8 +24,13 @@ export interface EgressProxyOptions {
   readonly audit: AuditSink;
   /** A Unix socket path (namespaced sandboxes), or TCP on 127.0.0.1 with a free port (none). */
   readonly listen: { readonly path: string } | { readonly tcp: true };
+  /** Connections (tunnels and plain requests) open at once; one more is closed unanswered. Default 512. */
+  readonly maxConnections?: number;
   readonly log?: (line: string) => void;
 }
+
+/** Connections the egress proxy keeps open at once, by default. */
+export const DEFAULT_EGRESS_MAX_CONNECTIONS = 512;
 
 /**
  * Where a CONNECT or absolute-form request wants to go; null when it names no host and port to connect to.
@@ -56,6 +62,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     socket.once("close", () => open.delete(socket));
   });
   server.on("connect", (req: IncomingMessage, client: Duplex, head: Buffer) => void tunnel(options, req, client, head));
+  const max = options.maxConnections ?? DEFAULT_EGRESS_MAX_CONNECTIONS;
+  capConnections(server, max, (n) => options.log?.(`egress: ${n} connection(s) refused: ${max} are open at once`));
   if ("path" in options.listen) {
     await bindUnixSocket(server, options.listen.path);
     return { address: options.listen.path, close: () => closeServer(server, open) };
@@ -137,7 +145,13 @@ async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, r
     return;
   }
   const url = new URL(req.url ?? "");
-  const headers: Record<string, string | string[] | undefined> = { ...req.headers, connection: "close" };
+  // the host decided is the request line's: the agent's own Host header (another site behind the same
+  // address, a virtual host never decided) is replaced, as a proxy must (RFC 9112 §3.2.2)
+  const headers: Record<string, string | string[] | undefined> = {
+    ...req.headers,
+    host: url.host,
+    connection: "close",
+  };
   delete headers["proxy-connection"];
   delete headers["proxy-authorization"];
   let up = 0;

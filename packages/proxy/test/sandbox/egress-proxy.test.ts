@@ -3,6 +3,7 @@
  * standing for ACP's own ports and approval channels, and a broker that approves everything it is asked
  * (so only the proxy's own checks stand between the agent and the host).
  */
+import { createServer as createHttpServer } from "node:http";
 import { connect, createServer, type AddressInfo, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -113,6 +114,48 @@ describe("egress proxy", () => {
       expect(decided).toEqual([80]);
     } finally {
       await port80.close();
+    }
+  });
+
+  it("sends the host it decided, not the agent's own Host header (no virtual host that was never decided)", async () => {
+    const seen: (string | undefined)[] = [];
+    const site = createHttpServer((req, res) => {
+      seen.push(req.headers.host);
+      res.end("site\n");
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", () => resolve()));
+    const port = (site.address() as AddressInfo).port;
+    try {
+      const answer = await send(
+        `GET http://egress.test:${port}/page HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(seen).toEqual([`egress.test:${port}`]);
+    } finally {
+      site.close();
+    }
+  });
+
+  it("keeps at most maxConnections open at once: one more is closed unanswered, and the log says so", async () => {
+    const lines: string[] = [];
+    const capped = await startEgressProxy({
+      decider: { decide: () => Promise.resolve({ allowed: false, reason: "test" }) },
+      audit: { record: () => undefined },
+      listen: { tcp: true },
+      maxConnections: 1,
+      log: (line) => lines.push(line),
+    });
+    const port = Number(new URL(capped.address).port);
+    const held = connect(port, "127.0.0.1");
+    try {
+      // an idle connection, accepted before the next (the server takes them in the order they came)
+      await new Promise<void>((resolve) => held.once("connect", () => resolve()));
+      const answer = await sendTo(capped, "CONNECT egress.test:443 HTTP/1.1\r\nHost: egress.test:443\r\n\r\n");
+      expect(answer).toBe("");
+      expect(lines).toContain("egress: 1 connection(s) refused: 1 are open at once");
+    } finally {
+      held.destroy();
+      await capped.close();
     }
   });
 });
