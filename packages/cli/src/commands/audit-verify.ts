@@ -1,11 +1,19 @@
 import { closeSync, existsSync, fstatSync, openSync } from "node:fs";
 import type { Command } from "commander";
 import { AUDIT_PROBLEMS, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
-import { anchorPathOf, homePaths, openPostgresStore, verifyAuditFile, verifyPostgresAuditChain } from "@acp/store";
+import {
+  anchorPathOf,
+  homePaths,
+  openPostgresStore,
+  readAnchorFile,
+  readFileUpTo,
+  verifyAuditFile,
+  verifyPostgresAuditChain,
+} from "@acp/store";
 import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readFailure, readInputFileSync } from "../decision/read-input.js";
+import { readFailure } from "../decision/read-input.js";
 import { storageUrlOption } from "./pending-store.js";
 import { storageOf } from "./serve.js";
 
@@ -43,11 +51,29 @@ function checkReadable(path: string): void {
   }
 }
 
+/** Most bytes of a public key file read (`/dev/zero` or a huge file is not read on: not 64 hex digits). */
+const MAX_PUBLIC_KEY_BYTES = 64 * 1024;
+
+/** Reads the anchor file, or fails as unreadable (exit 1). */
+function readAnchorOrFail(path: string): string {
+  try {
+    return readAnchorFile(path);
+  } catch (err) {
+    throw cannotRead(path, "anchor", err);
+  }
+}
+
 /** Reads the public key: an explicit file must be valid; the home's key is used when present. */
 function readPublicKey(ctx: CliContext, explicit: string | undefined, home: string): { key?: string; path?: string } {
   const path = explicit !== undefined ? resolvePath(ctx.io, explicit) : homePaths(home).publicKey;
   if (explicit === undefined && !existsSync(path)) return {};
-  const hex = readInputFileSync(path, "public key").trim();
+  let bytes;
+  try {
+    bytes = readFileUpTo(path, MAX_PUBLIC_KEY_BYTES);
+  } catch (err) {
+    throw cannotRead(path, "public key", err);
+  }
+  const hex = bytes?.toString("utf8").trim() ?? "";
   if (!/^[0-9a-fA-F]{64}$/.test(hex)) {
     throw new CliError(`${path}: public key is not 64 hex digits (a raw Ed25519 key)`, EXIT.invalid);
   }
@@ -162,8 +188,7 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
-  const anchor =
-    options.anchor !== undefined || existsSync(anchorPath) ? readInputFileSync(anchorPath, "anchor") : undefined;
+  const anchor = options.anchor !== undefined || existsSync(anchorPath) ? readAnchorOrFail(anchorPath) : undefined;
   const verifyOptions: VerifyAuditOptions = {
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),

@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { createPublicKey } from "node:crypto";
 import type { Command } from "commander";
 import {
@@ -8,7 +7,7 @@ import {
   type ProofVerification,
   type VerifyProofOptions,
 } from "@acp/core";
-import { createSqliteNonceStore, homePaths, openStateDb, readPublicKeyHex } from "@acp/store";
+import { createSqliteNonceStore, homePaths, openStateDb, readFileUpTo, readPublicKeyHex } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -21,19 +20,19 @@ interface ProofVerifyOptions {
   readonly json?: boolean;
 }
 
-/** Largest proof or request file read (1 MiB). */
+/** Largest proof, request or key file read (1 MiB); a larger one, `/dev/zero` or an endless pipe is not read on. */
 const MAX_INPUT_BYTES = 1024 * 1024;
 
 function readInput(ctx: CliContext, file: string, what: string): string {
   const path = resolvePath(ctx.io, file);
-  let buf: Buffer;
+  let buf: Buffer | undefined;
   try {
-    buf = readFileSync(path);
+    buf = readFileUpTo(path, MAX_INPUT_BYTES);
   } catch (err) {
     const hint = what === "public key" ? " (give 64 lowercase hex digits, or a file holding them or a PEM key)" : "";
     throw new CliError(`cannot read ${what} \`${file}\`: ${readFailure(err)}${hint}`, EXIT.error);
   }
-  if (buf.length > MAX_INPUT_BYTES) throw new CliError(`\`${file}\` is larger than 1 MiB`, EXIT.refused);
+  if (buf === undefined) throw new CliError(`\`${file}\` is larger than 1 MiB`, EXIT.refused);
   return buf.toString("utf8");
 }
 

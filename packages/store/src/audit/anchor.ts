@@ -1,6 +1,8 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
+import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
+import { readFileUpTo } from "../home/read-up-to.js";
 import { fsyncDirectory } from "./torn-tail.js";
 
 /** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
@@ -77,10 +79,23 @@ export function beginAnchor(logPath: string, checkpointLine: string): PendingAnc
   };
 }
 
+/** Most bytes of an anchor read: a line of the longest length the verifier reads (it is one line, far shorter). */
+const MAX_ANCHOR_BYTES = 3 * MAX_AUDIT_LINE_LENGTH + 1;
+
+/**
+ * Reads an anchor file (at most a line's bytes: a larger file, `/dev/zero` or an endless pipe is not read
+ * on, and gives a stand-in longer than any line, which the verifier refuses as `not_json` of the anchor).
+ * Throws as `readFileSync` does.
+ */
+export function readAnchorFile(path: string): string {
+  const bytes = readFileUpTo(path, MAX_ANCHOR_BYTES);
+  return bytes === undefined ? "x".repeat(MAX_AUDIT_LINE_LENGTH + 1) : bytes.toString("utf8").trim();
+}
+
 /** Reads the anchor beside a log, or `undefined` when there is none. */
 export function readAnchor(logPath: string): string | undefined {
   try {
-    return readFileSync(anchorPathOf(logPath), "utf8").trim();
+    return readAnchorFile(anchorPathOf(logPath));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

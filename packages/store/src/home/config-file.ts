@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { parseDocument, Scalar, type Document, type LineCounter } from "yaml";
 import { ok, openConfigSecret, isSealedSecret, yamlErrorText, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
+import { readFileUpTo } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest `config.yml` we read (1 MiB). */
@@ -27,9 +27,8 @@ export function readConfigDocumentAt(
 ): Result<Document> {
   let text: string;
   try {
-    const buf = readFileSync(path);
-    if (buf.length > MAX_CONFIG_BYTES)
-      return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
+    const buf = readFileUpTo(path, MAX_CONFIG_BYTES);
+    if (buf === undefined) return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === "ENOENT";

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { ok, parsePrivateKeyFile, unwrapPrivateKey, type PrivateKeyFileV1, type Result } from "@acp/core";
 import { homePaths } from "./paths.js";
+import { readFileUpTo } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest key file we read; anything bigger is not ours. */
@@ -8,9 +8,8 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 function readSmall(path: string, what: string): Result<string> {
   try {
-    const buf = readFileSync(path);
-    if (buf.length > MAX_KEY_FILE_BYTES)
-      return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
+    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES);
+    if (buf === undefined) return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {
     const e = err as NodeJS.ErrnoException;

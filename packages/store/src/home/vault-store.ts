@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import { ok, openVault, sealVault, type RandomBytes, type Result, type VaultEntries } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
+import { readFileUpTo } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest `vault.json` we read (16 MiB). */
@@ -15,8 +15,8 @@ export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> 
   const path = homePaths(home).vault;
   let text: string;
   try {
-    const buf = readFileSync(path);
-    if (buf.length > MAX_VAULT_BYTES) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
+    const buf = readFileUpTo(path, MAX_VAULT_BYTES);
+    if (buf === undefined) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});

@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from "node:fs";
+import {
+  chmodSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  existsSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -21,6 +30,8 @@ import {
   loadMasterSeed,
   readConfigDocument,
   readConfigSecret,
+  readFileUpTo,
+  readPublicKeyHex,
   readVault,
   STARTER_POLICY,
   writeConfigValue,
@@ -176,6 +187,29 @@ describe("keys", () => {
     expect(code(loadMasterSeed(home, "secret pass"))).toBe("key_file_malformed");
     rmSync(p.privateKey);
     expect(code(loadMasterSeed(home, "secret pass"))).toBe("key_missing");
+  });
+});
+
+describe("reading the home's files", () => {
+  it("reads a file up to a limit and never reads on past it: a larger file, /dev/zero", () => {
+    const path = join(root, `bytes-${++n}`);
+    writeFileSync(path, "0123456789");
+    expect(readFileUpTo(path, 10)?.toString()).toBe("0123456789");
+    expect(readFileUpTo(path, 9)).toBeUndefined();
+    expect(readFileUpTo("/dev/zero", 1024 * 1024)).toBeUndefined();
+    expect(() => readFileUpTo(join(root, "missing"), 10)).toThrow(/ENOENT/);
+  });
+
+  it("a key, vault or config file that is /dev/zero is refused as too large, not read until memory runs out", () => {
+    const home = newHome();
+    const p = homePaths(home);
+    for (const file of [p.publicKey, p.vault, p.config]) {
+      rmSync(file, { force: true });
+      symlinkSync("/dev/zero", file);
+    }
+    expect(readPublicKeyHex(home)).toMatchObject({ ok: false, issues: [{ code: "key_file_malformed" }] });
+    expect(readVault(home, SEED)).toMatchObject({ ok: false, issues: [{ code: "vault_malformed" }] });
+    expect(readConfigDocument(home)).toMatchObject({ ok: false, issues: [{ code: "config_malformed" }] });
   });
 });
 
