@@ -48,6 +48,8 @@ async function leftBehind(s: ServerStores, id: string, expiresInMs: number): Pro
     request: {
       type: "consent_request",
       id,
+      timestamp: new Date(NOW - 60_000).toISOString(),
+      expires_at: new Date(NOW + expiresInMs).toISOString(),
       nonce: `n_${id}`,
       agent: { id: "agent-7" },
       action: { server: "fs", tool: "write_file", category: "write", risk_level: "medium", parameters: {} },
@@ -112,5 +114,54 @@ describe("completing a request nobody answers in time", () => {
       request_id: id,
     });
     expect(recorded).toEqual([]);
+  });
+
+  it("says expired, not 'already completed', when the approval given in time ended before the completion; once", async () => {
+    const s = await stores();
+    const id = "cr_00000000000000000000000000000e03";
+    await leftBehind(s, id, -1_000); // the node that asked was killed; the request expired a second ago
+    const answer = { decision: "approved", approver: "api:ops", nonce: `n_${id}` };
+    expect(await s.pending.decide(id, "approved", answer, NOW - 2_000)).toMatchObject({ ok: true }); // in time
+    const recorded: { type: string; fields: Record<string, unknown> }[] = [];
+    const deps = completion(s, recorded);
+
+    const completed = await completeConsent(deps, id, new AbortController().signal);
+    expect(completed).toMatchObject({ outcome: "expired", request_id: id });
+    expect(completed.reason).toMatch(
+      /^approved by `api:ops`, but the approval ended at .* before the request was completed$/,
+    );
+    expect(completed.consent_response).toBeUndefined();
+    expect(recorded).toEqual([
+      {
+        type: "consent_expired",
+        fields: expect.objectContaining({
+          request_id: id,
+          decision: "expired",
+          metadata: { answered: "approved", completed_after_restart: true },
+        }) as unknown,
+      },
+    ]);
+    // its nonce is now spent: a second completion (on any node) is told so, and records nothing
+    await expect(completeConsent(deps, id, new AbortController().signal)).rejects.toMatchObject({
+      status: 409,
+      code: "consent_already_completed",
+    });
+    expect(recorded).toHaveLength(1);
+  });
+
+  it("records a denial given in time as consent_denied when it is completed after the request ended", async () => {
+    const s = await stores();
+    const id = "cr_00000000000000000000000000000e04";
+    await leftBehind(s, id, -1_000);
+    const answer = { decision: "denied", approver: "cli:alice", nonce: `n_${id}`, reason: "not today" };
+    expect(await s.pending.decide(id, "denied", answer, NOW - 2_000)).toMatchObject({ ok: true });
+    const recorded: { type: string; fields: Record<string, unknown> }[] = [];
+    expect(await completeConsent(completion(s, recorded), id, new AbortController().signal)).toEqual({
+      outcome: "denied",
+      request_id: id,
+      reason: "`alice` via cli: not today",
+    });
+    expect(recorded.map((r) => r.type)).toEqual(["consent_denied"]);
+    expect(recorded[0]?.fields).toMatchObject({ metadata: { reason: "`alice` via cli: not today" } });
   });
 });

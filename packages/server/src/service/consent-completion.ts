@@ -36,7 +36,7 @@ export interface CompletedConsent {
 
 /** What completion needs. */
 export interface ConsentCompletionDeps {
-  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes">;
+  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes" | "nonces">;
   readonly sign: SignConsentResponse;
   readonly verify: VerifyConsentResponse;
   readonly audit: AuditSink;
@@ -118,6 +118,47 @@ async function record(deps: ConsentCompletionDeps, row: PendingConsentRow, type:
   });
 }
 
+/** A denial as the waiting call words it (the broker): `alice` via cli: not today; `alice` via console. */
+function deniedReason(answer: HumanAnswer): string {
+  const via = channelOf(answer);
+  const who = answer.approverId.startsWith(`${via}:`) ? answer.approverId.slice(via.length + 1) : answer.approverId;
+  return `\`${who}\` via ${via}${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
+}
+
+function alreadyCompleted(id: string): HttpError {
+  return new HttpError(
+    409,
+    "consent_already_completed",
+    `consent request \`${id}\` was already completed (its nonce is spent)`,
+  );
+}
+
+/**
+ * The person answered in time, but the answer ended (a request's approval lasts until the request expires)
+ * before anyone completed it: nothing can run. Spending the nonce makes this conclusion once across nodes,
+ * as a completion's verification would; the one that spends it records how the request ended.
+ */
+async function concludeEnded(
+  deps: ConsentCompletionDeps,
+  row: PendingConsentRow,
+  answer: HumanAnswer,
+  validUntil: string,
+): Promise<CompletedConsent> {
+  if (!(await deps.stores.nonces.spend(row.nonce, row.id, Date.parse(validUntil)))) throw alreadyCompleted(row.id);
+  if (answer.decision === "denied") {
+    const reason = deniedReason(answer);
+    await record(deps, row, "consent_denied", { reason });
+    return { outcome: "denied", request_id: row.id, reason };
+  }
+  await record(deps, row, "consent_expired", { answered: "approved" });
+  const who = answer.approverId;
+  return {
+    outcome: "expired",
+    request_id: row.id,
+    reason: `approved by \`${who}\`, but the approval ended at ${validUntil} before the request was completed`,
+  };
+}
+
 /** Waits for request `id` to be answered (bounded by its expiry and `signal`) and completes it once. */
 export async function completeConsent(
   deps: ConsentCompletionDeps,
@@ -135,20 +176,16 @@ export async function completeConsent(
   const answer = readCliAnswer(row.answer, row.nonce, now);
   if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
   const args = { ...request.action.parameters };
-  const response = await deps.sign({ response: unsignedFor(answer, row, now), request, arguments: args });
-  const verdict = await deps.verify({ response, request, arguments: args, now });
-  if (verdict !== true && (typeof verdict !== "object" || !verdict.ok)) {
-    throw new HttpError(
-      409,
-      "consent_already_completed",
-      `consent request \`${id}\` was already completed (its nonce is spent)`,
-    );
+  const unsigned = unsignedFor(answer, row, now);
+  // a response that ended cannot verify: that is not a spent nonce, and the request still needs its end recorded
+  if (!(Date.parse(unsigned.conditions.valid_until) > now.getTime())) {
+    return concludeEnded(deps, row, answer, unsigned.conditions.valid_until);
   }
+  const response = await deps.sign({ response: unsigned, request, arguments: args });
+  const verdict = await deps.verify({ response, request, arguments: args, now });
+  if (verdict !== true && (typeof verdict !== "object" || !verdict.ok)) throw alreadyCompleted(id);
   if (response.decision === "denied") {
-    // as the waiting call words it (the broker): `alice` via cli: not today; `alice` via console
-    const via = channelOf(answer);
-    const who = answer.approverId.startsWith(`${via}:`) ? answer.approverId.slice(via.length + 1) : answer.approverId;
-    const reason = `\`${who}\` via ${via}${answer.reason === undefined ? "" : `: ${answer.reason}`}`;
+    const reason = deniedReason(answer);
     await record(deps, row, "consent_denied", { reason, consent_response: response });
     return { outcome: "denied", request_id: id, reason, consent_response: response };
   }
