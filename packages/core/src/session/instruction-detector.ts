@@ -4,7 +4,7 @@
  * already catch and a false alarm costs one question to a person.
  */
 import { matchesOf } from "./each-match.js";
-import { extractValueTokens, unescapeLiterals } from "./value-tokens.js";
+import { decodeCharacterReferences, extractValueTokens, unescapeLiterals } from "./value-tokens.js";
 
 /** The kinds of evidence the scorer counts. */
 export type InstructionSignalKind =
@@ -156,28 +156,10 @@ function pairs(list: string): Record<string, string> {
 
 /** Format characters (zero-width, soft hyphen, bidi controls, tags) and combining marks (accents). */
 const INVISIBLE = /[\p{Cf}\p{Mn}]/gu;
-/** `\u0049` (a JSON or JavaScript string escape) and HTML character references (`&#73;`, `&#x49;`, `&lt;`). */
-const ESCAPED_CHAR = /\\u([0-9a-fA-F]{4})|&#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}));|&(lt|gt|amp|quot|apos|nbsp);/g;
-const NAMED_REFERENCES: Readonly<Record<string, string>> = {
-  lt: "<",
-  gt: ">",
-  amp: "&",
-  quot: '"',
-  apos: "'",
-  nbsp: " ",
-};
-
-function decodeEscapes(text: string): string {
-  return text.replace(ESCAPED_CHAR, (whole, u?: string, hex?: string, dec?: string, name?: string) => {
-    if (name !== undefined) return NAMED_REFERENCES[name] ?? whole;
-    const code = parseInt(u ?? hex ?? dec ?? "", u !== undefined || hex !== undefined ? 16 : 10);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-  });
-}
 
 function canonical(text: string): string {
   // accents come off too (`Ig\u0301nore` composes to `Igńore`): decomposed, marks dropped, composed again
-  const plain = decodeEscapes(text).normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
+  const plain = decodeCharacterReferences(text).normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
   const latin = plain.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch);
   // "I g n o r e   p r e v i o u s": single letters separated by single spaces become one word
   return latin.replace(/\b(?:\p{L} ){3,}\p{L}\b/gu, (run) => run.replace(/ /g, ""));

@@ -5,11 +5,11 @@
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
 import {
+  comparableText,
   containsDelimited,
   containsWhole,
   extractValueTokens,
   normalizeText,
-  unescapeLiterals,
   type PieceKind,
 } from "./value-tokens.js";
 
@@ -131,7 +131,7 @@ export function createProvenanceEntry(
   // The detector reads the content as it came, not as far as the session's room keeps it (a session out of
   // room still learns that a result reads like instructions), and undoes escapes itself.
   const instructions = untrusted ? detectInstructions(serialized ?? "") : null;
-  raw = unescapeLiterals(raw);
+  raw = comparableText(raw);
   const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
   const structure = untrusted && !truncated ? readStructure(content) : undefined;
   const directory =
@@ -212,7 +212,9 @@ interface Piece {
   readonly piece: string;
 }
 
-function piecesOf(leaf: string, track: ReadonlySet<PieceKind>): Piece[] {
+function piecesOf(value: string, track: ReadonlySet<PieceKind>): Piece[] {
+  // read as the entries are (escapes undone, invisible characters dropped): a copy either way still matches
+  const leaf = comparableText(value);
   const pieces: Piece[] = extractValueTokens(leaf)
     .filter((t) => track.has(t.kind))
     .map((t) => ({ kind: t.kind, piece: t.value }));

@@ -90,18 +90,62 @@ export function extractValueTokens(text: string): ValueToken[] {
 
 /**
  * Undoes the escapes a tool result carries when it was serialized as a quoted string (JSON, a Python
- * `repr`, YAML double quotes): a literal backslash-`n`, `r` or `t` becomes a space and an escaped quote or
- * backslash the character itself. Without it an escaped line break glued to `Before` hides the word and one
- * glued to `emma@x.example` reads as the address `nemma@x.example`. Applied to content as it enters a session,
- * before tokens are taken and before the instruction scorer reads it.
+ * `repr`, YAML double quotes): a literal backslash-`n`, `r` or `t` becomes a space, `\\u0040` the character it
+ * names, and an escaped quote or backslash the character itself. Without it an escaped line break glued to
+ * `Before` hides the word, one glued to `emma@x.example` reads as the address `nemma@x.example`, and
+ * `mark\\u0040evil.example` (Python's `json.dumps` writes every non-ASCII character so) is no address at all.
+ * Applied to content as it enters a session, before tokens are taken and before the instruction scorer reads it.
  */
 export function unescapeLiterals(text: string): string {
-  return text.replace(/\\(?:[nrt]|u000[aAdD9])/g, " ").replace(/\\(["'\\/])/g, "$1");
+  return text
+    .replace(/\\(?:[nrt]|u000[aAdD9])/g, " ")
+    .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    .replace(/\\(["'\\/])/g, "$1");
 }
 
-/** Text in the form containment is checked in: lower case, every run of white space one space. */
+const CHARACTER_REFERENCE = /&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));|&(lt|gt|amp|quot|apos|nbsp);/g;
+const NAMED_REFERENCES: Readonly<Record<string, string>> = {
+  lt: "<",
+  gt: ">",
+  amp: "&",
+  quot: '"',
+  apos: "'",
+  nbsp: " ",
+};
+
+/** HTML character references (`&#64;`, `&#x40;`, `&amp;`) as the characters they name, as a browser shows them. */
+export function decodeCharacterReferences(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(CHARACTER_REFERENCE, (whole, hex?: string, dec?: string, name?: string) => {
+    if (name !== undefined) return NAMED_REFERENCES[name] ?? whole;
+    const code = hex !== undefined ? parseInt(hex, 16) : parseInt(dec ?? "", 10);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+  });
+}
+
+/** Characters no reader sees: format characters (zero-width, soft hyphen, bidi controls, tags) and variation selectors. */
+const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+
+/**
+ * Text as a reader sees it, for comparing values: compatibility forms folded (NFKC: `ｍａｒｋ＠ｅｖｉｌ．ｅｘａｍｐｌｅ`
+ * is `mark@evil.example`) and invisible characters dropped (`evil\u00ad.example`, `ev\u200bil.example`). Applied
+ * alike to what enters a session and to the arguments of a call, so a value copied either way still matches.
+ */
+export function visibleText(text: string): string {
+  return text.normalize("NFKC").replace(INVISIBLE, "");
+}
+
+/**
+ * What provenance compares: the escapes of a serialized string undone ({@link unescapeLiterals}), HTML
+ * character references decoded, and the text as a reader sees it ({@link visibleText}).
+ */
+export function comparableText(text: string): string {
+  return visibleText(decodeCharacterReferences(unescapeLiterals(text)));
+}
+
+/** Text in the form containment is checked in: as a reader sees it, lower case, every run of white space one space. */
 export function normalizeText(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ");
+  return visibleText(text).toLowerCase().replace(/\s+/g, " ");
 }
 
 function isWordChar(ch: string | undefined): boolean {
