@@ -128,4 +128,20 @@ describe("acp audit tail", () => {
     expect(seen).toHaveLength(2);
     expect(seen[1]).toContain('"tool":"later"');
   });
+
+  it("shows control characters in what an event holds as escapes: a tool name cannot redraw the terminal", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 15)) });
+    await log.append({ event_type: "tool_call_intercepted", tool: "read\u001b[2K\rsafe_tool", decision: "accept" });
+    await log.close();
+    appendFileSync(path, "not json \u001b]0;owned\u0007\n");
+    const out = await runCli(["audit", "tail", path]);
+    expect(out.code).toBe(0);
+    // eslint-disable-next-line no-control-regex -- no control character but the newlines may be printed
+    expect(out.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+    expect(out.stdout).toContain("read\\u001b[2K\\u000dsafe_tool");
+    expect(out.stdout).toContain("not json \\u001b]0;owned\\u0007");
+  });
 });

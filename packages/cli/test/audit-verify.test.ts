@@ -104,4 +104,14 @@ describe("acp audit verify", () => {
     expect(out.code).toBe(0);
     expect(out.stderr).toContain("checkpoint signatures not checked");
   });
+
+  it("shows control characters the log holds as escapes in the problem it prints", async () => {
+    const h = await home(1);
+    const event = { type: "audit_event", version: "0.2.0", id: "ae_1", timestamp: "2026-01-15T00:00:00Z" };
+    writeFileSync(h.log, `${JSON.stringify({ ...event, event_type: "\u001b[2J\u001b[32mintact" })}\n`);
+    const out = await runCli(["audit", "verify", h.log], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).not.toContain("\u001b");
+    expect(out.stderr).toContain("unknown `event_type` `\\u001b[2J\\u001b[32mintact`");
+  });
 });

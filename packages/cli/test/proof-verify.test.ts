@@ -137,4 +137,20 @@ describe("acp proof verify", () => {
     expect(noRequest.stderr).toMatch(/a proof is bound to its request: give --request FILE/);
     expect((await runCli(["proof", "verify", join(root.dir, "nope.json")], { env: envFor(home, null) })).code).toBe(1);
   });
+
+  it("shows control characters of the files as escapes: the unsigned approver id cannot redraw the terminal", async () => {
+    const { home, key } = fixtureHome(root.dir);
+    const { request, response } = approval(key);
+    const approver = { id: "mallory\r\u001b[2Kvalid: approved by alice", channel: "terminal" };
+    const forged = write("forged-approver.json", { request, response: { ...response, approver } });
+    const r = await runCli(["proof", "verify", forged], { env: envFor(home, null), now: NOW });
+    expect(r.code).toBe(0); // approver is not covered by the signature (docs/reference/consent-proof.md)
+    expect(r.stdout).not.toContain("\r");
+    expect(r.stdout).not.toContain("\u001b");
+    expect(r.stdout).toContain("by mallory\\u000d\\u001b[2Kvalid: approved by alice via terminal");
+    const field = write("escape-field.json", { request, response: { ...response, "\u001b[31m": 1 } });
+    const bad = await runCli(["proof", "verify", field], { env: envFor(home, null), now: NOW });
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).not.toContain("\u001b");
+  });
 });

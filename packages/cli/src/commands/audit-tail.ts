@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { parseAuditLine } from "@acp/core";
+import { printable } from "@acp/proxy";
 import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -13,8 +14,16 @@ interface TailOptions {
   readonly json?: boolean;
 }
 
-/** One audit line, readable: time, type, tool, decision, rule (raw text for a line that is not an event). */
+/**
+ * One audit line, readable: time, type, tool, decision, rule (the start of the text for a line that is not
+ * an event). Control characters are shown as `\uXXXX` escapes: a tool name comes from an upstream server,
+ * and an escape sequence in it must not redraw the terminal of whoever reads the audit.
+ */
 export function formatAuditLine(line: string): string {
+  return printable(describeAuditLine(line));
+}
+
+function describeAuditLine(line: string): string {
   const parsed = parseAuditLine(line);
   if (!parsed.ok) return `(not an audit event: ${parsed.issues[0]?.message ?? "invalid"}) ${line.slice(0, 120)}`;
   const e = parsed.value;

@@ -10,6 +10,7 @@ import {
   verifyAuditFile,
   verifyPostgresAuditChain,
 } from "@acp/store";
+import { printable } from "@acp/proxy";
 import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -147,7 +148,8 @@ function report(
   if (result.problem !== null) {
     const p = result.problem;
     const at = p.where === "anchor" ? `${anchorPath}` : `${file}:${p.line}`;
-    printError(ctx, `${at}: ${p.code}: ${p.message}`);
+    // the message may quote the log (an unknown field or event type): no control character of it is printed
+    printError(ctx, printable(`${at}: ${p.code}: ${p.message}`));
     if (p.line === where.unterminatedLine)
       printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
     printError(ctx, `${result.count} lines before it are intact`);

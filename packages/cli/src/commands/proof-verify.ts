@@ -7,6 +7,7 @@ import {
   type ProofVerification,
   type VerifyProofOptions,
 } from "@acp/core";
+import { printable } from "@acp/proxy";
 import { createSqliteNonceStore, homePaths, openStateDb, readFileUpTo, readPublicKeyHex } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { readFailure } from "../decision/read-input.js";
@@ -120,14 +121,18 @@ function report(ctx: CliContext, v: ProofVerification, json: boolean): void {
     } else printJson(ctx, { valid: false, reason: v.reason, issues: v.issues });
     return;
   }
+  // `approver.id` is not signed, and the tool, the server and the messages (unknown field names) come from
+  // the files: no control character of theirs reaches the terminal
   if (v.ok) {
     const r = v.value.response;
     printLine(
       ctx,
-      `valid: ${r.decision} \`${v.value.action.tool}\` on \`${v.value.action.server}\` (request ${r.request_id}, by ${r.approver.id} via ${r.approver.channel}, valid until ${r.conditions.valid_until})`,
+      printable(
+        `valid: ${r.decision} \`${v.value.action.tool}\` on \`${v.value.action.server}\` (request ${r.request_id}, by ${r.approver.id} via ${r.approver.channel}, valid until ${r.conditions.valid_until})`,
+      ),
     );
   } else {
-    printLine(ctx, `invalid: ${v.reason}: ${v.issues.map((i) => i.message).join("; ")}`);
+    printLine(ctx, printable(`invalid: ${v.reason}: ${v.issues.map((i) => i.message).join("; ")}`));
   }
 }
 
