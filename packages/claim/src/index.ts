@@ -16,6 +16,7 @@ export type {
   SandboxRow,
   SandboxState,
 } from "./store/claim-store.js";
+export { ENDED_RETENTION_MS } from "./store/claim-store.js";
 export { SqliteClaimStore } from "./store/sqlite-claim-store.js";
 export { PostgresClaimStore } from "./store/postgres-claim-store.js";
 export { CLAIM_POSTGRES_MIGRATIONS } from "./store/postgres-migrations.js";

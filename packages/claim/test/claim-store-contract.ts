@@ -8,11 +8,13 @@ import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ClaimStore, CreateSandboxInput, FaqBody, SecretBox } from "../src/index.js";
-import { createSecretBox } from "../src/index.js";
+import { createSecretBox, ENDED_RETENTION_MS } from "../src/index.js";
 
 /** An opened store and how to dispose of it. */
 export interface OpenedStore {
   readonly store: ClaimStore;
+  /** How many rows `table` holds, or what a `SELECT count(*) AS n …` counts (to see what the sweep purges). */
+  rows(tableOrCount: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -135,6 +137,49 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(await s.deleteSandbox(d.id, T0 + 1)).toBe(true);
       expect(await s.deleteSandbox(d.id, T0 + 1)).toBe(false);
       expect(await s.liveHandle(d.id)).toBeUndefined();
+    });
+
+    it("the sweep purges what can no longer count, a day after it ended; sandbox rows and retired handles stay", async () => {
+      const a = await published();
+      const kept = await create();
+      await s.extend(kept.id, 96 * HOUR, 5, T0);
+      await code(a.id);
+      await code(a.id, "exchange_code", "preview");
+      const credentials = await opened.rows("claim_credentials");
+      const handles = await opened.rows("claim_handles");
+      expect(await s.sweep(T0 + 48 * HOUR)).toBe(1);
+      // the codes expired (T0 + 1 h) more than a day ago: gone; a's token, revoked as it ended, stays a day
+      expect(await opened.rows("claim_credentials")).toBe(credentials - 2);
+      expect(credentials).toBe(4);
+      await s.sweep(T0 + 48 * HOUR + ENDED_RETENTION_MS);
+      // a's token (revoked a day ago) and kept's (expired at T0 + 48 h, a day ago) are gone; kept lives on
+      expect(await opened.rows("claim_credentials")).toBe(0);
+      expect((await s.sandbox(kept.id))?.state).toBe("active");
+      expect(await opened.rows("claim_handles")).toBe(handles);
+      expect(await opened.rows("claim_sandboxes")).toBe(2);
+      expect((await s.sandbox(a.id))?.state).toBe("expired");
+      expect(await s.sandboxByHandle(a.handle, T0 + 50 * HOUR)).toBeUndefined();
+    });
+
+    it("the sweep drops an ended sandbox's metadata a day after it ended, a live one's never", async () => {
+      const made = (metadata: string) =>
+        s.createSandbox({
+          challenge: randomBytes(8).toString("hex"),
+          tokenHash: h(randomBytes(8).toString("hex")),
+          ttlMs: 480 * HOUR,
+          tokenTtlMs: HOUR,
+          metadata,
+          now: T0,
+        });
+      const gone = await made('{"name":"gone"}');
+      const live = await made('{"name":"live"}');
+      if (gone === undefined || live === undefined) throw new Error("not created");
+      expect(await s.deleteSandbox(gone.id, T0 + HOUR)).toBe(true);
+      const named = `SELECT count(*) AS n FROM claim_sandboxes WHERE metadata <> '{}'`;
+      await s.sweep(T0 + HOUR + ENDED_RETENTION_MS - 1);
+      expect(await opened.rows(named)).toBe(2);
+      await s.sweep(T0 + HOUR + ENDED_RETENTION_MS);
+      expect(await opened.rows(named)).toBe(1);
     });
 
     it("§28: extensions stop at the maximum", async () => {

@@ -7,6 +7,11 @@ claimStoreContract("SQLite", (box) => {
   applyMigrations(db, CLAIM_MIGRATIONS);
   return Promise.resolve({
     store: new SqliteClaimStore(db, box),
+    rows: (table) =>
+      Promise.resolve(
+        db.prepare<[], { n: number }>(table.startsWith("SELECT") ? table : `SELECT count(*) AS n FROM ${table}`).get()
+          ?.n ?? 0,
+      ),
     close: () => {
       db.close();
       return Promise.resolve();

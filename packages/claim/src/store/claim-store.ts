@@ -74,9 +74,15 @@ export interface ClaimInput {
  * decides, so two racing requests can never both win); a transition that does not apply changes nothing and
  * answers `undefined`/`false`, whatever the reason. Secrets are looked up by their keyed hash only.
  */
+/** How long a credential past its expiry or revocation, and an ended sandbox's metadata, are kept: one day. */
+export const ENDED_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 export interface ClaimStore {
   /**
-   * Marks sandboxes past their TTL expired and drops their content and credentials; how many ended. With
+   * Marks sandboxes past their TTL expired and drops their content and credentials; how many ended. Rows
+   * that can no longer count for anything go a day ({@link ENDED_RETENTION_MS}) after they ended: expired or
+   * revoked credentials, and the metadata of expired and deleted sandboxes (the sandbox row and its retired
+   * handles stay, so an identifier or handle is never given out again). With
    * `abandoned`, each sandbox ended this way (never claimed) charges its creating source and subject, in the same
    * transaction (so of several nodes sweeping, the one that ends a sandbox charges it, once).
    */

@@ -14,6 +14,7 @@ import type {
   SandboxRow,
   SandboxState,
 } from "./claim-store.js";
+import { ENDED_RETENTION_MS } from "./claim-store.js";
 import { chargeAll, pruneReputation, readScores, spendTokenUse, tokenUses } from "./postgres-reputation.js";
 
 /** A connection inside `BEGIN … COMMIT` (the argument `PostgresStore.transaction` hands its callback). */
@@ -60,6 +61,15 @@ export class PostgresClaimStore implements ClaimStore {
           await this.endSandbox(c, id, now);
         }
         await c.query("DELETE FROM claim_spent_challenges WHERE expires_at <= $1", [now]);
+        const cut = now - ENDED_RETENTION_MS;
+        await c.query(
+          "DELETE FROM claim_credentials WHERE expires_at <= $1 OR (revoked_at IS NOT NULL AND revoked_at <= $1)",
+          [cut],
+        );
+        await c.query(
+          "UPDATE claim_sandboxes SET metadata = '{}' WHERE state IN ('expired','deleted') AND ended_at <= $1 AND metadata <> '{}'",
+          [cut],
+        );
         await pruneReputation(c, now, abandoned?.halfLifeMs);
         return ended.rows.length;
       })) ?? 0

@@ -8,6 +8,11 @@ claimStoreContract("PostgreSQL", async (box) => {
   const pg = await openClaimPostgres(db.url, { max: 10 });
   return {
     store: new PostgresClaimStore(pg, box),
+    rows: async (table) =>
+      Number(
+        (await pg.query<{ n: string }>(table.startsWith("SELECT") ? table : `SELECT count(*) AS n FROM ${table}`))
+          .rows[0]?.n,
+      ),
     close: async () => {
       await pg.close();
       await db.drop();
