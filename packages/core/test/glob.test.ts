@@ -23,6 +23,16 @@ describe("compileGlob", () => {
     expect(matcher("/tmp/*")("/tmp/a/b")).toBe(false);
     expect(matcher("/tmp/**")("/tmp/a/b")).toBe(true);
   });
+  it("lets `**` cross `/` only as a whole path segment, as evaluation.md says", () => {
+    // the docs once advised `**evil.com**` for URLs: it is `*evil.com*`, so a deny rule written so missed
+    expect(matcher("**evil.com**")("https://evil.com/x")).toBe(false);
+    expect(matcher("**evil.com**")("evil.com")).toBe(true);
+    expect(matcher("https://evil.com/**")("https://evil.com/x")).toBe(true);
+    expect(matcher("https://evil.com/**")("https://evil.com")).toBe(true);
+    // a glob compares text: other spellings of the same place do not match
+    expect(matcher("/srv/**")("/srv/../etc/passwd")).toBe(false);
+    expect(matcher("https://evil.com/**")("https://EVIL.com/x")).toBe(false);
+  });
   it("refuses unbalanced brackets, empty and over-long patterns", () => {
     expect(compileGlob("[abc").ok).toBe(false);
     expect(compileGlob("").ok).toBe(false);
