@@ -3,7 +3,7 @@
  * Recording untrusted content only ever adds taint; it has no path to the intent or the plan.
  */
 import type { ActionRequest } from "../request/index.js";
-import { CONSEQUENTIAL_CATEGORIES, judgeRequest, type ExecutedCall } from "./evaluate-session.js";
+import { judgeRequest, type ExecutedCall } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
 import {
   chargeStoreBudget,
@@ -219,7 +219,8 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
     intent_version: core.intent?.intent.version ?? 0,
     names: judgment.names,
     category: judgment.category,
-    consequential: CONSEQUENTIAL_CATEGORIES.includes(judgment.category),
+    // as the judgment counted it: a call judged consequential (also by the category it claims) spends the budget
+    consequential: judgment.consequential,
   });
   countExecuted(core, call);
   core.executed++;
