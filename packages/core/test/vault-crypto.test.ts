@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
   ed25519KeyPairFromSeed,
+  isVaultName,
   openConfigSecret,
   openVault,
   parsePrivateKeyFile,
@@ -29,6 +30,16 @@ describe("vault file (§2.3)", () => {
     expect(JSON.stringify(a)).not.toContain("canary");
     const opened = openVault(JSON.parse(JSON.stringify(a)), TEST_SEED);
     expect(opened).toEqual({ ok: true, value: entries });
+  });
+
+  it("keeps every entry whose name it accepts, names an object holds specially included; `__proto__` is not a name", () => {
+    const tricky = ["__proto__", "constructor", "toString", "hasOwnProperty", "__defineGetter__", "valueOf"];
+    expect(isVaultName("__proto__")).toBe(false);
+    const names = tricky.filter(isVaultName);
+    expect(names).toHaveLength(tricky.length - 1);
+    const entries = Object.fromEntries(names.map((name) => [name, `value of ${name}`]));
+    const opened = openVault(JSON.parse(JSON.stringify(sealVault(entries, TEST_SEED, randomBytes))), TEST_SEED);
+    expect(opened.ok && Object.entries(opened.value).sort()).toEqual(Object.entries(entries).sort());
   });
 
   it("refuses another key and any flipped byte, without throwing", () => {

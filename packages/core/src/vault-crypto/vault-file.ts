@@ -31,8 +31,12 @@ export const VAULT_KEY_INFO = "acp/vault/v1";
 const VAULT_AAD = "acp vault.json v1 aes-256-gcm";
 const VAULT_KEYS = ["version", "encryption", "salt", "iv", "data", "tag"];
 
-/** A vault entry name: a letter or `_`, then letters, digits, `_`, `.`, `-`; at most 128 characters. */
-export const VAULT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+/**
+ * A vault entry name: a letter or `_`, then letters, digits, `_`, `.`, `-`; at most 128 characters; not
+ * `__proto__`, the one name a plain object cannot hold as an entry (assigning it sets the prototype, so
+ * the entry was dropped from the sealed vault without a word).
+ */
+export const VAULT_NAME_PATTERN = /^(?!__proto__$)[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
 /** Whether a string can name a vault entry. */
 export function isVaultName(name: string): boolean {
