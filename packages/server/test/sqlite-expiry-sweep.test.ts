@@ -11,8 +11,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPendingConsentStore, currentOwner, openPendingConsentDb } from "@acp/store";
-import { openSqliteStores, type ServerStores } from "@acp/server";
+import { createPendingConsentStore, createSqliteNonceStore, currentOwner, openPendingConsentDb } from "@acp/store";
+import type { ConsentRequestV02 } from "@acp/proxy";
+import { createTableChannel, openSqliteStores, type ServerStores } from "@acp/server";
 import { startExpirySweep } from "../src/service/expiry-sweep.js";
 
 const dirs: string[] = [];
@@ -79,5 +80,53 @@ describe("requests a killed acp serve left pending in state.db", () => {
     expect((await stores.pending.get(left))?.status).toBe("expired");
     expect((await stores.pending.get(fresh))?.status).toBe("pending");
     expect((await stores.pending.get(proxys))?.status).toBe("pending");
+  });
+
+  it("conclude a request a person answered after the service died, once: the answer is recorded, no later completion takes it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-sqlite-sweep-"));
+    dirs.push(home);
+    const statePath = join(home, "state.db");
+    const approved = "cr_00000000000000000000000000000s11";
+    const denied = "cr_00000000000000000000000000000s12";
+    const completed = "cr_00000000000000000000000000000s13";
+    const lapsed = "cr_00000000000000000000000000000s14";
+    const db = openPendingConsentDb(statePath);
+    const table = createPendingConsentStore(db);
+    for (const id of [approved, denied, completed, lapsed]) table.insert(row(id, NOW - 5 * 60_000));
+    const at = NOW - 6 * 60_000; // in time
+    table.decide(approved, "approved", { decision: "approved", approver: "api:ops", nonce: `n_${approved}` }, at);
+    table.decide(
+      denied,
+      "denied",
+      { decision: "denied", approver: "cli:alice", nonce: `n_${denied}`, reason: "no" },
+      at,
+    );
+    table.decide(completed, "approved", { decision: "approved", approver: "api:ops", nonce: `n_${completed}` }, at);
+    createSqliteNonceStore(db).spend(`n_${completed}`, completed, NOW - 5 * 60_000); // its waiting call used it
+    table.decide(lapsed, "approved", { decision: "approved", approver: "api:ops", nonce: `n_${lapsed}` }, at);
+    db.close();
+
+    const clock = (): Date => new Date(NOW);
+    const stores = await openSqliteStores({ statePath, auditPath: join(home, "audit.jsonl"), clock });
+    opened.push(stores);
+    // this waiting call's expiry came before it read the answer: it ended `expired` (and recorded that)
+    const request = { id: lapsed, nonce: `n_${lapsed}`, expires_at: new Date(NOW - 5 * 60_000).toISOString() };
+    await createTableChannel({ stores, clock }).settle?.(request as unknown as ConsentRequestV02, "expired");
+    const recorded: { type: string; fields: Record<string, unknown> }[] = [];
+    const sweep = startExpirySweep({
+      stores,
+      audit: { record: (type, fields) => void recorded.push({ type, fields }) },
+      clock,
+    });
+    expect((await sweep.sweep()).sort()).toEqual([approved, denied]);
+    expect(await sweep.sweep()).toEqual([]);
+    await sweep.stop();
+    expect(recorded.map((r) => [r.type, r.fields["request_id"], r.fields["metadata"]])).toEqual([
+      ["consent_expired", approved, { unattended: true, answered: "approved", approver: "api:ops" }],
+      ["consent_denied", denied, { unattended: true, answered: "denied", approver: "cli:alice", reason: "no" }],
+    ]);
+    // the nonces are spent: a completion that comes now cannot take the approval any more
+    expect(await stores.nonces.spend(`n_${approved}`, approved, NOW)).toBe(false);
+    expect((await stores.pending.get(approved))?.status).toBe("approved");
   });
 });

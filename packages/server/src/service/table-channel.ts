@@ -16,7 +16,7 @@ import type { ServerStores } from "../store/types.js";
 
 /** What the table channel needs. */
 export interface TableChannelOptions {
-  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes">;
+  readonly stores: Pick<ServerStores, "pending" | "answers" | "changes" | "nonces">;
   readonly clock: () => Date;
 }
 
@@ -71,6 +71,18 @@ export function createTableChannel(options: TableChannelOptions): ConsentChannel
     settle: async (request, outcome) => {
       if (await options.stores.pending.settle(request.id, outcome, options.clock().getTime())) {
         options.stores.changes.poke();
+        return;
+      }
+      // The row holds a person's answer, but this call ended otherwise (its expiry came first, or it refused
+      // the answer) and recorded that end: the answer is used up. Its nonce is spent so that neither a
+      // completion nor the expiry sweep takes it or records another end. (An approval spent it already; a
+      // withdrawn call's answer is left for `POST /v1/consent/{id}/complete`.)
+      if (outcome === "expired" || outcome === "denied") {
+        const { nonces } = options.stores;
+        // a store that fails here fails the call's other writes too: the call has ended, nothing runs
+        await Promise.resolve()
+          .then(() => nonces.spend(request.nonce, request.id, Date.parse(request.expires_at)))
+          .catch(() => false);
       }
     },
   };

@@ -88,6 +88,16 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= ? AND owner_pid IS NULL
      ORDER BY expires_at_ms LIMIT ?`,
   );
+  const nonces = createSqliteNonceStore(db);
+  const answeredServiceRows = db.prepare<[number, number], { id: string }>(
+    `SELECT p.id FROM pending_consent p WHERE p.status IN ('approved', 'denied') AND p.expires_at_ms <= ?
+       AND p.owner_pid IS NULL AND NOT EXISTS (SELECT 1 FROM spent_nonces n WHERE n.nonce = p.nonce)
+     ORDER BY p.expires_at_ms LIMIT ?`,
+  );
+  const idsOf =
+    (stmt: typeof expiredServiceRows) =>
+    (beforeMs: number, limit: number): Promise<string[]> =>
+      Promise.resolve().then(() => stmt.all(Math.floor(beforeMs), Math.max(1, Math.floor(limit))).map((r) => r.id));
   const log = auditLog;
   // the appends of one event-loop turn go to the writer as one appendMany (in order, one promise per group)
   const batched = createBatchedAppender(log);
@@ -102,7 +112,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       find: (key, nowMs) => Promise.resolve().then(() => grants.find(key, nowMs)),
       deleteEnded: (nowMs) => Promise.resolve().then(() => grants.deleteEnded(nowMs)),
     },
-    nonces: createSqliteNonceStore(db),
+    nonces,
     rateLimiter: createSqliteRateLimiter(db),
     audit: createFileAuditTrail(
       options.auditPath,
@@ -117,10 +127,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       },
     },
     changes,
-    expiredPendingIds: (beforeMs, limit) =>
-      Promise.resolve().then(() =>
-        expiredServiceRows.all(Math.floor(beforeMs), Math.max(1, Math.floor(limit))).map((r) => r.id),
-      ),
+    expiredPendingIds: idsOf(expiredServiceRows),
+    expiredAnsweredIds: idsOf(answeredServiceRows),
     ready: () => {
       try {
         return Promise.resolve(ping.get() !== undefined);

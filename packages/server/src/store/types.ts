@@ -148,6 +148,12 @@ export interface ServerStores {
    * service's rows (no owner): an `acp proxy`'s rows are settled by the next proxy once it is gone.
    */
   readonly expiredPendingIds?: (beforeMs: number, limit: number) => Promise<string[]>;
+  /**
+   * Ids of requests a person answered (`approved`, `denied`) that expired at or before `beforeMs` and whose
+   * nonce nobody spent (at most `limit`): their waiting call died and no completion came, so the answer is in
+   * no audit event. Same rows as {@link expiredPendingIds} otherwise (on SQLite the service's own).
+   */
+  readonly expiredAnsweredIds?: (beforeMs: number, limit: number) => Promise<string[]>;
   /** Whether the stores answer (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Closes the audit writer (final checkpoint), the feed and the database. */

@@ -168,6 +168,14 @@ function trackReachability(store: PostgresStore, log?: (line: string) => void): 
   };
 }
 
+/** The ids a `(beforeMs, limit)` query lists. */
+function idsOf(store: PostgresStore, sql: string) {
+  return async (beforeMs: number, limit: number): Promise<string[]> =>
+    (await store.query<{ id: string }>(sql, [Math.floor(beforeMs), Math.max(1, Math.floor(limit))])).rows.map(
+      (r) => r.id,
+    );
+}
+
 async function openParts(
   store: PostgresStore,
   options: PostgresStoresOptions,
@@ -211,14 +219,17 @@ async function openParts(
     auditLog,
     changes,
     unavailable: () => reach.error,
-    expiredPendingIds: async (beforeMs, limit) =>
-      (
-        await store.query<{ id: string }>(
-          `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= $1
-           ORDER BY expires_at_ms LIMIT $2`,
-          [Math.floor(beforeMs), Math.max(1, Math.floor(limit))],
-        )
-      ).rows.map((r) => r.id),
+    expiredPendingIds: idsOf(
+      store,
+      `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= $1
+       ORDER BY expires_at_ms LIMIT $2`,
+    ),
+    expiredAnsweredIds: idsOf(
+      store,
+      `SELECT p.id FROM pending_consent p WHERE p.status IN ('approved', 'denied') AND p.expires_at_ms <= $1
+         AND NOT EXISTS (SELECT 1 FROM spent_nonces n WHERE n.nonce = p.nonce)
+       ORDER BY p.expires_at_ms LIMIT $2`,
+    ),
     recoverAudit: async () => {
       try {
         await auditLog.flush(); // what was queued before has committed or failed: nothing fails after this
