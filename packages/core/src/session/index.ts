@@ -72,6 +72,7 @@ export {
   directoryEntries,
   wholeIdentity,
   MAX_STRUCTURED_CHARS,
+  MAX_RECORD_NAMES,
   type StructuredContent,
   type StructuredRecord,
 } from "./structured-content.js";

@@ -21,6 +21,12 @@ export const MAX_ITEM_CHARS = 256;
 export const MIN_RECORD_NAME_CHARS = 8;
 /** Most records and entries kept from one result. */
 export const MAX_ITEMS = 10_000;
+/**
+ * Most fields that can name one record (an e-mail has a subject and a body, an event a title, a description and
+ * a place). A record with more is a list of phrases, not a thing with a title: it names nothing, so that an
+ * attacker cannot fill one record with every phrase a user might type beside the address they want trusted.
+ */
+export const MAX_RECORD_NAMES = 10;
 
 /** One record of a structured result: the fields that can name it and the identifiers that are whole fields. */
 export interface StructuredRecord {
@@ -199,7 +205,7 @@ function recordOf(map: Record<string, unknown>): StructuredRecord {
       else if (!Array.isArray(field) && canName(text)) names.push(normalizeText(text).trim());
     }
   }
-  return { names, identities };
+  return { names: names.length > MAX_RECORD_NAMES ? [] : names, identities };
 }
 
 /**
