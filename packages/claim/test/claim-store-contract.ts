@@ -182,6 +182,17 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(await opened.rows(named)).toBe(1);
     });
 
+    it("§20.1 a proof id is spent once, also by 8 racing calls, and forgotten by the sweep after it expires", async () => {
+      const id = h("dpop-proof-1");
+      const results = await Promise.all(Array.from({ length: 8 }, () => s.spendProof(id, T0 + 120_000)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await s.spendProof(id, T0 + 120_000)).toBe(false);
+      await s.sweep(T0 + 119_999);
+      expect(await s.spendProof(id, T0 + 240_000)).toBe(false);
+      await s.sweep(T0 + 240_000);
+      expect(await s.spendProof(id, T0 + 360_000)).toBe(true);
+    });
+
     it("§28: extensions stop at the maximum", async () => {
       const a = await create();
       expect(await s.extend(a.id, 24 * HOUR, 2, T0)).toEqual({ expiresAt: T0 + 72 * HOUR, extensions: 1 });

@@ -47,7 +47,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       // A DPoP-bound token is found only with a valid proof by its key; as a Bearer token it hashes differently.
       const jkt =
         m?.[1] === "DPoP" && typeof proof === "string"
-          ? verifyDpopProof(proof, req.method, requestUrl(rt, req), rt.now(), rt.dpopReplay)
+          ? await verifyDpopProof(proof, req.method, requestUrl(rt, req), rt.now(), rt.dpopReplay)
           : undefined;
       const s =
         m?.[2] === undefined || (m[1] === "DPoP" && jkt === undefined)
@@ -158,7 +158,9 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       );
     const proof = req.headers["dpop"];
     const jkt =
-      typeof proof === "string" ? verifyDpopProof(proof, "POST", requestUrl(rt, req), now, rt.dpopReplay) : undefined;
+      typeof proof === "string"
+        ? await verifyDpopProof(proof, "POST", requestUrl(rt, req), now, rt.dpopReplay)
+        : undefined;
     if (proof !== undefined && jkt === undefined)
       return invalid(
         reply,

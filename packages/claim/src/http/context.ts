@@ -3,7 +3,7 @@ import type { AdmissionControl } from "../admission/admission-control.js";
 import type { AdmissionPolicy } from "./admission-gate.js";
 import type { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import type { PublishedContentIndex } from "../content/similarity.js";
-import type { DpopReplayCache } from "../secrets/dpop.js";
+import type { DpopReplay } from "../secrets/dpop.js";
 import type { SecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import type { ClaimHosts, OriginKind } from "./origins.js";
@@ -55,8 +55,8 @@ export interface ClaimRuntime {
   readonly publishPerSourcePerHour: number;
   /** Fingerprints of recently published content across sandboxes (§23.3 similarity). */
   readonly published: PublishedContentIndex;
-  /** DPoP proof ids seen (§20.1 proof-of-possession; one use per proof). */
-  readonly dpopReplay: DpopReplayCache;
+  /** DPoP proof ids seen (§20.1 proof-of-possession; one use per proof, across the nodes on one store). */
+  readonly dpopReplay: DpopReplay;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
   limited(req: FastifyRequest, reply: FastifyReply, retryAfterS?: number): Promise<FastifyReply>;

@@ -7,7 +7,7 @@ import type { AdmissionMode, AdmissionPolicyOptions } from "../admission/admissi
 import { createAdmissionPolicy } from "./admission-gate.js";
 import { ProgressiveLockout, WindowCounter } from "../admission/rate-limiter.js";
 import { PublishedContentIndex } from "../content/similarity.js";
-import { DpopReplayCache } from "../secrets/dpop.js";
+import { DpopReplayCache, SharedDpopReplay } from "../secrets/dpop.js";
 import { createSecretBox } from "../secrets/keyed-hash.js";
 import type { ClaimStore } from "../store/claim-store.js";
 import { CLAIM_MIGRATIONS } from "../store/migrations.js";
@@ -123,7 +123,9 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     publishPerSandboxPerHour: options.publishPerSandboxPerHour ?? 20,
     publishPerSourcePerHour: options.publishPerSourcePerHour ?? 60,
     published: new PublishedContentIndex(options.maxSandboxesPerContent ?? 3),
-    dpopReplay: new DpopReplayCache(),
+    dpopReplay: new SharedDpopReplay(new DpopReplayCache(), (id, until) =>
+      store.spendProof(box.hash("dpop_proof", id), until),
+    ),
     facts: (req) =>
       facts.get(req) ?? { requestId: "-", kind: undefined, handle: undefined, source: "unknown", action: "unknown" },
     fail: (req, reply) => sendFailure(req, reply, minFailureMs),

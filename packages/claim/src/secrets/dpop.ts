@@ -34,17 +34,42 @@ export function jwkThumbprint(jwk: Record<string, unknown>): string | undefined 
   return members === undefined ? undefined : b64u(createHash("sha256").update(members).digest());
 }
 
-/** Remembers proof ids for the skew window so a proof is accepted once (per node). */
-export class DpopReplayCache {
+/** Where proof ids are spent: `once` is false for an id seen within the proof window (a replay). */
+export interface DpopReplay {
+  once(id: string, nowMs: number): boolean | Promise<boolean>;
+}
+
+/** How long a proof id is remembered: a proof is refused outside ±{@link DPOP_MAX_SKEW_S} anyway. */
+export const DPOP_REMEMBER_MS = 2 * DPOP_MAX_SKEW_S * 1000;
+
+/** Remembers proof ids for the skew window so a proof is accepted once by this process. */
+export class DpopReplayCache implements DpopReplay {
   private readonly seen = new Map<string, number>();
 
   /** False when `jti` was seen within the window; records it otherwise. */
   once(jti: string, nowMs: number): boolean {
     const until = this.seen.get(jti);
     if (until !== undefined && until > nowMs) return false;
-    this.seen.set(jti, nowMs + 2 * DPOP_MAX_SKEW_S * 1000);
+    this.seen.set(jti, nowMs + DPOP_REMEMBER_MS);
     if (this.seen.size > 100_000) for (const [k, t] of this.seen) if (t <= nowMs) this.seen.delete(k);
     return true;
+  }
+}
+
+/**
+ * Proof ids spent once across every node on one store: this process's cache first (a replay here costs no
+ * query), then `spend` (the store's single-use record, shared by the nodes), so a proof captured on its way
+ * to node A is refused on node B too. A `spend` that fails refuses the proof.
+ */
+export class SharedDpopReplay implements DpopReplay {
+  constructor(
+    private readonly local: DpopReplayCache,
+    private readonly spend: (id: string, untilMs: number) => Promise<boolean>,
+  ) {}
+
+  async once(id: string, nowMs: number): Promise<boolean> {
+    if (!this.local.once(id, nowMs)) return false;
+    return this.spend(id, nowMs + DPOP_REMEMBER_MS);
   }
 }
 
@@ -53,13 +78,13 @@ export class DpopReplayCache {
  * JWK, signature, `htm`, `htu`, `iat` within {@link DPOP_MAX_SKEW_S} and a `jti` not seen before. The key's
  * thumbprint, or undefined for any failure (never throws).
  */
-export function verifyDpopProof(
+export async function verifyDpopProof(
   proof: string,
   method: string,
   url: string,
   nowMs: number,
-  replay: DpopReplayCache,
-): string | undefined {
+  replay: DpopReplay,
+): Promise<string | undefined> {
   try {
     const parts = proof.split(".");
     if (parts.length !== 3 || proof.length > 4096) return undefined;
@@ -93,7 +118,7 @@ export function verifyDpopProof(
       jti.length > 128
     )
       return undefined;
-    return replay.once(`${jkt}:${jti}`, nowMs) ? jkt : undefined;
+    return (await replay.once(`${jkt}:${jti}`, nowMs)) ? jkt : undefined;
   } catch {
     return undefined;
   }

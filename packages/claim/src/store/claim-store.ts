@@ -87,6 +87,11 @@ export interface ClaimStore {
    * transaction (so of several nodes sweeping, the one that ends a sandbox charges it, once).
    */
   sweep(now: number, abandoned?: ReputationCharge): Promise<number>;
+  /**
+   * Spends a single-use proof id (`hash`: the box's keyed hash of it), remembered until `expiresAt` (then the
+   * sweep drops it); false when it was spent before, by this node or any other on the same store.
+   */
+  spendProof(hash: string, expiresAt: number): Promise<boolean>;
   /** The decayed reputation scores of `keys` at `now` (0 for an unknown key), in order. */
   reputation(keys: readonly string[], halfLifeMs: number, now: number): Promise<number[]>;
   /** Adds points to reputation keys (each score decayed to `now` first), atomically per key. */

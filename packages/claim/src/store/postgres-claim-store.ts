@@ -184,6 +184,14 @@ export class PostgresClaimStore implements ClaimStore {
     return (await this.pg.query("DELETE FROM claim_reputation WHERE key = ANY($1)", [keys])).rowCount ?? 0;
   }
 
+  async spendProof(hash: string, expiresAt: number): Promise<boolean> {
+    const r = await this.pg.query(
+      "INSERT INTO claim_spent_challenges (hash, expires_at) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING",
+      [hash, expiresAt],
+    );
+    return r.rowCount === 1;
+  }
+
   async admissionTokenUses(hash: string): Promise<number> {
     return tokenUses(this.pg, hash);
   }

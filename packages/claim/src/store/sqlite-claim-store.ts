@@ -87,7 +87,11 @@ export class SqliteClaimStore implements ClaimStore {
 
   /** Spends a challenge (single use); false when it was already spent. Call inside a transaction. */
   private spend(challenge: string, expiresAt: number): boolean {
-    const hash = this.box.hash("challenge", challenge);
+    return this.spendHash(this.box.hash("challenge", challenge), expiresAt);
+  }
+
+  /** Records a single-use value's hash until `expiresAt`; false when it was recorded before. */
+  private spendHash(hash: string, expiresAt: number): boolean {
     return (
       this.db
         .prepare("INSERT OR IGNORE INTO claim_spent_challenges (hash, expires_at) VALUES (?, ?)")
@@ -384,6 +388,10 @@ export class SqliteClaimStore implements ClaimStore {
   async resetReputation(keys: readonly string[]): Promise<number> {
     const del = this.db.prepare("DELETE FROM claim_reputation WHERE key = ?");
     return this.tx(() => keys.reduce((n, k) => n + del.run(k).changes, 0)) ?? 0;
+  }
+
+  async spendProof(hash: string, expiresAt: number): Promise<boolean> {
+    return this.spendHash(hash, expiresAt);
   }
 
   async admissionTokenUses(hash: string): Promise<number> {
