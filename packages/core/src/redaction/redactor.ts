@@ -1,4 +1,5 @@
 import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
+import { spellSecrets, type SecretSpellings } from "./secret-variants.js";
 
 /**
  * Redacts one value: returns it unchanged (the same reference) when nothing matched, otherwise a copy
@@ -111,26 +112,38 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
+const NO_SPELLINGS: SecretSpellings = { strings: [], percentEncoded: [] };
+
 /**
- * Known secrets, non-empty, deduplicated, longest first; recomputed (a new list) only when the source
- * gives other strings. A source that builds a new array with the same strings on every call (`?? []`)
- * keeps the same list, so the redactor's memory of short strings, which is tied to the list, is kept.
+ * Known secrets and their spellings ({@link spellSecrets}); recomputed (a new object) only when the
+ * source gives other strings. A source that builds a new array with the same strings on every call
+ * (`?? []`) keeps the same object, so the redactor's memory of short strings, which is tied to it, is kept.
  */
-function secretList(source: (() => readonly string[]) | undefined): () => readonly string[] {
+function secretList(source: (() => readonly string[]) | undefined): () => SecretSpellings {
   let last: readonly string[] | undefined;
   let seen: readonly string[] = [];
-  let sorted: readonly string[] = [];
+  let spelled = NO_SPELLINGS;
   return () => {
     const now = source === undefined ? NONE : source();
     if (now !== last) {
       last = now;
       if (!sameStrings(now, seen)) {
         seen = [...now];
-        sorted = [...new Set(now)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+        spelled = now.length === 0 ? NO_SPELLINGS : spellSecrets(now);
       }
     }
-    return sorted;
+    return spelled;
   };
+}
+
+/** Replaces every known secret, in any of its spellings, in `text`. */
+function hideSecrets(text: string, secrets: SecretSpellings, placeholder: string): string {
+  let out = text;
+  for (const secret of secrets.strings) if (out.includes(secret)) out = out.split(secret).join(placeholder);
+  if (secrets.percentEncoded.length > 0 && (out.includes("%") || out.includes("+"))) {
+    for (const re of secrets.percentEncoded) out = out.replace(re, placeholder);
+  }
+  return out;
 }
 
 function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
@@ -174,8 +187,8 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     return hit;
   };
   const results = new StringCache<string>();
-  let resultsFor: readonly string[] | undefined;
-  const redactString = (text: string, secrets: readonly string[]): string => {
+  let resultsFor: SecretSpellings | undefined;
+  const redactString = (text: string, secrets: SecretSpellings): string => {
     if (text.length > MAX_CACHED_LENGTH) return redactText(text, secrets);
     if (resultsFor !== secrets) {
       results.clear();
@@ -189,9 +202,8 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     }
     return out;
   };
-  const redactText = (text: string, secrets: readonly string[]): string => {
-    let out = text;
-    for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(placeholder);
+  const redactText = (text: string, secrets: SecretSpellings): string => {
+    let out = hideSecrets(text, secrets, placeholder);
     if (values.length === 0 || (any !== undefined && !any.test(out))) return out;
     for (const re of values) {
       re.lastIndex = 0;
@@ -203,21 +215,19 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     return out;
   };
   const path: object[] = []; // the objects being walked, root first (cycle check without a Set per call)
-  let secrets: readonly string[] = [];
+  let secrets: SecretSpellings = NO_SPELLINGS;
   // `hidden`: under a secret-named key (at any depth below it): scalars are replaced, strings as
   // `hideUnderKey` says; objects and arrays are walked so their shape and key names stay readable.
   const walk = (value: unknown, depth: number, hidden: boolean): unknown => {
     if (typeof value === "string") {
       if (!hidden) return redactString(value, secrets);
-      let text = value;
-      for (const secret of secrets) if (text.includes(secret)) text = text.split(secret).join(placeholder);
-      return hideUnderKey(text, placeholder);
+      return hideUnderKey(hideSecrets(value, secrets, placeholder), placeholder);
     }
     if (typeof value === "number" || typeof value === "bigint") {
       if (hidden) return placeholder;
-      if (secrets.length === 0) return value;
+      if (secrets.strings.length === 0) return value;
       const digits = String(value);
-      return secrets.some((s) => digits.includes(s)) ? placeholder : value;
+      return secrets.strings.some((s) => digits.includes(s)) ? placeholder : value;
     }
     if (value === null || typeof value !== "object") return hidden ? placeholder : value;
     if (depth > maxDepth || path.includes(value)) return placeholder;

@@ -10,6 +10,7 @@ import {
   restoreRedacted,
   type AuditEventInput,
 } from "../../src/index.js";
+import { isWellFormedString } from "../../src/audit/audit-json.js";
 import { canary, filler, plantIn, secretKeyName, secretShapedValue } from "./planted.js";
 
 describe("the one redactor", () => {
@@ -99,6 +100,38 @@ describe("the one redactor", () => {
       [REDACTED]: 1,
       n: REDACTED,
     });
+  });
+
+  it("replaces a known secret in the spellings a server echoes it in: JSON, percent-encoded, base64", () => {
+    const secret = 'k3y+/pa"ss\\wörd=';
+    const r = createRedactor(NO_PATTERNS, { secrets: () => [secret] });
+    const json = JSON.stringify({ api_key: secret }); // an upstream's JSON text: `"k3y+/pa\"ss\\\\wörd="`
+    const pythonJson = json.replace("ö", "\\u00f6"); // json.dumps with ensure_ascii
+    const url = `GET https://api.example/v1?key=${encodeURIComponent(secret)} failed: 401`;
+    const lowerHex = url.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
+    const form = `key=${encodeURIComponent("a b ").replace(/%20/g, "+")}`;
+    for (const text of [json, pythonJson, url, lowerHex]) {
+      const out = r(text) as string;
+      expect(out).toContain(REDACTED);
+      expect(out).not.toMatch(/pa|ss|w.rd|%C3%B6|u00f6/i);
+    }
+    expect(createRedactor(NO_PATTERNS, { secrets: () => ["a b "] })(form)).toBe(`key=${REDACTED}`);
+    // a `Basic` header an upstream dumps: the secret after a user name of each length modulo 3
+    for (const user of ["u", "us", "use"]) {
+      const header = `Authorization: Basic ${Buffer.from(`${user}:${secret}`).toString("base64")}`;
+      const out = r(header) as string;
+      expect(out).toContain(REDACTED);
+      // what is left of the base64 is the user name and a character or two at each edge
+      expect(out.replace("Authorization: Basic ", "").replace(REDACTED, "").length).toBeLessThanOrEqual(8);
+      const urlSafe = header.replace(/\+/g, "-").replace(/\//g, "_");
+      expect(r(urlSafe)).toContain(REDACTED);
+    }
+  });
+
+  it("does not hide text that only shares a short base64 run with a short secret", () => {
+    const r = createRedactor(NO_PATTERNS, { secrets: () => ["abc"] });
+    const other = Buffer.from("xabcx").toString("base64");
+    expect(r(`data ${other}`)).toBe(`data ${other}`);
   });
 
   it("replaces cycles and values nested too deep instead of failing", () => {
@@ -259,6 +292,21 @@ describe("a planted secret never survives the redactor (property)", () => {
         const escaped = JSON.stringify(secret).slice(1, -1);
         expect(JSON.stringify(r(planted))).not.toContain(escaped);
         expect(JSON.stringify(redactSecrets(planted, [secret], NO_PATTERNS))).not.toContain(escaped);
+      }),
+    );
+  });
+
+  it("as a known vault value in an upstream's JSON text or URL: escaped or percent-encoded", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 6, unit: "binary" }), filler, (secret, before) => {
+        fc.pre(!REDACTED.includes(secret) && !secret.includes(REDACTED) && isWellFormedString(secret));
+        const r = createRedactor(NO_PATTERNS, { secrets: () => [secret] });
+        const escaped = JSON.stringify(secret).slice(1, -1);
+        const ascii = escaped.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+        const percent = encodeURIComponent(secret);
+        for (const spelling of [escaped, ascii, percent]) {
+          expect(r(`${before}${spelling}!`)).not.toContain(spelling);
+        }
       }),
     );
   });
