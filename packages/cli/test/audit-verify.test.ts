@@ -114,4 +114,20 @@ describe("acp audit verify", () => {
     expect(out.stderr).not.toContain("\u001b");
     expect(out.stderr).toContain("unknown `event_type` `\\u001b[2J\\u001b[32mintact`");
   });
+
+  it("names the key it checked signatures with, in full, and says when it is the home's own (which a forger can replace)", async () => {
+    const h = await home(2);
+    const homeKey = readFileSync(join(h.home, "keys", "public.key"), "utf8").trim();
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(
+      `signatures: checked with ${homeKey} (\`${join(h.home, "keys", "public.key")}\`, the home's own key`,
+    );
+    const copy = join(h.home, "kept-elsewhere.key");
+    writeFileSync(copy, homeKey);
+    const named = await runCli(["audit", "verify", "--public-key", copy, "--json"], { env: h.env });
+    expect(JSON.parse(named.stdout)).toMatchObject({ ok: true, public_key: homeKey, public_key_file: copy });
+    const text = await runCli(["audit", "verify", "--public-key", copy], { env: h.env });
+    expect(text.stdout).toContain(`signatures: checked with ${homeKey} (\`${copy}\`)`);
+  });
 });

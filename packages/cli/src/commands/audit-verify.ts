@@ -93,6 +93,15 @@ function describeOk(file: string, r: AuditVerification): string[] {
   return out;
 }
 
+/**
+ * Which key the signatures were checked with, in full: a log rewritten and re-signed by someone who also
+ * replaced the home's key verifies with that key, so a person must be able to compare it with one they hold.
+ */
+function describeKey(hex: string, path: string | undefined, homeKey: string): string {
+  const own = path === homeKey ? ", the home's own key: compare it with a copy kept elsewhere" : "";
+  return `signatures: checked with ${hex} (\`${path ?? "?"}\`${own})`;
+}
+
 /** The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). */
 async function readPostgresChain(
   storage: ResolvedStorageUrl,
@@ -140,6 +149,7 @@ function report(
     printJson(ctx, {
       file,
       public_key_file: key.path ?? null,
+      public_key: key.key ?? null,
       anchor_file: anchor === undefined ? null : anchorPath,
       ...result,
     });
@@ -156,6 +166,7 @@ function report(
     return;
   }
   for (const line of describeOk(file, result)) printLine(ctx, line);
+  if (key.key !== undefined) printLine(ctx, describeKey(key.key, key.path, homePaths(home).publicKey));
   if (key.key === undefined)
     printError(
       ctx,
