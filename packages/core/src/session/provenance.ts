@@ -312,7 +312,8 @@ function judgePiece(
 }
 
 /**
- * The derivation rule. Every string leaf of the arguments (numbers and booleans are not tracked) is cut into
+ * The derivation rule. Every string leaf of the arguments (booleans and numbers are not tracked, except a whole
+ * number of 8 or more digits, read as its digits: an account number) is cut into
  * pieces: each identifier token in it (e-mail, URL, URL host, IBAN, phone, account number) and the whole
  * string (not for `payload_arguments`, whose text as a whole is not tracked; `untracked_arguments` are skipped
  * at the top level, and a string under such a key deeper down is tracked only by the identifiers inside).
@@ -344,7 +345,9 @@ export function deriveProvenance(
     .map(([key, value]) => ({ value, path: [key] }))
     .reverse();
   while (stack.length > 0) {
-    const { value, path, reference } = stack.pop() as Leaf;
+    const popped = stack.pop() as Leaf;
+    const { path, reference } = popped;
+    const value = accountNumberText(popped.value) ?? popped.value;
     if (typeof value === "string") {
       // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
       const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
@@ -354,11 +357,26 @@ export function deriveProvenance(
     } else if (typeof value === "object" && value !== null) {
       const children = Object.entries(value as Record<string, unknown>).reverse();
       for (const [key, child] of children) {
-        stack.push({ value: child, path: [...path, key], reference: skip.has(key) && typeof child === "string" });
+        const scalar = typeof child === "string" || typeof child === "number";
+        stack.push({ value: child, path: [...path, key], reference: skip.has(key) && scalar });
       }
     }
   }
   return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
+}
+
+/** Fewest digits of a whole number read as an account number (as the `account` token: 8 or more). */
+const MIN_ACCOUNT_DIGITS = 8;
+
+/**
+ * A number that is an identifier, not an amount: a whole number of at least {@link MIN_ACCOUNT_DIGITS} digits
+ * (`recipient_account: 987654321012`), as its digits; undefined for anything else. Amounts and counts are
+ * not tracked, but an account number sent as a JSON number is the same destination as the string.
+ */
+function accountNumberText(value: unknown): string | undefined {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) return undefined;
+  const digits = String(value);
+  return digits.length >= MIN_ACCOUNT_DIGITS ? digits : undefined;
 }
 
 /** A file's name (`report.xlsx`, `address-change.txt`): what names one document, unlike a search's words. */
