@@ -1,6 +1,7 @@
 import type { ClassificationOverride } from "../policy/index.js";
 import { classifyGuarded } from "../classify/index.js";
 import { formatIssue } from "../issues/index.js";
+import { isRoute } from "../route/index.js";
 import type { ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
 import type { DecisionSource } from "./sources.js";
@@ -44,8 +45,23 @@ function isThenable(value: unknown): value is PromiseLike<SourceVerdict | null> 
 }
 
 /**
+ * What a source answered, checked: null (it does not judge), or a verdict whose route is one of the four.
+ * Anything else — `undefined`, a route of another vocabulary (`"deny"`, `"allow"`), no object at all — is
+ * the source's refuse verdict (`source_error`): an answer nobody understands never lets a call through,
+ * and never drops out of the composition so that another source's accept decides.
+ */
+function checkVerdict(source: DecisionSource, answer: unknown): SourceVerdict | null {
+  if (answer === null) return null;
+  const route: unknown = typeof answer === "object" ? (answer as { route?: unknown }).route : undefined;
+  if (isRoute(route)) return answer as SourceVerdict;
+  const shown = typeof route === "string" ? `the route \`${route.slice(0, 64)}\`` : `no route (${typeof answer})`;
+  return sourceFailed(source, new Error(`it answered ${shown} (expected accept, ask, defer or refuse)`));
+}
+
+/**
  * Asks one source: its verdict when it answers synchronously, a promise of it when it answers with one.
- * A throw or a rejection is the source's refuse verdict (`source_error`), never an allow.
+ * A throw or a rejection is the source's refuse verdict (`source_error`), never an allow; so is an answer
+ * that is no verdict ({@link checkVerdict}).
  */
 function askSource(
   source: DecisionSource,
@@ -59,9 +75,9 @@ function askSource(
   } catch (err) {
     return sourceFailed(source, err);
   }
-  if (!isThenable(answer)) return answer;
+  if (!isThenable(answer)) return checkVerdict(source, answer);
   return Promise.resolve(answer).then(
-    (verdict) => verdict,
+    (verdict) => checkVerdict(source, verdict),
     (err: unknown) => sourceFailed(source, err),
   );
 }

@@ -87,6 +87,36 @@ describe("the one pipeline", () => {
     expect(decision.reasons.some((r) => r.code === "source_error" && r.message.includes("disk on fire"))).toBe(true);
   });
 
+  it("refuses when a source answers something that is no verdict, even beside an accept", async () => {
+    // a custom source speaking the rule vocabulary (`deny`), forgetting to return, or answering junk
+    const answers: unknown[] = [
+      { source: "graph", route: "deny", reasons: [] },
+      { source: "graph", route: "ACCEPT", reasons: [] },
+      { source: "graph", reasons: [] },
+      undefined,
+      5,
+      "refuse",
+    ];
+    for (const answer of answers) {
+      for (const async of [false, true]) {
+        const odd = {
+          name: "graph",
+          evaluate: () => (async ? Promise.resolve(answer) : answer),
+        } as unknown as DecisionSource;
+        const decision = await createPipeline([fixed("accept"), odd]).decide({ tool: "x", arguments: {} }, NOW);
+        expect([answer, async, decision.route]).toEqual([answer, async, "refuse"]);
+        expect(decision.reasons.some((r) => r.code === "source_error" && r.source === "graph")).toBe(true);
+      }
+    }
+    const alone = { name: "graph", evaluate: () => ({ source: "graph", route: "allow", reasons: [] }) };
+    const decision = await createPipeline([alone as unknown as DecisionSource]).decide(
+      { tool: "x", arguments: {} },
+      NOW,
+    );
+    expect(decision).toMatchObject({ route: "refuse", action: "deny" });
+    expect(decision.reasons[0]?.message).toContain("`allow`");
+  });
+
   it("refuses a malformed request without asking any source", async () => {
     let asked = false;
     const spy: DecisionSource = { name: "policy", evaluate: () => ((asked = true), null) };
