@@ -306,7 +306,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         raised = requested.id;
         const error = await admitConsentRequest(options.stores, requested, admission.sessionId, admission.limit).then(
           (admitted) => (admitted.ok ? undefined : queueFull(admitted, admission.limit)),
-          (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+          // the store could not write it (the database went away mid-write, a full disk): the service's answer
+          // to a decision its state cannot record (503), not an internal error
+          (err: unknown) => new AuditUnavailableError(err),
         );
         if (error === undefined) return;
         refusal.error = error;
