@@ -130,4 +130,19 @@ describe("acp audit verify", () => {
     const text = await runCli(["audit", "verify", "--public-key", copy], { env: h.env });
     expect(text.stdout).toContain(`signatures: checked with ${homeKey} (\`${copy}\`)`);
   });
+
+  it("a home whose log was deleted but whose anchor remains is a cut log (exit 3), not a home with nothing audited yet", async () => {
+    const h = await home(5);
+    rmSync(h.log);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain(`${h.log}:1: truncated_after_checkpoint: log ends at line 0`);
+    expect(out.stderr).toContain("does not exist but its anchor does: the log was deleted or moved");
+    const json = await runCli(["audit", "verify", "--json"], { env: h.env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, problem: { code: "truncated_after_checkpoint" } });
+    rmSync(`${h.log}.checkpoint`);
+    const none = await runCli(["audit", "verify"], { env: h.env });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("no audit log yet");
+  });
 });

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, openSync } from "node:fs";
 import type { Command } from "commander";
-import { AUDIT_PROBLEMS, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
+import { AUDIT_PROBLEMS, verifyAuditChain, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
 import {
   anchorPathOf,
   homePaths,
@@ -197,8 +197,10 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     return;
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
-  if (fileArg === undefined && !existsSync(file)) throw noAuditLogYet(file);
-  checkReadable(file);
+  // the home's log is missing: nothing was audited yet, unless its anchor says otherwise (deleted or moved)
+  const gone = fileArg === undefined && !existsSync(file);
+  if (gone && !existsSync(anchorPathOf(file))) throw noAuditLogYet(file);
+  if (!gone) checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
   const anchor = options.anchor !== undefined || existsSync(anchorPath) ? readAnchorOrFail(anchorPath) : undefined;
@@ -206,6 +208,14 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),
   };
+  if (gone) {
+    // verified as an empty log: the anchor's checkpoint is missing from it (truncated_after_checkpoint)
+    const where = { file, anchorPath, anchor, home, unterminatedLine: null, postgres: false };
+    report(ctx, where, key, verifyAuditChain([], verifyOptions), options.json === true);
+    if (options.json !== true)
+      printError(ctx, `hint: \`${file}\` does not exist but its anchor does: the log was deleted or moved`);
+    return;
+  }
   let verified;
   try {
     verified = await verifyAuditFile(file, verifyOptions);
