@@ -324,3 +324,42 @@ describe("ClaimClient against a hostile provider: error bodies", () => {
     expect(link.claim_code).toBe("ACP-ABCD-EFGH-JKLM-NPQR");
   });
 });
+
+describe("ClaimClient: plain http only to this machine", () => {
+  it("refuses a plain-http provider elsewhere (claim_insecure_provider) before any request, unless allowed", () => {
+    let sent = 0;
+    const transport = (): never => {
+      sent++;
+      throw new Error("no request may be made");
+    };
+    for (const url of [
+      "http://provider.invalid",
+      "http://PROVIDER.invalid:8080/",
+      "http://10.0.0.5",
+      "http://[fd00::1]",
+    ]) {
+      const err = ((): unknown => {
+        try {
+          new ClaimClient(url, { transport });
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(err).toBeInstanceOf(ClaimClientError);
+      expect((err as ClaimClientError).code).toBe("claim_insecure_provider");
+      expect((err as ClaimClientError).message).toMatch(/^refusing plain http to `[^`]+`, which is not this machine/);
+    }
+    const loopback = [
+      "http://localhost:8080",
+      "http://api.localhost:8080",
+      "http://127.0.0.1",
+      "http://127.9.8.7:1",
+      "http://[::1]:8080",
+    ];
+    for (const url of [...loopback, "https://provider.invalid"])
+      expect(() => new ClaimClient(url, { transport })).not.toThrow();
+    expect(() => new ClaimClient("http://provider.invalid", { transport, allowInsecureHttp: true })).not.toThrow();
+    expect(sent).toBe(0);
+  });
+});

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -64,5 +64,25 @@ describe("acp claim publish against a hostile provider", () => {
     const r = await publish(p);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("claim provider: sandbox id `../../../../tmp/owned`");
+  });
+});
+
+describe("acp claim against a plain-http provider that is not this machine", () => {
+  it("refuses it before any request (exit 2, naming --insecure-http), saving nothing", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-claim-insecure-"));
+    writeFileSync(join(home, "faq.json"), JSON.stringify({ title: "Widget FAQ" }));
+    for (const command of ["publish", "create-faq"]) {
+      const r = await runCli(
+        ["claim", command, "--provider", "http://provider.invalid:8080", "--file", join(home, "faq.json")],
+        { env: { ACP_HOME: home, HOME: home } },
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        "refusing plain http to `provider.invalid`, which is not this machine: agent tokens and claim codes would cross the network unencrypted",
+      );
+      expect(r.stderr).toContain("--insecure-http");
+      expect(r.stdout).toBe("");
+    }
+    expect(readdirSync(home)).toEqual(["faq.json"]);
   });
 });

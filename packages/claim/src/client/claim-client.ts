@@ -41,6 +41,12 @@ export interface PublishedFaq {
 /** Options of {@link ClaimClient}. */
 export interface ClaimClientOptions {
   readonly transport?: Transport;
+  /**
+   * Allow a plain `http://` provider that is not on this machine (default false: refused with
+   * `claim_insecure_provider`, since agent tokens, claim codes and preview links would cross the network
+   * unencrypted). Loopback (`localhost`, `*.localhost`, `127.0.0.0/8`, `[::1]`) is always allowed.
+   */
+  readonly allowInsecureHttp?: boolean;
   readonly solve?: SolveOptions;
   /** Ask for a DPoP-bound agent token (default true; a provider without DPoP answers with a bearer token). */
   readonly dpop?: boolean;
@@ -79,6 +85,24 @@ function bounded(name: string, value: number | undefined, fallback: number, max 
   return value;
 }
 
+/** The host of a plain `http:` URL that is not loopback; undefined for https, loopback or no URL at all. */
+function plainHttpHost(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined; // the request fails later with the transport's own error
+  }
+  if (u.protocol !== "http:") return undefined;
+  const host = u.hostname.toLowerCase();
+  const loopback =
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    host === "[::1]" ||
+    /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(host);
+  return loopback ? undefined : host;
+}
+
 /**
  * The agent side of the Agent Claim Protocol: discovery → admission (proof-of-work solved with worker
  * threads) → sandbox → FAQ → publish → claim link. `providerUrl` is the API origin (e.g.
@@ -100,6 +124,13 @@ export class ClaimClient {
   ) {
     this.api = providerUrl.replace(/\/+$/, "");
     this.httpsOnly = /^https:/i.test(this.api);
+    const insecure = plainHttpHost(this.api);
+    if (insecure !== undefined && options.allowInsecureHttp !== true)
+      throw new ClaimClientError(
+        `refusing plain http to \`${printableExcerpt(insecure, 100)}\`, which is not this machine: agent tokens and claim codes would cross the network unencrypted (use https://, or allow it explicitly)`,
+        0,
+        "claim_insecure_provider",
+      );
     this.maxBytes = bounded("maxResponseBytes", options.maxResponseBytes, RESPONSE_LIMITS.maxBytes);
     const timeoutMs = bounded("requestTimeoutMs", options.requestTimeoutMs, RESPONSE_LIMITS.timeoutMs, MAX_TIMER_MS);
     this.maxDifficulty = bounded("maxDifficulty", options.maxDifficulty, POW_LIMITS.maxDifficulty, SPEC_MAX_DIFFICULTY);

@@ -6,6 +6,7 @@ import {
   ClaimClientError,
   createClaimServer,
   type AgentSandbox,
+  type ClaimClientOptions,
   type ClaimServer,
   type FaqInput,
 } from "@acp/claim";
@@ -42,7 +43,25 @@ interface AgentFlags {
   file?: string;
   sandbox?: string;
   admissionToken?: string;
+  insecureHttp?: boolean;
   json?: boolean;
+}
+
+const INSECURE_HELP =
+  "allow a plain http:// provider that is not on this machine (agent tokens and claim codes cross the network unencrypted)";
+
+/**
+ * A client of the provider at `url`; a plain-http provider that is not this machine is a usage error unless
+ * --insecure-http says so.
+ */
+function claimClient(url: string, flags: AgentFlags, options: ClaimClientOptions = {}): ClaimClient {
+  try {
+    return new ClaimClient(url, { ...options, ...(flags.insecureHttp === true ? { allowInsecureHttp: true } : {}) });
+  } catch (err) {
+    if (err instanceof ClaimClientError && err.code === "claim_insecure_provider")
+      throw new CliError(printable(`${err.message}: --insecure-http`), EXIT.usage);
+    throw err;
+  }
 }
 
 const int = (v: string | undefined, name: string, fallback: number, min: number, max: number): number => {
@@ -178,7 +197,7 @@ const client = (ctx: CliContext, flags: AgentFlags, fallback?: string): ClaimCli
   if (url === undefined)
     throw new CliError("missing --provider URL (the API origin, e.g. http://api.localhost:8080)", EXIT.usage);
   const token = admissionTokenOf(ctx, flags.admissionToken);
-  return new ClaimClient(url, token === undefined ? {} : { admissionToken: token });
+  return claimClient(url, flags, token === undefined ? {} : { admissionToken: token });
 };
 
 const TOKEN_HELP =
@@ -269,6 +288,7 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .option("--provider <url>", "API origin (default $ACP_CLAIM_PROVIDER)")
     .option("--file <faq.json>", "the FAQ (title, description, questions[{question, answer}]); - reads stdin")
     .option("--admission-token <file>", TOKEN_HELP)
+    .option("--insecure-http", INSECURE_HELP)
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
@@ -278,7 +298,7 @@ Example:
 
 Exit codes: 0 the draft and its preview link were made, 1 a file cannot be read, the sandbox cannot be
 saved, or the provider cannot be reached or answers in a way the client refuses (over 1 MiB, not
-in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider), 3 the provider refused (the
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider, a plain http:// provider that is not this machine without --insecure-http), 3 the provider refused (the
 uniform not_found, a limit or a refused source, admission tokens not accepted), 4 invalid input (--file
 is not JSON, content the provider rejects with 400, an --admission-token file that is not a token).
 `,
@@ -313,6 +333,7 @@ is not JSON, content the provider rejects with 400, an --admission-token file th
     .option("--file <faq.json>", "the FAQ to create and publish; - reads stdin")
     .option("--sandbox <id>", "with --file: add to this saved sandbox instead of creating one")
     .option("--admission-token <file>", TOKEN_HELP)
+    .option("--insecure-http", INSECURE_HELP)
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
@@ -323,7 +344,7 @@ Examples:
 
 Exit codes: 0 published, 1 a file cannot be read, no saved sandbox --sandbox, the sandbox cannot be saved,
 or the provider cannot be reached or answers in a way the client refuses (over 1 MiB, not
-in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider, a --sandbox that is not a sandbox
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider, plain http:// to another machine without --insecure-http, a --sandbox that is not a sandbox
 id), 3 the provider refused (the uniform not_found, a limit or a refused source, admission tokens not
 accepted), 4 invalid input (--file is not JSON, content the provider rejects with 400, an
 --admission-token file that is not a token).
@@ -334,7 +355,7 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
       const r = await agent(async () => {
         if (flags.sandbox !== undefined) {
           const s = loadSandbox(ctx, flags.sandbox);
-          const c = new ClaimClient(flags.provider ?? s.api);
+          const c = claimClient(flags.provider ?? s.api, flags);
           const faqId = await c.createFaq(s, faq);
           const p = await c.publish(s, faqId);
           return { sandbox_id: s.id, faq_id: faqId, published_url: p.published_url };
@@ -354,6 +375,7 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
   claim
     .command("link <sandbox-id>")
     .description("as an agent: a claim code (single use, ≤ 1 h) and the page where the human claims the sandbox")
+    .option("--insecure-http", INSECURE_HELP)
     .option("--json", "machine-readable output")
     .addHelpText(
       "after",
@@ -363,13 +385,13 @@ Example:
 
 Exit codes: 0 the claim code was printed, 1 no saved sandbox with that id, or the provider
 cannot be reached or answers in a way the client refuses (over 1 MiB, not
-in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 not a sandbox id (sbx_…), 3 the provider refused (nothing published yet, or the uniform
+in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 not a sandbox id (sbx_…), or its provider is plain http:// on another machine and --insecure-http is not given, 3 the provider refused (nothing published yet, or the uniform
 not_found), 4 the provider rejected the request (400).
 `,
     )
     .action(async (id: string, flags: AgentFlags) => {
       const s = loadSandbox(ctx, id);
-      const r = await agent(() => new ClaimClient(s.api).claimLink(s));
+      const r = await agent(() => claimClient(s.api, flags).claimLink(s));
       if (flags.json === true) printJson(ctx, r);
       else
         printLine(
