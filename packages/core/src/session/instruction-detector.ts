@@ -4,6 +4,7 @@
  * already catch and a false alarm costs one question to a person.
  */
 import { matchesOf } from "./each-match.js";
+import { decodeEmbeddedText } from "./encoded-text.js";
 import { decodeCharacterReferences, extractValueTokens, unescapeLiterals } from "./value-tokens.js";
 
 /** The kinds of evidence the scorer counts. */
@@ -273,14 +274,17 @@ export const WEAK_ONLY_CAP = 0.4;
  * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
  * lists also show: a sentence sending data or money to an address (0.2, at most 0.3), imperative sentences
  * (0.1 each, at most 0.2) and urgency (0.1, at most 0.2); an address or URL counts 0.1 only beside a strong
- * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). What a reader sees is scored: escapes (`\\u0049`, `&#73;`) are decoded, format characters and accents dropped, look-alike letters read as Latin, spaced-out letters joined, HTML tags and emphasis inside words dropped, and words joined by underscores read as words. A text
+ * signal, and without a strong signal the score stays below the threshold ({@link WEAK_ONLY_CAP}). What a reader sees is scored: escapes (`\\u0049`, `&#73;`) are decoded, format characters and accents dropped, look-alike letters read as Latin, spaced-out letters joined, HTML tags and emphasis inside words dropped, words joined by underscores read as words, and Base64 and percent-encoded runs read decoded too. A text
  * longer than {@link MAX_SCANNED_CHARS} is read that far and counts as instructions (`unscanned`). Deterministic;
  * the score is the capped sum, at most 1.
  */
 export function detectInstructions(text: string, options: DetectInstructionsOptions = {}): InstructionReport {
   const head = text.length > MAX_SCANNED_CHARS ? text.slice(0, MAX_SCANNED_CHARS) : text;
   // An escaped line break (`\n` in a result serialized as a quoted string) still starts a line.
-  const scanned = canonical(unescapeLiterals(head.replace(/\\[nr]/g, "\n")));
+  const unescaped = unescapeLiterals(head.replace(/\\[nr]/g, "\n"));
+  // what Base64 and percent-encoded runs decode to is read too, on lines of its own
+  const decoded = decodeEmbeddedText(unescaped);
+  const scanned = canonical(decoded === "" ? unescaped : `${unescaped}\n${decoded}`);
   // Words joined into an identifier (`External_Ignore_your_previous_instructions`) are read as words; tool
   // names are looked for in the text as it is.
   const visible = visibleWords(scanned);
