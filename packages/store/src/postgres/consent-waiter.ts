@@ -42,8 +42,9 @@ function abortReason(signal: AbortSignal): Error {
 
 /**
  * One `LISTEN` connection serving every wait of this node. Each wait reads its row once after `LISTEN`
- * is active (so no decision slips between), and again whenever the connection is restored
- * (notifications sent meanwhile are gone), so a decision taken while this node was cut off is still seen.
+ * is active (so no decision slips between), again whenever the connection is restored (notifications sent
+ * meanwhile are gone), so a decision taken while this node was cut off is still seen, and again (with
+ * backoff) when a notification named it but its row could not be read then.
  * A node that restarts calls `wait` again for its requests: the rows are in PostgreSQL, nothing is lost.
  */
 export async function openConsentWaiter(
@@ -89,6 +90,10 @@ export async function openConsentWaiter(
   const watch = await watchConsentDecisions(store, settle, {
     onResume: () => {
       for (const id of waiting.keys()) check(id);
+    },
+    // a decision announced while its row could not be read: read it again (with backoff) until it answers
+    onMissed: (id) => {
+      if (waiting.has(id) && !closed) check(id);
     },
     onError: report,
   });

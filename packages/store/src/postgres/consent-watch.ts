@@ -17,6 +17,12 @@ export interface WatchConsentOptions {
   readonly onResume?: () => void;
   /** Told about lost connections, failed reconnects and failed reads (default: ignored). */
   readonly onError?: (err: Error) => void;
+  /**
+   * A notification named request `id`, but its row could not be read (no pooled connection in time, a
+   * statement timeout) while the `LISTEN` connection stayed up: the decision it announced is not delivered,
+   * and no reconnect will re-read it. Read it again if you wait for it (after `onError` was told).
+   */
+  readonly onMissed?: (id: string) => void;
   /** First pause before reconnecting (ms, default 100); doubles up to 5 s. */
   readonly retryMs?: number;
 }
@@ -40,9 +46,15 @@ export async function watchConsentDecisions(
   let delay = options.retryMs ?? 100;
 
   const deliver = (id: string): void => {
-    pending.get(id).then((row) => {
-      if (row !== null && row.status !== "pending" && !closed) onDecision(row);
-    }, report);
+    pending.get(id).then(
+      (row) => {
+        if (row !== null && row.status !== "pending" && !closed) onDecision(row);
+      },
+      (err: unknown) => {
+        report(err);
+        if (!closed) options.onMissed?.(id);
+      },
+    );
   };
 
   const listen = async (): Promise<void> => {
