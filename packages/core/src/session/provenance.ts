@@ -342,7 +342,10 @@ export function deriveProvenance(
   type Leaf = { value: unknown; path: (string | number)[]; reference?: boolean };
   const stack: Leaf[] = Object.entries(args)
     .filter(([key]) => !skip.has(key))
-    .map(([key, value]) => ({ value, path: [key] }))
+    .flatMap(([key, value]): Leaf[] => [
+      { value: key, path: [key], reference: true },
+      { value, path: [key] },
+    ])
     .reverse();
   while (stack.length > 0) {
     const popped = stack.pop() as Leaf;
@@ -359,6 +362,8 @@ export function deriveProvenance(
       for (const [key, child] of children) {
         const scalar = typeof child === "string" || typeof child === "number";
         stack.push({ value: child, path: [...path, key], reference: skip.has(key) && scalar });
+        // a key can be data too (`permissions: { "bob@x.example": "editor" }`): the identifiers in it are tracked
+        stack.push({ value: key, path: [...path, key], reference: true });
       }
     }
   }
