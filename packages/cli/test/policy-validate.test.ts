@@ -17,6 +17,16 @@ rules:
     rate_limit: 20/minute
 `;
 
+const SHADOWED = `version: "1"
+rules:
+  - id: reads
+    match: { category: read }
+    action: allow
+  - id: no-etc
+    match: { category: read, args: { path: "/etc/**" } }
+    action: deny
+`;
+
 const INVALID = `version: "1"
 rules:
   - id: send-mail
@@ -31,6 +41,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "acp-policy-validate-"));
   writeFileSync(join(dir, "valid.yml"), VALID);
   writeFileSync(join(dir, "invalid.yml"), INVALID);
+  writeFileSync(join(dir, "shadowed.yml"), SHADOWED);
   writeFileSync(join(dir, "one.yml"), 'version: "1"\nrules:\n  - action: deny\n');
 });
 
@@ -59,7 +70,7 @@ describe("acp policy validate", () => {
   it("prints {file, valid, rules, issues} with --json", async () => {
     const good = await runCli(["policy", "validate", "valid.yml", "--json"], { cwd: dir });
     expect(good.code).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ file: "valid.yml", valid: true, rules: 2, issues: [] });
+    expect(JSON.parse(good.stdout)).toEqual({ file: "valid.yml", valid: true, rules: 2, issues: [], warnings: [] });
     const bad = await runCli(["policy", "validate", "invalid.yml", "--json"], { cwd: dir });
     expect(bad.code).toBe(4);
     expect(bad.stderr).toBe("");
@@ -74,6 +85,23 @@ describe("acp policy validate", () => {
       ["unknown_action", 5],
       ["unknown_key", 6],
     ]);
+  });
+
+  it("warns about a rule an earlier rule shadows, at FILE:LINE:COL, and still exits 0", async () => {
+    const out = await runCli(["policy", "validate", "shadowed.yml"], { cwd: dir });
+    expect(out).toEqual({
+      code: 0,
+      stdout: "shadowed.yml: valid (2 rules)\n",
+      stderr:
+        "shadowed.yml:6:5: warning: rule `no-etc` can never match: rule `reads` (line 3) comes first and matches " +
+        "every call it would, so it allows what this rule would deny (the first matching rule decides: put the " +
+        "narrower rule before the broader one)\n",
+    });
+    const json = await runCli(["policy", "validate", "shadowed.yml", "--json"], { cwd: dir });
+    const report = JSON.parse(json.stdout) as { valid: boolean; warnings: { code: string; line: number }[] };
+    expect(json.code).toBe(0);
+    expect(report.valid).toBe(true);
+    expect(report.warnings.map((w) => [w.code, w.line])).toEqual([["shadowed_rule", 6]]);
   });
 
   it("reads $ACP_HOME/policy.yml when no file is named", async () => {

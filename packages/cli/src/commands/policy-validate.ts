@@ -1,7 +1,15 @@
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { formatIssue, MAX_POLICY_BYTES, parsePolicy, type Issue, type Result, type Policy } from "@acp/core";
+import {
+  findShadowedRules,
+  formatIssue,
+  MAX_POLICY_BYTES,
+  parsePolicy,
+  type Issue,
+  type Result,
+  type Policy,
+} from "@acp/core";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -12,6 +20,8 @@ export interface PolicyValidationReport {
   /** The number of rules when valid, else `null`. */
   readonly rules: number | null;
   readonly issues: readonly Issue[];
+  /** Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`). */
+  readonly warnings: readonly Issue[];
 }
 
 const HELP = `
@@ -31,6 +41,8 @@ Examples:
   cat policy.yml | acp policy validate -
 
 Output when valid:    policy.yml: valid (3 rules)
+  and on stderr, for a rule an earlier rule shadows (still exit 0):
+                      policy.yml:9:5: warning: rule \`no-etc\` can never match: rule \`reads\` (line 3) comes first …
 Output when invalid:  policy.yml:14:13: while reading rule \`send-mail\`: unknown action \`alow\` (expected allow, ask or deny) (did you mean \`allow\`)
 
 Reference: docs/reference/policy.md, docs/reference/cli/policy-validate.md`;
@@ -66,10 +78,10 @@ async function readPolicyBytes(path: string, shown: string, isDefault: boolean):
 async function validateInput(
   ctx: CliContext,
   file: string | undefined,
-): Promise<{ shown: string; result: Result<Policy> }> {
+): Promise<{ shown: string; result: Result<Policy>; text?: string }> {
   if (file === "-") {
     const text = await ctx.io.readStdin();
-    return { shown: "<stdin>", result: parsePolicy(text, { file: "<stdin>" }) };
+    return { shown: "<stdin>", result: parsePolicy(text, { file: "<stdin>" }), text };
   }
   const path = file !== undefined ? resolvePath(ctx.io, file) : join(resolveHome(ctx.io), "policy.yml");
   const shown = file ?? path;
@@ -81,7 +93,20 @@ async function validateInput(
   } catch {
     return { shown, result: notUtf8() };
   }
-  return { shown, result: parsePolicy(text, { file: shown }) };
+  return { shown, result: parsePolicy(text, { file: shown }), text };
+}
+
+/**
+ * The warnings of a valid policy: rules that can never match (`findShadowedRules`), each placed at the
+ * rule's first key on its line (after the `- ` of the list item).
+ */
+function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
+  const lines = text?.split(/\r?\n/) ?? [];
+  return findShadowedRules(policy.rules).map((warning) => {
+    const line = warning.line === undefined ? undefined : lines[warning.line - 1];
+    if (line === undefined) return warning;
+    return { ...warning, column: (/^\s*(?:-\s+)?/.exec(line)?.[0].length ?? 0) + 1 };
+  });
 }
 
 /** Registers `acp policy validate [FILE]`. */
@@ -93,15 +118,19 @@ export function registerPolicyValidate(parent: Command, ctx: CliContext): void {
     .option("--json", "print {file, valid, rules, issues} as JSON on stdout")
     .addHelpText("after", HELP)
     .action(async (file: string | undefined, options: { json?: boolean }) => {
-      const { shown, result } = await validateInput(ctx, file);
+      const { shown, result, text } = await validateInput(ctx, file);
+      const warnings = result.ok ? policyWarnings(result.value, text) : [];
       if (options.json === true) {
         const report: PolicyValidationReport = result.ok
-          ? { file: shown, valid: true, rules: result.value.rules.length, issues: [] }
-          : { file: shown, valid: false, rules: null, issues: result.issues };
+          ? { file: shown, valid: true, rules: result.value.rules.length, issues: [], warnings }
+          : { file: shown, valid: false, rules: null, issues: result.issues, warnings };
         printJson(ctx, report);
       } else if (result.ok) {
         const count = result.value.rules.length;
         printLine(ctx, `${shown}: valid (${count} ${count === 1 ? "rule" : "rules"})`);
+        for (const warning of warnings) {
+          printError(ctx, formatIssue({ ...warning, message: `warning: ${warning.message}` }, shown));
+        }
       } else {
         for (const issue of result.issues) printError(ctx, formatIssue(issue, shown));
       }

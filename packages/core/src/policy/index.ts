@@ -7,6 +7,7 @@ export { parsePolicy, assertPolicy, type ParsePolicyOptions } from "./parse-poli
 export { parseRateLimit, RATE_UNIT_MS } from "./rate-limit.js";
 export { checkClockTime, isTimeZone, END_OF_DAY_MINUTES } from "./time-of-day.js";
 export { deepFreeze } from "./deep-freeze.js";
+export { findShadowedRules, ruleCovers, MAX_SHADOW_CHECK_RULES } from "./shadowed-rules.js";
 export { POLICY_ISSUES, POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
 export {
   MAX_POLICY_BYTES,

@@ -57,6 +57,11 @@ export const POLICY_ISSUES = [
   { code: "empty_time_window", meaning: "a `time_of_day` whose `after` equals its `before`" },
   { code: "empty_classification", meaning: "a `classify` entry that sets neither `category` nor `risk_level`" },
   { code: "invalid_encoding", meaning: "`acp policy validate`: the file is not valid UTF-8" },
+  {
+    code: "shadowed_rule",
+    meaning:
+      "`acp policy validate` warning, not an error (the policy loads): a rule that can never match, because an earlier rule matches every call it would (`findShadowedRules`)",
+  },
 ] as const;
 
 /** The codes of {@link POLICY_ISSUES}. */
