@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "@acp/store";
-import { followAuditFile } from "../src/commands/audit-tail.js";
+import { followAuditFile, formatAuditLine } from "../src/commands/audit-tail.js";
 import { runCli } from "./run.js";
 
 const execFileP = promisify(execFile);
@@ -127,6 +127,35 @@ describe("acp audit tail", () => {
     await following;
     expect(seen).toHaveLength(2);
     expect(seen[1]).toContain('"tool":"later"');
+  });
+
+  it("follows a log grown by more than a chunk at once a chunk at a time: a line longer than a chunk is a stand-in, not held", async () => {
+    const path = await logWith(1);
+    const first = readFileSync(path, "utf8").split("\n")[0] ?? "";
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const following = followAuditFile(path, (l) => seen.push(l), {
+      from: 0,
+      signal: controller.signal,
+      intervalMs: 10,
+      chunkBytes: 2048,
+    });
+    const waitFor = async (n: number): Promise<void> => {
+      for (let i = 0; i < 500 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    await waitFor(1);
+    appendFileSync(path, "y".repeat(5000)); // a line still being written, already longer than a chunk
+    await new Promise((r) => setTimeout(r, 50));
+    appendFileSync(path, `${"y".repeat(5000)}\n${first}\n`);
+    await waitFor(3);
+    controller.abort();
+    await following;
+    expect(seen).toHaveLength(3);
+    expect(seen[0]).toBe(first);
+    expect(seen[1]).toMatch(/^x+$/);
+    expect(seen[1]?.length).toBeGreaterThan(1024 * 1024);
+    expect(formatAuditLine(seen[1] ?? "")).toMatch(/^\(not an audit event: line longer than 1048576 characters\)/);
+    expect(seen[2]).toBe(first);
   });
 
   it("shows control characters in what an event holds as escapes: a tool name cannot redraw the terminal", async () => {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
-import { parseAuditLine } from "@acp/core";
+import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
 import { printable } from "@acp/proxy";
 import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
@@ -47,16 +47,22 @@ export interface FollowOptions {
   readonly signal: AbortSignal;
   /** How often the file is polled (default 200 ms). */
   readonly intervalMs?: number;
+  /** Most bytes read at once (default 4 MiB, more than the longest line the verifier reads). */
+  readonly chunkBytes?: number;
 }
 
-function readRange(path: string, from: number): { data: Buffer; size: number } {
+/** What a line longer than a chunk is handed on as (its bytes are skipped, not held): longer than any line. */
+const OVERLONG_LINE = "x".repeat(MAX_AUDIT_LINE_LENGTH + 1);
+
+/** At most `max` bytes of `path` from `from`, and the file's size (smaller than `from`: it shrank). */
+function readRange(path: string, from: number, max: number): { data: Buffer; size: number } {
   const fd = openSync(path, "r");
   try {
     const size = fstatSync(fd).size;
     if (size <= from) return { data: Buffer.alloc(0), size };
-    const data = Buffer.alloc(size - from);
+    const data = Buffer.alloc(Math.min(size - from, max));
     const read = readSync(fd, data, 0, data.length, from);
-    return { data: data.subarray(0, read), size: from + read };
+    return { data: data.subarray(0, read), size };
   } finally {
     closeSync(fd);
   }
@@ -64,24 +70,41 @@ function readRange(path: string, from: number): { data: Buffer; size: number } {
 
 /**
  * Polls a log and hands each new complete line to `onLine` until the signal aborts. A partial last
- * line waits for its newline; a file that shrank (replaced or cut) is read again from the start.
+ * line waits for its newline; a file that shrank (replaced or cut) is read again from the start. It reads
+ * at most a chunk at a time: a line longer than a chunk is handed on as a stand-in longer than any audit
+ * line (which {@link formatAuditLine} shows as too long) and its bytes are skipped, so a log grown by
+ * gigabytes at once (a sparse file, a line without end) costs one chunk of memory.
  */
 export async function followAuditFile(
   path: string,
   onLine: (line: string) => void,
   options: FollowOptions,
 ): Promise<void> {
+  const chunkBytes = Math.max(1, options.chunkBytes ?? 4 * 1024 * 1024);
   let offset = options.from;
+  /** Whether the bytes at `offset` are the rest of a line already handed on as too long. */
+  let skipping = false;
   while (!options.signal.aborted) {
-    const { data, size } = readRange(path, offset);
-    if (size < offset) offset = 0;
-    const end = data.lastIndexOf(0x0a);
-    if (end >= 0) {
-      for (const line of data.subarray(0, end).toString("utf8").split("\n")) onLine(line);
-      offset += end + 1;
+    const { data, size } = readRange(path, offset, chunkBytes);
+    if (size < offset) {
+      offset = 0;
+      skipping = false;
     }
+    let start = 0;
+    for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+      if (!skipping) onLine(data.toString("utf8", start, nl));
+      skipping = false;
+      start = nl + 1;
+    }
+    if (!skipping && start === 0 && data.length === chunkBytes) {
+      onLine(OVERLONG_LINE);
+      skipping = true;
+    }
+    offset += skipping ? data.length : start;
     try {
-      await sleep(options.intervalMs ?? 200, undefined, { signal: options.signal });
+      // a full chunk: there is more to read now (a turn of the event loop, so Ctrl-C is heard)
+      const wait = data.length === chunkBytes ? 0 : (options.intervalMs ?? 200);
+      await sleep(wait, undefined, { signal: options.signal });
     } catch {
       return;
     }
