@@ -1,6 +1,7 @@
 import type { RateLimiter, RateLimitOutcome } from "@acp/core";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { PostgresStoreError } from "./postgres-store-error.js";
+import { sweepCutoff } from "../rate-limit/sweep-age.js";
 
 /** The PostgreSQL limiter answers asynchronously. */
 export interface PostgresRateLimiter extends RateLimiter {
@@ -9,7 +10,10 @@ export interface PostgresRateLimiter extends RateLimiter {
 
 /** Options of {@link createPostgresRateLimiter}. */
 export interface PostgresRateLimiterOptions {
-  /** Every this many calls (on this node), rows of every key whose window has passed are deleted (default 1000). */
+  /**
+   * Every this many calls (on this node), rows of every key whose window has passed and that are older than a
+   * day (and than the longest window given) are deleted (default 1000): see `rate-limit/sweep-age.ts`.
+   */
   readonly sweepEvery?: number;
 }
 
@@ -43,11 +47,16 @@ export function createPostgresRateLimiter(
 ): PostgresRateLimiter {
   const sweepEvery = Math.max(1, options.sweepEvery ?? 1000);
   let calls = 0;
+  let longestWindowMs = 0;
   return {
     async consume(key, limit, windowMs, nowMs) {
       assertArguments(key, limit, windowMs, nowMs);
+      longestWindowMs = Math.max(longestWindowMs, windowMs);
       if (++calls % sweepEvery === 0) {
-        await store.query("DELETE FROM rate_limit_hits WHERE expires_at_ms <= $1", [nowMs]);
+        await store.query("DELETE FROM rate_limit_hits WHERE expires_at_ms <= $1 AND at_ms <= $2", [
+          nowMs,
+          sweepCutoff(nowMs, longestWindowMs),
+        ]);
       }
       const result = await store.query<ConsumeRow>(
         "SELECT allowed, counted, oldest_ms FROM acp_rate_limit_consume($1, $2, $3, $4)",

@@ -5,3 +5,4 @@ export {
   type SqliteRateLimiter,
   type SqliteRateLimiterOptions,
 } from "./sqlite-rate-limiter.js";
+export { RATE_LIMIT_SWEEP_AGE_MS } from "./sweep-age.js";

@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import type { RateLimiter, RateLimitOutcome } from "@acp/core";
 import { applyMigrations, type StateDbMigration } from "../sqlite/index.js";
+import { sweepCutoff } from "./sweep-age.js";
 
 /** The rate-limit table: one row per counted call (a sliding log). */
 export const RATE_LIMIT_MIGRATIONS: readonly StateDbMigration[] = [
@@ -23,7 +24,10 @@ export interface SqliteRateLimiter extends RateLimiter {
 
 /** Options of {@link createSqliteRateLimiter}. */
 export interface SqliteRateLimiterOptions {
-  /** Every this many calls, rows of every key whose window has passed are deleted (default 1000). */
+  /**
+   * Every this many calls, rows of every key whose window has passed and that are older than a day (and than
+   * the longest window given) are deleted (default 1000): see `sweep-age.ts`.
+   */
   readonly sweepEvery?: number;
 }
 
@@ -53,10 +57,12 @@ export function createSqliteRateLimiter(db: Database, options: SqliteRateLimiter
   const insert = db.prepare<[string, number, number]>(
     "INSERT INTO rate_limit_hits (key, at_ms, expires_at_ms) VALUES (?, ?, ?)",
   );
-  const sweep = db.prepare<[number]>("DELETE FROM rate_limit_hits WHERE expires_at_ms <= ?");
+  const sweep = db.prepare<[number, number]>("DELETE FROM rate_limit_hits WHERE expires_at_ms <= ? AND at_ms <= ?");
   let calls = 0;
+  let longestWindowMs = 0;
   const consume = db.transaction((key: string, limit: number, windowMs: number, nowMs: number): RateLimitOutcome => {
-    if (++calls % sweepEvery === 0) sweep.run(nowMs);
+    longestWindowMs = Math.max(longestWindowMs, windowMs);
+    if (++calls % sweepEvery === 0) sweep.run(nowMs, sweepCutoff(nowMs, longestWindowMs));
     expire.run(key, nowMs - windowMs);
     const row = count.get(key) ?? { n: 0, oldest: null };
     let n = row.n;
