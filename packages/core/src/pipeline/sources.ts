@@ -73,10 +73,35 @@ export function graphSource(options: GraphSourceOptions): DecisionSource {
   };
 }
 
-/** The action contract as a source; it judges only requests that carry a contract event. */
+/**
+ * A request whose contract event names another tool than the request: the policy would judge one tool and
+ * the contract another, and a runtime that runs the event's tool would run what no rule judged.
+ */
+function contractToolMismatch(request: ActionRequest): SourceVerdict | null {
+  const event: unknown = request.contract;
+  if (typeof event !== "object" || event === null) return null;
+  const named: unknown = (event as { tool_name?: unknown }).tool_name;
+  if (typeof named !== "string" || named === request.tool) return null;
+  const message =
+    `the contract event is about tool \`${named.slice(0, 256)}\` and the request about \`${request.tool}\`: ` +
+    "one call has one tool, so the request is refused";
+  return {
+    source: "contract",
+    route: "refuse",
+    reasons: [{ source: "contract", code: "contract_tool_mismatch", message }],
+  };
+}
+
+/**
+ * The action contract as a source; it judges only requests that carry a contract event. An event whose
+ * `tool_name` is not the request's `tool` is refused (`contract_tool_mismatch`).
+ */
 export function contractSource(): DecisionSource {
   return {
     name: "contract",
-    evaluate: (request) => (request.contract === undefined ? null : evaluateActionContract(request.contract)),
+    evaluate: (request) =>
+      request.contract === undefined
+        ? null
+        : (contractToolMismatch(request) ?? evaluateActionContract(request.contract)),
   };
 }

@@ -227,6 +227,26 @@ describe("the one pipeline", () => {
     expect(decision.rule?.startsWith("contract")).toBe(true);
   });
 
+  it("refuses a contract event about another tool than the request, however the event itself reads", async () => {
+    const pipeline = createPipeline([policySource(POLICY), contractSource()]);
+    // the policy reads `read_file` (allowed); the event, about a public read, would accept `delete_database`
+    const contract = {
+      tool_name: "delete_database",
+      tool_category: "public_read",
+      authorization_state: "none",
+      evidence_refs: [],
+      risk_domain: "research",
+      proposed_arguments: { path: "/tmp/a" },
+      recommended_route: "accept",
+    };
+    const mismatched = await pipeline.decide({ tool: "read_file", arguments: { path: "/tmp/a" }, contract }, NOW);
+    expect(mismatched.route).toBe("refuse");
+    expect(mismatched.reasons[0]).toMatchObject({ source: "contract", code: "contract_tool_mismatch" });
+    const same = { ...contract, tool_name: "read_file" };
+    const matched = await pipeline.decide({ tool: "read_file", arguments: { path: "/tmp/a" }, contract: same }, NOW);
+    expect(matched.route).toBe("accept");
+  });
+
   it("decides the same whether sources answer synchronously, with a promise or with a thenable (property)", async () => {
     type Answer = "verdict" | "null" | "throw";
     type Kind = "sync" | "promise" | "thenable";
