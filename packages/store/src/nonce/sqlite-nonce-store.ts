@@ -21,7 +21,13 @@ export interface SqliteNonceStore extends NonceStore {
   spend(nonce: string, requestId: string, expiresAtMs: number): boolean;
   /** Whether a nonce has been spent. */
   isSpent(nonce: string): boolean;
-  /** Deletes nonces whose approvals expired before `nowMs` (expiry refuses them anyway); returns how many. */
+  /**
+   * Deletes nonces whose approvals expired before `nowMs` (expiry refuses them anyway); returns how many.
+   * Nothing calls it yet. Whoever does must keep a nonce longer than its consent row (settled rows stay a
+   * day after the request expired, `SETTLED_CONSENT_KEEP_MS`): `acp serve`'s expiry sweep and
+   * `POST /v1/consent/{id}/complete` tell an answer a call used from one nobody used by its spent nonce, so
+   * pruning earlier would have an answered request concluded (and recorded) a second time.
+   */
   prune(nowMs: number): number;
 }
 
