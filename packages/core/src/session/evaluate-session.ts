@@ -11,8 +11,7 @@ import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
-import { describeActionVerb, sourceName, taintQuestion } from "./semantic-question.js";
-import { quoteValue } from "./errors.js";
+import { describeActionVerb, quotePiece, sourceName, taintQuestion } from "./semantic-question.js";
 import type { SessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
 import type { SessionCounts } from "./session-core.js";
@@ -230,7 +229,7 @@ function provenanceFindings(
       (p) => p.status === "unknown" && !(p.kind === "value" && labels.has(String(p.path[0]))),
     );
     for (const p of asked) {
-      const words = `the agent wants to ${describeActionVerb(action, category)} ${quoteValue(p.piece)}, which no one in this session supplied`;
+      const words = `the agent wants to ${describeActionVerb(action, category)} ${quotePiece(p)}, which no one in this session supplied`;
       found.push(finding("ask", "provenance_unknown", words));
     }
   }

@@ -4,6 +4,7 @@
 import type { Category } from "../request/index.js";
 import { quoteValue } from "./errors.js";
 import type { PieceProvenance } from "./provenance.js";
+import { urlHost } from "./value-tokens.js";
 
 /** A verb phrase for what an action does with a value (`send email to`, `send money to`). */
 export function describeActionVerb(action: string, category: Category): string {
@@ -26,6 +27,30 @@ export function sourceName(source: string): string {
   return hash > 0 ? source.slice(0, hash) : source;
 }
 
+/** What a whole argument looks like: a link, an address or host, or other text. */
+function shapeOf(text: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return "url";
+  if (text.includes("@") || urlHost(text) !== undefined) return "email";
+  return "value";
+}
+
+/**
+ * A tracked piece as a person should see it: where it goes in full view. An address or a host keeps its end
+ * (`…aaaa.attacker.example`, not `bank.example.com.aaaa…`); a link shows its scheme and host (the host's end
+ * kept) and only the start of its path; anything else is cut at its end.
+ */
+export function quotePiece(piece: Pick<PieceProvenance, "kind" | "piece">): string {
+  // a whole argument is shown as the identifier it holds (its end matters as much)
+  const kind = piece.kind === "value" ? shapeOf(piece.piece) : piece.kind;
+  if (kind === "email" || kind === "host") return quoteValue(piece.piece, 60, "end");
+  if (kind !== "url") return quoteValue(piece.piece);
+  const at = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^/?#]*)(.*)$/is.exec(piece.piece);
+  const [scheme, authority, rest] = [at?.[1] ?? "", at?.[2] ?? piece.piece, at?.[3] ?? ""];
+  const where = quoteValue(authority, 60, "end").slice(1, -1);
+  const path = rest === "" ? "" : quoteValue(rest, 20).slice(1, -1);
+  return `\`${quoteValue(scheme).slice(1, -1)}${where}${path}\``;
+}
+
 /**
  * The semantic question for a tainted value: ``text from `calendar.read_events` wants to send email to
  * `mark@attacker.example` ``. Names the first untrusted source; more sources are counted.
@@ -34,5 +59,5 @@ export function taintQuestion(piece: PieceProvenance, action: string, category: 
   const sources = [...new Set(piece.untrusted_sources.map(sourceName))];
   const first = sources[0] ?? "untrusted content";
   const more = sources.length > 1 ? ` (and ${sources.length - 1} more source${sources.length > 2 ? "s" : ""})` : "";
-  return `text from \`${first}\`${more} wants to ${describeActionVerb(action, category)} ${quoteValue(piece.piece)}`;
+  return `text from \`${first}\`${more} wants to ${describeActionVerb(action, category)} ${quotePiece(piece)}`;
 }
