@@ -55,8 +55,9 @@ function checkedUtf8(text: string, bytes: Buffer, start = 0, end = bytes.length)
  * less the empty string after a final newline (a line is decoded from its own bytes; a newline byte
  * never occurs inside a UTF-8 sequence), but a line whose bytes are not valid UTF-8 is yielded as
  * {@link NOT_UTF8_AUDIT_LINE}, which the verifier refuses. A line longer than the verifier reads (more
- * than 3 MiB) is not held: it is yielded as a stand-in of {@link MAX_AUDIT_LINE_LENGTH} + 1 characters, which the verifier
- * refuses as it would the line (`not_json`, line too long). Rejects when the file cannot be read (a
+ * than 3 MiB) is not held: it is yielded as a stand-in of {@link MAX_AUDIT_LINE_LENGTH} + 1 characters,
+ * which the verifier refuses as it would the line (`not_json`, line too long), as soon as it is that long
+ * (a verification stops there: a file without newlines, `/dev/zero`, is not read to its end). Rejects when the file cannot be read (a
  * missing file with `ENOENT`); the file is closed when the iteration ends or stops.
  */
 export function readAuditFileLines(path: string, options: ReadAuditFileOptions = {}): AuditFileLines {
@@ -87,12 +88,21 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
         const bytes = parts.length === 0 ? tail : Buffer.concat([...parts, tail]);
         return checkedUtf8(bytes.toString("utf8"), bytes);
       };
+      /** Whether the bytes at `position` are the rest of a line already given (as too long). */
+      let skipping = false;
       for (;;) {
         const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
         if (bytesRead === 0) break;
         let from = 0;
         const batch: string[] = [];
         for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, from)) {
+          if (skipping) {
+            // the newline of the line given as too long: now its end is known
+            skipping = false;
+            from = nl + 1;
+            lineStart = progress.end = position + from;
+            continue;
+          }
           const text =
             parts.length === 0
               ? checkedUtf8(chunk.toString("utf8", from, nl), chunk, from, nl)
@@ -101,11 +111,20 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
           batch.push(take(text, position + from, true));
         }
         if (batch.length > 0) yield batch;
+        position += bytesRead;
+        if (skipping) continue;
         // the rest of the chunk begins a line that goes on in the next one (kept unless already too long)
         if (from < bytesRead && partBytes <= MAX_LINE_BYTES) parts.push(Buffer.from(chunk.subarray(from, bytesRead)));
         partBytes += bytesRead - from;
-        position += bytesRead;
+        if (partBytes > MAX_LINE_BYTES) {
+          // a line longer than the verifier reads is given at once, not when (if ever) its newline comes, and
+          // its rest is skipped: a file without newlines (`/dev/zero`, a sparse file) is not read on for nothing
+          // (whether it has a newline is not known yet: it is not called unterminated unless the file ends first)
+          yield [take((overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1)), position, true)];
+          skipping = true;
+        }
       }
+      if (skipping) progress.unterminated = true;
       if (partBytes > 0) yield [take(whole(Buffer.alloc(0)), position, false)];
     } finally {
       await handle.close();

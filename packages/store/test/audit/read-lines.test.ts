@@ -102,6 +102,31 @@ describe("readAuditFileLines", () => {
     expect(verification.problem).toMatchObject({ line: 2, code: "not_json" });
   });
 
+  it("gives a line too long to verify as soon as it is too long, so a file without newlines is not read on: /dev/zero fails at once", async () => {
+    const lines = readAuditFileLines("/dev/zero");
+    for await (const line of lines) {
+      expect(line.length).toBe(MAX_AUDIT_LINE_LENGTH + 1);
+      break;
+    }
+    expect(lines.progress).toMatchObject({ lines: 1, unterminated: false }); // not known to have no newline
+    const { verification } = await verifyAuditFile("/dev/zero");
+    expect(verification.problem).toMatchObject({ line: 1, code: "not_json" });
+    // a long line followed by more lines: the same lines as before, each once
+    const path = join(homes.make(), "log.jsonl");
+    const chain = writeChain(path, 2);
+    writeFileSync(
+      path,
+      `${"y".repeat(3 * MAX_AUDIT_LINE_LENGTH + 10)}\n${chain.lines[0]}\n${"z".repeat(MAX_AUDIT_LINE_LENGTH * 4)}`,
+    );
+    const read = readAuditFileLines(path, { chunkBytes: 100_000 });
+    expect((await collect(read)).map((l) => l.length)).toEqual([
+      MAX_AUDIT_LINE_LENGTH + 1,
+      chain.lines[0]?.length,
+      MAX_AUDIT_LINE_LENGTH + 1,
+    ]);
+    expect(read.progress).toMatchObject({ lines: 3, unterminated: true });
+  }, 20_000);
+
   it("closes the file when the iteration stops early, and rejects a missing file", async () => {
     const path = join(homes.make(), "log.jsonl");
     writeChain(path, 5);
