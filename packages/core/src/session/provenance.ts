@@ -38,6 +38,11 @@ export interface ProvenanceEntry {
   readonly records: readonly StructuredRecord[];
   /** Whether the call that fetched this result carried an argument the user typed (a URL, a file name). */
   readonly named_source: boolean;
+  /**
+   * Pieces (normal form) of the arguments of the call that fetched this trusted result which no trusted source
+   * held then: the result may echo them, but does not vouch for them.
+   */
+  readonly echoes: ReadonlySet<string>;
 }
 
 /** Options of {@link createProvenanceEntry}. */
@@ -46,6 +51,8 @@ export interface ProvenanceEntryOptions {
   readonly directory?: { readonly fields?: readonly string[] };
   /** The call that fetched the content carried an argument the user typed ({@link namesFetchedSource}). */
   readonly named_source?: boolean;
+  /** Pieces of the fetching call's arguments no trusted source held: a trusted answer does not vouch for them. */
+  readonly echoes?: ReadonlySet<string>;
 }
 
 /** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
@@ -149,8 +156,11 @@ export function createProvenanceEntry(
     directory,
     records,
     named_source: untrusted && options.named_source === true,
+    echoes: options.echoes ?? NO_ECHOES,
   });
 }
+
+const NO_ECHOES: ReadonlySet<string> = new Set();
 
 /** Content as JSON text (a `bigint` as its digits), or undefined when it cannot be written (a cycle). */
 function safeJson(content: unknown): string | undefined {
@@ -245,6 +255,8 @@ export const MIN_TRUSTED_NAME = 3;
  * `jane@firm.com`. (Untrusted text taints by any occurrence on word boundaries: that only asks more.)
  */
 function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
+  // a trusted answer repeating what it was asked vouches for none of it
+  if (entry.echoes.size > 0 && entry.echoes.has(piece.piece)) return false;
   const long = piece.piece.length >= MIN_TRUSTED_OCCURRENCE;
   if (long || (piece.piece.length >= MIN_TRUSTED_NAME && /^\p{L}+$/u.test(piece.piece))) {
     if (piece.kind !== "value" && entry.tokens.has(`${piece.kind}:${piece.piece}`)) return true;

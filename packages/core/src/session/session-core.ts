@@ -41,6 +41,12 @@ export interface SessionCounts {
   consequentialAt: number[];
 }
 
+/** What the session noted about an executed call for the result still to come. */
+export interface PendingFetch {
+  readonly named: boolean;
+  readonly echoes: ReadonlySet<string>;
+}
+
 export interface SessionCoreDeps {
   readonly tenant: string;
   readonly id: string;
@@ -119,9 +125,11 @@ export class SessionCore {
   toolResults = 0;
   /**
    * Per `server.tool`, for each executed call whose result is still to come: whether the user named what it
-   * fetched (an argument the user typed, such as a URL or a file name). Read by `provenance.named_sources`.
+   * fetched (an argument the user typed, such as a URL or a file name; read by `provenance.named_sources`),
+   * and, for a trusted server, the pieces of its arguments no trusted source held (what its answer may echo
+   * but cannot vouch for).
    */
-  readonly namedFetches = new Map<string, boolean[]>();
+  readonly pendingFetches = new Map<string, PendingFetch[]>();
   userInputs = 0;
   /** The `user_input` entries among `entries`, kept as entries grow ({@link userEntries}). */
   #users: { of: readonly ProvenanceEntry[]; scanned: number; list: ProvenanceEntry[] } = {

@@ -8,6 +8,7 @@ import { compileActionPatterns } from "./action-name.js";
 import {
   chargeStoreBudget,
   createProvenanceEntry,
+  deriveProvenance,
   namesFetchedSource,
   tightestStoreBudget,
   MAX_ENTRY_CHARS,
@@ -135,8 +136,12 @@ export function recordToolResult(
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
   const directory = directoryFor(core, [server, `${server}.${tool}`]);
-  const named = core.namedFetches.get(`${server}.${tool}`)?.shift() === true;
-  const entryOptions = named ? { ...directory, named_source: true } : directory;
+  const pending = core.pendingFetches.get(`${server}.${tool}`)?.shift();
+  const entryOptions: ProvenanceEntryOptions = {
+    ...directory,
+    ...(pending?.named === true ? { named_source: true } : {}),
+    ...(pending !== undefined && pending.echoes.size > 0 ? { echoes: pending.echoes } : {}),
+  };
   const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, entryOptions);
   core.emit("tool_result_recorded", `result of \`${server}.${tool}\` recorded as ${entry.label} (\`${source}\`)`);
   return entry;
@@ -159,6 +164,18 @@ export function recordSystemValue(core: SessionCore, source: unknown, text: unkn
   const entry = addEntry(core, "system_policy", `system:${source}`, text);
   core.emit("user_input_recorded", `system value recorded (\`${entry.source}\`)`);
   return entry;
+}
+
+/**
+ * For a call to a trusted server: the pieces of its arguments that no trusted source holds. Its answer may
+ * repeat them (`no contact found for mark@attacker.example`), and a trusted server vouches for what it says,
+ * not for what it was asked: the entry of its answer does not vouch for these.
+ */
+function echoedPieces(core: SessionCore, request: ActionRequest): ReadonlySet<string> {
+  const server = request.server ?? "agent";
+  if (core.settings.trustedServers.match([server, `${server}.${request.tool}`]) === undefined) return new Set();
+  const pieces = deriveProvenance(core.entries, request.arguments);
+  return new Set(pieces.filter((p) => p.status !== "trusted").map((p) => p.piece));
 }
 
 function killSwitch(core: SessionCore, nowMs: number): void {
@@ -232,10 +249,13 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
     `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,
   );
   const key = `${request.server ?? "agent"}.${request.tool}`;
-  const queue = core.namedFetches.get(key) ?? [];
+  const queue = core.pendingFetches.get(key) ?? [];
   // the user's entries only (what namesFetchedSource reads of them), without filtering every entry again
-  if (queue.length < 1000) queue.push(namesFetchedSource(core.userEntries(), request.arguments));
-  core.namedFetches.set(key, queue);
+  if (queue.length < 1000) {
+    const named = namesFetchedSource(core.userEntries(), request.arguments);
+    queue.push({ named, echoes: echoedPieces(core, request) });
+  }
+  core.pendingFetches.set(key, queue);
   if (hasResult) recordToolResult(core, request.server ?? "agent", request.tool, result, {});
   if (judgment.consequential) killSwitch(core, at);
 }
