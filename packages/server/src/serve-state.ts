@@ -45,7 +45,14 @@ export function readServeState(home: string): ServeState | null {
   }
 }
 
-/** Removes the file (when the service stops). */
-export function removeServeState(home: string): void {
+/**
+ * Removes the file when the service `pid` (default this process) stops — unless it now names another
+ * service: two services overlap on one home (a restart that starts the new one before the old one stops,
+ * two nodes on one machine), and the one stopping must not take away the file of the one still running.
+ * An unreadable file is removed.
+ */
+export function removeServeState(home: string, pid: number = process.pid): void {
+  const current = readServeState(home);
+  if (current !== null && current.pid !== pid) return;
   rmSync(serveStatePath(home), { force: true });
 }
