@@ -57,13 +57,21 @@ describe("acp proof verify", () => {
     const bundle = write("bundle.json", { request, response });
     const r = await runCli(["proof", "verify", bundle], { env: envFor(home, null), now: NOW });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^valid: approved `send_email` on `mail` \(request cr_[0-9a-f]+, by alice via terminal/);
+    expect(r.stdout).toMatch(
+      /^valid: approved `send_email` on `mail` \(request cr_[0-9a-f]+, valid until [^)]+\); approver, as the response states it \(not signed\): alice via terminal$/m,
+    );
     const split = await runCli(
       ["proof", "verify", write("res.json", response), "--request", write("req.json", request), "--json"],
       { env: envFor(home, null), now: NOW },
     );
     expect(split.code).toBe(0);
-    expect(JSON.parse(split.stdout)).toMatchObject({ valid: true, decision: "approved", approved: true });
+    expect(JSON.parse(split.stdout)).toMatchObject({
+      valid: true,
+      decision: "approved",
+      approved: true,
+      approver: { id: "alice", channel: "terminal" },
+      approver_signed: false,
+    });
   });
 
   it("exits 3 with the reason for each kind of invalid proof", async () => {
@@ -147,7 +155,7 @@ describe("acp proof verify", () => {
     expect(r.code).toBe(0); // approver is not covered by the signature (docs/reference/consent-proof.md)
     expect(r.stdout).not.toContain("\r");
     expect(r.stdout).not.toContain("\u001b");
-    expect(r.stdout).toContain("by mallory\\u000d\\u001b[2Kvalid: approved by alice via terminal");
+    expect(r.stdout).toContain("(not signed): mallory\\u000d\\u001b[2Kvalid: approved by alice via terminal");
     const field = write("escape-field.json", { request, response: { ...response, "\u001b[31m": 1 } });
     const bad = await runCli(["proof", "verify", field], { env: envFor(home, null), now: NOW });
     expect(bad.code).toBe(3);

@@ -115,6 +115,7 @@ function report(ctx: CliContext, v: ProofVerification, json: boolean): void {
         approved: v.value.approved,
         request_id: r.request_id,
         approver: r.approver,
+        approver_signed: false,
         valid_until: r.conditions.valid_until,
         action: { server: v.value.action.server, tool: v.value.action.tool },
       });
@@ -128,7 +129,7 @@ function report(ctx: CliContext, v: ProofVerification, json: boolean): void {
     printLine(
       ctx,
       printable(
-        `valid: ${r.decision} \`${v.value.action.tool}\` on \`${v.value.action.server}\` (request ${r.request_id}, by ${r.approver.id} via ${r.approver.channel}, valid until ${r.conditions.valid_until})`,
+        `valid: ${r.decision} \`${v.value.action.tool}\` on \`${v.value.action.server}\` (request ${r.request_id}, valid until ${r.conditions.valid_until}); approver, as the response states it (not signed): ${r.approver.id} via ${r.approver.channel}`,
       ),
     );
   } else {
