@@ -3,6 +3,7 @@ import type { ClassificationOverride } from "../policy/types.js";
 import {
   CATEGORIES,
   RISK_LEVELS,
+  findUnreadableName,
   type ActionRequest,
   type Category,
   type RiskLevel,
@@ -43,6 +44,9 @@ interface Layer {
 
 /** Thrown when a `classify:` override cannot be compiled (the evaluator turns it into a refusal). */
 function compileOverrideGlob(pattern: string, where: string): GlobMatcher {
+  const unreadable = findUnreadableName(pattern);
+  if (unreadable !== undefined)
+    throw new Error(`while reading classify override ${where}: a name never holds ${unreadable}`);
   const result = compileGlob(pattern);
   if (result.ok) return result.value;
   const reason = result.issues.map((i) => i.message).join("; ");

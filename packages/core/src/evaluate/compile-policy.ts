@@ -4,7 +4,7 @@ import { compileRuleGlob } from "./fast-glob.js";
 import { ValidationError, type Issue, type Result } from "../issues/index.js";
 import type { Reason } from "../pipeline/types.js";
 import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js";
-import { CATEGORIES, type Category } from "../request/index.js";
+import { CATEGORIES, findUnreadableName, type Category } from "../request/index.js";
 import { compileLeafTest, splitArgPath, type CompiledArgMatch } from "./arg-match.js";
 import { buildRuleIndex, type RuleIndex } from "./rule-index.js";
 import { compileTimeWindow, type CompiledTimeWindow } from "./time-of-day.js";
@@ -46,6 +46,11 @@ function glob(pattern: unknown, path: Path, rule: PolicyRule, issues: Issue[]): 
   if (pattern === undefined) return undefined;
   if (typeof pattern !== "string") {
     issues.push(issue({ code: "invalid_glob" }, path, `\`${path.at(-1)}\` must be a string`, rule));
+    return () => false;
+  }
+  const unreadable = findUnreadableName(pattern);
+  if (unreadable !== undefined) {
+    issues.push(issue({ code: "invalid_glob" }, path, `\`${path.at(-1)}\`: a name never holds ${unreadable}`, rule));
     return () => false;
   }
   const result = compileRuleGlob(pattern);

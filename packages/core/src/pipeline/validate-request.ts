@@ -1,6 +1,6 @@
 import { isWellFormedString } from "../audit/audit-json.js";
 import type { Issue, Result } from "../issues/index.js";
-import { CATEGORIES, RISK_LEVELS, type ActionRequest } from "../request/index.js";
+import { CATEGORIES, RISK_LEVELS, findUnreadableName, type ActionRequest } from "../request/index.js";
 
 /** Limits on one action request; anything beyond is refused, never evaluated. */
 export const REQUEST_LIMITS = {
@@ -46,6 +46,10 @@ function checkName(value: unknown, key: string, required: boolean, issues: Issue
     );
   } else if (!isWellFormedString(value)) {
     issues.push(issue("invalid_request", [key], `\`${key}\` holds ${LONE_SURROGATE}`));
+  } else {
+    // a name a person cannot read as it is: no rule written for the name it shows matches it
+    const unreadable = findUnreadableName(value);
+    if (unreadable !== undefined) issues.push(issue("invalid_request", [key], `\`${key}\` holds ${unreadable}`));
   }
 }
 

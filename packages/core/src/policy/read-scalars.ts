@@ -1,5 +1,6 @@
 import { isMap } from "yaml";
 import { compileGlob } from "../glob/index.js";
+import { findUnreadableName } from "../request/index.js";
 import { suggest } from "../suggest/index.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
 import { listWords, report, reportType, scalarValue, type Field, type ReadContext, type Scope } from "./node-reader.js";
@@ -57,6 +58,19 @@ export function readEnum<T extends string>(
 export function readGlob(ctx: ReadContext, scope: Scope, field: Field): string | undefined {
   const pattern = readString(ctx, scope, field, 'quote names and patterns, like `"send_*"`');
   if (pattern === undefined) return undefined;
+  const unreadable = findUnreadableName(pattern);
+  if (unreadable !== undefined) {
+    const message = `${scope.prefix}\`${showInput(field.name)}\`: a name never holds ${unreadable}`;
+    report(
+      ctx,
+      field.offset,
+      "invalid_glob",
+      field.path,
+      message,
+      "retype it: it was probably pasted with a hidden character",
+    );
+    return undefined;
+  }
   return checkGlob(ctx, scope, field, pattern) ? pattern : undefined;
 }
 

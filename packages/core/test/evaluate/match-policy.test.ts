@@ -248,19 +248,36 @@ describe("compiling", () => {
   });
 });
 
+describe("names with hidden characters", () => {
+  it("are refused in a policy built in code, as in YAML", () => {
+    const rules = tryCompilePolicy(
+      buildPolicy([{ id: "a", match: { tool: "delete\u200b_*", server: "db\u202e" }, action: "deny" }]),
+    );
+    expect(rules.ok ? [] : rules.issues.map((i) => [i.code, i.path.join(".")])).toEqual([
+      ["invalid_glob", "rules.0.match.tool"],
+      ["invalid_glob", "rules.0.match.server"],
+    ]);
+    const classify = tryCompilePolicy(buildPolicy([], "ask", [{ tool: "wire\u2060_*", category: "financial" }]));
+    expect(classify.ok ? "" : classify.issues[0]?.message).toContain("U+2060");
+  });
+});
+
 describe("the candidate cache", () => {
   it("never confuses one (server, tool) pair with another that concatenates the same", () => {
     const policy = compilePolicy(
       buildPolicy([
         { id: "allow-a", match: { server: "a", tool: "b:c" }, action: "allow" },
-        { id: "allow-nul", match: { server: "a", tool: "b\u0000c" }, action: "allow" },
+        { id: "allow-a-bc", match: { server: "a", tool: "bc" }, action: "allow" },
         { id: "deny-rest", match: { tool: "*" }, action: "deny" },
       ]),
     );
     const now = new Date(0);
     expect(matchPolicy(policy, req("b:c", {}, { server: "a" }), now).ruleId).toBe("allow-a");
     expect(matchPolicy(policy, req("c", {}, { server: "a:b" }), now).ruleId).toBe("deny-rest");
-    expect(matchPolicy(policy, req("b\u0000c", {}, { server: "a" }), now).ruleId).toBe("allow-nul");
+    // a policy may not name a tool with a control character (compiling refuses it); a request may reach
+    // matchPolicy with one (the pipeline refuses it first), and it is no other name
+    expect(matchPolicy(policy, req("b\u0000c", {}, { server: "a" }), now).ruleId).toBe("deny-rest");
+    expect(matchPolicy(policy, req("bc", {}, { server: "a" }), now).ruleId).toBe("allow-a-bc");
     expect(matchPolicy(policy, req("c", {}, { server: "a\u0000b" }), now).ruleId).toBe("deny-rest");
     expect(matchPolicy(policy, req("a:b:c"), now).ruleId).toBe("deny-rest");
   });

@@ -154,6 +154,42 @@ describe("the one pipeline", () => {
     expect((await pipeline.decide({ tool: "x", arguments: { text: "\ud83d\ude00" } }, NOW)).route).toBe("accept");
   });
 
+  it("refuses a name with an invisible or control character, or a space at an end: no rule for the name shown matches it", async () => {
+    // under `default_action: allow` a deny rule for `delete_database` missed `delete\u200b_database`
+    const policy = assertPolicy(`
+version: "1"
+default_action: allow
+rules:
+  - id: no-drop
+    match: { tool: delete_database }
+    action: deny
+`);
+    const pipeline = createPipeline([policySource(policy)]);
+    const hidden = [
+      "delete\u200b_database", // zero-width space
+      "delete_database\u202e", // right-to-left override
+      "delete_\u2066database\u2069", // bidi isolate
+      "delete_database\u00ad", // soft hyphen
+      "\ufeffdelete_database", // byte-order mark
+      "delete_database\u{e0041}", // Unicode tag (invisible ASCII)
+      "delete_database\ufe0f", // variation selector
+      "delete_database\n",
+      "delete_database ",
+      "delete\u00a0database",
+    ];
+    for (const tool of hidden) {
+      const decision = await pipeline.decide({ tool, arguments: {} }, NOW);
+      expect([tool, decision.route]).toEqual([tool, "refuse"]);
+      expect(decision.reasons[0]?.code).toBe("invalid_request");
+    }
+    const agent = await pipeline.decide({ tool: "x", agent: "ops\u200d", arguments: {} }, NOW);
+    expect(agent.reasons[0]?.message).toContain("`agent` holds an invisible or control character (U+200D)");
+    // names in other scripts, and spaces inside, are names
+    for (const tool of ["envoyer_le_courriel_à", "写邮件", "send email", "a/b.c-d"]) {
+      expect((await pipeline.decide({ tool, arguments: {} }, NOW)).route).toBe("accept");
+    }
+  });
+
   it("refuses arguments nested 10,000 deep without overflowing the stack", async () => {
     let deep: unknown = "leaf";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };

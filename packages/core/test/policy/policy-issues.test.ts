@@ -253,6 +253,35 @@ describe("parsePolicy reports each problem with its place, code and a fix", () =
     ]);
   });
 
+  it("refuses a tool or server name holding a hidden character, which no call could match", () => {
+    // pasted from a web page: a zero-width space after `delete`, a no-break space, a trailing space
+    const text = `version: "1"
+default_action: allow
+rules:
+  - id: no-drop
+    match: { tool: "delete\u200b_database" }
+    action: deny
+  - id: prod
+    match: { server: "prod\u00a0db" }
+    action: deny
+  - id: bidi-in-args
+    match: { args: { text: "*\u202e*" } }
+    action: deny
+classify:
+  - { tool: "wire_* ", category: financial }
+`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => `${String(i.line)}:${String(i.column)} ${i.code}`)).toEqual([
+      "5:20 invalid_glob",
+      "8:22 invalid_glob",
+      "14:13 invalid_glob",
+    ]);
+    expect(issues[0]?.message).toBe(
+      "while reading rule `no-drop`: `tool`: a name never holds an invisible or control character (U+200B)",
+    );
+    expect(issues[2]?.message).toContain("a name never holds a space at its start or end");
+  });
+
   it("reports every problem of a file in one pass, in file order", () => {
     const text = `version: "1"
 default_action: alow
