@@ -39,8 +39,8 @@ export interface ProvenanceEntry {
   /** Whether the call that fetched this result carried an argument the user typed (a URL, a file name). */
   readonly named_source: boolean;
   /**
-   * Pieces (normal form) of the arguments of the call that fetched this trusted result which no trusted source
-   * held then: the result may echo them, but does not vouch for them.
+   * Pieces (normal form) of the arguments of the call that fetched this trusted or directory result which no
+   * trusted source held then: the result may echo them, but does not vouch for them.
    */
   readonly echoes: ReadonlySet<string>;
 }
@@ -301,7 +301,11 @@ function judgePiece(
   for (const entry of entries) {
     if (entry.label !== "external_untrusted") {
       if (vouches(entry, piece)) trusted.push(entry.source);
-    } else if (entry.directory?.has(piece.piece) === true && entry.instructions?.contains_instructions !== true) {
+    } else if (
+      entry.directory?.has(piece.piece) === true &&
+      entry.instructions?.contains_instructions !== true &&
+      !entry.echoes.has(piece.piece)
+    ) {
       trusted.push(`directory:${entry.source}`);
     } else if (holds(entry, piece)) {
       untrusted.push(entry.source);

@@ -167,13 +167,15 @@ export function recordSystemValue(core: SessionCore, source: unknown, text: unkn
 }
 
 /**
- * For a call to a trusted server: the pieces of its arguments that no trusted source holds. Its answer may
- * repeat them (`no contact found for mark@attacker.example`), and a trusted server vouches for what it says,
- * not for what it was asked: the entry of its answer does not vouch for these.
+ * For a call to a trusted server or a directory: the pieces of its arguments that no trusted source holds. Its
+ * answer may repeat them (`no contact found for mark@attacker.example`, the `recipient` of an inbox it was asked
+ * for), and such a source vouches for what it says, not for what it was asked: its answer does not vouch for these.
  */
 function echoedPieces(core: SessionCore, request: ActionRequest): ReadonlySet<string> {
   const server = request.server ?? "agent";
-  if (core.settings.trustedServers.match([server, `${server}.${request.tool}`]) === undefined) return new Set();
+  const names = [server, `${server}.${request.tool}`];
+  const trusted = core.settings.trustedServers.match(names) !== undefined;
+  if (!trusted && directoryFor(core, names).directory === undefined) return new Set();
   const pieces = deriveProvenance(core.entries, request.arguments);
   return new Set(pieces.filter((p) => p.status !== "trusted").map((p) => p.piece));
 }
