@@ -15,6 +15,7 @@ import { createPendingConsentStore, createSqliteNonceStore, currentOwner, openPe
 import type { ConsentRequestV02 } from "@acp/proxy";
 import { createTableChannel, openSqliteStores, type ServerStores } from "@acp/server";
 import { startExpirySweep } from "../src/service/expiry-sweep.js";
+import { leftBehindRow } from "./pending-rows.js";
 
 const dirs: string[] = [];
 const opened: ServerStores[] = [];
@@ -25,20 +26,6 @@ afterAll(async () => {
 
 const NOW = Date.parse("2026-03-02T10:00:00Z");
 
-function row(id: string, expiresAtMs: number) {
-  return {
-    id,
-    nonce: `n_${id}`,
-    sessionId: "s",
-    server: "fs",
-    tool: "write_file",
-    request: { id, agent: { id: "agent-7" }, action: { category: "write", risk_level: "medium" } },
-    reasons: [],
-    createdAtMs: expiresAtMs - 120_000,
-    expiresAtMs,
-  };
-}
-
 describe("requests a killed acp serve left pending in state.db", () => {
   it("are concluded as expired by the next service and recorded once; proxies' rows and fresh ones are left alone", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-sqlite-sweep-"));
@@ -48,9 +35,9 @@ describe("requests a killed acp serve left pending in state.db", () => {
     const fresh = "cr_00000000000000000000000000000s02";
     const proxys = "cr_00000000000000000000000000000s03";
     const db = openPendingConsentDb(statePath);
-    createPendingConsentStore(db).insert(row(left, NOW - 5 * 60_000)); // the killed service's
-    createPendingConsentStore(db).insert(row(fresh, NOW - 1_000)); // expired a second ago
-    createPendingConsentStore(db, { owner: currentOwner() }).insert(row(proxys, NOW - 5 * 60_000)); // a proxy's
+    createPendingConsentStore(db).insert(leftBehindRow(left, NOW - 5 * 60_000)); // the killed service's
+    createPendingConsentStore(db).insert(leftBehindRow(fresh, NOW - 1_000)); // expired a second ago
+    createPendingConsentStore(db, { owner: currentOwner() }).insert(leftBehindRow(proxys, NOW - 5 * 60_000)); // a proxy's
     db.close();
 
     const clock = (): Date => new Date(NOW);
@@ -92,7 +79,7 @@ describe("requests a killed acp serve left pending in state.db", () => {
     const lapsed = "cr_00000000000000000000000000000s14";
     const db = openPendingConsentDb(statePath);
     const table = createPendingConsentStore(db);
-    for (const id of [approved, denied, completed, lapsed]) table.insert(row(id, NOW - 5 * 60_000));
+    for (const id of [approved, denied, completed, lapsed]) table.insert(leftBehindRow(id, NOW - 5 * 60_000));
     const at = NOW - 6 * 60_000; // in time
     table.decide(approved, "approved", { decision: "approved", approver: "api:ops", nonce: `n_${approved}` }, at);
     table.decide(

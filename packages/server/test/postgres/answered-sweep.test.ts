@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openPostgresStores, type ServerStores } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { startExpirySweep } from "../../src/service/expiry-sweep.js";
+import { leftBehindRow } from "../pending-rows.js";
 
 const db = useTestDatabase();
 const opened: ServerStores[] = [];
@@ -21,20 +22,6 @@ afterAll(async () => {
 
 const NOW = Date.now();
 const clock = (): Date => new Date(NOW);
-
-function row(id: string, expiresAtMs: number) {
-  return {
-    id,
-    nonce: `n_${id}`,
-    sessionId: "s",
-    server: "fs",
-    tool: "write_file",
-    request: { id, agent: { id: "agent-7" }, action: { category: "write", risk_level: "medium" } },
-    reasons: [],
-    createdAtMs: expiresAtMs - 120_000,
-    expiresAtMs,
-  };
-}
 
 async function node(): Promise<ServerStores> {
   const stores = await openPostgresStores({ url: db.url, clock, onError: () => undefined });
@@ -50,13 +37,13 @@ describe("a request answered after its node died, and never completed", () => {
     const open = "cr_00000000000000000000000000000u02";
     const at = NOW - 6 * 60_000; // answered in time
     for (const [i, id] of [...ids, used].entries()) {
-      await a.pending.insert(row(id, NOW - 5 * 60_000));
+      await a.pending.insert(leftBehindRow(id, NOW - 5 * 60_000));
       const denied = i % 2 === 1;
       const answer = { decision: denied ? "denied" : "approved", approver: "api:ops", nonce: `n_${id}`, reason: "no" };
       expect(await b.pending.decide(id, denied ? "denied" : "approved", answer, at)).toMatchObject({ ok: true });
     }
     expect(await a.nonces.spend(`n_${used}`, used, NOW)).toBe(true); // its waiting call used the approval
-    await a.pending.insert(row(open, NOW + 60_000)); // answered, not yet expired: its call may still take it
+    await a.pending.insert(leftBehindRow(open, NOW + 60_000)); // answered, not yet expired: its call may still take it
     await b.pending.decide(open, "approved", { decision: "approved", approver: "api:ops", nonce: `n_${open}` }, NOW);
 
     const recorded: { type: string; fields: Record<string, unknown> }[] = [];

@@ -13,6 +13,7 @@ import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { createPostgresPendingConsentStore, openPostgresStore } from "@acp/store";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { eventually, pipelineFor, testKeys } from "../harness.js";
+import { leftBehindRow } from "../pending-rows.js";
 
 const db = useTestDatabase();
 const dirs: string[] = [];
@@ -21,25 +22,6 @@ afterAll(async () => {
   for (const s of running) await s.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function row(id: string, expiresAtMs: number) {
-  return {
-    id,
-    nonce: `n_${id}`,
-    sessionId: "s",
-    server: "fs",
-    tool: "write_file",
-    request: {
-      id,
-      agent: { id: "agent-7" },
-      action: { tool: "write_file", server: "fs", category: "write", risk_level: "medium" },
-      policy: { rule_id: "policy:ask-writes" },
-    },
-    reasons: [],
-    createdAtMs: expiresAtMs - 120_000,
-    expiresAtMs,
-  };
-}
 
 async function startNode(keys: ReturnType<typeof testKeys>): Promise<EmbeddedServer> {
   const home = mkdtempSync(join(tmpdir(), "acp-sweep-"));
@@ -65,8 +47,8 @@ describe("requests left pending by a node that died", () => {
     const now = Date.now();
     const orphan = "cr_00000000000000000000000000000001";
     const fresh = "cr_00000000000000000000000000000002";
-    await pending.insert(row(orphan, now - 5 * 60_000)); // expired five minutes ago: its node is gone
-    await pending.insert(row(fresh, now - 1_000)); // expired a second ago: its node may be settling it
+    await pending.insert(leftBehindRow(orphan, now - 5 * 60_000)); // expired five minutes ago: its node is gone
+    await pending.insert(leftBehindRow(fresh, now - 1_000)); // expired a second ago: its node may be settling it
     await store.close();
 
     const keys = testKeys();

@@ -8,9 +8,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
+import type { EmbeddedServer, ServiceKeyPair } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { at, eventually, pipelineFor, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
+import {
+  at,
+  eventually,
+  openTestServerAt,
+  readJson,
+  testKeys,
+  type Json,
+  APPROVER_TOKEN,
+  tokenFor,
+} from "../harness.js";
 
 const TOKEN = "racing-answers-token-0123456789";
 const db = useTestDatabase();
@@ -24,20 +33,14 @@ afterAll(async () => {
 async function startNode(keys: ServiceKeyPair): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), "acp-racing-"));
   dirs.push(home);
-  const node = await openEmbeddedServer({
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
+  const { node, url } = await openTestServerAt(home, {
     keys,
-    clock: () => new Date(),
-    loopbackOnly: true,
     token: TOKEN,
     approverToken: APPROVER_TOKEN,
     storageUrl: db.url,
   });
   running.push(node);
-  return node.server.listen({ port: 0, host: "127.0.0.1" });
+  return url;
 }
 
 async function call(
