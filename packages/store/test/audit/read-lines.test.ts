@@ -249,6 +249,37 @@ describe("verifyAuditFile", () => {
     expect(verification).toEqual(verifyAuditChain(readLines(path)));
   });
 
+  it("any single-byte change to a log holding U+FFFD and other multi-byte characters is detected, read from the file", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    let head: string | null = null;
+    const lines: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const sealed = sealAuditInput(
+        { event_type: "tool_call_completed", tool: "t", metadata: { s: `\uFFFD${i}é€😀\uFFFD` } },
+        { id: `ae_${i}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: head },
+      );
+      lines.push(sealed.line);
+      head = sealed.event.event_hash;
+    }
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    // half the changes hit the bytes of a U+FFFD by a small step (EF → F0…F4 reads as U+FFFD again)
+    const replacement: number[] = [];
+    for (let at = bytes.indexOf("\uFFFD"); at !== -1; at = bytes.indexOf("\uFFFD", at + 1)) {
+      replacement.push(at, at + 1, at + 2);
+    }
+    const offsets = fc.oneof(fc.constantFrom(...replacement), fc.nat(bytes.length - 1));
+    const deltas = fc.oneof(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 255 }));
+    await fc.assert(
+      fc.asyncProperty(offsets, deltas, async (offset, delta) => {
+        const copy = Buffer.from(bytes);
+        copy[offset] = ((copy[offset] ?? 0) + delta) % 256;
+        writeFileSync(path, copy);
+        expect((await verifyAuditFile(path)).verification.ok).toBe(false);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it("refuses a line whose bytes were changed into invalid UTF-8 that decodes to the same text", async () => {
     // U+FFFD is legitimate content (a lone surrogate a caller sent is recorded as one); `F0 BF BD` before
     // a `"` and a lone `80` also decode to U+FFFD, so the decoded text, and its hash, would not change
