@@ -17,7 +17,7 @@ import {
   type ProvenanceEntryOptions,
   type ProvenanceLabel,
 } from "./provenance.js";
-import { MAX_KEPT_HISTORY, type SessionCore } from "./session-core.js";
+import { MAX_KEPT_HISTORY, type PendingFetch, type SessionCore } from "./session-core.js";
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
 
@@ -126,6 +126,7 @@ export function recordToolResult(
   tool: unknown,
   content: unknown,
   options: ToolResultOptions,
+  fetched?: PendingFetch,
 ): ProvenanceEntry {
   if (!isName(server) || !isName(tool))
     return core.fail("invalid_record", "a tool result needs a server and a tool name of 1 to 256 characters");
@@ -136,7 +137,8 @@ export function recordToolResult(
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
   const directory = directoryFor(core, [server, `${server}.${tool}`]);
-  const pending = core.pendingFetches.get(`${server}.${tool}`)?.shift();
+  // the call's own note when recorded with it; else the oldest call of this tool whose result is still to come
+  const pending = fetched ?? core.pendingFetches.get(`${server}.${tool}`)?.shift();
   const entryOptions: ProvenanceEntryOptions = {
     ...directory,
     ...(pending?.named === true ? { named_source: true } : {}),
@@ -250,14 +252,19 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
     "execution_recorded",
     `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,
   );
-  const key = `${request.server ?? "agent"}.${request.tool}`;
-  const queue = core.pendingFetches.get(key) ?? [];
   // the user's entries only (what namesFetchedSource reads of them), without filtering every entry again
-  if (queue.length < 1000) {
-    const named = namesFetchedSource(core.userEntries(), request.arguments);
-    queue.push({ named, echoes: echoedPieces(core, request) });
+  const note: PendingFetch = {
+    named: namesFetchedSource(core.userEntries(), request.arguments),
+    echoes: echoedPieces(core, request),
+  };
+  if (hasResult) {
+    // recorded together: this call's note, never one an earlier call without a result left behind
+    recordToolResult(core, request.server ?? "agent", request.tool, result, {}, note);
+  } else {
+    const key = `${request.server ?? "agent"}.${request.tool}`;
+    const queue = core.pendingFetches.get(key) ?? [];
+    if (queue.length < 1000) queue.push(note);
+    core.pendingFetches.set(key, queue);
   }
-  core.pendingFetches.set(key, queue);
-  if (hasResult) recordToolResult(core, request.server ?? "agent", request.tool, result, {});
   if (judgment.consequential) killSwitch(core, at);
 }
