@@ -15,13 +15,33 @@ export interface CompiledArgMatch {
 /** How deep arrays may nest inside the argument a rule looks at; deeper input is refused, never matched. */
 export const MAX_ARRAY_NESTING = 32;
 
+/** Strings servers commonly read as `true` / `false` (pydantic's lax mode, form fields), compared lowercased and trimmed. */
+const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
+const FALSE_WORDS = new Set(["false", "0", "no", "off", "f", "n"]);
+
+/**
+ * Whether a leaf a server may coerce is `expected` once coerced: a string holding the same number (`"1000"`,
+ * `" 1e3 "`), for a boolean one of the words servers read as it (`"true"`, `"Yes"`, `"on"`, `"1"`) or the
+ * number 1 / 0. Used by `ask` and `deny` rules only, where matching more is the safe side.
+ */
+function coercesTo(expected: number | boolean, leaf: unknown): boolean {
+  if (typeof expected === "number") {
+    return typeof leaf === "string" && leaf.trim() !== "" && Number(leaf.trim()) === expected;
+  }
+  if (typeof leaf === "number") return leaf === (expected ? 1 : 0);
+  return typeof leaf === "string" && (expected ? TRUE_WORDS : FALSE_WORDS).has(leaf.trim().toLowerCase());
+}
+
 /**
  * Compiles the value side of an `args:` entry. A string is an exact value or a glob; it meets a string
  * argument directly and a finite number or boolean argument by its JSON text (`"22"` matches `22`,
- * `"tr*"` matches `true`), never null or an object. A number, boolean or null matches only the identical
- * JSON value (`22` does not match `"22"`). Returns an error message when the value cannot be compiled.
+ * `"tr*"` matches `true`), never null or an object. A number, boolean or null matches the identical JSON
+ * value (`22` does not match `"22"`) — and, with `lenient` (the test of an `ask` or `deny` rule), a number
+ * or boolean also matches what a server would coerce to it ({@link coercesTo}): `force: true` in a deny
+ * rule refuses `{"force": "true"}`, which a Python server reads as `True`. Returns an error message when
+ * the value cannot be compiled.
  */
-export function compileLeafTest(expected: ArgMatchValue): LeafTest | string {
+export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafTest | string {
   if (typeof expected === "string") {
     const glob = compileRuleGlob(expected);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
@@ -33,11 +53,11 @@ export function compileLeafTest(expected: ArgMatchValue): LeafTest | string {
       return false;
     };
   }
-  if (typeof expected === "number") {
-    if (!Number.isFinite(expected)) return `non-finite number \`${String(expected)}\``;
-    return (leaf) => leaf === expected;
+  if (typeof expected === "number" && !Number.isFinite(expected)) return `non-finite number \`${String(expected)}\``;
+  if (typeof expected === "number" || typeof expected === "boolean") {
+    return lenient ? (leaf) => leaf === expected || coercesTo(expected, leaf) : (leaf) => leaf === expected;
   }
-  if (typeof expected === "boolean" || expected === null) return (leaf) => leaf === expected;
+  if (expected === null) return (leaf) => leaf === null;
   return `unsupported value of type ${typeof expected} (expected a string, number, boolean or null)`;
 }
 

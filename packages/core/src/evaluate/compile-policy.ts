@@ -69,7 +69,7 @@ function compileArgs(rule: PolicyRule, base: Path, issues: Issue[]): CompiledArg
       issues.push(issue({ code: "invalid_arg_path" }, [...base, key], `invalid argument path \`${key}\``, rule));
       continue;
     }
-    const test = compileLeafTest(expected);
+    const test = compileLeafTest(expected, rule.action !== "allow");
     if (typeof test === "string") {
       issues.push(issue({ code: "invalid_arg_value" }, [...base, key], `argument \`${key}\`: ${test}`, rule));
       continue;

@@ -89,7 +89,21 @@ const ruleSpec: fc.Arbitrary<RuleSpec> = fc.record(
 );
 
 const scalar = fc.oneof(
-  fc.constantFrom("ann@corp.com", "evil@x.com", "x", "1", "100", "true", "", "a/b"),
+  fc.constantFrom(
+    "ann@corp.com",
+    "evil@x.com",
+    "x",
+    "1",
+    "100",
+    "true",
+    "",
+    "a/b",
+    " 1e2 ",
+    "Yes",
+    "off",
+    "0",
+    "FALSE",
+  ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),
   fc.constant(null),

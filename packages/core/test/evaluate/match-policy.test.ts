@@ -126,10 +126,10 @@ describe("argument matching", () => {
     expect(ruleFor(s, req("t", { recipients: [{ email: "a@corp.com" }, { name: "no email" }] }))).toBe("default");
   });
 
-  it("matches numbers, booleans and null exactly, and strings against their JSON text", () => {
+  it("matches numbers, booleans and null exactly in an allow rule, and strings against their JSON text", () => {
     const s: RuleSpec[] = [
-      { id: "num", match: { args: { amount: 100 } }, action: "deny" },
-      { id: "bool", match: { args: { force: true } }, action: "deny" },
+      { id: "num", match: { args: { amount: 100 } }, action: "allow" },
+      { id: "bool", match: { args: { force: true } }, action: "allow" },
       { id: "null", match: { args: { parent: null } }, action: "deny" },
       { id: "text", match: { args: { port: "2*" } }, action: "deny" },
     ];
@@ -137,10 +137,37 @@ describe("argument matching", () => {
     expect(ruleFor(s, req("t", { amount: "100" }))).toBe("default");
     expect(ruleFor(s, req("t", { force: true }))).toBe("bool");
     expect(ruleFor(s, req("t", { force: "true" }))).toBe("default");
+    expect(ruleFor(s, req("t", { force: 1 }))).toBe("default");
     expect(ruleFor(s, req("t", { parent: null }))).toBe("null");
     expect(ruleFor(s, req("t", { port: 22 }))).toBe("text");
     expect(ruleFor(s, req("t", { port: "22" }))).toBe("text");
     expect(ruleFor(s, req("t", { port: null }))).toBe("default");
+  });
+
+  it("lets an ask or deny rule's number or boolean match what a server would coerce to it", () => {
+    // a Python server (pydantic, lax mode) reads "true", "yes", "1" as True and "1000" as 1000: the
+    // deny rule written `force: true` must refuse them, or the force push goes through the next rule
+    const s: RuleSpec[] = [
+      { id: "no-force", match: { tool: "git_push", args: { force: true } }, action: "deny" },
+      { id: "big", match: { tool: "pay", args: { amount: 1000 } }, action: "ask" },
+      { id: "not-dry", match: { tool: "deploy", args: { dry_run: false } }, action: "deny" },
+      { id: "rest", action: "allow" },
+    ];
+    for (const force of [true, "true", "True", " yes ", "on", "1", 1, "y", "t", ["false", "TRUE"]]) {
+      expect([force, ruleFor(s, req("git_push", { force }))]).toEqual([force, "no-force"]);
+    }
+    for (const force of [false, "false", "no", "0", 0, 2, "", "truthy", null]) {
+      expect([force, ruleFor(s, req("git_push", { force }))]).toEqual([force, "rest"]);
+    }
+    for (const amount of [1000, "1000", " 1000 ", "1e3", "1000.0", ["5", "1000"]]) {
+      expect([amount, ruleFor(s, req("pay", { amount }))]).toEqual([amount, "big"]);
+    }
+    for (const amount of [999, "999", "", "1000x", "0x3E8 and more"]) {
+      expect([amount, ruleFor(s, req("pay", { amount }))]).toEqual([amount, "rest"]);
+    }
+    for (const dry_run of [false, "false", "No", "off", "0", 0]) {
+      expect([dry_run, ruleFor(s, req("deploy", { dry_run }))]).toEqual([dry_run, "not-dry"]);
+    }
   });
 
   it("never matches an object where a scalar is expected", () => {

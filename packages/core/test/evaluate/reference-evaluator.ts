@@ -14,14 +14,26 @@ function globMatches(pattern: string, value: string): boolean {
   return r.value(value);
 }
 
-function scalarMatches(expected: ArgMatchValue, actual: unknown): boolean {
+/** In an ask or deny rule, what a server may coerce to a number or boolean counts as it (evaluation.md). */
+function coerced(expected: number | boolean, actual: unknown): boolean {
+  if (typeof actual === "string") {
+    const text = actual.trim().toLowerCase();
+    if (typeof expected === "number") return text !== "" && Number(text) === expected;
+    const words = expected ? ["true", "1", "yes", "on", "t", "y"] : ["false", "0", "no", "off", "f", "n"];
+    return words.includes(text);
+  }
+  return typeof expected === "boolean" && typeof actual === "number" && actual === (expected ? 1 : 0);
+}
+
+function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolean): boolean {
   if (typeof expected === "string") {
     if (typeof actual === "string") return globMatches(expected, actual);
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
     if (typeof actual === "boolean") return globMatches(expected, String(actual));
     return false;
   }
-  return actual === expected;
+  if (actual === expected) return true;
+  return lenient && expected !== null && coerced(expected, actual);
 }
 
 /** All the values a dotted path reaches, arrays flattened; `missing` when some branch lacks the key. */
@@ -46,8 +58,8 @@ function collect(value: unknown, path: string[], out: { values: unknown[]; missi
 function argMatches(args: Record<string, unknown>, key: string, expected: ArgMatchValue, all: boolean): boolean {
   const out = { values: [] as unknown[], missing: false };
   collect(args, key.split("."), out);
-  if (all) return !out.missing && out.values.length > 0 && out.values.every((v) => scalarMatches(expected, v));
-  return out.values.some((v) => scalarMatches(expected, v));
+  if (all) return !out.missing && out.values.length > 0 && out.values.every((v) => scalarMatches(expected, v, false));
+  return out.values.some((v) => scalarMatches(expected, v, true));
 }
 
 function minutesOf(text: string): number {
