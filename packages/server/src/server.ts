@@ -201,7 +201,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.connections !== undefined ? { connections: options.connections } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
   });
-  // PostgreSQL: requests whose waiting call died with its node are concluded (consent_expired) by some node
+  // requests whose waiting call died with its node (or service) are concluded (consent_expired) by some node
   const sweep = startExpirySweep({
     stores: options.stores,
     audit,

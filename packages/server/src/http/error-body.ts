@@ -34,6 +34,7 @@ export const SERVER_ERROR_CODES = [
   "console_session_required",
   "csrf_token_invalid",
   "audit_unavailable",
+  "state_unavailable",
   "not_ready",
   "internal_error",
 ] as const;

@@ -1,6 +1,7 @@
 /** The one place failures become HTTP answers: a status, a stable code, a message a person can act on. */
 import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { PostgresStoreError } from "@acp/store";
 import type { ServerMetrics } from "../metrics/metrics.js";
 import { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
 import { AUDIT_UNAVAILABLE_MESSAGE } from "../service/service-errors.js";
@@ -34,6 +35,34 @@ function describeValidation(error: FastifyError): Mapped {
   };
 }
 
+/** SQLite result codes of a database busy, locked or failing underneath (not of a bug or bad input). */
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/;
+/**
+ * PostgreSQL SQLSTATE classes and codes of a server or connection that is away or overloaded: 08 connection
+ * exception, 53 insufficient resources, 57P01–57P05 shut down or cancelled by the server, 40001/40P01 a
+ * serialization failure or deadlock (retryable), 55P03 lock not available.
+ */
+const POSTGRES_UNAVAILABLE = /^(08|53)|^57P0[1-5]$|^40001$|^40P01$|^55P03$/;
+/** Messages node-postgres gives a lost connection or an exhausted pool (it sets no code on these). */
+const PG_DRIVER_UNAVAILABLE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/**
+ * Whether `error` says the state store (state.db or PostgreSQL) is busy, locked or unreachable, so the
+ * request may succeed when retried: answered 503 `state_unavailable`, not 500.
+ */
+function isStateUnavailable(error: unknown): boolean {
+  if (error instanceof PostgresStoreError)
+    return error.code === "postgres_unavailable" || error.code === "postgres_store_closed";
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (error.name === "SqliteError") return typeof code === "string" && SQLITE_UNAVAILABLE.test(code);
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && "severity" in error)
+    return POSTGRES_UNAVAILABLE.test(code);
+  if (code === "ECONNREFUSED" || code === "ECONNRESET" || code === "EPIPE" || code === "ETIMEDOUT") return true;
+  return PG_DRIVER_UNAVAILABLE.test(error.message);
+}
+
 /** Maps any error to its answer. Unknown errors are 500 with a generic message (details stay in the log). */
 export function mapError(error: unknown): Mapped {
   if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
@@ -42,6 +71,12 @@ export function mapError(error: unknown): Mapped {
   if (error instanceof AuditUnavailableError)
     return { status: 503, code: "audit_unavailable", message: AUDIT_UNAVAILABLE_MESSAGE };
   if (error instanceof AgentMismatchError) return { status: 403, code: "agent_mismatch", message: error.message };
+  if (isStateUnavailable(error))
+    return {
+      status: 503,
+      code: "state_unavailable",
+      message: "the state store is busy or cannot be reached right now: try again (see the service log)",
+    };
   const e = error as Partial<FastifyError>;
   if (e.validation !== undefined) return describeValidation(error as FastifyError);
   switch (e.code) {
@@ -119,7 +154,10 @@ export function installErrorHandlers(
     const mapped = mapError(error);
     if (error instanceof AuditUnavailableError)
       logAuditRefusal(error.message); // the cause, told to the log only
-    else if (mapped.status >= 500)
+    else if (mapped.code === "state_unavailable") {
+      log(`state store unavailable: ${error instanceof Error ? error.message : String(error)}`);
+      void reply.header("retry-after", "1");
+    } else if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);
     const challenge = WWW_AUTHENTICATE[mapped.code];
