@@ -58,14 +58,34 @@ function scanUrls(text: string, out: ValueToken[]): void {
   }
 }
 
-const IBAN_PATTERN = /\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b/g;
+const IBAN_PATTERN = /\b[A-Za-z]{2}[0-9]{2}(?:[ .-]?[A-Za-z0-9]){11,30}\b/g;
+/** The usual way to write an IBAN: capitals, digits, single spaces. */
+const PLAIN_IBAN = /^[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9])+$/;
+/** Fewest digits of an IBAN written another way (lower case, `-` or `.` between groups): most of one is digits. */
+const MIN_IBAN_DIGITS = 10;
 const PHONE_PATTERN = /(?:\+\d[\d ().-]{6,18}\d|\(\d{3}\) ?\d{3}[-. ]\d{4}|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b)/g;
 const ACCOUNT_PATTERN = /\b\d{8,34}\b/g;
+
+/**
+ * The IBAN a match spells, in normal form (capitals, no separators), or undefined. Trailing groups with no digit
+ * are words after it (`DE89 3704 0044 0532 0130 00 now`), not part of it. `de89-3704-0044-0532-0130-00` is the
+ * IBAN too; written other than in capitals and spaces it needs {@link MIN_IBAN_DIGITS} digits, which prose
+ * (`at10 and then…`) does not have.
+ */
+function ibanOf(match: string): string | undefined {
+  const groups = match.split(/[ .-]/);
+  while (groups.length > 1 && !/[0-9]/.test(groups[groups.length - 1] as string)) groups.pop();
+  const iban = groups.join("").toUpperCase();
+  if (iban.length < 15 || iban.length > 34) return undefined;
+  if (!PLAIN_IBAN.test(match) && (iban.match(/[0-9]/g)?.length ?? 0) < MIN_IBAN_DIGITS) return undefined;
+  return iban;
+}
 
 function scanNumbers(text: string, out: ValueToken[]): void {
   for (const match of matchesOf(IBAN_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
-    out.push({ kind: "iban", value: match[0].replace(/ /g, "") });
+    const iban = ibanOf(match[0]);
+    if (iban !== undefined) out.push({ kind: "iban", value: iban });
   }
   for (const match of matchesOf(PHONE_PATTERN, text)) {
     const digits = match[0].replace(/[^\d]/g, "");
