@@ -52,7 +52,12 @@ function isThenable(value: unknown): value is PromiseLike<SourceVerdict | null> 
  */
 function checkVerdict(source: DecisionSource, answer: unknown): SourceVerdict | null {
   if (answer === null) return null;
-  const route: unknown = typeof answer === "object" ? (answer as { route?: unknown }).route : undefined;
+  let route: unknown;
+  try {
+    route = typeof answer === "object" ? (answer as { route?: unknown }).route : undefined;
+  } catch (err) {
+    return sourceFailed(source, err); // `route` cannot even be read (a throwing getter)
+  }
   if (isRoute(route)) return answer as SourceVerdict;
   const shown = typeof route === "string" ? `the route \`${route.slice(0, 64)}\`` : `no route (${typeof answer})`;
   return sourceFailed(source, new Error(`it answered ${shown} (expected accept, ask, defer or refuse)`));
@@ -72,18 +77,18 @@ function askSource(
   let answer: SourceVerdict | null | PromiseLike<SourceVerdict | null>;
   try {
     answer = source.evaluate(request, now, earlier);
+    if (!isThenable(answer)) return checkVerdict(source, answer); // isThenable reads `then`, which may throw
   } catch (err) {
     return sourceFailed(source, err);
   }
-  if (!isThenable(answer)) return checkVerdict(source, answer);
   return Promise.resolve(answer).then(
     (verdict) => checkVerdict(source, verdict),
     (err: unknown) => sourceFailed(source, err),
   );
 }
 
-function invalidDecision(message: string, verdicts: readonly SourceVerdict[]): Decision {
-  const verdict = refuseVerdict("pipeline", "invalid_request", message);
+function invalidDecision(message: string, verdicts: readonly SourceVerdict[], code = "invalid_request"): Decision {
+  const verdict = refuseVerdict("pipeline", code, message);
   return {
     route: "refuse",
     action: "deny",
@@ -93,6 +98,11 @@ function invalidDecision(message: string, verdicts: readonly SourceVerdict[]): D
     reasons: verdict.reasons,
     verdicts: [...verdicts, verdict],
   };
+}
+
+/** A failure inside the pipeline itself (a bug, or a verdict no code could read): refused, never thrown. */
+function pipelineFailed(err: unknown): Decision {
+  return invalidDecision(`the pipeline failed, so the request is refused: ${errorMessage(err)}`, [], "pipeline_error");
 }
 
 /**
@@ -107,7 +117,7 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
       try {
         return decideNow(input, now);
       } catch (err) {
-        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        return Promise.resolve(pipelineFailed(err));
       }
     },
   };
@@ -154,10 +164,12 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
       const answer = last ? askSource(source, request, now, earlier) : askSource(source, request, now);
       if (answer instanceof Promise) {
         const next = step + 1;
-        return answer.then((verdict) => {
-          place(bySource, earlier, i, last, verdict);
-          return judge(request, now, bySource, earlier, next);
-        });
+        return answer
+          .then((verdict) => {
+            place(bySource, earlier, i, last, verdict);
+            return judge(request, now, bySource, earlier, next);
+          })
+          .catch(pipelineFailed);
       }
       place(bySource, earlier, i, last, answer);
     }

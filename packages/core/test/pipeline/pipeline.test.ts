@@ -108,6 +108,40 @@ describe("the one pipeline", () => {
         expect(decision.reasons.some((r) => r.code === "source_error" && r.source === "graph")).toBe(true);
       }
     }
+    const unreadable = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error("no route here");
+        },
+      },
+    );
+    for (const async of [false, true]) {
+      const odd = { name: "graph", evaluate: () => (async ? Promise.resolve(unreadable) : unreadable) };
+      const decision = await createPipeline([fixed("accept"), odd as unknown as DecisionSource]).decide(
+        { tool: "x", arguments: {} },
+        NOW,
+      );
+      expect(decision.route).toBe("refuse");
+      expect(decision.reasons.some((r) => r.code === "source_error" && r.message.includes("no route here"))).toBe(true);
+    }
+    // a verdict that reads as accept until its reasons are read: the decision refuses, it does not reject
+    const treacherous = {
+      source: "graph",
+      route: "accept",
+      get reasons(): never {
+        throw new Error("no reasons here");
+      },
+    };
+    for (const async of [false, true]) {
+      const odd = { name: "graph", evaluate: () => (async ? Promise.resolve(treacherous) : treacherous) };
+      const decision = await createPipeline([fixed("accept"), odd as unknown as DecisionSource]).decide(
+        { tool: "x", arguments: {} },
+        NOW,
+      );
+      expect(decision).toMatchObject({ route: "refuse", reasons: [{ code: "pipeline_error" }] });
+      expect(decision.reasons[0]?.message).toContain("no reasons here");
+    }
     const alone = { name: "graph", evaluate: () => ({ source: "graph", route: "allow", reasons: [] }) };
     const decision = await createPipeline([alone as unknown as DecisionSource]).decide(
       { tool: "x", arguments: {} },
