@@ -49,13 +49,15 @@ export {
   type ValueToken,
 } from "./value-tokens.js";
 export {
-  PROVENANCE_LABELS,
-  MAX_ENTRY_CHARS,
   MAX_STORE_CHARS,
   createSharedStoreBudget,
   tightestStoreBudget,
   chargeStoreBudget,
   type SharedStoreBudget,
+} from "./store-budget.js";
+export {
+  PROVENANCE_LABELS,
+  MAX_ENTRY_CHARS,
   MIN_TRUSTED_OCCURRENCE,
   MIN_VALUE_PIECE,
   MIN_TRUSTED_NAME,

@@ -12,7 +12,8 @@ import type { CompiledSessionSettings, ExecutedCall, SessionJudgment, SessionVie
 import type { SessionEvent, SessionEventType } from "./events.js";
 import type { CompiledIntent } from "./intent.js";
 import type { CompiledPlan } from "./plan.js";
-import type { ProvenanceEntry, SharedStoreBudget } from "./provenance.js";
+import type { ProvenanceEntry } from "./provenance.js";
+import type { SharedStoreBudget } from "./store-budget.js";
 import { nextSessionState, type SessionOperation, type SessionState } from "./state-machine.js";
 import { TokenRegistry } from "./token-registry.js";
 

@@ -8,7 +8,8 @@ import { quoteValue } from "./errors.js";
 import type { QuestionDraft } from "./confirmations.js";
 import { compileIntent, type CompiledIntent, type Intent } from "./intent.js";
 import { compilePlan, type Plan } from "./plan.js";
-import { chargeStoreBudget, createProvenanceEntry } from "./provenance.js";
+import { createProvenanceEntry } from "./provenance.js";
+import { chargeStoreBudget } from "./store-budget.js";
 import type { SessionCore } from "./session-core.js";
 
 function intentEntries(core: SessionCore, compiled: CompiledIntent): void {

@@ -5,14 +5,12 @@
 import type { ActionRequest } from "../request/index.js";
 import { judgeRequest, type ExecutedCall } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
+import { chargeStoreBudget, tightestStoreBudget, MAX_STORE_CHARS } from "./store-budget.js";
 import {
-  chargeStoreBudget,
   createProvenanceEntry,
   deriveProvenance,
   namesFetchedSource,
-  tightestStoreBudget,
   MAX_ENTRY_CHARS,
-  MAX_STORE_CHARS,
   type ProvenanceEntry,
   type ProvenanceEntryOptions,
   type ProvenanceLabel,

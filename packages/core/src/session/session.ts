@@ -12,7 +12,8 @@ import { judgeRequest, type ExecutedCall, type SessionJudgment } from "./evaluat
 import type { SessionEvent } from "./events.js";
 import type { Intent } from "./intent.js";
 import type { Plan } from "./plan.js";
-import type { ProvenanceEntry, SharedStoreBudget } from "./provenance.js";
+import type { ProvenanceEntry } from "./provenance.js";
+import type { SharedStoreBudget } from "./store-budget.js";
 import { SessionCore } from "./session-core.js";
 import {
   actionDraft,
