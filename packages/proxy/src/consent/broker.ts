@@ -244,6 +244,15 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
 
   async #conclude(open: OpenRequest, result: WaitResult): Promise<BrokerOutcome> {
     const { ask, request } = open;
+    if (result.kind === "expired") {
+      const late = await lastLook(open.channels, request);
+      if (late !== undefined) {
+        const problem = checkHumanAnswer(late.answer, new Date(late.atMs));
+        if (problem !== null)
+          return this.#deny(open, `refused a malformed answer from ${late.channel.name}: ${problem}`);
+        return this.#signAndVerify(open, late.answer, late.channel, new Date(late.atMs));
+      }
+    }
     if (result.kind === "expired" || result.kind === "withdrawn") {
       await this.#settle(open, result.kind);
       await this.#record.event(`consent_${result.kind}`, ask, request, {});
@@ -258,9 +267,18 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     return this.#signAndVerify(open, result.answer as HumanAnswer, result.channel);
   }
 
-  async #signAndVerify(open: OpenRequest, answer: HumanAnswer, channel: ConsentChannel): Promise<BrokerOutcome> {
+  /**
+   * Signs the person's answer and verifies it. `answeredAt`: when the person answered, for an answer read
+   * after the request expired (given in time): the response is timestamped then, not when it was read.
+   */
+  async #signAndVerify(
+    open: OpenRequest,
+    answer: HumanAnswer,
+    channel: ConsentChannel,
+    answeredAt?: Date,
+  ): Promise<BrokerOutcome> {
     const { ask, request } = open;
-    const now = this.#o.clock();
+    const now = answeredAt ?? this.#o.clock();
     // the channel the person used: a relayed answer (another proxy's Telegram press, read here from the
     // pending table through the `cli` channel) names its own
     const via = relayedChannel(answer) ?? channel.name;
@@ -458,4 +476,25 @@ export function createConsentBroker(options: ConsentBrokerOptions): ConsentBroke
 function relayedChannel(answer: HumanAnswer): string | undefined {
   const channel: unknown = answer.channel;
   return typeof channel === "string" && /^[a-z][a-z0-9_-]{0,31}$/.test(channel) ? channel : undefined;
+}
+
+/**
+ * The first answer a channel still holds when the request's time ran out (see `ConsentChannel.lastLook`),
+ * given no later than the request's expiry; undefined when none does.
+ */
+async function lastLook(
+  channels: readonly ConsentChannel[],
+  request: ConsentRequestV02,
+): Promise<{ answer: HumanAnswer; atMs: number; channel: ConsentChannel } | undefined> {
+  const expiresAt = Date.parse(request.expires_at);
+  for (const channel of channels) {
+    if (channel.lastLook === undefined) continue;
+    try {
+      const found = await channel.lastLook(request);
+      if (found !== undefined && found.atMs <= expiresAt) return { ...found, channel };
+    } catch {
+      // a channel that cannot look has nothing to add: the request expired
+    }
+  }
+  return undefined;
 }

@@ -137,6 +137,17 @@ export interface ConsentChannel {
    * signed response) — who and through which channel. Optional; errors are ignored.
    */
   settle?(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): void | Promise<void>;
+  /**
+   * Asked once when the request's time runs out, before it is concluded expired: an answer the person gave
+   * in time that the channel has not reported yet (`acp approve` wrote the row between two reads), with when
+   * it was given (ms). Optional; an error counts as none.
+   */
+  lastLook?(
+    request: ConsentRequestV02,
+  ):
+    | { readonly answer: HumanAnswer; readonly atMs: number }
+    | undefined
+    | Promise<{ readonly answer: HumanAnswer; readonly atMs: number } | undefined>;
   /** Releases what the channel holds (pollers, bots, terminals). */
   close?(): void | Promise<void>;
 }

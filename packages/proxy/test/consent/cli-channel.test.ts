@@ -79,6 +79,70 @@ describe("cli channel specifics", () => {
     }
   });
 
+  it("takes an answer recorded in time but not yet read when the request expires (acp approve said approved)", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const proofs = createTestProofs();
+      // the table is read every 10 s: the answer below lands between two reads
+      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 10_000, timers: time });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...proofs,
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk({ timeoutMs: 5_000 }));
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      time.advance(4_000);
+      const recorded = answerPendingConsent(
+        store,
+        { id: row.id, decision: "approved", approverId: "cli:alice" },
+        time.clock(),
+      );
+      expect(recorded.ok).toBe(true);
+      time.advance(1_000);
+      const outcome = await pending;
+      expect(outcome.kind).toBe("approved");
+      if (outcome.kind !== "approved") return;
+      // signed when alice answered, within the request's time
+      const signed = outcome.consentResponse as { readonly timestamp: string };
+      expect(Date.parse(signed.timestamp)).toBe(Date.parse("2026-01-15T12:00:04.000Z"));
+      expect(store.get(row.id)?.status).toBe("approved");
+    } finally {
+      close();
+    }
+  });
+
+  it("still expires a request nobody answered in time, and one answered only after it expired", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 10_000, timers: time });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk({ timeoutMs: 5_000 }));
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      time.advance(5_000);
+      expect((await pending).kind).toBe("expired");
+      expect(store.get(row.id)?.status).toBe("expired");
+      const late = answerPendingConsent(
+        store,
+        { id: row.id, decision: "approved", approverId: "cli:bob" },
+        time.clock(),
+      );
+      expect(late.ok).toBe(false);
+    } finally {
+      close();
+    }
+  });
+
   it("lets a request be answered once: the second answer is refused as already decided", async () => {
     const time = new ManualTime();
     const { store, close } = openStore();

@@ -5,6 +5,7 @@
  */
 import type { Reason } from "@acp/core";
 import {
+  answerGivenInTime,
   readCliAnswer,
   type ChannelDelivery,
   type ConsentChannel,
@@ -68,6 +69,8 @@ export function createTableChannel(options: TableChannelOptions): ConsentChannel
       await rowFor(delivery, options);
       return answerOf(delivery, options);
     },
+    // an answer recorded in time whose wake-up had not reached this call when its time ran out still counts
+    lastLook: async (request) => answerGivenInTime(await options.stores.pending.get(request.id), request),
     settle: async (request, outcome) => {
       if (await options.stores.pending.settle(request.id, outcome, options.clock().getTime())) {
         options.stores.changes.poke();

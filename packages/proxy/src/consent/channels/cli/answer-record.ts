@@ -1,6 +1,6 @@
-import type { DecideResult, PendingConsentStore } from "@acp/store";
+import type { DecideResult, PendingConsentRow, PendingConsentStore } from "@acp/store";
 import { checkHumanAnswer } from "../../response.js";
-import type { ApprovalScope, HumanAnswer } from "../../types.js";
+import type { ApprovalScope, ConsentRequestV02, HumanAnswer } from "../../types.js";
 
 /** What `acp approve` / `acp deny` record in the pending-consent table. */
 export interface CliAnswerRecord {
@@ -68,4 +68,20 @@ export function readCliAnswer(record: unknown, nonce: string, now: Date): HumanA
   };
   if (r.decision !== "approved" && r.decision !== "denied") return null;
   return checkHumanAnswer(answer, now) === null ? (answer as HumanAnswer) : null;
+}
+
+/**
+ * The answer `row` holds for `request` if a person gave it no later than the request's expiry, with when
+ * (for `ConsentChannel.lastLook`: recorded between two reads of the table, or before the waiting call was
+ * woken); undefined otherwise.
+ */
+export function answerGivenInTime(
+  row: PendingConsentRow | null,
+  request: ConsentRequestV02,
+): { readonly answer: HumanAnswer; readonly atMs: number } | undefined {
+  if (row === null || row.nonce !== request.nonce || row.answer === null || row.decidedAtMs === null) return undefined;
+  if (row.status !== "approved" && row.status !== "denied") return undefined;
+  if (row.decidedAtMs > Date.parse(request.expires_at)) return undefined;
+  const answer = readCliAnswer(row.answer, request.nonce, new Date(row.decidedAtMs));
+  return answer === null ? undefined : { answer, atMs: row.decidedAtMs };
 }

@@ -7,7 +7,7 @@ import type {
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
-import { readCliAnswer } from "./answer-record.js";
+import { answerGivenInTime, readCliAnswer } from "./answer-record.js";
 
 /** What the CLI channel needs. */
 export interface CliChannelOptions {
@@ -65,5 +65,7 @@ export function createCliChannel(options: CliChannelOptions): ConsentChannel {
     settle: (request: ConsentRequestV02, outcome: ChannelSettlement) => {
       options.store.settle(request.id, outcome, options.clock().getTime());
     },
+    // an answer recorded after the last read and before the request expired still counts
+    lastLook: (request: ConsentRequestV02) => answerGivenInTime(options.store.get(request.id), request),
   };
 }

@@ -1,3 +1,9 @@
 /** The CLI consent channel: the pending-consent table, answered by `acp approve` / `acp deny`. */
 export { createCliChannel, type CliChannelOptions } from "./cli-channel.js";
-export { answerPendingConsent, readCliAnswer, type CliAnswerInput, type CliAnswerRecord } from "./answer-record.js";
+export {
+  answerGivenInTime,
+  answerPendingConsent,
+  readCliAnswer,
+  type CliAnswerInput,
+  type CliAnswerRecord,
+} from "./answer-record.js";
