@@ -290,8 +290,14 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       sessionMs: this.#o.sessionApprovalMs ?? 12 * 3_600_000,
     });
     const response = await this.#o.sign({ response: unsigned, request, arguments: ask.arguments });
-    if (!(await this.#verified(response, request, ask.arguments, now))) {
-      return this.#deny(open, "the consent response failed verification");
+    const verified = await this.#verified(response, request, ask.arguments, now);
+    if (verified !== true) {
+      return this.#deny(
+        open,
+        verified === false
+          ? "the consent response failed verification"
+          : `the consent response could not be checked, so it is not used: ${verified}`,
+      );
     }
     if (response.decision === "denied") {
       // the gate says "denied by a person: " in front of this
@@ -312,18 +318,21 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     return { kind: "approved", arguments: args, consentResponse: response, scope };
   }
 
+  /** True when the response verifies, false when it does not, the error's message when it could not be checked. */
   async #verified(
     response: ConsentResponseV02,
     request: ConsentRequestV02,
     args: Readonly<Record<string, unknown>>,
     now: Date,
-  ): Promise<boolean> {
+  ): Promise<boolean | string> {
     if (response.request_id !== request.id || response.nonce !== request.nonce) return false;
     try {
       const verdict = await this.#o.verify({ response, request, arguments: args, now });
       return verdict === true || (typeof verdict === "object" && verdict.ok === true);
-    } catch {
-      return false;
+    } catch (err) {
+      // not a bad answer: the check itself failed (the nonce store could not be read or written)
+      const message = err instanceof Error ? err.message : String(err);
+      return message.length > 200 ? `${message.slice(0, 200)}…` : message;
     }
   }
 

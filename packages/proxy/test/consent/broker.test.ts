@@ -154,6 +154,22 @@ describe("consent broker", () => {
     }
   });
 
+  it("says a response could not be checked (the nonce store failed), not that it failed verification", async () => {
+    const a = scripted("a");
+    const locked = (): never => {
+      throw new Error("nonce store: database is locked");
+    };
+    const { broker } = setup([a.channel], { verify: locked });
+    const pending = broker.ask(makeAsk());
+    await eventually(() => a.deliveries[0]);
+    a.answers[0]?.({ decision: "approved", approverId: "x" });
+    const outcome = await pending;
+    expect(outcome).toEqual({
+      kind: "denied",
+      reason: "the consent response could not be checked, so it is not used: nonce store: database is locked",
+    });
+  });
+
   it("denies a malformed answer instead of approving it", async () => {
     const a = scripted("a");
     const { broker } = setup([a.channel]);
