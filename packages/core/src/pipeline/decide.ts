@@ -1,8 +1,8 @@
 import type { ClassificationOverride } from "../policy/index.js";
-import { classifyGuarded } from "../classify/index.js";
+import { classifyDerived, classifyGuarded } from "../classify/index.js";
 import { formatIssue } from "../issues/index.js";
 import { isRoute } from "../route/index.js";
-import type { ActionRequest } from "../request/index.js";
+import { RISK_LEVELS, type ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
 import type { DecisionSource } from "./sources.js";
 import type { Decision, SourceVerdict } from "./types.js";
@@ -18,6 +18,40 @@ export interface Pipeline {
 export interface PipelineOptions {
   /** The policy's `classify:` overrides, used when no policy verdict supplies the category. */
   readonly classify?: readonly ClassificationOverride[];
+  /**
+   * Who wrote a request's MCP `annotations`. `"server"` (the default): the upstream server, as `acp proxy`
+   * serves them from its pinned tool definitions; they are a layer of the derived classification and may
+   * classify a tool the built-in table does not know (`readOnlyHint` → read). `"caller"`: whoever sent the
+   * request (`POST /v1/decide`), who may make a decision stricter, never looser, exactly like its own
+   * `category`: see {@link annotationsAsClaim}.
+   */
+  readonly annotations?: "server" | "caller";
+}
+
+/**
+ * A request whose annotations come from its caller, made into the caller's claim: without a `category` of
+ * its own it claims the category the annotations give (and their risk, when higher than the risk without
+ * them), and the annotations are dropped. The evaluator then judges it under the claimed and the derived
+ * classification and the stricter wins, so `{"tool": "run_migration", "annotations": {"readOnlyHint":
+ * true}}` is no longer read/low under an `allow` rule for reads, while `destructiveHint` on a `read_` tool
+ * still tightens it.
+ */
+export function annotationsAsClaim(
+  request: ActionRequest,
+  overrides: readonly ClassificationOverride[] = [],
+): ActionRequest {
+  if (request.annotations === undefined) return request;
+  const { annotations, ...rest } = request;
+  void annotations; // dropped: the claim below says what they would
+  if (rest.category !== undefined) return rest;
+  const annotated = classifyDerived(request, overrides);
+  const plain = classifyDerived(rest, overrides);
+  const raises = RISK_LEVELS.indexOf(annotated.risk_level) > RISK_LEVELS.indexOf(plain.risk_level);
+  return {
+    ...rest,
+    category: annotated.category,
+    ...(rest.risk_level === undefined && raises ? { risk_level: annotated.risk_level } : {}),
+  };
 }
 
 function errorMessage(err: unknown): string {
@@ -111,6 +145,7 @@ function pipelineFailed(err: unknown): Decision {
  */
 export function createPipeline(sources: readonly DecisionSource[], options: PipelineOptions = {}): Pipeline {
   const overrides = options.classify ?? [];
+  const callerAnnotations = options.annotations === "caller";
   return {
     // not async: when every source answers synchronously, the decision is one resolved promise
     decide(input: unknown, now: Date): Promise<Decision> {
@@ -132,7 +167,7 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
         const message = `invalid request: ${checked.issues.map((i) => formatIssue(i)).join("; ")}`;
         return Promise.resolve(invalidDecision(message, []));
       }
-      request = checked.value;
+      request = callerAnnotations ? annotationsAsClaim(checked.value, overrides) : checked.value;
     } catch (err) {
       return Promise.resolve(invalidDecision(`invalid request: ${errorMessage(err)}`, []));
     }

@@ -320,3 +320,44 @@ rules:
     );
   });
 });
+
+describe('a caller\'s annotations never loosen a decision either (`annotations: "caller"`)', () => {
+  const annotated = { tool: "run_migration", arguments: { db: "prod" }, annotations: { readOnlyHint: true } };
+
+  it("asks about run_migration marked read-only by its caller, as without the mark (starter policy)", async () => {
+    const fromCaller = createPipeline([policySource(STARTER)], { annotations: "caller" });
+    const plain = await fromCaller.decide({ tool: "run_migration", arguments: { db: "prod" } }, NOW);
+    expect(plain).toMatchObject({ route: "ask", rule: "policy:ask-writes", category: "write" });
+    const marked = await fromCaller.decide(annotated, NOW);
+    expect(marked).toMatchObject({ route: "ask", rule: "policy:ask-writes", category: "write" });
+    expect(marked.reasons.some((r) => r.code === "caller_category_not_used")).toBe(true);
+    // from an upstream server (acp proxy, the default) the same mark classifies the unknown tool a read
+    const fromServer = await createPipeline([policySource(STARTER)]).decide(annotated, NOW);
+    expect(fromServer).toMatchObject({ route: "accept", rule: "policy:allow-reads" });
+  });
+
+  it("keeps what a caller's annotations tighten: a read tool marked destructive is a write", async () => {
+    const fromCaller = createPipeline([policySource(STARTER)], { annotations: "caller" });
+    const decision = await fromCaller.decide(
+      { tool: "read_file", arguments: { path: "/a" }, annotations: { readOnlyHint: false, destructiveHint: true } },
+      NOW,
+    );
+    expect(decision).toMatchObject({ route: "ask", rule: "policy:ask-writes", category: "write", risk_level: "high" });
+  });
+
+  it("is never looser than the same request without annotations (property)", async () => {
+    const fromCaller = createPipeline([policySource(STARTER)], { annotations: "caller" });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("run_migration", "read_file", "send_email", "delete_x", "x", "get_balance", "write_file"),
+        fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),
+        async (tool, annotations) => {
+          const bare = await fromCaller.decide({ tool, arguments: {} }, NOW);
+          const marked = await fromCaller.decide({ tool, arguments: {}, annotations }, NOW);
+          expect(routeStrictness(marked.route)).toBeGreaterThanOrEqual(routeStrictness(bare.route));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
