@@ -34,6 +34,22 @@ function shapeOf(text: string): string {
   return "value";
 }
 
+/** A word of an identifier: letters, digits and the characters that join its parts. */
+const IDENTIFIER_WORD = /[\p{L}\p{N}\p{M}._@+-]+/gu;
+const NOT_LATIN = /[^\p{Script=Latin}\p{N}._@+-]/gu;
+
+/**
+ * Shows the non-Latin letters of a word that mixes them with Latin ones as `\u{430}`: `bob@p\u{430}rtner.example`
+ * is not the address the user typed, however alike the two look.
+ */
+function revealLookalikes(text: string): string {
+  return text.replace(IDENTIFIER_WORD, (word) =>
+    /\p{Script=Latin}/u.test(word) && /[^\p{Script=Latin}\p{N}._@+-]/u.test(word)
+      ? word.replace(NOT_LATIN, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16)}}`)
+      : word,
+  );
+}
+
 /**
  * A tracked piece as a person should see it: where it goes in full view. An address or a host keeps its end
  * (`…aaaa.attacker.example`, not `bank.example.com.aaaa…`); a link shows its scheme and host (the host's end
@@ -42,10 +58,11 @@ function shapeOf(text: string): string {
 export function quotePiece(piece: Pick<PieceProvenance, "kind" | "piece">): string {
   // a whole argument is shown as the identifier it holds (its end matters as much)
   const kind = piece.kind === "value" ? shapeOf(piece.piece) : piece.kind;
-  if (kind === "email" || kind === "host") return quoteValue(piece.piece, 60, "end");
-  if (kind !== "url") return quoteValue(piece.piece);
-  const at = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^/?#]*)(.*)$/is.exec(piece.piece);
-  const [scheme, authority, rest] = [at?.[1] ?? "", at?.[2] ?? piece.piece, at?.[3] ?? ""];
+  const text = revealLookalikes(piece.piece);
+  if (kind === "email" || kind === "host") return quoteValue(text, 60, "end");
+  if (kind !== "url") return quoteValue(text);
+  const at = /^((?:[a-z][a-z0-9+.-]*:\/\/)?)([^/?#]*)(.*)$/is.exec(text);
+  const [scheme, authority, rest] = [at?.[1] ?? "", at?.[2] ?? text, at?.[3] ?? ""];
   const where = quoteValue(authority, 60, "end").slice(1, -1);
   const path = rest === "" ? "" : quoteValue(rest, 20).slice(1, -1);
   return `\`${quoteValue(scheme).slice(1, -1)}${where}${path}\``;
