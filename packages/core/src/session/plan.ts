@@ -5,6 +5,7 @@ import { deepFreeze, toFrozenJson } from "./frozen-json.js";
 import type { CompiledIntent } from "./intent.js";
 import { PLAN_JSON_SCHEMA } from "./plan-schema.js";
 import { checkAgainstSchema } from "./schema-check.js";
+import { extractValueTokens } from "./value-tokens.js";
 
 /** A constraint on one argument of a plan step. */
 export type ArgumentConstraint =
@@ -45,6 +46,15 @@ function normalizeTrusted(value: string): string {
   return value.trim().toLowerCase();
 }
 
+/**
+ * Whether every address and link written in the string matches the glob as well: `*@corp.example` matches the
+ * whole of `mark@attacker.example, team@corp.example`, but a mail service reads two recipients there.
+ */
+function everyAddressMatches(value: string, matcher: GlobMatcher): boolean {
+  const tokens = extractValueTokens(value).filter((t) => t.kind === "email" || t.kind === "url");
+  return tokens.every((t) => matcher(t.value));
+}
+
 function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: (string | number)[]): Result<ArgCheck> {
   if ("exact" in c) return ok(eachOrWhole((v) => sameCanonicalJson(v, c.exact)));
   if ("one_of" in c) return ok(eachOrWhole((v) => c.one_of.some((o) => sameCanonicalJson(v, o))));
@@ -55,7 +65,10 @@ function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: 
       return fail([{ code: "invalid_constraint", path, message: `plan at \`${path.join(".")}\`: ${reason}` }]);
     }
     const matcher: GlobMatcher = compiled.value;
-    return ok(eachOrWhole((v) => typeof v === "string" && matcher(v)));
+    // addresses are compared in lower case (their normal form), so the glob is too
+    const lower = compileGlob(c.glob.toLowerCase());
+    const tokenMatcher: GlobMatcher = lower.ok ? lower.value : () => false;
+    return ok(eachOrWhole((v) => typeof v === "string" && matcher(v) && everyAddressMatches(v, tokenMatcher)));
   }
   const list = intent.intent.trusted_values[c.from_trusted];
   if (list === undefined) {
