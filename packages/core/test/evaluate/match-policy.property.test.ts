@@ -56,6 +56,9 @@ const ARG_VALUES: ArgMatchValue[] = [
   false,
   null,
   "ann@corp.com",
+  "/srv/**",
+  "/srv/*/x",
+  "https://api.corp/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -103,6 +106,15 @@ const scalar = fc.oneof(
     "off",
     "0",
     "FALSE",
+  ),
+  fc.constantFrom(
+    "/srv/x",
+    "/srv//x",
+    "//srv/a/x",
+    "/srv/a/../b/x",
+    "/etc/../srv/y",
+    "https://api.corp//v1/../x",
+    "./srv/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

@@ -170,6 +170,28 @@ describe("argument matching", () => {
     }
   });
 
+  it("lets an ask or deny rule's glob match a path in the form a server reads it", () => {
+    // `/home/me//.ssh/id_rsa` missed the deny rule and matched the allow: the server reads it as the key
+    const s: RuleSpec[] = [
+      { id: "no-ssh", match: { args: { path: "/home/me/.ssh/**" } }, action: "deny" },
+      { id: "no-evil", match: { args: { url: "https://evil.example/admin/**" } }, action: "deny" },
+      { id: "home", match: { args: { path: "/home/me/**" } }, action: "allow" },
+      { id: "web", match: { args: { url: "https://**" } }, action: "allow" },
+    ];
+    for (const path of [
+      "/home/me//.ssh/id_rsa",
+      "//home/me/.ssh/id_rsa",
+      "/home/me/docs/../.ssh/id_rsa",
+      "/home/me/./.ssh/x",
+    ]) {
+      expect([path, ruleFor(s, req("read_file", { path }))]).toEqual([path, "no-ssh"]);
+    }
+    expect(ruleFor(s, req("fetch", { url: "https://evil.example//admin/../admin/users" }))).toBe("no-evil");
+    // an allow rule is not widened: a path outside it stays outside whatever its spelling
+    expect(ruleFor(s, req("read_file", { path: "/home/me/../other/x" }))).toBe("default");
+    expect(ruleFor(s, req("read_file", { path: "/home/me/docs/a.txt" }))).toBe("home");
+  });
+
   it("never matches an object where a scalar is expected", () => {
     const s: RuleSpec[] = [{ id: "r", match: { args: { to: "*" } }, action: "deny" }];
     expect(ruleFor(s, req("t", { to: { address: "a@b.c" } }))).toBe("default");

@@ -3,6 +3,7 @@
  * argument paths walked with plain recursion, the local time read with a fresh Intl formatter. Written
  * straight from docs/reference/evaluation.md; the real evaluator is tested against it.
  */
+import { posix } from "node:path";
 import { compileGlob } from "../../src/glob/index.js";
 import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
@@ -25,9 +26,18 @@ function coerced(expected: number | boolean, actual: unknown): boolean {
   return typeof expected === "boolean" && typeof actual === "number" && actual === (expected ? 1 : 0);
 }
 
+/** A path (or a URL's path) as POSIX normalises it: what an ask or deny rule's glob is also tried on. */
+function normalised(text: string): string {
+  const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(text)?.[0] ?? "";
+  const rest = text.slice(start.length);
+  return rest === "" ? text : start + posix.normalize(rest);
+}
+
 function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolean): boolean {
   if (typeof expected === "string") {
-    if (typeof actual === "string") return globMatches(expected, actual);
+    if (typeof actual === "string") {
+      return globMatches(expected, actual) || (lenient && globMatches(expected, normalised(actual)));
+    }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
     if (typeof actual === "boolean") return globMatches(expected, String(actual));
     return false;
