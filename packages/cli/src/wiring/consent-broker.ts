@@ -73,7 +73,16 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);
   const channels: ConsentChannel[] = [...(options.channels ?? [])];
   if (options.terminal !== false) channels.push(createTerminalChannel({ clock: options.clock }));
-  if (store !== undefined) channels.push(createCliChannel({ store, clock: options.clock }));
+  if (store !== undefined && db !== null) {
+    const spent = createSqliteNonceStore(db);
+    channels.push(
+      createCliChannel({
+        store,
+        clock: options.clock,
+        spendNonce: (nonce, requestId, expiresAtMs) => spent.spend(nonce, requestId, expiresAtMs),
+      }),
+    );
+  }
   /** A stored window approval for this call: signed by this home's key for exactly this action (its nonce was spent by its first use). */
   async function verifyGrant(input: {
     response: ConsentResponseV02;

@@ -289,7 +289,16 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       sessionId: ask.sessionId,
       sessionMs: this.#o.sessionApprovalMs ?? 12 * 3_600_000,
     });
-    const response = await this.#o.sign({ response: unsigned, request, arguments: ask.arguments });
+    let response: ConsentResponseV02;
+    try {
+      response = await this.#o.sign({ response: unsigned, request, arguments: ask.arguments });
+    } catch (err) {
+      // recorded and told to the channels as any denial: the chain gets the request's end
+      return this.#deny(
+        open,
+        `the answer could not be signed, so it is not used: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     const verified = await this.#verified(response, request, ask.arguments, now);
     if (verified !== true) {
       return this.#deny(

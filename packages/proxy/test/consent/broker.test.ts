@@ -154,6 +154,20 @@ describe("consent broker", () => {
     }
   });
 
+  it("records the end of a request whose answer could not be signed (consent_denied), as any denial", async () => {
+    const a = scripted("a");
+    const { broker, events } = setup([a.channel], { sign: () => Promise.reject(new Error("no key")) });
+    const pending = broker.ask(makeAsk());
+    await eventually(() => a.deliveries[0]);
+    a.answers[0]?.({ decision: "approved", approverId: "x" });
+    expect(await pending).toEqual({
+      kind: "denied",
+      reason: "the answer could not be signed, so it is not used: no key",
+    });
+    expect(events.map((e) => e.type)).toEqual(["consent_requested", "consent_denied"]);
+    expect(a.settled).toEqual(["denied"]);
+  });
+
   it("says a response could not be checked (the nonce store failed), not that it failed verification", async () => {
     const a = scripted("a");
     const locked = (): never => {

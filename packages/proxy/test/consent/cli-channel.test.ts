@@ -143,6 +143,45 @@ describe("cli channel specifics", () => {
     }
   });
 
+  it("spends the nonce of an answer it read but could not use (signing failed), so no later start takes it for unread", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const spent: string[] = [];
+      const channel = createCliChannel({
+        store,
+        clock: time.clock,
+        pollIntervalMs: 2,
+        timers: time,
+        spendNonce: (nonce) => spent.push(nonce),
+      });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        sign: () => Promise.reject(new Error("no key")),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      expect(
+        answerPendingConsent(store, { id: row.id, decision: "approved", approverId: "cli:alice" }, time.clock()).ok,
+      ).toBe(true);
+      for (let i = 0; i < 10 && spent.length === 0; i++) {
+        time.advance(2);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(await pending).toEqual({
+        kind: "denied",
+        reason: "the answer could not be signed, so it is not used: no key",
+      });
+      expect(spent).toEqual([row.nonce]);
+    } finally {
+      close();
+    }
+  });
+
   it("lets a request be answered once: the second answer is refused as already decided", async () => {
     const time = new ManualTime();
     const { store, close } = openStore();

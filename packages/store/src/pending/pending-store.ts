@@ -79,6 +79,12 @@ export interface PendingConsentStore {
    * owner, of another machine or without an owner are left alone.
    */
   settleOrphaned(nowMs: number): PendingConsentRow[];
+  /**
+   * The answered rows (approved or denied, with an answer) whose owner is gone: the process that waited may
+   * have died before it read the answer. Whether it did is told by the request's nonce (spent once read and
+   * checked); the caller decides. Nothing is changed.
+   */
+  answeredOrphans(): PendingConsentRow[];
 }
 
 /** A pending row as `insertWithinLimit` counts it. */
@@ -118,6 +124,9 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   );
   const ownedStmt: Statement<[], PendingConsentRawRow> = db.prepare<[], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE status = 'pending' AND owner_pid IS NOT NULL ORDER BY created_at_ms, id",
+  );
+  const answeredOwnedStmt: Statement<[], PendingConsentRawRow> = db.prepare<[], PendingConsentRawRow>(
+    "SELECT * FROM pending_consent WHERE status IN ('approved','denied') AND answer_json IS NOT NULL AND owner_pid IS NOT NULL ORDER BY created_at_ms, id",
   );
   const getStmt: Statement<[string], PendingConsentRawRow> = db.prepare<[string], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE id = ?",
@@ -212,5 +221,10 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
         .map(toPendingConsentRow)
         .filter((row) => ownerState(row.owner) === "gone")
         .filter((row) => settleStmt.run("withdrawn", nowMs, row.id).changes === 1),
+    answeredOrphans: () =>
+      answeredOwnedStmt
+        .all()
+        .map(toPendingConsentRow)
+        .filter((row) => ownerState(row.owner) === "gone"),
   };
 }

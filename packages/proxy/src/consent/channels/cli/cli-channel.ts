@@ -17,6 +17,12 @@ export interface CliChannelOptions {
   /** How often the table is read for an answer. Default 250 ms. */
   readonly pollIntervalMs?: number;
   readonly timers?: ConsentTimers;
+  /**
+   * Spends a request's nonce (the home's spent-nonce table): called when a request whose row holds a
+   * person's answer ended denied or expired without that answer being used, so that a proxy starting later
+   * does not take the answer for one its dead owner never read (`acp proxy`'s orphaned requests).
+   */
+  readonly spendNonce?: (nonce: string, requestId: string, expiresAtMs: number) => unknown;
 }
 
 function rowFor(request: ConsentRequestV02, delivery: ChannelDelivery, store: PendingConsentStore): void {
@@ -63,7 +69,13 @@ export function createCliChannel(options: CliChannelOptions): ConsentChannel {
       return pollForAnswer(delivery, options);
     },
     settle: (request: ConsentRequestV02, outcome: ChannelSettlement) => {
-      options.store.settle(request.id, outcome, options.clock().getTime());
+      if (options.store.settle(request.id, outcome, options.clock().getTime())) return;
+      // the row holds an answer this call did not use (refused, or it ended first): used up all the same
+      if ((outcome === "denied" || outcome === "expired") && options.spendNonce !== undefined) {
+        const row = options.store.get(request.id);
+        if (row !== null && row.answer !== null && row.nonce === request.nonce)
+          options.spendNonce(request.nonce, request.id, Date.parse(request.expires_at));
+      }
     },
     // an answer recorded after the last read and before the request expired still counts
     lastLook: (request: ConsentRequestV02) => answerGivenInTime(options.store.get(request.id), request),
