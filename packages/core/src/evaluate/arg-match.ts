@@ -1,4 +1,5 @@
 import { compileRuleGlob } from "./fast-glob.js";
+import { normalizeValue } from "./normal-form.js";
 import type { ArgMatchValue } from "../policy/types.js";
 
 /** A predicate over one scalar argument value. */
@@ -14,40 +15,6 @@ export interface CompiledArgMatch {
 
 /** How deep arrays may nest inside the argument a rule looks at; deeper input is refused, never matched. */
 export const MAX_ARRAY_NESTING = 32;
-
-/** Where a path is not in normal form: an empty, `.` or `..` segment. */
-const ODD_PATH = /\/\/|(?:^|\/)\.\.?(?:\/|$)/;
-/** The scheme and authority of a URL, kept as they are when its path is normalised. */
-const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
-
-/**
- * The normal form of a path (or of a URL's path) when `text` is not in it, as POSIX `path.normalize`
- * gives it: runs of `/` made one, `.` segments dropped, `..` segments resolved (never above the root), a
- * trailing `/` kept; undefined when it already is in normal form. A server reads `/home/me//.ssh/id_rsa` and `/srv/x/../.ssh/id_rsa` as the normal form,
- * which is what an `ask` or `deny` rule's glob is written for.
- */
-export function normalizePath(text: string): string | undefined {
-  const start = URL_START.exec(text)?.[0] ?? "";
-  const path = text.slice(start.length);
-  if (!ODD_PATH.test(path)) return undefined;
-  const absolute = path.startsWith("/");
-  const trailing = path.endsWith("/");
-  const out: string[] = [];
-  for (const segment of path.split("/")) {
-    if (segment === "" || segment === ".") continue;
-    if (segment === "..") {
-      if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
-      else if (!absolute) out.push("..");
-      continue;
-    }
-    out.push(segment);
-  }
-  const body = out.join("/");
-  const shown = body === "" && !absolute ? "." : body;
-  const tail = trailing && shown !== "" ? "/" : "";
-  const normal = `${start}${absolute ? "/" : ""}${shown}${tail}`;
-  return normal === text ? undefined : normal;
-}
 
 /** Strings servers commonly read as `true` / `false` (pydantic's lax mode, form fields), compared lowercased and trimmed. */
 const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
@@ -73,7 +40,8 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * value (`22` does not match `"22"`) — and, with `lenient` (the test of an `ask` or `deny` rule), a number
  * or boolean also matches what a server would coerce to it ({@link coercesTo}): `force: true` in a deny
  * rule refuses `{"force": "true"}`, which a Python server reads as `True`; and a string glob also matches
- * the normal form of a path ({@link normalizePath}): `/home/me/.ssh/**` refuses `/home/me//.ssh/id_rsa`.
+ * the normal form of a path or URL ({@link normalizeValue}): `/home/me/.ssh/**` refuses
+ * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`.
  * Returns an error message when the value cannot be compiled.
  */
 export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafTest | string {
@@ -85,7 +53,7 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
       if (typeof leaf === "string") {
         if (matches(leaf)) return true;
         if (!lenient) return false;
-        const normal = normalizePath(leaf);
+        const normal = normalizeValue(leaf);
         return normal !== undefined && matches(normal);
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));

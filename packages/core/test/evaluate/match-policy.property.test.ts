@@ -114,6 +114,8 @@ const scalar = fc.oneof(
     "/srv/a/../b/x",
     "/etc/../srv/y",
     "https://api.corp//v1/../x",
+    "HTTPS://u@API.corp.:443/%76%31",
+    "https://api.corp",
     "./srv/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),

@@ -186,7 +186,15 @@ describe("argument matching", () => {
     ]) {
       expect([path, ruleFor(s, req("read_file", { path }))]).toEqual([path, "no-ssh"]);
     }
-    expect(ruleFor(s, req("fetch", { url: "https://evil.example//admin/../admin/users" }))).toBe("no-evil");
+    for (const url of [
+      "https://evil.example//admin/../admin/users",
+      "HTTPS://EVIL.example/admin/users",
+      "https://evil.example.:443/admin/users",
+      "https://me@evil.example/admin/users",
+      "https://%65vil.example/%61dmin/users",
+    ]) {
+      expect([url, ruleFor(s, req("fetch", { url }))]).toEqual([url, "no-evil"]);
+    }
     // an allow rule is not widened: a path outside it stays outside whatever its spelling
     expect(ruleFor(s, req("read_file", { path: "/home/me/../other/x" }))).toBe("default");
     expect(ruleFor(s, req("read_file", { path: "/home/me/docs/a.txt" }))).toBe("home");

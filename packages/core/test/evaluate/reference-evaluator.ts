@@ -26,8 +26,26 @@ function coerced(expected: number | boolean, actual: unknown): boolean {
   return typeof expected === "boolean" && typeof actual === "number" && actual === (expected ? 1 : 0);
 }
 
-/** A path (or a URL's path) as POSIX normalises it: what an ask or deny rule's glob is also tried on. */
+/**
+ * What an ask or deny rule's glob is also tried on: an http(s)/ws(s)/ftp URL as the WHATWG parser reads
+ * it (no user info, no trailing dot in the host, its path as POSIX normalises it with unreserved escapes
+ * decoded), else the path (or a URL's path) as POSIX normalises it.
+ */
 function normalised(text: string): string {
+  try {
+    const url = new URL(text);
+    if (["http:", "https:", "ws:", "wss:", "ftp:"].includes(url.protocol)) {
+      const path = posix
+        .normalize(url.pathname)
+        .replace(/%([0-9A-Fa-f]{2})/g, (e, h: string) =>
+          /[A-Za-z0-9._~-]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : e,
+        );
+      const host = url.hostname.replace(/\.$/, "");
+      return `${url.protocol}//${host}${url.port ? `:${url.port}` : ""}${path}${url.search}${url.hash}`;
+    }
+  } catch {
+    // not a URL: a path
+  }
   const start = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(text)?.[0] ?? "";
   const rest = text.slice(start.length);
   return rest === "" ? text : start + posix.normalize(rest);
