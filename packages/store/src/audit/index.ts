@@ -9,7 +9,7 @@ export {
   type ReleaseLock,
 } from "./file-lock.js";
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
-export { scanAuditLog, type ChainPosition, type ScanResult } from "./scan-log.js";
+export { scanAuditLog, type ChainPosition, type ScanResult, type TornBytes } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";
 export {
   countAuditFileLines,

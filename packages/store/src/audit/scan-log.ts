@@ -15,17 +15,31 @@ export interface ChainPosition {
   readonly sinceCheckpoint: number;
 }
 
+/** Where the bytes after a log's last newline lie: a torn (interrupted) write. */
+export interface TornBytes {
+  /** Byte offset of the first of them (the log's size up to its last newline). */
+  readonly start: number;
+  readonly bytes: number;
+}
+
 /** What a scan found past a position. */
 export interface ScanResult {
   readonly position: ChainPosition;
-  /** Bytes after the last newline: a torn (interrupted) write, or `null`. */
-  readonly torn: Buffer | null;
+  /** The bytes after the last newline (a torn, interrupted write), or `null`: where they are, not held. */
+  readonly torn: TornBytes | null;
 }
 
 /** The start of an empty log. */
 export const EMPTY_POSITION: ChainPosition = { size: 0, count: 0, head: null, sinceCheckpoint: 0 };
 
 const CHUNK = 1024 * 1024;
+/**
+ * Most bytes of a line a scan holds: more than any line ACP writes (an event is fitted under 1 MiB
+ * characters, at most 3 MiB of UTF-8). A longer one is not held on: it cannot be an intact event, and a
+ * tail of gigabytes without a newline (a sparse file, a writer that never ends its line) would otherwise
+ * be held whole and copied again with every chunk.
+ */
+const MAX_HELD_LINE = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const CHECKPOINT_MARKER = Buffer.from('"event_type":"checkpoint"');
 
@@ -62,12 +76,12 @@ export function hashOfCanonicalLine(line: Uint8Array): string | undefined {
  * line as ACP writes it (canonical) is checked on its bytes ({@link hashOfCanonicalLine}, one SHA-256);
  * any other is parsed, canonicalized and hashed, and refused if that does not give its `event_hash`.
  */
-function headOf(line: Buffer, lineNumber: number, path: string): string {
-  const fast = hashOfCanonicalLine(line);
+function headOf(line: Buffer | "too long", lineNumber: number, path: string): string {
+  const fast = line === "too long" ? undefined : hashOfCanonicalLine(line);
   if (fast !== undefined) return fast;
   let event: unknown;
   try {
-    event = JSON.parse(line.toString("utf8"));
+    event = line === "too long" ? undefined : JSON.parse(line.toString("utf8"));
   } catch {
     event = undefined;
   }
@@ -89,8 +103,9 @@ function headOf(line: Buffer, lineNumber: number, path: string): string {
 
 /**
  * Reads the log from `from.size` to its end in 1 MiB chunks: counts lines, tracks lines since the last
- * checkpoint, takes the head hash from the last complete line (which must hash to itself), and returns
- * any bytes after the last newline as torn. Memory stays bounded by the chunk and the longest line.
+ * checkpoint, takes the head hash from the last complete line (which must hash to itself), and says where
+ * any bytes after the last newline (a torn write) lie. Memory stays bounded by the chunk and
+ * {@link MAX_HELD_LINE}, whatever the file holds.
  */
 export function scanAuditLog(fd: number, from: ChainPosition, path: string): ScanResult {
   const end = fstatSync(fd).size;
@@ -98,12 +113,17 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
     throw new AuditLogError({ code: "audit_log_shrunk" }, `${path}: the log shrank from ${from.size} to ${end} bytes`);
   }
   let { count, sinceCheckpoint } = from;
+  /** The bytes of the line in progress, unless it grew past {@link MAX_HELD_LINE} (`long`). */
   let carry = Buffer.alloc(0);
-  let last: Buffer | undefined;
+  let long = false;
+  /** Where the line in progress starts: the size up to the last newline. */
+  let lineStart = from.size;
+  let last: Buffer | "too long" | undefined;
   for (let offset = from.size; offset < end;) {
     const chunk = Buffer.allocUnsafe(Math.min(CHUNK, end - offset));
     const read = readSync(fd, chunk, 0, chunk.length, offset);
     if (read === 0) break;
+    const dataStart = offset - carry.length;
     offset += read;
     const data = carry.length === 0 ? chunk.subarray(0, read) : Buffer.concat([carry, chunk.subarray(0, read)]);
     let start = 0;
@@ -120,12 +140,18 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
       lastStart = start;
       start = nl + 1;
     }
-    if (lastStart !== -1) last = Buffer.from(data.subarray(lastStart, start - 1));
-    carry = Buffer.from(data.subarray(start));
+    if (lastStart !== -1) {
+      // the first line of `data` is the rest of a line not held when it grew too long
+      last = lastStart === 0 && long ? "too long" : Buffer.from(data.subarray(lastStart, start - 1));
+      long = false;
+      lineStart = dataStart + start;
+    }
+    long ||= data.length - start > MAX_HELD_LINE;
+    carry = long ? Buffer.alloc(0) : Buffer.from(data.subarray(start));
   }
   const head = last === undefined ? from.head : headOf(last, count, path);
   return {
-    position: { size: end - carry.length, count, head, sinceCheckpoint },
-    torn: carry.length > 0 ? carry : null,
+    position: { size: lineStart, count, head, sinceCheckpoint },
+    torn: lineStart < end ? { start: lineStart, bytes: end - lineStart } : null,
   };
 }

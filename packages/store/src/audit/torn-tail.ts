@@ -1,7 +1,11 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { sha256Ref, type AuditEventInput } from "@acp/core";
-import type { ChainPosition } from "./scan-log.js";
+import type { AuditEventInput } from "@acp/core";
+import type { ChainPosition, TornBytes } from "./scan-log.js";
+
+/** Bytes copied at a time when a torn tail is moved aside. */
+const COPY_CHUNK = 1024 * 1024;
 
 /** What was kept aside when a torn last line was found. */
 export interface TornTail {
@@ -33,23 +37,39 @@ function createExclusive(base: string): { fd: number; path: string } {
   }
 }
 
+/** Copies `torn` of the log (`fd`) into `target` a chunk at a time; returns the bytes copied and their SHA-256. */
+function copyTorn(fd: number, torn: TornBytes, target: number): { bytes: number; sha256: string } {
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(1, torn.bytes)));
+  let copied = 0;
+  while (copied < torn.bytes) {
+    const read = readSync(fd, chunk, 0, Math.min(chunk.length, torn.bytes - copied), torn.start + copied);
+    if (read === 0) break;
+    for (let off = 0; off < read;) off += writeSync(target, chunk, off, read - off);
+    hash.update(chunk.subarray(0, read));
+    copied += read;
+  }
+  return { bytes: copied, sha256: `sha256:${hash.digest("hex")}` };
+}
+
 /**
- * Keeps a torn tail aside and cuts it from the log: the bytes after the last newline are written to a
- * new `<log>.torn-<time>` file (fsynced, directory fsynced) BEFORE the log is truncated back to its last
- * complete line, so a crash in between loses nothing. The caller holds the log's lock and then appends
- * the {@link tornTailEvent}.
+ * Keeps a torn tail aside and cuts it from the log: the bytes after the last newline are copied (a chunk
+ * at a time: a tail of any size costs one chunk of memory) to a new `<log>.torn-<time>` file (fsynced,
+ * directory fsynced) BEFORE the log is truncated back to its last complete line, so a crash in between
+ * loses nothing. The caller holds the log's lock and then appends the {@link tornTailEvent}.
  */
 export function keepTornTailAside(
   fd: number,
   logPath: string,
   position: ChainPosition,
-  torn: Buffer,
+  torn: TornBytes,
   now: Date,
 ): TornTail {
   const stamp = now.toISOString().replace(/[:.]/g, "-");
   const target = createExclusive(`${logPath}.torn-${stamp}`);
+  let copied;
   try {
-    writeSync(target.fd, torn);
+    copied = copyTorn(fd, torn, target.fd);
     fsyncSync(target.fd);
   } finally {
     closeSync(target.fd);
@@ -57,7 +77,7 @@ export function keepTornTailAside(
   fsyncDirectory(dirname(logPath));
   ftruncateSync(fd, position.size);
   fsyncSync(fd);
-  return { path: target.path, bytes: torn.length, sha256: sha256Ref(torn) };
+  return { path: target.path, ...copied };
 }
 
 /** The `audit_recovered` event recording a torn tail: where it went, its size and hash, and after which line. */

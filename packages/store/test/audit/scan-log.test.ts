@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import {
@@ -115,6 +115,36 @@ describe("scanAuditLog's check of the last line", () => {
     const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(damaged) as object).reverse()));
     expect(() => scan(`${reordered}\n`)).toThrow(/not an intact audit event/);
   });
+
+  it("refuses a last line longer than any event without holding it, in one read or across many", () => {
+    const long = "x".repeat(9 * 1024 * 1024);
+    expect(() => scan(`${one.line}\n${long}\n`)).toThrow(/2: last line is not an intact audit event/);
+    expect(() => scan(`${one.line}\n${long}${one.line}\n`)).toThrow(/not an intact audit event/);
+    expect(scan(`${long}\n${one.line}\n`)).toBe(one.event.event_hash);
+  });
+});
+
+describe("scanAuditLog's torn tail", () => {
+  it("says where the bytes after the last newline lie rather than holding them: a tail of any size costs a chunk", () => {
+    const path = join(homes.make(), "audit.jsonl");
+    const one = sealAuditLine(
+      createAuditEventBody(
+        { event_type: "tool_call_completed", tool: "echo" },
+        { id: "ae_1", timestamp: "2026-11-26T00:00:00.000Z", previousEventHash: null },
+      ),
+    );
+    writeFileSync(path, `${one.line}\n`);
+    const size = Buffer.byteLength(one.line) + 1;
+    truncateSync(path, size + 64 * 1024 * 1024); // 64 MiB of zeros and no newline: a sparse file
+    const fd = openSync(path, "r");
+    try {
+      const scan = scanAuditLog(fd, { size: 0, count: 0, head: null, sinceCheckpoint: 0 }, path);
+      expect(scan.position).toMatchObject({ size, count: 1, head: one.event.event_hash });
+      expect(scan.torn).toEqual({ start: size, bytes: 64 * 1024 * 1024 });
+    } finally {
+      closeSync(fd);
+    }
+  });
 });
 
 describe("scanAuditLog's count of lines and of lines since the last checkpoint", () => {
@@ -163,7 +193,7 @@ describe("scanAuditLog's count of lines and of lines since the last checkpoint",
         expect({ count: scan.position.count, sinceCheckpoint: scan.position.sinceCheckpoint }).toEqual(
           expected(lines, from, since0),
         );
-        expect(scan.torn?.toString()).toBe("partial");
+        expect(scan.torn).toEqual({ start: scan.position.size, bytes: "partial".length });
       }),
       { numRuns: 200 },
     );

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -75,5 +76,21 @@ describe("torn last line (power cut mid-write)", () => {
     expect(again.recovered).toBeNull();
     await again.close();
     expect(readLines(path)).toHaveLength(1);
+  });
+
+  it("moves a torn tail of several megabytes aside whole, byte for byte, a chunk at a time", async () => {
+    const path = join(homes.make(), "audit.jsonl");
+    const log = await openAuditLog(path, { clock: steppingClock() });
+    await log.append({ event_type: "tool_call_intercepted" });
+    await log.close();
+    const before = readFileSync(path);
+    const torn = randomBytes(3 * 1024 * 1024 + 17).map((b) => (b === 0x0a ? 0x20 : b));
+    appendFileSync(path, torn);
+    const reopened = await openAuditLog(path, { clock: steppingClock(Date.UTC(2026, 0, 16)) });
+    await reopened.close();
+    expect(reopened.recovered).toMatchObject({ bytes: torn.length, sha256: sha256Ref(torn) });
+    expect(readFileSync(reopened.recovered?.path ?? "").equals(torn)).toBe(true);
+    expect(readFileSync(path).subarray(0, before.length).equals(before)).toBe(true);
+    expect(verifyFile(path)).toMatchObject({ ok: true, count: 2 });
   });
 });
