@@ -194,8 +194,10 @@ export async function countAuditFileLines(
     /** Offsets of the last two newlines read (-1: none read yet). */
     let lastNewline = -1;
     let newlineBefore = -1;
-    for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    // the bytes the file holds now, not what a read may still give: a device (`/dev/zero`) never ends
+    const size = (await handle.stat()).size;
+    while (position < size) {
+      const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - position), position);
       if (bytesRead === 0) break;
       for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1 && nl < bytesRead; nl = chunk.indexOf(NEWLINE, nl + 1)) {
         count++;
