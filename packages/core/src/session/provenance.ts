@@ -337,6 +337,18 @@ function accountNumberText(value: unknown): string | undefined {
   return digits.length >= MIN_ACCOUNT_DIGITS ? digits : undefined;
 }
 
+/** How close (characters) the person's name must stand to an address on a named page to vouch for it. */
+export const NAMED_SOURCE_WINDOW = 200;
+
+/** Whether `anchor` occurs within {@link NAMED_SOURCE_WINDOW} characters of an occurrence of `piece` in `text`. */
+function besideOn(text: string, piece: string, anchor: string): boolean {
+  for (let at = text.indexOf(piece); at !== -1; at = text.indexOf(piece, at + 1)) {
+    const around = text.slice(Math.max(0, at - NAMED_SOURCE_WINDOW), at + piece.length + NAMED_SOURCE_WINDOW);
+    if (containsDelimited(around, anchor)) return true;
+  }
+  return false;
+}
+
 /** A file's name (`report.xlsx`, `address-change.txt`): what names one document, unlike a search's words. */
 const FILE_NAME = /^[\p{L}\p{N}_-]+\.[\p{L}\p{N}]{2,5}$/u;
 
@@ -365,18 +377,21 @@ function applyNamedSources(
   payload: ReadonlySet<string>,
 ): PieceProvenance[] {
   const userSources = new Set(entries.filter((e) => e.label !== "external_untrusted").map((e) => e.source));
-  const anchors = new Set(
-    pieces
-      .filter((p) => !payload.has(String(p.path[0])) && p.trusted_sources.some((s) => userSources.has(s)))
-      .map((p) => String(p.path[0])),
+  const anchors = pieces.filter(
+    (p) => !payload.has(String(p.path[0])) && p.trusted_sources.some((s) => userSources.has(s)),
   );
   const named = entries.filter((e) => e.named_source && e.instructions?.contains_instructions !== true);
   return pieces.map((p) => {
     const key = String(p.path[0]);
-    if (p.status !== "tainted" || payload.has(key) || ![...anchors].some((a) => a !== key)) return p;
+    if (p.status !== "tainted" || payload.has(key)) return p;
     const identity = identityOf(p);
     const holder = identity === undefined ? undefined : named.find((e) => e.tokens.has(identity));
     if (holder === undefined) return p;
+    // the page vouches for the address of the one the user named: that one's words beside the address on it
+    const vouched = anchors.some(
+      (a) => String(a.path[0]) !== key && (p.piece.includes(a.piece) || besideOn(holder.text, p.piece, a.piece)),
+    );
+    if (!vouched) return p;
     return { ...p, status: "trusted", trusted_sources: [...p.trusted_sources, `named-source:${holder.source}`] };
   });
 }

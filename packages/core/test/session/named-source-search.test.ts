@@ -35,17 +35,12 @@ describe("a search for words the user typed names no source", () => {
 
   it("still names the file the user typed by its name", async () => {
     const { session } = await executingSession({ intent: INTENT, settings: SETTINGS });
-    session.recordUserInput("Mail bob@partner.example, cc the contact listed in contacts.txt");
+    session.recordUserInput("Invite Dora, her address is in contacts.txt");
     session.recordExecution(
       { server: "mail", tool: "read_file", arguments: { name: "contacts.txt" } },
-      "contact: dora@mail.example",
+      "Dora: dora@mail.example",
     );
-    expect(
-      session.evaluate({
-        server: "mail",
-        tool: "send_email",
-        arguments: { recipients: ["bob@partner.example"], cc: ["dora@mail.example"], body: "hi" },
-      }).route,
-    ).toBe("accept");
+    const invite = { server: "mail", tool: "invite_user", arguments: { user: "Dora", email: "dora@mail.example" } };
+    expect(session.evaluate(invite).route).toBe("accept");
   });
 });
