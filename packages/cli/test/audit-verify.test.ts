@@ -145,4 +145,21 @@ describe("acp audit verify", () => {
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("no audit log yet");
   });
+
+  it("says what the anchor proves: that the log reaches its line, and warns when it is older than the last checkpoint", async () => {
+    const h = await home(5); // checkpoints at lines 4 and 7
+    const ok = await runCli(["audit", "verify"], { env: h.env });
+    expect(ok.stdout).toContain("anchor: the log reaches the checkpoint kept beside it (line 7)");
+    expect(ok.stderr).toBe("");
+    const lines = readFileSync(h.log, "utf8").split("\n");
+    writeFileSync(`${h.log}.checkpoint`, `${lines[3]}\n`); // an older anchor (put back, or its update lost)
+    const stale = await runCli(["audit", "verify", "--json"], { env: h.env });
+    expect(JSON.parse(stale.stdout)).toMatchObject({ ok: true, anchor_line: 4, lastCheckpoint: { line: 7 } });
+    const text = await runCli(["audit", "verify"], { env: h.env });
+    expect(text.code).toBe(0);
+    expect(text.stderr).toContain(
+      "warning: the anchor records the checkpoint at line 4, older than the last one (line 7): a cut after line 4 cannot be detected",
+    );
+    expect(text.stdout).not.toContain("anchor: the log reaches");
+  });
 });

@@ -1,6 +1,13 @@
 import { closeSync, existsSync, fstatSync, openSync } from "node:fs";
 import type { Command } from "commander";
-import { AUDIT_PROBLEMS, verifyAuditChain, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
+import {
+  AUDIT_PROBLEMS,
+  parseAuditLine,
+  readCheckpoint,
+  verifyAuditChain,
+  type AuditVerification,
+  type VerifyAuditOptions,
+} from "@acp/core";
 import {
   anchorPathOf,
   homePaths,
@@ -128,6 +135,14 @@ async function readPostgresChain(
   }
 }
 
+/** The line of the checkpoint an anchor holds (`null` without one, or when it is not a checkpoint). */
+function anchorLineOf(anchor: string | undefined): number | null {
+  if (anchor === undefined) return null;
+  const parsed = parseAuditLine(anchor.trim());
+  const read = parsed.ok ? readCheckpoint(parsed.value) : undefined;
+  return read?.ok === true ? read.value.body.count + 1 : null;
+}
+
 function report(
   ctx: CliContext,
   where: {
@@ -151,6 +166,7 @@ function report(
       public_key_file: key.path ?? null,
       public_key: key.key ?? null,
       anchor_file: anchor === undefined ? null : anchorPath,
+      anchor_line: anchorLineOf(anchor),
       ...result,
     });
     return;
@@ -176,6 +192,17 @@ function report(
     printError(ctx, "warning: PostgreSQL keeps no anchor: rows cut after the last checkpoint cannot be detected");
   else if (anchor === undefined)
     printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
+  else {
+    // the anchor only proves the log reaches its own line: one older than the last checkpoint says less
+    const line = anchorLineOf(anchor);
+    const last = result.lastCheckpoint?.line ?? null;
+    if (line !== null && last !== null && line < last)
+      printError(
+        ctx,
+        `warning: the anchor records the checkpoint at line ${line}, older than the last one (line ${last}): a cut after line ${line} cannot be detected`,
+      );
+    else if (line !== null) printLine(ctx, `anchor: the log reaches the checkpoint kept beside it (line ${line})`);
+  }
 }
 
 async function runVerify(ctx: CliContext, fileArg: string | undefined, options: VerifyOptions): Promise<void> {
