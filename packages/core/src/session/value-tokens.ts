@@ -200,10 +200,12 @@ function continuesAfter(text: string, end: number): boolean {
 /**
  * Whether an identifier starts before `start`: a letter or digit, then a joiner (`bob.` of `bob.smith@…`,
  * `alice+`). A host's parent domain is not a part of another identifier: `www.` or `mail.` before
- * `example.com` names a host of that same domain's owner.
+ * `example.com` names a host of that same domain's owner; nor is a scheme (`mailto:bob@…`).
  */
 function continuesBefore(text: string, start: number, piece: string): boolean {
   if (start < 2 || !continuesIdentifier(text, start - 1, start - 2)) return false;
+  // a scheme or a label before a colon (`mailto:`, `email:`) names the same address
+  if (text[start - 1] === ":") return false;
   return text[start - 1] !== "." || piece.includes("@");
 }
 

@@ -60,6 +60,7 @@ describe("what the user typed vouches for whole identifiers, never for a part of
     expect(containsWhole("ask bob, then carol", "bob")).toBe(true);
     expect(containsWhole("ask bob's team", "bob")).toBe(true);
     expect(containsWhole("frederick", "fred")).toBe(false);
+    expect(containsWhole("write to mailto:bob@x.example", "bob@x.example")).toBe(true);
   });
 });
 
