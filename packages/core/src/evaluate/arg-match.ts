@@ -39,8 +39,9 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * `"tr*"` matches `true`), never null or an object. A number, boolean or null matches the identical JSON
  * value (`22` does not match `"22"`) — and, with `lenient` (the test of an `ask` or `deny` rule), a number
  * or boolean also matches what a server would coerce to it ({@link coercesTo}): `force: true` in a deny
- * rule refuses `{"force": "true"}`, which a Python server reads as `True`; and a string glob also matches
- * the normal form of a path or URL ({@link normalizeValue}): `/home/me/.ssh/**` refuses
+ * rule refuses `{"force": "true"}`, which a Python server reads as `True`; a string glob's `*` also
+ * crosses `/` and line breaks (`*rm -rf*` refuses `cd /tmp && rm -rf x`); and a string glob also
+ * matches the normal form of a path or URL ({@link normalizeValue}): `/home/me/.ssh/**` refuses
  * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`.
  * Returns an error message when the value cannot be compiled.
  */
@@ -49,12 +50,16 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     const glob = compileRuleGlob(expected);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
     const matches = glob.value;
+    // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
+    const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }) : undefined;
+    const loose = crossing?.ok === true ? crossing.value : undefined;
     return (leaf) => {
       if (typeof leaf === "string") {
         if (matches(leaf)) return true;
-        if (!lenient) return false;
+        if (loose === undefined) return false;
+        if (loose(leaf)) return true;
         const normal = normalizeValue(leaf);
-        return normal !== undefined && matches(normal);
+        return normal !== undefined && (matches(normal) || loose(normal));
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false");

