@@ -28,6 +28,31 @@ async function logWith(n: number): Promise<string> {
   return path;
 }
 
+/** Follows `path` from its start, polling every 10 ms: the lines seen, a wait for `n` of them, and stop. */
+function follow(
+  path: string,
+  chunkBytes?: number,
+): { seen: string[]; waitFor: (n: number) => Promise<void>; stop: () => Promise<void> } {
+  const seen: string[] = [];
+  const controller = new AbortController();
+  const options = { from: 0, signal: controller.signal, intervalMs: 10 };
+  const following = followAuditFile(
+    path,
+    (l) => seen.push(l),
+    chunkBytes === undefined ? options : { ...options, chunkBytes },
+  );
+  return {
+    seen,
+    waitFor: async (n) => {
+      for (let i = 0; i < 500 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+    },
+    stop: async () => {
+      controller.abort();
+      await following;
+    },
+  };
+}
+
 describe("acp audit tail", () => {
   it("prints the last N events readably", async () => {
     const path = await logWith(5);
@@ -112,19 +137,12 @@ describe("acp audit tail", () => {
 
   it("follows appended events until stopped", async () => {
     const path = await logWith(1);
-    const seen: string[] = [];
-    const controller = new AbortController();
-    const following = followAuditFile(path, (l) => seen.push(l), {
-      from: 0,
-      signal: controller.signal,
-      intervalMs: 10,
-    });
+    const { seen, waitFor, stop } = follow(path);
     const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 16)) });
     await log.append({ event_type: "tool_call_completed", tool: "later" });
     await log.close();
-    for (let i = 0; i < 500 && seen.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
-    controller.abort();
-    await following;
+    await waitFor(2);
+    await stop();
     expect(seen).toHaveLength(2);
     expect(seen[1]).toContain('"tool":"later"');
   });
@@ -132,24 +150,13 @@ describe("acp audit tail", () => {
   it("follows a log grown by more than a chunk at once a chunk at a time: a line longer than a chunk is a stand-in, not held", async () => {
     const path = await logWith(1);
     const first = readFileSync(path, "utf8").split("\n")[0] ?? "";
-    const seen: string[] = [];
-    const controller = new AbortController();
-    const following = followAuditFile(path, (l) => seen.push(l), {
-      from: 0,
-      signal: controller.signal,
-      intervalMs: 10,
-      chunkBytes: 2048,
-    });
-    const waitFor = async (n: number): Promise<void> => {
-      for (let i = 0; i < 500 && seen.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-    };
+    const { seen, waitFor, stop } = follow(path, 2048);
     await waitFor(1);
     appendFileSync(path, "y".repeat(5000)); // a line still being written, already longer than a chunk
     await new Promise((r) => setTimeout(r, 50));
     appendFileSync(path, `${"y".repeat(5000)}\n${first}\n`);
     await waitFor(3);
-    controller.abort();
-    await following;
+    await stop();
     expect(seen).toHaveLength(3);
     expect(seen[0]).toBe(first);
     expect(seen[1]).toMatch(/^x+$/);

@@ -62,40 +62,35 @@ async function home(): Promise<{ dir: string; log: string; env: Record<string, s
   return { dir, log, env: { ACP_HOME: dir, HOME: "/nonexistent-home" }, publicHex };
 }
 
+/** Runs `acp ARGS(pipe)` against a fresh home with an endless pipe in it, and closes the pipe after. */
+async function acpWithPipe(
+  args: (pipe: string, h: Awaited<ReturnType<typeof home>>) => string[],
+): Promise<Outcome & { pipe: string }> {
+  const h = await home();
+  const pipe = endlessPipe(h.dir);
+  try {
+    return { ...(await acp(args(pipe.path, h), h.env)), pipe: pipe.path };
+  } finally {
+    pipe.close();
+  }
+}
+
 describe("an input file that never ends (/dev/zero, a stuck pipe) is not read on", () => {
   it("acp audit verify --anchor: the anchor is refused as too long, exit 3", async () => {
-    const h = await home();
-    const pipe = endlessPipe(h.dir);
-    try {
-      const out = await acp(["audit", "verify", h.log, "--anchor", pipe.path], h.env);
-      expect(out.code).toBe(3);
-      expect(out.stderr).toContain(`${pipe.path}: not_json: line longer than`);
-    } finally {
-      pipe.close();
-    }
+    const out = await acpWithPipe((pipe, h) => ["audit", "verify", h.log, "--anchor", pipe]);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain(`${out.pipe}: not_json: line longer than`);
   });
 
   it("acp audit verify --public-key: not a key, exit 4", async () => {
-    const h = await home();
-    const pipe = endlessPipe(h.dir);
-    try {
-      const out = await acp(["audit", "verify", h.log, "--public-key", pipe.path], h.env);
-      expect(out.code).toBe(4);
-      expect(out.stderr).toContain("public key is not 64 hex digits");
-    } finally {
-      pipe.close();
-    }
+    const out = await acpWithPipe((pipe, h) => ["audit", "verify", h.log, "--public-key", pipe]);
+    expect(out.code).toBe(4);
+    expect(out.stderr).toContain("public key is not 64 hex digits");
   });
 
   it("acp proof verify: the proof file is refused as larger than 1 MiB", async () => {
-    const h = await home();
-    const pipe = endlessPipe(h.dir);
-    try {
-      const out = await acp(["proof", "verify", pipe.path, "--public-key", h.publicHex], h.env);
-      expect(out.code).toBe(3);
-      expect(out.stderr).toContain("is larger than 1 MiB");
-    } finally {
-      pipe.close();
-    }
+    const out = await acpWithPipe((pipe, h) => ["proof", "verify", pipe, "--public-key", h.publicHex]);
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain("is larger than 1 MiB");
   });
 });

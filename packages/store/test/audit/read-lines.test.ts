@@ -16,6 +16,21 @@ import { writeChain } from "./chain-file.js";
 const homes = tempHomes();
 afterAll(homes.cleanup);
 
+/** The lines of a chain of `n` events whose `metadata.note` is `note(i)`. */
+function chainOfNotes(n: number, note: (i: number) => string): string[] {
+  let head: string | null = null;
+  const lines: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const sealed = sealAuditInput(
+      { event_type: "tool_call_completed", tool: "send_email", metadata: { note: note(i) } },
+      { id: `ae_${i}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: head },
+    );
+    lines.push(sealed.line);
+    head = sealed.event.event_hash;
+  }
+  return lines;
+}
+
 async function collect(lines: AsyncIterable<string>): Promise<string[]> {
   const out: string[] = [];
   for await (const line of lines) out.push(line);
@@ -255,16 +270,7 @@ describe("verifyAuditFile", () => {
 
   it("any single-byte change to a log holding U+FFFD and other multi-byte characters is detected, read from the file", async () => {
     const path = join(homes.make(), "log.jsonl");
-    let head: string | null = null;
-    const lines: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      const sealed = sealAuditInput(
-        { event_type: "tool_call_completed", tool: "t", metadata: { s: `\uFFFD${i}é€😀\uFFFD` } },
-        { id: `ae_${i}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: head },
-      );
-      lines.push(sealed.line);
-      head = sealed.event.event_hash;
-    }
+    const lines = chainOfNotes(4, (i) => `\uFFFD${i}é€😀\uFFFD`);
     const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
     // half the changes hit the bytes of a U+FFFD by a small step (EF → F0…F4 reads as U+FFFD again)
     const replacement: number[] = [];
@@ -288,16 +294,7 @@ describe("verifyAuditFile", () => {
     // U+FFFD is legitimate content (a lone surrogate a caller sent is recorded as one); `F0 BF BD` before
     // a `"` and a lone `80` also decode to U+FFFD, so the decoded text, and its hash, would not change
     const path = join(homes.make(), "log.jsonl");
-    let head: string | null = null;
-    const lines: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const sealed = sealAuditInput(
-        { event_type: "tool_call_intercepted", tool: "send_email", metadata: { note: "caf\uFFFD" } },
-        { id: `ae_${i}`, timestamp: "2026-01-15T12:00:00.000Z", previousEventHash: head },
-      );
-      lines.push(sealed.line);
-      head = sealed.event.event_hash;
-    }
+    const lines = chainOfNotes(3, () => "caf\uFFFD");
     const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
     writeFileSync(path, bytes);
     expect((await verifyAuditFile(path)).verification).toMatchObject({ ok: true, count: 3 });
