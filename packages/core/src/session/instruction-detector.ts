@@ -69,6 +69,10 @@ const OVERRIDE: readonly RegExp[] = [
   // Portuguese and Dutch (accents are dropped before scoring: `instruções` reads `instrucoes`)
   /\b(?:ignore|ignora|esqueca|desconsidere)\b[^.\n]{0,30}\binstrucoes\b/gi,
   /\b(?:negeer|vergeet)\b[^.\n]{0,30}\b(?:instructies|aanwijzingen|regels)\b/gi,
+  // Russian (`й` reads `и` once marks are dropped), Chinese, Japanese
+  /(?:игнорируи(?:те)?|забудь(?:те)?|не\s+обращаи(?:те)?\s+внимания\s+на)[^.\n]{0,40}(?:инструкци|указани|правил)/gi,
+  /(?:忽略|无视|無視|忘记|忘記)[^。\n]{0,20}(?:指令|指示|说明|說明|规则|規則)/g,
+  /(?:指示|命令|ルール)[^。\n]{0,10}(?:無視|忘れ)/g,
 ];
 
 const SECRECY: readonly RegExp[] = [
@@ -146,6 +150,7 @@ const HOMOGLYPHS: Readonly<Record<string, string>> = {
   ...pairs("ս u օ o ց g հ h ո n"),
   ...pairs("ᴀ a ʙ b ᴄ c ᴅ d ᴇ e ғ f ɢ g ʜ h ɪ i ᴊ j ᴋ k ʟ l ᴍ m ɴ n ᴏ o ᴘ p ǫ q ʀ r ꜱ s ᴛ t ᴜ u ᴠ v ᴡ w ʏ y ᴢ z"),
 };
+const LATIN_LETTER = /[A-Za-z\u00C0-\u024F]/;
 const HOMOGLYPH = new RegExp(`[${Object.keys(HOMOGLYPHS).join("")}]`, "gu");
 
 function pairs(list: string): Record<string, string> {
@@ -161,7 +166,13 @@ const INVISIBLE = /[\p{Cf}\p{Mn}]/gu;
 function canonical(text: string): string {
   // accents come off too (`Ig\u0301nore` composes to `Igńore`): decomposed, marks dropped, composed again
   const plain = decodeCharacterReferences(text).normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
-  const latin = plain.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch);
+  // a look-alike is folded in a word that has Latin letters or is all look-alikes (`ѕуѕтем`); Russian or Greek
+  // words keep their letters, so the phrases of those languages are read as written
+  const latin = plain.replace(/[\p{L}\p{N}]+/gu, (word) =>
+    LATIN_LETTER.test(word) || [...word].every((ch) => ch in HOMOGLYPHS || /\p{N}/u.test(ch))
+      ? word.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch)
+      : word,
+  );
   // "I g n o r e   p r e v i o u s": single letters separated by single spaces become one word
   return latin.replace(/\b(?:\p{L} ){3,}\p{L}\b/gu, (run) => run.replace(/ /g, ""));
 }
@@ -268,7 +279,7 @@ export const WEAK_ONLY_CAP = 0.4;
 
 /**
  * Scores a text for instruction-like language. Strong signals: policy overrides (`ignore previous
- * instructions`, also in German, French, Spanish, Italian, Portuguese, Dutch, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
+ * instructions`, also in German, French, Spanish, Italian, Portuguese, Dutch, Russian, Chinese, Japanese, 0.6), secrecy (`do not tell the user`, 0.5), claims of the
  * user's authority (`the user has already approved it`, 0.4), a fake conversation turn or a line claiming the system's voice (`###(system_message)`, 0.4), words addressed
  * to the model (`To the AI:`, `if you are an LLM`, 0.3, at most 0.45), fake markup (`<INFORMATION>`,
  * `[hidden: …]`, 0.3) and tool names (0.2, at most 0.3). Weak signals, which ordinary recipes, manuals and TODO
