@@ -162,4 +162,20 @@ describe("acp audit verify", () => {
     );
     expect(text.stdout).not.toContain("anchor: the log reaches");
   });
+
+  it("a bad anchor says the log was not verified, not that 0 lines of it are intact", async () => {
+    const h = await home(2);
+    const anchor = readFileSync(`${h.log}.checkpoint`, "utf8");
+    writeFileSync(
+      `${h.log}.checkpoint`,
+      anchor.replace(/"event_hash":"sha256:[0-9a-f]{8}/, '"event_hash":"sha256:00000000'),
+    );
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr).toContain(
+      `${h.log}.checkpoint: hash_mismatch: anchor's \`event_hash\` does not match its content`,
+    );
+    expect(out.stderr).toContain("the log was not verified: the anchor is checked first");
+    expect(out.stderr).not.toContain("lines before it are intact");
+  });
 });

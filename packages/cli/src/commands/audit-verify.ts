@@ -178,7 +178,13 @@ function report(
     printError(ctx, printable(`${at}: ${p.code}: ${p.message}`));
     if (p.line === where.unterminatedLine)
       printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
-    printError(ctx, `${result.count} lines before it are intact`);
+    // a problem of the anchor itself is found before any line is read: nothing of the log was verified
+    if (p.where === "anchor")
+      printError(
+        ctx,
+        "the log was not verified: the anchor is checked first (--anchor another copy, or verify a copy of the log without it)",
+      );
+    else printError(ctx, `${result.count} lines before it are intact`);
     return;
   }
   for (const line of describeOk(file, result)) printLine(ctx, line);
