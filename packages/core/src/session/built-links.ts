@@ -19,24 +19,31 @@ function samePath(a: readonly (string | number)[], b: readonly (string | number)
 
 /**
  * The links among `pieces` that nobody supplied (`unknown`: the agent wrote them), that carry a path or a
- * query, and whose host only untrusted content holds (`tainted`). Each is returned as a tainted `url` piece
- * with its host's untrusted sources, for the question a person answers.
+ * query, and whose host only untrusted content holds (`tainted`). A link without a scheme
+ * (`attacker.example/verify?p=…`, a whole argument) has its host judged by `hostStatus`. Each is returned as
+ * a tainted `url` piece with its host's untrusted sources, for the question a person answers.
  */
-export function builtLinksToUntrustedHosts(pieces: readonly PieceProvenance[]): PieceProvenance[] {
+export function builtLinksToUntrustedHosts(
+  pieces: readonly PieceProvenance[],
+  hostStatus: (host: string) => PieceProvenance | undefined,
+): PieceProvenance[] {
   const out: PieceProvenance[] = [];
   for (const link of pieces) {
-    if (link.kind !== "url" || link.status !== "unknown" || !carriesData(link.piece)) continue;
+    if (link.status !== "unknown" || !carriesData(link.piece)) continue;
     const host = urlHost(link.piece);
-    const named = pieces.find(
-      (p) => p.kind === "host" && p.piece === host && p.status === "tainted" && samePath(p.path, link.path),
-    );
-    if (named !== undefined) out.push({ ...named, kind: "url", piece: link.piece });
+    if (host === undefined) continue;
+    const named =
+      link.kind === "url"
+        ? pieces.find((p) => p.kind === "host" && p.piece === host && samePath(p.path, link.path))
+        : link.kind === "value" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(link.piece)
+          ? hostStatus(host)
+          : undefined;
+    if (named?.status === "tainted") out.push({ ...named, path: link.path, kind: "url", piece: link.piece });
   }
   return out;
 }
 
-/** Whether arguments may hold a link at all (a cheap test before tracing them). */
+/** Whether arguments may hold a link at all (a cheap test before tracing them): a `/` after a dotted name. */
 export function mayHoldLink(args: Readonly<Record<string, unknown>>): boolean {
-  const text = JSON.stringify(args).toLowerCase();
-  return text.includes("://") || text.includes("www.");
+  return /[a-z0-9-]\.[a-z]{2,}(?::\d+)?[/?#]/i.test(JSON.stringify(args));
 }

@@ -274,7 +274,7 @@ function readFindings(
   // a link the agent built on a host only untrusted text named sends what it carries there: always asked
   const tainted = [
     ...(reads.tainted_arguments === "ask" ? pieces.filter((p) => p.status === "tainted") : []),
-    ...builtLinksToUntrustedHosts(pieces),
+    ...builtLinksToUntrustedHosts(pieces, (host) => deriveProvenance(view.entries, { host })[0]),
   ];
   const found = taintFindings(tainted, action, category);
   if (reads.after_instructions === "ask")

