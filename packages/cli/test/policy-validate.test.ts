@@ -104,6 +104,20 @@ describe("acp policy validate", () => {
     expect(report.warnings.map((w) => [w.code, w.line])).toEqual([["shadowed_rule", 6]]);
   });
 
+  it("warns about a tool written as the proxy shows it (server__tool), which no rule sees", async () => {
+    writeFileSync(
+      join(dir, "prefixed.yml"),
+      'version: "1"\nrules:\n  - id: no-delete\n    match: { tool: github__delete_repo }\n    action: deny\n',
+    );
+    const out = await runCli(["policy", "validate", "prefixed.yml"], { cwd: dir });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe(
+      "prefixed.yml:3:5: warning: rule `no-delete`: `tool` `github__delete_repo` looks like the name `acp proxy` " +
+        "shows an agent (server__tool); rules see the tool's own name and its server apart " +
+        "(write `tool: delete_repo` with `server: github`)\n",
+    );
+  });
+
   it("reads $ACP_HOME/policy.yml when no file is named", async () => {
     const home = join(dir, "home");
     mkdirSync(home, { recursive: true });

@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
 import {
+  findPrefixedToolNames,
   findShadowedRules,
   formatIssue,
   MAX_POLICY_BYTES,
@@ -20,7 +21,10 @@ export interface PolicyValidationReport {
   /** The number of rules when valid, else `null`. */
   readonly rules: number | null;
   readonly issues: readonly Issue[];
-  /** Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`). */
+  /**
+   * Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`), tools
+   * written `server__tool` (`prefixed_tool_name`).
+   */
   readonly warnings: readonly Issue[];
 }
 
@@ -97,12 +101,15 @@ async function validateInput(
 }
 
 /**
- * The warnings of a valid policy: rules that can never match (`findShadowedRules`), each placed at the
- * rule's first key on its line (after the `- ` of the list item).
+ * The warnings of a valid policy, in file order: rules that can never match (`findShadowedRules`) and
+ * tools written as the proxy shows them (`findPrefixedToolNames`), each placed at its rule's first key
+ * on its line (after the `- ` of the list item).
  */
 function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
   const lines = text?.split(/\r?\n/) ?? [];
-  return findShadowedRules(policy.rules).map((warning) => {
+  const found = [...findShadowedRules(policy.rules), ...findPrefixedToolNames(policy)];
+  found.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
+  return found.map((warning) => {
     const line = warning.line === undefined ? undefined : lines[warning.line - 1];
     if (line === undefined) return warning;
     return { ...warning, column: (/^\s*(?:-\s+)?/.exec(line)?.[0].length ?? 0) + 1 };

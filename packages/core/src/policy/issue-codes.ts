@@ -63,6 +63,11 @@ export const POLICY_ISSUES = [
     meaning:
       "`acp policy validate` warning, not an error (the policy loads): a rule that can never match, because an earlier rule matches every call it would (`findShadowedRules`)",
   },
+  {
+    code: "prefixed_tool_name",
+    meaning:
+      "`acp policy validate` warning: a `tool` written `server__tool`, as `acp proxy` may show it to the agent; rules see the tool's own name and `server` apart (`findPrefixedToolNames`)",
+  },
 ] as const;
 
 /** The codes of {@link POLICY_ISSUES}. */
