@@ -12,6 +12,7 @@ import {
   parseConsentGraph,
   policySource,
   routeStrictness,
+  type Decision,
   type DecisionSource,
   type Route,
   type SourceVerdict,
@@ -97,14 +98,19 @@ describe("the one pipeline", () => {
       5,
       "refuse",
     ];
-    for (const answer of answers) {
+    // each answer from a graph source beside one that accepts, given at once and through a promise
+    const besideAccept = async (answer: unknown): Promise<Decision[]> => {
+      const decisions: Decision[] = [];
       for (const async of [false, true]) {
-        const odd = {
-          name: "graph",
-          evaluate: () => (async ? Promise.resolve(answer) : answer),
-        } as unknown as DecisionSource;
-        const decision = await createPipeline([fixed("accept"), odd]).decide({ tool: "x", arguments: {} }, NOW);
-        expect([answer, async, decision.route]).toEqual([answer, async, "refuse"]);
+        const odd = { name: "graph", evaluate: () => (async ? Promise.resolve(answer) : answer) };
+        const pipeline = createPipeline([fixed("accept"), odd as unknown as DecisionSource]);
+        decisions.push(await pipeline.decide({ tool: "x", arguments: {} }, NOW));
+      }
+      return decisions;
+    };
+    for (const answer of answers) {
+      for (const decision of await besideAccept(answer)) {
+        expect([answer, decision.route]).toEqual([answer, "refuse"]);
         expect(decision.reasons.some((r) => r.code === "source_error" && r.source === "graph")).toBe(true);
       }
     }
@@ -116,12 +122,7 @@ describe("the one pipeline", () => {
         },
       },
     );
-    for (const async of [false, true]) {
-      const odd = { name: "graph", evaluate: () => (async ? Promise.resolve(unreadable) : unreadable) };
-      const decision = await createPipeline([fixed("accept"), odd as unknown as DecisionSource]).decide(
-        { tool: "x", arguments: {} },
-        NOW,
-      );
+    for (const decision of await besideAccept(unreadable)) {
       expect(decision.route).toBe("refuse");
       expect(decision.reasons.some((r) => r.code === "source_error" && r.message.includes("no route here"))).toBe(true);
     }
@@ -133,12 +134,7 @@ describe("the one pipeline", () => {
         throw new Error("no reasons here");
       },
     };
-    for (const async of [false, true]) {
-      const odd = { name: "graph", evaluate: () => (async ? Promise.resolve(treacherous) : treacherous) };
-      const decision = await createPipeline([fixed("accept"), odd as unknown as DecisionSource]).decide(
-        { tool: "x", arguments: {} },
-        NOW,
-      );
+    for (const decision of await besideAccept(treacherous)) {
       expect(decision).toMatchObject({ route: "refuse", reasons: [{ code: "pipeline_error" }] });
       expect(decision.reasons[0]?.message).toContain("no reasons here");
     }
