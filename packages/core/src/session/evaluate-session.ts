@@ -221,7 +221,10 @@ function provenanceFindings(
       ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [], named_sources: false }
       : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
-  const tainted = pieces.filter((p) => p.status === "tainted");
+  // a link written without a scheme has no host piece of its own: its host is judged here
+  const built = builtLinksToUntrustedHosts(pieces, (host) => deriveProvenance(view.entries, { host })[0]);
+  const schemeless = built.filter((b) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(b.piece));
+  const tainted = [...pieces.filter((p) => p.status === "tainted"), ...schemeless];
   const found = taintFindings(tainted, action, category);
   if (configured.unknown === "ask") {
     // Every unknown piece except the whole text of a label argument (a title the agent may word itself).
