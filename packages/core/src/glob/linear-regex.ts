@@ -9,197 +9,12 @@
  * position it is asked at.
  */
 
-/** A predicate over one UTF-16 code unit (the expressions carry no `u` flag). */
-type CodeTest = (code: number) => boolean;
+import { Parser, UnsupportedRegexError, type CodeTest, type Node } from "./regex-parse.js";
 
-type Node =
-  | { readonly t: "char"; readonly test: CodeTest }
-  | { readonly t: "seq"; readonly items: readonly Node[] }
-  | { readonly t: "alt"; readonly options: readonly Node[] }
-  | { readonly t: "repeat"; readonly body: Node; readonly min: number; readonly max: number }
-  | { readonly t: "start" }
-  | { readonly t: "end" }
-  | { readonly t: "look"; readonly body: Node; readonly negate: boolean };
-
-/** Thrown for a construct this matcher does not implement (the glob is then refused, never matched loosely). */
-export class UnsupportedRegexError extends Error {}
-
-const LINE_TERMINATORS = new Set([0x0a, 0x0d, 0x2028, 0x2029]);
-const anyButLineTerminator: CodeTest = (c) => !LINE_TERMINATORS.has(c);
-const ANY_CODE: CodeTest = () => true;
-const isDigit: CodeTest = (c) => c >= 0x30 && c <= 0x39;
-const isWord: CodeTest = (c) => isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
-const WHITESPACE = /\s/;
-const isSpace: CodeTest = (c) => WHITESPACE.test(String.fromCharCode(c));
+export { UnsupportedRegexError } from "./regex-parse.js";
 
 /** Most states of one compiled expression (picomatch's stay in the hundreds for a 1,024-character glob). */
 const MAX_STATES = 100_000;
-
-const CLASS_ESCAPES: Readonly<Record<string, CodeTest>> = {
-  d: isDigit,
-  D: (c) => !isDigit(c),
-  w: isWord,
-  W: (c) => !isWord(c),
-  s: isSpace,
-  S: (c) => !isSpace(c),
-};
-
-const CONTROL_ESCAPES: Readonly<Record<string, number>> = { n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b, f: 0x0c, "0": 0 };
-
-/** A recursive-descent parser of the expression source. */
-class Parser {
-  private pos = 0;
-  /** `dotAll`: the `s` flag, `.` matches line terminators too. */
-  constructor(
-    private readonly src: string,
-    private readonly dotAll = false,
-  ) {}
-
-  parse(): Node {
-    const node = this.alternation();
-    if (this.pos < this.src.length) throw new UnsupportedRegexError(`unexpected \`${this.src[this.pos]}\``);
-    return node;
-  }
-
-  private alternation(): Node {
-    const options = [this.sequence()];
-    while (this.src[this.pos] === "|") {
-      this.pos++;
-      options.push(this.sequence());
-    }
-    return options.length === 1 ? (options[0] as Node) : { t: "alt", options };
-  }
-
-  private sequence(): Node {
-    const items: Node[] = [];
-    while (this.pos < this.src.length && this.src[this.pos] !== "|" && this.src[this.pos] !== ")") {
-      items.push(this.quantified(this.atom()));
-    }
-    return items.length === 1 ? (items[0] as Node) : { t: "seq", items };
-  }
-
-  private quantified(atom: Node): Node {
-    const c = this.src[this.pos];
-    let min: number;
-    let max: number;
-    if (c === "*" || c === "+" || c === "?") {
-      this.pos++;
-      [min, max] = c === "*" ? [0, Infinity] : c === "+" ? [1, Infinity] : [0, 1];
-    } else {
-      const braces = c === "{" ? /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.pos)) : null;
-      if (braces === null) return atom;
-      this.pos += braces[0].length;
-      min = Number(braces[1]);
-      max = braces[2] === undefined ? min : braces[3] === "" ? Infinity : Number(braces[3]);
-    }
-    if (this.src[this.pos] === "?") this.pos++; // lazy or greedy: the same set of matches
-    if (atom.t === "start" || atom.t === "end" || atom.t === "look")
-      return atom.t === "look" && min === 0 ? EMPTY : atom;
-    return { t: "repeat", body: atom, min, max };
-  }
-
-  private atom(): Node {
-    const c = this.src[this.pos++] as string;
-    switch (c) {
-      case "^":
-        return { t: "start" };
-      case "$":
-        return { t: "end" };
-      case ".":
-        return { t: "char", test: this.dotAll ? ANY_CODE : anyButLineTerminator };
-      case "(":
-        return this.group();
-      case "[":
-        return { t: "char", test: this.charClass() };
-      case "\\":
-        return { t: "char", test: this.escape(false).test };
-      case "*":
-      case "+":
-      case "?":
-        throw new UnsupportedRegexError(`nothing to repeat before \`${c}\``);
-      default:
-        return literal(c.charCodeAt(0));
-    }
-  }
-
-  private group(): Node {
-    let look: boolean | undefined;
-    if (this.src.startsWith("?:", this.pos)) this.pos += 2;
-    else if (this.src.startsWith("?=", this.pos) || this.src.startsWith("?!", this.pos)) {
-      look = this.src[this.pos + 1] === "!";
-      this.pos += 2;
-    } else if (this.src[this.pos] === "?") throw new UnsupportedRegexError("lookbehind or named group");
-    const body = this.alternation();
-    if (this.src[this.pos] !== ")") throw new UnsupportedRegexError("unclosed group");
-    this.pos++;
-    return look === undefined ? body : { t: "look", body, negate: look };
-  }
-
-  /** An escape after `\`: its code unit when it stands for one, and its test. Inside a class `\b` is a backspace. */
-  private escape(inClass: boolean): { code: number | undefined; test: CodeTest } {
-    const c = this.src[this.pos++];
-    if (c === undefined) throw new UnsupportedRegexError("trailing backslash");
-    const named = CLASS_ESCAPES[c];
-    if (named !== undefined) return { code: undefined, test: named };
-    let code: number | undefined = inClass && c === "b" ? 8 : CONTROL_ESCAPES[c];
-    if (c === "0" && isDigit(this.src.charCodeAt(this.pos))) code = undefined;
-    const hex = c === "x" ? /^[0-9A-Fa-f]{2}/ : c === "u" ? /^[0-9A-Fa-f]{4}/ : undefined;
-    if (hex !== undefined) {
-      const digits = hex.exec(this.src.slice(this.pos));
-      if (digits === null) throw new UnsupportedRegexError(`escape \`\\${c}\``);
-      this.pos += digits[0].length;
-      code = parseInt(digits[0], 16);
-    }
-    if (code === undefined) {
-      if (/[A-Za-z0-9]/.test(c)) throw new UnsupportedRegexError(`escape \`\\${c}\``);
-      code = c.charCodeAt(0);
-    }
-    const only = code;
-    return { code: only, test: (x) => x === only };
-  }
-
-  /** One class atom: its code unit when it is a single one (a range end), and its test. */
-  private classAtom(): { code: number | undefined; test: CodeTest } {
-    if (this.src[this.pos] === "\\") {
-      this.pos++;
-      return this.escape(true);
-    }
-    const code = this.src.charCodeAt(this.pos++);
-    return { code, test: (x) => x === code };
-  }
-
-  private charClass(): CodeTest {
-    const negate = this.src[this.pos] === "^";
-    if (negate) this.pos++;
-    const tests: CodeTest[] = [];
-    while (this.src[this.pos] !== "]") {
-      if (this.pos >= this.src.length) throw new UnsupportedRegexError("unclosed class");
-      const low = this.classAtom();
-      if (this.src[this.pos] === "-" && this.src[this.pos + 1] !== "]" && this.pos + 1 < this.src.length) {
-        this.pos++;
-        const high = this.classAtom();
-        if (low.code !== undefined && high.code !== undefined) {
-          const [a, b] = [low.code, high.code];
-          if (a > b) throw new UnsupportedRegexError("range out of order in class");
-          tests.push((x) => x >= a && x <= b);
-          continue;
-        }
-        tests.push(low.test, (x) => x === 0x2d, high.test); // Annex B: `[\d-z]` is `\d`, `-` or `z`
-        continue;
-      }
-      tests.push(low.test);
-    }
-    this.pos++;
-    const inClass = (x: number): boolean => tests.some((test) => test(x));
-    return negate ? (x) => !inClass(x) : inClass;
-  }
-}
-
-const EMPTY: Node = { t: "seq", items: [] };
-
-function literal(code: number): Node {
-  return { t: "char", test: (x) => x === code };
-}
 
 const enum Op {
   Char,
@@ -304,59 +119,100 @@ function compileProgram(node: Node): Program {
  * picomatch emits, except under an extglob `!(…)` holding a star, where it may read to the end).
  */
 function runProgram(p: Program, text: string, start: number): boolean {
-  const n = text.length;
-  const size = p.op.length;
-  let current = new Int32Array(size);
-  let next = new Int32Array(size);
-  const seen = new Int32Array(size).fill(-1);
-  const stack: number[] = [];
-  let count = 0;
-  let matched = false;
-  // follows the states that consume nothing from `pc` at position `i`, adding the Char states to `list`
-  const add = (list: Int32Array, length: number, pc: number, i: number): number => {
-    stack.push(pc);
-    while (stack.length > 0) {
-      const s = stack.pop() as number;
-      if (seen[s] === i) continue;
-      seen[s] = i;
-      switch (p.op[s]) {
-        case Op.Char:
-          list[length++] = s;
-          break;
-        case Op.Jump:
-          stack.push(p.a[s] as number);
-          break;
-        case Op.Split:
-          stack.push(p.b[s] as number, p.a[s] as number);
-          break;
-        case Op.Start:
-          if (i === 0) stack.push(s + 1);
-          break;
-        case Op.End:
-          if (i === n) stack.push(s + 1);
-          break;
-        case Op.Look:
-          if (runProgram(p.looks[p.a[s] as number] as Program, text, i) !== (p.b[s] === 1)) stack.push(s + 1);
-          break;
-        case Op.Match:
-          matched = true;
-          break;
-      }
-    }
-    return length;
-  };
-  count = add(current, 0, 0, start);
-  for (let i = start; i < n && count > 0 && !matched; i++) {
+  const run = scratchOf(p);
+  run.matched = false;
+  let current = run.current;
+  let next = run.next;
+  let count = follow(p, run, text, current, 0, 0, start, ++stamps);
+  for (let i = start; i < text.length && count > 0 && !run.matched; i++) {
     const code = text.charCodeAt(i);
+    const stamp = ++stamps;
     let nextCount = 0;
     for (let k = 0; k < count; k++) {
       const s = current[k] as number;
-      if ((p.test[s] as CodeTest)(code)) nextCount = add(next, nextCount, s + 1, i + 1);
+      if ((p.test[s] as CodeTest)(code)) nextCount = follow(p, run, text, next, nextCount, s + 1, i + 1, stamp);
     }
     [current, next] = [next, current];
     count = nextCount;
   }
-  return matched;
+  return run.matched;
+}
+
+/** One program's working arrays, made once: a program is never run inside a run of itself. */
+interface Scratch {
+  readonly current: Int32Array;
+  readonly next: Int32Array;
+  /** The stamp of the step that last followed each state (a state is followed once per step). */
+  readonly seen: Float64Array;
+  readonly stack: number[];
+  matched: boolean;
+}
+
+/** Stamps steps of every run apart (a double counts exactly far beyond any run's steps). */
+let stamps = 0;
+const scratches = new WeakMap<Program, Scratch>();
+
+function scratchOf(p: Program): Scratch {
+  let run = scratches.get(p);
+  if (run === undefined) {
+    const size = p.op.length;
+    run = {
+      current: new Int32Array(size),
+      next: new Int32Array(size),
+      seen: new Float64Array(size),
+      stack: [],
+      matched: false,
+    };
+    scratches.set(p, run);
+  }
+  return run;
+}
+
+/**
+ * Follows the states that consume nothing from `pc` at position `i`, adding the Char states to `list`
+ * from `length` on; returns the new length. Reaching Match sets `run.matched`.
+ */
+function follow(
+  p: Program,
+  run: Scratch,
+  text: string,
+  list: Int32Array,
+  length: number,
+  pc: number,
+  i: number,
+  stamp: number,
+): number {
+  const { seen, stack } = run;
+  stack.push(pc);
+  while (stack.length > 0) {
+    const s = stack.pop() as number;
+    if (seen[s] === stamp) continue;
+    seen[s] = stamp;
+    switch (p.op[s]) {
+      case Op.Char:
+        list[length++] = s;
+        break;
+      case Op.Jump:
+        stack.push(p.a[s] as number);
+        break;
+      case Op.Split:
+        stack.push(p.b[s] as number, p.a[s] as number);
+        break;
+      case Op.Start:
+        if (i === 0) stack.push(s + 1);
+        break;
+      case Op.End:
+        if (i === text.length) stack.push(s + 1);
+        break;
+      case Op.Look:
+        if (runProgram(p.looks[p.a[s] as number] as Program, text, i) !== (p.b[s] === 1)) stack.push(s + 1);
+        break;
+      case Op.Match:
+        run.matched = true;
+        break;
+    }
+  }
+  return length;
 }
 
 /** A compiled expression: `test(text)` answers as `new RegExp(source, flags).test(text)` does. */
