@@ -178,7 +178,7 @@ const JOINERS = new Set([".", "-", "+", "@", "/", ":", "%", "~", "=", "&", "?", 
 /** Longest label after a `.` still read as the end of a host (`au`, `uk`, `com`), not a new sentence. */
 const MAX_TRAILING_LABEL = 3;
 
-/** Whether the character at `at` continues an identifier from `from` (a joiner, then a letter or digit). */
+/** Whether an identifier goes on through `at`: a joiner there, and a letter or digit at `beyond`. */
 function continuesIdentifier(text: string, at: number, beyond: number): boolean {
   return JOINERS.has(text[at] ?? "") && isWordChar(text[beyond]);
 }
