@@ -93,4 +93,22 @@ describe("an input file that never ends (/dev/zero, a stuck pipe) is not read on
     expect(out.code).toBe(3);
     expect(out.stderr).toContain("is larger than 1 MiB");
   });
+
+  it("a pipe with no writer where the home keeps its key or the anchor is refused at once, not waited on", async () => {
+    const h = await home();
+    const key = join(h.dir, "keys", "public.key");
+    rmSync(key);
+    execFileSync("mkfifo", [key]);
+    const proof = await acp(["proof", "verify", join(h.dir, "bundle.json")], h.env);
+    expect(proof.code).toBe(1);
+    expect(proof.stderr).toContain("not a regular file");
+    const anchor = `${h.log}.checkpoint`;
+    rmSync(anchor);
+    execFileSync("mkfifo", [anchor]);
+    const copy = join(h.dir, "public-key-copy");
+    writeFileSync(copy, h.publicHex);
+    const audit = await acp(["audit", "verify", "--public-key", copy], h.env);
+    expect(audit.code).toBe(1);
+    expect(audit.stderr).toContain(`cannot read anchor \`${anchor}\`: not a regular file`);
+  });
 });

@@ -63,9 +63,10 @@ function checkReadable(path: string): void {
 const MAX_PUBLIC_KEY_BYTES = 64 * 1024;
 
 /** Reads the anchor file, or fails as unreadable (exit 1). */
-function readAnchorOrFail(path: string): string {
+function readAnchorOrFail(path: string, named: boolean): string {
   try {
-    return readAnchorFile(path);
+    // the anchor beside the log must be a file; one a person names may be a pipe (`--anchor <(…)`)
+    return readAnchorFile(path, { regularOnly: !named });
   } catch (err) {
     throw cannotRead(path, "anchor", err);
   }
@@ -77,7 +78,7 @@ function readPublicKey(ctx: CliContext, explicit: string | undefined, home: stri
   if (explicit === undefined && !existsSync(path)) return {};
   let bytes;
   try {
-    bytes = readFileUpTo(path, MAX_PUBLIC_KEY_BYTES);
+    bytes = readFileUpTo(path, MAX_PUBLIC_KEY_BYTES, { regularOnly: explicit === undefined });
   } catch (err) {
     throw cannotRead(path, "public key", err);
   }
@@ -236,7 +237,10 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   if (!gone) checkReadable(file);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
-  const anchor = options.anchor !== undefined || existsSync(anchorPath) ? readAnchorOrFail(anchorPath) : undefined;
+  const anchor =
+    options.anchor !== undefined || existsSync(anchorPath)
+      ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
+      : undefined;
   const verifyOptions: VerifyAuditOptions = {
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),

@@ -2,7 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
-import { readFileUpTo } from "../home/read-up-to.js";
+import { readFileUpTo, type ReadUpToOptions } from "../home/read-up-to.js";
 import { fsyncDirectory } from "./torn-tail.js";
 
 /** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
@@ -85,17 +85,17 @@ const MAX_ANCHOR_BYTES = 3 * MAX_AUDIT_LINE_LENGTH + 1;
 /**
  * Reads an anchor file (at most a line's bytes: a larger file, `/dev/zero` or an endless pipe is not read
  * on, and gives a stand-in longer than any line, which the verifier refuses as `not_json` of the anchor).
- * Throws as `readFileSync` does.
+ * Throws as `readFileSync` does; with `regularOnly` (the anchor beside a log) a pipe or a device is refused.
  */
-export function readAnchorFile(path: string): string {
-  const bytes = readFileUpTo(path, MAX_ANCHOR_BYTES);
+export function readAnchorFile(path: string, options: ReadUpToOptions = {}): string {
+  const bytes = readFileUpTo(path, MAX_ANCHOR_BYTES, options);
   return bytes === undefined ? "x".repeat(MAX_AUDIT_LINE_LENGTH + 1) : bytes.toString("utf8").trim();
 }
 
 /** Reads the anchor beside a log, or `undefined` when there is none. */
 export function readAnchor(logPath: string): string | undefined {
   try {
-    return readAnchorFile(anchorPathOf(logPath));
+    return readAnchorFile(anchorPathOf(logPath), { regularOnly: true });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;

@@ -12,7 +12,11 @@ export const CONFIG_PATH_PATTERN = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
 
 /** Reads `config.yml` as a YAML document, comments and all (`config_malformed` when it does not parse). */
 export function readConfigDocument(home: string): Result<Document> {
-  return readConfigDocumentAt(homePaths(home).config, { name: "config.yml", missingHint: " (run `acp init`)" });
+  return readConfigDocumentAt(homePaths(home).config, {
+    name: "config.yml",
+    missingHint: " (run `acp init`)",
+    regularOnly: true,
+  });
 }
 
 /**
@@ -23,11 +27,17 @@ export function readConfigDocument(home: string): Result<Document> {
  */
 export function readConfigDocumentAt(
   path: string,
-  options: { readonly name?: string; readonly missingHint?: string; readonly lineCounter?: LineCounter } = {},
+  options: {
+    readonly name?: string;
+    readonly missingHint?: string;
+    readonly lineCounter?: LineCounter;
+    /** Refuse a pipe or a device (the home's own file; a file a person names may be a pipe). */
+    readonly regularOnly?: boolean;
+  } = {},
 ): Result<Document> {
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_CONFIG_BYTES);
+    const buf = readFileUpTo(path, MAX_CONFIG_BYTES, { regularOnly: options.regularOnly === true });
     if (buf === undefined) return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
     text = buf.toString("utf8");
   } catch (err) {

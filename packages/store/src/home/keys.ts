@@ -8,7 +8,7 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 function readSmall(path: string, what: string): Result<string> {
   try {
-    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES);
+    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true });
     if (buf === undefined) return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {

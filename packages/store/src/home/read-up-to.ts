@@ -1,18 +1,34 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 const CHUNK_BYTES = 64 * 1024;
+
+/** Options of {@link readFileUpTo}. */
+export interface ReadUpToOptions {
+  /**
+   * Refuse anything but a regular file (a directory still fails as reading it does, `EISDIR`): for the
+   * files a home keeps. A pipe is then not waited on, even at open (a FIFO with no writer blocks an
+   * `open` for ever, and with it a whole process such as `acp serve`).
+   */
+  readonly regularOnly?: boolean;
+}
 
 /**
  * Reads a file of at most `maxBytes` bytes: its bytes, or `undefined` when it holds more. Never reads more
  * than `maxBytes + 1` bytes, so a file that is not what it should be — `/dev/zero`, a pipe that never
  * ends, a 2 GB file where a key or an anchor belongs — costs no more memory than the largest file accepted
  * (`readFileSync` then a size check read all of it first: a key file naming `/dev/zero` filled memory).
- * Throws as `readFileSync` does (`ENOENT`, `EISDIR`, `EACCES`, …).
+ * Throws as `readFileSync` does (`ENOENT`, `EISDIR`, `EACCES`, …), and with `regularOnly` an error whose
+ * message says the file is not a regular file.
  */
-export function readFileUpTo(path: string, maxBytes: number): Buffer | undefined {
-  const fd = openSync(path, "r");
+export function readFileUpTo(path: string, maxBytes: number, options: ReadUpToOptions = {}): Buffer | undefined {
+  const regularOnly = options.regularOnly === true;
+  // O_NONBLOCK: opening a FIFO returns at once (it is refused below); a regular file reads as ever
+  const fd = openSync(path, regularOnly ? constants.O_RDONLY | constants.O_NONBLOCK : "r");
   try {
     const stat = fstatSync(fd);
+    if (regularOnly && !stat.isFile() && !stat.isDirectory()) {
+      throw new Error("not a regular file (a pipe, a socket or a device)");
+    }
     if (stat.isFile() && stat.size > maxBytes) return undefined;
     const chunks: Buffer[] = [];
     let total = 0;

@@ -15,7 +15,7 @@ export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> 
   const path = homePaths(home).vault;
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_VAULT_BYTES);
+    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true });
     if (buf === undefined) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {

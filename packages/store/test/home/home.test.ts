@@ -198,18 +198,31 @@ describe("reading the home's files", () => {
     expect(readFileUpTo(path, 9)).toBeUndefined();
     expect(readFileUpTo("/dev/zero", 1024 * 1024)).toBeUndefined();
     expect(() => readFileUpTo(join(root, "missing"), 10)).toThrow(/ENOENT/);
+    expect(() => readFileUpTo("/dev/zero", 10, { regularOnly: true })).toThrow(/not a regular file/);
+    expect(() => readFileUpTo(root, 10, { regularOnly: true })).toThrow(/EISDIR/);
+    expect(readFileUpTo(path, 10, { regularOnly: true })?.toString()).toBe("0123456789");
   });
 
-  it("a key, vault or config file that is /dev/zero is refused as too large, not read until memory runs out", () => {
+  it("a key, vault or config file that is /dev/zero is refused, not read until memory runs out", () => {
     const home = newHome();
     const p = homePaths(home);
     for (const file of [p.publicKey, p.vault, p.config]) {
       rmSync(file, { force: true });
       symlinkSync("/dev/zero", file);
     }
-    expect(readPublicKeyHex(home)).toMatchObject({ ok: false, issues: [{ code: "key_file_malformed" }] });
-    expect(readVault(home, SEED)).toMatchObject({ ok: false, issues: [{ code: "vault_malformed" }] });
-    expect(readConfigDocument(home)).toMatchObject({ ok: false, issues: [{ code: "config_malformed" }] });
+    const notAFile = expect.stringContaining("not a regular file") as unknown;
+    expect(readPublicKeyHex(home)).toMatchObject({
+      ok: false,
+      issues: [{ code: "key_unreadable", message: notAFile }],
+    });
+    expect(readVault(home, SEED)).toMatchObject({
+      ok: false,
+      issues: [{ code: "vault_unreadable", message: notAFile }],
+    });
+    expect(readConfigDocument(home)).toMatchObject({
+      ok: false,
+      issues: [{ code: "config_unreadable", message: notAFile }],
+    });
   });
 });
 
