@@ -54,54 +54,54 @@ function cliHarness(time: ManualTime): Promise<ChannelHarness> {
 
 runChannelCase("cli", cliHarness, { canModify: true });
 
+/** A broker over the CLI channel alone, on a manual clock and a fresh table; `run` gets them, then all is closed. */
+async function withCliBroker(
+  channelOptions: Partial<Parameters<typeof createCliChannel>[0]>,
+  brokerOptions: Partial<Parameters<typeof createConsentBroker>[0]>,
+  run: (parts: {
+    time: ManualTime;
+    store: PendingConsentStore;
+    broker: ReturnType<typeof createConsentBroker>;
+  }) => Promise<void>,
+): Promise<void> {
+  const time = new ManualTime();
+  const { store, close } = openStore();
+  try {
+    const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 2, ...channelOptions });
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+      ...brokerOptions,
+    });
+    await run({ time, store, broker });
+  } finally {
+    close();
+  }
+}
+
 describe("cli channel specifics", () => {
   it("refuses an answer row bound to another request's nonce (fail closed: denied)", async () => {
-    const time = new ManualTime();
-    const { store, close } = openStore();
-    try {
-      const proofs = createTestProofs();
-      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 2 });
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...proofs,
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    await withCliBroker({}, {}, async ({ time, store, broker }) => {
       const pending = broker.ask(makeAsk());
       const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
       const forged = { decision: "approved", approver: "cli:mallory", nonce: "n_00000000-0000-4000-8000-000000000000" };
       expect(store.decide(row.id, "approved", forged, time.clock().getTime()).ok).toBe(true);
       const outcome = await pending;
       expect(outcome.kind).toBe("denied");
-    } finally {
-      close();
-    }
+    });
   });
 
   it("takes an answer recorded in time but not yet read when the request expires (acp approve said approved)", async () => {
-    const time = new ManualTime();
-    const { store, close } = openStore();
-    try {
-      const proofs = createTestProofs();
-      // the table is read every 10 s: the answer below lands between two reads
-      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 10_000, timers: time });
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...proofs,
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    // the table is read every 10 s: the answer below lands between two reads
+    await withCliBroker({ pollIntervalMs: 10_000 }, {}, async ({ time, store, broker }) => {
       const pending = broker.ask(makeAsk({ timeoutMs: 5_000 }));
       const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
       time.advance(4_000);
-      const recorded = answerPendingConsent(
-        store,
-        { id: row.id, decision: "approved", approverId: "cli:alice" },
-        time.clock(),
-      );
-      expect(recorded.ok).toBe(true);
+      const answer = { id: row.id, decision: "approved", approverId: "cli:alice" } as const;
+      expect(answerPendingConsent(store, answer, time.clock()).ok).toBe(true);
       time.advance(1_000);
       const outcome = await pending;
       expect(outcome.kind).toBe("approved");
@@ -110,64 +110,30 @@ describe("cli channel specifics", () => {
       const signed = outcome.consentResponse as { readonly timestamp: string };
       expect(Date.parse(signed.timestamp)).toBe(Date.parse("2026-01-15T12:00:04.000Z"));
       expect(store.get(row.id)?.status).toBe("approved");
-    } finally {
-      close();
-    }
+    });
   });
 
   it("still expires a request nobody answered in time, and one answered only after it expired", async () => {
-    const time = new ManualTime();
-    const { store, close } = openStore();
-    try {
-      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 10_000, timers: time });
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    await withCliBroker({ pollIntervalMs: 10_000 }, {}, async ({ time, store, broker }) => {
       const pending = broker.ask(makeAsk({ timeoutMs: 5_000 }));
       const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
       time.advance(5_000);
       expect((await pending).kind).toBe("expired");
       expect(store.get(row.id)?.status).toBe("expired");
-      const late = answerPendingConsent(
-        store,
-        { id: row.id, decision: "approved", approverId: "cli:bob" },
-        time.clock(),
-      );
-      expect(late.ok).toBe(false);
-    } finally {
-      close();
-    }
+      const late = { id: row.id, decision: "approved", approverId: "cli:bob" } as const;
+      expect(answerPendingConsent(store, late, time.clock()).ok).toBe(false);
+    });
   });
 
   it("spends the nonce of an answer it read but could not use (signing failed), so no later start takes it for unread", async () => {
-    const time = new ManualTime();
-    const { store, close } = openStore();
-    try {
-      const spent: string[] = [];
-      const channel = createCliChannel({
-        store,
-        clock: time.clock,
-        pollIntervalMs: 2,
-        timers: time,
-        spendNonce: (nonce) => spent.push(nonce),
-      });
-      const broker = createConsentBroker({
-        channels: [channel],
-        ...createTestProofs(),
-        sign: () => Promise.reject(new Error("no key")),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+    const spent: string[] = [];
+    const spendNonce = (nonce: string): number => spent.push(nonce);
+    const sign = (): Promise<never> => Promise.reject(new Error("no key"));
+    await withCliBroker({ spendNonce }, { sign }, async ({ time, store, broker }) => {
       const pending = broker.ask(makeAsk());
       const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
-      expect(
-        answerPendingConsent(store, { id: row.id, decision: "approved", approverId: "cli:alice" }, time.clock()).ok,
-      ).toBe(true);
+      const answer = { id: row.id, decision: "approved", approverId: "cli:alice" } as const;
+      expect(answerPendingConsent(store, answer, time.clock()).ok).toBe(true);
       for (let i = 0; i < 10 && spent.length === 0; i++) {
         time.advance(2);
         await new Promise((r) => setTimeout(r, 5));
@@ -177,9 +143,7 @@ describe("cli channel specifics", () => {
         reason: "the answer could not be signed, so it is not used: no key",
       });
       expect(spent).toEqual([row.nonce]);
-    } finally {
-      close();
-    }
+    });
   });
 
   it("lets a request be answered once: the second answer is refused as already decided", async () => {
