@@ -33,6 +33,16 @@ describe("compileGlob", () => {
     expect(matcher("/srv/**")("/srv/../etc/passwd")).toBe(false);
     expect(matcher("https://evil.com/**")("https://EVIL.com/x")).toBe(false);
   });
+  it("reads `[!…]` as the complement of the class, as a shell does", () => {
+    // picomatch without `posix` read `[!0-9]` as a class of `!` and the digits: a deny rule for names not
+    // starting with a digit matched exactly the names that do
+    expect(matcher("[!0-9]*")("release")).toBe(true);
+    expect(matcher("[!0-9]*")("1.0")).toBe(false);
+    expect(matcher("[!0-9]*")("!x")).toBe(true);
+    expect(matcher("*.[!o]")("main.c")).toBe(true);
+    expect(matcher("*.[!o]")("main.o")).toBe(false);
+    expect(matcher("[^0-9]*")("1.0")).toBe(false);
+  });
   it("refuses unbalanced brackets, empty and over-long patterns", () => {
     expect(compileGlob("[abc").ok).toBe(false);
     expect(compileGlob("").ok).toBe(false);

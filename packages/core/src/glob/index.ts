@@ -25,7 +25,8 @@ export interface GlobOptions {
 
 /**
  * Compiles a glob with picomatch semantics: `*` matches any run of characters except `/`, `**` crosses
- * `/`, `?` one character, `[abc]` a class, `{a,b}` alternatives; dotfiles match; case-sensitive.
+ * `/`, `?` one character, `[abc]` a class (`[!abc]` and `[^abc]` its complement), `{a,b}` alternatives;
+ * dotfiles match; case-sensitive.
  * Unbalanced brackets and over-long patterns are errors, never a pattern that matches everything.
  *
  * The expression picomatch compiles is run by {@link compileLinearRegex}, not by V8's backtracking engine:
@@ -46,7 +47,8 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Result<
   if (!isGlobPattern(pattern)) return { ok: true, value: (value) => value === pattern };
   try {
     const cross = options.starCrossesSlash === true;
-    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, bash: cross });
+    // posix: `[!a]` negates as in every shell (without it picomatch reads a class of `!` and `a`)
+    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross });
     const linear = compileLinearRegex(re.source, cross ? `${re.flags}s` : re.flags);
     return { ok: true, value: (value) => linear.test(value) };
   } catch (err) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { compileGlob, isGlobPattern } from "../../src/glob/index.js";
 import { compileLinearRegex, UnsupportedRegexError } from "../../src/glob/linear-regex.js";
 
-const GLOB_OPTIONS = { dot: true, strictBrackets: true, nobrace: false } as const;
+const GLOB_OPTIONS = { dot: true, strictBrackets: true, nobrace: false, posix: true } as const;
 
 function matcher(pattern: string): (value: string) => boolean {
   const result = compileGlob(pattern);
