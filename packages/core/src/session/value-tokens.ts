@@ -65,6 +65,8 @@ const PLAIN_IBAN = /^[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9])+$/;
 const MIN_IBAN_DIGITS = 10;
 const PHONE_PATTERN = /(?:\+\d[\d ().-]{6,18}\d|\(\d{3}\) ?\d{3}[-. ]\d{4}|\b\d{3}[-. ]\d{3}[-. ]\d{4}\b)/g;
 const ACCOUNT_PATTERN = /\b\d{8,34}\b/g;
+/** A long number written in groups of three (`1,234,567,890`, `1 234 567 890`, `1.234.567.890`). */
+const GROUPED_NUMBER = /\b\d{1,3}(?:[,.' ]\d{3}){2,10}\b/g;
 
 /**
  * The IBAN a match spells, in normal form (capitals, no separators), or undefined. Trailing groups with no digit
@@ -96,6 +98,12 @@ function scanNumbers(text: string, out: ValueToken[]): void {
   for (const match of matchesOf(ACCOUNT_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
     out.push({ kind: "account", value: match[0] });
+  }
+  // the same account number with its digits grouped is the same number
+  for (const match of matchesOf(GROUPED_NUMBER, text)) {
+    const digits = match[0].replace(/[^\d]/g, "");
+    if (digits.length < 8 || out.length >= MAX_TOKENS_PER_TEXT) continue;
+    out.push({ kind: "account", value: digits });
   }
 }
 
