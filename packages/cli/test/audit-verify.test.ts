@@ -149,7 +149,7 @@ describe("acp audit verify", () => {
   it("says what the anchor proves: that the log reaches its line, and warns when it is older than the last checkpoint", async () => {
     const h = await home(5); // checkpoints at lines 4 and 7
     const ok = await runCli(["audit", "verify"], { env: h.env });
-    expect(ok.stdout).toContain("anchor: the log reaches the checkpoint kept beside it (line 7)");
+    expect(ok.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 7)");
     expect(ok.stderr).toBe("");
     const lines = readFileSync(h.log, "utf8").split("\n");
     writeFileSync(`${h.log}.checkpoint`, `${lines[3]}\n`); // an older anchor (put back, or its update lost)

@@ -111,10 +111,7 @@ function describeKey(hex: string, path: string | undefined, homeKey: string): st
 }
 
 /** The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). */
-async function readPostgresChain(
-  storage: ResolvedStorageUrl,
-  publicKey: string | undefined,
-): Promise<AuditVerification> {
+async function readPostgresChain(storage: ResolvedStorageUrl, options: VerifyAuditOptions): Promise<AuditVerification> {
   let store;
   try {
     store = await openPostgresStore(storage.url, { migrate: false, applicationName: "acp audit verify", max: 1 });
@@ -122,7 +119,7 @@ async function readPostgresChain(
     throw new CliError(explainStorageError(err, storage), EXIT.error);
   }
   try {
-    return await verifyPostgresAuditChain(store, publicKey === undefined ? {} : { publicKey });
+    return await verifyPostgresAuditChain(store, options);
   } catch (err) {
     if ((err as { code?: unknown }).code === "42P01") {
       throw new CliError(
@@ -196,7 +193,10 @@ function report(
       `warning: no public key (\`${homePaths(home).publicKey}\` missing): checkpoint signatures not checked`,
     );
   if (anchor === undefined && where.postgres)
-    printError(ctx, "warning: PostgreSQL keeps no anchor: rows cut after the last checkpoint cannot be detected");
+    printError(
+      ctx,
+      "warning: PostgreSQL keeps no anchor: rows cut after the last checkpoint cannot be detected (--anchor: a checkpoint row's line kept elsewhere)",
+    );
   else if (anchor === undefined)
     printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
   else {
@@ -208,7 +208,7 @@ function report(
         ctx,
         `warning: the anchor records the checkpoint at line ${line}, older than the last one (line ${last}): a cut after line ${line} cannot be detected`,
       );
-    else if (line !== null) printLine(ctx, `anchor: the log reaches the checkpoint kept beside it (line ${line})`);
+    else if (line !== null) printLine(ctx, `anchor: the log reaches the anchor's checkpoint (line ${line})`);
   }
 }
 
@@ -218,11 +218,17 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   const storage = fileArg === undefined ? storageOf(ctx, options, home) : null;
   if (storage !== null) {
     const key = readPublicKey(ctx, options.publicKey, home);
-    const result = await readPostgresChain(storage, key.key);
+    // PostgreSQL keeps no anchor, but a checkpoint row kept elsewhere can be given as one
+    const anchorPath = options.anchor === undefined ? "" : resolvePath(ctx.io, options.anchor);
+    const anchor = options.anchor === undefined ? undefined : readAnchorOrFail(anchorPath, true);
+    const result = await readPostgresChain(storage, {
+      ...(key.key === undefined ? {} : { publicKey: key.key }),
+      ...(anchor === undefined ? {} : { anchor }),
+    });
     const where = {
       file: safeStorageUrl(storage.url),
-      anchorPath: "",
-      anchor: undefined,
+      anchorPath,
+      anchor,
       home,
       unterminatedLine: null,
       postgres: true,

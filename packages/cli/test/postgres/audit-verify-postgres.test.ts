@@ -89,6 +89,39 @@ describe("acp audit verify on the PostgreSQL chain", () => {
     expect(tampered.stderr).toMatch(/^postgres:\/\/[^\n]*:2: hash_mismatch/);
   });
 
+  it("checks the chain against --anchor, a checkpoint row's line kept elsewhere: rows cut after it are found", async () => {
+    const own = await createTestDatabase();
+    try {
+      await writeChain(own.url);
+      const client = new pg.Client({ connectionString: own.url });
+      await client.connect();
+      let line: string;
+      try {
+        const rows = await client.query<{ line: string }>(
+          "SELECT line FROM acp_audit_events WHERE event_type = 'checkpoint' ORDER BY seq DESC LIMIT 1",
+        );
+        line = rows.rows[0]?.line ?? "";
+      } finally {
+        await client.end();
+      }
+      const home = homeWithKey(keys.publicKeyHex);
+      const anchor = join(home, "kept-elsewhere.checkpoint");
+      writeFileSync(anchor, `${line}\n`);
+      const env = { ACP_HOME: home, HOME: home, ACP_STORAGE_URL: own.url };
+      const ok = await runCli(["audit", "verify", "--anchor", anchor], { env });
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 4)");
+      expect(ok.stderr).toBe("");
+      await sql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
+      expect((await runCli(["audit", "verify"], { env })).code).toBe(0); // without it, the cut goes unseen
+      const cut = await runCli(["audit", "verify", "--anchor", anchor], { env });
+      expect(cut.code).toBe(3);
+      expect(cut.stderr).toMatch(/:4: truncated_after_checkpoint/);
+    } finally {
+      await own.drop();
+    }
+  });
+
   it("an explicit FILE still wins over the storage URL", async () => {
     const home = homeWithKey(keys.publicKeyHex);
     const file = join(home, "copy.jsonl");
