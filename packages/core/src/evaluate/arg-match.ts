@@ -20,6 +20,12 @@ export const MAX_ARRAY_NESTING = 32;
 const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
 const FALSE_WORDS = new Set(["false", "0", "no", "off", "f", "n"]);
 
+/** The boolean a string pattern is one of the words for (`yes`, `On`, `n`), if it is. */
+function booleanWord(pattern: string): boolean | undefined {
+  const word = pattern.trim().toLowerCase();
+  return TRUE_WORDS.has(word) ? true : FALSE_WORDS.has(word) ? false : undefined;
+}
+
 /**
  * Whether a leaf a server may coerce is `expected` once coerced: a string holding the same number (`"1000"`,
  * `" 1e3 "`), for a boolean one of the words servers read as it (`"true"`, `"Yes"`, `"on"`, `"1"`) or the
@@ -39,7 +45,8 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * `"tr*"` matches `true`), never null or an object. A number, boolean or null matches the identical JSON
  * value (`22` does not match `"22"`) — and, with `lenient` (the test of an `ask` or `deny` rule), a number
  * or boolean also matches what a server would coerce to it ({@link coercesTo}): `force: true` in a deny
- * rule refuses `{"force": "true"}`, which a Python server reads as `True`; a string glob's `*` also
+ * rule refuses `{"force": "true"}`, which a Python server reads as `True`, and a string that is one of those
+ * words matches its boolean (`force: yes`, a string in YAML 1.2, refuses `{"force": true}`); a string glob's `*` also
  * crosses `/` and line breaks (`*rm -rf*` refuses `cd /tmp && rm -rf x`); and a string glob also
  * matches the normal form of a path or URL ({@link normalizeValue}): `/home/me/.ssh/**` refuses
  * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`.
@@ -53,6 +60,8 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
     const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }) : undefined;
     const loose = crossing?.ok === true ? crossing.value : undefined;
+    // and its `yes` / `on` (a boolean in YAML 1.1, a string in 1.2) also meets the boolean it meant
+    const word = lenient ? booleanWord(expected) : undefined;
     return (leaf) => {
       if (typeof leaf === "string") {
         if (matches(leaf)) return true;
@@ -62,7 +71,7 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
         return normal !== undefined && (matches(normal) || loose(normal));
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
-      if (typeof leaf === "boolean") return matches(leaf ? "true" : "false");
+      if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;
       return false;
     };
   }

@@ -59,6 +59,8 @@ const ARG_VALUES: ArgMatchValue[] = [
   "/srv/**",
   "/srv/*/x",
   "*rm -rf*",
+  "yes",
+  "off",
   "/srv/*",
   "https://api.corp/**",
 ];

@@ -168,6 +168,16 @@ describe("argument matching", () => {
     for (const dry_run of [false, "false", "No", "off", "0", 0]) {
       expect([dry_run, ruleFor(s, req("deploy", { dry_run }))]).toEqual([dry_run, "not-dry"]);
     }
+    // `force: yes` is the string `yes` in YAML 1.2; the author meant true, and so does the deny rule
+    const yaml11: RuleSpec[] = [
+      { id: "no-force", match: { args: { force: "yes" } }, action: "deny" },
+      { id: "allow-off", match: { args: { force: "off" } }, action: "allow" },
+    ];
+    expect(ruleFor(yaml11, req("git_push", { force: true }))).toBe("no-force");
+    expect(ruleFor(yaml11, req("git_push", { force: "yes" }))).toBe("no-force");
+    expect(ruleFor(yaml11, req("git_push", { force: false }))).toBe("default");
+    // an allow rule stays exact: `off` allows the text `off`, not the boolean
+    expect(ruleFor(yaml11, req("git_push", { force: "off" }))).toBe("allow-off");
   });
 
   it("lets an ask or deny rule's glob match a path in the form a server reads it", () => {

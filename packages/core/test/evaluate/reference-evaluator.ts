@@ -63,7 +63,12 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
-    if (typeof actual === "boolean") return globMatches(expected, String(actual));
+    if (typeof actual === "boolean") {
+      if (globMatches(expected, String(actual))) return true;
+      // ask and deny rules: `yes` (YAML 1.1's true, a string in 1.2) also means the boolean
+      const words = actual ? ["true", "1", "yes", "on", "t", "y"] : ["false", "0", "no", "off", "f", "n"];
+      return lenient && words.includes(expected.trim().toLowerCase());
+    }
     return false;
   }
   if (actual === expected) return true;
