@@ -21,7 +21,27 @@ export interface ValueToken {
 export const MAX_TOKENS_PER_TEXT = 10_000;
 
 const LOCAL = /[A-Za-z0-9._%+-]/;
-const DOMAIN = /[A-Za-z0-9.-]/;
+const DOMAIN = /[\p{L}\p{N}.-]/u;
+/** A character outside ASCII (an internationalised host has one). */
+const NON_ASCII = /[^\p{ASCII}]/u;
+/** A host name in ASCII form: labels, and a last label of letters or an IDNA one (`xn--p1ai`). */
+const ASCII_HOST = /^(?:[a-z0-9-]+\.)+(?:[a-z]{2,}|xn--[a-z0-9-]{2,})$/;
+
+/**
+ * A domain in its ASCII form, lower case: an internationalised one as IDNA writes it (`аррӏе.example` is
+ * `xn--80ak6aa92e.example`), so the two spellings of one host are one token; undefined when it is no domain.
+ */
+function asciiDomain(domain: string): string | undefined {
+  let ascii = domain.toLowerCase();
+  if (NON_ASCII.test(ascii)) {
+    try {
+      ascii = new URL(`http://${domain}`).hostname;
+    } catch {
+      return undefined;
+    }
+  }
+  return ASCII_HOST.test(ascii) ? ascii : undefined;
+}
 
 function scanEmails(text: string, out: ValueToken[]): void {
   for (let at = text.indexOf("@"); at !== -1 && out.length < MAX_TOKENS_PER_TEXT; at = text.indexOf("@", at + 1)) {
@@ -30,20 +50,29 @@ function scanEmails(text: string, out: ValueToken[]): void {
     let end = at + 1;
     while (end < text.length && end - at < 254 && DOMAIN.test(text[end] as string)) end++;
     const local = text.slice(start, at).replace(/^[.]+/, "");
-    const domain = text.slice(at + 1, end).replace(/[.-]+$/, "");
-    if (local.length === 0 || !/^(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}$/.test(domain)) continue;
-    out.push({ kind: "email", value: `${local}@${domain}`.toLowerCase() });
+    const domain = asciiDomain(text.slice(at + 1, end).replace(/[.-]+$/, ""));
+    if (local.length === 0 || domain === undefined) continue;
+    out.push({ kind: "email", value: `${local.toLowerCase()}@${domain}` });
   }
 }
 
-/** The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`. */
+/** The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form. */
 export function urlHost(url: string): string | undefined {
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
   const host = (rest.split(/[/?#]/, 1)[0] ?? "")
     .replace(/^.*@/, "")
     .replace(/:\d*$/, "")
     .replace(/^www\./i, "");
-  return /^(?:[a-z0-9-]+\.)+[a-z]{2,}$/i.test(host) ? host.toLowerCase() : undefined;
+  return host === "" ? undefined : asciiDomain(host);
+}
+
+/** A URL with its host in ASCII form (see {@link asciiDomain}), lower case. */
+function asciiUrl(url: string): string {
+  const lower = url.toLowerCase();
+  if (!NON_ASCII.test(lower)) return lower;
+  const parts = /^((?:[a-z][a-z0-9+.-]*:\/\/)?(?:[^/?#@]*@)?)([^/?#:]+)(.*)$/su.exec(lower);
+  const host = parts === null ? undefined : asciiDomain(parts[2] as string);
+  return parts === null || host === undefined ? lower : `${parts[1] ?? ""}${host}${parts[3] ?? ""}`;
 }
 
 const URL_PATTERN = /\b(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi;
@@ -51,7 +80,7 @@ const URL_PATTERN = /\b(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi;
 function scanUrls(text: string, out: ValueToken[]): void {
   for (const match of matchesOf(URL_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
-    const url = match[0].replace(/[.,;:!?)\]}]+$/, "").toLowerCase();
+    const url = asciiUrl(match[0].replace(/[.,;:!?)\]}]+$/, ""));
     out.push({ kind: "url", value: url });
     const host = urlHost(url);
     if (host !== undefined) out.push({ kind: "host", value: host });
