@@ -140,9 +140,23 @@ function scanNumbers(text: string, out: ValueToken[]): void {
 export function extractValueTokens(text: string): ValueToken[] {
   const out: ValueToken[] = [];
   scanEmails(text, out);
+  // an address percent-encoded (`mark%40evil.example`, in a link's query) is the address too
+  if (PERCENT_AT.test(text))
+    scanEmails(
+      text.replace(PERCENT_ASCII, (escape) => decodePercent(escape)),
+      out,
+    );
   scanUrls(text, out);
   scanNumbers(text, out);
   return out;
+}
+
+const PERCENT_AT = /%40/i;
+/** A percent-escape of a printable ASCII character (what an address is written with). */
+const PERCENT_ASCII = /%(?:2[0-9a-f]|[3-6][0-9a-f]|7[0-9a-e])/gi;
+
+function decodePercent(escape: string): string {
+  return String.fromCharCode(parseInt(escape.slice(1), 16));
 }
 
 /**
