@@ -10,7 +10,8 @@ export interface BuiltinClassification {
 
 /**
  * The built-in name table of the consent protocol §5.5, as data. A tool name matches a row when it starts
- * with one of the row's prefixes (case-sensitive, like every glob in ACP). No two rows share a prefix that
+ * with one of the row's prefixes (case-sensitive, like every glob in ACP; other spellings of a name may
+ * only make its row stricter: {@link findBuiltinClassification}). No two rows share a prefix that
  * could match the same name, so the order of the rows does not change the outcome.
  */
 export const BUILTIN_CLASSIFICATIONS: readonly BuiltinClassification[] = [
@@ -56,8 +57,8 @@ for (const row of BUILTIN_CLASSIFICATIONS) {
   }
 }
 
-/** The built-in row a tool name falls in, or undefined when the table does not know the name. */
-export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
+/** The row the name falls in as written (case-sensitive prefixes, as §5.5 writes them). */
+function findRowAsWritten(tool: string): BuiltinClassification | undefined {
   const underscore = tool.indexOf("_");
   if (underscore > 0) {
     const row = BY_UNDERSCORE_PREFIX.get(tool.slice(0, underscore + 1));
@@ -65,4 +66,47 @@ export function findBuiltinClassification(tool: string): BuiltinClassification |
   }
   for (const [prefix, row] of OTHER_PREFIXES) if (tool.startsWith(prefix)) return row;
   return undefined;
+}
+
+const RISK_ORDER = ["low", "medium", "high", "critical"] as const;
+
+function riskOf(row: BuiltinClassification | undefined): number {
+  return RISK_ORDER.indexOf(row?.risk_level ?? DEFAULT_CLASSIFICATION.risk_level);
+}
+
+/** Already snake case with no namespace: the name is its own only spelling (the common case, one test). */
+const SNAKE = /^[a-z0-9_]*$/;
+
+/**
+ * The other spellings of a tool name the table is tried on: the name in snake case (`TransferFunds`,
+ * `transferFunds`, `transfer-funds`, `TRANSFER_FUNDS` → `transfer_funds`) and each of its parts after a
+ * namespace separator (`bank.transfer_funds`, `bank/transferFunds`, `bank__transfer_funds` →
+ * `transfer_funds`).
+ */
+function otherSpellings(tool: string): string[] {
+  const snake = tool
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .replace(/-/g, "_")
+    .toLowerCase();
+  const parts = snake.split(/[./]|__/).filter((part) => part.length > 0);
+  return parts.length > 1 ? [snake, ...parts] : [snake];
+}
+
+/**
+ * The built-in row a tool name falls in, or undefined when the table does not know the name. The name as
+ * written decides (§5.5's prefixes are case-sensitive snake case); another spelling of it may make the
+ * row stricter, never looser: when the name in snake case, or a part of it after a namespace (`.`, `/`,
+ * `__`), falls in a row riskier than the name's own (or than the default for an unknown name), that row
+ * is taken. So `TransferFunds` and `bank.transfer_funds` are financial like `transfer_funds`, while
+ * `GetUser` stays unknown (write), not read.
+ */
+export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
+  let row = findRowAsWritten(tool);
+  if (SNAKE.test(tool) && !tool.includes("__")) return row;
+  for (const spelling of otherSpellings(tool)) {
+    const other = findRowAsWritten(spelling);
+    if (other !== undefined && riskOf(other) > riskOf(row)) row = other;
+  }
+  return row;
 }

@@ -51,6 +51,33 @@ describe("built-in classification (§5.5)", () => {
     expect(classifyAction(req("read"), []).source).toBe("default");
   });
 
+  it("lets another spelling of a name make it stricter, never looser", () => {
+    // PascalCase, camelCase, kebab-case, upper case and namespaced names of consequential tools were
+    // unknown (write/medium): the starter policy asked about `TransferFunds` instead of refusing it
+    for (const [tool, category, risk] of [
+      ["TransferFunds", "financial", "critical"],
+      ["transferFunds", "financial", "critical"],
+      ["transfer-funds", "financial", "critical"],
+      ["PAY_INVOICE", "financial", "critical"],
+      ["bank.transfer_funds", "financial", "critical"],
+      ["bank/payInvoice", "financial", "critical"],
+      ["bank__charge_card", "financial", "critical"],
+      ["ExecuteCommand", "system", "high"],
+      ["DeleteFile", "system", "high"],
+      ["SendEmail", "communication", "high"],
+      ["slack.send_message", "communication", "high"],
+      ["postMessage", "public", "high"],
+    ] as const) {
+      expect([tool, classifyAction(req(tool), [])]).toEqual([tool, { category, risk_level: risk, source: "builtin" }]);
+    }
+    // a read-like spelling is not taken: it would loosen the default for an unknown name
+    for (const tool of ["GetUser", "github.read_file", "READ_file", "listFiles"]) {
+      expect([tool, classifyAction(req(tool), []).source]).toEqual([tool, "default"]);
+    }
+    // the name as written decides when it is in the table (as snake case does: `read_then_delete_all`)
+    expect(classifyAction(req("read_then_DeleteAll"), []).category).toBe("read");
+  });
+
   it("exports the table as data with every category valid and prefixes unique", () => {
     const prefixes = BUILTIN_CLASSIFICATIONS.flatMap((r) => r.prefixes);
     expect(new Set(prefixes).size).toBe(prefixes.length);
