@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 const SETTINGS = { require_plan: false, provenance: { unknown: "ask" } };
 const INTENT = { goal: "share files for me", allowed_actions: ["drive.*"] };
@@ -17,8 +17,7 @@ async function judged(args: Record<string, unknown>) {
 describe("a destination written as an object key is a destination", () => {
   it("asks when a map keyed by address grants the injected one", async () => {
     const verdict = await judged({ file: "budget", permissions: { "mark@attacker.example": "editor" } });
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("asks for an address the agent made an argument's name", async () => {

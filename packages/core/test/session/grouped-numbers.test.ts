@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { extractValueTokens } from "../../src/index.js";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 const INTENT = { goal: "pay my bills", allowed_actions: ["bank.*"] };
 
@@ -15,8 +15,7 @@ describe("an account number written in groups of three is the same number", () =
         tool: "send_money",
         arguments: { recipient: "1234567890", amount: 10 },
       });
-      expect(verdict.route).toBe("ask");
-      expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+      expectAsked(verdict, "provenance_tainted");
     },
   );
 

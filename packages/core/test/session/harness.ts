@@ -3,6 +3,7 @@
  * escalation handlers that approve, decline or record.
  */
 import { createHash } from "node:crypto";
+import { expect } from "vitest";
 import {
   createSession,
   type Confirmation,
@@ -90,4 +91,10 @@ export async function executingSession(
   }
   session.start();
   return { session, clock: opts.clock };
+}
+
+/** Asserts that a verdict asks a person, and for (at least) the reason `code`. */
+export function expectAsked(verdict: { route: string; reasons: readonly { code: string }[] }, code: string): void {
+  expect(verdict.route).toBe("ask");
+  expect(verdict.reasons.map((r) => r.code)).toContain(code);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { extractValueTokens } from "../../src/index.js";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 const INTENT = { goal: "pay my bills", allowed_actions: ["bank.*"] };
 const IBAN = "DE89370400440532013000";
@@ -18,8 +18,7 @@ describe("an IBAN is the same IBAN however it is written", () => {
       tool: "send_money",
       arguments: { recipient: IBAN, amount: 10 },
     });
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("finds no IBAN in prose", () => {

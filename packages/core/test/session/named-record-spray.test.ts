@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The shipped assistant's settings: a record the user named vouches for its participants and sender.
 const SETTINGS = { require_plan: false, provenance: { unknown: "ask", payload_arguments: ["body"] } };
@@ -26,8 +26,7 @@ describe("a record of phrases written to be matched names nothing", () => {
     const record: Record<string, string> = { contact: "mark@attacker.example" };
     PHRASES.forEach((phrase, i) => (record[`topic${i}`] = phrase));
     const verdict = await judged(JSON.stringify(record));
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("still trusts the sender of the one record the user named", async () => {

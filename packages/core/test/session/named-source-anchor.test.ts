@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The shipped assistant's settings: named sources on, unknown values ask.
 const SETTINGS = {
@@ -28,8 +28,7 @@ const send = (cc: string) => ({
 describe("a page the user named vouches for the address of the one the user named, not for any address on it", () => {
   it("asks before copying an address a commenter left on the article", async () => {
     const verdict = (await read(ARTICLE)).evaluate(send("mark@attacker.example"));
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("trusts an address the page gives beside the person the user named", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The shipped assistant's settings (bench/agentdojo/session.mjs): named sources on, unknown values ask.
 const SETTINGS = {
@@ -29,8 +29,7 @@ describe("a search for words the user typed names no source", () => {
   it("asks before copying an address from the search's results, beside a recipient the user typed", async () => {
     const session = await searched("meeting notes", "Send the meeting notes to bob@partner.example");
     const verdict = session.evaluate(send);
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("still names the file the user typed by its name", async () => {

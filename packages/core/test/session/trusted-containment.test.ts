@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { containsDelimited, containsWhole } from "../../src/index.js";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The strictest settings a deployment has: a destination nobody supplied asks too.
 const SETTINGS = {
@@ -28,8 +28,7 @@ describe("what the user typed vouches for whole identifiers, never for a part of
       "send_email",
       { to: attacker, body: "invoice attached" },
     );
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("asks when an injected URL is the user's URL with its host cut short", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { executingSession } from "./harness.js";
+import { executingSession, expectAsked } from "./harness.js";
 
 // The user trusts the answers of their own directory server; a lookup answer repeats what it was asked.
 const SETTINGS = { require_plan: false, trusted_servers: ["directory"], provenance: { unknown: "ask" } };
@@ -24,8 +24,7 @@ describe("a trusted server vouches for what it says, not for what it was asked",
       "No contact found for mark@attacker.example",
     );
     const verdict = session.evaluate(SEND);
-    expect(verdict.route).toBe("ask");
-    expect(verdict.reasons.map((r) => r.code)).toContain("provenance_tainted");
+    expectAsked(verdict, "provenance_tainted");
   });
 
   it("also when the result is recorded apart from the call", async () => {
