@@ -118,6 +118,17 @@ describe("acp policy validate", () => {
     );
   });
 
+  it("warns about a deny rule's rate limit, which counts nothing", async () => {
+    writeFileSync(
+      join(dir, "deny-limit.yml"),
+      'version: "1"\nrules:\n  - id: cap\n    match: { tool: send_email }\n    action: deny\n    rate_limit: "10/hour"\n',
+    );
+    const out = await runCli(["policy", "validate", "deny-limit.yml", "--json"], { cwd: dir });
+    expect(out.code).toBe(0);
+    const report = JSON.parse(out.stdout) as { warnings: { code: string; line: number; column: number }[] };
+    expect(report.warnings.map((w) => [w.code, w.line, w.column])).toEqual([["ineffective_key", 3, 5]]);
+  });
+
   it("reads $ACP_HOME/policy.yml when no file is named", async () => {
     const home = join(dir, "home");
     mkdirSync(home, { recursive: true });

@@ -2,6 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Command } from "commander";
 import {
+  findIneffectiveKeys,
   findPrefixedToolNames,
   findShadowedRules,
   formatIssue,
@@ -23,7 +24,7 @@ export interface PolicyValidationReport {
   readonly issues: readonly Issue[];
   /**
    * Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`), tools
-   * written `server__tool` (`prefixed_tool_name`).
+   * written `server__tool` (`prefixed_tool_name`), keys that do nothing (`ineffective_key`).
    */
   readonly warnings: readonly Issue[];
 }
@@ -101,13 +102,18 @@ async function validateInput(
 }
 
 /**
- * The warnings of a valid policy, in file order: rules that can never match (`findShadowedRules`) and
- * tools written as the proxy shows them (`findPrefixedToolNames`), each placed at its rule's first key
- * on its line (after the `- ` of the list item).
+ * The warnings of a valid policy, in file order: rules that can never match (`findShadowedRules`),
+ * tools written as the proxy shows them (`findPrefixedToolNames`) and keys that do nothing for their
+ * rule's action (`findIneffectiveKeys`), each placed at its rule's first key on its line (after the `- `
+ * of the list item).
  */
 function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
   const lines = text?.split(/\r?\n/) ?? [];
-  const found = [...findShadowedRules(policy.rules), ...findPrefixedToolNames(policy)];
+  const found = [
+    ...findShadowedRules(policy.rules),
+    ...findPrefixedToolNames(policy),
+    ...findIneffectiveKeys(policy.rules),
+  ];
   found.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
   return found.map((warning) => {
     const line = warning.line === undefined ? undefined : lines[warning.line - 1];

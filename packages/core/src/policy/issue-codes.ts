@@ -68,6 +68,11 @@ export const POLICY_ISSUES = [
     meaning:
       "`acp policy validate` warning: a `tool` written `server__tool`, as `acp proxy` may show it to the agent; rules see the tool's own name and `server` apart (`findPrefixedToolNames`)",
   },
+  {
+    code: "ineffective_key",
+    meaning:
+      "`acp policy validate` warning: a key that does nothing for its rule's action, a `rate_limit` on a `deny` rule or a `timeout` or `level` on a rule that does not `ask` (`findIneffectiveKeys`)",
+  },
 ] as const;
 
 /** The codes of {@link POLICY_ISSUES}. */
