@@ -4,7 +4,8 @@ import { Buffer } from "node:buffer";
  * The spellings a known secret takes when a server echoes it back: an upstream that puts an injected
  * API key into a URL (`?key=ab%2Bcd%3D`), into JSON text (`"pa\"ss"`, `"caf\u00e9"` from Python's
  * `json.dumps`), or into a `Basic` header it dumps in an error (`base64(user:secret)`) returns the secret
- * without a single verbatim occurrence. These are what the redactor hides besides the secret itself.
+ * without a single verbatim occurrence; so does one that changes the line breaks of a key of several
+ * lines. These are what the redactor hides besides the secret itself.
  */
 export interface SecretSpellings {
   /** The secrets and their JSON-escaped and base64 spellings, non-empty, deduplicated, longest first. */
@@ -71,11 +72,21 @@ function percentPattern(secret: string): RegExp {
   return new RegExp(source, "g");
 }
 
+/**
+ * A secret of several lines (a PEM key in the vault) as written and with its line breaks as LF and as
+ * CRLF: a server on another system, or a library that normalises text, returns it with the other ones.
+ */
+function lineEndings(secret: string): string[] {
+  if (!/[\r\n]/.test(secret)) return [secret];
+  const lf = secret.replace(/\r\n?/g, "\n");
+  return [secret, lf, lf.replace(/\n/g, "\r\n")];
+}
+
 /** Every spelling of every known secret (see {@link SecretSpellings}); empty secrets are ignored. */
 export function spellSecrets(secrets: readonly string[]): SecretSpellings {
   const strings = new Set<string>();
   const percentEncoded: RegExp[] = [];
-  for (const secret of new Set(secrets)) {
+  for (const secret of new Set(secrets.flatMap(lineEndings))) {
     if (secret.length === 0) continue;
     strings.add(secret);
     for (const spelling of [...jsonSpellings(secret), ...base64Spellings(secret)]) strings.add(spelling);

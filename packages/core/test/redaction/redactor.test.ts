@@ -128,6 +128,17 @@ describe("the one redactor", () => {
     }
   });
 
+  it("replaces a known secret of several lines whatever its line breaks, also JSON-escaped", () => {
+    const pem = "-----BEGIN KEY-----\nAAAAB3NzaC1yc2EAAAADAQABAAABAQ\nC7vbqajDhA6ovF0xyzQ\n-----END KEY-----";
+    const r = createRedactor(NO_PATTERNS, { secrets: () => [pem] });
+    const crlf = pem.replace(/\n/g, "\r\n");
+    for (const text of [`key: ${crlf}`, JSON.stringify({ key: crlf }), `key: ${pem}`]) {
+      const out = r(text) as string;
+      expect(out).not.toContain("AAAAB3NzaC1yc2EAAAADAQABAAABAQ");
+      expect(out).toContain(REDACTED);
+    }
+  });
+
   it("does not hide text that only shares a short base64 run with a short secret", () => {
     const r = createRedactor(NO_PATTERNS, { secrets: () => ["abc"] });
     const other = Buffer.from("xabcx").toString("base64");
