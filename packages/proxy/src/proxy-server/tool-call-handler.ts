@@ -229,11 +229,7 @@ function observe(
   if (observer === undefined) return;
   try {
     observer.executed(sessionId, request);
-    const text = (result.content ?? [])
-      .map((c) =>
-        c.type === "text" ? c.text : c.type === "resource" && "text" in c.resource ? String(c.resource.text) : "",
-      )
-      .join("\n");
+    const text = (result.content ?? []).map(readableText).join("\n");
     let structured = "";
     let unread: string | undefined;
     try {
@@ -245,6 +241,25 @@ function observe(
     if (unread !== undefined) unreadable(proxy, sessionId, server, tool, unread);
   } catch (err) {
     unreadable(proxy, sessionId, server, tool, messageOf(err));
+  }
+}
+
+/**
+ * What the agent can read of one content item, for the session runtime: text; an embedded resource's URI
+ * and text; a resource link's URI, name, title and description (an address an attacker chose, and words
+ * the agent reads). Images, audio and blobs hold no text the runtime can score (docs: session-runtime).
+ */
+function readableText(c: NonNullable<CallToolResult["content"]>[number]): string {
+  const str = (v: unknown): string => (typeof v === "string" ? v : "");
+  switch (c.type) {
+    case "text":
+      return c.text;
+    case "resource":
+      return [str(c.resource.uri), "text" in c.resource ? str(c.resource.text) : ""].filter(Boolean).join("\n");
+    case "resource_link":
+      return [str(c.uri), str(c.name), str(c.title), str(c.description)].filter(Boolean).join("\n");
+    default:
+      return "";
   }
 }
 
