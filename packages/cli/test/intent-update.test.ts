@@ -124,4 +124,12 @@ describe("the plan-narrows-intent rule", () => {
     );
     expect(judgePlanNarrowing(plan({ exact: "mark@attacker.example" }), intent, entries).narrows).toBe(false);
   });
+
+  it("a part of an address the person typed is not a value they named (it is another address)", () => {
+    const typed = [...entries, createProvenanceEntry("user_input", "input#1", "also copy bob.smith@partner.example")];
+    expect(judgePlanNarrowing(plan({ exact: "bob.smith@partner.example" }), intent, typed).narrows).toBe(true);
+    const part = judgePlanNarrowing(plan({ exact: "smith@partner.example" }), intent, typed);
+    expect(part.narrows).toBe(false);
+    expect(part.reason).toContain("`smith@partner.example` is not a value you named");
+  });
 });

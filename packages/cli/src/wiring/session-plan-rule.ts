@@ -6,7 +6,7 @@
  * such a plan still goes to a person. Deterministic; the agent's words never count as the person's.
  */
 import {
-  containsDelimited,
+  containsWhole,
   normalizeText,
   type ArgumentConstraint,
   type CompiledIntent,
@@ -39,7 +39,7 @@ function namedByPerson(
   if (value === null || typeof value === "boolean") return true;
   const text = normalizeText(String(value)).trim();
   if (text.length === 0) return true;
-  return trusted.has(text) || texts.some((t) => containsDelimited(t, text));
+  return trusted.has(text) || texts.some((t) => containsWhole(t, text));
 }
 
 function constraintWidens(
