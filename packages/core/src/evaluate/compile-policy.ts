@@ -112,12 +112,26 @@ function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue
   }
 }
 
+/**
+ * An ask or deny rule's tool pattern also meets the tool's name in lower case (`delete_database` meets
+ * `Delete_Database`): a server may name its tools in any case, a policy author writes them as the docs
+ * do, and a refusal that misses on case lets the call through. An allow rule's pattern stays exact.
+ */
+function foldingCase(matcher: GlobMatcher | undefined, lenient: boolean): GlobMatcher | undefined {
+  if (matcher === undefined || !lenient) return matcher;
+  return (name) => {
+    if (matcher(name)) return true;
+    const lower = name.toLowerCase();
+    return lower !== name && matcher(lower);
+  };
+}
+
 function compileRule(rule: PolicyRule, position: number, issues: Issue[]): CompiledRule {
   const base: Path = ["rules", position];
   checkRule(rule, position, base, issues);
   return {
     rule,
-    tool: glob(rule.match.tool, [...base, "match", "tool"], rule, issues),
+    tool: foldingCase(glob(rule.match.tool, [...base, "match", "tool"], rule, issues), rule.action !== "allow"),
     server: glob(rule.match.server, [...base, "match", "server"], rule, issues),
     category: rule.match.category,
     args: compileArgs(rule, [...base, "match", "args"], issues),

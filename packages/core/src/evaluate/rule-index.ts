@@ -135,17 +135,25 @@ function staticMatch(rule: IndexableRule, tool: string, category: Category, serv
 
 function collectCandidates(index: RuleIndex, tool: string, category: Category, server: string | undefined): number[] {
   const lists: (readonly number[])[] = [];
-  const exact = index.exact.get(tool);
-  if (exact !== undefined) lists.push(exact);
-  walk(index.prefix, tool, false, lists);
-  walk(index.suffix, tool, true, lists);
+  // ask and deny rules' tool patterns also meet the name in lower case (compilePolicy's foldingCase): look
+  // the lower-case name up too; the rules' own matchers sort out which of those hold
+  const lower = tool.toLowerCase();
+  for (const name of lower === tool ? [tool] : [tool, lower]) {
+    const exact = index.exact.get(name);
+    if (exact !== undefined) lists.push(exact);
+    walk(index.prefix, name, false, lists);
+    walk(index.suffix, name, true, lists);
+  }
   const byCategory = index.category.get(category);
   if (byCategory !== undefined) lists.push(byCategory);
   const byServer = server === undefined ? undefined : index.server.get(server);
   if (byServer !== undefined) lists.push(byServer);
   if (index.wildcard.length > 0) lists.push(index.wildcard);
   const out: number[] = [];
+  let previous = -1;
   for (const position of lists.flat().sort((a, b) => a - b)) {
+    if (position === previous) continue; // reached by both spellings of the name
+    previous = position;
     const rule = index.rules[position] as IndexableRule;
     if (!staticMatch(rule, tool, category, server)) continue;
     out.push(position);

@@ -141,7 +141,10 @@ const argValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 const request: fc.Arbitrary<ActionRequest> = fc
   .record(
     {
-      tool: fc.oneof(fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail"), fc.string({ maxLength: 6 })),
+      tool: fc.oneof(
+        fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail", "Send_Email", "READ_FILE", "Exec", "A"),
+        fc.string({ maxLength: 6 }),
+      ),
       server: fc.oneof(fc.constantFrom(...SERVERS, "other"), fc.string({ maxLength: 4 })),
       arguments: fc.dictionary(fc.constantFrom("to", "n", "a", "flag", "zzz"), argValue, { maxKeys: 4 }),
       category: fc.constantFrom(...CATEGORIES),

@@ -83,6 +83,24 @@ describe("first match wins", () => {
   });
 });
 
+describe("tool names in another case", () => {
+  it("meet an ask or deny rule's pattern in lower case, never an allow rule's", () => {
+    // a server naming its tool `Delete_Database` slipped past `deny delete_database` to the allow
+    const s: RuleSpec[] = [
+      { id: "no-drop", match: { tool: "delete_database" }, action: "deny" },
+      { id: "ask-mail", match: { tool: "send_*" }, action: "ask" },
+      { id: "reads", match: { tool: "read_file" }, action: "allow" },
+      { id: "rest", action: "allow" },
+    ];
+    for (const tool of ["Delete_Database", "DELETE_DATABASE", "delete_Database"]) {
+      expect([tool, ruleFor(s, req(tool))]).toEqual([tool, "no-drop"]);
+    }
+    expect(ruleFor(s, req("Send_Email"))).toBe("ask-mail");
+    expect(ruleFor(s, req("READ_FILE"))).toBe("rest");
+    expect(ruleFor(s, req("read_file"))).toBe("reads");
+  });
+});
+
 describe("argument matching", () => {
   const allowCorp: RuleSpec = {
     id: "corp",

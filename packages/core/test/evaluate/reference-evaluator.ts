@@ -125,7 +125,9 @@ function inTimeWindow(window: TimeOfDay, now: Date): boolean {
 
 function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string, now: Date): boolean {
   const m = rule.match;
-  if (m.tool !== undefined && !globMatches(m.tool, request.tool)) return false;
+  // an ask or deny rule's tool pattern also meets the name in lower case
+  const folded = rule.action !== "allow" && m.tool !== undefined && globMatches(m.tool, request.tool.toLowerCase());
+  if (m.tool !== undefined && !globMatches(m.tool, request.tool) && !folded) return false;
   if (m.server !== undefined) {
     if (request.server === undefined) return false;
     if (!globMatches(m.server, request.server)) return false;
