@@ -30,14 +30,17 @@ function sameWindow(a: TimeOfDay, b: TimeOfDay | undefined): boolean {
  * Whether `earlier` matches every request `later` matches, so that `later` can never be the first match.
  * The earlier rule's arguments must each be one of the later rule's, written the same, and their time
  * windows the same. An earlier `allow` needs every element of an array argument to match and a later
- * `ask`/`deny` any one, so then shared arguments do not cover (a list with one bad element passes the
- * allow by and reaches the deny).
+ * `ask`/`deny` any one, and the later rule's patterns meet more spellings (a tool name in another case,
+ * a path in another form), so an earlier `allow` with a `tool` or `args` never covers a later `ask` or
+ * `deny` (a list with one bad element, or `Delete_Database`, passes the allow by and reaches the deny).
  */
 export function ruleCovers(earlier: PolicyRule, later: PolicyRule, globs: GlobCache = new Map()): boolean {
   const a = earlier.match;
   const b = later.match;
   if (a.category !== undefined && a.category !== b.category) return false;
   if (!coversName(a.tool, b.tool, globs) || !coversName(a.server, b.server, globs)) return false;
+  // a later ask or deny rule also meets a tool name in lower case, which an earlier allow rule does not
+  if (earlier.action === "allow" && later.action !== "allow" && a.tool !== undefined) return false;
   const window = earlier.conditions?.time_of_day;
   if (window !== undefined && !sameWindow(window, later.conditions?.time_of_day)) return false;
   const args = Object.entries(a.args ?? {});

@@ -64,6 +64,12 @@ rules:
   - id: other-send
     match: { tool: "send_e*" }
     action: deny
+  - id: allow-drop          # Drop_Table passes this by and reaches the deny below
+    match: { tool: drop_table }
+    action: allow
+  - id: no-drop
+    match: { tool: drop_table }
+    action: deny
 `),
     ).toEqual([]);
   });
@@ -91,7 +97,7 @@ const scalar = fc.constantFrom<unknown>("a@corp.com", "x", "evil@x.com", 1, 2, t
 const request: fc.Arbitrary<ActionRequest> = fc
   .record(
     {
-      tool: fc.constantFrom(...TOOLS, "other", "send_"),
+      tool: fc.constantFrom(...TOOLS, "other", "send_", "Send_Email", "READ_FILE"),
       server: fc.constantFrom("mail", "files", "other"),
       arguments: fc.dictionary(fc.constantFrom("to", "n"), fc.oneof(scalar, fc.array(scalar, { maxLength: 3 })), {
         maxKeys: 2,
