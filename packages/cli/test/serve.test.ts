@@ -84,6 +84,35 @@ describe("acp serve", () => {
   });
 });
 
+describe("acp serve: a request's annotations are the caller's claim", () => {
+  it("cannot loosen a decision (readOnlyHint on run_migration), only tighten one (destructiveHint on read_file)", async () => {
+    const home = freshHome();
+    const serve = startServe(home, ["--port", "0"], { ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef" });
+    try {
+      const ready = await serve.ready;
+      const route = async (body: unknown): Promise<unknown> => {
+        const res = await fetch(`${ready.url}/v1/decide`, {
+          method: "POST",
+          headers: { authorization: "Bearer cli-token-0123456789abcdef", "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        return ((await res.json()) as { route?: unknown }).route;
+      };
+      // the starter policy asks before run_migration (write); a readOnlyHint the caller adds was read as the
+      // server's word and accepted by allow-reads
+      expect(await route({ tool: "run_migration", arguments: {} })).toBe("ask");
+      expect(await route({ tool: "run_migration", arguments: {}, annotations: { readOnlyHint: true } })).toBe("ask");
+      expect(await route({ tool: "read_file", arguments: {} })).toBe("accept");
+      expect(await route({ tool: "read_file", arguments: {}, annotations: { destructiveHint: true } })).not.toBe(
+        "accept",
+      );
+    } finally {
+      serve.stop();
+      await serve.done;
+    }
+  });
+});
+
 describe("acp serve: the agents' token asks, only the approvers' token answers", () => {
   const AGENT = "cli-agent-token-0123456789";
   const APPROVER = "cli-approver-token-0123456789";

@@ -22,7 +22,7 @@ import {
 } from "@acp/server";
 import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
-import { buildPipeline, buildPipelineWith, loadDecisionInputs } from "../decision/load.js";
+import { buildPipelineWith, loadDecisionInputs } from "../decision/load.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
@@ -419,10 +419,11 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
       ...(storage !== null ? { storageUrl: storage.url } : {}),
-      pipeline: (rateLimiter) => buildPipeline(inputs, rateLimiter),
+      // a request's annotations come from whoever calls the service: a claim that only tightens the decision
+      pipeline: (rateLimiter) => buildPipelineWith(inputs, { rateLimiter, annotations: "caller" }),
       // the simulator and the judging of a person's edits neither spend nor check rate limits: a simulation
       // is no call, and an edited call was counted when it was asked
-      simulationPipeline: buildPipelineWith(inputs, { spendRateLimits: false }),
+      simulationPipeline: buildPipelineWith(inputs, { spendRateLimits: false, annotations: "caller" }),
       keys,
       clock: ctx.io.now,
       loopbackOnly,

@@ -85,12 +85,7 @@ export async function loadDecisionInputs(
 
 /** Builds the one pipeline from loaded inputs: policy rules, consent graph when present, action contract. */
 export function buildPipeline(inputs: DecisionInputs, rateLimiter: RateLimiter = createMemoryRateLimiter()): Pipeline {
-  const sources: DecisionSource[] = [policySource(compilePolicy(inputs.policy), { rateLimiter })];
-  if (inputs.graph !== undefined) {
-    sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
-  }
-  sources.push(contractSource());
-  return createPipeline(sources, { classify: inputs.policy.classify });
+  return buildPipelineWith(inputs, { rateLimiter });
 }
 
 /** What `buildPipelineWith` may add to or reuse in the built-in pipeline. */
@@ -103,6 +98,12 @@ export interface PipelineExtras {
   readonly extraSources?: readonly DecisionSource[];
   /** False: rate limits are neither spent nor checked (judging a person's edit of a call already counted). */
   readonly spendRateLimits?: boolean;
+  /**
+   * Who wrote a request's `annotations`: `server` (default; the proxy reads them from the upstream's tool
+   * listing) or `caller` (`acp serve`: whoever calls the API sends them, so they are a claim that can only
+   * tighten the decision, as a claimed `category` can; `annotationsAsClaim` of `@acp/core`).
+   */
+  readonly annotations?: "server" | "caller";
 }
 
 /** Like `buildPipeline`, with a precompiled policy, a rate limiter and extra sources (a session). */
@@ -119,5 +120,8 @@ export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras
     sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
   }
   sources.push(contractSource(), ...(extras.extraSources ?? []));
-  return createPipeline(sources, { classify: inputs.policy.classify });
+  return createPipeline(sources, {
+    classify: inputs.policy.classify,
+    ...(extras.annotations !== undefined ? { annotations: extras.annotations } : {}),
+  });
 }
