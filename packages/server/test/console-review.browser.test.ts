@@ -34,7 +34,9 @@ const ui = useConsoleBrowser(POLICY);
 describe("console review in Chromium", () => {
   it("shows bidi, zero-width and control characters escaped, and hostile markup as text", async () => {
     const { page } = await signedIn(ui, PHONE);
-    const tool = "write_\u202Eelif\u200B<b>x</b>";
+    // names with bidi or zero-width characters are refused before any request is made (invalid_request);
+    // markup in names, and every character in arguments, still reach the card
+    const tool = "write_<b>x</b>";
     const waiting = agentCall(
       ui,
       tool,
@@ -43,14 +45,14 @@ describe("console review in Chromium", () => {
         file: "invoice\u202Egpj.exe",
         bell: "a\u0007\u009b",
       },
-      "<i>evil</i>\u202E",
+      "<i>evil</i>",
     );
     const c = page.locator("article.card").filter({ hasText: "evil" });
     await c.waitFor();
     const heading = await c.locator("h2").innerText();
     expect(heading).not.toMatch(BIDI);
-    expect(heading).toContain("\\u202e");
     expect(heading).toContain("<i>evil</i>");
+    expect(heading).toContain("write_<b>x</b>");
     expect(heading).toContain("wants to run");
     const all = await c.innerText();
     expect(all).not.toMatch(BIDI);
