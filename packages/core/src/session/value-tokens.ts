@@ -203,8 +203,13 @@ const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
  * alike to what enters a session and to the arguments of a call, so a value copied either way still matches.
  */
 export function visibleText(text: string): string {
+  // NFKC leaves ASCII as it is, and no ASCII character is invisible here: most text needs neither pass
+  if (ASCII_ONLY.test(text)) return text;
   return text.normalize("NFKC").replace(INVISIBLE, "");
 }
+
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
+const ASCII_ONLY = /^[\u0000-\u007f]*$/;
 
 /**
  * What provenance compares: the escapes of a serialized string undone ({@link unescapeLiterals}), HTML
