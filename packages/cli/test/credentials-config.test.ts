@@ -3,7 +3,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { writeVault } from "@acp/store";
-import { createCredentialHook, credentialRulesFrom, type CredentialRule } from "../src/wiring/credentials.js";
+import {
+  createCredentialHook,
+  credentialRulesFrom,
+  credentialWarnings,
+  type CredentialRule,
+} from "../src/wiring/credentials.js";
 import { readConfigFile } from "../src/wiring/config-file.js";
 import { loadRedactionRules } from "../src/wiring/redaction-config.js";
 import { tempRoot } from "./home-fixture.js";
@@ -56,6 +61,20 @@ describe("config.yml credentials:", () => {
     expect(rules[3]?.place).toMatchObject({ format: "{value}" });
     expect(rules[0]?.server("s")).toBe(true);
     expect(rules[0]?.server("other")).toBe(false);
+  });
+
+  it('warns about an entry that names no server (it goes to every upstream), never about `server: "*"`', () => {
+    const rules = loadCredentialRules(
+      homeWith(`credentials:
+  - { secret: A, server: github, tool: t, inject: { argument: token } }
+  - { secret: B, tool: t, inject: { argument: key } }
+  - { secret: C, server: "*", tool: t, inject: { argument: key } }
+`),
+    );
+    expect(rules[1]?.server("any-upstream")).toBe(true);
+    expect(credentialWarnings(rules)).toEqual([
+      'credentials.1 (`B`) names no `server`, so it goes to every upstream, any added later included: name the upstream(s) it is for (`server: github`), or write `server: "*"` if every one is meant',
+    ]);
   });
 
   it.each([

@@ -17,6 +17,8 @@ export interface CredentialRule {
   readonly place: CredentialPlacement;
   /** `credentials.<i>` in the config file, for messages. */
   readonly where: string;
+  /** The entry names no `server`: it goes to every upstream (see {@link credentialWarnings}). */
+  readonly anyServer?: true;
 }
 
 const KEYS = ["secret", "server", "tool", "argument", "inject"];
@@ -102,8 +104,23 @@ export function credentialRulesFrom(list: unknown, file: string, locate?: Config
       server: glob(e["server"] ?? "*", `${where}.server`),
       place,
       where: `credentials.${i}`,
+      ...(e["server"] === undefined ? { anyServer: true as const } : {}),
     };
   });
+}
+
+/**
+ * What a person should hear about `rules` at start: an entry without `server` puts its secret into every
+ * upstream's accepted calls (or every upstream's transport), a server added later or one nobody trusts
+ * included. Written as `server: "*"`, that choice is the person's own and nothing is said.
+ */
+export function credentialWarnings(rules: readonly CredentialRule[]): string[] {
+  return rules
+    .filter((r) => r.anyServer === true)
+    .map(
+      (r) =>
+        `${r.where} (\`${r.secret}\`) names no \`server\`, so it goes to every upstream, any added later included: name the upstream(s) it is for (\`server: github\`), or write \`server: "*"\` if every one is meant`,
+    );
 }
 
 /** The transport credentials of one upstream: headers for a URL, environment for a command. Names, never values, in errors. */

@@ -9,7 +9,7 @@ import { createWiredBroker } from "./consent-broker.js";
 import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
-import { createCredentialHook } from "./credentials.js";
+import { createCredentialHook, credentialWarnings } from "./credentials.js";
 import { configuredChannels, pendingTableForward } from "./config-channels.js";
 import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
@@ -107,6 +107,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
     },
     createCredentials: ({ home, config: given }) => {
       const { key, config } = wire(home, given);
+      for (const warning of credentialWarnings(config.credentials)) log(`warning: ${warning}`);
       credentials = createCredentialHook({ home, rules: config.credentials, seed: () => key.seed() });
       return credentials;
     },
