@@ -73,15 +73,11 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);
   const channels: ConsentChannel[] = [...(options.channels ?? [])];
   if (options.terminal !== false) channels.push(createTerminalChannel({ clock: options.clock }));
-  if (store !== undefined && db !== null) {
-    const spent = createSqliteNonceStore(db);
-    channels.push(
-      createCliChannel({
-        store,
-        clock: options.clock,
-        spendNonce: (nonce, requestId, expiresAtMs) => spent.spend(nonce, requestId, expiresAtMs),
-      }),
-    );
+  if (store !== undefined) {
+    // the same spent-nonce table the verifier spends in: an answer read but not used is used up there too
+    const spendNonce = (nonce: string, requestId: string, expiresAtMs: number): unknown =>
+      nonces.spend(nonce, requestId, expiresAtMs);
+    channels.push(createCliChannel({ store, clock: options.clock, spendNonce }));
   }
   /** A stored window approval for this call: signed by this home's key for exactly this action (its nonce was spent by its first use). */
   async function verifyGrant(input: {
