@@ -7,29 +7,21 @@
  * (`unattended: true`). Rows an `acp proxy` owns are left to it (and to `settleOrphaned` once it is gone),
  * and a request that expired just now is left to the call still waiting on it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPendingConsentStore, createSqliteNonceStore, currentOwner, openPendingConsentDb } from "@acp/store";
 import type { ConsentRequestV02 } from "@acp/proxy";
-import { createTableChannel, openSqliteStores, type ServerStores } from "@acp/server";
+import { createTableChannel, openSqliteStores } from "@acp/server";
 import { startExpirySweep } from "../src/service/expiry-sweep.js";
-import { leftBehindRow } from "./pending-rows.js";
+import { leftBehindRow, tempHomes } from "./pending-rows.js";
 
-const dirs: string[] = [];
-const opened: ServerStores[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomes("acp-sqlite-sweep-");
 
 const NOW = Date.parse("2026-03-02T10:00:00Z");
 
 describe("requests a killed acp serve left pending in state.db", () => {
   it("are concluded as expired by the next service and recorded once; proxies' rows and fresh ones are left alone", async () => {
-    const home = mkdtempSync(join(tmpdir(), "acp-sqlite-sweep-"));
-    dirs.push(home);
+    const home = homes.home();
     const statePath = join(home, "state.db");
     const left = "cr_00000000000000000000000000000s01";
     const fresh = "cr_00000000000000000000000000000s02";
@@ -42,7 +34,7 @@ describe("requests a killed acp serve left pending in state.db", () => {
 
     const clock = (): Date => new Date(NOW);
     const stores = await openSqliteStores({ statePath, auditPath: join(home, "audit.jsonl"), clock });
-    opened.push(stores);
+    homes.keep(stores);
     const recorded: { type: string; fields: Record<string, unknown> }[] = [];
     const sweep = startExpirySweep({
       stores,
@@ -70,8 +62,7 @@ describe("requests a killed acp serve left pending in state.db", () => {
   });
 
   it("conclude a request a person answered after the service died, once: the answer is recorded, no later completion takes it", async () => {
-    const home = mkdtempSync(join(tmpdir(), "acp-sqlite-sweep-"));
-    dirs.push(home);
+    const home = homes.home();
     const statePath = join(home, "state.db");
     const approved = "cr_00000000000000000000000000000s11";
     const denied = "cr_00000000000000000000000000000s12";
@@ -95,7 +86,7 @@ describe("requests a killed acp serve left pending in state.db", () => {
 
     const clock = (): Date => new Date(NOW);
     const stores = await openSqliteStores({ statePath, auditPath: join(home, "audit.jsonl"), clock });
-    opened.push(stores);
+    homes.keep(stores);
     // this waiting call's expiry came before it read the answer: it ended `expired` (and recorded that)
     const request = { id: lapsed, nonce: `n_${lapsed}`, expires_at: new Date(NOW - 5 * 60_000).toISOString() };
     await createTableChannel({ stores, clock }).settle?.(request as unknown as ConsentRequestV02, "expired");

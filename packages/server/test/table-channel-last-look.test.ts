@@ -3,34 +3,26 @@
  * time ran out: the person was told "approved" (200), and the call ended expired. The table channel's
  * `lastLook` now gives the broker that answer, with when it was given, before the request is concluded.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConsentRequestV02 } from "@acp/proxy";
-import { createTableChannel, openSqliteStores, type ServerStores } from "@acp/server";
-import { leftBehindRow } from "./pending-rows.js";
+import { createTableChannel, openSqliteStores } from "@acp/server";
+import { leftBehindRow, tempHomes } from "./pending-rows.js";
 
-const dirs: string[] = [];
-const opened: ServerStores[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const homes = tempHomes("acp-last-look-");
 
 const NOW = Date.parse("2026-03-02T10:00:00Z");
 
 describe("the table channel's last look at an expiring request", () => {
   it("finds an answer given in time and not yet read, with its time; nothing when none, or another's", async () => {
-    const home = mkdtempSync(join(tmpdir(), "acp-last-look-"));
-    dirs.push(home);
+    const home = homes.home();
     const clock = (): Date => new Date(NOW);
     const stores = await openSqliteStores({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
       clock,
     });
-    opened.push(stores);
+    homes.keep(stores);
     const channel = createTableChannel({ stores, clock });
     const ids = ["cr_000000000000000000000000000000a1", "cr_000000000000000000000000000000a2"];
     const requests = ids.map((id) => {
