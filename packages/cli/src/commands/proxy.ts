@@ -32,6 +32,7 @@ import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
+import { assertCredentialsFit } from "../wiring/credentials.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import type { HomeSecrets } from "../wiring/home-secrets.js";
 
@@ -268,6 +269,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
       EXIT.usage,
     );
   }
+  // before anything starts: a credential with no `server` would reach every one of several upstreams
+  assertCredentialsFit(keys.credentials, upstreams);
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
   // consent protocol §9.2: the agent should be network-isolated, and ACP must warn when it is not. `acp proxy`
   // is the protocol's proxy-only mode: the agent is whatever started it, outside any sandbox of ours

@@ -27,6 +27,7 @@ import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, sandboxAllowEgress, type ConfigInUse } from "../wiring/config-in-use.js";
+import { assertCredentialsFit } from "../wiring/credentials.js";
 import type { ProxyWiring } from "./proxy.js";
 
 /** What `acp run` plugs in; tests replace the wiring (decide, broker, audit) and the signal source. */
@@ -141,6 +142,8 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
+  // before anything starts: a credential with no `server` would reach every one of several upstreams
+  assertCredentialsFit(config.keys.credentials, upstreams);
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const keys = config.keys;
   const audit = deps.wiring.createAudit({ home, config: keys });

@@ -17,6 +17,8 @@ export interface CredentialRule {
   readonly place: CredentialPlacement;
   /** `credentials.<i>` in the config file, for messages. */
   readonly where: string;
+  /** Where the entry is: `FILE:LINE:COL` (or the file's name), for errors that stop a start. */
+  readonly at?: string;
   /** The entry names no `server`: it goes to every upstream (see {@link credentialWarnings}). */
   readonly anyServer?: true;
 }
@@ -104,6 +106,7 @@ export function credentialRulesFrom(list: unknown, file: string, locate?: Config
       server: glob(e["server"] ?? "*", `${where}.server`),
       place,
       where: `credentials.${i}`,
+      at: at(["credentials", i]),
       ...(e["server"] === undefined ? { anyServer: true as const } : {}),
     };
   });
@@ -120,6 +123,22 @@ export function credentialWarnings(rules: readonly CredentialRule[]): string[] {
     .map(
       (r) =>
         `${r.where} (\`${r.secret}\`) names no \`server\`, so it goes to every upstream, any added later included: name the upstream(s) it is for (\`server: github\`), or write \`server: "*"\` if every one is meant`,
+    );
+}
+
+/**
+ * Why `rules` cannot serve `upstreams` (their names): an entry without `server` would put its secret into
+ * every one of two or more upstreams, which nobody meant by leaving the key out. With one upstream that
+ * is the one it is for, and {@link credentialWarnings} says what happens when a second is added.
+ */
+export function credentialProblems(rules: readonly CredentialRule[], upstreams: readonly string[]): string[] {
+  if (upstreams.length < 2) return [];
+  const names = upstreams.map((n) => `\`${n}\``).join(", ");
+  return rules
+    .filter((r) => r.anyServer === true)
+    .map(
+      (r) =>
+        `${r.at ?? "config"}: ${r.where} (\`${r.secret}\`) names no \`server\`, and ${upstreams.length} upstreams are configured (${names}): name the upstream(s) it is for (\`server: ${upstreams[0] ?? "github"}\`), or write \`server: "*"\` if every one is meant`,
     );
 }
 
@@ -197,4 +216,13 @@ export function createCredentialHook(options: {
         }
       : {}),
   };
+}
+
+/** Stops a start whose `credentials:` cannot serve `upstreams` ({@link credentialProblems}): exit 4, every entry named. */
+export function assertCredentialsFit(rules: readonly CredentialRule[], upstreams: readonly { name: string }[]): void {
+  const problems = credentialProblems(
+    rules,
+    upstreams.map((u) => u.name),
+  );
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
 }
