@@ -111,7 +111,8 @@ export async function handleToolCall(
       relay !== undefined ? { relay, token: `acp:${callId}` } : undefined,
       completed,
     );
-    const result = withoutSecrets(proxy, raw.result);
+    // an upstream's answer was scrubbed as it arrived (createMessageScrubber); the proxy's own error text was not
+    const result = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
     await proxy.audit("tool_call_completed", {
       ...completed(),
       is_error: result.isError === true,
