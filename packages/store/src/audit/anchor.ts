@@ -1,9 +1,6 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
 import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
+import { stageFileAtomic, writeFileAtomic, type StagedFile } from "../home/atomic-write.js";
 import { readFileUpTo, type ReadUpToOptions } from "../home/read-up-to.js";
-import { fsyncDirectory } from "./torn-tail.js";
 
 /** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
 export function anchorPathOf(logPath: string): string {
@@ -11,72 +8,27 @@ export function anchorPathOf(logPath: string): string {
 }
 
 /**
- * Replaces the anchor atomically (write a temporary file, fsync, rename, fsync the directory) with the
- * latest checkpoint line. Written only after that line is durable in the log, so the anchor never
- * points past the log's durable end; `acp audit verify` then detects a log cut after a checkpoint.
+ * Replaces the anchor atomically with the latest checkpoint line ({@link writeFileAtomic}: a temporary
+ * file of a random name created exclusively without following links, fsynced, renamed, the directory
+ * fsynced). Written only after that line is durable in the log, so the anchor never points past the log's
+ * durable end; `acp audit verify` then detects a log cut after a checkpoint.
  */
 export function writeAnchor(logPath: string, checkpointLine: string): void {
-  const target = anchorPathOf(logPath);
-  const temp = `${target}.tmp-${process.pid}`;
-  const fd = openSync(temp, "w", 0o600);
-  try {
-    writeSync(fd, `${checkpointLine}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, target);
-  fsyncDirectory(dirname(target));
+  writeFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`);
 }
 
 /** An anchor being replaced by the writer: its temporary file is under way, the rename not yet done. */
-export interface PendingAnchor {
-  /** Once the log's lines up to the checkpoint are durable: renames the fsynced temporary file into place, fsyncs the directory. */
-  commit(): Promise<void>;
-  /** When the log write failed: waits for the temporary file's steps to settle and removes it; never rejects. */
-  abandon(): Promise<void>;
-}
+export type PendingAnchor = StagedFile;
 
 /**
- * {@link writeAnchor} for the writer, without blocking the event loop and in two halves: the
- * temporary file is written and fsynced (and the directory opened) at once, while the log's own write
- * and `fdatasync` are in flight, since nothing reads it under that name; `commit`, called only after
- * the log's `fdatasync` returned, does the rename and the directory fsync. So the anchor never names a
- * line that is not durable in the log, as before, and a batch waits for one fsync less in a row.
+ * {@link writeAnchor} for the writer, without blocking the event loop and in two halves
+ * ({@link stageFileAtomic}): the temporary file is written and fsynced (and the directory opened) at once,
+ * while the log's own write and `fdatasync` are in flight, since nothing reads it under that name;
+ * `commit`, called only after the log's `fdatasync` returned, does the rename and the directory fsync. So
+ * the anchor never names a line that is not durable in the log, and a batch waits for one fsync less in a row.
  */
 export function beginAnchor(logPath: string, checkpointLine: string): PendingAnchor {
-  const target = anchorPathOf(logPath);
-  const temp = `${target}.tmp-${process.pid}`;
-  const written = (async () => {
-    const file = await open(temp, "w", 0o600);
-    try {
-      await file.writeFile(`${checkpointLine}\n`);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-  })();
-  const directory = open(dirname(target), "r");
-  // failures surface in commit or abandon; meanwhile they must not count as unhandled
-  written.catch(() => undefined);
-  directory.catch(() => undefined);
-  return {
-    async commit() {
-      await written;
-      const dir = await directory;
-      try {
-        await rename(temp, target);
-        await dir.sync();
-      } finally {
-        await dir.close();
-      }
-    },
-    async abandon() {
-      await written.catch(() => undefined);
-      await directory.then((dir) => dir.close()).catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
-    },
-  };
+  return stageFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`);
 }
 
 /** Most bytes of an anchor read: a line of the longest length the verifier reads (it is one line, far shorter). */

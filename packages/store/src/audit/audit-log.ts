@@ -1,4 +1,4 @@
-import { fstatSync, mkdirSync, statSync } from "node:fs";
+import { constants, fstatSync, mkdirSync, statSync } from "node:fs";
 import { open as openHandle, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -171,6 +171,25 @@ function reserved(input: AuditEventInput): AuditLogError {
   );
 }
 
+/** `a+` that does not follow a symbolic link at the log's name. */
+const LOG_OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Opens the log for appending, creating it 0600: a symbolic link at its name is refused
+ * (`audit_log_unsafe`), so someone who can write the home cannot send the log's appends into another file.
+ */
+async function openLogFile(path: string): Promise<FileHandle> {
+  try {
+    return await openHandle(path, LOG_OPEN_FLAGS, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    throw new AuditLogError(
+      { code: "audit_log_unsafe" },
+      `\`${path}\` is a symbolic link: the audit log must be a file at that name (remove the link, or point the log's path at its target)`,
+    );
+  }
+}
+
 /**
  * Opens (creating 0600 in a 0700 directory) the append-only audit log at `path`. At open, under the
  * lock, a torn last line is moved to `<path>.torn-<time>` and recorded as an `audit_recovered` event;
@@ -180,7 +199,7 @@ function reserved(input: AuditEventInput): AuditLogError {
  */
 export async function openAuditLog(path: string, options: AuditLogOptions): Promise<AuditLog> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const handle = await openHandle(path, "a+", 0o600);
+  const handle = await openLogFile(path);
   const writer = new AuditWriter(path, handle, options);
   try {
     await writer.recoverAtOpen();

@@ -1,19 +1,39 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { HOME_FILE_MODE } from "./paths.js";
 
 /**
- * Replaces a file atomically: writes a temporary file in the same directory (mode 0600 by default,
- * created exclusively), fsyncs it, renames it over the target, and fsyncs the directory. A reader sees
- * the old content or the new, never a mix; a crash leaves at most a stray `.tmp` file.
+ * How a temporary file is created: exclusively (`O_EXCL`: an existing name, a symbolic link included, is
+ * `EEXIST`, never opened) and without following a link at the name (`O_NOFOLLOW`, said twice on purpose).
+ * Someone who can write the directory cannot make the write go through a link they planted there.
+ */
+export const EXCLUSIVE_CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** A fresh, unguessable temporary name beside `path` (same directory, so the rename is atomic). */
+export function temporaryPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
+}
+
+function bytesOf(data: string | Uint8Array): Uint8Array {
+  return typeof data === "string" ? Buffer.from(data, "utf8") : data;
+}
+
+/**
+ * Replaces a file atomically: writes a temporary file of a random name in the same directory, created
+ * exclusively without following links ({@link EXCLUSIVE_CREATE_FLAGS}) with exactly `mode` (0600 by
+ * default, whatever the umask), fsyncs it, renames it over the target (a link at the target is replaced,
+ * not followed), and fsyncs the directory. A reader sees the old content or the new, never a mix; a crash
+ * leaves at most a stray `.tmp` file.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): void {
   const dir = dirname(path);
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, "wx", mode);
+  const tmp = temporaryPathFor(path);
+  const fd = openSync(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
   try {
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    fchmodSync(fd, mode);
+    const bytes = bytesOf(data);
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
     fsyncSync(fd);
@@ -30,6 +50,62 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode: n
     throw err;
   }
   fsyncDir(dir);
+}
+
+/** A replacement under way ({@link stageFileAtomic}): the temporary file is written, the rename not yet done. */
+export interface StagedFile {
+  /** Renames the fsynced temporary file into place and fsyncs the directory; rejects as the steps do. */
+  commit(): Promise<void>;
+  /** Waits for the temporary file's steps to settle and removes it; never rejects. */
+  abandon(): Promise<void>;
+}
+
+/**
+ * {@link writeFileAtomic} in two halves, without blocking the event loop: the temporary file (same
+ * safe creation, exact `mode`) is written and fsynced and the directory opened at once; `commit` renames
+ * it into place and fsyncs the directory. For a file that may only appear once something else is durable
+ * (the audit anchor after the log's lines).
+ */
+export function stageFileAtomic(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): StagedFile {
+  const tmp = temporaryPathFor(path);
+  const written = (async () => {
+    const file = await open(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
+    try {
+      await file.chmod(mode);
+      await file.writeFile(bytesOf(data));
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  })();
+  const directory = open(dirname(path), "r");
+  // failures surface in commit or abandon; meanwhile they must not count as unhandled
+  written.catch(() => undefined);
+  directory.catch(() => undefined);
+  return {
+    async commit() {
+      let dir: FileHandle | undefined;
+      try {
+        await written;
+        dir = await directory;
+        await rename(tmp, path);
+      } catch (err) {
+        await rm(tmp, { force: true }).catch(() => undefined);
+        await (dir !== undefined ? dir.close() : directory.then((d) => d.close())).catch(() => undefined);
+        throw err;
+      }
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+    },
+    async abandon() {
+      await written.catch(() => undefined);
+      await directory.then((dir) => dir.close()).catch(() => undefined);
+      await rm(tmp, { force: true }).catch(() => undefined);
+    },
+  };
 }
 
 function fsyncDir(dir: string): void {

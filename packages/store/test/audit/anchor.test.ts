@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchorPathOf, beginAnchor, readAnchor, writeAnchor } from "../../src/audit/anchor.js";
@@ -18,7 +18,7 @@ describe("the anchor beside the log", () => {
     await pending.commit();
     expect(readAnchor(log)).toBe("new");
     expect(readFileSync(anchorPathOf(log), "utf8")).toBe("new\n");
-    expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 
   it("is left as it was when abandoned (the log write failed), with no temporary file behind", async () => {
@@ -27,13 +27,28 @@ describe("the anchor beside the log", () => {
     writeAnchor(log, "old");
     await beginAnchor(log, "new").abandon();
     expect(readAnchor(log)).toBe("old");
-    expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 
   it("rejects commit when its temporary file cannot be written, and abandon still settles", async () => {
     const log = join(homes.make(), "missing-dir", "audit.jsonl");
     await expect(beginAnchor(log, "line").commit()).rejects.toThrow();
     await expect(beginAnchor(log, "line").abandon()).resolves.toBeUndefined();
+  });
+
+  it("never writes through a symbolic link planted at the temporary name the old writer used", async () => {
+    const dir = homes.make();
+    const log = join(dir, "audit.jsonl");
+    const victim = join(dir, "victim");
+    writeFileSync(victim, "precious\n");
+    // the writer before this fix wrote `<anchor>.tmp-<pid>` with `w` (following a link) and renamed it
+    symlinkSync(victim, `${anchorPathOf(log)}.tmp-${process.pid}`);
+    writeAnchor(log, "sync");
+    await beginAnchor(log, "async").commit();
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    expect(readAnchor(log)).toBe("async");
+    expect(lstatSync(anchorPathOf(log)).isFile()).toBe(true);
+    expect(lstatSync(anchorPathOf(log)).mode & 0o777).toBe(0o600);
   });
 
   it("holds the last checkpoint line of each batch the writer wrote", async () => {
@@ -60,6 +75,6 @@ describe("the anchor beside the log", () => {
     expect(readAnchor(path)).toBe(lastCheckpoint);
     await log.close();
     expect(readAnchor(path)).toBe(readLines(path).at(-1));
-    expect(readdirSync(dir).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 });

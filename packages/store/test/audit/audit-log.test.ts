@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AuditEventInput } from "@acp/core";
@@ -128,6 +128,17 @@ describe("audit log writer", () => {
     await log.close();
     writeFileSync(path, readFileSync(path, "utf8").replace("send_email", "send_money"));
     await expect(openAuditLog(path, { clock: steppingClock() })).rejects.toMatchObject({ code: "audit_log_corrupt" });
+  });
+
+  it("refuses a symbolic link at the log's name and writes nothing through it", async () => {
+    const dir = homes.make();
+    const victim = join(dir, "victim");
+    writeFileSync(victim, "precious\n");
+    symlinkSync(victim, join(dir, "audit.jsonl"));
+    await expect(openAuditLog(join(dir, "audit.jsonl"), { clock: steppingClock() })).rejects.toMatchObject({
+      code: "audit_log_unsafe",
+    });
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
   });
 
   it("picks up events another writer appended to the same file", async () => {
