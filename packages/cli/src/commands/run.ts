@@ -110,8 +110,9 @@ Levels: netns (root: network, mount and PID namespaces), userns (the same withou
 allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
 HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
 nobody answers); no DNS; ACP's home, /tmp and /run are empty. The rest of the host is read-only (netns and
-userns): the agent writes only in its working directory (where acp run was started, unless that is /), in
-/tmp, and in each --writable PATH, e.g. --writable ~/.cache/my-agent for its own state.
+userns): the agent writes only in its working directory (where acp run was started, unless that is / or a
+shared directory such as /tmp itself), in its own empty /tmp, and in each --writable PATH, e.g.
+--writable ~/.cache/my-agent for its own state.
 Guide: docs/guides/sandbox.md
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
@@ -120,8 +121,8 @@ stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot 
 sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
 found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream, a --writable that
-does not exist, is / or lies inside ACP's home), 4 the config file,
-the policy, the home's consent graph or --intent does not validate.`,
+does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, or lies inside ACP's home), 4 the config
+file, the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
       const wiring = deps?.wiring ?? createProxyWiring(ctx);

@@ -10,17 +10,12 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
+import { COVERED_ROOTS, coveredRootAt } from "./covered-roots.js";
 import { cwdInHome, setupFailed } from "./errors.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
-/** Directories covered with an empty tmpfs, in this order (after the stage root). */
-export const COVERED_ROOTS: readonly CoverMount[] = [
-  { path: "/run", mode: "0755" },
-  { path: "/tmp", mode: "1777" },
-  { path: "/var/tmp", mode: "1777" },
-  { path: "/dev/shm", mode: "1777" },
-];
+export { COVERED_ROOTS };
 
 /** Whether `path` is `root` or lies under it. */
 export function isWithin(path: string, root: string): boolean {
@@ -59,8 +54,10 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   }
   const checked = checkWritablePaths(input.writable ?? [], input.home);
   if (!checked.ok) throw setupFailed(checked.issues.map((i) => i.message).join("; "));
-  // the working directory stays writable, unless it is `/`: that would leave the whole host writable
-  const writable = [...new Set([...(cwd === "/" ? [] : [cwd]), ...checked.paths])];
+  // the working directory stays writable, unless it is `/` (that would leave the whole host writable) or a
+  // covered directory itself (`/tmp`: the agent works in an empty one of its own, never the host's sockets)
+  const shared = cwd === "/" || coveredRootAt(cwd) !== undefined;
+  const writable = [...new Set([...(shared ? [] : [cwd]), ...checked.paths])];
   const roots = uniqueRoots();
   // The agent's own program must stay visible: the executable and the files named on the command line (an
   // agent checked out under /tmp, say). A covered directory named itself is left uncovered.
@@ -90,7 +87,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bridgeDir,
     cover: covered,
     home,
-    keep: keptPaths([cwd, ...writable], exposed, covered),
+    keep: keptPaths(shared ? writable : [cwd, ...writable], exposed, covered, shared ? undefined : cwd),
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
     writable,
     // outside the covers, the outermost writable paths are bound onto themselves; under them, they are kept
@@ -105,8 +102,12 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
  * `/tmp/agent/src/main.js`: the checkout, not the rest of `/tmp`). A path inside another one kept is dropped
  * (the outer one brings it back).
  */
-function keptPaths(asIs: readonly string[], exposed: readonly string[], covered: readonly CoverMount[]): KeptPath[] {
-  const [cwd] = asIs;
+function keptPaths(
+  asIs: readonly string[],
+  exposed: readonly string[],
+  covered: readonly CoverMount[],
+  cwd: string | undefined,
+): KeptPath[] {
   const paths: string[] = [];
   for (const p of [...asIs, ...exposed]) {
     const root = covered.find((r) => isWithin(p, r.path));

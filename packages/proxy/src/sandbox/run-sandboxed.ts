@@ -11,6 +11,7 @@ import type { EgressRule } from "./allow-list.js";
 import { createEgressDecider } from "./egress-decision.js";
 import { startEgressProxy } from "./egress-proxy.js";
 import { sandboxVariables, scrubEnvironment } from "./environment.js";
+import { coveredRootAt } from "./covered-roots.js";
 import { commandNotFound, unavailable } from "./errors.js";
 import { findExecutable } from "./find-executable.js";
 import { SANDBOX_PORTS } from "./init-source.js";
@@ -140,6 +141,10 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     if (level !== "none" && realpathOr(options.cwd) === "/") {
       options.log(
         "acp run: the working directory is `/`: it stays read-only (--writable names what the agent may change)",
+      );
+    } else if (level !== "none" && coveredRootAt(realpathOr(options.cwd)) !== undefined) {
+      options.log(
+        `acp run: the working directory \`${options.cwd}\` is shared by every program on this host: the agent works in an empty one of its own, and what it leaves there is gone when it ends (run from a directory of its own to keep its work)`,
       );
     }
     const agent: StartedAgent =

@@ -83,4 +83,32 @@ describe.each(["netns", "userns"] as const)("isolation %s", (level) => {
       if (cwdUnderTmp) rmSync(cwd, { recursive: true, force: true });
     }
   });
+  it("an agent started in /tmp itself works in an empty /tmp of its own: the host's sockets and files stay covered", async () => {
+    const agentDir = mkdtempSync("/tmp/acp-sbx-agent-");
+    try {
+      const script = join(agentDir, "agent.mjs");
+      writeFileSync(script, AGENT);
+      // written to a --writable directory: what the agent leaves in its working directory is its own tmpfs
+      const out = join(work.path, `out-in-tmp-${level}.json`);
+      const logged: string[] = [];
+      const options = quietRun({
+        argv: [process.execPath, script, out],
+        isolation: level,
+        home: join(work.path, "home"),
+        env: {
+          PATH: process.env["PATH"],
+          HOST_SOCKET: join(outside, "service.sock"),
+          HOST_FILE: join(outside, "note.txt"),
+        },
+        cwd: "/tmp",
+        writable: [work.path],
+      });
+      expect(await runSandboxed({ ...options, log: (line) => logged.push(line) })).toEqual({ level, exitCode: 0 });
+      expect(JSON.parse(readFileSync(out, "utf8"))).toEqual({ socket: "ENOENT", beside: "ENOENT" });
+      expect(reached).toBe(0);
+      expect(logged.join("\n")).toContain("the working directory `/tmp` is shared by every program on this host");
+    } finally {
+      rmSync(agentDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -4,7 +4,7 @@
  * the code of the upstream servers that run outside the sandbox). It can still write in its working
  * directory and in each `--writable` path, and cannot open the host's disk (a block device root owns).
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkWritablePaths, runSandboxed } from "../../src/index.js";
@@ -105,6 +105,24 @@ describe("--writable paths", () => {
       expect.stringContaining("does not exist") as unknown,
     ]);
     expect(r.issues[0]?.message).toContain("policy, audit trail, keys and vault");
+  });
+
+  it("refuses a shared directory the sandbox covers (/tmp, /run, /var/tmp, /dev/shm), not a directory under it", () => {
+    const roots = ["/tmp", "/var/tmp", "/dev/shm", "/run"].filter((p) => existsSync(p));
+    const r = checkWritablePaths(roots, join(work.path, "home"));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.path)).toEqual(roots);
+    expect(r.issues[0]?.message).toBe(
+      "--writable `/tmp` is shared by every program on this host (their temporary files and sockets, which lead out of the sandbox); the agent gets an empty one of its own",
+    );
+    expect(r.issues[0]?.help).toBe("name a directory of the agent's own instead, e.g. `mkdir /tmp/agent-work`");
+    const own = mkdtempSync("/tmp/acp-sbx-own-");
+    try {
+      expect(checkWritablePaths([own], join(work.path, "home"))).toEqual({ ok: true, paths: [own] });
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it("accepts a directory outside the home, by its real path", () => {

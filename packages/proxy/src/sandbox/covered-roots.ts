@@ -1,0 +1,30 @@
+/**
+ * The host's shared scratch and runtime directories, which the sandbox covers with an empty tmpfs: every
+ * program on the host keeps temporary files and Unix sockets there (tmux, X11, D-Bus, ssh-agent, databases),
+ * and a socket leads out of the sandbox. None of them is ever bound back whole: not as the working directory,
+ * not as a `--writable` path.
+ */
+import { realpathSync } from "node:fs";
+import type { CoverMount } from "./init-source.js";
+
+/** Directories covered with an empty tmpfs, in this order (after the stage root). */
+export const COVERED_ROOTS: readonly CoverMount[] = [
+  { path: "/run", mode: "0755" },
+  { path: "/tmp", mode: "1777" },
+  { path: "/var/tmp", mode: "1777" },
+  { path: "/dev/shm", mode: "1777" },
+];
+
+/** The covered root that `realPath` (already resolved) is itself, if any: `/tmp`, `/run`, … (`/var/run` is `/run`). */
+export function coveredRootAt(realPath: string): string | undefined {
+  for (const root of COVERED_ROOTS) {
+    let real: string;
+    try {
+      real = realpathSync(root.path);
+    } catch {
+      continue;
+    }
+    if (real === realPath && real !== "/") return root.path;
+  }
+  return undefined;
+}
