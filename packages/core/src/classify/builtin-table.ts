@@ -1,4 +1,4 @@
-import type { Category, RiskLevel } from "../request/index.js";
+import { foldName, type Category, type RiskLevel } from "../request/index.js";
 
 /** One row of the built-in classification table (consent protocol §5.5). */
 export interface BuiltinClassification {
@@ -68,14 +68,28 @@ function findRowAsWritten(tool: string): BuiltinClassification | undefined {
   return undefined;
 }
 
+/** Every prefix folded ({@link foldName}: `message_` is `rnessage_`), for a folded spelling of a name. */
+const FOLDED_PREFIXES: readonly (readonly [string, BuiltinClassification])[] = BUILTIN_CLASSIFICATIONS.flatMap((row) =>
+  row.prefixes.map((prefix) => [foldName(prefix), row] as const),
+);
+
+/** The row a folded spelling of a name falls in. */
+function findRowFolded(folded: string): BuiltinClassification | undefined {
+  for (const [prefix, row] of FOLDED_PREFIXES) if (folded.startsWith(prefix)) return row;
+  return undefined;
+}
+
 const RISK_ORDER = ["low", "medium", "high", "critical"] as const;
 
 function riskOf(row: BuiltinClassification | undefined): number {
   return RISK_ORDER.indexOf(row?.risk_level ?? DEFAULT_CLASSIFICATION.risk_level);
 }
 
-/** Already snake case with no namespace: the name is its own only spelling (the common case, one test). */
-const SNAKE = /^[a-z0-9_]*$/;
+/**
+ * Already snake case with no namespace and nothing {@link foldName} reads otherwise (`0`, `1`, `m`): the
+ * name is its own only spelling (the common case, one test).
+ */
+const SNAKE = /^[a-ln-z2-9_]*$/;
 
 /**
  * The other spellings of a tool name the table is tried on: the name in snake case (`TransferFunds`,
@@ -98,15 +112,17 @@ function otherSpellings(tool: string): string[] {
  * written decides (§5.5's prefixes are case-sensitive snake case); another spelling of it may make the
  * row stricter, never looser: when the name in snake case, or a part of it after a namespace (`.`, `/`,
  * `__`), falls in a row riskier than the name's own (or than the default for an unknown name), that row
- * is taken. So `TransferFunds` and `bank.transfer_funds` are financial like `transfer_funds`, while
- * `GetUser` stays unknown (write), not read.
+ * is taken; so is the row of a spelling folded as a person reads it ({@link foldName}: NFKC, accents,
+ * look-alike letters of other scripts). So `TransferFunds`, `bank.transfer_funds` and `trаnsfer_funds`
+ * with a Cyrillic `а` are financial like `transfer_funds`, while `GetUser` stays unknown (write), not read.
  */
 export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
   let row = findRowAsWritten(tool);
   if (SNAKE.test(tool) && !tool.includes("__")) return row;
   for (const spelling of otherSpellings(tool)) {
-    const other = findRowAsWritten(spelling);
-    if (other !== undefined && riskOf(other) > riskOf(row)) row = other;
+    for (const other of [findRowAsWritten(spelling), findRowFolded(foldName(spelling))]) {
+      if (other !== undefined && riskOf(other) > riskOf(row)) row = other;
+    }
   }
   return row;
 }

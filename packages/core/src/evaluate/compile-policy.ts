@@ -7,12 +7,15 @@ import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js
 import { CATEGORIES, findUnreadableName, type Category } from "../request/index.js";
 import { compileLeafTest, splitArgPath, type CompiledArgMatch } from "./arg-match.js";
 import { buildRuleIndex, type RuleIndex } from "./rule-index.js";
+import { widenName, type LenientName } from "./lenient-name.js";
 import { compileTimeWindow, type CompiledTimeWindow } from "./time-of-day.js";
 
 /** One rule with every pattern compiled. */
 export interface CompiledRule {
   readonly rule: PolicyRule;
   readonly tool: GlobMatcher | undefined;
+  /** An ask or deny rule's folded tool pattern, when it differs from the pattern ({@link widenName}). */
+  readonly foldedTool?: string;
   readonly server: GlobMatcher | undefined;
   readonly category: Category | undefined;
   readonly args: readonly CompiledArgMatch[];
@@ -112,26 +115,22 @@ function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue
   }
 }
 
-/**
- * An ask or deny rule's tool pattern also meets the tool's name in lower case (`delete_database` meets
- * `Delete_Database`): a server may name its tools in any case, a policy author writes them as the docs
- * do, and a refusal that misses on case lets the call through. An allow rule's pattern stays exact.
- */
-function foldingCase(matcher: GlobMatcher | undefined, lenient: boolean): GlobMatcher | undefined {
-  if (matcher === undefined || !lenient) return matcher;
-  return (name) => {
-    if (matcher(name)) return true;
-    const lower = name.toLowerCase();
-    return lower !== name && matcher(lower);
-  };
+/** An ask or deny rule's tool matcher widened by {@link widenName}; an allow rule's as it is. */
+function lenientTool(rule: PolicyRule, matcher: GlobMatcher | undefined): LenientName | undefined {
+  const pattern = rule.match.tool;
+  if (matcher === undefined || rule.action === "allow" || typeof pattern !== "string") return undefined;
+  return widenName(pattern, matcher);
 }
 
 function compileRule(rule: PolicyRule, position: number, issues: Issue[]): CompiledRule {
   const base: Path = ["rules", position];
   checkRule(rule, position, base, issues);
+  const tool = glob(rule.match.tool, [...base, "match", "tool"], rule, issues);
+  const lenient = lenientTool(rule, tool);
   return {
     rule,
-    tool: foldingCase(glob(rule.match.tool, [...base, "match", "tool"], rule, issues), rule.action !== "allow"),
+    tool: lenient?.matcher ?? tool,
+    ...(lenient?.folded !== undefined ? { foldedTool: lenient.folded } : {}),
     server: glob(rule.match.server, [...base, "match", "server"], rule, issues),
     category: rule.match.category,
     args: compileArgs(rule, [...base, "match", "args"], issues),
@@ -180,6 +179,7 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
     rules.map((c, i) => ({
       index: i,
       tool: c.rule.match.tool,
+      foldedTool: c.foldedTool,
       toolMatcher: c.tool,
       server: c.rule.match.server,
       serverMatcher: c.server,

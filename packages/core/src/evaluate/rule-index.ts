@@ -1,10 +1,15 @@
 import { isGlobPattern, type GlobMatcher } from "../glob/index.js";
-import type { Category } from "../request/index.js";
+import { foldName, type Category } from "../request/index.js";
 
 /** What the index needs to know about one rule. */
 export interface IndexableRule {
   readonly index: number;
   readonly tool?: string | undefined;
+  /**
+   * An ask or deny rule's folded tool pattern, when it differs from `tool` (compilePolicy's `widenName`):
+   * the rule is also filed under it, since its matcher also meets the folded name.
+   */
+  readonly foldedTool?: string | undefined;
   /** The rule's compiled tool pattern (undefined when the rule has no `tool`). */
   readonly toolMatcher?: GlobMatcher | undefined;
   readonly server?: string | undefined;
@@ -24,7 +29,8 @@ export interface TrieNode {
  * The rule index. Every rule sits in exactly one bucket, chosen by its most selective literal: its exact
  * tool name; else the literal prefix or suffix of its tool glob (whichever is longer, in a trie); else,
  * for rules without a usable tool literal, its category or its exact server; else the wildcard list.
- * Buckets list rule positions in file order.
+ * Buckets list rule positions in file order. An ask or deny rule whose folded tool pattern differs from its
+ * pattern also sits in the bucket of the folded pattern, which the folded name is looked up in.
  *
  * Tool, server and category are static criteria: whether they hold depends only on the request's
  * (tool, server, category) triple. So the candidates of a triple are worked out once and cached
@@ -96,19 +102,26 @@ export function buildRuleIndex(rules: readonly IndexableRule[]): RuleIndex {
   const category = new Map<string, number[]>();
   const server = new Map<string, number[]>();
   const wildcard: number[] = [];
+  const byLiteral = (tool: string, position: number): boolean => {
+    if (!isGlobPattern(tool)) {
+      push(exact, tool, position);
+      return true;
+    }
+    const pre = literalPrefix(tool);
+    const suf = literalSuffix(tool);
+    if (pre.length > 0 && pre.length >= suf.length) insert(prefix, pre, false, position);
+    else if (suf.length > 0) insert(suffix, suf, true, position);
+    else return false;
+    return true;
+  };
   for (const rule of rules) {
     const tool = rule.tool;
-    if (tool !== undefined && !isGlobPattern(tool)) {
-      push(exact, tool, rule.index);
-      continue;
-    }
-    const pre = tool === undefined ? "" : literalPrefix(tool);
-    const suf = tool === undefined ? "" : literalSuffix(tool);
-    if (pre.length > 0 && pre.length >= suf.length) insert(prefix, pre, false, rule.index);
-    else if (suf.length > 0) insert(suffix, suf, true, rule.index);
-    else if (rule.category !== undefined) push(category, rule.category, rule.index);
+    // a rule filed by its folded pattern too is met by the folded name (looked up in collectCandidates)
+    if (rule.foldedTool !== undefined && !byLiteral(rule.foldedTool, rule.index)) wildcard.push(rule.index);
+    if (tool !== undefined && byLiteral(tool, rule.index)) continue;
+    if (rule.category !== undefined) push(category, rule.category, rule.index);
     else if (rule.server !== undefined && !isGlobPattern(rule.server)) push(server, rule.server, rule.index);
-    else wildcard.push(rule.index);
+    else if (wildcard.at(-1) !== rule.index) wildcard.push(rule.index);
   }
   return { exact, prefix, suffix, category, server, wildcard, rules, cache: new Map() };
 }
@@ -135,10 +148,14 @@ function staticMatch(rule: IndexableRule, tool: string, category: Category, serv
 
 function collectCandidates(index: RuleIndex, tool: string, category: Category, server: string | undefined): number[] {
   const lists: (readonly number[])[] = [];
-  // ask and deny rules' tool patterns also meet the name in lower case (compilePolicy's foldingCase): look
-  // the lower-case name up too; the rules' own matchers sort out which of those hold
+  // ask and deny rules' tool patterns also meet the name in lower case and folded (compilePolicy's
+  // widenName): look those up too; the rules' own matchers sort out which of them hold
   const lower = tool.toLowerCase();
-  for (const name of lower === tool ? [tool] : [tool, lower]) {
+  const folded = foldName(tool);
+  const names = [tool];
+  if (lower !== tool) names.push(lower);
+  if (folded !== tool && folded !== lower) names.push(folded);
+  for (const name of names) {
     const exact = index.exact.get(name);
     if (exact !== undefined) lists.push(exact);
     walk(index.prefix, name, false, lists);

@@ -1,5 +1,6 @@
 import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
 import type { Issue } from "../issues/index.js";
+import { foldGlobPattern, foldName } from "../request/index.js";
 import type { PolicyRule, TimeOfDay } from "./types.js";
 
 /**
@@ -7,16 +8,23 @@ import type { PolicyRule, TimeOfDay } from "./types.js";
  * criterion, the same text, or a glob that matches the later rule's exact name. Anything else (two
  * different globs) is not claimed, so a warning is never wrong.
  */
-function coversName(earlier: string | undefined, later: string | undefined, globs: GlobCache): boolean {
+function coversName(earlier: string | undefined, later: string | undefined, globs: GlobCache, folded = false): boolean {
   if (earlier === undefined || earlier === later) return true;
   if (later === undefined || isGlobPattern(later) || !isGlobPattern(earlier)) return false;
-  let matcher = globs.get(earlier);
+  if (!globMatcher(earlier, globs)(later)) return false;
+  // two ask or deny rules' tool patterns also meet folded names: the earlier folded pattern must meet the
+  // later folded name (`dat?` meets `datm`, but not its fold `datrn`, which the later rule meets)
+  return !folded || globMatcher(foldGlobPattern(earlier), globs)(foldName(later));
+}
+
+function globMatcher(pattern: string, globs: GlobCache): GlobMatcher {
+  let matcher = globs.get(pattern);
   if (matcher === undefined) {
-    const glob = compileGlob(earlier);
+    const glob = compileGlob(pattern);
     matcher = glob.ok ? glob.value : () => false;
-    globs.set(earlier, matcher);
+    globs.set(pattern, matcher);
   }
-  return matcher(later);
+  return matcher;
 }
 
 /** Compiled patterns by text, so each is compiled once per check. */
@@ -38,8 +46,9 @@ export function ruleCovers(earlier: PolicyRule, later: PolicyRule, globs: GlobCa
   const a = earlier.match;
   const b = later.match;
   if (a.category !== undefined && a.category !== b.category) return false;
-  if (!coversName(a.tool, b.tool, globs) || !coversName(a.server, b.server, globs)) return false;
-  // a later ask or deny rule also meets a tool name in lower case, which an earlier allow rule does not
+  const folded = earlier.action !== "allow" && later.action !== "allow";
+  if (!coversName(a.tool, b.tool, globs, folded) || !coversName(a.server, b.server, globs)) return false;
+  // a later ask or deny rule also meets a tool name in lower case and folded, which an earlier allow rule does not
   if (earlier.action === "allow" && later.action !== "allow" && a.tool !== undefined) return false;
   const window = earlier.conditions?.time_of_day;
   if (window !== undefined && !sameWindow(window, later.conditions?.time_of_day)) return false;

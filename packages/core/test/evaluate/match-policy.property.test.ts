@@ -37,8 +37,12 @@ const TOOL_PATTERNS = [
   "s*l",
   "[rs]*",
   "exec*",
+  "commit_*",
+  "dat?",
   "e*e",
   "*file",
+  "commit_x",
+  "datm",
 ];
 const SERVERS = ["mail", "prod-eu", "prod-us", "files"];
 const SERVER_PATTERNS = [...SERVERS, "prod-*", "*", "m?il", "*-eu"];
@@ -142,7 +146,23 @@ const request: fc.Arbitrary<ActionRequest> = fc
   .record(
     {
       tool: fc.oneof(
-        fc.constantFrom(...TOOLS, "send_", "s", "unknown_tool", "sendemail", "Send_Email", "READ_FILE", "Exec", "A"),
+        fc.constantFrom(
+          ...TOOLS,
+          "send_",
+          "s",
+          "unknown_tool",
+          "sendemail",
+          "Send_Email",
+          "READ_FILE",
+          "Exec",
+          "A",
+          "ѕend_email",
+          "ｒｅａｄ_ｆｉｌｅ",
+          "Еxec",
+          "cоmmit_x",
+          "datrn",
+          "DАTM",
+        ),
         fc.string({ maxLength: 6 }),
       ),
       server: fc.oneof(fc.constantFrom(...SERVERS, "other"), fc.string({ maxLength: 4 })),

@@ -7,7 +7,7 @@ import { posix } from "node:path";
 import { compileGlob } from "../../src/glob/index.js";
 import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
-import type { ActionRequest } from "../../src/request/index.js";
+import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
 
 function globMatches(pattern: string, value: string, starCrossesSlash = false): boolean {
   const r = compileGlob(pattern, { starCrossesSlash });
@@ -125,8 +125,11 @@ function inTimeWindow(window: TimeOfDay, now: Date): boolean {
 
 function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string, now: Date): boolean {
   const m = rule.match;
-  // an ask or deny rule's tool pattern also meets the name in lower case
-  const folded = rule.action !== "allow" && m.tool !== undefined && globMatches(m.tool, request.tool.toLowerCase());
+  // an ask or deny rule's tool pattern also meets the name in lower case, and folded the folded name
+  const folded =
+    rule.action !== "allow" &&
+    m.tool !== undefined &&
+    (globMatches(m.tool, request.tool.toLowerCase()) || globMatches(foldGlobPattern(m.tool), foldName(request.tool)));
   if (m.tool !== undefined && !globMatches(m.tool, request.tool) && !folded) return false;
   if (m.server !== undefined) {
     if (request.server === undefined) return false;

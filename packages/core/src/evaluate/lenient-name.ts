@@ -1,0 +1,48 @@
+import type { GlobMatcher } from "../glob/index.js";
+import { foldGlobPattern, foldName } from "../request/index.js";
+import { compileRuleGlob } from "./fast-glob.js";
+
+/** An ask or deny rule's tool pattern: its matcher, and its folded pattern when that differs from it. */
+export interface LenientName {
+  readonly matcher: GlobMatcher;
+  /** The pattern folded ({@link foldGlobPattern}), when it is not the pattern itself (the rule index files it under both). */
+  readonly folded: string | undefined;
+}
+
+/**
+ * The last name folded and its fold: a request's tool name is met by every candidate rule's matcher in
+ * turn, and is folded once for them all.
+ */
+let lastName = "";
+let lastFold = "";
+
+function foldOnce(name: string): string {
+  if (name !== lastName) {
+    lastFold = foldName(name);
+    lastName = name;
+  }
+  return lastFold;
+}
+
+/**
+ * Widens an ask or deny rule's tool pattern, which fails towards caution, to the names a person reads as
+ * the one it names: the pattern meets the name as it is, in lower case (`delete_database` meets
+ * `Delete_Database`), and its folded form meets the folded name ({@link foldName}: NFKC/NFD spellings,
+ * full-width letters, accents, and look-alikes from other scripts, so `dеlete_database` with a Cyrillic
+ * `е` is refused too). An allow rule's pattern stays exact. A folded pattern that does not compile (none
+ * is known) leaves the name and its lower case.
+ */
+export function widenName(pattern: string, matcher: GlobMatcher): LenientName {
+  const foldedPattern = foldGlobPattern(pattern);
+  const compiled = foldedPattern === pattern ? undefined : compileRuleGlob(foldedPattern);
+  const folded = compiled === undefined ? matcher : compiled.ok ? compiled.value : undefined;
+  return {
+    folded: compiled?.ok === true ? foldedPattern : undefined,
+    matcher: (name) => {
+      if (matcher(name)) return true;
+      const lower = name.toLowerCase();
+      if (lower !== name && matcher(lower)) return true;
+      return folded !== undefined && folded(foldOnce(name));
+    },
+  };
+}

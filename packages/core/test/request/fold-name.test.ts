@@ -1,0 +1,180 @@
+/**
+ * Tool names in other Unicode forms and look-alike letters: `delete_database` in NFD, full width, or with
+ * a Cyrillic `е` named a tool that slipped past `deny delete_database`. Ask and deny rules meet the folded
+ * name (NFKD, lower case, no accents, UTS #39 skeletons with an ASCII prototype); allow rules stay exact.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  assertPolicy,
+  classifyAction,
+  compilePolicy,
+  createPipeline,
+  findShadowedRules,
+  foldGlobPattern,
+  foldName,
+  policySource,
+} from "../../src/index.js";
+import { CONFUSABLE_ASCII } from "../../src/request/confusables-table.js";
+
+const NOW = new Date("2026-03-02T10:00:00Z");
+
+/** Each ASCII text of the table and the code points read as it (`e` ← `е`, `ҽ`, …). */
+const LOOK_ALIKES = new Map<string, string[]>();
+for (let i = 0; i < CONFUSABLE_ASCII.length; i += 2) {
+  const text = CONFUSABLE_ASCII[i + 1] as string;
+  const char = String.fromCodePoint(CONFUSABLE_ASCII[i] as number);
+  LOOK_ALIKES.set(text, [...(LOOK_ALIKES.get(text) ?? []), char]);
+}
+
+const POLICY = `
+version: "1"
+default_action: allow
+rules:
+  - id: no-drop
+    match: { tool: delete_database }
+    action: deny
+  - id: ask-mail
+    match: { tool: "send_*" }
+    action: ask
+  - id: reads
+    match: { tool: read_file }
+    action: allow
+`;
+
+function pipeline(text = POLICY) {
+  return createPipeline([policySource(compilePolicy(assertPolicy(text)))]);
+}
+
+describe("foldName", () => {
+  it("reads NFC, NFD, full-width, accented and other-script look-alike spellings as one name", () => {
+    const plain = "delete_database";
+    for (const name of [
+      "delete_database",
+      "DELETE_DATABASE",
+      "dеlete_database", // U+0435 CYRILLIC SMALL LETTER IE
+      "ԁelete_database", // U+0501 CYRILLIC SMALL LETTER KOMI DE
+      "ｄｅｌｅｔｅ＿ｄａｔａｂａｓｅ",
+      "dẹlete_database",
+      "de\u0301lete_database",
+      "dé\u0323lete_database".normalize("NFC"),
+      "delete_databaѕe", // U+0455 CYRILLIC SMALL LETTER DZE
+      "DΕLETE_DATABASE", // U+0395 GREEK CAPITAL LETTER EPSILON
+    ]) {
+      expect([name, foldName(name)]).toEqual([name, foldName(plain)]);
+    }
+    expect(foldName("delete_database")).toBe("delete_database");
+    expect(foldName("commit_1")).toBe("cornrnit_l");
+  });
+
+  it("gives one fold for NFC and NFD spellings", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme", maxLength: 12 }), (name) => {
+        expect(foldName(name.normalize("NFD"))).toBe(foldName(name.normalize("NFC")));
+        expect(foldName(name.normalize("NFKC"))).toBe(foldName(name));
+      }),
+    );
+  });
+
+  it("is idempotent, and a look-alike of the table folds as what it looks like", () => {
+    const keys = [...LOOK_ALIKES.values()].flat();
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...keys), fc.string({ unit: "grapheme", maxLength: 2 })), { maxLength: 8 }),
+        (parts) => {
+          const name = parts.join("");
+          expect(foldName(foldName(name))).toBe(foldName(name));
+        },
+      ),
+    );
+    for (const [text, chars] of LOOK_ALIKES) {
+      for (const char of chars) expect([char, foldName(`x${char}y`)]).toEqual([char, `x${foldName(text)}y`]);
+    }
+  });
+
+  it("folds a glob's literal text and keeps its syntax", () => {
+    expect(foldGlobPattern("Delete_*")).toBe("delete_*");
+    expect(foldGlobPattern("{send,dеlete}_?")).toBe("{send,delete}_?");
+    expect(foldGlobPattern("[m]x\\*m")).toBe("[m]x\\*rn");
+    expect(foldGlobPattern("a\u01c3b")).toBe("a\\!b"); // U+01C3 reads as `!`, a literal here
+  });
+});
+
+/** A name that looks like `name`: some letters swapped for look-alikes, some upper case, in NFC or NFD. */
+function lookAlike(name: string): fc.Arbitrary<string> {
+  return fc
+    .tuple(
+      fc.array(fc.nat(), { minLength: name.length, maxLength: name.length }),
+      fc.constantFrom("NFC", "NFD", "none"),
+    )
+    .map(([picks, form]) => {
+      let out = "";
+      [...name].forEach((char, i) => {
+        const pick = picks[i] as number;
+        const others = LOOK_ALIKES.get(char) ?? [];
+        const choices = [char, char.toUpperCase(), ...others];
+        out += choices[pick % choices.length] as string;
+      });
+      return form === "none" ? out : out.normalize(form);
+    });
+}
+
+describe("ask and deny rules meet the names a person reads as theirs", () => {
+  it("refuses every look-alike of a denied tool through the pipeline", async () => {
+    const decide = pipeline();
+    await fc.assert(
+      fc.asyncProperty(lookAlike("delete_database"), async (tool) => {
+        const decision = await decide.decide({ tool, arguments: {} }, NOW);
+        expect([tool, decision.route, decision.rule]).toEqual([tool, "refuse", "policy:no-drop"]);
+      }),
+    );
+  });
+
+  it("asks about look-alikes of a glob's names, and an allow rule stays exact", async () => {
+    const decide = pipeline();
+    await fc.assert(
+      fc.asyncProperty(lookAlike("send_mail"), async (tool) => {
+        expect((await decide.decide({ tool, arguments: {} }, NOW)).route).toBe("ask");
+      }),
+    );
+    expect((await decide.decide({ tool: "read_file", arguments: {} }, NOW)).rule).toBe("policy:reads");
+    // a look-alike of an allowed name is another name: the default decides, never the allow rule
+    expect((await decide.decide({ tool: "rеad_file", arguments: {} }, NOW)).rule).toBe("policy:default");
+  });
+
+  it("folds the pattern too: a rule written with letters the fold changes meets their look-alikes", async () => {
+    const decide = pipeline(`
+version: "1"
+default_action: allow
+rules:
+  - id: no-commit
+    match: { tool: "git_commit*" }
+    action: deny
+  - id: no-rm
+    match: { tool: rm }
+    action: deny
+`);
+    for (const tool of ["git_cоmmit", "GIT_COMMIT_ALL", "git_cornrnit", "ｒｍ", "rrn", "RM"]) {
+      expect([tool, (await decide.decide({ tool, arguments: {} }, NOW)).route]).toEqual([tool, "refuse"]);
+    }
+    expect((await decide.decide({ tool: "git_status", arguments: {} }, NOW)).route).toBe("accept");
+  });
+
+  it("classifies a look-alike of a built-in name as the name it looks like", () => {
+    const request = { tool: "trаnsfer_funds", arguments: {} }; // U+0430 CYRILLIC SMALL LETTER A
+    expect(classifyAction(request, [])).toMatchObject({ category: "financial", risk_level: "critical" });
+    expect(classifyAction({ tool: "mеssage_all", arguments: {} }, [])).toMatchObject({ category: "communication" });
+  });
+
+  it("does not call a later deny shadowed when an earlier glob misses its folded names", () => {
+    const rules = assertPolicy(`
+version: "1"
+rules:
+  - { id: a, match: { tool: "dat?" }, action: deny }
+  - { id: b, match: { tool: datm }, action: deny }
+  - { id: c, match: { tool: "send_*" }, action: deny }
+  - { id: d, match: { tool: send_x }, action: deny }
+`).rules;
+    expect(findShadowedRules(rules).map((i) => i.path[1])).toEqual([3]);
+  });
+});
