@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -168,6 +168,44 @@ describe("acp doctor", () => {
     const r = await runCli(["doctor"], { env: envFor(join(root.dir, "missing")) });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^fail {2}home {2}.*does not exist \(run `acp init`\)/m);
+  });
+
+  it("fails a key with scrypt parameters below the floor in the words acp proxy and acp vault use", async () => {
+    const { home } = fixtureHome(root.dir);
+    const p = homePaths(home);
+    const key = JSON.parse(readFileSync(p.privateKey, "utf8")) as { kdf: { log_n: number } };
+    key.kdf.log_n = 10;
+    writeFileSync(p.privateKey, JSON.stringify(key));
+    const r = await runCli(["doctor"], { env: envFor(home) });
+    expect(r.code).toBe(1);
+    const doctor = line(r.stdout, "private key");
+    expect(doctor).toMatch(
+      /^fail {2}private key {2}private key file: scrypt parameters too weak \(N = 2\^10, r = 8, p = 1;/,
+    );
+    const vault = await runCli(["vault", "list"], { env: envFor(home) });
+    expect(vault.code).toBe(1);
+    expect(vault.stderr).toContain(doctor.split(/ {2}/)[2]);
+    expect(doctor).toContain("acp init --force");
+  });
+
+  it("fails a private key or a vault others can read, with the chmod that fixes it", async () => {
+    const { home } = fixtureHome(root.dir);
+    const p = homePaths(home);
+    expect((await runCli(["vault", "set", "A"], { env: envFor(home), stdin: "a" })).code).toBe(0);
+    chmodSync(p.vault, 0o604);
+    const { code, checks } = await doctorJson([], envFor(home));
+    expect(code).toBe(1);
+    const detail = (name: string): string => checks.find((c) => c.name === name)?.detail ?? "";
+    expect(detail("permissions vault.json")).toContain(`run \`chmod 600 ${p.vault}\``);
+    expect(detail("vault")).toContain(`run \`chmod 600 ${p.vault}\``);
+    chmodSync(p.vault, 0o600);
+    chmodSync(p.privateKey, 0o644);
+    const again = await doctorJson([], envFor(home));
+    const key = again.checks.find((c) => c.name === "private key");
+    expect(key?.status).toBe("fail");
+    expect(key?.detail).toContain(
+      `is readable or writable by others (mode 0644): a private key must be yours alone; run \`chmod 600 ${p.privateKey}\``,
+    );
   });
 
   it("fails when a key file is missing or truncated", async () => {

@@ -17,7 +17,7 @@ export function tempRoot(prefix: string): { dir: string; cleanup: () => void } {
 let n = 0;
 
 /**
- * A home like `acp init` makes, but with cheap scrypt parameters (N = 2^10) so tests stay fast; the CLI
+ * A home like `acp init` makes, but with the cheapest scrypt parameters acp accepts (N = 2^15) so tests stay fast; the CLI
  * reads the parameters from the key file. Returns the home and its key pair.
  */
 export function fixtureHome(
@@ -27,7 +27,7 @@ export function fixtureHome(
   const home = join(root, `home-${++n}`);
   const seed = randomBytes(32);
   const r = createHome(home, {
-    privateKeyFile: wrapPrivateKey(seed, passphrase, randomBytes, { log_n: 10, r: 8, p: 1 }),
+    privateKeyFile: wrapPrivateKey(seed, passphrase, randomBytes, { log_n: 15, r: 8, p: 1 }),
     configText: configTemplate(join(home, "policy.yml")),
     policyText: STARTER_POLICY,
     force: false,

@@ -35,6 +35,31 @@ describe("acp init", () => {
     expect(readFileSync(p.config, "utf8")).toContain(`policy: "${p.policy}"`);
   });
 
+  it("writes 0600 files and 0700 directories under a permissive umask, and its key passes the checks", async () => {
+    const home = join(root.dir, "umask");
+    const old = process.umask(0o000);
+    let r;
+    try {
+      r = await runCli(["init"], { env: envFor(home, "init pass") });
+      expect((await runCli(["vault", "set", "A"], { env: envFor(home, "init pass"), stdin: "a" })).code).toBe(0);
+    } finally {
+      process.umask(old);
+    }
+    expect(r.code).toBe(0);
+    const p = homePaths(home);
+    for (const f of [p.config, p.policy, p.privateKey, p.publicKey, p.vault])
+      expect(statSync(f).mode & 0o777).toBe(0o600);
+    for (const d of [home, p.keysDir]) expect(statSync(d).mode & 0o777).toBe(0o700);
+    expect(loadMasterSeed(home, "init pass").ok).toBe(true);
+    const doctor = await runCli(["doctor", "--json"], { env: envFor(home, "init pass") });
+    const checks = (JSON.parse(doctor.stdout) as { checks: { status: string; name: string }[] }).checks;
+    expect(
+      checks
+        .filter((c) => c.name.startsWith("permissions") || c.name === "private key" || c.name === "vault")
+        .filter((c) => c.status !== "ok"),
+    ).toEqual([]);
+  });
+
   it("refuses to overwrite an existing home without --force, and replaces the keys with it", async () => {
     const home = join(root.dir, "b");
     const env = { ...envFor(home), ACP_PASSPHRASE: "pw" };

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { homePaths, loadMasterSeed, readVault } from "@acp/store";
@@ -35,6 +35,25 @@ describe("acp vault set|list|rm", () => {
     const missing = await runCli(["vault", "rm", "GITHUB_TOKEN"], { env });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe("acp: the vault has no entry `GITHUB_TOKEN` (see `acp vault list`)\n");
+  });
+
+  it("refuses a private key or a vault others can read, naming the file and `chmod 600` (exit 1)", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    expect((await runCli(["vault", "set", "A"], { env, stdin: "a" })).code).toBe(0);
+    const p = homePaths(home);
+    chmodSync(p.vault, 0o644);
+    const vault = await runCli(["vault", "list"], { env });
+    expect(vault.code).toBe(1);
+    expect(vault.stderr).toContain(`run \`chmod 600 ${p.vault}\``);
+    chmodSync(p.vault, 0o600);
+    chmodSync(p.privateKey, 0o640);
+    const key = await runCli(["vault", "list"], { env });
+    expect(key.code).toBe(1);
+    expect(key.stderr).toContain(`\`${p.privateKey}\` is readable or writable by others (mode 0640)`);
+    expect(key.stderr).toContain(`run \`chmod 600 ${p.privateKey}\``);
+    chmodSync(p.privateKey, 0o600);
+    expect((await runCli(["vault", "list"], { env })).stdout).toBe("A\n");
   });
 
   it("never takes the value from argv, and does not echo it", async () => {

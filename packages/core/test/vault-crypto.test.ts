@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
+  checkScryptParams,
+  DEFAULT_SCRYPT_PARAMS,
   ed25519KeyPairFromSeed,
   isVaultName,
   openConfigSecret,
@@ -10,12 +12,13 @@ import {
   sealConfigSecret,
   sealVault,
   unwrapPrivateKey,
+  SCRYPT_FLOOR,
   wrapPrivateKey,
   type ScryptParams,
 } from "../src/index.js";
 import { TEST_SEED } from "./proof-fixtures.js";
 
-const FAST: ScryptParams = { log_n: 10, r: 8, p: 1 };
+const FAST: ScryptParams = { log_n: 15, r: 8, p: 1 };
 const OTHER_SEED = Uint8Array.from({ length: 32 }, () => 7);
 
 describe("vault file (§2.3)", () => {
@@ -131,14 +134,45 @@ describe("private key file (scrypt + AES-256-GCM)", () => {
       "null",
       JSON.stringify({ ...file, protection: "rot13" }),
       JSON.stringify({ ...file, ciphertext: "00" }),
-      JSON.stringify({ ...file, kdf: { ...(file["kdf"] as object), log_n: 40 } }),
-      JSON.stringify({ ...file, kdf: { ...(file["kdf"] as object), log_n: 20, r: 16 } }),
+      JSON.stringify({ ...file, kdf: { ...(file["kdf"] as object), log_n: 15.5 } }),
+      JSON.stringify({ ...file, kdf: { ...(file["kdf"] as object), r: "8" } }),
       JSON.stringify({ ...file, public_key: "AB".repeat(32) }),
     ];
     for (const [i, t] of bad.entries()) {
       const r = parsePrivateKeyFile(t);
       expect(r.ok ? "ok" : r.issues[0]?.code, `case ${i}`).toBe("key_file_malformed");
     }
+  });
+
+  it("refuses scrypt parameters below the floor (`key_kdf_too_weak`) or too costly (`key_kdf_too_costly`)", () => {
+    const file = JSON.parse(JSON.stringify(wrapPrivateKey(TEST_SEED, "pw", randomBytes, FAST))) as Record<
+      string,
+      unknown
+    >;
+    const withKdf = (kdf: Partial<ScryptParams>): string =>
+      JSON.stringify({ ...file, kdf: { ...(file["kdf"] as object), ...kdf } });
+    const codeOf = (text: string): string => {
+      const r = parsePrivateKeyFile(text);
+      return r.ok ? "ok" : (r.issues[0]?.code ?? "");
+    };
+    for (const weak of [{ log_n: 10 }, { log_n: 14 }, { r: 1 }, { r: 7 }, { p: 0 }])
+      expect(codeOf(withKdf(weak)), JSON.stringify(weak)).toBe("key_kdf_too_weak");
+    for (const costly of [{ log_n: 40 }, { log_n: 21 }, { log_n: 20, r: 16 }, { log_n: 19 }, { r: 64 }, { p: 5 }])
+      expect(codeOf(withKdf(costly)), JSON.stringify(costly)).toBe("key_kdf_too_costly");
+    expect(codeOf(withKdf({ log_n: 15, r: 8, p: 1 }))).toBe("ok");
+    expect(codeOf(withKdf({ log_n: 18, r: 8, p: 4 }))).toBe("ok");
+    const weak = parsePrivateKeyFile(withKdf({ log_n: 10 }));
+    expect(weak.ok ? "" : weak.issues[0]?.message).toMatch(
+      /too weak \(N = 2\^10, r = 8, p = 1; at least N = 2\^15.*acp init --force/,
+    );
+    // nor does a file built in memory open, nor does acp write one
+    const built = wrapPrivateKey(TEST_SEED, "pw", randomBytes, FAST);
+    if (built.protection === "none") throw new Error("encrypted expected");
+    const lowered = unwrapPrivateKey({ ...built, kdf: { ...built.kdf, log_n: 10 } }, "pw");
+    expect(lowered.ok ? "ok" : lowered.issues[0]?.code).toBe("key_kdf_too_weak");
+    expect(() => wrapPrivateKey(TEST_SEED, "pw", randomBytes, { log_n: 10, r: 8, p: 1 })).toThrow(/too weak/);
+    expect(checkScryptParams(DEFAULT_SCRYPT_PARAMS)).toBeUndefined();
+    expect(checkScryptParams(SCRYPT_FLOOR)).toBeUndefined();
   });
 
   it("detects a flipped ciphertext byte as a wrong passphrase or corruption", () => {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { wrapPrivateKey } from "@acp/core";
+import { SCRYPT_FLOOR, wrapPrivateKey } from "@acp/core";
 import { parseDocument } from "yaml";
 import { configTemplate, createHome } from "@acp/store";
 
@@ -48,7 +48,7 @@ export function createDemoHome(root: string): DemoHome {
   const calendar = join(servers, "calendar-server.js");
   const mail = join(servers, "mail-server.js");
   const created = createHome(home, {
-    privateKeyFile: wrapPrivateKey(randomBytes(32), passphrase, randomBytes, { log_n: 14, r: 8, p: 1 }),
+    privateKeyFile: wrapPrivateKey(randomBytes(32), passphrase, randomBytes, SCRYPT_FLOOR),
     configText: configTemplate(join(home, "policy.yml")),
     policyText: DEMO_POLICY,
     force: false,

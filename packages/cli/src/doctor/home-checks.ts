@@ -41,10 +41,11 @@ export function checkKeys(home: string, passphrase: string | undefined): { check
       detail: "stored UNENCRYPTED (--no-passphrase); re-run `acp init --force` with a passphrase",
     });
   } else if (key.kdf.log_n < DEFAULT_SCRYPT_PARAMS.log_n) {
+    // below the floor the file does not parse (key_kdf_too_weak, a fail above); between it and the default, a warning
     checks.push({
       status: "warn",
       name: "private key",
-      detail: `weak scrypt parameters (N = 2^${key.kdf.log_n}, want 2^${DEFAULT_SCRYPT_PARAMS.log_n})`,
+      detail: `weak scrypt parameters (N = 2^${key.kdf.log_n}, r = ${key.kdf.r}, p = ${key.kdf.p}; acp writes N = 2^${DEFAULT_SCRYPT_PARAMS.log_n}): make a new key with \`acp init --force\` when you can`,
     });
   }
   if (key.protection !== "none" && passphrase === undefined) {

@@ -21,10 +21,50 @@ export interface ScryptParams {
 
 /** Default scrypt cost: N = 2^17, r = 8, p = 1 (128 MiB, about a second): the OWASP recommendation. */
 export const DEFAULT_SCRYPT_PARAMS: ScryptParams = { log_n: 17, r: 8, p: 1 };
-/** Bounds accepted when reading a key file, so a planted file cannot make us spin or exhaust memory. */
-export const SCRYPT_BOUNDS = { log_n: [10, 20], r: [1, 16], p: [1, 4] } as const;
-/** Most memory scrypt may use when reading a key file (128 · N · r bytes): 1 GiB. */
-export const SCRYPT_MAX_MEMORY = 1024 * 1024 * 1024;
+/**
+ * The weakest scrypt cost accepted, when reading a key file and when writing one: N = 2^15, r = 8, p = 1
+ * (32 MiB). RFC 7914 §2 and the scrypt paper set r = 8; N = 2^15 is the interactive floor Go's
+ * x/crypto/scrypt recommends (OWASP asks 2^17, our default). A key file below it is refused
+ * (`key_kdf_too_weak`): written by a weaker tool, or edited so that guessing the passphrase is cheap.
+ */
+export const SCRYPT_FLOOR: ScryptParams = { log_n: 15, r: 8, p: 1 };
+/** Bounds accepted (inclusive), so a planted file cannot make us spin or exhaust memory. */
+export const SCRYPT_BOUNDS = { log_n: [15, 20], r: [8, 16], p: [1, 4] } as const;
+/** Most memory scrypt may use when reading a key file (128 · N · r bytes): 256 MiB, twice the default. */
+export const SCRYPT_MAX_MEMORY = 256 * 1024 * 1024;
+
+/** `N = 2^17, r = 8, p = 1`. */
+function describeScrypt(params: ScryptParams): string {
+  return `N = 2^${params.log_n}, r = ${params.r}, p = ${params.p}`;
+}
+
+/**
+ * Why scrypt parameters are refused, or `undefined` when they are within bounds: too weak
+ * (`key_kdf_too_weak`: below {@link SCRYPT_FLOOR}) or too costly (`key_kdf_too_costly`: above
+ * {@link SCRYPT_BOUNDS} or {@link SCRYPT_MAX_MEMORY}). Values that are not integers are not checked here.
+ */
+export function checkScryptParams(params: ScryptParams): Issue | undefined {
+  const { log_n, r, p } = params;
+  const [, maxLogN] = SCRYPT_BOUNDS.log_n;
+  const [, maxR] = SCRYPT_BOUNDS.r;
+  const [, maxP] = SCRYPT_BOUNDS.p;
+  if (log_n < SCRYPT_FLOOR.log_n || r < SCRYPT_FLOOR.r || p < SCRYPT_FLOOR.p) {
+    return issue(
+      { code: "key_kdf_too_weak" },
+      `private key file: scrypt parameters too weak (${describeScrypt(params)}; at least ${describeScrypt(SCRYPT_FLOOR)}): ` +
+        "the file was written by a weaker tool or edited to make guessing the passphrase cheap; " +
+        "do not trust it, restore keys/private.key from a backup or make a new key with `acp init --force`",
+    );
+  }
+  if (log_n > maxLogN || r > maxR || p > maxP || 128 * 2 ** log_n * r > SCRYPT_MAX_MEMORY) {
+    return issue(
+      { code: "key_kdf_too_costly" },
+      `private key file: scrypt parameters too costly (${describeScrypt(params)}; at most N = 2^${maxLogN}, r = ${maxR}, p = ${maxP} and ` +
+        `${SCRYPT_MAX_MEMORY / 1024 / 1024} MiB): not written by acp; restore keys/private.key from a backup or make a new key with \`acp init --force\``,
+    );
+  }
+  return undefined;
+}
 
 /** `keys/private.key` sealed with a passphrase (scrypt → AES-256-GCM; the public key is authenticated). */
 export interface EncryptedPrivateKeyFileV1 {
@@ -77,6 +117,8 @@ export function wrapPrivateKey(
   if (passphrase === null)
     return { ...head, protection: "none", warning: PLAIN_WARNING, seed: Buffer.from(seed).toString("hex") };
   if (passphrase.length === 0) throw new RangeError("passphrase must not be empty");
+  const refused = checkScryptParams(params);
+  if (refused !== undefined) throw new RangeError(refused.message);
   const salt = randomBytes(SALT_BYTES);
   const sealed = aesGcmSeal(kek(passphrase, salt, params), seed, `acp private key ${public_key}`, randomBytes);
   return {
@@ -93,8 +135,8 @@ function issue({ code }: { code: string }, message: string): Issue {
   return { code, path: [], message };
 }
 
-function inBounds(value: unknown, [lo, hi]: readonly [number, number]): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= lo && value <= hi;
+function isInteger(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value);
 }
 
 /** Parses the text of `keys/private.key`; a truncated or corrupted file is `key_file_malformed`. */
@@ -121,14 +163,11 @@ export function parsePrivateKeyFile(text: string): Result<PrivateKeyFileV1> {
   const kdf = (f["kdf"] ?? {}) as Record<string, unknown>;
   if (kdf["name"] !== "scrypt" || hexBytes(kdf["salt"], SALT_BYTES) === undefined)
     return bad("`kdf` is not scrypt with a 16-byte salt");
-  if (
-    !inBounds(kdf["log_n"], SCRYPT_BOUNDS.log_n) ||
-    !inBounds(kdf["r"], SCRYPT_BOUNDS.r) ||
-    !inBounds(kdf["p"], SCRYPT_BOUNDS.p)
-  ) {
-    return bad("scrypt parameters out of bounds");
+  if (!isInteger(kdf["log_n"]) || !isInteger(kdf["r"]) || !isInteger(kdf["p"])) {
+    return bad("scrypt parameters `log_n`, `r` and `p` are not integers");
   }
-  if (128 * 2 ** kdf["log_n"] * kdf["r"] > SCRYPT_MAX_MEMORY) return bad("scrypt parameters need more than 1 GiB");
+  const refused = checkScryptParams({ log_n: kdf["log_n"], r: kdf["r"], p: kdf["p"] });
+  if (refused !== undefined) return fail([refused]);
   if (
     hexBytes(f["iv"], IV_BYTES) === undefined ||
     hexBytes(f["tag"], TAG_BYTES) === undefined ||
@@ -156,6 +195,9 @@ export function unwrapPrivateKey(file: PrivateKeyFileV1, passphrase: string | un
         ),
       ]);
     }
+    // a file built in memory rather than parsed meets the same bounds
+    const refused = checkScryptParams(file.kdf);
+    if (refused !== undefined) return fail([refused]);
     const salt = hexBytes(file.kdf.salt, SALT_BYTES) ?? new Uint8Array(SALT_BYTES);
     const sealed = {
       iv: hexBytes(file.iv) ?? new Uint8Array(),

@@ -1,17 +1,19 @@
 import { ok, parsePrivateKeyFile, unwrapPrivateKey, type PrivateKeyFileV1, type Result } from "@acp/core";
 import { homePaths } from "./paths.js";
-import { readFileUpTo } from "./read-up-to.js";
+import { FileTooOpenError, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest key file we read; anything bigger is not ours. */
 const MAX_KEY_FILE_BYTES = 64 * 1024;
 
-function readSmall(path: string, what: string): Result<string> {
+function readSmall(path: string, what: string, ownerOnly: boolean): Result<string> {
   try {
-    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true });
+    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true, ownerOnly });
     if (buf === undefined) return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {
+    if (err instanceof FileTooOpenError)
+      return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, "a private key"));
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT")
       return failWith({ code: "key_missing" }, `${what} not found: \`${path}\` (run \`acp init\`)`);
@@ -21,7 +23,7 @@ function readSmall(path: string, what: string): Result<string> {
 
 /** Reads `keys/public.key`: 64 lowercase hex digits (a trailing newline is allowed). */
 export function readPublicKeyHex(home: string): Result<string> {
-  const text = readSmall(homePaths(home).publicKey, "public key");
+  const text = readSmall(homePaths(home).publicKey, "public key", false);
   if (!text.ok) return text;
   const hex = text.value.trim();
   if (!/^[0-9a-f]{64}$/.test(hex))
@@ -29,9 +31,12 @@ export function readPublicKeyHex(home: string): Result<string> {
   return ok(hex);
 }
 
-/** Reads and parses `keys/private.key` (not decrypted). */
+/**
+ * Reads and parses `keys/private.key` (not decrypted). Like ssh, refuses a key file group or others can
+ * read or write (`key_file_too_open`, naming the `chmod 600` fix): encrypted or not, it must be yours alone.
+ */
 export function readPrivateKeyFile(home: string): Result<PrivateKeyFileV1> {
-  const text = readSmall(homePaths(home).privateKey, "private key");
+  const text = readSmall(homePaths(home).privateKey, "private key", true);
   return text.ok ? parsePrivateKeyFile(text.value) : text;
 }
 

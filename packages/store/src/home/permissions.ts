@@ -38,7 +38,7 @@ function checkOne(
     return {
       status: "fail",
       name,
-      detail: `mode ${octal(st.mode)}, readable or writable by others (want ${octal(want)}: chmod ${octal(want)} ${path})`,
+      detail: `mode ${octal(st.mode)}, readable or writable by others (want ${octal(want)}): run \`chmod ${want.toString(8)} ${path}\``,
     };
   }
   return { status: "ok", name, detail: `mode ${octal(st.mode)}` };

@@ -10,6 +10,30 @@ export interface ReadUpToOptions {
    * `open` for ever, and with it a whole process such as `acp serve`).
    */
   readonly regularOnly?: boolean;
+  /**
+   * Refuse a file readable or writable by group or others (any of mode 0077), as ssh refuses such a
+   * private key: throws a {@link FileTooOpenError}. Checked on the open file, before a byte is read.
+   * Not on Windows, whose modes say nothing of who can read a file.
+   */
+  readonly ownerOnly?: boolean;
+}
+
+/** Thrown by {@link readFileUpTo} with `ownerOnly` for a file others can read or write. */
+export class FileTooOpenError extends Error {
+  readonly code = "ETOOOPEN";
+  constructor(
+    readonly path: string,
+    /** The file's permission bits (`mode & 0o777`). */
+    readonly mode: number,
+  ) {
+    super(`\`${path}\` is readable or writable by others (mode ${mode.toString(8).padStart(4, "0")})`);
+    this.name = "FileTooOpenError";
+  }
+}
+
+/** The advice for a {@link FileTooOpenError}: the file must be the user's alone. */
+export function tooOpenMessage(err: FileTooOpenError, what: string): string {
+  return `${err.message}: ${what} must be yours alone; run \`chmod 600 ${err.path}\``;
 }
 
 /**
@@ -28,6 +52,9 @@ export function readFileUpTo(path: string, maxBytes: number, options: ReadUpToOp
     const stat = fstatSync(fd);
     if (regularOnly && !stat.isFile() && !stat.isDirectory()) {
       throw new Error("not a regular file (a pipe, a socket or a device)");
+    }
+    if (options.ownerOnly === true && process.platform !== "win32" && (stat.mode & 0o077) !== 0) {
+      throw new FileTooOpenError(path, stat.mode & 0o777);
     }
     if (stat.isFile() && stat.size > maxBytes) return undefined;
     const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import { ok, openVault, sealVault, type RandomBytes, type Result, type VaultEntries } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
-import { readFileUpTo } from "./read-up-to.js";
+import { FileTooOpenError, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest `vault.json` we read (16 MiB). */
@@ -9,17 +9,19 @@ export const MAX_VAULT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reads and opens `vault.json` with the master seed. A missing vault is empty; a corrupted one is
- * `vault_malformed` or `vault_decrypt_failed`, and nothing is written.
+ * `vault_malformed` or `vault_decrypt_failed`, one group or others can read or write `vault_too_open`
+ * (naming the `chmod 600` fix); nothing is written.
  */
 export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> {
   const path = homePaths(home).vault;
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true });
+    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true, ownerOnly: true });
     if (buf === undefined) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});
+    if (err instanceof FileTooOpenError) return failWith({ code: "vault_too_open" }, tooOpenMessage(err, "the vault"));
     return failWith({ code: "vault_unreadable" }, `cannot read \`${path}\`: ${ioMessage(err)}`);
   }
   let parsed: unknown;

@@ -39,7 +39,7 @@ import {
   writeVault,
 } from "../../src/home/index.js";
 
-const FAST: ScryptParams = { log_n: 10, r: 8, p: 1 };
+const FAST: ScryptParams = { log_n: 15, r: 8, p: 1 };
 const SEED = new Uint8Array(32).fill(9);
 const root = mkdtempSync(join(tmpdir(), "acp-home-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -190,6 +190,61 @@ describe("keys", () => {
   });
 });
 
+describe("files only their owner may read", () => {
+  it("refuses a private key group or others can read or write, naming the file and the chmod fix", () => {
+    for (const mode of [0o644, 0o640, 0o604, 0o620, 0o602]) {
+      const home = newHome();
+      chmodSync(homePaths(home).privateKey, mode);
+      const r = loadMasterSeed(home, "pw");
+      expect(r.ok ? "ok" : r.issues[0]?.code, mode.toString(8)).toBe("key_file_too_open");
+      const message = r.ok ? "" : (r.issues[0]?.message ?? "");
+      expect(message).toContain(
+        `\`${homePaths(home).privateKey}\` is readable or writable by others (mode 0${mode.toString(8)})`,
+      );
+      expect(message).toContain(`run \`chmod 600 ${homePaths(home).privateKey}\``);
+    }
+    // an unencrypted key as well; a readable public key is fine (it is public)
+    const plain = newHome(null);
+    chmodSync(homePaths(plain).publicKey, 0o644);
+    expect(loadMasterSeed(plain, undefined).ok).toBe(true);
+    chmodSync(homePaths(plain).privateKey, 0o644);
+    const r = loadMasterSeed(plain, undefined);
+    expect(r.ok ? "ok" : r.issues[0]?.code).toBe("key_file_too_open");
+  });
+
+  it("refuses a vault group or others can read, and leaves it as it is", () => {
+    const home = newHome();
+    expect(writeVault(home, { A: "a" }, SEED, randomBytes).ok).toBe(true);
+    chmodSync(homePaths(home).vault, 0o644);
+    const r = readVault(home, SEED);
+    expect(r.ok ? "ok" : r.issues[0]?.code).toBe("vault_too_open");
+    expect(r.ok ? "" : r.issues[0]?.message).toContain(`run \`chmod 600 ${homePaths(home).vault}\``);
+    chmodSync(homePaths(home).vault, 0o600);
+    expect(readVault(home, SEED)).toEqual({ ok: true, value: { A: "a" } });
+  });
+
+  it("writes 0600 key, vault and config files under a permissive umask, which then pass", () => {
+    const old = process.umask(0o000);
+    let home: string;
+    try {
+      home = newHome();
+      expect(writeVault(home, { A: "a" }, SEED, randomBytes).ok).toBe(true);
+      const doc = readConfigDocument(home);
+      if (!doc.ok) throw new Error("config");
+      expect(writeConfigValue(home, doc.value, "telegram.chat_id", "1").ok).toBe(true);
+    } finally {
+      process.umask(old);
+    }
+    const p = homePaths(home);
+    for (const f of [p.privateKey, p.publicKey, p.config, p.policy, p.vault])
+      expect(statSync(f).mode & 0o777).toBe(0o600);
+    for (const d of [p.home, p.keysDir]) expect(statSync(d).mode & 0o777).toBe(0o700);
+    expect(checkHomePermissions(home).filter((c) => c.status !== "ok")).toEqual([]);
+    expect(loadMasterSeed(home, "pw").ok).toBe(true);
+    expect(readVault(home, SEED).ok).toBe(true);
+  });
+});
+
 describe("reading the home's files", () => {
   it("reads a file up to a limit and never reads on past it: a larger file, /dev/zero", () => {
     const path = join(root, `bytes-${++n}`);
@@ -242,7 +297,7 @@ describe("vault file on disk", () => {
 
   it("reports a corrupted vault and leaves it as it is", () => {
     const home = newHome();
-    writeFileSync(homePaths(home).vault, '{"version":1,');
+    writeFileSync(homePaths(home).vault, '{"version":1,', { mode: 0o600 });
     const r = readVault(home, SEED);
     expect(r.ok ? "ok" : r.issues[0]?.code).toBe("vault_malformed");
     expect(readFileSync(homePaths(home).vault, "utf8")).toBe('{"version":1,');
