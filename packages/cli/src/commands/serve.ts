@@ -367,10 +367,34 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
   return { cert: read("--tls-cert", flags.tlsCert), key: read("--tls-key", flags.tlsKey) };
 }
 
+/**
+ * The flags a person can get wrong, checked before the private key is opened: a mistyped flag exits 2 and
+ * says so, rather than exit 1 for a passphrase nobody gave (or a prompt for one) first.
+ */
+function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeConfig): void {
+  portOf(flags, config);
+  publicUrlOf(flags, config);
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
+    throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
+  }
+  const bind = flags.bind ?? config.bind ?? "127.0.0.1";
+  const anyToken =
+    (ctx.io.env[TOKEN_SOURCES.agents.env] ?? "") !== "" ||
+    config.bearerToken !== undefined ||
+    config.agentTokens !== undefined;
+  if (!isLoopbackAddress(bind) && !anyToken && flags.stdio !== true) {
+    throw new CliError(
+      `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first`,
+      EXIT.usage,
+    );
+  }
+}
+
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
   const approver = consoleApproverOf("--console-as", flags.consoleAs, ctx.io.env);
   const home = resolveHome(ctx.io);
   const { config, file } = serveSections(home);
+  checkFlagsBeforeKeys(ctx, flags, config);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home);
   const token = loadToken(ctx, home, config, seed, "agents");

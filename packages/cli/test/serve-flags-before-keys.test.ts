@@ -1,0 +1,41 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { fixtureHome, tempRoot } from "./home-fixture.js";
+
+const ACP = join(fileURLToPath(new URL("../../..", import.meta.url)), "packages/cli/bin/acp.js");
+const root = tempRoot("serve-flags");
+afterAll(root.cleanup);
+
+/** `acp serve ARGS` as a person runs it: an `acp init` home with an encrypted key, no ACP_PASSPHRASE, no terminal. */
+function serve(args: string[]): { code: number | null; stderr: string } {
+  const { home } = fixtureHome(root.dir);
+  const out = spawnSync(process.execPath, [ACP, "serve", ...args], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home", ACP_HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+  });
+  return { code: out.status, stderr: out.stderr };
+}
+
+describe("acp serve checks its flags before it opens the key", () => {
+  it.each([
+    [["--port", "abc"], "--port: `abc` is not a port"],
+    [["--port", "99999"], "--port: `99999` is not a port"],
+    [["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together"],
+    [["--public-url", "https://acp.example.com/console"], "--public-url:"],
+    [["--bind", "0.0.0.0"], "--bind `0.0.0.0` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first"],
+  ])("serve %j exits 2 naming the flag, not 1 for the passphrase nobody gave", (args, message) => {
+    const out = serve(args);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain(message);
+    expect(out.stderr).not.toMatch(/passphrase/i);
+  });
+
+  it("still asks for the passphrase when the flags are right (exit 1, key_passphrase_required)", () => {
+    const out = serve(["--port", "0"]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("key_passphrase_required");
+  });
+});
