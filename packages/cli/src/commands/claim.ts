@@ -201,7 +201,7 @@ const client = (ctx: CliContext, flags: AgentFlags, fallback?: string): ClaimCli
 };
 
 const TOKEN_HELP =
-  "admission token from an issuer the provider trusts (lowers the proof-of-work; needed by issuer-required providers); default $ACP_CLAIM_ADMISSION_TOKEN";
+  "admission token from an issuer the provider trusts (lowers the proof-of-work; needed by issuer-required providers); default: the token itself in $ACP_CLAIM_ADMISSION_TOKEN";
 
 /** Registers `acp claim serve | create-faq | publish | link`. */
 export function registerClaim(program: Command, ctx: CliContext): void {
