@@ -7,7 +7,8 @@
  * nodes, so one node wins — and the winner records `consent_expired` with `unattended: true`. A request a
  * person answered after its node died, and that nobody completed, is concluded the same way: its nonce is
  * spent (once across nodes, and no later completion takes the approval) and the winner records the answer —
- * `consent_expired` with `answered: approved`, or `consent_denied` — with `unattended: true`.
+ * `consent_expired` with `answered: approved`, or `consent_denied` — with `unattended: true`. Then it prunes
+ * a batch of spent nonces nobody can use any more (`pruneSpentNonces`).
  */
 import type { AuditSink, ConsentRequestV02 } from "@acp/proxy";
 import type { PendingConsentRow } from "@acp/store";
@@ -93,6 +94,8 @@ export function startExpirySweep(deps: {
       if (await concludeAnswered(id)) done.push(id);
     }
     if (done.length > 0) deps.log?.(`concluded ${done.length} consent request(s) whose waiting call was lost`);
+    // a failed prune loses nothing: the next sweep (or spend) prunes what this one left
+    await deps.stores.pruneSpentNonces?.(deps.clock().getTime()).catch(() => 0);
     return done;
   }
 

@@ -88,7 +88,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= ? AND owner_pid IS NULL
      ORDER BY expires_at_ms LIMIT ?`,
   );
-  const nonces = createSqliteNonceStore(db);
+  const nonces = createSqliteNonceStore(db, { now: () => options.clock().getTime() });
   const answeredServiceRows = db.prepare<[number, number], { id: string }>(
     `SELECT p.id FROM pending_consent p WHERE p.status IN ('approved', 'denied') AND p.expires_at_ms <= ?
        AND p.owner_pid IS NULL AND NOT EXISTS (SELECT 1 FROM spent_nonces n WHERE n.nonce = p.nonce)
@@ -129,6 +129,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     changes,
     expiredPendingIds: idsOf(expiredServiceRows),
     expiredAnsweredIds: idsOf(answeredServiceRows),
+    pruneSpentNonces: (nowMs) => Promise.resolve().then(() => nonces.prune(nowMs)),
     ready: () => {
       try {
         return Promise.resolve(ping.get() !== undefined);

@@ -154,6 +154,12 @@ export interface ServerStores {
    * no audit event. Same rows as {@link expiredPendingIds} otherwise (on SQLite the service's own).
    */
   readonly expiredAnsweredIds?: (beforeMs: number, limit: number) => Promise<string[]>;
+  /**
+   * Deletes a batch of spent nonces nobody can use any more (their approval ended, and they were spent, more
+   * than a day ago, and no consent row carries them: `SPENT_NONCE_KEEP_MS`); resolves with how many. The
+   * expiry sweep calls it; every spend also prunes a few.
+   */
+  readonly pruneSpentNonces?: (nowMs: number) => Promise<number>;
   /** Whether the stores answer (for `/readyz`). */
   ready(): Promise<boolean>;
   /** Closes the audit writer (final checkpoint), the feed and the database. */

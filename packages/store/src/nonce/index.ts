@@ -5,3 +5,9 @@ export {
   type SqliteNonceStore,
   type SqliteNonceStoreOptions,
 } from "./sqlite-nonce-store.js";
+export {
+  SPENT_NONCE_KEEP_MS,
+  SPENT_NONCE_PRUNE_BATCH,
+  SPENT_NONCE_SWEEP_BATCH,
+  spentNonceCutoff,
+} from "./retention.js";

@@ -1,6 +1,8 @@
 import type { Database } from "better-sqlite3";
 import type { NonceStore } from "@acp/core";
 import { applyMigrations, type StateDbMigration } from "../sqlite/index.js";
+import { ensurePendingConsentSchema } from "../pending/schema.js";
+import { SPENT_NONCE_PRUNE_BATCH, SPENT_NONCE_SWEEP_BATCH, spentNonceCutoff } from "./retention.js";
 
 /** The spent-nonce table: a nonce is its primary key, so spending one twice is impossible. */
 export const NONCE_MIGRATIONS: readonly StateDbMigration[] = [
@@ -22,18 +24,27 @@ export interface SqliteNonceStore extends NonceStore {
   /** Whether a nonce has been spent. */
   isSpent(nonce: string): boolean;
   /**
-   * Deletes nonces whose approvals expired before `nowMs` (expiry refuses them anyway); returns how many.
-   * Nothing calls it yet. Whoever does must keep a nonce longer than its consent row (settled rows stay a
-   * day after the request expired, `SETTLED_CONSENT_KEEP_MS`): `acp serve`'s expiry sweep and
-   * `POST /v1/consent/{id}/complete` tell an answer a call used from one nobody used by its spent nonce, so
-   * pruning earlier would have an answered request concluded (and recorded) a second time.
+   * Deletes (at most `limit`, default `SPENT_NONCE_SWEEP_BATCH`) nonces whose approvals ended, and
+   * that were spent, more than `SPENT_NONCE_KEEP_MS` before `nowMs` and that no `pending_consent` row carries (`retention.ts`);
+   * returns how many. Every spend does the same for up to `SPENT_NONCE_PRUNE_BATCH` first; `acp serve`'s
+   * expiry sweep calls it every minute.
    */
-  prune(nowMs: number): number;
+  prune(nowMs: number, limit?: number): number;
 }
+
+/**
+ * The oldest nonces past the cutoff that no consent row carries: the expiry index finds them, the
+ * `pending_consent_nonce` index answers the row check.
+ */
+const PRUNE = `DELETE FROM spent_nonces WHERE nonce IN (
+  SELECT n.nonce FROM spent_nonces n
+  WHERE n.expires_at_ms < ? AND n.spent_at_ms < ?
+    AND NOT EXISTS (SELECT 1 FROM pending_consent p WHERE p.nonce = n.nonce)
+  ORDER BY n.expires_at_ms LIMIT ?)`;
 
 /** Options of {@link createSqliteNonceStore}. */
 export interface SqliteNonceStoreOptions {
-  /** The clock recorded as `spent_at_ms` (default `Date.now`). */
+  /** The clock recorded as `spent_at_ms` and that a spend prunes by (default `Date.now`). */
   readonly now?: () => number;
 }
 
@@ -41,27 +52,37 @@ export interface SqliteNonceStoreOptions {
  * A durable {@link NonceStore} in the state database (`state.db`, opened with `openStateDb`): a spent
  * nonce is committed with `synchronous = FULL` before `spend` returns true, so a replay is refused also
  * after a crash or restart, and by every process sharing the file (the primary key makes the insert
- * atomic across connections). Applies its migration on creation.
+ * atomic across connections). Each spend first prunes a few nonces nobody can use any more (see
+ * {@link SqliteNonceStore.prune}), in the same transaction, so the table holds about a day of approvals.
+ * Applies its migration (and the pending-consent table's, which the prune reads) on creation.
  */
 export function createSqliteNonceStore(db: Database, options: SqliteNonceStoreOptions = {}): SqliteNonceStore {
+  ensurePendingConsentSchema(db);
   applyMigrations(db, NONCE_MIGRATIONS);
   const now = options.now ?? Date.now;
   const insert = db.prepare<[string, string, number, number]>(
     "INSERT OR IGNORE INTO spent_nonces (nonce, request_id, expires_at_ms, spent_at_ms) VALUES (?, ?, ?, ?)",
   );
   const select = db.prepare<[string], { one: number }>("SELECT 1 AS one FROM spent_nonces WHERE nonce = ?");
-  const prune = db.prepare<[number]>("DELETE FROM spent_nonces WHERE expires_at_ms < ?");
+  const prune = db.prepare<[number, number, number]>(PRUNE);
+  const spend = db.transaction((nonce: string, requestId: string, expiresAtMs: number): boolean => {
+    const nowMs = Math.floor(now());
+    const cutoff = spentNonceCutoff(nowMs);
+    prune.run(cutoff, cutoff, SPENT_NONCE_PRUNE_BATCH);
+    return insert.run(nonce, requestId, Math.floor(expiresAtMs), nowMs).changes === 1;
+  });
   return {
     spend(nonce, requestId, expiresAtMs) {
       if (typeof nonce !== "string" || nonce.length === 0) throw new TypeError("nonce store: nonce must be a string");
       if (!Number.isFinite(expiresAtMs)) throw new RangeError("nonce store: invalid expiry");
-      return insert.run(nonce, requestId, Math.floor(expiresAtMs), now()).changes === 1;
+      return spend.immediate(nonce, requestId, expiresAtMs);
     },
     isSpent(nonce) {
       return select.get(nonce) !== undefined;
     },
-    prune(nowMs) {
-      return prune.run(Math.floor(nowMs)).changes;
+    prune(nowMs, limit = SPENT_NONCE_SWEEP_BATCH) {
+      const cutoff = spentNonceCutoff(Math.floor(nowMs));
+      return prune.run(cutoff, cutoff, Math.max(1, Math.floor(limit))).changes;
     },
   };
 }

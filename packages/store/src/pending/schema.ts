@@ -26,7 +26,8 @@ const CREATE_INDEX = `CREATE INDEX IF NOT EXISTS pending_consent_status ON pendi
 
 /**
  * The process that wrote a row and waits for its answer (`owner.ts`): a row whose owner is gone has nobody
- * to read its answer. Added to tables of older `state.db` files; their existing rows have no owner.
+ * to read its answer. Added to tables of older `state.db` files; their existing rows have no owner. Then an
+ * index on the nonce (the spent-nonce prune asks whether a row still carries one).
  */
 const PENDING_MIGRATIONS: readonly StateDbMigration[] = [
   {
@@ -46,6 +47,11 @@ const PENDING_MIGRATIONS: readonly StateDbMigration[] = [
         if (!columns.has(name)) db.exec(`ALTER TABLE pending_consent ADD COLUMN ${name} ${type}`);
       }
     },
+  },
+  {
+    // the spent-nonce prune keeps a nonce while a row carries it: one index probe per candidate
+    id: "pending-consent/002-nonce-index",
+    up: "CREATE INDEX IF NOT EXISTS pending_consent_nonce ON pending_consent (nonce)",
   },
 ];
 

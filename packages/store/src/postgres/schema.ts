@@ -83,6 +83,9 @@ CREATE INDEX pending_consent_status ON pending_consent (status, expires_at_ms);`
  */
 const PENDING_CONSENT_AGENT = `ALTER TABLE pending_consent ADD COLUMN agent TEXT;`;
 
+/** The spent-nonce prune keeps a nonce while a consent row carries it: one index probe per candidate. */
+const PENDING_CONSENT_NONCE = `CREATE INDEX pending_consent_nonce ON pending_consent (nonce);`;
+
 /**
  * The audit chain: one row per line, \`seq\` 1, 2, 3… The line is the exact canonical JSON written to
  * \`audit.jsonl\`; \`seq\` and \`event_hash\` are unique, so even a writer that skipped the lock could not
@@ -127,4 +130,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "state/001-sessions-tokens", up: SESSIONS_AND_TOKENS },
   { id: "grants/001-consent-grants", up: CONSENT_GRANTS_TABLE },
   { id: "pending/002-agent", up: PENDING_CONSENT_AGENT },
+  { id: "pending/003-nonce-index", up: PENDING_CONSENT_NONCE },
 ];

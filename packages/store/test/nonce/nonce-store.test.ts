@@ -10,11 +10,26 @@ import {
   verifyConsentProof,
 } from "@acp/core";
 import { describeNonceStore } from "../nonce-store.case.js";
+import { describeNoncePrune } from "../nonce-prune.case.js";
 import { createSqliteNonceStore } from "../../src/nonce/index.js";
 import { openStateDb } from "../../src/sqlite/index.js";
 
 describeNonceStore("memory", () => createMemoryNonceStore());
 describeNonceStore("sqlite", () => createSqliteNonceStore(openStateDb(":memory:")));
+describeNoncePrune("sqlite", (clock) => {
+  const db = openStateDb(":memory:");
+  const nonces = createSqliteNonceStore(db, { now: clock });
+  const insert = db.prepare<[string, string]>(
+    `INSERT INTO pending_consent (id, nonce, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms, status)
+     VALUES (?, ?, 'mail', 'send_email', '{}', '[]', 0, 0, 'approved')`,
+  );
+  const remove = db.prepare<[string]>("DELETE FROM pending_consent WHERE id = ?");
+  return Promise.resolve({
+    nonces,
+    holdRow: (id, nonce) => Promise.resolve().then(() => void insert.run(id, nonce)),
+    dropRow: (id) => Promise.resolve().then(() => void remove.run(id)),
+  });
+});
 
 describe("sqlite nonce store", () => {
   const dir = mkdtempSync(join(tmpdir(), "acp-nonce-"));
@@ -68,12 +83,16 @@ describe("sqlite nonce store", () => {
     expect(b.isSpent("n_x")).toBe(true);
   });
 
-  it("prunes only nonces whose approvals have expired", () => {
-    const store = createSqliteNonceStore(openStateDb(":memory:"), { now: () => 0 });
-    store.spend("n_old", "cr_1", 100);
-    store.spend("n_new", "cr_2", 10_000);
-    expect(store.prune(5_000)).toBe(1);
-    expect(store.isSpent("n_old")).toBe(false);
-    expect(store.isSpent("n_new")).toBe(true);
+  it("answers the prune's row check from the nonce index", () => {
+    const db = openStateDb(":memory:");
+    createSqliteNonceStore(db);
+    const plan = db
+      .prepare<[], { detail: string }>(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM spent_nonces n WHERE n.expires_at_ms < 0 AND NOT EXISTS (SELECT 1 FROM pending_consent p WHERE p.nonce = n.nonce)",
+      )
+      .all()
+      .map((r) => r.detail);
+    expect(plan.join("\n")).toMatch(/spent_nonces_expiry/);
+    expect(plan.join("\n")).toMatch(/pending_consent_nonce/);
   });
 });

@@ -1,7 +1,8 @@
-/** The shared suites (rate limiter, nonce store, pending consent store) against a real PostgreSQL. */
+/** The shared suites (rate limiter, nonce store and its prune, pending consent store) against a real PostgreSQL. */
 import { afterAll } from "vitest";
 import { describeRateLimiter } from "../../../core/test/evaluate/rate-limiter.case.js";
 import { describeNonceStore } from "../nonce-store.case.js";
+import { describeNoncePrune } from "../nonce-prune.case.js";
 import { describePendingConsentStore } from "../cases/pending-store.case.js";
 import {
   createPostgresNonceStore,
@@ -31,3 +32,19 @@ describeNonceStore("postgres", async () => createPostgresNonceStore(await emptie
 describePendingConsentStore("postgres", async () =>
   createPostgresPendingConsentStore(await emptied("pending_consent")),
 );
+describeNoncePrune("postgres", async (clock) => {
+  const db = await emptied("spent_nonces, pending_consent");
+  return {
+    nonces: createPostgresNonceStore(db, { now: clock }),
+    holdRow: async (id, nonce) => {
+      await db.query(
+        `INSERT INTO pending_consent (id, nonce, server, tool, request_json, reasons_json, created_at_ms, expires_at_ms, status)
+         VALUES ($1, $2, 'mail', 'send_email', '{}', '[]', 0, 0, 'approved')`,
+        [id, nonce],
+      );
+    },
+    dropRow: async (id) => {
+      await db.query("DELETE FROM pending_consent WHERE id = $1", [id]);
+    },
+  };
+});

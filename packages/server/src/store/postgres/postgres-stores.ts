@@ -200,6 +200,7 @@ async function openParts(
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });
   const clockMs = (): number => options.clock().getTime();
+  const nonces = createPostgresNonceStore(store, { now: clockMs });
   return {
     kind: "postgres",
     location: store.url,
@@ -210,7 +211,7 @@ async function openParts(
     answers: { wait: (id, signal) => waiter.wait(id, { signal }) },
     consoleAuth: createPostgresConsoleAuthStore(store),
     grants: createPostgresConsentGrantStore(store),
-    nonces: createPostgresNonceStore(store, { now: clockMs }),
+    nonces,
     rateLimiter: createPostgresRateLimiter(store),
     audit: createPostgresAuditTrail(
       store,
@@ -230,6 +231,7 @@ async function openParts(
          AND NOT EXISTS (SELECT 1 FROM spent_nonces n WHERE n.nonce = p.nonce)
        ORDER BY p.expires_at_ms LIMIT $2`,
     ),
+    pruneSpentNonces: (nowMs) => nonces.prune(nowMs),
     recoverAudit: async () => {
       try {
         await auditLog.flush(); // what was queued before has committed or failed: nothing fails after this
