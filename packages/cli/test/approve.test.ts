@@ -99,7 +99,7 @@ describe("acp approve", () => {
     expect(both.code).toBe(2);
     const badFor = await runCli(["approve", ID_A, "--for", "forever"], { env: { ACP_HOME: home } });
     expect(badFor).toMatchObject({ code: 4 });
-    expect(badFor.stderr).toContain("invalid duration `forever`");
+    expect(badFor.stderr).toContain("--for: invalid duration `forever`");
     const badJson = await runCli(["approve", ID_A, "--modify", "[1]"], { env: { ACP_HOME: home } });
     expect(badJson.code).toBe(4);
     expect(statusOf(home, ID_A)).toMatchObject({ status: "pending" });

@@ -69,7 +69,7 @@ function scopeOf(ctx: CliContext, options: { session?: boolean; for?: string }):
   const ms = parseApprovalDuration(options.for);
   if (ms === null) {
     throw new CliError(
-      `invalid duration \`${options.for}\` (expected e.g. 90s, 10m, 2h, 1d; at most 7d)`,
+      `--for: invalid duration \`${options.for}\` (expected e.g. 90s, 10m, 2h, 1d; at most 7d)`,
       EXIT.invalid,
     );
   }
