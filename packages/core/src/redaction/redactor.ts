@@ -146,6 +146,17 @@ function hideSecrets(text: string, secrets: SecretSpellings, placeholder: string
   return out;
 }
 
+/**
+ * `name#2`, `name#3`, …: the first not yet a key of `out`. Keys redacted to the same text (two tokens
+ * used as keys both read `[REDACTED]`) each keep an entry, so a record still says how many there were,
+ * rather than the last overwriting the others.
+ */
+function unusedName(out: Record<string, unknown>, name: string): string {
+  let n = 2;
+  while (Object.hasOwn(out, `${name}#${n}`)) n++;
+  return `${name}#${n}`;
+}
+
 function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
   if (key === "__proto__")
     Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
@@ -262,7 +273,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
         out = {};
         for (let j = 0; j < i; j++) setOwn(out, keys[j] as string, source[keys[j] as string]);
       }
-      if (out !== undefined) setOwn(out, name, next);
+      if (out !== undefined) setOwn(out, Object.hasOwn(out, name) ? unusedName(out, name) : name, next);
     }
     return out ?? record;
   };
