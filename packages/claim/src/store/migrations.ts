@@ -1,4 +1,5 @@
 import type { StateDbMigration } from "@acp/store";
+import { PURGE_INDEXES } from "./purge-sql.js";
 
 /** The claim provider's tables in the state database (ids `claim/NNN-…`; never edited once shipped). */
 export const CLAIM_MIGRATIONS: readonly StateDbMigration[] = [
@@ -72,4 +73,5 @@ CREATE TABLE claim_admission_tokens (
 CREATE INDEX claim_admission_tokens_expiry ON claim_admission_tokens(expires_at);
 `,
   },
+  { id: "claim/003-purge-indexes", up: PURGE_INDEXES },
 ];

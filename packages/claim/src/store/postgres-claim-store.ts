@@ -15,6 +15,7 @@ import type {
   SandboxState,
 } from "./claim-store.js";
 import { ENDED_RETENTION_MS } from "./claim-store.js";
+import { POSTGRES_PURGE } from "./purge-sql.js";
 import { chargeAll, pruneReputation, readScores, spendTokenUse, tokenUses } from "./postgres-reputation.js";
 
 /** A connection inside `BEGIN … COMMIT` (the argument `PostgresStore.transaction` hands its callback). */
@@ -60,16 +61,10 @@ export class PostgresClaimStore implements ClaimStore {
           if (abandoned !== undefined) await chargeAll(c, { keys: [], sandboxId: id, charge: abandoned, now });
           await this.endSandbox(c, id, now);
         }
-        await c.query("DELETE FROM claim_spent_challenges WHERE expires_at <= $1", [now]);
+        await c.query(POSTGRES_PURGE.challenges, [now]);
         const cut = now - ENDED_RETENTION_MS;
-        await c.query(
-          "DELETE FROM claim_credentials WHERE expires_at <= $1 OR (revoked_at IS NOT NULL AND revoked_at <= $1)",
-          [cut],
-        );
-        await c.query(
-          "UPDATE claim_sandboxes SET metadata = '{}' WHERE state IN ('expired','deleted') AND ended_at <= $1 AND metadata <> '{}'",
-          [cut],
-        );
+        await c.query(POSTGRES_PURGE.credentials, [cut]);
+        await c.query(POSTGRES_PURGE.metadata, [cut]);
         await pruneReputation(c, now, abandoned?.halfLifeMs);
         return ended.rows.length;
       })) ?? 0

@@ -1,4 +1,5 @@
 import type { PostgresMigration } from "@acp/store";
+import { PURGE_INDEXES } from "./purge-sql.js";
 
 /**
  * The claim provider's tables on PostgreSQL: the SQLite tables of `CLAIM_MIGRATIONS` with BIGINT epoch
@@ -77,4 +78,5 @@ CREATE TABLE claim_admission_tokens (
 CREATE INDEX claim_admission_tokens_expiry ON claim_admission_tokens(expires_at);
 `,
   },
+  { id: "claim/003-purge-indexes", up: PURGE_INDEXES },
 ];

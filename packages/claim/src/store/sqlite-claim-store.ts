@@ -14,6 +14,7 @@ import type {
   SandboxState,
 } from "./claim-store.js";
 import { ENDED_RETENTION_MS } from "./claim-store.js";
+import { SQLITE_PURGE } from "./purge-sql.js";
 import { deleteFaqRow, insertFaq, listFaqRows, updateFaqRow } from "./sqlite-faqs.js";
 import { chargeAll, pruneReputation, readScores, spendTokenUse } from "./sqlite-reputation.js";
 
@@ -55,18 +56,10 @@ export class SqliteClaimStore implements ClaimStore {
           if (abandoned !== undefined) chargeAll(this.db, { keys: [], sandboxId: id, charge: abandoned, now });
           this.endSandbox(id, now);
         }
-        this.db.prepare("DELETE FROM claim_spent_challenges WHERE expires_at <= ?").run(now);
+        this.db.prepare(SQLITE_PURGE.challenges).run(now);
         const cut = now - ENDED_RETENTION_MS;
-        this.db
-          .prepare(
-            "DELETE FROM claim_credentials WHERE expires_at <= ? OR (revoked_at IS NOT NULL AND revoked_at <= ?)",
-          )
-          .run(cut, cut);
-        this.db
-          .prepare(
-            "UPDATE claim_sandboxes SET metadata = '{}' WHERE state IN ('expired','deleted') AND ended_at <= ? AND metadata <> '{}'",
-          )
-          .run(cut);
+        this.db.prepare(SQLITE_PURGE.credentials).run(cut, cut);
+        this.db.prepare(SQLITE_PURGE.metadata).run(cut);
         pruneReputation(this.db, now, abandoned?.halfLifeMs);
         return ended.length;
       }) ?? 0

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createSecretBox, openClaimPostgres, PostgresClaimStore } from "../../src/index.js";
 import { DpopReplayCache, SharedDpopReplay } from "../../src/secrets/dpop.js";
+import { POSTGRES_PURGE } from "../../src/store/purge-sql.js";
 import { claimStoreContract } from "../claim-store-contract.js";
 
 // Each test gets its own database on the run's real PostgreSQL (the vitest globalSetup starts it).
@@ -44,6 +45,34 @@ describe("DPoP proofs across nodes on one PostgreSQL (§20.1)", () => {
       expect(raced.filter(Boolean)).toHaveLength(1);
     } finally {
       for (const pg of pools) await pg.close();
+      await db.drop();
+    }
+  });
+});
+
+describe("the sweep's purge on PostgreSQL", () => {
+  it("can find its rows through indexes: spent challenges, expired or revoked credentials, ended sandboxes' metadata", async () => {
+    const db = await createTestDatabase();
+    const pg = await openClaimPostgres(db.url, { max: 1 });
+    try {
+      // an empty table is read whole whatever its indexes: forbid that, and the plan says which index serves
+      const plans = await pg.transaction(async (c) => {
+        await c.query("SET LOCAL enable_seqscan = off");
+        const plan = async (sql: string): Promise<string> =>
+          (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`, [1])).rows.map((r) => r["QUERY PLAN"]).join("\n");
+        const out: string[] = [];
+        for (const sql of [POSTGRES_PURGE.challenges, POSTGRES_PURGE.credentials, POSTGRES_PURGE.metadata]) {
+          out.push(await plan(sql)); // one connection: one statement at a time
+        }
+        return out;
+      });
+      expect(plans[0]).toMatch(/claim_spent_challenges_expiry/);
+      expect(plans[1]).toMatch(/claim_credentials_expiry/);
+      expect(plans[1]).toMatch(/claim_credentials_revoked/);
+      expect(plans[2]).toMatch(/claim_sandboxes_ended/);
+      for (const p of plans) expect(p).not.toMatch(/Seq Scan/);
+    } finally {
+      await pg.close();
       await db.drop();
     }
   });
