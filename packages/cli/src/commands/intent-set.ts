@@ -67,7 +67,9 @@ function listSessions(ctx: CliContext, options: IntentSetOptions): void {
     return;
   }
   if (rows.length === 0) {
-    printLine(ctx, options.all === true ? "no sessions recorded" : "no live sessions");
+    // a proxy records a session at its first tool call or plan: one that only listed tools is not here yet
+    const hint = "(a session of acp proxy or acp run is listed from its first tool call or plan)";
+    printLine(ctx, options.all === true ? `no sessions recorded ${hint}` : `no live sessions ${hint}`);
     return;
   }
   for (const { row, ended, last } of rows) {
