@@ -9,9 +9,11 @@ export {
 export {
   createLiveSessionStore,
   type LiveSessionStore,
+  type LiveSessionStoreOptions,
   type LiveSessionRow,
   type IntentUpdateRow,
   type NewLiveSession,
   type SignUpdate,
   type QueueUpdateResult,
 } from "./live-session-store.js";
+export { CLOSED_SESSION_KEEP_MS, CLOSED_SESSION_PURGE_BATCH } from "./retention.js";

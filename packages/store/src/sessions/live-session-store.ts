@@ -1,6 +1,8 @@
 import type { Database } from "better-sqlite3";
 import { applyMigrations } from "../sqlite/index.js";
 import { LIVE_SESSION_MIGRATIONS, type IntentUpdateStatus, type LiveSessionStatus } from "./schema.js";
+import { CLOSED_SESSION_KEEP_MS, CLOSED_SESSION_PURGE_BATCH } from "./retention.js";
+import { currentOwner, ownerState, type PendingOwner } from "../pending/owner.js";
 
 /** One session a proxy runs, as every process sharing the home sees it. Times are epoch milliseconds. */
 export interface LiveSessionRow {
@@ -43,6 +45,17 @@ export interface NewLiveSession {
   readonly intentHash: string;
 }
 
+/** Options of {@link createLiveSessionStore}. */
+export interface LiveSessionStoreOptions {
+  /**
+   * The process that runs the sessions this store registers, recorded with each (machine and start time) so
+   * that a session left `live` by a proxy that died can be told; used for sessions of its pid. Default: this
+   * process (`currentOwner()`) for a session whose pid is this process's; other sessions record none (never
+   * taken for gone).
+   */
+  readonly owner?: PendingOwner;
+}
+
 /** Signs an update once its sequence number is known (inside the queueing transaction). */
 export type SignUpdate = (seq: number, session: LiveSessionRow) => { payloadJson: string; signature: string };
 
@@ -53,6 +66,11 @@ export type QueueUpdateResult =
 
 /** The live-session registry in `state.db`. Every method is one statement or one `BEGIN IMMEDIATE` transaction. */
 export interface LiveSessionStore {
+  /**
+   * Records a session (once: a second register of an id changes nothing), first closing the live sessions of
+   * proxies on this machine that are gone, and deleting sessions closed more than a day before it started,
+   * with their updates (`retention.ts`).
+   */
   register(session: NewLiveSession): void;
   /** Records the intent now in force (after an update was applied). */
   noteIntent(id: string, version: number, hash: string): void;
@@ -127,14 +145,22 @@ const updateOf = (r: RawUpdate): IntentUpdateRow => ({
 
 /**
  * The registry of live sessions shared through `$ACP_HOME/state.db`: the proxy registers each downstream
- * session and reads its update counter before each call; `acp intent set` queues signed updates. Applies
- * its migration on open.
+ * session and reads its update counter before each call; `acp intent set` queues signed updates. Closed
+ * sessions go a day after they ended (`retention.ts`). Applies its migrations on open.
  */
-export function createLiveSessionStore(db: Database): LiveSessionStore {
+export function createLiveSessionStore(db: Database, options: LiveSessionStoreOptions = {}): LiveSessionStore {
   applyMigrations(db, LIVE_SESSION_MIGRATIONS);
+  const liveHere = db.prepare<[string], { id: string; pid: number; owner_start: string | null }>(
+    "SELECT id, pid, owner_start FROM live_sessions WHERE status = 'live' AND owner_host = ?",
+  );
+  const ended = db.prepare<[number, number], { id: string }>(
+    "SELECT id FROM live_sessions WHERE status = 'closed' AND ended_at_ms < ? ORDER BY ended_at_ms LIMIT ?",
+  );
+  const dropUpdates = db.prepare<[string]>("DELETE FROM session_intent_updates WHERE session_id = ?");
+  const dropSession = db.prepare<[string]>("DELETE FROM live_sessions WHERE id = ? AND status = 'closed'");
   const insert = db.prepare(
-    `INSERT INTO live_sessions (id, pid, agent, started_at_ms, intent_version, intent_hash)
-     VALUES (@id, @pid, @agent, @startedAtMs, @intentVersion, @intentHash)
+    `INSERT INTO live_sessions (id, pid, agent, started_at_ms, intent_version, intent_hash, owner_host, owner_start)
+     VALUES (@id, @pid, @agent, @startedAtMs, @intentVersion, @intentHash, @ownerHost, @ownerStart)
      ON CONFLICT (id) DO NOTHING`,
   );
   const note = db.prepare<[number, string, string]>(
@@ -173,8 +199,34 @@ export function createLiveSessionStore(db: Database): LiveSessionStore {
     bump.run(seq, id);
     return { ok: true, seq, session: { ...session, updateSeq: seq } };
   });
+  // an owner of another pid would have this session's proxy taken for gone while it runs
+  const ownerOf = (pid: number): PendingOwner | null =>
+    options.owner?.pid === pid ? options.owner : pid === process.pid ? currentOwner() : null;
+  const registerOne = db.transaction((s: NewLiveSession) => {
+    const here = currentOwner().host;
+    for (const row of liveHere.all(here)) {
+      if (ownerState({ pid: row.pid, host: here, start: row.owner_start }) === "gone") {
+        closeOne.run(s.startedAtMs, row.id);
+      }
+    }
+    for (const { id } of ended.all(s.startedAtMs - CLOSED_SESSION_KEEP_MS, CLOSED_SESSION_PURGE_BATCH)) {
+      dropUpdates.run(id);
+      dropSession.run(id);
+    }
+    const owner = ownerOf(s.pid);
+    insert.run({
+      id: s.id,
+      pid: s.pid,
+      agent: s.agent ?? null,
+      startedAtMs: s.startedAtMs,
+      intentVersion: s.intentVersion,
+      intentHash: s.intentHash,
+      ownerHost: owner?.host ?? null,
+      ownerStart: owner?.start ?? null,
+    });
+  });
   return {
-    register: (s) => void insert.run({ ...s, agent: s.agent ?? null }),
+    register: (s) => registerOne.immediate(s),
     noteIntent: (id, version, hash) => void note.run(version, hash, id),
     close: (id, atMs) => void closeOne.run(atMs, id),
     get: (id) => {

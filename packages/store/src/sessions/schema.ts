@@ -43,4 +43,16 @@ export const LIVE_SESSION_MIGRATIONS: readonly StateDbMigration[] = [
            PRIMARY KEY (session_id, seq)
          ) STRICT;`,
   },
+  {
+    // the retention of `register` finds the sessions that ended long enough ago (`retention.ts`)
+    id: "sessions/002-ended-index",
+    up: "CREATE INDEX live_sessions_ended ON live_sessions (status, ended_at_ms)",
+  },
+  {
+    // the machine and start time of the proxy that runs a session (`pending/owner.ts`), so a session whose
+    // proxy died without closing it (killed by its client) can be told and closed; older rows have none
+    id: "sessions/003-owner",
+    up: `ALTER TABLE live_sessions ADD COLUMN owner_host TEXT;
+         ALTER TABLE live_sessions ADD COLUMN owner_start TEXT;`,
+  },
 ];

@@ -1,5 +1,7 @@
+import { spawnSync } from "node:child_process";
+import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
-import { createLiveSessionStore, openStateDb } from "../../src/index.js";
+import { CLOSED_SESSION_KEEP_MS, createLiveSessionStore, openStateDb } from "../../src/index.js";
 
 function store() {
   const db = openStateDb(":memory:");
@@ -64,5 +66,65 @@ describe("live sessions in state.db", () => {
     ).toThrow("cannot sign");
     expect(s.updateSeq("s1")).toBe(0);
     expect(s.updates("s1")).toEqual([]);
+  });
+
+  it("forgets a session a day after it closed, with its intent updates, when another registers; keeps live and recent ones", () => {
+    const db = openStateDb(":memory:");
+    const s = createLiveSessionStore(db);
+    const sign = () => ({ payloadJson: "{}", signature: "ab" });
+    s.register({ ...session, id: "old" });
+    expect(s.queueUpdate("old", 1500, sign)).toMatchObject({ ok: true, seq: 1 });
+    s.close("old", 2000);
+    s.register({ ...session, id: "recent" });
+    s.close("recent", 3000);
+    s.register({ ...session, id: "running" }); // never closed: stays whatever its age
+    s.register({ ...session, id: "next", startedAtMs: 2000 + CLOSED_SESSION_KEEP_MS }); // exactly a day: kept
+    expect(s.list({ all: true }).map((r) => r.id)).toContain("old");
+    s.register({ ...session, id: "later", startedAtMs: 2001 + CLOSED_SESSION_KEEP_MS });
+    expect(s.get("old")).toBeUndefined();
+    expect(s.updates("old")).toEqual([]);
+    expect(
+      s
+        .list({ all: true })
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(["later", "next", "recent", "running"]);
+    const rows = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM session_intent_updates").get();
+    expect(rows?.n).toBe(0);
+  });
+
+  it("finds the closed sessions to forget through an index", () => {
+    const db = openStateDb(":memory:");
+    createLiveSessionStore(db);
+    const plan = db
+      .prepare<[], { detail: string }>(
+        "EXPLAIN QUERY PLAN SELECT id FROM live_sessions WHERE status = 'closed' AND ended_at_ms < 0 ORDER BY ended_at_ms LIMIT 100",
+      )
+      .all()
+      .map((r) => r.detail)
+      .join(" | ");
+    expect(plan).toMatch(/USING INDEX live_sessions_ended \(status=\? AND ended_at_ms<\?\)/);
+  });
+
+  it("closes the live sessions of a proxy that died without closing them, and forgets them a day later", () => {
+    const db = openStateDb(":memory:");
+    const gone = spawnSync(process.execPath, ["-e", ""]).pid ?? 0; // a process that has exited
+    const killed = createLiveSessionStore(db, { owner: { pid: gone, host: hostname(), start: null } });
+    killed.register({ ...session, id: "killed", pid: gone });
+    const elsewhere = createLiveSessionStore(db, { owner: { pid: gone, host: "another-machine", start: null } });
+    elsewhere.register({ ...session, id: "elsewhere", pid: gone, startedAtMs: 3000 }); // cannot be told from here
+    expect(killed.get("killed")).toMatchObject({ status: "closed", endedAtMs: 3000 }); // closed as the next one started
+    killed.register({ ...session, id: "unknown", pid: 42 }); // no owner recorded (another pid): stays live
+    const s = createLiveSessionStore(db);
+    s.register({ ...session, id: "mine", pid: process.pid, startedAtMs: 5000 }); // this process: running
+    expect(
+      s
+        .list()
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(["elsewhere", "mine", "unknown"]);
+    s.register({ ...session, id: "later", pid: process.pid, startedAtMs: 3001 + CLOSED_SESSION_KEEP_MS });
+    expect(s.get("killed")).toBeUndefined();
+    expect(s.get("mine")).toMatchObject({ status: "live" });
   });
 });
