@@ -7,3 +7,4 @@ export * from "./graph-review/index.js";
 export * from "./audit/index.js";
 export * from "./postgres/index.js";
 export * from "./sessions/index.js";
+export * from "./provenance-memory/index.js";

@@ -10,6 +10,7 @@ import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
 import { homeSigningKey, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, credentialWarnings } from "./credentials.js";
+import { createHomeProvenanceMemory } from "./session-memory.js";
 import { configuredChannels, pendingTableForward } from "./config-channels.js";
 import { homeConfigInUse, type ConfigInUse } from "./config-in-use.js";
 import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-runtime.js";
@@ -90,6 +91,7 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
             trustedServers: trustedServers ?? [],
             classify,
             settings: config.session,
+            memory: createHomeProvenanceMemory({ state, settings: config.session, now: ctx.io.now, log }),
             now: ctx.io.now,
             broker: () => broker,
             intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),

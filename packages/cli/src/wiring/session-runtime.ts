@@ -12,6 +12,7 @@ import {
   type DecisionSource,
   type EscalationHandler,
   type EscalationQuestion,
+  type ProvenanceMemory,
   type Session,
   type SharedStoreBudget,
   type SourceVerdict,
@@ -46,6 +47,8 @@ export interface ProxySessionRuntimeOptions {
    * {@link PROCESS_STORE_CHARS}. (Each session also keeps at most `MAX_STORE_CHARS` of its own.)
    */
   readonly storeBudgetChars?: number;
+  /** What earlier sessions of the home read in untrusted content (`createHomeProvenanceMemory`); absent: none. */
+  readonly memory?: ProvenanceMemory | undefined;
 }
 
 /**
@@ -222,6 +225,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         settings,
         escalation: escalationFor(id, slots, options.broker, options.now),
         storeBudget: budgetOf(tokenAgent),
+        ...(options.memory !== undefined ? { memory: options.memory } : {}),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;

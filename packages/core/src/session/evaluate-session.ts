@@ -60,6 +60,8 @@ export interface SessionView {
   readonly provenanceIncomplete: boolean;
   /** Untrusted sources whose content reads like instructions. */
   readonly instructionSources: readonly string[];
+  /** Earlier sessions' memory (`ProvenanceMemory.recall`), for the arguments of consequential calls. */
+  readonly recall: ((identity: string) => string | undefined) | undefined;
 }
 
 /** The judgment: a route, every reason, and what the session learned about the call. */
@@ -220,7 +222,13 @@ function provenanceFindings(
     category === "system"
       ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [], named_sources: false }
       : configured;
-  const pieces = deriveProvenance(view.entries, request.arguments, options);
+  // what earlier sessions read counts for what a consequential call sends or changes (not for reads: a host
+  // named in yesterday's mail would ask for every link the agent builds on it today)
+  const pieces = deriveProvenance(
+    view.entries,
+    request.arguments,
+    view.recall === undefined ? options : { ...options, recall: view.recall },
+  );
   // a link written without a scheme has no host piece of its own: its host is judged here
   const built = builtLinks(pieces, hostOf(view), "tainted");
   const schemeless = built.filter((b) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(b.piece));

@@ -55,6 +55,7 @@ export {
   chargeStoreBudget,
   type SharedStoreBudget,
 } from "./store-budget.js";
+export { EARLIER_SESSION, REMEMBERED_KINDS, rememberedIdentities, type ProvenanceMemory } from "./provenance-memory.js";
 export {
   PROVENANCE_LABELS,
   MAX_ENTRY_CHARS,

@@ -2,6 +2,7 @@
  * Provenance: every value entering a session is kept with a label and a source; {@link deriveProvenance}
  * decides, by one deterministic rule, where each argument value of a later call came from.
  */
+import { EARLIER_SESSION } from "./provenance-memory.js";
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
 import {
@@ -149,6 +150,11 @@ export interface DeriveProvenanceOptions {
    * user typed (`invite Dora` + the address on the page the user said holds Dora's address).
    */
   readonly named_sources?: boolean;
+  /**
+   * An earlier session's memory ({@link ProvenanceMemory.recall}): a piece no entry holds, whose identity the
+   * memory still knows, is `tainted` by `earlier-session:<source>` instead of `unknown`.
+   */
+  readonly recall?: (identity: string) => string | undefined;
 }
 
 /** Shortest whole argument string tracked as a `value` piece. */
@@ -231,6 +237,7 @@ function judgePiece(
   named: ReadonlyMap<string, string>,
   path: (string | number)[],
   piece: Piece,
+  recall?: (identity: string) => string | undefined,
 ): PieceProvenance {
   const trusted: string[] = [];
   const untrusted: string[] = [];
@@ -252,6 +259,10 @@ function judgePiece(
   const identity = identityOf(piece);
   const record = identity === undefined ? undefined : named.get(identity);
   if (record !== undefined) trusted.push(`named-record:${record}`);
+  if (recall !== undefined && identity !== undefined && trusted.length === 0 && untrusted.length === 0) {
+    const earlier = recall(identity);
+    if (earlier !== undefined) untrusted.push(`${EARLIER_SESSION}${earlier}`);
+  }
   const status = trusted.length > 0 ? "trusted" : untrusted.length > 0 ? "tainted" : "unknown";
   return {
     path,
@@ -307,7 +318,7 @@ export function deriveProvenance(
     if (typeof value === "string") {
       // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
       const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
-      for (const piece of piecesOf(value, kinds)) out.push(judgePiece(entries, named, path, piece));
+      for (const piece of piecesOf(value, kinds)) out.push(judgePiece(entries, named, path, piece, options.recall));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {

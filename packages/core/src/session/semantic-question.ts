@@ -4,6 +4,7 @@
 import type { Category } from "../request/index.js";
 import { quoteValue } from "./errors.js";
 import type { PieceProvenance } from "./provenance.js";
+import { EARLIER_SESSION } from "./provenance-memory.js";
 import { urlHost } from "./value-tokens.js";
 
 /** A verb phrase for what an action does with a value (`send email to`, `send money to`). */
@@ -76,5 +77,9 @@ export function taintQuestion(piece: PieceProvenance, action: string, category: 
   const sources = [...new Set(piece.untrusted_sources.map(sourceName))];
   const first = sources[0] ?? "untrusted content";
   const more = sources.length > 1 ? ` (and ${sources.length - 1} more source${sources.length > 2 ? "s" : ""})` : "";
-  return `text from \`${first}\`${more} wants to ${describeActionVerb(action, category)} ${quotePiece(piece)}`;
+  // a source an earlier session read (ProvenanceMemory): said as such, the tool it came from named
+  const from = first.startsWith(EARLIER_SESSION)
+    ? `text an earlier session read from \`${first.slice(EARLIER_SESSION.length)}\``
+    : `text from \`${first}\``;
+  return `${from}${more} wants to ${describeActionVerb(action, category)} ${quotePiece(piece)}`;
 }

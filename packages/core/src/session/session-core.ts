@@ -13,6 +13,7 @@ import type { SessionEvent, SessionEventType } from "./events.js";
 import type { CompiledIntent } from "./intent.js";
 import type { CompiledPlan } from "./plan.js";
 import type { ProvenanceEntry } from "./provenance.js";
+import type { ProvenanceMemory } from "./provenance-memory.js";
 import type { SharedStoreBudget } from "./store-budget.js";
 import { nextSessionState, type SessionOperation, type SessionState } from "./state-machine.js";
 import { TokenRegistry } from "./token-registry.js";
@@ -57,6 +58,8 @@ export interface SessionCoreDeps {
   readonly onEvent: ((event: SessionEvent) => void) | undefined;
   /** Room for provenance text shared with other sessions of the process, when there is such a limit. */
   readonly storeBudget: SharedStoreBudget | undefined;
+  /** What earlier sessions read in untrusted content, when the front end keeps it. */
+  readonly memory: ProvenanceMemory | undefined;
 }
 
 /**
@@ -143,11 +146,21 @@ export class SessionCore {
   readonly deps: SessionCoreDeps;
   readonly settings: CompiledSessionSettings;
   readonly desk: ConfirmationDesk;
+  /** The memory's recall, bound once (the view's stamp compares it); undefined without one or when it is off. */
+  readonly recallEarlier: ((identity: string) => string | undefined) | undefined;
 
   constructor(deps: SessionCoreDeps, settings: CompiledSessionSettings, desk: ConfirmationDesk) {
     this.deps = deps;
     this.settings = settings;
     this.desk = desk;
+    const memory = deps.memory === undefined ? undefined : this.memory;
+    this.recallEarlier = memory === undefined ? undefined : (identity) => memory.recall(identity);
+  }
+
+  /** The front end's memory of earlier sessions, unless `provenance.remember_hours` is 0. */
+  get memory(): ProvenanceMemory | undefined {
+    if (this.deps.memory === undefined) return undefined;
+    return this.settings.settings.provenance.remember_hours > 0 ? this.deps.memory : undefined;
   }
 
   /** The injected clock, checked. */
@@ -289,6 +302,7 @@ export class SessionCore {
       entries: this.entries,
       provenanceIncomplete: this.provenanceIncomplete,
       instructionSources: this.instructionSources,
+      recall: this.recallEarlier,
     };
   }
 }

@@ -18,6 +18,7 @@ import {
 import { MAX_KEPT_HISTORY, type PendingFetch, type SessionCore } from "./session-core.js";
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
+import { rememberedIdentities } from "./provenance-memory.js";
 
 /** Longest user input or system value accepted (longer is `invalid_record`, nothing recorded). */
 export const MAX_INPUT_CHARS = 1_000_000;
@@ -39,6 +40,19 @@ export const MAX_ENTRIES = 50_000;
 /** Most instruction-bearing sources a session lists (the judgment reads whether there is one, and the first). */
 const MAX_INSTRUCTION_SOURCES = 1_000;
 
+/**
+ * Keeps the identifiers of an untrusted entry for the agent's later sessions (and this one's, past MAX_ENTRIES),
+ * but for those the user named in this session: a result that repeats the address the user asked to write to
+ * (`sent to bob@corp.example`) does not make that address tainted tomorrow.
+ */
+function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry): void {
+  const memory = core.memory;
+  if (memory === undefined) return;
+  const users = core.userEntries();
+  const identities = rememberedIdentities(entry.tokens).filter((id) => !users.some((u) => u.tokens.has(id)));
+  if (identities.length > 0) memory.remember(identities, entry.source);
+}
+
 function addEntry(
   core: SessionCore,
   label: ProvenanceLabel,
@@ -54,6 +68,7 @@ function addEntry(
   const ownRoom = MAX_STORE_CHARS - core.storeChars;
   const room = full ? MAX_ENTRY_CHARS : Math.min(ownRoom, sharedRoom);
   const entry = createProvenanceEntry(label, source, content, room, options);
+  if (label === "external_untrusted" && entry.tokens.size > 0) rememberUntrusted(core, entry);
   if (!full) {
     core.entries.push(entry);
     core.storeChars += entry.text.length;

@@ -71,6 +71,12 @@ export interface SessionSettings {
      * whose other destination argument the user typed (see `deriveProvenance`). Default false.
      */
     readonly named_sources: boolean;
+    /**
+     * Hours an identifier read in untrusted content stays tainted for the agent's later sessions (a front end
+     * with a {@link ProvenanceMemory} keeps it: `acp proxy` and `acp run` in the home's `state.db`). 0: off.
+     * Default 24.
+     */
+    readonly remember_hours: number;
   };
   /**
    * Tools whose answers are directories of the user's own world (channel and member lists, the address book):
@@ -80,6 +86,9 @@ export interface SessionSettings {
   /** Classification overrides (as in the policy's `classify:`), for deciding what is consequential. */
   readonly classify: readonly ClassificationOverride[];
 }
+
+/** Longest `provenance.remember_hours`: 30 days. */
+export const MAX_REMEMBER_HOURS = 720;
 
 /** The defaults: plans required, off-plan refused, 60 s tokens, nothing trusted, no rules, no kill switch. */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
@@ -98,6 +107,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = Object.freeze({
     label_arguments: [],
     unknown: "accept" as const,
     named_sources: false,
+    remember_hours: 24,
   },
   directories: [],
   classify: [],
@@ -159,12 +169,20 @@ function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | n
 
 function readProvenance(value: unknown, issues: Issue[]): SessionSettings["provenance"] {
   if (value === undefined) return DEFAULT_SESSION_SETTINGS.provenance;
-  const known = ["track", "untracked_arguments", "payload_arguments", "label_arguments", "unknown", "named_sources"];
+  const known = [
+    "track",
+    "untracked_arguments",
+    "payload_arguments",
+    "label_arguments",
+    "unknown",
+    "named_sources",
+    "remember_hours",
+  ];
   if (!isObject(value) || Object.keys(value).some((k) => !known.includes(k))) {
     issues.push(
       issue(
         ["provenance"],
-        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments`, `label_arguments`, `unknown` and `named_sources`",
+        "`provenance` takes only `track`, `untracked_arguments`, `payload_arguments`, `label_arguments`, `unknown`, `named_sources` and `remember_hours`",
       ),
     );
     return DEFAULT_SESSION_SETTINGS.provenance;
@@ -192,6 +210,14 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
   const named = value["named_sources"] ?? false;
   if (typeof named !== "boolean")
     issues.push(issue(["provenance", "named_sources"], "`provenance.named_sources` must be true or false"));
+  const remember = value["remember_hours"] ?? DEFAULT_SESSION_SETTINGS.provenance.remember_hours;
+  if (typeof remember !== "number" || !Number.isInteger(remember) || remember < 0 || remember > MAX_REMEMBER_HOURS)
+    issues.push(
+      issue(
+        ["provenance", "remember_hours"],
+        `\`provenance.remember_hours\` must be a whole number of hours from 0 (off) to ${MAX_REMEMBER_HOURS}`,
+      ),
+    );
   const unknown = value["unknown"] ?? "accept";
   if (unknown !== "accept" && unknown !== "ask")
     issues.push(
@@ -207,6 +233,7 @@ function readProvenance(value: unknown, issues: Issue[]): SessionSettings["prove
     label_arguments: labels,
     unknown: unknown === "ask" ? "ask" : "accept",
     named_sources: named === true,
+    remember_hours: typeof remember === "number" && Number.isInteger(remember) && remember >= 0 ? remember : 0,
   };
 }
 

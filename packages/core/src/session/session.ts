@@ -28,6 +28,7 @@ import * as records from "./session-records.js";
 import { parseSessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
 import { compileTransitionRules } from "./transitions.js";
+import type { ProvenanceMemory } from "./provenance-memory.js";
 
 /** What a question to the escalation handler is about, as the caller proposes it. */
 export type ConfirmationProposal =
@@ -60,6 +61,12 @@ export interface SessionOptions {
    * session's own limit holds.
    */
   readonly storeBudget?: SharedStoreBudget;
+  /**
+   * What the agent's earlier sessions read in untrusted content (`ProvenanceMemory`): an identifier this
+   * session never saw is tainted while the memory knows it, and this session's untrusted identifiers go into
+   * it. Without it (or with `provenance.remember_hours: 0`), provenance lives in this session only.
+   */
+  readonly memory?: ProvenanceMemory;
 }
 
 /** One session. Every method that changes state checks its transition and records an event. */
@@ -170,6 +177,7 @@ function buildCore(options: SessionOptions): SessionCore {
       authorityKey: key,
       onEvent: options.onEvent,
       storeBudget: options.storeBudget,
+      memory: options.memory,
     },
     settings,
     desk,
