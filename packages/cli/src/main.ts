@@ -87,7 +87,10 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return EXIT.ok;
-      if (err.code === "commander.help" || err.code === "commander.executeSubCommandAsync") return EXIT.usage;
+      // `acp help [COMMAND]` asked for help (stdout, exit code 0); `acp` or `acp policy` alone is a usage error
+      // whose help went to stderr (exit code 1 from commander)
+      if (err.code === "commander.help") return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (err.code === "commander.executeSubCommandAsync") return EXIT.usage;
       if (err.exitCode === 0) return EXIT.ok;
       return failed(err.message.replace(/^error: /, ""), EXIT.usage);
     }

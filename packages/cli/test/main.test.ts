@@ -7,6 +7,22 @@ describe("acp", () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("Exit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input");
   });
+  it("`acp help`, `acp help COMMAND` and `acp policy help validate` print help on stdout and exit 0", async () => {
+    for (const argv of [["help"], ["help", "proxy"], ["help", "policy"], ["policy", "help", "validate"]]) {
+      const out = await runCli(argv);
+      expect(out.code, argv.join(" ")).toBe(0);
+      expect(out.stdout, argv.join(" ")).toMatch(/^Usage: acp /);
+      expect(out.stderr, argv.join(" ")).toBe("");
+    }
+  });
+  it("`acp` or `acp policy` without a command is a usage error: help on stderr, exit 2", async () => {
+    for (const argv of [[], ["policy"], ["graph"]]) {
+      const out = await runCli(argv);
+      expect(out.code, argv.join(" ")).toBe(2);
+      expect(out.stdout, argv.join(" ")).toBe("");
+      expect(out.stderr, argv.join(" ")).toMatch(/^Usage: acp/);
+    }
+  });
   it("exits 2 on an unknown command", async () => {
     const out = await runCli(["nope"]);
     expect(out.code).toBe(2);
