@@ -1,3 +1,4 @@
+import { spendWork } from "../glob/index.js";
 import { compileRuleGlob } from "./fast-glob.js";
 import { normalizeValue } from "./normal-form.js";
 import type { ArgMatchValue } from "../policy/types.js";
@@ -19,6 +20,14 @@ export const MAX_ARRAY_NESTING = 32;
 /** Strings servers commonly read as `true` / `false` (pydantic's lax mode, form fields), compared lowercased and trimmed. */
 const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
 const FALSE_WORDS = new Set(["false", "0", "no", "off", "f", "n"]);
+
+/**
+ * The work units of one reading of a string by a glob, beyond the linear-time matcher's own steps: one
+ * unit per 16 characters, about what a string search costs next to one step of that matcher.
+ */
+function readingCost(text: string): number {
+  return 1 + (text.length >> 4);
+}
 
 /** The boolean a string pattern is one of the words for (`yes`, `On`, `n`), if it is. */
 function booleanWord(pattern: string): boolean | undefined {
@@ -64,11 +73,17 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     const word = lenient ? booleanWord(expected) : undefined;
     return (leaf) => {
       if (typeof leaf === "string") {
+        // each reading of the string counts against the decision's work budget (the matcher's own steps too)
+        spendWork(readingCost(leaf));
         if (matches(leaf)) return true;
         if (loose === undefined) return false;
+        spendWork(readingCost(leaf));
         if (loose(leaf)) return true;
+        spendWork(leaf.length >> 2); // the normal form: a split and join, or a URL parse
         const normal = normalizeValue(leaf);
-        return normal !== undefined && (matches(normal) || loose(normal));
+        if (normal === undefined) return false;
+        spendWork(2 * readingCost(normal));
+        return matches(normal) || loose(normal);
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;
@@ -104,6 +119,7 @@ function quantify(items: readonly unknown[], every: boolean, visit: (item: unkno
 }
 
 function resolve(value: unknown, arg: CompiledArgMatch, depth: number, every: boolean, nesting: number): boolean {
+  spendWork(1); // every value visited counts against the decision's work budget
   if (Array.isArray(value)) {
     if (nesting >= MAX_ARRAY_NESTING) {
       throw new RangeError(`argument \`${arg.key}\` nests arrays deeper than ${MAX_ARRAY_NESTING} levels`);

@@ -4,6 +4,7 @@ import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
 import type { Route } from "../route/index.js";
 import { classifyGuardedWithCompiled } from "../classify/classify-action.js";
 import type { CompiledPolicy } from "./compile-policy.js";
+import { WorkBudgetExceededError } from "../glob/index.js";
 import { matchPolicy, type PolicyMatch } from "./match-policy.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
@@ -87,7 +88,10 @@ function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unk
   } catch {
     // The request could not even be classified: keep the most conservative classification.
   }
-  const reason: Reason = { source: "policy", code: "evaluation_error", message: `policy evaluation failed: ${detail}` };
+  const reason: Reason =
+    err instanceof WorkBudgetExceededError
+      ? { source: "policy", code: "decision_budget_exceeded", message: `the request is too costly to judge: ${detail}` }
+      : { source: "policy", code: "evaluation_error", message: `policy evaluation failed: ${detail}` };
   return {
     source: "policy",
     route: "refuse",

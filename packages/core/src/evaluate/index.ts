@@ -7,7 +7,7 @@ export {
   type EvaluatePolicyOptions,
   type PolicyVerdict,
 } from "./evaluate-policy.js";
-export { matchPolicy, ruleMatches, type PolicyMatch } from "./match-policy.js";
+export { DECISION_WORK_BUDGET, matchPolicy, ruleMatches, type PolicyMatch } from "./match-policy.js";
 export {
   createMemoryRateLimiter,
   type MemoryRateLimiter,

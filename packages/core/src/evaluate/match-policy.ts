@@ -13,6 +13,15 @@ import { matchArg } from "./arg-match.js";
 import type { CompiledPolicy, CompiledRule } from "./compile-policy.js";
 import { isInWindow } from "./time-of-day.js";
 import { findFirstMatch } from "./rule-index.js";
+import { withWorkBudget } from "../glob/index.js";
+
+/**
+ * The most work units one policy evaluation may spend ({@link withWorkBudget}): 2^23, about 8.4 million,
+ * some half a second of the linear-time matcher's worst work on a hostile argument. A rule whose glob
+ * holds a literal run (`*BEGIN*PRIVATE KEY*`) reads a 1,000,000-character argument for about 0.5 million
+ * units; a glob without one (`*a*a*b`) may need all of the budget on such an argument.
+ */
+export const DECISION_WORK_BUDGET = 2 ** 23;
 
 /** The rule a request falls under (or the default), with its classification. */
 export interface PolicyMatch {
@@ -77,13 +86,19 @@ function assertRequestShape(request: ActionRequest, now: Date): void {
  * the built-in table) the rule is found under both, and the stricter action wins (`deny > ask > allow`;
  * the same action: the derived classification's rule). The reported risk is the higher of the two. A
  * reason says when the caller's classification decided, or was not used.
+ *
+ * The work is bounded: {@link DECISION_WORK_BUDGET} units (argument values visited, characters read by
+ * the rules' tests, steps of the linear-time matcher); past it a {@link WorkBudgetExceededError} is
+ * thrown (the evaluator refuses with `decision_budget_exceeded`).
  */
 export function matchPolicy(compiled: CompiledPolicy, request: ActionRequest, now: Date): PolicyMatch {
   assertRequestShape(request, now);
-  if (request.category === undefined && request.risk_level === undefined) {
-    return matchUnder(compiled, request, classifyWithCompiled(request, compiled.overrides), now);
-  }
-  return matchClaimed(compiled, request, now);
+  return withWorkBudget(DECISION_WORK_BUDGET, () => {
+    if (request.category === undefined && request.risk_level === undefined) {
+      return matchUnder(compiled, request, classifyWithCompiled(request, compiled.overrides), now);
+    }
+    return matchClaimed(compiled, request, now);
+  });
 }
 
 /** The first matching rule (or the default) for a request classified as `classification`. */

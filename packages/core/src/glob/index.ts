@@ -2,6 +2,8 @@ import picomatch from "picomatch";
 import type { Result } from "../issues/index.js";
 import { compileLinearRegex } from "./linear-regex.js";
 
+export { WorkBudgetExceededError, spendWork, withWorkBudget } from "./work-budget.js";
+
 /** A compiled glob: a predicate over strings. */
 export type GlobMatcher = (value: string) => boolean;
 

@@ -10,6 +10,7 @@
  */
 
 import { Parser, UnsupportedRegexError, type CodeTest, type Node } from "./regex-parse.js";
+import { spendWork } from "./work-budget.js";
 
 export { UnsupportedRegexError } from "./regex-parse.js";
 
@@ -125,6 +126,7 @@ function runProgram(p: Program, text: string, start: number): boolean {
   let next = run.next;
   let count = follow(p, run, text, current, 0, 0, start, ++stamps);
   for (let i = start; i < text.length && count > 0 && !run.matched; i++) {
+    spendWork(count); // each live thread over this character: a decision's work budget counts it
     const code = text.charCodeAt(i);
     const stamp = ++stamps;
     let nextCount = 0;
@@ -183,6 +185,7 @@ function follow(
   stamp: number,
 ): number {
   const { seen, stack } = run;
+  stack.length = 0; // a run a spent work budget stopped inside a lookahead may have left states here
   stack.push(pc);
   while (stack.length > 0) {
     const s = stack.pop() as number;

@@ -165,7 +165,9 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
       const checked = validateActionRequest(input);
       if (!checked.ok) {
         const message = `invalid request: ${checked.issues.map((i) => formatIssue(i)).join("; ")}`;
-        return Promise.resolve(invalidDecision(message, []));
+        // a request refused only for its size says so in its code (scripts tell it from a malformed one)
+        const tooLarge = checked.issues.every((i) => i.code === "request_too_large");
+        return Promise.resolve(invalidDecision(message, [], tooLarge ? "request_too_large" : "invalid_request"));
       }
       request = callerAnnotations ? annotationsAsClaim(checked.value, overrides) : checked.value;
     } catch (err) {

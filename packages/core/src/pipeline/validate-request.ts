@@ -12,6 +12,8 @@ export const REQUEST_LIMITS = {
   maxNodes: 100_000,
   /** Longest single string in the arguments. */
   maxStringLength: 1_000_000,
+  /** Most characters in all the strings and argument names of the arguments together (16 Mi). */
+  maxTotalLength: 16 * 1024 * 1024,
 } as const;
 
 const KNOWN_KEYS = new Set([
@@ -59,7 +61,7 @@ function checkName(value: unknown, key: string, required: boolean, issues: Issue
  */
 const LONE_SURROGATE = "a lone surrogate (not valid I-JSON)";
 
-/** Walks a value without recursion, bounding depth, node count and string length. */
+/** Walks a value without recursion, bounding depth, node count, string length and total length. */
 function checkArguments(value: unknown, issues: Issue[]): void {
   if (!isPlainObject(value)) {
     issues.push(issue("invalid_request", ["arguments"], "`arguments` must be an object"));
@@ -67,6 +69,13 @@ function checkArguments(value: unknown, issues: Issue[]): void {
   }
   const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
   let nodes = 0;
+  let length = 0;
+  const tooLong = (): boolean => {
+    if (length <= REQUEST_LIMITS.maxTotalLength) return false;
+    const limit = REQUEST_LIMITS.maxTotalLength.toLocaleString("en-US");
+    issues.push(issue("request_too_large", ["arguments"], `arguments hold more than ${limit} characters in all`));
+    return true;
+  };
   while (stack.length > 0) {
     const { value: v, depth } = stack.pop() as { value: unknown; depth: number };
     if (++nodes > REQUEST_LIMITS.maxNodes) {
@@ -86,6 +95,8 @@ function checkArguments(value: unknown, issues: Issue[]): void {
         );
         return;
       }
+      length += v.length;
+      if (tooLong()) return;
       if (!isWellFormedString(v)) {
         issues.push(issue("invalid_request", ["arguments"], `an argument string holds ${LONE_SURROGATE}`));
         return;
@@ -97,6 +108,8 @@ function checkArguments(value: unknown, issues: Issue[]): void {
       for (const item of v) stack.push({ value: item, depth: depth + 1 });
     } else if (isPlainObject(v)) {
       for (const key of Object.keys(v)) {
+        length += key.length;
+        if (tooLong()) return;
         if (!isWellFormedString(key)) {
           issues.push(issue("invalid_request", ["arguments"], `an argument name holds ${LONE_SURROGATE}`));
           return;

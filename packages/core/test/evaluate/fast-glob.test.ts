@@ -38,6 +38,24 @@ describe("compileRuleGlob", () => {
     );
   });
 
+  it("gives exactly compileGlob's answer when it first searches for a literal run every match holds", () => {
+    const piece = fc.constantFrom("abc", "a b", "x-y_z", "BEGIN", "*", "**", "?", "/", ".", "a", "!", "{a,b}", "[ab]");
+    const pattern = fc.array(piece, { minLength: 1, maxLength: 6 }).map((ps) => ps.join(""));
+    const value = fc
+      .array(fc.constantFrom("abc", "a b", "x-y_z", "BEGIN", "BEGI", "ab", "/", ".", "a", "b", "\n"), { maxLength: 8 })
+      .map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(pattern, fc.array(value, { minLength: 1, maxLength: 8 }), fc.boolean(), (p, values, cross) => {
+        const fast = compileRuleGlob(p, { starCrossesSlash: cross });
+        const slow = compileGlob(p, { starCrossesSlash: cross });
+        expect(fast.ok).toBe(slow.ok);
+        if (!fast.ok || !slow.ok) return;
+        for (const v of values) expect([p, v, fast.value(v)]).toEqual([p, v, slow.value(v)]);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it("gives exactly compileGlob's answer when a star crosses slashes, fast paths included", () => {
     const shaped = fc.oneof(
       text(6),

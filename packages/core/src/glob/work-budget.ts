@@ -1,0 +1,44 @@
+/**
+ * A deterministic bound on the work of one decision, counted in work units rather than time (core has no
+ * clock of its own to read, and a decision must come out the same on a fast and a slow machine). One unit
+ * is one step of the linear-time matcher (one live thread over one character), one character read by a
+ * string test, or one argument value visited. {@link withWorkBudget} opens a budget around synchronous
+ * work; {@link spendWork} draws on it and throws {@link WorkBudgetExceededError} once it is spent. Outside
+ * a budget nothing is counted.
+ */
+
+/** Thrown when the work of one decision passes its budget; the decision is then refused. */
+export class WorkBudgetExceededError extends Error {
+  readonly code = "decision_budget_exceeded";
+  constructor(readonly limit: number) {
+    super(
+      `the decision needed more than ${limit.toLocaleString("en-US")} work units (argument values and characters examined)`,
+    );
+  }
+}
+
+/** The open budget (units left, and its size), or none. Module state: work inside a budget is synchronous. */
+const meter = { left: Infinity, limit: Infinity };
+
+/** Draws `units` from the open budget; throws {@link WorkBudgetExceededError} when it is spent. */
+export function spendWork(units: number): void {
+  meter.left -= units;
+  if (meter.left < 0) throw new WorkBudgetExceededError(meter.limit);
+}
+
+/**
+ * Runs `work` (synchronous) with a budget of `units`; what it spends is also spent from an enclosing
+ * budget. Throws {@link WorkBudgetExceededError} from inside `work` when the budget is spent.
+ */
+export function withWorkBudget<T>(units: number, work: () => T): T {
+  const outerLeft = meter.left;
+  const outerLimit = meter.limit;
+  meter.left = units;
+  meter.limit = units;
+  try {
+    return work();
+  } finally {
+    meter.left = outerLeft - (units - meter.left);
+    meter.limit = outerLimit;
+  }
+}
