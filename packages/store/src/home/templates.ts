@@ -60,6 +60,11 @@ session:
   reads:
     # …and so does every later read: an agent that obeys injected text usually reads first, then sends.
     after_instructions: ask
+  # What the session keeps of where values came from.
+  provenance:
+    # An address, link or account number read in a tool result stays "read in untrusted content" for this
+    # many hours, in later sessions too: sending to it asks you unless you name it (0: this session only).
+    remember_hours: 24
 # Defaults for consent requests and the policy.
 defaults:
   # Seconds a consent request waits for an answer before it is denied.

@@ -127,7 +127,11 @@ describe("starter files", () => {
     const cfg = parse(text) as Record<string, unknown>;
     expect(Object.keys(cfg)).toEqual(["version", "channel", "telegram", "webhook", "proxy", "session", "defaults"]);
     // the session runtime watches for injected instructions from the start, reads included
-    expect(cfg["session"]).toEqual({ escalate_after_instructions: true, reads: { after_instructions: "ask" } });
+    expect(cfg["session"]).toEqual({
+      escalate_after_instructions: true,
+      reads: { after_instructions: "ask" },
+      provenance: { remember_hours: 24 },
+    });
     const lines = text.split("\n");
     for (const [i, line] of lines.entries()) {
       if (/^\s*[a-z_]+:/.test(line)) expect(lines[i - 1] ?? "", `line ${i + 1}: ${line}`).toMatch(/^\s*#/);
