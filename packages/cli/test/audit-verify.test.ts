@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildAuditEvent, serializeAuditEvent } from "@acp/core";
 import { openAuditLog } from "@acp/store";
 import { runCli } from "./run.js";
 
@@ -44,6 +45,44 @@ describe("acp audit verify", () => {
     const out = await runCli(["audit", "verify", h.log], { env: h.env });
     expect(out.code).toBe(3);
     expect(out.stderr).toContain(`${h.log}:3: hash_mismatch:`);
+  });
+
+  it("names a planted line that is consistent with the chain, and still tells what follows it, never intact", async () => {
+    const h = await home(5);
+    const lines = readFileSync(h.log, "utf8").trimEnd().split("\n");
+    const head = (JSON.parse(lines[4] ?? "") as { event_hash: string }).event_hash;
+    const plant = serializeAuditEvent(
+      buildAuditEvent(
+        { event_type: "policy_evaluated", tool: "send_email", decision: "accept" },
+        { id: "ae_planted", timestamp: "2026-01-15T00:00:00.004Z", previousEventHash: head },
+      ),
+    );
+    writeFileSync(h.log, `${[...lines.slice(0, 5), plant, ...lines.slice(5)].join("\n")}\n`);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(3);
+    expect(out.stderr.split("\n")).toEqual([
+      `${h.log}:6: inserted: line 7 follows line 5, as line 6 does, and the log goes on from line 7: line 6 was inserted`,
+      "5 lines before it are intact",
+      "after it: 2 more lines, 2 linked to the line before",
+      "1 later checkpoints, 1 signed with the key (the last at line 8, for 6 events by its own account)",
+      "the log is not intact: lines after a break are vouched for by their own content only",
+      "",
+    ]);
+    const json = await runCli(["audit", "verify", "--json"], { env: h.env });
+    expect(json.code).toBe(3);
+    const v = JSON.parse(json.stdout) as Record<string, unknown>;
+    // version 2: every field of version 1 as it was, and what follows the problem
+    expect(v).toMatchObject({
+      output_version: 2,
+      file: h.log,
+      ok: false,
+      count: 5,
+      checkpoints: 1,
+      problem: { line: 6, code: "inserted", where: "log" },
+      afterProblem: { lines: 2, linked: 2, checkpoints: 1, signedCheckpoints: 1, complete: true },
+    });
+    for (const key of ["public_key_file", "public_key", "anchor_file", "anchor_line", "head", "lastCheckpoint"])
+      expect(v).toHaveProperty(key);
   });
 
   it("hints at an interrupted write when the bad line is a last line without newline, and only then", async () => {

@@ -5,6 +5,7 @@ import {
   parseAuditLine,
   readCheckpoint,
   verifyAuditChain,
+  type AuditRemainder,
   type AuditVerification,
   type VerifyAuditOptions,
 } from "@acp/core";
@@ -24,6 +25,12 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
 import { storageUrlOption } from "./pending-store.js";
 import { storageOf } from "./serve.js";
+
+/**
+ * The version of `--json`'s shape: 2 added `output_version`, `afterProblem` and the `inserted` problem
+ * (27 Nov 2026); every field of version 1 is unchanged.
+ */
+export const AUDIT_VERIFY_OUTPUT_VERSION = 2;
 
 interface VerifyOptions {
   readonly publicKey?: string;
@@ -102,6 +109,28 @@ function describeOk(file: string, r: AuditVerification): string[] {
 }
 
 /**
+ * What the verifier could still tell of the lines after the first problem: how many, how many link up,
+ * and whether later checkpoints' signatures verify on their own. Never a word that the log is intact.
+ */
+export function describeAfterProblem(after: AuditRemainder): string[] {
+  const stopped = after.complete ? "" : " (reading stopped at a line too long to read)";
+  if (after.lines === 0) return [`no line after it was read${stopped}`];
+  const out = [
+    `after it: ${after.lines} more ${after.lines === 1 ? "line" : "lines"}, ${after.linked} linked to the line before${stopped}`,
+  ];
+  const cp = after.lastSignedCheckpoint;
+  if (after.signedCheckpoints === null)
+    out.push(`${after.checkpoints} later checkpoints, signatures not checked (no public key)`);
+  else
+    out.push(
+      `${after.checkpoints} later checkpoints, ${after.signedCheckpoints} signed with the key` +
+        (cp === null ? "" : ` (the last at line ${cp.line}, for ${cp.count} events by its own account)`),
+    );
+  out.push("the log is not intact: lines after a break are vouched for by their own content only");
+  return out;
+}
+
+/**
  * Which key the signatures were checked with, in full: a log rewritten and re-signed by someone who also
  * replaced the home's key verifies with that key, so a person must be able to compare it with one they hold.
  */
@@ -160,6 +189,7 @@ function report(
   ctx.exitCode = result.ok ? EXIT.ok : EXIT.refused;
   if (json) {
     printJson(ctx, {
+      output_version: AUDIT_VERIFY_OUTPUT_VERSION,
       file,
       public_key_file: key.path ?? null,
       public_key: key.key ?? null,
@@ -182,7 +212,11 @@ function report(
         ctx,
         "the log was not verified: the anchor is checked first (--anchor another copy, or verify a copy of the log without it)",
       );
-    else printError(ctx, `${result.count} lines before it are intact`);
+    else {
+      printError(ctx, `${result.count} lines before it are intact`);
+      if (result.afterProblem !== null)
+        for (const line of describeAfterProblem(result.afterProblem)) printError(ctx, line);
+    }
     return;
   }
   for (const line of describeOk(file, result)) printLine(ctx, line);
@@ -292,6 +326,9 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "signed checkpoint. Reads the log line by line (rows page by page): memory stays small whatever the",
         "log's size. Without FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as",
         "acp serve takes it), verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
+        "",
+        "After the first bad line the rest is still read, and what it tells is said (how many lines, how many",
+        "link up, whether later checkpoints are signed with the key); the log is never called intact then.",
         "",
         "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor",
         "too; the same with --json), 1 a file cannot be read (the log; a --public-key or --anchor named; the",

@@ -52,6 +52,7 @@ export {
   type AuditCheckpointSummary,
   type AuditLines,
   type AuditProblem,
+  type AuditRemainder,
   type AuditVerification,
   type VerifyAuditOptions,
   type VerifyAuditStreamOptions,

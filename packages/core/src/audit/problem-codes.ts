@@ -5,6 +5,7 @@ export type AuditProblemCode =
   | "not_canonical"
   | "hash_mismatch"
   | "broken_link"
+  | "inserted"
   | "reordered"
   | "checkpoint_mismatch"
   | "bad_checkpoint_signature"
@@ -20,6 +21,11 @@ export const AUDIT_PROBLEMS: readonly { readonly code: AuditProblemCode; readonl
   { code: "hash_mismatch", meaning: "a line's `event_hash` is not the hash of its content: the line was edited" },
   { code: "not_canonical", meaning: "a line's bytes are not the RFC 8785 form its hash was computed over" },
   { code: "broken_link", meaning: "`previous_event_hash` names no event of the log: a line was removed or inserted" },
+  {
+    code: "inserted",
+    meaning:
+      "the line after a line names the one before it: the line between was inserted (or the next forks the chain)",
+  },
   { code: "reordered", meaning: "`previous_event_hash` names another line of the log: lines were moved or duplicated" },
   {
     code: "checkpoint_mismatch",

@@ -1,8 +1,16 @@
 import type { Issue } from "../issues/index.js";
 import { readCheckpoint, verifyCheckpointSignature, type CheckpointPublicKey } from "./checkpoint.js";
 import { sealAuditLine, type AuditEventV02 } from "./event.js";
-import { parseAuditLine } from "./parse-event.js";
+import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 import type { AuditProblemCode } from "./problem-codes.js";
+import {
+  RemainderCheck,
+  statedEventHash,
+  type AuditCheckpointSummary,
+  type AuditRemainder,
+} from "./verify-remainder.js";
+
+export type { AuditCheckpointSummary, AuditRemainder } from "./verify-remainder.js";
 
 /** The first thing wrong with a log. */
 export interface AuditProblem {
@@ -13,14 +21,6 @@ export interface AuditProblem {
   readonly message: string;
   /** `anchor` when the problem is in the checkpoint kept beside the log rather than in the log. */
   readonly where: "log" | "anchor";
-}
-
-/** A checkpoint as the verifier saw it. */
-export interface AuditCheckpointSummary {
-  readonly line: number;
-  readonly count: number;
-  readonly headHash: string | null;
-  readonly timestamp: string;
 }
 
 /**
@@ -49,6 +49,13 @@ export interface AuditVerification extends AuditChainPosition {
   /** Whether checkpoint signatures were checked (a public key was given). */
   readonly signaturesChecked: boolean;
   readonly problem: AuditProblem | null;
+  /**
+   * With a problem in the log: what could still be told of the lines after it (how many, how many link
+   * up, whether later checkpoints' signatures verify on their own). `null` when intact, and when no line
+   * after the problem was read (a problem of the anchor, found before the log is read; a log that ends
+   * before the anchor's line). It never makes the log intact.
+   */
+  readonly afterProblem: AuditRemainder | null;
 }
 
 /** Options of {@link verifyAuditChain}. */
@@ -103,6 +110,8 @@ interface ChainState {
   count: number;
   checkpoints: number;
   lastCheckpoint: AuditCheckpointSummary | null;
+  /** The state before the last line was taken (`head` is then the line before it): to take it back. */
+  before: { head: string | null; checkpoints: number; lastCheckpoint: AuditCheckpointSummary | null } | null;
 }
 
 function problem(line: number, code: AuditProblemCode, message: string, where: "log" | "anchor" = "log"): AuditProblem {
@@ -136,6 +145,8 @@ interface BrokenLink {
   readonly line: number;
   readonly claimed: string | null;
   readonly expected: string;
+  /** The line's own `event_hash` (it hashes to its content). */
+  readonly hash: string;
 }
 
 function checkLine(
@@ -164,7 +175,7 @@ function checkLine(
   if (sealed.line !== text) return problem(line, "not_canonical", "line is not in RFC 8785 canonical form");
   if (event.previous_event_hash !== state.head) {
     const expected = state.head === null ? "null (first line)" : `\`${state.head}\``;
-    return { line, claimed: event.previous_event_hash, expected };
+    return { line, claimed: event.previous_event_hash, expected, hash: stated };
   }
   if (event.event_type === "checkpoint") return checkCheckpoint(event, line, options) ?? event;
   return event;
@@ -221,7 +232,12 @@ export function canContinueAuditVerification(from: AuditChainPosition, options: 
   return anchor.line > from.count || anchorIsLastCheckpoint(anchor, from);
 }
 
-function summarize(state: ChainState, options: VerifyAuditOptions, found: AuditProblem | null): AuditVerification {
+function summarize(
+  state: ChainState,
+  options: VerifyAuditOptions,
+  found: AuditProblem | null,
+  afterProblem: AuditRemainder | null,
+): AuditVerification {
   const last = state.lastCheckpoint;
   return {
     ok: found === null,
@@ -232,6 +248,7 @@ function summarize(state: ChainState, options: VerifyAuditOptions, found: AuditP
     eventsAfterLastCheckpoint: state.count - (last?.line ?? 0),
     signaturesChecked: options.publicKey !== undefined,
     problem: found,
+    afterProblem: found === null ? null : afterProblem,
   };
 }
 
@@ -290,8 +307,9 @@ function hasEventHash(text: string, hash: string): boolean {
 
 /**
  * One verification, line by line: the checks of {@link verifyAuditChain} and {@link verifyAuditStream},
- * which only feed it lines. After a broken link it reads on (only looking for the hash the line named)
- * and, at the end, may ask for the lines before it ({@link ChainCheck.end}).
+ * which only feed it lines. After the first problem it reads on to the end ({@link RemainderCheck}: what
+ * can still be told of the rest, and, after a broken link, whether a later line carries the hash it
+ * named) and, at the end, may ask for the lines before it ({@link ChainCheck.end}).
  */
 class ChainCheck {
   private readonly state: ChainState;
@@ -299,6 +317,10 @@ class ChainCheck {
   private found: AuditProblem | null = null;
   private link: (BrokenLink & { readonly needle: string }) | null = null;
   private readonly recent: RecentHashes | null;
+  /** The lines after the first problem in the log (`null` before one, or when none is read after it). */
+  private remainder: RemainderCheck | null = null;
+  /** A line naming the line before the head: an inserted head's line, if the next line names it. */
+  private candidate: { readonly checked: BrokenLink; readonly text: string } | null = null;
 
   constructor(
     private readonly options: VerifyAuditOptions,
@@ -310,6 +332,7 @@ class ChainCheck {
       count: from?.count ?? 0,
       checkpoints: from?.checkpoints ?? 0,
       lastCheckpoint: from?.lastCheckpoint ?? null,
+      before: null,
     };
     this.recent = canReread ? null : new RecentHashes(RECENT_AUDIT_HASHES);
     const anchor = readAnchor(options);
@@ -335,42 +358,47 @@ class ChainCheck {
 
   /** Whether more lines are wanted. */
   wants(): boolean {
-    return this.found === null;
+    return this.found === null || this.remainder !== null;
   }
 
-  /** Takes the next line; returns whether more are wanted (false once a problem is known). */
+  /** Reads the lines after line `line` for what they still tell, the first naming `previous`. */
+  private readOn(line: number, previous: string | null | undefined): void {
+    this.remainder = new RemainderCheck(previous, line + 1, this.options.publicKey);
+  }
+
+  /** Takes the next line; returns whether more are wanted. */
   push(text: string): boolean {
-    if (this.found !== null) return false;
+    if (this.found !== null) return this.remainder?.push(text) ?? false;
+    if (this.candidate !== null) return this.takeCandidate(text);
     if (this.link !== null) {
-      // after a broken link: does a later line carry the hash it named?
-      if (!text.includes(this.link.needle)) return true;
-      this.settle(true);
-      return false;
+      // after a broken link: what the rest tells, and does a later line carry the hash it named?
+      const more = this.remainder?.push(text) ?? false;
+      if (text.includes(this.link.needle)) this.settle(true);
+      return more;
     }
     const state = this.state;
     const line = state.count + 1;
     const checked = checkLine(text, line, state, this.options);
     if ("code" in checked) {
       this.found = checked;
-      return false;
-    }
-    if ("expected" in checked) {
-      if (checked.claimed === null) {
-        this.link = { ...checked, needle: "" };
-        this.settle(false);
-        return false;
+      if (text.length <= MAX_AUDIT_LINE_LENGTH) {
+        this.readOn(line, statedEventHash(text));
+        return true;
       }
-      this.link = { ...checked, needle: `"event_hash":"${checked.claimed}"` };
-      if (this.recent === null || !this.recent.has(checked.claimed)) return true;
-      this.settle(true);
+      // a line too long to read: its end is not looked for (`/dev/zero`, a file without newlines)
+      this.readOn(line, undefined);
+      this.remainder?.stop();
       return false;
     }
+    if ("expected" in checked) return this.brokenLink(checked, text);
     const anchor = this.anchor;
     if (anchor !== undefined && line === anchor.line && checked.event_hash !== anchor.event.event_hash) {
       this.found = problem(line, "checkpoint_mismatch", "line differs from the signed checkpoint kept beside the log");
-      return false;
+      this.readOn(line, checked.event_hash);
+      return true;
     }
     if (state.head !== null) this.recent?.add(state.head);
+    state.before = { head: state.head, checkpoints: state.checkpoints, lastCheckpoint: state.lastCheckpoint };
     state.head = checked.event_hash;
     state.count = line;
     if (checked.event_type === "checkpoint") {
@@ -382,10 +410,75 @@ class ChainCheck {
   }
 
   /**
+   * A line that does not name the head. When it names the line before the head instead (and is not a
+   * copy of the head's line), the head's line may stand between two lines that chain to each other:
+   * decided by the next line ({@link takeCandidate}). Otherwise the code waits for the rest of the log
+   * (`reordered` or `broken_link`, see {@link settle}).
+   */
+  private brokenLink(checked: BrokenLink, text: string): boolean {
+    const before = this.state.before;
+    if (before !== null && checked.claimed === before.head && checked.hash !== this.state.head) {
+      this.candidate = { checked, text };
+      return true;
+    }
+    return this.linkBroken(checked);
+  }
+
+  /**
+   * The line after a {@link candidate}: when it names the candidate's line, the chain goes on through
+   * that line and the head's line was inserted (`inserted`, reported at that line, which is taken back
+   * from the intact lines); else (the candidate's line forks off and the log does not go on from it) the
+   * candidate is a broken link like any other.
+   */
+  private takeCandidate(text: string): boolean {
+    const candidate = this.candidate as { readonly checked: BrokenLink; readonly text: string };
+    this.candidate = null;
+    const next = parseAuditLine(text);
+    const before = this.state.before;
+    if (!next.ok || next.value.previous_event_hash !== candidate.checked.hash || before === null) {
+      this.linkBroken(candidate.checked);
+      return this.push(text);
+    }
+    const state = this.state;
+    const planted = state.count;
+    const follows = planted === 1 ? "the start of the log" : `line ${planted - 1}`;
+    this.found = problem(
+      planted,
+      "inserted",
+      `line ${planted + 1} follows ${follows}, as line ${planted} does, and the log goes on from line ${planted + 1}: line ${planted} was inserted`,
+    );
+    state.head = before.head;
+    state.count = planted - 1;
+    state.checkpoints = before.checkpoints;
+    state.lastCheckpoint = before.lastCheckpoint;
+    state.before = null;
+    this.readOn(planted, before.head);
+    return (this.remainder?.push(candidate.text) ?? false) && (this.remainder?.push(text) ?? false);
+  }
+
+  /** A broken link whose code is not known yet: reads on for the hash it names, and for what the rest tells. */
+  private linkBroken(checked: BrokenLink): boolean {
+    this.readOn(checked.line, checked.hash);
+    if (checked.claimed === null) {
+      this.link = { ...checked, needle: "" };
+      this.settle(false);
+      return true;
+    }
+    this.link = { ...checked, needle: `"event_hash":"${checked.claimed}"` };
+    if (this.recent !== null && this.recent.has(checked.claimed)) this.settle(true);
+    return true;
+  }
+
+  /**
    * The lines ended. Returns the scan still needed to classify a broken link (when the log can be read
    * again: answer with {@link settle}), else nothing.
    */
   end(): EarlierScan | undefined {
+    // a candidate for an inserted line with no line after it: a broken link like any other
+    if (this.candidate !== null) {
+      this.linkBroken(this.candidate.checked);
+      this.candidate = null;
+    }
     const link = this.link;
     if (this.found !== null || link === null) return undefined;
     if (this.recent === null && link.claimed !== null) return { lines: link.line - 1, hash: link.claimed };
@@ -410,7 +503,7 @@ class ChainCheck {
       const message = `log ends at line ${state.count} but a signed checkpoint records line ${anchor.line}: events were removed`;
       this.found = problem(state.count + 1, "truncated_after_checkpoint", message);
     }
-    return summarize(state, this.options, this.found);
+    return summarize(state, this.options, this.found, this.remainder?.result() ?? null);
   }
 }
 

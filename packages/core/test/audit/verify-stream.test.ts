@@ -138,8 +138,17 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
             ...(key === "none" ? {} : { publicKey: key === "key" ? keys.publicHex : other.publicKey }),
             ...(anchor === undefined ? {} : { anchor }),
           };
-          const expected = legacyVerifyAuditChain(lines, options);
-          expect(verifyAuditChain(lines, options)).toEqual(expected);
+          // the old verifier said nothing of the lines after a problem (`afterProblem`, 27 Nov 2026): compared
+          // without it, and every way of feeding the lines must tell the same of them
+          const whole = verifyAuditChain(lines, options);
+          const expected = { ...legacyVerifyAuditChain(lines, options), afterProblem: whole.afterProblem };
+          const p0 = whole.problem;
+          if (p0 !== null && p0.where === "log" && p0.code !== "truncated_after_checkpoint") {
+            // every line after the problem's is read and counted (none of these is too long to read)
+            expect(whole.afterProblem?.lines).toBe(lines.length - p0.line);
+            expect(whole.afterProblem?.complete).toBe(true);
+          } else expect(whole.afterProblem).toBeNull();
+          expect(whole).toEqual(expected);
           expect(verifyAuditChain(once(lines), options)).toEqual(expected);
           expect(await verifyAuditStream(lines, options)).toEqual(expected);
           expect(await verifyAuditStream(slowly(lines), { ...options, reread: () => slowly(lines) })).toEqual(expected);
@@ -179,7 +188,7 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
     for (const [lines, options] of cases) {
       const expected = legacyVerifyAuditChain(lines, options);
       expect(expected.problem).not.toBeNull();
-      expect(verifyAuditChain(once(lines), options)).toEqual(expected);
+      expect({ ...verifyAuditChain(once(lines), options), afterProblem: undefined }).toEqual(expected);
       seen.add(expected.problem?.code ?? "");
     }
     expect(seen).toEqual(
