@@ -126,8 +126,14 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
       collect,
     )
     .option("-n, --name <name>", "name of the matching --upstream (in order); default from the command", collect)
-    .option("--http [port]", "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio")
-    .option("--bind <addr>", "address for --http (default 127.0.0.1; beyond loopback needs a bearer token)")
+    .option(
+      "--http [port]",
+      "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio; port default proxy.port, else 8443",
+    )
+    .option(
+      "--bind <addr>",
+      "address for --http (default proxy.bind, else 127.0.0.1; beyond loopback needs a bearer token)",
+    )
     .option(
       "--public-url <url>",
       "for --http behind a reverse proxy: the origin it serves this at (https://mcp.example.com); a loopback " +
@@ -144,14 +150,19 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     )
     .option("--accept-tool-changes", "accept changed tool definitions (re-pin) instead of holding them behind ask")
     .addOption(
-      new Option("--prefix-tools <mode>", "when tool names get the `server__` prefix").choices([
-        "on-collision",
-        "always",
-        "never",
-      ]),
+      new Option(
+        "--prefix-tools <mode>",
+        "when tool names get the `server__` prefix (default proxy.prefix_tools, else on-collision)",
+      ).choices(["on-collision", "always", "never"]),
     )
-    .option("--call-timeout <seconds>", "upper bound on one upstream call (default 60; progress resets it)")
-    .option("--call-max <seconds>", "upper bound on one upstream call however much progress it sends (default 3600)")
+    .option(
+      "--call-timeout <seconds>",
+      "upper bound on one upstream call (default proxy.call_timeout_seconds, else 60; progress resets it)",
+    )
+    .option(
+      "--call-max <seconds>",
+      "upper bound on one upstream call however much progress it sends (default proxy.call_max_seconds, else 3600)",
+    )
     .addHelpText(
       "after",
       `
