@@ -193,7 +193,16 @@ function transitionFindings(
 
 /** `provenance_tainted` for each piece found only in untrusted content. */
 function taintFindings(tainted: readonly PieceProvenance[], action: string, category: Category): Finding[] {
-  return tainted.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
+  // one question per value an argument holds: a whole argument that is an IBAN is also its `iban` piece
+  // (`DE89…` and `de89…`), which a person would otherwise be shown twice
+  const seen = new Set<string>();
+  const once = tainted.filter((p) => {
+    const key = `${JSON.stringify(p.path)}\u0000${p.piece.toLowerCase()}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return once.map((p) => finding("ask", "provenance_tainted", taintQuestion(p, action, category)));
 }
 
 /** `instructions_seen` once instruction-like untrusted text was read (`also` ends the sentence), or nothing. */

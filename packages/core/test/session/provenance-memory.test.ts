@@ -53,9 +53,10 @@ describe("an identifier an earlier session read in untrusted content", () => {
     today.recordUserInput("pay the invoice from yesterday");
     const verdict = today.evaluate(pay(ATTACKER_IBAN));
     expectAsked(verdict, "provenance_tainted");
-    expect(verdict.reasons.map((r) => r.message)).toContain(
+    // one question for the IBAN (the whole argument is also its iban piece), not two spellings of it
+    expect(verdict.reasons.map((r) => r.message)).toEqual([
       `text an earlier session read from \`mail.read_inbox\` wants to send a message to \`${ATTACKER_IBAN}\``,
-    );
+    ]);
   });
 
   it("stays trusted when the user names it in the later session (trust wins)", async () => {
