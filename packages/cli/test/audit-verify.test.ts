@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,6 +84,15 @@ describe("acp audit verify", () => {
     });
     for (const key of ["public_key_file", "public_key", "anchor_file", "anchor_line", "head", "lastCheckpoint"])
       expect(v).toHaveProperty(key);
+  });
+
+  it("refuses a named pipe planted as the home's log instead of waiting on it for ever (exit 1)", async () => {
+    const h = await home(1);
+    rmSync(h.log);
+    execFileSync("mkfifo", [h.log]);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`cannot read audit log \`${h.log}\`: not a regular file`);
   });
 
   it("hints at an interrupted write when the bad line is a last line without newline, and only then", async () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -206,6 +207,18 @@ describe("acp doctor", () => {
     expect(key?.detail).toContain(
       `is readable or writable by others (mode 0644): a private key must be yours alone; run \`chmod 600 ${p.privateKey}\``,
     );
+  });
+
+  it("fails a policy.yml that is a named pipe instead of waiting on it for ever", async () => {
+    const { home } = fixtureHome(root.dir);
+    rmSync(homePaths(home).policy);
+    execFileSync("mkfifo", [homePaths(home).policy]);
+    const { code, checks } = await doctorJson([], envFor(home));
+    expect(code).toBe(1);
+    expect(checks.find((c) => c.name === "policy")).toMatchObject({
+      status: "fail",
+      detail: "policy.yml is missing or unreadable: not a regular file (a pipe, a socket or a device)",
+    });
   });
 
   it("fails when a key file is missing or truncated", async () => {

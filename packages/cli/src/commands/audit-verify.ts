@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync } from "node:fs";
 import type { Command } from "commander";
 import {
   AUDIT_PROBLEMS,
@@ -51,13 +51,20 @@ export function noAuditLogYet(path: string): CliError {
   );
 }
 
-/** Fails as reading it would when the log cannot be opened or is a directory (it is read later, line by line). */
-function checkReadable(path: string): void {
+/**
+ * Fails as reading it would when the log cannot be opened or is a directory (it is read later, line by
+ * line). The home's own log must be a regular file (`regularOnly`): a named pipe planted there would make
+ * the verification wait for ever (it is opened without waiting, and refused); a FILE a person names may
+ * be a pipe (`<(…)`).
+ */
+function checkReadable(path: string, regularOnly: boolean): void {
   try {
-    const fd = openSync(path, "r");
+    const fd = openSync(path, regularOnly ? constants.O_RDONLY | constants.O_NONBLOCK : "r");
     try {
-      if (fstatSync(fd).isDirectory())
+      const stat = fstatSync(fd);
+      if (stat.isDirectory())
         throw Object.assign(new Error("EISDIR: illegal operation on a directory, read"), { code: "EISDIR" });
+      if (regularOnly && !stat.isFile()) throw new Error("not a regular file (a pipe, a socket or a device)");
     } finally {
       closeSync(fd);
     }
@@ -274,7 +281,7 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   // the home's log is missing: nothing was audited yet, unless its anchor says otherwise (deleted or moved)
   const gone = fileArg === undefined && !existsSync(file);
   if (gone && !existsSync(anchorPathOf(file))) throw noAuditLogYet(file);
-  if (!gone) checkReadable(file);
+  if (!gone) checkReadable(file, fileArg === undefined);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
   const anchor =

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
-import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS } from "@acp/core";
-import { homePaths, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
+import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS, MAX_POLICY_BYTES } from "@acp/core";
+import { homePaths, readFileUpTo, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = [
@@ -77,13 +76,24 @@ export function checkVault(home: string, seed: Uint8Array | undefined): HomeChec
   ];
 }
 
-/** The home's policy.yml validates. */
+/**
+ * The home's policy.yml validates. Read as the home's other files are: a regular file only, at most
+ * {@link MAX_POLICY_BYTES} (a policy.yml made a link to `/dev/zero` or a named pipe stopped doctor).
+ */
 export function checkPolicy(home: string): HomeCheck {
   let text: string;
   try {
-    text = readFileSync(homePaths(home).policy, "utf8");
-  } catch {
-    return { status: "fail", name: "policy", detail: "policy.yml is missing or unreadable" };
+    const bytes = readFileUpTo(homePaths(home).policy, MAX_POLICY_BYTES, { regularOnly: true });
+    if (bytes === undefined)
+      return {
+        status: "fail",
+        name: "policy",
+        detail: `policy.yml is larger than ${MAX_POLICY_BYTES / 1024 / 1024} MiB`,
+      };
+    text = bytes.toString("utf8");
+  } catch (err) {
+    const detail = (err as NodeJS.ErrnoException).code === undefined ? `: ${(err as Error).message}` : "";
+    return { status: "fail", name: "policy", detail: `policy.yml is missing or unreadable${detail}` };
   }
   const r = parsePolicy(text);
   if (r.ok)

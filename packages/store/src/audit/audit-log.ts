@@ -176,11 +176,13 @@ const LOG_OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT
 
 /**
  * Opens the log for appending, creating it 0600: a symbolic link at its name is refused
- * (`audit_log_unsafe`), so someone who can write the home cannot send the log's appends into another file.
+ * (`audit_log_unsafe`), so someone who can write the home cannot send the log's appends into another file;
+ * so is anything but a regular file (a named pipe planted there would hang the open).
  */
 async function openLogFile(path: string): Promise<FileHandle> {
+  let handle: FileHandle;
   try {
-    return await openHandle(path, LOG_OPEN_FLAGS, 0o600);
+    handle = await openHandle(path, LOG_OPEN_FLAGS, 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
     throw new AuditLogError(
@@ -188,6 +190,15 @@ async function openLogFile(path: string): Promise<FileHandle> {
       `\`${path}\` is a symbolic link: the audit log must be a file at that name (remove the link, or point the log's path at its target)`,
     );
   }
+  // a named pipe opens at once for reading and writing, and reading its (absent) last line would wait for ever
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new AuditLogError(
+      { code: "audit_log_unsafe" },
+      `\`${path}\` is not a regular file (a pipe, a socket or a device): the audit log must be a file (remove it)`,
+    );
+  }
+  return handle;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -139,6 +140,15 @@ describe("audit log writer", () => {
       code: "audit_log_unsafe",
     });
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("refuses a named pipe at the log's name instead of waiting on it for ever", async () => {
+    const path = join(homes.make(), "audit.jsonl");
+    execFileSync("mkfifo", [path]);
+    await expect(openAuditLog(path, { clock: steppingClock() })).rejects.toMatchObject({
+      code: "audit_log_unsafe",
+      message: expect.stringContaining("is not a regular file") as unknown,
+    });
   });
 
   it("picks up events another writer appended to the same file", async () => {
