@@ -52,7 +52,12 @@ Without --config a test file's graph is judged on its own (no mapping: a request
 graph domain and action); with --config FILE the graph also maps tool calls as FILE's
 \`graph.mapping\` says, the way \`acp proxy --config FILE\` judges them.
 Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file, or no cases at all
-(a directory with no *.test.yml files says so on stderr), 1 a missing file, 2 usage.`,
+(a directory with no *.test.yml files says so on stderr), 1 a missing file, 2 usage.
+
+Examples:
+  acp policy test examples/policy-tour/policy.test.yml      # 8 passed, 0 failed (8 cases in 1 file)
+  acp policy test tests/ --policy ~/.acp/policy.yml         # every *.test.yml under tests/, against your policy
+  acp policy test --json | jq '.results[] | select(.passed | not)'`,
     )
     .action(async (path: string | undefined, options: TestOptions) => {
       const target = path !== undefined ? resolvePath(ctx.io, path) : join(resolveHome(ctx.io), "policy.test.yml");
