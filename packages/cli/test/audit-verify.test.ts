@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -93,6 +93,17 @@ describe("acp audit verify", () => {
     const out = await runCli(["audit", "verify"], { env: h.env });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`cannot read audit log \`${h.log}\`: not a regular file`);
+  });
+
+  it("refuses the home's public key when others can change it, not a key a person names (exit 1)", async () => {
+    const h = await home(2);
+    const key = join(h.home, "keys", "public.key");
+    chmodSync(key, 0o666);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`\`${key}\` is writable by others (mode 0666)`);
+    expect(out.stderr).toContain(`run \`chmod go-w ${key}\``);
+    expect((await runCli(["audit", "verify", "--public-key", key], { env: h.env })).code).toBe(0);
   });
 
   it("hints at an interrupted write when the bad line is a last line without newline, and only then", async () => {

@@ -11,10 +11,13 @@ import {
 } from "@acp/core";
 import {
   anchorPathOf,
+  FileTooOpenError,
   homePaths,
+  NOT_WRITABLE_BY_OTHERS,
   openPostgresStore,
   readAnchorFile,
   readFileUpTo,
+  tooOpenMessage,
   verifyAuditFile,
   verifyPostgresAuditChain,
 } from "@acp/store";
@@ -92,8 +95,15 @@ function readPublicKey(ctx: CliContext, explicit: string | undefined, home: stri
   if (explicit === undefined && !existsSync(path)) return {};
   let bytes;
   try {
-    bytes = readFileUpTo(path, MAX_PUBLIC_KEY_BYTES, { regularOnly: explicit === undefined });
+    // the home's key decides what verifies: one others can change is refused (a key a person names is theirs to vouch for)
+    const home = explicit === undefined;
+    bytes = readFileUpTo(path, MAX_PUBLIC_KEY_BYTES, {
+      regularOnly: home,
+      ...(home ? { refuseMode: NOT_WRITABLE_BY_OTHERS } : {}),
+    });
   } catch (err) {
+    if (err instanceof FileTooOpenError)
+      throw new CliError(tooOpenMessage(err, "whoever can change it decides which signatures verify"), EXIT.error);
     throw cannotRead(path, "public key", err);
   }
   const hex = bytes?.toString("utf8").trim() ?? "";

@@ -1,7 +1,14 @@
 /** `$ACP_HOME`: its layout and modes, keys, config with comments kept, the vault file, permission checks. */
 export { homePaths, HOME_DIR_MODE, HOME_FILE_MODE, type HomePaths } from "./paths.js";
 export { writeFileAtomic } from "./atomic-write.js";
-export { readFileUpTo, type ReadUpToOptions } from "./read-up-to.js";
+export {
+  readFileUpTo,
+  FileTooOpenError,
+  NOT_WRITABLE_BY_OTHERS,
+  OWNER_ONLY,
+  tooOpenMessage,
+  type ReadUpToOptions,
+} from "./read-up-to.js";
 export { configTemplate, STARTER_POLICY } from "./templates.js";
 export { createHome, isExistingHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
 export { readPublicKeyHex, readPrivateKeyFile, loadMasterSeed } from "./keys.js";

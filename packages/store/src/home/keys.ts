@@ -1,19 +1,18 @@
 import { ok, parsePrivateKeyFile, unwrapPrivateKey, type PrivateKeyFileV1, type Result } from "@acp/core";
 import { homePaths } from "./paths.js";
-import { FileTooOpenError, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
+import { FileTooOpenError, NOT_WRITABLE_BY_OTHERS, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest key file we read; anything bigger is not ours. */
 const MAX_KEY_FILE_BYTES = 64 * 1024;
 
-function readSmall(path: string, what: string, ownerOnly: boolean): Result<string> {
+function readSmall(path: string, what: string, refuseMode: number, why: string): Result<string> {
   try {
-    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true, ownerOnly });
+    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true, refuseMode });
     if (buf === undefined) return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {
-    if (err instanceof FileTooOpenError)
-      return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, "a private key"));
+    if (err instanceof FileTooOpenError) return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, why));
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT")
       return failWith({ code: "key_missing" }, `${what} not found: \`${path}\` (run \`acp init\`)`);
@@ -21,9 +20,16 @@ function readSmall(path: string, what: string, ownerOnly: boolean): Result<strin
   }
 }
 
-/** Reads `keys/public.key`: 64 lowercase hex digits (a trailing newline is allowed). */
+/** Why `keys/public.key` must not be writable by others: it decides which signatures verify. */
+const PUBLIC_KEY_WHY = "whoever can change it decides which signatures verify";
+
+/**
+ * Reads `keys/public.key`: 64 lowercase hex digits (a trailing newline is allowed). Others may read it, but
+ * one group or others can write is refused (`key_file_too_open`), as ssh's StrictModes refuses such an
+ * `authorized_keys`: whoever can change it decides which checkpoints and approvals verify.
+ */
 export function readPublicKeyHex(home: string): Result<string> {
-  const text = readSmall(homePaths(home).publicKey, "public key", false);
+  const text = readSmall(homePaths(home).publicKey, "public key", NOT_WRITABLE_BY_OTHERS, PUBLIC_KEY_WHY);
   if (!text.ok) return text;
   const hex = text.value.trim();
   if (!/^[0-9a-f]{64}$/.test(hex))
@@ -36,7 +42,7 @@ export function readPublicKeyHex(home: string): Result<string> {
  * read or write (`key_file_too_open`, naming the `chmod 600` fix): encrypted or not, it must be yours alone.
  */
 export function readPrivateKeyFile(home: string): Result<PrivateKeyFileV1> {
-  const text = readSmall(homePaths(home).privateKey, "private key", true);
+  const text = readSmall(homePaths(home).privateKey, "private key", OWNER_ONLY, "a private key must be yours alone");
   return text.ok ? parsePrivateKeyFile(text.value) : text;
 }
 

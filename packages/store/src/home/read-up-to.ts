@@ -11,29 +11,39 @@ export interface ReadUpToOptions {
    */
   readonly regularOnly?: boolean;
   /**
-   * Refuse a file readable or writable by group or others (any of mode 0077), as ssh refuses such a
-   * private key: throws a {@link FileTooOpenError}. Checked on the open file, before a byte is read.
-   * Not on Windows, whose modes say nothing of who can read a file.
+   * Refuse a file whose mode has any of these bits: {@link OWNER_ONLY} (0077: readable or writable by group
+   * or others, as ssh refuses such a private key) or {@link NOT_WRITABLE_BY_OTHERS} (0022, as ssh's
+   * StrictModes refuses such an `authorized_keys`). Throws a {@link FileTooOpenError}; checked on the open
+   * file, before a byte is read. Not on Windows, whose modes say nothing of who can read a file.
    */
-  readonly ownerOnly?: boolean;
+  readonly refuseMode?: number;
 }
 
-/** Thrown by {@link readFileUpTo} with `ownerOnly` for a file others can read or write. */
+/** {@link ReadUpToOptions.refuseMode} of a secret: no bit for group or others. */
+export const OWNER_ONLY = 0o077;
+/** {@link ReadUpToOptions.refuseMode} of a file others may read but not change (a public key). */
+export const NOT_WRITABLE_BY_OTHERS = 0o022;
+
+/** Thrown by {@link readFileUpTo} with `refuseMode` for a file others can read or write. */
 export class FileTooOpenError extends Error {
   readonly code = "ETOOOPEN";
   constructor(
     readonly path: string,
     /** The file's permission bits (`mode & 0o777`). */
     readonly mode: number,
+    /** The bits that were refused. */
+    readonly refused: number,
   ) {
-    super(`\`${path}\` is readable or writable by others (mode ${mode.toString(8).padStart(4, "0")})`);
+    const how = (refused & 0o044) !== 0 ? "readable or writable" : "writable";
+    super(`\`${path}\` is ${how} by others (mode ${mode.toString(8).padStart(4, "0")})`);
     this.name = "FileTooOpenError";
   }
 }
 
-/** The advice for a {@link FileTooOpenError}: the file must be the user's alone. */
-export function tooOpenMessage(err: FileTooOpenError, what: string): string {
-  return `${err.message}: ${what} must be yours alone; run \`chmod 600 ${err.path}\``;
+/** The advice for a {@link FileTooOpenError}: why the file must be closed to others, and the `chmod` that does it. */
+export function tooOpenMessage(err: FileTooOpenError, why: string): string {
+  const fix = (err.refused & 0o044) !== 0 ? "600" : "go-w";
+  return `${err.message}: ${why}; run \`chmod ${fix} ${err.path}\``;
 }
 
 /**
@@ -53,8 +63,9 @@ export function readFileUpTo(path: string, maxBytes: number, options: ReadUpToOp
     if (regularOnly && !stat.isFile() && !stat.isDirectory()) {
       throw new Error("not a regular file (a pipe, a socket or a device)");
     }
-    if (options.ownerOnly === true && process.platform !== "win32" && (stat.mode & 0o077) !== 0) {
-      throw new FileTooOpenError(path, stat.mode & 0o777);
+    const refused = options.refuseMode ?? 0;
+    if (refused !== 0 && process.platform !== "win32" && (stat.mode & refused) !== 0) {
+      throw new FileTooOpenError(path, stat.mode & 0o777, refused);
     }
     if (stat.isFile() && stat.size > maxBytes) return undefined;
     const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import { ok, openVault, sealVault, type RandomBytes, type Result, type VaultEntries } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
-import { FileTooOpenError, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
+import { FileTooOpenError, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
 
 /** Largest `vault.json` we read (16 MiB). */
@@ -16,12 +16,13 @@ export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> 
   const path = homePaths(home).vault;
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true, ownerOnly: true });
+    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true, refuseMode: OWNER_ONLY });
     if (buf === undefined) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});
-    if (err instanceof FileTooOpenError) return failWith({ code: "vault_too_open" }, tooOpenMessage(err, "the vault"));
+    if (err instanceof FileTooOpenError)
+      return failWith({ code: "vault_too_open" }, tooOpenMessage(err, "the vault must be yours alone"));
     return failWith({ code: "vault_unreadable" }, `cannot read \`${path}\`: ${ioMessage(err)}`);
   }
   let parsed: unknown;

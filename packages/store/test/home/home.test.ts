@@ -216,6 +216,21 @@ describe("files only their owner may read", () => {
     expect(r.ok ? "ok" : r.issues[0]?.code).toBe("key_file_too_open");
   });
 
+  it("lets others read the public key but refuses one group or others can write", () => {
+    const home = newHome();
+    chmodSync(homePaths(home).publicKey, 0o644);
+    expect(readPublicKeyHex(home).ok).toBe(true);
+    for (const mode of [0o664, 0o646]) {
+      chmodSync(homePaths(home).publicKey, mode);
+      const r = readPublicKeyHex(home);
+      expect(r.ok ? "ok" : r.issues[0]?.code).toBe("key_file_too_open");
+      expect(r.ok ? "" : r.issues[0]?.message).toBe(
+        `\`${homePaths(home).publicKey}\` is writable by others (mode 0${mode.toString(8)}): whoever can change it decides which signatures verify; run \`chmod go-w ${homePaths(home).publicKey}\``,
+      );
+      expect(loadMasterSeed(home, "pw").ok).toBe(false);
+    }
+  });
+
   it("refuses a vault group or others can read, and leaves it as it is", () => {
     const home = newHome();
     expect(writeVault(home, { A: "a" }, SEED, randomBytes).ok).toBe(true);
