@@ -53,4 +53,13 @@ describe("every command's --help says what its exit codes mean", () => {
       expect((await runCli([...argv, "--no-such-option"])).code).toBe(2);
     },
   );
+
+  it.each(commands.map((path) => [path.join(" "), path.slice(1)] as const))(
+    "%s --help shows how it is run (an Examples section)",
+    async (_name, argv) => {
+      const help = (await runCli([...argv, "--help"])).stdout;
+      const section = /^Examples?:\n((?: +\S.*\n?)+)/m.exec(help)?.[1] ?? "";
+      expect(section).toMatch(/\bacp /);
+    },
+  );
 });

@@ -108,6 +108,12 @@ Nothing leaves this machine; the demo home is a temporary directory.
 SIGINT or SIGTERM stops it: its servers and \`acp proxy\` are closed, the demo home is removed (unless --keep),
 and it exits 130 (SIGINT) or 143 (SIGTERM).
 
+Examples:
+  acp demo                         # watch it: the scripted person denies the hijacked mail
+  acp demo --interactive           # you approve or deny each question at this terminal
+  acp demo --keep                  # then look around: ACP_HOME=… ACP_PASSPHRASE=… acp audit tail (printed at the end)
+  acp demo --json | jq .stopped    # true when ACP stopped the exfiltration
+
 Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo failed), 2 usage,
 130 / 143 stopped by SIGINT / SIGTERM.`,
     )
