@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
-import { watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
+import { timeLeft, watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
 import { runCli } from "./run.js";
 import { ID_A, ID_B, seedPending, tempHome } from "./pending-fixtures.js";
@@ -37,7 +37,8 @@ describe("acp pending", () => {
     const home = tempHome();
     seedPending(home, { id: ID_A });
     const out = await runCli(["pending"], { env: { ACP_HOME: home } });
-    expect(out.stdout).toContain(`${ID_A}  mail/send_email  expires 2026-01-15T12:05:00.000Z`);
+    // the clock of runCli is 12:00: a person reads how long they have left beside the time
+    expect(out.stdout).toContain(`${ID_A}  mail/send_email  expires 2026-01-15T12:05:00.000Z (in 5m)\n`);
     expect(out.stdout).toContain("rule `ask-mail` asks before mail");
     expect(out.stdout).toContain("[redacted]");
   });
@@ -136,5 +137,19 @@ describe("acp pending --watch, a proxy that dies while its request waits", () =>
       waiter.kill("SIGKILL");
       await watching;
     }
+  });
+});
+
+describe("timeLeft: how long a person has to answer, in words", () => {
+  it("reads seconds, minutes and hours, and `expired` at or past the end", () => {
+    expect(timeLeft(45_000)).toBe("in 45s");
+    expect(timeLeft(59_999)).toBe("in 1m");
+    expect(timeLeft(60_000)).toBe("in 1m");
+    expect(timeLeft(292_000)).toBe("in 4m 52s");
+    expect(timeLeft(3_600_000)).toBe("in 1h");
+    expect(timeLeft(3_900_000)).toBe("in 1h 5m");
+    expect(timeLeft(999)).toBe("in 1s");
+    expect(timeLeft(0)).toBe("expired");
+    expect(timeLeft(-5_000)).toBe("expired");
   });
 });

@@ -122,13 +122,25 @@ async function listPending(
   return { views: rows.filter((r) => !isOrphaned(r)).map(viewOf), orphaned: rows.filter(isOrphaned) };
 }
 
+/** How long a person has left to answer, in words: `in 45s`, `in 4m 52s`, `in 1h 5m`; `expired` at or past the end. */
+export function timeLeft(ms: number): string {
+  if (ms <= 0) return "expired";
+  const seconds = Math.ceil(ms / 1000);
+  if (seconds < 60) return `in ${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return seconds % 60 === 0 ? `in ${minutes}m` : `in ${minutes}m ${seconds % 60}s`;
+  const hours = Math.floor(minutes / 60);
+  return minutes % 60 === 0 ? `in ${hours}h` : `in ${hours}h ${minutes % 60}m`;
+}
+
 /**
  * One request for a person. Tool names come from upstream servers and reasons can quote argument values:
  * every field is shown with its control characters escaped (`printable`), so none can redraw the terminal.
  */
 function printView(ctx: CliContext, view: PendingConsentView): void {
   const p = printable;
-  printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at}`);
+  const left = timeLeft(Date.parse(view.expires_at) - ctx.io.now().getTime());
+  printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at} (${left})`);
   // a request the session runtime raised names it and its check, not the policy's `default`
   const decider = decidedBy(view.rule, view.reasons);
   const by = decider.rule ? `rule ${decider.text}` : `asked by ${decider.text}`;
