@@ -1,27 +1,25 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { DEFAULT_REDACTION, parseRedactionConfig, type RedactionRules } from "@acp/core";
-import type { ConfigLocator } from "./config-file.js";
+import { readConfigFile, whereIn, type ConfigFile, type ConfigLocator } from "./config-file.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /**
  * The `redaction:` section of `$ACP_HOME/config.yml` (extra key-name and value patterns, added to the
- * defaults unless `defaults: false`); the defaults without a config file. Invalid → exit 4 naming each problem.
+ * defaults unless `defaults: false`); the defaults without a config file. Invalid → exit 4 naming each problem
+ * at its `FILE:LINE:COL`.
  * (`acp serve`; `acp proxy` checks the section of the config file in use with `redactionRulesFrom`.)
  */
 export function loadRedactionRules(home: string): RedactionRules {
-  const file = join(home, "config.yml");
-  if (!existsSync(file)) return DEFAULT_REDACTION;
-  let config: unknown;
+  const path = join(home, "config.yml");
+  if (!existsSync(path)) return DEFAULT_REDACTION;
+  let file: ConfigFile;
   try {
-    config = parseYaml(readFileSync(file, "utf8"), { maxAliasCount: 100 }) as unknown;
+    file = readConfigFile(path, false);
   } catch {
     return DEFAULT_REDACTION; // a config that does not parse is reported by the command that reads it
   }
-  const section =
-    typeof config === "object" && config !== null ? (config as Record<string, unknown>)["redaction"] : undefined;
-  return redactionRulesFrom(section, file);
+  return redactionRulesFrom(file.values["redaction"], path, (at) => whereIn(file, at));
 }
 
 /** Checks a `redaction:` section of the config file `file` (named in messages); absent: the defaults. Invalid → exit 4. */

@@ -61,3 +61,5 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Result<
     };
   }
 }
+export { compileLinearPattern, type LinearPattern } from "./linear-pattern.js";
+export { UnsupportedRegexError } from "./regex-parse.js";

@@ -9,7 +9,7 @@
  * position it is asked at.
  */
 
-import { Parser, UnsupportedRegexError, type CodeTest, type Node } from "./regex-parse.js";
+import { LINE_TERMINATORS, Parser, UnsupportedRegexError, isWord, type CodeTest, type Node } from "./regex-parse.js";
 import { spendWork } from "./work-budget.js";
 
 export { UnsupportedRegexError } from "./regex-parse.js";
@@ -17,28 +17,41 @@ export { UnsupportedRegexError } from "./regex-parse.js";
 /** Most states of one compiled expression (picomatch's stay in the hundreds for a 1,024-character glob). */
 const MAX_STATES = 100_000;
 
-const enum Op {
-  Char,
-  Split,
-  Jump,
-  Start,
-  End,
-  Look,
-  Match,
-}
+/** The operations of a compiled expression (numbers, shared with the search in linear-search.ts). */
+export const Op = {
+  Char: 0,
+  Split: 1,
+  Jump: 2,
+  Start: 3,
+  End: 4,
+  Look: 5,
+  Match: 6,
+  /** `\b` (a: 0) or `\B` (a: 1). */
+  Boundary: 7,
+} as const;
+type OpCode = (typeof Op)[keyof typeof Op];
 
 /** One compiled expression (or lookahead body): parallel arrays indexed by state. */
-interface Program {
-  readonly op: Op[];
+export interface Program {
+  readonly op: OpCode[];
   /** Char: the test; Look: the lookahead's program index in `looks`. */
   readonly test: (CodeTest | undefined)[];
-  /** Jump/Split: targets; Look: whether it is negative (1). */
+  /** Jump/Split: targets (a first: the preferred one); Look: whether it is negative (1); Start/End: multiline (1). */
   readonly a: number[];
   readonly b: number[];
   readonly looks: Program[];
 }
 
-function emit(p: Program, op: Op, a = 0, b = 0, test?: CodeTest): number {
+/** Whether an assertion (`^`, `$`, `\b`, `\B`) holds at position `i` of `text`. */
+export function assertionHolds(op: OpCode, flag: number, text: string, i: number): boolean {
+  if (op === Op.Start) return i === 0 || (flag === 1 && LINE_TERMINATORS.has(text.charCodeAt(i - 1)));
+  if (op === Op.End) return i === text.length || (flag === 1 && LINE_TERMINATORS.has(text.charCodeAt(i)));
+  const before = i > 0 && isWord(text.charCodeAt(i - 1));
+  const after = i < text.length && isWord(text.charCodeAt(i));
+  return (before !== after) === (flag === 0);
+}
+
+function emit(p: Program, op: OpCode, a = 0, b = 0, test?: CodeTest): number {
   if (p.op.length >= MAX_STATES) throw new UnsupportedRegexError("expression too large");
   p.op.push(op);
   p.a.push(a);
@@ -53,10 +66,13 @@ function compileNode(p: Program, node: Node): void {
       emit(p, Op.Char, 0, 0, node.test);
       return;
     case "start":
-      emit(p, Op.Start);
+      emit(p, Op.Start, node.multiline ? 1 : 0);
       return;
     case "end":
-      emit(p, Op.End);
+      emit(p, Op.End, node.multiline ? 1 : 0);
+      return;
+    case "boundary":
+      emit(p, Op.Boundary, node.negate ? 1 : 0);
       return;
     case "seq":
       for (const item of node.items) compileNode(p, item);
@@ -86,27 +102,31 @@ function compileAlternatives(p: Program, options: readonly Node[]): void {
   for (const jump of jumps) p.a[jump] = p.op.length;
 }
 
-function compileRepeat(p: Program, node: { body: Node; min: number; max: number }): void {
+/** Points a split at its two ways: into the body and past it, the body first unless the repeat is lazy. */
+function aim(p: Program, split: number, body: number, past: number, lazy: boolean): void {
+  p.a[split] = lazy ? past : body;
+  p.b[split] = lazy ? body : past;
+}
+
+function compileRepeat(p: Program, node: { body: Node; min: number; max: number; lazy: boolean }): void {
   for (let i = 0; i < node.min; i++) compileNode(p, node.body);
   if (node.max === Infinity) {
     const split = emit(p, Op.Split);
-    p.a[split] = split + 1;
     compileNode(p, node.body);
     emit(p, Op.Jump, split);
-    p.b[split] = p.op.length;
+    aim(p, split, split + 1, p.op.length, node.lazy);
     return;
   }
   const splits: number[] = [];
   for (let i = node.min; i < node.max; i++) {
-    const split = emit(p, Op.Split);
-    p.a[split] = split + 1;
-    splits.push(split);
+    splits.push(emit(p, Op.Split));
     compileNode(p, node.body);
   }
-  for (const split of splits) p.b[split] = p.op.length;
+  for (const split of splits) aim(p, split, split + 1, p.op.length, node.lazy);
 }
 
-function compileProgram(node: Node): Program {
+/** Compiles a parsed expression into a program ending in Match. */
+export function compileProgram(node: Node): Program {
   const p: Program = { op: [], test: [], a: [], b: [], looks: [] };
   compileNode(p, node);
   emit(p, Op.Match);
@@ -202,10 +222,9 @@ function follow(
         stack.push(p.b[s] as number, p.a[s] as number);
         break;
       case Op.Start:
-        if (i === 0) stack.push(s + 1);
-        break;
       case Op.End:
-        if (i === text.length) stack.push(s + 1);
+      case Op.Boundary:
+        if (assertionHolds(p.op[s], p.a[s] as number, text, i)) stack.push(s + 1);
         break;
       case Op.Look:
         if (runProgram(p.looks[p.a[s] as number] as Program, text, i) !== (p.b[s] === 1)) stack.push(s + 1);
@@ -233,7 +252,7 @@ export function compileLinearRegex(source: string, flags = ""): LinearRegex {
   // not anchored at the start: a match may begin anywhere, as RegExp.prototype.test searches
   const anchored = source.startsWith("^");
   const program = compileProgram(
-    anchored ? root : { t: "seq", items: [{ t: "repeat", body: ANY, min: 0, max: Infinity }, root] },
+    anchored ? root : { t: "seq", items: [{ t: "repeat", body: ANY, min: 0, max: Infinity, lazy: true }, root] },
   );
   return {
     test(text: string): boolean {

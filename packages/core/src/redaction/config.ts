@@ -1,3 +1,4 @@
+import { UnsupportedRegexError, compileLinearPattern, type LinearPattern } from "../glob/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { DEFAULT_REDACTION, extendRedaction, type RedactionRules } from "./rules.js";
 
@@ -28,19 +29,41 @@ function stringList(raw: unknown, field: string, issues: Issue[]): string[] {
   return out;
 }
 
-/** `/source/flags` or a bare source; `g` is always added. */
-function compileValue(text: string, i: number, issues: Issue[]): RegExp | undefined {
-  const slashed = /^\/(.+)\/([dimsuvy]*)$/s.exec(text);
+/**
+ * `/source/flags` or a bare source, compiled for the linear-time matcher ({@link compileLinearPattern}): a
+ * pattern a person writes runs over text an agent or a server chose, and in V8's backtracking engine a
+ * careless one (`(a+)+$`) would stall every redaction for minutes. Not a regular expression at all:
+ * `redaction_pattern_invalid`; one the linear-time matcher cannot run (a backreference, a lookaround, a
+ * repetition of what can match nothing, the `u`, `v` or `y` flag, `\p{…}`): `redaction_pattern_unsupported`.
+ */
+function compileValue(text: string, i: number, issues: Issue[]): LinearPattern | undefined {
+  const slashed = /^\/(.+)\/([dgimsuvy]*)$/s.exec(text);
   const source = slashed?.[1] ?? text;
-  const flags = `${(slashed?.[2] ?? "").replace(/g/g, "")}g`;
+  const flags = (slashed?.[2] ?? "").replace(/g/g, "");
+  const path = ["redaction", "values", i];
   try {
-    return new RegExp(source, flags);
+    new RegExp(source, flags); // the syntax a person knows, checked by the engine they know it from
   } catch (err) {
     const why = err instanceof Error ? err.message.replace(/^Invalid regular expression: /, "") : "invalid";
     issues.push({
       code: "redaction_pattern_invalid",
-      path: ["redaction", "values", i],
+      path,
       message: `\`redaction.values.${i}\` is not a regular expression: ${why}`,
+    });
+    return undefined;
+  }
+  try {
+    return compileLinearPattern(source, flags);
+  } catch (err) {
+    if (!(err instanceof UnsupportedRegexError)) throw err;
+    const offset = slashed === null ? 0 : 1;
+    const where = err.index === undefined ? "" : ` at character ${err.index + offset + 1}`;
+    issues.push({
+      code: "redaction_pattern_unsupported",
+      path,
+      message:
+        `\`redaction.values.${i}\`: ${err.message}${where} is refused: a pattern runs over text an agent ` +
+        "chose, in a matcher whose time is linear in it, which has no backreferences, lookarounds, `\\p{…}` or flags u, v and y",
     });
     return undefined;
   }
@@ -78,7 +101,7 @@ export function parseRedactionConfig(raw: unknown): Result<RedactionRules> {
   const keys = stringList(section["keys"], "keys", issues);
   const values = stringList(section["values"], "values", issues)
     .map((text, i) => compileValue(text, i, issues))
-    .filter((re): re is RegExp => re !== undefined);
+    .filter((re): re is LinearPattern => re !== undefined);
   if (issues.length > 0) return fail(issues);
   const rules: RedactionRules = { keys, values };
   return ok(defaults === false ? rules : extendRedaction(rules));

@@ -1,5 +1,6 @@
 import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
 import { spellSecrets, type SecretSpellings } from "./secret-variants.js";
+import { WorkBudgetExceededError, withWorkBudget, type LinearPattern } from "../glob/index.js";
 
 /**
  * Redacts one value: returns it unchanged (the same reference) when nothing matched, otherwise a copy
@@ -28,8 +29,29 @@ function keyPatternSource(pattern: string): string {
     .join("");
 }
 
-function globalCopy(re: RegExp): RegExp {
+function globalCopy(re: RegExp | LinearPattern): RegExp | LinearPattern {
+  if (!(re instanceof RegExp)) return re;
   return re.global ? new RegExp(re.source, re.flags) : new RegExp(re.source, `${re.flags}g`);
+}
+
+/**
+ * The work units one string may cost each linear-time pattern: 32 per character and 32,768 more, some
+ * ten times what a pattern spends on ordinary text. Past it the pattern reads the whole string as its
+ * match (hidden as under a secret-named key: words hidden, spaces and shell metacharacters kept), so a
+ * hostile string costs bounded time and never shows what the pattern was meant to hide.
+ */
+function linearBudget(text: string): number {
+  return 32 * (text.length + 1024);
+}
+
+/** `text` with every match of a linear-time pattern hidden; the whole string when its budget is spent. */
+function replaceLinear(pattern: LinearPattern, text: string, hide: (match: string) => string): string {
+  try {
+    return withWorkBudget(linearBudget(text), () => (pattern.test(text) ? pattern.replaceAll(text, hide) : text));
+  } catch (err) {
+    if (err instanceof WorkBudgetExceededError) return hide(text);
+    throw err;
+  }
 }
 
 /**
@@ -39,8 +61,9 @@ function globalCopy(re: RegExp): RegExp {
  * references, whose numbering the alternation would shift). A built-in pattern that starts with a
  * lookbehind is searched as its cheaper probe (`QUICK_PROBES`: the same text without lookarounds).
  */
-function unionOf(values: readonly RegExp[]): RegExp | undefined {
-  const unmergeable = (re: RegExp): boolean => /[uv]/.test(re.flags) || /\\[1-9]|\\k<|\(\?<[^=!]/.test(re.source);
+function unionOf(values: readonly (RegExp | LinearPattern)[]): RegExp | undefined {
+  const unmergeable = (re: RegExp | LinearPattern): boolean =>
+    !(re instanceof RegExp) || /[uv]/.test(re.flags) || /\\[1-9]|\\k<|\(\?<[^=!]/.test(re.source);
   if (values.length === 0 || values.some(unmergeable)) return undefined;
   const flags = `i${values.some((re) => re.flags.includes("s")) ? "s" : ""}${values.some((re) => re.flags.includes("m")) ? "m" : ""}`;
   return new RegExp(values.map((re) => `(?:${QUICK_PROBES.get(re.source) ?? re.source})`).join("|"), flags);
@@ -179,7 +202,10 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   // whitespace or shell metacharacters (`token=.*`) keeps those visible, so it cannot hide a payload from
   // the person approving either (the built-in patterns never match them, or match a whole PEM block)
   const hideMatch = (match: string): string => hideUnderKey(match, placeholder);
-  const any = unionOf(rules.values);
+  // the quick test covers the V8 patterns only: a linear-time pattern never runs in V8 (it tests itself)
+  const native = values.filter((re): re is RegExp => re instanceof RegExp);
+  const linearCount = values.length - native.length;
+  const any = unionOf(native);
   const secretsNow = secretList(options.secrets);
   // Results for short strings and key names, which repeat on every event (tool names, routes, the
   // keys of parameters), in direct-mapped caches: one slot computed and one comparison, cheaper than
@@ -215,8 +241,14 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
   };
   const redactText = (text: string, secrets: SecretSpellings): string => {
     let out = hideSecrets(text, secrets, placeholder);
-    if (values.length === 0 || (any !== undefined && !any.test(out))) return out;
+    const nativeHit = native.length > 0 && (any === undefined || any.test(out));
+    if (!nativeHit && linearCount === 0) return out;
     for (const re of values) {
+      if (!(re instanceof RegExp)) {
+        out = replaceLinear(re, out, hideMatch);
+        continue;
+      }
+      if (!nativeHit) continue;
       re.lastIndex = 0;
       if (re.test(out)) {
         re.lastIndex = 0;

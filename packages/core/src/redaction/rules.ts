@@ -1,3 +1,5 @@
+import type { LinearPattern } from "../glob/index.js";
+
 /** What replaces a redacted value in the audit, logs and results. */
 export const REDACTED = "[REDACTED]";
 
@@ -5,11 +7,13 @@ export const REDACTED = "[REDACTED]";
  * Which values are hidden. `keys` are case-insensitive wildcard patterns over object key names (`*` any
  * run of characters, `?` one character; the whole name must match): the value under a matching key is
  * replaced whole. `values` are regular expressions searched in every string (and key name); each match
- * is replaced, the rest of the string kept.
+ * is replaced, the rest of the string kept. A `RegExp` runs in V8's backtracking engine (the built-in
+ * patterns, linear by construction); a {@link LinearPattern} — what `parseRedactionConfig` makes of a
+ * person's `redaction.values` — in the linear-time matcher.
  */
 export interface RedactionRules {
   readonly keys: readonly string[];
-  readonly values: readonly RegExp[];
+  readonly values: readonly (RegExp | LinearPattern)[];
 }
 
 /** Key-name patterns redacted by default (the union of what the audit, the vault and the consent channels hid). */
