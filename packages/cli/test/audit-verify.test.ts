@@ -235,7 +235,12 @@ describe("acp audit verify", () => {
     expect(out.stderr).toContain(
       `${h.log}.checkpoint: hash_mismatch: anchor's \`event_hash\` does not match its content`,
     );
-    expect(out.stderr).toContain("the log was not verified: the anchor is checked first");
+    expect(out.stderr).toContain("the log was not verified against it: the anchor is checked first");
     expect(out.stderr).not.toContain("lines before it are intact");
+    // the log is read all the same: 2 events and the checkpoint at close, every line linked, it signed
+    expect(out.stderr).toContain(
+      "the log: 3 lines, 3 linked to the line before\n1 checkpoints, 1 signed with the key (the last at line 3, for 2 events",
+    );
+    expect(out.stderr).toContain("the log is not intact: without a good anchor");
   });
 });

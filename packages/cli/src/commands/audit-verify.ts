@@ -129,21 +129,25 @@ function describeOk(file: string, r: AuditVerification): string[] {
  * What the verifier could still tell of the lines after the first problem: how many, how many link up,
  * and whether later checkpoints' signatures verify on their own. Never a word that the log is intact.
  */
-export function describeAfterProblem(after: AuditRemainder): string[] {
+export function describeAfterProblem(after: AuditRemainder, wholeLog = false): string[] {
   const stopped = after.complete ? "" : " (reading stopped at a line too long to read)";
-  if (after.lines === 0) return [`no line after it was read${stopped}`];
-  const out = [
-    `after it: ${after.lines} more ${after.lines === 1 ? "line" : "lines"}, ${after.linked} linked to the line before${stopped}`,
-  ];
+  const later = wholeLog ? "" : "later ";
+  if (after.lines === 0) return [`no line ${wholeLog ? "of the log" : "after it"} was read${stopped}`];
+  const count = `${after.lines} ${wholeLog ? "" : "more "}${after.lines === 1 ? "line" : "lines"}`;
+  const out = [`${wholeLog ? "the log" : "after it"}: ${count}, ${after.linked} linked to the line before${stopped}`];
   const cp = after.lastSignedCheckpoint;
   if (after.signedCheckpoints === null)
-    out.push(`${after.checkpoints} later checkpoints, signatures not checked (no public key)`);
+    out.push(`${after.checkpoints} ${later}checkpoints, signatures not checked (no public key)`);
   else
     out.push(
-      `${after.checkpoints} later checkpoints, ${after.signedCheckpoints} signed with the key` +
+      `${after.checkpoints} ${later}checkpoints, ${after.signedCheckpoints} signed with the key` +
         (cp === null ? "" : ` (the last at line ${cp.line}, for ${cp.count} events by its own account)`),
     );
-  out.push("the log is not intact: lines after a break are vouched for by their own content only");
+  out.push(
+    wholeLog
+      ? "the log is not intact: without a good anchor a cut after its last checkpoint cannot be told"
+      : "the log is not intact: lines after a break are vouched for by their own content only",
+  );
   return out;
 }
 
@@ -224,12 +228,15 @@ function report(
     if (p.line === where.unterminatedLine)
       printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
     // a problem of the anchor itself is found before any line is read: nothing of the log was verified
-    if (p.where === "anchor")
+    if (p.where === "anchor") {
       printError(
         ctx,
-        "the log was not verified: the anchor is checked first (--anchor another copy, or verify a copy of the log without it)",
+        "the log was not verified against it: the anchor is checked first (--anchor another copy, or verify a copy of the log without it)",
       );
-    else {
+      // what the log holds, read all the same: a broken anchor hides nothing of it
+      if (result.afterProblem !== null)
+        for (const line of describeAfterProblem(result.afterProblem, true)) printError(ctx, line);
+    } else {
       printError(ctx, `${result.count} lines before it are intact`);
       if (result.afterProblem !== null)
         for (const line of describeAfterProblem(result.afterProblem)) printError(ctx, line);

@@ -129,6 +129,7 @@ export class ChainCheck {
     if (anchor !== undefined && "code" in anchor) {
       this.found = anchor;
       this.anchor = undefined;
+      this.readWholeLog();
       return;
     }
     this.anchor = anchor;
@@ -143,7 +144,18 @@ export class ChainCheck {
         "checkpoint_mismatch",
         "line differs from the signed checkpoint kept beside the log",
       );
+      this.readWholeLog();
     }
+  }
+
+  /**
+   * The problem is found before any line is read (the anchor's own, or an anchor within a continued
+   * prefix): every line of the log is read for what it tells, so a bad anchor hides nothing of the log.
+   */
+  private readWholeLog(): void {
+    const from = this.options.from;
+    this.remainder = new RemainderCheck(from?.head ?? null, (from?.count ?? 0) + 1, this.options.publicKey);
+    if (from !== undefined) this.remainder.countIntactPrefix(from);
   }
 
   /** Whether more lines are wanted. */

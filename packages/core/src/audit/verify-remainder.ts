@@ -11,13 +11,17 @@ export interface AuditCheckpointSummary {
 }
 
 /**
- * What the verifier could still tell of the lines after the first problem. None of it makes the log
+ * What the verifier could still tell of the lines after the first problem (for a problem of the anchor,
+ * found before any line is read: of every line of the log). None of it makes the log
  * intact: the chain is broken at the problem, and a line after it is only as good as its own content
  * says. It tells a person whether the rest looks like the genuine log behind one bad line (every later
  * line linked, later checkpoints signed with the key) or is damaged as well.
  */
 export interface AuditRemainder {
-  /** Lines after the problem's line that were read: to the end of the log, unless `complete` is false. */
+  /**
+   * Lines after the problem's line that were read (all of the log's for a problem of the anchor): to the
+   * end of the log, unless `complete` is false.
+   */
   readonly lines: number;
   /**
    * Of them, lines that are well-formed, hash to their own content and name the line before them as
@@ -54,6 +58,8 @@ export class RemainderCheck {
   private signed = 0;
   private lastSigned: AuditCheckpointSummary | null = null;
   private complete = true;
+  /** The line number of the next line. */
+  private next: number;
 
   /**
    * @param previous the `event_hash` the first line after the problem should name (`undefined` when no
@@ -62,14 +68,35 @@ export class RemainderCheck {
    */
   constructor(
     private previous: string | null | undefined,
-    private readonly firstLine: number,
+    firstLine: number,
     private readonly publicKey: CheckpointPublicKey | undefined,
-  ) {}
+  ) {
+    this.next = firstLine;
+  }
+
+  /**
+   * Counts lines verified intact before (a continued verification's prefix, when the problem is the
+   * anchor's, found before any line): every one linked, its checkpoints signed when a key is given (the
+   * caller vouches they were checked with it).
+   */
+  countIntactPrefix(prefix: {
+    readonly count: number;
+    readonly checkpoints: number;
+    readonly lastCheckpoint: AuditCheckpointSummary | null;
+  }): void {
+    this.lines += prefix.count;
+    this.linked += prefix.count;
+    this.checkpoints += prefix.checkpoints;
+    if (this.publicKey !== undefined) {
+      this.signed += prefix.checkpoints;
+      this.lastSigned = prefix.lastCheckpoint;
+    }
+  }
 
   /** Takes the next line; returns whether more are wanted (false after a line too long to read). */
   push(text: string): boolean {
     if (!this.complete) return false;
-    const line = this.firstLine + this.lines;
+    const line = this.next++;
     this.lines++;
     if (text.length > MAX_AUDIT_LINE_LENGTH) {
       // a reader skips to the end of such a line: of `/dev/zero` or an endless pipe there is none

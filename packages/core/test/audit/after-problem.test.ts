@@ -106,9 +106,17 @@ describe("what verification tells after the first problem", () => {
     expect(later.afterProblem).toMatchObject({ lines: 2, complete: false });
   });
 
-  it("is null when the log is intact, when the anchor is bad, and when the log ends before the anchor", () => {
+  it("reads every line of the log when the anchor itself is bad, so a broken anchor hides nothing", () => {
+    const edited = lines.map((l, i) => (i === 9 ? l.replace('"send_email"', '"send_money"') : l));
+    const r = verifyAuditChain(edited, { anchor: "{", publicKey: keys.publicKey });
+    expect(r.problem).toMatchObject({ line: 0, where: "anchor", code: "not_json" });
+    expect(r.count).toBe(0);
+    // line 10 does not hash to itself: not linked, the others are
+    expect(r.afterProblem).toMatchObject({ lines: 15, linked: 14, checkpoints: 3, signedCheckpoints: 3 });
+  });
+
+  it("is null when the log is intact, and when the log ends before the anchor", () => {
     expect(verifyAuditChain(lines).afterProblem).toBeNull();
-    expect(verifyAuditChain(lines, { anchor: "{" }).afterProblem).toBeNull();
     const anchor = lines.at(-1) ?? "";
     expect(parseAuditLine(anchor).ok).toBe(true);
     const cut = verifyAuditChain(lines.slice(0, 13), { anchor });

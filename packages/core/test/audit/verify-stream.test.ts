@@ -143,9 +143,10 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
           const whole = verifyAuditChain(lines, options);
           const expected = { ...legacyVerifyAuditChain(lines, options), afterProblem: whole.afterProblem };
           const p0 = whole.problem;
-          if (p0 !== null && p0.where === "log" && p0.code !== "truncated_after_checkpoint") {
-            // every line after the problem's is read and counted (none of these is too long to read)
-            expect(whole.afterProblem?.lines).toBe(lines.length - p0.line);
+          if (p0 !== null && p0.code !== "truncated_after_checkpoint") {
+            // every line after the problem's is read and counted (none of these is too long to read); after
+            // a problem of the anchor, found before any line, every line of the log
+            expect(whole.afterProblem?.lines).toBe(p0.where === "anchor" ? lines.length : lines.length - p0.line);
             expect(whole.afterProblem?.complete).toBe(true);
           } else expect(whole.afterProblem).toBeNull();
           expect(whole).toEqual(expected);
@@ -243,16 +244,19 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
     expect(canContinueAuditVerification(first, { anchor: chain.checkpoints.at(-1) ?? "" })).toBe(true);
   });
 
-  it("does not open the lines when the anchor itself is bad", async () => {
-    let opened = false;
-    const lines: AsyncIterable<string> = {
-      [Symbol.asyncIterator]: () => {
-        opened = true;
-        return slowly([])[Symbol.asyncIterator]();
-      },
-    };
-    const result: AuditVerification = await verifyAuditStream(lines, { anchor: "garbage" });
-    expect(result.problem).toMatchObject({ where: "anchor", code: "not_json" });
-    expect(opened).toBe(false);
+  it("still reads the log when the anchor itself is bad, and tells what it holds (it did not before 27 Nov 2026)", async () => {
+    const chain = chainOf(7, 3);
+    const result: AuditVerification = await verifyAuditStream(slowly(chain.lines), {
+      anchor: "garbage",
+      publicKey: keys.publicHex,
+    });
+    expect(result).toMatchObject({ ok: false, count: 0, problem: { where: "anchor", code: "not_json" } });
+    expect(result.afterProblem).toMatchObject({
+      lines: chain.lines.length,
+      linked: chain.lines.length,
+      checkpoints: chain.checkpoints.length,
+      signedCheckpoints: chain.checkpoints.length,
+      complete: true,
+    });
   });
 });
