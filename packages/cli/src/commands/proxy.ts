@@ -327,12 +327,21 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   }
   try {
     if (port !== undefined && tokens !== undefined) await serveHttp(proxy, port, tokens, flags, config, log);
-    else await untilClosedOrSignalled((await serveStdio(proxy)).closed);
+    else {
+      // run by hand at a terminal, a stdio proxy would sit silent waiting for JSON-RPC: say what it is for
+      if (ctx.io.stdinIsTTY) log(STDIO_AT_A_TERMINAL);
+      await untilClosedOrSignalled((await serveStdio(proxy)).closed);
+    }
   } finally {
     await proxy.close();
     await wiring.close?.();
   }
 }
+
+/** What a stdio proxy started at a terminal says: it waits for an MCP client's messages on stdin. */
+export const STDIO_AT_A_TERMINAL =
+  "serving MCP on stdin/stdout, which an MCP client speaks: put this command in the client's config " +
+  '("mcpServers", docs/guides/proxy.md), or serve HTTP with --http PORT; Ctrl-C stops';
 
 /**
  * Stdio mode ends when the client closes stdin, or on SIGINT/SIGTERM: then stdin is let go, and the caller
