@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -110,6 +110,22 @@ describe("acp proof verify", () => {
     const notJson = await runCli(["proof", "verify", write("bad.json", "{not json")], { env, now: NOW });
     expect(notJson.code).toBe(3);
     expect(notJson.stdout).toMatch(/^invalid: malformed: `.*bad\.json` is not json/);
+  });
+
+  it("refuses the home's public key when others can change it (exit 1), not a key named with --public-key", async () => {
+    const { home, key } = fixtureHome(root.dir);
+    const bundle = write("writable-key.json", approval(key));
+    const path = join(home, "keys", "public.key");
+    chmodSync(path, 0o662);
+    const r = await runCli(["proof", "verify", bundle], { env: envFor(home, null), now: NOW });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`\`${path}\` is writable by others (mode 0662)`);
+    expect(r.stderr).toContain(`run \`chmod go-w ${path}\``);
+    const named = await runCli(["proof", "verify", bundle, "--public-key", key.publicKeyHex], {
+      env: envFor(home, null),
+      now: NOW,
+    });
+    expect(named.code).toBe(0);
   });
 
   it("accepts a PEM public key file and refuses a file that is not a key", async () => {
