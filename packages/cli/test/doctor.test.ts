@@ -127,7 +127,7 @@ describe("acp doctor", () => {
     expect(bad.checks.filter((c) => c.name === "serve").map((c) => [c.status, c.detail])).toEqual([
       [
         "fail",
-        "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, approver_tokens, decision_audit)",
+        "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, agent_servers, approver_tokens, decision_audit)",
       ],
       ["fail", "config.yml: storage: must be a mapping (of url)"],
       ["fail", "config.yml: serve.port: `99999` is not a port (0 to 65535; 0 picks a free one)"],

@@ -5,7 +5,7 @@
  */
 import { AGENT_TOKEN_NAME, parsePublicUrl, type PublicUrl } from "@acp/proxy";
 import type { FastifyInstance } from "fastify";
-import type { Pipeline, RedactionRules } from "@acp/core";
+import { compileGlob, type Pipeline, type RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
 import { createHttpApp, type HttpAppOptions } from "./http/app.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
@@ -14,6 +14,7 @@ import { completeConsent } from "./service/consent-completion.js";
 import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
 import { createDecisionService, type DecisionService } from "./service/decision-service.js";
 import { startExpirySweep } from "./service/expiry-sweep.js";
+import type { ServerScopes } from "./service/service-errors.js";
 import { createTableChannel } from "./service/table-channel.js";
 import type { ServerStores } from "./store/types.js";
 
@@ -50,6 +51,13 @@ export interface AcpServerOptions {
    * 403 `agent_mismatch`), its sessions its own. Names: lowercase letters, digits, `_`; every token distinct.
    */
   readonly agentTokens?: Readonly<Record<string, string>>;
+  /**
+   * The servers a named agent may decide for (agent name → server names or globs; `serve.agent_servers`):
+   * a request made with that agent's token must name one of them in `server` (another, or none, is 403
+   * `server_not_allowed`, nothing decided or recorded), so an agent cannot claim a server whose rules are
+   * looser than its own. Every name must be one of `agentTokens`; an agent without an entry may name any.
+   */
+  readonly agentServers?: Readonly<Record<string, readonly string[]>>;
   /**
    * Approvers' tokens that name their approver (name → token; `serve.approver_tokens`): each does what
    * `approverToken` does, and an answer given with it is recorded as approver `api:NAME` (a body naming
@@ -120,6 +128,32 @@ function checkNamedTokens(maps: readonly ReadonlyMap<string, string>[], token?: 
   }
 }
 
+/**
+ * The servers each named agent may decide for, compiled (`agentServers`); throws for a name no agent's
+ * token has, an empty list, or a pattern that is not a server name or glob.
+ */
+function compileServerScopes(
+  agentServers: Readonly<Record<string, readonly string[]>> | undefined,
+  agentTokens: ReadonlyMap<string, string>,
+): ServerScopes {
+  const scopes = new Map<string, { patterns: readonly string[]; test: (server: string) => boolean }>();
+  for (const [agent, patterns] of Object.entries(agentServers ?? {}) as [string, unknown][]) {
+    if (!agentTokens.has(agent)) throw new Error(`agent servers: \`${agent}\` is no agent of the agents' tokens`);
+    if (!Array.isArray(patterns) || patterns.length === 0) {
+      throw new Error(`agent servers: \`${agent}\` must list at least one server (name or glob)`);
+    }
+    const list: unknown[] = patterns;
+    const tests = list.map((pattern) => {
+      const glob = typeof pattern === "string" ? compileGlob(pattern) : undefined;
+      if (glob?.ok !== true)
+        throw new Error(`agent servers: \`${agent}\`: \`${String(pattern)}\` is not a server name or glob`);
+      return glob.value;
+    });
+    scopes.set(agent, { patterns: patterns as string[], test: (server) => tests.some((test) => test(server)) });
+  }
+  return scopes;
+}
+
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
   let publicUrl: PublicUrl | undefined;
@@ -136,6 +170,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
     );
   }
+  const serverScopes = compileServerScopes(options.agentServers, agentTokens);
   const metrics = createMetrics();
   const audit = createAuditSink(options.audit ?? options.stores.auditLog);
   const proofs = createConsentProofs(options.keys, options.stores.nonces);
@@ -168,6 +203,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     ...(options.maxPendingPerAgent !== undefined ? { maxPendingPerAgent: options.maxPendingPerAgent } : {}),
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
+    ...(serverScopes.size > 0 ? { serverScopes } : {}),
   });
   const app = await createHttpApp({
     service,

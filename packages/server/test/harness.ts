@@ -78,7 +78,10 @@ export interface TokenServer {
  */
 export async function openTokenServer(
   name: string,
-  tokens: Pick<Partial<EmbeddedServerOptions>, "token" | "approverToken" | "agentTokens" | "approverTokens">,
+  tokens: Pick<
+    Partial<EmbeddedServerOptions>,
+    "token" | "approverToken" | "agentTokens" | "approverTokens" | "agentServers"
+  >,
 ): Promise<TokenServer> {
   const home = mkdtempSync(join(tmpdir(), `acp-${name}-`));
   const { node, url } = await openTestServerAt(home, {

@@ -459,6 +459,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
       ...(agentTokens !== undefined ? { agentTokens } : {}),
+      ...(config.agentServers !== undefined ? { agentServers: config.agentServers } : {}),
       ...(approverTokens !== undefined ? { approverTokens } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
       ...(tls !== undefined ? { tls } : {}),

@@ -3,7 +3,7 @@
  * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
-import { readNamedSecrets } from "@acp/core";
+import { compileGlob, readNamedSecrets } from "@acp/core";
 import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
@@ -14,6 +14,7 @@ const SERVE_KEYS = [
   "bearer_token",
   "approver_token",
   "agent_tokens",
+  "agent_servers",
   "approver_tokens",
   "decision_audit",
 ] as const;
@@ -34,6 +35,8 @@ export interface ServeConfig {
   readonly agentTokens?: Readonly<Record<string, string>>;
   /** Approvers' tokens that name their approver, each sealed (`serve.approver_tokens.NAME`). */
   readonly approverTokens?: Readonly<Record<string, string>>;
+  /** The servers a named agent may decide for (`serve.agent_servers.NAME`: server names or globs). */
+  readonly agentServers?: Readonly<Record<string, readonly string[]>>;
   readonly storageUrl?: string;
 }
 
@@ -48,6 +51,41 @@ function isMap(value: unknown): value is Record<string, unknown> {
 function shown(value: unknown): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+/**
+ * `serve.agent_servers`: NAME → a list of server names or globs, NAME one of `serve.agent_tokens` (a scope
+ * for a token nobody holds would hold nothing, and a typo would leave the agent unscoped).
+ */
+function readAgentServers(
+  raw: unknown,
+  agentTokens: Readonly<Record<string, string>> | undefined,
+  problems: string[],
+): Record<string, readonly string[]> | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isMap(raw)) {
+    problems.push("serve.agent_servers: must be a mapping of agent names to lists of servers (names or globs)");
+    return undefined;
+  }
+  const out: Record<string, readonly string[]> = {};
+  for (const [name, servers] of Object.entries(raw)) {
+    if (agentTokens === undefined || !Object.hasOwn(agentTokens, name)) {
+      problems.push(`serve.agent_servers.${name}: no agent of serve.agent_tokens is named \`${shown(name)}\``);
+      continue;
+    }
+    const list = typeof servers === "string" ? [servers] : servers;
+    if (!Array.isArray(list) || list.length === 0 || !list.every((s) => typeof s === "string" && s !== "")) {
+      problems.push(`serve.agent_servers.${name}: must be a server name or glob, or a list of them`);
+      continue;
+    }
+    const invalid = (list as string[]).find((pattern) => !compileGlob(pattern).ok);
+    if (invalid !== undefined) {
+      problems.push(`serve.agent_servers.${name}: \`${shown(invalid)}\` is not a server name or glob`);
+      continue;
+    }
+    out[name] = list as string[];
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Checks the `serve:` and `storage:` sections of a config file's plain values (`{}` without a file). */
@@ -76,6 +114,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     approverToken?: string;
     agentTokens?: Record<string, string>;
     approverTokens?: Record<string, string>;
+    agentServers?: Record<string, readonly string[]>;
     storageUrl?: string;
   } = {};
   const port = serve["port"];
@@ -122,6 +161,8 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   if (agentTokens !== undefined) config.agentTokens = agentTokens;
   const approverTokens = namedTokens("approver_tokens", "approver");
   if (approverTokens !== undefined) config.approverTokens = approverTokens;
+  const agentServers = readAgentServers(serve["agent_servers"], agentTokens, problems);
+  if (agentServers !== undefined) config.agentServers = agentServers;
   const url = storage["url"];
   if (url !== undefined && url !== null) {
     // a URL may hold a password: never shown here

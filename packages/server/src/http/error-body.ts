@@ -28,6 +28,7 @@ export const SERVER_ERROR_CODES = [
   "consent_api_token_required",
   "approver_token_required",
   "agent_mismatch",
+  "server_not_allowed",
   "approver_mismatch",
   "consent_already_completed",
   "console_link_invalid",

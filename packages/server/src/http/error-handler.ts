@@ -3,7 +3,12 @@ import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { PostgresStoreError } from "@acp/store";
 import type { ServerMetrics } from "../metrics/metrics.js";
-import { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError } from "../service/decision-service.js";
+import {
+  AgentMismatchError,
+  AuditUnavailableError,
+  ConsentQueueFullError,
+  ServerNotAllowedError,
+} from "../service/decision-service.js";
 import { AUDIT_UNAVAILABLE_MESSAGE } from "../service/service-errors.js";
 import { errorBody, HttpError, type ServerErrorCode } from "./error-body.js";
 import { NO_NUL_PATTERN } from "./schemas.js";
@@ -71,6 +76,8 @@ export function mapError(error: unknown): Mapped {
   if (error instanceof AuditUnavailableError)
     return { status: 503, code: "audit_unavailable", message: AUDIT_UNAVAILABLE_MESSAGE };
   if (error instanceof AgentMismatchError) return { status: 403, code: "agent_mismatch", message: error.message };
+  if (error instanceof ServerNotAllowedError)
+    return { status: 403, code: "server_not_allowed", message: error.message };
   if (isStateUnavailable(error))
     return {
       status: 503,

@@ -7,7 +7,12 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ROUTES } from "@acp/core";
 import { CONTRACT_EVENT_BODY } from "../http/schemas.js";
-import { AgentMismatchError, AuditUnavailableError, type DecisionService } from "../service/decision-service.js";
+import {
+  AgentMismatchError,
+  AuditUnavailableError,
+  ServerNotAllowedError,
+  type DecisionService,
+} from "../service/decision-service.js";
 import { AUDIT_UNAVAILABLE_MESSAGE } from "../service/service-errors.js";
 
 /** The tool's name, as the contract document gives it. */
@@ -38,6 +43,7 @@ function toolError(err: unknown, log: ((line: string) => void) | undefined): Cal
   const text = (message: string): CallToolResult => ({ isError: true, content: [{ type: "text", text: message }] });
   // a token that names its agent, and an event naming another: nothing decided
   if (err instanceof AgentMismatchError) return text(`agent_mismatch: ${err.message}`);
+  if (err instanceof ServerNotAllowedError) return text(`server_not_allowed: ${err.message}`);
   if (err instanceof AuditUnavailableError) return text(`audit_unavailable: ${AUDIT_UNAVAILABLE_MESSAGE}`);
   log?.(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   return text("internal_error: internal error (see the service log)");

@@ -18,8 +18,10 @@ import {
   agentFor,
   AgentMismatchError,
   AuditUnavailableError,
+  checkServerScope,
   ConsentQueueFullError,
   queueFull,
+  ServerNotAllowedError,
   SessionNamespaceError,
 } from "./service-errors.js";
 import {
@@ -30,7 +32,13 @@ import {
   type DecisionServiceOptions,
 } from "./service-types.js";
 
-export { AgentMismatchError, AuditUnavailableError, ConsentQueueFullError, SessionNamespaceError };
+export {
+  AgentMismatchError,
+  AuditUnavailableError,
+  ConsentQueueFullError,
+  ServerNotAllowedError,
+  SessionNamespaceError,
+};
 export {
   MAX_UNACKNOWLEDGED_AUDIT,
   type ConsentResult,
@@ -354,6 +362,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       let agent: string | undefined;
       try {
         agent = agentFor(event["agent_id"], caller);
+        checkServerScope(options.serverScopes, caller, undefined); // a contract event names no server
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
@@ -374,6 +383,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       let input = body;
       if (wait.caller !== undefined && typeof body === "object" && body !== null && !Array.isArray(body)) {
         input = { ...body, agent: agentFor((body as Record<string, unknown>)["agent"], wait.caller) };
+        checkServerScope(options.serverScopes, wait.caller, (body as Record<string, unknown>)["server"]);
       }
       const { id, decision } = await run("decide", input, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";

@@ -43,6 +43,37 @@ export class AgentMismatchError extends Error {
 }
 
 /**
+ * Thrown when a caller whose agent is held to some servers (`serve.agent_servers`) sends a request naming
+ * another server, or none: the `server` of a request is the caller's claim, which policy rules with
+ * `server:` trust, so an agent may claim only the servers it was given.
+ */
+export class ServerNotAllowedError extends Error {
+  constructor(caller: string, patterns: readonly string[], claimed: string | undefined) {
+    const allowed = patterns.map((p) => `\`${p}\``).join(", ");
+    const named = claimed === undefined ? "names no server" : `names server \`${claimed.slice(0, 100)}\``;
+    super(`agent \`${caller}\` may decide only for the servers ${allowed}; the request ${named}`);
+    this.name = "ServerNotAllowedError";
+  }
+}
+
+/** The servers each named agent may decide for (`serve.agent_servers`), compiled. */
+export type ServerScopes = ReadonlyMap<
+  string,
+  { readonly patterns: readonly string[]; readonly test: (server: string) => boolean }
+>;
+
+/**
+ * Checks the `server` a request names against its caller's servers (`serve.agent_servers`): nothing for a
+ * caller without a scope; a {@link ServerNotAllowedError} for a server outside it, or for no server at all.
+ */
+export function checkServerScope(scopes: ServerScopes | undefined, caller: string | undefined, server: unknown): void {
+  const scope = caller === undefined ? undefined : scopes?.get(caller);
+  if (scope === undefined || caller === undefined) return;
+  const named = typeof server === "string" && server !== "" ? server : undefined;
+  if (named === undefined || !scope.test(named)) throw new ServerNotAllowedError(caller, scope.patterns, named);
+}
+
+/**
  * Thrown (400 `invalid_query`) when a caller whose token names no agent names a session with a `/`: sessions
  * `NAME/…` are those of the agent a token names, and only that token may use them.
  */

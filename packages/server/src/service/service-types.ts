@@ -1,3 +1,4 @@
+import type { ServerScopes } from "./service-errors.js";
 /**
  * What the decision service is built from and what it answers: its options, the service's interface and
  * the answers of `decide` (the implementation is `decision-service.ts`).
@@ -39,6 +40,8 @@ export interface DecisionServiceOptions {
    * (requested, approved, denied…) are always durable before the call continues.
    */
   readonly decisionAudit?: "queued" | "durable";
+  /** The servers each named agent may decide for (`serve.agent_servers`); an agent without an entry: any. */
+  readonly serverScopes?: ServerScopes;
 }
 
 /** Most decision events answered before their fsync at once; beyond it answers wait for the write. */
