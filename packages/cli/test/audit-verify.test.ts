@@ -66,6 +66,7 @@ describe("acp audit verify", () => {
       "5 lines before it are intact",
       "after it: 2 more lines, 2 linked to the line before",
       "1 later checkpoints, 1 signed with the key (the last at line 8, for 6 events by its own account)",
+      "the anchor's checkpoint (line 7 by its own count) is at line 8: lines were inserted or removed before it",
       "the log is not intact: lines after a break are vouched for by their own content only",
       "",
     ]);

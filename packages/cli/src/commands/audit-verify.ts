@@ -143,12 +143,23 @@ export function describeAfterProblem(after: AuditRemainder, wholeLog = false): s
       `${after.checkpoints} ${later}checkpoints, ${after.signedCheckpoints} signed with the key` +
         (cp === null ? "" : ` (the last at line ${cp.line}, for ${cp.count} events by its own account)`),
     );
+  const anchor = after.anchor;
+  if (anchor !== null) out.push(describeAnchorAfter(anchor));
   out.push(
     wholeLog
       ? "the log is not intact: without a good anchor a cut after its last checkpoint cannot be told"
       : "the log is not intact: lines after a break are vouched for by their own content only",
   );
   return out;
+}
+
+/** Where the anchor's checkpoint was found after the problem, or that it was not. */
+function describeAnchorAfter(anchor: NonNullable<AuditRemainder["anchor"]>): string {
+  const { expectedLine, line } = anchor;
+  if (line === null)
+    return `the anchor's checkpoint (line ${expectedLine}) is not among them: the log was also cut or rewritten after the problem`;
+  if (line === expectedLine) return `the anchor's checkpoint is at its line, ${line}`;
+  return `the anchor's checkpoint (line ${expectedLine} by its own count) is at line ${line}: lines were inserted or removed before it`;
 }
 
 /**

@@ -165,7 +165,15 @@ export class ChainCheck {
 
   /** Reads the lines after line `line` for what they still tell, the first naming `previous`. */
   private readOn(line: number, previous: string | null | undefined): void {
-    this.remainder = new RemainderCheck(previous, line + 1, this.options.publicKey);
+    // an anchor whose line the intact lines did not reach is looked for among the rest
+    const anchor = this.anchor;
+    const look =
+      anchor !== undefined && anchor.line > this.state.count
+        ? { hash: anchor.event.event_hash, line: anchor.line }
+        : undefined;
+    this.remainder = new RemainderCheck(previous, line + 1, this.options.publicKey, look);
+    // the problem's own line may carry the anchor's hash (a line edited in place, its hash kept)
+    if (look !== undefined && previous === look.hash) this.remainder.anchorFoundAt(line);
   }
 
   /** Takes the next line; returns whether more are wanted. */

@@ -39,6 +39,13 @@ export interface AuditRemainder {
   readonly lastSignedCheckpoint: AuditCheckpointSummary | null;
   /** False when reading stopped at a line too long to read (its end is not looked for). */
   readonly complete: boolean;
+  /**
+   * The anchor's checkpoint among these lines, when there is an anchor whose line the intact lines did not
+   * reach: `line` is where a line with its `event_hash` was found (its own count says `count + 1`: another
+   * place means lines were inserted or removed before it), `null` when none was (the log was also cut or
+   * rewritten after the problem). `null` without such an anchor.
+   */
+  readonly anchor: { readonly expectedLine: number; readonly line: number | null } | null;
 }
 
 /** The `event_hash` a line states, or `undefined` when it does not parse as an event. */
@@ -60,6 +67,8 @@ export class RemainderCheck {
   private complete = true;
   /** The line number of the next line. */
   private next: number;
+  /** Where the anchor's line was found, if one is looked for. */
+  private anchorLine: number | null = null;
 
   /**
    * @param previous the `event_hash` the first line after the problem should name (`undefined` when no
@@ -70,6 +79,8 @@ export class RemainderCheck {
     private previous: string | null | undefined,
     firstLine: number,
     private readonly publicKey: CheckpointPublicKey | undefined,
+    /** The anchor to look for among the lines: its `event_hash` and the line it records. */
+    private readonly anchor?: { readonly hash: string; readonly line: number },
   ) {
     this.next = firstLine;
   }
@@ -118,6 +129,8 @@ export class RemainderCheck {
       own = false;
     }
     if (own && this.previous !== undefined && event.previous_event_hash === this.previous) this.linked++;
+    if (own && this.anchorLine === null && this.anchor !== undefined && stated === this.anchor.hash)
+      this.anchorLine = line;
     this.previous = stated;
     if (!own || event.event_type !== "checkpoint") return true;
     const read = readCheckpoint(event);
@@ -136,6 +149,11 @@ export class RemainderCheck {
     return true;
   }
 
+  /** The anchor's line was found at `line` (before the lines this reads: the problem's own). */
+  anchorFoundAt(line: number): void {
+    this.anchorLine ??= line;
+  }
+
   /** Reads no further: the problem's own line was too long to read (a reader would look for its end). */
   stop(): void {
     this.complete = false;
@@ -149,6 +167,7 @@ export class RemainderCheck {
       signedCheckpoints: this.publicKey === undefined ? null : this.signed,
       lastSignedCheckpoint: this.lastSigned,
       complete: this.complete,
+      anchor: this.anchor === undefined ? null : { expectedLine: this.anchor.line, line: this.anchorLine },
     };
   }
 }

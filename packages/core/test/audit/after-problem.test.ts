@@ -45,7 +45,27 @@ describe("what verification tells after the first problem", () => {
       signedCheckpoints: 2,
       lastSignedCheckpoint: { line: 16, count: 14, headHash: hashOf(14), timestamp: chain.events[14]?.timestamp },
       complete: true,
+      anchor: null,
     });
+  });
+
+  it("looks for the anchor's checkpoint after the problem: found one line later, or not found (cut too)", () => {
+    const anchor = lines.at(-1) ?? "";
+    const inserted = [...lines.slice(0, 8), planted(hashOf(8)), ...lines.slice(8)];
+    const r = verifyAuditChain(inserted, { publicKey: keys.publicKey, anchor });
+    expect(r.problem).toMatchObject({ line: 9, code: "inserted" });
+    expect(r.afterProblem?.anchor).toEqual({ expectedLine: 15, line: 16 });
+    // the same, and the tail cut: the anchor's line is nowhere after the break
+    const cut = verifyAuditChain(inserted.slice(0, 13), { publicKey: keys.publicKey, anchor });
+    expect(cut.afterProblem?.anchor).toEqual({ expectedLine: 15, line: null });
+    // the anchor's own line edited in place (its hash kept): found at the problem's line
+    const edited = lines.map((l, i) => (i === 14 ? l.replace('"count":14', '"count":15') : l));
+    const atProblem = verifyAuditChain(edited, { anchor });
+    expect(atProblem.problem?.line).toBe(15);
+    expect(atProblem.afterProblem?.anchor).toEqual({ expectedLine: 15, line: 15 });
+    // an anchor the intact lines reached is not looked for again
+    const late = verifyAuditChain([...lines.slice(0, 13), "{"], { anchor: lines[11] ?? "" });
+    expect(late.afterProblem?.anchor).toBeNull();
   });
 
   it("names a line planted before the first one, and one planted right after a checkpoint", () => {
