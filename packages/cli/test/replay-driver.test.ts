@@ -182,7 +182,7 @@ describe("replay driver", () => {
     const replayer = createReplayer({ inputs: { policy: POLICY, policyFile: "p" }, now: NOW });
     const calls = await replayer.replayTrace(trace("t", [call("s", "x".repeat(300)), call("s", "read_a")]));
     expect(calls.map((c) => [c.route, c.reasons[0]?.code])).toEqual([
-      ["refuse", "invalid_request"],
+      ["refuse", "request_too_large"],
       ["accept", "rule_matched"],
     ]);
   });
