@@ -422,6 +422,14 @@ async function serveHttp(
         (tokens.shared === undefined ? " (no shared token: every client needs one of these)" : ""),
     );
   }
+  const bind = flags.bind ?? config.bind;
+  if (!isLoopbackAddress(bind) && publicUrl?.origin.startsWith("https:") !== true) {
+    // the proxy speaks plain HTTP: beyond loopback its bearer tokens and every call cross the network readable
+    log(
+      `warning: serving on ${bind} without TLS: the bearer token and every call and result cross the network in ` +
+        "clear text; put a TLS-terminating proxy in front and give its origin with --public-url https://…",
+    );
+  }
   log(`listening on ${listener.url}/mcp (streamable HTTP) and ${listener.url}/sse (HTTP+SSE)`);
   if (publicUrl !== undefined) log(`public URL ${publicUrl.origin}/mcp (its Host and Origin are taken)`);
   await new Promise<void>((resolve) => {
