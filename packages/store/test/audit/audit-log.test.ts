@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AuditEventInput } from "@acp/core";
@@ -140,6 +140,21 @@ describe("audit log writer", () => {
       code: "audit_log_unsafe",
     });
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("creates the log, its anchor and its lock 0600 under a permissive umask", async () => {
+    const dir = homes.make();
+    const path = join(dir, "audit.jsonl");
+    const old = process.umask(0o000);
+    try {
+      const log = await openAuditLog(path, { clock: steppingClock(), signer: keyPair().privateKey });
+      await log.append(call(1));
+      await log.close();
+    } finally {
+      process.umask(old);
+    }
+    for (const file of [path, `${path}.checkpoint`]) expect(statSync(file).mode & 0o777).toBe(0o600);
+    for (const name of readdirSync(dir)) expect(statSync(join(dir, name)).mode & 0o077, name).toBe(0);
   });
 
   it("refuses a named pipe at the log's name instead of waiting on it for ever", async () => {
