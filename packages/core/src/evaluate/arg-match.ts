@@ -58,7 +58,10 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * words matches its boolean (`force: yes`, a string in YAML 1.2, refuses `{"force": true}`); a string glob's `*` also
  * crosses `/` and line breaks (`*rm -rf*` refuses `cd /tmp && rm -rf x`); and a string glob also
  * matches the normal form of a path or URL ({@link normalizeValue}): `/home/me/.ssh/**` refuses
- * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`.
+ * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`; and a string
+ * glob meets a string in any case (both in lower case, `*` crossing `/`): `*@evil.com` refuses
+ * `a@EVIL.COM` (a mail domain has no case), `/Users/me/.ssh/**` refuses `/Users/me/.SSH/id_rsa` (nor has
+ * a path on macOS' or Windows' usual file systems).
  * Returns an error message when the value cannot be compiled.
  */
 export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafTest | string {
@@ -71,6 +74,18 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     const loose = crossing?.ok === true ? crossing.value : undefined;
     // and its `yes` / `on` (a boolean in YAML 1.1, a string in 1.2) also meets the boolean it meant
     const word = lenient ? booleanWord(expected) : undefined;
+    // and it meets the value in any case (`*@evil.com` meets `a@EVIL.COM`, `/Users/me/.ssh/**` meets
+    // `/Users/me/.SSH/id_rsa` on a case-insensitive file system): the crossing glob, in lower case
+    const lowered = expected.toLowerCase();
+    const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }) : undefined;
+    const anyCase = caseless?.ok === true ? caseless.value : undefined;
+    const inAnyCase = (value: string): boolean => {
+      if (anyCase === undefined) return false;
+      const lower = value.toLowerCase();
+      if (lower === value && lowered === expected) return false; // the crossing glob has read it as it is
+      spendWork(readingCost(value));
+      return anyCase(lower);
+    };
     return (leaf) => {
       if (typeof leaf === "string") {
         // each reading of the string counts against the decision's work budget (the matcher's own steps too)
@@ -78,12 +93,12 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
         if (matches(leaf)) return true;
         if (loose === undefined) return false;
         spendWork(readingCost(leaf));
-        if (loose(leaf)) return true;
+        if (loose(leaf) || inAnyCase(leaf)) return true;
         spendWork(leaf.length >> 2); // the normal form: a split and join, or a URL parse
         const normal = normalizeValue(leaf);
         if (normal === undefined) return false;
         spendWork(2 * readingCost(normal));
-        return matches(normal) || loose(normal);
+        return matches(normal) || loose(normal) || inAnyCase(normal);
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;

@@ -16,6 +16,8 @@ export interface CompiledRule {
   readonly tool: GlobMatcher | undefined;
   /** An ask or deny rule's folded tool pattern, when it differs from the pattern ({@link widenName}). */
   readonly foldedTool?: string;
+  /** An ask or deny rule's folded server pattern, when it differs from the pattern. */
+  readonly foldedServer?: string;
   readonly server: GlobMatcher | undefined;
   readonly category: Category | undefined;
   readonly args: readonly CompiledArgMatch[];
@@ -115,9 +117,8 @@ function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue
   }
 }
 
-/** An ask or deny rule's tool matcher widened by {@link widenName}; an allow rule's as it is. */
-function lenientTool(rule: PolicyRule, matcher: GlobMatcher | undefined): LenientName | undefined {
-  const pattern = rule.match.tool;
+/** An ask or deny rule's tool or server matcher widened by {@link widenName}; an allow rule's as it is. */
+function lenientName(rule: PolicyRule, pattern: unknown, matcher: GlobMatcher | undefined): LenientName | undefined {
   if (matcher === undefined || rule.action === "allow" || typeof pattern !== "string") return undefined;
   return widenName(pattern, matcher);
 }
@@ -126,12 +127,15 @@ function compileRule(rule: PolicyRule, position: number, issues: Issue[]): Compi
   const base: Path = ["rules", position];
   checkRule(rule, position, base, issues);
   const tool = glob(rule.match.tool, [...base, "match", "tool"], rule, issues);
-  const lenient = lenientTool(rule, tool);
+  const lenient = lenientName(rule, rule.match.tool, tool);
+  const server = glob(rule.match.server, [...base, "match", "server"], rule, issues);
+  const lenientServer = lenientName(rule, rule.match.server, server);
   return {
     rule,
     tool: lenient?.matcher ?? tool,
     ...(lenient?.folded !== undefined ? { foldedTool: lenient.folded } : {}),
-    server: glob(rule.match.server, [...base, "match", "server"], rule, issues),
+    server: lenientServer?.matcher ?? server,
+    ...(lenientServer?.folded !== undefined ? { foldedServer: lenientServer.folded } : {}),
     category: rule.match.category,
     args: compileArgs(rule, [...base, "match", "args"], issues),
     every: rule.action === "allow",
@@ -182,6 +186,7 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
       foldedTool: c.foldedTool,
       toolMatcher: c.tool,
       server: c.rule.match.server,
+      foldedServer: c.foldedServer,
       serverMatcher: c.server,
       category: c.category,
       unconditional: c.args.length === 0 && c.window === undefined,

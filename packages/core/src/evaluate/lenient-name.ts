@@ -1,4 +1,4 @@
-import type { GlobMatcher } from "../glob/index.js";
+import { isGlobPattern, type GlobMatcher } from "../glob/index.js";
 import { foldGlobPattern, foldName } from "../request/index.js";
 import { compileRuleGlob } from "./fast-glob.js";
 
@@ -34,10 +34,15 @@ function foldOnce(name: string): string {
  */
 export function widenName(pattern: string, matcher: GlobMatcher): LenientName {
   const foldedPattern = foldGlobPattern(pattern);
-  const compiled = foldedPattern === pattern ? undefined : compileRuleGlob(foldedPattern);
-  const folded = compiled === undefined ? matcher : compiled.ok ? compiled.value : undefined;
+  let folded: GlobMatcher | undefined = matcher;
+  if (!isGlobPattern(pattern))
+    folded = (name) => name === foldedPattern; // an exact name, compared exactly
+  else if (foldedPattern !== pattern) {
+    const compiled = compileRuleGlob(foldedPattern);
+    folded = compiled.ok ? compiled.value : undefined;
+  }
   return {
-    folded: compiled?.ok === true ? foldedPattern : undefined,
+    folded: foldedPattern !== pattern && folded !== undefined ? foldedPattern : undefined,
     matcher: (name) => {
       if (matcher(name)) return true;
       const lower = name.toLowerCase();

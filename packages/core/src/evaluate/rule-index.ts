@@ -13,6 +13,8 @@ export interface IndexableRule {
   /** The rule's compiled tool pattern (undefined when the rule has no `tool`). */
   readonly toolMatcher?: GlobMatcher | undefined;
   readonly server?: string | undefined;
+  /** An ask or deny rule's folded server pattern, when it differs from `server` (filed under it too). */
+  readonly foldedServer?: string | undefined;
   readonly serverMatcher?: GlobMatcher | undefined;
   readonly category?: Category | undefined;
   /** No `args` and no time window: once tool, server and category hold, the rule matches. */
@@ -120,8 +122,12 @@ export function buildRuleIndex(rules: readonly IndexableRule[]): RuleIndex {
     if (rule.foldedTool !== undefined && !byLiteral(rule.foldedTool, rule.index)) wildcard.push(rule.index);
     if (tool !== undefined && byLiteral(tool, rule.index)) continue;
     if (rule.category !== undefined) push(category, rule.category, rule.index);
-    else if (rule.server !== undefined && !isGlobPattern(rule.server)) push(server, rule.server, rule.index);
-    else if (wildcard.at(-1) !== rule.index) wildcard.push(rule.index);
+    else if (rule.server !== undefined && !isGlobPattern(rule.server)) {
+      push(server, rule.server, rule.index);
+      const folded = rule.foldedServer;
+      if (folded !== undefined && !isGlobPattern(folded)) push(server, folded, rule.index);
+      else if (folded !== undefined && wildcard.at(-1) !== rule.index) wildcard.push(rule.index);
+    } else if (wildcard.at(-1) !== rule.index) wildcard.push(rule.index);
   }
   return { exact, prefix, suffix, category, server, wildcard, rules, cache: new Map() };
 }
@@ -163,8 +169,15 @@ function collectCandidates(index: RuleIndex, tool: string, category: Category, s
   }
   const byCategory = index.category.get(category);
   if (byCategory !== undefined) lists.push(byCategory);
-  const byServer = server === undefined ? undefined : index.server.get(server);
-  if (byServer !== undefined) lists.push(byServer);
+  if (server !== undefined) {
+    // an ask or deny rule's server also meets the name in lower case and folded, as its tool does
+    const lowerServer = server.toLowerCase();
+    const foldedServer = foldName(server);
+    for (const name of new Set([server, lowerServer, foldedServer])) {
+      const byServer = index.server.get(name);
+      if (byServer !== undefined) lists.push(byServer);
+    }
+  }
   if (index.wildcard.length > 0) lists.push(index.wildcard);
   const out: number[] = [];
   let previous = -1;

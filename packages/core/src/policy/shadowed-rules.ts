@@ -47,9 +47,11 @@ export function ruleCovers(earlier: PolicyRule, later: PolicyRule, globs: GlobCa
   const b = later.match;
   if (a.category !== undefined && a.category !== b.category) return false;
   const folded = earlier.action !== "allow" && later.action !== "allow";
-  if (!coversName(a.tool, b.tool, globs, folded) || !coversName(a.server, b.server, globs)) return false;
-  // a later ask or deny rule also meets a tool name in lower case and folded, which an earlier allow rule does not
-  if (earlier.action === "allow" && later.action !== "allow" && a.tool !== undefined) return false;
+  if (!coversName(a.tool, b.tool, globs, folded) || !coversName(a.server, b.server, globs, folded)) return false;
+  // a later ask or deny rule also meets a tool or server name in lower case and folded, which an earlier
+  // allow rule does not
+  if (earlier.action === "allow" && later.action !== "allow" && (a.tool !== undefined || a.server !== undefined))
+    return false;
   const window = earlier.conditions?.time_of_day;
   if (window !== undefined && !sameWindow(window, later.conditions?.time_of_day)) return false;
   const args = Object.entries(a.args ?? {});

@@ -1,3 +1,4 @@
+import { isGlobPattern } from "../glob/index.js";
 import { CONFUSABLE_ASCII } from "./confusables-table.js";
 
 /** The generated table as a map: code point → the ASCII text it is read as. */
@@ -62,9 +63,11 @@ function escapeGlob(text: string): string {
 /**
  * A glob whose literal text is folded as {@link foldName} folds a name, its syntax kept: what an `ask` or
  * `deny` rule's pattern is also tried on, against the folded name. `\x` escapes and `[…]` classes are
- * kept as written (a class matches one character, which a fold may make several).
+ * kept as written (a class matches one character, which a fold may make several). A pattern without glob
+ * syntax is an exact name: its fold, meant to be compared exactly (never read as a glob).
  */
 export function foldGlobPattern(pattern: string): string {
+  if (!isGlobPattern(pattern)) return foldName(pattern); // an exact name: its fold, compared exactly
   let out = "";
   let literal = "";
   const flush = (): void => {

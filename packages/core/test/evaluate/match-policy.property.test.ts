@@ -45,7 +45,7 @@ const TOOL_PATTERNS = [
   "datm",
 ];
 const SERVERS = ["mail", "prod-eu", "prod-us", "files"];
-const SERVER_PATTERNS = [...SERVERS, "prod-*", "*", "m?il", "*-eu"];
+const SERVER_PATTERNS = [...SERVERS, "prod-*", "*", "m?il", "*-eu", "Files"];
 const ARG_KEYS = ["to", "n", "a.b", "a.c.d", "flag"];
 const ARG_VALUES: ArgMatchValue[] = [
   "*@corp.com",
@@ -67,6 +67,8 @@ const ARG_VALUES: ArgMatchValue[] = [
   "off",
   "/srv/*",
   "https://api.corp/**",
+  "*@Corp.com",
+  "/SRV/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -114,6 +116,8 @@ const scalar = fc.oneof(
     "off",
     "0",
     "FALSE",
+    "ANN@CORP.COM",
+    "x@Corp.Com",
   ),
   fc.constantFrom(
     "/srv/x",
@@ -128,6 +132,9 @@ const scalar = fc.oneof(
     "echo\nrm -rf /",
     "/srv/a/b",
     "./srv/x",
+    "/SRV/X",
+    "/Srv//a/../x",
+    "RM -RF /",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),
@@ -165,7 +172,7 @@ const request: fc.Arbitrary<ActionRequest> = fc
         ),
         fc.string({ maxLength: 6 }),
       ),
-      server: fc.oneof(fc.constantFrom(...SERVERS, "other"), fc.string({ maxLength: 4 })),
+      server: fc.oneof(fc.constantFrom(...SERVERS, "other", "MAIL", "filеs", "prоd-eu"), fc.string({ maxLength: 4 })),
       arguments: fc.dictionary(fc.constantFrom("to", "n", "a", "flag", "zzz"), argValue, { maxKeys: 4 }),
       category: fc.constantFrom(...CATEGORIES),
       annotations: fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),

@@ -393,3 +393,21 @@ describe("the candidate cache", () => {
     }
   });
 });
+
+describe("argument strings in another case", () => {
+  it("meet an ask or deny rule's glob in any case, never an allow rule's", () => {
+    // `a@EVIL.COM` is the same mailbox domain, `/Users/me/.SSH/id_rsa` the same file on macOS' default disk
+    const s: RuleSpec[] = [
+      { id: "no-evil", match: { tool: "send_email", args: { to: "*@evil.com" } }, action: "deny" },
+      { id: "no-keys", match: { args: { path: "/Users/me/.ssh/**" } }, action: "deny" },
+      { id: "corp", match: { tool: "send_email", args: { to: "*@corp.com" } }, action: "allow" },
+      { id: "rest", action: "ask" },
+    ];
+    expect(ruleFor(s, req("send_email", { to: "a@EVIL.COM" }))).toBe("no-evil");
+    expect(ruleFor(s, req("send_email", { to: ["ok@corp.com", "x@Evil.Com"] }))).toBe("no-evil");
+    expect(ruleFor(s, req("read_file", { path: "/Users/me/.SSH/id_rsa" }))).toBe("no-keys");
+    expect(ruleFor(s, req("read_file", { path: "/USERS/ME//.ssh/../.ssh/id_rsa" }))).toBe("no-keys");
+    expect(ruleFor(s, req("send_email", { to: "a@corp.com" }))).toBe("corp");
+    expect(ruleFor(s, req("send_email", { to: "a@CORP.COM" }))).toBe("rest");
+  });
+});

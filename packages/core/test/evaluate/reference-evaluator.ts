@@ -4,7 +4,7 @@
  * straight from docs/reference/evaluation.md; the real evaluator is tested against it.
  */
 import { posix } from "node:path";
-import { compileGlob } from "../../src/glob/index.js";
+import { compileGlob, isGlobPattern } from "../../src/glob/index.js";
 import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
@@ -58,8 +58,14 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
       if (!lenient) return false;
       // ask and deny rules: `*` also crosses `/`, and the value's normal form counts too
       const normal = normalised(actual);
+      const lower = expected.toLowerCase();
       return (
-        globMatches(expected, actual, true) || globMatches(expected, normal) || globMatches(expected, normal, true)
+        globMatches(expected, actual, true) ||
+        globMatches(expected, normal) ||
+        globMatches(expected, normal, true) ||
+        // in any case: both in lower case
+        globMatches(lower, actual.toLowerCase(), true) ||
+        globMatches(lower, normal.toLowerCase(), true)
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
@@ -123,17 +129,22 @@ function inTimeWindow(window: TimeOfDay, now: Date): boolean {
   return false;
 }
 
+/** A tool or server name; an ask or deny rule's pattern also meets it in lower case, and folded the folded name. */
+function nameMatches(pattern: string, name: string, lenient: boolean): boolean {
+  if (globMatches(pattern, name)) return true;
+  if (!lenient) return false;
+  if (globMatches(pattern, name.toLowerCase())) return true;
+  const folded = foldGlobPattern(pattern);
+  return isGlobPattern(pattern) ? globMatches(folded, foldName(name)) : folded === foldName(name);
+}
+
 function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string, now: Date): boolean {
   const m = rule.match;
-  // an ask or deny rule's tool pattern also meets the name in lower case, and folded the folded name
-  const folded =
-    rule.action !== "allow" &&
-    m.tool !== undefined &&
-    (globMatches(m.tool, request.tool.toLowerCase()) || globMatches(foldGlobPattern(m.tool), foldName(request.tool)));
-  if (m.tool !== undefined && !globMatches(m.tool, request.tool) && !folded) return false;
+  const lenient = rule.action !== "allow";
+  if (m.tool !== undefined && !nameMatches(m.tool, request.tool, lenient)) return false;
   if (m.server !== undefined) {
     if (request.server === undefined) return false;
-    if (!globMatches(m.server, request.server)) return false;
+    if (!nameMatches(m.server, request.server, lenient)) return false;
   }
   if (m.category !== undefined && m.category !== category) return false;
   if (m.args !== undefined) {

@@ -96,7 +96,8 @@ describe("foldName", () => {
     expect(foldGlobPattern("Delete_*")).toBe("delete_*");
     expect(foldGlobPattern("{send,dеlete}_?")).toBe("{send,delete}_?");
     expect(foldGlobPattern("[m]x\\*m")).toBe("[m]x\\*rn");
-    expect(foldGlobPattern("a\u01c3b")).toBe("a\\!b"); // U+01C3 reads as `!`, a literal here
+    expect(foldGlobPattern("a\u01c3*")).toBe("a\\!*"); // U+01C3 reads as `!`, a literal here
+    expect(foldGlobPattern("a\u01c3b")).toBe("a!b"); // an exact name: its fold, compared exactly
   });
 });
 
@@ -158,6 +159,31 @@ rules:
       expect([tool, (await decide.decide({ tool, arguments: {} }, NOW)).route]).toEqual([tool, "refuse"]);
     }
     expect((await decide.decide({ tool: "git_status", arguments: {} }, NOW)).route).toBe("accept");
+  });
+
+  it("widens an ask or deny rule's server the same way, and an allow rule's stays exact", async () => {
+    const decide = pipeline(`
+version: "1"
+default_action: allow
+rules:
+  - id: prod-asks
+    match: { server: prod-db }
+    action: ask
+  - id: trusted
+    match: { server: "sandbox-*", tool: drop_table }
+    action: allow
+  - id: no-drop
+    match: { tool: drop_table }
+    action: deny
+`);
+    for (const server of ["prod-db", "PROD-DB", "prоd-db", "ｐｒｏｄ-db"]) {
+      expect([server, (await decide.decide({ tool: "t", server, arguments: {} }, NOW)).rule]).toEqual([
+        server,
+        "policy:prod-asks",
+      ]);
+    }
+    const lookAlike = await decide.decide({ tool: "drop_table", server: "sandbоx-1", arguments: {} }, NOW);
+    expect(lookAlike.rule).toBe("policy:no-drop");
   });
 
   it("classifies a look-alike of a built-in name as the name it looks like", () => {
