@@ -6,6 +6,14 @@ const PLAIN = /^[A-Za-z0-9_@-][A-Za-z0-9_.@-]*$/;
 /** A path of plain segments, optionally absolute: `/srv/data`, `docs`. */
 const PLAIN_PATH = /^\/?[A-Za-z0-9_@-][A-Za-z0-9_.@-]*(?:\/[A-Za-z0-9_@-][A-Za-z0-9_.@-]*)*$/;
 
+/** A line terminator, which picomatch's `.` (and the `(?=.)` before a leading star) does not match. */
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
+
+/** Whether `value` starts with a line terminator: a leading `*` of picomatch's must start on a character `.` matches. */
+function startsWithLineTerminator(value: string): boolean {
+  return value.length > 0 && LINE_TERMINATOR.test(value[0] as string);
+}
+
 /** Whether a path below a `/**` has no `.` or `..` segment (picomatch never lets `**` match those). */
 function hasNoDotSegment(rest: string): boolean {
   for (const segment of rest.split("/")) if (segment === "." || segment === "..") return false;
@@ -32,7 +40,11 @@ export function compileRuleGlob(pattern: string, options: GlobOptions = {}): Res
     const below = `${dir}/`;
     return {
       ok: true,
-      value: (value) => value === dir || (value.startsWith(below) && hasNoDotSegment(value.slice(below.length))),
+      value: (value) =>
+        value === dir ||
+        (value.startsWith(below) &&
+          hasNoDotSegment(value.slice(below.length)) &&
+          !LINE_TERMINATOR.test(value.slice(below.length))),
     };
   }
   if (pattern.startsWith("*") && pattern.endsWith("*") && pattern.length > 2) {
@@ -41,7 +53,7 @@ export function compileRuleGlob(pattern: string, options: GlobOptions = {}): Res
     // picomatch lets a pattern ending in `*` match one trailing `/` here.
     const matches = (value: string): boolean => {
       const v = value.endsWith("/") ? value.slice(0, -1) : value;
-      return v.includes(middle) && !v.includes("/");
+      return v.includes(middle) && !v.includes("/") && !startsWithLineTerminator(v);
     };
     return { ok: true, value: matches };
   }
@@ -51,7 +63,10 @@ export function compileRuleGlob(pattern: string, options: GlobOptions = {}): Res
   }
   const tail = pattern.slice(1);
   if (pattern.startsWith("*") && PLAIN.test(tail)) {
-    return { ok: true, value: (value) => value.endsWith(tail) && !value.includes("/") };
+    return {
+      ok: true,
+      value: (value) => value.endsWith(tail) && !value.includes("/") && !startsWithLineTerminator(value),
+    };
   }
   return base;
 }

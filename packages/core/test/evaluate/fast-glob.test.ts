@@ -24,7 +24,9 @@ describe("compileRuleGlob", () => {
       dir.map((d) => `/${d}/**`),
     );
     const pathish = fc
-      .array(fc.constantFrom("a", "b", "_", ".", "..", "@", "1", "/", "a/b", "./", "/..", "a."), { maxLength: 8 })
+      .array(fc.constantFrom("a", "b", "_", ".", "..", "@", "1", "/", "a/b", "./", "/..", "a.", "\n", "\u2028"), {
+        maxLength: 8,
+      })
       .map((cs) => cs.join(""));
     fc.assert(
       fc.property(shaped, fc.array(fc.oneof(text(8), pathish), { minLength: 1, maxLength: 10 }), (pattern, values) => {
