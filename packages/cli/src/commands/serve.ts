@@ -367,6 +367,11 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
   return { cert: read("--tls-cert", flags.tlsCert), key: read("--tls-key", flags.tlsKey) };
 }
 
+/** What `acp serve --stdio` started at a terminal says: it waits for an MCP client's messages on stdin. */
+export const SERVE_STDIO_AT_A_TERMINAL =
+  "serving the MCP tool aana_pre_tool_check on stdin/stdout, which an MCP client speaks: put this command in " +
+  "the client's config (docs/guides/serve.md), or run acp serve without --stdio for HTTP; Ctrl-C stops";
+
 /**
  * The flags a person can get wrong, checked before the private key is opened: a mistyped flag exits 2 and
  * says so, rather than exit 1 for a passphrase nobody gave (or a prompt for one) first.
@@ -474,6 +479,8 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   }
   try {
     if (flags.stdio === true) {
+      // run by hand at a terminal, it would sit silent waiting for JSON-RPC: say what it is for
+      if (ctx.io.stdinIsTTY) log(SERVE_STDIO_AT_A_TERMINAL);
       await (
         await serveMcpStdio(embedded.server.service, { stdin: process.stdin, stdout: process.stdout }, log)
       ).closed;
