@@ -1,9 +1,11 @@
-import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
 import type { ClassificationOverride } from "../policy/types.js";
 import {
   CATEGORIES,
   RISK_LEVELS,
   findUnreadableName,
+  foldGlobPattern,
+  foldName,
   type ActionRequest,
   type Category,
   type RiskLevel,
@@ -32,6 +34,8 @@ export interface CompiledOverrides {
   readonly entries: readonly {
     readonly override: ClassificationOverride;
     readonly tool: GlobMatcher;
+    /** The tool pattern folded ({@link foldGlobPattern}), against the folded name. */
+    readonly foldedTool: GlobMatcher;
     readonly server: GlobMatcher | undefined;
   }[];
 }
@@ -53,6 +57,14 @@ function compileOverrideGlob(pattern: string, where: string): GlobMatcher {
   throw new Error(`while reading classify override ${where}: ${reason}`);
 }
 
+/** A pattern's folded form as a matcher of folded names: exact for an exact name, else the folded glob. */
+function compileFoldedGlob(pattern: string): GlobMatcher {
+  const folded = foldGlobPattern(pattern);
+  if (!isGlobPattern(pattern)) return (name) => name === folded;
+  const result = compileGlob(folded);
+  return result.ok ? result.value : () => false;
+}
+
 /**
  * Compiles policy `classify:` overrides (tool and server globs). Throws on an invalid glob, naming the
  * override; the policy parser has normally rejected it already.
@@ -62,6 +74,7 @@ export function compileClassificationOverrides(overrides: readonly Classificatio
     entries: overrides.map((override, i) => ({
       override,
       tool: compileOverrideGlob(override.tool, `#${i + 1} \`${override.tool}\``),
+      foldedTool: compileFoldedGlob(override.tool),
       server: override.server === undefined ? undefined : compileOverrideGlob(override.server, `#${i + 1}`),
     })),
   };
@@ -88,9 +101,10 @@ function assertKnown<T extends string>(value: unknown, known: readonly T[], what
   throw new TypeError(`invalid request: unknown ${what} \`${shown}\` (expected ${known.join(", ")})`);
 }
 
-function policyLayer(request: ActionRequest, compiled: CompiledOverrides): Layer | undefined {
+function policyLayer(request: ActionRequest, compiled: CompiledOverrides, folded = false): Layer | undefined {
+  const name = folded ? foldName(request.tool) : request.tool;
   for (const entry of compiled.entries) {
-    if (!entry.tool(request.tool)) continue;
+    if (!(folded ? entry.foldedTool(name) : entry.tool(name))) continue;
     if (entry.server !== undefined && (request.server === undefined || !entry.server(request.server))) continue;
     return { source: "policy", category: entry.override.category, risk_level: entry.override.risk_level };
   }
@@ -180,8 +194,15 @@ function derivedLayers(request: ActionRequest, compiled: CompiledOverrides): Lay
   const layers: Layer[] = [];
   const fromPolicy = policyLayer(request, compiled);
   if (fromPolicy !== undefined) layers.push(fromPolicy);
-  layers.push(...baseLayers(request));
-  return layers;
+  const base = baseLayers(request);
+  layers.push(...base);
+  // the entry the name meets as a person reads it ({@link foldName}: `wіre_money` with a Cyrillic `і` is
+  // `wire_money`) decides instead when its risk is higher: a look-alike never escapes an entry, and
+  // never gets a lower one
+  const viaFold = compiled.entries.length === 0 ? undefined : policyLayer(request, compiled, true);
+  if (viaFold === undefined) return layers;
+  const alternative = [viaFold, ...base];
+  return riskRank(fold(alternative).risk_level) > riskRank(fold(layers).risk_level) ? alternative : layers;
 }
 
 /**

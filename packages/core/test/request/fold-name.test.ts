@@ -186,6 +186,28 @@ rules:
     expect(lookAlike.rule).toBe("policy:no-drop");
   });
 
+  it("applies the policy's classify entry a look-alike meets when stricter, never a looser one", async () => {
+    const decide = pipeline(`
+version: "1"
+default_action: ask
+rules:
+  - id: no-money
+    match: { category: financial }
+    action: deny
+  - id: reads
+    match: { category: read }
+    action: allow
+classify:
+  - { tool: wire_money, category: financial }
+  - { tool: "fetch_*", category: read, risk_level: low }
+`);
+    const wire = await decide.decide({ tool: "wіre_money", arguments: {} }, NOW); // U+0456
+    expect([wire.route, wire.rule, wire.category]).toEqual(["refuse", "policy:no-money", "financial"]);
+    const fetch = await decide.decide({ tool: "fеtch_page", arguments: {} }, NOW); // U+0435
+    expect([fetch.route, fetch.category]).toEqual(["ask", "write"]);
+    expect((await decide.decide({ tool: "fetch_page", arguments: {} }, NOW)).route).toBe("accept");
+  });
+
   it("classifies a look-alike of a built-in name as the name it looks like", () => {
     const request = { tool: "trаnsfer_funds", arguments: {} }; // U+0430 CYRILLIC SMALL LETTER A
     expect(classifyAction(request, [])).toMatchObject({ category: "financial", risk_level: "critical" });
