@@ -37,7 +37,14 @@ export function createProgram(ctx: CliContext): Command {
   registerCommands(program, ctx);
   program.addHelpText(
     "after",
-    "\nExit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input.\n" +
+    "\nStart here:\n" +
+      "  acp demo                      watch ACP stop an agent hijacked by a poisoned calendar invite\n" +
+      "  acp init                      make your home: keys, a starter policy, config.yml\n" +
+      "  acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'\n" +
+      "                                what your MCP client runs instead of the server (docs/guides/proxy.md)\n" +
+      "  acp pending, acp approve ID   answer the calls that ask, from any terminal\n" +
+      "  acp COMMAND --help            options, defaults, examples and exit codes of one command\n" +
+      "\nExit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input.\n" +
       "Home: $ACP_HOME (default ~/.acp). Docs: docs/reference/cli.md",
   );
   return program;

@@ -7,6 +7,18 @@ describe("acp", () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("Exit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input");
   });
+  it("--help says where to start: the demo, init, the proxy drop-in, answering asks, and per-command help", async () => {
+    const out = await runCli(["--help"]);
+    const start = out.stdout.slice(out.stdout.indexOf("Start here:"));
+    for (const line of [
+      "acp demo ",
+      "acp init ",
+      "acp proxy --upstream '",
+      "acp pending, acp approve ID",
+      "acp COMMAND --help",
+    ])
+      expect(start).toContain(line);
+  });
   it("`acp help`, `acp help COMMAND` and `acp policy help validate` print help on stdout and exit 0", async () => {
     for (const argv of [["help"], ["help", "proxy"], ["help", "policy"], ["policy", "help", "validate"]]) {
       const out = await runCli(argv);
