@@ -10,7 +10,9 @@ would change what a glob's `*` crosses): policy patterns are written in ASCII, a
 like an ASCII name is what a rule must not miss. A capital letter is listed only when its fold is not
 what lower-casing it and folding the small letter gives (Greek `Ε` is `e`, its `ε` is not).
 
-Usage: /usr/bin/python3 packages/core/scripts/generate-confusables.py > packages/core/src/request/confusables-table.ts
+Usage (then format it as the rest of the code is):
+  /usr/bin/python3 packages/core/scripts/generate-confusables.py > packages/core/src/request/confusables-table.ts
+  npx prettier --write packages/core/src/request/confusables-table.ts
 """
 import json
 
