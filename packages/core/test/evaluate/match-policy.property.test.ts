@@ -117,6 +117,8 @@ const scalar = fc.oneof(
     "0",
     "FALSE",
     "ANN@CORP.COM",
+    "1_00",
+    "+1_0_0",
     "x@Corp.Com",
   ),
   fc.constantFrom(

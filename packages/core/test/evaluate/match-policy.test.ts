@@ -177,7 +177,7 @@ describe("argument matching", () => {
     for (const force of [false, "false", "no", "0", 0, 2, "", "truthy", null]) {
       expect([force, ruleFor(s, req("git_push", { force }))]).toEqual([force, "rest"]);
     }
-    for (const amount of [1000, "1000", " 1000 ", "1e3", "1000.0", ["5", "1000"]]) {
+    for (const amount of [1000, "1000", " 1000 ", "1e3", "1000.0", ["5", "1000"], "1_000"]) {
       expect([amount, ruleFor(s, req("pay", { amount }))]).toEqual([amount, "big"]);
     }
     for (const amount of [999, "999", "", "1000x", "0x3E8 and more"]) {

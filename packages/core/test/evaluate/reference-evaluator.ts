@@ -19,7 +19,9 @@ function globMatches(pattern: string, value: string, starCrossesSlash = false): 
 function coerced(expected: number | boolean, actual: unknown): boolean {
   if (typeof actual === "string") {
     const text = actual.trim().toLowerCase();
-    if (typeof expected === "number") return text !== "" && Number(text) === expected;
+    // Python reads `1_000` as 1000 (PEP 515)
+    const grouped = /^[+-]?\d+(_\d+)*(\.\d+(_\d+)*)?$/.test(text) ? text.replace(/_/g, "") : text;
+    if (typeof expected === "number") return text !== "" && (Number(text) === expected || Number(grouped) === expected);
     const words = expected ? ["true", "1", "yes", "on", "t", "y"] : ["false", "0", "no", "off", "f", "n"];
     return words.includes(text);
   }
