@@ -89,6 +89,18 @@ function emptyRepetition(node: Node): (Node & { t: "repeat" }) | undefined {
   }
 }
 
+/** The literal text every match starts with (`acct_` of `acct_[a-z0-9]+`), or "". */
+function leadingText(node: Node): string {
+  if (node.t === "char") return node.code === undefined ? "" : String.fromCharCode(node.code);
+  if (node.t !== "seq") return "";
+  let out = "";
+  for (const item of node.items) {
+    if (item.t !== "char" || item.code === undefined) break;
+    out += String.fromCharCode(item.code);
+  }
+  return out;
+}
+
 function hasLook(node: Node): boolean {
   switch (node.t) {
     case "look":
@@ -130,7 +142,7 @@ export function compileLinearPattern(source: string, flags = ""): LinearPattern 
   }
   const program = compileProgram(root);
   const required = requiredText(root);
-  const search = createSearch(program);
+  const search = createSearch(program, leadingText(root));
   return {
     source,
     flags,
@@ -158,7 +170,10 @@ export function compileLinearPattern(source: string, flags = ""): LinearPattern 
  * undefined. A Pike VM whose threads carry their start and run in priority order: a thread reaching
  * Match cuts the threads after it, and a new thread starts at each position until a match is found.
  */
-function createSearch(p: Program): (text: string, from: number) => readonly [number, number] | undefined {
+function createSearch(
+  p: Program,
+  leading: string,
+): (text: string, from: number) => readonly [number, number] | undefined {
   const size = p.op.length;
   let current = new Int32Array(size);
   let next = new Int32Array(size);
@@ -206,13 +221,29 @@ function createSearch(p: Program): (text: string, from: number) => readonly [num
     return length;
   };
 
+  /** The threads of a match starting at `i` (its closure), the count (a match reached is recorded). */
+  const seed = (text: string, i: number): number => {
+    stamp++;
+    const count = follow(text, current, currentStarts, 0, 0, i, i);
+    return count < 0 ? -1 - count : count;
+  };
+
   return (text, from) => {
     matchStart = -1;
-    stamp++;
-    let count = follow(text, current, currentStarts, 0, 0, from, from);
-    if (count < 0) count = -1 - count;
+    // a match starts with the leading text: the machine starts only where it stands (a string search)
+    if (leading !== "") from = text.indexOf(leading, from);
+    if (from < 0) return undefined;
+    let count = seed(text, from);
     for (let i = from; i < text.length; i++) {
-      if (count === 0 && matchStart >= 0) break;
+      if (count === 0) {
+        if (matchStart >= 0) break;
+        if (leading !== "") {
+          const next = text.indexOf(leading, i + 1);
+          if (next < 0) break;
+          i = next;
+          count = seed(text, i);
+        }
+      }
       spendWork(count + 1);
       const code = text.charCodeAt(i);
       stamp++;
