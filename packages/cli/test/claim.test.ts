@@ -122,7 +122,8 @@ describe("acp claim", () => {
       const out = await runCli(["claim", command, "--file", "-"], { env, stdin: faq });
       expect(out).toMatchObject({
         code: 2,
-        stderr: "acp: missing --provider URL (the API origin, e.g. http://api.localhost:8080)\n",
+        stderr:
+          "acp: missing --provider URL (the API origin, e.g. http://api.localhost:8080), or set ACP_CLAIM_PROVIDER\n",
       });
     }
     const bad = await runCli(["claim", "publish", "--sandbox", "nope", "--file", "-"], { env, stdin: faq });

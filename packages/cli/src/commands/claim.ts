@@ -195,7 +195,10 @@ async function agent<T>(fn: () => Promise<T>): Promise<T> {
 const client = (ctx: CliContext, flags: AgentFlags, fallback?: string): ClaimClient => {
   const url = flags.provider ?? fallback;
   if (url === undefined)
-    throw new CliError("missing --provider URL (the API origin, e.g. http://api.localhost:8080)", EXIT.usage);
+    throw new CliError(
+      "missing --provider URL (the API origin, e.g. http://api.localhost:8080), or set ACP_CLAIM_PROVIDER",
+      EXIT.usage,
+    );
   const token = admissionTokenOf(ctx, flags.admissionToken);
   return claimClient(url, flags, token === undefined ? {} : { admissionToken: token });
 };
