@@ -14,10 +14,6 @@ function carriesData(url: string): boolean {
   return at !== -1 && !/^\/*$/.test(rest.slice(at));
 }
 
-function samePath(a: readonly (string | number)[], b: readonly (string | number)[]): boolean {
-  return a.length === b.length && a.every((part, i) => part === b[i]);
-}
-
 /**
  * The links among `pieces` that nobody supplied (`unknown`: the agent wrote them), that carry a path or a
  * query, and whose host has provenance `status`: `tainted` (only untrusted content named it) or `unknown`
@@ -31,13 +27,20 @@ export function builtLinks(
   status: "tainted" | "unknown",
 ): PieceProvenance[] {
   const out: PieceProvenance[] = [];
+  // the host pieces by argument path and host, looked up once per link (not a scan of every piece per link)
+  const hosts = new Map<string, PieceProvenance>();
+  for (const p of pieces) {
+    if (p.kind !== "host") continue;
+    const key = `${JSON.stringify(p.path)} ${p.piece}`;
+    if (!hosts.has(key)) hosts.set(key, p);
+  }
   for (const link of pieces) {
     if (link.status !== "unknown" || !carriesData(link.piece)) continue;
     const host = urlHost(link.piece);
     if (host === undefined) continue;
     const named =
       link.kind === "url"
-        ? pieces.find((p) => p.kind === "host" && p.piece === host && samePath(p.path, link.path))
+        ? hosts.get(`${JSON.stringify(link.path)} ${host}`)
         : link.kind === "value" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(link.piece)
           ? hostStatus(host)
           : undefined;

@@ -11,6 +11,7 @@ import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
+import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { builtLinks, mayHoldLink } from "./built-links.js";
 import { describeActionVerb, quotePiece, sourceName, taintQuestion } from "./semantic-question.js";
 import type { SessionSettings } from "./session-settings.js";
@@ -231,15 +232,16 @@ function provenanceFindings(
     category === "system"
       ? { ...configured, untracked_arguments: [], payload_arguments: [], label_arguments: [], named_sources: false }
       : configured;
+  const budget = createProvenanceBudget();
   // what earlier sessions read counts for what a consequential call sends or changes (not for reads: a host
   // named in yesterday's mail would ask for every link the agent builds on it today)
-  const pieces = deriveProvenance(
-    view.entries,
-    request.arguments,
-    view.recall === undefined ? options : { ...options, recall: view.recall },
-  );
+  const pieces = deriveProvenance(view.entries, request.arguments, {
+    ...options,
+    budget,
+    ...(view.recall === undefined ? {} : { recall: view.recall }),
+  });
   // a link written without a scheme has no host piece of its own: its host is judged here
-  const built = builtLinks(pieces, hostOf(view), "tainted");
+  const built = builtLinks(pieces, hostOf(view, budget), "tainted");
   const schemeless = built.filter((b) => !/^[a-z][a-z0-9+.-]*:\/\//i.test(b.piece));
   const tainted = [...pieces.filter((p) => p.status === "tainted"), ...schemeless];
   const found = taintFindings(tainted, action, category);
@@ -265,6 +267,7 @@ function provenanceFindings(
     );
   }
   if (view.settings.settings.escalate_after_instructions) found.push(...instructionsSeenFinding(view));
+  if (budget.exceeded) found.push(untracedFinding(pieces.length));
   if (view.provenanceIncomplete)
     found.push(
       finding(
@@ -277,8 +280,17 @@ function provenanceFindings(
 }
 
 /** How a host no piece of the arguments holds is judged: as a value of its own, against the session's entries. */
-function hostOf(view: SessionView): (host: string) => PieceProvenance | undefined {
-  return (host) => deriveProvenance(view.entries, { host })[0];
+function hostOf(view: SessionView, budget: ProvenanceBudget): (host: string) => PieceProvenance | undefined {
+  return (host) => deriveProvenance(view.entries, { host }, { budget })[0];
+}
+
+/** The ask for a call whose values could not all be traced within one decision's work. */
+function untracedFinding(traced: number): Finding {
+  return finding(
+    "ask",
+    "provenance_incomplete",
+    `this call carries more values than can be traced against what the session read in one decision (${traced} traced), so it is asked`,
+  );
 }
 
 /**
@@ -295,15 +307,18 @@ function readFindings(
 ): { tainted: PieceProvenance[]; found: Finding[] } {
   const reads = view.settings.settings.reads;
   const traced = reads.tainted_arguments === "ask" || mayHoldLink(request.arguments);
-  const pieces = traced ? deriveProvenance(view.entries, request.arguments, view.settings.settings.provenance) : [];
+  const budget = createProvenanceBudget();
+  const options = { ...view.settings.settings.provenance, budget };
+  const pieces = traced ? deriveProvenance(view.entries, request.arguments, options) : [];
   // a link the agent built on a host only untrusted text named sends what it carries there: always asked
   const tainted = [
     ...(reads.tainted_arguments === "ask" ? pieces.filter((p) => p.status === "tainted") : []),
-    ...builtLinks(pieces, hostOf(view), "tainted"),
+    ...builtLinks(pieces, hostOf(view, budget), "tainted"),
   ];
   const found = taintFindings(tainted, action, category);
+  if (budget.exceeded) found.push(untracedFinding(pieces.length));
   if (view.settings.settings.provenance.unknown === "ask") {
-    for (const link of builtLinks(pieces, hostOf(view), "unknown")) {
+    for (const link of builtLinks(pieces, hostOf(view, budget), "unknown")) {
       const words = `the agent wants to read ${quotePiece(link)}, a link it built on a host no one in this session named`;
       found.push(finding("ask", "provenance_unknown", words));
     }

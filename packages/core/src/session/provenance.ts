@@ -3,6 +3,7 @@
  * decides, by one deterministic rule, where each argument value of a later call came from.
  */
 import { EARLIER_SESSION } from "./provenance-memory.js";
+import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
 import {
@@ -155,7 +156,15 @@ export interface DeriveProvenanceOptions {
    * memory still knows, is `tainted` by `earlier-session:<source>` instead of `unknown`.
    */
   readonly recall?: (identity: string) => string | undefined;
+  /**
+   * The decision's tracing work ({@link createProvenanceBudget}), shared by every call of one decision: once
+   * spent, no further piece is judged and `exceeded` is set (the caller asks instead of deciding on a part).
+   */
+  readonly budget?: ProvenanceBudget;
 }
+
+/** Work units of one comparison of a piece with an entry, besides the text it scans. */
+const COMPARE_UNITS = 8;
 
 /** Shortest whole argument string tracked as a `value` piece. */
 export const MIN_VALUE_PIECE = 2;
@@ -176,8 +185,12 @@ function piecesOf(value: string, track: ReadonlySet<PieceKind>): Piece[] {
   return pieces;
 }
 
-function holds(entry: ProvenanceEntry, piece: Piece): boolean {
+/** Charges `units` to a budget, if there is one. */
+type Spend = (units: number) => void;
+
+function holds(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
   if (piece.kind !== "value" && entry.tokens.has(`${piece.kind}:${piece.piece}`)) return true;
+  spend(entry.text.length);
   return containsDelimited(entry.text, piece.piece.toLowerCase());
 }
 
@@ -197,12 +210,13 @@ export const MIN_TRUSTED_NAME = 3;
  * part of a longer identifier ({@link containsWhole}): the user who typed `jane@firm.com.au` did not name
  * `jane@firm.com`. (Untrusted text taints by any occurrence on word boundaries: that only asks more.)
  */
-function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
+function vouches(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
   // a trusted answer repeating what it was asked vouches for none of it
   if (entry.echoes.size > 0 && entry.echoes.has(piece.piece)) return false;
   const long = piece.piece.length >= MIN_TRUSTED_OCCURRENCE;
   if (long || (piece.piece.length >= MIN_TRUSTED_NAME && /^\p{L}+$/u.test(piece.piece))) {
     if (piece.kind !== "value" && entry.tokens.has(`${piece.kind}:${piece.piece}`)) return true;
+    spend(entry.text.length);
     return containsWhole(entry.text, piece.piece.toLowerCase());
   }
   return entry.text.trim() === piece.piece.toLowerCase();
@@ -213,14 +227,23 @@ function vouches(entry: ProvenanceEntry, piece: Piece): boolean {
  * one of whose names (a title, a subject, a file name) occurs in a `user_input` or `system_policy` entry.
  * Content that reads like instructions names no record. Maps `kind:value` to the source that holds the record.
  */
-function namedRecordIdentities(entries: readonly ProvenanceEntry[]): Map<string, string> {
+function namedRecordIdentities(entries: readonly ProvenanceEntry[], budget?: ProvenanceBudget): Map<string, string> {
   const trustedTexts = entries.filter((e) => e.label !== "external_untrusted").map((e) => e.text);
   const out = new Map<string, string>();
   if (trustedTexts.length === 0) return out;
+  const trustedChars = trustedTexts.reduce((n, t) => n + t.length + COMPARE_UNITS, 0);
   for (const entry of entries) {
     if (entry.instructions?.contains_instructions === true) continue;
     for (const record of entry.records) {
       if (record.identities.length === 0) continue;
+      if (budget !== undefined) {
+        // a record not read for want of work names nothing: its identities stay as untrusted as they are
+        budget.left -= record.names.length * trustedChars;
+        if (budget.left <= 0) {
+          budget.exceeded = true;
+          return out;
+        }
+      }
       if (!record.names.some((name) => trustedTexts.some((text) => containsDelimited(text, name)))) continue;
       for (const identity of record.identities) if (!out.has(identity)) out.set(identity, entry.source);
     }
@@ -237,21 +260,23 @@ function judgePiece(
   named: ReadonlyMap<string, string>,
   path: (string | number)[],
   piece: Piece,
-  recall?: (identity: string) => string | undefined,
+  recall: ((identity: string) => string | undefined) | undefined,
+  spend: Spend,
 ): PieceProvenance {
   const trusted: string[] = [];
   const untrusted: string[] = [];
   const instructed: string[] = [];
+  spend(entries.length * COMPARE_UNITS);
   for (const entry of entries) {
     if (entry.label !== "external_untrusted") {
-      if (vouches(entry, piece)) trusted.push(entry.source);
+      if (vouches(entry, piece, spend)) trusted.push(entry.source);
     } else if (
       entry.directory?.has(piece.piece) === true &&
       entry.instructions?.contains_instructions !== true &&
       !entry.echoes.has(piece.piece)
     ) {
       trusted.push(`directory:${entry.source}`);
-    } else if (holds(entry, piece)) {
+    } else if (holds(entry, piece, spend)) {
       untrusted.push(entry.source);
       if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
     }
@@ -301,7 +326,9 @@ export function deriveProvenance(
   const payloadTrack = new Set<PieceKind>([...track].filter((k) => k !== "value" && k !== "account"));
   const skip = new Set(options.untracked_arguments ?? []);
   const payload = new Set(options.payload_arguments ?? []);
-  const named = namedRecordIdentities(entries);
+  const budget = options.budget;
+  const spend: Spend = budget === undefined ? () => undefined : (units) => void (budget.left -= units);
+  const named = namedRecordIdentities(entries, budget);
   const out: PieceProvenance[] = [];
   type Leaf = { value: unknown; path: (string | number)[]; reference?: boolean };
   const stack: Leaf[] = Object.entries(args)
@@ -312,13 +339,19 @@ export function deriveProvenance(
     ])
     .reverse();
   while (stack.length > 0) {
+    if (budget !== undefined && budget.left <= 0) {
+      // what is left untraced is not judged at all: the caller asks rather than decide on a part
+      budget.exceeded = true;
+      break;
+    }
     const popped = stack.pop() as Leaf;
     const { path, reference } = popped;
     const value = accountNumberText(popped.value) ?? popped.value;
     if (typeof value === "string") {
       // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
       const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
-      for (const piece of piecesOf(value, kinds)) out.push(judgePiece(entries, named, path, piece, options.recall));
+      for (const piece of piecesOf(value, kinds))
+        out.push(judgePiece(entries, named, path, piece, options.recall, spend));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {
@@ -374,12 +407,15 @@ export function namesFetchedSource(
 ): boolean {
   const users = entries.filter((e) => e.label === "user_input");
   if (users.length === 0) return false;
-  return deriveProvenance(users, args).some(
+  const budget = createProvenanceBudget();
+  const named = deriveProvenance(users, args, { budget }).some(
     (p) =>
       p.status === "trusted" &&
       p.piece.length >= MIN_TRUSTED_OCCURRENCE &&
       (p.kind !== "value" || FILE_NAME.test(p.piece)),
   );
+  // arguments too many to trace name no source: the result is only as trusted as any other
+  return named && !budget.exceeded;
 }
 
 function applyNamedSources(

@@ -15,6 +15,7 @@ import {
   type ProvenanceEntryOptions,
   type ProvenanceLabel,
 } from "./provenance.js";
+import { createProvenanceBudget, EVERY_PIECE } from "./provenance-budget.js";
 import { MAX_KEPT_HISTORY, type PendingFetch, type SessionCore } from "./session-core.js";
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
@@ -191,7 +192,10 @@ function echoedPieces(core: SessionCore, request: ActionRequest): ReadonlySet<st
   const names = [server, `${server}.${request.tool}`];
   const trusted = core.settings.trustedServers.match(names) !== undefined;
   if (!trusted && directoryFor(core, names).directory === undefined) return new Set();
-  const pieces = deriveProvenance(core.entries, request.arguments);
+  const budget = createProvenanceBudget();
+  const pieces = deriveProvenance(core.entries, request.arguments, { budget });
+  // arguments too many to trace: the answer vouches for none of them
+  if (budget.exceeded) return EVERY_PIECE;
   return new Set(pieces.filter((p) => p.status !== "trusted").map((p) => p.piece));
 }
 
