@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { timeLeft, watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
@@ -10,7 +11,8 @@ describe("acp pending", () => {
   it("says so when nothing waits, even without a state.db", async () => {
     const home = tempHome();
     const out = await runCli(["pending"], { env: { ACP_HOME: home } });
-    expect(out).toMatchObject({ code: 0, stdout: "no pending consent requests\n" });
+    // where it looked: a person whose MCP client set another ACP_HOME sees why nothing is listed
+    expect(out).toMatchObject({ code: 0, stdout: `no pending consent requests in ${join(home, "state.db")}\n` });
     expect(JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout)).toEqual([]);
   });
 

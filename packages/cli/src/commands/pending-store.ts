@@ -10,6 +10,7 @@ import {
   HttpError,
   openPendingConsent,
   readServeState,
+  safeStorageUrl,
   STORAGE_URL_ENV,
   type PendingConsentHandle,
 } from "@acp/server";
@@ -73,6 +74,13 @@ export async function withPendingStore<T>(
   } finally {
     await handle?.close();
   }
+}
+
+/** Where these commands look, for a person: `$ACP_HOME/state.db`, or the storage URL with its password masked. */
+export function pendingStoreLocation(ctx: CliContext, flags: StorageFlags): string {
+  const home = resolveHome(ctx.io);
+  const storage = storageOf(ctx, flags, home);
+  return storage === null ? join(home, "state.db") : safeStorageUrl(storage.url);
 }
 
 function messageOf(err: unknown): string {

@@ -3,7 +3,14 @@ import type { PendingConsentRow } from "@acp/store";
 import { decidedBy, printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
-import { isOrphaned, orphanedNote, storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
+import {
+  isOrphaned,
+  orphanedNote,
+  pendingStoreLocation,
+  storageUrlOption,
+  withPendingStore,
+  type StorageFlags,
+} from "./pending-store.js";
 
 /** One pending request as `acp pending --json` prints it. */
 export interface PendingConsentView {
@@ -173,7 +180,9 @@ export function registerPending(parent: Command, ctx: CliContext): void {
       const { views, orphaned } = await listPending(ctx, options);
       if (orphaned.length > 0) ctx.io.stderr.write(`${printable(orphanedNote(orphaned))}\n`);
       if (options.json === true) return printJson(ctx, views);
-      if (views.length === 0) return printLine(ctx, "no pending consent requests");
+      // naming where it looked tells a person whose MCP client set another ACP_HOME why they see nothing
+      if (views.length === 0)
+        return printLine(ctx, `no pending consent requests in ${pendingStoreLocation(ctx, options)}`);
       for (const view of views) printView(ctx, view);
     });
 }

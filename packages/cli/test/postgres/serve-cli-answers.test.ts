@@ -206,7 +206,9 @@ describe("acp pending / approve / deny on the PostgreSQL of acp serve", () => {
     try {
       const env = terminalEnv({ ACP_STORAGE_URL: empty.url });
       const listed = await runBuiltAcp(["pending"], env);
-      expect(listed).toMatchObject({ code: 0, stdout: "no pending consent requests\n" });
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(/^no pending consent requests in postgres:\/\/\S+\n$/);
+      expect(listed.stdout).not.toContain(new URL(empty.url).password || "\u0000");
       const unknown = await runBuiltAcp(["deny", `cr_${"1".repeat(32)}`], env);
       expect(unknown.code).toBe(4);
       expect(unknown.stderr).toContain("no pending consent request");
