@@ -50,6 +50,33 @@ export function foldName(name: string): string {
   return out;
 }
 
+/** An ASCII letter. */
+const ASCII_LETTER = /[A-Za-z]/;
+/** Non-spacing marks only (what follows the base letter of an accented letter, decomposed). */
+const ACCENTS = /^\p{Mn}+$/u;
+/** A letter or digit of ASCII. */
+const ASCII_WORD = /^[A-Za-z0-9]+$/;
+
+/**
+ * The first character of `name` that passes for ASCII letters or digits without being ASCII (`е` in
+ * `rеad_file`, U+0435 CYRILLIC SMALL LETTER IE, which reads as `e`), when the name also holds an ASCII
+ * letter: a Latin name with a look-alike inside, which a person reads as the Latin name it is not (a
+ * full-width `ｒ` counts; an accented Latin letter, `à`, does not). Undefined for an ASCII name and for a
+ * name without ASCII letters (`получить_погоду` is a Cyrillic name, not a disguise).
+ */
+export function findLookAlike(name: string): { readonly char: string; readonly reads: string } | undefined {
+  if (ASCII.test(name) || !ASCII_LETTER.test(name)) return undefined;
+  for (const char of name.normalize("NFC")) {
+    if ((char.codePointAt(0) as number) < 0x80) continue;
+    // an accented Latin letter (`à`, `é`) is a letter of the name's own script, no disguise
+    const decomposed = char.normalize("NFKD");
+    if ((decomposed.codePointAt(0) as number) < 0x80 && ACCENTS.test(decomposed.slice(1))) continue;
+    const reads = foldName(char);
+    if (reads !== "" && ASCII_WORD.test(reads)) return { char, reads };
+  }
+  return undefined;
+}
+
 /** Characters with a meaning in a glob (picomatch), kept as they are when a pattern is folded. */
 const GLOB_SYNTAX = new Set(["*", "?", "[", "]", "{", "}", "(", ")", "!", "@", "+", "|", ","]);
 

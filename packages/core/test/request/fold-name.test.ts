@@ -139,8 +139,34 @@ describe("ask and deny rules meet the names a person reads as theirs", () => {
       }),
     );
     expect((await decide.decide({ tool: "read_file", arguments: {} }, NOW)).rule).toBe("policy:reads");
-    // a look-alike of an allowed name is another name: the default decides, never the allow rule
-    expect((await decide.decide({ tool: "rеad_file", arguments: {} }, NOW)).rule).toBe("policy:default");
+    // a look-alike of an allowed name is another name: never the allow rule; and a person is asked
+    const disguised = await decide.decide({ tool: "rеad_file", arguments: {} }, NOW);
+    expect(disguised.verdicts.find((v) => v.source === "policy")?.rule).toBe("default");
+    expect([disguised.route, disguised.reasons[0]?.code]).toEqual(["ask", "look_alike_name"]);
+    expect(disguised.reasons[0]?.message).toBe(
+      "the tool name `rеad_file` holds U+0435, which reads as `e`: it looks like `read_file` but is another name, so a person is asked",
+    );
+  });
+
+  it("asks a person about a Latin name with a look-alike letter, not about a name of another script", async () => {
+    const decide = pipeline();
+    for (const [tool, server] of [
+      ["ｒead_notes", undefined],
+      ["get_notes", "filеs"],
+      ["gеt_погода", undefined],
+    ] as const) {
+      const decision = await decide.decide({ tool, ...(server ? { server } : {}), arguments: {} }, NOW);
+      expect([tool, decision.route, decision.reasons.map((r) => r.code)]).toEqual([
+        tool,
+        "ask",
+        ["look_alike_name", "default_action"],
+      ]);
+    }
+    for (const tool of ["получить_погоду", "get_notes", "天気_取得", "envoyer_à", "cafe\u0301_menu"]) {
+      expect([tool, (await decide.decide({ tool, arguments: {} }, NOW)).route]).toEqual([tool, "accept"]);
+    }
+    // a deny rule for the name it passes for still refuses it
+    expect((await decide.decide({ tool: "dеlete_database", arguments: {} }, NOW)).route).toBe("refuse");
   });
 
   it("folds the pattern too: a rule written with letters the fold changes meets their look-alikes", async () => {
