@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -38,6 +39,28 @@ describe("tool pinning", () => {
     writeFileSync(path, "{not json");
     await expect(createFilePinStore(path).load("s")).rejects.toThrow();
     expect(readFileSync(path, "utf8")).toBe("{not json");
+  });
+
+  it("the file store writes through no link planted in the home, and refuses a pipe planted as pins.json", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-pins-"));
+    const path = join(dir, "pins.json");
+    const victim = join(dir, "victim.txt");
+    const untouched = '{"version":1,"servers":{}}\n';
+    writeFileSync(victim, untouched);
+    // the name the store used to write through (`pins.json.<pid>.tmp`), and pins.json itself, as links
+    symlinkSync(victim, `${path}.${process.pid}.tmp`);
+    await createFilePinStore(path).save("s", [pinTool({ name: "t", description: "d" }, new Date(0))]);
+    expect(readFileSync(victim, "utf8")).toBe(untouched);
+    expect(lstatSync(path).isFile()).toBe(true);
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    rmSync(path);
+    symlinkSync(victim, path);
+    await createFilePinStore(path).save("s", [pinTool({ name: "t", description: "d" }, new Date(0))]);
+    expect(readFileSync(victim, "utf8")).toBe(untouched);
+    expect(lstatSync(path).isSymbolicLink()).toBe(false);
+    rmSync(path);
+    execFileSync("mkfifo", [path]);
+    await expect(createFilePinStore(path).load("s")).rejects.toThrow("not a regular file");
   });
 
   it("a rug pull holds the changed tool behind ask until a person approves; then the new definition is pinned", async () => {

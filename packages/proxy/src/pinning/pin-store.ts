@@ -1,5 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { readFileUpTo, writeFileAtomic } from "@acp/store";
 
 /**
  * What is remembered of one tool definition the first time it is seen (or last accepted). Pins written
@@ -52,6 +53,9 @@ interface PinFileV1 {
   readonly servers: Record<string, Record<string, ToolPin>>;
 }
 
+/** Largest pins.json read: far more than the pins of every tool of many servers. */
+export const MAX_PIN_FILE_BYTES = 16 * 1024 * 1024;
+
 /**
  * A pin store in one JSON file (`$ACP_HOME/pins.json`), written atomically (temp file + rename) and
  * serialised within the process. A file that does not parse is an error, never silently reset: a reset
@@ -65,13 +69,16 @@ export function createFilePinStore(path: string): PinStore {
     return next;
   };
   const read = async (): Promise<PinFileV1> => {
-    let text: string;
+    let bytes: Buffer | undefined;
     try {
-      text = await readFile(path, "utf8");
+      // a regular file of bounded size: a pipe or /dev/zero planted as pins.json must not hang or fill memory
+      bytes = readFileUpTo(path, MAX_PIN_FILE_BYTES, { regularOnly: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { version: 1, servers: {} };
-      throw err;
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return Promise.resolve({ version: 1, servers: {} });
+      throw new Error(`${path}: ${err instanceof Error ? err.message : String(err)}`);
     }
+    if (bytes === undefined) throw new Error(`${path}: larger than ${MAX_PIN_FILE_BYTES} bytes, not a pin file`);
+    const text = bytes.toString("utf8");
     const parsed: unknown = JSON.parse(text);
     if (!isPinFile(parsed)) throw new Error(`${path}: not a pin file (expected {"version": 1, "servers": {…}})`);
     return parsed;
@@ -86,9 +93,8 @@ export function createFilePinStore(path: string): PinStore {
         for (const pin of pins) entries.set(pin.name, pin);
         const next: PinFileV1 = { version: 1, servers: { ...file.servers, [server]: Object.fromEntries(entries) } };
         await mkdir(dirname(path), { recursive: true });
-        const temp = `${path}.${process.pid}.tmp`;
-        await writeFile(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-        await rename(temp, path);
+        // a temporary file of a random name, created exclusively without following a planted link, then renamed
+        writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       }),
   };
 }
