@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { timeLeft, watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
@@ -139,6 +140,29 @@ describe("acp pending --watch, a proxy that dies while its request waits", () =>
       waiter.kill("SIGKILL");
       await watching;
     }
+  });
+});
+
+describe("acp pending --watch, as a person starts it", () => {
+  it("says where it watches before the first request arrives", async () => {
+    const home = tempHome();
+    const acp = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
+    const child = spawn(process.execPath, [acp, "pending", "--watch"], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home", ACP_HOME: home },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString("utf8");
+        if (stderr.includes("\n")) resolve();
+      });
+      child.on("exit", () => reject(new Error(`exited: ${stderr}`)));
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    await exited;
+    expect(stderr).toBe(`watching for consent requests in ${join(home, "state.db")} (Ctrl-C stops)\n`);
   });
 });
 

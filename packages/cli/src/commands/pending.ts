@@ -194,7 +194,8 @@ async function watch(ctx: CliContext, options: StorageFlags & { json?: boolean }
   const stop = (): void => controller.abort();
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  if (options.json !== true) ctx.io.stderr.write("watching for consent requests (Ctrl-C stops)\n");
+  if (options.json !== true)
+    ctx.io.stderr.write(`watching for consent requests in ${pendingStoreLocation(ctx, options)} (Ctrl-C stops)\n`);
   try {
     await watchPending(ctx, options, (event) => tellWatch(ctx, event, options.json === true), {
       signal: controller.signal,
