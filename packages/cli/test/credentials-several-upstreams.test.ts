@@ -78,6 +78,32 @@ describe("a credential with no server, with several upstreams", () => {
     expect(started.filter((f) => existsSync(f))).toEqual([]);
   });
 
+  it("is refused in the config file itself when its proxy.upstream_servers has two, and acp doctor says so", async () => {
+    const { home } = fixtureHome(root.dir);
+    const path = join(root.dir, `config-${++n}.yml`);
+    writeFileSync(
+      path,
+      [
+        'version: "1"',
+        "proxy:",
+        "  upstream_servers:",
+        "    - { name: files, command: 'touch /nonexistent/never-started' }",
+        "    - { name: notes, command: 'touch /nonexistent/never-started-2' }",
+        "credentials:",
+        NO_SERVER,
+      ].join("\n"),
+    );
+    const out = await runCli(["doctor", "--json", "--config", path], { env: envFor(home) });
+    const checks = (JSON.parse(out.stdout) as { checks: { status: string; name: string; detail: string }[] }).checks;
+    const credentials = checks.find((c) => c.name === "credentials" && c.status === "fail");
+    expect(credentials?.detail).toBe(
+      `${path}:7:5: credentials.0 (\`TOKEN\`) names no \`server\`, and 2 upstreams are configured (\`files\`, \`notes\`): name the upstream(s) it is for (\`server: files\`), or write \`server: "*"\` if every one is meant`,
+    );
+    const proxy = await runCli(["proxy", "--config", path], { env: envFor(home) });
+    expect(proxy.code).toBe(4);
+    expect(proxy.stderr).toContain(`${path}:7:5: credentials.0`);
+  });
+
   it('lets two upstreams start when the entry says `server: "*"` (the refusal is about the missing key)', async () => {
     const { home } = fixtureHome(root.dir);
     const path = configFile('  - { secret: TOKEN, server: "*", tool: t, argument: token }\n');

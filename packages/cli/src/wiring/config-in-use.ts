@@ -3,7 +3,7 @@ import { suggest, type RedactionRules } from "@acp/core";
 import { parseEgressAllowList, parseProxyConfig, type ProxyConfig } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
-import { credentialRulesFrom, type CredentialRule } from "./credentials.js";
+import { credentialProblems, credentialRulesFrom, type CredentialRule } from "./credentials.js";
 import { redactionRulesFrom } from "./redaction-config.js";
 import { checkSessionBlock } from "./session-config.js";
 import { checkChannelKeys } from "./config-channels.js";
@@ -154,6 +154,24 @@ export function checkTopLevelKeys(file: ConfigFile): void {
 }
 
 /**
+ * The `credentials:` entries, checked on their own and against the file's own upstreams (an entry without
+ * `server` while two or more are configured is refused, `credentialProblems`; `--upstream` servers are
+ * checked again when a proxy starts). A `proxy:` that does not parse is the proxy check's problem, not this one's.
+ */
+function credentialsFor(file: ConfigFile, locate: (path: readonly (string | number)[]) => string): CredentialRule[] {
+  const rules = credentialRulesFrom(file.values["credentials"], file.path, locate);
+  let upstreams: readonly string[] = [];
+  try {
+    upstreams = proxySection(file).upstreams.map((u) => u.name);
+  } catch {
+    /* reported by the proxy check */
+  }
+  const problems = credentialProblems(rules, upstreams);
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+  return rules;
+}
+
+/**
  * Checks every key of the config file `file` that the proxy uses, each on its own (a problem in one does not
  * hide another's). Errors other than a bad value (exit 4) are thrown.
  */
@@ -163,7 +181,7 @@ export function checkConfigKeys(file: ConfigFile): ConfigChecks {
   return {
     file: check(() => checkTopLevelKeys(file)),
     proxy: check(() => proxySection(file)),
-    credentials: check(() => credentialRulesFrom(v["credentials"], file.path, locate)),
+    credentials: check(() => credentialsFor(file, locate)),
     redaction: check(() => redactionRulesFrom(v["redaction"], file.path, locate)),
     session: check(() => checkSessionBlock(file)),
     graph: check(() => graphConfigFrom(file)),
