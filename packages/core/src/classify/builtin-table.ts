@@ -117,12 +117,24 @@ function otherSpellings(tool: string): string[] {
  * with a Cyrillic `а` are financial like `transfer_funds`, while `GetUser` stays unknown (write), not read.
  */
 export function findBuiltinClassification(tool: string): BuiltinClassification | undefined {
-  let row = findRowAsWritten(tool);
+  const row = findRowAsWritten(tool);
   if (SNAKE.test(tool) && !tool.includes("__")) return row;
+  const known = spelledRows.get(tool);
+  if (known !== undefined || spelledRows.has(tool)) return known;
+  let found = row;
   for (const spelling of otherSpellings(tool)) {
     for (const other of [findRowAsWritten(spelling), findRowFolded(foldName(spelling))]) {
-      if (other !== undefined && riskOf(other) > riskOf(row)) row = other;
+      if (other !== undefined && riskOf(other) > riskOf(found)) found = other;
     }
   }
-  return row;
+  if (spelledRows.size >= MAX_SPELLED_ROWS) spelledRows.clear();
+  spelledRows.set(tool, found);
+  return found;
 }
+
+/**
+ * The rows of names that needed their other spellings (`send_email` holds an `m`, which folds), by name:
+ * agents call few distinct tools, so each is spelled once; cleared when it holds this many.
+ */
+const spelledRows = new Map<string, BuiltinClassification | undefined>();
+const MAX_SPELLED_ROWS = 4096;
