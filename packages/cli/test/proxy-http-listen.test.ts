@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { runCli } from "./run.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
 const REPO = fileURLToPath(new URL("../../..", import.meta.url));
@@ -49,5 +51,25 @@ describe("acp proxy --http beyond loopback warns that it serves plain HTTP", () 
     expect(await startedHttpProxy([])).not.toContain("without TLS");
     const behind = await startedHttpProxy(["--bind", "0.0.0.0", "--public-url", "https://mcp.example.com"]);
     expect(behind).not.toContain("without TLS");
+  });
+});
+
+describe("acp proxy --http on a port in use", () => {
+  it("exits 1 saying the port is taken and how to pick another, as acp serve does", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const out = await runCli(["proxy", "--http", String(port), "--upstream", EVERYTHING], {
+        env: { ...envFor(fixtureHome(root.dir).home), PATH: process.env["PATH"] ?? "" },
+      });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(
+        `acp: cannot listen on \`127.0.0.1:${port}\`: EADDRINUSE (the port is already in use: another acp proxy? ` +
+          "pick another with --http PORT, or --http 0 for a free one)",
+      );
+    } finally {
+      taken.close();
+    }
   });
 });

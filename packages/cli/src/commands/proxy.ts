@@ -414,7 +414,8 @@ async function serveHttp(
       ...(config.maxSessions !== undefined ? { maxSessions: config.maxSessions } : {}),
     });
   } catch (err) {
-    throw new CliError(err instanceof Error ? err.message : String(err), EXIT.error);
+    const message = err instanceof Error ? err.message : String(err);
+    throw new CliError(`${message}${listenHint(message)}`, EXIT.error);
   }
   if (tokens.agents.size > 0) {
     log(
@@ -437,6 +438,15 @@ async function serveHttp(
     process.once("SIGTERM", resolve);
   });
   await listener.close();
+}
+
+/** What to do about a listener that could not be opened, as `acp serve` says it: by the error's code. */
+function listenHint(message: string): string {
+  if (message.endsWith("EADDRINUSE"))
+    return " (the port is already in use: another acp proxy? pick another with --http PORT, or --http 0 for a free one)";
+  if (message.endsWith("EADDRNOTAVAIL")) return " (no interface of this machine has that address: check --bind)";
+  if (message.endsWith("EACCES")) return " (ports below 1024 need privileges: pick one above with --http PORT)";
+  return "";
 }
 
 /** `--public-url`, else `proxy.public_url` (checked with the config); exit 2 for a bad flag. */
