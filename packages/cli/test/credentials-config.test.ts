@@ -105,7 +105,7 @@ describe("config.yml redaction:", () => {
     expect(extended.keys).toContain("pin");
     expect(extended.keys).toContain("*token*");
     expect(extended.values.at(-1)?.source).toBe("\\d{4}-\\d{4}");
-    expect(extended.values.at(-1)?.flags).toBe("gi");
+    expect(extended.values.at(-1)?.flags).toBe("i");
     const only = loadRedactionRules(homeWith("redaction:\n  defaults: false\n  keys: [pin]\n"));
     expect(only).toEqual({ keys: ["pin"], values: [] });
   });
