@@ -29,6 +29,22 @@ function readingCost(text: string): number {
   return 1 + (text.length >> 4);
 }
 
+/** Printable ASCII, which NFKC leaves as it is. */
+const PLAIN_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * Whether the NFKC form of a non-ASCII string meets the crossing glob, as written or in any case: what
+ * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`) and many servers of full-width text.
+ */
+function compatible(leaf: string, loose: (value: string) => boolean, inAnyCase: (value: string) => boolean): boolean {
+  if (PLAIN_ASCII.test(leaf)) return false;
+  spendWork(leaf.length >> 2);
+  const nfkc = leaf.normalize("NFKC");
+  if (nfkc === leaf) return false;
+  spendWork(readingCost(nfkc));
+  return loose(nfkc) || inAnyCase(nfkc);
+}
+
 /** A number with `_` between digits (`1_000`, `-2_500.5`), as Python reads it. */
 const DIGIT_GROUPS = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?$/;
 
@@ -67,7 +83,8 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * `/home/me//.ssh/id_rsa`, `https://evil.example/**` refuses `https://EVIL.example:443/x`; and a string
  * glob meets a string in any case (both in lower case, `*` crossing `/`): `*@evil.com` refuses
  * `a@EVIL.COM` (a mail domain has no case), `/Users/me/.ssh/**` refuses `/Users/me/.SSH/id_rsa` (nor has
- * a path on macOS' or Windows' usual file systems).
+ * a path on macOS' or Windows' usual file systems); and in its NFKC form (`a@ｅｖｉｌ.com`, which IDNA reads
+ * as `a@evil.com`).
  * Returns an error message when the value cannot be compiled.
  */
 export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafTest | string {
@@ -102,9 +119,11 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
         if (loose(leaf) || inAnyCase(leaf)) return true;
         spendWork(leaf.length >> 2); // the normal form: a split and join, or a URL parse
         const normal = normalizeValue(leaf);
-        if (normal === undefined) return false;
-        spendWork(2 * readingCost(normal));
-        return matches(normal) || loose(normal) || inAnyCase(normal);
+        if (normal !== undefined) {
+          spendWork(2 * readingCost(normal));
+          if (matches(normal) || loose(normal) || inAnyCase(normal)) return true;
+        }
+        return compatible(leaf, loose, inAnyCase);
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;

@@ -118,6 +118,8 @@ const scalar = fc.oneof(
     "FALSE",
     "ANN@CORP.COM",
     "1_00",
+    "ann@ｃｏｒｐ.com",
+    "／srv／x",
     "+1_0_0",
     "x@Corp.Com",
   ),

@@ -404,6 +404,7 @@ describe("argument strings in another case", () => {
       { id: "rest", action: "ask" },
     ];
     expect(ruleFor(s, req("send_email", { to: "a@EVIL.COM" }))).toBe("no-evil");
+    expect(ruleFor(s, req("send_email", { to: "a@ｅｖｉｌ.com" }))).toBe("no-evil"); // IDNA reads it as evil.com
     expect(ruleFor(s, req("send_email", { to: ["ok@corp.com", "x@Evil.Com"] }))).toBe("no-evil");
     expect(ruleFor(s, req("read_file", { path: "/Users/me/.SSH/id_rsa" }))).toBe("no-keys");
     expect(ruleFor(s, req("read_file", { path: "/USERS/ME//.ssh/../.ssh/id_rsa" }))).toBe("no-keys");

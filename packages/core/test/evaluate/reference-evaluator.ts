@@ -67,7 +67,10 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         globMatches(expected, normal, true) ||
         // in any case: both in lower case
         globMatches(lower, actual.toLowerCase(), true) ||
-        globMatches(lower, normal.toLowerCase(), true)
+        globMatches(lower, normal.toLowerCase(), true) ||
+        // in NFKC form (full-width letters, as IDNA reads a domain)
+        globMatches(expected, actual.normalize("NFKC"), true) ||
+        globMatches(lower, actual.normalize("NFKC").toLowerCase(), true)
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
