@@ -37,6 +37,8 @@ export interface CompiledOverrides {
     /** The tool pattern folded ({@link foldGlobPattern}), against the folded name. */
     readonly foldedTool: GlobMatcher;
     readonly server: GlobMatcher | undefined;
+    /** The server pattern folded, against the folded server name. */
+    readonly foldedServer: GlobMatcher | undefined;
   }[];
 }
 
@@ -76,6 +78,7 @@ export function compileClassificationOverrides(overrides: readonly Classificatio
       tool: compileOverrideGlob(override.tool, `#${i + 1} \`${override.tool}\``),
       foldedTool: compileFoldedGlob(override.tool),
       server: override.server === undefined ? undefined : compileOverrideGlob(override.server, `#${i + 1}`),
+      foldedServer: override.server === undefined ? undefined : compileFoldedGlob(override.server),
     })),
   };
 }
@@ -103,9 +106,11 @@ function assertKnown<T extends string>(value: unknown, known: readonly T[], what
 
 function policyLayer(request: ActionRequest, compiled: CompiledOverrides, folded = false): Layer | undefined {
   const name = folded ? foldName(request.tool) : request.tool;
+  const server = folded && request.server !== undefined ? foldName(request.server) : request.server;
   for (const entry of compiled.entries) {
     if (!(folded ? entry.foldedTool(name) : entry.tool(name))) continue;
-    if (entry.server !== undefined && (request.server === undefined || !entry.server(request.server))) continue;
+    const serverTest = folded ? entry.foldedServer : entry.server;
+    if (serverTest !== undefined && (server === undefined || !serverTest(server))) continue;
     return { source: "policy", category: entry.override.category, risk_level: entry.override.risk_level };
   }
   return undefined;
@@ -196,9 +201,9 @@ function derivedLayers(request: ActionRequest, compiled: CompiledOverrides): Lay
   if (fromPolicy !== undefined) layers.push(fromPolicy);
   const base = baseLayers(request);
   layers.push(...base);
-  // the entry the name meets as a person reads it ({@link foldName}: `wіre_money` with a Cyrillic `і` is
-  // `wire_money`) decides instead when its risk is higher: a look-alike never escapes an entry, and
-  // never gets a lower one
+  // the entry the names meet as a person reads them ({@link foldName}: `wіre_money` with a Cyrillic `і`
+  // is `wire_money`, `Payments` is `payments`) decides instead when its risk is higher: another spelling
+  // never escapes an entry, and never gets a lower one
   const viaFold = compiled.entries.length === 0 ? undefined : policyLayer(request, compiled, true);
   if (viaFold === undefined) return layers;
   const alternative = [viaFold, ...base];

@@ -226,9 +226,16 @@ rules:
 classify:
   - { tool: wire_money, category: financial }
   - { tool: "fetch_*", category: read, risk_level: low }
+  - { tool: "*", server: payments, category: financial }
 `);
+    for (const server of ["Payments", "pаyments"]) {
+      const paid = await decide.decide({ tool: "get_balance", server, arguments: {} }, NOW);
+      expect([server, paid.route, paid.category]).toEqual([server, "refuse", "financial"]);
+    }
     const wire = await decide.decide({ tool: "wіre_money", arguments: {} }, NOW); // U+0456
     expect([wire.route, wire.rule, wire.category]).toEqual(["refuse", "policy:no-money", "financial"]);
+    const upper = await decide.decide({ tool: "WIRE_MONEY", arguments: {} }, NOW);
+    expect([upper.route, upper.category]).toEqual(["refuse", "financial"]);
     const fetch = await decide.decide({ tool: "fеtch_page", arguments: {} }, NOW); // U+0435
     expect([fetch.route, fetch.category]).toEqual(["ask", "write"]);
     expect((await decide.decide({ tool: "fetch_page", arguments: {} }, NOW)).route).toBe("accept");
