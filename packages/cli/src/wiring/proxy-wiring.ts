@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createConsentRedactor, type ConsentBrokerHandle, type CredentialHook } from "@acp/proxy";
+import { createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel, type CredentialHook } from "@acp/proxy";
 import type { RedactionRules } from "@acp/core";
 import type { CliContext } from "../context.js";
 import type { ProxyWiring } from "../commands/proxy.js";
@@ -17,6 +17,16 @@ import { createProxySessionRuntime, type ProxySessionRuntime } from "./session-r
 import { createHomeIntentSync } from "./session-home.js";
 import { settleOrphanedConsent } from "./orphaned-consent.js";
 import { homeSecretValues } from "./home-secrets.js";
+
+/** What a front end other than `acp proxy` changes in the same wiring (the in-process guard). */
+export interface ProxyWiringExtras {
+  /** Consent channels asked before the configured ones (the guard's `ask` callback). */
+  readonly channels?: readonly ConsentChannel[];
+  /** Whether to offer the controlling terminal as a consent channel; default true. */
+  readonly terminal?: boolean;
+  /** What log lines start with; default `acp proxy`. */
+  readonly name?: string;
+}
 
 interface Wired {
   readonly state: HomeState;
@@ -36,8 +46,11 @@ interface Wired {
  * file in use, read and checked once by the command (`config`, the first option that carries it); a caller
  * that passes none gets `$ACP_HOME/config.yml`'s. Secrets stay in the home: the vault and the home's key.
  */
-export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Promise<void> } {
-  const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
+export function createProxyWiring(
+  ctx: CliContext,
+  extras: ProxyWiringExtras = {},
+): ProxyWiring & { close(): Promise<void>; runtime(): ProxySessionRuntime | undefined } {
+  const log = (line: string): void => void ctx.io.stderr.write(`${extras.name ?? "acp proxy"}: ${line}\n`);
   let wired: Wired | undefined;
   let broker: ConsentBrokerHandle | undefined;
   let runtime: ProxySessionRuntime | undefined;
@@ -126,13 +139,18 @@ export function createProxyWiring(ctx: CliContext): ProxyWiring & { close(): Pro
         clock: ctx.io.now,
         // sealed channel secrets open only with the home's key
         // a Telegram press on another proxy's request is recorded where that proxy reads answers
-        channels: state.exists
-          ? configuredChannels(config.file, () => key.seed(), log, pendingTableForward(state, ctx.io.now))
-          : [],
+        channels: [
+          ...(extras.channels ?? []),
+          ...(state.exists
+            ? configuredChannels(config.file, () => key.seed(), log, pendingTableForward(state, ctx.io.now))
+            : []),
+        ],
+        ...(extras.terminal !== undefined ? { terminal: extras.terminal } : {}),
       });
       return broker;
     },
     createAudit: ({ home, config: given }) => wire(home, given).audit,
+    runtime: () => runtime,
     async close() {
       await orphansSettled;
       await broker?.close();

@@ -74,6 +74,8 @@ export interface ProxySessionRuntime {
   readonly observer: CallObserver;
   /** `acp_submit_plan`: validate against the intent, approve by rule when it only narrows, else ask a person. */
   readonly plans: PlanHook;
+  /** Records what the person typed in a session (`user_input` provenance: trusted, as the user's own words). */
+  recordUserInput(sessionId: string, text: string): void;
   /** The core session of a downstream session, if it has one (inspection, tests). */
   sessionOf(sessionId: string): Session | undefined;
 }
@@ -259,7 +261,13 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     }),
     observer: {
       executed: (id, request) => void entryFor(id).session.recordExecution(request),
-      result: (id, server, tool, text) => void entryFor(id).session.recordToolResult(server, tool, text),
+      result: (id, server, tool, text, given) =>
+        void entryFor(id).session.recordToolResult(
+          server,
+          tool,
+          text,
+          given?.trusted === true ? { trusted: true } : {},
+        ),
       unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {
         const session = sessions.get(id)?.session;
@@ -273,6 +281,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       submit: async (id, plan, _signal, context) =>
         submitPlan(await current(id, context?.agent, context?.tokenAgent), entryFor(id).slots, plan, context?.tools),
     },
+    recordUserInput: (id, text) => void entryFor(id).session.recordUserInput(text),
     sessionOf: (id) => sessions.get(id)?.session,
   };
 }

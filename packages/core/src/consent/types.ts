@@ -9,8 +9,11 @@ export const CONSENT_DECISIONS = ["approved", "denied", "approved_with_modificat
 export type ConsentDecisionV02 = (typeof CONSENT_DECISIONS)[number];
 
 /** The channels an approver answers through (§4.2). */
-/** §4.2 names telegram, terminal and webhook; ACP adds `cli` (`acp approve`) and `console` (the web console). */
-export const CONSENT_CHANNELS = ["telegram", "terminal", "webhook", "cli", "console"] as const;
+/**
+ * §4.2 names telegram, terminal and webhook; ACP adds `cli` (`acp approve`), `console` (the web console) and
+ * `app` (the program's own dialog: the in-process guard's `ask` callback).
+ */
+export const CONSENT_CHANNELS = ["telegram", "terminal", "webhook", "cli", "console", "app"] as const;
 export type ConsentChannelV02 = (typeof CONSENT_CHANNELS)[number];
 
 /** A JSON object of tool-call parameters. */

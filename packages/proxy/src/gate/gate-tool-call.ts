@@ -1,4 +1,11 @@
-import { sameCanonicalJson, type ActionRequest, type Decision, type Reason, type ToolAnnotations } from "@acp/core";
+import {
+  sameCanonicalJson,
+  type ActionRequest,
+  type Category,
+  type Decision,
+  type Reason,
+  type ToolAnnotations,
+} from "@acp/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
@@ -42,6 +49,8 @@ export interface GatedCall {
   readonly tool: string;
   readonly arguments: Record<string, unknown>;
   readonly annotations?: ToolAnnotations;
+  /** The category the caller states (explicit wins over policy, annotations and the built-in table). */
+  readonly category?: Category;
   readonly sessionId: string;
   readonly agent?: string;
   /** The agent the session's own token names (`proxy.agent_tokens`), if it has one: never the client's own name. */
@@ -64,7 +73,21 @@ export type GateVerdict =
       readonly request: ActionRequest;
       readonly decided: ForwardedAs;
     }
-  | { readonly kind: "answer"; readonly result: CallToolResult };
+  | {
+      readonly kind: "answer";
+      readonly result: CallToolResult;
+      /** Why the call stops here (the result's text says it to the agent). */
+      readonly stop: GateStop;
+      /** The decision the call was stopped under. */
+      readonly decision: Decision;
+    };
+
+/**
+ * Why the gate stopped a call: the pipeline refused it; a person said no (a signed `denied`); consent was
+ * not given without anyone saying no (no channel, an answer that failed verification); nobody answered in
+ * time; the call was cancelled; or the arguments a person edited are refused.
+ */
+export type GateStop = "refused" | "denied" | "not_given" | "expired" | "withdrawn" | "edit_refused";
 
 /** What the decision is told about the call beyond its request. */
 function contextOf(call: GatedCall): DecideContext {
@@ -108,7 +131,9 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     policy_rule: decision.rule,
   };
   if (decision.route === "accept") return { kind: "forward", arguments: call.arguments, request, decided: forwardedAs };
-  if (decision.route === "refuse") return { kind: "answer", result: toolError(refusalText(decision), decision) };
+  if (decision.route === "refuse") {
+    return { kind: "answer", result: toolError(refusalText(decision), decision), stop: "refused", decision };
+  }
   const decided = { ...base, ...forwardedAs };
   const remembered = isHeldForChange(deps, call)
     ? undefined
@@ -221,7 +246,7 @@ async function settleOutcome(
       };
       return { kind: "forward", arguments: outcome.arguments, request: forwarded, decided };
     }
-    case "denied":
+    case "denied": {
       await record(deps.audit, "consent_denied", {
         ...base,
         ...requestIdOf(outcome.consentResponse),
@@ -232,15 +257,17 @@ async function settleOutcome(
       // only a signed response that says `denied` is a person's no; the others (no channel, a response that
       // failed verification, a malformed answer, an approval the audit could not record) must not read as if
       // someone had said no
+      const denied = saysDenied(outcome.consentResponse);
       return {
         kind: "answer",
         result: toolError(
-          saysDenied(outcome.consentResponse)
-            ? `denied by a person: ${outcome.reason}`
-            : `consent not given: ${outcome.reason}`,
+          denied ? `denied by a person: ${outcome.reason}` : `consent not given: ${outcome.reason}`,
           decision,
         ),
+        stop: denied ? "denied" : "not_given",
+        decision,
       };
+    }
     case "expired":
       await record(deps.audit, "consent_expired", { ...base, decision: "expired", timeout_ms: timeoutMs });
       return {
@@ -249,10 +276,17 @@ async function settleOutcome(
           `consent request expired after ${Math.round(timeoutMs / 1000)} s without an answer: denied`,
           decision,
         ),
+        stop: "expired",
+        decision,
       };
     case "withdrawn":
       await record(deps.audit, "consent_withdrawn", { ...base, decision: "withdrawn" });
-      return { kind: "answer", result: toolError("consent request withdrawn: the call was cancelled", decision) };
+      return {
+        kind: "answer",
+        result: toolError("consent request withdrawn: the call was cancelled", decision),
+        stop: "withdrawn",
+        decision,
+      };
   }
 }
 
@@ -288,6 +322,8 @@ async function refusedEdit(
   return {
     kind: "answer",
     result: toolError(`approved with edits, but the edited arguments are ${refusalText(decision)}`, decision),
+    stop: "edit_refused",
+    decision,
   };
 }
 
@@ -299,6 +335,7 @@ export function toActionRequest(call: GatedCall): ActionRequest {
     ...(call.agent !== undefined ? { agent: call.agent } : {}),
     arguments: call.arguments,
     ...(call.annotations !== undefined ? { annotations: call.annotations } : {}),
+    ...(call.category !== undefined ? { category: call.category } : {}),
   };
 }
 

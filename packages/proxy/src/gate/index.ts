@@ -19,6 +19,8 @@ export {
   type GateDeps,
   type GatedCall,
   type GateVerdict,
+  type GateStop,
 } from "./gate-tool-call.js";
 export { toolError, refusalText, describeRule, describeDecider, DECISION_META_KEY } from "./tool-error.js";
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";
+export { injectCallCredentials, withoutSecretValues, type CredentialStep } from "./call-credentials.js";

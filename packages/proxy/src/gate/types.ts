@@ -27,7 +27,8 @@ export type Decide = (request: ActionRequest, context?: DecideContext) => Promis
  */
 export interface CallObserver {
   executed(sessionId: string, request: ActionRequest): void;
-  result(sessionId: string, server: string, tool: string, text: string): void;
+  /** `trusted`: the caller vouches for this result (an in-process tool marked trusted): not untrusted content. */
+  result(sessionId: string, server: string, tool: string, text: string, options?: { readonly trusted?: boolean }): void;
   unreadable?(sessionId: string, server: string, tool: string, why: string): void;
   closed?(sessionId: string): void;
 }

@@ -11,8 +11,9 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { redactSecrets, type ActionRequest, type ToolAnnotations } from "@acp/core";
+import type { ActionRequest, ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
+import { injectCallCredentials, withoutSecretValues } from "../gate/call-credentials.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
@@ -177,9 +178,6 @@ async function forward(
   }
 }
 
-/** Redact the known secret values only: an upstream's own results are otherwise passed through unchanged. */
-const ONLY_KNOWN_SECRETS = { keys: [], values: [] } as const;
-
 /** Injects the configured credentials into an accepted call; a failure refuses it (nothing forwarded). */
 async function injectCredentials(
   proxy: AcpProxy,
@@ -188,28 +186,27 @@ async function injectCredentials(
   args: Record<string, unknown>,
   base: Record<string, unknown>,
 ): Promise<{ kind: "forward"; arguments: Record<string, unknown> } | { kind: "answer"; result: CallToolResult }> {
-  const hook = proxy.options.credentials;
-  if (hook === undefined) return { kind: "forward", arguments: args };
-  try {
-    const out = await hook.inject(server, tool, args);
-    for (const name of out.injected) await proxy.audit("credential_injected", { ...base, credential: name });
-    return { kind: "forward", arguments: out.arguments };
-  } catch (err) {
-    const message = String(redactSecrets(messageOf(err), hook.secretValues(), ONLY_KNOWN_SECRETS));
-    proxy.log(`credentials for \`${tool}\` on \`${server}\` could not be injected: ${message}`);
-    return {
-      kind: "answer",
-      result: toolError(`refused: the credentials for this call could not be injected: ${message}`),
-    };
-  }
+  const step = await injectCallCredentials(
+    proxy.options.credentials,
+    { record: (t, f) => proxy.audit(t, f) },
+    {
+      server,
+      tool,
+      arguments: args,
+      base,
+    },
+  );
+  if (step.kind === "forward") return { kind: "forward", arguments: step.arguments };
+  proxy.log(`credentials for \`${tool}\` on \`${server}\` could not be injected: ${step.message}`);
+  return {
+    kind: "answer",
+    result: toolError(`refused: the credentials for this call could not be injected: ${step.message}`),
+  };
 }
 
 /** The upstream's answer with every injected secret value replaced, so the agent never sees one. */
 function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult {
-  const hook = proxy.options.credentials;
-  if (hook === undefined) return result;
-  const secrets = hook.secretValues();
-  return secrets.length === 0 ? result : (redactSecrets(result, secrets, ONLY_KNOWN_SECRETS) as CallToolResult);
+  return withoutSecretValues(proxy.options.credentials, result);
 }
 
 /**

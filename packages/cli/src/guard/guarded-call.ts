@@ -1,0 +1,133 @@
+import type { ActionRequest, Category } from "@acp/core";
+import {
+  gateToolCall,
+  injectCallCredentials,
+  newId,
+  withoutSecretValues,
+  type AuditSink,
+  type CallObserver,
+  type CredentialHook,
+  type GateDeps,
+} from "@acp/proxy";
+import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
+
+/** What every guarded call of one guard shares. */
+export interface GuardedCallDeps {
+  readonly gate: GateDeps;
+  readonly audit: AuditSink;
+  readonly credentials: CredentialHook | undefined;
+  readonly observer: CallObserver | undefined;
+  readonly sessionId: string;
+  readonly agent: string | undefined;
+  readonly now: () => Date;
+  readonly log: (line: string) => void;
+}
+
+/** One call of a guarded function. */
+export interface GuardedCall<A, R> {
+  readonly server: string;
+  readonly tool: string;
+  readonly category?: Category;
+  /** The result is the caller's own word (`system_policy`), not untrusted content. */
+  readonly trusted: boolean;
+  readonly arguments: A;
+  readonly run: (args: A) => R | Promise<R>;
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The sequence of `acp proxy`'s `tools/call` with a function where the upstream was: the gate (decide
+ * with the one pipeline, ask a person for ask/defer, audit each step), `tool_call_forwarded`, the vault
+ * credentials, the call, the result with every secret value replaced, `tool_call_completed`, and the
+ * executed call and its result told to the session runtime (untrusted unless `trusted`). A call that
+ * does not run throws a {@link GuardRefusal}; a failing audit write stops the call before it runs.
+ */
+export async function runGuardedCall<A extends Record<string, unknown>, R>(
+  deps: GuardedCallDeps,
+  call: GuardedCall<A, R>,
+): Promise<R> {
+  const { server, tool } = call;
+  const callId = newId("call");
+  const agent = deps.agent !== undefined ? { agent: deps.agent } : {};
+  let verdict;
+  try {
+    verdict = await gateToolCall(deps.gate, {
+      callId,
+      server,
+      tool,
+      arguments: call.arguments,
+      ...(call.category !== undefined ? { category: call.category } : {}),
+      sessionId: deps.sessionId,
+      ...agent,
+      signal: new AbortController().signal,
+    });
+  } catch (err) {
+    // the gate never throws but for the audit: a decision nobody can find afterwards does not let anything run
+    throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
+  }
+  if (verdict.kind === "answer") throw refusalOfVerdict(verdict, call);
+  const base = { call_id: callId, session_id: deps.sessionId, server, tool, ...agent, ...verdict.decided };
+  try {
+    await deps.audit.record("tool_call_forwarded", { ...base, arguments: verdict.arguments });
+  } catch (err) {
+    throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
+  }
+  const step = await injectCallCredentials(deps.credentials, deps.audit, {
+    server,
+    tool,
+    arguments: verdict.arguments,
+    base,
+  });
+  if (step.kind === "refused") {
+    deps.log(`credentials for \`${tool}\` on \`${server}\` could not be injected: ${step.message}`);
+    const message = `refused: the credentials for this call could not be injected: ${step.message}`;
+    throw new GuardRefusal({ stop: "credentials_failed", message, server, tool });
+  }
+  const sentAt = deps.now().getTime();
+  const completed = (): Record<string, unknown> => ({
+    ...base,
+    response_time_ms: Math.max(0, deps.now().getTime() - sentAt),
+  });
+  let result: R;
+  try {
+    result = await call.run(step.arguments as A);
+  } catch (err) {
+    const error = withoutSecretValues(deps.credentials, messageOf(err));
+    observe(deps, verdict.request, call, error);
+    await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error });
+    // the message may carry a secret the tool was given: the agent gets it without
+    throw error === messageOf(err) ? err : new Error(error);
+  }
+  const shown = withoutSecretValues(deps.credentials, result);
+  observe(deps, verdict.request, call, shown);
+  await deps.audit.record("tool_call_completed", { ...completed(), is_error: false });
+  return shown;
+}
+
+/**
+ * Tells the session runtime what ran and what came back, as text (a string as it is, anything else as
+ * JSON). A result it cannot be told whole is reported unreadable: the runtime then judges as if it held
+ * anything.
+ */
+function observe(
+  deps: GuardedCallDeps,
+  request: ActionRequest,
+  call: { readonly server: string; readonly tool: string; readonly trusted: boolean },
+  result: unknown,
+): void {
+  const observer = deps.observer;
+  if (observer === undefined) return;
+  try {
+    observer.executed(deps.sessionId, request);
+    const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
+    observer.result(deps.sessionId, call.server, call.tool, text, { trusted: call.trusted });
+  } catch (err) {
+    deps.log(`the session runtime could not record \`${call.tool}\`: ${messageOf(err)}`);
+    try {
+      observer.unreadable?.(deps.sessionId, call.server, call.tool, messageOf(err));
+    } catch (again) {
+      deps.log(`the session runtime could not be told that \`${call.tool}\` went unrecorded: ${messageOf(again)}`);
+    }
+  }
+}

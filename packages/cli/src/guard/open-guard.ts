@@ -1,0 +1,194 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { compileIntent, formatIssue, type Category } from "@acp/core";
+import { createApprovalMemory, newId } from "@acp/proxy";
+import { resolveHome, resolvePath, type CliIo } from "../context.js";
+import { readConfigFile } from "../wiring/config-file.js";
+import { configInUse } from "../wiring/config-in-use.js";
+import { createProxyWiring } from "../wiring/proxy-wiring.js";
+import { createAnswerChannel, type AskPerson } from "./answer-channel.js";
+import { GuardRefusal } from "./guard-refusal.js";
+import { runGuardedCall, type GuardedCallDeps } from "./guarded-call.js";
+
+/** Options of {@link openGuard}; every one optional. */
+export interface GuardOptions {
+  /** The ACP home (keys, policy, config, vault, audit, state); default `$ACP_HOME`, else `~/.acp`. */
+  readonly home?: string;
+  /** The policy file; default `<home>/policy.yml` (the built-in starter policy when the home has none). */
+  readonly policy?: string;
+  /** The config file (`credentials:`, `session:`, `redaction:`, channels); default `<home>/config.yml` when it exists. */
+  readonly config?: string;
+  /**
+   * The intent the session runs under (an object as in `spec/schemas/intent.schema.json`), checked now;
+   * default an open one: every action, provenance still judged.
+   */
+  readonly intent?: unknown;
+  /**
+   * Asks a person when the pipeline routes a call to ask or defer. Delivered with the home's configured
+   * channels (`acp approve`, webhook, Telegram); the first answer wins and is signed with the home's key.
+   * Without it, the configured channels only.
+   */
+  readonly ask?: AskPerson;
+  /** Ask at the controlling terminal too (as `acp proxy` does); default false. */
+  readonly terminal?: boolean;
+  /** The agent's name in consent requests and audit events; default none. */
+  readonly agent?: string;
+  /** The server of tools guarded without one; default `local`. */
+  readonly server?: string;
+  /** Opens an encrypted home key (signing approvals, the vault); default `$ACP_PASSPHRASE`. */
+  readonly passphrase?: string;
+  /** Where warnings go, one line each; default stderr. */
+  readonly log?: (line: string) => void;
+  /** The clock; default the system's. */
+  readonly now?: () => Date;
+}
+
+/** Options of one guarded tool. */
+export interface GuardToolOptions {
+  /** The server the tool belongs to (what policy rules and intent actions name: `server.tool`); default the guard's. */
+  readonly server?: string;
+  /**
+   * The tool's category (`read`, `write`, `communication`, `financial`, …) as a request states its own: it
+   * can make a decision stricter (a `settle` tool stated `financial` meets the rules for money), never
+   * looser. To make a tool a read, classify it in the policy (`classify:`).
+   */
+  readonly category?: Category;
+  /** The tool's results are the program's own word (a directory, a config read), not untrusted content; default false. */
+  readonly trusted?: boolean;
+}
+
+/** An open guard: one session of the session runtime, one audit writer, one consent broker. */
+export interface Guard {
+  /**
+   * Wraps `fn`: every call is decided by the one pipeline first and runs only when accepted or approved;
+   * otherwise the returned function rejects with a {@link GuardRefusal}. Credentials configured for the
+   * tool are put into its arguments after the decision and replaced in its result.
+   */
+  guard<A extends Record<string, unknown>, R>(
+    tool: string,
+    fn: (args: A) => R | Promise<R>,
+    options?: GuardToolOptions,
+  ): (args: A) => Promise<R>;
+  /** Records what the person typed (trusted provenance: a value found here may be acted on). */
+  user(text: string): void;
+  /** The session's id, as audit events and `acp pending` name it. */
+  readonly sessionId: string;
+  /** The home in use. */
+  readonly home: string;
+  /** Waits for running calls, then closes the consent channels and the audit log (final signed checkpoint). */
+  close(): Promise<void>;
+}
+
+/** The `CliIo` the wiring reads: the guard's home, passphrase, clock and log, and nothing from a terminal. */
+function guardIo(options: GuardOptions, log: (line: string) => void): CliIo {
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (options.home !== undefined) env["ACP_HOME"] = options.home;
+  if (options.passphrase !== undefined) env["ACP_PASSPHRASE"] = options.passphrase;
+  return {
+    stdout: { write: () => true },
+    stderr: { write: (chunk: string) => void chunk.split("\n").filter(Boolean).forEach(log) },
+    readStdin: () => Promise.resolve(""),
+    stdinIsTTY: false,
+    env,
+    cwd: process.cwd(),
+    now: options.now ?? (() => new Date()),
+  };
+}
+
+function checkedIntent(intent: unknown): unknown {
+  if (intent === undefined) return undefined;
+  const compiled = compileIntent(intent);
+  if (!compiled.ok) throw new Error(`invalid intent:\n${compiled.issues.map((i) => formatIssue(i)).join("\n")}`);
+  return intent;
+}
+
+/**
+ * Opens the in-process guard over an ACP home: the same wiring as `acp proxy` — the policy, the home's
+ * consent graph and the action contract with rate limits in `state.db`, the session runtime, the consent
+ * broker (answers signed with the home's key and verified), the vault credentials of `credentials:`, and
+ * the hash-chained audit log. Rejects when the policy, config or intent does not validate.
+ */
+export function openGuard(options: GuardOptions = {}): Promise<Guard> {
+  // a throw while opening (a bad policy, config or intent) rejects
+  return new Promise((resolve) => resolve(openNow(options)));
+}
+
+function openNow(options: GuardOptions): Guard {
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const io = guardIo(options, log);
+  const home = resolveHome(io);
+  const configPath = options.config !== undefined ? resolvePath(io, options.config) : join(home, "config.yml");
+  const config = configInUse(readConfigFile(configPath, options.config !== undefined));
+  const intent = checkedIntent(options.intent);
+  const wiring = createProxyWiring(
+    { io, exitCode: 0 },
+    {
+      channels: options.ask !== undefined ? [createAnswerChannel(options.ask)] : [],
+      terminal: options.terminal === true,
+      name: "acp guard",
+    },
+  );
+  const wired = { home, config };
+  const policyPath = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
+  if (options.policy !== undefined && !existsSync(policyPath))
+    throw new Error(`policy \`${policyPath}\` does not exist`);
+  const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
+  const audit = wiring.createAudit(wired);
+  const running = new Set<Promise<unknown>>();
+  const now = io.now;
+  const deps: GuardedCallDeps = {
+    gate: {
+      decide,
+      ...(decide.recheckEdits !== undefined ? { recheckEdits: decide.recheckEdits } : {}),
+      broker: wiring.createBroker(wired),
+      audit,
+      approvals: createApprovalMemory(),
+      now,
+      consentTimeoutMs: config.proxy.consentTimeoutMs,
+    },
+    audit,
+    credentials: wiring.createCredentials?.(wired),
+    observer: wiring.createObserver?.(wired),
+    sessionId: newId("guard"),
+    agent: options.agent,
+    now,
+    log: (line) => log(`acp guard: ${line}`),
+  };
+  let closed = false;
+  const defaultServer = options.server ?? "local";
+  return {
+    sessionId: deps.sessionId,
+    home,
+    guard(tool, fn, toolOptions = {}) {
+      const server = toolOptions.server ?? defaultServer;
+      return (args) => {
+        if (closed) {
+          const message = "refused: the guard is closed";
+          return Promise.reject(new GuardRefusal({ stop: "guard_closed", message, server, tool }));
+        }
+        const call = runGuardedCall(deps, {
+          server,
+          tool,
+          ...(toolOptions.category !== undefined ? { category: toolOptions.category } : {}),
+          trusted: toolOptions.trusted === true,
+          arguments: args,
+          run: fn,
+        });
+        running.add(call);
+        void call.then(
+          () => running.delete(call),
+          () => running.delete(call),
+        );
+        return call;
+      };
+    },
+    user(text) {
+      wiring.runtime()?.recordUserInput(deps.sessionId, text);
+    },
+    async close() {
+      closed = true;
+      await Promise.allSettled([...running]);
+      await wiring.close();
+    },
+  };
+}
