@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import {
   findIneffectiveKeys,
+  findLookAlikePatterns,
   findPrefixedToolNames,
   findShadowedRules,
   formatIssue,
@@ -24,7 +25,8 @@ export interface PolicyValidationReport {
   readonly issues: readonly Issue[];
   /**
    * Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`), tools
-   * written `server__tool` (`prefixed_tool_name`), keys that do nothing (`ineffective_key`).
+   * written `server__tool` (`prefixed_tool_name`), names that pass for others (`look_alike_pattern`), keys
+   * that do nothing (`ineffective_key`).
    */
   readonly warnings: readonly Issue[];
 }
@@ -103,7 +105,8 @@ async function validateInput(
 
 /**
  * The warnings of a valid policy, in file order: rules that can never match (`findShadowedRules`),
- * tools written as the proxy shows them (`findPrefixedToolNames`) and keys that do nothing for their
+ * tools written as the proxy shows them (`findPrefixedToolNames`), names that pass for others
+ * (`findLookAlikePatterns`) and keys that do nothing for their
  * rule's action (`findIneffectiveKeys`), each placed at its rule's first key on its line (after the `- `
  * of the list item).
  */
@@ -112,6 +115,7 @@ function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
   const found = [
     ...findShadowedRules(policy.rules),
     ...findPrefixedToolNames(policy),
+    ...findLookAlikePatterns(policy),
     ...findIneffectiveKeys(policy.rules),
   ];
   found.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));

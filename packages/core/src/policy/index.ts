@@ -9,6 +9,7 @@ export { checkClockTime, isTimeZone, END_OF_DAY_MINUTES } from "./time-of-day.js
 export { deepFreeze } from "./deep-freeze.js";
 export { findShadowedRules, ruleCovers, MAX_SHADOW_CHECK_RULES } from "./shadowed-rules.js";
 export { findPrefixedToolNames } from "./prefixed-names.js";
+export { findLookAlikePatterns } from "./look-alike-patterns.js";
 export { findIneffectiveKeys } from "./ineffective-keys.js";
 export { POLICY_ISSUES, POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
 export {

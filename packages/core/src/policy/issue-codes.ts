@@ -69,6 +69,11 @@ export const POLICY_ISSUES = [
       "`acp policy validate` warning: a `tool` written `server__tool`, as `acp proxy` may show it to the agent; rules see the tool's own name and `server` apart (`findPrefixedToolNames`)",
   },
   {
+    code: "look_alike_pattern",
+    meaning:
+      "`acp policy validate` warning: a `tool` or `server` that passes for another name (a Latin name with a look-alike letter inside, `rеad_file` with a Cyrillic `е`): an `allow` rule or `classify:` entry so written never meets the name it shows (`findLookAlikePatterns`)",
+  },
+  {
     code: "ineffective_key",
     meaning:
       "`acp policy validate` warning: a key that does nothing for its rule's action, a `rate_limit` on a `deny` rule or a `timeout` or `level` on a rule that does not `ask` (`findIneffectiveKeys`)",
