@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The framework-guard example end to end, in a throwaway home: `bash examples/framework-guard/run.sh`
+# from the repository root after `npm install` (--interactive to be the person yourself).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+acp() { node packages/cli/bin/acp.js "$@"; }
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+export ACP_HOME="$dir/acp" ACP_PASSPHRASE="framework-guard-example" EXAMPLE_WORLD="$dir"
+acp init >/dev/null
+printf 'tok_live_example_0042\n' | acp vault set BANK_TOKEN >/dev/null
+node examples/framework-guard/agent.mjs "$@"
+echo
+acp audit verify
+echo "what the bank received: $(cat "$dir/bank.jsonl")"
