@@ -274,7 +274,11 @@ describe("acp run: bad input", () => {
   it("a bad --allow-egress: exit 2 with the expected form", async () => {
     const r = await acpRun(["--allow-egress", "example.com", "--", "true"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("`example.com` is not HOST:PORT");
+    expect(r.stderr).toContain(
+      "--allow-egress: `example.com` is not HOST:PORT (write HOST:PORT, e.g. api.anthropic.com:443, *.openai.com:443 or 10.0.0.5:*)",
+    );
+    // named as the flag, not as an entry of config.yml's sandbox.allow_egress
+    expect(r.stderr).not.toContain("allow_egress.");
   });
 
   it("an unknown isolation level is a usage error", async () => {

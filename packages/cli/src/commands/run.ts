@@ -137,6 +137,14 @@ file, the policy, the home's consent graph or --intent does not validate.`,
 async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: RunDeps): Promise<void> {
   const home = resolveHome(ctx.io);
   const config = loadRunConfig(ctx, flags.config, home);
+  // a bad flag is named as the flag, not as an index into the config file's list it is appended to
+  const fromFlags = parseEgressAllowList(flags.allowEgress ?? []);
+  if (!fromFlags.ok) {
+    const lines = fromFlags.issues.map(
+      (i) => `--allow-egress: ${i.message}${i.help !== undefined ? ` (${i.help})` : ""}`,
+    );
+    throw new CliError(lines.join("\n"), EXIT.usage);
+  }
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
