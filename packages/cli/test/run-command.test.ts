@@ -269,6 +269,10 @@ describe("acp run: bad input", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("command `no-such-agent-xyz` not found (check the spelling");
     expect(r.audit).toEqual([]);
+    // looked up before the proxy starts: that line alone, no start-up lines of a proxy that would not be used
+    expect(r.stderr).toBe(
+      "acp: run: command `no-such-agent-xyz` not found (check the spelling, give an absolute path, or add its directory to PATH)\n",
+    );
   });
 
   it("a bad --allow-egress: exit 2 with the expected form", async () => {

@@ -11,6 +11,7 @@ import {
   createFilePinStore,
   createProxy,
   defaultUpstreamName,
+  findExecutable,
   listenHttp,
   parseEgressAllowList,
   parseUpstreamArgument,
@@ -148,6 +149,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
+  assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
@@ -232,6 +234,19 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   } finally {
     await proxy.close();
   }
+}
+
+/**
+ * The agent command, looked up on PATH before the proxy and its upstreams start (the sandbox looks again): a
+ * typo is exit 2 with that one line, not after the proxy's start-up lines.
+ */
+function assertAgentCommandFound(ctx: CliContext, command: string | undefined): void {
+  if (command !== undefined && command !== "" && findExecutable(command, ctx.io.env["PATH"], ctx.io.cwd) !== null)
+    return;
+  throw new CliError(
+    `run: command \`${command ?? ""}\` not found (check the spelling, give an absolute path, or add its directory to PATH)`,
+    EXIT.usage,
+  );
 }
 
 /** The `--writable` paths, resolved against the current directory and checked (exit 2 naming each refusal). */
