@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -20,5 +20,20 @@ describe("acp proxy warns that it does not isolate the agent (consent protocol Â
     const out = await runCli(["proxy"], { env: { ACP_HOME: mkdtempSync(join(tmpdir(), "acp-home-")) } });
     expect(out.code).toBe(2);
     expect(out.stderr).not.toContain(PROXY_ONLY_WARNING);
+  });
+
+  it("nor when the policy or the --intent file stops it: the one line says why", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-home-"));
+    const env = { ACP_HOME: home };
+    const noIntent = await runCli(["proxy", "-u", "/nonexistent/server", "--intent", join(home, "none.yml")], { env });
+    expect(noIntent.code).toBe(1);
+    expect(noIntent.stderr).toBe(`acp: --intent: \`${join(home, "none.yml")}\` does not exist\n`);
+    writeFileSync(join(home, "broken.yml"), 'version: "1"\ndefault_action: alow\nrules: []\n');
+    const badPolicy = await runCli(["proxy", "-u", "/nonexistent/server", "--policy", join(home, "broken.yml")], {
+      env,
+    });
+    expect(badPolicy.code).toBe(4);
+    expect(badPolicy.stderr).not.toContain(PROXY_ONLY_WARNING);
+    expect(badPolicy.stderr).toContain("broken.yml:2:17");
   });
 });

@@ -283,9 +283,6 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(keys.credentials, upstreams);
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
-  // consent protocol §9.2: the agent should be network-isolated, and ACP must warn when it is not. `acp proxy`
-  // is the protocol's proxy-only mode: the agent is whatever started it, outside any sandbox of ours
-  log(PROXY_ONLY_WARNING);
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
@@ -296,6 +293,10 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     trustedServers,
     ...(intent !== undefined ? { intent } : {}),
   });
+  // consent protocol §9.2: the agent should be network-isolated, and ACP must warn when it is not. `acp proxy`
+  // is the protocol's proxy-only mode: the agent is whatever started it, outside any sandbox of ours. Said once
+  // the policy and the intent are read (a proxy refused before it starts says only why), before any upstream
+  log(PROXY_ONLY_WARNING);
   const observer = wiring.createObserver?.({ home, config: keys });
   const credentials = wiring.createCredentials?.({ home, config: keys });
   const plans = wiring.createPlans?.({ home, config: keys });
