@@ -569,12 +569,13 @@ async function listenAndWait(
       printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
       const who = named === undefined ? "" : `, signs in as ${named}`;
       printLine(ctx, `acp serve: console sign-in link (one use, 15 minutes${who}): ${consoleLink}`);
-      if (!run.agentToken) run.log("no bearer token configured: the API answers loopback callers only");
-      if (!run.approverToken) {
-        run.log(
-          "no approvers' token (ACP_APPROVER_TOKEN) configured: consent is answered in the console, with acp approve or a channel, not over the API",
-        );
-      }
+    }
+    // notes on stderr, with --json too: a script reads stdout, its operator still sees these
+    if (!run.agentToken) run.log("no bearer token configured: the API answers loopback callers only");
+    if (!run.approverToken) {
+      run.log(
+        "no approvers' token (ACP_APPROVER_TOKEN) configured: consent is answered in the console, with acp approve or a channel, not over the API",
+      );
     }
     if (run.publicUrl?.startsWith("https:") === true && !url.startsWith("https:")) {
       run.log(

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixtureHome, tempRoot } from "./home-fixture.js";
+import { freshHome, startServe } from "./serve-fixture.js";
 
 const ACP = join(fileURLToPath(new URL("../../..", import.meta.url)), "packages/cli/bin/acp.js");
 const root = tempRoot("serve-flags");
@@ -37,5 +38,20 @@ describe("acp serve checks its flags before it opens the key", () => {
     const out = serve(["--port", "0"]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("key_passphrase_required");
+  });
+});
+
+describe("acp serve --json", () => {
+  it("prints one JSON object on stdout, and still says on stderr which tokens are missing", async () => {
+    const home = freshHome();
+    const run = startServe(home, ["--port", "0", "--json"]);
+    await run.ready;
+    run.stop();
+    await run.done;
+    const { stdout, stderr } = run.output();
+    const printed = JSON.parse(stdout) as { console_link: string };
+    expect(printed.console_link).toContain("/console/login?token=");
+    expect(stderr).toContain("acp serve: no bearer token configured: the API answers loopback callers only");
+    expect(stderr).toContain("acp serve: no approvers' token (ACP_APPROVER_TOKEN) configured");
   });
 });
