@@ -69,7 +69,8 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     .command("run")
     .description(
       "run an agent sandboxed: it reaches only ACP (MCP at $ACP_MCP_URL or on its stdin/stdout, egress through " +
-        "ACP's CONNECT proxy), cannot see ACP's keys, vault, policy or audit, and gets no ACP variables",
+        "ACP's CONNECT proxy), cannot see ACP's keys, vault, policy or audit, and gets none of ACP's own " +
+        "variables (only ACP_MCP_URL and ACP_SANDBOX, set for it)",
     )
     .argument("<command...>", "the agent command and its arguments (after --)")
     .addOption(
