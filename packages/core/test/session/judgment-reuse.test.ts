@@ -154,6 +154,7 @@ describe("the session's user entries, kept as entries grow", () => {
             authorityKey: KEY,
             onEvent: undefined,
             storeBudget: undefined,
+            memory: undefined,
           },
           {} as never,
           {} as never,
