@@ -193,7 +193,10 @@ export class UpstreamPool {
         return;
       }
       upstream.status = "failed";
-      upstream.error = scrubCredentials(messageOf(err), this.#secretsOf(upstream));
+      upstream.error = scrubCredentials(`${whereIs(upstream.spec)}${messageOf(err)}`, [
+        ...this.#secretsOf(upstream),
+        ...urlSecrets(upstream.spec),
+      ]);
       this.#events.onFailure(name, "connect", upstream.error);
     }
   }
@@ -335,8 +338,37 @@ export function oversizedLimit(message: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-/** The message of an error-like value, one line. */
+/** The user and password written into a URL upstream's address (fetch quotes the whole URL when it refuses one). */
+function urlSecrets(spec: UpstreamSpec): string[] {
+  if (spec.transport === "stdio") return [];
+  try {
+    const url = new URL(spec.url);
+    return [url.password, decodeURIComponent(url.password)].filter((p) => p !== "");
+  } catch {
+    return [];
+  }
+}
+
+/** A URL upstream's address for a message (`http://127.0.0.1:8931/mcp: `), without any user or password; "" for a command. */
+function whereIs(spec: UpstreamSpec): string {
+  if (spec.transport === "stdio") return "";
+  try {
+    const url = new URL(spec.url);
+    url.username = "";
+    url.password = "";
+    return `${url.toString()}: `;
+  } catch {
+    return "";
+  }
+}
+
+/** The message of an error-like value, one line, with its causes (`fetch failed: connect ECONNREFUSED …`). */
 export function messageOf(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  let text = err instanceof Error ? err.message : String(err);
+  // `fetch failed` says nothing: its cause (`connect ECONNREFUSED 127.0.0.1:8931`) does; a few levels at most
+  let cause: unknown = err instanceof Error ? err.cause : undefined;
+  for (let depth = 0; depth < 3 && cause instanceof Error; depth++, cause = cause.cause) {
+    if (cause.message !== "" && !text.includes(cause.message)) text += `: ${cause.message}`;
+  }
   return text.replace(/\s+/g, " ").trim();
 }

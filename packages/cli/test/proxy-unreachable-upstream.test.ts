@@ -1,0 +1,49 @@
+import { createServer } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { runCli } from "./run.js";
+
+/**
+ * An upstream URL nothing listens on: the proxy says which address it tried and why it failed
+ * (`connect ECONNREFUSED …`), not a bare `fetch failed`, and never a password given in the URL.
+ */
+const root = tempRoot("proxy-unreachable-upstream");
+afterAll(root.cleanup);
+
+/** A loopback port nothing listens on (taken, then let go). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+describe("acp proxy with an upstream URL nothing listens on", () => {
+  it("names the address and the cause (not a bare `fetch failed`)", async () => {
+    const { home } = fixtureHome(root.dir);
+    const port = await closedPort();
+    const out = await runCli(["proxy", "--upstream", `http://127.0.0.1:${port}/mcp`, "--name", "remote"], {
+      env: envFor(home),
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(
+      new RegExp(
+        `upstream \`remote\` failed: http://127\\.0\\.0\\.1:${port}/mcp: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`,
+      ),
+    );
+  });
+
+  it("never prints a password written into the URL (fetch quotes the whole URL when it refuses one)", async () => {
+    const { home } = fixtureHome(root.dir);
+    const port = await closedPort();
+    const out = await runCli(
+      ["proxy", "--upstream", `http://agent:s3cret-pass@127.0.0.1:${port}/mcp`, "--name", "remote"],
+      { env: envFor(home) },
+    );
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(`upstream \`remote\` failed: http://127.0.0.1:${port}/mcp: `);
+    expect(out.stderr).not.toContain("s3cret-pass");
+  });
+});
