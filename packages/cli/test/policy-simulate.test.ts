@@ -106,6 +106,14 @@ describe("acp policy simulate", () => {
     expect(out.code).toBe(4);
     expect(out.stderr).toMatch(/broken-policy\.yml:\d+:\d+: /);
   });
+
+  it("accepts --json as a no-op: the output is JSON either way", async () => {
+    const plain = await simulate(["--tool", "read_balance"]);
+    const json = await simulate(["--tool", "read_balance", "--json"]);
+    expect(json.code).toBe(0);
+    expect(json.stderr).toBe("");
+    expect(json.json).toEqual(plain.json);
+  });
 });
 
 describe("acp policy simulate --annotations", () => {

@@ -115,6 +115,7 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .option("--action <action>", "consent-graph action (with --domain)")
     .option("--confidence <0..1>", "the agent's confidence for the consent graph")
     .option("--contract <json>", "an Agent Action Contract v1 event to judge as well")
+    .option("--json", "print the decision as JSON (the default; accepted for symmetry with other commands)")
     .addHelpText(
       "after",
       `
