@@ -167,3 +167,40 @@ describe("the wired broker names the agent acp run started", () => {
     }
   });
 });
+
+describe("the wired broker with no terminal to ask at", () => {
+  it("says on stderr where the call waits and how to answer it (a client's log showed nothing)", async () => {
+    const state = openHomeState(home);
+    const lines: string[] = [];
+    const pair = ed25519KeyPairFromSeed(new Uint8Array(32).fill(9));
+    const broker = createWiredBroker({
+      state,
+      terminal: false,
+      clock: () => new Date("2026-01-15T12:00:00Z"),
+      log: (l) => void lines.push(l),
+      key: { get: () => Promise.resolve(pair), seed: () => Promise.reject(new Error("no")), ephemeral: false },
+    });
+    const stop = new AbortController();
+    try {
+      const asked = broker.ask({
+        server: "fs",
+        tool: "write\u001b[2Jfile",
+        arguments: { path: "/tmp/x" },
+        decision,
+        sessionId: "told-session",
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      });
+      for (let i = 0; i < 200 && lines.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^`write\\u001b\[2Jfile` on `fs` waits for a person until 2026-01-15T12:01:00(\.000)?Z: `acp pending`, then `acp approve (cr_[A-Za-z0-9_-]+)` or `acp deny \2`$/,
+      );
+      stop.abort();
+      expect((await asked).kind).toBe("withdrawn");
+    } finally {
+      await broker.close();
+      state.close();
+    }
+  });
+});

@@ -13,6 +13,7 @@ import {
   createConsentBroker,
   PROXY_MAX_WAITING_PER_SESSION,
   createTerminalChannel,
+  printable,
   restoreRedacted,
   type ConsentAgentInfo,
   type ConsentBrokerHandle,
@@ -60,6 +61,31 @@ export interface WiredBrokerOptions {
 }
 
 /**
+ * The CLI channel, saying on the proxy's stderr (an MCP client's log) where a call waits when there is no
+ * terminal to ask at: under a client, a call that asks otherwise only hangs, and the person reading the log
+ * learns nothing of `acp pending`. Nothing is said when the terminal prompt shows the request itself.
+ */
+function announced(
+  cli: ConsentChannel,
+  terminal: ConsentChannel | undefined,
+  log: (line: string) => void,
+): ConsentChannel {
+  return {
+    ...cli,
+    async deliver(delivery) {
+      const answer = cli.deliver(delivery);
+      if (terminal === undefined || !(await terminal.isAvailable())) {
+        const { id, expires_at: until, action } = delivery.request;
+        log(
+          `\`${printable(action.tool)}\` on \`${printable(action.server)}\` waits for a person until ${until}: \`acp pending\`, then \`acp approve ${id}\` or \`acp deny ${id}\``,
+        );
+      }
+      return answer;
+    },
+  };
+}
+
+/**
  * The consent broker as `acp proxy` runs it: the terminal (when there is one) and the CLI channel
  * (`acp pending|approve|deny` through `state.db`); every answer signed with the home's key and verified —
  * bound to the exact action, single use through the durable nonce store — before anything is forwarded.
@@ -72,12 +98,14 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
   const grants = db === null ? undefined : createConsentGrantStore(db);
   const nonces: NonceStore = db === null ? createMemoryNonceStore() : createSqliteNonceStore(db);
   const channels: ConsentChannel[] = [...(options.channels ?? [])];
-  if (options.terminal !== false) channels.push(createTerminalChannel({ clock: options.clock }));
+  const terminal = options.terminal !== false ? createTerminalChannel({ clock: options.clock }) : undefined;
+  if (terminal !== undefined) channels.push(terminal);
   if (store !== undefined) {
     // the same spent-nonce table the verifier spends in: an answer read but not used is used up there too
     const spendNonce = (nonce: string, requestId: string, expiresAtMs: number): unknown =>
       nonces.spend(nonce, requestId, expiresAtMs);
-    channels.push(createCliChannel({ store, clock: options.clock, spendNonce }));
+    const cli = createCliChannel({ store, clock: options.clock, spendNonce });
+    channels.push(options.log === undefined ? cli : announced(cli, terminal, options.log));
   }
   /** A stored window approval for this call: signed by this home's key for exactly this action (its nonce was spent by its first use). */
   async function verifyGrant(input: {
