@@ -80,6 +80,15 @@ describe("acp audit tail", () => {
     expect((await runCli(["audit", "tail"], { env: { ACP_HOME: join(home, "missing") } })).code).toBe(1);
   });
 
+  it("names -n and the value in a bad count's message, exit 2", async () => {
+    const home = join(await logWith(1), "..");
+    for (const bad of ["abc", "-3", "1.5", ""]) {
+      const out = await runCli(["audit", "tail", "-n", bad], { env: { ACP_HOME: home } });
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(`-n: invalid line count \`${bad}\``);
+    }
+  });
+
   it("reads the last lines from the end in chunks: lines across chunk boundaries, a partial last line not printed", async () => {
     // lines of ~40 KiB: the 64 KiB and 256 KiB chunks of the backward readers end inside lines
     const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));

@@ -151,7 +151,9 @@ async function lastLines(path: string, n: number): Promise<{ lines: string[]; of
 async function runTail(ctx: CliContext, fileArg: string | undefined, options: TailOptions): Promise<void> {
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(resolveHome(ctx.io)).audit;
   const n = Number(options.lines);
-  if (!Number.isSafeInteger(n) || n < 0) throw new CliError(`invalid line count \`${options.lines}\``, EXIT.usage);
+  if (!/^\d+$/.test(options.lines) || !Number.isSafeInteger(n)) {
+    throw new CliError(`-n: invalid line count \`${options.lines}\` (a whole number, 0 or more)`, EXIT.usage);
+  }
   let last: { lines: string[]; offset: number };
   try {
     if (!statSync(file).isFile()) throw Object.assign(new Error("not a file"), { code: "EISDIR" });
