@@ -21,6 +21,8 @@ export interface GuardedCallDeps {
   readonly agent: string | undefined;
   readonly now: () => Date;
   readonly log: (line: string) => void;
+  /** Aborted when the guard closes: a call still waiting for a person is withdrawn. */
+  readonly signal: AbortSignal;
 }
 
 /** One call of a guarded function. */
@@ -60,7 +62,7 @@ export async function runGuardedCall<A extends Record<string, unknown>, R>(
       ...(call.category !== undefined ? { category: call.category } : {}),
       sessionId: deps.sessionId,
       ...agent,
-      signal: new AbortController().signal,
+      signal: deps.signal,
     });
   } catch (err) {
     // the gate never throws but for the audit: a decision nobody can find afterwards does not let anything run

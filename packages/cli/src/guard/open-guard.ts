@@ -75,7 +75,10 @@ export interface Guard {
   readonly sessionId: string;
   /** The home in use. */
   readonly home: string;
-  /** Waits for running calls, then closes the consent channels and the audit log (final signed checkpoint). */
+  /**
+   * Withdraws the calls still waiting for a person (they reject with `stop: "withdrawn"`), waits for the
+   * functions running, then closes the consent channels and the audit log (final signed checkpoint).
+   */
   close(): Promise<void>;
 }
 
@@ -135,6 +138,7 @@ function openNow(options: GuardOptions): Guard {
   const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
   const audit = wiring.createAudit(wired);
   const running = new Set<Promise<unknown>>();
+  const closing = new AbortController();
   const now = io.now;
   const deps: GuardedCallDeps = {
     gate: {
@@ -153,6 +157,7 @@ function openNow(options: GuardOptions): Guard {
     agent: options.agent,
     now,
     log: (line) => log(`acp guard: ${line}`),
+    signal: closing.signal,
   };
   let closed = false;
   const defaultServer = options.server ?? "local";
@@ -187,6 +192,7 @@ function openNow(options: GuardOptions): Guard {
     },
     async close() {
       closed = true;
+      closing.abort(); // calls waiting for a person are withdrawn (`withdrawn`); running functions finish
       await Promise.allSettled([...running]);
       await wiring.close();
     },

@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { verifyConsentProof, createMemoryNonceStore } from "@acp/core";
 import { openGuard, isGuardRefusal, type Guard, type GuardOptions, type GuardQuestion } from "../../src/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
@@ -15,6 +16,7 @@ rules:
   - { id: no-shopping, match: { server: shop, category: financial }, action: deny }
   - { id: mail, match: { tool: send_email }, action: allow }
   - { id: pay, match: { tool: pay }, action: allow }
+  - { id: counted, match: { tool: count_me }, action: allow, rate_limit: "100/day" }
 `;
 
 const root = tempRoot("guard");
@@ -124,6 +126,26 @@ describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
     expect(proof.ok).toBe(true);
   });
 
+  it("without a callback, the home's own channels answer: `acp approve` from another terminal", async () => {
+    const h = await home();
+    const acp = await guardOver(h);
+    const archive = acp.guard("archive", (args: { id: string }) => `archived ${args.id}`, { server: "mail" });
+    const call = archive({ id: "m7" });
+    let listed: { id: string; tool: string }[] = [];
+    // until the guard's request is in state.db (each look yields to the event loop, where the guard works)
+    for (let looks = 0; listed.length === 0 && looks < 10_000; looks++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      listed = JSON.parse((await runCli(["pending", "--json"], { env: envFor(h.home) })).stdout) as typeof listed;
+    }
+    expect(listed[0]?.tool).toBe("archive");
+    const approved = await runCli(["approve", listed[0]?.id ?? ""], { env: envFor(h.home) });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(await call).toBe("archived m7");
+    await acp.close();
+    const response = events(h.home).find((e) => e.event_type === "consent_approved")?.["metadata"];
+    expect(response).toMatchObject({ consent_response: { approver: { channel: "cli" } } });
+  });
+
   it("a person's no through the callback is a signed denial, and the call does not run", async () => {
     const h = await home();
     const acp = await guardOver(h, () => Promise.resolve({ decision: "denied", reason: "not today", by: "alice" }));
@@ -198,6 +220,51 @@ describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
     await contacts({});
     expect(await send({ to: "bob@example.com" })).toBe("sent to bob@example.com");
     await acp.close();
+  });
+
+  it("close withdraws a call still waiting for a person", async () => {
+    const h = await home();
+    let asked = (): void => undefined;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const acp = await guardOver(h, (q) => {
+      asked();
+      return new Promise((_, reject) => q.signal.addEventListener("abort", () => reject(new Error("withdrawn"))));
+    });
+    const archive = acp.guard("archive", () => "ran", { server: "mail" });
+    const call = archive({ id: "m1" }).catch((e: unknown) => e);
+    await waiting;
+    await acp.close();
+    const error = await call;
+    expect(isGuardRefusal(error) && error.stop).toBe("withdrawn");
+    expect(events(h.home).map((e) => e.event_type)).toContain("consent_withdrawn");
+  });
+
+  it("a call whose decision cannot be audited does not run", async () => {
+    const h = await home();
+    mkdirSync(join(h.home, "audit.jsonl")); // not a file: the audit log cannot open
+    const acp = await guardOver(h);
+    let ran = false;
+    const read = acp.guard("read_inbox", () => (ran = true), { server: "mail" });
+    const error = await read({}).catch((e: unknown) => e);
+    await acp.close().catch(() => undefined);
+    expect(ran).toBe(false);
+    expect(isGuardRefusal(error) && error.stop).toBe("audit_failed");
+  });
+
+  it("an error inside the decision refuses: the rate-limit store fails", async () => {
+    const h = await home();
+    const acp = await guardOver(h);
+    let ran = false;
+    const counted = acp.guard("count_me", () => (ran = true), { server: "mail" });
+    // state.db loses the table the rate limit of rule `counted` is kept in, under the open guard
+    const db = new Database(join(h.home, "state.db"));
+    db.exec("DROP TABLE rate_limit_hits");
+    db.close();
+    const error = await counted({}).catch((e: unknown) => e);
+    await acp.close();
+    expect(ran).toBe(false);
+    expect(isGuardRefusal(error) && error.stop).toBe("refused");
+    expect((error as Error).message).toContain("policy evaluation failed: no such table: rate_limit_hits");
   });
 
   it("refuses after close, and rejects an intent that does not validate", async () => {
