@@ -136,3 +136,26 @@ describe("every other command names a file it cannot read and why, in words (not
     );
   });
 });
+
+describe("--config naming a directory says so, exit 1 (not EISDIR)", () => {
+  mkdirSync(join(home, "dir-config.yml"));
+  const said = `${join(home, "dir-config.yml")}: is a directory, not a config file`;
+
+  it.each([
+    ["proxy", ["proxy", "--upstream", "echo hi", "--config", "dir-config.yml"]],
+    ["run", ["run", "--config", "dir-config.yml", "--", "true"]],
+    ["policy simulate", ["policy", "simulate", "--tool", "x", "--config", "dir-config.yml"]],
+    ["policy test", ["policy", "test", "--config", "dir-config.yml", "policy.yml"]],
+  ])("acp %s", async (_name, argv) => {
+    const out = await runCli(argv, { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(`acp: ${said}\n`);
+  });
+
+  it("acp doctor fails the config check with the same words", async () => {
+    const out = await runCli(["doctor", "--config", "dir-config.yml"], { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stdout + out.stderr).toContain(said);
+    expect(out.stdout + out.stderr).not.toContain("EISDIR");
+  });
+});

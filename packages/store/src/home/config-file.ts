@@ -22,7 +22,7 @@ export function readConfigDocument(home: string): Result<Document> {
 /**
  * Reads a config file as a YAML document (comments kept): at most {@link MAX_CONFIG_BYTES}, unique keys,
  * the first YAML error as `NAME:LINE:COL: message` (`config_malformed`); `config_missing` when there is no
- * file, `config_unreadable` when it cannot be read. `name` is what messages call the file (default its path);
+ * file, `config_unreadable` when it cannot be read (a directory: `PATH: is a directory, not a config file`). `name` is what messages call the file (default its path);
  * `lineCounter` (yaml's) is filled for locating nodes later.
  */
 export function readConfigDocumentAt(
@@ -41,7 +41,9 @@ export function readConfigDocumentAt(
     if (buf === undefined) return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
-    const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") return failWith({ code: "config_unreadable" }, `${path}: is a directory, not a config file`);
+    const missing = code === "ENOENT";
     return failWith(
       missing ? { code: "config_missing" } : { code: "config_unreadable" },
       `cannot read \`${path}\`: ${ioMessage(err)}${missing ? (options.missingHint ?? "") : ""}`,
