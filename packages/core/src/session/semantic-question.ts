@@ -78,8 +78,15 @@ export function taintQuestion(piece: PieceProvenance, action: string, category: 
   const first = sources[0] ?? "untrusted content";
   const more = sources.length > 1 ? ` (and ${sources.length - 1} more source${sources.length > 2 ? "s" : ""})` : "";
   // a source an earlier session read (ProvenanceMemory): said as such, the tool it came from named
-  const from = first.startsWith(EARLIER_SESSION)
+  const earlier = first.startsWith(EARLIER_SESSION);
+  const from = earlier
     ? `text an earlier session read from \`${first.slice(EARLIER_SESSION.length)}\``
     : `text from \`${first}\``;
+  // words (a subject, a body pasted whole) are what the call carries, not whom it goes to: say which argument
+  if (piece.kind === "value" && /\s/.test(piece.piece.trim())) {
+    const argument = String(piece.path[0] ?? "arguments");
+    const what = `the \`${quoteValue(argument).slice(1, -1)}\` of \`${action}\``;
+    return `${what} comes from ${earlier ? "what an earlier session read from" : "the text of"} \`${earlier ? first.slice(EARLIER_SESSION.length) : first}\`${more}: ${quotePiece(piece)}`;
+  }
   return `${from}${more} wants to ${describeActionVerb(action, category)} ${quotePiece(piece)}`;
 }
