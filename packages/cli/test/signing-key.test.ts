@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { homeSigningKey } from "../src/wiring/signing-key.js";
 import type { CliIo } from "../src/context.js";
 import { fixtureHome, PASSPHRASE, tempRoot } from "./home-fixture.js";
@@ -48,5 +50,49 @@ describe("the proxy's signing key: what to fix when it does not open", () => {
       );
     expect(err?.message).toContain("ACP_PASSPHRASE is set but does not open it");
     expect(err?.message).not.toContain("set ACP_PASSPHRASE for the proxy");
+  });
+
+  async function failure(home: string): Promise<string | undefined> {
+    const err = await homeSigningKey(io({ ACP_PASSPHRASE: PASSPHRASE }), home, () => undefined)
+      .get()
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+    return err?.message;
+  }
+
+  it("a private key others can read: says chmod, not that the (right) passphrase does not open it", async () => {
+    const { home: open } = fixtureHome(root.dir);
+    chmodSync(join(open, "keys", "private.key"), 0o644);
+    const message = await failure(open);
+    expect(message).toContain("chmod 600");
+    expect(message).not.toContain("ACP_PASSPHRASE");
+  });
+
+  it("a public key others can write: says chmod, not a passphrase hint", async () => {
+    const { home: open } = fixtureHome(root.dir);
+    chmodSync(join(open, "keys", "public.key"), 0o666);
+    const message = await failure(open);
+    expect(message).toContain("chmod go-w");
+    expect(message).not.toContain("ACP_PASSPHRASE");
+  });
+
+  it("weak scrypt settings: says not to trust the file, not a passphrase hint", async () => {
+    const { home: weak } = fixtureHome(root.dir);
+    const path = join(weak, "keys", "private.key");
+    const file = JSON.parse(readFileSync(path, "utf8")) as { kdf: { log_n: number } };
+    file.kdf.log_n = 10;
+    writeFileSync(path, JSON.stringify(file), { mode: 0o600 });
+    const message = await failure(weak);
+    expect(message).toContain("scrypt parameters too weak");
+    expect(message).not.toContain("ACP_PASSPHRASE");
+  });
+
+  it("a public key that is not the private key's pair: says so, not a passphrase hint", async () => {
+    const { home: mixed } = fixtureHome(root.dir);
+    writeFileSync(join(mixed, "keys", "public.key"), `${"ab".repeat(32)}\n`, { mode: 0o600 });
+    const message = await failure(mixed);
+    expect(message).toBe("keys/public.key and keys/private.key are not a pair");
   });
 });

@@ -46,11 +46,12 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
         );
       }
       const why = first?.message ?? "cannot open keys/private.key";
-      const fix =
-        passphrase === undefined || passphrase === ""
-          ? `set ${PASSPHRASE_ENV} for the proxy to sign approvals`
-          : `${PASSPHRASE_ENV} is set but does not open it: check the passphrase, or whether keys/private.key is corrupted`;
-      throw new Error(`${why} (${fix})`);
+      // only a key the passphrase does not open is about the passphrase: a key file others can read, weak scrypt
+      // settings or a public key that is not its pair carry their own fix
+      if (first?.code !== "key_passphrase_wrong") throw new Error(why);
+      throw new Error(
+        `${why} (${PASSPHRASE_ENV} is set but does not open it: check the passphrase, or whether keys/private.key is corrupted)`,
+      );
     }
     return seed.value;
   };
