@@ -45,11 +45,12 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
  * executed call and its result told to the session runtime (untrusted unless `trusted`). A call that
  * does not run throws a {@link GuardRefusal}; a failing audit write stops the call before it runs.
  */
-export async function runGuardedCall<A extends Record<string, unknown>, R>(
-  deps: GuardedCallDeps,
-  call: GuardedCall<A, R>,
-): Promise<R> {
+export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps, call: GuardedCall<A, R>): Promise<R> {
   const { server, tool } = call;
+  if (typeof call.arguments !== "object" || call.arguments === null || Array.isArray(call.arguments)) {
+    const message = `refused: the arguments of \`${tool}\` are not an object of named arguments`;
+    throw new GuardRefusal({ stop: "refused", message, server, tool });
+  }
   const callId = newId("call");
   const agent = deps.agent !== undefined ? { agent: deps.agent } : {};
   let verdict;
@@ -58,7 +59,7 @@ export async function runGuardedCall<A extends Record<string, unknown>, R>(
       callId,
       server,
       tool,
-      arguments: call.arguments,
+      arguments: call.arguments as Record<string, unknown>,
       ...(call.category !== undefined ? { category: call.category } : {}),
       sessionId: deps.sessionId,
       ...agent,

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { compileIntent, formatIssue, type Category } from "@acp/core";
 import { createApprovalMemory, newId } from "@acp/proxy";
@@ -60,11 +59,11 @@ export interface GuardToolOptions {
 /** An open guard: one session of the session runtime, one audit writer, one consent broker. */
 export interface Guard {
   /**
-   * Wraps `fn`: every call is decided by the one pipeline first and runs only when accepted or approved;
+   * Wraps `fn`, whose one parameter is the tool call's arguments (an object): every call is decided by the one pipeline first and runs only when accepted or approved;
    * otherwise the returned function rejects with a {@link GuardRefusal}. Credentials configured for the
    * tool are put into its arguments after the decision and replaced in its result.
    */
-  guard<A extends Record<string, unknown>, R>(
+  guard<A extends object, R>(
     tool: string,
     fn: (args: A) => R | Promise<R>,
     options?: GuardToolOptions,
@@ -133,8 +132,6 @@ function openNow(options: GuardOptions): Guard {
   );
   const wired = { home, config };
   const policyPath = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
-  if (options.policy !== undefined && !existsSync(policyPath))
-    throw new Error(`policy \`${policyPath}\` does not exist`);
   const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
   const audit = wiring.createAudit(wired);
   const running = new Set<Promise<unknown>>();

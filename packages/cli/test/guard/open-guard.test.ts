@@ -53,7 +53,22 @@ function events(homeDir: string): { event_type: string; [k: string]: unknown }[]
     .filter((e) => typeof e.event_type === "string");
 }
 
+/** Arguments declared as an interface (no index signature), as a framework's schema types often are. */
+interface ArchiveArgs {
+  readonly id: string;
+}
+
 describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
+  it("refuses arguments that are not an object, before anything is decided", async () => {
+    const h = await home();
+    const acp = await guardOver(h);
+    const archive = acp.guard("archive", (args: ArchiveArgs) => args.id, { server: "mail" });
+    const error = await archive(["m1"] as unknown as ArchiveArgs).catch((e: unknown) => e);
+    await acp.close();
+    expect(isGuardRefusal(error) && error.stop).toBe("refused");
+    expect((error as Error).message).toContain("not an object");
+  });
+
   it("runs an accepted call, audits every step, and the chain verifies", async () => {
     const h = await home();
     const acp = await guardOver(h);
@@ -294,6 +309,9 @@ describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
       )({})
       .catch((e: unknown) => e);
     expect(isGuardRefusal(error) && error.stop).toBe("guard_closed");
+    await expect(openGuard({ home: h.home, policy: join(h.home, "nope.yml"), log: () => undefined })).rejects.toThrow(
+      /does not exist/,
+    );
     await expect(openGuard({ home: h.home, intent: { goal: "x", allowd: [] }, log: () => undefined })).rejects.toThrow(
       /invalid intent/,
     );
