@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { homeSigningKey } from "../src/wiring/signing-key.js";
-import type { CliIo } from "../src/context.js";
+import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
+import type { CliContext, CliIo } from "../src/context.js";
 import { fixtureHome, PASSPHRASE, tempRoot } from "./home-fixture.js";
 
 const root = tempRoot("signing-key");
@@ -36,7 +37,7 @@ describe("the proxy's signing key: what to fix when it does not open", () => {
         (e: unknown) => e as Error,
       );
     expect(err?.message).toBe(
-      "the private key is encrypted and ACP_PASSPHRASE is not set (set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config, for the proxy to sign approvals)",
+      "the private key is encrypted and ACP_PASSPHRASE is not set (set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config)",
     );
     expect(err?.message).not.toMatch(/terminal/);
   });
@@ -94,5 +95,26 @@ describe("the proxy's signing key: what to fix when it does not open", () => {
     writeFileSync(join(mixed, "keys", "public.key"), `${"ab".repeat(32)}\n`, { mode: 0o600 });
     const message = await failure(mixed);
     expect(message).toBe("keys/public.key and keys/private.key are not a pair");
+  });
+});
+
+describe("the proxy's audit checkpoints without the key: the warning is about checkpoints", () => {
+  it("says checkpoints are not signed and what to set, not that approvals are", async () => {
+    const { home } = fixtureHome(root.dir);
+    let stderr = "";
+    const ctx: CliContext = {
+      exitCode: 0,
+      io: { ...io({ HOME: "/nonexistent-home", ACP_HOME: home }), stderr: { write: (s: string) => (stderr += s) } },
+    };
+    const wiring = createProxyWiring(ctx);
+    try {
+      await wiring.createAudit({ home }).record("tool_definition_changed", { server: "srv", tool: "echo" });
+    } finally {
+      await wiring.close();
+    }
+    expect(stderr).toContain(
+      "acp proxy: audit checkpoints are not signed: the private key is encrypted and ACP_PASSPHRASE is not set (set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config)\n",
+    );
+    expect(stderr).not.toContain("approvals");
   });
 });

@@ -39,10 +39,11 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
     if (!seed.ok) {
       const first = seed.issues[0];
       // the key file's own advice ("or run in a terminal to be asked") does not hold here: the proxy's stdin
-      // carries MCP, so nothing can ask for a passphrase
+      // carries MCP, so nothing can ask for a passphrase. What the key was for (approvals, audit checkpoints)
+      // is the caller's to say
       if (first?.code === "key_passphrase_required") {
         throw new Error(
-          `the private key is encrypted and ${PASSPHRASE_ENV} is not set (set it in the proxy's environment, e.g. the \`env\` of its entry in the MCP client's config, for the proxy to sign approvals)`,
+          `the private key is encrypted and ${PASSPHRASE_ENV} is not set (set it in the proxy's environment, e.g. the \`env\` of its entry in the MCP client's config)`,
         );
       }
       const why = first?.message ?? "cannot open keys/private.key";
