@@ -23,22 +23,42 @@ const MIGRATIONS: readonly StateDbMigration[] = [
          ) STRICT;
          INSERT INTO provenance_memory_salt (one, salt) VALUES (1, randomblob(32));`,
   },
+  {
+    id: "provenance-memory/002-forgotten",
+    up: `CREATE TABLE provenance_memory_forgotten (
+           one        INTEGER PRIMARY KEY CHECK (one = 1),
+           seen_at_ms INTEGER NOT NULL
+         ) STRICT;`,
+  },
 ];
+
+/**
+ * The source {@link ProvenanceMemoryStore.recall} gives an identity it no longer knows because the memory
+ * overflowed while what it dropped was still within the window: the identity may have been read in untrusted
+ * content (a flood of addresses pushed it out), so it is not vouched for as never seen.
+ */
+export const FORGOTTEN_SOURCE = "(the memory overflowed and forgot what was read before)";
 
 /** Most identities kept; past it, the least recently seen go first. */
 export const MAX_REMEMBERED_IDENTITIES = 200_000;
 /** Longest source name kept (`server.tool#n`). */
 const MAX_SOURCE_CHARS = 600;
-/** Remember calls between two prunes of what expired or overflows. */
+/** Remember calls between two prunes of what expired or overflows (sooner after many identities: max / 10). */
 const PRUNE_EVERY = 1_000;
 
 /** A `ProvenanceMemory` (`@acp/core`) kept in a state database. */
 export interface ProvenanceMemoryStore {
-  /** The source an identity was read in, while it is remembered (seen within the window). */
+  /**
+   * The source an identity was read in, while it is remembered (seen within the window); {@link FORGOTTEN_SOURCE}
+   * for one it does not know while identities the overflow dropped would still be within the window.
+   */
   recall(identity: string): string | undefined;
   /** Remembers identities read in one untrusted result, now (an identity seen again moves to now). */
   remember(identities: readonly string[], source: string): void;
-  /** Deletes what is older than the window, and the oldest past {@link MAX_REMEMBERED_IDENTITIES}; the count. */
+  /**
+   * Deletes what is older than the window, and the oldest past {@link MAX_REMEMBERED_IDENTITIES} (noting when
+   * the newest of those was seen, as long as that is within the window); the count.
+   */
   prune(): number;
 }
 
@@ -71,25 +91,49 @@ export function createProvenanceMemoryStore(db: Database, options: ProvenanceMem
   const expire = db.prepare<[number]>("DELETE FROM provenance_memory WHERE seen_at_ms <= ?");
   const overflow = db.prepare<[number]>(
     `DELETE FROM provenance_memory WHERE identity_hash IN
-       (SELECT identity_hash FROM provenance_memory ORDER BY seen_at_ms DESC, identity_hash LIMIT -1 OFFSET ?)`,
+       (SELECT identity_hash FROM provenance_memory ORDER BY seen_at_ms DESC, identity_hash LIMIT -1 OFFSET ?)
+     RETURNING seen_at_ms`,
   );
+  const forget = db.prepare<[number]>(
+    `INSERT INTO provenance_memory_forgotten (one, seen_at_ms) VALUES (1, ?)
+     ON CONFLICT (one) DO UPDATE SET seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)`,
+  );
+  const forgotten = db.prepare<[number], { seen_at_ms: number }>(
+    "SELECT seen_at_ms FROM provenance_memory_forgotten WHERE one = 1 AND seen_at_ms > ?",
+  );
+  // an identity pushed out while still within the window may have been read: until its window ends, what the
+  // memory does not know is not vouched for as never read (a flood of addresses must not wash one out)
+  const pruneOverflow = db.transaction((keep: number): number => {
+    const dropped = overflow.all(keep) as { seen_at_ms: number }[];
+    let newest = Number.NEGATIVE_INFINITY;
+    for (const row of dropped) newest = Math.max(newest, row.seen_at_ms);
+    if (dropped.length > 0) forget.run(newest);
+    return dropped.length;
+  });
   const insertAll = db.transaction((hashes: readonly string[], source: string, at: number) => {
     for (const h of hashes) upsert.run(h, source, at);
   });
   const cutoff = (): number => options.now().getTime() - options.rememberMs;
   let calls = 0;
+  // identities written since the last prune: the table holds at most max plus a tenth of it between prunes
+  let added = 0;
   const store: ProvenanceMemoryStore = {
     recall(identity) {
-      return find.get(hash(identity), cutoff())?.source;
+      const since = cutoff();
+      const found = find.get(hash(identity), since)?.source;
+      if (found !== undefined) return found;
+      return forgotten.get(since) === undefined ? undefined : FORGOTTEN_SOURCE;
     },
     remember(identities, source) {
       if (identities.length === 0) return;
       const unique = [...new Set(identities)].slice(0, max).map(hash);
       insertAll(unique, source.slice(0, MAX_SOURCE_CHARS), options.now().getTime());
-      if (++calls % PRUNE_EVERY === 0 || unique.length > max / 10) store.prune();
+      added += unique.length;
+      if (++calls % PRUNE_EVERY === 0 || added > max / 10) store.prune();
     },
     prune() {
-      return expire.run(cutoff()).changes + overflow.run(max).changes;
+      added = 0;
+      return expire.run(cutoff()).changes + pruneOverflow(max);
     },
   };
   store.prune();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createProvenanceMemoryStore, openStateDb } from "../../src/index.js";
+import { createProvenanceMemoryStore, FORGOTTEN_SOURCE, openStateDb } from "../../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "acp-provenance-memory-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,8 +77,48 @@ describe("the provenance memory in state.db", () => {
     }
     store.prune();
     expect(db.prepare("SELECT count(*) AS n FROM provenance_memory").get()).toEqual({ n: 3 });
-    expect(store.recall("email:a@x.example")).toBeUndefined();
+    expect(store.recall("email:a@x.example")).toBe(FORGOTTEN_SOURCE);
     expect(store.recall("email:d@x.example")).toBe("email:d@x.example");
+  });
+
+  it("does not let a flood of addresses wash out an identity still within its window", () => {
+    const path = join(dir, `state-${++n}.db`);
+    const c = clock();
+    const store = createProvenanceMemoryStore(openStateDb(path), { now: c.now, rememberMs: HOUR, maxIdentities: 100 });
+    store.remember([IBAN], "mail.read_inbox#1");
+    c.advance(1);
+    // the attacker's next page: more addresses than the memory keeps, each result within the per-text limit
+    for (let page = 0; page < 3; page++) {
+      store.remember(
+        Array.from({ length: 50 }, (_, i) => `email:x${page}-${i}@flood.example`),
+        `web.fetch#${page + 2}`,
+      );
+    }
+    store.prune();
+    // pushed out, but not vouched for as never read: neither here nor from another proxy of the home
+    expect(store.recall(IBAN)).toBe(FORGOTTEN_SOURCE);
+    const other = createProvenanceMemoryStore(openStateDb(path), { now: c.now, rememberMs: HOUR, maxIdentities: 100 });
+    expect(other.recall(IBAN)).toBe(FORGOTTEN_SOURCE);
+    expect(other.recall("email:x2-49@flood.example")).toBe("web.fetch#4");
+    // once what was dropped would have expired anyway, an identity the memory does not know is unknown again
+    c.advance(HOUR);
+    expect(store.recall(IBAN)).toBeUndefined();
+    expect(store.recall("email:someone@else.example")).toBeUndefined();
+  });
+
+  it("prunes after many identities, not only after many calls (the table stays near its limit)", () => {
+    const c = clock();
+    const db = openStateDb(":memory:");
+    const store = createProvenanceMemoryStore(db, { now: c.now, rememberMs: HOUR, maxIdentities: 100 });
+    for (let call = 0; call < 20; call++) {
+      store.remember(
+        Array.from({ length: 9 }, (_, i) => `email:y${call}-${i}@flood.example`),
+        `web.fetch#${call}`,
+      );
+      c.advance(1);
+    }
+    const { rows } = db.prepare("SELECT count(*) AS rows FROM provenance_memory").get() as { rows: number };
+    expect(rows).toBeLessThanOrEqual(110);
   });
 
   it("refuses a window that is not positive", () => {
