@@ -48,6 +48,26 @@ describe("acp graph review", () => {
     expect(later.code).toBe(3);
   });
 
+  it("a decayed domain's hint carries the --graph FILE it was judged with (graph check, policy simulate)", async () => {
+    mkdirSync(join(home, "team"));
+    copyFileSync(EXAMPLE, join(home, "team", "graph.json"));
+    const hint = "(run `acp graph review email --graph team/graph.json` to re-approve)";
+    const check = await runCli(["graph", "check", "email", "read", "0.9", "--graph", "team/graph.json"], {
+      env,
+      cwd: home,
+    });
+    expect(check.stdout).toContain(hint);
+    writeFileSync(join(home, "policy.yml"), 'version: "1"\nrules: []\n');
+    const simulate = await runCli(
+      ["policy", "simulate", "--tool", "x", "--domain", "email", "--action", "read", "--graph", "team/graph.json"],
+      { env, cwd: home },
+    );
+    expect(simulate.stdout).toContain(hint);
+    // the home's own graph: no --graph to carry
+    const own = await runCli(["graph", "check", "email", "read", "0.9"], { env, cwd: home });
+    expect(own.stdout).toContain("(run `acp graph review email` to re-approve)");
+  });
+
   it("refuses an unknown domain with a suggestion and writes nothing", async () => {
     const out = await runCli(["graph", "review", "emial"], { env });
     expect(out.code).toBe(4);

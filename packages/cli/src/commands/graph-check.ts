@@ -171,6 +171,7 @@ Examples:
         now: ctx.io.now(),
         ...(threshold !== undefined ? { threshold } : {}),
         ...(reviews !== undefined ? { reviews } : {}),
+        ...(options.graph !== undefined ? { graphFile: options.graph } : {}),
       });
       if (options.json === true) printJson(ctx, outcome);
       else for (const line of formatGraphOutcome(outcome)) printLine(ctx, line);

@@ -74,7 +74,7 @@ async function loadInputs(ctx: CliContext, options: ReplayOptions): Promise<Deci
   const policy = await loadPolicyFile(policyFile);
   if (options.graph === undefined) return { policy, policyFile };
   const graphFile = resolvePath(ctx.io, options.graph);
-  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile };
+  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile, graphNamed: options.graph };
 }
 
 /** Registers `acp replay`. */

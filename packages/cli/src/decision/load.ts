@@ -28,6 +28,8 @@ export interface DecisionInputs {
   readonly policyFile: string;
   readonly graph?: ConsentGraph;
   readonly graphFile?: string;
+  /** The graph file as the person named it (`--graph`, a test file's `graph:`); absent for the home's own. */
+  readonly graphNamed?: string;
   /** `graph.mapping` / `graph.threshold` from config.yml and the review record. */
   readonly graphSettings?: GraphSettings;
 }
@@ -80,7 +82,14 @@ export async function loadDecisionInputs(
     return { policy, policyFile };
   }
   const graphSettings = loadGraphSettings(home, configFile);
-  return { policy, policyFile, graph: await loadGraphFile(graphFile), graphFile, graphSettings };
+  return {
+    policy,
+    policyFile,
+    graph: await loadGraphFile(graphFile),
+    graphFile,
+    ...(options.graph !== undefined ? { graphNamed: options.graph } : {}),
+    graphSettings,
+  };
 }
 
 /** Builds the one pipeline from loaded inputs: policy rules, consent graph when present, action contract. */
@@ -117,7 +126,14 @@ export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras
     }),
   ];
   if (inputs.graph !== undefined) {
-    sources.push(graphSource({ graph: inputs.graph, ...graphSourceOptions(inputs.graphSettings ?? {}) }));
+    const { mapping, context } = graphSourceOptions(inputs.graphSettings ?? {});
+    sources.push(
+      graphSource({
+        graph: inputs.graph,
+        ...(mapping !== undefined ? { mapping } : {}),
+        context: { ...context, ...(inputs.graphNamed !== undefined ? { graphFile: inputs.graphNamed } : {}) },
+      }),
+    );
   }
   sources.push(contractSource(), ...(extras.extraSources ?? []));
   return createPipeline(sources, {

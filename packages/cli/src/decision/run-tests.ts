@@ -58,7 +58,9 @@ export async function runTestFile(
   const inputs: DecisionInputs = {
     policy: await loadPolicyFile(policyPath),
     policyFile: policyPath,
-    ...(graphPath !== undefined ? { graph: await loadGraphFile(graphPath), graphFile: graphPath } : {}),
+    ...(graphPath !== undefined
+      ? { graph: await loadGraphFile(graphPath), graphFile: graphPath, graphNamed: graphPath }
+      : {}),
     ...(overrides.graphSettings !== undefined ? { graphSettings: overrides.graphSettings } : {}),
   };
   const pipeline = buildPipeline(inputs, createMemoryRateLimiter());

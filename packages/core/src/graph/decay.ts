@@ -9,6 +9,16 @@ import type { ConsentGraph, GraphContext, GraphDomain, GraphReason } from "./typ
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** A path as one shell word: as it is when plain, else in single quotes. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** The command that re-approves a domain, naming the graph file when it is not the home's. */
+function reviewCommand(name: string, graphFile: string | undefined): string {
+  return `acp graph review ${name}${graphFile !== undefined ? ` --graph ${shellWord(graphFile)}` : ""}`;
+}
+
 /** Returns the decay reason when the domain's autonomous tier has decayed, else null. */
 export function checkConsentDecay(
   graph: ConsentGraph,
@@ -21,7 +31,7 @@ export function checkConsentDecay(
   const days = decay.review_interval_days;
   const decayed = (why: string): GraphReason => ({
     code: "consent_decayed",
-    message: `autonomous actions of \`${name}\` decayed to requires approval: ${why} (run \`acp graph review ${name}\` to re-approve)`,
+    message: `autonomous actions of \`${name}\` decayed to requires approval: ${why} (run \`${reviewCommand(name, context.graphFile)}\` to re-approve)`,
   });
   const reviews = context.reviews?.domains;
   const review = reviews !== undefined && Object.hasOwn(reviews, name) ? reviews[name] : undefined;

@@ -108,6 +108,11 @@ export interface GraphContext {
   readonly trustedChannelKeys?: Readonly<Record<string, string>>;
   /** Allowed clock skew in seconds for attestation timestamps; default 300. */
   readonly clockSkewSeconds?: number;
+  /**
+   * The graph's file as the person named it (`--graph FILE`, a test file's `graph:`), when it is not the home's
+   * `consent-graph.json`: the re-approve hint of a decayed domain then names it (`acp graph review D --graph FILE`).
+   */
+  readonly graphFile?: string;
 }
 
 /** The tool call a graph target came from, bound into trusted-channel attestations. */

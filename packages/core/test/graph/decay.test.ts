@@ -68,4 +68,18 @@ describe("consent decay", () => {
     const none = graphOf({ email: { autonomous: ["read"], requires_approval: [], blocked: [] } });
     expect(readEmail(undefined, NOW, none).outcome).toBe("AUTONOMOUS");
   });
+
+  it("the re-approve hint names the graph file it was given, quoted when it must be", () => {
+    const hint = (graphFile?: string) =>
+      checkConsentGraph(
+        graph,
+        { domain: "email", action: "read", confidence: 0.9 },
+        { now: NOW, ...(graphFile !== undefined ? { graphFile } : {}) },
+      ).reasons.find((r) => r.code === "consent_decayed")?.message;
+    expect(hint()).toContain("(run `acp graph review email` to re-approve)");
+    expect(hint("team/graph.json")).toContain("(run `acp graph review email --graph team/graph.json` to re-approve)");
+    expect(hint("my graph's.json")).toContain(
+      `(run \`acp graph review email --graph 'my graph'\\''s.json'\` to re-approve)`,
+    );
+  });
 });
