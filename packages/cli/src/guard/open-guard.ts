@@ -110,12 +110,18 @@ function checkedIntent(intent: unknown): unknown {
  * broker (answers signed with the home's key and verified), the vault credentials of `credentials:`, and
  * the hash-chained audit log. Rejects when the policy, config or intent does not validate.
  */
-export function openGuard(options: GuardOptions = {}): Promise<Guard> {
-  // a throw while opening (a bad policy, config or intent) rejects
-  return new Promise((resolve) => resolve(openNow(options)));
+export async function openGuard(options: GuardOptions = {}): Promise<Guard> {
+  const opening = { close: (): Promise<void> => Promise.resolve() };
+  try {
+    return openNow(options, opening);
+  } catch (err) {
+    // what was opened before the problem (state.db, channels) is let go; the problem is the answer
+    await opening.close().catch(() => undefined);
+    throw err;
+  }
 }
 
-function openNow(options: GuardOptions): Guard {
+function openNow(options: GuardOptions, opening: { close: () => Promise<void> }): Guard {
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const io = guardIo(options, log);
   const home = resolveHome(io);
@@ -130,6 +136,7 @@ function openNow(options: GuardOptions): Guard {
       name: "acp guard",
     },
   );
+  opening.close = () => wiring.close();
   const wired = { home, config };
   const policyPath = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
   const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
