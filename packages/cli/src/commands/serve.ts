@@ -22,7 +22,8 @@ import {
 } from "@acp/server";
 import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
-import { buildPipelineWith, loadDecisionInputs } from "../decision/load.js";
+import { loadDecisionInputs } from "../decision/load.js";
+import { createServePipelines } from "../wiring/serve-policy.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
@@ -448,11 +449,8 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
       ...(storage !== null ? { storageUrl: storage.url } : {}),
-      // a request's annotations come from whoever calls the service: a claim that only tightens the decision
-      pipeline: (rateLimiter) => buildPipelineWith(inputs, { rateLimiter, annotations: "caller" }),
-      // the simulator and the judging of a person's edits neither spend nor check rate limits: a simulation
-      // is no call, and an edited call was counted when it was asked
-      simulationPipeline: buildPipelineWith(inputs, { spendRateLimits: false, annotations: "caller" }),
+      // the policy file is picked up again when it changes; a reload is recorded in this node's chain
+      ...createServePipelines(inputs, { log, audit: () => embedded?.stores.auditLog }),
       keys,
       clock: ctx.io.now,
       loopbackOnly,

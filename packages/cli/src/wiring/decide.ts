@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   compilePolicy,
@@ -14,15 +14,18 @@ import {
   type DecisionSource,
   type ClassificationOverride,
   type ConsentGraph,
-  type Policy,
+  type Decision,
+  type Pipeline,
+  type RateLimiter,
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
 import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
-import type { Decide } from "@acp/proxy";
+import type { Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readInputFileSync } from "../decision/read-input.js";
+import { readFailure, readInputFileSync } from "../decision/read-input.js";
 import type { HomeState } from "./home-state.js";
+import { createReloadingPolicy, policyHash, type PolicyVersion, type ReloadingPolicy } from "./policy-reload.js";
 
 /** Options of the proxy's decision function. */
 export interface PipelineDecideOptions {
@@ -39,24 +42,77 @@ export interface PipelineDecideOptions {
   readonly log: (line: string) => void;
   /** The session runtime: one per downstream session, judging every call as the `session` source. */
   readonly sessions?: (classify: readonly ClassificationOverride[]) => ProxySessionRuntime;
+  /**
+   * Where a reload of the policy file is audited (`policy_reloaded`, `policy_reload_refused`); decisions on
+   * the new policy wait for it. Absent: reloads are only said on stderr.
+   */
+  readonly record?: (eventType: string, fields: Record<string, unknown>) => unknown;
 }
 
-function loadPolicy(options: PipelineDecideOptions): Policy {
-  if (!existsSync(options.policyPath)) {
-    if (!options.policyIsDefault) throw new CliError(`policy \`${options.policyPath}\` does not exist`, EXIT.error);
-    options.log(
-      `no policy at ${options.policyPath}: using the built-in starter policy (run \`acp init\` to write one)`,
-    );
+/**
+ * The policy a front end starts with: the file (exit 1 unreadable, exit 4 with every problem invalid), or the
+ * built-in starter policy when the file is the home's default and missing. Its version is the `sha256:` of
+ * the file's bytes (`sha256sum policy.yml`).
+ */
+export function loadStartPolicy(path: string, isDefault: boolean, log: (line: string) => void): PolicyVersion {
+  if (!existsSync(path)) {
+    if (!isDefault) throw new CliError(`policy \`${path}\` does not exist`, EXIT.error);
+    log(`no policy at ${path}: using the built-in starter policy (run \`acp init\` to write one)`);
     const starter = parsePolicy(STARTER_POLICY, { file: "<starter policy>" });
     if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);
-    return starter.value;
+    return { policy: starter.value, hash: policyHash(STARTER_POLICY) };
   }
-  const parsed = parsePolicy(readInputFileSync(options.policyPath, "policy"), { file: options.policyPath });
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    throw new CliError(`cannot read policy \`${path}\`: ${readFailure(err)}`, EXIT.error);
+  }
+  const parsed = parsePolicy(bytes.toString("utf8"), { file: path });
   if (!parsed.ok) {
-    const lines = parsed.issues.map((i) => formatIssue(i, options.policyPath)).join("\n");
+    const lines = parsed.issues.map((i) => formatIssue(i, path)).join("\n");
     throw new CliError(`invalid policy:\n${lines}`, EXIT.invalid);
   }
-  return parsed.value;
+  return { policy: parsed.value, hash: policyHash(bytes) };
+}
+
+/**
+ * A pipeline over a policy that is picked up again when its file changes ({@link createReloadingPolicy}):
+ * each version is compiled and built once, when it comes into force; every decision names the version it
+ * used (`policy_hash`), and none uses a new version before its reload is audited.
+ */
+export function createReloadingPipeline(
+  policy: ReloadingPolicy,
+  build: (version: PolicyVersion) => Pipeline,
+): Pipeline & { readonly policy: ReloadingPolicy } {
+  let built: { version: PolicyVersion; pipeline: Pipeline } | undefined;
+  const pipelineOf = (version: PolicyVersion): Pipeline => {
+    if (built?.version !== version) built = { version, pipeline: build(version) };
+    return built.pipeline;
+  };
+  return {
+    policy,
+    async decide(request, now) {
+      const version = policy.current();
+      const audited = policy.recorded();
+      if (audited !== null) await audited;
+      return named(pipelineOf(version).decide(request, now), version);
+    },
+  };
+}
+
+/** One policy version with the pipelines built on it. */
+interface BuiltPolicy {
+  readonly version: PolicyVersion;
+  readonly sources: readonly DecisionSource[];
+  readonly pipeline: Pipeline;
+  /** The same policy, graph and contract, spending no rate limit (a person's edit of a call already counted). */
+  readonly recheck: Pipeline;
+}
+
+/** A decision naming the policy version it used (`policy_hash`), which the front end's audit records. */
+function named(decision: Promise<Decision>, version: PolicyVersion): Promise<Decision> {
+  return decision.then((d) => ({ ...d, policy_hash: version.hash }));
 }
 
 /**
@@ -88,28 +144,59 @@ function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
  * limit (the call was counted when it was asked) and without the session (the edit is the person's).
  */
 export function createPipelineDecide(options: PipelineDecideOptions): Decide & { readonly recheckEdits: Decide } {
-  const policy = loadPolicy(options);
-  const compiled = compilePolicy(policy);
+  const initial = loadStartPolicy(options.policyPath, options.policyIsDefault, options.log);
+  const policy = createReloadingPolicy({
+    file: options.policyPath,
+    initial,
+    log: options.log,
+    record: (eventType, fields) => options.record?.(eventType, fields),
+  });
   const db = options.state.db();
-  const rateLimiter = db === null ? createMemoryRateLimiter() : createSqliteRateLimiter(db);
+  const rateLimiter: RateLimiter = db === null ? createMemoryRateLimiter() : createSqliteRateLimiter(db);
   const graph = graphSourceOf(options);
   const rest: DecisionSource[] = graph !== null ? [graph, contractSource()] : [contractSource()];
-  const sources: DecisionSource[] = [policySource(compiled, { rateLimiter }), ...rest];
-  const pipeline = createPipeline(sources, { classify: policy.classify });
-  const recheck = createPipeline([policySource(compiled, { spendRateLimits: false }), ...rest], {
-    classify: policy.classify,
-  });
-  const recheckEdits: Decide = (request) => recheck.decide(request, options.now());
-  const runtime = options.sessions?.(policy.classify);
-  if (runtime === undefined) {
-    return Object.assign((request: ActionRequest) => pipeline.decide(request, options.now()), { recheckEdits });
-  }
-  const decide: Decide = (request, context) => {
-    if (context === undefined) return pipeline.decide(request, options.now());
+  // the session runtime keeps the `classify:` entries of the policy it started with (docs/reference/policy.md)
+  const runtime = options.sessions?.(initial.policy.classify);
+  // each version compiled and built once, when it comes into force
+  const build = (version: PolicyVersion): BuiltPolicy => {
+    const compiled = compilePolicy(version.policy);
+    const classify = version.policy.classify;
+    const sources = [policySource(compiled, { rateLimiter }), ...rest];
+    return {
+      version,
+      sources,
+      pipeline: createPipeline(sources, { classify }),
+      recheck: createPipeline([policySource(compiled, { spendRateLimits: false }), ...rest], { classify }),
+    };
+  };
+  let built = build(initial);
+  // the pipelines of the policy in force; a promise only while a reload's audit event is being recorded
+  const inForce = (): BuiltPolicy | Promise<BuiltPolicy> => {
+    const version = policy.current();
+    const audited = policy.recorded();
+    // no decision on a new policy before its reload is recorded
+    if (audited !== null) return audited.then(() => builtFor(version));
+    return builtFor(version);
+  };
+  const builtFor = (version: PolicyVersion): BuiltPolicy => {
+    if (built.version !== version) built = build(version);
+    return built;
+  };
+  const decideOn = (on: BuiltPolicy, request: ActionRequest, context: DecideContext | undefined): Promise<Decision> => {
+    const { version, sources, pipeline } = on;
+    if (runtime === undefined || context === undefined) return named(pipeline.decide(request, options.now()), version);
     const withSession = createPipeline([...sources, runtime.sourceFor(context.sessionId, context.tokenAgent)], {
-      classify: policy.classify,
+      classify: version.policy.classify,
     });
-    return withSession.decide(request, options.now());
+    return named(withSession.decide(request, options.now()), version);
+  };
+  const decide: Decide = (request, context) => {
+    const on = inForce();
+    return on instanceof Promise ? on.then((b) => decideOn(b, request, context)) : decideOn(on, request, context);
+  };
+  const recheckEdits: Decide = async (request) => {
+    const { version, recheck } = await inForce();
+    return named(recheck.decide(request, options.now()), version);
   };
   return Object.assign(decide, { recheckEdits });
 }

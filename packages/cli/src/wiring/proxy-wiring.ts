@@ -98,6 +98,8 @@ export function createProxyWiring(
         graph: config.graph,
         now: ctx.io.now,
         log,
+        // a reload of the policy file is in the chain before any decision on the new policy
+        record: (eventType, fields) => audit.record(eventType, fields),
         sessions: (classify) => {
           runtime = createProxySessionRuntime({
             ...(intent !== undefined ? { intent } : {}),

@@ -32,6 +32,9 @@ export const AUDIT_EVENT_TYPES = [
   // a person's signed intent update to a live session (`acp intent set`)
   "intent_updated",
   "intent_update_refused",
+  // a running `acp proxy` / `acp serve` picking up an edited policy file (or keeping the old one)
+  "policy_reloaded",
+  "policy_reload_refused",
 ] as const;
 
 /** One audit event type. */

@@ -41,4 +41,9 @@ export interface Decision {
   readonly timeout?: number;
   /** For ask: the level the deciding rule asks for. */
   readonly level?: RiskLevel;
+  /**
+   * The policy version this decision used (`sha256:` of the policy file's bytes), set by a front end that
+   * reloads its policy (`acp proxy`, `acp serve`) so its audit names it; absent from the pipeline itself.
+   */
+  readonly policy_hash?: string;
 }

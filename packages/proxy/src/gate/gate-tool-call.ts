@@ -124,6 +124,7 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     category: decision.category,
     risk_level: decision.risk_level,
     reasons: decision.reasons,
+    ...policyVersionOf(decision),
   });
   const forwardedAs: ForwardedAs = {
     category: decision.category,
@@ -318,6 +319,7 @@ async function refusedEdit(
     category: decision.category,
     risk_level: decision.risk_level,
     reasons: decision.reasons,
+    ...policyVersionOf(decision),
   });
   return {
     kind: "answer",
@@ -373,6 +375,11 @@ function isHeldForChange(deps: GateDeps, call: GatedCall): boolean {
 }
 
 /** A tool whose definition changed since it was pinned is held behind at least `ask`. */
+/** The policy version a decision used, when its `Decide` names one (a reloading front end): audited with it. */
+function policyVersionOf(decision: Decision): { policy_hash?: string } {
+  return decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {};
+}
+
 function holdChangedTool(deps: GateDeps, call: GatedCall, decision: Decision): Decision {
   const change = deps.pinning?.changeOf(call.server, call.tool);
   // pins that could not be read or written: a changed definition cannot be told from the pinned one

@@ -100,6 +100,12 @@ const DECISION = {
     risk_level: STRING,
     reasons: { type: "array", items: OPEN_OBJECT },
     verdicts: { type: "array", items: OPEN_OBJECT },
+    policy_hash: {
+      type: "string",
+      pattern: "^sha256:[0-9a-f]{64}$",
+      description:
+        "the policy version the decision used: the sha256 of the policy file's bytes (`acp serve` reloads an edited file)",
+    },
   },
 } as const;
 

@@ -209,6 +209,7 @@ export async function completeConsent(
         decision: "refuse",
         policy_rule: decision.rule,
         reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+        ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
       });
       return {
         outcome: "denied",

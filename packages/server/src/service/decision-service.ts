@@ -178,6 +178,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
           policy_rule: decision.rule,
           front_end: frontEnd,
           reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+          // the policy version the decision used, when the pipeline names one (`acp serve` reloads its file)
+          ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
         }),
       );
     } catch (err) {
@@ -219,6 +221,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       policy_rule: decision.rule,
       front_end: "decide",
       reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
+      ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
     });
     return { rule: decision.rule, reasons };
   }

@@ -1,0 +1,182 @@
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type BigIntStats } from "node:fs";
+import { MAX_POLICY_BYTES, formatIssue, parsePolicy, type Policy } from "@acp/core";
+import { readFailure } from "../decision/read-input.js";
+
+/**
+ * How often, at most, a running `acp proxy` or `acp serve` looks at its policy file (one `stat`, ~4 µs):
+ * a decision made this long after the file was saved uses it. Between two looks a decision costs one
+ * clock read more.
+ */
+export const POLICY_CHECK_INTERVAL_MS = 250;
+
+/** One policy in force: what it says and the `sha256:` of the bytes it was read from. */
+export interface PolicyVersion {
+  readonly policy: Policy;
+  readonly hash: string;
+}
+
+/** What a front end tells of a reload: its audit (awaited before any decision uses the new policy) and stderr. */
+export interface PolicyReloadOptions {
+  /** The policy file watched. */
+  readonly file: string;
+  /** The policy in force at start (read from `file`, or the built-in starter when `file` is missing). */
+  readonly initial: PolicyVersion;
+  readonly log: (line: string) => void;
+  /** Appends an audit event; a rejection refuses the decisions that would use the new policy. */
+  readonly record: (eventType: "policy_reloaded" | "policy_reload_refused", fields: Record<string, unknown>) => unknown;
+  /** Default {@link POLICY_CHECK_INTERVAL_MS}. */
+  readonly intervalMs?: number;
+  /** A monotonic clock in ms; default `performance.now`. */
+  readonly monotonic?: () => number;
+}
+
+/** The policy in force, picked up again whenever its file changes and the new text validates. */
+export interface ReloadingPolicy {
+  /**
+   * The version the next decision uses. At most every interval it stats the file; a changed file is read
+   * and validated then: valid, it replaces the old version (for every decision after this one), else the
+   * old one stays in force and the problems are printed once for that version of the file.
+   */
+  current(): PolicyVersion;
+  /** Resolves once the audit event of the version {@link current} returned last is recorded; rejects if it failed. */
+  recorded(): Promise<void> | null;
+}
+
+/** The `sha256:` of a policy's bytes, as decisions and reload events name it. */
+export function policyHash(bytes: Uint8Array | string): string {
+  return `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+}
+
+/** What identifies one version of a file on disk without reading it; null when there is no file. */
+function identityOf(stats: BigIntStats | undefined): string | null {
+  if (stats === undefined) return null;
+  return `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+type ReadPolicy =
+  | { readonly ok: true; readonly version: PolicyVersion; readonly identity: string }
+  | {
+      readonly ok: false;
+      readonly problems: readonly string[];
+      readonly hash?: string;
+      readonly identity: string | null;
+    };
+
+/**
+ * Reads and validates one version of a policy file, never hanging (a FIFO is opened non-blocking and refused)
+ * and never reading more than the policy limit. Every problem is a line: `FILE:LINE:COL: message`, or the file
+ * and why it cannot be read.
+ */
+export function readPolicyVersion(file: string): ReadPolicy {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    return { ok: false, problems: [`${file}: cannot read the policy: ${readFailure(err)}`], identity: null };
+  }
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    const identity = identityOf(stats) ?? "";
+    if (!stats.isFile()) return { ok: false, problems: [`${file}: not a regular file`], identity };
+    if (stats.size > BigInt(MAX_POLICY_BYTES)) {
+      const problem = `${file}: the policy is ${stats.size} bytes, more than the ${MAX_POLICY_BYTES}-byte limit`;
+      return { ok: false, problems: [problem], identity };
+    }
+    const bytes = readAtMost(fd, MAX_POLICY_BYTES + 1);
+    const hash = policyHash(bytes);
+    const parsed = parsePolicy(Buffer.from(bytes).toString("utf8"), { file });
+    if (!parsed.ok) return { ok: false, problems: parsed.issues.map((i) => formatIssue(i, file)), hash, identity };
+    return { ok: true, version: { policy: parsed.value, hash }, identity };
+  } catch (err) {
+    return { ok: false, problems: [`${file}: cannot read the policy: ${readFailure(err)}`], identity: null };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readAtMost(fd: number, max: number): Uint8Array {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, max - total));
+    const n = chunk.length === 0 ? 0 : readSync(fd, chunk, 0, chunk.length, null);
+    if (n === 0) break;
+    chunks.push(chunk.subarray(0, n));
+    total += n;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function statIdentity(file: string): string | null {
+  try {
+    return identityOf(statSync(file, { bigint: true, throwIfNoEntry: false }));
+  } catch {
+    return "unreadable"; // e.g. EACCES on the directory: read it to say why
+  }
+}
+
+/**
+ * Watches a policy file for a running front end: {@link ReloadingPolicy.current} on the decision path costs
+ * a clock read, and a `stat` at most every {@link POLICY_CHECK_INTERVAL_MS}. A reload is atomic (the next
+ * decision uses the whole new policy, never part of it) and fails closed (an invalid, unreadable, oversized
+ * or missing file keeps the last good policy in force; nothing falls back to a looser one). Each reload, and
+ * each version of the file that was not taken, is audited (`policy_reloaded`, `policy_reload_refused`) and
+ * said on stderr once.
+ */
+export function createReloadingPolicy(options: PolicyReloadOptions): ReloadingPolicy {
+  const interval = options.intervalMs ?? POLICY_CHECK_INTERVAL_MS;
+  const monotonic = options.monotonic ?? (() => performance.now());
+  let inForce = options.initial;
+  let seen = statIdentity(options.file);
+  let nextCheck = monotonic() + interval;
+  let pending: Promise<void> | null = null;
+  const audit = (eventType: "policy_reloaded" | "policy_reload_refused", fields: Record<string, unknown>): void => {
+    const before = pending;
+    const write = Promise.resolve(before)
+      .then(() => options.record(eventType, { file: options.file, ...fields }))
+      .then(() => undefined);
+    pending = write;
+    // a failure stays in `pending` (decisions refuse); a success lets later decisions skip the wait
+    write.then(
+      () => {
+        if (pending === write) pending = null;
+      },
+      () => undefined,
+    );
+  };
+  const reload = (): void => {
+    const read = readPolicyVersion(options.file);
+    const after = statIdentity(options.file);
+    if (read.identity !== null && after !== read.identity) {
+      seen = "changing"; // written (or replaced) while it was read: read it again at the next look
+      return;
+    }
+    seen = read.identity ?? after;
+    if (read.ok) {
+      if (read.version.hash === inForce.hash) return; // touched, or written back as it was
+      const previous = inForce.hash;
+      inForce = read.version;
+      options.log(`policy ${options.file} changed: deciding with ${inForce.hash} from now on (was ${previous})`);
+      audit("policy_reloaded", { policy_hash: inForce.hash, previous_policy_hash: previous });
+      return;
+    }
+    options.log(`error: policy ${options.file} changed but cannot be used, so ${inForce.hash} stays in force:`);
+    for (const problem of read.problems) options.log(problem);
+    audit("policy_reload_refused", {
+      policy_hash: inForce.hash,
+      refused_policy_hash: read.hash ?? null,
+      problems: read.problems,
+    });
+  };
+  return {
+    current() {
+      const now = monotonic();
+      if (now < nextCheck) return inForce;
+      nextCheck = now + interval;
+      if (statIdentity(options.file) !== seen) reload();
+      return inForce;
+    },
+    recorded: () => pending,
+  };
+}
