@@ -10,6 +10,7 @@ import {
   type GateDeps,
 } from "@acp/proxy";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
+import { resultText } from "./result-text.js";
 
 /** What every guarded call of one guard shares. */
 export interface GuardedCallDeps {
@@ -109,9 +110,8 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
 }
 
 /**
- * Tells the session runtime what ran and what came back, as text (a string as it is, anything else as
- * JSON). A result it cannot be told whole is reported unreadable: the runtime then judges as if it held
- * anything.
+ * Tells the session runtime what ran and what came back, as text ({@link resultText}). A result it cannot
+ * be told whole is reported unreadable: the runtime then judges as if it held anything.
  */
 function observe(
   deps: GuardedCallDeps,
@@ -123,14 +123,24 @@ function observe(
   if (observer === undefined) return;
   try {
     observer.executed(deps.sessionId, request);
-    const text = typeof result === "string" ? result : (JSON.stringify(result) ?? "");
+    const { text, unread } = resultText(result);
     observer.result(deps.sessionId, call.server, call.tool, text, { trusted: call.trusted });
+    if (unread !== undefined) unreadable(deps, call, unread);
   } catch (err) {
-    deps.log(`the session runtime could not record \`${call.tool}\`: ${messageOf(err)}`);
-    try {
-      observer.unreadable?.(deps.sessionId, call.server, call.tool, messageOf(err));
-    } catch (again) {
-      deps.log(`the session runtime could not be told that \`${call.tool}\` went unrecorded: ${messageOf(again)}`);
-    }
+    unreadable(deps, call, messageOf(err));
+  }
+}
+
+/** A result the runtime could not be told whole: logged, and reported so that it judges as if it held anything. */
+function unreadable(
+  deps: GuardedCallDeps,
+  call: { readonly server: string; readonly tool: string },
+  why: string,
+): void {
+  deps.log(`the session runtime could not record \`${call.tool}\` whole: ${why}`);
+  try {
+    deps.observer?.unreadable?.(deps.sessionId, call.server, call.tool, why);
+  } catch (again) {
+    deps.log(`the session runtime could not be told that \`${call.tool}\` went unrecorded: ${messageOf(again)}`);
   }
 }
