@@ -111,4 +111,12 @@ describe("an input file that never ends (/dev/zero, a stuck pipe) is not read on
     expect(audit.code).toBe(1);
     expect(audit.stderr).toContain(`cannot read anchor \`${anchor}\`: not a regular file`);
   });
+
+  it("a pipe with no writer as serve.json: acp console-link says no service is running, not waited on", async () => {
+    const h = await home();
+    execFileSync("mkfifo", [join(h.dir, "serve.json")]);
+    const out = await acp(["console-link", "--as", "alice"], h.env);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("no running `acp serve` found");
+  });
 });

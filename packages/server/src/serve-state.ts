@@ -2,9 +2,12 @@
  * `$ACP_HOME/serve.json`: where the running service listens, so `acp console-link` can print a link
  * to it. Written 0600 when the service starts, removed when it stops.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "@acp/store";
+import { readFileUpTo, writeFileAtomic } from "@acp/store";
+
+/** Largest `serve.json` read (the service writes a few hundred bytes). */
+const MAX_SERVE_STATE_BYTES = 16 * 1024;
 
 /** What the running service tells other processes. */
 export interface ServeState {
@@ -28,10 +31,15 @@ export function writeServeState(home: string, state: ServeState): void {
   writeFileAtomic(serveStatePath(home), `${JSON.stringify(state, null, 2)}\n`);
 }
 
-/** Reads the file; null when there is none or it is unreadable. */
+/**
+ * Reads the file; null when there is none or it is unreadable. Read as the home's other files are: at most
+ * 16 KiB, and only a regular file (a pipe planted there is not waited on: it hung `acp console-link`).
+ */
 export function readServeState(home: string): ServeState | null {
   try {
-    const value = JSON.parse(readFileSync(serveStatePath(home), "utf8")) as Partial<ServeState>;
+    const bytes = readFileUpTo(serveStatePath(home), MAX_SERVE_STATE_BYTES, { regularOnly: true });
+    if (bytes === undefined) return null;
+    const value = JSON.parse(bytes.toString("utf8")) as Partial<ServeState>;
     if (typeof value.url !== "string" || typeof value.pid !== "number") return null;
     return {
       url: value.url,

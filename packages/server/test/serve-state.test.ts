@@ -5,7 +5,7 @@
  * (and `acp pending` lost its PostgreSQL hint) while one was. A service now removes the file only when it
  * still names this process.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -39,5 +39,14 @@ describe("serve.json when two services overlap on one home", () => {
     removeServeState(dir);
     expect(readServeState(dir)).toBeNull();
     removeServeState(dir); // nothing there: nothing to do
+  });
+});
+
+describe("serve.json is read as the home's other files are", () => {
+  it("a file larger than 16 KiB is not read: no service", () => {
+    const dir = home();
+    const padded = `${JSON.stringify(state(process.pid))}${" ".repeat(64 * 1024)}\n`;
+    writeFileSync(join(dir, "serve.json"), padded);
+    expect(readServeState(dir)).toBeNull();
   });
 });
