@@ -261,6 +261,26 @@ describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
     expect(asked[0]?.reasons.map((r) => r.code)).toContain("provenance_incomplete");
   });
 
+  it("an edited policy file is in force for a later call, and the reload is audited", async () => {
+    const h = await home();
+    const acp = await guardOver(h);
+    const read = acp.guard("read_inbox", () => "mail", { server: "mail" });
+    expect(await read({})).toBe("mail");
+    writeFileSync(
+      join(h.home, "policy.yml"),
+      POLICY.replace("{ category: read }, action: allow", "{ category: read }, action: deny"),
+    );
+    // the file is looked at before a decision, at most every 250 ms: look until the edit is in force
+    let outcome: unknown = "mail";
+    for (let looks = 0; outcome === "mail" && looks < 200; looks++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      outcome = await read({}).catch((e: unknown) => e);
+    }
+    await acp.close();
+    expect(isGuardRefusal(outcome) && outcome.rule).toBe("policy:reads");
+    expect(events(h.home).map((e) => e.event_type)).toContain("policy_reloaded");
+  });
+
   it("a result marked trusted is not untrusted content", async () => {
     const h = await home();
     const acp = await guardOver(h, () => Promise.resolve(false));
