@@ -33,13 +33,20 @@ function readingCost(text: string): number {
 const PLAIN_ASCII = /^[\x20-\x7e]*$/;
 
 /**
+ * The ideographic full stop, which NFKC keeps (and makes of the half-width one) but IDNA (UTS #46), the WHATWG
+ * URL parser and punycode's `toASCII` (nodemailer) read as the dot between a domain's labels.
+ */
+const IDEOGRAPHIC_FULL_STOP = /\u3002/g;
+
+/**
  * Whether the NFKC form of a non-ASCII string meets the crossing glob, as written or in any case: what
- * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`) and many servers of full-width text.
+ * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`, and so is `a@evil。com`: its ideographic
+ * full stop is a dot there) and many servers of full-width text.
  */
 function compatible(leaf: string, loose: (value: string) => boolean, inAnyCase: (value: string) => boolean): boolean {
   if (PLAIN_ASCII.test(leaf)) return false;
   spendWork(leaf.length >> 2);
-  const nfkc = leaf.normalize("NFKC");
+  const nfkc = leaf.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, ".");
   if (nfkc === leaf) return false;
   spendWork(readingCost(nfkc));
   return loose(nfkc) || inAnyCase(nfkc);

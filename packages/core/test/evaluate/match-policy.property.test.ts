@@ -119,6 +119,7 @@ const scalar = fc.oneof(
     "ANN@CORP.COM",
     "1_00",
     "ann@ｃｏｒｐ.com",
+    "ann@corp\u3002com",
     "／srv／x",
     "+1_0_0",
     "x@Corp.Com",

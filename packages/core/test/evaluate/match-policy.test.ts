@@ -405,6 +405,9 @@ describe("argument strings in another case", () => {
     ];
     expect(ruleFor(s, req("send_email", { to: "a@EVIL.COM" }))).toBe("no-evil");
     expect(ruleFor(s, req("send_email", { to: "a@ｅｖｉｌ.com" }))).toBe("no-evil"); // IDNA reads it as evil.com
+    // and the ideographic full stops (also half-width) as dots: nodemailer's punycode and the URL parser do
+    expect(ruleFor(s, req("send_email", { to: "a@evil\u3002com" }))).toBe("no-evil");
+    expect(ruleFor(s, req("send_email", { to: "a@evil\uff61com" }))).toBe("no-evil");
     expect(ruleFor(s, req("send_email", { to: ["ok@corp.com", "x@Evil.Com"] }))).toBe("no-evil");
     expect(ruleFor(s, req("read_file", { path: "/Users/me/.SSH/id_rsa" }))).toBe("no-keys");
     expect(ruleFor(s, req("read_file", { path: "/USERS/ME//.ssh/../.ssh/id_rsa" }))).toBe("no-keys");

@@ -68,9 +68,9 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         // in any case: both in lower case
         globMatches(lower, actual.toLowerCase(), true) ||
         globMatches(lower, normal.toLowerCase(), true) ||
-        // in NFKC form (full-width letters, as IDNA reads a domain)
-        globMatches(expected, actual.normalize("NFKC"), true) ||
-        globMatches(lower, actual.normalize("NFKC").toLowerCase(), true)
+        // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
+        globMatches(expected, actual.normalize("NFKC").replaceAll("\u3002", "."), true) ||
+        globMatches(lower, actual.normalize("NFKC").replaceAll("\u3002", ".").toLowerCase(), true)
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
