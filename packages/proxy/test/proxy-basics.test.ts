@@ -102,6 +102,16 @@ describe("the refusal text", () => {
       ],
     };
     expect(refusalText(bySession)).toBe("refused by the session: `files.wipe` is not in the intent");
+    // an evaluation that failed before any rule decided names no rule called `(error)`
+    const failed: Decision = {
+      ...refused,
+      rule: "policy:(error)",
+      reasons: [{ source: "policy", code: "evaluation_error", message: "the policy could not be evaluated" }],
+      verdicts: [{ source: "policy", route: "refuse", reasons: [], rule: "(error)" }],
+    };
+    expect(refusalText(failed)).toBe(
+      "refused by the policy, which could not be evaluated: the policy could not be evaluated",
+    );
     // a decision without verdicts (a failed decide, a stand-in) keeps every reason
     expect(refusalText({ ...refused, verdicts: [] })).toBe(
       "refused by policy rule `refuse-system`: rule `refuse-system` matched: deny; within the intent and the approved plan; files.write is VISIBLE at 0.90",

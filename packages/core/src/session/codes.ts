@@ -85,7 +85,8 @@ export const SESSION_CODES = [
   },
   {
     code: "provenance_incomplete",
-    meaning: "reason: some content was too large to track whole, so consequential calls ask",
+    meaning:
+      "reason: some content the agent read could not be tracked whole (too large, or unreadable), so consequential calls ask",
   },
   // Authority-token refusals (authorize).
   { code: "token_malformed", meaning: "the authority token is not a well-formed token" },

@@ -273,7 +273,7 @@ function provenanceFindings(
       finding(
         "ask",
         "provenance_incomplete",
-        "some content was too large to track whole, so this consequential call is asked",
+        "some content the agent read could not be tracked whole (too large, or unreadable), so this consequential call is asked",
       ),
     );
   return { tainted, found };

@@ -26,6 +26,8 @@ export function toolError(text: string, decision?: Decision): CallToolResult {
 /** How a deciding rule is named to the agent: ``policy rule `no-transfers` `` or ``rule `graph:mail.send` ``. */
 export function describeRule(rule: string | null): string {
   if (rule === null) return "policy";
+  // the evaluator's marker for an evaluation that failed before any rule decided: no rule of that name
+  if (rule === "policy:(error)" || rule === "(error)") return "the policy, which could not be evaluated";
   return rule.startsWith("policy:") ? `policy rule \`${rule.slice("policy:".length)}\`` : `rule \`${rule}\``;
 }
 
