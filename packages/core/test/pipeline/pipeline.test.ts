@@ -206,6 +206,10 @@ rules:
       "delete_database\n",
       "delete_database ",
       "delete\u00a0database",
+      "delete\u2800_database", // blank Braille pattern: not white space to Unicode, blank on screen
+      "\u2800delete_database",
+      "delete\u17b4_database", // Khmer inherent vowel (a mark that shows nothing)
+      "delete\u{1d159}_database", // musical null notehead
     ];
     for (const tool of hidden) {
       const decision = await pipeline.decide({ tool, arguments: {} }, NOW);
