@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { text } from "node:stream/consumers";
+import { StateDbUnsafeError } from "@acp/store";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
@@ -104,6 +105,11 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
     if (err instanceof CliError) {
       io.stderr.write(`acp: ${err.message}\n`);
       return failed(err.message, err.exitCode);
+    }
+    // a state.db that is a link, a pipe or another user's file: said as it is, not as a crash
+    if (err instanceof StateDbUnsafeError) {
+      io.stderr.write(`acp: ${err.message}\n`);
+      return failed(err.message, EXIT.error);
     }
     const message = err instanceof Error ? err.message : String(err);
     io.stderr.write(`acp: internal error: ${message}\n`);

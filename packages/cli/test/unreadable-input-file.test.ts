@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "./run.js";
@@ -74,6 +74,27 @@ describe("a home file that is there and cannot be read stops acp proxy with exit
       expect(out.code).toBe(1);
       expect(out.stderr).toContain(`acp: cannot read ${what} \`${join(other, file)}\`: not a file\n`);
       expect(out.stderr).not.toContain("internal error");
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it("the home's state.db a symbolic link planted there: refused, its target neither created nor written", async () => {
+    const other = mkdtempSync(join(tmpdir(), "acp-unreadable-home-"));
+    try {
+      writeFileSync(join(other, "policy.yml"), 'version: "1"\nrules: []\n');
+      const target = join(other, "elsewhere.db");
+      symlinkSync(target, join(other, "state.db"));
+      const out = await runCli(["proxy", "--upstream", "echo hi"], {
+        env: { HOME: other, ACP_HOME: other },
+        cwd: other,
+      });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(
+        `acp: \`${join(other, "state.db")}\` is a symbolic link: a home file must be a regular file you own (remove it)\n`,
+      );
+      expect(out.stderr).not.toContain("internal error");
+      expect(existsSync(target)).toBe(false);
     } finally {
       rmSync(other, { recursive: true, force: true });
     }

@@ -1,8 +1,25 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { applyMigrations, listAppliedMigrations, openStateDb, type StateDbMigration } from "../../src/sqlite/index.js";
+import {
+  applyMigrations,
+  listAppliedMigrations,
+  openStateDb,
+  StateDbUnsafeError,
+  type StateDbMigration,
+} from "../../src/sqlite/index.js";
 
 const dirs: string[] = [];
 function tempDb(): string {
@@ -72,5 +89,62 @@ describe("openStateDb", () => {
     expect(() => applyMigrations(db, [NOTES[0] as StateDbMigration, NOTES[0] as StateDbMigration])).toThrow(/twice/);
     expect(listAppliedMigrations(db)).toEqual([]);
     db.close();
+  });
+});
+
+describe("openStateDb: state.db must be a regular file the user owns", () => {
+  it("creates state.db, -wal and -shm 0600 in a 0700 directory under umask 000", () => {
+    const path = tempDb();
+    const old = process.umask(0o000);
+    try {
+      const db = openStateDb(path, { migrations: NOTES });
+      db.prepare("INSERT INTO notes (body) VALUES (?)").run("x");
+      const files = readdirSync(dirname(path)).sort();
+      expect(files).toEqual(["state.db", "state.db-shm", "state.db-wal"]);
+      for (const file of files) expect(statSync(join(dirname(path), file)).mode & 0o777, file).toBe(0o600);
+      expect(statSync(dirname(path)).mode & 0o777).toBe(0o700);
+      db.close();
+    } finally {
+      process.umask(old);
+    }
+  });
+
+  it("refuses a symbolic link planted at state.db, and neither creates nor writes its target", () => {
+    const path = tempDb();
+    mkdirSync(dirname(path), { recursive: true });
+    const target = join(dirname(dirname(path)), "elsewhere.db");
+    symlinkSync(target, path);
+    expect(() => openStateDb(path)).toThrow(StateDbUnsafeError);
+    expect(() => openStateDb(path)).toThrow(
+      `\`${path}\` is a symbolic link: a home file must be a regular file you own`,
+    );
+    expect(existsSync(target)).toBe(false);
+    writeFileSync(target, "");
+    expect(() => openStateDb(path, { readonly: true })).toThrow("is a symbolic link");
+    expect(statSync(target).size).toBe(0);
+  });
+
+  it("refuses a symbolic link planted at state.db-wal", () => {
+    const path = tempDb();
+    mkdirSync(dirname(path), { recursive: true });
+    symlinkSync(join(dirname(dirname(path)), "elsewhere-wal"), `${path}-wal`);
+    expect(() => openStateDb(path)).toThrow(`\`${path}-wal\` is a symbolic link`);
+  });
+
+  it("refuses a named pipe at state.db at once (opening it would wait for a writer)", () => {
+    const path = tempDb();
+    mkdirSync(dirname(path), { recursive: true });
+    execFileSync("mkfifo", [path]);
+    expect(() => openStateDb(path)).toThrow(
+      `\`${path}\` is not a regular file (a pipe, a socket or a device): a home file must be a regular file you own`,
+    );
+    expect(() => openStateDb(path, { readonly: true })).toThrow("is not a regular file");
+  });
+
+  it.runIf(process.getuid?.() === 0)("refuses a state.db another user owns", () => {
+    const path = tempDb();
+    openStateDb(path).close();
+    chownSync(path, 12345, 12345);
+    expect(() => openStateDb(path)).toThrow(`\`${path}\` is owned by uid 12345, not you`);
   });
 });
