@@ -189,4 +189,20 @@ describe("acp audit tail", () => {
     expect(out.stdout).toContain("read\\u001b[2K\\u000dsafe_tool");
     expect(out.stdout).toContain("not json \\u001b]0;owned\\u0007");
   });
+
+  it("names the policy versions of a reload, and of a version that was not taken", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 15)) });
+    const [a, b, c] = ["a", "b", "c"].map((x) => `sha256:${x.repeat(64)}`) as [string, string, string];
+    await log.append({ event_type: "policy_reloaded", metadata: { policy_hash: b, previous_policy_hash: a } });
+    await log.append({ event_type: "policy_reload_refused", metadata: { policy_hash: b, refused_policy_hash: c } });
+    await log.close();
+    const lines = (await runCli(["audit", "tail", path])).stdout.trim().split("\n");
+    expect(lines).toEqual([
+      `2026-01-15T00:00:00.000Z  policy_reloaded        -  -  policy=${b} was=${a}`,
+      `2026-01-15T00:00:00.000Z  policy_reload_refused  -  -  kept=${b} refused=${c}`,
+    ]);
+  });
 });

@@ -36,6 +36,12 @@ function describeAuditLine(line: string): string {
   }
   if (e.event_type === "audit_recovered")
     parts.push(`torn bytes kept in ${JSON.stringify(e.metadata["torn_file"] ?? null)}`);
+  // a running proxy or service picking up an edited policy file, or keeping the old one (policy.md)
+  const hash = (key: string): string => JSON.stringify(e.metadata[key] ?? null).replace(/^"|"$/g, "");
+  if (e.event_type === "policy_reloaded")
+    parts.push(`policy=${hash("policy_hash")} was=${hash("previous_policy_hash")}`);
+  if (e.event_type === "policy_reload_refused")
+    parts.push(`kept=${hash("policy_hash")} refused=${hash("refused_policy_hash")}`);
   return parts.join("  ");
 }
 
