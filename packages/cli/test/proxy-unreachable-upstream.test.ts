@@ -46,4 +46,18 @@ describe("acp proxy with an upstream URL nothing listens on", () => {
     expect(out.stderr).toContain(`upstream \`remote\` failed: http://127.0.0.1:${port}/mcp: `);
     expect(out.stderr).not.toContain("s3cret-pass");
   });
+
+  it("nor a token written as the URL's user, nor a password that is no valid percent-encoding", async () => {
+    const { home } = fixtureHome(root.dir);
+    const port = await closedPort();
+    for (const auth of ["ghp_t0kenAsUser", "agent:s3cret%zz-pass"]) {
+      const out = await runCli(["proxy", "--upstream", `http://${auth}@127.0.0.1:${port}/mcp`, "--name", "remote"], {
+        env: envFor(home),
+      });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(`upstream \`remote\` failed: http://127.0.0.1:${port}/mcp: `);
+      expect(out.stderr).not.toContain("t0kenAsUser");
+      expect(out.stderr).not.toContain("s3cret");
+    }
+  });
 });

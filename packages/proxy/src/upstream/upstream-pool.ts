@@ -338,15 +338,28 @@ export function oversizedLimit(message: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-/** The user and password written into a URL upstream's address (fetch quotes the whole URL when it refuses one). */
+/** `text` percent-decoded, or as it is when it is no valid percent-encoding (`p%zz`). */
+function decodedOrAsIs(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The user and password written into a URL upstream's address (fetch quotes the whole URL when it refuses
+ * one), as written and decoded: the user too, where a token often stands (`https://ghp_…@host/mcp`).
+ */
 function urlSecrets(spec: UpstreamSpec): string[] {
   if (spec.transport === "stdio") return [];
+  let url: URL;
   try {
-    const url = new URL(spec.url);
-    return [url.password, decodeURIComponent(url.password)].filter((p) => p !== "");
+    url = new URL(spec.url);
   } catch {
     return [];
   }
+  return [url.password, url.username].flatMap((p) => [p, decodedOrAsIs(p)]).filter((p) => p !== "");
 }
 
 /** A URL upstream's address for a message (`http://127.0.0.1:8931/mcp: `), without any user or password; "" for a command. */
