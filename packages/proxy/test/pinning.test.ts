@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -39,6 +39,20 @@ describe("tool pinning", () => {
     writeFileSync(path, "{not json");
     await expect(createFilePinStore(path).load("s")).rejects.toThrow();
     expect(readFileSync(path, "utf8")).toBe("{not json");
+  });
+
+  it("the file store creates a missing home 0700, as acp init does, whatever the umask", async () => {
+    const home = join(mkdtempSync(join(tmpdir(), "acp-pins-")), "new-home");
+    const old = process.umask(0o000);
+    try {
+      await createFilePinStore(join(home, "pins.json")).save("s", [
+        pinTool({ name: "t", description: "d" }, new Date(0)),
+      ]);
+    } finally {
+      process.umask(old);
+    }
+    expect(statSync(home).mode & 0o777).toBe(0o700);
+    expect(statSync(join(home, "pins.json")).mode & 0o777).toBe(0o600);
   });
 
   it("the file store writes through no link planted in the home, and refuses a pipe planted as pins.json", async () => {

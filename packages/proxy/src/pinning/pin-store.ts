@@ -1,6 +1,6 @@
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
-import { readFileUpTo, writeFileAtomic } from "@acp/store";
+import { HOME_DIR_MODE, readFileUpTo, writeFileAtomic } from "@acp/store";
 
 /**
  * What is remembered of one tool definition the first time it is seen (or last accepted). Pins written
@@ -92,7 +92,10 @@ export function createFilePinStore(path: string): PinStore {
         const entries = new Map(Object.entries(serverPins(file, server)));
         for (const pin of pins) entries.set(pin.name, pin);
         const next: PinFileV1 = { version: 1, servers: { ...file.servers, [server]: Object.fromEntries(entries) } };
-        await mkdir(dirname(path), { recursive: true });
+        // a home made here is made as `acp init` makes one: 0700 whatever the umask (an existing one is left as it is)
+        const home = dirname(path);
+        if ((await mkdir(home, { recursive: true, mode: HOME_DIR_MODE })) !== undefined)
+          await chmod(home, HOME_DIR_MODE);
         // a temporary file of a random name, created exclusively without following a planted link, then renamed
         writeFileAtomic(path, `${JSON.stringify(next, null, 2)}\n`, 0o600);
       }),
