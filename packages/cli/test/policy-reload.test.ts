@@ -89,11 +89,11 @@ describe("a running front end's policy file", () => {
     expect(w.lines.at(-1)).toBe(`${w.file}: cannot read the policy: no such file`);
     execFileSync("mkfifo", [w.file]);
     expect(w.later().hash).toBe(policyHash(DENIES));
-    expect(w.lines.at(-1)).toBe(`${w.file}: not a regular file`);
+    expect(w.lines.at(-1)).toBe(`${w.file}: cannot read the policy: not a file`);
     rmSync(w.file);
     writeFileSync(w.file, `${ALLOWS}#${"x".repeat(MAX_POLICY_BYTES)}\n`);
     expect(w.later().hash).toBe(policyHash(DENIES));
-    expect(w.lines.at(-1)).toMatch(/more than the 10485760-byte limit$/);
+    expect(w.lines.at(-1)).toMatch(/:1:1: policy is \d+ bytes, larger than 10485760 bytes \(10 MiB\)$/);
     await w.policy.recorded();
     expect(w.events.map((e) => e.type)).toEqual(Array(3).fill("policy_reload_refused"));
   });

@@ -141,4 +141,17 @@ describe("acp proxy: an edited policy.yml is picked up while the proxy runs", ()
       evaluated.every((e) => e.metadata["policy_hash"] === sha256(e.decision === "accept" ? ALLOWS : DENIES)),
     ).toBe(true);
   }, 120_000);
+
+  it("a named pipe as the policy stops the start at once (exit 1), not waited on", async () => {
+    const fifo = join(root.dir, "policy-pipe.yml");
+    await run("mkfifo", [fifo]);
+    const failed = await run(process.execPath, [ACP, "proxy", "--policy", fifo, "--upstream", EVERYTHING], {
+      env: { PATH: process.env["PATH"] ?? "", ...env },
+      timeout: 60_000,
+    }).then(
+      () => ({ code: 0, stderr: "" }),
+      (err: { code?: number; stderr?: string }) => ({ code: err.code, stderr: err.stderr ?? "" }),
+    );
+    expect(failed).toEqual({ code: 1, stderr: `acp: cannot read policy \`${fifo}\`: not a file\n` });
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   compilePolicy,
@@ -23,9 +23,15 @@ import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readFailure, readInputFileSync } from "../decision/read-input.js";
+import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeState } from "./home-state.js";
-import { createReloadingPolicy, policyHash, type PolicyVersion, type ReloadingPolicy } from "./policy-reload.js";
+import {
+  createReloadingPolicy,
+  policyHash,
+  readPolicyVersion,
+  type PolicyVersion,
+  type ReloadingPolicy,
+} from "./policy-reload.js";
 
 /** Options of the proxy's decision function. */
 export interface PipelineDecideOptions {
@@ -62,18 +68,12 @@ export function loadStartPolicy(path: string, isDefault: boolean, log: (line: st
     if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);
     return { policy: starter.value, hash: policyHash(STARTER_POLICY) };
   }
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch (err) {
-    throw new CliError(`cannot read policy \`${path}\`: ${readFailure(err)}`, EXIT.error);
-  }
-  const parsed = parsePolicy(bytes.toString("utf8"), { file: path });
-  if (!parsed.ok) {
-    const lines = parsed.issues.map((i) => formatIssue(i, path)).join("\n");
-    throw new CliError(`invalid policy:\n${lines}`, EXIT.invalid);
-  }
-  return { policy: parsed.value, hash: policyHash(bytes) };
+  // opened without blocking: a named pipe there is refused at once, not waited on
+  const read = readPolicyVersion(path);
+  if (read.ok) return read.version;
+  if (read.unreadable !== undefined)
+    throw new CliError(`cannot read policy \`${path}\`: ${read.unreadable}`, EXIT.error);
+  throw new CliError(`invalid policy:\n${read.problems.join("\n")}`, EXIT.invalid);
 }
 
 /**

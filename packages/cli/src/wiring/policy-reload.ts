@@ -59,6 +59,8 @@ type ReadPolicy =
   | {
       readonly ok: false;
       readonly problems: readonly string[];
+      /** Why the file could not be read at all (`no such file`, `not a file`, …); absent when it does not validate. */
+      readonly unreadable?: string;
       readonly hash?: string;
       readonly identity: string | null;
     };
@@ -73,14 +75,14 @@ export function readPolicyVersion(file: string): ReadPolicy {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    return { ok: false, problems: [`${file}: cannot read the policy: ${readFailure(err)}`], identity: null };
+    return unreadable(file, readFailure(err), null);
   }
   try {
     const stats = fstatSync(fd, { bigint: true });
     const identity = identityOf(stats) ?? "";
-    if (!stats.isFile()) return { ok: false, problems: [`${file}: not a regular file`], identity };
+    if (!stats.isFile()) return unreadable(file, "not a file", identity);
     if (stats.size > BigInt(MAX_POLICY_BYTES)) {
-      const problem = `${file}: the policy is ${stats.size} bytes, more than the ${MAX_POLICY_BYTES}-byte limit`;
+      const problem = `${file}:1:1: policy is ${stats.size} bytes, larger than ${MAX_POLICY_BYTES} bytes (10 MiB)`;
       return { ok: false, problems: [problem], identity };
     }
     const bytes = readAtMost(fd, MAX_POLICY_BYTES + 1);
@@ -89,10 +91,14 @@ export function readPolicyVersion(file: string): ReadPolicy {
     if (!parsed.ok) return { ok: false, problems: parsed.issues.map((i) => formatIssue(i, file)), hash, identity };
     return { ok: true, version: { policy: parsed.value, hash }, identity };
   } catch (err) {
-    return { ok: false, problems: [`${file}: cannot read the policy: ${readFailure(err)}`], identity: null };
+    return unreadable(file, readFailure(err), null);
   } finally {
     closeSync(fd);
   }
+}
+
+function unreadable(file: string, why: string, identity: string | null): ReadPolicy {
+  return { ok: false, problems: [`${file}: cannot read the policy: ${why}`], unreadable: why, identity };
 }
 
 function readAtMost(fd: number, max: number): Uint8Array {

@@ -1,8 +1,7 @@
 import { auditEventInput, type Pipeline, type RateLimiter } from "@acp/core";
-import { CliError, EXIT } from "../exit-codes.js";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
-import { createReloadingPipeline } from "./decide.js";
-import { createReloadingPolicy, readPolicyVersion, type PolicyVersion } from "./policy-reload.js";
+import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
+import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
 import type { AuditAppender } from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
@@ -22,11 +21,9 @@ export function createServePipelines(
   options: { readonly log: (line: string) => void; readonly audit: () => AuditAppender | undefined },
 ): ServePipelines {
   // read again for its bytes' hash; a file changed since `inputs` were read is judged as it is now
-  const start = readPolicyVersion(inputs.policyFile);
-  if (!start.ok) throw new CliError(`invalid policy:\n${start.problems.join("\n")}`, EXIT.invalid);
   const policy = createReloadingPolicy({
     file: inputs.policyFile,
-    initial: start.version,
+    initial: loadStartPolicy(inputs.policyFile, false, options.log),
     log: options.log,
     record: (eventType, fields) => {
       const audit = options.audit();
