@@ -60,6 +60,8 @@ describe("foldName", () => {
       "dé\u0323lete_database".normalize("NFC"),
       "delete_databaѕe", // U+0455 CYRILLIC SMALL LETTER DZE
       "DΕLETE_DATABASE", // U+0395 GREEK CAPITAL LETTER EPSILON
+      "ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ", // Latin small capitals, which read as DELETE_DATABASE
+      "ᴅelete_database", // U+1D05 LATIN LETTER SMALL CAPITAL D
     ]) {
       expect([name, foldName(name)]).toEqual([name, foldName(plain)]);
     }
@@ -129,6 +131,14 @@ describe("ask and deny rules meet the names a person reads as theirs", () => {
         expect([tool, decision.route, decision.rule]).toEqual([tool, "refuse", "policy:no-drop"]);
       }),
     );
+  });
+
+  it("refuses the denied tool written in small capitals (`ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ`), and asks about one inside a Latin name", async () => {
+    const decide = pipeline();
+    const capitals = await decide.decide({ tool: "ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ", arguments: {} }, NOW);
+    expect([capitals.route, capitals.rule]).toEqual(["refuse", "policy:no-drop"]);
+    const inside = await decide.decide({ tool: "reᴀd_notes", arguments: {} }, NOW);
+    expect([inside.route, inside.reasons.map((r) => r.code)]).toEqual(["ask", ["look_alike_name", "default_action"]]);
   });
 
   it("asks about look-alikes of a glob's names, and an allow rule stays exact", async () => {
