@@ -4,6 +4,7 @@ import { StateDbUnsafeError } from "@acp/store";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
+import { assertHelpTarget } from "./help-target.js";
 import { promptHiddenOnTerminal } from "./home-access/hidden-prompt.js";
 
 /** The process's own I/O. */
@@ -90,6 +91,7 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
     });
   }
   try {
+    assertHelpTarget(program, end === -1 ? argv : argv.slice(0, end));
     await program.parseAsync([...argv], { from: "user" });
     return ctx.exitCode;
   } catch (err) {

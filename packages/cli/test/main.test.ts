@@ -40,4 +40,19 @@ describe("acp", () => {
     expect(out.code).toBe(2);
     expect(out.stderr).toContain("unknown command");
   });
+  it("`acp help NAME` of no command says so, with the closest command: exit 2, not the whole help", async () => {
+    const bogus = await runCli(["help", "bogus"]);
+    expect(bogus).toEqual({ code: 2, stdout: "", stderr: "acp: unknown command `bogus`: see `acp --help`\n" });
+    const typo = await runCli(["help", "polcy"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe("acp: unknown command `polcy` (did you mean `policy`?): see `acp --help`\n");
+    const nested = await runCli(["policy", "help", "simulat"]);
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toBe(
+      "acp: unknown command `policy simulat` (did you mean `policy simulate`?): see `acp policy --help`\n",
+    );
+    const known = await runCli(["help", "init"]);
+    expect(known.code).toBe(0);
+    expect(known.stdout).toMatch(/^Usage: acp init/);
+  });
 });
