@@ -19,7 +19,7 @@ afterAll(() => root.cleanup());
 let n = 0;
 
 /** A policy file holding `text`, watched with a clock the test moves; what it logged and recorded. */
-function watched(text: string, record: (type: string) => unknown = () => undefined) {
+function watched(text: string, record: (type: string) => unknown = () => undefined, settled = true) {
   const file = join(root.dir, `policy-${++n}.yml`);
   writeFileSync(file, text);
   const start = readPolicyVersion(file);
@@ -37,6 +37,8 @@ function watched(text: string, record: (type: string) => unknown = () => undefin
     },
     intervalMs: 100,
     monotonic: () => clock,
+    // every file looks settled but in the test of settling
+    wallClock: () => Date.now() + (settled ? 60_000 : 0),
   });
   const later = (): PolicyVersion => {
     clock += 100;
@@ -96,6 +98,13 @@ describe("a running front end's policy file", () => {
     expect(w.lines.at(-1)).toMatch(/:1:1: policy is \d+ bytes, larger than 10485760 bytes \(10 MiB\)$/);
     await w.policy.recorded();
     expect(w.events.map((e) => e.type)).toEqual(Array(3).fill("policy_reload_refused"));
+  });
+
+  it("a file written a moment ago is read at the next look, not half-way through its writing", () => {
+    const w = watched(ALLOWS, undefined, false);
+    writeFileSync(w.file, DENIES);
+    expect(w.later().hash).toBe(policyHash(ALLOWS)); // written less than 100 ms ago: not yet
+    expect(w.later().hash).toBe(policyHash(DENIES)); // the same version at the next look: taken
   });
 
   it("a file saved again with the same text is no reload", () => {

@@ -10,6 +10,14 @@ import { readFailure } from "../decision/read-input.js";
  */
 export const POLICY_CHECK_INTERVAL_MS = 250;
 
+/**
+ * A file last written less than this long before a look is taken at the next look instead: a save still
+ * being written in place (truncated, then written) is not read half-way, where a prefix of the new file could
+ * validate and be looser than the whole. With {@link POLICY_CHECK_INTERVAL_MS}, a decision made 350 ms after
+ * the last write uses the file.
+ */
+export const POLICY_SETTLE_MS = 100;
+
 /** One policy in force: what it says and the `sha256:` of the bytes it was read from. */
 export interface PolicyVersion {
   readonly policy: Policy;
@@ -29,6 +37,8 @@ export interface PolicyReloadOptions {
   readonly intervalMs?: number;
   /** A monotonic clock in ms; default `performance.now`. */
   readonly monotonic?: () => number;
+  /** The wall clock in ms, against the file's modification time ({@link POLICY_SETTLE_MS}); default `Date.now`. */
+  readonly wallClock?: () => number;
 }
 
 /** The policy in force, picked up again whenever its file changes and the new text validates. */
@@ -114,11 +124,15 @@ function readAtMost(fd: number, max: number): Uint8Array {
   return Buffer.concat(chunks, total);
 }
 
-function statIdentity(file: string): string | null {
+/** What a look at the file sees: its identity, and when it was last written (ms), if there is one. */
+function lookAt(file: string): { readonly identity: string | null; readonly writtenMs?: number } {
   try {
-    return identityOf(statSync(file, { bigint: true, throwIfNoEntry: false }));
+    const stats = statSync(file, { bigint: true, throwIfNoEntry: false });
+    return stats === undefined
+      ? { identity: null }
+      : { identity: identityOf(stats), writtenMs: Number(stats.mtimeNs / 1_000_000n) };
   } catch {
-    return "unreadable"; // e.g. EACCES on the directory: read it to say why
+    return { identity: "unreadable" }; // e.g. EACCES on the directory: read it to say why
   }
 }
 
@@ -134,7 +148,10 @@ export function createReloadingPolicy(options: PolicyReloadOptions): ReloadingPo
   const interval = options.intervalMs ?? POLICY_CHECK_INTERVAL_MS;
   const monotonic = options.monotonic ?? (() => performance.now());
   let inForce = options.initial;
-  let seen = statIdentity(options.file);
+  const wallClock = options.wallClock ?? Date.now;
+  let seen = lookAt(options.file).identity;
+  // a version seen while it was still being written: taken at the next look whatever its age
+  let settling: string | null = null;
   let nextCheck = monotonic() + interval;
   let pending: Promise<void> | null = null;
   const audit = (eventType: "policy_reloaded" | "policy_reload_refused", fields: Record<string, unknown>): void => {
@@ -153,7 +170,7 @@ export function createReloadingPolicy(options: PolicyReloadOptions): ReloadingPo
   };
   const reload = (): void => {
     const read = readPolicyVersion(options.file);
-    const after = statIdentity(options.file);
+    const after = lookAt(options.file).identity;
     if (read.identity !== null && after !== read.identity) {
       seen = "changing"; // written (or replaced) while it was read: read it again at the next look
       return;
@@ -180,7 +197,15 @@ export function createReloadingPolicy(options: PolicyReloadOptions): ReloadingPo
       const now = monotonic();
       if (now < nextCheck) return inForce;
       nextCheck = now + interval;
-      if (statIdentity(options.file) !== seen) reload();
+      const look = lookAt(options.file);
+      if (look.identity === seen) return inForce;
+      const age = look.writtenMs === undefined ? Infinity : wallClock() - look.writtenMs;
+      if (look.identity !== settling && age >= 0 && age < POLICY_SETTLE_MS) {
+        settling = look.identity; // just written, maybe not yet whole: read it at the next look
+        return inForce;
+      }
+      settling = null;
+      reload();
       return inForce;
     },
     recorded: () => pending,
