@@ -28,3 +28,19 @@ export function coveredRootAt(realPath: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether `realPath` (already resolved) lies inside the host's runtime directory `/run` (`/var/run`): nothing
+ * there is anyone's working directory, and its directories are sockets that lead out of the sandbox — a
+ * person's `/run/user/UID` holds their D-Bus session bus (whose systemd runs any command outside it),
+ * ssh-agent, gpg-agent and the display server. Such a directory stays covered, whichever part of it is named.
+ */
+export function isInRuntimeDir(realPath: string): boolean {
+  let run: string;
+  try {
+    run = realpathSync("/run");
+  } catch {
+    return false;
+  }
+  return run !== "/" && realPath.startsWith(`${run}/`);
+}

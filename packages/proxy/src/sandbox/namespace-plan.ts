@@ -10,7 +10,7 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { COVERED_ROOTS, coveredRootAt } from "./covered-roots.js";
+import { COVERED_ROOTS, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 import { cwdInHome, setupFailed } from "./errors.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import { checkWritablePaths } from "./writable-paths.js";
@@ -55,8 +55,9 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   const checked = checkWritablePaths(input.writable ?? [], input.home);
   if (!checked.ok) throw setupFailed(checked.issues.map((i) => i.message).join("; "));
   // the working directory stays writable, unless it is `/` (that would leave the whole host writable) or a
-  // covered directory itself (`/tmp`: the agent works in an empty one of its own, never the host's sockets)
-  const shared = cwd === "/" || coveredRootAt(cwd) !== undefined;
+  // covered directory itself (`/tmp`: the agent works in an empty one of its own, never the host's sockets),
+  // or lies in /run (`/run/user/UID`: a session's D-Bus, ssh-agent and display sockets)
+  const shared = cwd === "/" || coveredRootAt(cwd) !== undefined || isInRuntimeDir(cwd);
   const writable = [...new Set([...(shared ? [] : [cwd]), ...checked.paths])];
   const roots = uniqueRoots();
   // The agent's own program must stay visible: the executable and the files named on the command line (an

@@ -1,12 +1,12 @@
 /**
  * The paths an agent may change besides its working directory (`acp run --writable PATH`): the rest of the
  * host is read-only inside the sandbox. Each must exist, must not be `/` (that would leave the whole host
- * writable) nor a shared directory the sandbox covers (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`), and must not lie inside ACP's home (the policy, audit trail, keys and vault: an agent that can
+ * writable) nor a shared directory the sandbox covers (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`) nor lie in `/run`, and must not lie inside ACP's home (the policy, audit trail, keys and vault: an agent that can
  * change them decides its own approvals).
  */
 import { realpathSync } from "node:fs";
 import { sep } from "node:path";
-import { coveredRootAt } from "./covered-roots.js";
+import { coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 
 /** Why one `--writable` path is refused. */
 export interface WritablePathIssue {
@@ -44,6 +44,12 @@ export function checkWritablePaths(paths: readonly string[], home: string): Writ
         path,
         message: `--writable \`${path}\` is shared by every program on this host (their temporary files and sockets, which lead out of the sandbox); the agent gets an empty one of its own`,
         help: `name a directory of the agent's own instead, e.g. \`mkdir ${real}/agent-work\``,
+      });
+    } else if (isInRuntimeDir(real)) {
+      issues.push({
+        path,
+        message: `--writable \`${path}\` lies in the host's runtime directory /run, whose sockets (a session's D-Bus, ssh-agent, the display) lead out of the sandbox`,
+        help: "name a directory of the agent's own instead, e.g. `mkdir ~/.cache/my-agent`",
       });
     } else if (real === realHome || real.startsWith(realHome + sep)) {
       issues.push({

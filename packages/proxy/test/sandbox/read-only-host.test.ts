@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkWritablePaths, runSandboxed } from "../../src/index.js";
+import { checkWritablePaths, planNamespace, runSandboxed } from "../../src/index.js";
 import { quietRun, scratchDir } from "./net-fixture.js";
 
 // Runs inside: tries each write (and opening the disk for writing), reports each outcome as JSON on argv[1].
@@ -123,6 +123,34 @@ describe("--writable paths", () => {
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
+  });
+
+  it("refuses a directory in the host's runtime directory /run (/run/user/UID: a session's D-Bus, ssh-agent)", () => {
+    const inRun = ["/run/user", "/run/lock", "/var/run/lock"].filter((p) => existsSync(p));
+    const r = checkWritablePaths(inRun, join(work.path, "home"));
+    expect(r.ok).toBe(inRun.length === 0);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.path)).toEqual(inRun);
+    expect(r.issues[0]?.message).toBe(
+      `--writable \`${inRun[0] ?? ""}\` lies in the host's runtime directory /run, whose sockets (a session's D-Bus, ssh-agent, the display) lead out of the sandbox`,
+    );
+  });
+
+  it("keeps a working directory in /run covered: it is neither bound back nor writable", () => {
+    const cwd = ["/run/lock", "/run/user"].find((p) => existsSync(p));
+    if (cwd === undefined) return;
+    const plan = planNamespace({
+      argv: ["/bin/true"],
+      env: {},
+      cwd,
+      home: join(work.path, "home"),
+      bridgeDir: work.path,
+      setpriv: "/usr/bin/setpriv",
+      ports: { mcp: 1, egress: 2 },
+    });
+    expect(plan.writable).toEqual([]);
+    expect(plan.keep.map((k) => k.path)).not.toContain(cwd);
+    expect(plan.cover.map((c) => c.path)).toContain("/run");
   });
 
   it("accepts a directory outside the home, by its real path", () => {
