@@ -44,13 +44,25 @@ const MAX_INSTRUCTION_SOURCES = 1_000;
 /**
  * Keeps the identifiers of an untrusted entry for the agent's later sessions (and this one's, past MAX_ENTRIES),
  * but for those the user named in this session: a result that repeats the address the user asked to write to
- * (`sent to bob@corp.example`) does not make that address tainted tomorrow.
+ * (`sent to bob@corp.example`) does not make that address tainted tomorrow. Nor a whole entry of a configured
+ * directory's answer (the user's contacts), which vouches for it as the judgment does (`directory:…`): the
+ * contact looked up today is not tainted tomorrow.
  */
 function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry): void {
   const memory = core.memory;
   if (memory === undefined) return;
   const users = core.userEntries();
-  const identities = rememberedIdentities(entry.tokens).filter((id) => !users.some((u) => u.tokens.has(id)));
+  const vouched = (id: string): boolean => {
+    const value = id.slice(id.indexOf(":") + 1);
+    return (
+      entry.directory?.has(value) === true &&
+      entry.instructions?.contains_instructions !== true &&
+      !entry.echoes.has(value)
+    );
+  };
+  const identities = rememberedIdentities(entry.tokens).filter(
+    (id) => !users.some((u) => u.tokens.has(id)) && !vouched(id),
+  );
   if (identities.length > 0) memory.remember(identities, entry.source);
 }
 
