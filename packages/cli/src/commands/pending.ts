@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { timeLeft } from "@acp/core";
 import type { PendingConsentRow } from "@acp/store";
 import { decidedBy, printable } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
@@ -127,17 +128,6 @@ async function listPending(
     handle === null ? [] : handle.store.listPending(ctx.io.now().getTime()),
   );
   return { views: rows.filter((r) => !isOrphaned(r)).map(viewOf), orphaned: rows.filter(isOrphaned) };
-}
-
-/** How long a person has left to answer, in words: `in 45s`, `in 4m 52s`, `in 1h 5m`; `expired` at or past the end. */
-export function timeLeft(ms: number): string {
-  if (ms <= 0) return "expired";
-  const seconds = Math.ceil(ms / 1000);
-  if (seconds < 60) return `in ${seconds}s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return seconds % 60 === 0 ? `in ${minutes}m` : `in ${minutes}m ${seconds % 60}s`;
-  const hours = Math.floor(minutes / 60);
-  return minutes % 60 === 0 ? `in ${hours}h` : `in ${hours}h ${minutes % 60}m`;
 }
 
 /**

@@ -9,3 +9,4 @@ export {
 } from "./build.js";
 export { validateConsentRequest, validateConsentResponse } from "./validate.js";
 export { parseIsoTime } from "./fields.js";
+export { timeLeft } from "./time-left.js";

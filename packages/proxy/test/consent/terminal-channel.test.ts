@@ -109,6 +109,25 @@ describe("terminal channel specifics", () => {
     await channel.close?.();
   });
 
+  it("shows the time left to answer beside the expiry, as acp pending does", async () => {
+    const time = new ManualTime();
+    const tty = fakeTerminal();
+    const channel = createTerminalChannel({ open: tty.open, clock: time.clock });
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    const pending = broker.ask(makeAsk({ timeoutMs: 292_000 }));
+    await eventually(() => tty.output().includes("[a]pprove"));
+    expect(tty.output()).toMatch(/ACP consent request cr_\w+ \(expires 2026-01-15T12:04:52\.000Z, in 4m 52s\)\n/);
+    tty.input.write("d\n");
+    expect((await pending).kind).toBe("denied");
+    await channel.close?.();
+  });
+
   it("shows control characters from a tool name, the agent or a reason escaped: a hostile name cannot redraw the prompt", () => {
     const request = {
       id: "cr_00000000000000000000000000000001",

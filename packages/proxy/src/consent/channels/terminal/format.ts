@@ -1,4 +1,4 @@
-import type { Reason } from "@acp/core";
+import { timeLeft, type Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
 
 /**
@@ -30,13 +30,19 @@ export function decidedBy(ruleId: unknown, reasons: unknown): { readonly rule: b
   return { rule: false, text: `${printable(reason.source)}${code}` };
 }
 
-/** The lines a person sees for one request: server, tool, arguments (redacted), category, risk, what decided, reasons. */
-export function formatRequestForTerminal(request: ConsentRequestV02, reasons: readonly Reason[]): string {
+/**
+ * The lines a person sees for one request: when it expires (and, given `now`, the time left to answer, as
+ * `acp pending` says it: `expires …Z, in 4m 52s`), server, tool, arguments (redacted), category, risk, what
+ * decided, reasons.
+ */
+export function formatRequestForTerminal(request: ConsentRequestV02, reasons: readonly Reason[], now?: Date): string {
   const { action, policy } = request;
   const decider = decidedBy(policy.rule_id, reasons);
+  const end = Date.parse(request.expires_at);
+  const left = now !== undefined && !Number.isNaN(end) ? `, ${timeLeft(end - now.getTime())}` : "";
   const lines = [
     "",
-    `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)})`,
+    `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)}${left})`,
     `  server:    ${printable(action.server)}`,
     `  tool:      ${printable(action.tool)}`,
     `  category:  ${printable(action.category)}    risk: ${printable(action.risk_level)}`,

@@ -69,7 +69,7 @@ class TerminalChannel implements ConsentChannel {
     const { request, signal } = delivery;
     if (signal.aborted) throw new Error("the request closed before it was shown");
     session.lines.discardTyped();
-    output.write(formatRequestForTerminal(request, delivery.reasons));
+    output.write(formatRequestForTerminal(request, delivery.reasons, (this.#o.clock ?? (() => new Date()))()));
     for (;;) {
       output.write(TERMINAL_PROMPT);
       const answer = await this.#interpret(session, delivery, await session.lines.next(signal));
