@@ -40,8 +40,8 @@ function watched(text: string, record: (type: string) => unknown = () => undefin
     // every file looks settled but in the test of settling
     wallClock: () => Date.now() + (settled ? 60_000 : 0),
   });
-  const later = (): PolicyVersion => {
-    clock += 100;
+  const later = (ms = 100): PolicyVersion => {
+    clock += ms;
     return policy.current();
   };
   return { file, policy, lines, events, later };
@@ -114,11 +114,21 @@ describe("a running front end's policy file", () => {
     expect(w.events).toEqual([]);
   });
 
-  it("a reload the audit could not record refuses the decisions that would use it", async () => {
-    const w = watched(ALLOWS, () => Promise.reject(new Error("disk full")));
+  it("a reload the audit could not record refuses the decisions that would use it, and is tried again", async () => {
+    let failing = true;
+    const w = watched(ALLOWS, () => (failing ? Promise.reject(new Error("disk full")) : undefined));
     writeFileSync(w.file, DENIES);
-    w.later();
-    await expect(w.policy.recorded()).rejects.toThrow("disk full");
-    await expect(w.policy.recorded()).rejects.toThrow("disk full");
+    expect(w.later().hash).toBe(policyHash(DENIES));
+    const waiting = w.policy.recorded();
+    await expect(waiting).rejects.toThrow("disk full");
+    // the last recorded policy is back in force, and the file is read again at the next look
+    expect(w.policy.current().hash).toBe(policyHash(ALLOWS));
+    expect(w.lines.at(-1)).toMatch(/could not be recorded \(disk full\), so sha256:\w+ stays in force$/);
+    failing = false;
+    expect(w.later().hash).toBe(policyHash(ALLOWS)); // a failing audit is asked again after 20 intervals
+    expect(w.later(1_900).hash).toBe(policyHash(DENIES));
+    await w.policy.recorded();
+    expect(w.policy.recorded()).toBeNull();
+    expect(w.events.map((e) => e.type)).toEqual(["policy_reloaded", "policy_reloaded"]);
   });
 });

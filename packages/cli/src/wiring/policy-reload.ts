@@ -18,6 +18,9 @@ export const POLICY_CHECK_INTERVAL_MS = 250;
  */
 export const POLICY_SETTLE_MS = 100;
 
+/** After a reload could not be recorded, the next try waits this many intervals (5 s by default). */
+const RETRY_INTERVALS = 20;
+
 /** One policy in force: what it says and the `sha256:` of the bytes it was read from. */
 export interface PolicyVersion {
   readonly policy: Policy;
@@ -49,7 +52,11 @@ export interface ReloadingPolicy {
    * old one stays in force and the problems are printed once for that version of the file.
    */
   current(): PolicyVersion;
-  /** Resolves once the audit event of the version {@link current} returned last is recorded; rejects if it failed. */
+  /**
+   * Resolves once the audit event of the version {@link current} returned last is recorded, null when it is;
+   * rejects if it could not be recorded (the decision is then refused; the last recorded version comes back
+   * into force and the reload is tried again at the next look).
+   */
   recorded(): Promise<void> | null;
 }
 
@@ -154,18 +161,33 @@ export function createReloadingPolicy(options: PolicyReloadOptions): ReloadingPo
   let settling: string | null = null;
   let nextCheck = monotonic() + interval;
   let pending: Promise<void> | null = null;
+  // the last version whose coming into force is in the audit (the initial one needs no event)
+  let recordedVersion = inForce;
   const audit = (eventType: "policy_reloaded" | "policy_reload_refused", fields: Record<string, unknown>): void => {
-    const before = pending;
-    const write = Promise.resolve(before)
+    const version = inForce;
+    const write = Promise.resolve(pending)
       .then(() => options.record(eventType, { file: options.file, ...fields }))
       .then(() => undefined);
     pending = write;
-    // a failure stays in `pending` (decisions refuse); a success lets later decisions skip the wait
     write.then(
       () => {
+        recordedVersion = version;
         if (pending === write) pending = null;
       },
-      () => undefined,
+      (err: unknown) => {
+        // the decisions waiting on it are refused; later ones go on with the last recorded version, and the
+        // file is read (and the reload recorded) again at the next look: an audit that comes back (a
+        // PostgreSQL failover) then records it
+        if (pending === write) pending = null;
+        if (inForce !== recordedVersion) {
+          options.log(
+            `error: the reload of policy ${options.file} could not be recorded (${err instanceof Error ? err.message : String(err)}), so ${recordedVersion.hash} stays in force`,
+          );
+          inForce = recordedVersion;
+        }
+        seen = "unrecorded";
+        nextCheck = monotonic() + RETRY_INTERVALS * interval; // an audit that is down is not asked every look
+      },
     );
   };
   const reload = (): void => {
