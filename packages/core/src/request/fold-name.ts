@@ -86,10 +86,18 @@ const ACCENTS = /^\p{Mn}+$/u;
 const ASCII_WORD = /^[A-Za-z0-9]+$/;
 
 /**
+ * Letters of Latin alphabets that no decomposition takes apart (Danish and Norwegian `ø` `æ`, French `œ`,
+ * Polish `ł`, Croatian `đ`, Maltese `ħ`, Turkish `ı`, Sámi `ŧ`): a letter of the name's own script, as an
+ * accented one is, so `søk_filer` or `łódź_pogoda` is no disguise. Ask and deny rules still meet their fold.
+ */
+const LATIN_LETTERS = new Set([..."øØæÆœŒłŁđĐħĦıŧŦ"]);
+
+/**
  * The first character of `name` that passes for ASCII letters or digits without being ASCII (`е` in
  * `rеad_file`, U+0435 CYRILLIC SMALL LETTER IE, which reads as `e`), when the name also holds an ASCII
  * letter: a Latin name with a look-alike inside, which a person reads as the Latin name it is not (a
- * full-width `ｒ` counts; an accented Latin letter, `à`, does not). Undefined for an ASCII name and for a
+ * full-width `ｒ` counts; an accented Latin letter, `à`, does not, nor a letter of a Latin alphabet such as
+ * `ø` or `ł`). Undefined for an ASCII name and for a
  * name without ASCII letters (`получить_погоду` is a Cyrillic name, not a disguise).
  */
 export function findLookAlike(name: string): { readonly char: string; readonly reads: string } | undefined {
@@ -99,6 +107,7 @@ export function findLookAlike(name: string): { readonly char: string; readonly r
     // an accented Latin letter (`à`, `é`) is a letter of the name's own script, no disguise
     const decomposed = char.normalize("NFKD");
     if ((decomposed.codePointAt(0) as number) < 0x80 && ACCENTS.test(decomposed.slice(1))) continue;
+    if (LATIN_LETTERS.has(char)) continue;
     const reads = foldName(char);
     if (reads !== "" && ASCII_WORD.test(reads)) return { char, reads };
   }

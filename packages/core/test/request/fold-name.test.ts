@@ -172,7 +172,20 @@ describe("ask and deny rules meet the names a person reads as theirs", () => {
         ["look_alike_name", "default_action"],
       ]);
     }
-    for (const tool of ["получить_погоду", "get_notes", "天気_取得", "envoyer_à", "cafe\u0301_menu"]) {
+    for (const tool of [
+      "получить_погоду",
+      "get_notes",
+      "天気_取得",
+      "envoyer_à",
+      "cafe\u0301_menu",
+      // letters of Latin alphabets no decomposition takes apart: real names in Danish, Polish, French, Turkish
+      "søk_filer",
+      "æble_liste",
+      "łódź_pogoda",
+      "œuvre_lire",
+      "ılık_hava",
+      "đọc_tệp",
+    ]) {
       expect([tool, (await decide.decide({ tool, arguments: {} }, NOW)).route]).toEqual([tool, "accept"]);
     }
     // a deny rule for the name it passes for still refuses it
