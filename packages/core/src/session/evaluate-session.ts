@@ -10,6 +10,7 @@ import { actionNamesOf, primaryActionName, type ActionPatterns } from "./action-
 import type { SessionCode } from "./codes.js";
 import type { CompiledIntent } from "./intent.js";
 import { fitPlan, type CompiledPlan } from "./plan.js";
+import { WorkBudgetExceededError, withWorkBudget } from "../glob/index.js";
 import { deriveProvenance, type PieceProvenance, type ProvenanceEntry } from "./provenance.js";
 import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { builtLinks, mayHoldLink } from "./built-links.js";
@@ -123,6 +124,13 @@ function intentFindings(intent: CompiledIntent, names: readonly string[], action
     : [finding("ask", "intent_confirm", `the intent asks a person before \`${action}\``, confirm)];
 }
 
+/**
+ * Work units one decision may spend fitting a call to the approved plan (2^23, as one policy evaluation):
+ * steps × the characters of the arguments they constrain, and each step's glob matcher's own steps. A plan of
+ * many steps with costly globs against a long argument held the proxy for minutes per call.
+ */
+export const PLAN_WORK_BUDGET = 2 ** 23;
+
 function planFindings(
   view: SessionView,
   names: readonly string[],
@@ -130,9 +138,18 @@ function planFindings(
   action: string,
 ): { step: number | null; found: Finding[] } {
   if (view.plan === null) return { step: null, found: [] };
-  const fit = fitPlan(view.plan, names, request.arguments);
-  if (fit.ok) return { step: fit.step, found: [] };
   const route: Route = view.settings.settings.off_plan === "ask" ? "ask" : "refuse";
+  const plan = view.plan;
+  let fit: ReturnType<typeof fitPlan>;
+  try {
+    // the steps' constraints read the call's arguments once per step: bounded, as the policy's matching is
+    fit = withWorkBudget(PLAN_WORK_BUDGET, () => fitPlan(plan, names, request.arguments));
+  } catch (err) {
+    if (!(err instanceof WorkBudgetExceededError)) throw err;
+    const message = `the call's arguments are too costly to check against the approved plan's constraints (${err.message}), so \`${action}\` is not taken for a step of it`;
+    return { step: null, found: [finding(route, "plan_constraint_failed", message)] };
+  }
+  if (fit.ok) return { step: fit.step, found: [] };
   if (fit.reason === "not_in_plan")
     return { step: null, found: [finding(route, "not_in_plan", `no step of the approved plan is \`${action}\``)] };
   const message = `step ${fit.step + 1} of the plan is \`${action}\`, but argument \`${fit.argument}\` breaks its constraint`;

@@ -1,5 +1,5 @@
-import { canonicalSha256Ref, sameCanonicalJson, type JsonValue } from "../canonical-json/index.js";
-import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
+import { canonicalSha256Ref, tryCanonicalJson, type JsonValue } from "../canonical-json/index.js";
+import { compileGlob, isGlobPattern, spendWork, type GlobMatcher } from "../glob/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { deepFreeze, toFrozenJson } from "./frozen-json.js";
 import type { CompiledIntent } from "./intent.js";
@@ -55,9 +55,47 @@ function everyAddressMatches(value: string, matcher: GlobMatcher): boolean {
   return tokens.every((t) => matcher(t.value));
 }
 
+/**
+ * The canonical JSON of an argument value, its length charged to the decision's work budget (a plan's steps
+ * each compare the call's arguments: a large value read once per step is counted once per step); undefined
+ * for a value that is not plain JSON (it equals no constraint).
+ */
+function canonicalOf(value: unknown): string | undefined {
+  const text = tryCanonicalJson(value);
+  if (!text.ok) return undefined;
+  spendWork(1 + text.value.length);
+  return text.value;
+}
+
+/** The canonical forms of `values` (a constraint's, written by the plan: computed once). */
+function canonicalSet(values: readonly JsonValue[]): ReadonlySet<string> {
+  const out = new Set<string>();
+  for (const v of values) {
+    const text = tryCanonicalJson(v);
+    if (text.ok) out.add(text.value);
+  }
+  return out;
+}
+
+/** A string glob check: the string read whole and for its addresses, charged to the work budget. */
+function globCheck(matcher: GlobMatcher, tokenMatcher: GlobMatcher): (value: unknown) => boolean {
+  return (v) => {
+    if (typeof v !== "string") return false;
+    spendWork(1 + v.length);
+    return matcher(v) && everyAddressMatches(v, tokenMatcher);
+  };
+}
+
 function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: (string | number)[]): Result<ArgCheck> {
-  if ("exact" in c) return ok(eachOrWhole((v) => sameCanonicalJson(v, c.exact)));
-  if ("one_of" in c) return ok(eachOrWhole((v) => c.one_of.some((o) => sameCanonicalJson(v, o))));
+  if ("exact" in c || "one_of" in c) {
+    const allowed = canonicalSet("exact" in c ? [c.exact] : c.one_of);
+    return ok(
+      eachOrWhole((v) => {
+        const text = canonicalOf(v);
+        return text !== undefined && allowed.has(text);
+      }),
+    );
+  }
   if ("glob" in c) {
     const compiled = compileGlob(c.glob);
     if (!compiled.ok) {
@@ -68,7 +106,7 @@ function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: 
     // addresses are compared in lower case (their normal form), so the glob is too
     const lower = compileGlob(c.glob.toLowerCase());
     const tokenMatcher: GlobMatcher = lower.ok ? lower.value : () => false;
-    return ok(eachOrWhole((v) => typeof v === "string" && matcher(v) && everyAddressMatches(v, tokenMatcher)));
+    return ok(eachOrWhole(globCheck(matcher, tokenMatcher)));
   }
   const list = intent.intent.trusted_values[c.from_trusted];
   if (list === undefined) {
@@ -82,7 +120,13 @@ function compileConstraint(c: ArgumentConstraint, intent: CompiledIntent, path: 
     ]);
   }
   const allowed = new Set(list.map(normalizeTrusted));
-  return ok(eachOrWhole((v) => typeof v === "string" && allowed.has(normalizeTrusted(v))));
+  return ok(
+    eachOrWhole((v) => {
+      if (typeof v !== "string") return false;
+      spendWork(1 + v.length);
+      return allowed.has(normalizeTrusted(v));
+    }),
+  );
 }
 
 function checkStep(step: PlanStep, i: number, intent: CompiledIntent, issues: Issue[]): [string, ArgCheck][] {
