@@ -1,5 +1,12 @@
 import { canonicalSha256Ref, tryCanonicalJson, type JsonValue } from "../canonical-json/index.js";
-import { compileGlob, isGlobPattern, spendWork, type GlobMatcher } from "../glob/index.js";
+import {
+  compileGlob,
+  isGlobPattern,
+  spendWork,
+  WorkBudgetExceededError,
+  withWorkBudget,
+  type GlobMatcher,
+} from "../glob/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { deepFreeze, toFrozenJson } from "./frozen-json.js";
 import type { CompiledIntent } from "./intent.js";
@@ -217,5 +224,17 @@ export function fitsPlanStep(
 ): boolean {
   const step = plan.plan.steps[index];
   if (step === undefined || !names.includes(step.action)) return false;
-  return (plan.checks[index] ?? []).every(([arg, check]) => Object.hasOwn(args, arg) && check(args[arg]));
+  const checks = plan.checks[index] ?? [];
+  try {
+    // bounded as fitting the whole plan is (`PLAN_WORK_BUDGET`): what cannot be checked does not fit
+    return withWorkBudget(STEP_WORK_BUDGET, () =>
+      checks.every(([arg, check]) => Object.hasOwn(args, arg) && check(args[arg])),
+    );
+  } catch (err) {
+    if (err instanceof WorkBudgetExceededError) return false;
+    throw err;
+  }
 }
+
+/** Work units checking a call against one step may spend (as a whole plan's fitting: 2^23). */
+const STEP_WORK_BUDGET = 2 ** 23;

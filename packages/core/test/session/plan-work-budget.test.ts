@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { compileIntent, compilePlan, fitsPlanStep } from "../../src/index.js";
 import { PLAN_WORK_BUDGET } from "../../src/session/evaluate-session.js";
 import { executingSession } from "./harness.js";
 
@@ -54,5 +55,18 @@ describe("fitting a call to the plan is bounded", () => {
     expect([send.route, send.reasons[0]?.code]).toEqual(["accept", "session_ok"]);
     const archive = session.evaluate({ server: "mail", tool: "archive", arguments: { body: long } });
     expect(archive.route).toBe("accept");
+  });
+});
+
+describe("checking a call against one step (an authority token's) is bounded", () => {
+  it("does not fit a call too costly to check against the step", () => {
+    const plan = { steps: [{ action: "mail.send_email", constraints: { body: COSTLY } }] };
+    const intent = compileIntent(INTENT);
+    if (!intent.ok) throw new Error("bad fixture");
+    const compiled = compilePlan(plan, intent.value);
+    if (!compiled.ok) throw new Error("bad fixture");
+    const names = ["mail.send_email"];
+    expect(fitsPlanStep(compiled.value, 0, names, { body: "a".repeat(20_000) })).toBe(false);
+    expect(fitsPlanStep(compiled.value, 0, names, { body: `a${"a".repeat(600)}zz` })).toBe(true);
   });
 });
