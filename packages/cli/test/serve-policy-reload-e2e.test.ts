@@ -33,6 +33,7 @@ interface Decided {
 
 interface AuditLine {
   event_type: string;
+  tool: string | null;
   decision: string | null;
   metadata: Record<string, unknown>;
 }
@@ -104,6 +105,16 @@ describe("acp serve: an edited policy.yml is picked up while the service runs", 
         `acp serve: policy ${policy} changed: deciding with ${sha256(DENIES)} from now on (was ${sha256(ALLOWS)})`,
       );
 
+      // the contract front end names the version too
+      const checked = await fetch(`${url}/pre-tool-check`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: readFileSync(join(ROOT, "examples/policy-tour/send-email.contract.json"), "utf8"),
+      });
+      expect(((await checked.json()) as { decision: { policy_hash: string } }).decision.policy_hash).toBe(
+        sha256(DENIES),
+      );
+
       writeFileSync(policy, INVALID);
       await decideUntil(() => stderr.includes(`${policy}:6:13: while reading rule \`echo-allowed\``));
       expect(stderr).toContain(
@@ -126,7 +137,7 @@ describe("acp serve: an edited policy.yml is picked up while the service runs", 
     ]);
     const refused = events.filter((e) => e.event_type === "policy_reload_refused");
     expect(refused.map((e) => e.metadata["refused_policy_hash"])).toEqual([sha256(INVALID)]);
-    const evaluated = events.filter((e) => e.event_type === "policy_evaluated");
+    const evaluated = events.filter((e) => e.event_type === "policy_evaluated" && e.tool === "echo");
     expect(evaluated.length).toBeGreaterThan(4);
     expect(
       evaluated.every((e) => e.metadata["policy_hash"] === sha256(e.decision === "accept" ? ALLOWS : DENIES)),

@@ -90,6 +90,12 @@ const PIPELINE_SUMMARY = {
     route: ROUTE,
     rule: STRING_OR_NULL,
     reasons: { type: "array", items: PIPELINE_REASON },
+    policy_hash: {
+      type: "string",
+      pattern: "^sha256:[0-9a-f]{64}$",
+      description:
+        "the policy version decided by: sha256 of the policy file's bytes (`acp serve` reloads an edited file)",
+    },
   } satisfies Properties<PipelineSummary>,
 } as const;
 

@@ -10,6 +10,8 @@ export interface PipelineSummary {
   readonly route: Route;
   readonly rule: string | null;
   readonly reasons: readonly Reason[];
+  /** The policy version the pipeline decided by (`sha256:` of the policy file), when the service names one. */
+  readonly policy_hash?: string;
 }
 
 /** The envelope `/pre-tool-check` returns: the contract envelope plus the pipeline's summary. */
@@ -60,6 +62,12 @@ export function mergeDecision(
     aix: { hard_blockers: [...blockers] },
     validation_errors: envelope.validation_errors,
     audit: envelope.audit,
-    decision: { decision_id: decisionId, route: decision.route, rule: decision.rule, reasons: decision.reasons },
+    decision: {
+      decision_id: decisionId,
+      route: decision.route,
+      rule: decision.rule,
+      reasons: decision.reasons,
+      ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
+    },
   };
 }
