@@ -71,7 +71,8 @@ describe("a credential with no server, with several upstreams", () => {
         "touch",
         started[2] ?? "",
       ],
-      { env: envFor(home) },
+      // PATH: acp run looks its agent command up first (1a707be); the credentials check must still stop it
+      { env: { ...envFor(home), PATH: process.env["PATH"] ?? "" } },
     );
     expect(out.code).toBe(4);
     expect(out.stderr).toContain(`${path}:3:5: credentials.0 (\`TOKEN\`) names no \`server\``);

@@ -18,7 +18,8 @@ describe("a YAML syntax error is FILE:LINE:COL: message, once, with no snippet",
     writeFileSync(bad, BAD);
     writeFileSync(join(dir, "policy.yml"), 'version: "1"\ndefault_action: allow\nrules: []\n');
     writeFileSync(join(dir, "trace.jsonl"), '{"type":"user_input","text":"hi"}\n');
-    env = { HOME: dir, ACP_HOME: join(dir, "home") };
+    // PATH: acp run looks its agent command up before anything else (1a707be)
+    env = { HOME: dir, ACP_HOME: join(dir, "home"), PATH: process.env["PATH"] ?? "" };
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
