@@ -101,6 +101,31 @@ export function createProvenanceEntry(
 
 const NO_ECHOES: ReadonlySet<string> = new Set();
 
+/**
+ * Characters of text read per pass by {@link identityTokensOf}: with its overlap, too few to hold the
+ * per-text limit of identifiers (each takes four characters at least, with what parts it from the next).
+ */
+const IDENTITY_PASS_CHARS = 20_000;
+/** Characters each pass also reads of the next, so an identifier across the cut is read whole. */
+const IDENTITY_PASS_OVERLAP = 2_048;
+
+/**
+ * Every identifier token (`kind:value`) of `content`'s first {@link MAX_ENTRY_CHARS} characters, read in
+ * passes each under the per-text limit of {@link extractValueTokens}: what an entry keeps stops at that limit,
+ * and at the session's room, so an address placed after 10,000 decoys, or read once the session is full,
+ * would be known to no later session. For a memory of earlier sessions; linear in the text.
+ */
+export function identityTokensOf(content: unknown): Set<string> {
+  const serialized = typeof content === "string" ? content : safeJson(content);
+  const text = comparableText((serialized ?? "").slice(0, MAX_ENTRY_CHARS));
+  const out = new Set<string>();
+  for (let at = 0; at < text.length; at += IDENTITY_PASS_CHARS) {
+    const pass = text.slice(at, at + IDENTITY_PASS_CHARS + IDENTITY_PASS_OVERLAP);
+    for (const t of extractValueTokens(pass)) out.add(`${t.kind}:${t.value}`);
+  }
+  return out;
+}
+
 /** Content as JSON text (a `bigint` as its digits), or undefined when it cannot be written (a cycle). */
 function safeJson(content: unknown): string | undefined {
   if (content === undefined) return "";

@@ -9,6 +9,7 @@ import { chargeStoreBudget, tightestStoreBudget, MAX_STORE_CHARS } from "./store
 import {
   createProvenanceEntry,
   deriveProvenance,
+  identityTokensOf,
   namesFetchedSource,
   MAX_ENTRY_CHARS,
   type ProvenanceEntry,
@@ -20,6 +21,7 @@ import { MAX_KEPT_HISTORY, type PendingFetch, type SessionCore } from "./session
 import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
 import { rememberedIdentities } from "./provenance-memory.js";
+import { MAX_TOKENS_PER_TEXT } from "./value-tokens.js";
 
 /** Longest user input or system value accepted (longer is `invalid_record`, nothing recorded). */
 export const MAX_INPUT_CHARS = 1_000_000;
@@ -48,9 +50,13 @@ const MAX_INSTRUCTION_SOURCES = 1_000;
  * directory's answer (the user's contacts), which vouches for it as the judgment does (`directory:…`): the
  * contact looked up today is not tainted tomorrow.
  */
-function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry): void {
+function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry, content: unknown): void {
   const memory = core.memory;
   if (memory === undefined) return;
+  // what the entry keeps stops at the per-text limit (10,000 identifiers, repeats counted: text of fewer than
+  // MAX_TOKENS_PER_TEXT characters holds fewer) and at the session's room: the memory reads the rest too
+  const whole = entry.truncated || entry.text.length >= MAX_TOKENS_PER_TEXT;
+  const tokens = whole ? identityTokensOf(content) : entry.tokens;
   const users = core.userEntries();
   const vouched = (id: string): boolean => {
     const value = id.slice(id.indexOf(":") + 1);
@@ -60,9 +66,7 @@ function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry): void {
       !entry.echoes.has(value)
     );
   };
-  const identities = rememberedIdentities(entry.tokens).filter(
-    (id) => !users.some((u) => u.tokens.has(id)) && !vouched(id),
-  );
+  const identities = rememberedIdentities(tokens).filter((id) => !users.some((u) => u.tokens.has(id)) && !vouched(id));
   if (identities.length > 0) memory.remember(identities, entry.source);
 }
 
@@ -81,7 +85,7 @@ function addEntry(
   const ownRoom = MAX_STORE_CHARS - core.storeChars;
   const room = full ? MAX_ENTRY_CHARS : Math.min(ownRoom, sharedRoom);
   const entry = createProvenanceEntry(label, source, content, room, options);
-  if (label === "external_untrusted" && entry.tokens.size > 0) rememberUntrusted(core, entry);
+  if (label === "external_untrusted") rememberUntrusted(core, entry, content);
   if (!full) {
     core.entries.push(entry);
     core.storeChars += entry.text.length;
