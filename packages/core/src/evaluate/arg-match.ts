@@ -52,6 +52,38 @@ function compatible(leaf: string, loose: (value: string) => boolean, inAnyCase: 
   return loose(nfkc) || inAnyCase(nfkc);
 }
 
+/**
+ * What ends a mail address written inside a longer value: white space, `<>,;:"'()[]`, `/` and another `@`
+ * (`Boss <a@evil.com>`, `a@evil.com, me@corp.com`, `a@evil.com ` as a mail service reads them out).
+ */
+const ADDRESS_DELIMITER = /[\s<>,;:"'()[\]@/]/;
+
+/** Whether a glob names a mail address (`*@evil.com`, `ann@corp.com`): it holds `@` and no `/` (a URL's user). */
+export function isAddressPattern(pattern: string): boolean {
+  return pattern.includes("@") && !pattern.includes("/");
+}
+
+/**
+ * The mail addresses written in `leaf` when it is not one itself (`Boss <a@evil.com>` → `a@evil.com`), each
+ * without a trailing dot (`a@evil.com.`, the root of DNS); empty for a value without `@` or that is one
+ * address as it is. Linear: each character is read at most twice (the runs around each `@` stop at the next).
+ */
+export function addressesIn(leaf: string): string[] {
+  if (!leaf.includes("@")) return [];
+  spendWork(2 * readingCost(leaf));
+  const out: string[] = [];
+  for (let at = leaf.indexOf("@"); at !== -1; at = leaf.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > 0 && !ADDRESS_DELIMITER.test(leaf[start - 1] as string)) start--;
+    let end = at + 1;
+    while (end < leaf.length && !ADDRESS_DELIMITER.test(leaf[end] as string)) end++;
+    if (start === at || end === at + 1) continue;
+    const address = leaf.slice(start, end).replace(/\.+$/, "");
+    if (address !== leaf && address.length > at - start + 1) out.push(address);
+  }
+  return out;
+}
+
 /** A number with `_` between digits (`1_000`, `-2_500.5`), as Python reads it. */
 const DIGIT_GROUPS = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?$/;
 
@@ -107,6 +139,7 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     // and it meets the value in any case (`*@evil.com` meets `a@EVIL.COM`, `/Users/me/.ssh/**` meets
     // `/Users/me/.SSH/id_rsa` on a case-insensitive file system): the crossing glob, in lower case
     const lowered = expected.toLowerCase();
+    const mailPattern = isAddressPattern(expected);
     const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
@@ -120,8 +153,13 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
       if (typeof leaf === "string") {
         // each reading of the string counts against the decision's work budget (the matcher's own steps too)
         spendWork(readingCost(leaf));
+        if (loose === undefined) {
+          // an allow rule's address pattern meets a value only when it meets every address written in it:
+          // `*@corp.com` does not allow `mark@attacker.example, bob@corp.com` (a mail service sends to both)
+          if (!matches(leaf)) return false;
+          return !mailPattern || addressesIn(leaf).every((address) => matches(address));
+        }
         if (matches(leaf)) return true;
-        if (loose === undefined) return false;
         spendWork(readingCost(leaf));
         if (loose(leaf) || inAnyCase(leaf)) return true;
         spendWork(leaf.length >> 2); // the normal form: a split and join, or a URL parse
@@ -130,7 +168,12 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
           spendWork(2 * readingCost(normal));
           if (matches(normal) || loose(normal) || inAnyCase(normal)) return true;
         }
-        return compatible(leaf, loose, inAnyCase);
+        if (compatible(leaf, loose, inAnyCase)) return true;
+        // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list)
+        if (!mailPattern) return false;
+        return addressesIn(leaf).some(
+          (address) => loose(address) || inAnyCase(address) || compatible(address, loose, inAnyCase),
+        );
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;

@@ -120,6 +120,8 @@ const scalar = fc.oneof(
     "1_00",
     "ann@ｃｏｒｐ.com",
     "ann@corp\u3002com",
+    "Ann <ann@corp.com>",
+    "x@y.com, ann@corp.com.",
     "／srv／x",
     "+1_0_0",
     "x@Corp.Com",

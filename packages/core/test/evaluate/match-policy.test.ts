@@ -408,6 +408,13 @@ describe("argument strings in another case", () => {
     // and the ideographic full stops (also half-width) as dots: nodemailer's punycode and the URL parser do
     expect(ruleFor(s, req("send_email", { to: "a@evil\u3002com" }))).toBe("no-evil");
     expect(ruleFor(s, req("send_email", { to: "a@evil\uff61com" }))).toBe("no-evil");
+    // an address written inside a longer value, as a mail service reads it out
+    for (const to of ["Boss <a@evil.com>", "me@corp.com, a@evil.com", "a@evil.com ", "a@evil.com\n", "a@evil.com."]) {
+      expect([to, ruleFor(s, req("send_email", { to }))]).toEqual([to, "no-evil"]);
+    }
+    // an allow rule for an address meets a value only when every address written in it does
+    expect(ruleFor(s, req("send_email", { to: "ann@corp.com, bob@corp.com" }))).toBe("corp");
+    expect(ruleFor(s, req("send_email", { to: "mark@attacker.example, bob@corp.com" }))).toBe("rest");
     expect(ruleFor(s, req("send_email", { to: ["ok@corp.com", "x@Evil.Com"] }))).toBe("no-evil");
     expect(ruleFor(s, req("read_file", { path: "/Users/me/.SSH/id_rsa" }))).toBe("no-keys");
     expect(ruleFor(s, req("read_file", { path: "/USERS/ME//.ssh/../.ssh/id_rsa" }))).toBe("no-keys");

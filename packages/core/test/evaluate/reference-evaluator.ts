@@ -8,6 +8,7 @@ import { compileGlob, isGlobPattern } from "../../src/glob/index.js";
 import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
+import { addressesIn, isAddressPattern } from "../../src/evaluate/arg-match.js";
 
 function globMatches(pattern: string, value: string, starCrossesSlash = false): boolean {
   const r = compileGlob(pattern, { starCrossesSlash });
@@ -56,8 +57,14 @@ function normalised(text: string): string {
 function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolean): boolean {
   if (typeof expected === "string") {
     if (typeof actual === "string") {
+      if (!lenient) {
+        // an allow rule: the value, and every address written in it when the pattern names an address
+        return (
+          globMatches(expected, actual) &&
+          (!isAddressPattern(expected) || addressesIn(actual).every((a) => globMatches(expected, a)))
+        );
+      }
       if (globMatches(expected, actual)) return true;
-      if (!lenient) return false;
       // ask and deny rules: `*` also crosses `/`, and the value's normal form counts too
       const normal = normalised(actual);
       const lower = expected.toLowerCase();
@@ -70,7 +77,9 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         globMatches(lower, normal.toLowerCase(), true) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
         globMatches(expected, actual.normalize("NFKC").replaceAll("\u3002", "."), true) ||
-        globMatches(lower, actual.normalize("NFKC").replaceAll("\u3002", ".").toLowerCase(), true)
+        globMatches(lower, actual.normalize("NFKC").replaceAll("\u3002", ".").toLowerCase(), true) ||
+        // a pattern for an address: each address written in the value (`Boss <a@evil.com>`, a list)
+        (isAddressPattern(expected) && addressesIn(actual).some((a) => scalarMatches(expected, a, true)))
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
