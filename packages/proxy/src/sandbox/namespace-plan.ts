@@ -61,10 +61,11 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   const writable = [...new Set([...(shared ? [] : [cwd]), ...checked.paths])];
   const roots = uniqueRoots();
   // The agent's own program must stay visible: the executable and the files named on the command line (an
-  // agent checked out under /tmp, say). A covered directory named itself is left uncovered.
+  // agent checked out under /tmp, say). Never a covered directory named itself (`--add-dir /tmp` would
+  // uncover every program's sockets there), nor anything in /run (its runtime sockets)
   const exposed = [process.execPath, ...input.argv.filter((a) => isAbsolute(a))]
     .map((p) => real(p))
-    .filter((p): p is string => p !== null);
+    .filter((p): p is string => p !== null && coveredRootAt(p) === undefined && !isInRuntimeDir(p));
   const named = roots.filter((r) => exposed.includes(r.path));
   // the stage is covered first and the bound-back paths are staged in it: none of them may lie under it
   const stage = roots.find(

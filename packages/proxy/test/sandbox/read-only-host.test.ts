@@ -153,6 +153,23 @@ describe("--writable paths", () => {
     expect(plan.cover.map((c) => c.path)).toContain("/run");
   });
 
+  it("keeps /tmp and /run covered when the agent's command line names them (`--add-dir /tmp`)", () => {
+    const inRun = ["/run/lock", "/run/user"].filter((p) => existsSync(p));
+    const plan = planNamespace({
+      argv: ["/bin/true", "--add-dir", "/tmp", ...inRun],
+      env: {},
+      cwd: work.path,
+      home: join(work.path, "home"),
+      bridgeDir: work.path,
+      setpriv: "/usr/bin/setpriv",
+      ports: { mcp: 1, egress: 2 },
+    });
+    // the stage root is covered first, the others after it
+    const covered = [plan.stage.path, ...plan.cover.map((c) => c.path)];
+    expect(covered).toEqual(expect.arrayContaining(["/tmp", "/run"]));
+    for (const p of ["/tmp", ...inRun]) expect(plan.keep.map((k) => k.path)).not.toContain(p);
+  });
+
   it("accepts a directory outside the home, by its real path", () => {
     expect(checkWritablePaths([work.path, work.path], join(work.path, "home"))).toEqual({
       ok: true,
