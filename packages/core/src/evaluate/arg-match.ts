@@ -39,14 +39,22 @@ const PLAIN_ASCII = /^[\x20-\x7e]*$/;
 const IDEOGRAPHIC_FULL_STOP = /\u3002/g;
 
 /**
+ * Characters no reader sees, which UTS #46 (IDNA, the WHATWG URL parser) drops from a domain: format
+ * characters (zero-width space and joiners, the soft hyphen, bidi controls, tags) and variation selectors
+ * (`a@evil\u200b.com` is `a@evil.com` there). The session runtime reads text the same way (`visibleText`).
+ */
+const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+
+/**
  * Whether the NFKC form of a non-ASCII string meets the crossing glob, as written or in any case: what
- * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`, and so is `a@evil。com`: its ideographic
- * full stop is a dot there) and many servers of full-width text.
+ * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`, and so are `a@evil。com`, its ideographic
+ * full stop a dot there, and `a@evil\u200b.com`, its invisible characters dropped) and many servers of
+ * full-width text.
  */
 function compatible(leaf: string, loose: (value: string) => boolean, inAnyCase: (value: string) => boolean): boolean {
   if (PLAIN_ASCII.test(leaf)) return false;
   spendWork(leaf.length >> 2);
-  const nfkc = leaf.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, ".");
+  const nfkc = leaf.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, ".").replace(INVISIBLE, "");
   if (nfkc === leaf) return false;
   spendWork(readingCost(nfkc));
   return loose(nfkc) || inAnyCase(nfkc);

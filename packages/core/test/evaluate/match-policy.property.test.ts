@@ -120,6 +120,7 @@ const scalar = fc.oneof(
     "1_00",
     "ann@ｃｏｒｐ.com",
     "ann@corp\u3002com",
+    "ann@co\u200brp.com",
     "Ann <ann@corp.com>",
     "x@y.com, ann@corp.com.",
     "／srv／x",

@@ -408,6 +408,9 @@ describe("argument strings in another case", () => {
     // and the ideographic full stops (also half-width) as dots: nodemailer's punycode and the URL parser do
     expect(ruleFor(s, req("send_email", { to: "a@evil\u3002com" }))).toBe("no-evil");
     expect(ruleFor(s, req("send_email", { to: "a@evil\uff61com" }))).toBe("no-evil");
+    // and without the characters no reader sees, which IDNA drops (a zero-width space, a soft hyphen)
+    expect(ruleFor(s, req("send_email", { to: "a@evil\u200b.com" }))).toBe("no-evil");
+    expect(ruleFor(s, req("send_email", { to: "a@ev\u00adil.com" }))).toBe("no-evil");
     // an address written inside a longer value, as a mail service reads it out
     for (const to of ["Boss <a@evil.com>", "me@corp.com, a@evil.com", "a@evil.com ", "a@evil.com\n", "a@evil.com."]) {
       expect([to, ruleFor(s, req("send_email", { to }))]).toEqual([to, "no-evil"]);

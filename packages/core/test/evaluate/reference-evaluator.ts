@@ -54,6 +54,14 @@ function normalised(text: string): string {
   return rest === "" ? text : start + posix.normalize(rest);
 }
 
+/** NFKC, the ideographic full stop as a dot, invisible characters dropped: as IDNA reads a domain. */
+function compatibleForm(text: string): string {
+  return text
+    .normalize("NFKC")
+    .replaceAll("\u3002", ".")
+    .replace(/[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu, "");
+}
+
 function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolean): boolean {
   if (typeof expected === "string") {
     if (typeof actual === "string") {
@@ -76,8 +84,8 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         globMatches(lower, actual.toLowerCase(), true) ||
         globMatches(lower, normal.toLowerCase(), true) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
-        globMatches(expected, actual.normalize("NFKC").replaceAll("\u3002", "."), true) ||
-        globMatches(lower, actual.normalize("NFKC").replaceAll("\u3002", ".").toLowerCase(), true) ||
+        globMatches(expected, compatibleForm(actual), true) ||
+        globMatches(lower, compatibleForm(actual).toLowerCase(), true) ||
         // a pattern for an address: each address written in the value (`Boss <a@evil.com>`, a list)
         (isAddressPattern(expected) && addressesIn(actual).some((a) => scalarMatches(expected, a, true)))
       );
