@@ -298,7 +298,12 @@ function provenanceFindings(
 
 /** How a host no piece of the arguments holds is judged: as a value of its own, against the session's entries. */
 function hostOf(view: SessionView, budget: ProvenanceBudget): (host: string) => PieceProvenance | undefined {
-  return (host) => deriveProvenance(view.entries, { host }, { budget })[0];
+  // each host judged once per decision, however many links are built on it
+  const judged = new Map<string, PieceProvenance | undefined>();
+  return (host) => {
+    if (!judged.has(host)) judged.set(host, deriveProvenance(view.entries, { host }, { budget })[0]);
+    return judged.get(host);
+  };
 }
 
 /** The ask for a call whose values could not all be traced within one decision's work. */
@@ -333,13 +338,14 @@ function readFindings(
     ...builtLinks(pieces, hostOf(view, budget), "tainted"),
   ];
   const found = taintFindings(tainted, action, category);
-  if (budget.exceeded) found.push(untracedFinding(pieces.length));
   if (view.settings.settings.provenance.unknown === "ask") {
     for (const link of builtLinks(pieces, hostOf(view, budget), "unknown")) {
       const words = `the agent wants to read ${quotePiece(link)}, a link it built on a host no one in this session named`;
       found.push(finding("ask", "provenance_unknown", words));
     }
   }
+  // after every lookup that spends from it: a host left unjudged by the second pass asks too
+  if (budget.exceeded) found.push(untracedFinding(pieces.length));
   if (reads.after_instructions === "ask")
     found.push(...instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``));
   return { tainted, found };
