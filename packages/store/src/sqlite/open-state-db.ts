@@ -31,7 +31,10 @@ export class StateDbUnsafeError extends Error {
 
 const HOME_FILE_RULE = "a home file must be a regular file you own";
 
-/** Refuses a file that is not a regular file owned by this user (no check of the owner on Windows). */
+/**
+ * Refuses a file that is not a regular file owned by this user (no check of the owner on Windows; root may
+ * use a file of any owner, as `sudo -E acp run` does with the person's home).
+ */
 function assertOwnRegularFile(path: string, st: Stats): void {
   if (st.isSymbolicLink())
     throw new StateDbUnsafeError(`\`${path}\` is a symbolic link: ${HOME_FILE_RULE} (remove it)`);
@@ -41,7 +44,8 @@ function assertOwnRegularFile(path: string, st: Stats): void {
     );
   }
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) {
+  // root may use a person's home (`sudo -E acp run` for network namespaces): its files are that person's
+  if (uid !== undefined && uid !== 0 && st.uid !== uid) {
     throw new StateDbUnsafeError(`\`${path}\` is owned by uid ${st.uid}, not you: ${HOME_FILE_RULE}`);
   }
 }

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -141,10 +142,26 @@ describe("openStateDb: state.db must be a regular file the user owns", () => {
     expect(() => openStateDb(path, { readonly: true })).toThrow("is not a regular file");
   });
 
-  it.runIf(process.getuid?.() === 0)("refuses a state.db another user owns", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "refuses a state.db another user owns (a process of uid 12345 opening root's)",
+    () => {
+      const path = tempDb();
+      openStateDb(path).close();
+      chmodSync(dirname(dirname(path)), 0o755);
+      chmodSync(dirname(path), 0o755);
+      chmodSync(path, 0o666); // so the ownership check, not the permission bits, is what stops it
+      const dist = new URL("../../dist/index.js", import.meta.url).href;
+      const script = `process.setgid(12345); process.setuid(12345);
+      import(${JSON.stringify(dist)}).then((m) => { try { m.openStateDb(${JSON.stringify(path)}); console.log("opened"); } catch (e) { console.log(e.message); } });`;
+      const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+      expect(out).toContain(`\`${path}\` is owned by uid 0, not you`);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)("lets root open a person's state.db (sudo -E acp run with their home)", () => {
     const path = tempDb();
     openStateDb(path).close();
     chownSync(path, 12345, 12345);
-    expect(() => openStateDb(path)).toThrow(`\`${path}\` is owned by uid 12345, not you`);
+    expect(() => openStateDb(path).close()).not.toThrow();
   });
 });
