@@ -1,21 +1,17 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runCli } from "./run.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { connectProxy } from "./proxy-client-fixture.js";
 
 /**
  * Provenance across sessions through the real `acp proxy`: an address an agent read in an upstream's result
  * in one proxy process is tainted in the next process on the same home (the home's state.db remembers it,
  * as a salted hash), so a later call that sends to it waits for a person. A home that never read it accepts.
  */
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const ACP = join(ROOT, "packages/cli/bin/acp.js");
-const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 const ADDRESS = "billing@attacker.example";
 
 // every call is allowed by the policy: whatever asks below, the session runtime asked. `echo` counts as a
@@ -32,16 +28,8 @@ function homeWith(session: string): Record<string, string> {
   return envFor(home);
 }
 
-async function connect(env: Record<string, string>): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"],
-    env: { PATH: process.env["PATH"] ?? "", ...env },
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "memory-agent", version: "1.0.0" });
-  await client.connect(transport);
-  return client;
+function connect(env: Record<string, string>): Promise<Client> {
+  return connectProxy(env, { name: "memory-agent" });
 }
 
 /** Reads `ADDRESS` in one proxy process (an upstream result holds it), then closes that process. */

@@ -1,17 +1,13 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runCli } from "./run.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { ACP, EVERYTHING, ROOT, connectProxy } from "./proxy-client-fixture.js";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
-const ACP = join(ROOT, "packages/cli/bin/acp.js");
-const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 const run = promisify(execFile);
 
 // every call is allowed by the policy: whatever asks below, the session runtime asked
@@ -47,16 +43,8 @@ async function waitForPending(env: Record<string, string>): Promise<{ id: string
   throw new Error("no pending request appeared");
 }
 
-async function connect(env: Record<string, string>): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [ACP, "proxy", "--upstream", EVERYTHING, "--name", "everything"],
-    env: { PATH: process.env["PATH"] ?? "", ...env },
-    stderr: "pipe",
-  });
-  const client = new Client({ name: "session-settings-agent", version: "1.0.0" });
-  await client.connect(transport);
-  return client;
+function connect(env: Record<string, string>): Promise<Client> {
+  return connectProxy(env, { name: "session-settings-agent" });
 }
 
 describe("acp proxy: config.yml `session:` settings reach the session runtime", () => {
