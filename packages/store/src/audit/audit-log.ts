@@ -1,5 +1,5 @@
-import { constants, fstatSync, mkdirSync, statSync } from "node:fs";
-import { open as openHandle, type FileHandle } from "node:fs/promises";
+import { fstatSync, mkdirSync, statSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -30,6 +30,7 @@ import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue
 import { CommitDelay } from "./commit-delay.js";
 import { FileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
+import { openLogFile } from "./open-log-file.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
 
@@ -169,36 +170,6 @@ function reserved(input: AuditEventInput): AuditLogError {
     { code: "audit_event_reserved" },
     `event type \`${input.event_type}\` is written by the log itself`,
   );
-}
-
-/** `a+` that does not follow a symbolic link at the log's name. */
-const LOG_OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-
-/**
- * Opens the log for appending, creating it 0600: a symbolic link at its name is refused
- * (`audit_log_unsafe`), so someone who can write the home cannot send the log's appends into another file;
- * so is anything but a regular file (a named pipe planted there would hang the open).
- */
-async function openLogFile(path: string): Promise<FileHandle> {
-  let handle: FileHandle;
-  try {
-    handle = await openHandle(path, LOG_OPEN_FLAGS, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
-    throw new AuditLogError(
-      { code: "audit_log_unsafe" },
-      `\`${path}\` is a symbolic link: the audit log must be a file at that name (remove the link, or point the log's path at its target)`,
-    );
-  }
-  // a named pipe opens at once for reading and writing, and reading its (absent) last line would wait for ever
-  if (!(await handle.stat()).isFile()) {
-    await handle.close();
-    throw new AuditLogError(
-      { code: "audit_log_unsafe" },
-      `\`${path}\` is not a regular file (a pipe, a socket or a device): the audit log must be a file (remove it)`,
-    );
-  }
-  return handle;
 }
 
 /**

@@ -1,0 +1,33 @@
+import { constants } from "node:fs";
+import { open as openHandle, type FileHandle } from "node:fs/promises";
+import { AuditLogError } from "./audit-log-error.js";
+
+/** `a+` that does not follow a symbolic link at the log's name. */
+const LOG_OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Opens the log for appending, creating it 0600: a symbolic link at its name is refused
+ * (`audit_log_unsafe`), so someone who can write the home cannot send the log's appends into another file;
+ * so is anything but a regular file (a named pipe planted there would hang the open).
+ */
+export async function openLogFile(path: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await openHandle(path, LOG_OPEN_FLAGS, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    throw new AuditLogError(
+      { code: "audit_log_unsafe" },
+      `\`${path}\` is a symbolic link: the audit log must be a file at that name (remove the link, or point the log's path at its target)`,
+    );
+  }
+  // a named pipe opens at once for reading and writing, and reading its (absent) last line would wait for ever
+  if (!(await handle.stat()).isFile()) {
+    await handle.close();
+    throw new AuditLogError(
+      { code: "audit_log_unsafe" },
+      `\`${path}\` is not a regular file (a pipe, a socket or a device): the audit log must be a file (remove it)`,
+    );
+  }
+  return handle;
+}
