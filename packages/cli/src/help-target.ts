@@ -8,11 +8,13 @@ function findCommand(cmd: Command, name: string): Command | undefined {
 }
 
 /**
- * Refuses `acp [COMMAND…] help NAME…` when a NAME is not a command there (exit 2, `unknown command \`NAME\``,
- * with the closest command when one is near): commander printed the whole help on stderr without saying why.
- * Anything else is left to commander.
+ * Resolves `acp [COMMAND…] help NAME…` to `acp COMMAND… NAME… --help`, so `acp help policy simulate` shows
+ * `policy simulate`'s help as `acp policy simulate --help` does (commander's own help command looks one level
+ * down only, and showed `policy`'s). Refuses a NAME that is not a command there (exit 2, `unknown command
+ * \`NAME\``, with the closest command when one is near): commander printed the whole help on stderr without
+ * saying why. Returns `argv` itself when it asks for no help this way; anything else is left to commander.
  */
-export function assertHelpTarget(program: Command, argv: readonly string[]): void {
+export function resolveHelpTarget(program: Command, argv: readonly string[]): readonly string[] {
   let cmd = program;
   const path: string[] = [];
   let i = 0;
@@ -20,14 +22,13 @@ export function assertHelpTarget(program: Command, argv: readonly string[]): voi
     const token = argv[i] ?? "";
     if (token === "help" && cmd.commands.length > 0 && findCommand(cmd, token) === undefined) break;
     const sub = findCommand(cmd, token);
-    if (sub === undefined) return;
+    if (sub === undefined) return argv;
     path.push(token);
     cmd = sub;
   }
-  if (i >= argv.length) return;
-  const parent = ["acp", ...path].join(" ");
+  if (i >= argv.length) return argv;
   for (const name of argv.slice(i + 1)) {
-    if (name.startsWith("-") || name === "help") return;
+    if (name.startsWith("-") || name === "help") return argv;
     const sub = findCommand(cmd, name);
     if (sub === undefined) {
       const near = suggest(
@@ -39,11 +40,14 @@ export function assertHelpTarget(program: Command, argv: readonly string[]): voi
       );
       const hint = near !== undefined ? ` (did you mean \`${[...path, near].join(" ")}\`?)` : "";
       throw new CliError(
-        `unknown command \`${[...path, name].join(" ")}\`${hint}: see \`${parent} --help\``,
+        `unknown command \`${[...path, name].join(" ")}\`${hint}: see \`${["acp", ...path].join(" ")} --help\``,
         EXIT.usage,
       );
     }
     path.push(name);
     cmd = sub;
   }
+  // `acp help` / `acp policy help` alone: commander prints that command's help
+  if (i === argv.length - 1) return argv;
+  return [...path, "--help"];
 }

@@ -4,7 +4,7 @@ import { StateDbUnsafeError } from "@acp/store";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
-import { assertHelpTarget } from "./help-target.js";
+import { resolveHelpTarget } from "./help-target.js";
 import { promptHiddenOnTerminal } from "./home-access/hidden-prompt.js";
 
 /** The process's own I/O. */
@@ -91,8 +91,11 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
     });
   }
   try {
-    assertHelpTarget(program, end === -1 ? argv : argv.slice(0, end));
-    await program.parseAsync([...argv], { from: "user" });
+    // `acp help policy simulate` is `acp policy simulate --help`
+    const head = end === -1 ? argv : argv.slice(0, end);
+    const resolved = resolveHelpTarget(program, head);
+    const parsed = resolved === head ? argv : resolved;
+    await program.parseAsync([...parsed], { from: "user" });
     return ctx.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
