@@ -163,23 +163,77 @@ export const AUDIT_PAGE_ANSWER = {
   },
 } as const;
 
+/** A checkpoint as the verifier saw it (`last_checkpoint`, `after_problem.last_signed_checkpoint`). */
+const CHECKPOINT_SEEN = {
+  type: ["object", "null"],
+  additionalProperties: false,
+  required: ["line", "count", "head_hash", "timestamp"],
+  properties: {
+    line: { type: "integer", minimum: 1 },
+    count: { type: "integer", minimum: 0 },
+    head_hash: STRING_OR_NULL,
+    timestamp: STRING,
+  },
+} as const;
+
 /** `GET /v1/audit/verify`. */
 export const AUDIT_VERIFY_ANSWER = {
   type: "object",
   additionalProperties: false,
-  required: ["ok", "count", "head", "checkpoints", "events_after_last_checkpoint", "signatures_checked", "problem"],
+  required: [
+    "ok",
+    "count",
+    "head",
+    "checkpoints",
+    "last_checkpoint",
+    "events_after_last_checkpoint",
+    "signatures_checked",
+    "problem",
+    "after_problem",
+  ],
   properties: {
     ok: { type: "boolean" },
     count: { type: "integer", minimum: 0 },
     head: STRING_OR_NULL,
     checkpoints: { type: "integer", minimum: 0 },
+    last_checkpoint: CHECKPOINT_SEEN,
     events_after_last_checkpoint: { type: "integer", minimum: 0 },
     signatures_checked: { type: "boolean" },
     problem: {
       type: ["object", "null"],
       additionalProperties: true,
-      description: "the first broken event: {line, code, message}",
-      properties: { line: { type: "integer" }, code: STRING, message: STRING },
+      description: "the first broken event: {line, code, message, where: log | anchor}",
+      properties: { line: { type: "integer" }, code: STRING, message: STRING, where: { enum: ["log", "anchor"] } },
+    },
+    after_problem: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      description:
+        "what could still be told of the lines after the first problem (all of the log's for a problem of the " +
+        "anchor), as acp audit verify reports it: never makes the chain intact; null when intact or nothing was read",
+      required: [
+        "lines",
+        "linked",
+        "checkpoints",
+        "signed_checkpoints",
+        "last_signed_checkpoint",
+        "complete",
+        "anchor",
+      ],
+      properties: {
+        lines: { type: "integer", minimum: 0 },
+        linked: { type: "integer", minimum: 0 },
+        checkpoints: { type: "integer", minimum: 0 },
+        signed_checkpoints: { type: ["integer", "null"], minimum: 0 },
+        last_signed_checkpoint: CHECKPOINT_SEEN,
+        complete: { type: "boolean" },
+        anchor: {
+          type: ["object", "null"],
+          additionalProperties: false,
+          required: ["expected_line", "line"],
+          properties: { expected_line: { type: "integer" }, line: { type: ["integer", "null"] } },
+        },
+      },
     },
   },
 } as const;

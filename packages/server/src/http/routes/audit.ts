@@ -1,6 +1,6 @@
 /** `GET /v1/audit` (paged, filtered, newest first) and `GET /v1/audit/verify` (the chain's status). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { AuditVerification } from "@acp/core";
+import type { AuditCheckpointSummary, AuditRemainder, AuditVerification } from "@acp/core";
 import type { AuditQuery, AuditTrail } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
 import { AUDIT_QUERY, ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
@@ -31,16 +31,43 @@ export function toAuditQuery(raw: RawQuery): AuditQuery {
   };
 }
 
-/** The wire form of a verification. */
+/** A checkpoint as the verifier saw it, on the wire. */
+function viewCheckpoint(c: AuditCheckpointSummary | null): Record<string, unknown> | null {
+  return c === null ? null : { line: c.line, count: c.count, head_hash: c.headHash, timestamp: c.timestamp };
+}
+
+/**
+ * What the verifier told of the lines after the first problem ({@link AuditRemainder}), on the wire: the
+ * same verification `acp audit verify` reports (its `afterProblem`), in the API's snake_case.
+ */
+function viewRemainder(after: AuditRemainder | null): Record<string, unknown> | null {
+  if (after === null) return null;
+  return {
+    lines: after.lines,
+    linked: after.linked,
+    checkpoints: after.checkpoints,
+    signed_checkpoints: after.signedCheckpoints,
+    last_signed_checkpoint: viewCheckpoint(after.lastSignedCheckpoint),
+    complete: after.complete,
+    anchor: after.anchor === null ? null : { expected_line: after.anchor.expectedLine, line: after.anchor.line },
+  };
+}
+
+/**
+ * The wire form of a verification: every field of the verifier's result (`acp audit verify --json`'s),
+ * the first problem and what could still be told of the lines after it (`after_problem`).
+ */
 export function viewVerification(v: AuditVerification): Record<string, unknown> {
   return {
     ok: v.ok,
     count: v.count,
     head: v.head,
     checkpoints: v.checkpoints,
+    last_checkpoint: viewCheckpoint(v.lastCheckpoint),
     events_after_last_checkpoint: v.eventsAfterLastCheckpoint,
     signatures_checked: v.signaturesChecked,
     problem: v.problem,
+    after_problem: viewRemainder(v.afterProblem),
   };
 }
 
@@ -70,7 +97,7 @@ export function registerAuditRoutes(
     {
       onRequest: guard,
       schema: {
-        summary: "verify the audit chain: ok, or the first broken event",
+        summary: "verify the audit chain: ok, or the first broken event and what the lines after it tell",
         tags: ["audit"],
         security: READ_SECURITY,
         response: { 200: AUDIT_VERIFY_ANSWER, ...ERROR_RESPONSES },
