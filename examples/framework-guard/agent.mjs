@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { fileURLToPath } from "node:url";
-import { isGuardRefusal, openGuard } from "@acp/cli";
+import { isGuardRefusal, openGuard } from "@acp/cli/guard";
 
 const here = (name) => fileURLToPath(new URL(name, import.meta.url));
 const json = process.argv.includes("--json");

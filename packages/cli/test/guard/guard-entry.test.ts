@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempRoot } from "../home-fixture.js";
+
+const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+const run = promisify(execFile);
+
+/**
+ * Imports `specifier` as a program of the checkout would (the built package, resolved through
+ * `node_modules/@acp/cli` and its `exports`) in a fresh node with a resolve hook that writes down every
+ * module loaded, and returns them with the names the entry exports.
+ */
+async function loadedBy(dir: string, specifier: string): Promise<{ modules: string[]; names: string[] }> {
+  const hooks = join(dir, "hooks.mjs");
+  writeFileSync(
+    hooks,
+    "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n",
+  );
+  const register = join(dir, "register.mjs");
+  writeFileSync(
+    register,
+    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+  );
+  const program = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m)));`;
+  const { stdout, stderr } = await run(process.execPath, ["--import", register, "--input-type=module", "-e", program], {
+    cwd: ROOT,
+  });
+  const modules = [...new Set(stderr.split("\n").filter((l) => l.startsWith("LOADED ")))].map((l) => l.slice(7));
+  return { modules, names: JSON.parse(stdout) as string[] };
+}
+
+const heavy = (url: string): boolean =>
+  /\/node_modules\/commander\//.test(url) ||
+  /\/packages\/cli\/dist\/(main|commands\/)/.test(url) ||
+  /\/packages\/(server|claim)\//.test(url);
+
+describe("@acp/cli/guard: the guard's own entry point", () => {
+  const root = tempRoot("guard-entry");
+  afterAll(() => root.cleanup());
+  beforeAll(async () => {
+    // the entry is the built package, as a framework developer imports it
+    if (!existsSync(join(ROOT, "packages/cli/dist/guard/index.js"))) {
+      await run("npx", ["tsc", "-b", "packages/cli"], { cwd: ROOT });
+    }
+  }, 120_000);
+
+  it("exports openGuard and the refusal without loading commander, the commands, the server or claims", async () => {
+    const { modules, names } = await loadedBy(root.dir, "@acp/cli/guard");
+    expect(names).toEqual(expect.arrayContaining(["openGuard", "isGuardRefusal", "GuardRefusal", "GUARD_CHANNEL"]));
+    expect(modules.some((url) => url.endsWith("/packages/cli/dist/guard/index.js"))).toBe(true);
+    expect(modules.filter(heavy)).toEqual([]);
+  });
+
+  it("where the package's main entry loads the whole command line (what the guard's entry spares)", async () => {
+    const { modules, names } = await loadedBy(root.dir, "@acp/cli");
+    expect(names).toEqual(expect.arrayContaining(["openGuard", "run"]));
+    expect(modules.some((url) => url.includes("/node_modules/commander/"))).toBe(true);
+    expect(modules.some((url) => url.includes("/packages/cli/dist/commands/"))).toBe(true);
+  });
+});
