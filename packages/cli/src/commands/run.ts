@@ -120,10 +120,13 @@ Guide: docs/guides/sandbox.md
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
 signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's own, after a message on
 stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot start (sandbox_unavailable,
-sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home) or a file cannot
+sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home,
+sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
+/tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
 found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream, a --writable that
-does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, or lies inside ACP's home), 4 the config
+does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
+under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory), 4 the config
 file, the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {

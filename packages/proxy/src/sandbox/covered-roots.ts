@@ -44,3 +44,20 @@ export function isInRuntimeDir(realPath: string): boolean {
   }
   return run !== "/" && realPath.startsWith(`${run}/`);
 }
+
+/**
+ * The covered root (its real path) that `realPath` (already resolved) lies strictly inside, if any:
+ * `/tmp` for `/tmp/agent/main.js`. Undefined for a covered root itself and for paths outside them.
+ */
+export function coveredRootAbove(realPath: string): string | undefined {
+  for (const root of COVERED_ROOTS) {
+    let real: string;
+    try {
+      real = realpathSync(root.path);
+    } catch {
+      continue;
+    }
+    if (real !== "/" && realPath.startsWith(`${real}/`)) return real;
+  }
+  return undefined;
+}

@@ -11,7 +11,8 @@ export type SandboxErrorCode =
   | "sandbox_bridge_failed"
   | "sandbox_setup_failed"
   | "sandbox_invalid_egress"
-  | "sandbox_cwd_in_home";
+  | "sandbox_cwd_in_home"
+  | "sandbox_host_sockets";
 
 /** The issue behind a `SandboxError`. */
 export interface SandboxIssue {
@@ -79,5 +80,18 @@ export function cwdInHome(cwd: string, home: string): SandboxError {
     code: "sandbox_cwd_in_home",
     message: `the working directory \`${cwd}\` is inside ACP's home \`${home}\`, which the agent must not see`,
     help: "cd to the agent's project directory first",
+  });
+}
+
+/**
+ * A directory that would be bound back from under `/tmp`, `/var/tmp` or `/dev/shm` (the working directory, or
+ * the entry holding a path on the agent's command line) holds a way out of the sandbox: a Unix socket, a FIFO,
+ * a device node, or a directory programs keep their sockets in. `what` says which path brings it back.
+ */
+export function hostSockets(what: string, channel: { readonly path: string; readonly what: string }): SandboxError {
+  return new SandboxError({
+    code: "sandbox_host_sockets",
+    message: `${what}, but \`${channel.path}\` ${channel.what}: a program outside the sandbox listens there, and the agent could reach it`,
+    help: "keep the agent, its working directory and the paths it is given out of /tmp, /var/tmp and /dev/shm (e.g. under your home), or remove what is named",
   });
 }

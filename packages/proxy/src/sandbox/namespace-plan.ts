@@ -10,8 +10,9 @@
  */
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { COVERED_ROOTS, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
-import { cwdInHome, setupFailed } from "./errors.js";
+import { COVERED_ROOTS, coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
+import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
+import { findHostChannel } from "./host-sockets.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
@@ -66,6 +67,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   const exposed = [process.execPath, ...input.argv.filter((a) => isAbsolute(a))]
     .map((p) => real(p))
     .filter((p): p is string => p !== null && coveredRootAt(p) === undefined && !isInRuntimeDir(p));
+  refuseHostChannels(shared ? undefined : cwd, exposed);
   const named = roots.filter((r) => exposed.includes(r.path));
   // the stage is covered first and the bound-back paths are staged in it: none of them may lie under it
   const stage = roots.find(
@@ -96,6 +98,37 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
     ports: input.ports,
   };
+}
+
+/**
+ * Throws `sandbox_host_sockets` when a tree that would be bound back from under a covered directory holds a
+ * way out of the sandbox (`findHostChannel`): the working directory as it is, and for each exposed path the
+ * entry right under its covered directory (what `keptPaths` binds). The `--writable` paths are checked by
+ * `checkWritablePaths`.
+ */
+function refuseHostChannels(cwd: string | undefined, exposed: readonly string[]): void {
+  const cwdRoot = cwd === undefined ? undefined : coveredRootAbove(cwd);
+  if (cwd !== undefined && cwdRoot !== undefined) {
+    const channel = findHostChannel(cwd, cwdRoot);
+    if (channel !== undefined) {
+      throw hostSockets(
+        `the working directory \`${cwd}\` would be bound back from the host's shared \`${cwdRoot}\``,
+        channel,
+      );
+    }
+  }
+  for (const path of exposed) {
+    const root = coveredRootAbove(path);
+    if (root === undefined) continue;
+    const entry = join(root, relative(root, path).split(sep)[0] ?? "");
+    const channel = findHostChannel(entry, root);
+    if (channel !== undefined) {
+      throw hostSockets(
+        `\`${path}\` on the agent's command line brings back \`${entry}\` from the host's shared \`${root}\``,
+        channel,
+      );
+    }
+  }
 }
 
 /**

@@ -1,12 +1,15 @@
 /**
  * The paths an agent may change besides its working directory (`acp run --writable PATH`): the rest of the
  * host is read-only inside the sandbox. Each must exist, must not be `/` (that would leave the whole host
- * writable) nor a shared directory the sandbox covers (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`) nor lie in `/run`, and must not lie inside ACP's home (the policy, audit trail, keys and vault: an agent that can
- * change them decides its own approvals).
+ * writable) nor a shared directory the sandbox covers (`/tmp`, `/run`, `/var/tmp`, `/dev/shm`) nor lie in `/run`,
+ * must not lie inside ACP's home (the policy, audit trail, keys and vault: an agent that can change them
+ * decides its own approvals), and, under `/tmp`, `/var/tmp` or `/dev/shm`, must hold no way out of the sandbox
+ * (a Unix socket, a FIFO, a device node or a socket directory such as `/tmp/tmux-0`: `findHostChannel`).
  */
 import { realpathSync } from "node:fs";
 import { sep } from "node:path";
-import { coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
+import { coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
+import { findHostChannel } from "./host-sockets.js";
 
 /** Why one `--writable` path is refused. */
 export interface WritablePathIssue {
@@ -57,7 +60,17 @@ export function checkWritablePaths(paths: readonly string[], home: string): Writ
         message: `--writable \`${path}\` is inside ACP's home \`${realHome}\`, which holds the policy, audit trail, keys and vault the agent must never change`,
         help: "give the agent a directory outside the home",
       });
-    } else if (!out.includes(real)) out.push(real);
+    } else {
+      const root = coveredRootAbove(real);
+      const channel = root === undefined ? undefined : findHostChannel(real, root);
+      if (channel !== undefined) {
+        issues.push({
+          path,
+          message: `--writable \`${path}\` would be bound back from the host's shared \`${root ?? ""}\`, but \`${channel.path}\` ${channel.what}: a program outside the sandbox listens there, and the agent could reach it`,
+          help: "give the agent a directory of its own outside /tmp, /var/tmp and /dev/shm (e.g. `mkdir ~/.cache/my-agent`), or remove what is named",
+        });
+      } else if (!out.includes(real)) out.push(real);
+    }
   }
   return issues.length > 0 ? { ok: false, issues } : { ok: true, paths: out };
 }
