@@ -7,6 +7,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createProxy, type AcpProxy } from "@acp/proxy";
 import type { CliContext } from "../src/context.js";
 import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
+import { run } from "../src/main.js";
 import { runCli } from "./run.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
@@ -142,6 +143,34 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], { env: noPass });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("cannot sign the update");
+    // a person runs this command: the fix is theirs, not the proxy's environment or an MCP client's config
+    expect(out.stderr).toContain("set ACP_PASSPHRASE or run in a terminal to be asked");
+    expect(out.stderr).not.toContain("proxy");
+    const listed = JSON.parse((await runCli(["intent", "set", "--list", "--json"], { env })).stdout) as {
+      last_update: unknown;
+    }[];
+    expect(listed[0]?.last_update).toBeNull();
+  });
+
+  it("in a terminal without ACP_PASSPHRASE it asks for the passphrase; a wrong one queues nothing", async () => {
+    const asked: string[] = [];
+    let stderrText = "";
+    const code = await run(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], {
+      stdout: { write: () => true },
+      stderr: { write: (s: string) => (stderrText += s) },
+      readStdin: () => Promise.resolve(""),
+      stdinIsTTY: true,
+      promptHidden: (question: string) => {
+        asked.push(question);
+        return Promise.resolve("not the passphrase");
+      },
+      env: { HOME: env["HOME"] ?? "", ACP_HOME: home },
+      cwd: root.dir,
+      now: () => new Date(),
+    });
+    expect(asked).toEqual(["passphrase for the acp private key: "]);
+    expect(code).toBe(1);
+    expect(stderrText).toContain("cannot sign the update: wrong passphrase");
     const listed = JSON.parse((await runCli(["intent", "set", "--list", "--json"], { env })).stdout) as {
       last_update: unknown;
     }[];

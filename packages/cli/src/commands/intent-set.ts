@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { formatIssue } from "@acp/core";
+import { ed25519KeyPairFromSeed, formatIssue } from "@acp/core";
 import { createLiveSessionStore, openStateDb, type LiveSessionRow, type LiveSessionStore } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -9,7 +9,7 @@ import { readInputFile } from "../decision/read-input.js";
 import { readIntentText, MAX_INTENT_FILE_BYTES } from "../intent/intent-file.js";
 import { signIntentUpdate } from "../wiring/intent-update.js";
 import { cliActor } from "../wiring/cli-actor.js";
-import { homeSigningKey } from "../wiring/signing-key.js";
+import { openMasterSeed } from "../home-access/master-key.js";
 
 interface IntentSetOptions {
   session?: string;
@@ -98,9 +98,11 @@ async function setIntent(ctx: CliContext, file: string, id: string, options: Int
     throw new CliError(`session \`${id}\` has ended: its intent can no longer change`, EXIT.refused);
   let key;
   try {
-    key = await homeSigningKey(ctx.io, home, () => undefined).get();
+    // a person runs this command: ACP_PASSPHRASE, else asked on the terminal (not the proxy's advice about its env)
+    key = ed25519KeyPairFromSeed(await openMasterSeed(ctx, home));
   } catch (err) {
-    throw new CliError(`cannot sign the update: ${err instanceof Error ? err.message : String(err)}`, EXIT.error);
+    const message = err instanceof Error ? err.message : String(err);
+    throw new CliError(`cannot sign the update: ${message}`, err instanceof CliError ? err.exitCode : EXIT.error);
   }
   const by = cliActor(ctx.io.env);
   const issuedAt = ctx.io.now().toISOString();
@@ -189,7 +191,8 @@ Examples:
   acp intent set --session stdio_3f9a… ~/.acp/intents/triage.yml
   acp intent set --list --json
 
-The update is signed with the home's key (ACP_PASSPHRASE unlocks it) and written to $ACP_HOME/state.db.
+The update is signed with the home's key (unlocked with ACP_PASSPHRASE, else asked on the terminal) and
+written to $ACP_HOME/state.db.
 The proxy running the session checks for updates before each call, verifies the signature, and applies
 the new intent as the next version: the old plan is void and every authority token of the old version is
 revoked. The signed update is your confirmation; the agent cannot reach this command or the home.
