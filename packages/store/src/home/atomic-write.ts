@@ -1,5 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { HOME_FILE_MODE } from "./paths.js";
@@ -28,7 +38,35 @@ function bytesOf(data: string | Uint8Array): Uint8Array {
  * leaves at most a stray `.tmp` file.
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): void {
-  const dir = dirname(path);
+  const tmp = writeTemporaryFile(path, data, mode);
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  fsyncDir(dirname(path));
+}
+
+/**
+ * Creates a file that must not be replaced once it exists (a key two processes may both be creating):
+ * writes and fsyncs a temporary file as {@link writeFileAtomic} does, then hard-links it to `path`, which
+ * fails with `EEXIST` when anything (a symbolic link included) is already there, so of two processes
+ * creating it at once exactly one succeeds and the other reads what the first wrote; a reader never sees a
+ * partial file. Throws as the steps do (`EEXIST` when it exists).
+ */
+export function createFileExclusive(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): void {
+  const tmp = writeTemporaryFile(path, data, mode);
+  try {
+    linkSync(tmp, path);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  fsyncDir(dirname(path));
+}
+
+/** Writes `data` to a fresh temporary file beside `path` ({@link EXCLUSIVE_CREATE_FLAGS}, exactly `mode`), fsynced; its path. */
+function writeTemporaryFile(path: string, data: string | Uint8Array, mode: number): string {
   const tmp = temporaryPathFor(path);
   const fd = openSync(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
   try {
@@ -43,13 +81,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode: n
     throw err;
   }
   closeSync(fd);
-  try {
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  fsyncDir(dir);
+  return tmp;
 }
 
 /** A replacement under way ({@link stageFileAtomic}): the temporary file is written, the rename not yet done. */

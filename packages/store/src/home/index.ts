@@ -1,6 +1,7 @@
 /** `$ACP_HOME`: its layout and modes, keys, config with comments kept, the vault file, permission checks. */
 export { homePaths, HOME_DIR_MODE, HOME_FILE_MODE, type HomePaths } from "./paths.js";
-export { writeFileAtomic } from "./atomic-write.js";
+export { writeFileAtomic, createFileExclusive } from "./atomic-write.js";
+export { loadMemoryKey, MEMORY_KEY_BYTES } from "./memory-key.js";
 export {
   readFileUpTo,
   FileTooOpenError,

@@ -18,6 +18,8 @@ export interface HomePaths {
   readonly audit: string;
   readonly stateDb: string;
   readonly consentGraph: string;
+  /** `memory.key`, mode 0600: the key of the session runtime's provenance memory in `state.db`. */
+  readonly memoryKey: string;
 }
 
 /** The paths of a home directory. */
@@ -34,6 +36,7 @@ export function homePaths(home: string): HomePaths {
     audit: join(home, "audit.jsonl"),
     stateDb: join(home, "state.db"),
     consentGraph: join(home, "consent-graph.json"),
+    memoryKey: join(home, "memory.key"),
   };
 }
 

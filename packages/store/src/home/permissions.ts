@@ -47,7 +47,7 @@ function checkOne(
 /**
  * Checks the permissions of a home: the home and `keys/` are 0700 directories, and every file ACP keeps
  * secrets or state in is 0600, owned by the current user, not a symbolic link. Missing optional files
- * (vault, audit, state) are fine.
+ * (vault, audit, state, memory key) are fine.
  */
 export function checkHomePermissions(home: string, uid: number | undefined = process.getuid?.()): HomeCheck[] {
   const p = homePaths(home);
@@ -61,5 +61,6 @@ export function checkHomePermissions(home: string, uid: number | undefined = pro
     checkOne(p.vault, "vault.json", false, false, uid),
     checkOne(p.audit, "audit.jsonl", false, false, uid),
     checkOne(p.stateDb, "state.db", false, false, uid),
+    checkOne(p.memoryKey, "memory.key", false, false, uid),
   ];
 }

@@ -1,12 +1,15 @@
-import { createHash } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Database } from "better-sqlite3";
 import { applyMigrations, type StateDbMigration } from "../sqlite/index.js";
 
 /**
  * Identifiers an agent read in untrusted content, kept for its later sessions (`provenance_memory` in
- * `$ACP_HOME/state.db`, shared by every proxy of the home). Only a salted SHA-256 of each identity is kept,
- * never the address, IBAN or URL itself: the file says whether a value was seen, not what was read. The salt
- * is random per database.
+ * `$ACP_HOME/state.db`, shared by every proxy of the home). Only an HMAC-SHA-256 of each identity under a
+ * 32-byte key kept outside the database (`$ACP_HOME/memory.key`, `loadMemoryKey`) is stored, never the
+ * address, IBAN or URL itself: the file says whether a value was seen, not what was read, and without the
+ * key a reader of the file cannot test a guess. (`001` keyed the digests with a salt kept in the file
+ * itself; `003` drops those rows and that salt, the memory counting them as forgotten for the rest of their
+ * window, so no identity is vouched for as never read on the strength of the dropped rows.)
  */
 const MIGRATIONS: readonly StateDbMigration[] = [
   {
@@ -30,7 +33,37 @@ const MIGRATIONS: readonly StateDbMigration[] = [
            seen_at_ms INTEGER NOT NULL
          ) STRICT;`,
   },
+  {
+    id: "provenance-memory/003-keyed",
+    up: (db) => {
+      forgetAll(db);
+      db.exec(`DROP TABLE provenance_memory_salt;
+               CREATE TABLE provenance_memory_key (
+                 one   INTEGER PRIMARY KEY CHECK (one = 1),
+                 check_digest BLOB NOT NULL
+               ) STRICT;`);
+    },
+  },
 ];
+
+/**
+ * Deletes every remembered identity (digests no key can match any more) and notes when the newest was seen:
+ * until that falls out of the window, an identity the memory does not know is {@link FORGOTTEN_SOURCE}.
+ */
+function forgetAll(db: Database): void {
+  const newest = db
+    .prepare<[], { newest: number | null }>("SELECT max(seen_at_ms) AS newest FROM provenance_memory")
+    .get();
+  if (newest?.newest === null || newest?.newest === undefined) return;
+  db.prepare<[number]>(
+    `INSERT INTO provenance_memory_forgotten (one, seen_at_ms) VALUES (1, ?)
+     ON CONFLICT (one) DO UPDATE SET seen_at_ms = max(seen_at_ms, excluded.seen_at_ms)`,
+  ).run(newest.newest);
+  db.exec("DELETE FROM provenance_memory");
+}
+
+/** What the key's digest of this text is kept as, to tell the key the rows were made with. */
+const KEY_CHECK_TEXT = "acp provenance memory key check v1";
 
 /**
  * The source {@link ProvenanceMemoryStore.recall} gives an identity it no longer knows because the memory
@@ -64,6 +97,8 @@ export interface ProvenanceMemoryStore {
 
 /** Options of {@link createProvenanceMemoryStore}. */
 export interface ProvenanceMemoryOptions {
+  /** The HMAC key (32 bytes or more; `loadMemoryKey` reads the home's `memory.key`). Never stored in `db`. */
+  readonly key: Uint8Array;
   readonly now: () => Date;
   /** How long an identity stays remembered after it was last seen, in ms (`provenance.remember_hours`). */
   readonly rememberMs: number;
@@ -71,16 +106,45 @@ export interface ProvenanceMemoryOptions {
   readonly maxIdentities?: number;
 }
 
-/** Opens the memory in `db` (applies its migration; prunes once). */
+/**
+ * Opens the memory in `db` (applies its migrations; prunes once). The rows are digests under `options.key`;
+ * `db` notes a digest of the key itself, so rows made under another key (the key file was replaced) are not
+ * taken for unknown identities: they are dropped and counted as forgotten for the rest of their window. A
+ * key that changes while the store is open makes `recall` and `remember` throw (a failing recall refuses).
+ */
 export function createProvenanceMemoryStore(db: Database, options: ProvenanceMemoryOptions): ProvenanceMemoryStore {
   if (!Number.isFinite(options.rememberMs) || options.rememberMs <= 0) {
     throw new Error("the provenance memory needs a window of more than 0 ms");
   }
+  if (!(options.key instanceof Uint8Array) || options.key.length < 32) {
+    throw new Error("the provenance memory needs a key of 32 bytes or more");
+  }
   applyMigrations(db, MIGRATIONS);
   const max = options.maxIdentities ?? MAX_REMEMBERED_IDENTITIES;
-  const salt = db.prepare<[], { salt: Buffer }>("SELECT salt FROM provenance_memory_salt WHERE one = 1").get()?.salt;
-  if (salt === undefined) throw new Error("the provenance memory's salt is missing from state.db");
-  const hash = (identity: string): string => createHash("sha256").update(salt).update(identity, "utf8").digest("hex");
+  const key = Buffer.from(options.key);
+  const hash = (identity: string): string => createHmac("sha256", key).update(identity, "utf8").digest("hex");
+  const keyCheck = createHmac("sha256", key).update(KEY_CHECK_TEXT, "utf8").digest();
+  const readCheck = db.prepare<[], { check_digest: Buffer }>(
+    "SELECT check_digest FROM provenance_memory_key WHERE one = 1",
+  );
+  const writeCheck = db.prepare<[Buffer]>(
+    `INSERT INTO provenance_memory_key (one, check_digest) VALUES (1, ?)
+     ON CONFLICT (one) DO UPDATE SET check_digest = excluded.check_digest`,
+  );
+  const sameKey = (stored: Buffer | undefined): boolean =>
+    stored !== undefined && stored.length === keyCheck.length && timingSafeEqual(stored, keyCheck);
+  // the rows were made under the key `db` notes: under another, none of them can be matched any more
+  db.transaction(() => {
+    const stored = readCheck.get()?.check_digest;
+    if (sameKey(stored)) return;
+    forgetAll(db);
+    writeCheck.run(keyCheck);
+  }).immediate();
+  const assertKey = (): void => {
+    if (!sameKey(readCheck.get()?.check_digest)) {
+      throw new Error("the provenance memory's key changed since this process opened it (memory.key was replaced)");
+    }
+  };
   const find = db.prepare<[string, number], { source: string }>(
     "SELECT source FROM provenance_memory WHERE identity_hash = ? AND seen_at_ms > ?",
   );
@@ -111,19 +175,22 @@ export function createProvenanceMemoryStore(db: Database, options: ProvenanceMem
     return dropped.length;
   });
   const insertAll = db.transaction((hashes: readonly string[], source: string, at: number) => {
+    assertKey();
     for (const h of hashes) upsert.run(h, source, at);
+  });
+  // one read: the key check and the rows it vouches for
+  const recall = db.transaction((digest: string, since: number): string | undefined => {
+    assertKey();
+    const found = find.get(digest, since)?.source;
+    if (found !== undefined) return found;
+    return forgotten.get(since) === undefined ? undefined : FORGOTTEN_SOURCE;
   });
   const cutoff = (): number => options.now().getTime() - options.rememberMs;
   let calls = 0;
   // identities written since the last prune: the table holds at most max plus a tenth of it between prunes
   let added = 0;
   const store: ProvenanceMemoryStore = {
-    recall(identity) {
-      const since = cutoff();
-      const found = find.get(hash(identity), since)?.source;
-      if (found !== undefined) return found;
-      return forgotten.get(since) === undefined ? undefined : FORGOTTEN_SOURCE;
-    },
+    recall: (identity) => recall(hash(identity), cutoff()),
     remember(identities, source) {
       if (identities.length === 0) return;
       const unique = [...new Set(identities)].slice(0, max).map(hash);

@@ -1,0 +1,58 @@
+import { randomBytes } from "node:crypto";
+import { ok, type Result } from "@acp/core";
+import { createFileExclusive } from "./atomic-write.js";
+import { homePaths } from "./paths.js";
+import { FileTooOpenError, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
+import { failWith, ioMessage } from "./result.js";
+
+/** Bytes of the provenance memory's key. */
+export const MEMORY_KEY_BYTES = 32;
+/** Largest `memory.key` read: the key's 64 hex digits, a newline, and room for a `\r`. */
+const MAX_MEMORY_KEY_FILE_BYTES = 128;
+const MEMORY_KEY_TEXT = /^[0-9a-f]{64}\r?\n?$/;
+const WHY = "whoever can read it can test guesses of the identifiers the session memory keeps";
+
+/**
+ * The key of the session runtime's provenance memory: `$ACP_HOME/memory.key`, 32 random bytes as 64
+ * lowercase hex digits and a newline, mode 0600. `state.db` keeps only HMAC-SHA-256 digests of the
+ * identifiers read under this key, so whoever reads `state.db` alone cannot test a guess (a phone or
+ * account number tried one by one). Created when missing, exclusively ({@link createFileExclusive}: of two
+ * processes creating it at once, both end up with the one key). Refused, never replaced: a file group or
+ * others can read or write (`key_file_too_open`, naming the `chmod 600` fix), one that is not a key
+ * (`key_file_malformed`), one that cannot be read (`key_unreadable`), a failure to create it
+ * (`home_write_failed`).
+ */
+export function loadMemoryKey(home: string, random: (n: number) => Uint8Array = randomBytes): Result<Uint8Array> {
+  const path = homePaths(home).memoryKey;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const read = readMemoryKey(path);
+    if (read !== "missing") return read;
+    try {
+      createFileExclusive(path, `${Buffer.from(random(MEMORY_KEY_BYTES)).toString("hex")}\n`);
+    } catch (err) {
+      // another process made it first: read theirs
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
+      return failWith({ code: "home_write_failed" }, `cannot create \`${path}\`: ${ioMessage(err)}`);
+    }
+  }
+  return readMemoryKey(path) as Result<Uint8Array>;
+}
+
+function readMemoryKey(path: string): Result<Uint8Array> | "missing" {
+  let buf: Buffer | undefined;
+  try {
+    buf = readFileUpTo(path, MAX_MEMORY_KEY_FILE_BYTES, { regularOnly: true, refuseMode: OWNER_ONLY });
+  } catch (err) {
+    if (err instanceof FileTooOpenError) return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, WHY));
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    return failWith({ code: "key_unreadable" }, `cannot read the memory key \`${path}\`: ${ioMessage(err)}`);
+  }
+  const text = buf?.toString("latin1");
+  if (text === undefined || !MEMORY_KEY_TEXT.test(text)) {
+    return failWith(
+      { code: "key_file_malformed" },
+      `\`${path}\` is not a memory key (64 lowercase hex digits); remove it and a new one is made (what the memory kept is then treated as forgotten)`,
+    );
+  }
+  return ok(new Uint8Array(Buffer.from(text.slice(0, 64), "hex")));
+}
