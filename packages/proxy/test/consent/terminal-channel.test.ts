@@ -150,7 +150,9 @@ describe("terminal channel specifics", () => {
     expect(text).toContain("tool:      send\\u001b[2K\\u000d\\u001b[1A  tool:      read_file");
     expect(text).toContain("agent:     agent\\u009b2J");
     expect(text).toContain("- send to `a\\u202eelpmaxe.rekcatta@b`\\u000aserver: trusted");
-    expect(text.split("\n")).toHaveLength(11);
+    // the nine lines of the request, one argument, and the warning that characters are shown escaped
+    expect(text.split("\n")).toHaveLength(13);
+    expect(text).toContain("  ! warning: tool, agent, reasons hold invisible or control characters");
   });
 
   it("names what asked: the rule, or the session runtime and its check when no rule did (not the policy's `default`)", () => {

@@ -1,6 +1,7 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
-import { decidedBy, printable } from "../terminal/format.js";
+import { argumentsView } from "../arguments-view.js";
+import { decidedBy, printable, warningsOf } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
@@ -20,16 +21,24 @@ function clip(text: string, max: number): string {
   return `${text.slice(0, end)}${mark}`;
 }
 
+/** How much of the arguments a Telegram message shows at most (the message's budget may cut it shorter). */
+const TELEGRAM_ARGUMENTS = { maxValue: 120, maxLines: 24 } as const;
+/** Room kept for the line counting the values left out. */
+const COUNT_ROOM = 60;
+
 /**
- * The plain-text message a request is sent as (arguments already redacted in the request). Every field is shown
- * printable (a tool name is the upstream's, a reason may quote an argument: neither can add lines or reorder
- * text) and cut to its share, the arguments to what is left, so the reasons, the expiry and the id always fit in
- * Telegram's 4096 characters, with room for the line added when the request ends.
+ * The plain-text message a request is sent as (arguments already redacted in the request; no parse mode, so
+ * nothing in it is markup). Every field is shown printable (a tool name is the upstream's, a reason may quote
+ * an argument: neither can add lines, reorder text or hide a character) and cut to its share; the arguments one
+ * value a line, each cut in its middle when long (see {@link argumentsView}), as many as the room left holds
+ * and the rest counted, so one long value cannot push the others out of the message; then the reasons, a
+ * warning when anything holds escaped characters or was shortened, the expiry and the id, all within Telegram's
+ * 4096 characters, with room for the line added when the request ends.
  */
 export function formatTelegramMessage(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action } = request;
   const field = (value: unknown): string => clip(printable(value), MAX_FIELD);
-  // a request the session runtime raised names it and its check, not the policy's `default`
+  // a request the session runtime asked names it and its check, not the policy's `default`
   const decider = decidedBy(request.policy.rule_id, reasons);
   const head = [
     "ACP consent request",
@@ -44,14 +53,17 @@ export function formatTelegramMessage(request: ConsentRequestV02, reasons: reado
     tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${clip(printable(r.message), MAX_REASON)}`));
     if (reasons.length > MAX_REASONS) tail.push(`- … and ${reasons.length - MAX_REASONS} more`);
   }
+  const fixed = [...head, ...tail].join("\n").length + "\narguments:\n".length + WARNINGS_ROOM + 100;
+  const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed - COUNT_ROOM);
+  const args = argumentsView(action.parameters, { ...TELEGRAM_ARGUMENTS, maxChars: budget });
+  tail.push(...warningsOf(request, reasons, args));
   tail.push(`expires: ${field(request.expires_at)}`, `id: ${field(request.id)}`);
-  const fixed = [...head, ...tail].join("\n").length + "\narguments: \n".length;
-  // the pretty-printed JSON's own line breaks stay; JSON has already escaped those inside values
-  const args = JSON.stringify(action.parameters, null, 1).split("\n").map(printable).join("\n");
-  const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed);
   // at most 6 fields and 9 reason lines of ~200: the arguments keep at least ~900 characters; the cut is a backstop
-  return clip([...head, `arguments: ${clip(args, budget)}`, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
+  return clip([...head, "arguments:", ...args.lines, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
 }
+
+/** Room kept for the warning lines. */
+const WARNINGS_ROOM = 260;
 
 const LABELS: Record<ChannelSettlement, string> = {
   approved: "✅ approved",

@@ -1,19 +1,9 @@
 import { timeLeft, type Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
+import { argumentsView, elide } from "../arguments-view.js";
+import { hasHiddenCharacters, printable } from "../printable.js";
 
-/**
- * Control characters (C0 including newline and tab, DEL, C1), the Unicode line and paragraph separators (a
- * line break in Telegram) and the Unicode bidirectional controls, each
- * shown as a `\uXXXX` escape. Tool names come from upstream servers and reasons can quote argument values:
- * raw, an escape sequence could erase or redraw what a person is asked to approve.
- */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/** `text` with every control character shown as a `\uXXXX` escape (see {@link UNPRINTABLE}). */
-export function printable(text: unknown): string {
-  return String(text).replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
+export { hasHiddenCharacters, printable };
 
 /**
  * What decided a request, for a person: the request's rule (``policy:ask-mail``, or ``default`` when the
@@ -30,16 +20,23 @@ export function decidedBy(ruleId: unknown, reasons: unknown): { readonly rule: b
   return { rule: false, text: `${printable(reason.source)}${code}` };
 }
 
+/** How much of the arguments the terminal prompt shows (a long value keeps its start and its end). */
+export const TERMINAL_ARGUMENTS = { maxValue: 160, maxLines: 24 } as const;
+/** The longest reason shown whole (it keeps its start and its end). */
+const MAX_REASON = 300;
+
 /**
  * The lines a person sees for one request: when it expires (and, given `now`, the time left to answer, as
- * `acp pending` says it: `expires …Z, in 4m 52s`), server, tool, arguments (redacted), category, risk, what
- * decided, reasons.
+ * `acp pending` says it: `expires …Z, in 4m 52s`), server, tool, category, risk, what decided, the arguments
+ * (redacted; one value a line, see {@link argumentsView}), reasons; and a warning line when any of it holds
+ * characters shown escaped, or when the arguments were shortened.
  */
 export function formatRequestForTerminal(request: ConsentRequestV02, reasons: readonly Reason[], now?: Date): string {
   const { action, policy } = request;
   const decider = decidedBy(policy.rule_id, reasons);
   const end = Date.parse(request.expires_at);
   const left = now !== undefined && !Number.isNaN(end) ? `, ${timeLeft(end - now.getTime())}` : "";
+  const args = argumentsView(action.parameters, TERMINAL_ARGUMENTS);
   const lines = [
     "",
     `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)}${left})`,
@@ -48,15 +45,48 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
     `  category:  ${printable(action.category)}    risk: ${printable(action.risk_level)}`,
     decider.rule ? `  rule:      ${decider.text}` : `  asked by:  ${decider.text}`,
     `  agent:     ${printable(request.agent.name)}`,
-    `  arguments: ${printable(JSON.stringify(action.parameters))}`,
+    "  arguments:",
+    ...args.lines.map((line) => `    ${line}`),
   ];
   if (reasons.length > 0) {
     lines.push("  reasons:");
     for (const reason of reasons) {
-      lines.push(`    - ${printable(reason.message)}${reason.rule ? ` (${printable(reason.rule)})` : ""}`);
+      const rule = reason.rule ? ` (${printable(reason.rule)})` : "";
+      lines.push(`    - ${elide(printable(reason.message), MAX_REASON)}${rule}`);
     }
   }
+  const warnings = warningsOf(request, reasons, args);
+  if (warnings.length > 0) lines.push(...warnings.map((w) => `  ! ${w}`));
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * What a person is warned of before answering: characters shown as escapes (where), and arguments shown
+ * shortened. Shared by the terminal prompt and the Telegram message.
+ */
+export function warningsOf(
+  request: ConsentRequestV02,
+  reasons: readonly Reason[],
+  args: { readonly hidden: boolean; readonly shortened: boolean },
+): string[] {
+  const { action } = request;
+  const fields: [string, unknown][] = [
+    ["server", action.server],
+    ["tool", action.tool],
+    ["agent", request.agent.name],
+    ["rule", request.policy.rule_id],
+  ];
+  const where = fields.filter(([, value]) => hasHiddenCharacters(value)).map(([name]) => name);
+  if (args.hidden) where.push("arguments");
+  if (reasons.some((r) => hasHiddenCharacters(r.message) || hasHiddenCharacters(r.rule ?? ""))) where.push("reasons");
+  const out: string[] = [];
+  if (where.length > 0) {
+    out.push(
+      `warning: ${where.join(", ")} hold${where.length === 1 ? "s" : ""} invisible or control characters, shown as \\uXXXX escapes: read them before approving`,
+    );
+  }
+  if (args.shortened) out.push("warning: long arguments are shortened here (…[N characters not shown]…)");
+  return out;
 }
 
 /** The question asked after the request. */

@@ -6,7 +6,13 @@ import type {
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
-import { TERMINAL_PROMPT, formatRequestForTerminal, modificationsOf, parseTerminalCommand } from "./format.js";
+import {
+  TERMINAL_PROMPT,
+  formatRequestForTerminal,
+  modificationsOf,
+  parseTerminalCommand,
+  printable,
+} from "./format.js";
 import { LineReader } from "./line-reader.js";
 import { openControllingTerminal, type TerminalStreams } from "./tty.js";
 
@@ -106,7 +112,10 @@ class TerminalChannel implements ConsentChannel {
   async #edit(session: Session, delivery: ChannelDelivery, approverId: string): Promise<HumanAnswer | null> {
     const { output } = session.streams;
     const shown = delivery.request.action.parameters;
-    output.write(`arguments as one line of JSON (secrets stay [redacted] and are kept):\n${JSON.stringify(shown)}\n> `);
+    // printable: still valid JSON of the same value (what it escapes occurs only inside strings), never raw
+    output.write(
+      `arguments as one line of JSON (secrets stay [redacted] and are kept):\n${printable(JSON.stringify(shown))}\n> `,
+    );
     const line = await session.lines.next(delivery.signal);
     let edited: unknown;
     try {

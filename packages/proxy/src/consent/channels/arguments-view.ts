@@ -1,0 +1,124 @@
+import { hasHiddenCharacters, printable } from "./printable.js";
+
+/** How much of a request's arguments a channel shows. */
+export interface ArgumentsViewLimits {
+  /** The longest value shown whole (printable characters); a longer one shows its start and its end. */
+  readonly maxValue: number;
+  /** The most values shown, one a line; the rest are counted. */
+  readonly maxLines: number;
+  /** The most characters of all lines together (a message's budget); the values beyond are counted. */
+  readonly maxChars?: number;
+}
+
+/** The arguments as a person is shown them. */
+export interface ArgumentsView {
+  /** One line per value (`path: value`, the value as JSON, printable), then what was left out, if anything. */
+  readonly lines: readonly string[];
+  /** Whether a key or a string holds a character shown escaped (a line break or tab inside a string aside). */
+  readonly hidden: boolean;
+  /** Whether anything was shortened or left out. */
+  readonly shortened: boolean;
+}
+
+/** Deeper than this, the rest of a value is shown as one JSON value. */
+const MAX_DEPTH = 16;
+/** The longest path shown whole. */
+const MAX_PATH = 80;
+const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+
+/** The index nearest `at` (moving towards `towards`) that splits neither a surrogate pair nor a `\uXXXX` escape. */
+function safeCut(text: string, at: number, towards: "start" | "end"): number {
+  let cut = Math.max(0, Math.min(text.length, at));
+  const step = towards === "start" ? -1 : 1;
+  for (let guard = 0; guard < 8 && cut > 0 && cut < text.length; guard++) {
+    const before = text.charCodeAt(cut - 1);
+    const splitsPair = before >= 0xd800 && before <= 0xdbff;
+    const back = text.lastIndexOf("\\u", cut - 1);
+    const splitsEscape = back >= 0 && back > cut - 6 && /^\\u[0-9a-f]{4}/.test(text.slice(back, back + 6));
+    if (!splitsPair && !splitsEscape) break;
+    cut = splitsEscape && towards === "start" ? back : cut + step;
+  }
+  return cut;
+}
+
+/**
+ * `text` (already printable) at most `max` characters: its start and its end with how much was left out
+ * between them (`…[1234 characters not shown]…`), so neither end — where a decisive part (a recipient after
+ * padding, a path's last component) can be put — is hidden.
+ */
+export function elide(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const mark = (n: number): string => `…[${n} characters not shown]…`;
+  const room = Math.max(2, max - mark(text.length).length);
+  const head = safeCut(text, Math.ceil((room * 2) / 3), "start");
+  const tail = safeCut(text, text.length - Math.floor(room / 3), "end");
+  return `${text.slice(0, head)}${mark(tail - head)}${text.slice(tail)}`;
+}
+
+function pathOf(parent: string, key: string | number): string {
+  if (typeof key === "number") return `${parent}[${key}]`;
+  const segment = PLAIN_KEY.test(key) ? key : `[${JSON.stringify(key)}]`;
+  return parent === "" ? segment : segment.startsWith("[") ? `${parent}${segment}` : `${parent}.${segment}`;
+}
+
+interface Leaf {
+  readonly path: string;
+  readonly value: unknown;
+}
+
+/** Every value to show (a scalar, an empty or too-deep object or array) with its path, in order. */
+function* leavesOf(value: unknown, path: string, depth: number): Generator<Leaf> {
+  const container = typeof value === "object" && value !== null;
+  if (!container || depth >= MAX_DEPTH) {
+    yield { path, value };
+    return;
+  }
+  const entries: [string | number, unknown][] = Array.isArray(value)
+    ? (value as unknown[]).map((v, i): [number, unknown] => [i, v])
+    : Object.entries(value);
+  if (entries.length === 0) {
+    yield { path, value };
+    return;
+  }
+  for (const [key, inner] of entries) yield* leavesOf(inner, pathOf(path, key), depth + 1);
+}
+
+function anyHidden(value: unknown, depth = 0): boolean {
+  if (typeof value === "string") return hasHiddenCharacters(value, true);
+  if (typeof value !== "object" || value === null || depth > MAX_DEPTH) return false;
+  if (Array.isArray(value)) return value.some((v) => anyHidden(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => hasHiddenCharacters(k) || anyHidden(v, depth + 1));
+}
+
+/**
+ * The arguments of a request as a person reads them: one line per value, `path: value` (`to: "ana@x.test"`,
+ * `message.cc[1]: "…"`), each value as JSON and printable, a long one cut in its middle with how much was left
+ * out. One long value cannot push the others out of sight (nor out of a message's budget), and a nested
+ * recipient gets its own line. Past `maxLines` (or `maxChars`) the values left are counted, never silently
+ * dropped.
+ */
+export function argumentsView(parameters: Record<string, unknown>, limits: ArgumentsViewLimits): ArgumentsView {
+  const lines: string[] = [];
+  let chars = 0;
+  let total = 0;
+  let full = false;
+  let shortened = false;
+  for (const leaf of leavesOf(parameters, "", 0)) {
+    total++;
+    if (full || lines.length >= limits.maxLines) continue;
+    const json = printable(JSON.stringify(leaf.value) ?? String(leaf.value));
+    const path = printable(leaf.path);
+    const shown = { value: elide(json, limits.maxValue), path: elide(path, MAX_PATH) };
+    const line = shown.path === "" ? shown.value : `${shown.path}: ${shown.value}`;
+    if (limits.maxChars !== undefined && chars + line.length + 1 > limits.maxChars) {
+      full = true;
+      continue;
+    }
+    if (shown.value !== json || shown.path !== path) shortened = true;
+    chars += line.length + 1;
+    lines.push(line);
+  }
+  const left = total - lines.length;
+  if (left > 0) lines.push(`… and ${left} more value${left === 1 ? "" : "s"} not shown (${total} in all)`);
+  return { lines, hidden: anyHidden(parameters), shortened: shortened || left > 0 };
+}

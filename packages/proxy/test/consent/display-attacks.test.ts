@@ -1,0 +1,149 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import {
+  createConsentBroker,
+  createTerminalChannel,
+  formatRequestForTerminal,
+  formatTelegramMessage,
+  printable,
+  type ConsentRequestV02,
+} from "../../src/consent/index.js";
+import { answerFromCallback } from "../../src/consent/channels/webhook/callback.js";
+import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+
+/** A request whose arguments (and, when given, tool) an attacker chose. */
+function requestWith(parameters: Record<string, unknown>, tool = "send_email"): ConsentRequestV02 {
+  return {
+    type: "consent_request",
+    version: "0.2.0",
+    id: "cr_0123456789abcdef0123456789abcdef",
+    timestamp: "2026-01-15T12:00:00.000Z",
+    expires_at: "2026-01-15T12:02:00.000Z",
+    agent: { id: "a", name: "agent", command: "agent" },
+    action: { tool, server: "mail", category: "communication", risk_level: "high", parameters, description: "" },
+    policy: { rule_id: "policy:ask-mail", rule_name: "ask-mail", required_level: "ask" },
+    nonce: "n_00000000-0000-4000-8000-000000000000",
+  };
+}
+
+const both = (parameters: Record<string, unknown>, tool?: string): [string, string] => [
+  formatRequestForTerminal(requestWith(parameters, tool), []),
+  formatTelegramMessage(requestWith(parameters, tool), []),
+];
+
+/** Invisible characters a look-alike can be built with; none may reach a person raw. */
+const INVISIBLE = [
+  "\u200b", // zero-width space
+  "\u200c", // zero-width non-joiner
+  "\u200d", // zero-width joiner
+  "\u2060", // word joiner
+  "\ufeff", // byte order mark
+  "\u00ad", // soft hyphen
+  "\u00a0", // no-break space
+  "\u3164", // Hangul filler
+  "\ufe0f", // variation selector
+  "\u{e0041}", // tag latin capital A
+  "\u180e", // Mongolian vowel separator
+];
+
+describe("what a consent request shows cannot be disguised by what the agent or the upstream chose", () => {
+  it("shows invisible characters (zero-width, soft hyphen, no-break space, fillers, tags) escaped, so a look-alike differs", () => {
+    for (const c of INVISIBLE) {
+      const lookAlike = `ceo@corp.test${c}`;
+      for (const text of [...both({ to: lookAlike }, `send_email${c}`), printable(lookAlike)]) {
+        expect(text).not.toContain(c);
+        expect(text).toMatch(/\\u[0-9a-f]{4}/);
+      }
+      expect(formatRequestForTerminal(requestWith({ to: lookAlike }), [])).not.toBe(
+        formatRequestForTerminal(requestWith({ to: "ceo@corp.test" }), []),
+      );
+    }
+    // a character beyond U+FFFF as its two halves (still a JSON escape); a lone half escaped too
+    expect(printable("a\u{e0041}b\ud800c")).toBe("a\\udb40\\udc41b\\ud800c");
+    // ordinary text, emoji and accents stay as they are
+    expect(printable("Zoë 😀 ✓ café")).toBe("Zoë 😀 ✓ café");
+  });
+
+  it("warns, on its own line, that characters are shown escaped and where", () => {
+    const [terminal, telegram] = both({ to: "ceo@corp.test\u200b" }, "send\u202eliame");
+    for (const text of [terminal, telegram]) {
+      expect(text).toMatch(/warning: tool, arguments hold invisible or control characters, shown as \\uXXXX escapes/);
+    }
+    // a line break inside an argument is an ordinary thing to carry: escaped, not warned of
+    const [plain] = both({ body: "hello\nbye", to: "ana@corp.test" });
+    expect(plain).not.toContain("warning");
+    expect(plain).toContain('    body: "hello\\nbye"\n');
+  });
+
+  it("keeps a recipient put after a huge value on screen and in the Telegram message", () => {
+    const parameters = { body: `${"A".repeat(100_000)}`, to: "mallory@evil.test" };
+    const [terminal, telegram] = both(parameters);
+    expect(terminal).toContain('    to: "mallory@evil.test"\n');
+    expect(telegram).toContain('\nto: "mallory@evil.test"\n');
+    expect(terminal.length).toBeLessThan(2_000);
+    expect(terminal).toMatch(/ {4}body: "A+…\[\d+ characters not shown\]…A+"\n/);
+    expect(terminal).toContain("warning: long arguments are shortened here");
+  });
+
+  it("shows both ends of a long value: padding cannot push the real recipient out of sight", () => {
+    const to = `ana@corp.test${" ".repeat(5_000)}, mallory@evil.test`;
+    const [terminal, telegram] = both({ to });
+    for (const text of [terminal, telegram]) {
+      expect(text).toContain('to: "ana@corp.test');
+      expect(text).toContain(' mallory@evil.test"');
+      expect(text).toMatch(/…\[\d+ characters not shown\]…/);
+    }
+  });
+
+  it("gives a nested recipient its own line, and counts the values it cannot show", () => {
+    const message = { subject: "hi", cc: ["ana@corp.test", "mallory@evil.test"] };
+    const [terminal] = both({ message, "odd key": 1 });
+    expect(terminal).toContain('    message.subject: "hi"\n');
+    expect(terminal).toContain('    message.cc[1]: "mallory@evil.test"\n');
+    expect(terminal).toContain('    ["odd key"]: 1\n');
+
+    const many = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
+    const [manyTerminal, manyTelegram] = both(many);
+    expect(manyTerminal).toContain("… and 76 more values not shown (100 in all)");
+    expect(manyTelegram).toMatch(/… and \d+ more values not shown \(100 in all\)/);
+    expect(manyTelegram.length).toBeLessThanOrEqual(4096);
+  });
+
+  it("shows the arguments to edit as printable JSON that still parses to the same value", async () => {
+    const time = new ManualTime();
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = "";
+    output.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    const channel = createTerminalChannel({
+      open: () => ({ input, output, close: () => input.end() }),
+      clock: time.clock,
+    });
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    const args = { to: "ana@corp.test\u009b2J\u202e\u200b", n: 1 };
+    const pending = broker.ask(makeAsk({ arguments: args }));
+    await eventually(() => text.includes("[a]pprove"));
+    input.write("e\n");
+    const shown = await eventually(() => /one line of JSON[^\n]*\n([^\n]*)\n> /.exec(text)?.[1] ?? null);
+    for (const c of ["\u009b", "\u202e", "\u200b"]) expect(text).not.toContain(c);
+    expect(JSON.parse(shown)).toEqual(args);
+    input.write("not json\n");
+    await eventually(() => text.includes("not valid JSON"));
+    input.write("d\n");
+    expect((await pending).kind).toBe("denied");
+    await channel.close?.();
+  });
+
+  it("refuses a webhook approver_id with an invisible character (it is recorded and quoted)", () => {
+    const now = new Date("2026-01-15T12:00:00.000Z");
+    const body = { request_id: "cr_x", nonce: "n", decision: "approved" };
+    expect(answerFromCallback({ ...body, approver_id: "ana" }, now)).toHaveProperty("answer");
+    expect(answerFromCallback({ ...body, approver_id: "an\u200ba" }, now)).toHaveProperty("error");
+  });
+});
