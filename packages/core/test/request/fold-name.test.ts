@@ -94,6 +94,28 @@ describe("foldName", () => {
     }
   });
 
+  it("reads every low-line look-alike as `_` and every one-stroke dash as `-`, in any normal form", () => {
+    const lowLines = [
+      ..."\u203f\u2040\u2054\ufe33\ufe34\ufe4d\ufe4e\ufe4f\uff3f", // connector punctuation (Pc)
+      ..."\u2017\u02cd\u2581\u23bd\u07fa", // spacing characters drawn along the baseline
+      " \u0332",
+      " \u0333", // a space carrying a combining (double) low line: what NFKD makes of U+2017
+    ];
+    for (const line of lowLines) {
+      for (const form of ["NFC", "NFD", "NFKC", "NFKD"] as const) {
+        const name = `delete${line}file`.normalize(form);
+        expect([name, foldName(name)]).toEqual([name, "delete_file"]);
+      }
+    }
+    for (const dash of ["\u2014", "\u2015", "\u2e3a", "\u2e3b", "\ufe58", "\u2010", "\u2013", "\u2212", "\uff0d"]) {
+      expect([dash, foldName(`delete${dash}file`)]).toEqual([dash, "delete-file"]);
+    }
+    // a combining low line on a letter underlines it: dropped as any mark, so underlined text reads as itself
+    expect(foldName("d\u0332e\u0332l\u0332e\u0332t\u0332e\u0332")).toBe("delete");
+    // wavy dashes are no hyphen
+    expect(foldName("a\u301cb\u3030c")).toBe("a\u301cb\u3030c");
+  });
+
   it("folds a glob's literal text and keeps its syntax", () => {
     expect(foldGlobPattern("Delete_*")).toBe("delete_*");
     expect(foldGlobPattern("{send,dеlete}_?")).toBe("{send,delete}_?");
@@ -131,6 +153,34 @@ describe("ask and deny rules meet the names a person reads as theirs", () => {
         expect([tool, decision.route, decision.rule]).toEqual([tool, "refuse", "policy:no-drop"]);
       }),
     );
+  });
+
+  it("refuses a denied tool written with a low-line look-alike or a long dash (`delete‗file`, `delete—file`)", async () => {
+    const decide = pipeline(`
+version: "1"
+default_action: allow
+rules:
+  - id: no-delete
+    match: { tool: delete_file }
+    action: deny
+  - id: no-wipe
+    match: { tool: "wipe-*" }
+    action: deny
+`);
+    for (const tool of [
+      "delete\u2017file",
+      "delete\u02cdfile",
+      "delete\u203ffile",
+      "delete\u2581file",
+      "DELETE\u2040FILE",
+    ]) {
+      const decision = await decide.decide({ tool, arguments: {} }, NOW);
+      expect([tool, decision.route, decision.rule]).toEqual([tool, "refuse", "policy:no-delete"]);
+    }
+    for (const tool of ["wipe\u2014disk", "wipe\u2015disk", "wipe\u2e3adisk"]) {
+      const decision = await decide.decide({ tool, arguments: {} }, NOW);
+      expect([tool, decision.route, decision.rule]).toEqual([tool, "refuse", "policy:no-wipe"]);
+    }
   });
 
   it("refuses the denied tool written in small capitals (`ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ`), and asks about one inside a Latin name", async () => {
