@@ -200,6 +200,36 @@ describe("bearer token rules", () => {
     }
   });
 
+  it("a loopback listener refuses `Origin: null` (a sandboxed iframe or data: page on any site) and a foreign origin", async () => {
+    const listener = await listenHttp(proxy, { port: 0 });
+    const statusFor = (origin: string): Promise<number | undefined> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: listener.port,
+            path: "/mcp",
+            method: "POST",
+            headers: { origin, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          },
+        );
+        req.once("error", reject);
+        req.end("{}");
+      });
+    try {
+      expect(await statusFor("null")).toBe(403);
+      expect(await statusFor("https://evil.example")).toBe(403);
+      // a page served from loopback is still local
+      expect(await statusFor(`http://127.0.0.1:${listener.port}`)).not.toBe(403);
+    } finally {
+      await listener.close();
+    }
+  });
+
   it("behind a reverse proxy: a public URL's Host and Origin are taken, any other still refused", async () => {
     const parsed = parsePublicUrl("https://mcp.example.test");
     if (!parsed.ok) throw new Error(parsed.message);

@@ -475,8 +475,13 @@ function isLocalRequest(req: IncomingMessage, publicUrl: PublicUrl | undefined):
   return hostOk && originOk;
 }
 
+/**
+ * A request with no `Origin` comes from a program, not a page; a loopback origin from a local page. `Origin: null`
+ * is what a browser sends from an opaque context (a sandboxed iframe on any site, a `data:` or `file:` page): it
+ * says nothing about where the page came from, so it is not local.
+ */
 function isLocalOrigin(origin: string | undefined): boolean {
-  if (origin === undefined || origin === "null") return true;
+  if (origin === undefined) return true;
   try {
     return isLoopbackAddress(new URL(origin).hostname);
   } catch {
