@@ -12,6 +12,7 @@ import { SPENT_NONCE_KEEP_MS } from "../src/nonce/index.js";
 export interface PruningNonceStore extends NonceStore {
   isSpent(nonce: string): boolean | Promise<boolean>;
   prune(nowMs: number, limit?: number): number | Promise<number>;
+  forgottenThrough(): number | undefined | Promise<number | undefined>;
 }
 
 /** What the suite runs against: the store, and the consent rows that can hold its nonces. */
@@ -123,6 +124,25 @@ export function describeNoncePrune(name: string, create: (clock: () => number) =
       const replay = await verifyConsentProof(response, { ...options, now: late });
       expect(replay.ok ? "accepted" : replay.reason).toBe("expired");
       expect(await nonces.isSpent(response.nonce)).toBe(false); // refused before anything was spent
+    });
+
+    it("refuses, once the clock is set right, an approval whose nonce a clock days ahead pruned", async () => {
+      const { key, request, response } = signedApproval(8);
+      let now = T0;
+      const { nonces } = await create(() => now);
+      const options = { request, trustedPublicKey: key.publicKeyHex, nonceStore: nonces };
+      expect((await verifyConsentProof(response, { ...options, now: T0 + 1000 })).ok).toBe(true);
+      now = T0 + 3 * SPENT_NONCE_KEEP_MS; // the clock jumps ahead: the nonce looks long dead
+      expect(await nonces.prune(now)).toBe(1);
+      expect(await nonces.isSpent(response.nonce)).toBe(false);
+      now = T0 + 2000; // and is set right: the approval is within its minute again
+      const replay = await verifyConsentProof(response, { ...options, now: T0 + 2000 });
+      expect(replay.ok ? "accepted" : replay.reason).toBe("expired");
+      expect(replay.ok ? "" : replay.issues[0]?.message).toContain("was the clock set back?");
+      expect(await nonces.forgottenThrough()).toBe(Date.parse(response.conditions.valid_until));
+      // a spend by the prune of a spend (no verifier) is refused too, and an approval ending later is taken
+      expect(await nonces.spend(response.nonce, request.id, Date.parse(response.conditions.valid_until))).toBe(false);
+      expect(await nonces.spend("n_later", "cr_later", Date.parse(response.conditions.valid_until) + 1)).toBe(true);
     });
   });
 }

@@ -206,5 +206,15 @@ export async function verifyConsentProof(
     const why = err instanceof Error ? err.message : String(err);
     return refuse("replayed", `could not record the nonce as spent, so the proof is not accepted: ${why}`, ["nonce"]);
   }
-  return spent ? checked : refuse("replayed", "this approval was already used (its nonce is spent)", ["nonce"]);
+  if (spent) return checked;
+  // a store that forgot nonces refuses one whose approval ended no later than those: say it is too old
+  const forgotten = await Promise.resolve(options.nonceStore.forgottenThrough?.()).catch(() => undefined);
+  if (forgotten !== undefined && expiresAt <= forgotten) {
+    return refuse(
+      "expired",
+      `the approval ended at ${res.conditions.valid_until}, no later than approvals whose spent nonces were already forgotten (until ${Math.abs(forgotten) <= 8.64e15 ? new Date(forgotten).toISOString() : String(forgotten)}): it can no longer be told from a replay (was the clock set back?)`,
+      ["conditions", "valid_until"],
+    );
+  }
+  return refuse("replayed", "this approval was already used (its nonce is spent)", ["nonce"]);
 }

@@ -22,6 +22,16 @@ CREATE TABLE spent_nonces (
 );
 CREATE INDEX spent_nonces_expiry ON spent_nonces (expires_at_ms);`;
 
+/**
+ * The latest approval end whose nonce a prune deleted (one row): a spend of a nonce whose approval ended no
+ * later is refused, so a clock that ran ahead and pruned too soon does not make an approval usable twice.
+ */
+const NONCES_FORGOTTEN = `
+CREATE TABLE spent_nonces_forgotten (
+  one           INTEGER PRIMARY KEY CHECK (one = 1),
+  expires_at_ms BIGINT  NOT NULL
+);`;
+
 /** Rate-limit windows: one row per counted call (a sliding log), as in SQLite. */
 const RATE_LIMIT_HITS = `
 CREATE TABLE rate_limit_hits (
@@ -131,4 +141,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "grants/001-consent-grants", up: CONSENT_GRANTS_TABLE },
   { id: "pending/002-agent", up: PENDING_CONSENT_AGENT },
   { id: "pending/003-nonce-index", up: PENDING_CONSENT_NONCE },
+  { id: "nonce/002-forgotten-mark", up: NONCES_FORGOTTEN },
 ];

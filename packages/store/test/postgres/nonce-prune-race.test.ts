@@ -32,7 +32,7 @@ async function untilWaiting(probe: pg.Client, n: number): Promise<void> {
   for (;;) {
     const r = await probe.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_stat_activity
-       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM spent_nonces%'`,
+       WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%DELETE FROM spent_nonces%'`,
     );
     if ((r.rows[0]?.n ?? 0) >= n) return;
   }

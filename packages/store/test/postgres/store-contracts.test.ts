@@ -28,12 +28,14 @@ async function emptied(table: string): Promise<PostgresStore> {
 }
 
 describeRateLimiter("postgres", async () => createPostgresRateLimiter(await emptied("rate_limit_hits")));
-describeNonceStore("postgres", async () => createPostgresNonceStore(await emptied("spent_nonces")));
+describeNonceStore("postgres", async () =>
+  createPostgresNonceStore(await emptied("spent_nonces, spent_nonces_forgotten")),
+);
 describePendingConsentStore("postgres", async () =>
   createPostgresPendingConsentStore(await emptied("pending_consent")),
 );
 describeNoncePrune("postgres", async (clock) => {
-  const db = await emptied("spent_nonces, pending_consent");
+  const db = await emptied("spent_nonces, spent_nonces_forgotten, pending_consent");
   return {
     nonces: createPostgresNonceStore(db, { now: clock }),
     holdRow: async (id, nonce) => {
