@@ -111,7 +111,8 @@ Examples:
 Levels: netns (root: network, mount and PID namespaces), userns (the same without root, where the kernel
 allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
 HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
-nobody answers); no DNS; ACP's home, /tmp and /run are empty. The rest of the host is read-only (netns and
+nobody answers; in a CONNECT tunnel the TLS server name must be the host let through, and port 443 carries
+TLS only); no DNS; ACP's home, /tmp and /run are empty. The rest of the host is read-only (netns and
 userns): the agent writes only in its working directory (where acp run was started, unless that is / or a
 shared directory such as /tmp itself), in its own empty /tmp, and in each --writable PATH, e.g.
 --writable ~/.cache/my-agent for its own state.

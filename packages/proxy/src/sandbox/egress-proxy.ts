@@ -1,7 +1,8 @@
 /**
  * The sandbox's egress proxy: HTTP CONNECT (and plain `http://` forwarding) for the agent's legitimate
- * egress. Each destination is decided by the `EgressDecider`; each connection is audited with host, port and
- * bytes up/down, never its contents.
+ * egress. Each destination is decided by the `EgressDecider`; inside a tunnel, the TLS server name the agent
+ * sends must be the host decided (`screenTunnel`); each connection is audited with host, port, server name
+ * and bytes up/down, never its contents.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
@@ -10,6 +11,7 @@ import type { AuditSink } from "../gate/types.js";
 import type { EgressDecider } from "./egress-decision.js";
 import { capConnections } from "../downstream/connection-guard.js";
 import { bindUnixSocket, closeServer } from "./unix-bridge.js";
+import { DEFAULT_CLIENT_HELLO_TIMEOUT_MS, DEFAULT_TLS_PORTS, screenTunnel } from "./tls-screen.js";
 
 /** A running egress proxy. */
 export interface EgressProxy {
@@ -27,6 +29,10 @@ export interface EgressProxyOptions {
   /** Connections (tunnels and plain requests) open at once; one more is closed unanswered. Default 512. */
   readonly maxConnections?: number;
   readonly log?: (line: string) => void;
+  /** Ports whose tunnels must carry TLS with the CONNECT host as server name (SNI). Default 443. */
+  readonly tlsPorts?: readonly number[];
+  /** How long the agent has to send its complete ClientHello in a tunnel. Default 10 s. */
+  readonly clientHelloTimeoutMs?: number;
 }
 
 /** Connections the egress proxy keeps open at once, by default. */
@@ -109,16 +115,43 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
     return;
   }
   const upstream = connect(admitted.port, admitted.address);
-  let up = head.length;
+  let up = 0;
   let down = 0;
   let connected = false;
+  let refused = false;
+  let serverName: string | null = null;
   upstream.once("connect", () => {
     connected = true;
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (head.length > 0) upstream.write(head);
-    client.on("data", (chunk: Buffer) => (up += chunk.length));
+    // the server's bytes go back at once (a server that speaks first); the agent's wait for the screen
     upstream.on("data", (chunk: Buffer) => (down += chunk.length));
-    client.pipe(upstream).pipe(client);
+    upstream.pipe(client);
+    void screenTunnel(client, head, {
+      host: admitted.host,
+      port: admitted.port,
+      tlsPorts: options.tlsPorts ?? DEFAULT_TLS_PORTS,
+      timeoutMs: options.clientHelloTimeoutMs ?? DEFAULT_CLIENT_HELLO_TIMEOUT_MS,
+    }).then(async (verdict) => {
+      if (!verdict.ok) {
+        refused = true;
+        upstream.destroy();
+        client.destroy();
+        if (verdict.closed === true) return;
+        await record(options, "sandbox_egress_refused", {
+          host: admitted.host,
+          port: admitted.port,
+          ...(verdict.serverName !== undefined ? { server_name: verdict.serverName } : {}),
+          reason: verdict.reason,
+        });
+        options.log?.(`egress refused: ${verdict.reason}`);
+        return;
+      }
+      serverName = verdict.serverName;
+      up = verdict.bytes.length;
+      if (verdict.bytes.length > 0) upstream.write(verdict.bytes);
+      client.on("data", (chunk: Buffer) => (up += chunk.length));
+      client.pipe(upstream);
+    });
   });
   upstream.once("error", (err: NodeJS.ErrnoException) => {
     if (!connected) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nacp: ${err.code ?? "error"}\n`);
@@ -126,10 +159,12 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
   });
   upstream.once("close", () => {
     client.destroy();
+    if (refused) return;
     void record(options, "sandbox_egress", {
       host: admitted.host,
       port: admitted.port,
       by: admitted.by,
+      ...(serverName !== null ? { server_name: serverName } : {}),
       bytes_up: up,
       bytes_down: down,
     });
