@@ -8,9 +8,14 @@ import { openServerStores } from "./store/open-server-stores.js";
 import type { ServerStores } from "./store/types.js";
 
 /** Where the state lives, and the service's parts. */
-export interface EmbeddedServerOptions extends Omit<AcpServerOptions, "stores" | "audit" | "pipeline"> {
+export interface EmbeddedServerOptions extends Omit<
+  AcpServerOptions,
+  "stores" | "audit" | "pipeline" | "anyServerPipeline"
+> {
   /** The live pipeline, or a function building it on the stores' (shared) rate limiter. */
   readonly pipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
+  /** `AcpServerOptions.anyServerPipeline`, or a function building it on the same rate limiter. */
+  readonly anyServerPipeline?: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
   /** `$ACP_HOME/state.db` (or `:memory:`); used without `storageUrl`. */
   readonly statePath: string;
   /** `$ACP_HOME/audit.jsonl`; used without `storageUrl`. */
@@ -59,8 +64,16 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
   });
   let server: AcpServer;
   try {
-    const pipeline = typeof options.pipeline === "function" ? options.pipeline(stores.rateLimiter) : options.pipeline;
-    server = await createAcpServer({ ...options, pipeline, stores });
+    const build = (p: Pipeline | ((rateLimiter: RateLimiter) => Pipeline)): Pipeline =>
+      typeof p === "function" ? p(stores.rateLimiter) : p;
+    const pipeline = build(options.pipeline);
+    const { anyServerPipeline: anyServer, ...rest } = options;
+    server = await createAcpServer({
+      ...rest,
+      pipeline,
+      ...(anyServer !== undefined ? { anyServerPipeline: build(anyServer) } : {}),
+      stores,
+    });
   } catch (err) {
     await stores.close();
     throw err;

@@ -32,6 +32,14 @@ export interface AcpServerOptions {
    * runs them (`DecisionServiceOptions.recheckEdits`). Default: `simulationPipeline`.
    */
   readonly recheckPipeline?: Pipeline;
+  /**
+   * The pipeline for callers whose `server` is their own word (all but named agents held to servers by
+   * `agentServers`): the same policy made by `anyServerPolicy`, so a deny or ask rule for a server holds
+   * whatever server such a caller names, or none. `acp serve` builds it; default `pipeline`.
+   */
+  readonly anyServerPipeline?: Pipeline;
+  /** `recheckPipeline` on that policy. Default `recheckPipeline`. */
+  readonly anyServerRecheckPipeline?: Pipeline;
   readonly stores: ServerStores;
   /** Signs consent responses (and audit checkpoints, through the stores' audit writer). */
   readonly keys: ServiceKeyPair;
@@ -194,6 +202,10 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
   const service = createDecisionService({
     pipeline: options.pipeline,
     recheckEdits: recheck,
+    ...(options.anyServerPipeline !== undefined ? { anyServerPipeline: options.anyServerPipeline } : {}),
+    ...(options.anyServerRecheckPipeline !== undefined
+      ? { anyServerRecheckEdits: options.anyServerRecheckPipeline }
+      : {}),
     stores: options.stores,
     broker,
     audit,

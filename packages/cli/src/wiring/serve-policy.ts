@@ -2,12 +2,19 @@ import { auditEventInput, type Pipeline, type RateLimiter } from "@acp/core";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
-import type { AuditAppender } from "@acp/server";
+import { anyServerPolicy, type AuditAppender } from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {
   readonly pipeline: (rateLimiter: RateLimiter) => Pipeline;
   readonly simulationPipeline: Pipeline;
+  /**
+   * `pipeline` on the policy as `anyServerPolicy` makes it, for callers whose `server` is their own word
+   * (all but named agents held to servers by serve.agent_servers).
+   */
+  readonly anyServerPipeline: (rateLimiter: RateLimiter) => Pipeline;
+  /** `simulationPipeline` on that policy: judges those callers' edited arguments. */
+  readonly anyServerRecheckPipeline: Pipeline;
 }
 
 /**
@@ -32,6 +39,10 @@ export function createServePipelines(
     },
   });
   const withPolicy = (version: PolicyVersion): DecisionInputs => ({ ...inputs, policy: version.policy });
+  const anyServer = (version: PolicyVersion): DecisionInputs => ({
+    ...inputs,
+    policy: anyServerPolicy(version.policy),
+  });
   return {
     // a request's annotations come from whoever calls the service: a claim that only tightens the decision
     pipeline: (rateLimiter) =>
@@ -42,6 +53,15 @@ export function createServePipelines(
     // is no call, and an edited call was counted when it was asked
     simulationPipeline: createReloadingPipeline(policy, (version) =>
       buildPipelineWith(withPolicy(version), { spendRateLimits: false, annotations: "caller" }),
+    ),
+    // the same, for a caller whose `server` is only its word: a deny or ask rule for a server holds whatever
+    // server it names, or none (docs/guides/serve.md, "Which server a request is for")
+    anyServerPipeline: (rateLimiter) =>
+      createReloadingPipeline(policy, (version) =>
+        buildPipelineWith(anyServer(version), { rateLimiter, annotations: "caller" }),
+      ),
+    anyServerRecheckPipeline: createReloadingPipeline(policy, (version) =>
+      buildPipelineWith(anyServer(version), { spendRateLimits: false, annotations: "caller" }),
     ),
   };
 }

@@ -198,12 +198,15 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     id: string,
     request: ActionRequest,
     consent: ConsentResult,
+    caller: string | undefined,
   ): Promise<NonNullable<ConsentResult["edit_refused"]> | null> {
     if (consent.arguments === undefined || sameCanonicalJson(consent.arguments, request.arguments)) return null;
     const edited = { ...request, arguments: consent.arguments };
+    const recheck = options.recheckEdits ?? pipeline;
+    const judge = serverChecked(caller) ? recheck : (options.anyServerRecheckEdits ?? recheck);
     let decision: Decision;
     try {
-      decision = await (options.recheckEdits ?? pipeline).decide(edited, clock());
+      decision = await judge.decide(edited, clock());
     } catch (err) {
       decision = unjudgedEdit(err);
     }
@@ -226,11 +229,25 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     return { rule: decision.rule, reasons };
   }
 
+  /**
+   * Whether the caller's `server` is checked: only a named agent held to servers (`serverScopes`) names one
+   * the policy may trust. Every other caller is judged on the any-server policy (see `anyServerPipeline`).
+   */
+  function serverChecked(caller: string | undefined): boolean {
+    return caller !== undefined && options.serverScopes?.has(caller) === true;
+  }
+
   /** The decision recorded (and counted) once the pipeline has it; `then` maps it to the answer. */
-  function run<T>(frontEnd: FrontEnd, request: unknown, then: (id: string, decision: Decision) => T): Promise<T> {
+  function run<T>(
+    frontEnd: FrontEnd,
+    request: unknown,
+    caller: string | undefined,
+    then: (id: string, decision: Decision) => T,
+  ): Promise<T> {
     const id = newDecisionId();
+    const judge = serverChecked(caller) ? pipeline : (options.anyServerPipeline ?? pipeline);
     // not async functions: one promise for the pipeline's answer, none per layer
-    return pipeline.decide(request, clock()).then((decision) => {
+    return judge.decide(request, clock()).then((decision) => {
       const written = record(id, frontEnd, isObject(request) ? request : {}, decision);
       if (written === undefined) {
         metrics.countDecision(frontEnd, decision.route);
@@ -374,7 +391,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         arguments: event["proposed_arguments"],
         ...(agent !== undefined ? { agent } : {}),
       };
-      return run(frontEnd, request, (id, decision) => ({
+      return run(frontEnd, request, caller, (id, decision) => ({
         valid: true,
         envelope: mergeDecision(envelope, decision, id),
       }));
@@ -388,7 +405,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         input = { ...body, agent: agentFor((body as Record<string, unknown>)["agent"], wait.caller) };
         checkServerScope(options.serverScopes, wait.caller, (body as Record<string, unknown>)["server"]);
       }
-      const { id, decision } = await run("decide", input, (id, decision) => ({ id, decision }));
+      const { id, decision } = await run("decide", input, wait.caller, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";
       if (!wait.wait || !waits) return { decision_id: id, route: decision.route, decision };
       // a call that names no session is a session of its own: an approval "for this session" then covers
@@ -399,7 +416,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       const sessionId = wait.caller !== undefined ? `${wait.caller}/${named}` : named;
       const consent = await waitForPerson(input as ActionRequest, decision, { ...wait, sessionId });
       if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision, consent };
-      const refused = await refusedEdit(id, input as ActionRequest, consent);
+      const refused = await refusedEdit(id, input as ActionRequest, consent, wait.caller);
       if (refused === null) return { decision_id: id, route: "accept", decision, consent };
       return { decision_id: id, route: "refuse", decision, consent: { ...consent, edit_refused: refused } };
     },

@@ -17,6 +17,15 @@ export interface DecisionServiceOptions {
    * no rate limit (the call was counted when it was asked). A refusal refuses the call. Default: `pipeline`.
    */
   readonly recheckEdits?: Pipeline;
+  /**
+   * The pipeline for a caller whose `server` is its own word (no `serverScopes` entry: the anonymous
+   * agents' token, a named agent without servers, a loopback caller without a token), on the policy as
+   * {@link anyServerPolicy} makes it: a deny or ask rule for a server holds whatever server the request
+   * names, or none. Default: `pipeline` (every `server:` rule then trusts the caller's word).
+   */
+  readonly anyServerPipeline?: Pipeline;
+  /** `recheckEdits` on the same policy, for those callers. Default: `recheckEdits`. */
+  readonly anyServerRecheckEdits?: Pipeline;
   readonly stores: ServerStores;
   readonly broker: ConsentBroker;
   readonly audit: AuditSink;
