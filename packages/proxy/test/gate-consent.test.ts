@@ -134,7 +134,9 @@ describe("ask and defer wait for a person through the broker", () => {
   });
 
   it("session scope: the same call again in the same session is not asked again; another session is", async () => {
-    answers.set(6, () => ({ kind: "approved", arguments: { amount: 6 }, consentResponse: {}, scope: "session" }));
+    // the response signs how long the session approval lasts (the broker's 12 hours; here far ahead)
+    const consentResponse = { conditions: { scope: "session", valid_until: "2999-01-01T00:00:00.000Z" } };
+    answers.set(6, () => ({ kind: "approved", arguments: { amount: 6 }, consentResponse, scope: "session" }));
     await env.client.callTool({ name: "transfer", arguments: { amount: 6 } });
     answers.set(6, () => ({
       kind: "denied",

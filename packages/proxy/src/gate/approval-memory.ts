@@ -9,7 +9,9 @@ export interface RememberedApproval {
 
 /**
  * Approvals a person scoped beyond one call: for the rest of the session, or until a time, for the same
- * server, tool and (canonically) equal arguments. Kept in memory per session; a new session starts empty.
+ * server, tool and (canonically) equal arguments, never past the signed response's `conditions.valid_until`
+ * (a session approval lasts at most what the broker signed, 12 hours). Kept in memory per session; a new
+ * session starts empty.
  */
 export interface ApprovalMemory {
   remember(
@@ -50,10 +52,17 @@ export function createApprovalMemory(): ApprovalMemory {
       const key = keyOf(server, tool, args);
       const found = key === undefined ? undefined : sessions.get(sessionId)?.get(key);
       if (found === undefined) return undefined;
-      if (found.scope === "session") return found;
-      const until = Date.parse(found.scope.until);
-      return Number.isFinite(until) && until > now.getTime() ? found : undefined;
+      // no longer than the signed response says (a session approval too: 12 h), nor than the scope chosen
+      const signed = signedUntil(found.consentResponse);
+      const chosen = found.scope === "session" ? signed : Math.min(Date.parse(found.scope.until), signed);
+      return Number.isFinite(chosen) && chosen > now.getTime() ? found : undefined;
     },
     forgetSession: (sessionId) => void sessions.delete(sessionId),
   };
+}
+
+/** `conditions.valid_until` of a signed consent response in ms; NaN when it has none (then it is not reused). */
+function signedUntil(response: unknown): number {
+  const conditions = (response as { conditions?: { valid_until?: unknown } } | null)?.conditions;
+  return typeof conditions?.valid_until === "string" ? Date.parse(conditions.valid_until) : Number.NaN;
 }
