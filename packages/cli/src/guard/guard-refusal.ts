@@ -4,9 +4,11 @@ import type { GateStop, GateVerdict } from "@acp/proxy";
 /**
  * Why a guarded call did not run: the gate's reasons ({@link GateStop}: `refused`, `denied`, `not_given`,
  * `expired`, `withdrawn`, `edit_refused`), `credentials_failed` (the vault entry could not be put in),
- * `audit_failed` (a step could not be recorded, so nothing ran) or `guard_closed` (called after `close()`).
+ * `audit_failed` (a step could not be recorded, so nothing ran), `guard_closed` (called after `close()`) or
+ * `result_withheld` (the function ran, but its result holds what the guard cannot check for the vault's
+ * secret values, such as a class instance, so nobody gets it).
  */
-export type GuardStop = GateStop | "credentials_failed" | "audit_failed" | "guard_closed";
+export type GuardStop = GateStop | "credentials_failed" | "audit_failed" | "guard_closed" | "result_withheld";
 
 /** What a {@link GuardRefusal} is made of. */
 export interface GuardRefusalInit {

@@ -10,6 +10,7 @@ import {
   type GateDeps,
 } from "@acp/proxy";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
+import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
 
 /** What every guarded call of one guard shares. */
@@ -100,13 +101,54 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
     const error = withoutSecretValues(deps.credentials, messageOf(err));
     observe(deps, verdict.request, call, error);
     await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error });
-    // the message may carry a secret the tool was given: the agent gets it without
-    throw error === messageOf(err) ? err : new Error(error);
+    // the error may carry a secret the tool was given (in its message, its cause, a response it holds):
+    // the agent gets it without
+    throw errorWithoutSecrets(deps.credentials, err, error);
   }
-  const shown = withoutSecretValues(deps.credentials, result);
-  observe(deps, verdict.request, call, shown);
+  const checked = checkResultSecrets(secretsOf(deps.credentials), result);
+  if (checked.kind === "withheld") {
+    const message = `refused: the result of \`${tool}\` is withheld: ${checked.why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
+    deps.log(message.slice("refused: ".length));
+    observe(deps, verdict.request, call, message);
+    await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error: message });
+    throw new GuardRefusal({ stop: "result_withheld", message, server, tool });
+  }
+  observe(deps, verdict.request, call, checked.value);
   await deps.audit.record("tool_call_completed", { ...completed(), is_error: false });
-  return shown;
+  return checked.value;
+}
+
+const getterOf = (property: PropertyDescriptor): unknown =>
+  Object.values(property).find((v) => typeof v === "function");
+
+const secretsOf = (hook: CredentialHook | undefined): (() => readonly string[]) | undefined =>
+  hook === undefined ? undefined : () => hook.secretValues();
+
+/**
+ * What a function's error is passed on as: itself when no secret can be in it (no credentials, or its
+ * message and everything it carries checked without one), else a plain `Error` with the message
+ * `hidden` (its secrets replaced) and the same `name`: a cause, a response or a class instance it
+ * carries is not passed on when it holds a secret or cannot be checked.
+ */
+function errorWithoutSecrets(hook: CredentialHook | undefined, err: unknown, hidden: string): unknown {
+  const secrets = secretsOf(hook);
+  if (secrets === undefined) return err;
+  let carried: unknown = err;
+  if (err instanceof Error) {
+    const own: Record<string | symbol, unknown> = {};
+    for (const key of Reflect.ownKeys(err)) {
+      if (key === "stack" || key === "message") continue;
+      const property = Object.getOwnPropertyDescriptor(err, key) as PropertyDescriptor;
+      // a getter is carried as the function it is: it cannot be checked, so the error is not passed on
+      own[key] = "value" in property ? property.value : getterOf(property);
+    }
+    carried = own;
+  }
+  const checked = checkResultSecrets(secrets, carried);
+  if (hidden === messageOf(err) && checked.kind === "shown" && checked.value === carried) return err;
+  const plain = new Error(hidden);
+  if (err instanceof Error && typeof err.name === "string") plain.name = err.name;
+  return plain;
 }
 
 /**

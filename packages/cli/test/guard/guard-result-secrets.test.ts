@@ -1,0 +1,100 @@
+import { Buffer } from "node:buffer";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { isGuardRefusal, openGuard, type Guard } from "../../src/guard/index.js";
+import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
+import { runCli } from "../run.js";
+
+const SECRET = "tok_live_guard_results_4410";
+const root = tempRoot("guard-result-secrets");
+afterAll(() => root.cleanup());
+
+/** A home whose `bank.pay` gets `BANK_TOKEN` from the vault as its `token` argument, and a guard over it. */
+async function guarded(): Promise<{ home: string; acp: Guard }> {
+  const { home } = fixtureHome(root.dir);
+  writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\nrules: []\n');
+  expect((await runCli(["vault", "set", "BANK_TOKEN"], { env: envFor(home), stdin: `${SECRET}\n` })).code).toBe(0);
+  writeFileSync(
+    join(home, "config.yml"),
+    'version: "1"\ncredentials:\n  - { secret: BANK_TOKEN, server: bank, tool: pay, inject: { argument: token } }\n',
+  );
+  return { home, acp: await openGuard({ home, passphrase: PASSPHRASE, log: () => undefined }) };
+}
+
+interface PayArgs {
+  readonly amount: number;
+  readonly token?: string;
+}
+
+class Receipt {
+  readonly #token: string;
+  constructor(token: string) {
+    this.#token = token;
+  }
+  header(): string {
+    return `Bearer ${this.#token}`;
+  }
+}
+
+describe("openGuard: a vault value in a result is hidden in every structure, or the result is withheld", () => {
+  it("replaces it in a Map and a Buffer the tool returns, which stay a Map and a Buffer", async () => {
+    const { acp } = await guarded();
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => ({
+        headers: new Map([["authorization", `Bearer ${args.token ?? ""}`]]),
+        body: Buffer.from(`{"paid":${args.amount},"token":"${args.token ?? ""}"}`),
+        seen: new Set([args.token]),
+      }),
+      { server: "bank" },
+    );
+    const result = await pay({ amount: 3 });
+    await acp.close();
+    expect(result.headers).toBeInstanceOf(Map);
+    expect(result.headers.get("authorization")).toBe("Bearer [REDACTED]");
+    expect(Buffer.isBuffer(result.body)).toBe(true);
+    expect(result.body.toString()).toBe('{"paid":3,"token":"[REDACTED]"}');
+    expect([...result.seen]).toEqual(["[REDACTED]"]);
+  });
+
+  it("withholds a class instance it cannot look inside: the call rejects with result_withheld, audited", async () => {
+    const { home, acp } = await guarded();
+    const pay = acp.guard("pay", (args: PayArgs) => new Receipt(args.token ?? ""), { server: "bank" });
+    const error = await pay({ amount: 3 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(isGuardRefusal(error) && error.stop).toBe("result_withheld");
+    expect((error as Error).message).toContain("`Receipt`");
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain('"is_error":true');
+    expect(audit).not.toContain(SECRET);
+  });
+
+  it("passes on a plain error as it is, and an error whose cause holds the secret as a plain error without it", async () => {
+    const { acp } = await guarded();
+    const plain = new Error("bank is closed");
+    const closed = acp.guard(
+      "pay",
+      () => {
+        throw plain;
+      },
+      { server: "bank" },
+    );
+    expect(await closed({ amount: 1 }).catch((e: unknown) => e)).toBe(plain);
+    const failing = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        const error = new TypeError("request failed", { cause: { headers: { authorization: args.token } } });
+        throw error;
+      },
+      { server: "bank" },
+    );
+    const error = await failing({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).name).toBe("TypeError");
+    expect((error as Error).message).toBe("request failed");
+    expect((error as Error).cause).toBeUndefined();
+    expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain(SECRET);
+  });
+});
