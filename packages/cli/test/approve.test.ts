@@ -71,7 +71,7 @@ describe("acp approve", () => {
     }
   });
 
-  it("records --session and --for as the approval scope", async () => {
+  it("records --for-session and --for as the approval scope", async () => {
     const home = tempHome();
     seedPending(home, { id: ID_A });
     const out = await runCli(["approve", ID_A, "--for", "10m", "--json"], { env: { ACP_HOME: home } });
@@ -87,7 +87,7 @@ describe("acp approve", () => {
     });
     const home2 = tempHome();
     seedPending(home2, { id: ID_A });
-    expect((await runCli(["approve", ID_A, "--session"], { env: { ACP_HOME: home2 } })).stdout).toContain(
+    expect((await runCli(["approve", ID_A, "--for-session"], { env: { ACP_HOME: home2 } })).stdout).toContain(
       "scope: session",
     );
   });
@@ -95,7 +95,7 @@ describe("acp approve", () => {
   it("refuses bad input with clear errors and changes nothing", async () => {
     const home = tempHome();
     seedPending(home, { id: ID_A });
-    const both = await runCli(["approve", ID_A, "--session", "--for", "10m"], { env: { ACP_HOME: home } });
+    const both = await runCli(["approve", ID_A, "--for-session", "--for", "10m"], { env: { ACP_HOME: home } });
     expect(both.code).toBe(2);
     const badFor = await runCli(["approve", ID_A, "--for", "forever"], { env: { ACP_HOME: home } });
     expect(badFor).toMatchObject({ code: 4 });

@@ -126,7 +126,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   });
 
   it("a malformed intent exits 4 with file:line:col and changes nothing", async () => {
-    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "bad.yml")], {
+    const out = await runCli(["intent", "set", "--session-id", SESSION, join(root.dir, "bad.yml")], {
       env,
       now: new Date(),
     });
@@ -140,7 +140,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
 
   it("without the passphrase the update cannot be signed (exit 1) and nothing is queued", async () => {
     const noPass = { HOME: env["HOME"] ?? "", ACP_HOME: home };
-    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], { env: noPass });
+    const out = await runCli(["intent", "set", "--session-id", SESSION, join(root.dir, "b.yml")], { env: noPass });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("cannot sign the update");
     // a person runs this command: the fix is theirs, not the proxy's environment or an MCP client's config
@@ -155,7 +155,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   it("in a terminal without ACP_PASSPHRASE it asks for the passphrase; a wrong one queues nothing", async () => {
     const asked: string[] = [];
     let stderrText = "";
-    const code = await run(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], {
+    const code = await run(["intent", "set", "--session-id", SESSION, join(root.dir, "b.yml")], {
       stdout: { write: () => true },
       stderr: { write: (s: string) => (stderrText += s) },
       readStdin: () => Promise.resolve(""),
@@ -178,14 +178,14 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   });
 
   it("an unknown session id exits 4 and a usage error exits 2", async () => {
-    const unknown = await runCli(["intent", "set", "--session", "session_nope", join(root.dir, "b.yml")], { env });
+    const unknown = await runCli(["intent", "set", "--session-id", "session_nope", join(root.dir, "b.yml")], { env });
     expect(unknown.code).toBe(4);
     expect(unknown.stderr).toContain("no session `session_nope`");
     expect((await runCli(["intent", "set", join(root.dir, "b.yml")], { env })).code).toBe(2);
   });
 
   it("after `acp intent set` to B the same call passes, and the change is audited with both hashes", async () => {
-    const set = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml"), "--json"], {
+    const set = await runCli(["intent", "set", "--session-id", SESSION, join(root.dir, "b.yml"), "--json"], {
       env,
       now: new Date(),
     });
@@ -241,7 +241,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     const c = join(root.dir, "c.yml");
     writeFileSync(c, 'goal: echo and add again\nallowed_actions: ["everything.echo", "everything.get-sum"]\n');
     let done = false;
-    const waiting = runCli(["intent", "set", "--session", SESSION, c, "--wait", "30"], {
+    const waiting = runCli(["intent", "set", "--session-id", SESSION, c, "--wait", "30"], {
       env,
       now: new Date(),
     }).finally(() => (done = true));
@@ -259,7 +259,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
     const other = fixtureHome(root.dir).home;
     cpSync(join(other, "keys"), join(home, "keys"), { recursive: true, force: true });
     let done = false;
-    const waiting = runCli(["intent", "set", "--session", SESSION, join(root.dir, "a2.yml"), "--wait", "30"], {
+    const waiting = runCli(["intent", "set", "--session-id", SESSION, join(root.dir, "a2.yml"), "--wait", "30"], {
       env,
       now: new Date(),
     }).finally(() => (done = true));
@@ -278,7 +278,7 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   it("a session that has ended cannot be changed (exit 3)", async () => {
     await client.close();
     await new Promise((r) => setTimeout(r, 50));
-    const out = await runCli(["intent", "set", "--session", SESSION, join(root.dir, "b.yml")], { env });
+    const out = await runCli(["intent", "set", "--session-id", SESSION, join(root.dir, "b.yml")], { env });
     expect(out.code).toBe(3);
     expect(out.stderr).toContain("has ended");
   });

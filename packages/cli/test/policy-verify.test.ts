@@ -35,7 +35,7 @@ const WRONG: readonly Example[] = [
 function filesOf(example: Example): string[] {
   const base = join(examples, example.name);
   const args = ["--policy", join(base, "policy.yml"), "--intent", join(base, example.intent ?? "intent.json")];
-  return example.session === true ? [...args, "--session", join(base, "session.yml")] : args;
+  return example.session === true ? [...args, "--session-settings", join(base, "session.yml")] : args;
 }
 
 interface JsonReport {
@@ -129,7 +129,7 @@ describe("acp policy verify", () => {
       { type: "tool_call", server: "mail", tool: "send_email", args: { to: "jane@home.example" } },
     ];
     writeFileSync(trace, events.map((e) => JSON.stringify(e)).join("\n"));
-    const args = [...filesOf({ name: "approved-read", broken: [] }), "--session", session, trace];
+    const args = [...filesOf({ name: "approved-read", broken: [] }), "--session-settings", session, trace];
     const routes = (text: string): string[] =>
       text
         .trim()
@@ -199,7 +199,7 @@ describe("acp policy verify", () => {
     const session = join(dir, "bad-session.yml");
     writeFileSync(session, "transitions:\n  - from: read\n    to: communication\n    action: allow\n");
     const good = join(examples, "good/policy.yml");
-    const bad = await runCli(["policy", "verify", "--policy", good, "--intent", intent, "--session", session]);
+    const bad = await runCli(["policy", "verify", "--policy", good, "--intent", intent, "--session-settings", session]);
     expect(bad.code).toBe(4);
     expect(bad.stderr).toMatch(new RegExp(`${session.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:4:\\d+: `));
   });

@@ -33,7 +33,7 @@ interface Line {
 }
 
 async function replay(trace: string, intent: string): Promise<Line[]> {
-  const argv = ["replay", "--policy", "policy.yml", "--session", "session.yml", "--intent", intent, trace];
+  const argv = ["replay", "--policy", "policy.yml", "--session-settings", "session.yml", "--intent", intent, trace];
   const out = await runCli(argv, { cwd: dir });
   expect(out.stderr.startsWith("replayed 1 trace"), out.stderr).toBe(true);
   expect(out.code).toBe(0);
@@ -63,7 +63,7 @@ describe("examples/attacks", () => {
 
   it("stops every attacker call with the session's reasons even with the open intent", async () => {
     const attacks = Object.entries(expected).filter(([, e]) => e.class !== "benign look-alike");
-    const argv = ["replay", "--policy", "policy.yml", "--session", "session.yml", ...attacks.map(([t]) => t)];
+    const argv = ["replay", "--policy", "policy.yml", "--session-settings", "session.yml", ...attacks.map(([t]) => t)];
     const out = await runCli(argv, { cwd: dir });
     expect(out.code).toBe(0);
     const lines = out.stdout

@@ -132,9 +132,12 @@ describe("acp replay", () => {
 
   it("exits 4 for invalid session settings, naming the unknown key", async () => {
     writeFileSync(join(dir, "s.yml"), "# settings\ntransitons: []\n");
-    const out = await runCli(["replay", "--policy", policy, "--session", "s.yml", join(fixtures, "basic.jsonl")], {
-      cwd: dir,
-    });
+    const out = await runCli(
+      ["replay", "--policy", policy, "--session-settings", "s.yml", join(fixtures, "basic.jsonl")],
+      {
+        cwd: dir,
+      },
+    );
     expect(out.code).toBe(4);
     expect(out.stderr).toContain("s.yml:2:13: session settings: unknown key `transitons`");
   });
@@ -160,7 +163,7 @@ describe("acp replay", () => {
   it("--help shows the two-line example as two lines a shell takes as one command", async () => {
     const out = await runCli(["replay", "--help"]);
     expect(out.stdout).toContain(
-      "--session examples/attacks/session.yml \\\n    --intent examples/attacks/intents/calendar-read.json",
+      "--session-settings examples/attacks/session.yml \\\n    --intent examples/attacks/intents/calendar-read.json",
     );
   });
 });

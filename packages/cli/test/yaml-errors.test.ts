@@ -45,7 +45,7 @@ describe("a YAML syntax error is FILE:LINE:COL: message, once, with no snippet",
   });
 
   it("acp replay --session", async () => {
-    const out = await runCli(["replay", "--session", "bad.yml", "--policy", "policy.yml", "trace.jsonl"], {
+    const out = await runCli(["replay", "--session-settings", "bad.yml", "--policy", "policy.yml", "trace.jsonl"], {
       env,
       cwd: dir,
     });

@@ -4,6 +4,7 @@ import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { cliActor } from "../wiring/cli-actor.js";
+import { oldNameOption, renamedValue } from "./renamed-option.js";
 import { isOrphaned, orphanedRefusal, storageUrlOption, withPendingStore, type StorageFlags } from "./pending-store.js";
 
 const REQUEST_ID = /^cr_[0-9a-f]{32}$/;
@@ -60,11 +61,20 @@ export async function recordCliAnswer(ctx: CliContext, flags: StorageFlags, answ
   }
 }
 
-function scopeOf(ctx: CliContext, options: { session?: boolean; for?: string }): ApprovalScope {
-  if (options.session === true && options.for !== undefined) {
-    throw new CliError("choose one of --session and --for", EXIT.usage);
+interface ScopeFlags {
+  forSession?: boolean;
+  /** The deprecated name of --for-session. */
+  session?: boolean;
+  for?: string;
+}
+
+function scopeOf(ctx: CliContext, options: ScopeFlags): ApprovalScope {
+  const names = { old: "--session", current: "--for-session" };
+  const forSession = renamedValue(ctx, names, options.session, options.forSession) === true;
+  if (forSession && options.for !== undefined) {
+    throw new CliError("choose one of --for-session and --for", EXIT.usage);
   }
-  if (options.session === true) return "session";
+  if (forSession) return "session";
   if (options.for === undefined) return "once";
   const ms = parseApprovalDuration(options.for);
   if (ms === null) {
@@ -90,13 +100,14 @@ function modificationsOf(text: string | undefined): Record<string, unknown> | un
   return parsed as Record<string, unknown>;
 }
 
-/** Registers `acp approve ID [--session | --for 10m] [--modify JSON]`. */
+/** Registers `acp approve ID [--for-session | --for 10m] [--modify JSON]`. */
 export function registerApprove(parent: Command, ctx: CliContext): void {
   const command = parent
     .command("approve")
     .description("approve a pending consent request from any terminal (see `acp pending`)")
     .argument("<id>", "the consent request id (cr_…)")
-    .option("--session", "also approve the same tool with the same arguments for the rest of this agent session")
+    .option("--for-session", "also approve the same tool with the same arguments for the rest of this agent session")
+    .addOption(oldNameOption("--session"))
     .option(
       "--for <duration>",
       "also approve the same tool with the same arguments for a while (90s, 10m, 2h, at most 7d), in every " +
@@ -107,7 +118,7 @@ export function registerApprove(parent: Command, ctx: CliContext): void {
   storageUrlOption(command)
     .addHelpText(
       "after",
-      "\nExamples:\n  acp approve cr_3f2a…\n  acp approve cr_3f2a… --session\n  acp approve cr_3f2a… --for 10m\n" +
+      "\nExamples:\n  acp approve cr_3f2a…\n  acp approve cr_3f2a… --for-session\n  acp approve cr_3f2a… --for 10m\n" +
         `  acp approve cr_3f2a… --modify '{"path":"/tmp/safe.txt"}'\n` +
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp approve cr_3f2a…\n\n" +
         "The answer goes to $ACP_HOME/state.db, or with a storage URL (as acp serve takes it) to PostgreSQL,\n" +
@@ -116,24 +127,19 @@ export function registerApprove(parent: Command, ctx: CliContext): void {
         "its acp proxy is no longer running (killed while it waited: nobody would read the answer),\n" +
         "4 unknown id or invalid input.",
     )
-    .action(
-      async (
-        id: string,
-        options: StorageFlags & { session?: boolean; for?: string; modify?: string; json?: boolean },
-      ) => {
-        assertRequestId(id);
-        const scope = scopeOf(ctx, options);
-        const modifications = modificationsOf(options.modify);
-        await recordCliAnswer(ctx, options, {
-          id,
-          decision: "approved",
-          scope,
-          ...(modifications ? { modifications } : {}),
-        });
-        const label = typeof scope === "string" ? scope : `until ${scope.until}`;
-        if (options.json === true)
-          printJson(ctx, { id, decision: "approved", scope, modifications: modifications ?? null });
-        else printLine(ctx, `approved ${id} (scope: ${label}${modifications ? ", arguments modified" : ""})`);
-      },
-    );
+    .action(async (id: string, options: StorageFlags & ScopeFlags & { modify?: string; json?: boolean }) => {
+      assertRequestId(id);
+      const scope = scopeOf(ctx, options);
+      const modifications = modificationsOf(options.modify);
+      await recordCliAnswer(ctx, options, {
+        id,
+        decision: "approved",
+        scope,
+        ...(modifications ? { modifications } : {}),
+      });
+      const label = typeof scope === "string" ? scope : `until ${scope.until}`;
+      if (options.json === true)
+        printJson(ctx, { id, decision: "approved", scope, modifications: modifications ?? null });
+      else printLine(ctx, `approved ${id} (scope: ${label}${modifications ? ", arguments modified" : ""})`);
+    });
 }

@@ -10,8 +10,11 @@ import { readIntentText, MAX_INTENT_FILE_BYTES } from "../intent/intent-file.js"
 import { signIntentUpdate } from "../wiring/intent-update.js";
 import { cliActor } from "../wiring/cli-actor.js";
 import { openMasterSeed } from "../home-access/master-key.js";
+import { oldNameOption, renamedValue } from "./renamed-option.js";
 
 interface IntentSetOptions {
+  sessionId?: string;
+  /** The deprecated name of --session-id. */
   session?: string;
   wait?: string;
   list?: boolean;
@@ -178,7 +181,8 @@ export function registerIntentSet(parent: Command, ctx: CliContext): void {
     .command("set")
     .description("change the intent of a live proxy session (signed with your home key), or list live sessions")
     .argument("[file]", "the new intent (YAML or JSON), checked before anything changes")
-    .option("-s, --session <id>", "the live session to change (see --list)")
+    .option("-s, --session-id <id>", "the live session to change (see --list)")
+    .addOption(oldNameOption("--session <id>"))
     .option("-l, --list", "list the live sessions of every proxy using this home, with their intent and last update")
     .option("--all", "with --list: also sessions that have ended")
     .option("--wait <seconds>", "wait until the proxy applied the update (it does so at the session's next call)")
@@ -188,7 +192,7 @@ export function registerIntentSet(parent: Command, ctx: CliContext): void {
       `
 Examples:
   acp intent set --list
-  acp intent set --session stdio_3f9a… ~/.acp/intents/triage.yml
+  acp intent set --session-id stdio_3f9a… ~/.acp/intents/triage.yml
   acp intent set --list --json
 
 The update is signed with the home's key (unlocked with ACP_PASSPHRASE, else asked on the terminal) and
@@ -201,16 +205,17 @@ Exit codes: 0 queued, applied (with --wait) or listed, 2 usage, 3 the session ha
 refused the update, 4 invalid intent or unknown session, 1 the key cannot be unlocked. Guide: docs/guides/intents.md`,
     )
     .action(async (file: string | undefined, options: IntentSetOptions) => {
+      const names = { old: "--session", current: "--session-id" };
+      const id = renamedValue(ctx, names, options.session, options.sessionId);
       if (options.list === true) {
-        if (file !== undefined || options.session !== undefined)
-          throw new CliError("--list takes no file and no --session", EXIT.usage);
+        if (file !== undefined || id !== undefined)
+          throw new CliError("--list takes no file and no --session-id", EXIT.usage);
         listSessions(ctx, options);
         return;
       }
       if (options.all === true) throw new CliError("--all goes with --list", EXIT.usage);
-      if (options.session === undefined)
-        throw new CliError("name the session with --session ID (see --list)", EXIT.usage);
+      if (id === undefined) throw new CliError("name the session with --session-id ID (see --list)", EXIT.usage);
       if (file === undefined) throw new CliError("name the new intent file", EXIT.usage);
-      await setIntent(ctx, file, options.session, options);
+      await setIntent(ctx, file, id, options);
     });
 }

@@ -24,11 +24,14 @@ import { readInputFile } from "../decision/read-input.js";
 import { writeOutputFileSync } from "../decision/write-output.js";
 import { createReplayer } from "../replay/driver.js";
 import { createReplaySessions } from "../replay/session-runtime.js";
+import { oldNameOption, renamedValue } from "./renamed-option.js";
 
 interface VerifyOptions {
   policy: string;
   intent: string;
+  /** The settings file, from --session-settings (or the deprecated --session). */
   session?: string;
+  sessionSettings?: string;
   trustedServer: string[];
   depth: string;
   maxStates: string;
@@ -61,7 +64,7 @@ Invariants:
   untrusted_read_then_send     ${INVARIANT_DESCRIPTIONS.untrusted_read_then_send}
 
 A broken invariant prints its shortest counterexample as a replay trace (JSON lines); --out FILE writes
-the first one, and \`acp replay --approve-asks\` with the same --policy, --intent, --session and
+the first one, and \`acp replay --approve-asks\` with the same --policy, --intent, --session-settings and
 --trusted-server shows the violating route on its last call.
 
 Exit codes:
@@ -75,7 +78,7 @@ Exit codes:
 
 Examples:
   acp policy verify --policy examples/verify/good/policy.yml --intent examples/verify/good/intent.json \\
-    --session examples/verify/good/session.yml
+    --session-settings examples/verify/good/session.yml
   acp policy verify --policy examples/verify/accepts-send/policy.yml \\
     --intent examples/verify/accepts-send/intent.json --out cex.jsonl
   acp replay --approve-asks --policy examples/verify/accepts-send/policy.yml \\
@@ -188,7 +191,7 @@ function executorFor(ctx: CliContext, loaded: Loaded, options: VerifyOptions): V
 function replayCommand(options: VerifyOptions, out: string): string {
   const parts = ["acp replay", `--policy ${options.policy}`, `--intent ${options.intent}`];
   if (options.declineAsks !== true) parts.splice(1, 0, "--approve-asks");
-  if (options.session !== undefined) parts.push(`--session ${options.session}`);
+  if (options.session !== undefined) parts.push(`--session-settings ${options.session}`);
   for (const server of options.trustedServer) parts.push(`--trusted-server ${server}`);
   return [...parts, out].join(" ");
 }
@@ -307,7 +310,11 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
     .description("check a policy, an intent and session settings exhaustively for bounded sessions")
     .requiredOption("--policy <file>", "the policy file")
     .requiredOption("--intent <file>", "the intent (JSON or YAML) the sessions run under")
-    .option("--session <file>", "session settings (JSON or YAML): transitions, provenance, trusted servers")
+    .option(
+      "--session-settings <file>",
+      "the session runtime's settings (JSON or YAML): transitions, provenance, trusted servers",
+    )
+    .addOption(oldNameOption("--session <file>"))
     .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
     .option("--depth <n>", "most calls in one session", String(DEFAULT_VERIFY_DEPTH))
     .option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)", String(DEFAULT_MAX_STATES))
@@ -315,5 +322,12 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
     .option("--decline-asks", "a person declines every question: asked calls never execute")
     .option("--json", "print the report as one JSON object")
     .addHelpText("after", HELP_AFTER)
-    .action(async (options: VerifyOptions) => verify(ctx, options));
+    .action(async (options: VerifyOptions) => {
+      const names = { old: "--session", current: "--session-settings" };
+      const settings = renamedValue(ctx, names, options.session, options.sessionSettings);
+      const resolved: VerifyOptions = { ...options };
+      delete resolved.session;
+      delete resolved.sessionSettings;
+      await verify(ctx, settings === undefined ? resolved : { ...resolved, session: settings });
+    });
 }

@@ -8,10 +8,13 @@ import { formatTraceProblems, readTraceFile, type TraceFileProblem } from "../re
 import { loadReplaySessions } from "../replay/session-runtime.js";
 import type { Trace } from "../replay/trace.js";
 import type { ReplayedCall } from "../replay/driver.js";
+import { oldNameOption, renamedValue } from "./renamed-option.js";
 
 interface ReplayOptions {
   policy: string;
   intent?: string;
+  sessionSettings?: string;
+  /** The deprecated name of --session-settings. */
   session?: string;
   graph?: string;
   trustedServer: string[];
@@ -27,7 +30,7 @@ A trace is JSON lines, one event each:
   {"type":"tool_result","server":"…","tool":"…","content":…}          (optional "provenance")
 Every trace runs in a fresh session of the session runtime, as one more source of the pipeline: the
 intent (--intent; without it every action is in the intent), provenance of every argument value,
-transition rules and instruction detection (--session settings). A result is external_untrusted unless
+transition rules and instruction detection (--session-settings). A result is external_untrusted unless
 its server is named with --trusted-server or the event carries "provenance" (system_policy,
 user_input or external_untrusted). A call that is not accepted does not execute: its result, if the
 trace has one, is ignored. Unknown fields are ignored; an unknown event
@@ -45,7 +48,7 @@ Exit codes:
 Examples:
   acp replay --policy policy.yml examples/attacks/*.jsonl
   acp replay --policy policy.yml --intent intent.json --trusted-server calendar trace.jsonl --json
-  acp replay --policy examples/attacks/policy.yml --session examples/attacks/session.yml \\
+  acp replay --policy examples/attacks/policy.yml --session-settings examples/attacks/session.yml \\
     --intent examples/attacks/intents/calendar-read.json examples/attacks/ipi-calendar-exfil.jsonl
 
 Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
@@ -85,17 +88,23 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     .argument("<trace...>", "trace files (JSON lines)")
     .requiredOption("--policy <file>", "the policy file")
     .option("--intent <file>", "the intent (JSON or YAML) every trace's session runs under (default: every action)")
-    .option("--session <file>", "session settings (JSON or YAML): transitions, provenance, escalation")
+    .option(
+      "--session-settings <file>",
+      "the session runtime's settings (JSON or YAML): transitions, provenance, escalation",
+    )
+    .addOption(oldNameOption("--session <file>"))
     .option("--graph <file>", "a consent graph to judge with as well")
     .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
     .option("--approve-asks", "a call routed ask or defer counts as approved by a person and executes")
     .option("--json", "print the summary as a JSON line too")
     .addHelpText("after", HELP_AFTER)
     .action(async (files: string[], options: ReplayOptions) => {
+      const names = { old: "--session", current: "--session-settings" };
+      const settings = renamedValue(ctx, names, options.session, options.sessionSettings);
       const inputs = await loadInputs(ctx, options);
       const sessions = await loadReplaySessions(ctx, {
         intent: options.intent,
-        session: options.session,
+        session: settings,
         trustedServers: options.trustedServer,
         classify: inputs.policy.classify,
       });

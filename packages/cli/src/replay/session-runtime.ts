@@ -130,7 +130,7 @@ export interface ReplaySessionOptions {
 }
 
 /**
- * Reads `--intent` and `--session` (JSON or YAML), checks them, and builds the session factory. A missing
+ * Reads `--intent` and `--session-settings` (JSON or YAML), checks them, and builds the session factory. A missing
  * file exits 1; an invalid intent or settings file exits 4 listing every problem.
  */
 export async function loadReplaySessions(

@@ -196,7 +196,7 @@ describe("acp pending / approve / deny on the PostgreSQL of acp serve", () => {
     expect((await onePendingFromCli()).id).toBe(id); // still pending, unanswered
     expect(await auditOf(id).then((events) => events.map((e) => e.event_type))).toEqual(["consent_requested"]);
 
-    const answered = await runBuiltAcp(["approve", id, "--session"], terminalEnv());
+    const answered = await runBuiltAcp(["approve", id, "--for-session"], terminalEnv());
     expect(answered.code, answered.stderr).toBe(0);
     expect((await waiting).json).toMatchObject({ route: "accept", consent: { outcome: "approved", scope: "session" } });
   }, 120_000);
