@@ -2,12 +2,12 @@
  * The pending-consent table alone (for `acp pending`, `acp approve`, `acp deny`), on SQLite or PostgreSQL,
  * behind the one {@link AsyncPendingConsentStore} interface the service itself answers through.
  */
-import { existsSync } from "node:fs";
 import {
   createPendingConsentStore,
   createPostgresPendingConsentStore,
   openPendingConsentDb,
   openPostgresStore,
+  stateDbPresent,
   toAsyncPendingConsentStore,
   type AsyncPendingConsentStore,
 } from "@acp/store";
@@ -44,7 +44,8 @@ export async function openPendingConsent(options: {
     }
     return { store: createPostgresPendingConsentStore(pg), location: pg.url, close: () => pg.close() };
   }
-  if (!existsSync(options.statePath)) return null;
+  // a link at the name, even dangling, is not "no state.db": opening it refuses it (state_db_unsafe)
+  if (!stateDbPresent(options.statePath)) return null;
   const db = openPendingConsentDb(options.statePath);
   try {
     return {

@@ -6,6 +6,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -18,9 +19,11 @@ import {
   applyMigrations,
   listAppliedMigrations,
   openStateDb,
+  stateDbPresent,
   StateDbUnsafeError,
   type StateDbMigration,
 } from "../../src/sqlite/index.js";
+import { stateDbOpenHooks } from "../../src/sqlite/open-state-db.js";
 
 const dirs: string[] = [];
 function tempDb(): string {
@@ -163,5 +166,79 @@ describe("openStateDb: state.db must be a regular file the user owns", () => {
     openStateDb(path).close();
     chownSync(path, 12345, 12345);
     expect(() => openStateDb(path).close()).not.toThrow();
+  });
+});
+
+describe("openStateDb: the file SQLite opens is the one checked", () => {
+  afterEach(() => {
+    delete stateDbOpenHooks.beforeSqliteOpen;
+    delete stateDbOpenHooks.afterSqliteOpen;
+  });
+
+  /** A database file elsewhere the swap brings in, with one row the test can recognise. */
+  function planted(path: string): string {
+    const other = join(dirname(dirname(path)), "planted.db");
+    const db = openStateDb(other, { migrations: NOTES });
+    db.prepare("INSERT INTO notes (body) VALUES ('planted')").run();
+    db.close();
+    return other;
+  }
+
+  it("refuses a symbolic link swapped in after the check, and leaves its target as it was", () => {
+    const path = tempDb();
+    openStateDb(path).close();
+    const other = planted(path);
+    const before = statSync(other).mtimeMs;
+    stateDbOpenHooks.beforeSqliteOpen = (p) => {
+      rmSync(p);
+      symlinkSync(other, p);
+    };
+    expect(() => openStateDb(path, { migrations: NOTES })).toThrow(StateDbUnsafeError);
+    expect(() => openStateDb(path)).toThrow("is a symbolic link"); // and at the next open, at the check
+    expect(statSync(other).mtimeMs).toBe(before);
+  });
+
+  it.runIf(process.platform === "linux")(
+    "refuses a file swapped in for the open and swapped back before the name is looked at again",
+    () => {
+      const path = tempDb();
+      openStateDb(path).close();
+      const other = planted(path);
+      const aside = `${path}.aside`;
+      stateDbOpenHooks.beforeSqliteOpen = (p) => {
+        renameSync(p, aside);
+        renameSync(other, p);
+      };
+      stateDbOpenHooks.afterSqliteOpen = (p) => {
+        renameSync(p, other);
+        renameSync(aside, p);
+      };
+      expect(() => openStateDb(path, { migrations: NOTES })).toThrow(
+        `\`${path}\` was replaced while it was being opened`,
+      );
+    },
+  );
+
+  it("opens as before when nothing is swapped, also beside another connection of the process", () => {
+    const path = tempDb();
+    const first = openStateDb(path, { migrations: NOTES });
+    first.prepare("INSERT INTO notes (body) VALUES ('mine')").run();
+    const second = openStateDb(path, { migrations: NOTES });
+    first.close();
+    const third = openStateDb(path, { readonly: true });
+    expect(third.prepare("SELECT body FROM notes").all()).toEqual([{ body: "mine" }]);
+    third.close();
+    second.close();
+  });
+});
+
+describe("stateDbPresent", () => {
+  it("counts a dangling symbolic link as something there (existsSync said nothing was)", () => {
+    const path = tempDb();
+    mkdirSync(dirname(path), { recursive: true });
+    expect(stateDbPresent(path)).toBe(false);
+    symlinkSync(join(dirname(path), "gone.db"), path);
+    expect(existsSync(path)).toBe(false);
+    expect(stateDbPresent(path)).toBe(true);
   });
 });
