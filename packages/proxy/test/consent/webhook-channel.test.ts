@@ -148,6 +148,34 @@ describe("webhook channel specifics", () => {
     }
   });
 
+  it("refuses a replayed callback up to the last instant its timestamp passes, not only until then", async () => {
+    const time = new ManualTime();
+    const hook = await startWebhook(time);
+    try {
+      const broker = createConsentBroker({
+        channels: [hook.channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const request = await eventually(() => hook.requests()[0]);
+      const url = `${hook.callback.url}/callback`;
+      const deny = JSON.stringify({ request_id: request.id, nonce: request.nonce, decision: "denied" });
+      // signed five minutes ahead (the most the window takes), replayed when it is five minutes old
+      const timestamp = String(Math.floor(time.clock().getTime() / 1000) + 300);
+      expect(await postCallback(url, deny, { secret: SECRET, now: time.clock(), timestamp })).toBe(200);
+      expect((await pending).kind).toBe("denied");
+      time.advance(600_000);
+      expect(await postCallback(url, deny, { secret: SECRET, now: time.clock(), timestamp })).toBe(409);
+      time.advance(1_000);
+      expect(await postCallback(url, deny, { secret: SECRET, now: time.clock(), timestamp })).toBe(401);
+    } finally {
+      await hook.close();
+    }
+  });
+
   it("retries a failing receiver with exponential backoff, then delivers", async () => {
     const time = new ManualTime();
     const delays: number[] = [];

@@ -160,7 +160,9 @@ class WebhookChannelImpl implements WebhookChannel {
       const headers = { timestamp: req.headers[TIMESTAMP_HEADER], signature };
       const failure = checkWebhookSignature(this.#o.secret, headers, read.bytes, now, this.#tolerance());
       if (failure !== null) return reply(res, 401, { error: failure });
-      if (!this.#firstUse(signature as string, now)) return reply(res, 409, { error: "replayed_callback" });
+      if (!this.#firstUse(signature as string, Number(headers.timestamp) * 1000, now)) {
+        return reply(res, 409, { error: "replayed_callback" });
+      }
       const body = utf8Of(read.bytes);
       if (body === null) return reply(res, 400, { error: "malformed_json", message: "the body is not UTF-8" });
       return await this.#accept(res, body, now);
@@ -207,10 +209,15 @@ class WebhookChannelImpl implements WebhookChannel {
     return recorded ? reply(res, 200, { ok: true }) : reply(res, 404, { error: "consent_request_unknown" });
   }
 
-  #firstUse(signature: string, now: Date): boolean {
-    for (const [sig, forgetAt] of this.#seen) if (forgetAt <= now.getTime()) this.#seen.delete(sig);
+  /**
+   * Whether a signature is seen for the first time. It is remembered for as long as its timestamp passes the
+   * window (up to `timestamp + tolerance` inclusive), and forgotten only once that is over: forgetting it at the
+   * last instant it still passed let it be taken twice.
+   */
+  #firstUse(signature: string, timestampMs: number, now: Date): boolean {
+    for (const [sig, forgetAfter] of this.#seen) if (forgetAfter < now.getTime()) this.#seen.delete(sig);
     if (this.#seen.has(signature)) return false;
-    this.#seen.set(signature, now.getTime() + 2 * this.#tolerance());
+    this.#seen.set(signature, timestampMs + this.#tolerance());
     return true;
   }
 
