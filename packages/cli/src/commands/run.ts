@@ -122,6 +122,7 @@ Exit codes: once the agent ran, its own status, passed through unchanged (128+N 
 signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's own, after a message on
 stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot start (sandbox_unavailable,
 sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home,
+sandbox_home_writable: ACP's home is reached through a symbolic link the agent could change;
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not

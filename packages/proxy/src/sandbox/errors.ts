@@ -12,7 +12,8 @@ export type SandboxErrorCode =
   | "sandbox_setup_failed"
   | "sandbox_invalid_egress"
   | "sandbox_cwd_in_home"
-  | "sandbox_host_sockets";
+  | "sandbox_host_sockets"
+  | "sandbox_home_writable";
 
 /** The issue behind a `SandboxError`. */
 export interface SandboxIssue {

@@ -48,6 +48,12 @@ export interface SandboxInitConfig {
   readonly writable: readonly string[];
   /** The writable paths outside the covered roots, bound onto themselves (recursively) so they are mounts. */
   readonly bindWritable: readonly string[];
+  /**
+   * The directories between a writable path and ACP's home, outermost first, each bound onto itself before
+   * the home is covered: mount points cannot be renamed or removed, so the agent cannot move the home's
+   * cover away and put a home of its own in its place (`pinnedDirectories`).
+   */
+  readonly pinned: readonly string[];
   readonly ports: { readonly mcp: number; readonly egress: number };
 }
 
@@ -122,6 +128,8 @@ for (const m of cfg.cover) tmpfs(m);
 cfg.keep.forEach((k, i) => { mountPoint(k.path, k.directory); bind(staged[i], k.path); });
 // the writable paths outside the covered roots become mounts of their own (with what is mounted under them)
 for (const w of cfg.bindWritable) run("cannot keep " + w + " writable", "mount", ["--rbind", w, w]);
+// the directories between a writable path and the home become mount points: they cannot be renamed away
+for (const d of cfg.pinned) run("cannot keep ACP's home in place at " + d, "mount", ["--bind", d, d]);
 if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);

@@ -13,6 +13,7 @@ import { isAbsolute, join, relative, sep } from "node:path";
 import { COVERED_ROOTS, coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
 import { findHostChannel } from "./host-sockets.js";
+import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
@@ -60,6 +61,8 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   // or lies in /run (`/run/user/UID`: a session's D-Bus, ssh-agent and display sockets)
   const shared = cwd === "/" || coveredRootAt(cwd) !== undefined || isInRuntimeDir(cwd);
   const writable = [...new Set([...(shared ? [] : [cwd]), ...checked.paths])];
+  const linked = homeLinkWritable(input.home, writable);
+  if (linked !== undefined) throw linked;
   const roots = uniqueRoots();
   // The agent's own program must stay visible: the executable and the files named on the command line (an
   // agent checked out under /tmp, say). Never a covered directory named itself (`--add-dir /tmp` would
@@ -96,6 +99,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     writable,
     // outside the covers, the outermost writable paths are bound onto themselves; under them, they are kept
     bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
+    pinned: home === null ? [] : pinnedDirectories(home, writable),
     ports: input.ports,
   };
 }
