@@ -1,5 +1,6 @@
-import { spendWork } from "../glob/index.js";
-import { compileRuleGlob } from "./fast-glob.js";
+import { spendWork, workEpoch } from "../glob/index.js";
+import { compileRuleGlob, readingCost } from "./fast-glob.js";
+import type { LiteralSearch } from "./literal-search.js";
 import { normalizeValue } from "./normal-form.js";
 import type { ArgMatchValue } from "../policy/types.js";
 
@@ -21,16 +22,8 @@ export const MAX_ARRAY_NESTING = 32;
 const TRUE_WORDS = new Set(["true", "1", "yes", "on", "t", "y"]);
 const FALSE_WORDS = new Set(["false", "0", "no", "off", "f", "n"]);
 
-/**
- * The work units of one reading of a string by a glob, beyond the linear-time matcher's own steps: one
- * unit per 16 characters, about what a string search costs next to one step of that matcher.
- */
-function readingCost(text: string): number {
-  return 1 + (text.length >> 4);
-}
-
-/** Printable ASCII, which NFKC leaves as it is. */
-const PLAIN_ASCII = /^[\x20-\x7e]*$/;
+/** Printable ASCII and line breaks, which NFKC leaves as they are. */
+const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 
 /**
  * The ideographic full stop, which NFKC keeps (and makes of the half-width one) but IDNA (UTS #46), the WHATWG
@@ -45,19 +38,84 @@ const IDEOGRAPHIC_FULL_STOP = /\u3002/g;
  */
 const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
 
+/** The forms of one string argument value, each made when first asked for. */
+interface Forms {
+  lower?: string;
+  normal?: string | null;
+  compat?: string | null;
+}
+
+/** Values whose forms one decision keeps (a request with more strings than this makes them again). */
+const MAX_KEPT_FORMS = 64;
+
 /**
- * Whether the NFKC form of a non-ASCII string meets the crossing glob, as written or in any case: what
- * IDNA makes of a mail domain (`a@ｅｖｉｌ.com` is `a@evil.com`, and so are `a@evil。com`, its ideographic
- * full stop a dot there, and `a@evil\u200b.com`, its invisible characters dropped) and many servers of
- * full-width text.
+ * The forms of the string argument values read in this decision, each made once for every rule that reads
+ * it (and charged once: twenty rules over one megabyte of `content` lower-case it once), and made again,
+ * and charged again, in the next decision ({@link workEpoch}).
+ */
+const kept = { epoch: -1, forms: new Map<string, Forms>() };
+
+function formsOf(leaf: string): Forms {
+  const epoch = workEpoch();
+  if (kept.epoch !== epoch) {
+    kept.epoch = epoch;
+    kept.forms.clear();
+  }
+  let forms = kept.forms.get(leaf);
+  if (forms === undefined) {
+    forms = {};
+    if (kept.forms.size < MAX_KEPT_FORMS) kept.forms.set(leaf, forms);
+  }
+  return forms;
+}
+
+/** `leaf` in lower case. */
+function lowerOf(leaf: string): string {
+  const f = formsOf(leaf);
+  if (f.lower === undefined) {
+    spendWork(readingCost(leaf));
+    const lower = leaf.toLowerCase();
+    f.lower = lower === leaf ? leaf : lower; // the same string: compared with it at once
+  }
+  return f.lower;
+}
+
+/** The normal form of a path or URL ({@link normalizeValue}), or null when `leaf` is in it. */
+function normalOf(leaf: string): string | null {
+  const f = formsOf(leaf);
+  if (f.normal === undefined) {
+    spendWork(leaf.length >> 2); // a split and join, or a URL parse
+    f.normal = normalizeValue(leaf) ?? null;
+  }
+  return f.normal;
+}
+
+/**
+ * The NFKC form of a non-ASCII string as IDNA reads a domain (`a@ｅｖｉｌ.com` is `a@evil.com`, and so are
+ * `a@evil。com`, its ideographic full stop a dot there, and `a@evil\u200b.com`, its invisible characters
+ * dropped), or null when it is `leaf` itself.
+ */
+function compatOf(leaf: string): string | null {
+  const f = formsOf(leaf);
+  if (f.compat === undefined) {
+    spendWork(readingCost(leaf));
+    if (PLAIN_ASCII.test(leaf)) f.compat = null;
+    else {
+      spendWork(leaf.length >> 2);
+      const nfkc = leaf.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, ".").replace(INVISIBLE, "");
+      f.compat = nfkc === leaf ? null : nfkc;
+    }
+  }
+  return f.compat;
+}
+
+/**
+ * Whether the NFKC form of a non-ASCII string ({@link compatOf}) meets the crossing glob, as written or in
+ * any case: what IDNA makes of a mail domain and many servers of full-width text.
  */
 function compatible(leaf: string, loose: (value: string) => boolean, inAnyCase: (value: string) => boolean): boolean {
-  if (PLAIN_ASCII.test(leaf)) return false;
-  spendWork(leaf.length >> 2);
-  const nfkc = leaf.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, ".").replace(INVISIBLE, "");
-  if (nfkc === leaf) return false;
-  spendWork(readingCost(nfkc));
-  return loose(nfkc) || inAnyCase(nfkc);
+  const nfkc = compatOf(leaf);
+  return nfkc !== null && (loose(nfkc) || inAnyCase(nfkc));
 }
 
 /**
@@ -132,15 +190,17 @@ function coercesTo(expected: number | boolean, leaf: unknown): boolean {
  * `a@EVIL.COM` (a mail domain has no case), `/Users/me/.ssh/**` refuses `/Users/me/.SSH/id_rsa` (nor has
  * a path on macOS' or Windows' usual file systems); and in its NFKC form (`a@ｅｖｉｌ.com`, which IDNA reads
  * as `a@evil.com`).
- * Returns an error message when the value cannot be compiled.
+ * Returns an error message when the value cannot be compiled. Each glob reads a value's literal text
+ * through `search` (one pass over a long value for every rule of the policy) when one is given; the forms
+ * of a value (lower case, normal form, NFKC) are made once a decision.
  */
-export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafTest | string {
+export function compileLeafTest(expected: ArgMatchValue, lenient = false, search?: LiteralSearch): LeafTest | string {
   if (typeof expected === "string") {
-    const glob = compileRuleGlob(expected);
+    const glob = compileRuleGlob(expected, {}, search);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
     const matches = glob.value;
     // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
-    const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }) : undefined;
+    const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }, search) : undefined;
     const loose = crossing?.ok === true ? crossing.value : undefined;
     // and its `yes` / `on` (a boolean in YAML 1.1, a string in 1.2) also meets the boolean it meant
     const word = lenient ? booleanWord(expected) : undefined;
@@ -148,32 +208,28 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false): LeafT
     // `/Users/me/.SSH/id_rsa` on a case-insensitive file system): the crossing glob, in lower case
     const lowered = expected.toLowerCase();
     const mailPattern = isAddressPattern(expected);
-    const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }) : undefined;
+    const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }, search) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
-      const lower = value.toLowerCase();
+      const lower = lowerOf(value);
       if (lower === value && lowered === expected) return false; // the crossing glob has read it as it is
-      spendWork(readingCost(value));
       return anyCase(lower);
     };
+    // each glob counts what it reads against the decision's work budget (the matcher its own steps too)
     return (leaf) => {
       if (typeof leaf === "string") {
-        // each reading of the string counts against the decision's work budget (the matcher's own steps too)
-        spendWork(readingCost(leaf));
+        spendWork(1);
         if (loose === undefined) {
           // an allow rule's address pattern meets a value only when it meets every address written in it:
           // `*@corp.com` does not allow `mark@attacker.example, bob@corp.com` (a mail service sends to both)
           if (!matches(leaf)) return false;
           return !mailPattern || addressesIn(leaf).every((address) => matches(address));
         }
-        if (matches(leaf)) return true;
-        spendWork(readingCost(leaf));
-        if (loose(leaf) || inAnyCase(leaf)) return true;
-        spendWork(leaf.length >> 2); // the normal form: a split and join, or a URL parse
-        const normal = normalizeValue(leaf);
-        if (normal !== undefined) {
-          spendWork(2 * readingCost(normal));
+        // the crossing glob first: where it holds (most often), the glob as written need not be run at all
+        if (loose(leaf) || matches(leaf) || inAnyCase(leaf)) return true;
+        const normal = normalOf(leaf);
+        if (normal !== null) {
           if (matches(normal) || loose(normal) || inAnyCase(normal)) return true;
         }
         if (compatible(leaf, loose, inAnyCase)) return true;

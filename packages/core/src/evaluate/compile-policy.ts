@@ -8,6 +8,7 @@ import { CATEGORIES, findUnreadableName, type Category } from "../request/index.
 import { compileLeafTest, splitArgPath, type CompiledArgMatch } from "./arg-match.js";
 import { buildRuleIndex, type RuleIndex } from "./rule-index.js";
 import { widenName, type LenientName } from "./lenient-name.js";
+import { LiteralSearch } from "./literal-search.js";
 import { compileTimeWindow, type CompiledTimeWindow } from "./time-of-day.js";
 
 /** One rule with every pattern compiled. */
@@ -64,7 +65,7 @@ function glob(pattern: unknown, path: Path, rule: PolicyRule, issues: Issue[]): 
   return () => false;
 }
 
-function compileArgs(rule: PolicyRule, base: Path, issues: Issue[]): CompiledArgMatch[] {
+function compileArgs(rule: PolicyRule, base: Path, issues: Issue[], search: LiteralSearch): CompiledArgMatch[] {
   const args = rule.match.args;
   if (args === undefined) return [];
   const out: CompiledArgMatch[] = [];
@@ -74,7 +75,7 @@ function compileArgs(rule: PolicyRule, base: Path, issues: Issue[]): CompiledArg
       issues.push(issue({ code: "invalid_arg_path" }, [...base, key], `invalid argument path \`${key}\``, rule));
       continue;
     }
-    const test = compileLeafTest(expected, rule.action !== "allow");
+    const test = compileLeafTest(expected, rule.action !== "allow", search);
     if (typeof test === "string") {
       issues.push(issue({ code: "invalid_arg_value" }, [...base, key], `argument \`${key}\`: ${test}`, rule));
       continue;
@@ -123,7 +124,7 @@ function lenientName(rule: PolicyRule, pattern: unknown, matcher: GlobMatcher | 
   return widenName(pattern, matcher);
 }
 
-function compileRule(rule: PolicyRule, position: number, issues: Issue[]): CompiledRule {
+function compileRule(rule: PolicyRule, position: number, issues: Issue[], search: LiteralSearch): CompiledRule {
   const base: Path = ["rules", position];
   checkRule(rule, position, base, issues);
   const tool = glob(rule.match.tool, [...base, "match", "tool"], rule, issues);
@@ -137,7 +138,7 @@ function compileRule(rule: PolicyRule, position: number, issues: Issue[]): Compi
     server: lenientServer?.matcher ?? server,
     ...(lenientServer?.folded !== undefined ? { foldedServer: lenientServer.folded } : {}),
     category: rule.match.category,
-    args: compileArgs(rule, [...base, "match", "args"], issues),
+    args: compileArgs(rule, [...base, "match", "args"], issues, search),
     every: rule.action === "allow",
     window: compileWindow(rule, base, issues),
     reasons: Object.freeze([
@@ -163,6 +164,8 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
     issues.push(issue({ code: "unknown_action" }, ["default_action"], message));
   }
   const seen = new Set<string>();
+  // the literal text of every rule's argument globs, searched for in a long value once for them all
+  const search = new LiteralSearch();
   const rules = policy.rules.map((rule, position) => {
     if (seen.has(rule.id)) {
       issues.push(
@@ -170,7 +173,7 @@ export function tryCompilePolicy(policy: Policy): Result<CompiledPolicy> {
       );
     }
     seen.add(rule.id);
-    return compileRule(rule, position, issues);
+    return compileRule(rule, position, issues, search);
   });
   let overrides: CompiledOverrides = { entries: [] };
   try {

@@ -17,9 +17,10 @@ import { withWorkBudget } from "../glob/index.js";
 
 /**
  * The most work units one policy evaluation may spend ({@link withWorkBudget}): 2^23, about 8.4 million,
- * some half a second of the linear-time matcher's worst work on a hostile argument. A rule whose glob
- * holds a literal run (`*BEGIN*PRIVATE KEY*`) reads a 1,000,000-character argument for about 0.5 million
- * units; a glob without one (`*a*a*b`) may need all of the budget on such an argument.
+ * some half a second to two seconds of the linear-time matcher's worst work on a hostile argument. The
+ * literal text of every glob (`PRIVATE KEY` of `*BEGIN*PRIVATE KEY*`) is found in a 1,000,000-character
+ * argument in one pass for all rules (`LiteralSearch`), so twenty such rules spend about 0.5 million units
+ * on it, as one does; a glob without literal text (`*a*a*b`) may need all of the budget on such an argument.
  */
 export const DECISION_WORK_BUDGET = 2 ** 23;
 

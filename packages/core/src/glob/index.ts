@@ -1,8 +1,10 @@
 import picomatch from "picomatch";
 import type { Result } from "../issues/index.js";
+import { requiredText } from "./linear-pattern.js";
 import { compileLinearRegex } from "./linear-regex.js";
+import { Parser } from "./regex-parse.js";
 
-export { WorkBudgetExceededError, spendWork, withWorkBudget } from "./work-budget.js";
+export { WorkBudgetExceededError, spendWork, withWorkBudget, workEpoch } from "./work-budget.js";
 
 /** A compiled glob: a predicate over strings. */
 export type GlobMatcher = (value: string) => boolean;
@@ -23,6 +25,30 @@ export interface GlobOptions {
    * `command: "*rm -rf*"` is meant to meet `cd /tmp && rm -rf x` too.
    */
   readonly starCrossesSlash?: boolean;
+}
+
+/** The expression picomatch compiles a glob into; throws on a glob it cannot read. */
+function globRegex(pattern: string, cross: boolean): RegExp {
+  // posix: `[!a]` negates as in every shell (without it picomatch reads a class of `!` and `a`)
+  return picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross });
+}
+
+/**
+ * The longest run of literal text every value a glob matches holds (`BEGIN` of `*BEGIN*PRIVATE KEY*`,
+ * `eval(` of `*eval\(*`, none of `*a*b` or `{ab,cd}*`), read from the expression it compiles into, so
+ * a search for it can decide most values before the matcher runs; "" when there is none or the glob does
+ * not compile. An exact name is its own.
+ */
+export function requiredGlobText(pattern: string, options: GlobOptions = {}): string {
+  if (!isGlobPattern(pattern)) return pattern;
+  try {
+    const cross = options.starCrossesSlash === true;
+    const re = globRegex(pattern, cross);
+    if (re.flags !== "") return "";
+    return requiredText(new Parser(re.source, cross).parse());
+  } catch {
+    return "";
+  }
 }
 
 /**
@@ -49,8 +75,7 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Result<
   if (!isGlobPattern(pattern)) return { ok: true, value: (value) => value === pattern };
   try {
     const cross = options.starCrossesSlash === true;
-    // posix: `[!a]` negates as in every shell (without it picomatch reads a class of `!` and `a`)
-    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross });
+    const re = globRegex(pattern, cross);
     const linear = compileLinearRegex(re.source, cross ? `${re.flags}s` : re.flags);
     return { ok: true, value: (value) => linear.test(value) };
   } catch (err) {

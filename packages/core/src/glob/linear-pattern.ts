@@ -27,7 +27,7 @@ export interface LinearPattern {
 const FLAGS = /^[gimsd]*$/;
 
 /** The longest run of plain literals every match holds (searched for before the machine runs). */
-function requiredText(node: Node): string {
+export function requiredText(node: Node): string {
   if (node.t === "char") return node.code === undefined ? "" : String.fromCharCode(node.code);
   if (node.t === "repeat") return node.min > 0 ? requiredText(node.body) : "";
   if (node.t !== "seq") return "";

@@ -20,6 +20,18 @@ export class WorkBudgetExceededError extends Error {
 /** The open budget (units left, and its size), or none. Module state: work inside a budget is synchronous. */
 const meter = { left: Infinity, limit: Infinity };
 
+/** Counts the budgets opened: a decision's number, for what is remembered only within one decision. */
+let epochs = 0;
+
+/**
+ * The number of the budget last opened ({@link withWorkBudget}): what one decision computed once and
+ * charged for (a long argument's lower case, the literals a search found in it) is kept while this number
+ * stays, and is computed and charged again after it changes.
+ */
+export function workEpoch(): number {
+  return epochs;
+}
+
 /** Draws `units` from the open budget; throws {@link WorkBudgetExceededError} when it is spent. */
 export function spendWork(units: number): void {
   meter.left -= units;
@@ -33,6 +45,7 @@ export function spendWork(units: number): void {
 export function withWorkBudget<T>(units: number, work: () => T): T {
   const outerLeft = meter.left;
   const outerLimit = meter.limit;
+  epochs++;
   meter.left = units;
   meter.limit = units;
   try {

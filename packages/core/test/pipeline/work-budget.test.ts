@@ -50,9 +50,55 @@ describe("a decision's work budget", () => {
 
   it("refuses a huge string that a regular-expression-shaped glob would read for too long", async () => {
     const decide = pipelineOf(denyRules(1, "body"));
-    const body = "a".repeat(REQUEST_LIMITS.maxStringLength);
+    // it holds the glob's literal text (`b0`), so the matcher must run over all of it
+    const body = `b0${"a".repeat(REQUEST_LIMITS.maxStringLength - 2)}`;
     const decision = await decide.decide({ tool: "send_email", arguments: { body } }, NOW);
     expect(codes(decision)).toEqual(["decision_budget_exceeded"]);
+  });
+
+  it("judges a huge string without the glob's literal text with no run of the matcher", async () => {
+    const decide = pipelineOf(denyRules(40, "body"));
+    const body = "a".repeat(REQUEST_LIMITS.maxStringLength);
+    expect((await decide.decide({ tool: "send_email", arguments: { body } }, NOW)).route).toBe("accept");
+  });
+
+  it("judges a 1,000,000-character file under twenty content rules, each literal searched for in one pass", async () => {
+    const globs = [
+      "*BEGIN*PRIVATE KEY*",
+      "*AKIA*",
+      "*ghp_*",
+      "*xoxb-*",
+      "*rm -rf*",
+      "*curl*sh*",
+      "*password=*",
+      "*api_key*",
+      "*secret_key*",
+      "*aws_secret_access_key*",
+      "*PRIVATE KEY-----*",
+      "*eval\\(*",
+      "*base64 -d*",
+      "*/etc/shadow*",
+      "*chmod 777*",
+      "*sudo *",
+      "*DROP TABLE*",
+      "*nc -e*",
+      "*mkfifo*",
+      "*.ssh/id_*",
+    ];
+    const rules = globs.map(
+      (g, i) =>
+        `  - { id: c${i}, match: { tool: write_file, args: { content: ${JSON.stringify(g)} } }, action: deny }\n`,
+    );
+    const decide = pipelineOf(rules.join(""));
+    const line = "export function handler(request, response) { return response.send(request.body.value + 1); }\n";
+    const content = line.repeat(Math.ceil(REQUEST_LIMITS.maxStringLength / line.length)).slice(0, 1_000_000);
+    const write = await decide.decide({ tool: "write_file", arguments: { path: "/srv/app.js", content } }, NOW);
+    expect([write.route, codes(write)]).toEqual(["accept", ["default_action"]]);
+    // and the same content with a key in it is still refused by its rule
+    const pem = "-----BEGIN PRIVATE KEY-----";
+    const key = `${content.slice(0, 500_000)}${pem}${content.slice(500_000 + pem.length)}`;
+    const refused = await decide.decide({ tool: "write_file", arguments: { path: "/srv/app.js", content: key } }, NOW);
+    expect([refused.route, refused.rule]).toEqual(["refuse", "policy:c0"]);
   });
 
   it("judges a huge string that rules with literal text read, and a normal request as before", async () => {
