@@ -38,6 +38,18 @@ describe("acp serve checks its flags before it opens the key", () => {
     const out = serve(["--port", "0"]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("key_passphrase_required");
+    // what to do where a service runs, and why it does not start degraded as acp proxy does
+    expect(out.stderr).toContain("set ACP_PASSPHRASE in the service's environment");
+    expect(out.stderr).toContain("unlike acp proxy it does not start without it");
+  });
+
+  it("--stdio without the passphrase says to put it in the MCP client's env (exit 1), not to run in a terminal", () => {
+    const out = serve(["--stdio"]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("key_passphrase_required");
+    expect(out.stderr).toContain("put ACP_PASSPHRASE in the `env` of this command's entry in the MCP client's config");
+    expect(out.stderr).toContain("hide the vault's values from the audit");
+    expect(out.stderr).not.toContain("terminal");
   });
 });
 

@@ -20,12 +20,13 @@ import {
   type ServerStores,
   type ServiceKeyPair,
 } from "@acp/server";
-import { readConfigDocument, readConfigSecret, readVault } from "@acp/store";
+import { readConfigDocument, readConfigSecret, readPrivateKeyFile, readVault } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { loadDecisionInputs } from "../decision/load.js";
 import { createServePipelines } from "../wiring/serve-policy.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
+import { canPrompt, PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
 import { checkChannelKeys, configuredChannels } from "../wiring/config-channels.js";
 import { checkTopLevelKeys } from "../wiring/config-in-use.js";
@@ -100,7 +101,9 @@ Every token must differ from every other. A token has at least 16 characters (le
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
 (or serve.approver_token; the value on stdin), or pass it in the environment.
 Consent responses are signed with $ACP_HOME/keys/private.key (made by acp init), opened with
-ACP_PASSPHRASE or, at a terminal, a prompt.
+ACP_PASSPHRASE or, at a terminal, a prompt. Unlike acp proxy, acp serve (and --stdio, whose passphrase goes
+in the MCP client's env) does not start without it: it hides the vault's values from the audit and signs
+consent answers and audit checkpoints with it.
 
 A person answers in the console, with acp approve / acp deny, over the API with the approvers' token, or on
 the channel config.yml names, as for acp proxy: channel: telegram (telegram.bot_token sealed, chat_id) or
@@ -185,8 +188,37 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     });
 }
 
-async function loadKeys(ctx: CliContext, home: string): Promise<{ keys: ServiceKeyPair; seed?: Uint8Array }> {
+/**
+ * Why `acp serve` (HTTP and `--stdio`) does not start without the passphrase where `acp proxy` starts and
+ * refuses what would ask: the service hides the vault's values from the audit wherever a caller puts them
+ * (a proxy hides only what it injects, and without the key it injects nothing), and it signs consent
+ * answers and the home's audit checkpoints with the key. Started without it, it would write known secrets
+ * unredacted and checkpoints the home's key does not verify.
+ */
+export const SERVE_NEEDS_THE_KEY =
+  "acp serve needs it to hide the vault's values from the audit and to sign consent answers and audit " +
+  "checkpoints, so unlike acp proxy it does not start without it";
+
+/** The passphrase is missing and nothing can ask for it: what to do, for HTTP and for `--stdio`. */
+function noPassphrase(stdio: boolean): CliError {
+  const where = stdio
+    ? `put ${PASSPHRASE_ENV} in the \`env\` of this command's entry in the MCP client's config (docs/guides/serve.md)`
+    : `set ${PASSPHRASE_ENV} in the service's environment (a systemd unit: Environment= or LoadCredential=), or start it in a terminal to be asked`;
+  return new CliError(
+    `the private key in $ACP_HOME/keys is encrypted and ${PASSPHRASE_ENV} is not set: ${where}; ${SERVE_NEEDS_THE_KEY} (key_passphrase_required)`,
+    EXIT.error,
+  );
+}
+
+async function loadKeys(
+  ctx: CliContext,
+  home: string,
+  stdio: boolean,
+): Promise<{ keys: ServiceKeyPair; seed?: Uint8Array }> {
   if (existsSync(join(home, "keys", "private.key"))) {
+    const file = readPrivateKeyFile(home);
+    const given = (ctx.io.env[PASSPHRASE_ENV] ?? "") !== "";
+    if (file.ok && file.value.protection !== "none" && !given && !canPrompt(ctx)) throw noPassphrase(stdio);
     const seed = await openMasterSeed(ctx, home);
     return { keys: ed25519KeyPairFromSeed(seed), seed };
   }
@@ -405,7 +437,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const { config, file } = serveSections(home);
   checkFlagsBeforeKeys(ctx, flags, config);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
-  const { keys, seed } = await loadKeys(ctx, home);
+  const { keys, seed } = await loadKeys(ctx, home, flags.stdio === true);
   const token = loadToken(ctx, home, config, seed, "agents");
   const approverToken = loadToken(ctx, home, config, seed, "approvers");
   const agentTokens = loadNamedTokens(home, "agent_tokens", config.agentTokens, seed);
