@@ -29,7 +29,8 @@ export interface OpenStateDbOptions {
 /**
  * Thrown by {@link openStateDb} when `state.db` (or its `-wal`, `-shm`) is not a regular file the user owns: a
  * symbolic link planted by someone who can write the home (SQLite would write the state into its target), a
- * named pipe (opening it would hang), a file of another user. Code `state_db_unsafe`.
+ * named pipe (opening it would hang), a file of another user, a file with another name too (a hard link), a
+ * file swapped in while it was opened. Code `state_db_unsafe`.
  */
 export class StateDbUnsafeError extends Error {
   readonly code = "state_db_unsafe";
@@ -51,6 +52,13 @@ function assertOwnRegularFile(path: string, st: Stats): void {
   if (!st.isFile()) {
     throw new StateDbUnsafeError(
       `\`${path}\` is not a regular file (a pipe, a socket or a device): ${HOME_FILE_RULE} (remove it)`,
+    );
+  }
+  // another name for the same file: SQLite keeps a -wal and a lock per name, so two names corrupt it, and
+  // whoever made the link chose which file the state goes into
+  if (st.nlink > 1) {
+    throw new StateDbUnsafeError(
+      `\`${path}\` has ${st.nlink} names (a hard link to another file): ${HOME_FILE_RULE} with one name (copy it to a file of its own)`,
     );
   }
   const uid = process.getuid?.();

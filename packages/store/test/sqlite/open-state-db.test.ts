@@ -3,6 +3,7 @@ import {
   chmodSync,
   chownSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -143,6 +144,17 @@ describe("openStateDb: state.db must be a regular file the user owns", () => {
       `\`${path}\` is not a regular file (a pipe, a socket or a device): a home file must be a regular file you own`,
     );
     expect(() => openStateDb(path, { readonly: true })).toThrow("is not a regular file");
+  });
+
+  it("refuses a state.db that is a hard link to another file, and does not write that file", () => {
+    const path = tempDb();
+    mkdirSync(dirname(path), { recursive: true });
+    const other = join(dirname(dirname(path)), "notes.txt");
+    writeFileSync(other, "");
+    linkSync(other, path);
+    expect(() => openStateDb(path)).toThrow(`\`${path}\` has 2 names (a hard link to another file)`);
+    expect(() => openStateDb(path, { readonly: true })).toThrow(StateDbUnsafeError);
+    expect(statSync(other).size).toBe(0);
   });
 
   it.runIf(process.getuid?.() === 0)(
