@@ -133,6 +133,46 @@ describe("who may decide", () => {
   });
 });
 
+describe("a press once the request is over", () => {
+  it("is told the request no longer waits, not 'approved', while the message is still being edited", async () => {
+    await withBroker({}, async ({ api, channel, time }) => {
+      const control = new AbortController();
+      const delivered = channel.deliver({
+        request: {
+          type: "consent_request",
+          version: "0.2.0",
+          id: `cr_${"c".repeat(32)}`,
+          timestamp: time.clock().toISOString(),
+          expires_at: new Date(time.clock().getTime() + 60_000).toISOString(),
+          agent: { id: "a", name: "agent", command: "agent" },
+          action: {
+            tool: "write_file",
+            server: "fs",
+            category: "write",
+            risk_level: "medium",
+            parameters: { path: "/tmp/x" },
+            description: "",
+          },
+          policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "ask" },
+          nonce: "n_00000000-0000-4000-8000-000000000001",
+        },
+        reasons: [],
+        sessionId: "s",
+        signal: control.signal,
+      });
+      const message = await eventually(() => api.messages[0]);
+      // the request expires; the broker has not yet told the channel how it ended (it settles next)
+      control.abort(new Error("expired"));
+      await expect(delivered).rejects.toThrow();
+      const approve = message.reply_markup?.inline_keyboard[0]?.[0]?.callback_data ?? "";
+      const press = api.pressButton({ chatId: CHAT, messageId: message.message_id, data: approve });
+      expect(String((await answerTo(api, press)).params["text"])).toBe(
+        "this request is no longer waiting for an answer",
+      );
+    });
+  });
+});
+
 describe("a Bot API that misbehaves", () => {
   it("waits out a 429's retry_after and retries a 5xx before giving up on sendMessage", async () => {
     const timers = recordingTimers();

@@ -120,7 +120,12 @@ class TelegramChannel implements ConsentChannel {
     this.#sent.set(request.id, sent);
     this.#startPolling();
     return new Promise<HumanAnswer>((resolve, reject) => {
-      const onAbort = (): void => reject(abortError(signal));
+      // once the request is over (expired, withdrawn, answered elsewhere) a press is no answer: until the
+      // message is edited, the presser is told so rather than "approved"
+      const onAbort = (): void => {
+        delete sent.resolve;
+        reject(abortError(signal));
+      };
       sent.resolve = (answer) => {
         signal.removeEventListener("abort", onAbort);
         resolve(answer);
