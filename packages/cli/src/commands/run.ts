@@ -108,7 +108,7 @@ Examples:
   acp run --writable ~/.cache/my-agent -- my-agent   # it may change its cache too, not only the working directory
   acp run --isolation none -- ./agent.sh        # no sandbox: warns loudly on every start
 
-Levels: netns (root: network, mount and PID namespaces), userns (the same without root, where the kernel
+Levels: netns (root: network, mount, IPC and PID namespaces), userns (the same without root, where the kernel
 allows user namespaces), none (no isolation; warns). Inside: only loopback; ACP_MCP_URL leads to the proxy,
 HTTPS_PROXY/HTTP_PROXY to the egress proxy (other hosts are a network.connect consent request, denied when
 nobody answers; in a CONNECT tunnel the TLS server name must be the host let through, and port 443 carries

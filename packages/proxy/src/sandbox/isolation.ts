@@ -12,14 +12,19 @@ export type IsolationRequest = (typeof ISOLATION_REQUESTS)[number];
 /** What actually runs. */
 export type IsolationLevel = "netns" | "userns" | "none";
 
-/** `unshare` flags of each namespaced level (before `--`). */
+/**
+ * `unshare` flags of each namespaced level (before `--`). `--ipc`: the host's System V shared memory,
+ * semaphores and message queues, and its POSIX message queues, are out of reach (under `netns` the agent is
+ * uid 0, and IPC objects check only the uid: root's shared memory, a display's MIT-SHM images among them).
+ */
 export const UNSHARE_FLAGS: Readonly<Record<"netns" | "userns", readonly string[]>> = {
-  netns: ["--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"],
+  netns: ["--net", "--mount", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"],
   userns: [
     "--user",
     "--map-root-user",
     "--net",
     "--mount",
+    "--ipc",
     "--pid",
     "--fork",
     "--kill-child",

@@ -3,9 +3,9 @@ import type { IsolationChoice } from "./isolation.js";
 
 const WHAT: Readonly<Record<IsolationChoice["level"], string>> = {
   netns:
-    "network, mount and PID namespaces as root; only loopback inside; host read-only but the working directory and --writable; capabilities dropped",
+    "network, mount, IPC and PID namespaces as root; only loopback inside; host read-only but the working directory and --writable; capabilities dropped",
   userns:
-    "user, network, mount and PID namespaces without root; only loopback inside; host read-only but the working directory and --writable; capabilities dropped",
+    "user, network, mount, IPC and PID namespaces without root; only loopback inside; host read-only but the working directory and --writable; capabilities dropped",
   none: "NO ISOLATION",
 };
 
