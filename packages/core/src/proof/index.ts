@@ -26,4 +26,4 @@ export {
   type VerifiedConsent,
   type VerifyProofOptions,
 } from "./verify.js";
-export { createMemoryNonceStore, type NonceStore, type MemoryNonceStore } from "./nonce-store.js";
+export { createMemoryNonceStore, MEMORY_NONCE_LIMIT, type NonceStore, type MemoryNonceStore } from "./nonce-store.js";
