@@ -217,8 +217,11 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
     ...(serverScopes.size > 0 ? { serverScopes } : {}),
   });
+  /** Set when `close` begins: `/readyz` answers 503 from then on. */
+  let stopping = false;
   const app = await createHttpApp({
     service,
+    stopping: () => stopping,
     stores: options.stores,
     metrics,
     clock: options.clock,
@@ -269,9 +272,16 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       return `${options.tls !== undefined ? "https" : "http"}://${shownHost}:${actual}`;
     },
     async close() {
+      stopping = true;
       await sweep.stop();
       // waiting calls first: each is answered `withdrawn` and recorded while the audit is still open
-      await service.close();
+      const withdrawn = await service.close();
+      if (withdrawn > 0) {
+        options.log?.(
+          `stopping: withdrew ${withdrawn} call(s) waiting for a person (each answered route refuse, consent ` +
+            "outcome withdrawn, consent_withdrawn recorded); their agents may ask again on another node",
+        );
+      }
       await app.close();
       await broker.close();
     },

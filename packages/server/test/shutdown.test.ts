@@ -40,6 +40,39 @@ describe("stopping the service while a call waits for a person", () => {
     expect(answer.body).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn", request_id: row.id } });
   });
 
+  it("answers /readyz 503 from the moment it stops and says how many waiting calls it withdrew", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
+    homes.push(home);
+    const lines: string[] = [];
+    const { node: server, url } = await openTestServerAt(home, {
+      answerPollMs: 20,
+      changePollMs: 50,
+      log: (line) => lines.push(line),
+    });
+    expect((await server.server.app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
+    const waiting = fetch(`${url}/v1/decide?wait=true`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tool: "write_file", arguments: { path: "/tmp/stop" } }),
+    }).then((res) => res.json());
+    await eventually(async () => (await server.stores.pending.listPending(Date.now()))[0]);
+    const closed = server.close();
+    // a load balancer probing while the node drains is told to send no more
+    const ready = await server.server.app.inject({ method: "GET", url: "/readyz" });
+    expect(ready.statusCode).toBe(503);
+    const body = ready.json<{ error: { code: string; message: string } }>();
+    expect([body.error.code, body.error.message]).toEqual([
+      "not_ready",
+      "the service is stopping: send requests to another node, or wait for its restart",
+    ]);
+    await closed;
+    expect(await waiting).toMatchObject({ route: "refuse", consent: { outcome: "withdrawn" } });
+    expect(lines.filter((l) => l.startsWith("stopping:"))).toEqual([
+      "stopping: withdrew 1 call(s) waiting for a person (each answered route refuse, consent outcome withdrawn, " +
+        "consent_withdrawn recorded); their agents may ask again on another node",
+    ]);
+  });
+
   it("ends an open event stream cleanly (its last chunk sent) instead of cutting it mid-chunk", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-serve-stop-"));
     homes.push(home);

@@ -48,6 +48,8 @@ export interface HttpAppOptions {
   readonly bodyLimit?: number;
   /** `POST /v1/consent/{id}/complete`: finish a request whose waiting call is gone (absent: no route). */
   readonly completeConsent?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
+  /** True once the service is stopping: `/readyz` then answers 503 so a load balancer sends no more. */
+  readonly stopping?: () => boolean;
   /** Where internal errors are told (never to the client). Default: nowhere. */
   readonly log?: (line: string) => void;
   /**
@@ -170,6 +172,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     clock: options.clock,
     guard: readGuard,
     auditFailure: () => options.service.auditFailure(),
+    ...(options.stopping !== undefined ? { stopping: options.stopping } : {}),
   });
   registerMcpEndpoint(app, options.service, agentGuard, {
     tls,

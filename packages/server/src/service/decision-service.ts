@@ -363,8 +363,10 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       closing = true;
       if (recovery !== null) clearTimeout(recovery);
       recovery = null;
+      const withdrawn = waits.size;
       for (const control of waits.keys()) control.abort();
       await Promise.allSettled(waits.values());
+      return withdrawn;
     },
     preToolCheck(event, frontEnd, caller) {
       let envelope: ContractEnvelope;

@@ -106,7 +106,8 @@ export interface DecisionService {
   /**
    * For a shutdown: withdraws every call waiting for a person (each is answered `withdrawn` and its
    * `consent_withdrawn` recorded) and resolves once all are concluded; a later wait is withdrawn at once,
-   * raising no request. Call it before the audit and the stores close.
+   * raising no request. Call it before the audit and the stores close. Resolves with how many calls were
+   * withdrawn.
    */
-  close(): Promise<void>;
+  close(): Promise<number>;
 }

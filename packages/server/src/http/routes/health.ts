@@ -16,6 +16,8 @@ export function registerHealthRoutes(
     readonly guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /** A failed audit write that stopped decisions, or null. */
     readonly auditFailure?: () => unknown;
+    /** True once the service is stopping (SIGINT, SIGTERM): not ready, whatever the stores say. */
+    readonly stopping?: () => boolean;
   },
 ): void {
   app.get(
@@ -30,13 +32,20 @@ export function registerHealthRoutes(
     "/readyz",
     {
       schema: {
-        summary: "readiness: the stores answer",
+        summary: "readiness: the stores answer and the service is not stopping",
         tags: ["operations"],
         response: { 200: STATUS_ANSWER("ready"), 503: ERROR_BODY_SCHEMA },
       },
       serializerCompiler: serializeWithJson,
     },
     async (_r, reply) => {
+      if (deps.stopping?.() === true) {
+        return reply
+          .status(503)
+          .send(
+            errorBody("not_ready", "the service is stopping: send requests to another node, or wait for its restart"),
+          );
+      }
       if ((deps.auditFailure?.() ?? null) !== null) {
         return reply.status(503).send(errorBody("audit_unavailable", "an audit write failed: decisions refuse"));
       }
