@@ -160,7 +160,9 @@ describe("every other command names a file it cannot read and why, in words (not
 
 describe("--config naming a directory says so, exit 1 (not EISDIR)", () => {
   mkdirSync(join(home, "dir-config.yml"));
-  const said = `${join(home, "dir-config.yml")}: is a directory, not a config file`;
+  const said =
+    `\`${join(home, "dir-config.yml")}\` is a directory, not a config file: ` +
+    "give --config a YAML file (`acp init` writes one: $ACP_HOME/config.yml)";
 
   it.each([
     ["proxy", ["proxy", "--upstream", "echo hi", "--config", "dir-config.yml"]],

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import { yamlErrorText } from "@acp/core";
 import {
   ADMISSION_MODES,
@@ -10,9 +9,11 @@ import {
   type AdmissionMode,
   type AdmissionPolicyOptions,
 } from "@acp/claim";
+import { readConfigDocumentAt } from "@acp/store";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
+import { configDirectoryError } from "../wiring/config-file.js";
 
 /**
  * The claim config of `acp claim serve`: `--config FILE`, else `$ACP_HOME/claim/config.yml` when it exists, else
@@ -25,19 +26,7 @@ export function loadClaimConfig(
 ): AdmissionPolicyOptions {
   const path = flags.config !== undefined ? resolvePath(ctx.io, flags.config) : join(home, "claim", "config.yml");
   let doc: unknown = {};
-  if (flags.config !== undefined || existsSync(path)) {
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch (err) {
-      throw new CliError(`cannot read \`${path}\`: ${readFailure(err)}`, EXIT.error);
-    }
-    try {
-      doc = parseYaml(text);
-    } catch (err) {
-      throw new CliError(yamlErrorText(path, err, "not YAML"), EXIT.invalid);
-    }
-  }
+  if (flags.config !== undefined || existsSync(path)) doc = readClaimConfigValues(path, flags.config !== undefined);
   const parsed = parseAdmissionConfig(doc);
   if (!parsed.ok)
     throw new CliError(parsed.issues.map((i) => `${path}: ${i.path}: ${i.message}`).join("\n"), EXIT.invalid);
@@ -53,6 +42,39 @@ export function loadClaimConfig(
       EXIT.usage,
     );
   return { ...parsed.value, mode: flags.admission as AdmissionMode };
+}
+
+/**
+ * The claim config's values, read as every config file is (the store's readConfigDocumentAt: at most 1 MiB, so
+ * `/dev/zero` or an endless pipe is refused, not read until memory runs out; unique keys; `FILE:LINE:COL`).
+ * A directory names the file to give instead (exit 1).
+ */
+function readClaimConfigValues(path: string, named: boolean): unknown {
+  if (named && isDirectory(path))
+    throw configDirectoryError(
+      path,
+      join("claim", "config.yml"),
+      "the claim config, default $ACP_HOME/claim/config.yml",
+    );
+  const read = readConfigDocumentAt(path);
+  if (!read.ok) {
+    const code = read.issues[0]?.code;
+    const unreadable = code === "config_missing" || code === "config_unreadable";
+    throw new CliError(read.issues.map((i) => i.message).join("; "), unreadable ? EXIT.error : EXIT.invalid);
+  }
+  try {
+    return read.value.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    throw new CliError(yamlErrorText(path, err), EXIT.invalid);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The admission token an agent command sends: `--admission-token FILE`, else `$ACP_CLAIM_ADMISSION_TOKEN`. */

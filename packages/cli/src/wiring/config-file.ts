@@ -1,3 +1,5 @@
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { LineCounter, isNode, type Document } from "yaml";
 import { yamlErrorText } from "@acp/core";
 import { readConfigDocumentAt } from "@acp/store";
@@ -19,9 +21,11 @@ const lines = new WeakMap<Document, LineCounter>();
 /**
  * Reads a config file with the store's `readConfigDocumentAt` (what `config.yml` is read with): at most 1 MiB, unique
  * keys, the first YAML error as `FILE:LINE:COL: message` (exit 4). A file that is not there is an empty
- * config unless `required` (`--config FILE`: exit 1 naming it).
+ * config unless `required` (`--config FILE`: exit 1 naming it; a directory: exit 1 naming the file to give).
  */
 export function readConfigFile(path: string, required: boolean): ConfigFile {
+  if (required && isDirectory(path))
+    throw configDirectoryError(path, "config.yml", "`acp init` writes one: $ACP_HOME/config.yml");
   const lineCounter = new LineCounter();
   const read = readConfigDocumentAt(path, { lineCounter });
   if (!read.ok) {
@@ -43,6 +47,29 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
     throw new CliError(`${path}: must be a mapping of settings (\`version\`, \`proxy\`, \`session\`, …)`, EXIT.invalid);
   }
   return { path, document, values: values as Record<string, unknown> };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `--config DIR`: says what to give instead (exit 1): the config file in DIR when there is one (`file`, relative
+ * to DIR: `config.yml`, or `claim/config.yml` for a claim config), else `otherwise`; and `ACP_HOME=DIR` when DIR
+ * is an ACP home.
+ */
+export function configDirectoryError(dir: string, file: string, otherwise: string): CliError {
+  const inside = join(dir, file);
+  const fix =
+    existsSync(inside) && !isDirectory(inside)
+      ? `give --config the file in it, \`${inside}\``
+      : `give --config a YAML file (${otherwise})`;
+  const home = isDirectory(join(dir, "keys")) ? `, or set ACP_HOME=${dir} to use that home` : "";
+  return new CliError(`\`${dir}\` is a directory, not a config file: ${fix}${home}`, EXIT.error);
 }
 
 /** Where a path of a config file is, for messages: `FILE:LINE:COL`, or the file's path when unknown. */
