@@ -4,6 +4,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { unavailable, type SandboxError } from "./errors.js";
+import { findTool, SYSTEM_PATH } from "./find-executable.js";
 
 /** What a person may ask for. */
 export const ISOLATION_REQUESTS = ["auto", "netns", "userns", "none"] as const;
@@ -49,10 +50,15 @@ export interface IsolationChoice {
 
 /** Probes the kernel: runs `unshare … true` for each namespaced level (cheap, leaves nothing behind). */
 export function probeIsolation(options: { readonly unshare?: string; readonly isRoot?: boolean } = {}): IsolationProbe {
-  const unshare = options.unshare ?? "unshare";
+  const unshare = options.unshare ?? findTool("unshare", process.env["PATH"]) ?? "unshare";
   const isRoot = options.isRoot ?? process.getuid?.() === 0;
   const attempt = (flags: readonly string[]): { ok: boolean; why?: string } => {
-    const r = spawnSync(unshare, [...flags, "--", "true"], { encoding: "utf8", timeout: 10_000 });
+    // `true` from the system's directories too: it runs with the namespaces' privileges
+    const r = spawnSync(unshare, [...flags, "--", "true"], {
+      encoding: "utf8",
+      timeout: 10_000,
+      env: { ...process.env, PATH: `${SYSTEM_PATH}:${process.env["PATH"] ?? ""}` },
+    });
     if (r.error !== undefined) return { ok: false, why: `cannot run \`${unshare}\`: ${r.error.message}` };
     if (r.status === 0) return { ok: true };
     return { ok: false, why: (r.stderr || `exit ${String(r.status)}`).trim().split("\n")[0] ?? "" };

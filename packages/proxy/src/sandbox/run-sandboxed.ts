@@ -13,7 +13,7 @@ import { startEgressProxy } from "./egress-proxy.js";
 import { sandboxVariables, scrubEnvironment } from "./environment.js";
 import { coveredRootAt } from "./covered-roots.js";
 import { commandNotFound, unavailable } from "./errors.js";
-import { findExecutable } from "./find-executable.js";
+import { findExecutable, findTool } from "./find-executable.js";
 import { SANDBOX_PORTS } from "./init-source.js";
 import {
   chooseIsolation,
@@ -175,9 +175,8 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
 }
 
 function requireTools(path: string | undefined): { unshare: string; setpriv: string } {
-  const search = `${path ?? ""}:/usr/sbin:/usr/bin:/sbin:/bin`;
-  const unshare = findExecutable("unshare", search, "/");
-  const setpriv = findExecutable("setpriv", search, "/");
+  const unshare = findTool("unshare", path);
+  const setpriv = findTool("setpriv", path);
   if (unshare === null || setpriv === null) {
     throw unavailable(
       `\`${unshare === null ? "unshare" : "setpriv"}\` (util-linux) is not installed`,

@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import { SandboxError, setupFailed, type SandboxErrorCode } from "./errors.js";
 import { SANDBOX_INIT_SOURCE, type SandboxInitConfig } from "./init-source.js";
 import { UNSHARE_FLAGS } from "./isolation.js";
+import { SYSTEM_PATH } from "./find-executable.js";
 
 /** Signals `acp run` passes on to the agent's process group. */
 export const FORWARDED_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -91,7 +92,9 @@ export async function spawnNamespaced(
   const encoded = Buffer.from(JSON.stringify(config), "utf8").toString("base64");
   const initArgs = ["--input-type=module", "-e", SANDBOX_INIT_SOURCE, encoded];
   const child = spawn(options.unshare, [...UNSHARE_FLAGS[level], "--", process.execPath, ...initArgs], {
-    env: { PATH: config.env["PATH"] ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
+    // the init's own tools (mount, ip) from the system's directories first (SYSTEM_PATH), never from a
+    // directory on the agent's PATH that the agent could have written on an earlier run
+    env: { PATH: `${SYSTEM_PATH}:${config.env["PATH"] ?? "/usr/local/sbin:/usr/local/bin"}` },
     cwd: "/",
     stdio: stdio(options.mcpOverStdio, true),
     detached: true,
