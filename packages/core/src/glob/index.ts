@@ -1,7 +1,7 @@
 import picomatch from "picomatch";
 import type { Result } from "../issues/index.js";
 import { requiredText } from "./linear-pattern.js";
-import { compileLinearRegex } from "./linear-regex.js";
+import { compileLinearRegex, compileReadingRegex, type ReadingText } from "./linear-regex.js";
 import { Parser } from "./regex-parse.js";
 
 export { WorkBudgetExceededError, spendWork, withWorkBudget, workEpoch } from "./work-budget.js";
@@ -86,5 +86,23 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Result<
     };
   }
 }
+/**
+ * Compiles a glob like {@link compileGlob}, run over a text with reading units ({@link ReadingText}): its
+ * `?` and `[…]` also take a whole unit a person reads as one character (`?ove` meets `rnove`, the fold of
+ * `ｍove`). The answer is the glob's on the text, or on any reading of it that takes units whole.
+ */
+export function compileGlobOverReadings(
+  pattern: string,
+  options: GlobOptions = {},
+): Result<(readings: ReadingText) => boolean> {
+  const compiled = compileGlob(pattern, options);
+  if (!compiled.ok) return compiled;
+  if (!isGlobPattern(pattern)) return { ok: true, value: (r) => r.text === pattern };
+  const cross = options.starCrossesSlash === true;
+  const re = globRegex(pattern, cross);
+  return { ok: true, value: compileReadingRegex(re.source, cross ? `${re.flags}s` : re.flags) };
+}
+
+export type { ReadingText, ReadingUnit } from "./linear-regex.js";
 export { compileLinearPattern, type LinearPattern } from "./linear-pattern.js";
 export { UnsupportedRegexError } from "./regex-parse.js";

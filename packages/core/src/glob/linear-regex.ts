@@ -36,7 +36,10 @@ export interface Program {
   readonly op: OpCode[];
   /** Char: the test; Look: the lookahead's program index in `looks`. */
   readonly test: (CodeTest | undefined)[];
-  /** Jump/Split: targets (a first: the preferred one); Look: whether it is negative (1); Start/End: multiline (1). */
+  /**
+   * Jump/Split: targets (a first: the preferred one); Look: whether it is negative (1); Start/End: multiline
+   * (1); Char: whether it is a class (1) rather than one literal code unit.
+   */
   readonly a: number[];
   readonly b: number[];
   readonly looks: Program[];
@@ -63,7 +66,8 @@ function emit(p: Program, op: OpCode, a = 0, b = 0, test?: CodeTest): number {
 function compileNode(p: Program, node: Node): void {
   switch (node.t) {
     case "char":
-      emit(p, Op.Char, 0, 0, node.test);
+      // b: 1 for a class (`.`, `[…]`, what a glob's `?` and `[…]` become), which may also take a reading unit
+      emit(p, Op.Char, 0, node.code === undefined ? 1 : 0, node.test);
       return;
     case "start":
       emit(p, Op.Start, node.multiline ? 1 : 0);
@@ -235,6 +239,89 @@ function follow(
     }
   }
   return length;
+}
+
+/**
+ * A text with its reading units: runs of code units a person reads as one character (the two code units of
+ * `rn` that a folded `m` became, the `ae` of a folded `æ`, a surrogate pair, or one code unit that other
+ * characters read the same as: the `o` of a folded `0`). A class of the expression (what a glob's `?` or
+ * `[…]` becomes) takes a whole unit when it accepts one of the unit's `codes`, as well as each code unit alone.
+ */
+export interface ReadingText {
+  readonly text: string;
+  /**
+   * For each position: the units of several code units that start there, each with its end and the code
+   * units a class is tried on (`m` for `rn`).
+   */
+  readonly units: readonly (readonly ReadingUnit[] | undefined)[];
+  /** For a position whose one code unit is read as others too: those a class is also tried on (`0` for `o`). */
+  readonly alternatives: readonly (readonly number[] | undefined)[];
+}
+
+/** One unit of several code units: where it ends, and what a class is tried on. */
+export interface ReadingUnit {
+  readonly end: number;
+  readonly codes: readonly number[];
+}
+
+/**
+ * Whether `p` matches `r.text` when each class may also take a whole reading unit ({@link ReadingText}): the
+ * machine of {@link runProgram}, where a thread taking a unit waits at the unit's end, followed there with
+ * the threads that reached it one code unit at a time. Linear still: each state is followed once per position.
+ */
+function runOverReadings(p: Program, r: ReadingText): boolean {
+  const { text, units, alternatives } = r;
+  const run = scratchOf(p);
+  run.matched = false;
+  let current = run.current;
+  let next = run.next;
+  let stamp = ++stamps;
+  let count = follow(p, run, text, current, 0, 0, 0, stamp);
+  const waiting: (number[] | undefined)[] = [];
+  let lastWaiting = -1;
+  for (let i = 0; !run.matched; i++) {
+    const held = waiting[i];
+    if (held !== undefined) for (const pc of held) count = follow(p, run, text, current, count, pc, i, stamp);
+    if (run.matched || i >= text.length || (count === 0 && lastWaiting <= i)) break;
+    spendWork(count);
+    const code = text.charCodeAt(i);
+    const starting = units[i];
+    const others = alternatives[i];
+    const nextStamp = ++stamps;
+    let nextCount = 0;
+    for (let k = 0; k < count; k++) {
+      const s = current[k] as number;
+      const test = p.test[s] as CodeTest;
+      if (test(code)) nextCount = follow(p, run, text, next, nextCount, s + 1, i + 1, nextStamp);
+      else if (others !== undefined && p.b[s] === 1 && others.some(test)) {
+        nextCount = follow(p, run, text, next, nextCount, s + 1, i + 1, nextStamp);
+      }
+      if (starting === undefined || p.b[s] !== 1) continue;
+      for (const { end, codes } of starting) {
+        if (!codes.some(test)) continue;
+        (waiting[end] ??= []).push(s + 1);
+        if (end > lastWaiting) lastWaiting = end;
+      }
+    }
+    [current, next] = [next, current];
+    count = nextCount;
+    stamp = nextStamp;
+  }
+  return run.matched;
+}
+
+/**
+ * Compiles a regular expression of the glob dialect, like {@link compileLinearRegex}, to be run over a
+ * text with reading units ({@link ReadingText}).
+ */
+export function compileReadingRegex(source: string, flags = ""): (r: ReadingText) => boolean {
+  if (flags !== "" && flags !== "s") throw new UnsupportedRegexError(`flags \`${flags}\``);
+  const root = new Parser(source, flags === "s").parse();
+  const anchored = source.startsWith("^");
+  const program = compileProgram(
+    anchored ? root : { t: "seq", items: [{ t: "repeat", body: ANY, min: 0, max: Infinity, lazy: true }, root] },
+  );
+  return (r) => runOverReadings(program, r);
 }
 
 /** A compiled expression: `test(text)` answers as `new RegExp(source, flags).test(text)` does. */

@@ -1,4 +1,4 @@
-import { isGlobPattern } from "../glob/index.js";
+import { isGlobPattern, type ReadingText, type ReadingUnit } from "../glob/index.js";
 import { CONFUSABLE_ASCII } from "./confusables-table.js";
 
 /**
@@ -100,6 +100,97 @@ export function foldName(name: string): string {
     else for (const lower of char.toLowerCase()) if (!MARK.test(lower)) out += foldChar(lower);
   }
   return out;
+}
+
+/** What a person reads as one character: a grapheme cluster (a letter and its accents, a flag, `‗`). */
+const GRAPHEMES = new Intl.Segmenter("en", { granularity: "grapheme" });
+/** What a class tries `rn` as: `m`, or `M` (the fold has lost the case). */
+const LETTER_M = [0x6d, 0x4d];
+
+/**
+ * For each fold of a printable ASCII character, the ASCII characters that fold to it (`l` ← `1 I L l |`,
+ * `o` ← `0 O o`, `rn` ← `M m`, `d` ← `D d`).
+ */
+const ASCII_BY_FOLD: ReadonlyMap<string, readonly number[]> = (() => {
+  const map = new Map<string, number[]>();
+  for (let code = 0x20; code < 0x7f; code++) {
+    const fold = foldName(String.fromCharCode(code));
+    map.set(fold, [...(map.get(fold) ?? []), code]);
+  }
+  return map;
+})();
+
+const isUpper = (code: number): boolean => code >= 0x41 && code <= 0x5a;
+const isLower = (code: number): boolean => code >= 0x61 && code <= 0x7a;
+
+/** The case of a cluster: -1 lower, 1 upper, 0 none. */
+function caseOf(cluster: string): number {
+  const lower = cluster.toLowerCase();
+  const upper = cluster.toUpperCase();
+  return lower === upper ? 0 : cluster === lower ? -1 : cluster === upper ? 1 : 0;
+}
+
+/** The ASCII characters that fold to `fold`, in the case `letterCase` (0: any). */
+function asciiOf(fold: string, letterCase: number): number[] {
+  const ascii = ASCII_BY_FOLD.get(fold) ?? [];
+  return ascii.filter((code) => !(letterCase < 0 && isUpper(code)) && !(letterCase > 0 && isLower(code)));
+}
+
+/**
+ * The ASCII characters a person reads `cluster` (folded `fold`) as, in its case, which a glob's class is
+ * written with (`[0-9]`, `[A-Z]`, `[m]`): its compatibility decomposition without marks when that is one
+ * ASCII character (`Ｄ` is `D`, `０` is `0`, `𝐦` is `m`, `ḋ` is `d`), and the ASCII characters of its fold in
+ * its case (`o` and Cyrillic `о` are `o` and `0`, `М` is `M`, `ǀ` is `1 I L l |`).
+ */
+function readsAs(cluster: string, fold: string): number[] {
+  const out = asciiOf(fold, caseOf(cluster));
+  const bare = [...cluster.normalize("NFKD")].filter((c) => !MARK.test(c)).join("");
+  if (bare.length === 1 && bare.charCodeAt(0) < 0x80 && !out.includes(bare.charCodeAt(0))) out.push(bare.charCodeAt(0));
+  return out;
+}
+
+/**
+ * {@link foldName}'s text with its reading units, for a glob's `?` and `[…]` ({@link ReadingText}): each
+ * character a person reads (a grapheme cluster) is one unit, which a `?` takes whole though its fold has
+ * several code units (`ｍ` and `m` fold to `rn`, `æ` to `ae`, `ﬁ` to `fi`, an emoji has two, a flag four),
+ * and which a class takes when it holds an ASCII character of the same fold (`[m]` takes the `rn` of `ｍ`,
+ * `[0-9]` the `o` of `０`, `[A-Z]` the `d` of `Ｄ`); every `rn` is also a unit a class takes as `m`. So
+ * `?ove_file`, `[m]ove_file` and `[a-z]ove_file` meet `ｍove_file`, `𝐦ove_file` and `rnove_file`, as a
+ * person reads them, though their folds are `rnove_file`.
+ */
+export function foldNameReadings(name: string): ReadingText {
+  const text = foldName(name);
+  const units: ReadingUnit[][] = [];
+  const alternatives: (readonly number[] | undefined)[] = [];
+  const plain: ReadingText = { text, units: [], alternatives: [] };
+  let at = 0;
+  for (const { segment } of GRAPHEMES.segment(name)) {
+    const fold = foldName(segment);
+    // the name folded cluster by cluster is its fold (NFKD reorders marks only within a cluster)
+    if (!text.startsWith(fold, at)) return plain;
+    const reads = fold === "" ? [] : readsAs(segment, fold);
+    if (fold.length === 1) {
+      if (reads.some((code) => code !== fold.charCodeAt(0))) alternatives[at] = reads;
+    } else if (fold.length > 1) {
+      const codes = reads.length > 0 ? reads : Array.from(fold, (_, i) => fold.charCodeAt(i));
+      (units[at] ??= []).push({ end: at + fold.length, codes });
+      // and each of its characters on its own (the `o` of a `dං` may be a `0`)
+      const letterCase = caseOf(segment);
+      for (let j = 0; j < fold.length; j++) {
+        const one = asciiOf(fold[j] as string, letterCase);
+        if (one.some((code) => code !== fold.charCodeAt(j))) alternatives[at + j] = one;
+      }
+    }
+    at += fold.length;
+  }
+  if (at !== text.length) return plain;
+  // `rn`, however written, reads as `m` (or, where it was a capital, `M`)
+  for (let i = text.indexOf("rn"); i >= 0; i = text.indexOf("rn", i + 1)) {
+    const here = (units[i] ??= []);
+    if (!here.some((unit) => unit.end === i + 2 && unit.codes.includes(0x6d)))
+      here.push({ end: i + 2, codes: LETTER_M });
+  }
+  return { text, units, alternatives };
 }
 
 /** An ASCII letter. */

@@ -2,7 +2,7 @@
  * The action request: everything the pipeline knows about one action an agent proposes.
  */
 export { findUnreadableName } from "./name-characters.js";
-export { findLookAlike, foldName, foldGlobPattern } from "./fold-name.js";
+export { findLookAlike, foldName, foldNameReadings, foldGlobPattern } from "./fold-name.js";
 
 /** Action categories of the consent protocol §5.3. */
 export const CATEGORIES = ["read", "write", "communication", "financial", "system", "public", "physical"] as const;
