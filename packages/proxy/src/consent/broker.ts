@@ -17,6 +17,7 @@ import { describeScope } from "./scope.js";
 import { realTimers, type ConsentTimers } from "./timers.js";
 import type {
   ApprovalScope,
+  ArbiterVerdict,
   ChannelSettlement,
   ConsentChannel,
   ConsentRequestV02,
@@ -264,7 +265,50 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     }
     const problem = checkHumanAnswer(result.answer, this.#o.clock());
     if (problem !== null) return this.#deny(open, `refused a malformed answer from ${result.channel.name}: ${problem}`);
-    return this.#signAndVerify(open, result.answer as HumanAnswer, result.channel);
+    const answer = result.answer as HumanAnswer;
+    const agreed = await this.#arbitrate(open, answer, result.channel);
+    if (agreed.kind === "refused")
+      return this.#deny(open, `the answer from ${result.channel.name} is not used: ${agreed.reason}`);
+    if (agreed.kind === "taken") {
+      const held = checkHumanAnswer(agreed.answer, this.#o.clock());
+      if (held !== null) return this.#deny(open, `refused a malformed answer from ${agreed.channel.name}: ${held}`);
+      return this.#signAndVerify(open, agreed.answer, agreed.channel);
+    }
+    return this.#signAndVerify(open, answer, result.channel);
+  }
+
+  /**
+   * Has the channels that keep the request's shared record (the pending table) record an answer another
+   * channel brought, before it is signed: the first answer recorded there is the one used, so a terminal's
+   * `a` and an `acp deny` at the same moment end as one of them, told alike to both.
+   */
+  async #arbitrate(
+    open: OpenRequest,
+    answer: HumanAnswer,
+    from: ConsentChannel,
+  ): Promise<
+    | { kind: "recorded" }
+    | { kind: "taken"; answer: HumanAnswer; channel: ConsentChannel }
+    | { kind: "refused"; reason: string }
+  > {
+    for (const channel of open.channels) {
+      if (channel === from || channel.arbitrate === undefined) continue;
+      let verdict: ArbiterVerdict;
+      try {
+        verdict = await channel.arbitrate(
+          open.request,
+          answer,
+          relayedChannel(answer) ?? from.name,
+          this.#o.clock().getTime(),
+        );
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        return { kind: "refused", reason: `it could not be recorded by ${channel.name}: ${message}` };
+      }
+      if (verdict.kind === "taken") return { kind: "taken", answer: verdict.answer, channel };
+      if (verdict.kind === "refused") return verdict;
+    }
+    return { kind: "recorded" };
   }
 
   /**

@@ -148,6 +148,26 @@ export interface ConsentChannel {
     | { readonly answer: HumanAnswer; readonly atMs: number }
     | undefined
     | Promise<{ readonly answer: HumanAnswer; readonly atMs: number } | undefined>;
+  /**
+   * Records an answer another channel brought (`via`: the channel it came through) where this channel keeps
+   * the request's shared record — the pending table `acp approve` / `acp deny` write — atomically, before the
+   * broker signs it; so two people answering at once through different channels (a terminal `a` and an
+   * `acp deny`) cannot both be told that their answer counted. `taken`: the record already holds an answer,
+   * which wins instead; `refused`: the record can take no answer (the request ended there). Optional; an error
+   * refuses (the answer is not used).
+   */
+  arbitrate?(
+    request: ConsentRequestV02,
+    answer: HumanAnswer,
+    via: string,
+    atMs: number,
+  ): ArbiterVerdict | Promise<ArbiterVerdict>;
   /** Releases what the channel holds (pollers, bots, terminals). */
   close?(): void | Promise<void>;
 }
+
+/** What a channel keeping the shared record said of an answer another channel brought (`arbitrate`). */
+export type ArbiterVerdict =
+  | { readonly kind: "recorded" }
+  | { readonly kind: "taken"; readonly answer: HumanAnswer }
+  | { readonly kind: "refused"; readonly reason: string };

@@ -1,13 +1,14 @@
 import type { PendingConsentStore } from "@acp/store";
 import { realTimers, sleep, type ConsentTimers } from "../../timers.js";
 import type {
+  ArbiterVerdict,
   ChannelDelivery,
   ChannelSettlement,
   ConsentChannel,
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
-import { answerGivenInTime, readCliAnswer } from "./answer-record.js";
+import { answerGivenInTime, answerPendingConsent, readCliAnswer } from "./answer-record.js";
 
 /** What the CLI channel needs. */
 export interface CliChannelOptions {
@@ -79,5 +80,41 @@ export function createCliChannel(options: CliChannelOptions): ConsentChannel {
     },
     // an answer recorded after the last read and before the request expired still counts
     lastLook: (request: ConsentRequestV02) => answerGivenInTime(options.store.get(request.id), request),
+    arbitrate: (request, answer, via, atMs) => arbitrate(options.store, request, answer, via, atMs),
   };
+}
+
+/**
+ * An answer another channel of this proxy brought (the terminal, a press on this proxy's Telegram message, a
+ * webhook callback), recorded in the row as `acp approve` would record it, in the one atomic step that lets
+ * only the first answer in: when `acp approve` / `acp deny` (or another proxy's relayed press) got there
+ * first, theirs is the answer; when the row can take none, none is used.
+ */
+function arbitrate(
+  store: PendingConsentStore,
+  request: ConsentRequestV02,
+  answer: HumanAnswer,
+  via: string,
+  atMs: number,
+): ArbiterVerdict {
+  const input = {
+    id: request.id,
+    decision: answer.decision === "denied" ? ("denied" as const) : ("approved" as const),
+    approverId: answer.approverId,
+    channel: via,
+    ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
+    ...(answer.modifications !== undefined ? { modifications: answer.modifications } : {}),
+    ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+  };
+  const result = answerPendingConsent(store, input, new Date(atMs));
+  // no row (never written, or long gone): nobody can answer through it either
+  if (result.ok || result.code === "consent_request_unknown") return { kind: "recorded" };
+  const row = store.get(request.id);
+  if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
+    const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
+    if (held !== null) return { kind: "taken", answer: held };
+  }
+  const why =
+    result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;
+  return { kind: "refused", reason: `the pending table took no answer for the request: ${why}` };
 }
