@@ -1,9 +1,11 @@
 import { spawnSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixtureHome, tempRoot } from "./home-fixture.js";
-import { freshHome, startServe } from "./serve-fixture.js";
+import { freshHome, serveFailure, startServe } from "./serve-fixture.js";
 
 const ACP = join(fileURLToPath(new URL("../../..", import.meta.url)), "packages/cli/bin/acp.js");
 const root = tempRoot("serve-flags");
@@ -65,5 +67,22 @@ describe("acp serve --json", () => {
     expect(printed.console_link).toContain("/console/login?token=");
     expect(stderr).toContain("acp serve: no bearer token configured: the API answers loopback callers only");
     expect(stderr).toContain("acp serve: no approvers' token (ACP_APPROVER_TOKEN) configured");
+  });
+});
+
+describe("acp serve --tls-cert/--tls-key", () => {
+  it("names files that are not a certificate and its key (exit 1) before it opens the state", async () => {
+    const home = freshHome();
+    const { privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+    writeFileSync(join(home, "key.pem"), privateKey.export({ type: "pkcs8", format: "pem" }));
+    writeFileSync(join(home, "cert.pem"), "not a certificate\n");
+    const failure = await serveFailure(home, ["--port", "0", "--tls-cert", "cert.pem", "--tls-key", "key.pem"]);
+    // before: `cannot open the state in HOME: error:…:PEM routines::no start line`, after the state was opened
+    expect(failure?.message).toContain(
+      "--tls-cert `cert.pem` and --tls-key `key.pem` are not a certificate and its private key",
+    );
+    expect(failure?.message).toContain("give the PEM certificate (chain) and the unencrypted PEM private key");
+    expect(failure?.exitCode).toBe(1);
+    expect(existsSync(join(home, "state.db"))).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { generateKeyPairSync } from "node:crypto";
 import { join } from "node:path";
+import { createSecureContext } from "node:tls";
 import type { Command } from "commander";
 import { ed25519KeyPairFromSeed } from "@acp/core";
 import { isLoopbackAddress, type ConsentChannel } from "@acp/proxy";
@@ -142,7 +143,7 @@ Examples:
   ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp serve --port 8787   # one node of several
   acp console-link                           # a fresh sign-in link for the running service
 
-Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read the TLS files, open the state or reach
+Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read or use the TLS files (checked before the key is opened), open the state or reach
 PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
 --console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
@@ -203,7 +204,7 @@ export const SERVE_NEEDS_THE_KEY =
 function noPassphrase(stdio: boolean): CliError {
   const where = stdio
     ? `put ${PASSPHRASE_ENV} in the \`env\` of this command's entry in the MCP client's config (docs/guides/serve.md)`
-    : `set ${PASSPHRASE_ENV} in the service's environment (a systemd unit: Environment= or LoadCredential=), or start it in a terminal to be asked`;
+    : `set ${PASSPHRASE_ENV} in the service's environment (a systemd unit: Environment= or EnvironmentFile=), or start it in a terminal to be asked`;
   return new CliError(
     `the private key in $ACP_HOME/keys is encrypted and ${PASSPHRASE_ENV} is not set: ${where}; ${SERVE_NEEDS_THE_KEY} (key_passphrase_required)`,
     EXIT.error,
@@ -400,7 +401,19 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
       );
     }
   };
-  return { cert: read("--tls-cert", flags.tlsCert), key: read("--tls-key", flags.tlsKey) };
+  const pair = { cert: read("--tls-cert", flags.tlsCert), key: read("--tls-key", flags.tlsKey) };
+  // checked here, so a bad file is named as such (it failed later as "cannot open the state", exit 1)
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new CliError(
+      `--tls-cert \`${flags.tlsCert}\` and --tls-key \`${flags.tlsKey}\` are not a certificate and its private key ` +
+        `(${why}): give the PEM certificate (chain) and the unencrypted PEM private key it was issued for`,
+      EXIT.error,
+    );
+  }
+  return pair;
 }
 
 /** What `acp serve --stdio` started at a terminal says: it waits for an MCP client's messages on stdin. */
@@ -436,6 +449,8 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const home = resolveHome(ctx.io);
   const { config, file } = serveSections(home);
   checkFlagsBeforeKeys(ctx, flags, config);
+  // the TLS files too, before the key is opened: a wrong file is said before any passphrase is asked for
+  const tls = readTls(ctx, flags);
   const inputs = await loadDecisionInputs(ctx.io, { policy: flags.policy, graph: flags.graph });
   const { keys, seed } = await loadKeys(ctx, home, flags.stdio === true);
   const token = loadToken(ctx, home, config, seed, "agents");
@@ -471,7 +486,6 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
     );
   }
   const publicUrl = publicUrlOf(flags, config);
-  const tls = readTls(ctx, flags);
   const port = portOf(flags, config);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
   const storage = storageOf(ctx, flags, home);
