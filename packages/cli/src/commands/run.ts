@@ -97,7 +97,10 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
-    .option("--bridge-dir <dir>", "where the bridge sockets are bound (default a fresh private temp directory)")
+    .option(
+      "--bridge-dir <dir>",
+      "where the bridge sockets are bound (default a fresh private temp directory); yours, not writable by group or others",
+    )
     .addHelpText(
       "after",
       `

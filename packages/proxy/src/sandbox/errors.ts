@@ -66,6 +66,18 @@ export function bridgeFailed(path: string, cause: string): SandboxError {
   });
 }
 
+/**
+ * The `--bridge-dir` given can be changed by someone else: they could replace `mcp.sock` or `egress.sock`
+ * with their own and stand in for ACP, or for the agent.
+ */
+export function bridgeDirUnsafe(path: string, why: string): SandboxError {
+  return new SandboxError({
+    code: "sandbox_bridge_failed",
+    message: `the bridge directory \`${path}\` ${why}: another user could replace the bridge sockets and stand in for ACP`,
+    help: "pass a --bridge-dir only you can write (`chmod 700` it), or leave --bridge-dir out for a fresh private one",
+  });
+}
+
 /** Setting up the namespaces failed inside the sandbox. */
 export function setupFailed(message: string): SandboxError {
   return new SandboxError({

@@ -2,7 +2,7 @@
  * `runSandboxed`: starts an agent at the chosen isolation level with ACP's MCP endpoint and egress proxy
  * bridged in, waits for it, and takes everything down again. Used by `acp run`.
  */
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -12,7 +12,7 @@ import { createEgressDecider } from "./egress-decision.js";
 import { startEgressProxy } from "./egress-proxy.js";
 import { sandboxVariables, scrubEnvironment } from "./environment.js";
 import { coveredRootAt } from "./covered-roots.js";
-import { commandNotFound, unavailable } from "./errors.js";
+import { bridgeDirUnsafe, commandNotFound, unavailable } from "./errors.js";
 import { findExecutable, findTool } from "./find-executable.js";
 import { SANDBOX_PORTS } from "./init-source.js";
 import {
@@ -189,6 +189,17 @@ function requireTools(path: string | undefined): { unshare: string; setpriv: str
 function prepareBridgeDir(given: string | undefined, cleanup: (() => void)[]): string {
   if (given !== undefined) {
     mkdirSync(given, { recursive: true, mode: 0o700 });
+    // a directory someone else may write lets them swap the sockets (and the agent's MCP with them)
+    const s = statSync(given);
+    const me = process.geteuid?.();
+    if (!s.isDirectory()) throw bridgeDirUnsafe(given, "is not a directory");
+    if (me !== undefined && s.uid !== me) throw bridgeDirUnsafe(given, `belongs to uid ${s.uid}, not to uid ${me}`);
+    if ((s.mode & 0o022) !== 0) {
+      throw bridgeDirUnsafe(
+        given,
+        `is writable by its group or others (mode ${(s.mode & 0o777).toString(8).padStart(4, "0")})`,
+      );
+    }
     return given;
   }
   const dir = mkdtempSync(join(tmpdir(), "acp-run-"));

@@ -4,7 +4,7 @@
  * host's loopback, or handed to a server directly.
  */
 import { connect, createServer, type Server, type Socket } from "node:net";
-import { unlinkSync } from "node:fs";
+import { chmodSync, unlinkSync } from "node:fs";
 import { bridgeFailed, bridgeInUse } from "./errors.js";
 
 /** A bound bridge socket. */
@@ -26,8 +26,9 @@ function isAnswering(path: string): Promise<boolean> {
 }
 
 /**
- * Binds `server` to the Unix socket `path` (mode 0600). A stale socket file (nobody answering) is replaced;
- * a live one is `sandbox_bridge_in_use`.
+ * Binds `server` to the Unix socket `path`, then makes it mode 0600 (whatever the umask: connecting needs
+ * write permission, so only its owner and root can). A stale socket file (nobody answering) is replaced; a
+ * live one is `sandbox_bridge_in_use`.
  */
 export async function bindUnixSocket(server: Server, path: string): Promise<void> {
   const listen = (): Promise<NodeJS.ErrnoException | null> =>
@@ -50,6 +51,12 @@ export async function bindUnixSocket(server: Server, path: string): Promise<void
     err = await listen();
   }
   if (err !== null) throw err.code === "EADDRINUSE" ? bridgeInUse(path) : bridgeFailed(path, err.code ?? err.message);
+  try {
+    chmodSync(path, 0o600);
+  } catch (e) {
+    await new Promise((resolve) => server.close(resolve));
+    throw bridgeFailed(path, `cannot make it mode 0600: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
 }
 
 /** Binds `path` and forwards each connection to `target` (a TCP address on the host). */
