@@ -112,6 +112,11 @@ describe("decision audit acknowledgement", () => {
     await eventually(async () => (await fetch(`${server.url}/readyz`)).status === 503);
     const ready = await readJson(await fetch(`${server.url}/readyz`));
     expect(at(ready, "error", "code")).toBe("audit_unavailable");
+    // what to do, not only what happened (before: "an audit write failed: decisions refuse")
+    expect(at(ready, "error", "message")).toBe(
+      "an audit write failed, so every decision is refused: fix the cause (disk full, audit.jsonl moved or " +
+        "replaced) and restart the service (the cause is in the service log)",
+    );
     const refused = await check(server);
     expect(refused.status).toBe(503);
     expect(at(await readJson(refused), "error", "code")).toBe("audit_unavailable");

@@ -47,7 +47,19 @@ export function registerHealthRoutes(
           );
       }
       if ((deps.auditFailure?.() ?? null) !== null) {
-        return reply.status(503).send(errorBody("audit_unavailable", "an audit write failed: decisions refuse"));
+        // what brings it back differs: PostgreSQL's chain recovers when the database answers, the file's at a restart
+        const recovers =
+          deps.stores.recoverAudit !== undefined
+            ? "it resumes by itself once the database answers again"
+            : "fix the cause (disk full, audit.jsonl moved or replaced) and restart the service";
+        return reply
+          .status(503)
+          .send(
+            errorBody(
+              "audit_unavailable",
+              `an audit write failed, so every decision is refused: ${recovers} (the cause is in the service log)`,
+            ),
+          );
       }
       if (await deps.stores.ready()) return { status: "ready" };
       return reply.status(503).send(errorBody("not_ready", "the state store does not answer"));
