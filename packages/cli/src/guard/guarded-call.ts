@@ -36,6 +36,8 @@ export interface GuardedCall<A, R> {
   readonly trusted: boolean;
   readonly arguments: A;
   readonly run: (args: A) => R | Promise<R>;
+  /** The caller's cancellation (a framework's abort signal): a call waiting for a person is withdrawn. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -65,13 +67,18 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
       ...(call.category !== undefined ? { category: call.category } : {}),
       sessionId: deps.sessionId,
       ...agent,
-      signal: deps.signal,
+      signal: call.signal !== undefined ? AbortSignal.any([deps.signal, call.signal]) : deps.signal,
     });
   } catch (err) {
     // the gate never throws but for the audit: a decision nobody can find afterwards does not let anything run
     throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
   }
   if (verdict.kind === "answer") throw refusalOfVerdict(verdict, call);
+  if (call.signal?.aborted === true) {
+    // the caller gave up while the call was decided: it does not run (no `tool_call_forwarded`)
+    const message = "consent request withdrawn: the call was cancelled before it ran";
+    throw new GuardRefusal({ stop: "withdrawn", message, server, tool });
+  }
   const base = { call_id: callId, session_id: deps.sessionId, server, tool, ...agent, ...verdict.decided };
   try {
     await deps.audit.record("tool_call_forwarded", { ...base, arguments: verdict.arguments });

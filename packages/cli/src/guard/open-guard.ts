@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { compileIntent, formatIssue, type Category } from "@acp/core";
 import { createApprovalMemory, newId } from "@acp/proxy";
@@ -7,11 +8,15 @@ import { configInUse } from "../wiring/config-in-use.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { createAnswerChannel, type AskPerson } from "./answer-channel.js";
 import { GuardRefusal } from "./guard-refusal.js";
+import { checkGuardOptions, checkToolOptions, signalOf } from "./guard-options.js";
 import { runGuardedCall, type GuardedCallDeps } from "./guarded-call.js";
 
 /** Options of {@link openGuard}; every one optional. */
 export interface GuardOptions {
-  /** The ACP home (keys, policy, config, vault, audit, state); default `$ACP_HOME`, else `~/.acp`. */
+  /**
+   * The ACP home (keys, policy, config, vault, audit, state); default `$ACP_HOME`, else `~/.acp`. Given
+   * here, it must exist (`acp init`); the default may be missing: nothing is audited then (said on the log).
+   */
   readonly home?: string;
   /** The policy file; default `<home>/policy.yml` (the built-in starter policy when the home has none). */
   readonly policy?: string;
@@ -59,15 +64,20 @@ export interface GuardToolOptions {
 /** An open guard: one session of the session runtime, one audit writer, one consent broker. */
 export interface Guard {
   /**
-   * Wraps `fn`, whose one parameter is the tool call's arguments (an object): every call is decided by the one pipeline first and runs only when accepted or approved;
-   * otherwise the returned function rejects with a {@link GuardRefusal}. Credentials configured for the
-   * tool are put into its arguments after the decision and replaced in its result.
+   * Wraps `fn`, whose first parameter is the tool call's arguments (an object): every call is decided by
+   * the one pipeline first and runs only when accepted or approved; otherwise the returned function
+   * rejects with a {@link GuardRefusal}. Credentials configured for the tool are put into its arguments
+   * after the decision and replaced in its result. The returned function has `fn`'s parameters: any
+   * after the first (a framework's call options) are handed to `fn` as they are, and an `AbortSignal` in
+   * the second as `abortSignal` (Vercel AI SDK) or `signal` (LangChain) cancels the call: one still
+   * waiting for a person is withdrawn (`stop: "withdrawn"`). Throws a `TypeError` at once for a tool name,
+   * function or option that is not one.
    */
-  guard<A extends object, R>(
+  guard<A extends object, R, O extends unknown[] = []>(
     tool: string,
-    fn: (args: A) => R | Promise<R>,
+    fn: (args: A, ...options: O) => R | Promise<R>,
     options?: GuardToolOptions,
-  ): (args: A) => Promise<R>;
+  ): (args: A, ...options: O) => Promise<R>;
   /** Records what the person typed (trusted provenance: a value found here may be acted on). */
   user(text: string): void;
   /** The session's id, as audit events and `acp pending` name it. */
@@ -113,6 +123,7 @@ function checkedIntent(intent: unknown): unknown {
 export async function openGuard(options: GuardOptions = {}): Promise<Guard> {
   const opening = { close: (): Promise<void> => Promise.resolve() };
   try {
+    checkGuardOptions(options);
     return openNow(options, opening);
   } catch (err) {
     // what was opened before the problem (state.db, channels) is let go; the problem is the answer
@@ -125,6 +136,12 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const io = guardIo(options, log);
   const home = resolveHome(io);
+  if (options.home !== undefined && !existsSync(home)) {
+    // a home named here that is not there is a mistake, not a wish to run without an audit
+    throw new Error(
+      `openGuard: no ACP home at \`${home}\`: run \`acp init\` with ACP_HOME=${home}, or leave out \`home\``,
+    );
+  }
   const configPath = options.config !== undefined ? resolvePath(io, options.config) : join(home, "config.yml");
   const config = configInUse(readConfigFile(configPath, options.config !== undefined));
   const intent = checkedIntent(options.intent);
@@ -169,8 +186,9 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
     sessionId: deps.sessionId,
     home,
     guard(tool, fn, toolOptions = {}) {
+      checkToolOptions(tool, fn, toolOptions);
       const server = toolOptions.server ?? defaultServer;
-      return (args) => {
+      return (args, ...rest) => {
         if (closed) {
           const message = "refused: the guard is closed";
           return Promise.reject(new GuardRefusal({ stop: "guard_closed", message, server, tool }));
@@ -181,7 +199,8 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
           ...(toolOptions.category !== undefined ? { category: toolOptions.category } : {}),
           trusted: toolOptions.trusted === true,
           arguments: args,
-          run: fn,
+          run: (given) => fn(given, ...rest),
+          signal: signalOf(rest[0]),
         });
         running.add(call);
         void call.then(

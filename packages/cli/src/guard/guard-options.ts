@@ -1,0 +1,80 @@
+import { CATEGORIES, suggest } from "@acp/core";
+
+type Kind = "string" | "boolean" | "function" | "any";
+
+/** The options of `openGuard` and what each must be. */
+const GUARD_OPTIONS: Readonly<Record<string, Kind>> = {
+  home: "string",
+  policy: "string",
+  config: "string",
+  intent: "any",
+  ask: "function",
+  terminal: "boolean",
+  agent: "string",
+  server: "string",
+  passphrase: "string",
+  log: "function",
+  now: "function",
+};
+
+/** The options of one guarded tool. */
+const TOOL_OPTIONS: Readonly<Record<string, Kind>> = { server: "string", category: "string", trusted: "boolean" };
+
+function problemsOf(what: string, given: unknown, known: Readonly<Record<string, Kind>>): string[] {
+  if (given === undefined) return [];
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return [`${what} must be an object`];
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(given)) {
+    const kind = known[key];
+    if (kind === undefined) {
+      const near = suggest(key, Object.keys(known));
+      problems.push(`unknown option \`${key}\`${near !== undefined ? ` (did you mean \`${near}\`?)` : ""}`);
+    } else if (kind !== "any" && value !== undefined && typeof value !== kind) {
+      problems.push(`option \`${key}\` must be a ${kind}, not ${value === null ? "null" : typeof value}`);
+    } else if (kind === "string" && value === "") {
+      problems.push(`option \`${key}\` is empty`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Throws a `TypeError` naming every problem of `openGuard`'s options: an unknown name (a typo would
+ * otherwise be ignored: `polcy` leaves the home's policy in force), or a value of the wrong type (an
+ * `ask` that is not a function would approve nothing, silently).
+ */
+export function checkGuardOptions(options: unknown): void {
+  const problems = problemsOf("the options of openGuard", options, GUARD_OPTIONS);
+  if (problems.length > 0) throw new TypeError(`openGuard: ${problems.join("; ")}`);
+}
+
+/** Throws a `TypeError` naming every problem of one `guard(tool, fn, options)`, when it is called. */
+export function checkToolOptions(tool: unknown, fn: unknown, options: unknown): void {
+  const problems: string[] = [];
+  if (typeof tool !== "string" || tool === "") problems.push("the tool's name must be a non-empty string");
+  if (typeof fn !== "function") problems.push("the tool must be a function");
+  problems.push(...problemsOf("the tool's options", options, TOOL_OPTIONS));
+  const category = (options as { category?: unknown } | undefined)?.category;
+  if (typeof category === "string" && !(CATEGORIES as readonly string[]).includes(category)) {
+    const near = suggest(category, CATEGORIES);
+    const hint = near !== undefined ? `did you mean \`${near}\`?` : `one of ${CATEGORIES.join(", ")}`;
+    problems.push(`unknown category \`${category}\` (${hint})`);
+  }
+  if (problems.length > 0) {
+    const name = typeof tool === "string" && tool !== "" ? ` \`${tool}\`` : "";
+    throw new TypeError(`guard${name}: ${problems.join("; ")}`);
+  }
+}
+
+/**
+ * The cancellation a framework hands a tool function in its second argument: the Vercel AI SDK's
+ * `{ abortSignal }`, LangChain's `{ signal }` (its `RunnableConfig`); `undefined` when there is none.
+ */
+export function signalOf(second: unknown): AbortSignal | undefined {
+  if (typeof second !== "object" || second === null) return undefined;
+  for (const key of ["abortSignal", "signal"] as const) {
+    const value = (second as Record<string, unknown>)[key];
+    if (value instanceof AbortSignal) return value;
+  }
+  return undefined;
+}
