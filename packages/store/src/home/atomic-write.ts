@@ -3,6 +3,7 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fchownSync,
   fsyncSync,
   linkSync,
   openSync,
@@ -53,10 +54,16 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode: n
  * writes and fsyncs a temporary file as {@link writeFileAtomic} does, then hard-links it to `path`, which
  * fails with `EEXIST` when anything (a symbolic link included) is already there, so of two processes
  * creating it at once exactly one succeeds and the other reads what the first wrote; a reader never sees a
- * partial file. Throws as the steps do (`EEXIST` when it exists).
+ * partial file. `owner` (root making a file in a person's home) is given to the file before it appears.
+ * Throws as the steps do (`EEXIST` when it exists).
  */
-export function createFileExclusive(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): void {
-  const tmp = writeTemporaryFile(path, data, mode);
+export function createFileExclusive(
+  path: string,
+  data: string | Uint8Array,
+  mode: number = HOME_FILE_MODE,
+  owner?: { readonly uid: number; readonly gid: number },
+): void {
+  const tmp = writeTemporaryFile(path, data, mode, owner);
   try {
     linkSync(tmp, path);
   } finally {
@@ -66,10 +73,16 @@ export function createFileExclusive(path: string, data: string | Uint8Array, mod
 }
 
 /** Writes `data` to a fresh temporary file beside `path` ({@link EXCLUSIVE_CREATE_FLAGS}, exactly `mode`), fsynced; its path. */
-function writeTemporaryFile(path: string, data: string | Uint8Array, mode: number): string {
+function writeTemporaryFile(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+  owner?: { readonly uid: number; readonly gid: number },
+): string {
   const tmp = temporaryPathFor(path);
   const fd = openSync(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
   try {
+    if (owner !== undefined) fchownSync(fd, owner.uid, owner.gid);
     fchmodSync(fd, mode);
     const bytes = bytesOf(data);
     let off = 0;

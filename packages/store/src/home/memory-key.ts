@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { ok, type Result } from "@acp/core";
 import { createFileExclusive } from "./atomic-write.js";
 import { homePaths } from "./paths.js";
@@ -17,7 +18,8 @@ const WHY = "whoever can read it can test guesses of the identifiers the session
  * lowercase hex digits and a newline, mode 0600. `state.db` keeps only HMAC-SHA-256 digests of the
  * identifiers read under this key, so whoever reads `state.db` alone cannot test a guess (a phone or
  * account number tried one by one). Created when missing, exclusively ({@link createFileExclusive}: of two
- * processes creating it at once, both end up with the one key). Refused, never replaced: a file group or
+ * processes creating it at once, both end up with the one key), owned by the home's owner when root makes
+ * it. Refused, never replaced: a file group or
  * others can read or write (`key_file_too_open`, naming the `chmod 600` fix), one that is not a key
  * (`key_file_malformed`), one that cannot be read (`key_unreadable`), a failure to create it
  * (`home_write_failed`).
@@ -28,7 +30,7 @@ export function loadMemoryKey(home: string, random: (n: number) => Uint8Array = 
     const read = readMemoryKey(path);
     if (read !== "missing") return read;
     try {
-      createFileExclusive(path, `${Buffer.from(random(MEMORY_KEY_BYTES)).toString("hex")}\n`);
+      createFileExclusive(path, `${Buffer.from(random(MEMORY_KEY_BYTES)).toString("hex")}\n`, 0o600, ownerFor(home));
     } catch (err) {
       // another process made it first: read theirs
       if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
@@ -36,6 +38,16 @@ export function loadMemoryKey(home: string, random: (n: number) => Uint8Array = 
     }
   }
   return readMemoryKey(path) as Result<Uint8Array>;
+}
+
+/**
+ * Root making the key in a person's home (`sudo -E acp run`, for network namespaces) gives it to the home's
+ * owner: a key root kept would be unreadable to the person's own `acp proxy`, whose every recall would fail.
+ */
+function ownerFor(home: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const st = statSync(home, { throwIfNoEntry: false });
+  return st === undefined || st.uid === 0 ? undefined : { uid: st.uid, gid: st.gid };
 }
 
 function readMemoryKey(path: string): Result<Uint8Array> | "missing" {

@@ -1,5 +1,6 @@
 import {
   chmodSync,
+  chownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -75,6 +76,19 @@ describe("the provenance memory's key (memory.key)", () => {
     mkdirSync(path, { mode: 0o700 });
     expect(code(loadMemoryKey(h))).toBe("key_unreadable");
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "made by root in a person's home (sudo -E acp run), is the person's, so their own proxy can read it",
+    () => {
+      const h = home();
+      chownSync(h, 12345, 12345);
+      const r = loadMemoryKey(h);
+      expect(r.ok).toBe(true);
+      const st = statSync(homePaths(h).memoryKey);
+      expect([st.uid, st.gid, st.mode & 0o777]).toEqual([12345, 12345, 0o600]);
+      expect(loadMemoryKey(h)).toEqual(r);
+    },
+  );
 
   it("fails to make a key where it cannot write one", () => {
     const r = loadMemoryKey(join(home(), "no-such-home"));
