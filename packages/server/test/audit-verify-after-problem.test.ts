@@ -1,13 +1,14 @@
 /**
  * `GET /v1/audit/verify` reports what `acp audit verify` reports: the first problem, and what the verifier
  * could still tell of the lines after it (`after_problem`), from the same verification, not only the first
- * problem.
+ * problem; so does the console's audit page.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readAnchor, verifyAuditFile } from "@acp/store";
+import { SESSION_COOKIE, SESSION_TTL_MS } from "@acp/server";
 import { at, openTestServerAt, readJson, testKeys } from "./harness.js";
 
 const dirs: string[] = [];
@@ -75,6 +76,18 @@ describe("GET /v1/audit/verify on a damaged chain", () => {
       // the lines after the edited one were read, not left out
       expect(at(answer, "after_problem", "lines")).toBeGreaterThanOrEqual(3);
       expect(at(answer, "after_problem", "linked")).toBe(at(answer, "after_problem", "lines"));
+
+      // the console's audit page says the same, not only the first broken event
+      const { id } = await again.node.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+      const page = await (
+        await fetch(`${again.url}/console/audit`, { headers: { cookie: `${SESSION_COOKIE}=${id}` } })
+      ).text();
+      expect(page).toContain(
+        `After it: ${after?.lines} line(s), ${after?.linked} linked to the line before; ` +
+          `${after?.checkpoints} checkpoint(s), ${after?.signedCheckpoints} signed with the key. ` +
+          `The anchor's checkpoint is at its line, ${after?.anchor?.expectedLine}. ` +
+          "Lines after a break are vouched for by their own content only: the chain is not intact.",
+      );
     } finally {
       await again.node.close();
     }

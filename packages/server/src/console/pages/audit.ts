@@ -1,4 +1,4 @@
-/** The audit trail page: the chain's status (and the first broken event), a search, the events. */
+/** The audit trail page: the chain's status (the first broken event, what the lines after it tell), a search, the events. */
 import { AUDIT_EVENT_TYPES, type AuditVerification } from "@acp/core";
 import type { AuditPage } from "../../store/types.js";
 import { escapeHtml, jsonText, show } from "../html.js";
@@ -23,7 +23,32 @@ function renderVerification(v: AuditVerification): string {
     p === null
       ? ""
       : ` <a href="/console/audit?before=${p.line + 1}#line-${p.line}">Show the first broken event (line ${p.line})</a>`;
-  return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}${link}</p>`;
+  return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}${link}</p>${renderAfterProblem(v)}`;
+}
+
+/**
+ * What the verifier could still tell of the lines after the first problem (`afterProblem`, as `acp audit
+ * verify` and `GET /v1/audit/verify` report it): it never makes the chain intact.
+ */
+function renderAfterProblem(v: AuditVerification): string {
+  const after = v.afterProblem;
+  if (after === null) return "";
+  const anchorProblem = v.problem?.where === "anchor";
+  const what = anchorProblem ? "The log" : "After it";
+  const stopped = after.complete ? "" : " (reading stopped at a line too long to read)";
+  const signed =
+    after.signedCheckpoints === null
+      ? `${after.checkpoints} checkpoint(s), signatures not checked (no public key)`
+      : `${after.checkpoints} checkpoint(s), ${after.signedCheckpoints} signed with the key`;
+  const anchor =
+    after.anchor === null
+      ? ""
+      : after.anchor.line === null
+        ? ` The anchor's checkpoint (line ${after.anchor.expectedLine}) is not among them: the log was also cut or rewritten after the problem.`
+        : after.anchor.line === after.anchor.expectedLine
+          ? ` The anchor's checkpoint is at its line, ${after.anchor.line}.`
+          : ` The anchor's checkpoint (line ${after.anchor.expectedLine} by its own count) is at line ${after.anchor.line}: lines were inserted or removed before it.`;
+  return `<p class="chain broken" data-role="after-problem">${what}: ${after.lines} line(s), ${after.linked} linked to the line before${stopped}; ${signed}.${anchor} Lines after a break are vouched for by their own content only: the chain is not intact.</p>`;
 }
 
 function field(name: keyof AuditSearch, label: string, search: AuditSearch, list?: string): string {
