@@ -1,7 +1,7 @@
 import { spendWork, workEpoch } from "../glob/index.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
-import { normalizeValue } from "./normal-form.js";
+import { asciiDomains, MAX_RESPELLED_LENGTH, respellings } from "./normal-form.js";
 import type { ArgMatchValue } from "../policy/types.js";
 
 /** A predicate over one scalar argument value. */
@@ -41,12 +41,12 @@ const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
 /** The forms of one string argument value, each made when first asked for. */
 interface Forms {
   lower?: string;
-  normal?: string | null;
+  respelled?: readonly string[];
   compat?: string | null;
 }
 
 /** Values whose forms one decision keeps (a request with more strings than this makes them again). */
-const MAX_KEPT_FORMS = 64;
+const MAX_KEPT_FORMS = 1024;
 
 /**
  * The forms of the string argument values read in this decision, each made once for every rule that reads
@@ -80,14 +80,15 @@ function lowerOf(leaf: string): string {
   return f.lower;
 }
 
-/** The normal form of a path or URL ({@link normalizeValue}), or null when `leaf` is in it. */
-function normalOf(leaf: string): string | null {
+/** The other spellings of a path, URL or address ({@link respellings}: its normal form, trimmed, decoded, IDNA). */
+function respellingsOf(leaf: string): readonly string[] {
   const f = formsOf(leaf);
-  if (f.normal === undefined) {
+  if (f.respelled === undefined) {
     spendWork(leaf.length >> 2); // a split and join, or a URL parse
-    f.normal = normalizeValue(leaf) ?? null;
+    if (leaf.length <= MAX_RESPELLED_LENGTH) spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
+    f.respelled = respellings(leaf);
   }
-  return f.normal;
+  return f.respelled;
 }
 
 /**
@@ -209,6 +210,10 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const lowered = expected.toLowerCase();
     const mailPattern = isAddressPattern(expected);
     const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }, search) : undefined;
+    const asciiPattern = lenient ? asciiDomains(expected) : expected;
+    const idnaGlob =
+      asciiPattern !== expected ? compileRuleGlob(asciiPattern, { starCrossesSlash: true }, search) : undefined;
+    const idna = idnaGlob?.ok === true ? idnaGlob.value : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
@@ -228,10 +233,13 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
         }
         // the crossing glob first: where it holds (most often), the glob as written need not be run at all
         if (loose(leaf) || matches(leaf) || inAnyCase(leaf)) return true;
-        const normal = normalOf(leaf);
-        if (normal !== null) {
-          if (matches(normal) || loose(normal) || inAnyCase(normal)) return true;
+        for (const spelling of respellingsOf(leaf)) {
+          if (loose(spelling) || matches(spelling) || inAnyCase(spelling)) return true;
+          if (idna !== undefined && (idna(spelling) || idna(lowerOf(spelling)))) return true;
         }
+        // a pattern naming a domain not in ASCII also meets it as IDNA writes it (`*@bücher.example`
+        // meets `a@xn--bcher-kva.example`)
+        if (idna !== undefined && (idna(leaf) || idna(lowerOf(leaf)))) return true;
         if (compatible(leaf, loose, inAnyCase)) return true;
         // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list)
         if (!mailPattern) return false;

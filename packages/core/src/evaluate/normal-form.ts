@@ -74,3 +74,72 @@ export function normalizeValue(text: string): string | undefined {
   }
   return normalizePath(text);
 }
+
+/** ASCII white space and C0 controls at either end: what the WHATWG URL parser strips, and many servers trim. */
+const EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+const ESCAPE = /%[0-9A-Fa-f]{2}/;
+const NON_ASCII = /[^\x00-\x7f]/;
+/** The longest value also read in the spellings past its normal form (a path, a URL, an address). */
+export const MAX_RESPELLED_LENGTH = 4096;
+
+/** A run that may be a domain name with a label not in ASCII (`bücher.example`). */
+const DOMAIN_LIKE = /[\p{L}\p{M}\p{N}_-]+(?:\.[\p{L}\p{M}\p{N}_-]+)+/gu;
+
+/**
+ * `text` with each domain name that holds a label not in ASCII written as IDNA writes it (UTS #46, the
+ * WHATWG URL parser: `a@bücher.example` is `a@xn--bcher-kva.example`), which is the host a mail service or
+ * a client reaches.
+ */
+export function asciiDomains(text: string): string {
+  if (!NON_ASCII.test(text)) return text;
+  return text.replace(DOMAIN_LIKE, (name) => {
+    if (!NON_ASCII.test(name)) return name;
+    try {
+      return new URL(`http://${name}/`).hostname;
+    } catch {
+      return name;
+    }
+  });
+}
+
+/** The path a `file:` URL names (`file:///etc/%70asswd` is `/etc/passwd`), in normal form; undefined for anything else. */
+function filePath(text: string): string | undefined {
+  if (!/^file:/i.test(text)) return undefined;
+  try {
+    const path = decodeUnreserved(new URL(text).pathname);
+    return normalizePath(path) ?? path;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The spellings of a value an `ask` or `deny` rule's glob is also tried on, each differing from it: its
+ * normal form ({@link normalizeValue}); and, for a value of one line and at most 4,096 characters (a path,
+ * a URL, an address), that of the value trimmed of white space and control characters at its ends (as the
+ * WHATWG URL parser and many servers read ` https://evil.example/x`), that of a path with its unreserved
+ * escapes decoded (`/etc/%70asswd` is `/etc/passwd`, `/home/me/%2essh/id_rsa` is `/home/me/.ssh/id_rsa`),
+ * the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named), each also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
+ * domain names in ASCII ({@link asciiDomains}: `a@bücher.example` is `a@xn--bcher-kva.example`).
+ */
+export function respellings(text: string): string[] {
+  const out = new Set<string>();
+  const normal = normalizeValue(text);
+  if (normal !== undefined) out.add(normal);
+  const trimmed = text.replace(EDGES, "");
+  if (text.length <= MAX_RESPELLED_LENGTH && !LINE_BREAK.test(trimmed)) {
+    out.add(trimmed);
+    out.add(normalizeValue(trimmed) ?? trimmed);
+    const file = filePath(trimmed);
+    if (file !== undefined) out.add(file);
+    if (!SCHEME.test(trimmed) && ESCAPE.test(trimmed)) {
+      const decoded = decodeUnreserved(trimmed);
+      out.add(normalizePath(decoded) ?? decoded);
+    }
+    for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.add(form.slice(0, -1));
+    if (NON_ASCII.test(trimmed)) for (const form of [...out, text]) out.add(asciiDomains(form));
+  }
+  out.delete(text);
+  return [...out];
+}

@@ -69,6 +69,9 @@ const ARG_VALUES: ArgMatchValue[] = [
   "https://api.corp/**",
   "*@Corp.com",
   "/SRV/**",
+  "*@bücher.example",
+  "*@xn--bcher-kva.example",
+  "/srv/x",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -143,6 +146,13 @@ const scalar = fc.oneof(
     "/SRV/X",
     "/Srv//a/../x",
     "RM -RF /",
+    " https://api.corp/x",
+    "/srv/%78",
+    "/srv/x/",
+    "file:///srv/x",
+    "ann@bücher.example",
+    "ann@XN--BCHER-KVA.example",
+    "\t/srv/x ",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

@@ -54,6 +54,52 @@ function normalised(text: string): string {
   return rest === "" ? text : start + posix.normalize(rest);
 }
 
+/** Each domain name with a label not in ASCII as the WHATWG URL parser writes its host (punycode). */
+function idna(text: string): string {
+  return text.replace(/[\p{L}\p{M}\p{N}_-]+(?:\.[\p{L}\p{M}\p{N}_-]+)+/gu, (name) => {
+    if (/^[\x00-\x7f]*$/.test(name)) return name;
+    try {
+      return new URL(`http://${name}/`).hostname;
+    } catch {
+      return name;
+    }
+  });
+}
+
+/** `%XX` of an unreserved character decoded. */
+function decodeUnreserved(text: string): string {
+  return text.replace(/%([0-9A-Fa-f]{2})/g, (e, h: string) =>
+    /[A-Za-z0-9._~-]/.test(String.fromCharCode(parseInt(h, 16))) ? String.fromCharCode(parseInt(h, 16)) : e,
+  );
+}
+
+/**
+ * Every spelling an ask or deny rule's glob is tried on: the value and its normal form; for a value of one
+ * line of at most 4,096 characters also the value trimmed of ASCII white space and controls, its normal
+ * form, a path with unreserved escapes decoded and POSIX-normalised, a `file:` URL's path, each without a
+ * trailing `/`, and each with its domain names in ASCII.
+ */
+function spellings(text: string): string[] {
+  const out = [text, normalised(text)];
+  const trimmed = text.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+  if (text.length <= 4096 && !/[\n\r\u2028\u2029]/.test(trimmed)) {
+    out.push(trimmed, normalised(trimmed));
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(trimmed) && /%[0-9A-Fa-f]{2}/.test(trimmed)) {
+      out.push(posix.normalize(decodeUnreserved(trimmed)));
+    }
+    if (/^file:/i.test(trimmed)) {
+      try {
+        out.push(posix.normalize(decodeUnreserved(new URL(trimmed).pathname)));
+      } catch {
+        // no path
+      }
+    }
+    for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
+    if (/[^\x00-\x7f]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
+  }
+  return out;
+}
+
 /** NFKC, the ideographic full stop as a dot, invisible characters dropped: as IDNA reads a domain. */
 function compatibleForm(text: string): string {
   return text
@@ -73,16 +119,18 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         );
       }
       if (globMatches(expected, actual)) return true;
-      // ask and deny rules: `*` also crosses `/`, and the value's normal form counts too
-      const normal = normalised(actual);
+      // ask and deny rules: `*` also crosses `/`, and the value's other spellings count too
       const lower = expected.toLowerCase();
-      return (
-        globMatches(expected, actual, true) ||
-        globMatches(expected, normal) ||
-        globMatches(expected, normal, true) ||
+      const ascii = idna(expected);
+      const spelled = (form: string): boolean =>
+        globMatches(expected, form) ||
+        globMatches(expected, form, true) ||
         // in any case: both in lower case
-        globMatches(lower, actual.toLowerCase(), true) ||
-        globMatches(lower, normal.toLowerCase(), true) ||
+        globMatches(lower, form.toLowerCase(), true) ||
+        // a pattern with a domain not in ASCII, as IDNA writes it
+        (ascii !== expected && (globMatches(ascii, form, true) || globMatches(ascii, form.toLowerCase(), true)));
+      return (
+        spellings(actual).some(spelled) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
         globMatches(expected, compatibleForm(actual), true) ||
         globMatches(lower, compatibleForm(actual).toLowerCase(), true) ||
