@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,6 +64,25 @@ describe("acp pending", () => {
       tool: string;
     }[];
     expect(list[0]?.tool).toBe("send\u001b[2K\r  tool: read_file");
+  });
+});
+
+describe("acp pending: what the agent chose cannot disguise a request", () => {
+  it("shows the arguments one value a line, a huge one cut in its middle, and warns of invisible characters", async () => {
+    const home = tempHome();
+    try {
+      seedPending(home, { id: ID_A, args: { body: "A".repeat(100_000), to: "ceo@corp.test\u200b" } });
+      const out = await runCli(["pending"], { env: { ACP_HOME: home } });
+      // the recipient after a huge value is on screen, and does not pass for ceo@corp.test
+      expect(out.stdout).toContain('    to: "ceo@corp.test\\u200b"\n');
+      expect(out.stdout).not.toContain("\u200b");
+      expect(out.stdout).toMatch(/ {4}body: "A+…\[\d+ characters not shown\]…A+"\n/);
+      expect(out.stdout.length).toBeLessThan(2_000);
+      expect(out.stdout).toContain("  ! warning: invisible or control characters in arguments, shown as");
+      expect(out.stdout).toContain("  ! warning: long arguments are shortened here");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { timeLeft } from "@acp/core";
 import type { PendingConsentRow } from "@acp/store";
-import { decidedBy, printable } from "@acp/proxy";
+import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, printable, warningsFor } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import {
@@ -132,7 +132,8 @@ async function listPending(
 
 /**
  * One request for a person. Tool names come from upstream servers and reasons can quote argument values:
- * every field is shown with its control characters escaped (`printable`), so none can redraw the terminal.
+ * every field is shown with its control and invisible characters escaped (`printable`), so none can redraw the
+ * terminal or pass for another value, and a warning line says where there were any.
  */
 function printView(ctx: CliContext, view: PendingConsentView): void {
   const p = printable;
@@ -142,8 +143,24 @@ function printView(ctx: CliContext, view: PendingConsentView): void {
   const decider = decidedBy(view.rule, view.reasons);
   const by = decider.rule ? `rule ${decider.text}` : `asked by ${decider.text}`;
   printLine(ctx, `  category ${p(view.category)}, risk ${p(view.risk_level)}, ${by}`);
-  printLine(ctx, `  arguments: ${p(JSON.stringify(view.arguments))}`);
-  for (const reason of view.reasons as { message?: unknown }[]) printLine(ctx, `  - ${p(reason.message)}`);
+  // one value a line, a long one cut in its middle (as the terminal prompt shows them): one huge value cannot
+  // push a recipient after it out of sight
+  const args = isRecord(view.arguments) ? argumentsView(view.arguments, TERMINAL_ARGUMENTS) : null;
+  if (args === null) printLine(ctx, `  arguments: ${p(JSON.stringify(view.arguments))}`);
+  else for (const line of ["  arguments:", ...args.lines.map((l) => `    ${l}`)]) printLine(ctx, line);
+  const reasons = view.reasons as { message?: unknown }[];
+  for (const reason of reasons) printLine(ctx, `  - ${p(reason.message)}`);
+  const fields = [
+    ["server", view.server],
+    ["tool", view.tool],
+    ["rule", view.rule],
+  ] as const;
+  const shown = args ?? { hidden: false, shortened: false };
+  for (const warning of warningsFor(fields, reasons, shown)) printLine(ctx, `  ! ${warning}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Registers `acp pending [--json]`. */
@@ -162,7 +179,9 @@ export function registerPending(parent: Command, ctx: CliContext): void {
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
         "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
-        "are shown as [redacted]. A request whose acp proxy is no longer running (killed while it waited) is not\n" +
+        "are shown as [redacted]; arguments one value a line, a long one cut in its middle (--json keeps\n" +
+        "them whole); control and invisible characters as \\uXXXX escapes, with a warning line.\n" +
+        "A request whose acp proxy is no longer running (killed while it waited) is not\n" +
         "listed: nobody waits for its answer; a line on stderr names it, and the next acp proxy records it withdrawn.\n\nExit codes: 0 listed (also when nothing is pending), 1 the database cannot be read, 2 usage.",
     )
     .action(async (options: StorageFlags & { json?: boolean; watch?: boolean }) => {

@@ -67,7 +67,7 @@ describe("what a consent request shows cannot be disguised by what the agent or 
   it("warns, on its own line, that characters are shown escaped and where", () => {
     const [terminal, telegram] = both({ to: "ceo@corp.test\u200b" }, "send\u202eliame");
     for (const text of [terminal, telegram]) {
-      expect(text).toMatch(/warning: tool, arguments hold invisible or control characters, shown as \\uXXXX escapes/);
+      expect(text).toMatch(/warning: invisible or control characters in tool, arguments, shown as \\uXXXX escapes/);
     }
     // a line break inside an argument is an ordinary thing to carry: escaped, not warned of
     const [plain] = both({ body: "hello\nbye", to: "ana@corp.test" });

@@ -152,7 +152,7 @@ describe("terminal channel specifics", () => {
     expect(text).toContain("- send to `a\\u202eelpmaxe.rekcatta@b`\\u000aserver: trusted");
     // the nine lines of the request, one argument, and the warning that characters are shown escaped
     expect(text.split("\n")).toHaveLength(13);
-    expect(text).toContain("  ! warning: tool, agent, reasons hold invisible or control characters");
+    expect(text).toContain("  ! warning: invisible or control characters in tool, agent, reasons, shown as");
   });
 
   it("names what asked: the rule, or the session runtime and its check when no rule did (not the policy's `default`)", () => {

@@ -76,13 +76,29 @@ export function warningsOf(
     ["agent", request.agent.name],
     ["rule", request.policy.rule_id],
   ];
+  return warningsFor(fields, reasons, args);
+}
+
+/**
+ * {@link warningsOf} for what a caller has at hand (`acp pending` reads rows): the named fields, the reasons
+ * (their `message` and `rule`) and the arguments' view.
+ */
+export function warningsFor(
+  fields: readonly (readonly [string, unknown])[],
+  reasons: readonly unknown[],
+  args: { readonly hidden: boolean; readonly shortened: boolean },
+): string[] {
   const where = fields.filter(([, value]) => hasHiddenCharacters(value)).map(([name]) => name);
   if (args.hidden) where.push("arguments");
-  if (reasons.some((r) => hasHiddenCharacters(r.message) || hasHiddenCharacters(r.rule ?? ""))) where.push("reasons");
+  const hiddenIn = (reason: unknown): boolean => {
+    const r = (typeof reason === "object" && reason !== null ? reason : {}) as { message?: unknown; rule?: unknown };
+    return hasHiddenCharacters(r.message ?? "") || hasHiddenCharacters(r.rule ?? "");
+  };
+  if (reasons.some(hiddenIn)) where.push("reasons");
   const out: string[] = [];
   if (where.length > 0) {
     out.push(
-      `warning: ${where.join(", ")} hold${where.length === 1 ? "s" : ""} invisible or control characters, shown as \\uXXXX escapes: read them before approving`,
+      `warning: invisible or control characters in ${where.join(", ")}, shown as \\uXXXX escapes: read them before approving`,
     );
   }
   if (args.shortened) out.push("warning: long arguments are shortened here (…[N characters not shown]…)");
