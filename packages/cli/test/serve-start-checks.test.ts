@@ -70,6 +70,27 @@ describe("acp serve --json", () => {
   });
 });
 
+describe("acp serve on every interface", () => {
+  it("gives links a browser and a client on this machine can open, not 0.0.0.0 (with --json too)", async () => {
+    const env = { ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef" };
+    const json = startServe(freshHome(), ["--port", "0", "--bind", "0.0.0.0", "--json"], env);
+    const { url } = await json.ready;
+    json.stop();
+    await json.done;
+    const printed = JSON.parse(json.output().stdout) as Record<string, string>;
+    const local = url.replace("//0.0.0.0:", "//127.0.0.1:");
+    expect(printed).toMatchObject({ url, local_url: local, mcp: `${local}/mcp`, docs: `${local}/docs` });
+    const text = startServe(freshHome(), ["--port", "0", "--bind", "0.0.0.0"], env);
+    const ready = await text.ready;
+    text.stop();
+    await text.done;
+    const shown = ready.url.replace("//0.0.0.0:", "//127.0.0.1:");
+    expect(text.output().stdout).toContain(
+      `acp serve: listening on ${ready.url} (every interface; on this machine ${shown}: API docs ${shown}/docs, MCP ${shown}/mcp)`,
+    );
+  });
+});
+
 describe("acp serve --tls-cert/--tls-key", () => {
   it("names files that are not a certificate and its key (exit 1) before it opens the state", async () => {
     const home = freshHome();

@@ -603,15 +603,19 @@ async function listenAndWait(
     if (flags.json === true) {
       printJson(ctx, {
         url,
+        // on every interface (0.0.0.0, ::) the address to call it at from this machine; else `url`
+        local_url: localUrl,
         public_url: run.publicUrl ?? null,
         console_link: consoleLink,
-        mcp: `${url}/mcp`,
-        docs: `${url}/docs`,
+        mcp: `${localUrl}/mcp`,
+        docs: `${localUrl}/docs`,
         storage: { kind, location },
         console_approver: named ?? null,
       });
     } else {
-      printLine(ctx, `acp serve: listening on ${url} (API docs ${url}/docs, MCP ${url}/mcp)`);
+      // 0.0.0.0 is no address to open (browsers refuse it): the links name this machine's loopback
+      const every = localUrl === url ? "" : `every interface; on this machine ${localUrl}: `;
+      printLine(ctx, `acp serve: listening on ${url} (${every}API docs ${localUrl}/docs, MCP ${localUrl}/mcp)`);
       if (run.publicUrl !== undefined) printLine(ctx, `acp serve: public URL ${run.publicUrl}`);
       printLine(ctx, `acp serve: state in ${kind === "postgres" ? `PostgreSQL ${location}` : location}`);
       const who = named === undefined ? "" : `, signs in as ${named}`;
