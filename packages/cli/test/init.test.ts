@@ -78,7 +78,11 @@ describe("acp init", () => {
     const home = join(root.dir, "c");
     const r = await runCli(["init"], { env: envFor(home, null) });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/no passphrase: set ACP_PASSPHRASE or run in a terminal/);
+    // what to do, all of it: the variable, a terminal, or (CI, a throwaway home) no passphrase at all
+    expect(r.stderr).toBe(
+      "acp: no passphrase for the new key: set ACP_PASSPHRASE, run in a terminal to be asked, or for a throwaway " +
+        "home `acp init --no-passphrase` (key_passphrase_required)\n",
+    );
     expect(existsSync(home)).toBe(false);
   });
 

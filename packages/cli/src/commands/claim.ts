@@ -36,6 +36,7 @@ export interface ClaimServeFlags {
   tls?: boolean;
   config?: string;
   admission?: string;
+  json?: boolean;
 }
 
 interface AgentFlags {
@@ -235,11 +236,13 @@ export function registerClaim(program: Command, ctx: CliContext): void {
       "claim config: admission mode, trusted issuers, reputation (default $ACP_HOME/claim/config.yml)",
     )
     .option("--admission <mode>", "pow | pow+reputation (default) | issuer-required; overrides admission.mode")
+    .option("--json", "once listening, print {bind, port, admission, api, claim_page} as one JSON line on stdout")
     .addHelpText(
       "after",
       `
 Examples:
   acp claim serve --port 8080        # then open http://admin.localhost:8080/claim
+  acp claim serve --port 0 --json    # a free port, named in the JSON line (scripts, tests)
   acp claim serve --port 443 --tls --api-host api.example.com --admin-host admin.example.com \\
     --preview-host preview.example.net --preview-admin-host preview-admin.example.net --pub-suffix faq.example.net
 
@@ -265,9 +268,17 @@ Guide: docs/guides/claim.md`,
     )
     .action(async (flags: ClaimServeFlags) => {
       const { server, port } = await serveClaim(ctx, flags);
+      const bind = flags.bind ?? "127.0.0.1";
+      // where this listener answers (plain HTTP: behind --tls the TLS terminator in front serves https)
+      const api = `http://${flags.apiHost ?? "api.localhost"}:${port}`;
+      const claimPage = `http://${flags.adminHost ?? "admin.localhost"}:${port}/claim`;
       ctx.io.stderr.write(
-        `acp claim: listening on ${flags.bind ?? "127.0.0.1"}:${port} (admission ${server.admissionMode}); API http://${flags.apiHost ?? "api.localhost"}:${port}, claim page http://${flags.adminHost ?? "admin.localhost"}:${port}/claim\n`,
+        `acp claim: listening on ${bind}:${port} (admission ${server.admissionMode}); API ${api}, claim page ${claimPage}\n`,
       );
+      if (flags.json === true)
+        ctx.io.stdout.write(
+          `${JSON.stringify({ bind, port, admission: server.admissionMode, api, claim_page: claimPage })}\n`,
+        );
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);

@@ -3,9 +3,9 @@ import type { Command } from "commander";
 import { generateEd25519Seed, wrapPrivateKey } from "@acp/core";
 import { configTemplate, createHome, isExistingHome, STARTER_POLICY } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
-import { CliError } from "../exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { orThrow } from "../home-access/or-throw.js";
-import { resolvePassphrase } from "../home-access/secret-input.js";
+import { canPrompt, PASSPHRASE_ENV, resolvePassphrase } from "../home-access/secret-input.js";
 
 interface InitOptions {
   readonly force?: boolean;
@@ -32,6 +32,13 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   }
   const encrypted = options.passphrase;
   if (!encrypted) for (const line of NO_PASSPHRASE_WARNING) printError(ctx, line);
+  const fromEnv = ctx.io.env[PASSPHRASE_ENV];
+  // off a terminal (CI, a script) the home's own choice is named too: a throwaway home needs no passphrase
+  if (encrypted && (fromEnv === undefined || fromEnv === "") && !canPrompt(ctx))
+    throw new CliError(
+      `no passphrase for the new key: set ${PASSPHRASE_ENV}, run in a terminal to be asked, or for a throwaway home \`acp init --no-passphrase\` (key_passphrase_required)`,
+      EXIT.error,
+    );
   const passphrase = encrypted ? await resolvePassphrase(ctx, true) : null;
   const seed = generateEd25519Seed(randomBytes);
   const privateKeyFile = wrapPrivateKey(seed, passphrase, randomBytes);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
-import { printLine, resolvePath, type CliContext } from "../context.js";
+import { printJson, printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { writeOutputFileSync } from "../decision/write-output.js";
 import { askIntent, confirmWrite } from "../intent/interactive.js";
@@ -17,6 +17,14 @@ interface IntentNewOptions {
   force?: boolean;
   list?: boolean;
   interactive?: boolean;
+  json?: boolean;
+}
+
+/** An intent made from a template: its YAML (with the header comment) and the object itself. */
+interface MadeIntent {
+  readonly template: string;
+  readonly text: string;
+  readonly intent: Record<string, unknown>;
 }
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -63,7 +71,7 @@ function templateNamed(name: string): IntentTemplate {
 }
 
 /** The intent YAML of a template with the person's values; validated first (exit 4 with every problem). */
-function intentText(template: IntentTemplate, trusted: Record<string, string[]>, goal: string | undefined): string {
+function intentText(template: IntentTemplate, trusted: Record<string, string[]>, goal: string | undefined): MadeIntent {
   const intent = { ...template.intent, ...(goal !== undefined ? { goal } : {}), trusted_values: trusted };
   const checked = compileIntent(intent);
   if (!checked.ok)
@@ -71,18 +79,20 @@ function intentText(template: IntentTemplate, trusted: Record<string, string[]>,
       `the intent does not validate:\n${checked.issues.map((i) => formatIssue(i)).join("\n")}`,
       EXIT.invalid,
     );
-  return `# acp intent (template ${template.name}): ${template.summary}\n${stringify(intent)}`;
+  const text = `# acp intent (template ${template.name}): ${template.summary}\n${stringify(intent)}`;
+  return { template: template.name, text, intent };
 }
 
-function write(ctx: CliContext, text: string, out: string | undefined, force: boolean): void {
-  if (out === undefined) {
-    ctx.io.stdout.write(text);
-    return;
+/** Writes the intent to `out` (or stdout); with --json prints `{template, out, intent}` instead of the YAML or line. */
+function write(ctx: CliContext, made: MadeIntent, out: string | undefined, force: boolean, json: boolean): void {
+  const path = out === undefined ? undefined : resolvePath(ctx.io, out);
+  if (path !== undefined) {
+    if (existsSync(path) && !force) throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
+    writeOutputFileSync(path, made.text);
   }
-  const path = resolvePath(ctx.io, out);
-  if (existsSync(path) && !force) throw new CliError(`\`${path}\` exists (use --force to overwrite)`, EXIT.error);
-  writeOutputFileSync(path, text);
-  printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
+  if (json) printJson(ctx, { template: made.template, out: path ?? null, intent: made.intent });
+  else if (path === undefined) ctx.io.stdout.write(made.text);
+  else printLine(ctx, `wrote ${path}: use it with \`acp proxy --intent ${path}\``);
 }
 
 async function interactive(ctx: CliContext, options: IntentNewOptions): Promise<void> {
@@ -98,14 +108,14 @@ async function interactive(ctx: CliContext, options: IntentNewOptions): Promise<
       trusted: preset,
       ...(options.goal !== undefined ? { goal: options.goal } : {}),
     });
-    const text = intentText(answers.template, answers.trusted, answers.goal);
+    const made = intentText(answers.template, answers.trusted, answers.goal);
     p.say("");
-    for (const line of text.trimEnd().split("\n")) p.say(`  ${line}`);
+    for (const line of made.text.trimEnd().split("\n")) p.say(`  ${line}`);
     p.say("");
     const { out } = await confirmWrite(p, options.out);
     if (out !== undefined && existsSync(resolvePath(ctx.io, out)) && options.force !== true)
       throw new CliError(`\`${resolvePath(ctx.io, out)}\` exists (use --force to overwrite)`, EXIT.error);
-    write(ctx, text, out, options.force === true);
+    write(ctx, made, out, options.force === true, options.json === true);
   } finally {
     p.close();
   }
@@ -127,6 +137,7 @@ export function registerIntentNew(parent: Command, ctx: CliContext): void {
     .option("--force", "overwrite --out if it exists")
     .option("--list", "list the templates and what each asks for")
     .option("-i, --interactive", "ask for the template, your values and the goal, line by line (also from a pipe)")
+    .option("--json", "print {template, out, intent} as JSON (with --list: the templates and what each asks for)")
     .addHelpText(
       "after",
       `
@@ -136,6 +147,7 @@ Examples:
   mkdir -p ~/.acp/intents             # -o writes only into a directory that exists
   acp intent new -t summarise-my-day --trusted recipients=me@example.com -o ~/.acp/intents/day.yml
   printf '1\\nme@example.com\\n\\ny\\n' | acp intent new --interactive -o day.yml   # template, value, goal (Enter), yes
+  acp intent new -t pay-a-bill --trusted accounts=DE44500105175407324931 --json | jq .intent
   acp proxy --intent ~/.acp/intents/day.yml --upstream '…'
 
 Without --template, it asks on a terminal; without a terminal it needs --template or --interactive
@@ -151,6 +163,13 @@ nor --interactive without a terminal, input that ended early, three unusable ans
     )
     .action(async (options: IntentNewOptions) => {
       if (options.list === true) {
+        if (options.json === true) {
+          printJson(
+            ctx,
+            INTENT_TEMPLATES.map((t) => ({ name: t.name, summary: t.summary, asks: t.asks })),
+          );
+          return;
+        }
         for (const t of INTENT_TEMPLATES) {
           printLine(ctx, `${t.name}: ${t.summary}`);
           for (const [name, what] of Object.entries(t.asks)) printLine(ctx, `  --trusted ${name}=…  ${what}`);
@@ -173,6 +192,7 @@ nor --interactive without a terminal, input that ended early, three unusable ans
         intentText(template, trustedValues(options.trusted ?? [], base, template.asks), options.goal),
         options.out,
         options.force === true,
+        options.json === true,
       );
     });
 }
