@@ -2,11 +2,13 @@ import {
   closeSync,
   constants,
   fchmodSync,
+  fchownSync,
   fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
+  statSync,
   type Stats,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -117,13 +119,27 @@ function checkStateDbFiles(path: string, readonly: boolean): CheckedFile | undef
   try {
     const st = fstatSync(fd);
     assertOwnRegularFile(path, st);
-    if (created) fchmodSync(fd, 0o600);
+    if (created) {
+      fchmodSync(fd, 0o600);
+      giveToDirectoryOwner(fd, path);
+    }
     checkCompanions(path);
     return { fd, dev: st.dev, ino: st.ino };
   } catch (err) {
     closeSync(fd);
     throw err;
   }
+}
+
+/**
+ * Root creating the database in a directory of another user (`sudo -E acp run` with a person's home, for
+ * network namespaces) gives it to that user: a file root kept would be refused to the person's own
+ * processes (another user's file). SQLite gives its `-wal` and `-shm` the database's owner itself.
+ */
+function giveToDirectoryOwner(fd: number, path: string): void {
+  if (process.getuid?.() !== 0) return;
+  const dir = statSync(dirname(path));
+  if (dir.uid !== 0) fchownSync(fd, dir.uid, dir.gid);
 }
 
 /** `-wal` and `-shm`, when there, must each be a regular file this user owns. */

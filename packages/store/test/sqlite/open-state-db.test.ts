@@ -173,6 +173,22 @@ describe("openStateDb: state.db must be a regular file the user owns", () => {
     },
   );
 
+  it.runIf(process.getuid?.() === 0)(
+    "gives a state.db root creates in a person's home to that person, -wal and -shm too (sudo -E acp run)",
+    () => {
+      const path = tempDb();
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      chownSync(dirname(path), 12345, 12345);
+      const db = openStateDb(path, { migrations: NOTES });
+      db.prepare("INSERT INTO notes (body) VALUES ('x')").run();
+      for (const file of ["state.db", "state.db-wal", "state.db-shm"]) {
+        const st = statSync(join(dirname(path), file));
+        expect([file, st.uid, st.gid, st.mode & 0o777]).toEqual([file, 12345, 12345, 0o600]);
+      }
+      db.close();
+    },
+  );
+
   it.runIf(process.getuid?.() === 0)("lets root open a person's state.db (sudo -E acp run with their home)", () => {
     const path = tempDb();
     openStateDb(path).close();
