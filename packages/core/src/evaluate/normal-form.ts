@@ -76,10 +76,11 @@ export function normalizeValue(text: string): string | undefined {
 }
 
 /** ASCII white space and C0 controls at either end: what the WHATWG URL parser strips, and many servers trim. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
 const LINE_BREAK = /[\n\r\u2028\u2029]/;
 const ESCAPE = /%[0-9A-Fa-f]{2}/;
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 /** The longest value also read in the spellings past its normal form (a path, a URL, an address). */
 export const MAX_RESPELLED_LENGTH = 4096;
 

@@ -57,7 +57,7 @@ function normalised(text: string): string {
 /** Each domain name with a label not in ASCII as the WHATWG URL parser writes its host (punycode). */
 function idna(text: string): string {
   return text.replace(/[\p{L}\p{M}\p{N}_-]+(?:\.[\p{L}\p{M}\p{N}_-]+)+/gu, (name) => {
-    if (/^[\x00-\x7f]*$/.test(name)) return name;
+    if (!/[\u0080-\uffff]/.test(name)) return name;
     try {
       return new URL(`http://${name}/`).hostname;
     } catch {
@@ -81,6 +81,7 @@ function decodeUnreserved(text: string): string {
  */
 function spellings(text: string): string[] {
   const out = [text, normalised(text)];
+  // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
   const trimmed = text.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
   if (text.length <= 4096 && !/[\n\r\u2028\u2029]/.test(trimmed)) {
     out.push(trimmed, normalised(trimmed));
@@ -95,7 +96,7 @@ function spellings(text: string): string[] {
       }
     }
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
-    if (/[^\x00-\x7f]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
+    if (/[\u0080-\uffff]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
   }
   return out;
 }
