@@ -20,6 +20,6 @@ export default defineConfig({
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30_000,
-    globalSetup: ["packages/store/test/postgres/global-setup.ts"],
+    globalSetup: ["scripts/vitest-temp-root.ts", "packages/store/test/postgres/global-setup.ts"],
   },
 });
