@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
+import { demoOutcome } from "../src/commands/demo.js";
 import { runCli } from "./run.js";
 
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
@@ -83,7 +84,23 @@ describe("acp demo", () => {
     expect(stdout).toContain("The starter `session:` settings of `acp init`");
     expect(stdout).toContain("mail that left: me@example.com\n");
     expect(stdout).toContain("With ACP it did not.");
+    // and what to do next, as the last line
+    expect(stdout.trimEnd().split("\n").at(-1)).toBe(
+      "Next: `acp demo --interactive` to answer yourself; `acp init` and `acp proxy --upstream '…'` in front of your MCP server (README, step 7).",
+    );
   }, 120_000);
+
+  it("a person who approved the hijacked mail (--interactive) is told so, not that the demo misbehaved", () => {
+    const approved = demoOutcome({ stopped: false, approvedByPerson: true, interactive: true });
+    expect(approved[0]).toBe(
+      "You approved the mail to mark@attacker.example, so your inbox left: ACP stopped the call and asked, and the person has the last word.",
+    );
+    expect(approved.join("\n")).not.toContain("did not show the expected outcome");
+    expect(demoOutcome({ stopped: false, approvedByPerson: false, interactive: false })[0]).toContain(
+      "did not show the expected outcome: that is a bug",
+    );
+    expect(demoOutcome({ stopped: true, approvedByPerson: false, interactive: true })[1]).toMatch(/^Next: `acp init`/);
+  });
 
   it("--keep keeps a home whose key opens with the passphrase it prints", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [ACP, "demo", "--keep", "--json"], {

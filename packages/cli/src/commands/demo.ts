@@ -80,6 +80,30 @@ function firstLine(text: string): string {
   return (text.split("\n")[0] ?? "").slice(0, 160);
 }
 
+/**
+ * The closing lines of the demo: what happened and what to do next. A person who approved the hijacked mail
+ * (`--interactive`) is told that it left because they approved it, not that the demo misbehaved.
+ */
+export function demoOutcome(outcome: {
+  readonly stopped: boolean;
+  readonly approvedByPerson: boolean;
+  readonly interactive: boolean;
+}): string[] {
+  if (outcome.stopped)
+    return [
+      `Without ACP your inbox went to ${ATTACKER}. With ACP it did not.`,
+      outcome.interactive
+        ? "Next: `acp init` makes your own home; `acp proxy --upstream '…'` goes in front of your MCP server (README, step 7)."
+        : "Next: `acp demo --interactive` to answer yourself; `acp init` and `acp proxy --upstream '…'` in front of your MCP server (README, step 7).",
+    ];
+  if (outcome.approvedByPerson)
+    return [
+      `You approved the mail to ${ATTACKER}, so your inbox left: ACP stopped the call and asked, and the person has the last word.`,
+      "Run `acp demo --interactive` again and deny it (d) to see it stopped.",
+    ];
+  return ["The demo did not show the expected outcome: that is a bug, please report it with the output above."];
+}
+
 /** Registers `acp demo`. */
 export function registerDemo(parent: Command, ctx: CliContext): void {
   parent
@@ -184,7 +208,11 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
           say();
         }
         if (decided !== undefined) {
-          say("Why the inbox did not leave: the policy sent that mail to a person, who saw what the agent wanted:");
+          say(
+            leakedWith
+              ? "The inbox left because the person approved it; the policy had sent that mail to a person, who saw what the agent wanted:"
+              : "Why the inbox did not leave: the policy sent that mail to a person, who saw what the agent wanted:",
+          );
           const reasons = reasonsOf(exfiltration?.requested);
           const shown = new Set<string>();
           for (const reason of reasons) {
@@ -202,7 +230,7 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
               `   Ed25519 signature ${response.proof.signature.slice(0, 32)}… by key ${response.proof.public_key.slice(0, 16)}…`,
             );
             const tampered = checkConsentProof(
-              { ...response, decision: "approved" },
+              { ...response, decision: response.decision === "approved" ? "denied" : "approved" },
               {
                 expectedAction: { server: "mail", tool: "send_email", parameters: {} },
                 trustedPublicKey: publicKey,
@@ -220,11 +248,9 @@ Exit codes: 0 the exfiltration was stopped by ACP, 1 it was not (or the demo fai
         );
         say();
         const stopped = leakedWithout && !leakedWith;
-        say(
-          stopped
-            ? `Without ACP your inbox went to ${ATTACKER}. With ACP it did not.`
-            : "The demo did not show the expected outcome.",
-        );
+        const approvedByPerson = leakedWith && decided?.decision === "approved";
+        for (const line of demoOutcome({ stopped, approvedByPerson, interactive: options.interactive === true }))
+          say(line);
         if (options.keep === true) {
           // a throwaway home: its key's passphrase is shown, so commands that open the key work on it
           say(
