@@ -1,9 +1,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
+import { z } from "zod";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { GuardQuestion } from "../../src/guard/index.js";
+import { openGuard, type GuardQuestion } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
 import { mailAgent } from "./framework/ai-sdk-agent.js";
 
@@ -106,6 +108,40 @@ describe("docs/guides/framework.md: the Vercel AI SDK agent runs as written", ()
     });
     expect(result.text).toBe("done");
     expect(readFileSync(join(home, "audit.jsonl"), "utf8")).toContain('"policy_rule":"policy:no-attacker"');
+  });
+
+  it("beyond the guide: generateText's abortSignal reaches the guard, and a call waiting for a person is withdrawn", async () => {
+    const controller = new AbortController();
+    const questions: GuardQuestion[] = [];
+    // the person is asked; meanwhile the program gives up on the turn
+    const acp = await openGuard({
+      ask: (q) => {
+        questions.push(q);
+        setImmediate(() => controller.abort());
+        return new Promise((_, reject) => q.signal.addEventListener("abort", () => reject(new Error("withdrawn"))));
+      },
+    });
+    const model = modelCalling({ to: "erin@example.org", body: "x" });
+    const send_email = tool({
+      description: "send an email",
+      inputSchema: z.object({ to: z.string(), body: z.string() }),
+      execute: acp.guard("send_email", mail.send, { server: "mail" }),
+    });
+    await generateText({
+      model,
+      prompt: "mail erin@example.org",
+      tools: { send_email },
+      stopWhen: stepCountIs(3),
+      abortSignal: controller.signal,
+    }).catch(() => undefined);
+    // withdrawn by the SDK's signal, before close would withdraw it
+    expect(questions).toHaveLength(1);
+    expect(questions[0]?.signal.aborted).toBe(true);
+    await acp.close();
+    expect(sent).toEqual([]);
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain('"event_type":"consent_withdrawn"');
+    expect(audit).not.toContain('"event_type":"tool_call_forwarded"');
   });
 
   it("ask: the callback answers yes and the call runs; no, and the model is told a person denied it", async () => {

@@ -3,9 +3,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
 import type { ChatResult } from "@langchain/core/outputs";
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { GuardQuestion } from "../../src/guard/index.js";
+import { openGuard, type GuardQuestion } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
 import { mailAgent } from "./framework/langchain-agent.js";
 
@@ -117,6 +119,45 @@ describe("docs/guides/framework.md: the LangChain.js agent runs as written", () 
     });
     expect(messages.at(-1)?.content).toBe("done");
     expect(readFileSync(join(home, "audit.jsonl"), "utf8")).toContain('"policy_rule":"policy:no-attacker"');
+  });
+
+  it("beyond the guide: the signal of tool.invoke reaches the guard, and a call waiting for a person is withdrawn", async () => {
+    const controller = new AbortController();
+    const questions: GuardQuestion[] = [];
+    let asked = (): void => undefined;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const acp = await openGuard({
+      ask: (q) => {
+        questions.push(q);
+        asked();
+        return new Promise((_, reject) => q.signal.addEventListener("abort", () => reject(new Error("withdrawn"))));
+      },
+    });
+    const sendEmail = tool(acp.guard("send_email", mail.send, { server: "mail" }), {
+      name: "send_email",
+      description: "send an email",
+      schema: z.object({ to: z.string(), body: z.string() }),
+    });
+    const call = {
+      id: "call-9",
+      name: "send_email",
+      args: { to: "erin@example.org", body: "x" },
+      type: "tool_call" as const,
+    };
+    const invoked = sendEmail.invoke(call, { signal: controller.signal }).catch((e: unknown) => e);
+    await waiting;
+    controller.abort();
+    expect(await invoked).toBeInstanceOf(Error); // LangChain gives up at once
+    // the guard's call is withdrawn by the same signal (not by close, which comes after)
+    const question = questions[0]?.signal;
+    await new Promise((resolve) =>
+      question?.aborted === true ? resolve(undefined) : question?.addEventListener("abort", resolve),
+    );
+    await acp.close();
+    expect(sent).toEqual([]);
+    const audit = readFileSync(join(home, "audit.jsonl"), "utf8");
+    expect(audit).toContain('"event_type":"consent_withdrawn"');
+    expect(audit).not.toContain('"event_type":"tool_call_forwarded"');
   });
 
   it("ask: the callback answers yes and the call runs; no, and the model is told a person denied it", async () => {
