@@ -94,6 +94,11 @@ describe("the database goes away under a running node", () => {
 
     await setConnections(false);
     await eventually(async () => (await call(url, "GET", "/readyz")).status === 503);
+    // what to do, not only that it is not ready (before: "the state store does not answer")
+    const notReady = at((await call(url, "GET", "/readyz")).json, "error", "message");
+    expect(notReady).toMatch(
+      /: it resumes by itself once the database answers again \(the cause is in the service log\)$/,
+    );
     for (let i = 0; i < 3; i++) {
       const refused = await call(url, "POST", "/v1/decide", READ);
       expect(refused.status).toBe(503);

@@ -62,7 +62,11 @@ export function registerHealthRoutes(
           );
       }
       if (await deps.stores.ready()) return { status: "ready" };
-      return reply.status(503).send(errorBody("not_ready", "the state store does not answer"));
+      const what =
+        deps.stores.kind === "postgres"
+          ? "PostgreSQL does not answer, so every decision is refused: it resumes by itself once the database answers again"
+          : "state.db does not answer, so every decision is refused: check the disk and $ACP_HOME, then restart the service";
+      return reply.status(503).send(errorBody("not_ready", `${what} (the cause is in the service log)`));
     },
   );
   app.get(
