@@ -75,6 +75,17 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     expect(plain).toContain('    body: "hello\\nbye"\n');
   });
 
+  it("warns of a look-alike letter in a recipient or a tool name (a Cyrillic `а` in `аlice@corp.test`)", () => {
+    for (const text of both({ message: { to: "\u0430lice@corp.test" } })) {
+      expect(text).toContain("warning: a look-alike letter in arguments: `\u0430` (U+0430) reads as `a` but is not it");
+    }
+    for (const text of both({}, "r\u0435ad_file")) {
+      expect(text).toContain("warning: a look-alike letter in tool: `\u0435` (U+0435) reads as `e` but is not it");
+    }
+    // accented Latin letters and a name wholly in another script are no disguise
+    for (const text of both({ to: "zoë.café@corp.test", name: "Ирина" })) expect(text).not.toContain("look-alike");
+  });
+
   it("keeps a recipient put after a huge value on screen and in the Telegram message", () => {
     const parameters = { body: `${"A".repeat(100_000)}`, to: "mallory@evil.test" };
     const [terminal, telegram] = both(parameters);

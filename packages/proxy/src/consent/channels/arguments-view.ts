@@ -1,3 +1,4 @@
+import { findLookAlike } from "@acp/core";
 import { hasHiddenCharacters, printable } from "./printable.js";
 
 /** How much of a request's arguments a channel shows. */
@@ -18,6 +19,8 @@ export interface ArgumentsView {
   readonly hidden: boolean;
   /** Whether anything was shortened or left out. */
   readonly shortened: boolean;
+  /** The first look-alike letter in a key or a string (see {@link lookAlikeIn}). */
+  readonly lookAlike?: LookAlike;
 }
 
 /** Deeper than this, the rest of a value is shown as one JSON value. */
@@ -90,6 +93,35 @@ function anyHidden(value: unknown, depth = 0): boolean {
   return Object.entries(value).some(([k, v]) => hasHiddenCharacters(k) || anyHidden(v, depth + 1));
 }
 
+/** Strings longer than this are not searched for look-alike letters (names and addresses are short). */
+const MAX_LOOK_ALIKE_SCAN = 1024;
+
+/** A look-alike letter, see {@link lookAlikeIn}. */
+export interface LookAlike {
+  readonly char: string;
+  readonly reads: string;
+}
+
+/**
+ * The first letter that passes for an ASCII one inside a Latin word of `text` (`а`, U+0430 CYRILLIC SMALL
+ * LETTER A, in `аlice@corp.test`): a recipient or a name that reads as one it is not (`findLookAlike`, as the
+ * policy uses it for tool names). Undefined when there is none, or `text` is too long to search.
+ */
+export function lookAlikeIn(text: unknown): LookAlike | undefined {
+  if (typeof text !== "string" || text.length > MAX_LOOK_ALIKE_SCAN) return undefined;
+  return findLookAlike(text);
+}
+
+function anyLookAlike(value: unknown, depth = 0): LookAlike | undefined {
+  if (typeof value === "string") return lookAlikeIn(value);
+  if (typeof value !== "object" || value === null || depth > MAX_DEPTH) return undefined;
+  for (const [key, inner] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const found = (typeof key === "string" ? lookAlikeIn(key) : undefined) ?? anyLookAlike(inner, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /**
  * The arguments of a request as a person reads them: one line per value, `path: value` (`to: "ana@x.test"`,
  * `message.cc[1]: "…"`), each value as JSON and printable, a long one cut in its middle with how much was left
@@ -120,5 +152,11 @@ export function argumentsView(parameters: Record<string, unknown>, limits: Argum
   }
   const left = total - lines.length;
   if (left > 0) lines.push(`… and ${left} more value${left === 1 ? "" : "s"} not shown (${total} in all)`);
-  return { lines, hidden: anyHidden(parameters), shortened: shortened || left > 0 };
+  const lookAlike = anyLookAlike(parameters);
+  return {
+    lines,
+    hidden: anyHidden(parameters),
+    shortened: shortened || left > 0,
+    ...(lookAlike !== undefined ? { lookAlike } : {}),
+  };
 }

@@ -1,6 +1,6 @@
 import { timeLeft, type Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
-import { argumentsView, elide } from "../arguments-view.js";
+import { argumentsView, elide, lookAlikeIn, type LookAlike } from "../arguments-view.js";
 import { hasHiddenCharacters, printable } from "../printable.js";
 
 export { hasHiddenCharacters, printable };
@@ -67,7 +67,7 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
 export function warningsOf(
   request: ConsentRequestV02,
   reasons: readonly Reason[],
-  args: { readonly hidden: boolean; readonly shortened: boolean },
+  args: { readonly hidden: boolean; readonly shortened: boolean; readonly lookAlike?: LookAlike },
 ): string[] {
   const { action } = request;
   const fields: [string, unknown][] = [
@@ -86,7 +86,7 @@ export function warningsOf(
 export function warningsFor(
   fields: readonly (readonly [string, unknown])[],
   reasons: readonly unknown[],
-  args: { readonly hidden: boolean; readonly shortened: boolean },
+  args: { readonly hidden: boolean; readonly shortened: boolean; readonly lookAlike?: LookAlike },
 ): string[] {
   const where = fields.filter(([, value]) => hasHiddenCharacters(value)).map(([name]) => name);
   if (args.hidden) where.push("arguments");
@@ -99,6 +99,14 @@ export function warningsFor(
   if (where.length > 0) {
     out.push(
       `warning: invisible or control characters in ${where.join(", ")}, shown as \\uXXXX escapes: read them before approving`,
+    );
+  }
+  const alike = fields.map(([name, value]) => [name, lookAlikeIn(value)] as const).find(([, found]) => found);
+  const found = alike?.[1] ?? args.lookAlike;
+  if (found !== undefined) {
+    const code = [...found.char].map((c) => `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`);
+    out.push(
+      `warning: a look-alike letter in ${alike?.[0] ?? "arguments"}: \`${printable(found.char)}\` (${code.join(" ")}) reads as \`${printable(found.reads)}\` but is not it`,
     );
   }
   if (args.shortened) out.push("warning: long arguments are shortened here (…[N characters not shown]…)");
