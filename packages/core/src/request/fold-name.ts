@@ -197,8 +197,8 @@ export function foldNameReadings(name: string): ReadingText {
 const ASCII_LETTER = /[A-Za-z]/;
 /** Non-spacing marks only (what follows the base letter of an accented letter, decomposed). */
 const ACCENTS = /^\p{Mn}+$/u;
-/** A letter or digit of ASCII. */
-const ASCII_WORD = /^[A-Za-z0-9]+$/;
+/** A letter or digit of ASCII, or the `_`, `-` and `.` that join the words of a name. */
+const ASCII_NAME_PART = /^[A-Za-z0-9_.-]+$/;
 
 /**
  * Letters of Latin alphabets that no decomposition takes apart (Danish and Norwegian `ø` `æ`, French `œ`,
@@ -208,8 +208,9 @@ const ASCII_WORD = /^[A-Za-z0-9]+$/;
 const LATIN_LETTERS = new Set([..."øØæÆœŒłŁđĐħĦıŧŦ"]);
 
 /**
- * The first character of `name` that passes for ASCII letters or digits without being ASCII (`е` in
- * `rеad_file`, U+0435 CYRILLIC SMALL LETTER IE, which reads as `e`), when the name also holds an ASCII
+ * The first character of `name` that passes for ASCII letters or digits, or for the `_`, `-` or `.` between
+ * a name's words, without being ASCII (`е` in `rеad_file`, U+0435 CYRILLIC SMALL LETTER IE, which reads as
+ * `e`; `‗` in `read‗file`, which reads as `_`), when the name also holds an ASCII
  * letter: a Latin name with a look-alike inside, which a person reads as the Latin name it is not (a
  * full-width `ｒ` counts; an accented Latin letter, `à`, does not, nor a letter of a Latin alphabet such as
  * `ø` or `ł`). Undefined for an ASCII name and for a
@@ -221,10 +222,10 @@ export function findLookAlike(name: string): { readonly char: string; readonly r
     if ((char.codePointAt(0) as number) < 0x80) continue;
     // an accented Latin letter (`à`, `é`) is a letter of the name's own script, no disguise
     const decomposed = char.normalize("NFKD");
-    if ((decomposed.codePointAt(0) as number) < 0x80 && ACCENTS.test(decomposed.slice(1))) continue;
+    if (ASCII_LETTER.test(decomposed.charAt(0)) && ACCENTS.test(decomposed.slice(1))) continue;
     if (LATIN_LETTERS.has(char)) continue;
     const reads = foldName(char);
-    if (reads !== "" && ASCII_WORD.test(reads)) return { char, reads };
+    if (reads !== "" && ASCII_NAME_PART.test(reads)) return { char, reads };
   }
   return undefined;
 }

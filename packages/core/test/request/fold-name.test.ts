@@ -214,6 +214,10 @@ rules:
       ["ｒead_notes", undefined],
       ["get_notes", "filеs"],
       ["gеt_погода", undefined],
+      ["read\u2017notes", undefined], // a low-line look-alike reads as `_`
+      ["read\u203fnotes", undefined],
+      ["get\u2014notes", undefined], // a long dash reads as `-`
+      ["get_notes", "files\uff0eprod"], // a full-width full stop reads as `.`
     ] as const) {
       const decision = await decide.decide({ tool, ...(server ? { server } : {}), arguments: {} }, NOW);
       expect([tool, decision.route, decision.reasons.map((r) => r.code)]).toEqual([
@@ -224,6 +228,7 @@ rules:
     }
     for (const tool of [
       "получить_погоду",
+      "получить\u2017погоду", // a look-alike of `_` between words of another script is no disguise
       "get_notes",
       "天気_取得",
       "envoyer_à",
