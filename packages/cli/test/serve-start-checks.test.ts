@@ -36,6 +36,16 @@ describe("acp serve checks its flags before it opens the key", () => {
     expect(out.stderr).not.toMatch(/passphrase/i);
   });
 
+  it("beyond loopback with only an approvers' token says which token closes the API and how to make one", async () => {
+    const failure = await serveFailure(freshHome(), ["--port", "0", "--bind", "0.0.0.0"], {
+      ACP_APPROVER_TOKEN: "approver-token-0123456789abcdef",
+    });
+    expect(failure?.exitCode).toBe(2);
+    expect(failure?.message).toContain("(or serve.agent_tokens.NAME; make one with `openssl rand -hex 32`");
+    expect(failure?.message).toContain("the approvers' token does not close it");
+    expect(failure?.message).toContain("or keep --bind 127.0.0.1 behind a reverse proxy (--public-url)");
+  });
+
   it("still asks for the passphrase when the flags are right (exit 1, key_passphrase_required)", () => {
     const out = serve(["--port", "0"]);
     expect(out.code).toBe(1);

@@ -422,6 +422,20 @@ export const SERVE_STDIO_AT_A_TERMINAL =
   "the client's config (docs/guides/serve.md), or run acp serve without --stdio for HTTP; Ctrl-C stops";
 
 /**
+ * Binding beyond loopback without an agents' token: the API would answer anyone who reaches the address (an
+ * approvers' token alone does not close it: it asks for no decisions). Exit 2, saying what to set.
+ */
+function beyondLoopback(bind: string): CliError {
+  return new CliError(
+    `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first (or ` +
+      "serve.agent_tokens.NAME; make one with `openssl rand -hex 32`, seal it with `acp config set-secret " +
+      "serve.bearer_token`): without an agents' token the API would answer anyone who can reach that address " +
+      "(the approvers' token does not close it), or keep --bind 127.0.0.1 behind a reverse proxy (--public-url)",
+    EXIT.usage,
+  );
+}
+
+/**
  * The flags a person can get wrong, checked before the private key is opened: a mistyped flag exits 2 and
  * says so, rather than exit 1 for a passphrase nobody gave (or a prompt for one) first.
  */
@@ -436,12 +450,7 @@ function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeC
     (ctx.io.env[TOKEN_SOURCES.agents.env] ?? "") !== "" ||
     config.bearerToken !== undefined ||
     config.agentTokens !== undefined;
-  if (!isLoopbackAddress(bind) && !anyToken && flags.stdio !== true) {
-    throw new CliError(
-      `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first`,
-      EXIT.usage,
-    );
-  }
+  if (!isLoopbackAddress(bind) && !anyToken && flags.stdio !== true) throw beyondLoopback(bind);
 }
 
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
@@ -480,10 +489,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const bind = flags.bind ?? config.bind ?? "127.0.0.1";
   const loopbackOnly = isLoopbackAddress(bind);
   if (!loopbackOnly && token === undefined && agentTokens === undefined && flags.stdio !== true) {
-    throw new CliError(
-      `--bind \`${bind}\` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first`,
-      EXIT.usage,
-    );
+    throw beyondLoopback(bind);
   }
   const publicUrl = publicUrlOf(flags, config);
   const port = portOf(flags, config);
