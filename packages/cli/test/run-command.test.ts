@@ -203,10 +203,14 @@ describe("acp run", () => {
 
 describe("acp run --config FILE", () => {
   it("hands every wiring part the config file in use, read and checked once", async () => {
-    const file = join(work.path, "run-config.yml");
+    // outside the agent's working directory (work.path): acp run refuses a --config the agent could change
+    const dir = scratchDir("acp-run-cli-config-");
+    const file = join(dir.path, "run-config.yml");
     (await import("node:fs")).writeFileSync(file, 'version: "1"\ngraph:\n  threshold: 0.3\n');
     const seen = new Map<string, unknown>();
-    const r = await acpRun(["--isolation", "none", "--config", file, "--", "true"], { seen });
+    const r = await acpRun(["--isolation", "none", "--config", file, "--", "true"], { seen }).finally(() =>
+      dir.remove(),
+    );
     expect(r.code).toBe(0);
     expect([...seen.keys()].sort()).toEqual(["audit", "broker", "credentials", "decide", "observer", "plans"]);
     const configs = new Set(seen.values());

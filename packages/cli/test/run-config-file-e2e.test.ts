@@ -5,7 +5,7 @@
  * as root (network namespace picked by auto); an MCP SDK client inside calls `echo` over HTTP.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,11 +32,15 @@ function config(name: string, lines: string[]): string {
 
 /** `acp run [--config FILE] -u everything -- node mcp-client OUT http`: status, stderr and what the client saw. */
 function acpRun(file: string | null, runHome = home) {
-  const out = join(root.dir, `out-${Math.random().toString(36).slice(2)}.json`);
+  // the agent works in a directory of its own: the config files beside it, in root.dir, are out of its reach
+  // (acp run refuses a --config the agent could change)
+  const cwd = join(root.dir, "agent");
+  mkdirSync(cwd, { recursive: true });
+  const out = join(cwd, `out-${Math.random().toString(36).slice(2)}.json`);
   const args = ["run", ...(file !== null ? ["--config", file] : []), "-u", EVERYTHING, "-n", "everything"];
   const r = spawnSync(process.execPath, [ACP, ...args, "--", process.execPath, MCP_CLIENT, out, "http"], {
     encoding: "utf8",
-    cwd: root.dir,
+    cwd,
     env: { PATH: process.env["PATH"] ?? "", ...envFor(runHome) },
     timeout: 90_000,
   });

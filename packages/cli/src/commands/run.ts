@@ -7,6 +7,8 @@ import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
   ISOLATION_REQUESTS,
   SandboxError,
+  agentCanChange,
+  agentWritableRoots,
   checkWritablePaths,
   createFilePinStore,
   createProxy,
@@ -95,7 +97,10 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
       "--config <file>",
       "the config file every setting comes from, as for acp proxy (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
     )
-    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option(
+      "--policy <file>",
+      "policy file (default $ACP_HOME/policy.yml); never in the agent's working directory or a --writable path",
+    )
     .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
     .option(
       "--bridge-dir <dir>",
@@ -131,7 +136,8 @@ sandbox_host_sockets: the working directory or a path on the command line would 
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
 found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
-under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory), 4 the config
+under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
+--config file in the working directory or a --writable path, which the agent could rewrite), 4 the config
 file, the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
@@ -165,6 +171,22 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(config.keys.credentials, upstreams);
   const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  assertOutOfAgentReach(ctx, home, writable, [
+    [
+      "the policy file",
+      policyPath,
+      "the policy that decides its own calls (a changed policy is reloaded while it runs)",
+    ],
+    ...(flags.config !== undefined
+      ? [
+          [
+            "the config file",
+            resolvePath(ctx.io, flags.config),
+            "the config (allowed egress, consent channels, credentials) the next acp run reads",
+          ] as const,
+        ]
+      : []),
+  ]);
   const keys = config.keys;
   const audit = deps.wiring.createAudit({ home, config: keys });
   // the §4.1 agent of the consent requests: the command acp run starts (its client names no agent)
@@ -256,6 +278,28 @@ function assertAgentCommandFound(ctx: CliContext, command: string | undefined): 
     `run: command \`${command ?? ""}\` not found (check the spelling, give an absolute path, or add its directory to PATH)`,
     EXIT.usage,
   );
+}
+
+/**
+ * Refuses (exit 2) a file ACP decides by that the agent could change: one in its working directory or a
+ * `--writable` path, or reached through a symbolic link there (ACP's home is covered, so its files are fine).
+ */
+function assertOutOfAgentReach(
+  ctx: CliContext,
+  home: string,
+  writable: readonly string[],
+  files: readonly (readonly [what: string, path: string, why: string])[],
+): void {
+  const roots = agentWritableRoots(ctx.io.cwd, writable);
+  const lines = files.flatMap(([what, path, why]) => {
+    const holder = agentCanChange(path, roots, home);
+    return holder === undefined
+      ? []
+      : [
+          `run: ${what} \`${path}\` lies in \`${holder}\`, which the agent may change (its working directory or a --writable path): it could rewrite ${why} (keep it outside, e.g. in ACP's home \`${home}\`, or run the agent from another directory)`,
+        ];
+  });
+  if (lines.length > 0) throw new CliError(lines.join("\n"), EXIT.usage);
 }
 
 /** The `--writable` paths, resolved against the current directory and checked (exit 2 naming each refusal). */

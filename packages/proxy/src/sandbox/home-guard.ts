@@ -36,10 +36,14 @@ export function pinnedDirectories(home: string, writable: readonly string[]): st
 }
 
 /**
- * A `SandboxError` when the home as ACP names it (`given`, absolute) is reached through a symbolic link that
- * lies in one of the writable paths (real paths); undefined otherwise.
+ * The first symbolic link on the way to `given` (absolute, as a person or ACP names it) that lies in one of
+ * the `writable` paths (real paths), and that path: the agent could point the link elsewhere. Undefined when
+ * there is none (or `given` is relative).
  */
-export function homeLinkWritable(given: string, writable: readonly string[]): SandboxError | undefined {
+export function linkInWritable(
+  given: string,
+  writable: readonly string[],
+): { readonly link: string; readonly holder: string } | undefined {
   if (!isAbsolute(given)) return undefined;
   const parts = given.split(sep).filter((p) => p !== "");
   for (let i = 1; i <= parts.length; i++) {
@@ -58,18 +62,27 @@ export function homeLinkWritable(given: string, writable: readonly string[]): Sa
       continue;
     }
     const holder = writable.find((w) => within(parent, w));
-    if (holder === undefined) continue;
-    let target = given;
-    try {
-      target = realpathSync(given);
-    } catch {
-      // named as given
-    }
-    return new SandboxError({
-      code: "sandbox_home_writable",
-      message: `ACP's home \`${given}\` is reached through the symbolic link \`${path}\`, which lies in \`${holder}\`, writable to the agent: it could point the link at a home of its own (its own policy and keys), which acp would use from then on`,
-      help: `set ACP_HOME to the home's real path \`${target}\`, or run the agent where it cannot change the link`,
-    });
+    if (holder !== undefined) return { link: path, holder };
   }
   return undefined;
+}
+
+/**
+ * A `SandboxError` when the home as ACP names it (`given`, absolute) is reached through a symbolic link that
+ * lies in one of the writable paths (real paths); undefined otherwise.
+ */
+export function homeLinkWritable(given: string, writable: readonly string[]): SandboxError | undefined {
+  const found = linkInWritable(given, writable);
+  if (found === undefined) return undefined;
+  let target = given;
+  try {
+    target = realpathSync(given);
+  } catch {
+    // named as given
+  }
+  return new SandboxError({
+    code: "sandbox_home_writable",
+    message: `ACP's home \`${given}\` is reached through the symbolic link \`${found.link}\`, which lies in \`${found.holder}\`, writable to the agent: it could point the link at a home of its own (its own policy and keys), which acp would use from then on`,
+    help: `set ACP_HOME to the home's real path \`${target}\`, or run the agent where it cannot change the link`,
+  });
 }

@@ -31,5 +31,6 @@ export { COVERED_ROOTS, planNamespace } from "./namespace-plan.js";
 export { checkWritablePaths, type WritablePathIssue, type WritablePathsResult } from "./writable-paths.js";
 export { FORWARDED_SIGNALS, type SignalSource } from "./spawn-agent.js";
 export { findExecutable, findTool, SYSTEM_PATH } from "./find-executable.js";
+export { agentCanChange, agentWritableRoots } from "./agent-reach.js";
 export { noneWarning, startLine } from "./messages.js";
 export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";
