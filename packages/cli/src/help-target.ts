@@ -27,8 +27,11 @@ export function resolveHelpTarget(program: Command, argv: readonly string[]): re
     cmd = sub;
   }
   if (i >= argv.length) return argv;
+  let named = 0;
   for (const name of argv.slice(i + 1)) {
-    if (name.startsWith("-") || name === "help") return argv;
+    // `acp help policy simulate --json`: an option after the names changes nothing about whose help it is
+    if (name.startsWith("-")) break;
+    if (name === "help") return argv;
     const sub = findCommand(cmd, name);
     if (sub === undefined) {
       const near = suggest(
@@ -46,8 +49,9 @@ export function resolveHelpTarget(program: Command, argv: readonly string[]): re
     }
     path.push(name);
     cmd = sub;
+    named++;
   }
   // `acp help` / `acp policy help` alone: commander prints that command's help
-  if (i === argv.length - 1) return argv;
+  if (named === 0) return argv;
   return [...path, "--help"];
 }

@@ -33,6 +33,11 @@ describe("acp help A B … shows the help of `acp A B …`, at every depth", () 
     expect((await runCli(["claim", "help", "issuer", "keygen"])).stdout).toMatch(/^Usage: acp claim issuer keygen /);
   });
 
+  it("an option after the names does not change whose help it is (acp help policy simulate --json)", async () => {
+    const out = await runCli(["help", "policy", "simulate", "--json"]);
+    expect(out).toEqual(await runCli(["policy", "simulate", "--help"]));
+  });
+
   it("a wrong name below a right one is still refused, naming the full path", async () => {
     const out = await runCli(["help", "policy", "simulat"]);
     expect(out.code).toBe(2);
