@@ -5,9 +5,11 @@
  * does not close it (connecting to a socket writes nothing to the file system); a named pipe (FIFO) is one
  * too, and a device node is the host's hardware. Neither is an agent's file. So a tree is refused when:
  *
- * - it, or a directory on the way to it or inside it, is named like a directory programs keep their sockets in
- *   (`SOCKET_DIR_NAMES`), even while it is empty: the socket comes when the program starts (tmux's
- *   `/tmp/tmux-UID/default`, an ssh-agent's `/tmp/ssh-XXXX/agent.N`), perhaps after the agent did;
+ * - its entry right under the covered directory (itself, or the directory it lies in) is named like a
+ *   directory programs keep their sockets in (`SOCKET_DIR_NAMES`), even while it is empty: the socket comes
+ *   when the program starts (tmux's `/tmp/tmux-UID/default`, an ssh-agent's `/tmp/ssh-XXXX/agent.N`),
+ *   perhaps after the agent did. Only there: programs make these directories right under `/tmp`, and deeper
+ *   down the same names are an agent's own (`src/screen`, `ssh-client`);
  * - it is, or holds, a socket, a FIFO or a device node, looked for in a bounded walk (at most
  *   `SOCKET_WALK_LIMIT` entries; a bigger tree, or one with a directory that cannot be read, is refused: what
  *   was not looked at may be a socket).
@@ -25,7 +27,7 @@ export const SOCKET_DIR_NAMES: readonly RegExp[] = [
   /^ssh-[A-Za-z0-9]+$/, // ssh-agent's socket directory (ssh-XXXXXXXXXX/agent.PID)
   /^emacs\d+$/, // the Emacs server (emacsUID/server): emacsclient --eval runs anything outside
   /^\.?screens?$/, // GNU screen's socket directory
-  /^(S-|uscreens)/, // screen's per-user directories
+  /^uscreens$/, // screen's per-user directories
   /^dbus-[A-Za-z0-9]+$/, // a D-Bus bus started outside systemd
   /^pulse-/, // PulseAudio
   /^systemd-private-/, // a service's private /tmp (its sockets among its files)
@@ -85,9 +87,7 @@ export function findHostChannel(tree: string, root: string, limit = SOCKET_WALK_
       }
       const special = specialKind(stats);
       if (special !== undefined) return { path, what: special };
-      if (!stats.isDirectory()) continue;
-      if (isSocketDirName(entry.name)) return { path, what: SOCKET_DIR };
-      queue.push(path);
+      if (stats.isDirectory()) queue.push(path);
     }
   }
   return undefined;
@@ -99,15 +99,12 @@ function isSocketDirName(name: string): boolean {
   return SOCKET_DIR_NAMES.some((re) => re.test(name));
 }
 
-/** A directory named like a socket directory between `root` and `tree`, `tree` included. */
+/** The entry of `tree` right under `root`, when it is named like a socket directory. */
 function socketDirOnPath(tree: string, root: string): HostChannel | undefined {
   const rel = relative(root, tree);
   if (rel === "" || rel.startsWith("..")) return undefined;
-  const parts = rel.split(sep);
-  for (let i = 0; i < parts.length; i++) {
-    if (isSocketDirName(parts[i] ?? "")) return { path: join(root, ...parts.slice(0, i + 1)), what: SOCKET_DIR };
-  }
-  return undefined;
+  const top = rel.split(sep)[0] ?? "";
+  return isSocketDirName(top) ? { path: join(root, top), what: SOCKET_DIR } : undefined;
 }
 
 function knownType(e: Dirent): boolean {
