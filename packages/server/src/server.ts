@@ -199,13 +199,15 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     shareSessionGrants: true,
   });
   const recheck = options.recheckPipeline ?? options.simulationPipeline;
+  const anyServerRecheck = options.anyServerRecheckPipeline ?? recheck;
+  /** The re-check of a caller's edited arguments: as named only for an agent held to servers (ADR 0006). */
+  const recheckFor = (caller: string | undefined): Pipeline =>
+    caller !== undefined && serverScopes.has(caller) ? recheck : anyServerRecheck;
   const service = createDecisionService({
     pipeline: options.pipeline,
     recheckEdits: recheck,
     ...(options.anyServerPipeline !== undefined ? { anyServerPipeline: options.anyServerPipeline } : {}),
-    ...(options.anyServerRecheckPipeline !== undefined
-      ? { anyServerRecheckEdits: options.anyServerRecheckPipeline }
-      : {}),
+    anyServerRecheckEdits: anyServerRecheck,
     stores: options.stores,
     broker,
     audit,
@@ -226,14 +228,14 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     metrics,
     clock: options.clock,
     simulate: (request) => options.simulationPipeline.decide(request, options.clock()),
-    completeConsent: (id, signal) =>
+    completeConsent: (id, signal, caller) =>
       completeConsent(
         {
           stores: options.stores,
           ...proofs,
           audit,
           clock: options.clock,
-          recheck: (request) => recheck.decide(request, options.clock()),
+          recheck: (request) => recheckFor(caller).decide(request, options.clock()),
         },
         id,
         signal,

@@ -18,7 +18,7 @@ import {
   type Policy,
 } from "@acp/core";
 import { anyServerPolicy } from "@acp/server";
-import { APPROVER_TOKEN, at, openTestServerAt, READ_EVENT, readJson, type Json } from "./harness.js";
+import { APPROVER_TOKEN, at, eventually, openTestServerAt, READ_EVENT, readJson, type Json } from "./harness.js";
 
 const POLICY = `version: "1"
 default_action: allow
@@ -29,6 +29,12 @@ rules:
   - id: deny-payment-refunds
     match: { server: payments, tool: "refund_*" }
     action: deny
+  - id: deny-payment-etc
+    match: { server: payments, tool: write_file, args: { path: "/etc/**" } }
+    action: deny
+  - id: ask-writes
+    match: { tool: write_file }
+    action: ask
   - id: allow-ledger
     match: { server: ledger }
     action: allow
@@ -57,6 +63,9 @@ beforeAll(async () => {
     pipeline: pipelineOn(parsed(POLICY)),
     anyServerPipeline: pipelineOn(anyServerPolicy(parsed(POLICY))),
     simulationPipeline: pipelineOn(parsed(POLICY)),
+    anyServerRecheckPipeline: pipelineOn(anyServerPolicy(parsed(POLICY))),
+    answerPollMs: 20,
+    changePollMs: 50,
     approverToken: APPROVER_TOKEN,
     token: ANON,
     agentTokens: { ledger_bot: LEDGER_BOT, support: SUPPORT },
@@ -85,6 +94,8 @@ describe("which server a request is for", () => {
     expect(rules).toEqual([
       ["allow-reads", null],
       ["deny-payment-refunds", null],
+      ["deny-payment-etc", null],
+      ["ask-writes", null],
       ["allow-ledger", "ledger"],
     ]);
     const plain = parsed(`version: "1"\ndefault_action: ask\nrules:\n  - match: { server: x }\n    action: allow\n`);
@@ -110,5 +121,68 @@ describe("which server a request is for", () => {
     const answer = await post("/pre-tool-check", ANON, { ...READ_EVENT, tool_name: "refund_order" });
     expect(at(answer, "decision", "route")).toBe("refuse");
     expect(at(answer, "decision", "rule")).toBe("policy:deny-payment-refunds");
+  });
+
+  it("re-checks an unscoped caller's edited arguments on the any-server policy, waiting and completed", async () => {
+    // an approval whose edit names /etc: the deny for payments holds for a caller that named `fs`
+    const call = post("/v1/decide?wait=true", ANON, {
+      tool: "write_file",
+      server: "fs",
+      arguments: { path: "/tmp/a" },
+    });
+    const id = await eventually(async () => {
+      const res = await fetch(`${node.url}/v1/consent?status=pending`, {
+        headers: { authorization: `Bearer ${ANON}` },
+      });
+      return (at(await readJson(res), "requests", 0, "id") as string | undefined) ?? null;
+    });
+    await post(`/v1/consent/${id}/response`, APPROVER_TOKEN, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/etc/shadow" },
+    });
+    expect(await call).toMatchObject({
+      route: "refuse",
+      consent: { edit_refused: { rule: "policy:deny-payment-etc" } },
+    });
+
+    // the same through POST /v1/consent/{id}/complete, for a request whose waiting call is gone
+    const left = "cr_00000000000000000000000000000a51";
+    const now = Date.now();
+    await node.node.stores.pending.insert({
+      id: left,
+      nonce: "n_any_server",
+      sessionId: "s",
+      server: "fs",
+      tool: "write_file",
+      request: {
+        type: "consent_request",
+        version: "0.2.0",
+        id: left,
+        timestamp: new Date(now).toISOString(),
+        expires_at: new Date(now + 120_000).toISOString(),
+        agent: { id: "agent-1", name: "agent-1", command: "" },
+        action: {
+          tool: "write_file",
+          server: "fs",
+          category: "write",
+          risk_level: "medium",
+          parameters: { path: "/tmp/notes.txt" },
+          description: "call `write_file` on `fs`",
+        },
+        policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
+        nonce: "n_any_server",
+      },
+      reasons: [],
+      createdAtMs: now,
+      expiresAtMs: now + 120_000,
+    });
+    await post(`/v1/consent/${left}/response`, APPROVER_TOKEN, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/etc/shadow" },
+    });
+    expect(await post(`/v1/consent/${left}/complete`, ANON, {})).toMatchObject({
+      outcome: "denied",
+      edit_refused: { rule: "policy:deny-payment-etc" },
+    });
   });
 });

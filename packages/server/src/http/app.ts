@@ -47,7 +47,7 @@ export interface HttpAppOptions {
   readonly publicUrl?: PublicUrl;
   readonly bodyLimit?: number;
   /** `POST /v1/consent/{id}/complete`: finish a request whose waiting call is gone (absent: no route). */
-  readonly completeConsent?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
+  readonly completeConsent?: (id: string, signal: AbortSignal, caller?: string) => Promise<CompletedConsent>;
   /** True once the service is stopping: `/readyz` then answers 503 so a load balancer sends no more. */
   readonly stopping?: () => boolean;
   /** Where internal errors are told (never to the client). Default: nowhere. */

@@ -35,7 +35,7 @@ export interface ConsentRouteDeps {
   /** The guard of `POST …/complete`: the agents' token, required. */
   readonly completeGuard: Guard;
   /** Completes a request whose waiting call is gone (`POST /v1/consent/{id}/complete`). */
-  readonly complete?: (id: string, signal: AbortSignal) => Promise<CompletedConsent>;
+  readonly complete?: (id: string, signal: AbortSignal, caller?: string) => Promise<CompletedConsent>;
   /** Served over TLS: the event stream also carries `Strict-Transport-Security`. */
   readonly tls?: boolean;
 }
@@ -217,7 +217,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       const onClose = (): void => gone.abort();
       reply.raw.once("close", onClose); // the client went away before the answer
       try {
-        return await complete(id, gone.signal);
+        return await complete(id, gone.signal, caller);
       } finally {
         reply.raw.off("close", onClose);
       }
