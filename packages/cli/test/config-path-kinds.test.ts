@@ -39,9 +39,7 @@ describe("every --config takes a directory, a missing file, a FIFO and a huge fi
   it.each(COMMANDS)("%s --config DIR says it is a directory and what to give instead (exit 1)", async (_n, argv) => {
     const out = await said(argv("plain-dir"));
     expect(out.code).toBe(1);
-    expect(out.text).toContain(
-      `\`${join(cwd, "plain-dir")}\` is a directory, not a config file: give --config a YAML file (`,
-    );
+    expect(out.text).toContain(`\`${join(cwd, "plain-dir")}\` is a directory, not a config file: name a YAML file (`);
     expect(out.text).not.toContain("not a file");
   });
 
@@ -50,7 +48,7 @@ describe("every --config takes a directory, a missing file, a FIFO and a huge fi
     expect(out.code).toBe(1);
     const file = name.startsWith("claim") ? join(home, "claim", "config.yml") : join(home, "config.yml");
     expect(out.text).toContain(
-      `\`${home}\` is a directory, not a config file: give --config the file in it, \`${file}\`, or set ACP_HOME=${home} to use that home`,
+      `\`${home}\` is a directory, not a config file: name the file in it, \`${file}\`, or set ACP_HOME=${home} to use that home`,
     );
   });
 

@@ -162,7 +162,7 @@ describe("--config naming a directory says so, exit 1 (not EISDIR)", () => {
   mkdirSync(join(home, "dir-config.yml"));
   const said =
     `\`${join(home, "dir-config.yml")}\` is a directory, not a config file: ` +
-    "give --config a YAML file (`acp init` writes one: $ACP_HOME/config.yml)";
+    "name a YAML file (`acp init` writes one: $ACP_HOME/config.yml)";
 
   it.each([
     ["proxy", ["proxy", "--upstream", "echo hi", "--config", "dir-config.yml"]],

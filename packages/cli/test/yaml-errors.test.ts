@@ -45,7 +45,7 @@ describe("a YAML syntax error is FILE:LINE:COL: message, once, with no snippet",
     expectClean(out.stderr, expected.replace("BAD", bad));
   });
 
-  it("acp replay --session", async () => {
+  it("acp replay --session-settings", async () => {
     const out = await runCli(["replay", "--session-settings", "bad.yml", "--policy", "policy.yml", "trace.jsonl"], {
       env,
       cwd: dir,

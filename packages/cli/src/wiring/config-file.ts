@@ -58,7 +58,7 @@ function isDirectory(path: string): boolean {
 }
 
 /**
- * `--config DIR`: says what to give instead (exit 1): the config file in DIR when there is one (`file`, relative
+ * `--config DIR` (or a guard's `config`): says what to name instead (exit 1): the config file in DIR when there is one (`file`, relative
  * to DIR: `config.yml`, or `claim/config.yml` for a claim config), else `otherwise`; and `ACP_HOME=DIR` when DIR
  * is an ACP home.
  */
@@ -66,8 +66,8 @@ export function configDirectoryError(dir: string, file: string, otherwise: strin
   const inside = join(dir, file);
   const fix =
     existsSync(inside) && !isDirectory(inside)
-      ? `give --config the file in it, \`${inside}\``
-      : `give --config a YAML file (${otherwise})`;
+      ? `name the file in it, \`${inside}\``
+      : `name a YAML file (${otherwise})`;
   const home = isDirectory(join(dir, "keys")) ? `, or set ACP_HOME=${dir} to use that home` : "";
   return new CliError(`\`${dir}\` is a directory, not a config file: ${fix}${home}`, EXIT.error);
 }
