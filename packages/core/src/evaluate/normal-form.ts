@@ -104,6 +104,17 @@ export function asciiDomains(text: string): string {
   });
 }
 
+/** `text` with every run of `%XX` escapes decoded as UTF-8 (a run that is not UTF-8 kept as it is). */
+function decodeEscapes(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
 /** The path a `file:` URL names (`file:///etc/%70asswd` is `/etc/passwd`), in normal form; undefined for anything else. */
 function filePath(text: string): string | undefined {
   if (!/^file:/i.test(text)) return undefined;
@@ -121,7 +132,8 @@ function filePath(text: string): string | undefined {
  * a URL, an address), that of the value trimmed of white space and control characters at its ends (as the
  * WHATWG URL parser and many servers read ` https://evil.example/x`), that of a path with its unreserved
  * escapes decoded (`/etc/%70asswd` is `/etc/passwd`, `/home/me/%2essh/id_rsa` is `/home/me/.ssh/id_rsa`),
- * the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named), each also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
+ * that of the value with every escape decoded, `%2f` too (`/srv/files/..%2f..%2fetc/passwd` is
+ * `/etc/passwd` to a server that decodes after routing), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named), each also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
  * domain names in ASCII ({@link asciiDomains}: `a@bücher.example` is `a@xn--bcher-kva.example`).
  */
 export function respellings(text: string): string[] {
@@ -134,9 +146,15 @@ export function respellings(text: string): string[] {
     out.add(normalizeValue(trimmed) ?? trimmed);
     const file = filePath(trimmed);
     if (file !== undefined) out.add(file);
-    if (!SCHEME.test(trimmed) && ESCAPE.test(trimmed)) {
-      const decoded = decodeUnreserved(trimmed);
-      out.add(normalizePath(decoded) ?? decoded);
+    if (ESCAPE.test(trimmed)) {
+      if (!SCHEME.test(trimmed)) {
+        const decoded = decodeUnreserved(trimmed);
+        out.add(normalizePath(decoded) ?? decoded);
+      }
+      // every escape decoded, `%2f` too, as a server that decodes a path after routing reads it
+      // (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd`)
+      const decoded = decodeEscapes(trimmed);
+      out.add(normalizeValue(decoded) ?? decoded);
     }
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.add(form.slice(0, -1));
     if (NON_ASCII.test(trimmed)) for (const form of [...out, text]) out.add(asciiDomains(form));

@@ -88,6 +88,20 @@ function spellings(text: string): string[] {
     if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(trimmed) && /%[0-9A-Fa-f]{2}/.test(trimmed)) {
       out.push(posix.normalize(decodeUnreserved(trimmed)));
     }
+    if (/%[0-9A-Fa-f]{2}/.test(trimmed)) {
+      // every escape decoded (runs as UTF-8, a run that is not kept), then the normal form
+      out.push(
+        normalised(
+          trimmed.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+            try {
+              return decodeURIComponent(run);
+            } catch {
+              return run;
+            }
+          }),
+        ),
+      );
+    }
     if (/^file:/i.test(trimmed)) {
       try {
         out.push(posix.normalize(decodeUnreserved(new URL(trimmed).pathname)));
