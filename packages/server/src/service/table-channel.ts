@@ -7,7 +7,9 @@ import type { Reason } from "@acp/core";
 import {
   answerGivenInTime,
   readCliAnswer,
+  type ArbiterVerdict,
   type ChannelDelivery,
+  type CliAnswerRecord,
   type ConsentChannel,
   type ConsentRequestV02,
   type HumanAnswer,
@@ -71,6 +73,9 @@ export function createTableChannel(options: TableChannelOptions): ConsentChannel
     },
     // an answer recorded in time whose wake-up had not reached this call when its time ran out still counts
     lastLook: async (request) => answerGivenInTime(await options.stores.pending.get(request.id), request),
+    // a Telegram press or a webhook callback is recorded here before it is used: an answer through the API,
+    // the console or acp approve recorded first wins over it, one recorded after it is refused
+    arbitrate: (request, answer, via, atMs) => arbitrate(options, request, answer, via, atMs),
     settle: async (request, outcome) => {
       if (await options.stores.pending.settle(request.id, outcome, options.clock().getTime())) {
         options.stores.changes.poke();
@@ -89,4 +94,34 @@ export function createTableChannel(options: TableChannelOptions): ConsentChannel
       }
     },
   };
+}
+
+async function arbitrate(
+  options: TableChannelOptions,
+  request: ConsentRequestV02,
+  answer: HumanAnswer,
+  via: string,
+  atMs: number,
+): Promise<ArbiterVerdict> {
+  const decision = answer.decision === "denied" ? "denied" : "approved";
+  const record: CliAnswerRecord = {
+    decision,
+    approver: answer.approverId,
+    nonce: request.nonce,
+    channel: via,
+    ...(answer.scope !== undefined ? { scope: answer.scope } : {}),
+    ...(answer.modifications !== undefined ? { modifications: answer.modifications } : {}),
+    ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
+  };
+  const result = await options.stores.pending.decide(request.id, decision, record, atMs);
+  if (result.ok) options.stores.changes.poke();
+  if (result.ok || result.code === "consent_request_unknown") return { kind: "recorded" };
+  const row = await options.stores.pending.get(request.id);
+  if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
+    const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
+    if (held !== null) return { kind: "taken", answer: held };
+  }
+  const why =
+    result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;
+  return { kind: "refused", reason: `the pending table took no answer for the request: ${why}` };
 }
