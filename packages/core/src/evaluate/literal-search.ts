@@ -59,6 +59,7 @@ export class LiteralSearch {
     this.ids.set(literal, this.literals.length);
     this.literals.push(literal);
     this.automaton = undefined;
+    this.found.clear(); // what was found before did not look for this one
     return this.literals.length - 1;
   }
 

@@ -61,6 +61,13 @@ describe("LiteralSearch", () => {
     expect(search.register("x".repeat(10_000))).toBeUndefined();
   });
 
+  it("finds a literal registered after a text was searched", () => {
+    const search = new LiteralSearch();
+    const text = `${"x".repeat(SEARCH_ONCE_LENGTH)}late`;
+    expect(search.has(text, search.register("xx") as number)).toBe(true);
+    expect(search.has(text, search.register("late") as number)).toBe(true);
+  });
+
   it("reads a long text once in a decision for every literal, and again in the next", () => {
     const search = new LiteralSearch();
     const ids = ["BEGIN", "AKIA", "rm -rf", "ghp_"].map((l) => search.register(l) as number);
