@@ -8,6 +8,8 @@ export default defineConfig({
     // Tests run against the sources, never a stale build.
     alias: {
       "@acp/core": src("core"),
+      // before `@acp/cli`, whose alias would take `@acp/cli/guard` for a path under its index.ts
+      "@acp/cli/guard": fileURLToPath(new URL("./packages/cli/src/guard/index.ts", import.meta.url)),
       "@acp/cli": src("cli"),
       "@acp/store": src("store"),
       "@acp/proxy": src("proxy"),

@@ -4,13 +4,10 @@ import { fileURLToPath } from "node:url";
 import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { z } from "zod";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openGuard, type GuardQuestion } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
 import { mailAgent } from "./framework/ai-sdk-agent.js";
-
-// the snippet imports the guard as a framework developer does; the tests run it against the sources
-vi.mock("@acp/cli/guard", () => import("../../src/guard/index.js"));
 
 const GUIDE = fileURLToPath(new URL("../../../../docs/guides/framework.md", import.meta.url));
 const SNIPPET = fileURLToPath(new URL("./framework/ai-sdk-agent.ts", import.meta.url));

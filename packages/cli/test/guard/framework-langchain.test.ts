@@ -6,13 +6,10 @@ import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messag
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { ChatResult } from "@langchain/core/outputs";
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openGuard, type GuardQuestion } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
 import { mailAgent } from "./framework/langchain-agent.js";
-
-// the snippet imports the guard as a framework developer does; the tests run it against the sources
-vi.mock("@acp/cli/guard", () => import("../../src/guard/index.js"));
 
 const GUIDE = fileURLToPath(new URL("../../../../docs/guides/framework.md", import.meta.url));
 const SNIPPET = fileURLToPath(new URL("./framework/langchain-agent.ts", import.meta.url));
