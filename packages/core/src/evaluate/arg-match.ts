@@ -151,6 +151,28 @@ export function addressesIn(leaf: string): string[] {
   return out;
 }
 
+/**
+ * For a pattern not in ASCII: a test of a value (as written and in lower case) against the pattern's NFKC
+ * form and the form with its domain names as IDNA writes them ({@link asciiDomains}), each in lower case,
+ * `*` crossing `/`; undefined when neither differs from the pattern.
+ */
+function patternForms(expected: string, search: LiteralSearch | undefined): ((value: string) => boolean) | undefined {
+  if (PLAIN_ASCII.test(expected)) return undefined;
+  const nfkc = expected.normalize("NFKC");
+  const forms = new Set([nfkc, asciiDomains(expected), asciiDomains(nfkc)].map((form) => form.toLowerCase()));
+  forms.delete(expected.toLowerCase());
+  const globs: ((value: string) => boolean)[] = [];
+  for (const form of forms) {
+    const glob = compileRuleGlob(form, { starCrossesSlash: true }, search);
+    if (glob.ok) globs.push(glob.value);
+  }
+  if (globs.length === 0) return undefined;
+  return (value) => {
+    const lower = lowerOf(value);
+    return globs.some((glob) => glob(lower));
+  };
+}
+
 /** A number with `_` between digits (`1_000`, `-2_500.5`), as Python reads it. */
 const DIGIT_GROUPS = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?$/;
 
@@ -210,10 +232,9 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const lowered = expected.toLowerCase();
     const mailPattern = isAddressPattern(expected);
     const caseless = lenient ? compileRuleGlob(lowered, { starCrossesSlash: true }, search) : undefined;
-    const asciiPattern = lenient ? asciiDomains(expected) : expected;
-    const idnaGlob =
-      asciiPattern !== expected ? compileRuleGlob(asciiPattern, { starCrossesSlash: true }, search) : undefined;
-    const idna = idnaGlob?.ok === true ? idnaGlob.value : undefined;
+    // a pattern not in ASCII also as NFKC and IDNA write it, in lower case: `/srv/café/**` written in NFD
+    // meets `/srv/café/x` in NFC, `*@bücher.example` meets `a@xn--bcher-kva.example`
+    const idna = lenient ? patternForms(expected, search) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
@@ -235,12 +256,11 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
         if (loose(leaf) || matches(leaf) || inAnyCase(leaf)) return true;
         for (const spelling of respellingsOf(leaf)) {
           if (loose(spelling) || matches(spelling) || inAnyCase(spelling)) return true;
-          if (idna !== undefined && (idna(spelling) || idna(lowerOf(spelling)))) return true;
+          if (idna !== undefined && idna(spelling)) return true;
         }
-        // a pattern naming a domain not in ASCII also meets it as IDNA writes it (`*@bücher.example`
-        // meets `a@xn--bcher-kva.example`)
-        if (idna !== undefined && (idna(leaf) || idna(lowerOf(leaf)))) return true;
+        if (idna !== undefined && idna(leaf)) return true;
         if (compatible(leaf, loose, inAnyCase)) return true;
+        if (idna !== undefined && compatible(leaf, idna, idna)) return true;
         // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list)
         if (!mailPattern) return false;
         return addressesIn(leaf).some(

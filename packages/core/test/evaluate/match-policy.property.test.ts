@@ -72,6 +72,8 @@ const ARG_VALUES: ArgMatchValue[] = [
   "*@bücher.example",
   "*@xn--bcher-kva.example",
   "/srv/x",
+  "/srv/cafe\u0301/**",
+  "*@ｃｏｒｐ.com",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -156,6 +158,7 @@ const scalar = fc.oneof(
     "/srv/a/..%2fx",
     "https://api.corp/v1/..%2F..%2Fx",
     "/srv/%E2%82%AC%zz",
+    "/srv/caf\u00e9/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

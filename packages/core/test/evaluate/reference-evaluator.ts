@@ -136,19 +136,24 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
       if (globMatches(expected, actual)) return true;
       // ask and deny rules: `*` also crosses `/`, and the value's other spellings count too
       const lower = expected.toLowerCase();
-      const ascii = idna(expected);
+      // a pattern not in ASCII also in NFKC and with its domains as IDNA writes them, in lower case
+      const forms = /^[\t\n\r\x20-\x7e]*$/.test(expected)
+        ? []
+        : [expected.normalize("NFKC"), idna(expected), idna(expected.normalize("NFKC"))]
+            .map((form) => form.toLowerCase())
+            .filter((form) => form !== lower);
       const spelled = (form: string): boolean =>
         globMatches(expected, form) ||
         globMatches(expected, form, true) ||
         // in any case: both in lower case
         globMatches(lower, form.toLowerCase(), true) ||
-        // a pattern with a domain not in ASCII, as IDNA writes it
-        (ascii !== expected && (globMatches(ascii, form, true) || globMatches(ascii, form.toLowerCase(), true)));
+        forms.some((f) => globMatches(f, form.toLowerCase(), true));
       return (
         spellings(actual).some(spelled) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
         globMatches(expected, compatibleForm(actual), true) ||
         globMatches(lower, compatibleForm(actual).toLowerCase(), true) ||
+        forms.some((f) => globMatches(f, compatibleForm(actual).toLowerCase(), true)) ||
         // a pattern for an address: each address written in the value (`Boss <a@evil.com>`, a list)
         (isAddressPattern(expected) && addressesIn(actual).some((a) => scalarMatches(expected, a, true)))
       );

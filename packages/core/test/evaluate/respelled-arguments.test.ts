@@ -65,6 +65,12 @@ describe("a deny rule's argument glob meets a respelled path, URL or domain", ()
     ]);
   });
 
+  it("reads a pattern not in ASCII in its NFKC form too: written in NFD or in full width", () => {
+    const nfd = ruleOn("/srv/cafe\u0301/**");
+    expect([nfd("/srv/caf\u00e9/x"), nfd("/srv/cafe\u0301/x"), nfd("/srv/cafe/x")]).toEqual([true, true, false]);
+    expect(ruleOn("*@ｅｖｉｌ.com")("a@evil.com")).toBe(true);
+  });
+
   it("leaves an allow rule exact", () => {
     expect(ruleOn("/srv/secret", "allow")("/srv/secret/")).toBe(false);
     expect(ruleOn("https://good.example/**", "allow")(" https://good.example/x")).toBe(false);
