@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -142,6 +142,49 @@ describe("acp audit tail", () => {
     const out = await runCli(["audit", "tail", dir]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain("cannot read audit log");
+  });
+
+  it("follows a log that is not there yet, from its first line once it appears", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const { seen, waitFor, stop } = follow(path);
+    await new Promise((r) => setTimeout(r, 30));
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 16)) });
+    await log.append({ event_type: "tool_call_completed", tool: "first" });
+    await log.close();
+    await waitFor(1);
+    await stop();
+    expect(seen[0]).toContain('"tool":"first"');
+  });
+
+  it("acp audit tail -f on a new home waits for the first event (it stopped: no audit log yet, exit 1)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(home);
+    const child = spawn(process.execPath, [ACP, "audit", "tail", "-f"], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: home, ACP_HOME: home },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    try {
+      for (let i = 0; i < 500 && !stderr.includes("waiting for the first event"); i++)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(stderr).toBe(
+        `acp: no audit log yet at \`${join(home, "audit.jsonl")}\`: waiting for the first event (acp proxy and acp serve write it)\n`,
+      );
+      const log = await openAuditLog(join(home, "audit.jsonl"), { clock: () => new Date(Date.UTC(2026, 0, 16)) });
+      await log.append({ event_type: "tool_call_completed", tool: "first_call" });
+      await log.close();
+      for (let i = 0; i < 500 && !stdout.includes("first_call"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(stdout).toMatch(/tool_call_completed +first_call/);
+    } finally {
+      child.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
   });
 
   it("follows appended events until stopped", async () => {

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
 import { printable } from "@acp/proxy";
 import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
-import { printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { printError, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { noAuditLogYet } from "./audit-verify.js";
 
@@ -60,9 +60,18 @@ export interface FollowOptions {
 /** What a line longer than a chunk is handed on as (its bytes are skipped, not held): longer than any line. */
 const OVERLONG_LINE = "x".repeat(MAX_AUDIT_LINE_LENGTH + 1);
 
-/** At most `max` bytes of `path` from `from`, and the file's size (smaller than `from`: it shrank). */
+/**
+ * At most `max` bytes of `path` from `from`, and the file's size (smaller than `from`: it shrank). A file that is
+ * not there (yet, or any more) is empty: following waits for it, as `tail -F` does.
+ */
 function readRange(path: string, from: number, max: number): { data: Buffer; size: number } {
-  const fd = openSync(path, "r");
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { data: Buffer.alloc(0), size: 0 };
+    throw err;
+  }
   try {
     const size = fstatSync(fd).size;
     if (size <= from) return { data: Buffer.alloc(0), size };
@@ -165,9 +174,19 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
     if (!statSync(file).isFile()) throw Object.assign(new Error("not a file"), { code: "EISDIR" });
     last = await lastLines(file, n);
   } catch (err) {
-    if (fileArg === undefined && (err as NodeJS.ErrnoException).code === "ENOENT") throw noAuditLogYet(file);
-    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
-    throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
+    const missing = fileArg === undefined && (err as NodeJS.ErrnoException).code === "ENOENT";
+    // a new home: `acp audit tail -f` waits for the first event rather than stop before there is one
+    if (missing && options.follow === true) {
+      printError(
+        ctx,
+        `acp: no audit log yet at \`${file}\`: waiting for the first event (acp proxy and acp serve write it)`,
+      );
+      last = { lines: [], offset: 0 };
+    } else if (missing) throw noAuditLogYet(file);
+    else {
+      const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
+      throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
+    }
   }
   const print = (line: string): void => printLine(ctx, options.json === true ? line : formatAuditLine(line));
   const { lines, offset } = last;
@@ -201,6 +220,8 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
         "  acp audit tail                 the last 10 events",
         "  acp audit tail -n 50 --json    the last 50 lines as written",
         "  acp audit tail -f              follow new events",
+        "",
+        "With -f and no FILE, a home whose log is not there yet waits for its first event (without -f: exit 1).",
         "",
         "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file),",
         "2 usage (a bad -n, an unknown option). Lines that are not audit events are printed as such: still 0.",
