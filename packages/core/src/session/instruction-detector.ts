@@ -160,6 +160,24 @@ function pairs(list: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Text with every look-alike letter read as its Latin letter and accents dropped, wherever it stands (the scorer
+ * folds only in words with Latin letters): `mаrk@аttacker.example` with Cyrillic `а` is `mark@attacker.example`.
+ * For provenance's untrusted side only, where a fold can only find more taint; never for what the user vouches
+ * for, since a look-alike address is another address.
+ */
+export function latinSkeleton(text: string): string {
+  if (ASCII_TEXT.test(text)) return text;
+  return text
+    .normalize("NFKD")
+    .replace(INVISIBLE, "")
+    .normalize("NFKC")
+    .replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch);
+}
+
+// eslint-disable-next-line no-control-regex -- the whole ASCII range, control characters included
+const ASCII_TEXT = /^[\u0000-\u007f]*$/;
+
 /** Format characters (zero-width, soft hyphen, bidi controls, tags) and combining marks (accents). */
 const INVISIBLE = /[\p{Cf}\p{Mn}]/gu;
 

@@ -6,6 +6,7 @@ import { EARLIER_SESSION } from "./provenance-memory.js";
 import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
+import { holdsNumber, pieceAliases, textAliases, type TextAliases } from "./value-aliases.js";
 import {
   comparableText,
   containsDelimited,
@@ -45,6 +46,12 @@ export interface ProvenanceEntry {
    * trusted source held then: the result may echo them, but does not vouch for them.
    */
   readonly echoes: ReadonlySet<string>;
+  /**
+   * For an untrusted entry: the spellings a reader takes for its identifiers ({@link textAliases}: look-alikes
+   * folded, `+tags` off, numbers however grouped, the domains it named, what encoded runs decode to). A piece no
+   * entry holds as written is tainted by an entry holding it as an alias. Empty for a trusted entry.
+   */
+  readonly aliases: TextAliases;
 }
 
 /** Options of {@link createProvenanceEntry}. */
@@ -96,10 +103,12 @@ export function createProvenanceEntry(
     records,
     named_source: untrusted && options.named_source === true,
     echoes: options.echoes ?? NO_ECHOES,
+    aliases: untrusted ? textAliases(raw, tokens) : NO_ALIASES,
   });
 }
 
 const NO_ECHOES: ReadonlySet<string> = new Set();
+const NO_ALIASES: TextAliases = Object.freeze({ forms: new Set<string>(), digits: "" });
 
 /**
  * Characters of text read per pass by {@link identityTokensOf}: with its overlap, too few to hold the
@@ -220,6 +229,37 @@ function holds(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
 }
 
 /**
+ * The untrusted entries that hold a piece as an alias ({@link ProvenanceEntry.aliases}): the same address with a
+ * `+tag` or look-alike letters, a host under a domain they named, the same number grouped otherwise. Asked only
+ * of a piece no entry holds as written; charged to the budget like any comparison (the numbers' text is scanned).
+ */
+function heldAsAlias(entries: readonly ProvenanceEntry[], piece: Piece, spend: Spend): ProvenanceEntry[] {
+  spend(piece.piece.length + COMPARE_UNITS);
+  const aliases = pieceAliases(piece.kind, piece.piece);
+  const digits = aliases.digits ?? (piece.kind === "phone" || piece.kind === "account" ? piece.piece : undefined);
+  const lookups = aliases.forms.length + aliases.parents.length;
+  if (lookups === 0 && digits === undefined) return [];
+  const out: ProvenanceEntry[] = [];
+  for (const entry of entries) {
+    if (entry.label !== "external_untrusted") continue;
+    spend((lookups + 1) * COMPARE_UNITS);
+    let held =
+      aliases.forms.some((f) => entry.tokens.has(f) || entry.aliases.forms.has(f)) ||
+      aliases.parents.some((p) => entry.aliases.forms.has(p));
+    if (!held && digits !== undefined && entry.aliases.digits !== "") {
+      // a few scans of the entry's numbers (as written, and with a country code on either side)
+      spend(entry.aliases.digits.length * NUMBER_SCANS);
+      held = holdsNumber(entry.aliases.digits, digits);
+    }
+    if (held) out.push(entry);
+  }
+  return out;
+}
+
+/** Scans of an entry's numbers one {@link holdsNumber} makes at most. */
+const NUMBER_SCANS = 8;
+
+/**
  * Shortest piece a trusted text vouches for by mere occurrence. A shorter one (`13`, `ok`) is too common to
  * say the user chose it (`June 13` does not name file `13`): it is trusted only when a trusted entry is
  * exactly that value (a trusted-values item, a one-word reply) — except a word of letters only of at least
@@ -309,6 +349,12 @@ function judgePiece(
   const identity = identityOf(piece);
   const record = identity === undefined ? undefined : named.get(identity);
   if (record !== undefined) trusted.push(`named-record:${record}`);
+  if (trusted.length === 0 && untrusted.length === 0) {
+    for (const entry of heldAsAlias(entries, piece, spend)) {
+      untrusted.push(entry.source);
+      if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
+    }
+  }
   if (recall !== undefined && identity !== undefined && trusted.length === 0 && untrusted.length === 0) {
     const earlier = recall(identity);
     if (earlier !== undefined) untrusted.push(`${EARLIER_SESSION}${earlier}`);

@@ -56,13 +56,24 @@ function scanEmails(text: string, out: ValueToken[]): void {
   }
 }
 
-/** The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form. */
+/** A dotted-quad IPv4 address: a host as much as a name is (`http://203.0.113.9/collect`). */
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+/**
+ * The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form.
+ * Read as a browser reads it: a protocol-relative link (`//attacker.example/x`) has a host, a backslash ends
+ * it as a slash does, percent-escapes in it are the characters they name (`%61ttacker.example`), a trailing
+ * dot (`attacker.example.`) names the same host, and an IPv4 address is a host.
+ */
 export function urlHost(url: string): string | undefined {
-  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
-  const host = (rest.split(/[/?#]/, 1)[0] ?? "")
+  const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/^\/\//, "");
+  let host = (rest.split(/[/?#\\]/, 1)[0] ?? "")
     .replace(/^.*@/, "")
     .replace(/:\d*$/, "")
+    .replace(/\.$/, "")
     .replace(/^www\./i, "");
+  if (host.includes("%")) host = host.replace(PERCENT_ASCII, (escape) => decodePercent(escape));
+  if (IPV4.test(host)) return host;
   return host === "" ? undefined : asciiDomain(host);
 }
 
@@ -174,7 +185,9 @@ export function unescapeLiterals(text: string): string {
     .replace(/\\(["'\\/])/g, "$1");
 }
 
-const CHARACTER_REFERENCE = /&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));|&(lt|gt|amp|quot|apos|nbsp);/g;
+const CHARACTER_REFERENCE =
+  /&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));|&(lt|gt|amp|quot|apos|nbsp|commat|period|sol|colon|plus|lowbar|num|percnt|quest|equals|excl);/g;
+/** Named references a page may spell an address or a link with (`mark&commat;attacker&period;example`). */
 const NAMED_REFERENCES: Readonly<Record<string, string>> = {
   lt: "<",
   gt: ">",
@@ -182,6 +195,17 @@ const NAMED_REFERENCES: Readonly<Record<string, string>> = {
   quot: '"',
   apos: "'",
   nbsp: " ",
+  commat: "@",
+  period: ".",
+  sol: "/",
+  colon: ":",
+  plus: "+",
+  lowbar: "_",
+  num: "#",
+  percnt: "%",
+  quest: "?",
+  equals: "=",
+  excl: "!",
 };
 
 /** HTML character references (`&#64;`, `&#x40;`, `&amp;`) as the characters they name, as a browser shows them. */

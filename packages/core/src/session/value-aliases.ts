@@ -1,0 +1,192 @@
+/**
+ * Aliases: the spellings a reader takes for the same destination as an identifier untrusted text gave, though
+ * the characters differ — a look-alike letter (`mаrk@…` with Cyrillic `а`) or an accent, a `+tag` on an address
+ * (`mark+x@attacker.example` reaches `mark@attacker.example`), a number written with spaces, dashes or a
+ * country code (`020 7946 0958`, `+44 20 7946 0958`), a host under a domain the text named
+ * (`exfil.attacker.example` under `attacker.example`), an identifier inside a Base64 or percent-encoded run.
+ * Used only on the untrusted side (a piece no entry holds as written, but an untrusted one holds as an alias, is
+ * tainted): a fold there can only ask more. Trust never follows an alias: a look-alike of the user's address is
+ * another address.
+ */
+import { decodeEmbeddedText } from "./encoded-text.js";
+import { latinSkeleton } from "./instruction-detector.js";
+import { matchesOf } from "./each-match.js";
+import { comparableText, extractValueTokens, urlHost, type PieceKind, type ValueToken } from "./value-tokens.js";
+
+/** Most alias forms kept for one text (past it, an identifier is matched as written only). */
+export const MAX_ALIASES_PER_TEXT = 10_000;
+
+/** Fewest and most digits of a number matched however it is grouped (as the `account` token: 8 or more). */
+const MIN_DIGITS = 8;
+const MAX_DIGITS = 34;
+/** Most leading digits a country code adds to a number (`+44`, `+1`, `+353`). */
+const MAX_COUNTRY_DIGITS = 3;
+
+/** Digits with what people group them by between: spaces, dashes, dots, slashes, parentheses, a leading `+`. */
+const DIGIT_RUN = /[+(]?\d(?:[\d(). /-]*\d)?/g;
+
+/** `[dot]`, `(dot)`, ` dot `: a dot spelt out (`attacker [dot] example`). White space is bounded: no backtracking. */
+const SPELLED_DOT = /\s{0,3}[[({<]\s{0,3}dot\s{0,3}[\])}>]\s{0,3}|\s{1,3}dot\s{1,3}(?=\p{L})/giu;
+/** `[at]`, `(at)`, or ` at ` before a host (`mark at attacker.example`, once the dots are read). */
+const SPELLED_AT = /\s{0,3}[[({<]\s{0,3}at\s{0,3}[\])}>]\s{0,3}|\s{1,3}at\s{1,3}(?=[\p{L}\p{N}-]+\.\p{L})/giu;
+
+/**
+ * The text with an address spelt out as people write one to keep it from harvesters read as the address
+ * (`mark [at] attacker [dot] example`, `mark at attacker dot example`), or undefined when nothing is spelt out.
+ */
+function spelledOut(text: string): string | undefined {
+  if (!/\b(?:at|dot)\b/i.test(text)) return undefined;
+  const dotted = text.replace(SPELLED_DOT, ".");
+  const out = dotted.replace(SPELLED_AT, "@");
+  return out === text ? undefined : out;
+}
+
+/** What untrusted text gives as aliases of its identifiers. */
+export interface TextAliases {
+  /** `email:`, `url:`, `host:`, `iban:` forms that differ from the text's own tokens, and `domain:` of each host. */
+  readonly forms: ReadonlySet<string>;
+  /** Every number of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits, as its digits, each between spaces. */
+  readonly digits: string;
+}
+
+/** An address without its `+tag` (`mark+x@a.example` is delivered to `mark@a.example`). */
+function untagged(email: string): string {
+  const at = email.lastIndexOf("@");
+  const plus = email.indexOf("+", 1);
+  return plus === -1 || plus > at ? email : `${email.slice(0, plus)}${email.slice(at)}`;
+}
+
+function formsOf(token: ValueToken, out: Set<string>): void {
+  if (token.kind === "email") {
+    out.add(`email:${untagged(token.value)}`);
+    out.add(`domain:${token.value.slice(token.value.lastIndexOf("@") + 1)}`);
+  } else if (token.kind === "host") {
+    out.add(`host:${token.value}`);
+    out.add(`domain:${token.value}`);
+  } else if (token.kind === "url" || token.kind === "iban") {
+    out.add(`${token.kind}:${token.value}`);
+  }
+}
+
+/** The digits of each number in `text` (of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits). */
+function numbersOf(text: string): string[] {
+  if (!/\d/.test(text)) return [];
+  const out: string[] = [];
+  for (const match of matchesOf(DIGIT_RUN, text)) {
+    const digits = match[0].replace(/\D/g, "");
+    if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
+  }
+  return out;
+}
+
+/**
+ * The aliases of untrusted text (already {@link comparableText}): its identifiers read with look-alikes folded
+ * and what its Base64 and percent-encoded runs decode to, and its numbers as digits. `tokens` are the text's own
+ * tokens (`kind:value`), which need no second copy. Linear in the text.
+ */
+export function textAliases(text: string, tokens: ReadonlySet<string>): TextAliases {
+  const forms = new Set<string>();
+  const decoded = decodeEmbeddedText(text);
+  const readings = decoded === "" ? [text] : [text, comparableText(decoded)];
+  const spelled = spelledOut(text);
+  if (spelled !== undefined) readings.push(spelled);
+  const numbers: string[] = [];
+  for (const reading of readings) {
+    const skeleton = latinSkeleton(reading);
+    for (const token of extractValueTokens(skeleton)) {
+      if (forms.size >= MAX_ALIASES_PER_TEXT) break;
+      const found = new Set<string>();
+      formsOf(token, found);
+      for (const form of found) if (!tokens.has(form)) forms.add(form);
+    }
+    numbers.push(...numbersOf(skeleton));
+  }
+  return { forms, digits: numbers.length === 0 ? "" : ` ${numbers.join(" ")} ` };
+}
+
+/** What a piece of a call is looked up as among the aliases of untrusted text. */
+export interface PieceAliases {
+  /** Forms looked up in an entry's tokens and alias forms. */
+  readonly forms: readonly string[];
+  /** Domains above the piece's host (`attacker.example` for `exfil.attacker.example`), as `domain:` forms. */
+  readonly parents: readonly string[];
+  /** The piece's digits, when it is a number (8 to 34 digits, however grouped). */
+  readonly digits: string | undefined;
+}
+
+/** The domains above `host` that are names of their own (two labels at least). */
+function parentsOf(host: string): string[] {
+  const labels = host.split(".");
+  const out: string[] = [];
+  for (let i = 1; i <= labels.length - 2; i++) out.push(`domain:${labels.slice(i).join(".")}`);
+  return out;
+}
+
+/** Kinds of token a piece of each kind is looked up as (a link's host is a piece of its own). */
+const ALIASED_AS: Readonly<Record<PieceKind, readonly string[]>> = {
+  email: ["email"],
+  host: ["host"],
+  url: ["url"],
+  iban: ["iban"],
+  phone: [],
+  account: [],
+  // a whole value that is an address or an IBAN; a link in a whole value is judged as a built link
+  value: ["email", "iban"],
+};
+
+/**
+ * The aliases of one piece (in normal form) of a call's arguments: the piece read with look-alikes folded and
+ * a `+tag` off, as the same kind of identifier; the domains above its host; its digits when it is a number.
+ * Linear in the piece.
+ */
+export function pieceAliases(kind: PieceKind, piece: string): PieceAliases {
+  const forms = new Set<string>();
+  const hosts = new Set<string>();
+  const link = kind === "value" && /[/?#]/.test(piece);
+  const skeleton = latinSkeleton(piece);
+  for (const token of link ? [] : extractValueTokens(skeleton)) {
+    if (!ALIASED_AS[kind].includes(token.kind)) continue;
+    formsOf(token, forms);
+    if (token.kind === "email") hosts.add(token.value.slice(token.value.lastIndexOf("@") + 1));
+  }
+  // a host, or a whole value that is one (`exfil.attacker.example`, as a built link's host is judged)
+  if ((kind === "host" || kind === "value") && !link && !/[\s@]/.test(piece)) {
+    const host = urlHost(skeleton);
+    if (host !== undefined) {
+      forms.add(`host:${host}`);
+      hosts.add(host);
+    }
+  }
+  const parents = [...hosts].flatMap(parentsOf);
+  const numbers = /^[+(]?\d[\d(). /-]*\d$/.test(piece) ? numbersOf(piece) : [];
+  return {
+    forms: [...forms].filter((f) => !f.startsWith("domain:")),
+    parents,
+    digits: numbers.length === 1 ? numbers[0] : undefined,
+  };
+}
+
+/**
+ * Whether `digits` (the runs of {@link TextAliases.digits}) hold the number `piece`: as written, or with a
+ * country code of one to three digits on one side only (`+44 20 7946 0958` and `020 7946 0958`, the national
+ * `0` standing for the code). Scans `digits` a few times.
+ */
+export function holdsNumber(digits: string, piece: string): boolean {
+  if (digits === "") return false;
+  if (digits.includes(` ${piece} `)) return true;
+  // the call has the country code, the text not
+  for (let k = 1; k <= MAX_COUNTRY_DIGITS; k++) {
+    const national = piece.slice(k);
+    if (national.length < MIN_DIGITS) break;
+    if (digits.includes(` ${national} `) || digits.includes(` 0${national} `)) return true;
+  }
+  // the text has the country code, the call not
+  const national = piece.startsWith("0") ? piece.slice(1) : piece;
+  if (national.length < MIN_DIGITS) return false;
+  for (let at = digits.indexOf(`${national} `); at !== -1; at = digits.indexOf(`${national} `, at + 1)) {
+    const start = digits.lastIndexOf(" ", at - 1);
+    const code = at - start - 1;
+    if (code >= 1 && code <= MAX_COUNTRY_DIGITS) return true;
+  }
+  return false;
+}
