@@ -114,8 +114,10 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
   }
   const checked = checkResultSecrets(secretsOf(deps.credentials), result);
   if (checked.kind === "withheld") {
-    const message = `refused: the result of \`${tool}\` is withheld: ${checked.why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
-    deps.log(message.slice("refused: ".length));
+    // the call ran: said first, so that neither the model nor the program takes it for one that did not
+    // and runs it again (a second payment)
+    const message = `the call ran, but its result is withheld: ${checked.why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
+    deps.log(`the result of \`${tool}\` on \`${server}\` is withheld: ${checked.why}`);
     observe(deps, verdict.request, call, message);
     await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error: message });
     throw new GuardRefusal({ stop: "result_withheld", message, server, tool });
