@@ -187,6 +187,14 @@ describe("acp audit tail", () => {
     expect(await exited).toBe(0);
   });
 
+  it("acp audit tail -f where there is no home at all stops at once (exit 1): nothing would ever write there", async () => {
+    const out = await runCli(["audit", "tail", "-f"], {
+      env: { HOME: "/nonexistent-home", ACP_HOME: "/nonexistent-home/acp" },
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("no audit log yet at `/nonexistent-home/acp/audit.jsonl`");
+  });
+
   it("follows appended events until stopped", async () => {
     const path = await logWith(1);
     const { seen, waitFor, stop } = follow(path);

@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
@@ -175,8 +176,9 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
     last = await lastLines(file, n);
   } catch (err) {
     const missing = fileArg === undefined && (err as NodeJS.ErrnoException).code === "ENOENT";
-    // a new home: `acp audit tail -f` waits for the first event rather than stop before there is one
-    if (missing && options.follow === true) {
+    // a new home: `acp audit tail -f` waits for the first event rather than stop before there is one (a home
+    // that is not there at all is still an error: nothing would ever write there)
+    if (missing && options.follow === true && existsSync(dirname(file))) {
       printError(
         ctx,
         `acp: no audit log yet at \`${file}\`: waiting for the first event (acp proxy and acp serve write it)`,
