@@ -106,6 +106,21 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     }
   });
 
+  it("shows both ends of a long tool name, agent or reason: padding cannot hide how it ends", () => {
+    const tool = `send_to_ana${"_".repeat(3_000)}_and_mallory`;
+    const request = {
+      ...requestWith({}, tool),
+      agent: { id: "a", name: `agent${" ".repeat(3_000)}evil`, command: "x" },
+    };
+    const reasons = [{ source: "policy" as const, code: "x", message: `to ana${" ".repeat(3_000)}and mallory` }];
+    for (const text of [formatRequestForTerminal(request, reasons), formatTelegramMessage(request, reasons)]) {
+      expect(text).toMatch(/tool: +send_to_ana_+…\[\d+ characters not shown\]…_+_and_mallory\n/);
+      expect(text).toMatch(/agent: +agent +…\[\d+ characters not shown\]… +evil\n/);
+      expect(text).toMatch(/- to ana +…\[\d+ characters not shown\]… +and mallory/);
+      expect(text.length).toBeLessThan(4_096);
+    }
+  });
+
   it("gives a nested recipient its own line, and counts the values it cannot show", () => {
     const message = { subject: "hi", cc: ["ana@corp.test", "mallory@evil.test"] };
     const [terminal] = both({ message, "odd key": 1 });

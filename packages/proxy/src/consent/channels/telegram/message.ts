@@ -1,6 +1,6 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
-import { argumentsView } from "../arguments-view.js";
+import { argumentsView, elide } from "../arguments-view.js";
 import { decidedBy, printable, warningsOf } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
@@ -37,7 +37,8 @@ const COUNT_ROOM = 60;
  */
 export function formatTelegramMessage(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action } = request;
-  const field = (value: unknown): string => clip(printable(value), MAX_FIELD);
+  // a long field keeps its start and its end: a tool named `send_to_ana` + padding + `_and_mallory` shows both
+  const field = (value: unknown): string => elide(printable(value), MAX_FIELD);
   // a request the session runtime asked names it and its check, not the policy's `default`
   const decider = decidedBy(request.policy.rule_id, reasons);
   const head = [
@@ -45,12 +46,12 @@ export function formatTelegramMessage(request: ConsentRequestV02, reasons: reado
     `server: ${field(action.server)}`,
     `tool: ${field(action.tool)}`,
     `category: ${field(action.category)} · risk: ${field(action.risk_level)}`,
-    decider.rule ? `rule: ${field(request.policy.rule_id)}` : `asked by: ${clip(decider.text, MAX_FIELD)}`,
+    decider.rule ? `rule: ${field(request.policy.rule_id)}` : `asked by: ${elide(decider.text, MAX_FIELD)}`,
     `agent: ${field(request.agent.name)}`,
   ];
   const tail: string[] = [];
   if (reasons.length > 0) {
-    tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${clip(printable(r.message), MAX_REASON)}`));
+    tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${elide(printable(r.message), MAX_REASON)}`));
     if (reasons.length > MAX_REASONS) tail.push(`- … and ${reasons.length - MAX_REASONS} more`);
   }
   const fixed = [...head, ...tail].join("\n").length + "\narguments:\n".length + WARNINGS_ROOM + 100;

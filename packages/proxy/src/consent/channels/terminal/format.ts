@@ -22,6 +22,8 @@ export function decidedBy(ruleId: unknown, reasons: unknown): { readonly rule: b
 
 /** How much of the arguments the terminal prompt shows (a long value keeps its start and its end). */
 export const TERMINAL_ARGUMENTS = { maxValue: 160, maxLines: 24 } as const;
+/** The longest field (server, tool, agent, rule) shown whole (it keeps its start and its end). */
+const MAX_FIELD = 200;
 /** The longest reason shown whole (it keeps its start and its end). */
 const MAX_REASON = 300;
 
@@ -37,14 +39,16 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
   const end = Date.parse(request.expires_at);
   const left = now !== undefined && !Number.isNaN(end) ? `, ${timeLeft(end - now.getTime())}` : "";
   const args = argumentsView(action.parameters, TERMINAL_ARGUMENTS);
+  // a long field keeps its start and its end (`send_to_ana` + padding + `_and_mallory` shows both)
+  const field = (value: unknown): string => elide(printable(value), MAX_FIELD);
   const lines = [
     "",
-    `ACP consent request ${printable(request.id)} (expires ${printable(request.expires_at)}${left})`,
-    `  server:    ${printable(action.server)}`,
-    `  tool:      ${printable(action.tool)}`,
-    `  category:  ${printable(action.category)}    risk: ${printable(action.risk_level)}`,
-    decider.rule ? `  rule:      ${decider.text}` : `  asked by:  ${decider.text}`,
-    `  agent:     ${printable(request.agent.name)}`,
+    `ACP consent request ${field(request.id)} (expires ${field(request.expires_at)}${left})`,
+    `  server:    ${field(action.server)}`,
+    `  tool:      ${field(action.tool)}`,
+    `  category:  ${field(action.category)}    risk: ${field(action.risk_level)}`,
+    decider.rule ? `  rule:      ${elide(decider.text, MAX_FIELD)}` : `  asked by:  ${elide(decider.text, MAX_FIELD)}`,
+    `  agent:     ${field(request.agent.name)}`,
     "  arguments:",
     ...args.lines.map((line) => `    ${line}`),
   ];
