@@ -80,6 +80,10 @@ describe("acp pending: what the agent chose cannot disguise a request", () => {
       expect(out.stdout.length).toBeLessThan(2_000);
       expect(out.stdout).toContain("  ! warning: invisible or control characters in arguments, shown as");
       expect(out.stdout).toContain("  ! warning: long arguments are shortened here");
+      // a tool name padded to hide how it ends shows both ends
+      seedPending(home, { id: ID_B, tool: `send_to_ana${"_".repeat(3_000)}_and_mallory` });
+      const padded = await runCli(["pending"], { env: { ACP_HOME: home } });
+      expect(padded.stdout).toMatch(/mail\/send_to_ana_+…\[\d+ characters not shown\]…_+_and_mallory {2}expires/);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { timeLeft } from "@acp/core";
 import type { PendingConsentRow } from "@acp/store";
-import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, printable, warningsFor } from "@acp/proxy";
+import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, elide, printable, warningsFor } from "@acp/proxy";
 import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import {
@@ -136,7 +136,8 @@ async function listPending(
  * terminal or pass for another value, and a warning line says where there were any.
  */
 function printView(ctx: CliContext, view: PendingConsentView): void {
-  const p = printable;
+  // a long field keeps its start and its end (a tool name padded to hide how it ends shows both)
+  const p = (value: unknown): string => elide(printable(value), 200);
   const left = timeLeft(Date.parse(view.expires_at) - ctx.io.now().getTime());
   printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at} (${left})`);
   // a request the session runtime raised names it and its check, not the policy's `default`
