@@ -37,6 +37,9 @@ export function createProgram(ctx: CliContext): Command {
     })
     .exitOverride();
   registerCommands(program, ctx);
+  // `acp help A B` reaches any depth (resolveHelpTarget): the help command's own line says so
+  for (const cmd of allCommands(program))
+    if (cmd.commands.length > 0) cmd.helpCommand("help [command...]", "display help for a command (at any depth)");
   program.addHelpText(
     "after",
     "\nStart here:\n" +

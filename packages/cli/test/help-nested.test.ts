@@ -38,6 +38,13 @@ describe("acp help A B … shows the help of `acp A B …`, at every depth", () 
     expect(out).toEqual(await runCli(["policy", "simulate", "--help"]));
   });
 
+  it("the help command's own line says it reaches any depth, in acp and in every group", async () => {
+    for (const argv of [["--help"], ["policy", "--help"], ["claim", "issuer", "--help"]])
+      expect((await runCli(argv)).stdout).toMatch(
+        /^ {2}help \[command\.\.\.\] +display help for a command \(at any depth\)$/m,
+      );
+  });
+
   it("a wrong name below a right one is still refused, naming the full path", async () => {
     const out = await runCli(["help", "policy", "simulat"]);
     expect(out.code).toBe(2);
