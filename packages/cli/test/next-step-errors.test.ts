@@ -53,4 +53,12 @@ describe("an error a new user meets says what to do next", () => {
       expect(out.stderr).toBe(`acp: no pending consent request \`${id}\` (see \`acp pending\`)\n`);
     }
   });
+
+  it("acp console-link before any acp serve: how to start one, and that it prints a link itself (exit 1)", async () => {
+    const out = await runCli(["console-link"], { env, cwd: home });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(
+      `acp: no running \`acp serve\` found in \`${home}\` (no serve.json): start it with \`acp serve\` (it prints a first sign-in link itself), then run this for more\n`,
+    );
+  });
 });

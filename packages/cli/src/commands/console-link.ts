@@ -63,7 +63,7 @@ its storage cannot be opened, 2 an invalid --as name (or no --as and $USER is no
       if (state !== null && !isRunning(state.pid)) {
         throw new CliError(
           `the \`acp serve\` recorded in \`${join(home, "serve.json")}\` (pid ${state.pid}, started ${state.started_at}) ` +
-            "is not running (it was killed before it could clean up): start it again",
+            "is not running (it was killed before it could clean up): start it again with `acp serve`",
           EXIT.error,
         );
       }
@@ -75,7 +75,7 @@ its storage cannot be opened, 2 an invalid --as name (or no --as and $USER is no
       }
       if (state === null || (storage === null && !existsSync(dbPath))) {
         throw new CliError(
-          `no running \`acp serve\` found in \`${home}\` (no serve.json): start one first`,
+          `no running \`acp serve\` found in \`${home}\` (no serve.json): start it with \`acp serve\` (it prints a first sign-in link itself), then run this for more`,
           EXIT.error,
         );
       }
