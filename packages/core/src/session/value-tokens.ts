@@ -43,13 +43,20 @@ function asciiDomain(domain: string): string | undefined {
   return ASCII_HOST.test(ascii) ? ascii : undefined;
 }
 
+/** Whether `text[at]` is an apostrophe with a letter or digit on both sides (`o'brien`). */
+function innerQuote(text: string, at: number): boolean {
+  return text[at] === "'" && /[A-Za-z0-9]/.test(text[at - 1] ?? "") && /[A-Za-z0-9]/.test(text[at + 1] ?? "");
+}
+
 function scanEmails(text: string, out: ValueToken[]): void {
   for (let at = text.indexOf("@"); at !== -1 && out.length < MAX_TOKENS_PER_TEXT; at = text.indexOf("@", at + 1)) {
     let start = at;
-    while (start > 0 && at - start < 64 && LOCAL.test(text[start - 1] as string)) start--;
+    // an apostrophe between letters is part of the address (`o'brien@…` is not `brien@…`); a quote is not
+    while (start > 0 && at - start < 64 && (LOCAL.test(text[start - 1] as string) || innerQuote(text, start - 1)))
+      start--;
     let end = at + 1;
     while (end < text.length && end - at < 254 && DOMAIN.test(text[end] as string)) end++;
-    const local = text.slice(start, at).replace(/^[.]+/, "");
+    const local = text.slice(start, at).replace(/^[.']+/, "");
     const domain = asciiDomain(text.slice(at + 1, end).replace(/[.-]+$/, ""));
     if (local.length === 0 || domain === undefined) continue;
     out.push({ kind: "email", value: `${local.toLowerCase()}@${domain}` });
@@ -59,11 +66,14 @@ function scanEmails(text: string, out: ValueToken[]): void {
 /** A dotted-quad IPv4 address: a host as much as a name is (`http://203.0.113.9/collect`). */
 const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
+/** A bracketed IPv6 address (`http://[2001:db8::1]/x`). */
+const IPV6 = /^\[[0-9a-f:.]{2,45}\]$/i;
+
 /**
  * The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form.
  * Read as a browser reads it: a protocol-relative link (`//attacker.example/x`) has a host, a backslash ends
  * it as a slash does, percent-escapes in it are the characters they name (`%61ttacker.example`), a trailing
- * dot (`attacker.example.`) names the same host, and an IPv4 address is a host.
+ * dot (`attacker.example.`) names the same host, and an IPv4 or bracketed IPv6 address is a host.
  */
 export function urlHost(url: string): string | undefined {
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/^\/\//, "");
@@ -74,6 +84,7 @@ export function urlHost(url: string): string | undefined {
     .replace(/^www\./i, "");
   if (host.includes("%")) host = host.replace(PERCENT_ASCII, (escape) => decodePercent(escape));
   if (IPV4.test(host)) return host;
+  if (IPV6.test(host)) return host.toLowerCase();
   return host === "" ? undefined : asciiDomain(host);
 }
 
@@ -279,10 +290,12 @@ function continuesAfter(text: string, end: number): boolean {
 
 /**
  * Whether an identifier starts before `start`: a letter or digit, then a joiner (`bob.` of `bob.smith@…`,
- * `alice+`). A host's parent domain is not a part of another identifier: `www.` or `mail.` before
+ * `alice+`, `o'` of `o'bob@…`). A host's parent domain is not a part of another identifier: `www.` or `mail.` before
  * `example.com` names a host of that same domain's owner; nor is a scheme (`mailto:bob@…`).
  */
 function continuesBefore(text: string, start: number, piece: string): boolean {
+  // an apostrophe inside a local part (`o'bob@…`) makes another address; a quote before one (`'bob@…'`) does not
+  if (piece.includes("@") && start >= 2 && text[start - 1] === "'" && isWordChar(text[start - 2])) return true;
   if (start < 2 || !continuesIdentifier(text, start - 1, start - 2)) return false;
   // a scheme or a label before a colon (`mailto:`, `email:`) names the same address
   if (text[start - 1] === ":") return false;
