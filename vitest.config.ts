@@ -12,6 +12,13 @@ export default defineConfig({
       "@acp/cli/guard": fileURLToPath(new URL("./packages/cli/src/guard/index.ts", import.meta.url)),
       "@acp/cli": src("cli"),
       "@acp/store": src("store"),
+      // the subpaths the guard imports (to spare the MCP SDK the barrel loads), before `@acp/proxy`
+      ...Object.fromEntries(
+        ["gate", "consent", "config", "sandbox"].map((dir) => [
+          `@acp/proxy/${dir}`,
+          fileURLToPath(new URL(`./packages/proxy/src/${dir}/index.ts`, import.meta.url)),
+        ]),
+      ),
       "@acp/proxy": src("proxy"),
       "@acp/server": src("server"),
       "@acp/claim": src("claim"),

@@ -1,15 +1,16 @@
 import type { ActionRequest, Category } from "@acp/core";
+// the gate's own entry, not the barrel: the guard loads neither the MCP SDK nor the proxy's servers
 import {
   gateToolCall,
   injectCallCredentials,
-  newId,
   withoutSecretValues,
   type AuditSink,
   type CallObserver,
   type CredentialHook,
   type GateDeps,
-} from "@acp/proxy";
+} from "@acp/proxy/gate";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
+import { newId } from "./ids.js";
 import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
 

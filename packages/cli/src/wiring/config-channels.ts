@@ -8,7 +8,7 @@ import {
   createWebhookChannel,
   type ConsentChannel,
   type HumanAnswer,
-} from "@acp/proxy";
+} from "@acp/proxy/consent";
 import { CliError, EXIT } from "../exit-codes.js";
 import { whereIn, type ConfigFile } from "./config-file.js";
 import { webhookSecretProblem } from "./bearer-token.js";

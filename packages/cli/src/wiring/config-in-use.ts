@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { suggest, type RedactionRules } from "@acp/core";
-import { parseEgressAllowList, parseProxyConfig, type ProxyConfig } from "@acp/proxy";
+import { parseProxyConfig, type ProxyConfig } from "@acp/proxy/config";
+import { parseEgressAllowList } from "@acp/proxy/sandbox";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
 import { credentialProblems, credentialRulesFrom, type CredentialRule } from "./credentials.js";

@@ -20,7 +20,7 @@ import {
   type ConsentChannel,
   type ConsentRequestV02,
   type ConsentResponseV02,
-} from "@acp/proxy";
+} from "@acp/proxy/consent";
 import type { HomeState } from "./home-state.js";
 import type { SigningKey } from "./signing-key.js";
 

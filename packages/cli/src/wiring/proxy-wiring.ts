@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel, type CredentialHook } from "@acp/proxy";
+import type { CredentialHook } from "@acp/proxy";
+import { createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy/consent";
 import type { RedactionRules } from "@acp/core";
 import type { CliContext } from "../context.js";
 import type { ProxyWiring } from "../commands/proxy.js";

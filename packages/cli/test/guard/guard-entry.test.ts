@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -38,14 +38,21 @@ const heavy = (url: string): boolean =>
   /\/packages\/cli\/dist\/(main|commands\/)/.test(url) ||
   /\/packages\/(server|claim)\//.test(url);
 
+/**
+ * What the guard never needs: the MCP SDK and its zod and HTTP servers (the guard calls functions, not
+ * MCP servers), the proxy's own servers, and the PostgreSQL driver (the guard's home is SQLite).
+ */
+const notTheGuards = (url: string): boolean =>
+  /\/node_modules\/(@modelcontextprotocol\/sdk|zod|pg|@hono\/node-server|hono|express)\//.test(url) ||
+  /\/packages\/proxy\/dist\/(index\.js|proxy-server\/|upstream\/upstream-pool|aggregate\/)/.test(url);
+
 describe("@acp/cli/guard: the guard's own entry point", () => {
   const root = tempRoot("guard-entry");
   afterAll(() => root.cleanup());
   beforeAll(async () => {
-    // the entry is the built package, as a framework developer imports it
-    if (!existsSync(join(ROOT, "packages/cli/dist/guard/index.js"))) {
-      await run("npx", ["tsc", "-b", "packages/cli"], { cwd: ROOT });
-    }
+    // the entry is the built package, as a framework developer imports it: built now (incremental, quick
+    // when up to date), so that a build older than the sources is not what is measured
+    await run("npx", ["tsc", "-b", "packages/cli"], { cwd: ROOT });
   }, 120_000);
 
   it("exports openGuard and the refusal without loading commander, the commands, the server or claims", async () => {
@@ -53,6 +60,18 @@ describe("@acp/cli/guard: the guard's own entry point", () => {
     expect(names).toEqual(expect.arrayContaining(["openGuard", "isGuardRefusal", "GuardRefusal", "GUARD_CHANNEL"]));
     expect(modules.some((url) => url.endsWith("/packages/cli/dist/guard/index.js"))).toBe(true);
     expect(modules.filter(heavy)).toEqual([]);
+  });
+
+  it("loads neither the MCP SDK, zod, the HTTP servers nor PostgreSQL (the packages' barrels would)", async () => {
+    const { modules } = await loadedBy(root.dir, "@acp/cli/guard");
+    expect(modules.some((url) => url.includes("/packages/proxy/dist/gate/"))).toBe(true);
+    expect(modules.filter(notTheGuards)).toEqual([]);
+  });
+
+  it("where @acp/proxy's barrel loads the MCP SDK (what the guard's entry spares)", async () => {
+    const { modules } = await loadedBy(root.dir, "@acp/proxy");
+    expect(modules.filter(notTheGuards).length).toBeGreaterThan(0);
+    expect(modules.some((url) => url.includes("/node_modules/@modelcontextprotocol/sdk/"))).toBe(true);
   });
 
   it("where the package's main entry loads the whole command line (what the guard's entry spares)", async () => {

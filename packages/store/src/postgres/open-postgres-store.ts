@@ -1,4 +1,5 @@
-import pg, { type ClientConfig, type PoolClient, type QueryResult, type QueryResultRow } from "pg";
+import type pg from "pg";
+import type { ClientConfig, PoolClient, QueryResult, QueryResultRow } from "pg";
 import { applyPostgresMigrations, type PostgresMigration } from "./migrations.js";
 import { messageOf, PostgresStoreError } from "./postgres-store-error.js";
 import { POSTGRES_MIGRATIONS } from "./schema.js";
@@ -6,12 +7,12 @@ import { POSTGRES_MIGRATIONS } from "./schema.js";
 const INT8_OID = 20;
 
 /** BIGINT columns hold epoch milliseconds and counts: read them as numbers, not strings. */
-const TYPES = {
+const typesOf = (driver: typeof pg): ClientConfig["types"] => ({
   getTypeParser: ((oid: number, format?: "text" | "binary"): unknown =>
     oid === INT8_OID && format !== "binary"
       ? (value: string): number => Number(value)
-      : pg.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
-};
+      : driver.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
+});
 
 /** Options of {@link openPostgresStore}. */
 export interface OpenPostgresStoreOptions {
@@ -100,15 +101,17 @@ function closedError(url: string): PostgresStoreError {
  */
 export async function openPostgresStore(url: string, options: OpenPostgresStoreOptions = {}): Promise<PostgresStore> {
   const safeUrl = redactPostgresUrl(url);
+  // the driver is loaded when a store is opened: a program that never configures PostgreSQL never loads it
+  const { default: driver } = await import("pg");
   const config: ClientConfig = {
     connectionString: url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     application_name: options.applicationName ?? "acp",
     statement_timeout: Math.max(0, Math.floor(options.statementTimeoutMs ?? 30_000)),
     keepAlive: true,
-    types: TYPES,
+    types: typesOf(driver),
   };
-  const pool = new pg.Pool({ ...config, max: options.max ?? 10 });
+  const pool = new driver.Pool({ ...config, max: options.max ?? 10 });
   pool.on("error", (err) => options.onConnectionError?.(err));
   let closed = false;
   const store: PostgresStore = {
@@ -145,7 +148,7 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
     },
     connectDedicated: async () => {
       if (closed) throw closedError(safeUrl);
-      const client = new pg.Client(config);
+      const client = new driver.Client(config);
       // the owner adds its own listener (and reports); this one keeps a connection ended before then from throwing
       client.on("error", () => undefined);
       await client.connect();
