@@ -86,12 +86,26 @@ describe("acp init", () => {
     expect(existsSync(home)).toBe(false);
   });
 
+  it("ends with the next steps: doctor, then the proxy in the MCP client with ACP_PASSPHRASE in its env", async () => {
+    const home = join(root.dir, "next");
+    const r = await runCli(["init"], { env: envFor(home) });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trimEnd().split("\n").slice(-2)).toEqual([
+      "next: review policy.yml, then `acp doctor`",
+      "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (docs/guides/proxy.md)",
+    ]);
+  });
+
   it("stores the key unencrypted with --no-passphrase, loudly and marked so", async () => {
     const home = join(root.dir, "d");
     const r = await runCli(["init", "--no-passphrase"], { env: envFor(home, null) });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/WARNING: --no-passphrase stores the private key UNENCRYPTED/);
     expect(r.stdout).toContain("private key: UNENCRYPTED");
+    // no passphrase to hand the proxy: the next step does not ask for one
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe(
+      "then: `acp proxy --upstream '…'` as the server's command in your MCP client (docs/guides/proxy.md)",
+    );
     const key = JSON.parse(readFileSync(homePaths(home).privateKey, "utf8")) as { protection: string; warning: string };
     expect(key.protection).toBe("none");
     expect(key.warning).toMatch(/^UNENCRYPTED/);

@@ -76,6 +76,13 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
     printError(ctx, `warning: the old vault was sealed with the old key; moved to ${created.vaultMovedTo}`);
   }
   printLine(ctx, "next: review policy.yml, then `acp doctor`");
+  // the step a new user misses: a proxy an MCP client starts has no terminal to ask the passphrase at
+  printLine(
+    ctx,
+    encrypted
+      ? "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (docs/guides/proxy.md)"
+      : "then: `acp proxy --upstream '…'` as the server's command in your MCP client (docs/guides/proxy.md)",
+  );
 }
 
 /** Registers `acp init`. */
