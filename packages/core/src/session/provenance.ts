@@ -6,7 +6,14 @@ import { EARLIER_SESSION } from "./provenance-memory.js";
 import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, wholeIdentity, type StructuredRecord } from "./structured-content.js";
-import { holdsNumber, pieceAliases, textAliases, type TextAliases } from "./value-aliases.js";
+import {
+  holdsNumber,
+  pieceAliases,
+  recallForms,
+  textAliases,
+  type PieceAliases,
+  type TextAliases,
+} from "./value-aliases.js";
 import {
   comparableText,
   containsDelimited,
@@ -233,9 +240,12 @@ function holds(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
  * `+tag` or look-alike letters, a host under a domain they named, the same number grouped otherwise. Asked only
  * of a piece no entry holds as written; charged to the budget like any comparison (the numbers' text is scanned).
  */
-function heldAsAlias(entries: readonly ProvenanceEntry[], piece: Piece, spend: Spend): ProvenanceEntry[] {
-  spend(piece.piece.length + COMPARE_UNITS);
-  const aliases = pieceAliases(piece.kind, piece.piece);
+function heldAsAlias(
+  entries: readonly ProvenanceEntry[],
+  piece: Piece,
+  aliases: PieceAliases,
+  spend: Spend,
+): ProvenanceEntry[] {
   const digits = aliases.digits ?? (piece.kind === "phone" || piece.kind === "account" ? piece.piece : undefined);
   const lookups = aliases.forms.length + aliases.parents.length;
   if (lookups === 0 && digits === undefined) return [];
@@ -255,6 +265,9 @@ function heldAsAlias(entries: readonly ProvenanceEntry[], piece: Piece, spend: S
   }
   return out;
 }
+
+/** Work units of one look-up in an earlier session's memory (a digest and a store read). */
+const RECALL_UNITS = 4_096;
 
 /** Scans of an entry's numbers one {@link holdsNumber} makes at most. */
 const NUMBER_SCANS = 8;
@@ -349,15 +362,25 @@ function judgePiece(
   const identity = identityOf(piece);
   const record = identity === undefined ? undefined : named.get(identity);
   if (record !== undefined) trusted.push(`named-record:${record}`);
+  let aliases: PieceAliases | undefined;
   if (trusted.length === 0 && untrusted.length === 0) {
-    for (const entry of heldAsAlias(entries, piece, spend)) {
+    spend(piece.piece.length + COMPARE_UNITS);
+    aliases = pieceAliases(piece.kind, piece.piece);
+    for (const entry of heldAsAlias(entries, piece, aliases, spend)) {
       untrusted.push(entry.source);
       if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
     }
   }
-  if (recall !== undefined && identity !== undefined && trusted.length === 0 && untrusted.length === 0) {
-    const earlier = recall(identity);
-    if (earlier !== undefined) untrusted.push(`${EARLIER_SESSION}${earlier}`);
+  if (recall !== undefined && aliases !== undefined && trusted.length === 0 && untrusted.length === 0) {
+    // the piece as written, then its aliases (an earlier session kept those of what it read too)
+    const asked = [...(identity === undefined ? [] : [identity]), ...recallForms(aliases)];
+    for (const form of new Set(asked)) {
+      spend(RECALL_UNITS);
+      const earlier = recall(form);
+      if (earlier === undefined) continue;
+      untrusted.push(`${EARLIER_SESSION}${earlier}`);
+      break;
+    }
   }
   const status = trusted.length > 0 ? "trusted" : untrusted.length > 0 ? "tainted" : "unknown";
   return {

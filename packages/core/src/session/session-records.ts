@@ -22,6 +22,7 @@ import { readRequest } from "./session-gate.js";
 import { suspend } from "./session-lifecycle.js";
 import { rememberedIdentities } from "./provenance-memory.js";
 import { MAX_TOKENS_PER_TEXT } from "./value-tokens.js";
+import { rememberedForms } from "./value-aliases.js";
 
 /** Longest user input or system value accepted (longer is `invalid_record`, nothing recorded). */
 export const MAX_INPUT_CHARS = 1_000_000;
@@ -56,7 +57,8 @@ function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry, content: u
   // what the entry keeps stops at the per-text limit (10,000 identifiers, repeats counted: text of fewer than
   // MAX_TOKENS_PER_TEXT characters holds fewer) and at the session's room: the memory reads the rest too
   const whole = entry.truncated || entry.text.length >= MAX_TOKENS_PER_TEXT;
-  const tokens = whole ? identityTokensOf(content) : entry.tokens;
+  // with the spellings a reader takes for the same identifiers (a `+tag` off, look-alikes folded, decoded runs)
+  const tokens = [...(whole ? identityTokensOf(content) : entry.tokens), ...rememberedForms(entry.aliases)];
   const users = core.userEntries();
   const vouched = (id: string): boolean => {
     const value = id.slice(id.indexOf(":") + 1);

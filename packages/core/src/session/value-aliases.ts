@@ -166,6 +166,29 @@ export function pieceAliases(kind: PieceKind, piece: string): PieceAliases {
   };
 }
 
+/** Most parent domains of a piece asked of an earlier session's memory (`attacker.example`, `x.attacker.co.uk`). */
+const MAX_RECALLED_PARENTS = 2;
+
+/**
+ * The identities (`kind:value`) an earlier session's memory is asked for besides the piece itself: its alias
+ * forms, and as hosts the last {@link MAX_RECALLED_PARENTS} domains above its host (two and three labels). A
+ * memory keeps identities, not text, so numbers grouped otherwise are not among them.
+ */
+export function recallForms(aliases: PieceAliases): string[] {
+  const parents = aliases.parents
+    .map((p) => p.slice("domain:".length))
+    .filter((p) => p.split(".").length <= MAX_RECALLED_PARENTS + 1)
+    .map((p) => `host:${p}`);
+  return [...aliases.forms, ...parents];
+}
+
+/**
+ * The alias forms of untrusted text an earlier session's memory keeps (`domain:` forms are not identities).
+ */
+export function rememberedForms(aliases: TextAliases): string[] {
+  return [...aliases.forms].filter((f) => !f.startsWith("domain:"));
+}
+
 /**
  * Whether `digits` (the runs of {@link TextAliases.digits}) hold the number `piece`: as written, or with a
  * country code of one to three digits on one side only (`+44 20 7946 0958` and `020 7946 0958`, the national
