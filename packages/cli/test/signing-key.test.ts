@@ -42,6 +42,22 @@ describe("the proxy's signing key: what to fix when it does not open", () => {
     expect(err?.message).not.toMatch(/terminal/);
   });
 
+  it("says where to set it for the holder: acp run's environment, the guard's option or program", async () => {
+    const message = (holder: "run" | "guard"): Promise<string> =>
+      homeSigningKey(io({}), home, () => undefined, holder)
+        .get()
+        .then(
+          () => "opened",
+          (e: unknown) => (e as Error).message,
+        );
+    expect(await message("run")).toBe(
+      "the private key is encrypted and ACP_PASSPHRASE is not set (set it in the environment `acp run` is started in)",
+    );
+    expect(await message("guard")).toBe(
+      "the private key is encrypted and ACP_PASSPHRASE is not set (pass `passphrase` to openGuard, or set it in the environment of the program that opens the guard)",
+    );
+  });
+
   it("with a wrong ACP_PASSPHRASE: says it is set but wrong, not to set it", async () => {
     const err = await homeSigningKey(io({ ACP_PASSPHRASE: "wrong" }), home, () => undefined)
       .get()

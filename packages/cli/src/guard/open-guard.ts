@@ -152,6 +152,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
       channels: options.ask !== undefined ? [createAnswerChannel(options.ask)] : [],
       terminal: options.terminal === true,
       name: "acp guard",
+      holder: "guard",
     },
   );
   opening.close = () => wiring.close();

@@ -9,7 +9,7 @@ import { createHomeAuditSink, type ClosableAuditSink } from "./audit-sink.js";
 import { createWiredBroker } from "./consent-broker.js";
 import { createPipelineDecide } from "./decide.js";
 import { openHomeState, type HomeState } from "./home-state.js";
-import { homeSigningKey, type SigningKey } from "./signing-key.js";
+import { homeSigningKey, type KeyHolder, type SigningKey } from "./signing-key.js";
 import { createCredentialHook, credentialWarnings } from "./credentials.js";
 import { createHomeProvenanceMemory } from "./session-memory.js";
 import { configuredChannels, pendingTableForward } from "./config-channels.js";
@@ -27,6 +27,8 @@ export interface ProxyWiringExtras {
   readonly terminal?: boolean;
   /** What log lines start with; default `acp proxy`. */
   readonly name?: string;
+  /** Who runs the wiring: what a missing passphrase's message says to do; default `proxy`. */
+  readonly holder?: KeyHolder;
 }
 
 interface Wired {
@@ -67,7 +69,7 @@ export function createProxyWiring(
     const state = openHomeState(home);
     if (!state.exists) log(`no ACP home at ${home}: nothing is audited and state is kept in memory (run \`acp init\`)`);
     const hasKeys = existsSync(join(home, "keys", "private.key"));
-    const key = homeSigningKey(ctx.io, hasKeys ? home : null, log);
+    const key = homeSigningKey(ctx.io, hasKeys ? home : null, log, extras.holder);
     const { redaction } = config;
     const audit = createHomeAuditSink({
       home: state.exists ? home : null,

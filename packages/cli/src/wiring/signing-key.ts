@@ -13,11 +13,30 @@ export interface SigningKey {
   readonly ephemeral: boolean;
 }
 
+/** Who opens the key: `acp proxy`, `acp run` or the in-process guard (`openGuard`). */
+export type KeyHolder = "proxy" | "run" | "guard";
+
+/** Where each holder's passphrase is set: none of them can ask for it. */
+const SET_IT: Readonly<Record<KeyHolder, string>> = {
+  // stdin carries MCP
+  proxy: "set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config",
+  // stdin and the terminal are the agent's
+  run: "set it in the environment `acp run` is started in",
+  // a library: there is no terminal of its own
+  guard: "pass `passphrase` to openGuard, or set it in the environment of the program that opens the guard",
+};
+
 /**
  * The home's Ed25519 key, unlocked with `ACP_PASSPHRASE` or, when the key is not encrypted, without one.
- * A proxy cannot prompt (stdin carries MCP), so a missing passphrase is an error naming the fix.
+ * None of its holders can prompt (a proxy's stdin carries MCP, `acp run`'s terminal is the agent's, the
+ * guard is a library), so a missing passphrase is an error naming the fix for `holder`.
  */
-export function homeSigningKey(io: CliIo, home: string | null, log: (line: string) => void): SigningKey {
+export function homeSigningKey(
+  io: CliIo,
+  home: string | null,
+  log: (line: string) => void,
+  holder: KeyHolder = "proxy",
+): SigningKey {
   let loaded: Promise<Ed25519KeyPair> | undefined;
   if (home === null) {
     const pair = ed25519KeyPairFromSeed(generateEd25519Seed((n) => randomBytes(n)));
@@ -38,13 +57,10 @@ export function homeSigningKey(io: CliIo, home: string | null, log: (line: strin
     const seed = loadMasterSeed(home, passphrase === "" ? undefined : passphrase);
     if (!seed.ok) {
       const first = seed.issues[0];
-      // the key file's own advice ("or run in a terminal to be asked") does not hold here: the proxy's stdin
-      // carries MCP, so nothing can ask for a passphrase. What the key was for (approvals, audit checkpoints)
-      // is the caller's to say
+      // the key file's own advice ("or run in a terminal to be asked") does not hold here: nothing can ask
+      // for a passphrase. What the key was for (approvals, audit checkpoints) is the caller's to say
       if (first?.code === "key_passphrase_required") {
-        throw new Error(
-          `the private key is encrypted and ${PASSPHRASE_ENV} is not set (set it in the proxy's environment, e.g. the \`env\` of its entry in the MCP client's config)`,
-        );
+        throw new Error(`the private key is encrypted and ${PASSPHRASE_ENV} is not set (${SET_IT[holder]})`);
       }
       const why = first?.message ?? "cannot open keys/private.key";
       // only a key the passphrase does not open is about the passphrase: a key file others can read, weak scrypt
