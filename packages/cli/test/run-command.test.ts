@@ -226,6 +226,37 @@ describe("acp run --config FILE", () => {
   });
 });
 
+describe("acp run --max-processes N", () => {
+  it("caps the agent's processes: an agent starting more gets fewer, and acp says the cap was reached", async () => {
+    const fs = await import("node:fs");
+    const out = join(work.path, "max-processes.json");
+    // 80 sleeps at once (a fork refused ends the loop's count there); synchronous calls only
+    const probe = [
+      'const fs = require("node:fs");',
+      'const { spawn } = require("node:child_process");',
+      "let started = 0;",
+      'for (let i = 0; i < 80; i++) { const c = spawn("sleep", ["30"], { stdio: "ignore" }); c.on("error", () => undefined); if (c.pid !== undefined) started++; }',
+      `setImmediate(() => { fs.writeFileSync(${JSON.stringify(out)}, String(started)); process.exit(0); });`,
+    ].join("\n");
+    const r = await acpRun(["--isolation", "netns", "--max-processes", "40", "--", process.execPath, "-e", probe]);
+    expect(r.code, r.stderr).toBe(0);
+    const started = Number(fs.readFileSync(out, "utf8"));
+    expect(started).toBeGreaterThan(0);
+    expect(started).toBeLessThan(40);
+    expect(r.stderr).toContain("the agent reached its cap of 40 processes");
+    expect(r.audit[0]?.[1]).toMatchObject({ max_processes: 40 });
+  });
+
+  it("a --max-processes that is not a whole number of at least 1: exit 2 naming it, nothing started", async () => {
+    for (const bad of ["0", "-5", "ten", "1.5"]) {
+      const r = await acpRun(["--max-processes", bad, "--", "true"]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--max-processes \`${bad}\` is not a whole number of at least 1`);
+      expect(r.audit).toEqual([]);
+    }
+  });
+});
+
 describe("acp run --writable PATH", () => {
   it("under netns the agent writes in its working directory and a relative --writable, nowhere else", async () => {
     const fs = await import("node:fs");

@@ -5,6 +5,7 @@ import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
+  DEFAULT_MAX_PROCESSES,
   ISOLATION_REQUESTS,
   SandboxError,
   agentCanChange,
@@ -53,6 +54,7 @@ interface RunFlags {
   mcpStdio?: boolean;
   bridgeDir?: string;
   writable?: string[];
+  maxProcesses?: string;
 }
 
 /** The config file in use, as `acp run` reads it: every key the proxy uses, `sandbox.allow_egress`, secret-looking values. */
@@ -86,6 +88,11 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
       "a file or directory the agent may change besides its working directory (the rest of the host is " +
         "read-only); absolute or relative to the current directory, never inside ACP's home; repeatable",
       collect,
+    )
+    .option(
+      "--max-processes <n>",
+      `the most processes (threads included) the sandbox may hold at once; a fork beyond it fails (EAGAIN) ` +
+        `(default ${DEFAULT_MAX_PROCESSES}; a pids cgroup, or RLIMIT_NPROC when acp is not root; no effect with none)`,
     )
     .option(
       "--intent <file>",
@@ -123,7 +130,10 @@ nobody answers; in a CONNECT tunnel the TLS server name must be the host let thr
 TLS only); no DNS; ACP's home, /tmp and /run are empty. The rest of the host is read-only (netns and
 userns): the agent writes only in its working directory (where acp run was started, unless that is / or a
 shared directory such as /tmp itself), in its own empty /tmp, and in each --writable PATH, e.g.
---writable ~/.cache/my-agent for its own state.
+--writable ~/.cache/my-agent for its own state. The sandbox holds at most --max-processes processes
+(threads included; a fork beyond fails with EAGAIN, and acp says so when it ends): a pids cgroup, or
+RLIMIT_NPROC when acp is not root; where neither works, a given --max-processes is refused (exit 1,
+sandbox_unavailable) and the default is a warning.
 Guide: docs/guides/sandbox.md
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
@@ -134,7 +144,7 @@ sandbox_home_writable: ACP's home is reached through a symbolic link the agent c
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
-found, a bad --allow-egress, --isolation or --upstream, more --name than --upstream, a --writable that
+found, a bad --allow-egress, --isolation, --max-processes or --upstream, more --name than --upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
 under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
 --config file in the working directory or a --writable path, which the agent could rewrite), 4 the config
@@ -164,6 +174,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
+  const maxProcesses = flags.maxProcesses === undefined ? undefined : processCap(flags.maxProcesses);
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
@@ -241,6 +252,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         env: ctx.io.env,
         cwd: ctx.io.cwd,
         writable,
+        ...(maxProcesses !== undefined ? { maxProcesses } : {}),
         mcpTarget: { host: "127.0.0.1", port: listener.port },
         ...(flags.mcpStdio === true
           ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
@@ -310,6 +322,16 @@ function writablePaths(ctx: CliContext, given: readonly string[], home: string):
   );
   if (checked.ok) return checked.paths;
   throw new CliError(checked.issues.map((i) => `run: ${i.message} (${i.help})`).join("\n"), EXIT.usage);
+}
+
+/** `--max-processes`: a whole number of at least 1 (exit 2 otherwise). */
+function processCap(given: string): number {
+  const n = /^[0-9]+$/.test(given) ? Number(given) : NaN;
+  if (Number.isSafeInteger(n) && n >= 1) return n;
+  throw new CliError(
+    `run: --max-processes \`${given}\` is not a whole number of at least 1 (e.g. --max-processes 512)`,
+    EXIT.usage,
+  );
 }
 
 function exitFor(err: SandboxError): ExitCode {

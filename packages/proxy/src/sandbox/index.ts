@@ -34,3 +34,4 @@ export { findExecutable, findTool, SYSTEM_PATH } from "./find-executable.js";
 export { agentCanChange, agentWritableRoots } from "./agent-reach.js";
 export { noneWarning, startLine } from "./messages.js";
 export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";
+export { DEFAULT_MAX_PROCESSES, createPidsCgroup, type PidsCgroup, type ProcessCap } from "./process-cap.js";

@@ -10,6 +10,8 @@
  * sources and from the build. Its config is one base64 JSON argument (`SandboxInitConfig`).
  */
 
+import type { ProcessCap } from "./process-cap.js";
+
 /** Loopback ports of the forwarders inside the sandbox (its loopback is its own, so these are always free). */
 export const SANDBOX_PORTS = { mcp: 47311, egress: 47312 } as const;
 
@@ -55,6 +57,8 @@ export interface SandboxInitConfig {
    */
   readonly pinned: readonly string[];
   readonly ports: { readonly mcp: number; readonly egress: number };
+  /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
+  readonly processCap: ProcessCap | null;
 }
 
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
@@ -91,6 +95,15 @@ const fail = (code, message) => {
   status({ type: "error", code, message });
   process.exit(125);
 };
+// The process cap's cgroup: the init moves itself in first (before the cgroup mount turns read-only below),
+// and everything it starts, the agent's whole tree, stays in it
+if (cfg.processCap && cfg.processCap.kind === "cgroup") {
+  try {
+    writeFileSync(join(cfg.processCap.path, "cgroup.procs"), "0");
+  } catch (err) {
+    fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's processes (" + cfg.processCap.path + "): " + (err.code || err.message));
+  }
+}
 const run = (what, cmd, args) => {
   const r = spawnSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
   if (r.status !== 0) {
@@ -211,7 +224,11 @@ let child = null;
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGWINCH"]) {
   process.on(sig, () => { try { if (child && child.pid) process.kill(-child.pid, sig); } catch {} });
 }
-child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...cfg.argv], {
+// RLIMIT_NPROC, soft and hard, when the cap is not a cgroup (the agent cannot raise it again)
+const capped = cfg.processCap && cfg.processCap.kind === "rlimit"
+  ? [cfg.processCap.prlimit, "--nproc=" + cfg.processCap.max + ":" + cfg.processCap.max, "--", ...cfg.argv]
+  : cfg.argv;
+child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...capped], {
   stdio: "inherit", env: cfg.env, cwd: cfg.cwd, detached: true,
 });
 child.on("error", (err) => {

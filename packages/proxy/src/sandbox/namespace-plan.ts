@@ -15,6 +15,7 @@ import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
 import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
+import type { ProcessCap } from "./process-cap.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
 export { COVERED_ROOTS };
@@ -43,6 +44,8 @@ export interface NamespacePlanInput {
   readonly ports: SandboxInitConfig["ports"];
   /** Absolute paths the agent may change besides its working directory (`--writable`). */
   readonly writable?: readonly string[];
+  /** The cap on the sandbox's processes, when one can be applied (`ProcessCap`). */
+  readonly processCap?: ProcessCap | null;
 }
 
 /** Works out the init's config; throws a `SandboxError` for a plan that cannot hide ACP's home. */
@@ -101,6 +104,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
     pinned: home === null ? [] : pinnedDirectories(home, writable),
     ports: input.ports,
+    processCap: input.processCap ?? null,
   };
 }
 

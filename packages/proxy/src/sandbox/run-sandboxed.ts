@@ -12,7 +12,7 @@ import { createEgressDecider } from "./egress-decision.js";
 import { startEgressProxy } from "./egress-proxy.js";
 import { sandboxVariables, scrubEnvironment } from "./environment.js";
 import { coveredRootAt } from "./covered-roots.js";
-import { bridgeDirUnsafe, commandNotFound, unavailable } from "./errors.js";
+import { bridgeDirUnsafe, commandNotFound, setupFailed, unavailable } from "./errors.js";
 import { findExecutable, findTool } from "./find-executable.js";
 import { SANDBOX_PORTS } from "./init-source.js";
 import {
@@ -26,6 +26,7 @@ import { planNamespace } from "./namespace-plan.js";
 import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type StartedAgent } from "./spawn-agent.js";
 import { listenUnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
+import { createPidsCgroup, DEFAULT_MAX_PROCESSES, type PidsCgroup, type ProcessCap } from "./process-cap.js";
 
 /** Everything `runSandboxed` needs. */
 export interface SandboxRunOptions {
@@ -57,6 +58,12 @@ export interface SandboxRunOptions {
   readonly log: (line: string) => void;
   /** Secret values ACP holds: any variable containing one is removed from the agent's environment. */
   readonly secretValues?: readonly string[];
+  /**
+   * The most processes (threads included) the sandbox may hold at once (`acp run --max-processes`); default
+   * `DEFAULT_MAX_PROCESSES`. Given and impossible to apply here: the run is refused; left out and impossible:
+   * a warning. No effect with `none`.
+   */
+  readonly maxProcesses?: number;
   /** Where the bridge sockets live; default a fresh private directory under the temp directory. */
   readonly bridgeDir?: string;
   readonly probe?: IsolationProbe;
@@ -82,6 +89,10 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
   if (!chosen.ok) throw chosen.error;
   const { level } = chosen.choice;
   const tools = level === "none" ? null : requireTools(options.env["PATH"]);
+  const max = options.maxProcesses;
+  if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
+    throw setupFailed(`the process cap must be a whole number of at least 1, not ${String(max)}`);
+  }
   const cleanup: (() => Promise<void> | void)[] = [];
   try {
     const sessionId = options.sessionId ?? `run-${process.pid}-${Date.now().toString(36)}`;
@@ -120,6 +131,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     const scrubbed = scrubEnvironment(options.env, { secretValues: options.secretValues ?? [] });
     const env = { ...scrubbed.env, ...sandboxVariables({ mcpUrl, egressUrl, isolation: level }) };
 
+    const capped = level === "none" ? { cap: null, cgroup: null } : capProcesses(max, options, cleanup);
     if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
     options.log(startLine(chosen.choice, mcpUrl, egressUrl));
     await options.audit.record("sandbox_started", {
@@ -130,6 +142,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       mcp: options.stdio !== undefined ? "stdio+http" : "http",
       egress_allow: options.egress.allow.map((r) => r.source),
       writable: options.writable ?? [],
+      max_processes: capped.cap?.max ?? null,
       env_removed: scrubbed.removed,
       ...options.startFields,
     });
@@ -160,6 +173,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
               bridgeDir,
               setpriv: tools.setpriv,
               ports: SANDBOX_PORTS,
+              processCap: capped.cap,
               ...(options.writable !== undefined ? { writable: options.writable } : {}),
             }),
             spawnOptions,
@@ -167,11 +181,53 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     if (agent.pipes !== null && options.stdio !== undefined) await options.stdio(agent.pipes);
     const exitCode = await agent.exited;
     await killGroup(agent.child, agent.exited);
-    await options.audit.record("sandbox_exited", { isolation: level, exit_code: exitCode });
+    const refused = capped.cgroup?.refusals() ?? 0;
+    if (refused > 0 && capped.cap !== null) {
+      options.log(
+        `acp run: the agent reached its cap of ${capped.cap.max} processes: a new process was refused ${refused} time${refused === 1 ? "" : "s"} (--max-processes raises the cap)`,
+      );
+    }
+    await options.audit.record("sandbox_exited", {
+      isolation: level,
+      exit_code: exitCode,
+      ...(capped.cgroup !== null ? { processes_refused: refused } : {}),
+    });
     return { level, exitCode };
   } finally {
     for (const step of cleanup.reverse()) await step();
   }
+}
+
+/**
+ * How the sandbox's processes are capped here (`process-cap.ts`): a pids cgroup when one can be made, else
+ * RLIMIT_NPROC through `prlimit` when acp is not root (the kernel exempts uid 0 from it). Neither: refused
+ * when a cap was asked for, a warning for the default.
+ */
+function capProcesses(
+  requested: number | undefined,
+  options: SandboxRunOptions,
+  cleanup: (() => Promise<void> | void)[],
+): { cap: ProcessCap | null; cgroup: PidsCgroup | null } {
+  const max = requested ?? DEFAULT_MAX_PROCESSES;
+  const cgroup = createPidsCgroup(max);
+  if (cgroup !== null) {
+    cleanup.push(() => cgroup.remove());
+    return { cap: { kind: "cgroup", path: cgroup.path, max }, cgroup };
+  }
+  const root = process.geteuid?.() === 0;
+  const prlimit = root ? null : findTool("prlimit", options.env["PATH"]);
+  if (prlimit !== null) return { cap: { kind: "rlimit", prlimit, max }, cgroup: null };
+  const why = root
+    ? "acp runs as root, which the kernel exempts from RLIMIT_NPROC, and no pids cgroup can be made here"
+    : "`prlimit` (util-linux) is not installed and no pids cgroup can be made here";
+  if (requested !== undefined) {
+    throw unavailable(
+      `cannot cap the agent's processes at ${max}: ${why}`,
+      "mount the pids cgroup controller writable for acp (or install util-linux's prlimit and run acp as another user), or leave --max-processes out to run uncapped (with a warning)",
+    );
+  }
+  options.log(`acp run: the agent's processes are not capped: ${why}; a fork bomb inside the sandbox reaches the host`);
+  return { cap: null, cgroup: null };
 }
 
 function requireTools(path: string | undefined): { unshare: string; setpriv: string } {
