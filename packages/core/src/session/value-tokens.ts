@@ -99,13 +99,25 @@ function asciiUrl(url: string): string {
 
 const URL_PATTERN = /\b(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi;
 
-function scanUrls(text: string, out: ValueToken[]): void {
+/** A link inside a link, plain or percent-encoded (`?to=https://…`, `?to=https%3A%2F%2F…`). */
+const NESTED_LINK = /(?:https?|ftp)(?::|%3a)(?:\/\/|%2f%2f)/i;
+/** Most links read inside one another. */
+const MAX_NESTED_LINKS = 3;
+
+function scanUrls(text: string, out: ValueToken[], depth = 0): void {
   for (const match of matchesOf(URL_PATTERN, text)) {
     if (out.length >= MAX_TOKENS_PER_TEXT) return;
     const url = asciiUrl(match[0].replace(/[.,;:!?)\]}]+$/, ""));
     out.push({ kind: "url", value: url });
     const host = urlHost(url);
     if (host !== undefined) out.push({ kind: "host", value: host });
+    // the target of a redirect (`https://partner.example/r?to=https://attacker.example/c`) is a link too: it
+    // is where what the link carries ends up
+    const nested = depth < MAX_NESTED_LINKS ? match[0].slice(1).search(NESTED_LINK) : -1;
+    if (nested !== -1) {
+      const inner = match[0].slice(nested + 1).replace(PERCENT_ASCII, (escape) => decodePercent(escape));
+      scanUrls(inner, out, depth + 1);
+    }
   }
 }
 
