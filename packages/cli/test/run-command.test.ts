@@ -247,6 +247,29 @@ describe("acp run --max-processes N", () => {
     expect(r.audit[0]?.[1]).toMatchObject({ max_processes: 40 });
   });
 
+  it("sandbox.max_processes of the config file sets the cap; --max-processes wins over it", async () => {
+    const fs = await import("node:fs");
+    const dir = scratchDir("acp-run-cli-nproc-config-");
+    try {
+      const file = join(dir.path, "config.yml");
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_processes: 300\n');
+      const fromFile = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(fromFile.audit[0]?.[1]).toMatchObject({ max_processes: 300 });
+      const fromFlag = await acpRun(["--isolation", "netns", "--config", file, "--max-processes", "200", "--", "true"]);
+      expect(fromFlag.code, fromFlag.stderr).toBe(0);
+      expect(fromFlag.audit[0]?.[1]).toMatchObject({ max_processes: 200 });
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_processes: 0\n');
+      const bad = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(bad.code).toBe(4);
+      expect(bad.stderr).toContain(`${file}:3:`);
+      expect(bad.stderr).toContain("`sandbox.max_processes` must be a whole number of at least 1, not 0");
+      expect(bad.audit).toEqual([]);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it("a --max-processes that is not a whole number of at least 1: exit 2 naming it, nothing started", async () => {
     for (const bad of ["0", "-5", "ten", "1.5"]) {
       const r = await acpRun(["--max-processes", bad, "--", "true"]);

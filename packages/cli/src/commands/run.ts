@@ -30,7 +30,7 @@ import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
-import { configInUse, sandboxAllowEgress, type ConfigInUse } from "../wiring/config-in-use.js";
+import { configInUse, sandboxAllowEgress, sandboxMaxProcesses, type ConfigInUse } from "../wiring/config-in-use.js";
 import { assertCredentialsFit } from "../wiring/credentials.js";
 import type { ProxyWiring } from "./proxy.js";
 
@@ -62,6 +62,8 @@ interface RunConfig {
   readonly keys: ConfigInUse;
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
+  /** `sandbox.max_processes`, when set (`--max-processes` wins). */
+  readonly maxProcesses: number | undefined;
   readonly secretValues: readonly string[];
 }
 
@@ -91,8 +93,9 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option(
       "--max-processes <n>",
-      `the most processes (threads included) the sandbox may hold at once; a fork beyond it fails (EAGAIN) ` +
-        `(default ${DEFAULT_MAX_PROCESSES}; a pids cgroup, or RLIMIT_NPROC when acp is not root; no effect with none)`,
+      "the most processes (threads included) the sandbox may hold at once; a fork beyond it fails (EAGAIN) " +
+        `(default sandbox.max_processes of the config file, else ${DEFAULT_MAX_PROCESSES}; a pids cgroup, or ` +
+        "RLIMIT_NPROC when acp is not root; no effect with none)",
     )
     .option(
       "--intent <file>",
@@ -174,7 +177,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
-  const maxProcesses = flags.maxProcesses === undefined ? undefined : processCap(flags.maxProcesses);
+  const maxProcesses = flags.maxProcesses === undefined ? config.maxProcesses : processCap(flags.maxProcesses);
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
@@ -385,11 +388,19 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
     problems.push(err.message);
   }
+  let maxProcesses: number | undefined;
+  try {
+    maxProcesses = sandboxMaxProcesses(file);
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    problems.push(err.message);
+  }
   if (keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
   return {
     keys,
     proxy: keys.proxy,
     allowEgress,
+    maxProcesses,
     secretValues: secretsIn(file.values),
   };
 }

@@ -240,9 +240,25 @@ export function sandboxAllowEgress(file: ConfigFile): readonly string[] {
   return list;
 }
 
-/** `sandboxAllowEgress` as a key check (`acp doctor`). */
+/**
+ * `sandbox.max_processes` of the config file (the cap on the processes of `acp run`'s sandbox, as
+ * `--max-processes`): a whole number of at least 1; absent: undefined (the default cap). Exit 4 at `FILE:LINE:COL`.
+ */
+export function sandboxMaxProcesses(file: ConfigFile): number | undefined {
+  const sandbox = file.values["sandbox"];
+  if (typeof sandbox !== "object" || sandbox === null || Array.isArray(sandbox)) return undefined;
+  const value = (sandbox as Record<string, unknown>)["max_processes"];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 1) return value;
+  throw new CliError(
+    `${whereIn(file, ["sandbox", "max_processes"])}: \`sandbox.max_processes\` must be a whole number of at least 1, not ${JSON.stringify(value)}`,
+    EXIT.invalid,
+  );
+}
+
+/** `sandboxAllowEgress` and `sandboxMaxProcesses` as a key check (`acp doctor`). */
 export function checkSandboxKeys(file: ConfigFile): KeyCheck<readonly string[]> {
-  return check(() => sandboxAllowEgress(file));
+  return check(() => (sandboxMaxProcesses(file), sandboxAllowEgress(file)));
 }
 
 /** The home's `config.yml` (absent: an empty config), checked: what `acp proxy` uses without `--config`. */
