@@ -4,11 +4,16 @@ import type { GateStop, GateVerdict } from "@acp/proxy";
 /**
  * Why a guarded call did not run: the gate's reasons ({@link GateStop}: `refused`, `denied`, `not_given`,
  * `expired`, `withdrawn`, `edit_refused`), `credentials_failed` (the vault entry could not be put in),
- * `audit_failed` (a step could not be recorded, so nothing ran), `guard_closed` (called after `close()`) or
- * `result_withheld` (the function ran, but its result holds what the guard cannot check for the vault's
- * secret values, such as a class instance, so nobody gets it).
+ * `audit_failed` (a step could not be recorded, so nothing ran) or `guard_closed` (called after `close()`);
+ * or why a call that **ran** gives no result ({@link GuardRefusal.ran}): `result_withheld` (its result holds
+ * what the guard cannot check for the vault's secret values, such as a class instance, so nobody gets it)
+ * or `ran_unaudited` (its completion could not be recorded in the audit log, so its result is withheld).
  */
-export type GuardStop = GateStop | "credentials_failed" | "audit_failed" | "guard_closed" | "result_withheld";
+export type GuardStop =
+  GateStop | "credentials_failed" | "audit_failed" | "guard_closed" | "result_withheld" | "ran_unaudited";
+
+/** The stops of a call whose function ran: it must not be taken for one that did not, and run again. */
+const RAN: ReadonlySet<GuardStop> = new Set<GuardStop>(["result_withheld", "ran_unaudited"]);
 
 /** What a {@link GuardRefusal} is made of. */
 export interface GuardRefusalInit {
@@ -21,13 +26,19 @@ export interface GuardRefusalInit {
 }
 
 /**
- * Thrown by a guarded function whose call did not run. `message` is the text `acp proxy` gives an agent
- * for the same stop (``refused by policy rule `no-money`: …``, `denied by a person: …`), fit to hand back
- * to the model as the tool's answer; `stop`, `route`, `rule` and `reasons` are for the program.
+ * Thrown by a guarded function whose call did not run, or ran but gives no result (`ran`). `message` is
+ * the text `acp proxy` gives an agent for the same stop (``refused by policy rule `no-money`: …``,
+ * `denied by a person: …`; `the call ran, but …` when it ran), fit to hand back to the model as the tool's
+ * answer; `stop`, `ran`, `route`, `rule` and `reasons` are for the program.
  */
 export class GuardRefusal extends Error {
   override readonly name = "GuardRefusal";
   readonly stop: GuardStop;
+  /**
+   * Whether the function ran (`result_withheld`, `ran_unaudited`): its effects happened, only the result
+   * is withheld, so the call must not be retried as one that did not run (a second payment).
+   */
+  readonly ran: boolean;
   readonly server: string;
   readonly tool: string;
   /** The route the pipeline chose (`refuse`, or `ask`/`defer` when nobody approved); absent when it did not decide. */
@@ -40,6 +51,7 @@ export class GuardRefusal extends Error {
   constructor(init: GuardRefusalInit) {
     super(init.message);
     this.stop = init.stop;
+    this.ran = RAN.has(init.stop);
     this.server = init.server;
     this.tool = init.tool;
     this.route = init.decision?.route;

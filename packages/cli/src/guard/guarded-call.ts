@@ -48,7 +48,8 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
  * with the one pipeline, ask a person for ask/defer, audit each step), `tool_call_forwarded`, the vault
  * credentials, the call, the result with every secret value replaced, `tool_call_completed`, and the
  * executed call and its result told to the session runtime (untrusted unless `trusted`). A call that
- * does not run throws a {@link GuardRefusal}; a failing audit write stops the call before it runs.
+ * does not run throws a {@link GuardRefusal}; a failing audit write stops the call before it runs, and
+ * after it ran withholds the result (`ran_unaudited`).
  */
 export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps, call: GuardedCall<A, R>): Promise<R> {
   const { server, tool } = call;
@@ -108,7 +109,7 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
   } catch (err) {
     const error = withoutSecretValues(deps.credentials, messageOf(err));
     observe(deps, verdict.request, call, error);
-    await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error });
+    await recordCompleted(deps, call, { ...completed(), is_error: true, error });
     // the error may carry a secret the tool was given (in its message, its cause, a response it holds):
     // the agent gets it without
     throw errorWithoutSecrets(deps.credentials, err, error);
@@ -120,12 +121,33 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
     const message = `the call ran, but its result is withheld: ${checked.why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
     deps.log(`the result of \`${tool}\` on \`${server}\` is withheld: ${checked.why}`);
     observe(deps, verdict.request, call, message);
-    await deps.audit.record("tool_call_completed", { ...completed(), is_error: true, error: message });
+    await recordCompleted(deps, call, { ...completed(), is_error: true, error: message });
     throw new GuardRefusal({ stop: "result_withheld", message, server, tool });
   }
   observe(deps, verdict.request, call, checked.value);
-  await deps.audit.record("tool_call_completed", { ...completed(), is_error: false });
+  await recordCompleted(deps, call, { ...completed(), is_error: false });
   return checked.value;
+}
+
+/**
+ * Records `tool_call_completed`. The function has run: when the audit cannot record that, the caller is
+ * not handed the audit's raw error (which reads like a call that did not happen, and invites a retry: a
+ * second payment) nor the result (an effect nobody can find afterwards is not passed on as if all were
+ * well), but a {@link GuardRefusal} `ran_unaudited` whose message says first that the call ran.
+ */
+async function recordCompleted(
+  deps: GuardedCallDeps,
+  call: { readonly server: string; readonly tool: string },
+  fields: Record<string, unknown>,
+): Promise<void> {
+  try {
+    await deps.audit.record("tool_call_completed", fields);
+  } catch (err) {
+    const { server, tool } = call;
+    deps.log(`\`${tool}\` on \`${server}\` ran, but could not be recorded in the audit log: ${messageOf(err)}`);
+    const message = `the call ran, but it could not be recorded in the audit log (${messageOf(err)}), so its result is withheld: it must not be run again as if it had not run`;
+    throw new GuardRefusal({ stop: "ran_unaudited", message, server, tool });
+  }
 }
 
 const getterOf = (property: PropertyDescriptor): unknown =>
