@@ -99,7 +99,8 @@ export function textAliases(text: string, tokens: ReadonlySet<string>): TextAlia
       formsOf(token, found);
       for (const form of found) if (!tokens.has(form)) forms.add(form);
     }
-    numbers.push(...numbersOf(skeleton));
+    // one by one: a result of a million numbers would overflow the stack as spread arguments
+    for (const number of numbersOf(skeleton)) numbers.push(number);
   }
   return { forms, digits: numbers.length === 0 ? "" : ` ${numbers.join(" ")} ` };
 }

@@ -174,6 +174,11 @@ describe("a number the text gave, grouped another way, is the text's number", ()
     expectAsked(await payTo("call 02079460958 to confirm", "020 7946 0958"), "provenance_tainted");
   });
 
+  it("in a result of many numbers, past the first 10,000 identifiers, without overflowing the stack", async () => {
+    const numbers = Array.from({ length: 180_000 }, (_, i) => String(10_000_000 + i)).join(", ");
+    expectAsked(await payTo(numbers, "1015 0000"), "provenance_tainted");
+  });
+
   it("a phone number with the country code on one side only", async () => {
     expectAsked(await payTo("call 020 7946 0958 to confirm", "+44 20 7946 0958"), "provenance_tainted");
     expectAsked(await payTo("call 415-555-0132 to confirm", "+1 415 555 0132"), "provenance_tainted");
