@@ -12,8 +12,8 @@
  *   namespace, so the cap counts the sandbox's and nothing else of the user's. The agent cannot raise it (that
  *   takes CAP_SYS_RESOURCE outside the namespace).
  */
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { isAbsolute, join, relative } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join, relative } from "node:path";
 import { randomBytes } from "node:crypto";
 
 /** Processes (and threads) the sandbox may hold at once unless `--max-processes` says otherwise. */
@@ -61,10 +61,12 @@ function cgroupMounts(): { point: string; root: string; type: string; options: s
 }
 
 /**
- * acp's own cgroup directories that could hold a pids controller: the v1 `pids` hierarchy's, then the
- * unified (v2) one's.
+ * The cgroup directories a run's pids cgroup may be made in, in order: acp's own in the v1 `pids` hierarchy,
+ * then acp's own in the unified (v2) one and each of its ancestors up to the mount. On v2 a child has
+ * `pids.max` only when its parent hands the controller down, which a cgroup holding processes (acp's own,
+ * usually) cannot: systemd's slices above it (`user-0.slice`) do.
  */
-function ownCgroupDirs(): string[] {
+function cgroupDirs(): string[] {
   let own: string;
   try {
     own = readFileSync("/proc/self/cgroup", "utf8");
@@ -80,26 +82,69 @@ function ownCgroupDirs(): string[] {
     });
   const mounts = cgroupMounts();
   const dirs: string[] = [];
-  const place = (mount: { point: string; root: string } | undefined, path: string | undefined): void => {
+  const place = (
+    mount: { point: string; root: string } | undefined,
+    path: string | undefined,
+    ancestors: boolean,
+  ): void => {
     if (mount === undefined || path === undefined) return;
     const rel = relative(mount.root, path);
     if (rel.startsWith("..") || isAbsolute(rel)) return;
-    dirs.push(join(mount.point, rel));
+    let dir = join(mount.point, rel);
+    dirs.push(dir);
+    while (ancestors && dir !== mount.point && dirname(dir) !== dir) {
+      dir = dirname(dir);
+      dirs.push(dir);
+    }
   };
   place(
     mounts.find((m) => m.type === "cgroup" && m.options.includes("pids")),
     lines.find((l) => l.controllers.includes("pids"))?.path,
+    false,
   );
   place(
     mounts.find((m) => m.type === "cgroup2"),
     lines.find((l) => l.controllers.length === 1 && l.controllers[0] === "")?.path,
+    true,
   );
   return dirs;
 }
 
-/** Makes a pids cgroup capped at `max` beside acp's own, or returns null when none can be made here. */
+/**
+ * Removes the empty cgroups earlier runs left in `parent` when their `acp` was killed before it could
+ * (`acp-run-PID-…` whose PID is gone). One still holding a process is never removed (the kernel refuses).
+ */
+function removeLeftovers(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^acp-run-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid === undefined || alive(Number(pid))) continue;
+    try {
+      rmdirSync(join(parent, name));
+    } catch {
+      // still in use, or not ours to remove
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Makes a pids cgroup capped at `max` (`cgroupDirs`), or returns null when none can be made here. */
 export function createPidsCgroup(max: number): PidsCgroup | null {
-  for (const parent of ownCgroupDirs()) {
+  for (const parent of cgroupDirs()) {
+    removeLeftovers(parent);
     const path = join(parent, `acp-run-${process.pid}-${randomBytes(4).toString("hex")}`);
     try {
       mkdirSync(path);

@@ -6,7 +6,7 @@
  * counts the processes of uid 0 in the sandbox's own user namespace.
  */
 import { spawnSync } from "node:child_process";
-import { chownSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,6 +109,30 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     expect(seen.lift).toBe("EROFS");
     expect(events.find((e) => e.type === "sandbox_started")?.fields["max_processes"]).toBe(4096);
     expect(events.find((e) => e.type === "sandbox_exited")?.fields["processes_refused"]).toBe(0);
+  });
+});
+
+describe("leftovers", () => {
+  it("the empty cgroup of an earlier run whose acp was killed is removed by the next run", async () => {
+    const gone = spawnSync("true").pid ?? 0;
+    const stale = `/sys/fs/cgroup/pids/acp-run-${gone}-0badc0de`;
+    mkdirSync(stale);
+    try {
+      const result = await runSandboxed(
+        quietRun({
+          argv: ["true"],
+          isolation: "netns",
+          home: join(work.path, "home"),
+          env: { PATH: process.env["PATH"] },
+          cwd: work.path,
+          maxProcesses: CAP,
+        }),
+      );
+      expect(result.exitCode).toBe(0);
+      expect(existsSync(stale)).toBe(false);
+    } finally {
+      if (existsSync(stale)) rmdirSync(stale);
+    }
   });
 });
 
