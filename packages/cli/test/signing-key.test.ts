@@ -5,6 +5,7 @@ import { homeSigningKey } from "../src/wiring/signing-key.js";
 import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
 import type { CliContext, CliIo } from "../src/context.js";
 import { fixtureHome, PASSPHRASE, tempRoot } from "./home-fixture.js";
+import { runCli } from "./run.js";
 
 const root = tempRoot("signing-key");
 afterAll(root.cleanup);
@@ -132,5 +133,20 @@ describe("the proxy's audit checkpoints without the key: the warning is about ch
       "acp proxy: audit checkpoints are not signed: the private key is encrypted and ACP_PASSPHRASE is not set (set it in the proxy's environment, e.g. the `env` of its entry in the MCP client's config)\n",
     );
     expect(stderr).not.toContain("approvals");
+  });
+});
+
+describe("acp run without the passphrase: says to set it where acp run is started", () => {
+  it("names acp run's environment, not a proxy's or an MCP client's config", async () => {
+    const { home } = fixtureHome(root.dir);
+    const out = await runCli(["run", "--isolation", "none", "--", "/bin/true"], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: root.dir, ACP_HOME: home },
+      cwd: root.dir,
+    });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain(
+      "the private key is encrypted and ACP_PASSPHRASE is not set (set it in the environment `acp run` is started in)",
+    );
+    expect(out.stderr).not.toMatch(/proxy's environment|MCP client's config/);
   });
 });

@@ -154,7 +154,7 @@ under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socke
 file, the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
-      const wiring = deps?.wiring ?? createProxyWiring(ctx);
+      const wiring = deps?.wiring ?? createProxyWiring(ctx, { holder: "run" });
       try {
         await runAgent(ctx, argv, flags, { ...deps, wiring });
       } finally {
