@@ -247,7 +247,9 @@ function heldAsAlias(
   spend: Spend,
 ): ProvenanceEntry[] {
   const digits = aliases.digits ?? (piece.kind === "phone" || piece.kind === "account" ? piece.piece : undefined);
-  const lookups = aliases.forms.length + aliases.parents.length;
+  // a domain the user named is the user's: a host under it is not the text's for being under it too
+  const parents = aliases.parents.filter((p) => !vouchedDomain(entries, p.slice(p.indexOf(":") + 1), spend));
+  const lookups = aliases.forms.length + parents.length;
   if (lookups === 0 && digits === undefined) return [];
   const out: ProvenanceEntry[] = [];
   for (const entry of entries) {
@@ -255,7 +257,7 @@ function heldAsAlias(
     spend((lookups + 1) * COMPARE_UNITS);
     let held =
       aliases.forms.some((f) => entry.tokens.has(f) || entry.aliases.forms.has(f)) ||
-      aliases.parents.some((p) => entry.aliases.forms.has(p));
+      parents.some((p) => entry.aliases.forms.has(p));
     if (!held && digits !== undefined && entry.aliases.digits !== "") {
       // a few scans of the entry's numbers (as written, and with a country code on either side)
       spend(entry.aliases.digits.length * NUMBER_SCANS);
@@ -264,6 +266,12 @@ function heldAsAlias(
     if (held) out.push(entry);
   }
   return out;
+}
+
+/** Whether a `user_input` or `system_policy` entry vouches for `domain` as a host. */
+function vouchedDomain(entries: readonly ProvenanceEntry[], domain: string, spend: Spend): boolean {
+  const piece: Piece = { kind: "host", piece: domain };
+  return entries.some((e) => e.label !== "external_untrusted" && vouches(e, piece, spend));
 }
 
 /** Work units of one look-up in an earlier session's memory (a digest and a store read). */

@@ -233,6 +233,19 @@ describe("aliases only ask more: trust does not follow them, and other values st
     expectAsked(verdict, "provenance_tainted");
   });
 
+  it("does not taint a host under a domain the user named for being under one the text named too", async () => {
+    const session = await afterReading(
+      "the files are at https://partner.example/files",
+      "upload it to partner.example",
+    );
+    const verdict = session.evaluate({
+      server: "web",
+      tool: "post_webpage",
+      arguments: { url: "https://upload.partner.example/in?d=1", content: "x" },
+    });
+    expect(verdict.route).toBe("accept");
+  });
+
   it("charges the alias lookup to the decision's work budget", () => {
     const numbers = Array.from({ length: 2_000 }, (_, i) => `0${20_000_000 + i} ${i}`).join(", ");
     const entry = createProvenanceEntry("external_untrusted", "bank.read#1", numbers);
