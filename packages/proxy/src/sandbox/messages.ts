@@ -9,10 +9,16 @@ const WHAT: Readonly<Record<IsolationChoice["level"], string>> = {
   none: "NO ISOLATION",
 };
 
-/** The line naming the level, for every start. */
-export function startLine(choice: IsolationChoice, mcpUrl: string, egressUrl: string): string {
+/** The line naming the level (and the process cap, when there is one), for every start. */
+export function startLine(
+  choice: IsolationChoice,
+  mcpUrl: string,
+  egressUrl: string,
+  maxProcesses: number | null = null,
+): string {
   const picked = choice.requested === "auto" ? " (picked by --isolation auto)" : "";
-  return `acp run: isolation ${choice.level}${picked}: ${WHAT[choice.level]}; MCP at ${mcpUrl}, egress proxy at ${egressUrl}`;
+  const cap = maxProcesses !== null ? `; at most ${maxProcesses} processes` : "";
+  return `acp run: isolation ${choice.level}${picked}: ${WHAT[choice.level]}${cap}; MCP at ${mcpUrl}, egress proxy at ${egressUrl}`;
 }
 
 /** The warning printed on every start without isolation. */

@@ -133,7 +133,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
 
     const capped = level === "none" ? { cap: null, cgroup: null } : capProcesses(max, options, cleanup);
     if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
-    options.log(startLine(chosen.choice, mcpUrl, egressUrl));
+    options.log(startLine(chosen.choice, mcpUrl, egressUrl, capped.cap?.max ?? null));
     await options.audit.record("sandbox_started", {
       isolation: level,
       requested: chosen.choice.requested,

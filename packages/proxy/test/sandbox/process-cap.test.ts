@@ -82,6 +82,7 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     expect(seen.started).toBeLessThan(CAP);
     expect(seen.errors).toEqual(["EAGAIN"]);
     expect(seen.lift).toBe("EROFS");
+    expect(lines.join("\n")).toContain(`capabilities dropped; at most ${CAP} processes; MCP at`);
     expect(lines.join("\n")).toContain(`the agent reached its cap of ${CAP} processes`);
     expect(events.find((e) => e.type === "sandbox_started")?.fields["max_processes"]).toBe(CAP);
     expect(events.find((e) => e.type === "sandbox_exited")?.fields["processes_refused"]).toBeGreaterThan(0);
