@@ -114,11 +114,12 @@ export async function handleToolCall(
     );
     // an upstream's answer was scrubbed as it arrived (createMessageScrubber); the proxy's own error text was not
     const result = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
-    await proxy.audit("tool_call_completed", {
+    const unrecorded = await auditCompleted(proxy, target.server, target.name, {
       ...completed(),
       is_error: result.isError === true,
       ...(raw.error !== undefined ? { error: raw.error } : {}),
     });
+    if (unrecorded !== undefined) return unrecorded;
     // after the reply is out; the next decision of this session runs it first if it is still queued
     proxy.observations.add(session.id, () => {
       // a session that closed meanwhile is gone from the runtime: nothing to tell it
@@ -166,7 +167,9 @@ async function forward(
     return { result: result as CallToolResult };
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {
-      await proxy.audit("tool_call_completed", { ...completed(), is_error: true, error: err.message });
+      const fields = { ...completed(), is_error: true, error: err.message };
+      const unrecorded = await auditCompleted(proxy, server, String(params.name), fields);
+      if (unrecorded !== undefined) return { result: unrecorded };
       throw err;
     }
     const why =
@@ -175,6 +178,31 @@ async function forward(
         : "failed";
     // the caller writes the one tool_call_completed event, with this error in it
     return { result: toolError(`upstream \`${server}\` ${why}: ${messageOf(err)}`), error: messageOf(err) };
+  }
+}
+
+/**
+ * Writes a forwarded call's `tool_call_completed` event. When that write fails the call has already reached
+ * the upstream: the agent is told it ran and that its result is withheld, never that it "could not be
+ * completed", which invites running a payment or a send a second time. Returns that answer, or `undefined`
+ * once recorded.
+ */
+async function auditCompleted(
+  proxy: AcpProxy,
+  server: string,
+  tool: string,
+  fields: Record<string, unknown>,
+): Promise<CallToolResult | undefined> {
+  try {
+    await proxy.audit("tool_call_completed", fields);
+    return undefined;
+  } catch (err) {
+    const why = messageOf(err);
+    proxy.log(`call \`${tool}\` on \`${server}\` ran, but it could not be recorded in the audit log: ${why}`);
+    return toolError(
+      `the call ran on \`${server}\`, but it could not be recorded in the audit log (${why}), so its result ` +
+        "is withheld; it has taken effect: do not run it again",
+    );
   }
 }
 
