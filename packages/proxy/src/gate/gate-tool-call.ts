@@ -10,6 +10,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
+import { answeredBy, judgeEdit, type AnsweredQuestions } from "./edit-judgement.js";
 import { refusalText, toolError } from "./tool-error.js";
 import type { AuditSink, ConsentBroker, ConsentOutcome, Decide, DecideContext } from "./types.js";
 
@@ -26,7 +27,8 @@ export interface GateDeps {
   /**
    * Judges the arguments a person edited before they are forwarded: the standing rules (policy, graph,
    * contract) without spending rate limits. A `refuse` refuses the edited call: a deny rule holds whatever
-   * the edit. Absent: `decide` judges them (with the session).
+   * the edit; an `ask`/`defer` under a rule the person was not asked about puts the edited call to a person
+   * as a new question (`judgeEdit`). Absent: `decide` judges them (with the session).
    */
   readonly recheckEdits?: Decide;
   /** Told of every gated call while it runs (the proxy waits for them before its audit log closes). */
@@ -105,15 +107,19 @@ export function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdi
   return deps.track !== undefined ? deps.track(running) : running;
 }
 
-async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
-  // every event of the call names its agent (§7.4 `agent`), not only the first
-  const base = {
+/** The fields every event of the call carries: every one names its agent (§7.4 `agent`), not only the first. */
+function baseOf(call: GatedCall): Record<string, unknown> {
+  return {
     call_id: call.callId,
     session_id: call.sessionId,
     server: call.server,
     tool: call.tool,
     ...(call.agent !== undefined ? { agent: call.agent } : {}),
   };
+}
+
+async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
+  const base = baseOf(call);
   await record(deps.audit, "tool_call_intercepted", { ...base, arguments: call.arguments });
   const request = toActionRequest(call);
   const decision = holdChangedTool(deps, call, await decideSafely(deps.decide, request, contextOf(call)));
@@ -150,7 +156,13 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
     return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
   }
-  return askPerson(deps, call, request, decision, decided);
+  return askPerson(deps, call, request, decision, decided, { answered: answeredBy(decision), asked: 1 });
+}
+
+/** The questions this call has put to a person so far, and what their answers covered. */
+interface Asking {
+  readonly answered: AnsweredQuestions;
+  readonly asked: number;
 }
 
 async function askPerson(
@@ -159,6 +171,7 @@ async function askPerson(
   request: ActionRequest,
   decision: Decision,
   base: Record<string, unknown>,
+  asking: Asking,
 ): Promise<GateVerdict> {
   const timeoutMs =
     decision.timeout !== undefined && decision.timeout > 0 ? decision.timeout * 1000 : deps.consentTimeoutMs;
@@ -204,7 +217,7 @@ async function askPerson(
     ...(requestId !== undefined ? { request_id: requestId } : {}),
     response_time_ms: responseTimeMs,
   };
-  return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs);
+  return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs, asking);
 }
 
 async function settleOutcome(
@@ -215,6 +228,7 @@ async function settleOutcome(
   outcome: ConsentOutcome,
   base: Record<string, unknown>,
   timeoutMs: number,
+  asking: Asking,
 ): Promise<GateVerdict> {
   switch (outcome.kind) {
     case "approved": {
@@ -230,8 +244,21 @@ async function settleOutcome(
       });
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
       if (modified) {
-        const refused = await refusedEdit(deps, call, { ...request, arguments: outcome.arguments }, base);
-        if (refused !== null) return refused;
+        const edited = { ...request, arguments: outcome.arguments };
+        const judged = await judgeEditedCall(deps, call, edited, base, asking);
+        if (judged.kind === "answer") return judged;
+        if (judged.kind === "ask") {
+          // a new question: the edited arguments, under the rule (and with the reasons) they fall under
+          const again = judged.decision;
+          const decided = {
+            ...baseOf(call),
+            category: again.category,
+            risk_level: again.risk_level,
+            policy_rule: again.rule,
+          };
+          const next = { answered: judged.answered, asked: asking.asked + 1 };
+          return askPerson(deps, { ...call, arguments: outcome.arguments }, edited, again, decided, next);
+        }
       }
       if (outcome.scope !== "once") {
         const approval = { scope: outcome.scope, consentResponse: outcome.consentResponse };
@@ -292,22 +319,31 @@ async function settleOutcome(
 }
 
 /**
- * Arguments a person edited are judged again before they go anywhere: what the agent could not have sent
- * (a path under a deny rule, a recipient the policy refuses) is not sent because an approver typed it.
- * Only a refusal counts — the person has already answered the question an `ask` would raise. The refusal
- * is audited as a `policy_evaluated` of the edited arguments.
+ * Arguments a person edited are judged again before they go anywhere (`judgeEdit`): what the agent could
+ * not have sent (a path under a deny rule, a recipient the policy refuses) is not sent because an approver
+ * typed it, and what another `ask` rule holds back (a recipient it asks about, an amount past its
+ * threshold) is not sent without its question: the edited call is asked again, with that rule's reasons.
+ * An edit that stays under the rules the person answered stands (no endless re-asking). A refusal or a
+ * new question is audited as a `policy_evaluated` of the edited arguments.
  */
-async function refusedEdit(
+async function judgeEditedCall(
   deps: GateDeps,
   call: GatedCall,
   edited: ActionRequest,
   base: Record<string, unknown>,
-): Promise<GateVerdict | null> {
-  const decision =
+  asking: Asking,
+): Promise<
+  | { readonly kind: "stands" }
+  | { readonly kind: "ask"; readonly decision: Decision; readonly answered: AnsweredQuestions }
+  | (GateVerdict & { readonly kind: "answer" })
+> {
+  const rechecked =
     deps.recheckEdits !== undefined
       ? await decideSafely(deps.recheckEdits, edited)
       : await decideSafely(deps.decide, edited, contextOf(call));
-  if (decision.route !== "refuse") return null;
+  const judged = judgeEdit(rechecked, asking.answered, asking.asked);
+  if (judged.kind === "stands") return judged;
+  const decision = judged.decision;
   // (the consent's response time belongs to the consent events, not to this decision)
   const { response_time_ms: _answerTime, ...named } = base;
   void _answerTime;
@@ -321,6 +357,7 @@ async function refusedEdit(
     reasons: decision.reasons,
     ...policyVersionOf(decision),
   });
+  if (judged.kind === "asked") return { kind: "ask", decision, answered: judged.answered };
   return {
     kind: "answer",
     result: toolError(`approved with edits, but the edited arguments are ${refusalText(decision)}`, decision),

@@ -22,5 +22,13 @@ export {
   type GateStop,
 } from "./gate-tool-call.js";
 export { toolError, refusalText, describeRule, describeDecider, DECISION_META_KEY } from "./tool-error.js";
+export {
+  judgeEdit,
+  answeredBy,
+  askedLevel,
+  MAX_EDIT_QUESTIONS,
+  type AnsweredQuestions,
+  type EditJudgement,
+} from "./edit-judgement.js";
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";
 export { injectCallCredentials, withoutSecretValues, type CredentialStep } from "./call-credentials.js";
