@@ -128,9 +128,7 @@ describe("configInUse: every key the proxy uses, checked together", () => {
     const lines = failure(() => configInUse(readConfigFile(path, true))).message.split("\n");
     expect(lines).toContain(`${path}:3:8: \`webhook.url\` must be an http(s) URL, got \`ftp://approvals.example\``);
     expect(lines).toContain(`${path}:4:20: \`webhook.callback_listen\` must be HOST:PORT, got \`nowhere\``);
-    expect(lines).toContain(
-      `${path}:5:11: unknown key \`webhook.secert\` (expected url, secret, callback_listen, callback_url)`,
-    );
+    expect(lines).toContain(`${path}:5:11: unknown key \`webhook.secert\` (did you mean \`webhook.secret\`?)`);
     expect(lines).toContain(
       `${path}:3:3: \`channel: webhook\` needs \`webhook.secret\` (acp config set-secret webhook.secret)`,
     );

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { validateGraphMapping, type GraphMapping, type GraphReviewRecord } from "@acp/core";
 import { graphReviewsPath, readGraphReviews } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
-import { readConfigFile, whereIn, type ConfigFile } from "../wiring/config-file.js";
+import { readConfigFile, unknownKeyProblem, whereIn, type ConfigFile } from "../wiring/config-file.js";
 
 /** The `graph:` section of a config file: how tool calls map into the consent graph, and the threshold. */
 export interface GraphConfig {
@@ -34,8 +34,7 @@ export function graphConfigFrom(file: ConfigFile): GraphConfig {
   const g = section as Record<string, unknown>;
   const problems: string[] = [];
   for (const key of Object.keys(g)) {
-    if (!GRAPH_KEYS.includes(key))
-      problems.push(`${whereIn(file, ["graph", key])}: unknown key \`graph.${key}\` (expected mapping, threshold)`);
+    if (!GRAPH_KEYS.includes(key)) problems.push(unknownKeyProblem(file, ["graph", key], GRAPH_KEYS));
   }
   const settings: { mapping?: GraphMapping; threshold?: number } = {};
   if (g["mapping"] !== undefined) {

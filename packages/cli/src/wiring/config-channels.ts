@@ -10,7 +10,7 @@ import {
   type HumanAnswer,
 } from "@acp/proxy/consent";
 import { CliError, EXIT } from "../exit-codes.js";
-import { whereIn, type ConfigFile } from "./config-file.js";
+import { unknownKeyProblem, whereIn, type ConfigFile } from "./config-file.js";
 import { webhookSecretProblem } from "./bearer-token.js";
 
 /**
@@ -120,7 +120,7 @@ export function checkChannelKeys(file: ConfigFile): void {
     const given = (raw ?? {}) as Record<string, unknown>;
     for (const [key, value] of Object.entries(given)) {
       if (!(keys as readonly string[]).includes(key)) {
-        problems.push(`${at([section, key])}: unknown key \`${section}.${key}\` (expected ${keys.join(", ")})`);
+        problems.push(unknownKeyProblem(file, [section, key], keys));
       } else if (isSet(value)) {
         const problem = valueProblem(section, key, value);
         if (problem !== null) problems.push(`${at([section, key])}: ${problem}`);

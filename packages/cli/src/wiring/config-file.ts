@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineCounter, isNode, type Document } from "yaml";
-import { yamlErrorText } from "@acp/core";
+import { suggest, yamlErrorText } from "@acp/core";
 import { readConfigDocumentAt } from "@acp/store";
 import { CliError, EXIT } from "../exit-codes.js";
 
@@ -91,4 +91,21 @@ export function whereIn(file: ConfigFile, path: readonly (string | number)[]): s
     return `${file.path}:${line}:${col}`;
   }
   return file.path;
+}
+
+/**
+ * An unknown key at `path` of `file` (every section of a config file says it the one way): at `FILE:LINE:COL`,
+ * named as written, with the closest of `known` (core's `suggest`, as policy.yml's unknown keys), else every
+ * known one.
+ */
+export function unknownKeyProblem(file: ConfigFile, path: readonly string[], known: readonly string[]): string {
+  const key = path[path.length - 1] ?? "";
+  const prefix = path
+    .slice(0, -1)
+    .map((k) => `${k}.`)
+    .join("");
+  const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+  const near = suggest(key, known);
+  const help = near !== undefined ? `did you mean \`${prefix}${near}\`?` : `expected ${known.join(", ")}`;
+  return `${whereIn(file, path)}: unknown key \`${prefix}${shown}\` (${help})`;
 }

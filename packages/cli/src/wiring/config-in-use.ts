@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { suggest, type RedactionRules } from "@acp/core";
+import type { RedactionRules } from "@acp/core";
 import { parseProxyConfig, type ProxyConfig } from "@acp/proxy/config";
 import { parseEgressAllowList } from "@acp/proxy/sandbox";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -8,7 +8,7 @@ import { credentialProblems, credentialRulesFrom, type CredentialRule } from "./
 import { redactionRulesFrom } from "./redaction-config.js";
 import { checkSessionBlock } from "./session-config.js";
 import { checkChannelKeys } from "./config-channels.js";
-import { readConfigFile, whereIn, type ConfigFile } from "./config-file.js";
+import { readConfigFile, unknownKeyProblem, whereIn, type ConfigFile } from "./config-file.js";
 
 /**
  * The config keys `acp proxy` and `acp run` take from the config file in use, each checked: `proxy:` (with
@@ -62,13 +62,20 @@ export const TOP_LEVEL_KEYS = [
  */
 export const DEFAULTS_KEYS = ["timeout_seconds", "policy"] as const;
 
+/**
+ * The keys of the `sandbox:` section (`acp run`): `allow_egress` and `max_processes`. Anything else is a typo
+ * (`max_proceses:`) that would silently keep the default cap: refused like an unknown top-level key.
+ */
+export const SANDBOX_KEYS = ["allow_egress", "max_processes"] as const;
+
 /** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
 export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
 
 /** Each key of `file` checked on its own: what `configInUse` throws and `acp doctor` reports. */
 export interface ConfigChecks {
   /**
-   * The file's top-level keys (`TOP_LEVEL_KEYS` only), the keys of `defaults:` (`DEFAULTS_KEYS` only) and `version`
+   * The file's top-level keys (`TOP_LEVEL_KEYS` only), the keys of `defaults:` and `sandbox:` (`DEFAULTS_KEYS`,
+   * `SANDBOX_KEYS` only) and `version`
    * (`"1"`): `acp doctor`'s `config` check.
    */
   readonly file: KeyCheck<void>;
@@ -106,33 +113,24 @@ function proxySection(file: ConfigFile): ProxyConfig {
   throw new CliError(lines.join("\n"), EXIT.invalid);
 }
 
-/** An unknown key at `path` of `file`, named as written with the closest of `known`, else every known one. */
-function unknownKeyProblem(file: ConfigFile, path: readonly string[], known: readonly string[]): string {
-  const key = path[path.length - 1] ?? "";
-  const prefix = path
-    .slice(0, -1)
-    .map((k) => `${k}.`)
-    .join("");
-  const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
-  const near = suggest(key, known);
-  const help = near !== undefined ? `did you mean \`${prefix}${near}\`?` : `expected ${known.join(", ")}`;
-  return `${whereIn(file, path)}: unknown key \`${prefix}${shown}\` (${help})`;
-}
-
-/** The keys of the `defaults:` section: each one of `DEFAULTS_KEYS`; absent or empty is fine, anything but a mapping is not. */
-function defaultsProblems(file: ConfigFile, value: unknown): string[] {
+/**
+ * The keys of a section (`defaults:`, `sandbox:`): each one of `known`; absent or empty is fine. A `defaults`
+ * that is not a mapping is refused here; `sandbox`'s is refused by `sandboxAllowEgress` (said once).
+ */
+function sectionKeyProblems(file: ConfigFile, section: string, value: unknown, known: readonly string[]): string[] {
   if (value === null || value === undefined) return [];
-  if (typeof value !== "object" || Array.isArray(value))
-    return [`${whereIn(file, ["defaults"])}: \`defaults\` must be a mapping (${DEFAULTS_KEYS.join(", ")})`];
-  const known: readonly string[] = DEFAULTS_KEYS;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    if (section !== "defaults") return [];
+    return [`${whereIn(file, [section])}: \`${section}\` must be a mapping (${known.join(", ")})`];
+  }
   return Object.keys(value)
     .filter((key) => !known.includes(key))
-    .map((key) => unknownKeyProblem(file, ["defaults", key], known));
+    .map((key) => unknownKeyProblem(file, [section, key], known));
 }
 
 /**
  * The top-level keys of `file`: each one of `TOP_LEVEL_KEYS` (an unknown one named, with the closest known
- * key), the keys of `defaults:` likewise (`DEFAULTS_KEYS`), and `version`, when given, `"1"` (the number 1 is
+ * key), the keys of `defaults:` and `sandbox:` likewise (`DEFAULTS_KEYS`, `SANDBOX_KEYS`), and `version`, when given, `"1"` (the number 1 is
  * the same version written without quotes). Throws every problem at `FILE:LINE:COL` (exit 4).
  */
 export function checkTopLevelKeys(file: ConfigFile): void {
@@ -148,7 +146,8 @@ export function checkTopLevelKeys(file: ConfigFile): void {
       );
       continue;
     }
-    if (key === "defaults") problems.push(...defaultsProblems(file, value));
+    if (key === "defaults") problems.push(...sectionKeyProblems(file, key, value, DEFAULTS_KEYS));
+    else if (key === "sandbox") problems.push(...sectionKeyProblems(file, key, value, SANDBOX_KEYS));
     else if (!known.includes(key)) problems.push(unknownKeyProblem(file, [key], known));
   }
   if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);

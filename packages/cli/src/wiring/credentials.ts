@@ -1,4 +1,4 @@
-import { compileGlob, injectCredentials, type CredentialInjection, type GlobMatcher } from "@acp/core";
+import { compileGlob, injectCredentials, suggest, type CredentialInjection, type GlobMatcher } from "@acp/core";
 import { readVault } from "@acp/store";
 import type { CredentialHook, UpstreamCredentials, UpstreamSpec } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -97,7 +97,12 @@ export function credentialRulesFrom(list: unknown, file: string, locate?: Config
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) invalid(where, "must be a mapping");
     const e = entry as Record<string, unknown>;
     for (const key of Object.keys(e)) {
-      if (!KEYS.includes(key)) invalid(where, `unknown key \`${key}\` (expected ${KEYS.join(", ")})`);
+      if (KEYS.includes(key)) continue;
+      const near = suggest(key, KEYS);
+      invalid(
+        where,
+        `unknown key \`${key}\` (${near !== undefined ? `did you mean \`${near}\`?` : `expected ${KEYS.join(", ")}`})`,
+      );
     }
     if (typeof e["secret"] !== "string" || e["secret"] === "") invalid(where, "needs `secret` (a vault entry name)");
     const place = placementOf(e, where);
