@@ -38,6 +38,17 @@ describe("acp graph lint", () => {
     expect(JSON.parse(out.stdout)).toMatchObject({ ok: false, issues: [{ code: "json_syntax", line: 1 }] });
   });
 
+  it("--json says its verdict as `valid`, as acp policy validate --json does (and keeps `ok` for old scripts)", async () => {
+    const clean = await runCli(["graph", "lint", EXAMPLE, "--json"], { env });
+    expect(clean.code).toBe(0);
+    expect(JSON.parse(clean.stdout)).toEqual({ file: EXAMPLE, valid: true, ok: true, issues: [] });
+    const file = join(home, "g.json");
+    writeFileSync(file, "{");
+    const bad = await runCli(["graph", "lint", file, "--json"], { env });
+    expect(bad.code).toBe(4);
+    expect(JSON.parse(bad.stdout)).toMatchObject({ valid: false, ok: false });
+  });
+
   it("lints the default graph and says when it is missing", async () => {
     const missing = await runCli(["graph", "lint"], { env });
     expect(missing.code).toBe(1);

@@ -11,7 +11,7 @@ export function registerGraphLint(parent: Command, ctx: CliContext): void {
     .command("lint")
     .description("report problems in a consent graph as FILE:LINE:COL lines (exit 0 clean, 4 with problems)")
     .argument("[file]", "the graph (default: $ACP_HOME/consent-graph.json)")
-    .option("--json", "print {file, ok, issues} as JSON")
+    .option("--json", "print {file, valid, issues} as JSON (and `ok`, the same as `valid`, kept for old scripts)")
     .addHelpText(
       "after",
       `
@@ -36,7 +36,9 @@ Examples:
       if (read.status === "unreadable") throw unreadableGraphError(shown, read.reason);
       const issues = read.status === "ok" ? lintConsentGraph(read.text) : read.issues;
       if (options.json === true) {
-        printJson(ctx, { file: shown, ok: issues.length === 0, issues });
+        // `valid`, as `acp policy validate --json` and `acp proof verify --json` say it; `ok` kept for old scripts
+        const valid = issues.length === 0;
+        printJson(ctx, { file: shown, valid, ok: valid, issues });
       } else if (issues.length === 0) {
         printLine(ctx, `${shown}: ok`);
       } else {
