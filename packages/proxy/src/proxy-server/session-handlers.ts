@@ -22,6 +22,7 @@ import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
+import { ContentReader } from "./readable-content.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall, unreadable } from "./tool-call-handler.js";
 
@@ -37,7 +38,7 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     handleToolCall(proxy, session, request, contextOf(extra)),
   );
-  if (caps.prompts) registerPromptHandlers(proxy, server);
+  if (caps.prompts) registerPromptHandlers(proxy, session);
   if (caps.resources) registerResourceHandlers(proxy, session);
   if (caps.logging) {
     server.setRequestHandler(SetLevelRequestSchema, async (request, extra) => {
@@ -82,7 +83,8 @@ function listedTools(proxy: AcpProxy): readonly Result[] {
   });
 }
 
-function registerPromptHandlers(proxy: AcpProxy, server: Server): void {
+function registerPromptHandlers(proxy: AcpProxy, session: ProxySession): void {
+  const server = session.server;
   server.setRequestHandler(ListPromptsRequestSchema, async () => ({
     prompts: [...(await proxy.catalog.prompts()).exposed],
   }));
@@ -93,7 +95,15 @@ function registerPromptHandlers(proxy: AcpProxy, server: Server): void {
       target = (await proxy.catalog.prompts()).resolve(request.params.name);
     }
     if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${request.params.name}\``);
-    return passThrough(proxy, target.server, "prompts/get", { ...request.params, name: target.name }, extra);
+    const result = await passThrough(
+      proxy,
+      target.server,
+      "prompts/get",
+      { ...request.params, name: target.name },
+      extra,
+    );
+    observeRead(proxy, session.id, target.server, "prompts/get", undefined, (reader) => promptText(reader, result));
+    return result;
   });
 }
 
@@ -115,7 +125,12 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
       throw agentError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
     }
     const result = await passThrough(proxy, owner, "resources/read", { ...request.params, uri: approved.uri }, extra);
-    observeResource(proxy, session.id, owner, approved.request, result);
+    observeRead(proxy, session.id, owner, "resources/read", approved.request, (reader) =>
+      listOf(result["contents"])
+        .map((c) => reader.resource(c))
+        .filter((t) => t !== "")
+        .join("\n"),
+    );
     return result;
   });
   registerSubscriptionHandlers(proxy, session);
@@ -208,37 +223,46 @@ async function gateResourceRead(
 }
 
 /**
- * What a resource said is untrusted text like a tool result: the session runtime is told (after the reply,
- * or before this session's next decision), so a value first seen in a resource is traced as a tool
- * result's would be.
+ * What a resource or a prompt said is untrusted text like a tool result: the session runtime is told what the
+ * agent can read of it (`ContentReader`: text, and blobs of a text-like type), after the reply, or before this
+ * session's next decision, so a value first seen there is traced as a tool result's would be. A resource read
+ * was decided, so it is told as executed (`request`); a prompt was not, so only its text is told. What could
+ * not be told whole (a blob past the decoding limit, an observer that throws) is reported unreadable.
  */
-function observeResource(
+function observeRead(
   proxy: AcpProxy,
   sessionId: string,
   server: string,
-  request: ActionRequest,
-  result: Result,
+  tool: "resources/read" | "prompts/get",
+  request: ActionRequest | undefined,
+  read: (reader: ContentReader) => string,
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
-  const contents = Array.isArray(result["contents"]) ? (result["contents"] as unknown[]) : [];
-  const text = contents
-    .map((c) =>
-      typeof c === "object" && c !== null && typeof (c as { text?: unknown }).text === "string"
-        ? (c as { text: string }).text
-        : "",
-    )
-    .filter((t) => t !== "")
-    .join("\n");
   proxy.observations.add(sessionId, () => {
     if (!proxy.sessions.has(sessionId)) return;
     try {
-      observer.executed(sessionId, request);
-      observer.result(sessionId, server, "resources/read", text);
+      if (request !== undefined) observer.executed(sessionId, request);
+      const reader = new ContentReader();
+      observer.result(sessionId, server, tool, read(reader));
+      if (reader.cut !== undefined) unreadable(proxy, sessionId, server, tool, reader.cut);
     } catch (err) {
-      unreadable(proxy, sessionId, server, "resources/read", err instanceof Error ? err.message : String(err));
+      unreadable(proxy, sessionId, server, tool, err instanceof Error ? err.message : String(err));
     }
   });
+}
+
+/** What the agent reads of a prompt: its description and each message's content. */
+function promptText(reader: ContentReader, result: Result): string {
+  const description = typeof result["description"] === "string" ? result["description"] : "";
+  const messages = listOf(result["messages"]).map((m) =>
+    typeof m === "object" && m !== null ? reader.block((m as { content?: unknown }).content) : "",
+  );
+  return [description, ...messages].filter((t) => t !== "").join("\n");
+}
+
+function listOf(value: unknown): readonly unknown[] {
+  return Array.isArray(value) ? (value as unknown[]) : [];
 }
 
 async function passThrough(

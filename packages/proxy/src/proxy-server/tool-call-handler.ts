@@ -21,6 +21,7 @@ import { newId, sessionAgent, type AcpProxy, type ProxySession } from "./acp-pro
 import { relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
 import { createInflightCall } from "./session-routing.js";
+import { ContentReader } from "./readable-content.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -240,8 +241,9 @@ function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult
 /**
  * Tells the observer (the session runtime) what ran — the request as decided (annotations and agent
  * included, so the runtime records the category the decision judged), with the arguments forwarded — and
- * what it returned. What it cannot tell whole (structured content too deep to write as JSON, an observer
- * that throws) it reports as unreadable, so the runtime judges as if the result held anything; logged too.
+ * what it returned (what the agent can read of it: `ContentReader`). What it cannot tell whole (structured
+ * content too deep to write as JSON, a blob past the decoding limit, an observer that throws) it reports as
+ * unreadable, so the runtime judges as if the result held anything; logged too.
  */
 function observe(
   proxy: AcpProxy,
@@ -255,9 +257,10 @@ function observe(
   if (observer === undefined) return;
   try {
     observer.executed(sessionId, request);
-    const text = (result.content ?? []).map(readableText).join("\n");
+    const reader = new ContentReader();
+    const text = (result.content ?? []).map((c) => reader.block(c)).join("\n");
     let structured = "";
-    let unread: string | undefined;
+    let unread = reader.cut;
     try {
       structured = result.structuredContent === undefined ? "" : JSON.stringify(result.structuredContent);
     } catch (err) {
@@ -267,25 +270,6 @@ function observe(
     if (unread !== undefined) unreadable(proxy, sessionId, server, tool, unread);
   } catch (err) {
     unreadable(proxy, sessionId, server, tool, messageOf(err));
-  }
-}
-
-/**
- * What the agent can read of one content item, for the session runtime: text; an embedded resource's URI
- * and text; a resource link's URI, name, title and description (an address an attacker chose, and words
- * the agent reads). Images, audio and blobs hold no text the runtime can score (docs: session-runtime).
- */
-function readableText(c: NonNullable<CallToolResult["content"]>[number]): string {
-  const str = (v: unknown): string => (typeof v === "string" ? v : "");
-  switch (c.type) {
-    case "text":
-      return c.text;
-    case "resource":
-      return [str(c.resource.uri), "text" in c.resource ? str(c.resource.text) : ""].filter(Boolean).join("\n");
-    case "resource_link":
-      return [str(c.uri), str(c.name), str(c.title), str(c.description)].filter(Boolean).join("\n");
-    default:
-      return "";
   }
 }
 
