@@ -52,7 +52,7 @@ describe("acp graph lint", () => {
   it("lints the default graph and says when it is missing", async () => {
     const missing = await runCli(["graph", "lint"], { env });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("no consent graph at");
+    expect(missing.stderr).toContain("cannot read consent graph");
     // lint takes the file as an argument: it has no --graph option to point at
     expect(missing.stderr).toContain("or name one: `acp graph lint FILE`");
     expect(missing.stderr).not.toContain("--graph");

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,10 +22,27 @@ describe("a file the person names that is not there: exit 1 in acp policy … an
     ["graph check --graph", ["graph", "check", "email", "read", "--graph", "nope.json"]],
     ["graph lint", ["graph", "lint", "nope.json"]],
     ["graph review --graph", ["graph", "review", "--graph", "nope.json"]],
-  ])("acp %s exits 1 naming the file", async (_name, argv) => {
+    ["replay (the trace)", ["replay", "--policy", "policy.yml", "nope.jsonl"]],
+    ["replay --policy", ["replay", "--policy", "nope.yml", "nope.jsonl"]],
+  ])("acp %s exits 1 saying it the one way: cannot read … `FILE`: no such file", async (_name, argv) => {
     const out = await runCli(argv, { env, cwd: home });
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/nope\.(yml|json|test\.yml)`/);
+    expect(out.stderr).toMatch(/^acp: cannot read [a-z ]+`[^`]*nope\.(yml|json|jsonl|test\.yml)`: no such file/);
+  });
+
+  it("the missing graph's hint works without the repository: the command it gives writes a graph that lints", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-missing-graph-"));
+    try {
+      const dirEnv = { HOME: dir, ACP_HOME: dir };
+      const out = await runCli(["graph", "lint"], { env: dirEnv, cwd: dir });
+      expect(out.code).toBe(1);
+      const command = /`(echo .*?)`, or/.exec(out.stderr)?.[1];
+      expect(command).toBeDefined();
+      execFileSync("sh", ["-c", command ?? "false"], { cwd: dir });
+      expect(await runCli(["graph", "lint"], { env: dirEnv, cwd: dir })).toMatchObject({ code: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the home's default graph missing is exit 1 too, saying how to create it", async () => {
@@ -35,7 +53,7 @@ describe("a file the person names that is not there: exit 1 in acp policy … an
     ]) {
       const out = await runCli(argv, { env, cwd: home });
       expect(out.code).toBe(1);
-      expect(out.stderr).toContain(`no consent graph at \`${join(home, "consent-graph.json")}\``);
+      expect(out.stderr).toContain(`cannot read consent graph \`${join(home, "consent-graph.json")}\`: no such file`);
     }
   });
 

@@ -147,7 +147,7 @@ describe("acp policy validate", () => {
   it("exits 1 with a clear message when the file is missing or not a file", async () => {
     const missing = await runCli(["policy", "validate", "nope.yml"], { cwd: dir });
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe("acp: no policy file at `nope.yml`\n");
+    expect(missing.stderr).toBe("acp: cannot read policy `nope.yml`: no such file\n");
     const home = await runCli(["policy", "validate"], { env: { ACP_HOME: join(dir, "empty-home") } });
     expect(home.code).toBe(1);
     expect(home.stderr).toContain("(run `acp init` to create one, or pass FILE)");

@@ -95,13 +95,13 @@ describe("acp replay", () => {
   it("exits 1 for a missing trace file", async () => {
     const out = await runCli(["replay", "--policy", policy, "nope.jsonl"], { cwd: dir });
     expect(out.code).toBe(1);
-    expect(out.stderr).toContain("trace `nope.jsonl` does not exist");
+    expect(out.stderr).toContain("cannot read trace `nope.jsonl`: no such file");
   });
 
   it("exits 1 for a missing policy file", async () => {
     const out = await runCli(["replay", "--policy", "nope.yml", join(fixtures, "basic.jsonl")], { cwd: dir });
     expect(out.code).toBe(1);
-    expect(out.stderr).toContain("does not exist");
+    expect(out.stderr).toContain("cannot read policy `" + join(dir, "nope.yml") + "`: no such file");
   });
 
   it("exits 4 for an invalid policy", async () => {

@@ -20,15 +20,27 @@ export function graphFileOf(ctx: CliContext, option: string | undefined): { path
 }
 
 /**
- * The error for a missing graph file, saying how to create one; `other` is how the command takes another
- * file (`pass --graph FILE` for check and review; lint takes it as an argument). Exit 1, as for every file
- * the CLI cannot find (`acp policy …` included): 4 is for a file that was read and does not validate.
+ * A smallest consent graph (one domain, every tier listed) for a person to start from: the hint gives it
+ * inline, since an installed acp has no copy of the repository's `spec/examples/consent-graph.json`.
+ */
+export const STARTER_GRAPH_JSON = '{"email": {"autonomous": ["read"], "requires_approval": ["send"], "blocked": []}}';
+
+/** A shell command that writes `STARTER_GRAPH_JSON` to `path` (quoted for the shell when it needs it). */
+export function writeStarterGraphCommand(path: string): string {
+  const target = /^[\w./~+-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`;
+  return `echo '${STARTER_GRAPH_JSON}' > ${target}`;
+}
+
+/**
+ * The error for a missing graph file, said as for every file the CLI cannot find (`cannot read … \`X\`: no
+ * such file`), with how to create one that works wherever acp is installed; `other` is how the command takes
+ * another file (`pass --graph FILE` for check and review; lint takes it as an argument). Exit 1, as for
+ * every file the CLI cannot find (`acp policy …` included): 4 is for a file that was read and does not validate.
  */
 export function missingGraphError(shown: string, isDefault: boolean, other = "pass --graph FILE"): CliError {
-  const how = isDefault
-    ? `create one (start from the example: \`cp spec/examples/consent-graph.json ${shown}\`) or ${other}`
-    : "check the path, or start from spec/examples/consent-graph.json";
-  return new CliError(`no consent graph at \`${shown}\`: ${how}`, EXIT.error);
+  const create = `create one to start from: \`${writeStarterGraphCommand(shown)}\``;
+  const how = isDefault ? `${create}, or ${other}` : `check the path, or ${create}`;
+  return new CliError(`cannot read consent graph \`${shown}\`: no such file (${how})`, EXIT.error);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from "@acp/core";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure } from "../decision/read-input.js";
 
 /** What `--json` prints. */
 export interface PolicyValidationReport {
@@ -76,9 +77,9 @@ async function readPolicyBytes(path: string, shown: string, isDefault: boolean):
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
       const hint = isDefault ? " (run `acp init` to create one, or pass FILE)" : "";
-      throw new CliError(`no policy file at \`${shown}\`${hint}`, EXIT.error);
+      throw new CliError(`cannot read policy \`${shown}\`: no such file${hint}`, EXIT.error);
     }
-    throw new CliError(`cannot read policy \`${shown}\`: ${code ?? String(err)}`, EXIT.error);
+    throw new CliError(`cannot read policy \`${shown}\`: ${readFailure(err)}`, EXIT.error);
   }
 }
 

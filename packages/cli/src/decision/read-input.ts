@@ -5,7 +5,10 @@ import { CliError, EXIT } from "../exit-codes.js";
 /** Largest file a command reads; bigger ones are refused before reading. */
 export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-/** Reads a text file the person named, with a clear error when it is missing, unreadable or absurd. */
+/**
+ * Reads a text file the person named, with a clear error when it is missing, unreadable or absurd. A file that
+ * cannot be read is said one way by every command (`cannot read WHAT \`PATH\`: no such file`, `readFailure`).
+ */
 export async function readInputFile(path: string, what: string, maxBytes = MAX_INPUT_BYTES): Promise<string> {
   let size: number;
   try {
@@ -14,8 +17,6 @@ export async function readInputFile(path: string, what: string, maxBytes = MAX_I
     size = info.size;
   } catch (err) {
     if (err instanceof CliError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new CliError(`${what} \`${path}\` does not exist`, EXIT.error);
     throw new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
   if (size > maxBytes) {

@@ -1,9 +1,10 @@
 import { readdir, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createMemoryRateLimiter, formatIssue } from "@acp/core";
 import { CliError, EXIT } from "../exit-codes.js";
 import { buildPipeline, loadGraphFile, loadPolicyFile, type DecisionInputs } from "./load.js";
-import { readInputFile } from "./read-input.js";
+import { readFailure, readInputFile } from "./read-input.js";
 import type { GraphSettings } from "./graph-config.js";
 import { parsePolicyTestFile } from "./test-cases.js";
 
@@ -20,8 +21,12 @@ export interface CaseResult {
 
 /** Finds test files: FILE itself, or every `*.test.yml` / `*.test.yaml` under a directory. */
 export async function findTestFiles(path: string): Promise<string[]> {
-  const info = await stat(path).catch(() => null);
-  if (info === null) throw new CliError(`test path \`${path}\` does not exist`, EXIT.error);
+  let info: Stats;
+  try {
+    info = await stat(path);
+  } catch (err) {
+    throw new CliError(`cannot read test path \`${path}\`: ${readFailure(err)}`, EXIT.error);
+  }
   if (info.isFile()) return [path];
   const found: string[] = [];
   for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {

@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { formatIssue, type Issue, type Result } from "@acp/core";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readFailure } from "../decision/read-input.js";
 import { parseTraceText, TRACE_LIMITS, type Trace } from "./trace.js";
 
 /** A trace file that did not parse: its name and every problem, each formatted `FILE:LINE: message`. */
@@ -23,9 +24,7 @@ export async function readTraceFile(path: string, name: string): Promise<Result<
     size = info.size;
   } catch (err) {
     if (err instanceof CliError) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw new CliError(`trace \`${name}\` does not exist`, EXIT.error);
-    throw new CliError(`cannot read trace \`${name}\`: ${code ?? String(err)}`, EXIT.error);
+    throw new CliError(`cannot read trace \`${name}\`: ${readFailure(err)}`, EXIT.error);
   }
   if (size > TRACE_LIMITS.maxFileBytes) {
     const message = `the trace is ${size} bytes, more than the ${TRACE_LIMITS.maxFileBytes}-byte limit`;
@@ -35,7 +34,7 @@ export async function readTraceFile(path: string, name: string): Promise<Result<
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new CliError(`cannot read trace \`${name}\`: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new CliError(`cannot read trace \`${name}\`: ${readFailure(err)}`);
   }
   let text: string;
   try {

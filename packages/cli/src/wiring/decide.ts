@@ -62,7 +62,7 @@ export interface PipelineDecideOptions {
  */
 export function loadStartPolicy(path: string, isDefault: boolean, log: (line: string) => void): PolicyVersion {
   if (!existsSync(path)) {
-    if (!isDefault) throw new CliError(`policy \`${path}\` does not exist`, EXIT.error);
+    if (!isDefault) throw new CliError(`cannot read policy \`${path}\`: no such file`, EXIT.error);
     log(`no policy at ${path}: using the built-in starter policy (run \`acp init\` to write one)`);
     const starter = parsePolicy(STARTER_POLICY, { file: "<starter policy>" });
     if (!starter.ok) throw new CliError("the built-in starter policy does not validate", EXIT.error);

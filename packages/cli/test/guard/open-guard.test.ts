@@ -376,7 +376,7 @@ describe("openGuard: tools wrapped in-process pass the one pipeline", () => {
       .catch((e: unknown) => e);
     expect(isGuardRefusal(error) && error.stop).toBe("guard_closed");
     await expect(openGuard({ home: h.home, policy: join(h.home, "nope.yml"), log: () => undefined })).rejects.toThrow(
-      /does not exist/,
+      /cannot read policy `.*nope\.yml`: no such file/,
     );
     await expect(openGuard({ home: h.home, intent: { goal: "x", allowd: [] }, log: () => undefined })).rejects.toThrow(
       /invalid intent/,
