@@ -10,6 +10,9 @@ const POLICY = [
   "  - id: no-etc",
   '    match: { tool: write_file, args: { path: "/etc/**" } }',
   "    action: deny",
+  "  - id: ask-home-writes",
+  '    match: { tool: write_file, args: { path: "/home/**" } }',
+  "    action: ask",
   "  - id: ask-writes",
   "    match: { tool: write_file }",
   "    action: ask",
@@ -122,6 +125,99 @@ describe("POST /v1/decide?wait=true with an approval that edits the arguments", 
     });
     expect(String(at(completed, "reason"))).toMatch(
       /^approved with edits, but the edited arguments are refused by policy rule `no-etc`/,
+    );
+  });
+});
+
+/** The pending consent request whose parameters name `path`, once it exists. */
+async function pendingFor(path: string): Promise<{ id: string; request: { policy: { rule_id: string } } }> {
+  return eventually(async () => {
+    const res = await fetch(`${s.url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const list = at(await readJson(res), "requests") as {
+      id: string;
+      request: { action: { parameters: unknown }; policy: { rule_id: string } };
+    }[];
+    return list.find((r) => JSON.stringify(r.request.action.parameters).includes(path));
+  });
+}
+
+describe("an edit that lands under an ask rule the person was not asked about", () => {
+  it("POST /v1/decide?wait=true asks again about the edited arguments, under that rule; its approval runs them", async () => {
+    const { id, call } = await waitingWrite("/tmp/plain.txt");
+    await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/home/alice/.bashrc" },
+    });
+    const again = await pendingFor("/home/alice/.bashrc");
+    expect(again.id).not.toBe(id);
+    expect(again.request.policy.rule_id).toBe("policy:ask-home-writes");
+    expect((await post(`/v1/consent/${again.id}/response`, { decision: "approved" })).status).toBe(200);
+    expect(await readJson(await call)).toMatchObject({
+      route: "accept",
+      decision: { rule: "policy:ask-home-writes" },
+      consent: { outcome: "approved", request_id: again.id, arguments: { path: "/home/alice/.bashrc" } },
+    });
+    await s.stores.auditLog.flush();
+    const page = await s.stores.audit.list({ limit: 1000, eventType: "policy_evaluated" });
+    // the re-decision that raised the new question is on the record
+    const rejudged = page.events.map((e) => JSON.stringify(e)).filter((e) => e.includes('"edited_arguments":true'));
+    expect(rejudged.some((e) => e.includes('"decision":"ask"') && e.includes('"policy:ask-home-writes"'))).toBe(true);
+  });
+
+  it("a no to the new question refuses the call", async () => {
+    const { id, call } = await waitingWrite("/tmp/other.txt");
+    await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/home/bob/.profile" },
+    });
+    const again = await pendingFor("/home/bob/.profile");
+    await post(`/v1/consent/${again.id}/response`, { decision: "denied", reason: "not there" });
+    expect(await readJson(await call)).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
+  });
+
+  it("POST /v1/consent/{id}/complete says denied, naming the rule nobody was asked about", async () => {
+    const id = "cr_00000000000000000000000000000e2d";
+    const now = Date.now();
+    await s.stores.pending.insert({
+      id,
+      nonce: "n_edit_reask",
+      sessionId: "s",
+      server: "fs",
+      tool: "write_file",
+      request: {
+        type: "consent_request",
+        version: "0.2.0",
+        id,
+        timestamp: new Date(now).toISOString(),
+        expires_at: new Date(now + 120_000).toISOString(),
+        agent: { id: "agent-1", name: "agent-1", command: "" },
+        action: {
+          tool: "write_file",
+          server: "fs",
+          category: "write",
+          risk_level: "medium",
+          parameters: { path: "/tmp/notes.txt" },
+          description: "call `write_file` on `fs`",
+        },
+        policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
+        nonce: "n_edit_reask",
+      },
+      reasons: [],
+      createdAtMs: now,
+      expiresAtMs: now + 120_000,
+    });
+    await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/home/carol/notes.txt" },
+    });
+    const completed = await readJson(await post(`/v1/consent/${id}/complete`, {}));
+    expect(completed).toMatchObject({
+      outcome: "denied",
+      arguments: { path: "/home/carol/notes.txt" },
+      edit_refused: { rule: "policy:ask-home-writes" },
+    });
+    expect(String(at(completed, "reason"))).toBe(
+      "approved with edits, but the edited arguments fall under policy rule `ask-home-writes`, which the person who edited them was not asked about: not run (decide again with the edited arguments to ask it)",
     );
   });
 });

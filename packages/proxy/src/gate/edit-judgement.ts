@@ -21,7 +21,13 @@ export interface AnsweredQuestions {
 export type EditJudgement =
   | { readonly kind: "stands" }
   | { readonly kind: "refused"; readonly decision: Decision }
-  | { readonly kind: "asked"; readonly decision: Decision; readonly answered: AnsweredQuestions };
+  | {
+      readonly kind: "asked";
+      readonly decision: Decision;
+      readonly answered: AnsweredQuestions;
+      /** Why it is asked again: ``the edited arguments fall under policy rule `x`, which …``. */
+      readonly why: string;
+    };
 
 /**
  * How many times one call's edited arguments may be put to a person again. Each new question covers at
@@ -53,7 +59,8 @@ export function judgeEdit(edited: Decision, answered: AnsweredQuestions, asked =
   if (edited.route === "accept") return { kind: "stands" };
   const level = askedLevel(edited);
   const newRule = !answered.rules.includes(edited.rule);
-  const stronger = (LEVEL_RANK[level] ?? LEVEL_RANK.critical) > (LEVEL_RANK[answered.level] ?? LEVEL_RANK.critical);
+  // a level that is not one of the four reads as the strongest asked and the weakest answered (fail closed)
+  const stronger = (LEVEL_RANK[level] ?? LEVEL_RANK.critical) > (LEVEL_RANK[answered.level] ?? -1);
   if (!newRule && !stronger) return { kind: "stands" };
   const why = newRule
     ? `the edited arguments fall under ${describeRule(edited.rule)}, which the person who edited them was not asked about`
@@ -81,5 +88,6 @@ export function judgeEdit(edited: Decision, answered: AnsweredQuestions, asked =
       rules: newRule ? [...answered.rules, edited.rule] : answered.rules,
       level: stronger ? level : answered.level,
     },
+    why,
   };
 }

@@ -5,8 +5,9 @@
  * as the waiting call would have. Verification spends the request's nonce in the shared nonce store, so
  * a request completes once across every node: the original waiting call, or one completion.
  */
-import type { ActionRequest, Decision } from "@acp/core";
+import type { ActionRequest, Decision, RiskLevel } from "@acp/core";
 import {
+  judgeEdit,
   readCliAnswer,
   refusalText,
   type AuditSink,
@@ -192,8 +193,10 @@ export async function completeConsent(
   await record(deps, row, "consent_approved", { decision: response.decision, consent_response: response });
   const edited = response.modifications === null ? args : { ...args, ...response.modifications };
   if (response.modifications !== null && deps.recheck !== undefined) {
-    // as the waiting call would have: an edit the policy refuses is not run because a person typed it
-    const decision = await deps
+    // as the waiting call would have (`judgeEdit`): an edit the policy refuses is not run because a person
+    // typed it, nor one under an ask rule the person was not asked about (or at a stronger level); with no
+    // call waiting to ask that question, the completion says denied, naming the rule (decide again to ask it)
+    const rechecked = await deps
       .recheck({
         tool: request.action.tool,
         server: request.action.server,
@@ -202,11 +205,20 @@ export async function completeConsent(
         risk_level: request.action.risk_level,
       } as ActionRequest)
       .catch(unjudgedEdit);
-    if (decision.route === "refuse") {
-      const reason = `approved with edits, but the edited arguments are ${refusalText(decision)}`;
+    const answered = {
+      rules: [request.policy.rule_id === "default" ? null : request.policy.rule_id],
+      level: request.policy.required_level as RiskLevel,
+    };
+    const judged = judgeEdit(rechecked, answered);
+    if (judged.kind !== "stands") {
+      const decision = judged.decision;
+      const reason =
+        judged.kind === "refused"
+          ? `approved with edits, but the edited arguments are ${refusalText(decision)}`
+          : `approved with edits, but ${judged.why}: not run (decide again with the edited arguments to ask it)`;
       await record(deps, row, "policy_evaluated", {
         edited_arguments: true,
-        decision: "refuse",
+        decision: decision.route,
         policy_rule: decision.rule,
         reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
         ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),

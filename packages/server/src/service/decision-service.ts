@@ -10,6 +10,7 @@ import {
   type ContractEnvelope,
   type Decision,
 } from "@acp/core";
+import { answeredBy, judgeEdit, type AnsweredQuestions, type EditJudgement } from "@acp/proxy";
 import type { PendingLimit } from "@acp/store";
 import type { FrontEnd } from "../metrics/metrics.js";
 import { mergeDecision } from "./merge-envelope.js";
@@ -189,29 +190,35 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   }
 
   /**
-   * Arguments a person edited are judged again before the caller runs them: what the agent could not have
-   * been allowed (a deny rule's path or recipient) is not allowed because an approver typed it. Only a
-   * refusal counts (the person has answered the question an ask raises); it is recorded as a
-   * `policy_evaluated` of the edited arguments. Null: nothing was edited, or the edit stands.
+   * Arguments a person edited are judged again before the caller runs them, by the proxy's rule
+   * (`judgeEdit`): what the agent could not have been allowed (a deny rule's path or recipient) is not
+   * allowed because an approver typed it (`refused`), and an edit under an ask rule the person was not
+   * asked about (or at a stronger level) is a new question (`asked`). A refusal or a new question is
+   * recorded as a `policy_evaluated` of the edited arguments. `stands`: nothing was edited, or the edit stands.
    */
-  async function refusedEdit(
+  async function judgeEditedArguments(
     id: string,
     request: ActionRequest,
     consent: ConsentResult,
     caller: string | undefined,
-  ): Promise<NonNullable<ConsentResult["edit_refused"]> | null> {
-    if (consent.arguments === undefined || sameCanonicalJson(consent.arguments, request.arguments)) return null;
+    answered: AnsweredQuestions,
+    asked: number,
+  ): Promise<EditJudgement> {
+    if (consent.arguments === undefined || sameCanonicalJson(consent.arguments, request.arguments)) {
+      return { kind: "stands" };
+    }
     const edited = { ...request, arguments: consent.arguments };
     const recheck = options.recheckEdits ?? pipeline;
     const judge = serverChecked(caller) ? recheck : (options.anyServerRecheckEdits ?? recheck);
-    let decision: Decision;
+    let rechecked: Decision;
     try {
-      decision = await judge.decide(edited, clock());
+      rechecked = await judge.decide(edited, clock());
     } catch (err) {
-      decision = unjudgedEdit(err);
+      rechecked = unjudgedEdit(err);
     }
-    if (decision.route !== "refuse") return null;
-    const reasons = decision.reasons.map((r) => r.message);
+    const judged = judgeEdit(rechecked, answered, asked);
+    if (judged.kind === "stands") return judged;
+    const decision = judged.decision;
     await options.audit.record("policy_evaluated", {
       request_id: id,
       consent_request_id: consent.request_id,
@@ -226,7 +233,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
       ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
     });
-    return { rule: decision.rule, reasons };
+    return judged;
   }
 
   /**
@@ -416,11 +423,29 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       // cannot reuse its "for this session" approvals
       const named = wait.sessionId ?? `http-${id}`;
       const sessionId = wait.caller !== undefined ? `${wait.caller}/${named}` : named;
-      const consent = await waitForPerson(input as ActionRequest, decision, { ...wait, sessionId });
-      if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision, consent };
-      const refused = await refusedEdit(id, input as ActionRequest, consent, wait.caller);
-      if (refused === null) return { decision_id: id, route: "accept", decision, consent };
-      return { decision_id: id, route: "refuse", decision, consent: { ...consent, edit_refused: refused } };
+      let request = input as ActionRequest;
+      let asked = decision;
+      let asking = { answered: answeredBy(decision), asked: 1 };
+      for (;;) {
+        const consent = await waitForPerson(request, asked, { ...wait, sessionId });
+        if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision: asked, consent };
+        const judged = await judgeEditedArguments(id, request, consent, wait.caller, asking.answered, asking.asked);
+        if (judged.kind === "stands") return { decision_id: id, route: "accept", decision: asked, consent };
+        if (judged.kind === "refused") {
+          const editRefused = { rule: judged.decision.rule, reasons: judged.decision.reasons.map((r) => r.message) };
+          return {
+            decision_id: id,
+            route: "refuse",
+            decision: asked,
+            consent: { ...consent, edit_refused: editRefused },
+          };
+        }
+        // a new question about the edited arguments, under the rule they fall under; `decision` in the
+        // answer is then the question the final consent answered
+        request = { ...request, arguments: consent.arguments ?? request.arguments };
+        asked = judged.decision;
+        asking = { answered: judged.answered, asked: asking.asked + 1 };
+      }
     },
   };
 }
