@@ -3,8 +3,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createPipeline, createSession, sessionSource, type Session } from "@acp/core";
-import type { CallObserver, ConsentAsk, UpstreamSpec } from "../src/index.js";
+import type { AcpProxy, CallObserver, ConsentAsk, UpstreamSpec } from "../src/index.js";
 import { connectClient, scriptedBroker, startInMemory } from "./harness.js";
+import { hostile } from "./upstream/hostile-upstream.js";
 
 // The proxy told the session runtime a tool result's text items only: a prompt's messages (`prompts/get`)
 // never reached it, and of a resource (`resources/read`) or an embedded resource only `text`, never a
@@ -59,15 +60,19 @@ afterEach(async () => {
 });
 
 /** A proxy in front of the fixture, deciding by the session runtime alone; `asks` lists what it asked. */
-async function start(env: Record<string, string> = {}): Promise<{
+async function start(
+  env: Record<string, string> = {},
+  more: readonly UpstreamSpec[] = [],
+): Promise<{
   client: Client;
   other: Client;
   asks: ConsentAsk[];
+  proxy: AcpProxy;
 }> {
   const { observer, sessionFor } = runtime();
   const asks: ConsentAsk[] = [];
   const started = await startInMemory({
-    upstreams: [content(env)],
+    upstreams: [content(env), ...more],
     decide: (request, context) =>
       createPipeline(context === undefined ? [] : [sessionSource(sessionFor(context.sessionId))]).decide(
         request,
@@ -84,7 +89,7 @@ async function start(env: Record<string, string> = {}): Promise<{
     await other.close();
     await started.close();
   };
-  return { client: started.client, other, asks };
+  return { client: started.client, other, asks, proxy: started.proxy };
 }
 
 /** Whether a send to `to` was refused (a person was asked and said no). */
@@ -140,4 +145,24 @@ describe("what the agent read by every path reaches provenance through the proxy
     expect(asks[0]?.decision.reasons.map((r) => r.code)).toContain("provenance_incomplete");
     expect(await refused(other, "bob@corp.example")).toBe(false);
   }, 60_000);
+
+  it("an upstream's JSON-RPC error to a prompt, a resource read or a tool call: a send to its address asks", async () => {
+    const { client, other, asks, proxy } = await start({}, [hostile()]);
+    await expect(client.getPrompt({ name: "broken" })).rejects.toThrow(ADDRESS);
+    expect(await refused(client, ADDRESS)).toBe(true);
+    expect(asks[0]?.decision.reasons.map((r) => r.message).join("\n")).toContain("content.prompts/get");
+
+    await expect(other.readResource({ uri: "notes://broken" })).rejects.toThrow(ADDRESS);
+    expect(await refused(other, ADDRESS)).toBe(true);
+    expect(asks[1]?.decision.reasons.map((r) => r.message).join("\n")).toContain("content.resources/read");
+
+    // the hostile upstream's `leak_error` answers a JSON-RPC error whose message and data hold `secret`
+    const third = await connectClient(proxy);
+    await expect(third.callTool({ name: "leak_error", arguments: { secret: `see ${ADDRESS}` } })).rejects.toThrow(
+      ADDRESS,
+    );
+    expect(await refused(third, ADDRESS)).toBe(true);
+    expect(asks[2]?.decision.reasons.map((r) => r.message).join("\n")).toContain("hostile.leak_error");
+    await third.close();
+  }, 30_000);
 });

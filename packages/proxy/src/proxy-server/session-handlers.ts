@@ -95,13 +95,13 @@ function registerPromptHandlers(proxy: AcpProxy, session: ProxySession): void {
       target = (await proxy.catalog.prompts()).resolve(request.params.name);
     }
     if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${request.params.name}\``);
-    const result = await passThrough(
-      proxy,
-      target.server,
-      "prompts/get",
-      { ...request.params, name: target.name },
-      extra,
-    );
+    const params = { ...request.params, name: target.name };
+    const owner = target.server;
+    const result = await passThrough(proxy, owner, "prompts/get", params, extra).catch((err: unknown) => {
+      // an upstream's error reaches the agent in its own words: the runtime reads them too
+      observeRead(proxy, session.id, owner, "prompts/get", undefined, () => errorText(err));
+      throw err;
+    });
     observeRead(proxy, session.id, target.server, "prompts/get", undefined, (reader) => promptText(reader, result));
     return result;
   });
@@ -124,7 +124,11 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
       // the person edited the URI: it is read from the server they approved it on, or not at all
       throw agentError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
     }
-    const result = await passThrough(proxy, owner, "resources/read", { ...request.params, uri: approved.uri }, extra);
+    const params = { ...request.params, uri: approved.uri };
+    const result = await passThrough(proxy, owner, "resources/read", params, extra).catch((err: unknown) => {
+      observeRead(proxy, session.id, owner, "resources/read", approved.request, () => errorText(err));
+      throw err;
+    });
     observeRead(proxy, session.id, owner, "resources/read", approved.request, (reader) =>
       listOf(result["contents"])
         .map((c) => reader.resource(c))
@@ -259,6 +263,13 @@ function promptText(reader: ContentReader, result: Result): string {
     typeof m === "object" && m !== null ? reader.block((m as { content?: unknown }).content) : "",
   );
   return [description, ...messages].filter((t) => t !== "").join("\n");
+}
+
+/** What the agent reads of an error (an upstream's JSON-RPC error, relayed): its message, and its `data`. */
+function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const data = err instanceof McpError ? err.data : undefined;
+  return data === undefined ? err.message : `${err.message}\n${JSON.stringify(data)}`;
 }
 
 function listOf(value: unknown): readonly unknown[] {

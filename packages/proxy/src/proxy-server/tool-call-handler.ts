@@ -112,7 +112,12 @@ export async function handleToolCall(
       extra,
       relay !== undefined ? { relay, token: `acp:${callId}` } : undefined,
       completed,
-    );
+    ).catch((err: unknown) => {
+      // an upstream's JSON-RPC error reaches the agent in its own words: the runtime reads them as a result
+      if (err instanceof McpError && !isTransportFailure(err))
+        observeLater(proxy, session.id, target.server, target.name, verdict.request, errorResult(err));
+      throw err;
+    });
     // an upstream's answer was scrubbed as it arrived (createMessageScrubber); the proxy's own error text was not
     const result = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
     const unrecorded = await auditCompleted(proxy, target.server, target.name, {
@@ -121,12 +126,7 @@ export async function handleToolCall(
       ...(raw.error !== undefined ? { error: raw.error } : {}),
     });
     if (unrecorded !== undefined) return unrecorded;
-    // after the reply is out; the next decision of this session runs it first if it is still queued
-    proxy.observations.add(session.id, () => {
-      // a session that closed meanwhile is gone from the runtime: nothing to tell it
-      if (proxy.sessions.has(session.id))
-        observe(proxy, session.id, target.server, target.name, verdict.request, result);
-    });
+    observeLater(proxy, session.id, target.server, target.name, verdict.request, result);
     await relay?.flush();
     await inflight.settled();
     return result;
@@ -236,6 +236,31 @@ async function injectCredentials(
 /** The upstream's answer with every injected secret value replaced, so the agent never sees one. */
 function withoutSecrets(proxy: AcpProxy, result: CallToolResult): CallToolResult {
   return withoutSecretValues(proxy.options.credentials, result);
+}
+
+/** {@link observe}, after the reply is out; the next decision of the session runs it first if still queued. */
+function observeLater(
+  proxy: AcpProxy,
+  sessionId: string,
+  server: string,
+  tool: string,
+  request: ActionRequest,
+  result: CallToolResult,
+): void {
+  proxy.observations.add(sessionId, () => {
+    // a session that closed meanwhile is gone from the runtime: nothing to tell it
+    if (proxy.sessions.has(sessionId)) observe(proxy, sessionId, server, tool, request, result);
+  });
+}
+
+/** What the agent reads of an upstream's JSON-RPC error, as a result: its message, and its `data`. */
+function errorResult(err: McpError): CallToolResult {
+  const data: unknown = err.data;
+  return {
+    content: [{ type: "text", text: relayedError(err).message }],
+    ...(data !== undefined ? { structuredContent: { data } } : {}),
+    isError: true,
+  };
 }
 
 /**
