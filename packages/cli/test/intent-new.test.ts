@@ -61,6 +61,19 @@ describe("acp intent new", () => {
     expect((await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "accounts"])).code).toBe(2);
   });
 
+  it("says on stderr, naming the flag, when a value the template asks for is left empty (the intent is still written)", async () => {
+    const out = await runCli(["intent", "new", "-t", "pay-a-bill"]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("accounts: []");
+    expect(out.stderr).toBe(
+      "acp: notice: no `accounts` given (the IBAN or account the bill is paid to): the intent trusts none, so every call that uses one asks you; name it with --trusted accounts=VALUE\n",
+    );
+    const named = await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "accounts=DE89370400440532013000"]);
+    expect(named.stderr).toBe("");
+    // a list the template calls optional may stay empty without a word
+    expect((await runCli(["intent", "new", "-t", "triage-my-inbox"])).stderr).toBe("");
+  });
+
   it("refuses a --trusted name the template does not ask for (a typo would leave the asked value empty), exit 2", async () => {
     const out = await runCli(["intent", "new", "-t", "pay-a-bill", "--trusted", "acounts=DE89370400440532013000"]);
     expect(out.code).toBe(2);

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Command } from "commander";
 import { stringify } from "yaml";
 import { compileIntent, formatIssue, suggest } from "@acp/core";
-import { printJson, printLine, resolvePath, type CliContext } from "../context.js";
+import { printError, printJson, printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { writeOutputFileSync } from "../decision/write-output.js";
 import { askIntent, confirmWrite } from "../intent/interactive.js";
@@ -56,6 +56,22 @@ function trustedValues(
     (out[name] ??= []).push(entry.slice(at + 1));
   }
   return out;
+}
+
+/**
+ * A notice on stderr for each value the template asks for (and does not call optional) that no `--trusted`
+ * named: the intent is still written (it fails closed: with nothing trusted, every call that uses such a
+ * value asks a person), but it does not hold what the template is for (`pay-a-bill`: only to the account you
+ * give). Interactively such a list is asked again instead.
+ */
+function noticeEmptyAsks(ctx: CliContext, template: IntentTemplate, trusted: Readonly<Record<string, string[]>>): void {
+  for (const [name, what] of Object.entries(template.asks)) {
+    if (/optional/i.test(what) || (trusted[name]?.length ?? 0) > 0) continue;
+    printError(
+      ctx,
+      `acp: notice: no \`${name}\` given (${what}): the intent trusts none, so every call that uses one asks you; name it with --trusted ${name}=VALUE`,
+    );
+  }
 }
 
 function templateNamed(name: string): IntentTemplate {
@@ -153,7 +169,9 @@ Examples:
 Without --template, it asks on a terminal; without a terminal it needs --template or --interactive
 (it never waits on a stdin nobody types into). The intent is checked before it is written and, when
 asked for interactively, shown for a yes first. Values you name are trusted: a consequential call may
-use them; values that only came from what the agent read make it ask. Guide: docs/guides/intents.md
+use them; values that only came from what the agent read make it ask. A value the template asks for
+(not marked optional) left without --trusted is written as an empty list, with a notice on stderr
+naming the flag: nothing is trusted, so every call using such a value asks you. Guide: docs/guides/intents.md
 
 Exit codes: 0 written (or printed, or --list), 1 the --out file exists (use --force), not confirmed
 (anything but y or yes at the end: nothing written) or the file cannot be written, 2 usage (an unknown
@@ -187,12 +205,9 @@ nor --interactive without a terminal, input that ended early, three unusable ans
         );
       const template = templateNamed(options.template);
       const base = template.intent["trusted_values"] as Record<string, unknown>;
-      write(
-        ctx,
-        intentText(template, trustedValues(options.trusted ?? [], base, template.asks), options.goal),
-        options.out,
-        options.force === true,
-        options.json === true,
-      );
+      const trusted = trustedValues(options.trusted ?? [], base, template.asks);
+      const made = intentText(template, trusted, options.goal);
+      noticeEmptyAsks(ctx, template, trusted);
+      write(ctx, made, options.out, options.force === true, options.json === true);
     });
 }
