@@ -14,11 +14,13 @@ import { MAX_ENTRY_CHARS } from "@acp/core";
  * the result unreadable, so the session asks before consequential calls as for any content it could not keep.
  */
 export class ContentReader {
+  readonly #maxBytes: number;
   #bytesLeft: number;
   /** Why part of what was read could not be told to the session (a blob past the limit); unset when all was. */
   cut: string | undefined;
 
   constructor(maxBlobBytes: number = MAX_ENTRY_CHARS) {
+    this.#maxBytes = maxBlobBytes;
     this.#bytesLeft = maxBlobBytes;
   }
 
@@ -53,12 +55,13 @@ export class ContentReader {
     if (typeof blob !== "string" || blob === "") return "";
     const type = typeof mimeType === "string" && mimeType.trim() !== "" ? parseType(mimeType) : undefined;
     if (type !== undefined && !isTextType(type.essence)) return "";
-    // every 4 Base64 characters are 3 bytes: decode no more than the bytes left
-    const whole = Math.floor((blob.length * 3) / 4);
+    // every 4 Base64 characters are 3 bytes (less the padding): decode no more than the bytes left
+    const padding = blob.endsWith("==") ? 2 : blob.endsWith("=") ? 1 : 0;
+    const whole = Math.floor((blob.length * 3) / 4) - padding;
     const fits = Math.min(whole, this.#bytesLeft);
     const source = fits < whole ? blob.slice(0, Math.floor(fits / 3) * 4) : blob;
     if (fits < whole) {
-      this.cut = `a blob of about ${whole} bytes is past the ${MAX_ENTRY_CHARS} bytes of blobs read of one result`;
+      this.cut = `a blob of about ${whole} bytes is past the ${this.#maxBytes} bytes of blobs read of one result`;
     }
     const bytes = Buffer.from(source, "base64");
     this.#bytesLeft -= bytes.length;
