@@ -54,6 +54,30 @@ describe("config.yml: an unknown key in a section is refused at FILE:LINE:COL wi
     expect(got.lines).toContain(`${path}:7:5: credentials.0: unknown key \`servr\` (did you mean \`server\`?)`);
   });
 
+  it("proxy, an upstream server, session and redaction suggest the key meant too", () => {
+    const path = configFile(
+      'version: "1"\nproxy:\n  prot: 1\n  upstream_servers:\n    - name: a\n      command: x\n      crwd: /\nsession:\n  escalate_after_instruction: true\nredaction:\n  value: []\n',
+    );
+    const got = problems(path);
+    expect(got.code).toBe(4);
+    expect(got.lines).toContain(`${path}:3:9: unknown key \`prot\` in \`proxy\` (did you mean \`port\`?)`);
+    expect(got.lines).toContain(`${path}:7:13: unknown key \`crwd\` in upstream server (did you mean \`cwd\`?)`);
+    expect(got.lines).toContain(
+      `${path}:9:31: \`session.escalate_after_instruction\`: unknown key \`escalate_after_instruction\` (did you mean \`escalate_after_instructions\`?)`,
+    );
+    expect(got.lines).toContain(`${path}:11:10: unknown key \`redaction.value\` (did you mean \`redaction.values\`?)`);
+  });
+
+  it("acp doctor: serve: suggests the key meant", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  prot: 8787\n');
+    const out = await runCli(["doctor", "--json"], { env: envFor(home) });
+    const checks = (JSON.parse(out.stdout) as { checks: { status: string; name: string; detail: string }[] }).checks;
+    expect(checks.filter((c) => c.name === "serve" && c.status === "fail").map((c) => c.detail)).toEqual([
+      "config.yml: serve.prot: unknown key (did you mean `serve.port`?)",
+    ]);
+  });
+
   it("acp doctor fails its config check on a sandbox typo", async () => {
     const { home } = fixtureHome(root.dir);
     const path = configFile('version: "1"\nsandbox:\n  max_proceses: 10\n');

@@ -404,9 +404,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
     writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  prot: 9000\n  decision_audit: later\n');
     const err = await serveFailure(home, ["--port", "0"]);
     expect(err?.exitCode).toBe(4);
-    expect(err?.message).toContain(
-      "config.yml: serve.prot: unknown key (serve: takes port, bind, public_url, bearer_token, approver_token, agent_tokens, agent_servers, approver_tokens, decision_audit)",
-    );
+    expect(err?.message).toContain("config.yml: serve.prot: unknown key (did you mean `serve.port`?)");
     expect(err?.message).toContain("serve.decision_audit: unknown value `later` (expected queued or durable)");
     expect(existsSync(join(home, "serve.json"))).toBe(false);
   });

@@ -3,7 +3,7 @@
  * both use: every key known, every value of the right kind. (The storage URL itself is checked where it
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
-import { compileGlob, readNamedSecrets } from "@acp/core";
+import { compileGlob, readNamedSecrets, suggest } from "@acp/core";
 import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
@@ -99,7 +99,11 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
       return {};
     }
     for (const key of Object.keys(raw)) {
-      if (!keys.includes(key)) problems.push(`${name}.${key}: unknown key (${name}: takes ${keys.join(", ")})`);
+      if (keys.includes(key)) continue;
+      // the closest key, as every other section of config.yml says it (core's `suggest`)
+      const near = suggest(key, keys);
+      const help = near !== undefined ? `did you mean \`${name}.${near}\`?` : `${name}: takes ${keys.join(", ")}`;
+      problems.push(`${name}.${key}: unknown key (${help})`);
     }
     return raw;
   };

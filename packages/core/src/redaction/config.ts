@@ -1,10 +1,17 @@
 import { UnsupportedRegexError, compileLinearPattern, type LinearPattern } from "../glob/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import { DEFAULT_REDACTION, extendRedaction, type RedactionRules } from "./rules.js";
+import { suggest } from "../suggest/index.js";
 
 const MAX_PATTERNS = 200;
 const MAX_PATTERN_LENGTH = 500;
 const FIELDS = ["keys", "values", "defaults"];
+
+/** The closest field (`did you mean`), else every field. */
+function unknownHelp(key: string): string {
+  const near = suggest(key, FIELDS);
+  return near !== undefined ? `did you mean \`redaction.${near}\`?` : `expected ${FIELDS.join(", ")}`;
+}
 
 function stringList(raw: unknown, field: string, issues: Issue[]): string[] {
   if (raw === undefined || raw === null) return [];
@@ -86,7 +93,7 @@ export function parseRedactionConfig(raw: unknown): Result<RedactionRules> {
       issues.push({
         code: "redaction_config_invalid",
         path: ["redaction", key],
-        message: `unknown key \`redaction.${key}\` (expected ${FIELDS.join(", ")})`,
+        message: `unknown key \`redaction.${key}\` (${unknownHelp(key)})`,
       });
     }
   }

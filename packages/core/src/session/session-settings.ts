@@ -7,6 +7,7 @@ import type { ClassificationOverride } from "../policy/index.js";
 import { CATEGORIES, RISK_LEVELS } from "../request/index.js";
 import { compileActionPatterns } from "./action-name.js";
 import { quoteValue } from "./errors.js";
+import { suggest } from "../suggest/index.js";
 import { parseTransitionRules, type TransitionRule } from "./transitions.js";
 import { PIECE_KINDS, type PieceKind } from "./value-tokens.js";
 
@@ -332,7 +333,13 @@ export function parseSessionSettings(value: unknown): Result<SessionSettings> {
   if (value === undefined || value === null) return { ok: true, value: DEFAULT_SESSION_SETTINGS };
   if (!isObject(value)) return { ok: false, issues: [issue([], "settings must be an object")] };
   const issues: Issue[] = [];
-  for (const key of Object.keys(value)) if (!KEYS.has(key)) issues.push(issue([key], `unknown key ${quoteValue(key)}`));
+  for (const key of Object.keys(value)) {
+    if (KEYS.has(key)) continue;
+    const near = suggest(key, [...KEYS]);
+    issues.push(
+      issue([key], `unknown key ${quoteValue(key)}${near !== undefined ? ` (did you mean \`${near}\`?)` : ""}`),
+    );
+  }
   const simple = readSimple(value, issues);
   const trusted =
     value["trusted_servers"] === undefined ? [] : stringList(value["trusted_servers"], "trusted_servers", issues);

@@ -1,4 +1,4 @@
-import { fail, isSealedSecret, ok, readNamedSecrets, type Issue, type Result } from "@acp/core";
+import { fail, isSealedSecret, ok, readNamedSecrets, suggest, type Issue, type Result } from "@acp/core";
 import { AGENT_TOKEN_NAME } from "../downstream/bearer-auth.js";
 import { parsePublicUrl, type PublicUrl } from "../downstream/public-url.js";
 import { parseUpstreamUrl, splitCommandLine, UPSTREAM_NAME, type UpstreamSpec } from "../upstream/upstream-spec.js";
@@ -70,6 +70,12 @@ const MAX_SESSIONS_LIMIT = 100_000;
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** ` (did you mean \`x\`?)` for the closest known key (core's `suggest`, as config.yml's other sections), or "". */
+function didYouMean(key: string, known: readonly string[]): string {
+  const near = suggest(key, known);
+  return near === undefined ? "" : ` (did you mean \`${near}\`?)`;
+}
+
 /**
  * Validates the `proxy:` section of `config.yml` (and `defaults.timeout_seconds`, passed separately).
  * Unknown keys are refused; every problem is reported at once.
@@ -84,7 +90,8 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     at([], INVALID, "`proxy` must be a mapping");
   }
   for (const key of Object.keys(s)) {
-    if (!PROXY_KEYS.includes(key)) at([key], UNKNOWN_KEY, `unknown key \`${key}\` in \`proxy\``);
+    if (!PROXY_KEYS.includes(key))
+      at([key], UNKNOWN_KEY, `unknown key \`${key}\` in \`proxy\`${didYouMean(key, PROXY_KEYS)}`);
   }
   const port = s["port"];
   if (port !== undefined && !(Number.isInteger(port) && (port as number) >= 0 && (port as number) <= 65535)) {
@@ -213,7 +220,8 @@ function parseUpstreamEntry(
     return undefined;
   }
   for (const key of Object.keys(entry)) {
-    if (!UPSTREAM_KEYS.includes(key)) at([...path, key], UNKNOWN_KEY, `unknown key \`${key}\` in upstream server`);
+    if (!UPSTREAM_KEYS.includes(key))
+      at([...path, key], UNKNOWN_KEY, `unknown key \`${key}\` in upstream server${didYouMean(key, UPSTREAM_KEYS)}`);
   }
   const name = entry["name"];
   if (typeof name !== "string" || !UPSTREAM_NAME.test(name)) {
