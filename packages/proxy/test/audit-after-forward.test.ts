@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditSink } from "../src/index.js";
 import { decideByTool, fixture, startInMemory, textOf } from "./harness.js";
+import { hostile } from "./upstream/hostile-upstream.js";
 
 /**
  * A call that reached the upstream has taken effect. When its `tool_call_completed` event cannot be written,
@@ -47,5 +48,28 @@ describe("an audit write that fails after the call was forwarded", () => {
     const result = await env.client.callTool({ name: "echo", arguments: { text: "hello" } });
     expect(result.isError).not.toBe(true);
     expect(textOf(result)).toContain("hello");
+  });
+});
+
+describe("an upstream's JSON-RPC error whose tool_call_completed cannot be written", () => {
+  let completedTried = 0;
+  const audit: AuditSink = {
+    record: (type) => {
+      if (type !== "tool_call_completed") return;
+      completedTried += 1;
+      throw new Error("disk full");
+    },
+  };
+  let env: Awaited<ReturnType<typeof startInMemory>>;
+  beforeAll(async () => {
+    env = await startInMemory({ upstreams: [hostile()], decide: decideByTool({ leak_error: "accept" }), audit });
+  });
+  afterAll(async () => env.close());
+
+  it("is told the call ran, and the event is tried once, not twice", async () => {
+    const result = await env.client.callTool({ name: "leak_error", arguments: { secret: "x" } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("the call ran on `hostile`");
+    expect(completedTried).toBe(1);
   });
 });

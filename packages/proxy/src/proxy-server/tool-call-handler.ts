@@ -118,6 +118,8 @@ export async function handleToolCall(
         observeLater(proxy, session.id, target.server, target.name, verdict.request, errorResult(err));
       throw err;
     });
+    // the call ran but its end could not be recorded: that answer stands, the event is not tried again
+    if (raw.unrecorded === true) return raw.result;
     // an upstream's answer was scrubbed as it arrived (createMessageScrubber); the proxy's own error text was not
     const result = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
     const unrecorded = await auditCompleted(proxy, target.server, target.name, {
@@ -149,7 +151,7 @@ async function forward(
   progress: { readonly relay: ProgressRelay; readonly token: string } | undefined,
   /** The fields of the call's `tool_call_completed` event. */
   completed: () => Record<string, unknown>,
-): Promise<{ readonly result: CallToolResult; readonly error?: string }> {
+): Promise<{ readonly result: CallToolResult; readonly error?: string; readonly unrecorded?: true }> {
   const { _meta, ...rest } = params;
   const meta =
     _meta !== undefined ? Object.fromEntries(Object.entries(_meta).filter(([k]) => k !== "progressToken")) : {};
@@ -170,7 +172,7 @@ async function forward(
     if (err instanceof McpError && !isTransportFailure(err)) {
       const fields = { ...completed(), is_error: true, error: err.message };
       const unrecorded = await auditCompleted(proxy, server, String(params.name), fields);
-      if (unrecorded !== undefined) return { result: unrecorded };
+      if (unrecorded !== undefined) return { result: unrecorded, unrecorded: true };
       throw err;
     }
     const why =
