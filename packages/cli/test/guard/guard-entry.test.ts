@@ -12,9 +12,10 @@ const run = promisify(execFile);
 /**
  * Imports `specifier` as a program of the checkout would (the built package, resolved through
  * `node_modules/@acp/cli` and its `exports`) in a fresh node with a resolve hook that writes down every
- * module loaded, and returns them with the names the entry exports.
+ * module loaded (running `then`, with the module as `m`, after the import), and returns them with the names the
+ * entry exports.
  */
-async function loadedBy(dir: string, specifier: string): Promise<{ modules: string[]; names: string[] }> {
+async function loadedBy(dir: string, specifier: string, then = ""): Promise<{ modules: string[]; names: string[] }> {
   const hooks = join(dir, "hooks.mjs");
   writeFileSync(
     hooks,
@@ -25,7 +26,7 @@ async function loadedBy(dir: string, specifier: string): Promise<{ modules: stri
     register,
     `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
-  const program = `const m = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(Object.keys(m)));`;
+  const program = `const m = await import(${JSON.stringify(specifier)}); ${then} console.log(JSON.stringify(Object.keys(m)));`;
   const { stdout, stderr } = await run(process.execPath, ["--import", register, "--input-type=module", "-e", program], {
     cwd: ROOT,
   });
@@ -45,6 +46,9 @@ const heavy = (url: string): boolean =>
 const notTheGuards = (url: string): boolean =>
   /\/node_modules\/(@modelcontextprotocol\/sdk|zod|pg|@hono\/node-server|hono|express)\//.test(url) ||
   /\/packages\/proxy\/dist\/(index\.js|proxy-server\/|upstream\/upstream-pool|aggregate\/)/.test(url);
+
+/** The Telegram library, which only a configured Telegram channel needs. */
+const telegramLibrary = (url: string): boolean => /\/node_modules\/(grammy|@grammyjs\/[^/]+)\//.test(url);
 
 describe("@acp/cli/guard: the guard's own entry point", () => {
   const root = tempRoot("guard-entry");
@@ -66,6 +70,24 @@ describe("@acp/cli/guard: the guard's own entry point", () => {
     const { modules } = await loadedBy(root.dir, "@acp/cli/guard");
     expect(modules.some((url) => url.includes("/packages/proxy/dist/gate/"))).toBe(true);
     expect(modules.filter(notTheGuards)).toEqual([]);
+  });
+
+  it("loads no Telegram library (grammY is imported when a Telegram channel is created)", async () => {
+    const { modules } = await loadedBy(root.dir, "@acp/cli/guard");
+    expect(modules.some((url) => url.includes("/packages/proxy/dist/consent/"))).toBe(true);
+    expect(modules.filter(telegramLibrary)).toEqual([]);
+  });
+
+  it("nor does the consent module, until a Telegram channel is created", async () => {
+    const consent = await loadedBy(root.dir, "@acp/proxy/consent");
+    expect(consent.names).toContain("createTelegramChannel");
+    expect(consent.modules.filter(telegramLibrary)).toEqual([]);
+    const created = await loadedBy(
+      root.dir,
+      "@acp/proxy/consent",
+      "const c = m.createTelegramChannel({ token: '', chatId: '' }); await c.close();",
+    );
+    expect(created.modules.filter(telegramLibrary).length).toBeGreaterThan(0);
   });
 
   it("where @acp/proxy's barrel loads the MCP SDK (what the guard's entry spares)", async () => {

@@ -1,3 +1,4 @@
-/** The Telegram consent channel (grammY, long polling). */
-export { createTelegramChannel, type TelegramChannelOptions } from "./telegram-channel.js";
+/** The Telegram consent channel (grammY, long polling; grammY is imported when a channel is created). */
+export { createTelegramChannel } from "./lazy-channel.js";
+export type { TelegramChannelOptions } from "./telegram-channel.js";
 export { formatTelegramMessage, parseCallbackData, callbackDataOf, type TelegramButton } from "./message.js";
