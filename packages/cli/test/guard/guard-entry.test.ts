@@ -19,7 +19,9 @@ async function loadedBy(dir: string, specifier: string, then = ""): Promise<{ mo
   const hooks = join(dir, "hooks.mjs");
   writeFileSync(
     hooks,
-    "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n",
+    // written at once (the hooks run on their own thread, whose process.stderr a quick exit can leave unsent)
+    'import { writeSync } from "node:fs";\n' +
+      "export async function resolve(s, c, next) { const r = await next(s, c); writeSync(2, `LOADED ${r.url}\\n`); return r; }\n",
   );
   const register = join(dir, "register.mjs");
   writeFileSync(
@@ -85,7 +87,7 @@ describe("@acp/cli/guard: the guard's own entry point", () => {
     const created = await loadedBy(
       root.dir,
       "@acp/proxy/consent",
-      "const c = m.createTelegramChannel({ token: '', chatId: '' }); await c.close();",
+      "const c = m.createTelegramChannel({ token: '1:x', chatId: '1' }); await c.close();",
     );
     expect(created.modules.filter(telegramLibrary).length).toBeGreaterThan(0);
   });
