@@ -37,8 +37,13 @@ export async function settleOrphanedConsent(options: {
     const store = createPendingConsentStore(db);
     const pending = store.settleOrphaned(options.now().getTime());
     const nonces = createSqliteNonceStore(db);
-    // a spend that succeeds: no process ever checked this answer, so nothing ran on it
-    const unread = store.answeredOrphans().filter((row) => nonces.spend(row.nonce, row.id, row.expiresAtMs));
+    // a spend that succeeds: no process ever checked this answer, so nothing ran on it. Only the rows whose
+    // nonce is unspent are read, and they are spent in one transaction: a start redoes nothing earlier ones did
+    const answered = store.answeredOrphans();
+    const spent = nonces.spendEach(
+      answered.map((row) => ({ nonce: row.nonce, requestId: row.id, expiresAtMs: row.expiresAtMs })),
+    );
+    const unread = answered.filter((_, i) => spent[i] === true);
     rows = [
       ...pending.map((row) => ({ row, reason: orphanedReason(row), answered: false })),
       ...unread.map((row) => ({ row, reason: unreadAnswerReason(row), answered: true })),

@@ -2,6 +2,7 @@
 export {
   createSqliteNonceStore,
   NONCE_MIGRATIONS,
+  type NonceSpend,
   type SqliteNonceStore,
   type SqliteNonceStoreOptions,
 } from "./sqlite-nonce-store.js";

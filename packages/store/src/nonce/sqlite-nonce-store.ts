@@ -25,9 +25,21 @@ export const NONCE_MIGRATIONS: readonly StateDbMigration[] = [
   },
 ];
 
+/** One nonce to spend (`SqliteNonceStore.spendEach`). */
+export interface NonceSpend {
+  readonly nonce: string;
+  readonly requestId: string;
+  readonly expiresAtMs: number;
+}
+
 /** The SQLite store answers synchronously (better-sqlite3 is synchronous). */
 export interface SqliteNonceStore extends NonceStore {
   spend(nonce: string, requestId: string, expiresAtMs: number): boolean;
+  /**
+   * Spends each nonce as `spend` would, all in one immediate transaction (one commit, one sync to disk, however
+   * many): whether each was spent by this call, in order. Nothing at all is written for an empty list.
+   */
+  spendEach(spends: readonly NonceSpend[]): boolean[];
   /** Whether a nonce has been spent. */
   isSpent(nonce: string): boolean;
   /**
@@ -97,19 +109,28 @@ export function createSqliteNonceStore(db: Database, options: SqliteNonceStoreOp
       raiseMark.run(gone.reduce((m, r) => Math.max(m, r.expires_at_ms), gone[0]?.expires_at_ms ?? 0));
     return gone.length;
   });
-  const spend = db.transaction((nonce: string, requestId: string, expiresAtMs: number): boolean => {
+  const spendAll = db.transaction((spends: readonly NonceSpend[]): boolean[] => {
     const nowMs = Math.floor(now());
     prune(nowMs, SPENT_NONCE_PRUNE_BATCH);
-    const expires = Math.floor(expiresAtMs);
     const mark = readMark.get()?.expires_at_ms;
-    if (mark !== undefined && expires <= mark) return false;
-    return insert.run(nonce, requestId, expires, nowMs).changes === 1;
+    return spends.map(({ nonce, requestId, expiresAtMs }) => {
+      const expires = Math.floor(expiresAtMs);
+      if (mark !== undefined && expires <= mark) return false;
+      return insert.run(nonce, requestId, expires, nowMs).changes === 1;
+    });
   });
+  const check = ({ nonce, expiresAtMs }: NonceSpend): void => {
+    if (typeof nonce !== "string" || nonce.length === 0) throw new TypeError("nonce store: nonce must be a string");
+    if (!Number.isFinite(expiresAtMs)) throw new RangeError("nonce store: invalid expiry");
+  };
   return {
     spend(nonce, requestId, expiresAtMs) {
-      if (typeof nonce !== "string" || nonce.length === 0) throw new TypeError("nonce store: nonce must be a string");
-      if (!Number.isFinite(expiresAtMs)) throw new RangeError("nonce store: invalid expiry");
-      return spend.immediate(nonce, requestId, expiresAtMs);
+      check({ nonce, requestId, expiresAtMs });
+      return spendAll.immediate([{ nonce, requestId, expiresAtMs }])[0] === true;
+    },
+    spendEach(spends) {
+      spends.forEach(check);
+      return spends.length === 0 ? [] : spendAll.immediate(spends);
     },
     isSpent(nonce) {
       return select.get(nonce) !== undefined;

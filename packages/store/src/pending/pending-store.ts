@@ -80,12 +80,17 @@ export interface PendingConsentStore {
    */
   settleOrphaned(nowMs: number): PendingConsentRow[];
   /**
-   * The answered rows (approved or denied, with an answer) whose owner is gone: the process that waited may
-   * have died before it read the answer. Whether it did is told by the request's nonce (spent once read and
-   * checked); the caller decides. Nothing is changed.
+   * The answered rows (approved or denied, with an answer) whose owner is gone and whose nonce is not spent
+   * (`spent_nonces`, when the nonce store made it): the process that waited died before it read and checked
+   * the answer — or did not, if it spends the nonce between this read and the caller's own spend, which
+   * decides. A row whose nonce is spent (the answer was used, or concluded by an earlier start) is not read
+   * again, so a start does no work for the rows earlier starts handled. Nothing is changed.
    */
   answeredOrphans(): PendingConsentRow[];
 }
+
+/** An answered row (approved or denied, with an answer) of a process (`owner_pid`): `answeredOrphans`. */
+const ANSWERED_OWNED = "status IN ('approved','denied') AND answer_json IS NOT NULL AND owner_pid IS NOT NULL";
 
 /** A pending row as `insertWithinLimit` counts it. */
 type CountedRow = Pick<PendingConsentRawRow, "status" | "owner_pid" | "owner_host" | "owner_start"> & {
@@ -126,8 +131,24 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
     "SELECT * FROM pending_consent WHERE status = 'pending' AND owner_pid IS NOT NULL ORDER BY created_at_ms, id",
   );
   const answeredOwnedStmt: Statement<[], PendingConsentRawRow> = db.prepare<[], PendingConsentRawRow>(
-    "SELECT * FROM pending_consent WHERE status IN ('approved','denied') AND answer_json IS NOT NULL AND owner_pid IS NOT NULL ORDER BY created_at_ms, id",
+    `SELECT * FROM pending_consent WHERE ${ANSWERED_OWNED} ORDER BY created_at_ms, id`,
   );
+  // the spent-nonce table is the nonce store's (`createSqliteNonceStore`): prepared once it exists
+  const hasSpentNoncesStmt = db.prepare<[], { one: number }>(
+    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'spent_nonces'",
+  );
+  let answeredUnspentStmt: Statement<[], PendingConsentRawRow> | undefined;
+  const answeredUnspent = (): PendingConsentRawRow[] => {
+    if (answeredUnspentStmt === undefined) {
+      if (hasSpentNoncesStmt.get() === undefined) return answeredOwnedStmt.all();
+      answeredUnspentStmt = db.prepare<[], PendingConsentRawRow>(
+        `SELECT * FROM pending_consent p WHERE ${ANSWERED_OWNED}
+           AND NOT EXISTS (SELECT 1 FROM spent_nonces s WHERE s.nonce = p.nonce)
+         ORDER BY created_at_ms, id`,
+      );
+    }
+    return answeredUnspentStmt.all();
+  };
   const getStmt: Statement<[string], PendingConsentRawRow> = db.prepare<[string], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE id = ?",
   );
@@ -222,8 +243,7 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
         .filter((row) => ownerState(row.owner) === "gone")
         .filter((row) => settleStmt.run("withdrawn", nowMs, row.id).changes === 1),
     answeredOrphans: () =>
-      answeredOwnedStmt
-        .all()
+      answeredUnspent()
         .map(toPendingConsentRow)
         .filter((row) => ownerState(row.owner) === "gone"),
   };
