@@ -68,6 +68,27 @@ BEGIN
 END
 $fn$;`;
 
+/**
+ * The consume function's names resolved where the store's tables are, whatever the caller's `search_path`: it
+ * ran with the caller's, so a table or function earlier in it — a temporary table `rate_limit_hits` (`pg_temp`
+ * is searched first for tables unless named), one in another schema — was used in place of the store's.
+ * Pinned to `pg_catalog` (the built-ins it calls), the schema it was created in (its tables), then `pg_temp`
+ * (last: never shadows). Any function a later migration creates pins its own the same way.
+ */
+const RATE_LIMIT_CONSUME_SEARCH_PATH = `
+DO $do$
+DECLARE
+  v_schema TEXT;
+BEGIN
+  SELECT n.nspname INTO STRICT v_schema FROM pg_catalog.pg_proc p
+    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+   WHERE p.oid = 'acp_rate_limit_consume(text, bigint, bigint, bigint)'::pg_catalog.regprocedure;
+  EXECUTE pg_catalog.format(
+    'ALTER FUNCTION %I.acp_rate_limit_consume(TEXT, BIGINT, BIGINT, BIGINT) SET search_path = pg_catalog, %I, pg_temp',
+    v_schema, v_schema);
+END
+$do$;`;
+
 /** Pending consent requests: the same columns and statuses as SQLite's `pending_consent`. */
 const PENDING_CONSENT = `
 CREATE TABLE pending_consent (
@@ -142,4 +163,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "pending/002-agent", up: PENDING_CONSENT_AGENT },
   { id: "pending/003-nonce-index", up: PENDING_CONSENT_NONCE },
   { id: "nonce/002-forgotten-mark", up: NONCES_FORGOTTEN },
+  { id: "rate-limit/003-consume-search-path", up: RATE_LIMIT_CONSUME_SEARCH_PATH },
 ];
