@@ -6,6 +6,7 @@
 import type { Reason } from "@acp/core";
 import {
   answerGivenInTime,
+  arbitrationVerdict,
   readCliAnswer,
   type ArbiterVerdict,
   type ChannelDelivery,
@@ -115,13 +116,5 @@ async function arbitrate(
   };
   const result = await options.stores.pending.decide(request.id, decision, record, atMs);
   if (result.ok) options.stores.changes.poke();
-  if (result.ok || result.code === "consent_request_unknown") return { kind: "recorded" };
-  const row = await options.stores.pending.get(request.id);
-  if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
-    const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
-    if (held !== null) return { kind: "taken", answer: held };
-  }
-  const why =
-    result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;
-  return { kind: "refused", reason: `the pending table took no answer for the request: ${why}` };
+  return arbitrationVerdict(result, () => options.stores.pending.get(request.id), request, atMs);
 }

@@ -1,6 +1,6 @@
 import type { DecideResult, PendingConsentRow, PendingConsentStore } from "@acp/store";
 import { checkHumanAnswer } from "../../response.js";
-import type { ApprovalScope, ConsentRequestV02, HumanAnswer } from "../../types.js";
+import type { ApprovalScope, ArbiterVerdict, ConsentRequestV02, HumanAnswer } from "../../types.js";
 
 /** What `acp approve` / `acp deny` record in the pending-consent table. */
 export interface CliAnswerRecord {
@@ -84,4 +84,28 @@ export function answerGivenInTime(
   if (row.decidedAtMs > Date.parse(request.expires_at)) return undefined;
   const answer = readCliAnswer(row.answer, request.nonce, new Date(row.decidedAtMs));
   return answer === null ? undefined : { answer, atMs: row.decidedAtMs };
+}
+
+/**
+ * What arbitrating another channel's answer through the pending table ends in (`ConsentChannel.arbitrate`),
+ * given what the table said to recording it (`result`) and a way to read the request's row as it now is
+ * (read only when the table took no answer): `recorded` (also when there is no row: nobody can answer
+ * through it either), `taken` (an answer of this request got there first: that answer wins), or `refused`
+ * (the request ended there). One rule for the proxy's table (SQLite) and `acp serve`'s (SQLite or PostgreSQL).
+ */
+export async function arbitrationVerdict(
+  result: DecideResult,
+  readRow: () => PendingConsentRow | null | Promise<PendingConsentRow | null>,
+  request: ConsentRequestV02,
+  atMs: number,
+): Promise<ArbiterVerdict> {
+  if (result.ok || result.code === "consent_request_unknown") return { kind: "recorded" };
+  const row = await readRow();
+  if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
+    const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
+    if (held !== null) return { kind: "taken", answer: held };
+  }
+  const why =
+    result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;
+  return { kind: "refused", reason: `the pending table took no answer for the request: ${why}` };
 }

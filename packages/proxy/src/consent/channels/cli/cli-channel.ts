@@ -8,7 +8,7 @@ import type {
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
-import { answerGivenInTime, answerPendingConsent, readCliAnswer } from "./answer-record.js";
+import { answerGivenInTime, answerPendingConsent, arbitrationVerdict, readCliAnswer } from "./answer-record.js";
 
 /** What the CLI channel needs. */
 export interface CliChannelOptions {
@@ -96,7 +96,7 @@ function arbitrate(
   answer: HumanAnswer,
   via: string,
   atMs: number,
-): ArbiterVerdict {
+): Promise<ArbiterVerdict> {
   const input = {
     id: request.id,
     decision: answer.decision === "denied" ? ("denied" as const) : ("approved" as const),
@@ -107,14 +107,5 @@ function arbitrate(
     ...(answer.reason !== undefined ? { reason: answer.reason } : {}),
   };
   const result = answerPendingConsent(store, input, new Date(atMs));
-  // no row (never written, or long gone): nobody can answer through it either
-  if (result.ok || result.code === "consent_request_unknown") return { kind: "recorded" };
-  const row = store.get(request.id);
-  if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
-    const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
-    if (held !== null) return { kind: "taken", answer: held };
-  }
-  const why =
-    result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;
-  return { kind: "refused", reason: `the pending table took no answer for the request: ${why}` };
+  return arbitrationVerdict(result, () => store.get(request.id), request, atMs);
 }

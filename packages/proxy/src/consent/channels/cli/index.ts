@@ -3,6 +3,7 @@ export { createCliChannel, type CliChannelOptions } from "./cli-channel.js";
 export {
   answerGivenInTime,
   answerPendingConsent,
+  arbitrationVerdict,
   readCliAnswer,
   type CliAnswerInput,
   type CliAnswerRecord,
