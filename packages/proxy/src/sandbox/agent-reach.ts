@@ -4,10 +4,9 @@
  * inside the sandbox, and whatever lies in them, or is reached through a symbolic link in them, the agent
  * can rewrite. ACP's home is covered (read-only, empty), so nothing inside it counts.
  */
-import { realpathSync } from "node:fs";
-import { sep } from "node:path";
 import { coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 import { linkInWritable } from "./home-guard.js";
+import { isWithin, realPathOrNull as real } from "./paths.js";
 
 /** The host paths (real) the agent may change: the working directory as the sandbox keeps it, and `writable`. */
 export function agentWritableRoots(cwd: string, writable: readonly string[]): string[] {
@@ -23,19 +22,7 @@ export function agentWritableRoots(cwd: string, writable: readonly string[]): st
 export function agentCanChange(file: string, roots: readonly string[], home: string): string | undefined {
   const target = real(file) ?? file;
   const realHome = real(home) ?? home;
-  if (within(target, realHome)) return undefined;
-  const holder = roots.find((r) => within(target, r));
+  if (isWithin(target, realHome)) return undefined;
+  const holder = roots.find((r) => isWithin(target, r));
   return holder ?? linkInWritable(file, roots)?.holder;
-}
-
-function within(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-function real(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
 }

@@ -8,7 +8,7 @@
  * under `/tmp` still runs without the rest of `/tmp` (and its sockets) coming back with it. Everything else is
  * read-only: only the covers, the working directory (unless it is `/`) and the `--writable` paths stay writable.
  */
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { COVERED_ROOTS, coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
@@ -16,22 +16,12 @@ import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import type { ProcessCap } from "./process-cap.js";
+import { isWithin, realPathOrNull } from "./paths.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
 export { COVERED_ROOTS };
 
-/** Whether `path` is `root` or lies under it. */
-export function isWithin(path: string, root: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-function real(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
-}
+const real = realPathOrNull;
 
 /** The inputs of the plan. */
 export interface NamespacePlanInput {
