@@ -27,7 +27,7 @@ describe("acp proxy warns that it does not isolate the agent (consent protocol Â
     const env = { ACP_HOME: home };
     const noIntent = await runCli(["proxy", "-u", "/nonexistent/server", "--intent", join(home, "none.yml")], { env });
     expect(noIntent.code).toBe(1);
-    expect(noIntent.stderr).toBe(`acp: --intent: \`${join(home, "none.yml")}\` does not exist\n`);
+    expect(noIntent.stderr).toBe(`acp: cannot read intent \`${join(home, "none.yml")}\`: no such file\n`);
     writeFileSync(join(home, "broken.yml"), 'version: "1"\ndefault_action: alow\nrules: []\n');
     const badPolicy = await runCli(["proxy", "-u", "/nonexistent/server", "--policy", join(home, "broken.yml")], {
       env,

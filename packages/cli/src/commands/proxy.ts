@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
@@ -34,6 +33,7 @@ import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { assertCredentialsFit } from "../wiring/credentials.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeSecrets } from "../wiring/home-secrets.js";
 
 /**
@@ -368,10 +368,10 @@ async function untilClosedOrSignalled(closed: Promise<void>): Promise<void> {
 }
 
 function readIntentFile(path: string): unknown {
-  if (!existsSync(path)) throw new CliError(`--intent: \`${path}\` does not exist`, EXIT.error);
+  const text = readInputFileSync(path, "intent");
   let intent: unknown;
   try {
-    intent = parseYaml(readFileSync(path, "utf8"), { maxAliasCount: 100 }) as unknown;
+    intent = parseYaml(text, { maxAliasCount: 100 }) as unknown;
   } catch (err) {
     throw new CliError(`--intent: ${yamlErrorText(path, err, "not YAML or JSON")}`, EXIT.invalid);
   }
