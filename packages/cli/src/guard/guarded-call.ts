@@ -3,6 +3,7 @@ import type { ActionRequest, Category } from "@acp/core";
 import {
   gateToolCall,
   injectCallCredentials,
+  newId,
   withoutSecretValues,
   type AuditSink,
   type CallObserver,
@@ -10,7 +11,6 @@ import {
   type GateDeps,
 } from "@acp/proxy/gate";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
-import { newId } from "./ids.js";
 import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { compileIntent, formatIssue, type Category } from "@acp/core";
-import { createApprovalMemory } from "@acp/proxy/gate";
+import { createApprovalMemory, newId } from "@acp/proxy/gate";
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse } from "../wiring/config-in-use.js";
@@ -10,7 +10,6 @@ import { createAnswerChannel, type AskPerson } from "./answer-channel.js";
 import { GuardRefusal } from "./guard-refusal.js";
 import { checkGuardOptions, checkToolOptions, signalOf } from "./guard-options.js";
 import { runGuardedCall, type GuardedCallDeps } from "./guarded-call.js";
-import { newId } from "./ids.js";
 
 /** Options of {@link openGuard}; every one optional. */
 export interface GuardOptions {

@@ -32,3 +32,4 @@ export {
 } from "./edit-judgement.js";
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";
 export { injectCallCredentials, withoutSecretValues, type CredentialStep } from "./call-credentials.js";
+export { newId } from "./new-id.js";
