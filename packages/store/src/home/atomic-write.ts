@@ -55,22 +55,39 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode: n
  * fails with `EEXIST` when anything (a symbolic link included) is already there, so of two processes
  * creating it at once exactly one succeeds and the other reads what the first wrote; a reader never sees a
  * partial file. `owner` (root making a file in a person's home) is given to the file before it appears.
- * Throws as the steps do (`EEXIST` when it exists).
+ * On a file system without hard links (FAT, some FUSE and network mounts) the name itself is created
+ * exclusively and written in one `write`: still exactly one creator wins, but a reader may see the file
+ * empty or short for an instant and must read again. Throws as the steps do (`EEXIST` when it exists).
  */
 export function createFileExclusive(
   path: string,
   data: string | Uint8Array,
   mode: number = HOME_FILE_MODE,
   owner?: { readonly uid: number; readonly gid: number },
+  link: (existing: string, name: string) => void = linkSync,
 ): void {
   const tmp = writeTemporaryFile(path, data, mode, owner);
+  let linked = false;
   try {
-    linkSync(tmp, path);
+    link(tmp, path);
+    linked = true;
+  } catch (err) {
+    if (!NO_HARD_LINKS.has((err as NodeJS.ErrnoException).code ?? "")) throw err;
   } finally {
     rmSync(tmp, { force: true });
   }
+  // No hard links here: the name itself is created exclusively (of two processes exactly one succeeds, a
+  // planted link is never followed) and written in one `write`. A reader may see it empty or short for
+  // that instant and must read again, as `loadMemoryKey` does; it never sees two writers' bytes mixed.
+  if (!linked) writeNewFile(path, data, mode, owner);
   fsyncDir(dirname(path));
 }
+
+/**
+ * What `link(2)` says on a file system without hard links (FAT, exFAT, some FUSE and network file
+ * systems): `EPERM` on Linux, `ENOTSUP`/`EOPNOTSUPP`/`ENOSYS` elsewhere.
+ */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
 
 /** Writes `data` to a fresh temporary file beside `path` ({@link EXCLUSIVE_CREATE_FLAGS}, exactly `mode`), fsynced; its path. */
 function writeTemporaryFile(
@@ -80,7 +97,18 @@ function writeTemporaryFile(
   owner?: { readonly uid: number; readonly gid: number },
 ): string {
   const tmp = temporaryPathFor(path);
-  const fd = openSync(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
+  writeNewFile(tmp, data, mode, owner);
+  return tmp;
+}
+
+/** Creates `path` ({@link EXCLUSIVE_CREATE_FLAGS}, exactly `mode`, given to `owner`) holding `data`, fsynced; removed again on failure. */
+function writeNewFile(
+  path: string,
+  data: string | Uint8Array,
+  mode: number,
+  owner?: { readonly uid: number; readonly gid: number },
+): void {
+  const fd = openSync(path, EXCLUSIVE_CREATE_FLAGS, mode);
   try {
     if (owner !== undefined) fchownSync(fd, owner.uid, owner.gid);
     fchmodSync(fd, mode);
@@ -90,11 +118,10 @@ function writeTemporaryFile(
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
-    rmSync(tmp, { force: true });
+    rmSync(path, { force: true });
     throw err;
   }
   closeSync(fd);
-  return tmp;
 }
 
 /** A replacement under way ({@link stageFileAtomic}): the temporary file is written, the rename not yet done. */

@@ -11,6 +11,8 @@ export const MEMORY_KEY_BYTES = 32;
 /** Largest `memory.key` read: the key's 64 hex digits, a newline, and room for a `\r`. */
 const MAX_MEMORY_KEY_FILE_BYTES = 128;
 const MEMORY_KEY_TEXT = /^[0-9a-f]{64}\r?\n?$/;
+/** The beginning of a key still being written in place (no hard links): fewer than 64 hex digits, nothing after. */
+const PARTIAL_KEY_TEXT = /^[0-9a-f]{0,63}$/;
 const WHY = "whoever can read it can test guesses of the identifiers the session memory keeps";
 
 /**
@@ -24,10 +26,14 @@ const WHY = "whoever can read it can test guesses of the identifiers the session
  * (`key_file_malformed`), one that cannot be read (`key_unreadable`), a failure to create it
  * (`home_write_failed`).
  */
-export function loadMemoryKey(home: string, random: (n: number) => Uint8Array = randomBytes): Result<Uint8Array> {
+export function loadMemoryKey(
+  home: string,
+  random: (n: number) => Uint8Array = randomBytes,
+  pause: (ms: number) => void = sleepSync,
+): Result<Uint8Array> {
   const path = homePaths(home).memoryKey;
   for (let attempt = 0; attempt < 2; attempt++) {
-    const read = readMemoryKey(path);
+    const read = readMemoryKeySettled(path, pause);
     if (read !== "missing") return read;
     try {
       createFileExclusive(path, `${Buffer.from(random(MEMORY_KEY_BYTES)).toString("hex")}\n`, 0o600, ownerFor(home));
@@ -37,7 +43,30 @@ export function loadMemoryKey(home: string, random: (n: number) => Uint8Array = 
       return failWith({ code: "home_write_failed" }, `cannot create \`${path}\`: ${ioMessage(err)}`);
     }
   }
-  return readMemoryKey(path) as Result<Uint8Array>;
+  return readMemoryKeySettled(path, pause) as Result<Uint8Array>;
+}
+
+/** How long a reader waits, in all, for a key another process is writing in place to be whole. */
+const PARTIAL_KEY_WAIT_MS = 2000;
+const PARTIAL_KEY_STEP_MS = 20;
+
+/**
+ * {@link readMemoryKey}, reading again while the file is the beginning of a key (empty, or hex digits
+ * short of 64): on a file system without hard links another process creates the key in place
+ * ({@link createFileExclusive}) and may not have written it yet. A file still short after
+ * {@link PARTIAL_KEY_WAIT_MS} is `key_file_malformed`.
+ */
+function readMemoryKeySettled(path: string, pause: (ms: number) => void): Result<Uint8Array> | "missing" {
+  for (let waited = 0; ; waited += PARTIAL_KEY_STEP_MS) {
+    const read = readMemoryKey(path);
+    if (read !== "partial") return read;
+    if (waited >= PARTIAL_KEY_WAIT_MS) return malformed(path);
+    pause(PARTIAL_KEY_STEP_MS);
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -50,7 +79,7 @@ function ownerFor(home: string): { uid: number; gid: number } | undefined {
   return st === undefined || st.uid === 0 ? undefined : { uid: st.uid, gid: st.gid };
 }
 
-function readMemoryKey(path: string): Result<Uint8Array> | "missing" {
+function readMemoryKey(path: string): Result<Uint8Array> | "missing" | "partial" {
   let buf: Buffer | undefined;
   try {
     buf = readFileUpTo(path, MAX_MEMORY_KEY_FILE_BYTES, { regularOnly: true, refuseMode: OWNER_ONLY });
@@ -60,11 +89,14 @@ function readMemoryKey(path: string): Result<Uint8Array> | "missing" {
     return failWith({ code: "key_unreadable" }, `cannot read the memory key \`${path}\`: ${ioMessage(err)}`);
   }
   const text = buf?.toString("latin1");
-  if (text === undefined || !MEMORY_KEY_TEXT.test(text)) {
-    return failWith(
-      { code: "key_file_malformed" },
-      `\`${path}\` is not a memory key (64 lowercase hex digits); remove it and a new one is made (what the memory kept is then treated as forgotten)`,
-    );
-  }
+  if (text !== undefined && PARTIAL_KEY_TEXT.test(text)) return "partial";
+  if (text === undefined || !MEMORY_KEY_TEXT.test(text)) return malformed(path);
   return ok(new Uint8Array(Buffer.from(text.slice(0, 64), "hex")));
+}
+
+function malformed(path: string): Result<Uint8Array> {
+  return failWith(
+    { code: "key_file_malformed" },
+    `\`${path}\` is not a memory key (64 lowercase hex digits); remove it and a new one is made (what the memory kept is then treated as forgotten)`,
+  );
 }

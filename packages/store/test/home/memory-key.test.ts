@@ -70,8 +70,15 @@ describe("the provenance memory's key (memory.key)", () => {
     const path = homePaths(h).memoryKey;
     writeFileSync(path, "not a key\n", { mode: 0o600 });
     expect(code(loadMemoryKey(h))).toBe("key_file_malformed");
-    writeFileSync(path, "", { mode: 0o600 });
-    expect(code(loadMemoryKey(h))).toBe("key_file_malformed");
+    // empty, or the start of a key, is read again for a while (another process may be writing it in
+    // place, on a file system without hard links); still short, it is not a key
+    for (const partial of ["", "0123abcd"]) {
+      writeFileSync(path, partial, { mode: 0o600 });
+      let waited = 0;
+      expect(code(loadMemoryKey(h, undefined, (ms) => (waited += ms)))).toBe("key_file_malformed");
+      expect(waited).toBeGreaterThanOrEqual(2000);
+      expect(readFileSync(path, "utf8")).toBe(partial);
+    }
     rmSync(path);
     mkdirSync(path, { mode: 0o700 });
     expect(code(loadMemoryKey(h))).toBe("key_unreadable");
@@ -118,5 +125,50 @@ describe("creating a file exclusively", () => {
     symlinkSync(target, join(h, "link.key"));
     expect(errorCode(() => createFileExclusive(join(h, "link.key"), "ours\n"))).toBe("EEXIST");
     expect(readFileSync(target, "utf8")).toBe("theirs\n");
+  });
+
+  it("on a file system without hard links, creates the name itself exclusively, never following a link", () => {
+    const h = home();
+    const noLinks = (): never => {
+      throw Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" });
+    };
+    const path = join(h, "memory.key");
+    const old = process.umask(0o000);
+    try {
+      createFileExclusive(path, "first\n", 0o600, undefined, noLinks);
+    } finally {
+      process.umask(old);
+    }
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(h)).toEqual(["memory.key"]); // the temporary file is gone
+    expect(errorCode(() => createFileExclusive(path, "second\n", 0o600, undefined, noLinks))).toBe("EEXIST");
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    const target = join(h, "target");
+    writeFileSync(target, "theirs\n");
+    symlinkSync(target, join(h, "link.key"));
+    expect(errorCode(() => createFileExclusive(join(h, "link.key"), "ours\n", 0o600, undefined, noLinks))).toBe(
+      "EEXIST",
+    );
+    expect(readFileSync(target, "utf8")).toBe("theirs\n");
+    // any other failure of link(2) is still an error, not a second way in
+    const denied = (): never => {
+      throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+    };
+    expect(errorCode(() => createFileExclusive(join(h, "other.key"), "x\n", 0o600, undefined, denied))).toBe("EACCES");
+    expect(readdirSync(h).sort()).toEqual(["link.key", "memory.key", "target"]);
+  });
+
+  it("reads a key another process is still writing in place once it is whole", () => {
+    const h = home();
+    const path = homePaths(h).memoryKey;
+    const key = "44".repeat(32);
+    writeFileSync(path, key.slice(0, 10), { mode: 0o600 });
+    let pauses = 0;
+    const r = loadMemoryKey(h, undefined, () => {
+      if (++pauses === 3) writeFileSync(path, `${key}\n`, { mode: 0o600 });
+    });
+    expect(r.ok && Buffer.from(r.value).toString("hex")).toBe(key);
+    expect(pauses).toBe(3);
   });
 });
