@@ -9,15 +9,16 @@ import type {
   SignConsentResponse,
   VerifyConsentResponse,
 } from "./broker-types.js";
-import { ApprovalGrants, grantKey, type ApprovalGrant } from "./grants.js";
-import { createConsentRedactor, restoreRedacted } from "./redact.js";
+import { approvedArguments, BrokerGrants } from "./broker-grants.js";
+import { arbitrateAnswer, lastLook, relayedChannel } from "./answer-sources.js";
+import { startProgress } from "./progress.js";
+import { createConsentRedactor } from "./redact.js";
 import { buildConsentRequest, type ConsentAgentInfo } from "./request.js";
 import { buildUnsignedResponse, checkHumanAnswer } from "./response.js";
 import { describeScope } from "./scope.js";
 import { realTimers, type ConsentTimers } from "./timers.js";
 import type {
   ApprovalScope,
-  ArbiterVerdict,
   ChannelSettlement,
   ConsentChannel,
   ConsentRequestV02,
@@ -102,7 +103,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   readonly #o: ConsentBrokerOptions;
   readonly #timers: ConsentTimers;
   readonly #random: (size: number) => Uint8Array;
-  readonly #grants = new ApprovalGrants();
+  readonly #grants: BrokerGrants;
   readonly #record: ConsentRecorder;
   readonly #redact: Redactor;
   /** Requests waiting for a person, by session (only with `maxWaitingPerSession`). */
@@ -114,6 +115,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     this.#timers = options.timers ?? realTimers;
     this.#random = options.random ?? ((size) => randomBytes(size));
     this.#record = createConsentRecorder(options.audit);
+    this.#grants = new BrokerGrants(options, this.#redact, this.#record);
   }
 
   async ask(ask: BrokerAsk): Promise<BrokerOutcome> {
@@ -131,7 +133,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
 
   async #ask(ask: BrokerAsk): Promise<BrokerOutcome> {
     if (ask.signal.aborted) return { kind: "withdrawn" };
-    const reused = await this.#reuseGrant(ask);
+    const reused = await this.#grants.reuse(ask);
     if (reused !== null) return reused;
     const max = this.#o.maxWaitingPerSession;
     if (max === undefined) return this.#askPerson(ask);
@@ -212,7 +214,17 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     // an abort before the listener was added would never fire it: the request would wait until it expired
     if (ask.signal.aborted) onWithdraw();
     const expiry = this.#timers.setTimeout(() => control.abort(ABORT_EXPIRED), ask.timeoutMs);
-    const stopProgress = this.#startProgress(open);
+    const stopProgress = startProgress(
+      ask.onProgress,
+      {
+        tool: ask.tool,
+        requestId: request.id,
+        expiresAt: request.expires_at,
+        channels: open.channels.map((c) => c.name),
+      },
+      this.#timers,
+      this.#o.progressIntervalMs ?? 10_000,
+    );
     try {
       return await waitForFirstAnswer(
         open.channels,
@@ -225,22 +237,6 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       ask.signal.removeEventListener("abort", onWithdraw);
       if (!control.signal.aborted) control.abort(ABORT_ANSWERED);
     }
-  }
-
-  #startProgress(open: OpenRequest): () => void {
-    const { onProgress } = open.ask;
-    if (onProgress === undefined) return () => undefined;
-    const names = open.channels.map((c) => c.name).join(", ");
-    onProgress(`waiting for a person to approve \`${open.ask.tool}\` (${open.request.id}) via ${names}`);
-    const interval = this.#o.progressIntervalMs ?? 10_000;
-    if (interval <= 0) return () => undefined;
-    let handle: unknown;
-    const tick = (): void => {
-      onProgress(`still waiting for consent on ${open.request.id} (expires ${open.request.expires_at})`);
-      handle = this.#timers.setTimeout(tick, interval);
-    };
-    handle = this.#timers.setTimeout(tick, interval);
-    return () => this.#timers.clearTimeout(handle);
   }
 
   async #conclude(open: OpenRequest, result: WaitResult): Promise<BrokerOutcome> {
@@ -266,7 +262,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     const problem = checkHumanAnswer(result.answer, this.#o.clock());
     if (problem !== null) return this.#deny(open, `refused a malformed answer from ${result.channel.name}: ${problem}`);
     const answer = result.answer as HumanAnswer;
-    const agreed = await this.#arbitrate(open, answer, result.channel);
+    const agreed = await arbitrateAnswer(open.channels, request, answer, result.channel, this.#o.clock().getTime());
     if (agreed.kind === "refused")
       return this.#deny(open, `the answer from ${result.channel.name} is not used: ${agreed.reason}`);
     if (agreed.kind === "taken") {
@@ -275,40 +271,6 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       return this.#signAndVerify(open, agreed.answer, agreed.channel);
     }
     return this.#signAndVerify(open, answer, result.channel);
-  }
-
-  /**
-   * Has the channels that keep the request's shared record (the pending table) record an answer another
-   * channel brought, before it is signed: the first answer recorded there is the one used, so a terminal's
-   * `a` and an `acp deny` at the same moment end as one of them, told alike to both.
-   */
-  async #arbitrate(
-    open: OpenRequest,
-    answer: HumanAnswer,
-    from: ConsentChannel,
-  ): Promise<
-    | { kind: "recorded" }
-    | { kind: "taken"; answer: HumanAnswer; channel: ConsentChannel }
-    | { kind: "refused"; reason: string }
-  > {
-    for (const channel of open.channels) {
-      if (channel === from || channel.arbitrate === undefined) continue;
-      let verdict: ArbiterVerdict;
-      try {
-        verdict = await channel.arbitrate(
-          open.request,
-          answer,
-          relayedChannel(answer) ?? from.name,
-          this.#o.clock().getTime(),
-        );
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        return { kind: "refused", reason: `it could not be recorded by ${channel.name}: ${message}` };
-      }
-      if (verdict.kind === "taken") return { kind: "taken", answer: verdict.answer, channel };
-      if (verdict.kind === "refused") return verdict;
-    }
-    return { kind: "recorded" };
   }
 
   /**
@@ -360,14 +322,14 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       const named = `\`${who}\` via ${via}`;
       return this.#deny(open, answer.reason === undefined ? named : `${named}: ${answer.reason}`, response, by);
     }
-    const args = this.#approvedArguments(ask, response.modifications);
+    const args = approvedArguments(ask, response.modifications, this.#redact);
     const scope: ApprovalScope = answer.scope ?? "once";
     const fields = { decision: response.decision, scope: describeScope(scope), consent_response: response };
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
       return this.#deny(open, "the audit trail could not record the approval", response);
     }
     await this.#settle(open, "approved", by);
-    if (scope !== "once") await this.#remember(ask, { scope, arguments: args, request, response });
+    if (scope !== "once") await this.#grants.remember(ask, { scope, arguments: args, request, response });
     return { kind: "approved", arguments: args, consentResponse: response, scope };
   }
 
@@ -413,116 +375,6 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       // The row is only a view for `acp pending`; the outcome stands whatever the table says.
     }
   }
-
-  async #remember(
-    ask: BrokerAsk,
-    grant: {
-      scope: Exclude<ApprovalScope, "once">;
-      arguments: Record<string, unknown>;
-      request: ConsentRequestV02;
-      response: ConsentResponseV02;
-    },
-  ): Promise<void> {
-    const key = grantKey(ask.server, ask.tool, ask.arguments, ask);
-    if (key === null) return;
-    const untilMs = Date.parse(grant.response.conditions.valid_until);
-    this.#grants.add(key, { ...grant, sessionId: ask.sessionId, untilMs });
-    const shared = typeof grant.scope === "object" || this.#o.shareSessionGrants === true;
-    if (!shared || this.#o.grants === undefined || this.#o.verifyGrant === undefined) return;
-    try {
-      // the arguments are not kept: a reuse is for a call with the same ones (the key), modified as signed
-      const stored = { request: grant.request, response: grant.response };
-      await this.#o.grants.add(key, untilMs, stored, this.#o.clock().getTime());
-    } catch {
-      // kept in this process only
-    }
-  }
-
-  /** The arguments an approval forwards: the call's own, with the person's modifications (`[redacted]` kept). */
-  #approvedArguments(ask: BrokerAsk, modifications: unknown): Record<string, unknown> {
-    if (modifications === null || typeof modifications !== "object") return ask.arguments;
-    return {
-      ...ask.arguments,
-      ...(restoreRedacted(ask.arguments, modifications, this.#redact) as Record<string, unknown>),
-    };
-  }
-
-  /**
-   * A window (or, with `shareSessionGrants`, session) approval another proxy of the home or node of the
-   * service recorded for this call, verified; null when there is none.
-   */
-  async #storedGrant(key: string, ask: BrokerAsk, now: Date): Promise<ApprovalGrant | null> {
-    const store = this.#o.grants;
-    const verify = this.#o.verifyGrant;
-    if (store === undefined || verify === undefined) return null;
-    let rows: unknown[];
-    try {
-      rows = await store.find(key, now.getTime());
-    } catch {
-      return null;
-    }
-    for (const row of rows) {
-      const { request, response } = (row ?? {}) as { request?: ConsentRequestV02; response?: ConsentResponseV02 };
-      if (typeof request !== "object" || request === null || typeof response !== "object" || response === null) {
-        continue;
-      }
-      const conditions = (response as { conditions?: Partial<ConsentResponseV02["conditions"]> }).conditions;
-      // scope and end come from the response, never from the row around it; a session approval covers
-      // only calls of the session it names
-      const session = conditions?.scope === "session" && this.#o.shareSessionGrants === true;
-      if (conditions?.scope !== "window" && !session) continue;
-      if (session && conditions.session_id !== ask.sessionId) continue;
-      if (typeof conditions.valid_until !== "string") continue;
-      if (response.decision !== "approved" && response.decision !== "approved_with_modifications") continue;
-      const untilMs = Date.parse(conditions.valid_until);
-      if (!(untilMs > now.getTime())) continue;
-      let ok = false;
-      try {
-        const verdict = await verify({ response, request, arguments: ask.arguments, now });
-        ok = verdict === true || (typeof verdict === "object" && verdict.ok === true);
-      } catch {
-        ok = false;
-      }
-      if (!ok) continue;
-      const args = this.#approvedArguments(ask, response.modifications);
-      const grant: ApprovalGrant = {
-        scope: session ? "session" : { until: conditions.valid_until },
-        sessionId: ask.sessionId,
-        untilMs,
-        arguments: args,
-        request,
-        response,
-      };
-      this.#grants.add(key, grant);
-      return grant;
-    }
-    return null;
-  }
-
-  async #reuseGrant(ask: BrokerAsk): Promise<BrokerOutcome | null> {
-    const key = grantKey(ask.server, ask.tool, ask.arguments, ask);
-    if (key === null) return null;
-    const now = this.#o.clock();
-    // The grant's response was verified when it was given (a nonce-spending verifier would refuse it twice);
-    // reuse only checks that it still covers this session and time. A window approval another proxy of the
-    // home recorded is verified (signature and action) before its first use here.
-    const grant = this.#grants.find(key, ask.sessionId, now.getTime()) ?? (await this.#storedGrant(key, ask, now));
-    if (grant === null) return null;
-    // recorded as the call being decided: its agent (the grant's key holds it to the one it was given to);
-    // the request the person approved is named apart
-    const agent = ask.agent ?? this.#o.agent?.id ?? "unknown";
-    const fields = {
-      decision: grant.response.decision,
-      scope: describeScope(grant.scope),
-      reused_approval: true,
-      approved_request_id: grant.request.id,
-      approved_agent: (grant.request.agent as { id?: unknown } | undefined)?.id ?? null,
-      consent_response: grant.response,
-    };
-    const asked = { ...grant.request, agent: { ...grant.request.agent, id: agent } };
-    if (!(await this.#record.event("consent_approved", ask, asked, fields))) return null;
-    return { kind: "approved", arguments: grant.arguments, consentResponse: grant.response, scope: grant.scope };
-  }
 }
 
 /**
@@ -532,31 +384,4 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
  */
 export function createConsentBroker(options: ConsentBrokerOptions): ConsentBrokerHandle {
   return new ConsentBrokerImpl(options);
-}
-
-/** The channel a relayed answer names (`HumanAnswer.channel`), when it is a plain lowercase word. */
-function relayedChannel(answer: HumanAnswer): string | undefined {
-  const channel: unknown = answer.channel;
-  return typeof channel === "string" && /^[a-z][a-z0-9_-]{0,31}$/.test(channel) ? channel : undefined;
-}
-
-/**
- * The first answer a channel still holds when the request's time ran out (see `ConsentChannel.lastLook`),
- * given no later than the request's expiry; undefined when none does.
- */
-async function lastLook(
-  channels: readonly ConsentChannel[],
-  request: ConsentRequestV02,
-): Promise<{ answer: HumanAnswer; atMs: number; channel: ConsentChannel } | undefined> {
-  const expiresAt = Date.parse(request.expires_at);
-  for (const channel of channels) {
-    if (channel.lastLook === undefined) continue;
-    try {
-      const found = await channel.lastLook(request);
-      if (found !== undefined && found.atMs <= expiresAt) return { ...found, channel };
-    } catch {
-      // a channel that cannot look has nothing to add: the request expired
-    }
-  }
-  return undefined;
 }
