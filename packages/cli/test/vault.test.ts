@@ -33,7 +33,8 @@ describe("acp vault set|list|rm", () => {
     expect(rm.stdout).toBe("removed `GITHUB_TOKEN` from the vault (1 entry left)\n");
     expect((await runCli(["vault", "list"], { env })).stdout).toBe("SMTP_PASSWORD\n");
     const missing = await runCli(["vault", "rm", "GITHUB_TOKEN"], { env });
-    expect(missing.code).toBe(1);
+    // an unknown name is invalid input (4), as an unknown id is for `acp approve` (docs/reference/cli.md)
+    expect(missing.code).toBe(4);
     expect(missing.stderr).toBe("acp: the vault has no entry `GITHUB_TOKEN` (see `acp vault list`)\n");
   });
 

@@ -22,7 +22,8 @@ The vault is re-sealed without the entry (fresh IV) and replaced atomically.
 Examples:
   acp vault rm GITHUB_TOKEN
 
-Exit codes: 0 removed, 1 error (no such entry, no passphrase, corrupted vault), 2 usage.`,
+Exit codes: 0 removed, 1 error (no passphrase, corrupted vault), 2 usage, 4 no such entry (an unknown
+name, as an unknown id is for acp approve).`,
     )
     .action(async (name: string, options: { json?: boolean }) => {
       assertVaultName(name);
@@ -31,7 +32,7 @@ Exit codes: 0 removed, 1 error (no such entry, no passphrase, corrupted vault), 
       try {
         const entries = orThrow(readVault(home, seed));
         if (!Object.hasOwn(entries, name))
-          throw new CliError(`the vault has no entry \`${name}\` (see \`acp vault list\`)`, EXIT.error);
+          throw new CliError(`the vault has no entry \`${name}\` (see \`acp vault list\`)`, EXIT.invalid);
         const next = Object.fromEntries(Object.entries(entries).filter(([k]) => k !== name));
         orThrow(writeVault(home, next, seed, randomBytes));
         const count = Object.keys(next).length;
