@@ -49,7 +49,12 @@ export function builtLinks(
   return out;
 }
 
-/** Whether arguments may hold a link at all (a cheap test before tracing them): a `/` after a dotted name. */
+/**
+ * Whether arguments may hold a link at all (a cheap test before tracing them): a `/` after a dotted name, a
+ * dotted address (`203.0.113.9/`) or a host of digits after `//` (`//0xcb007109/`, `//[2001:db8::1]/`).
+ */
 export function mayHoldLink(args: Readonly<Record<string, unknown>>): boolean {
-  return /[a-z0-9-]\.[a-z]{2,}(?::\d+)?[/?#]/i.test(JSON.stringify(args));
+  return /(?:[a-z0-9-]\.[a-z]{2,}|\d\.\d+|\/\/(?:[0-9a-fx.]+|\[[0-9a-f:.]+\]))(?::\d+)?[/?#]/i.test(
+    JSON.stringify(args),
+  );
 }

@@ -69,14 +69,33 @@ const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1
 /** A bracketed IPv6 address (`http://[2001:db8::1]/x`). */
 const IPV6 = /^\[[0-9a-f:.]{2,45}\]$/i;
 
+/** A host whose last label is a number (decimal, `0x` hex): a browser reads the whole host as an IPv4 address. */
+const NUMERIC_LAST_LABEL = /(?:^|\.)(?:\d+|0x[0-9a-f]*)$/i;
+
+/**
+ * An IP host as a browser reads it, in one form: an IPv4 address written in hex, octal, decimal or with fewer
+ * parts (`0x7f000001`, `2130706433`, `0177.0.0.1`, `127.1`) as its dotted quad, an IPv6 address compressed and
+ * lower case (`[2001:DB8:0::1]` is `[2001:db8::1]`). Undefined when a browser would not load it (`1.2.3.4.5`).
+ */
+function canonicalIp(host: string): string | undefined {
+  try {
+    const canonical = new URL(`http://${host}/`).hostname;
+    return IPV4.test(canonical) || IPV6.test(canonical) ? canonical : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form.
  * Read as a browser reads it: a protocol-relative link (`//attacker.example/x`) has a host, a backslash ends
  * it as a slash does, percent-escapes in it are the characters they name (`%61ttacker.example`), a trailing
- * dot (`attacker.example.`) names the same host, and an IPv4 or bracketed IPv6 address is a host.
+ * dot (`attacker.example.`) names the same host, and an IPv4 or bracketed IPv6 address is a host, in one form
+ * however it is written (`http://0x7f000001/` and `http://2130706433/` are on `127.0.0.1`).
  */
 export function urlHost(url: string): string | undefined {
   const rest = url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/^\/\//, "");
+  const linked = rest.length !== url.length;
   let host = (rest.split(/[/?#\\]/, 1)[0] ?? "")
     .replace(/^.*@/, "")
     .replace(/:\d*$/, "")
@@ -84,7 +103,9 @@ export function urlHost(url: string): string | undefined {
     .replace(/^www\./i, "");
   if (host.includes("%")) host = host.replace(PERCENT_ASCII, (escape) => decodePercent(escape));
   if (IPV4.test(host)) return host;
-  if (IPV6.test(host)) return host.toLowerCase();
+  if (IPV6.test(host)) return canonicalIp(host) ?? host.toLowerCase();
+  // a number alone is a host only in a link (`http://2130706433/`): as a whole value it is an amount or an id
+  if (NUMERIC_LAST_LABEL.test(host) && (linked || host.includes("."))) return canonicalIp(host);
   return host === "" ? undefined : asciiDomain(host);
 }
 
