@@ -73,10 +73,11 @@ describe("acp audit verify", () => {
     const json = await runCli(["audit", "verify", "--json"], { env: h.env });
     expect(json.code).toBe(3);
     const v = JSON.parse(json.stdout) as Record<string, unknown>;
-    // version 2: every field of version 1 as it was, and what follows the problem
+    // version 3: every field of versions 1 and 2 as it was, what follows the problem, and `valid`
     expect(v).toMatchObject({
-      output_version: 2,
+      output_version: 3,
       file: h.log,
+      valid: false,
       ok: false,
       count: 5,
       checkpoints: 1,

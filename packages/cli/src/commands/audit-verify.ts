@@ -31,9 +31,10 @@ import { storageOf } from "./serve.js";
 
 /**
  * The version of `--json`'s shape: 2 added `output_version`, `afterProblem` and the `inserted` problem
- * (27 Nov 2026); every field of version 1 is unchanged.
+ * (27 Nov 2026); 3 added `valid`, the verdict under the name every verifying command gives it (the same
+ * value as `ok`, kept for old scripts). Every field of the earlier versions is unchanged.
  */
-export const AUDIT_VERIFY_OUTPUT_VERSION = 2;
+export const AUDIT_VERIFY_OUTPUT_VERSION = 3;
 
 interface VerifyOptions {
   readonly publicKey?: string;
@@ -227,6 +228,8 @@ function report(
       public_key: key.key ?? null,
       anchor_file: anchor === undefined ? null : anchorPath,
       anchor_line: anchorLineOf(anchor),
+      // the verdict as `acp policy validate`, `acp graph lint` and `acp proof verify` say it; `ok` is kept
+      valid: result.ok,
       ...result,
     });
     return;
@@ -351,7 +354,7 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
       "hex Ed25519 public key checkpoints are signed with (default $ACP_HOME/keys/public.key)",
     )
     .option("--anchor <file>", "the latest signed checkpoint kept beside the log (default FILE.checkpoint)")
-    .option("--json", "print the verification as JSON");
+    .option("--json", "print the verification as JSON (the verdict in `valid`, and in `ok` for old scripts)");
   storageUrlOption(command)
     .addHelpText(
       "after",

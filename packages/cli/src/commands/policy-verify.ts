@@ -249,6 +249,8 @@ function printHuman(ctx: CliContext, report: VerifyReport, loaded: Loaded, optio
 function jsonReport(report: VerifyReport, loaded: Loaded): Record<string, unknown> {
   const model = loaded.built.model;
   return {
+    // the verdict as every verifying command says it: null when too large (nothing is claimed)
+    valid: report.outcome === "too_large" ? null : report.outcome === "verified",
     outcome: report.outcome,
     depth: report.depth,
     complete: report.complete,
@@ -320,7 +322,10 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
     .option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)", String(DEFAULT_MAX_STATES))
     .option("--out <file>", "write the first counterexample there (replay JSON lines)")
     .option("--decline-asks", "a person declines every question: asked calls never execute")
-    .option("--json", "print the report as one JSON object")
+    .option(
+      "--json",
+      "print the report as one JSON object (the verdict in `valid`: true, false, or null when too large)",
+    )
     .addHelpText("after", HELP_AFTER)
     .action(async (options: VerifyOptions) => {
       const names = { old: "--session", current: "--session-settings" };
