@@ -185,8 +185,11 @@ describe("acp run", () => {
   });
 
   it("records the intent's digest with the start", async () => {
-    const intent = join(work.path, "intent.yml");
-    (await import("node:fs")).writeFileSync(intent, 'goal: tidy the inbox\nallowed_actions: ["mail.*"]\n');
+    // in ACP's home (covered inside), not the working directory: the agent must not be able to rewrite it
+    const fs = await import("node:fs");
+    fs.mkdirSync(join(work.path, "home"), { recursive: true });
+    const intent = join(work.path, "home", "intent.yml");
+    fs.writeFileSync(intent, 'goal: tidy the inbox\nallowed_actions: ["mail.*"]\n');
     const r = await acpRun(["--isolation", "none", "--intent", intent, "--", "true"]);
     expect(r.audit[0]?.[1]).toMatchObject({ intent_sha256: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown });
   });

@@ -99,7 +99,8 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option(
       "--intent <file>",
-      "the intent the session runtime enforces (YAML or JSON); its digest is recorded in the audit",
+      "the intent the session runtime enforces (YAML or JSON); its digest is recorded in the audit; never in " +
+        "the agent's working directory or a --writable path",
     )
     .option("-u, --upstream <cmd-or-url>", "an upstream MCP server (as for `acp proxy`); repeatable", collect)
     .option("-n, --name <name>", "name of the matching --upstream (in order)", collect)
@@ -150,7 +151,7 @@ be read (the config file, --intent, the policy, the home's consent graph), 2 usa
 found, a bad --allow-egress, --isolation, --max-processes or --upstream, more --name than --upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
 under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
---config file in the working directory or a --writable path, which the agent could rewrite), 4 the config
+--config or --intent file in the working directory or a --writable path, which the agent could rewrite), 4 the config
 file, the policy, the home's consent graph or --intent does not validate.`,
     )
     .action(async (argv: string[], flags: RunFlags) => {
@@ -191,6 +192,15 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
       policyPath,
       "the policy that decides its own calls (a changed policy is reloaded while it runs)",
     ],
+    ...(intent !== undefined
+      ? [
+          [
+            "the intent file",
+            intent.path,
+            "the intent its sessions run under (read once here, but the next acp run --intent reads what it wrote)",
+          ] as const,
+        ]
+      : []),
     ...(flags.config !== undefined
       ? [
           [
