@@ -45,7 +45,8 @@ export interface SandboxInitConfig {
   readonly resolvConf: string | null;
   /**
    * Paths that stay writable (the working directory unless it is `/`, each `--writable`): every mount at or
-   * under one is left as it is; every other mount the agent can reach is made read-only (and `nodev`).
+   * under one stays writable (made `nodev` and `nosuid`); every other mount the agent can reach is made
+   * read-only (and `nodev`, `nosuid`).
    */
   readonly writable: readonly string[];
   /** The writable paths outside the covered roots, bound onto themselves (recursively) so they are mounts. */
@@ -154,7 +155,10 @@ if (cfg.home) {
 // one (mount(8) has no recursive read-only here), and nodev: a block device (the host's disk) is a special
 // file that a read-only mount still lets root write. The device nodes programs need are bound first, each a
 // mount of its own that keeps working; ptys (devpts) too. Mounts at or under a writable path and the covers
-// are left writable. A mount hidden under a later one cannot be reached and is left alone.
+// are left writable, but they are nodev too: a device node already there (a disk's, /dev/mem's, made by
+// whoever owns the directory) would otherwise open as the device inside. Every mount is nosuid as well (the
+// agent runs with no_new_privs, which ignores set-user-ID bits already; nosuid says so per mount). A mount
+// hidden under a later one cannot be reached and is left alone.
 const O_PATH = 0o10000000; // Linux's value (x86, arm, riscv); node:fs does not export it
 const within = (p, root) => p === root || p.startsWith(root.endsWith("/") ? root : root + "/");
 const octal = (text) => text.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
@@ -162,7 +166,7 @@ const mounts = () => readFileSync("/proc/self/mountinfo", "utf8").trim().split("
   const [before, after = ""] = line.split(" - ");
   const f = before.split(" ");
   const options = (f[5] || "").split(",");
-  return { id: Number(f[0]), path: octal(f[4] || ""), ro: options.includes("ro"), nodev: options.includes("nodev"), type: after.split(" ")[0] };
+  return { id: Number(f[0]), path: octal(f[4] || ""), ro: options.includes("ro"), nodev: options.includes("nodev"), nosuid: options.includes("nosuid"), type: after.split(" ")[0] };
 });
 const mountAt = (path) => {
   let fd;
@@ -184,12 +188,20 @@ if (existsSync("/dev/pts") && existsSync("/dev/ptmx")) {
 }
 const keepsDevices = (m) => m.type === "devpts" || DEVICES.includes(m.path);
 const stays = (m) => cfg.writable.some((w) => within(m.path, w)) || m.path === cfg.stage.path || cfg.cover.some((c) => c.path === m.path);
-const stillOpen = () => mounts().filter((m) => !stays(m) && (!m.ro || (!m.nodev && !keepsDevices(m))) && mountAt(m.path) === m.id);
+// what a mount still lacks: ro (unless it stays writable), nodev (unless it holds the devices kept), nosuid
+const lacks = (m) => [
+  ...(!stays(m) && !m.ro ? ["ro"] : []),
+  ...(!m.nodev && !keepsDevices(m) ? ["nodev"] : []),
+  ...(!m.nosuid ? ["nosuid"] : []),
+];
+const stillOpen = () => mounts().filter((m) => lacks(m).length > 0 && mountAt(m.path) === m.id);
 for (const m of stillOpen()) {
-  run("cannot make " + m.path + " read-only", "mount", ["-o", keepsDevices(m) ? "remount,bind,ro" : "remount,bind,ro,nodev", m.path]);
+  // mount(8) keeps the flags the mount has (those a user namespace locks among them) and adds these
+  const flags = [...(stays(m) ? [] : ["ro"]), ...(keepsDevices(m) ? [] : ["nodev"]), "nosuid"];
+  run("cannot make " + m.path + (stays(m) ? " nodev" : " read-only"), "mount", ["-o", "remount,bind," + flags.join(","), m.path]);
 }
 const left = stillOpen();
-if (left.length > 0) fail("sandbox_setup_failed", "cannot make the host read-only: " + left.map((m) => m.path).join(", ") + " stays writable");
+if (left.length > 0) fail("sandbox_setup_failed", "cannot make the host read-only: " + left.map((m) => m.path + " stays " + (lacks(m).includes("ro") ? "writable" : "open to device nodes or set-user-ID programs")).join(", "));
 
 const forward = (socketName, port) => new Promise((resolve, reject) => {
   const server = createServer((inside) => {
