@@ -1,7 +1,7 @@
 /**
  * Aliases: the spellings a reader takes for the same destination as an identifier untrusted text gave, though
  * the characters differ — a look-alike letter (`mаrk@…` with Cyrillic `а`) or an accent, a `+tag` on an address
- * (`mark+x@attacker.example` reaches `mark@attacker.example`), a number written with spaces, dashes or a
+ * (`mark+x@attacker.example` reaches `mark@attacker.example`), dots in a Gmail address (`m.ark@gmail.com`), a number written with spaces, dashes or a
  * country code (`020 7946 0958`, `+44 20 7946 0958`), a host under a domain the text named
  * (`exfil.attacker.example` under `attacker.example`), an identifier inside a Base64 or percent-encoded run.
  * Used only on the untrusted side (a piece no entry holds as written, but an untrusted one holds as an alias, is
@@ -56,9 +56,30 @@ function untagged(email: string): string {
   return plus === -1 || plus > at ? email : `${email.slice(0, plus)}${email.slice(at)}`;
 }
 
+/**
+ * Providers that deliver an address whatever dots its local part has, by the domain their addresses are
+ * delivered at: Gmail (`a.l.i.c.e@gmail.com` is `alice@gmail.com`) and its other name `googlemail.com`.
+ * Only providers that say so of every address: others (Outlook, Yahoo, iCloud, a company's own domain, a
+ * Google Workspace domain) deliver `a.lice@` and `alice@` to two mailboxes.
+ */
+const DOTLESS_PROVIDERS: ReadonlyMap<string, string> = new Map([
+  ["gmail.com", "gmail.com"],
+  ["googlemail.com", "gmail.com"],
+]);
+
+/** The mailbox a provider of {@link DOTLESS_PROVIDERS} delivers an (untagged) address to; else undefined. */
+function providerMailbox(email: string): string | undefined {
+  const at = email.lastIndexOf("@");
+  const domain = DOTLESS_PROVIDERS.get(email.slice(at + 1));
+  return domain === undefined ? undefined : `${email.slice(0, at).replace(/\./g, "")}@${domain}`;
+}
+
 function formsOf(token: ValueToken, out: Set<string>): void {
   if (token.kind === "email") {
-    out.add(`email:${untagged(token.value)}`);
+    const address = untagged(token.value);
+    out.add(`email:${address}`);
+    const mailbox = providerMailbox(address);
+    if (mailbox !== undefined) out.add(`email:${mailbox}`);
     out.add(`domain:${token.value.slice(token.value.lastIndexOf("@") + 1)}`);
   } else if (token.kind === "host") {
     out.add(`host:${token.value}`);
