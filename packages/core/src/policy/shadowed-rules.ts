@@ -1,4 +1,10 @@
-import { compileGlob, isGlobPattern, type GlobMatcher } from "../glob/index.js";
+import {
+  compileGlob,
+  compileGlobOverReadings,
+  isGlobPattern,
+  type GlobMatcher,
+  type ReadingText,
+} from "../glob/index.js";
 import type { Issue } from "../issues/index.js";
 import { foldGlobPattern, foldName } from "../request/index.js";
 import type { PolicyRule, TimeOfDay } from "./types.js";
@@ -12,9 +18,31 @@ function coversName(earlier: string | undefined, later: string | undefined, glob
   if (earlier === undefined || earlier === later) return true;
   if (later === undefined || isGlobPattern(later) || !isGlobPattern(earlier)) return false;
   if (!globMatcher(earlier, globs)(later)) return false;
-  // two ask or deny rules' tool patterns also meet folded names: the earlier folded pattern must meet the
-  // later folded name (`dat?` meets `datm`, but not its fold `datrn`, which the later rule meets)
-  return !folded || globMatcher(foldGlobPattern(earlier), globs)(foldName(later));
+  // two ask or deny rules' tool patterns also meet folded names: the earlier folded pattern must meet every
+  // name that folds as the later name does, read as the matcher reads it (lenient-name.ts: a `?` or `[…]`
+  // also takes a reading unit), so `dat?` covers `datm`, whose fold `datrn` reads `rn` as `m`
+  return !folded || foldedCovers(foldGlobPattern(earlier), foldName(later), globs);
+}
+
+/** A glob's `?` or `[…]`, which the matcher runs over a folded name's reading units. */
+const ONE_CHARACTER = /[?[]/;
+
+/**
+ * The reading units every name whose fold is `fold` has (`foldNameReadings`): each `rn` read as `m`.
+ * A name's own readings may hold more (a full-width `Ｍ` is also `M`), never less, and a glob run over more
+ * readings meets at least what it meets over fewer: so a folded pattern that meets these meets every such name.
+ */
+function sharedReadings(fold: string): ReadingText {
+  const units: { end: number; codes: number[] }[][] = [];
+  for (let i = fold.indexOf("rn"); i >= 0; i = fold.indexOf("rn", i + 1)) units[i] = [{ end: i + 2, codes: [0x6d] }];
+  return { text: fold, units, alternatives: [] };
+}
+
+/** Whether an ask or deny rule's folded pattern meets every name whose fold is `fold`, as the matcher reads it. */
+function foldedCovers(foldedPattern: string, fold: string, globs: GlobCache): boolean {
+  if (!ONE_CHARACTER.test(foldedPattern)) return globMatcher(foldedPattern, globs)(fold);
+  const compiled = compileGlobOverReadings(foldedPattern);
+  return compiled.ok && compiled.value(sharedReadings(fold));
 }
 
 function globMatcher(pattern: string, globs: GlobCache): GlobMatcher {

@@ -162,12 +162,15 @@ export function foldNameReadings(name: string): ReadingText {
   const text = foldName(name);
   const units: ReadingUnit[][] = [];
   const alternatives: (readonly number[] | undefined)[] = [];
-  const plain: ReadingText = { text, units: [], alternatives: [] };
   let at = 0;
   for (const { segment } of GRAPHEMES.segment(name)) {
     const fold = foldName(segment);
-    // the name folded cluster by cluster is its fold (NFKD reorders marks only within a cluster)
-    if (!text.startsWith(fold, at)) return plain;
+    // the name folded cluster by cluster is its fold (NFKD reorders marks only within a cluster); where it is
+    // not, the clusters are not read, but every `rn` still is (below): what findShadowedRules counts on
+    if (!text.startsWith(fold, at)) {
+      at = -1;
+      break;
+    }
     const reads = fold === "" ? [] : readsAs(segment, fold);
     if (fold.length === 1) {
       if (reads.some((code) => code !== fold.charCodeAt(0))) alternatives[at] = reads;
@@ -183,7 +186,10 @@ export function foldNameReadings(name: string): ReadingText {
     }
     at += fold.length;
   }
-  if (at !== text.length) return plain;
+  if (at !== text.length) {
+    units.length = 0;
+    alternatives.length = 0;
+  }
   // `rn`, however written, reads as `m` (or, where it was a capital, `M`)
   for (let i = text.indexOf("rn"); i >= 0; i = text.indexOf("rn", i + 1)) {
     const here = (units[i] ??= []);

@@ -75,13 +75,79 @@ rules:
   });
 });
 
+describe("findShadowedRules reads `?` and `[…]` as the matcher does", () => {
+  it("reports a deny rule an earlier deny's `?` or `[…]` covers through a reading unit (`rn` read as `m`)", () => {
+    // the earlier rules meet every name the later ones do: `datm`, `DATM`, `datｍ` and `datrn` alike
+    expect(
+      shadowed(`
+version: "1"
+rules:
+  - id: dat-any
+    match: { tool: "dat?" }
+    action: deny
+  - id: datm
+    match: { tool: datm }
+    action: deny
+  - id: move-class
+    match: { tool: "[m]ove_file" }
+    action: ask
+  - id: move
+    match: { tool: move_file }
+    action: deny
+`),
+    ).toEqual([
+      "rule `datm` can never match: rule `dat-any` (line 4) comes first and matches every call it would",
+      "rule `move` can never match: rule `move-class` (line 10) comes first and matches every call it would, so it asks about what this rule would deny",
+    ]);
+  });
+
+  it("does not report a rule whose name an earlier `?` misses in some spelling", () => {
+    // `da?` takes one reading unit, never the `rnx` of `darnx`; `x[I]` meets `xI` but not `xl`, which folds as
+    // `xI` does (both `xl`) and which the later rule refuses
+    expect(
+      shadowed(`
+version: "1"
+rules:
+  - { id: a, match: { tool: "da?" }, action: deny }
+  - { id: b, match: { tool: darnx }, action: deny }
+  - { id: c, match: { tool: "[x]ove" }, action: deny }
+  - { id: d, match: { tool: move }, action: deny }
+  - { id: e, match: { tool: "?ove" }, action: allow }
+  - { id: f, match: { tool: rnove }, action: deny }
+  - { id: g, match: { tool: "x[I]" }, action: deny }
+  - { id: h, match: { tool: xI }, action: deny }
+`),
+    ).toEqual([]);
+  });
+});
+
 const TOOLS = ["send_email", "send_sms", "read_file", "exec", "a/b"];
+/** Names whose folds have reading units (`rn`, read as `m`), as rules and as calls. */
+const LOOK_ALIKE_TOOLS = ["datm", "datrn", "move", "rnove", "Move", "darn", "dam", "rn", "xI", "xl", "x1"];
 const ARG_VALUES: ArgMatchValue[] = ["*@corp.com", "x", "*", 1, true, null];
 const rule: fc.Arbitrary<RuleSpec> = fc.record(
   {
     match: fc.record(
       {
-        tool: fc.constantFrom(...TOOLS, "send_*", "*", "**", "{send,read}_*", "!send_*", "?ead_file"),
+        tool: fc.constantFrom(
+          ...TOOLS,
+          ...LOOK_ALIKE_TOOLS,
+          "send_*",
+          "*",
+          "**",
+          "{send,read}_*",
+          "!send_*",
+          "?ead_file",
+          "dat?",
+          "da?",
+          "[m]ove",
+          "[M]ove",
+          "?ove",
+          "[!x]ove",
+          "[a-z]?",
+          "x[I]",
+          "x[l1]",
+        ),
         server: fc.constantFrom("mail", "files", "*", "m*"),
         category: fc.constantFrom(...CATEGORIES),
         args: fc.dictionary(fc.constantFrom("to", "n"), fc.constantFrom(...ARG_VALUES), { maxKeys: 2 }),
@@ -97,7 +163,24 @@ const scalar = fc.constantFrom<unknown>("a@corp.com", "x", "evil@x.com", 1, 2, t
 const request: fc.Arbitrary<ActionRequest> = fc
   .record(
     {
-      tool: fc.constantFrom(...TOOLS, "other", "send_", "Send_Email", "READ_FILE"),
+      tool: fc.constantFrom(
+        ...TOOLS,
+        ...LOOK_ALIKE_TOOLS,
+        "other",
+        "send_",
+        "Send_Email",
+        "READ_FILE",
+        "datｍ",
+        "DATM",
+        "dat𝐦",
+        "ｍove",
+        "Ｍove",
+        "rnove",
+        "RNove",
+        "ᴍove",
+        "darnx",
+        "daｍ",
+      ),
       server: fc.constantFrom("mail", "files", "other"),
       arguments: fc.dictionary(fc.constantFrom("to", "n"), fc.oneof(scalar, fc.array(scalar, { maxLength: 3 })), {
         maxKeys: 2,
