@@ -65,16 +65,3 @@ export function checkToolOptions(tool: unknown, fn: unknown, options: unknown): 
     throw new TypeError(`guard${name}: ${problems.join("; ")}`);
   }
 }
-
-/**
- * The cancellation a framework hands a tool function in its second argument: the Vercel AI SDK's
- * `{ abortSignal }`, LangChain's `{ signal }` (its `RunnableConfig`); `undefined` when there is none.
- */
-export function signalOf(second: unknown): AbortSignal | undefined {
-  if (typeof second !== "object" || second === null) return undefined;
-  for (const key of ["abortSignal", "signal"] as const) {
-    const value = (second as Record<string, unknown>)[key];
-    if (value instanceof AbortSignal) return value;
-  }
-  return undefined;
-}

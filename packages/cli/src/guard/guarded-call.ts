@@ -41,6 +41,9 @@ export interface GuardedCall<A, R> {
   readonly signal?: AbortSignal | undefined;
 }
 
+/** Whether the caller has cancelled (read afresh each time: a signal aborts while the call is decided). */
+const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
@@ -56,6 +59,11 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
   if (typeof call.arguments !== "object" || call.arguments === null || Array.isArray(call.arguments)) {
     const message = `refused: the arguments of \`${tool}\` are not an object of named arguments`;
     throw new GuardRefusal({ stop: "refused", message, server, tool });
+  }
+  if (aborted(call.signal)) {
+    // cancelled before it was handed to the guard: nothing is decided, asked or run
+    const message = "consent request withdrawn: the call was cancelled before it was decided";
+    throw new GuardRefusal({ stop: "withdrawn", message, server, tool });
   }
   const callId = newId("call");
   const agent = deps.agent !== undefined ? { agent: deps.agent } : {};
@@ -76,7 +84,7 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
     throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
   }
   if (verdict.kind === "answer") throw refusalOfVerdict(verdict, call);
-  if (call.signal?.aborted === true) {
+  if (aborted(call.signal)) {
     // the caller gave up while the call was decided: it does not run (no `tool_call_forwarded`)
     const message = "consent request withdrawn: the call was cancelled before it ran";
     throw new GuardRefusal({ stop: "withdrawn", message, server, tool });

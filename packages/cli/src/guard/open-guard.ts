@@ -8,7 +8,8 @@ import { configInUse } from "../wiring/config-in-use.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { createAnswerChannel, type AskPerson } from "./answer-channel.js";
 import { GuardRefusal } from "./guard-refusal.js";
-import { checkGuardOptions, checkToolOptions, signalOf } from "./guard-options.js";
+import { callSignal } from "./call-signal.js";
+import { checkGuardOptions, checkToolOptions } from "./guard-options.js";
 import { runGuardedCall, type GuardedCallDeps } from "./guarded-call.js";
 
 /** Options of {@link openGuard}; every one optional. */
@@ -68,9 +69,9 @@ export interface Guard {
    * the one pipeline first and runs only when accepted or approved; otherwise the returned function
    * rejects with a {@link GuardRefusal}. Credentials configured for the tool are put into its arguments
    * after the decision and replaced in its result. The returned function has `fn`'s parameters: any
-   * after the first (a framework's call options) are handed to `fn` as they are, and an `AbortSignal` in
-   * the second as `abortSignal` (Vercel AI SDK) or `signal` (LangChain) cancels the call: one still
-   * waiting for a person is withdrawn (`stop: "withdrawn"`). Throws a `TypeError` at once for a tool name,
+   * after the first (a framework's call options) are handed to `fn` as they are, and an abort signal in
+   * any of them as `abortSignal` (Vercel AI SDK) or `signal` (LangChain) cancels the call: one already
+   * aborted is not decided, one still waiting for a person is withdrawn (`stop: "withdrawn"`). Throws a `TypeError` at once for a tool name,
    * function or option that is not one.
    */
   guard<A extends object, R, O extends unknown[] = []>(
@@ -194,6 +195,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
           const message = "refused: the guard is closed";
           return Promise.reject(new GuardRefusal({ stop: "guard_closed", message, server, tool }));
         }
+        const cancel = callSignal(rest);
         const call = runGuardedCall(deps, {
           server,
           tool,
@@ -201,13 +203,14 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
           trusted: toolOptions.trusted === true,
           arguments: args,
           run: (given) => fn(given, ...rest),
-          signal: signalOf(rest[0]),
+          signal: cancel.signal,
         });
         running.add(call);
-        void call.then(
-          () => running.delete(call),
-          () => running.delete(call),
-        );
+        const done = (): void => {
+          running.delete(call);
+          cancel.release();
+        };
+        void call.then(done, done);
         return call;
       };
     },

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { isGuardRefusal, openGuard, type Guard, type GuardOptions, type GuardQuestion } from "../../src/guard/index.js";
@@ -21,7 +21,9 @@ function home(): string {
 
 const quiet = { passphrase: PASSPHRASE, log: () => undefined };
 
+/** The audit's event types; none when nothing was audited (the log is made at the first event). */
 function eventTypes(homeDir: string): string[] {
+  if (!existsSync(join(homeDir, "audit.jsonl"))) return [];
   return readFileSync(join(homeDir, "audit.jsonl"), "utf8")
     .split("\n")
     .filter((l) => l.trim() !== "")
@@ -144,7 +146,7 @@ describe("openGuard as a framework developer meets it: signatures and cancellati
     await acp.close();
     expect(isGuardRefusal(error) && error.stop).toBe("withdrawn");
     expect(ran).toBe(false);
-    expect(eventTypes(h)).not.toContain("tool_call_forwarded");
+    expect(eventTypes(h)).not.toContain("tool_call_intercepted"); // nothing decided
   });
 
   it("runs many calls at once, each decided and audited on its own", async () => {
