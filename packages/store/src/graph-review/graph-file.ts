@@ -1,5 +1,8 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { MAX_GRAPH_LENGTH, parseConsentGraph, type ConsentGraph, type Issue } from "@acp/core";
+import { NotRegularFileError, readFileUpTo } from "../home/read-up-to.js";
+
+const REGULAR = { regularOnly: true } as const;
 
 /**
  * The consent graph file as read from disk. `unreadable` (an I/O failure: a directory, no permission) is
@@ -33,12 +36,17 @@ export function readConsentGraphText(
   try {
     const stat = statSync(path);
     if (!stat.isFile()) return unreadable(path, "not a file");
-    if (stat.size > MAX_GRAPH_LENGTH * 4) {
-      const message = `graph too large: ${stat.size} bytes (limit ${MAX_GRAPH_LENGTH} characters)`;
+    // read with the same bound the size check uses, on the file opened (not a pipe swapped in, not a file
+    // grown since the stat): at most one byte more than the limit is ever read
+    const bytes = stat.size > MAX_GRAPH_LENGTH * 4 ? undefined : readFileUpTo(path, MAX_GRAPH_LENGTH * 4, REGULAR);
+    if (bytes === undefined) {
+      const size = stat.size > MAX_GRAPH_LENGTH * 4 ? `${stat.size}` : `more than ${MAX_GRAPH_LENGTH * 4}`;
+      const message = `graph too large: ${size} bytes (limit ${MAX_GRAPH_LENGTH} characters)`;
       return { status: "invalid", path, issues: [{ code: "graph_too_large", path: [], message }] };
     }
-    return { status: "ok", text: readFileSync(path, "utf8") };
+    return { status: "ok", text: bytes.toString("utf8") };
   } catch (err) {
+    if (err instanceof NotRegularFileError) return unreadable(path, "not a file");
     const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
     if (code === "ENOENT") return { status: "missing", path };
     return unreadable(path, typeof code === "string" ? code : err instanceof Error ? err.message : String(err));

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   emptyGraphReviewRecord,
@@ -8,6 +8,7 @@ import {
   type GraphReviewRecord,
   type Result,
 } from "@acp/core";
+import { NotRegularFileError, readFileUpTo } from "../home/read-up-to.js";
 import { replaceFileAtomic } from "./atomic-replace.js";
 
 /** The review record's file name inside `$ACP_HOME`. */
@@ -38,12 +39,19 @@ export function readGraphReviews(path: string): Result<GraphReviewRecord> {
   try {
     const stat = statSync(path);
     if (!stat.isFile()) return unreadable(path, "not a file");
-    if (stat.size > MAX_GRAPH_REVIEWS_BYTES) {
-      const message = `review record \`${path}\` is ${stat.size} bytes (limit ${MAX_GRAPH_REVIEWS_BYTES})`;
+    // read with the same bound, on the file opened (not a pipe swapped in, not a file grown since the stat)
+    const bytes =
+      stat.size > MAX_GRAPH_REVIEWS_BYTES
+        ? undefined
+        : readFileUpTo(path, MAX_GRAPH_REVIEWS_BYTES, { regularOnly: true });
+    if (bytes === undefined) {
+      const size = stat.size > MAX_GRAPH_REVIEWS_BYTES ? `${stat.size}` : `more than ${MAX_GRAPH_REVIEWS_BYTES}`;
+      const message = `review record \`${path}\` is ${size} bytes (limit ${MAX_GRAPH_REVIEWS_BYTES})`;
       return { ok: false, issues: [{ code: "invalid_review_record", path: [], message }] };
     }
-    return parseGraphReviewRecord(readFileSync(path, "utf8"));
+    return parseGraphReviewRecord(bytes.toString("utf8"));
   } catch (err) {
+    if (err instanceof NotRegularFileError) return unreadable(path, "not a file");
     if (isMissing(err)) return { ok: true, value: emptyGraphReviewRecord() };
     const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
     return unreadable(path, typeof code === "string" ? code : err instanceof Error ? err.message : String(err));

@@ -24,6 +24,14 @@ export const OWNER_ONLY = 0o077;
 /** {@link ReadUpToOptions.refuseMode} of a file others may read but not change (a public key). */
 export const NOT_WRITABLE_BY_OTHERS = 0o022;
 
+/** Thrown by {@link readFileUpTo} with `regularOnly` for a pipe, a socket or a device. */
+export class NotRegularFileError extends Error {
+  constructor(readonly path: string) {
+    super("not a regular file (a pipe, a socket or a device)");
+    this.name = "NotRegularFileError";
+  }
+}
+
 /** Thrown by {@link readFileUpTo} with `refuseMode` for a file others can read or write. */
 export class FileTooOpenError extends Error {
   readonly code = "ETOOOPEN";
@@ -61,7 +69,7 @@ export function readFileUpTo(path: string, maxBytes: number, options: ReadUpToOp
   try {
     const stat = fstatSync(fd);
     if (regularOnly && !stat.isFile() && !stat.isDirectory()) {
-      throw new Error("not a regular file (a pipe, a socket or a device)");
+      throw new NotRegularFileError(path);
     }
     const refused = options.refuseMode ?? 0;
     if (refused !== 0 && process.platform !== "win32" && (stat.mode & refused) !== 0) {
