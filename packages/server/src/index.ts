@@ -25,6 +25,13 @@ export {
   type ConsentResult,
 } from "./service/decision-service.js";
 export { anyServerPolicy } from "./service/any-server-policy.js";
+export {
+  anyServerPipelineOf,
+  serverReadings,
+  strictestReadingPipeline,
+  type ServerReading,
+  type ServerReadingInputs,
+} from "./service/server-readings.js";
 export { mergeDecision, type PreToolCheckEnvelope, type PipelineSummary } from "./service/merge-envelope.js";
 export { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 export { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";

@@ -2,18 +2,20 @@ import { auditEventInput, type Pipeline, type RateLimiter } from "@acp/core";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
-import { anyServerPolicy, type AuditAppender } from "@acp/server";
+import { anyServerPipelineOf, type AuditAppender, type ServerReadingInputs } from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {
   readonly pipeline: (rateLimiter: RateLimiter) => Pipeline;
   readonly simulationPipeline: Pipeline;
   /**
-   * `pipeline` on the policy as `anyServerPolicy` makes it, for callers whose `server` is their own word
-   * (all but named agents held to servers by serve.agent_servers).
+   * `pipeline` for callers whose `server` is their own word (all but named agents held to servers by
+   * serve.agent_servers): on the policy as `anyServerPolicy` makes it, judged under every reading of that
+   * word the `classify:` entries and the graph mapping tell apart, the strictest standing
+   * (`anyServerPipelineOf`).
    */
   readonly anyServerPipeline: (rateLimiter: RateLimiter) => Pipeline;
-  /** `simulationPipeline` on that policy: judges those callers' edited arguments. */
+  /** `simulationPipeline` judged so: those callers' edited arguments, and the console simulator for them. */
   readonly anyServerRecheckPipeline: Pipeline;
 }
 
@@ -39,10 +41,18 @@ export function createServePipelines(
     },
   });
   const withPolicy = (version: PolicyVersion): DecisionInputs => ({ ...inputs, policy: version.policy });
-  const anyServer = (version: PolicyVersion): DecisionInputs => ({
-    ...inputs,
-    policy: anyServerPolicy(version.policy),
-  });
+  // a caller whose `server` is only its word: judged under every reading of it the policy's `classify:` and
+  // the graph mapping tell apart, the strictest answer standing (ADR 0006, `anyServerPipelineOf`)
+  const readingInputs = (r: ServerReadingInputs): DecisionInputs => {
+    const settings = inputs.graphSettings;
+    if (settings === undefined) return { ...inputs, policy: r.policy };
+    const { mapping: _mapping, ...rest } = settings;
+    void _mapping;
+    const graphSettings = r.mapping !== undefined ? { ...rest, mapping: r.mapping } : rest;
+    return { ...inputs, policy: r.policy, graphSettings };
+  };
+  const anyServer = (version: PolicyVersion, build: (inputs: DecisionInputs, spend: boolean) => Pipeline): Pipeline =>
+    anyServerPipelineOf(version.policy, inputs.graphSettings?.mapping, (r, spend) => build(readingInputs(r), spend));
   return {
     // a request's annotations come from whoever calls the service: a claim that only tightens the decision
     pipeline: (rateLimiter) =>
@@ -58,10 +68,12 @@ export function createServePipelines(
     // server it names, or none (docs/guides/serve.md, "Which server a request is for")
     anyServerPipeline: (rateLimiter) =>
       createReloadingPipeline(policy, (version) =>
-        buildPipelineWith(anyServer(version), { rateLimiter, annotations: "caller" }),
+        anyServer(version, (built, spend) =>
+          buildPipelineWith(built, { rateLimiter, spendRateLimits: spend, annotations: "caller" }),
+        ),
       ),
     anyServerRecheckPipeline: createReloadingPipeline(policy, (version) =>
-      buildPipelineWith(anyServer(version), { spendRateLimits: false, annotations: "caller" }),
+      anyServer(version, (built) => buildPipelineWith(built, { spendRateLimits: false, annotations: "caller" })),
     ),
   };
 }

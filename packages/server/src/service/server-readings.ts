@@ -1,0 +1,151 @@
+/**
+ * What a caller's `server` may stand for when it is only the caller's word (ADR 0006): the policy's
+ * `classify:` entries and the consent graph's mapping may tell servers apart, and dropping their `server:`
+ * could loosen a decision as well as tighten it. Such a caller is judged under every reading of its
+ * `server` the configuration tells apart — as named, as no server, as each server a `classify:` or mapping
+ * entry names — and the strictest decision is its answer (refuse > defer > ask > accept): naming a server
+ * earns nothing a reading of the same call for another server would not give.
+ */
+import {
+  compileGlob,
+  isGlobPattern,
+  routeStrictness,
+  type ClassificationOverride,
+  type Decision,
+  type GraphMapping,
+  type Pipeline,
+  type Policy,
+} from "@acp/core";
+import { anyServerPolicy } from "./any-server-policy.js";
+
+/** The configuration a pipeline judges one reading of a caller's `server` with. */
+export interface ServerReadingInputs {
+  /** The policy as {@link anyServerPolicy} makes it, with `classify:` as the reading sees it. */
+  readonly policy: Policy;
+  /** The graph mapping as the reading sees it (absent when there is none). */
+  readonly mapping: GraphMapping | undefined;
+}
+
+/** One reading besides the one as named: what it stands for, and its configuration. */
+export interface ServerReading extends ServerReadingInputs {
+  /** `no server`, or the `server:` pattern the reading is for. */
+  readonly server: string | null;
+}
+
+type ServerEntry = { readonly server?: string | undefined };
+
+/** Whether the entry's `server:` holds under the reading for `server` (null: no server). */
+function holdsFor(pattern: string, server: string | null): boolean {
+  if (server === null) return false;
+  if (pattern === server) return true;
+  if (isGlobPattern(server)) return false; // two patterns: the reading is for what `server` alone names
+  const compiled = compileGlob(pattern);
+  return compiled.ok && compiled.value(server);
+}
+
+/**
+ * The entries as the reading for `server` sees them: an entry without `server:` as it is, one whose
+ * `server:` holds for the reading without it (it meets whatever the request names), any other left out.
+ */
+function entriesFor<T extends ServerEntry>(entries: readonly T[], server: string | null): readonly T[] {
+  const seen: T[] = [];
+  for (const entry of entries) {
+    if (entry.server === undefined) seen.push(entry);
+    else if (holdsFor(entry.server, server)) {
+      const { server: _held, ...rest } = entry;
+      void _held;
+      seen.push(rest as unknown as T);
+    }
+  }
+  return seen;
+}
+
+/**
+ * The readings of a caller's `server` other than as named: none when no `classify:` or mapping entry names
+ * a server (the any-server policy alone then judges alike under every reading), else the reading for no
+ * server and one for each `server:` pattern those entries write, in the order first written. Each carries
+ * the any-server policy with `classify:` and the mapping as that reading sees them.
+ */
+export function serverReadings(policy: Policy, mapping: GraphMapping | undefined): readonly ServerReading[] {
+  const servers: string[] = [];
+  for (const entry of [...policy.classify, ...(mapping ?? [])]) {
+    if (entry.server !== undefined && !servers.includes(entry.server)) servers.push(entry.server);
+  }
+  if (servers.length === 0) return [];
+  const base = anyServerPolicy(policy);
+  return [null, ...servers].map((server) => ({
+    server,
+    policy: { ...base, classify: entriesFor<ClassificationOverride>(policy.classify, server) },
+    mapping: mapping === undefined ? undefined : entriesFor(mapping, server),
+  }));
+}
+
+/** The reason a decision of another reading carries: which reading it is, and why it counts. */
+function readingReason(server: string | null): Decision["reasons"][number] {
+  const reading = server === null ? "for no server" : `for server \`${server}\``;
+  return {
+    source: "pipeline",
+    code: "server_unverified",
+    message:
+      `the request's \`server\` is only the caller's word, and the call judged as if it were ${reading} ` +
+      "(a `classify:` or graph mapping entry tells servers apart) is stricter, so that judgement stands",
+  };
+}
+
+/**
+ * A pipeline that judges a request under each reading and answers the strictest decision; ties go to the
+ * one as named. `named` judges the configuration as it is (the any-server policy; it alone spends rate
+ * limits), `namedCheck` the same without spending them, `readings` each other reading (not spending them
+ * either). The other readings are judged first: when one refuses and the call as named would not, the
+ * answer is that refusal and nothing is spent; otherwise `named` judges (and spends) as it would alone,
+ * and a stricter reading's decision replaces its answer.
+ */
+export function strictestReadingPipeline(
+  named: Pipeline,
+  namedCheck: Pipeline,
+  readings: readonly { readonly server: string | null; readonly pipeline: Pipeline }[],
+): Pipeline {
+  if (readings.length === 0) return named;
+  return {
+    async decide(request, now) {
+      let strictest: { decision: Decision; server: string | null } | undefined;
+      for (const reading of readings) {
+        const decision = await reading.pipeline.decide(request, now);
+        if (strictest === undefined || routeStrictness(decision.route) > routeStrictness(strictest.decision.route))
+          strictest = { decision, server: reading.server };
+        if (decision.route === "refuse") break;
+      }
+      if (strictest === undefined) return named.decide(request, now);
+      if (strictest.decision.route === "refuse") {
+        // refused as named too (an invalid request, a deny for any server): said as named, nothing spent
+        const own = await namedCheck.decide(request, now);
+        if (own.route === "refuse") return own;
+      } else {
+        const own = await named.decide(request, now);
+        if (routeStrictness(own.route) >= routeStrictness(strictest.decision.route)) return own;
+      }
+      const { decision, server } = strictest;
+      return { ...decision, reasons: [...decision.reasons, readingReason(server)] };
+    },
+  };
+}
+
+/**
+ * The pipeline for a caller whose `server` is only its word, built in one place for every front end:
+ * `build` makes a pipeline on one reading's configuration, spending rate limits when `spend` is true (a
+ * pipeline that never spends them, such as the re-check of a person's edit, may ignore it). For a caller
+ * held to servers, build on the policy and mapping as they are instead.
+ */
+export function anyServerPipelineOf(
+  policy: Policy,
+  mapping: GraphMapping | undefined,
+  build: (inputs: ServerReadingInputs, spend: boolean) => Pipeline,
+): Pipeline {
+  const asNamed: ServerReadingInputs = { policy: anyServerPolicy(policy), mapping };
+  const readings = serverReadings(policy, mapping).map((reading) => ({
+    server: reading.server,
+    pipeline: build(reading, false),
+  }));
+  const named = build(asNamed, true);
+  return readings.length === 0 ? named : strictestReadingPipeline(named, build(asNamed, false), readings);
+}

@@ -1,0 +1,221 @@
+/**
+ * A caller whose `server` is only its word is judged under every reading of it the policy's `classify:`
+ * and the consent graph's mapping tell apart — as named, as no server, as each server they name — and the
+ * strictest decision stands (ADR 0006): a reading for another server may tighten the decision, and the
+ * server named can never loosen it. A named agent held to servers is judged as named.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  compilePolicy,
+  contractSource,
+  createMemoryRateLimiter,
+  createPipeline,
+  graphSource,
+  parseConsentGraph,
+  parsePolicy,
+  policySource,
+  validateGraphMapping,
+  type ConsentGraph,
+  type GraphMapping,
+  type Pipeline,
+  type Policy,
+  type RateLimiter,
+} from "@acp/core";
+import { anyServerPipelineOf, serverReadings, type ServerReadingInputs } from "@acp/server";
+import { APPROVER_TOKEN, at, openTestServerAt, readJson, type Json } from "./harness.js";
+
+const POLICY = `version: "1"
+default_action: ask
+rules:
+  - id: deny-financial
+    match: { category: financial }
+    action: deny
+  - id: allow-reads
+    match: { category: read }
+    action: allow
+  - id: allow-known
+    match: { tool: "{refund_order,void_invoice,export_report}" }
+    action: allow
+classify:
+  - tool: export_report
+    server: payments
+    category: financial
+  - tool: rotate_widget
+    server: sandbox
+    category: read
+`;
+
+const GRAPH = {
+  payments: { trust_level: "high", autonomous: ["sandbox_refund"], requires_approval: ["refund"], blocked: [] },
+};
+
+const MAPPING = [
+  { server: "payments", tool: "refund_order", domain: "payments", action: "refund" },
+  { server: "sandbox", tool: "void_invoice", domain: "payments", action: "sandbox_refund" },
+  { tool: "void_invoice", domain: "payments", action: "refund" },
+];
+
+const ANON = "anonymous-agents-token-0123456789";
+const HELD = "held-agent-token-0123456789abcdef";
+
+function policy(): Policy {
+  const result = parsePolicy(POLICY, { file: "policy.yml" });
+  if (!result.ok) throw new Error(result.issues.map((i) => i.message).join("; "));
+  return result.value;
+}
+
+function graph(): ConsentGraph {
+  const result = parseConsentGraph(JSON.stringify(GRAPH));
+  if (!result.ok) throw new Error(result.issues.map((i) => i.message).join("; "));
+  return result.value;
+}
+
+function mapping(raw: unknown = MAPPING): GraphMapping {
+  const result = validateGraphMapping(raw);
+  if (!result.ok) throw new Error(result.issues.map((i) => i.message).join("; "));
+  return result.value;
+}
+
+/** The pipeline `acp serve` builds on one configuration: policy, graph with its mapping, contract. */
+function build(inputs: ServerReadingInputs, rateLimiter: RateLimiter, spend: boolean): Pipeline {
+  const sources = [
+    policySource(compilePolicy(inputs.policy), { rateLimiter, spendRateLimits: spend }),
+    graphSource({ graph: graph(), ...(inputs.mapping !== undefined ? { mapping: inputs.mapping } : {}) }),
+    contractSource(),
+  ];
+  return createPipeline(sources, { classify: inputs.policy.classify, annotations: "caller" });
+}
+
+const home = mkdtempSync(join(tmpdir(), "acp-server-readings-"));
+let node: Awaited<ReturnType<typeof openTestServerAt>>;
+beforeAll(async () => {
+  const limiter = createMemoryRateLimiter();
+  const asItIs = { policy: policy(), mapping: mapping() };
+  node = await openTestServerAt(home, {
+    pipeline: build(asItIs, limiter, true),
+    simulationPipeline: build(asItIs, limiter, false),
+    anyServerPipeline: anyServerPipelineOf(policy(), mapping(), (r, spend) => build(r, limiter, spend)),
+    anyServerRecheckPipeline: anyServerPipelineOf(policy(), mapping(), (r) => build(r, limiter, false)),
+    answerPollMs: 20,
+    changePollMs: 50,
+    approverToken: APPROVER_TOKEN,
+    token: ANON,
+    agentTokens: { held: HELD },
+    agentServers: { held: ["docs", "sandbox"] },
+  });
+});
+afterAll(async () => {
+  await node.node.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function decide(token: string, body: unknown): Promise<Json> {
+  const res = await fetch(`${node.url}/v1/decide`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return readJson(res);
+}
+
+function codes(answer: Json): Json[] {
+  const reasons = at(answer, "decision", "reasons");
+  return Array.isArray(reasons) ? reasons.map((r) => at(r, "code")) : [];
+}
+
+describe("the readings of a server that is only the caller's word", () => {
+  it("are no server and each server a classify or mapping entry names, each with its entries as they hold", () => {
+    const readings = serverReadings(policy(), mapping());
+    expect(readings.map((r) => r.server)).toEqual([null, "payments", "sandbox"]);
+    const [none, payments, sandbox] = readings;
+    // an entry that names a server holds, without its server, under that server's reading only
+    expect(none?.policy.classify).toEqual([]);
+    expect(none?.mapping).toEqual([{ tool: "void_invoice", domain: "payments", action: "refund" }]);
+    expect(payments?.policy.classify).toEqual([{ tool: "export_report", category: "financial" }]);
+    expect(payments?.mapping?.map((e) => e.action)).toEqual(["refund", "refund"]);
+    expect(sandbox?.policy.classify).toEqual([{ tool: "rotate_widget", category: "read" }]);
+    expect(sandbox?.mapping?.map((e) => e.action)).toEqual(["sandbox_refund", "refund"]);
+    // every reading is judged on the any-server policy, whose rules here name no server
+    expect(payments?.policy.rules).toEqual(policy().rules);
+  });
+
+  it("reads a glob as holding for each server name it matches", () => {
+    const entries = mapping([
+      { server: "pay*", tool: "a", domain: "payments", action: "refund" },
+      { server: "payments", tool: "b", domain: "payments", action: "refund" },
+    ]);
+    const plain = { ...policy(), classify: [] };
+    const readings = serverReadings(plain, entries);
+    expect(readings.map((r) => [r.server, r.mapping?.map((e) => e.tool)])).toEqual([
+      [null, []],
+      ["pay*", ["a"]],
+      ["payments", ["a", "b"]],
+    ]);
+    expect(serverReadings(plain, undefined)).toEqual([]);
+  });
+
+  it("asks when the call as another server's would be asked, though the server named maps nowhere", async () => {
+    const body = { tool: "refund_order", server: "docs", arguments: {} };
+    const anon = await decide(ANON, body);
+    expect(at(anon, "route")).toBe("ask");
+    expect(codes(anon)).toContain("server_unverified");
+    expect(at(await decide(HELD, body), "route")).toBe("accept");
+  });
+
+  it("refuses when a classify entry for another server makes the call one a deny rule holds", async () => {
+    const body = { tool: "export_report", server: "docs", arguments: {} };
+    const anon = await decide(ANON, body);
+    expect([at(anon, "route"), at(anon, "decision", "rule")]).toEqual(["refuse", "policy:deny-financial"]);
+    expect(codes(anon)).toContain("server_unverified");
+    expect(at(await decide(HELD, body), "route")).toBe("accept");
+  });
+
+  it("does not loosen: a classify entry that makes the named server's call a read does not allow it", async () => {
+    const body = { tool: "rotate_widget", server: "sandbox", arguments: {} };
+    expect(at(await decide(ANON, body), "route")).toBe("ask");
+    expect(at(await decide(HELD, body), "route")).toBe("accept");
+  });
+
+  it("does not loosen: a mapping entry that makes the named server's call autonomous does not allow it", async () => {
+    const body = { tool: "void_invoice", server: "sandbox", arguments: {} };
+    expect(at(await decide(ANON, body), "route")).toBe("ask");
+    expect(at(await decide(HELD, body), "route")).toBe("accept");
+  });
+
+  it("answers as named, without the reading's reason, when no reading is stricter", async () => {
+    const anon = await decide(ANON, { tool: "refund_order", server: "payments", arguments: {} });
+    expect(at(anon, "route")).toBe("ask");
+    expect(codes(anon)).not.toContain("server_unverified");
+    // refused as named too: said as named (a request the HTTP schema lets through reaches no pipeline so)
+    const judge = anyServerPipelineOf(policy(), mapping(), (r, spend) => build(r, createMemoryRateLimiter(), spend));
+    const invalid = await judge.decide({ tool: "export_report", server: "docs" }, new Date());
+    expect([invalid.route, invalid.reasons.map((r) => r.code)]).toEqual(["refuse", ["invalid_request"]]);
+  });
+
+  it("spends the rate limit of the rule that allows the call once per call, whatever the readings", async () => {
+    const text = `version: "1"
+default_action: deny
+rules:
+  - id: allow-ping
+    match: { tool: ping }
+    action: allow
+    rate_limit: "2/hour"
+classify:
+  - tool: ping
+    server: lab
+    category: read
+`;
+    const parsed = parsePolicy(text, { file: "policy.yml" });
+    if (!parsed.ok) throw new Error("policy");
+    const limiter = createMemoryRateLimiter();
+    const judge = anyServerPipelineOf(parsed.value, undefined, (r, spend) => build(r, limiter, spend));
+    const routes: string[] = [];
+    for (let i = 0; i < 3; i++)
+      routes.push((await judge.decide({ tool: "ping", server: "lab", arguments: {} }, new Date())).route);
+    expect(routes).toEqual(["accept", "accept", "refuse"]);
+  });
+});
