@@ -1,4 +1,5 @@
 import { spendWork, workEpoch } from "../glob/index.js";
+import { keysReadAs } from "./arg-keys.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
 import { asciiDomains, MAX_RESPELLED_LENGTH, respellings } from "./normal-form.js";
@@ -310,15 +311,33 @@ function resolve(value: unknown, arg: CompiledArgMatch, depth: number, every: bo
   }
   if (depth === arg.path.length) return arg.test(value);
   const segment = arg.path[depth] as string;
-  if (!isPlainRecord(value) || !Object.hasOwn(value, segment)) return false;
-  return resolve(value[segment], arg, depth + 1, every, nesting);
+  if (!isPlainRecord(value)) return false;
+  if (!every) {
+    // an ask or deny rule: the key as written first, then every key a server may read as it (`Path`, `PATH`)
+    if (Object.hasOwn(value, segment) && resolve(value[segment], arg, depth + 1, every, nesting)) return true;
+    for (const key of keysReadAs(value, segment)) {
+      if (key !== segment && resolve(value[key], arg, depth + 1, every, nesting)) return true;
+    }
+    return false;
+  }
+  // an allow rule: the key as written, and every key a server may read as it matches too (which one it reads
+  // is not known: `{"path": "/tmp/x", "PATH": "/etc/passwd"}` is not allowed by `path: /tmp/**`)
+  if (!Object.hasOwn(value, segment) || !resolve(value[segment], arg, depth + 1, every, nesting)) return false;
+  for (const key of keysReadAs(value, segment)) {
+    if (key !== segment && !resolve(value[key], arg, depth + 1, every, nesting)) return false;
+  }
+  return true;
 }
 
 /**
  * Whether the request arguments satisfy one `args:` entry. The dotted path walks own keys of nested
  * objects; a missing key never matches. Arrays met on the way or at the end are quantified, biased toward
  * security: with `every` (allow rules) each element must match, with `any` (ask and deny rules) one is
- * enough; an empty array never matches. Objects where a scalar is expected never match.
+ * enough; an empty array never matches. Objects where a scalar is expected never match. Keys a server may
+ * read as the one named ({@link keysReadAs}: `Path`, `PATH`, `ｐａｔｈ`, `filePath` for `file_path`) are
+ * quantified the same way: any one of them for ask and deny rules, and for an allow rule the key as written
+ * must be there and it and every such key must match. The keys of an object are indexed once a decision
+ * (the work budget's epoch): call it inside a budget.
  */
 export function matchArg(args: Readonly<Record<string, unknown>>, arg: CompiledArgMatch, every: boolean): boolean {
   return resolve(args, arg, 0, every, 0);

@@ -169,7 +169,8 @@ const argValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     { depthSize: "small", withCrossShrink: true },
     scalar,
     fc.array(tie("value"), { maxLength: 3 }),
-    fc.dictionary(fc.constantFrom("b", "c", "d", "to"), tie("value"), { maxKeys: 3 }),
+    // keys a server may read as a rule's (`B`, `T-o`): evaluation.md, arguments
+    fc.dictionary(fc.constantFrom("b", "c", "d", "to", "B", "T-o"), tie("value"), { maxKeys: 3 }),
   ),
 })).value;
 
@@ -197,7 +198,13 @@ const request: fc.Arbitrary<ActionRequest> = fc
         fc.string({ maxLength: 6 }),
       ),
       server: fc.oneof(fc.constantFrom(...SERVERS, "other", "MAIL", "filеs", "prоd-eu"), fc.string({ maxLength: 4 })),
-      arguments: fc.dictionary(fc.constantFrom("to", "n", "a", "flag", "zzz"), argValue, { maxKeys: 4 }),
+      arguments: fc.dictionary(
+        fc.constantFrom("to", "n", "a", "flag", "zzz", "TO", "ｆlag", "N", "A", "fl_ag"),
+        argValue,
+        {
+          maxKeys: 4,
+        },
+      ),
       category: fc.constantFrom(...CATEGORIES),
       annotations: fc.record({ readOnlyHint: fc.boolean(), destructiveHint: fc.boolean() }, { requiredKeys: [] }),
     },

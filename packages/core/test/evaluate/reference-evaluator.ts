@@ -171,7 +171,15 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
   return lenient && expected !== null && coerced(expected, actual);
 }
 
-/** All the values a dotted path reaches, arrays flattened; `missing` when some branch lacks the key. */
+/** A key folded as a name is, without `_` or `-`: what a server may read as the key (evaluation.md). */
+function keyFold(key: string): string {
+  return foldName(key).replaceAll("_", "").replaceAll("-", "");
+}
+
+/**
+ * All the values a dotted path reaches, arrays flattened, under the key as written and every key that folds
+ * as it does; `missing` when some branch lacks the key as written.
+ */
 function collect(value: unknown, path: string[], out: { values: unknown[]; missing: boolean }): void {
   if (Array.isArray(value)) {
     if (value.length === 0) out.missing = true;
@@ -183,11 +191,14 @@ function collect(value: unknown, path: string[], out: { values: unknown[]; missi
     return;
   }
   const [head = "", ...rest] = path;
-  if (typeof value !== "object" || value === null || !Object.prototype.hasOwnProperty.call(value, head)) {
+  if (typeof value !== "object" || value === null) {
     out.missing = true;
     return;
   }
-  collect((value as Record<string, unknown>)[head], rest, out);
+  if (!Object.prototype.hasOwnProperty.call(value, head)) out.missing = true;
+  for (const key of Object.keys(value)) {
+    if (key === head || keyFold(key) === keyFold(head)) collect((value as Record<string, unknown>)[key], rest, out);
+  }
 }
 
 function argMatches(args: Record<string, unknown>, key: string, expected: ArgMatchValue, all: boolean): boolean {
