@@ -216,7 +216,7 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
           method: "POST",
           headers: {
             "X-ACP-Timestamp": timestamp,
-            "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", timestamp, body),
+            "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", "callback", timestamp, body),
           },
           body,
         });
@@ -270,7 +270,7 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
         method: "POST",
         headers: {
           "X-ACP-Timestamp": timestamp,
-          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", timestamp, body),
+          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", "callback", timestamp, body),
         },
         body,
       });
@@ -300,7 +300,7 @@ describe("two acp proxies of one home with one fixed webhook callback address", 
         method: "POST",
         headers: {
           "X-ACP-Timestamp": nextTs,
-          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", nextTs, nextBody),
+          "X-ACP-Signature": signWebhookBody("shared-hook-0123456789", "callback", nextTs, nextBody),
         },
         body: nextBody,
       });

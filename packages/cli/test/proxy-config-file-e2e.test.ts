@@ -95,7 +95,7 @@ describe("acp proxy --config FILE: every config key comes from FILE, none from $
         received.push({
           body,
           request: JSON.parse(body) as Received["request"],
-          signatureOk: checkWebhookSignature(SECRET, headers, body, new Date(), 300_000) === null,
+          signatureOk: checkWebhookSignature(SECRET, "delivery", headers, body, new Date(), 300_000) === null,
         });
         res.writeHead(202).end();
       });

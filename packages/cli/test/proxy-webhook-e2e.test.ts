@@ -50,7 +50,7 @@ describe("acp proxy with `channel: webhook` in config.yml (a local receiver)", (
         received.push({
           request: JSON.parse(body) as Received["request"],
           callbackUrl: String(req.headers["x-acp-callback-url"]),
-          signatureOk: checkWebhookSignature(SECRET, headers, body, new Date(), 300_000) === null,
+          signatureOk: checkWebhookSignature(SECRET, "delivery", headers, body, new Date(), 300_000) === null,
         });
         res.writeHead(202).end();
       });
@@ -101,9 +101,16 @@ describe("acp proxy with `channel: webhook` in config.yml (a local receiver)", (
     });
     const timestamp = String(Math.floor(Date.now() / 1000));
     expect(
-      await post(first?.callbackUrl ?? "", body, signWebhookBody("wrong secret", timestamp, body), timestamp),
+      await post(
+        first?.callbackUrl ?? "",
+        body,
+        signWebhookBody("wrong secret", "callback", timestamp, body),
+        timestamp,
+      ),
     ).toBe(401);
-    expect(await post(first?.callbackUrl ?? "", body, signWebhookBody(SECRET, timestamp, body), timestamp)).toBe(200);
+    expect(
+      await post(first?.callbackUrl ?? "", body, signWebhookBody(SECRET, "callback", timestamp, body), timestamp),
+    ).toBe(200);
     const result = await call;
     expect(result.isError).not.toBe(true);
     expect(JSON.stringify(result.content)).toContain("via webhook");

@@ -21,16 +21,16 @@ const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 const SECRET = "receiver-from-the-docs-secret";
 
-/** The docs' recipe: "sha256=" + hex HMAC-SHA256(secret, "<timestamp>." + raw body). */
-function sign(timestamp: string, raw: Buffer): string {
-  return `sha256=${createHmac("sha256", SECRET).update(`${timestamp}.`).update(raw).digest("hex")}`;
+/** The docs' recipe: "sha256=" + hex HMAC-SHA256(secret, "<label>.<timestamp>." + raw body). */
+function sign(label: "acp-delivery" | "acp-callback", timestamp: string, raw: Buffer): string {
+  return `sha256=${createHmac("sha256", SECRET).update(`${label}.${timestamp}.`).update(raw).digest("hex")}`;
 }
 
 function verified(headers: IncomingMessage["headers"], raw: Buffer): boolean {
   const ts = headers["x-acp-timestamp"];
   const sig = headers["x-acp-signature"];
   if (typeof ts !== "string" || typeof sig !== "string") return false;
-  const expected = sign(ts, raw);
+  const expected = sign("acp-delivery", ts, raw);
   return (
     Math.abs(Date.now() / 1000 - Number(ts)) <= 300 &&
     expected.length === sig.length &&
@@ -128,7 +128,7 @@ describe("acp proxy and a webhook receiver written from the docs", () => {
       headers: {
         "Content-Type": "application/json",
         "X-ACP-Timestamp": timestamp,
-        "X-ACP-Signature": sign(timestamp, raw),
+        "X-ACP-Signature": sign("acp-callback", timestamp, raw),
       },
       body: raw,
     });

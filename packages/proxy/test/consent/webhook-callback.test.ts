@@ -83,7 +83,7 @@ describe("what the proxy sends where", () => {
       expect(await postCallback(url, crossed, { secret: SECRET, now })).toBe(409);
       // A's signed approval with the id changed to B's: the signature no longer matches
       const forA = JSON.stringify({ request_id: ra.id, nonce: ra.nonce, decision: "approved" });
-      const signature = signWebhookBody(SECRET, timestamp, forA);
+      const signature = signWebhookBody(SECRET, "callback", timestamp, forA);
       const moved = forA.replace(ra.id, rb.id);
       expect(await postCallback(url, moved, { secret: SECRET, now, signature, timestamp })).toBe(401);
       expect(await s.answer(rb, { decision: "denied" })).toBe(200);
@@ -266,7 +266,10 @@ describe("the callback endpoint against misbehaving clients", () => {
       const timestamp = String(Math.floor(s.time.clock().getTime() / 1000));
       const res = await fetch(`${s.callback.url}/cb`, {
         method: "POST",
-        headers: { "X-ACP-Timestamp": timestamp, "X-ACP-Signature": docsSignature(SECRET, timestamp, body) },
+        headers: {
+          "X-ACP-Timestamp": timestamp,
+          "X-ACP-Signature": docsSignature(SECRET, "acp-callback", timestamp, body),
+        },
         body,
       });
       expect(res.status).toBe(400);

@@ -97,8 +97,10 @@ describe("webhook channel specifics", () => {
       const pending = broker.ask(makeAsk());
       const [post] = await eventually(() => (hook.receiver.posts.length > 0 ? hook.receiver.posts : null));
       const headers = { timestamp: post?.headers["x-acp-timestamp"], signature: post?.headers["x-acp-signature"] };
-      expect(checkWebhookSignature(SECRET, headers, post?.body ?? "", time.clock(), 300_000)).toBeNull();
-      expect(checkWebhookSignature("other", headers, post?.body ?? "", time.clock(), 300_000)).toBe("bad_signature");
+      expect(checkWebhookSignature(SECRET, "delivery", headers, post?.body ?? "", time.clock(), 300_000)).toBeNull();
+      expect(checkWebhookSignature("other", "delivery", headers, post?.body ?? "", time.clock(), 300_000)).toBe(
+        "bad_signature",
+      );
       expect(post?.headers["x-acp-callback-url"]).toMatch(/\/callback$/);
       const request = hook.requests()[0] as ConsentRequestV02;
       await hook.answer(request, { decision: "denied" });

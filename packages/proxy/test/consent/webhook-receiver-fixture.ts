@@ -17,10 +17,18 @@ import { listen, postCallback, type ReceivedPost } from "./webhook-servers.js";
 
 export const SECRET = "whsec-from-the-docs";
 
-/** The docs' recipe, written without the channel's own helpers: HMAC-SHA256(secret, "<timestamp>.<raw body>"). */
-export function docsSignature(secret: string, timestamp: string, rawBody: Buffer): string {
+/**
+ * The docs' recipe, written without the channel's own helpers: HMAC-SHA256(secret, "<label>.<timestamp>.<raw
+ * body>"), the label `acp-delivery` for what the proxy sends, `acp-callback` for what the receiver answers.
+ */
+export function docsSignature(
+  secret: string,
+  label: "acp-delivery" | "acp-callback",
+  timestamp: string,
+  rawBody: Buffer,
+): string {
   return `sha256=${createHmac("sha256", secret)
-    .update(Buffer.concat([Buffer.from(`${timestamp}.`), rawBody]))
+    .update(Buffer.concat([Buffer.from(`${label}.${timestamp}.`), rawBody]))
     .digest("hex")}`;
 }
 
@@ -29,7 +37,7 @@ export function docsVerify(headers: IncomingMessage["headers"], rawBody: Buffer,
   const signature = headers["x-acp-signature"];
   if (typeof timestamp !== "string" || typeof signature !== "string") return false;
   if (Math.abs(nowSeconds - Number(timestamp)) > 300) return false;
-  const expected = Buffer.from(docsSignature(SECRET, timestamp, rawBody));
+  const expected = Buffer.from(docsSignature(SECRET, "acp-delivery", timestamp, rawBody));
   const given = Buffer.from(signature);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

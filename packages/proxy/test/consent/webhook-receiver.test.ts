@@ -40,7 +40,7 @@ describe("a webhook receiver written from the docs", () => {
         headers: {
           "Content-Type": "application/json",
           "X-ACP-Timestamp": timestamp,
-          "X-ACP-Signature": docsSignature(SECRET, timestamp, body),
+          "X-ACP-Signature": docsSignature(SECRET, "acp-callback", timestamp, body),
         },
         body,
       });

@@ -48,7 +48,7 @@ export async function postCallback(
   options: { secret: string; now: Date; signature?: string; timestamp?: string },
 ): Promise<number> {
   const timestamp = options.timestamp ?? String(Math.floor(options.now.getTime() / 1000));
-  const signature = options.signature ?? signWebhookBody(options.secret, timestamp, body);
+  const signature = options.signature ?? signWebhookBody(options.secret, "callback", timestamp, body);
   const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-ACP-Timestamp": timestamp, "X-ACP-Signature": signature },

@@ -6,6 +6,8 @@ export {
   checkWebhookSignature,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
+  WEBHOOK_SIGNATURE_LABELS,
   type WebhookAuthFailure,
+  type WebhookDirection,
 } from "./hmac.js";
 export { MAX_CALLBACK_BYTES, type WebhookCallbackBody } from "./callback.js";

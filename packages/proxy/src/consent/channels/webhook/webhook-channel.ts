@@ -158,7 +158,7 @@ class WebhookChannelImpl implements WebhookChannel {
       const now = this.#o.clock();
       const signature = req.headers[SIGNATURE_HEADER];
       const headers = { timestamp: req.headers[TIMESTAMP_HEADER], signature };
-      const failure = checkWebhookSignature(this.#o.secret, headers, read.bytes, now, this.#tolerance());
+      const failure = checkWebhookSignature(this.#o.secret, "callback", headers, read.bytes, now, this.#tolerance());
       if (failure !== null) return reply(res, 401, { error: failure });
       if (!this.#firstUse(signature as string, Number(headers.timestamp) * 1000, now)) {
         return reply(res, 409, { error: "replayed_callback" });
