@@ -45,7 +45,10 @@ function spelledOut(text: string): string | undefined {
 export interface TextAliases {
   /** `email:`, `url:`, `host:`, `iban:` forms that differ from the text's own tokens, and `domain:` of each host. */
   readonly forms: ReadonlySet<string>;
-  /** Every number of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits, as its digits, each between spaces. */
+  /**
+   * Every number of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits, as its digits, each between spaces, and
+   * those a run of grouped digits may hold glued to others ({@link gluedNumbers}).
+   */
   readonly digits: string;
 }
 
@@ -89,15 +92,41 @@ function formsOf(token: ValueToken, out: Set<string>): void {
   }
 }
 
-/** The digits of each number in `text` (of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits). */
-function numbersOf(text: string): string[] {
+/** Most groups of other digits a number is read as glued to at one end of a run ({@link gluedNumbers}). */
+const MAX_GLUED_GROUPS = 2;
+/** Most digits of a run read as numbers glued together: a longer one is data (a table's column), not cut. */
+const MAX_GLUED_RUN = 2 * MAX_DIGITS;
+
+/**
+ * The digits of each number in `text` (of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits); with `glued`, also
+ * the numbers each run of grouped digits may hold besides the whole run ({@link gluedNumbers}).
+ */
+function numbersOf(text: string, glued = false): string[] {
   if (!/\d/.test(text)) return [];
   const out: string[] = [];
   for (const match of matchesOf(DIGIT_RUN, text)) {
     const digits = match[0].replace(/\D/g, "");
     if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
+    if (glued && digits.length > MIN_DIGITS && digits.length <= MAX_GLUED_RUN) gluedNumbers(match[0], out);
   }
   return out;
+}
+
+/**
+ * A number written in groups and glued by a space to other digits (an amount, a count, a reference) reads as
+ * one run: `4111 1111 1111 1111 200`. Pushes to `out` the run less its last one or two groups and less its
+ * first one or two, each of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits: whole groups only, never a part
+ * of one. A few digits glued before a number need no cut: {@link holdsNumber} reads them as a country code.
+ */
+function gluedNumbers(run: string, out: string[]): void {
+  const groups = run.split(/\D+/).filter((g) => g !== "");
+  if (groups.length < 2) return;
+  for (let k = 1; k <= MAX_GLUED_GROUPS && k < groups.length; k++) {
+    for (const kept of [groups.slice(0, groups.length - k), groups.slice(k)]) {
+      const digits = kept.join("");
+      if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
+    }
+  }
 }
 
 /**
@@ -111,7 +140,8 @@ export function textAliases(text: string, tokens: ReadonlySet<string>): TextAlia
   const readings = decoded === "" ? [text] : [text, comparableText(decoded)];
   const spelled = spelledOut(text);
   if (spelled !== undefined) readings.push(spelled);
-  const numbers: string[] = [];
+  // a set: a result repeating one number (or one run, cut the same ways) keeps it once
+  const numbers = new Set<string>();
   for (const reading of readings) {
     const skeleton = latinSkeleton(reading);
     for (const token of extractValueTokens(skeleton)) {
@@ -121,9 +151,9 @@ export function textAliases(text: string, tokens: ReadonlySet<string>): TextAlia
       for (const form of found) if (!tokens.has(form)) forms.add(form);
     }
     // one by one: a result of a million numbers would overflow the stack as spread arguments
-    for (const number of numbersOf(skeleton)) numbers.push(number);
+    for (const number of numbersOf(skeleton, true)) numbers.add(number);
   }
-  return { forms, digits: numbers.length === 0 ? "" : ` ${numbers.join(" ")} ` };
+  return { forms, digits: numbers.size === 0 ? "" : ` ${[...numbers].join(" ")} ` };
 }
 
 /** What a piece of a call is looked up as among the aliases of untrusted text. */
