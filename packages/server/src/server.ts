@@ -162,6 +162,10 @@ function compileServerScopes(
   return scopes;
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
   let publicUrl: PublicUrl | undefined;
@@ -227,7 +231,14 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     stores: options.stores,
     metrics,
     clock: options.clock,
-    simulate: (request) => options.simulationPipeline.decide(request, options.clock()),
+    simulate: async (request) => {
+      const now = options.clock();
+      // as /v1/decide judges a caller whose `server` is only its word, and as it judges an agent held to
+      // servers that may name it (ADR 0006)
+      const decision = await (options.anyServerRecheckPipeline ?? options.simulationPipeline).decide(request, now);
+      const named = isRecord(request) && typeof request["server"] === "string";
+      return { decision, heldToServer: named ? await options.simulationPipeline.decide(request, now) : null };
+    },
     completeConsent: (id, signal, caller) =>
       completeConsent(
         {

@@ -429,6 +429,18 @@
         }
         if (invalid) result.append(h, rule, ul);
         else result.append(h, rule, meta, ul);
+        // an agent held to servers is judged under the server it names (ADR 0006): said when that differs
+        const held = d.held_to_server;
+        if (!invalid && held && (held.route !== d.route || held.rule !== d.rule)) {
+          const p = document.createElement("p");
+          p.setAttribute("data-role", "sim-held");
+          p.textContent =
+            "An agent held to servers (serve.agent_servers) that may name this server: route " +
+            printable(held.route) +
+            (held.rule ? ", rule " + printable(held.rule) : ", no rule (defaults applied)") +
+            ".";
+          result.append(p);
+        }
       } catch (e) {
         result.textContent = e.message;
       }

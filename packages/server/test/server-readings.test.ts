@@ -24,7 +24,13 @@ import {
   type Policy,
   type RateLimiter,
 } from "@acp/core";
-import { anyServerPipelineOf, serverReadings, type ServerReadingInputs } from "@acp/server";
+import {
+  anyServerPipelineOf,
+  serverReadings,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  type ServerReadingInputs,
+} from "@acp/server";
 import { APPROVER_TOKEN, at, openTestServerAt, readJson, type Json } from "./harness.js";
 
 const POLICY = `version: "1"
@@ -217,5 +223,44 @@ classify:
     for (let i = 0; i < 3; i++)
       routes.push((await judge.decide({ tool: "ping", server: "lab", arguments: {} }, new Date())).route);
     expect(routes).toEqual(["accept", "accept", "refuse"]);
+  });
+});
+
+describe("the console's policy simulator", () => {
+  async function simulate(body: unknown): Promise<Json> {
+    const { id, session } = await node.node.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+    const res = await fetch(`${node.url}/console/api/simulate`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        cookie: `${SESSION_COOKIE}=${id}`,
+        origin: node.url,
+        "x-csrf-token": session.csrfToken,
+      },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    return readJson(res);
+  }
+
+  it("answers as /v1/decide answers the agents' token, and an agent held to the server named beside it", async () => {
+    const body = { tool: "export_report", server: "docs", arguments: {} };
+    const simulated = await simulate(body);
+    const decided = await decide(ANON, body);
+    expect([at(simulated, "route"), at(simulated, "rule")]).toEqual([
+      at(decided, "route"),
+      at(decided, "decision", "rule"),
+    ]);
+    expect(at(simulated, "route")).toBe("refuse");
+    expect([at(simulated, "held_to_server", "route"), at(simulated, "held_to_server", "rule")]).toEqual([
+      at(await decide(HELD, body), "route"),
+      "policy:allow-known",
+    ]);
+    expect(at(simulated, "held_to_server", "route")).toBe("accept");
+  });
+
+  it("shows no agent held to servers for a request naming none (such an agent is refused 403)", async () => {
+    const simulated = await simulate({ tool: "rotate_widget", arguments: {} });
+    expect([at(simulated, "route"), at(simulated, "held_to_server")]).toEqual(["ask", null]);
   });
 });

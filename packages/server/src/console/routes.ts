@@ -28,8 +28,13 @@ import { CONSENT_ID_PARAMS, CONSENT_RESPONSE_BODY } from "../http/schemas.js";
 export interface ConsoleDeps {
   readonly stores: ServerStores;
   readonly clock: () => Date;
-  /** Decides a request without recording it or spending rate limits (the simulator). */
-  readonly simulate: (request: unknown) => Promise<Decision>;
+  /**
+   * Decides a request without recording it or spending rate limits (the simulator): `decision` as
+   * `/v1/decide` decides it for a caller whose `server` is only its word (the agents' token, an agent without
+   * `serve.agent_servers`, loopback without a token; ADR 0006), `heldToServer` as for an agent held to servers
+   * that may name the request's `server` (null when it names none: such an agent is refused 403).
+   */
+  readonly simulate: (request: unknown) => Promise<{ decision: Decision; heldToServer: Decision | null }>;
   /** Whether the service is served over TLS (the cookie is then `Secure`). */
   readonly tls: boolean;
   /** The public URL's origin (a reverse proxy in front): a state change from it is same-origin. */
@@ -238,8 +243,16 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     },
   );
   app.post("/console/api/simulate", { onRequest: stateChange, schema: { hide: true } }, async (request) => {
-    const d = await deps.simulate(request.body);
-    return { route: d.route, rule: d.rule, category: d.category, risk_level: d.risk_level, reasons: d.reasons };
+    const { decision, heldToServer } = await deps.simulate(request.body);
+    const shown = (d: Decision): Record<string, unknown> => ({
+      route: d.route,
+      rule: d.rule,
+      category: d.category,
+      risk_level: d.risk_level,
+      reasons: d.reasons,
+    });
+    // the answer as the agents' token gets it; an agent held to servers beside it (ADR 0006)
+    return { ...shown(decision), held_to_server: heldToServer === null ? null : shown(heldToServer) };
   });
 }
 

@@ -5,8 +5,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { Decision } from "@acp/core";
-import { registerConsole } from "../console/routes.js";
+import { registerConsole, type ConsoleDeps } from "../console/routes.js";
 import { registerMcpEndpoint } from "../mcp/http-endpoint.js";
 import type { ServerMetrics } from "../metrics/metrics.js";
 import type { CompletedConsent } from "../service/consent-completion.js";
@@ -38,8 +37,8 @@ export interface HttpAppOptions {
   readonly stores: ServerStores;
   readonly metrics: ServerMetrics;
   readonly clock: () => Date;
-  /** The simulator's decide: no audit, no rate-limit spending. */
-  readonly simulate: (request: unknown) => Promise<Decision>;
+  /** The simulator's decide: no audit, no rate-limit spending (`ConsoleDeps.simulate`). */
+  readonly simulate: ConsoleDeps["simulate"];
   readonly auth: ApiAuthOptions;
   /** Key and certificate (PEM) to serve HTTPS; the console cookie is then `Secure`. */
   readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
