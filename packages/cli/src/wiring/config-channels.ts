@@ -6,6 +6,7 @@ import {
   answerPendingConsent,
   createTelegramChannel,
   createWebhookChannel,
+  telegramChatIdWarning,
   type ConsentChannel,
   type HumanAnswer,
 } from "@acp/proxy/consent";
@@ -159,6 +160,9 @@ export function configuredChannels(
   if (channel !== "telegram") return [];
   const chatId: unknown = doc.getIn(["telegram", "chat_id"]);
   const apiRoot: unknown = doc.getIn(["telegram", "api_root"]);
+  // a chat named by `@username` goes to whoever holds the name: said when the config is read
+  const warning = typeof chatId === "string" ? telegramChatIdWarning(chatId) : null;
+  if (warning !== null) log(`warning: ${warning} (${config.path})`);
   const open = async (): Promise<ConsentChannel> => {
     if ((typeof chatId !== "string" && typeof chatId !== "number") || String(chatId) === "") {
       throw new Error(`\`telegram.chat_id\` is not set in ${config.path}`);

@@ -2,3 +2,4 @@
 export { createTelegramChannel } from "./lazy-channel.js";
 export type { TelegramChannelOptions } from "./telegram-channel.js";
 export { formatTelegramMessage, parseCallbackData, callbackDataOf, type TelegramButton } from "./message.js";
+export { isTelegramChatUsername, telegramChatIdWarning } from "./chat-id.js";
