@@ -4,8 +4,9 @@ import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
 import type { Route } from "../route/index.js";
 import { classifyGuardedWithCompiled } from "../classify/classify-action.js";
 import type { CompiledPolicy } from "./compile-policy.js";
-import { WorkBudgetExceededError } from "../glob/index.js";
+import { measureWork, WorkBudgetExceededError } from "../glob/index.js";
 import { matchPolicy, type PolicyMatch } from "./match-policy.js";
+import { tallyPolicyWork } from "./policy-work.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
 /** The policy source's verdict: the route plus the rule vocabulary and classification. */
@@ -116,18 +117,25 @@ export async function evaluatePolicy(
   request: ActionRequest,
   options: EvaluatePolicyOptions,
 ): Promise<PolicyVerdict> {
+  // the work of the match, kept beside the verdict for a front end that shares it out among callers
+  let units = 0;
+  const count = (spent: number): void => {
+    units = spent;
+  };
   try {
-    const match = matchPolicy(compiled, request, options.now);
+    const match = measureWork(() => matchPolicy(compiled, request, options.now), count);
+    const tally = (verdict: PolicyVerdict): PolicyVerdict => tallyPolicyWork(verdict, { units, exhausted: false });
     if (match.derivedRule !== undefined && match.action !== "deny") {
       // the request's own category made the decision stricter: the limit the call meets without it still holds
       const limited = await checkRateLimit(match.derivedRule, options);
-      if (limited !== undefined) return verdictFrom(match, "deny", [limited]);
+      if (limited !== undefined) return tally(verdictFrom(match, "deny", [limited]));
     }
-    if (match.rule === null) return verdictFrom(match, match.action, []);
+    if (match.rule === null) return tally(verdictFrom(match, match.action, []));
     const limited = await checkRateLimit(match.rule, options);
-    if (limited !== undefined) return verdictFrom(match, "deny", [limited]);
-    return verdictFrom(match, match.action, []);
+    if (limited !== undefined) return tally(verdictFrom(match, "deny", [limited]));
+    return tally(verdictFrom(match, match.action, []));
   } catch (err) {
-    return errorVerdict(compiled, request, err);
+    const exhausted = err instanceof WorkBudgetExceededError;
+    return tallyPolicyWork(errorVerdict(compiled, request, err), { units, exhausted });
   }
 }

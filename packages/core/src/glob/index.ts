@@ -4,7 +4,7 @@ import { requiredText } from "./linear-pattern.js";
 import { compileLinearRegex, compileReadingRegex, type ReadingText } from "./linear-regex.js";
 import { Parser } from "./regex-parse.js";
 
-export { WorkBudgetExceededError, spendWork, withWorkBudget, workEpoch } from "./work-budget.js";
+export { WorkBudgetExceededError, measureWork, spendWork, withWorkBudget, workEpoch } from "./work-budget.js";
 
 /** A compiled glob: a predicate over strings. */
 export type GlobMatcher = (value: string) => boolean;

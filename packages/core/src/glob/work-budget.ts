@@ -55,3 +55,21 @@ export function withWorkBudget<T>(units: number, work: () => T): T {
     meter.limit = outerLimit;
   }
 }
+
+/**
+ * Runs `work` (synchronous) and tells `spent` how many units it drew, whether it returned or threw (a spent
+ * budget inside it throws after drawing past its size). It opens no budget of its own: what it counts is spent
+ * from the enclosing budget, if any, which still bounds it, and a budget opened inside `work` bounds itself.
+ */
+export function measureWork<T>(work: () => T, spent: (units: number) => void): T {
+  const outerLeft = meter.left;
+  const start = Number.isFinite(outerLeft) ? outerLeft : Number.MAX_SAFE_INTEGER;
+  meter.left = start;
+  try {
+    return work();
+  } finally {
+    const units = start - meter.left;
+    meter.left = outerLeft - units;
+    spent(units);
+  }
+}
