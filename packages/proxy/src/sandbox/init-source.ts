@@ -10,6 +10,7 @@
  * sources and from the build. Its config is one base64 JSON argument (`SandboxInitConfig`).
  */
 
+import type { HomeAlias } from "./home-aliases.js";
 import type { ProcessCap } from "./process-cap.js";
 
 /** Loopback ports of the forwarders inside the sandbox (its loopback is its own, so these are always free). */
@@ -57,6 +58,12 @@ export interface SandboxInitConfig {
    * cover away and put a home of its own in its place (`pinnedDirectories`).
    */
   readonly pinned: readonly string[];
+  /**
+   * ACP's home, or a part of it, reached at another path through a bind mount the host has
+   * (`findHomeAliases`): each covered like the home (a directory with an empty read-only tmpfs, a file with
+   * an empty read-only file) while it still is the same file by device and inode.
+   */
+  readonly homeAliases: readonly HomeAlias[];
   readonly ports: { readonly mcp: number; readonly egress: number };
   /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
   readonly processCap: ProcessCap | null;
@@ -65,7 +72,7 @@ export interface SandboxInitConfig {
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
 export const SANDBOX_INIT_SOURCE = String.raw`
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -89,6 +96,9 @@ for (const name of readdirSync("/proc/self/fd")) {
     try { closeSync(fd); } catch {}
   }
 }
+// the home's aliases, by device and inode, taken before anything is mounted over the home
+const fileId = (p) => { try { const s = statSync(p, { bigint: true }); return s.dev + ":" + s.ino; } catch { return null; } };
+const aliases = cfg.homeAliases.map((a) => ({ path: a.path, id: fileId(a.of) }));
 const status = (value) => {
   try { writeSync(3, JSON.stringify(value) + "\n"); } catch {}
 };
@@ -148,6 +158,21 @@ if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);
 }
+// the home (or its keys/, its state.db) reached at another path through a bind mount: covered there too, and
+// checked: none may still be the home's own directory or file
+const stillHome = () => aliases.filter((a) => a.id !== null && fileId(a.path) === a.id);
+for (const a of stillHome()) {
+  const what = "cannot cover ACP's home where it is reached at " + a.path;
+  if (statSync(a.path).isDirectory()) {
+    run(what, "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", a.path]);
+  } else {
+    const empty = join(cfg.stage.path, ".acp-empty");
+    if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
+    bind(empty, a.path);
+    run(what, "mount", ["-o", "remount,bind,ro", a.path]);
+  }
+}
+if (stillHome().length > 0) fail("sandbox_setup_failed", "ACP's home is still reachable at " + stillHome().map((a) => a.path).join(", "));
 
 // The host read-only: the agent runs as uid 0 under netns (as the user under userns) and would otherwise
 // change whatever root (the user) owns outside the covers: cron, ACP's installation, the upstream servers'

@@ -16,6 +16,7 @@ import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import type { ProcessCap } from "./process-cap.js";
+import { findHomeAliases, isInHome } from "./home-aliases.js";
 import { isWithin, realPathOrNull } from "./paths.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
@@ -43,8 +44,13 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   const home = real(input.home);
   const cwd = real(input.cwd) ?? input.cwd;
   const bridgeDir = real(input.bridgeDir) ?? input.bridgeDir;
-  if (home !== null && isWithin(cwd, home)) throw cwdInHome(cwd, home);
-  if (home !== null && isWithin(bridgeDir, home)) {
+  // the home reached at another path through a bind mount the host has: covered there too
+  const aliases = home === null ? [] : findHomeAliases(home);
+  if (aliases === undefined) {
+    throw setupFailed("cannot read the mount table (/proc/self/mountinfo) to find where else ACP's home is reachable");
+  }
+  if (home !== null && isInHome(cwd, home, aliases)) throw cwdInHome(cwd, home);
+  if (home !== null && isInHome(bridgeDir, home, aliases)) {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` is inside ACP's home \`${home}\``);
   }
   const checked = checkWritablePaths(input.writable ?? [], input.home);
@@ -92,7 +98,13 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     writable,
     // outside the covers, the outermost writable paths are bound onto themselves; under them, they are kept
     bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
-    pinned: home === null ? [] : pinnedDirectories(home, writable),
+    pinned:
+      home === null
+        ? []
+        : [...new Set([home, ...aliases.map((a) => a.path)].flatMap((h) => pinnedDirectories(h, writable)))].sort(
+            (a, b) => a.split(sep).length - b.split(sep).length,
+          ),
+    homeAliases: aliases,
     ports: input.ports,
     processCap: input.processCap ?? null,
   };

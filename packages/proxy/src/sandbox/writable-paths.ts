@@ -7,9 +7,10 @@
  * (a Unix socket, a FIFO, a device node or a socket directory such as `/tmp/tmux-0`: `findHostChannel`).
  */
 import { realpathSync } from "node:fs";
-import { sep } from "node:path";
 import { coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
 import { findHostChannel } from "./host-sockets.js";
+import { findHomeAliases, isInHome } from "./home-aliases.js";
+import { isWithin } from "./paths.js";
 
 /** Why one `--writable` path is refused. */
 export interface WritablePathIssue {
@@ -26,6 +27,7 @@ export type WritablePathsResult =
 /** Checks absolute `paths` against ACP's `home`; resolves symbolic links (the real path is what is bound). */
 export function checkWritablePaths(paths: readonly string[], home: string): WritablePathsResult {
   const realHome = realOrNull(home) ?? home;
+  const aliases = findHomeAliases(realHome) ?? [];
   const issues: WritablePathIssue[] = [];
   const out: string[] = [];
   for (const path of paths) {
@@ -54,10 +56,11 @@ export function checkWritablePaths(paths: readonly string[], home: string): Writ
         message: `--writable \`${path}\` lies in the host's runtime directory /run, whose sockets (a session's D-Bus, ssh-agent, the display) lead out of the sandbox`,
         help: "name a directory of the agent's own instead, e.g. `mkdir ~/.cache/my-agent`",
       });
-    } else if (real === realHome || real.startsWith(realHome + sep)) {
+    } else if (isInHome(real, realHome, aliases)) {
+      const through = isWithin(real, realHome) ? "" : ` (reached at \`${real}\` through another mount)`;
       issues.push({
         path,
-        message: `--writable \`${path}\` is inside ACP's home \`${realHome}\`, which holds the policy, audit trail, keys and vault the agent must never change`,
+        message: `--writable \`${path}\` is inside ACP's home \`${realHome}\`${through}, which holds the policy, audit trail, keys and vault the agent must never change`,
         help: "give the agent a directory outside the home",
       });
     } else {
