@@ -12,7 +12,11 @@ import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 import { completeConsent } from "./service/consent-completion.js";
 import { createConsentProofs, type ServiceKeyPair } from "./service/consent-proofs.js";
-import { createDecisionService, type DecisionService } from "./service/decision-service.js";
+import {
+  createDecisionService,
+  type DecisionService,
+  type DecisionServiceOptions,
+} from "./service/decision-service.js";
 import { startExpirySweep } from "./service/expiry-sweep.js";
 import type { ServerScopes } from "./service/service-errors.js";
 import { createTableChannel } from "./service/table-channel.js";
@@ -34,12 +38,18 @@ export interface AcpServerOptions {
   readonly recheckPipeline?: Pipeline;
   /**
    * The pipeline for callers whose `server` is their own word (all but named agents held to servers by
-   * `agentServers`): the same policy made by `anyServerPolicy`, so a deny or ask rule for a server holds
-   * whatever server such a caller names, or none. `acp serve` builds it; default `pipeline`.
+   * `agentServers`; ADR 0006), built by `anyServerPipelineOf` on the policy (and graph mapping) of
+   * `pipeline`: a deny or ask rule for a server holds whatever server such a caller names, or none, and a
+   * `classify:` or mapping entry for a server cannot loosen its call. Required: a built pipeline cannot be
+   * re-read for any server, so there is no safe default; pass `pipeline` again to judge every caller as
+   * named (right for a policy and mapping that name no server).
    */
-  readonly anyServerPipeline?: Pipeline;
-  /** `recheckPipeline` on that policy. Default `recheckPipeline`. */
-  readonly anyServerRecheckPipeline?: Pipeline;
+  readonly anyServerPipeline: Pipeline;
+  /**
+   * `recheckPipeline` built so, for those callers: it re-checks their edited arguments and is the console
+   * simulator's judge. Required, as `anyServerPipeline`.
+   */
+  readonly anyServerRecheckPipeline: Pipeline;
   readonly stores: ServerStores;
   /** Signs consent responses (and audit checkpoints, through the stores' audit writer). */
   readonly keys: ServiceKeyPair;
@@ -89,6 +99,8 @@ export interface AcpServerOptions {
   readonly maxPendingPerAgent?: number;
   /** When a decision's audit event must be durable: see `DecisionServiceOptions.decisionAudit`. */
   readonly decisionAudit?: "queued" | "durable";
+  /** Each caller's share of the policy work: see `DecisionServiceOptions.callerBudget`. */
+  readonly callerBudget?: DecisionServiceOptions["callerBudget"];
   readonly bodyLimit?: number;
   /** Connections open at once and unread bytes a connection ({@link HttpAppOptions.connections}). */
   readonly connections?: HttpAppOptions["connections"];
@@ -168,6 +180,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
+  // a JavaScript caller without them would have every caller's `server` trusted: said at once, not failed open
+  for (const key of ["anyServerPipeline", "anyServerRecheckPipeline"] as const) {
+    if (options[key] === undefined)
+      throw new Error(
+        `${key} is required: the pipeline for callers whose server is only their word (anyServerPipelineOf, ` +
+          "ADR 0006), or the pipeline itself to judge every caller as named",
+      );
+  }
   let publicUrl: PublicUrl | undefined;
   if (options.publicUrl !== undefined) {
     const parsed = parsePublicUrl(options.publicUrl);
@@ -203,14 +223,14 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     shareSessionGrants: true,
   });
   const recheck = options.recheckPipeline ?? options.simulationPipeline;
-  const anyServerRecheck = options.anyServerRecheckPipeline ?? recheck;
+  const anyServerRecheck = options.anyServerRecheckPipeline;
   /** The re-check of a caller's edited arguments: as named only for an agent held to servers (ADR 0006). */
   const recheckFor = (caller: string | undefined): Pipeline =>
     caller !== undefined && serverScopes.has(caller) ? recheck : anyServerRecheck;
   const service = createDecisionService({
     pipeline: options.pipeline,
     recheckEdits: recheck,
-    ...(options.anyServerPipeline !== undefined ? { anyServerPipeline: options.anyServerPipeline } : {}),
+    anyServerPipeline: options.anyServerPipeline,
     anyServerRecheckEdits: anyServerRecheck,
     stores: options.stores,
     broker,
@@ -221,6 +241,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     ...(options.maxPendingPerAgent !== undefined ? { maxPendingPerAgent: options.maxPendingPerAgent } : {}),
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
+    ...(options.callerBudget !== undefined ? { callerBudget: options.callerBudget } : {}),
     ...(serverScopes.size > 0 ? { serverScopes } : {}),
   });
   /** Set when `close` begins: `/readyz` answers 503 from then on. */
@@ -235,7 +256,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
       const now = options.clock();
       // as /v1/decide judges a caller whose `server` is only its word, and as it judges an agent held to
       // servers that may name it (ADR 0006)
-      const decision = await (options.anyServerRecheckPipeline ?? options.simulationPipeline).decide(request, now);
+      const decision = await anyServerRecheck.decide(request, now);
       const named = isRecord(request) && typeof request["server"] === "string";
       return { decision, heldToServer: named ? await options.simulationPipeline.decide(request, now) : null };
     },

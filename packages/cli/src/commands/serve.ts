@@ -120,7 +120,9 @@ state changes from its origin, and an https:// one makes the console cookie __Ho
 config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.bearer_token and
 serve.approver_token (sealed),
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
-milliseconds; durable: every answer waits for its fsync), storage.url (PostgreSQL, below). An unknown
+milliseconds; durable: every answer waits for its fsync), serve.caller_budget (units, seconds: each
+agent's share of the policy work, default 33554432 units back over 60 s; an agent that spent it is refused
+unjudged, caller_budget_exhausted, so the others are answered), storage.url (PostgreSQL, below). An unknown
 key or a bad value in serve: or storage: stops the start (exit 4); acp doctor checks the same, warns about a
 password written in storage.url (pass the URL in ACP_STORAGE_URL instead) and says whether the database
 answers.
@@ -389,6 +391,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       secrets: () => vaultSecrets,
       onStoreError: (err) => log(`storage: ${err.message}`),
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
+      ...(config.callerBudget !== undefined ? { callerBudget: config.callerBudget } : {}),
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
       ...(agentTokens !== undefined ? { agentTokens } : {}),

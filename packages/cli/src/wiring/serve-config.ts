@@ -17,7 +17,10 @@ const SERVE_KEYS = [
   "agent_servers",
   "approver_tokens",
   "decision_audit",
+  "caller_budget",
 ] as const;
+/** The keys of `serve.caller_budget`: each caller's share of the policy work. */
+const CALLER_BUDGET_KEYS = ["units", "seconds"] as const;
 const STORAGE_KEYS = ["url"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
@@ -27,6 +30,8 @@ export interface ServeConfig {
   /** The origin a reverse proxy in front serves it at (checked with `parsePublicUrl`). */
   readonly publicUrl?: string;
   readonly decisionAudit?: "queued" | "durable";
+  /** Each caller's share of the policy work (`serve.caller_budget`): units spent at once, back over windowMs. */
+  readonly callerBudget?: { readonly units?: number; readonly windowMs?: number };
   /** The sealed secret's text as written (`acp config set-secret serve.bearer_token`). */
   readonly bearerToken?: string;
   /** The approvers' token, sealed the same way (`acp config set-secret serve.approver_token`). */
@@ -88,6 +93,42 @@ function readAgentServers(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** Most a `serve.caller_budget` number may be: units up to 2^50, seconds up to a day. */
+const CALLER_BUDGET_MAX = { units: 2 ** 50, seconds: 86_400 } as const;
+
+/**
+ * `serve.caller_budget`: `units` (work units one caller may spend at once) and `seconds` (over how long they
+ * come back), each a positive whole number; either may be left out for its default.
+ */
+function readCallerBudget(raw: unknown, problems: string[]): { units?: number; windowMs?: number } | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!isMap(raw)) {
+    problems.push(`serve.caller_budget: must be a mapping (of ${CALLER_BUDGET_KEYS.join(", ")})`);
+    return undefined;
+  }
+  const out: { units?: number; windowMs?: number } = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key !== "units" && key !== "seconds") {
+      const near = suggest(key, CALLER_BUDGET_KEYS);
+      const help = near !== undefined ? `did you mean \`serve.caller_budget.${near}\`?` : "takes units, seconds";
+      problems.push(`serve.caller_budget.${key}: unknown key (${help})`);
+      continue;
+    }
+    const max = CALLER_BUDGET_MAX[key];
+    const n = typeof value === "string" && /^[0-9]{1,16}$/.test(value) ? Number(value) : value;
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      const what = key === "units" ? "work units" : "seconds";
+      problems.push(
+        `serve.caller_budget.${key}: \`${shown(value)}\` is not a number of ${what} (a whole number from 1 to ${max.toLocaleString("en-US")})`,
+      );
+      continue;
+    }
+    if (key === "units") out.units = n;
+    else out.windowMs = n * 1000;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** Checks the `serve:` and `storage:` sections of a config file's plain values (`{}` without a file). */
 export function checkServeConfig(values: Readonly<Record<string, unknown>>): ServeConfigCheck {
   const problems: string[] = [];
@@ -114,6 +155,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     bind?: string;
     publicUrl?: string;
     decisionAudit?: "queued" | "durable";
+    callerBudget?: { units?: number; windowMs?: number };
     bearerToken?: string;
     approverToken?: string;
     agentTokens?: Record<string, string>;
@@ -143,6 +185,8 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     if (audit === "queued" || audit === "durable") config.decisionAudit = audit;
     else problems.push(`serve.decision_audit: unknown value \`${shown(audit)}\` (expected queued or durable)`);
   }
+  const callerBudget = readCallerBudget(serve["caller_budget"], problems);
+  if (callerBudget !== undefined) config.callerBudget = callerBudget;
   // a token's value is a secret: never shown
   const sealed = (key: "bearer_token" | "approver_token"): string | undefined => {
     const value = serve[key];

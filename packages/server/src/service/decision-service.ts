@@ -13,6 +13,7 @@ import {
 import { answeredBy, judgeEdit, type AnsweredQuestions, type EditJudgement } from "@acp/proxy";
 import type { PendingLimit } from "@acp/store";
 import type { FrontEnd } from "../metrics/metrics.js";
+import { createCallerBudget, decideWithin } from "./caller-budget.js";
 import { mergeDecision } from "./merge-envelope.js";
 import { admitConsentRequest, pendingLimitFor } from "./pending-admission.js";
 import {
@@ -78,6 +79,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function createDecisionService(options: DecisionServiceOptions): DecisionService {
   const { pipeline, metrics, clock } = options;
   const queued = (options.decisionAudit ?? "queued") === "queued";
+  /** Each caller's share of the policy work (`serve.caller_budget`): one caller cannot hold the thread. */
+  const callerBudget = options.callerBudget === false ? null : createCallerBudget(options.callerBudget);
   let unacknowledged = 0;
   let auditFailure: unknown = null;
   /** The pending attempt to make the chain writable again after a failure (stores that can: PostgreSQL). */
@@ -209,7 +212,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     }
     const edited = { ...request, arguments: consent.arguments };
     const recheck = options.recheckEdits ?? pipeline;
-    const judge = serverChecked(caller) ? recheck : (options.anyServerRecheckEdits ?? recheck);
+    const judge = serverChecked(caller) ? recheck : options.anyServerRecheckEdits;
     let rechecked: Decision;
     try {
       rechecked = await judge.decide(edited, clock());
@@ -252,9 +255,9 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     then: (id: string, decision: Decision) => T,
   ): Promise<T> {
     const id = newDecisionId();
-    const judge = serverChecked(caller) ? pipeline : (options.anyServerPipeline ?? pipeline);
+    const judge = serverChecked(caller) ? pipeline : options.anyServerPipeline;
     // not async functions: one promise for the pipeline's answer, none per layer
-    return judge.decide(request, clock()).then((decision) => {
+    return decideWithin(callerBudget, caller, clock, () => judge.decide(request, clock())).then((decision) => {
       const written = record(id, frontEnd, isObject(request) ? request : {}, decision);
       if (written === undefined) {
         metrics.countDecision(frontEnd, decision.route);

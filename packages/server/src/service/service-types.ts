@@ -1,3 +1,4 @@
+import type { CallerBudgetOptions } from "./caller-budget.js";
 import type { ServerScopes } from "./service-errors.js";
 /**
  * What the decision service is built from and what it answers: its options, the service's interface and
@@ -20,12 +21,13 @@ export interface DecisionServiceOptions {
   /**
    * The pipeline for a caller whose `server` is its own word (no `serverScopes` entry: the anonymous
    * agents' token, a named agent without servers, a loopback caller without a token), on the policy as
-   * {@link anyServerPolicy} makes it: a deny or ask rule for a server holds whatever server the request
-   * names, or none. Default: `pipeline` (every `server:` rule then trusts the caller's word).
+   * {@link anyServerPolicy} makes it and judged under every reading `anyServerPipelineOf` makes: a deny or
+   * ask rule for a server holds whatever server the request names, or none. Required (ADR 0006): `pipeline`
+   * itself judges every caller as named.
    */
-  readonly anyServerPipeline?: Pipeline;
-  /** `recheckEdits` on the same policy, for those callers. Default: `recheckEdits`. */
-  readonly anyServerRecheckEdits?: Pipeline;
+  readonly anyServerPipeline: Pipeline;
+  /** `recheckEdits` built so, for those callers. Required, as `anyServerPipeline`. */
+  readonly anyServerRecheckEdits: Pipeline;
   readonly stores: ServerStores;
   readonly broker: ConsentBroker;
   readonly audit: AuditSink;
@@ -51,6 +53,13 @@ export interface DecisionServiceOptions {
   readonly decisionAudit?: "queued" | "durable";
   /** The servers each named agent may decide for (`serve.agent_servers`); an agent without an entry: any. */
   readonly serverScopes?: ServerScopes;
+  /**
+   * Each caller's share of the policy work (`serve.caller_budget`, `caller-budget.ts`): the agent a token
+   * names, or all callers whose token names none together, is refused unjudged (`caller_budget_exhausted`)
+   * once its decisions have spent its allowance, until it comes back. Default: the default share; `false`:
+   * none (one caller may then hold the thread for every other).
+   */
+  readonly callerBudget?: CallerBudgetOptions | false;
 }
 
 /** Most decision events answered before their fsync at once; beyond it answers wait for the write. */
