@@ -30,6 +30,7 @@ import { DownstreamTransport, interceptDownstream, UnsentAnswerError } from "./f
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { PendingObservations } from "./observations.js";
 import { agentError, relayedError } from "./agent-error.js";
+import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -389,6 +390,11 @@ export class AcpProxy {
       return;
     }
     const route = routeUpstreamMessage(this.sessions.values(), server);
+    // a log line is the upstream's words to the agent: each session it goes to reads it
+    const told =
+      route.kind === "call" || route.kind === "only" ? [route.session] : route.kind === "idle" ? route.sessions : [];
+    if (notification.method === "notifications/message")
+      for (const session of told) observeLog(this, session.id, server, notification.params);
     if (route.kind === "call") route.call.notify(notification as ServerNotification);
     else if (route.kind === "only") route.session.server.notification(notification).catch(() => undefined);
     else if (route.kind === "idle") this.#broadcast(notification);
@@ -427,6 +433,9 @@ export class AcpProxy {
     const outgoing = { method: request.method, ...(params ? { params } : {}) };
     const options = { signal, timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs };
     const route = routeUpstreamMessage(this.sessions.values(), server);
+    // what the request says reaches the agent's client (its model reads a sampling request): the session reads it
+    if (route.kind === "call" || route.kind === "only")
+      observeUpstreamRequest(this, route.session.id, server, request.method, params);
     // the agent client's own error goes back in its own words (see `relayedError`)
     const relay = (err: unknown): never => {
       throw err instanceof McpError ? relayedError(err) : err;

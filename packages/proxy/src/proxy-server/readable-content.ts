@@ -76,6 +76,45 @@ export class ContentReader {
   }
 }
 
+/**
+ * What the agent's client reads of a request an upstream sends it: of `sampling/createMessage` the system
+ * prompt and each message's content (a block or a list of blocks, read as a result's are), which the client's
+ * model reads; of `elicitation/create` the message, the schema of the form (its titles, descriptions,
+ * choices and defaults are shown as written) and the URL it asks to open. Other requests: `""`.
+ */
+export function requestText(reader: ContentReader, method: string, params: unknown): string {
+  if (!isRecord(params)) return "";
+  if (method === "sampling/createMessage") {
+    const messages = Array.isArray(params["messages"]) ? (params["messages"] as unknown[]) : [];
+    const contents = messages.flatMap((m) => {
+      const content = isRecord(m) ? m["content"] : undefined;
+      return Array.isArray(content) ? (content as unknown[]) : [content];
+    });
+    return lines([str(params["systemPrompt"]), ...contents.map((c) => reader.block(c))]);
+  }
+  if (method === "elicitation/create") {
+    const schema = params["requestedSchema"];
+    return lines([str(params["message"]), str(params["url"]), schema === undefined ? "" : jsonText(schema)]);
+  }
+  return "";
+}
+
+/** What the agent's client shows of a log line an upstream sends (`notifications/message`): its logger and data. */
+export function logText(params: unknown): string {
+  if (!isRecord(params)) return "";
+  const data = params["data"];
+  return lines([str(params["logger"]), typeof data === "string" ? data : data === undefined ? "" : jsonText(data)]);
+}
+
+/** A value as JSON text; a value JSON cannot write (too deep) as the reason, which the caller cannot tell whole. */
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch (err) {
+    throw new Error(`it could not be read: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
 /** The text-like types: `text/*`, JSON, XML, YAML, JavaScript, forms, SQL, GraphQL, TOML, CSV, e-mail. */
 function isTextType(essence: string): boolean {
   const [top = "", sub = ""] = essence.split("/");

@@ -22,9 +22,10 @@ import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
 import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
-import { ContentReader } from "./readable-content.js";
+import type { ContentReader } from "./readable-content.js";
 import { agentError, relayedError } from "./agent-error.js";
-import { contextOf, handleToolCall, unreadable } from "./tool-call-handler.js";
+import { contextOf, handleToolCall } from "./tool-call-handler.js";
+import { errorText, observeRead } from "./upstream-text.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -45,7 +46,12 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
       const withLogging = proxy.pool.connected().filter((u) => u.capabilities?.logging !== undefined);
       await Promise.all(
         withLogging.map((u) =>
-          proxy.pool.request(u.spec.name, "logging/setLevel", request.params, { signal: extra.signal }),
+          proxy.pool
+            .request(u.spec.name, "logging/setLevel", request.params, { signal: extra.signal })
+            .catch((err: unknown) => {
+              observeRead(proxy, session.id, u.spec.name, "logging/setLevel", undefined, () => errorText(err));
+              throw err;
+            }),
         ),
       );
       return {};
@@ -54,17 +60,38 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
   if (caps.completions) {
     server.setRequestHandler(CompleteRequestSchema, async (request, extra) => {
       const ref = request.params.ref;
+      let owner: string | undefined;
+      let params = request.params;
       if (ref.type === "ref/prompt") {
         const target = (await proxy.catalog.prompts()).resolve(ref.name);
         if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${ref.name}\``);
-        const params = { ...request.params, ref: { ...ref, name: target.name } };
-        return passThrough(proxy, target.server, "completion/complete", params, extra);
+        owner = target.server;
+        params = { ...request.params, ref: { ...ref, name: target.name } };
+      } else {
+        owner = await proxy.catalog.serverForUri(ref.uri);
+        if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${ref.uri}\``);
       }
-      const owner = await proxy.catalog.serverForUri(ref.uri);
-      if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${ref.uri}\``);
-      return passThrough(proxy, owner, "completion/complete", request.params, extra);
+      const server = owner;
+      const result = await passThrough(proxy, server, "completion/complete", params, extra).catch((err: unknown) => {
+        observeRead(proxy, session.id, server, "completion/complete", undefined, () => errorText(err));
+        throw err;
+      });
+      // the values offered are the upstream's words too: a client may put one in front of the model
+      const offered = completionText(result);
+      if (offered !== "") observeRead(proxy, session.id, server, "completion/complete", undefined, () => offered);
+      return result;
     });
   }
+}
+
+/** What the agent's client reads of a completion: the values offered. */
+function completionText(result: Result): string {
+  const completion = result["completion"];
+  const values =
+    typeof completion === "object" && completion !== null ? (completion as { values?: unknown }).values : [];
+  return listOf(values)
+    .filter((v): v is string => typeof v === "string")
+    .join("\n");
 }
 
 /**
@@ -158,6 +185,8 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
         await passThrough(proxy, server, "resources/subscribe", request.params, extra);
       } catch (err) {
         proxy.subscriptions.remove(server, uri, session.id);
+        // an upstream's error reaches the agent in its own words: the runtime reads them too
+        observeRead(proxy, session.id, server, "resources/subscribe", undefined, () => errorText(err));
         throw err;
       }
     }
@@ -167,7 +196,10 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
     const { uri } = request.params;
     const server = await owner(uri);
     if (proxy.subscriptions.remove(server, uri, session.id)) {
-      await passThrough(proxy, server, "resources/unsubscribe", request.params, extra);
+      await passThrough(proxy, server, "resources/unsubscribe", request.params, extra).catch((err: unknown) => {
+        observeRead(proxy, session.id, server, "resources/unsubscribe", undefined, () => errorText(err));
+        throw err;
+      });
     }
     return {};
   });
@@ -226,36 +258,6 @@ async function gateResourceRead(
   return { uri: approved, request: verdict.request };
 }
 
-/**
- * What a resource or a prompt said is untrusted text like a tool result: the session runtime is told what the
- * agent can read of it (`ContentReader`: text, and blobs of a text-like type), after the reply, or before this
- * session's next decision, so a value first seen there is traced as a tool result's would be. A resource read
- * was decided, so it is told as executed (`request`); a prompt was not, so only its text is told. What could
- * not be told whole (a blob past the decoding limit, an observer that throws) is reported unreadable.
- */
-function observeRead(
-  proxy: AcpProxy,
-  sessionId: string,
-  server: string,
-  tool: "resources/read" | "prompts/get",
-  request: ActionRequest | undefined,
-  read: (reader: ContentReader) => string,
-): void {
-  const observer = proxy.options.observer;
-  if (observer === undefined) return;
-  proxy.observations.add(sessionId, () => {
-    if (!proxy.sessions.has(sessionId)) return;
-    try {
-      if (request !== undefined) observer.executed(sessionId, request);
-      const reader = new ContentReader();
-      observer.result(sessionId, server, tool, read(reader));
-      if (reader.cut !== undefined) unreadable(proxy, sessionId, server, tool, reader.cut);
-    } catch (err) {
-      unreadable(proxy, sessionId, server, tool, err instanceof Error ? err.message : String(err));
-    }
-  });
-}
-
 /** What the agent reads of a prompt: its description and each message's content. */
 function promptText(reader: ContentReader, result: Result): string {
   const description = typeof result["description"] === "string" ? result["description"] : "";
@@ -263,13 +265,6 @@ function promptText(reader: ContentReader, result: Result): string {
     typeof m === "object" && m !== null ? reader.block((m as { content?: unknown }).content) : "",
   );
   return [description, ...messages].filter((t) => t !== "").join("\n");
-}
-
-/** What the agent reads of an error (an upstream's JSON-RPC error, relayed): its message, and its `data`. */
-function errorText(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const data = err instanceof McpError ? err.data : undefined;
-  return data === undefined ? err.message : `${err.message}\n${JSON.stringify(data)}`;
 }
 
 function listOf(value: unknown): readonly unknown[] {

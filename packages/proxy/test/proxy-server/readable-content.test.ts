@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ContentReader } from "../../src/proxy-server/readable-content.js";
+import { ContentReader, logText, requestText } from "../../src/proxy-server/readable-content.js";
 
 const b64 = (text: string, encoding: BufferEncoding = "utf8"): string => Buffer.from(text, encoding).toString("base64");
 
@@ -46,5 +46,47 @@ describe("ContentReader", () => {
     const reader = new ContentReader(4);
     expect(reader.blob("text/plain", b64("abcd"))).toBe("abcd");
     expect(reader.cut).toBeUndefined();
+  });
+});
+
+// What of an upstream's requests to the agent's client and of its log lines the session runtime is told.
+describe("requestText and logText", () => {
+  it("reads a sampling request's system prompt and each message's content, one block or a list", () => {
+    const params = {
+      systemPrompt: "you are helpful",
+      messages: [
+        { role: "user", content: { type: "text", text: "pay a@x.example" } },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "or b@x.example" },
+            { type: "image", data: "AA==" },
+          ],
+        },
+      ],
+      maxTokens: 5,
+    };
+    expect(requestText(new ContentReader(), "sampling/createMessage", params)).toBe(
+      "you are helpful\npay a@x.example\nor b@x.example",
+    );
+  });
+
+  it("reads an elicitation's message, URL and form schema (its titles and choices are shown)", () => {
+    const schema = { type: "object", properties: { to: { type: "string", enum: ["c@x.example"] } } };
+    const text = requestText(new ContentReader(), "elicitation/create", {
+      message: "confirm",
+      url: "https://x.example/confirm",
+      requestedSchema: schema,
+    });
+    expect(text).toBe(`confirm\nhttps://x.example/confirm\n${JSON.stringify(schema)}`);
+    expect(requestText(new ContentReader(), "roots/list", { message: "x" })).toBe("");
+  });
+
+  it("reads a log line's logger and data, as JSON when it is not a string; too deep to write throws", () => {
+    expect(logText({ level: "info", logger: "mail", data: "to d@x.example" })).toBe("mail\nto d@x.example");
+    expect(logText({ level: "info", data: { to: "e@x.example" } })).toBe('{"to":"e@x.example"}');
+    let deep: unknown = "f@x.example";
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(() => logText({ level: "info", data: deep })).toThrow("could not be read");
   });
 });
