@@ -142,21 +142,36 @@ async function gate(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
     return { kind: "answer", result: toolError(refusalText(decision), decision), stop: "refused", decision };
   }
   const decided = { ...base, ...forwardedAs };
+  const reused = await forwardRemembered(deps, call, request, decided, forwardedAs);
+  if (reused !== undefined) return reused;
+  return askPerson(deps, call, request, decision, decided, { answered: answeredBy(decision), asked: 1 });
+}
+
+/**
+ * A remembered approval of this session (`session` or a time window) for exactly this call — same server,
+ * tool and arguments, not a tool held for a changed definition — forwards it, recorded as reused; undefined
+ * when there is none. The one match of a fresh call and of an edit asked again.
+ */
+async function forwardRemembered(
+  deps: GateDeps,
+  call: GatedCall,
+  request: ActionRequest,
+  decided: Record<string, unknown>,
+  forwardedAs: ForwardedAs,
+): Promise<GateVerdict | undefined> {
   const remembered = isHeldForChange(deps, call)
     ? undefined
     : deps.approvals.find(call.sessionId, call.server, call.tool, call.arguments, deps.now());
-  if (remembered !== undefined) {
-    await record(deps.audit, "consent_approved", {
-      ...decided,
-      decision: "approved",
-      scope: remembered.scope,
-      reused: true,
-      metadata: { consent_response: remembered.consentResponse },
-    });
-    const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
-    return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
-  }
-  return askPerson(deps, call, request, decision, decided, { answered: answeredBy(decision), asked: 1 });
+  if (remembered === undefined) return undefined;
+  await record(deps.audit, "consent_approved", {
+    ...decided,
+    decision: "approved",
+    scope: remembered.scope,
+    reused: true,
+    metadata: { consent_response: remembered.consentResponse },
+  });
+  const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
+  return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
 }
 
 /** The questions this call has put to a person so far, and what their answers covered. */
@@ -250,14 +265,18 @@ async function settleOutcome(
         if (judged.kind === "ask") {
           // a new question: the edited arguments, under the rule (and with the reasons) they fall under
           const again = judged.decision;
-          const decided = {
-            ...baseOf(call),
+          const editedAs: ForwardedAs = {
             category: again.category,
             risk_level: again.risk_level,
             policy_rule: again.rule,
           };
+          const decided = { ...baseOf(call), ...editedAs };
+          const editedCall = { ...call, arguments: outcome.arguments };
+          // answered as a fresh call with the edited arguments would be: by this session's remembered approval
+          const reused = await forwardRemembered(deps, editedCall, edited, decided, editedAs);
+          if (reused !== undefined) return reused;
           const next = { answered: judged.answered, asked: asking.asked + 1 };
-          return askPerson(deps, { ...call, arguments: outcome.arguments }, edited, again, decided, next);
+          return askPerson(deps, editedCall, edited, again, decided, next);
         }
       }
       if (outcome.scope !== "once") {
