@@ -98,6 +98,9 @@ async function acpServer(dir, storageUrl, httpOnly = false) {
     ...(storageUrl !== undefined ? { storageUrl } : {}),
     pipeline: (rateLimiter) => pipeline(rateLimiter),
     simulationPipeline: pipeline(),
+    // the starter policy names no server: a caller whose server is only its word is judged as named (ADR 0006)
+    anyServerPipeline: (rateLimiter) => pipeline(rateLimiter),
+    anyServerRecheckPipeline: pipeline(),
     keys: { privateKey, publicKey, publicKeyHex },
     clock: () => new Date(),
     token: TOKEN,

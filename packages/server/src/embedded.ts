@@ -14,8 +14,11 @@ export interface EmbeddedServerOptions extends Omit<
 > {
   /** The live pipeline, or a function building it on the stores' (shared) rate limiter. */
   readonly pipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
-  /** `AcpServerOptions.anyServerPipeline`, or a function building it on the same rate limiter. */
-  readonly anyServerPipeline?: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
+  /**
+   * `AcpServerOptions.anyServerPipeline` (required: a caller whose `server` is only its word is judged on
+   * it, ADR 0006), or a function building it on the same rate limiter.
+   */
+  readonly anyServerPipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
   /** `$ACP_HOME/state.db` (or `:memory:`); used without `storageUrl`. */
   readonly statePath: string;
   /** `$ACP_HOME/audit.jsonl`; used without `storageUrl`. */
@@ -68,12 +71,9 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
       typeof p === "function" ? p(stores.rateLimiter) : p;
     const pipeline = build(options.pipeline);
     const { anyServerPipeline: anyServer, ...rest } = options;
-    server = await createAcpServer({
-      ...rest,
-      pipeline,
-      ...(anyServer !== undefined ? { anyServerPipeline: build(anyServer) } : {}),
-      stores,
-    });
+    // undefined from a JavaScript caller: createAcpServer says it is required
+    const anyServerPipeline = anyServer === undefined ? anyServer : build(anyServer);
+    server = await createAcpServer({ ...rest, pipeline, anyServerPipeline, stores });
   } catch (err) {
     await stores.close();
     throw err;

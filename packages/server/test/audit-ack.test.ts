@@ -8,7 +8,7 @@ import {
   at,
   eventually,
   openTestServerAt,
-  pipelineFor,
+  namedPipelines,
   readJson,
   startTestServer,
   testKeys,
@@ -48,8 +48,7 @@ describe("decision audit acknowledgement", () => {
     const embedded = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
+      ...namedPipelines(),
       keys: testKeys(),
       clock: () => new Date(),
       loopbackOnly: true,

@@ -34,6 +34,23 @@ export function pipelineFor(policyText: string = STARTER_POLICY): Pipeline {
   return createPipeline(sources, { classify: parsed.value.classify });
 }
 
+/**
+ * The pipelines `openEmbeddedServer` takes, on `policyText` (the starter policy by default), with every
+ * caller judged as named: the pipeline is also the any-server one (ADR 0006). For the starter policy, which
+ * names no server, that is how `acp serve` judges a caller whose server is only its word; a test of a policy
+ * with `server:` rules builds its any-server pipelines with `anyServerPipelineOf`.
+ */
+export function namedPipelines(policyText?: string): {
+  readonly pipeline: Pipeline;
+  readonly simulationPipeline: Pipeline;
+  readonly anyServerPipeline: Pipeline;
+  readonly anyServerRecheckPipeline: Pipeline;
+} {
+  const pipeline = pipelineFor(policyText);
+  const simulationPipeline = pipelineFor(policyText);
+  return { pipeline, simulationPipeline, anyServerPipeline: pipeline, anyServerRecheckPipeline: simulationPipeline };
+}
+
 /** A fresh Ed25519 key pair. */
 export function testKeys(): ServiceKeyPair {
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
@@ -49,11 +66,16 @@ export async function openTestServerAt(
   home: string,
   options: Partial<EmbeddedServerOptions> = {},
 ): Promise<{ readonly node: EmbeddedServer; readonly url: string }> {
+  const pipeline = options.pipeline ?? pipelineFor();
+  const simulationPipeline = options.simulationPipeline ?? pipelineFor();
   const node = await openEmbeddedServer({
     statePath: join(home, "state.db"),
     auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
+    pipeline,
+    simulationPipeline,
+    // every caller judged as named unless the test says otherwise (see `namedPipelines`)
+    anyServerPipeline: pipeline,
+    anyServerRecheckPipeline: options.recheckPipeline ?? simulationPipeline,
     keys: testKeys(),
     clock: () => new Date(),
     loopbackOnly: true,

@@ -26,12 +26,14 @@ import {
 } from "@acp/core";
 import {
   anyServerPipelineOf,
+  openEmbeddedServer,
   serverReadings,
   SESSION_COOKIE,
   SESSION_TTL_MS,
+  type EmbeddedServerOptions,
   type ServerReadingInputs,
 } from "@acp/server";
-import { APPROVER_TOKEN, at, openTestServerAt, readJson, type Json } from "./harness.js";
+import { APPROVER_TOKEN, at, openTestServerAt, pipelineFor, readJson, testKeys, type Json } from "./harness.js";
 
 const POLICY = `version: "1"
 default_action: ask
@@ -262,5 +264,28 @@ describe("the console's policy simulator", () => {
   it("shows no agent held to servers for a request naming none (such an agent is refused 403)", async () => {
     const simulated = await simulate({ tool: "rotate_widget", arguments: {} });
     expect([at(simulated, "route"), at(simulated, "held_to_server")]).toEqual(["ask", null]);
+  });
+});
+
+describe("a library caller of openEmbeddedServer", () => {
+  it("cannot open the service without the any-server pipelines: there is no safe default to fall back on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-server-readings-required-"));
+    try {
+      // what a JavaScript caller written before ADR 0006 passes: every caller's `server` would be trusted
+      const options = {
+        statePath: join(dir, "state.db"),
+        auditPath: join(dir, "audit.jsonl"),
+        pipeline: pipelineFor(),
+        simulationPipeline: pipelineFor(),
+        keys: testKeys(),
+        clock: () => new Date(),
+        loopbackOnly: true,
+      } as unknown as EmbeddedServerOptions;
+      await expect(openEmbeddedServer(options)).rejects.toThrow(/^anyServerPipeline is required/);
+      const withOne = { ...options, anyServerPipeline: pipelineFor() };
+      await expect(openEmbeddedServer(withOne)).rejects.toThrow(/^anyServerRecheckPipeline is required/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { createPostgresPendingConsentStore, openPostgresStore } from "@acp/store";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { pipelineFor, testKeys, APPROVER_TOKEN, tokenFor } from "../harness.js";
+import { namedPipelines, testKeys, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "complete-denied-token-0123456789";
 const db = useTestDatabase();
@@ -102,8 +102,7 @@ describe("completing a denied request on another node", () => {
     const node = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
+      ...namedPipelines(),
       keys: testKeys(),
       clock: () => new Date(),
       loopbackOnly: true,

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { createPostgresPendingConsentStore, openPostgresStore } from "@acp/store";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { eventually, pipelineFor, testKeys } from "../harness.js";
+import { eventually, namedPipelines, testKeys } from "../harness.js";
 import { leftBehindRow } from "../pending-rows.js";
 
 const db = useTestDatabase();
@@ -29,8 +29,7 @@ async function startNode(keys: ReturnType<typeof testKeys>): Promise<EmbeddedSer
   const node = await openEmbeddedServer({
     statePath: join(home, "state.db"),
     auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
+    ...namedPipelines(),
     keys,
     clock: () => new Date(),
     loopbackOnly: true,

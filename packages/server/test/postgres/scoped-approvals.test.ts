@@ -11,7 +11,7 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer, type ServiceKeyPair } from "@acp/server";
 import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
-import { at, eventually, pipelineFor, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
+import { at, eventually, namedPipelines, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "scoped-approvals-token-0123456789";
 const dbs: TestDatabase[] = [];
@@ -44,8 +44,7 @@ async function startNode(keys: ServiceKeyPair, options: { storageUrl?: string; h
   const embedded = await openEmbeddedServer({
     statePath: join(home, "state.db"),
     auditPath: join(home, "audit.jsonl"),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
+    ...namedPipelines(),
     keys,
     clock: () => new Date(),
     loopbackOnly: true,

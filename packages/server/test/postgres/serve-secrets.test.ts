@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { pipelineFor, READ_EVENT, testKeys } from "../harness.js";
+import { namedPipelines, READ_EVENT, testKeys } from "../harness.js";
 
 const db = useTestDatabase();
 const dirs: string[] = [];
@@ -33,8 +33,7 @@ async function start(kind: "sqlite" | "postgres"): Promise<{ server: EmbeddedSer
     statePath: join(dir, "state.db"),
     auditPath: join(dir, "audit.jsonl"),
     ...(kind === "postgres" ? { storageUrl: db.url } : {}),
-    pipeline: pipelineFor(),
-    simulationPipeline: pipelineFor(),
+    ...namedPipelines(),
     keys: testKeys(),
     clock: () => new Date(),
     loopbackOnly: true,

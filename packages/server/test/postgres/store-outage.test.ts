@@ -13,7 +13,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { postgresTestUrl, useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { at, eventually, pipelineFor, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
+import { at, eventually, namedPipelines, readJson, testKeys, type Json, APPROVER_TOKEN, tokenFor } from "../harness.js";
 
 const TOKEN = "store-outage-token-0123456789";
 const db = useTestDatabase();
@@ -73,8 +73,7 @@ describe("the database goes away under a running node", () => {
     const node = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
-      pipeline: pipelineFor(),
-      simulationPipeline: pipelineFor(),
+      ...namedPipelines(),
       keys: testKeys(),
       clock: () => frozen,
       log: (line) => logged.push(line),
