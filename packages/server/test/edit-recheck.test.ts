@@ -123,6 +123,7 @@ describe("POST /v1/decide?wait=true with an approval that edits the arguments", 
       arguments: { path: "/etc/shadow" },
       edit_refused: { rule: "policy:no-etc" },
     });
+    expect(completed).not.toHaveProperty("ask_again");
     expect(String(at(completed, "reason"))).toMatch(
       /^approved with edits, but the edited arguments are refused by policy rule `no-etc`/,
     );
@@ -175,7 +176,7 @@ describe("an edit that lands under an ask rule the person was not asked about", 
     expect(await readJson(await call)).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
   });
 
-  it("POST /v1/consent/{id}/complete says denied, naming the rule nobody was asked about", async () => {
+  it("POST /v1/consent/{id}/complete says ask_again (not edit_refused), naming the rule nobody was asked about", async () => {
     const id = "cr_00000000000000000000000000000e2d";
     const now = Date.now();
     await s.stores.pending.insert({
@@ -211,13 +212,25 @@ describe("an edit that lands under an ask rule the person was not asked about", 
       modifications: { path: "/home/carol/notes.txt" },
     });
     const completed = await readJson(await post(`/v1/consent/${id}/complete`, {}));
+    // nothing runs (denied: a caller that runs only `approved` stays closed), and the answer says the edit
+    // is a question to ask, not a refusal: the rule, its level and why
     expect(completed).toMatchObject({
       outcome: "denied",
       arguments: { path: "/home/carol/notes.txt" },
-      edit_refused: { rule: "policy:ask-home-writes" },
+      ask_again: { rule: "policy:ask-home-writes", level: expect.any(String) as string },
     });
-    expect(String(at(completed, "reason"))).toBe(
-      "approved with edits, but the edited arguments fall under policy rule `ask-home-writes`, which the person who edited them was not asked about: not run (decide again with the edited arguments to ask it)",
+    expect(completed).not.toHaveProperty("edit_refused");
+    const reasons = (at(completed, "ask_again") as { reasons: string[] }).reasons;
+    expect(reasons[0]).toMatch(
+      /^a person approved with edits; the edited arguments fall under policy rule `ask-home-writes`/,
     );
+    expect(String(at(completed, "reason"))).toBe(
+      "approved with edits, but the edited arguments fall under policy rule `ask-home-writes`, which the person who edited them was not asked about: not run (ask_again: decide again with the edited arguments to ask it)",
+    );
+    // deciding again with the edited arguments asks that question
+    const decided = await readJson(
+      await post("/v1/decide", { tool: "write_file", arguments: at(completed, "arguments") }),
+    );
+    expect(decided).toMatchObject({ route: "ask", decision: { rule: "policy:ask-home-writes" } });
   });
 });

@@ -72,6 +72,16 @@ const EDIT_REFUSED = {
   properties: { rule: STRING_OR_NULL, reasons: { type: "array", items: STRING } },
 } as const;
 
+/** A person's edit that needs a question nobody was asked (`POST /v1/consent/{id}/complete`). */
+const ASK_AGAIN = {
+  type: "object",
+  additionalProperties: false,
+  required: ["rule", "level", "reasons"],
+  description:
+    "a person approved with edits that fall under an ask rule nobody was asked about (or ask at a stronger level): nothing runs; decide again with `arguments` to ask it",
+  properties: { rule: STRING_OR_NULL, level: STRING, reasons: { type: "array", items: STRING } },
+} as const;
+
 /** `POST /v1/consent/{id}/complete`. */
 export const COMPLETED_CONSENT_ANSWER = {
   type: "object",
@@ -84,6 +94,7 @@ export const COMPLETED_CONSENT_ANSWER = {
     arguments: { ...OPEN_OBJECT, description: "the arguments to run (a person's edits applied, secrets redacted)" },
     consent_response: { ...OPEN_OBJECT, description: "the signed consent response (§4.2)" },
     edit_refused: EDIT_REFUSED,
+    ask_again: ASK_AGAIN,
   },
 } as const;
 

@@ -7,6 +7,7 @@
  */
 import type { ActionRequest, Decision, RiskLevel } from "@acp/core";
 import {
+  askedLevel,
   judgeEdit,
   readCliAnswer,
   refusalText,
@@ -33,6 +34,13 @@ export interface CompletedConsent {
   readonly consent_response?: ConsentResponseV02;
   /** A person approved with edits the policy refuses: `outcome` is then `denied`; the rule and reasons. */
   readonly edit_refused?: { readonly rule: string | null; readonly reasons: readonly string[] };
+  /**
+   * A person approved with edits that fall under an ask rule nobody was asked about (or ask at a stronger
+   * level): nothing runs (`outcome` is `denied`, so a caller that runs only `approved` stays closed), and the
+   * question is the caller's to raise — decide again with `arguments` (`POST /v1/decide?wait=true`). The
+   * rule, the level it asks at and its reasons (the first saying why it is asked again).
+   */
+  readonly ask_again?: { readonly rule: string | null; readonly level: string; readonly reasons: readonly string[] };
 }
 
 /** What completion needs. */
@@ -194,8 +202,10 @@ export async function completeConsent(
   const edited = response.modifications === null ? args : { ...args, ...response.modifications };
   if (response.modifications !== null && deps.recheck !== undefined) {
     // as the waiting call would have (`judgeEdit`): an edit the policy refuses is not run because a person
-    // typed it, nor one under an ask rule the person was not asked about (or at a stronger level); with no
-    // call waiting to ask that question, the completion says denied, naming the rule (decide again to ask it)
+    // typed it, nor one under an ask rule the person was not asked about (or at a stronger level). With no
+    // call waiting, the completion cannot put that question itself (nothing would deliver it to the channels
+    // and hold it until answered; a request it raised would be concluded by whoever read the answer first):
+    // it says `ask_again`, with the rule, for the caller to decide again with the edited arguments
     const rechecked = await deps
       .recheck({
         tool: request.action.tool,
@@ -215,7 +225,7 @@ export async function completeConsent(
       const reason =
         judged.kind === "refused"
           ? `approved with edits, but the edited arguments are ${refusalText(decision)}`
-          : `approved with edits, but ${judged.why}: not run (decide again with the edited arguments to ask it)`;
+          : `approved with edits, but ${judged.why}: not run (ask_again: decide again with the edited arguments to ask it)`;
       await record(deps, row, "policy_evaluated", {
         edited_arguments: true,
         decision: decision.route,
@@ -223,13 +233,16 @@ export async function completeConsent(
         reasons: decision.reasons.map((r) => `${r.source}:${r.code}`),
         ...(decision.policy_hash !== undefined ? { policy_hash: decision.policy_hash } : {}),
       });
+      const reasons = decision.reasons.map((r) => r.message);
       return {
         outcome: "denied",
         request_id: id,
         reason,
         arguments: edited,
         consent_response: response,
-        edit_refused: { rule: decision.rule, reasons: decision.reasons.map((r) => r.message) },
+        ...(judged.kind === "refused"
+          ? { edit_refused: { rule: decision.rule, reasons } }
+          : { ask_again: { rule: decision.rule, level: askedLevel(decision), reasons } }),
       };
     }
   }
