@@ -69,6 +69,16 @@ export interface ProvenanceEntryOptions {
   readonly named_source?: boolean;
   /** Pieces of the fetching call's arguments no trusted source held: a trusted answer does not vouch for them. */
   readonly echoes?: ReadonlySet<string>;
+  /**
+   * The session's room for what the entry keeps, its text and its aliases together ({@link keptChars}): aliases
+   * past it are not kept and the entry counts as cut. Default: no bound but the text's.
+   */
+  readonly room?: number;
+}
+
+/** What an entry holds in the session's store: its text and the aliases of an untrusted one. */
+export function keptChars(entry: ProvenanceEntry): number {
+  return entry.text.length + entry.aliases.chars;
 }
 
 /** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
@@ -99,23 +109,27 @@ export function createProvenanceEntry(
       ? directoryEntries(structure, options.directory.fields)
       : null;
   const records = structure?.records ?? [];
+  const text = normalizeText(raw);
+  // the aliases take what room the text leaves: a result of many identifiers cannot grow the store past it
+  const room = Math.max(0, (options.room ?? Number.POSITIVE_INFINITY) - text.length);
+  const aliases = untrusted ? textAliases(raw, tokens, room) : NO_ALIASES;
   return Object.freeze({
     label,
     source,
-    text: normalizeText(raw),
+    text,
     tokens,
     instructions,
-    truncated,
+    truncated: truncated || aliases.cut,
     directory,
     records,
     named_source: untrusted && options.named_source === true,
     echoes: options.echoes ?? NO_ECHOES,
-    aliases: untrusted ? textAliases(raw, tokens) : NO_ALIASES,
+    aliases,
   });
 }
 
 const NO_ECHOES: ReadonlySet<string> = new Set();
-const NO_ALIASES: TextAliases = Object.freeze({ forms: new Set<string>(), digits: "" });
+const NO_ALIASES: TextAliases = Object.freeze({ forms: new Set<string>(), digits: "", chars: 0, cut: false });
 
 /**
  * Characters of text read per pass by {@link identityTokensOf}: with its overlap, too few to hold the

@@ -10,6 +10,7 @@ import {
   createProvenanceEntry,
   deriveProvenance,
   identityTokensOf,
+  keptChars,
   namesFetchedSource,
   MAX_ENTRY_CHARS,
   type ProvenanceEntry,
@@ -86,12 +87,14 @@ function addEntry(
   const sharedRoom = tightest === undefined ? Number.POSITIVE_INFINITY : tightest.room;
   const ownRoom = MAX_STORE_CHARS - core.storeChars;
   const room = full ? MAX_ENTRY_CHARS : Math.min(ownRoom, sharedRoom);
-  const entry = createProvenanceEntry(label, source, content, room, options);
+  // the store counts what an entry keeps, its aliases too (an entry not kept takes no room)
+  const entry = createProvenanceEntry(label, source, content, room, full ? options : { ...options, room });
   if (label === "external_untrusted") rememberUntrusted(core, entry, content);
   if (!full) {
+    const kept = keptChars(entry);
     core.entries.push(entry);
-    core.storeChars += entry.text.length;
-    if (shared !== undefined) chargeStoreBudget(shared, entry.text.length);
+    core.storeChars += kept;
+    if (shared !== undefined) chargeStoreBudget(shared, kept);
   }
   if ((full || entry.truncated) && !core.provenanceIncomplete) {
     const holders = tightest?.budget.holders ?? "the sessions of this process";

@@ -50,6 +50,10 @@ export interface TextAliases {
    * those a run of grouped digits may hold glued to others ({@link gluedNumbers}).
    */
   readonly digits: string;
+  /** Characters they hold: counted in the session's store as its text is ({@link textAliases}' `room`). */
+  readonly chars: number;
+  /** Whether some were not kept for want of the session's room (the entry then counts as cut). */
+  readonly cut: boolean;
 }
 
 /** An address without its `+tag` (`mark+x@a.example` is delivered to `mark@a.example`). */
@@ -132,10 +136,26 @@ function gluedNumbers(run: string, out: string[]): void {
 /**
  * The aliases of untrusted text (already {@link comparableText}): its identifiers read with look-alikes folded
  * and what its Base64 and percent-encoded runs decode to, and its numbers as digits. `tokens` are the text's own
- * tokens (`kind:value`), which need no second copy. Linear in the text.
+ * tokens (`kind:value`), which need no second copy. At most `room` characters are kept (forms and numbers
+ * past it are dropped and `cut` is set: the session then marks its provenance incomplete). Linear in the text.
  */
-export function textAliases(text: string, tokens: ReadonlySet<string>): TextAliases {
+export function textAliases(
+  text: string,
+  tokens: ReadonlySet<string>,
+  room: number = Number.POSITIVE_INFINITY,
+): TextAliases {
   const forms = new Set<string>();
+  // what is kept, counted as the session's store counts it: each form, and each number with its space
+  let chars = 0;
+  let cut = false;
+  const fits = (length: number): boolean => {
+    if (chars + length > room) {
+      cut = true;
+      return false;
+    }
+    chars += length;
+    return true;
+  };
   const decoded = decodeEmbeddedText(text);
   const readings = decoded === "" ? [text] : [text, comparableText(decoded)];
   const spelled = spelledOut(text);
@@ -148,12 +168,13 @@ export function textAliases(text: string, tokens: ReadonlySet<string>): TextAlia
       if (forms.size >= MAX_ALIASES_PER_TEXT) break;
       const found = new Set<string>();
       formsOf(token, found);
-      for (const form of found) if (!tokens.has(form)) forms.add(form);
+      for (const form of found) if (!tokens.has(form) && !forms.has(form) && fits(form.length)) forms.add(form);
     }
     // one by one: a result of a million numbers would overflow the stack as spread arguments
-    for (const number of numbersOf(skeleton, true)) numbers.add(number);
+    for (const number of numbersOf(skeleton, true))
+      if (!numbers.has(number) && fits(number.length + (numbers.size === 0 ? 2 : 1))) numbers.add(number);
   }
-  return { forms, digits: numbers.size === 0 ? "" : ` ${[...numbers].join(" ")} ` };
+  return { forms, digits: numbers.size === 0 ? "" : ` ${[...numbers].join(" ")} `, chars, cut };
 }
 
 /** What a piece of a call is looked up as among the aliases of untrusted text. */
