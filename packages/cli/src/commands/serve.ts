@@ -97,7 +97,8 @@ serve.agent_tokens.NAME) do what the agents' token does, and a request made with
 recorded under NAME (a body naming another agent is 403 agent_mismatch), its sessions its own.
 A request's server is the caller's word unless serve.agent_servers.NAME holds that agent to servers: for
 every other caller (the agents' token, an agent without servers) a deny or ask rule with server: holds
-whatever server the request names, or none.
+whatever server the request names, or none, and a call is judged as named, as for no server and as for
+each server a classify: or graph.mapping entry names, the strictest answer standing (server_unverified).
 Approvers' tokens that name their approver (serve.approver_tokens.NAME) answer as api:NAME.
 Every token must differ from every other. A token has at least 16 characters (letters, digits, -._~+/); make one with
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
