@@ -36,8 +36,9 @@ function post(path: string, body: unknown): Promise<Response> {
 }
 
 /** A waiting `write_file` call and its consent request's id. */
-async function waitingWrite(path: string): Promise<{ id: string; call: Promise<Response> }> {
-  const call = post("/v1/decide?wait=true", { tool: "write_file", arguments: { path } });
+async function waitingWrite(path: string, session?: string): Promise<{ id: string; call: Promise<Response> }> {
+  const query = session === undefined ? "" : `&session=${session}`;
+  const call = post(`/v1/decide?wait=true${query}`, { tool: "write_file", arguments: { path } });
   const id = await eventually(async () => {
     const res = await fetch(`${s.url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${TOKEN}` } });
     const list = at(await readJson(res), "requests") as { id: string; request: { action: { parameters: unknown } } }[];
@@ -163,6 +164,39 @@ describe("an edit that lands under an ask rule the person was not asked about", 
     // the re-decision that raised the new question is on the record
     const rejudged = page.events.map((e) => JSON.stringify(e)).filter((e) => e.includes('"edited_arguments":true'));
     expect(rejudged.some((e) => e.includes('"decision":"ask"') && e.includes('"policy:ask-home-writes"'))).toBe(true);
+  });
+
+  it("a re-asked edit onto arguments this session approved for the session is answered by that approval", async () => {
+    const first = post("/v1/decide?wait=true&session=edit-s1", {
+      tool: "write_file",
+      arguments: { path: "/home/dave/notes.txt" },
+    });
+    const asked = await pendingFor("/home/dave/notes.txt");
+    await post(`/v1/consent/${asked.id}/response`, { decision: "approved", scope: "session" });
+    expect(await readJson(await first)).toMatchObject({ route: "accept" });
+    // same session: an edit onto the approved arguments, under ask-home-writes, is not put to anyone again
+    const { id, call } = await waitingWrite("/tmp/dave-draft.txt", "edit-s1");
+    await post(`/v1/consent/${id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/home/dave/notes.txt" },
+    });
+    expect(await readJson(await call)).toMatchObject({
+      route: "accept",
+      decision: { rule: "policy:ask-home-writes" },
+      consent: { outcome: "approved", request_id: asked.id, arguments: { path: "/home/dave/notes.txt" } },
+    });
+    // another session is asked
+    const other = await waitingWrite("/tmp/dave-other.txt", "edit-s2");
+    await post(`/v1/consent/${other.id}/response`, {
+      decision: "approved_with_modifications",
+      modifications: { path: "/home/dave/notes.txt" },
+    });
+    const again = await eventually(async () => {
+      const found = await pendingFor("/home/dave/notes.txt");
+      return found.id !== asked.id ? found : undefined;
+    });
+    await post(`/v1/consent/${again.id}/response`, { decision: "denied", reason: "other session" });
+    expect(await readJson(await other.call)).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
   });
 
   it("a no to the new question refuses the call", async () => {
