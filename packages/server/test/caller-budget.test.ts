@@ -8,8 +8,17 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DECISION_WORK_BUDGET, policyWorkOf, type Decision } from "@acp/core";
-import type { EmbeddedServer } from "@acp/server";
+import {
+  compilePolicy,
+  createPipeline,
+  DECISION_WORK_BUDGET,
+  parsePolicy,
+  policySource,
+  policyWorkOf,
+  type Decision,
+  type Pipeline,
+} from "@acp/core";
+import { anyServerPipelineOf, anyServerPolicy, type EmbeddedServer, type ServerReadingInputs } from "@acp/server";
 import { createCallerBudget, decideWithin, EXHAUSTED_CHARGE } from "../src/service/caller-budget.js";
 import { at, openTestServerAt, pipelineFor, readJson } from "./harness.js";
 
@@ -95,6 +104,24 @@ describe("a caller's share of the policy work", () => {
     // once their shares are whole again they are forgotten, and the new caller is counted
     expect(budget.admit("c", T0 + 1000)).toBeNull();
     expect(budget.size()).toBe(0);
+  });
+
+  it("charges every reading of a caller's server judged for one answer, not only the one answered", async () => {
+    const text = `${POLICY}classify:\n  - { tool: export_report, server: payments, category: financial }\n`;
+    const parsed = parsePolicy(text, { file: "policy.yml" });
+    if (!parsed.ok) throw new Error("policy");
+    const build = (inputs: ServerReadingInputs): Pipeline =>
+      createPipeline([policySource(compilePolicy(inputs.policy))], { classify: inputs.policy.classify });
+    // judged as named, as no server and as `payments`: three decisions, one answer
+    const readings = anyServerPipelineOf(parsed.value, undefined, build);
+    const single = build({ policy: anyServerPolicy(parsed.value), mapping: undefined });
+    const one = async (pipeline: Pipeline): Promise<number> => {
+      await pipeline.decide(write, new Date(T0)); // the first decision of a pipeline may cost a unit more
+      return policyWorkOf(await pipeline.decide(write, new Date(T0)))?.units ?? 0;
+    };
+    const alone = await one(single);
+    expect(alone).toBeGreaterThan(100);
+    expect(await one(readings)).toBe(3 * alone);
   });
 
   it("refuses a share that is not a positive whole number", () => {

@@ -7,7 +7,7 @@ export {
   type EvaluatePolicyOptions,
   type PolicyVerdict,
 } from "./evaluate-policy.js";
-export { policyWorkOf, type PolicyWork } from "./policy-work.js";
+export { keepPolicyWork, policyWorkOf, type PolicyWork } from "./policy-work.js";
 export { DECISION_WORK_BUDGET, matchPolicy, ruleMatches, type PolicyMatch } from "./match-policy.js";
 export {
   createMemoryRateLimiter,

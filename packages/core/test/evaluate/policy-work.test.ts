@@ -7,6 +7,7 @@ import {
   assertPolicy,
   compilePolicy,
   createPipeline,
+  keepPolicyWork,
   measureWork,
   policySource,
   policyWorkOf,
@@ -91,6 +92,19 @@ rules:
     expect(longWork?.exhausted).toBe(false);
     // reading a hundred times the text costs many times the work
     expect(longWork?.units ?? 0).toBeGreaterThan(20 * (shortWork?.units ?? 0));
+  });
+
+  it("sums the work of several decisions made for one answer (keepPolicyWork), through copies of it", async () => {
+    const request = { tool: "write_file", arguments: { content: "x".repeat(1000) } };
+    const first = await pipeline.decide(request, NOW);
+    const second = await pipeline.decide(request, NOW);
+    const invalid = await pipeline.decide({ arguments: {} }, NOW);
+    const units = (policyWorkOf(first)?.units ?? 0) + (policyWorkOf(second)?.units ?? 0);
+    const answer = keepPolicyWork({ ...second, reasons: [] }, [first, invalid, second]);
+    const copied: Decision = { ...answer, policy_hash: "sha256:00" };
+    expect(policyWorkOf(copied)).toEqual({ units, exhausted: false });
+    // decisions without policy work leave the answer as it was
+    expect(policyWorkOf(keepPolicyWork(invalid, [invalid]))).toBeUndefined();
   });
 
   it("is undefined for a decision no policy judged", async () => {

@@ -9,6 +9,7 @@
 import {
   compileGlob,
   isGlobPattern,
+  keepPolicyWork,
   routeStrictness,
   type ClassificationOverride,
   type Decision,
@@ -108,9 +109,13 @@ export function strictestReadingPipeline(
   if (readings.length === 0) return named;
   return {
     async decide(request, now) {
+      // every decision judged: the answer carries their policy work together (a caller's share counts it all)
+      const judged: Decision[] = [];
+      const judge = (pipeline: Pipeline): Promise<Decision> =>
+        pipeline.decide(request, now).then((decision) => (judged.push(decision), decision));
       let strictest: { decision: Decision; server: string | null } | undefined;
       for (const reading of readings) {
-        const decision = await reading.pipeline.decide(request, now);
+        const decision = await judge(reading.pipeline);
         if (strictest === undefined || routeStrictness(decision.route) > routeStrictness(strictest.decision.route))
           strictest = { decision, server: reading.server };
         if (decision.route === "refuse") break;
@@ -118,14 +123,14 @@ export function strictestReadingPipeline(
       if (strictest === undefined) return named.decide(request, now);
       if (strictest.decision.route === "refuse") {
         // refused as named too (an invalid request, a deny for any server): said as named, nothing spent
-        const own = await namedCheck.decide(request, now);
-        if (own.route === "refuse") return own;
+        const own = await judge(namedCheck);
+        if (own.route === "refuse") return keepPolicyWork(own, judged);
       } else {
-        const own = await named.decide(request, now);
-        if (routeStrictness(own.route) >= routeStrictness(strictest.decision.route)) return own;
+        const own = await judge(named);
+        if (routeStrictness(own.route) >= routeStrictness(strictest.decision.route)) return keepPolicyWork(own, judged);
       }
       const { decision, server } = strictest;
-      return { ...decision, reasons: [...decision.reasons, readingReason(server)] };
+      return keepPolicyWork({ ...decision, reasons: [...decision.reasons, readingReason(server)] }, judged);
     },
   };
 }
