@@ -48,11 +48,23 @@ export function checkGuardOptions(options: unknown): void {
   if (problems.length > 0) throw new TypeError(`openGuard: ${problems.join("; ")}`);
 }
 
-/** Throws a `TypeError` naming every problem of one `guard(tool, fn, options)`, when it is called. */
-export function checkToolOptions(tool: unknown, fn: unknown, options: unknown): void {
+/** The prototype of every `async function*`. */
+const ASYNC_GENERATOR_FUNCTION: unknown = Object.getPrototypeOf(async function* () {
+  /* only its prototype is used */
+});
+
+/**
+ * Throws a `TypeError` naming every problem of one `guard(tool, fn, options)` (`kind` "call") or
+ * `guardStream(tool, fn, options)` ("stream"), when it is called. An `async function*` given to `guard`
+ * is one: its result, a stream, would be withheld whole or read by nobody.
+ */
+export function checkToolOptions(tool: unknown, fn: unknown, options: unknown, kind: "call" | "stream"): void {
   const problems: string[] = [];
   if (typeof tool !== "string" || tool === "") problems.push("the tool's name must be a non-empty string");
   if (typeof fn !== "function") problems.push("the tool must be a function");
+  else if (kind === "call" && Object.getPrototypeOf(fn) === ASYNC_GENERATOR_FUNCTION) {
+    problems.push("the tool is an async generator function: wrap it with `guardStream`, which checks each chunk");
+  }
   problems.push(...problemsOf("the tool's options", options, TOOL_OPTIONS));
   const category = (options as { category?: unknown } | undefined)?.category;
   if (typeof category === "string" && !(CATEGORIES as readonly string[]).includes(category)) {

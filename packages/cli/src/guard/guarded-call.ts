@@ -55,6 +55,39 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
  * after it ran withholds the result (`ran_unaudited`).
  */
 export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps, call: GuardedCall<A, R>): Promise<R> {
+  const admitted = await admitCall(deps, call);
+  const { request } = admitted;
+  let result: R;
+  try {
+    result = await call.run(admitted.arguments);
+  } catch (err) {
+    throw await failedRun(deps, call, admitted, err);
+  }
+  const checked = checkResultSecrets(secretsOf(deps.credentials), result);
+  if (checked.kind === "withheld") throw await withheld(deps, call, admitted, checked.why);
+  observe(deps, request, call, checked.value);
+  await recordCompleted(deps, call, { ...admitted.completed(), is_error: false });
+  return checked.value;
+}
+
+/** A call the gate let through, its credentials put in: about to run. */
+export interface AdmittedCall<A> {
+  /** The arguments `fn` runs with (as approved, with the vault's values put in). */
+  readonly arguments: A;
+  /** The action request as decided (what the session runtime is told ran). */
+  readonly request: ActionRequest;
+  /** The fields of `tool_call_completed` so far (the call, its decision, how long it has run). */
+  readonly completed: () => Record<string, unknown>;
+}
+
+/**
+ * The steps of a call before its function runs: the gate (decide, ask, audit), `tool_call_forwarded`, the
+ * vault credentials. Throws a {@link GuardRefusal} when the call must not run.
+ */
+export async function admitCall<A extends object>(
+  deps: GuardedCallDeps,
+  call: Omit<GuardedCall<A, unknown>, "run" | "trusted">,
+): Promise<AdmittedCall<A>> {
   const { server, tool } = call;
   if (typeof call.arguments !== "object" || call.arguments === null || Array.isArray(call.arguments)) {
     const message = `refused: the arguments of \`${tool}\` are not an object of named arguments`;
@@ -107,34 +140,49 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
     throw new GuardRefusal({ stop: "credentials_failed", message, server, tool });
   }
   const sentAt = deps.now().getTime();
-  const completed = (): Record<string, unknown> => ({
-    ...base,
-    response_time_ms: Math.max(0, deps.now().getTime() - sentAt),
-  });
-  let result: R;
-  try {
-    result = await call.run(step.arguments as A);
-  } catch (err) {
-    const error = withoutSecretValues(deps.credentials, messageOf(err));
-    observe(deps, verdict.request, call, error);
-    await recordCompleted(deps, call, { ...completed(), is_error: true, error });
-    // the error may carry a secret the tool was given (in its message, its cause, a response it holds):
-    // the agent gets it without
-    throw errorWithoutSecrets(deps.credentials, err, error);
-  }
-  const checked = checkResultSecrets(secretsOf(deps.credentials), result);
-  if (checked.kind === "withheld") {
-    // the call ran: said first, so that neither the model nor the program takes it for one that did not
-    // and runs it again (a second payment)
-    const message = `the call ran, but its result is withheld: ${checked.why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
-    deps.log(`the result of \`${tool}\` on \`${server}\` is withheld: ${checked.why}`);
-    observe(deps, verdict.request, call, message);
-    await recordCompleted(deps, call, { ...completed(), is_error: true, error: message });
-    throw new GuardRefusal({ stop: "result_withheld", message, server, tool });
-  }
-  observe(deps, verdict.request, call, checked.value);
-  await recordCompleted(deps, call, { ...completed(), is_error: false });
-  return checked.value;
+  return {
+    arguments: step.arguments as A,
+    request: verdict.request,
+    completed: () => ({ ...base, response_time_ms: Math.max(0, deps.now().getTime() - sentAt) }),
+  };
+}
+
+/**
+ * What a call whose function threw rejects with: the error recorded (`tool_call_completed`, `is_error`)
+ * and told to the session runtime, then passed on without the secrets the function was given (in its
+ * message, its cause, a response it holds), or `ran_unaudited` when it cannot be recorded.
+ */
+export async function failedRun(
+  deps: GuardedCallDeps,
+  call: { readonly server: string; readonly tool: string; readonly trusted: boolean },
+  admitted: AdmittedCall<unknown>,
+  err: unknown,
+  extra: Record<string, unknown> = {},
+): Promise<unknown> {
+  const error = withoutSecretValues(deps.credentials, messageOf(err));
+  observe(deps, admitted.request, call, error);
+  await recordCompleted(deps, call, { ...admitted.completed(), ...extra, is_error: true, error });
+  return errorWithoutSecrets(deps.credentials, err, error);
+}
+
+/**
+ * The `result_withheld` refusal of a call that ran but whose result (`why`) cannot be checked, recorded
+ * and told to the session runtime. It says first that the call ran, so that neither the model nor the
+ * program takes it for one that did not and runs it again (a second payment).
+ */
+export async function withheld(
+  deps: GuardedCallDeps,
+  call: { readonly server: string; readonly tool: string; readonly trusted: boolean },
+  admitted: AdmittedCall<unknown>,
+  why: string,
+  extra: Record<string, unknown> = {},
+): Promise<GuardRefusal> {
+  const { server, tool } = call;
+  const message = `the call ran, but its result is withheld: ${why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
+  deps.log(`the result of \`${tool}\` on \`${server}\` is withheld: ${why}`);
+  observe(deps, admitted.request, call, message);
+  await recordCompleted(deps, call, { ...admitted.completed(), ...extra, is_error: true, error: message });
+  return new GuardRefusal({ stop: "result_withheld", message, server, tool });
 }
 
 /**
@@ -143,7 +191,7 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
  * second payment) nor the result (an effect nobody can find afterwards is not passed on as if all were
  * well), but a {@link GuardRefusal} `ran_unaudited` whose message says first that the call ran.
  */
-async function recordCompleted(
+export async function recordCompleted(
   deps: GuardedCallDeps,
   call: { readonly server: string; readonly tool: string },
   fields: Record<string, unknown>,
@@ -161,7 +209,7 @@ async function recordCompleted(
 const getterOf = (property: PropertyDescriptor): unknown =>
   Object.values(property).find((v) => typeof v === "function");
 
-const secretsOf = (hook: CredentialHook | undefined): (() => readonly string[]) | undefined =>
+export const secretsOf = (hook: CredentialHook | undefined): (() => readonly string[]) | undefined =>
   hook === undefined ? undefined : () => hook.secretValues();
 
 /**
@@ -192,19 +240,21 @@ function errorWithoutSecrets(hook: CredentialHook | undefined, err: unknown, hid
 }
 
 /**
- * Tells the session runtime what ran and what came back, as text ({@link resultText}). A result it cannot
- * be told whole is reported unreadable: the runtime then judges as if it held anything.
+ * Tells the session runtime what ran (unless `first` is false: a stream's later chunk) and what came back,
+ * as text ({@link resultText}). A result it cannot be told whole is reported unreadable: the runtime then
+ * judges as if it held anything.
  */
-function observe(
+export function observe(
   deps: GuardedCallDeps,
   request: ActionRequest,
   call: { readonly server: string; readonly tool: string; readonly trusted: boolean },
   result: unknown,
+  first = true,
 ): void {
   const observer = deps.observer;
   if (observer === undefined) return;
   try {
-    observer.executed(deps.sessionId, request);
+    if (first) observer.executed(deps.sessionId, request);
     const { text, unread } = resultText(result);
     observer.result(deps.sessionId, call.server, call.tool, text, { trusted: call.trusted });
     if (unread !== undefined) unreadable(deps, call, unread);

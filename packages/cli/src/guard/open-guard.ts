@@ -11,6 +11,7 @@ import { GuardRefusal } from "./guard-refusal.js";
 import { callSignal } from "./call-signal.js";
 import { checkGuardOptions, checkToolOptions } from "./guard-options.js";
 import { runGuardedCall, type GuardedCallDeps } from "./guarded-call.js";
+import { runGuardedStream, type StreamSource } from "./guarded-stream.js";
 
 /** Options of {@link openGuard}; every one optional. */
 export interface GuardOptions {
@@ -79,6 +80,20 @@ export interface Guard {
     fn: (args: A, ...options: O) => R | Promise<R>,
     options?: GuardToolOptions,
   ): (args: A, ...options: O) => Promise<R>;
+  /**
+   * Wraps a streaming tool: `fn` returns an async iterable (an `async function*`, as the Vercel AI SDK's
+   * `execute` may be), and so does the returned function, at once (the AI SDK checks for one). The call
+   * is decided at the first read, which rejects with a {@link GuardRefusal} when it does not run; then
+   * each chunk `fn` yields is checked before the caller sees it: a string is a piece of one text, whose
+   * vault values are replaced even when split across pieces (the end of a piece that could begin one is
+   * held back until the next); anything else is checked whole as a result is. `tool_call_completed` is
+   * recorded when the stream ends, fails, or is stopped (`return()`, which reaches `fn`'s iterator too).
+   */
+  guardStream<A extends object, C, O extends unknown[] = []>(
+    tool: string,
+    fn: (args: A, ...options: O) => StreamSource<C>,
+    options?: GuardToolOptions,
+  ): (args: A, ...options: O) => AsyncGenerator<C, void, undefined>;
   /** Records what the person typed (trusted provenance: a value found here may be acted on). */
   user(text: string): void;
   /** The session's id, as audit events and `acp pending` name it. */
@@ -86,7 +101,8 @@ export interface Guard {
   /** The home in use. */
   readonly home: string;
   /**
-   * Withdraws the calls still waiting for a person (they reject with `stop: "withdrawn"`), waits for the
+   * Withdraws the calls still waiting for a person (they reject with `stop: "withdrawn"`), stops the streams
+   * still open (their functions' iterators returned, their end recorded `cancelled`), waits for the
    * functions running, then closes the consent channels and the audit log (final signed checkpoint).
    */
   close(): Promise<void>;
@@ -161,6 +177,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
   const audit = wiring.createAudit(wired);
   const running = new Set<Promise<unknown>>();
+  const streams = new Set<AsyncGenerator<unknown, void, undefined>>();
   const closing = new AbortController();
   const now = io.now;
   const deps: GuardedCallDeps = {
@@ -188,7 +205,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
     sessionId: deps.sessionId,
     home,
     guard(tool, fn, toolOptions = {}) {
-      checkToolOptions(tool, fn, toolOptions);
+      checkToolOptions(tool, fn, toolOptions, "call");
       const server = toolOptions.server ?? defaultServer;
       return (args, ...rest) => {
         if (closed) {
@@ -214,13 +231,43 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
         return call;
       };
     },
+    guardStream(tool, fn, toolOptions = {}) {
+      checkToolOptions(tool, fn, toolOptions, "stream");
+      const server = toolOptions.server ?? defaultServer;
+      return (args, ...rest) => {
+        const cancel = callSignal(rest);
+        const inner = runGuardedStream(deps, {
+          server,
+          tool,
+          ...(toolOptions.category !== undefined ? { category: toolOptions.category } : {}),
+          trusted: toolOptions.trusted === true,
+          arguments: args,
+          run: (given) => fn(given, ...rest),
+          signal: cancel.signal,
+        });
+        return (async function* tracked() {
+          try {
+            if (closed) {
+              const message = "refused: the guard is closed";
+              throw new GuardRefusal({ stop: "guard_closed", message, server, tool });
+            }
+            streams.add(inner);
+            yield* inner;
+          } finally {
+            streams.delete(inner);
+            cancel.release();
+          }
+        })();
+      };
+    },
     user(text) {
       wiring.runtime()?.recordUserInput(deps.sessionId, text);
     },
     async close() {
       closed = true;
       closing.abort(); // calls waiting for a person are withdrawn (`withdrawn`); running functions finish
-      await Promise.allSettled([...running]);
+      // a stream nobody reads to its end is stopped, its end recorded before the log closes
+      await Promise.allSettled([...running, ...[...streams].map((stream) => stream.return())]);
       await wiring.close();
     },
   };

@@ -107,6 +107,11 @@ class Walker {
       for (const item of value as Set<unknown>) look(item);
       return found;
     }
+    if (typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function") {
+      throw new Unwalkable(
+        "it is a stream (an AsyncIterable): wrap the tool with `guardStream`, which checks each chunk",
+      );
+    }
     if (proto !== Array.prototype && !isPlainObject(proto)) {
       throw new Unwalkable(`it holds a \`${nameOf(value)}\`, whose inside cannot be checked`);
     }

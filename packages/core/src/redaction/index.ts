@@ -10,4 +10,5 @@ export {
 } from "./rules.js";
 export { createRedactor, redactSecrets, type Redactor, type RedactorOptions } from "./redactor.js";
 export { restoreRedacted } from "./restore.js";
+export { spellSecrets, type SecretSpellings } from "./secret-variants.js";
 export { parseRedactionConfig } from "./config.js";

@@ -1,0 +1,195 @@
+import { Buffer } from "node:buffer";
+import { REDACTED, spellSecrets, type SecretSpellings } from "@acp/core";
+
+/**
+ * Text a stream hands on in pieces, with every secret value replaced, even one whose pieces arrive apart.
+ * `push` takes the next piece and returns the pieces that may be passed on now (none while the end of
+ * what came could be the start of a secret); `end` returns those still held back, once no piece follows.
+ * A piece is passed on whole or not yet, never merged with another nor cut in two: a stream whose
+ * pieces are each the whole text so far (the AI SDK's preliminary results) keeps its shape.
+ */
+export interface TextStreamRedactor {
+  push(piece: string): string[];
+  end(): string[];
+}
+
+/** A secret of several lines as written, and with its line breaks as LF and as CRLF (as `spellSecrets` spells it). */
+function lineEndings(secret: string): string[] {
+  if (!/[\r\n]/.test(secret)) return [secret];
+  const lf = secret.replace(/\r\n?/g, "\n");
+  return [secret, lf, lf.replace(/\n/g, "\r\n")];
+}
+
+/** `%XX` for each UTF-8 byte of `char`, upper-case hex. */
+function percentOf(char: string): string {
+  return [...Buffer.from(char, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+}
+
+/**
+ * Whether `text` is how `secret` begins, with any of its characters percent-encoded (as the redactor's
+ * percent pattern reads it: a character as itself or its `%XX` bytes in either case, a space also as
+ * `+`, a `%` only encoded), and ends before the secret does, possibly inside a `%XX`.
+ */
+function startsPercentSpelling(text: string, secret: string): boolean {
+  let at = 0;
+  for (const char of secret) {
+    if (at === text.length) return true;
+    if (text[at] === "%") {
+      const encoded = percentOf(char);
+      const seen = text.slice(at, at + encoded.length).toUpperCase();
+      if (!encoded.startsWith(seen)) return false;
+      if (seen.length < encoded.length) return true; // the text ends inside the escape
+      at += encoded.length;
+    } else if (char !== "%" && text.startsWith(char, at)) {
+      at += char.length;
+    } else if (char === " " && text[at] === "+") {
+      at += 1;
+    } else {
+      return false;
+    }
+  }
+  return false; // the whole secret: not a beginning of it but the secret itself (or more)
+}
+
+/** Where the secrets' spellings occur in `text`, as `[start, end)`. */
+function occurrences(text: string, spelled: SecretSpellings): [number, number][] {
+  const found: [number, number][] = [];
+  for (const spelling of spelled.strings) {
+    for (let at = text.indexOf(spelling); at !== -1; at = text.indexOf(spelling, at + 1)) {
+      found.push([at, at + spelling.length]);
+    }
+  }
+  for (const pattern of spelled.percentEncoded) {
+    const re = new RegExp(pattern.source, "g");
+    for (let match = re.exec(text); match !== null; match = re.exec(text)) {
+      found.push([match.index, match.index + match[0].length]);
+      if (match[0].length === 0) re.lastIndex++;
+    }
+  }
+  return found;
+}
+
+/** Occurrences merged where they overlap or touch, in order. */
+function merged(found: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [start, end] of [...found].sort((a, b) => a[0] - b[0])) {
+    const last = out.at(-1);
+    if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], end);
+    else out.push([start, end]);
+  }
+  return out;
+}
+
+/**
+ * A {@link TextStreamRedactor} over the secrets (and every spelling the redactor hides: JSON-escaped,
+ * base64, percent-encoded). The text received so far is cut where no secret can straddle the cut: before
+ * the longest end of it that could be the start of a spelling, and before any spelling the cut would
+ * split. The pieces wholly before the cut are passed on, each with the spellings in it replaced: one that
+ * runs across pieces is replaced in the piece it starts in and left out of those it runs on into. The
+ * others wait for the next piece. So the pieces passed on, joined, never hold a secret, however the text
+ * was cut into pieces, and each is a piece that came, as it came, when it holds none. A piece the next
+ * one begins with (a stream of the whole text so far) also has a secret's start at its end masked when
+ * the next piece shows the secret going on there.
+ */
+export function createTextStreamRedactor(
+  secrets: readonly string[],
+  redact: (text: string) => string,
+): TextStreamRedactor {
+  const raw = [...new Set(secrets.filter((s) => s !== "").flatMap(lineEndings))];
+  const spelled = spellSecrets(raw);
+  const longest = Math.max(0, ...spelled.strings.map((s) => s.length), ...raw.map((s) => 3 * Buffer.byteLength(s)));
+  const couldBegin = (tail: string): boolean =>
+    spelled.strings.some((s) => s.length > tail.length && s.startsWith(tail)) ||
+    raw.some((s) => startsPercentSpelling(tail, s));
+  const safeCut = (text: string, found: readonly [number, number][]): number => {
+    let cut = text.length;
+    for (let at = Math.max(0, text.length - longest + 1); at < text.length; at++) {
+      if (couldBegin(text.slice(at))) {
+        cut = at;
+        break;
+      }
+    }
+    for (let moved = true; moved;) {
+      moved = false;
+      for (const [start, end] of found) {
+        if (start < cut && cut < end) {
+          cut = start;
+          moved = true;
+        }
+      }
+    }
+    return cut;
+  };
+  /** `pieces` (which are `text`) with every spelling in `masks` replaced where it starts and left out where it runs on. */
+  const replaced = (pieces: readonly string[], text: string, masks: readonly [number, number][]): string[] => {
+    const out: string[] = [];
+    let from = 0;
+    for (const piece of pieces) {
+      const to = from + piece.length;
+      let shown = "";
+      let at = from;
+      for (const [start, end] of masks) {
+        if (end <= from || start >= to) continue;
+        if (start > at) shown += redact(text.slice(at, start));
+        if (start >= from) shown += REDACTED;
+        at = Math.max(at, Math.min(end, to));
+      }
+      if (at < to) shown += redact(text.slice(at, to));
+      if (shown !== "") out.push(shown);
+      from = to;
+    }
+    return out;
+  };
+  /**
+   * A stream whose every piece is the whole text so far shows the start of a secret in one piece and all
+   * of it in the next: where a piece goes on as `next` (which begins with it) and a spelling in `next`
+   * runs across the piece's end, that end of the piece is a secret's start and is masked too.
+   */
+  const grown = (pieces: readonly string[], next: string | undefined): [number, number][] => {
+    const masks: [number, number][] = [];
+    let from = 0;
+    pieces.forEach((piece, i) => {
+      const after = pieces[i + 1] ?? next;
+      if (piece !== "" && after !== undefined && after.length > piece.length && after.startsWith(piece)) {
+        for (const [start, end] of occurrences(after, spelled)) {
+          if (start < piece.length && piece.length < end) masks.push([from + start, from + piece.length]);
+        }
+      }
+      from += piece.length;
+    });
+    return masks;
+  };
+  let held: string[] = [];
+  return {
+    push(piece) {
+      if (raw.length === 0) return piece === "" ? [] : [piece];
+      held.push(piece);
+      const text = held.join("");
+      const found = occurrences(text, spelled);
+      // the last end of a piece at or before the cut that no spelling runs across
+      const ends: number[] = [];
+      for (const one of held) ends.push((ends.at(-1) ?? 0) + one.length);
+      let limit = safeCut(text, found);
+      let count = 0;
+      for (let again = true; again;) {
+        count = ends.filter((end) => end <= limit).length;
+        const upTo = count === 0 ? 0 : (ends[count - 1] as number);
+        const across = found.find(([start, end]) => start < upTo && upTo < end);
+        again = across !== undefined;
+        if (across !== undefined) limit = across[0];
+      }
+      if (count === 0) return [];
+      const upTo = ends[count - 1] as number;
+      const going = held.slice(0, count);
+      held = held.slice(count);
+      const masks = [...found.filter(([, end]) => end <= upTo), ...grown(going, held[0])];
+      return replaced(going, text.slice(0, upTo), merged(masks));
+    },
+    end() {
+      const going = held;
+      held = [];
+      const text = going.join("");
+      return replaced(going, text, merged([...occurrences(text, spelled), ...grown(going, undefined)]));
+    },
+  };
+}
