@@ -20,7 +20,7 @@ import {
 } from "@acp/core";
 import { anyServerPipelineOf, anyServerPolicy, type EmbeddedServer, type ServerReadingInputs } from "@acp/server";
 import { createCallerBudget, decideWithin, EXHAUSTED_CHARGE } from "../src/service/caller-budget.js";
-import { at, openTestServerAt, pipelineFor, readJson } from "./harness.js";
+import { at, openTestServerAt, pipelineFor, READ_EVENT, readJson } from "./harness.js";
 
 /** A `deny` rule whose glob has no literal run a string search answers alone: a hostile body costs the whole budget. */
 const POLICY = `version: "1"
@@ -182,6 +182,19 @@ describe("acp serve with caller shares", () => {
           "answered; try again in 61 s",
       );
     }
+    // the contract front end (and the MCP tool, which shares it) says the same
+    const check = await fetch(`${url}/pre-tool-check`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${HOSTILE_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(READ_EVENT),
+    });
+    const envelope = await readJson(check);
+    expect([check.status, at(envelope, "decision", "route"), at(envelope, "gate_decision")]).toEqual([
+      200,
+      "refuse",
+      "fail",
+    ]);
+    expect(at(envelope, "decision", "reasons", 0, "code")).toBe("caller_budget_exhausted");
     // the other agent and the anonymous token's callers are judged as ever
     expect((await decide(OTHER_TOKEN, NORMAL)).route).toBe("accept");
     expect((await decide(ANON_TOKEN, { ...NORMAL, agent: "hostile" })).route).toBe("accept");
@@ -201,6 +214,7 @@ describe("acp serve with caller shares", () => {
       );
     const refusals = events.filter((e) => e.metadata?.reasons?.includes("pipeline:caller_budget_exhausted") === true);
     expect(refusals.map((e) => [e.event_type, e.agent, e.decision])).toEqual([
+      ["policy_evaluated", "hostile", "refuse"],
       ["policy_evaluated", "hostile", "refuse"],
       ["policy_evaluated", "hostile", "refuse"],
     ]);
