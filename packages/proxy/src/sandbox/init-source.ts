@@ -150,6 +150,9 @@ if (cfg.resolvConf) {
 }
 for (const m of cfg.cover) tmpfs(m);
 cfg.keep.forEach((k, i) => { mountPoint(k.path, k.directory); bind(staged[i], k.path); });
+// the staged copies go: left in the stage (/run/.acp-keep/N), each would show its tree at a second path, which
+// the covers below (ACP's home under a kept working directory among them) know nothing of
+staged.forEach((p) => run("cannot bring " + p + " back", "umount", [p]));
 // the writable paths outside the covered roots become mounts of their own (with what is mounted under them)
 for (const w of cfg.bindWritable) run("cannot keep " + w + " writable", "mount", ["--rbind", w, w]);
 // the directories between a writable path and the home become mount points: they cannot be renamed away

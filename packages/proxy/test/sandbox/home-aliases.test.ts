@@ -8,13 +8,13 @@
  * host's, and drive the built sandbox (`dist/`) from there, as root, under netns and userns.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { homeAliasesIn, parseMountInfo } from "../../src/sandbox/home-aliases.js";
-import { checkWritablePaths } from "../../src/index.js";
-import { fillHome, scratchDir } from "./net-fixture.js";
+import { checkWritablePaths, runSandboxed } from "../../src/index.js";
+import { fillHome, quietRun, scratchDir } from "./net-fixture.js";
 
 const DIST = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
 
@@ -189,3 +189,55 @@ describe("a working directory or --writable path inside the home reached through
     expect(checkWritablePaths([l.mnt], l.home)).toEqual({ ok: true, paths: [l.mnt] });
   });
 });
+
+// Runs in the sandbox: for every mount it has whose file-system directory holds the home, reads the home's
+// vault.json through it; lists the paths that gave it.
+const EVERY_MOUNT = `
+const fs = require("node:fs");
+const path = require("node:path");
+const home = process.env.HOME_IN_FS;
+const found = [];
+for (const line of fs.readFileSync("/proc/self/mountinfo", "utf8").trim().split("\\n")) {
+  const f = line.split(" ");
+  const root = f[3];
+  if (home !== root && !home.startsWith(root === "/" ? "/" : root + "/")) continue;
+  const p = path.join(f[4], path.relative(root, home), "vault.json");
+  try { fs.readFileSync(p); found.push(p); } catch {}
+}
+fs.writeFileSync("found.json", JSON.stringify(found));
+`;
+
+/** `path` as its file system has it (the directory of the mount's file system), by the longest mount point. */
+function inFileSystem(path: string): string {
+  const held = parseMountInfo(readFileSync("/proc/self/mountinfo", "utf8"))
+    .filter((m) => path === m.path || path.startsWith(m.path === "/" ? "/" : `${m.path}/`))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+  return held === undefined ? path : join(held.root, relative(held.path, path));
+}
+
+describe.each(["netns", "userns"] as const)(
+  "isolation %s as root, the home under a working directory in /tmp",
+  (level) => {
+    let tmp: string;
+    beforeAll(() => void (tmp = mkdtempSync("/tmp/acp-sbx-alias-")));
+    afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+    it("no mount inside shows the home: the staged copy of the working directory is gone", async () => {
+      const cwd = join(tmp, "work");
+      const home = join(cwd, "acp");
+      fillHome(home);
+      const result = await runSandboxed(
+        quietRun({
+          argv: [process.execPath, "-e", EVERY_MOUNT],
+          isolation: level,
+          home,
+          // (not on the command line: a path there under /tmp would bring back the directory holding it)
+          env: { PATH: process.env["PATH"], HOME_IN_FS: inFileSystem(home) },
+          cwd,
+        }),
+      );
+      expect(result).toEqual({ level, exitCode: 0 });
+      expect(JSON.parse(readFileSync(join(cwd, "found.json"), "utf8"))).toEqual([]);
+    });
+  },
+);
