@@ -326,11 +326,12 @@ classify:
   });
 
   it("does not call a later deny shadowed when an earlier glob misses its folded names", () => {
+    // `x[I]` misses `xl`, which folds as `xI` does (`dat?` covers `datm`: shadowed-rules.test.ts)
     const rules = assertPolicy(`
 version: "1"
 rules:
-  - { id: a, match: { tool: "dat?" }, action: deny }
-  - { id: b, match: { tool: datm }, action: deny }
+  - { id: a, match: { tool: "x[I]" }, action: deny }
+  - { id: b, match: { tool: xI }, action: deny }
   - { id: c, match: { tool: "send_*" }, action: deny }
   - { id: d, match: { tool: send_x }, action: deny }
 `).rules;
