@@ -1,8 +1,15 @@
-import { spendWork, workEpoch } from "../glob/index.js";
+import { spendWork, workEpoch, type GlobMatcher } from "../glob/index.js";
 import { keysReadAs } from "./arg-keys.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
-import { asciiDomains, MAX_RESPELLED_LENGTH, respellings } from "./normal-form.js";
+import {
+  asciiDomains,
+  MAX_RESPELLED_LENGTH,
+  respellings,
+  ROOT_HOMES,
+  SOME_USER,
+  USER_HOME_ROOTS,
+} from "./normal-form.js";
 import type { ArgMatchValue } from "../policy/types.js";
 
 /** A predicate over one scalar argument value. */
@@ -88,6 +95,8 @@ function respellingsOf(leaf: string): readonly string[] {
     spendWork(leaf.length >> 2); // a split and join, or a URL parse
     if (leaf.length <= MAX_RESPELLED_LENGTH) spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
     f.respelled = respellings(leaf);
+    // and each spelling made (a `~` path is eight, a URL without a scheme two): written, normalised, kept
+    for (const spelling of f.respelled) spendWork(readingCost(spelling));
   }
   return f.respelled;
 }
@@ -174,6 +183,61 @@ function patternForms(expected: string, search: LiteralSearch | undefined): ((va
   };
 }
 
+/** Whether a glob's brackets, braces and parentheses close within `text` (a segment of it, so no `/` inside them). */
+function closes(text: string): boolean {
+  let depth = 0;
+  for (const char of text) {
+    if (char === "[" || char === "{" || char === "(") depth++;
+    else if (char === "]" || char === "}" || char === ")") depth--;
+    if (depth < 0) return false;
+  }
+  return depth === 0 && !text.includes("\\");
+}
+
+/**
+ * The forms of a path pattern that meet the paths a value starting with `~` expands to (`homePaths`):
+ * a pattern naming a user's home (`/home/alice/.ssh/**`) also with the stand-in user `~` for the user
+ * (`/home/~/.ssh/**`), since the home of `~` is not known; and a pattern written with `~` (`~/.ssh/**`,
+ * `~alice/.ssh/**`) also as every home it may mean (`/home/` any user `/.ssh/**`, `/root/.ssh/**`,
+ * `/home/alice/.ssh/**`).
+ * In lower case, for a value in lower case.
+ */
+export function homePatterns(pattern: string): string[] {
+  const out: string[] = [];
+  const lower = pattern.toLowerCase();
+  for (const root of USER_HOME_ROOTS) {
+    const prefix = `${root.toLowerCase()}/`;
+    if (!lower.startsWith(prefix)) continue;
+    const after = lower.slice(prefix.length);
+    const end = after.indexOf("/");
+    const user = end < 0 ? after : after.slice(0, end);
+    if (user !== "" && closes(user)) out.push(`${prefix}${SOME_USER}${end < 0 ? "" : after.slice(end)}`);
+  }
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(lower);
+  if (tilde !== null) {
+    const name = tilde[1] as string;
+    const rest = lower.slice(tilde[0].length);
+    if (closes(name))
+      for (const root of USER_HOME_ROOTS) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
+    if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  }
+  return out;
+}
+
+/** A test of a value (in lower case) against a pattern's {@link homePatterns}, `*` crossing `/`; undefined when it has none. */
+function homeTest(expected: string, search: LiteralSearch | undefined): ((value: string) => boolean) | undefined {
+  const globs: ((value: string) => boolean)[] = [];
+  for (const form of homePatterns(expected)) {
+    const glob = compileRuleGlob(form, { starCrossesSlash: true }, search);
+    if (glob.ok) globs.push(glob.value);
+  }
+  if (globs.length === 0) return undefined;
+  return (value) => {
+    const lower = lowerOf(value);
+    return globs.some((glob) => glob(lower));
+  };
+}
+
 /** A number with `_` between digits (`1_000`, `-2_500.5`), as Python reads it. */
 const DIGIT_GROUPS = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?$/;
 
@@ -236,12 +300,29 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     // a pattern not in ASCII also as NFKC and IDNA write it, in lower case: `/srv/café/**` written in NFD
     // meets `/srv/café/x` in NFC, `*@bücher.example` meets `a@xn--bcher-kva.example`
     const idna = lenient ? patternForms(expected, search) : undefined;
+    // a pattern naming a home also meets `~/…` (`/home/alice/.ssh/**` meets `~/.ssh/id_rsa`, read as
+    // `/home/~/.ssh/id_rsa`), and a pattern written with `~` every home it may mean
+    const home = lenient ? homeTest(expected, search) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
       const lower = lowerOf(value);
       if (lower === value && lowered === expected) return false; // the crossing glob has read it as it is
       return anyCase(lower);
+    };
+    /** Whether an ask or deny rule's glob meets a string in one of its spellings. */
+    const spelled = (value: string, glob: GlobMatcher): boolean => {
+      // the crossing glob first: where it holds (most often), the glob as written need not be run at all
+      if (glob(value) || matches(value) || inAnyCase(value)) return true;
+      if (home !== undefined && home(value)) return true;
+      for (const spelling of respellingsOf(value)) {
+        if (glob(spelling) || matches(spelling) || inAnyCase(spelling)) return true;
+        if (idna !== undefined && idna(spelling)) return true;
+        if (home !== undefined && home(spelling)) return true;
+      }
+      if (idna !== undefined && idna(value)) return true;
+      if (compatible(value, glob, inAnyCase)) return true;
+      return idna !== undefined && compatible(value, idna, idna);
     };
     // each glob counts what it reads against the decision's work budget (the matcher its own steps too)
     return (leaf) => {
@@ -253,20 +334,10 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
           if (!matches(leaf)) return false;
           return !mailPattern || addressesIn(leaf).every((address) => matches(address));
         }
-        // the crossing glob first: where it holds (most often), the glob as written need not be run at all
-        if (loose(leaf) || matches(leaf) || inAnyCase(leaf)) return true;
-        for (const spelling of respellingsOf(leaf)) {
-          if (loose(spelling) || matches(spelling) || inAnyCase(spelling)) return true;
-          if (idna !== undefined && idna(spelling)) return true;
-        }
-        if (idna !== undefined && idna(leaf)) return true;
-        if (compatible(leaf, loose, inAnyCase)) return true;
-        if (idna !== undefined && compatible(leaf, idna, idna)) return true;
-        // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list)
-        if (!mailPattern) return false;
-        return addressesIn(leaf).some(
-          (address) => loose(address) || inAnyCase(address) || compatible(address, loose, inAnyCase),
-        );
+        if (spelled(leaf, loose)) return true;
+        // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list), in each
+        // of its spellings too (`Boss <a@bücher.example>` for `*@xn--bcher-kva.example`)
+        return mailPattern && addressesIn(leaf).some((address) => spelled(address, loose));
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;

@@ -127,13 +127,79 @@ function filePath(text: string): string | undefined {
 }
 
 /**
+ * Where home directories are, with the user's name as the next segment (`/home/alice`): Linux, macOS,
+ * Fedora Silverblue, FreeBSD, Solaris, Windows (with `/` for `\\`).
+ */
+export const USER_HOME_ROOTS: readonly string[] = [
+  "/home",
+  "/Users",
+  "/var/home",
+  "/usr/home",
+  "/export/home",
+  "C:/Users",
+];
+/** The homes of `root` (Linux, macOS). */
+export const ROOT_HOMES: readonly string[] = ["/root", "/var/root"];
+/** The stand-in for the unknown user of `~`: a segment no user name is (`/home/~/.ssh`). */
+export const SOME_USER = "~";
+
+/** `~` or `~name` at the start of a path, and what follows it: `/…` or nothing. */
+const TILDE = /^~([^/\\]*)(?=\/|$)/;
+
+/**
+ * The paths a tool expands `~/rest` or `~name/rest` into (the shell, Python's `expanduser`): for `~`, the
+ * home of whoever the server runs as, unknown here: each home root with the stand-in user `~`
+ * (`/home/~/rest`, `/Users/~/rest`, …) and root's homes (`/root/rest`); for `~name`, that user's home in each
+ * root (`/home/name/rest`, and `/root/rest` for `~root`). Each in normal form; empty for any other value.
+ */
+export function homePaths(text: string): string[] {
+  const tilde = TILDE.exec(text);
+  if (tilde === null) return [];
+  const name = tilde[1] as string;
+  const rest = text.slice(tilde[0].length);
+  const out = USER_HOME_ROOTS.map((root) => `${root}/${name === "" ? SOME_USER : name}${rest}`);
+  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  return out.map((path) => normalizePath(path) ?? path);
+}
+
+/** The first segment of a URL written without its scheme: user info, a host and a port, then `/`, `?`, `#` or the end. */
+const HOST_FIRST = /^(?:[^\s@/?#\\]+@)?([^\s@/?#\\:.][^\s@/?#\\:]*)(:\d+)?(?:[/?#]|$)/u;
+const WHITE_SPACE = /\s/;
+
+/**
+ * The URLs a client makes of a value without a scheme (curl, a browser's address bar, `requests` after a
+ * careless join): `//evil.example/x` (scheme-relative) and `evil.example/x`, `evil.example:8080`,
+ * `localhost:3000/x` (a first segment with a dot or a port, or `localhost`), each as `https://` and
+ * `http://`, in normal form. Empty for a value that has a scheme or no such first segment.
+ */
+export function schemelessUrls(text: string): string[] {
+  if (WHITE_SPACE.test(text) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return [];
+  let rest: string;
+  if (text.startsWith("//")) {
+    if (text.startsWith("///")) return [];
+    rest = text.slice(2);
+  } else {
+    const first = HOST_FIRST.exec(text);
+    if (first === null) return [];
+    const host = first[1] as string;
+    if (!host.includes(".") && first[2] === undefined && host.toLowerCase() !== "localhost") return [];
+    rest = text;
+  }
+  return ["https://", "http://"].map((scheme) => normalizeValue(scheme + rest) ?? scheme + rest);
+}
+
+/**
  * The spellings of a value an `ask` or `deny` rule's glob is also tried on, each differing from it: its
  * normal form ({@link normalizeValue}); and, for a value of one line and at most 4,096 characters (a path,
  * a URL, an address), that of the value trimmed of white space and control characters at its ends (as the
  * WHATWG URL parser and many servers read ` https://evil.example/x`), that of a path with its unreserved
  * escapes decoded (`/etc/%70asswd` is `/etc/passwd`, `/home/me/%2essh/id_rsa` is `/home/me/.ssh/id_rsa`),
  * that of the value with every escape decoded, `%2f` too (`/srv/files/..%2f..%2fetc/passwd` is
- * `/etc/passwd` to a server that decodes after routing), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named), each also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
+ * `/etc/passwd` to a server that decodes after routing), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
+ * each with `\` read as `/` (`..\..\etc\passwd`), each without a scheme read as a URL ({@link schemelessUrls}:
+ * `evil.example/x` is `https://evil.example/x`), each starting with `~` as the paths it expands to
+ * ({@link homePaths}: `~/.ssh/id_rsa` is `/home/~/.ssh/id_rsa`, `~alice/.ssh` is `/home/alice/.ssh`), each
+ * also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
  * domain names in ASCII ({@link asciiDomains}: `a@bücher.example` is `a@xn--bcher-kva.example`).
  */
 export function respellings(text: string): string[] {
@@ -156,6 +222,15 @@ export function respellings(text: string): string[] {
       const decoded = decodeEscapes(trimmed);
       out.add(normalizeValue(decoded) ?? decoded);
     }
+    // `\` as a separator, as a tool on Windows or a naive join reads it (`/srv/files/..\..\etc\passwd`,
+    // `C:\Users\me\.ssh\id_rsa`)
+    for (const form of [...out]) {
+      if (!form.includes("\\")) continue;
+      const slashed = form.replaceAll("\\", "/");
+      out.add(normalizeValue(slashed) ?? slashed);
+    }
+    for (const form of [...out]) for (const url of schemelessUrls(form)) out.add(url);
+    for (const form of [...out]) for (const home of homePaths(form)) out.add(home);
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.add(form.slice(0, -1));
     if (NON_ASCII.test(trimmed)) for (const form of [...out, text]) out.add(asciiDomains(form));
   }

@@ -74,6 +74,13 @@ const ARG_VALUES: ArgMatchValue[] = [
   "/srv/x",
   "/srv/cafe\u0301/**",
   "*@ｃｏｒｐ.com",
+  "/home/ann/**",
+  "/Users/*/x",
+  "~/x",
+  "~ann/**",
+  "/root/**",
+  "http://api.corp/**",
+  "../etc/x",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -159,6 +166,19 @@ const scalar = fc.oneof(
     "https://api.corp/v1/..%2F..%2Fx",
     "/srv/%E2%82%AC%zz",
     "/srv/caf\u00e9/x",
+    "~/x",
+    "~ann/x",
+    "~root/y",
+    "~/../ann/x",
+    "~\\x",
+    "api.corp/x",
+    "//api.corp/x",
+    "API.corp:443/v1",
+    "localhost:80/x",
+    "\\srv\\x",
+    "C:\\Users\\ann\\x",
+    "/srv/a\\..\\x",
+    "..\\etc\\x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),
@@ -246,6 +266,24 @@ describe("matchPolicy against the naive reference evaluator", () => {
         },
       ),
       { numRuns: 400 },
+    );
+  });
+
+  it("agrees on one argument: every pattern against every value, under each action", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ARG_VALUES),
+        argValue,
+        fc.constantFrom("allow" as const, "ask" as const, "deny" as const),
+        fc.constantFrom("to", "TO", "T-o"),
+        (pattern, value, action, key) => {
+          const policy = buildPolicy([{ id: "r", match: { args: { to: pattern } }, action }], "ask");
+          const r: ActionRequest = { tool: "t", arguments: { [key]: value } };
+          const now = new Date(0);
+          expect(matchPolicy(compilePolicy(policy), r, now).ruleId).toBe(referenceMatch(policy, r, now));
+        },
+      ),
+      { numRuns: 3000 },
     );
   });
 

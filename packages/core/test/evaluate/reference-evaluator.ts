@@ -73,6 +73,72 @@ function decodeUnreserved(text: string): string {
   );
 }
 
+/** Where homes are, a user's name after them (evaluation.md), and root's homes. */
+const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
+const ROOT_HOMES = ["/root", "/var/root"];
+
+/** A URL written without its scheme (`//evil.com/x`, `evil.com/x`, `localhost:3000`), as https and http. */
+function withScheme(text: string): string[] {
+  if (/\s/.test(text) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return [];
+  let rest = text;
+  if (text.startsWith("//")) {
+    if (text.startsWith("///")) return [];
+    rest = text.slice(2);
+  } else {
+    const first = /^(?:[^\s@/?#\\]+@)?([^\s@/?#\\:.][^\s@/?#\\:]*)(:\d+)?(?:[/?#]|$)/u.exec(text);
+    const host = first?.[1] ?? "";
+    if (first === null || (!host.includes(".") && first[2] === undefined && host.toLowerCase() !== "localhost")) {
+      return [];
+    }
+  }
+  return [normalised(`https://${rest}`), normalised(`http://${rest}`)];
+}
+
+/** A path starting with `~` (any user's home) or `~name` (name's) as each home it may be. */
+function homes(text: string): string[] {
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(text);
+  if (tilde === null) return [];
+  const name = tilde[1] ?? "";
+  const rest = text.slice(tilde[0].length);
+  const out = USER_HOMES.map((root) => posix.normalize(`${root}/${name === "" ? "~" : name}${rest}`));
+  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(posix.normalize(`${home}${rest}`));
+  return out;
+}
+
+/** Whether a glob's brackets and braces close within `text`, which holds no `\`. */
+function closes(text: string): boolean {
+  let depth = 0;
+  for (const c of text) {
+    depth += "[{(".includes(c) ? 1 : "]})".includes(c) ? -1 : 0;
+    if (depth < 0) return false;
+  }
+  return depth === 0 && !text.includes("\\");
+}
+
+/**
+ * A path pattern naming a user's home with `~` for the user (`/home/~/.ssh/**`), and a pattern written with
+ * `~` as every home it may mean; in lower case.
+ */
+function homePatterns(pattern: string): string[] {
+  const lower = pattern.toLowerCase();
+  const out: string[] = [];
+  for (const root of USER_HOMES) {
+    const prefix = `${root.toLowerCase()}/`;
+    if (!lower.startsWith(prefix)) continue;
+    const [user = "", ...more] = lower.slice(prefix.length).split("/");
+    if (user !== "" && closes(user)) out.push([`${prefix}~`, ...more].join("/"));
+  }
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(lower);
+  if (tilde !== null) {
+    const name = tilde[1] ?? "";
+    const rest = lower.slice(tilde[0].length);
+    if (closes(name))
+      for (const root of USER_HOMES) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
+    if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  }
+  return out.filter((form) => compileGlob(form, { starCrossesSlash: true }).ok);
+}
+
 /**
  * Every spelling an ask or deny rule's glob is tried on: the value and its normal form; for a value of one
  * line of at most 4,096 characters also the value trimmed of ASCII white space and controls, its normal
@@ -109,6 +175,10 @@ function spellings(text: string): string[] {
         // no path
       }
     }
+    // `\` read as `/`, a URL without its scheme as https and http, a `~` path as the homes it may mean
+    for (const form of [...out]) if (form.includes("\\")) out.push(normalised(form.replaceAll("\\", "/")));
+    for (const form of [...out]) out.push(...withScheme(form));
+    for (const form of [...out]) out.push(...homes(form));
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
     if (/[\u0080-\uffff]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
   }
@@ -142,7 +212,9 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         : [expected.normalize("NFKC"), idna(expected), idna(expected.normalize("NFKC"))]
             .map((form) => form.toLowerCase())
             .filter((form) => form !== lower);
+      const home = homePatterns(expected);
       const spelled = (form: string): boolean =>
+        home.some((f) => globMatches(f, form.toLowerCase(), true)) ||
         globMatches(expected, form) ||
         globMatches(expected, form, true) ||
         // in any case: both in lower case
