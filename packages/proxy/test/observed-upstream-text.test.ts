@@ -13,7 +13,8 @@ import { createProxy, type AcpProxy, type CallObserver, type ConsentAsk, type Up
 import { scriptedBroker } from "./harness.js";
 
 // Besides results, resources and prompts, an upstream speaks to the agent by the errors of
-// `completion/complete` and `resources/subscribe`, a completion's values, its log lines, and the sampling and
+// `completion/complete` and `resources/subscribe`, a completion's values, its log lines and progress
+// messages, and the sampling and
 // elicitation requests it sends the agent's client (a sampling request is read by the client's model). None
 // of it was told to the session runtime: an address an upstream put there was untracked, and a send to it
 // accepted. Each case drives the real fixture upstream through the proxy, judged by a real core session.
@@ -158,6 +159,18 @@ describe("what an upstream says to the agent besides a result reaches provenance
     // the line reached the agent's client, on the call's own stream
     expect(logged.join("\n")).toContain(ADDRESS);
     await expectTraced(started, "talker.notifications/message");
+  }, 30_000);
+
+  it("a progress message of a call: a send to the address it gave asks", async () => {
+    const started = await start();
+    const messages: string[] = [];
+    const done = await started.client.callTool({ name: "progress", arguments: {} }, undefined, {
+      onprogress: (p) => void messages.push(p.message ?? ""),
+    });
+    expect(JSON.stringify(done)).toContain("done");
+    // the message reached the agent's client
+    expect(messages.join("\n")).toContain(ADDRESS);
+    await expectTraced(started, "talker.notifications/progress");
   }, 30_000);
 
   it("a sampling request sent to the agent's client: a send to the address it gave asks", async () => {

@@ -20,6 +20,7 @@ import { messageOf } from "../upstream/upstream-pool.js";
 import { newId, sessionAgent, type AcpProxy, type ProxySession } from "./acp-proxy.js";
 import { relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
+import { toldProgress } from "./upstream-text.js";
 import { createInflightCall } from "./session-routing.js";
 import { ContentReader } from "./readable-content.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
@@ -67,7 +68,16 @@ export async function handleToolCall(
     return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
   }
   const token = request.params._meta?.progressToken;
-  const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
+  // what the upstream says in its progress reaches the agent: the session runtime is told it too
+  const relay =
+    token !== undefined
+      ? toldProgress(
+          proxy,
+          session.id,
+          target.server,
+          createProgressRelay(token, (n) => extra.sendNotification(n)),
+        )
+      : undefined;
   const callId = newId("call");
   // a held tool (its definition changed since it was pinned) is decided with its pinned annotations: a flip
   // to `readOnlyHint: true` must not make a write a read before a person accepted the new definition

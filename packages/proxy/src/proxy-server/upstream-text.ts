@@ -2,14 +2,16 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_ENTRY_CHARS, type ActionRequest } from "@acp/core";
 import type { AcpProxy } from "./acp-proxy.js";
 import { ContentReader, logText, requestText } from "./readable-content.js";
+import type { ProgressRelay } from "./progress-relay.js";
 import { unreadable } from "./tool-call-handler.js";
 
 /**
  * What an upstream says to the agent besides a tool result is untrusted text like one: a resource, a prompt,
- * the error of any request relayed in its own words, a completion's values, a log line, and the requests it
- * sends the agent's client (sampling, elicitation). The session runtime is told what the agent can read of it
- * (`ContentReader`: text, and blobs of a text-like type) as the result of `<server>.<method>`, after the reply
- * or before this session's next decision, so a value first seen there is traced as a tool result's would be.
+ * the error of any request relayed in its own words, a completion's values, a log line, a progress message,
+ * and the requests it sends the agent's client (sampling, elicitation). The session runtime is told what the
+ * agent can read of it (`ContentReader`: text, and blobs of a text-like type) as the result of
+ * `<server>.<method>`, after the reply or before this session's next decision, so a value first seen there is
+ * traced as a tool result's would be.
  * A resource read was decided, so it is told as executed (`request`); the rest was not, so only its text is
  * told. What could not be told whole (a blob past the decoding limit, an observer that throws) is reported
  * unreadable.
@@ -55,21 +57,19 @@ export function observeUpstreamRequest(
   observeRead(proxy, sessionId, server, method, undefined, (reader) => requestText(reader, method, params));
 }
 
-/** Log lines of one upstream to one session not yet told: told together, as one result. */
-interface PendingLog {
+/** Notes (log lines, progress messages) of one upstream to one session not yet told: told together, as one result. */
+interface PendingNotes {
   readonly lines: string[];
   chars: number;
   /** Why some were not kept (more than one result holds). */
   cut?: string;
 }
 
-const pendingLogs = new WeakMap<AcpProxy, Map<string, PendingLog>>();
+const pendingNotes = new WeakMap<AcpProxy, Map<string, PendingNotes>>();
 
 /**
- * A log line (`notifications/message`) an upstream sent to the session `sessionId`. Lines that come before
- * the session is told are told together as one result (`<server>.notifications/message`), so a chatty server
- * does not fill the session with one entry a line; past `MAX_ENTRY_CHARS` characters waiting, further lines
- * are not kept and the result is reported unreadable.
+ * A log line (`notifications/message`) an upstream sent to the session `sessionId`: told as
+ * {@link observeNote} tells it. Its logger and data are what the agent's client shows.
  */
 export function observeLog(proxy: AcpProxy, sessionId: string, server: string, params: unknown): void {
   if (proxy.options.observer === undefined) return;
@@ -80,31 +80,56 @@ export function observeLog(proxy: AcpProxy, sessionId: string, server: string, p
     unreadable(proxy, sessionId, server, "notifications/message", err instanceof Error ? err.message : String(err));
     return;
   }
-  if (text === "") return;
-  let pending = pendingLogs.get(proxy);
+  observeNote(proxy, sessionId, server, "notifications/message", text);
+}
+
+/**
+ * A progress reporter that also tells the session runtime each message of the upstream's progress (the
+ * agent's client shows it), as {@link observeNote} tells it; the proxy's own waiting messages are not told.
+ */
+export function toldProgress(proxy: AcpProxy, sessionId: string, server: string, relay: ProgressRelay): ProgressRelay {
+  return {
+    ...relay,
+    upstream(progress) {
+      relay.upstream(progress);
+      if (typeof progress.message === "string")
+        observeNote(proxy, sessionId, server, "notifications/progress", progress.message);
+    },
+  };
+}
+
+/**
+ * A short text an upstream sent the session `sessionId` on its own (`method`: a log line, a progress
+ * message). Those that come before the session is told are told together as one result
+ * (`<server>.<method>`), so a chatty server does not fill the session with one entry a line; past
+ * `MAX_ENTRY_CHARS` characters waiting, further ones are not kept and the result is reported unreadable.
+ */
+export function observeNote(proxy: AcpProxy, sessionId: string, server: string, method: string, text: string): void {
+  if (proxy.options.observer === undefined || text === "") return;
+  let pending = pendingNotes.get(proxy);
   if (pending === undefined) {
     pending = new Map();
-    pendingLogs.set(proxy, pending);
+    pendingNotes.set(proxy, pending);
   }
-  const key = `${sessionId}\u0000${server}`;
+  const key = `${sessionId}\u0000${server}\u0000${method}`;
   const waiting = pending.get(key);
   if (waiting !== undefined) {
     if (waiting.chars + text.length > MAX_ENTRY_CHARS) {
-      waiting.cut = `log lines of more than ${MAX_ENTRY_CHARS} characters came before the session was told`;
+      waiting.cut = `more than ${MAX_ENTRY_CHARS} characters of \`${method}\` came before the session was told`;
     } else {
       waiting.lines.push(text);
       waiting.chars += text.length + 1;
     }
     return;
   }
-  const log: PendingLog = { lines: [text], chars: text.length };
-  const logs = pending;
-  logs.set(key, log);
-  observeRead(proxy, sessionId, server, "notifications/message", undefined, (reader) => {
-    logs.delete(key);
-    if (log.cut !== undefined) reader.cut = log.cut;
-    return log.lines.join("\n");
+  const notes: PendingNotes = { lines: [text], chars: text.length };
+  const all = pending;
+  all.set(key, notes);
+  observeRead(proxy, sessionId, server, method, undefined, (reader) => {
+    all.delete(key);
+    if (notes.cut !== undefined) reader.cut = notes.cut;
+    return notes.lines.join("\n");
   });
-  // a session gone before it was told: its lines are dropped with it
-  proxy.observations.add(sessionId, () => void logs.delete(key));
+  // a session gone before it was told: its notes are dropped with it
+  proxy.observations.add(sessionId, () => void all.delete(key));
 }
