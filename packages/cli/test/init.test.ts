@@ -151,6 +151,7 @@ describe("acp init's starter config.yml", () => {
         bind: "127.0.0.1",
         publicUrl: "https://acp.example.com",
         decisionAudit: "queued",
+        callerBudget: { units: 33_554_432, windowMs: 60_000 },
         storageUrl: "postgres://acp@127.0.0.1:5432/acp",
       },
     });

@@ -84,6 +84,12 @@ defaults:
 #   # queued: a decision's audit event is fsynced within milliseconds after the answer; durable: every
 #   # answer waits for its fsync (slower).
 #   decision_audit: queued
+#   # Each agent's share of the policy work: work units one agent (all agents of the anonymous token
+#   # together) may spend at once, back over \`seconds\`; past it its requests are refused unjudged
+#   # (caller_budget_exhausted), so one agent cannot hold up the others. Normal calls cost a few hundred.
+#   caller_budget:
+#     units: 33554432
+#     seconds: 60
 #   # The agents' bearer token (asks for decisions), sealed like bot_token:
 #   # \`acp config set-secret serve.bearer_token\`.
 #   bearer_token: ""
