@@ -144,7 +144,7 @@ describe("acp check", () => {
 
   it("the example in --help routes ask and exits 3", async () => {
     const help = (await runCli(["check", "--help"])).stdout;
-    const example = /echo '(.*)' \| acp check/.exec(help)?.[1] ?? "";
+    const example = /echo '(.*)' > event.json/.exec(help)?.[1] ?? "";
     const out = await runCli(["check"], { stdin: example });
     expect(out.code).toBe(3);
     expect(envelopeOf(out.stdout).architecture_decision.route).toBe("ask");

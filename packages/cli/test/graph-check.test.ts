@@ -98,6 +98,6 @@ describe("acp graph check", () => {
 
   it("--help teaches with examples", async () => {
     const out = await runCli(["graph", "check", "--help"], { env });
-    expect(out.stdout).toContain("acp graph check imessage send_vip 0.9 --graph spec/examples/consent-graph.json");
+    expect(out.stdout).toContain("acp graph check imessage send_vip 0.9 --graph graph.json");
   });
 });

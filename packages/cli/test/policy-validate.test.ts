@@ -177,7 +177,7 @@ describe("acp policy validate", () => {
     const out = await runCli(["policy", "validate", "--help"]);
     expect(out.code).toBe(0);
     expect(out.stdout).toContain("Usage: acp policy validate [options] [file]");
-    expect(out.stdout).toContain("acp policy validate ./policy.yml");
+    expect(out.stdout).toContain("acp policy validate ~/.acp/policy.yml");
     expect(out.stdout).toContain("--json");
   });
 });

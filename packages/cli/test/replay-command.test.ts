@@ -162,8 +162,6 @@ describe("acp replay", () => {
 
   it("--help shows the two-line example as two lines a shell takes as one command", async () => {
     const out = await runCli(["replay", "--help"]);
-    expect(out.stdout).toContain(
-      "--session-settings examples/attacks/session.yml \\\n    --intent examples/attacks/intents/calendar-read.json",
-    );
+    expect(out.stdout).toContain("--trusted-server calendar \\\n    trace.jsonl --json");
   });
 });

@@ -219,9 +219,9 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
       [
         "",
         "Examples:",
-        "  acp audit tail                 the last 10 events",
-        "  acp audit tail -n 50 --json    the last 50 lines as written",
-        "  acp audit tail -f              follow new events",
+        "  acp audit tail                 # the last 10 events",
+        "  acp audit tail -n 50 --json    # the last 50 lines as written",
+        "  acp audit tail -f              # follow new events",
         "",
         "With -f and no FILE, a home whose log is not there yet waits for its first event (without -f: exit 1).",
         "",

@@ -378,6 +378,7 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "",
         "Examples:",
         "  acp audit verify",
+        "  cp ~/.acp/audit.jsonl ~/.acp/keys/public.key .   # a copy, e.g. kept on another machine",
         "  acp audit verify ./audit.jsonl --public-key ./public.key --json",
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp audit verify   # the chain of several acp serve nodes",
       ].join("\n"),

@@ -33,7 +33,9 @@ Exit codes:
 
 Examples:
   # The document's "write missing confirmation" example: prints route ask, exits 3
-  $ echo '${EXAMPLE_EVENT}' | acp check
+  $ echo '${EXAMPLE_EVENT}' > event.json
+  $ acp check event.json
+  $ acp check --compact < event.json
 
   # Gate a tool on the exit code
   $ acp check event.json && run-the-tool

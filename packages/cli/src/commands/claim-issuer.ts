@@ -113,6 +113,7 @@ given, an unknown option).
       "after",
       `
 Examples:
+  acp claim issuer keygen            # once: the issuer key the tokens are signed with
   acp claim issuer issue --subject agent-42 --audience http://api.localhost:8080 --out agent-42.token
   acp claim publish --provider http://api.localhost:8080 --file faq.json --admission-token agent-42.token
 

@@ -70,7 +70,7 @@ ${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the pas
 Examples:
   acp doctor
   ACP_PASSPHRASE=… acp doctor --json | jq '.checks[] | select(.status != "ok")'
-  acp doctor --config ./team-config.yml
+  cp ~/.acp/config.yml team-config.yml && acp doctor --config team-config.yml   # a config file kept elsewhere
 
 Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (an unknown option).`,
     )

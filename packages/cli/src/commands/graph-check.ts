@@ -163,11 +163,14 @@ behave as requires approval; record a review with \`acp graph review\`.
 Trusted-channel actions are BLOCKED here: the CLI cannot present an attestation.
 
 Examples:
-  acp graph check imessage send_vip 0.9 --graph spec/examples/consent-graph.json
+  echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json
+  acp graph check imessage send_vip 0.9 --graph graph.json
     VISIBLE -- proceed and notify: \`imessage.send_vip\` requires approval and confidence 0.9 …
-  acp graph check self_modification modify_soul_md 0.99 --graph spec/examples/consent-graph.json
+  acp graph check imessage send_vip 0.5 --graph graph.json
+    FORCED -- ask first: \`imessage.send_vip\` requires approval and confidence 0.5 is below 0.85 …
+  acp graph check imessage delete_all --graph graph.json
     BLOCKED -- do not execute; alert the operator: …
-  acp graph check email read --json`,
+  acp graph check email read --json       # against $ACP_HOME/consent-graph.json`,
     )
     .action((domain: string, action: string, confidence: string | undefined, options: CheckOptions) => {
       const target = {

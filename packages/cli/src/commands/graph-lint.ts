@@ -25,8 +25,10 @@ message says how to create one) or one that cannot be read (a directory, no perm
 no JSON is printed), 2 usage.
 
 Examples:
-  acp graph lint spec/examples/consent-graph.json
-  acp graph lint ~/.acp/consent-graph.json --json`,
+  echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json
+  acp graph lint graph.json                     # graph.json: ok
+  acp graph lint graph.json --json
+  acp graph lint                                # $ACP_HOME/consent-graph.json`,
     )
     .action((file: string | undefined, options: { json?: boolean }) => {
       const { path, shown } = graphFileOf(ctx, file);

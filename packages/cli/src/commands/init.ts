@@ -108,7 +108,7 @@ defaults, the serve: and storage: sections of acp serve: remove the first "# " o
 Examples:
   acp init                                  # asks for a passphrase
   ACP_PASSPHRASE=… acp init --json          # scripted
-  ACP_HOME=/tmp/acp-demo acp init --no-passphrase
+  ACP_HOME="$(mktemp -d)/acp" acp init --no-passphrase   # a throwaway home
   acp init --force                          # new keys, fresh config and policy
 
 Exit codes: 0 created, 1 error (home exists without --force, no passphrase, I/O), 2 usage (an empty

@@ -175,8 +175,8 @@ export function registerPending(parent: Command, ctx: CliContext): void {
     .addHelpText(
       "after",
       "\nExamples:\n  acp pending\n  acp pending --json | jq -r '.[].id'\n" +
-        "  acp pending --watch            leave it open in a terminal: new requests show up as they arrive\n" +
-        '  acp pending --watch --json     {"event":"pending","request":{…}} and {"event":"settled","id":…,"status":…} lines\n' +
+        "  acp pending --watch            # leave it open in a terminal: new requests show up as they arrive\n" +
+        '  acp pending --watch --json     # {"event":"pending","request":{…}} and {"event":"settled","id":…,"status":…} lines\n' +
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
         "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +

@@ -131,9 +131,11 @@ graph or \`graph:\` section, each problem as FILE:LINE:COL: message).
 Examples:
   acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
   acp policy simulate --tool edit_file --annotations '{"readOnlyHint":false,"destructiveHint":true}'
-  acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy policy.yml
-  acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph spec/examples/consent-graph.json
-  acp policy simulate --tool send_message --args '{"to":"boss"}' --config team.yml   # graph.mapping from team.yml`,
+  acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy ~/.acp/policy.yml
+  echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json
+  acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph graph.json
+  printf 'version: "1"\\ngraph:\\n  mapping:\\n    - { tool: send_message, domain: imessage, action: send_vip }\\n' > team.yml
+  acp policy simulate --tool send_message --args '{"to":"boss"}' --graph graph.json --config team.yml   # graph.mapping from team.yml`,
     )
     .action(async (options: SimulateOptions) => {
       const now = parseTime(options.at, ctx);

@@ -55,8 +55,9 @@ Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph fi
 (a directory with no *.test.yml files says so on stderr), 1 a missing file, 2 usage.
 
 Examples:
-  acp policy test examples/policy-tour/policy.test.yml      # 8 passed, 0 failed (8 cases in 1 file)
-  acp policy test tests/ --policy ~/.acp/policy.yml         # every *.test.yml under tests/, against your policy
+  printf 'policy: policy.yml\\ncases:\\n  - name: reads run\\n    request: { tool: read_file }\\n    expect: { route: accept, rule: "policy:allow-reads" }\\n' > ~/.acp/policy.test.yml
+  acp policy test                                    # $ACP_HOME/policy.test.yml: 1 passed, 0 failed (1 case in 1 file)
+  acp policy test ~/.acp --policy ~/.acp/policy.yml  # every *.test.yml under ~/.acp, against your policy
   acp policy test --json | jq '.results[] | select(.passed | not)'`,
     )
     .action(async (path: string | undefined, options: TestOptions) => {

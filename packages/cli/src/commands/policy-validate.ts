@@ -43,10 +43,10 @@ FILE defaults to $ACP_HOME/policy.yml (~/.acp/policy.yml); \`-\` reads standard 
 Exit codes: 0 valid, 1 the file cannot be read, 2 usage (an unknown option), 4 invalid (also with --json).
 
 Examples:
-  acp policy validate
-  acp policy validate ./policy.yml
-  acp policy validate policy.yml --json | jq '.issues[].message'
-  cat policy.yml | acp policy validate -
+  acp policy validate                          # $ACP_HOME/policy.yml
+  acp policy validate ~/.acp/policy.yml
+  acp policy validate ~/.acp/policy.yml --json | jq '.issues[].message'
+  cat ~/.acp/policy.yml | acp policy validate -
 
 Output when valid:    policy.yml: valid (3 rules)
   and on stderr, for a rule an earlier rule shadows (still exit 0):

@@ -77,13 +77,12 @@ Exit codes:
      allows an action the policy refuses outright (FILE:LINE:COL: message)
 
 Examples:
-  acp policy verify --policy examples/verify/good/policy.yml --intent examples/verify/good/intent.json \\
-    --session-settings examples/verify/good/session.yml
-  acp policy verify --policy examples/verify/accepts-send/policy.yml \\
-    --intent examples/verify/accepts-send/intent.json --out cex.jsonl
-  acp replay --approve-asks --policy examples/verify/accepts-send/policy.yml \\
-    --intent examples/verify/accepts-send/intent.json cex.jsonl
-  acp policy verify --policy policy.yml --intent intent.yml --depth 3 --max-states 50000 --json
+  acp intent new -t summarise-my-day --trusted recipients=me@example.com -o day.yml   # an intent to check
+  acp policy verify --policy ~/.acp/policy.yml --intent day.yml --depth 2   # acp init's policy: every invariant holds
+  printf 'version: "1"\\ndefault_action: allow\\nrules: []\\n' > allow-all.yml   # a policy that never asks
+  acp policy verify --policy allow-all.yml --intent day.yml --depth 2 --out cex.jsonl   # broken: exit 3
+  acp replay --approve-asks --policy allow-all.yml --intent day.yml cex.jsonl     # the counterexample, replayed
+  acp policy verify --policy allow-all.yml --intent day.yml --depth 2 --max-states 50000 --json | jq '.valid'
 
 Docs: docs/reference/cli/policy-verify.md, docs/guides/policy-verify.md`;
 

