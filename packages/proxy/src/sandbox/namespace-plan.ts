@@ -145,7 +145,8 @@ function refuseHostChannels(cwd: string | undefined, exposed: readonly string[])
  * What is bound back over the covers: the working directory and the writable paths as they are (`asIs`), and
  * for each exposed path the entry right under its covered directory (`/tmp/agent` for
  * `/tmp/agent/src/main.js`: the checkout, not the rest of `/tmp`). A path inside another one kept is dropped
- * (the outer one brings it back).
+ * (the outer one brings it back), unless it is writable and the outer one is not: then both are kept, the
+ * outer one first, so the working directory in a checkout brought back read-only stays writable.
  */
 function keptPaths(
   asIs: readonly string[],
@@ -160,8 +161,11 @@ function keptPaths(
     paths.push(asIs.includes(p) ? p : join(root.path, relative(root.path, p).split(sep)[0] ?? ""));
   }
   const unique = [...new Set(paths)];
+  // a writable path inside a read-only entry (the working directory in the checkout a command-line path
+  // brings back) is kept too, on top of it: the entry is read-only inside, and the outer one comes first
   return unique
-    .filter((p) => !unique.some((q) => q !== p && isWithin(p, q)))
+    .filter((p) => !unique.some((q) => q !== p && isWithin(p, q) && (asIs.includes(q) || !asIs.includes(p))))
+    .sort((a, b) => a.split(sep).length - b.split(sep).length)
     .map((path) => ({ path, directory: path === cwd || isDirectory(path) }));
 }
 

@@ -91,6 +91,52 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
   });
 });
 
+describe.each(["netns", "userns"] as const)("isolation %s as root, a checkout under /tmp", (level) => {
+  let tmp: string;
+  beforeAll(() => void (tmp = mkdtempSync("/tmp/acp-sbx-ro-")));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it("the working directory inside the entry a command-line path brings back stays writable; the rest not", async () => {
+    // `cd /tmp/X/work && acp run -- node /tmp/X/tool.js`: /tmp/X comes back read-only, /tmp/X/work writable
+    const cwd = join(tmp, "work");
+    mkdirSync(cwd);
+    const tool = join(tmp, "tool.js");
+    writeFileSync(
+      tool,
+      `const fs = require("node:fs");
+const r = {};
+for (const [name, file] of [["cwd", "written.txt"], ["beside", ${JSON.stringify(join(tmp, "planted.txt"))}]]) {
+  try { fs.writeFileSync(file, "agent\\n"); r[name] = "ok"; } catch (e) { r[name] = e.code; }
+}
+fs.writeFileSync("result.json", JSON.stringify(r));
+`,
+    );
+    const plan = planNamespace({
+      argv: [process.execPath, tool],
+      env: {},
+      cwd,
+      home: join(work.path, "home"),
+      bridgeDir: work.path,
+      setpriv: "/usr/bin/setpriv",
+      ports: { mcp: 1, egress: 2 },
+    });
+    expect(plan.keep.map((k) => k.path)).toEqual([tmp, cwd]);
+    const result = await runSandboxed(
+      quietRun({
+        argv: [process.execPath, tool],
+        isolation: level,
+        home: join(work.path, "home"),
+        env: { PATH: process.env["PATH"] },
+        cwd,
+      }),
+    );
+    expect(result).toEqual({ level, exitCode: 0 });
+    expect(JSON.parse(readFileSync(join(cwd, "result.json"), "utf8"))).toEqual({ cwd: "ok", beside: "EROFS" });
+    expect(readFileSync(join(cwd, "written.txt"), "utf8")).toBe("agent\n");
+    expect(existsSync(join(tmp, "planted.txt"))).toBe(false);
+  });
+});
+
 describe("--writable paths", () => {
   it("refuses a path inside ACP's home, `/`, and a path that does not exist, saying why", () => {
     const home = join(work.path, "home-check");
