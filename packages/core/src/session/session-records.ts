@@ -171,7 +171,10 @@ export function recordToolResult(
   const trusted = options.trusted ?? configured;
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
-  const directory = directoryFor(core, [server, `${server}.${tool}`]);
+  // what a server says besides answering (a log line, a protocol request's error, a sampling request: recorded
+  // under the method's name, `notifications/message`) is no directory's answer: it may echo what it was asked
+  const answer = !tool.includes("/") || tool === "resources/read";
+  const directory = answer ? directoryFor(core, [server, `${server}.${tool}`]) : {};
   // the call's own note when recorded with it; else the oldest call of this tool whose result is still to come
   const pending = fetched ?? core.pendingFetches.get(`${server}.${tool}`)?.shift();
   const entryOptions: ProvenanceEntryOptions = {
