@@ -224,10 +224,36 @@ export function homePatterns(pattern: string): string[] {
   return out;
 }
 
-/** A test of a value (in lower case) against a pattern's {@link homePatterns}, `*` crossing `/`; undefined when it has none. */
-function homeTest(expected: string, search: LiteralSearch | undefined): ((value: string) => boolean) | undefined {
+/** A pattern's first segment when it is a host: a dot, a port or `localhost` (`evil.example`, `*.evil.example:8080`). */
+const HOST_PATTERN = /^([^\s@/?#\\:]+)(:\d+)?(?=[/?#]|$)/;
+
+/**
+ * The forms of a pattern written without a scheme whose first segment is a host (`evil.example/**`,
+ * `//evil.example/x`, `evil.example`): the `https://` and `http://` URLs it names, and for a host alone also
+ * every URL on it (`https://evil.example/**`), as a client reads the value `evil.example/x`. In lower case.
+ */
+export function urlPatterns(pattern: string): string[] {
+  const lower = pattern.toLowerCase();
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(lower) || /\s/.test(lower)) return [];
+  const body = lower.startsWith("//") ? lower.slice(2) : lower;
+  const first = HOST_PATTERN.exec(body);
+  if (first === null) return [];
+  const host = first[1] as string;
+  if (host.startsWith(".") || !closes(host)) return []; // `./x`, `../x`: a relative path
+  if (!host.includes(".") && first[2] === undefined && host !== "localhost") return [];
+  const alone = first[0].length === body.length;
+  return ["https://", "http://"].flatMap((scheme) =>
+    alone ? [scheme + body, `${scheme}${body}/**`] : [scheme + body],
+  );
+}
+
+/** A test of a value (in lower case) against a pattern's other `forms`, `*` crossing `/`; undefined when it has none. */
+function formsTest(
+  forms: readonly string[],
+  search: LiteralSearch | undefined,
+): ((value: string) => boolean) | undefined {
   const globs: ((value: string) => boolean)[] = [];
-  for (const form of homePatterns(expected)) {
+  for (const form of forms) {
     const glob = compileRuleGlob(form, { starCrossesSlash: true }, search);
     if (glob.ok) globs.push(glob.value);
   }
@@ -302,7 +328,9 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const idna = lenient ? patternForms(expected, search) : undefined;
     // a pattern naming a home also meets `~/…` (`/home/alice/.ssh/**` meets `~/.ssh/id_rsa`, read as
     // `/home/~/.ssh/id_rsa`), and a pattern written with `~` every home it may mean
-    const home = lenient ? homeTest(expected, search) : undefined;
+    // and a pattern without a scheme naming a host meets the URLs on it (`evil.example/**` meets
+    // `https://evil.example/x`)
+    const home = lenient ? formsTest([...homePatterns(expected), ...urlPatterns(expected)], search) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;

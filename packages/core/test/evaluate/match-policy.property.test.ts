@@ -81,6 +81,10 @@ const ARG_VALUES: ArgMatchValue[] = [
   "/root/**",
   "http://api.corp/**",
   "../etc/x",
+  "api.corp",
+  "api.corp/v1/**",
+  "//api.corp/*",
+  "*.corp:443/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];

@@ -116,8 +116,8 @@ function closes(text: string): boolean {
 }
 
 /**
- * A path pattern naming a user's home with `~` for the user (`/home/~/.ssh/**`), and a pattern written with
- * `~` as every home it may mean; in lower case.
+ * A path pattern naming a user's home with `~` for the user (`/home/~/.ssh/**`), a pattern written with
+ * `~` as every home it may mean, and a pattern naming a host without a scheme as URLs; in lower case.
  */
 function homePatterns(pattern: string): string[] {
   const lower = pattern.toLowerCase();
@@ -135,6 +135,20 @@ function homePatterns(pattern: string): string[] {
     if (closes(name))
       for (const root of USER_HOMES) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
     if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  }
+  // a pattern without a scheme whose first segment is a host: the https and http URLs it names, and for a
+  // host alone every URL on it
+  if (!/^[a-z][a-z0-9+.-]*:\/\//.test(lower) && !/\s/.test(lower)) {
+    const body = lower.startsWith("//") ? lower.slice(2) : lower;
+    const first = /^([^\s@/?#\\:]+)(:\d+)?(?=[/?#]|$)/.exec(body);
+    const host = first?.[1] ?? "";
+    const named = host.includes(".") || first?.[2] !== undefined || host === "localhost";
+    if (first !== null && named && !host.startsWith(".") && closes(host)) {
+      for (const scheme of ["https://", "http://"]) {
+        out.push(scheme + body);
+        if (first[0] === body) out.push(`${scheme}${body}/**`);
+      }
+    }
   }
   return out.filter((form) => compileGlob(form, { starCrossesSlash: true }).ok);
 }

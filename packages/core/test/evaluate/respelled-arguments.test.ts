@@ -118,6 +118,22 @@ describe("a deny rule's argument glob meets a respelled path, URL or domain", ()
       false,
     ]);
     expect(ruleOn("http://localhost:3000/admin/**")("localhost:3000/admin/x")).toBe(true);
+    // and a pattern written without a scheme, naming a host, meets the URLs on it
+    const host = ruleOn("evil.example");
+    for (const v of ["https://evil.example/admin", "HTTP://EVIL.example", "//evil.example/x", "evil.example/x"]) {
+      expect([v, host(v)]).toEqual([v, true]);
+    }
+    expect([host("https://evil.example.other/x"), host("https://notevil.example/"), host("/evil.example")]).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    const paths = ruleOn("evil.example/admin/**");
+    expect([
+      paths("https://evil.example/admin/x"),
+      paths("http://evil.example:80/admin/"),
+      paths("https://evil.example/x"),
+    ]).toEqual([true, true, false]);
     expect(ruleOn("https://evil.example")("//evil.example")).toBe(true);
   });
 
@@ -149,6 +165,7 @@ describe("a deny rule's argument glob meets a respelled path, URL or domain", ()
     expect(ruleOn("/home/alice/.ssh/**", "allow")("~/.ssh/id_rsa")).toBe(false);
     expect(ruleOn("~/.ssh/**", "allow")("/home/alice/.ssh/id_rsa")).toBe(false);
     expect(ruleOn("https://good.example/**", "allow")("good.example/x")).toBe(false);
+    expect(ruleOn("good.example/**", "allow")("https://good.example/x")).toBe(false);
     expect(ruleOn("/etc/passwd", "allow")("\\etc\\passwd")).toBe(false);
     expect(ruleOn("/srv/secret", "allow")("/srv/secret/")).toBe(false);
     expect(ruleOn("https://good.example/**", "allow")(" https://good.example/x")).toBe(false);
