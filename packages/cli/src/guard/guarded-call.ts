@@ -10,6 +10,7 @@ import {
   type CredentialHook,
   type GateDeps,
 } from "@acp/proxy/gate";
+import { REOPEN_HINT } from "./audit-reopen.js";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
 import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
@@ -43,6 +44,9 @@ export interface GuardedCall<A, R> {
 
 /** Whether the caller has cancelled (read afresh each time: a signal aborts while the call is decided). */
 const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** The message of a call the audit log could not record: the audit's error, and what to do about it. */
+const auditFailed = (err: unknown): string => `refused: ${messageOf(err)}; ${REOPEN_HINT}`;
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -114,7 +118,7 @@ export async function admitCall<A extends object>(
     });
   } catch (err) {
     // the gate never throws but for the audit: a decision nobody can find afterwards does not let anything run
-    throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
+    throw new GuardRefusal({ stop: "audit_failed", message: auditFailed(err), server, tool });
   }
   if (verdict.kind === "answer") throw refusalOfVerdict(verdict, call);
   if (aborted(call.signal)) {
@@ -126,7 +130,7 @@ export async function admitCall<A extends object>(
   try {
     await deps.audit.record("tool_call_forwarded", { ...base, arguments: verdict.arguments });
   } catch (err) {
-    throw new GuardRefusal({ stop: "audit_failed", message: `refused: ${messageOf(err)}`, server, tool });
+    throw new GuardRefusal({ stop: "audit_failed", message: auditFailed(err), server, tool });
   }
   const step = await injectCallCredentials(deps.credentials, deps.audit, {
     server,
@@ -200,7 +204,9 @@ export async function recordCompleted(
     await deps.audit.record("tool_call_completed", fields);
   } catch (err) {
     const { server, tool } = call;
-    deps.log(`\`${tool}\` on \`${server}\` ran, but could not be recorded in the audit log: ${messageOf(err)}`);
+    deps.log(
+      `\`${tool}\` on \`${server}\` ran, but could not be recorded in the audit log: ${messageOf(err)}; ${REOPEN_HINT}`,
+    );
     const message = `the call ran, but it could not be recorded in the audit log (${messageOf(err)}), so its result is withheld: it must not be run again as if it had not run`;
     throw new GuardRefusal({ stop: "ran_unaudited", message, server, tool });
   }

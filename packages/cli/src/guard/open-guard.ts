@@ -7,6 +7,7 @@ import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse } from "../wiring/config-in-use.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { createAnswerChannel, type AskPerson } from "./answer-channel.js";
+import { auditLogProblem } from "./audit-reopen.js";
 import { GuardRefusal } from "./guard-refusal.js";
 import { callSignal } from "./call-signal.js";
 import { checkGuardOptions, checkToolOptions } from "./guard-options.js";
@@ -94,6 +95,14 @@ export interface Guard {
     fn: (args: A, ...options: O) => StreamSource<C>,
     options?: GuardToolOptions,
   ): (args: A, ...options: O) => AsyncGenerator<C, void, undefined>;
+  /**
+   * Records again after the audit log stopped recording (a failed write: disk full, the file moved or
+   * replaced), which makes every call refuse (`audit_failed`): verifies the home's log as `acp audit
+   * verify` does (hashes, links, signed checkpoints, the anchor beside it) and, when it is sound, lets go of
+   * the failed writer so the next call opens the log again. Rejects, and the guard keeps refusing, while
+   * the log is missing or does not verify; rejects after `close()`. Resolves at once without a home.
+   */
+  reopen(): Promise<void>;
   /** Records what the person typed (trusted provenance: a value found here may be acted on). */
   user(text: string): void;
   /** The session's id, as audit events and `acp pending` name it. */
@@ -259,6 +268,16 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
           }
         })();
       };
+    },
+    async reopen() {
+      if (closed) throw new Error("reopen: the guard is closed: open a new one with `openGuard`");
+      if (!existsSync(home)) return; // nothing is audited without a home
+      const problem = await auditLogProblem(home);
+      if (problem !== null) {
+        throw new Error(`reopen: the audit log cannot be recorded to again: ${problem}; calls are still refused`);
+      }
+      await wiring.reopenAudit();
+      deps.log(`the audit log \`${join(home, "audit.jsonl")}\` verifies: calls run again`);
     },
     user(text) {
       wiring.runtime()?.recordUserInput(deps.sessionId, text);

@@ -6,6 +6,12 @@ import type { AuditSink } from "@acp/proxy";
 /** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */
 export interface ClosableAuditSink extends AuditSink {
   close(): Promise<void>;
+  /**
+   * After a failed write: lets go of the log that stopped recording (its lock and file) and forgets the
+   * failure, so the next event opens the log again (its tail recovered as at any open). The caller checks
+   * first that the log is sound (the in-process guard's `reopen()` verifies the chain). No-op otherwise.
+   */
+  reopen(): Promise<void>;
 }
 
 /**
@@ -56,7 +62,8 @@ export function createHomeAuditSink(options: {
   /** The vault values in use, redacted wherever they appear. */
   readonly secrets?: () => readonly string[];
 }): ClosableAuditSink {
-  if (options.home === null) return { record: () => undefined, close: () => Promise.resolve() };
+  if (options.home === null)
+    return { record: () => undefined, close: () => Promise.resolve(), reopen: () => Promise.resolve() };
   const path = join(options.home, "audit.jsonl");
   let log: Promise<AuditLog> | undefined;
   let opened: AuditLog | undefined;
@@ -112,6 +119,16 @@ export function createHomeAuditSink(options: {
         return;
       }
       written.catch(fail);
+    },
+    async reopen() {
+      if (failure === undefined) return;
+      const failed = log;
+      log = undefined;
+      opened = undefined;
+      deferred = []; // accept events the failed log could not take
+      // closing a log that stopped recording rejects with its failure, after letting go of its lock and file
+      await failed?.then((to) => to.close()).catch(() => undefined);
+      failure = undefined;
     },
     async close() {
       if (log === undefined) return;

@@ -52,7 +52,12 @@ interface Wired {
 export function createProxyWiring(
   ctx: CliContext,
   extras: ProxyWiringExtras = {},
-): ProxyWiring & { close(): Promise<void>; runtime(): ProxySessionRuntime | undefined } {
+): ProxyWiring & {
+  close(): Promise<void>;
+  runtime(): ProxySessionRuntime | undefined;
+  /** The audit sink's {@link ClosableAuditSink.reopen}, once the audit is wired. */
+  reopenAudit(): Promise<void>;
+} {
   const log = (line: string): void => void ctx.io.stderr.write(`${extras.name ?? "acp proxy"}: ${line}\n`);
   let wired: Wired | undefined;
   let broker: ConsentBrokerHandle | undefined;
@@ -156,6 +161,7 @@ export function createProxyWiring(
     },
     createAudit: ({ home, config: given }) => wire(home, given).audit,
     runtime: () => runtime,
+    reopenAudit: () => wired?.audit.reopen() ?? Promise.resolve(),
     async close() {
       await orphansSettled;
       await broker?.close();
