@@ -41,3 +41,10 @@ export {
   type ReadAuditLinesOptions,
   type VerifyPostgresAuditOptions,
 } from "./audit-export.js";
+export {
+  clockSkewBeyond,
+  describeClockSkew,
+  MAX_CLOCK_SKEW_MS,
+  measureClockSkew,
+  type ClockSkew,
+} from "./clock-skew.js";

@@ -17,6 +17,7 @@ import {
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresRateLimiter,
+  MAX_CLOCK_SKEW_MS,
   openConsentWaiter,
   openPostgresStore,
   type PostgresStore,
@@ -26,6 +27,7 @@ import { createPostgresAuditTrail } from "./audit-trail.js";
 import { createPostgresConsoleAuthStore } from "./console-auth.js";
 import { SERVER_POSTGRES_MIGRATIONS } from "./migrations.js";
 import { openNotifiedChangeFeed } from "./notified-change-feed.js";
+import { guardClockSkew, type ClockSkewGuard } from "./clock-skew-guard.js";
 
 /** What {@link openPostgresStores} needs. */
 export interface PostgresStoresOptions {
@@ -57,6 +59,12 @@ export interface PostgresStoresOptions {
   readonly redaction?: RedactionRules;
   /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
   readonly secrets?: () => readonly string[];
+  /**
+   * How far (ms) {@link clock} may be from the database's before the node refuses decisions and is not
+   * ready (default `MAX_CLOCK_SKEW_MS`, 2000; 0 turns the check off): checked at open, by `/readyz` and
+   * every 30 s.
+   */
+  readonly maxClockSkewMs?: number;
 }
 
 /** Whether a checkpoint line verifies with the key; null when the line is not a readable checkpoint. */
@@ -180,6 +188,7 @@ async function openParts(
   store: PostgresStore,
   options: PostgresStoresOptions,
   reach: Reachability,
+  skew: ClockSkewGuard,
 ): Promise<ServerStores> {
   const report = (err: Error): void => {
     reach.lost(err);
@@ -219,7 +228,8 @@ async function openParts(
     ),
     auditLog,
     changes,
-    unavailable: () => reach.error,
+    // a lost database, or a clock too far from the database's (every expiry and window is read on it)
+    unavailable: () => reach.error ?? skew.error,
     expiredPendingIds: idsOf(
       store,
       `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= $1
@@ -246,7 +256,7 @@ async function openParts(
       try {
         const ok = (await store.query("SELECT 1 AS one")).rowCount === 1;
         if (ok) reach.answered();
-        return ok;
+        return ok && (await skew.check()) === null;
       } catch (err) {
         reach.lost(err instanceof Error ? err : new Error(String(err)));
         return false;
@@ -254,6 +264,7 @@ async function openParts(
     },
     close: async () => {
       reach.close();
+      skew.close();
       changes.close();
       try {
         await auditLog.close();
@@ -283,7 +294,13 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     },
   });
   reach = trackReachability(store, options.log);
+  const skew = guardClockSkew(store, {
+    clock: options.clock,
+    maxMs: options.maxClockSkewMs ?? MAX_CLOCK_SKEW_MS,
+    log: (line) => (options.log !== undefined ? options.log(line) : options.onError?.(new Error(line))),
+  });
   try {
+    await skew.check();
     if (options.auditPublicKey !== undefined) {
       await checkChainKey(store, options.auditPublicKey, (line) =>
         options.onError?.(
@@ -294,9 +311,10 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
         ),
       );
     }
-    return await openParts(store, options, reach);
+    return await openParts(store, options, reach, skew);
   } catch (err) {
     reach.close();
+    skew.close();
     await store.close();
     throw err;
   }
