@@ -1,0 +1,37 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Command } from "commander";
+import { describe, expect, it } from "vitest";
+import { createProgram } from "../src/main.js";
+import { silentContext } from "./run.js";
+
+const pages = fileURLToPath(new URL("../../../docs/reference/cli/", import.meta.url));
+
+function leaves(command: Command, path: string[] = []): [string[], Command][] {
+  if (command.commands.length === 0) return [[path, command]];
+  return command.commands.flatMap((sub) => leaves(sub, [...path, sub.name()]));
+}
+
+/** A command's page: docs/reference/cli/policy-simulate.md, or its group's (claim.md for every acp claim …). */
+function pageOf(path: readonly string[]): string {
+  const own = `${pages}${path.join("-")}.md`;
+  return existsSync(own) ? own : `${pages}${path[0] ?? ""}.md`;
+}
+
+const commands = leaves(createProgram(silentContext()));
+
+describe("docs/reference/cli: every option of every command is on its page", () => {
+  it.each(commands.map(([path, command]) => [path.join(" "), path, command] as const))(
+    "acp %s",
+    (_name, path, command) => {
+      const page = pageOf(path);
+      expect(existsSync(page), page).toBe(true);
+      const text = readFileSync(page, "utf8");
+      for (const option of command.options) {
+        if (option.long === undefined || option.long === "--help") continue;
+        // `--no-passphrase` is documented as itself; the long name, not only its short form (`-o`)
+        expect(text, `${option.long} on ${page}`).toContain(option.long);
+      }
+    },
+  );
+});
