@@ -152,6 +152,14 @@ function directoryFor(core: SessionCore, names: readonly string[]): ProvenanceEn
 }
 
 /**
+ * Whether a result recorded under `tool` is a server's answer: a tool's result, or what `resources/read` or
+ * `prompts/get` returned; not what it says otherwise, recorded under a protocol method's name.
+ */
+function isAnswer(tool: string): boolean {
+  return !tool.includes("/") || tool === "resources/read" || tool === "prompts/get";
+}
+
+/**
  * Records a tool's result with its provenance label and source `server.tool#n`; the answer of a configured
  * directory also keeps its whole entries.
  */
@@ -167,13 +175,14 @@ export function recordToolResult(
     return core.fail("invalid_record", "a tool result needs a server and a tool name of 1 to 256 characters");
   if (options.trusted !== undefined && typeof options.trusted !== "boolean")
     return core.fail("invalid_record", "`trusted` must be true or false");
-  const configured = core.settings.trustedServers.match([server, `${server}.${tool}`]) !== undefined;
+  // What a server says besides answering (a log line, a progress message, a sampling request, a completion,
+  // recorded under the method's name: `notifications/message`) may echo what it was asked: neither a trusted
+  // server's nor a directory's answer, it is untrusted.
+  const answer = isAnswer(tool);
+  const configured = answer && core.settings.trustedServers.match([server, `${server}.${tool}`]) !== undefined;
   const trusted = options.trusted ?? configured;
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
-  // what a server says besides answering (a log line, a protocol request's error, a sampling request: recorded
-  // under the method's name, `notifications/message`) is no directory's answer: it may echo what it was asked
-  const answer = !tool.includes("/") || tool === "resources/read";
   const directory = answer ? directoryFor(core, [server, `${server}.${tool}`]) : {};
   // the call's own note when recorded with it; else the oldest call of this tool whose result is still to come
   const pending = fetched ?? core.pendingFetches.get(`${server}.${tool}`)?.shift();
