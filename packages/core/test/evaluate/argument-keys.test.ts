@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
+import { compileLeafTest, matchArg, type CompiledArgMatch } from "../../src/evaluate/arg-match.js";
+import { WorkBudgetExceededError, withWorkBudget } from "../../src/glob/index.js";
 
 const NOW = new Date("2026-03-02T10:00:00Z");
 
@@ -51,5 +53,27 @@ describe("a deny or ask rule's argument key meets the keys a server may read as 
     expect(allows({ path: "/tmp/x", PATH: "/etc/passwd" })).toBe(false);
     expect(allows({ path: "/tmp/x", filePath: "/etc/passwd", Path: "/tmp/y" })).toBe(true);
     expect(allows({ path: "/tmp/x", Path: "/tmp/y" })).toBe(true);
+  });
+});
+
+describe("the keys a deny rule reads count against the decision's work budget", () => {
+  it("charges indexing an object's keys by fold, once a decision", () => {
+    const test = compileLeafTest("/etc/**", true);
+    if (typeof test === "string") throw new Error(test);
+    const arg: CompiledArgMatch = { key: "path", path: ["path"], test };
+    const args: Record<string, unknown> = { path: "/tmp/x" };
+    for (let i = 0; i < 2000; i++) args[`k${i}`] = "x";
+    const fits = (units: number): boolean => {
+      try {
+        // twenty rules read the same object: its keys are indexed (and charged) once
+        return withWorkBudget(units, () =>
+          Array.from({ length: 20 }, () => matchArg(args, arg, false)).every((m) => !m),
+        );
+      } catch (err) {
+        if (err instanceof WorkBudgetExceededError) return false;
+        throw err;
+      }
+    };
+    expect([fits(2000), fits(8000)]).toEqual([false, true]);
   });
 });
