@@ -61,5 +61,8 @@ export function explainStorageError(err: unknown, resolved: ResolvedStorageUrl):
   if (code === "postgres_migration_failed") {
     return `${resolved.source}: cannot prepare the tables in ${shown}: ${message}; the user needs CREATE rights on the database`;
   }
+  if (code === "postgres_schema_newer") {
+    return `${resolved.source}: cannot use ${shown}: ${message}; an upgrade is rolled out to every node (nothing was changed)`;
+  }
   return `${resolved.source}: cannot open the state in ${shown}: ${message}`;
 }

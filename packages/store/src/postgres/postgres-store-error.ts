@@ -3,6 +3,7 @@ export const POSTGRES_STORE_ERROR_CODES = [
   "postgres_url_invalid",
   "postgres_unavailable",
   "postgres_migration_failed",
+  "postgres_schema_newer",
   "postgres_store_closed",
   "postgres_input_invalid",
   "postgres_consent_duplicate",

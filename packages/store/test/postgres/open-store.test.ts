@@ -74,6 +74,30 @@ describe("opening the postgres store", () => {
     });
   });
 
+  it("refuses a database a newer version migrated (postgres_schema_newer), not one another program's migrations extend", async () => {
+    const db = await freshDatabase();
+    const first = await openPostgresStore(db.url);
+    // another program's feature beside ours: its business
+    await first.query("INSERT INTO acp_migrations (id) VALUES ('other-tool/001-tables')");
+    await openPostgresStore(db.url).then((s) => s.close());
+    // a newer acp added a rule to a feature this version keeps: this one would ignore it
+    await first.query("INSERT INTO acp_migrations (id) VALUES ('nonce/900-newer-rule')");
+    const before = await listPostgresMigrations(first);
+    await expect(openPostgresStore(db.url)).rejects.toMatchObject({
+      code: "postgres_schema_newer",
+      message: expect.stringContaining("(migration `nonce/900-newer-rule` is not known to this one)") as unknown,
+    });
+    // also when this version has a migration of its own still to apply: nothing is applied
+    await expect(
+      openPostgresStore(db.url, { migrations: [{ id: "test/001-mine", up: "CREATE TABLE mine (x int)" }] }),
+    ).rejects.toMatchObject({ code: "postgres_schema_newer" });
+    expect(await listPostgresMigrations(first)).toEqual(before);
+    expect((await first.query("SELECT to_regclass('mine') AS t")).rows[0]).toEqual({ t: null });
+    // a reader that migrates nothing (`acp audit verify`, `acp pending`) still opens
+    await openPostgresStore(db.url, { migrate: false }).then((s) => s.close());
+    await first.close();
+  });
+
   it("refuses a URL that is not postgres, and never shows a password", async () => {
     await expect(openPostgresStore("mysql://root@127.0.0.1/acp")).rejects.toMatchObject({
       code: "postgres_url_invalid",
