@@ -115,7 +115,8 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
     .option(
       "--bridge-dir <dir>",
-      "where the bridge sockets are bound (default a fresh private temp directory); yours, not writable by group or others",
+      "where the bridge sockets are bound (default a fresh private temp directory); yours, not writable by group or " +
+        "others, not holding ACP's home",
     )
     .addHelpText(
       "after",

@@ -53,6 +53,12 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   if (home !== null && isInHome(bridgeDir, home, aliases)) {
     throw setupFailed(`the bridge directory \`${bridgeDir}\` is inside ACP's home \`${home}\``);
   }
+  // the bridge directory is bound into the sandbox whole: one that holds the home would show it there
+  if (home !== null && [home, ...aliases.map((a) => a.path)].some((h) => isWithin(h, bridgeDir))) {
+    throw setupFailed(
+      `the bridge directory \`${bridgeDir}\` holds ACP's home \`${home}\`: bound into the sandbox, it would show the home to the agent (pass a --bridge-dir of its own, or leave it out for a fresh private one)`,
+    );
+  }
   const checked = checkWritablePaths(input.writable ?? [], input.home);
   if (!checked.ok) throw setupFailed(checked.issues.map((i) => i.message).join("; "));
   // the working directory stays writable, unless it is `/` (that would leave the whole host writable) or a

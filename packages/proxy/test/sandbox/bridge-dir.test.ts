@@ -2,7 +2,7 @@
  * The bridge sockets are the agent's only way to ACP: only their owner may connect to them, and a
  * `--bridge-dir` someone else could write (and so swap the sockets in) is refused before anything starts.
  */
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listenUnixBridge, runSandboxed } from "../../src/index.js";
@@ -44,5 +44,28 @@ describe("bridge sockets", () => {
     });
     expect(statSync(work.path).isDirectory()).toBe(true);
     expect(() => statSync(join(work.path, "ran"))).toThrow();
+  });
+
+  it("refuses a --bridge-dir that holds ACP's home: bound into the sandbox whole, it would show the home", async () => {
+    // (`--bridge-dir ~` with the home at ~/.acp): the agent read ~/.acp/vault.json at /run/acp/.acp
+    const dir = join(work.path, "holder");
+    mkdirSync(join(dir, "acp"), { recursive: true, mode: 0o700 });
+    const run = runSandboxed(
+      quietRun({
+        argv: [process.execPath, "-e", "require('fs').writeFileSync('ran', '')"],
+        isolation: "netns",
+        home: join(dir, "acp"),
+        env: { PATH: process.env["PATH"] },
+        cwd: work.path,
+        bridgeDir: dir,
+      }),
+    );
+    await expect(run).rejects.toMatchObject({
+      code: "sandbox_setup_failed",
+      message: expect.stringContaining(
+        `the bridge directory \`${dir}\` holds ACP's home \`${join(dir, "acp")}\`: bound into the sandbox, it would show the home to the agent`,
+      ) as unknown,
+    });
+    expect(existsSync(join(work.path, "ran"))).toBe(false);
   });
 });
