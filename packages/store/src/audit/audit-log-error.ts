@@ -1,6 +1,7 @@
 /** The stable codes of {@link AuditLogError}; listed in docs/reference/errors.md. */
 export type AuditLogErrorCode =
   | "audit_log_corrupt"
+  | "audit_anchor_mismatch"
   | "audit_log_unsafe"
   | "audit_log_shrunk"
   | "audit_log_replaced"

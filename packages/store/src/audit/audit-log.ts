@@ -14,7 +14,6 @@ import {
   redactAuditInput,
   sealStagedLine,
   signCheckpoint,
-  unsealStagedLine,
   type AuditEventInput,
   type AuditEventV02,
   type AuditIdBytes,
@@ -24,9 +23,11 @@ import {
   type Redactor,
 } from "@acp/core";
 import { anchorPathOf, beginAnchor } from "./anchor.js";
-import { ByteRuns, limitViews, writeAll } from "./byte-runs.js";
+import { AnchorGuard } from "./anchor-guard.js";
+import { ByteRuns, writeAll } from "./byte-runs.js";
 import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
+import { joinPlans, unsealSlices, type SealedBatch } from "./sealed-batch.js";
 import { CommitDelay } from "./commit-delay.js";
 import { FileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
@@ -108,17 +109,6 @@ export interface AuditLog {
   close(): Promise<void>;
 }
 
-/** What sealing a batch produced. */
-interface SealedBatch {
-  /** The bytes to write: the batch's lines in order, as runs of staged bytes. */
-  readonly chunks: Buffer[];
-  /** What each call that completes in this batch resolves with. */
-  readonly done: [Pending, AuditEventV02 | null | undefined][];
-  /** The last checkpoint line of the batch, for the anchor. */
-  readonly anchor: string | null;
-  readonly position: ChainPosition;
-}
-
 /** The next batch, taken off the queue and sealed while the one before was being fsynced. */
 interface Ahead {
   readonly batch: Slice[];
@@ -132,27 +122,6 @@ const RESERVED = new Set(["checkpoint", "audit_recovered"]);
 /** Events sealed ahead per step (about a millisecond of CPU) before the event loop gets a turn. */
 const AHEAD_STEP = 512;
 
-/** Plans sealed one after another, as one. */
-function joinPlans(plans: readonly SealedBatch[], from: ChainPosition): SealedBatch {
-  if (plans.length === 1) return plans[0] as SealedBatch;
-  let anchor: string | null = null;
-  for (const plan of plans) anchor = plan.anchor ?? anchor;
-  return {
-    chunks: limitViews(plans.flatMap((plan) => plan.chunks)),
-    done: plans.flatMap((plan) => plan.done),
-    anchor,
-    position: plans.at(-1)?.position ?? from,
-  };
-}
-
-/** Unseals the first `n` lines of a batch's events (all of them with `Infinity`), in order. */
-function unsealSlices(batch: readonly Slice[], n: number): void {
-  let left = n;
-  for (const { item, from, to } of batch) {
-    if (item.kind !== "events") continue;
-    for (let k = from; k < to && left > 0; k++, left--) unsealStagedLine(item.lines, k);
-  }
-}
 const NO_LINES: StagedAuditLines = createStagedAuditLines();
 
 /** Whether a chain position is `expected` (same end and head): nothing was appended since. */
@@ -175,7 +144,8 @@ function reserved(input: AuditEventInput): AuditLogError {
 /**
  * Opens (creating 0600 in a 0700 directory) the append-only audit log at `path`. At open, under the
  * lock, a torn last line is moved to `<path>.torn-<time>` and recorded as an `audit_recovered` event;
- * a last line that does not hash to itself stops the open (`audit_log_corrupt`). Appends from every
+ * a last line that does not hash to itself stops the open (`audit_log_corrupt`), and so does a log that does
+ * not hold the anchor's checkpoint at its line (`audit_anchor_mismatch`, see {@link AnchorGuard}). Appends from every
  * process sharing the file are serialised by `<path>.lock`; each batch first reads what other
  * processes appended, so there is one chain.
  */
@@ -220,6 +190,8 @@ class AuditWriter implements AuditLog {
   private sealing: Promise<void> | null = null;
   /** `<path>.lock`, taken once per batch. */
   readonly lock: FileLock;
+  /** The signed past the log must still hold before it is extended (and signed again). */
+  private readonly guard: AnchorGuard;
   /** `batch` mode: how long a commit waits for company (see {@link AuditLogOptions.commitDelayMs}). */
   private readonly delay: CommitDelay;
   /**
@@ -242,6 +214,7 @@ class AuditWriter implements AuditLog {
             ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
           });
     this.ino = fstatSync(handle.fd).ino;
+    this.guard = new AnchorGuard(path, handle.fd);
     this.newId = createEventIds(options.randomId);
     this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
@@ -434,6 +407,7 @@ class AuditWriter implements AuditLog {
         await anchor?.abandon();
         throw err;
       }
+      if (plan.anchor !== null) this.guard.wrote(this.position.size, plan.chunks, plan.anchor);
       this.position = { ...plan.position, size: this.position.size + bytes };
       await anchor?.commit();
       for (const [item, event] of plan.done) item.resolve(event);
@@ -456,7 +430,16 @@ class AuditWriter implements AuditLog {
         `${this.path}: the log file was moved or replaced while open`,
       );
     }
-    const scan = scanAuditLog(this.handle.fd, this.position, this.path);
+    // at open, the anchor's checkpoint must be at its line; later, the last one known still where it was
+    const opening = this.position === EMPTY_POSITION;
+    if (!opening) this.guard.check();
+    const scan = scanAuditLog(
+      this.handle.fd,
+      this.position,
+      this.path,
+      opening ? this.guard.expectAtOpen() : undefined,
+    );
+    if (opening) this.guard.settleOpen(scan);
     this.shared = scan.position.size !== this.position.size;
     this.position = scan.position;
     if (scan.torn === null) return [];

@@ -27,6 +27,8 @@ export interface ScanResult {
   readonly position: ChainPosition;
   /** The bytes after the last newline (a torn, interrupted write), or `null`: where they are, not held. */
   readonly torn: TornBytes | null;
+  /** Where the line asked for (`find`) lies, without its newline, when this scan read it whole. */
+  readonly found?: { readonly start: number; readonly end: number };
 }
 
 /** The start of an empty log. */
@@ -105,9 +107,10 @@ function headOf(line: Buffer | "too long", lineNumber: number, path: string): st
  * Reads the log from `from.size` to its end in 1 MiB chunks: counts lines, tracks lines since the last
  * checkpoint, takes the head hash from the last complete line (which must hash to itself), and says where
  * any bytes after the last newline (a torn write) lie. Memory stays bounded by the chunk and
- * {@link MAX_HELD_LINE}, whatever the file holds.
+ * {@link MAX_HELD_LINE}, whatever the file holds. With `find` (a 1-based line number), also says where
+ * that line lies, when it ends within the bytes read.
  */
-export function scanAuditLog(fd: number, from: ChainPosition, path: string): ScanResult {
+export function scanAuditLog(fd: number, from: ChainPosition, path: string, find?: number): ScanResult {
   const end = fstatSync(fd).size;
   if (end < from.size) {
     throw new AuditLogError({ code: "audit_log_shrunk" }, `${path}: the log shrank from ${from.size} to ${end} bytes`);
@@ -119,6 +122,7 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
   /** Where the line in progress starts: the size up to the last newline. */
   let lineStart = from.size;
   let last: Buffer | "too long" | undefined;
+  let found: ScanResult["found"];
   for (let offset = from.size; offset < end;) {
     const chunk = Buffer.allocUnsafe(Math.min(CHUNK, end - offset));
     const read = readSync(fd, chunk, 0, chunk.length, offset);
@@ -133,6 +137,7 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
     let marker = data.indexOf(CHECKPOINT_MARKER, start);
     for (let nl = data.indexOf(NEWLINE, start); nl !== -1; nl = data.indexOf(NEWLINE, start)) {
       count++;
+      if (count === find) found = { start: dataStart + start, end: dataStart + nl };
       if (marker !== -1 && marker < nl) {
         sinceCheckpoint = 0;
         marker = data.indexOf(CHECKPOINT_MARKER, nl + 1);
@@ -153,5 +158,6 @@ export function scanAuditLog(fd: number, from: ChainPosition, path: string): Sca
   return {
     position: { size: lineStart, count, head, sinceCheckpoint },
     torn: lineStart < end ? { start: lineStart, bytes: end - lineStart } : null,
+    ...(found === undefined ? {} : { found }),
   };
 }

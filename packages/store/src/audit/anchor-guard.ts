@@ -1,0 +1,95 @@
+import { readSync } from "node:fs";
+import { parseAuditLine, readCheckpoint } from "@acp/core";
+import { readAnchor } from "./anchor.js";
+import { AuditLogError } from "./audit-log-error.js";
+import type { ScanResult } from "./scan-log.js";
+
+/** A checkpoint line the log must still hold, and where. */
+interface HeldLine {
+  /** Byte offset of its first byte in the log. */
+  readonly start: number;
+  /** Its bytes and the newline after it. */
+  readonly bytes: Buffer;
+}
+
+/**
+ * Keeps the writer from extending, and so signing, a log that no longer holds its signed past. The writer
+ * signs a checkpoint over whatever the file holds: without this, someone who can write the file (not the
+ * key) could rewrite history, drop the checkpoints the rewrite broke, and have the next checkpoint sign the
+ * result and replace the anchor that told of it (before 27 Nov 2026 `acp audit verify` then said intact).
+ *
+ * At open the anchor beside the log must be a checkpoint whose line is the log's line `count + 1`, byte for
+ * byte; before every later batch, the latest checkpoint line known to this writer (the anchor's, then each
+ * one it writes) must still be where it was. Otherwise the writer refuses (`audit_anchor_mismatch`).
+ */
+export class AnchorGuard {
+  /** At open: the anchor's line and its line number, until the first scan found it. */
+  private expected: { readonly line: number; readonly bytes: Buffer } | null = null;
+  private held: HeldLine | null = null;
+
+  constructor(
+    private readonly path: string,
+    private readonly fd: number,
+  ) {}
+
+  /** Reads the anchor beside the log; returns the line number the first scan must find it at (`undefined`: none). */
+  expectAtOpen(): number | undefined {
+    const anchor = readAnchor(this.path);
+    if (anchor === undefined) return undefined;
+    const parsed = parseAuditLine(anchor);
+    const read = parsed.ok && parsed.value.event_type === "checkpoint" ? readCheckpoint(parsed.value) : undefined;
+    if (read?.ok !== true) throw this.mismatch("the anchor beside it is not a checkpoint line");
+    const line = read.value.body.count + 1;
+    this.expected = { line, bytes: Buffer.from(`${anchor}\n`, "utf8") };
+    return line;
+  }
+
+  /** After the first scan: the anchor's line must be in the log at its place. */
+  settleOpen(scan: ScanResult): void {
+    const expected = this.expected;
+    this.expected = null;
+    if (expected === null) return;
+    const found = scan.found;
+    if (found === undefined)
+      throw this.mismatch(`it ends before line ${expected.line}, which the anchor's signed checkpoint is`);
+    const held = { start: found.start, bytes: expected.bytes };
+    if (found.end + 1 - found.start !== expected.bytes.length || !this.stillHeld(held))
+      throw this.mismatch(`its line ${expected.line} is not the anchor's signed checkpoint`);
+    this.held = held;
+  }
+
+  /** Before a batch: the latest checkpoint line known is still at its place. */
+  check(): void {
+    if (this.held !== null && !this.stillHeld(this.held))
+      throw this.mismatch("a signed checkpoint line it held was changed or removed while open");
+  }
+
+  /**
+   * After a batch was written from `start`: remembers the last checkpoint line in it (`line`, as written,
+   * without newline). A checkpoint line is staged on its own, so it is found as a chunk of its own length.
+   */
+  wrote(start: number, chunks: readonly Buffer[], line: string): void {
+    const bytes = Buffer.from(`${line}\n`, "utf8");
+    let found = -1;
+    let offset = start;
+    for (const chunk of chunks) {
+      const at = chunk.length === bytes.length ? (chunk.equals(bytes) ? 0 : -1) : chunk.lastIndexOf(bytes);
+      if (at !== -1) found = offset + at;
+      offset += chunk.length;
+    }
+    if (found !== -1) this.held = { start: found, bytes };
+  }
+
+  private stillHeld(held: HeldLine): boolean {
+    const now = Buffer.alloc(held.bytes.length);
+    const read = readSync(this.fd, now, 0, now.length, held.start);
+    return read === now.length && now.equals(held.bytes);
+  }
+
+  private mismatch(why: string): AuditLogError {
+    return new AuditLogError(
+      { code: "audit_anchor_mismatch" },
+      `${this.path}: ${why}: the log was cut, rewritten or replaced; refusing to extend and sign it (run \`acp audit verify\`; to start a new log, move the log and \`${this.path}.checkpoint\` aside together)`,
+    );
+  }
+}
