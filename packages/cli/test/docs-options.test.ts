@@ -35,3 +35,13 @@ describe("docs/reference/cli: every option of every command is on its page", () 
     },
   );
 });
+
+describe("--help says the same thing the same way", () => {
+  it.each(commands.map(([path, command]) => [path.join(" "), command] as const))(
+    "acp %s: --json says what it prints (not `machine-readable output`)",
+    (_name, command) => {
+      const json = command.options.find((o) => o.long === "--json");
+      if (json !== undefined) expect(json.description).toMatch(/\bprint/);
+    },
+  );
+});

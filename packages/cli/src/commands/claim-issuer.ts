@@ -74,7 +74,7 @@ export function registerClaimIssuer(claim: Command, ctx: CliContext): void {
     .description("create an Ed25519 issuer key; prints its kid and public key for the provider's claim config")
     .option("--out <file>", "where the private key goes (default $ACP_HOME/claim/issuer.key, mode 0600)")
     .option("--force", "replace an existing key (tokens it signed stop verifying once providers drop the old key)")
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       `
@@ -108,7 +108,7 @@ given, an unknown option).
     .option("--uses <n>", `sandbox creations it admits (default 1; at most ${MAX_TOKEN_USES})`)
     .option("--key <file>", "issuer key (default $ACP_HOME/claim/issuer.key)")
     .option("--out <file>", "write the token to this file (0600) instead of stdout")
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       `

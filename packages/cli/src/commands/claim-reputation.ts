@@ -37,7 +37,7 @@ export function registerClaimReputation(claim: Command, ctx: CliContext): void {
     .option("--db <file>", "SQLite state database of the provider (default $ACP_HOME/state.db)")
     .option("--storage-url <url>", "PostgreSQL of the provider (default ACP_STORAGE_URL or storage.url in config.yml)")
     .option("--config <file>", "claim config, for the reputation settings (default $ACP_HOME/claim/config.yml)")
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       "\nExamples:\n  acp claim reputation 203.0.113.7                 # its /24: score, extra bits, how long it is refused\n  acp claim reputation subject:3q2…:agent-42 --reset\n\nRun it with the provider's $ACP_HOME (or --db / --storage-url). It creates nothing: without the provider's state it\nstops (exit 1) naming what is missing.\n\nShowing scores only reads: SQLite is opened read-only and PostgreSQL sees no DDL, so the claim schema is never\nmigrated; a database whose claim schema is older or newer than this acp's stops it (exit 1, both versions named):\nuse the acp of the provider's version, or run acp claim serve of this version once to migrate it. --reset writes,\nand first applies the claim migrations as acp claim serve does (a database an older provider made is migrated).\n\nExit codes: 0 shown (or reset), 1 no provider state (named), a claim schema this acp does not read (older or\nnewer, named), or the claim config or the database cannot be read, 2 usage (a SOURCE that is none of these, --db\nwith a PostgreSQL URL), 4 an invalid claim config.\n",

@@ -20,7 +20,7 @@ export function registerClaimTakedown(claim: Command, ctx: CliContext): void {
     .option("--db <file>", "SQLite state database of the provider (default $ACP_HOME/state.db)")
     .option("--storage-url <url>", "PostgreSQL of the provider (default ACP_STORAGE_URL or storage.url in config.yml)")
     .option("--config <file>", "claim config, for the reputation settings (default $ACP_HOME/claim/config.yml)")
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       "\nExample:\n  acp claim takedown https://k3…q.faq.example.net/acme-help   # the page answers 404 from now on\n\nRun it with the provider's $ACP_HOME (its provider.key finds the handle). The running provider needs no restart.\nIt creates nothing: without the provider's state or provider.key it stops (exit 1) naming what is missing.\nIt writes, so it first applies the claim migrations as acp claim serve does (a database an older provider made\nis migrated).\n\nExit codes: 0 taken down, 1 no provider state or provider.key (named), or the claim config or the database\ncannot be read, 2 usage (neither a published URL nor a handle, --db with a PostgreSQL URL), 3 nothing taken\ndown (no published sandbox behind the handle, or it is a claimed workspace), 4 an invalid claim config or\nprovider key.\n",

@@ -303,7 +303,7 @@ function registerAgentCommands(claim: Command, ctx: CliContext): void {
     .option("--file <faq.json>", "the FAQ (title, description, questions[{question, answer}]); - reads stdin")
     .option("--admission-token <file>", TOKEN_HELP)
     .option("--insecure-http", INSECURE_HELP)
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       `
@@ -348,7 +348,7 @@ is not JSON, content the provider rejects with 400, an --admission-token file th
     .option("--sandbox <id>", "with --file: add to this saved sandbox instead of creating one")
     .option("--admission-token <file>", TOKEN_HELP)
     .option("--insecure-http", INSECURE_HELP)
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       `
@@ -390,7 +390,7 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
     .command("link <sandbox-id>")
     .description("as an agent: a claim code (single use, ≤ 1 h) and the page where the human claims the sandbox")
     .option("--insecure-http", INSECURE_HELP)
-    .option("--json", "machine-readable output")
+    .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
       `

@@ -150,10 +150,11 @@ export function registerGraphCheck(parent: Command, ctx: CliContext): void {
       "after",
       `
 Outcomes (first word of the output):
-  AUTONOMOUS  execute it and log it                              exit 0
+  AUTONOMOUS  execute it and log it                                            exit 0
   VISIBLE     requires approval, confidence >= threshold: proceed and notify   exit 0
   FORCED      requires approval, confidence below threshold: ask first         exit 3
   BLOCKED     blocked, unclassified, or a constraint failed: refuse and alert  exit 3
+
 Exit codes: 0 AUTONOMOUS or VISIBLE, 3 FORCED or BLOCKED, 1 no graph file (the message says how to
 create one) or one that cannot be read (a directory, no permission), 4 an invalid graph, confidence,
 threshold or --proposal, 2 usage.

@@ -201,8 +201,9 @@ The proxy running the session checks for updates before each call, verifies the 
 the new intent as the next version: the old plan is void and every authority token of the old version is
 revoked. The signed update is your confirmation; the agent cannot reach this command or the home.
 
-Exit codes: 0 queued, applied (with --wait) or listed, 2 usage, 3 the session has ended or the proxy
-refused the update, 4 invalid intent or unknown session, 1 the key cannot be unlocked. Guide: docs/guides/intents.md`,
+Exit codes: 0 queued, applied (with --wait) or listed, 1 the key cannot be unlocked, 2 usage, 3 the
+session has ended or the proxy refused the update, 4 invalid intent or unknown session.
+Guide: docs/guides/intents.md`,
     )
     .action(async (file: string | undefined, options: IntentSetOptions) => {
       const names = { old: "--session", current: "--session-id" };

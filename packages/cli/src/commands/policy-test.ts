@@ -51,8 +51,9 @@ Cases in one file share rate-limit state, in order. Unknown keys are errors.
 Without --config a test file's graph is judged on its own (no mapping: a request names its
 graph domain and action); with --config FILE the graph also maps tool calls as FILE's
 \`graph.mapping\` says, the way \`acp proxy --config FILE\` judges them.
-Exit codes: 0 all passed, 3 a case failed, 4 an invalid test, policy or graph file, or no cases at all
-(a directory with no *.test.yml files says so on stderr), 1 a missing file, 2 usage.
+
+Exit codes: 0 all passed, 1 a missing file, 2 usage, 3 a case failed, 4 an invalid test, policy or graph
+file, or no cases at all (a directory with no *.test.yml files says so on stderr).
 
 Examples:
   printf 'policy: policy.yml\\ncases:\\n  - name: reads run\\n    request: { tool: read_file }\\n    expect: { route: accept, rule: "policy:allow-reads" }\\n' > ~/.acp/policy.test.yml
