@@ -10,8 +10,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   compilePolicy,
+  createCallerBudget,
   createPipeline,
   DECISION_WORK_BUDGET,
+  decideWithin,
+  EXHAUSTED_CHARGE,
   parsePolicy,
   policySource,
   policyWorkOf,
@@ -19,7 +22,6 @@ import {
   type Pipeline,
 } from "@acp/core";
 import { anyServerPipelineOf, anyServerPolicy, type EmbeddedServer, type ServerReadingInputs } from "@acp/server";
-import { createCallerBudget, decideWithin, EXHAUSTED_CHARGE } from "../src/service/caller-budget.js";
 import { at, openTestServerAt, pipelineFor, READ_EVENT, readJson } from "./harness.js";
 
 /** A `deny` rule whose glob has no literal run a string search answers alone: a hostile body costs the whole budget. */
@@ -177,7 +179,7 @@ describe("acp serve with caller shares", () => {
       expect([refused.route, codes(refused)]).toEqual(["refuse", ["caller_budget_exhausted"]]);
       expect(refused.verdicts.map((v) => v.source)).toEqual(["pipeline"]);
       expect(refused.reasons[0]?.message).toBe(
-        "agent `hostile` has spent its share of this node's policy work (8,388,608 work units per 60 s; a request " +
+        "agent `hostile` has spent its share of this process's policy work (8,388,608 work units per 60 s; a request " +
           "too costly to judge counts as 16,777,216): refused without being judged, so the other callers are " +
           "answered; try again in 61 s",
       );

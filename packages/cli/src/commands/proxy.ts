@@ -176,7 +176,9 @@ Examples:
 Tokens over HTTP: seal the one every client sends with \`acp config set-secret proxy.bearer_token\`
 (ACP_PROXY_TOKEN takes precedence), and give agents tokens of their own with \`acp config set-secret
 proxy.agent_tokens.NAME\`: a session opened with one is NAME's (decided and audited as NAME, whatever the
-client calls itself) and only that token may use it. Sealed tokens open with ACP_PASSPHRASE.
+client calls itself) and only that token may use it. Sealed tokens open with ACP_PASSPHRASE. Each agent
+(sessions without a token of their own together) has a share of the policy work: once its calls have spent
+it (requests built to exhaust a decision's work budget), they are refused unjudged, caller_budget_exhausted.
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],

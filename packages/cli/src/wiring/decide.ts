@@ -4,14 +4,17 @@ import {
   compilePolicy,
   contractSource,
   type ActionRequest,
+  createCallerBudget,
   createMemoryRateLimiter,
   createPipeline,
+  decideWithin,
   formatIssue,
   graphSource,
   parseConsentGraph,
   parsePolicy,
   policySource,
   type DecisionSource,
+  type CallerBudgetOptions,
   type ClassificationOverride,
   type ConsentGraph,
   type Decision,
@@ -53,6 +56,13 @@ export interface PipelineDecideOptions {
    * the new policy wait for it. Absent: reloads are only said on stderr.
    */
   readonly record?: (eventType: string, fields: Record<string, unknown>) => unknown;
+  /**
+   * Each caller's share of the policy work (core's `createCallerBudget`): the agent a session's token names
+   * (`proxy.agent_tokens`), or every session without one together, is refused unjudged
+   * (`caller_budget_exhausted`) once its decisions have spent it, so one agent of an `acp proxy --http` cannot
+   * hold the thread for the others. Default: the default share (as `acp serve`'s); `false`: none.
+   */
+  readonly callerBudget?: CallerBudgetOptions | false;
 }
 
 /**
@@ -190,10 +200,12 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide & {
     });
     return named(withSession.decide(request, options.now()), version);
   };
-  const decide: Decide = (request, context) => {
-    const on = inForce();
-    return on instanceof Promise ? on.then((b) => decideOn(b, request, context)) : decideOn(on, request, context);
-  };
+  const shares = options.callerBudget === false ? null : createCallerBudget(options.callerBudget);
+  const decide: Decide = (request, context) =>
+    decideWithin(shares, context?.tokenAgent, options.now, () => {
+      const on = inForce();
+      return on instanceof Promise ? on.then((b) => decideOn(b, request, context)) : decideOn(on, request, context);
+    });
   const recheckEdits: Decide = async (request) => {
     const { version, recheck } = await inForce();
     return named(recheck.decide(request, options.now()), version);

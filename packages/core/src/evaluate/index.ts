@@ -8,6 +8,16 @@ export {
   type PolicyVerdict,
 } from "./evaluate-policy.js";
 export { keepPolicyWork, policyWorkOf, type PolicyWork } from "./policy-work.js";
+export {
+  createCallerBudget,
+  decideWithin,
+  DEFAULT_CALLER_BUDGET_MAX_CALLERS,
+  DEFAULT_CALLER_BUDGET_UNITS,
+  DEFAULT_CALLER_BUDGET_WINDOW_MS,
+  EXHAUSTED_CHARGE,
+  type CallerBudget,
+  type CallerBudgetOptions,
+} from "./caller-budget.js";
 export { DECISION_WORK_BUDGET, matchPolicy, ruleMatches, type PolicyMatch } from "./match-policy.js";
 export {
   createMemoryRateLimiter,

@@ -5,6 +5,8 @@
 import { randomBytes } from "node:crypto";
 import {
   checkParsedToolPrecheck,
+  createCallerBudget,
+  decideWithin,
   sameCanonicalJson,
   type ActionRequest,
   type ContractEnvelope,
@@ -13,7 +15,6 @@ import {
 import { answeredBy, judgeEdit, type AnsweredQuestions, type EditJudgement } from "@acp/proxy";
 import type { PendingLimit } from "@acp/store";
 import type { FrontEnd } from "../metrics/metrics.js";
-import { createCallerBudget, decideWithin } from "./caller-budget.js";
 import { mergeDecision } from "./merge-envelope.js";
 import { admitConsentRequest, pendingLimitFor } from "./pending-admission.js";
 import {

@@ -1,10 +1,9 @@
-import type { CallerBudgetOptions } from "./caller-budget.js";
 import type { ServerScopes } from "./service-errors.js";
 /**
  * What the decision service is built from and what it answers: its options, the service's interface and
  * the answers of `decide` (the implementation is `decision-service.ts`).
  */
-import type { ContractEnvelope, Decision, Pipeline } from "@acp/core";
+import type { CallerBudgetOptions, ContractEnvelope, Decision, Pipeline } from "@acp/core";
 import type { AuditSink, ConsentBroker, ConsentOutcome } from "@acp/proxy";
 import type { FrontEnd, ServerMetrics } from "../metrics/metrics.js";
 import type { ServerStores } from "../store/types.js";
@@ -54,10 +53,10 @@ export interface DecisionServiceOptions {
   /** The servers each named agent may decide for (`serve.agent_servers`); an agent without an entry: any. */
   readonly serverScopes?: ServerScopes;
   /**
-   * Each caller's share of the policy work (`serve.caller_budget`, `caller-budget.ts`): the agent a token
-   * names, or all callers whose token names none together, is refused unjudged (`caller_budget_exhausted`)
-   * once its decisions have spent its allowance, until it comes back. Default: the default share; `false`:
-   * none (one caller may then hold the thread for every other).
+   * Each caller's share of the policy work (`serve.caller_budget`, core's `createCallerBudget`): the agent
+   * a token names, or all callers whose token names none together, is refused unjudged
+   * (`caller_budget_exhausted`) once its decisions have spent its allowance, until it comes back. Default:
+   * the default share; `false`: none (one caller may then hold the thread for every other).
    */
   readonly callerBudget?: CallerBudgetOptions | false;
 }

@@ -1,18 +1,20 @@
 /**
- * Each caller's share of the policy work of one node. One decision may spend up to `DECISION_WORK_BUDGET`
+ * Each caller's share of the policy work of one process. One decision may spend up to `DECISION_WORK_BUDGET`
  * work units (2^23, one to three seconds of one core) before it is refused, and one thread decides for every
- * caller of an `acp serve` node: a caller sending such requests back to back would hold the thread, and every
- * other caller would wait. So each caller has an allowance of work units: what its decisions spend is drawn
- * from it and comes back at a steady rate (a token bucket), and a caller that has overdrawn it is refused at
- * once, without being judged (`caller_budget_exhausted`), until it has come back above zero. A decision
- * refused for exhausting its own budget is charged {@link EXHAUSTED_CHARGE}: no request a person meant costs
- * that much, and a request built to cost it is what this share is for.
+ * caller of an `acp serve` node or an `acp proxy --http`: a caller sending such requests back to back would
+ * hold the thread, and every other caller would wait. So each caller has an allowance of work units: what its
+ * decisions spend is drawn from it and comes back at a steady rate (a token bucket), and a caller that has
+ * overdrawn it is refused at once, without being judged (`caller_budget_exhausted`), until it has come back
+ * above zero. A decision refused for exhausting its own budget is charged {@link EXHAUSTED_CHARGE}: no
+ * request a person meant costs that much, and a request built to cost it is what this share is for.
  *
- * The caller is who the service knows it to be: the agent its token names (`serve.agent_tokens`). Callers
- * whose token names no agent (the anonymous agents' token, a loopback caller without a token) share one
- * allowance: the body's `agent` is their own word, and naming another agent must not spend its share.
+ * The caller is who the front end knows it to be: the agent its token names (`serve.agent_tokens`,
+ * `proxy.agent_tokens`). Callers whose token names no agent share one allowance: the `agent` they send is
+ * their own word, and naming another agent must not spend its share. Pure: the clock is passed in.
  */
-import { DECISION_WORK_BUDGET, policyWorkOf, type Decision } from "@acp/core";
+import type { Decision } from "../pipeline/types.js";
+import { DECISION_WORK_BUDGET } from "./match-policy.js";
+import { policyWorkOf } from "./policy-work.js";
 
 /** Units of work one caller may spend at once, by default: 2^25, four whole decision budgets. */
 export const DEFAULT_CALLER_BUDGET_UNITS = 2 ** 25;
@@ -26,7 +28,7 @@ export const DEFAULT_CALLER_BUDGET_MAX_CALLERS = 10_000;
 /** What a decision refused for exhausting `DECISION_WORK_BUDGET` is charged: twice that budget. */
 export const EXHAUSTED_CHARGE = 2 * DECISION_WORK_BUDGET;
 
-/** How each caller's share is set (`serve.caller_budget`). */
+/** How each caller's share is set (`serve.caller_budget`, `proxy.caller_budget`). */
 export interface CallerBudgetOptions {
   /** Work units one caller may spend at once. Default {@link DEFAULT_CALLER_BUDGET_UNITS}. */
   readonly units?: number;
@@ -36,7 +38,7 @@ export interface CallerBudgetOptions {
   readonly maxCallers?: number;
 }
 
-/** Each caller's allowance, kept in memory (per node: each node of a cluster counts its own callers). */
+/** Each caller's allowance, kept in memory (per process: each node of a cluster counts its own callers). */
 export interface CallerBudget {
   /**
    * Null when `caller` may be judged now; else the refusal to give instead (the caller has overdrawn its
@@ -132,7 +134,7 @@ export function createCallerBudget(options: CallerBudgetOptions = {}): CallerBud
       // the balance is above zero again after -balance / (units / windowMs) ms
       const retryMs = Math.floor((-balance * windowMs) / units) + 1;
       return refusal(
-        `${who(caller)} has spent its share of this node's policy work (${share}; a request too costly to ` +
+        `${who(caller)} has spent its share of this process's policy work (${share}; a request too costly to ` +
           `judge counts as ${EXHAUSTED_CHARGE.toLocaleString("en-US")}): refused without being judged, so the ` +
           `other callers are answered; try again in ${seconds(retryMs)} s`,
       );
