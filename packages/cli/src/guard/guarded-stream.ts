@@ -24,6 +24,29 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   );
 }
 
+/** A read given up: the caller cancelled, or the guard closed. */
+class Cancelled extends Error {
+  constructor(readonly reason: unknown) {
+    super("cancelled");
+  }
+}
+
+/**
+ * The next chunk of `source`, or a {@link Cancelled} as soon as `stop` aborts (a function that does not
+ * heed the signal it was given keeps nobody waiting; what it answers later is dropped).
+ */
+function pull<C>(source: AsyncIterator<C>, stop: AbortSignal): Promise<IteratorResult<C>> {
+  if (stop.aborted) return Promise.reject(new Cancelled(stop.reason));
+  const next = source.next();
+  let onAbort = (): void => undefined;
+  const cancelled = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new Cancelled(stop.reason));
+    stop.addEventListener("abort", onAbort, { once: true });
+  });
+  next.catch(() => undefined); // a late failure after a cancel is nobody's to handle
+  return Promise.race([next, cancelled]).finally(() => stop.removeEventListener("abort", onAbort));
+}
+
 /**
  * One call of a streaming tool, as an async generator the caller reads: nothing happens until the first
  * read, which passes the call through the gate as {@link admitCall} does (a refusal rejects that read with
@@ -38,8 +61,10 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
  *
  * Each chunk passed on is told to the session runtime (a run of text pieces also whole, at its end).
  * `tool_call_completed` is recorded when the stream ends, fails (`is_error`), or is stopped by the caller
- * (`return()`, `throw()`, `close()` of the guard: `cancelled`, the function's iterator returned too), with
- * `streamed_chunks`, the number of chunks passed on.
+ * (`return()`, `throw()`, `close()` of the guard, or its abort signal: `cancelled`, the function's iterator
+ * returned too), with `streamed_chunks`, the number of chunks passed on. A read the function does not
+ * answer is given up when the caller's signal aborts (it rejects with the signal's reason) or the guard
+ * closes.
  */
 export async function* runGuardedStream<A extends object, C>(
   deps: GuardedCallDeps,
@@ -86,12 +111,19 @@ export async function* runGuardedStream<A extends object, C>(
   };
   const counted = (): Record<string, unknown> => ({ ...admitted.completed(), streamed_chunks: chunks });
   let outcome: "ended" | "failed" | "withheld" | undefined;
+  // the caller's cancellation, or the guard closing, ends a read the function does not answer
+  const stop = call.signal !== undefined ? AbortSignal.any([deps.signal, call.signal]) : deps.signal;
+  let pulling = false;
   try {
     for (;;) {
       let step: IteratorResult<C>;
       try {
-        step = await source.next();
+        pulling = true;
+        step = await pull(source, stop);
+        pulling = false;
       } catch (err) {
+        if (err instanceof Cancelled) throw err.reason;
+        pulling = false;
         outcome = "failed";
         throw await failedRun(deps, call, admitted, err, { streamed_chunks: chunks });
       }
@@ -135,13 +167,15 @@ export async function* runGuardedStream<A extends object, C>(
     await recordCompleted(deps, call, { ...counted(), is_error: false });
   } finally {
     if (outcome === undefined || outcome === "withheld") {
-      // stopped before its end (by the caller, or withheld): the function is told to stop too
-      try {
-        await source.return?.();
-      } catch (err) {
-        const why = withoutSecretValues(deps.credentials, err instanceof Error ? err.message : String(err));
-        deps.log(`\`${call.tool}\` on \`${call.server}\` failed as it was stopped: ${why}`);
-      }
+      // stopped before its end (by the caller, or withheld): the function is told to stop too; while a read
+      // is still unanswered (cancelled), its iterator's `return()` waits for it, so it is not waited for
+      const stopped = Promise.resolve()
+        .then(() => source.return?.())
+        .catch((err: unknown) => {
+          const why = withoutSecretValues(deps.credentials, err instanceof Error ? err.message : String(err));
+          deps.log(`\`${call.tool}\` on \`${call.server}\` failed as it was stopped: ${why}`);
+        });
+      if (!pulling) await stopped;
     }
     if (outcome === undefined) {
       endRun();

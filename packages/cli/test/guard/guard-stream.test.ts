@@ -28,6 +28,11 @@ async function guarded(): Promise<{ home: string; acp: Guard; lines: string[] }>
   return { home, acp: await openGuard({ home, passphrase: PASSPHRASE, log: (l) => lines.push(l) }), lines };
 }
 
+/** The AI SDK's second argument of `execute`, as far as the guard reads it. */
+interface ExecOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
 interface Args {
   readonly token?: string;
 }
@@ -189,6 +194,44 @@ describe("openGuard: guardStream checks each chunk of a streaming tool", () => {
     expect(stopped).toBe(true);
     expect(completions(home)).toEqual([expect.objectContaining({ cancelled: true })]);
     expect(await stream.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
+describe("openGuard: cancelling a stream whose tool does not answer", () => {
+  /** A tool that yields once, then waits for ever, heeding no signal. */
+  function stuck(acp: Guard): (args: object, options?: ExecOptions) => AsyncGenerator<string, void, undefined> {
+    return acp.guardStream<object, string, [ExecOptions?]>(
+      "stuck",
+      async function* () {
+        yield "first\n"; // (a piece ending in `t` could begin the secret, and would be held back)
+        await new Promise(() => undefined);
+      },
+      { server: "bank" },
+    );
+  }
+
+  it("the caller's abort signal ends the unanswered read with its reason, and the end is audited", async () => {
+    const { home, acp } = await guarded();
+    const stream = stuck(acp);
+    const controller = new AbortController();
+    const reading = stream({}, { abortSignal: controller.signal });
+    expect((await reading.next()).value).toBe("first\n");
+    const next = reading.next();
+    controller.abort(new Error("the user pressed stop"));
+    await expect(next).rejects.toThrow("the user pressed stop");
+    await acp.close();
+    expect(completions(home)).toEqual([expect.objectContaining({ cancelled: true, streamed_chunks: 1 })]);
+  });
+
+  it("close() does not wait for ever on a stream whose tool does not answer", async () => {
+    const { home, acp } = await guarded();
+    const stream = stuck(acp);
+    const reading = stream({});
+    expect((await reading.next()).value).toBe("first\n");
+    const next = reading.next().catch((e: unknown) => e);
+    await acp.close();
+    expect(await next).toBeInstanceOf(Error);
+    expect(completions(home)).toEqual([expect.objectContaining({ cancelled: true })]);
   });
 });
 
