@@ -58,7 +58,7 @@ const PG_DRIVER_UNAVAILABLE =
  */
 function isStateUnavailable(error: unknown): boolean {
   if (error instanceof PostgresStoreError)
-    return error.code === "postgres_unavailable" || error.code === "postgres_store_closed";
+    return ["postgres_unavailable", "postgres_store_closed", "postgres_clock_skew"].includes(error.code);
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (error.name === "SqliteError") return typeof code === "string" && SQLITE_UNAVAILABLE.test(code);

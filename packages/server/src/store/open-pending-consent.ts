@@ -3,13 +3,19 @@
  * behind the one {@link AsyncPendingConsentStore} interface the service itself answers through.
  */
 import {
+  clockSkewBeyond,
   createPendingConsentStore,
   createPostgresPendingConsentStore,
   openPendingConsentDb,
   openPostgresStore,
   stateDbPresent,
+  describeClockSkew,
+  MAX_CLOCK_SKEW_MS,
+  measureClockSkew,
+  PostgresStoreError,
   toAsyncPendingConsentStore,
   type AsyncPendingConsentStore,
+  type PostgresStore,
 } from "@acp/store";
 
 /** An open pending-consent store and how to close it. */
@@ -18,6 +24,31 @@ export interface PendingConsentHandle {
   /** `state.db`'s path, or the PostgreSQL URL with its password masked. */
   readonly location: string;
   close(): Promise<void>;
+}
+
+/**
+ * The store, refusing an approval given with a clock more than `MAX_CLOCK_SKEW_MS` from the database's
+ * (`postgres_clock_skew`, nothing written): `acp approve` reads `--for` and the request's expiry on this
+ * machine's clock, so one behind would approve an expired request and one ahead give a longer window. The
+ * nodes guard their own clocks; this machine need not be one. A denial only refuses, so it is not checked.
+ */
+function approvalsOnTime(pg: PostgresStore, store: AsyncPendingConsentStore): AsyncPendingConsentStore {
+  return {
+    ...store,
+    async decide(id, status, answer, nowMs) {
+      if (status === "approved") {
+        const reading = await measureClockSkew(pg, () => nowMs);
+        if (clockSkewBeyond(reading, MAX_CLOCK_SKEW_MS)) {
+          throw new PostgresStoreError(
+            "postgres_clock_skew",
+            `this machine's clock is ${describeClockSkew(reading)} the database's (at most ${MAX_CLOCK_SKEW_MS} ms ` +
+              "allowed): an approval's times are read on it, so nothing was recorded; set the clock (NTP) or answer from a node",
+          );
+        }
+      }
+      return store.decide(id, status, answer, nowMs);
+    },
+  };
 }
 
 /**
@@ -42,7 +73,11 @@ export async function openPendingConsent(options: {
       await pg.close();
       throw err;
     }
-    return { store: createPostgresPendingConsentStore(pg), location: pg.url, close: () => pg.close() };
+    return {
+      store: approvalsOnTime(pg, createPostgresPendingConsentStore(pg)),
+      location: pg.url,
+      close: () => pg.close(),
+    };
   }
   // a link at the name, even dangling, is not "no state.db": opening it refuses it (state_db_unsafe)
   if (!stateDbPresent(options.statePath)) return null;

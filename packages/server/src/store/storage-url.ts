@@ -61,6 +61,7 @@ export function explainStorageError(err: unknown, resolved: ResolvedStorageUrl):
   if (code === "postgres_migration_failed") {
     return `${resolved.source}: cannot prepare the tables in ${shown}: ${message}; the user needs CREATE rights on the database`;
   }
+  if (code === "postgres_clock_skew") return `${resolved.source}: ${shown}: ${message}`;
   if (code === "postgres_schema_newer") {
     return `${resolved.source}: cannot use ${shown}: ${message}; an upgrade is rolled out to every node (nothing was changed)`;
   }

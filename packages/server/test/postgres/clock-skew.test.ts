@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openEmbeddedServer, type EmbeddedServer } from "@acp/server";
 import { useTestDatabase } from "../../../store/test/postgres/test-database.js";
-import { APPROVER_TOKEN, namedPipelines, readJson, testKeys, tokenFor, type Json } from "../harness.js";
+import { APPROVER_TOKEN, at, eventually, namedPipelines, readJson, testKeys, tokenFor, type Json } from "../harness.js";
 
 const TOKEN = "clock-skew-token-0123456789";
 const db = useTestDatabase();
@@ -40,6 +40,7 @@ async function call(
 }
 
 const READ = { tool: "read_file", server: "fs", arguments: { path: "/srv/a.txt" } };
+const WRITE = { tool: "write_file", server: "fs", arguments: { path: "/srv/b.txt", text: "x" } };
 
 /** A node whose clock is `offset.ms` off the real one (the database's). */
 async function node(offset: { ms: number }, logged: string[]): Promise<string> {
@@ -94,5 +95,25 @@ describe("a node whose clock is far from the database's", () => {
     const close = await node({ ms: 500 }, []);
     expect((await call(close, "POST", "/v1/decide", READ)).json).toMatchObject({ route: "accept" });
     expect((await call(close, "GET", "/readyz")).status).toBe(200);
+  });
+
+  it("does not take an approval through its API for another node's call, and takes a denial", async () => {
+    const good = await node({ ms: 0 }, []);
+    const skewed = await node({ ms: -60_000 }, []);
+    const waiting = call(good, "POST", "/v1/decide?wait=true&session=s", WRITE);
+    const id = await eventually(async () =>
+      at((await call(good, "GET", "/v1/consent?status=pending")).json, "requests", 0, "id"),
+    );
+    // a minute behind, it would take an answer a minute after the request expired
+    const approved = await call(skewed, "POST", `/v1/consent/${String(id)}/response`, { decision: "approved" });
+    expect(approved.status).toBe(503);
+    expect(approved.json).toMatchObject({ error: { code: "state_unavailable" } });
+    expect(at((await call(good, "GET", `/v1/consent/${String(id)}`)).json, "status")).toBe("pending");
+    const denied = await call(skewed, "POST", `/v1/consent/${String(id)}/response`, {
+      decision: "denied",
+      reason: "not now",
+    });
+    expect(denied.status).toBe(200);
+    expect((await waiting).json).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
   });
 });

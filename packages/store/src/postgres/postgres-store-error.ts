@@ -8,6 +8,7 @@ export const POSTGRES_STORE_ERROR_CODES = [
   "postgres_input_invalid",
   "postgres_consent_duplicate",
   "postgres_consent_unknown",
+  "postgres_clock_skew",
 ] as const;
 
 /** One of {@link POSTGRES_STORE_ERROR_CODES}. */

@@ -20,6 +20,8 @@ import {
   MAX_CLOCK_SKEW_MS,
   openConsentWaiter,
   openPostgresStore,
+  PostgresStoreError,
+  type AsyncPendingConsentStore,
   type PostgresStore,
 } from "@acp/store";
 import type { ServerStores } from "../types.js";
@@ -176,6 +178,22 @@ function trackReachability(store: PostgresStore, log?: (line: string) => void): 
   };
 }
 
+/**
+ * The pending store, refusing an approval (`postgres_clock_skew`, 503, nothing recorded) while this node's
+ * clock is off: the answer's window and the request's expiry are read on it. A denial only refuses: it stands.
+ */
+function approvalsOnTime(pending: AsyncPendingConsentStore, skew: ClockSkewGuard): AsyncPendingConsentStore {
+  return {
+    ...pending,
+    decide: async (id, status, answer, nowMs) => {
+      const off = status === "approved" ? skew.error : null;
+      if (off !== null)
+        throw new PostgresStoreError("postgres_clock_skew", `${off.message}: the approval was not recorded`);
+      return pending.decide(id, status, answer, nowMs);
+    },
+  };
+}
+
 /** The ids a `(beforeMs, limit)` query lists. */
 function idsOf(store: PostgresStore, sql: string) {
   return async (beforeMs: number, limit: number): Promise<string[]> =>
@@ -213,9 +231,12 @@ async function openParts(
   return {
     kind: "postgres",
     location: store.url,
-    pending: createPostgresPendingConsentStore(
-      store,
-      options.pendingLockTimeoutMs !== undefined ? { lockTimeoutMs: options.pendingLockTimeoutMs } : {},
+    pending: approvalsOnTime(
+      createPostgresPendingConsentStore(
+        store,
+        options.pendingLockTimeoutMs !== undefined ? { lockTimeoutMs: options.pendingLockTimeoutMs } : {},
+      ),
+      skew,
     ),
     answers: { wait: (id, signal) => waiter.wait(id, { signal }) },
     consoleAuth: createPostgresConsoleAuthStore(store),
