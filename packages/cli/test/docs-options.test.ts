@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { createProgram } from "../src/main.js";
-import { silentContext } from "./run.js";
+import { runCli, silentContext } from "./run.js";
 
 const pages = fileURLToPath(new URL("../../../docs/reference/cli/", import.meta.url));
 
@@ -42,6 +42,17 @@ describe("--help says the same thing the same way", () => {
     (_name, command) => {
       const json = command.options.find((o) => o.long === "--json");
       if (json !== undefined) expect(json.description).toMatch(/\bprint/);
+    },
+  );
+});
+
+describe("--help shows defaults as a person types them", () => {
+  it.each(commands.map(([path]) => [path.join(" "), path] as const))(
+    "acp %s: no default in quotes or as an empty list",
+    async (_name, path) => {
+      const help = (await runCli([...path, "--help"])).stdout;
+      // commander prints a string default as `(default: "4")` and a repeatable option's as `(default: [])`
+      expect(help).not.toMatch(/default: "|default: \[\]/);
     },
   );
 });

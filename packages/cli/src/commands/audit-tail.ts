@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
 import { printable } from "@acp/proxy";
 import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
@@ -190,7 +190,10 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
       throw new CliError(`cannot read audit log \`${file}\`: ${why}`, EXIT.error);
     }
   }
-  const print = (line: string): void => printLine(ctx, options.json === true ? line : formatAuditLine(line));
+  // a line as written holds C1 controls (U+009B opens a CSI), bidi overrides and DEL raw (JCS escapes only
+  // U+0000-U+001F): to a terminal they are shown as `\uXXXX` escapes, the same JSON values; piped, the file's bytes
+  const raw = (line: string): string => (ctx.io.stdoutIsTTY === true ? printable(line) : line);
+  const print = (line: string): void => printLine(ctx, options.json === true ? raw(line) : formatAuditLine(line));
   const { lines, offset } = last;
   lines.forEach(print);
   if (options.follow !== true) return;
@@ -211,7 +214,7 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
     .command("tail")
     .description("print the last audit events readably: time, type, tool, decision, rule")
     .argument("[file]", "the audit log (default $ACP_HOME/audit.jsonl)")
-    .option("-n, --lines <n>", "how many events to print first", "10")
+    .addOption(new Option("-n, --lines <n>", "how many events to print first").default("10", "10"))
     .option("-f, --follow", "keep printing events as they are appended (Ctrl-C stops)")
     .option("--json", "print the raw JSONL lines")
     .addHelpText(
@@ -224,6 +227,9 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
         "  acp audit tail -f              # follow new events",
         "",
         "With -f and no FILE, a home whose log is not there yet waits for its first event (without -f: exit 1).",
+        "",
+        "--json to a terminal shows control, format and invisible characters (an escape sequence planted in a tool",
+        "name or argument) as \\uXXXX escapes, the same JSON values; piped or redirected, the lines are as written.",
         "",
         "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file),",
         "2 usage (a bad -n, an unknown option). Lines that are not audit events are printed as such: still 0.",

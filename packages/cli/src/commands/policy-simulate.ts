@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { CATEGORIES } from "@acp/core";
 import { printJson, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -99,7 +99,7 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .requiredOption("--tool <name>", "the tool the agent calls")
     .option("--server <name>", "the upstream MCP server")
     .option("--category <category>", `explicit category (${CATEGORIES.join(", ")})`)
-    .option("--args <json>", "the tool arguments as a JSON object", "{}")
+    .addOption(new Option("--args <json>", "the tool arguments as a JSON object").default("{}", "{}"))
     .option(
       "--annotations <json>",
       "the tool's MCP annotations as the upstream lists them (readOnlyHint, destructiveHint, …), which classify it",

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import {
   buildVerifyModel,
   checkIntentAgainstPolicy,
@@ -316,9 +316,24 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
       "the session runtime's settings (JSON or YAML): transitions, provenance, trusted servers",
     )
     .addOption(oldNameOption("--session <file>"))
-    .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
-    .option("--depth <n>", "most calls in one session", String(DEFAULT_VERIFY_DEPTH))
-    .option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)", String(DEFAULT_MAX_STATES))
+    .addOption(
+      new Option("--trusted-server <name>", "a server whose results are trusted (repeatable)")
+        .argParser(collect)
+        .default([], "none"),
+    )
+    // defaults shown as numbers, `(default: 4)`, not as the strings commander parses them from
+    .addOption(
+      new Option("--depth <n>", "most calls in one session").default(
+        String(DEFAULT_VERIFY_DEPTH),
+        String(DEFAULT_VERIFY_DEPTH),
+      ),
+    )
+    .addOption(
+      new Option("--max-states <n>", "most distinct states before stopping unfinished (exit 1)").default(
+        String(DEFAULT_MAX_STATES),
+        String(DEFAULT_MAX_STATES),
+      ),
+    )
     .option("--out <file>", "write the first counterexample there (replay JSON lines)")
     .option("--decline-asks", "a person declines every question: asked calls never execute")
     .option(

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { printError, printLine, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { loadGraphFile, loadPolicyFile, type DecisionInputs } from "../decision/load.js";
@@ -96,7 +96,11 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     )
     .addOption(oldNameOption("--session <file>"))
     .option("--graph <file>", "a consent graph to judge with as well")
-    .option("--trusted-server <name>", "a server whose results are trusted (repeatable)", collect, [])
+    .addOption(
+      new Option("--trusted-server <name>", "a server whose results are trusted (repeatable)")
+        .argParser(collect)
+        .default([], "none"),
+    )
     .option("--approve-asks", "a call routed ask or defer counts as approved by a person and executes")
     .option("--json", "print the summary as a JSON line too")
     .addHelpText("after", HELP_AFTER)

@@ -82,7 +82,7 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     .addOption(
       new Option("--isolation <level>", "auto picks the strongest available")
         .choices([...ISOLATION_REQUESTS])
-        .default("auto"),
+        .default("auto", "auto"),
     )
     .option("--allow-egress <host:port>", "a destination the agent may reach without asking; repeatable", collect)
     .option(
