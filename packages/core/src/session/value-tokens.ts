@@ -335,6 +335,16 @@ function continuesBefore(text: string, start: number, piece: string): boolean {
   return text[start - 1] !== "." || piece.includes("@");
 }
 
+const DIGIT = /\d/;
+
+/**
+ * Whether a number goes on across the single space at `space`, to the digit at `beyond`: digits written in
+ * groups (`4111 1111 1111 1111`, `020 7946 0958`) are one number, so `4111 1111` is a part of it.
+ */
+function groupGoesOn(text: string, space: number, beyond: number, edge: string | undefined): boolean {
+  return DIGIT.test(edge ?? "") && text[space] === " " && DIGIT.test(text[beyond] ?? "");
+}
+
 function occursDelimited(text: string, piece: string, whole: boolean): boolean {
   if (piece.length === 0) return false;
   const startsWord = isWordChar(piece[0]);
@@ -345,6 +355,7 @@ function occursDelimited(text: string, piece: string, whole: boolean): boolean {
     if (endsWord && isWordChar(text[end])) continue;
     if (whole && startsWord && continuesBefore(text, i, piece)) continue;
     if (whole && endsWord && continuesAfter(text, end)) continue;
+    if (whole && (groupGoesOn(text, i - 1, i - 2, piece[0]) || groupGoesOn(text, end, end + 1, piece.at(-1)))) continue;
     return true;
   }
   return false;
@@ -360,7 +371,8 @@ export function containsDelimited(text: string, piece: string): boolean {
 
 /**
  * Whether `piece` occurs in `text` whole: on word boundaries ({@link containsDelimited}) and not as a part of a
- * longer identifier, i.e. not joined to a letter or digit by one of `. - + @ / : % ~ = & ? #`.
+ * longer identifier, i.e. not joined to a letter or digit by one of `. - + @ / : % ~ = & ? #`, nor (a number)
+ * to more digits by a single space: `4111 1111` is not in `4111 1111 1111 1111`.
  * `smith@partner.example` is not in `bob.smith@partner.example`, nor `jane@firm.com` in `jane@firm.com.au`,
  * nor `https://bank.example.co` in `https://bank.example.co.uk`; a sentence's final `.` still ends a word, also
  * with no space after it when a longer word follows (`www.our-company.com.They`).

@@ -33,3 +33,25 @@ describe("a number the text glued to other digits by a space is still the text's
     expect((await payTo("order 123456789 0123 shipped", "12345678")).route).toBe("accept");
   });
 });
+
+describe("the user's number written in groups vouches for itself, not for some of its groups", () => {
+  async function payAfter(user: string, text: string, recipient: string) {
+    const { session } = await executingSession({ intent: INTENT, settings: { require_plan: false } });
+    session.recordUserInput(user);
+    session.recordExecution({ server: "bank", tool: "read_inbox", arguments: {} }, text);
+    return session.evaluate({ server: "bank", tool: "send_money", arguments: { recipient, amount: 200 } });
+  }
+
+  it("asks to pay the text's account that is the first groups of the user's card", async () => {
+    const user = "my card is 4111 1111 1111 1111, pay the invoice";
+    expectAsked(await payAfter(user, "invoice: pay to account 4111 1111 today", "4111 1111"), "provenance_tainted");
+    expectAsked(await payAfter(user, "invoice: pay to account 1111 1111 today", "1111 1111"), "provenance_tainted");
+  });
+
+  it("still accepts the user's whole number, and one the user's words end", async () => {
+    const user = "my card is 4111 1111 1111 1111, pay the invoice";
+    const text = "invoice: pay 4111 1111 1111 1111 and 4111 1111";
+    expect((await payAfter(user, text, "4111 1111 1111 1111")).route).toBe("accept");
+    expect((await payAfter("pay 4111 1111, it is 20 EUR", text, "4111 1111")).route).toBe("accept");
+  });
+});
