@@ -8,9 +8,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ActionRequest, Decision } from "@acp/core";
+import { DECISION_WORK_BUDGET, type ActionRequest, type Decision } from "@acp/core";
+import type { CliContext } from "../src/context.js";
+import { readConfigFile } from "../src/wiring/config-file.js";
+import { configInUse } from "../src/wiring/config-in-use.js";
 import { createPipelineDecide } from "../src/wiring/decide.js";
 import { openHomeState } from "../src/wiring/home-state.js";
+import { createProxyWiring } from "../src/wiring/proxy-wiring.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 
 /** The glob has no literal run a string search answers alone: the body below costs the whole budget. */
 const POLICY = `version: "1"
@@ -57,6 +62,45 @@ describe("createPipelineDecide: each agent's share of the policy work", () => {
       expect((await decide(NORMAL, { sessionId: "s4" })).route).toBe("accept");
     } finally {
       state.close();
+    }
+  });
+});
+
+describe("acp proxy's wiring: proxy.caller_budget sets the share", () => {
+  const root = tempRoot("proxy-caller-budget");
+  afterAll(root.cleanup);
+
+  it("a share of one decision budget: one request exhausting it, and the agent is refused", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "policy.yml"), POLICY);
+    const file = join(home, "config.yml");
+    writeFileSync(
+      file,
+      `version: "1"\nproxy:\n  caller_budget:\n    units: ${DECISION_WORK_BUDGET}\n    seconds: 60\n`,
+    );
+    const ctx: CliContext = {
+      io: {
+        stdout: { write: () => true },
+        stderr: { write: () => true },
+        readStdin: () => Promise.resolve(""),
+        stdinIsTTY: false,
+        env: envFor(home),
+        cwd: root.dir,
+        now: () => new Date("2026-03-02T10:00:00Z"),
+      },
+      exitCode: 0,
+    };
+    const wiring = createProxyWiring(ctx);
+    try {
+      const config = configInUse(readConfigFile(file, true));
+      const decide = wiring.createDecide({ policyPath: join(home, "policy.yml"), home, config });
+      const mallory = { sessionId: "s1", tokenAgent: "mallory" };
+      expect(codes(await decide(HOSTILE, mallory))).toEqual(["decision_budget_exceeded"]);
+      const refused = await decide(NORMAL, mallory);
+      expect(codes(refused)).toEqual(["caller_budget_exhausted"]);
+      expect(refused.reasons[0]?.message).toMatch(/\(8,388,608 work units per 60 s;.* try again in 61 s$/);
+    } finally {
+      await wiring.close();
     }
   });
 });

@@ -178,7 +178,8 @@ Tokens over HTTP: seal the one every client sends with \`acp config set-secret p
 proxy.agent_tokens.NAME\`: a session opened with one is NAME's (decided and audited as NAME, whatever the
 client calls itself) and only that token may use it. Sealed tokens open with ACP_PASSPHRASE. Each agent
 (sessions without a token of their own together) has a share of the policy work: once its calls have spent
-it (requests built to exhaust a decision's work budget), they are refused unjudged, caller_budget_exhausted.
+it (requests built to exhaust a decision's work budget), they are refused unjudged, caller_budget_exhausted
+(proxy.caller_budget: units, seconds; default 33554432 units back over 60 s).
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],

@@ -108,6 +108,8 @@ export function createProxyWiring(
         log,
         // a reload of the policy file is in the chain before any decision on the new policy
         record: (eventType, fields) => audit.record(eventType, fields),
+        // each agent's share of the policy work (proxy.caller_budget; absent: the default)
+        ...(config.proxy.callerBudget !== undefined ? { callerBudget: config.proxy.callerBudget } : {}),
         sessions: (classify) => {
           runtime = createProxySessionRuntime({
             ...(intent !== undefined ? { intent } : {}),

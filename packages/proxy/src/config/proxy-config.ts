@@ -30,6 +30,11 @@ export interface ProxyConfig {
   readonly consentTimeoutMs: number;
   /** Most HTTP sessions open at once (`proxy.max_sessions`); absent: the listener's default (256). */
   readonly maxSessions?: number;
+  /**
+   * Each agent's share of the policy work (`proxy.caller_budget`: `units` spent at once, back over
+   * `seconds`, as `windowMs`); absent, or a key of it absent: the default (core's `createCallerBudget`).
+   */
+  readonly callerBudget?: { readonly units?: number; readonly windowMs?: number };
 }
 
 /** Defaults of the proxy section. */
@@ -52,7 +57,11 @@ const PROXY_KEYS = [
   "call_timeout_seconds",
   "call_max_seconds",
   "max_sessions",
+  "caller_budget",
 ];
+const CALLER_BUDGET_KEYS = ["units", "seconds"];
+/** Most a `proxy.caller_budget` number may be (as `serve.caller_budget`): units 2^50, seconds a day. */
+const CALLER_BUDGET_MAX: Readonly<Record<string, number>> = { units: 2 ** 50, seconds: 86_400 };
 const UPSTREAM_KEYS = ["name", "command", "args", "url", "transport", "env", "cwd", "trusted"];
 
 /** The issue codes of this file (listed in docs/reference/errors.md). */
@@ -142,6 +151,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
   ) {
     at(["max_sessions"], INVALID, `\`proxy.max_sessions\` must be an integer from 1 to ${MAX_SESSIONS_LIMIT}`);
   }
+  const callerBudget = parseCallerBudget(s["caller_budget"], at);
   if (issues.length > 0) return fail(issues);
   return ok({
     ...(typeof port === "number" ? { port } : {}),
@@ -156,7 +166,42 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     callMaxMs: callMax ?? Math.max(PROXY_DEFAULTS.callMaxMs, callTimeout ?? 0),
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
     ...(typeof maxSessions === "number" ? { maxSessions } : {}),
+    ...(callerBudget !== undefined ? { callerBudget } : {}),
   });
+}
+
+/** `proxy.caller_budget`: `units` and `seconds`, each a whole number from 1 to its most; either may be left out. */
+function parseCallerBudget(
+  value: unknown,
+  at: (path: (string | number)[], code: Code, message: string) => void,
+): { units?: number; windowMs?: number } | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObj(value)) {
+    at(["caller_budget"], INVALID, "`proxy.caller_budget` must be a mapping (of units, seconds)");
+    return undefined;
+  }
+  const out: { units?: number; windowMs?: number } = {};
+  for (const [key, n] of Object.entries(value)) {
+    const max = CALLER_BUDGET_MAX[key];
+    if (max === undefined) {
+      const message = `unknown key \`${key}\` in \`proxy.caller_budget\`${didYouMean(key, CALLER_BUDGET_KEYS)}`;
+      at(["caller_budget", key], UNKNOWN_KEY, message);
+      continue;
+    }
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1 || n > max) {
+      const what = key === "units" ? "work units" : "seconds";
+      const most = max.toLocaleString("en-US");
+      at(
+        ["caller_budget", key],
+        INVALID,
+        `\`proxy.caller_budget.${key}\` must be a whole number of ${what} from 1 to ${most}`,
+      );
+      continue;
+    }
+    if (key === "units") out.units = n;
+    else out.windowMs = n * 1000;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /**
