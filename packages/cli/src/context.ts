@@ -10,6 +10,8 @@ export interface CliIo {
   readonly readStdin: () => Promise<string>;
   /** Whether stdin is an interactive terminal. */
   readonly stdinIsTTY: boolean;
+  /** Whether stdout is a terminal (what a command prints there must not hold raw escape sequences). */
+  readonly stdoutIsTTY?: boolean;
   /** Standard input as a stream, for line-by-line dialogues (absent in tests: `readStdin` is read instead). */
   readonly stdin?: NodeJS.ReadableStream;
   /** Asks on the terminal without echoing the answer (passphrases, secrets); absent where there is none. */

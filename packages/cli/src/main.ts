@@ -14,6 +14,7 @@ export function processIo(): CliIo {
     stderr: process.stderr,
     readStdin: () => text(process.stdin),
     stdinIsTTY: process.stdin.isTTY === true,
+    stdoutIsTTY: process.stdout.isTTY === true,
     stdin: process.stdin,
     promptHidden: promptHiddenOnTerminal,
     env: process.env,

@@ -7,6 +7,8 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "@acp/store";
 import { followAuditFile, formatAuditLine } from "../src/commands/audit-tail.js";
+import { run } from "../src/main.js";
+import type { CliIo } from "../src/context.js";
 import { runCli } from "./run.js";
 
 const execFileP = promisify(execFile);
@@ -239,6 +241,39 @@ describe("acp audit tail", () => {
     expect(out.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
     expect(out.stdout).toContain("read\\u001b[2K\\u000dsafe_tool");
     expect(out.stdout).toContain("not json \\u001b]0;owned\\u0007");
+  });
+
+  it("--json to a terminal escapes what canonical JSON leaves raw (C1 CSI, bidi override, DEL); piped, the bytes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 15)) });
+    await log.append({ event_type: "tool_call_intercepted", tool: "a\u009b2Jb\u202ec\u007f", decision: "accept" });
+    await log.close();
+    appendFileSync(path, "planted \u001b]0;owned\u0007\n");
+    const written = readFileSync(path, "utf8");
+    const tail = async (isTTY: boolean): Promise<string> => {
+      let stdout = "";
+      const io: CliIo = {
+        stdout: { write: (text: string) => (stdout += text) },
+        stdoutIsTTY: isTTY,
+        stderr: { write: () => true },
+        readStdin: () => Promise.resolve(""),
+        stdinIsTTY: false,
+        env: { HOME: "/nonexistent-home" },
+        cwd: process.cwd(),
+        now: () => new Date(),
+      };
+      expect(await run(["audit", "tail", "--json", path], io)).toBe(0);
+      return stdout;
+    };
+    const shown = await tail(true);
+    // eslint-disable-next-line no-control-regex -- nothing but the newlines: no C0, DEL, C1, bidi override
+    expect(shown).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    const [event, planted] = shown.trim().split("\n") as [string, string];
+    expect(JSON.parse(event)).toEqual(JSON.parse(written.split("\n")[0] as string));
+    expect(planted).toBe("planted \\u001b]0;owned\\u0007");
+    expect(await tail(false)).toBe(written);
   });
 
   it("names the policy versions of a reload, and of a version that was not taken", async () => {
