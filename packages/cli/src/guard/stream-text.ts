@@ -69,12 +69,12 @@ function occurrences(text: string, spelled: SecretSpellings): [number, number][]
   return found;
 }
 
-/** Occurrences merged where they overlap or touch, in order. */
+/** Occurrences merged where they overlap, in order (two that only touch stay two: each is hidden where it starts). */
 function merged(found: [number, number][]): [number, number][] {
   const out: [number, number][] = [];
   for (const [start, end] of [...found].sort((a, b) => a[0] - b[0])) {
     const last = out.at(-1);
-    if (last !== undefined && start <= last[1]) last[1] = Math.max(last[1], end);
+    if (last !== undefined && start < last[1]) last[1] = Math.max(last[1], end);
     else out.push([start, end]);
   }
   return out;
@@ -89,7 +89,7 @@ function merged(found: [number, number][]): [number, number][] {
  * others wait for the next piece. So the pieces passed on, joined, never hold a secret, however the text
  * was cut into pieces, and each is a piece that came, as it came, when it holds none. A piece the next
  * one begins with (a stream of the whole text so far) also has a secret's start at its end masked when
- * the next piece shows the secret going on there.
+ * the next piece shows the secret going on there (all of it, or more of its start).
  */
 export function createTextStreamRedactor(
   secrets: readonly string[],
@@ -153,6 +153,14 @@ export function createTextStreamRedactor(
       if (piece !== "" && after !== undefined && after.length > piece.length && after.startsWith(piece)) {
         for (const [start, end] of occurrences(after, spelled)) {
           if (start < piece.length && piece.length < end) masks.push([from + start, from + piece.length]);
+        }
+        // the next piece goes on with more of a secret, but not yet all of it
+        const first = Math.max(0, piece.length - longest + 1, after.length - longest + 1);
+        for (let at = first; at < piece.length; at++) {
+          if (couldBegin(after.slice(at))) {
+            masks.push([from + at, from + piece.length]);
+            break;
+          }
         }
       }
       from += piece.length;

@@ -88,6 +88,34 @@ describe("createTextStreamRedactor: a secret split across pieces of a text does 
     );
   });
 
+  it("property: pieces that are each the whole text so far never show a character of a secret", () => {
+    const filler = fc.constantFrom("x", "y", "z", " ", ".", "\n");
+    const chars = new Set(SECRET);
+    fc.assert(
+      fc.property(
+        fc.array(filler, { maxLength: 12 }),
+        fc.array(filler, { maxLength: 12 }),
+        fc.array(fc.nat(60), { maxLength: 10 }),
+        (before, after, cuts) => {
+          const whole = `${before.join("")}${SECRET}${after.join("")}`;
+          const ends = [...new Set([...cuts.map((c) => c % (whole.length + 1)), whole.length])].sort((a, b) => a - b);
+          const snapshots = ends.map((end) => whole.slice(0, end)).filter((t) => t !== "");
+          const out = streamed(snapshots);
+          expect(out).toHaveLength(snapshots.length);
+          for (const shown of out) {
+            expect([...shown.replaceAll("[REDACTED]", "")].filter((c) => chars.has(c))).toEqual([]);
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("masks the start of a secret in pieces that the next ones complete bit by bit", () => {
+    const snapshots = ["key tok_l", "key tok_live_", `key ${SECRET}`, `key ${SECRET}.`];
+    expect(streamed(snapshots)).toEqual(["key [REDACTED]", "key [REDACTED]", "key [REDACTED]", "key [REDACTED]."]);
+  });
+
   it("without secrets passes every piece on at once", () => {
     const text = createTextStreamRedactor([], redact);
     expect(text.push("t")).toEqual(["t"]);
