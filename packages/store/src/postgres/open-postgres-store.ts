@@ -25,6 +25,13 @@ export interface OpenPostgresStoreOptions {
    * stuck database fails a decision (which then refuses) instead of hanging it. 0 turns it off.
    */
   readonly statementTimeoutMs?: number;
+  /**
+   * This side gives up on a query that has had no answer for this long (ms; default the statement timeout
+   * plus 5000, none when that is off) and drops its connection: a database cut off by the network (no reset)
+   * cannot cancel anything, and a query would otherwise wait for the kernel to give up on the socket
+   * (a quarter of an hour). It rejects with `postgres_unavailable`, told to `onConnectionError` too.
+   */
+  readonly queryTimeoutMs?: number;
   /** `application_name` shown in `pg_stat_activity` (default `acp`). */
   readonly applicationName?: string;
   /** Apply the store's migrations at open (default true). */
@@ -103,13 +110,33 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
   const safeUrl = redactPostgresUrl(url);
   // the driver is loaded when a store is opened: a program that never configures PostgreSQL never loads it
   const { default: driver } = await import("pg");
+  const statementTimeout = Math.max(0, Math.floor(options.statementTimeoutMs ?? 30_000));
+  const queryTimeout = Math.max(
+    0,
+    Math.floor(options.queryTimeoutMs ?? (statementTimeout > 0 ? statementTimeout + 5000 : 0)),
+  );
   const config: ClientConfig = {
     connectionString: url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     application_name: options.applicationName ?? "acp",
-    statement_timeout: Math.max(0, Math.floor(options.statementTimeoutMs ?? 30_000)),
+    statement_timeout: statementTimeout,
+    // a node cut off mid-transaction must not hold its locks (the audit chain's, a rate limit's) until the
+    // server's TCP keepalive notices, hours later: the server ends a session idle in a transaction this long
+    ...(statementTimeout > 0 ? { idle_in_transaction_session_timeout: statementTimeout } : {}),
+    ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
     keepAlive: true,
     types: typesOf(driver),
+  };
+  /** A query this side gave up on (`query_timeout`): its connection is unusable, the database unreachable. */
+  const unanswered = (err: unknown): unknown => {
+    if (!(err instanceof Error) || err.message !== "Query read timeout") return err;
+    const lost = new PostgresStoreError(
+      "postgres_unavailable",
+      `${safeUrl}: the database did not answer within ${queryTimeout} ms (cut off by the network?)`,
+      { cause: err },
+    );
+    options.onConnectionError?.(lost);
+    return lost;
   };
   const pool = new driver.Pool({ ...config, max: options.max ?? 10 });
   pool.on("error", (err) => options.onConnectionError?.(err));
@@ -120,7 +147,11 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
       return closed;
     },
     query: <R extends QueryResultRow>(text: string, values?: readonly unknown[]) =>
-      closed ? Promise.reject(closedError(safeUrl)) : pool.query<R>(text, values === undefined ? [] : [...values]),
+      closed
+        ? Promise.reject(closedError(safeUrl))
+        : pool.query<R>(text, values === undefined ? [] : [...values]).catch((err: unknown) => {
+            throw unanswered(err);
+          }),
     transaction: async (fn) => {
       if (closed) throw closedError(safeUrl);
       const client = await pool.connect();
@@ -139,7 +170,16 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
         await client.query("COMMIT");
         return result;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        const given = unanswered(err);
+        if (given !== err) {
+          // the connection waits on a query that will not answer: it goes, unused (the server rolls back)
+          lost ??= given as Error;
+          throw given;
+        }
+        // a connection that cannot even roll back is in no state to serve the next caller
+        await client.query("ROLLBACK").catch((failed: unknown) => {
+          lost ??= failed instanceof Error ? failed : new Error(String(failed));
+        });
         throw err;
       } finally {
         client.removeListener("error", onError);
