@@ -14,6 +14,9 @@ export function isGlobPattern(pattern: string): boolean {
   return /[*?[\]{}]/.test(pattern);
 }
 
+/** How a Windows path is written in a glob, `/` between its segments (`\\` escapes the next character there). */
+const WINDOWS_HINT = "`C:/Users/alice/**`: `\\` escapes the next character in a glob";
+
 /** Longest pattern we compile; longer patterns are refused as absurd. */
 export const MAX_GLOB_LENGTH = 1024;
 
@@ -80,9 +83,13 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Result<
     return { ok: true, value: (value) => linear.test(value) };
   } catch (err) {
     const reason = err instanceof Error ? err.message.toLowerCase().replace(/\.$/, "") : "unparsable";
+    // a Windows path written with `\` (`C:\Users\alice\**`): in a glob `\` escapes the next character
+    const windows = pattern.includes("\\")
+      ? `; write \`/\` between a path's segments, on Windows too (${WINDOWS_HINT})`
+      : "";
     return {
       ok: false,
-      issues: [{ code: "invalid_glob", path: [], message: `invalid glob \`${pattern}\`: ${reason}` }],
+      issues: [{ code: "invalid_glob", path: [], message: `invalid glob \`${pattern}\`: ${reason}${windows}` }],
     };
   }
 }

@@ -282,6 +282,13 @@ classify:
     expect(issues[2]?.message).toContain("a name never holds a space at its start or end");
   });
 
+  it("tells a Windows path written with `\\` to be written with `/`", () => {
+    const text = `${RULE}  - id: keys\n    match: { args: { path: 'C:\\Users\\alice\\.ssh\\**' } }\n    action: deny\n`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => [i.code, i.path])).toEqual([["invalid_glob", ["rules", 0, "match", "args", "path"]]]);
+    expect(issues[0]?.message).toContain("write `/` between a path's segments, on Windows too (`C:/Users/alice/**`");
+  });
+
   it("reports every problem of a file in one pass, in file order", () => {
     const text = `version: "1"
 default_action: alow
