@@ -73,27 +73,58 @@ function isStale(holder: { text: string; mtimeMs: number }, staleMs: number, now
   return isDeadHere(holder.text);
 }
 
+/** A breaker (`<lock>.break`) older than this was left by a process that died while breaking a lock. */
+const BREAKER_STALE_MS = 2_000;
+
 /**
- * Moves a stale lock aside and deletes it, but only if it is still the stale one we read (a rename is
- * atomic; comparing contents afterwards catches a racing process that broke it and took it first, in
- * which case the fresh lock is linked back).
+ * Breaks a stale lock whose holder text was read as `staleText`. Breakers take turns at `<lock>.break`
+ * (created with `O_EXCL`) and, holding it, read the lock again: only when it is still the stale one is it
+ * moved aside (atomic) and deleted. Before 27 Nov 2026 there was no breaker: two waiters that read the same
+ * dead holder both broke it, the later one moved aside the lock the earlier one had just taken, and while
+ * it put it back a third took the free name, so two processes held the lock at once and their batches forked
+ * the chain. What is left: a holder judged stale by age (alive, but holding the lock past `staleMs`) may
+ * release and another take the lock between the read and the move; the contents are compared after the move
+ * and the lock put back, as before.
  */
 function breakStaleLock(path: string, staleText: string): void {
-  const grave = `${path}.stale-${process.pid}-${randomUUID()}`;
+  const breaker = `${path}.break`;
   try {
-    renameSync(path, grave);
-  } catch {
+    closeSync(openSync(breaker, "wx", 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return;
+    // another process is breaking it; a breaker left by one that died doing so is removed once old
+    const since = Date.now() - (statSync(breaker, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (since > BREAKER_STALE_MS) unlinkQuietly(breaker);
     return;
   }
-  const moved = readHolder(grave)?.text;
-  if (moved !== staleText) {
+  try {
+    if (readHolder(path)?.text !== staleText) return;
+    const grave = `${path}.stale-${process.pid}-${randomUUID()}`;
     try {
-      linkSync(grave, path);
+      renameSync(path, grave);
     } catch {
-      // a third process took the lock meanwhile; nothing we can restore
+      return;
     }
+    const moved = readHolder(grave)?.text;
+    if (moved !== staleText) {
+      try {
+        linkSync(grave, path);
+      } catch {
+        // a third process took the lock meanwhile; nothing we can restore
+      }
+    }
+    unlinkSync(grave);
+  } finally {
+    unlinkQuietly(breaker);
   }
-  unlinkSync(grave);
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
 }
 
 /** One attempt: creates the lock file with `O_EXCL`, writing `pid\nhost\ntoken`. */
