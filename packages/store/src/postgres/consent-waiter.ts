@@ -24,7 +24,17 @@ export interface ConsentWaiterOptions {
   readonly onError?: (err: Error) => void;
   /** First pause before a failed read is retried (ms, default 100); doubles up to 5 s. */
   readonly retryMs?: number;
+  /**
+   * Besides the notifications, how often the rows waited for are looked at (ms, default
+   * {@link CONSENT_WAIT_POLL_MS}; one query for all of them): a notification can be lost with no
+   * disconnect to say so — a `LISTEN` connection the network cut without a reset (noticed only when TCP
+   * keep-alive gives up, hours later), a pooler in transaction mode that does not pass `LISTEN` on.
+   */
+  readonly pollMs?: number;
 }
+
+/** How often a waiter looks at the rows it waits for, whatever the notifications say (ms). */
+export const CONSENT_WAIT_POLL_MS = 5000;
 
 interface Waiting {
   readonly resolve: (row: PendingConsentRow) => void;
@@ -98,6 +108,22 @@ export async function openConsentWaiter(
     onError: report,
   });
 
+  // the rows answered without their notification reaching this node: one query for every wait
+  const poll = setInterval(
+    () => {
+      if (waiting.size === 0 || closed || store.closed) return;
+      store
+        .query<{ id: string }>("SELECT id FROM pending_consent WHERE id = ANY($1::text[]) AND status <> 'pending'", [
+          [...waiting.keys()],
+        ])
+        .then((rows) => {
+          for (const { id } of rows.rows) if (waiting.has(id)) check(id);
+        }, report);
+    },
+    Math.max(10, options.pollMs ?? CONSENT_WAIT_POLL_MS),
+  );
+  poll.unref();
+
   const wait = (id: string, signal: AbortSignal | undefined): Promise<PendingConsentRow> =>
     new Promise<PendingConsentRow>((resolve, reject) => {
       const onAbort = (): void => {
@@ -135,6 +161,7 @@ export async function openConsentWaiter(
     },
     async close() {
       closed = true;
+      clearInterval(poll);
       await watch.close();
       const error = new PostgresStoreError("postgres_store_closed", "consent waiter is closed");
       for (const id of [...waiting.keys()]) rejectAll(id, error);

@@ -26,7 +26,12 @@ export {
   type PostgresPendingStoreOptions,
 } from "./pending-store.js";
 export { watchConsentDecisions, type ConsentWatch, type WatchConsentOptions } from "./consent-watch.js";
-export { openConsentWaiter, type ConsentWaiter, type ConsentWaiterOptions } from "./consent-waiter.js";
+export {
+  CONSENT_WAIT_POLL_MS,
+  openConsentWaiter,
+  type ConsentWaiter,
+  type ConsentWaiterOptions,
+} from "./consent-waiter.js";
 export { createPostgresConsentGrantStore, type AsyncConsentGrantStore } from "./grant-store.js";
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
 export {
