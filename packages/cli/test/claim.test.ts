@@ -102,7 +102,8 @@ describe("acp claim", () => {
     expect(bad.code).toBe(4);
     expect(bad.stderr).toContain("svg is not allowed");
     const missing = await runCli(["claim", "link", "sbx_AAAAAAAAAAAAAAAAAAAAAA"], { env });
-    expect(missing.code).toBe(1);
+    // an id that names no saved sandbox is invalid input, as an unknown id is for `acp approve`
+    expect(missing.code).toBe(4);
     expect(missing.stderr).toContain("no saved sandbox `sbx_AAAAAAAAAAAAAAAAAAAAAA`");
     const notJson = await runCli(["claim", "publish", "--provider", "http://api.localhost:1", "--file", "-"], {
       env,

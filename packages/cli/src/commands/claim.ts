@@ -137,12 +137,21 @@ function saveSandbox(ctx: CliContext, s: AgentSandbox): void {
   chmodSync(path, 0o600);
 }
 
+/** A saved sandbox; an id that names none is invalid input (exit 4, as an unknown id is for `acp approve`). */
 function loadSandbox(ctx: CliContext, id: string): AgentSandbox {
   const path = sandboxPath(ctx, id);
+  let text: string;
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as AgentSandbox;
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT")
+      throw new CliError(`no saved sandbox \`${id}\` in \`${path}\``, EXIT.invalid);
+    throw new CliError(`cannot read saved sandbox \`${path}\`: ${readFailure(err)}`, EXIT.error);
+  }
+  try {
+    return JSON.parse(text) as AgentSandbox;
   } catch {
-    throw new CliError(`no saved sandbox \`${id}\` in \`${path}\``, EXIT.error);
+    throw new CliError(`saved sandbox \`${path}\` is not JSON`, EXIT.invalid);
   }
 }
 
@@ -356,12 +365,12 @@ Examples:
   acp claim publish --provider http://api.localhost:8080 --file faq.json
   acp claim link sbx_…   # then give the human the code and the page
 
-Exit codes: 0 published, 1 a file cannot be read, no saved sandbox --sandbox, the sandbox cannot be saved,
+Exit codes: 0 published, 1 a file cannot be read, the sandbox cannot be saved,
 or the provider cannot be reached or answers in a way the client refuses (over 1 MiB, not
 in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 usage (no --file, no --provider, plain http:// to another machine without --insecure-http, a --sandbox that is not a sandbox
 id), 3 the provider refused (the uniform not_found, a limit or a refused source, admission tokens not
 accepted), 4 invalid input (--file is not JSON, content the provider rejects with 400, an
---admission-token file that is not a token).
+--admission-token file that is not a token, no saved sandbox --sandbox).
 `,
     )
     .action(async (flags: AgentFlags) => {
@@ -397,10 +406,10 @@ accepted), 4 invalid input (--file is not JSON, content the provider rejects wit
 Example:
   acp claim link sbx_4fQ… --json
 
-Exit codes: 0 the claim code was printed, 1 no saved sandbox with that id, or the provider
+Exit codes: 0 the claim code was printed, 1 a saved sandbox that cannot be read, or the provider
 cannot be reached or answers in a way the client refuses (over 1 MiB, not
 in full within 30 s, a redirect, not the JSON the protocol says, a proof-of-work over 28 bits), 2 not a sandbox id (sbx_…), or its provider is plain http:// on another machine and --insecure-http is not given, 3 the provider refused (nothing published yet, or the uniform
-not_found), 4 the provider rejected the request (400).
+not_found), 4 no saved sandbox with that id, or the provider rejected the request (400).
 `,
     )
     .action(async (id: string, flags: AgentFlags) => {
