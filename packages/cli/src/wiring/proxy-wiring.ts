@@ -165,11 +165,19 @@ export function createProxyWiring(
     runtime: () => runtime,
     reopenAudit: () => wired?.audit.reopen() ?? Promise.resolve(),
     async close() {
-      await orphansSettled;
-      await broker?.close();
-      if (wired === undefined) return;
-      await wired.audit.close();
-      wired.state.close();
+      // each part is let go of even when one before it fails (an audit log that stopped recording rejects
+      // its close): the first failure is what close rejects with, after state.db is closed
+      const w = wired;
+      try {
+        await orphansSettled;
+        await broker?.close();
+      } finally {
+        try {
+          await w?.audit.close();
+        } finally {
+          w?.state.close();
+        }
+      }
     },
   };
 }
