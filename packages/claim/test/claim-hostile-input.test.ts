@@ -119,3 +119,45 @@ describe("hostile paths: an id the router cannot decode, or longer than any id, 
     }
   });
 });
+
+describe("a body that is not a JSON object: a clear 415 or 400 before anything is looked up or spent", () => {
+  it("a solved creation sent as a form (`curl -d`), as text or as JSON that is not an object is refused as such, and the challenge still admits", async () => {
+    p = await startProvider();
+    const admission = await solvedAdmission(p);
+    const body = `{"admission":${admission}}`;
+    for (const [type, sent, status] of [
+      ["application/x-www-form-urlencoded", body, 415],
+      ["text/plain", body, 415],
+      ["application/xml", "<a/>", 415],
+      ["application/json", "null", 400],
+      ["application/json", `[${body}]`, 400],
+      ["application/json", '"x"', 400],
+    ] as const) {
+      const r = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+        headers: { "content-type": type, "content-length": String(Buffer.byteLength(sent)) },
+        raw: sent,
+      });
+      expect([type, sent.slice(0, 10), r.status, at(r.json(), "error.code")]).toEqual([
+        type,
+        sent.slice(0, 10),
+        status,
+        "claim_invalid_request",
+      ]);
+      expect(str(r.json(), "error.message")).toMatch(status === 415 ? /application\/json/ : /JSON object/);
+    }
+    expect(sandboxRows(p)).toBe(0);
+    const ok = await p.req("api.localhost", "POST", "/v1/sandboxes", { rawJson: body });
+    expect(ok.status).toBe(201);
+  });
+
+  it("an authenticated call with a form body is the same 415, and changes nothing", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const r = await p.req("api.localhost", "POST", "/v1/faqs", {
+      form: { title: "Acme", questions: "x" },
+      headers: a.auth,
+    });
+    expect([r.status, at(r.json(), "error.code")]).toEqual([415, "claim_invalid_request"]);
+    expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).json()).toEqual({ faqs: [] });
+  });
+});

@@ -32,6 +32,8 @@ export interface Provider {
       /** A raw JSON text, sent as is (for bodies `JSON.stringify` cannot make: lone surrogates, deep nesting). */
       rawJson?: string;
       form?: Record<string, string>;
+      /** A body sent as is, with only the headers given (for wrong content types). */
+      raw?: string;
       headers?: Record<string, string>;
       from?: string;
     },
@@ -61,6 +63,8 @@ export async function startProvider(overrides: Partial<ClaimServerOptions> = {})
       if (opts.json !== undefined || opts.rawJson !== undefined) {
         body = opts.rawJson ?? JSON.stringify(opts.json);
         headers["content-type"] = "application/json";
+      } else if (opts.raw !== undefined) {
+        body = opts.raw;
       } else if (opts.form !== undefined) {
         body = new URLSearchParams(opts.form).toString();
         headers["content-type"] = "application/x-www-form-urlencoded";

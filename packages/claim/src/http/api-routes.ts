@@ -23,6 +23,23 @@ export const MAX_EXTENSIONS = 2;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** What the API says to a body that is not JSON (`curl -d` sends a form, for one). */
+export const API_BODY_MEDIA_TYPE_MESSAGE = "the request body must be JSON: send `content-type: application/json`";
+
+/**
+ * Why an API request's body is not one the protocol reads, or undefined: a body (any at all) must be a JSON object
+ * sent as `application/json`. Checked before anything is looked up or spent, so the answer (415 or 400) says only
+ * what is wrong with the request — a form-encoded creation used to reach admission, fail it and answer "not found".
+ */
+export function apiBodyProblem(req: FastifyRequest): { status: number; message: string } | undefined {
+  if (req.body === undefined) return undefined;
+  const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/json") return { status: 415, message: API_BODY_MEDIA_TYPE_MESSAGE };
+  if (typeof req.body !== "object" || req.body === null || Array.isArray(req.body))
+    return { status: 400, message: "the request body must be a JSON object" };
+  return undefined;
+}
+
 /** Registers the API origin's routes (discovery, admission, sandboxes, FAQs, publish, claim codes, preview). */
 export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
   const api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler): void => {
@@ -33,6 +50,8 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
         const f = rt.facts(req);
         f.action = action;
         if (f.kind !== "api") return rt.fail(req, reply);
+        const problem = apiBodyProblem(req);
+        if (problem !== undefined) return invalid(reply, "claim_invalid_request", problem.message, problem.status);
         return h(req, reply);
       },
     });

@@ -13,7 +13,7 @@ import type { ClaimStore } from "../store/claim-store.js";
 import { CLAIM_MIGRATIONS } from "../store/migrations.js";
 import { PostgresClaimStore } from "../store/postgres-claim-store.js";
 import { SqliteClaimStore } from "../store/sqlite-claim-store.js";
-import { registerApiRoutes } from "./api-routes.js";
+import { API_BODY_MEDIA_TYPE_MESSAGE, registerApiRoutes } from "./api-routes.js";
 import { registerBrowserRoutes, servePublished } from "./browser-routes.js";
 import { coarseSource, type ClaimLogEntry, type ClaimRuntime, type RequestFacts } from "./context.js";
 import { ARRIVAL, sendFailure, sendLimited } from "./failure.js";
@@ -212,15 +212,17 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   app.setErrorHandler(async (err, req, reply) => {
     const status = (err as { statusCode?: number }).statusCode ?? 500;
     if (status >= 400 && status < 500 && status !== 404) {
+      // 415: a body of a type no route reads (the API reads JSON only; see `apiBodyProblem`).
+      const [code, message] =
+        status === 413
+          ? [413, "request body too large"]
+          : status === 415
+            ? [415, API_BODY_MEDIA_TYPE_MESSAGE]
+            : [400, "malformed request body"];
       return reply
-        .code(status === 413 ? 413 : 400)
+        .code(code)
         .header("cache-control", "no-store")
-        .send({
-          error: {
-            code: "claim_invalid_request",
-            message: status === 413 ? "request body too large" : "malformed request body",
-          },
-        });
+        .send({ error: { code: "claim_invalid_request", message } });
     }
     if (status === 404) return sendFailure(req, reply, minFailureMs);
     return reply
