@@ -1,4 +1,5 @@
 import { spendWork, workEpoch, type GlobMatcher } from "../glob/index.js";
+import { agrees, allowReadings, readOtherwise } from "./allow-readings.js";
 import { keysReadAs } from "./arg-keys.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
@@ -50,6 +51,8 @@ const INVISIBLE = /[\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
 interface Forms {
   lower?: string;
   respelled?: readonly string[];
+  /** The readings an allow rule's glob must meet too ({@link allowReadings}). */
+  read?: readonly string[];
   compat?: string | null;
 }
 
@@ -99,6 +102,25 @@ function respellingsOf(leaf: string): readonly string[] {
     for (const spelling of f.respelled) spendWork(readingCost(spelling));
   }
   return f.respelled;
+}
+
+/**
+ * The readings of a value an allow rule's glob must also meet ({@link allowReadings}: its normal form,
+ * decoded, `\` read as `/`), made once a decision. A value with nothing to read otherwise (no escape,
+ * `\`, `.` segment, `//` or scheme) costs one scan.
+ */
+function allowReadingsOf(leaf: string): readonly string[] {
+  const f = formsOf(leaf);
+  if (f.read === undefined) {
+    spendWork(readingCost(leaf));
+    if (!readOtherwise(leaf)) f.read = [];
+    else {
+      spendWork(leaf.length >> 1); // a split and join or a URL parse, trimmed, decoded: a few
+      f.read = allowReadings(leaf);
+      for (const reading of f.read) spendWork(readingCost(reading));
+    }
+  }
+  return f.read;
 }
 
 /**
@@ -360,7 +382,10 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
           // an allow rule's address pattern meets a value only when it meets every address written in it:
           // `*@corp.com` does not allow `mark@attacker.example, bob@corp.com` (a mail service sends to both)
           if (!matches(leaf)) return false;
-          return !mailPattern || addressesIn(leaf).every((address) => matches(address));
+          if (mailPattern && !addressesIn(leaf).every((address) => matches(address))) return false;
+          // and every reading a tool may take of it: `/srv/files/**` does not allow
+          // `/srv/files/..%2f..%2fetc/passwd` nor `/srv/files/..\..\etc\passwd` (`/etc/passwd` once read)
+          return allowReadingsOf(leaf).every((reading) => agrees(reading, matches));
         }
         if (spelled(leaf, loose)) return true;
         // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list), in each

@@ -42,7 +42,7 @@ const SPECIAL_SCHEMES = new Set(["http:", "https:", "ws:", "wss:", "ftp:"]);
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /** `%XX` of an RFC 3986 unreserved character, decoded (`%61dmin` is `admin`); other escapes kept. */
-function decodeUnreserved(path: string): string {
+export function decodeUnreserved(path: string): string {
   return path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
     const char = String.fromCharCode(parseInt(hex, 16));
     return /[A-Za-z0-9._~-]/.test(char) ? char : escape;
@@ -105,7 +105,7 @@ export function asciiDomains(text: string): string {
 }
 
 /** `text` with every run of `%XX` escapes decoded as UTF-8 (a run that is not UTF-8 kept as it is). */
-function decodeEscapes(text: string): string {
+export function decodeEscapes(text: string): string {
   return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
     try {
       return decodeURIComponent(run);

@@ -85,6 +85,10 @@ const ARG_VALUES: ArgMatchValue[] = [
   "api.corp/v1/**",
   "//api.corp/*",
   "*.corp:443/**",
+  "https://*.corp/**",
+  "/srv/a/**",
+  "**/x",
+  "**/srv/*",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -183,6 +187,16 @@ const scalar = fc.oneof(
     "C:\\Users\\ann\\x",
     "/srv/a\\..\\x",
     "..\\etc\\x",
+    "/srv/a/..%2f..%2fetc",
+    "/srv/a/%2e%2e/x",
+    "/srv/x/.. ",
+    "/srv/a/..%5c..%5cx",
+    "https://x@evil.example#.api.corp/",
+    "https://evil.example\\.api.corp/x",
+    "https://api.corp/v1?q=a%2Fb\\c",
+    "../../srv/x",
+    "../x",
+    "a/../../srv/a/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

@@ -199,6 +199,47 @@ function spellings(text: string): string[] {
   return out;
 }
 
+/**
+ * What an allow rule's glob must also meet (evaluation.md): the value's normal form, and that of it trimmed,
+ * with its unreserved escapes decoded and with every escape decoded (a URL's path, before `?` or `#`),
+ * each also with `\` read as `/` (a URL's path only).
+ */
+function allowReadings(text: string): string[] {
+  const url = /^[A-Za-z][A-Za-z0-9+.-]*:/.test(text);
+  const cut = (form: string): [string, string] => {
+    const end = url ? form.search(/[?#]/) : -1;
+    return end < 0 ? [form, ""] : [form.slice(0, end), form.slice(end)];
+  };
+  // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
+  const trimmed = text.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+  const [path, query] = cut(trimmed);
+  const forms = [text, trimmed, decodeUnreserved(path) + query];
+  forms.push(
+    path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+      try {
+        return decodeURIComponent(run);
+      } catch {
+        return run;
+      }
+    }) + query,
+  );
+  const out: string[] = [];
+  for (const form of forms) {
+    out.push(normalised(form));
+    const [p, q] = cut(form);
+    out.push(normalised(p.replaceAll("\\", "/") + q));
+  }
+  return out;
+}
+
+/** Whether an allow rule's glob meets a reading, or it without a trailing `/`. */
+function allowAgrees(pattern: string, reading: string): boolean {
+  return (
+    globMatches(pattern, reading) ||
+    (reading.length > 1 && reading.endsWith("/") && globMatches(pattern, reading.slice(0, -1)))
+  );
+}
+
 /** NFKC, the ideographic full stop as a dot, invisible characters dropped: as IDNA reads a domain. */
 function compatibleForm(text: string): string {
   return text
@@ -211,10 +252,12 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
   if (typeof expected === "string") {
     if (typeof actual === "string") {
       if (!lenient) {
-        // an allow rule: the value, and every address written in it when the pattern names an address
+        // an allow rule: the value, and every address written in it when the pattern names an address, and
+        // every reading a tool may take of it (decoded, `\` as `/`, in normal form)
         return (
           globMatches(expected, actual) &&
-          (!isAddressPattern(expected) || addressesIn(actual).every((a) => globMatches(expected, a)))
+          (!isAddressPattern(expected) || addressesIn(actual).every((a) => globMatches(expected, a))) &&
+          allowReadings(actual).every((r) => allowAgrees(expected, r))
         );
       }
       if (globMatches(expected, actual)) return true;

@@ -1,0 +1,76 @@
+/**
+ * What an `allow` rule's glob must also meet: the readings of a value a tool may take for it that lead
+ * somewhere else than the text as written (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd` to a server
+ * that decodes after routing, `/srv/files/..\..\etc\passwd` to a tool that reads `\` as `/`). An allow
+ * rule matches a value only when the value as written and every one of these match it: where the
+ * readings disagree, the call falls through to the rules after it.
+ */
+import { decodeEscapes, decodeUnreserved, normalizeValue } from "./normal-form.js";
+
+/**
+ * What may make a value read otherwise than written: an escape, a `\`, a `.` or `..` segment, a run of
+ * `/`, a scheme (a URL's normal form), white space or a control character at an end. A value without any
+ * (`/srv/files/report.txt`, `ann@corp.com`) has no other reading.
+ */
+const READ_OTHERWISE =
+  // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
+  /%[0-9A-Fa-f]{2}|\\|\/\/|(?:^|\/)\.\.?(?:[/\\]|$)|^[A-Za-z][A-Za-z0-9+.-]*:|^[\x00-\x20]|[\x00-\x20]$/;
+// eslint-disable-next-line no-control-regex -- the same controls
+const EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
+const ESCAPE = /%[0-9A-Fa-f]{2}/;
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+/** Whether a value may be read otherwise than written ({@link allowReadings} is not empty only then). */
+export function readOtherwise(text: string): boolean {
+  return READ_OTHERWISE.test(text);
+}
+
+/**
+ * For a URL (a value with a scheme), its part before the query or fragment and the rest, which is where
+ * a request goes no matter how it is decoded; a value without a scheme is all path.
+ */
+function splitQuery(text: string): [string, string] {
+  if (!SCHEME.test(text)) return [text, ""];
+  const end = text.search(/[?#]/);
+  return end < 0 ? [text, ""] : [text.slice(0, end), text.slice(end)];
+}
+
+/**
+ * The readings of a value an `allow` rule's glob must meet too, each differing from the value: its normal
+ * form ({@link normalizeValue}: `..` resolved, runs of `/` made one, a URL as the WHATWG parser reads it),
+ * and that of the value trimmed of white space and controls at its ends, with its unreserved escapes
+ * decoded, with every escape decoded (`%2f` too; a URL's path only), each also with `\` read as `/` (a
+ * URL's path only). Empty for a value {@link readOtherwise} passes by. Not the respellings that make a
+ * value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an allow rule written for
+ * the one does not name the other.
+ */
+export function allowReadings(text: string): string[] {
+  if (!readOtherwise(text)) return [];
+  const out = new Set<string>();
+  const add = (form: string): void => {
+    out.add(normalizeValue(form) ?? form);
+    const [path, query] = splitQuery(form);
+    if (!path.includes("\\")) return;
+    const slashed = path.replaceAll("\\", "/") + query;
+    out.add(normalizeValue(slashed) ?? slashed);
+  };
+  add(text);
+  const trimmed = text.replace(EDGES, "");
+  if (trimmed !== text) add(trimmed);
+  if (ESCAPE.test(trimmed)) {
+    const [path, query] = splitQuery(trimmed);
+    add(decodeUnreserved(path) + query);
+    add(decodeEscapes(path) + query);
+  }
+  out.delete(text);
+  return [...out];
+}
+
+/**
+ * Whether a reading agrees with an allow rule's glob: the glob meets it, or it without the trailing `/` a
+ * URL's normal form adds (`https://api.example` is `https://api.example/`). Never in another case:
+ * `/SRV` is not `/srv` on most file systems, so a URL's host written in upper case in an allow rule asks.
+ */
+export function agrees(reading: string, glob: (value: string) => boolean): boolean {
+  return glob(reading) || (reading.length > 1 && reading.endsWith("/") && glob(reading.slice(0, -1)));
+}
