@@ -106,6 +106,26 @@ describe("the writer never signs a history the anchor does not vouch for", () =>
     expect(verifyFile(path, keys.publicKey).ok).toBe(false);
   });
 
+  it("holds each checkpoint it writes: a rewrite after the anchor it opened with, over its own checkpoint, stops it", async () => {
+    const { path, open, keys } = await signedLog();
+    const log = await open();
+    const opened = readLines(path).length;
+    await log.append({ event_type: "policy_evaluated", tool: "t", decision: "refuse" });
+    await log.checkpoint();
+    // the lines up to the anchor the writer opened with stay; the refusal after it becomes an acceptance
+    const events = readEvents(path);
+    expect(events.slice(opened).map((e) => e.event_type)).toEqual(["policy_evaluated", "checkpoint"]);
+    const refused = withoutHash({ ...(events[opened] as AuditEventV02), decision: "accept" });
+    const edited = sealAuditEvent({ ...refused, previous_event_hash: events[opened - 1]?.event_hash ?? null });
+    const kept = readLines(path).slice(0, opened);
+    writeFileSync(path, [...kept, serializeAuditEvent(edited)].map((l) => `${l}\n`).join(""));
+    await expect(log.append({ event_type: "policy_evaluated", tool: "t", decision: "accept" })).rejects.toMatchObject({
+      code: "audit_anchor_mismatch",
+    });
+    await log.close().catch(() => undefined);
+    expect(verifyFile(path, keys.publicKey).ok).toBe(false);
+  });
+
   it("opens and extends an intact log as before, and a log without anchor", async () => {
     const { path, open, keys } = await signedLog();
     const log = await open();
