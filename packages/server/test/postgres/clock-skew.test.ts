@@ -72,7 +72,9 @@ describe("a node whose clock is far from the database's", () => {
     const refused = await call(url, "POST", "/v1/decide", READ);
     expect(refused.status).toBe(503);
     expect(refused.json).toMatchObject({ error: { code: "audit_unavailable" } });
-    expect((await call(url, "GET", "/readyz")).status).toBe(503);
+    const notReady = await call(url, "GET", "/readyz");
+    expect(notReady.status).toBe(503);
+    expect(at(notReady.json, "error", "message")).toMatch(/this node's clock is more than 2 s from the database's/);
     // the refusal's log line names the cause
     expect(logged.some((l) => /^decision refused \(503 audit_unavailable\): .*this node's clock is/.test(l))).toBe(
       true,

@@ -64,7 +64,7 @@ export function registerHealthRoutes(
       if (await deps.stores.ready()) return { status: "ready" };
       const what =
         deps.stores.kind === "postgres"
-          ? "PostgreSQL does not answer, so every decision is refused: it resumes by itself once the database answers again"
+          ? "PostgreSQL does not answer (or this node's clock is more than 2 s from the database's: set it), so every decision is refused: it resumes by itself once the database answers again"
           : "state.db does not answer, so every decision is refused: check the disk and $ACP_HOME, then restart the service";
       return reply.status(503).send(errorBody("not_ready", `${what} (the cause is in the service log)`));
     },
