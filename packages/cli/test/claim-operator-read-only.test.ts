@@ -70,6 +70,31 @@ describe("acp claim reputation reads the provider's SQLite state without writing
     expect(rows.map((r) => [r.key, r.score])).toEqual(sources.map(() => ["range:2001:db8:0::/48", 40]));
   });
 
+  it("range: takes the same forms as a bare range, and a range or subject the provider never keys is a usage error, not a clean score 0", async () => {
+    const p = providerWithScore("range:2001:db8:0::/48");
+    const same = ["range:2001:db8::/48", "range:2001:db8::7", "range:2001:0db8:0000::/48"];
+    const out = await runCli(["claim", "reputation", ...same, "--json"], { env: p.env, now: NOW });
+    expect([out.code, out.stderr]).toEqual([0, ""]);
+    const rows = (JSON.parse(out.stdout) as { sources: { key: string; score: number }[] }).sources;
+    expect(rows.map((r) => [r.key, r.score])).toEqual(same.map(() => ["range:2001:db8:0::/48", 40]));
+    for (const never of [
+      "203.0.113.0/16",
+      "2001:db8::/64",
+      "range:10.0.0.0/8",
+      "range:nonsense",
+      "subject:x",
+      "subject:kid:",
+    ]) {
+      for (const reset of [[], ["--reset"]]) {
+        const r = await runCli(["claim", "reputation", never, ...reset], { env: p.env, now: NOW });
+        expect([never, reset, r.code, r.stdout]).toEqual([never, reset, 2, ""]);
+        expect(r.stderr).toContain("/24 or /48");
+      }
+    }
+    const kept = await runCli(["claim", "reputation", "2001:db8::1", "--json"], { env: p.env, now: NOW });
+    expect(JSON.parse(kept.stdout)).toMatchObject({ sources: [{ score: 40 }] });
+  });
+
   it("reads while the provider holds its write lock: a read takes none", async () => {
     const { env, db } = providerWithScore();
     const provider = openStateDb(db);

@@ -14,16 +14,22 @@ interface ReputationFlags {
   json?: boolean;
 }
 
-/** The reputation key an operator names: an address (its /24 or /48), a range, `range:…` or `subject:kid:sub`. */
+/**
+ * The reputation key an operator names: an address (its /24 or /48), a /24 or /48 however it is written, the same
+ * after `range:`, or `subject:{kid}:{agent}`. Anything else is a usage error: a range the provider never charges
+ * (a /16, a /64, `range:2001:db8::/48` compressed as the provider never writes it) would read as a clean score 0,
+ * and reset nothing.
+ */
 function keyOf(source: string): string {
-  if (/^(range|subject):\S+$/.test(source)) return source;
-  if (isIP(source) !== 0) return rangeKey(coarseSource(source));
-  const [base = "", bits] = source.split("/");
+  if (/^subject:[A-Za-z0-9_.:-]{1,128}:[\x21-\x7e]{1,200}$/.test(source)) return source;
+  const range = source.startsWith("range:") ? source.slice("range:".length) : source;
+  if (isIP(range) !== 0) return rangeKey(coarseSource(range));
+  const [base = "", bits, ...rest] = range.split("/");
   // A /24 or /48 as the provider writes it, however it is typed (`2001:db8::/48` is `2001:db8:0::/48`).
-  if ((bits === "24" && isIP(base) === 4) || (bits === "48" && isIP(base) === 6)) return rangeKey(coarseSource(base));
-  if (/^[0-9a-f.:]+\/\d{1,3}$/i.test(source)) return rangeKey(source);
+  if (rest.length === 0 && ((bits === "24" && isIP(base) === 4) || (bits === "48" && isIP(base) === 6)))
+    return rangeKey(coarseSource(base));
   throw new CliError(
-    `\`${source}\` is not an address, a range (203.0.113.0/24), range:… or subject:{kid}:{agent}`,
+    `\`${source}\` is not an address, a /24 or /48 range (203.0.113.0/24, 2001:db8::/48; the provider keys no other), range:… or subject:{kid}:{agent}`,
     EXIT.usage,
   );
 }
