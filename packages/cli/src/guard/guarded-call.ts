@@ -138,6 +138,9 @@ export async function admitCall<A extends object>(
     arguments: verdict.arguments,
     base,
   });
+  if (step.kind === "refused" && step.cause === "audit") {
+    throw new GuardRefusal({ stop: "audit_failed", message: auditFailed(step.message), server, tool });
+  }
   if (step.kind === "refused") {
     deps.log(`credentials for \`${tool}\` on \`${server}\` could not be injected: ${step.message}`);
     const message = `refused: the credentials for this call could not be injected: ${step.message}`;

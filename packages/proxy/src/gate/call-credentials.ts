@@ -7,7 +7,12 @@ const ONLY_KNOWN_SECRETS = { keys: [], values: [] } as const;
 /** The arguments to run an accepted call with, or why its credentials could not be put in (nothing runs). */
 export type CredentialStep =
   | { readonly kind: "forward"; readonly arguments: Record<string, unknown>; readonly injected: readonly string[] }
-  | { readonly kind: "refused"; readonly message: string };
+  | {
+      readonly kind: "refused";
+      readonly message: string;
+      /** What failed: the hook putting the credentials in, or the audit recording `credential_injected`. */
+      readonly cause: "credentials" | "audit";
+    };
 
 /**
  * Puts the configured credentials into a call the decision accepted (never before), auditing
@@ -26,13 +31,23 @@ export async function injectCallCredentials(
   },
 ): Promise<CredentialStep> {
   if (hook === undefined) return { kind: "forward", arguments: call.arguments, injected: [] };
+  const refused = (cause: "credentials" | "audit", err: unknown): CredentialStep => ({
+    kind: "refused",
+    message: withoutSecretValues(hook, err instanceof Error ? err.message : String(err)),
+    cause,
+  });
+  let out: Awaited<ReturnType<CredentialHook["inject"]>>;
   try {
-    const out = await hook.inject(call.server, call.tool, call.arguments);
-    for (const name of out.injected) await audit.record("credential_injected", { ...call.base, credential: name });
-    return { kind: "forward", arguments: out.arguments, injected: out.injected };
+    out = await hook.inject(call.server, call.tool, call.arguments);
   } catch (err) {
-    return { kind: "refused", message: withoutSecretValues(hook, err instanceof Error ? err.message : String(err)) };
+    return refused("credentials", err);
   }
+  try {
+    for (const name of out.injected) await audit.record("credential_injected", { ...call.base, credential: name });
+  } catch (err) {
+    return refused("audit", err);
+  }
+  return { kind: "forward", arguments: out.arguments, injected: out.injected };
 }
 
 /** `value` with every secret value the hook may have injected replaced, so the agent never sees one. */
