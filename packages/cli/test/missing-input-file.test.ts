@@ -57,6 +57,25 @@ describe("a file the person names that is not there: exit 1 in acp policy … an
     }
   });
 
+  it("the home's default policy or test file missing is said the one way too, with what to do (exit 1)", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "acp-missing-policy-"));
+    try {
+      const emptyEnv = { HOME: empty, ACP_HOME: empty };
+      const simulate = await runCli(["policy", "simulate", "--tool", "t"], { env: emptyEnv, cwd: empty });
+      expect(simulate.code).toBe(1);
+      expect(simulate.stderr).toBe(
+        `acp: cannot read policy \`${join(empty, "policy.yml")}\`: no such file (run \`acp init\` to create one, or pass --policy FILE)\n`,
+      );
+      const validate = await runCli(["policy", "validate"], { env: emptyEnv, cwd: empty });
+      expect(validate.stderr).toMatch(/^acp: cannot read policy `[^`]*policy\.yml`: no such file \(run `acp init`/);
+      const test = await runCli(["policy", "test"], { env: emptyEnv, cwd: empty });
+      expect(test.code).toBe(1);
+      expect(test.stderr).toMatch(/^acp: cannot read test file `[^`]*policy\.test\.yml`: no such file \(/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
   it("a file that is there and does not parse is invalid input (exit 4) in both families", async () => {
     const runs = [
       ["policy", "validate", "bad-policy.yml"],

@@ -30,7 +30,7 @@ describe("an error a new user meets says what to do next", () => {
     const out = await runCli(["policy", "test"], { env, cwd: home });
     expect(out.code).toBe(1);
     expect(out.stderr).toBe(
-      `acp: no test file at \`${join(home, "policy.test.yml")}\` (acp init writes none): name a test file or a directory of *.test.yml files\n`,
+      `acp: cannot read test file \`${join(home, "policy.test.yml")}\`: no such file (acp init writes none: name a test file or a directory of *.test.yml files)\n`,
     );
   });
 

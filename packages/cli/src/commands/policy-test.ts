@@ -65,7 +65,7 @@ Examples:
       const target = path !== undefined ? resolvePath(ctx.io, path) : join(resolveHome(ctx.io), "policy.test.yml");
       if (path === undefined && !existsSync(target))
         throw new CliError(
-          `no test file at \`${target}\` (acp init writes none): name a test file or a directory of *.test.yml files`,
+          `cannot read test file \`${target}\`: no such file (acp init writes none: name a test file or a directory of *.test.yml files)`,
           EXIT.error,
         );
       const files = await findTestFiles(target);

@@ -69,7 +69,11 @@ export async function loadDecisionInputs(
   const home = resolveHome(io);
   const policyFile = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
   if (options.policy === undefined && !existsSync(policyFile)) {
-    throw new CliError(`no policy at \`${policyFile}\`: run \`acp init\` or pass --policy FILE`, EXIT.error);
+    // said as every command says a missing file (docs/reference/cli.md), with what to do
+    throw new CliError(
+      `cannot read policy \`${policyFile}\`: no such file (run \`acp init\` to create one, or pass --policy FILE)`,
+      EXIT.error,
+    );
   }
   const policy = await loadPolicyFile(policyFile);
   const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
