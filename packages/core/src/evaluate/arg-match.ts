@@ -1,4 +1,4 @@
-import { spendWork, workEpoch, type GlobMatcher } from "../glob/index.js";
+import { isGlobPattern, spendWork, workEpoch, type GlobMatcher } from "../glob/index.js";
 import { agrees, allowReadings, readOtherwise } from "./allow-readings.js";
 import { keysReadAs } from "./arg-keys.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
@@ -286,6 +286,58 @@ function formsTest(
   };
 }
 
+/** A segment naming something: not empty, `.` or `..`, and no glob. */
+function isPlainSegment(segment: string): boolean {
+  return segment !== "" && segment !== "." && segment !== ".." && !isGlobPattern(segment);
+}
+
+/**
+ * The ends of the paths a pattern matches, as globs in lower case: the pattern from each of its segments on,
+ * where what follows holds a plain name (`/etc/passwd` → `etc/passwd`, `passwd`; `/home/alice/.ssh/**` →
+ * `home/alice/.ssh/**`, `alice/.ssh/**`, `.ssh/**`; never `**` alone). Empty for a
+ * pattern with `\` or a bracket or brace holding `/`, whose segments are not its text between `/`.
+ */
+export function patternTails(pattern: string): string[] {
+  const segments = pattern.toLowerCase().split("/");
+  if (segments.length < 2 || !segments.every(closes)) return [];
+  const out: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const tail = segments.slice(i);
+    if (tail[0] !== "" && tail.some(isPlainSegment)) out.push(tail.join("/"));
+  }
+  return out;
+}
+
+/** The `..` segments a relative path starts with. */
+const LEADING_DOT_DOTS = /^(?:\.\.\/)+/;
+
+/**
+ * For an ask or deny rule's path pattern: a test of whether a relative path that leaves its directory
+ * (`../../etc/passwd`, in a spelling: `..\..\etc\passwd`, `a/../../etc/passwd`) may be a path the
+ * pattern matches. Where the tool runs is not known, so such a path may be any path ending in what
+ * follows its `..` segments: it is met when that, in lower case, matches one of the pattern's ends
+ * ({@link patternTails}; `/home/alice/.ssh/**` meets `../alice/.ssh/id_rsa`, `/etc/passwd` meets
+ * `../../etc/passwd`). Undefined for a pattern without such ends; the ends are compiled when first needed.
+ */
+function leavingTest(pattern: string): ((value: string) => boolean) | undefined {
+  const tails = patternTails(pattern);
+  if (tails.length === 0) return undefined;
+  let globs: GlobMatcher[] | undefined;
+  return (value) => {
+    if (!value.startsWith("../")) return false;
+    const rest = value.slice((LEADING_DOT_DOTS.exec(value)?.[0] ?? "").length);
+    if (rest === "") return false;
+    spendWork(readingCost(value));
+    globs ??= tails.flatMap((tail) => {
+      // compiled after the policy's literal search was built: each reads the (short) rest itself
+      const glob = compileRuleGlob(tail, { starCrossesSlash: true });
+      return glob.ok ? [glob.value] : [];
+    });
+    const lower = lowerOf(rest);
+    return globs.some((glob) => glob(lower));
+  };
+}
+
 /** A number with `_` between digits (`1_000`, `-2_500.5`), as Python reads it. */
 const DIGIT_GROUPS = /^[+-]?\d+(?:_\d+)*(?:\.\d+(?:_\d+)*)?$/;
 
@@ -353,6 +405,9 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     // and a pattern without a scheme naming a host meets the URLs on it (`evil.example/**` meets
     // `https://evil.example/x`)
     const home = lenient ? formsTest([...homePatterns(expected), ...urlPatterns(expected)], search) : undefined;
+    // and a path pattern meets a relative path that leaves its directory and may be one it names
+    // (`**/etc/passwd` and `/etc/passwd` meet `../../etc/passwd`)
+    const leaving = lenient ? leavingTest(expected) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
@@ -365,10 +420,12 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
       // the crossing glob first: where it holds (most often), the glob as written need not be run at all
       if (glob(value) || matches(value) || inAnyCase(value)) return true;
       if (home !== undefined && home(value)) return true;
+      if (leaving !== undefined && leaving(value)) return true;
       for (const spelling of respellingsOf(value)) {
         if (glob(spelling) || matches(spelling) || inAnyCase(spelling)) return true;
         if (idna !== undefined && idna(spelling)) return true;
         if (home !== undefined && home(spelling)) return true;
+        if (leaving !== undefined && leaving(spelling)) return true;
       }
       if (idna !== undefined && idna(value)) return true;
       if (compatible(value, glob, inAnyCase)) return true;

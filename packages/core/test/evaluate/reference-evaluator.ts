@@ -240,6 +240,29 @@ function allowAgrees(pattern: string, reading: string): boolean {
   );
 }
 
+/**
+ * Whether a relative path that leaves its directory (`../../etc/passwd`) may be one a pattern names: what
+ * follows its `..` segments, in lower case, matches the pattern (in lower case, `*` crossing `/`) from one
+ * of its segments on, where what follows holds a plain name (evaluation.md). Not for a pattern with `\` or
+ * a bracket or brace holding `/`.
+ */
+function leaves(pattern: string, form: string): boolean {
+  const dotDots = /^(?:\.\.\/)+/.exec(form);
+  if (dotDots === null || form.length === dotDots[0].length) return false;
+  const rest = form.slice(dotDots[0].length).toLowerCase();
+  const segments = pattern.toLowerCase().split("/");
+  if (segments.length < 2 || !segments.every(closes)) return false;
+  const plain = (s: string): boolean => s !== "" && s !== "." && s !== ".." && !isGlobPattern(s);
+  for (let i = 0; i < segments.length; i++) {
+    const tail = segments.slice(i);
+    if (tail[0] === "" || !tail.some(plain)) continue;
+    if (compileGlob(tail.join("/"), { starCrossesSlash: true }).ok && globMatches(tail.join("/"), rest, true)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** NFKC, the ideographic full stop as a dot, invisible characters dropped: as IDNA reads a domain. */
 function compatibleForm(text: string): string {
   return text
@@ -279,6 +302,8 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         forms.some((f) => globMatches(f, form.toLowerCase(), true));
       return (
         spellings(actual).some(spelled) ||
+        // a relative path leaving its directory, as any path ending in what follows its `..` segments
+        spellings(actual).some((form) => leaves(expected, form)) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
         globMatches(expected, compatibleForm(actual), true) ||
         globMatches(lower, compatibleForm(actual).toLowerCase(), true) ||
