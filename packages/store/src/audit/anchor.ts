@@ -1,5 +1,7 @@
+import { statSync } from "node:fs";
 import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
 import { stageFileAtomic, writeFileAtomic, type StagedFile } from "../home/atomic-write.js";
+import { HOME_FILE_MODE } from "../home/paths.js";
 import { readFileUpTo, type ReadUpToOptions } from "../home/read-up-to.js";
 
 /** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
@@ -14,7 +16,19 @@ export function anchorPathOf(logPath: string): string {
  * durable end; `acp audit verify` then detects a log cut after a checkpoint.
  */
 export function writeAnchor(logPath: string, checkpointLine: string): void {
-  writeFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`);
+  writeFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`, HOME_FILE_MODE, anchorOwner(logPath));
+}
+
+/**
+ * Who the anchor is given to: root writing a log another user owns (`sudo -E acp run` in a person's home)
+ * gives the anchor to the log's owner, whose own `acp proxy` must read it when it opens the log (a
+ * root-owned 0600 anchor made every later writer of that person fail: `EACCES`). Otherwise nobody: the
+ * anchor is the writer's, as the log is.
+ */
+function anchorOwner(logPath: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const st = statSync(logPath, { throwIfNoEntry: false });
+  return st === undefined || st.uid === 0 ? undefined : { uid: st.uid, gid: st.gid };
 }
 
 /** An anchor being replaced by the writer: its temporary file is under way, the rename not yet done. */
@@ -28,7 +42,7 @@ export type PendingAnchor = StagedFile;
  * the anchor never names a line that is not durable in the log, and a batch waits for one fsync less in a row.
  */
 export function beginAnchor(logPath: string, checkpointLine: string): PendingAnchor {
-  return stageFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`);
+  return stageFileAtomic(anchorPathOf(logPath), `${checkpointLine}\n`, HOME_FILE_MODE, anchorOwner(logPath));
 }
 
 /** Most bytes of an anchor read: a line of the longest length the verifier reads (it is one line, far shorter). */

@@ -1,5 +1,6 @@
-import { constants } from "node:fs";
+import { constants, statSync } from "node:fs";
 import { open as openHandle, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
 import { AuditLogError } from "./audit-log-error.js";
 
 /** `a+` that does not follow a symbolic link at the log's name. */
@@ -13,7 +14,7 @@ const LOG_OPEN_FLAGS = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT
 export async function openLogFile(path: string): Promise<FileHandle> {
   let handle: FileHandle;
   try {
-    handle = await openHandle(path, LOG_OPEN_FLAGS, 0o600);
+    handle = await openCreating(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
     throw new AuditLogError(
@@ -28,6 +29,30 @@ export async function openLogFile(path: string): Promise<FileHandle> {
       { code: "audit_log_unsafe" },
       `\`${path}\` is not a regular file (a pipe, a socket or a device): the audit log must be a file (remove it)`,
     );
+  }
+  return handle;
+}
+
+/**
+ * Opens the log ({@link LOG_OPEN_FLAGS}), and when this call made it, as root, in a directory of another
+ * user (`sudo -E acp run` with a person's home), gives it to that user: a log root kept (0600) could not be
+ * opened by the person's own `acp proxy` afterwards (`EACCES`).
+ */
+async function openCreating(path: string): Promise<FileHandle> {
+  let handle: FileHandle;
+  try {
+    handle = await openHandle(path, LOG_OPEN_FLAGS | constants.O_EXCL, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    return openHandle(path, LOG_OPEN_FLAGS, 0o600);
+  }
+  if (process.getuid?.() === 0) {
+    const dir = statSync(dirname(path));
+    if (dir.uid !== 0)
+      await handle.chown(dir.uid, dir.gid).catch(async (err: unknown) => {
+        await handle.close();
+        throw err;
+      });
   }
   return handle;
 }

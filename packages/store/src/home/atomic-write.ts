@@ -38,8 +38,13 @@ function bytesOf(data: string | Uint8Array): Uint8Array {
  * not followed), and fsyncs the directory. A reader sees the old content or the new, never a mix; a crash
  * leaves at most a stray `.tmp` file.
  */
-export function writeFileAtomic(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): void {
-  const tmp = writeTemporaryFile(path, data, mode);
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode: number = HOME_FILE_MODE,
+  owner?: { readonly uid: number; readonly gid: number },
+): void {
+  const tmp = writeTemporaryFile(path, data, mode, owner);
   try {
     renameSync(tmp, path);
   } catch (err) {
@@ -138,11 +143,17 @@ export interface StagedFile {
  * it into place and fsyncs the directory. For a file that may only appear once something else is durable
  * (the audit anchor after the log's lines).
  */
-export function stageFileAtomic(path: string, data: string | Uint8Array, mode: number = HOME_FILE_MODE): StagedFile {
+export function stageFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  mode: number = HOME_FILE_MODE,
+  owner?: { readonly uid: number; readonly gid: number },
+): StagedFile {
   const tmp = temporaryPathFor(path);
   const written = (async () => {
     const file = await open(tmp, EXCLUSIVE_CREATE_FLAGS, mode);
     try {
+      if (owner !== undefined) await file.chown(owner.uid, owner.gid);
       await file.chmod(mode);
       await file.writeFile(bytesOf(data));
       await file.sync();

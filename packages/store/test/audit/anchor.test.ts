@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchorPathOf, beginAnchor, readAnchor, writeAnchor } from "../../src/audit/anchor.js";
@@ -77,4 +77,54 @@ describe("the anchor beside the log", () => {
     expect(readAnchor(path)).toBe(readLines(path).at(-1));
     expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "written by root beside a log a person owns (sudo -E acp run), is the person's, so their own writer can read it",
+    async () => {
+      const keys = keyPair();
+      const dir = homes.make();
+      const path = join(dir, "audit.jsonl");
+      writeFileSync(path, "", { mode: 0o600 });
+      chownSync(dir, 65534, 65534);
+      chownSync(path, 65534, 65534);
+      const log = await openAuditLog(path, {
+        clock: steppingClock(),
+        fsync: "batch",
+        signer: keys.privateKey,
+        checkpointEvery: 2,
+      });
+      await log.appendMany(
+        Array.from({ length: 3 }, (_, i) => ({ event_type: "policy_evaluated", request_id: `cr_${i}` }) as const),
+      );
+      const afterBatch = statSync(anchorPathOf(path));
+      expect([afterBatch.uid, afterBatch.gid, afterBatch.mode & 0o777]).toEqual([65534, 65534, 0o600]);
+      await log.close();
+      const afterClose = statSync(anchorPathOf(path));
+      expect([afterClose.uid, afterClose.gid]).toEqual([65534, 65534]);
+      // writeAnchor (the synchronous path) too
+      writeAnchor(path, "line");
+      expect(statSync(anchorPathOf(path)).uid).toBe(65534);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    "a log root creates in a person's directory is the person's (and its anchor), a log already there keeps its owner",
+    async () => {
+      const keys = keyPair();
+      const dir = homes.make();
+      chownSync(dir, 65534, 65534);
+      const path = join(dir, "audit.jsonl");
+      const log = await openAuditLog(path, { clock: steppingClock(), signer: keys.privateKey, checkpointEvery: 2 });
+      await log.appendMany([{ event_type: "policy_evaluated" }, { event_type: "policy_evaluated" }]);
+      await log.close();
+      for (const file of [path, anchorPathOf(path)]) {
+        const st = statSync(file);
+        expect([file, st.uid, st.gid, st.mode & 0o777]).toEqual([file, 65534, 65534, 0o600]);
+      }
+      // root's own log in root's directory stays root's
+      const own = join(homes.make(), "audit.jsonl");
+      await (await openAuditLog(own, { clock: steppingClock() })).close();
+      expect(statSync(own).uid).toBe(0);
+    },
+  );
 });
