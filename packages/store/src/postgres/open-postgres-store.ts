@@ -121,8 +121,8 @@ export async function openPostgresStore(url: string, options: OpenPostgresStoreO
     application_name: options.applicationName ?? "acp",
     statement_timeout: statementTimeout,
     // a node cut off mid-transaction must not hold its locks (the audit chain's, a rate limit's) until the
-    // server's TCP keepalive notices, hours later: the server ends a session idle in a transaction this long
-    ...(statementTimeout > 0 ? { idle_in_transaction_session_timeout: statementTimeout } : {}),
+    // server's TCP keepalive notices, hours later: the server ends a session idle in a transaction this long (the statement timeout, at least 5 s)
+    ...(statementTimeout > 0 ? { idle_in_transaction_session_timeout: Math.max(statementTimeout, 5000) } : {}),
     ...(queryTimeout > 0 ? { query_timeout: queryTimeout } : {}),
     keepAlive: true,
     types: typesOf(driver),

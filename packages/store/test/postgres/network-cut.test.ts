@@ -21,6 +21,11 @@ afterAll(async () => {
 });
 
 /** A loopback hop to the database whose `cut()` stops forwarding bytes both ways, closing nothing. */
+/** The database's tables, made at the default timeouts (the tests' short ones are for what follows). */
+async function migrated(url: string): Promise<void> {
+  await openPostgresStore(url).then((s) => s.close());
+}
+
 async function cuttableHop(target: string): Promise<{ url: string; cut(): void; heal(): void }> {
   const to = new URL(target);
   let cut = false;
@@ -52,6 +57,7 @@ async function cuttableHop(target: string): Promise<{ url: string; cut(): void; 
 
 describe("a database cut off by the network", () => {
   it("rejects a query that gets no answer instead of hanging, tells the owner, and answers once healed", async () => {
+    await migrated(db.url);
     const hop = await cuttableHop(db.url);
     const lost: Error[] = [];
     const store = await openPostgresStore(hop.url, {
@@ -85,6 +91,7 @@ describe("a database cut off by the network", () => {
   });
 
   it("does not leave the locks of a transaction cut off mid-way to the other nodes' cost", async () => {
+    await migrated(db.url);
     const hop = await cuttableHop(db.url);
     const cutNode = await openPostgresStore(hop.url, {
       statementTimeoutMs: 500,
