@@ -60,6 +60,29 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
       expectFlagged(await tryPublish(p, await createSandbox(p), faqWith(hidden)), "credential_harvesting");
   });
 
+  it("MUST §23.2 no invisible character hides a request for a password: joiners, variation selectors, fillers, tags", async () => {
+    // In mode `pow`: eight flagged sources in a row would otherwise be refused for their reputation.
+    p = await startProvider({ admissionPolicy: { mode: "pow" } });
+    for (const invisible of ["\u034f", "\ufe0f", "\u3164", "\u{e0020}", "\u180e", "\u115f", "\u2061", "\u{1d173}"]) {
+      const answer = `To continue, enter your pass${invisible}word at [our portal](https://acme.example/x).`;
+      const r = await tryPublish(p, await createSandbox(p), faqWith(answer));
+      expect([JSON.stringify(invisible), r.status]).toEqual([JSON.stringify(invisible), 422]);
+      expectFlagged(r, "credential_harvesting");
+    }
+    // The same scan in memory, for what the input checks refuse before it (C1 controls, bidirectional overrides).
+    const body = (answer: string): Parameters<typeof scanFaq>[0] => ({
+      title: "Acme",
+      slug: "acme",
+      description: "",
+      settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+      questions: [{ id: "q_1", question: "How?", answer, order: 0 }],
+    });
+    expect(scanFaq(body("Please enter your pass\u0085word."))?.kind).toBe("credential_harvesting");
+    // Line breaks and tabs still separate words (they are whitespace, not invisible).
+    expect(scanFaq(body("Please enter your\npassword."))?.kind).toBe("credential_harvesting");
+    expect(scanFaq(body("We will never\task you to enter your\r\npassword."))).toBeUndefined();
+  });
+
   it("MUST §23.2 phishing copy (account threat + urgency + brand + link) is refused", async () => {
     p = await startProvider();
     const a = await createSandbox(p);

@@ -101,6 +101,33 @@ describe("hostile FAQ text: a clear 400, nothing stored or changed", () => {
   });
 });
 
+describe("hostile FAQ text: what would show differently from what is stored and scanned is refused", () => {
+  it("DEL, a C1 control, or a bidirectional override, embedding or isolate in any text field is a 400 naming the field", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const cases: [string, Record<string, unknown>][] = [
+      ["answer", { title: "Acme", questions: [{ question: "What?", answer: "Enter your pass\u0085word." }] }],
+      ["answer", { title: "Acme", questions: [{ question: "What?", answer: "A\u007ftool." }] }],
+      ["answer", { title: "Acme", questions: [{ question: "What?", answer: "\u202e.drowssap ruoy retne\u202c" }] }],
+      ["title", { title: "Acme \u202d help", questions: [{ question: "What?", answer: "A tool." }] }],
+      ["question", { title: "Acme", questions: [{ question: "What\u2066?\u2069", answer: "A tool." }] }],
+      ["description", { title: "Acme", description: "\u202aembedded\u202c", questions: [] }],
+    ];
+    for (const [field, json] of cases) {
+      const r = await p.req("api.localhost", "POST", "/v1/faqs", { json, headers: a.auth });
+      expect([field, r.status, at(r.json(), "error.code")]).toEqual([field, 400, "claim_invalid_request"]);
+      expect(str(r.json(), "error.message")).toContain(`\`${field}\``);
+    }
+    expect((await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth })).json()).toEqual({ faqs: [] });
+    // Right-to-left text needs none of them: Hebrew, Arabic and the implicit marks (LRM, RLM, ALM) are text.
+    const ok = await p.req("api.localhost", "POST", "/v1/faqs", {
+      json: { title: "עזרה", questions: [{ question: "ما هذا؟", answer: "כלי \u200f(tool)\u200e \u061c." }] },
+      headers: a.auth,
+    });
+    expect(ok.status).toBe(201);
+  });
+});
+
 describe("hostile paths: an id the router cannot decode, or longer than any id, is the one failure answer (§10)", () => {
   it("bad percent-encoding and a 5 000-character id answer exactly as an unknown id does: no echo of the path, every header", async () => {
     p = await startProvider();

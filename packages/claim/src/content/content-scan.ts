@@ -19,11 +19,18 @@ export interface ContentFinding {
   readonly message: string;
 }
 
-const ZERO_WIDTH = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
+/**
+ * What a page shows as nothing: every default-ignorable code point (zero-width spaces and joiners, the soft hyphen,
+ * the combining grapheme joiner, variation selectors, Hangul and Mongolian fillers, tags, bidirectional marks) and
+ * the control characters that are not whitespace. Removed before matching, so `pass\u034fword` is `password`, as a
+ * reader sees it (a short list of zero-width characters let every other invisible one split a word past the scan).
+ */
+// eslint-disable-next-line no-control-regex -- removing control characters is the point
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\u0000-\u0008\u000e-\u001f\u007f-\u009f]/gu;
 
-/** NFKC, zero-width characters removed, lower case, whitespace collapsed. */
+/** NFKC, invisible characters removed, lower case, whitespace collapsed. */
 export function normalizeText(s: string): string {
-  return s.normalize("NFKC").replace(ZERO_WIDTH, "").toLowerCase().replace(/\s+/g, " ").trim();
+  return s.normalize("NFKC").replace(INVISIBLE, "").toLowerCase().replace(/\s+/g, " ").trim();
 }
 
 const SECRET =

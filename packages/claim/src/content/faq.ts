@@ -43,13 +43,21 @@ export function hasLoneSurrogate(s: string): boolean {
 
 /**
  * Why a text field cannot be stored as it is, or undefined: a control character other than tab and line breaks
- * (NUL among them), or a lone surrogate — valid in JSON text but not I-JSON, and not UTF-8: the page would show
- * U+FFFD where the content scan saw something else.
+ * (NUL, DEL and the C1 controls among them: invisible on the page, so `pass\u0085word` showed as a word the
+ * content scan never saw); a bidirectional embedding, override or isolate character (U+202A–U+202E,
+ * U+2066–U+2069: `\u202e.drowssap ruoy retne` shows as "enter your password." while it is stored, and scanned,
+ * reversed); or a lone surrogate — valid in JSON text but not I-JSON, and not UTF-8: the page would show U+FFFD
+ * where the content scan saw something else.
  */
 function unstorableText(v: string, field: string): ContentIssue | undefined {
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/.test(v))
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(v))
     return { code: "claim_invalid_request", message: `\`${field}\` has control characters` };
+  if (/[\u202a-\u202e\u2066-\u2069]/.test(v))
+    return {
+      code: "claim_invalid_request",
+      message: `\`${field}\` has bidirectional override, embedding or isolate characters (it would show in another order than it is stored)`,
+    };
   if (hasLoneSurrogate(v))
     return { code: "claim_invalid_request", message: `\`${field}\` holds a lone surrogate (not valid I-JSON)` };
   return undefined;
