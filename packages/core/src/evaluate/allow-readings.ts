@@ -5,6 +5,7 @@
  * rule matches a value only when the value as written and every one of these match it: where the
  * readings disagree, the call falls through to the rules after it.
  */
+import { isGlobPattern } from "../glob/index.js";
 import { decodeEscapes, decodeUnreserved, normalizeValue } from "./normal-form.js";
 
 /**
@@ -73,4 +74,15 @@ export function allowReadings(text: string): string[] {
  */
 export function agrees(reading: string, glob: (value: string) => boolean): boolean {
   return glob(reading) || (reading.length > 1 && reading.endsWith("/") && glob(reading.slice(0, -1)));
+}
+
+/**
+ * An allow rule's pattern for a Windows path written with `\` (`C:\work\report.txt` as an exact name,
+ * `C:\\work\\**` as a glob, `\\` a literal `\` there) with `/` for it, which the value's reading with `/`
+ * for `\` is compared with too (`C:\work\x` is allowed by `C:\\work\\**`, `C:\work\..\..\x` is not);
+ * undefined for a pattern without one.
+ */
+export function slashedPattern(pattern: string): string | undefined {
+  const slashed = isGlobPattern(pattern) ? pattern.replaceAll("\\\\", "/") : pattern.replaceAll("\\", "/");
+  return slashed === pattern ? undefined : slashed;
 }

@@ -1,5 +1,5 @@
 import { isGlobPattern, spendWork, workEpoch, type GlobMatcher } from "../glob/index.js";
-import { agrees, allowReadings, readOtherwise } from "./allow-readings.js";
+import { agrees, allowReadings, readOtherwise, slashedPattern } from "./allow-readings.js";
 import { keysReadAs } from "./arg-keys.js";
 import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
@@ -387,6 +387,10 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const glob = compileRuleGlob(expected, {}, search);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
     const matches = glob.value;
+    // an allow rule's pattern for a Windows path written with `\` also with `/`, for the value's reading with `/`
+    const slashedText = lenient ? undefined : slashedPattern(expected);
+    const slashedGlob = slashedText === undefined ? undefined : compileRuleGlob(slashedText, {}, search);
+    const slashed = slashedGlob?.ok === true ? slashedGlob.value : undefined;
     // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
     const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }, search) : undefined;
     const loose = crossing?.ok === true ? crossing.value : undefined;
@@ -442,7 +446,9 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
           if (mailPattern && !addressesIn(leaf).every((address) => matches(address))) return false;
           // and every reading a tool may take of it: `/srv/files/**` does not allow
           // `/srv/files/..%2f..%2fetc/passwd` nor `/srv/files/..\..\etc\passwd` (`/etc/passwd` once read)
-          return allowReadingsOf(leaf).every((reading) => agrees(reading, matches));
+          return allowReadingsOf(leaf).every(
+            (reading) => agrees(reading, matches) || (slashed !== undefined && agrees(reading, slashed)),
+          );
         }
         if (spelled(leaf, loose)) return true;
         // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list), in each

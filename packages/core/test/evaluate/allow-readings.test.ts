@@ -71,6 +71,17 @@ describe("an allow rule's argument glob meets every reading of the value too", (
     expect(exact("https://api.corp.example")).toBe(true);
   });
 
+  it("still allows a Windows path under a pattern written with `\\`, compared with `/` for it", () => {
+    const glob = allows("C:\\\\work\\\\**"); // `\\` a literal `\` in a glob
+    expect([glob("C:\\work\\x.txt"), glob("C:\\work\\a\\b.txt"), glob("C:\\work\\..\\..\\x")]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    const exact = allows("C:\\work\\report.txt");
+    expect([exact("C:\\work\\report.txt"), exact("C:\\work\\other.txt")]).toEqual([true, false]);
+  });
+
   it("lets the call fall through to the rules after it", () => {
     const policy = compilePolicy(
       assertPolicy(`version: "1"

@@ -89,6 +89,8 @@ const ARG_VALUES: ArgMatchValue[] = [
   "/srv/a/**",
   "**/x",
   "**/srv/*",
+  "C:\\\\Users\\\\ann\\\\**",
+  "C:\\Users\\ann\\x",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];

@@ -232,12 +232,15 @@ function allowReadings(text: string): string[] {
   return out;
 }
 
-/** Whether an allow rule's glob meets a reading, or it without a trailing `/`. */
+/**
+ * Whether an allow rule's glob meets a reading, or it without a trailing `/`; or the pattern with `/` for
+ * the `\` of a Windows path (a literal `\`: `\\` in a glob) does.
+ */
 function allowAgrees(pattern: string, reading: string): boolean {
-  return (
-    globMatches(pattern, reading) ||
-    (reading.length > 1 && reading.endsWith("/") && globMatches(pattern, reading.slice(0, -1)))
-  );
+  const meets = (p: string): boolean =>
+    globMatches(p, reading) || (reading.length > 1 && reading.endsWith("/") && globMatches(p, reading.slice(0, -1)));
+  const slashed = isGlobPattern(pattern) ? pattern.split("\\\\").join("/") : pattern.split("\\").join("/");
+  return meets(pattern) || (slashed !== pattern && compileGlob(slashed).ok && meets(slashed));
 }
 
 /**
