@@ -19,7 +19,8 @@ const READ_OTHERWISE =
 // eslint-disable-next-line no-control-regex -- the same controls
 const EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
 const ESCAPE = /%[0-9A-Fa-f]{2}/;
-const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+/** A URL's scheme: two characters at least, `C:` being a Windows drive (whose `#` is a file name's). */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]+:/;
 
 /** Whether a value may be read otherwise than written ({@link allowReadings} is not empty only then). */
 export function readOtherwise(text: string): boolean {

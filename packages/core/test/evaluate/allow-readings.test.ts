@@ -78,6 +78,8 @@ describe("an allow rule's argument glob meets every reading of the value too", (
       true,
       false,
     ]);
+    // `#` is a file name's on a drive, not a URL's fragment: what follows it is read with `/` too
+    expect(glob("C:\\work\\a#b\\..\\..\\x")).toBe(false);
     const exact = allows("C:\\work\\report.txt");
     expect([exact("C:\\work\\report.txt"), exact("C:\\work\\other.txt")]).toEqual([true, false]);
   });

@@ -199,6 +199,7 @@ const scalar = fc.oneof(
     "../../srv/x",
     "../x",
     "a/../../srv/a/x",
+    "C:\\Users\\ann\\a#b\\..\\..\\x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

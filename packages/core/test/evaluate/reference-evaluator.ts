@@ -205,7 +205,7 @@ function spellings(text: string): string[] {
  * each also with `\` read as `/` (a URL's path only).
  */
 function allowReadings(text: string): string[] {
-  const url = /^[A-Za-z][A-Za-z0-9+.-]*:/.test(text);
+  const url = /^[A-Za-z][A-Za-z0-9+.-]+:/.test(text); // `C:` is a Windows drive
   const cut = (form: string): [string, string] => {
     const end = url ? form.search(/[?#]/) : -1;
     return end < 0 ? [form, ""] : [form.slice(0, end), form.slice(end)];
