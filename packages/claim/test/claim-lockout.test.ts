@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProgressiveLockout } from "../src/admission/rate-limiter.js";
+import { ProgressiveLockout, WindowCounter } from "../src/admission/rate-limiter.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -23,5 +23,30 @@ describe("MUST §19.5 progressive lockout under a flood of keys", () => {
     expect(lockout.fail("k", 20)).toBe(true); // third failure: locked
     expect(lockout.fail("k", 30 * MIN)).toBe(true); // still counting (fourth)
     expect(lockout.fail("k", 30 * MIN + HOUR)).toBe(false); // an hour quiet: first failure again
+  });
+});
+
+/** A counter that counts its sweeps (each one a scan of every key). */
+class CountingCounter extends WindowCounter {
+  sweeps = 0;
+  protected override prune(nowMs: number): void {
+    this.sweeps += 1;
+    super.prune(nowMs);
+  }
+}
+
+describe("rate-limit counters under a flood of fresh keys (§19.5 per code, §28 per range)", () => {
+  it("150 000 live keys cost one sweep, not one per key past 100 000; a live count is never dropped", () => {
+    const counter = new CountingCounter(HOUR); // as the provider builds it: swept past 100 000 keys
+    const t = 1_000_000;
+    for (let i = 0; i < 3; i++) counter.hit("range:198.51.100.0/24", t);
+    for (let i = 0; i < 150_000; i++) counter.hit(`code:${i}`, t + MIN);
+    expect(counter.sweeps).toBe(1); // the old counter swept on each of the last 50 000 new keys
+    expect(counter.peek("range:198.51.100.0/24", t + MIN)).toBe(3);
+    // Once their window has passed, keys are swept away when the map next outgrows its bound.
+    for (let i = 0; i < 300_001; i++) counter.hit(`later:${i}`, t + 2 * HOUR);
+    expect(counter.sweeps).toBeLessThanOrEqual(4); // amortised: each sweep waits for the map to double
+    expect(counter.size).toBe(300_001); // the 150 001 keys of the passed window are gone
+    expect(counter.peek("range:198.51.100.0/24", t + 2 * HOUR)).toBe(0);
   });
 });

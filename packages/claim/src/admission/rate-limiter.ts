@@ -1,20 +1,40 @@
-/** A fixed-window counter per key, with a clock passed in; memory bounded by periodic pruning. */
+/**
+ * A fixed-window counter per key, with a clock passed in; memory bounded by pruning keys whose window has passed.
+ * Pruning is amortised: past `maxKeys` keys the map is swept, and the next sweep waits until it has doubled again.
+ * (Sweeping on every new key past the bound made each new key cost a scan of every live one — a botnet of many
+ * ranges, or fresh claim codes from each, turned the counters quadratic.) Live keys are never dropped, so hitting
+ * under many fresh keys never resets anyone's count.
+ */
 export class WindowCounter {
   private readonly hits = new Map<string, { start: number; count: number }>();
+  private pruneAt: number;
 
-  /** Counts `windowMs` windows. */
-  constructor(private readonly windowMs: number) {}
+  /** Counts `windowMs` windows; sweeps passed windows once there are more than `maxKeys` keys. */
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxKeys = 100_000,
+  ) {
+    this.pruneAt = maxKeys;
+  }
 
   /** Adds one hit for `key` at `nowMs` and returns the count in the current window (including it). */
   hit(key: string, nowMs: number): number {
     const cur = this.hits.get(key);
     if (cur === undefined || nowMs - cur.start >= this.windowMs) {
       this.hits.set(key, { start: nowMs, count: 1 });
-      if (this.hits.size > 100_000) this.prune(nowMs);
+      if (this.hits.size > this.pruneAt) {
+        this.prune(nowMs);
+        this.pruneAt = Math.max(this.maxKeys, 2 * this.hits.size);
+      }
       return 1;
     }
     cur.count += 1;
     return cur.count;
+  }
+
+  /** How many keys are held (live, or passed and not yet swept). */
+  get size(): number {
+    return this.hits.size;
   }
 
   /** The count in the current window without adding one. */
@@ -23,7 +43,8 @@ export class WindowCounter {
     return cur === undefined || nowMs - cur.start >= this.windowMs ? 0 : cur.count;
   }
 
-  private prune(nowMs: number): void {
+  /** Drops every key whose window has passed (one scan; see the class comment for when it runs). */
+  protected prune(nowMs: number): void {
     for (const [k, v] of this.hits) if (nowMs - v.start >= this.windowMs) this.hits.delete(k);
   }
 }
