@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { printableJsonText } from "@acp/core";
 import type { ExitCode } from "./exit-codes.js";
 
 /** Where a command reads and writes; replaced in tests to run the CLI in-process. */
@@ -54,5 +55,8 @@ export function printError(ctx: CliContext, line: string): void {
 
 /** Prints a value as pretty JSON to stdout. */
 export function printJson(ctx: CliContext, value: unknown): void {
-  ctx.io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const json = JSON.stringify(value, null, 2);
+  // to a terminal, what the data holds of C1 controls, bidi overrides and invisible characters is shown as
+  // `\uXXXX` escapes (the same JSON value); piped, the JSON as written
+  ctx.io.stdout.write(`${ctx.io.stdoutIsTTY === true ? printableJsonText(json) : json}\n`);
 }

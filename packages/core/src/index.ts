@@ -22,3 +22,4 @@ export * from "./credentials/index.js";
 export * from "./redaction/index.js";
 export * from "./session/index.js";
 export * from "./verify/index.js";
+export * from "./printable/index.js";

@@ -1,5 +1,4 @@
-import { findLookAlike } from "@acp/core";
-import { hasHiddenCharacters, printable } from "./printable.js";
+import { findLookAlike, hasHiddenCharacters, printable } from "@acp/core";
 
 /** How much of a request's arguments a channel shows. */
 export interface ArgumentsViewLimits {

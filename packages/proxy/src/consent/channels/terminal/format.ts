@@ -1,7 +1,6 @@
-import { timeLeft, type Reason } from "@acp/core";
+import { hasHiddenCharacters, printable, timeLeft, type Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../../types.js";
 import { argumentsView, elide, lookAlikeIn, type LookAlike } from "../arguments-view.js";
-import { hasHiddenCharacters, printable } from "../printable.js";
 
 export { hasHiddenCharacters, printable };
 

@@ -33,3 +33,14 @@ export function printable(text: unknown): string {
 export function hasHiddenCharacters(text: unknown, layout = false): boolean {
   return (layout ? HIDDEN_IN_TEXT : HIDDEN).test(String(text));
 }
+
+/**
+ * A JSON text (as `JSON.stringify` writes it, indented or not) for a terminal: each of its lines through
+ * {@link printable}. `JSON.stringify` escapes only U+0000–U+001F inside strings, so C1 controls (U+009B
+ * opens a CSI), bidi overrides and invisible characters from the data would reach the terminal raw; shown
+ * as `\uXXXX` escapes the text is still valid JSON of the same value. The line breaks of the layout stay
+ * (inside a string a line break is already `\n`).
+ */
+export function printableJsonText(json: string): string {
+  return json.split("\n").map(printable).join("\n");
+}

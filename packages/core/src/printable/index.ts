@@ -1,0 +1,1 @@
+export { hasHiddenCharacters, printable, printableJsonText } from "./printable.js";
