@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -15,13 +15,18 @@ const run = promisify(execFile);
  * module loaded (running `then`, with the module as `m`, after the import), and returns them with the names the
  * entry exports.
  */
+let runs = 0;
+
 async function loadedBy(dir: string, specifier: string, then = ""): Promise<{ modules: string[]; names: string[] }> {
   const hooks = join(dir, "hooks.mjs");
+  const loaded = join(dir, `loaded-${++runs}.txt`);
   writeFileSync(
     hooks,
-    // written at once (the hooks run on their own thread, whose process.stderr a quick exit can leave unsent)
-    'import { writeSync } from "node:fs";\n' +
-      "export async function resolve(s, c, next) { const r = await next(s, c); writeSync(2, `LOADED ${r.url}\\n`); return r; }\n",
+    // appended to a file at once: the hooks run on their own thread, whose process.stderr a quick exit can
+    // leave unsent, and a synchronous write to the stderr pipe fails with EAGAIN when a loaded machine's
+    // parent drains it late
+    'import { appendFileSync } from "node:fs";\n' +
+      `export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(loaded)}, \`LOADED \${r.url}\\n\`); return r; }\n`,
   );
   const register = join(dir, "register.mjs");
   writeFileSync(
@@ -29,10 +34,11 @@ async function loadedBy(dir: string, specifier: string, then = ""): Promise<{ mo
     `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
   );
   const program = `const m = await import(${JSON.stringify(specifier)}); ${then} console.log(JSON.stringify(Object.keys(m)));`;
-  const { stdout, stderr } = await run(process.execPath, ["--import", register, "--input-type=module", "-e", program], {
+  const { stdout } = await run(process.execPath, ["--import", register, "--input-type=module", "-e", program], {
     cwd: ROOT,
   });
-  const modules = [...new Set(stderr.split("\n").filter((l) => l.startsWith("LOADED ")))].map((l) => l.slice(7));
+  const lines = readFileSync(loaded, "utf8").split("\n");
+  const modules = [...new Set(lines.filter((l) => l.startsWith("LOADED ")))].map((l) => l.slice(7));
   return { modules, names: JSON.parse(stdout) as string[] };
 }
 
