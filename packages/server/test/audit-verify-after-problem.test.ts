@@ -31,7 +31,7 @@ describe("GET /v1/audit/verify on a damaged chain", () => {
       }
       await first.node.stores.auditLog.flush();
       const intact = await readJson(await fetch(`${first.url}/v1/audit/verify`));
-      expect(intact).toMatchObject({ ok: true, problem: null, after_problem: null });
+      expect(intact).toMatchObject({ valid: true, ok: true, problem: null, after_problem: null });
     } finally {
       await first.node.close();
     }
@@ -57,7 +57,11 @@ describe("GET /v1/audit/verify on a damaged chain", () => {
       expect(after).not.toBeNull();
       const signed = after?.lastSignedCheckpoint ?? null;
       expect(signed).not.toBeNull();
-      expect(answer).toMatchObject({ ok: false, problem: { line: index + 1, code: verification.problem?.code } });
+      expect(answer).toMatchObject({
+        valid: false,
+        ok: false,
+        problem: { line: index + 1, code: verification.problem?.code },
+      });
       expect(at(answer, "after_problem")).toEqual({
         lines: after?.lines,
         linked: after?.linked,

@@ -192,6 +192,7 @@ export const AUDIT_VERIFY_ANSWER = {
   type: "object",
   additionalProperties: false,
   required: [
+    "valid",
     "ok",
     "count",
     "head",
@@ -203,7 +204,8 @@ export const AUDIT_VERIFY_ANSWER = {
     "after_problem",
   ],
   properties: {
-    ok: { type: "boolean" },
+    valid: { type: "boolean", description: "the verdict: the chain is intact" },
+    ok: { type: "boolean", description: "the same as `valid` (what this route said before it)" },
     count: { type: "integer", minimum: 0 },
     head: STRING_OR_NULL,
     checkpoints: { type: "integer", minimum: 0 },

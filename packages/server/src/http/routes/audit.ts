@@ -59,6 +59,9 @@ function viewRemainder(after: AuditRemainder | null): Record<string, unknown> | 
  */
 export function viewVerification(v: AuditVerification): Record<string, unknown> {
   return {
+    // `valid` is the verdict key of every verifying command's --json (acp audit verify, policy validate,
+    // graph lint, …); `ok`, the same value, is what this route said before it
+    valid: v.ok,
     ok: v.ok,
     count: v.count,
     head: v.head,
