@@ -101,3 +101,38 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     await expect(plain.claimLink(stolen)).rejects.toMatchObject({ status: 404, code: "not_found" });
   });
 });
+
+describe("DPoP proofs sent with unknown tokens", () => {
+  it("are refused with the one failure answer and write nothing to the store; with the token the proof is spent once", async () => {
+    p = await startProvider();
+    const key = newDpopKey();
+    const made = await createBound(p, key);
+    const id = str(made.json(), "id");
+    const token = str(made.json(), "agent_token.token");
+    const path = `/v1/sandboxes/${id}`;
+    const url = `http://api.localhost:${p.port}${path}`;
+    const spent = (): number =>
+      (p!.db.prepare("SELECT count(*) AS n FROM claim_spent_challenges").get() as { n: number }).n;
+    const before = spent();
+    for (let i = 0; i < 5; i++) {
+      const r = await p.req("api.localhost", "GET", path, {
+        headers: { authorization: `DPoP ${"x".repeat(43)}${i}`, dpop: dpopProof(newDpopKey(), "GET", url, T) },
+      });
+      expect(r.body).toBe(FAILURE_BODY);
+    }
+    // A valid proof by the right key with a wrong token is refused too, and stays unspent: with the token it works.
+    const proof = dpopProof(key, "GET", url, T);
+    const wrong = await p.req("api.localhost", "GET", path, {
+      headers: { authorization: `DPoP ${"y".repeat(43)}`, dpop: proof },
+    });
+    expect(wrong.body).toBe(FAILURE_BODY);
+    expect(spent()).toBe(before);
+    const ok = await p.req("api.localhost", "GET", path, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
+    expect(ok.status).toBe(200);
+    expect(spent()).toBe(before + 1);
+    const replay = await p.req("api.localhost", "GET", path, {
+      headers: { authorization: `DPoP ${token}`, dpop: proof },
+    });
+    expect(replay.body).toBe(FAILURE_BODY);
+  });
+});

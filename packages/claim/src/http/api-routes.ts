@@ -5,7 +5,7 @@ import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from
 import { challengeDifficulty, issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
 import type { SandboxRow } from "../store/claim-store.js";
-import { DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
+import { checkDpopProof, DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
 import { admissionDiscovery, decideAdmission } from "./admission-gate.js";
 import { agentTokenHash, requestUrl, type ClaimRuntime } from "./context.js";
 import { invalid, registerFaqRoutes, type Handler, type Params } from "./faq-routes.js";
@@ -64,20 +64,30 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       const m = /^(Bearer|DPoP) ([A-Za-z0-9_]{1,100})$/.exec(req.headers.authorization ?? "");
       const proof = req.headers["dpop"];
       // A DPoP-bound token is found only with a valid proof by its key; as a Bearer token it hashes differently.
-      const jkt =
+      // The proof is spent (single use, across nodes) only once its token is found: a proof sent with an unknown
+      // token is refused the same way and writes nothing to the store.
+      const checked =
         m?.[1] === "DPoP" && typeof proof === "string"
-          ? await verifyDpopProof(proof, req.method, requestUrl(rt, req), rt.now(), rt.dpopReplay)
+          ? checkDpopProof(proof, req.method, requestUrl(rt, req), rt.now())
           : undefined;
-      const s =
-        m?.[2] === undefined || (m[1] === "DPoP" && jkt === undefined)
+      const found =
+        m?.[2] === undefined || (m[1] === "DPoP" && checked === undefined)
           ? undefined
           : await rt.store.credentialSandbox(
-              agentTokenHash(rt, m[2], jkt),
+              agentTokenHash(rt, m[2], checked?.jkt),
               "agent_token",
               "",
               ["active", "published"],
               rt.now(),
             );
+      const s =
+        found !== undefined &&
+        (checked === undefined ||
+          (await Promise.resolve()
+            .then(() => rt.dpopReplay.once(checked.replayId, rt.now()))
+            .catch(() => false)))
+          ? found
+          : undefined;
       const id = (req.params as Params)["id"];
       if (s === undefined) return rt.fail(req, reply);
       if (rt.sandboxRate.hit(s.id, rt.now()) > rt.requestsPerSandboxPerHour) return rt.limited(req, reply);

@@ -45,13 +45,18 @@ export const DPOP_REMEMBER_MS = 2 * DPOP_MAX_SKEW_S * 1000;
 /** Remembers proof ids for the skew window so a proof is accepted once by this process. */
 export class DpopReplayCache implements DpopReplay {
   private readonly seen = new Map<string, number>();
+  private pruneAt = 100_000;
 
   /** False when `jti` was seen within the window; records it otherwise. */
   once(jti: string, nowMs: number): boolean {
     const until = this.seen.get(jti);
     if (until !== undefined && until > nowMs) return false;
     this.seen.set(jti, nowMs + DPOP_REMEMBER_MS);
-    if (this.seen.size > 100_000) for (const [k, t] of this.seen) if (t <= nowMs) this.seen.delete(k);
+    // Amortised, as the rate-limit counters: a sweep per new id past the bound scanned every live one.
+    if (this.seen.size > this.pruneAt) {
+      for (const [k, t] of this.seen) if (t <= nowMs) this.seen.delete(k);
+      this.pruneAt = Math.max(100_000, 2 * this.seen.size);
+    }
     return true;
   }
 }
@@ -85,6 +90,26 @@ export async function verifyDpopProof(
   nowMs: number,
   replay: DpopReplay,
 ): Promise<string | undefined> {
+  const checked = checkDpopProof(proof, method, url, nowMs);
+  if (checked === undefined) return undefined;
+  try {
+    return (await replay.once(checked.replayId, nowMs)) ? checked.jkt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * {@link verifyDpopProof} without spending the proof: the key's thumbprint and the id to spend
+ * (`DpopReplay.once`) once the caller knows the proof is worth recording — after its token was found, so that
+ * proofs sent with unknown tokens write nothing to the shared store. Undefined for any failure (never throws).
+ */
+export function checkDpopProof(
+  proof: string,
+  method: string,
+  url: string,
+  nowMs: number,
+): { readonly jkt: string; readonly replayId: string } | undefined {
   try {
     const parts = proof.split(".");
     if (parts.length !== 3 || proof.length > 4096) return undefined;
@@ -118,7 +143,7 @@ export async function verifyDpopProof(
       jti.length > 128
     )
       return undefined;
-    return (await replay.once(`${jkt}:${jti}`, nowMs)) ? jkt : undefined;
+    return { jkt, replayId: `${jkt}:${jti}` };
   } catch {
     return undefined;
   }
