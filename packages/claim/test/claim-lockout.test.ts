@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProgressiveLockout, WindowCounter } from "../src/admission/rate-limiter.js";
+import type { FaqBody } from "../src/content/faq.js";
+import { PublishedContentIndex } from "../src/content/similarity.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -48,5 +50,38 @@ describe("rate-limit counters under a flood of fresh keys (§19.5 per code, §28
     expect(counter.sweeps).toBeLessThanOrEqual(4); // amortised: each sweep waits for the map to double
     expect(counter.size).toBe(300_001); // the 150 001 keys of the passed window are gone
     expect(counter.peek("range:198.51.100.0/24", t + 2 * HOUR)).toBe(0);
+  });
+});
+
+/** The content-similarity index (§23.3), counting its sweeps. */
+class CountingIndex extends PublishedContentIndex {
+  sweeps = 0;
+  protected override prune(nowMs: number): void {
+    this.sweeps += 1;
+    super.prune(nowMs);
+  }
+}
+
+const faq = (answer: string): FaqBody => ({
+  title: "Acme",
+  slug: "acme",
+  description: "",
+  settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+  questions: [{ id: "q_1", question: "What?", answer, order: 0 }],
+});
+
+describe("content similarity (§23.3) under a flood of edits to published content", () => {
+  it("75 000 distinct recent fingerprints cost one sweep, not one per fingerprint past 50 000; limits still hold", () => {
+    const index = new CountingIndex(3);
+    const t = 1_000_000;
+    for (let i = 0; i < 75_000; i++) index.record(`sbx_${i % 100}`, faq(`answer ${i}`), t);
+    expect(index.sweeps).toBe(1); // the old index swept on each of the last 25 000 new fingerprints
+    expect(index.size).toBe(75_000);
+    for (const id of ["sbx_a", "sbx_b", "sbx_c"]) index.record(id, faq("common"), t);
+    expect(index.tooCommon("sbx_d", faq("common"), t + MIN)).toBe(true);
+    // A day later the old fingerprints go at the next sweep.
+    for (let i = 0; i < 150_010; i++) index.record("sbx_x", faq(`later ${i}`), t + 25 * HOUR);
+    expect(index.size).toBe(150_010);
+    expect(index.tooCommon("sbx_d", faq("common"), t + 25 * HOUR)).toBe(false);
   });
 });

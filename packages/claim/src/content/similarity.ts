@@ -2,6 +2,9 @@ import { createHash } from "node:crypto";
 import type { FaqBody } from "./faq.js";
 import { normalizeText } from "./content-scan.js";
 
+/** Past this many fingerprints the index is swept (then again each time it has doubled). */
+const MAX_FINGERPRINTS = 50_000;
+
 /**
  * Content similarity across sandboxes (§23.3 "content similarity (spam detection)"): a fingerprint of each
  * published FAQ's normalised questions and answers, and which sandboxes published it recently. The same
@@ -10,6 +13,7 @@ import { normalizeText } from "./content-scan.js";
  */
 export class PublishedContentIndex {
   private readonly seen = new Map<string, Map<string, number>>();
+  private pruneAt = MAX_FINGERPRINTS;
 
   /** At most `maxSandboxes` sandboxes may publish the same content within `windowMs`. */
   constructor(
@@ -40,10 +44,21 @@ export class PublishedContentIndex {
     const by = this.seen.get(fp) ?? new Map<string, number>();
     by.set(sandboxId, nowMs);
     this.seen.set(fp, by);
-    if (this.seen.size > 50_000) this.prune(nowMs);
+    // Amortised: a sweep on every new fingerprint past the bound scanned every recorded one, and each edit of
+    // published content records one (500 requests per sandbox per hour), so a few hundred sandboxes made it quadratic.
+    if (this.seen.size > this.pruneAt) {
+      this.prune(nowMs);
+      this.pruneAt = Math.max(MAX_FINGERPRINTS, 2 * this.seen.size);
+    }
   }
 
-  private prune(nowMs: number): void {
+  /** How many fingerprints are held. */
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /** Drops sandboxes whose publication is older than the window, and fingerprints left with none. */
+  protected prune(nowMs: number): void {
     for (const [fp, by] of this.seen) {
       for (const [id, t] of by) if (nowMs - t >= this.windowMs) by.delete(id);
       if (by.size === 0) this.seen.delete(fp);
