@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AdmissionControl } from "../admission/admission-control.js";
 import type { AdmissionPolicy } from "./admission-gate.js";
@@ -77,6 +78,35 @@ export function readCookie(rt: ClaimRuntime, req: FastifyRequest, name: string):
     if (k === n) return v.join("=");
   }
   return undefined;
+}
+
+/** An address as compared with trusted proxies: lower case, an IPv4-mapped IPv6 address as its IPv4 address. */
+export function bareAddress(a: string): string {
+  return a.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "").toLowerCase();
+}
+
+/**
+ * The client's address: the peer's, unless the peer is a reverse proxy the operator trusts; then the rightmost
+ * `X-Forwarded-For` hop that is not itself a trusted proxy (the one the proxy appended; hops further left are
+ * the client's word). A hop that is not an IP address, or none, leaves the peer's address: every such request
+ * shares the proxy's range (fail closed) rather than becoming a source of its own.
+ */
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trusted: ReadonlySet<string>,
+): string | undefined {
+  const bare = bareAddress;
+  if (peer === undefined || !trusted.has(bare(peer))) return peer;
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : (forwardedFor ?? ""))
+    .split(",")
+    .map((h) => h.trim());
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = bare(hops[i] ?? "");
+    if (isIP(hop) === 0) return peer;
+    if (!trusted.has(hop)) return hop;
+  }
+  return peer;
 }
 
 /**

@@ -15,7 +15,14 @@ import { PostgresClaimStore } from "../store/postgres-claim-store.js";
 import { SqliteClaimStore } from "../store/sqlite-claim-store.js";
 import { API_BODY_MEDIA_TYPE_MESSAGE, registerApiRoutes } from "./api-routes.js";
 import { registerBrowserRoutes, servePublished } from "./browser-routes.js";
-import { coarseSource, type ClaimLogEntry, type ClaimRuntime, type RequestFacts } from "./context.js";
+import {
+  bareAddress,
+  clientAddress,
+  coarseSource,
+  type ClaimLogEntry,
+  type ClaimRuntime,
+  type RequestFacts,
+} from "./context.js";
 import { ARRIVAL, sendFailure, sendLimited } from "./failure.js";
 import { DEFAULT_HOSTS, classifyHost, hostPort, type ClaimHosts } from "./origins.js";
 
@@ -47,6 +54,12 @@ export interface ClaimServerOptions {
    * `issuer-required`), trusted issuers of admission tokens, persistent reputation tuning.
    */
   readonly admissionPolicy?: AdmissionPolicyOptions;
+  /**
+   * Addresses of reverse proxies (TLS terminators) in front: a request from one of them is the client named by
+   * the rightmost `X-Forwarded-For` hop it appended. Without them, every request behind a proxy is the proxy's
+   * range: one request budget, one claim lockout, one reputation for every client.
+   */
+  readonly trustedProxies?: readonly string[];
   /** Requests per address per hour on any surface (default 500, §28). */
   readonly requestsPerIpPerHour?: number;
   /** Authenticated agent requests per sandbox per hour (default 500, §28). */
@@ -95,6 +108,9 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   const tls = options.tls === true;
   const minFailureMs = options.minFailureMs ?? 250;
   const facts = new WeakMap<FastifyRequest, RequestFacts>();
+  const proxies = new Set((options.trustedProxies ?? []).map(bareAddress));
+  const sourceOf = (req: FastifyRequest): string =>
+    coarseSource(clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], proxies));
   const perIp = new WindowCounter(3_600_000);
   const perIpLimit = options.requestsPerIpPerHour ?? 500;
   const abandoned = policy.persistent
@@ -151,8 +167,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     frameworkErrors: (_err, req, reply) => {
       ARRIVAL.set(req, performance.now());
       commonHeaders(reply);
-      if (perIp.hit(coarseSource(req.socket.remoteAddress), now()) > perIpLimit)
-        return void sendLimited(req, reply, minFailureMs);
+      if (perIp.hit(sourceOf(req), now()) > perIpLimit) return void sendLimited(req, reply, minFailureMs);
       return void sendFailure(req, reply, minFailureMs);
     },
   });
@@ -167,7 +182,7 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
   app.addHook("onRequest", async (req, reply) => {
     ARRIVAL.set(req, performance.now());
     const c = classifyHost(req.headers.host, hosts);
-    const source = coarseSource(req.socket.remoteAddress);
+    const source = sourceOf(req);
     facts.set(req, {
       requestId: randomBytes(8).toString("hex"),
       kind: c?.kind,

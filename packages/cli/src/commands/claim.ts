@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -34,6 +35,7 @@ export interface ClaimServeFlags {
   adminHost?: string;
   pubSuffix?: string;
   tls?: boolean;
+  trustProxy?: string;
   config?: string;
   admission?: string;
   json?: boolean;
@@ -89,6 +91,13 @@ export async function serveClaim(
     ...(flags.adminHost === undefined ? {} : { admin: flags.adminHost }),
     ...(flags.pubSuffix === undefined ? {} : { pubSuffix: flags.pubSuffix }),
   };
+  const trustedProxies = (flags.trustProxy ?? "").split(",").filter((a) => a.trim() !== "");
+  for (const a of trustedProxies)
+    if (isIP(a.trim()) === 0)
+      throw new CliError(
+        `--trust-proxy: \`${printable(a)}\` is not an IP address (give the proxy's addresses)`,
+        EXIT.usage,
+      );
   const admissionPolicy = loadClaimConfig(ctx, home, flags);
   const storage = storageOf(ctx, flags, home);
   if (storage !== null && flags.db !== undefined)
@@ -100,6 +109,7 @@ export async function serveClaim(
     key: providerKey(home),
     hosts,
     tls: flags.tls === true,
+    trustedProxies: trustedProxies.map((a) => a.trim()),
     admission: { baseDifficulty: difficulty, maxDifficulty: Math.max(difficulty, 28) },
     admissionPolicy,
     log: (entry) => void ctx.io.stderr.write(`${JSON.stringify(entry)}\n`),
@@ -240,6 +250,10 @@ export function registerClaim(program: Command, ctx: CliContext): void {
     .option("--admin-host <name>", "admin host name (default admin.localhost)")
     .option("--pub-suffix <name>", "published FAQs at {handle}.<name> (default pub.localhost)")
     .option("--tls", "behind TLS: https URLs, Secure __Host- cookies")
+    .option(
+      "--trust-proxy <addresses>",
+      "comma-separated addresses of the reverse proxy in front: its requests are the client its X-Forwarded-For names",
+    )
     .option(
       "--config <file>",
       "claim config: admission mode, trusted issuers, reputation (default $ACP_HOME/claim/config.yml)",
