@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ClaimClient, FAILURE_BODY, issueChallenge, createSecretBox } from "../src/index.js";
+import { checkPow } from "../src/pow/leading-zeros.js";
 import { at, createSandbox, num, shape, solve, str, startProvider, type Provider } from "./harness.js";
 
 let p: Provider;
@@ -22,7 +23,11 @@ describe("§11 Admission control", () => {
     p = await startProvider();
     const c = await challenge();
     const none = await p.req("api.localhost", "POST", "/v1/sandboxes", { json: { metadata: {} } });
-    const wrong = await create(c.challenge, "x");
+    // A nonce that really fails (a fixed "x" solved the test difficulty of 8 bits once in 256 runs).
+    const wrong = await create(
+      c.challenge,
+      ["x", "y", "z", "w"].find((n) => !checkPow(c.challenge, n, c.difficulty)) ?? "x",
+    );
     const bad = await create(c.challenge, "not a nonce!");
     for (const r of [none, wrong, bad]) expect(r.body).toBe(FAILURE_BODY);
     expect(shape(none)).toEqual(shape(wrong));
