@@ -1,4 +1,5 @@
 /** Opens the stores `acp serve` runs on: PostgreSQL when a storage URL is given, SQLite otherwise. */
+import { dirname } from "node:path";
 import type { RedactionRules } from "@acp/core";
 import type { ServiceKeyPair } from "../service/consent-proofs.js";
 import { openPostgresStores } from "./postgres/postgres-stores.js";
@@ -42,6 +43,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
       clock: options.clock,
       auditSigner: options.keys.privateKey,
       auditPublicKey: options.keys.publicKey,
+      home: dirname(options.auditPath), // the node's anchor on the shared chain lives in its home
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
       ...(options.pendingLockTimeoutMs !== undefined ? { pendingLockTimeoutMs: options.pendingLockTimeoutMs } : {}),

@@ -20,6 +20,7 @@ import {
   type Redactor,
 } from "@acp/core";
 import { AuditLogError } from "../audit/index.js";
+import type { PostgresAuditAnchor } from "./audit-anchor.js";
 import type { PostgresStore } from "./open-postgres-store.js";
 import { PostgresStoreError } from "./postgres-store-error.js";
 import { ADVISORY_LOCK } from "./schema.js";
@@ -50,6 +51,12 @@ export interface PostgresAuditLogOptions {
    * way for a second. Default false.
    */
   readonly optimistic?: boolean;
+  /**
+   * This node's anchor ({@link openPostgresAuditAnchor}): before a batch with a checkpoint is committed, in
+   * its transaction, the table must still hold the anchor's checkpoint row and link to it
+   * (`audit_anchor_mismatch` otherwise, and the whole batch rejects); the checkpoint written becomes the anchor.
+   */
+  readonly anchor?: PostgresAuditAnchor;
 }
 
 /** The audit chain in PostgreSQL, appended by every node into one chain. */
@@ -193,18 +200,33 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
   /** The head this log wrote last (optimistic mode), and until when not to trust it after a clash. */
   let known: Head | null = null;
   let lockedUntilMs = 0;
+  const anchor = options.signer !== undefined ? options.anchor : undefined;
+  const every = Math.max(1, options.checkpointEvery ?? 1000);
+  /** Events after the last checkpoint when this log last wrote (a hint of whether a batch will sign one). */
+  let lastSince = 0;
+  const mayCheckpoint = (batch: readonly Queued[]): boolean =>
+    anchor !== undefined && (batch.some((q) => q.kind !== "event") || lastSince + batch.length >= every);
 
   const lockedWrite = async (batch: Queued[]): Promise<SealedBatch["done"]> => {
+    // catch up with the chain before taking the lock, so the check under it reads only the last rows
+    if (anchor !== undefined && mayCheckpoint(batch)) await anchor.sync((text, values) => store.query(text, values));
     for (let attempt = 1; ; attempt++) {
       try {
-        return await store.transaction(async (client) => {
+        const written = await store.transaction(async (client) => {
           await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
           const head = await readHead(client);
           const plan = sealBatch(head, batch, options);
+          const signed = plan.rows.filter((r) => r.event.event_type === "checkpoint").at(-1);
+          // the rows this checkpoint signs over must still hold and link to this node's signed past
+          if (anchor !== undefined && signed !== undefined)
+            await anchor.sync((text, values) => client.query(text, values));
           await insertRows((text, values) => client.query(text, values), plan.rows);
           known = options.optimistic === true ? head : null;
-          return plan.done;
+          lastSince = head.sinceCheckpoint;
+          return { done: plan.done, signed };
         });
+        if (anchor !== undefined && written.signed !== undefined) anchor.wrote(written.signed.seq, written.signed.line);
+        return written.done;
       } catch (err) {
         known = null;
         // an optimistic writer of another node took the next seq between our read and insert: read again
@@ -215,9 +237,16 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
 
   const optimisticWrite = async (batch: Queued[]): Promise<SealedBatch["done"] | null> => {
     if (known === null || Date.now() < lockedUntilMs) return null;
+    // a batch that may sign a checkpoint goes the locked way, where the anchor is checked
+    if (
+      anchor !== undefined &&
+      (batch.some((q) => q.kind !== "event") || known.sinceCheckpoint + batch.length >= every)
+    )
+      return null;
     const head = { ...known };
     known = null;
     const plan = sealBatch(head, batch, options);
+    if (anchor !== undefined && plan.rows.some((r) => r.event.event_type === "checkpoint")) return null;
     try {
       await insertRows((text, values) => store.query(text, values), plan.rows);
     } catch (err) {
@@ -226,11 +255,13 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
       return null;
     }
     known = head;
+    lastSince = head.sinceCheckpoint;
     return plan.done;
   };
 
   const writeBatch = async (batch: Queued[]): Promise<void> => {
     try {
+      anchor?.check();
       const done = (await optimisticWrite(batch)) ?? (await lockedWrite(batch));
       for (const [item, event] of done) item.resolve(event);
     } catch (err) {

@@ -35,6 +35,13 @@ export {
 export { createPostgresConsentGrantStore, type AsyncConsentGrantStore } from "./grant-store.js";
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
 export {
+  openPostgresAuditAnchor,
+  postgresAuditAnchorPath,
+  type AnchorQuery,
+  type PostgresAuditAnchor,
+  type PostgresAuditAnchorOptions,
+} from "./audit-anchor.js";
+export {
   exportPostgresAuditJsonl,
   readPostgresAuditLines,
   readPostgresAuditPages,

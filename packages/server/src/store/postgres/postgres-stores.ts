@@ -19,9 +19,12 @@ import {
   createPostgresRateLimiter,
   MAX_CLOCK_SKEW_MS,
   openConsentWaiter,
+  openPostgresAuditAnchor,
+  postgresAuditAnchorPath,
   openPostgresStore,
   PostgresStoreError,
   type AsyncPendingConsentStore,
+  type PostgresAuditAnchor,
   type PostgresStore,
 } from "@acp/store";
 import type { ServerStores } from "../types.js";
@@ -38,6 +41,12 @@ export interface PostgresStoresOptions {
   readonly clock: () => Date;
   readonly auditSigner?: CheckpointSigner;
   readonly auditPublicKey?: CheckpointPublicKey;
+  /**
+   * The node's ACP home: with a signer and a public key, the node keeps its anchor on the chain there
+   * (`audit-postgres-<id>.checkpoint`, the latest signed checkpoint it wrote or verified) and refuses to
+   * start or sign when the database no longer holds it (`audit_anchor_mismatch`).
+   */
+  readonly home?: string;
   /** Most pooled connections of this node (default 10). */
   readonly maxConnections?: number;
   /** Give up connecting after this long (default 5000 ms). */
@@ -207,6 +216,7 @@ async function openParts(
   options: PostgresStoresOptions,
   reach: Reachability,
   skew: ClockSkewGuard,
+  anchor: PostgresAuditAnchor | undefined,
 ): Promise<ServerStores> {
   const report = (err: Error): void => {
     reach.lost(err);
@@ -222,6 +232,7 @@ async function openParts(
   const auditLog = createPostgresAuditLog(store, {
     clock: options.clock,
     optimistic: true, // one INSERT per batch while this node wrote the head last; the locked way otherwise
+    ...(anchor !== undefined ? { anchor } : {}),
     ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
     ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
@@ -332,7 +343,14 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
         ),
       );
     }
-    return await openParts(store, options, reach, skew);
+    const anchor =
+      options.home !== undefined && options.auditSigner !== undefined && options.auditPublicKey !== undefined
+        ? await openPostgresAuditAnchor((text, values) => store.query(text, values), {
+            path: postgresAuditAnchorPath(options.home, options.url),
+            publicKey: options.auditPublicKey,
+          })
+        : undefined;
+    return await openParts(store, options, reach, skew, anchor);
   } catch (err) {
     reach.close();
     skew.close();

@@ -1,0 +1,222 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import {
+  parseAuditLine,
+  readCheckpoint,
+  verifyAuditChain,
+  verifyCheckpointSignature,
+  type AuditChainPosition,
+  type CheckpointPublicKey,
+} from "@acp/core";
+import { readAnchorFile } from "../audit/anchor.js";
+import { AuditLogError } from "../audit/index.js";
+import { writeFileAtomic } from "../home/atomic-write.js";
+import { HOME_FILE_MODE } from "../home/paths.js";
+
+/** Runs one read: on the store (autocommit) or on a transaction's connection. */
+export type AnchorQuery = (text: string, values: unknown[]) => Promise<{ readonly rows: readonly unknown[] }>;
+
+/** The rows of one read, as the columns selected. */
+async function rowsOf<R>(query: AnchorQuery, text: string, values: unknown[]): Promise<R[]> {
+  return (await query(text, values)).rows as R[];
+}
+
+/** A signed checkpoint row of the chain: its `seq` (the checkpoint's `count + 1`) and its line. */
+interface AnchorRow {
+  readonly seq: number;
+  readonly line: string;
+}
+
+/** Options of {@link openPostgresAuditAnchor}. */
+export interface PostgresAuditAnchorOptions {
+  /** The node-local file (in its ACP home) that holds the latest checkpoint line this node wrote or verified. */
+  readonly path: string;
+  /** The key every node signs checkpoints with: only checkpoints it verifies are adopted. */
+  readonly publicKey: CheckpointPublicKey;
+  /** Rows read per query while catching up (default 1000). */
+  readonly pageSize?: number;
+}
+
+/**
+ * A node's anchor on the shared chain in PostgreSQL. The writer signs a checkpoint over whatever the table
+ * holds: without an anchor, whoever can write the database (not the nodes' key) could rewrite history,
+ * drop the checkpoints the rewrite broke, and have the next node sign a checkpoint over the result, after
+ * which `acp audit verify` said intact. The anchor (a file in the node's home, outside the database) names
+ * the latest signed checkpoint this node wrote or verified; {@link sync} refuses (`audit_anchor_mismatch`)
+ * unless the table still holds that row byte for byte and every row after it links to it.
+ */
+export interface PostgresAuditAnchor {
+  readonly path: string;
+  /**
+   * Checks the table against the anchor and moves the anchor forward to the newest checkpoint after it
+   * that verifies with the key (another node's too). With no anchor yet, adopts the newest checkpoint
+   * row that verifies with the key (trust on first use). Throws `audit_anchor_mismatch`.
+   */
+  sync(query: AnchorQuery): Promise<void>;
+  /** Throws the mismatch found before, if any: once found, the writer takes nothing more (as the file log). */
+  check(): void;
+  /** After a checkpoint row this node wrote was committed: it becomes the anchor. */
+  wrote(seq: number, line: string): void;
+}
+
+/** `<home>/audit-postgres-<16 hex>.checkpoint`: one anchor per database (host, port, database name) a home is used with. */
+export function postgresAuditAnchorPath(home: string, url: string): string {
+  const u = new URL(url);
+  const key = `${u.hostname.toLowerCase()}:${u.port === "" ? "5432" : u.port}${u.pathname}|${u.searchParams.get("host") ?? ""}`;
+  const id = createHash("sha256").update(key).digest("hex").slice(0, 16);
+  return join(home, `audit-postgres-${id}.checkpoint`);
+}
+
+/** The chain position just after a checkpoint row, to continue a verification from it. */
+function positionAt(row: AnchorRow): AuditChainPosition | null {
+  const parsed = parseAuditLine(row.line);
+  if (!parsed.ok || parsed.value.event_type !== "checkpoint") return null;
+  const read = readCheckpoint(parsed.value);
+  if (!read.ok || read.value.body.count + 1 !== row.seq) return null;
+  const body = read.value.body;
+  return {
+    count: row.seq,
+    head: parsed.value.event_hash,
+    checkpoints: 1,
+    lastCheckpoint: { line: row.seq, count: body.count, headHash: body.head_hash, timestamp: body.timestamp },
+  };
+}
+
+/** Whether a line is a checkpoint for `seq` whose signature verifies with the key. */
+function verifiedCheckpoint(row: AnchorRow, publicKey: CheckpointPublicKey): boolean {
+  const parsed = parseAuditLine(row.line);
+  if (!parsed.ok || parsed.value.event_type !== "checkpoint") return false;
+  const read = readCheckpoint(parsed.value);
+  if (!read.ok || read.value.body.count + 1 !== row.seq) return false;
+  return verifyCheckpointSignature(read.value.body, read.value.signature, publicKey);
+}
+
+function readAnchorRow(path: string): AnchorRow | null {
+  let line: string;
+  try {
+    line = readAnchorFile(path, { regularOnly: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw err;
+  }
+  const parsed = parseAuditLine(line);
+  const read = parsed.ok && parsed.value.event_type === "checkpoint" ? readCheckpoint(parsed.value) : undefined;
+  if (read?.ok !== true) throw mismatch(path, "the anchor is not a checkpoint line");
+  return { seq: read.value.body.count + 1, line };
+}
+
+function mismatch(path: string, why: string): AuditLogError {
+  return new AuditLogError(
+    { code: "audit_anchor_mismatch" },
+    `the audit chain in PostgreSQL: ${why}: the chain was cut, rewritten or replaced after this node's signed checkpoint ` +
+      `(${path}); refusing to extend and sign it (run \`acp audit verify --storage-url …\` to find where; ` +
+      `to start a new chain on a new database, move that file aside)`,
+  );
+}
+
+/**
+ * Reads the node's anchor and checks the database against it (or, with none, adopts the newest checkpoint
+ * that verifies with the key), as {@link PostgresAuditAnchor.sync}. Throws `audit_anchor_mismatch`.
+ */
+export async function openPostgresAuditAnchor(
+  query: AnchorQuery,
+  options: PostgresAuditAnchorOptions,
+): Promise<PostgresAuditAnchor> {
+  const { path, publicKey } = options;
+  const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
+  let held = readAnchorRow(path);
+
+  const adopt = (row: AnchorRow): void => {
+    if (held !== null && row.seq <= held.seq) return; // only forward
+    writeFileAtomic(path, `${row.line}\n`, HOME_FILE_MODE);
+    held = row;
+  };
+
+  /** With no anchor: the newest checkpoint row that verifies with the key, if any. */
+  const firstUse = async (q: AnchorQuery): Promise<void> => {
+    let before = Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      const rows = await rowsOf<AnchorRow>(
+        q,
+        `SELECT seq, line FROM acp_audit_events WHERE event_type = 'checkpoint' AND seq < $1 ORDER BY seq DESC LIMIT 16`,
+        [before],
+      );
+      for (const row of rows) {
+        if (verifiedCheckpoint(row, publicKey)) {
+          adopt(row);
+          return;
+        }
+      }
+      const last = rows.at(-1);
+      if (last === undefined) return;
+      before = last.seq;
+    }
+  };
+
+  let broken: AuditLogError | null = null;
+  const check = (): void => {
+    if (broken !== null) throw broken;
+  };
+  const sync = async (q: AnchorQuery): Promise<void> => {
+    check();
+    try {
+      await syncOnce(q);
+    } catch (err) {
+      if (err instanceof AuditLogError) broken = err;
+      throw err;
+    }
+  };
+  const syncOnce = async (q: AnchorQuery): Promise<void> => {
+    if (held === null) await firstUse(q);
+    const anchor = held;
+    if (anchor === null) return; // nothing signed yet that this node can verify: nothing to hold
+    const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [anchor.seq]);
+    const row = found[0];
+    if (row === undefined) throw mismatch(path, `it no longer has row ${anchor.seq}, this node's signed checkpoint`);
+    if (row.line !== anchor.line) throw mismatch(path, `its row ${anchor.seq} is not this node's signed checkpoint`);
+    let from = positionAt(anchor);
+    if (from === null) throw mismatch(path, "the anchor is not a checkpoint line at its place");
+    let newest: AnchorRow | null = null;
+    for (let after = anchor.seq; ;) {
+      const rows = await rowsOf<AnchorRow>(
+        q,
+        "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+        [after, pageSize],
+      );
+      const page = { rows };
+      if (rows.length === 0) break;
+      for (const [i, r] of page.rows.entries()) {
+        if (r.seq !== after + i + 1)
+          throw mismatch(path, `row ${after + i + 1} is missing after this node's checkpoint`);
+      }
+      // hashes, links and checkpoint places only: a checkpoint of another key is reported by `acp audit verify`
+      const checked = verifyAuditChain(
+        page.rows.map((r) => r.line),
+        { from },
+      );
+      if (!checked.ok) {
+        const at = checked.problem?.line ?? after + 1;
+        throw mismatch(path, `row ${at} after this node's signed checkpoint (row ${anchor.seq}) does not link to it`);
+      }
+      from = checked;
+      for (const r of page.rows) if (verifiedCheckpoint(r, publicKey)) newest = r;
+      after = (page.rows.at(-1) as { seq: number }).seq;
+      if (page.rows.length < pageSize) break;
+    }
+    if (newest !== null) adopt(newest);
+  };
+
+  await sync(query);
+  return {
+    path,
+    sync,
+    check,
+    wrote: (seq, line) => {
+      try {
+        adopt({ seq, line });
+      } catch {
+        // the anchor stays at the older checkpoint, which the chain still holds; the next sync adopts this one
+      }
+    },
+  };
+}

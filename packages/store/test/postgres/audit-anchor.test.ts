@@ -1,0 +1,126 @@
+/**
+ * `createPostgresAuditLog` with a node's anchor (`openPostgresAuditAnchor`): the checkpoints it signs on
+ * its own (every `checkpointEvery` events, also on the optimistic way) are checked against the anchor in
+ * their transaction, two nodes appending at once keep one chain and their anchors, and a chain that no
+ * longer links to a node's signed checkpoint is refused before anything is signed over it.
+ */
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parseAuditLine, sealAuditLine } from "@acp/core";
+import {
+  createPostgresAuditLog,
+  openPostgresAuditAnchor,
+  openPostgresStore,
+  postgresAuditAnchorPath,
+  verifyPostgresAuditChain,
+  type PostgresStore,
+} from "@acp/store";
+import { createTestDatabase, type TestDatabase } from "./test-database.js";
+
+let db: TestDatabase;
+let store: PostgresStore;
+const dirs: string[] = [];
+beforeAll(async () => {
+  db = await createTestDatabase();
+  store = await openPostgresStore(db.url);
+});
+afterEach(async () => {
+  await store.query("DELETE FROM acp_audit_events");
+});
+afterAll(async () => {
+  await store.close();
+  await db.drop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+const query = (text: string, values: unknown[]) => store.query(text, values);
+
+function anchorPath(): string {
+  const home = mkdtempSync(join(tmpdir(), "acp-pg-anchor-"));
+  dirs.push(home);
+  return postgresAuditAnchorPath(home, db.url);
+}
+
+async function node(path: string) {
+  const anchor = await openPostgresAuditAnchor(query, { path, publicKey });
+  return createPostgresAuditLog(store, {
+    clock: () => new Date(),
+    signer: privateKey,
+    checkpointEvery: 3,
+    optimistic: true,
+    anchor,
+  });
+}
+
+const event = (tool: string) => ({ event_type: "policy_evaluated", tool, decision: "deny" }) as const;
+
+async function lines(): Promise<{ seq: number; line: string; event_type: string }[]> {
+  return (
+    await store.query<{ seq: number; line: string; event_type: string }>(
+      "SELECT seq, line, event_type FROM acp_audit_events ORDER BY seq",
+    )
+  ).rows;
+}
+
+describe("postgres audit log with a node's anchor", () => {
+  it("two optimistic nodes appending at once keep one signed chain; each anchor is a checkpoint the chain holds", async () => {
+    const pathA = anchorPath();
+    const pathB = anchorPath();
+    const a = await node(pathA);
+    const b = await node(pathB);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).append(event(`t${i}`))));
+    await a.close();
+    await b.close();
+    expect(await verifyPostgresAuditChain(store, { publicKey })).toMatchObject({ ok: true, problem: null });
+    const held = new Map((await lines()).map((r) => [r.line, r.event_type]));
+    for (const path of [pathA, pathB]) expect(held.get(readFileSync(path, "utf8").trim())).toBe("checkpoint");
+  });
+
+  it("the next checkpoint due is refused when an event before the anchor's checkpoint was rewritten and the chain hashed again", async () => {
+    const path = anchorPath();
+    const log = await node(path);
+    for (const tool of ["a", "b", "c"]) await log.append(event(tool)); // line 4: the checkpoint, the anchor
+    await log.append(event("d"));
+    // someone with write access to the table: "deny" becomes "accept" on line 1, every line hashed again,
+    // the checkpoint the edit broke left out
+    const rows = (await lines()).filter((r) => r.event_type !== "checkpoint");
+    let previous: string | null = null;
+    await store.query("DELETE FROM acp_audit_events");
+    for (const [i, r] of rows.entries()) {
+      const parsed = parseAuditLine(r.line);
+      if (!parsed.ok) throw new Error("unreadable line");
+      const { event_hash, ...body } = parsed.value;
+      void event_hash; // sealed again below
+      const sealed = sealAuditLine({
+        ...body,
+        decision: i === 0 ? "accept" : body.decision,
+        previous_event_hash: previous,
+      });
+      await store.query(
+        `INSERT INTO acp_audit_events (seq, event_hash, previous_event_hash, since_checkpoint, event_type, request_id, timestamp, line)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [
+          i + 1,
+          sealed.event.event_hash,
+          sealed.event.previous_event_hash,
+          i + 1,
+          body.event_type,
+          null,
+          body.timestamp,
+          sealed.line,
+        ],
+      );
+      previous = sealed.event.event_hash;
+    }
+    // two more events: the checkpoint they make due is refused with them, and nothing is signed
+    await expect(Promise.all([log.append(event("e")), log.append(event("f"))])).rejects.toMatchObject({
+      code: "audit_anchor_mismatch",
+    });
+    expect((await lines()).some((r) => r.event_type === "checkpoint")).toBe(false);
+    await expect(log.append(event("g"))).rejects.toMatchObject({ code: "audit_anchor_mismatch" });
+  });
+});
