@@ -9,7 +9,7 @@ import {
   type AdmissionMode,
   type AdmissionPolicyOptions,
 } from "@acp/claim";
-import { readConfigDocumentAt } from "@acp/store";
+import { FileTooOpenError, OWNER_ONLY, readConfigDocumentAt, readFileUpTo, tooOpenMessage } from "@acp/store";
 import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
@@ -111,18 +111,24 @@ export function readProviderKey(home: string): Buffer {
   const path = join(home, "claim", "provider.key");
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // A secret, read as the home's other secrets: a regular file, closed to group and others, at most 1 KB.
+    text = readFileUpTo(path, 1024, { regularOnly: true, refuseMode: OWNER_ONLY })?.toString("utf8") ?? "";
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT")
       throw new CliError(
         `no provider key at \`${path}\`: run it with the provider's ACP_HOME (the one \`acp claim serve\` uses)`,
         EXIT.error,
       );
+    if (err instanceof FileTooOpenError)
+      throw new CliError(
+        tooOpenMessage(err, "whoever can read it can sign proof-of-work challenges and match every stored secret"),
+        EXIT.error,
+      );
     throw new CliError(`cannot read \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
-  const key = Buffer.from(text.trim(), "hex");
-  if (key.length !== 32) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
-  return key;
+  const hex = text.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new CliError(`\`${path}\`: expected 64 hex characters`, EXIT.invalid);
+  return Buffer.from(hex, "hex");
 }
 
 /** Opens the claim tables on PostgreSQL; a failure names where the URL came from. */

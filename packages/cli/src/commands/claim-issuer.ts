@@ -1,7 +1,8 @@
 import { randomBytes, type JsonWebKey } from "node:crypto";
-import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
+import { FileTooOpenError, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "@acp/store";
 import { issuerKeyOf, MAX_TOKEN_USES, newIssuerKey, signAdmissionToken, type IssuerKey } from "@acp/claim";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { readFailure } from "../decision/read-input.js";
@@ -35,8 +36,11 @@ function writeSecret(path: string, text: string): void {
 function readIssuerKey(path: string): IssuerKey {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // A private key: a regular file, closed to group and others (as ssh refuses such a key), at most 4 KB.
+    text = readFileUpTo(path, 4096, { regularOnly: true, refuseMode: OWNER_ONLY })?.toString("utf8") ?? "";
   } catch (err) {
+    if (err instanceof FileTooOpenError)
+      throw new CliError(tooOpenMessage(err, "whoever can read it can issue admission tokens"), EXIT.error);
     throw new CliError(
       `cannot read the issuer key \`${path}\`: ${readFailure(err)} (create one with acp claim issuer keygen)`,
       EXIT.error,
