@@ -6,16 +6,24 @@
  * readings disagree, the call falls through to the rules after it.
  */
 import { isGlobPattern } from "../glob/index.js";
-import { decodeEscapes, decodeUnreserved, normalizeValue } from "./normal-form.js";
+import {
+  decodeUnreserved,
+  decodings,
+  normalizeValue,
+  settles,
+  structuralCompat,
+  withoutParameters,
+} from "./normal-form.js";
 
 /**
  * What may make a value read otherwise than written: an escape, a `\`, a `.` or `..` segment, a run of
- * `/`, a scheme (a URL's normal form), white space or a control character at an end. A value without any
+ * `/`, a scheme (a URL's normal form), white space or a control character at an end, a `;` (a path
+ * segment's parameters), a character not in ASCII (whose NFKC form may be `.` or `/`). A value without any
  * (`/srv/files/report.txt`, `ann@corp.com`) has no other reading.
  */
 const READ_OTHERWISE =
   // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
-  /%[0-9A-Fa-f]{2}|\\|\/\/|(?:^|\/)\.\.?(?:[/\\]|$)|^[A-Za-z][A-Za-z0-9+.-]*:|^[\x00-\x20]|[\x00-\x20]$/;
+  /%[0-9A-Fa-f]{2}|\\|\/\/|(?:^|\/)\.\.?(?:[/\\]|$)|^[A-Za-z][A-Za-z0-9+.-]*:|^[\x00-\x20]|[\x00-\x20]$|;|[\u0080-\uffff]/;
 // eslint-disable-next-line no-control-regex -- the same controls
 const EDGES = /^[\x00-\x20]+|[\x00-\x20]+$/g;
 const ESCAPE = /%[0-9A-Fa-f]{2}/;
@@ -40,13 +48,17 @@ function splitQuery(text: string): [string, string] {
 /**
  * The readings of a value an `allow` rule's glob must meet too, each differing from the value: its normal
  * form ({@link normalizeValue}: `..` resolved, runs of `/` made one, a URL as the WHATWG parser reads it),
- * and that of the value trimmed of white space and controls at its ends, with its unreserved escapes
- * decoded, with every escape decoded (`%2f` too; a URL's path only), each also with `\` read as `/` (a
- * URL's path only). Empty for a value {@link readOtherwise} passes by. Not the respellings that make a
+ * and that of the value trimmed of white space and controls at its ends, of its NFKC form where that
+ * spells more of a path's structure ({@link structuralCompat}: `．．／` is `../`), with its unreserved
+ * escapes decoded, with every escape decoded (`%2f` too; a URL's path only) once and again up to three
+ * times ({@link decodings}: `%252e` is `%2e`, then `.`), each also with `\` read as `/` and without its
+ * path segments' parameters ({@link withoutParameters}: `..;` is `..` to Tomcat; a URL's path only).
+ * Null for a value still read otherwise after three decodings ({@link settles}: `%2525252e`), which no
+ * allow rule meets. Empty for a value {@link readOtherwise} passes by. Not the respellings that make a
  * value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an allow rule written for
  * the one does not name the other.
  */
-export function allowReadings(text: string): string[] {
+export function allowReadings(text: string): string[] | null {
   if (!readOtherwise(text)) return [];
   const out = new Set<string>();
   const add = (form: string): void => {
@@ -56,13 +68,27 @@ export function allowReadings(text: string): string[] {
     const slashed = path.replaceAll("\\", "/") + query;
     out.add(normalizeValue(slashed) ?? slashed);
   };
-  add(text);
+  const forms = [text];
   const trimmed = text.replace(EDGES, "");
-  if (trimmed !== text) add(trimmed);
-  if (ESCAPE.test(trimmed)) {
-    const [path, query] = splitQuery(trimmed);
-    add(decodeUnreserved(path) + query);
-    add(decodeEscapes(path) + query);
+  // the value trimmed, and its NFKC form where that spells more structure (`．．／` is `../`)
+  const bases = [trimmed];
+  const compat = structuralCompat(trimmed);
+  if (compat !== undefined) bases.push(compat);
+  for (const base of bases) {
+    forms.push(base);
+    if (!ESCAPE.test(base)) continue;
+    const [path, query] = splitQuery(base);
+    if (!settles(path)) return null; // encoded deeper than is read: what a longer chain of readers makes of it is not known
+    forms.push(decodeUnreserved(path) + query);
+    // decoded once, and again up to MAX_DECODINGS times (`%252e%252e` is `..` to a proxy and a tool)
+    for (const decoded of decodings(path)) forms.push(decoded + query);
+  }
+  for (const form of forms) {
+    add(form);
+    // and without its path segments' parameters (`/srv/files/..;/etc/passwd`, as Tomcat reads it)
+    const [path, query] = splitQuery(form);
+    const bare = withoutParameters(path);
+    if (bare !== undefined) add(bare + query);
   }
   out.delete(text);
   return [...out];

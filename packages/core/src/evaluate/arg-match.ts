@@ -5,6 +5,7 @@ import { compileRuleGlob, readingCost } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
 import {
   asciiDomains,
+  MAX_DECODINGS,
   MAX_RESPELLED_LENGTH,
   respellings,
   ROOT_HOMES,
@@ -52,7 +53,7 @@ interface Forms {
   lower?: string;
   respelled?: readonly string[];
   /** The readings an allow rule's glob must meet too ({@link allowReadings}). */
-  read?: readonly string[];
+  read?: readonly string[] | null;
   compat?: string | null;
 }
 
@@ -96,7 +97,11 @@ function respellingsOf(leaf: string): readonly string[] {
   const f = formsOf(leaf);
   if (f.respelled === undefined) {
     spendWork(leaf.length >> 2); // a split and join, or a URL parse
-    if (leaf.length <= MAX_RESPELLED_LENGTH) spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
+    if (leaf.length <= MAX_RESPELLED_LENGTH) {
+      spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
+      if (!PLAIN_ASCII.test(leaf)) spendWork(leaf.length >> 2); // and all that again for its NFKC form
+      if (leaf.includes("%")) spendWork(MAX_DECODINGS * (leaf.length >> 2)); // decoded up to three times
+    }
     f.respelled = respellings(leaf);
     // and each spelling made (a `~` path is eight, a URL without a scheme two): written, normalised, kept
     for (const spelling of f.respelled) spendWork(readingCost(spelling));
@@ -109,15 +114,17 @@ function respellingsOf(leaf: string): readonly string[] {
  * decoded, `\` read as `/`), made once a decision. A value with nothing to read otherwise (no escape,
  * `\`, `.` segment, `//` or scheme) costs one scan.
  */
-function allowReadingsOf(leaf: string): readonly string[] {
+function allowReadingsOf(leaf: string): readonly string[] | null {
   const f = formsOf(leaf);
   if (f.read === undefined) {
     spendWork(readingCost(leaf));
     if (!readOtherwise(leaf)) f.read = [];
     else {
       spendWork(leaf.length >> 1); // a split and join or a URL parse, trimmed, decoded: a few
+      if (!PLAIN_ASCII.test(leaf)) spendWork(leaf.length >> 1); // its NFKC form, and all that again for it
+      if (leaf.includes("%")) spendWork(MAX_DECODINGS * (leaf.length >> 2)); // decoded up to three times
       f.read = allowReadings(leaf);
-      for (const reading of f.read) spendWork(readingCost(reading));
+      for (const reading of f.read ?? []) spendWork(readingCost(reading));
     }
   }
   return f.read;
@@ -308,6 +315,13 @@ export function patternTails(pattern: string): string[] {
   return out;
 }
 
+/** `text` without the `./` it starts with, however many (`././data/x` is `data/x`). */
+function withoutDotSlash(text: string): string {
+  let at = 0;
+  while (text.startsWith("./", at)) at += 2;
+  return at === 0 ? text : text.slice(at);
+}
+
 /** The `..` segments a relative path starts with. */
 const LEADING_DOT_DOTS = /^(?:\.\.\/)+/;
 
@@ -322,12 +336,21 @@ const LEADING_DOT_DOTS = /^(?:\.\.\/)+/;
 function leavingTest(pattern: string): ((value: string) => boolean) | undefined {
   const tails = patternTails(pattern);
   if (tails.length === 0) return undefined;
+  // compiling the ends reads each (a pattern of many segments has many, and long): a unit a character, charged
+  // once in each decision that needs them, whether or not an earlier one compiled them, so a decision's work
+  // does not depend on the ones before it
+  const compileCost = tails.reduce((units, tail) => units + tail.length, 0);
   let globs: GlobMatcher[] | undefined;
+  let charged = -1;
   return (value) => {
     if (!value.startsWith("../")) return false;
     const rest = value.slice((LEADING_DOT_DOTS.exec(value)?.[0] ?? "").length);
     if (rest === "") return false;
     spendWork(readingCost(value));
+    if (charged !== workEpoch()) {
+      charged = workEpoch();
+      spendWork(compileCost);
+    }
     globs ??= tails.flatMap((tail) => {
       // compiled after the policy's literal search was built: each reads the (short) rest itself
       const glob = compileRuleGlob(tail, { starCrossesSlash: true });
@@ -386,10 +409,21 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
   if (typeof expected === "string") {
     const glob = compileRuleGlob(expected, {}, search);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
-    const matches = glob.value;
-    // an allow rule's pattern for a Windows path written with `\` also with `/`, for the value's reading with `/`
-    const slashedText = lenient ? undefined : slashedPattern(expected);
-    const slashedGlob = slashedText === undefined ? undefined : compileRuleGlob(slashedText, {}, search);
+    const asWritten = glob.value;
+    // a pattern starting with `./` (a path where the tool runs) and a value are compared both without their
+    // leading `./` too: picomatch drops it from a glob only, so `./data/**` met `data/x`, never `./data/x`
+    const undottedText = withoutDotSlash(expected);
+    const undottedGlob =
+      undottedText === expected || undottedText === "" ? undefined : compileRuleGlob(undottedText, {}, search);
+    const undotted = undottedGlob?.ok === true ? undottedGlob.value : undefined;
+    const matches =
+      undotted === undefined
+        ? asWritten
+        : (value: string): boolean => asWritten(value) || undotted(withoutDotSlash(value));
+    // a pattern for a Windows path written with `\` also with `/` (`C:\Users\alice` as `C:/Users/alice`): for
+    // an allow rule, against the value's reading with `/`; for an ask or deny rule, as another form
+    const slashedText = slashedPattern(expected);
+    const slashedGlob = slashedText === undefined || lenient ? undefined : compileRuleGlob(slashedText, {}, search);
     const slashed = slashedGlob?.ok === true ? slashedGlob.value : undefined;
     // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
     const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }, search) : undefined;
@@ -408,10 +442,16 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     // `/home/~/.ssh/id_rsa`), and a pattern written with `~` every home it may mean
     // and a pattern without a scheme naming a host meets the URLs on it (`evil.example/**` meets
     // `https://evil.example/x`)
-    const home = lenient ? formsTest([...homePatterns(expected), ...urlPatterns(expected)], search) : undefined;
+    // and a pattern with `\` for a Windows path with `/` too, and one starting with `./` without it
+    const otherForms = [slashedText, undottedText === expected ? undefined : undottedText].flatMap((form) =>
+      form === undefined || form === "" ? [] : [form.toLowerCase()],
+    );
+    const home = lenient
+      ? formsTest([...homePatterns(expected), ...urlPatterns(expected), ...otherForms], search)
+      : undefined;
     // and a path pattern meets a relative path that leaves its directory and may be one it names
-    // (`**/etc/passwd` and `/etc/passwd` meet `../../etc/passwd`)
-    const leaving = lenient ? leavingTest(expected) : undefined;
+    // (`**/etc/passwd` and `/etc/passwd` meet `../../etc/passwd`, `C:\Users\alice\x` meets `..\alice\x`)
+    const leaving = lenient ? leavingTest(slashedText ?? expected) : undefined;
     const anyCase = caseless?.ok === true ? caseless.value : undefined;
     const inAnyCase = (value: string): boolean => {
       if (anyCase === undefined) return false;
@@ -446,8 +486,11 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
           if (mailPattern && !addressesIn(leaf).every((address) => matches(address))) return false;
           // and every reading a tool may take of it: `/srv/files/**` does not allow
           // `/srv/files/..%2f..%2fetc/passwd` nor `/srv/files/..\..\etc\passwd` (`/etc/passwd` once read)
-          return allowReadingsOf(leaf).every(
-            (reading) => agrees(reading, matches) || (slashed !== undefined && agrees(reading, slashed)),
+          // (a value encoded deeper than is read, `%2525252e`, has no known reading: never allowed)
+          const readings = allowReadingsOf(leaf);
+          return (
+            readings !== null &&
+            readings.every((reading) => agrees(reading, matches) || (slashed !== undefined && agrees(reading, slashed)))
           );
         }
         if (spelled(leaf, loose)) return true;

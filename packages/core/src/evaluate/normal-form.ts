@@ -188,15 +188,88 @@ export function schemelessUrls(text: string): string[] {
   return ["https://", "http://"].map((scheme) => normalizeValue(scheme + rest) ?? scheme + rest);
 }
 
+/** How many times a value's escapes are decoded one after another (a proxy, then a framework, then a tool). */
+export const MAX_DECODINGS = 3;
+
+/**
+ * `text` decoded again and again ({@link decodeEscapes}), as a chain of readers that each decode once reads
+ * it (`%252e%252e` is `%2e%2e`, then `..`): each decoding that differs from the one before, at most
+ * {@link MAX_DECODINGS}, stopping once one has no escape left or decodes to itself.
+ */
+export function decodings(text: string): string[] {
+  const out: string[] = [];
+  let form = text;
+  for (let i = 0; i < MAX_DECODINGS && ESCAPE.test(form); i++) {
+    const next = decodeEscapes(form);
+    if (next === form) break;
+    out.push(next);
+    form = next;
+  }
+  return out;
+}
+
+/**
+ * Whether `text` reads the same once decoded {@link MAX_DECODINGS} times as after a further decoding: false
+ * for `%2525252e` (`%2e` after three, `.` after four), whose reading by a longer chain is not known.
+ */
+export function settles(text: string): boolean {
+  const all = decodings(text);
+  if (all.length < MAX_DECODINGS) return true;
+  const last = all[all.length - 1] as string;
+  return decodeEscapes(last) === last;
+}
+
+/**
+ * `text` without the parameters of its path's segments (`;` up to the next `/`, `\`, `?` or `#`), as Tomcat,
+ * Jetty and Spring read a path: `/srv/files/..;/etc/passwd` is `/srv/files/../etc/passwd` there; undefined
+ * for a value without `;`.
+ */
+export function withoutParameters(text: string): string | undefined {
+  if (!text.includes(";")) return undefined;
+  const out = text.replace(/;[^/\\?#]*/g, "");
+  return out === text ? undefined : out;
+}
+
+/** The characters that give a path or URL its structure, which a full-width or small form also spells in NFKC. */
+const STRUCTURE = /[./\\%;:?#@]/g;
+
+/**
+ * The NFKC form of `text` when it holds more of a path's or URL's structure than `text` (`．．／` is `../`,
+ * `％２ｆ` is `%2f`, `＼` is `\`), as a tool that normalises its input reads it; undefined otherwise.
+ */
+export function structuralCompat(text: string): string | undefined {
+  if (!NON_ASCII.test(text)) return undefined;
+  const nfkc = text.normalize("NFKC");
+  if (nfkc === text) return undefined;
+  return (nfkc.match(STRUCTURE)?.length ?? 0) > (text.match(STRUCTURE)?.length ?? 0) ? nfkc : undefined;
+}
+
+/**
+ * A Windows path's device prefix (`\\?\C:\x`, `\\.\C:\x`, the NT `\??\C:\x`), with `/` for `\`: the path
+ * it names follows; `\\?\UNC\server\share` names `\\server\share`.
+ */
+const DEVICE_PREFIX = /^(?:\/\/[?.]\/|\/\?\?\/)(UNC\/)?/i;
+
+/** The path a Windows device path names (`//?/C:/x` is `C:/x`, `//?/UNC/s/x` is `//s/x`); undefined for another. */
+export function withoutDevicePrefix(slashed: string): string | undefined {
+  const prefix = DEVICE_PREFIX.exec(slashed);
+  if (prefix === null) return undefined;
+  return (prefix[1] === undefined ? "" : "//") + slashed.slice(prefix[0].length);
+}
+
 /**
  * The spellings of a value an `ask` or `deny` rule's glob is also tried on, each differing from it: its
  * normal form ({@link normalizeValue}); and, for a value of one line and at most 4,096 characters (a path,
  * a URL, an address), that of the value trimmed of white space and control characters at its ends (as the
- * WHATWG URL parser and many servers read ` https://evil.example/x`), that of a path with its unreserved
+ * WHATWG URL parser and many servers read ` https://evil.example/x`), and of its NFKC form (`．．／` is
+ * `../`), that of a path with its unreserved
  * escapes decoded (`/etc/%70asswd` is `/etc/passwd`, `/home/me/%2essh/id_rsa` is `/home/me/.ssh/id_rsa`),
  * that of the value with every escape decoded, `%2f` too (`/srv/files/..%2f..%2fetc/passwd` is
- * `/etc/passwd` to a server that decodes after routing), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
- * each with `\` read as `/` (`..\..\etc\passwd`), each without a scheme read as a URL ({@link schemelessUrls}:
+ * `/etc/passwd` to a server that decodes after routing), and decoded again, up to {@link MAX_DECODINGS}
+ * times ({@link decodings}: `%252e%252e` is `..` to a proxy and a tool that each decode once), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
+ * each with `\` read as `/` (`..\..\etc\passwd`; a device path `\\?\C:\x` also as the path `C:/x` it names),
+ * each without its path segments' parameters ({@link withoutParameters}: `/srv/files/..;/etc/passwd` is
+ * `/srv/etc/passwd` to Tomcat), each without a scheme read as a URL ({@link schemelessUrls}:
  * `evil.example/x` is `https://evil.example/x`), each starting with `~` as the paths it expands to
  * ({@link homePaths}: `~/.ssh/id_rsa` is `/home/~/.ssh/id_rsa`, `~alice/.ssh` is `/home/alice/.ssh`), each
  * also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
@@ -208,26 +281,40 @@ export function respellings(text: string): string[] {
   if (normal !== undefined) out.add(normal);
   const trimmed = text.replace(EDGES, "");
   if (text.length <= MAX_RESPELLED_LENGTH && !LINE_BREAK.test(trimmed)) {
-    out.add(trimmed);
-    out.add(normalizeValue(trimmed) ?? trimmed);
-    const file = filePath(trimmed);
-    if (file !== undefined) out.add(file);
-    if (ESCAPE.test(trimmed)) {
-      if (!SCHEME.test(trimmed)) {
-        const decoded = decodeUnreserved(trimmed);
+    // the value trimmed, and its NFKC form (`．．／` is `../` to a tool that normalises its input)
+    const bases = [trimmed];
+    if (NON_ASCII.test(trimmed)) {
+      const nfkc = trimmed.normalize("NFKC");
+      if (nfkc !== trimmed) bases.push(nfkc);
+    }
+    for (const base of bases) {
+      out.add(base);
+      out.add(normalizeValue(base) ?? base);
+      const file = filePath(base);
+      if (file !== undefined) out.add(file);
+      if (!ESCAPE.test(base)) continue;
+      if (!SCHEME.test(base)) {
+        const decoded = decodeUnreserved(base);
         out.add(normalizePath(decoded) ?? decoded);
       }
       // every escape decoded, `%2f` too, as a server that decodes a path after routing reads it
-      // (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd`)
-      const decoded = decodeEscapes(trimmed);
-      out.add(normalizeValue(decoded) ?? decoded);
+      // (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd`), and again, as a chain of readers each decoding
+      // once does (`%252e%252e` is `%2e%2e`, then `..`)
+      for (const decoded of decodings(base)) out.add(normalizeValue(decoded) ?? decoded);
     }
     // `\` as a separator, as a tool on Windows or a naive join reads it (`/srv/files/..\..\etc\passwd`,
-    // `C:\Users\me\.ssh\id_rsa`)
+    // `C:\Users\me\.ssh\id_rsa`), and a device path as the path it names (`\\?\C:\Users\me`)
     for (const form of [...out]) {
       if (!form.includes("\\")) continue;
       const slashed = form.replaceAll("\\", "/");
       out.add(normalizeValue(slashed) ?? slashed);
+      const named = withoutDevicePrefix(slashed);
+      if (named !== undefined) out.add(named).add(normalizeValue(named) ?? named);
+    }
+    // a path without its segments' parameters, as Tomcat reads `/srv/files/..;/etc/passwd`
+    for (const form of [...out]) {
+      const bare = withoutParameters(form);
+      if (bare !== undefined) out.add(normalizeValue(bare) ?? bare);
     }
     for (const form of [...out]) for (const url of schemelessUrls(form)) out.add(url);
     for (const form of [...out]) for (const home of homePaths(form)) out.add(home);

@@ -73,6 +73,52 @@ function decodeUnreserved(text: string): string {
   );
 }
 
+/** Every run of escapes decoded as UTF-8 (a run that is not kept). */
+function decodeAll(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run;
+    }
+  });
+}
+
+/** `text` decoded once, twice and three times (a chain of readers each decoding once), each that differs. */
+function decodedAgain(text: string): string[] {
+  const out: string[] = [];
+  let form = text;
+  for (let i = 0; i < 3; i++) {
+    const next = decodeAll(form);
+    if (next === form) break;
+    out.push(next);
+    form = next;
+  }
+  return out;
+}
+
+/** Each path segment without its parameters (`;` up to the next `/`, `\`, `?` or `#`), as Tomcat reads it. */
+function unparameterised(text: string): string {
+  return text.replace(/;[^/\\?#]*/g, "");
+}
+
+/** NFKC, where it holds more of `./\%;:?#@` than the text (`．．／` is `../`); else the text. */
+function structural(text: string): string {
+  const count = (t: string): number => (t.match(/[./\\%;:?#@]/g) ?? []).length;
+  const nfkc = text.normalize("NFKC");
+  return count(nfkc) > count(text) ? nfkc : text;
+}
+
+/** A pattern or value without the `./` it starts with, however many. */
+function undot(text: string): string {
+  return text.replace(/^(?:\.\/)+/, "");
+}
+
+/** A pattern with `/` for the `\` of a Windows path (a literal `\`, written `\\` in a glob). */
+function slashedForm(pattern: string): string {
+  return isGlobPattern(pattern) ? pattern.split("\\\\").join("/") : pattern.split("\\").join("/");
+}
+
 /** Where homes are, a user's name after them (evaluation.md), and root's homes. */
 const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
 const ROOT_HOMES = ["/root", "/var/root"];
@@ -164,33 +210,33 @@ function spellings(text: string): string[] {
   // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
   const trimmed = text.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
   if (text.length <= 4096 && !/[\n\r\u2028\u2029]/.test(trimmed)) {
-    out.push(trimmed, normalised(trimmed));
-    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(trimmed) && /%[0-9A-Fa-f]{2}/.test(trimmed)) {
-      out.push(posix.normalize(decodeUnreserved(trimmed)));
-    }
-    if (/%[0-9A-Fa-f]{2}/.test(trimmed)) {
-      // every escape decoded (runs as UTF-8, a run that is not kept), then the normal form
-      out.push(
-        normalised(
-          trimmed.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-            try {
-              return decodeURIComponent(run);
-            } catch {
-              return run;
-            }
-          }),
-        ),
-      );
-    }
-    if (/^file:/i.test(trimmed)) {
-      try {
-        out.push(posix.normalize(decodeUnreserved(new URL(trimmed).pathname)));
-      } catch {
-        // no path
+    // the value trimmed, and in NFKC (`．．／` is `../`)
+    for (const base of [trimmed, trimmed.normalize("NFKC")]) {
+      out.push(base, normalised(base));
+      if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(base) && /%[0-9A-Fa-f]{2}/.test(base)) {
+        out.push(posix.normalize(decodeUnreserved(base)));
+      }
+      // every escape decoded (runs as UTF-8, a run that is not kept), then again up to three times
+      for (const decoded of decodedAgain(base)) out.push(normalised(decoded));
+      if (/^file:/i.test(base)) {
+        try {
+          out.push(posix.normalize(decodeUnreserved(new URL(base).pathname)));
+        } catch {
+          // no path
+        }
       }
     }
-    // `\` read as `/`, a URL without its scheme as https and http, a `~` path as the homes it may mean
-    for (const form of [...out]) if (form.includes("\\")) out.push(normalised(form.replaceAll("\\", "/")));
+    // `\` read as `/` (a device path `//?/C:/x` as `C:/x`, `//?/UNC/s/x` as `//s/x`), a path without its
+    // segments' parameters, a URL without its scheme as https and http, a `~` path as the homes it may mean
+    for (const form of [...out]) {
+      if (!form.includes("\\")) continue;
+      const slashed = form.replaceAll("\\", "/");
+      out.push(normalised(slashed));
+      const device = /^(?:\/\/[?.]\/|\/\?\?\/)(UNC\/)?/i.exec(slashed);
+      const named = device === null ? "" : (device[1] === undefined ? "" : "//") + slashed.slice(device[0].length);
+      if (device !== null) out.push(named, normalised(named));
+    }
+    for (const form of [...out]) if (form.includes(";")) out.push(normalised(unparameterised(form)));
     for (const form of [...out]) out.push(...withScheme(form));
     for (const form of [...out]) out.push(...homes(form));
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
@@ -201,28 +247,33 @@ function spellings(text: string): string[] {
 
 /**
  * What an allow rule's glob must also meet (evaluation.md): the value's normal form, and that of it trimmed,
- * with its unreserved escapes decoded and with every escape decoded (a URL's path, before `?` or `#`),
- * each also with `\` read as `/` (a URL's path only).
+ * in NFKC where that spells more structure, with its unreserved escapes decoded and with every escape
+ * decoded once to three times (a URL's path, before `?` or `#`), each also without its path segments'
+ * parameters, each also with `\` read as `/` (a URL's path only); null when three decodings do not settle it.
  */
-function allowReadings(text: string): string[] {
-  const url = /^[A-Za-z][A-Za-z0-9+.-]+:/.test(text); // `C:` is a Windows drive
+function allowReadings(text: string): string[] | null {
   const cut = (form: string): [string, string] => {
-    const end = url ? form.search(/[?#]/) : -1;
+    const end = /^[A-Za-z][A-Za-z0-9+.-]+:/.test(form) ? form.search(/[?#]/) : -1; // `C:` is a Windows drive
     return end < 0 ? [form, ""] : [form.slice(0, end), form.slice(end)];
   };
   // eslint-disable-next-line no-control-regex -- the C0 controls the WHATWG URL parser strips
   const trimmed = text.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
-  const [path, query] = cut(trimmed);
-  const forms = [text, trimmed, decodeUnreserved(path) + query];
-  forms.push(
-    path.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
-      try {
-        return decodeURIComponent(run);
-      } catch {
-        return run;
-      }
-    }) + query,
-  );
+  const forms = [text];
+  // the value trimmed, and in NFKC where that spells more structure; each decoded up to three times
+  for (const base of [trimmed, structural(trimmed)]) {
+    const [path, query] = cut(base);
+    forms.push(base, decodeUnreserved(path) + query);
+    const decoded = decodedAgain(path);
+    forms.push(...decoded.map((d) => d + query));
+    // still decoding after three: no reading known, never allowed
+    const last = decoded[2];
+    if (last !== undefined && decodeAll(last) !== last) return null;
+  }
+  // each without its path segments' parameters too
+  for (const form of [...forms]) {
+    const [p, q] = cut(form);
+    forms.push(unparameterised(p) + q);
+  }
   const out: string[] = [];
   for (const form of forms) {
     out.push(normalised(form));
@@ -237,10 +288,23 @@ function allowReadings(text: string): string[] {
  * the `\` of a Windows path (a literal `\`: `\\` in a glob) does.
  */
 function allowAgrees(pattern: string, reading: string): boolean {
-  const meets = (p: string): boolean =>
-    globMatches(p, reading) || (reading.length > 1 && reading.endsWith("/") && globMatches(p, reading.slice(0, -1)));
-  const slashed = isGlobPattern(pattern) ? pattern.split("\\\\").join("/") : pattern.split("\\").join("/");
-  return meets(pattern) || (slashed !== pattern && compileGlob(slashed).ok && meets(slashed));
+  const meets = (m: (v: string) => boolean): boolean =>
+    m(reading) || (reading.length > 1 && reading.endsWith("/") && m(reading.slice(0, -1)));
+  const slashed = slashedForm(pattern);
+  return (
+    meets((v) => allowMeets(pattern, v)) ||
+    (slashed !== pattern && compileGlob(slashed).ok && meets((v) => globMatches(slashed, v)))
+  );
+}
+
+/**
+ * Whether an allow rule's glob meets a value as written: a pattern starting with `./` also when both
+ * without their leading `./` do.
+ */
+function allowMeets(pattern: string, value: string): boolean {
+  if (globMatches(pattern, value)) return true;
+  const bare = undot(pattern);
+  return bare !== pattern && bare !== "" && compileGlob(bare).ok && globMatches(bare, undot(value));
 }
 
 /**
@@ -281,12 +345,12 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         // an allow rule: the value, and every address written in it when the pattern names an address, and
         // every reading a tool may take of it (decoded, `\` as `/`, in normal form)
         return (
-          globMatches(expected, actual) &&
-          (!isAddressPattern(expected) || addressesIn(actual).every((a) => globMatches(expected, a))) &&
-          allowReadings(actual).every((r) => allowAgrees(expected, r))
+          allowMeets(expected, actual) &&
+          (!isAddressPattern(expected) || addressesIn(actual).every((a) => allowMeets(expected, a))) &&
+          (allowReadings(actual) ?? [null]).every((r) => r !== null && allowAgrees(expected, r))
         );
       }
-      if (globMatches(expected, actual)) return true;
+      if (allowMeets(expected, actual)) return true;
       // ask and deny rules: `*` also crosses `/`, and the value's other spellings count too
       const lower = expected.toLowerCase();
       // a pattern not in ASCII also in NFKC and with its domains as IDNA writes them, in lower case
@@ -295,10 +359,17 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         : [expected.normalize("NFKC"), idna(expected), idna(expected.normalize("NFKC"))]
             .map((form) => form.toLowerCase())
             .filter((form) => form !== lower);
-      const home = homePatterns(expected);
+      // and a pattern with `\` for a Windows path with `/`, and one starting with `./` without it
+      const home = [
+        ...homePatterns(expected),
+        ...[slashedForm(expected), undot(expected)]
+          .filter((form) => form !== expected && form !== "")
+          .map((form) => form.toLowerCase())
+          .filter((form) => compileGlob(form, { starCrossesSlash: true }).ok),
+      ];
       const spelled = (form: string): boolean =>
         home.some((f) => globMatches(f, form.toLowerCase(), true)) ||
-        globMatches(expected, form) ||
+        allowMeets(expected, form) ||
         globMatches(expected, form, true) ||
         // in any case: both in lower case
         globMatches(lower, form.toLowerCase(), true) ||
@@ -306,7 +377,7 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
       return (
         spellings(actual).some(spelled) ||
         // a relative path leaving its directory, as any path ending in what follows its `..` segments
-        spellings(actual).some((form) => leaves(expected, form)) ||
+        spellings(actual).some((form) => leaves(slashedForm(expected), form)) ||
         // in NFKC form (full-width letters, as IDNA reads a domain; its ideographic full stop is a dot)
         globMatches(expected, compatibleForm(actual), true) ||
         globMatches(lower, compatibleForm(actual).toLowerCase(), true) ||
