@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseAuditLine, sealAuditLine, type AuditEventV02 } from "@acp/core";
 import { createPostgresAuditLog, openPostgresStore, type PostgresAuditLog } from "@acp/store";
-import { openServerStores, type ServerStores, type ServiceKeyPair } from "@acp/server";
+import { openPostgresStores, openServerStores, type ServerStores, type ServiceKeyPair } from "@acp/server";
 import { createTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { testKeys } from "../harness.js";
 
@@ -220,5 +220,39 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     const joined = await open(url, home, keys);
     expect(anchorOf(home)).toBe((await rows(url))[1]?.line);
     await joined.close();
+  });
+
+  it("between its own checkpoints a node adopts another node's, so dropping that one is refused here too", async () => {
+    const url = await freshDatabase();
+    const keys = testKeys();
+    const homeA = freshHome();
+    const told: Error[] = [];
+    // A writes no checkpoint of its own: its anchor can only come from B's, through the periodic check
+    const a = await openPostgresStores({
+      url,
+      clock: () => new Date(),
+      auditSigner: keys.privateKey,
+      auditPublicKey: keys.publicKey,
+      home: homeA,
+      auditAnchorCheckMs: 20,
+      onError: (err) => told.push(err),
+    });
+    cleanups.push(() => a.close().catch(() => undefined));
+    await a.auditLog.append(event("deny", "delete_repo"));
+    const b = await open(url, freshHome(), keys);
+    await b.auditLog.append(event("accept", "read_file"));
+    await logOf(b).checkpoint(); // line 3, B's
+    const checkpointOfB = (await rows(url))[2]?.line;
+    while (readdirSync(homeA).every((n) => !n.endsWith(".checkpoint")) || anchorOf(homeA) !== checkpointOfB)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await b.close(); // line 4 only if events followed line 3: none, so B's checkpoint is still the newest
+
+    await launder(url); // B's checkpoint dropped, the deny rewritten
+    while (a.unavailable?.() == null) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(a.unavailable?.()).toMatchObject({ code: "audit_anchor_mismatch" });
+    expect(await a.ready()).toBe(false);
+    expect(told.some((e) => (e as { code?: string }).code === "audit_anchor_mismatch")).toBe(true);
+    await expect(a.auditLog.append(event("accept", "more"))).rejects.toMatchObject({ code: "audit_anchor_mismatch" });
+    expect((await rows(url)).some((r) => r.event_type === "checkpoint")).toBe(false);
   });
 });

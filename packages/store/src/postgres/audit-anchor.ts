@@ -55,6 +55,8 @@ export interface PostgresAuditAnchor {
   sync(query: AnchorQuery): Promise<void>;
   /** Throws the mismatch found before, if any: once found, the writer takes nothing more (as the file log). */
   check(): void;
+  /** The mismatch found before, or null. */
+  error(): AuditLogError | null;
   /** After a checkpoint row this node wrote was committed: it becomes the anchor. */
   wrote(seq: number, line: string): void;
 }
@@ -211,6 +213,7 @@ export async function openPostgresAuditAnchor(
     path,
     sync,
     check,
+    error: () => broken,
     wrote: (seq, line) => {
       try {
         adopt({ seq, line });

@@ -47,6 +47,11 @@ export interface PostgresStoresOptions {
    * start or sign when the database no longer holds it (`audit_anchor_mismatch`).
    */
   readonly home?: string;
+  /**
+   * With an anchor: how often (ms, default 30000; 0: never) the node also checks the chain against it
+   * between its own checkpoints, and so adopts other nodes' checkpoints soon after they are written.
+   */
+  readonly auditAnchorCheckMs?: number;
   /** Most pooled connections of this node (default 10). */
   readonly maxConnections?: number;
   /** Give up connecting after this long (default 5000 ms). */
@@ -211,6 +216,38 @@ function idsOf(store: PostgresStore, sql: string) {
     );
 }
 
+/**
+ * Checks the chain against the node's anchor every `auditAnchorCheckMs` (default 30 s) between its own
+ * checkpoints: other nodes' checkpoints are adopted soon after they are written, so a rewrite that drops
+ * them is caught by this node too. A mismatch is logged once; the node then refuses (see `unavailable`).
+ */
+function watchAnchor(
+  store: PostgresStore,
+  anchor: PostgresAuditAnchor | undefined,
+  options: PostgresStoresOptions,
+): ReturnType<typeof setInterval> | null {
+  const everyMs = options.auditAnchorCheckMs ?? 30_000;
+  if (anchor === undefined || everyMs <= 0) return null;
+  let running = false;
+  const timer = setInterval(() => {
+    if (running || anchor.error() !== null) return;
+    running = true;
+    anchor
+      .sync((text, values) => store.query(text, values))
+      .catch((err: unknown) => {
+        // a lost database is told by the reachability lines; a mismatch once, here
+        const mismatch = anchor.error();
+        if (mismatch !== null && mismatch === err) {
+          if (options.log !== undefined) options.log(mismatch.message);
+          else options.onError?.(mismatch);
+        }
+      })
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return timer;
+}
+
 async function openParts(
   store: PostgresStore,
   options: PostgresStoresOptions,
@@ -238,6 +275,7 @@ async function openParts(
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });
   const clockMs = (): number => options.clock().getTime();
+  const anchorWatch = watchAnchor(store, anchor, options);
   const nonces = createPostgresNonceStore(store, { now: clockMs });
   return {
     kind: "postgres",
@@ -261,7 +299,8 @@ async function openParts(
     auditLog,
     changes,
     // a lost database, or a clock too far from the database's (every expiry and window is read on it)
-    unavailable: () => reach.error ?? skew.error,
+    // and a chain that no longer holds this node's signed checkpoint: nothing more is written to it
+    unavailable: () => reach.error ?? skew.error ?? anchor?.error() ?? null,
     expiredPendingIds: idsOf(
       store,
       `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms <= $1
@@ -277,6 +316,7 @@ async function openParts(
     recoverAudit: async () => {
       try {
         await auditLog.flush(); // what was queued before has committed or failed: nothing fails after this
+        if (anchor?.error() != null) return false; // not until the node is restarted and checks again
         await store.query("SELECT 1 AS one");
       } catch {
         return false;
@@ -285,6 +325,7 @@ async function openParts(
       return true;
     },
     ready: async () => {
+      if (anchor?.error() != null) return false; // the chain no longer holds this node's signed checkpoint
       try {
         const ok = (await store.query("SELECT 1 AS one")).rowCount === 1;
         if (ok) reach.answered();
@@ -295,6 +336,7 @@ async function openParts(
       }
     },
     close: async () => {
+      if (anchorWatch !== null) clearInterval(anchorWatch);
       reach.close();
       skew.close();
       changes.close();
