@@ -30,6 +30,13 @@ const ESCAPE = /%[0-9A-Fa-f]{2}/;
 /** A URL's scheme: two characters at least, `C:` being a Windows drive (whose `#` is a file name's). */
 const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]+:/;
 
+/**
+ * Where an allow rule reads a value without its path segments' parameters: a path or URL (starting with
+ * `/`, `\`, `.`, `~`, a Windows drive or a scheme), or a value with a `.` or `..` segment that has them
+ * (`files/..;/x`). Not other text with `;` (`make; make install`), which an exact allow rule names as it is.
+ */
+const PARAMETERS_READ = /^(?:[/\\.~]|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]+:)|(?:^|[/\\])\.\.?;/;
+
 /** Whether a value may be read otherwise than written ({@link allowReadings} is not empty only then). */
 export function readOtherwise(text: string): boolean {
   return READ_OTHERWISE.test(text);
@@ -52,7 +59,8 @@ function splitQuery(text: string): [string, string] {
  * spells more of a path's structure ({@link structuralCompat}: `．．／` is `../`), with its unreserved
  * escapes decoded, with every escape decoded (`%2f` too; a URL's path only) once and again up to three
  * times ({@link decodings}: `%252e` is `%2e`, then `.`), each also with `\` read as `/` and without its
- * path segments' parameters ({@link withoutParameters}: `..;` is `..` to Tomcat; a URL's path only).
+ * path segments' parameters ({@link withoutParameters}: `..;` is `..` to Tomcat; a URL's path only; a
+ * value that is a path or URL or has `..;`, not a command such as `make; make install`).
  * Null for a value still read otherwise after three decodings ({@link settles}: `%2525252e`), which no
  * allow rule meets. Empty for a value {@link readOtherwise} passes by. Not the respellings that make a
  * value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an allow rule written for
@@ -87,7 +95,7 @@ export function allowReadings(text: string): string[] | null {
     add(form);
     // and without its path segments' parameters (`/srv/files/..;/etc/passwd`, as Tomcat reads it)
     const [path, query] = splitQuery(form);
-    const bare = withoutParameters(path);
+    const bare = PARAMETERS_READ.test(form) ? withoutParameters(path) : undefined;
     if (bare !== undefined) add(bare + query);
   }
   out.delete(text);

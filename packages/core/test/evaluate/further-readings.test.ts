@@ -72,6 +72,10 @@ describe("a path segment's parameters", () => {
     expectAll(ruleOn("/srv/files/**", "allow"), values, false);
     expectAll(ruleOn("https://api.example/admin/**", "deny"), ["https://api.example/admin;jsessionid=1/users"], true);
     expectAll(ruleOn("/srv/files/**", "allow"), ["/srv/files/a;v=1/b.txt", "/srv/files/a;b"], true);
+    expectAll(ruleOn("files/**", "allow"), ["files/..;/..;/etc/passwd"], false);
+    expectAll(ruleOn("/srv/public/*.png", "allow"), ["/srv/public/secret.txt;.png"], false);
+    // a command with `;` is not a path: an exact allow rule still names it
+    expectAll(ruleOn("make; make install", "allow"), ["make; make install"], true);
   });
 });
 

@@ -208,6 +208,8 @@ const scalar = fc.oneof(
     "/srv/a/..%25252f..%25252fetc",
     "/srv/a/%2525252e%2525252e/x",
     "/srv/%25252578",
+    "make; x",
+    "files/..;/x",
     "/srv/%2578",
     "/srv/a/..;/x",
     "/srv/a;v=1/x",

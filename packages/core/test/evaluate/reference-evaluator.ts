@@ -269,10 +269,11 @@ function allowReadings(text: string): string[] | null {
     const last = decoded[2];
     if (last !== undefined && decodeAll(last) !== last) return null;
   }
-  // each without its path segments' parameters too
+  // each without its path segments' parameters too: a path or URL, or a value with a `..;` or `.;` segment
   for (const form of [...forms]) {
     const [p, q] = cut(form);
-    forms.push(unparameterised(p) + q);
+    if (/^(?:[/\\.~]|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]+:)|(?:^|[/\\])\.\.?;/.test(form))
+      forms.push(unparameterised(p) + q);
   }
   const out: string[] = [];
   for (const form of forms) {
