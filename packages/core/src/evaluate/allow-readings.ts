@@ -86,10 +86,11 @@ export function allowReadings(text: string): string[] | null {
     forms.push(base);
     if (!ESCAPE.test(base)) continue;
     const [path, query] = splitQuery(base);
-    if (!settles(path)) return null; // encoded deeper than is read: what a longer chain of readers makes of it is not known
-    forms.push(decodeUnreserved(path) + query);
     // decoded once, and again up to MAX_DECODINGS times (`%252e%252e` is `..` to a proxy and a tool)
-    for (const decoded of decodings(path)) forms.push(decoded + query);
+    const decoded = decodings(path);
+    if (!settles(path, decoded)) return null; // encoded deeper than is read: a longer chain's reading is not known
+    forms.push(decodeUnreserved(path) + query);
+    for (const form of decoded) forms.push(form + query);
   }
   for (const form of forms) {
     add(form);

@@ -100,7 +100,8 @@ function respellingsOf(leaf: string): readonly string[] {
     if (leaf.length <= MAX_RESPELLED_LENGTH) {
       spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
       if (!PLAIN_ASCII.test(leaf)) spendWork(leaf.length >> 2); // and all that again for its NFKC form
-      if (leaf.includes("%")) spendWork(MAX_DECODINGS * (leaf.length >> 2)); // decoded up to three times
+      // decoded up to three times, and so is its NFKC form
+      if (leaf.includes("%")) spendWork((PLAIN_ASCII.test(leaf) ? 1 : 2) * MAX_DECODINGS * (leaf.length >> 2));
     }
     f.respelled = respellings(leaf);
     // and each spelling made (a `~` path is eight, a URL without a scheme two): written, normalised, kept
@@ -121,8 +122,10 @@ function allowReadingsOf(leaf: string): readonly string[] | null {
     if (!readOtherwise(leaf)) f.read = [];
     else {
       spendWork(leaf.length >> 1); // a split and join or a URL parse, trimmed, decoded: a few
-      if (!PLAIN_ASCII.test(leaf)) spendWork(leaf.length >> 1); // its NFKC form, and all that again for it
-      if (leaf.includes("%")) spendWork(MAX_DECODINGS * (leaf.length >> 2)); // decoded up to three times
+      const bases = PLAIN_ASCII.test(leaf) ? 1 : 2; // the value, and its NFKC form
+      if (bases === 2) spendWork(leaf.length >> 1); // the NFKC form, and all that again for it
+      // each base decoded up to three times, and once more to see that it settles
+      if (leaf.includes("%")) spendWork(bases * (MAX_DECODINGS + 1) * (leaf.length >> 2));
       f.read = allowReadings(leaf);
       for (const reading of f.read ?? []) spendWork(readingCost(reading));
     }

@@ -211,9 +211,9 @@ export function decodings(text: string): string[] {
 /**
  * Whether `text` reads the same once decoded {@link MAX_DECODINGS} times as after a further decoding: false
  * for `%2525252e` (`%2e` after three, `.` after four), whose reading by a longer chain is not known.
+ * `all` is its {@link decodings}, when made already.
  */
-export function settles(text: string): boolean {
-  const all = decodings(text);
+export function settles(text: string, all: readonly string[] = decodings(text)): boolean {
   if (all.length < MAX_DECODINGS) return true;
   const last = all[all.length - 1] as string;
   return decodeEscapes(last) === last;

@@ -206,4 +206,13 @@ describe("the work of these readings counts against the decision's budget", () =
     expect(unitsOf(test, escaped) - unitsOf(test, plain)).toBeGreaterThan(3 * (escaped.length >> 2));
     expect(unitsOf(test, wide) - unitsOf(test, plain)).toBeGreaterThan(wide.length >> 2);
   });
+
+  it("charges an allow rule's further decodings, and the one more that sees a value settle", () => {
+    const test = compileLeafTest("/srv/**", false);
+    if (typeof test === "string") throw new Error(test);
+    const plain = `/srv/${"a".repeat(3000)}`;
+    const escaped = `/srv/${"%2541".repeat(600)}`;
+    expect([test(plain), test(escaped)]).toEqual([true, true]);
+    expect(unitsOf(test, escaped) - unitsOf(test, plain)).toBeGreaterThan(4 * (escaped.length >> 2));
+  });
 });
