@@ -318,10 +318,13 @@ export function patternTails(pattern: string): string[] {
   return out;
 }
 
-/** `text` without the `./` it starts with, however many (`././data/x` is `data/x`). */
+/**
+ * `text` without the `./` it starts with, however many (`././data/x` is `data/x`), each only where a name
+ * follows (`.//etc/passwd` is the relative `./etc/passwd`, not `/etc/passwd`: it is kept as it is).
+ */
 function withoutDotSlash(text: string): string {
   let at = 0;
-  while (text.startsWith("./", at)) at += 2;
+  while (text.startsWith("./", at) && text[at + 2] !== "/") at += 2;
   return at === 0 ? text : text.slice(at);
 }
 

@@ -126,6 +126,8 @@ describe("a pattern starting with `./`", () => {
     const data = ruleOn("./data/**", "allow");
     expectAll(data, ["./data/x", "data/x", "././data/x", "./data/a/b.txt"], true);
     expectAll(data, ["./data/../secrets/x", "./data/..%2f..%2fx", "./other/x"], false);
+    // `.//srv/x` is the relative `./srv/x`, never the absolute `/srv/x`
+    expectAll(ruleOn(".//srv/**", "allow"), [".//srv/x"], false);
     expectAll(ruleOn("./data/x.txt", "allow"), ["./data/x.txt", "data/x.txt"], true);
   });
 

@@ -95,6 +95,7 @@ const ARG_VALUES: ArgMatchValue[] = [
   "./x",
   "./srv/a/*",
   "C:\\Users\\ann",
+  ".//srv/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -210,6 +211,7 @@ const scalar = fc.oneof(
     "/srv/%25252578",
     "make; x",
     "files/..;/x",
+    ".//srv/x",
     "/srv/%2578",
     "/srv/a/..;/x",
     "/srv/a;v=1/x",

@@ -109,9 +109,9 @@ function structural(text: string): string {
   return count(nfkc) > count(text) ? nfkc : text;
 }
 
-/** A pattern or value without the `./` it starts with, however many. */
+/** A pattern or value without the `./` it starts with, however many, each followed by a name, not `/`. */
 function undot(text: string): string {
-  return text.replace(/^(?:\.\/)+/, "");
+  return text.replace(/^(?:\.\/(?!\/))+/, "");
 }
 
 /** A pattern with `/` for the `\` of a Windows path (a literal `\`, written `\\` in a glob). */
