@@ -465,7 +465,17 @@ function nameMatches(pattern: string, name: string, lenient: boolean): boolean {
   if (!lenient) return false;
   if (globMatches(pattern, name.toLowerCase())) return true;
   const folded = foldGlobPattern(pattern);
-  return isGlobPattern(pattern) ? globMatches(folded, foldName(name)) : folded === foldName(name);
+  if (!isGlobPattern(pattern)) return folded === foldName(name);
+  // a glob's `?` and classes take each `rn` of the folded name as the one letter `m` a person reads in it
+  return rnReadings(foldName(name)).some((reading) => globMatches(folded, reading));
+}
+
+/** `text` with each choice of its `rn`s read as `m` (`datrn` is also `datm`): every subset, naively. */
+function rnReadings(text: string): string[] {
+  const at = text.indexOf("rn");
+  if (at < 0) return [text];
+  const rest = rnReadings(text.slice(at + 2));
+  return rest.flatMap((tail) => [text.slice(0, at) + "rn" + tail, text.slice(0, at) + "m" + tail]);
 }
 
 function ruleMatches(rule: PolicyRule, request: ActionRequest, category: string, now: Date): boolean {
