@@ -15,6 +15,7 @@ import {
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
   openPostgresStore,
+  postgresAuditAnchorPath,
   readAnchorFile,
   readFileUpTo,
   tooOpenMessage,
@@ -267,7 +268,8 @@ function report(
   if (anchor === undefined && where.postgres)
     printError(
       ctx,
-      "warning: PostgreSQL keeps no anchor: rows cut after the last checkpoint cannot be detected (--anchor: a checkpoint row's line kept elsewhere)",
+      "warning: PostgreSQL keeps no anchor and this home has none for this database (a node's home does: " +
+        "`audit-postgres-….checkpoint`): rows cut after the last checkpoint cannot be detected (--anchor: a node's anchor, or a checkpoint row's line kept elsewhere)",
     );
   else if (anchor === undefined)
     printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
@@ -290,9 +292,14 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   const storage = fileArg === undefined ? storageOf(ctx, options, home) : null;
   if (storage !== null) {
     const key = readPublicKey(ctx, options.publicKey, home);
-    // PostgreSQL keeps no anchor, but a checkpoint row kept elsewhere can be given as one
-    const anchorPath = options.anchor === undefined ? "" : resolvePath(ctx.io, options.anchor);
-    const anchor = options.anchor === undefined ? undefined : readAnchorOrFail(anchorPath, true);
+    // the database keeps no anchor of its own: this home's (what an acp serve node on it keeps,
+    // audit-postgres-<id>.checkpoint) when there is one, or a checkpoint row's line kept elsewhere (--anchor)
+    const anchorPath =
+      options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : postgresAuditAnchorPath(home, storage.url);
+    const anchor =
+      options.anchor !== undefined || existsSync(anchorPath)
+        ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
+        : undefined;
     const result = await readPostgresChain(storage, {
       ...(key.key === undefined ? {} : { publicKey: key.key }),
       ...(anchor === undefined ? {} : { anchor }),
@@ -353,7 +360,10 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
       "--public-key <file>",
       "hex Ed25519 public key checkpoints are signed with (default $ACP_HOME/keys/public.key)",
     )
-    .option("--anchor <file>", "the latest signed checkpoint kept beside the log (default FILE.checkpoint)")
+    .option(
+      "--anchor <file>",
+      "the latest signed checkpoint kept beside the log (default FILE.checkpoint; with a storage URL, the home's audit-postgres-….checkpoint for that database)",
+    )
     .option("--json", "print the verification as JSON (the verdict in `valid`, and in `ok` for old scripts)");
   storageUrlOption(command)
     .addHelpText(

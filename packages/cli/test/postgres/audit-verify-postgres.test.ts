@@ -32,8 +32,8 @@ function homeWithKey(publicKeyHex: string): string {
 const keys = testKeys();
 
 /** Writes a few events and a final signed checkpoint into the database, as a node does. */
-async function writeChain(url: string): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), "acp-verify-pg-node-"));
+async function writeChain(url: string, home?: string): Promise<void> {
+  const dir = home ?? mkdtempSync(join(tmpdir(), "acp-verify-pg-node-"));
   homes.push(dir);
   const stores = await openServerStores({
     storageUrl: url,
@@ -73,7 +73,7 @@ describe("acp audit verify on the PostgreSQL chain", () => {
     const plain = await runCli(["audit", "verify"], { env });
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/intact: 4 events/);
-    expect(plain.stderr).toMatch(/PostgreSQL keeps no anchor/);
+    expect(plain.stderr).toMatch(/PostgreSQL keeps no anchor and this home has none for this database/);
 
     // a key that did not sign the checkpoints
     const other = homeWithKey(testKeys().publicKeyHex);
@@ -117,6 +117,25 @@ describe("acp audit verify on the PostgreSQL chain", () => {
       const cut = await runCli(["audit", "verify", "--anchor", anchor], { env });
       expect(cut.code).toBe(3);
       expect(cut.stderr).toMatch(/:4: truncated_after_checkpoint/);
+    } finally {
+      await own.drop();
+    }
+  });
+
+  it("checks the chain against the anchor a node keeps in the home for that database, without --anchor", async () => {
+    const own = await createTestDatabase();
+    try {
+      const home = homeWithKey(keys.publicKeyHex);
+      await writeChain(own.url, home); // the node's home: it keeps its anchor there
+      const env = { ACP_HOME: home, HOME: home, ACP_STORAGE_URL: own.url };
+      const ok = await runCli(["audit", "verify"], { env });
+      expect(ok.code).toBe(0);
+      expect(ok.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 4)");
+      expect(ok.stderr).toBe("");
+      await sql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
+      const cut = await runCli(["audit", "verify", "--json"], { env });
+      expect(cut.code).toBe(3);
+      expect(cut.stdout).toMatch(/truncated_after_checkpoint/);
     } finally {
       await own.drop();
     }
