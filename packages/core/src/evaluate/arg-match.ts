@@ -203,16 +203,7 @@ function patternForms(expected: string, search: LiteralSearch | undefined): ((va
   const nfkc = expected.normalize("NFKC");
   const forms = new Set([nfkc, asciiDomains(expected), asciiDomains(nfkc)].map((form) => form.toLowerCase()));
   forms.delete(expected.toLowerCase());
-  const globs: ((value: string) => boolean)[] = [];
-  for (const form of forms) {
-    const glob = compileRuleGlob(form, { starCrossesSlash: true }, search);
-    if (glob.ok) globs.push(glob.value);
-  }
-  if (globs.length === 0) return undefined;
-  return (value) => {
-    const lower = lowerOf(value);
-    return globs.some((glob) => glob(lower));
-  };
+  return formsTest([...forms], search);
 }
 
 /** Whether a glob's brackets, braces and parentheses close within `text` (a segment of it, so no `/` inside them). */

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
-import { compileLeafTest, type LeafTest } from "../../src/evaluate/arg-match.js";
+import { compileLeafTest } from "../../src/evaluate/arg-match.js";
+import { unitsOf } from "./work-units.js";
 import { readingCost } from "../../src/evaluate/fast-glob.js";
-import { WorkBudgetExceededError, withWorkBudget } from "../../src/glob/index.js";
 
 const NOW = new Date("2026-03-02T10:00:00Z");
 
@@ -98,28 +98,6 @@ rules:
     expect([decide("/srv/files/a.txt"), decide("/srv/files/..%2f..%2fetc/passwd")]).toEqual(["files", "elsewhere"]);
   });
 });
-
-/** The fewest work units `test(value)` runs within (a budget opened afresh each try, as a decision opens one). */
-function unitsOf(test: LeafTest, value: string): number {
-  const fits = (units: number): boolean => {
-    try {
-      withWorkBudget(units, () => test(value));
-      return true;
-    } catch (err) {
-      if (err instanceof WorkBudgetExceededError) return false;
-      throw err;
-    }
-  };
-  let high = 1;
-  while (!fits(high)) high *= 2;
-  let low = high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (fits(mid)) high = mid;
-    else low = mid;
-  }
-  return high;
-}
 
 describe("the readings an allow rule meets count against the decision's work budget", () => {
   it("charges each reading made, and a plain value one scan", () => {

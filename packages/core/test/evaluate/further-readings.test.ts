@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
-import { compileLeafTest, type LeafTest } from "../../src/evaluate/arg-match.js";
+import { compileLeafTest } from "../../src/evaluate/arg-match.js";
+import { unitsOf } from "./work-units.js";
 import {
   decodings,
   settles,
@@ -15,7 +16,6 @@ import {
   withoutDevicePrefix,
   withoutParameters,
 } from "../../src/evaluate/normal-form.js";
-import { WorkBudgetExceededError, withWorkBudget } from "../../src/glob/index.js";
 
 const NOW = new Date("2026-03-02T10:00:00Z");
 
@@ -163,28 +163,6 @@ describe("a Windows pattern with `\\` and no glob", () => {
     expectAll(allow, ["C:\\Users\\alice\\x\\..\\..\\bob\\secret.txt", "C:/Users/alice/other.txt"], false);
   });
 });
-
-/** The fewest work units `test(value)` runs within (a budget opened afresh each try, as a decision opens one). */
-function unitsOf(test: LeafTest, value: string): number {
-  const fits = (units: number): boolean => {
-    try {
-      withWorkBudget(units, () => test(value));
-      return true;
-    } catch (err) {
-      if (err instanceof WorkBudgetExceededError) return false;
-      throw err;
-    }
-  };
-  let high = 1;
-  while (!fits(high)) high *= 2;
-  let low = high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (fits(mid)) high = mid;
-    else low = mid;
-  }
-  return high;
-}
 
 describe("the work of these readings counts against the decision's budget", () => {
   it("charges the ends a pattern compiles for the `..` check in every decision that reads them", () => {

@@ -4,9 +4,9 @@
 // ending in what follows its `..` segments; an allow rule does not.
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
-import { compileLeafTest, patternTails, type LeafTest } from "../../src/evaluate/arg-match.js";
+import { compileLeafTest, patternTails } from "../../src/evaluate/arg-match.js";
+import { unitsOf } from "./work-units.js";
 import { readingCost } from "../../src/evaluate/fast-glob.js";
-import { WorkBudgetExceededError, withWorkBudget } from "../../src/glob/index.js";
 
 const NOW = new Date("2026-03-02T10:00:00Z");
 
@@ -60,28 +60,6 @@ describe("a deny rule's path pattern meets a relative path that leaves its direc
     expect(ruleOn("/srv/files/**", "allow")("../files/x")).toBe(false);
   });
 });
-
-/** The fewest work units `test(value)` runs within (a budget opened afresh each try, as a decision opens one). */
-function unitsOf(test: LeafTest, value: string): number {
-  const fits = (units: number): boolean => {
-    try {
-      withWorkBudget(units, () => test(value));
-      return true;
-    } catch (err) {
-      if (err instanceof WorkBudgetExceededError) return false;
-      throw err;
-    }
-  };
-  let high = 1;
-  while (!fits(high)) high *= 2;
-  let low = high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (fits(mid)) high = mid;
-    else low = mid;
-  }
-  return high;
-}
 
 describe("reading a path that leaves its directory counts against the decision's work budget", () => {
   it("charges what follows the `..` segments, read in lower case and by each end of the pattern", () => {

@@ -7,9 +7,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
-import { compileLeafTest, type LeafTest } from "../../src/evaluate/arg-match.js";
+import { compileLeafTest } from "../../src/evaluate/arg-match.js";
+import { unitsOf } from "./work-units.js";
 import { readingCost } from "../../src/evaluate/fast-glob.js";
-import { WorkBudgetExceededError, withWorkBudget } from "../../src/glob/index.js";
 
 const NOW = new Date("2026-03-02T10:00:00Z");
 
@@ -172,28 +172,6 @@ describe("a deny rule's argument glob meets a respelled path, URL or domain", ()
     expect(ruleOn("*@bücher.example", "allow")("a@xn--bcher-kva.example")).toBe(false);
   });
 });
-
-/** The fewest work units `test(value)` runs within (a budget opened afresh each try, as a decision opens one). */
-function unitsOf(test: LeafTest, value: string): number {
-  const fits = (units: number): boolean => {
-    try {
-      withWorkBudget(units, () => test(value));
-      return true;
-    } catch (err) {
-      if (err instanceof WorkBudgetExceededError) return false;
-      throw err;
-    }
-  };
-  let high = 1;
-  while (!fits(high)) high *= 2;
-  let low = high / 2;
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if (fits(mid)) high = mid;
-    else low = mid;
-  }
-  return high;
-}
 
 describe("the spellings a deny rule reads count against the decision's work budget", () => {
   it("charges the eight homes of a `~` path, the two URLs of a host and the `/` form of a `\\` path", () => {
