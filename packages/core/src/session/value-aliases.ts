@@ -11,7 +11,14 @@
 import { decodeEmbeddedText } from "./encoded-text.js";
 import { latinSkeleton } from "./instruction-detector.js";
 import { matchesOf } from "./each-match.js";
-import { comparableText, extractValueTokens, urlHost, type PieceKind, type ValueToken } from "./value-tokens.js";
+import {
+  comparableText,
+  extractValueTokens,
+  sameIpv4Hosts,
+  urlHost,
+  type PieceKind,
+  type ValueToken,
+} from "./value-tokens.js";
 
 /** Most alias forms kept for one text (past it, an identifier is matched as written only). */
 export const MAX_ALIASES_PER_TEXT = 10_000;
@@ -228,6 +235,8 @@ export function pieceAliases(kind: PieceKind, piece: string): PieceAliases {
     if (host !== undefined) {
       forms.add(`host:${host}`);
       hosts.add(host);
+      // an IPv4 address and its IPv6 spellings (`[::ffff:cb00:7109]`) reach one machine
+      for (const same of sameIpv4Hosts(host)) forms.add(`host:${same}`);
     }
   }
   const parents = [...hosts].flatMap(parentsOf);

@@ -87,6 +87,36 @@ function canonicalIp(host: string): string | undefined {
 }
 
 /**
+ * IPv6 prefixes whose last 32 bits are an IPv4 address a connection reaches: IPv4-mapped (`::ffff:`, what a
+ * dual-stack socket connects to), IPv4-compatible (`::`), IPv4-translated (`::ffff:0:`) and NAT64's
+ * well-known prefix (`64:ff9b::`).
+ */
+const EMBEDDING_PREFIXES = ["::ffff:", "::", "::ffff:0:", "64:ff9b::"] as const;
+
+/** A compressed IPv6 host that is one of {@link EMBEDDING_PREFIXES} and two groups (`[::ffff:cb00:7109]`). */
+const EMBEDDED_IPV4 = /^\[(?:::ffff:|::|::ffff:0:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/;
+
+/**
+ * The other hosts (in {@link urlHost}'s form) that reach the same IPv4 address as `host`: for a dotted quad
+ * its IPv6 spellings (`203.0.113.9` is `[::ffff:cb00:7109]`, `[::cb00:7109]`, …), for such an IPv6 host the
+ * dotted quad. Empty for any other host. For the untrusted side only: a host the text named however written.
+ */
+export function sameIpv4Hosts(host: string): string[] {
+  if (IPV4.test(host)) {
+    const out: string[] = [];
+    for (const prefix of EMBEDDING_PREFIXES) {
+      const v6 = canonicalIp(`[${prefix}${host}]`);
+      if (v6 !== undefined && v6 !== host) out.push(v6);
+    }
+    return out;
+  }
+  const embedded = EMBEDDED_IPV4.exec(host);
+  if (embedded === null) return [];
+  const word = (parseInt(embedded[1] as string, 16) << 16) | parseInt(embedded[2] as string, 16);
+  return [[24, 16, 8, 0].map((shift) => (word >>> shift) & 0xff).join(".")];
+}
+
+/**
  * The host of a URL-ish string, without scheme, credentials, port, path and a leading `www.`, in ASCII form.
  * Read as a browser reads it: a protocol-relative link (`//attacker.example/x`) has a host, a backslash ends
  * it as a slash does, percent-escapes in it are the characters they name (`%61ttacker.example`), a trailing
