@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { scanFaq } from "../src/content/content-scan.js";
 import {
   at,
@@ -189,6 +189,38 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
     );
     p.advance(24 * 3_600_000 + 1);
     expect((await tryPublish(p, await createSandbox(p), SAMPLE_FAQ)).status).toBe(200);
+  });
+
+  it("SHOULD §23.3 a publication whose store write fails is not counted: later same content is not flagged", async () => {
+    p = await startProvider();
+    const write = vi.spyOn(p.server.store, "publishFaq").mockRejectedValue(new Error("disk I/O error"));
+    // Three sandboxes try to publish the content; the store write fails each time (500, nothing stored).
+    for (let i = 0; i < 3; i++) expect((await tryPublish(p, await createSandbox(p), SAMPLE_FAQ)).status).toBe(500);
+    expect(write).toHaveBeenCalledTimes(3);
+    write.mockRestore();
+    // The old index had recorded all three: this 4th sandbox was refused as spam for content published nowhere.
+    expect((await tryPublish(p, await createSandbox(p), SAMPLE_FAQ)).status).toBe(200);
+  });
+
+  it("SHOULD §23.3 an edit of published content whose store write fails is not counted either", async () => {
+    p = await startProvider();
+    const common = faqWith("The same answer everywhere.");
+    for (let i = 0; i < 3; i++) {
+      const a = await createSandbox(p);
+      const f = await p.req("api.localhost", "POST", "/v1/faqs", { json: faqWith(`Ours ${i}.`), headers: a.auth });
+      const url = `/v1/faqs/${str(f.json(), "faq_id")}`;
+      expect((await p.req("api.localhost", "POST", `${url}/publish`, { headers: a.auth })).status).toBe(200);
+      const q = str(f.json(), "questions.0.id");
+      const write = vi.spyOn(p.server.store, "updateFaq").mockRejectedValueOnce(new Error("database is locked"));
+      const edit = await p.req("api.localhost", "PATCH", `${url}/questions/${q}`, {
+        json: { answer: "The same answer everywhere." },
+        headers: a.auth,
+      });
+      expect(edit.status).toBe(500);
+      expect(write).toHaveBeenCalledOnce();
+      write.mockRestore();
+    }
+    expect((await tryPublish(p, await createSandbox(p), common)).status).toBe(200);
   });
 
   it("MUST §23.2 publication is rate limited per sandbox (429), before anything is published", async () => {

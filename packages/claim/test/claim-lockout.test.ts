@@ -85,3 +85,22 @@ describe("content similarity (§23.3) under a flood of edits to published conten
     expect(index.tooCommon("sbx_d", faq("common"), t + 25 * HOUR)).toBe(false);
   });
 });
+
+describe("content similarity (§23.3): the undo of a record whose store write did not commit", () => {
+  it("drops only that record: an earlier publication of the same content by the sandbox, and later ones, stay", () => {
+    const index = new PublishedContentIndex(1);
+    const t = 1_000_000;
+    index.record("sbx_a", faq("common"), t);
+    expect(index.tooCommon("sbx_b", faq("common"), t)).toBe(true);
+    index.record("sbx_a", faq("common"), t + 1)(); // a failed re-publication: the first record is put back
+    expect(index.tooCommon("sbx_b", faq("common"), t + 1)).toBe(true);
+    const undoEarlier = index.record("sbx_d", faq("common"), t + 2);
+    index.record("sbx_d", faq("common"), t + 3); // stored, after the earlier write of the same content
+    undoEarlier(); // the earlier write failed: the later record stays
+    expect(index.tooCommon("sbx_a", faq("common"), t + 3)).toBe(true);
+    index.record("sbx_a", faq("common"), t + 4)(); // sbx_a's failed edit: its first record is back, sbx_d's stays
+    expect(index.tooCommon("sbx_b", faq("common"), t + 4)).toBe(true);
+    index.record("sbx_c", faq("other"), t)();
+    expect(index.size).toBe(1); // a fingerprint left with no sandbox goes
+  });
+});

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { FAQ_LIMITS, parseFaq, parseQuestion, type FaqBody } from "../content/faq.js";
 import type { FaqRow, SandboxRow } from "../store/claim-store.js";
-import { contentGate } from "./content-gate.js";
+import { contentGate, NO_GATE, storeAdmitted } from "./content-gate.js";
 import type { ClaimRuntime } from "./context.js";
 
 /** A route handler. */
@@ -52,8 +52,14 @@ export function registerFaqRoutes(
     status = 200,
   ): Promise<FastifyReply> => {
     // Published content changes live: it passes the same scan as a publication (§23.2).
-    if (f.status === "published" && (await contentGate(rt, req, reply, s, body, false))) return reply;
-    return (await rt.store.updateFaq(s.id, f.id, body, rt.now()))
+    const pass = f.status === "published" ? await contentGate(rt, req, reply, s, body, false) : NO_GATE;
+    if (pass === "answered") return reply;
+    const updated = await storeAdmitted(
+      pass,
+      () => rt.store.updateFaq(s.id, f.id, body, rt.now()),
+      (ok) => ok,
+    );
+    return updated
       ? reply.code(status).send(faqJson({ ...f, body }))
       : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
   };
@@ -171,8 +177,13 @@ export function registerFaqRoutes(
     const id = faqParam(req);
     const f = await rt.store.getFaq(s.id, id);
     if (f === undefined) return rt.fail(req, reply);
-    if (await contentGate(rt, req, reply, s, f.body, true)) return reply;
-    const r = await rt.store.publishFaq(s.id, id, rt.now());
+    const pass = await contentGate(rt, req, reply, s, f.body, true);
+    if (pass === "answered") return reply;
+    const r = await storeAdmitted(
+      pass,
+      () => rt.store.publishFaq(s.id, id, rt.now()),
+      (x) => x !== undefined,
+    );
     if (r === undefined) return rt.fail(req, reply);
     return reply.send({
       id,
