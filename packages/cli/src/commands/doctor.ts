@@ -47,7 +47,7 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
     .command("doctor")
     .description(
       "check the home: permissions, keys (and that they open), vault, the config file (every key, as acp proxy " +
-        "and acp serve check it), consent graph, policy, isolation support, and that acp serve's database answers",
+        "and acp serve check it), consent graph, policy, isolation support, and that acp serve's database answers, agrees on the time and holds the node's audit anchor",
     )
     .option("--json", "print the checks as JSON")
     .option(
@@ -65,7 +65,11 @@ or a version other than "1"; proxy, credentials, redaction, session, graph, chan
 run). config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
 a password written in storage.url is a warning (give the URL in ACP_STORAGE_URL instead, or set
 PGPASSWORD); the database acp serve would use (ACP_STORAGE_URL, else storage.url) must answer within
-${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed).
+${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed). When it
+answers: this machine's clock must be within 2 s of the database's, as acp serve and acp approve
+require (clock, with the offset measured; else set the clock: NTP), and the home's node anchor for
+that database (audit-postgres-….checkpoint) must still be a row of the database byte for byte (audit
+anchor; none is a warning, a row gone or changed fails: run acp audit verify).
 
 Examples:
   acp doctor
@@ -80,7 +84,7 @@ Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (
       const home = resolveHome(ctx.io);
       const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config);
       // before `isolation`, the machine's check, which stays last
-      checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env)));
+      checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env, ctx.io.now)));
       const healthy = checks.every((c) => c.status !== "fail");
       if (options.json === true) printJson(ctx, { healthy, checks });
       else for (const c of checks) printLine(ctx, `${c.status.padEnd(4)}  ${c.name}  ${c.detail}`);

@@ -5,8 +5,9 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { explainStorageError, resolveStorageUrl, safeStorageUrl, STORAGE_URL_ENV } from "@acp/server";
-import { openPostgresStore, type HomeCheck } from "@acp/store";
+import { openPostgresStore, type HomeCheck, type PostgresStore } from "@acp/store";
 import { CliError } from "../exit-codes.js";
+import { checkAuditAnchor, checkClock } from "./postgres-checks.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
 
@@ -56,27 +57,28 @@ function holdsPassword(url: string): boolean {
   }
 }
 
-async function reachable(url: string): Promise<void> {
+function reachable(url: string): Promise<PostgresStore> {
   // no migrations: doctor looks, it changes nothing in the database
-  const store = await openPostgresStore(url, {
+  return openPostgresStore(url, {
     migrate: false,
     max: 1,
     connectTimeoutMs: STORAGE_CHECK_TIMEOUT_MS,
     statementTimeoutMs: STORAGE_CHECK_TIMEOUT_MS,
     applicationName: "acp doctor",
   });
-  await store.close();
 }
 
 /**
  * The `serve` check (config.yml's `serve:` and `storage:` sections), a warning for a password written in
  * `storage.url`, and the `storage` check: the database `acp serve` would use answers within
  * {@link STORAGE_CHECK_TIMEOUT_MS} (its URL from `ACP_STORAGE_URL`, else `storage.url`; SQLite without
- * either). Never prints a password.
+ * either). Never prints a password. When it answers, the `clock` check (this machine's clock, `now`, against
+ * the database's) and the `audit anchor` check (this home's node anchor for that database) follow.
  */
 export async function checkServeStorage(
   home: string,
   env: Readonly<Record<string, string | undefined>>,
+  now: () => Date = () => new Date(),
 ): Promise<HomeCheck[]> {
   const { checks, config } = readServeSections(home);
   const inFile = config?.storageUrl;
@@ -97,15 +99,23 @@ export async function checkServeStorage(
   }
   const shadowed =
     resolved.source === STORAGE_URL_ENV && inFile !== undefined ? `; it wins over config.yml storage.url` : "";
+  let store: PostgresStore;
   try {
-    await reachable(resolved.url);
+    store = await reachable(resolved.url);
+  } catch (err) {
+    checks.push({ status: "fail", name: "storage", detail: explainStorageError(err, resolved) });
+    return checks;
+  }
+  try {
     checks.push({
       status: "ok",
       name: "storage",
       detail: `PostgreSQL ${safeStorageUrl(resolved.url)} answers (from ${resolved.source}${shadowed})`,
     });
-  } catch (err) {
-    checks.push({ status: "fail", name: "storage", detail: explainStorageError(err, resolved) });
+    checks.push(await checkClock(store, now));
+    checks.push(await checkAuditAnchor(store, home, resolved.url));
+  } finally {
+    await store.close();
   }
   return checks;
 }

@@ -1,0 +1,126 @@
+/**
+ * `acp doctor` on what an `acp serve` node on PostgreSQL holds to: this machine's clock against the
+ * database's (a node more than {@link MAX_CLOCK_SKEW_MS} off refuses decisions, `postgres_clock_skew`) and
+ * the node's audit anchor in the home (`audit-postgres-<id>.checkpoint`), which the database must still hold
+ * byte for byte. Both only read: nothing is written to the database or the home.
+ */
+import { basename } from "node:path";
+import { parseAuditLine, readCheckpoint } from "@acp/core";
+import {
+  clockSkewBeyond,
+  describeClockSkew,
+  MAX_CLOCK_SKEW_MS,
+  measureClockSkew,
+  postgresAuditAnchorPath,
+  readAnchorFile,
+  type HomeCheck,
+  type PostgresStore,
+} from "@acp/store";
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The `clock` check: this machine's clock (`now`) against the database's, as the nodes measure it
+ * (`measureClockSkew`); fails beyond {@link MAX_CLOCK_SKEW_MS} even at the edge of the reading's uncertainty.
+ */
+export async function checkClock(store: Pick<PostgresStore, "query">, now: () => Date): Promise<HomeCheck> {
+  let reading;
+  try {
+    reading = await measureClockSkew(store, () => now().getTime());
+  } catch (err) {
+    return { status: "fail", name: "clock", detail: `cannot read the database's clock: ${messageOf(err)}` };
+  }
+  const offset = `${reading.skewMs >= 0 ? "+" : "-"}${Math.abs(reading.skewMs)} ms ±${reading.uncertaintyMs} ms`;
+  if (clockSkewBeyond(reading, MAX_CLOCK_SKEW_MS)) {
+    return {
+      status: "fail",
+      name: "clock",
+      detail:
+        `this machine's clock is ${describeClockSkew(reading)} the database's (${offset}; at most ` +
+        `${MAX_CLOCK_SKEW_MS} ms allowed): acp serve here would refuse decisions (postgres_clock_skew) and ` +
+        "acp approve refuse approvals; set the clock (NTP: e.g. `timedatectl set-ntp true`)",
+    };
+  }
+  return {
+    status: "ok",
+    name: "clock",
+    detail: `${offset} from the database's clock (at most ${MAX_CLOCK_SKEW_MS} ms allowed)`,
+  };
+}
+
+/** The `seq` of the checkpoint row an anchor line names (its `count + 1`), or null when it is not one. */
+function anchorSeq(line: string): number | null {
+  const parsed = parseAuditLine(line);
+  if (!parsed.ok || parsed.value.event_type !== "checkpoint") return null;
+  const read = readCheckpoint(parsed.value);
+  return read.ok ? read.value.body.count + 1 : null;
+}
+
+/**
+ * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
+ * (`postgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
+ * holds that checkpoint row byte for byte. Missing is a warning (a node's first start trusts the newest
+ * signed checkpoint the database holds); a row gone or changed fails, naming `acp audit verify`. Rows after
+ * the checkpoint are `acp audit verify`'s to check.
+ */
+export async function checkAuditAnchor(
+  store: Pick<PostgresStore, "query">,
+  home: string,
+  url: string,
+): Promise<HomeCheck> {
+  const name = "audit anchor";
+  const path = postgresAuditAnchorPath(home, url);
+  const file = basename(path);
+  const verify = "run `acp audit verify` (with this storage URL) to find where the chain was cut or rewritten";
+  let line: string;
+  try {
+    line = readAnchorFile(path, { regularOnly: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+      return {
+        status: "warn",
+        name,
+        detail:
+          `this home holds no node anchor for this database (${file}): acp serve's first start here trusts the ` +
+          "newest signed checkpoint the database holds; a node writes the anchor once it signs or verifies one",
+      };
+    }
+    return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
+  }
+  const seq = anchorSeq(line);
+  if (seq === null) {
+    return {
+      status: "fail",
+      name,
+      detail: `${path} is not a checkpoint line: acp serve refuses to extend the chain (audit_anchor_mismatch); ${verify}`,
+    };
+  }
+  let rows: readonly { line: string }[];
+  try {
+    rows = (await store.query<{ line: string }>("SELECT line FROM acp_audit_events WHERE seq = $1", [seq])).rows;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== "42P01") {
+      return { status: "fail", name, detail: `cannot read row ${seq} of the audit chain: ${messageOf(err)}` };
+    }
+    rows = []; // no audit table at all: the chain the anchor names is gone
+  }
+  const row = rows[0];
+  const why =
+    row === undefined
+      ? `the database no longer has row ${seq}, this node's signed checkpoint (${file})`
+      : row.line !== line
+        ? `row ${seq} of the database is not this node's signed checkpoint (${file}) byte for byte`
+        : null;
+  if (why !== null) {
+    return {
+      status: "fail",
+      name,
+      detail: `${why}: acp serve here refuses to extend the chain (audit_anchor_mismatch); ${verify}`,
+    };
+  }
+  return {
+    status: "ok",
+    name,
+    detail: `the database still holds this node's signed checkpoint, row ${seq}, byte for byte (${file})`,
+  };
+}
