@@ -36,11 +36,14 @@ export interface ProvenanceEntry {
   readonly source: string;
   /** The text in normal form (lower case, white space collapsed), at most {@link MAX_ENTRY_CHARS}. */
   readonly text: string;
-  /** `kind:value` of every identifier token in the text. */
+  /** `kind:value` of every identifier token in the text (those the session's room holds: else `truncated`). */
   readonly tokens: ReadonlySet<string>;
   /** The instruction scorer's report (untrusted entries only). */
   readonly instructions: InstructionReport | null;
-  /** Whether the text was cut to {@link MAX_ENTRY_CHARS} (or the session's room), or could not be read at all. */
+  /**
+   * Whether the text was cut to {@link MAX_ENTRY_CHARS} (or the session's room), some of its tokens or aliases
+   * were not kept for want of room, or it could not be read at all.
+   */
   readonly truncated: boolean;
   /** For a result of a configured directory: its whole entries (normal form); otherwise null. */
   readonly directory: ReadonlySet<string> | null;
@@ -70,15 +73,38 @@ export interface ProvenanceEntryOptions {
   /** Pieces of the fetching call's arguments no trusted source held: a trusted answer does not vouch for them. */
   readonly echoes?: ReadonlySet<string>;
   /**
-   * The session's room for what the entry keeps, its text and its aliases together ({@link keptChars}): aliases
-   * past it are not kept and the entry counts as cut. Default: no bound but the text's.
+   * The session's room for what the entry keeps, its text, its tokens and its aliases together
+   * ({@link keptChars}): tokens and aliases past it are not kept and the entry counts as cut. Default: no bound
+   * but the text's.
    */
   readonly room?: number;
 }
 
-/** What an entry holds in the session's store: its text and the aliases of an untrusted one. */
+/** What an entry holds in the session's store: its text, its tokens and the aliases of an untrusted one. */
 export function keptChars(entry: ProvenanceEntry): number {
-  return entry.text.length + entry.aliases.chars;
+  let tokens = 0;
+  for (const token of entry.tokens) tokens += token.length;
+  return entry.text.length + tokens + entry.aliases.chars;
+}
+
+/**
+ * The `kind:value` of each token of `text`, at most `room` characters of them together (each counted whole):
+ * those past it are not kept, and `cut` says so.
+ */
+function tokensWithin(text: string, room: number): { tokens: Set<string>; chars: number; cut: boolean } {
+  const tokens = new Set<string>();
+  let chars = 0;
+  let cut = false;
+  for (const t of extractValueTokens(text)) {
+    const token = `${t.kind}:${t.value}`;
+    if (tokens.has(token)) continue;
+    if (chars + token.length > room) cut = true;
+    else {
+      tokens.add(token);
+      chars += token.length;
+    }
+  }
+  return { tokens, chars, cut };
 }
 
 /** Longest text kept for one entry; a longer one is cut and the session marks provenance incomplete. */
@@ -102,7 +128,6 @@ export function createProvenanceEntry(
   // room still learns that a result reads like instructions), and undoes escapes itself.
   const instructions = untrusted ? detectInstructions(serialized ?? "") : null;
   raw = comparableText(raw);
-  const tokens = new Set(extractValueTokens(raw).map((t) => `${t.kind}:${t.value}`));
   const structure = untrusted && !truncated ? readStructure(content) : undefined;
   const directory =
     structure !== undefined && options.directory !== undefined
@@ -110,16 +135,18 @@ export function createProvenanceEntry(
       : null;
   const records = structure?.records ?? [];
   const text = normalizeText(raw);
-  // the aliases take what room the text leaves: a result of many identifiers cannot grow the store past it
+  // the tokens take what room the text leaves, the aliases what both leave: a result of many identifiers
+  // cannot grow the store past it. A token not kept is not traced to: the entry counts as cut.
   const room = Math.max(0, (options.room ?? Number.POSITIVE_INFINITY) - text.length);
-  const aliases = untrusted ? textAliases(raw, tokens, room) : NO_ALIASES;
+  const { tokens, chars, cut } = tokensWithin(raw, room);
+  const aliases = untrusted ? textAliases(raw, tokens, room - chars) : NO_ALIASES;
   return Object.freeze({
     label,
     source,
     text,
     tokens,
     instructions,
-    truncated: truncated || aliases.cut,
+    truncated: truncated || cut || aliases.cut,
     directory,
     records,
     named_source: untrusted && options.named_source === true,

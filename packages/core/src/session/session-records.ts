@@ -87,7 +87,7 @@ function addEntry(
   const sharedRoom = tightest === undefined ? Number.POSITIVE_INFINITY : tightest.room;
   const ownRoom = MAX_STORE_CHARS - core.storeChars;
   const room = full ? MAX_ENTRY_CHARS : Math.min(ownRoom, sharedRoom);
-  // the store counts what an entry keeps, its aliases too (an entry not kept takes no room)
+  // the store counts what an entry keeps, its tokens and aliases too (an entry not kept takes no room)
   const entry = createProvenanceEntry(label, source, content, room, full ? options : { ...options, room });
   if (label === "external_untrusted") rememberUntrusted(core, entry, content);
   if (!full) {

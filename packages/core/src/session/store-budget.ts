@@ -1,10 +1,10 @@
 /**
  * How much provenance sessions keep: each session at most {@link MAX_STORE_CHARS}, and the sessions of a
  * process (or of one agent) together at most what a {@link SharedStoreBudget} they share allows. What an
- * entry keeps is counted as its text and, for untrusted content, its aliases (`keptChars`).
+ * entry keeps is counted as its text, its tokens and, for untrusted content, its aliases (`keptChars`).
  */
 
-/** Most characters kept for one session (text and aliases); beyond it entries are cut and provenance is marked incomplete. */
+/** Most characters kept for one session (text, tokens and aliases); beyond it entries are cut and provenance is marked incomplete. */
 export const MAX_STORE_CHARS = 64_000_000;
 
 /**

@@ -21,6 +21,11 @@ function gluedNumbers(n: number): string {
   return Array.from({ length: n }, (_, i) => `${String(10_000_000 + i)} 5 x`).join(" ");
 }
 
+/** What an entry's tokens hold in memory (counted in the store too: token-store-budget.test.ts). */
+function tokenSize(entry: { tokens: ReadonlySet<string> }): number {
+  return [...entry.tokens].reduce((n, t) => n + t.length, 0);
+}
+
 /** What an entry's aliases hold in memory, counted from the aliases themselves. */
 function aliasSize(entry: { aliases: { forms: ReadonlySet<string>; digits: string } }): number {
   return [...entry.aliases.forms].reduce((n, f) => n + f.length, 0) + entry.aliases.digits.length;
@@ -31,14 +36,13 @@ describe("the aliases of untrusted content count in the session's store", () => 
     const entry = createProvenanceEntry("external_untrusted", "mail.read#1", lookalikes(100));
     expect(entry.aliases.forms.size).toBeGreaterThan(100);
     expect(entry.aliases.chars).toBe(aliasSize(entry));
-    expect(keptChars(entry)).toBe(entry.text.length + entry.aliases.chars);
+    expect(keptChars(entry)).toBe(entry.text.length + tokenSize(entry) + entry.aliases.chars);
     const numbers = createProvenanceEntry("external_untrusted", "mail.read#2", gluedNumbers(50));
     expect(numbers.aliases.chars).toBe(aliasSize(numbers));
     expect(numbers.aliases.digits.length).toBeGreaterThan(0);
-    // a trusted entry has no aliases: its text alone
-    expect(keptChars(createProvenanceEntry("user_input", "user#1", lookalikes(10)))).toBe(
-      createProvenanceEntry("user_input", "user#1", lookalikes(10)).text.length,
-    );
+    // a trusted entry has no aliases: its text and tokens alone
+    const trusted = createProvenanceEntry("user_input", "user#1", lookalikes(10));
+    expect(keptChars(trusted)).toBe(trusted.text.length + tokenSize(trusted));
   });
 
   it("charges the shared budget what the entry keeps, aliases included, and gives it all back", async () => {
@@ -51,7 +55,7 @@ describe("the aliases of untrusted content count in the session's store", () => 
     const before = storeBudget.used;
     const entry = session.recordToolResult("notes", "list_notes", lookalikes(200));
     expect(aliasSize(entry)).toBeGreaterThan(0);
-    expect(storeBudget.used - before).toBe(entry.text.length + aliasSize(entry));
+    expect(storeBudget.used - before).toBe(entry.text.length + tokenSize(entry) + aliasSize(entry));
     session.terminate("done");
     expect(storeBudget.used).toBe(0);
   });
@@ -75,7 +79,7 @@ describe("the aliases of untrusted content count in the session's store", () => 
         sum +
         session.provenance
           .filter((e) => !e.source.startsWith("intent@"))
-          .reduce((n, e) => n + e.text.length + aliasSize(e), 0),
+          .reduce((n, e) => n + e.text.length + tokenSize(e) + aliasSize(e), 0),
       0,
     );
     expect(kept).toBe(storeBudget.used);
@@ -85,8 +89,10 @@ describe("the aliases of untrusted content count in the session's store", () => 
   it("keeps no alias past the room: the entry counts as cut and consequential calls ask", async () => {
     const text = lookalikes(100);
     const plain = createProvenanceEntry("external_untrusted", "mail.read#1", text);
-    // room for the text and not all of its aliases
-    const storeBudget = createSharedStoreBudget(plain.text.length + Math.floor(aliasSize(plain) / 2));
+    // room for the text and its tokens and not all of its aliases
+    const storeBudget = createSharedStoreBudget(
+      plain.text.length + tokenSize(plain) + Math.floor(aliasSize(plain) / 2),
+    );
     const { session } = await executingSession({
       intent: INTENT,
       settings: { require_plan: false },
@@ -94,6 +100,7 @@ describe("the aliases of untrusted content count in the session's store", () => 
     });
     const entry = session.recordToolResult("notes", "list_notes", text);
     expect(entry.text).toBe(plain.text);
+    expect(entry.tokens).toEqual(plain.tokens);
     expect(entry.aliases.cut).toBe(true);
     expect(entry.truncated).toBe(true);
     expect(storeBudget.used).toBeLessThanOrEqual(storeBudget.max);
