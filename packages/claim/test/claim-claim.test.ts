@@ -222,11 +222,47 @@ describe("§19 Claim flow", () => {
     await publishFaq(p, a);
     const code = await claimCode(a);
     const s = await claimPage();
-    for (let i = 0; i < 6; i++) await verify(s, { code: `ACP-BBBB-BBBB-BBBB-BBB${i}` });
+    for (let i = 0; i < 6; i++) {
+      const typed = `ACP-BBBB-BBBB-BBBB-BBB${i}`;
+      const c = await getChallenge(typed, s);
+      expect(
+        (await verify(s, { code: typed, challenge: c.challenge, nonce: solve(c.challenge, c.difficulty) })).status,
+      ).toBe(404);
+    }
     const locked = (await humanClaim(p, code)).verify;
     expect(locked.status).toBe(429);
     expect(shape(locked)).toEqual(shape((await humanClaim(p, "ACP-CCCC-CCCC-CCCC-CCCC")).verify));
     p.advance(31_000);
+    expect((await humanClaim(p, code)).verify.status).toBe(200);
+  });
+
+  it("§19.5 a post with no proof at all is no verification: the page's script-less form gets a page saying why, and nothing counts toward the lockout", async () => {
+    p = await startProvider({ claimPerIpPerHour: 1000, claimPerCodePerHour: 1000 });
+    const a = await createSandbox(p);
+    await publishFaq(p, a);
+    const code = await claimCode(a);
+    const s = await claimPage();
+    const difficulty = async (): Promise<number> =>
+      num((await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json(), "difficulty");
+    const before = await difficulty();
+    // The claim page's form, as a browser without JavaScript sends it (Origin null under no-referrer), pressed
+    // more often than the lockout's free failures — with the real code and with typos.
+    for (let i = 0; i < 8; i++) {
+      const r = await p.req("admin.localhost", "POST", "/claim/verify", {
+        form: { code: i % 2 === 0 ? code : `ACP-BBBB-BBBB-BBBB-BBB${i}`, csrf: s.csrf },
+        headers: { cookie: s.cookie, origin: "null", "sec-fetch-site": "same-origin" },
+      });
+      expect(r.status).toBe(400);
+      expect(r.headers["content-type"]).toBe("text/html; charset=utf-8");
+      expect(r.headers["content-security-policy"]).toContain("script-src 'none'");
+      expect(r.body).toContain("This page needs JavaScript");
+      expect(r.body).toContain('href="/claim"');
+    }
+    // Sent as JSON, no proof is the one failure answer — and uncounted too.
+    for (let i = 0; i < 3; i++) expect((await verify(s, { code })).body).toBe(FAILURE_BODY);
+    expect(await difficulty()).toBe(before);
+    expect((await p.server.store.sandbox(a.id))?.state).toBe("published"); // the code was not used
+    // The old code counted each press as a failed verification: this range was locked out (429) by now.
     expect((await humanClaim(p, code)).verify.status).toBe(200);
   });
 

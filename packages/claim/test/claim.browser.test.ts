@@ -6,9 +6,18 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type BrowserContext, type Page, type Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, publishFaq, str, startProvider, type Agent, type Provider } from "./harness.js";
+import {
+  createSandbox,
+  humanClaim,
+  publishFaq,
+  SAMPLE_FAQ,
+  str,
+  startProvider,
+  type Agent,
+  type Provider,
+} from "./harness.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
@@ -63,6 +72,50 @@ describe.runIf(existsSync(CHROMIUM))("claim and preview pages in Chromium", () =
     expect(await page.textContent("h1")).toBe("Your workspace");
     expect((await p.server.store.sandbox(a.id))?.state).toBe("claimed");
     expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+  }, 90_000);
+
+  it("a double press on Claim runs one claim: one challenge, one verification, no failure counted", async () => {
+    const b = await createSandbox(p);
+    await publishFaq(p, b, { ...SAMPLE_FAQ, title: "Double press", questions: [{ question: "Q?", answer: "A." }] });
+    const r = await p.req("api.localhost", "POST", `/v1/sandboxes/${b.id}/claim`, { headers: b.auth });
+    const posts: string[] = [];
+    const onRequest = (q: Request): void => {
+      if (q.method() === "POST") posts.push(new URL(q.url()).pathname);
+    };
+    page.on("request", onRequest);
+    await page.goto(str(r.json(), "claim_url"));
+    await page.getByPlaceholder("ACP-XXXX-XXXX-XXXX-XXXX").fill(str(r.json(), "claim_code"));
+    await page.getByRole("button", { name: "Claim" }).dblclick();
+    await page.waitForURL(`http://admin.localhost:${p.port}/workspace`, { timeout: 60_000 });
+    page.off("request", onRequest);
+    // The old script ran a second claim beside the first: a second challenge, and a verification that failed
+    // (the code was spent) and counted toward the range's lockout.
+    expect(posts).toEqual(["/claim/challenge", "/claim/verify"]);
+    expect((await p.server.store.sandbox(b.id))?.state).toBe("claimed");
+  }, 90_000);
+
+  it("without JavaScript the form says why it cannot claim, and pressing it again and again locks nobody out", async () => {
+    const c = await createSandbox(p);
+    await publishFaq(p, c, { ...SAMPLE_FAQ, title: "No script", questions: [{ question: "Q2?", answer: "A2." }] });
+    const r = await p.req("api.localhost", "POST", `/v1/sandboxes/${c.id}/claim`, { headers: c.auth });
+    const code = str(r.json(), "claim_code");
+    const other = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    try {
+      const tab = await (await other.newContext({ javaScriptEnabled: false })).newPage();
+      for (let i = 0; i < 7; i++) {
+        await tab.goto(str(r.json(), "claim_url"));
+        await tab.getByPlaceholder("ACP-XXXX-XXXX-XXXX-XXXX").fill(code);
+        await tab.getByRole("button", { name: "Claim" }).click();
+        await tab.waitForURL(`http://admin.localhost:${p.port}/claim/verify`);
+        expect(await tab.textContent("h1")).toBe("This page needs JavaScript");
+      }
+      await tab.getByRole("link", { name: "go back to the claim page" }).click();
+      await tab.waitForURL(`http://admin.localhost:${p.port}/claim`);
+    } finally {
+      await other.close();
+    }
+    // The old form's seven presses were seven failed verifications: the range was locked out (429).
+    expect((await humanClaim(p, code)).verify.status).toBe(200);
   }, 90_000);
 
   it("MUST §21 the claim page cannot be framed", async () => {

@@ -4,7 +4,7 @@ import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { chargeEvent, reputationBits } from "./admission-gate.js";
 import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
-import { claimPage, exchangePage, faqsPage, pageCsp, summaryPage } from "./pages.js";
+import { claimPage, exchangePage, faqsPage, noProofPage, pageCsp, summaryPage } from "./pages.js";
 
 const HOUR = 3_600_000;
 /** Preview sessions last at most 1 h (and never past the sandbox). */
@@ -183,6 +183,14 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
     const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
     if (throttled(req, codeKey)) return rt.limited(req, reply);
+    // No proof at all is no verification: the code is not looked up, and nothing counts toward the lockout, the
+    // range's difficulty or its reputation — only a failed proof does. The claim page's own form posts here
+    // without one when the browser runs no script: it gets a page saying why, not the failure answer.
+    if (b["challenge"] === undefined && b["nonce"] === undefined) {
+      rt.facts(req).action = "claim.no_proof";
+      if (!/^application\/x-www-form-urlencoded\b/i.test(req.headers["content-type"] ?? "")) return rt.fail(req, reply);
+      return html(reply.code(400), noProofPage());
+    }
     const now = rt.now();
     const token = newSessionToken();
     const ok =
