@@ -33,9 +33,10 @@ import { storageOf } from "./serve.js";
 /**
  * The version of `--json`'s shape: 2 added `output_version`, `afterProblem` and the `inserted` problem
  * (27 Nov 2026); 3 added `valid`, the verdict under the name every verifying command gives it (the same
- * value as `ok`, kept for old scripts). Every field of the earlier versions is unchanged.
+ * value as `ok`, kept for old scripts); 4 added `consentResponses` (`{checked, unchecked}`, `null` without a
+ * public key) and the `consent_signature_invalid` problem. Every field of the earlier versions is unchanged.
  */
-export const AUDIT_VERIFY_OUTPUT_VERSION = 3;
+export const AUDIT_VERIFY_OUTPUT_VERSION = 4;
 
 interface VerifyOptions {
   readonly publicKey?: string;
@@ -123,6 +124,15 @@ function describeOk(file: string, r: AuditVerification): string[] {
   );
   if (r.eventsAfterLastCheckpoint > 0) {
     out.push(`${r.eventsAfterLastCheckpoint} events after the last checkpoint are not yet covered by a signature`);
+  }
+  const consent = r.consentResponses;
+  if (consent !== null && consent.checked + consent.unchecked > 0) {
+    out.push(
+      `consent responses: ${consent.checked} signatures checked against the action recorded beside them` +
+        (consent.unchecked > 0
+          ? `, ${consent.unchecked} not checkable (action withheld as redacted, or an event written before actions were recorded)`
+          : ""),
+    );
   }
   return out;
 }
@@ -371,9 +381,11 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
       [
         "",
         "Checks every line: §7.4 schema, canonical form, its own hash, the link to the line before, and each",
-        "signed checkpoint. Reads the log line by line (rows page by page): memory stays small whatever the",
-        "log's size. Without FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as",
-        "acp serve takes it), verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
+        "signed checkpoint; with the public key, also each consent event's signed consent_response against the",
+        "metadata.consent_action recorded beside it (counted as not checkable when withheld as redacted).",
+        "Reads the log line by line (rows page by page): memory stays small whatever the log's size. Without",
+        "FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as acp serve takes it),",
+        "verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
         "",
         "After the first bad line the rest is still read, and what it tells is said (how many lines, how many",
         "link up, whether later checkpoints are signed with the key); the log is never called intact then.",

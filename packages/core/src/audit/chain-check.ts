@@ -1,3 +1,4 @@
+import { checkEventConsent } from "./consent-check.js";
 import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "./parse-event.js";
 import { anchorIsLastCheckpoint, checkLine, problem, readAnchor, type Anchor, type BrokenLink } from "./verify-line.js";
 import {
@@ -8,6 +9,7 @@ import {
 } from "./verify-remainder.js";
 import {
   RECENT_AUDIT_HASHES,
+  type AuditConsentCount,
   type AuditProblem,
   type AuditVerification,
   type VerifyAuditOptions,
@@ -27,6 +29,7 @@ function summarize(
   options: VerifyAuditOptions,
   found: AuditProblem | null,
   afterProblem: AuditRemainder | null,
+  consent: AuditConsentCount,
 ): AuditVerification {
   const last = state.lastCheckpoint;
   return {
@@ -37,6 +40,7 @@ function summarize(
     lastCheckpoint: last,
     eventsAfterLastCheckpoint: state.count - (last?.line ?? 0),
     signaturesChecked: options.publicKey !== undefined,
+    consentResponses: options.publicKey === undefined ? null : { ...consent },
     problem: found,
     afterProblem: found === null ? null : afterProblem,
   };
@@ -111,6 +115,8 @@ export class ChainCheck {
   private remainder: RemainderCheck | null = null;
   /** A line naming the line before the head: an inserted head's line, if the next line names it. */
   private candidate: { readonly checked: BrokenLink; readonly text: string } | null = null;
+  /** Consent responses of the intact lines read, checked with the public key or not checkable. */
+  private readonly consent = { checked: 0, unchecked: 0 };
 
   constructor(
     private readonly options: VerifyAuditOptions,
@@ -206,6 +212,17 @@ export class ChainCheck {
       this.found = problem(line, "checkpoint_mismatch", "line differs from the signed checkpoint kept beside the log");
       this.readOn(line, checked.event_hash);
       return true;
+    }
+    const publicKey = this.options.publicKey;
+    if (publicKey !== undefined) {
+      const consent = checkEventConsent(checked, publicKey);
+      if (consent.status === "invalid") {
+        this.found = problem(line, "consent_signature_invalid", `consent response does not verify: ${consent.message}`);
+        this.readOn(line, checked.event_hash);
+        return true;
+      }
+      if (consent.status === "valid") this.consent.checked++;
+      else if (consent.status === "unchecked") this.consent.unchecked++;
     }
     if (state.head !== null) this.recent?.add(state.head);
     state.before = { head: state.head, checkpoints: state.checkpoints, lastCheckpoint: state.lastCheckpoint };
@@ -313,6 +330,6 @@ export class ChainCheck {
       const message = `log ends at line ${state.count} but a signed checkpoint records line ${anchor.line}: events were removed`;
       this.found = problem(state.count + 1, "truncated_after_checkpoint", message);
     }
-    return summarize(state, this.options, this.found, this.remainder?.result() ?? null);
+    return summarize(state, this.options, this.found, this.remainder?.result() ?? null, this.consent);
   }
 }

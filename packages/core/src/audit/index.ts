@@ -50,6 +50,7 @@ export {
   verifyAuditStream,
   type AuditChainPosition,
   type AuditCheckpointSummary,
+  type AuditConsentCount,
   type AuditLines,
   type AuditProblem,
   type AuditRemainder,
@@ -57,4 +58,5 @@ export {
   type VerifyAuditOptions,
   type VerifyAuditStreamOptions,
 } from "./verify-chain.js";
+export { checkEventConsent, type EventConsentCheck } from "./consent-check.js";
 export { AUDIT_PROBLEMS, type AuditProblemCode } from "./problem-codes.js";

@@ -9,6 +9,7 @@ export type AuditProblemCode =
   | "reordered"
   | "checkpoint_mismatch"
   | "bad_checkpoint_signature"
+  | "consent_signature_invalid"
   | "truncated_after_checkpoint";
 
 /** Every {@link AuditProblemCode} with what it means, in the order the verifier checks a line. */
@@ -34,6 +35,11 @@ export const AUDIT_PROBLEMS: readonly { readonly code: AuditProblemCode; readonl
   {
     code: "bad_checkpoint_signature",
     meaning: "a checkpoint is not signed by the given public key: forged or re-signed",
+  },
+  {
+    code: "consent_signature_invalid",
+    meaning:
+      "a consent event's signed `consent_response` does not verify with the public key against its `consent_action`",
   },
   {
     code: "truncated_after_checkpoint",

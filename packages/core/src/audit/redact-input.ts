@@ -5,6 +5,21 @@ import type { AuditEventInput, AuditMetadata } from "./event.js";
 const stringOrNull = (value: unknown): string | null => (typeof value === "string" ? value : null);
 
 /**
+ * Redacts `metadata`. A consent event's `consent_action` (the action its `consent_response` is signed over)
+ * is kept only when redaction changes neither it nor the response: otherwise the log would hold a value
+ * that no longer matches the signature, or a redacted value whose hash could be tested offline. It is
+ * then `null`, and `consent_action_withheld: "redacted"` says why (nothing of the value is kept).
+ */
+function withholdConsentAction(metadata: AuditMetadata, redact: Redactor): AuditMetadata {
+  const redacted = redact(metadata) as AuditMetadata;
+  if (redacted === metadata || !("consent_action" in metadata) || metadata["consent_action"] === null) return redacted;
+  const same =
+    redacted["consent_action"] === metadata["consent_action"] &&
+    redacted["consent_response"] === metadata["consent_response"];
+  return same ? redacted : { ...redacted, consent_action: null, consent_action_withheld: "redacted" };
+}
+
+/**
  * Redacts an event input before it is hashed and written: the redactor runs over `metadata` (where
  * parameters go) and over the string fields. Returns the input unchanged (same reference) when nothing
  * matched, so the common case allocates nothing but one short array.
@@ -18,7 +33,7 @@ const stringOrNull = (value: unknown): string | null => (typeof value === "strin
  * the metadata object as before.
  */
 export function redactAuditInput(input: AuditEventInput, redact: Redactor): AuditEventInput {
-  const metadata = input.metadata === undefined ? undefined : (redact(input.metadata) as AuditMetadata);
+  const metadata = input.metadata === undefined ? undefined : withholdConsentAction(input.metadata, redact);
   const fields = [
     stringOrNull(input.request_id),
     stringOrNull(input.agent),

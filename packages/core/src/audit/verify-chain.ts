@@ -5,6 +5,7 @@ export type { AuditCheckpointSummary, AuditRemainder } from "./verify-remainder.
 export {
   RECENT_AUDIT_HASHES,
   type AuditChainPosition,
+  type AuditConsentCount,
   type AuditLines,
   type AuditProblem,
   type AuditVerification,

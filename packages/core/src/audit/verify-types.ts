@@ -24,6 +24,12 @@ export interface AuditChainPosition {
   readonly lastCheckpoint: AuditCheckpointSummary | null;
 }
 
+/** How many consent responses in events were checked with the public key, and how many could not be. */
+export interface AuditConsentCount {
+  readonly checked: number;
+  readonly unchecked: number;
+}
+
 /** The outcome of {@link verifyAuditChain}. */
 export interface AuditVerification extends AuditChainPosition {
   /** True when no problem was found. */
@@ -38,6 +44,13 @@ export interface AuditVerification extends AuditChainPosition {
   readonly eventsAfterLastCheckpoint: number;
   /** Whether checkpoint signatures were checked (a public key was given). */
   readonly signaturesChecked: boolean;
+  /**
+   * The signed consent responses of `consent_approved` and `consent_denied` events among the intact lines
+   * read: `checked` verified with the public key against the action recorded beside them, `unchecked`
+   * could not be (the action withheld as redacted, cut to fit the line, or an event written before actions
+   * were recorded). `null` without a public key. With `from`, the lines read this time only.
+   */
+  readonly consentResponses: AuditConsentCount | null;
   readonly problem: AuditProblem | null;
   /**
    * With a problem in the log: what could still be told of the lines after it (how many, how many link

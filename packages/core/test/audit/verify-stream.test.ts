@@ -141,7 +141,13 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
           // the old verifier said nothing of the lines after a problem (`afterProblem`, 27 Nov 2026): compared
           // without it, and every way of feeding the lines must tell the same of them
           const whole = verifyAuditChain(lines, options);
-          const expected = { ...legacyVerifyAuditChain(lines, options), afterProblem: whole.afterProblem };
+          // nor of consent responses (`consentResponses`, 27 Nov 2026): these chains hold none
+          const consentResponses = options.publicKey === undefined ? null : { checked: 0, unchecked: 0 };
+          const expected = {
+            ...legacyVerifyAuditChain(lines, options),
+            afterProblem: whole.afterProblem,
+            consentResponses,
+          };
           const p0 = whole.problem;
           if (p0 !== null && p0.code !== "truncated_after_checkpoint") {
             // every line after the problem's is read and counted (none of these is too long to read); after
@@ -189,7 +195,11 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
     for (const [lines, options] of cases) {
       const expected = legacyVerifyAuditChain(lines, options);
       expect(expected.problem).not.toBeNull();
-      expect({ ...verifyAuditChain(once(lines), options), afterProblem: undefined }).toEqual(expected);
+      expect({
+        ...verifyAuditChain(once(lines), options),
+        afterProblem: undefined,
+        consentResponses: undefined,
+      }).toEqual(expected);
       seen.add(expected.problem?.code ?? "");
     }
     expect(seen).toEqual(

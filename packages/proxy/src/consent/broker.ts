@@ -28,7 +28,7 @@ import type {
 } from "./types.js";
 import { ABORT_ANSWERED, ABORT_EXPIRED, ABORT_WITHDRAWN, waitForFirstAnswer, type WaitResult } from "./wait.js";
 import { checkAvailability } from "./availability.js";
-import { createConsentRecorder, type ConsentRecorder } from "./record.js";
+import { consentActionOf, createConsentRecorder, type ConsentRecorder } from "./record.js";
 
 /** What `createConsentBroker` needs. */
 export interface ConsentBrokerOptions {
@@ -324,7 +324,12 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     }
     const args = approvedArguments(ask, response.modifications, this.#redact);
     const scope: ApprovalScope = answer.scope ?? "once";
-    const fields = { decision: response.decision, scope: describeScope(scope), consent_response: response };
+    const fields = {
+      decision: response.decision,
+      scope: describeScope(scope),
+      consent_response: response,
+      consent_action: consentActionOf(request, args),
+    };
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
       return this.#deny(open, "the audit trail could not record the approval", response);
     }
@@ -358,7 +363,16 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     by?: SettledBy,
   ): Promise<BrokerOutcome> {
     await this.#settle(open, "denied", by);
-    const extra = response === undefined ? {} : { consent_response: response };
+    const extra =
+      response === undefined
+        ? {}
+        : {
+            consent_response: response,
+            consent_action: consentActionOf(
+              open.request,
+              approvedArguments(open.ask, response.modifications, this.#redact),
+            ),
+          };
     await this.#record.event("consent_denied", open.ask, open.request, { reason, ...extra });
     return response === undefined ? { kind: "denied", reason } : { kind: "denied", reason, consentResponse: response };
   }

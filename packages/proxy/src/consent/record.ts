@@ -1,6 +1,20 @@
 import type { BrokerAsk, ConsentAuditSink } from "./broker-types.js";
 import type { ConsentRequestV02 } from "./types.js";
 
+/**
+ * `metadata.consent_action`: the `{server, tool, parameters}` a consent response's `action_hash` is computed
+ * over (the request's server and tool, the arguments as approved), so the response can be verified from the
+ * event with the public key alone. The audit writer withholds it (`null`) when its redaction would change it.
+ */
+export function consentActionOf(
+  request: ConsentRequestV02,
+  parameters: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const { server, tool } = request.action;
+  // as the signer hashed it: plain JSON (an `undefined` member dropped)
+  return { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as unknown };
+}
+
 /** Writes the broker's consent events; `event` resolves false when the audit write failed. */
 export interface ConsentRecorder {
   event(

@@ -168,10 +168,28 @@ async function forwardRemembered(
     decision: "approved",
     scope: remembered.scope,
     reused: true,
-    metadata: { consent_response: remembered.consentResponse },
+    metadata: {
+      consent_response: remembered.consentResponse,
+      consent_action: consentActionOf(call.server, call.tool, call.arguments),
+    },
   });
   const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
   return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
+}
+
+/**
+ * `metadata.consent_action`: the `{server, tool, parameters}` the response's `action_hash` is computed over,
+ * as plain JSON, so `acp audit verify` can check the signature with the public key alone. The audit writer
+ * withholds it (`null`, `consent_action_withheld: "redacted"`) when its redaction would change it.
+ */
+function consentActionOf(server: string, tool: string, parameters: Readonly<Record<string, unknown>>): unknown {
+  return { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as unknown };
+}
+
+/** A response's `modifications` (`null` when it has none, or is not a response). */
+function modificationsOf(response: unknown): unknown {
+  const value = (response as { modifications?: unknown } | null)?.modifications;
+  return value === undefined ? null : value;
 }
 
 /** The questions this call has put to a person so far, and what their answers covered. */
@@ -255,7 +273,10 @@ async function settleOutcome(
         scope: outcome.scope,
         modified,
         ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
-        metadata: { consent_response: outcome.consentResponse },
+        metadata: {
+          consent_response: outcome.consentResponse,
+          consent_action: consentActionOf(call.server, call.tool, outcome.arguments),
+        },
       });
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
       if (modified) {
@@ -299,7 +320,17 @@ async function settleOutcome(
         ...requestIdOf(outcome.consentResponse),
         decision: "denied",
         reason: outcome.reason,
-        ...(outcome.consentResponse !== undefined ? { metadata: { consent_response: outcome.consentResponse } } : {}),
+        ...(outcome.consentResponse !== undefined
+          ? {
+              metadata: {
+                consent_response: outcome.consentResponse,
+                // a denial signs the call's own arguments (it carries no modifications)
+                ...(modificationsOf(outcome.consentResponse) === null
+                  ? { consent_action: consentActionOf(call.server, call.tool, call.arguments) }
+                  : {}),
+              },
+            }
+          : {}),
       });
       // only a signed response that says `denied` is a person's no; the others (no channel, a response that
       // failed verification, a malformed answer, an approval the audit could not record) must not read as if

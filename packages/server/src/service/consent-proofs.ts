@@ -4,9 +4,11 @@
  */
 import { sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
 import {
-  canonicalSha256Ref,
   signedPayloadHash,
   signingPayloadBytes,
+  signingPayloadOf,
+  type ApprovedAction,
+  type ConsentResponseV02 as CoreResponse,
   type ConsentSigningPayloadV02,
   type NonceStore,
 } from "@acp/core";
@@ -24,21 +26,22 @@ export interface ServiceKeyPair {
   readonly publicKeyHex: string;
 }
 
+/**
+ * The §6.2 payload, built by the core (`signingPayloadOf`): a reusable scope is signed too, so the response
+ * verifies with `acp proof verify` and `acp audit verify` (`metadata.consent_action`) as the proxy's do.
+ */
 function payloadOf(
   response: UnsignedConsentResponseV02,
   request: ConsentRequestV02,
   args: Readonly<Record<string, unknown>>,
 ): ConsentSigningPayloadV02 {
   const parameters = response.modifications === null ? args : { ...args, ...response.modifications };
-  return {
-    action_hash: canonicalSha256Ref({ server: request.action.server, tool: request.action.tool, parameters }),
-    decision: response.decision,
-    modifications_hash: response.modifications === null ? null : canonicalSha256Ref(response.modifications),
-    nonce: response.nonce,
-    request_id: response.request_id,
-    timestamp: response.timestamp,
-    valid_until: response.conditions.valid_until,
-  };
+  const { server, tool } = request.action;
+  return signingPayloadOf(response as unknown as Omit<CoreResponse, "proof">, {
+    server,
+    tool,
+    parameters: parameters as ApprovedAction["parameters"],
+  });
 }
 
 /**

@@ -1,0 +1,68 @@
+import { checkConsentProof } from "../proof/verify.js";
+import type { ApprovedAction } from "../consent/index.js";
+import { toEd25519PublicKey, type CheckpointPublicKey } from "./checkpoint.js";
+import type { AuditEventV02 } from "./event.js";
+
+/** The events that carry a person's signed answer as `metadata.consent_response`. */
+const CONSENT_EVENTS: ReadonlySet<string> = new Set(["consent_approved", "consent_denied"]);
+
+/** The start of a string the writer put in place of one too long for a line (`omittedString`). */
+const OMITTED = "[omitted from the audit: ";
+
+/**
+ * What checking an event's consent response with the public key alone found: `none` (no response in
+ * the event), `valid`, `invalid` (with why), or `unchecked`: the action it is signed over is not in the
+ * event (`withheld`: redaction would have changed it; `missing`: written before events recorded it;
+ * `omitted`: a value was cut to fit the line).
+ */
+export type EventConsentCheck =
+  | { readonly status: "none" }
+  | { readonly status: "valid" }
+  | { readonly status: "invalid"; readonly message: string }
+  | { readonly status: "unchecked"; readonly why: "withheld" | "missing" | "omitted" };
+
+/**
+ * Checks the signed `metadata.consent_response` of a `consent_approved` or `consent_denied` event against
+ * `metadata.consent_action` (the `{server, tool, parameters}` its `action_hash` was computed over) with
+ * the public key alone, with the proof verifier ({@link checkConsentProof}): strict shape, the key,
+ * the rebuilt payload's hash and the Ed25519 signature. Expiry is judged at the response's own
+ * timestamp (an old event's approval has long expired); the nonce is not spent. Never throws.
+ */
+export function checkEventConsent(event: AuditEventV02, publicKey: CheckpointPublicKey): EventConsentCheck {
+  if (!CONSENT_EVENTS.has(event.event_type)) return { status: "none" };
+  const metadata = event.metadata;
+  const response = metadata["consent_response"];
+  if (response === undefined || response === null) return { status: "none" };
+  if (!("consent_action" in metadata)) return { status: "unchecked", why: "missing" };
+  const action = metadata["consent_action"];
+  if (action === null) return { status: "unchecked", why: "withheld" };
+  if (JSON.stringify([action, response]).includes(OMITTED)) return { status: "unchecked", why: "omitted" };
+  if (typeof action !== "object" || Array.isArray(action)) {
+    return { status: "invalid", message: "`metadata.consent_action` is not a {server, tool, parameters} object" };
+  }
+  const { server, tool, parameters } = action as Record<string, unknown>;
+  if (typeof server !== "string" || typeof tool !== "string" || typeof parameters !== "object" || parameters === null) {
+    return { status: "invalid", message: "`metadata.consent_action` is not a {server, tool, parameters} object" };
+  }
+  let key;
+  try {
+    key = toEd25519PublicKey(publicKey);
+  } catch {
+    return { status: "invalid", message: "the public key is not an ed25519 key" };
+  }
+  const timestamp = (response as { timestamp?: unknown }).timestamp;
+  const signedAt = typeof timestamp === "string" ? Date.parse(timestamp) : Number.NaN;
+  const verdict = checkConsentProof(response, {
+    expectedAction: { server, tool, parameters } as ApprovedAction,
+    trustedPublicKey: key,
+    now: Number.isNaN(signedAt) ? 0 : signedAt,
+  });
+  if (verdict.ok) return { status: "valid" };
+  // an approval already expired when it was signed is still a signature that verifies
+  if (verdict.reason === "expired") return { status: "valid" };
+  const issue = verdict.issues[0];
+  return {
+    status: "invalid",
+    message: `${verdict.reason}: ${issue?.message ?? "the consent response does not verify"}`,
+  };
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import {
+  approvedActionOf,
+  checkEventConsent,
+  createRedactor,
+  redactAuditInput,
+  type AuditEventV02,
+  type AuditMetadata,
+} from "../../src/index.js";
+import { OTHER_KEY, sampleRequest, sampleResponse, TEST_KEY } from "../proof-fixtures.js";
+
+const SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+
+/** An event as checkEventConsent reads it (its type and metadata; the chain is another check's). */
+function eventWith(metadata: Record<string, unknown>, type = "consent_approved"): AuditEventV02 {
+  return { event_type: type, metadata: JSON.parse(JSON.stringify(metadata)) as AuditMetadata } as AuditEventV02;
+}
+
+describe("checkEventConsent: a consent response checked from its event with the public key alone", () => {
+  const request = sampleRequest();
+  const response = sampleResponse(request);
+  const action = approvedActionOf(request, null);
+
+  it("verifies against the recorded action, and refuses an edited action, decision or key", () => {
+    const key = TEST_KEY.publicKeyHex;
+    expect(checkEventConsent(eventWith({ consent_response: response, consent_action: action }), key)).toEqual({
+      status: "valid",
+    });
+    const other = { ...action, parameters: { ...action.parameters, to: "eve@example.com" } };
+    const edited = checkEventConsent(eventWith({ consent_response: response, consent_action: other }), key);
+    expect(edited.status).toBe("invalid");
+    const denied = { ...response, decision: "denied" };
+    expect(checkEventConsent(eventWith({ consent_response: denied, consent_action: action }), key).status).toBe(
+      "invalid",
+    );
+    const wrongKey = checkEventConsent(
+      eventWith({ consent_response: response, consent_action: action }),
+      OTHER_KEY.publicKeyHex,
+    );
+    expect(wrongKey.status).toBe("invalid");
+  });
+
+  it("counts as not checkable a response without its action (withheld, or an older event); other events have none", () => {
+    const key = TEST_KEY.publicKeyHex;
+    const withheld = eventWith({
+      consent_response: response,
+      consent_action: null,
+      consent_action_withheld: "redacted",
+    });
+    expect(checkEventConsent(withheld, key)).toEqual({ status: "unchecked", why: "withheld" });
+    expect(checkEventConsent(eventWith({ consent_response: response }), key)).toEqual({
+      status: "unchecked",
+      why: "missing",
+    });
+    expect(checkEventConsent(eventWith({ consent_action: action }, "policy_evaluated"), key)).toEqual({
+      status: "none",
+    });
+  });
+});
+
+describe("redactAuditInput withholds a consent action redaction would change", () => {
+  const redact = createRedactor();
+  const request = sampleRequest();
+  const response = sampleResponse(request);
+
+  it("keeps an action redaction leaves alone (same object)", () => {
+    const metadata = { consent_response: response, consent_action: approvedActionOf(request, null) };
+    const input = { event_type: "consent_approved", metadata } as unknown as Parameters<typeof redactAuditInput>[0];
+    expect(redactAuditInput(input, redact)).toBe(input);
+  });
+
+  it("writes null and why, and nothing of a secret in the action or in the response's modifications", () => {
+    const secretAction = { server: "mail", tool: "send_email", parameters: { body: `token ${SECRET}` } };
+    const modified = sampleResponse(request, {
+      decision: "approved_with_modifications",
+      modifications: { body: SECRET },
+    });
+    for (const metadata of [
+      { consent_response: response, consent_action: secretAction },
+      { consent_response: modified, consent_action: approvedActionOf(request, { body: SECRET }) },
+    ]) {
+      const input = { event_type: "consent_approved", metadata } as unknown as Parameters<typeof redactAuditInput>[0];
+      const out = redactAuditInput(input, redact).metadata as Record<string, unknown>;
+      expect(out["consent_action"]).toBeNull();
+      expect(out["consent_action_withheld"]).toBe("redacted");
+      expect(JSON.stringify(out)).not.toContain(SECRET);
+    }
+  });
+});
