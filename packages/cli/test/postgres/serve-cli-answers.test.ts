@@ -160,8 +160,11 @@ describe("acp pending / approve / deny on the PostgreSQL of acp serve", () => {
       request_id: id,
       decision: "denied",
       approver: { id: "cli:tester" },
-      reason: "wrong file",
     });
+    // the reason is recorded beside the signed response, not in it (§4.2: a response holding it would not
+    // verify with the public key alone, as acp audit verify checks)
+    expect(denial?.metadata?.["consent_response"]).not.toHaveProperty("reason");
+    expect(JSON.stringify(denial?.metadata)).toContain("wrong file");
   }, 120_000);
 
   it("bad input is a clear error, exit non-zero, and changes nothing", async () => {

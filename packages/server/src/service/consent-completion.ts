@@ -86,7 +86,8 @@ function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): Un
       ...(scope === "session" && row.sessionId !== null ? { session_id: row.sessionId } : {}),
     },
     nonce: request.nonce,
-    ...(denied && answer.reason !== undefined ? { reason: answer.reason } : {}),
+    // a denial's reason is not a field of the signed response (§4.2): it goes beside it, in the event's
+    // metadata and the answer (a response carrying it does not verify with the public key, as the audit checks)
   };
 }
 

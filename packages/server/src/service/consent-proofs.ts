@@ -56,7 +56,11 @@ export function createConsentProofs(
   readonly verify: VerifyConsentResponse;
 } {
   return {
-    sign: ({ response, request, arguments: args }) => {
+    sign: ({ response: given, request, arguments: args }) => {
+      // a denial's reason is no field of the signed response (§4.2): the broker carries it beside the
+      // response, and a response holding it would not verify with the public key alone (acp audit verify)
+      const { reason: _reason, ...response } = given as typeof given & { reason?: unknown };
+      void _reason;
       const bytes = signingPayloadBytes(payloadOf(response, request, args));
       const signature = edSign(null, bytes, keys.privateKey).toString("hex");
       return {
