@@ -12,6 +12,7 @@ export type {
   CreateSandboxInput,
   CredentialKind,
   FaqRow,
+  PublishResult,
   HandleStage,
   SandboxRow,
   SandboxState,

@@ -1,11 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { FAILURE_BODY } from "../src/index.js";
+import { FAILURE_BODY, type FaqBody } from "../src/index.js";
 import { at, createSandbox, publishFaq, str, startProvider, type Provider } from "./harness.js";
 
 let p: Provider;
 afterEach(async () => p?.close());
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 const HOUR = 3_600_000;
+const faqBody: FaqBody = {
+  title: "x",
+  slug: "x",
+  description: "",
+  settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+  questions: [],
+};
 
 describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
   it("create → active with a 48 h TTL; agent token ≤ 48 h, sandbox-scoped (MUST §20.1)", async () => {
@@ -64,7 +71,7 @@ describe("§5 state machine, §20 tokens, §28 TTL and extensions", () => {
       FAILURE_BODY,
     );
     expect((await p.req(new URL(str(pub, "published_url")).hostname, "GET", "/")).body).toBe(FAILURE_BODY);
-    expect(await p.server.store.publishFaq(a.id, "faq_x", T0)).toBeUndefined();
+    expect(await p.server.store.publishFaq(a.id, "faq_x", T0, faqBody)).toBeUndefined();
     expect((await p.server.store.sandbox(a.id))?.state).toBe("deleted");
   });
 

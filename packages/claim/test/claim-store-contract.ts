@@ -60,8 +60,8 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       const a = await create();
       const f = await s.createFaq(a.id, faq("help"), 5, T0);
       if (typeof f === "string") throw new Error(f);
-      const p = await s.publishFaq(a.id, f.id, T0 + 1);
-      if (p === undefined) throw new Error("not published");
+      const p = await s.publishFaq(a.id, f.id, T0 + 1, f.body);
+      if (p === undefined || p === "changed") throw new Error("not published");
       return { ...a, faqId: f.id, handle: p.handle, previewHandle: a.handle };
     };
     const code = async (id: string, kind: "claim_code" | "exchange_code" = "claim_code", surface = "") => {
@@ -93,7 +93,7 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect((await s.sandbox(a.id))?.state).toBe("published");
       expect((await s.sandboxByHandle(a.handle, T0 + 2))?.id).toBe(a.id);
       expect(await s.sandboxByHandle(a.previewHandle, T0 + 2)).toBeUndefined();
-      const again = await s.publishFaq(a.id, a.faqId, T0 + 2);
+      const again = await s.publishFaq(a.id, a.faqId, T0 + 2, faq("help"));
       expect(again).toEqual({ handle: a.handle, previous: undefined, rotated: false });
     });
 
@@ -120,7 +120,7 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(await claim(c, "ch-x")).toBeUndefined(); // still active, not published
       const f = await s.createFaq(a.id, faq("x"), 5, T0);
       if (typeof f === "string") throw new Error(f);
-      await s.publishFaq(a.id, f.id, T0 + 1);
+      await s.publishFaq(a.id, f.id, T0 + 1, f.body);
       expect((await claim(c, "ch-x"))?.id).toBe(a.id);
     });
 
@@ -214,6 +214,25 @@ export function claimStoreContract(label: string, open: (box: SecretBox) => Prom
       expect(await s.deleteFaq(a.id, one.id)).toBe(true);
       expect(await s.deleteFaq(a.id, one.id)).toBe(false);
       expect(await s.updateFaq(a.id, "faq_missing", faq("z"), T0)).toBe(false);
+    });
+
+    it("§23.2: publish goes through only with the body scanned; a draft-only write never lands on a published FAQ", async () => {
+      const a = await create();
+      const f = await s.createFaq(a.id, faq("scanned"), 5, T0);
+      if (typeof f === "string") throw new Error(f);
+      // An edit lands after the scan read the body: the publication refuses, and changes nothing.
+      expect(await s.updateFaq(a.id, f.id, faq("edited"), T0 + 1, true)).toBe(true);
+      expect(await s.publishFaq(a.id, f.id, T0 + 2, faq("scanned"))).toBe("changed");
+      expect((await s.getFaq(a.id, f.id))?.status).toBe("draft");
+      expect((await s.sandbox(a.id))?.state).toBe("active");
+      expect(await s.liveHandle(a.id)).toBe(a.handle);
+      expect(await s.publishFaq(a.id, "faq_missing", T0 + 2, faq("scanned"))).toBeUndefined();
+      // The body stored is the one published.
+      expect((await s.publishFaq(a.id, f.id, T0 + 3, faq("edited"))) ?? "missing").toMatchObject({ rotated: true });
+      // Now published: an unscanned (draft-only) write is refused; a scanned one goes through.
+      expect(await s.updateFaq(a.id, f.id, faq("late"), T0 + 4, true)).toBe(false);
+      expect((await s.getFaq(a.id, f.id))?.body.slug).toBe("edited");
+      expect(await s.updateFaq(a.id, f.id, faq("late"), T0 + 4)).toBe(true);
     });
 
     it("race: of 8 concurrent claims with one code exactly one wins", async () => {

@@ -14,6 +14,16 @@ export function invalid(reply: FastifyReply, code: string, message: string, stat
   return reply.code(status).header("cache-control", "no-store").send({ error: { code, message } });
 }
 
+/** 409 `claim_content_changed`: the FAQ changed under this request, which wrote nothing (send it again). */
+function changed(reply: FastifyReply): FastifyReply {
+  return invalid(
+    reply,
+    "claim_content_changed",
+    "the faq changed while this request ran (an edit or a publication); nothing was written: send it again",
+    409,
+  );
+}
+
 /** Registers one API route (API origin only). */
 export type Api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler) => void;
 /** Wraps a handler so it runs only for a live sandbox's agent token. */
@@ -51,17 +61,20 @@ export function registerFaqRoutes(
     reply: FastifyReply,
     status = 200,
   ): Promise<FastifyReply> => {
-    // Published content changes live: it passes the same scan as a publication (§23.2).
-    const pass = f.status === "published" ? await contentGate(rt, req, reply, s, body, false) : NO_GATE;
+    // Published content changes live: it passes the same scan as a publication (§23.2). A draft's body is not
+    // scanned, so it is written only while the FAQ is still a draft (checked by the write itself): a publication
+    // committed since `f` was read must not take this body live unscanned.
+    const draft = f.status !== "published";
+    const pass = draft ? NO_GATE : await contentGate(rt, req, reply, s, body, false);
     if (pass === "answered") return reply;
     const updated = await storeAdmitted(
       pass,
-      () => rt.store.updateFaq(s.id, f.id, body, rt.now()),
+      () => rt.store.updateFaq(s.id, f.id, body, rt.now(), draft),
       (ok) => ok,
     );
-    return updated
-      ? reply.code(status).send(faqJson({ ...f, body }))
-      : invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
+    if (updated) return reply.code(status).send(faqJson({ ...f, body }));
+    if (draft && (await rt.store.getFaq(s.id, f.id))?.status === "published") return changed(reply);
+    return invalid(reply, "claim_slug_taken", `slug \`${body.slug}\` is already used in this sandbox`, 409);
   };
 
   api(
@@ -179,11 +192,14 @@ export function registerFaqRoutes(
     if (f === undefined) return rt.fail(req, reply);
     const pass = await contentGate(rt, req, reply, s, f.body, true);
     if (pass === "answered") return reply;
+    // The store publishes only if the body is still the one just scanned (compared in its transaction): an edit
+    // landing between the read above and the publication is never published unscanned.
     const r = await storeAdmitted(
       pass,
-      () => rt.store.publishFaq(s.id, id, rt.now()),
-      (x) => x !== undefined,
+      () => rt.store.publishFaq(s.id, id, rt.now(), f.body),
+      (x) => x !== undefined && x !== "changed",
     );
+    if (r === "changed") return changed(reply);
     if (r === undefined) return rt.fail(req, reply);
     return reply.send({
       id,

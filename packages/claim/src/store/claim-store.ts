@@ -58,6 +58,12 @@ export interface ChargeInput {
   readonly now: number;
 }
 
+/**
+ * What {@link ClaimStore.publishFaq} did: the live handle; `changed` when the stored body is no longer the one
+ * scanned (nothing published); undefined when the FAQ or a live sandbox is missing.
+ */
+export type PublishResult = { handle: string; previous: string | undefined; rotated: boolean } | "changed" | undefined;
+
 /** Input of {@link ClaimStore.claim}. */
 export interface ClaimInput {
   readonly codeHash: string;
@@ -156,17 +162,19 @@ export interface ClaimStore {
   listFaqs(sandboxId: string, onlyPublished?: boolean): Promise<FaqRow[]>;
   /** One FAQ of a sandbox. */
   getFaq(sandboxId: string, faqId: string): Promise<FaqRow | undefined>;
-  /** Replaces an FAQ's body; false when it does not exist or the new slug is taken. */
-  updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): Promise<boolean>;
+  /**
+   * Replaces an FAQ's body; false when it does not exist or the new slug is taken. With `draftOnly` (a body the
+   * content scan has not seen), false too when the FAQ is published by then: decided in the same statement, so a
+   * publication committed after the caller read the FAQ as a draft never goes live with this body unscanned.
+   */
+  updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number, draftOnly?: boolean): Promise<boolean>;
   /** Deletes an FAQ; false when it does not exist. */
   deleteFaq(sandboxId: string, faqId: string): Promise<boolean>;
   /**
-   * Publishes an FAQ. The first publish moves the sandbox `active` → `published` and rotates the handle (the
-   * preview handle is retired forever); later publishes keep the published handle.
+   * Publishes an FAQ whose stored body is still `scanned` (the body the content scan passed), compared in the
+   * publishing transaction: `changed`, and nothing published, when an edit landed after the scan read it. The
+   * first publish moves the sandbox `active` → `published` and rotates the handle (the preview handle is retired
+   * forever); later publishes keep the published handle.
    */
-  publishFaq(
-    sandboxId: string,
-    faqId: string,
-    now: number,
-  ): Promise<{ handle: string; previous: string | undefined; rotated: boolean } | undefined>;
+  publishFaq(sandboxId: string, faqId: string, now: number, scanned: FaqBody): Promise<PublishResult>;
 }

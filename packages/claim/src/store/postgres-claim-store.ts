@@ -9,6 +9,7 @@ import type {
   CreateSandboxInput,
   CredentialKind,
   FaqRow,
+  PublishResult,
   HandleStage,
   ReputationCharge,
   SandboxRow,
@@ -360,10 +361,12 @@ export class PostgresClaimStore implements ClaimStore {
     return (await this.listFaqs(sandboxId)).find((f) => f.id === faqId);
   }
 
-  async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): Promise<boolean> {
+  async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number, draftOnly = false): Promise<boolean> {
     try {
+      // With `draftOnly` the status is re-checked on the row this statement writes (after any publishing
+      // transaction holding it commits), so an unscanned body never lands on a published FAQ.
       const r = await this.pg.query(
-        "UPDATE claim_faqs SET body = $1, slug = $2, updated_at = $3 WHERE id = $4 AND sandbox_id = $5",
+        `UPDATE claim_faqs SET body = $1, slug = $2, updated_at = $3 WHERE id = $4 AND sandbox_id = $5${draftOnly ? " AND status = 'draft'" : ""}`,
         [JSON.stringify(body), body.slug, now, faqId, sandboxId],
       );
       return r.rowCount === 1;
@@ -378,18 +381,22 @@ export class PostgresClaimStore implements ClaimStore {
     return r.rowCount === 1;
   }
 
-  async publishFaq(
-    sandboxId: string,
-    faqId: string,
-    now: number,
-  ): Promise<{ handle: string; previous: string | undefined; rotated: boolean } | undefined> {
-    return this.tx(async (c) => {
+  async publishFaq(sandboxId: string, faqId: string, now: number, scanned: FaqBody): Promise<PublishResult> {
+    return this.tx(async (c): Promise<PublishResult> => {
       if ((await this.sandboxIn(c, sandboxId, "FOR UPDATE")) === undefined) throw new Abort();
-      const f = await c.query(
-        "UPDATE claim_faqs SET status = 'published', updated_at = $1 WHERE id = $2 AND sandbox_id = $3",
-        [now, faqId, sandboxId],
+      // The row locked, its body compared, then published: an edit either commits before (and is seen here, so
+      // nothing is published) or waits for this transaction (and then finds the FAQ published).
+      const stored = await c.query<{ body: string }>(
+        "SELECT body FROM claim_faqs WHERE id = $1 AND sandbox_id = $2 FOR UPDATE",
+        [faqId, sandboxId],
       );
-      if (f.rowCount !== 1) throw new Abort();
+      if (stored.rows[0] === undefined) throw new Abort();
+      if (stored.rows[0].body !== JSON.stringify(scanned)) return "changed";
+      await c.query("UPDATE claim_faqs SET status = 'published', updated_at = $1 WHERE id = $2 AND sandbox_id = $3", [
+        now,
+        faqId,
+        sandboxId,
+      ]);
       const moved = await c.query(
         "UPDATE claim_sandboxes SET state = 'published', published_at = $1 WHERE id = $2 AND state = 'active' AND expires_at > $1",
         [now, sandboxId],

@@ -9,6 +9,7 @@ import type {
   CreateSandboxInput,
   CredentialKind,
   FaqRow,
+  PublishResult,
   ReputationCharge,
   SandboxRow,
   SandboxState,
@@ -335,8 +336,8 @@ export class SqliteClaimStore implements ClaimStore {
     return this.listFaqsSync(sandboxId).find((f) => f.id === faqId);
   }
 
-  async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number): Promise<boolean> {
-    return updateFaqRow(this.db, sandboxId, faqId, body, now);
+  async updateFaq(sandboxId: string, faqId: string, body: FaqBody, now: number, draftOnly = false): Promise<boolean> {
+    return updateFaqRow(this.db, sandboxId, faqId, body, now, draftOnly);
   }
 
   async deleteFaq(sandboxId: string, faqId: string): Promise<boolean> {
@@ -347,16 +348,17 @@ export class SqliteClaimStore implements ClaimStore {
    * Publishes an FAQ. The first publish moves the sandbox `active` → `published` and rotates the handle
    * (the preview handle is retired forever); later publishes keep the published handle.
    */
-  async publishFaq(
-    sandboxId: string,
-    faqId: string,
-    now: number,
-  ): Promise<{ handle: string; previous: string | undefined; rotated: boolean } | undefined> {
-    return this.tx(() => {
-      const f = this.db
+  async publishFaq(sandboxId: string, faqId: string, now: number, scanned: FaqBody): Promise<PublishResult> {
+    return this.tx((): PublishResult => {
+      // The body compared and the status set in one immediate transaction: what goes live is what was scanned.
+      const stored = this.db
+        .prepare<[string, string], { body: string }>("SELECT body FROM claim_faqs WHERE id = ? AND sandbox_id = ?")
+        .get(faqId, sandboxId);
+      if (stored === undefined) throw new Abort();
+      if (stored.body !== JSON.stringify(scanned)) return "changed";
+      this.db
         .prepare("UPDATE claim_faqs SET status = 'published', updated_at = ? WHERE id = ? AND sandbox_id = ?")
         .run(now, faqId, sandboxId);
-      if (f.changes !== 1) throw new Abort();
       const moved = this.db
         .prepare(
           "UPDATE claim_sandboxes SET state = 'published', published_at = ? WHERE id = ? AND state = 'active' AND expires_at > ?",

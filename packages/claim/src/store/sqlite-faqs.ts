@@ -39,12 +39,24 @@ export function listFaqRows(db: Database, sandboxId: string, onlyPublished: bool
   return rows.map((r) => ({ ...r, body: JSON.parse(r.body) as FaqBody }));
 }
 
-/** Replaces an FAQ's body; false when it does not exist or the new slug is taken (unique constraint). */
-export function updateFaqRow(db: Database, sandboxId: string, faqId: string, body: FaqBody, now: number): boolean {
+/**
+ * Replaces an FAQ's body; false when it does not exist or the new slug is taken (unique constraint), and with
+ * `draftOnly` when it is published (one statement: the status is checked where the body is written).
+ */
+export function updateFaqRow(
+  db: Database,
+  sandboxId: string,
+  faqId: string,
+  body: FaqBody,
+  now: number,
+  draftOnly = false,
+): boolean {
   try {
     return (
       db
-        .prepare("UPDATE claim_faqs SET body = ?, slug = ?, updated_at = ? WHERE id = ? AND sandbox_id = ?")
+        .prepare(
+          `UPDATE claim_faqs SET body = ?, slug = ?, updated_at = ? WHERE id = ? AND sandbox_id = ?${draftOnly ? " AND status = 'draft'" : ""}`,
+        )
         .run(JSON.stringify(body), body.slug, now, faqId, sandboxId).changes === 1
     );
   } catch {
