@@ -4,110 +4,33 @@ import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   AuditLineStager,
-  createAuditEvent,
-  createCheckpointBody,
-  createCheckpointInput,
   createRedactor,
   DEFAULT_REDACTION,
   NO_PATTERNS,
   createStagedAuditLines,
   redactAuditInput,
-  sealStagedLine,
-  signCheckpoint,
   type AuditEventInput,
   type AuditEventV02,
   type AuditIdBytes,
   type StagedAuditLines,
-  type CheckpointSigner,
-  type RedactionRules,
   type Redactor,
 } from "@acp/core";
 import { anchorPathOf, beginAnchor } from "./anchor.js";
 import { AnchorGuard } from "./anchor-guard.js";
-import { ByteRuns, writeAll } from "./byte-runs.js";
+import type { AppendOptions, AuditLog, AuditLogOptions } from "./audit-log-api.js";
+import { writeAll } from "./byte-runs.js";
 import { createEventIdBytes, createEventIds } from "./event-ids.js";
 import { abandonBatch, takeBatch, type Pending, type Slice } from "./batch-queue.js";
 import { joinPlans, unsealSlices, type SealedBatch } from "./sealed-batch.js";
 import { CommitDelay } from "./commit-delay.js";
-import { FileLock, LOCK_HANDOVER_MS, type FileLockOptions } from "./file-lock.js";
+import { FileLock, LOCK_HANDOVER_MS } from "./file-lock.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { openLogFile } from "./open-log-file.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
+import { sealBatch, type Sealer } from "./seal-batch.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
 
-/**
- * `every`: each call (`append`, or one `appendMany`) is written and fsynced on its own before it resolves.
- * `batch`: group commit, one write and one fsync per batch of up to `maxBatch` queued events.
- */
-export type AuditFsyncMode = "every" | "batch";
-
-/** Options of {@link openAuditLog}. */
-export interface AuditLogOptions {
-  /** Default `every`. */
-  readonly fsync?: AuditFsyncMode;
-  /** Signs checkpoints; without it no checkpoint is written. */
-  readonly signer?: CheckpointSigner;
-  /** A signed checkpoint after this many events (default 1000), and at `close()`. */
-  readonly checkpointEvery?: number;
-  /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */
-  readonly redaction?: RedactionRules | false;
-  /** Known secret values (the vault entries in use), redacted wherever they appear; read on every append. */
-  readonly secrets?: () => readonly string[];
-  /** The clock for event and checkpoint timestamps. */
-  readonly clock: () => Date;
-  /** Unique part of event ids (`ae_<this>`); default a random UUID. */
-  readonly randomId?: () => string;
-  /** Most events written in one batch (default 4096). */
-  readonly maxBatch?: number;
-  /**
-   * `batch` mode: how long a group commit waits for company (ms, default 0: it starts on the next turn
-   * of the event loop). A commit then starts once the oldest event it takes has waited this long, or
-   * at once when an urgent `append`, a checkpoint, `flush` or `close` is waiting, or when
-   * `COMMIT_AT_EVENTS` (commit-delay.ts) events are queued; it takes everything queued by then. More events share
-   * each lock, write and `fdatasync`; an event whose caller does not wait can stay in memory that much
-   * longer. The bound: an event appended at t is in the commit that starts at the latest at
-   * t + `commitDelayMs` (or, when a commit is still in flight then, {@link LOCK_HANDOVER_MS} after it
-   * ends), and durable when that commit's `fdatasync` returns; so a crash loses at most the events
-   * appended in the last `commitDelayMs` plus one commit's time (lock wait, write, fsync), more only
-   * when the disk or the lock held commits up. Nothing is sealed ahead with a delay.
-   */
-  readonly commitDelayMs?: number;
-  readonly lock?: FileLockOptions;
-}
-
-/** Options of one {@link AuditLog.append}. */
-export interface AppendOptions {
-  /** Commit without waiting for the commit delay (the caller waits until the event is durable). */
-  readonly urgent?: boolean;
-}
-
-/** An open, append-only audit log. */
-export interface AuditLog {
-  readonly path: string;
-  /** `<path>.checkpoint`: the latest signed checkpoint, kept beside the log. */
-  readonly anchorPath: string;
-  /** The torn tail recovered when the log was opened, if there was one. */
-  readonly recovered: TornTail | null;
-  /**
-   * Redacts, hashes, chains and durably appends one event; resolves with the event as written. With
-   * `urgent`, the commit that takes it does not wait for `commitDelayMs` (its caller is waiting).
-   */
-  append(input: AuditEventInput, options?: AppendOptions): Promise<AuditEventV02>;
-  /**
-   * Redacts, hashes, chains and durably appends several events, in order, with one promise that
-   * resolves when all of them are durable (the producer's batch path: no promise or event object per
-   * event). The events share one timestamp (the clock is read once). Refuses the whole call, with
-   * nothing queued, when any input is a reserved event type or not JSON. A call larger than `maxBatch`
-   * is written in several groups; if one of them fails the call rejects and the groups before it stay.
-   */
-  appendMany(inputs: readonly AuditEventInput[]): Promise<void>;
-  /** Writes a signed checkpoint now; resolves `null` without a signer. */
-  checkpoint(): Promise<AuditEventV02 | null>;
-  /** Resolves when everything appended so far is durable. */
-  flush(): Promise<void>;
-  /** Flushes, writes a final checkpoint (when events were added since the last one) and closes. */
-  close(): Promise<void>;
-}
+export type { AppendOptions, AuditFsyncMode, AuditLog, AuditLogOptions } from "./audit-log-api.js";
 
 /** The next batch, taken off the queue and sealed while the one before was being fsynced. */
 interface Ahead {
@@ -199,6 +122,8 @@ class AuditWriter implements AuditLog {
    * (it would most likely have to be unsealed and sealed again after their next lines).
    */
   private shared = false;
+  /** What {@link sealBatch} needs of this writer. */
+  private readonly sealer: Sealer;
 
   constructor(
     readonly path: string,
@@ -220,6 +145,13 @@ class AuditWriter implements AuditLog {
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
     this.every = options.fsync !== "batch";
     this.delay = new CommitDelay(this.every ? 0 : Math.max(0, options.commitDelayMs ?? 0));
+    this.sealer = {
+      newId: this.newId,
+      stager: this.stager,
+      timestamp: () => this.timestamp(),
+      signer: options.signer,
+      checkpointEvery: options.checkpointEvery,
+    };
   }
 
   async recoverAtOpen(): Promise<void> {
@@ -489,76 +421,7 @@ class AuditWriter implements AuditLog {
    * nothing is written yet. If it throws, the lines it sealed are unsealed again.
    */
   private seal(prefix: AuditEventInput[], batch: Slice[], from: ChainPosition): SealedBatch {
-    let { count, head, sinceCheckpoint } = from;
-    const runs = new ByteRuns();
-    const done: [Pending, AuditEventV02 | null | undefined][] = [];
-    let anchor: string | null = null;
-    const every = Math.max(1, this.options.checkpointEvery ?? 1000);
-    /** Stages and seals a log-made event (recovery, checkpoint) now; returns it as written. */
-    const own = (input: AuditEventInput, timestamp: string): AuditEventV02 => {
-      const id = this.newId();
-      const previousEventHash = head;
-      const lines = createStagedAuditLines();
-      this.stager.stage(input, id, timestamp, lines);
-      const sealed = sealStagedLine(lines, 0, previousEventHash);
-      head = sealed;
-      count++;
-      runs.add(lines, 0);
-      if (input.event_type === "checkpoint") {
-        sinceCheckpoint = 0;
-        anchor = runs.text(lines, 0);
-      } else sinceCheckpoint++;
-      return createAuditEvent(input, { id, timestamp, previousEventHash }, sealed);
-    };
-    const checkpoint = (): AuditEventV02 | null => {
-      const signer = this.options.signer;
-      if (signer === undefined) return null;
-      const timestamp = this.timestamp();
-      const body = createCheckpointBody(head, count, timestamp);
-      return own(createCheckpointInput({ body, signature: signCheckpoint(body, signer) }), timestamp);
-    };
-    let sealedLines = 0;
-    try {
-      for (const input of prefix) own(input, this.timestamp());
-      for (const { item, from, to } of batch) {
-        if (item.kind !== "events") {
-          done.push([item, item.kind === "final" && sinceCheckpoint === 0 ? null : checkpoint()]);
-          if (sinceCheckpoint >= every) checkpoint();
-          continue;
-        }
-        const lines = item.lines;
-        let previous = head;
-        let sealed = "";
-        for (let k = from; k < to; k++) {
-          previous = head;
-          head = sealed = sealStagedLine(lines, k, previous);
-          sealedLines++;
-          runs.add(lines, k);
-          count++;
-          if (++sinceCheckpoint >= every) checkpoint();
-        }
-        if (to < item.count) continue;
-        const single = item.single;
-        const event =
-          single === null
-            ? undefined
-            : createAuditEvent(
-                single.input,
-                { id: single.id, timestamp: item.timestamp, previousEventHash: previous },
-                sealed,
-              );
-        done.push([item, event]);
-      }
-    } catch (err) {
-      unsealSlices(batch, sealedLines);
-      throw err;
-    }
-    return {
-      chunks: runs.chunks(),
-      done,
-      anchor,
-      position: { size: from.size, count, head, sinceCheckpoint },
-    };
+    return sealBatch(this.sealer, prefix, batch, from);
   }
 
   /**
