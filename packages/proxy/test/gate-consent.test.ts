@@ -86,6 +86,29 @@ describe("ask and defer wait for a person through the broker", () => {
     expect(eventsOf(32)).toEqual(["tool_call_intercepted", "policy_evaluated", "consent_requested", "consent_denied"]);
   });
 
+  it("an approval the broker reused (a stored window) asks nobody: no consent_requested, the approval says reused", async () => {
+    const response = { request_id: `cr_${"e".repeat(32)}`, decision: "approved" };
+    answers.set(36, () => ({
+      kind: "approved",
+      arguments: { amount: 36 },
+      consentResponse: response,
+      scope: { until: "2099-01-01T00:00:00.000Z" },
+      reused: true,
+    }));
+    expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 36 } }))).toBe("transferred 36");
+    expect(eventsOf(36)).toEqual([
+      "tool_call_intercepted",
+      "policy_evaluated",
+      "consent_approved",
+      "tool_call_forwarded",
+      "tool_call_completed",
+    ]);
+    const approved = audit.events.find(
+      (e) => e.type === "consent_approved" && e.fields["request_id"] === response.request_id,
+    );
+    expect(approved?.fields["reused"]).toBe(true);
+  });
+
   it("a denial no person gave (no channel, a response that failed verification) does not say a person denied", async () => {
     answers.set(34, () => ({ kind: "denied", reason: "no consent channel is available" }));
     const result = await env.client.callTool({ name: "transfer", arguments: { amount: 34 } });

@@ -93,7 +93,13 @@ export class BrokerGrants {
     };
     const asked = { ...grant.request, agent: { ...grant.request.agent, id: agent } };
     if (!(await this.#record.event("consent_approved", ask, asked, fields))) return null;
-    return { kind: "approved", arguments: grant.arguments, consentResponse: grant.response, scope: grant.scope };
+    return {
+      kind: "approved",
+      arguments: grant.arguments,
+      consentResponse: grant.response,
+      scope: grant.scope,
+      reused: true,
+    };
   }
 
   /**

@@ -243,7 +243,9 @@ async function askPerson(
     outcome = call.signal.aborted ? { kind: "withdrawn" } : { kind: "denied", reason };
   }
   const responseTimeMs = Math.max(0, deps.now().getTime() - askedAt);
-  await recordRequested();
+  // an approval the broker reused asked nobody: no request was made, so none is recorded (its
+  // `consent_approved` says `reused`)
+  if (!(outcome.kind === "approved" && outcome.reused === true)) await recordRequested();
   // every event of this request names it (an answer's own signed response names it too)
   const named = {
     ...base,
@@ -271,6 +273,7 @@ async function settleOutcome(
         ...requestIdOf(outcome.consentResponse),
         decision: "approved",
         scope: outcome.scope,
+        ...(outcome.reused === true ? { reused: true } : {}),
         modified,
         ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
         metadata: {

@@ -75,6 +75,11 @@ export type ConsentOutcome =
       /** The signed consent response, kept in the audit event. */
       readonly consentResponse: unknown;
       readonly scope: "once" | "session" | { readonly until: string };
+      /**
+       * True when no person was asked: the broker reused an approval of wider scope it holds (a stored
+       * `--for` window another proxy of the home recorded). No request was made, so none is audited.
+       */
+      readonly reused?: boolean;
     }
   | { readonly kind: "denied"; readonly reason: string; readonly consentResponse?: unknown }
   | { readonly kind: "expired" }
