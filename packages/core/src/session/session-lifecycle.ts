@@ -8,19 +8,17 @@ import { quoteValue } from "./errors.js";
 import type { QuestionDraft } from "./confirmations.js";
 import { compileIntent, type CompiledIntent, type Intent } from "./intent.js";
 import { compilePlan, type Plan } from "./plan.js";
-import { createProvenanceEntry } from "./provenance.js";
+import { replaceIntentEntries } from "./session-records.js";
 import { chargeStoreBudget } from "./store-budget.js";
 import type { SessionCore } from "./session-core.js";
 
+/** The intent's goal and trusted values as the session's `user_input` entries, charged to its store. */
 function intentEntries(core: SessionCore, compiled: CompiledIntent): void {
   const v = compiled.intent.version;
-  core.entries = core.entries.filter((e) => !e.source.startsWith("intent@"));
-  core.entries.push(createProvenanceEntry("user_input", `intent@v${v}.goal`, compiled.intent.goal));
-  for (const [name, values] of Object.entries(compiled.intent.trusted_values)) {
-    for (const value of values) {
-      core.entries.push(createProvenanceEntry("user_input", `intent@v${v}.trusted_values.${name}`, value));
-    }
-  }
+  const values: [string, string][] = [[`intent@v${v}.goal`, compiled.intent.goal]];
+  for (const [name, list] of Object.entries(compiled.intent.trusted_values))
+    for (const value of list) values.push([`intent@v${v}.trusted_values.${name}`, value]);
+  replaceIntentEntries(core, values);
 }
 
 /** Sets the first intent (from the integrator's code, which speaks for the user). */

@@ -73,6 +73,26 @@ function rememberUntrusted(core: SessionCore, entry: ProvenanceEntry, content: u
   if (identities.length > 0) memory.remember(identities, entry.source);
 }
 
+/**
+ * Replaces the intent's entries (`user_input`, source `intent@…`) with `values` (`[source, text]`). They are
+ * charged to the session's store as any other entry is: what the old ones kept is given back first, and past
+ * the room (or {@link MAX_ENTRIES}) the new ones are cut, the session marks its provenance incomplete and
+ * consequential calls ask. Without it an intent of 64 keys of 1,000 values each kept 64 million characters
+ * outside every bound, in each session of a process.
+ */
+export function replaceIntentEntries(core: SessionCore, values: readonly (readonly [string, string])[]): void {
+  let freed = 0;
+  core.entries = core.entries.filter((e) => {
+    if (e.label !== "user_input" || !e.source.startsWith("intent@")) return true;
+    freed += keptChars(e);
+    return false;
+  });
+  core.storeChars = Math.max(0, core.storeChars - freed);
+  const shared = core.deps.storeBudget;
+  if (shared !== undefined && freed > 0) chargeStoreBudget(shared, -freed);
+  for (const [source, text] of values) addEntry(core, "user_input", source, text);
+}
+
 function addEntry(
   core: SessionCore,
   label: ProvenanceLabel,

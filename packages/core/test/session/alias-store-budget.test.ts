@@ -76,10 +76,7 @@ describe("the aliases of untrusted content count in the session's store", () => 
     }
     const kept = sessions.reduce(
       (sum, { session }) =>
-        sum +
-        session.provenance
-          .filter((e) => !e.source.startsWith("intent@"))
-          .reduce((n, e) => n + e.text.length + tokenSize(e) + aliasSize(e), 0),
+        sum + session.provenance.reduce((n, e) => n + e.text.length + tokenSize(e) + aliasSize(e), 0),
       0,
     );
     expect(kept).toBe(storeBudget.used);

@@ -7,6 +7,8 @@ import { executingSession } from "./harness.js";
 // ends gives its share back.
 const INTENT = { goal: "day", allowed_actions: ["notes.*", "email.*"] };
 const SEND = { server: "email", tool: "send", arguments: { to: "team@example.com" } };
+/** What each session's intent keeps (its goal, no identifiers): charged to the budget like any entry. */
+const G = INTENT.goal.length;
 
 describe("a provenance budget shared by the sessions of a process", () => {
   it("cuts what a session keeps once the sessions together hold the budget; consequential calls then ask", async () => {
@@ -15,7 +17,8 @@ describe("a provenance budget shared by the sessions of a process", () => {
       .session;
     const b = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
       .session;
-    const used = storeBudget.used; // (the intents' own entries are not counted: 0)
+    const used = storeBudget.used; // (the intents' own entries: 2 * G)
+    expect(used).toBe(2 * G);
     a.recordToolResult("notes", "list_notes", "x".repeat(3_000));
     expect(storeBudget.used).toBe(used + 3_000);
     expect(b.evaluate(SEND).route).toBe("accept");
@@ -39,7 +42,7 @@ describe("a provenance budget shared by the sessions of a process", () => {
     const held = storeBudget.used;
     a.terminate("the agent disconnected");
     expect(storeBudget.used).toBe(0);
-    expect(held).toBe(4_000);
+    expect(held).toBe(4_000 + G);
     const c = (await executingSession({ intent: INTENT, settings: { require_plan: false }, extra: { storeBudget } }))
       .session;
     c.recordToolResult("notes", "list_notes", "z".repeat(4_000));
@@ -61,8 +64,7 @@ describe("a provenance budget shared by the sessions of a process", () => {
       }
     }
     const kept = sessions.reduce(
-      (sum, { session }) =>
-        sum + session.provenance.filter((e) => !e.source.startsWith("intent@")).reduce((n, e) => n + e.text.length, 0),
+      (sum, { session }) => sum + session.provenance.reduce((n, e) => n + e.text.length, 0),
       0,
     );
     expect(kept).toBe(storeBudget.used);
@@ -77,7 +79,7 @@ describe("a provenance budget shared by the sessions of a process", () => {
     const a = (await start()).session;
     const b = (await start()).session;
     a.recordToolResult("notes", "list_notes", "x".repeat(4_000));
-    expect([bot.used, process.used]).toEqual([4_000, 4_000]);
+    expect([bot.used, process.used]).toEqual([4_000 + 2 * G, 4_000 + 2 * G]);
     b.recordToolResult("notes", "list_notes", "y".repeat(4_000));
     // the share is full: b kept 1,000 characters, and its sends ask
     expect([bot.used, process.used]).toEqual([5_000, 5_000]);
@@ -90,13 +92,13 @@ describe("a provenance budget shared by the sessions of a process", () => {
     other.recordToolResult("notes", "list_notes", "z".repeat(10_000));
     expect(other.events.some((e) => e.type === "provenance_incomplete")).toBe(false);
     expect(other.evaluate(SEND).route).toBe("accept");
-    expect(process.used).toBe(15_000);
+    expect(process.used).toBe(15_000 + G);
     // the parent is the tighter one now for the share's sessions
     const fill = (await start(process)).session;
     fill.recordToolResult("notes", "list_notes", "w".repeat(6_000));
     a.terminate("the agent disconnected");
-    expect([bot.used, process.used]).toEqual([1_000, 16_000]);
-    expect(tightestStoreBudget(bot)).toEqual({ budget: bot, room: 4_000 });
+    expect([bot.used, process.used]).toEqual([1_000 - G, 16_000 - G]);
+    expect(tightestStoreBudget(bot)).toEqual({ budget: bot, room: 4_000 + G });
     other.terminate("done");
     fill.terminate("done");
     b.terminate("done");
