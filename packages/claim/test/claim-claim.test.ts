@@ -236,6 +236,50 @@ describe("§19 Claim flow", () => {
     expect((await humanClaim(p, code)).verify.status).toBe(200);
   });
 
+  it("§19.5 malformed codes count against their sender's range: a flood of garbage locks out no one else's attempts", async () => {
+    p = await startProvider({ claimPerIpPerHour: 1000, claimPerCodePerHour: 1000 });
+    const a = await createSandbox(p);
+    await publishFaq(p, a);
+    const code = await claimCode(a);
+    const attacker = "127.0.1.1"; // another /24 than the human's 127.0.0.1
+    // Six failed verifications, each with a proof, each with different garbage (all of one canonical form).
+    for (let i = 0; i < 6; i++) expect((await humanClaim(p, `garbage-${i}`, attacker)).verify.status).toBe(404);
+    // The attacker's range is locked out now, whatever it types.
+    expect((await humanClaim(p, "still-garbage", attacker)).verify.status).toBe(429);
+    expect((await humanClaim(p, code, attacker)).verify.status).toBe(429);
+    // A human in another range mistypes the code (a character short: malformed). It is the failure answer, not a
+    // lockout: the old shared counter for every malformed code was locked by the attacker (429 here).
+    const typo = await humanClaim(p, code.slice(0, -1));
+    expect(typo.verify.status).toBe(404);
+    expect(typo.verify.body).toBe(FAILURE_BODY);
+    expect((await humanClaim(p, code)).verify.status).toBe(200);
+  });
+
+  it("§19.5 the per-code rate limit of malformed codes is per sender: garbage from one range does not 429 another's typos", async () => {
+    p = await startProvider({ claimPerCodePerHour: 3, claimPerIpPerHour: 1000 });
+    const ask = async (typed: string, from: string): Promise<number> => {
+      const s = await claimPage(from);
+      const r = await p.req("admin.localhost", "POST", "/claim/challenge", {
+        json: { code: typed, csrf: s.csrf },
+        headers: { cookie: s.cookie },
+        from,
+      });
+      return r.status;
+    };
+    // Challenges cost the sender nothing: the old shared counter let any range spend the limit for everyone.
+    const flood = [];
+    for (let i = 0; i < 5; i++) flood.push(await ask(`x${i}`, "127.0.1.1"));
+    expect(flood).toEqual([200, 200, 200, 429, 429]);
+    expect(await ask("ACP-1234-5678", "127.0.0.1")).toBe(200);
+    expect(await ask("", "127.0.2.1")).toBe(200);
+    // Well-formed codes keep their per-code limit across ranges (a code guessed from many ranges still stops).
+    const one = "ACP-QQQQ-QQQQ-QQQQ-QQQQ";
+    expect([await ask(one, "127.0.3.1"), await ask(one, "127.0.4.1"), await ask(one, "127.0.5.1")]).toEqual([
+      200, 200, 200,
+    ]);
+    expect(await ask(one.toLowerCase(), "127.0.6.1")).toBe(429);
+  });
+
   it("§19.5 a post with no proof at all is no verification: the page's script-less form gets a page saying why, and nothing counts toward the lockout", async () => {
     p = await startProvider({ claimPerIpPerHour: 1000, claimPerCodePerHour: 1000 });
     const a = await createSandbox(p);

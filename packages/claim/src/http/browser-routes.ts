@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { isHandleShape, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
+import { isHandleShape, MALFORMED_CLAIM_CODE, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
 import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { chargeEvent, reputationBits } from "./admission-gate.js";
@@ -148,13 +148,26 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const c = readCookie(rt, req, "acp_csrf");
     return c !== undefined && typeof sent === "string" && rt.box.equal(c, sent) && sameOrigin(rt, req, rt.hosts.admin);
   };
-  /** Rate limits and lockout, per address and per (keyed hash of the typed) code, before anything is looked up. */
-  const throttled = (req: FastifyRequest, codeKey: string): boolean => {
+  /**
+   * The typed code: `key`, the keyed hash of its canonical form (what the challenge binds and the store looks up),
+   * and `counter`, what its per-code rate limit and lockout count under. A well-formed code counts under its own
+   * hash, whoever sends it (a code guessed from many ranges still locks). Every malformed input has one
+   * canonical form, so it counts under the sender's range instead: one shared counter let a sender of garbage
+   * lock out everyone else's mistyped codes, and everyone's typos lock out each other (§19.5). A malformed code
+   * can match nothing, so keying it by its sender gives a guesser nothing.
+   */
+  const typedCode = (req: FastifyRequest, raw: unknown): { key: string; counter: string } => {
+    const canonical = normalizeClaimCode(typeof raw === "string" ? raw : "");
+    const key = rt.box.hash("claim_code", canonical);
+    return { key, counter: canonical === MALFORMED_CLAIM_CODE ? `malformed:${rt.facts(req).source}` : `code:${key}` };
+  };
+  /** Rate limits and lockout, per address and per typed code (see `typedCode`), before anything is looked up. */
+  const throttled = (req: FastifyRequest, counter: string): boolean => {
     const now = rt.now();
     const ip = rt.facts(req).source;
-    if (rt.claimRate.hit(ip, now) > rt.claimPerIpPerHour || rt.codeRate.hit(codeKey, now) > rt.claimPerCodePerHour)
+    if (rt.claimRate.hit(ip, now) > rt.claimPerIpPerHour || rt.codeRate.hit(counter, now) > rt.claimPerCodePerHour)
       return true;
-    return rt.lockout.locked(`ip:${ip}`, now) || rt.lockout.locked(`code:${codeKey}`, now);
+    return rt.lockout.locked(`ip:${ip}`, now) || rt.lockout.locked(counter, now);
   };
 
   app.get("/claim", async (req, reply) => {
@@ -169,8 +182,8 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     rt.facts(req).action = "claim.challenge";
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
-    const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
-    if (throttled(req, codeKey)) return rt.limited(req, reply);
+    const { key: codeKey, counter } = typedCode(req, b["code"]);
+    if (throttled(req, counter)) return rt.limited(req, reply);
     const now = rt.now();
     const bits = rt.admission.difficulty(rt.facts(req).source, now) + (await reputationBits(rt, req, now));
     const c = issueChallenge(rt.box, "claim", codeKey, Math.min(rt.admission.maxDifficulty, bits), now);
@@ -181,8 +194,8 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     rt.facts(req).action = "claim.verify";
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
-    const codeKey = rt.box.hash("claim_code", normalizeClaimCode(typeof b["code"] === "string" ? b["code"] : ""));
-    if (throttled(req, codeKey)) return rt.limited(req, reply);
+    const { key: codeKey, counter } = typedCode(req, b["code"]);
+    if (throttled(req, counter)) return rt.limited(req, reply);
     // No proof at all is no verification: the code is not looked up, and nothing counts toward the lockout, the
     // range's difficulty or its reputation — only a failed proof does. The claim page's own form posts here
     // without one when the browser runs no script: it gets a page saying why, not the failure answer.
@@ -205,7 +218,7 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     if (ok === false || ok === undefined) {
       const ip = rt.facts(req).source;
       const lockedOut = rt.lockout.fail(`ip:${ip}`, now);
-      rt.lockout.fail(`code:${codeKey}`, now);
+      rt.lockout.fail(counter, now);
       rt.admission.recordFailure(ip, now);
       // Keyed by the caller's range only, the same for real and unknown codes: no oracle (§10).
       if (lockedOut) await chargeEvent(rt, req, "lockout", now);

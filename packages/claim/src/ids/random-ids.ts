@@ -68,13 +68,19 @@ export function newClaimCode(): string {
 }
 
 /**
+ * What {@link normalizeClaimCode} gives for anything that is not a claim code. Every malformed input maps to it,
+ * so it must never key a counter shared between callers (one sender's garbage would lock out everyone's typos).
+ */
+export const MALFORMED_CLAIM_CODE = "~invalid~";
+
+/**
  * The canonical form of a typed claim code (case, spaces, dashes and the `ACP` prefix do not matter), or
- * a fixed placeholder for anything else, so a malformed code walks the same path as an unknown one.
+ * {@link MALFORMED_CLAIM_CODE} for anything else, so a malformed code walks the same path as an unknown one.
  */
 export function normalizeClaimCode(input: string): string {
   let s = input.toUpperCase().replace(/[\s-]/g, "");
   if (s.startsWith("ACP") && s.length === 19) s = s.slice(3);
-  return /^[A-Z0-9]{16}$/.test(s) ? s : "~invalid~";
+  return /^[A-Z0-9]{16}$/.test(s) ? s : MALFORMED_CLAIM_CODE;
 }
 
 /** Entropy of each identifier, for docs and the compliance tests. */
