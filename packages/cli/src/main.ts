@@ -47,11 +47,12 @@ export function createProgram(ctx: CliContext): Command {
       "  acp demo                      watch ACP stop an agent hijacked by a poisoned calendar invite\n" +
       "  acp init                      make your home: keys, a starter policy, config.yml\n" +
       "  acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'\n" +
-      "                                what your MCP client runs instead of the server (docs/guides/proxy.md)\n" +
+      "                                what your MCP client runs instead of the server (acp docs guides/proxy)\n" +
       "  acp pending, acp approve ID   answer the calls that ask, from any terminal\n" +
       "  acp COMMAND --help            options, defaults, examples and exit codes of one command\n" +
       "\nExit codes: 0 ok, 1 error, 2 usage, 3 refused/not allowed, 4 invalid input.\n" +
-      "Home: $ACP_HOME (default ~/.acp). Docs: docs/reference/cli.md",
+      "Home: $ACP_HOME (default ~/.acp). Docs: `acp docs` lists the guides and references installed with acp;\n" +
+      "`acp docs reference/cli` is the command reference, `acp docs guides/proxy` the place to start.",
   );
   return program;
 }

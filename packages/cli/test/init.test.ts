@@ -92,7 +92,7 @@ describe("acp init", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trimEnd().split("\n").slice(-2)).toEqual([
       "next: review policy.yml, then `acp doctor`",
-      "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (docs/guides/proxy.md)",
+      "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (`acp docs guides/proxy`)",
     ]);
   });
 
@@ -104,7 +104,7 @@ describe("acp init", () => {
     expect(r.stdout).toContain("private key: UNENCRYPTED");
     // no passphrase to hand the proxy: the next step does not ask for one
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe(
-      "then: `acp proxy --upstream '…'` as the server's command in your MCP client (docs/guides/proxy.md)",
+      "then: `acp proxy --upstream '…'` as the server's command in your MCP client (`acp docs guides/proxy`)",
     );
     const key = JSON.parse(readFileSync(homePaths(home).privateKey, "utf8")) as { protection: string; warning: string };
     expect(key.protection).toBe("none");

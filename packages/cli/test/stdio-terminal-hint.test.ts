@@ -37,7 +37,7 @@ async function atATerminal(args: string): Promise<string> {
 describe("acp proxy on stdio says what it waits for when a person runs it at a terminal", () => {
   it.skipIf(!hasScript)("at a terminal: the hint names the MCP client config and --http", async () => {
     const out = await atATerminal(`proxy --upstream '${EVERYTHING}'`);
-    expect(out).toContain(`${HINT}: put this command in the client's config ("mcpServers", docs/guides/proxy.md)`);
+    expect(out).toContain(`${HINT}: put this command in the client's config ("mcpServers", \`acp docs guides/proxy\`)`);
     expect(out).toContain("or serve HTTP with --http PORT");
   });
 
@@ -61,7 +61,7 @@ describe("acp serve --stdio says what it waits for when a person runs it at a te
     const out = await atATerminal("serve --stdio");
     expect(out).toContain(
       "acp serve: serving the MCP tool aana_pre_tool_check on stdin/stdout, which an MCP client speaks: put this " +
-        "command in the client's config (docs/guides/serve.md), or run acp serve without --stdio for HTTP",
+        "command in the client's config (`acp docs guides/serve`), or run acp serve without --stdio for HTTP",
     );
   });
 

@@ -40,7 +40,7 @@ Examples:
   # Gate a tool on the exit code
   $ acp check event.json && run-the-tool
 
-Docs: docs/reference/cli/check.md, docs/reference/action-contract.md`;
+Docs: acp docs reference/cli/check, acp docs reference/action-contract`;
 
 /** Reads at most the cap plus one byte of a file, so an oversized file is never read whole. */
 async function readCapped(path: string): Promise<Uint8Array> {

@@ -287,7 +287,7 @@ Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, open the database (S
 read the claim config or the provider key, 2 usage (a bad --port or --difficulty, --db with a PostgreSQL
 URL, an unknown --admission, issuer-required without a trusted issuer), 4 an invalid claim config (every
 problem listed) or provider key.
-Guide: docs/guides/claim.md`,
+Guide: acp docs guides/claim`,
     )
     .action(async (flags: ClaimServeFlags) => {
       const { server, port } = await serveClaim(ctx, flags);

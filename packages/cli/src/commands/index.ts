@@ -30,6 +30,7 @@ import { registerClaim } from "./claim.js";
 import { registerServe } from "./serve.js";
 import { registerConsoleLink } from "./console-link.js";
 import { registerRun } from "./run.js";
+import { registerDocs } from "./docs.js";
 
 /** Registers every command; one file per command. */
 export function registerCommands(program: Command, ctx: CliContext): void {
@@ -78,4 +79,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerConfigSetSecret(config, ctx);
 
   registerClaim(program, ctx);
+  registerDocs(program, ctx);
 }

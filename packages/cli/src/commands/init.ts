@@ -80,8 +80,8 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   printLine(
     ctx,
     encrypted
-      ? "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (docs/guides/proxy.md)"
-      : "then: `acp proxy --upstream '…'` as the server's command in your MCP client (docs/guides/proxy.md)",
+      ? "then: `acp proxy --upstream '…'` as the server's command in your MCP client, with ACP_PASSPHRASE in its env (`acp docs guides/proxy`)"
+      : "then: `acp proxy --upstream '…'` as the server's command in your MCP client (`acp docs guides/proxy`)",
   );
 }
 

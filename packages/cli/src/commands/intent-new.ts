@@ -171,7 +171,7 @@ Without --template, it asks on a terminal; without a terminal it needs --templat
 asked for interactively, shown for a yes first. Values you name are trusted: a consequential call may
 use them; values that only came from what the agent read make it ask. A value the template asks for
 (not marked optional) left without --trusted is written as an empty list, with a notice on stderr
-naming the flag: nothing is trusted, so every call using such a value asks you. Guide: docs/guides/intents.md
+naming the flag: nothing is trusted, so every call using such a value asks you. Guide: acp docs guides/intents
 
 Exit codes: 0 written (or printed, or --list), 1 the --out file exists (use --force), not confirmed
 (anything but y or yes at the end: nothing written) or the file cannot be written, 2 usage (an unknown

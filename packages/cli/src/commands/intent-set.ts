@@ -203,7 +203,7 @@ revoked. The signed update is your confirmation; the agent cannot reach this com
 
 Exit codes: 0 queued, applied (with --wait) or listed, 1 the key cannot be unlocked, 2 usage, 3 the
 session has ended or the proxy refused the update, 4 invalid intent or unknown session.
-Guide: docs/guides/intents.md`,
+Guide: acp docs guides/intents`,
     )
     .action(async (file: string | undefined, options: IntentSetOptions) => {
       const names = { old: "--session", current: "--session-id" };

@@ -53,7 +53,7 @@ Output when valid:    policy.yml: valid (3 rules)
                       policy.yml:9:5: warning: rule \`no-etc\` can never match: rule \`reads\` (line 3) comes first …
 Output when invalid:  policy.yml:14:13: while reading rule \`send-mail\`: unknown action \`alow\` (expected allow, ask or deny) (did you mean \`allow\`)
 
-Reference: docs/reference/policy.md, docs/reference/cli/policy-validate.md`;
+Reference: acp docs reference/policy, acp docs reference/cli/policy-validate`;
 
 function tooLarge(size: number): Result<Policy> {
   const message = `policy is ${size} bytes, larger than ${MAX_POLICY_BYTES} bytes (10 MiB)`;

@@ -84,7 +84,7 @@ Examples:
   acp replay --approve-asks --policy allow-all.yml --intent day.yml cex.jsonl     # the counterexample, replayed
   acp policy verify --policy allow-all.yml --intent day.yml --depth 2 --max-states 50000 --json | jq '.valid'
 
-Docs: docs/reference/cli/policy-verify.md, docs/guides/policy-verify.md`;
+Docs: acp docs reference/cli/policy-verify, acp docs guides/policy-verify`;
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

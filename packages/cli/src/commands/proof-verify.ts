@@ -153,7 +153,7 @@ export function registerProofVerify(parent: Command, ctx: CliContext): void {
       "after",
       `
 Expiry is checked against the current time. Reasons for refusal: malformed, wrong_key, payload_mismatch,
-bad_signature, nonce_mismatch, action_mismatch, expired, replayed. See docs/reference/consent-proof.md.
+bad_signature, nonce_mismatch, action_mismatch, expired, replayed. See acp docs reference/consent-proof.
 
 Examples:
   acp proof verify approval.json

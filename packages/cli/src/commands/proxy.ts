@@ -146,7 +146,7 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option(
       "--intent <file>",
-      "the intent every session runs under (YAML or JSON; see docs/reference/session-runtime.md)",
+      "the intent every session runs under (YAML or JSON; see `acp docs reference/session-runtime`)",
     )
     .option("--accept-tool-changes", "accept changed tool definitions (re-pin) instead of holding them behind ask")
     .addOption(
@@ -186,7 +186,7 @@ Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Cod
                   "env": { "ACP_PASSPHRASE": "…" } }
 The passphrase of \`acp init\` lets the proxy sign approvals: a client gives it no terminal to ask at.
 
-In stdio mode stdout carries MCP; every log line goes to stderr. Guide: docs/guides/proxy.md
+In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs guides/proxy
 
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
 the --config file cannot be used / --bind beyond loopback without a token, 2 usage (no upstream, shell
@@ -345,7 +345,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
 /** What a stdio proxy started at a terminal says: it waits for an MCP client's messages on stdin. */
 export const STDIO_AT_A_TERMINAL =
   "serving MCP on stdin/stdout, which an MCP client speaks: put this command in the client's config " +
-  '("mcpServers", docs/guides/proxy.md), or serve HTTP with --http PORT; Ctrl-C stops';
+  '("mcpServers", `acp docs guides/proxy`), or serve HTTP with --http PORT; Ctrl-C stops';
 
 /**
  * Stdio mode ends when the client closes stdin, or on SIGINT/SIGTERM: then stdin is let go, and the caller

@@ -53,7 +53,7 @@ Examples:
     trace.jsonl --json
   acp replay --approve-asks --policy ~/.acp/policy.yml trace.jsonl   # as if a person approved every ask
 
-Docs: docs/reference/cli/replay.md, docs/guides/replay-and-attacks.md`;
+Docs: acp docs reference/cli/replay, acp docs guides/replay-and-attacks`;
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];

@@ -139,7 +139,7 @@ shared directory such as /tmp itself), in its own empty /tmp, and in each --writ
 (threads included; a fork beyond fails with EAGAIN, and acp says so when it ends): a pids cgroup, or
 RLIMIT_NPROC when acp is not root; where neither works, a given --max-processes is refused (exit 1,
 sandbox_unavailable) and the default is a warning.
-Guide: docs/guides/sandbox.md
+Guide: acp docs guides/sandbox
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
 signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's own, after a message on

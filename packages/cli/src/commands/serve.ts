@@ -152,7 +152,7 @@ PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loo
 --console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
-Guide: docs/guides/serve.md · API: docs/reference/http-api.md`;
+Guide: acp docs guides/serve · API: acp docs reference/http-api`;
 
 /** Registers `acp serve`. */
 export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHooks = DEFAULT_HOOKS): void {
@@ -297,7 +297,7 @@ function readTls(ctx: CliContext, flags: ServeFlags): { key: Buffer; cert: Buffe
 /** What `acp serve --stdio` started at a terminal says: it waits for an MCP client's messages on stdin. */
 export const SERVE_STDIO_AT_A_TERMINAL =
   "serving the MCP tool aana_pre_tool_check on stdin/stdout, which an MCP client speaks: put this command in " +
-  "the client's config (docs/guides/serve.md), or run acp serve without --stdio for HTTP; Ctrl-C stops";
+  "the client's config (`acp docs guides/serve`), or run acp serve without --stdio for HTTP; Ctrl-C stops";
 
 /**
  * Binding beyond loopback without an agents' token: the API would answer anyone who reaches the address (an

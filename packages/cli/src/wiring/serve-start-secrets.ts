@@ -29,7 +29,7 @@ export const SERVE_NEEDS_THE_KEY =
 /** The passphrase is missing and nothing can ask for it: what to do, for HTTP and for `--stdio`. */
 function noPassphrase(stdio: boolean): CliError {
   const where = stdio
-    ? `put ${PASSPHRASE_ENV} in the \`env\` of this command's entry in the MCP client's config (docs/guides/serve.md)`
+    ? `put ${PASSPHRASE_ENV} in the \`env\` of this command's entry in the MCP client's config (\`acp docs guides/serve\`)`
     : `set ${PASSPHRASE_ENV} in the service's environment (a systemd unit: Environment= or EnvironmentFile=), or start it in a terminal to be asked`;
   return new CliError(
     `the private key in $ACP_HOME/keys is encrypted and ${PASSPHRASE_ENV} is not set: ${where}; ${SERVE_NEEDS_THE_KEY} (key_passphrase_required)`,
