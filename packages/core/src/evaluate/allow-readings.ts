@@ -6,9 +6,11 @@
  * readings disagree, the call falls through to the rules after it.
  */
 import { isGlobPattern } from "../glob/index.js";
+import { homeReferenceAsTilde, startsWithHomeReference } from "./home-references.js";
 import {
   decodeUnreserved,
   decodings,
+  homePaths,
   normalizeValue,
   settles,
   structuralCompat,
@@ -18,7 +20,8 @@ import {
 /**
  * What may make a value read otherwise than written: an escape, a `\`, a `.` or `..` segment, a run of
  * `/`, a scheme (a URL's normal form), white space or a control character at an end, a `;` (a path
- * segment's parameters), a character not in ASCII (whose NFKC form may be `.` or `/`). A value without any
+ * segment's parameters), a character not in ASCII (whose NFKC form may be `.` or `/`); and a home's
+ * environment reference at the start ({@link startsWithHomeReference}). A value without any
  * (`/srv/files/report.txt`, `ann@corp.com`) has no other reading.
  */
 const READ_OTHERWISE =
@@ -39,7 +42,7 @@ const PARAMETERS_READ = /^(?:[/\\.~]|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]+:)|(?:^|[/
 
 /** Whether a value may be read otherwise than written ({@link allowReadings} is not empty only then). */
 export function readOtherwise(text: string): boolean {
-  return READ_OTHERWISE.test(text);
+  return READ_OTHERWISE.test(text) || startsWithHomeReference(text);
 }
 
 /**
@@ -62,9 +65,12 @@ function splitQuery(text: string): [string, string] {
  * path segments' parameters ({@link withoutParameters}: `..;` is `..` to Tomcat; a URL's path only; a
  * value that is a path or URL or has `..;`, not a command such as `make; make install`).
  * Null for a value still read otherwise after three decodings ({@link settles}: `%2525252e`), which no
- * allow rule meets. Empty for a value {@link readOtherwise} passes by. Not the respellings that make a
- * value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an allow rule written for
- * the one does not name the other.
+ * allow rule meets. Empty for a value {@link readOtherwise} passes by. And for a value starting with a
+ * home's environment reference (`$HOME/x`, `%USERPROFILE%\x`), each home it may be (`/home/~/x`,
+ * `C:/Users/~/x`, `/root/x`, …): unlike `~`, such a value has the shape of a relative path, which a
+ * pattern for relative paths meets as written, while the tool reads it as an absolute one. Not the other
+ * respellings that make a value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an
+ * allow rule written for the one does not name the other.
  */
 export function allowReadings(text: string): string[] | null {
   if (!readOtherwise(text)) return [];
@@ -98,6 +104,13 @@ export function allowReadings(text: string): string[] | null {
     const [path, query] = splitQuery(form);
     const bare = PARAMETERS_READ.test(form) ? withoutParameters(path) : undefined;
     if (bare !== undefined) add(bare + query);
+  }
+  // a value starting with a home's environment reference (`$HOME/x`, `%USERPROFILE%\x`, `$env:USERPROFILE\x`)
+  // as every home it may be ({@link homePaths} of it as `~`): whose home is not known, so only a pattern
+  // written with such a reference too (read as its homes) or one meeting every home agrees
+  for (const form of [...out, text]) {
+    const tilde = homeReferenceAsTilde(form);
+    if (tilde !== undefined) for (const home of homePaths(tilde)) out.add(home);
   }
   out.delete(text);
   return [...out];

@@ -7,7 +7,8 @@ import { compileRuleGlob } from "./fast-glob.js";
 import { leavingTest } from "./leaving-paths.js";
 import type { LiteralSearch } from "./literal-search.js";
 import { addressesIn, isAddressPattern } from "./mail-addresses.js";
-import { formsTest, homePatterns, patternForms, urlPatterns, withoutDotSlash } from "./pattern-forms.js";
+import { startsWithHomeReference } from "./home-references.js";
+import { formsTest, homePatterns, patternForms, tildeHomes, urlPatterns, withoutDotSlash } from "./pattern-forms.js";
 import { allowReadingsOf, compatible, lowerOf, respellingsOf } from "./value-forms.js";
 
 /** A predicate over one scalar argument value. */
@@ -52,6 +53,17 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const slashedText = slashedPattern(expected);
     const slashedGlob = slashedText === undefined || lenient ? undefined : compileRuleGlob(slashedText, {}, search);
     const slashed = slashedGlob?.ok === true ? slashedGlob.value : undefined;
+    // an allow rule's pattern written with a home's environment reference (`$HOME/projects/**`) also as every
+    // home it may mean (`/home/*/projects/**`, `/root/projects/**`), against the homes a value written so is
+    // read as: `$HOME/projects/x` agrees, and a pattern that does not name every home (`*/**`) does not
+    const homeText = slashedText ?? expected;
+    const homes =
+      lenient || !startsWithHomeReference(homeText)
+        ? []
+        : tildeHomes(homeText, false).flatMap((form) => {
+            const home = compileRuleGlob(form, {}, search);
+            return home.ok ? [home.value] : [];
+          });
     // an ask or deny rule's `*` also crosses `/` and line breaks: `*rm -rf*` meets `rm -rf /home`
     const crossing = lenient ? compileRuleGlob(expected, { starCrossesSlash: true }, search) : undefined;
     const loose = crossing?.ok === true ? crossing.value : undefined;
@@ -117,7 +129,12 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
           const readings = allowReadingsOf(leaf);
           return (
             readings !== null &&
-            readings.every((reading) => agrees(reading, matches) || (slashed !== undefined && agrees(reading, slashed)))
+            readings.every(
+              (reading) =>
+                agrees(reading, matches) ||
+                (slashed !== undefined && agrees(reading, slashed)) ||
+                homes.some((home) => agrees(reading, home)),
+            )
           );
         }
         if (spelled(leaf, loose)) return true;

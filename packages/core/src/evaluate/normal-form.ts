@@ -3,6 +3,8 @@
  * rule's glob is also tried on (`/home/me//.ssh/id_rsa` is `/home/me/.ssh/id_rsa`).
  */
 
+import { homeReferenceAsTilde } from "./home-references.js";
+
 /** Where a path is not in normal form: an empty, `.` or `..` segment. */
 const ODD_PATH = /\/\/|(?:^|\/)\.\.?(?:\/|$)/;
 /** The scheme and authority of a URL, kept as they are when its path is normalised. */
@@ -271,7 +273,9 @@ export function withoutDevicePrefix(slashed: string): string | undefined {
  * each without its path segments' parameters ({@link withoutParameters}: `/srv/files/..;/etc/passwd` is
  * `/srv/etc/passwd` to Tomcat), each without a scheme read as a URL ({@link schemelessUrls}:
  * `evil.example/x` is `https://evil.example/x`), each starting with `~` as the paths it expands to
- * ({@link homePaths}: `~/.ssh/id_rsa` is `/home/~/.ssh/id_rsa`, `~alice/.ssh` is `/home/alice/.ssh`), each
+ * ({@link homePaths}: `~/.ssh/id_rsa` is `/home/~/.ssh/id_rsa`, `~alice/.ssh` is `/home/alice/.ssh`), and
+ * each starting with a home's environment reference so too ({@link homeReferenceAsTilde}: `$HOME/.ssh`,
+ * `${HOME}/.ssh`, `%USERPROFILE%\.ssh`, `$env:USERPROFILE\.ssh` are `~/.ssh`), each
  * also without a trailing `/` (`/srv/secret/` names the directory `/srv/secret`), and each with its
  * domain names in ASCII ({@link asciiDomains}: `a@bücher.example` is `a@xn--bcher-kva.example`).
  */
@@ -317,6 +321,11 @@ export function respellings(text: string): string[] {
       if (bare !== undefined) out.add(normalizeValue(bare) ?? bare);
     }
     for (const form of [...out]) for (const url of schemelessUrls(form)) out.add(url);
+    // a home written as an environment reference (`$HOME/.ssh`, `%USERPROFILE%/.ssh`) as `~`, then as its homes
+    for (const form of [...out]) {
+      const tilde = homeReferenceAsTilde(form);
+      if (tilde !== undefined) out.add(tilde);
+    }
     for (const form of [...out]) for (const home of homePaths(form)) out.add(home);
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.add(form.slice(0, -1));
     if (NON_ASCII.test(trimmed)) for (const form of [...out, text]) out.add(asciiDomains(form));

@@ -5,6 +5,7 @@
  */
 import { compileRuleGlob } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
+import { homeReferenceAsTilde } from "./home-references.js";
 import { asciiDomains, ROOT_HOMES, SOME_USER, USER_HOME_ROOTS } from "./normal-form.js";
 import { lowerOf, PLAIN_ASCII } from "./value-forms.js";
 
@@ -36,11 +37,33 @@ export function closes(text: string): boolean {
 }
 
 /**
- * The forms of a path pattern that meet the paths a value starting with `~` expands to (`homePaths`):
- * a pattern naming a user's home (`/home/alice/.ssh/**`) also with the stand-in user `~` for the user
- * (`/home/~/.ssh/**`), since the home of `~` is not known; and a pattern written with `~` (`~/.ssh/**`,
- * `~alice/.ssh/**`) also as every home it may mean (`/home/` any user `/.ssh/**`, `/root/.ssh/**`,
- * `/home/alice/.ssh/**`).
+ * The homes a path pattern written with `~` (`~/.ssh/**`, `~alice/.ssh/**`) may mean: `/home/` any user
+ * (`*`) `/.ssh/**` and so in each home root, and root's homes (`/root/.ssh/**`) for `~` and `~root`;
+ * `/home/alice/.ssh/**`, … for `~alice`. A pattern starting with a home's environment reference
+ * (`$HOME/.ssh/**`, `%USERPROFILE%/.ssh/**`: {@link homeReferenceAsTilde}) is read as `~` first. With
+ * `lower`, the roots in lower case (for a pattern and a value in lower case); empty for another pattern.
+ */
+export function tildeHomes(pattern: string, lower: boolean): string[] {
+  const text = homeReferenceAsTilde(pattern) ?? pattern;
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(text);
+  if (tilde === null) return [];
+  const out: string[] = [];
+  const name = tilde[1] as string;
+  const rest = text.slice(tilde[0].length);
+  if (closes(name)) {
+    for (const root of USER_HOME_ROOTS)
+      out.push(`${lower ? root.toLowerCase() : root}/${name === "" ? "*" : name}${rest}`);
+  }
+  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  return out;
+}
+
+/**
+ * The forms of a path pattern that meet the paths a value starting with `~` (or a home's environment
+ * reference) expands to (`homePaths`): a pattern naming a user's home (`/home/alice/.ssh/**`) also with
+ * the stand-in user `~` for the user (`/home/~/.ssh/**`), since the home of `~` is not known; and a
+ * pattern written with `~` or a home's environment reference (`~/.ssh/**`, `$HOME/.ssh/**`) also as
+ * every home it may mean ({@link tildeHomes}).
  * In lower case, for a value in lower case.
  */
 export function homePatterns(pattern: string): string[] {
@@ -54,14 +77,7 @@ export function homePatterns(pattern: string): string[] {
     const user = end < 0 ? after : after.slice(0, end);
     if (user !== "" && closes(user)) out.push(`${prefix}${SOME_USER}${end < 0 ? "" : after.slice(end)}`);
   }
-  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(lower);
-  if (tilde !== null) {
-    const name = tilde[1] as string;
-    const rest = lower.slice(tilde[0].length);
-    if (closes(name))
-      for (const root of USER_HOME_ROOTS) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
-    if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
-  }
+  out.push(...tildeHomes(lower, true));
   return out;
 }
 

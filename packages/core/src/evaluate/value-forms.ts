@@ -79,7 +79,7 @@ export function respellingsOf(leaf: string): readonly string[] {
       if (leaf.includes("%")) spendWork((PLAIN_ASCII.test(leaf) ? 1 : 2) * MAX_DECODINGS * (leaf.length >> 2));
     }
     f.respelled = respellings(leaf);
-    // and each spelling made (a `~` path is eight, a URL without a scheme two): written, normalised, kept
+    // and each spelling made (a `~` path is eight, a home's environment reference nine, a URL without a scheme two): written, normalised, kept
     for (const spelling of f.respelled) spendWork(readingCost(spelling));
   }
   return f.respelled;

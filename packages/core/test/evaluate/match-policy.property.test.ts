@@ -96,6 +96,10 @@ const ARG_VALUES: ArgMatchValue[] = [
   "./srv/a/*",
   "C:\\Users\\ann",
   ".//srv/**",
+  "$HOME/x",
+  "%USERPROFILE%\\\\x",
+  "*/x",
+  "?*/**",
 ];
 const TIMES = ["00:00", "06:00", "09:00", "09:30", "17:00", "22:00", "23:59", "24:00"];
 const ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"];
@@ -225,6 +229,15 @@ const scalar = fc.oneof(
     "././x",
     "./x",
     "C:/Users/ann/x",
+    "$HOME/x",
+    "${HOME}/x",
+    "$home/../ann/x",
+    "%USERPROFILE%\\x",
+    "%HOMEDRIVE%%HOMEPATH%\\x",
+    "$env:USERPROFILE\\x",
+    "$HOME",
+    "$HOMEX/x",
+    "$HOME/%2e%2e/srv/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

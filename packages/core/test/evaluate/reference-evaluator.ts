@@ -140,6 +140,27 @@ function withScheme(text: string): string[] {
   return [normalised(`https://${rest}`), normalised(`http://${rest}`)];
 }
 
+/**
+ * A value starting with a home's environment reference (`$HOME`, `${HOME}`, `$USERPROFILE`, `%USERPROFILE%`,
+ * `%HOME%`, `%HOMEDRIVE%%HOMEPATH%`, `%HOMEPATH%`, `$env:USERPROFILE`, `${env:HOME}`, …, any case) and then
+ * `/` or nothing, with `~` for the reference; else null.
+ */
+function envHome(text: string): string | null {
+  const names = ["home", "userprofile"];
+  const references = [
+    ...names.flatMap((n) => [`$${n}`, `\${${n}}`, `$env:${n}`, `\${env:${n}}`, `%${n}%`]),
+    ...["", "$env:homedrive", "${env:homedrive}"].flatMap((d) => [`${d}$env:homepath`, `${d}\${env:homepath}`]),
+    "%homepath%",
+    "%homedrive%%homepath%",
+  ];
+  const lower = text.toLowerCase();
+  for (const reference of references) {
+    const rest = text.slice(reference.length);
+    if (lower.startsWith(reference) && (rest === "" || rest.startsWith("/"))) return `~${rest}`;
+  }
+  return null;
+}
+
 /** A path starting with `~` (any user's home) or `~name` (name's) as each home it may be. */
 function homes(text: string): string[] {
   const tilde = /^~([^/\\]*)(?=\/|$)/.exec(text);
@@ -174,10 +195,12 @@ function homePatterns(pattern: string): string[] {
     const [user = "", ...more] = lower.slice(prefix.length).split("/");
     if (user !== "" && closes(user)) out.push([`${prefix}~`, ...more].join("/"));
   }
-  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(lower);
+  // a pattern written with `~`, or with a home's environment reference read as `~`
+  const home = envHome(lower) ?? lower;
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(home);
   if (tilde !== null) {
     const name = tilde[1] ?? "";
-    const rest = lower.slice(tilde[0].length);
+    const rest = home.slice(tilde[0].length);
     if (closes(name))
       for (const root of USER_HOMES) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
     if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
@@ -238,6 +261,7 @@ function spellings(text: string): string[] {
     }
     for (const form of [...out]) if (form.includes(";")) out.push(normalised(unparameterised(form)));
     for (const form of [...out]) out.push(...withScheme(form));
+    for (const form of [...out]) out.push(envHome(form) ?? form);
     for (const form of [...out]) out.push(...homes(form));
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
     if (/[\u0080-\uffff]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
@@ -281,6 +305,8 @@ function allowReadings(text: string): string[] | null {
     const [p, q] = cut(form);
     out.push(normalised(p.replaceAll("\\", "/") + q));
   }
+  // a value starting with a home's environment reference: each home it may be
+  for (const form of [...out, text]) out.push(...homes(envHome(form) ?? ""));
   return out;
 }
 
@@ -292,9 +318,16 @@ function allowAgrees(pattern: string, reading: string): boolean {
   const meets = (m: (v: string) => boolean): boolean =>
     m(reading) || (reading.length > 1 && reading.endsWith("/") && m(reading.slice(0, -1)));
   const slashed = slashedForm(pattern);
+  // a pattern starting with a home's environment reference: as each home it may mean, any user's
+  const home = envHome(slashed);
+  const homeForms =
+    home === null
+      ? []
+      : [...USER_HOMES.map((root) => `${root}/*${home.slice(1)}`), ...ROOT_HOMES.map((r) => r + home.slice(1))];
   return (
     meets((v) => allowMeets(pattern, v)) ||
-    (slashed !== pattern && compileGlob(slashed).ok && meets((v) => globMatches(slashed, v)))
+    (slashed !== pattern && compileGlob(slashed).ok && meets((v) => globMatches(slashed, v))) ||
+    homeForms.some((form) => compileGlob(form).ok && meets((v) => globMatches(form, v)))
   );
 }
 

@@ -1,0 +1,136 @@
+/**
+ * A home written as an environment reference the tool's shell or runtime expands (`$HOME/.ssh/id_rsa`,
+ * `%USERPROFILE%\.ssh\id_rsa`, `$env:USERPROFILE\...`) is read as `~`: an ask or deny rule for a home (with
+ * `~` or an absolute home) meets it, and an allow rule meets it only when it meets every home it may be (a
+ * pattern written with such a reference, or one naming every home). Before, a deny rule for
+ * `/home/alice/.ssh/**` missed `$HOME/.ssh/id_rsa`, and an allow rule for a relative `<dir>/.ssh/<file>`
+ * allowed it.
+ */
+import { describe, expect, it } from "vitest";
+import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
+import { compileLeafTest } from "../../src/evaluate/arg-match.js";
+import { homeReferenceAsTilde } from "../../src/evaluate/home-references.js";
+import { buildPolicy } from "./policy-builder.js";
+import { referenceMatch } from "./reference-evaluator.js";
+import { unitsOf } from "./work-units.js";
+
+const NOW = new Date("2026-03-02T10:00:00Z");
+
+function ruleOn(pattern: string, action: "deny" | "allow" = "deny") {
+  const text = `version: "1"\ndefault_action: ask\nrules:\n  - { id: r, match: { args: { v: ${JSON.stringify(pattern)} } }, action: ${action} }\n`;
+  const compiled = compilePolicy(assertPolicy(text));
+  return (v: string): boolean => matchPolicy(compiled, { tool: "t", arguments: { v } }, NOW).ruleId === "r";
+}
+
+/** The home of whoever runs the tool, as each shell and runtime writes it, before `/.ssh/id_rsa`. */
+const KEY_AT_HOME = [
+  "$HOME/.ssh/id_rsa",
+  "${HOME}/.ssh/id_rsa",
+  "$home/.ssh/id_rsa",
+  "$USERPROFILE/.ssh/id_rsa",
+  "%USERPROFILE%\\.ssh\\id_rsa",
+  "%userprofile%/.ssh/id_rsa",
+  "%HOME%\\.ssh\\id_rsa",
+  "%HOMEDRIVE%%HOMEPATH%\\.ssh\\id_rsa",
+  "%HOMEPATH%\\.ssh\\id_rsa",
+  "$env:USERPROFILE\\.ssh\\id_rsa",
+  "${env:USERPROFILE}\\.ssh\\id_rsa",
+  "$env:HOME/.ssh/id_rsa",
+  "$env:HOMEDRIVE$env:HOMEPATH\\.ssh\\id_rsa",
+  " $HOME/.ssh/id_rsa",
+  "$HOME/x/../.ssh/id_rsa",
+  "%24HOME/.ssh/id_rsa",
+];
+
+describe("a home written as an environment reference", () => {
+  it("is read as `~` when it starts a value, followed by `/`, `\\` or nothing", () => {
+    expect(homeReferenceAsTilde("$HOME/.ssh")).toBe("~/.ssh");
+    expect(homeReferenceAsTilde("%USERPROFILE%/.ssh")).toBe("~/.ssh");
+    expect(homeReferenceAsTilde("$HOME")).toBe("~");
+    // another variable, or one not at the start, is not a home
+    for (const v of ["$HOMEDIR/.ssh", "$HOME_X/x", "x/$HOME/.ssh", "%HOMEDRIVE%/x", "$PATH/x", "$env:TEMP\\x"]) {
+      expect([v, homeReferenceAsTilde(v)]).toEqual([v, undefined]);
+    }
+  });
+
+  it("meets a deny rule naming a user's home, written absolute or with `~`, in each spelling", () => {
+    for (const pattern of ["/home/alice/.ssh/**", "~/.ssh/**", "/Users/*/.ssh/**", "C:/Users/alice/.ssh/**"]) {
+      const denies = ruleOn(pattern);
+      for (const v of KEY_AT_HOME) expect([pattern, v, denies(v)]).toEqual([pattern, v, true]);
+      // not another directory of the home, nor a reference that is no home
+      for (const v of ["$HOME/notes.txt", "$TMPDIR/.ssh/id_rsa", "%TEMP%\\.ssh\\id_rsa"]) {
+        expect([pattern, v, denies(v)]).toEqual([pattern, v, false]);
+      }
+    }
+    expect(ruleOn("/root/.ssh/**")("$HOME/.ssh/id_rsa")).toBe(true);
+  });
+
+  it("is met by a deny rule written with a reference, as by one written with `~`", () => {
+    const denies = ruleOn("$HOME/.ssh/**");
+    for (const v of ["/home/alice/.ssh/id_rsa", "~/.ssh/id_rsa", "%USERPROFILE%\\.ssh\\id_rsa", "/root/.ssh/k"]) {
+      expect([v, denies(v)]).toEqual([v, true]);
+    }
+    expect(denies("/srv/.ssh/k")).toBe(false);
+  });
+
+  it("is not allowed by an allow rule that does not meet every home it may be", () => {
+    // each of these met `$HOME/.ssh/id_rsa` as written, a relative path whose first segment is `$HOME`
+    for (const pattern of ["?*/**", "*/.ssh/*", "$*/**", "[$%]*/**"]) {
+      const allows = ruleOn(pattern, "allow");
+      for (const v of ["$HOME/.ssh/id_rsa", "$USERPROFILE/.ssh/id_rsa", "%HOME%/.ssh/id_rsa"]) {
+        expect([pattern, v, allows(v)]).toEqual([pattern, v, false]);
+      }
+      // a path it names is still allowed
+      expect([pattern, allows("$x/.ssh/k")]).toEqual([pattern, true]);
+    }
+    // nor by an allow rule for a path under the working directory named `$HOME`, nor one written with `~`
+    expect(ruleOn("$HOME*/**", "allow")("$HOME/x")).toBe(false);
+    expect(ruleOn("~/**", "allow")("$HOME/x")).toBe(false);
+  });
+
+  it("is allowed by an allow rule written the same way, or naming any path", () => {
+    expect(ruleOn("$HOME/projects/**", "allow")("$HOME/projects/x.txt")).toBe(true);
+    expect(ruleOn("${HOME}/projects/**", "allow")("${HOME}/projects/x.txt")).toBe(true);
+    expect(ruleOn("%USERPROFILE%\\\\projects\\\\**", "allow")("%USERPROFILE%\\projects\\x.txt")).toBe(true);
+    expect(ruleOn("%USERPROFILE%\\projects\\x.txt", "allow")("%USERPROFILE%\\projects\\x.txt")).toBe(true);
+    expect(ruleOn("**", "allow")("$HOME/.ssh/id_rsa")).toBe(true);
+    // and not where it leaves the directory named
+    expect(ruleOn("$HOME/projects/**", "allow")("$HOME/projects/%2e%2e/.ssh/id_rsa")).toBe(false);
+    expect(ruleOn("$HOME/projects/**", "allow")("$HOME/.ssh/id_rsa")).toBe(false);
+    expect(ruleOn("$HOME/projects/**", "allow")("~/projects/x.txt")).toBe(false);
+  });
+
+  it("is read so by the reference evaluator too, for every pattern and value here under each action", () => {
+    const patterns = ["/home/alice/.ssh/**", "$HOME/.ssh/**", "%USERPROFILE%\\\\.ssh\\\\*", "?*/**", "*/.ssh/*", "**"];
+    const values = [
+      "$HOME/.ssh/id_rsa",
+      "%USERPROFILE%\\.ssh\\id_rsa",
+      "$env:HOMEDRIVE$env:HOMEPATH\\.ssh\\id_rsa",
+      "${HOME}/.ssh/id_rsa",
+      "$HOMEX/.ssh/k",
+      "$home/../alice/.ssh/k",
+      "$HOME/%2e%2e/x/.ssh/k",
+    ];
+    const now = new Date(0);
+    for (const pattern of patterns) {
+      for (const action of ["allow", "ask", "deny"] as const) {
+        const policy = buildPolicy([{ id: "r", match: { args: { v: pattern } }, action }], "ask");
+        const compiled = compilePolicy(policy);
+        for (const v of values) {
+          const request = { tool: "t", arguments: { v } };
+          const real = matchPolicy(compiled, request, now).ruleId;
+          expect([pattern, action, v, real]).toEqual([pattern, action, v, referenceMatch(policy, request, now)]);
+        }
+      }
+    }
+  });
+
+  it("charges the homes it is read as to the decision's work budget", () => {
+    const deny = compileLeafTest("/srv/**", true);
+    const allow = compileLeafTest("**", false);
+    if (typeof deny === "string" || typeof allow === "string") throw new Error(String(deny));
+    // the same value without the reference reads no home; with it, each home made is charged
+    expect(unitsOf(deny, "$HOME/a/b/c")).toBeGreaterThan(unitsOf(deny, "HOMEX/a/b/c"));
+    expect(unitsOf(allow, "$HOME/a/b/c")).toBeGreaterThan(unitsOf(allow, "HOMEX/a/b/c"));
+  });
+});
