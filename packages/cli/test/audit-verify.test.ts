@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,9 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /** A home with keys/public.key and an audit log of `n` events with checkpoints. */
-async function home(n: number): Promise<{ home: string; log: string; env: Record<string, string> }> {
+async function home(
+  n: number,
+): Promise<{ home: string; log: string; env: Record<string, string>; privateKey: KeyObject }> {
   const dir = mkdtempSync(join(tmpdir(), "acp-cli-audit-"));
   dirs.push(dir);
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
@@ -25,7 +27,7 @@ async function home(n: number): Promise<{ home: string; log: string; env: Record
   for (let i = 0; i < n; i++)
     await writer.append({ event_type: "policy_evaluated", tool: "send_email", decision: "ask" });
   await writer.close();
-  return { home: dir, log, env: { ACP_HOME: dir, HOME: "/nonexistent-home" } };
+  return { home: dir, log, env: { ACP_HOME: dir, HOME: "/nonexistent-home" }, privateKey };
 }
 
 describe("acp audit verify", () => {
@@ -223,6 +225,24 @@ describe("acp audit verify", () => {
       "warning: the anchor records the checkpoint at line 4, older than the last one (line 7): a cut after line 4 cannot be detected",
     );
     expect(text.stdout).not.toContain("anchor: the log reaches");
+  });
+
+  it("warns that a log holding signed checkpoints has lost its anchor (moved, copied or deleted), still exit 0", async () => {
+    const h = await home(5); // checkpoints at lines 4 and 7
+    rmSync(`${h.log}.checkpoint`);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain(
+      `warning: no checkpoint anchor beside the log (\`${h.log}.checkpoint\` missing) though it holds 2 signed checkpoints`,
+    );
+    expect(out.stderr).toContain("a cut or rewrite after the last checkpoint (line 7) cannot be detected");
+    // the next writer verifies the log and anchors it at that checkpoint: the warning is gone
+    const writer = await openAuditLog(h.log, { clock: () => new Date(Date.UTC(2026, 0, 16)), signer: h.privateKey });
+    expect(writer.reanchored).toEqual({ line: 7, linesAfter: 0 });
+    await writer.close();
+    const after = await runCli(["audit", "verify"], { env: h.env });
+    expect(after.stderr).toBe("");
+    expect(after.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 7)");
   });
 
   it("a bad anchor says the log was not verified, not that 0 lines of it are intact", async () => {

@@ -281,6 +281,13 @@ function report(
       "warning: PostgreSQL keeps no anchor and this home has none for this database (a node's home does: " +
         "`audit-postgres-….checkpoint`): rows cut after the last checkpoint cannot be detected (--anchor: a node's anchor, or a checkpoint row's line kept elsewhere)",
     );
+  else if (anchor === undefined && result.lastCheckpoint !== null)
+    printError(
+      ctx,
+      `warning: no checkpoint anchor beside the log (\`${anchorPath}\` missing) though it holds ${result.checkpoints} signed checkpoints: ` +
+        `it was moved or copied without it, or the anchor was deleted; a cut or rewrite after the last checkpoint (line ${result.lastCheckpoint.line}) cannot be detected ` +
+        "(the next writer verifies the whole log with the home's key and anchors it there; --anchor: a copy kept elsewhere)",
+    );
   else if (anchor === undefined)
     printError(ctx, "warning: no checkpoint anchor beside the log: a cut after the last checkpoint cannot be detected");
   else {

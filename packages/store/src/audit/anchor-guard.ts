@@ -1,8 +1,9 @@
 import { readSync } from "node:fs";
 import { parseAuditLine, readCheckpoint } from "@acp/core";
-import { readAnchor } from "./anchor.js";
+import { readAnchor, writeAnchor } from "./anchor.js";
 import { AuditLogError } from "./audit-log-error.js";
 import type { ScanResult } from "./scan-log.js";
+import type { AdoptedCheckpoint, Reanchored } from "./unanchored-log.js";
 
 /** A checkpoint line the log must still hold, and where. */
 interface HeldLine {
@@ -21,21 +22,37 @@ interface HeldLine {
  * At open the anchor beside the log must be a checkpoint whose line is the log's line `count + 1`, byte for
  * byte; before every later batch, the latest checkpoint line known to this writer (the anchor's, then each
  * one it writes) must still be where it was. Otherwise the writer refuses (`audit_anchor_mismatch`).
+ *
+ * A log with signed checkpoints and no anchor was verified in full before the lock was taken
+ * ({@link verifyUnanchoredLog}); at open its last checkpoint must still be at its line, and it becomes the
+ * anchor (written under the lock), unless another writer wrote an anchor meanwhile, which is then held.
  */
 export class AnchorGuard {
   /** At open: the anchor's line and its line number, until the first scan found it. */
   private expected: { readonly line: number; readonly bytes: Buffer } | null = null;
   private held: HeldLine | null = null;
+  /** Whether the line expected at open is the verified checkpoint of a log found without an anchor. */
+  private adopting = false;
+  /** The anchor written at open for a log found with signed checkpoints and none, verified first. */
+  reanchored: Reanchored | null = null;
 
   constructor(
     private readonly path: string,
     private readonly fd: number,
+    /** The last checkpoint of the log, verified because it had no anchor ({@link verifyUnanchoredLog}). */
+    private readonly adopted: AdoptedCheckpoint | null = null,
   ) {}
 
   /** Reads the anchor beside the log; returns the line number the first scan must find it at (`undefined`: none). */
   expectAtOpen(): number | undefined {
     const anchor = readAnchor(this.path);
-    if (anchor === undefined) return undefined;
+    if (anchor === undefined) {
+      const adopted = this.adopted;
+      if (adopted === null) return undefined;
+      this.adopting = true;
+      this.expected = { line: adopted.line, bytes: Buffer.from(`${adopted.text}\n`, "utf8") };
+      return adopted.line;
+    }
     const parsed = parseAuditLine(anchor);
     const read = parsed.ok && parsed.value.event_type === "checkpoint" ? readCheckpoint(parsed.value) : undefined;
     if (read?.ok !== true) throw this.mismatch("the anchor beside it is not a checkpoint line");
@@ -50,10 +67,15 @@ export class AnchorGuard {
     this.expected = null;
     if (expected === null) return;
     const found = scan.found;
-    if (found === undefined)
+    const held = found === undefined ? null : { start: found.start, bytes: expected.bytes };
+    const there = found !== undefined && held !== null && found.end + 1 - found.start === held.bytes.length;
+    if (this.adopting) {
+      if (!there || !this.stillHeld(held)) throw this.changed(expected.line);
+      writeAnchor(this.path, held.bytes.toString("utf8", 0, held.bytes.length - 1));
+      this.reanchored = { line: expected.line, linesAfter: scan.position.count - expected.line };
+    } else if (found === undefined)
       throw this.mismatch(`it ends before line ${expected.line}, which the anchor's signed checkpoint is`);
-    const held = { start: found.start, bytes: expected.bytes };
-    if (found.end + 1 - found.start !== expected.bytes.length || !this.stillHeld(held))
+    else if (!there || !this.stillHeld(held))
       throw this.mismatch(`its line ${expected.line} is not the anchor's signed checkpoint`);
     this.held = held;
   }
@@ -84,6 +106,13 @@ export class AnchorGuard {
     const now = Buffer.alloc(held.bytes.length);
     const read = readSync(this.fd, now, 0, now.length, held.start);
     return read === now.length && now.equals(held.bytes);
+  }
+
+  private changed(line: number): AuditLogError {
+    return new AuditLogError(
+      { code: "audit_anchor_missing" },
+      `${this.path}: it has no anchor and its signed checkpoint at line ${line}, verified just before, is no longer there: refusing to extend and sign it (run \`acp audit verify\`)`,
+    );
   }
 
   private mismatch(why: string): AuditLogError {

@@ -1,6 +1,7 @@
-import type { AuditEventInput, AuditEventV02, CheckpointSigner, RedactionRules } from "@acp/core";
+import type { AuditEventInput, AuditEventV02, CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp/core";
 import type { FileLockOptions } from "./file-lock.js";
 import type { TornTail } from "./torn-tail.js";
+import type { Reanchored } from "./unanchored-log.js";
 
 // The audit log's contract: what `openAuditLog` takes and what the open log offers.
 
@@ -16,6 +17,12 @@ export interface AuditLogOptions {
   readonly fsync?: AuditFsyncMode;
   /** Signs checkpoints; without it no checkpoint is written. */
   readonly signer?: CheckpointSigner;
+  /**
+   * The signer's public key, to verify a log found with signed checkpoints and no anchor before it is
+   * extended; default the public half of a `KeyObject` signer. With a signer function and none, such a
+   * log is refused (`audit_anchor_missing`).
+   */
+  readonly publicKey?: CheckpointPublicKey;
   /** A signed checkpoint after this many events (default 1000), and at `close()`. */
   readonly checkpointEvery?: number;
   /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */
@@ -57,6 +64,11 @@ export interface AuditLog {
   readonly anchorPath: string;
   /** The torn tail recovered when the log was opened, if there was one. */
   readonly recovered: TornTail | null;
+  /**
+   * When the log was found with signed checkpoints and no anchor, verified in full with the key and
+   * anchored again at its last checkpoint at open: which, and how many lines followed it unsigned.
+   */
+  readonly reanchored: Reanchored | null;
   /**
    * Redacts, hashes, chains and durably appends one event; resolves with the event as written. With
    * `urgent`, the commit that takes it does not wait for `commitDelayMs` (its caller is waiting).

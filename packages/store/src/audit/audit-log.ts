@@ -29,6 +29,7 @@ import { openLogFile } from "./open-log-file.js";
 import { EMPTY_POSITION, scanAuditLog, type ChainPosition } from "./scan-log.js";
 import { sealBatch, type Sealer } from "./seal-batch.js";
 import { keepTornTailAside, tornTailEvent, type TornTail } from "./torn-tail.js";
+import { publicKeyOf, verifyUnanchoredLog, type AdoptedCheckpoint, type Reanchored } from "./unanchored-log.js";
 
 export type { AppendOptions, AuditFsyncMode, AuditLog, AuditLogOptions } from "./audit-log-api.js";
 
@@ -68,14 +69,27 @@ function reserved(input: AuditEventInput): AuditLogError {
  * Opens (creating 0600 in a 0700 directory) the append-only audit log at `path`. At open, under the
  * lock, a torn last line is moved to `<path>.torn-<time>` and recorded as an `audit_recovered` event;
  * a last line that does not hash to itself stops the open (`audit_log_corrupt`), and so does a log that does
- * not hold the anchor's checkpoint at its line (`audit_anchor_mismatch`, see {@link AnchorGuard}). Appends from every
+ * not hold the anchor's checkpoint at its line (`audit_anchor_mismatch`, see {@link AnchorGuard}). A writer
+ * with a signer that finds signed checkpoints and no anchor first verifies the whole log with the key and
+ * anchors it at its last checkpoint, or refuses it (`audit_anchor_missing`, see {@link verifyUnanchoredLog}). Appends from every
  * process sharing the file are serialised by `<path>.lock`; each batch first reads what other
  * processes appended, so there is one chain.
  */
 export async function openAuditLog(path: string, options: AuditLogOptions): Promise<AuditLog> {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const handle = await openLogFile(path);
-  const writer = new AuditWriter(path, handle, options);
+  let adopted: AdoptedCheckpoint | null;
+  try {
+    // a writer that signs checks a log without an anchor before it extends it (verified in full)
+    adopted =
+      options.signer === undefined
+        ? null
+        : await verifyUnanchoredLog(path, handle.fd, publicKeyOf(options.signer, options.publicKey));
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  const writer = new AuditWriter(path, handle, options, adopted);
   try {
     await writer.recoverAtOpen();
   } catch (err) {
@@ -129,6 +143,7 @@ class AuditWriter implements AuditLog {
     readonly path: string,
     private readonly handle: FileHandle,
     private readonly options: AuditLogOptions,
+    adopted: AdoptedCheckpoint | null = null,
   ) {
     this.anchorPath = anchorPathOf(path);
     this.lock = new FileLock(`${path}.lock`, options.lock);
@@ -139,7 +154,7 @@ class AuditWriter implements AuditLog {
             ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
           });
     this.ino = fstatSync(handle.fd).ino;
-    this.guard = new AnchorGuard(path, handle.fd);
+    this.guard = new AnchorGuard(path, handle.fd, adopted);
     this.newId = createEventIds(options.randomId);
     this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
@@ -156,6 +171,10 @@ class AuditWriter implements AuditLog {
 
   async recoverAtOpen(): Promise<void> {
     await this.writeBatch([]);
+  }
+
+  get reanchored(): Reanchored | null {
+    return this.guard.reanchored;
   }
 
   append(input: AuditEventInput, options?: AppendOptions): Promise<AuditEventV02> {
