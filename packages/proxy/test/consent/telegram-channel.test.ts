@@ -4,7 +4,9 @@ import {
   createTelegramChannel,
   formatTelegramMessage,
   parseCallbackData,
+  type ConsentChannel,
   type ConsentRequestV02,
+  type HumanAnswer,
 } from "../../src/consent/index.js";
 import { runChannelCase, type ChannelHarness } from "./channel.case.js";
 import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
@@ -66,16 +68,20 @@ async function telegramHarness(): Promise<ChannelHarness> {
 
 runChannelCase("telegram", () => telegramHarness(), { canModify: false });
 
-/** A broker with the Telegram channel alone, against a fresh stand-in; both closed after `body`. */
+/**
+ * A broker with the Telegram channel (and `others`, after it), against a fresh stand-in; both closed after
+ * `body`.
+ */
 async function withTelegramBroker(
   body: (api: TelegramStandIn, broker: ReturnType<typeof createConsentBroker>) => Promise<void>,
+  others: readonly ConsentChannel[] = [],
 ): Promise<void> {
   const api = await startTelegramStandIn(TOKEN);
   const channel = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
   try {
     const time = new ManualTime();
     const broker = createConsentBroker({
-      channels: [channel],
+      channels: [channel, ...others],
       ...createTestProofs(),
       clock: time.clock,
       timers: time,
@@ -87,6 +93,65 @@ async function withTelegramBroker(
     await api.close();
   }
 }
+
+/** The Bot API calls about the message and the press, in order: what the person sees change. */
+function seen(api: TelegramStandIn): string[] {
+  return api.calls
+    .filter((c) =>
+      ["sendMessage", "editMessageText", "editMessageReplyMarkup", "answerCallbackQuery"].includes(c.method),
+    )
+    .map((c) =>
+      c.method === "sendMessage"
+        ? "sendMessage"
+        : `${c.method}: ${c.method === "editMessageText" ? String(c.params["text"]).split("\n").pop() : String(c.params["text"])}`,
+    );
+}
+
+/** A channel that keeps the shared record (as the pending table does) and says another answer was recorded first. */
+function recordedFirst(answer: HumanAnswer): ConsentChannel {
+  return {
+    name: "cli",
+    isAvailable: () => true,
+    deliver: ({ signal }) =>
+      new Promise<HumanAnswer>((_resolve, reject) =>
+        signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+      ),
+    arbitrate: () => ({ kind: "taken", answer }),
+  };
+}
+
+describe("a press goes straight to how the request ended", () => {
+  it("approve: the message is edited once, to approved, and only then is the press answered, saying the same", async () => {
+    await withTelegramBroker(async (api, broker) => {
+      const pending = broker.ask(makeAsk());
+      const message = await eventually(() => api.messages[0]);
+      const id = /cr_[0-9a-f]{32}/.exec(message.text)?.[0] ?? "";
+      api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:a:${id}` });
+      expect((await pending).kind).toBe("approved");
+      await eventually(() => api.calls.find((c) => c.method === "answerCallbackQuery"));
+      const final = `✅ approved by Person (${CHAT}) via telegram`;
+      expect(seen(api)).toEqual(["sendMessage", `editMessageText: ${final}`, `answerCallbackQuery: ${final}`]);
+    });
+  });
+
+  it("an approve press whose answer is not used (a deny recorded first) never shows approved", async () => {
+    const alice: HumanAnswer = { decision: "denied", approverId: "cli:alice", reason: "not today" };
+    await withTelegramBroker(
+      async (api, broker) => {
+        const pending = broker.ask(makeAsk());
+        const message = await eventually(() => api.messages[0]);
+        const id = /cr_[0-9a-f]{32}/.exec(message.text)?.[0] ?? "";
+        api.pressButton({ chatId: CHAT, messageId: message.message_id, data: `acp:a:${id}` });
+        const outcome = await pending;
+        expect(outcome.kind).toBe("denied");
+        await eventually(() => api.calls.find((c) => c.method === "answerCallbackQuery"));
+        const final = "❌ denied by alice via cli";
+        expect(seen(api)).toEqual(["sendMessage", `editMessageText: ${final}`, `answerCallbackQuery: ${final}`]);
+      },
+      [recordedFirst(alice)],
+    );
+  });
+});
 
 describe("telegram channel specifics", () => {
   it("sends approve, approve-for-session and deny buttons that fit Telegram's 64-byte callback data", async () => {

@@ -353,7 +353,9 @@ describe("what the person sees", () => {
       expect(String((await answerTo(api, member)).params["text"])).toMatch(/administrators/);
       expect(forwarded).toEqual([]);
       const admin = api.pressButton({ ...at, fromId: 1 });
-      expect(String((await answerTo(api, admin)).params["text"])).toBe("approved (recorded)");
+      expect(String((await answerTo(api, admin)).params["text"])).toBe(
+        "your approve is recorded: the message will say how the request ended",
+      );
       expect(forwarded).toEqual([
         {
           id: foreign,

@@ -83,10 +83,18 @@ export interface SettledByText {
   readonly channel: string;
 }
 
+/**
+ * How the request ended, one line: the outcome and, for a person's answer, who gave it through which channel
+ * (the last line of the settled message, and what the person who pressed a button is told).
+ */
+export function settledLine(outcome: ChannelSettlement, by?: SettledByText): string {
+  const who = by === undefined ? "" : ` by ${clip(printable(by.who), 48)} via ${clip(printable(by.channel), 16)}`;
+  return `${LABELS[outcome]}${who}`;
+}
+
 /** The message text once the request has ended; a person's answer says who gave it and through which channel. */
 export function formatSettledMessage(original: string, outcome: ChannelSettlement, by?: SettledByText): string {
-  const who = by === undefined ? "" : ` by ${clip(printable(by.who), 48)} via ${clip(printable(by.channel), 16)}`;
-  return `${original}\n\n${LABELS[outcome]}${who}`;
+  return `${original}\n\n${settledLine(outcome, by)}`;
 }
 
 /** The button actions: approve once, approve for the session, deny. */

@@ -14,6 +14,7 @@ import {
   formatTelegramMessage,
   keyboardOf,
   parseCallbackData,
+  settledLine,
 } from "./message.js";
 
 /** What the Telegram channel needs. */
@@ -56,6 +57,8 @@ interface Sent {
   readonly messageId: number;
   readonly text: string;
   resolve?: (answer: HumanAnswer) => void;
+  /** Answers the press that gave this request's answer, once: told how the request ended (see `settle`). */
+  acknowledge?: (text?: string) => Promise<void>;
 }
 
 class TelegramChannel implements ConsentChannel {
@@ -73,6 +76,8 @@ class TelegramChannel implements ConsentChannel {
   readonly #sending = new Map<string, { outcome?: ChannelSettlement; by?: SettledBy }>();
   /** The names Telegram gave for the people whose presses this channel took (`telegram:<id>` → name; last 256). */
   readonly #names = new Map<string, string>();
+  /** Presses whose answer was taken and that are not yet answered (answered blank at close). */
+  readonly #unacknowledged = new Set<(text?: string) => Promise<void>>();
   #polling: Promise<void> | null = null;
   #pollRetry: unknown;
   #closed = false;
@@ -147,6 +152,29 @@ class TelegramChannel implements ConsentChannel {
     this.#sent.delete(request.id);
     this.#remember(request.id, sent.messageId);
     await this.#edit(sent, outcome, by);
+    // the press that answered hears how the request ended only now, after the message says it
+    await sent.acknowledge?.(settledLine(outcome, this.#byText(by)));
+  }
+
+  /**
+   * The acknowledgement of a press whose answer was taken. It waits for the request's end (`settle`) and says
+   * it, so the person never sees "approved" for an answer then not used (another answer recorded first, a
+   * response that failed verification or could not be recorded); without a `settle` within
+   * {@link ACKNOWLEDGE_WITHIN_MS} the press is answered blank (Telegram's button spins until it is answered).
+   */
+  #acknowledger(ctx: Context): (text?: string) => Promise<void> {
+    let done = false;
+    const acknowledge = async (text?: string): Promise<void> => {
+      if (done) return;
+      done = true;
+      this.#timers.clearTimeout(timer);
+      this.#unacknowledged.delete(acknowledge);
+      await ctx.answerCallbackQuery(text === undefined ? {} : { text }).catch(() => undefined);
+    };
+    // (set before `acknowledge` can run: only the timer or a later `settle` or `close` calls it)
+    const timer = this.#timers.setTimeout(() => void acknowledge(), ACKNOWLEDGE_WITHIN_MS);
+    this.#unacknowledged.add(acknowledge);
+    return acknowledge;
   }
 
   /** Who answered, for the edited message: a Telegram name this channel saw, else the id without its prefix. */
@@ -237,6 +265,7 @@ class TelegramChannel implements ConsentChannel {
   async close(): Promise<void> {
     this.#closed = true;
     this.#timers.clearTimeout(this.#pollRetry);
+    await Promise.allSettled([...this.#unacknowledged].map(async (acknowledge) => acknowledge()));
     // stop() confirms the last update with one more getUpdates: a Bot API that is gone must not fail the close
     if (this.#bot.isRunning()) await this.#bot.stop().catch(() => undefined);
     await this.#polling;
@@ -319,7 +348,7 @@ class TelegramChannel implements ConsentChannel {
       parsed.button === "d"
         ? { decision: "denied", approverId }
         : { decision: "approved", scope: parsed.button === "s" ? "session" : "once", approverId };
-    const said = parsed.button === "d" ? "denied" : "approved";
+    const said = parsed.button === "d" ? "deny" : "approve";
     if (sent === undefined) {
       // a request this process sent and that ended here (its closing edit failed, so the buttons stayed): they
       // would only ever be refused, so remove them
@@ -338,15 +367,20 @@ class TelegramChannel implements ConsentChannel {
       } catch {
         forwarded = false;
       }
-      if (forwarded) return void (await ctx.answerCallbackQuery({ text: `${said} (recorded)` }));
+      // recorded, not yet used: its proxy may still refuse it (another answer recorded first), and edits the message
+      if (forwarded) {
+        const text = `your ${said} is recorded: the message will say how the request ended`;
+        return void (await ctx.answerCallbackQuery({ text }));
+      }
       return void (await notWaiting());
     }
     // the request may have ended while the membership was checked
     const resolve = sent.resolve;
     if (resolve === undefined || this.#sent.get(parsed.requestId) !== sent) return void (await notWaiting());
     delete sent.resolve;
+    // not "approved" now: the answer may yet not be used, and the message is edited to how it ended first
+    sent.acknowledge = this.#acknowledger(ctx);
     resolve(answer);
-    await ctx.answerCallbackQuery({ text: said });
   }
 }
 
@@ -366,6 +400,9 @@ function retryDelay(error: unknown, attempt: number): number | null {
 /** grammY types its signals with its AbortController shim; at run time it takes Node's own. */
 type GrammySignal = Parameters<Bot["api"]["sendMessage"]>[3];
 const grammySignal = (signal: AbortSignal): GrammySignal => signal as unknown as GrammySignal;
+
+/** How long a press whose answer was taken waits for the request's end before it is answered blank. */
+const ACKNOWLEDGE_WITHIN_MS = 10_000;
 
 /** How long to wait before polling again after grammY stopped polling on an error. */
 const POLL_RETRY_MS = 5_000;
