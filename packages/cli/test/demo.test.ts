@@ -86,7 +86,7 @@ describe("acp demo", () => {
     expect(stdout).toContain("With ACP it did not.");
     // and what to do next, as the last line
     expect(stdout.trimEnd().split("\n").at(-1)).toBe(
-      "Next: `acp demo --interactive` to answer yourself; `acp init` and `acp proxy --upstream '…'` in front of your MCP server (README, step 7).",
+      "Next: `acp demo --interactive` to answer yourself; `acp init`, then `acp proxy --upstream '…'` in front of your MCP server (`acp docs guides/proxy`).",
     );
   }, 120_000);
 
@@ -100,6 +100,14 @@ describe("acp demo", () => {
       "did not show the expected outcome: that is a bug",
     );
     expect(demoOutcome({ stopped: true, approvedByPerson: false, interactive: true })[1]).toMatch(/^Next: `acp init`/);
+  });
+
+  it("what to do next points at a page installed with acp, not at the repository's README", () => {
+    for (const interactive of [true, false]) {
+      const next = demoOutcome({ stopped: true, approvedByPerson: false, interactive })[1] ?? "";
+      expect(next).toContain("(`acp docs guides/proxy`)");
+      expect(next).not.toContain("README");
+    }
   });
 
   it("--keep keeps a home whose key opens with the passphrase it prints", async () => {

@@ -1,8 +1,11 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runCli } from "./run.js";
+import { tempRoot } from "./home-fixture.js";
 
 // README.md's five-minute tour, run as written from the repository root: each `$ npx acp …` of its console
 // blocks prints what the README shows under it, and the policy it shows is the one the tour's files hold.
@@ -95,4 +98,38 @@ describe("README's five-minute tour does what it says", () => {
     expect(out.code).toBe(3);
     expect((JSON.parse(out.stdout) as { recommended_action: string }).recommended_action).toBe("ask");
   });
+});
+
+describe("README's step 7 as a new user runs it, in a fresh home", () => {
+  const dir = tempRoot("readme-install");
+  afterAll(dir.cleanup);
+
+  it("npm install -g ./packages/cli puts an acp on PATH that makes a home, checks it and shows the proxy guide", () => {
+    const install = /`(npm install -g \.\/packages\/cli)`/.exec(tour)?.[1] ?? "";
+    expect(install).toBe("npm install -g ./packages/cli");
+    // the global prefix is a temporary directory, so the machine's own global packages are left alone
+    const prefix = join(dir.dir, "global");
+    const installed = spawnSync("npm", [...install.split(" ").slice(1), "--prefix", prefix], {
+      cwd: root,
+      encoding: "utf8",
+    });
+    expect(installed.status, installed.stderr).toBe(0);
+    const env = {
+      PATH: `${join(prefix, "bin")}:${process.env["PATH"] ?? ""}`,
+      HOME: dir.dir,
+      ACP_HOME: join(dir.dir, "acp"),
+      ACP_PASSPHRASE: "a passphrase for the tour",
+    };
+    const acp = (...args: string[]) => spawnSync("acp", args, { cwd: dir.dir, env, encoding: "utf8" });
+    const init = acp("init");
+    expect(init.status, init.stderr).toBe(0);
+    // what init says to do next is a page the installed acp has
+    const next = /\(`acp docs (\S+)`\)/.exec(init.stdout + init.stderr)?.[1];
+    expect(next).toBe("guides/proxy");
+    const doctor = acp("doctor");
+    expect(doctor.status, doctor.stdout + doctor.stderr).toBe(0);
+    const guide = acp("docs", next ?? "");
+    expect(guide.status, guide.stderr).toBe(0);
+    expect(guide.stdout).toBe(readFileSync(join(root, "docs", "guides", "proxy.md"), "utf8"));
+  }, 120_000);
 });

@@ -93,8 +93,8 @@ export function demoOutcome(outcome: {
     return [
       `Without ACP your inbox went to ${ATTACKER}. With ACP it did not.`,
       outcome.interactive
-        ? "Next: `acp init` makes your own home; `acp proxy --upstream '…'` goes in front of your MCP server (README, step 7)."
-        : "Next: `acp demo --interactive` to answer yourself; `acp init` and `acp proxy --upstream '…'` in front of your MCP server (README, step 7).",
+        ? "Next: `acp init` makes your own home; `acp proxy --upstream '…'` goes in front of your MCP server (`acp docs guides/proxy`)."
+        : "Next: `acp demo --interactive` to answer yourself; `acp init`, then `acp proxy --upstream '…'` in front of your MCP server (`acp docs guides/proxy`).",
     ];
   if (outcome.approvedByPerson)
     return [
