@@ -1,35 +1,53 @@
 /**
- * A fixed-window counter per key, with a clock passed in; memory bounded by pruning keys whose window has passed.
- * Pruning is amortised: past `maxKeys` keys the map is swept, and the next sweep waits until it has doubled again.
- * (Sweeping on every new key past the bound made each new key cost a scan of every live one — a botnet of many
- * ranges, or fresh claim codes from each, turned the counters quadratic.) Live keys are never dropped, so hitting
- * under many fresh keys never resets anyone's count.
+ * A sliding-window counter per key, with a clock passed in. The window is cut into `buckets` slices and a count
+ * is the sum of the slices the window `(now − windowMs, now]` touches, the oldest one whole: every hit inside the
+ * window is counted (a fixed window let a burst at its end and another at the start of the next through, twice a
+ * limit within moments), and a hit leaves the count at most one slice (`windowMs / buckets`) after the window
+ * has passed it — the error is always on the side of refusing. Every hit counts, refused or not: a client
+ * sending faster than the limit stays over it until it slows down.
+ *
+ * Memory is bounded: a key holds at most `buckets + 1` (slice, count) pairs, only for slices it has hits in, and
+ * keys whose newest slice has left the window are pruned. Pruning is amortised: past `maxKeys` keys the map is
+ * swept, and the next sweep waits until it has doubled again. (Sweeping on every new key past the bound made
+ * each new key cost a scan of every live one — a botnet of many ranges, or fresh claim codes from each, turned
+ * the counters quadratic.) Live keys are never dropped, so hitting under many fresh keys never resets anyone's
+ * count.
  */
 export class WindowCounter {
-  private readonly hits = new Map<string, { start: number; count: number }>();
+  /** Per key, ascending (slice, count) pairs, flattened. */
+  private readonly hits = new Map<string, number[]>();
+  private readonly sliceMs: number;
   private pruneAt: number;
 
-  /** Counts `windowMs` windows; sweeps passed windows once there are more than `maxKeys` keys. */
+  /** Counts over a sliding `windowMs`, in `buckets` slices; sweeps passed keys past `maxKeys` keys. */
   constructor(
     private readonly windowMs: number,
     private readonly maxKeys = 100_000,
+    private readonly buckets = 20,
   ) {
+    // Rounded up: `buckets` slices always cover the whole window.
+    this.sliceMs = Math.max(1, Math.ceil(windowMs / buckets));
     this.pruneAt = maxKeys;
   }
 
-  /** Adds one hit for `key` at `nowMs` and returns the count in the current window (including it). */
+  /** Adds one hit for `key` at `nowMs` and returns the count in the window ending at `nowMs` (including it). */
   hit(key: string, nowMs: number): number {
-    const cur = this.hits.get(key);
-    if (cur === undefined || nowMs - cur.start >= this.windowMs) {
-      this.hits.set(key, { start: nowMs, count: 1 });
+    const cur = this.slice(nowMs);
+    const pairs = this.hits.get(key);
+    if (pairs === undefined) {
+      this.hits.set(key, [cur, 1]);
       if (this.hits.size > this.pruneAt) {
         this.prune(nowMs);
         this.pruneAt = Math.max(this.maxKeys, 2 * this.hits.size);
       }
       return 1;
     }
-    cur.count += 1;
-    return cur.count;
+    this.dropPassed(pairs, cur);
+    const last = pairs.length - 2;
+    // A clock that stepped back adds to the newest slice (never to a slice already dropped).
+    if (last >= 0 && (pairs[last] as number) >= cur) pairs[last + 1] = (pairs[last + 1] as number) + 1;
+    else pairs.push(cur, 1);
+    return this.sum(pairs);
   }
 
   /** How many keys are held (live, or passed and not yet swept). */
@@ -37,15 +55,38 @@ export class WindowCounter {
     return this.hits.size;
   }
 
-  /** The count in the current window without adding one. */
+  /** The count in the window ending at `nowMs`, without adding one. */
   peek(key: string, nowMs: number): number {
-    const cur = this.hits.get(key);
-    return cur === undefined || nowMs - cur.start >= this.windowMs ? 0 : cur.count;
+    const pairs = this.hits.get(key);
+    if (pairs === undefined) return 0;
+    const oldest = this.slice(nowMs) - this.buckets;
+    let n = 0;
+    for (let i = 0; i < pairs.length; i += 2) if ((pairs[i] as number) >= oldest) n += pairs[i + 1] as number;
+    return n;
   }
 
-  /** Drops every key whose window has passed (one scan; see the class comment for when it runs). */
+  /** Drops every key whose newest slice has left the window (one scan; see the class comment for when it runs). */
   protected prune(nowMs: number): void {
-    for (const [k, v] of this.hits) if (nowMs - v.start >= this.windowMs) this.hits.delete(k);
+    const oldest = this.slice(nowMs) - this.buckets;
+    for (const [k, pairs] of this.hits) if ((pairs[pairs.length - 2] as number) < oldest) this.hits.delete(k);
+  }
+
+  private slice(nowMs: number): number {
+    return Math.floor(nowMs / this.sliceMs);
+  }
+
+  /** Removes the leading pairs whose slice has left the window ending in slice `cur`. */
+  private dropPassed(pairs: number[], cur: number): void {
+    const oldest = cur - this.buckets;
+    let i = 0;
+    while (i < pairs.length && (pairs[i] as number) < oldest) i += 2;
+    if (i > 0) pairs.splice(0, i);
+  }
+
+  private sum(pairs: number[]): number {
+    let n = 0;
+    for (let i = 1; i < pairs.length; i += 2) n += pairs[i] as number;
+    return n;
   }
 }
 
