@@ -1,7 +1,5 @@
-import { createRedactor, NO_PATTERNS } from "@acp/core";
 import { withoutSecretValues } from "@acp/proxy/gate";
-import { checkResultSecrets } from "./result-secrets.js";
-import { createTextStreamRedactor } from "./stream-text.js";
+import { createChunkStreamRedactor, type ChunkStep } from "./stream-chunks.js";
 import {
   admitCall,
   failedRun,
@@ -53,11 +51,14 @@ function pull<C>(source: AsyncIterator<C>, stop: AbortSignal): Promise<IteratorR
  * a `GuardRefusal`), then calls the function and hands on what it yields, each chunk checked before the
  * caller sees it:
  *
- * - a string is a piece of one text: every vault value in it is replaced, and so is one split across
- *   pieces (the end of a piece that could be the start of a secret is held back until the next piece
- *   shows whether it is, or the stream ends; see {@link createTextStreamRedactor});
- * - anything else is checked whole, as a result is ({@link checkResultSecrets}), and what cannot be
- *   checked stops the stream with `result_withheld` (the function is told to stop: `return()`).
+ * - each chunk is checked as a result is ({@link checkResultSecrets}), and what cannot be checked stops
+ *   the stream with `result_withheld` (the function is told to stop: `return()`);
+ * - the strings at one place in successive chunks (a string chunk, a path of keys in an object chunk) are
+ *   pieces of one text: every vault value in them is replaced, and so is one split across pieces (a chunk
+ *   whose string could end in the start of a secret is held back, the chunks after it waiting behind it,
+ *   until a later one shows whether it does, or the stream ends; see {@link createChunkStreamRedactor}).
+ *   What is held back when the stream fails, is withheld or is stopped is dropped, and counted in
+ *   `tool_call_completed` as `held_back_chunks`.
  *
  * Each chunk passed on is told to the session runtime (a run of text pieces also whole, at its end).
  * `tool_call_completed` is recorded when the stream ends, fails (`is_error`), or is stopped by the caller
@@ -88,9 +89,8 @@ export async function* runGuardedStream<A extends object, C>(
     throw await failedRun(deps, call, admitted, err);
   }
   const secrets = secretsOf(deps.credentials);
-  const values = secrets?.() ?? [];
-  const redact = createRedactor(NO_PATTERNS, { secrets: () => values });
-  const text = secrets === undefined ? undefined : createTextStreamRedactor(values, (t) => redact(t) as string);
+  // without credentials the guard gave the call no secret: every chunk is passed on as it is
+  const redactor = secrets === undefined ? undefined : createChunkStreamRedactor(secrets());
   let chunks = 0;
   let first = true;
   // the current run of text pieces as passed on, and how many pieces it has
@@ -100,16 +100,27 @@ export async function* runGuardedStream<A extends object, C>(
     observe(deps, admitted.request, call, value, first);
     first = false;
   };
-  const passOn = (value: unknown): void => {
-    chunks++;
-    tell(value);
-  };
   const endRun = (): void => {
     if (pieces > 1) tell(run); // a value split across pieces is seen whole
     run = "";
     pieces = 0;
   };
-  const counted = (): Record<string, unknown> => ({ ...admitted.completed(), streamed_chunks: chunks });
+  const passOn = (value: unknown): void => {
+    chunks++;
+    if (typeof value === "string") {
+      run += value;
+      pieces++;
+    } else {
+      endRun(); // a run of text ends before anything else
+    }
+    tell(value);
+  };
+  // the chunks passed on, and those held back that never will be (the stream stopped before it showed what they hold)
+  const tally = (): Record<string, unknown> => {
+    const heldBack = redactor?.holding ?? 0;
+    return { streamed_chunks: chunks, ...(heldBack > 0 ? { held_back_chunks: heldBack } : {}) };
+  };
+  const counted = (): Record<string, unknown> => ({ ...admitted.completed(), ...tally() });
   let outcome: "ended" | "failed" | "withheld" | undefined;
   // the caller's cancellation, or the guard closing, ends a read the function does not answer
   const stop = call.signal !== undefined ? AbortSignal.any([deps.signal, call.signal]) : deps.signal;
@@ -125,41 +136,21 @@ export async function* runGuardedStream<A extends object, C>(
         if (err instanceof Cancelled) throw err.reason;
         pulling = false;
         outcome = "failed";
-        throw await failedRun(deps, call, admitted, err, { streamed_chunks: chunks });
+        throw await failedRun(deps, call, admitted, err, tally());
       }
-      if (step.done === true) break;
-      const value = step.value;
-      if (typeof value === "string") {
-        // none while what came could be the start of a secret
-        for (const out of text === undefined ? [value] : text.push(value)) {
-          run += out;
-          pieces++;
-          passOn(out);
-          yield out as C;
-        }
-        continue;
+      const shown: ChunkStep =
+        step.done === true
+          ? (redactor?.end() ?? { kind: "shown", chunks: [] })
+          : (redactor?.push(step.value) ?? { kind: "shown", chunks: [step.value] });
+      if (shown.kind === "withheld") {
+        outcome = "withheld";
+        throw await withheld(deps, call, admitted, shown.why, tally());
       }
-      // a run of text ends before anything else
-      for (const out of text?.end() ?? []) {
-        run += out;
-        pieces++;
+      for (const out of shown.chunks) {
         passOn(out);
         yield out as C;
       }
-      endRun();
-      const checked = checkResultSecrets(secrets, value);
-      if (checked.kind === "withheld") {
-        outcome = "withheld";
-        throw await withheld(deps, call, admitted, checked.why, { streamed_chunks: chunks });
-      }
-      passOn(checked.value);
-      yield checked.value;
-    }
-    for (const out of text?.end() ?? []) {
-      run += out;
-      pieces++;
-      passOn(out);
-      yield out as C;
+      if (step.done === true) break;
     }
     endRun();
     if (first) tell(""); // a stream that gave nothing still ran

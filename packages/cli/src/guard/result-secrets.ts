@@ -8,7 +8,8 @@ const MAX_DEPTH = 128;
 export type CheckedResult<R> =
   { readonly kind: "shown"; readonly value: R } | { readonly kind: "withheld"; readonly why: string };
 
-type Bytes = ArrayBufferView | ArrayBuffer | SharedArrayBuffer;
+/** Binary values whose bytes the guard reads. */
+export type Bytes = ArrayBufferView | ArrayBuffer | SharedArrayBuffer;
 
 /** Thrown inside the walk: something the guard cannot look inside. */
 class Unwalkable extends Error {}
@@ -21,7 +22,7 @@ function nameOf(value: object): string {
 }
 
 /** The bytes of a binary value, without a copy. */
-function bytesOf(value: Bytes): Buffer {
+export function bytesOf(value: Bytes): Buffer {
   if (ArrayBuffer.isView(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return Buffer.from(value);
 }
@@ -30,7 +31,7 @@ function bytesOf(value: Bytes): Buffer {
  * The secrets as the bytes of a binary value hold them, each byte one `latin1` character: the redactor
  * then finds them (and their JSON, base64 and percent spellings) in the bytes read the same way.
  */
-const asUtf8Bytes = (secret: string): string => Buffer.from(secret, "utf8").toString("latin1");
+export const asUtf8Bytes = (secret: string): string => Buffer.from(secret, "utf8").toString("latin1");
 const asUtf16Bytes = (secret: string): string => Buffer.from(secret, "utf16le").toString("latin1");
 
 /**
@@ -54,19 +55,29 @@ export function checkResultSecrets<R>(
   result: R,
 ): CheckedResult<R> {
   if (secretValues === undefined) return { kind: "shown", value: result };
-  const secrets = secretValues().filter((s) => s !== "");
+  return resultChecker(secretValues())(result);
+}
+
+/**
+ * {@link checkResultSecrets} over fixed secret values, their spellings worked out once: for the chunks of
+ * one stream.
+ */
+export function resultChecker(values: readonly string[]): <R>(result: R) => CheckedResult<R> {
+  const secrets = values.filter((s) => s !== "");
   const redact = createRedactor(NO_PATTERNS, { secrets: () => secrets });
   const byteSecrets = secrets.map(asUtf8Bytes);
   const redactBytes = createRedactor(NO_PATTERNS, { secrets: () => byteSecrets });
   const wideSecrets = secrets.map(asUtf16Bytes);
-  const walker = new Walker(redact, redactBytes, wideSecrets);
-  try {
-    if (!walker.needsCopy(result, 0)) return { kind: "shown", value: result };
-    return { kind: "shown", value: walker.copy(result) as R };
-  } catch (err) {
-    if (err instanceof Unwalkable) return { kind: "withheld", why: err.message };
-    throw err;
-  }
+  return <R>(result: R): CheckedResult<R> => {
+    const walker = new Walker(redact, redactBytes, wideSecrets);
+    try {
+      if (!walker.needsCopy(result, 0)) return { kind: "shown", value: result };
+      return { kind: "shown", value: walker.copy(result) as R };
+    } catch (err) {
+      if (err instanceof Unwalkable) return { kind: "withheld", why: err.message };
+      throw err;
+    }
+  };
 }
 
 class Walker {
@@ -173,27 +184,31 @@ class Walker {
 
   private copyBytes(value: Bytes): unknown {
     const text = bytesOf(value).toString("latin1");
-    const bytes = Buffer.from(this.redactBytes(text) as string, "latin1");
-    if (Buffer.isBuffer(value)) return bytes;
-    if (value instanceof Uint8ClampedArray) return new Uint8ClampedArray(bytes);
-    if (value instanceof Int8Array) return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length).slice();
-    if (value instanceof Uint8Array) return new Uint8Array(bytes);
-    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+    return sameKindBytes(value, Buffer.from(this.redactBytes(text) as string, "latin1"));
   }
 }
 
+/** `bytes` as a new value of the kind of `value` (one {@link byteSized} says can hold any run of bytes). */
+export function sameKindBytes(value: Bytes, bytes: Buffer): unknown {
+  if (Buffer.isBuffer(value)) return bytes;
+  if (value instanceof Uint8ClampedArray) return new Uint8ClampedArray(bytes);
+  if (value instanceof Int8Array) return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length).slice();
+  if (value instanceof Uint8Array) return new Uint8Array(bytes);
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
+}
+
 /** The own keys of an array or plain object, symbols and non-enumerable ones too; an array's `length` is its shape, not content. */
-function ownKeys(value: object): (string | symbol)[] {
+export function ownKeys(value: object): (string | symbol)[] {
   const keys = Reflect.ownKeys(value);
   return Array.isArray(value) ? keys.filter((key) => key !== "length") : keys;
 }
 
-function isShared(value: object): value is SharedArrayBuffer {
+export function isShared(value: object): value is SharedArrayBuffer {
   return typeof SharedArrayBuffer !== "undefined" && value instanceof SharedArrayBuffer;
 }
 
 /** Whether a secret's bytes can be replaced in `value`: a run of bytes, each element one byte. */
-function byteSized(value: Bytes): boolean {
+export function byteSized(value: Bytes): boolean {
   return (
     value instanceof ArrayBuffer ||
     value instanceof Uint8Array || // a Buffer too

@@ -13,6 +13,13 @@ export interface TextStreamRedactor {
   end(): string[];
 }
 
+/**
+ * A {@link TextStreamRedactor} that answers for every piece, in order: `push` and `end` return one text
+ * for each of the oldest pieces they let go (an empty one for a piece that only held the rest of a
+ * secret), so that the caller can put each back where its piece came from (a string of an object).
+ */
+export type PieceRedactor = TextStreamRedactor;
+
 /** A secret of several lines as written, and with its line breaks as LF and as CRLF (as `spellSecrets` spells it). */
 function lineEndings(secret: string): string[] {
   if (!/[\r\n]/.test(secret)) return [secret];
@@ -95,6 +102,18 @@ export function createTextStreamRedactor(
   secrets: readonly string[],
   redact: (text: string) => string,
 ): TextStreamRedactor {
+  const pieces = pieceRedactors(secrets, redact)();
+  return {
+    push: (piece) => pieces.push(piece).filter((out) => out !== ""),
+    end: () => pieces.end().filter((out) => out !== ""),
+  };
+}
+
+/**
+ * A maker of {@link PieceRedactor}s over the secrets (their spellings worked out once): each redacts one
+ * text as {@link createTextStreamRedactor} does, one answer for each piece.
+ */
+export function pieceRedactors(secrets: readonly string[], redact: (text: string) => string): () => PieceRedactor {
   const raw = [...new Set(secrets.filter((s) => s !== "").flatMap(lineEndings))];
   const spelled = spellSecrets(raw);
   const longest = Math.max(0, ...spelled.strings.map((s) => s.length), ...raw.map((s) => 3 * Buffer.byteLength(s)));
@@ -135,7 +154,7 @@ export function createTextStreamRedactor(
         at = Math.max(at, Math.min(end, to));
       }
       if (at < to) shown += redact(text.slice(at, to));
-      if (shown !== "") out.push(shown);
+      out.push(shown);
       from = to;
     }
     return out;
@@ -167,37 +186,39 @@ export function createTextStreamRedactor(
     });
     return masks;
   };
-  let held: string[] = [];
-  return {
-    push(piece) {
-      if (raw.length === 0) return piece === "" ? [] : [piece];
-      held.push(piece);
-      const text = held.join("");
-      const found = occurrences(text, spelled);
-      // the last end of a piece at or before the cut that no spelling runs across
-      const ends: number[] = [];
-      for (const one of held) ends.push((ends.at(-1) ?? 0) + one.length);
-      let limit = safeCut(text, found);
-      let count = 0;
-      for (let again = true; again;) {
-        count = ends.filter((end) => end <= limit).length;
-        const upTo = count === 0 ? 0 : (ends[count - 1] as number);
-        const across = found.find(([start, end]) => start < upTo && upTo < end);
-        again = across !== undefined;
-        if (across !== undefined) limit = across[0];
-      }
-      if (count === 0) return [];
-      const upTo = ends[count - 1] as number;
-      const going = held.slice(0, count);
-      held = held.slice(count);
-      const masks = [...found.filter(([, end]) => end <= upTo), ...grown(going, held[0])];
-      return replaced(going, text.slice(0, upTo), merged(masks));
-    },
-    end() {
-      const going = held;
-      held = [];
-      const text = going.join("");
-      return replaced(going, text, merged([...occurrences(text, spelled), ...grown(going, undefined)]));
-    },
+  return () => {
+    let held: string[] = [];
+    return {
+      push(piece) {
+        if (raw.length === 0) return [piece];
+        held.push(piece);
+        const text = held.join("");
+        const found = occurrences(text, spelled);
+        // the last end of a piece at or before the cut that no spelling runs across
+        const ends: number[] = [];
+        for (const one of held) ends.push((ends.at(-1) ?? 0) + one.length);
+        let limit = safeCut(text, found);
+        let count = 0;
+        for (let again = true; again;) {
+          count = ends.filter((end) => end <= limit).length;
+          const upTo = count === 0 ? 0 : (ends[count - 1] as number);
+          const across = found.find(([start, end]) => start < upTo && upTo < end);
+          again = across !== undefined;
+          if (across !== undefined) limit = across[0];
+        }
+        if (count === 0) return [];
+        const upTo = ends[count - 1] as number;
+        const going = held.slice(0, count);
+        held = held.slice(count);
+        const masks = [...found.filter(([, end]) => end <= upTo), ...grown(going, held[0])];
+        return replaced(going, text.slice(0, upTo), merged(masks));
+      },
+      end() {
+        const going = held;
+        held = [];
+        const text = going.join("");
+        return replaced(going, text, merged([...occurrences(text, spelled), ...grown(going, undefined)]));
+      },
+    };
   };
 }

@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/require-await -- the streaming tools here are async generators that await nothing */
+import { Buffer } from "node:buffer";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -92,7 +93,7 @@ describe("openGuard: guardStream checks each chunk of a streaming tool", () => {
       "fetch",
       async function* (args: Args) {
         try {
-          yield { status: "authorised", header: `Bearer ${args.token ?? ""}` };
+          yield { status: "ok", header: `Bearer ${args.token ?? ""}` };
           yield { status: "open", session: new Session(args.token ?? "") };
           yield { status: "never" };
         } finally {
@@ -103,7 +104,7 @@ describe("openGuard: guardStream checks each chunk of a streaming tool", () => {
     );
     const { chunks, error } = await drain(fetch({}));
     await acp.close();
-    expect(chunks).toEqual([{ status: "authorised", header: "Bearer [REDACTED]" }]);
+    expect(chunks).toEqual([{ status: "ok", header: "Bearer [REDACTED]" }]);
     expect(isGuardRefusal(error) && error.stop).toBe("result_withheld");
     expect(isGuardRefusal(error) && error.ran).toBe(true);
     expect((error as Error).message).toMatch(/^the call ran, but its result is withheld: it holds a `Session`/);
@@ -194,6 +195,162 @@ describe("openGuard: guardStream checks each chunk of a streaming tool", () => {
     expect(stopped).toBe(true);
     expect(completions(home)).toEqual([expect.objectContaining({ cancelled: true })]);
     expect(await stream.next()).toEqual({ done: true, value: undefined });
+  });
+});
+
+describe("openGuard: guardStream joins the strings at one place of successive object chunks", () => {
+  /** Each 2-character window of the secret's inside: none may reach the caller. */
+  const leaked = (chunks: unknown[]): string[] => {
+    const text = JSON.stringify(chunks, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString("latin1") : v));
+    const found: string[] = [];
+    for (let at = 4; at + 6 <= SECRET.length; at += 3)
+      if (text.includes(SECRET.slice(at, at + 6))) found.push(SECRET.slice(at, at + 6));
+    return found;
+  };
+
+  it("hides a vault value split between the `delta` strings of two object chunks, keeping each chunk's shape", async () => {
+    const { home, acp } = await guarded();
+    const chat = acp.guardStream(
+      "chat",
+      async function* (args: Args) {
+        const token = args.token ?? "";
+        yield { id: "c1", delta: "your key is " };
+        yield { id: "c1", delta: `${token.slice(0, 8)}` };
+        yield { id: "c1", delta: `${token.slice(8)}, keep it safe` };
+        yield { id: "c1", done: true };
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(chat({}));
+    await acp.close();
+    expect(error).toBeUndefined();
+    expect(chunks).toEqual([
+      { id: "c1", delta: "your key is " },
+      { id: "c1", delta: "[REDACTED]" },
+      { id: "c1", delta: ", keep it safe" },
+      { id: "c1", done: true },
+    ]);
+    expect(leaked(chunks)).toEqual([]);
+    expect(readFileSync(join(home, "audit.jsonl"), "utf8")).not.toContain(SECRET.slice(8));
+    expect(completions(home)).toEqual([expect.objectContaining({ is_error: false, streamed_chunks: 4 })]);
+  });
+
+  it("follows the place, not the shape: OpenAI-style chunks with a role first, a choice's content, bytes", async () => {
+    const { acp } = await guarded();
+    const chat = acp.guardStream(
+      "chat",
+      async function* (args: Args) {
+        const token = args.token ?? "";
+        yield { choices: [{ index: 0, delta: { role: "assistant", content: "" } }] };
+        yield { choices: [{ index: 0, delta: { content: `tok ${token.slice(0, 3)}` } }] };
+        yield { ping: true }; // no content here: the piece before waits
+        yield { choices: [{ index: 0, delta: { content: token.slice(3, 10) } }], usage: null };
+        yield { choices: [{ index: 0, delta: { content: token.slice(10) } }] };
+        yield { body: Buffer.from(`raw ${token.slice(0, 5)}`) };
+        yield { body: Buffer.from(`${token.slice(5)} end`) };
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(chat({}));
+    await acp.close();
+    expect(error).toBeUndefined();
+    expect(leaked(chunks)).toEqual([]);
+    const content = chunks
+      .map((c) => (c as { choices?: { delta: { content?: string } }[] }).choices?.[0]?.delta.content ?? "")
+      .join("");
+    expect(content).toBe("tok [REDACTED]");
+    expect(chunks[0]).toEqual({ choices: [{ index: 0, delta: { role: "assistant", content: "" } }] });
+    expect(chunks[2]).toEqual({ ping: true });
+    const body = chunks.slice(5).map((c) => (c as { body: Buffer }).body);
+    expect(body.every((b) => Buffer.isBuffer(b))).toBe(true);
+    expect(Buffer.concat(body).toString()).toBe("raw [REDACTED] end");
+  });
+
+  it("joins the strings of an array field, within a chunk and across chunks", async () => {
+    const { acp } = await guarded();
+    const parts = acp.guardStream(
+      "parts",
+      async function* (args: Args) {
+        const token = args.token ?? "";
+        yield { parts: ["a", token.slice(0, 7), token.slice(7, 12)] };
+        yield { parts: [token.slice(12), " b"] };
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(parts({}));
+    await acp.close();
+    expect(error).toBeUndefined();
+    expect(chunks).toEqual([{ parts: ["a", "[REDACTED]", ""] }, { parts: ["", " b"] }]);
+  });
+});
+
+describe("openGuard: what a stream held back, at its end, failure or stop", () => {
+  it("passes on at a normal end the chunks held back that began no secret, in order", async () => {
+    const { home, acp } = await guarded();
+    const status = acp.guardStream(
+      "status",
+      async function* () {
+        yield { state: "queued" };
+        yield { state: "authorised" }; // `d` could begin the secret's base64 spelling (`dG9r…`)
+        yield { progress: 1 }; // no `state`: it waits behind the one before, in order
+        yield "Found it"; // `t` could begin the secret
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(status({}));
+    await acp.close();
+    expect(error).toBeUndefined();
+    expect(chunks).toEqual([{ state: "queued" }, { state: "authorised" }, { progress: 1 }, "Found it"]);
+    expect(completions(home)).toEqual([expect.objectContaining({ is_error: false, streamed_chunks: 4 })]);
+    expect(completions(home)[0]).not.toHaveProperty("held_back_chunks");
+  });
+
+  it("drops what it held back when the tool fails, and the audit counts it", async () => {
+    const { home, acp } = await guarded();
+    const failing = acp.guardStream(
+      "fail",
+      async function* (args: Args) {
+        yield { delta: "ok " };
+        yield { delta: `key ${(args.token ?? "").slice(0, 9)}` };
+        yield { usage: 3 };
+        throw new Error("upstream reset");
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(failing({}));
+    await acp.close();
+    expect(chunks).toEqual([{ delta: "ok " }]);
+    expect((error as Error).message).toBe("upstream reset");
+    expect(completions(home)).toEqual([
+      expect.objectContaining({ is_error: true, streamed_chunks: 1, held_back_chunks: 2 }),
+    ]);
+  });
+
+  it("drops what it held back when the caller cancels, and the audit counts it", async () => {
+    const { home, acp } = await guarded();
+    const slow = acp.guardStream<Args, string, [ExecOptions?]>(
+      "slow",
+      async function* (args: Args) {
+        yield "one ";
+        yield `two ${(args.token ?? "").slice(0, 4)}`;
+        asked(); // the guard took in `two tok_`, held it back, and asks for the next piece
+        await new Promise(() => undefined);
+      },
+      { server: "bank" },
+    );
+    let asked = (): void => undefined;
+    const waiting = new Promise<void>((resolve) => (asked = resolve));
+    const controller = new AbortController();
+    const reading = slow({}, { abortSignal: controller.signal });
+    expect((await reading.next()).value).toBe("one ");
+    const next = reading.next();
+    await waiting;
+    controller.abort(new Error("stop"));
+    await expect(next).rejects.toThrow("stop");
+    await acp.close();
+    expect(completions(home)).toEqual([
+      expect.objectContaining({ cancelled: true, streamed_chunks: 1, held_back_chunks: 1 }),
+    ]);
   });
 });
 
