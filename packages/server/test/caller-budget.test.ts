@@ -159,6 +159,8 @@ describe("acp serve with caller shares", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
+  /** The `Retry-After` of the last answer of {@link decide} (null: none). */
+  let retryAfter: string | null = null;
   async function decide(token: string, body: unknown): Promise<Decision> {
     const res = await fetch(`${url}/v1/decide`, {
       method: "POST",
@@ -166,6 +168,7 @@ describe("acp serve with caller shares", () => {
       body: JSON.stringify(body),
     });
     expect(res.status).toBe(200);
+    retryAfter = res.headers.get("retry-after");
     return at(await readJson(res), "decision") as Decision;
   }
 
@@ -183,6 +186,8 @@ describe("acp serve with caller shares", () => {
           "too costly to judge counts as 16,777,216): refused without being judged, so the other callers are " +
           "answered; try again in 61 s",
       );
+      // the answer stays 200 with the refusal, and says when to come back in the standard header too
+      expect(retryAfter).toBe("61");
     }
     // the contract front end (and the MCP tool, which shares it) says the same
     const check = await fetch(`${url}/pre-tool-check`, {
@@ -197,8 +202,10 @@ describe("acp serve with caller shares", () => {
       "fail",
     ]);
     expect(at(envelope, "decision", "reasons", 0, "code")).toBe("caller_budget_exhausted");
+    expect(check.headers.get("retry-after")).toBe("61");
     // the other agent and the anonymous token's callers are judged as ever
     expect((await decide(OTHER_TOKEN, NORMAL)).route).toBe("accept");
+    expect(retryAfter).toBeNull();
     expect((await decide(ANON_TOKEN, { ...NORMAL, agent: "hostile" })).route).toBe("accept");
     // the refusals are recorded as every decision is, under the token's agent
     await node.stores.auditLog.flush();
@@ -225,6 +232,7 @@ describe("acp serve with caller shares", () => {
   it("judges the caller again once its share has come back", async () => {
     now += 60_000; // back to zero: still nothing to spend
     expect(codes(await decide(HOSTILE_TOKEN, NORMAL))).toEqual(["caller_budget_exhausted"]);
+    expect(retryAfter).toBe("1");
     now += 1_000;
     expect((await decide(HOSTILE_TOKEN, NORMAL)).route).toBe("accept");
   });

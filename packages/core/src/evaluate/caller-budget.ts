@@ -15,6 +15,7 @@
 import type { Decision } from "../pipeline/types.js";
 import { DECISION_WORK_BUDGET } from "./match-policy.js";
 import { policyWorkOf } from "./policy-work.js";
+import { noteRetryAt } from "./retry-after.js";
 
 /** Units of work one caller may spend at once, by default: 2^25, four whole decision budgets. */
 export const DEFAULT_CALLER_BUDGET_UNITS = 2 ** 25;
@@ -67,8 +68,10 @@ function who(caller: string | undefined): string {
   return `agent \`${caller.length > 64 ? `${caller.slice(0, 64)}…` : caller}\``;
 }
 
-function refusal(message: string): Decision {
+/** The refusal of a caller not judged now; `retryAtMs`: when it may be judged again. */
+function refusal(message: string, retryAtMs: number): Decision {
   const reasons = [{ source: "pipeline" as const, code: "caller_budget_exhausted", message }];
+  const verdict = noteRetryAt({ source: "pipeline" as const, route: "refuse" as const, reasons }, retryAtMs);
   return {
     route: "refuse",
     action: "deny",
@@ -76,7 +79,7 @@ function refusal(message: string): Decision {
     category: "system",
     risk_level: "critical",
     reasons,
-    verdicts: [{ source: "pipeline", route: "refuse", reasons }],
+    verdicts: [verdict],
   };
 }
 
@@ -127,6 +130,7 @@ export function createCallerBudget(options: CallerBudgetOptions = {}): CallerBud
         return refusal(
           `too many callers are being counted (at most ${maxCallers.toLocaleString("en-US")}) for ${who(caller)} ` +
             `to be counted too: refused without being judged; try again in ${seconds(windowMs)} s`,
+          nowMs + seconds(windowMs) * 1000,
         );
       }
       const balance = balanceAt(account, nowMs);
@@ -137,6 +141,7 @@ export function createCallerBudget(options: CallerBudgetOptions = {}): CallerBud
         `${who(caller)} has spent its share of this process's policy work (${share}; a request too costly to ` +
           `judge counts as ${EXHAUSTED_CHARGE.toLocaleString("en-US")}): refused without being judged, so the ` +
           `other callers are answered; try again in ${seconds(retryMs)} s`,
+        nowMs + seconds(retryMs) * 1000,
       );
     },
     charge(caller, decision, nowMs) {

@@ -7,6 +7,7 @@ import type { CompiledPolicy } from "./compile-policy.js";
 import { measureWork, WorkBudgetExceededError } from "../glob/index.js";
 import { matchPolicy, type PolicyMatch } from "./match-policy.js";
 import { tallyPolicyWork } from "./policy-work.js";
+import { noteRetryAt } from "./retry-after.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
 /** The policy source's verdict: the route plus the rule vocabulary and classification. */
@@ -64,18 +65,30 @@ function verdictFrom(match: PolicyMatch, action: PolicyAction, extra: readonly R
   };
 }
 
-async function checkRateLimit(rule: PolicyRule, options: EvaluatePolicyOptions): Promise<Reason | undefined> {
+/** Why a rule's rate limit refuses the call, and when a slot frees (spent limits only). */
+interface Limited {
+  readonly reason: Reason;
+  readonly retryAtMs?: number;
+}
+
+async function checkRateLimit(rule: PolicyRule, options: EvaluatePolicyOptions): Promise<Limited | undefined> {
   const limit = rule.rate_limit;
   if (limit === undefined || rule.action === "deny" || options.spendRateLimit === false) return undefined;
   if (options.rateLimiter === undefined) {
     const message = `rule \`${rule.id}\` has rate limit \`${limit.text}\` but no rate limiter is configured`;
-    return { source: "policy", code: "rate_limit_unavailable", message, rule: rule.id };
+    return { reason: { source: "policy", code: "rate_limit_unavailable", message, rule: rule.id } };
   }
   const nowMs = options.now.getTime();
   const outcome = await options.rateLimiter.consume(rateLimitKey(rule.id), limit.count, limit.windowMs, nowMs);
   if (outcome.allowed === true) return undefined;
   const message = `rule \`${rule.id}\` is rate limited: limit \`${limit.text}\` spent`;
-  return { source: "policy", code: "rate_limited", message, rule: rule.id };
+  return { reason: { source: "policy", code: "rate_limited", message, rule: rule.id }, retryAtMs: outcome.resetAtMs };
+}
+
+/** The refusal of a limited call; a spent limit keeps when it frees a slot ({@link noteRetryAt}). */
+function limitedVerdict(match: PolicyMatch, limited: Limited): PolicyVerdict {
+  const verdict = verdictFrom(match, "deny", [limited.reason]);
+  return limited.retryAtMs === undefined ? verdict : noteRetryAt(verdict, limited.retryAtMs);
 }
 
 function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unknown): PolicyVerdict {
@@ -128,11 +141,11 @@ export async function evaluatePolicy(
     if (match.derivedRule !== undefined && match.action !== "deny") {
       // the request's own category made the decision stricter: the limit the call meets without it still holds
       const limited = await checkRateLimit(match.derivedRule, options);
-      if (limited !== undefined) return tally(verdictFrom(match, "deny", [limited]));
+      if (limited !== undefined) return tally(limitedVerdict(match, limited));
     }
     if (match.rule === null) return tally(verdictFrom(match, match.action, []));
     const limited = await checkRateLimit(match.rule, options);
-    if (limited !== undefined) return tally(verdictFrom(match, "deny", [limited]));
+    if (limited !== undefined) return tally(limitedVerdict(match, limited));
     return tally(verdictFrom(match, match.action, []));
   } catch (err) {
     const exhausted = err instanceof WorkBudgetExceededError;

@@ -164,7 +164,8 @@ export function installErrorHandlers(
     else if (mapped.code === "state_unavailable") {
       log(`state store unavailable: ${error instanceof Error ? error.message : String(error)}`);
       void reply.header("retry-after", "1");
-    } else if (mapped.status >= 500)
+    } else if (error instanceof ConsentQueueFullError && error.busy) void reply.header("retry-after", "1");
+    else if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);
     const challenge = WWW_AUTHENTICATE[mapped.code];

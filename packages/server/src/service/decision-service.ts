@@ -7,6 +7,7 @@ import {
   checkParsedToolPrecheck,
   createCallerBudget,
   decideWithin,
+  retryAtOf,
   sameCanonicalJson,
   type ActionRequest,
   type ContractEnvelope,
@@ -404,10 +405,16 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         arguments: event["proposed_arguments"],
         ...(agent !== undefined ? { agent } : {}),
       };
-      return run(frontEnd, request, caller, (id, decision) => ({
-        valid: true,
-        envelope: mergeDecision(envelope, decision, id),
-      }));
+      return run(frontEnd, request, caller, (id, decision) => {
+        // the contract's own refusal (or hard blocker) does not pass with time: then no time to come back is told
+        const contractFails = envelope.architecture_decision.route === "refuse" || envelope.hard_blockers.length > 0;
+        const retryAtMs = contractFails ? undefined : retryAtOf(decision);
+        return {
+          valid: true,
+          envelope: mergeDecision(envelope, decision, id),
+          ...(retryAtMs !== undefined ? { retryAtMs } : {}),
+        };
+      });
     },
     async decide(body, wait) {
       // `NAME/…` is the session namespace of the agent a token names: a caller without such a token may not

@@ -7,6 +7,11 @@ import { HttpError } from "../http/error-body.js";
 
 /** Thrown when too many consent requests already wait (or arrive at once: `max` null). */
 export class ConsentQueueFullError extends Error {
+  /**
+   * True when the request found no turn to be counted in time (`max` null): a moment later it may be, so the
+   * 429 says `Retry-After: 1`. A full queue empties only as people answer, which no one can time.
+   */
+  readonly busy: boolean;
   constructor(max: number | null, agent?: string) {
     super(
       max === null
@@ -18,6 +23,7 @@ export class ConsentQueueFullError extends Error {
             `the most one agent may (the others' requests are not held up by it); try again later`,
     );
     this.name = "ConsentQueueFullError";
+    this.busy = max === null;
   }
 }
 

@@ -99,7 +99,15 @@ export interface DecisionService {
     event: unknown,
     frontEnd: FrontEnd,
     caller?: string,
-  ): Promise<{ valid: boolean; envelope: PreToolCheckEnvelope | ContractEnvelope }>;
+  ): Promise<{
+    valid: boolean;
+    envelope: PreToolCheckEnvelope | ContractEnvelope;
+    /**
+     * When the answer is a refusal waiting lifts (`retryAtOf`: a spent rate limit or caller share, and the
+     * contract itself does not refuse): ms since the epoch from which to ask again (`Retry-After`).
+     */
+    retryAtMs?: number;
+  }>;
   /**
    * A full action request through the pipeline; with `wait`, an ask/defer waits for a person. `caller`: the
    * agent the caller's token names (then the request's agent, and its sessions are that agent's own).

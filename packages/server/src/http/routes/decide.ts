@@ -4,8 +4,13 @@ import type { DecisionService } from "../../service/decision-service.js";
 import { callerAgent } from "../api-auth.js";
 import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES } from "../schemas.js";
 import { DECIDE_ANSWER, serializeWithJson } from "../answer-schemas.js";
+import { decisionRetryAfter } from "../retry-after.js";
 
-/** Registers the route. A waiting call is withdrawn when the client disconnects. */
+/**
+ * Registers the route. A waiting call is withdrawn when the client disconnects. A call refused only until a
+ * rule's rate limit frees a slot, or until the caller's share of the policy work comes back, is answered
+ * with `Retry-After` (the answer stays 200 with `route: refuse`, as documented).
+ */
 export function registerDecide(
   app: FastifyInstance,
   service: DecisionService,
@@ -29,7 +34,7 @@ export function registerDecide(
       },
       serializerCompiler: serializeWithJson,
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query as { wait?: string; session?: string };
       const caller = callerAgent(request);
       const withdraw = new AbortController();
@@ -38,12 +43,17 @@ export function registerDecide(
       };
       request.raw.socket.once("close", onClose);
       try {
-        return await service.decide(request.body, {
+        const answer = await service.decide(request.body, {
           wait: query.wait === "true",
           ...(query.session !== undefined ? { sessionId: query.session } : {}),
           ...(caller !== undefined ? { caller } : {}),
           signal: withdraw.signal,
         });
+        // a person's answer (`consent`) is final: only the pipeline's own refusal may pass with time
+        const retryAfter =
+          answer.consent === undefined ? decisionRetryAfter(answer.decision, service.options.clock()) : undefined;
+        if (retryAfter !== undefined) void reply.header("retry-after", retryAfter);
+        return answer;
       } finally {
         request.raw.socket.off("close", onClose);
       }

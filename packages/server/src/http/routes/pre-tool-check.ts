@@ -10,6 +10,7 @@ import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
 import { CONTRACT_EVENT_BODY } from "../schemas.js";
 import { jsonAnswerHeaders } from "../security-headers.js";
+import { retryAfterSeconds } from "../retry-after.js";
 
 function serializeJson(data: unknown): string {
   return JSON.stringify(data);
@@ -33,11 +34,16 @@ function sendEnvelope(
   reply: FastifyReply,
   envelope: PreToolCheckEnvelope | ContractEnvelope,
   headers: readonly string[],
+  retryAfter: string | undefined,
 ): void {
   const body = serializeAnswer(envelope);
   void reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, [...headers, "content-length", String(Buffer.byteLength(body))]);
+  const length = ["content-length", String(Buffer.byteLength(body))];
+  res.writeHead(
+    200,
+    retryAfter === undefined ? [...headers, ...length] : [...headers, "retry-after", retryAfter, ...length],
+  );
   res.end(body);
 }
 
@@ -65,7 +71,7 @@ function sendInvalid(
  * its `validation_errors`, under a 400 status: both a status-reading and an envelope-reading client
  * fail closed. `check` (the `Host` and bearer checks) runs in a synchronous `onRequest` hook, before the
  * body is read: a caller without the token gets 401, never an answer about its body; its error takes the
- * one error mapping.
+ * one error mapping. A refusal that waiting lifts (a spent rate limit or caller share) carries `Retry-After`.
  */
 export function registerPreToolCheck(
   app: FastifyInstance,
@@ -113,9 +119,11 @@ export function registerPreToolCheck(
     // not async: a rejection below reaches the error handler through `failed`
     (request, reply) => {
       service.preToolCheck(request.body, "pre_tool_check", callerAgent(request)).then(
-        ({ valid, envelope }) => {
+        ({ valid, envelope, retryAtMs }) => {
           try {
-            if (valid) sendEnvelope(reply, envelope, headers);
+            const retryAfter =
+              retryAtMs === undefined ? undefined : retryAfterSeconds(retryAtMs, service.options.clock().getTime());
+            if (valid) sendEnvelope(reply, envelope, headers, retryAfter);
             else sendInvalid(reply, envelope, service.options.metrics);
           } catch (err) {
             failed(reply, err);

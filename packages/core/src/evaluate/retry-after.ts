@@ -1,0 +1,37 @@
+/**
+ * When a refusal that only time lifts is lifted: a rule's spent `rate_limit` (`rate_limited`), a caller's
+ * spent share of the policy work (`caller_budget_exhausted`). Kept beside the verdict rather than in it,
+ * as policy work is (`policy-work.ts`): the verdict's wire form stays as it was, and a front end can tell
+ * its caller when to come back (`Retry-After` in `acp serve`).
+ */
+import type { SourceVerdict } from "../pipeline/types.js";
+
+/** The time (ms since the epoch) from which each such verdict's refusal may be lifted. */
+const lifted = new WeakMap<object, number>();
+
+/** Keeps, for `verdict`, the time (ms since the epoch) its refusal may be lifted (a non-finite time: none). */
+export function noteRetryAt<T extends SourceVerdict>(verdict: T, atMs: number): T {
+  if (Number.isFinite(atMs)) lifted.set(verdict, atMs);
+  return verdict;
+}
+
+/**
+ * When a refused decision may be answered otherwise by waiting: the latest time kept for its refusing
+ * verdicts ({@link noteRetryAt}), when every one of them has one. Undefined when the decision is not a
+ * refusal, or when a verdict refuses for good (a deny rule, the graph, the contract): waiting would not
+ * change the answer, so no time is told.
+ */
+export function retryAtOf(decision: {
+  readonly route: string;
+  readonly verdicts: readonly SourceVerdict[];
+}): number | undefined {
+  if (decision.route !== "refuse") return undefined;
+  let latest: number | undefined;
+  for (const verdict of decision.verdicts) {
+    if (verdict.route !== "refuse") continue;
+    const at = lifted.get(verdict);
+    if (at === undefined) return undefined;
+    latest = latest === undefined ? at : Math.max(latest, at);
+  }
+  return latest;
+}

@@ -1,0 +1,21 @@
+/**
+ * `Retry-After` (RFC 9110 §10.2.3, delay-seconds) on an answer that tells its caller to come back later:
+ * a decision refused only until a rule's rate limit frees a slot or the caller's share of the policy work
+ * comes back (`retryAtOf`), or a 429/503 whose cause passes by itself.
+ */
+import { retryAtOf, type Decision } from "@acp/core";
+
+/** Whole seconds from `nowMs` until `atMs`, rounded up, at least 1 (a time in the past still says wait). */
+export function retryAfterSeconds(atMs: number, nowMs: number): string {
+  const ms = atMs - nowMs;
+  return String(Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / 1000)) : 1);
+}
+
+/**
+ * The `Retry-After` value of an answer carrying `decision`, or undefined: only a refusal that waiting lifts
+ * (every refusing source refused for a spent rate limit or a spent caller share) says when to come back.
+ */
+export function decisionRetryAfter(decision: Decision, now: Date): string | undefined {
+  const at = retryAtOf(decision);
+  return at === undefined ? undefined : retryAfterSeconds(at, now.getTime());
+}
