@@ -5,6 +5,7 @@ import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
 import { resolveHelpTarget } from "./help-target.js";
+import { addGroupHelp } from "./help/group-help.js";
 import { promptHiddenOnTerminal } from "./home-access/hidden-prompt.js";
 
 /** The process's own I/O. */
@@ -38,6 +39,8 @@ export function createProgram(ctx: CliContext): Command {
     })
     .exitOverride();
   registerCommands(program, ctx);
+  // `acp vault --help` has examples and exit codes, as every command's help has
+  addGroupHelp(program);
   // `acp help A B` reaches any depth (resolveHelpTarget): the help command's own line says so
   for (const cmd of allCommands(program))
     if (cmd.commands.length > 0) cmd.helpCommand("help [command...]", "display help for a command (at any depth)");
