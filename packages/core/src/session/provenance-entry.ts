@@ -140,7 +140,13 @@ export function createProvenanceEntry(
 }
 
 const NO_ECHOES: ReadonlySet<string> = new Set();
-const NO_ALIASES: TextAliases = Object.freeze({ forms: new Set<string>(), digits: "", chars: 0, cut: false });
+const NO_ALIASES: TextAliases = Object.freeze({
+  forms: new Set<string>(),
+  digits: "",
+  runs: "",
+  chars: 0,
+  cut: false,
+});
 
 /**
  * Characters of text read per pass by {@link identityTokensOf}: with its overlap, too few to hold the

@@ -6,7 +6,8 @@ import { EARLIER_SESSION } from "./provenance-memory.js";
 import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budget.js";
 import { applyNamedSources, identityOf } from "./named-sources.js";
 import type { ProvenanceEntry } from "./provenance-entry.js";
-import { holdsNumber, pieceAliases, recallForms, type PieceAliases } from "./value-aliases.js";
+import { holdsNumber, NUMBER_SCANS, RUN_CHAR_UNITS } from "./number-aliases.js";
+import { pieceAliases, recallForms, type PieceAliases } from "./value-aliases.js";
 import {
   comparableText,
   containsDelimited,
@@ -129,10 +130,11 @@ function heldAsAlias(
     let held =
       aliases.forms.some((f) => entry.tokens.has(f) || entry.aliases.forms.has(f)) ||
       parents.some((p) => entry.aliases.forms.has(p));
-    if (!held && digits !== undefined && entry.aliases.digits !== "") {
-      // a few scans of the entry's numbers (as written, and with a country code on either side)
-      spend(entry.aliases.digits.length * NUMBER_SCANS);
-      held = holdsNumber(entry.aliases.digits, digits);
+    const numbers = entry.aliases.digits.length + RUN_CHAR_UNITS * entry.aliases.runs.length;
+    if (!held && digits !== undefined && numbers > 0) {
+      // a few scans of the entry's numbers and runs (as written, and with a country code on either side)
+      spend(numbers * NUMBER_SCANS);
+      held = holdsNumber(entry.aliases.digits, entry.aliases.runs, digits);
     }
     if (held) out.push(entry);
   }
@@ -147,9 +149,6 @@ function vouchedDomain(entries: readonly ProvenanceEntry[], domain: string, spen
 
 /** Work units of one look-up in an earlier session's memory (a digest and a store read). */
 const RECALL_UNITS = 4_096;
-
-/** Scans of an entry's numbers one {@link holdsNumber} makes at most. */
-const NUMBER_SCANS = 8;
 
 /**
  * Shortest piece a trusted text vouches for by mere occurrence. A shorter one (`13`, `ok`) is too common to

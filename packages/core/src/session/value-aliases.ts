@@ -10,7 +10,7 @@
  */
 import { decodeEmbeddedText } from "./encoded-text.js";
 import { latinSkeleton } from "./instruction-detector.js";
-import { matchesOf } from "./each-match.js";
+import { numberAliases, numbersOf } from "./number-aliases.js";
 import {
   comparableText,
   extractValueTokens,
@@ -22,15 +22,6 @@ import {
 
 /** Most alias forms kept for one text (past it, an identifier is matched as written only). */
 export const MAX_ALIASES_PER_TEXT = 10_000;
-
-/** Fewest and most digits of a number matched however it is grouped (as the `account` token: 8 or more). */
-const MIN_DIGITS = 8;
-const MAX_DIGITS = 34;
-/** Most leading digits a country code adds to a number (`+44`, `+1`, `+353`). */
-const MAX_COUNTRY_DIGITS = 3;
-
-/** Digits with what people group them by between: spaces, dashes, dots, slashes, parentheses, a leading `+`. */
-const DIGIT_RUN = /[+(]?\d(?:[\d(). /-]*\d)?/g;
 
 /** `[dot]`, `(dot)`, ` dot `: a dot spelt out (`attacker [dot] example`). White space is bounded: no backtracking. */
 const SPELLED_DOT = /\s{0,3}[[({<]\s{0,3}dot\s{0,3}[\])}>]\s{0,3}|\s{1,3}dot\s{1,3}(?=\p{L})/giu;
@@ -52,11 +43,13 @@ function spelledOut(text: string): string | undefined {
 export interface TextAliases {
   /** `email:`, `url:`, `host:`, `iban:` forms that differ from the text's own tokens, and `domain:` of each host. */
   readonly forms: ReadonlySet<string>;
-  /**
-   * Every number of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits, as its digits, each between spaces, and
-   * those a run of grouped digits may hold glued to others ({@link gluedNumbers}).
-   */
+  /** Every number of 8 to 34 digits not kept among `runs`, as its digits, each between spaces (`numberAliases`). */
   readonly digits: string;
+  /**
+   * Every run of groups of digits that may hold a number glued to others (`4111.1111.1111.1111.200`, its groups
+   * joined by `.`: `numberAliases`), each between spaces.
+   */
+  readonly runs: string;
   /** Characters they hold: counted in the session's store as its text is ({@link textAliases}' `room`). */
   readonly chars: number;
   /** Whether some were not kept for want of the session's room (the entry then counts as cut). */
@@ -103,43 +96,6 @@ function formsOf(token: ValueToken, out: Set<string>): void {
   }
 }
 
-/** Most groups of other digits a number is read as glued to at one end of a run ({@link gluedNumbers}). */
-const MAX_GLUED_GROUPS = 2;
-/** Most digits of a run read as numbers glued together: a longer one is data (a table's column), not cut. */
-const MAX_GLUED_RUN = 2 * MAX_DIGITS;
-
-/**
- * The digits of each number in `text` (of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits); with `glued`, also
- * the numbers each run of grouped digits may hold besides the whole run ({@link gluedNumbers}).
- */
-function numbersOf(text: string, glued = false): string[] {
-  if (!/\d/.test(text)) return [];
-  const out: string[] = [];
-  for (const match of matchesOf(DIGIT_RUN, text)) {
-    const digits = match[0].replace(/\D/g, "");
-    if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
-    if (glued && digits.length > MIN_DIGITS && digits.length <= MAX_GLUED_RUN) gluedNumbers(match[0], out);
-  }
-  return out;
-}
-
-/**
- * A number written in groups and glued by a space to other digits (an amount, a count, a reference) reads as
- * one run: `4111 1111 1111 1111 200`. Pushes to `out` the run less its last one or two groups and less its
- * first one or two, each of {@link MIN_DIGITS} to {@link MAX_DIGITS} digits: whole groups only, never a part
- * of one. A few digits glued before a number need no cut: {@link holdsNumber} reads them as a country code.
- */
-function gluedNumbers(run: string, out: string[]): void {
-  const groups = run.split(/\D+/).filter((g) => g !== "");
-  if (groups.length < 2) return;
-  for (let k = 1; k <= MAX_GLUED_GROUPS && k < groups.length; k++) {
-    for (const kept of [groups.slice(0, groups.length - k), groups.slice(k)]) {
-      const digits = kept.join("");
-      if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
-    }
-  }
-}
-
 /**
  * The aliases of untrusted text (already {@link comparableText}): its identifiers read with look-alikes folded
  * and what its Base64 and percent-encoded runs decode to, and its numbers as digits. `tokens` are the text's own
@@ -167,8 +123,9 @@ export function textAliases(
   const readings = decoded === "" ? [text] : [text, comparableText(decoded)];
   const spelled = spelledOut(text);
   if (spelled !== undefined) readings.push(spelled);
-  // a set: a result repeating one number (or one run, cut the same ways) keeps it once
+  // sets: a result repeating one number (or one run) keeps it once
   const numbers = new Set<string>();
+  const runs = new Set<string>();
   for (const reading of readings) {
     const skeleton = latinSkeleton(reading);
     for (const token of extractValueTokens(skeleton)) {
@@ -178,10 +135,13 @@ export function textAliases(
       for (const form of found) if (!tokens.has(form) && !forms.has(form) && fits(form.length)) forms.add(form);
     }
     // one by one: a result of a million numbers would overflow the stack as spread arguments
-    for (const number of numbersOf(skeleton, true))
+    const read = numberAliases(skeleton);
+    for (const number of read.numbers)
       if (!numbers.has(number) && fits(number.length + (numbers.size === 0 ? 2 : 1))) numbers.add(number);
+    for (const run of read.runs) if (!runs.has(run) && fits(run.length + (runs.size === 0 ? 2 : 1))) runs.add(run);
   }
-  return { forms, digits: numbers.size === 0 ? "" : ` ${[...numbers].join(" ")} `, chars, cut };
+  const spaced = (set: ReadonlySet<string>): string => (set.size === 0 ? "" : ` ${[...set].join(" ")} `);
+  return { forms, digits: spaced(numbers), runs: spaced(runs), chars, cut };
 }
 
 /** What a piece of a call is looked up as among the aliases of untrusted text. */
@@ -269,29 +229,4 @@ export function recallForms(aliases: PieceAliases): string[] {
  */
 export function rememberedForms(aliases: TextAliases): string[] {
   return [...aliases.forms].filter((f) => !f.startsWith("domain:"));
-}
-
-/**
- * Whether `digits` (the runs of {@link TextAliases.digits}) hold the number `piece`: as written, or with a
- * country code of one to three digits on one side only (`+44 20 7946 0958` and `020 7946 0958`, the national
- * `0` standing for the code). Scans `digits` a few times.
- */
-export function holdsNumber(digits: string, piece: string): boolean {
-  if (digits === "") return false;
-  if (digits.includes(` ${piece} `)) return true;
-  // the call has the country code, the text not
-  for (let k = 1; k <= MAX_COUNTRY_DIGITS; k++) {
-    const national = piece.slice(k);
-    if (national.length < MIN_DIGITS) break;
-    if (digits.includes(` ${national} `) || digits.includes(` 0${national} `)) return true;
-  }
-  // the text has the country code, the call not
-  const national = piece.startsWith("0") ? piece.slice(1) : piece;
-  if (national.length < MIN_DIGITS) return false;
-  for (let at = digits.indexOf(`${national} `); at !== -1; at = digits.indexOf(`${national} `, at + 1)) {
-    const start = digits.lastIndexOf(" ", at - 1);
-    const code = at - start - 1;
-    if (code >= 1 && code <= MAX_COUNTRY_DIGITS) return true;
-  }
-  return false;
 }

@@ -28,9 +28,32 @@ describe("a number the text glued to other digits by a space is still the text's
     });
   }
 
+  // any number of groups, not one or two: a scanner reads `12 34 56 78 9 10 11` as one run as readily
+  const many: readonly [string, string, string][] = [
+    ["three groups after it", "pay card 4111 1111 1111 1111 1 2 3 now", "4111111111111111"],
+    ["three groups before it", "ref 1000 2000 3000 4111 1111 1111 1111 today", "4111-1111-1111-1111"],
+    ["split in pairs and glued to three groups", "account 12 34 56 78 9 10 11 ok", "12345678"],
+    ["written whole and glued to three groups, the agent grouping it", "account 12345678 9 10 11 ok", "12 34 56 78"],
+    ["three groups on each side", "ids 5 6 7 1234 5678 9012 8 9 10 end", "123456789012"],
+    ["its country code before it and three groups after it", "call +44 20 7946 0958 1 2 3 times", "020 7946 0958"],
+    [
+      "a run of more than 68 digits",
+      `pay 4111 1111 1111 1111 ${Array.from({ length: 30 }, (_, i) => 2000 + i).join(" ")} now`,
+      "4111111111111111",
+    ],
+  ];
+  for (const [name, text, recipient] of many) {
+    it(`asks with ${name}`, async () => {
+      expectAsked(await payTo(text, recipient), "provenance_tainted");
+    });
+  }
+
   it("reads whole groups only, never a part of one", async () => {
     expect((await payTo("order 123456789 0123 shipped", "90123000")).route).toBe("accept");
     expect((await payTo("order 123456789 0123 shipped", "12345678")).route).toBe("accept");
+    expect((await payTo("order 1 2 3 123456789 0123 4 5 6 shipped", "12345678")).route).toBe("accept");
+    expect((await payTo("order 1 2 3 123456789 0123 4 5 6 shipped", "90123456")).route).toBe("accept");
+    expect((await payTo("ids 11 22 33 44 55 66 77 88", "12233445")).route).toBe("accept");
   });
 });
 
