@@ -55,6 +55,29 @@ function splitQuery(text: string): [string, string] {
   return end < 0 ? [text, ""] : [text.slice(0, end), text.slice(end)];
 }
 
+/** The forms a value's readings start from: it trimmed, and its NFKC form where that spells more structure (`．．／` is `../`). */
+function readingBases(text: string): string[] {
+  const trimmed = text.replace(EDGES, "");
+  const compat = structuralCompat(trimmed);
+  return compat === undefined ? [trimmed] : [trimmed, compat];
+}
+
+/**
+ * Whether the reading of a value is not known: three decodings of it (trimmed, or its NFKC
+ * form where that spells more structure; of a URL, its path: the query and fragment are not read) leave it
+ * still decoding ({@link settles}: `/srv/%2525252e%2525252e/etc/passwd` is `/srv/%2e%2e/etc/passwd` after
+ * three, `/etc/passwd` after four). No allow rule meets such a value ({@link allowReadings} is null), and
+ * an ask or deny rule's string glob meets it whatever it names: what a fourth reader makes of it may be
+ * any path. A value encoded once, twice or three times (`a%20b`, `%252e`) is read, never unknown.
+ */
+export function readingUnknown(text: string): boolean {
+  if (!ESCAPE.test(text)) return false;
+  for (const base of readingBases(text)) {
+    if (ESCAPE.test(base) && !settles(splitQuery(base)[0])) return true;
+  }
+  return false;
+}
+
 /**
  * The readings of a value an `allow` rule's glob must meet too, each differing from the value: its normal
  * form ({@link normalizeValue}: `..` resolved, runs of `/` made one, a URL as the WHATWG parser reads it),
@@ -83,12 +106,7 @@ export function allowReadings(text: string): string[] | null {
     out.add(normalizeValue(slashed) ?? slashed);
   };
   const forms = [text];
-  const trimmed = text.replace(EDGES, "");
-  // the value trimmed, and its NFKC form where that spells more structure (`．．／` is `../`)
-  const bases = [trimmed];
-  const compat = structuralCompat(trimmed);
-  if (compat !== undefined) bases.push(compat);
-  for (const base of bases) {
+  for (const base of readingBases(text)) {
     forms.push(base);
     if (!ESCAPE.test(base)) continue;
     const [path, query] = splitQuery(base);

@@ -9,7 +9,7 @@ import type { LiteralSearch } from "./literal-search.js";
 import { addressesIn, isAddressPattern } from "./mail-addresses.js";
 import { startsWithHomeReference } from "./home-references.js";
 import { formsTest, homePatterns, patternForms, tildeHomes, urlPatterns, withoutDotSlash } from "./pattern-forms.js";
-import { allowReadingsOf, compatible, lowerOf, respellingsOf } from "./value-forms.js";
+import { allowReadingsOf, compatible, lowerOf, respellingsOf, unknownOf } from "./value-forms.js";
 
 /** A predicate over one scalar argument value. */
 export type LeafTest = (leaf: unknown) => boolean;
@@ -28,7 +28,8 @@ export type LeafTest = (leaf: unknown) => boolean;
  * glob meets a string in any case (both in lower case, `*` crossing `/`): `*@evil.com` refuses
  * `a@EVIL.COM` (a mail domain has no case), `/Users/me/.ssh/**` refuses `/Users/me/.SSH/id_rsa` (nor has
  * a path on macOS' or Windows' usual file systems); and in its NFKC form (`a@ｅｖｉｌ.com`, which IDNA reads
- * as `a@evil.com`).
+ * as `a@evil.com`); and a string glob meets a value whose reading is not known ({@link unknownOf}: three
+ * decodings leave it still decoding), which no allow rule does.
  * Returns an error message when the value cannot be compiled. Each glob reads a value's literal text
  * through `search` (one pass over a long value for every rule of the policy) when one is given; the forms
  * of a value (lower case, normal form, NFKC) are made once a decision.
@@ -140,7 +141,10 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
         if (spelled(leaf, loose)) return true;
         // a pattern for an address meets each address the value holds (`Boss <a@evil.com>`, a list), in each
         // of its spellings too (`Boss <a@bücher.example>` for `*@xn--bcher-kva.example`)
-        return mailPattern && addressesIn(leaf).some((address) => spelled(address, loose));
+        if (mailPattern && addressesIn(leaf).some((address) => spelled(address, loose))) return true;
+        // and a value whose reading is not known, encoded deeper than is decoded (`%2525252e%2525252e`, `..`
+        // to a fourth reader), may be any path once read: an ask or deny rule meets it, as no allow rule does
+        return unknownOf(leaf);
       }
       if (typeof leaf === "number") return Number.isFinite(leaf) && matches(String(leaf));
       if (typeof leaf === "boolean") return matches(leaf ? "true" : "false") || leaf === word;

@@ -86,6 +86,14 @@ const NON_ASCII = /[\u0080-\uffff]/;
 /** The longest value also read in the spellings past its normal form (a path, a URL, an address). */
 export const MAX_RESPELLED_LENGTH = 4096;
 
+/**
+ * Whether a value is read in the spellings past its normal form ({@link respellings}): of one line (white
+ * space at its ends aside) and at most {@link MAX_RESPELLED_LENGTH} characters: a path, a URL, an address.
+ */
+export function respelledInFull(text: string): boolean {
+  return text.length <= MAX_RESPELLED_LENGTH && !LINE_BREAK.test(text.replace(EDGES, ""));
+}
+
 /** A run that may be a domain name with a label not in ASCII (`bücher.example`). */
 const DOMAIN_LIKE = /[\p{L}\p{M}\p{N}_-]+(?:\.[\p{L}\p{M}\p{N}_-]+)+/gu;
 
@@ -284,7 +292,7 @@ export function respellings(text: string): string[] {
   const normal = normalizeValue(text);
   if (normal !== undefined) out.add(normal);
   const trimmed = text.replace(EDGES, "");
-  if (text.length <= MAX_RESPELLED_LENGTH && !LINE_BREAK.test(trimmed)) {
+  if (respelledInFull(text)) {
     // the value trimmed, and its NFKC form (`．．／` is `../` to a tool that normalises its input)
     const bases = [trimmed];
     if (NON_ASCII.test(trimmed)) {

@@ -3,9 +3,9 @@
  * NFKC), each made once a decision for every rule that reads it and charged once to the work budget.
  */
 import { spendWork, workEpoch } from "../glob/index.js";
-import { allowReadings, readOtherwise } from "./allow-readings.js";
+import { allowReadings, readingUnknown, readOtherwise } from "./allow-readings.js";
 import { readingCost } from "./fast-glob.js";
-import { MAX_DECODINGS, MAX_RESPELLED_LENGTH, respellings } from "./normal-form.js";
+import { MAX_DECODINGS, MAX_RESPELLED_LENGTH, respelledInFull, respellings } from "./normal-form.js";
 
 /** Printable ASCII and line breaks, which NFKC leaves as they are. */
 export const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
@@ -30,6 +30,8 @@ interface Forms {
   /** The readings an allow rule's glob must meet too ({@link allowReadings}). */
   read?: readonly string[] | null;
   compat?: string | null;
+  /** Whether its reading is not known ({@link readingUnknown}). */
+  unknown?: boolean;
 }
 
 /** Values whose forms one decision keeps (a request with more strings than this makes them again). */
@@ -106,6 +108,27 @@ export function allowReadingsOf(leaf: string): readonly string[] | null {
     }
   }
   return f.read;
+}
+
+/**
+ * Whether an ask or deny rule reads `leaf` as a value whose reading is not known ({@link readingUnknown}:
+ * three decodings leave it still decoding, `%2525252e`): only a value the rules decode, of one line and at
+ * most {@link MAX_RESPELLED_LENGTH} characters ({@link respelledInFull}), made once a decision. A value
+ * without `%` costs one scan.
+ */
+export function unknownOf(leaf: string): boolean {
+  const f = formsOf(leaf);
+  if (f.unknown === undefined) {
+    spendWork(readingCost(leaf));
+    if (!leaf.includes("%") || !respelledInFull(leaf)) f.unknown = false;
+    else {
+      // trimmed, and its NFKC form (a scan and a normalisation), each decoded up to three times and once more
+      const bases = PLAIN_ASCII.test(leaf) ? 1 : 2;
+      spendWork(bases * (MAX_DECODINGS + 2) * (leaf.length >> 2));
+      f.unknown = readingUnknown(leaf);
+    }
+  }
+  return f.unknown;
 }
 
 /**
