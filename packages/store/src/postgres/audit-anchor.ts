@@ -49,8 +49,11 @@ export interface PostgresAuditAnchor {
   readonly path: string;
   /**
    * Checks the table against the anchor and moves the anchor forward to the newest checkpoint after it
-   * that verifies with the key (another node's too). With no anchor yet, adopts the newest checkpoint
-   * row that verifies with the key (trust on first use). Throws `audit_anchor_mismatch`.
+   * that verifies with the key (another node's too). With no anchor yet, verifies the chain from its first
+   * row (hashes, links, checkpoint places, no row missing; from where it stopped on a later call) and adopts
+   * the newest checkpoint row that verifies with the key (trust on first use of the key's signature, not of
+   * the rows). Throws `audit_anchor_mismatch`, or `audit_anchor_missing` for a chain without an anchor
+   * that does not verify.
    */
   sync(query: AnchorQuery): Promise<void>;
   /** Throws the mismatch found before, if any: once found, the writer takes nothing more (as the file log). */
@@ -116,9 +119,20 @@ function mismatch(path: string, why: string): AuditLogError {
   );
 }
 
+function unverified(path: string, why: string): AuditLogError {
+  return new AuditLogError(
+    { code: "audit_anchor_missing" },
+    `the audit chain in PostgreSQL: this node has no anchor for it yet (${path}) and ${why}: ` +
+      "the chain was damaged or rewritten; refusing to anchor, extend and sign it " +
+      "(run `acp audit verify --storage-url …` to find where; put back this node's anchor if it was lost, " +
+      "or copy another node's)",
+  );
+}
+
 /**
- * Reads the node's anchor and checks the database against it (or, with none, adopts the newest checkpoint
- * that verifies with the key), as {@link PostgresAuditAnchor.sync}. Throws `audit_anchor_mismatch`.
+ * Reads the node's anchor and checks the database against it (or, with none, verifies the chain and adopts
+ * the newest checkpoint that verifies with the key), as {@link PostgresAuditAnchor.sync}. Throws
+ * `audit_anchor_mismatch` or `audit_anchor_missing`.
  */
 export async function openPostgresAuditAnchor(
   query: AnchorQuery,
@@ -134,25 +148,56 @@ export async function openPostgresAuditAnchor(
     held = row;
   };
 
-  /** With no anchor: the newest checkpoint row that verifies with the key, if any. */
+  /** With no anchor: how far the chain was verified from its first row (its last row, and the position after it). */
+  let verified: { row: AnchorRow; from: AuditChainPosition } | null = null;
+
+  /**
+   * With no anchor: verifies the chain from its first row (from where the last call stopped), every row's
+   * hash, its link to the row before and each checkpoint's place, with no row missing, and adopts the
+   * newest checkpoint row that verifies with the key, if any. Its signature covers every row before it
+   * through the links, so nothing before it can have been rewritten; a chain that does not verify is
+   * refused (`audit_anchor_missing`) before this node anchors and signs it.
+   */
   const firstUse = async (q: AnchorQuery): Promise<void> => {
-    let before = Number.MAX_SAFE_INTEGER;
+    const start = verified;
+    if (start !== null) {
+      const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [
+        start.row.seq,
+      ]);
+      if (found[0]?.line !== start.row.line)
+        throw unverified(path, `its row ${start.row.seq}, verified before, was changed or removed`);
+    }
+    let after = start?.row.seq ?? 0;
+    let from = start?.from;
+    let newest: AnchorRow | null = null;
     for (;;) {
       const rows = await rowsOf<AnchorRow>(
         q,
-        `SELECT seq, line FROM acp_audit_events WHERE event_type = 'checkpoint' AND seq < $1 ORDER BY seq DESC LIMIT 16`,
-        [before],
+        "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
+        [after, pageSize],
       );
-      for (const row of rows) {
-        if (verifiedCheckpoint(row, publicKey)) {
-          adopt(row);
-          return;
-        }
+      if (rows.length === 0) break;
+      for (const [i, r] of rows.entries())
+        if (r.seq !== after + i + 1) throw unverified(path, `its row ${after + i + 1} is missing`);
+      const checked = verifyAuditChain(
+        rows.map((r) => r.line),
+        from === undefined ? {} : { from },
+      );
+      if (!checked.ok) {
+        const problem = checked.problem;
+        throw unverified(
+          path,
+          `its row ${problem?.line ?? after + 1} does not verify${problem === null ? "" : ` (${problem.code})`}`,
+        );
       }
-      const last = rows.at(-1);
-      if (last === undefined) return;
-      before = last.seq;
+      from = checked;
+      for (const r of rows) if (verifiedCheckpoint(r, publicKey)) newest = r;
+      const last = rows.at(-1) as AnchorRow;
+      after = last.seq;
+      verified = { row: last, from };
+      if (rows.length < pageSize) break;
     }
+    if (newest !== null) adopt(newest);
   };
 
   let broken: AuditLogError | null = null;

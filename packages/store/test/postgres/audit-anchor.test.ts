@@ -5,7 +5,7 @@
  * longer links to a node's signed checkpoint is refused before anything is signed over it.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -122,5 +122,69 @@ describe("postgres audit log with a node's anchor", () => {
     });
     expect((await lines()).some((r) => r.event_type === "checkpoint")).toBe(false);
     await expect(log.append(event("g"))).rejects.toMatchObject({ code: "audit_anchor_mismatch" });
+  });
+
+  it("a first start (no anchor) verifies the whole chain: rows rewritten under a re-sealed signed checkpoint are refused", async () => {
+    const writer = await node(anchorPath());
+    for (const tool of ["a", "b", "c", "d", "e"]) await writer.append(event(tool));
+    await writer.close(); // checkpoints at rows 4 and 7
+    expect((await lines()).filter((r) => r.event_type === "checkpoint").map((r) => r.seq)).toEqual([4, 7]);
+    // row 1 "deny" -> "accept", every row sealed again, the checkpoints too: their signed bodies are
+    // unchanged (each still verifies with the key on its own) but no longer match the rows they cover
+    const rows = await lines();
+    let previous: string | null = null;
+    for (const r of rows) {
+      const parsed = parseAuditLine(r.line);
+      if (!parsed.ok) throw new Error("unreadable line");
+      const { event_hash, ...body } = parsed.value;
+      void event_hash; // sealed again below
+      const sealed = sealAuditLine({
+        ...body,
+        decision: r.seq === 1 ? "accept" : body.decision,
+        previous_event_hash: previous,
+      });
+      await store.query(
+        "UPDATE acp_audit_events SET line = $2, event_hash = $3, previous_event_hash = $4 WHERE seq = $1",
+        [r.seq, sealed.line, sealed.event.event_hash, sealed.event.previous_event_hash],
+      );
+      previous = sealed.event.event_hash;
+    }
+    const path = anchorPath();
+    const refused = openPostgresAuditAnchor(query, { path, publicKey });
+    await expect(refused).rejects.toMatchObject({ code: "audit_anchor_missing" });
+    await expect(refused).rejects.toThrow(
+      /row 4 does not verify \(checkpoint_mismatch\).*acp audit verify --storage-url/,
+    );
+    expect(existsSync(path)).toBe(false); // nothing adopted
+  });
+
+  it("a first start refuses a chain with a row missing, and adopts the newest checkpoint of an intact one", async () => {
+    const writer = await node(anchorPath());
+    for (const tool of ["a", "b", "c", "d", "e"]) await writer.append(event(tool));
+    await writer.close();
+    const fresh = anchorPath();
+    await openPostgresAuditAnchor(query, { path: fresh, publicKey });
+    expect(readFileSync(fresh, "utf8").trim()).toBe((await lines()).find((r) => r.seq === 7)?.line);
+    await store.query("DELETE FROM acp_audit_events WHERE seq = 2");
+    const refused = openPostgresAuditAnchor(query, { path: anchorPath(), publicKey });
+    await expect(refused).rejects.toMatchObject({ code: "audit_anchor_missing" });
+    await expect(refused).rejects.toThrow("its row 2 is missing");
+  });
+
+  it("with no checkpoint yet, later syncs verify only the rows added since, and still see an earlier row changed", async () => {
+    const unsigned = createPostgresAuditLog(store, { clock: () => new Date(), optimistic: true });
+    for (const tool of ["a", "b"]) await unsigned.append(event(tool));
+    await unsigned.close();
+    const path = anchorPath();
+    const anchor = await openPostgresAuditAnchor(query, { path, publicKey });
+    expect(existsSync(path)).toBe(false); // nothing signed to hold yet
+    const more = createPostgresAuditLog(store, { clock: () => new Date(), optimistic: true });
+    await more.append(event("c"));
+    await more.close();
+    await anchor.sync(query);
+    await store.query("UPDATE acp_audit_events SET line = replace(line, '\"deny\"', '\"accept\"') WHERE seq = 3");
+    const refused = anchor.sync(query);
+    await expect(refused).rejects.toMatchObject({ code: "audit_anchor_missing" });
+    await expect(refused).rejects.toThrow("its row 3, verified before, was changed or removed");
   });
 });
