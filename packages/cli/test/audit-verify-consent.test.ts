@@ -23,6 +23,13 @@ rules:
     timeout: 60
 `;
 
+/**
+ * Values a call may hold (arguments refuse strings over 1,000,000 characters) that make the consent event's
+ * line longer than an audit line holds (1 MiB): the longest is cut to its length and SHA-256.
+ */
+const LONG = "y".repeat(999_000);
+const NOTE = "z".repeat(60_000);
+
 /** A value the default redaction rules replace (a GitHub token's shape). */
 const SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -60,7 +67,11 @@ function rechain(events: readonly AuditEventV02[]): string {
 
 interface VerifyJson {
   valid: boolean;
-  consentResponses: { checked: number; unchecked: number } | null;
+  consentResponses: {
+    checked: number;
+    unchecked: number;
+    notCheckable: { line: number; why: string }[];
+  } | null;
   problem: { code: string; line: number } | null;
 }
 
@@ -70,8 +81,8 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
   let env: Record<string, string> = {};
   let client: Client;
 
-  async function answered(message: string, verb: "approve" | "deny"): Promise<void> {
-    const call = client.callTool({ name: "echo", arguments: { message } }, undefined, { timeout: 60_000 });
+  async function answered(message: string, verb: "approve" | "deny", more: object = {}): Promise<void> {
+    const call = client.callTool({ name: "echo", arguments: { message, ...more } }, undefined, { timeout: 60_000 });
     const id = await waitForPending(env);
     expect((await runCli([verb, id], { env, now: new Date() })).code).toBe(0);
     await call;
@@ -95,6 +106,7 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     await answered("hello from the agent", "approve");
     await answered("not this one", "deny");
     await answered(`use ${SECRET} please`, "approve");
+    await answered(LONG, "approve", { note: NOTE });
     await client.close();
   }, 180_000);
 
@@ -105,6 +117,13 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     readEvents(join(home, "audit.jsonl")).filter(
       (e) => e.event_type === "consent_approved" || e.event_type === "consent_denied",
     );
+
+  /** The line (1-based, as verify counts them) of the `index`th consent outcome event. */
+  const lineOf = (index: number): number => {
+    const events = readEvents(join(home, "audit.jsonl"));
+    const outcome = consentEvents()[index];
+    return events.findIndex((e) => e.event_hash === outcome?.event_hash) + 1;
+  };
 
   it("records the approved action beside each response, and the log verifies with the responses checked", async () => {
     const [approved, denied] = consentEvents();
@@ -123,10 +142,31 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     expect(out.code).toBe(0);
     const json = JSON.parse(out.stdout) as VerifyJson;
     expect(json.valid).toBe(true);
-    expect(json.consentResponses).toEqual({ checked: 2, unchecked: 1 });
+    expect(json.consentResponses).toEqual({
+      checked: 2,
+      unchecked: 2,
+      notCheckable: [
+        { line: lineOf(2), why: "withheld" },
+        { line: lineOf(3), why: "omitted" },
+      ],
+    });
     const text = await runCli(["audit", "verify"], { env });
     expect(text.stdout).toContain("consent responses: 2 signatures checked");
-    expect(text.stdout).toContain("1 not checkable");
+    expect(text.stdout).toContain("2 not checkable:");
+    // why each one could not be checked, with its line
+    expect(text.stdout).toContain(
+      `  1 at line ${lineOf(3)}: a value (an argument or an edit) was cut to fit the audit line, replaced by its length and SHA-256: the signed action cannot be rebuilt\n`,
+    );
+    expect(text.stdout).toContain(
+      `  1 at line ${lineOf(2)}: the action is withheld: redaction would have changed it, so nothing of it is recorded\n`,
+    );
+  });
+
+  it("cuts a value longer than an audit line holds in the recorded action, so that response is not checkable", () => {
+    const long = consentEvents()[3];
+    expect(long?.event_type).toBe("consent_approved");
+    const action = long?.metadata["consent_action"] as { parameters: { message: string } };
+    expect(action.parameters.message).toMatch(/^\[omitted from the audit: 999000 characters, sha256:[0-9a-f]{64}\]$/);
   });
 
   it("withholds the action of a call holding a secret-shaped value, keeping nothing of it", () => {
@@ -152,7 +192,7 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     // the copy re-hashed as it is verifies: only the edit below fails
     const intact = await verifyCopy("rechained.jsonl", rechain(events));
     expect(intact.code).toBe(0);
-    expect(intact.json.consentResponses).toEqual({ checked: 2, unchecked: 1 });
+    expect(intact.json.consentResponses).toMatchObject({ checked: 2, unchecked: 2 });
     const at = events.findIndex((e) => e.event_type === "consent_denied");
     const denied = events[at] as AuditEventV02;
     const response = denied.metadata["consent_response"] as Record<string, unknown>;

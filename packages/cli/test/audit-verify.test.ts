@@ -77,7 +77,7 @@ describe("acp audit verify", () => {
     const v = JSON.parse(json.stdout) as Record<string, unknown>;
     // version 3: every field of versions 1 and 2 as it was, what follows the problem, and `valid`
     expect(v).toMatchObject({
-      output_version: 4,
+      output_version: 5,
       file: h.log,
       valid: false,
       ok: false,

@@ -5,6 +5,8 @@ import {
   parseAuditLine,
   readCheckpoint,
   verifyAuditChain,
+  type AuditConsentCount,
+  type AuditConsentUnchecked,
   type AuditRemainder,
   type AuditVerification,
   type VerifyAuditOptions,
@@ -34,9 +36,10 @@ import { storageOf } from "./serve.js";
  * The version of `--json`'s shape: 2 added `output_version`, `afterProblem` and the `inserted` problem
  * (27 Nov 2026); 3 added `valid`, the verdict under the name every verifying command gives it (the same
  * value as `ok`, kept for old scripts); 4 added `consentResponses` (`{checked, unchecked}`, `null` without a
- * public key) and the `consent_signature_invalid` problem. Every field of the earlier versions is unchanged.
+ * public key) and the `consent_signature_invalid` problem; 5 added `consentResponses.notCheckable` (each
+ * response not checkable: its line and why). Every field of the earlier versions is unchanged.
  */
-export const AUDIT_VERIFY_OUTPUT_VERSION = 4;
+export const AUDIT_VERIFY_OUTPUT_VERSION = 5;
 
 interface VerifyOptions {
   readonly publicKey?: string;
@@ -126,14 +129,35 @@ function describeOk(file: string, r: AuditVerification): string[] {
     out.push(`${r.eventsAfterLastCheckpoint} events after the last checkpoint are not yet covered by a signature`);
   }
   const consent = r.consentResponses;
-  if (consent !== null && consent.checked + consent.unchecked > 0) {
-    out.push(
-      `consent responses: ${consent.checked} signatures checked against the action recorded beside them` +
-        (consent.unchecked > 0
-          ? `, ${consent.unchecked} not checkable (action withheld as redacted, or an event written before actions were recorded)`
-          : ""),
-    );
+  if (consent !== null && consent.checked + consent.unchecked > 0) out.push(...describeConsent(consent));
+  return out;
+}
+
+/** Why a consent response could not be checked, as `acp audit verify` says it. */
+const UNCHECKED_BECAUSE: Readonly<Record<AuditConsentUnchecked, string>> = {
+  withheld: "the action is withheld: redaction would have changed it, so nothing of it is recorded",
+  omitted:
+    "a value (an argument or an edit) was cut to fit the audit line, replaced by its length and SHA-256: the signed action cannot be rebuilt",
+  missing: "written before consent events recorded the action",
+};
+
+/** Most line numbers named for one reason. */
+const LINES_NAMED = 10;
+
+/** The consent responses checked, and each reason some could not be, with the lines it holds for. */
+function describeConsent(consent: AuditConsentCount): string[] {
+  const head =
+    `consent responses: ${consent.checked} signatures checked against the action recorded beside them` +
+    (consent.unchecked > 0 ? `, ${consent.unchecked} not checkable:` : "");
+  const out = [head];
+  for (const why of ["omitted", "withheld", "missing"] as const) {
+    const lines = consent.notCheckable.filter((u) => u.why === why).map((u) => u.line);
+    if (lines.length === 0) continue;
+    const named = lines.slice(0, LINES_NAMED).join(", ") + (lines.length > LINES_NAMED ? ", …" : "");
+    out.push(`  ${lines.length} at line${lines.length === 1 ? "" : "s"} ${named}: ${UNCHECKED_BECAUSE[why]}`);
   }
+  const listed = consent.notCheckable.length;
+  if (consent.unchecked > listed) out.push(`  ${consent.unchecked - listed} more not listed`);
   return out;
 }
 
@@ -389,7 +413,8 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "",
         "Checks every line: §7.4 schema, canonical form, its own hash, the link to the line before, and each",
         "signed checkpoint; with the public key, also each consent event's signed consent_response against the",
-        "metadata.consent_action recorded beside it (counted as not checkable when withheld as redacted).",
+        "metadata.consent_action recorded beside it; one that cannot be checked is named with its line and why",
+        "(its action withheld as redacted, a value cut to fit the audit line, or an event older than the field).",
         "Reads the log line by line (rows page by page): memory stays small whatever the log's size. Without",
         "FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as acp serve takes it),",
         "verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",

@@ -8,6 +8,7 @@ import {
   type AuditRemainder,
 } from "./verify-remainder.js";
 import {
+  MAX_LISTED_UNCHECKED_CONSENT,
   RECENT_AUDIT_HASHES,
   type AuditConsentCount,
   type AuditProblem,
@@ -40,7 +41,7 @@ function summarize(
     lastCheckpoint: last,
     eventsAfterLastCheckpoint: state.count - (last?.line ?? 0),
     signaturesChecked: options.publicKey !== undefined,
-    consentResponses: options.publicKey === undefined ? null : { ...consent },
+    consentResponses: options.publicKey === undefined ? null : { ...consent, notCheckable: [...consent.notCheckable] },
     problem: found,
     afterProblem: found === null ? null : afterProblem,
   };
@@ -116,7 +117,11 @@ export class ChainCheck {
   /** A line naming the line before the head: an inserted head's line, if the next line names it. */
   private candidate: { readonly checked: BrokenLink; readonly text: string } | null = null;
   /** Consent responses of the intact lines read, checked with the public key or not checkable. */
-  private readonly consent = { checked: 0, unchecked: 0 };
+  private readonly consent: {
+    checked: number;
+    unchecked: number;
+    notCheckable: AuditConsentCount["notCheckable"][number][];
+  } = { checked: 0, unchecked: 0, notCheckable: [] };
 
   constructor(
     private readonly options: VerifyAuditOptions,
@@ -222,7 +227,11 @@ export class ChainCheck {
         return true;
       }
       if (consent.status === "valid") this.consent.checked++;
-      else if (consent.status === "unchecked") this.consent.unchecked++;
+      else if (consent.status === "unchecked") {
+        this.consent.unchecked++;
+        if (this.consent.notCheckable.length < MAX_LISTED_UNCHECKED_CONSENT)
+          this.consent.notCheckable.push({ line, why: consent.why });
+      }
     }
     if (state.head !== null) this.recent?.add(state.head);
     state.before = { head: state.head, checkpoints: state.checkpoints, lastCheckpoint: state.lastCheckpoint };

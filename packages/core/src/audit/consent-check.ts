@@ -32,11 +32,30 @@ export function checkEventConsent(event: AuditEventV02, publicKey: CheckpointPub
   if (!CONSENT_EVENTS.has(event.event_type)) return { status: "none" };
   const metadata = event.metadata;
   const response = metadata["consent_response"];
-  if (response === undefined || response === null) return { status: "none" };
+  if (response === undefined || response === null) {
+    // metadata cut whole to fit the line (`audit_omitted`): whatever response it held cannot be checked
+    return "audit_omitted" in metadata ? { status: "unchecked", why: "omitted" } : { status: "none" };
+  }
   if (!("consent_action" in metadata)) return { status: "unchecked", why: "missing" };
   const action = metadata["consent_action"];
   if (action === null) return { status: "unchecked", why: "withheld" };
-  if (JSON.stringify([action, response]).includes(OMITTED)) return { status: "unchecked", why: "omitted" };
+  const checked = checkAgainst(action, response, publicKey);
+  // a value cut to fit the line (in the action, or in the response's modifications): the signed payload
+  // cannot be rebuilt, so only its hash fails. Checked first, so an argument that only quotes the cut's text
+  // is still checked, and a wrong key or a bad signature is still a failure
+  if (checked.status === "invalid" && checked.payloadMismatch && JSON.stringify([action, response]).includes(OMITTED))
+    return { status: "unchecked", why: "omitted" };
+  return checked.status === "invalid" ? { status: "invalid", message: checked.message } : checked;
+}
+
+/** The response checked against `action` with the public key; `payloadMismatch` when only the payload's hash failed. */
+function checkAgainst(
+  action: unknown,
+  response: unknown,
+  publicKey: CheckpointPublicKey,
+):
+  | { readonly status: "valid" }
+  | { readonly status: "invalid"; readonly message: string; readonly payloadMismatch?: true } {
   if (typeof action !== "object" || Array.isArray(action)) {
     return { status: "invalid", message: "`metadata.consent_action` is not a {server, tool, parameters} object" };
   }
@@ -64,5 +83,6 @@ export function checkEventConsent(event: AuditEventV02, publicKey: CheckpointPub
   return {
     status: "invalid",
     message: `${verdict.reason}: ${issue?.message ?? "the consent response does not verify"}`,
+    ...(verdict.reason === "payload_mismatch" ? { payloadMismatch: true as const } : {}),
   };
 }

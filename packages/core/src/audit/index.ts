@@ -45,12 +45,14 @@ export { fitAuditInput, omittedString } from "./fit-input.js";
 export { auditEventInput, omittedNesting, MAX_METADATA_DEPTH } from "./event-input.js";
 export {
   canContinueAuditVerification,
+  MAX_LISTED_UNCHECKED_CONSENT,
   RECENT_AUDIT_HASHES,
   verifyAuditChain,
   verifyAuditStream,
   type AuditChainPosition,
   type AuditCheckpointSummary,
   type AuditConsentCount,
+  type AuditConsentUnchecked,
   type AuditLines,
   type AuditProblem,
   type AuditRemainder,

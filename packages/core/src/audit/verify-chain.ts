@@ -3,9 +3,11 @@ import type { AuditLines, AuditVerification, VerifyAuditOptions, VerifyAuditStre
 
 export type { AuditCheckpointSummary, AuditRemainder } from "./verify-remainder.js";
 export {
+  MAX_LISTED_UNCHECKED_CONSENT,
   RECENT_AUDIT_HASHES,
   type AuditChainPosition,
   type AuditConsentCount,
+  type AuditConsentUnchecked,
   type AuditLines,
   type AuditProblem,
   type AuditVerification,

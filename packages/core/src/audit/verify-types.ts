@@ -24,10 +24,25 @@ export interface AuditChainPosition {
   readonly lastCheckpoint: AuditCheckpointSummary | null;
 }
 
-/** How many consent responses in events were checked with the public key, and how many could not be. */
+/**
+ * Why a consent response in an event could not be checked with the public key: the action it is signed over
+ * was withheld (`withheld`: redaction would have changed it), is not in the event (`missing`: written before
+ * events recorded it), or holds a value cut to fit the line (`omitted`: replaced by its length and SHA-256).
+ */
+export type AuditConsentUnchecked = "withheld" | "missing" | "omitted";
+
+/** How many consent responses in events are listed as not checkable at most (the count goes on). */
+export const MAX_LISTED_UNCHECKED_CONSENT = 1000;
+
+/** How many consent responses in events were checked with the public key, and how many could not be, and why. */
 export interface AuditConsentCount {
   readonly checked: number;
   readonly unchecked: number;
+  /**
+   * Each response that could not be checked, in log order: its line and why (the first
+   * {@link MAX_LISTED_UNCHECKED_CONSENT}; `unchecked` counts them all).
+   */
+  readonly notCheckable: readonly { readonly line: number; readonly why: AuditConsentUnchecked }[];
 }
 
 /** The outcome of {@link verifyAuditChain}. */
@@ -48,7 +63,8 @@ export interface AuditVerification extends AuditChainPosition {
    * The signed consent responses of `consent_approved` and `consent_denied` events among the intact lines
    * read: `checked` verified with the public key against the action recorded beside them, `unchecked`
    * could not be (the action withheld as redacted, cut to fit the line, or an event written before actions
-   * were recorded). `null` without a public key. With `from`, the lines read this time only.
+   * were recorded), each listed with its line and why in `notCheckable`. `null` without a public key. With
+   * `from`, the lines read this time only.
    */
   readonly consentResponses: AuditConsentCount | null;
   readonly problem: AuditProblem | null;

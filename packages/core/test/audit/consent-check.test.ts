@@ -3,6 +3,7 @@ import {
   approvedActionOf,
   checkEventConsent,
   createRedactor,
+  omittedString,
   redactAuditInput,
   type AuditEventV02,
   type AuditMetadata,
@@ -55,6 +56,56 @@ describe("checkEventConsent: a consent response checked from its event with the 
     expect(checkEventConsent(eventWith({ consent_action: action }, "policy_evaluated"), key)).toEqual({
       status: "none",
     });
+  });
+});
+
+describe("checkEventConsent: a value cut to fit the line", () => {
+  const key = TEST_KEY.publicKeyHex;
+  const long = "x".repeat(4096);
+  const request = { ...sampleRequest() };
+  const withLong = {
+    ...request,
+    action: { ...request.action, parameters: { ...request.action.parameters, body: long } },
+  };
+  const response = sampleResponse(withLong);
+  const action = approvedActionOf(withLong, null);
+  const cut = { ...action, parameters: { ...action.parameters, body: omittedString(long) } };
+
+  it("is not checkable (`omitted`): the signed action cannot be rebuilt", () => {
+    expect(checkEventConsent(eventWith({ consent_response: response, consent_action: cut }), key)).toEqual({
+      status: "unchecked",
+      why: "omitted",
+    });
+    // metadata replaced whole (`audit_omitted`): the response it held cannot be checked either
+    const whole = eventWith({ audit_omitted: { characters: 2_000_000, sha256: `sha256:${"0".repeat(64)}` } });
+    expect(checkEventConsent(whole, key)).toEqual({ status: "unchecked", why: "omitted" });
+    expect(checkEventConsent({ ...whole, event_type: "policy_evaluated" }, key)).toEqual({ status: "none" });
+  });
+
+  it("still fails a response signed by another key or with a bad signature: a cut hides only the payload", () => {
+    const otherKey = checkEventConsent(
+      eventWith({ consent_response: response, consent_action: cut }),
+      OTHER_KEY.publicKeyHex,
+    );
+    expect(otherKey.status).toBe("invalid");
+    const signature = response.proof.signature;
+    const flipped = `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`;
+    const badSignature = { ...response, proof: { ...response.proof, signature: flipped } };
+    const bad = checkEventConsent(eventWith({ consent_response: badSignature, consent_action: action }), key);
+    expect(bad).toMatchObject({ status: "invalid", message: expect.stringMatching(/^bad_signature/) as unknown });
+  });
+
+  it("checks an argument that only quotes the placeholder's text, as any other", () => {
+    const quoting = {
+      ...request,
+      action: {
+        ...request.action,
+        parameters: { ...request.action.parameters, body: "[omitted from the audit: 3 characters]" },
+      },
+    };
+    const signed = sampleResponse(quoting);
+    const event = eventWith({ consent_response: signed, consent_action: approvedActionOf(quoting, null) });
+    expect(checkEventConsent(event, key)).toEqual({ status: "valid" });
   });
 });
 

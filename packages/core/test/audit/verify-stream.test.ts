@@ -142,7 +142,8 @@ describe("the streaming verifier, against the whole-log verifier it replaced (26
           // without it, and every way of feeding the lines must tell the same of them
           const whole = verifyAuditChain(lines, options);
           // nor of consent responses (`consentResponses`, 27 Nov 2026): these chains hold none
-          const consentResponses = options.publicKey === undefined ? null : { checked: 0, unchecked: 0 };
+          const consentResponses =
+            options.publicKey === undefined ? null : { checked: 0, unchecked: 0, notCheckable: [] };
           const expected = {
             ...legacyVerifyAuditChain(lines, options),
             afterProblem: whole.afterProblem,
