@@ -78,6 +78,12 @@ describe("the docs a --help points at are installed with acp", () => {
     expect(existsSync(join(PACKAGE, "docs"))).toBe(false);
   });
 
+  it("ships what acp runs from, not the compiler's build state (dist/.tsbuildinfo)", () => {
+    expect(shipped).toContain("bin/acp.js");
+    expect(shipped).toContain("dist/main.js");
+    expect(shipped).not.toContain("dist/.tsbuildinfo");
+  });
+
   it("every help points at pages with `acp docs PAGE`, and each names one page of the package", () => {
     let named = 0;
     for (const [name, help] of helps)
