@@ -66,3 +66,39 @@ describe("acp serve's pipelines for a caller whose server is only its word", () 
     expect((await pipelines.anyServerRecheckPipeline.decide(request, new Date())).route).toBe("ask");
   });
 });
+
+describe("acp serve's rate limits for a caller whose server is only its word", () => {
+  // `ping` is a limited read only on `lab`: naming `docs` must not call it without end
+  const LIMITED = `version: "1"
+default_action: deny
+rules:
+  - id: lab-reads
+    match: { category: read }
+    action: allow
+    rate_limit: "2/hour"
+  - id: pings
+    match: { tool: ping }
+    action: allow
+classify:
+  - tool: ping
+    server: lab
+    category: read
+`;
+
+  it("counts an allow rule's limit that only another reading meets, once per call", async () => {
+    const policyFile = join(root.dir, "limited.yml");
+    writeFileSync(policyFile, LIMITED);
+    const policy = parsePolicy(LIMITED, { file: policyFile });
+    if (!policy.ok) throw new Error("fixture does not validate");
+    const pipelines = createServePipelines(
+      { policy: policy.value, policyFile },
+      { log: () => undefined, audit: () => undefined },
+    );
+    const anyServer = pipelines.anyServerPipeline(createMemoryRateLimiter());
+    const routes: string[] = [];
+    for (const server of ["lab", "docs", "docs"]) {
+      routes.push((await anyServer.decide({ tool: "ping", server, arguments: {} }, new Date())).route);
+    }
+    expect(routes).toEqual(["accept", "accept", "refuse"]);
+  });
+});

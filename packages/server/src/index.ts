@@ -27,6 +27,7 @@ export {
 export { anyServerPolicy } from "./service/any-server-policy.js";
 export {
   anyServerPipelineOf,
+  countOncePerCall,
   serverReadings,
   strictestReadingPipeline,
   type ServerReading,

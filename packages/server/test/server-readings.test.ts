@@ -26,6 +26,7 @@ import {
 } from "@acp/core";
 import {
   anyServerPipelineOf,
+  countOncePerCall,
   openEmbeddedServer,
   serverReadings,
   SESSION_COOKIE,
@@ -219,12 +220,88 @@ classify:
 `;
     const parsed = parsePolicy(text, { file: "policy.yml" });
     if (!parsed.ok) throw new Error("policy");
-    const limiter = createMemoryRateLimiter();
+    const limiter = countOncePerCall(createMemoryRateLimiter());
     const judge = anyServerPipelineOf(parsed.value, undefined, (r, spend) => build(r, limiter, spend));
     const routes: string[] = [];
     for (let i = 0; i < 3; i++)
       routes.push((await judge.decide({ tool: "ping", server: "lab", arguments: {} }, new Date())).route);
     expect(routes).toEqual(["accept", "accept", "refuse"]);
+  });
+
+  describe("an allow rule's rate limit that only another reading of the server meets", () => {
+    // `ping` is a read only on `lab`, and reads are limited: a caller naming `docs` (as named: `pings`, no
+    // limit) could otherwise call `lab`'s limited reads without end
+    const text = `version: "1"
+default_action: deny
+rules:
+  - id: lab-reads
+    match: { category: read }
+    action: allow
+    rate_limit: "2/hour"
+  - id: pings
+    match: { tool: ping }
+    action: allow
+  - id: no-wipes
+    match: { tool: wipe }
+    action: deny
+classify:
+  - tool: ping
+    server: lab
+    category: read
+`;
+    function judgeOn(limiter: RateLimiter): Pipeline {
+      const parsed = parsePolicy(text, { file: "policy.yml" });
+      if (!parsed.ok) throw new Error("policy");
+      return anyServerPipelineOf(parsed.value, undefined, (r, spend) => build(r, limiter, spend));
+    }
+    const T = Date.parse("2026-03-02T10:00:00Z");
+    const call = (server: string): unknown => ({ tool: "ping", server, arguments: {} });
+
+    it("is counted, and refuses once spent, whichever server the caller names", async () => {
+      const judge = judgeOn(countOncePerCall(createMemoryRateLimiter()));
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await judge.decide(call("docs"), new Date(T + i)));
+      expect(answers.map((d) => d.route)).toEqual(["accept", "accept", "refuse"]);
+      const refused = answers[2];
+      expect(refused?.reasons.map((r) => r.code)).toEqual(["rule_matched", "rate_limited", "server_unverified"]);
+      expect(refused?.rule).toBe("policy:lab-reads");
+      // the answers it lets through are the call as named (its rule, without the reading's reason)
+      expect(answers[0]?.rule).toBe("policy:pings");
+      expect(answers[0]?.reasons.map((r) => r.code)).not.toContain("server_unverified");
+      // one count for every name: `lab`, `docs` and none share the rule's two calls an hour
+      const shared = judgeOn(countOncePerCall(createMemoryRateLimiter()));
+      const routes: string[] = [];
+      for (const server of ["lab", "docs", "", "lab"]) {
+        const body = server === "" ? { tool: "ping", arguments: {} } : call(server);
+        routes.push((await shared.decide(body, new Date(T))).route);
+      }
+      expect(routes).toEqual(["accept", "accept", "refuse", "refuse"]);
+    });
+
+    it("counts each call once with a limiter that answers later (PostgreSQL), calls in flight together", async () => {
+      const memory = createMemoryRateLimiter();
+      const later: RateLimiter = {
+        consume: (...args) => new Promise((resolve) => setImmediate(() => resolve(memory.consume(...args)))),
+      };
+      const judge = judgeOn(countOncePerCall(later));
+      // as named `lab` and as the reading for `lab`, each call meets `lab-reads` twice: counted once
+      const routes = await Promise.all(
+        ["lab", "lab", "docs", "lab", "docs"].map(
+          async (server) => (await judge.decide(call(server), new Date(T))).route,
+        ),
+      );
+      expect(routes.filter((r) => r === "accept")).toHaveLength(2);
+      expect(routes.filter((r) => r === "refuse")).toHaveLength(3);
+    });
+
+    it("spends nothing when the call is refused anyway", async () => {
+      const limiter = createMemoryRateLimiter();
+      const judge = judgeOn(countOncePerCall(limiter));
+      for (let i = 0; i < 3; i++)
+        expect((await judge.decide({ tool: "wipe", arguments: {} }, new Date(T))).route).toBe("refuse");
+      // both of the limit's calls are still there
+      expect(limiter.consume("policy:lab-reads", 2, 3_600_000, T).remaining).toBe(1);
+    });
   });
 });
 

@@ -98,7 +98,8 @@ recorded under NAME (a body naming another agent is 403 agent_mismatch), its ses
 A request's server is the caller's word unless serve.agent_servers.NAME holds that agent to servers: for
 every other caller (the agents' token, an agent without servers) a deny or ask rule with server: holds
 whatever server the request names, or none, and a call is judged as named, as for no server and as for
-each server a classify: or graph.mapping entry names, the strictest answer standing (server_unverified).
+each server a classify: or graph.mapping entry names, the strictest answer standing (server_unverified);
+an allow rule's rate_limit counts the call under every reading that meets it (once a call).
 Approvers' tokens that name their approver (serve.approver_tokens.NAME) answer as api:NAME.
 Every token must differ from every other. A token has at least 16 characters (letters, digits, -._~+/); make one with
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`

@@ -2,7 +2,7 @@ import { auditEventInput, type Pipeline, type RateLimiter } from "@acp/core";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
-import { anyServerPipelineOf, type AuditAppender, type ServerReadingInputs } from "@acp/server";
+import { anyServerPipelineOf, countOncePerCall, type AuditAppender, type ServerReadingInputs } from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {
@@ -66,12 +66,15 @@ export function createServePipelines(
     ),
     // the same, for a caller whose `server` is only its word: a deny or ask rule for a server holds whatever
     // server it names, or none (docs/guides/serve.md, "Which server a request is for")
-    anyServerPipeline: (rateLimiter) =>
-      createReloadingPipeline(policy, (version) =>
+    // every reading spends the limit of the rule it matched, each limit once per call (countOncePerCall)
+    anyServerPipeline: (rateLimiter) => {
+      const once = countOncePerCall(rateLimiter);
+      return createReloadingPipeline(policy, (version) =>
         anyServer(version, (built, spend) =>
-          buildPipelineWith(built, { rateLimiter, spendRateLimits: spend, annotations: "caller" }),
+          buildPipelineWith(built, { rateLimiter: once, spendRateLimits: spend, annotations: "caller" }),
         ),
-      ),
+      );
+    },
     anyServerRecheckPipeline: createReloadingPipeline(policy, (version) =>
       anyServer(version, (built) => buildPipelineWith(built, { spendRateLimits: false, annotations: "caller" })),
     ),

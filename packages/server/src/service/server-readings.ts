@@ -6,6 +6,7 @@
  * entry names — and the strictest decision is its answer (refuse > defer > ask > accept): naming a server
  * earns nothing a reading of the same call for another server would not give.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import {
   compileGlob,
   isGlobPattern,
@@ -16,6 +17,8 @@ import {
   type GraphMapping,
   type Pipeline,
   type Policy,
+  type RateLimitOutcome,
+  type RateLimiter,
 } from "@acp/core";
 import { anyServerPolicy } from "./any-server-policy.js";
 
@@ -93,18 +96,53 @@ function readingReason(server: string | null): Decision["reasons"][number] {
   };
 }
 
+/** Each call's rate-limit outcomes so far, by limit: a rule two readings match is counted once per call. */
+const callOutcomes = new AsyncLocalStorage<Map<string, RateLimitOutcome>>();
+
+/**
+ * `limiter`, counting each rate limit at most once per call of a pipeline {@link anyServerPipelineOf} makes:
+ * every reading of a caller's `server` spends the limit of the rule it matched, and a rule several readings
+ * match is counted once, the later readings told the first outcome. Outside such a call it is `limiter`.
+ * Build every spending pipeline handed to `anyServerPipelineOf` on it: without it a rule two readings match
+ * is counted twice a call (stricter, never looser).
+ */
+export function countOncePerCall(limiter: RateLimiter): RateLimiter {
+  return {
+    consume(key, limit, windowMs, nowMs) {
+      const outcomes = callOutcomes.getStore();
+      if (outcomes === undefined) return limiter.consume(key, limit, windowMs, nowMs);
+      const which = `${key}\u0000${limit}\u0000${windowMs}`;
+      const counted = outcomes.get(which);
+      if (counted !== undefined) return counted;
+      const remember = (outcome: RateLimitOutcome): RateLimitOutcome => (outcomes.set(which, outcome), outcome);
+      const outcome = limiter.consume(key, limit, windowMs, nowMs);
+      return outcome instanceof Promise ? outcome.then(remember) : remember(outcome);
+    },
+  };
+}
+
+/** A reading besides the one as named: what it stands for, judged without and with spending rate limits. */
+interface JudgedReading {
+  readonly server: string | null;
+  readonly pipeline: Pipeline;
+  /** The same judging the rate limit of the rule it matches (absent: the policy has no rate limit). */
+  readonly spending?: Pipeline;
+}
+
 /**
  * A pipeline that judges a request under each reading and answers the strictest decision; ties go to the
- * one as named. `named` judges the configuration as it is (the any-server policy; it alone spends rate
- * limits), `namedCheck` the same without spending them, `readings` each other reading (not spending them
- * either). The other readings are judged first: when one refuses and the call as named would not, the
- * answer is that refusal and nothing is spent; otherwise `named` judges (and spends) as it would alone,
- * and a stricter reading's decision replaces its answer.
+ * one as named. `named` judges the configuration as it is (the any-server policy) spending rate limits,
+ * `namedCheck` the same without spending them, each reading's `pipeline` another reading without spending
+ * them. The other readings are judged first: when one refuses and the call as named would not, the answer
+ * is that refusal and nothing is spent. Otherwise `named` judges (and spends), then each reading's
+ * `spending` pipeline: every reading spends the rate limit of the rule it matched, each limit once per call
+ * ({@link countOncePerCall}), so a limit that only another reading of the caller's `server` meets still
+ * holds (its refusal is the strictest answer); a stricter reading's decision replaces the one as named.
  */
 export function strictestReadingPipeline(
   named: Pipeline,
   namedCheck: Pipeline,
-  readings: readonly { readonly server: string | null; readonly pipeline: Pipeline }[],
+  readings: readonly JudgedReading[],
 ): Pipeline {
   if (readings.length === 0) return named;
   return {
@@ -114,10 +152,13 @@ export function strictestReadingPipeline(
       const judge = (pipeline: Pipeline): Promise<Decision> =>
         pipeline.decide(request, now).then((decision) => (judged.push(decision), decision));
       let strictest: { decision: Decision; server: string | null } | undefined;
+      const consider = (decision: Decision, server: string | null): void => {
+        if (strictest === undefined || routeStrictness(decision.route) > routeStrictness(strictest.decision.route))
+          strictest = { decision, server };
+      };
       for (const reading of readings) {
         const decision = await judge(reading.pipeline);
-        if (strictest === undefined || routeStrictness(decision.route) > routeStrictness(strictest.decision.route))
-          strictest = { decision, server: reading.server };
+        consider(decision, reading.server);
         if (decision.route === "refuse") break;
       }
       if (strictest === undefined) return named.decide(request, now);
@@ -126,7 +167,18 @@ export function strictestReadingPipeline(
         const own = await judge(namedCheck);
         if (own.route === "refuse") return keepPolicyWork(own, judged);
       } else {
-        const own = await judge(named);
+        // each limit counted once for the call, whichever readings meet it
+        const own = await callOutcomes.run(new Map(), async () => {
+          const asNamed = await judge(named);
+          if (asNamed.route === "refuse") return asNamed;
+          for (const reading of readings) {
+            if (reading.spending === undefined) continue;
+            const decision = await judge(reading.spending);
+            consider(decision, reading.server);
+            if (decision.route === "refuse") break;
+          }
+          return asNamed;
+        });
         if (routeStrictness(own.route) >= routeStrictness(strictest.decision.route)) return keepPolicyWork(own, judged);
       }
       const { decision, server } = strictest;
@@ -135,11 +187,18 @@ export function strictestReadingPipeline(
   };
 }
 
+/** Whether a rule of `policy` has a rate limit a call it matches spends (a `deny` rule's spends nothing). */
+function hasRateLimits(policy: Policy): boolean {
+  return policy.rules.some((rule) => rule.rate_limit !== undefined && rule.action !== "deny");
+}
+
 /**
  * The pipeline for a caller whose `server` is only its word, built in one place for every front end:
  * `build` makes a pipeline on one reading's configuration, spending rate limits when `spend` is true (a
- * pipeline that never spends them, such as the re-check of a person's edit, may ignore it). For a caller
- * held to servers, build on the policy and mapping as they are instead.
+ * pipeline that never spends them, such as the re-check of a person's edit, may ignore it). The spending
+ * pipelines must draw on a limiter wrapped in {@link countOncePerCall}: every reading spends the limit of the
+ * rule it matched, each once per call. For a caller held to servers, build on the policy and mapping as they
+ * are instead.
  */
 export function anyServerPipelineOf(
   policy: Policy,
@@ -147,9 +206,11 @@ export function anyServerPipelineOf(
   build: (inputs: ServerReadingInputs, spend: boolean) => Pipeline,
 ): Pipeline {
   const asNamed: ServerReadingInputs = { policy: anyServerPolicy(policy), mapping };
+  const limited = hasRateLimits(policy);
   const readings = serverReadings(policy, mapping).map((reading) => ({
     server: reading.server,
     pipeline: build(reading, false),
+    ...(limited ? { spending: build(reading, true) } : {}),
   }));
   const named = build(asNamed, true);
   return readings.length === 0 ? named : strictestReadingPipeline(named, build(asNamed, false), readings);
