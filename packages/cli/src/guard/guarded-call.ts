@@ -11,6 +11,7 @@ import {
   type GateDeps,
 } from "@acp/proxy/gate";
 import { REOPEN_HINT } from "./audit-reopen.js";
+import { errorWithoutSecrets } from "./error-secrets.js";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
 import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
@@ -169,7 +170,9 @@ export async function failedRun(
   const error = withoutSecretValues(deps.credentials, messageOf(err));
   observe(deps, admitted.request, call, error);
   await recordCompleted(deps, call, { ...admitted.completed(), ...extra, is_error: true, error });
-  return errorWithoutSecrets(deps.credentials, err, error);
+  return errorWithoutSecrets(secretsOf(deps.credentials), err, error, (text) =>
+    withoutSecretValues(deps.credentials, text),
+  );
 }
 
 /**
@@ -215,38 +218,8 @@ export async function recordCompleted(
   }
 }
 
-const getterOf = (property: PropertyDescriptor): unknown =>
-  Object.values(property).find((v) => typeof v === "function");
-
 export const secretsOf = (hook: CredentialHook | undefined): (() => readonly string[]) | undefined =>
   hook === undefined ? undefined : () => hook.secretValues();
-
-/**
- * What a function's error is passed on as: itself when no secret can be in it (no credentials, or its
- * message and everything it carries checked without one), else a plain `Error` with the message
- * `hidden` (its secrets replaced) and the same `name`: a cause, a response or a class instance it
- * carries is not passed on when it holds a secret or cannot be checked.
- */
-function errorWithoutSecrets(hook: CredentialHook | undefined, err: unknown, hidden: string): unknown {
-  const secrets = secretsOf(hook);
-  if (secrets === undefined) return err;
-  let carried: unknown = err;
-  if (err instanceof Error) {
-    const own: Record<string | symbol, unknown> = {};
-    for (const key of Reflect.ownKeys(err)) {
-      if (key === "stack" || key === "message") continue;
-      const property = Object.getOwnPropertyDescriptor(err, key) as PropertyDescriptor;
-      // a getter is carried as the function it is: it cannot be checked, so the error is not passed on
-      own[key] = "value" in property ? property.value : getterOf(property);
-    }
-    carried = own;
-  }
-  const checked = checkResultSecrets(secrets, carried);
-  if (hidden === messageOf(err) && checked.kind === "shown" && checked.value === carried) return err;
-  const plain = new Error(hidden);
-  if (err instanceof Error && typeof err.name === "string") plain.name = err.name;
-  return plain;
-}
 
 /**
  * Tells the session runtime what ran (unless `first` is false: a stream's later chunk) and what came back,

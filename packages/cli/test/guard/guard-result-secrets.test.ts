@@ -98,3 +98,74 @@ describe("openGuard: a vault value in a result is hidden in every structure, or 
     expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain(SECRET);
   });
 });
+
+describe("openGuard: a vault value does not reach the caller through an error the tool throws", () => {
+  it("through a stack written before the message was cleaned", async () => {
+    const { acp } = await guarded();
+    const log: string[] = [];
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        const error = new Error(`declined for ${args.token ?? ""}`);
+        log.push(error.stack ?? ""); // the stack is written (with the message as it is then) once read
+        error.message = "declined";
+        throw error;
+      },
+      { server: "bank" },
+    );
+    const error = await pay({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect((error as Error).message).toBe("declined");
+    expect((error as Error).stack).not.toContain(SECRET);
+  });
+
+  it("through a class's getter, method or private field: a plain error of the same name and plain fields", async () => {
+    const { acp } = await guarded();
+    class HttpError extends Error {
+      override readonly name = "HttpError";
+      readonly status = 401;
+      readonly #authorization: string;
+      constructor(authorization: string) {
+        super("unauthorised");
+        this.#authorization = authorization;
+      }
+      get request(): { authorization: string } {
+        return { authorization: this.#authorization };
+      }
+      toJSON(): unknown {
+        return { message: this.message, authorization: this.#authorization };
+      }
+    }
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        throw new HttpError(`Bearer ${args.token ?? ""}`);
+      },
+      { server: "bank" },
+    );
+    const error = await pay({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(error).not.toBeInstanceOf(HttpError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).toMatchObject({ name: "HttpError", message: "unauthorised", status: 401 });
+    expect((error as { request?: unknown }).request).toBeUndefined();
+    expect(JSON.stringify(error)).not.toContain(SECRET);
+  });
+
+  it("through the error's name", async () => {
+    const { acp } = await guarded();
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        const error = new TypeError("bad header");
+        error.name = `TypeError ${args.token ?? ""}`;
+        throw error;
+      },
+      { server: "bank" },
+    );
+    const error = await pay({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect((error as Error).name).toBe("TypeError [REDACTED]");
+    expect(String(error)).not.toContain(SECRET);
+  });
+});
