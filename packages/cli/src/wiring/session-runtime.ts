@@ -262,12 +262,10 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     observer: {
       executed: (id, request) => void entryFor(id).session.recordExecution(request),
       result: (id, server, tool, text, given) =>
-        void entryFor(id).session.recordToolResult(
-          server,
-          tool,
-          text,
-          given?.trusted === true ? { trusted: true } : {},
-        ),
+        void entryFor(id).session.recordToolResult(server, tool, text, {
+          ...(given?.trusted === true ? { trusted: true } : {}),
+          ...(given?.error === true ? { error: true } : {}),
+        }),
       unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {
         const session = sessions.get(id)?.session;

@@ -33,6 +33,11 @@ const MAX_NAME = 256;
 export interface ToolResultOptions {
   /** Overrides the server's configured trust: `true` labels the result `system_policy`, `false` untrusted. */
   readonly trusted?: boolean;
+  /**
+   * The result is the call's error (MCP's `isError`, a JSON-RPC error relayed as one): what the server says
+   * about the call, not its answer, so neither configured trust nor a directory covers it (see {@link isError}).
+   */
+  readonly error?: boolean;
 }
 
 /**
@@ -180,8 +185,22 @@ function isAnswer(tool: string): boolean {
 }
 
 /**
+ * Whether content is a tool's error as MCP writes one (an object whose `isError` is `true`); content that
+ * cannot be read so (a getter that throws) counts as one: it then vouches for nothing.
+ */
+function isError(content: unknown): boolean {
+  if (typeof content !== "object" || content === null || Array.isArray(content)) return false;
+  try {
+    return (content as { readonly isError?: unknown }).isError === true;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Records a tool's result with its provenance label and source `server.tool#n`; the answer of a configured
- * directory also keeps its whole entries.
+ * directory also keeps its whole entries. A tool's error is untrusted whatever the server's configured trust
+ * (only a caller's explicit `trusted: true` labels it trusted), and is never a directory's answer.
  */
 export function recordToolResult(
   core: SessionCore,
@@ -195,10 +214,13 @@ export function recordToolResult(
     return core.fail("invalid_record", "a tool result needs a server and a tool name of 1 to 256 characters");
   if (options.trusted !== undefined && typeof options.trusted !== "boolean")
     return core.fail("invalid_record", "`trusted` must be true or false");
+  if (options.error !== undefined && typeof options.error !== "boolean")
+    return core.fail("invalid_record", "`error` must be true or false");
   // What a server says besides answering (a log line, a progress message, a sampling request, a completion,
   // recorded under the method's name: `notifications/message`) may echo what it was asked: neither a trusted
-  // server's nor a directory's answer, it is untrusted.
-  const answer = isAnswer(tool);
+  // server's nor a directory's answer, it is untrusted. So is the error of a call (`file /x/<the attacker's
+  // IBAN> not found`): it speaks of what it was asked, in words the echoes of its arguments may not catch.
+  const answer = isAnswer(tool) && options.error !== true && !isError(content);
   const configured = answer && core.settings.trustedServers.match([server, `${server}.${tool}`]) !== undefined;
   const trusted = options.trusted ?? configured;
   core.toolResults++;

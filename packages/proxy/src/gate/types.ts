@@ -27,8 +27,18 @@ export type Decide = (request: ActionRequest, context?: DecideContext) => Promis
  */
 export interface CallObserver {
   executed(sessionId: string, request: ActionRequest): void;
-  /** `trusted`: the caller vouches for this result (an in-process tool marked trusted): not untrusted content. */
-  result(sessionId: string, server: string, tool: string, text: string, options?: { readonly trusted?: boolean }): void;
+  /**
+   * `trusted`: the caller vouches for this result (an in-process tool marked trusted): not untrusted content.
+   * `error`: the result is the call's error (`isError`, or a JSON-RPC error relayed): what the server says of
+   * the call, untrusted even from a server configured as trusted.
+   */
+  result(
+    sessionId: string,
+    server: string,
+    tool: string,
+    text: string,
+    options?: { readonly trusted?: boolean; readonly error?: boolean },
+  ): void;
   unreadable?(sessionId: string, server: string, tool: string, why: string): void;
   closed?(sessionId: string): void;
 }

@@ -126,7 +126,7 @@ function registerPromptHandlers(proxy: AcpProxy, session: ProxySession): void {
     const owner = target.server;
     const result = await passThrough(proxy, owner, "prompts/get", params, extra).catch((err: unknown) => {
       // an upstream's error reaches the agent in its own words: the runtime reads them too
-      observeRead(proxy, session.id, owner, "prompts/get", undefined, () => errorText(err));
+      observeRead(proxy, session.id, owner, "prompts/get", undefined, () => errorText(err), true);
       throw err;
     });
     observeRead(proxy, session.id, target.server, "prompts/get", undefined, (reader) => promptText(reader, result));
@@ -153,7 +153,7 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
     }
     const params = { ...request.params, uri: approved.uri };
     const result = await passThrough(proxy, owner, "resources/read", params, extra).catch((err: unknown) => {
-      observeRead(proxy, session.id, owner, "resources/read", approved.request, () => errorText(err));
+      observeRead(proxy, session.id, owner, "resources/read", approved.request, () => errorText(err), true);
       throw err;
     });
     observeRead(proxy, session.id, owner, "resources/read", approved.request, (reader) =>

@@ -303,7 +303,10 @@ function observe(
     } catch (err) {
       unread = `its structured content could not be read: ${messageOf(err)}`;
     }
-    observer.result(sessionId, server, tool, structured === "" ? text : `${text}\n${structured}`);
+    const told = structured === "" ? text : `${text}\n${structured}`;
+    // a tool's error speaks of the call, not for the server: untrusted even from a trusted server
+    if (result.isError === true) observer.result(sessionId, server, tool, told, { error: true });
+    else observer.result(sessionId, server, tool, told);
     if (unread !== undefined) unreadable(proxy, sessionId, server, tool, unread);
   } catch (err) {
     unreadable(proxy, sessionId, server, tool, messageOf(err));

@@ -23,6 +23,8 @@ export function observeRead(
   method: string,
   request: ActionRequest | undefined,
   read: (reader: ContentReader) => string,
+  /** What `read` tells is the request's error: untrusted even from a trusted server. */
+  error = false,
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
@@ -31,7 +33,8 @@ export function observeRead(
     try {
       if (request !== undefined) observer.executed(sessionId, request);
       const reader = new ContentReader();
-      observer.result(sessionId, server, method, read(reader));
+      if (error) observer.result(sessionId, server, method, read(reader), { error: true });
+      else observer.result(sessionId, server, method, read(reader));
       if (reader.cut !== undefined) unreadable(proxy, sessionId, server, method, reader.cut);
     } catch (err) {
       unreadable(proxy, sessionId, server, method, err instanceof Error ? err.message : String(err));
