@@ -114,7 +114,13 @@ export function allowReadings(text: string): string[] | null {
     const decoded = decodings(path);
     if (!settles(path, decoded)) return null; // encoded deeper than is read: a longer chain's reading is not known
     forms.push(decodeUnreserved(path) + query);
-    for (const form of decoded) forms.push(form + query);
+    for (const form of decoded) {
+      forms.push(form + query);
+      // and in NFKC where that spells more structure, as a tool that decodes and then normalises reads it
+      // (`%EF%BC%8E%EF%BC%8E%EF%BC%8F` is `．．／`, then `../`)
+      const compat = structuralCompat(form);
+      if (compat !== undefined) forms.push(compat + query);
+    }
   }
   for (const form of forms) {
     add(form);

@@ -276,7 +276,8 @@ export function withoutDevicePrefix(slashed: string): string | undefined {
  * escapes decoded (`/etc/%70asswd` is `/etc/passwd`, `/home/me/%2essh/id_rsa` is `/home/me/.ssh/id_rsa`),
  * that of the value with every escape decoded, `%2f` too (`/srv/files/..%2f..%2fetc/passwd` is
  * `/etc/passwd` to a server that decodes after routing), and decoded again, up to {@link MAX_DECODINGS}
- * times ({@link decodings}: `%252e%252e` is `..` to a proxy and a tool that each decode once), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
+ * times ({@link decodings}: `%252e%252e` is `..` to a proxy and a tool that each decode once), each decoding
+ * also in NFKC (`%EF%BC%8E%EF%BC%8E%EF%BC%8F` is `．．／`, then `../`), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
  * each with `\` read as `/` (`..\..\etc\passwd`; a device path `\\?\C:\x` also as the path `C:/x` it names),
  * each without its path segments' parameters ({@link withoutParameters}: `/srv/files/..;/etc/passwd` is
  * `/srv/etc/passwd` to Tomcat), each without a scheme read as a URL ({@link schemelessUrls}:
@@ -312,7 +313,12 @@ export function respellings(text: string): string[] {
       // every escape decoded, `%2f` too, as a server that decodes a path after routing reads it
       // (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd`), and again, as a chain of readers each decoding
       // once does (`%252e%252e` is `%2e%2e`, then `..`)
-      for (const decoded of decodings(base)) out.add(normalizeValue(decoded) ?? decoded);
+      for (const decoded of decodings(base)) {
+        out.add(normalizeValue(decoded) ?? decoded);
+        // and in NFKC, as a tool that decodes and then normalises its input reads it (`%EF%BC%8E` is `．`, then `.`)
+        const nfkc = NON_ASCII.test(decoded) ? decoded.normalize("NFKC") : decoded;
+        if (nfkc !== decoded) out.add(normalizeValue(nfkc) ?? nfkc);
+      }
     }
     // `\` as a separator, as a tool on Windows or a naive join reads it (`/srv/files/..\..\etc\passwd`,
     // `C:\Users\me\.ssh\id_rsa`), and a device path as the path it names (`\\?\C:\Users\me`)

@@ -85,3 +85,25 @@ describe("a value encoded deeper than is decoded", () => {
     expect(decide(rules, "%2525252e")).toBe("default");
   });
 });
+
+describe("a decoded value in NFKC", () => {
+  // `%EF%BC%8E` is `．` (U+FF0E) and `%EF%BC%8F` is `／` (U+FF0F): `../` to a tool that decodes, then normalises
+  const ESCAPED_FULL_WIDTH = [
+    "/srv/files/%EF%BC%8E%EF%BC%8E/%EF%BC%8E%EF%BC%8E/etc/passwd",
+    "/srv/files/%EF%BC%8E%EF%BC%8E%EF%BC%8F%EF%BC%8E%EF%BC%8E%EF%BC%8Fetc/passwd",
+    "/srv/files/%25EF%25BC%258E%25EF%25BC%258E/%25EF%25BC%258E%25EF%25BC%258E/etc/passwd",
+  ];
+
+  it("is read by a deny rule", () => {
+    for (const v of ESCAPED_FULL_WIDTH) expect([v, decide([denyOn("/etc/passwd")], v)]).toEqual([v, "r"]);
+    // a decoded letter in full width stays a name (`ｒｅｐｏｒｔ`), met in NFKC as before
+    expect(decide([denyOn("/srv/report")], "/srv/%EF%BD%92eport")).toBe("r");
+  });
+
+  it("is a reading an allow rule must meet too", () => {
+    const rules = [`{ id: files, match: { args: { v: "/srv/files/**" } }, action: allow }`];
+    for (const v of ESCAPED_FULL_WIDTH) expect([v, decide(rules, v, "ask")]).toEqual([v, "default"]);
+    // a decoded name in full width spells no more structure: still allowed
+    expect(decide(rules, "/srv/files/%EF%BD%92eport.txt", "ask")).toBe("files");
+  });
+});

@@ -238,6 +238,8 @@ const scalar = fc.oneof(
     "$HOME",
     "$HOMEX/x",
     "$HOME/%2e%2e/srv/x",
+    "/srv/a/%EF%BC%8E%EF%BC%8E%EF%BC%8Fx",
+    "/srv/a/%25EF%25BC%258E%25EF%25BC%258E/x",
   ),
   fc.constantFrom(1, 100, 0, -0, 12, 1.5),
   fc.boolean(),

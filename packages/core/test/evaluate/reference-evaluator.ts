@@ -247,7 +247,8 @@ function spellings(text: string): string[] {
         out.push(posix.normalize(decodeUnreserved(base)));
       }
       // every escape decoded (runs as UTF-8, a run that is not kept), then again up to three times
-      for (const decoded of decodedAgain(base)) out.push(normalised(decoded));
+      // each decoding also in NFKC (`%EF%BC%8E` is `．`, then `.`)
+      for (const decoded of decodedAgain(base)) out.push(normalised(decoded), normalised(decoded.normalize("NFKC")));
       if (/^file:/i.test(base)) {
         try {
           out.push(posix.normalize(decodeUnreserved(new URL(base).pathname)));
@@ -295,7 +296,7 @@ function allowReadings(text: string): string[] | null {
     const [path, query] = cut(base);
     forms.push(base, decodeUnreserved(path) + query);
     const decoded = decodedAgain(path);
-    forms.push(...decoded.map((d) => d + query));
+    forms.push(...decoded.map((d) => d + query), ...decoded.map((d) => structural(d) + query));
     // still decoding after three: no reading known, never allowed
     const last = decoded[2];
     if (last !== undefined && decodeAll(last) !== last) return null;
