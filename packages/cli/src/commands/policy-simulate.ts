@@ -1,10 +1,11 @@
 import { Option, type Command } from "commander";
-import { CATEGORIES } from "@acp/core";
+import { CATEGORIES, createMemoryRateLimiter } from "@acp/core";
 import { printJson, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { buildPipeline, loadDecisionInputs } from "../decision/load.js";
 import { parseJsonOption } from "../decision/read-input.js";
 import { presentDecision } from "../decision/present.js";
+import { unverifiedServerPipeline } from "../wiring/serve-policy.js";
 
 interface SimulateOptions {
   tool: string;
@@ -20,6 +21,7 @@ interface SimulateOptions {
   action?: string;
   confidence?: string;
   contract?: string;
+  unverifiedServer?: boolean;
 }
 
 function parseTime(text: string | undefined, ctx: CliContext): Date {
@@ -115,6 +117,11 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .option("--action <action>", "consent-graph action (with --domain)")
     .option("--confidence <0..1>", "the agent's confidence for the consent graph")
     .option("--contract <json>", "an Agent Action Contract v1 event to judge as well")
+    .option(
+      "--unverified-server",
+      "answer as acp serve answers a caller whose server is only its word (the agents' token, an agent " +
+        "without serve.agent_servers): judged on every reading of --server, the strictest standing",
+    )
     .option("--json", "print the decision as JSON (the default; accepted for symmetry with other commands)")
     .addHelpText(
       "after",
@@ -122,6 +129,13 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
 Prints: route (accept|ask|defer|refuse), action (allow|ask|deny), rule (the deciding
 source:rule), category, risk_level, reasons (every source's, strictest first) and sources.
 Nothing is executed and no state is kept between runs (rate limits start empty).
+
+--server is taken as a fact, as acp proxy knows the server it started and as acp serve trusts it from an
+agent held to servers (serve.agent_servers). For every other acp serve caller (the agents' token, an agent
+without servers) the server is only its word: add --unverified-server to answer as acp serve answers it
+(a deny or ask rule with server: holds whatever --server names, or none; the call judged as named, as for
+no server and as each server a classify: or graph.mapping entry names, the strictest answer standing with
+the reason server_unverified; --annotations a claim that can only tighten the decision).
 
 Exit codes: 0 the decision was printed (whatever the route), 1 the policy, graph or --config file is
 missing or unreadable, 2 usage (no --tool, --domain without --action, an unknown option), 4 invalid input
@@ -132,6 +146,7 @@ Examples:
   acp policy simulate --tool send_email --args '{"to":"mark@attacker.example"}'
   acp policy simulate --tool edit_file --annotations '{"readOnlyHint":false,"destructiveHint":true}'
   acp policy simulate --tool deploy_app --server ci --at 2026-03-01T23:30:00Z --policy ~/.acp/policy.yml
+  acp policy simulate --tool refund_order --server docs --unverified-server   # as acp serve's agents' token
   echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json
   acp policy simulate --tool x --domain imessage --action send_vip --confidence 0.9 --graph graph.json
   printf 'version: "1"\\ngraph:\\n  mapping:\\n    - { tool: send_message, domain: imessage, action: send_vip }\\n' > team.yml
@@ -145,7 +160,11 @@ Examples:
         graph: options.graph,
         config: options.config,
       });
-      const decision = await buildPipeline(inputs).decide(request, now);
+      const pipeline =
+        options.unverifiedServer === true
+          ? unverifiedServerPipeline(inputs, createMemoryRateLimiter())
+          : buildPipeline(inputs);
+      const decision = await pipeline.decide(request, now);
       printJson(ctx, presentDecision(decision));
       ctx.exitCode = EXIT.ok;
     });

@@ -19,6 +19,28 @@ export interface ServePipelines {
   readonly anyServerRecheckPipeline: Pipeline;
 }
 
+/** `inputs` as one reading of a caller's `server` sees them (ADR 0006): its policy and graph mapping. */
+export function readingInputsOf(inputs: DecisionInputs, r: ServerReadingInputs): DecisionInputs {
+  const settings = inputs.graphSettings;
+  if (settings === undefined) return { ...inputs, policy: r.policy };
+  const { mapping: _mapping, ...rest } = settings;
+  void _mapping;
+  const graphSettings = r.mapping !== undefined ? { ...rest, mapping: r.mapping } : rest;
+  return { ...inputs, policy: r.policy, graphSettings };
+}
+
+/**
+ * `acp serve`'s pipeline for a caller whose `server` is only its word, on fixed `inputs` (no reload): every
+ * reading judged, the strictest answer standing, annotations taken as the caller's claim, each rate limit
+ * spent once a call on `rateLimiter`. `acp policy simulate --unverified-server` answers with it.
+ */
+export function unverifiedServerPipeline(inputs: DecisionInputs, rateLimiter: RateLimiter): Pipeline {
+  const once = countOncePerCall(rateLimiter);
+  return anyServerPipelineOf(inputs.policy, inputs.graphSettings?.mapping, (r, spend) =>
+    buildPipelineWith(readingInputsOf(inputs, r), { rateLimiter: once, spendRateLimits: spend, annotations: "caller" }),
+  );
+}
+
 /**
  * The service's pipelines over a policy file that is picked up again when it changes (as `acp proxy` does,
  * docs/reference/policy.md): both share one {@link createReloadingPolicy}, so the simulator judges with the
@@ -43,14 +65,7 @@ export function createServePipelines(
   const withPolicy = (version: PolicyVersion): DecisionInputs => ({ ...inputs, policy: version.policy });
   // a caller whose `server` is only its word: judged under every reading of it the policy's `classify:` and
   // the graph mapping tell apart, the strictest answer standing (ADR 0006, `anyServerPipelineOf`)
-  const readingInputs = (r: ServerReadingInputs): DecisionInputs => {
-    const settings = inputs.graphSettings;
-    if (settings === undefined) return { ...inputs, policy: r.policy };
-    const { mapping: _mapping, ...rest } = settings;
-    void _mapping;
-    const graphSettings = r.mapping !== undefined ? { ...rest, mapping: r.mapping } : rest;
-    return { ...inputs, policy: r.policy, graphSettings };
-  };
+  const readingInputs = (r: ServerReadingInputs): DecisionInputs => readingInputsOf(inputs, r);
   const anyServer = (version: PolicyVersion, build: (inputs: DecisionInputs, spend: boolean) => Pipeline): Pipeline =>
     anyServerPipelineOf(version.policy, inputs.graphSettings?.mapping, (r, spend) => build(readingInputs(r), spend));
   return {
