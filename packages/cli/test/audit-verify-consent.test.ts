@@ -70,7 +70,7 @@ interface VerifyJson {
   consentResponses: {
     checked: number;
     unchecked: number;
-    notCheckable: { line: number; why: string }[];
+    notCheckable: { line: number; why: string; signatureChecked?: boolean }[];
   } | null;
   problem: { code: string; line: number } | null;
 }
@@ -147,7 +147,7 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
       unchecked: 2,
       notCheckable: [
         { line: lineOf(2), why: "withheld" },
-        { line: lineOf(3), why: "omitted" },
+        { line: lineOf(3), why: "omitted", signatureChecked: true },
       ],
     });
     const text = await runCli(["audit", "verify"], { env });
@@ -155,7 +155,7 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     expect(text.stdout).toContain("2 not checkable:");
     // why each one could not be checked, with its line
     expect(text.stdout).toContain(
-      `  1 at line ${lineOf(3)}: a value (an argument or an edit) was cut to fit the audit line, replaced by its length and SHA-256: the signed action cannot be rebuilt\n`,
+      `  1 at line ${lineOf(3)}: a value of the action was cut to fit the audit line: the signature verifies against the action hash recorded beside it, but the cut action cannot be matched to that hash\n`,
     );
     expect(text.stdout).toContain(
       `  1 at line ${lineOf(2)}: the action is withheld: redaction would have changed it, so nothing of it is recorded\n`,
@@ -167,6 +167,21 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     expect(long?.event_type).toBe("consent_approved");
     const action = long?.metadata["consent_action"] as { parameters: { message: string } };
     expect(action.parameters.message).toMatch(/^\[omitted from the audit: 999000 characters, sha256:[0-9a-f]{64}\]$/);
+    // the hash the signature is over, beside it: what the response is still checked by
+    const hash = actionHash({ server: "everything", tool: "echo", parameters: { message: LONG, note: NOTE } });
+    expect(long?.metadata["consent_action_hash"]).toBe(hash);
+  });
+
+  it("reports a cut event's consent response whose decision was edited in a re-hashed log", async () => {
+    const events = readEvents(join(home, "audit.jsonl"));
+    const cut = consentEvents()[3] as AuditEventV02;
+    const at = events.findIndex((e) => e.event_hash === cut.event_hash);
+    const response = cut.metadata["consent_response"] as Record<string, unknown>;
+    const edited = [...events];
+    edited[at] = { ...cut, metadata: { ...cut.metadata, consent_response: { ...response, decision: "denied" } } };
+    const tampered = await verifyCopy("cut-decision.jsonl", rechain(edited));
+    expect(tampered.code).toBe(3);
+    expect(tampered.json.problem?.code).toBe("consent_signature_invalid");
   });
 
   it("withholds the action of a call holding a secret-shaped value, keeping nothing of it", () => {
@@ -174,6 +189,7 @@ describe("acp audit verify checks the signed consent responses of a real proxy's
     expect(secretEvent?.event_type).toBe("consent_approved");
     expect(secretEvent?.metadata["consent_action"]).toBeNull();
     expect(secretEvent?.metadata["consent_action_withheld"]).toBe("redacted");
+    expect(secretEvent?.metadata).not.toHaveProperty("consent_action_hash");
     const log = readFileSync(join(home, "audit.jsonl"), "utf8");
     expect(log).not.toContain(SECRET);
     const hash = actionHash({ server: "everything", tool: "echo", parameters: { message: `use ${SECRET} please` } });

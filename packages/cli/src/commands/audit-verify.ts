@@ -134,10 +134,12 @@ function describeOk(file: string, r: AuditVerification): string[] {
 }
 
 /** Why a consent response could not be checked, as `acp audit verify` says it. */
-const UNCHECKED_BECAUSE: Readonly<Record<AuditConsentUnchecked, string>> = {
+const UNCHECKED_BECAUSE: Readonly<Record<AuditConsentUnchecked | "hashed", string>> = {
   withheld: "the action is withheld: redaction would have changed it, so nothing of it is recorded",
   omitted:
     "a value (an argument or an edit) was cut to fit the audit line, replaced by its length and SHA-256: the signed action cannot be rebuilt",
+  hashed:
+    "a value of the action was cut to fit the audit line: the signature verifies against the action hash recorded beside it, but the cut action cannot be matched to that hash",
   missing: "written before consent events recorded the action",
 };
 
@@ -150,8 +152,10 @@ function describeConsent(consent: AuditConsentCount): string[] {
     `consent responses: ${consent.checked} signatures checked against the action recorded beside them` +
     (consent.unchecked > 0 ? `, ${consent.unchecked} not checkable:` : "");
   const out = [head];
-  for (const why of ["omitted", "withheld", "missing"] as const) {
-    const lines = consent.notCheckable.filter((u) => u.why === why).map((u) => u.line);
+  for (const why of ["hashed", "omitted", "withheld", "missing"] as const) {
+    const lines = consent.notCheckable
+      .filter((u) => (u.signatureChecked === true ? "hashed" : u.why) === why)
+      .map((u) => u.line);
     if (lines.length === 0) continue;
     const named = lines.slice(0, LINES_NAMED).join(", ") + (lines.length > LINES_NAMED ? ", …" : "");
     out.push(`  ${lines.length} at line${lines.length === 1 ? "" : "s"} ${named}: ${UNCHECKED_BECAUSE[why]}`);

@@ -230,7 +230,11 @@ export class ChainCheck {
       else if (consent.status === "unchecked") {
         this.consent.unchecked++;
         if (this.consent.notCheckable.length < MAX_LISTED_UNCHECKED_CONSENT)
-          this.consent.notCheckable.push({ line, why: consent.why });
+          this.consent.notCheckable.push({
+            line,
+            why: consent.why,
+            ...(consent.signatureChecked === true ? { signatureChecked: true as const } : {}),
+          });
       }
     }
     if (state.head !== null) this.recent?.add(state.head);

@@ -1,4 +1,5 @@
-import { checkConsentProof } from "../proof/verify.js";
+import { actionHash } from "../proof/payload.js";
+import { checkConsentProof, checkConsentSignature } from "../proof/verify.js";
 import type { ApprovedAction } from "../consent/index.js";
 import { toEd25519PublicKey, type CheckpointPublicKey } from "./checkpoint.js";
 import type { AuditEventV02 } from "./event.js";
@@ -13,13 +14,18 @@ const OMITTED = "[omitted from the audit: ";
  * What checking an event's consent response with the public key alone found: `none` (no response in
  * the event), `valid`, `invalid` (with why), or `unchecked`: the action it is signed over is not in the
  * event (`withheld`: redaction would have changed it; `missing`: written before events recorded it;
- * `omitted`: a value was cut to fit the line).
+ * `omitted`: a value was cut to fit the line; `signatureChecked` when the response's signature was still
+ * checked, against the action hash recorded beside the cut action).
  */
 export type EventConsentCheck =
   | { readonly status: "none" }
   | { readonly status: "valid" }
   | { readonly status: "invalid"; readonly message: string }
-  | { readonly status: "unchecked"; readonly why: "withheld" | "missing" | "omitted" };
+  | {
+      readonly status: "unchecked";
+      readonly why: "withheld" | "missing" | "omitted";
+      readonly signatureChecked?: true;
+    };
 
 /**
  * Checks the signed `metadata.consent_response` of a `consent_approved` or `consent_denied` event against
@@ -39,13 +45,42 @@ export function checkEventConsent(event: AuditEventV02, publicKey: CheckpointPub
   if (!("consent_action" in metadata)) return { status: "unchecked", why: "missing" };
   const action = metadata["consent_action"];
   if (action === null) return { status: "unchecked", why: "withheld" };
+  const hash = metadata["consent_action_hash"];
   const checked = checkAgainst(action, response, publicKey);
+  if (checked.status === "valid") {
+    // the hash recorded beside a whole action must be its own (it is what a cut action is checked by)
+    if (hash === undefined || (typeof hash === "string" && hash === hashOf(action))) return checked;
+    return {
+      status: "invalid",
+      message: "`metadata.consent_action_hash` is not the hash of `metadata.consent_action`",
+    };
+  }
   // a value cut to fit the line (in the action, or in the response's modifications): the signed payload
   // cannot be rebuilt, so only its hash fails. Checked first, so an argument that only quotes the cut's text
-  // is still checked, and a wrong key or a bad signature is still a failure
-  if (checked.status === "invalid" && checked.payloadMismatch && JSON.stringify([action, response]).includes(OMITTED))
+  // is still checked, and a wrong key is still a failure
+  if (!checked.payloadMismatch || !JSON.stringify(action).concat(JSON.stringify(response)).includes(OMITTED)) {
+    return { status: "invalid", message: checked.message };
+  }
+  // only the action cut, and its hash recorded beside it: the signature is checked against that hash (a
+  // response edited in the log fails), though the cut action cannot be matched to it
+  if (typeof hash !== "string" || JSON.stringify(response).includes(OMITTED))
     return { status: "unchecked", why: "omitted" };
-  return checked.status === "invalid" ? { status: "invalid", message: checked.message } : checked;
+  const signature = checkConsentSignature(response, hash, toEd25519PublicKey(publicKey));
+  if (signature.ok) return { status: "unchecked", why: "omitted", signatureChecked: true };
+  const issue = signature.issues[0];
+  return {
+    status: "invalid",
+    message: `${signature.reason}: ${issue?.message ?? "the consent response does not verify"} (against \`metadata.consent_action_hash\`)`,
+  };
+}
+
+/** `action_hash` of a recorded action, or undefined when it is not plain JSON. */
+function hashOf(action: unknown): string | undefined {
+  try {
+    return actionHash(action as ApprovedAction);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The response checked against `action` with the public key; `payloadMismatch` when only the payload's hash failed. */

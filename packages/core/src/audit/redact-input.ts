@@ -8,7 +8,8 @@ const stringOrNull = (value: unknown): string | null => (typeof value === "strin
  * Redacts `metadata`. A consent event's `consent_action` (the action its `consent_response` is signed over)
  * is kept only when redaction changes neither it nor the response: otherwise the log would hold a value
  * that no longer matches the signature, or a redacted value whose hash could be tested offline. It is
- * then `null`, and `consent_action_withheld: "redacted"` says why (nothing of the value is kept).
+ * then `null`, and `consent_action_withheld: "redacted"` says why (nothing of the value is kept: its
+ * `consent_action_hash` goes too). A hash that redaction alone would change is left out.
  */
 function withholdConsentAction(metadata: AuditMetadata, redact: Redactor): AuditMetadata {
   const redacted = redact(metadata) as AuditMetadata;
@@ -16,7 +17,9 @@ function withholdConsentAction(metadata: AuditMetadata, redact: Redactor): Audit
   const same =
     redacted["consent_action"] === metadata["consent_action"] &&
     redacted["consent_response"] === metadata["consent_response"];
-  return same ? redacted : { ...redacted, consent_action: null, consent_action_withheld: "redacted" };
+  const { consent_action_hash: hash, ...rest } = redacted;
+  if (!same) return { ...rest, consent_action: null, consent_action_withheld: "redacted" };
+  return hash === metadata["consent_action_hash"] ? redacted : rest;
 }
 
 /**

@@ -42,7 +42,15 @@ export interface AuditConsentCount {
    * Each response that could not be checked, in log order: its line and why (the first
    * {@link MAX_LISTED_UNCHECKED_CONSENT}; `unchecked` counts them all).
    */
-  readonly notCheckable: readonly { readonly line: number; readonly why: AuditConsentUnchecked }[];
+  readonly notCheckable: readonly {
+    readonly line: number;
+    readonly why: AuditConsentUnchecked;
+    /**
+     * `omitted` only: the response's signature was still checked, against the `consent_action_hash` recorded
+     * beside the cut action (a response edited in the log fails), though the cut action cannot be matched to it.
+     */
+    readonly signatureChecked?: true;
+  }[];
 }
 
 /** The outcome of {@link verifyAuditChain}. */

@@ -19,7 +19,9 @@ export {
 export { signConsentResponse, signResponseFor, type ConsentAnswer } from "./sign.js";
 export {
   checkConsentProof,
+  checkConsentSignature,
   verifyConsentProof,
+  type ConsentSignatureCheck,
   PROOF_FAILURE_REASONS,
   type ProofFailureReason,
   type ProofVerification,

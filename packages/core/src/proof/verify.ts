@@ -153,6 +153,47 @@ export function checkConsentProof(response: unknown, options: VerifyProofOptions
   return checkBinding(res, request, options, { response: res, approved: isApproval(res), action, payload });
 }
 
+/** What {@link checkConsentSignature} found: the signature holds, or the first reason it does not. */
+export type ConsentSignatureCheck =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: ProofFailureReason; readonly issues: readonly Issue[] };
+
+/**
+ * Checks only that `response` was signed with the trusted key over an action whose `action_hash` (§6.2) is
+ * `actionHashRef`, for when the action itself is not at hand (an audit event whose action was cut to fit a
+ * line keeps its hash): strict shape, the key, the rebuilt payload's hash and the Ed25519 signature. It
+ * says nothing of which action has that hash, nor of expiry or the nonce: never use it to accept a proof.
+ */
+export function checkConsentSignature(
+  response: unknown,
+  actionHashRef: string,
+  trustedPublicKey: string | KeyObject,
+): ConsentSignatureCheck {
+  const shape = validateConsentResponse(response);
+  if (!shape.ok) return { ok: false, reason: "malformed", issues: shape.issues };
+  const res = shape.value;
+  if (!/^sha256:[0-9a-f]{64}$/.test(actionHashRef))
+    return refuse("malformed", "the action hash is not `sha256:` and 64 lowercase hex digits");
+  const key = trustedKey(trustedPublicKey);
+  if (key === undefined)
+    return refuse("malformed", "trusted public key is not an ed25519 key (64 lowercase hex digits)");
+  if (res.proof.public_key !== key.hex) {
+    const why = "the proof was signed by a key other than the trusted one";
+    return refuse("wrong_key", why, ["proof", "public_key"]);
+  }
+  // the payload as signed, with the action's hash as given (JCS orders the keys)
+  const payload = { ...signingPayloadOf(res, { server: "", tool: "", parameters: {} }), action_hash: actionHashRef };
+  const bytes = signingPayloadBytes(payload);
+  if (signedPayloadHash(bytes) !== res.proof.signed_payload_hash) {
+    const why = "the payload rebuilt from the response and the action hash does not hash to `signed_payload_hash`";
+    return refuse("payload_mismatch", why, ["proof", "signed_payload_hash"]);
+  }
+  if (!edVerify(null, bytes, key.object, Buffer.from(res.proof.signature, "hex"))) {
+    return refuse("bad_signature", "the ed25519 signature does not verify", ["proof", "signature"]);
+  }
+  return { ok: true };
+}
+
 function isApproval(res: ConsentResponseV02): boolean {
   return res.decision === "approved" || res.decision === "approved_with_modifications";
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  actionHash,
   approvedActionOf,
   checkEventConsent,
   createRedactor,
@@ -82,17 +83,30 @@ describe("checkEventConsent: a value cut to fit the line", () => {
     expect(checkEventConsent({ ...whole, event_type: "policy_evaluated" }, key)).toEqual({ status: "none" });
   });
 
-  it("still fails a response signed by another key or with a bad signature: a cut hides only the payload", () => {
+  it("still fails a response signed by another key: a cut hides only the action", () => {
     const otherKey = checkEventConsent(
       eventWith({ consent_response: response, consent_action: cut }),
       OTHER_KEY.publicKeyHex,
     );
-    expect(otherKey.status).toBe("invalid");
-    const signature = response.proof.signature;
-    const flipped = `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`;
-    const badSignature = { ...response, proof: { ...response.proof, signature: flipped } };
-    const bad = checkEventConsent(eventWith({ consent_response: badSignature, consent_action: action }), key);
-    expect(bad).toMatchObject({ status: "invalid", message: expect.stringMatching(/^bad_signature/) as unknown });
+    expect(otherKey).toMatchObject({ status: "invalid", message: expect.stringMatching(/^wrong_key/) as unknown });
+  });
+
+  it("with the action's hash recorded beside the cut action, checks the signature against it", () => {
+    const hash = actionHash(action);
+    const event = eventWith({ consent_response: response, consent_action: cut, consent_action_hash: hash });
+    expect(checkEventConsent(event, key)).toEqual({ status: "unchecked", why: "omitted", signatureChecked: true });
+    // a decision edited in the log, or another hash put beside it: the signature does not verify
+    const denied = { ...response, decision: "denied" };
+    const edited = eventWith({ consent_response: denied, consent_action: cut, consent_action_hash: hash });
+    expect(checkEventConsent(edited, key)).toMatchObject({ status: "invalid" });
+    const other = actionHash({ ...action, tool: "delete_all" });
+    const swapped = eventWith({ consent_response: response, consent_action: cut, consent_action_hash: other });
+    expect(checkEventConsent(swapped, key)).toMatchObject({ status: "invalid" });
+    // beside a whole action, the hash must be the action's own
+    const whole = eventWith({ consent_response: response, consent_action: action, consent_action_hash: other });
+    expect(checkEventConsent(whole, key)).toMatchObject({ status: "invalid" });
+    const matching = eventWith({ consent_response: response, consent_action: action, consent_action_hash: hash });
+    expect(checkEventConsent(matching, key)).toEqual({ status: "valid" });
   });
 
   it("checks an argument that only quotes the placeholder's text, as any other", () => {
@@ -127,12 +141,17 @@ describe("redactAuditInput withholds a consent action redaction would change", (
       modifications: { body: SECRET },
     });
     for (const metadata of [
-      { consent_response: response, consent_action: secretAction },
-      { consent_response: modified, consent_action: approvedActionOf(request, { body: SECRET }) },
+      { consent_response: response, consent_action: secretAction, consent_action_hash: actionHash(secretAction) },
+      {
+        consent_response: modified,
+        consent_action: approvedActionOf(request, { body: SECRET }),
+        consent_action_hash: actionHash(approvedActionOf(request, { body: SECRET })),
+      },
     ]) {
       const input = { event_type: "consent_approved", metadata } as unknown as Parameters<typeof redactAuditInput>[0];
       const out = redactAuditInput(input, redact).metadata as Record<string, unknown>;
       expect(out["consent_action"]).toBeNull();
+      expect(out).not.toHaveProperty("consent_action_hash");
       expect(out["consent_action_withheld"]).toBe("redacted");
       expect(JSON.stringify(out)).not.toContain(SECRET);
     }

@@ -9,7 +9,7 @@ import type { BrokerAsk, BrokerOutcome, VerifyConsentResponse } from "./broker-t
 import { ApprovalGrants, grantKey, type ApprovalGrant } from "./grants.js";
 import type { ConsentAgentInfo } from "./request.js";
 import { restoreRedacted } from "./redact.js";
-import { consentActionOf, type ConsentRecorder } from "./record.js";
+import { consentActionFields, type ConsentRecorder } from "./record.js";
 import { describeScope } from "./scope.js";
 import type { ApprovalScope, ConsentRequestV02, ConsentResponseV02 } from "./types.js";
 
@@ -89,7 +89,7 @@ export class BrokerGrants {
       approved_request_id: grant.request.id,
       approved_agent: (grant.request.agent as { id?: unknown } | undefined)?.id ?? null,
       consent_response: grant.response,
-      consent_action: consentActionOf(grant.request, grant.arguments),
+      ...consentActionFields(grant.request, grant.arguments),
     };
     const asked = { ...grant.request, agent: { ...grant.request.agent, id: agent } };
     if (!(await this.#record.event("consent_approved", ask, asked, fields))) return null;

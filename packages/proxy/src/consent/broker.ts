@@ -28,7 +28,7 @@ import type {
 } from "./types.js";
 import { ABORT_ANSWERED, ABORT_EXPIRED, ABORT_WITHDRAWN, waitForFirstAnswer, type WaitResult } from "./wait.js";
 import { checkAvailability } from "./availability.js";
-import { consentActionOf, createConsentRecorder, type ConsentRecorder } from "./record.js";
+import { consentActionFields, createConsentRecorder, type ConsentRecorder } from "./record.js";
 
 /** What `createConsentBroker` needs. */
 export interface ConsentBrokerOptions {
@@ -328,7 +328,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       decision: response.decision,
       scope: describeScope(scope),
       consent_response: response,
-      consent_action: consentActionOf(request, args),
+      ...consentActionFields(request, args),
     };
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
       return this.#deny(open, "the audit trail could not record the approval", response);
@@ -368,10 +368,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
         ? {}
         : {
             consent_response: response,
-            consent_action: consentActionOf(
-              open.request,
-              approvedArguments(open.ask, response.modifications, this.#redact),
-            ),
+            ...consentActionFields(open.request, approvedArguments(open.ask, response.modifications, this.#redact)),
           };
     await this.#record.event("consent_denied", open.ask, open.request, { reason, ...extra });
     return response === undefined ? { kind: "denied", reason } : { kind: "denied", reason, consentResponse: response };

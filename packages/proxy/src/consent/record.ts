@@ -1,3 +1,4 @@
+import { actionHash, type ApprovedAction } from "@acp/core";
 import type { BrokerAsk, ConsentAuditSink } from "./broker-types.js";
 import type { ConsentRequestV02 } from "./types.js";
 
@@ -13,6 +14,22 @@ export function consentActionOf(
   const { server, tool } = request.action;
   // as the signer hashed it: plain JSON (an `undefined` member dropped)
   return { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as unknown };
+}
+
+/**
+ * `metadata.consent_action` and `consent_action_hash` (its `action_hash`, by which `acp audit verify` still
+ * checks the signature when a value of the action is cut to fit the audit line; withheld with the action).
+ */
+export function consentActionFields(
+  request: ConsentRequestV02,
+  parameters: Readonly<Record<string, unknown>>,
+): { consent_action: Record<string, unknown>; consent_action_hash?: string } {
+  const action = consentActionOf(request, parameters);
+  try {
+    return { consent_action: action, consent_action_hash: actionHash(action as unknown as ApprovedAction) };
+  } catch {
+    return { consent_action: action }; // not canonical JSON: nothing was signed over it either
+  }
 }
 
 /** Writes the broker's consent events; `event` resolves false when the audit write failed. */

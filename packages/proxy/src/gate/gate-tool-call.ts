@@ -1,4 +1,5 @@
 import {
+  actionHash,
   sameCanonicalJson,
   type ActionRequest,
   type Category,
@@ -170,7 +171,7 @@ async function forwardRemembered(
     reused: true,
     metadata: {
       consent_response: remembered.consentResponse,
-      consent_action: consentActionOf(call.server, call.tool, call.arguments),
+      ...consentActionOf(call.server, call.tool, call.arguments),
     },
   });
   const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
@@ -179,11 +180,22 @@ async function forwardRemembered(
 
 /**
  * `metadata.consent_action`: the `{server, tool, parameters}` the response's `action_hash` is computed over,
- * as plain JSON, so `acp audit verify` can check the signature with the public key alone. The audit writer
- * withholds it (`null`, `consent_action_withheld: "redacted"`) when its redaction would change it.
+ * as plain JSON, so `acp audit verify` can check the signature with the public key alone; and
+ * `consent_action_hash`, that hash, by which the signature is still checked when a value of the action is
+ * cut to fit the audit line. The audit writer withholds both (`consent_action: null`,
+ * `consent_action_withheld: "redacted"`) when redaction would change the action.
  */
-function consentActionOf(server: string, tool: string, parameters: Readonly<Record<string, unknown>>): unknown {
-  return { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as unknown };
+function consentActionOf(
+  server: string,
+  tool: string,
+  parameters: Readonly<Record<string, unknown>>,
+): { consent_action: unknown; consent_action_hash?: string } {
+  const action = { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as Record<string, unknown> };
+  try {
+    return { consent_action: action, consent_action_hash: actionHash(action as Parameters<typeof actionHash>[0]) };
+  } catch {
+    return { consent_action: action }; // not canonical JSON: nothing was signed over it either
+  }
 }
 
 /** A response's `modifications` (`null` when it has none, or is not a response). */
@@ -278,7 +290,7 @@ async function settleOutcome(
         ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
         metadata: {
           consent_response: outcome.consentResponse,
-          consent_action: consentActionOf(call.server, call.tool, outcome.arguments),
+          ...consentActionOf(call.server, call.tool, outcome.arguments),
         },
       });
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
@@ -329,7 +341,7 @@ async function settleOutcome(
                 consent_response: outcome.consentResponse,
                 // a denial signs the call's own arguments (it carries no modifications)
                 ...(modificationsOf(outcome.consentResponse) === null
-                  ? { consent_action: consentActionOf(call.server, call.tool, call.arguments) }
+                  ? consentActionOf(call.server, call.tool, call.arguments)
                   : {}),
               },
             }
