@@ -119,6 +119,8 @@ describe("decision audit acknowledgement", () => {
     const refused = await check(server);
     expect(refused.status).toBe(503);
     expect(at(await readJson(refused), "error", "code")).toBe("audit_unavailable");
+    // on the audit.jsonl file only a restart lifts it: no time to come back is told
+    expect(refused.headers.get("retry-after")).toBeNull();
   });
 
   it("tells the caller that the audit trail cannot record, and only the log where and why", async () => {

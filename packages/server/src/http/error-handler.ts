@@ -159,9 +159,10 @@ export function installErrorHandlers(
   const logAuditRefusal = auditRefusalLogger(log, clock);
   app.setErrorHandler((error, _request, reply) => {
     const mapped = mapError(error);
-    if (error instanceof AuditUnavailableError)
+    if (error instanceof AuditUnavailableError) {
       logAuditRefusal(error.message); // the cause, told to the log only
-    else if (mapped.code === "state_unavailable") {
+      if (error.recovers) void reply.header("retry-after", "1");
+    } else if (mapped.code === "state_unavailable") {
       log(`state store unavailable: ${error instanceof Error ? error.message : String(error)}`);
       void reply.header("retry-after", "1");
     } else if (error instanceof ConsentQueueFullError && error.busy) void reply.header("retry-after", "1");

@@ -94,6 +94,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   /** The waiting calls' withdrawals and outcomes, for `close`. */
   const waits = new Map<AbortController, Promise<unknown>>();
   let closing = false;
+  /** Whether the store makes a failed audit chain writable again by itself (`AuditUnavailableError.recovers`). */
+  const recovers = options.stores.recoverAudit !== undefined;
 
   /**
    * A queued write failed: every later decision refuses. On a store that can recover (PostgreSQL: the failed
@@ -124,7 +126,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     try {
       await write;
     } catch (err) {
-      throw new AuditUnavailableError(err);
+      throw new AuditUnavailableError(err, recovers);
     }
   }
 
@@ -167,10 +169,10 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     request: Record<string, unknown>,
     decision: Decision,
   ): Promise<void> | undefined {
-    if (auditFailure !== null) throw new AuditUnavailableError(auditFailure);
+    if (auditFailure !== null) throw new AuditUnavailableError(auditFailure, recovers);
     // the database is known to be gone: refuse now rather than answer what the chain cannot record
     const lost = options.stores.unavailable?.() ?? null;
-    if (lost !== null) throw new AuditUnavailableError(lost);
+    if (lost !== null) throw new AuditUnavailableError(lost, recovers);
     let write: Promise<void>;
     try {
       write = Promise.resolve(
@@ -189,7 +191,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
         }),
       );
     } catch (err) {
-      throw new AuditUnavailableError(err);
+      throw new AuditUnavailableError(err, recovers);
     }
     return settleAudit(write);
   }
@@ -348,7 +350,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
           (admitted) => (admitted.ok ? undefined : queueFull(admitted, admission.limit)),
           // the store could not write it (the database went away mid-write, a full disk): the service's answer
           // to a decision its state cannot record (503), not an internal error
-          (err: unknown) => new AuditUnavailableError(err),
+          (err: unknown) => new AuditUnavailableError(err, recovers),
         );
         if (error === undefined) return;
         refusal.error = error;

@@ -118,8 +118,14 @@ export const AUDIT_UNAVAILABLE_MESSAGE =
  * the cause, for the log; callers are told {@link AUDIT_UNAVAILABLE_MESSAGE}.
  */
 export class AuditUnavailableError extends Error {
-  constructor(cause: unknown) {
+  /**
+   * True when the store makes the chain writable again by itself (PostgreSQL: retried every 500 ms once the
+   * database answers): the 503 then says `Retry-After: 1`. False on the audit.jsonl file (a restart).
+   */
+  readonly recovers: boolean;
+  constructor(cause: unknown, recovers = false) {
     super(`the audit trail could not record the decision: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = "AuditUnavailableError";
+    this.recovers = recovers;
   }
 }

@@ -49,7 +49,7 @@ async function call(
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; json: Json }> {
+): Promise<{ status: number; json: Json; retryAfter: string | null }> {
   const res = await fetch(`${url}${path}`, {
     method,
     headers: {
@@ -58,7 +58,7 @@ async function call(
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: res.status, json: await readJson(res) };
+  return { status: res.status, json: await readJson(res), retryAfter: res.headers.get("retry-after") };
 }
 
 const READ = { tool: "read_file", server: "fs", arguments: { path: "/srv/a.txt" } };
@@ -102,6 +102,8 @@ describe("the database goes away under a running node", () => {
       const refused = await call(url, "POST", "/v1/decide", READ);
       expect(refused.status).toBe(503);
       expect(refused.json).toMatchObject({ error: { code: "audit_unavailable" } });
+      // it passes by itself (the chain is retried every 500 ms): the 503 says when to come back
+      expect(refused.retryAfter).toBe("1");
     }
 
     // the outage is said once, however many connections dropped and requests were refused
