@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import { types } from "node:util";
 import { createRedactor, NO_PATTERNS, type Redactor } from "@acp/core";
 
 /** How deep a result is walked; a deeper one is withheld (it cannot be checked whole). */
@@ -40,15 +41,18 @@ const asUtf16Bytes = (secret: string): string => Buffer.from(secret, "utf16le").
  *
  * - strings, numbers and bigints (their digits), and the key names of plain objects;
  * - arrays, plain objects (own properties, symbol-keyed and non-enumerable ones too), `Map` (keys and
- *   values), `Set`, `Date` (kept);
+ *   values), `Set`, `Date` (kept), and the own properties of a `Map`, `Set`, `Date` or binary value;
  * - `Buffer`, `Uint8Array`, `Uint8ClampedArray`, `Int8Array` and `ArrayBuffer`: the secret's UTF-8 bytes
- *   are replaced with those of `[REDACTED]` (a copy of the same kind, of another length).
+ *   are replaced with those of `[REDACTED]` (a copy of the same kind, of another length, in memory of its
+ *   own). A binary view whose memory holds a secret outside it (a pooled `Buffer`'s `.buffer`) is passed
+ *   on as a copy of what it shows, and so is a typed array too long to search for own properties.
  *
  * What the guard cannot look inside is withheld whole rather than passed on unchecked (fail closed): a
- * class instance (its private fields, closures and getters are out of reach), a function, a property
- * with a getter, a result nested deeper than 128 levels, and a wider typed array or `DataView` that holds
- * a secret (its bytes cannot be replaced without changing what its elements mean). Without credentials
- * (`hook` undefined) the result is returned as it is: the guard gave the call no secret.
+ * class instance (its private fields, closures and getters are out of reach), a function, a `Proxy`, a
+ * property with a getter, a result nested deeper than 128 levels, binary data past {@link MAX_BYTES}, and
+ * a wider typed array or `DataView` that holds a secret (its bytes cannot be replaced without changing
+ * what its elements mean). Without credentials (`hook` undefined) the result is returned as it is: the
+ * guard gave the call no secret.
  */
 export function checkResultSecrets<R>(
   secretValues: (() => readonly string[]) | undefined,
@@ -100,23 +104,31 @@ class Walker {
     if (depth > MAX_DEPTH) throw new Unwalkable(`it is nested deeper than ${MAX_DEPTH} levels`);
     if (this.seen.has(value)) return false;
     this.seen.add(value);
+    if (types.isProxy(value)) throw new Unwalkable("it holds a `Proxy`, which can answer every read differently");
     let found = false;
     const look = (child: unknown): void => {
       if (this.needsCopy(child, depth + 1)) found = true;
     };
-    if (value instanceof ArrayBuffer || ArrayBuffer.isView(value) || isShared(value)) return this.bytesNeedCopy(value);
     const proto: unknown = Object.getPrototypeOf(value);
-    if (proto === Date.prototype) return false;
+    if (value instanceof ArrayBuffer || ArrayBuffer.isView(value) || isShared(value)) {
+      if (!BYTE_KINDS.has(proto)) throw new Unwalkable(`it holds a \`${nameOf(value)}\` of a kind of its own`);
+      found = this.bytesNeedCopy(value);
+      const keys = extraKeys(value);
+      // too many elements to look for properties among: passed on as a copy, which has none
+      if (keys === undefined) return true;
+      return this.lookOwn(value, keys, look) || found;
+    }
+    if (proto === Date.prototype) return this.lookOwn(value, Reflect.ownKeys(value), look) || found;
     if (proto === Map.prototype) {
       for (const [key, item] of value as Map<unknown, unknown>) {
         look(key);
         look(item);
       }
-      return found;
+      return this.lookOwn(value, Reflect.ownKeys(value), look) || found;
     }
     if (proto === Set.prototype) {
       for (const item of value as Set<unknown>) look(item);
-      return found;
+      return this.lookOwn(value, Reflect.ownKeys(value), look) || found;
     }
     if (typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function") {
       throw new Unwalkable(
@@ -126,7 +138,13 @@ class Walker {
     if (proto !== Array.prototype && !isPlainObject(proto)) {
       throw new Unwalkable(`it holds a \`${nameOf(value)}\`, whose inside cannot be checked`);
     }
-    for (const key of ownKeys(value)) {
+    return this.lookOwn(value, ownKeys(value), look) || found;
+  }
+
+  /** Whether the properties `keys` of `value` hold a secret (in a name or a value); throws for a getter. */
+  private lookOwn(value: object, keys: readonly (string | symbol)[], look: (child: unknown) => void): boolean {
+    let found = false;
+    for (const key of keys) {
       const property = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
       if (property.get !== undefined || property.set !== undefined) {
         throw new Unwalkable(`it holds a getter (\`${String(key)}\`), which cannot be checked`);
@@ -137,16 +155,30 @@ class Walker {
     return found;
   }
 
+  /**
+   * Whether binary `value` holds a secret, or shares its memory with bytes it does not show that hold one
+   * (a small `Buffer` is a slice of Node's shared pool, which `.buffer` hands out whole): either way it is
+   * passed on as a copy. Throws for a secret whose bytes cannot be replaced, and for bytes too many to check.
+   */
   private bytesNeedCopy(value: Bytes): boolean {
+    if (value.byteLength > MAX_BYTES) {
+      throw new Unwalkable(`it holds a \`${nameOf(value)}\` of more than ${MAX_BYTES} bytes, too many to check`);
+    }
     const text = bytesOf(value).toString("latin1");
     const wide = this.wideSecrets.some((s) => text.includes(s));
     const narrow = this.redactBytes(text) !== text;
-    if (!narrow && !wide) return false;
-    const kind = nameOf(value);
-    if (wide || !byteSized(value)) {
-      throw new Unwalkable(`it holds a \`${kind}\` with a secret value whose bytes cannot be replaced`);
+    if (narrow || wide) {
+      if (wide || !byteSized(value)) {
+        throw new Unwalkable(`it holds a \`${nameOf(value)}\` with a secret value whose bytes cannot be replaced`);
+      }
+      return true;
     }
-    return true;
+    if (!ArrayBuffer.isView(value) || (value.byteOffset === 0 && value.byteLength === value.buffer.byteLength)) {
+      return false;
+    }
+    if (value.buffer.byteLength > MAX_BYTES) return true; // not looked at: the copy has none of it
+    const behind = bytesOf(value.buffer).toString("latin1");
+    return this.wideSecrets.some((s) => behind.includes(s)) || this.redactBytes(behind) !== behind;
   }
 
   /** A copy of `value` with every secret replaced (after {@link needsCopy} said there is one). */
@@ -154,26 +186,39 @@ class Walker {
     if (value === null || typeof value !== "object") return this.redact(value);
     const done = this.copies.get(value);
     if (done !== undefined) return done;
-    if (value instanceof ArrayBuffer || ArrayBuffer.isView(value) || isShared(value)) return this.copyBytes(value);
+    if (value instanceof ArrayBuffer || ArrayBuffer.isView(value) || isShared(value)) {
+      const out = this.copyBytes(value) as object;
+      this.copies.set(value, out);
+      return this.copyOwn(value, extraKeys(value) ?? [], out);
+    }
     const proto: unknown = Object.getPrototypeOf(value);
-    if (proto === Date.prototype) return value;
+    if (proto === Date.prototype) {
+      const out = new Date((value as Date).getTime());
+      this.copies.set(value, out);
+      return this.copyOwn(value, Reflect.ownKeys(value), out);
+    }
     if (proto === Map.prototype) {
       const out = new Map<unknown, unknown>();
       this.copies.set(value, out);
       for (const [key, item] of value as Map<unknown, unknown>) out.set(this.copy(key), this.copy(item));
-      return out;
+      return this.copyOwn(value, Reflect.ownKeys(value), out);
     }
     if (proto === Set.prototype) {
       const out = new Set<unknown>();
       this.copies.set(value, out);
       for (const item of value as Set<unknown>) out.add(this.copy(item));
-      return out;
+      return this.copyOwn(value, Reflect.ownKeys(value), out);
     }
     const out: object = Array.isArray(value)
       ? new Array<unknown>(value.length)
       : (Object.create(proto as object | null) as object);
     this.copies.set(value, out);
-    for (const key of ownKeys(value)) {
+    return this.copyOwn(value, ownKeys(value), out);
+  }
+
+  /** `out` with the properties `keys` of `value` on it, copied, their names' secrets replaced. */
+  private copyOwn(value: object, keys: readonly (string | symbol)[], out: object): object {
+    for (const key of keys) {
       const property = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
       const name = typeof key === "string" ? (this.redact(key) as string) : key;
       const free = typeof name === "string" ? unusedKey(out, name) : name;
@@ -182,15 +227,67 @@ class Walker {
     return out;
   }
 
+  /** A copy of binary `value` in memory of its own, with every secret's bytes replaced (when it has one). */
   private copyBytes(value: Bytes): unknown {
     const text = bytesOf(value).toString("latin1");
-    return sameKindBytes(value, Buffer.from(this.redactBytes(text) as string, "latin1"));
+    const redacted = this.redactBytes(text) as string;
+    if (redacted !== text || byteSized(value)) return sameKindBytes(value, Buffer.from(redacted, "latin1"));
+    // a wider typed array or a DataView with no secret in it (but next to one): the same bytes
+    const own = value as ArrayBufferView;
+    const bytes = own.buffer.slice(own.byteOffset, own.byteOffset + own.byteLength);
+    if (own instanceof DataView) return new DataView(bytes);
+    const Kind = own.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView;
+    return new Kind(bytes);
   }
+}
+
+/** Bytes past which a binary value is not checked but withheld (its text would near the longest string V8 makes). */
+export const MAX_BYTES = 256 * 1024 * 1024;
+
+/** The prototypes of the binary values the guard knows (`Buffer` and JavaScript's own). */
+const BYTE_KINDS: ReadonlySet<unknown> = new Set<unknown>(
+  [
+    Buffer,
+    ArrayBuffer,
+    DataView,
+    Uint8Array,
+    Uint8ClampedArray,
+    Int8Array,
+    Uint16Array,
+    Int16Array,
+    Uint32Array,
+    Int32Array,
+    Float32Array,
+    Float64Array,
+    BigUint64Array,
+    BigInt64Array,
+    ...(typeof SharedArrayBuffer === "undefined" ? [] : [SharedArrayBuffer]),
+  ].map((kind): unknown => kind.prototype as unknown),
+);
+
+/** Elements past which a typed array is not searched for properties of its own (each element is one). */
+const MAX_SEARCHED_ELEMENTS = 65_536;
+
+const CANONICAL_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/**
+ * The properties of binary `value` beyond its elements (a `token` set on a `Buffer`), or `undefined` for a
+ * typed array of too many elements to search (it is passed on as a copy, which has none).
+ */
+function extraKeys(value: Bytes): (string | symbol)[] | undefined {
+  if (!ArrayBuffer.isView(value) || value instanceof DataView) return Reflect.ownKeys(value);
+  if ((value as unknown as { length: number }).length > MAX_SEARCHED_ELEMENTS) return undefined;
+  return Reflect.ownKeys(value).filter((key) => typeof key === "symbol" || !CANONICAL_INDEX.test(key));
 }
 
 /** `bytes` as a new value of the kind of `value` (one {@link byteSized} says can hold any run of bytes). */
 export function sameKindBytes(value: Bytes, bytes: Buffer): unknown {
-  if (Buffer.isBuffer(value)) return bytes;
+  if (Buffer.isBuffer(value)) {
+    // memory of its own, not a slice of Node's shared pool (whose other bytes `.buffer` would hand out)
+    const out = Buffer.alloc(bytes.length);
+    bytes.copy(out);
+    return out;
+  }
   if (value instanceof Uint8ClampedArray) return new Uint8ClampedArray(bytes);
   if (value instanceof Int8Array) return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length).slice();
   if (value instanceof Uint8Array) return new Uint8Array(bytes);

@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
-import { checkResultSecrets } from "../../src/guard/result-secrets.js";
+import { checkResultSecrets, MAX_BYTES } from "../../src/guard/result-secrets.js";
 
 const SECRET = "tok_live_5ecret_7731";
 const secrets = (): readonly string[] => [SECRET];
@@ -73,7 +73,7 @@ describe("checkResultSecrets: a vault value is replaced wherever a result can ho
   });
 
   it("returns the same result when it holds no secret, class instances included", () => {
-    const result = { when: new Date(0), list: [1, 2], map: new Map([["a", 1]]), bytes: Buffer.from("hi") };
+    const result = { when: new Date(0), list: [1, 2], map: new Map([["a", 1]]), bytes: Buffer.alloc(2, "hi") };
     expect(shown(result)).toBe(result);
     const receipt = new Receipt("nothing secret");
     expect(checkResultSecrets(undefined, receipt)).toEqual({ kind: "shown", value: receipt });
@@ -97,5 +97,61 @@ describe("checkResultSecrets: a vault value is replaced wherever a result can ho
   it("passes a wide typed array without a secret as it is", () => {
     const numbers = new Float64Array([1.5, 2.5]);
     expect(shown({ numbers })).toEqual({ numbers });
+  });
+});
+
+describe("checkResultSecrets: what a result hands out beyond its plain data", () => {
+  it("a small Buffer from Node's pool whose `.buffer` holds a secret elsewhere is passed on as a copy", () => {
+    const header = Buffer.from(`Authorization: Bearer ${SECRET}`);
+    const body = Buffer.from("ok");
+    expect(body.buffer).toBe(header.buffer); // both slices of the pool
+    const out = shown({ body }) as { body: Buffer };
+    expect(Buffer.isBuffer(out.body)).toBe(true);
+    expect(out.body.toString()).toBe("ok");
+    expect(Buffer.from(out.body.buffer).toString("latin1")).not.toContain(SECRET);
+    const memory = new TextEncoder().encode(`${SECRET}|1.5`).buffer;
+    const view = new Uint8Array(memory, SECRET.length + 1);
+    const copied = shown(view) as Uint8Array;
+    expect(new TextDecoder().decode(copied)).toBe("1.5");
+    expect(copied.buffer.byteLength).toBe(3);
+    const dates = new DataView(memory, SECRET.length + 1);
+    expect((shown(dates) as DataView).buffer.byteLength).toBe(3);
+  });
+
+  it("properties of its own on a Buffer, a Date, a Map or a Set are checked and copied, their secrets replaced", () => {
+    const body = Object.assign(Buffer.alloc(2, "ok"), { token: SECRET });
+    const when = Object.assign(new Date(0), { note: `key ${SECRET}` });
+    const map = Object.assign(new Map([["a", 1]]), { [SECRET]: 1 });
+    const set = Object.assign(new Set([1]), { extra: [SECRET] });
+    const out = shown({ body, when, map, set }) as Record<string, Record<string, unknown>>;
+    expect(out["body"]?.["token"]).toBe("[REDACTED]");
+    expect(Buffer.isBuffer(out["body"])).toBe(true);
+    expect(out["when"]).toBeInstanceOf(Date);
+    expect((out["when"] as unknown as Date).getTime()).toBe(0);
+    expect(out["when"]?.["note"]).toBe("key [REDACTED]");
+    expect(Object.keys(out["map"] ?? {})).toEqual(["[REDACTED]"]);
+    expect(out["set"]?.["extra"]).toEqual(["[REDACTED]"]);
+    expect(
+      withheld(
+        Object.defineProperty(new Date(0), "later", {
+          get: () => SECRET,
+        }),
+      ),
+    ).toContain("getter");
+  });
+
+  it("a typed array of too many elements to search for properties is passed on as a copy without them", () => {
+    const big = Object.assign(new Uint8Array(70_000), { token: SECRET });
+    const out = shown({ big }) as { big: Uint8Array & { token?: string } };
+    expect(out.big).not.toBe(big);
+    expect(out.big).toHaveLength(70_000);
+    expect(out.big.token).toBeUndefined();
+  });
+
+  it("withholds a Proxy, a typed array of a kind of its own, and bytes too many to check", () => {
+    expect(withheld({ data: new Proxy({ token: "nothing" }, {}) })).toContain("Proxy");
+    class Tagged extends Uint8Array {}
+    expect(withheld(new Tagged(2))).toContain("`Tagged` of a kind of its own");
+    expect(withheld({ blob: new Uint8Array(new ArrayBuffer(MAX_BYTES + 1)) })).toContain("too many to check");
   });
 });
