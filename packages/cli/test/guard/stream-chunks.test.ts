@@ -120,7 +120,8 @@ describe("createChunkStreamRedactor: a secret split between object chunks does n
         (parts, cuts, pings) => {
           const whole = parts.join("");
           const chunks: unknown[] = [];
-          cutAt(whole, cuts).forEach((piece, i) => {
+          const pieces = cutAt(whole, cuts);
+          pieces.forEach((piece, i) => {
             chunks.push({ id: "m1", choices: [{ delta: { content: piece } }] });
             if (pings[i] === true) chunks.push({ type: "ping" });
           });
@@ -129,7 +130,12 @@ describe("createChunkStreamRedactor: a secret split between object chunks does n
           expect(out.map((c) => Object.keys(c))).toEqual(chunks.map((c) => Object.keys(c as object)));
           const joined = out.map((c) => c.choices?.[0]?.delta.content ?? "").join("");
           for (const spelling of spellSecrets([SECRET]).strings) expect(joined).not.toContain(spelling);
-          if (!spellSecrets([SECRET]).strings.some((s) => whole.includes(s)) && !whole.includes("%5F")) {
+          // a piece the next one goes on from is read as the whole text so far (see stream-text.test.ts)
+          const snapshots = pieces.some(
+            (p, i) => p !== "" && (pieces[i + 1] ?? "").length > p.length && (pieces[i + 1] ?? "").startsWith(p),
+          );
+          const secretFree = !spellSecrets([SECRET]).strings.some((s) => whole.includes(s)) && !whole.includes("%5F");
+          if (secretFree && !snapshots) {
             expect(out).toEqual(chunks);
           }
         },

@@ -81,8 +81,13 @@ describe("createTextStreamRedactor: a secret split across pieces of a text does 
         const joined = out.join("");
         for (const spelling of spellSecrets([SECRET]).strings) expect(joined).not.toContain(spelling);
         expect(redact(joined)).toBe(joined);
-        if (redact(whole) === whole) expect(out).toEqual(pieces.filter((p) => p !== ""));
-        else expect(joined).toContain("[REDACTED]");
+        // a piece the next one begins with and goes on from is read as the whole text so far, and the
+        // start of a secret at its end is masked (as in the snapshots below): only the others stay as they were
+        const snapshots = pieces.some(
+          (p, i) => p !== "" && (pieces[i + 1] ?? "").length > p.length && (pieces[i + 1] ?? "").startsWith(p),
+        );
+        if (redact(whole) !== whole) expect(joined).toContain("[REDACTED]");
+        else if (!snapshots) expect(out).toEqual(pieces.filter((p) => p !== ""));
       }),
       { numRuns: 400 },
     );
