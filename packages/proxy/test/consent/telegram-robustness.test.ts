@@ -173,6 +173,53 @@ describe("a press once the request is over", () => {
   });
 });
 
+describe("the answer to a press", () => {
+  it("waits for the request's end; without one within 10 s it is answered blank, never 'approved'", async () => {
+    await withBroker(
+      (time) => ({ timers: time }),
+      async ({ api, channel, time }) => {
+        const request = {
+          type: "consent_request",
+          version: "0.2.0",
+          id: `cr_${"d".repeat(32)}`,
+          timestamp: time.clock().toISOString(),
+          expires_at: new Date(time.clock().getTime() + 60_000).toISOString(),
+          agent: { id: "a", name: "agent", command: "agent" },
+          action: {
+            tool: "write_file",
+            server: "fs",
+            category: "write",
+            risk_level: "medium",
+            parameters: { path: "/tmp/x" },
+            description: "",
+          },
+          policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "ask" },
+          nonce: "n_00000000-0000-4000-8000-000000000002",
+        } as const;
+        const delivered = channel.deliver({
+          request,
+          reasons: [],
+          sessionId: "s",
+          signal: new AbortController().signal,
+        });
+        const message = await eventually(() => api.messages[0]);
+        const approve = message.reply_markup?.inline_keyboard[0]?.[0]?.callback_data ?? "";
+        const press = api.pressButton({ chatId: CHAT, messageId: message.message_id, data: approve });
+        expect(await delivered).toMatchObject({ decision: "approved" });
+        // the answer is taken, the request has not ended: the press is not answered yet
+        expect(api.calls.filter((c) => c.method === "answerCallbackQuery")).toEqual([]);
+        time.advance(10_000);
+        const answered = await answerTo(api, press);
+        expect(answered.params["text"]).toBeUndefined();
+        // the request's end still edits the message, and the press is not answered twice
+        await channel.settle?.(request, "approved");
+        expect(api.calls.filter((c) => c.method === "editMessageText")).toHaveLength(1);
+        expect(api.calls.filter((c) => c.method === "answerCallbackQuery")).toHaveLength(1);
+      },
+    );
+  });
+});
+
 describe("a Bot API that misbehaves", () => {
   it("waits out a 429's retry_after and retries a 5xx before giving up on sendMessage", async () => {
     const timers = recordingTimers();

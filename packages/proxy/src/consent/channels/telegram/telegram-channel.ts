@@ -265,7 +265,9 @@ class TelegramChannel implements ConsentChannel {
   async close(): Promise<void> {
     this.#closed = true;
     this.#timers.clearTimeout(this.#pollRetry);
-    await Promise.allSettled([...this.#unacknowledged].map(async (acknowledge) => acknowledge()));
+    // presses still waiting for their request's end are answered blank, not waited for (a Bot API that is gone
+    // must not hold the close)
+    for (const acknowledge of [...this.#unacknowledged]) void acknowledge();
     // stop() confirms the last update with one more getUpdates: a Bot API that is gone must not fail the close
     if (this.#bot.isRunning()) await this.#bot.stop().catch(() => undefined);
     await this.#polling;
