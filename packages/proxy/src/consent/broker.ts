@@ -43,7 +43,11 @@ export interface ConsentBrokerOptions {
   readonly clock: () => Date;
   /** Fresh random bytes (ids and nonces). Default: node:crypto. */
   readonly random?: (size: number) => Uint8Array;
-  /** Receives `consent_requested`, `consent_approved`, `consent_denied`, `consent_expired`, `consent_withdrawn`. */
+  /**
+   * Receives `consent_requested`, `consent_approved`, `consent_denied`, `consent_expired`, `consent_withdrawn`.
+   * Only for a broker nothing else records for (`acp serve`): behind the proxy's gate (`gateToolCall`), which
+   * records these events itself, leave it out, or each question is recorded twice.
+   */
   readonly audit?: ConsentAuditSink;
   readonly timers?: ConsentTimers;
   /** The §4.1 `agent` fields for requests whose ask names no agent. */
