@@ -78,7 +78,8 @@ export function resultChecker(values: readonly string[]): <R>(result: R) => Chec
       if (!walker.needsCopy(result, 0)) return { kind: "shown", value: result };
       return { kind: "shown", value: walker.copy(result) as R };
     } catch (err) {
-      if (err instanceof Unwalkable) return { kind: "withheld", why: err.message };
+      // the why names a key or a class, which may be a secret too
+      if (err instanceof Unwalkable) return { kind: "withheld", why: redact(err.message) as string };
       throw err;
     }
   };

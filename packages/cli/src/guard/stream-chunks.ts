@@ -221,7 +221,7 @@ export function createChunkStreamRedactor(values: readonly string[]): ChunkStrea
     try {
       value = walk(pending.chunk, [], { copy: true, memo: new Map(), leaves: [], answers: pending.answers, at: 0 });
     } catch (err) {
-      if (err instanceof Unreplaceable) return { kind: "withheld", why: err.message };
+      if (err instanceof Unreplaceable) return { kind: "withheld", why: redactText(err.message) as string };
       throw err;
     }
     const checked = check(value);
@@ -250,7 +250,7 @@ export function createChunkStreamRedactor(values: readonly string[]): ChunkStrea
       try {
         walk(chunk, [], w);
       } catch (err) {
-        if (err instanceof Unreplaceable) return { kind: "withheld", why: err.message };
+        if (err instanceof Unreplaceable) return { kind: "withheld", why: redactText(err.message) as string };
         throw err;
       }
       const size = w.leaves.reduce((n, leaf) => n + leaf.text.length, 0);

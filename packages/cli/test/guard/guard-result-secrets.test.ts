@@ -70,6 +70,20 @@ describe("openGuard: a vault value in a result is hidden in every structure, or 
     expect(audit).not.toContain(SECRET);
   });
 
+  it("withholds a getter named by the secret without naming it, to the caller or in the audit", async () => {
+    const { home, acp } = await guarded();
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => Object.defineProperty({}, args.token ?? "", { get: () => "paid", enumerable: true }),
+      { server: "bank" },
+    );
+    const error = await pay({ amount: 3 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(isGuardRefusal(error) && error.stop).toBe("result_withheld");
+    expect((error as Error).message).toContain("it holds a getter (`[REDACTED]`)");
+    expect(readFileSync(join(home, "audit.jsonl"), "utf8")).not.toContain(SECRET);
+  });
+
   it("passes on a plain error as it is, and an error whose cause holds the secret as a plain error without it", async () => {
     const { acp } = await guarded();
     const plain = new Error("bank is closed");

@@ -154,4 +154,12 @@ describe("checkResultSecrets: what a result hands out beyond its plain data", ()
     expect(withheld(new Tagged(2))).toContain("`Tagged` of a kind of its own");
     expect(withheld({ blob: new Uint8Array(new ArrayBuffer(MAX_BYTES + 1)) })).toContain("too many to check");
   });
+
+  it("says why it withholds without the secret, when a getter's name or a class's name is the secret", () => {
+    const keyed = Object.defineProperty({}, SECRET, { get: () => 1, enumerable: true });
+    expect(withheld(keyed)).toBe("it holds a getter (`[REDACTED]`), which cannot be checked");
+    const Named = class {};
+    Object.defineProperty(Named, "name", { value: `Session_${SECRET}` });
+    expect(withheld({ session: new Named() })).not.toContain(SECRET);
+  });
 });
