@@ -65,6 +65,8 @@ const CANONICAL_INDEX = /^(?:0|[1-9][0-9]*)$/;
 interface Walk {
   /** Copy (put each leaf's answer back) or only collect the leaves. */
   readonly copy: boolean;
+  /** Copy bytes too when their answer is what they hold (a snapshot shares no memory with the chunk). */
+  readonly fresh?: boolean;
   readonly memo: Map<object, unknown>;
   readonly leaves: Leaf[];
   readonly answers: readonly string[];
@@ -107,7 +109,7 @@ function walk(value: unknown, path: readonly Segment[], w: Walk): unknown {
       return value;
     }
     const answer = w.answers[w.at++] as string;
-    const out = answer === text ? value : replacedBytes(value, answer);
+    const out = answer !== text ? replacedBytes(value, answer) : w.fresh === true ? copyOfBytes(value) : value;
     w.memo.set(value, out);
     return out;
   }
@@ -158,6 +160,16 @@ function walk(value: unknown, path: readonly Segment[], w: Walk): unknown {
   return out;
 }
 
+/** The bytes of `value` as they are, in a value of its kind in memory of its own. */
+function copyOfBytes(value: Bytes): unknown {
+  if (!ArrayBuffer.isView(value)) return value.slice(0);
+  const bytes = value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
+  if (Buffer.isBuffer(value)) return Buffer.from(bytes);
+  if (value instanceof DataView) return new DataView(bytes);
+  const Kind = value.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView;
+  return new Kind(bytes);
+}
+
 function replacedBytes(value: Bytes, answer: string): unknown {
   if (!byteSized(value)) {
     const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
@@ -174,9 +186,12 @@ type Finished =
 
 /** One chunk waiting for the answers for its leaves. */
 interface Pending {
-  readonly chunk: unknown;
+  /** The chunk as it came; once held back, a snapshot of it (the function may change what it yielded). */
+  chunk: unknown;
   /** The chunk as the check passed it on (the same, or a copy with its key names' secrets replaced). */
-  readonly checked: unknown;
+  checked: unknown;
+  /** Whether `chunk` is a snapshot. */
+  taken: boolean;
   readonly leaves: readonly Leaf[];
   readonly answers: string[];
   waiting: number;
@@ -257,6 +272,7 @@ export function createChunkStreamRedactor(values: readonly string[]): ChunkStrea
       const pending: Pending = {
         chunk,
         checked: checked.value,
+        taken: false,
         leaves: w.leaves,
         answers: [],
         waiting: w.leaves.length,
@@ -275,6 +291,24 @@ export function createChunkStreamRedactor(values: readonly string[]): ChunkStrea
         if (place.slots.length === 0) places.delete(leaf.key); // nothing held there: nothing to join
       });
       const step = release();
+      // a chunk held back waits while the function runs on, and may change it (one object yielded again
+      // and again with a new `delta`): what is passed on later is what it held when it came
+      for (const waiting of queue) {
+        if (waiting.taken) continue;
+        const answers = waiting.leaves.map((leaf) => leaf.text);
+        waiting.chunk = walk(waiting.chunk, [], {
+          copy: true,
+          fresh: true,
+          memo: new Map(),
+          leaves: [],
+          answers,
+          at: 0,
+        });
+        const again = check(waiting.chunk);
+        if (again.kind === "withheld") return again;
+        waiting.checked = again.value;
+        waiting.taken = true;
+      }
       if (step.kind === "shown" && held > MAX_HELD_TEXT) {
         return {
           kind: "withheld",

@@ -266,6 +266,25 @@ describe("openGuard: guardStream joins the strings at one place of successive ob
     expect(Buffer.concat(body).toString()).toBe("raw [REDACTED] end");
   });
 
+  it("passes on a held-back chunk as it came, though the tool changes the object and yields it again", async () => {
+    const { acp } = await guarded();
+    const chat = acp.guardStream(
+      "chat",
+      async function* (args: Args) {
+        const chunk: { delta: string; extra?: string } = { delta: "look at" }; // `t` could begin the secret
+        yield chunk;
+        chunk.delta = " this";
+        chunk.extra = `key ${args.token ?? ""}`;
+        yield chunk;
+      },
+      { server: "bank" },
+    );
+    const { chunks, error } = await drain(chat({}));
+    await acp.close();
+    expect(error).toBeUndefined();
+    expect(chunks).toEqual([{ delta: "look at" }, { delta: " this", extra: "key [REDACTED]" }]);
+  });
+
   it("joins the strings of an array field, within a chunk and across chunks", async () => {
     const { acp } = await guarded();
     const parts = acp.guardStream(
