@@ -39,7 +39,7 @@ const asUtf16Bytes = (secret: string): string => Buffer.from(secret, "utf16le").
  * Checks a guarded function's result for the secret values the guard may have put into a call (the
  * vault values in use), wherever JavaScript can hold them, and replaces each with `[REDACTED]`:
  *
- * - strings, numbers and bigints (their digits), and the key names of plain objects;
+ * - strings, numbers and bigints (their digits), symbols' descriptions (a new symbol), and key names;
  * - arrays, plain objects (own properties, symbol-keyed and non-enumerable ones too), `Map` (keys and
  *   values), `Set`, `Date` (kept), and the own properties of a `Map`, `Set`, `Date` or binary value;
  * - `Buffer`, `Uint8Array`, `Uint8ClampedArray`, `Int8Array` and `ArrayBuffer`: the secret's UTF-8 bytes
@@ -101,6 +101,7 @@ class Walker {
    */
   needsCopy(value: unknown, depth: number): boolean {
     if (typeof value === "function") throw new Unwalkable("it holds a function, whose closure cannot be checked");
+    if (typeof value === "symbol") return this.symbol(value) !== value;
     if (value === null || typeof value !== "object") return this.redact(value) !== value;
     if (depth > MAX_DEPTH) throw new Unwalkable(`it is nested deeper than ${MAX_DEPTH} levels`);
     if (this.seen.has(value)) return false;
@@ -142,6 +143,14 @@ class Walker {
     return this.lookOwn(value, ownKeys(value), look) || found;
   }
 
+  /** `value`, or a new symbol whose description has the secrets replaced when its own holds one. */
+  private symbol(value: symbol): symbol {
+    const about = value.description;
+    if (about === undefined) return value;
+    const hidden = this.redact(about) as string;
+    return hidden === about ? value : Symbol(hidden);
+  }
+
   /** Whether the properties `keys` of `value` hold a secret (in a name or a value); throws for a getter. */
   private lookOwn(value: object, keys: readonly (string | symbol)[], look: (child: unknown) => void): boolean {
     let found = false;
@@ -150,7 +159,7 @@ class Walker {
       if (property.get !== undefined || property.set !== undefined) {
         throw new Unwalkable(`it holds a getter (\`${String(key)}\`), which cannot be checked`);
       }
-      if (typeof key === "string" && this.redact(key) !== key) found = true;
+      if (typeof key === "string" ? this.redact(key) !== key : this.symbol(key) !== key) found = true;
       look(property.value);
     }
     return found;
@@ -184,6 +193,7 @@ class Walker {
 
   /** A copy of `value` with every secret replaced (after {@link needsCopy} said there is one). */
   copy(value: unknown): unknown {
+    if (typeof value === "symbol") return this.symbol(value);
     if (value === null || typeof value !== "object") return this.redact(value);
     const done = this.copies.get(value);
     if (done !== undefined) return done;
@@ -221,7 +231,7 @@ class Walker {
   private copyOwn(value: object, keys: readonly (string | symbol)[], out: object): object {
     for (const key of keys) {
       const property = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
-      const name = typeof key === "string" ? (this.redact(key) as string) : key;
+      const name = typeof key === "string" ? (this.redact(key) as string) : this.symbol(key);
       const free = typeof name === "string" ? unusedKey(out, name) : name;
       Object.defineProperty(out, free, { ...property, value: this.copy(property.value) });
     }

@@ -155,6 +155,16 @@ describe("checkResultSecrets: what a result hands out beyond its plain data", ()
     expect(withheld({ blob: new Uint8Array(new ArrayBuffer(MAX_BYTES + 1)) })).toContain("too many to check");
   });
 
+  it("in a symbol's description, as a value or a key: a new symbol without it", () => {
+    const out = shown({ tag: Symbol(`key ${SECRET}`), [Symbol.for(SECRET)]: 1 }) as Record<string | symbol, unknown>;
+    expect((out["tag"] as symbol).description).toBe("key [REDACTED]");
+    const keys = Object.getOwnPropertySymbols(out);
+    expect(keys.map((k) => k.description)).toEqual(["[REDACTED]"]);
+    expect(out[keys[0] as symbol]).toBe(1);
+    const plain = Symbol("nothing");
+    expect(shown({ plain })).toEqual({ plain });
+  });
+
   it("says why it withholds without the secret, when a getter's name or a class's name is the secret", () => {
     const keyed = Object.defineProperty({}, SECRET, { get: () => 1, enumerable: true });
     expect(withheld(keyed)).toBe("it holds a getter (`[REDACTED]`), which cannot be checked");
