@@ -1,3 +1,4 @@
+import { types } from "node:util";
 import { GuardRefusal } from "./guard-refusal.js";
 import { checkResultSecrets } from "./result-secrets.js";
 
@@ -24,7 +25,14 @@ const SEEN_WHOLE: ReadonlySet<unknown> = new Set<unknown>(
 /** Own keys an `Error` has by its kind, never copied onto the plain error that replaces one. */
 const NOT_COPIED: ReadonlySet<string | symbol> = new Set(["message", "stack", "name", "cause"]);
 
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+/** The text of what a function threw; never throws itself (a value with no text, a `Proxy` whose traps throw). */
+export function messageOf(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return "it threw a value that cannot be read as text";
+  }
+}
 
 const getterOf = (property: PropertyDescriptor): unknown =>
   Object.values(property).find((v) => typeof v === "function");
@@ -44,6 +52,22 @@ export function errorWithoutSecrets(
   redact: (text: string) => string,
 ): unknown {
   if (secrets === undefined) return err;
+  try {
+    return checkedError(secrets, err, hidden, redact);
+  } catch {
+    // what cannot even be looked at (a `Proxy` whose traps throw) is not passed on
+    return new Error(hidden);
+  }
+}
+
+function checkedError(
+  secrets: () => readonly string[],
+  err: unknown,
+  hidden: string,
+  redact: (text: string) => string,
+): unknown {
+  // a `Proxy` can answer every read differently: what the guard read of it is no promise
+  if (types.isProxy(err)) return new Error(hidden);
   let carried: unknown = err;
   let whole = true;
   if (err instanceof Error) {

@@ -11,7 +11,7 @@ import {
   type GateDeps,
 } from "@acp/proxy/gate";
 import { REOPEN_HINT } from "./audit-reopen.js";
-import { errorWithoutSecrets } from "./error-secrets.js";
+import { errorWithoutSecrets, messageOf } from "./error-secrets.js";
 import { GuardRefusal, refusalOfVerdict } from "./guard-refusal.js";
 import { checkResultSecrets } from "./result-secrets.js";
 import { resultText } from "./result-text.js";
@@ -48,8 +48,6 @@ const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted ==
 
 /** The message of a call the audit log could not record: the audit's error, and what to do about it. */
 const auditFailed = (err: unknown): string => `refused: ${messageOf(err)}; ${REOPEN_HINT}`;
-
-const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * The sequence of `acp proxy`'s `tools/call` with a function where the upstream was: the gate (decide

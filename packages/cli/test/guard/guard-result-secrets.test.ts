@@ -1,6 +1,7 @@
 import { Buffer } from "node:buffer";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { types } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { isGuardRefusal, openGuard, type Guard } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
@@ -181,5 +182,34 @@ describe("openGuard: a vault value does not reach the caller through an error th
     await acp.close();
     expect((error as Error).name).toBe("TypeError [REDACTED]");
     expect(String(error)).not.toContain(SECRET);
+  });
+
+  it("a thrown value with no text is recorded and passed on, and a thrown Proxy is not passed on", async () => {
+    const { home, acp } = await guarded();
+    const nothing: unknown = Object.create(null); // String() of it throws
+    const odd = acp.guard(
+      "pay",
+      () => {
+        throw nothing;
+      },
+      { server: "bank" },
+    );
+    expect(await odd({ amount: 1 }).catch((e: unknown) => e)).toBe(nothing); // it holds no secret
+    const proxied = acp.guard(
+      "pay",
+      () => {
+        throw new Proxy(new Error("declined"), {});
+      },
+      { server: "bank" },
+    );
+    const second = await proxied({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(types.isProxy(second)).toBe(false);
+    expect((second as Error).message).toBe("declined");
+    const completed = readFileSync(join(home, "audit.jsonl"), "utf8")
+      .split("\n")
+      .filter((l) => l.includes('"event_type":"tool_call_completed"'));
+    expect(completed).toHaveLength(2);
+    expect(completed[0]).toContain('"is_error":true');
   });
 });
