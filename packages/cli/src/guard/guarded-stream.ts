@@ -1,5 +1,6 @@
 import { withoutSecretValues } from "@acp/proxy/gate";
-import { createChunkStreamRedactor, type ChunkStep } from "./stream-chunks.js";
+import { messageOf } from "./error-secrets.js";
+import { createChunkStreamRedactor, PlaceTexts, type ChunkStep } from "./stream-chunks.js";
 import {
   admitCall,
   failedRun,
@@ -60,7 +61,8 @@ function pull<C>(source: AsyncIterator<C>, stop: AbortSignal): Promise<IteratorR
  *   What is held back when the stream fails, is withheld or is stopped is dropped, and counted in
  *   `tool_call_completed` as `held_back_chunks`.
  *
- * Each chunk passed on is told to the session runtime (a run of text pieces also whole, at its end).
+ * Each chunk passed on is told to the session runtime (a run of text pieces also whole, at its end, and
+ * the texts at each place of the object chunks joined, at the stream's end).
  * `tool_call_completed` is recorded when the stream ends, fails (`is_error`), or is stopped by the caller
  * (`return()`, `throw()`, `close()` of the guard, or its abort signal: `cancelled`, the function's iterator
  * returned too), with `streamed_chunks`, the number of chunks passed on. A read the function does not
@@ -100,10 +102,16 @@ export async function* runGuardedStream<A extends object, C>(
     observe(deps, admitted.request, call, value, first);
     first = false;
   };
+  // the texts at each place of the object chunks passed on, told joined at the end (as a run of pieces is)
+  const places = new PlaceTexts();
   const endRun = (): void => {
     if (pieces > 1) tell(run); // a value split across pieces is seen whole
     run = "";
     pieces = 0;
+  };
+  const endAll = (): void => {
+    endRun();
+    for (const text of places.joined()) tell(text);
   };
   const passOn = (value: unknown): void => {
     chunks++;
@@ -112,6 +120,7 @@ export async function* runGuardedStream<A extends object, C>(
       pieces++;
     } else {
       endRun(); // a run of text ends before anything else
+      places.add(value);
     }
     tell(value);
   };
@@ -152,7 +161,7 @@ export async function* runGuardedStream<A extends object, C>(
       }
       if (step.done === true) break;
     }
-    endRun();
+    endAll();
     if (first) tell(""); // a stream that gave nothing still ran
     outcome = "ended";
     await recordCompleted(deps, call, { ...counted(), is_error: false });
@@ -163,13 +172,14 @@ export async function* runGuardedStream<A extends object, C>(
       const stopped = Promise.resolve()
         .then(() => source.return?.())
         .catch((err: unknown) => {
-          const why = withoutSecretValues(deps.credentials, err instanceof Error ? err.message : String(err));
+          const why = withoutSecretValues(deps.credentials, messageOf(err));
           deps.log(`\`${call.tool}\` on \`${call.server}\` failed as it was stopped: ${why}`);
         });
       if (!pulling) await stopped;
     }
+    // what was passed on before a failure or a stop is known whole where it came from too
+    if (outcome !== "ended") endAll();
     if (outcome === undefined) {
-      endRun();
       await recordCompleted(deps, call, { ...counted(), is_error: false, cancelled: true });
     }
   }

@@ -204,6 +204,39 @@ interface Place {
   readonly slots: { readonly pending: Pending; readonly index: number }[];
 }
 
+/**
+ * The texts at each place of the object chunks a stream passed on, joined in order, for the session
+ * runtime: a value split between the `delta`s of two chunks is known whole where it came from, as one
+ * split between string chunks is. Only places with more than one piece are given (a string that came
+ * whole was told with its chunk); what cannot be walked is left out (it was told as unreadable).
+ */
+export class PlaceTexts {
+  private readonly places = new Map<string, { text: string; pieces: number }>();
+
+  add(chunk: unknown): void {
+    if (typeof chunk !== "object" || chunk === null) return;
+    const w: Walk = { copy: false, memo: new Map(), leaves: [], answers: [], at: 0 };
+    try {
+      walk(chunk, [], w);
+    } catch (err) {
+      if (err instanceof Unreplaceable) return;
+      throw err;
+    }
+    for (const leaf of w.leaves) {
+      if (!leaf.key.startsWith("t")) continue;
+      const place = this.places.get(leaf.key) ?? { text: "", pieces: 0 };
+      place.text += leaf.text;
+      place.pieces++;
+      this.places.set(leaf.key, place);
+    }
+  }
+
+  /** The joined texts of places with more than one piece. */
+  joined(): string[] {
+    return [...this.places.values()].filter((place) => place.pieces > 1).map((place) => place.text);
+  }
+}
+
 /** A {@link ChunkStreamRedactor} over the secret values (the vault values in use when the stream began). */
 export function createChunkStreamRedactor(values: readonly string[]): ChunkStreamRedactor {
   const secrets = values.filter((s) => s !== "");
