@@ -80,6 +80,10 @@ describe("createChunkStreamRedactor: a secret split between object chunks does n
     expect(Buffer.isBuffer(out[0]?.b)).toBe(true);
     expect(out[1]?.b).toBeInstanceOf(Uint8Array);
     expect(Buffer.concat(out.map((c) => c.b)).toString()).toBe("x [REDACTED] y");
+    // a stream of Buffers (as a Node readable gives): each chunk a Buffer still
+    const raw = streamed([bytes.subarray(0, 5), bytes.subarray(5, 9), bytes.subarray(9)]) as Buffer[];
+    expect(raw.every((b) => Buffer.isBuffer(b))).toBe(true);
+    expect(Buffer.concat(raw).toString()).toBe("x [REDACTED] y");
   });
 
   it("withholds a chunk whose wide typed array would have to be changed to hide a secret split into it", () => {
