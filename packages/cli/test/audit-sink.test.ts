@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -66,5 +67,32 @@ describe("the home audit sink's durability", () => {
       "consent_approved",
     ]);
     await sink.close();
+  });
+
+  it("tells the person, once, when it found the log with signed checkpoints and no anchor and anchored it again", async () => {
+    const home = mkdtempSync(join(tmpdir(), "acp-sink-"));
+    homes.push(home);
+    const { privateKey } = generateKeyPairSync("ed25519");
+    const signer = (): Promise<typeof privateKey> => Promise.resolve(privateKey);
+    const base = { call_id: "c1", session_id: "s1", server: "srv", tool: "echo" };
+    const said: string[] = [];
+    const first = createHomeAuditSink({ home, clock: () => new Date(), signer, log: (line) => said.push(line) });
+    await first.record("policy_evaluated", { ...base, decision: "refuse" });
+    await first.close(); // line 2: the closing checkpoint, and its anchor
+    expect(said).toEqual([]); // a log opened with its anchor (or new) says nothing
+    const anchor = join(home, "audit.jsonl.checkpoint");
+    unlinkSync(anchor);
+
+    const second = createHomeAuditSink({ home, clock: () => new Date(), signer, log: (line) => said.push(line) });
+    await second.record("policy_evaluated", { ...base, call_id: "c2", decision: "refuse" });
+    await second.record("policy_evaluated", { ...base, call_id: "c3", decision: "refuse" });
+    expect(existsSync(anchor)).toBe(true);
+    expect(said).toEqual([
+      `the audit log ${join(home, "audit.jsonl")} had signed checkpoints but no anchor beside it: verified in full as ` +
+        "`acp audit verify` does (every hash, link and checkpoint signature, with the home's public key) and " +
+        `anchored again at its checkpoint on line 2 in ${anchor} (nothing after it); if you did not move or ` +
+        "restore the log, find out why the anchor was missing",
+    ]);
+    await second.close();
   });
 });

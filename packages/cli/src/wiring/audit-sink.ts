@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { auditEventInput, type AuditEventInput, type CheckpointSigner, type RedactionRules } from "@acp/core";
-import { openAuditLog, type AuditLog } from "@acp/store";
+import { openAuditLog, type AuditLog, type Reanchored } from "@acp/store";
 import type { AuditSink } from "@acp/proxy";
 
 /** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */
@@ -52,6 +52,25 @@ function mustBeDurable(eventType: string, fields: Record<string, unknown>): bool
   }
 }
 
+/**
+ * What the person is told when the writer found the log with signed checkpoints and no anchor beside it,
+ * verified it in full and anchored it again (`AuditLog.reanchored`): which log, the anchor file made, and
+ * that the lines after that checkpoint were not covered by a signature when found.
+ */
+function reanchoredLine(log: Pick<AuditLog, "path" | "anchorPath">, at: Reanchored): string {
+  const n = at.linesAfter;
+  const after =
+    n === 0
+      ? "nothing after it"
+      : `${n === 1 ? "1 line" : `${n} lines`} after it, unsigned when found, signed by the next checkpoint`;
+  return (
+    `the audit log ${log.path} had signed checkpoints but no anchor beside it: verified in full as ` +
+    `\`acp audit verify\` does (every hash, link and checkpoint signature, with the home's public key) and ` +
+    `anchored again at its checkpoint on line ${at.line} in ${log.anchorPath} (${after}); if you did not ` +
+    `move or restore the log, find out why the anchor was missing`
+  );
+}
+
 /** Opens the home's audit log lazily (`fsync: batch`, group commit; consent events awaited, see above). */
 export function createHomeAuditSink(options: {
   readonly home: string | null;
@@ -61,6 +80,8 @@ export function createHomeAuditSink(options: {
   readonly redaction?: RedactionRules;
   /** The vault values in use, redacted wherever they appear. */
   readonly secrets?: () => readonly string[];
+  /** Tells the person one line (the command's stderr): here, that the log was found without its anchor. */
+  readonly log?: (line: string) => void;
 }): ClosableAuditSink {
   if (options.home === null)
     return { record: () => undefined, close: () => Promise.resolve(), reopen: () => Promise.resolve() };
@@ -81,7 +102,10 @@ export function createHomeAuditSink(options: {
           ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
         }),
       )
-      .then((opening) => (opened = opening));
+      .then((opening) => {
+        if (opening.reanchored !== null) options.log?.(reanchoredLine(opening, opening.reanchored));
+        return (opened = opening);
+      });
     return log;
   };
   const fail = (err: unknown): void => {

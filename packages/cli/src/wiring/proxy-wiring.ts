@@ -80,6 +80,7 @@ export function createProxyWiring(
       home: state.exists ? home : null,
       redaction,
       secrets,
+      log,
       clock: ctx.io.now,
       signer: async () => {
         if (!hasKeys) return undefined;
