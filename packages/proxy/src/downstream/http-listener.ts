@@ -331,7 +331,10 @@ async function openStreamable(
   };
   await proxy.connect(transport, id, caller === null ? {} : { agent: caller });
   closeSessionIfDropped(transport, res);
-  return transport.handleRequest(req, res, body);
+  await transport.handleRequest(req, res, body);
+  // an initialize the transport refused (Accept, Content-Type, protocol version) opened no session: its
+  // server is closed now, or every such request would leave one behind, uncounted and never reaped
+  if (!sessions.has(id)) await transport.close();
 }
 
 /**
