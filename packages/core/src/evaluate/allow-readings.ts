@@ -20,8 +20,8 @@ import {
 /**
  * What may make a value read otherwise than written: an escape, a `\`, a `.` or `..` segment, a run of
  * `/`, a scheme (a URL's normal form), white space or a control character at an end, a `;` (a path
- * segment's parameters), a character not in ASCII (whose NFKC form may be `.` or `/`); and a home's
- * environment reference at the start ({@link startsWithHomeReference}). A value without any
+ * segment's parameters), a character not in ASCII (whose NFKC form may be `.` or `/`); and a home at the
+ * start, `~` or an environment reference ({@link startsWithHomeReference}). A value without any
  * (`/srv/files/report.txt`, `ann@corp.com`) has no other reading.
  */
 const READ_OTHERWISE =
@@ -42,7 +42,7 @@ const PARAMETERS_READ = /^(?:[/\\.~]|[A-Za-z]:|[A-Za-z][A-Za-z0-9+.-]+:)|(?:^|[/
 
 /** Whether a value may be read otherwise than written ({@link allowReadings} is not empty only then). */
 export function readOtherwise(text: string): boolean {
-  return READ_OTHERWISE.test(text) || startsWithHomeReference(text);
+  return READ_OTHERWISE.test(text) || text.startsWith("~") || startsWithHomeReference(text);
 }
 
 /**
@@ -89,11 +89,12 @@ export function readingUnknown(text: string): boolean {
  * value that is a path or URL or has `..;`, not a command such as `make; make install`).
  * Null for a value still read otherwise after three decodings ({@link settles}: `%2525252e`), which no
  * allow rule meets. Empty for a value {@link readOtherwise} passes by. And for a value starting with a
- * home's environment reference (`$HOME/x`, `%USERPROFILE%\x`), each home it may be (`/home/~/x`,
- * `C:/Users/~/x`, `/root/x`, …): unlike `~`, such a value has the shape of a relative path, which a
- * pattern for relative paths meets as written, while the tool reads it as an absolute one. Not the other
- * respellings that make a value another kind of thing (a `~` path as homes, a host as a URL, IDNA): an
- * allow rule written for the one does not name the other.
+ * home, `~`, `~name` or an environment reference (`~/x`, `$HOME/x`, `%USERPROFILE%\x`), each home it may be
+ * (`/home/~/x`, `C:/Users/~/x`, `/root/x`, …; `/home/name/x` for `~name/x`): such a value has the shape of a
+ * relative path, which a pattern for relative paths (`.ssh` after any first segment) meets as written, while the tool
+ * reads it as an absolute one; a pattern written with `~` or the same reference is read as its homes too.
+ * Not the other respellings that make a value another kind of thing (a host as a URL, IDNA): an allow rule
+ * written for the one does not name the other.
  */
 export function allowReadings(text: string): string[] | null {
   if (!readOtherwise(text)) return [];
@@ -129,13 +130,11 @@ export function allowReadings(text: string): string[] | null {
     const bare = PARAMETERS_READ.test(form) ? withoutParameters(path) : undefined;
     if (bare !== undefined) add(bare + query);
   }
-  // a value starting with a home's environment reference (`$HOME/x`, `%USERPROFILE%\x`, `$env:USERPROFILE\x`)
-  // as every home it may be ({@link homePaths} of it as `~`): whose home is not known, so only a pattern
-  // written with such a reference too (read as its homes) or one meeting every home agrees
-  for (const form of [...out, text]) {
-    const tilde = homeReferenceAsTilde(form);
-    if (tilde !== undefined) for (const home of homePaths(tilde)) out.add(home);
-  }
+  // a value starting with `~` or `~name` (`~/.ssh/id_rsa`), or with a home's environment reference (`$HOME/x`,
+  // `%USERPROFILE%\x`, `$env:USERPROFILE\x`) read as `~`, as every home it may be ({@link homePaths}): whose
+  // home is not known, so only a pattern written with `~` or such a reference too (read as its homes) or
+  // one meeting every home agrees
+  for (const form of [...out, text]) for (const home of homePaths(homeReferenceAsTilde(form) ?? form)) out.add(home);
   out.delete(text);
   return [...out];
 }

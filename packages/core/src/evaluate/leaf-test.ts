@@ -54,12 +54,13 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     const slashedText = slashedPattern(expected);
     const slashedGlob = slashedText === undefined || lenient ? undefined : compileRuleGlob(slashedText, {}, search);
     const slashed = slashedGlob?.ok === true ? slashedGlob.value : undefined;
-    // an allow rule's pattern written with a home's environment reference (`$HOME/projects/**`) also as every
-    // home it may mean (`/home/*/projects/**`, `/root/projects/**`), against the homes a value written so is
-    // read as: `$HOME/projects/x` agrees, and a pattern that does not name every home (`*/**`) does not
+    // an allow rule's pattern written with `~` or a home's environment reference (`~/projects/**`,
+    // `$HOME/projects/**`) also as every home it may mean (`/home/*/projects/**`, `/root/projects/**`), against
+    // the homes a value written so is read as: `~/projects/x` agrees, and a pattern that does not name every
+    // home (`*/**`) does not
     const homeText = slashedText ?? expected;
     const homes =
-      lenient || !startsWithHomeReference(homeText)
+      lenient || !(homeText.startsWith("~") || startsWithHomeReference(homeText))
         ? []
         : tildeHomes(homeText, false).flatMap((form) => {
             const home = compileRuleGlob(form, {}, search);

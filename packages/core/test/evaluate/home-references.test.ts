@@ -134,3 +134,56 @@ describe("a home written as an environment reference", () => {
     expect(unitsOf(allow, "$HOME/a/b/c")).toBeGreaterThan(unitsOf(allow, "HOMEX/a/b/c"));
   });
 });
+
+describe("a home written with `~` in a value an allow rule reads", () => {
+  it("is not allowed by a pattern for relative paths, as the same home written `$HOME` is not", () => {
+    // each of these met `~/.ssh/id_rsa` as written (its first segment `~`), while the tool reads a home
+    for (const pattern of ["*/.ssh/*", "?*/**", "[~]*/**", "?*/.ssh/*"]) {
+      const allows = ruleOn(pattern, "allow");
+      for (const v of [
+        "~/.ssh/id_rsa",
+        "~alice/.ssh/id_rsa",
+        "~root/.ssh/id_rsa",
+        "%7E/.ssh/id_rsa",
+        " ~/.ssh/id_rsa",
+      ]) {
+        expect([pattern, v, allows(v)]).toEqual([pattern, v, false]);
+      }
+      // nor as `$HOME`, as before
+      expect([pattern, allows("$HOME/.ssh/id_rsa")]).toEqual([pattern, false]);
+    }
+  });
+
+  it("is allowed by a pattern written with `~` for what it names, or one naming every path", () => {
+    expect(ruleOn("~/projects/**", "allow")("~/projects/x.txt")).toBe(true);
+    expect(ruleOn("~/projects/x.txt", "allow")("~/projects/x.txt")).toBe(true);
+    expect(ruleOn("~alice/projects/**", "allow")("~alice/projects/x.txt")).toBe(true);
+    expect(ruleOn("~root/**", "allow")("~root/x")).toBe(true);
+    expect(ruleOn("~/projects/**", "allow")("~\\projects\\x.txt")).toBe(false); // `~\projects` is no home as written
+    expect(ruleOn("~/projects/**", "allow")(" ~/projects/x.txt")).toBe(false); // nor with a space before it
+    expect(ruleOn("**", "allow")("~/.ssh/id_rsa")).toBe(true);
+    expect(ruleOn("/home/alice/**", "allow")("/home/alice/x")).toBe(true);
+    // and not where it leaves what it names, nor another user's home
+    expect(ruleOn("~/projects/**", "allow")("~/projects/../.ssh/id_rsa")).toBe(false);
+    expect(ruleOn("~/projects/**", "allow")("~/projects/%2e%2e/.ssh/id_rsa")).toBe(false);
+    expect(ruleOn("~alice/**", "allow")("~alice/../bob/x")).toBe(false);
+    expect(ruleOn("~alice/**", "allow")("~/x")).toBe(false);
+  });
+
+  it("is read so by the reference evaluator too", () => {
+    const patterns = ["*/.ssh/*", "?*/**", "~/.ssh/*", "~alice/**", "~root/**", "**", "$HOME/**", "/home/*/.ssh/*"];
+    const values = ["~/.ssh/id_rsa", "~alice/.ssh/k", "~root/x", "%7E/.ssh/k", "~/x/../.ssh/k", "~", "~\\.ssh\\k"];
+    const now = new Date(0);
+    for (const pattern of patterns) {
+      for (const action of ["allow", "ask", "deny"] as const) {
+        const policy = buildPolicy([{ id: "r", match: { args: { v: pattern } }, action }], "ask");
+        const compiled = compilePolicy(policy);
+        for (const v of values) {
+          const request = { tool: "t", arguments: { v } };
+          const real = matchPolicy(compiled, request, now).ruleId;
+          expect([pattern, action, v, real]).toEqual([pattern, action, v, referenceMatch(policy, request, now)]);
+        }
+      }
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
 import { addressesIn, isAddressPattern } from "../../src/evaluate/arg-match.js";
+import { closes, envHome, homes, tildePatternHomes, USER_HOMES } from "./reference-homes.js";
 
 function globMatches(pattern: string, value: string, starCrossesSlash = false): boolean {
   const r = compileGlob(pattern, { starCrossesSlash });
@@ -119,10 +120,6 @@ function slashedForm(pattern: string): string {
   return isGlobPattern(pattern) ? pattern.split("\\\\").join("/") : pattern.split("\\").join("/");
 }
 
-/** Where homes are, a user's name after them (evaluation.md), and root's homes. */
-const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
-const ROOT_HOMES = ["/root", "/var/root"];
-
 /** A URL written without its scheme (`//evil.com/x`, `evil.com/x`, `localhost:3000`), as https and http. */
 function withScheme(text: string): string[] {
   if (/\s/.test(text) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return [];
@@ -141,48 +138,6 @@ function withScheme(text: string): string[] {
 }
 
 /**
- * A value starting with a home's environment reference (`$HOME`, `${HOME}`, `$USERPROFILE`, `%USERPROFILE%`,
- * `%HOME%`, `%HOMEDRIVE%%HOMEPATH%`, `%HOMEPATH%`, `$env:USERPROFILE`, `${env:HOME}`, …, any case) and then
- * `/` or nothing, with `~` for the reference; else null.
- */
-function envHome(text: string): string | null {
-  const names = ["home", "userprofile"];
-  const references = [
-    ...names.flatMap((n) => [`$${n}`, `\${${n}}`, `$env:${n}`, `\${env:${n}}`, `%${n}%`]),
-    ...["", "$env:homedrive", "${env:homedrive}"].flatMap((d) => [`${d}$env:homepath`, `${d}\${env:homepath}`]),
-    "%homepath%",
-    "%homedrive%%homepath%",
-  ];
-  const lower = text.toLowerCase();
-  for (const reference of references) {
-    const rest = text.slice(reference.length);
-    if (lower.startsWith(reference) && (rest === "" || rest.startsWith("/"))) return `~${rest}`;
-  }
-  return null;
-}
-
-/** A path starting with `~` (any user's home) or `~name` (name's) as each home it may be. */
-function homes(text: string): string[] {
-  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(text);
-  if (tilde === null) return [];
-  const name = tilde[1] ?? "";
-  const rest = text.slice(tilde[0].length);
-  const out = USER_HOMES.map((root) => posix.normalize(`${root}/${name === "" ? "~" : name}${rest}`));
-  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(posix.normalize(`${home}${rest}`));
-  return out;
-}
-
-/** Whether a glob's brackets and braces close within `text`, which holds no `\`. */
-function closes(text: string): boolean {
-  let depth = 0;
-  for (const c of text) {
-    depth += "[{(".includes(c) ? 1 : "]})".includes(c) ? -1 : 0;
-    if (depth < 0) return false;
-  }
-  return depth === 0 && !text.includes("\\");
-}
-
-/**
  * A path pattern naming a user's home with `~` for the user (`/home/~/.ssh/**`), a pattern written with
  * `~` as every home it may mean, and a pattern naming a host without a scheme as URLs; in lower case.
  */
@@ -196,15 +151,7 @@ function homePatterns(pattern: string): string[] {
     if (user !== "" && closes(user)) out.push([`${prefix}~`, ...more].join("/"));
   }
   // a pattern written with `~`, or with a home's environment reference read as `~`
-  const home = envHome(lower) ?? lower;
-  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(home);
-  if (tilde !== null) {
-    const name = tilde[1] ?? "";
-    const rest = home.slice(tilde[0].length);
-    if (closes(name))
-      for (const root of USER_HOMES) out.push(`${root.toLowerCase()}/${name === "" ? "*" : name}${rest}`);
-    if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
-  }
+  out.push(...tildePatternHomes(lower, true));
   // a pattern without a scheme whose first segment is a host: the https and http URLs it names, and for a
   // host alone every URL on it
   if (!/^[a-z][a-z0-9+.-]*:\/\//.test(lower) && !/\s/.test(lower)) {
@@ -313,8 +260,8 @@ function allowReadings(text: string): string[] | null {
     const [p, q] = cut(form);
     out.push(normalised(p.replaceAll("\\", "/") + q));
   }
-  // a value starting with a home's environment reference: each home it may be
-  for (const form of [...out, text]) out.push(...homes(envHome(form) ?? ""));
+  // a value starting with `~`, `~name` or a home's environment reference: each home it may be
+  for (const form of [...out, text]) out.push(...homes(envHome(form) ?? form));
   return out;
 }
 
@@ -326,12 +273,8 @@ function allowAgrees(pattern: string, reading: string): boolean {
   const meets = (m: (v: string) => boolean): boolean =>
     m(reading) || (reading.length > 1 && reading.endsWith("/") && m(reading.slice(0, -1)));
   const slashed = slashedForm(pattern);
-  // a pattern starting with a home's environment reference: as each home it may mean, any user's
-  const home = envHome(slashed);
-  const homeForms =
-    home === null
-      ? []
-      : [...USER_HOMES.map((root) => `${root}/*${home.slice(1)}`), ...ROOT_HOMES.map((r) => r + home.slice(1))];
+  // a pattern starting with `~`, `~name` or a home's environment reference: as each home it may mean
+  const homeForms = tildePatternHomes(slashed, false);
   return (
     meets((v) => allowMeets(pattern, v)) ||
     (slashed !== pattern && compileGlob(slashed).ok && meets((v) => globMatches(slashed, v))) ||

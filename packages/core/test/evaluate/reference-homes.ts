@@ -1,0 +1,71 @@
+/**
+ * The reference evaluator's reading of homes (evaluation.md, policy.md "Homes written with `~`"), written
+ * naively and apart from the real evaluator: where homes are, a home's environment reference read as `~`,
+ * a `~` value as each home it may be, a `~` pattern as each home it may mean.
+ */
+import { posix } from "node:path";
+
+/** Where homes are, a user's name after them (evaluation.md), and root's homes. */
+export const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
+export const ROOT_HOMES = ["/root", "/var/root"];
+
+/** Whether a glob's brackets and braces close within `text`, which holds no `\`. */
+export function closes(text: string): boolean {
+  let depth = 0;
+  for (const c of text) {
+    depth += "[{(".includes(c) ? 1 : "]})".includes(c) ? -1 : 0;
+    if (depth < 0) return false;
+  }
+  return depth === 0 && !text.includes("\\");
+}
+
+/**
+ * A value starting with a home's environment reference (`$HOME`, `${HOME}`, `$USERPROFILE`, `%USERPROFILE%`,
+ * `%HOME%`, `%HOMEDRIVE%%HOMEPATH%`, `%HOMEPATH%`, `$env:USERPROFILE`, `${env:HOME}`, …, any case) and then
+ * `/` or nothing, with `~` for the reference; else null.
+ */
+export function envHome(text: string): string | null {
+  const names = ["home", "userprofile"];
+  const references = [
+    ...names.flatMap((n) => [`$${n}`, `\${${n}}`, `$env:${n}`, `\${env:${n}}`, `%${n}%`]),
+    ...["", "$env:homedrive", "${env:homedrive}"].flatMap((d) => [`${d}$env:homepath`, `${d}\${env:homepath}`]),
+    "%homepath%",
+    "%homedrive%%homepath%",
+  ];
+  const lower = text.toLowerCase();
+  for (const reference of references) {
+    const rest = text.slice(reference.length);
+    if (lower.startsWith(reference) && (rest === "" || rest.startsWith("/"))) return `~${rest}`;
+  }
+  return null;
+}
+
+/** A path starting with `~` (any user's home) or `~name` (name's) as each home it may be. */
+export function homes(text: string): string[] {
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(text);
+  if (tilde === null) return [];
+  const name = tilde[1] ?? "";
+  const rest = text.slice(tilde[0].length);
+  const out = USER_HOMES.map((root) => posix.normalize(`${root}/${name === "" ? "~" : name}${rest}`));
+  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(posix.normalize(`${home}${rest}`));
+  return out;
+}
+
+/**
+ * A pattern written with `~` or `~name`, or with a home's environment reference read as `~`, as each home
+ * it may mean (`/home/*` for `~`, `/home/name` for `~name`, in each root; root's homes for `~` and `~root`),
+ * the roots in lower case with `lower`; empty for another pattern.
+ */
+export function tildePatternHomes(pattern: string, lower: boolean): string[] {
+  const home = envHome(pattern) ?? pattern;
+  const tilde = /^~([^/\\]*)(?=\/|$)/.exec(home);
+  if (tilde === null) return [];
+  const out: string[] = [];
+  const name = tilde[1] ?? "";
+  const rest = home.slice(tilde[0].length);
+  if (closes(name)) {
+    for (const root of USER_HOMES) out.push(`${lower ? root.toLowerCase() : root}/${name === "" ? "*" : name}${rest}`);
+  }
+  if (name === "" || name === "root") for (const root of ROOT_HOMES) out.push(`${root}${rest}`);
+  return out;
+}
