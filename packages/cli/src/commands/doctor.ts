@@ -7,6 +7,7 @@ import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
 import { checkKeys, checkPolicy, checkVault } from "../doctor/home-checks.js";
 import { checkConfigInUse } from "../doctor/config-checks.js";
+import { checkAuditLogAnchor } from "../doctor/audit-log-checks.js";
 import { checkServeStorage, STORAGE_CHECK_TIMEOUT_MS } from "../doctor/serve-checks.js";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 
@@ -47,7 +48,7 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
     .command("doctor")
     .description(
       "check the home: permissions, keys (and that they open), vault, the config file (every key, as acp proxy " +
-        "and acp serve check it), consent graph, policy, isolation support, and that acp serve's database answers, agrees on the time and holds the node's audit anchor",
+        "and acp serve check it), consent graph, policy, the audit log's anchor, isolation support, and that acp serve's database answers, agrees on the time and holds the node's audit anchor",
     )
     .option("--json", "print the checks as JSON")
     .option(
@@ -62,14 +63,17 @@ private key and the vault; without it, it says so and does not ask. The config f
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
 failed check with the same message (config: a top-level key no command reads, with the closest one,
 or a version other than "1"; proxy, credentials, redaction, session, graph, channel; sandbox for acp
-run). config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
+run). The audit log (audit.jsonl) must still hold its anchor's signed checkpoint (audit.jsonl.checkpoint)
+at its line, as acp proxy and acp run require (audit log; else it fails: run acp audit verify); a log
+with signed checkpoints and no anchor is a warning naming the file. config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
 a password written in storage.url is a warning (give the URL in ACP_STORAGE_URL instead, or set
 PGPASSWORD); the database acp serve would use (ACP_STORAGE_URL, else storage.url) must answer within
 ${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed). When it
 answers: this machine's clock must be within 2 s of the database's, as acp serve and acp approve
 require (clock, with the offset measured; else set the clock: NTP), and the home's node anchor for
 that database (audit-postgres-….checkpoint) must still be a row of the database byte for byte (audit
-anchor; none is a warning, a row gone or changed fails: run acp audit verify).
+anchor; none is a warning: a first start there verifies the whole chain before it anchors; a row gone or
+changed fails: run acp audit verify).
 
 Examples:
   acp doctor
@@ -84,6 +88,7 @@ Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (
       const home = resolveHome(ctx.io);
       const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config);
       // before `isolation`, the machine's check, which stays last
+      if (existsSync(home)) checks.splice(checks.length - 1, 0, await checkAuditLogAnchor(home));
       checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env, ctx.io.now)));
       const healthy = checks.every((c) => c.status !== "fail");
       if (options.json === true) printJson(ctx, { healthy, checks });

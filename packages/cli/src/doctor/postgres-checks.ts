@@ -59,9 +59,9 @@ function anchorSeq(line: string): number | null {
 /**
  * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
  * (`postgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
- * holds that checkpoint row byte for byte. Missing is a warning (a node's first start trusts the newest
- * signed checkpoint the database holds); a row gone or changed fails, naming `acp audit verify`. Rows after
- * the checkpoint are `acp audit verify`'s to check.
+ * holds that checkpoint row byte for byte. Missing is a warning (a node's first start verifies the whole
+ * chain, then anchors at the newest checkpoint that verifies with the key); a row gone or changed fails,
+ * naming `acp audit verify`. Rows after the checkpoint are `acp audit verify`'s to check.
  */
 export async function checkAuditAnchor(
   store: Pick<PostgresStore, "query">,
@@ -81,8 +81,10 @@ export async function checkAuditAnchor(
         status: "warn",
         name,
         detail:
-          `this home holds no node anchor for this database (${file}): acp serve's first start here trusts the ` +
-          "newest signed checkpoint the database holds; a node writes the anchor once it signs or verifies one",
+          `this home holds no node anchor for this database (${file}): acp serve's first start here verifies the ` +
+          "whole chain from row 1 and anchors at its newest checkpoint that verifies with this home's key " +
+          "(refusing to start, audit_anchor_missing, if the chain does not verify); run `acp audit verify` " +
+          "with this storage URL to check it first, or copy the anchor from a node that has one",
       };
     }
     return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };

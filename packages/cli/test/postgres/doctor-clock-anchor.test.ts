@@ -118,6 +118,9 @@ describe("acp doctor: the node's audit anchor for the database", () => {
     const anchor = find(r.checks, "audit anchor");
     expect(anchor?.status).toBe("warn");
     expect(anchor?.detail).toMatch(/^this home holds no node anchor for this database \(audit-postgres-[0-9a-f]{16}/);
+    // since 09b292c a first start verifies the whole chain; it no longer trusts the newest checkpoint
+    expect(anchor?.detail).toContain("first start here verifies the whole chain from row 1");
+    expect(anchor?.detail).not.toContain("trusts");
     expect(existsSync(postgresAuditAnchorPath(home, db.url))).toBe(false);
   });
 

@@ -1,0 +1,90 @@
+import { existsSync } from "node:fs";
+import { basename, join } from "node:path";
+import { parseAuditLine, readCheckpoint } from "@acp/core";
+import { anchorPathOf, readAnchorFile, readAuditFileLines, type HomeCheck } from "@acp/store";
+
+/** A top-level `"event_type":"checkpoint"` member; inside a string its quotes are escaped, so not there. */
+const CHECKPOINT_MARKER = '"event_type":"checkpoint"';
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** The line an anchor's checkpoint must be at in the log (`count + 1`), or `null` when it is not a checkpoint. */
+function anchorLine(anchor: string): number | null {
+  const parsed = parseAuditLine(anchor);
+  if (!parsed.ok || parsed.value.event_type !== "checkpoint") return null;
+  const read = readCheckpoint(parsed.value);
+  return read.ok ? read.value.body.count + 1 : null;
+}
+
+/**
+ * The `audit log` check: whether the home's file log (`audit.jsonl`) still holds the signed checkpoint of
+ * its anchor (`audit.jsonl.checkpoint`) at its line, byte for byte, as `acp proxy` and `acp run` require
+ * before they extend it. A mismatch fails (they refuse: `audit_anchor_mismatch`). No anchor while the log
+ * holds checkpoints is a warning: the next writer verifies the log in full and anchors it again, and
+ * `acp audit verify` checks it first. Hashes, links and signatures are `acp audit verify`'s to check.
+ */
+export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
+  const name = "audit log";
+  const path = join(home, "audit.jsonl");
+  const anchorPath = anchorPathOf(path);
+  const file = basename(path);
+  const anchorFile = basename(anchorPath);
+  const verify = "run `acp audit verify` to find where the log was cut or rewritten";
+  let anchor: string | undefined;
+  try {
+    anchor = readAnchorFile(anchorPath, { regularOnly: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+      return { status: "fail", name, detail: `${anchorPath}: ${messageOf(err)}` };
+  }
+  const refuses = "acp proxy and acp run refuse to extend it (audit_anchor_mismatch)";
+  if (!existsSync(path)) {
+    return anchor === undefined
+      ? { status: "ok", name, detail: `no ${file} yet (the first audited command starts it)` }
+      : {
+          status: "fail",
+          name,
+          detail: `${path} is missing but its anchor ${anchorFile} is there: ${refuses}; ${verify}`,
+        };
+  }
+  const expected = anchor === undefined ? undefined : anchorLine(anchor);
+  if (expected === null)
+    return { status: "fail", name, detail: `${anchorPath} is not a checkpoint line: ${refuses}; ${verify}` };
+  let lastCheckpoint = 0;
+  let lines = 0;
+  try {
+    for await (const line of readAuditFileLines(path)) {
+      lines++;
+      if (expected !== undefined) {
+        if (lines < expected) continue;
+        if (line === anchor)
+          return { status: "ok", name, detail: `${file}: its anchor's signed checkpoint is line ${expected}` };
+        return {
+          status: "fail",
+          name,
+          detail: `${path}: line ${expected} is not the signed checkpoint of its anchor ${anchorFile}: ${refuses}; ${verify}`,
+        };
+      }
+      if (line.includes(CHECKPOINT_MARKER)) lastCheckpoint = lines;
+    }
+  } catch (err) {
+    return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
+  }
+  if (expected !== undefined) {
+    return {
+      status: "fail",
+      name,
+      detail: `${path} ends before line ${expected}, its anchor's signed checkpoint (${anchorFile}): the log was cut; ${refuses}; ${verify}`,
+    };
+  }
+  if (lastCheckpoint === 0) return { status: "ok", name, detail: `${file}: ${lines} lines, no signed checkpoint yet` };
+  return {
+    status: "warn",
+    name,
+    detail:
+      `${path} holds signed checkpoints (the last at line ${lastCheckpoint}) but no anchor beside it (${anchorFile}): ` +
+      "check it with `acp audit verify`; the next acp proxy or acp run verifies it in full with the home's key " +
+      "and anchors it again (refusing it with audit_anchor_missing if it does not verify). Put the anchor back " +
+      "if it was lost; if the log was not moved or restored, find out why it is missing",
+  };
+}
