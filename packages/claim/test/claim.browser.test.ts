@@ -118,6 +118,28 @@ describe.runIf(existsSync(CHROMIUM))("claim and preview pages in Chromium", () =
     expect((await humanClaim(p, code)).verify.status).toBe(200);
   }, 90_000);
 
+  it("a 429 on the claim page says when to try again, from Retry-After (not to check the code)", async () => {
+    const limited = await startProvider({ now: () => Date.now(), claimPerIpPerHour: 1 });
+    // A browser of its own, closed before the provider (whose close waits for the browser's idle connections).
+    const other = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    try {
+      const tab = await other.newPage();
+      await tab.goto(`http://admin.localhost:${limited.port}/claim`);
+      await tab.getByPlaceholder("ACP-XXXX-XXXX-XXXX-XXXX").fill("ACP-AAAA-AAAA-AAAA-AAAA");
+      // The challenge is the range's one claim request this hour; the verification is refused (both count).
+      const answer = tab.waitForResponse((q) => new URL(q.url()).pathname === "/claim/verify");
+      await tab.getByRole("button", { name: "Claim" }).click();
+      const res = await answer;
+      expect(res.status()).toBe(429);
+      const minutes = Math.ceil(Number(res.headers()["retry-after"]) / 60);
+      expect(minutes).toBeGreaterThan(60);
+      await expect.poll(() => tab.textContent("#s")).toBe(`Too many attempts. Try again in ${minutes} minutes.`);
+    } finally {
+      await other.close();
+      await limited.close();
+    }
+  }, 90_000);
+
   it("MUST §21 the claim page cannot be framed", async () => {
     await page.setContent(`<iframe src="http://admin.localhost:${p.port}/claim"></iframe>`);
     await page.waitForTimeout(500);

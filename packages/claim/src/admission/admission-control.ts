@@ -67,6 +67,11 @@ export class AdmissionControl {
     return nowMs < this.breakerUntil;
   }
 
+  /** How long the circuit breaker stays open from `nowMs` (0 when closed). */
+  breakerRemainingMs(nowMs: number): number {
+    return Math.max(0, this.breakerUntil - nowMs);
+  }
+
   /** Records a successful creation from `source`. */
   recordCreation(source: string, nowMs: number): void {
     this.perSource.hit(source, nowMs);

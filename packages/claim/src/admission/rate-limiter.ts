@@ -65,6 +65,33 @@ export class WindowCounter {
     return n;
   }
 
+  /**
+   * How long from `nowMs` until one more hit under `key` would count at most `limit` — 0 when it would now —
+   * if no hit comes in between (every hit counts, refused or not). It is when the oldest counted slices have
+   * left the window, enough of them to leave room: up to the window and one slice, not a fixed minute. A
+   * `limit` below 1 is never met: the longest wait ({@link longestWaitMs}).
+   */
+  waitMs(key: string, limit: number, nowMs: number): number {
+    if (limit < 1) return this.longestWaitMs;
+    const pairs = this.hits.get(key);
+    if (pairs === undefined) return 0;
+    const oldest = this.slice(nowMs) - this.buckets;
+    let n = this.peek(key, nowMs);
+    for (let i = 0; i < pairs.length && n + 1 > limit; i += 2) {
+      const slice = pairs[i] as number;
+      if (slice < oldest) continue;
+      n -= pairs[i + 1] as number;
+      // A hit in slice `s` is counted while `slice(t) - buckets <= s`: it has left at the start of slice s+buckets+1.
+      if (n + 1 <= limit) return Math.max(1, (slice + this.buckets + 1) * this.sliceMs - nowMs);
+    }
+    return 0;
+  }
+
+  /** The longest {@link waitMs} can be: a hit now leaves the count at most the window and one slice later. */
+  get longestWaitMs(): number {
+    return (this.buckets + 1) * this.sliceMs;
+  }
+
   /** Drops every key whose newest slice has left the window (one scan; see the class comment for when it runs). */
   protected prune(nowMs: number): void {
     const oldest = this.slice(nowMs) - this.buckets;
@@ -115,6 +142,17 @@ export class ProgressiveLockout {
   locked(key: string, nowMs: number): boolean {
     const s = this.state.get(key);
     return s !== undefined && s.until > nowMs;
+  }
+
+  /** How long `key` stays locked from `nowMs` (0 when it is not locked). */
+  remainingMs(key: string, nowMs: number): number {
+    const s = this.state.get(key);
+    return s === undefined ? 0 : Math.max(0, s.until - nowMs);
+  }
+
+  /** The longest a key is locked after a failure (the lockout's ceiling). */
+  get longestMs(): number {
+    return this.maxMs;
   }
 
   /** Records a failure under `key`; true when this failure locks the key. */

@@ -8,6 +8,7 @@ import type { SandboxRow } from "../store/claim-store.js";
 import { checkDpopProof, DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
 import { admissionDiscovery, decideAdmission } from "./admission-gate.js";
 import { agentTokenHash, requestUrl, type ClaimRuntime } from "./context.js";
+import { retryAfterSeconds } from "./failure.js";
 import { invalid, registerFaqRoutes, type Handler, type Params } from "./faq-routes.js";
 
 const HOUR = 3_600_000;
@@ -90,7 +91,9 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
           : undefined;
       const id = (req.params as Params)["id"];
       if (s === undefined) return rt.fail(req, reply);
-      if (rt.sandboxRate.hit(s.id, rt.now()) > rt.requestsPerSandboxPerHour) return rt.limited(req, reply);
+      const t = rt.now();
+      if (rt.sandboxRate.hit(s.id, t) > rt.requestsPerSandboxPerHour)
+        return rt.limited(req, reply, retryAfterSeconds(rt.sandboxRate.waitMs(s.id, rt.requestsPerSandboxPerHour, t)));
       if (req.url.startsWith("/v1/sandboxes/") && (id === undefined || !rt.box.equal(id, s.id)))
         return rt.fail(req, reply);
       rt.facts(req).sandboxId = s.id;
@@ -133,13 +136,18 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     });
   });
 
+  /** 503 while the circuit breaker is open: `Retry-After` and the message say when it closes (the same for all). */
+  const paused = (reply: FastifyReply, now: number): FastifyReply => {
+    const s = retryAfterSeconds(rt.admission.breakerRemainingMs(now));
+    return reply
+      .code(503)
+      .header("retry-after", String(s))
+      .send({ error: { code: "claim_admission_paused", message: `sandbox creation is paused, try again in ${s} s` } });
+  };
+
   api("GET", "/v1/sandboxes/challenge", "challenge", async (req, reply) => {
     const now = rt.now();
-    if (rt.admission.breakerOpen(now))
-      return reply
-        .code(503)
-        .header("retry-after", "300")
-        .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
+    if (rt.admission.breakerOpen(now)) return paused(reply, now);
     const d = await decideAdmission(rt, req, now);
     if (d.kind === "refuse") return rt.fail(req, reply);
     if (d.kind === "limited") return rt.limited(req, reply, d.retryAfterS);
@@ -155,11 +163,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       { admission?: { type?: unknown; challenge?: unknown; nonce?: unknown }; metadata?: unknown } | undefined;
     const adm = body?.admission;
     const source = rt.facts(req).source;
-    if (rt.admission.breakerOpen(now))
-      return reply
-        .code(503)
-        .header("retry-after", "300")
-        .send({ error: { code: "claim_admission_paused", message: "sandbox creation is paused, try again later" } });
+    if (rt.admission.breakerOpen(now)) return paused(reply, now);
     const meta = parseMetadata(body?.metadata);
     if (!meta.ok) return invalid(reply, meta.issue.code, meta.issue.message);
     const metadata = meta.value;

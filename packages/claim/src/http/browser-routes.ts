@@ -4,6 +4,7 @@ import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { chargeEvent, reputationBits } from "./admission-gate.js";
 import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
+import { retryAfterSeconds } from "./failure.js";
 import { claimPage, exchangePage, faqsPage, noProofPage, pageCsp, summaryPage } from "./pages.js";
 
 const HOUR = 3_600_000;
@@ -161,13 +162,28 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const key = rt.box.hash("claim_code", canonical);
     return { key, counter: canonical === MALFORMED_CLAIM_CODE ? `malformed:${rt.facts(req).source}` : `code:${key}` };
   };
-  /** Rate limits and lockout, per address and per typed code (see `typedCode`), before anything is looked up. */
-  const throttled = (req: FastifyRequest, counter: string): boolean => {
+  /**
+   * Rate limits and lockout, per address and per typed code (see `typedCode`), before anything is looked up: the
+   * `Retry-After` seconds when refused, else undefined. A refusal by the caller's own range (its rate or its
+   * lockout) says when that range has room again, from its window or lockout. A refusal by the code's counter
+   * alone says the longest that counter can hold (the window and one slice, or the longest lockout): the code's
+   * own history comes from whoever typed it, and the answer must tell nothing more than that it was refused
+   * (§10, §19.5).
+   */
+  const throttled = (req: FastifyRequest, counter: string): number | undefined => {
     const now = rt.now();
     const ip = rt.facts(req).source;
-    if (rt.claimRate.hit(ip, now) > rt.claimPerIpPerHour || rt.codeRate.hit(counter, now) > rt.claimPerCodePerHour)
-      return true;
-    return rt.lockout.locked(`ip:${ip}`, now) || rt.lockout.locked(counter, now);
+    const ipKey = `ip:${ip}`;
+    // The same hits as ever: the code's counter counts every attempt the range's rate let through.
+    const ipOver = rt.claimRate.hit(ip, now) > rt.claimPerIpPerHour;
+    const codeOver = !ipOver && rt.codeRate.hit(counter, now) > rt.claimPerCodePerHour;
+    if (ipOver || rt.lockout.locked(ipKey, now)) {
+      const waitMs = Math.max(rt.claimRate.waitMs(ip, rt.claimPerIpPerHour, now), rt.lockout.remainingMs(ipKey, now));
+      return retryAfterSeconds(waitMs);
+    }
+    if (codeOver) return retryAfterSeconds(rt.codeRate.longestWaitMs);
+    if (rt.lockout.locked(counter, now)) return retryAfterSeconds(rt.lockout.longestMs);
+    return undefined;
   };
 
   app.get("/claim", async (req, reply) => {
@@ -183,7 +199,8 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
     const { key: codeKey, counter } = typedCode(req, b["code"]);
-    if (throttled(req, counter)) return rt.limited(req, reply);
+    const retryAfterS = throttled(req, counter);
+    if (retryAfterS !== undefined) return rt.limited(req, reply, retryAfterS);
     const now = rt.now();
     const bits = rt.admission.difficulty(rt.facts(req).source, now) + (await reputationBits(rt, req, now));
     const c = issueChallenge(rt.box, "claim", codeKey, Math.min(rt.admission.maxDifficulty, bits), now);
@@ -195,7 +212,8 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const b = (req.body ?? {}) as Record<string, unknown>;
     if (!admin(req) || !csrfOk(req, b["csrf"])) return rt.fail(req, reply);
     const { key: codeKey, counter } = typedCode(req, b["code"]);
-    if (throttled(req, counter)) return rt.limited(req, reply);
+    const retryAfterS = throttled(req, counter);
+    if (retryAfterS !== undefined) return rt.limited(req, reply, retryAfterS);
     // No proof at all is no verification: the code is not looked up, and nothing counts toward the lockout, the
     // range's difficulty or its reputation — only a failed proof does. The claim page's own form posts here
     // without one when the browser runs no script: it gets a page saying why, not the failure answer.

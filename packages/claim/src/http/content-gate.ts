@@ -4,6 +4,7 @@ import type { FaqBody } from "../content/faq.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { chargeEvent } from "./admission-gate.js";
 import type { ClaimRuntime } from "./context.js";
+import { retryAfterSeconds } from "./failure.js";
 
 /**
  * The gate every publication and every change to published content passes (§23.2): publication rate limits
@@ -31,7 +32,12 @@ export async function contentGate(
     const perSource = rt.publishRate.hit(`source:${facts.source}`, now);
     if (perSandbox > rt.publishPerSandboxPerHour || perSource > rt.publishPerSourcePerHour) {
       facts.action = "faq.publish_limited";
-      await rt.limited(req, reply);
+      // Both keys are the caller's own (its sandbox, its range): the wait is until both have room.
+      const waitMs = Math.max(
+        rt.publishRate.waitMs(`sandbox:${s.id}`, rt.publishPerSandboxPerHour, now),
+        rt.publishRate.waitMs(`source:${facts.source}`, rt.publishPerSourcePerHour, now),
+      );
+      await rt.limited(req, reply, retryAfterSeconds(waitMs));
       return "answered";
     }
   }

@@ -60,7 +60,8 @@ export interface ClaimRuntime {
   readonly dpopReplay: DpopReplay;
   facts(req: FastifyRequest): RequestFacts;
   fail(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
-  limited(req: FastifyRequest, reply: FastifyReply, retryAfterS?: number): Promise<FastifyReply>;
+  /** The 429 answer; `retryAfterS` is when a retry can succeed (from the window or lockout that refused). */
+  limited(req: FastifyRequest, reply: FastifyReply, retryAfterS: number): Promise<FastifyReply>;
   origin(req: FastifyRequest, host: string): string;
 }
 

@@ -38,18 +38,24 @@ export async function sendFailure(req: FastifyRequest, reply: FastifyReply, minM
 }
 
 /**
- * Sends the rate-limit answer (429) after the minimum response time. `retryAfterS` (default 60) is set only for
- * refusals that depend on the caller's own source alone (a source refused for its reputation).
+ * Sends the rate-limit answer (429) after the minimum response time, with `Retry-After: retryAfterS` — when a
+ * retry can succeed (see {@link retryAfterSeconds}), never a fixed guess: a sliding window can take up to an hour
+ * to free a slot, and a client retrying after a minute only counts one more hit against itself.
  */
 export async function sendLimited(
   req: FastifyRequest,
   reply: FastifyReply,
   minMs: number,
-  retryAfterS = 60,
+  retryAfterS: number,
 ): Promise<FastifyReply> {
   await padResponse(req, minMs);
   return reply
     .code(429)
     .headers({ ...FAILURE_HEADERS, "retry-after": String(retryAfterS) })
     .send(LIMITED_BODY);
+}
+
+/** A wait in ms as `Retry-After` seconds: rounded up (never early), at least 1. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }

@@ -23,7 +23,7 @@ import {
   type ClaimRuntime,
   type RequestFacts,
 } from "./context.js";
-import { ARRIVAL, sendFailure, sendLimited } from "./failure.js";
+import { ARRIVAL, retryAfterSeconds, sendFailure, sendLimited } from "./failure.js";
 import { DEFAULT_HOSTS, classifyHost, hostPort, type ClaimHosts } from "./origins.js";
 
 /** Options of {@link createClaimServer}. */
@@ -167,7 +167,10 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     frameworkErrors: (_err, req, reply) => {
       ARRIVAL.set(req, performance.now());
       commonHeaders(reply);
-      if (perIp.hit(sourceOf(req), now()) > perIpLimit) return void sendLimited(req, reply, minFailureMs);
+      const source = sourceOf(req);
+      const t = now();
+      if (perIp.hit(source, t) > perIpLimit)
+        return void sendLimited(req, reply, minFailureMs, retryAfterSeconds(perIp.waitMs(source, perIpLimit, t)));
       return void sendFailure(req, reply, minFailureMs);
     },
   });
@@ -192,7 +195,8 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     });
     commonHeaders(reply);
     const t = now();
-    if (perIp.hit(source, t) > perIpLimit) return sendLimited(req, reply, minFailureMs);
+    if (perIp.hit(source, t) > perIpLimit)
+      return sendLimited(req, reply, minFailureMs, retryAfterSeconds(perIp.waitMs(source, perIpLimit, t)));
     if (t - lastSweep > 1000) {
       lastSweep = t;
       // Expiry is also checked by every query; the sweep only ends rows (a failed sweep is retried later).
