@@ -10,6 +10,7 @@ import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import { UpstreamRelay } from "./upstream-relay.js";
 import { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";
 import { usePlainReadBuffer } from "../transport/plain-read-buffer.js";
+import { budgetLines, DEFAULT_LINE_BURST, DEFAULT_LINES_PER_SECOND } from "./line-budget.js";
 
 /** The proxy's name and version as upstream servers see it. */
 export const PROXY_CLIENT_INFO = { name: "acp-proxy", version: "0.1.0" } as const;
@@ -184,6 +185,15 @@ function pipeStderr(
 ): void {
   const stream = transport.stderr;
   if (stream === null) return;
+  // read even when nobody hears it: a child whose stderr pipe fills stops at its next write
+  const say =
+    onLine === undefined
+      ? () => undefined
+      : budgetLines(
+          onLine,
+          (count) =>
+            `(${count} more line(s) of its stderr not shown: over ${DEFAULT_LINE_BURST} at once or ${DEFAULT_LINES_PER_SECOND} a second)`,
+        );
   let buffered = "";
   stream.on("data", (chunk: Buffer | string) => {
     buffered += chunk.toString();
@@ -191,7 +201,7 @@ function pipeStderr(
     while ((index = buffered.indexOf("\n")) >= 0) {
       const line = buffered.slice(0, index).replace(/\r$/, "");
       buffered = buffered.slice(index + 1);
-      if (line !== "") onLine?.(scrubCredentials(line, secrets()));
+      if (line !== "") say(scrubCredentials(line, secrets()));
     }
     if (buffered.length > 64_000) buffered = buffered.slice(-64_000);
   });
