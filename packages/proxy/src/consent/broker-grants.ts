@@ -85,7 +85,8 @@ export class BrokerGrants {
     const fields = {
       decision: grant.response.decision,
       scope: describeScope(grant.scope),
-      reused_approval: true,
+      // the one mark of a reused approval, as acp proxy's gate writes it (`reused_approval` until 27 Nov 2026)
+      reused: true,
       approved_request_id: grant.request.id,
       approved_agent: (grant.request.agent as { id?: unknown } | undefined)?.id ?? null,
       consent_response: grant.response,

@@ -214,7 +214,7 @@ describe("consent broker", () => {
     expect((approved?.["metadata"] as Record<string, unknown>)["consent_response"]).toEqual(
       outcome.kind === "approved" ? outcome.consentResponse : null,
     );
-    expect(events[2]?.fields["metadata"]).toMatchObject({ reused_approval: true, scope: "session" });
+    expect(events[2]?.fields["metadata"]).toMatchObject({ reused: true, scope: "session" });
   });
 
   it("denies when the audit trail cannot record the request (fail closed)", async () => {

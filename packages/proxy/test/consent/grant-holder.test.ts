@@ -133,7 +133,7 @@ describe("an approval of wider scope and the agent it was given to", () => {
     const event = second.events.find((e) => e.type === "consent_approved");
     expect(event?.fields).toMatchObject({ agent: "alice_bot", session_id: "alice_bot/s9" });
     expect(event?.fields["metadata"]).toMatchObject({
-      reused_approval: true,
+      reused: true,
       approved_request_id: delivery.request.id,
       approved_agent: "alice_bot",
     });

@@ -70,7 +70,7 @@ describe("time-window approvals (--for) across the proxies of one home", () => {
     expect(second.channel.deliveries).toHaveLength(0);
     const event = second.events.find((e) => e.type === "consent_approved");
     const metadata = event?.fields["metadata"] as Record<string, unknown>;
-    expect(metadata).toMatchObject({ reused_approval: true });
+    expect(metadata).toMatchObject({ reused: true });
     expect((metadata["consent_response"] as ConsentResponseV02).conditions.scope).toBe("window");
 
     // other arguments are another call: asked

@@ -134,7 +134,7 @@ describe("scoped approvals on PostgreSQL, across nodes", () => {
     expect(await asks(b, "s-two")).toBe(true);
     // the reuse is in the one chain, on B
     const audit = await call(b, "GET", "/v1/audit?event_type=consent_approved&limit=10");
-    expect(at(audit.json, "events", 0, "event", "metadata", "reused_approval")).toBe(true);
+    expect(at(audit.json, "events", 0, "event", "metadata", "reused")).toBe(true);
   });
 
   it("a time window given on node A covers the same call on node B in any session, and a restarted node", async () => {
