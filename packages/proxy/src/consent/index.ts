@@ -26,6 +26,7 @@ export {
   type ConsentRequestSource,
 } from "./request.js";
 export { checkHumanAnswer } from "./response.js";
+export { consentActionFields } from "./record.js";
 export { realTimers, sleep, type ConsentTimers } from "./timers.js";
 export * from "./channels/cli/index.js";
 export * from "./channels/terminal/index.js";

@@ -8,6 +8,7 @@
 import type { ActionRequest, Decision, RiskLevel } from "@acp/core";
 import {
   askedLevel,
+  consentActionFields,
   judgeEdit,
   readCliAnswer,
   refusalText,
@@ -186,12 +187,9 @@ export async function completeConsent(
   const answer = readCliAnswer(row.answer, row.nonce, now);
   if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
   const args = { ...request.action.parameters };
-  // what the signature's action_hash is over: checkable from the event with the public key alone
-  const actionOf = (parameters: Record<string, unknown>) => ({
-    server: request.action.server,
-    tool: request.action.tool,
-    parameters: JSON.parse(JSON.stringify(parameters)) as unknown,
-  });
+  // what the signature's action_hash is over, and that hash, as the proxy's gate and the broker record them:
+  // checkable from the event with the public key alone, the signature still when a value is cut to fit the line
+  const actionOf = (parameters: Record<string, unknown>) => consentActionFields(request, parameters);
   const unsigned = unsignedFor(answer, row, now);
   // a response that ended cannot verify: that is not a spent nonce, and the request still needs its end recorded
   if (!(Date.parse(unsigned.conditions.valid_until) > now.getTime())) {
@@ -202,14 +200,14 @@ export async function completeConsent(
   if (verdict !== true && (typeof verdict !== "object" || !verdict.ok)) throw alreadyCompleted(id);
   if (response.decision === "denied") {
     const reason = deniedReason(answer);
-    await record(deps, row, "consent_denied", { reason, consent_response: response, consent_action: actionOf(args) });
+    await record(deps, row, "consent_denied", { reason, consent_response: response, ...actionOf(args) });
     return { outcome: "denied", request_id: id, reason, consent_response: response };
   }
   const edited = response.modifications === null ? args : { ...args, ...response.modifications };
   await record(deps, row, "consent_approved", {
     decision: response.decision,
     consent_response: response,
-    consent_action: actionOf(edited),
+    ...actionOf(edited),
   });
   if (response.modifications !== null && deps.recheck !== undefined) {
     // as the waiting call would have (`judgeEdit`): an edit the policy refuses is not run because a person
