@@ -11,34 +11,55 @@
  * `%HOMEDRIVE%%HOMEPATH%` and `%HOMEPATH%` (the home on the current drive), PowerShell's `$HOME`,
  * `$env:USERPROFILE`, `${env:USERPROFILE}`, `$env:HOME`, `$env:HOMEDRIVE$env:HOMEPATH`.
  */
-const HOME_REFERENCE = new RegExp(
-  "^(?:" +
-    [
-      String.raw`\$(?:home|userprofile)`,
-      String.raw`\$\{(?:home|userprofile)\}`,
-      String.raw`\$env:(?:home|userprofile)`,
-      String.raw`\$\{env:(?:home|userprofile)\}`,
-      String.raw`(?:\$env:homedrive|\$\{env:homedrive\})?(?:\$env:homepath|\$\{env:homepath\})`,
-      String.raw`%(?:home|userprofile)%`,
-      String.raw`(?:%homedrive%)?%homepath%`,
-    ].join("|") +
-    String.raw`)(?=[/\\]|$)`,
-  "i",
-);
+const REFERENCES = [
+  String.raw`\$(?:home|userprofile)`,
+  String.raw`\$\{(?:home|userprofile)\}`,
+  String.raw`\$env:(?:home|userprofile)`,
+  String.raw`\$\{env:(?:home|userprofile)\}`,
+  String.raw`(?:\$env:homedrive|\$\{env:homedrive\})?(?:\$env:homepath|\$\{env:homepath\})`,
+  String.raw`%(?:home|userprofile)%`,
+  String.raw`(?:%homedrive%)?%homepath%`,
+].join("|");
+const HOME_REFERENCE = new RegExp(String.raw`^(?:${REFERENCES})(?=[/\\]|$)`, "i");
 
-/** Whether `text` starts with a reference to a home ({@link HOME_REFERENCE}: `$HOME/x`, `%USERPROFILE%\x`). */
-export function startsWithHomeReference(text: string): boolean {
-  return HOME_REFERENCE.test(text);
+/**
+ * `text` without the double quotes around the home reference it starts with (`"$HOME"/.ssh/id_rsa`,
+ * `"${HOME}"/.ssh`, `"$HOME/.ssh/id_rsa"`, `"%USERPROFILE%"\.ssh`, `"$env:USERPROFILE\.ssh"` are
+ * `$HOME/.ssh/…`): the opening quote and the next one, the reference wholly between them (`"$env:home"path`
+ * is not `$env:homepath`); one without its closing quote only without the opening one. `text` itself for
+ * any other. A POSIX shell and PowerShell expand a variable inside double quotes, cmd expands `%…%`
+ * anywhere, and the quotes are then dropped (by the shell, or by the program's own argument parser on
+ * Windows), so the tool reads the home.
+ * Not single quotes: neither a POSIX shell nor PowerShell expands anything inside them (`'$HOME'/x` is a
+ * directory named `$HOME`), and to cmd `'` is no quote at all (`'%USERPROFILE%'\x` is `'C:\Users\me'\x`,
+ * a relative path with quotes in its name). Nor `"~"`: a shell expands `~` only unquoted, so `"~"/x`
+ * (and `'~'/x`) is a directory named `~`, not a home.
+ */
+function withoutQuotes(text: string): string {
+  if (!text.startsWith('"')) return text;
+  const close = text.indexOf('"', 1);
+  const unquoted = close < 0 ? text.slice(1) : text.slice(1, close) + text.slice(close + 1);
+  const reference = HOME_REFERENCE.exec(unquoted);
+  return reference !== null && (close < 0 || reference[0].length < close) ? unquoted : text;
 }
 
 /**
- * `text` with the home reference it starts with written `~` (`$HOME/.ssh/id_rsa` and
+ * Whether `text` starts with a reference to a home ({@link HOME_REFERENCE}: `$HOME/x`, `%USERPROFILE%\x`),
+ * or with one in double quotes ({@link withoutQuotes}: `"$HOME"/x`).
+ */
+export function startsWithHomeReference(text: string): boolean {
+  return HOME_REFERENCE.test(withoutQuotes(text));
+}
+
+/**
+ * `text` with the home reference it starts with written `~` (`$HOME/.ssh/id_rsa`, `"$HOME"/.ssh/id_rsa` and
  * `%USERPROFILE%/.ssh/id_rsa` are `~/.ssh/id_rsa`), which the `~` readings then take as every home it may
  * be; undefined for a value without one, or with `\` after it (its reading with `/` for `\` is read so).
  */
 export function homeReferenceAsTilde(text: string): string | undefined {
-  const reference = HOME_REFERENCE.exec(text);
+  const unquoted = withoutQuotes(text);
+  const reference = HOME_REFERENCE.exec(unquoted);
   if (reference === null) return undefined;
-  const rest = text.slice(reference[0].length);
+  const rest = unquoted.slice(reference[0].length);
   return rest.startsWith("\\") ? undefined : `~${rest}`;
 }

@@ -187,3 +187,69 @@ describe("a home written with `~` in a value an allow rule reads", () => {
     }
   });
 });
+
+describe("a home reference in double quotes", () => {
+  // a shell expands `$HOME` inside double quotes and drops the quotes: the tool reads the home
+  const QUOTED = [
+    '"$HOME"/.ssh/id_rsa',
+    '"${HOME}"/.ssh/id_rsa',
+    '"$HOME/.ssh/id_rsa"',
+    '"$HOME/.ssh"/id_rsa',
+    '"%USERPROFILE%"\\.ssh\\id_rsa',
+    '"$env:USERPROFILE\\.ssh\\id_rsa"',
+    '"$home"/.ssh/id_rsa',
+  ];
+  // nothing is expanded inside single quotes, nor `~` inside any quotes; nor a reference cut by a quote
+  const NOT_A_HOME = [
+    "'$HOME'/.ssh/id_rsa",
+    "'~'/.ssh/id_rsa",
+    '"~"/.ssh/id_rsa',
+    '"$HOMEX"/.ssh/id_rsa',
+    '"$HO"ME/.ssh/id_rsa',
+    '"$env:home"path/.ssh/id_rsa',
+    'x"$HOME"/.ssh/id_rsa',
+  ];
+
+  it("is read as `~` at the start of a value", () => {
+    expect(homeReferenceAsTilde('"$HOME"/.ssh/id_rsa')).toBe("~/.ssh/id_rsa");
+    expect(homeReferenceAsTilde('"${HOME}"/.ssh')).toBe("~/.ssh");
+    expect(homeReferenceAsTilde('"$HOME/.ssh/id_rsa"')).toBe("~/.ssh/id_rsa");
+    expect(homeReferenceAsTilde('"$HOME"')).toBe("~");
+    expect(homeReferenceAsTilde('"$HOME/.ssh')).toBe("~/.ssh");
+    for (const v of NOT_A_HOME) expect([v, homeReferenceAsTilde(v)]).toEqual([v, undefined]);
+  });
+
+  it("meets a deny rule for the home, and is not allowed by a pattern for relative paths", () => {
+    for (const pattern of ["/home/alice/.ssh/**", "~/.ssh/**", "$HOME/.ssh/**"]) {
+      const denies = ruleOn(pattern);
+      for (const v of QUOTED) expect([pattern, v, denies(v)]).toEqual([pattern, v, true]);
+      for (const v of NOT_A_HOME) expect([pattern, v, denies(v)]).toEqual([pattern, v, false]);
+    }
+    for (const pattern of ["*/.ssh/*", "?*/**"]) {
+      const allows = ruleOn(pattern, "allow");
+      for (const v of QUOTED.filter((q) => !q.includes("\\"))) {
+        expect([pattern, v, allows(v)]).toEqual([pattern, v, false]);
+      }
+      // a directory named `$HOME` or `~` is still a relative path
+      expect([pattern, allows("'$HOME'/.ssh/id_rsa")]).toEqual([pattern, true]);
+    }
+    // a pattern naming every path allows it
+    expect(ruleOn("**", "allow")('"$HOME"/.ssh/id_rsa')).toBe(true);
+  });
+
+  it("is read so by the reference evaluator too", () => {
+    const patterns = ["/home/alice/.ssh/**", "~/.ssh/**", "*/.ssh/*", "?*/**", '"$HOME"/**', "**"];
+    const now = new Date(0);
+    for (const pattern of patterns) {
+      for (const action of ["allow", "ask", "deny"] as const) {
+        const policy = buildPolicy([{ id: "r", match: { args: { v: pattern } }, action }], "ask");
+        const compiled = compilePolicy(policy);
+        for (const v of [...QUOTED, ...NOT_A_HOME]) {
+          const request = { tool: "t", arguments: { v } };
+          const real = matchPolicy(compiled, request, now).ruleId;
+          expect([pattern, action, v, real]).toEqual([pattern, action, v, referenceMatch(policy, request, now)]);
+        }
+      }
+    }
+  });
+});

@@ -21,8 +21,8 @@ export function closes(text: string): boolean {
 
 /**
  * A value starting with a home's environment reference (`$HOME`, `${HOME}`, `$USERPROFILE`, `%USERPROFILE%`,
- * `%HOME%`, `%HOMEDRIVE%%HOMEPATH%`, `%HOMEPATH%`, `$env:USERPROFILE`, `${env:HOME}`, …, any case) and then
- * `/` or nothing, with `~` for the reference; else null.
+ * `%HOME%`, `%HOMEDRIVE%%HOMEPATH%`, `%HOMEPATH%`, `$env:USERPROFILE`, `${env:HOME}`, …, any case; or one
+ * of them in double quotes) and then `/` or nothing, with `~` for the reference; else null.
  */
 export function envHome(text: string): string | null {
   const names = ["home", "userprofile"];
@@ -32,10 +32,16 @@ export function envHome(text: string): string | null {
     "%homepath%",
     "%homedrive%%homepath%",
   ];
-  const lower = text.toLowerCase();
   for (const reference of references) {
-    const rest = text.slice(reference.length);
-    if (lower.startsWith(reference) && (rest === "" || rest.startsWith("/"))) return `~${rest}`;
+    // as written, or in double quotes a shell expands (`"$HOME"/x`, `"$HOME/x"`: the quotes dropped), not
+    // in single quotes, which no shell expands, nor `"~"`
+    let form = text;
+    const close = text.indexOf('"', 1);
+    if (text.toLowerCase().startsWith(`"${reference}`) && (close < 0 || close > reference.length)) {
+      form = close < 0 ? text.slice(1) : text.slice(1, close) + text.slice(close + 1);
+    }
+    const rest = form.slice(reference.length);
+    if (form.toLowerCase().startsWith(reference) && (rest === "" || rest.startsWith("/"))) return `~${rest}`;
   }
   return null;
 }
