@@ -32,7 +32,8 @@ Every trace runs in a fresh session of the session runtime, as one more source o
 intent (--intent; without it every action is in the intent), provenance of every argument value,
 transition rules and instruction detection (--session-settings). A result is external_untrusted unless
 its server is named with --trusted-server or the event carries "provenance" (system_policy,
-user_input or external_untrusted). A call that is not accepted does not execute: its result, if the
+user_input or external_untrusted); a trusted server's error (content {"isError": true, ...}) is
+external_untrusted too, as in acp proxy, unless the event says otherwise. A call that is not accepted does not execute: its result, if the
 trace has one, is ignored. Unknown fields are ignored; an unknown event
 type, a malformed line or an oversized file is an error naming FILE:LINE, and nothing is replayed.
 
@@ -97,7 +98,7 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     .addOption(oldNameOption("--session <file>"))
     .option("--graph <file>", "a consent graph to judge with as well")
     .addOption(
-      new Option("--trusted-server <name>", "a server whose results are trusted (repeatable)")
+      new Option("--trusted-server <name>", "a server whose results are trusted, but not its errors (repeatable)")
         .argParser(collect)
         .default([], "none"),
     )

@@ -20,7 +20,10 @@ export interface ReplayConfig {
   readonly inputs: DecisionInputs;
   /** Builds one fresh session per trace; `NO_SESSION` when absent. */
   readonly sessions?: ReplaySessionFactory;
-  /** Servers whose results are trusted (`system_policy`); every other result is `external_untrusted`. */
+  /**
+   * Servers whose results are trusted (`system_policy`), but not their errors (content `isError: true`);
+   * every other result is `external_untrusted`.
+   */
   readonly trustedServers?: ReadonlySet<string>;
   /** The one instant every decision is made at (replays are deterministic). */
   readonly now: Date;
@@ -59,19 +62,34 @@ function resultCounts(pending: PendingCall[], event: ToolResultEvent): boolean {
 }
 
 /**
+ * Whether a result's content is the call's error as MCP writes one (`{ isError: true, ... }`), read as
+ * `@acp/core`'s session reads it: a content that cannot be read so counts as one.
+ */
+function isErrorContent(content: unknown): boolean {
+  if (typeof content !== "object" || content === null || Array.isArray(content)) return false;
+  try {
+    return (content as { readonly isError?: unknown }).isError === true;
+  } catch {
+    return true;
+  }
+}
+
+/**
  * Records a result. The event's `provenance` decides when present; else a server in `trustedServers` is
- * trusted; else the session's own configuration decides (untrusted unless configured).
+ * trusted, but not its errors: as in `acp proxy` (ADR 0008, point 3), a result whose content is an error
+ * (`isError: true`) speaks of the call, not for the server, and is untrusted text whatever the server's
+ * trust; else the session's own configuration decides (untrusted unless configured). An error is always
+ * told to the session as one (`error: true`).
  */
 function recordResult(session: ReplaySession, event: ToolResultEvent, trusted: ReadonlySet<string>): void {
+  const error = isErrorContent(event.content);
   let isTrusted: boolean | undefined;
   if (event.provenance !== undefined) isTrusted = event.provenance !== "external_untrusted";
-  else if (trusted.has(event.server)) isTrusted = true;
-  session.recordToolResult(
-    event.server,
-    event.tool,
-    event.content,
-    isTrusted === undefined ? {} : { trusted: isTrusted },
-  );
+  else if (trusted.has(event.server)) isTrusted = !error;
+  session.recordToolResult(event.server, event.tool, event.content, {
+    ...(isTrusted === undefined ? {} : { trusted: isTrusted }),
+    ...(error ? { error: true } : {}),
+  });
 }
 
 /** Builds a replayer from a config. */

@@ -100,6 +100,7 @@ export function createReplaySessions(config: ReplaySessionConfig): ReplaySession
       recordToolResult: (server, tool, content, options) =>
         void session.recordToolResult(server, tool, content, options),
       recordExecution: (request) => session.recordExecution(request),
+      provenance: () => session.provenance.map(({ source, label }) => ({ source, label })),
     };
     return replay;
   };

@@ -14,8 +14,16 @@ export interface ReplaySession {
   /**
    * What a tool returned. `trusted` true labels it `system_policy`, false `external_untrusted`; absent,
    * the session's own configuration decides (untrusted unless its server is configured as trusted).
+   * `error`: the result is the call's error (content `isError: true`), untrusted unless `trusted` is true.
    */
-  recordToolResult(server: string, tool: string, content: unknown, options: { readonly trusted?: boolean }): void;
+  recordToolResult(
+    server: string,
+    tool: string,
+    content: unknown,
+    options: { readonly trusted?: boolean; readonly error?: boolean },
+  ): void;
+  /** The provenance of what the session recorded, in order (`source`, `label`); absent without a session. */
+  readonly provenance?: () => readonly { readonly source: string; readonly label: string }[];
   /** A call that executed (accepted, or asked and approved where the driver is told to approve asks). */
   recordExecution(request: ActionRequest, decision: Decision): void;
 }
