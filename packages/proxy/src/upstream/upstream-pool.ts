@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { DECISION_META_KEY } from "../gate/tool-error.js";
 import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
+import { budgetLines, DEFAULT_LINE_BURST, DEFAULT_LINES_PER_SECOND } from "./line-budget.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
 import { ListingCheck } from "./refused-item.js";
@@ -87,6 +88,8 @@ interface MutableUpstream {
   dropped?: string;
   /** Its tools are being listed again after a list change; `relist`: another change came meanwhile. */
   relisting?: { relist: boolean };
+  /** Says its transport's errors, within a budget (a server writing garbage for ever cannot flood the log). */
+  sayError?: (message: string) => void;
 }
 
 /** The upstream servers of one proxy: connected in parallel, each failing on its own. */
@@ -306,7 +309,13 @@ export class UpstreamPool {
       upstream.oversized = `it sent a message over the ${limit}-byte limit of a stdio message, so the connection was closed`;
       return;
     }
-    if (upstream.status === "connected") this.#events.onTransportError?.(upstream.spec.name, message);
+    if (upstream.status !== "connected") return;
+    upstream.sayError ??= budgetLines(
+      (line) => this.#events.onTransportError?.(upstream.spec.name, line),
+      (count) =>
+        `(${count} more like this not shown: over ${DEFAULT_LINE_BURST} at once or ${DEFAULT_LINES_PER_SECOND} a second)`,
+    );
+    upstream.sayError(message);
   }
 
   #closed(upstream: MutableUpstream): void {

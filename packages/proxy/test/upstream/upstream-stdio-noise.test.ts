@@ -6,6 +6,7 @@ const OBJECT = { type: "object" } as const;
 const TOOLS = [
   { name: "garbage_stdout", inputSchema: OBJECT },
   { name: "flood_stderr", inputSchema: OBJECT },
+  { name: "garbage_flood", inputSchema: OBJECT },
 ];
 const FLOOD = 20_000;
 // eslint-disable-next-line no-control-regex -- a raw control character in a log line is what this test looks for
@@ -47,6 +48,30 @@ describe("a stdio upstream writing what is not JSON-RPC, or flooding its stderr"
       await expect.poll(() => shown() + held(), { timeout: 10_000 }).toBe(FLOOD);
       expect(shown()).toBeLessThan(FLOOD / 2);
       expect(lines).toContain("[noisy] noise line 0");
+    } finally {
+      await env.close();
+    }
+  }, 30_000);
+
+  it("a flood of lines on stdout that are not messages is reported as a burst, then a count", async () => {
+    const lines: string[] = [];
+    const env = await startInMemory({ upstreams: [hostile("noisy", TOOLS), fixture()], log: (l) => lines.push(l) });
+    try {
+      const result = await env.client.callTool({ name: "garbage_flood", arguments: { count: FLOOD } });
+      expect(textOf(result)).toBe("after the garbage");
+      expect(textOf(await env.client.callTool({ name: "echo", arguments: { text: "alive" } }))).toContain("alive");
+      const prefix = "upstream `noisy` sent something that is not a JSON-RPC message: ";
+      const shown = (): number => lines.filter((l) => l.startsWith(`${prefix}Unexpected token`)).length;
+      const held = (): number =>
+        lines
+          .map((l) =>
+            l.startsWith(prefix)
+              ? /^\((\d+) more like this not shown: over 200 at once or 100 a second\)$/.exec(l.slice(prefix.length))
+              : null,
+          )
+          .reduce((sum, m) => sum + (m === null ? 0 : Number(m[1])), 0);
+      await expect.poll(() => shown() + held(), { timeout: 10_000 }).toBe(FLOOD);
+      expect(shown()).toBeLessThan(FLOOD / 2);
     } finally {
       await env.close();
     }
