@@ -4,6 +4,7 @@
  * (each route writes its answer with `JSON.stringify`, {@link serializeWithJson}, so no field can be
  * dropped by a schema that lags behind), and a test validates real answers against them.
  */
+import { MAX_LISTED_UNCHECKED_CONSENT } from "@acp/core";
 import { ROUTE_ENUM } from "./schemas.js";
 
 const STRING = { type: "string" } as const;
@@ -200,6 +201,7 @@ export const AUDIT_VERIFY_ANSWER = {
     "last_checkpoint",
     "events_after_last_checkpoint",
     "signatures_checked",
+    "consent_responses",
     "problem",
     "after_problem",
   ],
@@ -212,6 +214,42 @@ export const AUDIT_VERIFY_ANSWER = {
     last_checkpoint: CHECKPOINT_SEEN,
     events_after_last_checkpoint: { type: "integer", minimum: 0 },
     signatures_checked: { type: "boolean" },
+    consent_responses: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      description:
+        "the signed consent responses of consent_approved and consent_denied events, as acp audit verify --json " +
+        "gives them (consentResponses): checked with the public key against the action recorded beside them, " +
+        "or not checkable, each of those (the first 1000) with its line and why; null without a public key",
+      required: ["checked", "unchecked", "not_checkable"],
+      properties: {
+        checked: { type: "integer", minimum: 0 },
+        unchecked: { type: "integer", minimum: 0 },
+        not_checkable: {
+          type: "array",
+          maxItems: MAX_LISTED_UNCHECKED_CONSENT,
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["line", "why"],
+            properties: {
+              line: { type: "integer", minimum: 1 },
+              why: {
+                enum: ["withheld", "omitted", "missing"],
+                description:
+                  "withheld: the action was withheld as redacted; omitted: a value was cut to fit the line " +
+                  "(or the event's metadata was replaced); missing: written before consent events recorded the action",
+              },
+              signature_checked: {
+                const: true,
+                description:
+                  "omitted only: the signature still verified against the consent_action_hash recorded beside the cut action",
+              },
+            },
+          },
+        },
+      },
+    },
     problem: {
       type: ["object", "null"],
       additionalProperties: true,

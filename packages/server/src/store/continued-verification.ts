@@ -2,7 +2,7 @@
  * The audit chain's verification as the service answers it (`GET /v1/audit/verify`, the console's audit
  * page): shared by concurrent callers, and continued from where the last one ended instead of started over.
  */
-import type { AuditVerification } from "@acp/core";
+import { MAX_LISTED_UNCHECKED_CONSENT, type AuditConsentCount, type AuditVerification } from "@acp/core";
 
 /** One verification by a {@link ChainSource}, and where it ended. */
 export interface SourceVerification<P> {
@@ -47,6 +47,25 @@ export interface ContinuedVerification {
   readonly verify: () => Promise<AuditVerification>;
   /** Resolves once no verification runs (the background one included); for tests. */
   readonly idle: () => Promise<void>;
+}
+
+/**
+ * The consent responses of a prefix and of the lines verified after it, as one count: the verifier counts
+ * only the lines it read (`from`), and the answer is the whole chain's, as `acp audit verify` gives it.
+ */
+function addConsentCounts(before: AuditConsentCount | null, after: AuditConsentCount | null): AuditConsentCount | null {
+  if (before === null || after === null) return after;
+  return {
+    checked: before.checked + after.checked,
+    unchecked: before.unchecked + after.unchecked,
+    notCheckable: [...before.notCheckable, ...after.notCheckable].slice(0, MAX_LISTED_UNCHECKED_CONSENT),
+  };
+}
+
+/** A verification continued from `from`, its consent responses counted over the whole chain. */
+function continuedFrom<P>(result: SourceVerification<P>, from: VerifiedPrefix<P>): SourceVerification<P> {
+  const consentResponses = addConsentCounts(from.verification.consentResponses, result.verification.consentResponses);
+  return { ...result, verification: { ...result.verification, consentResponses } };
 }
 
 /**
@@ -107,7 +126,7 @@ export function continuedVerification<P>(
         lastFull = now();
         return keep(await source.verify(), began);
       }
-      const result = keep(await source.verify(from), began);
+      const result = keep(continuedFrom(await source.verify(from), from), began);
       if (background === null && now() - lastFull >= fullEveryMs) checkAll();
       return result;
     } catch (err) {

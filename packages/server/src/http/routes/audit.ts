@@ -1,6 +1,6 @@
 /** `GET /v1/audit` (paged, filtered, newest first) and `GET /v1/audit/verify` (the chain's status). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { AuditCheckpointSummary, AuditRemainder, AuditVerification } from "@acp/core";
+import type { AuditCheckpointSummary, AuditConsentCount, AuditRemainder, AuditVerification } from "@acp/core";
 import type { AuditQuery, AuditTrail } from "../../store/types.js";
 import { HttpError } from "../error-body.js";
 import { AUDIT_QUERY, ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
@@ -54,6 +54,24 @@ function viewRemainder(after: AuditRemainder | null): Record<string, unknown> | 
 }
 
 /**
+ * The consent responses the verifier checked with the public key, and each it could not, with its line and
+ * why ({@link AuditConsentCount}): `acp audit verify --json`'s `consentResponses`, in the API's snake_case.
+ * The count is the whole chain's, also when the verification was continued (`continuedVerification`).
+ */
+function viewConsentResponses(c: AuditConsentCount | null): Record<string, unknown> | null {
+  if (c === null) return null;
+  return {
+    checked: c.checked,
+    unchecked: c.unchecked,
+    not_checkable: c.notCheckable.map((u) => ({
+      line: u.line,
+      why: u.why,
+      ...(u.signatureChecked === true ? { signature_checked: true } : {}),
+    })),
+  };
+}
+
+/**
  * The wire form of a verification: every field of the verifier's result (`acp audit verify --json`'s),
  * the first problem and what could still be told of the lines after it (`after_problem`).
  */
@@ -69,6 +87,7 @@ export function viewVerification(v: AuditVerification): Record<string, unknown> 
     last_checkpoint: viewCheckpoint(v.lastCheckpoint),
     events_after_last_checkpoint: v.eventsAfterLastCheckpoint,
     signatures_checked: v.signaturesChecked,
+    consent_responses: viewConsentResponses(v.consentResponses),
     problem: v.problem,
     after_problem: viewRemainder(v.afterProblem),
   };
