@@ -8,6 +8,7 @@
 import { isGlobPattern } from "../glob/index.js";
 import { homeReferenceAsTilde, startsWithHomeReference } from "./home-references.js";
 import {
+  compatDecodings,
   decodeUnreserved,
   decodings,
   homePaths,
@@ -64,7 +65,8 @@ function readingBases(text: string): string[] {
 
 /**
  * Whether the reading of a value is not known: three decodings of it (trimmed, or its NFKC
- * form where that spells more structure; of a URL, its path: the query and fragment are not read) leave it
+ * form where that spells more structure; of a URL, its path: the query and fragment are not read), or
+ * three decodings each read in NFKC where that spells more structure ({@link compatDecodings}), leave it
  * still decoding ({@link settles}: `/srv/%2525252e%2525252e/etc/passwd` is `/srv/%2e%2e/etc/passwd` after
  * three, `/etc/passwd` after four). No allow rule meets such a value ({@link allowReadings} is null), and
  * an ask or deny rule's string glob meets it whatever it names: what a fourth reader makes of it may be
@@ -73,9 +75,22 @@ function readingBases(text: string): string[] {
 export function readingUnknown(text: string): boolean {
   if (!ESCAPE.test(text)) return false;
   for (const base of readingBases(text)) {
-    if (ESCAPE.test(base) && !settles(splitQuery(base)[0])) return true;
+    if (!ESCAPE.test(base)) continue;
+    const [path] = splitQuery(base);
+    const decoded = decodings(path);
+    if (!settles(path, decoded) || !normalisedDecodings(path, decoded).settled) return true;
   }
   return false;
+}
+
+/**
+ * The decodings of a path as a chain of readers that each decode and then normalise read it, where one of
+ * its plain `decoded` spells more structure in NFKC ({@link compatDecodings} with {@link structuralCompat}:
+ * `%EF%BC%85%32%65` is `％2e`, `%2e`, then `.`); no forms, settled, where none does (the chain is the plain one).
+ */
+function normalisedDecodings(path: string, decoded: readonly string[]): { forms: string[]; settled: boolean } {
+  if (!decoded.some((form) => structuralCompat(form) !== undefined)) return { forms: [], settled: true };
+  return compatDecodings(path, structuralCompat);
 }
 
 /**
@@ -84,7 +99,8 @@ export function readingUnknown(text: string): boolean {
  * and that of the value trimmed of white space and controls at its ends, of its NFKC form where that
  * spells more of a path's structure ({@link structuralCompat}: `．．／` is `../`), with its unreserved
  * escapes decoded, with every escape decoded (`%2f` too; a URL's path only) once and again up to three
- * times ({@link decodings}: `%252e` is `%2e`, then `.`), each also with `\` read as `/` and without its
+ * times ({@link decodings}: `%252e` is `%2e`, then `.`), and so from each decoding's NFKC form where that
+ * spells more structure ({@link compatDecodings}: `%EF%BC%85%32%65` is `％2e`, `%2e`, then `.`), each also with `\` read as `/` and without its
  * path segments' parameters ({@link withoutParameters}: `..;` is `..` to Tomcat; a URL's path only; a
  * value that is a path or URL or has `..;`, not a command such as `make; make install`).
  * Null for a value still read otherwise after three decodings ({@link settles}: `%2525252e`), which no
@@ -122,6 +138,11 @@ export function allowReadings(text: string): string[] | null {
       const compat = structuralCompat(form);
       if (compat !== undefined) forms.push(compat + query);
     }
+    // and decoded again from that NFKC form, within the same three decodings (`%EF%BC%85%32%65` is `％2e`,
+    // `%2e` in NFKC, then `.`); still decoding after three: not known, as above
+    const normalised = normalisedDecodings(path, decoded);
+    if (!normalised.settled) return null;
+    for (const form of normalised.forms) forms.push(form + query);
   }
   for (const form of forms) {
     add(form);

@@ -219,6 +219,41 @@ export function decodings(text: string): string[] {
 }
 
 /**
+ * `text` decoded as a reader that normalises what it decodes reads it, step after step: each decoding
+ * ({@link decodeEscapes}) and then the form `compat` gives of it (its NFKC form), the next decoding made
+ * of that form, so an escape NFKC makes is decoded too (`%EF%BC%85%32%65` is `％2e`, in NFKC `%2e`, then
+ * `.`). `forms` are each decoding and each form `compat` gives, in order; at most {@link MAX_DECODINGS}
+ * decodings, each counted as in {@link decodings} (NFKC is no decoding), stopping once a form has no
+ * escape left or decodes to itself. `settled` is whether a further decoding of the last form would change
+ * nothing (false for a chain still decoding after {@link MAX_DECODINGS}, as {@link settles} is).
+ */
+export function compatDecodings(
+  text: string,
+  compat: (form: string) => string | undefined,
+): { forms: string[]; settled: boolean } {
+  const forms: string[] = [];
+  let form = text;
+  let steps = 0;
+  while (steps < MAX_DECODINGS && ESCAPE.test(form)) {
+    const next = decodeEscapes(form);
+    if (next === form) break;
+    steps++;
+    forms.push(next);
+    const normal = compat(next);
+    if (normal !== undefined) forms.push(normal);
+    form = normal ?? next;
+  }
+  return { forms, settled: steps < MAX_DECODINGS || decodeEscapes(form) === form };
+}
+
+/** The NFKC form of a string not in ASCII when it differs from it (`％2e` is `%2e`); undefined otherwise. */
+export function nfkcOf(text: string): string | undefined {
+  if (!NON_ASCII.test(text)) return undefined;
+  const nfkc = text.normalize("NFKC");
+  return nfkc === text ? undefined : nfkc;
+}
+
+/**
  * Whether `text` reads the same once decoded {@link MAX_DECODINGS} times as after a further decoding: false
  * for `%2525252e` (`%2e` after three, `.` after four), whose reading by a longer chain is not known.
  * `all` is its {@link decodings}, when made already.
@@ -242,16 +277,20 @@ export function withoutParameters(text: string): string | undefined {
 
 /** The characters that give a path or URL its structure, which a full-width or small form also spells in NFKC. */
 const STRUCTURE = /[./\\%;:?#@]/g;
+const ESCAPES = /%[0-9A-Fa-f]{2}/g;
 
 /**
  * The NFKC form of `text` when it holds more of a path's or URL's structure than `text` (`．．／` is `../`,
- * `％２ｆ` is `%2f`, `＼` is `\`), as a tool that normalises its input reads it; undefined otherwise.
+ * `％２ｆ` is `%2f`, `＼` is `\`), or more escapes (`%２ｅ` is `%2e`, `.` once decoded), as a tool that
+ * normalises its input reads it; undefined otherwise.
  */
 export function structuralCompat(text: string): string | undefined {
-  if (!NON_ASCII.test(text)) return undefined;
-  const nfkc = text.normalize("NFKC");
-  if (nfkc === text) return undefined;
-  return (nfkc.match(STRUCTURE)?.length ?? 0) > (text.match(STRUCTURE)?.length ?? 0) ? nfkc : undefined;
+  const nfkc = nfkcOf(text);
+  if (nfkc === undefined) return undefined;
+  const count = (form: string, what: RegExp): number => form.match(what)?.length ?? 0;
+  return count(nfkc, STRUCTURE) > count(text, STRUCTURE) || count(nfkc, ESCAPES) > count(text, ESCAPES)
+    ? nfkc
+    : undefined;
 }
 
 /**
@@ -277,7 +316,8 @@ export function withoutDevicePrefix(slashed: string): string | undefined {
  * that of the value with every escape decoded, `%2f` too (`/srv/files/..%2f..%2fetc/passwd` is
  * `/etc/passwd` to a server that decodes after routing), and decoded again, up to {@link MAX_DECODINGS}
  * times ({@link decodings}: `%252e%252e` is `..` to a proxy and a tool that each decode once), each decoding
- * also in NFKC (`%EF%BC%8E%EF%BC%8E%EF%BC%8F` is `．．／`, then `../`), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
+ * also in NFKC (`%EF%BC%8E%EF%BC%8E%EF%BC%8F` is `．．／`, then `../`) and decoded again from there within the
+ * same three decodings ({@link compatDecodings}: `%EF%BC%85%32%65` is `％2e`, `%2e`, then `.`), the path of a `file:` URL (`file:///etc/passwd`, as an MCP resource is named),
  * each with `\` read as `/` (`..\..\etc\passwd`; a device path `\\?\C:\x` also as the path `C:/x` it names),
  * each without its path segments' parameters ({@link withoutParameters}: `/srv/files/..;/etc/passwd` is
  * `/srv/etc/passwd` to Tomcat), each without a scheme read as a URL ({@link schemelessUrls}:
@@ -313,12 +353,17 @@ export function respellings(text: string): string[] {
       // every escape decoded, `%2f` too, as a server that decodes a path after routing reads it
       // (`/srv/files/..%2f..%2fetc/passwd` is `/etc/passwd`), and again, as a chain of readers each decoding
       // once does (`%252e%252e` is `%2e%2e`, then `..`)
+      let normalises = false;
       for (const decoded of decodings(base)) {
         out.add(normalizeValue(decoded) ?? decoded);
         // and in NFKC, as a tool that decodes and then normalises its input reads it (`%EF%BC%8E` is `．`, then `.`)
-        const nfkc = NON_ASCII.test(decoded) ? decoded.normalize("NFKC") : decoded;
-        if (nfkc !== decoded) out.add(normalizeValue(nfkc) ?? nfkc);
+        const nfkc = nfkcOf(decoded);
+        if (nfkc !== undefined) out.add(normalizeValue(nfkc) ?? nfkc);
+        normalises ||= nfkc !== undefined;
       }
+      // and as a chain of such readers decodes it, each decoding its NFKC form (`%EF%BC%85%32%65` is `％2e`,
+      // `%2e` in NFKC, then `.`): where a decoding has an NFKC form at all
+      if (normalises) for (const form of compatDecodings(base, nfkcOf).forms) out.add(normalizeValue(form) ?? form);
     }
     // `\` as a separator, as a tool on Windows or a naive join reads it (`/srv/files/..\..\etc\passwd`,
     // `C:\Users\me\.ssh\id_rsa`), and a device path as the path it names (`\\?\C:\Users\me`)

@@ -78,8 +78,8 @@ export function respellingsOf(leaf: string): readonly string[] {
       spendWork(leaf.length >> 2); // trimmed, decoded, IDNA: a few more
       if (!PLAIN_ASCII.test(leaf)) spendWork(leaf.length >> 2); // and all that again for its NFKC form
       // decoded up to three times, and so is its NFKC form
-      // (and each decoding in NFKC: as much again)
-      if (leaf.includes("%")) spendWork((PLAIN_ASCII.test(leaf) ? 1 : 2) * 2 * MAX_DECODINGS * (leaf.length >> 2));
+      // (and each decoding in NFKC: as much again; and decoded again from there: as much again)
+      if (leaf.includes("%")) spendWork((PLAIN_ASCII.test(leaf) ? 1 : 2) * 3 * MAX_DECODINGS * (leaf.length >> 2));
     }
     f.respelled = respellings(leaf);
     // and each spelling made (a `~` path is eight, a home's environment reference nine, a URL without a scheme two): written, normalised, kept
@@ -103,8 +103,8 @@ export function allowReadingsOf(leaf: string): readonly string[] | null {
       const bases = PLAIN_ASCII.test(leaf) ? 1 : 2; // the value, and its NFKC form
       if (bases === 2) spendWork(leaf.length >> 1); // the NFKC form, and all that again for it
       // each base decoded up to three times, and once more to see that it settles
-      // (and each decoding in NFKC where that spells more structure: as much again)
-      if (leaf.includes("%")) spendWork(bases * (2 * MAX_DECODINGS + 1) * (leaf.length >> 2));
+      // (and each decoding in NFKC where that spells more structure, and decoded again from there: as much again)
+      if (leaf.includes("%")) spendWork(bases * (3 * MAX_DECODINGS + 2) * (leaf.length >> 2));
       f.read = allowReadings(leaf);
       for (const reading of f.read ?? []) spendWork(readingCost(reading));
     }
@@ -124,9 +124,10 @@ export function unknownOf(leaf: string): boolean {
     spendWork(readingCost(leaf));
     if (!leaf.includes("%") || !respelledInFull(leaf)) f.unknown = false;
     else {
-      // trimmed, and its NFKC form (a scan and a normalisation), each decoded up to three times and once more
+      // trimmed, and its NFKC form (a scan and a normalisation), each decoded up to three times and once more,
+      // and so again from a decoding's NFKC form
       const bases = PLAIN_ASCII.test(leaf) ? 1 : 2;
-      spendWork(bases * (MAX_DECODINGS + 2) * (leaf.length >> 2));
+      spendWork(bases * (2 * MAX_DECODINGS + 3) * (leaf.length >> 2));
       f.unknown = readingUnknown(leaf);
     }
   }

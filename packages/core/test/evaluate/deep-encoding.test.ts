@@ -107,3 +107,41 @@ describe("a decoded value in NFKC", () => {
     expect(decide(rules, "/srv/files/%EF%BD%92eport.txt", "ask")).toBe("files");
   });
 });
+
+describe("an escape that a decoding's NFKC form makes", () => {
+  // `%EF%BC%85` is `％` (U+FF05), `%2e` in NFKC once `%32%65` (`2e`) is decoded beside it: `.` to a reader
+  // that decodes, normalises, then decodes again; `%２ｅ` (full-width digits) is `%2e` in NFKC too
+  const DOT = "%EF%BC%85%32%65";
+  const FOLLOWED = [
+    `/srv/files/${DOT}${DOT}/${DOT}${DOT}/etc/passwd`,
+    "/srv/files/%25%EF%BC%92%EF%BD%85%25%EF%BC%92%EF%BD%85/%25%EF%BC%92%EF%BD%85%25%EF%BC%92%EF%BD%85/etc/passwd",
+    "/srv/files/%25EF%25BC%2585%2532%2565%25EF%25BC%2585%2532%2565/..%EF%BC%85%32%66etc/passwd",
+    "/etc/p%EF%BC%85%36%31sswd",
+    "/srv/files/%２ｅ%２ｅ/%２ｅ%２ｅ/etc/passwd",
+  ];
+
+  it("is decoded too, within three decodings", () => {
+    for (const v of FOLLOWED) {
+      expect([v, decide([denyOn("/etc/passwd")], v)]).toEqual([v, "r"]);
+      expect([v, readingUnknown(v)]).toEqual([v, false]);
+    }
+  });
+
+  it("is a reading an allow rule must meet too", () => {
+    const rules = [`{ id: files, match: { args: { v: "/srv/files/**" } }, action: allow }`];
+    for (const v of FOLLOWED.filter((f) => f.startsWith("/srv/files/"))) {
+      expect([v, decide(rules, v, "ask")]).toEqual([v, "default"]);
+    }
+    // an escape of a letter made so is still a name under the directory: allowed
+    expect(decide(rules, "/srv/files/%EF%BC%85%37%32eport.txt", "ask")).toBe("files");
+  });
+
+  it("counts each decoding against the three read: one more is a value whose reading is not known", () => {
+    // `%2525EF…` is `%25EF…`, `%EF…`, `％2e` after three decodings, and `%2e` in NFKC still decodes
+    const v = "/srv/files/%2525EF%2525BC%252585%252532%252565/x";
+    expect(readingUnknown(v)).toBe(true);
+    expect(decide([denyOn("/etc/passwd")], v)).toBe("r");
+    const rules = [`{ id: files, match: { args: { v: "/srv/files/**" } }, action: allow }`];
+    expect(decide(rules, v, "ask")).toBe("default");
+  });
+});

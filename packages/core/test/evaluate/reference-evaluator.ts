@@ -103,11 +103,30 @@ function unparameterised(text: string): string {
   return text.replace(/;[^/\\?#]*/g, "");
 }
 
-/** NFKC, where it holds more of `./\%;:?#@` than the text (`．．／` is `../`); else the text. */
+/** NFKC, where it holds more of `./\%;:?#@` or more escapes than the text (`．．／` is `../`, `%２ｅ` is `%2e`); else the text. */
 function structural(text: string): string {
   const count = (t: string): number => (t.match(/[./\\%;:?#@]/g) ?? []).length;
+  const escapes = (t: string): number => (t.match(/%[0-9A-Fa-f]{2}/g) ?? []).length;
   const nfkc = text.normalize("NFKC");
-  return count(nfkc) > count(text) ? nfkc : text;
+  return count(nfkc) > count(text) || escapes(nfkc) > escapes(text) ? nfkc : text;
+}
+
+/**
+ * `text` as a chain of readers that each decode and then read the result in `compat` (NFKC) reads it: up to
+ * three decodings, each made of the form before in `compat`; each form, and whether a fourth decoding of
+ * the last would change nothing.
+ */
+function normalisedChain(text: string, compat: (form: string) => string): { forms: string[]; settled: boolean } {
+  const forms: string[] = [];
+  let form = text;
+  let steps = 0;
+  for (; steps < 3 && /%[0-9A-Fa-f]{2}/.test(form); steps++) {
+    const next = decodeAll(form);
+    if (next === form) break;
+    form = compat(next);
+    forms.push(next, form);
+  }
+  return { forms, settled: steps < 3 || decodeAll(form) === form };
 }
 
 /** A pattern or value without the `./` it starts with, however many, each followed by a name, not `/`. */
@@ -196,6 +215,8 @@ function spellings(text: string): string[] {
       // every escape decoded (runs as UTF-8, a run that is not kept), then again up to three times
       // each decoding also in NFKC (`%EF%BC%8E` is `．`, then `.`)
       for (const decoded of decodedAgain(base)) out.push(normalised(decoded), normalised(decoded.normalize("NFKC")));
+      // and decoded again from each decoding's NFKC form (`%EF%BC%85%32%65` is `％2e`, `%2e`, then `.`)
+      out.push(...normalisedChain(base, (form) => form.normalize("NFKC")).forms.map(normalised));
       if (/^file:/i.test(base)) {
         try {
           out.push(posix.normalize(decodeUnreserved(new URL(base).pathname)));
@@ -247,6 +268,10 @@ function allowReadings(text: string): string[] | null {
     // still decoding after three: no reading known, never allowed
     const last = decoded[2];
     if (last !== undefined && decodeAll(last) !== last) return null;
+    // and decoded again from each decoding's NFKC form where that spells more structure, within three decodings
+    const chain = normalisedChain(path, structural);
+    if (!chain.settled) return null;
+    forms.push(...chain.forms.map((d) => d + query));
   }
   // each without its path segments' parameters too: a path or URL, or a value with a `..;` or `.;` segment
   for (const form of [...forms]) {
