@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { suggest } from "@acp/core";
-import { CliError, EXIT } from "./exit-codes.js";
+import { unknownCommand } from "./help/unknown-command.js";
 
 /** The subcommand of `cmd` named `name` (or aliased so). */
 function findCommand(cmd: Command, name: string): Command | undefined {
@@ -33,20 +32,7 @@ export function resolveHelpTarget(program: Command, argv: readonly string[]): re
     if (name.startsWith("-")) break;
     if (name === "help") return argv;
     const sub = findCommand(cmd, name);
-    if (sub === undefined) {
-      const near = suggest(
-        name,
-        cmd
-          .createHelp()
-          .visibleCommands(cmd)
-          .map((c) => c.name()),
-      );
-      const hint = near !== undefined ? ` (did you mean \`${[...path, near].join(" ")}\`?)` : "";
-      throw new CliError(
-        `unknown command \`${[...path, name].join(" ")}\`${hint}: see \`${["acp", ...path].join(" ")} --help\``,
-        EXIT.usage,
-      );
-    }
+    if (sub === undefined) throw unknownCommand(cmd, name);
     path.push(name);
     cmd = sub;
     named++;

@@ -6,6 +6,7 @@ import type { CliContext, CliIo } from "./context.js";
 import { registerCommands } from "./commands/index.js";
 import { resolveHelpTarget } from "./help-target.js";
 import { addGroupHelp } from "./help/group-help.js";
+import { refuseUnknownCommands } from "./help/unknown-command.js";
 import { promptHiddenOnTerminal } from "./home-access/hidden-prompt.js";
 
 /** The process's own I/O. */
@@ -39,6 +40,8 @@ export function createProgram(ctx: CliContext): Command {
     })
     .exitOverride();
   registerCommands(program, ctx);
+  // `acp vault nope`: exit 2 naming the closest command (or the group's commands) and the group's --help
+  refuseUnknownCommands(program);
   // `acp vault --help` has examples and exit codes, as every command's help has
   addGroupHelp(program);
   // `acp help A B` reaches any depth (resolveHelpTarget): the help command's own line says so
