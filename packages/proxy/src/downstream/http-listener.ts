@@ -30,6 +30,16 @@ export interface HttpListenOptions {
    * then also takes requests addressed to its host and coming from its origin.
    */
   readonly publicUrl?: PublicUrl;
+  /**
+   * A request whose headers have not all arrived this long after it began is answered 408 and its
+   * connection closed (a slow-loris client), ms; default 15 s.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * The same for a request whose body has not all arrived, ms; default 30 s. Only the request: the answer
+   * (a call's event stream, a session's GET stream) may take as long as it takes.
+   */
+  readonly requestTimeoutMs?: number;
   /** Largest request body accepted, bytes; default 4 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -93,7 +103,15 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
   const identify = createBearerIdentity(options.bearerToken, agentTokens);
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const listening: Listening = { sessions, owners, activity, identify, room: new SessionRoom(maxSessions, owners) };
-  const http = createServer((req, res) => {
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  const limits = {
+    headersTimeout,
+    requestTimeout,
+    // Node enforces both when it checks the connections: every second (or sooner), not every 30 s
+    connectionsCheckingInterval: Math.max(5, Math.min(1_000, Math.floor(headersTimeout / 2))),
+  };
+  const http = createServer(limits, (req, res) => {
     handle(proxy, listening, options, loopback, req, res).catch((err: unknown) => {
       proxy.log(`http: ${err instanceof Error ? err.message : String(err)}`);
       if (!res.headersSent) sendJsonError(res, 500, -32603, "internal error");
@@ -133,6 +151,10 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
     },
   };
 }
+
+/** What a client may take to send a request's headers, and the whole request, by default (ms). */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 15_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Thirty minutes. */
 export const DEFAULT_IDLE_SESSION_MS = 30 * 60 * 1000;
