@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STARTER_POLICY } from "@acp/store";
@@ -117,7 +117,9 @@ describe("acp policy simulate", () => {
 });
 
 describe("acp policy simulate --annotations", () => {
-  const starter = join(mkdtempSync(join(tmpdir(), "acp-simulate-starter-")), "policy.yml");
+  const dir = mkdtempSync(join(tmpdir(), "acp-simulate-starter-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const starter = join(dir, "policy.yml");
   writeFileSync(starter, STARTER_POLICY);
   const run = (args: string[]) => runCli(["policy", "simulate", "--policy", starter, ...args], { cwd: root });
 
