@@ -361,6 +361,25 @@ describe("acp run: bad input", () => {
     expect(r.stderr).toContain("--isolation none");
   });
 
+  it("a file of ACP's home with another name (a hard link) elsewhere: exit 1 naming it and the find -samefile, nothing started", async () => {
+    const fs = await import("node:fs");
+    const key = join(work.path, "home", "memory.key");
+    const other = join(work.path, "not-the-home.key");
+    fs.mkdirSync(join(work.path, "home"), { recursive: true });
+    fs.writeFileSync(key, "secret\n", { mode: 0o600 });
+    fs.linkSync(key, other);
+    try {
+      const r = await acpRun(["--isolation", "userns", "--", "true"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`\`${key}\`, a file of ACP's home, has 1 other name (a hard link)`);
+      expect(r.stderr).toContain(`-xdev -samefile ${key}`);
+      expect(r.audit).toEqual([]);
+    } finally {
+      fs.rmSync(other);
+      fs.rmSync(key);
+    }
+  });
+
   it("a bridge socket in use: exit 1 naming the socket and the fix", async () => {
     const dir = join(work.path, "busy");
     (await import("node:fs")).mkdirSync(dir);

@@ -146,6 +146,8 @@ signal N), so 1, 2, 3 or 4 may be the agent's. Before the agent starts, acp's ow
 stderr (\`acp: …\`, or \`error: …\` for a bad option): 1 the sandbox cannot start (sandbox_unavailable,
 sandbox_bridge_in_use, sandbox_bridge_failed, sandbox_setup_failed, sandbox_cwd_in_home,
 sandbox_home_writable: ACP's home is reached through a symbolic link the agent could change;
+sandbox_home_linked: a file of ACP's home (its vault, keys, state, config, policy…) has another name, a hard
+link elsewhere the agent could read (find it with find -samefile, then remove it);
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not

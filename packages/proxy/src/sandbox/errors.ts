@@ -13,7 +13,8 @@ export type SandboxErrorCode =
   | "sandbox_invalid_egress"
   | "sandbox_cwd_in_home"
   | "sandbox_host_sockets"
-  | "sandbox_home_writable";
+  | "sandbox_home_writable"
+  | "sandbox_home_linked";
 
 /** The issue behind a `SandboxError`. */
 export interface SandboxIssue {

@@ -33,5 +33,6 @@ export { FORWARDED_SIGNALS, type SignalSource } from "./spawn-agent.js";
 export { findExecutable, findTool, SYSTEM_PATH } from "./find-executable.js";
 export { agentCanChange, agentWritableRoots } from "./agent-reach.js";
 export { noneWarning, startLine } from "./messages.js";
+export { HOME_LINK_CHECKED_DIRS, HOME_LINK_CHECKED_FILES, linkedHomeFiles, type LinkedHomeFile } from "./home-links.js";
 export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";
 export { DEFAULT_MAX_PROCESSES, createPidsCgroup, type PidsCgroup, type ProcessCap } from "./process-cap.js";

@@ -14,6 +14,7 @@ import { sandboxVariables, scrubEnvironment } from "./environment.js";
 import { coveredRootAt } from "./covered-roots.js";
 import { bridgeDirUnsafe, commandNotFound, setupFailed, unavailable } from "./errors.js";
 import { findExecutable, findTool } from "./find-executable.js";
+import { homeFileLinked } from "./home-links.js";
 import { SANDBOX_PORTS } from "./init-source.js";
 import {
   chooseIsolation,
@@ -92,6 +93,12 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
   const max = options.maxProcesses;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
     throw setupFailed(`the process cap must be a whole number of at least 1, not ${String(max)}`);
+  }
+  // A file of the home with another name (a hard link) elsewhere: the sandbox covers the home's paths, not
+  // that name. Refused before anything starts (with no isolation the home is not hidden anyway).
+  if (level !== "none") {
+    const linked = homeFileLinked(realpathOr(options.home));
+    if (linked !== undefined) throw linked;
   }
   const cleanup: (() => Promise<void> | void)[] = [];
   try {
