@@ -1,11 +1,12 @@
 /**
- * The docs every --help points at are installed with acp: `npm pack` of @acp/cli ships docs/, every
+ * The docs every --help points at are installed with acp: the package of @acp/cli ships docs/, every
  * `acp docs PAGE` a help or a message of acp names is a page in the package, no help names a repository
- * path (`docs/guides/proxy.md`) that an installed acp does not have, and `acp docs` run from the unpacked
- * package (not a checkout) prints the shipped pages.
+ * path (`docs/guides/proxy.md`) that an installed acp does not have, and `acp docs` run from the installed
+ * package (not a checkout) prints the shipped pages. The package is the released one (`npm run pack:release`):
+ * it carries our @acp/* packages, so installing it asks no registry for them.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
@@ -46,32 +47,78 @@ function pointers(text: string): string[] {
 }
 
 let shipped: string[] = [];
-let unpacked = "";
 const helps = new Map<string, string>();
+/** Where the released package is installed (`npm install -g` of its tarball, below `root`), and how that went. */
+const prefix = join(root.dir, "installed");
+const installed = join(prefix, "lib", "node_modules", "@acp", "cli");
+let install: Run = { code: null, stdout: "", stderr: "" };
+let tarball = "";
+
+/** The installed acp, found on PATH as a user's shell would, run in a directory with no checkout above it. */
+function acp(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const env = { PATH: `${join(prefix, "bin")}:${process.env["PATH"] ?? ""}`, HOME: root.dir };
+  return spawnSync("acp", args, { cwd: root.dir, env, encoding: "utf8" });
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command without blocking the test worker (a pack and an install take tens of seconds). */
+function run(command: string, args: string[], cwd: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 beforeAll(async () => {
-  const pack = spawnSync("npm", ["pack", "--json", "--pack-destination", root.dir], {
-    cwd: PACKAGE,
-    encoding: "utf8",
-  });
-  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
+  // the package as it is released (`npm run pack:release`), packed once for every test here
+  const pack = await run(
+    process.execPath,
+    [join(PACKAGE, "scripts", "pack-release.mjs"), "--json", "--pack-destination", root.dir],
+    PACKAGE,
+  );
+  if (pack.code !== 0) throw new Error(`pack-release failed:\n${pack.stderr}`);
   const [result] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
   if (result === undefined) throw new Error("npm pack printed no package");
   shipped = result.files.map((f) => f.path);
-  // two levels below the temporary root, so the checkout's `../../docs` is not there to be found instead;
-  // the package's dependencies come from the repository's node_modules, as an install would provide them
-  const at = join(root.dir, "prefix", "lib");
-  mkdirSync(at, { recursive: true });
-  const untar = spawnSync("tar", ["-xzf", join(root.dir, result.filename), "-C", at], { encoding: "utf8" });
-  if (untar.status !== 0) throw new Error(`tar failed:\n${untar.stderr}`);
-  symlinkSync(join(REPO, "node_modules"), join(root.dir, "node_modules"));
-  unpacked = join(at, "package");
+  tarball = join(root.dir, result.filename);
+  // installed as a user would, into a temporary global prefix. Third-party packages come from npm's cache
+  // (the repository's install filled it) or the registry; an @acp/* name npm asked a registry for would go
+  // to a closed loopback port and fail the install. No install scripts: better-sqlite3's native build is not
+  // what this tests, and no command run here opens SQLite
+  install = await run(
+    "npm",
+    [
+      "install",
+      "-g",
+      tarball,
+      "--prefix",
+      prefix,
+      "--prefer-offline",
+      "--ignore-scripts",
+      "--no-audit",
+      "--no-fund",
+      "--fetch-retries=0",
+      "--@acp:registry=http://127.0.0.1:9/",
+      "--loglevel=http",
+    ],
+    root.dir,
+  );
   for (const path of allCommands(createProgram(silentContext())))
     helps.set(["acp", ...path].join(" "), (await runCli([...path, "--help"])).stdout);
 }, 300_000);
 
 describe("the docs a --help points at are installed with acp", () => {
-  it("npm pack ships docs/ (every page of the repository's docs/) and leaves no copy in the checkout", () => {
+  it("the package ships docs/ (every page of the repository's docs/) and leaves no copy in the checkout", () => {
     const pages = listDocsPages(join(REPO, "docs")).map((p) => `docs/${p.name}.md`);
     expect(pages.length).toBeGreaterThan(10);
     for (const page of pages) expect(shipped, page).toContain(page);
@@ -109,21 +156,47 @@ describe("the docs a --help points at are installed with acp", () => {
     }
   });
 
-  it("acp docs, run from the unpacked package, reads the pages it ships", () => {
-    const acp = (args: string[]): { status: number | null; stdout: string; stderr: string } =>
-      spawnSync(process.execPath, [join(unpacked, "bin", "acp.js"), ...args], {
-        cwd: root.dir,
-        env: { PATH: process.env["PATH"] ?? "", HOME: root.dir },
-        encoding: "utf8",
-      });
-    const page = acp(["docs", "guides/proxy"]);
+  it("acp docs, run from the installed package, reads the pages it ships", () => {
+    const page = acp("docs", "guides/proxy");
     expect(page.status, page.stderr).toBe(0);
     expect(page.stdout).toBe(readFileSync(join(REPO, "docs", "guides", "proxy.md"), "utf8"));
-    const path = acp(["docs", "guides/proxy", "--path"]);
-    expect(path.stdout.trim()).toBe(join(unpacked, "docs", "guides", "proxy.md"));
-    const list = acp(["docs"]);
+    const path = acp("docs", "guides/proxy", "--path");
+    expect(path.stdout.trim()).toBe(join(installed, "docs", "guides", "proxy.md"));
+    const list = acp("docs");
     expect(list.status).toBe(0);
     expect(list.stdout).toMatch(/^reference\/cli\/docs +`?acp docs`?$/m);
+  });
+});
+
+describe("the released package installs on its own, asking no registry for an @acp/* package", () => {
+  const ours = ["claim", "core", "proxy", "server", "store"];
+
+  it("carries @acp/claim, core, proxy, server and store, and no third-party package", () => {
+    for (const name of ours) expect(shipped).toContain(`node_modules/@acp/${name}/dist/index.js`);
+    expect(shipped.filter((p) => p.startsWith("node_modules/") && !p.startsWith("node_modules/@acp/"))).toEqual([]);
+  });
+
+  it("npm install -g of it, with @acp/* sent to a registry that refuses, gives an acp that runs", () => {
+    expect(install.code, install.stderr).toBe(0);
+    expect(install.stderr).not.toContain("127.0.0.1:9");
+    // our packages are the ones the package carries, not some registry's
+    for (const name of ours) {
+      const file = `node_modules/@acp/${name}/dist/index.js`;
+      const carried = spawnSync("tar", ["-xzOf", tarball, `package/${file}`], { encoding: "utf8" });
+      expect(carried.status, carried.stderr).toBe(0);
+      expect(readFileSync(join(installed, file), "utf8"), name).toBe(carried.stdout);
+    }
+    // --version loads every command, so every bundled package and each third-party package they import
+    const version = acp("--version");
+    expect(version.status, version.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8")) as { version: string };
+    expect(version.stdout.trim()).toBe(manifest.version);
+  });
+
+  it("a plain npm pack of packages/cli is refused, pointing at npm run pack:release", () => {
+    const pack = spawnSync("npm", ["pack", "--dry-run"], { cwd: PACKAGE, encoding: "utf8" });
+    expect(pack.status).not.toBe(0);
+    expect(pack.stderr).toContain("npm run pack:release");
   });
 });
 

@@ -28,7 +28,7 @@ function requireRoot(): string {
   if (root === undefined)
     throw new CliError(
       "the documentation is not installed with this copy of acp (no docs/ beside its bin/): reinstall it from " +
-        "a package made with `npm pack`, which ships them",
+        "a package made with `npm run pack:release`, which ships them",
       EXIT.error,
     );
   return root;

@@ -13,7 +13,7 @@ export interface DocsPage {
 const PACKAGE_DIR = fileURLToPath(new URL("../../", import.meta.url));
 
 /**
- * Where the documentation is: `docs/` inside the installed package (the copy `npm pack` ships), else the
+ * Where the documentation is: `docs/` inside the installed package (the copy the released package ships), else the
  * checkout's own `docs/` two levels up (`npm install -g ./packages/cli` links the package in place). A
  * directory counts only when it holds the command reference, so a stray `docs/` elsewhere is not read.
  * `undefined` when neither is there.
