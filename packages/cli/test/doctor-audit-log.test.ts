@@ -4,6 +4,7 @@
  * fails; a log with signed checkpoints and no anchor is a warning naming the file. Before, doctor did not
  * look at the file log at all.
  */
+import { execFileSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -90,5 +91,17 @@ describe("acp doctor: the file audit log's anchor", () => {
       `${path}: line 4 is not the signed checkpoint of its anchor audit.jsonl.checkpoint`,
     );
     expect(changed.check?.detail).toContain("run `acp audit verify`");
+  });
+
+  it("fails an audit.jsonl that is a named pipe instead of waiting on it for ever", async () => {
+    const { home } = fixtureHome(root.dir);
+    execFileSync("mkfifo", [join(home, "audit.jsonl")]);
+    const r = await auditCheck(home);
+    expect(r.code).toBe(1);
+    expect(r.check).toEqual({
+      status: "fail",
+      name: "audit log",
+      detail: `${join(home, "audit.jsonl")} is not a regular file (a link, a pipe or a device)`,
+    });
   });
 });

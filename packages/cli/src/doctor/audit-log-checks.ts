@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseAuditLine, readCheckpoint } from "@acp/core";
 import { anchorPathOf, readAnchorFile, readAuditFileLines, type HomeCheck } from "@acp/store";
@@ -38,7 +38,11 @@ export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
       return { status: "fail", name, detail: `${anchorPath}: ${messageOf(err)}` };
   }
   const refuses = "acp proxy and acp run refuse to extend it (audit_anchor_mismatch)";
-  if (!existsSync(path)) {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  // a pipe or a device would be waited on for ever; a link is not the home's own file
+  if (stat !== undefined && !stat.isFile())
+    return { status: "fail", name, detail: `${path} is not a regular file (a link, a pipe or a device)` };
+  if (stat === undefined) {
     return anchor === undefined
       ? { status: "ok", name, detail: `no ${file} yet (the first audited command starts it)` }
       : {
