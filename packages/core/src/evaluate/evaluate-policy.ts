@@ -7,7 +7,7 @@ import type { CompiledPolicy } from "./compile-policy.js";
 import { measureWork, WorkBudgetExceededError } from "../glob/index.js";
 import { matchPolicy, type PolicyMatch } from "./match-policy.js";
 import { tallyPolicyWork } from "./policy-work.js";
-import { noteRetryAt } from "./retry-after.js";
+import { noteRetryAt, secondsUntil } from "./retry-after.js";
 import type { RateLimiter } from "./rate-limiter.js";
 
 /** The policy source's verdict: the route plus the rule vocabulary and classification. */
@@ -81,7 +81,9 @@ async function checkRateLimit(rule: PolicyRule, options: EvaluatePolicyOptions):
   const nowMs = options.now.getTime();
   const outcome = await options.rateLimiter.consume(rateLimitKey(rule.id), limit.count, limit.windowMs, nowMs);
   if (outcome.allowed === true) return undefined;
-  const message = `rule \`${rule.id}\` is rate limited: limit \`${limit.text}\` spent`;
+  // when the window frees a slot, as the answer's `Retry-After` says it (another caller of the rule may take it first)
+  const when = Number.isFinite(outcome.resetAtMs) ? `; try again in ${secondsUntil(outcome.resetAtMs, nowMs)} s` : "";
+  const message = `rule \`${rule.id}\` is rate limited: limit \`${limit.text}\` spent${when}`;
   return { reason: { source: "policy", code: "rate_limited", message, rule: rule.id }, retryAtMs: outcome.resetAtMs };
 }
 

@@ -8,7 +8,7 @@ export {
   type PolicyVerdict,
 } from "./evaluate-policy.js";
 export { keepPolicyWork, policyWorkOf, type PolicyWork } from "./policy-work.js";
-export { noteRetryAt, retryAtOf } from "./retry-after.js";
+export { noteRetryAt, retryAtOf, secondsUntil } from "./retry-after.js";
 export {
   createCallerBudget,
   decideWithin,

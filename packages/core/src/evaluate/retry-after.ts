@@ -6,6 +6,15 @@
  */
 import type { SourceVerdict } from "../pipeline/types.js";
 
+/**
+ * Whole seconds from `nowMs` until `atMs`, rounded up, at least 1 (a time past, or none, still says wait): the
+ * "try again in N s" of a refusal's message and the `Retry-After` of its answer, counted one way.
+ */
+export function secondsUntil(atMs: number, nowMs: number): number {
+  const ms = atMs - nowMs;
+  return Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / 1000)) : 1;
+}
+
 /** The time (ms since the epoch) from which each such verdict's refusal may be lifted. */
 const lifted = new WeakMap<object, number>();
 

@@ -67,7 +67,13 @@ describe("evaluatePolicy", () => {
     const third = await evaluatePolicy(policy, req("read_c"), opts);
     expect(third).toMatchObject({ route: "refuse", action: "deny", rule: "reads" });
     expect(third.reasons.map((r) => r.code)).toEqual(["rule_matched", "rate_limited"]);
-    expect(third.reasons[1]?.message).toBe("rule `reads` is rate limited: limit `2/minute` spent");
+    // when the window frees a slot: the first call was counted now, so 60 s from now
+    expect(third.reasons[1]?.message).toBe("rule `reads` is rate limited: limit `2/minute` spent; try again in 60 s");
+    const soon = await evaluatePolicy(policy, req("read_c"), {
+      now: new Date(now.getTime() + 59_001),
+      rateLimiter: limiter,
+    });
+    expect(soon.reasons[1]?.message).toBe("rule `reads` is rate limited: limit `2/minute` spent; try again in 1 s");
     const later = await evaluatePolicy(policy, req("read_d"), {
       now: new Date(now.getTime() + 61_000),
       rateLimiter: limiter,

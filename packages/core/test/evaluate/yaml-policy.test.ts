@@ -81,6 +81,8 @@ describe("a policy parsed from YAML", () => {
     expect((await evaluatePolicy(compiled, mail, opts)).route).toBe("accept");
     const third = await evaluatePolicy(compiled, mail, opts);
     expect(third.route).toBe("refuse");
-    expect(third.reasons.at(-1)?.message).toBe("rule `colleagues` is rate limited: limit `2/minute` spent");
+    expect(third.reasons.at(-1)?.message).toBe(
+      "rule `colleagues` is rate limited: limit `2/minute` spent; try again in 60 s",
+    );
   });
 });

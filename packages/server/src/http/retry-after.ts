@@ -3,12 +3,14 @@
  * a decision refused only until a rule's rate limit frees a slot or the caller's share of the policy work
  * comes back (`retryAtOf`), or a 429/503 whose cause passes by itself.
  */
-import { retryAtOf, type Decision } from "@acp/core";
+import { retryAtOf, secondsUntil, type Decision } from "@acp/core";
 
-/** Whole seconds from `nowMs` until `atMs`, rounded up, at least 1 (a time in the past still says wait). */
+/**
+ * Whole seconds from `nowMs` until `atMs`, rounded up, at least 1 (a time in the past still says wait): as a
+ * `rate_limited` refusal's "try again in N s" counts them (`secondsUntil`).
+ */
 export function retryAfterSeconds(atMs: number, nowMs: number): string {
-  const ms = atMs - nowMs;
-  return String(Number.isFinite(ms) ? Math.max(1, Math.ceil(ms / 1000)) : 1);
+  return String(secondsUntil(atMs, nowMs));
 }
 
 /**
