@@ -1,14 +1,18 @@
 /**
  * Child process for the multi-process test: appends `count` events tagged `tag` to the log at `path`
  * with its own writer, then closes. Mode `every` or `batch` (one `append` per event), or `many`
- * (`appendMany` calls of 10 events in batch mode, all in flight, batches of at most 16 events).
+ * (`appendMany` calls of 10 events in batch mode, all in flight, batches of at most 16 events), signing with
+ * the PEM private key at `keyPath`.
  * Bundled with esbuild from the sources by the test.
  */
-import { generateKeyPairSync } from "node:crypto";
+import { createPrivateKey } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { openAuditLog, type AuditFsyncMode } from "../../src/audit/index.js";
 
-const [path = "", count = "0", tag = "", mode = "every"] = process.argv.slice(2);
-const { privateKey } = generateKeyPairSync("ed25519");
+const [path = "", count = "0", tag = "", mode = "every", keyPath = ""] = process.argv.slice(2);
+// the home's one key, as every process of a home signs with it (a checkpoint signed with another key is
+// a log from another home, refused when there is no anchor yet)
+const privateKey = createPrivateKey(readFileSync(keyPath, "utf8"));
 const log = await openAuditLog(path, {
   clock: () => new Date(),
   fsync: (mode === "many" ? "batch" : mode) as AuditFsyncMode,

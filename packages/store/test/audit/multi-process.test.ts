@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -8,9 +10,14 @@ import { readEvents, tempHomes, verifyFile } from "./audit-fixture.js";
 const homes = tempHomes();
 afterAll(homes.cleanup);
 let childScript = "";
+let keyPath = "";
 
 beforeAll(async () => {
   childScript = join(homes.make(), "append-child.mjs");
+  // both processes sign with one key, as the processes of one home do
+  keyPath = join(homes.make(), "audit.key");
+  const { privateKey } = generateKeyPairSync("ed25519");
+  writeFileSync(keyPath, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
   await build({
     entryPoints: [fileURLToPath(new URL("./append-child.ts", import.meta.url))],
     outfile: childScript,
@@ -28,7 +35,7 @@ beforeAll(async () => {
 
 function runChild(path: string, count: number, tag: string, mode: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [childScript, path, String(count), tag, mode], { stdio: "inherit" });
+    const child = spawn(process.execPath, [childScript, path, String(count), tag, mode, keyPath], { stdio: "inherit" });
     child.on("error", reject);
     child.on("exit", (code) => resolve(code ?? 1));
   });
