@@ -98,6 +98,33 @@ describe("the OpenAPI document", () => {
     );
   });
 
+  it("declares Retry-After wherever the API sends it", () => {
+    const header = (method: string, path: string, status: string): unknown =>
+      at(doc, "paths", path, method, "responses", status, "headers", "Retry-After", "schema");
+    const declared = [
+      ["post", "/v1/decide", "200"], // a refusal only waiting lifts (rate_limited, caller_budget_exhausted)
+      ["post", "/v1/decide", "429"], // consent_queue_full, no turn found in time
+      ["post", "/v1/decide", "503"], // state_unavailable; audit_unavailable on PostgreSQL
+      ["post", "/pre-tool-check", "200"],
+      ["post", "/pre-tool-check", "503"],
+      ["get", "/v1/consent/events", "429"], // too many open event streams
+      ["get", "/v1/consent", "503"],
+      ["get", "/readyz", "503"], // PostgreSQL not ready
+    ] as const;
+    for (const [method, path, status] of declared)
+      expect([method, path, status, header(method, path, status)]).toEqual([
+        method,
+        path,
+        status,
+        { type: "integer", minimum: 1 },
+      ]);
+    // the header is no part of the body's schema, and the error body is still described
+    expect(at(doc, "paths", "/readyz", "get", "responses", "503", "content", "application/json", "schema")).toEqual(
+      expect.objectContaining({ required: ["error"] }),
+    );
+    expect(answerSchema("post", "/v1/decide")).not.toHaveProperty("headers");
+  });
+
   it("shows schemas the real answers match", async () => {
     const answers: [string, Json][] = [];
     const keep = async (route: string, res: Response | Promise<Response>): Promise<Json> => {

@@ -14,6 +14,7 @@ import { retryAtOf, type Decision } from "@acp/core";
 import { createMetrics, type EmbeddedServer } from "@acp/server";
 import { installErrorHandlers } from "../src/http/error-handler.js";
 import { ConsentQueueFullError } from "../src/service/service-errors.js";
+import { StreamBudget } from "../src/http/routes/consent-stream.js";
 import { at, openTestServerAt, pipelineFor, READ_EVENT, readJson, type Json } from "./harness.js";
 
 const POLICY = `version: "1"
@@ -71,6 +72,10 @@ describe("Retry-After on a refusal that waiting lifts", () => {
       "rate_limited",
     ]);
     expect(refused.retryAfter).toBe("40");
+    // and the refusal's message says the same as the header
+    expect(at(refused.json, "decision", "reasons", 1, "message")).toBe(
+      "rule `pings` is rate limited: limit `2/minute` spent; try again in 40 s",
+    );
     now += 39_500;
     expect((await post("/v1/decide", ping)).retryAfter).toBe("1");
     now += 500;
@@ -93,6 +98,7 @@ describe("Retry-After on a refusal that waiting lifts", () => {
       "fail",
     ]);
     expect(limited.retryAfter).toBe("3599");
+    expect(at(limited.json, "decision", "reasons", 1, "message")).toContain("try again in 3599 s");
     // the same call the contract refuses on its own: no time would make it pass
     const blocked = await post("/pre-tool-check", { ...READ_EVENT, recommended_route: "refuse" });
     expect([at(blocked.json, "architecture_decision", "route"), blocked.retryAfter]).toEqual(["refuse", null]);
@@ -118,16 +124,26 @@ describe("the time a refusal may be lifted", () => {
 });
 
 describe("429 consent_queue_full", () => {
-  it("says Retry-After: 1 when the request found no turn in time, nothing when the queue is full", async () => {
+  it("says Retry-After: 1 when the request found no turn in time, nothing when the queue is full, 15 for streams", async () => {
     const app = Fastify();
     installErrorHandlers(app, createMetrics(), () => undefined);
     app.get("/busy", () => Promise.reject(new ConsentQueueFullError(null)));
     app.get("/full", () => Promise.reject(new ConsentQueueFullError(10)));
+    const none = new StreamBudget(0);
+    app.get("/streams", () => {
+      none.take();
+    });
     try {
       const busy = await app.inject({ method: "GET", url: "/busy" });
       expect([busy.statusCode, busy.headers["retry-after"]]).toEqual([429, "1"]);
       const full = await app.inject({ method: "GET", url: "/full" });
       expect([full.statusCode, full.headers["retry-after"]]).toEqual([429, undefined]);
+      // too many open event streams: a hint, one keep-alive interval (when a stream whose client left is found)
+      const streams = await app.inject({ method: "GET", url: "/streams" });
+      expect([streams.statusCode, streams.headers["retry-after"]]).toEqual([429, "15"]);
+      expect(streams.json()).toMatchObject({
+        error: { message: expect.stringContaining("try again in 15 s") as string },
+      });
     } finally {
       await app.close();
     }

@@ -60,6 +60,8 @@ describe("stopping the service while a call waits for a person", () => {
     // a load balancer probing while the node drains is told to send no more
     const ready = await server.server.app.inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
+    // a stopping node does not come back by itself: no time to look again is told
+    expect(ready.headers["retry-after"]).toBeUndefined();
     const body = ready.json<{ error: { code: string; message: string } }>();
     expect([body.error.code, body.error.message]).toEqual([
       "not_ready",

@@ -47,11 +47,14 @@ function open(budget: StreamBudget, key?: string): StreamResponse {
   return raw;
 }
 
-function refusal(budget: StreamBudget, key?: string): { status?: number; code?: string; message?: string } {
+function refusal(
+  budget: StreamBudget,
+  key?: string,
+): { status?: number; code?: string; message?: string; retryAfter?: string } {
   try {
     open(budget, key);
   } catch (err) {
-    return err as { status?: number; code?: string; message?: string };
+    return err as { status?: number; code?: string; message?: string; retryAfter?: string };
   }
   return {};
 }
@@ -65,8 +68,14 @@ describe("event stream budgets", () => {
     const agents = Array.from({ length: MAX_CONSENT_STREAMS / MAX_STREAMS_PER_AGENT }, (_, i) => `bot_${i}`);
     for (const agent of agents) for (let i = 0; i < MAX_STREAMS_PER_AGENT; i++) open(API_STREAMS, agent);
     expect(API_STREAMS.open).toBe(MAX_CONSENT_STREAMS);
-    expect(refusal(API_STREAMS)).toMatchObject({ status: 429, code: "consent_queue_full" });
-    expect(refusal(API_STREAMS, "another_bot")).toMatchObject({ status: 429 });
+    // a hint of when to look again (a keep-alive interval: when a stream whose client left unseen is found)
+    expect(refusal(API_STREAMS)).toMatchObject({
+      status: 429,
+      code: "consent_queue_full",
+      message: `too many open event streams (at most ${MAX_CONSENT_STREAMS}); try again in 15 s`,
+      retryAfter: "15",
+    });
+    expect(refusal(API_STREAMS, "another_bot")).toMatchObject({ status: 429, retryAfter: "15" });
     const live = open(CONSOLE_STREAMS);
     expect(live.destroyed).toBe(false);
     expect(CONSOLE_STREAMS.open).toBe(1);

@@ -57,11 +57,14 @@ export function errorBody(code: ServerErrorCode, message: string): ServerErrorBo
 export class HttpError extends Error {
   readonly status: number;
   readonly code: ServerErrorCode;
-  constructor(status: number, code: ServerErrorCode, message: string) {
+  /** `Retry-After` (whole seconds) of the answer, when it tells when asking again may be answered otherwise. */
+  readonly retryAfter: string | undefined;
+  constructor(status: number, code: ServerErrorCode, message: string, retryAfter?: string) {
     super(message);
     this.name = "HttpError";
     this.status = status;
     this.code = code;
+    this.retryAfter = retryAfter;
   }
 }
 

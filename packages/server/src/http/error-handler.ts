@@ -166,6 +166,8 @@ export function installErrorHandlers(
       log(`state store unavailable: ${error instanceof Error ? error.message : String(error)}`);
       void reply.header("retry-after", "1");
     } else if (error instanceof ConsentQueueFullError && error.busy) void reply.header("retry-after", "1");
+    else if (error instanceof HttpError && error.retryAfter !== undefined)
+      void reply.header("retry-after", error.retryAfter);
     else if (mapped.status >= 500)
       log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     metrics.countError(mapped.status, mapped.code);

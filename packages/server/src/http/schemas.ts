@@ -137,10 +137,44 @@ export const AUDIT_QUERY = {
 /** The OpenAPI security of a route that reads: the agents' token or the approvers'. */
 export const READ_SECURITY = [{ bearer: [] }, { approver: [] }];
 
+/**
+ * The `Retry-After` header (RFC 9110 §10.2.3) of an answer that may say when to come back, as the OpenAPI
+ * document shows it: whole seconds, rounded up, at least 1; `when` says when it is sent.
+ */
+export function retryAfterHeader(when: string): {
+  readonly "Retry-After": { readonly type: "integer"; readonly minimum: 1; readonly description: string };
+} {
+  return {
+    "Retry-After": {
+      type: "integer",
+      minimum: 1,
+      description: `whole seconds to wait before asking again (rounded up, at least 1): ${when}`,
+    },
+  };
+}
+
+/** An answer schema with its `Retry-After` declared ({@link retryAfterHeader}). */
+export function withRetryAfter<T extends object>(
+  schema: T,
+  when: string,
+): T & { readonly headers: ReturnType<typeof retryAfterHeader> } {
+  return { ...schema, headers: retryAfterHeader(when) };
+}
+
+/**
+ * 503 of a route that reads or writes state: `state_unavailable` (the state store is busy or cannot be
+ * reached) says `Retry-After: 1`; so does `audit_unavailable` on PostgreSQL, where the chain resumes by itself.
+ */
+export const UNAVAILABLE_RESPONSE = withRetryAfter(
+  { ...ERROR_BODY_SCHEMA, "x-response-description": "the state store or the audit trail cannot be used right now" },
+  "always on state_unavailable; on audit_unavailable only on PostgreSQL (the audit.jsonl file needs a restart: none)",
+);
+
 /** Error answers every route may give. */
 export const ERROR_RESPONSES = {
   400: ERROR_BODY_SCHEMA,
   401: ERROR_BODY_SCHEMA,
+  503: UNAVAILABLE_RESPONSE,
 } as const;
 
 /** The routes as the OpenAPI document lists them. */

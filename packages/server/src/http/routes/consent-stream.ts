@@ -34,17 +34,27 @@ export class StreamBudget {
     return this.#open;
   }
 
-  /** Takes one stream for `key` (undefined: counted only in the whole); its release, or a 429 when full. */
+  /**
+   * Takes one stream for `key` (undefined: counted only in the whole); its release, or a 429 when full, with
+   * `Retry-After` {@link STREAM_RETRY_AFTER_S}.
+   */
   take(key?: string): () => void {
     if (this.#open >= this.max) {
-      throw new HttpError(429, "consent_queue_full", `too many open event streams (at most ${this.max})`);
+      throw new HttpError(
+        429,
+        "consent_queue_full",
+        `too many open event streams (at most ${this.max}); try again in ${STREAM_RETRY_AFTER_S} s`,
+        String(STREAM_RETRY_AFTER_S),
+      );
     }
     const mine = key === undefined ? 0 : (this.#perKey.get(key) ?? 0);
     if (key !== undefined && mine >= this.maxPerKey) {
       throw new HttpError(
         429,
         "consent_queue_full",
-        `too many open event streams for agent \`${key}\` (at most ${this.maxPerKey} per agent)`,
+        `too many open event streams for agent \`${key}\` (at most ${this.maxPerKey} per agent): close one of its ` +
+          `streams, or try again in ${STREAM_RETRY_AFTER_S} s`,
+        String(STREAM_RETRY_AFTER_S),
       );
     }
     this.#open++;
@@ -70,6 +80,13 @@ export const CONSOLE_STREAMS = new StreamBudget(MAX_CONSOLE_STREAMS);
 
 /** How often a comment line keeps idle proxies from closing the stream. */
 export const STREAM_KEEPALIVE_MS = 15_000;
+
+/**
+ * The `Retry-After` of a 429 for too many open streams: when a stream closes nobody can tell, but one whose
+ * client went away unseen is found when the next keep-alive line cannot be written, so the budget is looked
+ * at again within about one keep-alive interval. A hint that keeps a client from reconnecting in a loop.
+ */
+export const STREAM_RETRY_AFTER_S = STREAM_KEEPALIVE_MS / 1000;
 
 /**
  * Most bytes an event stream may have waiting to be sent: a client that stops reading is cut there (an

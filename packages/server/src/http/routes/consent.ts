@@ -12,6 +12,7 @@ import {
   CONSENT_RESPONSE_BODY,
   ERROR_RESPONSES,
   READ_SECURITY,
+  withRetryAfter,
 } from "../schemas.js";
 import {
   COMPLETED_CONSENT_ANSWER,
@@ -85,6 +86,10 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
           200: TEXT_ANSWER(
             "text/event-stream",
             'a stream of `event: consent` with `data: {"kind":"pending"|"settled","id","status"}`',
+          ),
+          429: withRetryAfter(
+            { ...ERROR_BODY_SCHEMA, "x-response-description": "consent_queue_full: too many open event streams" },
+            "a hint, one keep-alive interval (15): when a stream whose client left unseen is found and closed",
           ),
           ...ERROR_RESPONSES,
         },

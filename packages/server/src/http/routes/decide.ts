@@ -2,7 +2,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionService } from "../../service/decision-service.js";
 import { callerAgent } from "../api-auth.js";
-import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES } from "../schemas.js";
+import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES, withRetryAfter } from "../schemas.js";
+import { ERROR_BODY_SCHEMA } from "../error-body.js";
 import { DECIDE_ANSWER, serializeWithJson } from "../answer-schemas.js";
 import { decisionRetryAfter } from "../retry-after.js";
 
@@ -30,7 +31,18 @@ export function registerDecide(
         security: [{ bearer: [] }],
         body: ACTION_REQUEST_BODY,
         querystring: DECIDE_QUERY,
-        response: { 200: DECIDE_ANSWER, ...ERROR_RESPONSES },
+        response: {
+          200: withRetryAfter(
+            DECIDE_ANSWER,
+            "on a refusal only waiting lifts (every refusing source refused for a spent rate_limit or the caller's " +
+              "spent share, caller_budget_exhausted): when asking again could be answered otherwise",
+          ),
+          429: withRetryAfter(
+            { ...ERROR_BODY_SCHEMA, "x-response-description": "consent_queue_full: too many consent requests wait" },
+            "1 when the request found no turn to be counted in time; none when the queue is full",
+          ),
+          ...ERROR_RESPONSES,
+        },
       },
       serializerCompiler: serializeWithJson,
     },

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../../metrics/metrics.js";
 import type { ServerStores } from "../../store/types.js";
 import { ERROR_BODY_SCHEMA, errorBody } from "../error-body.js";
-import { ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
+import { ERROR_RESPONSES, READ_SECURITY, withRetryAfter } from "../schemas.js";
 import { serializeWithJson, STATUS_ANSWER, TEXT_ANSWER } from "../answer-schemas.js";
 
 /** Registers the probes and the metrics. */
@@ -34,7 +34,14 @@ export function registerHealthRoutes(
       schema: {
         summary: "readiness: the stores answer and the service is not stopping",
         tags: ["operations"],
-        response: { 200: STATUS_ANSWER("ready"), 503: ERROR_BODY_SCHEMA },
+        response: {
+          200: STATUS_ANSWER("ready"),
+          503: withRetryAfter(
+            { ...ERROR_BODY_SCHEMA, "x-response-description": "not ready: not_ready or audit_unavailable" },
+            "1 on PostgreSQL, which the node reconnects to by itself; none when the node is stopping or a " +
+              "state.db or audit.jsonl problem needs a person",
+          ),
+        },
       },
       serializerCompiler: serializeWithJson,
     },
@@ -52,6 +59,8 @@ export function registerHealthRoutes(
           deps.stores.recoverAudit !== undefined
             ? "it resumes by itself once the database answers again"
             : "fix the cause (disk full, audit.jsonl moved or replaced) and restart the service";
+        // PostgreSQL's chain comes back by itself (it is retried every 500 ms): then say when to look again
+        if (deps.stores.recoverAudit !== undefined) void reply.header("retry-after", "1");
         return reply
           .status(503)
           .send(
@@ -66,6 +75,8 @@ export function registerHealthRoutes(
         deps.stores.kind === "postgres"
           ? "PostgreSQL does not answer (or this node's clock is more than 2 s from the database's: set it), so every decision is refused: it resumes by itself once the database answers again"
           : "state.db does not answer, so every decision is refused: check the disk and $ACP_HOME, then restart the service";
+      // PostgreSQL comes back by itself: say when to look again; a state.db that does not answer needs a person
+      if (deps.stores.kind === "postgres") void reply.header("retry-after", "1");
       return reply.status(503).send(errorBody("not_ready", `${what} (the cause is in the service log)`));
     },
   );

@@ -8,7 +8,7 @@ import type { ContractEnvelope } from "@acp/core";
 import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
 import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
-import { CONTRACT_EVENT_BODY } from "../schemas.js";
+import { CONTRACT_EVENT_BODY, UNAVAILABLE_RESPONSE, withRetryAfter } from "../schemas.js";
 import { jsonAnswerHeaders } from "../security-headers.js";
 import { retryAfterSeconds } from "../retry-after.js";
 
@@ -106,13 +106,18 @@ export function registerPreToolCheck(
         security: [{ bearer: [] }],
         body: CONTRACT_EVENT_BODY,
         response: {
-          200: PRE_TOOL_CHECK_ANSWER,
+          200: withRetryAfter(
+            PRE_TOOL_CHECK_ANSWER,
+            "on a refusal only waiting lifts (a spent rate_limit or caller share, and the contract itself does not " +
+              "refuse): when asking again could be answered otherwise",
+          ),
           400: {
             description: "an invalid event: the refuse envelope plus `error`",
             type: "object",
             additionalProperties: true,
           },
           401: ERROR_BODY_SCHEMA,
+          503: UNAVAILABLE_RESPONSE,
         },
       },
     },
