@@ -20,7 +20,7 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
  * {@link MAX_MESSAGE_BYTES}): a body that goes past it fails. The SDK reads a JSON answer (or an error's
  * text) whole, so without a bound one server's endless answer could fill the proxy's memory.
  */
-export function createAbortIsolatingFetch(given: FetchLike = fetch): FetchLike {
+export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: RequestCarriers): FetchLike {
   const base = sameOriginRedirects(given);
   return async (url, init) => {
     const parent = init?.signal;
@@ -28,12 +28,16 @@ export function createAbortIsolatingFetch(given: FetchLike = fetch): FetchLike {
     const own = new AbortController();
     const onAbort = (): void => own.abort(parent.reason);
     parent.addEventListener("abort", onAbort, { once: true });
+    const carried = carriers?.idOf(init?.body);
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
       parent.removeEventListener("abort", onAbort);
+      if (carried !== undefined) carriers?.forget(carried);
     };
+    // the request's answer is no longer waited for: a request still waiting for its headers is aborted
+    if (carried !== undefined) carriers?.carry(carried, () => own.abort(new Error("the request was settled")));
     let response: Response;
     try {
       response = await base(url, { ...init, signal: own.signal });
@@ -45,12 +49,53 @@ export function createAbortIsolatingFetch(given: FetchLike = fetch): FetchLike {
       release();
       return bounded(response);
     }
-    return new Response(releasingBody(response.body, release, sizeLimit(response)), {
+    const body = releasingBody(response.body, release, sizeLimit(response));
+    // ... and its event stream ends, as if the server had ended it (the SDK then neither fails nor resumes it)
+    if (carried !== undefined) carriers?.carry(carried, body.end);
+    return new Response(body.stream, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,
     });
   };
+}
+
+/**
+ * The HTTP requests carrying the relay's JSON-RPC requests, by their id: once the relay no longer waits for
+ * an answer (it came, the call timed out or was cancelled), `end(id)` ends the request's answer. Without
+ * it an upstream that keeps the answer's event stream open (sending nothing, or notifications for ever)
+ * after the call gave up on it would keep a connection, and the proxy reading it, for as long as it likes.
+ */
+export class RequestCarriers {
+  readonly #byId = new Map<string, () => void>();
+  constructor(readonly idPattern: RegExp) {}
+
+  /** The id of the JSON-RPC request in a body (`{"jsonrpc":"2.0","id":"…",…`) that `idPattern` takes. */
+  idOf(body: unknown): string | undefined {
+    if (typeof body !== "string") return undefined;
+    const id = /^\{"jsonrpc":"2\.0","id":"([^"\\]{1,64})"/.exec(body.slice(0, 128))?.[1];
+    return id !== undefined && this.idPattern.test(id) ? id : undefined;
+  }
+
+  carry(id: string, end: () => void): void {
+    this.#byId.set(id, end);
+  }
+
+  forget(id: string): void {
+    this.#byId.delete(id);
+  }
+
+  /** Ends the answer of the request carrying `id`, if one is open. */
+  end(id: string): void {
+    const end = this.#byId.get(id);
+    this.#byId.delete(id);
+    end?.();
+  }
+
+  /** HTTP requests with an answer open (tests). */
+  get size(): number {
+    return this.#byId.size;
+  }
 }
 
 /** Most redirects followed for one request (each within the upstream's own origin). */
@@ -96,14 +141,11 @@ export const MAX_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
  */
 function bounded(response: Response): Response {
   if (response.body === null) return response;
-  const limited = new Response(
-    releasingBody(response.body, () => undefined, sizeLimit(response)),
-    {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    },
-  );
+  const limited = new Response(releasingBody(response.body, () => undefined, sizeLimit(response)).stream, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   Object.defineProperty(limited, "url", { value: response.url });
   Object.defineProperty(limited, "redirected", { value: response.redirected });
   return limited;
@@ -152,28 +194,48 @@ function releasingBody(
   body: ReadableStream<Uint8Array>,
   release: () => void,
   tooLarge: (chunk: Uint8Array) => boolean,
-): ReadableStream<Uint8Array> {
+): { readonly stream: ReadableStream<Uint8Array>; readonly end: () => void } {
   const reader = body.getReader();
-  return new ReadableStream<Uint8Array>({
+  let ended = false;
+  let control: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      control = controller;
+    },
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
+        if (ended) return;
         if (done) {
+          ended = true;
           release();
           controller.close();
         } else if (tooLarge(value)) {
+          ended = true;
           release();
           controller.error(new Error(`the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`));
           await reader.cancel().catch(() => undefined);
         } else controller.enqueue(value);
       } catch (err) {
+        if (ended) return;
+        ended = true;
         release();
         controller.error(err);
       }
     },
     async cancel(reason) {
+      ended = true;
       release();
       await reader.cancel(reason);
     },
   });
+  /** Ends the body here, as a server ending it would (what was read is kept), and lets go of the server's. */
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    release();
+    control?.close();
+    void reader.cancel().catch(() => undefined);
+  };
+  return { stream, end };
 }

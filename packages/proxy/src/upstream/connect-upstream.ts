@@ -7,8 +7,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createRedactor, NO_PATTERNS, redactSecrets } from "@acp/core";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
-import { UpstreamRelay } from "./upstream-relay.js";
-import { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";
+import { RELAY_ID_PREFIX, UpstreamRelay } from "./upstream-relay.js";
+import { createAbortIsolatingFetch, RequestCarriers } from "./abort-isolating-fetch.js";
 import { usePlainReadBuffer } from "../transport/plain-read-buffer.js";
 import { budgetLines, DEFAULT_LINE_BURST, DEFAULT_LINES_PER_SECOND } from "./line-budget.js";
 
@@ -78,25 +78,28 @@ export async function connectUpstream(
   const url = new URL(spec.url);
   const headers = hooks.credentials?.headers;
   // every request gets an abort signal of its own: the SDK's one per connection collects a listener per call
+  // a call given up on (answered, timed out, cancelled) ends its HTTP request's answer stream
+  const carriers = new RequestCarriers(new RegExp(`^${RELAY_ID_PREFIX}[0-9]+$`));
+  const settled = (id: string): void => carriers.end(id);
   const options = {
-    fetch: createAbortIsolatingFetch(),
+    fetch: createAbortIsolatingFetch(fetch, carriers),
     ...(headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {}),
   };
   if (spec.transport === "sse") {
     return {
-      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets)),
+      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
       transport: "sse",
     };
   }
   try {
     return {
-      ...(await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets)),
+      ...(await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
       transport: "streamable-http",
     };
   } catch (streamableError) {
     try {
       return {
-        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets)),
+        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
         transport: "sse",
       };
     } catch {
@@ -144,11 +147,12 @@ async function connectClient(
   hooks: UpstreamHooks,
   timeoutMs: number,
   secrets: () => readonly string[],
+  settled?: (id: string) => void,
 ): Promise<{ client: Client; relay: UpstreamRelay }> {
   const client = new Client(PROXY_CLIENT_INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   hooks.prepare(client);
   // what the upstream says reaches the proxy, and through it the agent, without an injected value in it
-  const relay = new UpstreamRelay(transport, createMessageScrubber(secrets));
+  const relay = new UpstreamRelay(transport, createMessageScrubber(secrets), settled);
   try {
     await client.connect(relay, { timeout: timeoutMs });
   } catch (err) {

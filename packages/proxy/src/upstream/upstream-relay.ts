@@ -29,7 +29,8 @@ export interface RelayedRequest {
 }
 
 /** The prefix of the relay's request ids. The SDK client numbers its ids, so a string id is never its. */
-const ID_PREFIX = "acp-relay-";
+export const RELAY_ID_PREFIX = "acp-relay-";
+const ID_PREFIX = RELAY_ID_PREFIX;
 
 type Reply = { readonly result: Result } | { readonly error: { code: number; message: string; data?: unknown } };
 
@@ -48,14 +49,22 @@ export class UpstreamRelay extends WrappedTransport {
   readonly #scrub: (message: JSONRPCMessage) => JSONRPCMessage;
   #next = 0;
   #closed = false;
+  readonly #settled: ((id: string) => void) | undefined;
 
   /**
    * @param scrub - applied to every message the upstream sends before anyone reads it (the proxy removes the
    *   secret values it injected); a scrub that throws drops the message, reported as a transport error
+   * @param settled - told the id of each request no longer waited for (answered, timed out, cancelled): an
+   *   HTTP transport ends the request's answer stream there (see `RequestCarriers`)
    */
-  constructor(inner: Transport, scrub: (message: JSONRPCMessage) => JSONRPCMessage = (m) => m) {
+  constructor(
+    inner: Transport,
+    scrub: (message: JSONRPCMessage) => JSONRPCMessage = (m) => m,
+    settled?: (id: string) => void,
+  ) {
     super(inner);
     this.#scrub = scrub;
+    this.#settled = settled;
     inner.onmessage = (message, extra) => {
       let scrubbed: JSONRPCMessage;
       try {
@@ -99,6 +108,7 @@ export class UpstreamRelay extends WrappedTransport {
         if (token !== undefined) this.#progress.delete(token);
         this.#failAll.delete(fail);
         call.signal.removeEventListener("abort", onAbort);
+        this.#settled?.(id);
       };
       const fail = (error: unknown): void => {
         settle();
@@ -157,12 +167,27 @@ export class UpstreamRelay extends WrappedTransport {
     });
   }
 
+  /** Whether `id` is one of the relay's ids already sent (`acp-relay-1` … the last). */
+  #sent(id: string): boolean {
+    const digits = id.slice(ID_PREFIX.length);
+    const n = /^[1-9][0-9]{0,15}$/.test(digits) ? Number(digits) : 0;
+    return n >= 1 && n <= this.#next;
+  }
+
   #received(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     if ("id" in message && typeof message.id === "string" && message.id.startsWith(ID_PREFIX)) {
-      if ("result" in message) this.#pending.get(message.id)?.({ result: message.result });
-      else if ("error" in message) this.#pending.get(message.id)?.({ error: message.error });
-      // a late reply (the call was cancelled or timed out) is dropped: it is nobody's
-      if ("result" in message || "error" in message) return;
+      const pending = this.#pending.get(message.id);
+      if ("result" in message) pending?.({ result: message.result });
+      else if ("error" in message) pending?.({ error: message.error });
+      if ("result" in message || "error" in message) {
+        // a late reply (the call was cancelled or timed out) is dropped: it is nobody's; an answer to an id
+        // never sent is dropped too, and said (the server answers requests it was not sent)
+        if (pending === undefined && !this.#sent(message.id)) {
+          const shown = JSON.stringify(message.id.length > 80 ? `${message.id.slice(0, 80)}…` : message.id);
+          this.onerror?.(new Error(`an answer to ${shown}, an id the proxy never sent: dropped`));
+        }
+        return;
+      }
     }
     if ("method" in message && message.method === "notifications/progress" && !("id" in message)) {
       const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
