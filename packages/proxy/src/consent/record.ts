@@ -11,7 +11,14 @@ export function consentActionOf(
   request: ConsentRequestV02,
   parameters: Readonly<Record<string, unknown>>,
 ): Record<string, unknown> {
-  const { server, tool } = request.action;
+  return actionOf(request.action.server, request.action.tool, parameters);
+}
+
+function actionOf(
+  server: string,
+  tool: string,
+  parameters: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   // as the signer hashed it: plain JSON (an `undefined` member dropped)
   return { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as unknown };
 }
@@ -19,12 +26,22 @@ export function consentActionOf(
 /**
  * `metadata.consent_action` and `consent_action_hash` (its `action_hash`, by which `acp audit verify` still
  * checks the signature when a value of the action is cut to fit the audit line; withheld with the action).
+ * The one writer of these fields for the broker, `acp serve`'s completions and the proxy's gate.
  */
 export function consentActionFields(
   request: ConsentRequestV02,
   parameters: Readonly<Record<string, unknown>>,
 ): { consent_action: Record<string, unknown>; consent_action_hash?: string } {
-  const action = consentActionOf(request, parameters);
+  return consentActionFieldsOf(request.action.server, request.action.tool, parameters);
+}
+
+/** {@link consentActionFields} of a call named by its server and tool. */
+export function consentActionFieldsOf(
+  server: string,
+  tool: string,
+  parameters: Readonly<Record<string, unknown>>,
+): { consent_action: Record<string, unknown>; consent_action_hash?: string } {
+  const action = actionOf(server, tool, parameters);
   try {
     return { consent_action: action, consent_action_hash: actionHash(action as unknown as ApprovedAction) };
   } catch {

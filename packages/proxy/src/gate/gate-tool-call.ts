@@ -1,5 +1,4 @@
 import {
-  actionHash,
   sameCanonicalJson,
   type ActionRequest,
   type Category,
@@ -8,6 +7,7 @@ import {
   type ToolAnnotations,
 } from "@acp/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { consentActionFieldsOf } from "../consent/record.js";
 import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
@@ -171,31 +171,11 @@ async function forwardRemembered(
     reused: true,
     metadata: {
       consent_response: remembered.consentResponse,
-      ...consentActionOf(call.server, call.tool, call.arguments),
+      ...consentActionFieldsOf(call.server, call.tool, call.arguments),
     },
   });
   const decidedAs = { ...forwardedAs, ...requestIdOf(remembered.consentResponse) };
   return { kind: "forward", arguments: call.arguments, request, decided: decidedAs };
-}
-
-/**
- * `metadata.consent_action`: the `{server, tool, parameters}` the response's `action_hash` is computed over,
- * as plain JSON, so `acp audit verify` can check the signature with the public key alone; and
- * `consent_action_hash`, that hash, by which the signature is still checked when a value of the action is
- * cut to fit the audit line. The audit writer withholds both (`consent_action: null`,
- * `consent_action_withheld: "redacted"`) when redaction would change the action.
- */
-function consentActionOf(
-  server: string,
-  tool: string,
-  parameters: Readonly<Record<string, unknown>>,
-): { consent_action: unknown; consent_action_hash?: string } {
-  const action = { server, tool, parameters: JSON.parse(JSON.stringify(parameters)) as Record<string, unknown> };
-  try {
-    return { consent_action: action, consent_action_hash: actionHash(action as Parameters<typeof actionHash>[0]) };
-  } catch {
-    return { consent_action: action }; // not canonical JSON: nothing was signed over it either
-  }
 }
 
 /** A response's `modifications` (`null` when it has none, or is not a response). */
@@ -290,7 +270,7 @@ async function settleOutcome(
         ...(modified ? { forwarded_arguments: outcome.arguments } : {}),
         metadata: {
           consent_response: outcome.consentResponse,
-          ...consentActionOf(call.server, call.tool, outcome.arguments),
+          ...consentActionFieldsOf(call.server, call.tool, outcome.arguments),
         },
       });
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
@@ -341,7 +321,7 @@ async function settleOutcome(
                 consent_response: outcome.consentResponse,
                 // a denial signs the call's own arguments (it carries no modifications)
                 ...(modificationsOf(outcome.consentResponse) === null
-                  ? consentActionOf(call.server, call.tool, call.arguments)
+                  ? consentActionFieldsOf(call.server, call.tool, call.arguments)
                   : {}),
               },
             }
