@@ -334,6 +334,9 @@ export function respellings(text: string): string[] {
   if (normal !== undefined) out.add(normal);
   const trimmed = text.replace(EDGES, "");
   if (respelledInFull(text)) {
+    // the value as written, whose readings below are made as of every other spelling (`\t\srv\x` is
+    // `\t/srv/x` with `/` for `\`, as well as `/srv/x` once trimmed); dropped from the spellings at the end
+    out.add(text);
     // the value trimmed, and its NFKC form (`．．／` is `../` to a tool that normalises its input)
     const bases = [trimmed];
     if (NON_ASCII.test(trimmed)) {

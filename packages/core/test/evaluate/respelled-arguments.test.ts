@@ -152,6 +152,11 @@ describe("a deny rule's argument glob meets a respelled path, URL or domain", ()
       ssh("~\\.ssh\\id_rsa"),
     ]).toEqual([true, true, true]);
     expect(passwd("/etc\\passwd.bak")).toBe(false);
+    // and the value as written, white space at its ends kept, as well as trimmed (`\t/srv/x` is a relative
+    // path whose first segment is a tab, to a tool that does not trim)
+    expect(ruleOn("?*/**")("\t\\srv\\x")).toBe(true);
+    expect(ruleOn("? /**")(" \\srv\\x")).toBe(false);
+    expect(ruleOn(" /**")(" \\srv\\x")).toBe(true);
   });
 
   it("meets each address written in a value in each of its spellings, as a value of its own", () => {
