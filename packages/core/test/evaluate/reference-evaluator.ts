@@ -1,5 +1,5 @@
 /**
- * A deliberately naive reference evaluator: a linear scan over the rules, globs compiled on every use,
+ * A deliberately naive reference evaluator: a linear scan over the rules, globs compiled by their text alone,
  * argument paths walked with plain recursion, the local time read with a fresh Intl formatter. Written
  * straight from docs/reference/evaluation.md; the real evaluator is tested against it.
  */
@@ -11,8 +11,21 @@ import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request
 import { addressesIn, isAddressPattern } from "../../src/evaluate/arg-match.js";
 import { closes, envHome, homes, tildePatternHomes, USER_HOMES } from "./reference-homes.js";
 
+/** Each glob compiled once by its text (the only thing kept between uses: a glob's meaning is its text). */
+const COMPILED = new Map<string, ReturnType<typeof compileGlob>>();
+
+function compiledGlob(pattern: string, options: { starCrossesSlash?: boolean } = {}): ReturnType<typeof compileGlob> {
+  const key = `${options.starCrossesSlash === true ? "x" : "-"}${pattern}`;
+  let r = COMPILED.get(key);
+  if (r === undefined) {
+    r = compileGlob(pattern, options);
+    if (COMPILED.size < 10_000) COMPILED.set(key, r);
+  }
+  return r;
+}
+
 function globMatches(pattern: string, value: string, starCrossesSlash = false): boolean {
-  const r = compileGlob(pattern, { starCrossesSlash });
+  const r = compiledGlob(pattern, { starCrossesSlash });
   if (!r.ok) throw new Error("bad glob in reference");
   return r.value(value);
 }
@@ -185,7 +198,7 @@ function homePatterns(pattern: string): string[] {
       }
     }
   }
-  return out.filter((form) => compileGlob(form, { starCrossesSlash: true }).ok);
+  return out.filter((form) => compiledGlob(form, { starCrossesSlash: true }).ok);
 }
 
 /** A value of one line (white space at its ends aside) and at most 4,096 characters: a path, a URL, an address. */
@@ -302,8 +315,8 @@ function allowAgrees(pattern: string, reading: string): boolean {
   const homeForms = tildePatternHomes(slashed, false);
   return (
     meets((v) => allowMeets(pattern, v)) ||
-    (slashed !== pattern && compileGlob(slashed).ok && meets((v) => globMatches(slashed, v))) ||
-    homeForms.some((form) => compileGlob(form).ok && meets((v) => globMatches(form, v)))
+    (slashed !== pattern && compiledGlob(slashed).ok && meets((v) => globMatches(slashed, v))) ||
+    homeForms.some((form) => compiledGlob(form).ok && meets((v) => globMatches(form, v)))
   );
 }
 
@@ -314,7 +327,7 @@ function allowAgrees(pattern: string, reading: string): boolean {
 function allowMeets(pattern: string, value: string): boolean {
   if (globMatches(pattern, value)) return true;
   const bare = undot(pattern);
-  return bare !== pattern && bare !== "" && compileGlob(bare).ok && globMatches(bare, undot(value));
+  return bare !== pattern && bare !== "" && compiledGlob(bare).ok && globMatches(bare, undot(value));
 }
 
 /**
@@ -333,7 +346,7 @@ function leaves(pattern: string, form: string): boolean {
   for (let i = 0; i < segments.length; i++) {
     const tail = segments.slice(i);
     if (tail[0] === "" || !tail.some(plain)) continue;
-    if (compileGlob(tail.join("/"), { starCrossesSlash: true }).ok && globMatches(tail.join("/"), rest, true)) {
+    if (compiledGlob(tail.join("/"), { starCrossesSlash: true }).ok && globMatches(tail.join("/"), rest, true)) {
       return true;
     }
   }
@@ -375,7 +388,7 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         ...[slashedForm(expected), undot(expected)]
           .filter((form) => form !== expected && form !== "")
           .map((form) => form.toLowerCase())
-          .filter((form) => compileGlob(form, { starCrossesSlash: true }).ok),
+          .filter((form) => compiledGlob(form, { starCrossesSlash: true }).ok),
       ];
       const spelled = (form: string): boolean =>
         home.some((f) => globMatches(f, form.toLowerCase(), true)) ||
