@@ -38,7 +38,8 @@ export function closes(text: string): boolean {
 
 /**
  * The homes a path pattern written with `~` (`~/.ssh/**`, `~alice/.ssh/**`) may mean: `/home/` any user
- * (`*`) `/.ssh/**` and so in each home root, and root's homes (`/root/.ssh/**`) for `~` and `~root`;
+ * (`*`) `/.ssh/**` and so in each home root, and root's homes (`/root/.ssh/**`) for `~`, `~root` and a
+ * user's glob meeting `root` (`~*`);
  * `/home/alice/.ssh/**`, … for `~alice`. A pattern starting with a home's environment reference
  * (`$HOME/.ssh/**`, `%USERPROFILE%/.ssh/**`: {@link homeReferenceAsTilde}) is read as `~` first. With
  * `lower`, the roots in lower case (for a pattern and a value in lower case); empty for another pattern.
@@ -54,8 +55,15 @@ export function tildeHomes(pattern: string, lower: boolean): string[] {
     for (const root of USER_HOME_ROOTS)
       out.push(`${lower ? root.toLowerCase() : root}/${name === "" ? "*" : name}${rest}`);
   }
-  if (name === "" || name === "root") for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
+  if (name === "" || name === "root" || namesRoot(name)) for (const home of ROOT_HOMES) out.push(`${home}${rest}`);
   return out;
+}
+
+/** Whether the user of a `~name` pattern is a glob meeting `root` (`~*`, `~r*`): root's homes are among its homes. */
+function namesRoot(name: string): boolean {
+  if (!closes(name)) return false;
+  const glob = compileRuleGlob(name, {});
+  return glob.ok && glob.value("root");
 }
 
 /**

@@ -170,8 +170,26 @@ describe("a home written with `~` in a value an allow rule reads", () => {
     expect(ruleOn("~alice/**", "allow")("~/x")).toBe(false);
   });
 
+  it("reads a pattern whose user is a glob meeting `root` (`~*`) as root's homes too", () => {
+    // `~/x` is also `/root/x`: `~*/**` names it, as `~/**` does
+    for (const v of ["~/x", "~root/x", "~ann/x"]) expect([v, ruleOn("~*/**", "allow")(v)]).toEqual([v, true]);
+    expect(ruleOn("~a*/**", "allow")("~ann/x")).toBe(true);
+    expect(ruleOn("~*/.ssh/**")("/root/.ssh/id_rsa")).toBe(true);
+    expect(ruleOn("~a*/.ssh/**")("/root/.ssh/id_rsa")).toBe(false);
+  });
+
   it("is read so by the reference evaluator too", () => {
-    const patterns = ["*/.ssh/*", "?*/**", "~/.ssh/*", "~alice/**", "~root/**", "**", "$HOME/**", "/home/*/.ssh/*"];
+    const patterns = [
+      "*/.ssh/*",
+      "?*/**",
+      "~/.ssh/*",
+      "~alice/**",
+      "~root/**",
+      "~*/**",
+      "**",
+      "$HOME/**",
+      "/home/*/.ssh/*",
+    ];
     const values = ["~/.ssh/id_rsa", "~alice/.ssh/k", "~root/x", "%7E/.ssh/k", "~/x/../.ssh/k", "~", "~\\.ssh\\k"];
     const now = new Date(0);
     for (const pattern of patterns) {

@@ -4,6 +4,7 @@
  * a `~` value as each home it may be, a `~` pattern as each home it may mean.
  */
 import { posix } from "node:path";
+import { compileGlob } from "../../src/glob/index.js";
 
 /** Where homes are, a user's name after them (evaluation.md), and root's homes. */
 export const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
@@ -72,6 +73,9 @@ export function tildePatternHomes(pattern: string, lower: boolean): string[] {
   if (closes(name)) {
     for (const root of USER_HOMES) out.push(`${lower ? root.toLowerCase() : root}/${name === "" ? "*" : name}${rest}`);
   }
-  if (name === "" || name === "root") for (const root of ROOT_HOMES) out.push(`${root}${rest}`);
+  // root's homes for `~`, `~root` and a user's glob meeting `root` (`~*`)
+  const glob = closes(name) ? compileGlob(name) : undefined;
+  const meetsRoot = glob?.ok === true && glob.value("root");
+  if (name === "" || name === "root" || meetsRoot) for (const root of ROOT_HOMES) out.push(`${root}${rest}`);
   return out;
 }
