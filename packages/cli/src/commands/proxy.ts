@@ -179,7 +179,9 @@ proxy.agent_tokens.NAME\`: a session opened with one is NAME's (decided and audi
 client calls itself) and only that token may use it. Sealed tokens open with ACP_PASSPHRASE. Each agent
 (sessions without a token of their own together) has a share of the policy work: once its calls have spent
 it (requests built to exhaust a decision's work budget), they are refused unjudged, caller_budget_exhausted
-(proxy.caller_budget: units, seconds; default 33554432 units back over 60 s).
+(proxy.caller_budget: units, seconds; default 33554432 units back over 60 s). A session has at most 64
+tools/calls in flight (being decided or forwarded) at once; one more is refused at once, too_many_calls_in_flight
+(proxy.max_calls_in_flight).
 
 Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Code):
   "filesystem": { "command": "acp", "args": ["proxy", "--upstream", "npx -y @modelcontextprotocol/server-filesystem /tmp"],
@@ -321,6 +323,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
       config.callMaxMs,
     ),
     consentTimeoutMs: config.consentTimeoutMs,
+    ...(config.maxCallsInFlight !== undefined ? { maxCallsInFlight: config.maxCallsInFlight } : {}),
     now: ctx.io.now,
     log,
   });

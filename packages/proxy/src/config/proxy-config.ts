@@ -35,6 +35,8 @@ export interface ProxyConfig {
    * `seconds`, as `windowMs`); absent, or a key of it absent: the default (core's `createCallerBudget`).
    */
   readonly callerBudget?: { readonly units?: number; readonly windowMs?: number };
+  /** Most `tools/call`s of one session in flight at once, decided or forwarded (`proxy.max_calls_in_flight`). */
+  readonly maxCallsInFlight?: number;
 }
 
 /** Defaults of the proxy section. */
@@ -44,6 +46,7 @@ export const PROXY_DEFAULTS = {
   callTimeoutMs: 60_000,
   callMaxMs: 3_600_000,
   consentTimeoutMs: 120_000,
+  maxCallsInFlight: 64,
 } as const;
 
 const PROXY_KEYS = [
@@ -58,6 +61,7 @@ const PROXY_KEYS = [
   "call_max_seconds",
   "max_sessions",
   "caller_budget",
+  "max_calls_in_flight",
 ];
 const CALLER_BUDGET_KEYS = ["units", "seconds"];
 /** Most a `proxy.caller_budget` number may be (as `serve.caller_budget`): units 2^50, seconds a day. */
@@ -75,6 +79,8 @@ type Code = { readonly code: string };
 
 /** Highest `proxy.max_sessions` taken. */
 const MAX_SESSIONS_LIMIT = 100_000;
+/** Highest `proxy.max_calls_in_flight` taken. */
+const MAX_CALLS_IN_FLIGHT_LIMIT = 100_000;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -152,6 +158,17 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     at(["max_sessions"], INVALID, `\`proxy.max_sessions\` must be an integer from 1 to ${MAX_SESSIONS_LIMIT}`);
   }
   const callerBudget = parseCallerBudget(s["caller_budget"], at);
+  const maxCalls = s["max_calls_in_flight"];
+  if (
+    maxCalls !== undefined &&
+    !(Number.isInteger(maxCalls) && (maxCalls as number) >= 1 && (maxCalls as number) <= MAX_CALLS_IN_FLIGHT_LIMIT)
+  ) {
+    at(
+      ["max_calls_in_flight"],
+      INVALID,
+      `\`proxy.max_calls_in_flight\` must be a whole number from 1 to ${MAX_CALLS_IN_FLIGHT_LIMIT.toLocaleString("en-US")}`,
+    );
+  }
   if (issues.length > 0) return fail(issues);
   return ok({
     ...(typeof port === "number" ? { port } : {}),
@@ -167,6 +184,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
     ...(typeof maxSessions === "number" ? { maxSessions } : {}),
     ...(callerBudget !== undefined ? { callerBudget } : {}),
+    ...(typeof maxCalls === "number" ? { maxCallsInFlight: maxCalls } : {}),
   });
 }
 

@@ -64,6 +64,11 @@ export interface AcpProxyOptions {
   readonly callMaxMs?: number;
   /** Consent wait when the decision names no timeout, ms; default 120 000. */
   readonly consentTimeoutMs?: number;
+  /**
+   * Most `tools/call`s of one session in flight at once (being decided, waiting for a person, or forwarded);
+   * one more is refused at once, never forwarded (`too_many_calls_in_flight`). Default 64.
+   */
+  readonly maxCallsInFlight?: number;
   /** How often a waiting call sends a progress tick, ms; default 5 000. */
   readonly progressIntervalMs?: number;
   /** The agent's name on action requests; default: the client's name from `initialize`. */
@@ -83,6 +88,8 @@ export interface ProxySession {
   readonly calls: Set<InflightCall>;
   /** The session's `tools/call`s taken by the fast path and in flight, by the client's request id. */
   readonly fast: Map<RequestId, AbortController>;
+  /** How many of the session's `tools/call`s are being decided or forwarded (bounded by `maxCallsInFlight`). */
+  inFlight: number;
   lastActive: number;
   /** The transport the session's SDK server is connected to (set by `connect`). */
   downstream?: DownstreamTransport;
@@ -242,6 +249,7 @@ export class AcpProxy {
       server,
       calls: new Set(),
       fast: new Map(),
+      inFlight: 0,
       lastActive: Date.now(),
     };
     registerSessionHandlers(this, session);

@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ActionRequest, ToolAnnotations } from "@acp/core";
+import type { ActionRequest, Decision, ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { injectCallCredentials, withoutSecretValues } from "../gate/call-credentials.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
@@ -67,6 +67,79 @@ export async function handleToolCall(
   if (target === undefined) {
     return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
   }
+  // one batch (or a client not waiting for answers) must not put thousands of calls in flight at once:
+  // counted from here, before the first await, so a batch's calls are counted in the order they came
+  const max = proxy.options.maxCallsInFlight ?? PROXY_DEFAULTS.maxCallsInFlight;
+  if (session.inFlight >= max) return refuseOverCap(proxy, session, request, target, agent, max);
+  session.inFlight += 1;
+  try {
+    return await gateAndForward(proxy, session, request, extra, target, agent);
+  } finally {
+    session.inFlight -= 1;
+  }
+}
+
+/** The upstream tool a call names, as the catalog resolved it. */
+type Target = NonNullable<ReturnType<ReturnType<AcpProxy["catalog"]["tools"]>["resolve"]>>;
+
+/**
+ * A call over the session's cap on calls in flight: answered at once with a tool error, never decided nor
+ * forwarded, and audited as every refusal is (`tool_call_intercepted`, then `policy_evaluated` refusing it,
+ * reason `pipeline:too_many_calls_in_flight`). A failing audit write is logged: the call is refused anyway.
+ */
+async function refuseOverCap(
+  proxy: AcpProxy,
+  session: ProxySession,
+  request: CallToolRequest,
+  target: Target,
+  agent: string | undefined,
+  max: number,
+): Promise<CallToolResult> {
+  const message = `too many calls in flight in this session (${max}): wait for some to finish before calling again (proxy.max_calls_in_flight)`;
+  const reasons = [{ source: "pipeline" as const, code: "too_many_calls_in_flight", message }];
+  const decision: Decision = {
+    route: "refuse",
+    action: "deny",
+    rule: null,
+    category: "system",
+    risk_level: "critical",
+    reasons,
+    verdicts: [{ source: "pipeline", route: "refuse", reasons }],
+  };
+  const base = {
+    call_id: newId("call"),
+    session_id: session.id,
+    server: target.server,
+    tool: target.name,
+    ...(agent !== undefined ? { agent } : {}),
+  };
+  try {
+    await proxy.audit("tool_call_intercepted", { ...base, arguments: request.params.arguments ?? {} });
+    await proxy.audit("policy_evaluated", {
+      ...base,
+      decision: "refuse",
+      policy_rule: null,
+      category: decision.category,
+      risk_level: decision.risk_level,
+      reasons,
+    });
+  } catch (err) {
+    proxy.log(
+      `call \`${target.name}\` on \`${target.server}\` refused (too many in flight), unrecorded: ${messageOf(err)}`,
+    );
+  }
+  return toolError(message, decision);
+}
+
+/** A call within the cap: decide it (maybe asking a person), forward it, record its end. */
+async function gateAndForward(
+  proxy: AcpProxy,
+  session: ProxySession,
+  request: CallToolRequest,
+  extra: CallContext,
+  target: Target,
+  agent: string | undefined,
+): Promise<CallToolResult> {
   const token = request.params._meta?.progressToken;
   // what the upstream says in its progress reaches the agent: the session runtime is told it too
   const relay =
