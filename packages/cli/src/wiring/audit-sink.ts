@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { auditEventInput, type AuditEventInput, type CheckpointSigner, type RedactionRules } from "@acp/core";
-import { openAuditLog, type AuditLog, type Reanchored } from "@acp/store";
+import { openAuditLog, reanchoredMessage, type AuditLog } from "@acp/store";
 import type { AuditSink } from "@acp/proxy";
 
 /** An audit sink over `$ACP_HOME/audit.jsonl` (opened on first use), or one that drops events without a home. */
@@ -52,25 +52,6 @@ function mustBeDurable(eventType: string, fields: Record<string, unknown>): bool
   }
 }
 
-/**
- * What the person is told when the writer found the log with signed checkpoints and no anchor beside it,
- * verified it in full and anchored it again (`AuditLog.reanchored`): which log, the anchor file made, and
- * that the lines after that checkpoint were not covered by a signature when found.
- */
-function reanchoredLine(log: Pick<AuditLog, "path" | "anchorPath">, at: Reanchored): string {
-  const n = at.linesAfter;
-  const after =
-    n === 0
-      ? "nothing after it"
-      : `${n === 1 ? "1 line" : `${n} lines`} after it, unsigned when found, signed by the next checkpoint`;
-  return (
-    `the audit log ${log.path} had signed checkpoints but no anchor beside it: verified in full as ` +
-    `\`acp audit verify\` does (every hash, link and checkpoint signature, with the home's public key) and ` +
-    `anchored again at its checkpoint on line ${at.line} in ${log.anchorPath} (${after}); if you did not ` +
-    `move or restore the log, find out why the anchor was missing`
-  );
-}
-
 /** Opens the home's audit log lazily (`fsync: batch`, group commit; consent events awaited, see above). */
 export function createHomeAuditSink(options: {
   readonly home: string | null;
@@ -103,7 +84,7 @@ export function createHomeAuditSink(options: {
         }),
       )
       .then((opening) => {
-        if (opening.reanchored !== null) options.log?.(reanchoredLine(opening, opening.reanchored));
+        if (opening.reanchored !== null) options.log?.(reanchoredMessage(opening, opening.reanchored));
         return (opened = opening);
       });
     return log;

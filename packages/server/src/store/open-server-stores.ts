@@ -20,7 +20,10 @@ export interface ServerStoresOptions {
   readonly pendingLockTimeoutMs?: number;
   readonly answerPollMs?: number;
   readonly onError?: (err: Error) => void;
-  /** PostgreSQL: one line when the database becomes unreachable, one when it answers again. */
+  /**
+   * PostgreSQL: one line when the database becomes unreachable, one when it answers again. SQLite: one line
+   * when the audit log was found with signed checkpoints and no anchor and anchored again.
+   */
   readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
   readonly redaction?: RedactionRules;
@@ -58,6 +61,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
     auditPublicKey: options.keys.publicKey,
     ...(options.changePollMs !== undefined ? { pollIntervalMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
     ...redactionOf(options),
   });
 }

@@ -8,6 +8,7 @@ import {
   isOrphaned,
   openAuditLog,
   openPendingConsentDb,
+  reanchoredMessage,
   toAsyncPendingConsentStore,
   type AsyncPendingConsentStore,
 } from "@acp/store";
@@ -39,6 +40,8 @@ export interface SqliteStoresOptions {
   readonly redaction?: RedactionRules;
   /** Known secret values (the vault's), redacted from every audit event wherever they appear; read on every append. */
   readonly secrets?: () => readonly string[];
+  /** Tells the person one line (acp serve's stderr): here, that the audit log was found without its anchor. */
+  readonly log?: (line: string) => void;
 }
 
 /** Opens the embedded stores (and the audit writer: group commit, one fsync per batch). The caller closes them. */
@@ -57,6 +60,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     db.close();
     throw err;
   }
+  // found with signed checkpoints and no anchor, verified in full and anchored again: said as acp proxy says it
+  if (auditLog.reanchored !== null) options.log?.(reanchoredMessage(auditLog, auditLog.reanchored));
   const table = toAsyncPendingConsentStore(createPendingConsentStore(db));
   const answers = createPolledAnswers(table, options.answerPollMs ?? 500);
   // an answer, expiry or withdrawal recorded through this process wakes its waiter at once; the polling

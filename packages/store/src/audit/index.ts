@@ -11,7 +11,7 @@ export {
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
 export { scanAuditLog, type ChainPosition, type ScanResult, type TornBytes } from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";
-export { type Reanchored } from "./unanchored-log.js";
+export { reanchoredMessage, type Reanchored } from "./unanchored-log.js";
 export {
   countAuditFileLines,
   readAuditFileLines,

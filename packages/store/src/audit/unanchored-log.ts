@@ -23,6 +23,26 @@ export interface Reanchored {
   readonly linesAfter: number;
 }
 
+/**
+ * The one line a command tells the person when its writer found the log with signed checkpoints and no
+ * anchor beside it, verified it in full and anchored it again (`AuditLog.reanchored`): which log, the anchor
+ * file made, and that the lines after that checkpoint were not covered by a signature when found. Shared by
+ * `acp proxy`, `acp run`, the guard (the home audit sink) and `acp serve`.
+ */
+export function reanchoredMessage(log: { readonly path: string; readonly anchorPath: string }, at: Reanchored): string {
+  const n = at.linesAfter;
+  const after =
+    n === 0
+      ? "nothing after it"
+      : `${n === 1 ? "1 line" : `${n} lines`} after it, unsigned when found, signed by the next checkpoint`;
+  return (
+    `the audit log ${log.path} had signed checkpoints but no anchor beside it: verified in full as ` +
+    `\`acp audit verify\` does (every hash, link and checkpoint signature, with the home's public key) and ` +
+    `anchored again at its checkpoint on line ${at.line} in ${log.anchorPath} (${after}); if you did not ` +
+    `move or restore the log, find out why the anchor was missing`
+  );
+}
+
 /** A top-level `"event_type":"checkpoint"` member; inside a string its quotes are escaped, so not there. */
 const CHECKPOINT_MARKER = '"event_type":"checkpoint"';
 
