@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { LIMITED_BODY } from "../src/http/failure.js";
+import { limitedBody } from "../src/http/failure.js";
 import { startProvider, type Provider } from "./harness.js";
 
 let p: Provider | undefined;
@@ -35,7 +35,7 @@ describe("behind a reverse proxy (a TLS terminator in front): whose range a requ
     const r = await p.req("api.localhost", "GET", "/.well-known/agent-access", {
       headers: { "x-forwarded-for": "garbage-3" },
     });
-    expect([r.status, r.body]).toEqual([429, LIMITED_BODY]);
+    expect([r.status, r.body]).toEqual([429, limitedBody(Number(r.headers["retry-after"]))]);
     expect(await discovery(p, "198.51.100.7")).toBe(200);
   });
 

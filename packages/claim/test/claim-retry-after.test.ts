@@ -30,6 +30,15 @@ afterEach(async () => p?.close());
 
 const retryAfter = (r: Res): number => Number(r.headers["retry-after"]);
 
+/** A 429's body says the header's wait too: `retry_after_seconds` and "try again in N s" (the code and message kept). */
+function expectBodySaysWait(r: Res): void {
+  const n = retryAfter(r);
+  expect(r.status).toBe(429);
+  expect(r.json()).toEqual({
+    error: { code: "claim_rate_limited", message: `too many requests; try again in ${n} s`, retry_after_seconds: n },
+  });
+}
+
 describe("WindowCounter.waitMs is when the oldest counted slices leave room", () => {
   it("after a burst the wait is the window (plus under a slice), not a minute; one ms earlier is still too soon", () => {
     const c = new WindowCounter(HOUR);
@@ -110,6 +119,8 @@ describe("the 429 over HTTP says the real wait", () => {
     expect(r).toBeGreaterThan(30 * 60); // was 60
     expect(r).toBeLessThanOrEqual((30 * MIN + SLICE) / 1000);
     expect(retryAfter(b)).toBe(r);
+    expectBodySaysWait(a);
+    expect(num(a.json(), "error.retry_after_seconds")).toBe(r);
     pr.advance(60_000);
     expect((await get("127.0.2.1")).status).toBe(429); // what the old header promised
     pr.advance(r * 1000 - 60_000);
@@ -128,10 +139,12 @@ describe("the 429 over HTTP says the real wait", () => {
     expect(pub.status).toBe(429);
     expect(retryAfter(pub)).toBeGreaterThan(40 * 60);
     expect(retryAfter(pub)).toBeLessThanOrEqual((40 * MIN + SLICE) / 1000);
+    expectBodySaysWait(pub);
     const over = await pr.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth }); // the 5th call
     expect(over.status).toBe(429);
     expect(retryAfter(over)).toBeGreaterThan(40 * 60);
     expect(retryAfter(over)).toBeLessThanOrEqual((40 * MIN + SLICE) / 1000);
+    expectBodySaysWait(over);
   });
 
   it("§11.2 the breaker's 503 says when it closes, in the header and the message", async () => {
@@ -143,6 +156,7 @@ describe("the 429 over HTTP says the real wait", () => {
     expect(r.status).toBe(503);
     expect(retryAfter(r)).toBe(70); // was 300 whatever the cooldown
     expect(str(r.json(), "error.message")).toBe("sandbox creation is paused, try again in 70 s");
+    expect(num(r.json(), "error.retry_after_seconds")).toBe(70);
   });
 });
 
@@ -166,6 +180,7 @@ describe("§19.5 the claim page's 429 says the real wait, and nothing about the 
     // The refused press counts too: room comes when the first two presses have left the window (the old header: 60).
     expect(retryAfter(r)).toBeGreaterThan(50 * 60);
     expect(retryAfter(r)).toBeLessThanOrEqual((50 * MIN + SLICE) / 1000);
+    expectBodySaysWait(r);
   });
 
   it("the range's lockout: Retry-After is the lockout's remaining time, the same for a real and an unknown code", async () => {
@@ -191,6 +206,8 @@ describe("§19.5 the claim page's 429 says the real wait, and nothing about the 
     const locked = (await humanClaim(pr, code)).verify;
     expect(locked.status).toBe(429);
     expect(retryAfter(locked)).toBe(20); // the 30 s lockout, 10 s in
+    expectBodySaysWait(locked);
+    expect(num(locked.json(), "error.retry_after_seconds")).toBe(20);
     expect(shape(locked)).toEqual(shape((await humanClaim(pr, "ACP-CCCC-CCCC-CCCC-CCCC")).verify));
     pr.advance(20_000);
     expect((await humanClaim(pr, code)).verify.status).toBe(200);
@@ -216,6 +233,9 @@ describe("§19.5 the claim page's 429 says the real wait, and nothing about the 
     const now = await verify(pr, s, fresh);
     expect([late.status, now.status]).toEqual([429, 429]);
     expect(retryAfter(late)).toBe((HOUR + SLICE) / 1000);
+    // The body says the same fixed bound, not the code's real history (the other range's hits 40 minutes ago).
+    expectBodySaysWait(late);
+    expect(num(late.json(), "error.retry_after_seconds")).toBe((HOUR + SLICE) / 1000);
     expect(shape(late)).toEqual(shape(now));
   });
 });

@@ -136,13 +136,19 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     });
   });
 
-  /** 503 while the circuit breaker is open: `Retry-After` and the message say when it closes (the same for all). */
+  /** 503 while the breaker is open: `Retry-After`, message, `retry_after_seconds` say when it closes (same for all). */
   const paused = (reply: FastifyReply, now: number): FastifyReply => {
     const s = retryAfterSeconds(rt.admission.breakerRemainingMs(now));
     return reply
       .code(503)
       .header("retry-after", String(s))
-      .send({ error: { code: "claim_admission_paused", message: `sandbox creation is paused, try again in ${s} s` } });
+      .send({
+        error: {
+          code: "claim_admission_paused",
+          message: `sandbox creation is paused, try again in ${s} s`,
+          retry_after_seconds: s,
+        },
+      });
   };
 
   api("GET", "/v1/sandboxes/challenge", "challenge", async (req, reply) => {

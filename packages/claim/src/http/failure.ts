@@ -17,8 +17,22 @@ export const FAILURE_HEADERS: Readonly<Record<string, string>> = {
   "x-robots-tag": "noindex, nofollow",
 };
 
-/** The rate-limit / lockout answer: also identical whatever the request named. */
-export const LIMITED_BODY = '{"error":{"code":"claim_rate_limited","message":"too many requests"}}';
+/**
+ * The rate-limit / lockout body for a wait of `retryAfterS` seconds, the same number as the answer's
+ * `Retry-After`: the message says "try again in N s" and `retry_after_seconds` holds N, for clients that read
+ * the body rather than the headers. The wait is the only thing in it, and it is whatever the caller passed as
+ * `Retry-After` (a typed code's own limit passes the longest its counter can hold, never its real history, so
+ * the body, like the header, is identical whatever code was typed: §10, §19.5).
+ */
+export function limitedBody(retryAfterS: number): string {
+  return JSON.stringify({
+    error: {
+      code: "claim_rate_limited",
+      message: `too many requests; try again in ${retryAfterS} s`,
+      retry_after_seconds: retryAfterS,
+    },
+  });
+}
 
 /** When each request arrived (ms, monotonic), set by the server's first hook. */
 export const ARRIVAL = new WeakMap<FastifyRequest, number>();
@@ -40,7 +54,8 @@ export async function sendFailure(req: FastifyRequest, reply: FastifyReply, minM
 /**
  * Sends the rate-limit answer (429) after the minimum response time, with `Retry-After: retryAfterS` — when a
  * retry can succeed (see {@link retryAfterSeconds}), never a fixed guess: a sliding window can take up to an hour
- * to free a slot, and a client retrying after a minute only counts one more hit against itself.
+ * to free a slot, and a client retrying after a minute only counts one more hit against itself. The body says the
+ * same number ({@link limitedBody}).
  */
 export async function sendLimited(
   req: FastifyRequest,
@@ -52,7 +67,7 @@ export async function sendLimited(
   return reply
     .code(429)
     .headers({ ...FAILURE_HEADERS, "retry-after": String(retryAfterS) })
-    .send(LIMITED_BODY);
+    .send(limitedBody(retryAfterS));
 }
 
 /** A wait in ms as `Retry-After` seconds: rounded up (never early), at least 1. */
