@@ -44,6 +44,9 @@ proxy:
   #     ci_bot: ""    # \`acp config set-secret proxy.agent_tokens.ci_bot\`
   # At most this many HTTP sessions are open at once (an agent with a token of its own: a quarter):
   #   max_sessions: 256
+  # At most this many \`tools/call\`s of one session are being decided, waiting for you or forwarded at once
+  # (stdio too); one more is refused at once (\`too_many_calls_in_flight\`), never forwarded:
+  #   max_calls_in_flight: 64
   # Each agent's share of the policy work (sessions without a token of their own share one): past it, its
   # calls are refused unjudged until it comes back, so one agent cannot hold up the others:
   #   caller_budget: { units: 33554432, seconds: 60 }
