@@ -1,10 +1,7 @@
 import { lstatSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseAuditLine, readCheckpoint } from "@acp/core";
-import { anchorPathOf, readAnchorFile, readAuditFileLines, type HomeCheck } from "@acp/store";
-
-/** A top-level `"event_type":"checkpoint"` member; inside a string its quotes are escaped, so not there. */
-const CHECKPOINT_MARKER = '"event_type":"checkpoint"';
+import { anchorPathOf, CHECKPOINT_MARKER_TEXT, readAnchorFile, readAuditFileLines, type HomeCheck } from "@acp/store";
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -69,7 +66,7 @@ export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
           detail: `${path}: line ${expected} is not the signed checkpoint of its anchor ${anchorFile}: ${refuses}; ${verify}`,
         };
       }
-      if (line.includes(CHECKPOINT_MARKER)) lastCheckpoint = lines;
+      if (line.includes(CHECKPOINT_MARKER_TEXT)) lastCheckpoint = lines;
     }
   } catch (err) {
     return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };

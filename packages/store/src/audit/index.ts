@@ -9,7 +9,13 @@ export {
   type ReleaseLock,
 } from "./file-lock.js";
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";
-export { scanAuditLog, type ChainPosition, type ScanResult, type TornBytes } from "./scan-log.js";
+export {
+  CHECKPOINT_MARKER_TEXT,
+  scanAuditLog,
+  type ChainPosition,
+  type ScanResult,
+  type TornBytes,
+} from "./scan-log.js";
 export { type TornTail } from "./torn-tail.js";
 export { reanchoredMessage, type Reanchored } from "./unanchored-log.js";
 export {

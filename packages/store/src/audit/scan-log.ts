@@ -43,7 +43,12 @@ const CHUNK = 1024 * 1024;
  */
 const MAX_HELD_LINE = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
-const CHECKPOINT_MARKER = Buffer.from('"event_type":"checkpoint"');
+/**
+ * A top-level `"event_type":"checkpoint"` member, as canonical lines hold it; inside a string its quotes
+ * are escaped, so a line without it is no checkpoint (a line with it is parsed to be sure).
+ */
+export const CHECKPOINT_MARKER_TEXT = '"event_type":"checkpoint"';
+const CHECKPOINT_MARKER = Buffer.from(CHECKPOINT_MARKER_TEXT);
 
 /** `,"event_hash":"sha256:`: where the hash member of a canonical line starts. */
 const HASH_MEMBER_KEY = Buffer.from(',"event_hash":"sha256:', "latin1");

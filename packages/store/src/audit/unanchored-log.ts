@@ -3,7 +3,7 @@ import { parseAuditLine, verifyAuditStream, type CheckpointPublicKey, type Check
 import { readAnchor } from "./anchor.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { readAuditFileLines } from "./read-lines.js";
-import { EMPTY_POSITION, scanAuditLog } from "./scan-log.js";
+import { CHECKPOINT_MARKER_TEXT, EMPTY_POSITION, scanAuditLog } from "./scan-log.js";
 
 /** The last signed checkpoint of a log without an anchor, verified with the key, to anchor the log at. */
 export interface AdoptedCheckpoint {
@@ -42,9 +42,6 @@ export function reanchoredMessage(log: { readonly path: string; readonly anchorP
     `move or restore the log, find out why the anchor was missing`
   );
 }
-
-/** A top-level `"event_type":"checkpoint"` member; inside a string its quotes are escaped, so not there. */
-const CHECKPOINT_MARKER = '"event_type":"checkpoint"';
 
 /** The key checkpoints are verified with: the one given, or the public half of a private `KeyObject` signer. */
 export function publicKeyOf(
@@ -96,7 +93,7 @@ export async function verifyUnanchoredLog(
         if (remember) {
           for (const text of whole) {
             lines++;
-            if (text.includes(CHECKPOINT_MARKER)) {
+            if (text.includes(CHECKPOINT_MARKER_TEXT)) {
               const parsed = parseAuditLine(text);
               if (parsed.ok && parsed.value.event_type === "checkpoint") last = { line: lines, text };
             }
