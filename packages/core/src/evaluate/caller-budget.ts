@@ -12,6 +12,7 @@
  * `proxy.agent_tokens`). Callers whose token names no agent share one allowance: the `agent` they send is
  * their own word, and naming another agent must not spend its share. Pure: the clock is passed in.
  */
+import { pipelineRefusal } from "../pipeline/system-refusal.js";
 import type { Decision } from "../pipeline/types.js";
 import { DECISION_WORK_BUDGET } from "./match-policy.js";
 import { policyWorkOf } from "./policy-work.js";
@@ -70,17 +71,7 @@ function who(caller: string | undefined): string {
 
 /** The refusal of a caller not judged now; `retryAtMs`: when it may be judged again. */
 function refusal(message: string, retryAtMs: number): Decision {
-  const reasons = [{ source: "pipeline" as const, code: "caller_budget_exhausted", message }];
-  const verdict = noteRetryAt({ source: "pipeline" as const, route: "refuse" as const, reasons }, retryAtMs);
-  return {
-    route: "refuse",
-    action: "deny",
-    rule: null,
-    category: "system",
-    risk_level: "critical",
-    reasons,
-    verdicts: [verdict],
-  };
+  return pipelineRefusal("caller_budget_exhausted", message, [], (verdict) => noteRetryAt(verdict, retryAtMs));
 }
 
 /** Whole seconds, rounded up, at least 1. */

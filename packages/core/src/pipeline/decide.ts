@@ -5,6 +5,7 @@ import { isRoute } from "../route/index.js";
 import { RISK_LEVELS, findLookAlike, foldName, type ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
 import type { DecisionSource } from "./sources.js";
+import { pipelineRefusal } from "./system-refusal.js";
 import type { Decision, Reason, SourceVerdict } from "./types.js";
 import { validateActionRequest } from "./validate-request.js";
 
@@ -122,16 +123,7 @@ function askSource(
 }
 
 function invalidDecision(message: string, verdicts: readonly SourceVerdict[], code = "invalid_request"): Decision {
-  const verdict = refuseVerdict("pipeline", code, message);
-  return {
-    route: "refuse",
-    action: "deny",
-    rule: null,
-    category: "system",
-    risk_level: "critical",
-    reasons: verdict.reasons,
-    verdicts: [...verdicts, verdict],
-  };
+  return pipelineRefusal(code, message, verdicts);
 }
 
 /** A failure inside the pipeline itself (a bug, or a verdict no code could read): refused, never thrown. */

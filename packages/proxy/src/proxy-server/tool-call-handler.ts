@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ActionRequest, Decision, ToolAnnotations } from "@acp/core";
+import { pipelineRefusal, type ActionRequest, type ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { injectCallCredentials, withoutSecretValues } from "../gate/call-credentials.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
@@ -96,16 +96,8 @@ async function refuseOverCap(
   max: number,
 ): Promise<CallToolResult> {
   const message = `too many calls in flight in this session (${max}): wait for some to finish before calling again (proxy.max_calls_in_flight)`;
-  const reasons = [{ source: "pipeline" as const, code: "too_many_calls_in_flight", message }];
-  const decision: Decision = {
-    route: "refuse",
-    action: "deny",
-    rule: null,
-    category: "system",
-    risk_level: "critical",
-    reasons,
-    verdicts: [{ source: "pipeline", route: "refuse", reasons }],
-  };
+  const decision = pipelineRefusal("too_many_calls_in_flight", message);
+  const { reasons } = decision;
   const base = {
     call_id: newId("call"),
     session_id: session.id,
