@@ -90,7 +90,7 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     const parameters = { body: `${"A".repeat(100_000)}`, to: "mallory@evil.test" };
     const [terminal, telegram] = both(parameters);
     expect(terminal).toContain('    to: "mallory@evil.test"\n');
-    expect(telegram).toContain('\nto: "mallory@evil.test"\n');
+    expect(telegram).toContain('\n• to: "mallory@evil.test"\n');
     expect(terminal.length).toBeLessThan(2_000);
     expect(terminal).toMatch(/ {4}body: "A+…\[\d+ characters not shown\]…A+"\n/);
     expect(terminal).toContain("warning: long arguments are shortened here");
@@ -133,6 +133,65 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     expect(manyTerminal).toContain("… and 76 more values not shown (100 in all)");
     expect(manyTelegram).toMatch(/… and \d+ more values not shown \(100 in all\)/);
     expect(manyTelegram.length).toBeLessThanOrEqual(4096);
+  });
+
+  it('marks each argument line in the Telegram message: an argument `tool: "read_file"` is no field of it', () => {
+    // keys chosen to read as the message's own lines, and a value as its framing
+    const parameters = { tool: "read_file", server: "fs", rule: null, agent: "ops", path: "/etc/x\n\nrisk: low" };
+    const [, telegram] = both(parameters);
+    const lines = telegram.split("\n");
+    const args = lines.slice(lines.indexOf("arguments:") + 1, lines.indexOf("expires: 2026-01-15T12:02:00.000Z"));
+    expect(args).toEqual([
+      '• tool: "read_file"',
+      '• server: "fs"',
+      "• rule: null",
+      '• agent: "ops"',
+      '• path: "/etc/x\\n\\nrisk: low"',
+    ]);
+    // the message's own lines are each there once, flush left, and none of the arguments' is
+    for (const field of ["server: ", "tool: ", "rule: ", "agent: "]) {
+      expect(lines.filter((l) => l.startsWith(field))).toHaveLength(1);
+    }
+    expect(lines.filter((l) => /risk: low/.test(l) && !l.startsWith("• "))).toEqual([]);
+  });
+
+  it("restates the tool and server last, before the prompt: arguments laid out as another tool's are not all left in view", async () => {
+    // 24 long values wrap to ~100 rows: the request's first lines scroll off the screen, the last rows are the agent's
+    const padding = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`note${i}`, "x".repeat(300)]));
+    const parameters = { ...padding, tool: "read_file", server: "fs", risk: "low" };
+    const [terminal, telegram] = both(parameters, "delete_repository");
+    const restated = "answering: tool delete_repository on server mail (communication, risk high)";
+    expect(terminal.endsWith(`\n  ${restated}\n`)).toBe(true);
+    expect(telegram.endsWith(`\n${restated}`)).toBe(true);
+    // a padded tool name keeps both its ends there too
+    const long = `read_file${"_".repeat(500)}_and_delete`;
+    expect(formatRequestForTerminal(requestWith({}, long), [])).toMatch(
+      /\n {2}answering: tool read_file_+…\[\d+ characters not shown\]…_+and_delete on server mail /,
+    );
+
+    // on the terminal it is the line the prompt follows
+    const time = new ManualTime();
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let text = "";
+    output.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    const channel = createTerminalChannel({
+      open: () => ({ input, output, close: () => input.end() }),
+      clock: time.clock,
+    });
+    const broker = createConsentBroker({
+      channels: [channel],
+      ...createTestProofs(),
+      clock: time.clock,
+      timers: time,
+      random: countingRandom(),
+    });
+    const pending = broker.ask(makeAsk({ arguments: parameters }));
+    await eventually(() => text.includes("[a]pprove"));
+    expect(text).toMatch(/\n {2}answering: tool \S+ on server \S+ \([^)]*\)\n\[a\]pprove/);
+    input.write("d\n");
+    expect((await pending).kind).toBe("denied");
+    await channel.close?.();
   });
 
   it("shows the arguments to edit as printable JSON that still parses to the same value", async () => {

@@ -150,8 +150,8 @@ describe("terminal channel specifics", () => {
     expect(text).toContain("tool:      send\\u001b[2K\\u000d\\u001b[1A  tool:      read_file");
     expect(text).toContain("agent:     agent\\u009b2J");
     expect(text).toContain("- send to `a\\u202eelpmaxe.rekcatta@b`\\u000aserver: trusted");
-    // the nine lines of the request, one argument, and the warning that characters are shown escaped
-    expect(text.split("\n")).toHaveLength(13);
+    // the nine lines of the request, one argument, the warning that characters are shown escaped, what is answered
+    expect(text.split("\n")).toHaveLength(14);
     expect(text).toContain("  ! warning: invisible or control characters in tool, agent, reasons, shown as");
   });
 

@@ -1,7 +1,7 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
 import { argumentsView, elide } from "../arguments-view.js";
-import { decidedBy, printable, warningsOf } from "../terminal/format.js";
+import { answeringLine, decidedBy, printable, warningsOf } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
@@ -25,15 +25,21 @@ function clip(text: string, max: number): string {
 const TELEGRAM_ARGUMENTS = { maxValue: 120, maxLines: 24 } as const;
 /** Room kept for the line counting the values left out. */
 const COUNT_ROOM = 60;
-
+/**
+ * What each argument line starts with. The message's own lines are flush left (`tool: send_email`), and an
+ * argument's path can be any key (`tool: "read_file"`, `rule: null`); a path never starts with `•` (a plain key
+ * starts with a letter, `_` or `$`, any other is `["…"]`), so no argument line passes for one of the message's.
+ */
+const ARGUMENT_MARK = "• ";
 /**
  * The plain-text message a request is sent as (arguments already redacted in the request; no parse mode, so
  * nothing in it is markup). Every field is shown printable (a tool name is the upstream's, a reason may quote
  * an argument: neither can add lines, reorder text or hide a character) and cut to its share; the arguments one
  * value a line, each cut in its middle when long (see {@link argumentsView}), as many as the room left holds
- * and the rest counted, so one long value cannot push the others out of the message; then the reasons, a
- * warning when anything holds escaped characters or was shortened, the expiry and the id, all within Telegram's
- * 4096 characters, with room for the line added when the request ends.
+ * and the rest counted, so one long value cannot push the others out of the message, each marked `• ` so none
+ * reads as a field of the message; then the reasons, a warning when anything holds escaped characters or was
+ * shortened, the expiry, the id and the line restating what is answered (see {@link answeringLine}), all within
+ * Telegram's 4096 characters, with room for the line added when the request ends.
  */
 export function formatTelegramMessage(request: ConsentRequestV02, reasons: readonly Reason[]): string {
   const { action } = request;
@@ -54,13 +60,17 @@ export function formatTelegramMessage(request: ConsentRequestV02, reasons: reado
     tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${elide(printable(r.message), MAX_REASON)}`));
     if (reasons.length > MAX_REASONS) tail.push(`- … and ${reasons.length - MAX_REASONS} more`);
   }
-  const fixed = [...head, ...tail].join("\n").length + "\narguments:\n".length + WARNINGS_ROOM + 100;
-  const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed - COUNT_ROOM);
+  const end = [`expires: ${field(request.expires_at)}`, `id: ${field(request.id)}`, answeringLine(request)];
+  const fixed = [...head, ...tail, ...end].join("\n").length + "\narguments:\n".length + WARNINGS_ROOM + 100;
+  const marks = TELEGRAM_ARGUMENTS.maxLines * ARGUMENT_MARK.length;
+  const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed - COUNT_ROOM - marks);
   const args = argumentsView(action.parameters, { ...TELEGRAM_ARGUMENTS, maxChars: budget });
-  tail.push(...warningsOf(request, reasons, args));
-  tail.push(`expires: ${field(request.expires_at)}`, `id: ${field(request.id)}`);
-  // at most 6 fields and 9 reason lines of ~200: the arguments keep at least ~900 characters; the cut is a backstop
-  return clip([...head, "arguments:", ...args.lines, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
+  tail.push(...warningsOf(request, reasons, args), ...end);
+  // each argument line marked (no path starts with it): an argument `tool: "read_file"` is not a field of the message
+  const shown = args.lines.map((line) => `${ARGUMENT_MARK}${line}`);
+  // at most 8 fields and 9 reason lines of ~200 and the closing line of ~370: the arguments keep at least a few hundred characters; the
+  // cut is a backstop
+  return clip([...head, "arguments:", ...shown, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
 }
 
 /** Room kept for the warning lines. */

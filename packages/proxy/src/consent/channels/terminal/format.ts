@@ -23,6 +23,8 @@ export function decidedBy(ruleId: unknown, reasons: unknown): { readonly rule: b
 export const TERMINAL_ARGUMENTS = { maxValue: 160, maxLines: 24 } as const;
 /** The longest field (server, tool, agent, rule) shown whole (it keeps its start and its end). */
 const MAX_FIELD = 200;
+/** The longest field shown whole in {@link answeringLine}. */
+const MAX_ANSWERING_FIELD = 80;
 /** The longest reason shown whole (it keeps its start and its end). */
 const MAX_REASON = 300;
 
@@ -60,7 +62,24 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
   }
   const warnings = warningsOf(request, reasons, args);
   if (warnings.length > 0) lines.push(...warnings.map((w) => `  ! ${w}`));
+  lines.push(`  ${answeringLine(request)}`);
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The last line before the buttons or the prompt, restating what is asked: `answering: tool send_email on server
+ * mail (communication, risk high)`. Long arguments (24 values of up to 160 characters, wrapped) scroll the first
+ * lines off a terminal, and what is left on screen above the prompt is the agent's: arguments laid out to read as
+ * another tool's (`tool: "read_file"`) must not be all a person sees of the request when answering.
+ */
+export function answeringLine(request: ConsentRequestV02): string {
+  // shorter than the fields above (they are there whole): a long one still keeps its start and its end
+  const field = (value: unknown): string => elide(printable(value), MAX_ANSWERING_FIELD);
+  const { action } = request;
+  return (
+    `answering: tool ${field(action.tool)} on server ${field(action.server)} ` +
+    `(${field(action.category)}, risk ${field(action.risk_level)})`
+  );
 }
 
 /**
