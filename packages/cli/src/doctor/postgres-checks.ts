@@ -56,11 +56,61 @@ function anchorSeq(line: string): number | null {
   return read.ok ? read.value.body.count + 1 : null;
 }
 
+/** The chain's length and its newest checkpoint row (0 and null without the table). */
+async function chainShape(store: Pick<PostgresStore, "query">): Promise<{ rows: number; checkpoint: number | null }> {
+  try {
+    const found = await store.query<{ rows: number | string; checkpoint: number | string | null }>(
+      "SELECT COALESCE(MAX(seq), 0) AS rows, MAX(seq) FILTER (WHERE event_type = 'checkpoint') AS checkpoint FROM acp_audit_events",
+    );
+    const row = found.rows[0];
+    return { rows: Number(row?.rows ?? 0), checkpoint: row?.checkpoint == null ? null : Number(row.checkpoint) };
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "42P01") return { rows: 0, checkpoint: null }; // no audit table yet
+    throw err;
+  }
+}
+
+/**
+ * No anchor in the home for this database: nothing to hold on an empty chain (the first checkpoint this node
+ * signs becomes its anchor: ok); on a chain with rows, a warning with how many and its newest checkpoint, which
+ * acp serve's first start verifies from row 1 and anchors at (it says so on its start-up output).
+ */
+async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file: string): Promise<HomeCheck> {
+  let shape;
+  try {
+    shape = await chainShape(store);
+  } catch (err) {
+    return { status: "fail", name, detail: `cannot read the audit chain: ${messageOf(err)}` };
+  }
+  if (shape.rows === 0) {
+    return {
+      status: "ok",
+      name,
+      detail:
+        `no node anchor for this database yet (${file}) and the audit chain is empty: the first checkpoint ` +
+        "this node signs becomes its anchor",
+    };
+  }
+  const rows = shape.rows === 1 ? "1 row" : `${shape.rows} rows`;
+  const newest = shape.checkpoint === null ? "no checkpoint" : `its newest checkpoint at row ${shape.checkpoint}`;
+  return {
+    status: "warn",
+    name,
+    detail:
+      `this home holds no node anchor for this database (${file}) while the audit chain holds ${rows} (${newest}): ` +
+      "acp serve's first start here verifies the whole chain from row 1 and anchors at its newest checkpoint " +
+      "that verifies with this home's key, saying so on its output (refusing to start, audit_anchor_missing, if " +
+      "the chain does not verify); if a node ran with this home on this database before, its anchor was lost: " +
+      "run `acp audit verify` with this storage URL to check the chain first, or copy the anchor from a node that has one",
+  };
+}
+
 /**
  * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
  * (`postgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
- * holds that checkpoint row byte for byte. Missing is a warning (a node's first start verifies the whole
- * chain, then anchors at the newest checkpoint that verifies with the key); a row gone or changed fails,
+ * holds that checkpoint row byte for byte. Missing is a warning while the chain holds rows (a node's first
+ * start verifies the whole chain, then anchors at the newest checkpoint that verifies with the key), fine
+ * on an empty chain; a row gone or changed fails,
  * naming `acp audit verify`. Rows after the checkpoint are `acp audit verify`'s to check.
  */
 export async function checkAuditAnchor(
@@ -76,17 +126,7 @@ export async function checkAuditAnchor(
   try {
     line = readAnchorFile(path, { regularOnly: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") {
-      return {
-        status: "warn",
-        name,
-        detail:
-          `this home holds no node anchor for this database (${file}): acp serve's first start here verifies the ` +
-          "whole chain from row 1 and anchors at its newest checkpoint that verifies with this home's key " +
-          "(refusing to start, audit_anchor_missing, if the chain does not verify); run `acp audit verify` " +
-          "with this storage URL to check it first, or copy the anchor from a node that has one",
-      };
-    }
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return noAnchor(store, name, file);
     return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
   }
   const seq = anchorSeq(line);

@@ -112,16 +112,32 @@ describe("acp doctor: the clock against the database's", () => {
 });
 
 describe("acp doctor: the node's audit anchor for the database", () => {
-  it("warns when this home holds none, and writes none", async () => {
-    const { home } = fixtureHome(root.dir);
-    const r = await doctor({ ...envFor(home), ACP_STORAGE_URL: db.url });
-    const anchor = find(r.checks, "audit anchor");
-    expect(anchor?.status).toBe("warn");
-    expect(anchor?.detail).toMatch(/^this home holds no node anchor for this database \(audit-postgres-[0-9a-f]{16}/);
-    // since 09b292c a first start verifies the whole chain; it no longer trusts the newest checkpoint
-    expect(anchor?.detail).toContain("first start here verifies the whole chain from row 1");
-    expect(anchor?.detail).not.toContain("trusts");
-    expect(existsSync(postgresAuditAnchorPath(home, db.url))).toBe(false);
+  it("with none in this home: fine on an empty chain, a warning naming the rows and newest checkpoint otherwise; writes none", async () => {
+    const own = await createTestDatabase();
+    try {
+      const { home } = fixtureHome(root.dir);
+      const env = { ...envFor(home), ACP_STORAGE_URL: own.url };
+      const empty = find((await doctor(env)).checks, "audit anchor");
+      expect(empty?.status).toBe("ok");
+      expect(empty?.detail).toMatch(
+        /^no node anchor for this database yet \(audit-postgres-[0-9a-f]{16}\.checkpoint\) and the audit chain is empty/,
+      );
+
+      await runNode(own.url, fixtureHome(root.dir).home); // another home's node: 2 events and its checkpoint
+      const r = await doctor(env);
+      const anchor = find(r.checks, "audit anchor");
+      expect(anchor?.status).toBe("warn");
+      expect(anchor?.detail).toMatch(
+        /^this home holds no node anchor for this database \(audit-postgres-[0-9a-f]{16}\.checkpoint\) while the audit chain holds 3 rows \(its newest checkpoint at row 3\)/,
+      );
+      // since 09b292c a first start verifies the whole chain; it no longer trusts the newest checkpoint
+      expect(anchor?.detail).toContain("first start here verifies the whole chain from row 1");
+      expect(anchor?.detail).toContain("its anchor was lost");
+      expect(anchor?.detail).not.toContain("trusts");
+      expect(existsSync(postgresAuditAnchorPath(home, own.url))).toBe(false);
+    } finally {
+      await own.drop();
+    }
   });
 
   it("passes while the database holds the node's checkpoint row byte for byte, fails once it is changed or gone", async () => {

@@ -21,8 +21,9 @@ export interface ServerStoresOptions {
   readonly answerPollMs?: number;
   readonly onError?: (err: Error) => void;
   /**
-   * PostgreSQL: one line when the database becomes unreachable, one when it answers again. SQLite: one line
-   * when the audit log was found with signed checkpoints and no anchor and anchored again.
+   * PostgreSQL: one line when the database becomes unreachable, one when it answers again, and one at open
+   * when the home had no anchor for a chain that held rows (verified and anchored). SQLite: one line when the
+   * audit log was found with signed checkpoints and no anchor and anchored again.
    */
   readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */

@@ -33,7 +33,7 @@ function freshHome(): string {
   return dir;
 }
 
-function open(url: string, home: string, keys: ServiceKeyPair): Promise<ServerStores> {
+function open(url: string, home: string, keys: ServiceKeyPair, log?: (line: string) => void): Promise<ServerStores> {
   return openServerStores({
     storageUrl: url,
     statePath: join(home, "state.db"),
@@ -41,6 +41,7 @@ function open(url: string, home: string, keys: ServiceKeyPair): Promise<ServerSt
     clock: () => new Date(),
     keys,
     onError: () => undefined,
+    ...(log !== undefined ? { log } : {}),
   });
 }
 
@@ -254,5 +255,52 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     expect(told.some((e) => (e as { code?: string }).code === "audit_anchor_mismatch")).toBe(true);
     await expect(a.auditLog.append(event("accept", "more"))).rejects.toMatchObject({ code: "audit_anchor_mismatch" });
     expect((await rows(url)).some((r) => r.event_type === "checkpoint")).toBe(false);
+  });
+
+  it("a first start on a chain with rows says it verified them and where it anchored; later starts and an empty chain say nothing", async () => {
+    const url = await freshDatabase();
+    const keys = testKeys();
+    const said: string[] = [];
+    const homeA = freshHome();
+    const first = await open(url, homeA, keys, (line) => said.push(line));
+    expect(said).toEqual([]); // an empty chain: nothing found, nothing to say
+    await first.auditLog.append(event("deny", "delete_repo"));
+    await logOf(first).checkpoint(); // row 2
+    await first.auditLog.append(event("accept", "read_file"));
+    await first.auditLog.flush(); // row 3: after the checkpoint, unsigned
+    const homeB = freshHome();
+    const joined = await open(url, homeB, keys, (line) => said.push(line));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(
+      /^the audit chain in PostgreSQL held 3 rows and this home no anchor for it \(.*audit-postgres-[0-9a-f]{16}\.checkpoint\): verified from row 1/,
+    );
+    expect(said[0]).toContain(
+      "anchored at its newest checkpoint signed with this home's key, row 2 (1 row after it, unsigned when found",
+    );
+    expect(said[0]).toContain(
+      "expected on this node's first start on this database, otherwise find out why the anchor was missing",
+    );
+    expect(said[0]).toContain(homeB);
+    await joined.close();
+    await first.close();
+    said.length = 0;
+    const again = await open(url, homeB, keys, (line) => said.push(line)); // its anchor is there now
+    expect(said).toEqual([]);
+    await again.close();
+  });
+
+  it("a first start on rows without a checkpoint of this key says it verified them and anchored nowhere", async () => {
+    const url = await freshDatabase();
+    const store = await openPostgresStore(url);
+    const unsigned = createPostgresAuditLog(store, { clock: () => new Date() }); // no signer: no checkpoint
+    await unsigned.append(event("accept", "read_b"));
+    await unsigned.close();
+    await store.close();
+    const said: string[] = [];
+    const node = await open(url, freshHome(), testKeys(), (line) => said.push(line));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^the audit chain in PostgreSQL held 1 row and this home no anchor for it/);
+    expect(said[0]).toContain("not anchored: none of its checkpoints is signed with this home's key");
+    await node.close();
   });
 });

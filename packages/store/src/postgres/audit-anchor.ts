@@ -62,6 +62,50 @@ export interface PostgresAuditAnchor {
   error(): AuditLogError | null;
   /** After a checkpoint row this node wrote was committed: it becomes the anchor. */
   wrote(seq: number, line: string): void;
+  /**
+   * What the opening found when this home had no anchor for the database and the chain already held rows
+   * (a node's first start here, or an anchor lost): how many rows it verified from row 1 and the checkpoint
+   * it anchored at, if one verified with the key. `null` when an anchor was there, or the chain was empty.
+   * Told on `acp serve`'s start-up output ({@link postgresFirstAnchorMessage}).
+   */
+  readonly firstAnchor: PostgresFirstAnchor | null;
+}
+
+/** What a node's opening did with a chain it found without an anchor for it ({@link PostgresAuditAnchor.firstAnchor}). */
+export interface PostgresFirstAnchor {
+  /** Rows verified from row 1 (the chain's length when found). */
+  readonly rows: number;
+  /** The row of the checkpoint anchored at (the newest that verifies with the key), or null when none did. */
+  readonly checkpointRow: number | null;
+}
+
+/**
+ * The one line `acp serve` tells when its node found the chain in PostgreSQL with rows and no anchor for it
+ * in its home: that it verified them from row 1 and where it anchored (or that no checkpoint signed with the
+ * home's key was there to anchor at), and what to do when this was not the node's first start here.
+ */
+export function postgresFirstAnchorMessage(path: string, found: PostgresFirstAnchor): string {
+  const rows = found.rows === 1 ? "1 row" : `${found.rows} rows`;
+  const head =
+    `the audit chain in PostgreSQL held ${rows} and this home no anchor for it (${path}): verified from row 1 ` +
+    "(every row's hash, its link to the row before, each checkpoint at its place, no row missing) and ";
+  let anchored: string;
+  if (found.checkpointRow === null) {
+    anchored =
+      "not anchored: none of its checkpoints is signed with this home's key, so no signature covers those rows; " +
+      "this node anchors at the first checkpoint it signs or verifies";
+  } else {
+    const n = found.rows - found.checkpointRow;
+    const after =
+      n === 0
+        ? "nothing after it"
+        : `${n === 1 ? "1 row" : `${n} rows`} after it, unsigned when found, signed by the next checkpoint`;
+    anchored = `anchored at its newest checkpoint signed with this home's key, row ${found.checkpointRow} (${after})`;
+  }
+  return (
+    `${head}${anchored}; expected on this node's first start on this database, otherwise find out why the ` +
+    "anchor was missing (`acp audit verify --storage-url …` checks the chain; another node's anchor file can be copied)"
+  );
 }
 
 /** `<home>/audit-postgres-<16 hex>.checkpoint`: one anchor per database (host, port, database name) a home is used with. */
@@ -158,7 +202,7 @@ export async function openPostgresAuditAnchor(
    * through the links, so nothing before it can have been rewritten; a chain that does not verify is
    * refused (`audit_anchor_missing`) before this node anchors and signs it.
    */
-  const firstUse = async (q: AnchorQuery): Promise<void> => {
+  const firstUse = async (q: AnchorQuery): Promise<PostgresFirstAnchor> => {
     const start = verified;
     if (start !== null) {
       const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [
@@ -198,25 +242,26 @@ export async function openPostgresAuditAnchor(
       if (rows.length < pageSize) break;
     }
     if (newest !== null) adopt(newest);
+    return { rows: after, checkpointRow: held?.seq ?? null };
   };
 
   let broken: AuditLogError | null = null;
   const check = (): void => {
     if (broken !== null) throw broken;
   };
-  const sync = async (q: AnchorQuery): Promise<void> => {
+  const sync = async (q: AnchorQuery): Promise<PostgresFirstAnchor | null> => {
     check();
     try {
-      await syncOnce(q);
+      return await syncOnce(q);
     } catch (err) {
       if (err instanceof AuditLogError) broken = err;
       throw err;
     }
   };
-  const syncOnce = async (q: AnchorQuery): Promise<void> => {
-    if (held === null) await firstUse(q);
+  const syncOnce = async (q: AnchorQuery): Promise<PostgresFirstAnchor | null> => {
+    const first = held === null ? await firstUse(q) : null;
     const anchor = held;
-    if (anchor === null) return; // nothing signed yet that this node can verify: nothing to hold
+    if (anchor === null) return first; // nothing signed yet that this node can verify: nothing to hold
     const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [anchor.seq]);
     const row = found[0];
     if (row === undefined) throw mismatch(path, `it no longer has row ${anchor.seq}, this node's signed checkpoint`);
@@ -251,14 +296,18 @@ export async function openPostgresAuditAnchor(
       if (page.rows.length < pageSize) break;
     }
     if (newest !== null) adopt(newest);
+    return first;
   };
 
-  await sync(query);
+  const opened = await sync(query);
   return {
     path,
-    sync,
+    sync: async (q) => {
+      await sync(q);
+    },
     check,
     error: () => broken,
+    firstAnchor: opened !== null && opened.rows > 0 ? opened : null,
     wrote: (seq, line) => {
       try {
         adopt({ seq, line });

@@ -37,9 +37,11 @@ export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOpt
 export {
   openPostgresAuditAnchor,
   postgresAuditAnchorPath,
+  postgresFirstAnchorMessage,
   type AnchorQuery,
   type PostgresAuditAnchor,
   type PostgresAuditAnchorOptions,
+  type PostgresFirstAnchor,
 } from "./audit-anchor.js";
 export {
   exportPostgresAuditJsonl,

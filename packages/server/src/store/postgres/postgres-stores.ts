@@ -21,6 +21,7 @@ import {
   openConsentWaiter,
   openPostgresAuditAnchor,
   postgresAuditAnchorPath,
+  postgresFirstAnchorMessage,
   openPostgresStore,
   PostgresStoreError,
   type AsyncPendingConsentStore,
@@ -68,7 +69,9 @@ export interface PostgresStoresOptions {
   readonly onError?: (err: Error) => void;
   /**
    * One line when the node loses the database ("database unreachable (…)") and one when it answers again
-   * ("database reachable again after Ns"), however many connections and requests fail in between.
+   * ("database reachable again after Ns"), however many connections and requests fail in between; and, at
+   * open, one when this home had no anchor for a chain that already held rows (verified from row 1 and
+   * anchored: `postgresFirstAnchorMessage`).
    */
   readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
@@ -392,6 +395,8 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
             publicKey: options.auditPublicKey,
           })
         : undefined;
+    // a chain found with rows and no anchor in this home: verified from row 1 and anchored; said as the file log's
+    if (anchor?.firstAnchor != null) options.log?.(postgresFirstAnchorMessage(anchor.path, anchor.firstAnchor));
     return await openParts(store, options, reach, skew, anchor);
   } catch (err) {
     reach.close();
