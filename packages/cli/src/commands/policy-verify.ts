@@ -317,7 +317,10 @@ export function registerPolicyVerify(parent: Command, ctx: CliContext): void {
     )
     .addOption(oldNameOption("--session <file>"))
     .addOption(
-      new Option("--trusted-server <name>", "a server whose results are trusted (repeatable)")
+      new Option(
+        "--trusted-server <name>",
+        "a server whose answers are trusted, but not its errors nor its log lines and other side messages (repeatable)",
+      )
         .argParser(collect)
         .default([], "none"),
     )

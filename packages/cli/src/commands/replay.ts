@@ -33,7 +33,9 @@ intent (--intent; without it every action is in the intent), provenance of every
 transition rules and instruction detection (--session-settings). A result is external_untrusted unless
 its server is named with --trusted-server or the event carries "provenance" (system_policy,
 user_input or external_untrusted); a trusted server's error (content {"isError": true, ...}) is
-external_untrusted too, as in acp proxy, unless the event says otherwise. A call that is not accepted does not execute: its result, if the
+external_untrusted too, and so is what it says besides its answers (a "tool" that is a protocol method
+with a "/", e.g. notifications/message, notifications/progress, sampling/createMessage; not
+resources/read or prompts/get), as in acp proxy, unless the event says otherwise. A call that is not accepted does not execute: its result, if the
 trace has one, is ignored. Unknown fields are ignored; an unknown event
 type, a malformed line or an oversized file is an error naming FILE:LINE, and nothing is replayed.
 
@@ -98,7 +100,10 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     .addOption(oldNameOption("--session <file>"))
     .option("--graph <file>", "a consent graph to judge with as well")
     .addOption(
-      new Option("--trusted-server <name>", "a server whose results are trusted, but not its errors (repeatable)")
+      new Option(
+        "--trusted-server <name>",
+        "a server whose answers are trusted, but not its errors nor its log lines and other side messages (repeatable)",
+      )
         .argParser(collect)
         .default([], "none"),
     )

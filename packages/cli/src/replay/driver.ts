@@ -21,8 +21,9 @@ export interface ReplayConfig {
   /** Builds one fresh session per trace; `NO_SESSION` when absent. */
   readonly sessions?: ReplaySessionFactory;
   /**
-   * Servers whose results are trusted (`system_policy`), but not their errors (content `isError: true`);
-   * every other result is `external_untrusted`.
+   * Servers whose answers are trusted (`system_policy`), but not their errors (content `isError: true`) nor
+   * what they say besides their answers (a `tool` with a `/` other than `resources/read` and `prompts/get`:
+   * log lines, progress, sampling requests); every other result is `external_untrusted`.
    */
   readonly trustedServers?: ReadonlySet<string>;
   /** The one instant every decision is made at (replays are deterministic). */
@@ -75,17 +76,29 @@ function isErrorContent(content: unknown): boolean {
 }
 
 /**
+ * Whether a result recorded under `tool` is a server's answer (a tool's result, `resources/read`,
+ * `prompts/get`), as `@acp/core`'s session reads it; not what the server says besides its answers, recorded
+ * under a protocol method's name (`notifications/message`, `notifications/progress`, `sampling/createMessage`,
+ * `completion/complete`, …).
+ */
+function isAnswer(tool: string): boolean {
+  return !tool.includes("/") || tool === "resources/read" || tool === "prompts/get";
+}
+
+/**
  * Records a result. The event's `provenance` decides when present; else a server in `trustedServers` is
- * trusted, but not its errors: as in `acp proxy` (ADR 0008, point 3), a result whose content is an error
- * (`isError: true`) speaks of the call, not for the server, and is untrusted text whatever the server's
- * trust; else the session's own configuration decides (untrusted unless configured). An error is always
- * told to the session as one (`error: true`).
+ * trusted for its answers only, as in `acp proxy` (ADR 0008): not its errors (point 3: a content with
+ * `isError: true` speaks of the call, not for the server), nor what it says besides its answers (point 2: a
+ * log line, a progress message, a sampling request, a completion, recorded under a method's name with a
+ * `/`, may echo what it was asked), which are untrusted text whatever the server's trust; else the session's
+ * own configuration decides (untrusted unless configured). An error is always told to the session as one
+ * (`error: true`).
  */
 function recordResult(session: ReplaySession, event: ToolResultEvent, trusted: ReadonlySet<string>): void {
   const error = isErrorContent(event.content);
   let isTrusted: boolean | undefined;
   if (event.provenance !== undefined) isTrusted = event.provenance !== "external_untrusted";
-  else if (trusted.has(event.server)) isTrusted = !error;
+  else if (trusted.has(event.server)) isTrusted = !error && isAnswer(event.tool);
   session.recordToolResult(event.server, event.tool, event.content, {
     ...(isTrusted === undefined ? {} : { trusted: isTrusted }),
     ...(error ? { error: true } : {}),
