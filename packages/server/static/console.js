@@ -25,12 +25,15 @@
   }
   for (const input of document.querySelectorAll('form.signout input[name="csrf"]')) input.value = csrf;
 
-  // Control, bidirectional and zero-width characters shown as \uXXXX escapes: the same set as the server's
-  // printable() (src/console/html.ts). An agent's text could otherwise reorder or hide what a person reads.
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+  // Control, bidirectional, invisible and default-ignorable characters, the line and paragraph separators and
+  // the spaces other than U+0020 shown as \uXXXX escapes (one beyond U+FFFF as its two halves): the same set as
+  // the server's printable() (@acp/core). An agent's text could otherwise reorder or hide what a person reads.
+  const UNPRINTABLE =
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/gu;
   function printable(text) {
-    return String(text).replace(UNPRINTABLE, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+    return String(text).replace(UNPRINTABLE, (c) =>
+      Array.from({ length: c.length }, (_, i) => "\\u" + c.charCodeAt(i).toString(16).padStart(4, "0")).join(""),
+    );
   }
 
   // The session ended (expired, or signed out elsewhere): say so once, at the top of the page.

@@ -59,6 +59,8 @@ describe("console review in Chromium", () => {
     // eslint-disable-next-line no-control-regex -- no control character may reach the page
     expect(all).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
     expect(all).toContain("invoice\\u202egpj.exe");
+    // and the card says so, as the terminal, Telegram and acp pending do
+    expect(all).toContain("warning: invisible or control characters in arguments, shown as \\uXXXX escapes");
     expect(await page.locator("img").count()).toBe(0);
     await page.screenshot({ path: join(ARTIFACTS, "review-hostile-phone.png"), fullPage: true });
     await noHorizontalScroll(page);
@@ -67,17 +69,19 @@ describe("console review in Chromium", () => {
     const area = c.locator('textarea[data-role="arguments"]');
     expect(await area.inputValue()).not.toMatch(BIDI);
     const edited = JSON.parse(await area.inputValue()) as Record<string, unknown>;
-    edited["bell"] = "quiet\u202E";
+    // the diff escapes what the server escapes: a no-break space and a tag character too (one beyond U+FFFF)
+    edited["bell"] = "quiet\u202E\u00a0\u{e0041}";
     await area.fill(JSON.stringify(edited));
     const diff = await c.locator('[data-role="diff"]').innerText();
-    expect(diff).toContain("\\u202e");
+    expect(diff).toContain("\\u202e\\u00a0\\udb40\\udc41");
+    expect(diff).not.toMatch(/[\u00a0\u{e0041}]/u);
     expect(diff).not.toMatch(BIDI);
     await c.getByRole("button", { name: "Approve with these arguments" }).click();
     const answer = await waiting;
     expect(at(answer, "consent", "arguments")).toEqual({
       "<img src=x onerror=alert(1)>": "<script>alert(1)</script>",
       file: "invoice\u202Egpj.exe",
-      bell: "quiet\u202E",
+      bell: "quiet\u202E\u00a0\u{e0041}",
     });
     expect(ui.problems).toEqual([]);
   });

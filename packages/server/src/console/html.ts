@@ -1,4 +1,5 @@
 /** HTML for the console: escaping and the page frame (no inline script or style: the CSP forbids both). */
+import { printable as corePrintable, printableJsonText } from "@acp/core";
 
 /** Escapes text for HTML content and double-quoted attributes. */
 export function escapeHtml(text: string): string {
@@ -11,18 +12,17 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * Control characters (C0, DEL, C1), the Unicode bidirectional controls and the invisible zero-width ones.
- * An agent chooses tool names, arguments and (through them) reasons: raw, a right-to-left override could
- * reorder what a person reads ("invoice\u202egpj.exe" shows as "invoiceexe.jpg") and a zero-width space
- * could make one tool name look like another. The console shows each as a visible `\uXXXX` escape
- * (as the terminal prompt, Telegram and `acp pending` do); `static/console.js` uses the same set.
+ * Text from an agent or a request, shown: every character `@acp/core`'s `printable` never shows as itself
+ * (C0, DEL and C1 controls, the bidirectional controls, zero-width and every other invisible or
+ * default-ignorable character — soft hyphen, Hangul fillers, variation selectors, tag characters —, the line
+ * and paragraph separators, the spaces other than U+0020, lone surrogates) as a visible `\uXXXX` escape, as
+ * the terminal prompt, Telegram and `acp pending` show them. An agent chooses tool names, arguments and
+ * (through them) reasons: raw, a right-to-left override could reorder what a person reads
+ * ("invoice\u202egpj.exe" shows as "invoiceexe.jpg") and an invisible character could make one tool name or
+ * recipient look like another. `static/console.js` uses the same set.
  */
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
-
-/** `text` with every character of {@link UNPRINTABLE} shown as a `\uXXXX` escape. */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return corePrintable(text);
 }
 
 /** Text from an agent or a request, for HTML: unprintable characters escaped, then HTML-escaped. */
@@ -31,13 +31,12 @@ export function show(text: string): string {
 }
 
 /**
- * A value as indented JSON with {@link UNPRINTABLE} characters as `\uXXXX` escapes: still valid JSON
- * that parses to the same value (they can only occur inside strings), so the edit box round-trips.
+ * A value as indented JSON with the characters {@link printable} escapes as `\uXXXX` escapes: still valid
+ * JSON that parses to the same value (they can only occur inside strings), so the edit box round-trips.
  */
 export function jsonText(value: unknown): string {
   // JSON.stringify already escapes C0 inside strings; the line breaks left are the indentation's own
-  const text = JSON.stringify(value, null, 2) ?? "null";
-  return text.replace(UNPRINTABLE, (c) => (c === "\n" ? c : printable(c)));
+  return printableJsonText(JSON.stringify(value, null, 2) ?? "null");
 }
 
 /**

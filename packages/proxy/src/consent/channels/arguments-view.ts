@@ -122,6 +122,16 @@ function anyLookAlike(value: unknown, depth = 0): LookAlike | undefined {
 }
 
 /**
+ * What the warnings need of arguments a channel shows its own way (the console shows them whole, as indented
+ * JSON): whether a key or a string holds a character shown escaped (a line break or tab inside a string aside),
+ * and the first look-alike letter in a key or a string — as {@link argumentsView} finds them.
+ */
+export function argumentsCharacters(parameters: unknown): { readonly hidden: boolean; readonly lookAlike?: LookAlike } {
+  const lookAlike = anyLookAlike(parameters);
+  return { hidden: anyHidden(parameters), ...(lookAlike !== undefined ? { lookAlike } : {}) };
+}
+
+/**
  * The arguments of a request as a person reads them: one line per value, `path: value` (`to: "ana@x.test"`,
  * `message.cc[1]: "…"`), each value as JSON and printable, a long one cut in its middle with how much was left
  * out. One long value cannot push the others out of sight (nor out of a message's budget), and a nested

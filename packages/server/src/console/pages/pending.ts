@@ -1,4 +1,5 @@
 /** The pending approvals page: what each agent wants, its arguments (secrets redacted), why ACP asks. */
+import { argumentsCharacters, warningsFor } from "@acp/proxy";
 import type { ConsentView } from "../../service/consent-view.js";
 import { escapeHtml, jsonBlock, jsonText, show } from "../html.js";
 
@@ -91,6 +92,25 @@ function argumentsBlocks(params: unknown): { readonly shown: string; readonly ed
   };
 }
 
+/**
+ * The warnings the terminal, Telegram and `acp pending` give, for the card: characters shown as `\uXXXX`
+ * escapes (and where), a look-alike letter in a name or an argument (a Cyrillic `а` in `аlice@corp.test`, a tool
+ * `rеad_file`). An escape inside a long JSON block is easy to skim past, and a look-alike is not visible at all.
+ */
+function renderWarnings(view: ConsentView, request: RequestShape, agent: string, params: unknown): string {
+  const fields = [
+    ["server", view.server],
+    ["tool", view.tool],
+    ["agent", agent],
+    ["rule", request.policy?.rule_id],
+    ["description", request.action?.description ?? ""],
+  ] as const;
+  const reasons = Array.isArray(view.reasons) ? (view.reasons as unknown[]) : [];
+  // the card says itself when it cut the arguments (and how much)
+  const warnings = warningsFor(fields, reasons, { ...argumentsCharacters(params), shortened: false });
+  return warnings.map((w) => `<p class="warning" data-role="warning">${withCode(w)}</p>`).join("\n");
+}
+
 /** One request as a card with its actions (the script wires the buttons). */
 export function renderConsentCard(view: ConsentView): string {
   const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
@@ -107,6 +127,7 @@ export function renderConsentCard(view: ConsentView): string {
 <p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
  <span class="badge">${show(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span>${session} · expires <time datetime="${escapeHtml(view.expires_at)}" data-role="expires">${escapeHtml(view.expires_at)}</time></p>
 ${typeof action.description === "string" && action.description !== "" ? `<p class="description">${withCode(action.description)}</p>` : ""}
+${renderWarnings(view, request, agent, params)}
 <h3>Why ACP is asking</h3>
 ${renderReasons(view.reasons)}
 <h3>Arguments <small>(secrets shown as [redacted]; unprintable characters as \\u escapes)</small></h3>

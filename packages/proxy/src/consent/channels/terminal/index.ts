@@ -1,7 +1,13 @@
 /** The terminal consent channel: a prompt on the controlling terminal. */
 export { createTerminalChannel, type TerminalChannelOptions } from "./terminal-channel.js";
 export { openControllingTerminal, type TerminalStreams } from "./tty.js";
-export { argumentsView, elide, type ArgumentsView, type ArgumentsViewLimits } from "../arguments-view.js";
+export {
+  argumentsCharacters,
+  argumentsView,
+  elide,
+  type ArgumentsView,
+  type ArgumentsViewLimits,
+} from "../arguments-view.js";
 export {
   TERMINAL_ARGUMENTS,
   decidedBy,
