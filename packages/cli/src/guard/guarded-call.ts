@@ -52,7 +52,8 @@ const auditFailed = (err: unknown): string => `refused: ${messageOf(err)}; ${REO
 /**
  * The sequence of `acp proxy`'s `tools/call` with a function where the upstream was: the gate (decide
  * with the one pipeline, ask a person for ask/defer, audit each step), `tool_call_forwarded`, the vault
- * credentials, the call, the result with every secret value replaced, `tool_call_completed`, and the
+ * credentials, the call, the result with every secret value replaced (an object as the copy made as it
+ * was checked, never the one the function returned and may still change), `tool_call_completed`, and the
  * executed call and its result told to the session runtime (untrusted unless `trusted`). A call that
  * does not run throws a {@link GuardRefusal}; a failing audit write stops the call before it runs, and
  * after it ran withholds the result (`ran_unaudited`).
@@ -66,7 +67,7 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
   } catch (err) {
     throw await failedRun(deps, call, admitted, err);
   }
-  const checked = checkResultSecrets(secretsOf(deps.credentials), result);
+  const checked = checkResultSecrets(secretsOf(deps.credentials), result, true);
   if (checked.kind === "withheld") throw await withheld(deps, call, admitted, checked.why);
   observe(deps, request, call, checked.value);
   await recordCompleted(deps, call, { ...admitted.completed(), is_error: false });

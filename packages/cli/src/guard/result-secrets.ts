@@ -1,6 +1,7 @@
 import { Buffer } from "node:buffer";
 import { types } from "node:util";
 import { createRedactor, NO_PATTERNS, type Redactor } from "@acp/core";
+import { joinedPiecesRedactor, type JoinedPiecesRedactor } from "./stream-text.js";
 
 /** How deep a result is walked; a deeper one is withheld (it cannot be checked whole). */
 const MAX_DEPTH = 128;
@@ -40,6 +41,9 @@ const asUtf16Bytes = (secret: string): string => Buffer.from(secret, "utf16le").
  * vault values in use), wherever JavaScript can hold them, and replaces each with `[REDACTED]`:
  *
  * - strings, numbers and bigints (their digits), symbols' descriptions (a new symbol), and key names;
+ * - the strings of one array, and the texts of an array's MCP text parts (`{ type: "text", text }`), read
+ *   joined in order: a secret split between items is replaced in the item it starts in (`[REDACTED]`) and
+ *   left out of those it runs on into, each item kept a string (or a text part) of its own;
  * - arrays, plain objects (own properties, symbol-keyed and non-enumerable ones too), `Map` (keys and
  *   values), `Set`, `Date` (kept), and the own properties of a `Map`, `Set`, `Date` or binary value;
  * - `Buffer`, `Uint8Array`, `Uint8ClampedArray`, `Int8Array` and `ArrayBuffer`: the secret's UTF-8 bytes
@@ -53,29 +57,38 @@ const asUtf16Bytes = (secret: string): string => Buffer.from(secret, "utf16le").
  * a wider typed array or `DataView` that holds a secret (its bytes cannot be replaced without changing
  * what its elements mean). Without credentials (`hook` undefined) the result is returned as it is: the
  * guard gave the call no secret.
+ *
+ * With `snapshot`, an object is always passed on as a copy (in memory of its own), even one that holds no
+ * secret: the caller gets what was checked, not an object the function still holds and may change after
+ * the check (a cache it returned, and writes a token into later). Without it (an error's properties, which
+ * decide whether the error itself is passed on), a result with no secret is returned as it is.
  */
 export function checkResultSecrets<R>(
   secretValues: (() => readonly string[]) | undefined,
   result: R,
+  snapshot = false,
 ): CheckedResult<R> {
   if (secretValues === undefined) return { kind: "shown", value: result };
-  return resultChecker(secretValues())(result);
+  return resultChecker(secretValues(), snapshot)(result);
 }
 
 /**
  * {@link checkResultSecrets} over fixed secret values, their spellings worked out once: for the chunks of
  * one stream.
  */
-export function resultChecker(values: readonly string[]): <R>(result: R) => CheckedResult<R> {
+export function resultChecker(values: readonly string[], snapshot = false): <R>(result: R) => CheckedResult<R> {
   const secrets = values.filter((s) => s !== "");
   const redact = createRedactor(NO_PATTERNS, { secrets: () => secrets });
   const byteSecrets = secrets.map(asUtf8Bytes);
   const redactBytes = createRedactor(NO_PATTERNS, { secrets: () => byteSecrets });
   const wideSecrets = secrets.map(asUtf16Bytes);
+  const joined = joinedPiecesRedactor(secrets, (text) => redact(text) as string);
   return <R>(result: R): CheckedResult<R> => {
-    const walker = new Walker(redact, redactBytes, wideSecrets);
+    const walker = new Walker(redact, redactBytes, wideSecrets, joined);
     try {
-      if (!walker.needsCopy(result, 0)) return { kind: "shown", value: result };
+      const found = walker.needsCopy(result, 0);
+      const object = typeof result === "object" && result !== null;
+      if (!found && !(snapshot && object)) return { kind: "shown", value: result };
       return { kind: "shown", value: walker.copy(result) as R };
     } catch (err) {
       // the why names a key or a class, which may be a secret too
@@ -88,11 +101,16 @@ export function resultChecker(values: readonly string[]): <R>(result: R) => Chec
 class Walker {
   private readonly seen = new Set<object>();
   private readonly copies = new Map<object, unknown>();
+  /** The answers for the string items (by key) of arrays whose items hold a secret between them. */
+  private readonly itemAnswers = new Map<object, Map<string, string>>();
+  /** The answers for the `text` of MCP text parts that hold part of a secret split between parts. */
+  private readonly partAnswers = new Map<object, string>();
 
   constructor(
     private readonly redact: Redactor,
     private readonly redactBytes: Redactor,
     private readonly wideSecrets: readonly string[],
+    private readonly joined: JoinedPiecesRedactor,
   ) {}
 
   /**
@@ -140,7 +158,40 @@ class Walker {
     if (proto !== Array.prototype && !isPlainObject(proto)) {
       throw new Unwalkable(`it holds a \`${nameOf(value)}\`, whose inside cannot be checked`);
     }
-    return this.lookOwn(value, ownKeys(value), look) || found;
+    found = this.lookOwn(value, ownKeys(value), look) || found;
+    return (Array.isArray(value) && this.joinItems(value)) || found;
+  }
+
+  /**
+   * Whether the texts of array `value` (its strings, and the `text` of its MCP text parts, in order) hold a
+   * secret between items: their answers are then kept for {@link copy}. Each item was looked at first (a
+   * getter has thrown).
+   */
+  private joinItems(value: unknown[]): boolean {
+    const items: { readonly key: string; readonly part?: object; readonly text: string }[] = [];
+    for (const key of ownKeys(value)) {
+      if (typeof key !== "string" || !CANONICAL_INDEX.test(key)) continue;
+      const item = (Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor).value as unknown;
+      if (typeof item === "string") items.push({ key, text: item });
+      else if (isTextPart(item)) items.push({ key, part: item, text: item.text });
+    }
+    const answers = this.joined(items.map((item) => item.text));
+    if (answers === undefined) return false;
+    const strings = new Map<string, string>();
+    items.forEach((item, i) => {
+      const answer = answers[i] as string;
+      if (item.part === undefined) {
+        strings.set(item.key, answer);
+        return;
+      }
+      const before = this.partAnswers.get(item.part);
+      if (before !== undefined && before !== answer) {
+        throw new Unwalkable("it holds one text part in two places, whose secrets cannot be replaced in both");
+      }
+      this.partAnswers.set(item.part, answer);
+    });
+    this.itemAnswers.set(value, strings);
+    return true;
   }
 
   /** `value`, or a new symbol whose description has the secrets replaced when its own holds one. */
@@ -224,16 +275,30 @@ class Walker {
       ? new Array<unknown>(value.length)
       : (Object.create(proto as object | null) as object);
     this.copies.set(value, out);
-    return this.copyOwn(value, ownKeys(value), out);
+    const part = this.partAnswers.get(value);
+    const answers = part !== undefined ? new Map([["text", part]]) : this.itemAnswers.get(value);
+    this.copyOwn(value, ownKeys(value), out, answers);
+    if (!Object.isExtensible(value)) Object.preventExtensions(out); // a frozen result stays frozen
+    return out;
   }
 
-  /** `out` with the properties `keys` of `value` on it, copied, their names' secrets replaced. */
-  private copyOwn(value: object, keys: readonly (string | symbol)[], out: object): object {
+  /**
+   * `out` with the properties `keys` of `value` on it, copied, their names' secrets replaced; a string
+   * whose key `answers` has is its answer (its part of a text joined with others).
+   */
+  private copyOwn(
+    value: object,
+    keys: readonly (string | symbol)[],
+    out: object,
+    answers?: ReadonlyMap<string, string>,
+  ): object {
     for (const key of keys) {
       const property = Object.getOwnPropertyDescriptor(value, key) as PropertyDescriptor;
       const name = typeof key === "string" ? (this.redact(key) as string) : this.symbol(key);
       const free = typeof name === "string" ? unusedKey(out, name) : name;
-      Object.defineProperty(out, free, { ...property, value: this.copy(property.value) });
+      const answer = typeof key === "string" ? answers?.get(key) : undefined;
+      const copied = answer !== undefined ? this.redact(answer) : this.copy(property.value);
+      Object.defineProperty(out, free, { ...property, value: copied });
     }
     return out;
   }
@@ -242,14 +307,28 @@ class Walker {
   private copyBytes(value: Bytes): unknown {
     const text = bytesOf(value).toString("latin1");
     const redacted = this.redactBytes(text) as string;
-    if (redacted !== text || byteSized(value)) return sameKindBytes(value, Buffer.from(redacted, "latin1"));
-    // a wider typed array or a DataView with no secret in it (but next to one): the same bytes
-    const own = value as ArrayBufferView;
-    const bytes = own.buffer.slice(own.byteOffset, own.byteOffset + own.byteLength);
-    if (own instanceof DataView) return new DataView(bytes);
-    const Kind = own.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView;
-    return new Kind(bytes);
+    if (redacted !== text) return sameKindBytes(value, Buffer.from(redacted, "latin1"));
+    return copyOfBytes(value);
   }
+}
+
+/** The bytes of `value` as they are, in a value of its kind in memory of its own. */
+export function copyOfBytes(value: Bytes): unknown {
+  if (!ArrayBuffer.isView(value)) return value.slice(0);
+  const bytes = value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
+  if (Buffer.isBuffer(value)) return Buffer.from(bytes);
+  if (value instanceof DataView) return new DataView(bytes);
+  const Kind = value.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView;
+  return new Kind(bytes);
+}
+
+/** An MCP text part: a plain object whose `type` is `"text"` and whose `text` is a string. */
+function isTextPart(value: unknown): value is { readonly type: "text"; readonly text: string } {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  if (!isPlainObject(Object.getPrototypeOf(value))) return false;
+  const type = Object.getOwnPropertyDescriptor(value, "type")?.value as unknown;
+  const text = Object.getOwnPropertyDescriptor(value, "text")?.value as unknown;
+  return type === "text" && typeof text === "string";
 }
 
 /** Bytes past which a binary value is not checked but withheld (its text would near the longest string V8 makes). */

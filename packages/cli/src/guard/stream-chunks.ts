@@ -4,6 +4,7 @@ import {
   asUtf8Bytes,
   byteSized,
   bytesOf,
+  copyOfBytes,
   isShared,
   ownKeys,
   resultChecker,
@@ -28,8 +29,8 @@ export type ChunkStep =
  * successive chunks are pieces of one text, redacted as a stream of text pieces is
  * ({@link pieceRedactors}). A chunk whose string at some place ends in what could be the start of a secret
  * is held back, and the chunks after it wait behind it (the order is kept), until a later chunk has a
- * string at that place that shows whether it is, or the stream ends. A chunk is passed on whole, its
- * shape kept, with what it held of a secret replaced (`[REDACTED]` where the secret starts, nothing where
+ * string at that place that shows whether it is, or the stream ends. A chunk is passed on whole (an
+ * object as the copy made as it was checked: the function may change what it yielded), its shape kept, with what it held of a secret replaced (`[REDACTED]` where the secret starts, nothing where
  * it runs on). A top-level string chunk left empty so is not passed on.
  */
 export interface ChunkStreamRedactor {
@@ -160,16 +161,6 @@ function walk(value: unknown, path: readonly Segment[], w: Walk): unknown {
   return out;
 }
 
-/** The bytes of `value` as they are, in a value of its kind in memory of its own. */
-function copyOfBytes(value: Bytes): unknown {
-  if (!ArrayBuffer.isView(value)) return value.slice(0);
-  const bytes = value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
-  if (Buffer.isBuffer(value)) return Buffer.from(bytes);
-  if (value instanceof DataView) return new DataView(bytes);
-  const Kind = value.constructor as new (buffer: ArrayBufferLike) => ArrayBufferView;
-  return new Kind(bytes);
-}
-
 function replacedBytes(value: Bytes, answer: string): unknown {
   if (!byteSized(value)) {
     const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
@@ -240,7 +231,7 @@ export class PlaceTexts {
 /** A {@link ChunkStreamRedactor} over the secret values (the vault values in use when the stream began). */
 export function createChunkStreamRedactor(values: readonly string[]): ChunkStreamRedactor {
   const secrets = values.filter((s) => s !== "");
-  const check = resultChecker(secrets);
+  const check = resultChecker(secrets, true);
   const redactText = createRedactor(NO_PATTERNS, { secrets: () => secrets });
   const byteSecrets = secrets.map(asUtf8Bytes);
   const redactBytes = createRedactor(NO_PATTERNS, { secrets: () => byteSecrets });

@@ -87,6 +87,69 @@ function merged(found: [number, number][]): [number, number][] {
   return out;
 }
 
+/** `pieces` (which are `text`) with every spelling in `masks` replaced where it starts and left out where it runs on. */
+function replacedPieces(
+  pieces: readonly string[],
+  text: string,
+  masks: readonly [number, number][],
+  redact: (text: string) => string,
+): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (const piece of pieces) {
+    const to = from + piece.length;
+    let shown = "";
+    let at = from;
+    for (const [start, end] of masks) {
+      if (end <= from || start >= to) continue;
+      if (start > at) shown += redact(text.slice(at, start));
+      if (start >= from) shown += REDACTED;
+      at = Math.max(at, Math.min(end, to));
+    }
+    if (at < to) shown += redact(text.slice(at, to));
+    out.push(shown);
+    from = to;
+  }
+  return out;
+}
+
+/** The secrets as written and with their line breaks as LF and as CRLF, each once. */
+const rawSecrets = (secrets: readonly string[]): string[] => [
+  ...new Set(secrets.filter((s) => s !== "").flatMap(lineEndings)),
+];
+
+/**
+ * The texts of pieces that came together (the strings of an array, the text parts of an MCP result), read
+ * joined: one answer for each piece, with every spelling of a secret replaced where it starts and left out
+ * where it runs on, or `undefined` when no spelling runs across two pieces (each piece checked alone is
+ * then enough).
+ */
+export type JoinedPiecesRedactor = (pieces: readonly string[]) => string[] | undefined;
+
+/** A {@link JoinedPiecesRedactor} over the secrets (their spellings worked out once). */
+export function joinedPiecesRedactor(
+  secrets: readonly string[],
+  redact: (text: string) => string,
+): JoinedPiecesRedactor {
+  const raw = rawSecrets(secrets);
+  const spelled = spellSecrets(raw);
+  return (pieces) => {
+    if (raw.length === 0 || pieces.length < 2) return undefined;
+    const text = pieces.join("");
+    const found = merged(occurrences(text, spelled));
+    if (found.length === 0) return undefined;
+    // where each piece ends: a spelling that starts before one of these and ends after it runs across
+    const ends: number[] = [];
+    for (const piece of pieces) ends.push((ends.at(-1) ?? 0) + piece.length);
+    let next = 0;
+    const across = found.some(([start, end]) => {
+      while (next < ends.length && (ends[next] as number) <= start) next++;
+      return next < ends.length && (ends[next] as number) < end;
+    });
+    return across ? replacedPieces(pieces, text, found, redact) : undefined;
+  };
+}
+
 /**
  * A {@link TextStreamRedactor} over the secrets (and every spelling the redactor hides: JSON-escaped,
  * base64, percent-encoded). The text received so far is cut where no secret can straddle the cut: before
@@ -114,7 +177,7 @@ export function createTextStreamRedactor(
  * text as {@link createTextStreamRedactor} does, one answer for each piece.
  */
 export function pieceRedactors(secrets: readonly string[], redact: (text: string) => string): () => PieceRedactor {
-  const raw = [...new Set(secrets.filter((s) => s !== "").flatMap(lineEndings))];
+  const raw = rawSecrets(secrets);
   const spelled = spellSecrets(raw);
   const longest = Math.max(0, ...spelled.strings.map((s) => s.length), ...raw.map((s) => 3 * Buffer.byteLength(s)));
   const couldBegin = (tail: string): boolean =>
@@ -139,26 +202,8 @@ export function pieceRedactors(secrets: readonly string[], redact: (text: string
     }
     return cut;
   };
-  /** `pieces` (which are `text`) with every spelling in `masks` replaced where it starts and left out where it runs on. */
-  const replaced = (pieces: readonly string[], text: string, masks: readonly [number, number][]): string[] => {
-    const out: string[] = [];
-    let from = 0;
-    for (const piece of pieces) {
-      const to = from + piece.length;
-      let shown = "";
-      let at = from;
-      for (const [start, end] of masks) {
-        if (end <= from || start >= to) continue;
-        if (start > at) shown += redact(text.slice(at, start));
-        if (start >= from) shown += REDACTED;
-        at = Math.max(at, Math.min(end, to));
-      }
-      if (at < to) shown += redact(text.slice(at, to));
-      out.push(shown);
-      from = to;
-    }
-    return out;
-  };
+  const replaced = (pieces: readonly string[], text: string, masks: readonly [number, number][]): string[] =>
+    replacedPieces(pieces, text, masks, redact);
   /**
    * A stream whose every piece is the whole text so far shows the start of a secret in one piece and all
    * of it in the next: where a piece goes on as `next` (which begins with it) and a spelling in `next`

@@ -59,6 +59,57 @@ describe("openGuard: a vault value in a result is hidden in every structure, or 
     expect([...result.seen]).toEqual(["[REDACTED]"]);
   });
 
+  it("hands over a checked snapshot: what the tool writes into its result after the check does not reach the caller", async () => {
+    const { acp } = await guarded();
+    let later = (): void => undefined;
+    const session: { status: string; lines: string[]; header?: string } = { status: "open", lines: ["ok"] };
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        // a client's session object, returned as it is, that the client writes the token into afterwards
+        later = () => {
+          session.header = `Bearer ${args.token ?? ""}`;
+          session.lines.push(args.token ?? "");
+        };
+        return session;
+      },
+      { server: "bank" },
+    );
+    const result = await pay({ amount: 3 });
+    later();
+    await acp.close();
+    expect(session.header).toBe(`Bearer ${SECRET}`);
+    expect(result).toEqual({ status: "open", lines: ["ok"] });
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it("hides a vault value split between the text parts of an MCP-shaped result, each part kept", async () => {
+    const { acp } = await guarded();
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        const token = args.token ?? "";
+        return {
+          content: [
+            { type: "text", text: `paid with ${token.slice(0, 8)}` },
+            { type: "text", text: `${token.slice(8)}.` },
+          ],
+          lines: [token.slice(0, 3), token.slice(3)],
+        };
+      },
+      { server: "bank" },
+    );
+    const result = await pay({ amount: 3 });
+    await acp.close();
+    expect(result).toEqual({
+      content: [
+        { type: "text", text: "paid with [REDACTED]" },
+        { type: "text", text: "." },
+      ],
+      lines: ["[REDACTED]", ""],
+    });
+  });
+
   it("withholds a class instance it cannot look inside: the call rejects with result_withheld, audited", async () => {
     const { home, acp } = await guarded();
     const pay = acp.guard("pay", (args: PayArgs) => new Receipt(args.token ?? ""), { server: "bank" });

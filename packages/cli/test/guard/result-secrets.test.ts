@@ -72,11 +72,46 @@ describe("checkResultSecrets: a vault value is replaced wherever a result can ho
     expect(copy["self"]).toBe(copy);
   });
 
-  it("returns the same result when it holds no secret, class instances included", () => {
+  it("returns the same result when it holds no secret, unless asked for a snapshot; without secrets, class instances too", () => {
     const result = { when: new Date(0), list: [1, 2], map: new Map([["a", 1]]), bytes: Buffer.alloc(2, "hi") };
     expect(shown(result)).toBe(result);
     const receipt = new Receipt("nothing secret");
     expect(checkResultSecrets(undefined, receipt)).toEqual({ kind: "shown", value: receipt });
+  });
+
+  it("with `snapshot`, hands over a copy in memory of its own: what the function changes later does not reach it", () => {
+    const bytes = Buffer.alloc(4, "ab");
+    const result = Object.freeze({
+      when: new Date(0),
+      list: [1, "two", { three: 3 }],
+      map: new Map([["a", { b: 1 }]]),
+      set: new Set(["x"]),
+      bytes,
+      raw: new Uint8Array([1, 2]).buffer,
+    });
+    const checked = checkResultSecrets(secrets, result, true);
+    const copy = (checked.kind === "shown" ? checked.value : undefined) as typeof result;
+    expect(copy).not.toBe(result);
+    expect(copy).toEqual(result);
+    expect(Object.isFrozen(copy)).toBe(true);
+    expect(Buffer.isBuffer(copy.bytes)).toBe(true);
+    expect(copy.raw).toBeInstanceOf(ArrayBuffer);
+    // the function writes a secret into what it returned, after the check
+    result.list.push(SECRET);
+    (result.map.get("a") as Record<string, unknown>)["token"] = SECRET;
+    result.set.add(SECRET);
+    bytes.write(SECRET.slice(0, 4));
+    new Uint8Array(result.raw).set([9, 9]);
+    const seen = JSON.stringify([
+      copy.list,
+      [...copy.map],
+      [...copy.set],
+      copy.bytes.toString(),
+      [...new Uint8Array(copy.raw)],
+    ]);
+    expect(seen).not.toContain(SECRET.slice(0, 4));
+    expect(seen).toBe(JSON.stringify([[1, "two", { three: 3 }], [["a", { b: 1 }]], ["x"], "abab", [1, 2]]));
+    expect(checkResultSecrets(secrets, "text", true)).toEqual({ kind: "shown", value: "text" });
   });
 
   it("withholds what it cannot look inside: a class instance, a function, a getter, a wide typed array with a secret", () => {
@@ -171,5 +206,77 @@ describe("checkResultSecrets: what a result hands out beyond its plain data", ()
     const Named = class {};
     Object.defineProperty(Named, "name", { value: `Session_${SECRET}` });
     expect(withheld({ session: new Named() })).not.toContain(SECRET);
+  });
+});
+
+describe("checkResultSecrets: a secret split between the strings of an array, or an MCP result's text parts", () => {
+  const [head, tail] = [SECRET.slice(0, 7), SECRET.slice(7)];
+
+  it("reads an array's strings joined in order: the secret replaced where it starts, left out where it runs on", () => {
+    expect(shown([`key ${head}`, tail, " ok"])).toEqual(["key [REDACTED]", "", " ok"]);
+    // items that are not strings between them are no part of the text
+    expect(shown([head, 5, { n: 1 }, tail.slice(0, 3), tail.slice(3)])).toEqual(["[REDACTED]", 5, { n: 1 }, "", ""]);
+    // a secret spread over three items, nested arrays each a text of their own
+    expect(shown({ lines: [[SECRET.slice(0, 3), SECRET.slice(3, 9), `${SECRET.slice(9)}!`], ["x"]] })).toEqual({
+      lines: [["[REDACTED]", "", "!"], ["x"]],
+    });
+    // each one whole: no change, the same array
+    const plain = ["tok", "_live"];
+    expect(shown(plain)).toBe(plain);
+  });
+
+  it("reads the text parts of an MCP `content` array joined, each part keeping its other fields", () => {
+    const result = {
+      content: [
+        { type: "text", text: `token: ${head}`, annotations: { audience: ["user"] } },
+        { type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+        { type: "text", text: `${tail} (expires soon)` },
+      ],
+      isError: false,
+    };
+    expect(shown(result)).toEqual({
+      content: [
+        { type: "text", text: "token: [REDACTED]", annotations: { audience: ["user"] } },
+        { type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+        { type: "text", text: " (expires soon)" },
+      ],
+      isError: false,
+    });
+  });
+
+  it("finds a split secret in its other spellings (percent-encoded, JSON-escaped) and keeps shared parts shared", () => {
+    const encoded = encodeURIComponent(SECRET).replace(/_/g, "%5F");
+    expect(shown([`u=${encoded.slice(0, 5)}`, encoded.slice(5)])).toEqual(["u=[REDACTED]", ""]);
+    const part = { type: "text", text: tail };
+    const out = shown({ content: [{ type: "text", text: head }, part], again: part }) as {
+      content: unknown[];
+      again: unknown;
+    };
+    expect(out.content[1]).toEqual({ type: "text", text: "" });
+    expect(out.again).toBe(out.content[1]);
+  });
+
+  it("withholds one text part that two lists would need replaced differently", () => {
+    const part = { type: "text", text: tail };
+    // in `a` it runs on a secret (left out), in `b` it only comes before one (shown)
+    const b = [part, { type: "text", text: head }, { type: "text", text: tail }];
+    expect(withheld({ a: [{ type: "text", text: head }, part], b })).toContain("one text part in two places");
+    // where only one list needs it replaced, it is replaced in both (hidden once too many, never once too few)
+    const out = shown({ a: [{ type: "text", text: head }, part], c: [part, { type: "text", text: "x" }] });
+    expect(out).toEqual({
+      a: [
+        { type: "text", text: "[REDACTED]" },
+        { type: "text", text: "" },
+      ],
+      c: [
+        { type: "text", text: "" },
+        { type: "text", text: "x" },
+      ],
+    });
+  });
+
+  it("does not join the values of different keys of an object (fields are no text order)", () => {
+    const split = { a: head, b: tail };
+    expect(shown(split)).toBe(split);
   });
 });
