@@ -63,3 +63,52 @@ export function homeReferenceAsTilde(text: string): string | undefined {
   const rest = unquoted.slice(reference[0].length);
   return rest.startsWith("\\") ? undefined : `~${rest}`;
 }
+
+/**
+ * What starts a word inside a value, after which a shell or a program's argument parser reads a home
+ * reference or `~` (`cat $HOME/.ssh/id_rsa`, `--key=${HOME}/.ssh`, `scp "%USERPROFILE%\.ssh\id_rsa" x:`,
+ * `PATH=~/bin:~/.local/bin`): white space, `=`, `:`, a quote, `(`, `,`, `;`, `|`, `&`, `<`, `>` and `` ` ``.
+ */
+const WORD_START = String.raw`[\s=:"'(,;|&<>\x60]`;
+/** What may follow a home inside a value: `/`, `\`, white space or the end. */
+const WORD_REST = String.raw`(?=[/\\\s]|$)`;
+/**
+ * A home reference starting a word after the value's first character ({@link WORD_START}), bare or wholly in
+ * double quotes (`"$HOME"/.ssh`), followed by {@link WORD_REST}.
+ */
+const HOME_REFERENCE_WITHIN = new RegExp(
+  String.raw`(?<=${WORD_START})(?:"(?:${REFERENCES})"|(?:${REFERENCES}))${WORD_REST}`,
+  "gi",
+);
+/** `~` or `~name` starting a word after the value's first character, followed by {@link WORD_REST}. */
+const TILDE_WITHIN = new RegExp(String.raw`(?<=${WORD_START})~([\w.-]*)${WORD_REST}`, "g");
+
+/**
+ * For an `ask` or `deny` rule: the readings of a value with a home inside it, after a word's start
+ * ({@link WORD_START}: `cat $HOME/.ssh/id_rsa`, `--key=${HOME}/.ssh/id_rsa`, `cat "$HOME"/.ssh/id_rsa`,
+ * `cat ~/.ssh/id_rsa`): the value with each home reference written `~` (`cat ~/.ssh/id_rsa`), and that with
+ * each `~` and `~name` so placed as each home it may be, all in one root at a time (`cat /home/~/.ssh/id_rsa`,
+ * `cat /root/.ssh/id_rsa`, `cat /home/name/x` for `~name/x`; root's homes for `~` and `~root` only), as
+ * {@link homePaths} reads a value that starts with one. Empty for a value without one; a home at the
+ * value's start is read by {@link homeReferenceAsTilde} and {@link homePaths}. Not for an `allow` rule.
+ */
+export function homesWithin(
+  text: string,
+  userHomeRoots: readonly string[],
+  rootHomes: readonly string[],
+  someUser: string,
+): string[] {
+  const tilde = text.replace(HOME_REFERENCE_WITHIN, "~");
+  TILDE_WITHIN.lastIndex = 0;
+  if (!TILDE_WITHIN.test(tilde)) return [];
+  const out = tilde === text ? [] : [tilde];
+  for (const root of userHomeRoots) {
+    out.push(tilde.replace(TILDE_WITHIN, (_, name: string) => `${root}/${name === "" ? someUser : name}`));
+  }
+  for (const home of rootHomes) {
+    out.push(
+      tilde.replace(TILDE_WITHIN, (whole: string, name: string) => (name === "" || name === "root" ? home : whole)),
+    );
+  }
+  return out;
+}

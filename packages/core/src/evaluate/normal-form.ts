@@ -3,7 +3,7 @@
  * rule's glob is also tried on (`/home/me//.ssh/id_rsa` is `/home/me/.ssh/id_rsa`).
  */
 
-import { homeReferenceAsTilde } from "./home-references.js";
+import { homeReferenceAsTilde, homesWithin } from "./home-references.js";
 
 /** Where a path is not in normal form: an empty, `.` or `..` segment. */
 const ODD_PATH = /\/\/|(?:^|\/)\.\.?(?:\/|$)/;
@@ -388,6 +388,10 @@ export function respellings(text: string): string[] {
       const tilde = homeReferenceAsTilde(form);
       if (tilde !== undefined) out.add(tilde);
     }
+    // and a home inside it, after a word's start (`cat $HOME/.ssh/id_rsa`, `--key=~/.ssh/id_rsa`): as `~`, then as
+    // each home it may be
+    for (const form of [...out])
+      for (const home of homesWithin(form, USER_HOME_ROOTS, ROOT_HOMES, SOME_USER)) out.add(home);
     for (const form of [...out]) for (const home of homePaths(form)) out.add(home);
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.add(form.slice(0, -1));
     if (NON_ASCII.test(trimmed)) for (const form of [...out, text]) out.add(asciiDomains(form));

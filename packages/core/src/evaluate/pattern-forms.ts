@@ -85,8 +85,33 @@ export function homePatterns(pattern: string): string[] {
     const user = end < 0 ? after : after.slice(0, end);
     if (user !== "" && closes(user)) out.push(`${prefix}${SOME_USER}${end < 0 ? "" : after.slice(end)}`);
   }
+  const within = withStandInUsers(lower);
+  if (within !== undefined) out.push(within);
   out.push(...tildeHomes(lower, true));
   return out;
+}
+
+/**
+ * A pattern (in lower case) naming a user's home after its first character (`cat /home/alice/.ssh/*`,
+ * `--key=c:/users/alice/**`) with the stand-in user `~` for each such user, which meets the homes a value with a
+ * home inside it is read as (`cat /home/~/.ssh/id_rsa` of `cat $HOME/.ssh/id_rsa`: `homesWithin`);
+ * undefined when it names none.
+ */
+function withStandInUsers(lower: string): string | undefined {
+  const roots = USER_HOME_ROOTS.map((root) => `${root.toLowerCase()}/`);
+  let out = lower;
+  for (const prefix of roots) {
+    let at = out.indexOf(prefix, 1);
+    while (at > 0) {
+      const start = at + prefix.length;
+      const end = out.indexOf("/", start);
+      const user = end < 0 ? out.slice(start) : out.slice(start, end);
+      if (user !== "" && user !== SOME_USER && closes(user))
+        out = out.slice(0, start) + SOME_USER + out.slice(start + user.length);
+      at = out.indexOf(prefix, start);
+    }
+  }
+  return out === lower ? undefined : out;
 }
 
 /** A pattern's first segment when it is a host: a dot, a port or `localhost` (`evil.example`, `*.evil.example:8080`). */

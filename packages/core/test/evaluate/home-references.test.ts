@@ -271,3 +271,63 @@ describe("a home reference in double quotes", () => {
     }
   });
 });
+
+describe("a home inside a value, after a word's start", () => {
+  // a command or an option: the shell expands the reference (or `~`) where a word starts
+  const KEY_INSIDE = [
+    "cat $HOME/.ssh/id_rsa",
+    "--key=${HOME}/.ssh/id_rsa",
+    'scp "%USERPROFILE%\\.ssh\\id_rsa" x:',
+    'cat "$HOME"/.ssh/id_rsa',
+    'cat "$HOME/.ssh/id_rsa"',
+    "ssh -i $env:USERPROFILE\\.ssh\\id_rsa x",
+    "cat ~/.ssh/id_rsa",
+    "x=~alice/.ssh/id_rsa",
+    "a;cat $home/.ssh/id_rsa",
+  ];
+  // not a home: another variable, a reference inside a word, another user's home
+  const NOT_INSIDE = ["cat $HOMEX/.ssh/id_rsa", "cat x$HOME/.ssh/id_rsa", "cat ~bob/.ssh/id_rsa", "cat $HOME/notes"];
+
+  it("meets an ask or deny pattern written with `~` or naming the absolute home", () => {
+    for (const pattern of ["*~/.ssh/*", "*/home/alice/.ssh/*", "*C:/Users/alice/.ssh/*", "*/Users/*/.ssh/*"]) {
+      const denies = ruleOn(pattern);
+      for (const v of KEY_INSIDE.filter((k) => pattern !== "*~/.ssh/*" || !k.includes("~alice"))) {
+        expect([pattern, v, denies(v)]).toEqual([pattern, v, true]);
+      }
+      for (const v of NOT_INSIDE.filter((n) => !pattern.includes("/*/") || !n.includes("~bob"))) {
+        expect([pattern, v, denies(v)]).toEqual([pattern, v, false]);
+      }
+    }
+    // root's home for `~` and a reference, not for another user's
+    expect(ruleOn("*/root/.ssh/*")("cat $HOME/.ssh/id_rsa")).toBe(true);
+    expect(ruleOn("*/root/.ssh/*")("cat ~alice/.ssh/id_rsa")).toBe(false);
+  });
+
+  it("is read by no allow rule, which stays as narrow as before", () => {
+    for (const pattern of ["*~/.ssh/*", "*/home/alice/.ssh/*", "*/home/*/.ssh/*", "cat /home/~/.ssh/*"]) {
+      const allows = ruleOn(pattern, "allow");
+      // (a `~` is met as written by a pattern written with it, as before)
+      for (const v of KEY_INSIDE.filter((k) => !k.includes("~"))) {
+        expect([pattern, v, allows(v)]).toEqual([pattern, v, false]);
+      }
+    }
+    // a value written as the pattern is, as before
+    expect(ruleOn("cat ~/.ssh/*", "allow")("cat ~/.ssh/id_rsa")).toBe(true);
+  });
+
+  it("is read so by the reference evaluator too", () => {
+    const patterns = ["*~/.ssh/*", "*/home/alice/.ssh/*", "*/root/**", "*C:/Users/*/.ssh/*", "*/.ssh/*", "**"];
+    const now = new Date(0);
+    for (const pattern of patterns) {
+      for (const action of ["allow", "ask", "deny"] as const) {
+        const policy = buildPolicy([{ id: "r", match: { args: { v: pattern } }, action }], "ask");
+        const compiled = compilePolicy(policy);
+        for (const v of [...KEY_INSIDE, ...NOT_INSIDE]) {
+          const request = { tool: "t", arguments: { v } };
+          const real = matchPolicy(compiled, request, now).ruleId;
+          expect([pattern, action, v, real]).toEqual([pattern, action, v, referenceMatch(policy, request, now)]);
+        }
+      }
+    }
+  });
+});

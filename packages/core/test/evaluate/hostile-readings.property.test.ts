@@ -1,7 +1,8 @@
 /**
  * The real evaluator against the reference one on values built from the families a tool reads otherwise
  * than written, and patterns drawn from the same alphabet. A value is a path (a home written `~`, `~ann`,
- * `$HOME`, `"$HOME"`, `%USERPROFILE%`; a Windows drive or device prefix; a URL; relative) of segments with
+ * `$HOME`, `"$HOME"`, `%USERPROFILE%`, at its start or after a word's start, `cat $HOME/`; a Windows drive
+ * or device prefix; a URL; relative) of segments with
  * `.`, `..`, `..;`, parameters, separated by `/` or `\`; then a few of its characters are respelled: escaped
  * one to four levels deep, in full width, full width and escaped, or as an escape NFKC makes (`％2e`, and that
  * escaped: `%EF%BC%85%32%65`); white space at an end. The list of fixed values in
@@ -43,6 +44,14 @@ const VALUE_STARTS = [
   "/home/ann/",
   "/root/",
   "/srv/",
+  // a home inside a value, after a word's start (a command, an option)
+  "cat $HOME/",
+  "--key=${HOME}/",
+  'cat "$HOME"/',
+  'scp "%USERPROFILE%/',
+  "cat ~/",
+  "x=~ann/",
+  "cat x$HOME/",
 ];
 const SEGMENTS = [
   "srv",
@@ -157,6 +166,11 @@ const PATTERN_STARTS = [
   "**/",
   "/etc/",
   "./",
+  "*~/",
+  "*/home/ann/",
+  "*/home/*/",
+  "*C:/Users/ann/",
+  "*/root/",
 ];
 const WHOLE_PATTERNS = ["**", "*", "/etc/passwd", "**/.ssh/**", "**/passwd", "C:\\\\Users\\\\*\\\\**", "~*/**"];
 

@@ -9,7 +9,7 @@ import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
 import { addressesIn, isAddressPattern } from "../../src/evaluate/arg-match.js";
-import { closes, envHome, homes, tildePatternHomes, USER_HOMES } from "./reference-homes.js";
+import { closes, envHome, homes, homesWithin, standInUsers, tildePatternHomes, USER_HOMES } from "./reference-homes.js";
 
 /** Each glob compiled once by its text (the only thing kept between uses: a glob's meaning is its text). */
 const COMPILED = new Map<string, ReturnType<typeof compileGlob>>();
@@ -182,6 +182,8 @@ function homePatterns(pattern: string): string[] {
     const [user = "", ...more] = lower.slice(prefix.length).split("/");
     if (user !== "" && closes(user)) out.push([`${prefix}~`, ...more].join("/"));
   }
+  // a pattern naming a user's home after its first character, with `~` for the user
+  out.push(standInUsers(lower));
   // a pattern written with `~`, or with a home's environment reference read as `~`
   out.push(...tildePatternHomes(lower, true));
   // a pattern without a scheme whose first segment is a host: the https and http URLs it names, and for a
@@ -251,6 +253,8 @@ function spellings(text: string): string[] {
     for (const form of [...out]) if (form.includes(";")) out.push(normalised(unparameterised(form)));
     for (const form of [...out]) out.push(...withScheme(form));
     for (const form of [...out]) out.push(envHome(form) ?? form);
+    // a home inside the value after a word's start (`cat $HOME/.ssh/id_rsa`): as `~`, then as each home
+    for (const form of [...out]) out.push(...homesWithin(form));
     for (const form of [...out]) out.push(...homes(form));
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
     if (/[\u0080-\uffff]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));

@@ -79,3 +79,83 @@ export function tildePatternHomes(pattern: string, lower: boolean): string[] {
   if (name === "" || name === "root" || meetsRoot) for (const root of ROOT_HOMES) out.push(`${root}${rest}`);
   return out;
 }
+
+/** The references {@link envHome} knows, in lower case. */
+function referenceNames(): string[] {
+  const names = ["home", "userprofile"];
+  return [
+    ...names.flatMap((n) => [`$${n}`, `\${${n}}`, `$env:${n}`, `\${env:${n}}`, `%${n}%`]),
+    ...["", "$env:homedrive", "${env:homedrive}"].flatMap((d) => [`${d}$env:homepath`, `${d}\${env:homepath}`]),
+    "%homepath%",
+    "%homedrive%%homepath%",
+  ];
+}
+
+/** What starts a word inside a value (evaluation.md): white space, `=`, `:`, a quote, `(`, `,`, `;`, `|`, `&`, `<`, `>`, a backquote. */
+const startsWord = (c: string | undefined): boolean => c !== undefined && (/\s/.test(c) || "=:\"'(,;|&<>`".includes(c));
+/** What may follow a home inside a value: `/`, `\`, white space, the end. */
+const endsHome = (c: string | undefined): boolean => c === undefined || c === "/" || c === "\\" || /\s/.test(c);
+
+/**
+ * An ask or deny rule's readings of a value with a home inside it, after a word's start and not at its first
+ * character: each home reference (bare, or wholly in double quotes) as `~`, then each `~` or `~name` so
+ * placed as the home it may be, one root at a time (root's homes for `~` and `~root` only). Naively, a
+ * character at a time.
+ */
+export function homesWithin(text: string): string[] {
+  const lower = text.toLowerCase();
+  const references = referenceNames().sort((a, b) => b.length - a.length);
+  let tilde = "";
+  for (let i = 0; i < text.length;) {
+    let taken = 0;
+    if (i > 0 && startsWord(text[i - 1])) {
+      for (const r of references) {
+        for (const written of [`"${r}"`, r]) {
+          if (lower.startsWith(written, i) && endsHome(text[i + written.length])) taken ||= written.length;
+        }
+      }
+    }
+    tilde += taken > 0 ? "~" : text[i];
+    i += taken > 0 ? taken : 1;
+  }
+  // each `~` or `~name` starting a word, as a home
+  const words: { at: number; name: string }[] = [];
+  for (let i = 1; i < tilde.length; i++) {
+    if (tilde[i] !== "~" || !startsWord(tilde[i - 1])) continue;
+    const name = /^[\w.-]*/.exec(tilde.slice(i + 1))?.[0] ?? "";
+    if (endsHome(tilde[i + 1 + name.length])) words.push({ at: i, name });
+  }
+  if (words.length === 0) return [];
+  const placed = (home: (name: string) => string | null): string => {
+    let out = "";
+    let from = 0;
+    for (const { at, name } of words) {
+      const h = home(name);
+      out += tilde.slice(from, at) + (h ?? `~${name}`);
+      from = at + 1 + name.length;
+    }
+    return out + tilde.slice(from);
+  };
+  return [
+    tilde,
+    ...USER_HOMES.map((root) => placed((name) => `${root}/${name === "" ? "~" : name}`)),
+    ...ROOT_HOMES.map((root) => placed((name) => (name === "" || name === "root" ? root : null))),
+  ];
+}
+
+/** A pattern in lower case naming a user's home after its first character, with `~` for each such user (`*` then `/home/~/x`). */
+export function standInUsers(lower: string): string {
+  let out = lower;
+  for (const root of USER_HOMES.map((r) => `${r.toLowerCase()}/`)) {
+    const parts = out.split(root);
+    // the first part is what comes before the first root; each later part starts with a user
+    out = parts
+      .map((part, i) => {
+        if (i === 0 || (i === 1 && parts[0] === "")) return part;
+        const [user = "", ...rest] = part.split("/");
+        return user !== "" && closes(user) ? ["~", ...rest].join("/") : part;
+      })
+      .join(root);
+  }
+  return out;
+}
