@@ -43,6 +43,9 @@ export function approvedActionFor(
   };
 }
 
+/** The broker's reason when no channel can put a request before a person (packages/proxy/src/consent/broker.ts). */
+const NO_CHANNEL = "no consent channel is available";
+
 /** Options of the wired broker. */
 export interface WiredBrokerOptions {
   readonly state: HomeState;
@@ -167,7 +170,15 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
       const problem = await keyProblem;
       if (problem !== null)
         return { kind: "denied", reason: `approvals cannot be signed, so nobody was asked: ${problem}` };
-      return broker.ask(request);
+      const outcome = await broker.ask(request);
+      // without a home there is no `acp pending` to answer from: a proxy started by an MCP client (no terminal)
+      // then has nobody to ask, and the bare broker reason would not say what to do about it
+      if (store === undefined && outcome.kind === "denied" && outcome.reason === NO_CHANNEL) {
+        const reason = `${NO_CHANNEL}: no terminal to ask at, and no ACP home at \`${options.state.home}\` for \`acp pending\` and \`acp approve\` to answer from (run \`acp init\`, then start acp again)`;
+        options.log?.(`\`${printable(request.tool)}\` on \`${printable(request.server)}\` was refused: ${reason}`);
+        return { kind: "denied", reason };
+      }
+      return outcome;
     },
     close: () => broker.close(),
   };
