@@ -1,5 +1,6 @@
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { AnswerStreamGuard, JsonAnswerWatch, type AnswerWatch } from "./answer-stream-guard.js";
 
 /**
  * A fetch for the SDK's HTTP client transports that gives every request an abort signal of its own.
@@ -19,6 +20,11 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
  * Every body is also held to the size of one message an upstream may send over stdio (10 MiB, see
  * {@link MAX_MESSAGE_BYTES}): a body that goes past it fails. The SDK reads a JSON answer (or an error's
  * text) whole, so without a bound one server's endless answer could fill the proxy's memory.
+ *
+ * The answer to a request `carriers` carries (a relayed `tools/call`) is read as it passes (see
+ * {@link AnswerStreamGuard}): once it can no longer answer its call (an event that is no JSON-RPC, an end
+ * or a failure without the answer, an event over the size) the call is failed at once (`carriers.fail`)
+ * rather than left to wait for its timeout; answers to other ids in it are dropped.
  */
 export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: RequestCarriers): FetchLike {
   const base = sameOriginRedirects(given);
@@ -49,7 +55,8 @@ export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: R
       release();
       return bounded(response);
     }
-    const body = releasingBody(response.body, release, sizeLimit(response));
+    const watch = carried !== undefined ? watchOf(response, carried, carriers) : undefined;
+    const body = releasingBody(response.body, release, sizeLimit(response), watch);
     // ... and its event stream ends, as if the server had ended it (the SDK then neither fails nor resumes it)
     if (carried !== undefined) carriers?.carry(carried, body.end);
     return new Response(body.stream, {
@@ -68,7 +75,23 @@ export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: R
  */
 export class RequestCarriers {
   readonly #byId = new Map<string, () => void>();
+  #hooks: CarrierHooks | undefined;
   constructor(readonly idPattern: RegExp) {}
+
+  /** Where the failures of carried requests (`fail`) and the answers dropped from them (`say`) go. */
+  listen(hooks: CarrierHooks): void {
+    this.#hooks = hooks;
+  }
+
+  /** Fails the request `id` at once: its answer can no longer come (`why` says what came instead). */
+  fail(id: string, why: string): void {
+    this.#hooks?.fail(id, why);
+  }
+
+  /** Says what was dropped from an answer. */
+  say(what: string): void {
+    this.#hooks?.say(what);
+  }
 
   /** The id of the JSON-RPC request in a body (`{"jsonrpc":"2.0","id":"…",…`) that `idPattern` takes. */
   idOf(body: unknown): string | undefined {
@@ -96,6 +119,31 @@ export class RequestCarriers {
   get size(): number {
     return this.#byId.size;
   }
+}
+
+/** What {@link RequestCarriers} tells of the requests it carries. */
+export interface CarrierHooks {
+  readonly fail: (id: string, why: string) => void;
+  readonly say: (what: string) => void;
+}
+
+/** The watch over the answer to carried request `id`: an event stream's or a JSON answer's, by its type. */
+function watchOf(response: Response, id: string, carriers: RequestCarriers | undefined): Watched | undefined {
+  if (carriers === undefined) return undefined;
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  const say = (what: string): void => carriers.say(what);
+  const watch =
+    type === "text/event-stream"
+      ? new AnswerStreamGuard(id, say)
+      : type === "application/json"
+        ? new JsonAnswerWatch(id, say)
+        : undefined;
+  return watch === undefined ? undefined : { watch, fail: (why) => carriers.fail(id, why) };
+}
+
+interface Watched {
+  readonly watch: AnswerWatch;
+  readonly fail: (why: string) => void;
 }
 
 /** Most redirects followed for one request (each within the upstream's own origin). */
@@ -188,39 +236,66 @@ const CR = 0x0d;
 
 /**
  * `body`'s bytes, calling `release` once they are all read, the stream is cancelled or it fails; failing
- * (and cancelling the body) once `tooLarge` says the bytes so far are past the size of one message.
+ * (and cancelling the body) once `tooLarge` says the bytes so far are past the size of one message. With
+ * `watched`, the bytes pass through its watch, and the stream ends (cleanly: the SDK neither reports nor
+ * resumes it) where the watch fails the call.
  */
 function releasingBody(
   body: ReadableStream<Uint8Array>,
   release: () => void,
   tooLarge: (chunk: Uint8Array) => boolean,
+  watched?: Watched,
 ): { readonly stream: ReadableStream<Uint8Array>; readonly end: () => void } {
   const reader = body.getReader();
   let ended = false;
   let control: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Ends the stream here (with `error`, or cleanly), lets go of the server's, and fails the call with `failure`. */
+  const stop = (controller: ReadableStreamDefaultController<Uint8Array>, failure?: string, error?: Error): void => {
+    ended = true;
+    release();
+    if (error !== undefined && failure === undefined) controller.error(error);
+    else controller.close();
+    void reader.cancel().catch(() => undefined);
+    if (failure !== undefined) watched?.fail(failure);
+  };
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       control = controller;
     },
     async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (ended) return;
-        if (done) {
-          ended = true;
-          release();
-          controller.close();
-        } else if (tooLarge(value)) {
-          ended = true;
-          release();
-          controller.error(new Error(`the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`));
-          await reader.cancel().catch(() => undefined);
-        } else controller.enqueue(value);
-      } catch (err) {
-        if (ended) return;
-        ended = true;
-        release();
-        controller.error(err);
+      // a watch may hold a chunk back (an event not ended yet): read on until something is passed on
+      for (let passed = false; !passed;) {
+        try {
+          const { done, value } = await reader.read();
+          if (ended) return;
+          if (done) {
+            const last = watched?.watch.end();
+            if (last !== undefined && last.out.length > 0) controller.enqueue(last.out);
+            ended = true;
+            release();
+            controller.close();
+            if (last?.failure !== undefined) watched?.fail(last.failure);
+            return;
+          }
+          if (tooLarge(value)) {
+            const error = new Error(`the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`);
+            return stop(controller, watched?.watch.broke(error.message, true), error);
+          }
+          if (watched === undefined) {
+            controller.enqueue(value);
+            return;
+          }
+          const { out, failure } = watched.watch.push(value);
+          if (out.length > 0) {
+            controller.enqueue(out);
+            passed = true;
+          }
+          if (failure !== undefined) return stop(controller, failure);
+        } catch (err) {
+          if (ended) return;
+          const error = err instanceof Error ? err : new Error(String(err));
+          return stop(controller, watched?.watch.broke(error.message, false), error);
+        }
       }
     },
     async cancel(reason) {

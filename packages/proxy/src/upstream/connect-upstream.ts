@@ -80,26 +80,25 @@ export async function connectUpstream(
   // every request gets an abort signal of its own: the SDK's one per connection collects a listener per call
   // a call given up on (answered, timed out, cancelled) ends its HTTP request's answer stream
   const carriers = new RequestCarriers(new RegExp(`^${RELAY_ID_PREFIX}[0-9]+$`));
-  const settled = (id: string): void => carriers.end(id);
   const options = {
     fetch: createAbortIsolatingFetch(fetch, carriers),
     ...(headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {}),
   };
   if (spec.transport === "sse") {
     return {
-      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
+      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, carriers)),
       transport: "sse",
     };
   }
   try {
     return {
-      ...(await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
+      ...(await connectClient(new StreamableHTTPClientTransport(url, options), hooks, timeoutMs, secrets, carriers)),
       transport: "streamable-http",
     };
   } catch (streamableError) {
     try {
       return {
-        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, settled)),
+        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, carriers)),
         transport: "sse",
       };
     } catch {
@@ -147,12 +146,18 @@ async function connectClient(
   hooks: UpstreamHooks,
   timeoutMs: number,
   secrets: () => readonly string[],
-  settled?: (id: string) => void,
+  carriers?: RequestCarriers,
 ): Promise<{ client: Client; relay: UpstreamRelay }> {
   const client = new Client(PROXY_CLIENT_INFO, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   hooks.prepare(client);
   // what the upstream says reaches the proxy, and through it the agent, without an injected value in it
+  const settled = carriers === undefined ? undefined : (id: string): void => carriers.end(id);
   const relay = new UpstreamRelay(transport, createMessageScrubber(secrets), settled);
+  // a call whose HTTP answer can no longer answer it fails at once, not at its timeout
+  carriers?.listen({
+    fail: (id, why) => relay.failRequest(id, why),
+    say: (what) => relay.onerror?.(new Error(scrubCredentials(what, secrets()))),
+  });
   try {
     await client.connect(relay, { timeout: timeoutMs });
   } catch (err) {

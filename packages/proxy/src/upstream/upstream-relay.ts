@@ -46,6 +46,8 @@ export class UpstreamRelay extends WrappedTransport {
   readonly #pending = new Map<string, (reply: Reply) => void>();
   readonly #progress = new Map<string, (progress: Progress) => void>();
   readonly #failAll = new Set<(error: McpError) => void>();
+  /** Each request in flight's way to end it: cancelled upstream, rejected with the reason. */
+  readonly #cancels = new Map<string, (reason: unknown) => void>();
   readonly #scrub: (message: JSONRPCMessage) => JSONRPCMessage;
   #next = 0;
   #closed = false;
@@ -107,6 +109,7 @@ export class UpstreamRelay extends WrappedTransport {
         this.#pending.delete(id);
         if (token !== undefined) this.#progress.delete(token);
         this.#failAll.delete(fail);
+        this.#cancels.delete(id);
         call.signal.removeEventListener("abort", onAbort);
         this.#settled?.(id);
       };
@@ -161,10 +164,36 @@ export class UpstreamRelay extends WrappedTransport {
         });
       }
       this.#failAll.add(fail);
+      this.#cancels.set(id, cancel);
       call.signal.addEventListener("abort", onAbort, { once: true });
       arm();
       this.inner.send({ jsonrpc: "2.0", id, method, params }).catch(fail);
     });
+  }
+
+  /**
+   * Fails the request `id` now, when its answer can no longer come (its HTTP answer ended without it, or
+   * carried what is no JSON-RPC): it rejects with an `Error` saying `why` (with the secret values scrubbed;
+   * the proxy reports it as the upstream's failure), is cancelled upstream, and `why` is reported as a
+   * transport error. Nothing when the request is no longer in flight.
+   */
+  failRequest(id: string, why: string): void {
+    const cancel = this.#cancels.get(id);
+    if (cancel === undefined) return;
+    const said = this.#scrubText(why);
+    this.onerror?.(new Error(`call \`${id}\` failed at once: ${said}`));
+    cancel(new Error(said));
+  }
+
+  /** `text` with the secret values scrubbed, as a message of the upstream's is (undefined if the scrub failed). */
+  #scrubText(text: string): string {
+    try {
+      const scrubbed = this.#scrub({ jsonrpc: "2.0", method: "notifications/message", params: { data: text } });
+      const out = (scrubbed as { params?: { data?: unknown } }).params?.data;
+      return typeof out === "string" ? out : "(what it sent could not be checked for secrets)";
+    } catch {
+      return "(what it sent could not be checked for secrets)";
+    }
   }
 
   /** Whether `id` is one of the relay's ids already sent (`acp-relay-1` … the last). */
