@@ -100,6 +100,15 @@ describe("the console's pending card, for a request an attacker shaped", () => {
     expect(plain).not.toContain('class="warning"');
   });
 
+  it("shortens arguments too long for a page value by value: a huge first value cannot push the recipient out", () => {
+    const card = renderConsentCard(viewOf({ parameters: { body: "A".repeat(1_000_000), to: "mallory@evil.test" } }));
+    expect(card.length).toBeLessThan(100_000);
+    expect(card).toContain("to: &quot;mallory@evil.test&quot;");
+    expect(card).toMatch(/body: &quot;A+…\[\d+ characters not shown\]…A+&quot;/);
+    expect(card).toContain("acp pending --json");
+    expect(card).not.toContain('data-role="arguments"');
+  });
+
   it("turns no markup of the agent's or the upstream's into an element", () => {
     const markup = `"><img src=x onerror=alert(1)><a href="https://evil.test">ok</a><script>alert(2)</script>`;
     const card = renderConsentCard(

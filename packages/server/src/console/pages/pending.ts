@@ -1,5 +1,5 @@
 /** The pending approvals page: what each agent wants, its arguments (secrets redacted), why ACP asks. */
-import { argumentsCharacters, warningsFor } from "@acp/proxy";
+import { argumentsCharacters, argumentsView, elide, warningsFor } from "@acp/proxy";
 import type { ConsentView } from "../../service/consent-view.js";
 import { escapeHtml, jsonBlock, jsonText, show } from "../html.js";
 
@@ -70,14 +70,28 @@ function renderReasons(reasons: unknown): string {
  */
 export const SHOWN_ARGUMENTS_MAX = 64 * 1024;
 
-/** The arguments block and the edit box of a card (cut, and no edit box, when too long). */
+/**
+ * How arguments too long to show whole are shown: one value a line by its path, as the terminal shows them, a
+ * long value keeping its start and its end; within {@link SHOWN_ARGUMENTS_MAX} characters, the values beyond
+ * counted.
+ */
+const CUT_ARGUMENTS = { maxValue: 2_000, maxLines: 500, maxChars: SHOWN_ARGUMENTS_MAX } as const;
+
+/**
+ * The arguments block and the edit box of a card (shortened, and no edit box, when too long). Shortened as the
+ * other channels shorten them, not as the JSON's first 64 KiB: a huge first value would otherwise push a
+ * recipient after it (`{"body": "AAAA…", "to": "mallory@evil.test"}`) out of the page.
+ */
 function argumentsBlocks(params: unknown): { readonly shown: string; readonly edit: string } {
   const full = jsonText(params);
   if (full.length > SHOWN_ARGUMENTS_MAX) {
-    const more = full.length - SHOWN_ARGUMENTS_MAX;
+    const record = typeof params === "object" && params !== null && !Array.isArray(params);
+    const lines = record
+      ? argumentsView(params as Record<string, unknown>, CUT_ARGUMENTS).lines.join("\n")
+      : elide(full, SHOWN_ARGUMENTS_MAX);
     return {
-      shown: `<pre class="json" tabindex="0" aria-label="arguments (cut)">${escapeHtml(full.slice(0, SHOWN_ARGUMENTS_MAX))}</pre>
-<p class="hint cut" data-role="cut">${more} more characters are not shown: too long to review in a page. Read them in full with <code>acp pending --json</code> before you approve, or deny.</p>`,
+      shown: `<pre class="json" tabindex="0" aria-label="arguments (shortened)">${escapeHtml(lines)}</pre>
+<p class="hint cut" data-role="cut">${full.length} characters of arguments: too long to show whole in a page. Each value is on its own line by its path, a long one with its start and its end (…[N characters not shown]…). Read them in full with <code>acp pending --json</code> before you approve, or deny.</p>`,
       edit: `<p class="hint">These arguments are too long to edit here.</p>`,
     };
   }
