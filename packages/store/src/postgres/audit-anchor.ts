@@ -35,6 +35,12 @@ export interface PostgresAuditAnchorOptions {
   readonly publicKey: CheckpointPublicKey;
   /** Rows read per query while catching up (default 1000). */
   readonly pageSize?: number;
+  /**
+   * Told once, at open, before a first use verifies a chain that holds rows (this home has no anchor for it):
+   * how many. That read takes about as long as `acp audit verify` on the chain, before the node starts
+   * ({@link postgresFirstAnchorStartMessage}).
+   */
+  readonly onFirstUse?: (rows: number) => void;
 }
 
 /**
@@ -77,6 +83,19 @@ export interface PostgresFirstAnchor {
   readonly rows: number;
   /** The row of the checkpoint anchored at (the newest that verifies with the key), or null when none did. */
   readonly checkpointRow: number | null;
+}
+
+/**
+ * The line `acp serve` tells at start, before its node verifies a chain of `rows` rows it has no anchor for
+ * (a first start on a database, or an anchor lost): a long chain takes a while, and nothing else is said
+ * until the node listens.
+ */
+export function postgresFirstAnchorStartMessage(path: string, rows: number): string {
+  return (
+    `this home has no anchor (${path}) for the audit chain in PostgreSQL, which holds ` +
+    `${rows === 1 ? "1 row" : `${rows} rows`}: verifying it from row 1 before anchoring it and starting ` +
+    "(about as long as `acp audit verify --storage-url …` takes on it)"
+  );
 }
 
 /**
@@ -202,8 +221,19 @@ export async function openPostgresAuditAnchor(
    * through the links, so nothing before it can have been rewritten; a chain that does not verify is
    * refused (`audit_anchor_missing`) before this node anchors and signs it.
    */
+  /** Until the opening's sync is done: a first use then says how many rows it is about to verify. */
+  let opening = true;
   const firstUse = async (q: AnchorQuery): Promise<PostgresFirstAnchor> => {
     const start = verified;
+    if (opening && start === null && options.onFirstUse !== undefined) {
+      const [head] = await rowsOf<{ n: number | string }>(
+        q,
+        "SELECT COALESCE(MAX(seq), 0) AS n FROM acp_audit_events",
+        [],
+      );
+      const rows = Number(head?.n ?? 0);
+      if (rows > 0) options.onFirstUse(rows);
+    }
     if (start !== null) {
       const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [
         start.row.seq,
@@ -300,6 +330,7 @@ export async function openPostgresAuditAnchor(
   };
 
   const opened = await sync(query);
+  opening = false;
   return {
     path,
     sync: async (q) => {

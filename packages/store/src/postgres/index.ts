@@ -38,6 +38,7 @@ export {
   openPostgresAuditAnchor,
   postgresAuditAnchorPath,
   postgresFirstAnchorMessage,
+  postgresFirstAnchorStartMessage,
   type AnchorQuery,
   type PostgresAuditAnchor,
   type PostgresAuditAnchorOptions,

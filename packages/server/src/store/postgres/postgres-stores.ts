@@ -22,6 +22,7 @@ import {
   openPostgresAuditAnchor,
   postgresAuditAnchorPath,
   postgresFirstAnchorMessage,
+  postgresFirstAnchorStartMessage,
   openPostgresStore,
   PostgresStoreError,
   type AsyncPendingConsentStore,
@@ -70,8 +71,8 @@ export interface PostgresStoresOptions {
   /**
    * One line when the node loses the database ("database unreachable (…)") and one when it answers again
    * ("database reachable again after Ns"), however many connections and requests fail in between; and, at
-   * open, one when this home had no anchor for a chain that already held rows (verified from row 1 and
-   * anchored: `postgresFirstAnchorMessage`).
+   * open, when this home had no anchor for a chain that already held rows, one before verifying it from row 1
+   * (`postgresFirstAnchorStartMessage`) and one after, where it anchored (`postgresFirstAnchorMessage`).
    */
   readonly log?: (line: string) => void;
   /** Patterns redacted from every audit event before hashing (config.yml `redaction:`); default the built-in rules. */
@@ -388,11 +389,14 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
         ),
       );
     }
+    const anchorPath = options.home !== undefined ? postgresAuditAnchorPath(options.home, options.url) : "";
     const anchor =
       options.home !== undefined && options.auditSigner !== undefined && options.auditPublicKey !== undefined
         ? await openPostgresAuditAnchor((text, values) => store.query(text, values), {
-            path: postgresAuditAnchorPath(options.home, options.url),
+            path: anchorPath,
             publicKey: options.auditPublicKey,
+            // a first use reads the whole chain before the node starts: said before, so a long wait is explained
+            onFirstUse: (rows) => options.log?.(postgresFirstAnchorStartMessage(anchorPath, rows)),
           })
         : undefined;
     // a chain found with rows and no anchor in this home: verified from row 1 and anchored; said as the file log's
