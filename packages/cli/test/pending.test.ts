@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { timeLeft } from "@acp/core";
-import { watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
+import { tellWatch, watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
 import { runCli } from "./run.js";
 import { ID_A, ID_B, seedPending, tempHome } from "./pending-fixtures.js";
@@ -129,6 +129,51 @@ describe("acp pending --watch", () => {
     expect(events).toHaveLength(4);
     controller.abort();
     await watching;
+  });
+});
+
+describe("acp pending --watch --json, printed to a terminal", () => {
+  it("shows C1 controls, bidi overrides and invisible characters escaped, still JSON of the same event; piped, as written", () => {
+    const event: PendingWatchEvent = {
+      event: "pending",
+      request: {
+        id: ID_A,
+        server: "mail",
+        tool: "send\u009b2J\u009b1Asend_email",
+        arguments: { to: "a\u202eexample.com", note: "ceo@corp.test\u200b\u00a0" },
+        reasons: [],
+        category: "communication",
+        risk_level: "high",
+        rule: "ask-mail",
+        session_id: null,
+        created_at: "2026-01-15T12:00:00.000Z",
+        expires_at: "2026-01-15T12:05:00.000Z",
+      },
+    };
+    for (const tty of [true, false]) {
+      let text = "";
+      const ctx: CliContext = {
+        io: {
+          stdout: { write: (s: string) => (text += s) },
+          stderr: { write: () => true },
+          readStdin: () => Promise.resolve(""),
+          stdinIsTTY: false,
+          stdoutIsTTY: tty,
+          env: {},
+          cwd: "/",
+          now: () => new Date("2026-01-15T12:00:00Z"),
+        },
+        exitCode: 0,
+      };
+      tellWatch(ctx, event, true);
+      expect(JSON.parse(text)).toEqual(event);
+      if (tty) {
+        expect(text).not.toMatch(/[\u009b\u202e\u200b\u00a0]/);
+        expect(text).toContain("send\\u009b2J\\u009b1Asend_email");
+      } else {
+        expect(text).toBe(`${JSON.stringify(event)}\n`);
+      }
+    }
   });
 });
 

@@ -216,8 +216,16 @@ async function watch(ctx: CliContext, options: StorageFlags & { json?: boolean }
   }
 }
 
-function tellWatch(ctx: CliContext, event: PendingWatchEvent, json: boolean): void {
-  if (json) return printLine(ctx, JSON.stringify(event));
+/**
+ * Prints one event of `acp pending --watch`: a JSON line with `--json` (to a terminal, its C1 controls, bidi
+ * overrides and invisible characters as `\uXXXX` escapes, the same JSON value, as `printJson` does; piped, as
+ * written), else the request as `acp pending` shows it, or its id and how it ended.
+ */
+export function tellWatch(ctx: CliContext, event: PendingWatchEvent, json: boolean): void {
+  if (json) {
+    const line = JSON.stringify(event);
+    return printLine(ctx, ctx.io.stdoutIsTTY === true ? printable(line) : line);
+  }
   if (event.event === "pending") return printView(ctx, event.request);
   const status =
     event.status === "gone"
