@@ -1,5 +1,5 @@
 import { Composer, LineCounter, Parser, type CST, type Document, type YAMLError } from "yaml";
-import type { Issue } from "../issues/index.js";
+import { missingColonHint, type Issue } from "../issues/index.js";
 import { MAX_POLICY_BYTES, MAX_POLICY_DEPTH } from "./limits.js";
 import { findTooDeepToken, scanForNestingBomb } from "./nesting-depth.js";
 import { positionAt } from "./source-position.js";
@@ -38,11 +38,12 @@ function tooDeep(lines: LineCounter, offset: number): Issue {
   return issueAt(lines, offset, "policy_too_deep", `nesting deeper than ${MAX_POLICY_DEPTH} levels`);
 }
 
-function yamlIssue(lines: LineCounter, error: YAMLError, warning: boolean): Issue {
+function yamlIssue(lines: LineCounter, error: YAMLError, warning: boolean, source: readonly string[]): Issue {
   const text = error.message.replace(/\s+/g, " ").trim().replace(/\.$/, "");
   const message = text.length > 0 ? text[0]?.toLowerCase() + text.slice(1) : "malformed yaml";
   const prefix = warning ? "unsupported yaml" : "yaml syntax error";
-  return issueAt(lines, error.pos[0], "yaml_syntax_error", `${prefix}: ${message}`);
+  const hint = missingColonHint(source, error.code, positionAt(lines, error.pos[0]).line);
+  return issueAt(lines, error.pos[0], "yaml_syntax_error", `${prefix}: ${message}`, hint);
 }
 
 /**
@@ -80,10 +81,13 @@ export function loadPolicyYaml(text: string): LoadResult {
   const docs: Document.Parsed[] = Array.from(composer.compose(tokens));
   const issues: Issue[] = [];
   const info = composer.streamInfo();
-  for (const error of info.errors) issues.push(yamlIssue(lines, error, false));
+  // split once, and only when there is an error to name a line for
+  let split: readonly string[] | undefined;
+  const source = (): readonly string[] => (split ??= text.split("\n"));
+  for (const error of info.errors) issues.push(yamlIssue(lines, error, false, source()));
   for (const doc of docs) {
-    for (const error of doc.errors) issues.push(yamlIssue(lines, error, false));
-    for (const warning of doc.warnings) issues.push(yamlIssue(lines, warning, true));
+    for (const error of doc.errors) issues.push(yamlIssue(lines, error, false, source()));
+    for (const warning of doc.warnings) issues.push(yamlIssue(lines, warning, true, source()));
   }
   const second = docs[1];
   if (second !== undefined) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { yamlErrorMessage, yamlErrorPosition, yamlErrorText } from "../../src/index.js";
+import { missingColonHint, yamlErrorMessage, yamlErrorPosition, yamlErrorText } from "../../src/index.js";
 
 const BAD = "a: [\n  b,\n  - x\n]\n";
 
@@ -41,5 +41,40 @@ describe("yaml errors as FILE:LINE:COL: message", () => {
     ).toBe("x.yml: excessive alias count indicates a resource exhaustion attack");
     expect(yamlErrorMessage(new Error("YAML is odd."))).toBe("YAML is odd");
     expect(yamlErrorMessage("")).toBe("malformed yaml");
+  });
+});
+
+describe("a key written without its `:` is named, not only the grammar the yaml library reports", () => {
+  const errorOf = (text: string): unknown => parseDocument(text).errors[0];
+
+  it.each([
+    // the error is at the line itself
+    ["proxy:\n  port: 1\n  bind 127.0.0.1\nsession:\n  x: 1\n", "bind", 3],
+    ["version: 1\nchannel prompt\nproxy:\n  port: 1\n", "channel", 2],
+    ["rules:\n  - id: a\n    action allow # the comment is not read\n    match: {}\n", "action", 3],
+    // the yaml library reports the next key, comment lines later: the hint names the line before them
+    ["proxy:\n  port 8443\n  # the port\n\n  # more\n  bind: 127.0.0.1\n", "port", 2],
+    ["a: 1\n- id x\nb: 2\n", "id", 2],
+  ])("%j: `%s` on line %i", (text, key, line) => {
+    const err = errorOf(text);
+    expect(err, "a yaml error").toBeDefined();
+    expect(yamlErrorText("c.yml", err, undefined, text)).toMatch(
+      new RegExp(` \\(is a \`:\` missing after \`${key}\` on line ${line}\\?\\)$`),
+    );
+  });
+
+  it("says nothing when no line reads `key value`, or when the source is not given", () => {
+    // mis-indented, every key with its `:`
+    const indent = "proxy:\n  port: 1\n # c\n bind: 127.0.0.1\n";
+    expect(yamlErrorText("c.yml", errorOf(indent), undefined, indent)).not.toContain("missing after");
+    // a value with a `:` (a URL) is not read as a key without one
+    const url = "a:\n  url http://x\n  # c\n  b: 1\n";
+    expect(yamlErrorText("c.yml", errorOf(url), undefined, url)).not.toContain("missing after");
+    // another kind of error
+    expect(yamlErrorText("c.yml", errorOf(BAD), undefined, BAD)).not.toContain("missing after");
+    const bare = "a:\n  b 1\n  # c\n  c: 2\n";
+    expect(yamlErrorText("c.yml", errorOf(bare))).toBe("c.yml:4:1: all mapping items must start at the same column");
+    expect(missingColonHint(bare, "BAD_INDENT", 4)).toBe("is a `:` missing after `b` on line 2?");
+    expect(missingColonHint(bare, "DUPLICATE_KEY", 4)).toBeUndefined();
   });
 });

@@ -54,7 +54,8 @@ export function readConfigDocumentAt(
     ...(options.lineCounter !== undefined ? { lineCounter: options.lineCounter } : {}),
   });
   const error = doc.errors[0];
-  if (error !== undefined) return failWith({ code: "config_malformed" }, yamlErrorText(options.name ?? path, error));
+  if (error !== undefined)
+    return failWith({ code: "config_malformed" }, yamlErrorText(options.name ?? path, error, undefined, text));
   return ok(doc);
 }
 
