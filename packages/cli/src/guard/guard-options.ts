@@ -1,6 +1,6 @@
 import { CATEGORIES, suggest } from "@acp/core";
 
-type Kind = "string" | "boolean" | "function" | "any";
+type Kind = "string" | "boolean" | "function" | "any" | "fields";
 
 /** The options of `openGuard` and what each must be. */
 const GUARD_OPTIONS: Readonly<Record<string, Kind>> = {
@@ -18,7 +18,25 @@ const GUARD_OPTIONS: Readonly<Record<string, Kind>> = {
 };
 
 /** The options of one guarded tool. */
-const TOOL_OPTIONS: Readonly<Record<string, Kind>> = { server: "string", category: "string", trusted: "boolean" };
+const TOOL_OPTIONS: Readonly<Record<string, Kind>> = {
+  server: "string",
+  category: "string",
+  trusted: "boolean",
+  textFields: "fields",
+};
+
+/** A field of `textFields`: key names joined by dots (`delta.content`), none empty. */
+const FIELD = /^[^.]+(?:\.[^.]+)*$/;
+
+/** The problem of a `textFields` value, or `undefined` for an array of fields. */
+function fieldsProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value))
+    return `option \`textFields\` must be an array of field names, not ${value === null ? "null" : typeof value}`;
+  const bad = (value as unknown[]).find((field) => typeof field !== "string" || !FIELD.test(field));
+  if (bad === undefined) return undefined;
+  const shown = typeof bad === "string" ? `\`${bad}\`` : `a ${bad === null ? "null" : typeof bad}`;
+  return `option \`textFields\` holds ${shown}: each is a field's key names joined by dots (\`delta.content\`)`;
+}
 
 function problemsOf(what: string, given: unknown, known: Readonly<Record<string, Kind>>): string[] {
   if (given === undefined) return [];
@@ -29,6 +47,9 @@ function problemsOf(what: string, given: unknown, known: Readonly<Record<string,
     if (kind === undefined) {
       const near = suggest(key, Object.keys(known));
       problems.push(`unknown option \`${key}\`${near !== undefined ? ` (did you mean \`${near}\`?)` : ""}`);
+    } else if (kind === "fields") {
+      const problem = value === undefined ? undefined : fieldsProblem(value);
+      if (problem !== undefined) problems.push(problem);
     } else if (kind !== "any" && value !== undefined && typeof value !== kind) {
       problems.push(`option \`${key}\` must be a ${kind}, not ${value === null ? "null" : typeof value}`);
     } else if (kind === "string" && value === "") {
@@ -66,6 +87,9 @@ export function checkToolOptions(tool: unknown, fn: unknown, options: unknown, k
     problems.push("the tool is an async generator function: wrap it with `guardStream`, which checks each chunk");
   }
   problems.push(...problemsOf("the tool's options", options, TOOL_OPTIONS));
+  if (kind === "call" && (options as { textFields?: unknown } | undefined)?.textFields !== undefined) {
+    problems.push("option `textFields` is for a streaming tool: wrap it with `guardStream`");
+  }
   const category = (options as { category?: unknown } | undefined)?.category;
   if (typeof category === "string" && !(CATEGORIES as readonly string[]).includes(category)) {
     const near = suggest(category, CATEGORIES);

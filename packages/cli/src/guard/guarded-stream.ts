@@ -58,6 +58,8 @@ function pull<C>(source: AsyncIterator<C>, stop: AbortSignal): Promise<IteratorR
  *   pieces of one text: every vault value in them is replaced, and so is one split across pieces (a chunk
  *   whose string could end in the start of a secret is held back, the chunks after it waiting behind it,
  *   until a later one shows whether it does, or the stream ends; see {@link createChunkStreamRedactor}).
+ *   With `textFields` (the tool's option), only the strings at those fields of the object chunks are such
+ *   pieces; the others are checked whole in their chunk and never hold the stream back.
  *   What is held back when the stream fails, is withheld or is stopped is dropped, and counted in
  *   `tool_call_completed` as `held_back_chunks`.
  *
@@ -72,6 +74,7 @@ function pull<C>(source: AsyncIterator<C>, stop: AbortSignal): Promise<IteratorR
 export async function* runGuardedStream<A extends object, C>(
   deps: GuardedCallDeps,
   call: GuardedCall<A, AsyncIterable<C>>,
+  textFields?: readonly string[],
 ): AsyncGenerator<C, void, undefined> {
   const admitted = await admitCall(deps, call);
   let made: unknown;
@@ -92,7 +95,7 @@ export async function* runGuardedStream<A extends object, C>(
   }
   const secrets = secretsOf(deps.credentials);
   // without credentials the guard gave the call no secret: every chunk is passed on as it is
-  const redactor = secrets === undefined ? undefined : createChunkStreamRedactor(secrets());
+  const redactor = secrets === undefined ? undefined : createChunkStreamRedactor(secrets(), textFields);
   let chunks = 0;
   let first = true;
   // the current run of text pieces as passed on, and how many pieces it has

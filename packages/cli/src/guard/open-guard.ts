@@ -62,6 +62,17 @@ export interface GuardToolOptions {
   readonly category?: Category;
   /** The tool's results are the program's own word (a directory, a config read), not untrusted content; default false. */
   readonly trusted?: boolean;
+  /**
+   * For `guardStream` only: the fields of the object chunks whose strings are one text across chunks,
+   * each as key names joined by dots, matched anywhere along a string's path with array positions left
+   * out (`"delta.content"` is `choices[0].delta.content`). A vault value split between the chunks'
+   * strings at such a field is hidden (a chunk whose string there could end in the start of one is held
+   * back until the next shows it); a string at any other field is checked whole within its chunk only, and
+   * never holds the stream back. A string or bytes chunk is text whatever the fields. Default: every field
+   * is such a text (nothing split is missed, but a string that appears once, as a first chunk's
+   * `role: "assistant"`, and could begin a secret holds the stream back to its end).
+   */
+  readonly textFields?: readonly string[];
 }
 
 /** An open guard: one session of the session runtime, one audit writer, one consent broker. */
@@ -87,7 +98,8 @@ export interface Guard {
    * is decided at the first read, which rejects with a {@link GuardRefusal} when it does not run; then
    * each chunk `fn` yields is checked before the caller sees it: a string is a piece of one text, whose
    * vault values are replaced even when split across pieces (the end of a piece that could begin one is
-   * held back until the next); anything else is checked whole as a result is. `tool_call_completed` is
+   * held back until the next); in object chunks, so are the strings at one place (every place, or the
+   * `textFields` given), and anything else is checked whole as a result is. `tool_call_completed` is
    * recorded when the stream ends, fails, or is stopped (`return()`, which reaches `fn`'s iterator too).
    */
   guardStream<A extends object, C, O extends unknown[] = []>(
@@ -243,17 +255,23 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
     guardStream(tool, fn, toolOptions = {}) {
       checkToolOptions(tool, fn, toolOptions, "stream");
       const server = toolOptions.server ?? defaultServer;
+      // taken now: the caller's array may change later, the fields may not
+      const textFields = toolOptions.textFields !== undefined ? [...toolOptions.textFields] : undefined;
       return (args, ...rest) => {
         const cancel = callSignal(rest);
-        const inner = runGuardedStream(deps, {
-          server,
-          tool,
-          ...(toolOptions.category !== undefined ? { category: toolOptions.category } : {}),
-          trusted: toolOptions.trusted === true,
-          arguments: args,
-          run: (given) => fn(given, ...rest),
-          signal: cancel.signal,
-        });
+        const inner = runGuardedStream(
+          deps,
+          {
+            server,
+            tool,
+            ...(toolOptions.category !== undefined ? { category: toolOptions.category } : {}),
+            trusted: toolOptions.trusted === true,
+            arguments: args,
+            run: (given) => fn(given, ...rest),
+            signal: cancel.signal,
+          },
+          textFields,
+        );
         return (async function* tracked() {
           try {
             if (closed) {

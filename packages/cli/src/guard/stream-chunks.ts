@@ -49,6 +49,7 @@ type Segment = readonly (string | number)[];
 
 interface Leaf {
   readonly key: string;
+  readonly path: readonly Segment[];
   readonly text: string;
 }
 
@@ -94,7 +95,7 @@ function arraySegment(key: string | symbol, item: unknown): Segment {
 function walk(value: unknown, path: readonly Segment[], w: Walk): unknown {
   if (typeof value === "string") {
     if (!w.copy) {
-      w.leaves.push({ key: leafKey("t", path), text: value });
+      w.leaves.push({ key: leafKey("t", path), path, text: value });
       return value;
     }
     return w.answers[w.at++];
@@ -105,7 +106,7 @@ function walk(value: unknown, path: readonly Segment[], w: Walk): unknown {
   if (isBytes(value)) {
     const text = bytesOf(value).toString("latin1");
     if (!w.copy) {
-      w.leaves.push({ key: leafKey("b", path), text });
+      w.leaves.push({ key: leafKey("b", path), path, text });
       w.memo.set(value, value);
       return value;
     }
@@ -228,8 +229,48 @@ export class PlaceTexts {
   }
 }
 
-/** A {@link ChunkStreamRedactor} over the secret values (the vault values in use when the stream began). */
-export function createChunkStreamRedactor(values: readonly string[]): ChunkStreamRedactor {
+/** The key names leading to a place (a plain object's keys, a `Map`'s primitive keys; array positions left out). */
+function namesOf(path: readonly Segment[]): string[] {
+  const names: string[] = [];
+  for (const segment of path) {
+    if (segment[0] === "k") names.push(String(segment[1]));
+    else if (segment[0] === "m") names.push(String(segment[2]));
+  }
+  return names;
+}
+
+/**
+ * Which places are text that may run on from chunk to chunk: every place without `textFields`; with
+ * them, a place whose key names hold one of the fields' names in a row (`delta.content` is the place
+ * `choices[0].delta.content`, and so is `message.delta.content.parts[1]`), and the chunk itself (a
+ * string, bytes, or the strings of an array or `Set` chunk), whatever the fields.
+ */
+function textPlaces(textFields: readonly string[] | undefined): (path: readonly Segment[]) => boolean {
+  if (textFields === undefined) return () => true;
+  const fields = textFields.map((field) => field.split("."));
+  return (path) => {
+    const names = namesOf(path);
+    if (names.length === 0) return true;
+    return fields.some((field) => {
+      for (let at = 0; at + field.length <= names.length; at++) {
+        if (field.every((name, i) => names[at + i] === name)) return true;
+      }
+      return false;
+    });
+  };
+}
+
+/**
+ * A {@link ChunkStreamRedactor} over the secret values (the vault values in use when the stream began).
+ * With `textFields`, only the strings at those places (and the chunk itself: a string or bytes chunk) are
+ * pieces of a text across chunks ({@link textPlaces}); a string anywhere else is checked whole in its
+ * chunk, as a result is, and never holds the stream back.
+ */
+export function createChunkStreamRedactor(
+  values: readonly string[],
+  textFields?: readonly string[],
+): ChunkStreamRedactor {
+  const isText = textPlaces(textFields);
   const secrets = values.filter((s) => s !== "");
   const check = resultChecker(secrets, true);
   const redactText = createRedactor(NO_PATTERNS, { secrets: () => secrets });
@@ -293,18 +334,21 @@ export function createChunkStreamRedactor(values: readonly string[]): ChunkStrea
         throw err;
       }
       const size = w.leaves.reduce((n, leaf) => n + leaf.text.length, 0);
+      // a string at a place that is no text across chunks is its own answer (the check saw it whole)
+      const text = w.leaves.map((leaf) => isText(leaf.path));
       const pending: Pending = {
         chunk,
         checked: checked.value,
         taken: false,
         leaves: w.leaves,
-        answers: [],
-        waiting: w.leaves.length,
+        answers: w.leaves.map((leaf) => leaf.text),
+        waiting: text.filter(Boolean).length,
         size,
       };
       queue.push(pending);
       held += size;
       w.leaves.forEach((leaf, index) => {
+        if (text[index] !== true) return;
         let place = places.get(leaf.key);
         if (place === undefined) {
           place = { redactor: (leaf.key.startsWith("b") ? bytes : texts)(), slots: [] };

@@ -152,3 +152,52 @@ describe("createChunkStreamRedactor: a secret split between object chunks does n
     );
   });
 });
+
+describe("createChunkStreamRedactor with textFields: only the fields named are text across chunks", () => {
+  const shownNow = (step: ChunkStep): readonly unknown[] => (step.kind === "shown" ? step.chunks : ["withheld"]);
+
+  it("does not hold back a chunk for a string at another field (a first chunk's role), where every field would", () => {
+    const first = { choices: [{ index: 0, delta: { role: "tok", content: "" } }] };
+    expect(shownNow(createChunkStreamRedactor([SECRET]).push(first))).toEqual([]);
+    expect(shownNow(createChunkStreamRedactor([SECRET], ["delta.content"]).push(first))).toEqual([first]);
+  });
+
+  it("names a field by key names in a row, anywhere along the path, array positions left out", () => {
+    const redactor = createChunkStreamRedactor([SECRET], ["content"]);
+    // `content` covers `message.content.parts[1]`: held, then the next shows the secret
+    expect(shownNow(redactor.push({ message: { content: { parts: ["a", "x tok"] } } }))).toEqual([]);
+    expect(shownNow(redactor.push({ message: { content: { parts: ["_live_9f3k2"] } } }))).toEqual([
+      { message: { content: { parts: ["a", "x [REDACTED]"] } } },
+      { message: { content: { parts: [""] } } },
+    ]);
+    // `delta.content` does not cover `content` alone, nor `delta.contents`
+    const other = createChunkStreamRedactor([SECRET], ["delta.content"]);
+    expect(shownNow(other.push({ content: "tok", delta: { contents: "tok" } }))).toHaveLength(1);
+    // a string chunk is text whatever the fields
+    const strings = createChunkStreamRedactor([SECRET], []);
+    expect(shownNow(strings.push("key tok_li"))).toEqual([]);
+    expect(shownNow(strings.push("ve_9f3k2"))).toEqual(["key [REDACTED]"]);
+  });
+
+  it("property: with the content field named, other fields between, the joined content never holds a secret and no chunk waits for a role", () => {
+    const alphabet = fc.constantFrom("t", "o", "k", "_", "l", "i", "v", "e", "9", "f", " ", "x", SECRET);
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 30 }), fc.array(fc.nat(400), { maxLength: 12 }), (parts, cuts) => {
+        const pieces = cutAt(parts.join(""), cuts);
+        const chunks = [
+          { id: "tok", choices: [{ delta: { role: "tok_l" } }] },
+          ...pieces.map((piece) => ({ id: "tok", choices: [{ delta: { content: piece } }] })),
+        ];
+        const redactor = createChunkStreamRedactor([SECRET], ["delta.content"]);
+        expect(shownNow(redactor.push(chunks[0]))).toHaveLength(1);
+        const out = [...chunks.slice(1).flatMap((c) => shownNow(redactor.push(c))), ...shownNow(redactor.end())] as {
+          choices: { delta: { content: string } }[];
+        }[];
+        expect(out).toHaveLength(pieces.length);
+        const joined = out.map((c) => c.choices[0]?.delta.content ?? "").join("");
+        for (const spelling of spellSecrets([SECRET]).strings) expect(joined).not.toContain(spelling);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
