@@ -83,6 +83,8 @@ export interface PostgresFirstAnchor {
   readonly rows: number;
   /** The row of the checkpoint anchored at (the newest that verifies with the key), or null when none did. */
   readonly checkpointRow: number | null;
+  /** Checkpoint rows the chain held, whatever key signed them. */
+  readonly checkpoints: number;
 }
 
 /**
@@ -110,8 +112,13 @@ export function postgresFirstAnchorMessage(path: string, found: PostgresFirstAnc
     "(every row's hash, its link to the row before, each checkpoint at its place, no row missing) and ";
   let anchored: string;
   if (found.checkpointRow === null) {
+    const why =
+      found.checkpoints === 0
+        ? "it holds no signed checkpoint yet"
+        : `none of its ${found.checkpoints === 1 ? "1 checkpoint" : `${found.checkpoints} checkpoints`} verifies ` +
+          "with this home's key (`acp audit verify` reports it)";
     anchored =
-      "not anchored: none of its checkpoints is signed with this home's key, so no signature covers those rows; " +
+      `not anchored: ${why}, so no signature covers those rows; ` +
       "this node anchors at the first checkpoint it signs or verifies";
   } else {
     const n = found.rows - found.checkpointRow;
@@ -272,7 +279,7 @@ export async function openPostgresAuditAnchor(
       if (rows.length < pageSize) break;
     }
     if (newest !== null) adopt(newest);
-    return { rows: after, checkpointRow: held?.seq ?? null };
+    return { rows: after, checkpointRow: held?.seq ?? null, checkpoints: from?.checkpoints ?? 0 };
   };
 
   let broken: AuditLogError | null = null;

@@ -15,6 +15,7 @@ import {
   openPostgresAuditAnchor,
   openPostgresStore,
   postgresAuditAnchorPath,
+  postgresFirstAnchorMessage,
   verifyPostgresAuditChain,
   type PostgresStore,
 } from "@acp/store";
@@ -186,5 +187,37 @@ describe("postgres audit log with a node's anchor", () => {
     const refused = anchor.sync(query);
     await expect(refused).rejects.toMatchObject({ code: "audit_anchor_missing" });
     await expect(refused).rejects.toThrow("its row 3, verified before, was changed or removed");
+  });
+
+  it("a first use tells the rows before verifying them (at open only) and reports what it anchored at", async () => {
+    const other = generateKeyPairSync("ed25519").privateKey;
+    const foreign = createPostgresAuditLog(store, { clock: () => new Date(), signer: other, checkpointEvery: 2 });
+    for (const tool of ["a", "b", "c"]) await foreign.append(event(tool));
+    await foreign.close(); // rows 1-2, checkpoint 3, row 4, checkpoint 5: another key's
+    const told: number[] = [];
+    const path = anchorPath();
+    const anchor = await openPostgresAuditAnchor(query, { path, publicKey, onFirstUse: (rows) => told.push(rows) });
+    expect(told).toEqual([5]);
+    expect(anchor.firstAnchor).toEqual({ rows: 5, checkpointRow: null, checkpoints: 2 });
+    expect(postgresFirstAnchorMessage(path, { rows: 5, checkpointRow: null, checkpoints: 2 })).toContain(
+      "not anchored: none of its 2 checkpoints verifies with this home's key",
+    );
+    const more = createPostgresAuditLog(store, { clock: () => new Date() });
+    await more.append(event("d"));
+    await more.close();
+    await anchor.sync(query); // a later sync still without an anchor: verifies row 6, tells nothing
+    expect(told).toEqual([5]);
+
+    const own = await node(anchorPath()); // signs with the key
+    for (const tool of ["e", "f"]) await own.append(event(tool));
+    await own.close();
+    const rows = await lines();
+    const signed = rows.filter((r) => r.event_type === "checkpoint").at(-1)?.seq;
+    const joined = await openPostgresAuditAnchor(query, { path: anchorPath(), publicKey });
+    expect(joined.firstAnchor).toEqual({ rows: rows.length, checkpointRow: signed, checkpoints: 3 });
+    await anchor.sync(query); // the first anchor adopts that checkpoint now
+    const again = await openPostgresAuditAnchor(query, { path, publicKey, onFirstUse: (n) => told.push(n) });
+    expect(told).toEqual([5]); // its anchor is there: no first use
+    expect(again.firstAnchor).toBeNull();
   });
 });
