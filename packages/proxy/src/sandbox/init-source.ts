@@ -12,6 +12,7 @@
 
 import type { HomeAlias } from "./home-aliases.js";
 import type { ProcessCap } from "./process-cap.js";
+import type { SessionKeyring } from "./session-keyring.js";
 
 /** Loopback ports of the forwarders inside the sandbox (its loopback is its own, so these are always free). */
 export const SANDBOX_PORTS = { mcp: 47311, egress: 47312 } as const;
@@ -67,6 +68,11 @@ export interface SandboxInitConfig {
   readonly ports: { readonly mcp: number; readonly egress: number };
   /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
   readonly processCap: ProcessCap | null;
+  /**
+   * How the agent gets a session keyring of its own (`sessionKeyring`), or null when it cannot here (it then
+   * shares acp's, and `acp run` said so).
+   */
+  readonly sessionKeyring: SessionKeyring | null;
 }
 
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
@@ -254,6 +260,9 @@ if (!found.some((p) => { try { accessSync(p, constants.X_OK); return true; } cat
   fail("sandbox_command_not_found", "command " + JSON.stringify(command) + " not found inside the sandbox");
 }
 try { process.chdir(cfg.cwd); } catch (err) { fail("sandbox_setup_failed", "cannot enter the working directory " + cfg.cwd + ": " + err.code); }
+// the agent's own session keyring: checked here, so that a kernel or a policy that refuses it stops the run
+// before it is ready, rather than the agent's start
+if (cfg.sessionKeyring) run("cannot give the agent a session keyring of its own", cfg.sessionKeyring.check[0], cfg.sessionKeyring.check.slice(1));
 
 status({ type: "ready" });
 closeSync(3);
@@ -268,7 +277,10 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2
 const capped = cfg.processCap && cfg.processCap.kind === "rlimit"
   ? [cfg.processCap.prlimit, "--nproc=" + cfg.processCap.max + ":" + cfg.processCap.max, "--", ...cfg.argv]
   : cfg.argv;
-child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...capped], {
+// a session keyring of its own (not acp's, whose keys the agent would possess), joined after the capabilities
+// are dropped, right before the agent's program
+const keyring = cfg.sessionKeyring ? cfg.sessionKeyring.exec : [];
+child = spawn(cfg.setpriv, ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs", "--", ...keyring, ...capped], {
   stdio: "inherit", env: cfg.env, cwd: cfg.cwd, detached: true,
 });
 child.on("error", (err) => {

@@ -16,6 +16,7 @@ import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import type { ProcessCap } from "./process-cap.js";
+import type { SessionKeyring } from "./session-keyring.js";
 import { findHomeAliases, isInHome } from "./home-aliases.js";
 import { isWithin, realPathOrNull } from "./paths.js";
 import { checkWritablePaths } from "./writable-paths.js";
@@ -37,6 +38,8 @@ export interface NamespacePlanInput {
   readonly writable?: readonly string[];
   /** The cap on the sandbox's processes, when one can be applied (`ProcessCap`). */
   readonly processCap?: ProcessCap | null;
+  /** How the agent gets a session keyring of its own (`sessionKeyring`), when it can here. */
+  readonly sessionKeyring?: SessionKeyring | null;
 }
 
 /** Works out the init's config; throws a `SandboxError` for a plan that cannot hide ACP's home. */
@@ -113,6 +116,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     homeAliases: aliases,
     ports: input.ports,
     processCap: input.processCap ?? null,
+    sessionKeyring: input.sessionKeyring ?? null,
   };
 }
 

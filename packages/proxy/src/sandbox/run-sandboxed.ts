@@ -28,6 +28,7 @@ import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type St
 import { listenUnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
 import { createPidsCgroup, DEFAULT_MAX_PROCESSES, type PidsCgroup, type ProcessCap } from "./process-cap.js";
+import { sessionKeyring, type SessionKeyring } from "./session-keyring.js";
 
 /** Everything `runSandboxed` needs. */
 export interface SandboxRunOptions {
@@ -68,6 +69,11 @@ export interface SandboxRunOptions {
   /** Where the bridge sockets live; default a fresh private directory under the temp directory. */
   readonly bridgeDir?: string;
   readonly probe?: IsolationProbe;
+  /**
+   * How the agent gets a session keyring of its own under `netns` and `userns`; default `sessionKeyring()`
+   * (Perl from the system's directories). Null: it shares acp's, with a warning.
+   */
+  readonly sessionKeyring?: SessionKeyring | null;
   readonly signals?: SignalSource;
   readonly sessionId?: string;
   /** Further fields for the `sandbox_started` audit event (e.g. the intent's digest). */
@@ -140,6 +146,13 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
 
     const capped = level === "none" ? { cap: null, cgroup: null } : capProcesses(max, options, cleanup);
     if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
+    const keyring =
+      level === "none" ? null : options.sessionKeyring !== undefined ? options.sessionKeyring : sessionKeyring();
+    if (level !== "none" && keyring === null) {
+      options.log(
+        "acp run: the agent shares this session's kernel keyring: no `perl` in /usr/sbin, /usr/bin, /sbin or /bin to give it one of its own (or no keyctl number for this architecture), so it can read the keys linked there (install perl, or start acp with `keyctl session - acp run …`)",
+      );
+    }
     options.log(startLine(chosen.choice, mcpUrl, egressUrl, capped.cap?.max ?? null));
     await options.audit.record("sandbox_started", {
       isolation: level,
@@ -181,6 +194,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
               setpriv: tools.setpriv,
               ports: SANDBOX_PORTS,
               processCap: capped.cap,
+              sessionKeyring: keyring,
               ...(options.writable !== undefined ? { writable: options.writable } : {}),
             }),
             spawnOptions,
