@@ -26,7 +26,11 @@ import { AnswerStreamGuard, JsonAnswerWatch, type AnswerWatch } from "./answer-s
  * or a failure without the answer, an event over the size) the call is failed at once (`carriers.fail`)
  * rather than left to wait for its timeout; answers to other ids in it are dropped.
  */
-export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: RequestCarriers): FetchLike {
+export function createAbortIsolatingFetch(
+  given: FetchLike = fetch,
+  carriers?: RequestCarriers,
+  options: { readonly sse?: boolean } = {},
+): FetchLike {
   const base = sameOriginRedirects(given);
   return async (url, init) => {
     const parent = init?.signal;
@@ -55,7 +59,15 @@ export function createAbortIsolatingFetch(given: FetchLike = fetch, carriers?: R
       release();
       return bounded(response);
     }
-    const watch = carried !== undefined ? watchOf(response, carried, carriers) : undefined;
+    const method = (init?.method ?? "GET").toUpperCase();
+    const watched =
+      carried !== undefined
+        ? watchOf(response, carried, carriers)
+        : options.sse === true && method === "GET"
+          ? connectionWatch(response, carriers)
+          : undefined;
+    // a connection closing fails its calls itself (the SDK's "Connection closed")
+    const watch = watched && { ...watched, fail: (why: string) => void (parent.aborted || watched.fail(why)) };
     const body = releasingBody(response.body, release, sizeLimit(response), watch);
     // ... and its event stream ends, as if the server had ended it (the SDK then neither fails nor resumes it)
     if (carried !== undefined) carriers?.carry(carried, body.end);
@@ -86,6 +98,11 @@ export class RequestCarriers {
   /** Fails the request `id` at once: its answer can no longer come (`why` says what came instead). */
   fail(id: string, why: string): void {
     this.#hooks?.fail(id, why);
+  }
+
+  /** Fails every request in flight at once: the stream carrying their answers is gone (`why`). */
+  failAll(why: string): void {
+    this.#hooks?.failAll(why);
   }
 
   /** Says what was dropped from an answer. */
@@ -124,13 +141,14 @@ export class RequestCarriers {
 /** What {@link RequestCarriers} tells of the requests it carries. */
 export interface CarrierHooks {
   readonly fail: (id: string, why: string) => void;
+  readonly failAll: (why: string) => void;
   readonly say: (what: string) => void;
 }
 
 /** The watch over the answer to carried request `id`: an event stream's or a JSON answer's, by its type. */
 function watchOf(response: Response, id: string, carriers: RequestCarriers | undefined): Watched | undefined {
   if (carriers === undefined) return undefined;
-  const type = (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  const type = mediaType(response);
   const say = (what: string): void => carriers.say(what);
   const watch =
     type === "text/event-stream"
@@ -141,9 +159,27 @@ function watchOf(response: Response, id: string, carriers: RequestCarriers | und
   return watch === undefined ? undefined : { watch, fail: (why) => carriers.fail(id, why) };
 }
 
+/**
+ * The watch over the event stream of an HTTP+SSE connection (`sse`): it carries every answer, so when it
+ * ends or fails every call in flight fails at once (`carriers.failAll`); a batch in it is taken apart.
+ */
+function connectionWatch(response: Response, carriers: RequestCarriers | undefined): Watched | undefined {
+  if (carriers === undefined || !isEventStream(response)) return undefined;
+  const watch = new AnswerStreamGuard(undefined, (what) => carriers.say(what));
+  return { watch, fail: (why) => carriers.failAll(why) };
+}
+
 interface Watched {
   readonly watch: AnswerWatch;
   readonly fail: (why: string) => void;
+}
+
+function mediaType(response: Response): string | undefined {
+  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+}
+
+function isEventStream(response: Response): boolean {
+  return mediaType(response) === "text/event-stream";
 }
 
 /** Most redirects followed for one request (each within the upstream's own origin). */

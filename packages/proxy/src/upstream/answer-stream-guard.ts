@@ -16,6 +16,10 @@ export interface AnswerWatch {
 /** The failure of a call whose answer ended without answering it. */
 export const UNANSWERED = "the server ended this call's answer without answering it";
 
+const CONNECTION_STREAM = "the server's event stream (HTTP+SSE), which carries every answer,";
+/** The failure of every call in flight when the event stream of an HTTP+SSE connection ends. */
+export const CONNECTION_ENDED = `${CONNECTION_STREAM} ended`;
+
 /**
  * What one call's answer stream (the event stream a streamable HTTP upstream answers a relayed `tools/call`
  * POST with) passes on, read as the SDK's transport reads it (the same event framing, the same JSON-RPC
@@ -38,7 +42,7 @@ export class AnswerStreamGuard implements AnswerWatch {
   answered = false;
   /** An event carried an id: the SDK resumes the stream from it (GET with `Last-Event-ID`) when it ends. */
   resumable = false;
-  readonly #id: string;
+  readonly #id: string | undefined;
   readonly #say: (message: string) => void;
   readonly #decoder = new TextDecoder();
   readonly #encoder = new TextEncoder();
@@ -54,10 +58,12 @@ export class AnswerStreamGuard implements AnswerWatch {
   #failure: string | undefined;
 
   /**
-   * @param id - the JSON-RPC id of the request the stream answers
+   * @param id - the JSON-RPC id of the request the stream answers; undefined for the one event stream of an
+   *   HTTP+SSE connection, which carries every answer: its events pass (batches taken apart, the others as
+   *   they came, reported by the SDK), and its end or failure is the failure of every call in flight
    * @param say - told of each answer dropped (another id's)
    */
-  constructor(id: string, say: (message: string) => void) {
+  constructor(id: string | undefined, say: (message: string) => void) {
     this.#id = id;
     this.#say = say;
   }
@@ -101,10 +107,12 @@ export class AnswerStreamGuard implements AnswerWatch {
   end(): { readonly out: Uint8Array; readonly failure?: string } {
     // an event not ended by a blank line is not dispatched (nor by the SDK)
     const out = new Uint8Array(0);
+    if (this.#id === undefined) return { out, failure: CONNECTION_ENDED };
     return !this.answered && !this.resumable && this.#failure === undefined ? { out, failure: UNANSWERED } : { out };
   }
 
   broke(why: string, tooLarge: boolean): string | undefined {
+    if (this.#id === undefined) return `${CONNECTION_STREAM} failed: ${why}`;
     if (this.answered || this.#failure !== undefined || (this.resumable && !tooLarge)) return undefined;
     return `its answer stream failed: ${why}`;
   }
@@ -138,6 +146,8 @@ export class AnswerStreamGuard implements AnswerWatch {
     if (data === "" || (type !== undefined && type !== "message")) return void (this.#out += raw);
     const read = messagesOf(data);
     if (read === undefined || read.messages.length === 0) {
+      // on the connection's stream no call is named: the SDK reports it, and the calls wait for their answers
+      if (this.#id === undefined) return void (this.#out += raw);
       const what = `an event that is not a JSON-RPC message (\`${excerpt(data)}\`)`;
       // after the call's answer nothing is left to fail: the stream ends as the call settles
       if (this.answered) return this.#say(`dropped ${what} after the answer to \`${this.#id}\``);
@@ -157,6 +167,7 @@ export class AnswerStreamGuard implements AnswerWatch {
 
   /** `message` if it is this answer's to pass on (its id given to an id-less error), else undefined (said). */
   own(message: JSONRPCMessage): JSONRPCMessage | undefined {
+    if (this.#id === undefined) return message;
     if (!("result" in message) && !("error" in message)) return message;
     if ("error" in message && message.id === undefined) {
       this.answered = true;

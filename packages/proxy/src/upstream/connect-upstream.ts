@@ -84,9 +84,11 @@ export async function connectUpstream(
     fetch: createAbortIsolatingFetch(fetch, carriers),
     ...(headers !== undefined && Object.keys(headers).length > 0 ? { requestInit: { headers: { ...headers } } } : {}),
   };
+  // over HTTP+SSE one event stream carries every answer: when it ends, the calls in flight fail at once
+  const sseOptions = { ...options, fetch: createAbortIsolatingFetch(fetch, carriers, { sse: true }) };
   if (spec.transport === "sse") {
     return {
-      ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, carriers)),
+      ...(await connectClient(new SSEClientTransport(url, sseOptions), hooks, timeoutMs, secrets, carriers)),
       transport: "sse",
     };
   }
@@ -98,7 +100,7 @@ export async function connectUpstream(
   } catch (streamableError) {
     try {
       return {
-        ...(await connectClient(new SSEClientTransport(url, options), hooks, timeoutMs, secrets, carriers)),
+        ...(await connectClient(new SSEClientTransport(url, sseOptions), hooks, timeoutMs, secrets, carriers)),
         transport: "sse",
       };
     } catch {
@@ -156,6 +158,7 @@ async function connectClient(
   // a call whose HTTP answer can no longer answer it fails at once, not at its timeout
   carriers?.listen({
     fail: (id, why) => relay.failRequest(id, why),
+    failAll: (why) => relay.failAll(why),
     say: (what) => relay.onerror?.(new Error(scrubCredentials(what, secrets()))),
   });
   try {

@@ -185,6 +185,17 @@ export class UpstreamRelay extends WrappedTransport {
     cancel(new Error(said));
   }
 
+  /**
+   * Fails every request in flight now, when the one stream carrying their answers is gone (an HTTP+SSE
+   * connection's): as {@link failRequest}, each with `why`.
+   */
+  failAll(why: string): void {
+    if (this.#cancels.size === 0) return;
+    const said = this.#scrubText(why);
+    this.onerror?.(new Error(`${this.#cancels.size} call(s) in flight failed at once: ${said}`));
+    for (const cancel of [...this.#cancels.values()]) cancel(new Error(said));
+  }
+
   /** `text` with the secret values scrubbed, as a message of the upstream's is (undefined if the scrub failed). */
   #scrubText(text: string): string {
     try {
