@@ -4,6 +4,7 @@
  */
 import { spendWork, workEpoch } from "../glob/index.js";
 import { allowReadings, readingUnknown, readOtherwise } from "./allow-readings.js";
+import { decodedText, type DecodedText } from "./decoded-text.js";
 import { readingCost } from "./fast-glob.js";
 import { MAX_DECODINGS, MAX_RESPELLED_LENGTH, respelledInFull, respellings } from "./normal-form.js";
 
@@ -32,6 +33,8 @@ interface Forms {
   compat?: string | null;
   /** Whether its reading is not known ({@link readingUnknown}). */
   unknown?: boolean;
+  /** For a value of several lines or over 4,096 characters, its decodings ({@link decodedText}). */
+  decoded?: DecodedText;
 }
 
 /** Values whose forms one decision keeps (a request with more strings than this makes them again). */
@@ -69,7 +72,10 @@ export function lowerOf(leaf: string): string {
   return f.lower;
 }
 
-/** The other spellings of a path, URL or address ({@link respellings}: its normal form, trimmed, decoded, IDNA). */
+/**
+ * The other spellings of a path, URL or address ({@link respellings}: its normal form, trimmed, decoded, IDNA);
+ * of a value of several lines or over 4,096 characters, its normal form and its decodings ({@link decodedOf}).
+ */
 export function respellingsOf(leaf: string): readonly string[] {
   const f = formsOf(leaf);
   if (f.respelled === undefined) {
@@ -81,7 +87,10 @@ export function respellingsOf(leaf: string): readonly string[] {
       // (and each decoding in NFKC: as much again; and decoded again from there: as much again)
       if (leaf.includes("%")) spendWork((PLAIN_ASCII.test(leaf) ? 1 : 2) * 3 * MAX_DECODINGS * (leaf.length >> 2));
     }
-    f.respelled = respellings(leaf);
+    // a value of several lines or over 4,096 characters: its normal form, and its escapes decoded ({@link decodedOf})
+    f.respelled = respelledInFull(leaf)
+      ? respellings(leaf)
+      : [...new Set([...respellings(leaf), ...decodedOf(leaf).spellings])];
     // and each spelling made (a `~` path is eight, a home's environment reference nine, a URL without a scheme two): written, normalised, kept
     for (const spelling of f.respelled) spendWork(readingCost(spelling));
   }
@@ -114,15 +123,16 @@ export function allowReadingsOf(leaf: string): readonly string[] | null {
 
 /**
  * Whether an ask or deny rule reads `leaf` as a value whose reading is not known ({@link readingUnknown}:
- * three decodings leave it still decoding, `%2525252e`): only a value the rules decode, of one line and at
- * most {@link MAX_RESPELLED_LENGTH} characters ({@link respelledInFull}), made once a decision. A value
- * without `%` costs one scan.
+ * three decodings leave it still decoding, `%2525252e`), made once a decision: a value of one line and at
+ * most {@link MAX_RESPELLED_LENGTH} characters ({@link respelledInFull}) as a path or URL (a URL's query not
+ * read), any other as a text, whole ({@link decodedOf}). A value without `%` costs one scan.
  */
 export function unknownOf(leaf: string): boolean {
   const f = formsOf(leaf);
   if (f.unknown === undefined) {
     spendWork(readingCost(leaf));
-    if (!leaf.includes("%") || !respelledInFull(leaf)) f.unknown = false;
+    if (!leaf.includes("%")) f.unknown = false;
+    else if (!respelledInFull(leaf)) f.unknown = decodedOf(leaf).unknown;
     else {
       // trimmed, and its NFKC form (a scan and a normalisation), each decoded up to three times and once more,
       // and so again from a decoding's NFKC form
@@ -132,6 +142,23 @@ export function unknownOf(leaf: string): boolean {
     }
   }
   return f.unknown;
+}
+
+/**
+ * The decodings of a value of several lines or over 4,096 characters ({@link decodedText}: its escapes decoded
+ * up to three times, its NFKC form where that spells more structure, `\` read as `/`; and whether three
+ * decodings leave it still decoding), made once a decision and charged: a scan, and each pass it took (a
+ * decoding, the check that one more changes nothing, an NFKC form) as a few scans.
+ */
+function decodedOf(leaf: string): DecodedText {
+  const f = formsOf(leaf);
+  if (f.decoded === undefined) {
+    spendWork(readingCost(leaf));
+    // at most some twenty passes, each linear in the value: charged as many as it took
+    f.decoded = decodedText(leaf);
+    spendWork(f.decoded.passes * (leaf.length >> 2));
+  }
+  return f.decoded;
 }
 
 /**

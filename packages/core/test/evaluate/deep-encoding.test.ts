@@ -3,7 +3,8 @@
  * `/srv/%2e%2e/etc/passwd` after three decodings and `/etc/passwd` to a fourth reader. Its reading is not
  * known, so an ask or deny rule's string glob meets it (as no allow rule does), where before a deny rule
  * for `/etc/passwd` missed it and the call fell through to the rules after it. A value encoded up to three
- * times is read as before, and never made to ask for its escapes alone.
+ * times is read as before, and never made to ask for its escapes alone. A value of several lines or over
+ * 4,096 characters is read whole so too (decoded-text.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import { assertPolicy, compilePolicy, matchPolicy } from "../../src/index.js";
@@ -64,20 +65,33 @@ describe("a value encoded deeper than is decoded", () => {
     expect(decide(rules, "/srv/files/report.txt")).toBe("files");
   });
 
-  it("leaves a value encoded up to three times, or not read at all, to its readings", () => {
+  it("leaves a value encoded up to three times to its readings", () => {
     const rules = [denyOn("/etc/**")];
     for (const v of [
       "/srv/a%20b",
       "https://api.example/search?q=a%20b%2F",
       "/srv/files/%25252e%25252e/x",
       "https://l.example/r?u=https%252525253A%252525252F%252525252Fy.example",
-      "/srv/files/%2525252e\n/x",
-      `/srv/${"a".repeat(4096)}/%2525252e`,
+      "notes\n/srv/files/%25252e%25252e/x",
+      `/srv/${"a".repeat(4096)}/%25252e`,
     ]) {
       expect([v, decide(rules, v)]).toEqual([v, "default"]);
     }
     // three decodings read: `%25252e%25252e` is `..` to a third reader, and the deny rule meets that
     expect(decide(rules, "/srv/%25252e%25252e/etc/passwd")).toBe("r");
+  });
+
+  it("is met so in a value of several lines or over 4,096 characters, read whole, its query too", () => {
+    // before, such a value was not decoded at all, and so never unknown: the deny rule missed it
+    const rules = [denyOn("/etc/**")];
+    for (const v of [
+      "/srv/files/%2525252e\n/x",
+      `/srv/${"a".repeat(4096)}/%2525252e`,
+      "notes\nhttps://l.example/r?u=https%252525253A%252525252F",
+    ]) {
+      expect([v, decide(rules, v)]).toEqual([v, "r"]);
+      expect([v, decide([`{ id: a, match: { args: { v: "**" } }, action: allow }`], v, "ask")]).toEqual([v, "default"]);
+    }
   });
 
   it("is not met by a number or boolean pattern, which is compared as a value", () => {

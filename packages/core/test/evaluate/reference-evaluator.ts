@@ -214,7 +214,7 @@ function readInFull(text: string): boolean {
  * Every spelling an ask or deny rule's glob is tried on: the value and its normal form; for a value of one
  * line of at most 4,096 characters also the value trimmed of ASCII white space and controls, its normal
  * form, a path with unreserved escapes decoded and POSIX-normalised, a `file:` URL's path, each without a
- * trailing `/`, and each with its domain names in ASCII.
+ * trailing `/`, and each with its domain names in ASCII; for any other value its decodings.
  */
 function spellings(text: string): string[] {
   const out = [text, normalised(text)];
@@ -258,8 +258,30 @@ function spellings(text: string): string[] {
     for (const form of [...out]) out.push(...homes(form));
     for (const form of [...out]) if (form.length > 1 && form.endsWith("/")) out.push(form.slice(0, -1));
     if (/[\u0080-\uffff]/.test(trimmed)) for (const form of [...out]) out.push(idna(form));
+  } else {
+    // a value of several lines or over 4,096 characters: as a text, whole, in NFKC where that spells more
+    // structure, its escapes decoded up to three times (and from a decoding's NFKC form), `\` read as `/`
+    for (const base of [text, structural(text)]) {
+      out.push(base);
+      for (const decoded of decodedAgain(base)) out.push(decoded, structural(decoded));
+      out.push(...normalisedChain(base, structural).forms);
+    }
+    for (const form of [...out]) if (form.includes("\\")) out.push(form.replaceAll("\\", "/"));
   }
   return out;
+}
+
+/**
+ * Whether a value of several lines or over 4,096 characters, read whole as a text (no query cut off), or its
+ * NFKC form where that spells more structure, is still decoding after three decodings: its reading not known.
+ */
+function textUnknown(text: string): boolean {
+  for (const base of [text, structural(text)]) {
+    const last = decodedAgain(base)[2];
+    if (last !== undefined && decodeAll(last) !== last) return true;
+    if (!normalisedChain(base, structural).settled) return true;
+  }
+  return false;
 }
 
 /**
@@ -411,9 +433,9 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
         forms.some((f) => globMatches(f, compatibleForm(actual).toLowerCase(), true)) ||
         // a pattern for an address: each address written in the value (`Boss <a@evil.com>`, a list)
         (isAddressPattern(expected) && addressesIn(actual).some((a) => scalarMatches(expected, a, true))) ||
-        // a value of one line and at most 4,096 characters whose reading is not known (three decodings leave
-        // it still decoding: no allow rule meets it) may be any path once read
-        (readInFull(actual) && allowReadings(actual) === null)
+        // a value whose reading is not known (three decodings leave it still decoding: no allow rule meets it)
+        // may be any path once read: of one line and at most 4,096 characters as a path or URL, else as a text
+        (readInFull(actual) ? allowReadings(actual) === null : textUnknown(actual))
       );
     }
     if (typeof actual === "number" && Number.isFinite(actual)) return globMatches(expected, String(actual));
