@@ -72,8 +72,8 @@ ${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the pas
 answers: this machine's clock must be within 2 s of the database's, as acp serve and acp approve
 require (clock, with the offset measured; else set the clock: NTP), and the home's node anchor for
 that database (audit-postgres-….checkpoint) must still be a row of the database byte for byte (audit
-anchor; none is a warning while the chain holds rows, naming how many: a first start there verifies the
-whole chain before it anchors; none on an empty chain is fine; a row gone or
+anchor; none is a warning once the chain holds a checkpoint, naming its rows: a first start there verifies
+the whole chain before it anchors; none before the chain's first checkpoint is fine; a row gone or
 changed fails: run acp audit verify).
 
 Examples:

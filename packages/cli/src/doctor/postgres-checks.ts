@@ -71,9 +71,10 @@ async function chainShape(store: Pick<PostgresStore, "query">): Promise<{ rows: 
 }
 
 /**
- * No anchor in the home for this database: nothing to hold on an empty chain (the first checkpoint this node
- * signs becomes its anchor: ok); on a chain with rows, a warning with how many and its newest checkpoint, which
- * acp serve's first start verifies from row 1 and anchors at (it says so on its start-up output).
+ * No anchor in the home for this database: nothing to hold on a chain without a checkpoint (empty, or before
+ * its first: no node keeps an anchor yet; the first checkpoint becomes it: ok); on a chain with one, a
+ * warning with its rows and newest checkpoint, which acp serve's first start verifies from row 1 and anchors
+ * at (it says so on its start-up output).
  */
 async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file: string): Promise<HomeCheck> {
   let shape;
@@ -82,17 +83,22 @@ async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file:
   } catch (err) {
     return { status: "fail", name, detail: `cannot read the audit chain: ${messageOf(err)}` };
   }
-  if (shape.rows === 0) {
+  if (shape.checkpoint === null) {
+    // no node keeps an anchor before the chain's first checkpoint: a running node's home has none either
+    const held =
+      shape.rows === 0
+        ? "is empty"
+        : `holds ${shape.rows === 1 ? "1 row" : `${shape.rows} rows`} and no checkpoint yet`;
     return {
       status: "ok",
       name,
       detail:
-        `no node anchor for this database yet (${file}) and the audit chain is empty: the first checkpoint ` +
-        "this node signs becomes its anchor",
+        `no node anchor for this database yet (${file}) and the audit chain ${held}: the first checkpoint ` +
+        "a node signs becomes its anchor",
     };
   }
   const rows = shape.rows === 1 ? "1 row" : `${shape.rows} rows`;
-  const newest = shape.checkpoint === null ? "no checkpoint" : `its newest checkpoint at row ${shape.checkpoint}`;
+  const newest = `its newest checkpoint at row ${shape.checkpoint}`;
   return {
     status: "warn",
     name,
@@ -108,9 +114,9 @@ async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file:
 /**
  * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
  * (`postgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
- * holds that checkpoint row byte for byte. Missing is a warning while the chain holds rows (a node's first
- * start verifies the whole chain, then anchors at the newest checkpoint that verifies with the key), fine
- * on an empty chain; a row gone or changed fails,
+ * holds that checkpoint row byte for byte. Missing is a warning while the chain holds a checkpoint (a node's
+ * first start verifies the whole chain, then anchors at the newest checkpoint that verifies with the key),
+ * fine before its first checkpoint; a row gone or changed fails,
  * naming `acp audit verify`. Rows after the checkpoint are `acp audit verify`'s to check.
  */
 export async function checkAuditAnchor(

@@ -112,7 +112,7 @@ describe("acp doctor: the clock against the database's", () => {
 });
 
 describe("acp doctor: the node's audit anchor for the database", () => {
-  it("with none in this home: fine on an empty chain, a warning naming the rows and newest checkpoint otherwise; writes none", async () => {
+  it("with none in this home: fine before the chain's first checkpoint, a warning naming the rows and newest checkpoint after; writes none", async () => {
     const own = await createTestDatabase();
     try {
       const { home } = fixtureHome(root.dir);
@@ -122,6 +122,17 @@ describe("acp doctor: the node's audit anchor for the database", () => {
       expect(empty?.detail).toMatch(
         /^no node anchor for this database yet \(audit-postgres-[0-9a-f]{16}\.checkpoint\) and the audit chain is empty/,
       );
+
+      // rows before the chain's first checkpoint: no node keeps an anchor yet (a running node's home neither)
+      await sql(
+        own.url,
+        "CREATE TABLE acp_audit_events (seq bigint PRIMARY KEY, event_type text NOT NULL, line text NOT NULL)",
+      );
+      await sql(own.url, "INSERT INTO acp_audit_events VALUES (1, 'policy_evaluated', '{}')");
+      const unsigned = find((await doctor(env)).checks, "audit anchor");
+      expect(unsigned?.status).toBe("ok");
+      expect(unsigned?.detail).toContain("and the audit chain holds 1 row and no checkpoint yet");
+      await sql(own.url, "DROP TABLE acp_audit_events");
 
       await runNode(own.url, fixtureHome(root.dir).home); // another home's node: 2 events and its checkpoint
       const r = await doctor(env);

@@ -36,8 +36,8 @@ export interface PostgresAuditAnchorOptions {
   /** Rows read per query while catching up (default 1000). */
   readonly pageSize?: number;
   /**
-   * Told once, at open, before a first use verifies a chain that holds rows (this home has no anchor for it):
-   * how many. That read takes about as long as `acp audit verify` on the chain, before the node starts
+   * Told once, at open, before a first use verifies a chain that holds a checkpoint (this home has no anchor
+   * for it): how many rows. That read takes about as long as `acp audit verify` on the chain, before the node starts
    * ({@link postgresFirstAnchorStartMessage}).
    */
   readonly onFirstUse?: (rows: number) => void;
@@ -69,9 +69,10 @@ export interface PostgresAuditAnchor {
   /** After a checkpoint row this node wrote was committed: it becomes the anchor. */
   wrote(seq: number, line: string): void;
   /**
-   * What the opening found when this home had no anchor for the database and the chain already held rows
-   * (a node's first start here, or an anchor lost): how many rows it verified from row 1 and the checkpoint
-   * it anchored at, if one verified with the key. `null` when an anchor was there, or the chain was empty.
+   * What the opening found when this home had no anchor for the database and the chain already held a
+   * checkpoint (a node's first start here, or an anchor lost): how many rows it verified from row 1 and the
+   * checkpoint it anchored at, if one verified with the key. `null` when an anchor was there, or the chain
+   * held no checkpoint (empty, or before its first: no node keeps an anchor yet, nothing was lost).
    * Told on `acp serve`'s start-up output ({@link postgresFirstAnchorMessage}).
    */
   readonly firstAnchor: PostgresFirstAnchor | null;
@@ -112,14 +113,10 @@ export function postgresFirstAnchorMessage(path: string, found: PostgresFirstAnc
     "(every row's hash, its link to the row before, each checkpoint at its place, no row missing) and ";
   let anchored: string;
   if (found.checkpointRow === null) {
-    const why =
-      found.checkpoints === 0
-        ? "it holds no signed checkpoint yet"
-        : `none of its ${found.checkpoints === 1 ? "1 checkpoint" : `${found.checkpoints} checkpoints`} verifies ` +
-          "with this home's key (`acp audit verify` reports it)";
+    const n = found.checkpoints === 1 ? "1 checkpoint" : `${found.checkpoints} checkpoints`;
     anchored =
-      `not anchored: ${why}, so no signature covers those rows; ` +
-      "this node anchors at the first checkpoint it signs or verifies";
+      `not anchored: none of its ${n} verifies with this home's key (\`acp audit verify\` reports it), so no ` +
+      "signature this node can check covers those rows; this node anchors at the first checkpoint it signs or verifies";
   } else {
     const n = found.rows - found.checkpointRow;
     const after =
@@ -233,13 +230,14 @@ export async function openPostgresAuditAnchor(
   const firstUse = async (q: AnchorQuery): Promise<PostgresFirstAnchor> => {
     const start = verified;
     if (opening && start === null && options.onFirstUse !== undefined) {
-      const [head] = await rowsOf<{ n: number | string }>(
+      // only a chain with a checkpoint: before one, no node keeps an anchor, and the chain is short
+      const [head] = await rowsOf<{ n: number | string; signed: boolean }>(
         q,
-        "SELECT COALESCE(MAX(seq), 0) AS n FROM acp_audit_events",
+        "SELECT COALESCE(MAX(seq), 0) AS n, bool_or(event_type = 'checkpoint') IS TRUE AS signed FROM acp_audit_events",
         [],
       );
       const rows = Number(head?.n ?? 0);
-      if (rows > 0) options.onFirstUse(rows);
+      if (rows > 0 && head?.signed === true) options.onFirstUse(rows);
     }
     if (start !== null) {
       const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [
@@ -345,7 +343,7 @@ export async function openPostgresAuditAnchor(
     },
     check,
     error: () => broken,
-    firstAnchor: opened !== null && opened.rows > 0 ? opened : null,
+    firstAnchor: opened !== null && opened.checkpoints > 0 ? opened : null,
     wrote: (seq, line) => {
       try {
         adopt({ seq, line });
