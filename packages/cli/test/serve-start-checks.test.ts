@@ -24,8 +24,8 @@ function serve(args: string[]): { code: number | null; stderr: string } {
 
 describe("acp serve checks its flags before it opens the key", () => {
   it.each([
-    [["--port", "abc"], "--port: `abc` is not a port"],
-    [["--port", "99999"], "--port: `99999` is not a port"],
+    [["--port", "abc"], "--port: `abc` is not a port (0 to 65535; 0 picks a free one)"],
+    [["--port", "99999"], "--port: `99999` is not a port (0 to 65535; 0 picks a free one)"],
     [["--tls-cert", "cert.pem"], "--tls-cert and --tls-key go together"],
     [["--public-url", "https://acp.example.com/console"], "--public-url:"],
     [["--bind", "0.0.0.0"], "--bind `0.0.0.0` is beyond loopback: set ACP_BRIDGE_TOKEN or serve.bearer_token first"],

@@ -198,7 +198,7 @@ function portOf(flags: ServeFlags, config: ServeConfig): number {
   const raw = flags.port ?? config.port ?? "8787";
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new CliError(`--port: \`${raw}\` is not a port`, EXIT.usage);
+    throw new CliError(`--port: \`${raw}\` is not a port (0 to 65535; 0 picks a free one)`, EXIT.usage);
   }
   return port;
 }
