@@ -137,6 +137,10 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     const refused = open(url, home, keys);
     await expect(refused).rejects.toMatchObject({ code: "audit_anchor_mismatch" });
     await expect(refused).rejects.toThrow(/no longer has row 3.*acp audit verify/);
+    // what else reads the same, for whoever restored the database or copied a home: and what to do then
+    await expect(refused).rejects.toThrow(
+      /restored from a backup older than that checkpoint, or emptied, reads the same.*a home copied from a node of another database at the same host, port and database name.*move that file aside/,
+    );
     // nothing signed the forgery: it has no checkpoint
     expect((await rows(url)).map((r) => r.event_type)).toEqual(["policy_evaluated", "policy_evaluated"]);
   });

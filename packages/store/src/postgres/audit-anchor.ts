@@ -182,7 +182,10 @@ function mismatch(path: string, why: string): AuditLogError {
     { code: "audit_anchor_mismatch" },
     `the audit chain in PostgreSQL: ${why}: the chain was cut, rewritten or replaced after this node's signed checkpoint ` +
       `(${path}); refusing to extend and sign it (run \`acp audit verify --storage-url …\` to find where; ` +
-      `to start a new chain on a new database, move that file aside)`,
+      "a database restored from a backup older than that checkpoint, or emptied, reads the same, and so does " +
+      "an anchor brought along in a home copied from a node of another database at the same host, port and " +
+      "database name: once you know which, move that file aside, and the next start verifies the chain from " +
+      "row 1 and anchors it again)",
   );
 }
 
