@@ -1,4 +1,5 @@
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { mediaTypeEssence } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { AnswerStreamGuard, JsonAnswerWatch, type AnswerWatch } from "./answer-stream-guard.js";
 
@@ -174,8 +175,9 @@ interface Watched {
   readonly fail: (why: string) => void;
 }
 
+/** The media type of `response` as the SDK's transports read it (a parameter naming another type is no type). */
 function mediaType(response: Response): string | undefined {
-  return (response.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  return mediaTypeEssence(response.headers.get("content-type") ?? undefined);
 }
 
 function isEventStream(response: Response): boolean {
@@ -241,7 +243,8 @@ function bounded(response: Response): Response {
  * blank line that ended the last one.
  */
 function sizeLimit(response: Response, max: number = MAX_MESSAGE_BYTES): (chunk: Uint8Array) => boolean {
-  const events = (response.headers.get("content-type") ?? "").toLowerCase().includes("text/event-stream");
+  // read as the SDK reads the type: `application/json; x=text/event-stream` is read whole, so it is bound whole
+  const events = isEventStream(response);
   let size = 0;
   let atLineStart = true;
   let afterCr = false;

@@ -15,6 +15,13 @@ const answer: RequestListener = (req, res) => {
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write("data: small\n\n");
     res.end(`data: ${OVER}\n\n`);
+  } else if (req.url === "/lying-json") {
+    // a JSON answer whose type names the event stream in a parameter, its blank lines cut as if into events:
+    // the SDK reads it whole as JSON (its media type is application/json)
+    res.writeHead(200, { "content-type": "application/json; profile=text/event-stream" });
+    res.write("[");
+    for (let i = 0; i < 12; i++) res.write(`${i === 0 ? "" : ","}\n\n"${MIB}"`);
+    res.end("]");
   } else if (req.url === "/many-events") {
     // 12 events of 1 MiB each, CRLF and LF line ends: more than one message in all, each under it
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -47,6 +54,13 @@ describe("a URL upstream's answer larger than one message", () => {
     await expect((await isolating(`${server.url()}/big-event`, { signal })).text()).rejects.toThrow(limit);
     const many = await (await isolating(`${server.url()}/many-events`, { signal })).text();
     expect(many.length).toBeGreaterThan(MAX_MESSAGE_BYTES);
+  });
+
+  it("is read by its media type: a JSON answer whose type names the event stream in a parameter is bound whole", async () => {
+    const response = await createAbortIsolatingFetch()(`${server.url()}/lying-json`, {
+      signal: new AbortController().signal,
+    });
+    await expect(response.text()).rejects.toThrow(limit);
   });
 
   it("fails as an error's text; the error keeps its status and URL", async () => {
