@@ -67,7 +67,11 @@ export interface PostgresAuditLog {
   checkpoint(): Promise<AuditEventV02 | null>;
   /** Resolves when everything appended so far is committed (or has failed). */
   flush(): Promise<void>;
-  /** Flushes and appends a final checkpoint when the chain has events after its last one. Leaves the store open. */
+  /**
+   * Flushes and appends a final checkpoint when the chain has events after its last one; with an anchor and
+   * no final checkpoint (the chain ends with one already, another node's too), adopts that one. Leaves the
+   * store open.
+   */
   close(): Promise<void>;
 }
 
@@ -311,8 +315,11 @@ export function createPostgresAuditLog(store: PostgresStore, options: PostgresAu
       if (closed) return flush();
       const final = enqueue("final", { event_type: "checkpoint" });
       closed = true;
-      await final;
+      const written = await final;
       await flush();
+      // no final checkpoint: the chain already ends with one, maybe another node's committed after this
+      // node last looked (nodes stopped together): hold it, or the next start finds no anchor to hold
+      if (written === null && anchor !== undefined) await anchor.sync((text, values) => store.query(text, values));
     },
   };
 }

@@ -9,8 +9,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseAuditLine, sealAuditLine } from "@acp/core";
 import {
+  createAuditEventBody,
+  createCheckpointBody,
+  createCheckpointInput,
+  parseAuditLine,
+  sealAuditLine,
+  signCheckpoint,
+} from "@acp/core";
+import {
+  ADVISORY_LOCK,
   createPostgresAuditLog,
   openPostgresAuditAnchor,
   openPostgresStore,
@@ -219,5 +227,42 @@ describe("postgres audit log with a node's anchor", () => {
     const again = await openPostgresAuditAnchor(query, { path, publicKey, onFirstUse: (n) => told.push(n) });
     expect(told).toEqual([5]); // its anchor is there: no first use
     expect(again.firstAnchor).toBeNull();
+  });
+
+  it("a node stopped just after another node's checkpoint (no final one of its own) holds that checkpoint", async () => {
+    const pathA = anchorPath();
+    const a = await node(pathA);
+    const first = await a.append(event("a")); // row 1; no checkpoint yet, so no anchor
+    expect(existsSync(pathA)).toBe(false);
+    // another node signs a checkpoint while A's close waits for the chain's lock (nodes stopped together)
+    let closing: Promise<void> | undefined;
+    await store.transaction(async (client) => {
+      await client.query("SELECT pg_advisory_xact_lock($1, 0)", [ADVISORY_LOCK.audit]);
+      closing = a.close();
+      const waiting = async (): Promise<boolean> =>
+        (
+          await store.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+               AND classid::bigint = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+            [ADVISORY_LOCK.audit],
+          )
+        ).rows[0]?.n === 1;
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 5));
+      const timestamp = new Date().toISOString();
+      const body = createCheckpointBody(first.event_hash, 1, timestamp);
+      const input = createCheckpointInput({ body, signature: signCheckpoint(body, privateKey) });
+      const placement = { id: "ae_other_node", timestamp, previousEventHash: first.event_hash };
+      const sealed = sealAuditLine(createAuditEventBody(input, placement));
+      await client.query(
+        `INSERT INTO acp_audit_events
+           (seq, event_hash, previous_event_hash, since_checkpoint, event_type, request_id, timestamp, line)
+         VALUES (2, $1, $2, 0, 'checkpoint', $3, $4, $5)`,
+        [sealed.event.event_hash, first.event_hash, sealed.event.request_id, timestamp, sealed.line],
+      );
+    });
+    await closing;
+    const rows = await lines();
+    expect(rows.map((r) => r.event_type)).toEqual(["policy_evaluated", "checkpoint"]); // A wrote no final one
+    expect(readFileSync(pathA, "utf8").trim()).toBe(rows[1]?.line);
   });
 });
