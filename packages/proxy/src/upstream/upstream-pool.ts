@@ -15,7 +15,8 @@ import { connectUpstream, scrubCredentials } from "./connect-upstream.js";
 import { budgetLines, DEFAULT_LINE_BURST, DEFAULT_LINES_PER_SECOND } from "./line-budget.js";
 import type { UpstreamCredentials, UpstreamSpec } from "./upstream-spec.js";
 import type { RelayedRequest, UpstreamRelay } from "./upstream-relay.js";
-import { ListingCheck } from "./refused-item.js";
+import { whyItemNameRefused } from "../aggregate/item-name.js";
+import { ListingCheck, MAX_LISTING_CHARS } from "./refused-item.js";
 
 /** A tool as an upstream listed it, every field kept. */
 export type UpstreamTool = Result & { readonly name: string };
@@ -261,13 +262,15 @@ export class UpstreamPool {
    * left out, and so is a second tool of a name already listed: the agent's client checks `tools/list` as a
    * whole, so one such tool would cost the agent every tool of every server; one that cannot be written
    * cannot be pinned either (and stopped the pin check of every tool of its server); and a name must lead
-   * to one definition (the one pinned and served). What is listed past 4 MiB of JSON (`MAX_LISTING_CHARS`) is left
+   * to one definition (the one pinned and served). So is a tool whose name is not of the MCP name format
+   * (`whyItemNameRefused`: 1–128 of `A-Z a-z 0-9 _ - .`), which would read ambiguously to a person and a
+   * policy (a space, a line break, a look-alike letter, `on server x` text). What is listed past 4 MiB of JSON (`MAX_LISTING_CHARS`) is left
    * out too, and no further page asked for: one server's listing stays small enough to hold and to send.
    */
   async #listTools(name: string): Promise<UpstreamTool[]> {
     const tools: UpstreamTool[] = [];
     const names = new Set<string>();
-    const check = new ListingCheck(ToolSchema, "name", "tool");
+    const check = new ListingCheck(ToolSchema, "name", "tool", MAX_LISTING_CHARS, whyItemNameRefused);
     let cursor: string | undefined;
     for (let page = 0; page < 100 && !check.full; page++) {
       const params = cursor !== undefined ? { cursor } : undefined;
@@ -358,7 +361,8 @@ function decodedOrAsIs(text: string): string {
 
 /**
  * The user and password written into a URL upstream's address (fetch quotes the whole URL when it refuses
- * one), as written and decoded: the user too, where a token often stands (`https://ghp_…@host/mcp`).
+ * one), as written and decoded: the user too, where a token often stands (`https://ghp_…@host/mcp`); and the
+ * values of its query of 6 characters or more, where a key often stands (`/sse?api_key=…`).
  */
 function urlSecrets(spec: UpstreamSpec): string[] {
   if (spec.transport === "stdio") return [];
@@ -368,17 +372,33 @@ function urlSecrets(spec: UpstreamSpec): string[] {
   } catch {
     return [];
   }
-  return [url.password, url.username].flatMap((p) => [p, decodedOrAsIs(p)]).filter((p) => p !== "");
+  const query = [...url.searchParams.values()].filter((v) => v.length >= 6);
+  const written = url.search
+    .slice(1)
+    .split("&")
+    .map((pair) => pair.slice(pair.indexOf("=") + 1))
+    .filter((v) => v.length >= 6);
+  return [url.password, url.username]
+    .flatMap((p) => [p, decodedOrAsIs(p)])
+    .concat(query, written)
+    .filter((p) => p !== "");
 }
 
-/** A URL upstream's address for a message (`http://127.0.0.1:8931/mcp: `), without any user or password; "" for a command. */
+/**
+ * A URL upstream's address for a message (`http://127.0.0.1:8931/mcp: `), without any user or password, nor
+ * the values of its query (`?api_key=…`) or its fragment; "" for a command.
+ */
 function whereIs(spec: UpstreamSpec): string {
   if (spec.transport === "stdio") return "";
   try {
     const url = new URL(spec.url);
     url.username = "";
     url.password = "";
-    return `${url.toString()}: `;
+    const names = [...url.searchParams.keys()];
+    url.search = "";
+    url.hash = "";
+    const query = names.length === 0 ? "" : `?${names.map((n) => `${encodeURIComponent(n)}=…`).join("&")}`;
+    return `${url.toString()}${query}: `;
   } catch {
     return "";
   }
