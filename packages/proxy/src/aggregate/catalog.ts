@@ -1,7 +1,8 @@
 import { PromptSchema, ResourceSchema, ResourceTemplateSchema, type Result } from "@modelcontextprotocol/sdk/types.js";
-import { ListingCheck, type ItemSchema } from "../upstream/refused-item.js";
+import { ListingCheck, MAX_LISTING_CHARS, type ItemSchema } from "../upstream/refused-item.js";
 import type { PrefixMode } from "../config/proxy-config.js";
 import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
+import { whyItemNameRefused } from "./item-name.js";
 import { buildNameIndex, type NameIndex } from "./name-index.js";
 
 /** A named item an upstream listed (a prompt), every field kept. */
@@ -158,14 +159,17 @@ export class ProxyCatalog {
   }
 
   /**
-   * Every page of one listing. An item the MCP schema refuses, one too deep to write as JSON, and what is
+   * Every page of one listing. An item the MCP schema refuses, one too deep to write as JSON, a prompt whose
+   * name is not of the MCP name format ({@link whyItemNameRefused}), and what is
    * listed past the size one server's listing may take are left out (and said once): the agent's client
    * checks the listing whole, so it would cost every server's items (see {@link ListingCheck}).
    */
   async #listAll(server: string, method: keyof typeof LISTINGS): Promise<Result[]> {
     const { key, schema, id, kind } = LISTINGS[method];
     const items: Result[] = [];
-    const check = new ListingCheck(schema, id, kind);
+    // a prompt's name is held to the tool name format (a resource is named by its URI)
+    const rule = method === "prompts/list" ? whyItemNameRefused : undefined;
+    const check = new ListingCheck(schema, id, kind, MAX_LISTING_CHARS, rule);
     let cursor: string | undefined;
     try {
       for (let page = 0; page < 100 && !check.full; page++) {

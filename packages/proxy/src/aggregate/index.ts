@@ -7,3 +7,4 @@ export {
   type NameTarget,
 } from "./name-index.js";
 export { ProxyCatalog, type NamedItem, type ResourceUnion } from "./catalog.js";
+export { MAX_ITEM_NAME, whyItemNameRefused } from "./item-name.js";

@@ -1,3 +1,5 @@
+import { printable } from "@acp/core";
+
 /** A schema as the MCP SDK's are (zod): what a check of one item needs of it. */
 export interface ItemSchema {
   safeParse(
@@ -52,16 +54,27 @@ export class ListingCheck {
   readonly #key: string;
   readonly #kind: string;
   readonly #max: number;
+  readonly #nameRule: ((name: string) => string | undefined) | undefined;
   readonly #refused: string[] = [];
   #chars = 0;
   #full = false;
 
-  /** `kind` names an item in what is said (`tool`, `prompt`, …); `key` is the member that names one. */
-  constructor(schema: ItemSchema, key: string, kind: string, max: number = MAX_LISTING_CHARS) {
+  /**
+   * `kind` names an item in what is said (`tool`, `prompt`, …); `key` is the member that names one;
+   * `nameRule`, when given, says why an item's `key` is not served (undefined: it is).
+   */
+  constructor(
+    schema: ItemSchema,
+    key: string,
+    kind: string,
+    max: number = MAX_LISTING_CHARS,
+    nameRule?: (name: string) => string | undefined,
+  ) {
     this.#schema = schema;
     this.#key = key;
     this.#kind = kind;
     this.#max = max;
+    this.#nameRule = nameRule;
   }
 
   /**
@@ -76,6 +89,9 @@ export class ListingCheck {
       this.#refused.push(checked.why);
       return false;
     }
+    const named = (value as Record<string, unknown>)[this.#key];
+    const badName = this.#nameRule !== undefined && typeof named === "string" ? this.#nameRule(named) : undefined;
+    if (badName !== undefined) return this.refuse(value, badName);
     if (this.#chars + checked.size > this.#max) {
       this.#full = true;
       return this.refuse(value, past);
@@ -104,9 +120,12 @@ export class ListingCheck {
   }
 }
 
-/** A listed item's name or URI as what is said shows it: JSON, cut at 80 characters. */
+/**
+ * A listed item's name or URI as what is said shows it: JSON, cut at 80 characters, printable (a bidi
+ * override or C1 control in an upstream's name reaches the operator's terminal as a `\uXXXX` escape).
+ */
 function itemName(value: unknown, key: string): string {
   const raw = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   if (typeof raw !== "string") return `(no ${key})`;
-  return JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw);
+  return printable(JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw));
 }

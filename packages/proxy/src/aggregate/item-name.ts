@@ -1,0 +1,29 @@
+/** The longest tool or prompt name served (MCP tool name format, SEP-986). */
+export const MAX_ITEM_NAME = 128;
+
+/** A name of the MCP tool name format (SEP-986): 1–128 ASCII letters, digits, `_`, `-` and `.`. */
+const ITEM_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** A character of that format. */
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+
+/**
+ * Why a tool or prompt an upstream listed is not served under `name`, or undefined when its name is of the
+ * MCP tool name format (SEP-986: 1 to {@link MAX_ITEM_NAME} characters of `A-Z a-z 0-9 _ - .`). Any other
+ * name reads ambiguously where a person and a policy meet it: a space or `on server x` text in a consent
+ * prompt or an audit line, brackets and commas that look like syntax, a line break or control character
+ * that starts a new line, a letter of another script that passes for a Latin one, a name so long the part
+ * that differs is cut from view. Such an item is left out of the listing (its calls are refused as calls to
+ * an unknown name), and the reason is said to the operator; the server's other items are served.
+ */
+export function whyItemNameRefused(name: string): string | undefined {
+  if (ITEM_NAME.test(name)) return undefined;
+  const format = `the MCP name format is 1 to ${MAX_ITEM_NAME} characters of A-Z a-z 0-9 _ - . (SEP-986)`;
+  if (name.length === 0) return `its name is empty: ${format}`;
+  if (name.length > MAX_ITEM_NAME) return `its name is ${name.length} characters long: ${format}`;
+  for (const char of name) {
+    if (NAME_CHAR.test(char)) continue;
+    const code = `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, "0")}`;
+    return `its name holds ${code}: ${format}`;
+  }
+  return `its name is not of the MCP name format: ${format}`;
+}
