@@ -112,3 +112,17 @@ export function homesWithin(
   }
   return out;
 }
+
+/**
+ * A glob pattern starting with a home reference in double quotes (`"$HOME"/projects/**`,
+ * `"$HOME/projects/**"`) with those two quotes escaped (`\"$HOME\"/projects/**`), so the glob meets the
+ * value written so (`"$HOME"/projects/x`), as an exact pattern written so does: a glob reads `"…"` as
+ * quoting, and would drop the quotes and take what is between them literally (`$HOME/projects/x`, and
+ * `"$HOME/projects/**"` only the text `$HOME/projects/**`). The homes it means are read from the pattern as
+ * written ({@link homeReferenceAsTilde}). `pattern` itself for any other, and for one not a glob.
+ */
+export function quotedHomeAsWritten(pattern: string, isGlob: boolean): string {
+  if (!isGlob || !pattern.startsWith('"') || !startsWithHomeReference(pattern)) return pattern;
+  const close = pattern.indexOf('"', 1);
+  return close < 0 ? `\\${pattern}` : `\\${pattern.slice(0, close)}\\${pattern.slice(close)}`;
+}

@@ -1,5 +1,5 @@
 /** The value side of an `args:` entry compiled: a test of one scalar argument value. */
-import { spendWork, type GlobMatcher } from "../glob/index.js";
+import { isGlobPattern, spendWork, type GlobMatcher } from "../glob/index.js";
 import type { ArgMatchValue } from "../policy/types.js";
 import { agrees, slashedPattern } from "./allow-readings.js";
 import { booleanWord, coercesTo } from "./coerced-scalars.js";
@@ -7,7 +7,7 @@ import { compileRuleGlob } from "./fast-glob.js";
 import { leavingTest } from "./leaving-paths.js";
 import type { LiteralSearch } from "./literal-search.js";
 import { addressesIn, isAddressPattern } from "./mail-addresses.js";
-import { startsWithHomeReference } from "./home-references.js";
+import { quotedHomeAsWritten, startsWithHomeReference } from "./home-references.js";
 import { formsTest, homePatterns, patternForms, tildeHomes, urlPatterns, withoutDotSlash } from "./pattern-forms.js";
 import { allowReadingsOf, compatible, lowerOf, respellingsOf, unknownOf } from "./value-forms.js";
 
@@ -38,7 +38,11 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
   if (typeof expected === "string") {
     const glob = compileRuleGlob(expected, {}, search);
     if (!glob.ok) return glob.issues.map((i) => i.message).join("; ");
-    const asWritten = glob.value;
+    // a glob starting with a home reference in double quotes (`"$HOME"/projects/**`) meets the value written
+    // so, its quotes kept (a glob would drop them); an ask or deny rule's crossing glob still reads it as a glob does
+    const quotedText = quotedHomeAsWritten(expected, isGlobPattern(expected));
+    const quoted = quotedText === expected ? undefined : compileRuleGlob(quotedText, {}, search);
+    const asWritten = quoted?.ok === true ? quoted.value : glob.value;
     // a pattern starting with `./` (a path where the tool runs) and a value are compared both without their
     // leading `./` too: picomatch drops it from a glob only, so `./data/**` met `data/x`, never `./data/x`
     const undottedText = withoutDotSlash(expected);
@@ -84,9 +88,11 @@ export function compileLeafTest(expected: ArgMatchValue, lenient = false, search
     // and a pattern without a scheme naming a host meets the URLs on it (`evil.example/**` meets
     // `https://evil.example/x`)
     // and a pattern with `\` for a Windows path with `/` too, and one starting with `./` without it
-    const otherForms = [slashedText, undottedText === expected ? undefined : undottedText].flatMap((form) =>
-      form === undefined || form === "" ? [] : [form.toLowerCase()],
-    );
+    const otherForms = [
+      slashedText,
+      undottedText === expected ? undefined : undottedText,
+      quotedText === expected ? undefined : quotedText,
+    ].flatMap((form) => (form === undefined || form === "" ? [] : [form.toLowerCase()]));
     const home = lenient
       ? formsTest([...homePatterns(expected), ...urlPatterns(expected), ...otherForms], search)
       : undefined;

@@ -255,8 +255,45 @@ describe("a home reference in double quotes", () => {
     expect(ruleOn("**", "allow")('"$HOME"/.ssh/id_rsa')).toBe(true);
   });
 
+  it("keeps its quotes in a glob, so the glob meets the value written so, as an exact pattern does", () => {
+    // before, a glob read `"…"` as quoting: `"$HOME"/projects/**` allowed `$HOME/projects/x` and not the value
+    // written as the pattern is, and `"$HOME/projects/**"` only the text `$HOME/projects/**`
+    const allows = ruleOn('"$HOME"/projects/**', "allow");
+    expect(allows('"$HOME"/projects/x.txt')).toBe(true);
+    expect(allows('"$HOME"/projects/a/b.txt')).toBe(true);
+    expect(ruleOn('"$HOME"/projects/x.txt', "allow")('"$HOME"/projects/x.txt')).toBe(true);
+    expect(ruleOn('"$HOME/projects/**"', "allow")('"$HOME/projects/x.txt"')).toBe(true);
+    // not written otherwise, nor where it leaves what it names
+    for (const v of [
+      "$HOME/projects/x.txt",
+      "~/projects/x.txt",
+      '"$HOME"/.ssh/id_rsa',
+      '"$HOME"/projects/../.ssh/id_rsa',
+      '"$HOME"/projects/%2e%2e/.ssh/id_rsa',
+      "'$HOME'/projects/x.txt",
+    ]) {
+      expect([v, allows(v)]).toEqual([v, false]);
+    }
+    expect(ruleOn('"$HOME/projects/**"', "allow")("$HOME/projects/**")).toBe(false);
+    // an ask or deny rule meets it written either way, and every home it may be
+    const denies = ruleOn('"$HOME"/.ssh/**');
+    for (const v of ['"$HOME"/.ssh/id_rsa', "$HOME/.ssh/id_rsa", "~/.ssh/id_rsa", "/home/a/.ssh/id_rsa"]) {
+      expect([v, denies(v)]).toEqual([v, true]);
+    }
+    expect(denies('"$HOME"/notes')).toBe(false);
+  });
+
   it("is read so by the reference evaluator too", () => {
-    const patterns = ["/home/alice/.ssh/**", "~/.ssh/**", "*/.ssh/*", "?*/**", '"$HOME"/**', "**"];
+    const patterns = [
+      "/home/alice/.ssh/**",
+      "~/.ssh/**",
+      "*/.ssh/*",
+      "?*/**",
+      '"$HOME"/**',
+      '"$HOME"/.ssh/*',
+      '"$HOME/.ssh/*"',
+      "**",
+    ];
     const now = new Date(0);
     for (const pattern of patterns) {
       for (const action of ["allow", "ask", "deny"] as const) {

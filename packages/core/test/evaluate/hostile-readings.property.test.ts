@@ -159,6 +159,7 @@ const PATTERN_STARTS = [
   "~/",
   "~ann/",
   "$HOME/",
+  '"$HOME"/',
   "%USERPROFILE%/",
   "",
   "*/",

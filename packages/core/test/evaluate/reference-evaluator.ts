@@ -9,7 +9,16 @@ import { classifyAction } from "../../src/classify/index.js";
 import type { ArgMatchValue, Policy, PolicyRule, TimeOfDay } from "../../src/policy/types.js";
 import { foldGlobPattern, foldName, type ActionRequest } from "../../src/request/index.js";
 import { addressesIn, isAddressPattern } from "../../src/evaluate/arg-match.js";
-import { closes, envHome, homes, homesWithin, standInUsers, tildePatternHomes, USER_HOMES } from "./reference-homes.js";
+import {
+  closes,
+  envHome,
+  homes,
+  homesWithin,
+  quotedHomeGlob,
+  standInUsers,
+  tildePatternHomes,
+  USER_HOMES,
+} from "./reference-homes.js";
 
 /** Each glob compiled once by its text (the only thing kept between uses: a glob's meaning is its text). */
 const COMPILED = new Map<string, ReturnType<typeof compileGlob>>();
@@ -347,11 +356,13 @@ function allowAgrees(pattern: string, reading: string): boolean {
 }
 
 /**
- * Whether an allow rule's glob meets a value as written: a pattern starting with `./` also when both
- * without their leading `./` do.
+ * Whether an allow rule's glob meets a value as written (a glob starting with a home reference in double
+ * quotes with its quotes kept): a pattern starting with `./` also when both without their leading `./` do.
  */
 function allowMeets(pattern: string, value: string): boolean {
-  if (globMatches(pattern, value)) return true;
+  // a glob starting with a home reference in double quotes keeps its quotes (`"$HOME"/x/**` meets `"$HOME"/x/y`)
+  const written = compiledGlob(quotedHomeGlob(pattern)).ok ? quotedHomeGlob(pattern) : pattern;
+  if (globMatches(written, value)) return true;
   const bare = undot(pattern);
   return bare !== pattern && bare !== "" && compiledGlob(bare).ok && globMatches(bare, undot(value));
 }
@@ -411,7 +422,7 @@ function scalarMatches(expected: ArgMatchValue, actual: unknown, lenient: boolea
       // and a pattern with `\` for a Windows path with `/`, and one starting with `./` without it
       const home = [
         ...homePatterns(expected),
-        ...[slashedForm(expected), undot(expected)]
+        ...[slashedForm(expected), undot(expected), quotedHomeGlob(expected)]
           .filter((form) => form !== expected && form !== "")
           .map((form) => form.toLowerCase())
           .filter((form) => compiledGlob(form, { starCrossesSlash: true }).ok),

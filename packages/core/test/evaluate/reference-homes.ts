@@ -4,7 +4,7 @@
  * a `~` value as each home it may be, a `~` pattern as each home it may mean.
  */
 import { posix } from "node:path";
-import { compileGlob } from "../../src/glob/index.js";
+import { compileGlob, isGlobPattern } from "../../src/glob/index.js";
 
 /** Where homes are, a user's name after them (evaluation.md), and root's homes. */
 export const USER_HOMES = ["/home", "/Users", "/var/home", "/usr/home", "/export/home", "C:/Users"];
@@ -158,4 +158,15 @@ export function standInUsers(lower: string): string {
       .join(root);
   }
   return out;
+}
+
+/**
+ * A glob starting with a home's environment reference in double quotes (`"$HOME"/x/**`, `"$HOME/x/**"`) with
+ * its opening quote and the next one written `\"`, so it meets the text written so; any other pattern as it is.
+ */
+export function quotedHomeGlob(pattern: string): string {
+  if (!isGlobPattern(pattern) || !pattern.startsWith('"')) return pattern;
+  if (envHome(pattern.replaceAll("\\", "/")) === null) return pattern;
+  const close = pattern.indexOf('"', 1);
+  return close < 0 ? `\\${pattern}` : `\\${pattern.slice(0, close)}\\${pattern.slice(close)}`;
 }
