@@ -23,6 +23,8 @@ const NAMES = [
   "held",
   "steal",
   "release",
+  "json_as_events",
+  "events_as_json",
 ] as const;
 const TOOLS = NAMES.map((name) => ({ name, inputSchema: { type: "object" } }));
 /** Answer streams of `silent` and `endless` still open. */
@@ -107,6 +109,13 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
       held?.res.end(event(text(held.id, "its own answer")));
       held = undefined;
       return json(text(m.id, "released"));
+    case "json_as_events":
+      // a Content-Type that lies: the answer is JSON, but said to be an event stream (no event in it)
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      return void res.end(JSON.stringify(text(m.id, "as events")));
+    case "events_as_json":
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end(event(text(m.id, "as json")));
     default:
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html></html>");
@@ -158,6 +167,8 @@ describe("a URL upstream answering calls in hostile ways", () => {
         `upstream \`h\` failed: its answer stream failed: the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`,
       );
       expect(await call("html")).toBe("upstream `h` failed: Streamable HTTP error: Unexpected content type: text/html");
+      expect(await call("json_as_events")).toBe(unanswered);
+      expect(await call("events_as_json")).toMatch(/^upstream `h` failed: .*JSON/);
     } finally {
       await env.close();
     }
