@@ -3,7 +3,8 @@
 # from the repository root after `npm install` (--interactive to be the person yourself).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-acp() { node packages/cli/bin/acp.js "$@"; }
+# from a checkout, or from the installed package of acp (its examples/ beside its bin/)
+if [ -f packages/cli/bin/acp.js ]; then acp() { node packages/cli/bin/acp.js "$@"; }; else acp() { node bin/acp.js "$@"; }; fi
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
 export ACP_HOME="$dir/acp" ACP_PASSPHRASE="framework-guard-example" EXAMPLE_WORLD="$dir"

@@ -3,7 +3,8 @@
 # after `npm install`:  npm run tour
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-acp() { node packages/cli/bin/acp.js "$@"; }
+# from a checkout, or from the installed package of acp (its examples/ beside its bin/)
+if [ -f packages/cli/bin/acp.js ]; then acp() { node packages/cli/bin/acp.js "$@"; }; else acp() { node bin/acp.js "$@"; }; fi
 step() { printf '\n\033[1m$ acp %s\033[0m\n' "$*"; acp "$@"; printf '(exit %s)\n' "$?"; }
 T=examples/policy-tour
 

@@ -9,15 +9,16 @@
 // A plain `npm pack` here cannot do this: npm does not bundle workspace packages hoisted to the repository's
 // node_modules (npm/cli#3466, npm/npm-packlist#101), and bundling from the checkout would also take in the
 // third-party packages they depend on. So the package is staged in a temporary folder, outside the checkout:
-// the CLI's files (bin, dist, src and the repository's docs/), each @acp/* package's own files under
-// node_modules/@acp/, and a manifest that bundles the @acp/* packages and lists, as ordinary dependencies,
-// the third-party packages the CLI and the bundled packages need (npm installs no dependency of a bundled
-// package: it expects them in the bundle, so the bundled manifests keep only their @acp/* ones). Then `npm pack` of that folder, which is checked: the only
-// node_modules entries in the tarball are the bundled @acp/* packages. The checkout is not changed.
+// the CLI's files (bin, dist, src and the repository's docs/, examples/, spec/, …), each @acp/* package's
+// own files under node_modules/@acp/, a manifest that bundles the @acp/* packages and lists, as ordinary
+// dependencies, the third-party packages the CLI and the bundled packages need (npm installs no dependency of
+// a bundled package: it expects them in the bundle, so the bundled manifests keep only their @acp/* ones).
+// Then `npm pack` of that folder, which is checked: the only node_modules entries in the tarball are the
+// bundled @acp/* packages. The checkout is not changed.
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REPO = fileURLToPath(new URL("../../..", import.meta.url));
@@ -98,7 +99,17 @@ function thirdParty(manifests) {
   return Object.fromEntries(Object.entries(ranges).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** Copies what `files` of a package's manifest names (no build state) from `dir` to `to`. */
+/** Whether `path`, in a package's dist/, is what the compiler made from a source file since removed. */
+function staleOutput(dir, path) {
+  const [, rel] = /^dist[\\/](.+)\.(?:d\.ts\.map|d\.ts|js\.map|js)$/.exec(relative(dir, path)) ?? [];
+  return rel !== undefined && existsSync(join(dir, "src")) && !existsSync(join(dir, "src", `${rel}.ts`));
+}
+
+/**
+ * Copies what `files` of a package's manifest names from `dir` to `to`, with its README.md and LICENSE; not the
+ * compiler's build state (.tsbuildinfo) nor what it left in dist/ of a source file since removed (nothing
+ * imports it, and its source map would point at nothing). `sources` names another place for an entry.
+ */
 function copyFiles(dir, manifest, to, sources = {}) {
   for (const entry of manifest.files ?? []) {
     if (entry.startsWith("!")) continue;
@@ -107,10 +118,13 @@ function copyFiles(dir, manifest, to, sources = {}) {
     cpSync(from, join(to, entry), {
       recursive: true,
       dereference: false,
-      filter: (path) => !path.endsWith(".tsbuildinfo"),
+      filter: (path) => !path.endsWith(".tsbuildinfo") && !staleOutput(dir, path),
     });
   }
-  for (const name of ["README.md", "LICENSE"]) if (existsSync(join(dir, name))) cpSync(join(dir, name), join(to, name));
+  for (const name of ["README.md", "LICENSE"]) {
+    const from = sources[name] ?? join(dir, name);
+    if (existsSync(from)) cpSync(from, join(to, name));
+  }
 }
 
 /** A manifest as it ships: no scripts (nothing runs at install) and no development dependencies. */
@@ -138,10 +152,23 @@ function packRelease(stage, destination) {
   const bundled = [...ours.keys()].sort();
   const docs = join(REPO, "docs");
   if (!existsSync(join(docs, "reference", "cli.md"))) fail(`no docs at ${docs}: run this from the repository`);
-  copyFiles(cliDir, cli, stage, { docs });
+  // the repository's docs/ (acp docs, every --help) and what its pages link to and run commands on: examples/,
+  // spec/, the measurements of bench/README.md, CONTRIBUTING.md and SECURITY.md; its README.md and LICENSE
+  const fromRepo = (...names) => Object.fromEntries(names.map((name) => [name, join(REPO, name)]));
+  const repoFiles = [
+    "docs",
+    "examples",
+    "spec",
+    "bench/README.md",
+    "CONTRIBUTING.md",
+    "SECURITY.md",
+    "README.md",
+    "LICENSE",
+  ];
+  copyFiles(cliDir, cli, stage, fromRepo(...repoFiles));
   for (const [name, { dir, manifest }] of ours) {
     const to = join(stage, "node_modules", name);
-    copyFiles(dir, manifest, to);
+    copyFiles(dir, manifest, to, fromRepo("LICENSE"));
     // its third-party dependencies are the CLI's (below), where node finds them from node_modules/@acp/*: npm
     // takes what a bundled package depends on to be in the bundle too, and would leave those folders empty
     const own = Object.fromEntries(Object.entries(manifest.dependencies ?? {}).filter(([dep]) => dep.startsWith(OURS)));
@@ -174,7 +201,10 @@ function packRelease(stage, destination) {
   const missing = bundled.filter((name) => !(result.bundled ?? []).includes(name));
   if (stray.length > 0 || missing.length > 0) {
     rmSync(tarball, { force: true });
-    fail(`the tarball is not as staged: bundles ${result.bundled}, stray files ${stray.slice(0, 5).join(", ")}`);
+    fail(
+      `the tarball is not as staged: bundles ${result.bundled}, missing ${missing.join(", ")}, ` +
+        `stray files ${stray.slice(0, 5).join(", ")}`,
+    );
   }
   return results;
 }

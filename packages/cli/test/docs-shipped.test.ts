@@ -5,21 +5,19 @@
  * package (not a checkout) prints the shipped pages. The package is the released one (`npm run pack:release`):
  * it carries our @acp/* packages, so installing it asks no registry for them.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProgram } from "../src/main.js";
 import { docsRoot, listDocsPages, matchDocsPages, type DocsPage } from "../src/help/docs-pages.js";
 import { runCli, silentContext } from "./run.js";
 import { tempRoot } from "./home-fixture.js";
+import { BUNDLED, NPM_INSTALL_OPTIONS, PACKAGE, packRelease, REPO, run, type Run } from "./release-fixture.js";
 
-const REPO = fileURLToPath(new URL("../../..", import.meta.url));
-const PACKAGE = join(REPO, "packages", "cli");
 const root = tempRoot("docs-shipped");
-afterAll(root.cleanup);
+afterAll(root.cleanup, 120_000);
 
 function allCommands(command: Command, path: string[] = []): string[][] {
   return [path, ...command.commands.flatMap((sub) => allCommands(sub, [...path, sub.name()]))];
@@ -60,57 +58,22 @@ function acp(...args: string[]): { status: number | null; stdout: string; stderr
   return spawnSync("acp", args, { cwd: root.dir, env, encoding: "utf8" });
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command without blocking the test worker (a pack and an install take tens of seconds). */
-function run(command: string, args: string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+/** The relative links (`[text](path#section)`) of a Markdown page, as written. */
+function relativeLinks(text: string): string[] {
+  return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((m) => m[1] ?? "")
+    .filter((href) => !/^[a-z][a-z0-9+.-]*:/i.test(href) && !href.startsWith("#"));
 }
 
 beforeAll(async () => {
   // the package as it is released (`npm run pack:release`), packed once for every test here
-  const pack = await run(
-    process.execPath,
-    [join(PACKAGE, "scripts", "pack-release.mjs"), "--json", "--pack-destination", root.dir],
-    PACKAGE,
-  );
-  if (pack.code !== 0) throw new Error(`pack-release failed:\n${pack.stderr}`);
-  const [result] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
-  if (result === undefined) throw new Error("npm pack printed no package");
-  shipped = result.files.map((f) => f.path);
-  tarball = join(root.dir, result.filename);
-  // installed as a user would, into a temporary global prefix. Third-party packages come from npm's cache
-  // (the repository's install filled it) or the registry; an @acp/* name npm asked a registry for would go
-  // to a closed loopback port and fail the install. No install scripts: better-sqlite3's native build is not
-  // what this tests, and no command run here opens SQLite
+  ({ tarball, files: shipped } = await packRelease(root.dir));
+  // installed as a user would, into a temporary global prefix (NPM_INSTALL_OPTIONS: an @acp/* name asked of a
+  // registry fails the install). No install scripts: better-sqlite3's native build is what
+  // release-install.test.ts runs, and no command run here opens SQLite
   install = await run(
     "npm",
-    [
-      "install",
-      "-g",
-      tarball,
-      "--prefix",
-      prefix,
-      "--prefer-offline",
-      "--ignore-scripts",
-      "--no-audit",
-      "--no-fund",
-      "--fetch-retries=0",
-      "--@acp:registry=http://127.0.0.1:9/",
-      "--loglevel=http",
-    ],
+    ["install", "-g", tarball, "--prefix", prefix, "--ignore-scripts", ...NPM_INSTALL_OPTIONS],
     root.dir,
   );
   for (const path of allCommands(createProgram(silentContext())))
@@ -169,7 +132,7 @@ describe("the docs a --help points at are installed with acp", () => {
 });
 
 describe("the released package installs on its own, asking no registry for an @acp/* package", () => {
-  const ours = ["claim", "core", "proxy", "server", "store"];
+  const ours = BUNDLED;
 
   it("carries @acp/claim, core, proxy, server and store, and no third-party package", () => {
     for (const name of ours) expect(shipped).toContain(`node_modules/@acp/${name}/dist/index.js`);
@@ -197,6 +160,95 @@ describe("the released package installs on its own, asking no registry for an @a
     const pack = spawnSync("npm", ["pack", "--dry-run"], { cwd: PACKAGE, encoding: "utf8" });
     expect(pack.status).not.toBe(0);
     expect(pack.stderr).toContain("npm run pack:release");
+  });
+});
+
+describe("what the released package ships", () => {
+  /** The Markdown pages it ships: `acp docs` pages, the examples' READMEs, README.md, … (not its packages'). */
+  const pages = (): string[] => shipped.filter((f) => f.endsWith(".md") && !f.startsWith("node_modules/"));
+
+  it("every relative link of a page it ships (docs/, examples/, README.md, …) leads to a file of the installed package", () => {
+    const targets = new Set<string>();
+    for (const page of pages())
+      for (const href of relativeLinks(readFileSync(join(installed, page), "utf8"))) {
+        const target = resolve(dirname(join(installed, page)), decodeURIComponent(href.split("#")[0] ?? ""));
+        const inside = relative(installed, target);
+        expect(inside.startsWith("..") || inside.startsWith("/"), `${page} links outside the package: ${href}`).toBe(
+          false,
+        );
+        expect(existsSync(target), `${page} links to ${href}, which the package does not have`).toBe(true);
+        targets.add(inside.split("/")[0] ?? "");
+      }
+    // the pages link to the examples and the spec files as well as to each other
+    expect(pages()).toEqual(
+      expect.arrayContaining(["README.md", "docs/guides/proxy.md", "examples/attacks/README.md"]),
+    );
+    expect([...targets].sort()).toEqual(expect.arrayContaining(["docs", "examples", "spec"]));
+  });
+
+  it("ships the examples/ and spec/ files the pages run commands on", () => {
+    for (const file of [
+      "examples/attacks/policy.yml",
+      "examples/attacks/intents/calendar-read.json",
+      "examples/verify/good/policy.yml",
+      "examples/policy-tour/policy.test.yml",
+      "examples/docker/acp-forward.mjs",
+      "spec/examples/consent-graph.json",
+      "spec/schemas/consent-request.schema.json",
+    ])
+      expect(shipped, file).toContain(file);
+    // and a command a page gives (docs/reference/cli/graph-check.md) works on them from the installed package
+    const graph = join(installed, "spec", "examples", "consent-graph.json");
+    const check = acp("graph", "check", "email", "read", "--graph", graph);
+    expect(check.status, check.stderr).toBe(3);
+    expect(check.stdout).toMatch(/^FORCED -- ask first: `email.read` requires approval/);
+  });
+
+  it("the policy tour runs from the installed package as from the checkout", () => {
+    const tour = (dir: string): { status: number | null; stdout: string } =>
+      spawnSync("bash", [join(dir, "examples", "policy-tour", "tour.sh")], {
+        cwd: root.dir,
+        env: { PATH: process.env["PATH"] ?? "", HOME: root.dir },
+        encoding: "utf8",
+        timeout: 120_000,
+      });
+    const installedRun = tour(installed);
+    expect(installedRun.status).toBe(0);
+    expect(installedRun.stdout).toContain("1. A policy is checked before it is used");
+    expect(installedRun.stdout).toBe(tour(REPO).stdout);
+  }, 240_000);
+
+  it("ships LICENSE and README.md, with a LICENSE in each package it carries", () => {
+    for (const file of ["LICENSE", "README.md"]) expect(shipped, file).toContain(file);
+    for (const name of BUNDLED) expect(shipped).toContain(`node_modules/@acp/${name}/LICENSE`);
+    expect(readFileSync(join(installed, "LICENSE"), "utf8")).toBe(readFileSync(join(REPO, "LICENSE"), "utf8"));
+  });
+
+  it("ships no tests, no build state and no build output of a source since removed", () => {
+    expect(shipped.filter((f) => /(^|\/)(test|tests|__tests__|test-artifacts)\/|\.test\.[cm]?[jt]s$/.test(f))).toEqual(
+      [],
+    );
+    expect(shipped.filter((f) => f.endsWith(".tsbuildinfo"))).toEqual([]);
+    const orphans = shipped.filter((f) => {
+      const [, at, rel] = /^(|node_modules\/@acp\/[^/]+\/)dist\/(.+)\.(?:d\.ts\.map|d\.ts|js\.map|js)$/.exec(f) ?? [];
+      return rel !== undefined && !shipped.includes(`${at}src/${rel}.ts`);
+    });
+    expect(orphans).toEqual([]);
+  });
+
+  it("every source map it ships points at sources it ships", () => {
+    const maps = shipped.filter((f) => f.endsWith(".map"));
+    expect(maps.length).toBeGreaterThan(100);
+    for (const map of maps) {
+      const { sources: files, sourceRoot } = JSON.parse(readFileSync(join(installed, map), "utf8")) as {
+        sources: string[];
+        sourceRoot?: string;
+      };
+      for (const source of files) {
+        const target = resolve(dirname(join(installed, map)), sourceRoot ?? "", source);
+        expect(existsSync(target), `${map} points at ${source}`).toBe(true);
+      }
+    }
   });
 });
 
