@@ -275,7 +275,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     auth: {
       ...(options.token !== undefined ? { token: options.token } : {}),
       ...(options.approverToken !== undefined ? { approverToken: options.approverToken } : {}),
-      ...(publicUrl !== undefined ? { publicHost: publicUrl.host } : {}),
+      ...(publicUrl !== undefined ? { publicHost: publicUrl.host, publicOrigin: publicUrl.origin } : {}),
       ...(agentTokens.size > 0 ? { agentTokens } : {}),
       ...(approverTokens.size > 0 ? { approverTokens } : {}),
       loopbackOnly: options.loopbackOnly,

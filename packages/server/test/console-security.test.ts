@@ -138,9 +138,16 @@ describe("console sign-in link", () => {
     const expired = await s.stores.consoleAuth.createLink(Date.now() - LINK_TTL_MS - 1000, LINK_TTL_MS);
     expect((await signIn(expired)).status).toBe(401);
     const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
-    const forged = await signIn(token, { origin: "http://evil.example" });
-    expect(forged.status).toBe(401);
-    expect(forged.headers.get("set-cookie")).toBeNull();
+    // another site's page is refused before the console looks (403 origin_not_allowed); a page of another
+    // loopback port (an agent's dev server) passes that guard and is refused by the console's same-origin check
+    for (const [origin, status] of [
+      ["http://evil.example", 403],
+      ["http://127.0.0.1:1", 401],
+    ] as const) {
+      const forged = await signIn(token, { origin });
+      expect({ origin, status: forged.status }).toEqual({ origin, status });
+      expect(forged.headers.get("set-cookie")).toBeNull();
+    }
     expect((await signIn(token)).status).toBe(303);
   });
 });
@@ -162,10 +169,18 @@ describe("console state changes", () => {
         "wrong token": (await post({ ...headers, [header]: `${csrf}x` })).status,
         "foreign origin": (await post({ ...headers, [header]: csrf, origin: "http://evil.example" })).status,
         "null origin": (await post({ ...headers, [header]: csrf, origin: "null" })).status,
+        "another loopback port": (await post({ ...headers, [header]: csrf, origin: "http://127.0.0.1:1" })).status,
       };
       expect({ path, statuses }).toEqual({
         path,
-        statuses: { "no session": 401, "no token": 403, "wrong token": 403, "foreign origin": 403, "null origin": 403 },
+        statuses: {
+          "no session": 401,
+          "no token": 403,
+          "wrong token": 403,
+          "foreign origin": 403,
+          "null origin": 403,
+          "another loopback port": 403,
+        },
       });
     }
     // sign-out: a forged one changes nothing, the session still works

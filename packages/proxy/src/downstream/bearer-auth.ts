@@ -82,3 +82,20 @@ export function isLoopbackHost(host: string | undefined): boolean {
   const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : (host.split(":")[0] ?? "");
   return isLoopbackAddress(name);
 }
+
+/**
+ * Whether a request's `Origin` may reach a loopback listener (a DNS-rebinding and cross-site guard of `acp
+ * proxy --http` and `acp serve`): none (a program, not a page), a loopback origin (a local page), or
+ * `publicOrigin` (the public URL of a reverse proxy in front). `Origin: null` is what a browser sends from an
+ * opaque context (a sandboxed iframe on any site, a `data:` or `file:` page): it says nothing about where the
+ * page came from, so it is not local.
+ */
+export function isLocalOrigin(origin: string | undefined, publicOrigin?: string): boolean {
+  if (origin === undefined) return true;
+  if (publicOrigin !== undefined && origin === publicOrigin) return true;
+  try {
+    return isLoopbackAddress(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}

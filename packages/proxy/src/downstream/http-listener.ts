@@ -9,7 +9,13 @@ import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextp
 import type { AcpProxy } from "../proxy-server/acp-proxy.js";
 import { isFastCallRequest, type DirectStream } from "../proxy-server/fast-path.js";
 import { guardConnections, type ConnectionGuardOptions } from "./connection-guard.js";
-import { createBearerIdentity, isLoopbackAddress, isLoopbackHost, type BearerIdentity } from "./bearer-auth.js";
+import {
+  createBearerIdentity,
+  isLocalOrigin,
+  isLoopbackAddress,
+  isLoopbackHost,
+  type BearerIdentity,
+} from "./bearer-auth.js";
 import type { PublicUrl } from "./public-url.js";
 
 /** Options of the downstream HTTP listener. */
@@ -496,22 +502,7 @@ async function readJson(req: IncomingMessage, res: ServerResponse, max: number):
 function isLocalRequest(req: IncomingMessage, publicUrl: PublicUrl | undefined): boolean {
   const { host, origin } = req.headers;
   const hostOk = isLoopbackHost(host) || (publicUrl !== undefined && host === publicUrl.host);
-  const originOk = isLocalOrigin(origin) || (publicUrl !== undefined && origin === publicUrl.origin);
-  return hostOk && originOk;
-}
-
-/**
- * A request with no `Origin` comes from a program, not a page; a loopback origin from a local page. `Origin: null`
- * is what a browser sends from an opaque context (a sandboxed iframe on any site, a `data:` or `file:` page): it
- * says nothing about where the page came from, so it is not local.
- */
-function isLocalOrigin(origin: string | undefined): boolean {
-  if (origin === undefined) return true;
-  try {
-    return isLoopbackAddress(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
+  return hostOk && isLocalOrigin(origin, publicUrl?.origin);
 }
 
 function sendJsonError(res: ServerResponse, status: number, code: number, message: string): void {

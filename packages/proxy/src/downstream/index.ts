@@ -11,6 +11,7 @@ export {
   AGENT_TOKEN_NAME,
   checkBearer,
   createBearerIdentity,
+  isLocalOrigin,
   isLoopbackAddress,
   isLoopbackHost,
   type BearerCheck,

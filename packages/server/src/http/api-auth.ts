@@ -14,7 +14,7 @@
  */
 import { hash, randomBytes } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { checkBearer, isLoopbackHost } from "@acp/proxy";
+import { checkBearer, isLocalOrigin, isLoopbackHost } from "@acp/proxy";
 import { HttpError } from "./error-body.js";
 
 /** How the API authenticates. */
@@ -37,6 +37,8 @@ export interface ApiAuthOptions {
   readonly loopbackOnly: boolean;
   /** The public URL's `Host` (a reverse proxy in front): also taken by the loopback `Host` check. */
   readonly publicHost?: string;
+  /** The public URL's origin (a reverse proxy in front): also taken by the loopback `Origin` check. */
+  readonly publicOrigin?: string;
 }
 
 /** The agent a request's token names (set by the checks; absent for the agents' token and the approvers'). */
@@ -85,23 +87,36 @@ function namedCaller(
 let lastLoopbackHost: string | undefined;
 
 /**
- * Checks the `Host` header of a loopback-only listener (a DNS-rebinding guard): a loopback name, or the
- * public URL's host when a reverse proxy in front forwards it.
+ * Checks the `Host` and `Origin` headers of a loopback-only listener (a DNS-rebinding and cross-site guard,
+ * the one `acp proxy --http` applies): `Host` a loopback name, or the public URL's host when a reverse proxy
+ * in front forwards it (else 421 `host_not_allowed`); `Origin` absent (a program), a loopback origin (a
+ * local page) or the public URL's origin (else 403 `origin_not_allowed`: a page of another site, or an
+ * opaque `null` one, whatever `Host` its browser was made to send).
  */
 export function checkHost(request: FastifyRequest, options: ApiAuthOptions): void {
   if (!options.loopbackOnly) return;
-  const host = request.headers.host;
-  if (host !== undefined && (host === lastLoopbackHost || host === options.publicHost)) return;
-  if (!isLoopbackHost(host)) {
+  const { host, origin } = request.headers;
+  if (host === undefined || (host !== lastLoopbackHost && host !== options.publicHost)) {
+    if (!isLoopbackHost(host)) {
+      throw new HttpError(
+        421,
+        "host_not_allowed",
+        options.publicHost === undefined
+          ? "this service answers only requests addressed to a loopback host (behind a reverse proxy: set --public-url)"
+          : `this service answers only requests addressed to a loopback host or ${options.publicHost}`,
+      );
+    }
+    lastLoopbackHost = host;
+  }
+  if (origin !== undefined && !isLocalOrigin(origin, options.publicOrigin)) {
     throw new HttpError(
-      421,
-      "host_not_allowed",
-      options.publicHost === undefined
-        ? "this service answers only requests addressed to a loopback host (behind a reverse proxy: set --public-url)"
-        : `this service answers only requests addressed to a loopback host or ${options.publicHost}`,
+      403,
+      "origin_not_allowed",
+      options.publicOrigin === undefined
+        ? "this service answers only requests from loopback pages or programs (behind a reverse proxy: set --public-url)"
+        : `this service answers only requests from loopback pages, programs or ${options.publicOrigin}`,
     );
   }
-  lastLoopbackHost = host;
 }
 
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;

@@ -11,7 +11,7 @@ import type { ServerMetrics } from "../metrics/metrics.js";
 import type { CompletedConsent } from "../service/consent-completion.js";
 import type { DecisionService } from "../service/decision-service.js";
 import type { ServerStores } from "../store/types.js";
-import { createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
+import { checkHost, createBearerCheck, createBearerGuard, type ApiAuthOptions } from "./api-auth.js";
 import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
@@ -87,6 +87,14 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   }) as unknown as FastifyInstance;
   app.server.headersTimeout = 15_000;
+  // every request of a loopback listener, routed or not (the API, /mcp, the console, /docs, a 404): Host and
+  // Origin first, so a page of another site learns nothing, not even which paths exist
+  const auth: ApiAuthOptions =
+    options.publicUrl === undefined
+      ? options.auth
+      : { publicHost: options.publicUrl.host, publicOrigin: options.publicUrl.origin, ...options.auth };
+  // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
+  app.addHook("onRequest", async (request) => checkHost(request, auth));
   // JSON everywhere; HTML forms (sign-in, sign-out) only under /console.
   app.removeContentTypeParser("text/plain");
   installJsonBodyParser(app);
@@ -151,16 +159,16 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   });
   // every route below is seen, so a documented path answers a method it does not take with 405, not 404
   const wrongMethods = collectWrongMethods(app, options.metrics);
-  const agentGuard = createBearerGuard(options.auth, "agent");
-  const readGuard = createBearerGuard(options.auth, "read");
-  registerPreToolCheck(app, options.service, createBearerCheck(options.auth, "agent"), { tls });
+  const agentGuard = createBearerGuard(auth, "agent");
+  const readGuard = createBearerGuard(auth, "read");
+  registerPreToolCheck(app, options.service, createBearerCheck(auth, "agent"), { tls });
   registerDecide(app, options.service, agentGuard);
   registerConsentRoutes(app, {
     stores: options.stores,
     clock: options.clock,
     guard: readGuard,
-    answerGuard: createBearerGuard(options.auth, "answer"),
-    completeGuard: createBearerGuard(options.auth, "complete"),
+    answerGuard: createBearerGuard(auth, "answer"),
+    completeGuard: createBearerGuard(auth, "complete"),
     tls,
     ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
   });
@@ -182,7 +190,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     clock: options.clock,
     simulate: options.simulate,
     tls,
-    auth: options.auth,
+    auth,
     ...(options.publicUrl !== undefined ? { publicOrigin: options.publicUrl.origin } : {}),
   });
   app.get("/openapi.json", { schema: { hide: true } }, () => app.swagger());

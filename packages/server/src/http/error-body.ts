@@ -17,6 +17,7 @@ export const SERVER_ERROR_CODES = [
   "auth_token_missing",
   "auth_token_wrong",
   "host_not_allowed",
+  "origin_not_allowed",
   "not_found",
   "method_not_allowed",
   "consent_request_unknown",
