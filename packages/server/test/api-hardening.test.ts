@@ -125,6 +125,32 @@ describe("a body whose meaning depends on the JSON parser is refused", () => {
     expect(at(await readJson(res), "route")).toBe("accept");
   });
 
+  it("refuses a body whose bytes are not UTF-8 (before: each bad byte was decided as U+FFFD)", async () => {
+    const text = JSON.stringify({ tool: "read_file", arguments: { path: "/etc/pass?wd" } });
+    const at_ = text.indexOf("?");
+    for (const bad of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const body = Buffer.concat([Buffer.from(text.slice(0, at_)), Buffer.from(bad), Buffer.from(text.slice(at_ + 1))]);
+      for (const path of ["/v1/decide", "/mcp"]) {
+        const res = await fetch(`${s.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body,
+        });
+        const error = await errorOf(res);
+        expect({ bad, path, status: res.status, code: error.code }).toEqual({
+          bad,
+          path,
+          status: 400,
+          code: "malformed_json",
+        });
+        expect(String(error.message)).toContain("UTF-8");
+      }
+    }
+    // the same text in UTF-8 (a character of several bytes) is decided
+    const good = await post("/v1/decide", text.replace("?", "\u00e9\u2028\ud83d\ude00"));
+    expect(good.status).toBe(200);
+  });
+
   it("refuses __proto__ and constructor.prototype keys with a message that says so", async () => {
     for (const body of [
       '{"tool":"read_file","arguments":{"__proto__":{"admin":true}}}',
