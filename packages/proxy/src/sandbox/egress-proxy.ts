@@ -1,12 +1,13 @@
 /**
  * The sandbox's egress proxy: HTTP CONNECT (and plain `http://` forwarding) for the agent's legitimate
  * egress. Each destination is decided by the `EgressDecider`; inside a tunnel, the TLS server name the agent
- * sends must be the host decided (`screenTunnel`); each connection is audited with host, port, server name
+ * sends must be the host decided (`screenTunnel`), and a tunnel that carries plain HTTP is served request by
+ * request with the host decided as each one's `Host`; each connection is audited with host, port, server name
  * and bytes up/down, never its contents.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
-import type { Duplex } from "node:stream";
+import { Duplex } from "node:stream";
 import type { AuditSink } from "../gate/types.js";
 import type { EgressDecider } from "./egress-decision.js";
 import { capConnections } from "../downstream/connection-guard.js";
@@ -120,6 +121,8 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
   let connected = false;
   let refused = false;
   let serverName: string | null = null;
+  // plain HTTP in the tunnel: served request by request (`serveHttpInTunnel`), this connection closed unused
+  let handedOver = false;
   upstream.once("connect", () => {
     connected = true;
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -131,6 +134,7 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
       port: admitted.port,
       tlsPorts: options.tlsPorts ?? DEFAULT_TLS_PORTS,
       timeoutMs: options.clientHelloTimeoutMs ?? DEFAULT_CLIENT_HELLO_TIMEOUT_MS,
+      serverSpoke: () => down > 0,
     }).then(async (verdict) => {
       if (!verdict.ok) {
         refused = true;
@@ -146,6 +150,13 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
         options.log?.(`egress refused: ${verdict.reason}`);
         return;
       }
+      if (verdict.http === true) {
+        handedOver = true;
+        upstream.unpipe(client);
+        upstream.destroy();
+        serveHttpInTunnel(options, admitted, client, verdict.bytes);
+        return;
+      }
       serverName = verdict.serverName;
       up = verdict.bytes.length;
       if (verdict.bytes.length > 0) upstream.write(verdict.bytes);
@@ -154,10 +165,12 @@ async function tunnel(options: EgressProxyOptions, req: IncomingMessage, client:
     });
   });
   upstream.once("error", (err: NodeJS.ErrnoException) => {
+    if (handedOver) return;
     if (!connected) client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nacp: ${err.code ?? "error"}\n`);
     else client.destroy();
   });
   upstream.once("close", () => {
+    if (handedOver) return;
     client.destroy();
     if (refused) return;
     void record(options, "sandbox_egress", {
@@ -180,11 +193,84 @@ async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, r
     return;
   }
   const url = new URL(req.url ?? "");
-  // the host decided is the request line's: the agent's own Host header (another site behind the same
-  // address, a virtual host never decided) is replaced, as a proxy must (RFC 9112 §3.2.2)
+  sendPlain(options, admitted, url.host, `${url.pathname}${url.search}`, req, res, true);
+}
+
+/**
+ * Serves a tunnel whose first bytes are a plain HTTP request (`screenTunnel`'s `http`): a front routes each
+ * request by its own `Host`, so each one, the later ones of the connection too, is sent on like a plain
+ * `http://` request with the host the tunnel was let through for, whatever `Host` or absolute URL it names.
+ * An upgrade (`Upgrade: websocket`) is not carried, as with plain requests; a request Node's HTTP parser
+ * refuses is answered 400 and the tunnel closed.
+ */
+function serveHttpInTunnel(options: EgressProxyOptions, admitted: Admitted, client: Duplex, first: Buffer): void {
+  const host = admitted.port === 80 ? admitted.host : `${admitted.host}:${admitted.port}`;
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://tunnel.invalid");
+    sendPlain(options, admitted, host, `${url.pathname}${url.search}`, req, res, false);
+  });
+  // recorded once, when the tunnel closes, as every tunnel is: the bytes the agent sent and received
+  const bytes = { up: first.length, down: 0 };
+  client.once("close", () => {
+    void record(options, "sandbox_egress", {
+      host: admitted.host,
+      port: admitted.port,
+      by: admitted.by,
+      bytes_up: bytes.up,
+      bytes_down: bytes.down,
+    });
+  });
+  server.emit("connection", relay(client, first, bytes));
+}
+
+/**
+ * A stream for Node's HTTP server over the tunnel's client side: `first` (the bytes the screen read) and then
+ * everything the client sends, in order; what the server writes goes to the client.
+ */
+function relay(client: Duplex, first: Buffer, bytes: { up: number; down: number }): Duplex {
+  const stream = new Duplex({
+    read: () => void client.resume(),
+    write: (chunk: Buffer, _encoding, done) => {
+      bytes.down += chunk.length;
+      client.write(chunk, done);
+    },
+    final: (done) => void client.end(() => done()),
+    destroy: (err, done) => {
+      client.destroy();
+      done(err);
+    },
+  });
+  stream.push(first);
+  client.on("data", (chunk: Buffer) => {
+    bytes.up += chunk.length;
+    if (!stream.push(chunk)) client.pause();
+  });
+  client.once("end", () => stream.push(null));
+  client.once("close", () => stream.destroy());
+  client.on("error", () => undefined);
+  return stream;
+}
+
+type Admitted = { host: string; port: number; address: string; by: string };
+
+/**
+ * Sends one plain request to the admitted destination with `host` as its `Host`, and its answer back;
+ * `recorded`: audited on its own (a request to the proxy), or not (one of a tunnel's, audited with it).
+ */
+function sendPlain(
+  options: EgressProxyOptions,
+  admitted: Admitted,
+  host: string,
+  path: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  recorded: boolean,
+): void {
+  // the host decided is the request line's (or the tunnel's): the agent's own Host header (another site
+  // behind the same address, a virtual host never decided) is replaced, as a proxy must (RFC 9112 §3.2.2)
   const headers: Record<string, string | string[] | undefined> = {
     ...req.headers,
-    host: url.host,
+    host,
     connection: "close",
   };
   delete headers["proxy-connection"];
@@ -192,7 +278,7 @@ async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, r
   let up = 0;
   let down = 0;
   const upstream = httpRequest(
-    { host: admitted.address, port: admitted.port, method: req.method, path: `${url.pathname}${url.search}`, headers },
+    { host: admitted.address, port: admitted.port, method: req.method, path, headers },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.on("data", (chunk: Buffer) => (down += chunk.length));
@@ -206,6 +292,7 @@ async function forwardPlain(options: EgressProxyOptions, req: IncomingMessage, r
     else res.destroy();
   });
   res.once("close", () => {
+    if (!recorded) return;
     void record(options, "sandbox_egress", {
       host: admitted.host,
       port: admitted.port,

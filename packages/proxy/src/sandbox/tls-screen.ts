@@ -8,7 +8,10 @@
  * - its first bytes are a TLS ClientHello whose server name is the CONNECT host (case-insensitive, a trailing
  *   dot ignored), or that names none while the CONNECT host is an IP address (clients send none for those);
  * - or they are not TLS at all and the port is not one of `tlsPorts` (443 by default): SSH, a database,
- *   a server that speaks first. On a TLS port anything else is refused (fail closed).
+ *   a server that speaks first. On a TLS port anything else is refused (fail closed). When they are a plain
+ *   HTTP request (`readRequestLine`), the verdict says so (`http`): the proxy then serves the tunnel request
+ *   by request with the host decided, since a front routes plain HTTP by each request's `Host` header; a
+ *   first line that stays incomplete (`MAX_REQUEST_LINE_BYTES`, `timeoutMs`) is refused.
  *
  * A malformed ClientHello is refused. The wait is bounded: `MAX_CLIENT_HELLO_BYTES` bytes, and
  * `timeoutMs` from the start on a TLS port, or from the first byte on another (a server that speaks first is
@@ -18,6 +21,7 @@ import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { normalizeHost } from "./allow-list.js";
 import { MAX_CLIENT_HELLO_BYTES, readClientHello } from "./client-hello.js";
+import { MAX_REQUEST_LINE_BYTES, readRequestLine } from "./request-line.js";
 
 /** Ports a tunnel must carry TLS on, by default. */
 export const DEFAULT_TLS_PORTS: readonly number[] = [443];
@@ -31,11 +35,17 @@ export interface TlsScreenOptions {
   readonly port: number;
   readonly tlsPorts: readonly number[];
   readonly timeoutMs: number;
+  /**
+   * Whether the far end has sent anything yet. When it spoke before the agent's first byte, the protocol is
+   * one where the server speaks first (SSH, SMTP, a database), never HTTP: the agent's bytes pass as they are.
+   */
+  readonly serverSpoke?: () => boolean;
 }
 
 /** The verdict: the bytes read so far (to send on), or why the tunnel is refused. */
 export type TlsScreenVerdict =
-  | { readonly ok: true; readonly bytes: Buffer; readonly serverName: string | null }
+  /** `http`: the bytes are a plain HTTP/1 request (to be served request by request, never passed on as they are). */
+  | { readonly ok: true; readonly bytes: Buffer; readonly serverName: string | null; readonly http?: true }
   /** `closed`: the agent closed the tunnel before anything was decided (nothing to record). */
   | { readonly ok: false; readonly reason: string; readonly serverName?: string; readonly closed?: true };
 
@@ -62,6 +72,10 @@ export function screenTunnel(client: Duplex, head: Buffer, options: TlsScreenOpt
     let buffered = head;
     let timer: NodeJS.Timeout | undefined;
     let done = false;
+    // what the clock waits for: a ClientHello (a TLS port, or TLS bytes), or the end of a plain first line
+    let waiting: "client_hello" | "first_line" = "client_hello";
+    // whether the far end spoke before the agent's first byte (taken once, at that byte)
+    let serverFirst: boolean | undefined;
     const finish = (verdict: TlsScreenVerdict): void => {
       if (done) return;
       done = true;
@@ -78,7 +92,10 @@ export function screenTunnel(client: Duplex, head: Buffer, options: TlsScreenOpt
         () =>
           finish({
             ok: false,
-            reason: `the agent sent no complete TLS ClientHello through the tunnel to ${where} within ${duration(options.timeoutMs)}`,
+            reason:
+              waiting === "client_hello"
+                ? `the agent sent no complete TLS ClientHello through the tunnel to ${where} within ${duration(options.timeoutMs)}`
+                : `the agent's first line through the tunnel to ${where} did not end within ${duration(options.timeoutMs)}, so it cannot be told from a plain HTTP request`,
           }),
         options.timeoutMs,
       );
@@ -95,15 +112,25 @@ export function screenTunnel(client: Duplex, head: Buffer, options: TlsScreenOpt
         } else if (buffered.length > 0) startClock();
         return;
       }
-      if (read.kind === "not_tls") {
-        finish(
-          tlsPort
-            ? {
-                ok: false,
-                reason: `the tunnel to ${where} carries TLS only, and the agent's first bytes are not a TLS ClientHello`,
-              }
-            : { ok: true, bytes: buffered, serverName: null },
-        );
+      if (read.kind === "not_tls" && tlsPort) {
+        finish({
+          ok: false,
+          reason: `the tunnel to ${where} carries TLS only, and the agent's first bytes are not a TLS ClientHello`,
+        });
+      } else if (read.kind === "not_tls") {
+        serverFirst ??= options.serverSpoke?.() === true;
+        const line = serverFirst ? "not_http" : readRequestLine(buffered);
+        if (line === "http") finish({ ok: true, bytes: buffered, serverName: null, http: true });
+        else if (line === "not_http") finish({ ok: true, bytes: buffered, serverName: null });
+        else if (buffered.length > MAX_REQUEST_LINE_BYTES) {
+          finish({
+            ok: false,
+            reason: `more than ${MAX_REQUEST_LINE_BYTES} bytes through the tunnel to ${where} without the end of the first line, so it cannot be told from a plain HTTP request`,
+          });
+        } else {
+          waiting = "first_line";
+          startClock();
+        }
       } else if (read.kind === "malformed") {
         finish({ ok: false, reason: `a malformed TLS ClientHello through the tunnel to ${where}: ${read.why}` });
       } else if (serverNameFits(options.host, read.serverName)) {
