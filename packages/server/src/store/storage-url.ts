@@ -51,6 +51,16 @@ export function explainStorageError(err: unknown, resolved: ResolvedStorageUrl):
   if (code === "postgres_url_invalid") {
     return `${resolved.source}: ${message}; write it as postgres://user:password@host:5432/database`;
   }
+  if (code === "postgres_unavailable" && message.includes("unsupported startup parameter")) {
+    // PgBouncer (and other poolers) refuse the session settings the driver sends when it connects
+    return (
+      `${resolved.source}: cannot connect to ${shown} (${message.replace(`${shown}: `, "")}): a connection pooler ` +
+      "(PgBouncer) refuses the session settings acp sends; add `ignore_startup_parameters = statement_timeout, " +
+      "idle_in_transaction_session_timeout` to its configuration and set both on the database role instead " +
+      "(ALTER ROLE … SET statement_timeout = '30s'; ALTER ROLE … SET idle_in_transaction_session_timeout = '30s'): " +
+      "see `acp docs guides/serve-nodes`"
+    );
+  }
   if (code === "postgres_unavailable") {
     return (
       `${resolved.source}: cannot reach PostgreSQL at ${shown} (${message.replace(`${shown}: `, "")}); ` +
