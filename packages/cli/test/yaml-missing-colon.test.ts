@@ -37,6 +37,18 @@ describe("a key without its `:` in the home's files is named with its line", () 
     }
   });
 
+  it("config.yml: an example uncommented by removing `# ` (its key indented deeper) is its own line", async () => {
+    const { home } = fixtureHome(root.dir);
+    const line = edited(home, "config.yml", "  #   max_sessions: 256", "    max_sessions: 256");
+    const port = readFileSync(join(home, "config.yml"), "utf8").split("\n").indexOf("  port: 8443") + 1;
+    const out = await runCli(["proxy", "--upstream", "node -e 1"], { env: envFor(home) });
+    expect(out.code).toBe(4);
+    // the yaml library alone said the first comment line after `port: 8443`
+    expect(out.stderr).toContain(
+      `config.yml:${line}:5: all mapping items must start at the same column (\`max_sessions\` starts at column 5, \`port\` on line ${port} at column 3: the keys of one mapping start at the same column)`,
+    );
+  });
+
   it("policy.yml: `action allow`, through acp policy validate", async () => {
     const { home } = fixtureHome(root.dir);
     const line = edited(home, "policy.yml", "    action: allow", "    action allow");

@@ -55,4 +55,4 @@ export function formatIssue(issue: Issue, file?: string): string {
   return `${prefix}${issue.message}${help}`;
 }
 
-export { missingColonHint, yamlErrorMessage, yamlErrorPosition, yamlErrorText } from "./yaml-error.js";
+export { missingColonHint, yamlErrorMessage, yamlErrorPlace, yamlErrorPosition, yamlErrorText } from "./yaml-error.js";

@@ -26,12 +26,30 @@ export function yamlErrorMessage(err: unknown): string {
 
 /** The `yaml` error codes a key written without its `:` (`port 8443`) ends in, at that line or a later one. */
 const MISSING_COLON_CODES: ReadonlySet<string> = new Set(["MISSING_CHAR", "MULTILINE_IMPLICIT_KEY", "BAD_INDENT"]);
+/**
+ * The codes of errors about the structure of lines (indentation, keys) that the `yaml` library may place at
+ * the start of the blank or comment lines before the line at fault, or in the indentation before its key.
+ */
+const LINE_STRUCTURE_CODES: ReadonlySet<string> = new Set([...MISSING_COLON_CODES, "BLOCK_AS_IMPLICIT_KEY"]);
 /** A line (its comment cut off) that reads `key value` with no `:` at all, a sequence item's `- key value` too. */
 const KEY_WITHOUT_COLON = /^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_-]*)[ \t]+[^\s#:][^:]*$/;
+/** A line that reads `key: value` (a value after the `:`, so not the head of a nested mapping). */
+const KEY_WITH_VALUE = /^(\s*)([A-Za-z_][A-Za-z0-9_-]*):[ \t]+[^\s#]/;
 
-/** How far above the error line a key without its `:` is looked for, and the longest line read. */
+/** How far from the error line a line is looked for, and the longest line read. */
 const HINT_LINES = 200;
 const HINT_LINE_LENGTH = 400;
+
+/** A line's text without its comment, or `undefined` when it is too long to read. */
+function contentOf(lines: readonly string[], n: number): string | undefined {
+  const raw = lines[n - 1] ?? "";
+  return raw.length > HINT_LINE_LENGTH ? undefined : raw.replace(/(^|\s)#.*$/, "").trimEnd();
+}
+
+/** The 1-based column of a line's first character that is not a space. */
+function firstColumn(content: string): number {
+  return content.length - content.trimStart().length + 1;
+}
 
 /**
  * What the `yaml` library cannot say about a key written without its `:`: its errors (`implicit map keys
@@ -45,9 +63,8 @@ export function missingColonHint(source: string | readonly string[], code: unkno
   if (typeof code !== "string" || !MISSING_COLON_CODES.has(code)) return undefined;
   const lines = typeof source === "string" ? source.split("\n") : source;
   for (let n = line; n >= 1 && n > line - HINT_LINES; n--) {
-    const raw = lines[n - 1] ?? "";
-    if (raw.length > HINT_LINE_LENGTH) return undefined;
-    const content = raw.replace(/(^|\s)#.*$/, "").trimEnd();
+    const content = contentOf(lines, n);
+    if (content === undefined) return undefined;
     if (content.trim() === "") continue;
     const key = KEY_WITHOUT_COLON.exec(content)?.[1];
     if (key !== undefined) return `is a \`:\` missing after \`${key}\` on line ${n}?`;
@@ -57,16 +74,65 @@ export function missingColonHint(source: string | readonly string[], code: unkno
 }
 
 /**
+ * `all mapping items must start at the same column` for a key indented deeper than the `key: value` line
+ * before it (an uncommented example that kept the spaces after its `#`): both columns, named.
+ */
+function indentHint(lines: readonly string[], line: number): string | undefined {
+  const at = contentOf(lines, line);
+  const key = at === undefined ? undefined : /^\s*(?:-\s+)?([A-Za-z_][A-Za-z0-9_-]*)/.exec(at)?.[1];
+  if (at === undefined || key === undefined) return undefined;
+  for (let n = line - 1; n >= 1 && n > line - HINT_LINES; n--) {
+    const content = contentOf(lines, n);
+    if (content === undefined) return undefined;
+    if (content.trim() === "") continue;
+    const before = KEY_WITH_VALUE.exec(content);
+    if (before === undefined || before === null || firstColumn(content) >= firstColumn(at)) return undefined;
+    return `\`${key}\` starts at column ${firstColumn(at)}, \`${before[2] ?? ""}\` on line ${n} at column ${firstColumn(content)}: the keys of one mapping start at the same column`;
+  }
+  return undefined;
+}
+
+/**
+ * Where a reader should look for a `yaml` library error, and a hint when the library's message names the
+ * grammar rather than the mistake. An error about the structure of lines that the library placed on a blank
+ * or comment line (the start of the comments before the line at fault), or in a line's indentation, is moved
+ * to the first character of the next line with content; then {@link missingColonHint}, else for a mis-indented
+ * key the two columns. Lines are 1-based, as `line` and `column` are.
+ */
+export function yamlErrorPlace(
+  source: string | readonly string[],
+  code: unknown,
+  line: number,
+  column: number,
+): { line: number; column: number; hint?: string } {
+  if (typeof code !== "string" || !LINE_STRUCTURE_CODES.has(code)) return { line, column };
+  const lines = typeof source === "string" ? source.split("\n") : source;
+  let place = { line, column };
+  for (let n = line; n <= lines.length && n < line + HINT_LINES; n++) {
+    const content = contentOf(lines, n);
+    if (content === undefined) break;
+    if (content.trim() === "") continue;
+    const first = firstColumn(content);
+    if (n > line || column < first) place = { line: n, column: n > line ? first : Math.max(column, first) };
+    break;
+  }
+  const hint =
+    missingColonHint(lines, code, place.line) ?? (code === "BAD_INDENT" ? indentHint(lines, place.line) : undefined);
+  return hint === undefined ? place : { ...place, hint };
+}
+
+/**
  * A `yaml` library error as `FILE:LINE:COL: message` (`FILE: message` when the error has no position),
- * `what` (like `not YAML or JSON`) put before the message when given. With the `source` text, a key
- * written without its `:` is named after the message ({@link missingColonHint}).
+ * `what` (like `not YAML or JSON`) put before the message when given. With the `source` text, the place is
+ * the one a reader should look at, and a hint follows the message ({@link yamlErrorPlace}).
  */
 export function yamlErrorText(file: string, err: unknown, what?: string, source?: string): string {
-  const pos = positionOf(err);
-  const where = pos === undefined ? file : `${file}:${pos.line}:${pos.col}`;
+  const at = positionOf(err);
   const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-  const hint = source === undefined || pos === undefined ? undefined : missingColonHint(source, code, pos.line);
-  return `${where}: ${what === undefined ? "" : `${what}: `}${yamlErrorMessage(err)}${hint === undefined ? "" : ` (${hint})`}`;
+  const place = source === undefined || at === undefined ? undefined : yamlErrorPlace(source, code, at.line, at.col);
+  const where = at === undefined ? file : `${file}:${place?.line ?? at.line}:${place?.column ?? at.col}`;
+  const hint = place?.hint === undefined ? "" : ` (${place.hint})`;
+  return `${where}: ${what === undefined ? "" : `${what}: `}${yamlErrorMessage(err)}${hint}`;
 }
 
 /** Where a `yaml` library error starts (1-based `line` and `column`), when it says. */

@@ -17,7 +17,8 @@ export const POLICY_ISSUES = [
   },
   {
     code: "yaml_syntax_error",
-    meaning: "the text is not valid YAML, or uses an unsupported feature such as an unknown tag",
+    meaning:
+      "the text is not valid YAML, or uses an unsupported feature such as an unknown tag. An error about indentation or keys is placed at the line at fault (the yaml library may name the first comment line before it), and a key written without its `:` (`action allow`), or indented deeper than the `key: value` before it, is named after the message: ``(is a `:` missing after `action` on line 15?)``",
   },
   { code: "multiple_documents", meaning: "the file holds more than one YAML document (`---`)" },
   { code: "empty_policy", meaning: "the file holds no document, only comments or nothing" },

@@ -1,5 +1,5 @@
 import { Composer, LineCounter, Parser, type CST, type Document, type YAMLError } from "yaml";
-import { missingColonHint, type Issue } from "../issues/index.js";
+import { yamlErrorPlace, type Issue } from "../issues/index.js";
 import { MAX_POLICY_BYTES, MAX_POLICY_DEPTH } from "./limits.js";
 import { findTooDeepToken, scanForNestingBomb } from "./nesting-depth.js";
 import { positionAt } from "./source-position.js";
@@ -42,8 +42,9 @@ function yamlIssue(lines: LineCounter, error: YAMLError, warning: boolean, sourc
   const text = error.message.replace(/\s+/g, " ").trim().replace(/\.$/, "");
   const message = text.length > 0 ? text[0]?.toLowerCase() + text.slice(1) : "malformed yaml";
   const prefix = warning ? "unsupported yaml" : "yaml syntax error";
-  const hint = missingColonHint(source, error.code, positionAt(lines, error.pos[0]).line);
-  return issueAt(lines, error.pos[0], "yaml_syntax_error", `${prefix}: ${message}`, hint);
+  const at = positionAt(lines, error.pos[0]);
+  const { hint, ...place } = yamlErrorPlace(source, error.code, at.line, at.column);
+  return { ...issueAt(lines, error.pos[0], "yaml_syntax_error", `${prefix}: ${message}`, hint), ...place };
 }
 
 /**

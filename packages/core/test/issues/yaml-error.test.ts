@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parse, parseDocument } from "yaml";
-import { missingColonHint, yamlErrorMessage, yamlErrorPosition, yamlErrorText } from "../../src/index.js";
+import {
+  missingColonHint,
+  yamlErrorMessage,
+  yamlErrorPlace,
+  yamlErrorPosition,
+  yamlErrorText,
+} from "../../src/index.js";
 
 const BAD = "a: [\n  b,\n  - x\n]\n";
 
@@ -76,5 +82,35 @@ describe("a key written without its `:` is named, not only the grammar the yaml 
     expect(yamlErrorText("c.yml", errorOf(bare))).toBe("c.yml:4:1: all mapping items must start at the same column");
     expect(missingColonHint(bare, "BAD_INDENT", 4)).toBe("is a `:` missing after `b` on line 2?");
     expect(missingColonHint(bare, "DUPLICATE_KEY", 4)).toBeUndefined();
+  });
+});
+
+describe("an error about the structure of lines is placed at the line at fault, not at the comments before it", () => {
+  const errorOf = (text: string): unknown => parseDocument(text).errors[0];
+
+  it("an example uncommented with the spaces after its `#`: the key's own line and both columns", () => {
+    const text = "proxy:\n  port: 8443\n  # how many sessions:\n    max_sessions: 256\n";
+    // the library puts it at the comment line (3:1)
+    expect(yamlErrorPosition(errorOf(text))).toEqual({ line: 3, column: 1 });
+    expect(yamlErrorText("c.yml", errorOf(text), undefined, text)).toBe(
+      "c.yml:4:5: all mapping items must start at the same column (`max_sessions` starts at column 5, `port` on line 2 at column 3: the keys of one mapping start at the same column)",
+    );
+  });
+
+  it("a sequence uncommented under a key that already has a value: the sequence's line", () => {
+    const text = "proxy:\n  port: 1\n  # servers:\n    - name: files\n  upstream_servers: []\n";
+    expect(yamlErrorText("c.yml", errorOf(text), undefined, text)).toMatch(
+      /^c\.yml:4:5: a block sequence may not be used as an implicit map key/,
+    );
+  });
+
+  it("a column in a line's indentation moves to its key; other errors keep the library's place", () => {
+    const text = "proxy:\n  port 8443\n  # c\n  bind: 1\n";
+    expect(yamlErrorPosition(errorOf(text))).toEqual({ line: 4, column: 1 });
+    expect(yamlErrorText("c.yml", errorOf(text), undefined, text)).toMatch(/^c\.yml:4:3: /);
+    // a tab is reported where it is
+    const tab = "a:\n\tb: 1\n";
+    expect(yamlErrorText("t.yml", errorOf(tab), undefined, tab)).toBe(yamlErrorText("t.yml", errorOf(tab)));
+    expect(yamlErrorPlace("a: 1\n# c\nb: 2\n", "DUPLICATE_KEY", 2, 1)).toEqual({ line: 2, column: 1 });
   });
 });
