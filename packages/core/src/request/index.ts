@@ -3,6 +3,7 @@
  */
 export { findUnreadableName } from "./name-characters.js";
 export { findLookAlike, foldName, foldNameReadings, foldGlobPattern } from "./fold-name.js";
+export { findWholeScriptLookAlike, type WholeScriptLookAlike } from "./whole-script.js";
 
 /** Action categories of the consent protocol §5.3. */
 export const CATEGORIES = ["read", "write", "communication", "financial", "system", "public", "physical"] as const;

@@ -8,6 +8,7 @@ import {
   printable,
   type ConsentRequestV02,
 } from "../../src/consent/index.js";
+import { argumentsCharacters } from "../../src/consent/channels/arguments-view.js";
 import { answerFromCallback } from "../../src/consent/channels/webhook/callback.js";
 import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
 
@@ -84,6 +85,34 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     }
     // accented Latin letters and a name wholly in another script are no disguise
     for (const text of both({ to: "zoë.café@corp.test", name: "Ирина" })) expect(text).not.toContain("look-alike");
+  });
+
+  it("warns of a word written wholly in letters of another script that pass for Latin ones (`ceo@аррӏе.сом`)", () => {
+    // every letter of `ѕаӏеѕ@аррӏе.сом` but the `м` is Cyrillic and passes for a Latin one: there is no Latin
+    // word for a look-alike letter to hide in, so only a word as a whole gives it away
+    const address = "\u0455\u0430\u04cf\u0435\u0455@\u0430\u0440\u0440\u04cf\u0435.\u0441\u043e\u043c";
+    for (const text of both({ message: { to: address } })) {
+      expect(text).toContain(
+        "warning: a look-alike word in arguments: `ѕаӏеѕ` is written wholly in Cyrillic letters and reads as `saies` but is not it",
+      );
+    }
+    // beside Latin letters (`ceo@аррӏе.com`) its first letter is already named as a look-alike
+    for (const text of both({ to: "ceo@\u0430\u0440\u0440\u04cf\u0435.com" })) {
+      expect(text).toContain("warning: a look-alike letter in arguments: `а` (U+0430) reads as `a` but is not it");
+    }
+    for (const text of both({ to: "ΑΡΡΙΕ" })) {
+      expect(text).toContain("`ΑΡΡΙΕ` is written wholly in Greek letters and reads as `apple`");
+    }
+    expect(argumentsCharacters({ cc: ["раураӏ.сом"] }).lookAlike).toEqual({
+      char: "раураӏ",
+      reads: "paypai",
+      script: "Cyrillic",
+    });
+    // ordinary Russian: a name, an address and a sentence whose words have letters that look like no Latin one,
+    // and a sentence whose word `горе` happens to be all look-alikes
+    for (const text of both({ to: "ирина@почта.рф", name: "Ирина", body: "Мы были на горе у реки" })) {
+      expect(text).not.toContain("look-alike");
+    }
   });
 
   it("keeps a recipient put after a huge value on screen and in the Telegram message", () => {

@@ -1,4 +1,4 @@
-import { findLookAlike, hasHiddenCharacters, printable } from "@acp/core";
+import { findLookAlike, findWholeScriptLookAlike, hasHiddenCharacters, printable } from "@acp/core";
 
 /** How much of a request's arguments a channel shows. */
 export interface ArgumentsViewLimits {
@@ -95,20 +95,32 @@ function anyHidden(value: unknown, depth = 0): boolean {
 /** Strings longer than this are not searched for look-alike letters (names and addresses are short). */
 const MAX_LOOK_ALIKE_SCAN = 1024;
 
-/** A look-alike letter, see {@link lookAlikeIn}. */
+/** A look-alike letter or word, see {@link lookAlikeIn}. */
 export interface LookAlike {
+  /** The letter (or, with `script`, the word) that passes for what it is not. */
   readonly char: string;
+  /** The ASCII text it reads as. */
   readonly reads: string;
+  /**
+   * Set for a word written wholly in another script whose every letter passes for a Latin one (`аррӏе`, all
+   * Cyrillic, in `ceo@аррӏе.сом`): the script it is written in (`Cyrillic`, `Greek`, `several scripts`).
+   */
+  readonly script?: string;
 }
 
 /**
  * The first letter that passes for an ASCII one inside a Latin word of `text` (`а`, U+0430 CYRILLIC SMALL
  * LETTER A, in `аlice@corp.test`): a recipient or a name that reads as one it is not (`findLookAlike`, as the
- * policy uses it for tool names). Undefined when there is none, or `text` is too long to search.
+ * policy uses it for tool names); else the first word written wholly in another script whose every letter
+ * passes for a Latin one (`аррӏе` in `ceo@аррӏе.сом`: `findWholeScriptLookAlike`, which leaves ordinary text
+ * of that script, `Ирина`, alone). Undefined when there is neither, or `text` is too long to search.
  */
 export function lookAlikeIn(text: unknown): LookAlike | undefined {
   if (typeof text !== "string" || text.length > MAX_LOOK_ALIKE_SCAN) return undefined;
-  return findLookAlike(text);
+  const letter = findLookAlike(text);
+  if (letter !== undefined) return letter;
+  const word = findWholeScriptLookAlike(text);
+  return word === undefined ? undefined : { char: word.word, reads: word.reads, script: word.script };
 }
 
 function anyLookAlike(value: unknown, depth = 0): LookAlike | undefined {

@@ -125,7 +125,12 @@ export function warningsFor(
   }
   const alike = fields.map(([name, value]) => [name, lookAlikeIn(value)] as const).find(([, found]) => found);
   const found = alike?.[1] ?? args.lookAlike;
-  if (found !== undefined) {
+  if (found?.script !== undefined) {
+    const letters = / scripts?$/.test(found.script) ? `letters of ${found.script}` : `${found.script} letters`;
+    out.push(
+      `warning: a look-alike word in ${alike?.[0] ?? "arguments"}: \`${printable(found.char)}\` is written wholly in ${letters} and reads as \`${printable(found.reads)}\` but is not it`,
+    );
+  } else if (found !== undefined) {
     const code = [...found.char].map((c) => `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`);
     out.push(
       `warning: a look-alike letter in ${alike?.[0] ?? "arguments"}: \`${printable(found.char)}\` (${code.join(" ")}) reads as \`${printable(found.reads)}\` but is not it`,
