@@ -1,20 +1,26 @@
 /**
  * Event streams are bounded in two budgets: the API's (`/v1/consent/events`, any agent's token, at most
- * MAX_STREAMS_PER_AGENT per named agent) and the console's (`/console/events`), so agents filling theirs
- * never keep the signed-in person's console from going live.
+ * MAX_STREAMS_PER_AGENT per named agent or named approver) and the console's (`/console/events`, at most
+ * MAX_CONSOLE_STREAMS_PER_SESSION per console session), so agents filling theirs never keep the signed-in
+ * person's console from going live, and one caller never takes a whole budget from the others.
  */
 import { EventEmitter } from "node:events";
+import { request as httpRequest, type ClientRequest } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  agentStreams,
   API_STREAMS,
   CONSOLE_STREAMS,
   MAX_CONSENT_STREAMS,
+  MAX_CONSOLE_STREAMS_PER_SESSION,
   MAX_STREAMS_PER_AGENT,
   openConsentStream,
   StreamBudget,
 } from "../src/http/routes/consent-stream.js";
+import { SESSION_COOKIE, SESSION_TTL_MS } from "../src/console/session.js";
 import type { ServerStores } from "../src/store/types.js";
+import { at, eventually, openTokenServer, type TokenServer } from "./harness.js";
 
 /** A stream's response: its client reads everything. */
 class StreamResponse extends EventEmitter {
@@ -42,7 +48,7 @@ function open(budget: StreamBudget, key?: string): StreamResponse {
   const raw = new StreamResponse();
   const request = { raw: new EventEmitter(), server } as unknown as FastifyRequest;
   const reply = { hijack: () => undefined, raw } as unknown as FastifyReply;
-  openConsentStream(request, reply, stores, false, budget, key);
+  openConsentStream(request, reply, stores, false, budget, key === undefined ? undefined : agentStreams(key));
   opened.push(raw);
   return raw;
 }
@@ -104,5 +110,71 @@ describe("event stream budgets", () => {
     first.destroy();
     first.emit("close");
     expect(budget.open).toBe(1);
+  });
+});
+
+/** Opens a stream on `url` with `headers`; resolves with its status once the answer's head arrives (left open). */
+function openStream(
+  url: string,
+  headers: Record<string, string>,
+  requests: ClientRequest[],
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers }, (res) => {
+      if (res.statusCode === 200) return resolve({ status: 200, body: "" });
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+    requests.push(req);
+  });
+}
+
+describe("event stream shares of a real service", () => {
+  let node: TokenServer;
+  const requests: ClientRequest[] = [];
+  beforeAll(async () => {
+    node = await openTokenServer("stream-share", {
+      token: "agents-token-0123456789",
+      approverTokens: { pager: "pager-token-0123456789", desk: "desk-token-0123456789" },
+    });
+  });
+  afterEach(async () => {
+    for (const req of requests.splice(0)) req.destroy();
+    await eventually(() => API_STREAMS.open === 0 && CONSOLE_STREAMS.open === 0);
+  });
+  afterAll(async () => {
+    await node?.close();
+  });
+
+  it("a named approver's token opens at most MAX_STREAMS_PER_AGENT API streams; another approver still opens", async () => {
+    const events = `${node.url}/v1/consent/events`;
+    const pager = { authorization: "Bearer pager-token-0123456789" };
+    for (let i = 0; i < MAX_STREAMS_PER_AGENT; i++) {
+      expect((await openStream(events, pager, requests)).status).toBe(200);
+    }
+    const refused = await openStream(events, pager, requests);
+    expect(refused.status).toBe(429);
+    expect(at(JSON.parse(refused.body), "error", "message")).toContain("approver `pager`");
+    expect((await openStream(events, { authorization: "Bearer desk-token-0123456789" }, requests)).status).toBe(200);
+  });
+
+  it("one console session opens at most MAX_CONSOLE_STREAMS_PER_SESSION streams; another session still opens", async () => {
+    const events = `${node.url}/console/events`;
+    const cookieOf = async (): Promise<Record<string, string>> => {
+      const { id } = await node.node.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+      return { cookie: `${SESSION_COOKIE}=${id}` };
+    };
+    const first = await cookieOf();
+    for (let i = 0; i < MAX_CONSOLE_STREAMS_PER_SESSION; i++) {
+      expect((await openStream(events, first, requests)).status).toBe(200);
+    }
+    const refused = await openStream(events, first, requests);
+    expect(refused.status).toBe(429);
+    expect(at(JSON.parse(refused.body), "error", "message")).toContain("this console session");
+    expect((await openStream(events, await cookieOf(), requests)).status).toBe(200);
   });
 });

@@ -1,4 +1,5 @@
 /** The web console: sign-in, pending approvals (live), the audit trail, the policy simulator. */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Decision } from "@acp/core";
@@ -213,8 +214,12 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     return html(reply, renderPendingList((await stores.pending.listPending(clock().getTime())).map(viewConsent)));
   });
   app.get("/console/events", hidden, async (request, reply) => {
-    await readOnly(request);
-    openConsentStream(request, reply, stores, deps.tls, CONSOLE_STREAMS);
+    checkHost(request, deps.auth);
+    const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);
+    if (current === null) throw new HttpError(401, "console_session_required", "sign in to the console first");
+    // each session has a share of the console's budget (the key is the session's digest, kept in memory only)
+    const key = `session:${createHash("sha256").update(current.id).digest("hex")}`;
+    openConsentStream(request, reply, stores, deps.tls, CONSOLE_STREAMS, { key, label: "this console session" });
   });
   // one request's state, for a card whose request left the pending list (answered elsewhere, expired)
   app.get(

@@ -8,7 +8,10 @@ import { securityHeaders } from "../security-headers.js";
 /** At most this many API event streams (`GET /v1/consent/events`, any agent's or approver's token) at once. */
 export const MAX_CONSENT_STREAMS = 256;
 
-/** At most this many API event streams per token that names its agent (`serve.agent_tokens`). */
+/**
+ * At most this many API event streams per token that names its caller: an agent's (`serve.agent_tokens`) or
+ * an approver's (`serve.approver_tokens`).
+ */
 export const MAX_STREAMS_PER_AGENT = 32;
 
 /**
@@ -17,7 +20,32 @@ export const MAX_STREAMS_PER_AGENT = 32;
  */
 export const MAX_CONSOLE_STREAMS = 64;
 
-/** A bound on open event streams, with an optional bound per key (the agent a token names). */
+/**
+ * At most this many console event streams per console session: one page open in a tab is one stream (and a
+ * browser keeps at most 6 connections to one host over HTTP/1.1), so one session, or a thief of its cookie,
+ * cannot take the whole console budget from the other approvers.
+ */
+export const MAX_CONSOLE_STREAMS_PER_SESSION = 8;
+
+/** Whose share of a {@link StreamBudget} a stream takes: a key, and how the 429 names its holder. */
+export interface StreamCaller {
+  /** Distinct per caller (never shown). */
+  readonly key: string;
+  /** Said in the 429: "agent `ci_bot`", "approver `pager`", "this console session". */
+  readonly label: string;
+}
+
+/** The share of the agent a token names (`serve.agent_tokens`). */
+export function agentStreams(name: string): StreamCaller {
+  return { key: `agent:${name}`, label: `agent \`${name}\`` };
+}
+
+/** The share of the approver a token names (`serve.approver_tokens`). */
+export function approverStreams(name: string): StreamCaller {
+  return { key: `approver:${name}`, label: `approver \`${name}\`` };
+}
+
+/** A bound on open event streams, with an optional bound per caller (the agent or approver a token names, a console session). */
 export class StreamBudget {
   readonly max: number;
   readonly maxPerKey: number;
@@ -35,10 +63,10 @@ export class StreamBudget {
   }
 
   /**
-   * Takes one stream for `key` (undefined: counted only in the whole); its release, or a 429 when full, with
-   * `Retry-After` {@link STREAM_RETRY_AFTER_S}.
+   * Takes one stream for `caller` (undefined: counted only in the whole); its release, or a 429 when full,
+   * with `Retry-After` {@link STREAM_RETRY_AFTER_S}.
    */
-  take(key?: string): () => void {
+  take(caller?: StreamCaller): () => void {
     if (this.#open >= this.max) {
       throw new HttpError(
         429,
@@ -47,12 +75,13 @@ export class StreamBudget {
         String(STREAM_RETRY_AFTER_S),
       );
     }
+    const key = caller?.key;
     const mine = key === undefined ? 0 : (this.#perKey.get(key) ?? 0);
     if (key !== undefined && mine >= this.maxPerKey) {
       throw new HttpError(
         429,
         "consent_queue_full",
-        `too many open event streams for agent \`${key}\` (at most ${this.maxPerKey} per agent): close one of its ` +
+        `too many open event streams for ${caller?.label ?? ""} (at most ${this.maxPerKey} each): close one of its ` +
           `streams, or try again in ${STREAM_RETRY_AFTER_S} s`,
         String(STREAM_RETRY_AFTER_S),
       );
@@ -72,11 +101,11 @@ export class StreamBudget {
   }
 }
 
-/** The API's streams: any token that reads, at most {@link MAX_STREAMS_PER_AGENT} per named agent. */
+/** The API's streams: any token that reads, at most {@link MAX_STREAMS_PER_AGENT} per named agent or approver. */
 export const API_STREAMS = new StreamBudget(MAX_CONSENT_STREAMS, MAX_STREAMS_PER_AGENT);
 
 /** The console's streams: only the console's route takes from this budget. */
-export const CONSOLE_STREAMS = new StreamBudget(MAX_CONSOLE_STREAMS);
+export const CONSOLE_STREAMS = new StreamBudget(MAX_CONSOLE_STREAMS, MAX_CONSOLE_STREAMS_PER_SESSION);
 
 /** How often a comment line keeps idle proxies from closing the stream. */
 export const STREAM_KEEPALIVE_MS = 15_000;
@@ -131,7 +160,7 @@ export function endConsentStreamsOnClose(app: FastifyInstance): void {
 
 /**
  * Takes over the reply and streams `event: consent` lines until the client goes away. The stream counts
- * against `budget` (the API's unless told: the console passes its own) and, with `key`, that key's share.
+ * against `budget` (the API's unless told: the console passes its own) and, with `caller`, that caller's share.
  */
 export function openConsentStream(
   request: FastifyRequest,
@@ -139,9 +168,9 @@ export function openConsentStream(
   stores: ServerStores,
   tls = false,
   budget: StreamBudget = API_STREAMS,
-  key?: string,
+  caller?: StreamCaller,
 ): void {
-  const release = budget.take(key);
+  const release = budget.take(caller);
   reply.hijack();
   const raw = reply.raw;
   const live = streams.get(request.server.server) ?? new Set<ServerResponse>();

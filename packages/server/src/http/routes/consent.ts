@@ -21,7 +21,7 @@ import {
   serializeWithJson,
   TEXT_ANSWER,
 } from "../answer-schemas.js";
-import { API_STREAMS, openConsentStream } from "./consent-stream.js";
+import { agentStreams, API_STREAMS, approverStreams, openConsentStream } from "./consent-stream.js";
 
 type Guard = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
@@ -95,7 +95,14 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         },
       },
     },
-    (request, reply) => openConsentStream(request, reply, stores, deps.tls === true, API_STREAMS, callerAgent(request)),
+    (request, reply) => {
+      // a token that names its caller has a share of its own; the unnamed tokens share the whole
+      const agent = callerAgent(request);
+      const approver = callerApprover(request);
+      const caller =
+        agent !== undefined ? agentStreams(agent) : approver !== undefined ? approverStreams(approver) : undefined;
+      openConsentStream(request, reply, stores, deps.tls === true, API_STREAMS, caller);
+    },
   );
   app.get(
     "/v1/consent/:id",
