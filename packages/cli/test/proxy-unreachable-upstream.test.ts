@@ -61,3 +61,16 @@ describe("acp proxy with an upstream URL nothing listens on", () => {
     }
   });
 });
+
+describe("acp proxy with an upstream command that is not on its PATH", () => {
+  it("says the command was not found on the PATH it was given, and what to do", async () => {
+    const { home } = fixtureHome(root.dir);
+    const out = await runCli(["proxy", "--upstream", "no-such-mcp-server-cmd /tmp"], {
+      env: { ...envFor(home), PATH: "/usr/bin:/bin" },
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(
+      "upstream `no-such-mcp-server-cmd` failed: spawn no-such-mcp-server-cmd ENOENT (no command `no-such-mcp-server-cmd` on the PATH acp was started with: check its name, or give its full path)",
+    );
+  });
+});

@@ -197,10 +197,10 @@ export class UpstreamPool {
         return;
       }
       upstream.status = "failed";
-      upstream.error = scrubCredentials(`${whereIs(upstream.spec)}${messageOf(err)}`, [
-        ...this.#secretsOf(upstream),
-        ...urlSecrets(upstream.spec),
-      ]);
+      upstream.error = scrubCredentials(
+        `${whereIs(upstream.spec)}${messageOf(err)}${notFoundHint(upstream.spec, err)}`,
+        [...this.#secretsOf(upstream), ...urlSecrets(upstream.spec)],
+      );
       this.#events.onFailure(name, "connect", upstream.error);
     }
   }
@@ -402,6 +402,19 @@ function whereIs(spec: UpstreamSpec): string {
   } catch {
     return "";
   }
+}
+
+/**
+ * What a stdio upstream's `spawn … ENOENT` means to the person reading it: the command is not on the
+ * `PATH` the proxy was given (an MCP client often gives one shorter than the shell's), or misspelt (or its
+ * `cwd` does not exist, which spawn reports the same way).
+ */
+function notFoundHint(spec: UpstreamSpec, err: unknown): string {
+  if (spec.transport !== "stdio" || typeof err !== "object" || err === null) return "";
+  const { code, syscall } = err as { code?: unknown; syscall?: unknown };
+  if (code !== "ENOENT" || typeof syscall !== "string" || !syscall.startsWith("spawn")) return "";
+  const where = spec.cwd === undefined ? "" : `, or no directory \`${spec.cwd}\` (its cwd)`;
+  return ` (no command \`${spec.command}\` on the PATH acp was started with${where}: check its name, or give its full path)`;
 }
 
 /** The message of an error-like value, one line, with its causes (`fetch failed: connect ECONNREFUSED …`). */
