@@ -10,6 +10,7 @@ import {
   removeServeState,
   resolveStorageUrl,
   parsePublicUrl,
+  safeStorageUrl,
   recordForwardedAnswer,
   serveMcpStdio,
   STORAGE_URL_ENV,
@@ -149,7 +150,7 @@ Examples:
   acp console-link                           # a fresh sign-in link for the running service
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read or use the TLS files (checked before the key is opened), open the state or reach
-PostgreSQL, 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
+PostgreSQL, or stopped but could not close the state (the database gone: the final audit checkpoint may be missing), 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
 --console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
@@ -431,7 +432,27 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       approver,
     });
   } finally {
+    await closeServe(embedded, storage, home);
+  }
+}
+
+/**
+ * Closes the service (listener, broker, audit writer, database). When that fails — the database gone as
+ * the node stops, so the chain's final checkpoint cannot be written — says so and what it leaves (exit 1),
+ * rather than an internal error with the driver's words.
+ */
+async function closeServe(embedded: EmbeddedServer, storage: ResolvedStorageUrl | null, home: string): Promise<void> {
+  try {
     await embedded.close();
+  } catch (err) {
+    const where = storage !== null ? `${storage.source}: ${safeStorageUrl(storage.url)}` : `\`${home}\``;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new CliError(
+      `stopped, but closing its state failed (${where}: ${message}): the audit chain's final checkpoint may be ` +
+        "missing, so the events after its last checkpoint stay unsigned until a node signs the next one " +
+        "(`acp audit verify` says how many)",
+      EXIT.error,
+    );
   }
 }
 
