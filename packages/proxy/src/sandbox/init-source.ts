@@ -7,7 +7,9 @@
  * (when PID 1 exits, the kernel kills whatever is left in the namespace: nothing is orphaned).
  *
  * It is kept as source text (run with `node --input-type=module -e`) so that it runs the same from the
- * sources and from the build. Its config is one base64 JSON argument (`SandboxInitConfig`).
+ * sources and from the build. Its config (`SandboxInitConfig`) comes as JSON on file descriptor 4, never on its
+ * command line: that is readable by every user of the host (`/proc/PID/cmdline`, `ps`), and the config holds
+ * the agent's environment (its own API keys among it).
  */
 
 import type { HomeAlias } from "./home-aliases.js";
@@ -29,7 +31,7 @@ export interface KeptPath {
   readonly directory: boolean;
 }
 
-/** What the init needs (passed as base64 JSON). */
+/** What the init needs (passed as JSON on file descriptor 4). */
 export interface SandboxInitConfig {
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
@@ -83,7 +85,9 @@ import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 
-const cfg = JSON.parse(Buffer.from(process.argv[1], "base64").toString("utf8"));
+// the config on fd 4 (not on the command line, which every user of the host can read), read to its end and closed
+const cfg = JSON.parse(readFileSync(4, "utf8"));
+closeSync(4);
 
 // Descriptors acp inherited from whoever started it (a shell's "exec 9<file", a leaked socket of an IDE or
 // a service manager) would pass to the agent: a file outside the sandbox's view, or a socket in the host's

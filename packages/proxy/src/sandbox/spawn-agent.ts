@@ -37,9 +37,10 @@ export interface SpawnAgentOptions {
   readonly unshare: string;
 }
 
-function stdio(mcpOverStdio: boolean, extra: boolean): StdioOptions {
+/** The agent's stdio; for the init also fd 3 (its status, to acp) and fd 4 (its config, from acp). */
+function stdio(mcpOverStdio: boolean, init: boolean): StdioOptions {
   const io: StdioOptions = mcpOverStdio ? ["pipe", "pipe", "inherit"] : ["inherit", "inherit", "inherit"];
-  return extra ? [...io, "pipe"] : io;
+  return init ? [...io, "pipe", "pipe"] : io;
 }
 
 function watch(child: ChildProcess, options: SpawnAgentOptions): Promise<number> {
@@ -89,8 +90,8 @@ export async function spawnNamespaced(
   config: SandboxInitConfig,
   options: SpawnAgentOptions,
 ): Promise<StartedAgent> {
-  const encoded = Buffer.from(JSON.stringify(config), "utf8").toString("base64");
-  const initArgs = ["--input-type=module", "-e", SANDBOX_INIT_SOURCE, encoded];
+  // the config goes on fd 4: on the command line, every user of the host would read the agent's environment
+  const initArgs = ["--input-type=module", "-e", SANDBOX_INIT_SOURCE];
   const child = spawn(options.unshare, [...UNSHARE_FLAGS[level], "--", process.execPath, ...initArgs], {
     // the init's own tools (mount, ip) from the system's directories first (SYSTEM_PATH), never from a
     // directory on the agent's PATH that the agent could have written on an earlier run
@@ -100,6 +101,9 @@ export async function spawnNamespaced(
     detached: true,
   });
   const exited = watch(child, options);
+  const configPipe = child.stdio[4] as Writable;
+  configPipe.on("error", () => undefined); // an init that failed early: its status says why
+  configPipe.end(JSON.stringify(config));
   const status = child.stdio[3] as Readable;
   const ready = await new Promise<{ ok: true } | { ok: false; code: SandboxErrorCode; message: string }>((resolve) => {
     let settled = false;
