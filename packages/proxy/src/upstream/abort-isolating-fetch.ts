@@ -2,6 +2,9 @@ import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/
 import { mediaTypeEssence } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { AnswerStreamGuard, JsonAnswerWatch, type AnswerWatch } from "./answer-stream-guard.js";
+import type { RequestCarriers } from "./request-carriers.js";
+
+export { RequestCarriers, type CarrierHooks } from "./request-carriers.js";
 
 /**
  * A fetch for the SDK's HTTP client transports that gives every request an abort signal of its own.
@@ -34,12 +37,19 @@ export function createAbortIsolatingFetch(
 ): FetchLike {
   const base = sameOriginRedirects(given);
   return async (url, init) => {
+    const method = (init?.method ?? "GET").toUpperCase();
+    const from = method === "GET" ? lastEventIdOf(init) : undefined;
+    // the SDK resuming the answer stream of a call that is over: refused here (it then stops resuming it)
+    if (from !== undefined && carriers?.isOver(from) === true) {
+      return new Response(null, { status: 405, statusText: "the call this stream answered is over" });
+    }
     const parent = init?.signal;
     if (parent === undefined || parent === null || parent.aborted) return bounded(await base(url, init));
     const own = new AbortController();
     const onAbort = (): void => own.abort(parent.reason);
     parent.addEventListener("abort", onAbort, { once: true });
-    const carried = carriers?.idOf(init?.body);
+    const resumed = from !== undefined ? carriers?.resumedBy(from) : undefined;
+    const carried = carriers?.idOf(init?.body) ?? resumed;
     let released = false;
     const release = (): void => {
       if (released) return;
@@ -58,12 +68,14 @@ export function createAbortIsolatingFetch(
     }
     if (response.body === null || !response.ok) {
       release();
+      if (resumed !== undefined && !response.ok && !parent.aborted) {
+        carriers?.fail(resumed, `its answer stream ended, and resuming it failed (HTTP ${response.status})`);
+      }
       return bounded(response);
     }
-    const method = (init?.method ?? "GET").toUpperCase();
     const watched =
       carried !== undefined
-        ? watchOf(response, carried, carriers)
+        ? watchOf(response, carried, carriers, resumed !== undefined)
         : options.sse === true && method === "GET"
           ? connectionWatch(response, carriers)
           : undefined;
@@ -71,7 +83,7 @@ export function createAbortIsolatingFetch(
     const watch = watched && { ...watched, fail: (why: string) => void (parent.aborted || watched.fail(why)) };
     const body = releasingBody(response.body, release, sizeLimit(response), watch);
     // ... and its event stream ends, as if the server had ended it (the SDK then neither fails nor resumes it)
-    if (carried !== undefined) carriers?.carry(carried, body.end);
+    if (carried !== undefined) carriers?.carry(carried, body.end, () => watched?.lastEventId?.());
     return new Response(body.stream, {
       status: response.status,
       statusText: response.statusText,
@@ -81,83 +93,28 @@ export function createAbortIsolatingFetch(
 }
 
 /**
- * The HTTP requests carrying the relay's JSON-RPC requests, by their id: once the relay no longer waits for
- * an answer (it came, the call timed out or was cancelled), `end(id)` ends the request's answer. Without
- * it an upstream that keeps the answer's event stream open (sending nothing, or notifications for ever)
- * after the call gave up on it would keep a connection, and the proxy reading it, for as long as it likes.
+ * The watch over the answer to carried request `id`: an event stream's or a JSON answer's, by its type (a
+ * resumed stream is read as events whatever its type, as the SDK reads it). An event stream that ends
+ * without the answer at an event id is noted as resumable from there (`carriers.resumable`).
  */
-export class RequestCarriers {
-  readonly #byId = new Map<string, () => void>();
-  #hooks: CarrierHooks | undefined;
-  constructor(readonly idPattern: RegExp) {}
-
-  /** Where the failures of carried requests (`fail`) and the answers dropped from them (`say`) go. */
-  listen(hooks: CarrierHooks): void {
-    this.#hooks = hooks;
-  }
-
-  /** Fails the request `id` at once: its answer can no longer come (`why` says what came instead). */
-  fail(id: string, why: string): void {
-    this.#hooks?.fail(id, why);
-  }
-
-  /** Fails every request in flight at once: the stream carrying their answers is gone (`why`). */
-  failAll(why: string): void {
-    this.#hooks?.failAll(why);
-  }
-
-  /** Says what was dropped from an answer. */
-  say(what: string): void {
-    this.#hooks?.say(what);
-  }
-
-  /** The id of the JSON-RPC request in a body (`{"jsonrpc":"2.0","id":"…",…`) that `idPattern` takes. */
-  idOf(body: unknown): string | undefined {
-    if (typeof body !== "string") return undefined;
-    const id = /^\{"jsonrpc":"2\.0","id":"([^"\\]{1,64})"/.exec(body.slice(0, 128))?.[1];
-    return id !== undefined && this.idPattern.test(id) ? id : undefined;
-  }
-
-  carry(id: string, end: () => void): void {
-    this.#byId.set(id, end);
-  }
-
-  forget(id: string): void {
-    this.#byId.delete(id);
-  }
-
-  /** Ends the answer of the request carrying `id`, if one is open. */
-  end(id: string): void {
-    const end = this.#byId.get(id);
-    this.#byId.delete(id);
-    end?.();
-  }
-
-  /** HTTP requests with an answer open (tests). */
-  get size(): number {
-    return this.#byId.size;
-  }
-}
-
-/** What {@link RequestCarriers} tells of the requests it carries. */
-export interface CarrierHooks {
-  readonly fail: (id: string, why: string) => void;
-  readonly failAll: (why: string) => void;
-  readonly say: (what: string) => void;
-}
-
-/** The watch over the answer to carried request `id`: an event stream's or a JSON answer's, by its type. */
-function watchOf(response: Response, id: string, carriers: RequestCarriers | undefined): Watched | undefined {
+function watchOf(
+  response: Response,
+  id: string,
+  carriers: RequestCarriers | undefined,
+  resumed: boolean,
+): Watched | undefined {
   if (carriers === undefined) return undefined;
   const type = mediaType(response);
   const say = (what: string): void => carriers.say(what);
-  const watch =
-    type === "text/event-stream"
-      ? new AnswerStreamGuard(id, say)
-      : type === "application/json"
-        ? new JsonAnswerWatch(id, say)
-        : undefined;
-  return watch === undefined ? undefined : { watch, fail: (why) => carriers.fail(id, why) };
+  const fail = (why: string): void => carriers.fail(id, why);
+  if (type === "application/json" && !resumed) return { watch: new JsonAnswerWatch(id, say), fail };
+  if (type !== "text/event-stream" && !resumed) return undefined;
+  const guard = new AnswerStreamGuard(id, say);
+  const ended = (): void => {
+    const last = guard.lastEventId;
+    if (!guard.answered && guard.resumable && last !== undefined) carriers.resumable(last, id);
+  };
+  return { watch: guard, fail, ended, lastEventId: () => guard.lastEventId };
 }
 
 /**
@@ -173,6 +130,18 @@ function connectionWatch(response: Response, carriers: RequestCarriers | undefin
 interface Watched {
   readonly watch: AnswerWatch;
   readonly fail: (why: string) => void;
+  /** The body ended or broke and no call was failed: the SDK may resume it. */
+  readonly ended?: () => void;
+  /** The id of the last event passed on, if any. */
+  readonly lastEventId?: () => string | undefined;
+}
+
+/** The `Last-Event-ID` of a request (the SDK resuming a stream), if any. */
+function lastEventIdOf(init: RequestInit | undefined): string | undefined {
+  const headers = init?.headers;
+  if (headers === undefined) return undefined;
+  const value = new Headers(headers).get("last-event-id");
+  return value === null || value === "" ? undefined : value;
 }
 
 /** The media type of `response` as the SDK's transports read it (a parameter naming another type is no type). */
@@ -296,6 +265,7 @@ function releasingBody(
     else controller.close();
     void reader.cancel().catch(() => undefined);
     if (failure !== undefined) watched?.fail(failure);
+    else watched?.ended?.();
   };
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -314,6 +284,7 @@ function releasingBody(
             release();
             controller.close();
             if (last?.failure !== undefined) watched?.fail(last.failure);
+            else watched?.ended?.();
             return;
           }
           if (tooLarge(value)) {

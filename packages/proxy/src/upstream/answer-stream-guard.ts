@@ -42,6 +42,8 @@ export class AnswerStreamGuard implements AnswerWatch {
   answered = false;
   /** An event carried an id: the SDK resumes the stream from it (GET with `Last-Event-ID`) when it ends. */
   resumable = false;
+  /** The id of the last event that carried one (the SDK resumes from it). */
+  lastEventId: string | undefined;
   readonly #id: string | undefined;
   readonly #say: (message: string) => void;
   readonly #decoder = new TextDecoder();
@@ -140,7 +142,10 @@ export class AnswerStreamGuard implements AnswerWatch {
     this.#eventId = undefined;
     // as eventsource-parser: an event without a data line is not dispatched
     if (lines.length === 0) return void (this.#out += raw);
-    if (eventId !== undefined && eventId !== "") this.resumable = true;
+    if (eventId !== undefined && eventId !== "") {
+      this.resumable = true;
+      this.lastEventId = eventId;
+    }
     const data = lines.join("\n");
     // as the SDK: an event without data, or of another type than `message`, is skipped
     if (data === "" || (type !== undefined && type !== "message")) return void (this.#out += raw);

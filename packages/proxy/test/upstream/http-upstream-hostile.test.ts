@@ -25,6 +25,9 @@ const NAMES = [
   "release",
   "json_as_events",
   "events_as_json",
+  "primed_silent",
+  "primed_405",
+  "primed_resumed",
 ] as const;
 const TOOLS = NAMES.map((name) => ({ name, inputSchema: { type: "object" } }));
 /** Answer streams of `silent` and `endless` still open. */
@@ -116,14 +119,42 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     case "events_as_json":
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end(event(text(m.id, "as json")));
+    case "primed_silent":
+      // an event id lets the SDK resume the stream (a GET with Last-Event-ID) once it ends: it stays open
+      stream();
+      hold();
+      return void res.write(`id: ps-${String(m.id)}\n${event(note)}`);
+    case "primed_405":
+      stream();
+      return void res.end(`id: p4-${String(m.id)}\n${event(note)}`);
+    case "primed_resumed":
+      stream();
+      return void res.end(`id: pr-${String(m.id)}\n${event(note)}`);
     default:
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html></html>");
   }
 }
 
+/** Resumes (GET with Last-Event-ID) the answer stream of a `primed_*` call: held open, refused, or answered. */
+function resume(res: ServerResponse, from: string): void {
+  if (from.startsWith("ps-")) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.flushHeaders();
+    open++;
+    return void res.once("close", () => open--);
+  }
+  if (from.startsWith("pr-")) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    return void res.end(event(text(from.slice(3), "resumed")));
+  }
+  res.writeHead(405).end();
+}
+
 describe("a URL upstream answering calls in hostile ways", () => {
   const server = useLoopbackServer((req, res) => {
+    const from = req.headers["last-event-id"];
+    if (req.method === "GET" && typeof from === "string") return resume(res, from);
     if (req.method !== "POST") return void res.writeHead(405).end();
     let body = "";
     req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
@@ -169,6 +200,11 @@ describe("a URL upstream answering calls in hostile ways", () => {
       expect(await call("html")).toBe("upstream `h` failed: Streamable HTTP error: Unexpected content type: text/html");
       expect(await call("json_as_events")).toBe(unanswered);
       expect(await call("events_as_json")).toMatch(/^upstream `h` failed: .*JSON/);
+      // the SDK resumes a stream that carried an event id: a refused resumption ends the call at once
+      expect(await call("primed_405")).toBe(
+        "upstream `h` failed: its answer stream ended, and resuming it failed (HTTP 405)",
+      );
+      expect(await call("primed_resumed", false)).toBe("resumed");
     } finally {
       await env.close();
     }
@@ -197,6 +233,8 @@ describe("a URL upstream answering calls in hostile ways", () => {
       const timedOut = /^upstream `h` did not answer in time/;
       expect(await call("silent")).toMatch(timedOut);
       expect(await call("endless")).toMatch(timedOut);
+      // nor is a stream resumed after its call was over
+      expect(await call("primed_silent")).toMatch(timedOut);
       // the answers of the calls given up on are not read for ever: the proxy closed them
       await expect.poll(() => open, { timeout: 10_000 }).toBe(0);
     } finally {
