@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { FastifyRequest } from "fastify";
 import { checkBearer } from "@acp/proxy";
-import { createBearerCheck } from "../src/http/api-auth.js";
+import { callerAgent, callerApprover, createBearerCheck } from "../src/http/api-auth.js";
 import { HttpError } from "../src/http/error-body.js";
 
 function request(authorization: string | undefined): FastifyRequest {
@@ -98,5 +98,23 @@ describe("the API's bearer check", () => {
     expect(verdict(createBearerCheck(open, "agent"), undefined)).toBe("ok");
     expect(verdict(createBearerCheck(open, "complete"), "Bearer approvers-token-y")).toBe(401);
     expect(verdict(createBearerCheck(open, "answer"), "Bearer approvers-token-y")).toBe("ok");
+  });
+
+  it("takes a named token with the scheme name in any case, as the unnamed ones (before: 401 for `bearer`)", () => {
+    const options = {
+      agentTokens: new Map([["ci_bot", "ci-bot-token-0123456789"]]),
+      approverTokens: new Map([["pager", "pager-token-0123456789"]]),
+      loopbackOnly: true,
+    };
+    for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+      const asked = request(`${scheme} ci-bot-token-0123456789`);
+      createBearerCheck(options, "agent")(asked);
+      expect({ scheme, agent: callerAgent(asked) }).toEqual({ scheme, agent: "ci_bot" });
+      const answered = request(`${scheme} pager-token-0123456789`);
+      createBearerCheck(options, "answer")(answered);
+      expect({ scheme, approver: callerApprover(answered) }).toEqual({ scheme, approver: "pager" });
+      expect(verdict(createBearerCheck(options, "read"), `${scheme} pager-token-0123456789`)).toBe("ok");
+    }
+    expect(verdict(createBearerCheck(options, "agent"), "bearer not-a-token-0123456789")).toBe(401);
   });
 });

@@ -77,7 +77,8 @@ function namedCaller(
 ): string | undefined {
   if (byDigest.size === 0) return undefined;
   const header = request.headers.authorization;
-  if (typeof header !== "string" || !header.startsWith("Bearer ")) return undefined;
+  // the scheme name in any case (RFC 9110 §11.1), as checkBearer takes it for the unnamed tokens
+  if (typeof header !== "string" || header.slice(0, 7).toLowerCase() !== "bearer ") return undefined;
   const name = byDigest.get(hash("sha256", header.slice(7), "hex"));
   if (name !== undefined) names.set(request, name);
   return name;
