@@ -500,6 +500,7 @@ function describeChange(change: ToolChange): string {
   const before = change.before.definition;
   const after = change.after.definition;
   const parts = change.fields.map((field) => {
+    if (field === "name") return `name now ${shown(change.after.name)} (was ${shown(change.before.name)})`;
     if (field === "description") {
       return `description now ${shown(change.after.description)} (was ${shown(change.before.description)})`;
     }

@@ -1,4 +1,4 @@
-import { canonicalJsonBytes, sha256Ref } from "@acp/core";
+import { canonicalJsonBytes, foldName, sha256Ref } from "@acp/core";
 import type { ToolPin } from "./pin-store.js";
 
 /**
@@ -17,7 +17,8 @@ export interface ToolChange {
   readonly after: ToolPin;
   /**
    * Which parts changed: `description`, `input_schema`, `output_schema`, `title`, `annotations`, `_meta`,
-   * or the name of any other field of the definition.
+   * or the name of any other field of the definition; `name` first when the tool is new but its name passes
+   * for a pinned one's (`before` is that tool's pin: see {@link comparePins}).
    */
   readonly fields: readonly string[];
 }
@@ -108,6 +109,12 @@ export function isOldPin(pin: ToolPin): boolean {
  * definition differs in any field are changes (held behind `ask` until a person accepts them); tools whose
  * old-format pin (description and input-schema hash only) still matches are upgraded: every field is
  * recorded as seen now, which is not a change.
+ *
+ * A tool never seen whose name differs from a pinned tool's only as a person reads past (case, or a look-alike:
+ * `Read_File`, `read_fi1e`, `read_fiIe` beside a pinned `read_file`; {@link foldName}) is no new tool but a
+ * change of that one (`name` first in its fields, `before` the pin it passes for): a server that renames a
+ * pinned tool so, with a new description, would otherwise have it pinned unseen as a new tool, while a person
+ * takes it for the one they know.
  */
 export function comparePins(
   pins: ReadonlyMap<string, ToolPin>,
@@ -121,11 +128,23 @@ export function comparePins(
   const fresh: ToolPin[] = [];
   const changes: ToolChange[] = [];
   const upgraded: ToolPin[] = [];
+  let byFold: Map<string, ToolPin> | undefined;
   for (const tool of tools) {
     const after = pinTool(tool, now);
     const before = pins.get(tool.name);
     if (before === undefined) {
-      fresh.push(after);
+      byFold ??= foldsOf(pins);
+      const passesFor = readings(tool.name)
+        .map((fold) => byFold?.get(fold))
+        .find((pin) => pin !== undefined);
+      if (passesFor !== undefined) {
+        changes.push({
+          tool: tool.name,
+          before: passesFor,
+          after,
+          fields: ["name", ...changedFields(passesFor, after)],
+        });
+      } else fresh.push(after);
       continue;
     }
     const fields = changedFields(before, after);
@@ -133,6 +152,26 @@ export function comparePins(
     else if (isOldPin(before)) upgraded.push({ ...after, pinned_at: before.pinned_at });
   }
   return { fresh, changes, upgraded };
+}
+
+/**
+ * How a person may read a tool's name: its {@link foldName} (any case, look-alikes: `read_fi1e` is
+ * `read_file`), and the same with each capital `I` read as the `l` it looks like (`read_fiIe`), which the
+ * fold, lower-casing first, reads as `i`.
+ */
+function readings(name: string): string[] {
+  const folds = [foldName(name)];
+  if (name.includes("I")) folds.push(foldName(name.replace(/I/g, "l")));
+  return folds;
+}
+
+/** The pins by each reading of their name (the first pinned of each). */
+function foldsOf(pins: ReadonlyMap<string, ToolPin>): Map<string, ToolPin> {
+  const out = new Map<string, ToolPin>();
+  for (const pin of pins.values()) {
+    for (const fold of readings(pin.name)) if (!out.has(fold)) out.set(fold, pin);
+  }
+  return out;
 }
 
 /** What a held tool whose pin kept no values (too large, or an old-format pin) has as its input schema. */
