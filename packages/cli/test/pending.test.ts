@@ -19,6 +19,21 @@ describe("acp pending", () => {
     expect(JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout)).toEqual([]);
   });
 
+  it("with no home at all, says so and what makes one (a proxy without a home keeps nothing here)", async () => {
+    const parent = tempHome();
+    const home = join(parent, "not-made");
+    try {
+      const out = await runCli(["pending"], { env: { ACP_HOME: home } });
+      expect(out).toMatchObject({
+        code: 0,
+        stdout: `no pending consent requests: no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)\n`,
+      });
+      expect(JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout)).toEqual([]);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
   it("prints a JSON array with id, server, tool, redacted arguments, reasons and expires_at", async () => {
     const home = tempHome();
     seedPending(home, { id: ID_A });

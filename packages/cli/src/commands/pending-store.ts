@@ -3,6 +3,7 @@
  * or the PostgreSQL database of `--storage-url` / ACP_STORAGE_URL / `storage.url` (the precedence of
  * `acp serve`). Both behind the one store interface the service answers through.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import {
@@ -81,6 +82,17 @@ export function pendingStoreLocation(ctx: CliContext, flags: StorageFlags): stri
   const home = resolveHome(ctx.io);
   const storage = storageOf(ctx, flags, home);
   return storage === null ? join(home, "state.db") : safeStorageUrl(storage.url);
+}
+
+/**
+ * Why nothing can be pending when there is no home at all: a proxy started before `acp init` keeps no
+ * requests for `acp pending` (it refuses a call that asks when it has no terminal), so the person is
+ * told to make the home rather than to wait. `undefined` when the home exists or a storage URL is used.
+ */
+export function noHomeNote(ctx: CliContext, flags: StorageFlags): string | undefined {
+  const home = resolveHome(ctx.io);
+  if (existsSync(home) || storageOf(ctx, flags, home) !== null) return undefined;
+  return `no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)`;
 }
 
 function messageOf(err: unknown): string {

@@ -6,6 +6,7 @@ import { printJson, printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import {
   isOrphaned,
+  noHomeNote,
   orphanedNote,
   pendingStoreLocation,
   storageUrlOption,
@@ -191,8 +192,11 @@ export function registerPending(parent: Command, ctx: CliContext): void {
       if (orphaned.length > 0) ctx.io.stderr.write(`${printable(orphanedNote(orphaned))}\n`);
       if (options.json === true) return printJson(ctx, views);
       // naming where it looked tells a person whose MCP client set another ACP_HOME why they see nothing
-      if (views.length === 0)
-        return printLine(ctx, `no pending consent requests in ${pendingStoreLocation(ctx, options)}`);
+      if (views.length === 0) {
+        const noHome = noHomeNote(ctx, options);
+        const where = noHome === undefined ? ` in ${pendingStoreLocation(ctx, options)}` : `: ${noHome}`;
+        return printLine(ctx, `no pending consent requests${where}`);
+      }
       for (const view of views) printView(ctx, view);
     });
 }
