@@ -234,9 +234,11 @@ export async function openPostgresAuditAnchor(
     const start = verified;
     if (opening && start === null && options.onFirstUse !== undefined) {
       // only a chain with a checkpoint: before one, no node keeps an anchor, and the chain is short
+      // two index reads (the newest row; the first checkpoint, within its first 1001 rows), not a scan
       const [head] = await rowsOf<{ n: number | string; signed: boolean }>(
         q,
-        "SELECT COALESCE(MAX(seq), 0) AS n, bool_or(event_type = 'checkpoint') IS TRUE AS signed FROM acp_audit_events",
+        `SELECT (SELECT COALESCE(MAX(seq), 0) FROM acp_audit_events) AS n,
+           EXISTS (SELECT 1 FROM acp_audit_events WHERE event_type = 'checkpoint' ORDER BY seq LIMIT 1) AS signed`,
         [],
       );
       const rows = Number(head?.n ?? 0);
