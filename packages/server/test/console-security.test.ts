@@ -183,6 +183,16 @@ describe("console state changes", () => {
         },
       });
     }
+    // an HTML form (which another site's page can post without a preflight) is no JSON call, even with the
+    // session, the origin and the token (before: parsed, and the answer or simulation made)
+    for (const [path] of calls) {
+      const form = await fetch(`${s.url}${path}`, {
+        method: "POST",
+        headers: { ...FORM, cookie, origin: s.url, "x-csrf-token": csrf },
+        body: "decision=approved&tool=read_file",
+      });
+      expect({ path, status: form.status }).toEqual({ path, status: 415 });
+    }
     // sign-out: a forged one changes nothing, the session still works
     const forged = await fetch(`${s.url}/console/logout`, {
       method: "POST",

@@ -58,6 +58,9 @@ export interface HttpAppOptions {
   readonly connections?: Partial<Omit<ConnectionGuardOptions, "log">>;
 }
 
+/** The only routes that take an HTML form (`application/x-www-form-urlencoded`). */
+const FORM_ROUTES: ReadonlySet<string> = new Set(["/console/login", "/console/logout"]);
+
 /** Connections the service keeps open at once, by default. */
 export const DEFAULT_SERVE_MAX_CONNECTIONS = 4096;
 
@@ -95,14 +98,15 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
       : { publicHost: options.publicUrl.host, publicOrigin: options.publicUrl.origin, ...options.auth };
   // eslint-disable-next-line @typescript-eslint/require-await -- fastify treats an async hook's throw as the error answer
   app.addHook("onRequest", async (request) => checkHost(request, auth));
-  // JSON everywhere; HTML forms (sign-in, sign-out) only under /console.
+  // JSON everywhere; HTML forms only for the console's sign-in and sign-out. A form is what another site's
+  // page can post without asking first (no CORS preflight): the console's JSON calls take JSON alone
   app.removeContentTypeParser("text/plain");
   installJsonBodyParser(app);
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
     { parseAs: "string", bodyLimit: 16 * 1024 },
     (request, body, done) => {
-      if (!request.url.startsWith("/console/")) {
+      if (!FORM_ROUTES.has(request.routeOptions.url ?? "")) {
         done(
           new HttpError(415, "unsupported_media_type", "unsupported content type (send application/json)"),
           undefined,
