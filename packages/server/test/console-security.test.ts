@@ -134,6 +134,18 @@ describe("console sign-in link", () => {
     expect(text).toContain("(console_link_invalid)");
   });
 
+  it("ends the session a browser had when it signs in again (before: the old cookie stayed valid 12 hours)", async () => {
+    const old = await session();
+    expect((await fetch(`${s.url}/console/pending`, { headers: { cookie: old.cookie } })).status).toBe(200);
+    const token = await s.stores.consoleAuth.createLink(Date.now(), LINK_TTL_MS);
+    const again = await signIn(token, { cookie: old.cookie });
+    expect(again.status).toBe(303);
+    const fresh = (again.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect(fresh).not.toBe(old.cookie);
+    expect((await fetch(`${s.url}/console/pending`, { headers: { cookie: old.cookie } })).status).toBe(401);
+    expect((await fetch(`${s.url}/console/pending`, { headers: { cookie: fresh } })).status).toBe(200);
+  });
+
   it("refuses an expired link, and a link posted from another origin (without spending it)", async () => {
     const expired = await s.stores.consoleAuth.createLink(Date.now() - LINK_TTL_MS - 1000, LINK_TTL_MS);
     expect((await signIn(expired)).status).toBe(401);

@@ -131,6 +131,10 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
     if (redeemed === null) {
       return signedOut(reply, "This sign-in link is invalid, already used or expired.", 401, "console_link_invalid");
     }
+    // a session this browser already had ends: its cookie is replaced, and a copy of it (browsers send a
+    // loopback host's cookies to every port) must not outlive it
+    const previous = await currentSession(request, stores.consoleAuth, now, deps.tls);
+    if (previous !== null) await stores.consoleAuth.deleteSession(previous.id);
     // the name the link carried (acp console-link --as NAME) is the approver of every answer of the session
     const { id, session } = await stores.consoleAuth.createSession(now, SESSION_TTL_MS, redeemed.approver);
     reply.header("set-cookie", sessionCookie(id, { secure: deps.tls, maxAgeS: SESSION_TTL_MS / 1000 }));
