@@ -12,14 +12,16 @@
 // the CLI's files (bin, dist, src and the repository's docs/, examples/, spec/, …), each @acp/* package's
 // own files under node_modules/@acp/, a manifest that bundles the @acp/* packages and lists, as ordinary
 // dependencies, the third-party packages the CLI and the bundled packages need (npm installs no dependency of
-// a bundled package: it expects them in the bundle, so the bundled manifests keep only their @acp/* ones).
-// Then `npm pack` of that folder, which is checked: the only node_modules entries in the tarball are the
-// bundled @acp/* packages. The checkout is not changed.
+// a bundled package: it expects them in the bundle, so the bundled manifests keep only their @acp/* ones),
+// and an npm-shrinkwrap.json with the third-party versions of the repository's package-lock.json
+// (shrinkwrap.mjs). Then `npm pack` of that folder, which is checked: the only node_modules entries in the
+// tarball are the bundled @acp/* packages, and the shrinkwrap is in it. The checkout is not changed.
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildShrinkwrap } from "./shrinkwrap.mjs";
 
 const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 const OURS = "@acp/";
@@ -178,8 +180,18 @@ function packRelease(stage, destination) {
     ...thirdParty([cli, ...[...ours.values()].map((w) => w.manifest)]),
     ...Object.fromEntries(bundled.map((name) => [name, cli.dependencies?.[name] ?? ours.get(name).manifest.version])),
   };
-  const manifest = shipped(cli, { dependencies, bundleDependencies: bundled });
+  // npm pack leaves a shrinkwrap out unless `files` names it
+  const files = [...cli.files, "npm-shrinkwrap.json"];
+  const manifest = shipped(cli, { files, dependencies, bundleDependencies: bundled });
   writeFileSync(join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  // the third-party versions the repository's lock gave, so an install gets what was tested
+  const declarers = [
+    { dir: relative(REPO, cliDir), manifest: cli },
+    ...[...ours.values()].map(({ dir, manifest: m }) => ({ dir: relative(REPO, dir), manifest: m })),
+  ];
+  const carried = new Map(bundled.map((name) => [name, readJson(join(stage, "node_modules", name, "package.json"))]));
+  const lock = buildShrinkwrap(readJson(join(REPO, "package-lock.json")), manifest, declarers, carried, fail);
+  writeFileSync(join(stage, "npm-shrinkwrap.json"), `${JSON.stringify(lock, null, 2)}\n`);
 
   const pack = spawnSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", destination], {
     cwd: stage,
@@ -199,6 +211,7 @@ function packRelease(stage, destination) {
       return name === undefined || !bundled.includes(name) || rest.includes("node_modules/");
     });
   const missing = bundled.filter((name) => !(result.bundled ?? []).includes(name));
+  if (!result.files.some((f) => f.path === "npm-shrinkwrap.json")) missing.push("npm-shrinkwrap.json");
   if (stray.length > 0 || missing.length > 0) {
     rmSync(tarball, { force: true });
     fail(

@@ -7,6 +7,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +18,8 @@ import { tempRoot } from "./home-fixture.js";
 import { BUNDLED, NPM_INSTALL_OPTIONS, PACKAGE, packRelease, REPO, run, type Run } from "./release-fixture.js";
 
 const root = tempRoot("docs-shipped");
-afterAll(root.cleanup, 120_000);
+// asynchronously: removing the installed tree takes seconds, and a blocked worker misses vitest's calls
+afterAll(() => rm(root.dir, { recursive: true, force: true }), 120_000);
 
 function allCommands(command: Command, path: string[] = []): string[][] {
   return [path, ...command.commands.flatMap((sub) => allCommands(sub, [...path, sub.name()]))];
@@ -204,22 +206,20 @@ describe("what the released package ships", () => {
     expect(check.stdout).toMatch(/^FORCED -- ask first: `email.read` requires approval/);
   });
 
-  it("the policy tour runs from the installed package as from the checkout", () => {
-    const tour = (dir: string): { status: number | null; stdout: string } =>
-      spawnSync("bash", [join(dir, "examples", "policy-tour", "tour.sh")], {
-        cwd: root.dir,
-        env: { PATH: process.env["PATH"] ?? "", HOME: root.dir },
-        encoding: "utf8",
-        timeout: 120_000,
+  it("the policy tour runs from the installed package as from the checkout", async () => {
+    const tour = (dir: string): Promise<Run> =>
+      run("bash", [join(dir, "examples", "policy-tour", "tour.sh")], root.dir, {
+        PATH: process.env["PATH"] ?? "",
+        HOME: root.dir,
       });
-    const installedRun = tour(installed);
-    expect(installedRun.status).toBe(0);
+    const installedRun = await tour(installed);
+    expect(installedRun.code, installedRun.stderr).toBe(0);
     expect(installedRun.stdout).toContain("1. A policy is checked before it is used");
-    expect(installedRun.stdout).toBe(tour(REPO).stdout);
+    expect(installedRun.stdout).toBe((await tour(REPO)).stdout);
   }, 240_000);
 
-  it("ships LICENSE and README.md, with a LICENSE in each package it carries", () => {
-    for (const file of ["LICENSE", "README.md"]) expect(shipped, file).toContain(file);
+  it("ships LICENSE, README.md and npm-shrinkwrap.json, with a LICENSE in each package it carries", () => {
+    for (const file of ["LICENSE", "README.md", "npm-shrinkwrap.json"]) expect(shipped, file).toContain(file);
     for (const name of BUNDLED) expect(shipped).toContain(`node_modules/@acp/${name}/LICENSE`);
     expect(readFileSync(join(installed, "LICENSE"), "utf8")).toBe(readFileSync(join(REPO, "LICENSE"), "utf8"));
   });
