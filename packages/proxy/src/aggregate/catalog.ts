@@ -2,7 +2,7 @@ import { PromptSchema, ResourceSchema, ResourceTemplateSchema, type Result } fro
 import { ListingCheck, MAX_LISTING_CHARS, type ItemSchema } from "../upstream/refused-item.js";
 import type { PrefixMode } from "../config/proxy-config.js";
 import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
-import { whyItemNameRefused } from "./item-name.js";
+import { MAX_ITEM_NAME, whyItemNameRefused } from "./item-name.js";
 import { buildNameIndex, type NameIndex } from "./name-index.js";
 
 /** A named item an upstream listed (a prompt), every field kept. */
@@ -59,12 +59,24 @@ export class ProxyCatalog {
 
   /** The union of every connected upstream's tools. */
   tools(): NameIndex<UpstreamTool> {
-    this.#tools ??= buildNameIndex(
+    if (this.#tools !== undefined) return this.#tools;
+    this.#tools = buildNameIndex(
       this.#pool.list().map((u) => ({ server: u.spec.name, items: u.tools, live: u.status === "connected" })),
       this.#mode,
       this.#reservedTools,
     );
+    this.#reportOverlong("tool", this.#tools);
     return this.#tools;
+  }
+
+  /** Says, once each, the items not served because their prefixed name is too long. */
+  #reportOverlong(kind: "tool" | "prompt", index: NameIndex<{ readonly name: string }>): void {
+    for (const { server, name, exposedName } of index.overlong) {
+      this.#once(
+        `${kind}-overlong\u0000${server}\u0000${name}`,
+        `upstream \`${server}\`: ${kind} \`${name}\` is not served: prefixed it would be ${exposedName.length} characters, past the ${MAX_ITEM_NAME} an MCP name may have (prefix_tools: ${this.#mode})`,
+      );
+    }
   }
 
   /** The union of every connected upstream's prompts (fetched when not cached). */
@@ -75,6 +87,7 @@ export class ProxyCatalog {
       listings.map(({ server, items }) => ({ server, items: items.filter(isNamed) })),
       this.#mode,
     );
+    this.#reportOverlong("prompt", this.#prompts);
     for (const { server, name, servedBy } of this.#prompts.dropped) {
       this.#once(
         `prompt\u0000${server}\u0000${name}`,

@@ -1,4 +1,5 @@
 import type { PrefixMode } from "../config/proxy-config.js";
+import { MAX_ITEM_NAME } from "./item-name.js";
 
 /** Between the server name and the tool (or prompt) name in a prefixed name: `github__create_issue`. */
 export const PREFIX_SEPARATOR = "__";
@@ -38,6 +39,12 @@ export interface NameIndex<T extends { readonly name: string }> {
     /** The server whose item has that exposed name. */
     readonly servedBy: string;
   }[];
+  /**
+   * Items not served because their prefixed name would be longer than an MCP name may be
+   * ({@link MAX_ITEM_NAME}): a client that holds `tools/list` to the name format would refuse the whole
+   * listing for one such name. Reported, not served.
+   */
+  readonly overlong: readonly { readonly server: string; readonly name: string; readonly exposedName: string }[];
 }
 
 /**
@@ -49,7 +56,8 @@ export interface NameIndex<T extends { readonly name: string }> {
  * chose, so an upstream's own tool named `github__create_issue` never takes the name of `github`'s
  * `create_issue` (it is dropped, whichever server is listed first). `reserved` names belong to the proxy
  * itself (its own tools): an upstream item of that name counts as colliding with it (prefixed
- * `on-collision`, dropped `never`, reported as served by {@link PROXY_ITSELF}).
+ * `on-collision`, dropped `never`, reported as served by {@link PROXY_ITSELF}). An item whose prefixed name
+ * would be longer than {@link MAX_ITEM_NAME} is not served ({@link NameIndex.overlong}).
  */
 export function buildNameIndex<T extends { readonly name: string }>(
   listings: readonly NamedListing<T>[],
@@ -70,13 +78,18 @@ export function buildNameIndex<T extends { readonly name: string }>(
         return { server: listing.server, item, prefixed, exposedName, served: false };
       }),
     );
+  const overlong: { server: string; name: string; exposedName: string }[] = [];
+  for (const entry of planned) {
+    if (entry.exposedName.length <= MAX_ITEM_NAME) continue;
+    overlong.push({ server: entry.server, name: entry.item.name, exposedName: entry.exposedName });
+  }
   const targets = new Map<string, NameTarget<T>>();
   const taken = new Map<string, string>(reserved.map((name) => [name, PROXY_ITSELF]));
   const dropped: { server: string; name: string; servedBy: string }[] = [];
   // the proxy's prefixed names first, then the names upstreams chose
   for (const prefixedPass of [true, false]) {
     for (const entry of planned) {
-      if (entry.prefixed !== prefixedPass) continue;
+      if (entry.prefixed !== prefixedPass || entry.exposedName.length > MAX_ITEM_NAME) continue;
       const servedBy = taken.get(entry.exposedName);
       if (servedBy !== undefined) {
         dropped.push({ server: entry.server, name: entry.item.name, servedBy });
@@ -90,5 +103,5 @@ export function buildNameIndex<T extends { readonly name: string }>(
   const exposed = planned
     .filter((entry) => entry.served)
     .map((entry) => (entry.prefixed ? { ...entry.item, name: entry.exposedName } : entry.item));
-  return { exposed, resolve: (name) => targets.get(name), dropped };
+  return { exposed, resolve: (name) => targets.get(name), dropped, overlong };
 }

@@ -88,6 +88,28 @@ describe("tool and prompt names an upstream gives outside the MCP name format", 
   }, 30_000);
 });
 
+describe("a name the proxy's prefix would take past 128 characters", () => {
+  it("is not served, and is said; the names that fit are served prefixed", async () => {
+    const lines: string[] = [];
+    const env = await startInMemory({
+      upstreams: [named("s", ["a".repeat(125), "b".repeat(126), "echo"], ["c".repeat(126), "p"])],
+      prefixTools: "always",
+      log: (l) => lines.push(l),
+    });
+    closing.push(env.close);
+    const { tools } = await env.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([`s__${"a".repeat(125)}`, "s__echo"]);
+    const { prompts } = await env.client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(["s__p"]);
+    expect(lines).toContain(
+      `upstream \`s\`: tool \`${"b".repeat(126)}\` is not served: prefixed it would be 129 characters, past the 128 an MCP name may have (prefix_tools: always)`,
+    );
+    expect(lines).toContainEqual(expect.stringContaining(`prompt \`${"c".repeat(126)}\` is not served: prefixed it`));
+    const refused = await env.client.callTool({ name: `s__${"b".repeat(126)}`, arguments: {} });
+    expect(textOf(refused)).toContain("unknown tool");
+  }, 30_000);
+});
+
 describe("whyItemNameRefused", () => {
   it("takes the names of the format, 1 to 128 characters", () => {
     for (const name of ["a", "read_file", "github.create-issue", "DATA_EXPORT_v2", "x".repeat(MAX_ITEM_NAME)]) {
