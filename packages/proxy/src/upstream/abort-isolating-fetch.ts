@@ -2,7 +2,9 @@ import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/
 import { mediaTypeEssence } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { AnswerStreamGuard, JsonAnswerWatch, type AnswerWatch } from "./answer-stream-guard.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { RequestCarriers } from "./request-carriers.js";
+import { STREAM_OPEN_BURST, STREAM_OPENS_PER_SECOND, streamOpenBudget } from "./stream-open-budget.js";
 
 export { RequestCarriers, type CarrierHooks } from "./request-carriers.js";
 
@@ -29,6 +31,9 @@ export { RequestCarriers, type CarrierHooks } from "./request-carriers.js";
  * {@link AnswerStreamGuard}): once it can no longer answer its call (an event that is no JSON-RPC, an end
  * or a failure without the answer, an event over the size) the call is failed at once (`carriers.fail`)
  * rather than left to wait for its timeout; answers to other ids in it are dropped.
+ *
+ * Event streams (GETs) are opened at most {@link STREAM_OPEN_BURST} at once, then once a second (see
+ * {@link streamOpenBudget}).
  */
 export function createAbortIsolatingFetch(
   given: FetchLike = fetch,
@@ -36,6 +41,8 @@ export function createAbortIsolatingFetch(
   options: { readonly sse?: boolean } = {},
 ): FetchLike {
   const base = sameOriginRedirects(given);
+  const opens = streamOpenBudget();
+  let slowed = false;
   return async (url, init) => {
     const method = (init?.method ?? "GET").toUpperCase();
     const from = method === "GET" ? lastEventIdOf(init) : undefined;
@@ -44,6 +51,19 @@ export function createAbortIsolatingFetch(
       return new Response(null, { status: 405, statusText: "the call this stream answered is over" });
     }
     const parent = init?.signal;
+    if (method === "GET" && asksForEvents(init)) {
+      // an event stream opened again and again (the server ends each at once): at most once a second
+      const wait = opens();
+      if (wait > 0) {
+        if (!slowed) {
+          slowed = true;
+          carriers?.say(
+            `its event streams were opened ${STREAM_OPEN_BURST} times at once (it ends each): from now on at most ${STREAM_OPENS_PER_SECOND} a second`,
+          );
+        }
+        await sleep(wait, undefined, parent !== undefined && parent !== null ? { signal: parent } : {});
+      }
+    }
     if (parent === undefined || parent === null || parent.aborted) return bounded(await base(url, init));
     const own = new AbortController();
     const onAbort = (): void => own.abort(parent.reason);
@@ -134,6 +154,12 @@ interface Watched {
   readonly ended?: () => void;
   /** The id of the last event passed on, if any. */
   readonly lastEventId?: () => string | undefined;
+}
+
+/** Whether a request asks for an event stream (`Accept: text/event-stream`: the SDK opening one). */
+function asksForEvents(init: RequestInit | undefined): boolean {
+  const headers = init?.headers;
+  return headers !== undefined && (new Headers(headers).get("accept") ?? "").includes("text/event-stream");
 }
 
 /** The `Last-Event-ID` of a request (the SDK resuming a stream), if any. */
