@@ -117,8 +117,9 @@ webhook callback that reaches another node is recorded in the shared database fo
 
 Behind a reverse proxy or load balancer (nginx, Caddy, an ingress; it may end TLS), give the origin
 browsers use: --public-url https://acp.example.com (or serve.public_url). Printed links and acp
-console-link use it, a loopback listener also answers requests addressed to its host, the console takes
-state changes from its origin, and an https:// one makes the console cookie __Host-, Secure, with HSTS.
+console-link use it, a loopback listener also answers requests addressed to its host and sent from its
+origin (any other host is 421, a page of any other site 403), the console takes state changes from its
+origin, and an https:// one makes the console cookie __Host-, Secure, with HSTS.
 
 config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.bearer_token and
 serve.approver_token (sealed),
