@@ -93,6 +93,34 @@ function indentHint(lines: readonly string[], line: number): string | undefined 
 }
 
 /**
+ * A key indented deeper than the `key: value` line before it: the `yaml` library reports it at that line's
+ * value (`nested mappings are not allowed in compact mappings`). The deeper key's place, with both columns.
+ */
+function deeperKeyAfter(
+  lines: readonly string[],
+  line: number,
+  column: number,
+): { line: number; column: number; hint: string } | undefined {
+  const at = contentOf(lines, line);
+  const before = at === undefined ? null : KEY_WITH_VALUE.exec(at);
+  if (at === undefined || before === null) return undefined;
+  const key = before[2] ?? "";
+  const keyColumn = firstColumn(at);
+  if (column <= keyColumn + key.length) return undefined;
+  for (let n = line + 1; n <= lines.length && n < line + HINT_LINES; n++) {
+    const content = contentOf(lines, n);
+    if (content === undefined) return undefined;
+    if (content.trim() === "") continue;
+    const deeper = /^\s*([A-Za-z_][A-Za-z0-9_-]*):/.exec(content)?.[1];
+    const first = firstColumn(content);
+    if (deeper === undefined || first <= keyColumn) return undefined;
+    const hint = `\`${deeper}\` starts at column ${first}, \`${key}\` on line ${line} at column ${keyColumn}: the keys of one mapping start at the same column`;
+    return { line: n, column: first, hint };
+  }
+  return undefined;
+}
+
+/**
  * Where a reader should look for a `yaml` library error, and a hint when the library's message names the
  * grammar rather than the mistake. An error about the structure of lines that the library placed on a blank
  * or comment line (the start of the comments before the line at fault), or in a line's indentation, is moved
@@ -115,6 +143,10 @@ export function yamlErrorPlace(
     const first = firstColumn(content);
     if (n > line || column < first) place = { line: n, column: n > line ? first : Math.max(column, first) };
     break;
+  }
+  if (code === "BLOCK_AS_IMPLICIT_KEY" || code === "MULTILINE_IMPLICIT_KEY") {
+    const deeper = deeperKeyAfter(lines, place.line, place.column);
+    if (deeper !== undefined) return deeper;
   }
   const hint =
     missingColonHint(lines, code, place.line) ?? (code === "BAD_INDENT" ? indentHint(lines, place.line) : undefined);

@@ -104,6 +104,19 @@ describe("an error about the structure of lines is placed at the line at fault, 
     );
   });
 
+  it("a key indented deeper than the `key: value` before it: its own line, not the value before it", () => {
+    const text = "rules:\n  - id: a\n    action: ask\n      level: high\n";
+    // the library puts it at the value `ask` (3:13)
+    expect(yamlErrorPosition(errorOf(text))).toEqual({ line: 3, column: 13 });
+    expect(yamlErrorText("p.yml", errorOf(text), undefined, text)).toBe(
+      "p.yml:4:7: nested mappings are not allowed in compact mappings (`level` starts at column 7, `action` on line 3 at column 5: the keys of one mapping start at the same column)",
+    );
+    // a deeper line that does not start with a key is left where the library put it
+    const other = "a:\n  b: text\n    more [x]: y\n";
+    expect(errorOf(other)).toBeDefined();
+    expect(yamlErrorText("f.yml", errorOf(other), undefined, other)).toBe(yamlErrorText("f.yml", errorOf(other)));
+  });
+
   it("a column in a line's indentation moves to its key; other errors keep the library's place", () => {
     const text = "proxy:\n  port 8443\n  # c\n  bind: 1\n";
     expect(yamlErrorPosition(errorOf(text))).toEqual({ line: 4, column: 1 });
