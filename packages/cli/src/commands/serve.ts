@@ -151,7 +151,7 @@ Examples:
   acp console-link                           # a fresh sign-in link for the running service
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read or use the TLS files (checked before the key is opened), open the state or reach
-PostgreSQL, or stopped but could not close the state (the database gone: the final audit checkpoint may be missing), 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
+PostgreSQL, write serve.json in the home (a home missing or read-only), or stopped but could not close the state (the database gone: the final audit checkpoint may be missing), 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
 --console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
@@ -493,13 +493,24 @@ async function listenAndWait(
   }
   const localUrl =
     run.bind === "0.0.0.0" || run.bind === "::" ? url.replace(/\/\/[^:]+:|\/\/\[[^\]]+\]:/, "//127.0.0.1:") : url;
-  writeServeState(run.home, {
-    url: localUrl,
-    ...(run.publicUrl !== undefined ? { public_url: run.publicUrl } : {}),
-    pid: process.pid,
-    started_at: ctx.io.now().toISOString(),
-    storage: run.embedded.stores.kind,
-  });
+  try {
+    writeServeState(run.home, {
+      url: localUrl,
+      ...(run.publicUrl !== undefined ? { public_url: run.publicUrl } : {}),
+      pid: process.pid,
+      started_at: ctx.io.now().toISOString(),
+      storage: run.embedded.stores.kind,
+    });
+  } catch (err) {
+    // on PostgreSQL nothing before needed the home written (a read-only or missing home): say what it is for
+    const code = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+    throw new CliError(
+      `cannot write serve.json in the home \`${run.home}\` (${code}): acp serve keeps it there for acp ` +
+        "console-link, and on PostgreSQL its audit anchor on the chain too; give it a writable home (run " +
+        "`acp init` there, or copy a node's home)",
+      EXIT.error,
+    );
+  }
   try {
     const named = "name" in run.approver ? run.approver.name : undefined;
     if ("unusableDefault" in run.approver) {
