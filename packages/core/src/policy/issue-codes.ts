@@ -72,7 +72,7 @@ export const POLICY_ISSUES = [
   {
     code: "look_alike_pattern",
     meaning:
-      "`acp policy validate` warning: a `tool` or `server` that passes for another name (a Latin name with a look-alike letter inside, `rеad_file` with a Cyrillic `е`): an `allow` rule or `classify:` entry so written never meets the name it shows (`findLookAlikePatterns`)",
+      "`acp policy validate` warning: a `tool` or `server` that passes for another name (a Latin name with a look-alike letter inside, `rеad_file` with a Cyrillic `е`, or a word wholly of another script's look-alikes, `ѕсоре` in Cyrillic): an `allow` rule or `classify:` entry so written never meets the name it shows (`findLookAlikePatterns`)",
   },
   {
     code: "ineffective_key",

@@ -28,4 +28,21 @@ classify:
     );
     expect(warnings[0]?.help).toBe("write it in ASCII: `tool: read_file` (if that is the name meant)");
   });
+
+  it("warns about a pattern written wholly in letters of another script that pass for Latin ones", () => {
+    const policy = assertPolicy(`version: "1"
+rules:
+  - id: scope
+    match: { tool: "ѕсоре_*" }
+    action: allow
+  - id: weather
+    match: { tool: получить_погоду, server: почта }
+    action: allow
+`);
+    const warnings = findLookAlikePatterns(policy);
+    expect(warnings.map((w) => w.path.join("."))).toEqual(["rules.0.match.tool"]);
+    expect(warnings[0]?.message).toBe(
+      "rule `scope`: `tool` `ѕсоре_*` is written in Cyrillic letters where `ѕсоре` reads as `scope`: it looks like `scope_*` but no call to that name meets it as written",
+    );
+  });
 });
