@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
@@ -259,7 +259,10 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   if (upstreams.length === 0)
     log("acp run: no upstream MCP servers (--upstream or config.yml): the agent sees no tools");
   try {
-    const listener = await listenHttp(proxy, { port: 0 });
+    // the listener's port on the host's loopback is open to every user and program of the host: it asks for a
+    // token only the sandbox's MCP bridge knows (the agent needs none)
+    const token = randomBytes(32).toString("base64url");
+    const listener = await listenHttp(proxy, { port: 0, bearerToken: token });
     try {
       const result = await runSandboxed({
         argv,
@@ -269,7 +272,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         cwd: ctx.io.cwd,
         writable,
         ...(maxProcesses !== undefined ? { maxProcesses } : {}),
-        mcpTarget: { host: "127.0.0.1", port: listener.port },
+        mcpTarget: { host: "127.0.0.1", port: listener.port, token },
         ...(flags.mcpStdio === true
           ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
           : {}),

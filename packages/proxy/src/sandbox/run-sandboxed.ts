@@ -25,7 +25,7 @@ import {
 } from "./isolation.js";
 import { planNamespace } from "./namespace-plan.js";
 import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type StartedAgent } from "./spawn-agent.js";
-import { listenUnixBridge } from "./unix-bridge.js";
+import { listenMcpBridge, listenUnixBridge, type UnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
 import { createPidsCgroup, DEFAULT_MAX_PROCESSES, type PidsCgroup, type ProcessCap } from "./process-cap.js";
 import { sessionKeyring, type SessionKeyring } from "./session-keyring.js";
@@ -45,7 +45,16 @@ export interface SandboxRunOptions {
    */
   readonly writable?: readonly string[];
   /** The proxy's HTTP listener on the host's loopback (`listenHttp`), bridged to `ACP_MCP_URL`. */
-  readonly mcpTarget: { readonly host: string; readonly port: number };
+  readonly mcpTarget: {
+    readonly host: string;
+    readonly port: number;
+    /**
+     * The bearer token the listener asks for (`acp run` makes a random one): the bridge adds it to each request,
+     * so the agent needs none, while other users and programs of the host, which can reach the listener's port
+     * too, cannot use it. Without one, connections are forwarded as they are.
+     */
+    readonly token?: string;
+  };
   /** When given, the agent's stdin/stdout carry MCP (§10.1) and are handed here (e.g. to `serveStdio`). */
   readonly stdio?: (pipes: { readonly stdout: Readable; readonly stdin: Writable }) => void | Promise<void>;
   readonly egress: {
@@ -124,22 +133,33 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       log: options.log,
     });
     cleanup.push(() => egress.close());
+    // the MCP bridge: with a token, requests go on with it; without, connections as they are
+    const token = options.mcpTarget.token;
+    const mcpBridge = (path: string): Promise<UnixBridge> =>
+      token !== undefined
+        ? listenMcpBridge({ path }, { ...options.mcpTarget, token })
+        : listenUnixBridge(path, options.mcpTarget);
     if (bridgeDir !== null) {
-      const bridge = await listenUnixBridge(join(bridgeDir, "mcp.sock"), options.mcpTarget);
+      const bridge = await mcpBridge(join(bridgeDir, "mcp.sock"));
       cleanup.push(() => bridge.close());
     } else if (options.bridgeDir !== undefined) {
       // none with --bridge-dir: the sockets for an isolation ACP does not make itself (a container)
       const dir = prepareBridgeDir(options.bridgeDir, cleanup);
-      const mcp = await listenUnixBridge(join(dir, "mcp.sock"), options.mcpTarget);
+      const mcp = await mcpBridge(join(dir, "mcp.sock"));
       cleanup.push(() => mcp.close());
       const port = Number(new URL(egress.address).port);
       const out = await listenUnixBridge(join(dir, "egress.sock"), { host: "127.0.0.1", port });
       cleanup.push(() => out.close());
     }
-    const mcpUrl =
-      level === "none"
-        ? `http://${options.mcpTarget.host}:${options.mcpTarget.port}/mcp`
-        : `http://127.0.0.1:${SANDBOX_PORTS.mcp}/mcp`;
+    // with none the agent reaches the listener over the host's loopback: through a bridge that adds the token
+    let mcpUrl = `http://127.0.0.1:${SANDBOX_PORTS.mcp}/mcp`;
+    if (level === "none" && token === undefined) {
+      mcpUrl = `http://${options.mcpTarget.host}:${options.mcpTarget.port}/mcp`;
+    } else if (level === "none" && token !== undefined) {
+      const direct = await listenMcpBridge({ tcp: true }, { ...options.mcpTarget, token });
+      cleanup.push(() => direct.close());
+      mcpUrl = `http://127.0.0.1:${String(direct.port)}/mcp`;
+    }
     const egressUrl = level === "none" ? egress.address : `http://127.0.0.1:${SANDBOX_PORTS.egress}`;
     const scrubbed = scrubEnvironment(options.env, { secretValues: options.secretValues ?? [] });
     const env = { ...scrubbed.env, ...sandboxVariables({ mcpUrl, egressUrl, isolation: level }) };
