@@ -20,7 +20,7 @@ import {
 } from "../src/http/routes/consent-stream.js";
 import { SESSION_COOKIE, SESSION_TTL_MS } from "../src/console/session.js";
 import type { ServerStores } from "../src/store/types.js";
-import { at, eventually, openTokenServer, type TokenServer } from "./harness.js";
+import { at, eventually, openTokenServer, rawRequest, type TokenServer } from "./harness.js";
 
 /** A stream's response: its client reads everything. */
 class StreamResponse extends EventEmitter {
@@ -160,6 +160,19 @@ describe("event stream shares of a real service", () => {
     expect(refused.status).toBe(429);
     expect(at(JSON.parse(refused.body), "error", "message")).toContain("approver `pager`");
     expect((await openStream(events, { authorization: "Bearer desk-token-0123456789" }, requests)).status).toBe(200);
+  });
+
+  it("answers HEAD with the stream's head and ends it, holding no stream (before: no answer, one stream held)", async () => {
+    const { id } = await node.node.stores.consoleAuth.createSession(Date.now(), SESSION_TTL_MS);
+    const answers = [
+      [`${node.url}/v1/consent/events`, { authorization: "Bearer agents-token-0123456789" }],
+      [`${node.url}/console/events`, { cookie: `${SESSION_COOKIE}=${id}` }],
+    ] as const;
+    for (const [url, headers] of answers) {
+      const res = await rawRequest(url, { method: "HEAD", headers });
+      expect({ url, status: res.status, body: res.body }).toEqual({ url, status: 200, body: "" });
+    }
+    expect({ api: API_STREAMS.open, console: CONSOLE_STREAMS.open }).toEqual({ api: 0, console: 0 });
   });
 
   it("one console session opens at most MAX_CONSOLE_STREAMS_PER_SESSION streams; another session still opens", async () => {

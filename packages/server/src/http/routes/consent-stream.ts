@@ -170,18 +170,25 @@ export function openConsentStream(
   budget: StreamBudget = API_STREAMS,
   caller?: StreamCaller,
 ): void {
+  const head = {
+    ...securityHeaders(tls),
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-store",
+  };
+  // HEAD: the answer's head, and the end. A HEAD answer has no body, so a stream's lines were never sent (not
+  // even its head, which waits for the first write): the client waited for ever and held a stream of the budget
+  if (request.method === "HEAD") {
+    reply.hijack();
+    reply.raw.writeHead(200, head).end();
+    return;
+  }
   const release = budget.take(caller);
   reply.hijack();
   const raw = reply.raw;
   const live = streams.get(request.server.server) ?? new Set<ServerResponse>();
   streams.set(request.server.server, live);
   live.add(raw);
-  raw.writeHead(200, {
-    ...securityHeaders(tls),
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-store",
-    connection: "keep-alive",
-  });
+  raw.writeHead(200, { ...head, connection: "keep-alive" });
   const send = (text: string): void => {
     if (raw.destroyed || raw.writableEnded) return;
     if (raw.writableLength > MAX_STREAM_BACKLOG) raw.destroy();
