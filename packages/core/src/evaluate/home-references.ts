@@ -80,6 +80,8 @@ const HOME_REFERENCE_WITHIN = new RegExp(
   String.raw`(?<=${WORD_START})(?:"(?:${REFERENCES})"|(?:${REFERENCES}))${WORD_REST}`,
   "gi",
 );
+/** What every home reference and `~` holds. */
+const HOME_SIGN = /[$%~]/;
 /** `~` or `~name` starting a word after the value's first character, followed by {@link WORD_REST}. */
 const TILDE_WITHIN = new RegExp(String.raw`(?<=${WORD_START})~([\w.-]*)${WORD_REST}`, "g");
 
@@ -98,6 +100,7 @@ export function homesWithin(
   rootHomes: readonly string[],
   someUser: string,
 ): string[] {
+  if (!HOME_SIGN.test(text)) return []; // no `$`, `%` or `~`: one scan
   const tilde = text.replace(HOME_REFERENCE_WITHIN, "~");
   TILDE_WITHIN.lastIndex = 0;
   if (!TILDE_WITHIN.test(tilde)) return [];
