@@ -143,7 +143,13 @@ function watchOf(
  */
 function connectionWatch(response: Response, carriers: RequestCarriers | undefined): Watched | undefined {
   if (carriers === undefined || !isEventStream(response)) return undefined;
-  const watch = new AnswerStreamGuard(undefined, (what) => carriers.say(what));
+  // an event that is no JSON-RPC but names one call's id (`"id":"acp-relay-7"`, a broken answer) fails that call
+  const named = (data: string, what: string): boolean => {
+    const id = carriers.namedIn(data);
+    if (id === undefined) return false;
+    return carriers.failIfWaiting(id, `its event stream (HTTP+SSE) carried, for this call, ${what}`);
+  };
+  const watch = new AnswerStreamGuard(undefined, (what) => carriers.say(what), named);
   return { watch, fail: (why) => carriers.failAll(why) };
 }
 

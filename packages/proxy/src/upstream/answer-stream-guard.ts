@@ -58,16 +58,20 @@ export class AnswerStreamGuard implements AnswerWatch {
   #eventId: string | undefined;
   #out = "";
   #failure: string | undefined;
+  readonly #named: ((data: string, what: string) => boolean) | undefined;
 
   /**
    * @param id - the JSON-RPC id of the request the stream answers; undefined for the one event stream of an
    *   HTTP+SSE connection, which carries every answer: its events pass (batches taken apart, the others as
    *   they came, reported by the SDK), and its end or failure is the failure of every call in flight
    * @param say - told of each answer dropped (another id's)
+   * @param named - on the connection's stream (no `id`), told of an event that is not JSON-RPC with what to
+   *   say of it: true when it named a call in flight and that call was failed (the event is then dropped)
    */
-  constructor(id: string | undefined, say: (message: string) => void) {
+  constructor(id: string | undefined, say: (message: string) => void, named?: (data: string, what: string) => boolean) {
     this.#id = id;
     this.#say = say;
+    this.#named = named;
   }
 
   /**
@@ -151,9 +155,10 @@ export class AnswerStreamGuard implements AnswerWatch {
     if (data === "" || (type !== undefined && type !== "message")) return void (this.#out += raw);
     const read = messagesOf(data);
     if (read === undefined || read.messages.length === 0) {
-      // on the connection's stream no call is named: the SDK reports it, and the calls wait for their answers
-      if (this.#id === undefined) return void (this.#out += raw);
       const what = `an event that is not a JSON-RPC message (\`${excerpt(data)}\`)`;
+      // on the connection's stream the event names its call, if any (a broken answer), or the SDK reports it
+      // and the calls wait for their answers
+      if (this.#id === undefined) return void (this.#named?.(data, what) === true || (this.#out += raw));
       // after the call's answer nothing is left to fail: the stream ends as the call settles
       if (this.answered) return this.#say(`dropped ${what} after the answer to \`${this.#id}\``);
       this.#failure = `its answer stream carried ${what}`;

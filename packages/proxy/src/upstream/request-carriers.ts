@@ -1,6 +1,7 @@
 /** What {@link RequestCarriers} tells of the requests it carries. */
 export interface CarrierHooks {
-  readonly fail: (id: string, why: string) => void;
+  /** Fails request `id` at once; false when it is not in flight. */
+  readonly fail: (id: string, why: string) => boolean | void;
   readonly failAll: (why: string) => void;
   readonly say: (what: string) => void;
 }
@@ -37,6 +38,25 @@ export class RequestCarriers {
   /** Fails the request `id` at once: its answer can no longer come (`why` says what came instead). */
   fail(id: string, why: string): void {
     this.#hooks?.fail(id, why);
+  }
+
+  /** Fails the request `id` at once if it is in flight: whether it was. */
+  failIfWaiting(id: string, why: string): boolean {
+    return this.#hooks?.fail(id, why) === true;
+  }
+
+  /**
+   * The one id `idPattern` takes that a text names as a JSON-RPC id (`"id":"acp-relay-7"`), or undefined
+   * when it names none, or more than one.
+   */
+  namedIn(text: string): string | undefined {
+    const found = new Set<string>();
+    for (const match of text.matchAll(/"id"\s*:\s*"([^"\\]{1,64})"/g)) {
+      const id = match[1];
+      if (id !== undefined && this.idPattern.test(id)) found.add(id);
+      if (found.size > 1) return undefined;
+    }
+    return found.size === 1 ? [...found][0] : undefined;
   }
 
   /** Fails every request in flight at once: the stream carrying their answers is gone (`why`). */

@@ -175,14 +175,15 @@ export class UpstreamRelay extends WrappedTransport {
    * Fails the request `id` now, when its answer can no longer come (its HTTP answer ended without it, or
    * carried what is no JSON-RPC): it rejects with an `Error` saying `why` (with the secret values scrubbed;
    * the proxy reports it as the upstream's failure), is cancelled upstream, and `why` is reported as a
-   * transport error. Nothing when the request is no longer in flight.
+   * transport error. Nothing when the request is no longer in flight (false).
    */
-  failRequest(id: string, why: string): void {
+  failRequest(id: string, why: string): boolean {
     const cancel = this.#cancels.get(id);
-    if (cancel === undefined) return;
+    if (cancel === undefined) return false;
     const said = this.#scrubText(why);
     this.onerror?.(new Error(`call \`${id}\` failed at once: ${said}`));
     cancel(new Error(said));
+    return true;
   }
 
   /**

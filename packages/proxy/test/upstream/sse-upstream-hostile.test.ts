@@ -8,7 +8,7 @@ import { useLoopbackServer } from "./loopback-server.js";
 // connection, POSTs answered 202), each of whose tools answers a call one hostile way. A call whose answer can
 // no longer come fails at once; one the server keeps waiting ends at its timeout; the other upstream answers.
 
-const NAMES = ["not_json_event", "batch", "unsent_id", "huge_event", "hang_up"] as const;
+const NAMES = ["not_json_event", "batch", "unsent_id", "huge_event", "hang_up", "broken_answer"] as const;
 const TOOLS = NAMES.map((name) => ({ name, inputSchema: { type: "object" } }));
 /** The connection's event stream, and how many were opened. */
 let events: ServerResponse | undefined;
@@ -38,6 +38,9 @@ function answer(body: string): void {
     case "batch":
       // a JSON-RPC batch (HTTP+SSE servers speak 2024-11-05, which has them): each message is taken
       return write(`event: message\ndata: ${JSON.stringify([note, text(m.id, "from a batch")])}\n\n`);
+    case "broken_answer":
+      // an answer cut short: not JSON-RPC, but it names its call
+      return write(`event: message\ndata: {"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":{"content":[\n\n`);
     case "unsent_id":
       return write(event(text(`${String(m.id)}000`, "not yours")));
     case "huge_event":
@@ -86,6 +89,9 @@ describe("a URL upstream over HTTP+SSE answering calls in hostile ways", () => {
     try {
       const call = caller(env.client);
       expect(await call("batch", false)).toBe("from a batch");
+      expect(await call("broken_answer")).toMatch(
+        /^upstream `h` failed: its event stream \(HTTP\+SSE\) carried, for this call, an event that is not a JSON-RPC message \(`\{"jsonrpc":"2\.0","id":"acp-relay-\d+","result"/,
+      );
       expect(await call("huge_event")).toBe(
         `upstream \`h\` failed: the server's event stream (HTTP+SSE), which carries every answer, failed: the server's answer is over the ${MAX_MESSAGE_BYTES}-byte limit of one message`,
       );
@@ -102,8 +108,8 @@ describe("a URL upstream over HTTP+SSE answering calls in hostile ways", () => {
     }
   }, 120_000);
 
-  // one stream carries every call's answers: an event that is no JSON-RPC, or an answer under an id never
-  // sent, names no call, so it is reported and the calls wait for their answers
+  // one stream carries every call's answers: an event that is no JSON-RPC and names no call, or an answer
+  // under an id never sent, is reported and the calls wait for their answers
   it("an event that names no call is reported, and the call ends at its timeout", async () => {
     const lines: string[] = [];
     const env = await startInMemory({ upstreams: upstreams(), callTimeoutMs: 800, log: (l) => lines.push(l) });
