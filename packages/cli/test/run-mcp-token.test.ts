@@ -76,18 +76,20 @@ describe("acp run's MCP listener", () => {
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const answers: Record<number, string> = {};
     try {
       while (!existsSync(started)) {
         if (child.exitCode !== null) throw new Error(`acp run ended early: ${stderr}`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      const ports = listeningPorts(child.pid ?? 0);
-      // the proxy's listener is there to be asked (the test would notice a scan that found nothing)
-      expect(ports.length, stderr).toBeGreaterThan(0);
-      for (const port of ports) expect(initializeAs(USER, port), `port ${port}`).toBe("401");
+      for (const port of listeningPorts(child.pid ?? 0)) answers[port] = initializeAs(USER, port);
     } finally {
+      // the agent ends before anything is asserted: a failure must not leave it running
       writeFileSync(done, "");
     }
     expect(await exited, stderr).toBe(0);
+    // the proxy's listener is there to be asked (the test would notice a scan that found nothing)
+    expect(Object.keys(answers).length, stderr).toBeGreaterThan(0);
+    for (const [port, status] of Object.entries(answers)) expect(status, `port ${port}`).toBe("401");
   }, 120_000);
 });

@@ -56,17 +56,19 @@ describe.each(["netns", "userns"] as const)("the init's config under %s", (level
       signals: { on: () => undefined, off: () => undefined },
     };
     const run = runSandboxed(options);
+    let lines: { pid: string; args: string[] }[] = [];
     try {
       await until(() => existsSync(started));
-      const lines = commandLines();
-      // the init is there to be looked at (the scan would notice it)
-      expect(lines.some(({ args }) => args.includes("--input-type=module"))).toBe(true);
-      const holding = lines.filter(({ args }) => args.some((a) => a.includes(SECRET))).map(({ pid }) => pid);
-      expect(holding).toEqual([]);
+      lines = commandLines();
     } finally {
+      // the agent ends before anything is asserted: a failure must not leave it running
       writeFileSync(done, "");
     }
     expect(await run).toEqual({ level, exitCode: 0 });
+    // the init is there to be looked at (the scan would notice it)
+    expect(lines.some(({ args }) => args.includes("--input-type=module"))).toBe(true);
+    const holding = lines.filter(({ args }) => args.some((a) => a.includes(SECRET))).map(({ pid }) => pid);
+    expect(holding).toEqual([]);
     // and the agent got its environment all the same
     expect(readFileSync(seen, "utf8")).toBe(SECRET);
   });
