@@ -2,11 +2,12 @@ import type { ClassificationOverride } from "../policy/index.js";
 import { classifyDerived, classifyGuarded } from "../classify/index.js";
 import { formatIssue } from "../issues/index.js";
 import { isRoute } from "../route/index.js";
-import { RISK_LEVELS, findLookAlike, foldName, type ActionRequest } from "../request/index.js";
+import { RISK_LEVELS, type ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
+import { lookAlikeVerdict } from "./look-alike-name.js";
 import type { DecisionSource } from "./sources.js";
 import { pipelineRefusal } from "./system-refusal.js";
-import type { Decision, Reason, SourceVerdict } from "./types.js";
+import type { Decision, SourceVerdict } from "./types.js";
 import { validateActionRequest } from "./validate-request.js";
 
 /** A configured pipeline: one `decide` for every front end. */
@@ -207,37 +208,6 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
     if (disguised !== null && verdicts.length > 0) verdicts.push(disguised);
     return Promise.resolve(composeDecision(request, verdicts, overrides));
   }
-}
-
-function hex(char: string): string {
-  return `U+${(char.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, "0")}`;
-}
-
-/**
- * A tool or server name that passes for another (a Latin name with a look-alike letter inside, {@link
- * findLookAlike}: `rеad_file` with a Cyrillic `е`) is put before a person, with the reason, whatever the
- * rules say: an `allow` rule never meets it (it is another name), but the default or a broad rule may,
- * and a consent prompt shows the name it passes for. A `deny` rule for the name it passes for refuses it
- * (ask and deny rules meet the folded name).
- */
-function lookAlikeVerdict(request: ActionRequest): SourceVerdict | null {
-  const reasons: Reason[] = [];
-  for (const [what, name] of [
-    ["tool", request.tool],
-    ["server", request.server],
-  ] as const) {
-    if (name === undefined) continue;
-    const found = findLookAlike(name);
-    if (found === undefined) continue;
-    reasons.push({
-      source: "pipeline",
-      code: "look_alike_name",
-      message:
-        `the ${what} name \`${name}\` holds ${hex(found.char)}, which reads as \`${found.reads}\`: it looks like ` +
-        `\`${foldName(name)}\` but is another name, so a person is asked`,
-    });
-  }
-  return reasons.length === 0 ? null : { source: "pipeline", route: "ask", reasons };
 }
 
 /** Keeps a source's verdict in its place; a verdict of a source without `last` is also handed to the later ones. */
