@@ -47,6 +47,24 @@ describe("a name wholly of another script's look-alikes", () => {
     }
   });
 
+  it("asks about a name drawn wholly in Latin look-alikes (full-width, mathematical, small capitals)", async () => {
+    const decide = pipeline();
+    for (const [tool, char, reads] of [
+      ["ｒｅａｄ_ｆｉｌｅ", "U+FF52", "r"],
+      ["𝐫𝐞𝐚𝐝_𝐟𝐢𝐥𝐞", "U+1D42B", "r"],
+      ["ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ", "U+1D05", "d"],
+    ] as const) {
+      const decision = await decide.decide({ tool, arguments: {} }, NOW);
+      expect([tool, decision.route, decision.reasons[0]?.message]).toEqual([
+        tool,
+        "ask",
+        `the tool name \`${tool}\` is written wholly in characters drawn as Latin ones (${char} reads as ` +
+          `\`${reads}\`): it looks like \`${tool === "ᴅᴇʟᴇᴛᴇ_ᴅᴀᴛᴀʙᴀꜱᴇ" ? "delete_database" : "read_file"}\` but is ` +
+          `another name, so a person is asked`,
+      ]);
+    }
+  });
+
   it("keeps a deny rule for the name it reads as a refusal", async () => {
     const decision = await pipeline().decide({ tool: "рор_ԛսеսе", arguments: {} }, NOW);
     expect([decision.route, decision.rule]).toEqual(["refuse", "policy:no-pop"]);
@@ -63,6 +81,7 @@ describe("a name wholly of another script's look-alikes", () => {
       "а_1", // one letter
       "été",
       "søk_filer",
+      "１２３", // full-width digits: no name of two letters (`l23`)
     ]) {
       const decision = await decide.decide({ tool, arguments: {} }, NOW);
       expect([tool, decision.route, decision.reasons.map((r) => r.code)]).toEqual([tool, "accept", ["default_action"]]);
