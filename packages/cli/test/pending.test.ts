@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,12 +7,13 @@ import { describe, expect, it } from "vitest";
 import { timeLeft } from "@acp/core";
 import { tellWatch, watchPending, type PendingWatchEvent } from "../src/commands/pending.js";
 import type { CliContext } from "../src/context.js";
+import { fixtureHome } from "./home-fixture.js";
 import { runCli } from "./run.js";
 import { ID_A, ID_B, seedPending, tempHome } from "./pending-fixtures.js";
 
 describe("acp pending", () => {
   it("says so when nothing waits, even without a state.db", async () => {
-    const home = tempHome();
+    const home = fixtureHome(tempHome()).home;
     const out = await runCli(["pending"], { env: { ACP_HOME: home } });
     // where it looked: a person whose MCP client set another ACP_HOME sees why nothing is listed
     expect(out).toMatchObject({ code: 0, stdout: `no pending consent requests in ${join(home, "state.db")}\n` });
@@ -29,6 +30,12 @@ describe("acp pending", () => {
         stdout: `no pending consent requests: no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)\n`,
       });
       expect(JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout)).toEqual([]);
+      // the directory a proxy run before `acp init` made for pins.json is no home either: it keeps nothing here
+      mkdirSync(home, { mode: 0o700 });
+      writeFileSync(join(home, "pins.json"), '{ "version": 1, "servers": {} }\n', { mode: 0o600 });
+      expect((await runCli(["pending"], { env: { ACP_HOME: home } })).stdout).toBe(
+        `no pending consent requests: no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)\n`,
+      );
     } finally {
       rmSync(parent, { recursive: true, force: true });
     }

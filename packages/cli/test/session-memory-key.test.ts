@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openHomeState } from "../src/wiring/home-state.js";
+import { fixtureHome } from "./home-fixture.js";
 import { createHomeProvenanceMemory } from "../src/wiring/session-memory.js";
 
 const root = mkdtempSync(join(tmpdir(), "acp-session-memory-key-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-let n = 0;
 const IBAN = "iban:DE89370400440532013000";
 
 function memoryOf(home: string) {
@@ -25,7 +25,7 @@ function memoryOf(home: string) {
 
 describe("the home's provenance memory and its key (memory.key)", () => {
   it("makes the key 0600 beside state.db and recalls through it, across processes of the home", () => {
-    const home = mkdtempSync(join(root, `h${++n}-`));
+    const { home } = fixtureHome(root);
     const a = memoryOf(home);
     a.memory.remember([IBAN], "mail.read_inbox#1");
     expect(statSync(join(home, "memory.key")).mode & 0o777).toBe(0o600);
@@ -36,7 +36,7 @@ describe("the home's provenance memory and its key (memory.key)", () => {
   });
 
   it("refuses a recall while the key is readable by others or not a key, and does not replace it", () => {
-    const home = mkdtempSync(join(root, `h${++n}-`));
+    const { home } = fixtureHome(root);
     const key = join(home, "memory.key");
     writeFileSync(key, `${"ab".repeat(32)}\n`, { mode: 0o600 });
     chmodSync(key, 0o644);

@@ -3,8 +3,6 @@
  * approval that cannot be signed; one session's calls waiting for a person are bounded, so an agent cannot
  * bury the person in questions.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPendingConsentStore, openPendingConsentDb } from "@acp/store";
@@ -12,9 +10,12 @@ import { ed25519KeyPairFromSeed, type Decision } from "@acp/core";
 import { PROXY_MAX_WAITING_PER_SESSION } from "@acp/proxy";
 import { createWiredBroker } from "../src/wiring/consent-broker.js";
 import { openHomeState } from "../src/wiring/home-state.js";
+import { fixtureHome, tempRoot } from "./home-fixture.js";
 
-const home = mkdtempSync(join(tmpdir(), "acp-wired-broker-"));
-afterAll(() => rmSync(home, { recursive: true, force: true }));
+// a home `acp init` made: a bare directory is not one, and keeps no state.db (pending requests) of its own
+const root = tempRoot("wired-broker");
+afterAll(root.cleanup);
+const { home } = fixtureHome(root.dir);
 
 const decision: Decision = {
   route: "ask",

@@ -3,7 +3,6 @@
  * or the PostgreSQL database of `--storage-url` / ACP_STORAGE_URL / `storage.url` (the precedence of
  * `acp serve`). Both behind the one store interface the service answers through.
  */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import {
@@ -15,7 +14,7 @@ import {
   STORAGE_URL_ENV,
   type PendingConsentHandle,
 } from "@acp/server";
-import { describeOwner, isOrphaned, type PendingConsentRow } from "@acp/store";
+import { describeOwner, isMadeHome, isOrphaned, type PendingConsentRow } from "@acp/store";
 
 export { isOrphaned };
 import { resolveHome, type CliContext } from "../context.js";
@@ -91,7 +90,7 @@ export function pendingStoreLocation(ctx: CliContext, flags: StorageFlags): stri
  */
 export function noHomeNote(ctx: CliContext, flags: StorageFlags): string | undefined {
   const home = resolveHome(ctx.io);
-  if (existsSync(home) || storageOf(ctx, flags, home) !== null) return undefined;
+  if (isMadeHome(home) || storageOf(ctx, flags, home) !== null) return undefined;
   return `no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)`;
 }
 

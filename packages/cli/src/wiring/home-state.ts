@@ -1,12 +1,15 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { openStateDb } from "@acp/store";
+import { isMadeHome, openStateDb } from "@acp/store";
 
 /** The state a long-running command shares across its parts: `$ACP_HOME/state.db`, opened once. */
 export interface HomeState {
   readonly home: string;
-  /** Whether `$ACP_HOME` exists (otherwise everything is kept in memory and a warning is printed). */
+  /**
+   * Whether `$ACP_HOME` is a home `acp init` made (it holds `keys/private.key`); otherwise everything is kept
+   * in memory and a warning is printed. A directory holding only what a proxy run before `acp init` left
+   * there (`pins.json`) is not one: no state.db or audit log is started in it.
+   */
   readonly exists: boolean;
   /** The state database, opened on first use; null without a home. */
   db(): Database | null;
@@ -15,7 +18,7 @@ export interface HomeState {
 
 /** Opens (lazily) the state of a home. */
 export function openHomeState(home: string): HomeState {
-  const exists = existsSync(home);
+  const exists = isMadeHome(home);
   let db: Database | null = null;
   return {
     home,

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { isGuardRefusal, openGuard, type Guard, type GuardOptions, type GuardQuestion } from "../../src/guard/index.js";
@@ -63,6 +63,14 @@ describe("openGuard as a framework developer meets it: misconfiguration fails at
   it("rejects a home named in the options that does not exist, rather than auditing nothing", async () => {
     const missing = join(root.dir, "no-such-home");
     await expect(openGuard({ home: missing, ...quiet })).rejects.toThrow(/no ACP home at `.*no-such-home`/);
+  });
+
+  it("rejects a named directory acp init did not make (only the pins.json a proxy left before acp init)", async () => {
+    const bare = join(root.dir, "pins-only");
+    mkdirSync(bare, { mode: 0o700 });
+    writeFileSync(join(bare, "pins.json"), '{ "version": 1, "servers": {} }\n', { mode: 0o600 });
+    await expect(openGuard({ home: bare, ...quiet })).rejects.toThrow(/no ACP home at `.*pins-only`/);
+    expect(existsSync(join(bare, "state.db"))).toBe(false);
   });
 
   it("throws at guard() for a tool without a name, a function that is not one, or an unknown category", async () => {

@@ -31,6 +31,16 @@ export function isExistingHome(home: string): boolean {
 }
 
 /**
+ * Whether `acp init` made this directory a home: it holds `keys/private.key`, which nothing but `acp init`
+ * writes. A directory that merely exists is not a home: `acp proxy` run before `acp init` creates it to keep
+ * `pins.json` there, and must not then take it for one (an audit log and state.db with no key of the home's
+ * to sign and check them). Without it every command runs as before `acp init`.
+ */
+export function isMadeHome(home: string): boolean {
+  return existsSync(homePaths(home).privateKey);
+}
+
+/**
  * Creates `$ACP_HOME` (0700) with `keys/` (0700), `keys/private.key` and `keys/public.key`, `config.yml`
  * and `policy.yml` (0600), each written atomically. Refuses (`home_exists`) when the directory already
  * holds a home, unless `force`; with `force` an existing `vault.json` (sealed with the old key) is moved

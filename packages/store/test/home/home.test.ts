@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -27,6 +28,7 @@ import {
   configTemplate,
   createHome,
   homePaths,
+  isMadeHome,
   loadMasterSeed,
   readConfigDocument,
   readConfigSecret,
@@ -90,6 +92,27 @@ describe("home layout", () => {
     if (forced.ok) expect(forced.value.vaultMovedTo).toBe(`${homePaths(home).vault}.replaced-2026`);
     expect(existsSync(`${homePaths(home).vault}.replaced-2026`)).toBe(true);
     expect(existsSync(homePaths(home).vault)).toBe(false);
+  });
+
+  it("takes a directory holding only pins.json (a proxy run before acp init) for no home, and makes one there keeping it", () => {
+    const home = join(root, `h${++n}`);
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(join(home, "pins.json"), '{ "version": 1, "servers": {} }\n', { mode: 0o600 });
+    writeFileSync(join(home, "policy.yml"), STARTER_POLICY, { mode: 0o600 });
+    // a policy written by hand is not the home's key either: nothing can sign or check an audit log there
+    expect(isMadeHome(home)).toBe(false);
+    rmSync(join(home, "policy.yml"));
+    const made = createHome(home, {
+      privateKeyFile: wrapPrivateKey(SEED, null, randomBytes, FAST),
+      configText: 'version: "1"\n',
+      policyText: STARTER_POLICY,
+      force: false,
+      stamp: "t",
+    });
+    expect(made.ok).toBe(true);
+    expect(isMadeHome(home)).toBe(true);
+    expect(readFileSync(join(home, "pins.json"), "utf8")).toBe('{ "version": 1, "servers": {} }\n');
+    expect(isMadeHome(join(root, "never-made"))).toBe(false);
   });
 
   it("flags files others can read and directories others can enter", () => {
