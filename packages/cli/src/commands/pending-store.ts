@@ -14,7 +14,7 @@ import {
   STORAGE_URL_ENV,
   type PendingConsentHandle,
 } from "@acp/server";
-import { describeOwner, isMadeHome, isOrphaned, type PendingConsentRow } from "@acp/store";
+import { describeOwner, isExistingHome, isOrphaned, type PendingConsentRow } from "@acp/store";
 
 export { isOrphaned };
 import { resolveHome, type CliContext } from "../context.js";
@@ -90,7 +90,7 @@ export function pendingStoreLocation(ctx: CliContext, flags: StorageFlags): stri
  */
 export function noHomeNote(ctx: CliContext, flags: StorageFlags): string | undefined {
   const home = resolveHome(ctx.io);
-  if (isMadeHome(home) || storageOf(ctx, flags, home) !== null) return undefined;
+  if (isExistingHome(home) || storageOf(ctx, flags, home) !== null) return undefined;
   return `no ACP home at ${home} yet (\`acp init\` makes one; then restart acp proxy in your MCP client)`;
 }
 

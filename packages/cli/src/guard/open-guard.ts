@@ -1,4 +1,4 @@
-import { isMadeHome } from "@acp/store";
+import { isExistingHome } from "@acp/store";
 import { join } from "node:path";
 import { compileIntent, formatIssue, type Category } from "@acp/core";
 import { createApprovalMemory, newId } from "@acp/proxy/gate";
@@ -174,7 +174,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const io = guardIo(options, log);
   const home = resolveHome(io);
-  if (options.home !== undefined && !isMadeHome(home)) {
+  if (options.home !== undefined && !isExistingHome(home)) {
     // a home named here that is not there is a mistake, not a wish to run without an audit
     throw new Error(
       `openGuard: no ACP home at \`${home}\`: run \`acp init\` with ACP_HOME=${home}, or leave out \`home\``,
@@ -289,7 +289,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
     },
     async reopen() {
       if (closed) throw new Error("reopen: the guard is closed: open a new one with `openGuard`");
-      if (!isMadeHome(home)) return; // nothing is audited without a home
+      if (!isExistingHome(home)) return; // nothing is audited without a home
       const problem = await auditLogProblem(home);
       if (problem !== null) {
         throw new Error(`reopen: the audit log cannot be recorded to again: ${problem}; calls are still refused`);

@@ -24,20 +24,16 @@ export interface CreatedHome {
   readonly vaultMovedTo?: string;
 }
 
-/** Whether a directory already holds an ACP home (a config, a policy or keys). */
+/**
+ * Whether a directory holds an ACP home: a config, a policy, keys or a vault (what `acp init` writes, or a
+ * person wrote by hand). A directory that merely exists is not a home: `acp proxy` run before `acp init`
+ * creates it to keep `pins.json` there, and must not then take it for one (it would start a state.db and an
+ * audit log there on the next start). Without one every command runs as before `acp init`; `acp init`
+ * refuses to write over one without `--force`.
+ */
 export function isExistingHome(home: string): boolean {
   const p = homePaths(home);
   return [p.config, p.policy, p.privateKey, p.publicKey, p.vault].some((f) => existsSync(f));
-}
-
-/**
- * Whether `acp init` made this directory a home: it holds `keys/private.key`, which nothing but `acp init`
- * writes. A directory that merely exists is not a home: `acp proxy` run before `acp init` creates it to keep
- * `pins.json` there, and must not then take it for one (an audit log and state.db with no key of the home's
- * to sign and check them). Without it every command runs as before `acp init`.
- */
-export function isMadeHome(home: string): boolean {
-  return existsSync(homePaths(home).privateKey);
 }
 
 /**

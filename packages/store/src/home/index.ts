@@ -11,7 +11,7 @@ export {
   type ReadUpToOptions,
 } from "./read-up-to.js";
 export { configTemplate, STARTER_POLICY } from "./templates.js";
-export { createHome, isExistingHome, isMadeHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
+export { createHome, isExistingHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
 export { readPublicKeyHex, readPrivateKeyFile, loadMasterSeed } from "./keys.js";
 export { readVault, writeVault, MAX_VAULT_BYTES } from "./vault-store.js";
 export {

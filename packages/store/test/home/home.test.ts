@@ -28,7 +28,7 @@ import {
   configTemplate,
   createHome,
   homePaths,
-  isMadeHome,
+  isExistingHome,
   loadMasterSeed,
   readConfigDocument,
   readConfigSecret,
@@ -98,10 +98,7 @@ describe("home layout", () => {
     const home = join(root, `h${++n}`);
     mkdirSync(home, { mode: 0o700 });
     writeFileSync(join(home, "pins.json"), '{ "version": 1, "servers": {} }\n', { mode: 0o600 });
-    writeFileSync(join(home, "policy.yml"), STARTER_POLICY, { mode: 0o600 });
-    // a policy written by hand is not the home's key either: nothing can sign or check an audit log there
-    expect(isMadeHome(home)).toBe(false);
-    rmSync(join(home, "policy.yml"));
+    expect(isExistingHome(home)).toBe(false);
     const made = createHome(home, {
       privateKeyFile: wrapPrivateKey(SEED, null, randomBytes, FAST),
       configText: 'version: "1"\n',
@@ -110,9 +107,14 @@ describe("home layout", () => {
       stamp: "t",
     });
     expect(made.ok).toBe(true);
-    expect(isMadeHome(home)).toBe(true);
+    expect(isExistingHome(home)).toBe(true);
     expect(readFileSync(join(home, "pins.json"), "utf8")).toBe('{ "version": 1, "servers": {} }\n');
-    expect(isMadeHome(join(root, "never-made"))).toBe(false);
+    expect(isExistingHome(join(root, "never-made"))).toBe(false);
+    // a policy written by hand makes a home (audited, with a key that lives as long as the process)
+    const byHand = join(root, `h${++n}`);
+    mkdirSync(byHand, { mode: 0o700 });
+    writeFileSync(join(byHand, "policy.yml"), STARTER_POLICY, { mode: 0o600 });
+    expect(isExistingHome(byHand)).toBe(true);
   });
 
   it("flags files others can read and directories others can enter", () => {
