@@ -19,6 +19,7 @@ import type { GateDeps } from "../gate/gate-tool-call.js";
 import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide, PlanHook } from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
+import { createReportedChanges } from "../pinning/reported-changes.js";
 import { printable } from "../consent/channels/terminal/format.js";
 import { UpstreamPool, messageOf, oversizedLimit, type Upstream } from "../upstream/upstream-pool.js";
 import type { UpstreamSpec } from "../upstream/upstream-spec.js";
@@ -126,6 +127,8 @@ export class AcpProxy {
   /** Calls in the gate (deciding, waiting for a person, auditing the outcome). */
   readonly #gating = new Set<Promise<unknown>>();
   readonly #reportedUnserved = new Set<string>();
+  /** Tool changes logged and audited: one change once, not at every listing of its server. */
+  readonly #reportedChanges = createReportedChanges();
   #started = false;
 
   constructor(options: AcpProxyOptions) {
@@ -328,17 +331,25 @@ export class AcpProxy {
     if (upstream === undefined) return;
     try {
       const changes = await this.pinning.observe(server, upstream.tools);
-      for (const change of changes) {
+      // marked before the first await: a listing checked meanwhile does not report them again
+      const fresh = this.#reportedChanges.unreported(server, changes);
+      for (const [i, change] of fresh.entries()) {
         const held = this.options.acceptToolChanges === true ? "accepted (--accept-tool-changes)" : "held behind ask";
         this.#log(`upstream \`${server}\`: tool \`${change.tool}\` changed (${change.fields.join(", ")}): ${held}`);
-        await this.#audit.record("tool_definition_changed", {
-          server,
-          tool: change.tool,
-          fields: change.fields,
-          before: change.before,
-          after: change.after,
-          accepted: this.options.acceptToolChanges === true,
-        });
+        try {
+          await this.#audit.record("tool_definition_changed", {
+            server,
+            tool: change.tool,
+            fields: change.fields,
+            before: change.before,
+            after: change.after,
+            accepted: this.options.acceptToolChanges === true,
+          });
+        } catch (err) {
+          // not audited (nor those after it): the next listing that shows them tries again
+          for (const unsaid of fresh.slice(i)) this.#reportedChanges.unmark(server, unsaid);
+          throw err;
+        }
       }
     } catch (err) {
       this.#reportFailure(server, "pins", `tool pins could not be checked (every call to it asks): ${messageOf(err)}`);
