@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   at,
   eventually,
+  rawRequest,
   READ_EVENT,
   readJson,
   startTestServer,
@@ -38,9 +39,17 @@ function call(method: string, path: string, body?: unknown): Promise<Response> {
   });
 }
 
-/** The 200 schema the document shows for a route. */
-function answerSchema(method: string, path: string): Json {
-  return at(doc, "paths", path, method, "responses", "200", "content", "application/json", "schema");
+/** The schema the document shows for a route's answer with `status` (200 unless told). */
+function answerSchema(method: string, path: string, status = "200"): Json {
+  return at(doc, "paths", path, method, "responses", status, "content", "application/json", "schema");
+}
+
+/** Every operation of the document, as `[method, path]`. */
+function operations(): [string, string][] {
+  const paths = at(doc, "paths") as Record<string, Record<string, unknown>>;
+  return Object.entries(paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((m): [string, string] => [m, path]),
+  );
 }
 
 /**
@@ -48,12 +57,13 @@ function answerSchema(method: string, path: string): Json {
  * formats), set to neither coerce nor strip: a value that does not match is reported, never repaired.
  */
 async function validateAnswers(answers: readonly [string, Json][]): Promise<Record<string, string>> {
+  // a route is `method path`, or `method path status` for an answer other than 200
   const checker = Fastify({
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false } },
   });
   answers.forEach(([route], n) => {
-    const [method = "", path = ""] = route.split(" ");
-    const schema = answerSchema(method, path);
+    const [method = "", path = "", status = "200"] = route.split(" ");
+    const schema = answerSchema(method, path, status);
     checker.post(`/check/${n}`, { schema: { body: schema ?? { not: {} } } }, () => ({ ok: true }));
   });
   const problems: Record<string, string> = {};
@@ -96,6 +106,90 @@ describe("the OpenAPI document", () => {
         "/mcp",
       ]) as unknown,
     );
+  });
+
+  it("declares on every operation the answers every route gives: Host, Origin, a refused body, an internal error", () => {
+    const missing: string[] = [];
+    for (const [method, path] of operations()) {
+      const codes: Record<string, string> = {
+        "403": "origin_not_allowed",
+        "421": "host_not_allowed",
+        "500": "internal_error",
+      };
+      if (method !== "get") Object.assign(codes, { "413": "body_too_large", "415": "unsupported_media_type" });
+      for (const [status, code] of Object.entries(codes)) {
+        const schema = answerSchema(method, path, status);
+        const description = at(doc, "paths", path, method, "responses", status, "description");
+        const enumOf = at(schema, "properties", "error", "properties", "code", "enum");
+        if (!Array.isArray(enumOf) || !enumOf.includes(code) || typeof description !== "string")
+          missing.push(`${method} ${path} ${status}: no error body`);
+        else if (!description.includes(code)) missing.push(`${method} ${path} ${status}: ${description}`);
+      }
+    }
+    expect(operations().length).toBeGreaterThanOrEqual(13);
+    expect(missing).toEqual([]);
+    // a route's own 403 keeps its meaning, and says the Origin check's as well
+    const answer = at(doc, "paths", "/v1/consent/{id}/response", "post", "responses", "403", "description");
+    expect(answer).toEqual(expect.stringContaining("approver_token_required"));
+    expect(answer).toEqual(expect.stringContaining("origin_not_allowed"));
+  });
+
+  it("shows what a foreign Host or Origin, another content type and a body too large get, on every operation", async () => {
+    const answers: [string, Json][] = [];
+    const unexpected: string[] = [];
+    const keep = (route: string, want: number, got: { status: number; body: string }): void => {
+      if (got.status !== want) unexpected.push(`${route}: ${got.status} ${got.body.slice(0, 120)}`);
+      else answers.push([`${route} ${want}`, JSON.parse(got.body) as Json]);
+    };
+    for (const [method, path] of operations()) {
+      const url = `${s.url}${path.replace("{id}", "0123456789abcdef")}`;
+      const route = `${method} ${path}`;
+      const headers = { authorization: `Bearer ${tokenFor(path, TOKEN)}`, accept: "application/json" };
+      const M = method.toUpperCase();
+      keep(route, 421, await rawRequest(url, { method: M, headers: { ...headers, host: "evil.example" } }));
+      keep(route, 403, await rawRequest(url, { method: M, headers: { ...headers, origin: "https://evil.example" } }));
+      if (method === "get") continue;
+      const send = async (type: string, body: string): Promise<{ status: number; body: string }> => {
+        const res = await fetch(url, { method: M, headers: { ...headers, "content-type": type }, body });
+        return { status: res.status, body: await res.text() };
+      };
+      keep(route, 415, await send("text/plain", "{}"));
+      keep(route, 413, await send("application/json", JSON.stringify({ pad: "x".repeat(1024 * 1024) })));
+    }
+    expect(unexpected).toEqual([]);
+    expect(answers.length).toBeGreaterThanOrEqual(13 * 2 + 5 * 2);
+    expect(await validateAnswers(answers)).toEqual({});
+  });
+
+  it("declares what the MCP SDK answers on /mcp: a batch, a notification, a parse error, an Accept without SSE", async () => {
+    const mcp = async (accept: string, body: unknown): Promise<{ status: number; text: string }> => {
+      const res = await fetch(`${s.url}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", accept },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const both = "application/json, text/event-stream";
+    const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    const answers: [string, Json][] = [];
+    const got: number[] = [];
+    for (const [accept, body] of [
+      ["application/json", list],
+      [both, {}],
+      [both, [list]],
+    ] as const) {
+      const { status, text } = await mcp(accept, body);
+      got.push(status);
+      answers.push([`post /mcp ${status}`, JSON.parse(text) as Json]);
+    }
+    expect(got).toEqual([406, 400, 200]);
+    expect(await validateAnswers(answers)).toEqual({});
+    const notified = await mcp(both, { jsonrpc: "2.0", method: "notifications/initialized" });
+    expect([notified.status, notified.text]).toEqual([202, ""]);
+    const accepted = at(doc, "paths", "/mcp", "post", "responses", "202") as Record<string, unknown>;
+    expect(accepted).toBeDefined();
+    expect(accepted).not.toHaveProperty("content");
   });
 
   it("declares Retry-After wherever the API sends it", () => {

@@ -5,6 +5,7 @@
  * dropped by a schema that lags behind), and a test validates real answers against them.
  */
 import { MAX_LISTED_UNCHECKED_CONSENT } from "@acp/core";
+import { ERROR_BODY_SCHEMA } from "./error-body.js";
 import { ROUTE_ENUM } from "./schemas.js";
 
 const STRING = { type: "string" } as const;
@@ -305,6 +306,43 @@ export const MCP_BODY = {
     { type: "object", required: ["jsonrpc"], properties: { jsonrpc: { const: "2.0" } } },
     { type: "array", items: { type: "object" } },
   ],
+} as const;
+
+/** A JSON-RPC 2.0 error answer of the MCP SDK (an unreadable message, an `Accept` without SSE). */
+const JSON_RPC_ERROR = {
+  type: "object",
+  required: ["jsonrpc", "error"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: { code: { type: "integer" }, message: STRING },
+    },
+    id: { type: ["string", "integer", "null"] },
+  },
+} as const;
+
+/** The answers of `POST /mcp` other than the app's: what the MCP SDK writes. */
+export const MCP_ANSWERS = {
+  200: {
+    description: "a JSON-RPC 2.0 answer (an array of them for a batch)",
+    oneOf: [
+      { type: "object", additionalProperties: true },
+      { type: "array", items: { type: "object" } },
+    ],
+  },
+  202: { description: "only notifications or answers were sent: accepted, no body", type: "null" },
+  406: {
+    ...JSON_RPC_ERROR,
+    description: "the Accept header does not name both application/json and text/event-stream",
+  },
+  /** 400: the token check's error body, or the SDK's JSON-RPC error for a message it cannot read. */
+  400: {
+    description:
+      "an error body (a malformed Authorization header, JSON, or a body that is no JSON-RPC message) or a JSON-RPC parse error",
+    anyOf: [ERROR_BODY_SCHEMA, JSON_RPC_ERROR],
+  },
 } as const;
 
 /** A text answer's schema in the OpenAPI document. */

@@ -16,6 +16,7 @@ import { HttpError } from "./error-body.js";
 import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
 import { collectWrongMethods } from "./method-not-allowed.js";
+import { declareAppWideResponses } from "./openapi-responses.js";
 import { guardConnections, type ConnectionGuardOptions, type PublicUrl } from "@acp/proxy";
 import { registerAuditRoutes } from "./routes/audit.js";
 import { registerConsentRoutes } from "./routes/consent.js";
@@ -129,6 +130,8 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
   });
   installErrorHandlers(app, options.metrics, options.log ?? (() => undefined), options.clock);
   await app.register(swagger, {
+    // every operation also declares the answers of the app-wide hooks (421, 403, 413, 415) and 500
+    transform: declareAppWideResponses,
     openapi: {
       openapi: "3.1.0",
       info: {

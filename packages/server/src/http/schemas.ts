@@ -170,6 +170,17 @@ export const UNAVAILABLE_RESPONSE = withRetryAfter(
   "always on state_unavailable; on audit_unavailable only on PostgreSQL (the audit.jsonl file needs a restart: none)",
 );
 
+/**
+ * 403 of a route that decides: `agent_mismatch` (the body names another agent than the token's) or
+ * `server_not_allowed` (the token's agent may not decide for the server named, `serve.agent_servers`).
+ */
+export const AGENT_REFUSED_RESPONSE = {
+  ...ERROR_BODY_SCHEMA,
+  "x-response-description":
+    "agent_mismatch: the body names another agent than the token's; server_not_allowed: the token's agent may " +
+    "not decide for the server named (serve.agent_servers)",
+} as const;
+
 /** Error answers every route may give. */
 export const ERROR_RESPONSES = {
   400: ERROR_BODY_SCHEMA,

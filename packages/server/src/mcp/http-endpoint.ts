@@ -6,7 +6,7 @@ import { callerAgent } from "../http/api-auth.js";
 import { errorBody } from "../http/error-body.js";
 import { ERROR_RESPONSES } from "../http/schemas.js";
 import { securityHeaders } from "../http/security-headers.js";
-import { MCP_BODY } from "../http/answer-schemas.js";
+import { MCP_ANSWERS, MCP_BODY, serializeWithJson } from "../http/answer-schemas.js";
 import { createPreToolCheckMcpServer } from "./pre-tool-check-tool.js";
 
 /**
@@ -33,11 +33,10 @@ export function registerMcpEndpoint(
         tags: ["mcp"],
         security: [{ bearer: [] }],
         body: MCP_BODY,
-        response: {
-          200: { description: "a JSON-RPC 2.0 answer", type: "object", additionalProperties: true },
-          ...ERROR_RESPONSES,
-        },
+        response: { ...ERROR_RESPONSES, ...MCP_ANSWERS },
       },
+      // the schemas document: errors are written as JSON.stringify writes them (the SDK writes the rest)
+      serializerCompiler: serializeWithJson,
       // the MCP SDK judges the message (and answers JSON-RPC errors); the schema documents it
       validatorCompiler: () => () => true,
     },

@@ -139,7 +139,12 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         body: CONSENT_RESPONSE_BODY,
         response: {
           200: CONSENT_VIEW_ANSWER,
-          403: ERROR_BODY_SCHEMA,
+          403: {
+            ...ERROR_BODY_SCHEMA,
+            "x-response-description":
+              "approver_token_required: the agents' token cannot answer; approver_mismatch: approver_id names " +
+              "another approver than the token's",
+          },
           404: ERROR_BODY_SCHEMA,
           409: ERROR_BODY_SCHEMA,
           410: ERROR_BODY_SCHEMA,
@@ -185,7 +190,10 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         params: CONSENT_ID_PARAMS,
         response: {
           200: COMPLETED_CONSENT_ANSWER,
-          403: ERROR_BODY_SCHEMA,
+          403: {
+            ...ERROR_BODY_SCHEMA,
+            "x-response-description": "agent_mismatch: only the token that raised the request may complete it",
+          },
           404: ERROR_BODY_SCHEMA,
           409: ERROR_BODY_SCHEMA,
           ...ERROR_RESPONSES,

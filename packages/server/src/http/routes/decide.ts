@@ -2,7 +2,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { DecisionService } from "../../service/decision-service.js";
 import { callerAgent } from "../api-auth.js";
-import { ACTION_REQUEST_BODY, DECIDE_QUERY, ERROR_RESPONSES, withRetryAfter } from "../schemas.js";
+import {
+  ACTION_REQUEST_BODY,
+  AGENT_REFUSED_RESPONSE,
+  DECIDE_QUERY,
+  ERROR_RESPONSES,
+  withRetryAfter,
+} from "../schemas.js";
 import { ERROR_BODY_SCHEMA } from "../error-body.js";
 import { DECIDE_ANSWER, serializeWithJson } from "../answer-schemas.js";
 import { decisionRetryAfter } from "../retry-after.js";
@@ -41,6 +47,7 @@ export function registerDecide(
             { ...ERROR_BODY_SCHEMA, "x-response-description": "consent_queue_full: too many consent requests wait" },
             "1 when the request found no turn to be counted in time; none when the queue is full",
           ),
+          403: AGENT_REFUSED_RESPONSE,
           ...ERROR_RESPONSES,
         },
       },

@@ -8,7 +8,7 @@ import type { ContractEnvelope } from "@acp/core";
 import type { PreToolCheckEnvelope } from "../../service/merge-envelope.js";
 import { PRE_TOOL_CHECK_ANSWER } from "../envelope-schema.js";
 import { errorBody, ERROR_BODY_SCHEMA } from "../error-body.js";
-import { CONTRACT_EVENT_BODY, UNAVAILABLE_RESPONSE, withRetryAfter } from "../schemas.js";
+import { AGENT_REFUSED_RESPONSE, CONTRACT_EVENT_BODY, UNAVAILABLE_RESPONSE, withRetryAfter } from "../schemas.js";
 import { jsonAnswerHeaders } from "../security-headers.js";
 import { retryAfterSeconds } from "../retry-after.js";
 
@@ -117,6 +117,7 @@ export function registerPreToolCheck(
             additionalProperties: true,
           },
           401: ERROR_BODY_SCHEMA,
+          403: AGENT_REFUSED_RESPONSE,
           503: UNAVAILABLE_RESPONSE,
         },
       },
