@@ -1,6 +1,6 @@
 import type { ClassificationOverride } from "../policy/index.js";
 import { classifyDerived, classifyGuarded } from "../classify/index.js";
-import { formatIssue } from "../issues/index.js";
+import { formatIssue, type Issue } from "../issues/index.js";
 import { isRoute } from "../route/index.js";
 import { RISK_LEVELS, type ActionRequest } from "../request/index.js";
 import { actionForRoute, composeVerdicts } from "./compose.js";
@@ -123,6 +123,12 @@ function askSource(
   );
 }
 
+/** The reason code of a request refused as invalid: the issues' own when they all share one of these. */
+function refusalCode(issues: readonly Issue[]): string {
+  for (const code of ["request_too_large", "unsafe_integer"]) if (issues.every((i) => i.code === code)) return code;
+  return "invalid_request";
+}
+
 function invalidDecision(message: string, verdicts: readonly SourceVerdict[], code = "invalid_request"): Decision {
   return pipelineRefusal(code, message, verdicts);
 }
@@ -158,9 +164,9 @@ export function createPipeline(sources: readonly DecisionSource[], options: Pipe
       const checked = validateActionRequest(input);
       if (!checked.ok) {
         const message = `invalid request: ${checked.issues.map((i) => formatIssue(i)).join("; ")}`;
-        // a request refused only for its size says so in its code (scripts tell it from a malformed one)
-        const tooLarge = checked.issues.every((i) => i.code === "request_too_large");
-        return Promise.resolve(invalidDecision(message, [], tooLarge ? "request_too_large" : "invalid_request"));
+        // a request refused only for its size, or only for numbers too large to carry exactly, says so in its
+        // code (scripts tell it from a malformed one)
+        return Promise.resolve(invalidDecision(message, [], refusalCode(checked.issues)));
       }
       request = callerAnnotations ? annotationsAsClaim(checked.value, overrides) : checked.value;
     } catch (err) {

@@ -61,6 +61,47 @@ function checkName(value: unknown, key: string, required: boolean, issues: Issue
  */
 const LONE_SURROGATE = "a lone surrogate (not valid I-JSON)";
 
+/** A number JavaScript cannot tell from its neighbours: beyond ±2^53−1, a double is an integer and may be a rounded one. */
+function isBeyondSafe(n: number): boolean {
+  return n > Number.MAX_SAFE_INTEGER || n < -Number.MAX_SAFE_INTEGER;
+}
+
+/**
+ * Where in the arguments (an object the walk below accepted: at most 64 deep) the first number beyond
+ * ±`Number.MAX_SAFE_INTEGER` is, in document order. Walked only once the walk found one.
+ */
+function unsafeIntegerPath(value: unknown, path: (string | number)[]): (string | number)[] | undefined {
+  if (typeof value === "number") return isBeyondSafe(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unsafeIntegerPath(value[i], [...path, i]);
+      if (found !== undefined) return found;
+    }
+  } else if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) {
+      const found = unsafeIntegerPath(value[key], [...path, key]);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A number beyond ±2^53−1 in the arguments: JSON text such as `1234567890123456789` (a snowflake id) is
+ * read as the nearest double (1234567890123456768, printed `1234567890123456800`), so the action decided,
+ * recorded and forwarded would not be the one sent. Every double that large is an integer, and once parsed
+ * the text it came from cannot be told from it, so every such number is refused (`1e20` and `1.5e300` too):
+ * the caller sends it as a string. The issue's path names the argument (`arguments.ids.0`).
+ */
+function unsafeIntegerIssue(args: unknown): Issue {
+  return issue(
+    "unsafe_integer",
+    unsafeIntegerPath(args, ["arguments"]) ?? ["arguments"],
+    `a number beyond ±${Number.MAX_SAFE_INTEGER} cannot be carried exactly (JSON numbers that large may ` +
+      "have lost digits when parsed, so the action decided could differ from the one sent): send it as a string",
+  );
+}
+
 /** Walks a value without recursion, bounding depth, node count, string length and total length. */
 function checkArguments(value: unknown, issues: Issue[]): void {
   if (!isPlainObject(value)) {
@@ -70,6 +111,8 @@ function checkArguments(value: unknown, issues: Issue[]): void {
   const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
   let nodes = 0;
   let length = 0;
+  /** A number beyond ±2^53−1 was met (its place is looked up only then: the common path stays one walk). */
+  let unsafe = false;
   const tooLong = (): boolean => {
     if (length <= REQUEST_LIMITS.maxTotalLength) return false;
     const limit = REQUEST_LIMITS.maxTotalLength.toLocaleString("en-US");
@@ -104,6 +147,7 @@ function checkArguments(value: unknown, issues: Issue[]): void {
     } else if (typeof v === "number") {
       if (!Number.isFinite(v))
         issues.push(issue("invalid_request", ["arguments"], "arguments hold a non-finite number"));
+      else if (isBeyondSafe(v)) unsafe = true;
     } else if (Array.isArray(v)) {
       for (const item of v) stack.push({ value: item, depth: depth + 1 });
     } else if (isPlainObject(v)) {
@@ -121,6 +165,7 @@ function checkArguments(value: unknown, issues: Issue[]): void {
       return;
     }
   }
+  if (unsafe) issues.push(unsafeIntegerIssue(value));
 }
 
 /**
