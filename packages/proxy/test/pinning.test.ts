@@ -119,6 +119,42 @@ describe("tool pinning", () => {
     }
   });
 
+  it("a change the audit could not record is said as that, not as pins left unchecked; the tool stays held", async () => {
+    const pinStore = createMemoryPinStore();
+    const first = await startInMemory({ upstreams: [fixture("bank", "transfers money")], pinStore });
+    await first.close();
+    const recorded = memoryAudit();
+    const audit = {
+      record: (type: string, fields: Record<string, unknown>) => {
+        if (type === "tool_definition_changed") throw new Error("audit log is full");
+        void recorded.record(type, fields);
+      },
+    };
+    const lines: string[] = [];
+    const broker = scriptedBroker(() => ({ kind: "denied", reason: "no", consentResponse: { decision: "denied" } }));
+    const env = await startInMemory({
+      upstreams: [fixture("bank", "transfers money; and more")],
+      pinStore,
+      decide: decideByTool({ transfer: "accept" }),
+      broker,
+      audit,
+      log: (l) => lines.push(l),
+    });
+    try {
+      expect(
+        lines.some((l) => l.includes("the change of tool `transfer` could not be audited (audit log is full)")),
+      ).toBe(true);
+      expect(lines.some((l) => l.includes("could not be checked"))).toBe(false);
+      expect(recorded.events.some((e) => e.type === "upstream_failed")).toBe(false);
+      expect(textOf(await env.client.callTool({ name: "transfer", arguments: { amount: 2 } }))).toBe(
+        "denied by a person: no",
+      );
+      expect(broker.asks[0]?.decision.reasons.map((r) => r.code)).toContain("tool_definition_changed");
+    } finally {
+      await env.close();
+    }
+  });
+
   it("pins that cannot be read make every call to that server ask (fail closed), until a check succeeds", async () => {
     const inner = createMemoryPinStore();
     let broken = true;

@@ -346,9 +346,13 @@ export class AcpProxy {
             accepted: this.options.acceptToolChanges === true,
           });
         } catch (err) {
-          // not audited (nor those after it): the next listing that shows them tries again
+          // not audited (nor those after it): the next listing that shows them tries again. The pins were
+          // checked, so this is no failure of the upstream's: the change stands as decided above
           for (const unsaid of fresh.slice(i)) this.#reportedChanges.unmark(server, unsaid);
-          throw err;
+          this.#log(
+            `upstream \`${server}\`: the change of tool \`${change.tool}\` could not be audited (${messageOf(err)}): the tool is ${held}, and the next listing of the server records the change`,
+          );
+          return;
         }
       }
     } catch (err) {
