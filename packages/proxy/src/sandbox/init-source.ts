@@ -67,6 +67,11 @@ export interface SandboxInitConfig {
    * an empty read-only file) while it still is the same file by device and inode.
    */
   readonly homeAliases: readonly HomeAlias[];
+  /**
+   * Pathname Unix sockets outside the covered roots that lead out (`findUserSockets`: an SSH master, ssh-agent,
+   * gpg-agent, Docker's): each gets an empty, read-only file bound over it, so connecting to it is refused.
+   */
+  readonly socketCovers: readonly string[];
   readonly ports: { readonly mcp: number; readonly egress: number };
   /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
   readonly processCap: ProcessCap | null;
@@ -80,7 +85,7 @@ export interface SandboxInitConfig {
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
 export const SANDBOX_INIT_SOURCE = String.raw`
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -186,6 +191,18 @@ for (const a of stillHome()) {
   }
 }
 if (stillHome().length > 0) fail("sandbox_setup_failed", "ACP's home is still reachable at " + stillHome().map((a) => a.path).join(", "));
+// the user's sockets that lead out (an SSH master, ssh-agent, gpg-agent, Docker's): an empty, read-only file
+// over each, so a connect() meets a plain file; checked: none may still be a socket
+const isSocketAt = (p) => { try { return lstatSync(p).isSocket(); } catch { return false; } };
+for (const s of cfg.socketCovers) {
+  if (!isSocketAt(s)) continue; // gone since acp looked
+  const empty = join(cfg.stage.path, ".acp-empty");
+  if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
+  bind(empty, s);
+  run("cannot cover the socket " + s, "mount", ["-o", "remount,bind,ro", s]);
+}
+const openSockets = cfg.socketCovers.filter(isSocketAt);
+if (openSockets.length > 0) fail("sandbox_setup_failed", "a socket that leads out of the sandbox stays reachable at " + openSockets.join(", "));
 
 // The host read-only: the agent runs as uid 0 under netns (as the user under userns) and would otherwise
 // change whatever root (the user) owns outside the covers: cron, ACP's installation, the upstream servers'

@@ -18,6 +18,7 @@ import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
 import { findHomeAliases, isInHome } from "./home-aliases.js";
+import { findUserSockets } from "./home-sockets.js";
 import { isWithin, realPathOrNull } from "./paths.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
@@ -114,6 +115,11 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
             (a, b) => a.split(sep).length - b.split(sep).length,
           ),
     homeAliases: aliases,
+    // the user's sockets outside the covers (the bridge's own, the home's and what the covers hide left alone)
+    socketCovers: findUserSockets({
+      env: input.env,
+      skip: [bridgeDir, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path), ...roots.map((r) => r.path)],
+    }),
     ports: input.ports,
     processCap: input.processCap ?? null,
     sessionKeyring: input.sessionKeyring ?? null,
