@@ -2,10 +2,11 @@
  * `acp doctor` checks the home's file audit log against its anchor (`audit.jsonl.checkpoint`), as acp proxy
  * and acp run do before they extend it: a log that no longer holds the anchor's checkpoint at its line
  * fails; a log with signed checkpoints and no anchor is a warning naming the file. Before, doctor did not
- * look at the file log at all.
+ * look at the file log at all. A log whose checkpoints another key signed (an acp proxy run before acp
+ * init, a key replaced by acp init --force) fails, naming that and what to do; before, it was "ok".
  */
 import { execFileSync } from "node:child_process";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -28,10 +29,15 @@ async function auditCheck(home: string): Promise<{ code: number; check: Check | 
   return { code: r.code, check: checks.find((c) => c.name === "audit log"), names: checks.map((c) => c.name) };
 }
 
-/** A log of 3 events and its closing checkpoint (line 4), signed, with its anchor beside it. */
-async function signedLog(home: string): Promise<string> {
+/**
+ * A log of 3 events and its closing checkpoint (line 4), signed with `signer` (a key of its own unless
+ * given: the home's), with its anchor beside it.
+ */
+async function signedLog(
+  home: string,
+  privateKey: KeyObject = generateKeyPairSync("ed25519").privateKey,
+): Promise<string> {
   const path = join(home, "audit.jsonl");
-  const { privateKey } = generateKeyPairSync("ed25519");
   const log = await openAuditLog(path, { clock: () => new Date(), signer: privateKey });
   for (let i = 0; i < 3; i++) await log.append({ event_type: "policy_evaluated", tool: "t", decision: "accept" });
   await log.close();
@@ -40,7 +46,7 @@ async function signedLog(home: string): Promise<string> {
 
 describe("acp doctor: the file audit log's anchor", () => {
   it("is ok with no log yet, and with a log that holds its anchor's checkpoint at its line", async () => {
-    const { home } = fixtureHome(root.dir);
+    const { home, key } = fixtureHome(root.dir);
     const none = await auditCheck(home);
     expect(none.check).toEqual({
       status: "ok",
@@ -48,7 +54,7 @@ describe("acp doctor: the file audit log's anchor", () => {
       detail: "no audit.jsonl yet (the first audited command starts it)",
     });
     expect(none.names.at(-1)).toBe("isolation");
-    await signedLog(home);
+    await signedLog(home, key.privateKey);
     const held = await auditCheck(home);
     expect(held.code).toBe(0);
     expect(held.check).toEqual({
@@ -59,8 +65,8 @@ describe("acp doctor: the file audit log's anchor", () => {
   });
 
   it("warns, naming the file and what to do, when the log holds signed checkpoints and no anchor", async () => {
-    const { home } = fixtureHome(root.dir);
-    const path = await signedLog(home);
+    const { home, key } = fixtureHome(root.dir);
+    const path = await signedLog(home, key.privateKey);
     unlinkSync(`${path}.checkpoint`);
     const r = await auditCheck(home);
     expect(r.code).toBe(0);
@@ -91,6 +97,31 @@ describe("acp doctor: the file audit log's anchor", () => {
       `${path}: line 4 is not the signed checkpoint of its anchor audit.jsonl.checkpoint`,
     );
     expect(changed.check?.detail).toContain("run `acp audit verify`");
+  });
+
+  it("fails a log whose checkpoints another key signed (made before acp init), with its anchor or without", async () => {
+    const { home } = fixtureHome(root.dir);
+    const path = await signedLog(home);
+    const anchored = await auditCheck(home);
+    expect(anchored.code).toBe(1);
+    expect(anchored.check?.status).toBe("fail");
+    expect(anchored.check?.detail).toContain(
+      `${path}: its signed checkpoint at line 4 does not verify with this home's key (keys/public.key): it was signed with another key, before \`acp init\` made this one`,
+    );
+    expect(anchored.check?.detail).toContain(
+      "acp audit verify refuses it and acp proxy and acp run extend it unchecked",
+    );
+    expect(anchored.check?.detail).toContain(
+      "Move audit.jsonl and audit.jsonl.checkpoint aside together (to audit.jsonl.before-init-<time>",
+    );
+    // the audit command agrees: the log is not intact under the home's key
+    expect((await runCli(["audit", "verify"], { env: envFor(home) })).code).toBe(3);
+
+    unlinkSync(`${path}.checkpoint`);
+    const bare = await auditCheck(home);
+    expect(bare.code).toBe(1);
+    expect(bare.check?.detail).toContain("its signed checkpoint at line 4 does not verify with this home's key");
+    expect(bare.check?.detail).toContain("acp proxy and acp run refuse it (audit_anchor_missing)");
   });
 
   it("fails an audit.jsonl that is a named pipe instead of waiting on it for ever", async () => {

@@ -65,7 +65,8 @@ failed check with the same message (config: a top-level key no command reads, wi
 or a version other than "1"; proxy, credentials, redaction, session, graph, channel; sandbox for acp
 run). The audit log (audit.jsonl) must still hold its anchor's signed checkpoint (audit.jsonl.checkpoint)
 at its line, as acp proxy and acp run require (audit log; else it fails: run acp audit verify); a log
-with signed checkpoints and no anchor is a warning naming the file. config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
+with signed checkpoints and no anchor is a warning naming the file; one whose checkpoints another key
+signed (made before acp init made this home's key) fails, naming what to move aside. config.yml's serve: and storage: sections are checked as acp serve checks them (serve);
 a password written in storage.url is a warning (give the URL in ACP_STORAGE_URL instead, or set
 PGPASSWORD); the database acp serve would use (ACP_STORAGE_URL, else storage.url) must answer within
 ${STORAGE_CHECK_TIMEOUT_MS / 1000} s (storage; nothing is changed in it, the password is never printed). When it

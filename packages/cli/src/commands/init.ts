@@ -54,6 +54,13 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   );
   const p = created.paths;
   const files = [p.config, p.policy, p.privateKey, p.publicKey];
+  // on stderr with --json too: the log a person may look for is no longer where it was
+  if (created.auditMovedTo !== undefined) {
+    printError(
+      ctx,
+      `warning: the old audit log was signed with another key (an acp proxy run before acp init, or the home's old key), which the new key cannot verify; moved it and its anchor to ${created.auditMovedTo} (the next audited command starts a new audit.jsonl)`,
+    );
+  }
   if (options.json === true) {
     printJson(ctx, {
       home,
@@ -62,6 +69,7 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
       files,
       replaced: created.replaced,
       vault_moved_to: created.vaultMovedTo ?? null,
+      audit_moved_to: created.auditMovedTo ?? null,
     });
     return;
   }
@@ -93,7 +101,10 @@ export function registerInit(parent: Command, ctx: CliContext): void {
       "create $ACP_HOME (default ~/.acp, mode 0700) with a commented config.yml, a safe starter policy.yml, " +
         "and an Ed25519 key pair whose private key is encrypted with your passphrase",
     )
-    .option("--force", "replace the config, policy and keys of an existing home (an old vault is moved aside)")
+    .option(
+      "--force",
+      "replace the config, policy and keys of an existing home (an old vault and audit log are moved aside)",
+    )
     .option("--no-passphrase", "store the private key unencrypted (loud warning; for throwaway homes only)")
     .option("--json", "print what was created as JSON")
     .addHelpText(
@@ -104,6 +115,10 @@ With neither, init stops with an error rather than store the key unencrypted.
 
 config.yml holds the settings of acp proxy (channel, proxy, session, …) and, commented out with their
 defaults, the serve: and storage: sections of acp serve: remove the first "# " of each line to use one.
+
+An audit.jsonl already there whose checkpoints the new key cannot verify (one an acp proxy run before
+acp init signed with a key thrown away at exit, or the old key's with --force) is moved aside with its
+anchor to audit.jsonl.before-init-<time>, never deleted, with a warning; state.db and pins.json stay.
 
 Examples:
   acp init                                  # asks for a passphrase

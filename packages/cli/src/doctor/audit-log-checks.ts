@@ -1,7 +1,14 @@
 import { lstatSync } from "node:fs";
 import { basename, join } from "node:path";
-import { parseAuditLine, readCheckpoint } from "@acp/core";
-import { anchorPathOf, CHECKPOINT_MARKER_TEXT, readAnchorFile, readAuditFileLines, type HomeCheck } from "@acp/store";
+import { parseAuditLine, readCheckpoint, verifyCheckpointSignature } from "@acp/core";
+import {
+  anchorPathOf,
+  CHECKPOINT_MARKER_TEXT,
+  readAnchorFile,
+  readAuditFileLines,
+  readPublicKeyHex,
+  type HomeCheck,
+} from "@acp/store";
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -11,6 +18,37 @@ function anchorLine(anchor: string): number | null {
   if (!parsed.ok || parsed.value.event_type !== "checkpoint") return null;
   const read = readCheckpoint(parsed.value);
   return read.ok ? read.value.body.count + 1 : null;
+}
+
+/**
+ * Whether a checkpoint line was signed with another key than the home's (`false` when the home has no
+ * readable public key: the key checks say so, and `acp audit verify` asks for one).
+ */
+function signedWithAnotherKey(line: string, home: string): boolean {
+  const pub = readPublicKeyHex(home);
+  if (!pub.ok) return false;
+  const parsed = parseAuditLine(line);
+  if (!parsed.ok) return false;
+  const read = readCheckpoint(parsed.value);
+  return read.ok && !verifyCheckpointSignature(read.value.body, read.value.signature, pub.value);
+}
+
+/**
+ * The failed check of a log whose checkpoints another key signed: written before `acp init` made this
+ * home's key (an `acp proxy` run before it signed with a key thrown away at exit; `acp init --force`
+ * replaced the key). `acp init` moves such a log aside now; one already there stays until moved.
+ */
+function anotherKey(path: string, anchorFile: string, line: number, writers: string): HomeCheck {
+  return {
+    status: "fail",
+    name: "audit log",
+    detail:
+      `${path}: its signed checkpoint at line ${line} does not verify with this home's key (keys/public.key): ` +
+      "it was signed with another key, before `acp init` made this one (an acp proxy run before acp init, " +
+      `or the key replaced by \`acp init --force\`); acp audit verify refuses it and ${writers}. ` +
+      `Move ${basename(path)} and ${anchorFile} aside together (to ${basename(path)}.before-init-<time>, as ` +
+      "acp init does now): the next audited command starts a new log",
+  };
 }
 
 /**
@@ -52,21 +90,28 @@ export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
   if (expected === null)
     return { status: "fail", name, detail: `${anchorPath} is not a checkpoint line: ${refuses}; ${verify}` };
   let lastCheckpoint = 0;
+  let lastCheckpointText = "";
   let lines = 0;
   try {
     for await (const line of readAuditFileLines(path)) {
       lines++;
       if (expected !== undefined) {
         if (lines < expected) continue;
-        if (line === anchor)
+        if (line === anchor) {
+          if (signedWithAnotherKey(line, home))
+            return anotherKey(path, anchorFile, expected, "acp proxy and acp run extend it unchecked");
           return { status: "ok", name, detail: `${file}: its anchor's signed checkpoint is line ${expected}` };
+        }
         return {
           status: "fail",
           name,
           detail: `${path}: line ${expected} is not the signed checkpoint of its anchor ${anchorFile}: ${refuses}; ${verify}`,
         };
       }
-      if (line.includes(CHECKPOINT_MARKER_TEXT)) lastCheckpoint = lines;
+      if (line.includes(CHECKPOINT_MARKER_TEXT)) {
+        lastCheckpoint = lines;
+        lastCheckpointText = line;
+      }
     }
   } catch (err) {
     return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
@@ -79,6 +124,8 @@ export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
     };
   }
   if (lastCheckpoint === 0) return { status: "ok", name, detail: `${file}: ${lines} lines, no signed checkpoint yet` };
+  if (signedWithAnotherKey(lastCheckpointText, home))
+    return anotherKey(path, anchorFile, lastCheckpoint, "acp proxy and acp run refuse it (audit_anchor_missing)");
   return {
     status: "warn",
     name,

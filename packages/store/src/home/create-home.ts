@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, renameSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readSync, renameSync } from "node:fs";
 import { ok, type PrivateKeyFileV1, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
 import { homePaths, HOME_DIR_MODE, type HomePaths } from "./paths.js";
@@ -11,7 +11,10 @@ export interface CreateHomeInput {
   readonly policyText: string;
   /** Overwrite config, policy and keys of an existing home. */
   readonly force: boolean;
-  /** Used to name a vault moved aside by `force` (`vault.json.replaced-<stamp>`). */
+  /**
+   * Used to name a vault moved aside by `force` (`vault.json.replaced-<stamp>`) and an audit log the new key
+   * cannot verify (`audit.jsonl.before-init-<stamp>`).
+   */
   readonly stamp: string;
 }
 
@@ -22,6 +25,55 @@ export interface CreatedHome {
   readonly replaced: readonly string[];
   /** Where an old vault was moved (it was sealed with the old key), if there was one. */
   readonly vaultMovedTo?: string;
+  /**
+   * Where an audit log signed with another key was moved (`audit.jsonl.before-init-<stamp>`, its anchor
+   * beside it as `….checkpoint`), if there was one.
+   */
+  readonly auditMovedTo?: string;
+}
+
+/** A top-level `"event_type":"checkpoint"` member: only a checkpoint line holds it unescaped (scan-log.ts). */
+const CHECKPOINT_MARKER = Buffer.from('"event_type":"checkpoint"');
+
+/** Whether the regular file at `path` holds a checkpoint line; read in chunks, never whole. */
+function holdsCheckpoint(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const chunk = Buffer.alloc(1024 * 1024);
+    const keep = CHECKPOINT_MARKER.length - 1;
+    let carry = Buffer.alloc(0);
+    for (let offset = 0; ;) {
+      const read = readSync(fd, chunk, 0, chunk.length, offset);
+      if (read === 0) return false;
+      offset += read;
+      const data = Buffer.concat([carry, chunk.subarray(0, read)]);
+      if (data.includes(CHECKPOINT_MARKER)) return true;
+      carry = Buffer.from(data.subarray(Math.max(0, data.length - keep)));
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Moves the home's audit log aside when the new key cannot verify it: it holds a signed checkpoint, or has
+ * an anchor (`audit.jsonl.checkpoint`), each signed with a key that is not the new one (an `acp proxy` run
+ * before `acp init` signed with a key thrown away at exit; `--force` replaces the old home's key). Left
+ * where it is, the next writer would extend it and `acp audit verify` would refuse it for good. The log
+ * and its anchor move together (`audit.jsonl.before-init-<stamp>` and `….checkpoint`), never deleted. A
+ * log with no checkpoint (nothing signed) stays. Not a regular file: left for `acp doctor` to report.
+ */
+function moveForeignAuditLog(audit: string, stamp: string): string | undefined {
+  const anchor = `${audit}.checkpoint`;
+  const log = lstatSync(audit, { throwIfNoEntry: false });
+  const hasAnchor = lstatSync(anchor, { throwIfNoEntry: false }) !== undefined;
+  if (log !== undefined && !log.isFile()) return undefined;
+  if (!hasAnchor && (log === undefined || !holdsCheckpoint(audit))) return undefined;
+  const to = `${audit}.before-init-${stamp}`;
+  if (existsSync(to) || existsSync(`${to}.checkpoint`)) throw new Error(`${to} already exists`);
+  if (hasAnchor) renameSync(anchor, `${to}.checkpoint`);
+  if (log !== undefined) renameSync(audit, to);
+  return to;
 }
 
 /**
@@ -40,7 +92,9 @@ export function isExistingHome(home: string): boolean {
  * Creates `$ACP_HOME` (0700) with `keys/` (0700), `keys/private.key` and `keys/public.key`, `config.yml`
  * and `policy.yml` (0600), each written atomically. Refuses (`home_exists`) when the directory already
  * holds a home, unless `force`; with `force` an existing `vault.json` (sealed with the old key) is moved
- * aside, never deleted. Audit and state files are left alone.
+ * aside, never deleted. An `audit.jsonl` signed with another key (a checkpoint or an anchor) is moved aside
+ * with its anchor, never deleted (`auditMovedTo`): the new key could not verify it. `state.db` and
+ * `pins.json` are left alone.
  */
 export function createHome(home: string, input: CreateHomeInput): Result<CreatedHome> {
   const paths = homePaths(home);
@@ -56,6 +110,7 @@ export function createHome(home: string, input: CreateHomeInput): Result<Created
     mkdirSync(paths.keysDir, { recursive: true, mode: HOME_DIR_MODE });
     chmodSync(paths.keysDir, HOME_DIR_MODE);
     const replaced = [paths.config, paths.policy, paths.privateKey, paths.publicKey].filter((f) => existsSync(f));
+    const auditMovedTo = moveForeignAuditLog(paths.audit, input.stamp);
     let vaultMovedTo: string | undefined;
     if (existsSync(paths.vault)) {
       vaultMovedTo = `${paths.vault}.replaced-${input.stamp}`;
@@ -65,7 +120,12 @@ export function createHome(home: string, input: CreateHomeInput): Result<Created
     writeFileAtomic(paths.publicKey, `${input.privateKeyFile.public_key}\n`);
     writeFileAtomic(paths.config, input.configText);
     writeFileAtomic(paths.policy, input.policyText);
-    return ok(vaultMovedTo === undefined ? { paths, replaced } : { paths, replaced, vaultMovedTo });
+    return ok({
+      paths,
+      replaced,
+      ...(vaultMovedTo === undefined ? {} : { vaultMovedTo }),
+      ...(auditMovedTo === undefined ? {} : { auditMovedTo }),
+    });
   } catch (err) {
     return failWith({ code: "home_write_failed" }, `cannot create \`${home}\`: ${ioMessage(err)}`);
   }
