@@ -42,7 +42,7 @@ async function startedHttpProxy(args: string[]): Promise<string> {
 
 describe("acp proxy --http beyond loopback warns that it serves plain HTTP", () => {
   it("--bind 0.0.0.0: the token and every call cross the network in clear text; it says what to do", async () => {
-    const stderr = await startedHttpProxy(["--bind", "0.0.0.0"]);
+    const stderr = await startedHttpProxy(["--bind", "0.0.0.0", "--insecure-plain-http"]);
     expect(stderr).toContain(WARNING);
     expect(stderr).toContain("put a TLS-terminating proxy in front and give its origin with --public-url https://…");
   });
@@ -51,6 +51,29 @@ describe("acp proxy --http beyond loopback warns that it serves plain HTTP", () 
     expect(await startedHttpProxy([])).not.toContain("without TLS");
     const behind = await startedHttpProxy(["--bind", "0.0.0.0", "--public-url", "https://mcp.example.com"]);
     expect(behind).not.toContain("without TLS");
+  });
+});
+
+describe("acp proxy --http beyond loopback over plain HTTP", () => {
+  it("does not start without TLS in front or --insecure-plain-http (exit 1), before any upstream starts", async () => {
+    const env = {
+      ...envFor(fixtureHome(root.dir).home),
+      PATH: process.env["PATH"] ?? "",
+      ACP_PROXY_TOKEN: randomBytes(32).toString("hex"),
+    };
+    for (const extra of [[], ["--public-url", "http://mcp.example.com"]]) {
+      const out = await runCli(["proxy", "--http", "0", "--bind", "0.0.0.0", ...extra, "-u", "/nonexistent/server"], {
+        env,
+      });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(
+        "refusing to listen on `0.0.0.0` over plain HTTP: the bearer token and every call and result would cross " +
+          "the network in clear text; keep --bind 127.0.0.1 behind a TLS-terminating proxy (--public-url https://…)",
+      );
+      expect(out.stderr).toContain("or accept the risk on a network you trust with --insecure-plain-http");
+      expect(out.stderr).not.toContain("upstream `server` failed");
+      expect(out.stderr).not.toContain("listening on");
+    }
   });
 });
 

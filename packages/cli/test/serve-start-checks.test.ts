@@ -12,10 +12,10 @@ const root = tempRoot("serve-flags");
 afterAll(root.cleanup);
 
 /** `acp serve ARGS` as a person runs it: an `acp init` home with an encrypted key, no ACP_PASSPHRASE, no terminal. */
-function serve(args: string[]): { code: number | null; stderr: string } {
+function serve(args: string[], env: Record<string, string> = {}): { code: number | null; stderr: string } {
   const { home } = fixtureHome(root.dir);
   const out = spawnSync(process.execPath, [ACP, "serve", ...args], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home", ACP_HOME: home },
+    env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home", ACP_HOME: home, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     encoding: "utf8",
   });
@@ -44,6 +44,33 @@ describe("acp serve checks its flags before it opens the key", () => {
     expect(failure?.message).toContain("(or serve.agent_tokens.NAME; make one with `openssl rand -hex 32`");
     expect(failure?.message).toContain("the approvers' token does not close it");
     expect(failure?.message).toContain("or keep --bind 127.0.0.1 behind a reverse proxy (--public-url)");
+  });
+
+  it("refuses beyond loopback over plain HTTP, even with a token, before it opens the key or listens (exit 2)", () => {
+    const token = { ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef" };
+    for (const args of [
+      ["--bind", "0.0.0.0"],
+      ["--bind", "0.0.0.0", "--public-url", "http://acp.example.com"],
+    ]) {
+      const out = serve(["--port", "0", ...args], token);
+      expect(out.code, out.stderr).toBe(2);
+      expect(out.stderr).toContain(
+        "--bind `0.0.0.0` is beyond loopback over plain HTTP: the bearer tokens, console sign-in links and " +
+          "session cookies would cross the network in clear text; serve HTTPS (--tls-cert FILE --tls-key FILE)",
+      );
+      expect(out.stderr).toContain("or accept the risk on a network you trust with --insecure-plain-http");
+      expect(out.stderr).not.toMatch(/passphrase|listening/i);
+    }
+    // TLS here, TLS ended in front (an https public URL), or the risk accepted: past this check, to the key
+    for (const args of [
+      ["--public-url", "https://acp.example.com"],
+      ["--insecure-plain-http"],
+      ["--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"],
+    ]) {
+      const out = serve(["--port", "0", "--bind", "0.0.0.0", ...args], token);
+      expect(out.code, out.stderr).toBe(1);
+      expect(out.stderr).not.toContain("plain HTTP");
+    }
   });
 
   it("still asks for the passphrase when the flags are right (exit 1, key_passphrase_required)", () => {
@@ -83,14 +110,15 @@ describe("acp serve --json", () => {
 describe("acp serve on every interface", () => {
   it("gives links a browser and a client on this machine can open, not 0.0.0.0 (with --json too)", async () => {
     const env = { ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef" };
-    const json = startServe(freshHome(), ["--port", "0", "--bind", "0.0.0.0", "--json"], env);
+    const wide = ["--port", "0", "--bind", "0.0.0.0", "--insecure-plain-http"];
+    const json = startServe(freshHome(), [...wide, "--json"], env);
     const { url } = await json.ready;
     json.stop();
     await json.done;
     const printed = JSON.parse(json.output().stdout) as Record<string, string>;
     const local = url.replace("//0.0.0.0:", "//127.0.0.1:");
     expect(printed).toMatchObject({ url, local_url: local, mcp: `${local}/mcp`, docs: `${local}/docs` });
-    const text = startServe(freshHome(), ["--port", "0", "--bind", "0.0.0.0"], env);
+    const text = startServe(freshHome(), wide, env);
     const ready = await text.ready;
     text.stop();
     await text.done;

@@ -231,7 +231,7 @@ describe("acp serve: agents' tokens that name their agent (serve.agent_tokens)",
     }
     expect(readFileSync(join(home, "config.yml"), "utf8")).not.toContain("ci-bot-token-0123456789abcdef");
     // named tokens alone close the API: it may listen beyond loopback
-    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], envFor(home));
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0", "--insecure-plain-http"], envFor(home));
     const ready = await serve.ready;
     const local = ready.url.replace("0.0.0.0", "127.0.0.1");
     const decide = (token: string, body: unknown): Promise<Response> =>
@@ -464,7 +464,7 @@ describe("acp serve: help and errors a platform team can act on", () => {
 describe("acp serve beyond loopback", () => {
   it("warns when it serves beyond loopback without TLS (token, links and cookies in clear text)", async () => {
     const home = freshHome();
-    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0"], {
+    const serve = startServe(home, ["--port", "0", "--bind", "0.0.0.0", "--insecure-plain-http"], {
       ACP_BRIDGE_TOKEN: "cli-token-0123456789abcdef",
     });
     await serve.ready;

@@ -150,9 +150,25 @@ describe("bearer token rules", () => {
     await expect(listenHttp(proxy, { port: 0, bind: "0.0.0.0" })).rejects.toThrow(/without a bearer token/);
   });
 
+  it("refuses to listen beyond loopback over plain HTTP unless TLS ends in front or the risk is accepted", async () => {
+    const bearerToken = "s3cret-token-of-enough-length";
+    await expect(listenHttp(proxy, { port: 0, bind: "0.0.0.0", bearerToken })).rejects.toMatchObject({
+      code: "proxy_plain_http_refused",
+    });
+    const http = parsePublicUrl("http://mcp.example.com");
+    if (!http.ok) throw new Error(http.message);
+    await expect(listenHttp(proxy, { port: 0, bind: "0.0.0.0", bearerToken, publicUrl: http.value })).rejects.toThrow(
+      /over plain HTTP/,
+    );
+    const https = parsePublicUrl("https://mcp.example.com");
+    if (!https.ok) throw new Error(https.message);
+    const behind = await listenHttp(proxy, { port: 0, bind: "0.0.0.0", bearerToken, publicUrl: https.value });
+    await behind.close();
+  });
+
   it("answers 401 for a missing or wrong token, 400 for a malformed header, and serves the right token", async () => {
     const token = "s3cret-token-of-enough-length";
-    const listener = await listenHttp(proxy, { port: 0, bind: "0.0.0.0", bearerToken: token });
+    const listener = await listenHttp(proxy, { port: 0, bind: "0.0.0.0", bearerToken: token, insecurePlainHttp: true });
     try {
       const url = `http://127.0.0.1:${listener.port}/mcp`;
       const post = (authorization?: string): Promise<Response> =>

@@ -11,6 +11,7 @@ import {
   isLoopbackAddress,
   listenHttp,
   parsePublicUrl,
+  plainHttpRefusal,
   parseUpstreamArgument,
   serveStdio,
   type AuditSink,
@@ -94,6 +95,7 @@ interface ProxyFlags {
   http?: string | boolean;
   bind?: string;
   publicUrl?: string;
+  insecurePlainHttp?: boolean;
   config?: string;
   policy?: string;
   acceptToolChanges?: boolean;
@@ -132,12 +134,18 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     )
     .option(
       "--bind <addr>",
-      "address for --http (default proxy.bind, else 127.0.0.1; beyond loopback needs a bearer token)",
+      "address for --http (default proxy.bind, else 127.0.0.1; beyond loopback needs a bearer token, and an " +
+        "https --public-url or --insecure-plain-http)",
     )
     .option(
       "--public-url <url>",
       "for --http behind a reverse proxy: the origin it serves this at (https://mcp.example.com); a loopback " +
         "listener then also takes its Host and Origin (default proxy.public_url)",
+    )
+    .option(
+      "--insecure-plain-http",
+      "let --http listen beyond loopback with no TLS in front: the token and every call cross the network in " +
+        "clear text (only on a network you trust)",
     )
     .option(
       "--config <file>",
@@ -170,8 +178,13 @@ Examples:
   acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'
   acp proxy -u 'npx -y @modelcontextprotocol/server-memory' -u http://127.0.0.1:3001/mcp -n memory -n github
   acp proxy --http 8443 --config ~/.acp/config.yml
-  ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0   # a token: 16+ characters
   acp proxy --http 8443 --public-url https://mcp.example.com   # on 127.0.0.1 behind a reverse proxy
+  ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0 --public-url https://mcp.example.com
+                                                                # a token (16+ characters); TLS ends at the proxy in front
+
+Beyond loopback the proxy, which speaks plain HTTP, needs a bearer token and TLS in front of it: an https://
+--public-url says a proxy ends TLS there; without one it does not start, unless --insecure-plain-http
+accepts that the token and every call cross the network in clear text.
 
 Tokens over HTTP: seal the one every client sends with \`acp config set-secret proxy.bearer_token\`
 (ACP_PROXY_TOKEN takes precedence), and give agents tokens of their own with \`acp config set-secret
@@ -191,7 +204,8 @@ The passphrase of \`acp init\` lets the proxy sign approvals: a client gives it 
 In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs guides/proxy
 
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
-the --config file cannot be used / --bind beyond loopback without a token, 2 usage (no upstream, shell
+the --config file cannot be used / --bind beyond loopback without a token, or over plain HTTP (no https
+--public-url, no --insecure-plain-http), 2 usage (no upstream, shell
 syntax in --upstream, a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
 or --intent does not validate, or a token is not a bearer token, does not open, or is given twice.`,
     )
@@ -277,7 +291,11 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     );
   }
   // a bad --public-url is a usage error before any upstream starts
-  if (port !== undefined) publicUrlOf(flags, config);
+  const publicUrl = port === undefined ? undefined : publicUrlOf(flags, config);
+  if (port !== undefined && !isLoopbackAddress(bind) && publicUrl?.https !== true && flags.insecurePlainHttp !== true) {
+    // checked before any upstream starts (listenHttp refuses it too): tokens and calls would cross in clear text
+    throw new CliError(plainHttpRefusal(bind ?? "127.0.0.1"), EXIT.error);
+  }
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
     throw new CliError(
@@ -418,6 +436,7 @@ async function serveHttp(
       ...(tokens.shared !== undefined ? { bearerToken: tokens.shared } : {}),
       ...(tokens.agents.size > 0 ? { agentTokens: tokens.agents } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
+      ...(flags.insecurePlainHttp === true ? { insecurePlainHttp: true } : {}),
       ...(config.maxSessions !== undefined ? { maxSessions: config.maxSessions } : {}),
     });
   } catch (err) {
@@ -435,7 +454,8 @@ async function serveHttp(
     // the proxy speaks plain HTTP: beyond loopback its bearer tokens and every call cross the network readable
     log(
       `warning: serving on ${bind} without TLS: the bearer token and every call and result cross the network in ` +
-        "clear text; put a TLS-terminating proxy in front and give its origin with --public-url https://…",
+        "clear text (--insecure-plain-http); put a TLS-terminating proxy in front and give its origin with " +
+        "--public-url https://…",
     );
   }
   log(`listening on ${listener.url}/mcp (streamable HTTP) and ${listener.url}/sse (HTTP+SSE)`);

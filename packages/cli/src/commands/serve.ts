@@ -63,6 +63,7 @@ interface ServeFlags {
   port?: string;
   bind?: string;
   publicUrl?: string;
+  insecurePlainHttp?: boolean;
   policy?: string;
   graph?: string;
   stdio?: boolean;
@@ -120,6 +121,9 @@ browsers use: --public-url https://acp.example.com (or serve.public_url). Printe
 console-link use it, a loopback listener also answers requests addressed to its host and sent from its
 origin (any other host is 421, a page of any other site 403), the console takes state changes from its
 origin, and an https:// one makes the console cookie __Host-, Secure, with HSTS.
+Beyond loopback it needs TLS: --tls-cert/--tls-key, or an https:// public URL (TLS ends at the proxy in
+front); over plain HTTP the tokens, sign-in links and cookies would cross the network in clear text, so it
+does not start unless --insecure-plain-http accepts that.
 
 config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.bearer_token and
 serve.approver_token (sealed),
@@ -152,6 +156,7 @@ Examples:
 
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read or use the TLS files (checked before the key is opened), open the state or reach
 PostgreSQL, write serve.json in the home (a home missing or read-only), or stopped but could not close the state (the database gone: the final audit checkpoint may be missing), 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
+--bind beyond loopback over plain HTTP (no TLS, no https:// public URL, no --insecure-plain-http),
 --console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
@@ -166,11 +171,19 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
         "on the policy, consent graph, keys and state of $ACP_HOME",
     )
     .option("--port <port>", "TCP port (default serve.port or 8787; 0 picks a free one)")
-    .option("--bind <addr>", "address to listen on (default 127.0.0.1; beyond loopback needs a token)")
+    .option(
+      "--bind <addr>",
+      "address to listen on (default 127.0.0.1; beyond loopback needs a token, and TLS or an https --public-url)",
+    )
     .option(
       "--public-url <url>",
       "the origin a reverse proxy or load balancer serves this at (https://acp.example.com): links use it, " +
         "its Host is accepted on loopback, an https one makes the console cookie Secure (default serve.public_url)",
+    )
+    .option(
+      "--insecure-plain-http",
+      "let --bind beyond loopback serve plain HTTP with no TLS in front: tokens, sign-in links and cookies " +
+        "cross the network in clear text (only on a network you trust)",
     )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
@@ -317,12 +330,27 @@ function beyondLoopback(bind: string): CliError {
 }
 
 /**
+ * Beyond loopback over plain HTTP, with no TLS in front (no https public URL) and no --insecure-plain-http:
+ * the bearer tokens, sign-in links and console cookies (not `Secure`) would cross the network readable. Exit 2.
+ */
+function plainHttpBeyondLoopback(bind: string): CliError {
+  return new CliError(
+    `--bind \`${bind}\` is beyond loopback over plain HTTP: the bearer tokens, console sign-in links and ` +
+      "session cookies would cross the network in clear text; serve HTTPS (--tls-cert FILE --tls-key FILE), " +
+      "keep --bind 127.0.0.1 behind a TLS-terminating proxy (--public-url https://…), give an https:// " +
+      "--public-url when the proxy in front ends TLS, or accept the risk on a network you trust with " +
+      "--insecure-plain-http",
+    EXIT.usage,
+  );
+}
+
+/**
  * The flags a person can get wrong, checked before the private key is opened: a mistyped flag exits 2 and
  * says so, rather than exit 1 for a passphrase nobody gave (or a prompt for one) first.
  */
 function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeConfig): void {
   portOf(flags, config);
-  publicUrlOf(flags, config);
+  const publicUrl = publicUrlOf(flags, config);
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
     throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
   }
@@ -331,7 +359,10 @@ function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeC
     (ctx.io.env[TOKEN_SOURCES.agents.env] ?? "") !== "" ||
     config.bearerToken !== undefined ||
     config.agentTokens !== undefined;
-  if (!isLoopbackAddress(bind) && !anyToken && flags.stdio !== true) throw beyondLoopback(bind);
+  if (isLoopbackAddress(bind) || flags.stdio === true) return;
+  if (!anyToken) throw beyondLoopback(bind);
+  const tls = flags.tlsCert !== undefined || publicUrl?.startsWith("https:") === true;
+  if (!tls && flags.insecurePlainHttp !== true) throw plainHttpBeyondLoopback(bind);
 }
 
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {

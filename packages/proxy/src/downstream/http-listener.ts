@@ -22,8 +22,16 @@ import type { PublicUrl } from "./public-url.js";
 export interface HttpListenOptions {
   /** 0 picks a free port. */
   readonly port: number;
-  /** Default 127.0.0.1. Anything beyond loopback requires `bearerToken` or `agentTokens`. */
+  /**
+   * Default 127.0.0.1. Anything beyond loopback requires `bearerToken` or `agentTokens`, and, as the listener
+   * speaks plain HTTP, an `https:` `publicUrl` (TLS ends in front of it) or `insecurePlainHttp`.
+   */
   readonly bind?: string;
+  /**
+   * Listen beyond loopback over plain HTTP with no TLS in front: tokens and calls cross the network in clear
+   * text (`acp proxy --insecure-plain-http`, for a network the operator trusts).
+   */
+  readonly insecurePlainHttp?: boolean;
   /** The token every client may use (`proxy.bearer_token`, `ACP_PROXY_TOKEN`); its sessions' agent is the client's name. */
   readonly bearerToken?: string;
   /**
@@ -90,6 +98,19 @@ export class HttpListenError extends Error {
 type Session = StreamableHTTPServerTransport | SSEServerTransport;
 
 /**
+ * Why the proxy does not listen on `bind` (beyond loopback) over plain HTTP, and what to do instead: its bearer
+ * tokens, every call and every result would cross the network readable by anyone on the path.
+ */
+export function plainHttpRefusal(bind: string): string {
+  return (
+    `refusing to listen on \`${bind}\` over plain HTTP: the bearer token and every call and result would cross ` +
+    "the network in clear text; keep --bind 127.0.0.1 behind a TLS-terminating proxy (--public-url https://…), " +
+    "give an https:// --public-url when the proxy in front ends TLS, or accept the risk on a network you trust " +
+    "with --insecure-plain-http"
+  );
+}
+
+/**
  * Serves the proxy over HTTP: streamable HTTP at `/mcp`, and the older HTTP+SSE at `/sse` (GET, the
  * event stream) and `/messages` (POST). One MCP session per client, each with its own downstream server.
  */
@@ -102,6 +123,9 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
       code: "proxy_bearer_token_required",
       message: `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
     });
+  }
+  if (!loopback && options.publicUrl?.https !== true && options.insecurePlainHttp !== true) {
+    throw new HttpListenError({ code: "proxy_plain_http_refused", message: plainHttpRefusal(bind) });
   }
   const sessions = new Map<string, Session>();
   const owners = new Map<string, string | null>();

@@ -2,6 +2,7 @@ export { serveStdio } from "./stdio.js";
 export {
   listenHttp,
   HttpListenError,
+  plainHttpRefusal,
   DEFAULT_IDLE_SESSION_MS,
   DEFAULT_MAX_SESSIONS,
   type HttpListenOptions,

@@ -183,6 +183,7 @@ describe("acp proxy --http with named tokens only", () => {
     const listener = await listenHttp(proxy, {
       port: 0,
       bind: "0.0.0.0",
+      insecurePlainHttp: true,
       agentTokens: new Map([["ci_bot", CI_BOT]]),
     });
     try {
