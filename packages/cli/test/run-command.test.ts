@@ -283,6 +283,38 @@ describe("acp run --max-processes N", () => {
   });
 });
 
+describe("acp run --max-memory SIZE", () => {
+  it("caps the sandbox's memory: an agent allocating past it is killed, and acp says so", async () => {
+    // 256 MiB under a 64 MiB cap; the line is printed only when the allocation went through
+    const r = await acpRun([
+      "--isolation",
+      "netns",
+      "--max-memory",
+      "64M",
+      "--",
+      "perl",
+      "-e",
+      'my $x = "a" x (256 * 1024 * 1024); print STDERR "allocated\\n";',
+    ]);
+    expect(r.code).toBe(137);
+    expect(r.stderr).not.toContain("allocated");
+    expect(r.stderr).toContain("the agent reached its memory cap of 64 MiB: the kernel killed");
+    expect(r.audit[0]?.[1]).toMatchObject({ max_memory: 64 * 1024 * 1024 });
+    const exited = r.audit.find(([type]) => type === "sandbox_exited")?.[1];
+    expect(exited).toMatchObject({ exit_code: 137 });
+    expect(exited?.["oom_kills"]).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a --max-memory that is not a size of at least 32 MiB: exit 2 naming it, nothing started", async () => {
+    for (const bad of ["0", "16M", "lots", "1.5G", "-1G"]) {
+      const r = await acpRun(["--max-memory", bad, "--", "true"]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--max-memory \`${bad}\` is not a size of at least 32 MiB`);
+      expect(r.audit).toEqual([]);
+    }
+  });
+});
+
 describe("acp run --writable PATH", () => {
   it("under netns the agent writes in its working directory and a relative --writable, nowhere else", async () => {
     const fs = await import("node:fs");

@@ -5,8 +5,10 @@ import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
 import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
+  DEFAULT_MAX_MEMORY,
   DEFAULT_MAX_PROCESSES,
   ISOLATION_REQUESTS,
+  MIN_MAX_MEMORY,
   SandboxError,
   agentCanChange,
   agentWritableRoots,
@@ -15,8 +17,10 @@ import {
   createProxy,
   defaultUpstreamName,
   findExecutable,
+  formatMemorySize,
   listenHttp,
   parseEgressAllowList,
+  parseMemorySize,
   parseUpstreamArgument,
   runSandboxed,
   serveStdio,
@@ -55,6 +59,7 @@ interface RunFlags {
   bridgeDir?: string;
   writable?: string[];
   maxProcesses?: string;
+  maxMemory?: string;
 }
 
 /** The config file in use, as `acp run` reads it: every key the proxy uses, `sandbox.allow_egress`, secret-looking values. */
@@ -98,6 +103,12 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
         "RLIMIT_NPROC when acp is not root; no effect with none)",
     )
     .option(
+      "--max-memory <size>",
+      "the most memory the sandbox may use, in bytes or with K, M, G (powers of 1024, e.g. 2G); past it the kernel " +
+        `kills a process of the sandbox, and acp says so (default ${formatMemorySize(DEFAULT_MAX_MEMORY)}, at least ` +
+        `${formatMemorySize(MIN_MAX_MEMORY)}; a memory cgroup; no effect with none)`,
+    )
+    .option(
       "--intent <file>",
       "the intent the session runtime enforces (YAML or JSON); its digest is recorded in the audit; never in " +
         "the agent's working directory or a --writable path",
@@ -138,6 +149,9 @@ shared directory such as /tmp itself), in its own empty /tmp, and in each --writ
 --writable ~/.cache/my-agent for its own state. The sandbox holds at most --max-processes processes
 (threads included; a fork beyond fails with EAGAIN, and acp says so when it ends): a pids cgroup, or
 RLIMIT_NPROC when acp is not root; where neither works, a given --max-processes is refused (exit 1,
+sandbox_unavailable) and the default is a warning. Its memory is capped at --max-memory (default
+${formatMemorySize(DEFAULT_MAX_MEMORY)}; a memory cgroup: past the cap the kernel kills a process of the
+sandbox, and acp says so); where no memory cgroup can be made, a given --max-memory is refused (exit 1,
 sandbox_unavailable) and the default is a warning.
 Guide: acp docs guides/sandbox
 
@@ -151,7 +165,7 @@ link elsewhere the agent could read (find it with find -samefile, then remove it
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
-found, a bad --allow-egress, --isolation, --max-processes or --upstream, more --name than --upstream, a --writable that
+found, a bad --allow-egress, --isolation, --max-processes, --max-memory or --upstream, more --name than --upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
 under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
 --config or --intent file in the working directory or a --writable path, which the agent could rewrite), 4 the config
@@ -182,6 +196,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
   const maxProcesses = flags.maxProcesses === undefined ? config.maxProcesses : processCap(flags.maxProcesses);
+  const maxMemory = flags.maxMemory === undefined ? undefined : memoryCap(flags.maxMemory);
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
@@ -272,6 +287,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         cwd: ctx.io.cwd,
         writable,
         ...(maxProcesses !== undefined ? { maxProcesses } : {}),
+        ...(maxMemory !== undefined ? { maxMemory } : {}),
         mcpTarget: { host: "127.0.0.1", port: listener.port, token },
         ...(flags.mcpStdio === true
           ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
@@ -349,6 +365,16 @@ function processCap(given: string): number {
   if (Number.isSafeInteger(n) && n >= 1) return n;
   throw new CliError(
     `run: --max-processes \`${given}\` is not a whole number of at least 1 (e.g. --max-processes 512)`,
+    EXIT.usage,
+  );
+}
+
+/** `--max-memory`: bytes, or a whole number with K, M, G or T, at least MIN_MAX_MEMORY (exit 2 otherwise). */
+function memoryCap(given: string): number {
+  const n = parseMemorySize(given);
+  if (n !== undefined && n >= MIN_MAX_MEMORY) return n;
+  throw new CliError(
+    `run: --max-memory \`${given}\` is not a size of at least ${formatMemorySize(MIN_MAX_MEMORY)} (e.g. --max-memory 2G)`,
     EXIT.usage,
   );
 }

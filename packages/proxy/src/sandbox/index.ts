@@ -36,4 +36,13 @@ export { noneWarning, startLine } from "./messages.js";
 export { HOME_LINK_CHECKED_DIRS, HOME_LINK_CHECKED_FILES, linkedHomeFiles, type LinkedHomeFile } from "./home-links.js";
 export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";
 export { KEYCTL_SYSCALL, sessionKeyring, type SessionKeyring } from "./session-keyring.js";
+export {
+  DEFAULT_MAX_MEMORY,
+  MIN_MAX_MEMORY,
+  createMemoryCgroup,
+  formatMemorySize,
+  parseMemorySize,
+  type MemoryCap,
+  type MemoryCgroup,
+} from "./memory-cap.js";
 export { DEFAULT_MAX_PROCESSES, createPidsCgroup, type PidsCgroup, type ProcessCap } from "./process-cap.js";

@@ -13,6 +13,7 @@
  */
 
 import type { HomeAlias } from "./home-aliases.js";
+import type { MemoryCap } from "./memory-cap.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
 
@@ -75,6 +76,8 @@ export interface SandboxInitConfig {
   readonly ports: { readonly mcp: number; readonly egress: number };
   /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
   readonly processCap: ProcessCap | null;
+  /** The cap on the sandbox's memory (`MemoryCap`: a cgroup the init enters), or null when none applies here. */
+  readonly memoryCap: MemoryCap | null;
   /**
    * How the agent gets a session keyring of its own (`sessionKeyring`), or null when it cannot here (it then
    * shares acp's, and `acp run` said so).
@@ -128,6 +131,14 @@ if (cfg.processCap && cfg.processCap.kind === "cgroup") {
     writeFileSync(join(cfg.processCap.path, "cgroup.procs"), "0");
   } catch (err) {
     fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's processes (" + cfg.processCap.path + "): " + (err.code || err.message));
+  }
+}
+// the memory cap's cgroup (v1's memory hierarchy, or the process cap's own on v2, already entered above)
+if (cfg.memoryCap && !(cfg.processCap && cfg.processCap.kind === "cgroup" && cfg.processCap.path === cfg.memoryCap.path)) {
+  try {
+    writeFileSync(join(cfg.memoryCap.path, "cgroup.procs"), "0");
+  } catch (err) {
+    fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's memory (" + cfg.memoryCap.path + "): " + (err.code || err.message));
   }
 }
 const run = (what, cmd, args) => {

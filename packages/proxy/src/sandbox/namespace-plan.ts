@@ -15,6 +15,7 @@ import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
 import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
+import type { MemoryCap } from "./memory-cap.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
 import { findHomeAliases, isInHome } from "./home-aliases.js";
@@ -39,6 +40,8 @@ export interface NamespacePlanInput {
   readonly writable?: readonly string[];
   /** The cap on the sandbox's processes, when one can be applied (`ProcessCap`). */
   readonly processCap?: ProcessCap | null;
+  /** The cap on the sandbox's memory (`MemoryCap`), when one can be applied. */
+  readonly memoryCap?: MemoryCap | null;
   /** How the agent gets a session keyring of its own (`sessionKeyring`), when it can here. */
   readonly sessionKeyring?: SessionKeyring | null;
 }
@@ -122,6 +125,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     }),
     ports: input.ports,
     processCap: input.processCap ?? null,
+    memoryCap: input.memoryCap ?? null,
     sessionKeyring: input.sessionKeyring ?? null,
   };
 }

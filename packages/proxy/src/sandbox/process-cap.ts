@@ -61,12 +61,13 @@ function cgroupMounts(): { point: string; root: string; type: string; options: s
 }
 
 /**
- * The cgroup directories a run's pids cgroup may be made in, in order: acp's own in the v1 `pids` hierarchy,
+ * The cgroup directories a run's cgroup for `controller` (`pids`, `memory`) may be made in, in order: acp's own
+ * in the v1 hierarchy of that controller,
  * then acp's own in the unified (v2) one and each of its ancestors up to the mount. On v2 a child has
  * `pids.max` only when its parent hands the controller down, which a cgroup holding processes (acp's own,
  * usually) cannot: systemd's slices above it (`user-0.slice`) do.
  */
-function cgroupDirs(): string[] {
+export function cgroupDirs(controller: "pids" | "memory" = "pids"): string[] {
   let own: string;
   try {
     own = readFileSync("/proc/self/cgroup", "utf8");
@@ -98,8 +99,8 @@ function cgroupDirs(): string[] {
     }
   };
   place(
-    mounts.find((m) => m.type === "cgroup" && m.options.includes("pids")),
-    lines.find((l) => l.controllers.includes("pids"))?.path,
+    mounts.find((m) => m.type === "cgroup" && m.options.includes(controller)),
+    lines.find((l) => l.controllers.includes(controller))?.path,
     false,
   );
   place(
@@ -114,7 +115,7 @@ function cgroupDirs(): string[] {
  * Removes the empty cgroups earlier runs left in `parent` when their `acp` was killed before it could
  * (`acp-run-PID-…` whose PID is gone). One still holding a process is never removed (the kernel refuses).
  */
-function removeLeftovers(parent: string): void {
+export function removeLeftovers(parent: string): void {
   let names: string[];
   try {
     names = readdirSync(parent);

@@ -27,6 +27,7 @@ import { planNamespace } from "./namespace-plan.js";
 import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type StartedAgent } from "./spawn-agent.js";
 import { listenMcpBridge, listenUnixBridge, type UnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
+import { capMemory, formatMemorySize, MIN_MAX_MEMORY } from "./memory-cap.js";
 import { createPidsCgroup, DEFAULT_MAX_PROCESSES, type PidsCgroup, type ProcessCap } from "./process-cap.js";
 import { sessionKeyring, type SessionKeyring } from "./session-keyring.js";
 
@@ -75,6 +76,12 @@ export interface SandboxRunOptions {
    * a warning. No effect with `none`.
    */
   readonly maxProcesses?: number;
+  /**
+   * The most memory, in bytes, the sandbox may use (`acp run --max-memory`; a memory cgroup); default
+   * `DEFAULT_MAX_MEMORY`. Past it the kernel kills a process of the sandbox. Given and impossible to apply here:
+   * the run is refused; left out and impossible: a warning. No effect with `none`.
+   */
+  readonly maxMemory?: number;
   /** Where the bridge sockets live; default a fresh private directory under the temp directory. */
   readonly bridgeDir?: string;
   readonly probe?: IsolationProbe;
@@ -108,6 +115,12 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
   const max = options.maxProcesses;
   if (max !== undefined && (!Number.isSafeInteger(max) || max < 1)) {
     throw setupFailed(`the process cap must be a whole number of at least 1, not ${String(max)}`);
+  }
+  const maxMemory = options.maxMemory;
+  if (maxMemory !== undefined && (!Number.isSafeInteger(maxMemory) || maxMemory < MIN_MAX_MEMORY)) {
+    throw setupFailed(
+      `the memory cap must be a whole number of bytes, at least ${formatMemorySize(MIN_MAX_MEMORY)}, not ${String(maxMemory)}`,
+    );
   }
   // A file of the home with another name (a hard link) elsewhere: the sandbox covers the home's paths, not
   // that name. Refused before anything starts (with no isolation the home is not hidden anyway).
@@ -165,6 +178,10 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
     const env = { ...scrubbed.env, ...sandboxVariables({ mcpUrl, egressUrl, isolation: level }) };
 
     const capped = level === "none" ? { cap: null, cgroup: null } : capProcesses(max, options, cleanup);
+    const memory =
+      level === "none"
+        ? { cap: null, cgroup: null }
+        : capMemory(maxMemory, capped.cgroup?.path ?? null, options.log, cleanup);
     if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
     const keyring =
       level === "none" ? null : options.sessionKeyring !== undefined ? options.sessionKeyring : sessionKeyring();
@@ -183,6 +200,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       egress_allow: options.egress.allow.map((r) => r.source),
       writable: options.writable ?? [],
       max_processes: capped.cap?.max ?? null,
+      max_memory: memory.cap?.max ?? null,
       env_removed: scrubbed.removed,
       ...options.startFields,
     });
@@ -214,6 +232,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
               setpriv: tools.setpriv,
               ports: SANDBOX_PORTS,
               processCap: capped.cap,
+              memoryCap: memory.cap,
               sessionKeyring: keyring,
               ...(options.writable !== undefined ? { writable: options.writable } : {}),
             }),
@@ -228,10 +247,17 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
         `acp run: the agent reached its cap of ${capped.cap.max} processes: a new process was refused ${refused} time${refused === 1 ? "" : "s"} (--max-processes raises the cap)`,
       );
     }
+    const oomKills = memory.cgroup?.oomKills() ?? 0;
+    if (oomKills > 0 && memory.cap !== null) {
+      options.log(
+        `acp run: the agent reached its memory cap of ${formatMemorySize(memory.cap.max)}: the kernel killed ${oomKills} process${oomKills === 1 ? "" : "es"} of the sandbox (--max-memory raises the cap)`,
+      );
+    }
     await options.audit.record("sandbox_exited", {
       isolation: level,
       exit_code: exitCode,
       ...(capped.cgroup !== null ? { processes_refused: refused } : {}),
+      ...(memory.cgroup !== null ? { oom_kills: oomKills } : {}),
     });
     return { level, exitCode };
   } finally {
