@@ -12,7 +12,9 @@
  *   (`SOCKET_HOME_DIRS`) down to `DEEP_DEPTH` levels, the rest down to `HOME_DEPTH` levels;
  * - `$XDG_RUNTIME_DIR` and `/run/user/UID`, down to `DEEP_DEPTH` levels (under `/run` they are covered whole
  *   anyway);
- * - the socket `SSH_AUTH_SOCK` names.
+ * - the socket `SSH_AUTH_SOCK` names;
+ * - the agent's working directory and `--writable` paths, down to `HOME_DEPTH` levels (a database's or a
+ *   development server's socket in a project).
  *
  * Each walk looks at most at `HOME_SOCKET_WALK_LIMIT` entries, does not follow symbolic links, and skips what
  * it cannot read. A socket created after the start, or deeper or elsewhere, is not covered.
@@ -48,6 +50,8 @@ export interface SocketSearch {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Real paths under which nothing is looked for (ACP's home, the bridge directory, the covered roots). */
   readonly skip: readonly string[];
+  /** The agent's working directory and `--writable` paths: walked like the home (down to `HOME_DEPTH`). */
+  readonly given?: readonly string[];
   readonly limit?: number;
 }
 
@@ -101,6 +105,7 @@ export function findUserSockets(search: SocketSearch): string[] {
     for (const dir of SOCKET_HOME_DIRS) walk(join(home, dir), DEEP_DEPTH);
     walk(home, HOME_DEPTH);
   }
+  for (const path of search.given ?? []) walk(path, HOME_DEPTH);
   walk(search.env["XDG_RUNTIME_DIR"], DEEP_DEPTH);
   const uid = process.getuid?.();
   if (uid !== undefined) walk(`/run/user/${uid}`, DEEP_DEPTH);

@@ -121,6 +121,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     // the user's sockets outside the covers (the bridge's own, the home's and what the covers hide left alone)
     socketCovers: findUserSockets({
       env: input.env,
+      given: writable,
       skip: [bridgeDir, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path), ...roots.map((r) => r.path)],
     }),
     ports: input.ports,

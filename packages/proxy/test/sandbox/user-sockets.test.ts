@@ -106,9 +106,13 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     const bridgeDir = join(home, `bridge-${level}`);
     mkdirSync(cwd);
     mkdirSync(bridgeDir, { mode: 0o700 });
+    // a server's socket in the agent's (writable) working directory, outside the home
+    const inCwd = join(cwd, "db", ".s.PGSQL.5432");
+    await listen(inCwd);
+    const paths = { ...sockets, in_cwd: inCwd };
     const out = join(cwd, "out.json");
     const options = quietRun({
-      argv: [process.execPath, "-e", AGENT, out, JSON.stringify(sockets)],
+      argv: [process.execPath, "-e", AGENT, out, JSON.stringify(paths)],
       isolation: level,
       home: join(work.path, "acp-home"),
       env: {
@@ -124,9 +128,9 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     expect(await runSandboxed(options)).toEqual({ level, exitCode: 0 });
     const result = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
     // refused (the empty read-only file over each: EACCES to write to it, or ECONNREFUSED), never connected
-    for (const name of Object.keys(sockets)) expect(["EACCES", "ECONNREFUSED"], name).toContain(result[name]);
+    for (const name of Object.keys(paths)) expect(["EACCES", "ECONNREFUSED"], name).toContain(result[name]);
     expect(result["bridge"]).toBe("bridge ok");
     // the listeners are live: outside the sandbox, each one answers
-    for (const path of Object.values(sockets)) expect(await hostConnects(path)).toBe(true);
+    for (const path of Object.values(paths)) expect(await hostConnects(path)).toBe(true);
   });
 });
