@@ -56,7 +56,7 @@ export async function loadKeys(
   );
   const { privateKey, publicKey } = generateKeyPairSync("ed25519");
   const publicKeyHex = Buffer.from(publicKey.export({ format: "jwk" }).x ?? "", "base64url").toString("hex");
-  return { keys: { privateKey, publicKey, publicKeyHex } };
+  return { keys: { privateKey, publicKey, publicKeyHex, ephemeral: true } };
 }
 
 /** A scalar of config.yml as text (numbers too); undefined when absent or not a scalar. */

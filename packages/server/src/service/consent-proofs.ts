@@ -24,6 +24,8 @@ export interface ServiceKeyPair {
   readonly privateKey: KeyObject;
   readonly publicKey: KeyObject;
   readonly publicKeyHex: string;
+  /** The pair lives only as long as this process (a home without keys): it made no earlier signature. */
+  readonly ephemeral?: boolean;
 }
 
 /**

@@ -14,7 +14,7 @@ export interface ServerStoresOptions {
   readonly auditPath: string;
   readonly clock: () => Date;
   /** Audit checkpoints are signed with the private key and checked with the public one. */
-  readonly keys: Pick<ServiceKeyPair, "privateKey" | "publicKey">;
+  readonly keys: Pick<ServiceKeyPair, "privateKey" | "publicKey" | "ephemeral">;
   readonly changePollMs?: number;
   /** PostgreSQL: how long a new consent request waits for its turn at the limit (default 5000 ms; then 429). */
   readonly pendingLockTimeoutMs?: number;
@@ -60,6 +60,8 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
     clock: options.clock,
     auditSigner: options.keys.privateKey,
     auditPublicKey: options.keys.publicKey,
+    // a key of this process only: the anchor an earlier process signed cannot verify with it
+    ...(options.keys.ephemeral === true ? { auditEphemeralKey: true } : {}),
     ...(options.changePollMs !== undefined ? { pollIntervalMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),

@@ -29,6 +29,8 @@ export interface SqliteStoresOptions {
   /** Signs audit checkpoints. */
   readonly auditSigner?: CheckpointSigner;
   readonly auditPublicKey?: CheckpointPublicKey;
+  /** The signer's key lives only as long as this process: the audit anchor's signature is not checked at open. */
+  readonly auditEphemeralKey?: boolean;
   /** How often the change feed looks at the pending table. Default 500 ms. */
   readonly pollIntervalMs?: number;
   /**
@@ -53,6 +55,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
       clock: options.clock,
       fsync: "batch",
       ...(options.auditSigner !== undefined ? { signer: options.auditSigner } : {}),
+      ...(options.auditEphemeralKey === true ? { ephemeralSigner: true } : {}),
       ...(options.redaction !== undefined ? { redaction: options.redaction } : {}),
       ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
     });

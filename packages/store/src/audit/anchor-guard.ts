@@ -1,5 +1,5 @@
 import { readSync } from "node:fs";
-import { parseAuditLine, readCheckpoint } from "@acp/core";
+import { parseAuditLine, readCheckpoint, verifyCheckpointSignature, type CheckpointPublicKey } from "@acp/core";
 import { readAnchor, writeAnchor } from "./anchor.js";
 import { AuditLogError } from "./audit-log-error.js";
 import type { ScanResult } from "./scan-log.js";
@@ -20,7 +20,11 @@ interface HeldLine {
  * result and replace the anchor that told of it (before 27 Nov 2026 `acp audit verify` then said intact).
  *
  * At open the anchor beside the log must be a checkpoint whose line is the log's line `count + 1`, byte for
- * byte; before every later batch, the latest checkpoint line known to this writer (the anchor's, then each
+ * byte, and its signature must verify with the writer's public key (the key it is about to sign with): a log
+ * whose anchor another key signed (restored from elsewhere, or the home's keys replaced) would become a log of
+ * two keys that `acp audit verify` refuses (`bad_checkpoint_signature`). Without a key to check with (a
+ * signer whose key lives only as long as the process, a writer without a signer) only the line's place is
+ * checked. Before every later batch, the latest checkpoint line known to this writer (the anchor's, then each
  * one it writes) must still be where it was. Otherwise the writer refuses (`audit_anchor_mismatch`).
  *
  * A log with signed checkpoints and no anchor was verified in full before the lock was taken
@@ -41,6 +45,8 @@ export class AnchorGuard {
     private readonly fd: number,
     /** The last checkpoint of the log, verified because it had no anchor ({@link verifyUnanchoredLog}). */
     private readonly adopted: AdoptedCheckpoint | null = null,
+    /** The key the anchor's checkpoint must verify with; `undefined`: its signature is not checked. */
+    private readonly publicKey: CheckpointPublicKey | undefined = undefined,
   ) {}
 
   /** Reads the anchor beside the log; returns the line number the first scan must find it at (`undefined`: none). */
@@ -56,6 +62,9 @@ export class AnchorGuard {
     const parsed = parseAuditLine(anchor);
     const read = parsed.ok && parsed.value.event_type === "checkpoint" ? readCheckpoint(parsed.value) : undefined;
     if (read?.ok !== true) throw this.mismatch("the anchor beside it is not a checkpoint line");
+    const key = this.publicKey;
+    if (key !== undefined && !verifyCheckpointSignature(read.value.body, read.value.signature, key))
+      throw this.foreign();
     const line = read.value.body.count + 1;
     this.expected = { line, bytes: Buffer.from(`${anchor}\n`, "utf8") };
     return line;
@@ -112,6 +121,13 @@ export class AnchorGuard {
     return new AuditLogError(
       { code: "audit_anchor_missing" },
       `${this.path}: it has no anchor and its signed checkpoint at line ${line}, verified just before, is no longer there: refusing to extend and sign it (run \`acp audit verify\`)`,
+    );
+  }
+
+  private foreign(): AuditLogError {
+    return new AuditLogError(
+      { code: "audit_anchor_mismatch" },
+      `${this.path}: the checkpoint of its anchor (\`${this.path}.checkpoint\`) was not signed by this home's key: the log was signed with another key (restored or copied from elsewhere, or the home's keys were replaced); refusing to extend it and sign it with this key, which would leave a log \`acp audit verify\` refuses (restore the home's keys the log was signed with, or move \`${this.path}\` and \`${this.path}.checkpoint\` aside together to start a new log)`,
     );
   }
 

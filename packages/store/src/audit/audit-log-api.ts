@@ -19,10 +19,17 @@ export interface AuditLogOptions {
   readonly signer?: CheckpointSigner;
   /**
    * The signer's public key, to verify a log found with signed checkpoints and no anchor before it is
-   * extended; default the public half of a `KeyObject` signer. With a signer function and none, such a
-   * log is refused (`audit_anchor_missing`).
+   * extended, and the anchor's checkpoint of a log found with one (`audit_anchor_mismatch` when another key
+   * signed it); default the public half of a `KeyObject` signer. With a signer function and none, a log
+   * without an anchor is refused (`audit_anchor_missing`) and an anchor's signature is not checked.
    */
   readonly publicKey?: CheckpointPublicKey;
+  /**
+   * The signer's key lives only as long as this process (`acp serve` on a home without keys): the anchor
+   * beside the log was signed by an earlier process's key, so its signature is not checked at open (only
+   * that the log holds its line). Default `false`.
+   */
+  readonly ephemeralSigner?: boolean;
   /** A signed checkpoint after this many events (default 1000), and at `close()`. */
   readonly checkpointEvery?: number;
   /** Redaction rules applied before hashing (default {@link DEFAULT_REDACTION}); `false` turns it off. */

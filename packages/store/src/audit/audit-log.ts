@@ -12,6 +12,7 @@ import {
   type AuditEventInput,
   type AuditEventV02,
   type AuditIdBytes,
+  type CheckpointPublicKey,
   type StagedAuditLines,
   type Redactor,
 } from "@acp/core";
@@ -65,11 +66,18 @@ function reserved(input: AuditEventInput): AuditLogError {
   );
 }
 
+/** The key the anchor's checkpoint is checked with at open: the signer's, unless it lives only as long as this process. */
+function anchorKeyOf(options: AuditLogOptions): CheckpointPublicKey | undefined {
+  if (options.signer === undefined || options.ephemeralSigner === true) return undefined;
+  return publicKeyOf(options.signer, options.publicKey);
+}
+
 /**
  * Opens (creating 0600 in a 0700 directory) the append-only audit log at `path`. At open, under the
  * lock, a torn last line is moved to `<path>.torn-<time>` and recorded as an `audit_recovered` event;
  * a last line that does not hash to itself stops the open (`audit_log_corrupt`), and so does a log that does
- * not hold the anchor's checkpoint at its line (`audit_anchor_mismatch`, see {@link AnchorGuard}). A writer
+ * not hold the anchor's checkpoint at its line, or whose anchor another key signed (`audit_anchor_mismatch`, see
+ * {@link AnchorGuard}). A writer
  * with a signer that finds signed checkpoints and no anchor first verifies the whole log with the key and
  * anchors it at its last checkpoint, or refuses it (`audit_anchor_missing`, see {@link verifyUnanchoredLog}). Appends from every
  * process sharing the file are serialised by `<path>.lock`; each batch first reads what other
@@ -154,7 +162,7 @@ class AuditWriter implements AuditLog {
             ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
           });
     this.ino = fstatSync(handle.fd).ino;
-    this.guard = new AnchorGuard(path, handle.fd, adopted);
+    this.guard = new AnchorGuard(path, handle.fd, adopted, anchorKeyOf(options));
     this.newId = createEventIds(options.randomId);
     this.idBytes = options.randomId === undefined ? createEventIdBytes() : null;
     this.maxBatch = Math.max(1, options.maxBatch ?? 4096);
