@@ -175,10 +175,12 @@ describe("acp proxy as a child process over stdio (built CLI)", () => {
     if (!existsSync(join(ROOT, "packages/cli/dist/commands/proxy.js"))) throw new Error("the CLI did not build");
   }, 180_000);
 
-  it("wraps server-filesystem with no config at all; pins its tools; reads pass and write_file asks under the starter policy", async () => {
+  it("wraps server-filesystem with no proxy config (ad hoc --upstream); pins its tools; reads pass and write_file asks under the starter policy", async () => {
     const home = mkdtempSync(join(tmpdir(), "acp-home-"));
     const dir = mkdtempSync(join(tmpdir(), "acp-fs-"));
     writeFileSync(join(dir, "hello.txt"), "hello");
+    // an empty directory is no home (nothing to answer `acp pending` from): the home `acp init` makes
+    expect((await runCli(["init", "--no-passphrase"], { env: { HOME: home, ACP_HOME: home } })).code).toBe(0);
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [ACP, "proxy", "--upstream", `${bin("mcp-server-filesystem")} ${dir}`],

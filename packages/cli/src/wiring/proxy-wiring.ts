@@ -73,8 +73,8 @@ export function createProxyWiring(
     const config = given ?? homeConfigInUse(home);
     const state = openHomeState(home);
     if (!state.exists) log(`no ACP home at ${home}: nothing is audited and state is kept in memory (run \`acp init\`)`);
-    // a home is what `acp init` made: its key (a directory holding only pins.json is not one)
-    const hasKeys = state.exists;
+    // a home written by hand (a policy, no keys) signs with a key that lives as long as the process
+    const hasKeys = state.exists && existsSync(join(home, "keys", "private.key"));
     const key = homeSigningKey(ctx.io, hasKeys ? home : null, log, extras.holder);
     const { redaction } = config;
     const audit = createHomeAuditSink({
