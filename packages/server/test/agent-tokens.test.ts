@@ -15,6 +15,7 @@ import {
   READ_EVENT,
   readJson,
   openTestServerAt,
+  testKeys,
   openTokenServer,
   type TokenServer,
 } from "./harness.js";
@@ -175,7 +176,9 @@ describe("named agents' tokens alone (no anonymous agents' token)", () => {
   it("close the API to callers without one, and a service with a token used twice does not start", async () => {
     const other = mkdtempSync(join(tmpdir(), "acp-agent-tokens-only-"));
     try {
-      const only = await openTestServerAt(other, { agentTokens: { ci_bot: CI_BOT } });
+      // one home, one key: the second start signs its audit log with the key the first did
+      const keys = testKeys();
+      const only = await openTestServerAt(other, { agentTokens: { ci_bot: CI_BOT }, keys });
       try {
         const none = await fetch(`${only.url}/v1/decide`, {
           method: "POST",
@@ -189,10 +192,10 @@ describe("named agents' tokens alone (no anonymous agents' token)", () => {
       } finally {
         await only.node.close();
       }
-      await expect(openTestServerAt(other, { token: ANON, agentTokens: { ci_bot: ANON } })).rejects.toThrow(
+      await expect(openTestServerAt(other, { token: ANON, agentTokens: { ci_bot: ANON }, keys })).rejects.toThrow(
         /token of `ci_bot` is also another token/,
       );
-      await expect(openTestServerAt(other, { agentTokens: { "CI Bot": CI_BOT } })).rejects.toThrow(
+      await expect(openTestServerAt(other, { agentTokens: { "CI Bot": CI_BOT }, keys })).rejects.toThrow(
         /token name `CI Bot`/,
       );
     } finally {
