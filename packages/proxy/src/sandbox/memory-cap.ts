@@ -15,11 +15,11 @@
  * Unprivileged, neither is usually writable: then there is no cap (a warning, or a refusal when one was asked
  * for).
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { unavailable } from "./errors.js";
-import { cgroupDirs, removeLeftovers } from "./process-cap.js";
+import { cgroupDirs, eventCount, removeCgroup, removeLeftovers } from "./process-cap.js";
 
 /** Bytes the sandbox may use unless `--max-memory` says otherwise: 4 GiB. */
 export const DEFAULT_MAX_MEMORY = 4 * 1024 ** 3;
@@ -62,7 +62,7 @@ export function createMemoryCgroup(max: number, pidsCgroup: string | null): Memo
     }
     const v2 = existsSync(join(path, "cgroup.controllers"));
     if (v2 ? capV2(path, max) : capV1(path, max)) {
-      return handle(path, v2 ? "memory.events" : "memory.oom_control", () => removeDir(path));
+      return handle(path, v2 ? "memory.events" : "memory.oom_control", () => removeCgroup(path));
     }
     try {
       rmdirSync(path);
@@ -73,30 +73,21 @@ export function createMemoryCgroup(max: number, pidsCgroup: string | null): Memo
   return null;
 }
 
-function capV2(path: string, max: number): boolean {
-  try {
-    writeFileSync(join(path, "memory.max"), String(max));
-  } catch {
-    return false;
-  }
-  try {
-    writeFileSync(join(path, "memory.swap.max"), "0");
-  } catch {
-    // swap not accounted here (or none): memory.max alone
-  }
-  return true;
-}
+const capV2 = (path: string, max: number): boolean => writeCap(path, "memory.max", max, "memory.swap.max", "0");
+const capV1 = (path: string, max: number): boolean =>
+  writeCap(path, "memory.limit_in_bytes", max, "memory.memsw.limit_in_bytes", String(max));
 
-function capV1(path: string, max: number): boolean {
+/** Writes the memory limit (false when it cannot be), then the swap limit where swap is accounted. */
+function writeCap(path: string, limitFile: string, max: number, swapFile: string, swap: string): boolean {
   try {
-    writeFileSync(join(path, "memory.limit_in_bytes"), String(max));
+    writeFileSync(join(path, limitFile), String(max));
   } catch {
     return false;
   }
   try {
-    writeFileSync(join(path, "memory.memsw.limit_in_bytes"), String(max));
+    writeFileSync(join(path, swapFile), swap);
   } catch {
-    // swap not accounted here (or none): memory.limit_in_bytes alone
+    // swap not accounted here (or none): the memory limit alone
   }
   return true;
 }
@@ -104,27 +95,9 @@ function capV1(path: string, max: number): boolean {
 function handle(path: string, events: string, remove: () => Promise<void>): MemoryCgroup {
   return {
     path,
-    oomKills: () => {
-      try {
-        return Number(/^oom_kill\s+(\d+)/m.exec(readFileSync(join(path, events), "utf8"))?.[1] ?? 0);
-      } catch {
-        return 0;
-      }
-    },
+    oomKills: () => eventCount(path, events, "oom_kill"),
     remove,
   };
-}
-
-async function removeDir(path: string): Promise<void> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    try {
-      rmdirSync(path);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-      await new Promise((resolve) => setTimeout(resolve, 100).unref());
-    }
-  }
 }
 
 /**

@@ -163,27 +163,32 @@ export function createPidsCgroup(max: number): PidsCgroup | null {
       }
       continue;
     }
-    return {
-      path,
-      refusals: () => {
-        try {
-          return Number(/^max\s+(\d+)/m.exec(readFileSync(join(path, "pids.events"), "utf8"))?.[1] ?? 0);
-        } catch {
-          return 0;
-        }
-      },
-      remove: async () => {
-        for (let attempt = 0; attempt < 50; attempt++) {
-          try {
-            rmdirSync(path);
-            return;
-          } catch (err) {
-            if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
-            await new Promise((resolve) => setTimeout(resolve, 100).unref());
-          }
-        }
-      },
-    };
+    return { path, refusals: () => eventCount(path, "pids.events", "max"), remove: () => removeCgroup(path) };
   }
   return null;
+}
+
+/** The count a cgroup's events file gives under `key` (`max` in pids.events, `oom_kill` in memory.events); 0 unread. */
+export function eventCount(path: string, file: string, key: string): number {
+  try {
+    const line = readFileSync(join(path, file), "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`${key} `) || l.startsWith(`${key}\t`));
+    return Number(line?.slice(key.length).trim() ?? 0) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Removes a cgroup made for a run once its last process is gone (the kernel frees it a moment later). */
+export async function removeCgroup(path: string): Promise<void> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    try {
+      rmdirSync(path);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+      await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    }
+  }
 }
