@@ -4,6 +4,7 @@
  */
 import type { Pipeline, RateLimiter } from "@acp/core";
 import { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
+import { checkServerOptions } from "./server-options.js";
 import { openServerStores } from "./store/open-server-stores.js";
 import type { ServerStores } from "./store/types.js";
 
@@ -49,8 +50,12 @@ export interface EmbeddedServer {
   close(): Promise<void>;
 }
 
-/** Opens the stores and builds the service on them. */
+/**
+ * Checks the inputs, then opens the stores and builds the service on them: a bad token set, public URL or
+ * agents' servers is told as that, with no store opened and no file created.
+ */
 export async function openEmbeddedServer(options: EmbeddedServerOptions): Promise<EmbeddedServer> {
+  checkServerOptions(options);
   const stores = await openServerStores({
     statePath: options.statePath,
     auditPath: options.auditPath,

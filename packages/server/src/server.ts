@@ -3,11 +3,12 @@
  * consent broker on the pending table, the decision service, the HTTP app. `acp serve` and the tests
  * call this.
  */
-import { AGENT_TOKEN_NAME, parsePublicUrl, type PublicUrl } from "@acp/proxy";
+import { AGENT_TOKEN_NAME } from "@acp/proxy";
 import type { FastifyInstance } from "fastify";
-import { compileGlob, type Pipeline, type RedactionRules } from "@acp/core";
+import type { Pipeline, RedactionRules } from "@acp/core";
 import { createConsentBroker, createConsentRedactor, type ConsentBrokerHandle, type ConsentChannel } from "@acp/proxy";
 import { createHttpApp, type HttpAppOptions } from "./http/app.js";
+import { checkServerOptions } from "./server-options.js";
 import { createMetrics, type ServerMetrics } from "./metrics/metrics.js";
 import { createAuditSink, type AuditAppender } from "./service/audit-recorder.js";
 import { completeConsent } from "./service/consent-completion.js";
@@ -18,7 +19,6 @@ import {
   type DecisionServiceOptions,
 } from "./service/decision-service.js";
 import { startExpirySweep } from "./service/expiry-sweep.js";
-import type { ServerScopes } from "./service/service-errors.js";
 import { createTableChannel } from "./service/table-channel.js";
 import type { ServerStores } from "./store/types.js";
 
@@ -84,7 +84,7 @@ export interface AcpServerOptions {
   readonly approverTokens?: Readonly<Record<string, string>>;
   /**
    * The origin browsers and clients use when a reverse proxy or load balancer is in front
-   * (`https://acp.example.com`; {@link parsePublicUrl}): the loopback `Host` check and the console's
+   * (`https://acp.example.com`; `parsePublicUrl` of `@acp/proxy`): the loopback `Host` check and the console's
    * origin check take it, and an `https:` one makes the console cookie `Secure` and adds HSTS.
    */
   readonly publicUrl?: string;
@@ -132,77 +132,13 @@ export interface AcpServer {
 
 export { AGENT_TOKEN_NAME };
 
-/** Throws unless every named agent or approver token has a valid name and differs from every other token. */
-function checkNamedTokens(maps: readonly ReadonlyMap<string, string>[], token?: string, approverToken?: string): void {
-  const seen = new Set([token, approverToken].filter((t) => t !== undefined));
-  for (const [name, value] of maps.flatMap((m) => [...m])) {
-    if (!AGENT_TOKEN_NAME.test(name)) {
-      throw new Error(`token name \`${name.slice(0, 64)}\`: use lowercase letters, digits and _ (at most 64)`);
-    }
-    if (seen.has(value)) {
-      throw new Error(
-        `the token of \`${name}\` is also another token: give every agent and every approver a token of its own`,
-      );
-    }
-    seen.add(value);
-  }
-}
-
-/**
- * The servers each named agent may decide for, compiled (`agentServers`); throws for a name no agent's
- * token has, an empty list, or a pattern that is not a server name or glob.
- */
-function compileServerScopes(
-  agentServers: Readonly<Record<string, readonly string[]>> | undefined,
-  agentTokens: ReadonlyMap<string, string>,
-): ServerScopes {
-  const scopes = new Map<string, { patterns: readonly string[]; test: (server: string) => boolean }>();
-  for (const [agent, patterns] of Object.entries(agentServers ?? {}) as [string, unknown][]) {
-    if (!agentTokens.has(agent)) throw new Error(`agent servers: \`${agent}\` is no agent of the agents' tokens`);
-    if (!Array.isArray(patterns) || patterns.length === 0) {
-      throw new Error(`agent servers: \`${agent}\` must list at least one server (name or glob)`);
-    }
-    const list: unknown[] = patterns;
-    const tests = list.map((pattern) => {
-      const glob = typeof pattern === "string" ? compileGlob(pattern) : undefined;
-      if (glob?.ok !== true)
-        throw new Error(`agent servers: \`${agent}\`: \`${String(pattern)}\` is not a server name or glob`);
-      return glob.value;
-    });
-    scopes.set(agent, { patterns: patterns as string[], test: (server) => tests.some((test) => test(server)) });
-  }
-  return scopes;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Builds the service. */
 export async function createAcpServer(options: AcpServerOptions): Promise<AcpServer> {
-  // a JavaScript caller without them would have every caller's `server` trusted: said at once, not failed open
-  for (const key of ["anyServerPipeline", "anyServerRecheckPipeline"] as const) {
-    if (options[key] === undefined)
-      throw new Error(
-        `${key} is required: the pipeline for callers whose server is only their word (anyServerPipelineOf, ` +
-          "ADR 0006), or the pipeline itself to judge every caller as named",
-      );
-  }
-  let publicUrl: PublicUrl | undefined;
-  if (options.publicUrl !== undefined) {
-    const parsed = parsePublicUrl(options.publicUrl);
-    if (!parsed.ok) throw new Error(`public URL: ${parsed.message}`);
-    publicUrl = parsed.value;
-  }
-  const agentTokens = new Map(Object.entries(options.agentTokens ?? {}));
-  const approverTokens = new Map(Object.entries(options.approverTokens ?? {}));
-  checkNamedTokens([agentTokens, approverTokens], options.token, options.approverToken);
-  if (options.approverToken !== undefined && options.approverToken === options.token) {
-    throw new Error(
-      "the approvers' token must differ from the agents' bearer token: an agent holding it could approve its own requests",
-    );
-  }
-  const serverScopes = compileServerScopes(options.agentServers, agentTokens);
+  const { publicUrl, agentTokens, approverTokens, serverScopes } = checkServerOptions(options);
   const metrics = createMetrics();
   const audit = createAuditSink(options.audit ?? options.stores.auditLog);
   const proofs = createConsentProofs(options.keys, options.stores.nonces);
