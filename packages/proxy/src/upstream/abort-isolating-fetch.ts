@@ -139,7 +139,9 @@ function watchOf(
 
 /**
  * The watch over the event stream of an HTTP+SSE connection (`sse`): it carries every answer, so when it
- * ends or fails every call in flight fails at once (`carriers.failAll`); a batch in it is taken apart.
+ * ends or fails, or carries an event that is no JSON-RPC and names no call in flight (it is broken: it ends
+ * there, and the SDK opens it again), every call in flight fails at once (`carriers.failAll`); a batch in it
+ * is taken apart.
  */
 function connectionWatch(response: Response, carriers: RequestCarriers | undefined): Watched | undefined {
   if (carriers === undefined || !isEventStream(response)) return undefined;

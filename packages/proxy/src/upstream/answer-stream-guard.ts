@@ -63,10 +63,12 @@ export class AnswerStreamGuard implements AnswerWatch {
   /**
    * @param id - the JSON-RPC id of the request the stream answers; undefined for the one event stream of an
    *   HTTP+SSE connection, which carries every answer: its events pass (batches taken apart, the others as
-   *   they came, reported by the SDK), and its end or failure is the failure of every call in flight
+   *   they came), and its end, its failure, or an event on it that is no JSON-RPC and names no call in flight
+   *   (see `named`) ends it and is the failure of every call in flight
    * @param say - told of each answer dropped (another id's)
    * @param named - on the connection's stream (no `id`), told of an event that is not JSON-RPC with what to
-   *   say of it: true when it named a call in flight and that call was failed (the event is then dropped)
+   *   say of it: true when it named a call in flight and that call was failed (the event is then dropped, and
+   *   the stream goes on); false ends the stream there
    */
   constructor(id: string | undefined, say: (message: string) => void, named?: (data: string, what: string) => boolean) {
     this.#id = id;
@@ -156,9 +158,15 @@ export class AnswerStreamGuard implements AnswerWatch {
     const read = messagesOf(data);
     if (read === undefined || read.messages.length === 0) {
       const what = `an event that is not a JSON-RPC message (\`${excerpt(data)}\`)`;
-      // on the connection's stream the event names its call, if any (a broken answer), or the SDK reports it
-      // and the calls wait for their answers
-      if (this.#id === undefined) return void (this.#named?.(data, what) === true || (this.#out += raw));
+      if (this.#id === undefined) {
+        // on the connection's stream an event naming one call in flight is that call's broken answer (it fails,
+        // the stream goes on); naming none, the stream that carries every answer is broken (the SDK would
+        // report the event and read on, every call waiting for its timeout): it ends here, and every call in
+        // flight fails
+        if (this.#named?.(data, what) === true) return;
+        this.#failure = `${CONNECTION_STREAM} broke: it carried ${what}`;
+        return;
+      }
       // after the call's answer nothing is left to fail: the stream ends as the call settles
       if (this.answered) return this.#say(`dropped ${what} after the answer to \`${this.#id}\``);
       this.#failure = `its answer stream carried ${what}`;

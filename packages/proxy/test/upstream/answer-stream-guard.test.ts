@@ -68,4 +68,24 @@ describe("the answer stream of one relayed call, read as the SDK reads it", () =
     });
     expect(idless.guard.end().failure).toBeUndefined();
   });
+
+  it("on an HTTP+SSE connection's stream, ends at an event that is no JSON-RPC unless it names a call in flight", () => {
+    const named: string[] = [];
+    const guard = new AnswerStreamGuard(
+      undefined,
+      () => undefined,
+      (data) => named.push(data) > 0 && data.includes(ID),
+    );
+    const broken = `{"jsonrpc":"2.0","id":"${ID}","result":{`;
+    const first = guard.push(encoder.encode(`data: ${note}\n\ndata: ${broken}\n\ndata: ${note}\n\n`));
+    // the broken answer names its call: that call fails (as `named` says), the event is dropped, the stream goes on
+    expect(first.failure).toBeUndefined();
+    expect(decoder.decode(first.out)).toBe(`data: ${note}\n\ndata: ${note}\n\n`);
+    const second = guard.push(encoder.encode(`data: {not json\n\ndata: ${note}\n\n`));
+    expect(named).toEqual([broken, "{not json"]);
+    expect(decoder.decode(second.out)).toBe("");
+    expect(second.failure).toBe(
+      "the server's event stream (HTTP+SSE), which carries every answer, broke: it carried an event that is not a JSON-RPC message (`{not json`)",
+    );
+  });
 });
