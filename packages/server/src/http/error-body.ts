@@ -13,6 +13,7 @@ export const SERVER_ERROR_CODES = [
   "invalid_body",
   "invalid_query",
   "invalid_event",
+  "unsafe_integer",
   "auth_header_malformed",
   "auth_token_missing",
   "auth_token_wrong",

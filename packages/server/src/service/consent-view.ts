@@ -8,6 +8,7 @@ import {
 } from "@acp/proxy";
 import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
+import { findUnsafeInteger, unsafeIntegerMessage } from "../http/unsafe-number.js";
 
 /** One consent request on the wire (parameters already redacted when it was raised). */
 export interface ConsentView {
@@ -70,7 +71,8 @@ function scopeOf(raw: ConsentAnswerInput["scope"], now: Date): ApprovalScope | u
  * Records an answer, once across every node (the waiting call picks it up from the pending table), in the
  * record `acp approve` writes (with `channel` when the person answered in the console: the signed response
  * then says `approver.channel: "console"`). 404 unknown id,
- * 409 already decided or a nonce that is not the request's, 410 expired.
+ * 409 already decided or a nonce that is not the request's, 410 expired, 400 `unsafe_integer` for a number
+ * beyond ±2^53−1 in the modifications.
  */
 export async function answerConsent(
   store: AsyncPendingConsentStore,
@@ -102,6 +104,11 @@ export async function answerConsent(
       "body: `modifications` go with `approved_with_modifications` and only with it",
     );
   }
+  // edited arguments are what the caller runs: a number JSON parsing may have rounded would be signed into the
+  // consent response and run as a value the person never typed (the edit's re-check would refuse it later,
+  // after the person was told it was approved): refused here, nothing recorded, the request keeps waiting
+  const unsafe = input.modifications === undefined ? null : findUnsafeInteger(input.modifications, "modifications");
+  if (unsafe !== null) throw new HttpError(400, "unsafe_integer", `body/${unsafeIntegerMessage(unsafe)}`);
   const scope = scopeOf(input.scope, now);
   const decision = input.decision === "denied" ? "denied" : "approved";
   // The waiting call reads the answer with the same check and denies one that fails it: refuse it here,
