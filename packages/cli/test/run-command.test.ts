@@ -284,6 +284,35 @@ describe("acp run --max-processes N", () => {
 });
 
 describe("acp run --max-memory SIZE", () => {
+  it("sandbox.max_memory of the config file sets the memory cap; --max-memory wins over it; a bad one stops before anything starts", async () => {
+    const fs = await import("node:fs");
+    const dir = scratchDir("acp-run-cli-mem-config-");
+    try {
+      const file = join(dir.path, "config.yml");
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_memory: 512M\n');
+      const fromFile = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(fromFile.audit[0]?.[1]).toMatchObject({ max_memory: 512 * 1024 ** 2 });
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_memory: 1073741824\n');
+      const inBytes = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(inBytes.audit[0]?.[1]).toMatchObject({ max_memory: 1024 ** 3 });
+      const fromFlag = await acpRun(["--isolation", "netns", "--config", file, "--max-memory", "256M", "--", "true"]);
+      expect(fromFlag.code, fromFlag.stderr).toBe(0);
+      expect(fromFlag.audit[0]?.[1]).toMatchObject({ max_memory: 256 * 1024 ** 2 });
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_memory: 1M\n  max_processes: 0\n');
+      const bad = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(bad.code).toBe(4);
+      expect(bad.stderr).toContain(
+        `${file}:3:15: \`sandbox.max_memory\` must be a size of at least 32 MiB (bytes, or a whole number with K, M, G or T, e.g. 2G), not "1M"`,
+      );
+      // every problem at once
+      expect(bad.stderr).toContain("`sandbox.max_processes` must be a whole number of at least 1, not 0");
+      expect(bad.audit).toEqual([]);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it("caps the sandbox's memory: an agent allocating past it is killed, and acp says so", async () => {
     // 256 MiB under a 64 MiB cap; the line is printed only when the allocation went through
     const r = await acpRun([

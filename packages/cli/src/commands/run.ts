@@ -34,7 +34,13 @@ import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
-import { configInUse, sandboxAllowEgress, sandboxMaxProcesses, type ConfigInUse } from "../wiring/config-in-use.js";
+import {
+  configInUse,
+  sandboxAllowEgress,
+  sandboxCaps,
+  type ConfigInUse,
+  type SandboxCaps,
+} from "../wiring/config-in-use.js";
 import { assertCredentialsFit } from "../wiring/credentials.js";
 import type { ProxyWiring } from "./proxy.js";
 
@@ -67,8 +73,8 @@ interface RunConfig {
   readonly keys: ConfigInUse;
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
-  /** `sandbox.max_processes`, when set (`--max-processes` wins). */
-  readonly maxProcesses: number | undefined;
+  /** `sandbox.max_processes` and `sandbox.max_memory`, each when set (the flags win). */
+  readonly caps: SandboxCaps;
   readonly secretValues: readonly string[];
 }
 
@@ -105,7 +111,8 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     .option(
       "--max-memory <size>",
       "the most memory the sandbox may use, in bytes or with K, M, G (powers of 1024, e.g. 2G); past it the kernel " +
-        `kills a process of the sandbox, and acp says so (default ${formatMemorySize(DEFAULT_MAX_MEMORY)}, at least ` +
+        `kills a process of the sandbox, and acp says so (default sandbox.max_memory of the config file, else ` +
+        `${formatMemorySize(DEFAULT_MAX_MEMORY)}; at least ` +
         `${formatMemorySize(MIN_MAX_MEMORY)}; a memory cgroup; no effect with none)`,
     )
     .option(
@@ -150,9 +157,9 @@ shared directory such as /tmp itself), in its own empty /tmp, and in each --writ
 (threads included; a fork beyond fails with EAGAIN, and acp says so when it ends): a pids cgroup, or
 RLIMIT_NPROC when acp is not root; where neither works, a given --max-processes is refused (exit 1,
 sandbox_unavailable) and the default is a warning. Its memory is capped at --max-memory (default
-${formatMemorySize(DEFAULT_MAX_MEMORY)}; a memory cgroup: past the cap the kernel kills a process of the
-sandbox, and acp says so); where no memory cgroup can be made, a given --max-memory is refused (exit 1,
-sandbox_unavailable) and the default is a warning.
+sandbox.max_memory of the config file, else ${formatMemorySize(DEFAULT_MAX_MEMORY)}; a memory cgroup: past the cap
+the kernel kills a process of the sandbox, and acp says so); where no memory cgroup can be made, a cap given
+(flag or config) is refused (exit 1, sandbox_unavailable) and the default is a warning.
 Guide: acp docs guides/sandbox
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
@@ -195,8 +202,8 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const allow = parseEgressAllowList([...config.allowEgress, ...(flags.allowEgress ?? [])]);
   if (!allow.ok) throw new CliError(allow.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
   const writable = writablePaths(ctx, flags.writable ?? [], home);
-  const maxProcesses = flags.maxProcesses === undefined ? config.maxProcesses : processCap(flags.maxProcesses);
-  const maxMemory = flags.maxMemory === undefined ? undefined : memoryCap(flags.maxMemory);
+  const maxProcesses = flags.maxProcesses === undefined ? config.caps.maxProcesses : processCap(flags.maxProcesses);
+  const maxMemory = flags.maxMemory === undefined ? config.caps.maxMemory : memoryCap(flags.maxMemory);
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
@@ -409,8 +416,9 @@ function readIntent(ctx: CliContext, file: string): { path: string; sha256: stri
 
 /**
  * The config file in use (`--config FILE`, else `$ACP_HOME/config.yml` when it exists), read once: every key
- * `acp proxy` takes from it (checked the same way, `configInUse`) and `sandbox.allow_egress`. Every problem
- * is named with the file (exit 4) before anything starts.
+ * `acp proxy` takes from it (checked the same way, `configInUse`), `sandbox.allow_egress` and the caps
+ * (`sandbox.max_processes`, `sandbox.max_memory`). Every problem is named with the file (exit 4) before anything
+ * starts.
  */
 function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string): RunConfig {
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
@@ -430,9 +438,9 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
     problems.push(err.message);
   }
-  let maxProcesses: number | undefined;
+  let caps: SandboxCaps = { maxProcesses: undefined, maxMemory: undefined };
   try {
-    maxProcesses = sandboxMaxProcesses(file);
+    caps = sandboxCaps(file);
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
     problems.push(err.message);
@@ -442,7 +450,7 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     keys,
     proxy: keys.proxy,
     allowEgress,
-    maxProcesses,
+    caps,
     secretValues: secretsIn(file.values),
   };
 }

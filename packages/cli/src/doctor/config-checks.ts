@@ -1,5 +1,6 @@
 import { isSealedSecret } from "@acp/core";
 import type { HomeCheck } from "@acp/store";
+import { DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, formatMemorySize } from "@acp/proxy/sandbox";
 import { CliError } from "../exit-codes.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
 import {
@@ -7,6 +8,7 @@ import {
   checkConfigKeys,
   checkSandboxKeys,
   type ConfigChecks,
+  type SandboxCaps,
   type ConfigKey,
 } from "../wiring/config-in-use.js";
 import { readHomeConsentGraph } from "../wiring/decide.js";
@@ -85,11 +87,27 @@ function summary(c: ConfigChecks, key: ConfigKey, file: ConfigFile): string {
 }
 
 /**
+ * The caps `acp run` applies to its sandbox with this config and no flag: each key's value, else the default,
+ * said as such. Whether this machine can apply them (a writable cgroup) is `acp run`'s to find out.
+ */
+function capsSummary(caps: SandboxCaps): string {
+  const processes =
+    caps.maxProcesses !== undefined
+      ? `${caps.maxProcesses} processes (sandbox.max_processes)`
+      : `${DEFAULT_MAX_PROCESSES} processes (default)`;
+  const memory =
+    caps.maxMemory !== undefined
+      ? `${formatMemorySize(caps.maxMemory)} of memory (sandbox.max_memory)`
+      : `${formatMemorySize(DEFAULT_MAX_MEMORY)} of memory (default)`;
+  return `acp run caps the sandbox at ${processes}, ${memory}; --max-processes and --max-memory override`;
+}
+
+/**
  * The config file the proxy would use (`path`: `--config FILE`, else `$ACP_HOME/config.yml`) checked the way
  * `acp proxy` and `acp run` check it before they start (`checkConfigKeys`, `checkSandboxKeys`): a check per
- * key (`proxy`, `credentials`, `redaction`, `session`, `graph`, `channel`, and `sandbox` for `acp run`), a
- * failed one per problem with the proxy's message; the file parses, holds no plain secrets and no unknown
- * top-level key, and its `version` is "1" (`config`); the home's consent graph validates.
+ * key (`proxy`, `credentials`, `redaction`, `session`, `graph`, `channel`, and `sandbox` and `sandbox caps` for
+ * `acp run`), a failed one per problem with the proxy's message; the file parses, holds no plain secrets and no
+ * unknown top-level key, and its `version` is "1" (`config`); the home's consent graph validates.
  */
 export function checkConfigInUse(home: string, path: string): HomeCheck[] {
   let file: ConfigFile;
@@ -141,12 +159,13 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
   // acp run's own key, checked on top of the proxy's
   const sandbox = checkSandboxKeys(file);
   if (sandbox.ok) {
-    const n = sandbox.value.length;
+    const n = sandbox.value.allowEgress.length;
     checks.push({
       status: "ok",
       name: "sandbox",
       detail: `acp run: ${n === 0 ? "no destination" : plural(n, "destination")} allowed without asking`,
     });
+    checks.push({ status: "ok", name: "sandbox caps", detail: capsSummary(sandbox.value.caps) });
   } else
     for (const line of problemLines(sandbox.problems)) checks.push({ status: "fail", name: "sandbox", detail: line });
   try {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { RedactionRules } from "@acp/core";
 import { parseProxyConfig, type ProxyConfig } from "@acp/proxy/config";
-import { parseEgressAllowList } from "@acp/proxy/sandbox";
+import { formatMemorySize, MIN_MAX_MEMORY, parseEgressAllowList, parseMemorySize } from "@acp/proxy/sandbox";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
 import { credentialProblems, credentialRulesFrom, type CredentialRule } from "./credentials.js";
@@ -63,10 +63,10 @@ export const TOP_LEVEL_KEYS = [
 export const DEFAULTS_KEYS = ["timeout_seconds", "policy"] as const;
 
 /**
- * The keys of the `sandbox:` section (`acp run`): `allow_egress` and `max_processes`. Anything else is a typo
- * (`max_proceses:`) that would silently keep the default cap: refused like an unknown top-level key.
+ * The keys of the `sandbox:` section (`acp run`): `allow_egress`, `max_processes` and `max_memory`. Anything else
+ * is a typo (`max_proceses:`) that would silently keep the default cap: refused like an unknown top-level key.
  */
-export const SANDBOX_KEYS = ["allow_egress", "max_processes"] as const;
+export const SANDBOX_KEYS = ["allow_egress", "max_processes", "max_memory"] as const;
 
 /** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
 export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
@@ -255,9 +255,70 @@ export function sandboxMaxProcesses(file: ConfigFile): number | undefined {
   );
 }
 
-/** `sandboxAllowEgress` and `sandboxMaxProcesses` as a key check (`acp doctor`). */
-export function checkSandboxKeys(file: ConfigFile): KeyCheck<readonly string[]> {
-  return check(() => (sandboxMaxProcesses(file), sandboxAllowEgress(file)));
+/**
+ * `sandbox.max_memory` of the config file (the cap on the memory of `acp run`'s sandbox, as `--max-memory`): a
+ * whole number of bytes, or a size string (`2G`, `512MiB`: K, M, G, T, powers of 1024), at least 32 MiB; absent:
+ * undefined (the default cap). Exit 4 at `FILE:LINE:COL`.
+ */
+export function sandboxMaxMemory(file: ConfigFile): number | undefined {
+  const sandbox = file.values["sandbox"];
+  if (typeof sandbox !== "object" || sandbox === null || Array.isArray(sandbox)) return undefined;
+  const value = (sandbox as Record<string, unknown>)["max_memory"];
+  if (value === undefined || value === null) return undefined;
+  const bytes =
+    typeof value === "number" && Number.isSafeInteger(value)
+      ? value
+      : typeof value === "string"
+        ? parseMemorySize(value)
+        : undefined;
+  if (bytes !== undefined && bytes >= MIN_MAX_MEMORY) return bytes;
+  throw new CliError(
+    `${whereIn(file, ["sandbox", "max_memory"])}: \`sandbox.max_memory\` must be a size of at least ${formatMemorySize(MIN_MAX_MEMORY)} (bytes, or a whole number with K, M, G or T, e.g. 2G), not ${JSON.stringify(value)}`,
+    EXIT.invalid,
+  );
+}
+
+/** The caps `sandbox:` sets for `acp run` (each undefined when not set: the flag's default). */
+export interface SandboxCaps {
+  readonly maxProcesses: number | undefined;
+  readonly maxMemory: number | undefined;
+}
+
+/** Every cap key of `sandbox:` (`sandboxMaxProcesses`, `sandboxMaxMemory`); every problem at once (exit 4). */
+export function sandboxCaps(file: ConfigFile): SandboxCaps {
+  const problems: string[] = [];
+  const one = <T>(read: (file: ConfigFile) => T): T | undefined => {
+    const k = check(() => read(file));
+    if (k.ok) return k.value;
+    problems.push(k.problems);
+    return undefined;
+  };
+  const caps = { maxProcesses: one(sandboxMaxProcesses), maxMemory: one(sandboxMaxMemory) };
+  if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+  return caps;
+}
+
+/** `sandboxAllowEgress` and `sandboxCaps` as a key check (`acp doctor`): the destinations and the caps set. */
+export function checkSandboxKeys(file: ConfigFile): KeyCheck<{ allowEgress: readonly string[]; caps: SandboxCaps }> {
+  return check(() => {
+    let caps: SandboxCaps | undefined;
+    const problems: string[] = [];
+    try {
+      caps = sandboxCaps(file);
+    } catch (err) {
+      if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+      problems.push(err.message);
+    }
+    let allowEgress: readonly string[] = [];
+    try {
+      allowEgress = sandboxAllowEgress(file);
+    } catch (err) {
+      if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+      problems.push(err.message);
+    }
+    if (caps === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+    return { allowEgress, caps };
+  });
 }
 
 /** The home's `config.yml` (absent: an empty config), checked: what `acp proxy` uses without `--config`. */
