@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -162,10 +162,69 @@ describe("acp doctor", () => {
     expect(line((await runCli(["doctor"], { env: envFor(home) })).stdout, "storage.url")).toBe("");
   });
 
-  it("fails when the home does not exist", async () => {
-    const r = await runCli(["doctor"], { env: envFor(join(root.dir, "missing")) });
+  it("fails when the home does not exist, saying to run acp init", async () => {
+    const home = join(root.dir, "missing");
+    const r = await runCli(["doctor"], { env: envFor(home) });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^fail {2}home {2}.*does not exist \(run `acp init`\)/m);
+    expect(line(r.stdout, "home")).toBe(
+      `fail  home  \`${home}\` does not exist: run \`acp init\` to create the home there (or set ACP_HOME to the home you made)`,
+    );
+  });
+
+  // before, a directory that merely existed was taken for a home: an empty one or one holding only the
+  // pins.json acp proxy keeps before acp init got "ok  home" and a failure per missing file, the audit check
+  // and all, while acp proxy and acp pending (isExistingHome) took it for no home
+  it("fails an empty directory and one holding only pins.json as no home yet, with one home check naming acp init", async () => {
+    const empty = join(root.dir, "empty");
+    mkdirSync(empty);
+    const pins = join(root.dir, "pins-only");
+    mkdirSync(pins);
+    writeFileSync(join(pins, "pins.json"), "{}\n");
+    const missing = "is no acp home yet: it holds no config.yml, policy.yml, keys/ or vault.json";
+    const cases: [string, string][] = [
+      [empty, `${missing} (the directory is empty)`],
+      [pins, `${missing} (pins.json there is what acp proxy keeps before acp init; acp init keeps it)`],
+    ];
+    for (const [home, detail] of cases) {
+      const r = await doctorJson([], envFor(home));
+      expect(r.code).toBe(1);
+      const names = r.checks.map((c) => c.name);
+      expect(names).not.toContain("audit log");
+      expect(names.filter((n) => n.startsWith("permissions") || n.endsWith("key") || n === "policy")).toEqual([]);
+      expect(r.checks[0]).toEqual({
+        status: "fail",
+        name: "home",
+        detail: `\`${home}\` ${detail}; run \`acp init\` to make it one (until then acp proxy audits nothing and keeps its state in memory)`,
+      });
+      expect(r.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["home"]);
+    }
+    // doctor changed nothing there
+    expect(readdirSync(empty)).toEqual([]);
+    expect(readdirSync(pins)).toEqual(["pins.json"]);
+  });
+
+  it("fails a home path that is a file, saying so", async () => {
+    const file = join(root.dir, "a-file");
+    writeFileSync(file, "");
+    const r = await doctorJson([], envFor(file));
+    expect(r.code).toBe(1);
+    expect(r.checks[0]?.detail).toBe(
+      `\`${file}\` is not a directory: set ACP_HOME to your home, or move the file away and run \`acp init\``,
+    );
+  });
+
+  it("checks a real home in full, and one written by hand (a policy only) as a home too", async () => {
+    const { home } = fixtureHome(root.dir);
+    const full = await doctorJson([], envFor(home));
+    expect(full.checks[0]).toEqual({ status: "ok", name: "home", detail: home });
+    expect(full.checks.map((c) => c.name)).toContain("audit log");
+    const byHand = join(root.dir, "by-hand");
+    mkdirSync(byHand, { mode: 0o700 });
+    writeFileSync(join(byHand, "policy.yml"), readFileSync(homePaths(home).policy), { mode: 0o600 });
+    const r = await doctorJson([], envFor(byHand));
+    expect(r.checks[0]).toEqual({ status: "ok", name: "home", detail: byHand });
+    // its missing keys are named as the proxy would name them
+    expect(r.checks.find((c) => c.name === "public key")?.status).toBe("fail");
   });
 
   it("fails a key with scrypt parameters below the floor in the words acp proxy and acp vault use", async () => {

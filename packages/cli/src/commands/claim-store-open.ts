@@ -61,6 +61,8 @@ function existingStateDb(ctx: CliContext, home: string, flags: ClaimStoreFlags):
     return path;
   }
   const hint = "run it with the provider's ACP_HOME, or give --db or --storage-url";
+  // not `isExistingHome`: `acp claim serve` needs no `acp init`, so a provider's home may hold only state.db
+  // and claim/; what must exist here is the provider's database, checked below
   if (!existsSync(home)) throw new CliError(`no ACP home at \`${home}\`: ${hint}`, EXIT.error);
   const path = join(home, "state.db");
   if (!existsSync(path)) throw new CliError(`no claim provider state at \`${path}\`: ${hint}`, EXIT.error);

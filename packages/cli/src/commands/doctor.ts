@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { checkHomePermissions, type HomeCheck } from "@acp/store";
+import { checkHomePermissions, isExistingHome, type HomeCheck } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
@@ -20,14 +20,53 @@ function readProc(path: string): string | undefined {
 }
 
 /**
+ * The `home` check of a directory that holds no home (`isExistingHome`: no config, policy, keys or vault),
+ * in words a new user acts on: what is missing and the command that makes it. A directory that merely
+ * exists (made by `acp proxy` for `pins.json` before `acp init`, or by hand) is no home: every command runs
+ * there as before `acp init` (nothing audited, state in memory), so doctor fails it as it fails none at all.
+ */
+function noHomeCheck(home: string): HomeCheck {
+  if (!existsSync(home))
+    return {
+      status: "fail",
+      name: "home",
+      detail: `\`${home}\` does not exist: run \`acp init\` to create the home there (or set ACP_HOME to the home you made)`,
+    };
+  if (statSync(home, { throwIfNoEntry: false })?.isDirectory() === false)
+    return {
+      status: "fail",
+      name: "home",
+      detail: `\`${home}\` is not a directory: set ACP_HOME to your home, or move the file away and run \`acp init\``,
+    };
+  let names: string[] | undefined;
+  try {
+    names = readdirSync(home);
+  } catch {
+    // unreadable: what is missing is said all the same
+  }
+  const left =
+    names === undefined
+      ? ""
+      : names.length === 0
+        ? " (the directory is empty)"
+        : names.includes("pins.json")
+          ? " (pins.json there is what acp proxy keeps before acp init; acp init keeps it)"
+          : "";
+  return {
+    status: "fail",
+    name: "home",
+    detail: `\`${home}\` is no acp home yet: it holds no config.yml, policy.yml, keys/ or vault.json${left}; run \`acp init\` to make it one (until then acp proxy audits nothing and keeps its state in memory)`,
+  };
+}
+
+/**
  * Every check of a home, in order, with the config file `config` (default the home's config.yml) checked as
- * `acp proxy --config` would check it. Never prompts; never prints a secret.
+ * `acp proxy --config` would check it. Never prompts; never prints a secret. A directory that holds no home
+ * (`isExistingHome`) gets one failed `home` check saying what to run, not a failure per missing file.
  */
 export function runDoctorChecks(home: string, passphrase: string | undefined, config?: string): HomeCheck[] {
   const isolation = checkIsolation({ platform: process.platform, uid: process.getuid?.(), read: readProc });
-  if (!existsSync(home)) {
-    return [{ status: "fail", name: "home", detail: `\`${home}\` does not exist (run \`acp init\`)` }, isolation];
-  }
+  if (!isExistingHome(home)) return [noHomeCheck(home), isolation];
   const keys = checkKeys(home, passphrase);
   const checks = [
     { status: "ok", name: "home", detail: home } as const,
@@ -58,6 +97,10 @@ export function registerDoctor(parent: Command, ctx: CliContext): void {
     .addHelpText(
       "after",
       `
+A directory with no config.yml, policy.yml, keys/ or vault.json is no home yet (even with pins.json,
+which acp proxy keeps there before acp init): doctor fails "home", says what is missing, and names
+acp init; no other check of the home is run.
+
 Each check is one line: ok|warn|fail  NAME  DETAIL. With ACP_PASSPHRASE set, doctor also opens the
 private key and the vault; without it, it says so and does not ask. The config file is checked the way
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
@@ -91,7 +134,7 @@ Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (
       const home = resolveHome(ctx.io);
       const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config);
       // before `isolation`, the machine's check, which stays last
-      if (existsSync(home)) checks.splice(checks.length - 1, 0, await checkAuditLogAnchor(home));
+      if (isExistingHome(home)) checks.splice(checks.length - 1, 0, await checkAuditLogAnchor(home));
       checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env, ctx.io.now)));
       const healthy = checks.every((c) => c.status !== "fail");
       if (options.json === true) printJson(ctx, { healthy, checks });
