@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { types } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { isGuardRefusal, openGuard, type Guard } from "../../src/guard/index.js";
+import { GuardRefusal, isGuardRefusal, openGuard, type Guard } from "../../src/guard/index.js";
 import { envFor, fixtureHome, PASSPHRASE, tempRoot } from "../home-fixture.js";
 import { runCli } from "../run.js";
 
@@ -136,9 +136,9 @@ describe("openGuard: a vault value in a result is hidden in every structure, or 
     expect(readFileSync(join(home, "audit.jsonl"), "utf8")).not.toContain(SECRET);
   });
 
-  it("passes on a plain error as it is, and an error whose cause holds the secret as a plain error without it", async () => {
+  it("passes on a plain error as a copy of it, and an error whose cause holds the secret without the cause", async () => {
     const { acp } = await guarded();
-    const plain = new Error("bank is closed");
+    const plain = Object.assign(new Error("bank is closed"), { code: "EBANK", detail: { retry: false } });
     const closed = acp.guard(
       "pay",
       () => {
@@ -146,7 +146,12 @@ describe("openGuard: a vault value in a result is hidden in every structure, or 
       },
       { server: "bank" },
     );
-    expect(await closed({ amount: 1 }).catch((e: unknown) => e)).toBe(plain);
+    const copy = await closed({ amount: 1 }).catch((e: unknown) => e);
+    expect(copy).not.toBe(plain);
+    expect(types.isNativeError(copy)).toBe(true);
+    expect(copy).toMatchObject({ name: "Error", message: "bank is closed", code: "EBANK", detail: { retry: false } });
+    expect((copy as { detail: unknown }).detail).not.toBe(plain.detail);
+    expect((copy as Error).stack).toBe(plain.stack);
     const failing = acp.guard(
       "pay",
       (args: PayArgs) => {
@@ -245,7 +250,9 @@ describe("openGuard: a vault value does not reach the caller through an error th
       },
       { server: "bank" },
     );
-    expect(await odd({ amount: 1 }).catch((e: unknown) => e)).toBe(nothing); // it holds no secret
+    const copied = await odd({ amount: 1 }).catch((e: unknown) => e); // it holds no secret: a copy of it
+    expect(copied).not.toBe(nothing);
+    expect(Object.getPrototypeOf(copied)).toBeNull();
     const proxied = acp.guard(
       "pay",
       () => {
@@ -262,5 +269,72 @@ describe("openGuard: a vault value does not reach the caller through an error th
       .filter((l) => l.includes('"event_type":"tool_call_completed"'));
     expect(completed).toHaveLength(2);
     expect(completed[0]).toContain('"is_error":true');
+  });
+});
+
+describe("openGuard: what a tool writes into its error after the check does not reach the caller", () => {
+  it("gets a copy of the error's kind, message, code and stack, which a later write into the thrown one leaves alone", async () => {
+    const { acp } = await guarded();
+    type ClientError = TypeError & { code?: string; response: { status: number; token?: string } };
+    let thrown: ClientError | undefined;
+    let later = (): void => undefined;
+    const pay = acp.guard(
+      "pay",
+      (args: PayArgs) => {
+        // a client keeps the error it threw and fills it in later (a retry hook, a log enricher)
+        const fields: Omit<ClientError, keyof TypeError> = { code: "E_DECLINED", response: { status: 402 } };
+        const error: ClientError = Object.assign(new TypeError("declined"), fields);
+        later = () => {
+          error.message = `declined for ${args.token ?? ""}`;
+          error.code = args.token ?? "";
+          error.response.token = args.token ?? "";
+          error.stack = `TypeError: ${args.token ?? ""}`;
+        };
+        thrown = error;
+        throw error;
+      },
+      { server: "bank" },
+    );
+    const error = await pay({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    later(); // after the guard checked what it passed on
+    expect(thrown?.message).toContain(SECRET); // the tool did write it, into its own object
+    expect(error).not.toBe(thrown);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(error).toMatchObject({
+      name: "TypeError",
+      message: "declined",
+      code: "E_DECLINED",
+      response: { status: 402 },
+    });
+    const stack = (error as Error).stack ?? "";
+    expect(stack.split("\n")[0]).toBe("TypeError: declined");
+    expect(stack).toContain("guard-result-secrets.test.ts"); // the frames are where the tool threw
+    expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain(SECRET);
+  });
+
+  it("keeps a nested call's GuardRefusal and an AbortError what they are, as copies", async () => {
+    const { acp } = await guarded();
+    const refusal = new GuardRefusal({ stop: "denied", message: "denied by a person", server: "ledger", tool: "undo" });
+    const abort = new DOMException("stopped", "AbortError");
+    const thrown: unknown[] = [refusal, abort];
+    const pay = acp.guard(
+      "pay",
+      () => {
+        throw thrown.shift();
+      },
+      { server: "bank" },
+    );
+    const denied = await pay({ amount: 1 }).catch((e: unknown) => e);
+    const stopped = await pay({ amount: 1 }).catch((e: unknown) => e);
+    await acp.close();
+    expect(denied).not.toBe(refusal);
+    expect(denied).toBeInstanceOf(GuardRefusal);
+    expect(isGuardRefusal(denied)).toBe(true);
+    expect(denied).toMatchObject({ name: "GuardRefusal", message: "denied by a person", stop: "denied", ran: false });
+    expect((denied as GuardRefusal).reasons).toEqual([]);
+    expect(stopped).not.toBe(abort);
+    expect(stopped).toBeInstanceOf(DOMException);
+    expect(stopped).toMatchObject({ name: "AbortError", message: "stopped", code: 20 });
   });
 });
