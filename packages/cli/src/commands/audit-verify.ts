@@ -17,7 +17,8 @@ import {
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
   openPostgresStore,
-  postgresAuditAnchorPath,
+  type PostgresStore,
+  resolvePostgresAuditAnchorPath,
   readAnchorFile,
   readFileUpTo,
   tooOpenMessage,
@@ -212,7 +213,10 @@ function describeKey(hex: string, path: string | undefined, homeKey: string): st
 }
 
 /** The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). */
-async function readPostgresChain(storage: ResolvedStorageUrl, options: VerifyAuditOptions): Promise<AuditVerification> {
+async function readPostgresChain<T extends { readonly verify: VerifyAuditOptions }>(
+  storage: ResolvedStorageUrl,
+  optionsOf: (store: PostgresStore) => Promise<T>,
+): Promise<{ result: AuditVerification; options: T }> {
   let store;
   try {
     store = await openPostgresStore(storage.url, { migrate: false, applicationName: "acp audit verify", max: 1 });
@@ -220,8 +224,10 @@ async function readPostgresChain(storage: ResolvedStorageUrl, options: VerifyAud
     throw new CliError(explainStorageError(err, storage), EXIT.error);
   }
   try {
-    return await verifyPostgresAuditChain(store, options);
+    const options = await optionsOf(store);
+    return { result: await verifyPostgresAuditChain(store, options.verify), options };
   } catch (err) {
+    if (err instanceof CliError) throw err; // the anchor's (readAnchorOrFail), said as it is
     if ((err as { code?: unknown }).code === "42P01") {
       throw new CliError(
         `${storage.source}: no audit chain in ${safeStorageUrl(storage.url)} (acp serve has not run on this database)`,
@@ -339,16 +345,23 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     const key = readPublicKey(ctx, options.publicKey, home);
     // the database keeps no anchor of its own: this home's (what an acp serve node on it keeps,
     // audit-postgres-<id>.checkpoint) when there is one, or a checkpoint row's line kept elsewhere (--anchor)
-    const anchorPath =
-      options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : postgresAuditAnchorPath(home, storage.url);
-    const anchor =
-      options.anchor !== undefined || existsSync(anchorPath)
-        ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
-        : undefined;
-    const result = await readPostgresChain(storage, {
-      ...(key.key === undefined ? {} : { publicKey: key.key }),
-      ...(anchor === undefined ? {} : { anchor }),
+    // the home's is named from the database the connection reaches (read under its old name while only that is there)
+    const { result, options: found } = await readPostgresChain(storage, async (store) => {
+      const anchorPath =
+        options.anchor !== undefined
+          ? resolvePath(ctx.io, options.anchor)
+          : (await resolvePostgresAuditAnchorPath(home, storage.url, (t, v) => store.query(t, v))).path;
+      const anchor =
+        options.anchor !== undefined || existsSync(anchorPath)
+          ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
+          : undefined;
+      const verify = {
+        ...(key.key === undefined ? {} : { publicKey: key.key }),
+        ...(anchor === undefined ? {} : { anchor }),
+      };
+      return { anchorPath, anchor, verify };
     });
+    const { anchorPath, anchor } = found;
     const where = {
       file: safeStorageUrl(storage.url),
       anchorPath,

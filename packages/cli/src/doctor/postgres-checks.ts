@@ -11,7 +11,7 @@ import {
   describeClockSkew,
   MAX_CLOCK_SKEW_MS,
   measureClockSkew,
-  postgresAuditAnchorPath,
+  resolvePostgresAuditAnchorPath,
   readAnchorFile,
   type HomeCheck,
   type PostgresStore,
@@ -115,7 +115,7 @@ async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file:
 
 /**
  * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
- * (`postgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
+ * (`resolvePostgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
  * holds that checkpoint row byte for byte. Missing is a warning while the chain holds a checkpoint (a node's
  * first start verifies the whole chain, then anchors at the newest checkpoint that verifies with the key),
  * fine before its first checkpoint; a row gone or changed fails,
@@ -127,7 +127,13 @@ export async function checkAuditAnchor(
   url: string,
 ): Promise<HomeCheck> {
   const name = "audit anchor";
-  const path = postgresAuditAnchorPath(home, url);
+  let path: string;
+  try {
+    // named from the database the connection reaches; an anchor still under its old name is read there
+    path = (await resolvePostgresAuditAnchorPath(home, url, (t, v) => store.query(t, v))).path;
+  } catch (err) {
+    return { status: "fail", name, detail: `cannot tell which database this is: ${messageOf(err)}` };
+  }
   const file = basename(path);
   const verify = "run `acp audit verify` (with this storage URL) to find where the chain was cut or rewritten";
   let line: string;

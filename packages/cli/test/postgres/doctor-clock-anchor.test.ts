@@ -9,8 +9,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { openServerStores } from "@acp/server";
-import { postgresAuditAnchorPath } from "@acp/store";
-import { createTestDatabase, useTestDatabase } from "../../../store/test/postgres/test-database.js";
+import { anchorPathFor, createTestDatabase, useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { testKeys } from "../../../server/test/harness.js";
 import { run } from "../../src/main.js";
 import type { CliIo } from "../../src/context.js";
@@ -145,7 +144,7 @@ describe("acp doctor: the node's audit anchor for the database", () => {
       expect(anchor?.detail).toContain("first start here verifies the whole chain from row 1");
       expect(anchor?.detail).toContain("its anchor was lost");
       expect(anchor?.detail).not.toContain("trusts");
-      expect(existsSync(postgresAuditAnchorPath(home, own.url))).toBe(false);
+      expect(existsSync(await anchorPathFor(home, own.url))).toBe(false);
     } finally {
       await own.drop();
     }
@@ -156,7 +155,7 @@ describe("acp doctor: the node's audit anchor for the database", () => {
     try {
       const { home } = fixtureHome(root.dir);
       await runNode(own.url, home);
-      const anchorPath = postgresAuditAnchorPath(home, own.url);
+      const anchorPath = await anchorPathFor(home, own.url);
       const held = readFileSync(anchorPath, "utf8");
       const env = { ...envFor(home), ACP_STORAGE_URL: own.url };
 

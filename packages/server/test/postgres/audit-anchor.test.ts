@@ -6,12 +6,17 @@
  * sign, on a chain that no longer holds it; several nodes still write one chain, and a node's first start
  * on an existing database adopts the newest checkpoint that verifies with the key.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseAuditLine, sealAuditLine, type AuditEventV02 } from "@acp/core";
-import { createPostgresAuditLog, openPostgresStore, type PostgresAuditLog } from "@acp/store";
+import {
+  createPostgresAuditLog,
+  legacyPostgresAuditAnchorPath,
+  openPostgresStore,
+  type PostgresAuditLog,
+} from "@acp/store";
 import { openPostgresStores, openServerStores, type ServerStores, type ServiceKeyPair } from "@acp/server";
 import { createTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { testKeys } from "../harness.js";
@@ -139,7 +144,7 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     await expect(refused).rejects.toThrow(/no longer has row 3.*acp audit verify/);
     // what else reads the same, for whoever restored the database or copied a home: and what to do then
     await expect(refused).rejects.toThrow(
-      /restored from a backup older than that checkpoint, or emptied, reads the same.*a home copied from a node of another database at the same host, port and database name.*move that file aside/,
+      /restored from a backup older than that checkpoint, or emptied, reads the same.*a home copied from a node of another database of the same name on a clone of this cluster.*move that file aside/,
     );
     // nothing signed the forgery: it has no checkpoint
     expect((await rows(url)).map((r) => r.event_type)).toEqual(["policy_evaluated", "policy_evaluated"]);
@@ -294,6 +299,26 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     said.length = 0;
     const again = await open(url, homeB, keys, (line) => said.push(line)); // its anchor is there now
     expect(said).toEqual([]);
+    await again.close();
+  });
+
+  it("a home holding its anchor under the URL-derived name of before moves it at start, says so, and keeps it", async () => {
+    const url = await freshDatabase();
+    const keys = testKeys();
+    const home = freshHome();
+    const first = await open(url, home, keys);
+    await first.auditLog.append(event("deny", "delete_repo"));
+    await logOf(first).checkpoint();
+    await first.close();
+    const held = anchorOf(home);
+    const [name] = readdirSync(home).filter((n) => n.startsWith("audit-postgres-"));
+    const legacy = legacyPostgresAuditAnchorPath(home, url);
+    renameSync(join(home, name as string), legacy); // as the version before this one named it
+    const said: string[] = [];
+    const again = await open(url, home, keys, (line) => said.push(line));
+    expect(said).toEqual([`moved this home's audit anchor ${legacy} to ${join(home, name as string)}`]);
+    expect(existsSync(legacy)).toBe(false);
+    expect(anchorOf(home)).toBe(held); // no first use: the anchor was kept, not found again
     await again.close();
   });
 

@@ -1,5 +1,3 @@
-import { createHash } from "node:crypto";
-import { join } from "node:path";
 import {
   parseAuditLine,
   readCheckpoint,
@@ -131,14 +129,6 @@ export function postgresFirstAnchorMessage(path: string, found: PostgresFirstAnc
   );
 }
 
-/** `<home>/audit-postgres-<16 hex>.checkpoint`: one anchor per database (host, port, database name) a home is used with. */
-export function postgresAuditAnchorPath(home: string, url: string): string {
-  const u = new URL(url);
-  const key = `${u.hostname.toLowerCase()}:${u.port === "" ? "5432" : u.port}${u.pathname}|${u.searchParams.get("host") ?? ""}`;
-  const id = createHash("sha256").update(key).digest("hex").slice(0, 16);
-  return join(home, `audit-postgres-${id}.checkpoint`);
-}
-
 /** The chain position just after a checkpoint row, to continue a verification from it. */
 function positionAt(row: AnchorRow): AuditChainPosition | null {
   const parsed = parseAuditLine(row.line);
@@ -183,9 +173,10 @@ function mismatch(path: string, why: string): AuditLogError {
     `the audit chain in PostgreSQL: ${why}: the chain was cut, rewritten or replaced after this node's signed checkpoint ` +
       `(${path}); refusing to extend and sign it (run \`acp audit verify --storage-url …\` to find where; ` +
       "a database restored from a backup older than that checkpoint, or emptied, reads the same, and so does " +
-      "an anchor brought along in a home copied from a node of another database at the same host, port and " +
-      "database name: once you know which, move that file aside, and the next start verifies the chain from " +
-      "row 1 and anchors it again)",
+      "an anchor brought along in a home copied from a node of another database of the same name on a clone of " +
+      "this cluster, or one moved from its name of before 28 Nov 2026, which a URL's text shared with another " +
+      "database (PGHOST, PGPORT, PGDATABASE): once you know which, move that file aside, and the next start verifies the chain " +
+      "from row 1 and anchors it again)",
   );
 }
 

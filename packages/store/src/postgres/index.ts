@@ -36,7 +36,6 @@ export { createPostgresConsentGrantStore, type AsyncConsentGrantStore } from "./
 export { createPostgresAuditLog, type PostgresAuditLog, type PostgresAuditLogOptions } from "./audit-log.js";
 export {
   openPostgresAuditAnchor,
-  postgresAuditAnchorPath,
   postgresFirstAnchorMessage,
   postgresFirstAnchorStartMessage,
   type AnchorQuery,
@@ -44,6 +43,12 @@ export {
   type PostgresAuditAnchorOptions,
   type PostgresFirstAnchor,
 } from "./audit-anchor.js";
+export {
+  legacyPostgresAuditAnchorPath,
+  postgresDatabaseIdentity,
+  resolvePostgresAuditAnchorPath,
+  type PostgresAuditAnchorPlace,
+} from "./anchor-name.js";
 export {
   exportPostgresAuditJsonl,
   readPostgresAuditLines,

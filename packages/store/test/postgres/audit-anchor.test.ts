@@ -22,7 +22,6 @@ import {
   createPostgresAuditLog,
   openPostgresAuditAnchor,
   openPostgresStore,
-  postgresAuditAnchorPath,
   postgresFirstAnchorMessage,
   verifyPostgresAuditChain,
   type PostgresStore,
@@ -51,7 +50,7 @@ const query = (text: string, values: unknown[]) => store.query(text, values);
 function anchorPath(): string {
   const home = mkdtempSync(join(tmpdir(), "acp-pg-anchor-"));
   dirs.push(home);
-  return postgresAuditAnchorPath(home, db.url);
+  return join(home, "audit-postgres-0123456789abcdef.checkpoint");
 }
 
 async function node(path: string) {

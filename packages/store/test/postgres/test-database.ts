@@ -78,3 +78,18 @@ export function useTestDatabase(): UsedTestDatabase {
     },
   };
 }
+
+/**
+ * The anchor file an `acp serve` node with `home` keeps for the database of `url` (named from the database
+ * the connection reaches, as the node names it), read without moving anything.
+ */
+export async function anchorPathFor(home: string, url: string): Promise<string> {
+  const { resolvePostgresAuditAnchorPath } = await import("@acp/store");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await resolvePostgresAuditAnchorPath(home, url, (t, v) => client.query(t, v))).path;
+  } finally {
+    await client.end();
+  }
+}

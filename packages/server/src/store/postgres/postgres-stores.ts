@@ -20,7 +20,7 @@ import {
   MAX_CLOCK_SKEW_MS,
   openConsentWaiter,
   openPostgresAuditAnchor,
-  postgresAuditAnchorPath,
+  resolvePostgresAuditAnchorPath,
   postgresFirstAnchorMessage,
   postgresFirstAnchorStartMessage,
   openPostgresStore,
@@ -389,9 +389,18 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
         ),
       );
     }
-    const anchorPath = options.home !== undefined ? postgresAuditAnchorPath(options.home, options.url) : "";
+    const anchored =
+      options.home !== undefined && options.auditSigner !== undefined && options.auditPublicKey !== undefined;
+    // named from the database the connection reaches (not the URL's text); a file under the old name is moved
+    const place = anchored
+      ? await resolvePostgresAuditAnchorPath(options.home ?? "", options.url, (t, v) => store.query(t, v), {
+          move: true,
+        })
+      : null;
+    if (place?.movedFrom != null) options.log?.(`moved this home's audit anchor ${place.movedFrom} to ${place.path}`);
+    const anchorPath = place?.path ?? "";
     const anchor =
-      options.home !== undefined && options.auditSigner !== undefined && options.auditPublicKey !== undefined
+      anchored && options.auditPublicKey !== undefined
         ? await openPostgresAuditAnchor((text, values) => store.query(text, values), {
             path: anchorPath,
             publicKey: options.auditPublicKey,
