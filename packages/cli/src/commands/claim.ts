@@ -12,7 +12,7 @@ import {
   type FaqInput,
 } from "@acp/claim";
 import { openStateDb } from "@acp/store";
-import { printable } from "@acp/proxy";
+import { printable, servesPlainHttpBeyondLoopback } from "@acp/proxy";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
@@ -21,6 +21,7 @@ import { admissionTokenOf, loadClaimConfig, openPostgres, providerKey } from "./
 import { registerClaimReputation } from "./claim-reputation.js";
 import { registerClaimTakedown } from "./claim-takedown.js";
 import { registerClaimIssuer } from "./claim-issuer.js";
+import { checkPlainHttp } from "../wiring/plain-http.js";
 
 /** Flags of `acp claim serve`. */
 export interface ClaimServeFlags {
@@ -35,6 +36,7 @@ export interface ClaimServeFlags {
   adminHost?: string;
   pubSuffix?: string;
   tls?: boolean;
+  insecurePlainHttp?: boolean;
   trustProxy?: string;
   config?: string;
   admission?: string;
@@ -83,6 +85,9 @@ export async function serveClaim(
   const home = resolveHome(ctx.io);
   const port = int(flags.port, "port", 8080, 0, 65535);
   const difficulty = int(flags.difficulty, "difficulty", 20, 1, 28);
+  const bind = flags.bind ?? "127.0.0.1";
+  // before the database or the provider key is opened: agents' tokens, claim codes and cookies would be readable
+  checkPlainHttp("claim serve", { bind, tls: flags.tls === true, insecurePlainHttp: flags.insecurePlainHttp === true });
   const dbPath = flags.db !== undefined ? resolvePath(ctx.io, flags.db) : join(home, "state.db");
   const hosts = {
     ...(flags.apiHost === undefined ? {} : { api: flags.apiHost }),
@@ -116,7 +121,7 @@ export async function serveClaim(
   });
   let bound: number;
   try {
-    bound = await server.listen(port, flags.bind ?? "127.0.0.1");
+    bound = await server.listen(port, bind);
   } catch (err) {
     await server.close().catch(() => undefined);
     throw new CliError(
@@ -124,6 +129,12 @@ export async function serveClaim(
       EXIT.error,
     );
   }
+  if (servesPlainHttpBeyondLoopback({ bind, tls: flags.tls === true }))
+    ctx.io.stderr.write(
+      `acp claim: warning: serving on ${bind} without TLS: the agents' bearer tokens, claim codes, preview links ` +
+        "and session cookies cross the network in clear text (--insecure-plain-http); put a TLS-terminating proxy " +
+        "in front and give --tls\n",
+    );
   return { server, port: bound };
 }
 
@@ -237,7 +248,7 @@ export function registerClaim(program: Command, ctx: CliContext): void {
       "run the claim provider: API, preview, preview-admin, admin and published origins on one port, routed by Host",
     )
     .option("--port <port>", "port (default 8080)")
-    .option("--bind <addr>", "address (default 127.0.0.1)")
+    .option("--bind <addr>", "address (default 127.0.0.1; beyond loopback needs --tls or --insecure-plain-http)")
     .option("--db <file>", "SQLite state database (default $ACP_HOME/state.db)")
     .option(
       "--storage-url <url>",
@@ -250,6 +261,11 @@ export function registerClaim(program: Command, ctx: CliContext): void {
     .option("--admin-host <name>", "admin host name (default admin.localhost)")
     .option("--pub-suffix <name>", "published FAQs at {handle}.<name> (default pub.localhost)")
     .option("--tls", "behind TLS: https URLs, Secure __Host- cookies")
+    .option(
+      "--insecure-plain-http",
+      "let --bind beyond loopback serve plain HTTP with no TLS in front: agents' tokens, claim codes and cookies " +
+        "cross the network in clear text (only on a network you trust)",
+    )
     .option(
       "--trust-proxy <addresses>",
       "comma-separated addresses of the reverse proxy in front: its requests are the client its X-Forwarded-For names",
@@ -283,9 +299,15 @@ State lives in SQLite ($ACP_HOME/state.db, or --db) unless a PostgreSQL URL is g
 ACP_STORAGE_URL, else storage.url in config.yml (as acp serve); the claim tables are created on first start.
 One JSON log line per request on stderr (request id, action, internal sandbox id, /24 range; never a secret).
 
+Beyond loopback (--bind 0.0.0.0) it needs TLS in front of it, said with --tls: over plain HTTP the agents'
+bearer tokens, claim codes, preview links and session cookies would cross the network in clear text, so it
+does not start (exit 2, before the database or the key is opened) unless --insecure-plain-http accepts that;
+it then warns at every start.
+
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, open the database (SQLite or PostgreSQL), or
 read the claim config or the provider key, 2 usage (a bad --port or --difficulty, --db with a PostgreSQL
-URL, an unknown --admission, issuer-required without a trusted issuer), 4 an invalid claim config (every
+URL, an unknown --admission, issuer-required without a trusted issuer, --bind beyond loopback without
+--tls or --insecure-plain-http), 4 an invalid claim config (every
 problem listed) or provider key.
 Guide: acp docs guides/claim`,
     )

@@ -12,6 +12,8 @@ import {
   listenHttp,
   parsePublicUrl,
   plainHttpRefusal,
+  refusesPlainHttp,
+  servesPlainHttpBeyondLoopback,
   parseUpstreamArgument,
   serveStdio,
   type AuditSink,
@@ -145,7 +147,7 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option(
       "--insecure-plain-http",
       "let --http listen beyond loopback with no TLS in front: the token and every call cross the network in " +
-        "clear text (only on a network you trust)",
+        "clear text (only on a network you trust; default proxy.insecure_plain_http)",
     )
     .option(
       "--config <file>",
@@ -183,8 +185,8 @@ Examples:
                                                                 # a token (16+ characters); TLS ends at the proxy in front
 
 Beyond loopback the proxy, which speaks plain HTTP, needs a bearer token and TLS in front of it: an https://
---public-url says a proxy ends TLS there; without one it does not start, unless --insecure-plain-http
-accepts that the token and every call cross the network in clear text.
+--public-url says a proxy ends TLS there; without one it does not start, unless --insecure-plain-http (or
+proxy.insecure_plain_http: true) accepts that the token and every call cross the network in clear text.
 
 Tokens over HTTP: seal the one every client sends with \`acp config set-secret proxy.bearer_token\`
 (ACP_PROXY_TOKEN takes precedence), and give agents tokens of their own with \`acp config set-secret
@@ -205,7 +207,7 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs
 
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
 the --config file cannot be used / --bind beyond loopback without a token, or over plain HTTP (no https
---public-url, no --insecure-plain-http), 2 usage (no upstream, shell
+--public-url, no --insecure-plain-http or proxy.insecure_plain_http), 2 usage (no upstream, shell
 syntax in --upstream, a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
 or --intent does not validate, or a token is not a bearer token, does not open, or is given twice.`,
     )
@@ -292,9 +294,10 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   }
   // a bad --public-url is a usage error before any upstream starts
   const publicUrl = port === undefined ? undefined : publicUrlOf(flags, config);
-  if (port !== undefined && !isLoopbackAddress(bind) && publicUrl?.https !== true && flags.insecurePlainHttp !== true) {
+  const insecurePlainHttp = flags.insecurePlainHttp === true || config.insecurePlainHttp === true;
+  if (port !== undefined && refusesPlainHttp({ bind, tls: publicUrl?.https === true, insecurePlainHttp })) {
     // checked before any upstream starts (listenHttp refuses it too): tokens and calls would cross in clear text
-    throw new CliError(plainHttpRefusal(bind ?? "127.0.0.1"), EXIT.error);
+    throw new CliError(plainHttpRefusal(bind), EXIT.error);
   }
   const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
   if (upstreams.length === 0) {
@@ -436,7 +439,7 @@ async function serveHttp(
       ...(tokens.shared !== undefined ? { bearerToken: tokens.shared } : {}),
       ...(tokens.agents.size > 0 ? { agentTokens: tokens.agents } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
-      ...(flags.insecurePlainHttp === true ? { insecurePlainHttp: true } : {}),
+      ...(flags.insecurePlainHttp === true || config.insecurePlainHttp === true ? { insecurePlainHttp: true } : {}),
       ...(config.maxSessions !== undefined ? { maxSessions: config.maxSessions } : {}),
     });
   } catch (err) {
@@ -450,7 +453,7 @@ async function serveHttp(
     );
   }
   const bind = flags.bind ?? config.bind;
-  if (!isLoopbackAddress(bind) && publicUrl?.origin.startsWith("https:") !== true) {
+  if (servesPlainHttpBeyondLoopback({ bind, tls: publicUrl?.https === true })) {
     // the proxy speaks plain HTTP: beyond loopback its bearer tokens and every call cross the network readable
     log(
       `warning: serving on ${bind} without TLS: the bearer token and every call and result cross the network in ` +

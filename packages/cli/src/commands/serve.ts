@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createSecureContext } from "node:tls";
 import type { Command } from "commander";
-import { isLoopbackAddress, type ConsentChannel } from "@acp/proxy";
+import { isLoopbackAddress, servesPlainHttpBeyondLoopback, type ConsentChannel } from "@acp/proxy";
 import {
   explainStorageError,
   LINK_TTL_MS,
@@ -35,6 +35,7 @@ import { checkChannelKeys, configuredChannels } from "../wiring/config-channels.
 import { checkTopLevelKeys } from "../wiring/config-in-use.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
 import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
+import { checkPlainHttp } from "../wiring/plain-http.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 
@@ -123,10 +124,10 @@ origin (any other host is 421, a page of any other site 403), the console takes 
 origin, and an https:// one makes the console cookie __Host-, Secure, with HSTS.
 Beyond loopback it needs TLS: --tls-cert/--tls-key, or an https:// public URL (TLS ends at the proxy in
 front); over plain HTTP the tokens, sign-in links and cookies would cross the network in clear text, so it
-does not start unless --insecure-plain-http accepts that.
+does not start unless --insecure-plain-http (or serve.insecure_plain_http: true) accepts that.
 
-config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.bearer_token and
-serve.approver_token (sealed),
+config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_url, serve.insecure_plain_http
+(false), serve.bearer_token and serve.approver_token (sealed),
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
 milliseconds; durable: every answer waits for its fsync), serve.caller_budget (units, seconds: each
 agent's share of the policy work, default 33554432 units back over 60 s; an agent that spent it is refused
@@ -183,7 +184,7 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option(
       "--insecure-plain-http",
       "let --bind beyond loopback serve plain HTTP with no TLS in front: tokens, sign-in links and cookies " +
-        "cross the network in clear text (only on a network you trust)",
+        "cross the network in clear text (only on a network you trust; default serve.insecure_plain_http)",
     )
     .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
     .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
@@ -330,21 +331,6 @@ function beyondLoopback(bind: string): CliError {
 }
 
 /**
- * Beyond loopback over plain HTTP, with no TLS in front (no https public URL) and no --insecure-plain-http:
- * the bearer tokens, sign-in links and console cookies (not `Secure`) would cross the network readable. Exit 2.
- */
-function plainHttpBeyondLoopback(bind: string): CliError {
-  return new CliError(
-    `--bind \`${bind}\` is beyond loopback over plain HTTP: the bearer tokens, console sign-in links and ` +
-      "session cookies would cross the network in clear text; serve HTTPS (--tls-cert FILE --tls-key FILE), " +
-      "keep --bind 127.0.0.1 behind a TLS-terminating proxy (--public-url https://…), give an https:// " +
-      "--public-url when the proxy in front ends TLS, or accept the risk on a network you trust with " +
-      "--insecure-plain-http",
-    EXIT.usage,
-  );
-}
-
-/**
  * The flags a person can get wrong, checked before the private key is opened: a mistyped flag exits 2 and
  * says so, rather than exit 1 for a passphrase nobody gave (or a prompt for one) first.
  */
@@ -362,7 +348,11 @@ function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeC
   if (isLoopbackAddress(bind) || flags.stdio === true) return;
   if (!anyToken) throw beyondLoopback(bind);
   const tls = flags.tlsCert !== undefined || publicUrl?.startsWith("https:") === true;
-  if (!tls && flags.insecurePlainHttp !== true) throw plainHttpBeyondLoopback(bind);
+  checkPlainHttp("serve", {
+    bind,
+    tls,
+    insecurePlainHttp: flags.insecurePlainHttp === true || config.insecurePlainHttp === true,
+  });
 }
 
 async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): Promise<void> {
@@ -583,7 +573,7 @@ async function listenAndWait(
         `TLS ends in front of this service (public URL ${run.publicUrl}): keep the hop from the proxy to ` +
           `${run.bind} on this machine or a private network`,
       );
-    } else if (!isLoopbackAddress(run.bind) && !url.startsWith("https:")) {
+    } else if (servesPlainHttpBeyondLoopback({ bind: run.bind, tls: url.startsWith("https:") })) {
       run.log(
         `warning: serving on ${run.bind} without TLS: the bearer token, console sign-in links and session ` +
           "cookies cross the network in clear text; use --tls-cert/--tls-key or a TLS-terminating proxy",

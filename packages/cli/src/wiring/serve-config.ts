@@ -11,6 +11,7 @@ const SERVE_KEYS = [
   "port",
   "bind",
   "public_url",
+  "insecure_plain_http",
   "bearer_token",
   "approver_token",
   "agent_tokens",
@@ -29,6 +30,8 @@ export interface ServeConfig {
   readonly bind?: string;
   /** The origin a reverse proxy in front serves it at (checked with `parsePublicUrl`). */
   readonly publicUrl?: string;
+  /** `serve.insecure_plain_http: true`, as `--insecure-plain-http`: plain HTTP beyond loopback, the risk accepted. */
+  readonly insecurePlainHttp?: boolean;
   readonly decisionAudit?: "queued" | "durable";
   /** Each caller's share of the policy work (`serve.caller_budget`): units spent at once, back over windowMs. */
   readonly callerBudget?: { readonly units?: number; readonly windowMs?: number };
@@ -154,6 +157,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     port?: number;
     bind?: string;
     publicUrl?: string;
+    insecurePlainHttp?: boolean;
     decisionAudit?: "queued" | "durable";
     callerBudget?: { units?: number; windowMs?: number };
     bearerToken?: string;
@@ -179,6 +183,11 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     const parsed = typeof publicUrl === "string" ? parsePublicUrl(publicUrl) : null;
     if (parsed?.ok === true) config.publicUrl = parsed.value.origin;
     else problems.push(`serve.public_url: ${parsed?.message ?? "must be a URL (like https://acp.example.com)"}`);
+  }
+  const insecure = serve["insecure_plain_http"];
+  if (insecure !== undefined && insecure !== null) {
+    if (typeof insecure === "boolean") config.insecurePlainHttp = insecure;
+    else problems.push(`serve.insecure_plain_http: \`${shown(insecure)}\` is not true or false`);
   }
   const audit = serve["decision_audit"];
   if (audit !== undefined && audit !== null) {

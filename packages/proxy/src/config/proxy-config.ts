@@ -20,6 +20,11 @@ export interface ProxyConfig {
   readonly agentTokenNames?: readonly string[];
   /** The origin a reverse proxy in front serves the HTTP transport at (`proxy.public_url`). */
   readonly publicUrl?: PublicUrl;
+  /**
+   * `proxy.insecure_plain_http: true`, as `--insecure-plain-http`: the HTTP transport may listen beyond loopback
+   * with no TLS in front (tokens and calls in clear text, on a network the operator trusts).
+   */
+  readonly insecurePlainHttp?: boolean;
   readonly upstreams: readonly UpstreamSpec[];
   readonly prefixTools: PrefixMode;
   /** Upper bound on one upstream call, in milliseconds (progress resets it). */
@@ -53,6 +58,7 @@ const PROXY_KEYS = [
   "port",
   "bind",
   "public_url",
+  "insecure_plain_http",
   "bearer_token",
   "agent_tokens",
   "upstream_servers",
@@ -139,6 +145,10 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
         `\`proxy.public_url\`: ${parsed?.message ?? "must be a URL (like https://mcp.example.com)"}`,
       );
   }
+  const insecurePlainHttp = s["insecure_plain_http"];
+  if (insecurePlainHttp !== undefined && insecurePlainHttp !== null && typeof insecurePlainHttp !== "boolean") {
+    at(["insecure_plain_http"], INVALID, "`proxy.insecure_plain_http` must be true or false");
+  }
   const prefix = s["prefix_tools"] ?? PROXY_DEFAULTS.prefixTools;
   if (prefix !== "on-collision" && prefix !== "always" && prefix !== "never") {
     at(["prefix_tools"], INVALID, `\`proxy.prefix_tools\` must be on-collision, always or never`);
@@ -177,6 +187,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     ...(sealed ? { bearerTokenSealed: true } : {}),
     ...(agentTokenNames.length > 0 ? { agentTokenNames } : {}),
     ...(publicUrl !== undefined ? { publicUrl } : {}),
+    ...(insecurePlainHttp === true ? { insecurePlainHttp: true } : {}),
     upstreams,
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,

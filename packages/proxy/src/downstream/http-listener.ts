@@ -17,6 +17,7 @@ import {
   type BearerIdentity,
 } from "./bearer-auth.js";
 import type { PublicUrl } from "./public-url.js";
+import { refusesPlainHttp } from "./plain-http.js";
 
 /** Options of the downstream HTTP listener. */
 export interface HttpListenOptions {
@@ -106,7 +107,7 @@ export function plainHttpRefusal(bind: string): string {
     `refusing to listen on \`${bind}\` over plain HTTP: the bearer token and every call and result would cross ` +
     "the network in clear text; keep --bind 127.0.0.1 behind a TLS-terminating proxy (--public-url https://…), " +
     "give an https:// --public-url when the proxy in front ends TLS, or accept the risk on a network you trust " +
-    "with --insecure-plain-http"
+    "with --insecure-plain-http (or proxy.insecure_plain_http: true)"
   );
 }
 
@@ -124,7 +125,8 @@ export async function listenHttp(proxy: AcpProxy, options: HttpListenOptions): P
       message: `refusing to listen on \`${bind}\` without a bearer token (set proxy.bearer_token or ACP_PROXY_TOKEN)`,
     });
   }
-  if (!loopback && options.publicUrl?.https !== true && options.insecurePlainHttp !== true) {
+  const tls = options.publicUrl?.https === true;
+  if (refusesPlainHttp({ bind, tls, insecurePlainHttp: options.insecurePlainHttp === true })) {
     throw new HttpListenError({ code: "proxy_plain_http_refused", message: plainHttpRefusal(bind) });
   }
   const sessions = new Map<string, Session>();

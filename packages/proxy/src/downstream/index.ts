@@ -19,6 +19,7 @@ export {
   type BearerIdentity,
 } from "./bearer-auth.js";
 export { parsePublicUrl, type PublicUrl } from "./public-url.js";
+export { refusesPlainHttp, servesPlainHttpBeyondLoopback, type PlainHttpListener } from "./plain-http.js";
 export { usePlainReadBuffer, unreadableAnswer } from "../transport/plain-read-buffer.js";
 export {
   guardConnections,
