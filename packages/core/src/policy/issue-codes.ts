@@ -24,6 +24,15 @@ export const POLICY_ISSUES = [
   { code: "empty_policy", meaning: "the file holds no document, only comments or nothing" },
   { code: "unknown_alias", meaning: "an alias `*name` names no anchor `&name` defined before it" },
   { code: "too_many_aliases", meaning: "more than 10,000 alias references (`MAX_ALIAS_COUNT`)" },
+  {
+    code: "alias_expansion_too_large",
+    meaning:
+      "the aliases stand for more than 10,000 YAML values in all (`MAX_ALIAS_EXPANSION`; an alias counts each value of the node its anchor names): an alias bomb, refused before the policy is read",
+  },
+  {
+    code: "recursive_alias",
+    meaning: "an alias `*name` inside the node its own anchor `&name` names (`&r { match: *r }`)",
+  },
   { code: "duplicate_key", meaning: "a key appears twice in one mapping" },
   { code: "unknown_key", meaning: "a key the format does not define (with a did-you-mean suggestion)" },
   {

@@ -18,8 +18,15 @@ export const MAX_POLICY_RULES = 100_000;
 /** Most entries the `classify:` section may hold. */
 export const MAX_CLASSIFY_ENTRIES = 100_000;
 
-/** Most alias references (`*name`) one policy may use. Aliases are never expanded beyond what is read. */
+/** Most alias references (`*name`) one policy may use. */
 export const MAX_ALIAS_COUNT = 10_000;
+
+/**
+ * Most YAML values one policy's aliases may stand for, summed over every alias (an alias counts each value of
+ * the node its anchor names): the reader reads that node again at each alias, so this bounds what aliases
+ * add to the reading (an "alias bomb").
+ */
+export const MAX_ALIAS_EXPANSION = 10_000;
 
 /** Longest rule id (ids are slugs: lowercase letters, digits, `-` and `_`). */
 export const MAX_RULE_ID_LENGTH = 128;

@@ -2,7 +2,8 @@ import { isAlias, isMap, isScalar, isSeq, visit, type Document, type LineCounter
 import type { Issue } from "../issues/index.js";
 import { suggest } from "../suggest/index.js";
 import type { PolicyIssueCode } from "./issue-codes.js";
-import { MAX_ALIAS_COUNT } from "./limits.js";
+import { checkAliasExpansion } from "./alias-expansion.js";
+import { MAX_ALIAS_COUNT, MAX_ALIAS_EXPANSION } from "./limits.js";
 import { positionAt } from "./source-position.js";
 import { oneLine, showInput } from "./show-input.js";
 
@@ -60,8 +61,9 @@ export function offsetOf(node: Node | null | undefined): number {
 
 /**
  * Maps every alias to its anchor (the last one defined before it, as YAML says), counting aliases:
- * over {@link MAX_ALIAS_COUNT} is an issue. Unknown anchors are issues. Returns `undefined` when reading
- * must stop.
+ * over {@link MAX_ALIAS_COUNT} is an issue, and so are aliases standing for more than
+ * {@link MAX_ALIAS_EXPANSION} values in all or one inside its own anchor's node ({@link checkAliasExpansion}).
+ * Unknown anchors are issues. Returns `undefined` when reading must stop.
  */
 export function indexAliases(doc: Document.Parsed, lines: LineCounter, issues: Issue[]): Map<Node, Node> | undefined {
   const anchors = new Map<string, Node>();
@@ -87,7 +89,25 @@ export function indexAliases(doc: Document.Parsed, lines: LineCounter, issues: I
       return undefined;
     },
   });
-  return stop ? undefined : aliases;
+  if (stop) return undefined;
+  const fault = count > 0 ? checkAliasExpansion(doc.contents, aliases, MAX_ALIAS_EXPANSION) : undefined;
+  if (fault === undefined) return aliases;
+  if (fault.kind === "recursive") {
+    const message = `alias \`*${showInput(fault.name)}\` is inside the node its own anchor \`&${showInput(fault.name)}\` names`;
+    report(
+      ctx,
+      offsetOf(fault.alias),
+      "recursive_alias",
+      [],
+      message,
+      "a policy cannot hold itself; write the value out",
+    );
+  } else {
+    const message = `aliases stand for more than ${MAX_ALIAS_EXPANSION} values in all`;
+    const help = "write the repeated part out, or fewer aliases of large anchors";
+    report(ctx, offsetOf(fault.alias), "alias_expansion_too_large", [], message, help);
+  }
+  return undefined;
 }
 
 /** Follows an alias to its node (once: an anchor's node is never itself an alias). `undefined`: unknown alias. */

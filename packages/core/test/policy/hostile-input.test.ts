@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   formatIssue,
   MAX_ALIAS_COUNT,
+  MAX_ALIAS_EXPANSION,
   MAX_POLICY_BYTES,
   MAX_POLICY_DEPTH,
   MAX_POLICY_RULES,
@@ -58,7 +59,7 @@ describe("parsePolicy on absurd input: a clear issue, never a crash or a throw",
     expect(codesOf(text)).toEqual(["unknown_key"]);
   });
 
-  it("does not expand a billion-laughs alias bomb", () => {
+  it("refuses a billion-laughs alias bomb before reading it", () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
     for (let i = 1; i < 10; i++) {
       const prev = String.fromCharCode(96 + i);
@@ -67,8 +68,42 @@ describe("parsePolicy on absurd input: a clear issue, never a crash or a throw",
     }
     const text = `version: "1"\n${levels.join("\n")}\nrules: *j\n`;
     const issues = issuesOf(text);
-    expect(issues.filter((i) => i.code === "unknown_key")).toHaveLength(10);
-    expect(issues.filter((i) => i.code === "wrong_type").length).toBeGreaterThan(0);
+    expect(issues.map((i) => i.code)).toEqual(["alias_expansion_too_large"]);
+    expect(issues[0]?.message).toBe(`aliases stand for more than ${MAX_ALIAS_EXPANSION} values in all`);
+  });
+
+  it("refuses one anchored rule read again at each of many aliases (an alias bomb through the rule list)", () => {
+    // 20,000 args read at each of 2,000 `*r`: 40 million values, which ran the process out of memory
+    const args = Array.from({ length: 20_000 }, (_, i) => `k${i}: v`).join(", ");
+    const text = `version: "1"\nrules:\n  - &r { action: deny, match: { args: { ${args} } } }\n${"  - *r\n".repeat(2_000)}`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => [i.code, i.line])).toEqual([["alias_expansion_too_large", 4]]);
+  });
+
+  it("refuses aliases of a shared args mapping past the limit, and reads them within it", () => {
+    const args = Array.from({ length: 99 }, (_, i) => `k${i}: v`).join(", ");
+    const rules = (n: number): string =>
+      `version: "1"\nx: &a { ${args} }\nrules:\n${"  - { action: deny, match: { args: *a } }\n".repeat(n)}`;
+    // the mapping is 199 values (itself, 99 keys and 99 values): 50 aliases are 9,950, 51 are past 10,000
+    expect(parsePolicy(rules(50)).ok === false && codesOf(rules(50))).toEqual(["unknown_key"]);
+    expect(codesOf(rules(51))).toEqual(["alias_expansion_too_large"]);
+  });
+
+  it("refuses an alias inside the node its own anchor names", () => {
+    const text = `version: "1"\nrules:\n  - &r { action: deny, match: *r }\n`;
+    const issues = issuesOf(text);
+    expect(issues.map((i) => [i.code, i.line, i.column])).toEqual([["recursive_alias", 3, 31]]);
+    expect(issues[0]?.message).toBe("alias `*r` is inside the node its own anchor `&r` names");
+    expect(codesOf(`version: "1"\nrules: &l [ *l ]\n`)).toEqual(["recursive_alias"]);
+  });
+
+  it("reads a policy sharing a match block through aliases as if written out", () => {
+    const text = `version: "1"\nrules:\n  - { id: a, action: deny, match: &m { tool: send_*, args: { to: "*@evil.example" } } }\n  - { id: b, action: ask, match: *m }\n`;
+    const result = parsePolicy(text);
+    expect(result.ok && result.value.rules.map((r) => [r.id, r.match])).toEqual([
+      ["a", { tool: "send_*", args: { to: "*@evil.example" } }],
+      ["b", { tool: "send_*", args: { to: "*@evil.example" } }],
+    ]);
   });
 
   it("refuses more aliases than the limit", () => {
