@@ -34,6 +34,10 @@ export { RequestCarriers, type CarrierHooks } from "./request-carriers.js";
  *
  * Event streams (GETs) are opened at most {@link STREAM_OPEN_BURST} at once, then once a second (see
  * {@link streamOpenBudget}).
+ *
+ * Over streamable HTTP (without `sse`: HTTP+SSE answers every POST 202 and every answer on its event stream),
+ * a POST holding a request that is answered `202 Accepted` fails (the request's send fails, so its call
+ * does at once, with the SDK's own requests too): no answer to it can come (see {@link acceptedRequest}).
  */
 export function createAbortIsolatingFetch(
   given: FetchLike = fetch,
@@ -64,7 +68,12 @@ export function createAbortIsolatingFetch(
         await sleep(wait, undefined, parent !== undefined && parent !== null ? { signal: parent } : {});
       }
     }
-    if (parent === undefined || parent === null || parent.aborted) return bounded(await base(url, init));
+    const accepted = options.sse !== true && method === "POST" ? requestMethodOf(init?.body) : undefined;
+    if (parent === undefined || parent === null || parent.aborted) {
+      const response = await base(url, init);
+      if (accepted !== undefined && response.status === 202) throw await acceptedRequest(response, accepted);
+      return bounded(response);
+    }
     const own = new AbortController();
     const onAbort = (): void => own.abort(parent.reason);
     parent.addEventListener("abort", onAbort, { once: true });
@@ -85,6 +94,10 @@ export function createAbortIsolatingFetch(
     } catch (err) {
       release();
       throw err;
+    }
+    if (accepted !== undefined && response.status === 202) {
+      release();
+      throw await acceptedRequest(response, accepted);
     }
     if (response.body === null || !response.ok) {
       release();
@@ -162,6 +175,41 @@ interface Watched {
   readonly ended?: () => void;
   /** The id of the last event passed on, if any. */
   readonly lastEventId?: () => string | undefined;
+}
+
+/**
+ * The method of the (first) JSON-RPC request a POST's body holds, or undefined when it holds none (only
+ * notifications or answers, which a server accepts with `202 Accepted`).
+ */
+function requestMethodOf(body: unknown): string | undefined {
+  if (typeof body !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  for (const item of Array.isArray(value) ? (value as unknown[]) : [value]) {
+    if (typeof item !== "object" || item === null) continue;
+    const { method, id } = item as { method?: unknown; id?: unknown };
+    if (typeof method === "string" && id !== undefined && id !== null) return method;
+  }
+  return undefined;
+}
+
+/**
+ * The failure of a request a streamable HTTP server answered `202 Accepted` (its body let go). The
+ * transport's specification (2025-03-26, 2025-06-18) has a server answer a POST holding a request with an
+ * event stream or a JSON body; 202 is for notifications and answers only. Nor may the answer come on the
+ * standalone `GET` stream (a server sends answers there only when resuming a stream of that request, and a
+ * 202 opened none). The SDK takes a 202 as sent and leaves the request to its timeout; failing its send
+ * ends it at once.
+ */
+async function acceptedRequest(response: Response, method: string): Promise<Error> {
+  await response.body?.cancel().catch(() => undefined);
+  return new Error(
+    `it answered a \`${method}\` request with 202 Accepted, so no answer will come (a streamable HTTP server answers a request with JSON or an event stream)`,
+  );
 }
 
 /** Whether a request asks for an event stream (`Accept: text/event-stream`: the SDK opening one). */

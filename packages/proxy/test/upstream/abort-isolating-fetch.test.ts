@@ -4,11 +4,18 @@ import { describe, expect, it } from "vitest";
 import { createAbortIsolatingFetch } from "../../src/upstream/abort-isolating-fetch.js";
 import { useLoopbackServer } from "./loopback-server.js";
 
-/** A loopback server: `/json` answers a small body, `/stream` sends one chunk and holds the response open, `/gone` a 404. */
+/**
+ * A loopback server: `/json` answers a small body, `/stream` sends one chunk and holds the response open, `/gone`
+ * a 404, `/accepted` a 202.
+ */
 const answer: RequestListener = (req, res) => {
   if (req.url === "/stream") {
     res.writeHead(200, { "content-type": "text/event-stream" });
     res.write("data: first\n\n");
+    return;
+  }
+  if (req.url === "/accepted") {
+    res.writeHead(202).end();
     return;
   }
   if (req.url === "/gone") {
@@ -107,6 +114,44 @@ describe("abort-isolating fetch for URL upstreams", () => {
     // redirects are followed here, within the upstream's origin only (below)
     expect(calls[0]).toEqual({ redirect: "manual" });
     expect(calls[1]).toEqual({ signal: aborted, redirect: "manual" });
+  });
+});
+
+// a streamable HTTP server answers a request with JSON or an event stream, and only notifications and answers with
+// 202 Accepted; the SDK takes a 202 as the request sent, and its caller waits for an answer that cannot come
+describe("a request a streamable HTTP server answers 202 Accepted", () => {
+  const server = useLoopbackServer(answer);
+  const post = (message: unknown): RequestInit => ({
+    method: "POST",
+    body: JSON.stringify(message),
+    signal: new AbortController().signal,
+  });
+  const request = { jsonrpc: "2.0", id: "acp-relay-1", method: "tools/call", params: { name: "x" } };
+  const failure =
+    "it answered a `tools/call` request with 202 Accepted, so no answer will come (a streamable HTTP server answers a request with JSON or an event stream)";
+
+  it("fails at once, with or without a signal, in a batch too", async () => {
+    const fetchLike = createAbortIsolatingFetch();
+    await expect(fetchLike(`${server.url()}/accepted`, post(request))).rejects.toThrow(failure);
+    const { signal, ...unsignalled } = post(request);
+    void signal;
+    await expect(fetchLike(`${server.url()}/accepted`, unsignalled)).rejects.toThrow(failure);
+    const note = { jsonrpc: "2.0", method: "notifications/progress", params: {} };
+    await expect(fetchLike(`${server.url()}/accepted`, post([note, request]))).rejects.toThrow(failure);
+    // the SDK client's own requests (numbered ids) too
+    const read = { jsonrpc: "2.0", id: 7, method: "resources/read", params: { uri: "file:///x" } };
+    await expect(fetchLike(`${server.url()}/accepted`, post(read))).rejects.toThrow(
+      "it answered a `resources/read` request with 202 Accepted",
+    );
+  });
+
+  it("passes a 202 to a notification or an answer, and every 202 over HTTP+SSE (whose answers come on its stream)", async () => {
+    const fetchLike = createAbortIsolatingFetch();
+    const note = { jsonrpc: "2.0", method: "notifications/initialized" };
+    expect((await fetchLike(`${server.url()}/accepted`, post(note))).status).toBe(202);
+    expect((await fetchLike(`${server.url()}/accepted`, post({ jsonrpc: "2.0", id: 3, result: {} }))).status).toBe(202);
+    const sse = createAbortIsolatingFetch(fetch, undefined, { sse: true });
+    expect((await sse(`${server.url()}/accepted`, post(request))).status).toBe(202);
   });
 });
 

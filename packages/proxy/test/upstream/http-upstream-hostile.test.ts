@@ -28,6 +28,7 @@ const NAMES = [
   "primed_silent",
   "primed_405",
   "primed_resumed",
+  "accepted",
 ] as const;
 const TOOLS = NAMES.map((name) => ({ name, inputSchema: { type: "object" } }));
 /** Answer streams of `silent` and `endless` still open. */
@@ -130,6 +131,9 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     case "primed_resumed":
       stream();
       return void res.end(`id: pr-${String(m.id)}\n${event(note)}`);
+    case "accepted":
+      // 202 is for notifications and answers: no answer to this request will come, on this POST or any stream
+      return void res.writeHead(202).end();
     default:
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html></html>");
@@ -205,6 +209,9 @@ describe("a URL upstream answering calls in hostile ways", () => {
         "upstream `h` failed: its answer stream ended, and resuming it failed (HTTP 405)",
       );
       expect(await call("primed_resumed", false)).toBe("resumed");
+      expect(await call("accepted")).toBe(
+        "upstream `h` failed: it answered a `tools/call` request with 202 Accepted, so no answer will come (a streamable HTTP server answers a request with JSON or an event stream)",
+      );
     } finally {
       await env.close();
     }
