@@ -3,7 +3,8 @@
  * `1234567890123456789` as 1234567890123456768, so the answer was recorded and signed with a value the person
  * never typed (and the edit's re-check then refused the call the person had just been told was approved).
  * Now the answer is refused 400 `unsafe_integer` naming the field, nothing is recorded, and the request keeps
- * waiting for an answer that sends the number as a string.
+ * waiting for an answer that sends the number as a string. Modifications the pipeline would refuse as
+ * arguments for other reasons (nested 200,000 deep: a 500 from the answer's writers) are 400 `invalid_body`.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { APPROVER_TOKEN, at, eventually, openTokenServer, readJson, type TokenServer } from "./harness.js";
@@ -33,7 +34,7 @@ async function pendingId(): Promise<string> {
   });
 }
 
-describe("POST /v1/consent/{id}/response with modifications JavaScript cannot carry exactly", () => {
+describe("POST /v1/consent/{id}/response with modifications the pipeline would refuse as arguments", () => {
   it("is refused naming the field, records nothing, and the number sent as a string is run", async () => {
     const waiting = s.post("/v1/decide?wait=true", AGENT, {
       tool: "send_email",
@@ -72,6 +73,21 @@ describe("POST /v1/consent/{id}/response with modifications JavaScript cannot ca
     const decided = await readJson(await waiting);
     expect(at(decided, "route")).toBe("accept");
     expect(at(decided, "consent", "arguments")).toEqual({ to: "a@example.com", thread: "1234567890123456789" });
+  });
+
+  it("refuses modifications nested past 64 (400, not a 500 from the answer's writers) and keeps the request waiting", async () => {
+    const waiting = s.post("/v1/decide?wait=true", AGENT, { tool: "send_email", arguments: { to: "a@example.com" } });
+    const id = await pendingId();
+    const deep = "[".repeat(200_000) + "]".repeat(200_000);
+    const res = await answer(id, `{"decision":"approved_with_modifications","modifications":{"to":${deep}}}`);
+    expect(res.status).toBe(400);
+    const body = await readJson(res);
+    expect(at(body, "error", "code")).toBe("invalid_body");
+    expect(at(body, "error", "message")).toBe("body/modifications: arguments nest deeper than 64");
+    const view = await fetch(`${s.url}/v1/consent/${id}`, { headers: { authorization: `Bearer ${AGENT}` } });
+    expect(at(await readJson(view), "status")).toBe("pending");
+    expect((await answer(id, '{"decision":"denied"}')).status).toBe(200);
+    expect(at(await readJson(await waiting), "route")).toBe("refuse");
   });
 
   it("takes the largest exact integer as it is", async () => {

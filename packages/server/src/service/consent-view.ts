@@ -8,7 +8,7 @@ import {
 } from "@acp/proxy";
 import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
-import { findUnsafeInteger, unsafeIntegerMessage } from "../http/unsafe-number.js";
+import { checkModifications } from "./modifications-check.js";
 
 /** One consent request on the wire (parameters already redacted when it was raised). */
 export interface ConsentView {
@@ -71,8 +71,8 @@ function scopeOf(raw: ConsentAnswerInput["scope"], now: Date): ApprovalScope | u
  * Records an answer, once across every node (the waiting call picks it up from the pending table), in the
  * record `acp approve` writes (with `channel` when the person answered in the console: the signed response
  * then says `approver.channel: "console"`). 404 unknown id,
- * 409 already decided or a nonce that is not the request's, 410 expired, 400 `unsafe_integer` for a number
- * beyond ±2^53−1 in the modifications.
+ * 409 already decided or a nonce that is not the request's, 410 expired, 400 for modifications the pipeline
+ * would refuse as arguments (`unsafe_integer` for a number beyond ±2^53−1).
  */
 export async function answerConsent(
   store: AsyncPendingConsentStore,
@@ -104,11 +104,10 @@ export async function answerConsent(
       "body: `modifications` go with `approved_with_modifications` and only with it",
     );
   }
-  // edited arguments are what the caller runs: a number JSON parsing may have rounded would be signed into the
-  // consent response and run as a value the person never typed (the edit's re-check would refuse it later,
-  // after the person was told it was approved): refused here, nothing recorded, the request keeps waiting
-  const unsafe = input.modifications === undefined ? null : findUnsafeInteger(input.modifications, "modifications");
-  if (unsafe !== null) throw new HttpError(400, "unsafe_integer", `body/${unsafeIntegerMessage(unsafe)}`);
+  // edited arguments are what the caller runs: ones the pipeline would refuse as arguments (a number JSON
+  // parsing may have rounded, nesting past 64) are refused here, nothing recorded, the request still waiting
+  const badEdit = input.modifications === undefined ? null : checkModifications(input.modifications);
+  if (badEdit !== null) throw badEdit;
   const scope = scopeOf(input.scope, now);
   const decision = input.decision === "denied" ? "denied" : "approved";
   // The waiting call reads the answer with the same check and denies one that fails it: refuse it here,
@@ -149,7 +148,7 @@ export async function answerConsent(
  * node raised before it restarted — in the pending table, where the waiting node reads it, as the API would
  * record it, keeping the channel it came by. False (nothing recorded) when the request is unknown, no longer
  * pending, its waiting proxy is gone, `nonce` is another request's, or the answer is one the waiting call
- * would refuse.
+ * would refuse (or modifications `answerConsent` refuses).
  */
 export async function recordForwardedAnswer(
   store: AsyncPendingConsentStore,
@@ -162,6 +161,7 @@ export async function recordForwardedAnswer(
   if (row === null || row.status !== "pending" || isOrphaned(row)) return false;
   if (nonce !== undefined && nonce !== row.nonce) return false;
   if (checkHumanAnswer(answer, now) !== null) return false;
+  if (answer.modifications !== undefined && checkModifications(answer.modifications) !== null) return false;
   const decision = answer.decision === "denied" ? "denied" : "approved";
   const record: CliAnswerRecord = {
     decision,
