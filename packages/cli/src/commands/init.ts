@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { generateEd25519Seed, wrapPrivateKey } from "@acp/core";
-import { configTemplate, createHome, isExistingHome, STARTER_POLICY } from "@acp/store";
+import {
+  configTemplate,
+  createHome,
+  homeInUseMessage,
+  isExistingHome,
+  liveHomeWriters,
+  STARTER_POLICY,
+} from "@acp/store";
 import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { orThrow } from "../home-access/or-throw.js";
@@ -30,6 +37,9 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   if (options.force !== true && isExistingHome(home)) {
     throw new CliError(`\`${home}\` already holds an acp home (use --force to replace its config, policy and keys)`);
   }
+  // before the passphrase is asked for: createHome checks again before it writes (home_in_use)
+  const writers = liveHomeWriters(home);
+  if (writers.length > 0) throw new CliError(`${homeInUseMessage(home, writers)} (home_in_use)`);
   const encrypted = options.passphrase;
   if (!encrypted) for (const line of NO_PASSPHRASE_WARNING) printError(ctx, line);
   const fromEnv = ctx.io.env[PASSPHRASE_ENV];
@@ -120,14 +130,18 @@ An audit.jsonl already there whose checkpoints the new key cannot verify (one an
 acp init signed with a key thrown away at exit, or the old key's with --force) is moved aside with its
 anchor to audit.jsonl.before-init-<time>, never deleted, with a warning; state.db and pins.json stay.
 
+While an acp proxy, acp run or acp serve writes the home's audit log, init changes nothing and stops
+(home_in_use), naming the process: the writer would go on signing with the old key in a log moved from
+under it. Stop it, then run init again. A writer that was killed does not count.
+
 Examples:
   acp init                                  # asks for a passphrase
   ACP_PASSPHRASE=… acp init --json          # scripted
   ACP_HOME="$(mktemp -d)/acp" acp init --no-passphrase   # a throwaway home
   acp init --force                          # new keys, fresh config and policy
 
-Exit codes: 0 created, 1 error (home exists without --force, no passphrase, I/O), 2 usage (an empty
-passphrase or two that differ at the prompt, an unknown option).`,
+Exit codes: 0 created, 1 error (home exists without --force, home in use, no passphrase, I/O), 2 usage
+(an empty passphrase or two that differ at the prompt, an unknown option).`,
     )
     .action(async (options: InitOptions) => {
       await runInit(ctx, options);

@@ -260,6 +260,44 @@ function sweepDeadHolders(lockPath: string): void {
   }
 }
 
+/** A process holding a lock, or keeping a holder file beside it (a {@link FileLock} that has not closed). */
+export interface LockHolder {
+  /** The lock file or the holder file `<lock>.<pid>.<8 hex>`. */
+  readonly path: string;
+  readonly pid: number;
+  readonly host: string;
+}
+
+/**
+ * Who holds `lockPath` or keeps a holder file beside it, save processes of this host that are gone: every
+ * open {@link FileLock} (an audit writer keeps its holder file from its first take until it closes or its
+ * process exits), and a lock taken by {@link acquireFileLock}. A holder of another host cannot be judged
+ * here and is listed. Read only: nothing is removed. A file unreadable or not in the holder format is left
+ * out, as a waiter's stale check leaves it to age.
+ */
+export function listLockHolders(lockPath: string): LockHolder[] {
+  const dir = dirname(lockPath);
+  const prefix = basename(lockPath);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const holders: LockHolder[] = [];
+  for (const name of names) {
+    if (name !== prefix && !(name.startsWith(prefix) && HOLDER_SUFFIX.test(name.slice(prefix.length)))) continue;
+    const path = join(dir, name);
+    const text = readHolder(path)?.text;
+    if (text === undefined || isDeadHere(text)) continue;
+    const [pid, host, token] = text.split("\n");
+    const n = Number(pid);
+    if (token === undefined || host === undefined || !Number.isSafeInteger(n) || n <= 0) continue;
+    holders.push({ path, pid: n, host });
+  }
+  return holders;
+}
+
 /** What `link` fails with on a file system without hard links. */
 const NO_LINKS: ReadonlySet<string> = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
 

@@ -5,7 +5,9 @@ export {
   acquireFileLock,
   FileLock,
   FileLockTimeoutError,
+  listLockHolders,
   type FileLockOptions,
+  type LockHolder,
   type ReleaseLock,
 } from "./file-lock.js";
 export { AuditLogError, type AuditLogErrorCode } from "./audit-log-error.js";

@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readSync, renameSync } from "node:fs";
 import { ok, type PrivateKeyFileV1, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
+import { homeInUseMessage, liveHomeWriters } from "./live-writers.js";
 import { homePaths, HOME_DIR_MODE, type HomePaths } from "./paths.js";
 import { failWith, ioMessage } from "./result.js";
 
@@ -94,7 +95,8 @@ export function isExistingHome(home: string): boolean {
  * holds a home, unless `force`; with `force` an existing `vault.json` (sealed with the old key) is moved
  * aside, never deleted. An `audit.jsonl` signed with another key (a checkpoint or an anchor) is moved aside
  * with its anchor, never deleted (`auditMovedTo`): the new key could not verify it. `state.db` and
- * `pins.json` are left alone.
+ * `pins.json` are left alone. Refuses (`home_in_use`) while a live process writes the home's audit log
+ * ({@link liveHomeWriters}): it would keep signing with the old key, in a log moved from under it.
  */
 export function createHome(home: string, input: CreateHomeInput): Result<CreatedHome> {
   const paths = homePaths(home);
@@ -104,6 +106,9 @@ export function createHome(home: string, input: CreateHomeInput): Result<Created
       `\`${home}\` already holds an acp home (use --force to replace its config, policy and keys)`,
     );
   }
+  // a live writer would go on with the old key in memory, in a log moved from under it
+  const writers = liveHomeWriters(home);
+  if (writers.length > 0) return failWith({ code: "home_in_use" }, homeInUseMessage(home, writers));
   try {
     mkdirSync(home, { recursive: true, mode: HOME_DIR_MODE });
     chmodSync(home, HOME_DIR_MODE);

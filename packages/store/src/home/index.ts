@@ -12,6 +12,7 @@ export {
 } from "./read-up-to.js";
 export { configTemplate, STARTER_POLICY } from "./templates.js";
 export { createHome, isExistingHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
+export { liveHomeWriters, homeInUseMessage, type HomeWriter } from "./live-writers.js";
 export { readPublicKeyHex, readPrivateKeyFile, loadMasterSeed } from "./keys.js";
 export { readVault, writeVault, MAX_VAULT_BYTES } from "./vault-store.js";
 export {
