@@ -106,7 +106,7 @@ describe("acp serve with `channel: telegram`", () => {
     expect(text).toContain("write_file");
     // the person on Telegram sees the arguments redacted, as everywhere else
     expect(text).not.toContain("tg-s3cret-0123456789");
-    expect(text).toContain(`\n• api_token: "[redacted]"\n`);
+    expect(text).toContain(`\n\u200e• \u2066api_token\u2069: \u2066"[redacted]"\u2069\n`);
     // someone in another chat cannot decide
     bot.pressButton({ chatId: 999, messageId: message.id, data: message.approve });
     bot.pressButton({ chatId: CHAT, messageId: message.id, data: message.approve });

@@ -119,7 +119,7 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     const parameters = { body: `${"A".repeat(100_000)}`, to: "mallory@evil.test" };
     const [terminal, telegram] = both(parameters);
     expect(terminal).toContain('    to: "mallory@evil.test"\n');
-    expect(telegram).toContain('\n• to: "mallory@evil.test"\n');
+    expect(telegram).toContain('\n\u200e• \u2066to\u2069: \u2066"mallory@evil.test"\u2069\n');
     expect(terminal.length).toBeLessThan(2_000);
     expect(terminal).toMatch(/ {4}body: "A+…\[\d+ characters not shown\]…A+"\n/);
     expect(terminal).toContain("warning: long arguments are shortened here");
@@ -128,11 +128,11 @@ describe("what a consent request shows cannot be disguised by what the agent or 
   it("shows both ends of a long value: padding cannot push the real recipient out of sight", () => {
     const to = `ana@corp.test${" ".repeat(5_000)}, mallory@evil.test`;
     const [terminal, telegram] = both({ to });
-    for (const text of [terminal, telegram]) {
-      expect(text).toContain('to: "ana@corp.test');
-      expect(text).toContain(' mallory@evil.test"');
-      expect(text).toMatch(/…\[\d+ characters not shown\]…/);
-    }
+    expect(terminal).toContain('to: "ana@corp.test');
+    expect(terminal).toContain(' mallory@evil.test"\n');
+    expect(telegram).toContain('\u2066to\u2069: \u2066"ana@corp.test');
+    expect(telegram).toContain(' mallory@evil.test"\u2069\n');
+    for (const text of [terminal, telegram]) expect(text).toMatch(/…\[\d+ characters not shown\]…/);
   });
 
   it("shows both ends of a long tool name, agent or reason: padding cannot hide how it ends", () => {
@@ -145,7 +145,7 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     for (const text of [formatRequestForTerminal(request, reasons), formatTelegramMessage(request, reasons)]) {
       expect(text).toMatch(/tool: +send_to_ana_+…\[\d+ characters not shown\]…_+_and_mallory\n/);
       expect(text).toMatch(/agent: +agent +…\[\d+ characters not shown\]… +evil\n/);
-      expect(text).toMatch(/- to ana +…\[\d+ characters not shown\]… +and mallory/);
+      expect(text).toMatch(/- (\u2066)?to ana +…\[\d+ characters not shown\]… +and mallory(\u2069)?\n/);
       expect(text.length).toBeLessThan(4_096);
     }
   });
@@ -171,17 +171,38 @@ describe("what a consent request shows cannot be disguised by what the agent or 
     const lines = telegram.split("\n");
     const args = lines.slice(lines.indexOf("arguments:") + 1, lines.indexOf("expires: 2026-01-15T12:02:00.000Z"));
     expect(args).toEqual([
-      '• tool: "read_file"',
-      '• server: "fs"',
-      "• rule: null",
-      '• agent: "ops"',
-      '• path: "/etc/x\\n\\nrisk: low"',
+      '\u200e• \u2066tool\u2069: \u2066"read_file"\u2069',
+      '\u200e• \u2066server\u2069: \u2066"fs"\u2069',
+      "\u200e• \u2066rule\u2069: \u2066null\u2069",
+      '\u200e• \u2066agent\u2069: \u2066"ops"\u2069',
+      '\u200e• \u2066path\u2069: \u2066"/etc/x\\n\\nrisk: low"\u2069',
     ]);
     // the message's own lines are each there once, flush left, and none of the arguments' is
     for (const field of ["server: ", "tool: ", "rule: ", "agent: "]) {
       expect(lines.filter((l) => l.startsWith(field))).toHaveLength(1);
     }
-    expect(lines.filter((l) => /risk: low/.test(l) && !l.startsWith("• "))).toEqual([]);
+    expect(lines.filter((l) => /risk: low/.test(l) && !l.startsWith("\u200e• "))).toEqual([]);
+  });
+
+  it("isolates each argument's path and value in the Telegram message: right-to-left text moves nothing around it", () => {
+    // a Hebrew key and value: laid out raw, the `"]: "` between them would be reversed with them (the value read
+    // as the key); an Arabic value first on its line would turn the line right to left (its mark to the far end)
+    const parameters = { "\u05d0": "\u05d1", to: "\u0645\u0631\u062d\u0628\u0627 ana@corp.test", n: 7 };
+    const reasons = [{ source: "policy" as const, code: "x", message: "\u05e9\u05dc\u05d5\u05dd `to`" }];
+    const telegram = formatTelegramMessage(requestWith(parameters), reasons);
+    const lines = telegram.split("\n");
+    const args = lines.slice(lines.indexOf("arguments:") + 1, lines.indexOf("reasons:"));
+    expect(args).toEqual([
+      '\u200e• \u2066["\u05d0"]\u2069: \u2066"\u05d1"\u2069',
+      '\u200e• \u2066to\u2069: \u2066"\u0645\u0631\u062d\u0628\u0627 ana@corp.test"\u2069',
+      "\u200e• \u2066n\u2069: \u20667\u2069",
+    ]);
+    expect(lines[lines.indexOf("reasons:") + 1]).toBe("\u200e- \u2066\u05e9\u05dc\u05d5\u05dd `to`\u2069");
+    // the agent's own isolate and mark characters are shown escaped: it cannot close ours early or open its own
+    const forged = formatTelegramMessage(requestWith({ to: "a\u2069: \u2066\u200f\u202eb" }), []);
+    expect(forged).toContain('\u200e• \u2066to\u2069: \u2066"a\\u2069: \\u2066\\u200f\\u202eb"\u2069\n');
+    // the terminal shows the same text in logical order, as every other line
+    expect(formatRequestForTerminal(requestWith(parameters), [])).toContain('    ["\u05d0"]: "\u05d1"\n');
   });
 
   it("restates the tool and server last, before the prompt: arguments laid out as another tool's are not all left in view", async () => {

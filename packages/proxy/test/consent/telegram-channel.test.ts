@@ -207,7 +207,7 @@ describe("telegram channel specifics", () => {
       { source: "session", code: "x", message: "to `a\u202eelpmaxe.rekcatta@b`" },
     ]);
     expect(text).toContain("tool: send\\u000atool: read_file\n");
-    expect(text).toContain("- to `a\\u202eelpmaxe.rekcatta@b`");
+    expect(text).toContain("\n\u200e- \u2066to `a\\u202eelpmaxe.rekcatta@b`\u2069\n");
     expect(text).not.toContain("\u202e");
     // an argument value spelling an escape is shown as written, not turned into a line break
     const spelled = formatTelegramMessage(

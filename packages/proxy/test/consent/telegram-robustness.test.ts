@@ -456,9 +456,17 @@ describe("what the person sees", () => {
     expect(text.length).toBeLessThanOrEqual(4096);
     expect(text).toContain(`id: ${request.id}`);
     expect(text).toContain(`expires: ${request.expires_at}`);
-    for (const i of [0, 1, 2]) expect(text).toContain(`- reason ${i}`);
+    for (const i of [0, 1, 2]) expect(text).toContain(`\n\u200e- \u2066reason ${i} `);
     expect(text).toMatch(/…\[\d+ characters not shown\]…/);
-    expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    expect(text).not.toMatch(/[\u202a-\u202e]/);
+    // the only isolates are the message's own: around each argument's path and value, and each reason
+    const isolating = text.split("\n").filter((line) => /[\u2066-\u2069]/.test(line));
+    expect(isolating.length).toBeGreaterThan(3);
+    for (const line of isolating) {
+      expect(line).toMatch(
+        /^\u200e(• \u2066[^\u2066-\u2069]*\u2069: \u2066[^\u2066-\u2069]*|- \u2066[^\u2066-\u2069]*)\u2069$/,
+      );
+    }
     // no half of a surrogate pair left by a cut
     expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });

@@ -14,6 +14,14 @@ export interface ArgumentsViewLimits {
 export interface ArgumentsView {
   /** One line per value (`path: value`, the value as JSON, printable), then what was left out, if anything. */
   readonly lines: readonly string[];
+  /**
+   * The values of {@link lines} (all but the count of those left out) as a path and a value, each printable and
+   * shortened as there (the path `""` for arguments that are no object): for a channel that lays them out itself
+   * (Telegram isolates each from the text around it).
+   */
+  readonly items: readonly { readonly path: string; readonly value: string }[];
+  /** The line counting the values left out (the last of {@link lines}), when any were. */
+  readonly more?: string;
   /** Whether a key or a string holds a character shown escaped (a line break or tab inside a string aside). */
   readonly hidden: boolean;
   /** Whether anything was shortened or left out. */
@@ -152,6 +160,7 @@ export function argumentsCharacters(parameters: unknown): { readonly hidden: boo
  */
 export function argumentsView(parameters: Record<string, unknown>, limits: ArgumentsViewLimits): ArgumentsView {
   const lines: string[] = [];
+  const items: { path: string; value: string }[] = [];
   let chars = 0;
   let total = 0;
   let full = false;
@@ -170,12 +179,16 @@ export function argumentsView(parameters: Record<string, unknown>, limits: Argum
     if (shown.value !== json || shown.path !== path) shortened = true;
     chars += line.length + 1;
     lines.push(line);
+    items.push(shown);
   }
   const left = total - lines.length;
-  if (left > 0) lines.push(`… and ${left} more value${left === 1 ? "" : "s"} not shown (${total} in all)`);
+  const more = left > 0 ? `… and ${left} more value${left === 1 ? "" : "s"} not shown (${total} in all)` : undefined;
+  if (more !== undefined) lines.push(more);
   const lookAlike = anyLookAlike(parameters);
   return {
     lines,
+    items,
+    ...(more !== undefined ? { more } : {}),
     hidden: anyHidden(parameters),
     shortened: shortened || left > 0,
     ...(lookAlike !== undefined ? { lookAlike } : {}),

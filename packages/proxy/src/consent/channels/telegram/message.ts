@@ -29,15 +29,45 @@ const COUNT_ROOM = 60;
  * What each argument line starts with. The message's own lines are flush left (`tool: send_email`), and an
  * argument's path can be any key (`tool: "read_file"`, `rule: null`); a path never starts with `•` (a plain key
  * starts with a letter, `_` or `$`, any other is `["…"]`), so no argument line passes for one of the message's.
+ * It opens with U+200E LEFT-TO-RIGHT MARK: the line reads left to right whatever follows (see {@link isolated}).
  */
-const ARGUMENT_MARK = "• ";
+const ARGUMENT_MARK = "\u200e• ";
+/** What each reason line starts with (as {@link ARGUMENT_MARK}, left to right whatever the reason says). */
+const REASON_MARK = "\u200e- ";
+/** U+2066 LEFT-TO-RIGHT ISOLATE and U+2069 POP DIRECTIONAL ISOLATE. */
+const LRI = "\u2066";
+const PDI = "\u2069";
+
+/**
+ * `text` (printable) between U+2066 LEFT-TO-RIGHT ISOLATE and U+2069 POP DIRECTIONAL ISOLATE. A Telegram client
+ * lays each line out by the Unicode bidirectional algorithm: a line whose first letter is Arabic or Hebrew reads
+ * right to left (its mark moved to the other end), and between two right-to-left runs the characters that have
+ * no direction of their own (`"`, `]`, `:`, spaces) are reversed with them, so `["א"]: "ב"` could show as
+ * `"ב" :["א"]`, a key read as the value. An isolate is laid out on its own, as one neutral character to the text
+ * around it, and left to right inside: nothing in it moves what is outside it. {@link printable} shows every
+ * bidirectional control as an escape, so the agent's text cannot close the isolate early.
+ */
+export function isolated(text: string): string {
+  return `${LRI}${text}${PDI}`;
+}
+
+/** An argument's line: the mark, then its path and its value each isolated (a value alone when it has no path). */
+function argumentLine(item: { readonly path: string; readonly value: string }): string {
+  const value = isolated(item.value);
+  return `${ARGUMENT_MARK}${item.path === "" ? value : `${isolated(item.path)}: ${value}`}`;
+}
+
+/** What each argument line adds to its `path: value`: the mark and two isolates. */
+const LINE_EXTRA = ARGUMENT_MARK.length + 2 * (LRI.length + PDI.length);
+
 /**
  * The plain-text message a request is sent as (arguments already redacted in the request; no parse mode, so
  * nothing in it is markup). Every field is shown printable (a tool name is the upstream's, a reason may quote
  * an argument: neither can add lines, reorder text or hide a character) and cut to its share; the arguments one
  * value a line, each cut in its middle when long (see {@link argumentsView}), as many as the room left holds
  * and the rest counted, so one long value cannot push the others out of the message, each marked `• ` so none
- * reads as a field of the message; then the reasons, a warning when anything holds escaped characters or was
+ * reads as a field of the message and its path and value isolated (see {@link isolated}); then the reasons (each
+ * isolated too), a warning when anything holds escaped characters or was
  * shortened, the expiry, the id and the line restating what is answered (see {@link answeringLine}), all within
  * Telegram's 4096 characters, with room for the line added when the request ends.
  */
@@ -57,17 +87,19 @@ export function formatTelegramMessage(request: ConsentRequestV02, reasons: reado
   ];
   const tail: string[] = [];
   if (reasons.length > 0) {
-    tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map((r) => `- ${elide(printable(r.message), MAX_REASON)}`));
-    if (reasons.length > MAX_REASONS) tail.push(`- … and ${reasons.length - MAX_REASONS} more`);
+    const reasonLine = (r: Reason): string => `${REASON_MARK}${isolated(elide(printable(r.message), MAX_REASON))}`;
+    tail.push("reasons:", ...reasons.slice(0, MAX_REASONS).map(reasonLine));
+    if (reasons.length > MAX_REASONS) tail.push(`${REASON_MARK}… and ${reasons.length - MAX_REASONS} more`);
   }
   const end = [`expires: ${field(request.expires_at)}`, `id: ${field(request.id)}`, answeringLine(request)];
   const fixed = [...head, ...tail, ...end].join("\n").length + "\narguments:\n".length + WARNINGS_ROOM + 100;
-  const marks = TELEGRAM_ARGUMENTS.maxLines * ARGUMENT_MARK.length;
+  const marks = TELEGRAM_ARGUMENTS.maxLines * LINE_EXTRA;
   const budget = Math.max(0, MAX_TEXT - SETTLED_ROOM - fixed - COUNT_ROOM - marks);
   const args = argumentsView(action.parameters, { ...TELEGRAM_ARGUMENTS, maxChars: budget });
   tail.push(...warningsOf(request, reasons, args), ...end);
-  // each argument line marked (no path starts with it): an argument `tool: "read_file"` is not a field of the message
-  const shown = args.lines.map((line) => `${ARGUMENT_MARK}${line}`);
+  // each argument line marked (no path starts with it): an argument `tool: "read_file"` is not a field of the
+  // message; its path and value each isolated, so right-to-left text in them moves nothing outside them
+  const shown = [...args.items.map(argumentLine), ...(args.more !== undefined ? [`${ARGUMENT_MARK}${args.more}`] : [])];
   // at most 8 fields and 9 reason lines of ~200 and the closing line of ~370: the arguments keep at least a few hundred characters; the
   // cut is a backstop
   return clip([...head, "arguments:", ...shown, ...tail].join("\n"), MAX_TEXT - SETTLED_ROOM);
