@@ -1,5 +1,6 @@
 import picomatch from "picomatch";
 import type { Result } from "../issues/index.js";
+import { groupDepth, MAX_GLOB_NESTING } from "./group-depth.js";
 import { requiredText } from "./linear-pattern.js";
 import { compileLinearRegex, compileReadingRegex, type ReadingText } from "./linear-regex.js";
 import { Parser } from "./regex-parse.js";
@@ -30,8 +31,16 @@ export interface GlobOptions {
   readonly starCrossesSlash?: boolean;
 }
 
-/** The expression picomatch compiles a glob into; throws on a glob it cannot read. */
+export { MAX_GLOB_NESTING } from "./group-depth.js";
+
+/**
+ * The expression picomatch compiles a glob into; throws on a glob it cannot read, and on one whose groups
+ * nest deeper than {@link MAX_GLOB_NESTING} (before picomatch reads it: its time grows faster than the depth).
+ */
 function globRegex(pattern: string, cross: boolean): RegExp {
+  if (groupDepth(pattern) > MAX_GLOB_NESTING) {
+    throw new Error(`groups (\`(…)\`, \`{…}\`) nest deeper than ${MAX_GLOB_NESTING} levels`);
+  }
   // posix: `[!a]` negates as in every shell (without it picomatch reads a class of `!` and `a`)
   return picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross });
 }
@@ -58,7 +67,8 @@ export function requiredGlobText(pattern: string, options: GlobOptions = {}): st
  * Compiles a glob with picomatch semantics: `*` matches any run of characters except `/`, `**` crosses
  * `/`, `?` one character, `[abc]` a class (`[!abc]` and `[^abc]` its complement), `{a,b}` alternatives;
  * dotfiles match; case-sensitive.
- * Unbalanced brackets and over-long patterns are errors, never a pattern that matches everything.
+ * Unbalanced brackets, over-long patterns and groups nested deeper than {@link MAX_GLOB_NESTING} are
+ * errors, never a pattern that matches everything.
  *
  * The expression picomatch compiles is run by {@link compileLinearRegex}, not by V8's backtracking engine:
  * the answer is the same, and the time is linear in the length of the value, whatever the pattern (V8 took

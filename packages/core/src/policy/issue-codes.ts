@@ -57,7 +57,7 @@ export const POLICY_ISSUES = [
   {
     code: "invalid_glob",
     meaning:
-      "a `tool`, `server` or `args` pattern that does not compile (unbalanced brackets, empty), or a `tool` or `server` holding an invisible or control character or a space at either end",
+      "a `tool`, `server` or `args` pattern that does not compile (unbalanced brackets, empty, groups nested deeper than 8 levels: `*(*(…))`, `{a,{b,…}}`), or a `tool` or `server` holding an invisible or control character or a space at either end",
   },
   { code: "invalid_arg_path", meaning: "an `args` key that is not a dotted path (`to..address`, `.to`)" },
   { code: "invalid_timeout", meaning: "a `timeout` that is not whole seconds from 1 to 604,800 (7 days)" },
