@@ -34,7 +34,7 @@ describe("config.yml: an unknown key in a section is refused at FILE:LINE:COL wi
     expect(got.code).toBe(4);
     expect(got.lines).toEqual([
       `${path}:3:17: unknown key \`sandbox.max_proceses\` (did you mean \`sandbox.max_processes\`?)`,
-      `${path}:4:11: unknown key \`sandbox.colour\` (expected allow_egress, max_processes, max_memory)`,
+      `${path}:4:11: unknown key \`sandbox.colour\` (expected allow_egress, max_processes, max_memory, max_cpu)`,
     ]);
   });
 

@@ -229,6 +229,78 @@ describe("acp run --config FILE", () => {
   });
 });
 
+describe("acp run --max-cpu CPUS", () => {
+  // the agent writes the quota of its own cgroup of the cpu hierarchy (cgroup v1 here)
+  const quotaProbe = (out: string): string =>
+    [
+      'const fs = require("node:fs");',
+      'const line = fs.readFileSync("/proc/self/cgroup", "utf8").split("\\n").find((l) => l.split(":")[1].split(",").includes("cpu"));',
+      "fs.writeFileSync(" +
+        JSON.stringify(out) +
+        ', fs.readFileSync("/sys/fs/cgroup/cpu" + line.split(":")[2] + "/cpu.cfs_quota_us", "utf8").trim());',
+    ].join("\n");
+
+  it("caps the sandbox's CPU time: the agent's cgroup holds the quota, and sandbox_started records it", async () => {
+    const fs = await import("node:fs");
+    const out = join(work.path, "max-cpu.txt");
+    const r = await acpRun(["--isolation", "netns", "--max-cpu", "0.5", "--", process.execPath, "-e", quotaProbe(out)]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(out, "utf8")).toBe("50000");
+    expect(r.audit[0]?.[1]).toMatchObject({ max_cpu: 0.5 });
+    expect(r.audit.find(([type]) => type === "sandbox_exited")?.[1]).toHaveProperty("cpu_throttled");
+  });
+
+  it("sandbox.max_cpu of the config file sets the cap; --max-cpu wins over it; a bad one stops before anything starts", async () => {
+    const fs = await import("node:fs");
+    const dir = scratchDir("acp-run-cli-cpu-config-");
+    try {
+      const file = join(dir.path, "config.yml");
+      const out = join(work.path, "max-cpu-config.txt");
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_cpu: 1.5\n');
+      const fromFile = await acpRun([
+        "--isolation",
+        "netns",
+        "--config",
+        file,
+        "--",
+        process.execPath,
+        "-e",
+        quotaProbe(out),
+      ]);
+      expect(fromFile.code, fromFile.stderr).toBe(0);
+      expect(fs.readFileSync(out, "utf8")).toBe("150000");
+      expect(fromFile.audit[0]?.[1]).toMatchObject({ max_cpu: 1.5 });
+      const fromFlag = await acpRun(["--isolation", "netns", "--config", file, "--max-cpu", "0.25", "--", "true"]);
+      expect(fromFlag.code, fromFlag.stderr).toBe(0);
+      expect(fromFlag.audit[0]?.[1]).toMatchObject({ max_cpu: 0.25 });
+      fs.writeFileSync(file, 'version: "1"\nsandbox:\n  max_cpu: 0\n');
+      const bad = await acpRun(["--isolation", "netns", "--config", file, "--", "true"]);
+      expect(bad.code).toBe(4);
+      expect(bad.stderr).toContain(
+        `${file}:3:12: \`sandbox.max_cpu\` must be a number of CPUs from 0.01 to 4096 (e.g. 1.5), not 0`,
+      );
+      expect(bad.audit).toEqual([]);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it("without a cap asked for there is none: sandbox_started records null", async () => {
+    const r = await acpRun(["--isolation", "netns", "--", "true"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.audit[0]?.[1]).toMatchObject({ max_cpu: null });
+  });
+
+  it("a --max-cpu that is not a number of CPUs from 0.01 to 4096: exit 2 naming it, nothing started", async () => {
+    for (const bad of ["0", "0.001", "lots", "-1", "1/2", "5000"]) {
+      const r = await acpRun(["--max-cpu", bad, "--", "true"]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`--max-cpu \`${bad}\` is not a number of CPUs from 0.01 to 4096`);
+      expect(r.audit).toEqual([]);
+    }
+  });
+});
+
 describe("acp run --max-processes N", () => {
   it("caps the agent's processes: an agent starting more gets fewer, and acp says the cap was reached", async () => {
     const fs = await import("node:fs");

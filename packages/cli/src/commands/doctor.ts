@@ -106,8 +106,8 @@ private key and the vault; without it, it says so and does not ask. The config f
 acp proxy and acp run check it before they start: every problem that would stop them (exit 4) is a
 failed check with the same message (config: a top-level key no command reads, with the closest one,
 or a version other than "1"; proxy, credentials, redaction, session, graph, channel; sandbox for acp
-run, whose caps, from sandbox.max_processes and sandbox.max_memory or the defaults, "sandbox caps"
-says). The audit log (audit.jsonl) must still hold its anchor's signed checkpoint (audit.jsonl.checkpoint)
+run, whose caps, from sandbox.max_processes, sandbox.max_memory and sandbox.max_cpu or the defaults,
+"sandbox caps" says). The audit log (audit.jsonl) must still hold its anchor's signed checkpoint (audit.jsonl.checkpoint)
 at its line, as acp proxy and acp run require (audit log; else it fails: run acp audit verify); a log
 with signed checkpoints and no anchor is a warning naming the file; one whose checkpoints another key
 signed (made before acp init made this home's key) fails, naming what to move aside. config.yml's serve: and storage: sections are checked as acp serve checks them (serve);

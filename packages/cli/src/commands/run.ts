@@ -8,6 +8,8 @@ import {
   DEFAULT_MAX_MEMORY,
   DEFAULT_MAX_PROCESSES,
   ISOLATION_REQUESTS,
+  MAX_MAX_CPU,
+  MIN_MAX_CPU,
   MIN_MAX_MEMORY,
   SandboxError,
   agentCanChange,
@@ -19,6 +21,7 @@ import {
   findExecutable,
   formatMemorySize,
   listenHttp,
+  parseCpuCount,
   parseEgressAllowList,
   parseMemorySize,
   parseUpstreamArgument,
@@ -66,6 +69,7 @@ interface RunFlags {
   writable?: string[];
   maxProcesses?: string;
   maxMemory?: string;
+  maxCpu?: string;
 }
 
 /** The config file in use, as `acp run` reads it: every key the proxy uses, `sandbox.allow_egress`, secret-looking values. */
@@ -73,7 +77,7 @@ interface RunConfig {
   readonly keys: ConfigInUse;
   readonly proxy: ProxyConfig;
   readonly allowEgress: readonly string[];
-  /** `sandbox.max_processes` and `sandbox.max_memory`, each when set (the flags win). */
+  /** `sandbox.max_processes`, `sandbox.max_memory` and `sandbox.max_cpu`, each when set (the flags win). */
   readonly caps: SandboxCaps;
   readonly secretValues: readonly string[];
 }
@@ -114,6 +118,12 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
         `kills a process of the sandbox, and acp says so (default sandbox.max_memory of the config file, else ` +
         `${formatMemorySize(DEFAULT_MAX_MEMORY)}; at least ` +
         `${formatMemorySize(MIN_MAX_MEMORY)}; a memory cgroup; no effect with none)`,
+    )
+    .option(
+      "--max-cpu <cpus>",
+      "the most CPU time the sandbox may use, in CPUs (e.g. 1.5, or 0.5 for half of one); past it the kernel " +
+        "holds its processes back until the next 100 ms period, and acp says so (default sandbox.max_cpu of the " +
+        `config file, else no cap; ${MIN_MAX_CPU} to ${MAX_MAX_CPU}; a cpu cgroup; no effect with none)`,
     )
     .option(
       "--intent <file>",
@@ -159,7 +169,10 @@ RLIMIT_NPROC when acp is not root; where neither works, a given --max-processes 
 sandbox_unavailable) and the default is a warning. Its memory is capped at --max-memory (default
 sandbox.max_memory of the config file, else ${formatMemorySize(DEFAULT_MAX_MEMORY)}; a memory cgroup: past the cap
 the kernel kills a process of the sandbox, and acp says so); where no memory cgroup can be made, a cap given
-(flag or config) is refused (exit 1, sandbox_unavailable) and the default is a warning.
+(flag or config) is refused (exit 1, sandbox_unavailable) and the default is a warning. Its CPU time is not
+capped unless --max-cpu or sandbox.max_cpu says so (a cpu cgroup: past the cap the sandbox runs slower, held
+back each 100 ms period, and acp says so); where no cpu cgroup can be made, such a cap is refused (exit 1,
+sandbox_unavailable).
 Guide: acp docs guides/sandbox
 
 Exit codes: once the agent ran, its own status, passed through unchanged (128+N when it was killed by
@@ -172,7 +185,7 @@ link elsewhere the agent could read (find it with find -samefile, then remove it
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
-found, a bad --allow-egress, --isolation, --max-processes, --max-memory or --upstream, more --name than --upstream, a --writable that
+found, a bad --allow-egress, --isolation, --max-processes, --max-memory, --max-cpu or --upstream, more --name than --upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
 under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
 --config or --intent file in the working directory or a --writable path, which the agent could rewrite), 4 the config
@@ -204,6 +217,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const writable = writablePaths(ctx, flags.writable ?? [], home);
   const maxProcesses = flags.maxProcesses === undefined ? config.caps.maxProcesses : processCap(flags.maxProcesses);
   const maxMemory = flags.maxMemory === undefined ? config.caps.maxMemory : memoryCap(flags.maxMemory);
+  const maxCpu = flags.maxCpu === undefined ? config.caps.maxCpu : cpuCap(flags.maxCpu);
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
@@ -295,6 +309,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
         writable,
         ...(maxProcesses !== undefined ? { maxProcesses } : {}),
         ...(maxMemory !== undefined ? { maxMemory } : {}),
+        ...(maxCpu !== undefined ? { maxCpu } : {}),
         mcpTarget: { host: "127.0.0.1", port: listener.port, token },
         ...(flags.mcpStdio === true
           ? { stdio: async (pipes) => void (await serveStdio(proxy, { stdin: pipes.stdout, stdout: pipes.stdin })) }
@@ -386,6 +401,16 @@ function memoryCap(given: string): number {
   );
 }
 
+/** `--max-cpu`: a number of CPUs from MIN_MAX_CPU to MAX_MAX_CPU (exit 2 otherwise). */
+function cpuCap(given: string): number {
+  const n = parseCpuCount(given);
+  if (n !== undefined) return n;
+  throw new CliError(
+    `run: --max-cpu \`${given}\` is not a number of CPUs from ${MIN_MAX_CPU} to ${MAX_MAX_CPU} (e.g. --max-cpu 1.5)`,
+    EXIT.usage,
+  );
+}
+
 function exitFor(err: SandboxError): ExitCode {
   return err.code === "sandbox_command_not_found" || err.code === "sandbox_invalid_egress" ? EXIT.usage : EXIT.error;
 }
@@ -417,7 +442,7 @@ function readIntent(ctx: CliContext, file: string): { path: string; sha256: stri
 /**
  * The config file in use (`--config FILE`, else `$ACP_HOME/config.yml` when it exists), read once: every key
  * `acp proxy` takes from it (checked the same way, `configInUse`), `sandbox.allow_egress` and the caps
- * (`sandbox.max_processes`, `sandbox.max_memory`). Every problem is named with the file (exit 4) before anything
+ * (`sandbox.max_processes`, `sandbox.max_memory`, `sandbox.max_cpu`). Every problem is named with the file (exit 4) before anything
  * starts.
  */
 function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string): RunConfig {
@@ -438,7 +463,7 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
     if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
     problems.push(err.message);
   }
-  let caps: SandboxCaps = { maxProcesses: undefined, maxMemory: undefined };
+  let caps: SandboxCaps = { maxProcesses: undefined, maxMemory: undefined, maxCpu: undefined };
   try {
     caps = sandboxCaps(file);
   } catch (err) {

@@ -1,6 +1,6 @@
 import { isSealedSecret } from "@acp/core";
 import type { HomeCheck } from "@acp/store";
-import { DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, formatMemorySize } from "@acp/proxy/sandbox";
+import { DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, formatCpuCount, formatMemorySize } from "@acp/proxy/sandbox";
 import { CliError } from "../exit-codes.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
 import {
@@ -99,7 +99,11 @@ function capsSummary(caps: SandboxCaps): string {
     caps.maxMemory !== undefined
       ? `${formatMemorySize(caps.maxMemory)} of memory (sandbox.max_memory)`
       : `${formatMemorySize(DEFAULT_MAX_MEMORY)} of memory (default)`;
-  return `acp run caps the sandbox at ${processes}, ${memory}; --max-processes and --max-memory override`;
+  const cpu =
+    caps.maxCpu !== undefined
+      ? `${formatCpuCount(caps.maxCpu)} of CPU time (sandbox.max_cpu)`
+      : "no cap on CPU time (default)";
+  return `acp run caps the sandbox at ${processes}, ${memory}, ${cpu}; --max-processes, --max-memory and --max-cpu override`;
 }
 
 /**

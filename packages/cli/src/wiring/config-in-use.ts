@@ -1,7 +1,15 @@
 import { join } from "node:path";
 import type { RedactionRules } from "@acp/core";
 import { parseProxyConfig, type ProxyConfig } from "@acp/proxy/config";
-import { formatMemorySize, MIN_MAX_MEMORY, parseEgressAllowList, parseMemorySize } from "@acp/proxy/sandbox";
+import {
+  formatMemorySize,
+  MAX_MAX_CPU,
+  MIN_MAX_CPU,
+  MIN_MAX_MEMORY,
+  parseCpuCount,
+  parseEgressAllowList,
+  parseMemorySize,
+} from "@acp/proxy/sandbox";
 import { CliError, EXIT } from "../exit-codes.js";
 import { graphConfigFrom, type GraphConfig } from "../decision/graph-config.js";
 import { credentialProblems, credentialRulesFrom, type CredentialRule } from "./credentials.js";
@@ -63,10 +71,11 @@ export const TOP_LEVEL_KEYS = [
 export const DEFAULTS_KEYS = ["timeout_seconds", "policy"] as const;
 
 /**
- * The keys of the `sandbox:` section (`acp run`): `allow_egress`, `max_processes` and `max_memory`. Anything else
- * is a typo (`max_proceses:`) that would silently keep the default cap: refused like an unknown top-level key.
+ * The keys of the `sandbox:` section (`acp run`): `allow_egress`, `max_processes`, `max_memory` and `max_cpu`.
+ * Anything else is a typo (`max_proceses:`) that would silently keep the default cap: refused like an unknown
+ * top-level key.
  */
-export const SANDBOX_KEYS = ["allow_egress", "max_processes", "max_memory"] as const;
+export const SANDBOX_KEYS = ["allow_egress", "max_processes", "max_memory", "max_cpu"] as const;
 
 /** One key's check: its value, or every problem with it (each line naming the file, exit 4 messages). */
 export type KeyCheck<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problems: string };
@@ -278,13 +287,34 @@ export function sandboxMaxMemory(file: ConfigFile): number | undefined {
   );
 }
 
+/**
+ * `sandbox.max_cpu` of the config file (the cap on the CPU time of `acp run`'s sandbox, as `--max-cpu`): a number
+ * of CPUs (`1.5`) from 0.01 to 4096; absent: undefined (no CPU cap). Exit 4 at `FILE:LINE:COL`.
+ */
+export function sandboxMaxCpu(file: ConfigFile): number | undefined {
+  const sandbox = file.values["sandbox"];
+  if (typeof sandbox !== "object" || sandbox === null || Array.isArray(sandbox)) return undefined;
+  const value = (sandbox as Record<string, unknown>)["max_cpu"];
+  if (value === undefined || value === null) return undefined;
+  const cpus = typeof value === "number" || typeof value === "string" ? parseCpuCount(String(value)) : undefined;
+  if (cpus !== undefined) return cpus;
+  throw new CliError(
+    `${whereIn(file, ["sandbox", "max_cpu"])}: \`sandbox.max_cpu\` must be a number of CPUs from ${MIN_MAX_CPU} to ${MAX_MAX_CPU} (e.g. 1.5), not ${JSON.stringify(value)}`,
+    EXIT.invalid,
+  );
+}
+
 /** The caps `sandbox:` sets for `acp run` (each undefined when not set: the flag's default). */
 export interface SandboxCaps {
   readonly maxProcesses: number | undefined;
   readonly maxMemory: number | undefined;
+  readonly maxCpu: number | undefined;
 }
 
-/** Every cap key of `sandbox:` (`sandboxMaxProcesses`, `sandboxMaxMemory`); every problem at once (exit 4). */
+/**
+ * Every cap key of `sandbox:` (`sandboxMaxProcesses`, `sandboxMaxMemory`, `sandboxMaxCpu`); every problem at
+ * once (exit 4).
+ */
 export function sandboxCaps(file: ConfigFile): SandboxCaps {
   const problems: string[] = [];
   const one = <T>(read: (file: ConfigFile) => T): T | undefined => {
@@ -293,7 +323,7 @@ export function sandboxCaps(file: ConfigFile): SandboxCaps {
     problems.push(k.problems);
     return undefined;
   };
-  const caps = { maxProcesses: one(sandboxMaxProcesses), maxMemory: one(sandboxMaxMemory) };
+  const caps = { maxProcesses: one(sandboxMaxProcesses), maxMemory: one(sandboxMaxMemory), maxCpu: one(sandboxMaxCpu) };
   if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
   return caps;
 }

@@ -45,4 +45,15 @@ export {
   type MemoryCap,
   type MemoryCgroup,
 } from "./memory-cap.js";
+export {
+  CPU_PERIOD_US,
+  MAX_MAX_CPU,
+  MIN_MAX_CPU,
+  cpuQuota,
+  createCpuCgroup,
+  formatCpuCount,
+  parseCpuCount,
+  type CpuCap,
+  type CpuCgroup,
+} from "./cpu-cap.js";
 export { DEFAULT_MAX_PROCESSES, createPidsCgroup, type PidsCgroup, type ProcessCap } from "./process-cap.js";

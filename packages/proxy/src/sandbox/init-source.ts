@@ -13,6 +13,7 @@
  */
 
 import type { HomeAlias } from "./home-aliases.js";
+import type { CpuCap } from "./cpu-cap.js";
 import type { MemoryCap } from "./memory-cap.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
@@ -78,6 +79,8 @@ export interface SandboxInitConfig {
   readonly processCap: ProcessCap | null;
   /** The cap on the sandbox's memory (`MemoryCap`: a cgroup the init enters), or null when none applies here. */
   readonly memoryCap: MemoryCap | null;
+  /** The cap on the sandbox's CPU time (`CpuCap`: a cgroup the init enters), or null when there is none. */
+  readonly cpuCap: CpuCap | null;
   /**
    * How the agent gets a session keyring of its own (`sessionKeyring`), or null when it cannot here (it then
    * shares acp's, and `acp run` said so).
@@ -124,21 +127,17 @@ const fail = (code, message) => {
   status({ type: "error", code, message });
   process.exit(125);
 };
-// The process cap's cgroup: the init moves itself in first (before the cgroup mount turns read-only below),
-// and everything it starts, the agent's whole tree, stays in it
-if (cfg.processCap && cfg.processCap.kind === "cgroup") {
+// The caps' cgroups (processes, memory, CPU time; on cgroup v2 one cgroup holds them all): the init moves
+// itself in first (before the cgroup mount turns read-only below), and everything it starts, the agent's whole
+// tree, stays in them
+const entered = new Set();
+for (const [what, cap] of [["processes", cfg.processCap], ["memory", cfg.memoryCap], ["CPU time", cfg.cpuCap]]) {
+  if (!cap || cap.kind !== "cgroup" || entered.has(cap.path)) continue;
   try {
-    writeFileSync(join(cfg.processCap.path, "cgroup.procs"), "0");
+    writeFileSync(join(cap.path, "cgroup.procs"), "0");
+    entered.add(cap.path);
   } catch (err) {
-    fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's processes (" + cfg.processCap.path + "): " + (err.code || err.message));
-  }
-}
-// the memory cap's cgroup (v1's memory hierarchy, or the process cap's own on v2, already entered above)
-if (cfg.memoryCap && !(cfg.processCap && cfg.processCap.kind === "cgroup" && cfg.processCap.path === cfg.memoryCap.path)) {
-  try {
-    writeFileSync(join(cfg.memoryCap.path, "cgroup.procs"), "0");
-  } catch (err) {
-    fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's memory (" + cfg.memoryCap.path + "): " + (err.code || err.message));
+    fail("sandbox_setup_failed", "cannot enter the cgroup that caps the agent's " + what + " (" + cap.path + "): " + (err.code || err.message));
   }
 }
 const run = (what, cmd, args) => {

@@ -15,11 +15,10 @@
  * Unprivileged, neither is usually writable: then there is no cap (a warning, or a refusal when one was asked
  * for).
  */
-import { existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { unavailable } from "./errors.js";
-import { cgroupDirs, eventCount, removeCgroup, removeLeftovers } from "./process-cap.js";
+import { eventCount, makeCgroup, removeCgroup, writeCap } from "./cgroups.js";
 
 /** Bytes the sandbox may use unless `--max-memory` says otherwise: 4 GiB. */
 export const DEFAULT_MAX_MEMORY = 4 * 1024 ** 3;
@@ -52,45 +51,18 @@ export function createMemoryCgroup(max: number, pidsCgroup: string | null): Memo
     // v2: the same cgroup, or none (a second v2 cgroup would take the init out of the process cap's)
     return capV2(pidsCgroup, max) ? handle(pidsCgroup, "memory.events", () => Promise.resolve()) : null;
   }
-  for (const parent of cgroupDirs("memory")) {
-    removeLeftovers(parent);
-    const path = join(parent, `acp-run-${process.pid}-${randomBytes(4).toString("hex")}`);
-    try {
-      mkdirSync(path);
-    } catch {
-      continue;
-    }
-    const v2 = existsSync(join(path, "cgroup.controllers"));
-    if (v2 ? capV2(path, max) : capV1(path, max)) {
-      return handle(path, v2 ? "memory.events" : "memory.oom_control", () => removeCgroup(path));
-    }
-    try {
-      rmdirSync(path);
-    } catch {
-      // left empty; nothing runs in it
-    }
-  }
-  return null;
+  let v2 = false;
+  const path = makeCgroup("memory", (dir) => {
+    v2 = existsSync(join(dir, "cgroup.controllers"));
+    return v2 ? capV2(dir, max) : capV1(dir, max);
+  });
+  return path === null ? null : handle(path, v2 ? "memory.events" : "memory.oom_control", () => removeCgroup(path));
 }
 
-const capV2 = (path: string, max: number): boolean => writeCap(path, "memory.max", max, "memory.swap.max", "0");
+const capV2 = (path: string, max: number): boolean =>
+  writeCap(path, "memory.max", String(max), ["memory.swap.max", "0"]);
 const capV1 = (path: string, max: number): boolean =>
-  writeCap(path, "memory.limit_in_bytes", max, "memory.memsw.limit_in_bytes", String(max));
-
-/** Writes the memory limit (false when it cannot be), then the swap limit where swap is accounted. */
-function writeCap(path: string, limitFile: string, max: number, swapFile: string, swap: string): boolean {
-  try {
-    writeFileSync(join(path, limitFile), String(max));
-  } catch {
-    return false;
-  }
-  try {
-    writeFileSync(join(path, swapFile), swap);
-  } catch {
-    // swap not accounted here (or none): the memory limit alone
-  }
-  return true;
-}
+  writeCap(path, "memory.limit_in_bytes", String(max), ["memory.memsw.limit_in_bytes", String(max)]);
 
 function handle(path: string, events: string, remove: () => Promise<void>): MemoryCgroup {
   return {

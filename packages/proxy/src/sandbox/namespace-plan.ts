@@ -15,6 +15,7 @@ import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
 import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
 import type { CoverMount, KeptPath, SandboxInitConfig } from "./init-source.js";
+import type { CpuCap } from "./cpu-cap.js";
 import type { MemoryCap } from "./memory-cap.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
@@ -42,6 +43,8 @@ export interface NamespacePlanInput {
   readonly processCap?: ProcessCap | null;
   /** The cap on the sandbox's memory (`MemoryCap`), when one can be applied. */
   readonly memoryCap?: MemoryCap | null;
+  /** The cap on the sandbox's CPU time (`CpuCap`), when there is one. */
+  readonly cpuCap?: CpuCap | null;
   /** How the agent gets a session keyring of its own (`sessionKeyring`), when it can here. */
   readonly sessionKeyring?: SessionKeyring | null;
 }
@@ -127,6 +130,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     ports: input.ports,
     processCap: input.processCap ?? null,
     memoryCap: input.memoryCap ?? null,
+    cpuCap: input.cpuCap ?? null,
     sessionKeyring: input.sessionKeyring ?? null,
   };
 }

@@ -28,6 +28,7 @@ import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type St
 import { listenMcpBridge, listenUnixBridge, type UnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
 import { capMemory, formatMemorySize, MIN_MAX_MEMORY } from "./memory-cap.js";
+import { capCpu, formatCpuCount, isCpuCount, MAX_MAX_CPU, MIN_MAX_CPU } from "./cpu-cap.js";
 import { createPidsCgroup, DEFAULT_MAX_PROCESSES, type PidsCgroup, type ProcessCap } from "./process-cap.js";
 import { sessionKeyring, type SessionKeyring } from "./session-keyring.js";
 
@@ -82,6 +83,12 @@ export interface SandboxRunOptions {
    * the run is refused; left out and impossible: a warning. No effect with `none`.
    */
   readonly maxMemory?: number;
+  /**
+   * The most CPU time the sandbox may use, in CPUs (`acp run --max-cpu`, e.g. 1.5; a CPU cgroup): past it the
+   * kernel holds its processes back until the next 100 ms period. Default none (no cap). Given and impossible to
+   * apply here: the run is refused. No effect with `none`.
+   */
+  readonly maxCpu?: number;
   /** Where the bridge sockets live; default a fresh private directory under the temp directory. */
   readonly bridgeDir?: string;
   readonly probe?: IsolationProbe;
@@ -120,6 +127,12 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
   if (maxMemory !== undefined && (!Number.isSafeInteger(maxMemory) || maxMemory < MIN_MAX_MEMORY)) {
     throw setupFailed(
       `the memory cap must be a whole number of bytes, at least ${formatMemorySize(MIN_MAX_MEMORY)}, not ${String(maxMemory)}`,
+    );
+  }
+  const maxCpu = options.maxCpu;
+  if (maxCpu !== undefined && !isCpuCount(maxCpu)) {
+    throw setupFailed(
+      `the CPU cap must be a number of CPUs from ${MIN_MAX_CPU} to ${MAX_MAX_CPU}, not ${String(maxCpu)}`,
     );
   }
   // A file of the home with another name (a hard link) elsewhere: the sandbox covers the home's paths, not
@@ -182,6 +195,9 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       level === "none"
         ? { cap: null, cgroup: null }
         : capMemory(maxMemory, capped.cgroup?.path ?? null, options.log, cleanup);
+    // on cgroup v2 the one cgroup the process or memory cap made, when there is one (a process is in one only)
+    const joined = [capped.cgroup?.path, memory.cgroup?.path].filter((p): p is string => p !== undefined);
+    const cpu = level === "none" ? { cap: null, cgroup: null } : capCpu(maxCpu, joined, cleanup);
     if (level === "none") for (const line of noneWarning(chosen.choice)) options.log(line);
     const keyring =
       level === "none" ? null : options.sessionKeyring !== undefined ? options.sessionKeyring : sessionKeyring();
@@ -201,6 +217,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       writable: options.writable ?? [],
       max_processes: capped.cap?.max ?? null,
       max_memory: memory.cap?.max ?? null,
+      max_cpu: cpu.cap?.cpus ?? null,
       env_removed: scrubbed.removed,
       ...options.startFields,
     });
@@ -233,6 +250,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
               ports: SANDBOX_PORTS,
               processCap: capped.cap,
               memoryCap: memory.cap,
+              cpuCap: cpu.cap,
               sessionKeyring: keyring,
               ...(options.writable !== undefined ? { writable: options.writable } : {}),
             }),
@@ -253,11 +271,18 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
         `acp run: the agent reached its memory cap of ${formatMemorySize(memory.cap.max)}: the kernel killed ${oomKills} process${oomKills === 1 ? "" : "es"} of the sandbox (--max-memory raises the cap)`,
       );
     }
+    const throttled = cpu.cgroup?.throttled() ?? 0;
+    if (throttled > 0 && cpu.cap !== null) {
+      options.log(
+        `acp run: the agent reached its CPU cap of ${formatCpuCount(cpu.cap.cpus)}: the kernel held the sandbox back in ${throttled} period${throttled === 1 ? "" : "s"} of 100 ms (--max-cpu raises the cap)`,
+      );
+    }
     await options.audit.record("sandbox_exited", {
       isolation: level,
       exit_code: exitCode,
       ...(capped.cgroup !== null ? { processes_refused: refused } : {}),
       ...(memory.cgroup !== null ? { oom_kills: oomKills } : {}),
+      ...(cpu.cgroup !== null ? { cpu_throttled: throttled } : {}),
     });
     return { level, exitCode };
   } finally {
