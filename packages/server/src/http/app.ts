@@ -177,6 +177,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     answerGuard: createBearerGuard(auth, "answer"),
     completeGuard: createBearerGuard(auth, "complete"),
     tls,
+    ...(auth.approverTokens !== undefined ? { approverNames: new Set(auth.approverTokens.keys()) } : {}),
     ...(options.completeConsent !== undefined ? { complete: options.completeConsent } : {}),
   });
   registerAuditRoutes(app, options.stores.audit, readGuard);

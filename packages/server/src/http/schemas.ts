@@ -110,7 +110,13 @@ export const CONSENT_RESPONSE_BODY = {
     scope: SCOPE_SCHEMA,
     modifications: { type: "object", minProperties: 1 },
     reason: { type: "string", maxLength: 500 },
-    approver_id: { type: "string", minLength: 1, maxLength: 128 },
+    approver_id: {
+      type: "string",
+      minLength: 1,
+      maxLength: 128,
+      description:
+        "recorded as api:ID (printable characters only); a named approver's name takes that approver's own token",
+    },
     nonce: { type: "string", maxLength: 128, description: "the request's nonce; the answer is refused if it differs" },
   },
 } as const;

@@ -1,5 +1,6 @@
 /** Consent over HTTP: list, read and answer requests; a server-sent events stream of changes. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasHiddenCharacters, printable } from "@acp/core";
 import type { PendingConsentRow } from "@acp/store";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
@@ -39,6 +40,8 @@ export interface ConsentRouteDeps {
   readonly complete?: (id: string, signal: AbortSignal, caller?: string) => Promise<CompletedConsent>;
   /** Served over TLS: the event stream also carries `Strict-Transport-Security`. */
   readonly tls?: boolean;
+  /** The names of the approvers' tokens that name their approver: the unnamed token may not answer as one. */
+  readonly approverNames?: ReadonlySet<string>;
 }
 
 /**
@@ -143,7 +146,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
             ...ERROR_BODY_SCHEMA,
             "x-response-description":
               "approver_token_required: the agents' token cannot answer; approver_mismatch: approver_id names " +
-              "another approver than the token's",
+              "another approver than the token's, or the unnamed token names a named approver",
           },
           404: ERROR_BODY_SCHEMA,
           409: ERROR_BODY_SCHEMA,
@@ -156,6 +159,15 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
     async (request) => {
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
+      // recorded in the signed response and the audit, and shown in denials: printable only, as a webhook's
+      if (body.approver_id !== undefined && hasHiddenCharacters(body.approver_id)) {
+        throw new HttpError(
+          400,
+          "invalid_body",
+          `body/approver_id: \`${printable(body.approver_id.slice(0, 100))}\` holds a control, invisible or ` +
+            "bidirectional character (it is recorded and shown as the approver): use printable characters",
+        );
+      }
       // a token that names its approver answers as that approver; the body may repeat the name, not give another
       const named = callerApprover(request);
       if (named !== undefined && body.approver_id !== undefined && body.approver_id !== named) {
@@ -164,6 +176,15 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
           "approver_mismatch",
           `this token belongs to approver \`${named}\`; the answer names \`${body.approver_id.slice(0, 100)}\` ` +
             "(leave approver_id out, or name the token's own)",
+        );
+      }
+      // `api:NAME` of a named approver is that approver's token's alone: the unnamed token may not sign as it
+      if (named === undefined && body.approver_id !== undefined && deps.approverNames?.has(body.approver_id) === true) {
+        throw new HttpError(
+          403,
+          "approver_mismatch",
+          `\`${body.approver_id}\` is a named approver (serve.approver_tokens): only its own token answers as ` +
+            "it; leave approver_id out, or name another approver",
         );
       }
       const who = named ?? body.approver_id;
