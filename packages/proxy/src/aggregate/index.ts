@@ -8,3 +8,4 @@ export {
 } from "./name-index.js";
 export { ProxyCatalog, type NamedItem, type ResourceUnion } from "./catalog.js";
 export { MAX_ITEM_NAME, whyItemNameRefused } from "./item-name.js";
+export { MAX_RESOURCE_NAME, MAX_RESOURCE_URI, whyResourceRefused } from "./resource-name.js";

@@ -54,21 +54,22 @@ export class ListingCheck {
   readonly #key: string;
   readonly #kind: string;
   readonly #max: number;
-  readonly #nameRule: ((name: string) => string | undefined) | undefined;
+  readonly #nameRule: ((name: string, item: Readonly<Record<string, unknown>>) => string | undefined) | undefined;
   readonly #refused: string[] = [];
   #chars = 0;
   #full = false;
 
   /**
    * `kind` names an item in what is said (`tool`, `prompt`, …); `key` is the member that names one;
-   * `nameRule`, when given, says why an item's `key` is not served (undefined: it is).
+   * `nameRule`, when given, says why an item of that name (its `key`, the item itself beside it for its
+   * other members) is not served (undefined: it is).
    */
   constructor(
     schema: ItemSchema,
     key: string,
     kind: string,
     max: number = MAX_LISTING_CHARS,
-    nameRule?: (name: string) => string | undefined,
+    nameRule?: (name: string, item: Readonly<Record<string, unknown>>) => string | undefined,
   ) {
     this.#schema = schema;
     this.#key = key;
@@ -89,8 +90,9 @@ export class ListingCheck {
       this.#refused.push(checked.why);
       return false;
     }
-    const named = (value as Record<string, unknown>)[this.#key];
-    const badName = this.#nameRule !== undefined && typeof named === "string" ? this.#nameRule(named) : undefined;
+    const item = value as Record<string, unknown>;
+    const named = item[this.#key];
+    const badName = this.#nameRule !== undefined && typeof named === "string" ? this.#nameRule(named, item) : undefined;
     if (badName !== undefined) return this.refuse(value, badName);
     if (this.#chars + checked.size > this.#max) {
       this.#full = true;
