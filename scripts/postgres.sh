@@ -7,7 +7,7 @@
 #                                        URL (postgres://acp@127.0.0.1:PORT/acp) as the last line of stdout
 #   bash scripts/postgres.sh stop DIR    stops that cluster (immediate shutdown); DIR is left for the caller
 #
-# Idempotent: `start` on a DIR whose cluster runs prints its URL again. Root cannot run postgres, so as root
+# Idempotent: `start` on a DIR whose cluster runs prints its URL again; on one stopped, starts it on its port. Root cannot run postgres, so as root
 # the cluster belongs to the `postgres` user (created by the Debian package). Everything but the URL goes to
 # stderr. Durability settings are off (fsync=off): this cluster holds test data only.
 set -euo pipefail
@@ -82,7 +82,8 @@ start() {
   fi
   local attempt
   for attempt in 1 2 3; do
-    port="$(free_port)"
+    # a cluster started here before and stopped starts again on its port (a test starts its database late)
+    if [ "$attempt" -eq 1 ] && [ -f "$dir/port" ]; then port="$(cat "$dir/port")"; else port="$(free_port)"; fi
     if as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 15 start \
       -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" >&2; then
       echo "$port" >"$dir/port"

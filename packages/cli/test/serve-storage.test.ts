@@ -35,7 +35,8 @@ describe("acp serve storage", () => {
 
   it("an unreachable database: exit 1, the URL named with its password masked, and the fix", async () => {
     const home = freshHome();
-    const out = await runCli(["serve", "--port", "0", "--storage-url", UNREACHABLE], {
+    // no wait for a database starting (default 30 s): said at once; the wait itself is serve-connect-wait.test.ts's
+    const out = await runCli(["serve", "--port", "0", "--storage-connect-wait", "0", "--storage-url", UNREACHABLE], {
       env: { HOME: home, ACP_HOME: home },
       now: new Date(),
     });
@@ -56,7 +57,7 @@ describe("acp serve storage", () => {
 
   it("ACP_STORAGE_URL is used when no flag is given", async () => {
     const home = freshHome();
-    const out = await runCli(["serve", "--port", "0"], {
+    const out = await runCli(["serve", "--port", "0", "--storage-connect-wait", "0"], {
       env: { HOME: home, ACP_HOME: home, ACP_STORAGE_URL: UNREACHABLE },
       now: new Date(),
     });

@@ -10,7 +10,6 @@ import {
   removeServeState,
   resolveStorageUrl,
   parsePublicUrl,
-  safeStorageUrl,
   recordForwardedAnswer,
   serveMcpStdio,
   STORAGE_URL_ENV,
@@ -38,6 +37,7 @@ import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
 import { checkPlainHttp } from "../wiring/plain-http.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
+import { closeServe, storageConnectWaitMs, waitForStorage } from "../wiring/serve-storage.js";
 
 /** What `acp serve` tells a caller once it listens (tests, and `--json`). */
 export interface ServeReady {
@@ -71,6 +71,7 @@ interface ServeFlags {
   tlsCert?: string;
   tlsKey?: string;
   storageUrl?: string;
+  storageConnectWait?: string;
   consoleAs?: string;
   json?: boolean;
 }
@@ -146,6 +147,9 @@ Several nodes share one PostgreSQL database instead: the storage URL comes from 
 ACP_STORAGE_URL, else storage.url in config.yml (first one set wins). Pending consent, spent nonces,
 rate-limit windows, console sessions and the audit chain then live there; answers reach the waiting node
 through LISTEN/NOTIFY. acp pending, acp approve and acp deny take the same URL (flag, environment, config).
+Started with its database (compose, Kubernetes), a node waits up to 30 s (--storage-connect-wait SECONDS,
+storage.connect_wait; 0 does not wait) while it is not accepting connections yet, saying so on stderr at
+each attempt; a refusal by a running server (a wrong password, a missing database) stops it at once.
 
 Examples:
   acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link
@@ -198,6 +202,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
       "--storage-url <url>",
       `keep the state in PostgreSQL (postgres://user:password@host:5432/db) instead of SQLite; ` +
         `default ${STORAGE_URL_ENV} or storage.url in config.yml`,
+    )
+    .option(
+      "--storage-connect-wait <seconds>",
+      "how long to wait at start for a PostgreSQL not accepting connections yet (default storage.connect_wait or 30; 0: no wait)",
     )
     .option(
       "--console-as <name>",
@@ -336,6 +344,7 @@ function beyondLoopback(bind: string): CliError {
  */
 function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeConfig): void {
   portOf(flags, config);
+  storageConnectWaitMs(flags.storageConnectWait, config.storageConnectWait);
   const publicUrl = publicUrlOf(flags, config);
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
     throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
@@ -397,11 +406,14 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const port = portOf(flags, config);
   const log = (line: string): void => printError(ctx, `acp serve: ${line}`);
   const storage = storageOf(ctx, flags, home);
+  const storageWait = storageConnectWaitMs(flags.storageConnectWait, config.storageConnectWait);
   const decisionAudit = config.decisionAudit;
   let embedded: EmbeddedServer | undefined;
   const channels = consentChannels(file, seed, () => embedded?.stores, ctx.io.now, log);
   for (const channel of channels) log(`consent requests also go to ${channel.name} (config.yml channel:)`);
   try {
+    // a database started with the node: wait for it (each retry said), fail at once if it refuses
+    if (storage !== null) await waitForStorage(storage, storageWait, log);
     embedded = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
@@ -455,26 +467,6 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
     });
   } finally {
     await closeServe(embedded, storage, home);
-  }
-}
-
-/**
- * Closes the service (listener, broker, audit writer, database). When that fails — the database gone as
- * the node stops, so the chain's final checkpoint cannot be written — says so and what it leaves (exit 1),
- * rather than an internal error with the driver's words.
- */
-async function closeServe(embedded: EmbeddedServer, storage: ResolvedStorageUrl | null, home: string): Promise<void> {
-  try {
-    await embedded.close();
-  } catch (err) {
-    const where = storage !== null ? `${storage.source}: ${safeStorageUrl(storage.url)}` : `\`${home}\``;
-    const message = err instanceof Error ? err.message : String(err);
-    throw new CliError(
-      `stopped, but closing its state failed (${where}: ${message}): the audit chain's final checkpoint may be ` +
-        "missing, so the events after its last checkpoint stay unsigned until a node signs the next one " +
-        "(`acp audit verify` says how many)",
-      EXIT.error,
-    );
   }
 }
 

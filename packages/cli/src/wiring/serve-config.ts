@@ -22,7 +22,7 @@ const SERVE_KEYS = [
 ] as const;
 /** The keys of `serve.caller_budget`: each caller's share of the policy work. */
 const CALLER_BUDGET_KEYS = ["units", "seconds"] as const;
-const STORAGE_KEYS = ["url"] as const;
+const STORAGE_KEYS = ["url", "connect_wait"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
 export interface ServeConfig {
@@ -46,6 +46,8 @@ export interface ServeConfig {
   /** The servers a named agent may decide for (`serve.agent_servers.NAME`: server names or globs). */
   readonly agentServers?: Readonly<Record<string, readonly string[]>>;
   readonly storageUrl?: string;
+  /** `storage.connect_wait`: seconds a node waits at start for a PostgreSQL not accepting connections yet. */
+  readonly storageConnectWait?: number;
 }
 
 /** The checked sections, or every problem (`serve.KEY: …`, `storage.KEY: …`). */
@@ -166,6 +168,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     approverTokens?: Record<string, string>;
     agentServers?: Record<string, readonly string[]>;
     storageUrl?: string;
+    storageConnectWait?: number;
   } = {};
   const port = serve["port"];
   if (port !== undefined && port !== null) {
@@ -226,6 +229,15 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     if (typeof url === "string") {
       if (url !== "") config.storageUrl = url;
     } else problems.push("storage.url: must be a postgres://… URL (a string)");
+  }
+  const wait = storage["connect_wait"];
+  if (wait !== undefined && wait !== null) {
+    if (typeof wait === "number" && Number.isFinite(wait) && wait >= 0 && wait <= 3600)
+      config.storageConnectWait = wait;
+    else
+      problems.push(
+        `storage.connect_wait: \`${shown(wait)}\` is not a number of seconds from 0 to 3600 (0: do not wait)`,
+      );
   }
   return problems.length === 0 ? { ok: true, value: config } : { ok: false, problems };
 }

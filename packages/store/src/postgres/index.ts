@@ -44,6 +44,13 @@ export {
   type PostgresFirstAnchor,
 } from "./audit-anchor.js";
 export {
+  DEFAULT_POSTGRES_CONNECT_WAIT_MS,
+  isPostgresStarting,
+  waitForPostgres,
+  type PostgresConnectRetry,
+  type WaitForPostgresOptions,
+} from "./connect-wait.js";
+export {
   legacyPostgresAuditAnchorPath,
   postgresDatabaseIdentity,
   resolvePostgresAuditAnchorPath,
