@@ -65,6 +65,17 @@ describe("serve.insecure_plain_http", () => {
     expect(failure?.exitCode).toBe(4);
     expect(failure?.message).toContain("serve.insecure_plain_http: `yes` is not true or false");
   });
+
+  it("acp doctor checks it as acp serve does: its serve check fails on a value that is not true or false", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "config.yml"), 'version: "1"\nserve:\n  insecure_plain_http: "yes"\n');
+    const out = await runCli(["doctor", "--json"], { env: envFor(home) });
+    expect(out.code).toBe(1);
+    const { checks } = JSON.parse(out.stdout) as { checks: { name: string; status: string; detail: string }[] };
+    expect(checks.filter((c) => c.name === "serve").map((c) => [c.status, c.detail])).toEqual([
+      ["fail", "config.yml: serve.insecure_plain_http: `yes` is not true or false"],
+    ]);
+  });
 });
 
 /** An `acp proxy --config FILE` setup whose `proxy:` section holds these lines. */
