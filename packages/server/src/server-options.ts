@@ -1,9 +1,10 @@
 /**
  * The checks of `createAcpServer`'s inputs that need no store: the required any-server pipelines, the
- * public URL, the named tokens and the agents' servers. `openEmbeddedServer` runs them before it opens a
+ * public URL, the named tokens, the agents' servers and the TLS key and certificate. `openEmbeddedServer` runs them before it opens a
  * store, so a misconfigured caller is told what is wrong with its inputs (not what the audit log or state
  * database made of a half-open home) and no file is created for a service that cannot start.
  */
+import { createSecureContext } from "node:tls";
 import { AGENT_TOKEN_NAME, parsePublicUrl, type PublicUrl } from "@acp/proxy";
 import { compileGlob } from "@acp/core";
 import type { ServerScopes } from "./service/service-errors.js";
@@ -18,6 +19,7 @@ export interface CheckedServerInputs {
   readonly agentTokens?: Readonly<Record<string, string>>;
   readonly approverTokens?: Readonly<Record<string, string>>;
   readonly agentServers?: Readonly<Record<string, readonly string[]>>;
+  readonly tls?: { readonly key: string | Buffer; readonly cert: string | Buffer };
 }
 
 /** What the checks produce, ready for the service. */
@@ -95,5 +97,15 @@ export function checkServerOptions(options: CheckedServerInputs): CheckedServerO
     );
   }
   const serverScopes = compileServerScopes(options.agentServers, agentTokens);
+  if (options.tls !== undefined) {
+    // the HTTPS listener would refuse them when the app is built, after the stores were opened for nothing
+    try {
+      createSecureContext({ key: options.tls.key, cert: options.tls.cert });
+    } catch (err) {
+      throw new Error(
+        `tls: the key and certificate cannot serve HTTPS (${err instanceof Error ? err.message : String(err)})`,
+      );
+    }
+  }
   return { ...(publicUrl !== undefined ? { publicUrl } : {}), agentTokens, approverTokens, serverScopes };
 }

@@ -44,6 +44,11 @@ describe("openEmbeddedServer with inputs it cannot serve", () => {
       /`nobody` is no agent of the agents' tokens/,
     ],
     ["a public URL with a path", { publicUrl: "https://acp.example.com/acp" }, /public URL:/],
+    [
+      "a TLS key and certificate that are none",
+      { tls: { key: "not a key", cert: "not a certificate" } },
+      /tls: the key and certificate cannot serve HTTPS/,
+    ],
   ] as const)("refuses %s and creates no file in a fresh home", async (_name, options, message) => {
     await expect(openTestServerAt(home, { approverToken: APPROVER, ...options })).rejects.toThrow(message);
     expect(readdirSync(home)).toEqual([]);
