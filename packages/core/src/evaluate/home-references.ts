@@ -129,3 +129,55 @@ export function quotedHomeAsWritten(pattern: string, isGlob: boolean): string {
   const close = pattern.indexOf('"', 1);
   return close < 0 ? `\\${pattern}` : `\\${pattern.slice(0, close)}\\${pattern.slice(close)}`;
 }
+
+/**
+ * What starts a home inside an `ask` or `deny` rule's pattern: what starts a word in a value ({@link WORD_START}),
+ * a `/` (`x/$HOME/.aws`) and a glob's own characters (`*~/.ssh/*`).
+ */
+const PATTERN_WORD_START = String.raw`[\s=:"'(,;|&<>\x60/*?\]})]`;
+/** A home reference inside a pattern after {@link PATTERN_WORD_START}, bare or wholly in double quotes. */
+const HOME_REFERENCE_IN_PATTERN = new RegExp(
+  String.raw`(?<=${PATTERN_WORD_START})(?:"(?:${REFERENCES})"|(?:${REFERENCES}))${WORD_REST}`,
+  "gi",
+);
+/** `~` or `~name` (a user's glob too, `~*`) inside a pattern after {@link PATTERN_WORD_START}. */
+const TILDE_IN_PATTERN = new RegExp(String.raw`(?<=${PATTERN_WORD_START})~([\w.*?-]*)${WORD_REST}`, "g");
+
+/**
+ * For an `ask` or `deny` rule: the forms of a pattern with a home inside it, after its first character
+ * (`*~/.ssh/*`, `cat ~/.ssh/*`, `x/$HOME/.aws` with `**` around it), as every home it may mean, one home
+ * root at a time (`*~/.ssh/*` as `/home/` any user `/.ssh/` with `*` around, and `/root/.ssh/` so), as a
+ * pattern starting with one is read (`tildeHomes`): written so, the pattern met only a value with the home written the same way,
+ * never `cat /root/.ssh/id_rsa` nor `/home/alice/.aws/credentials`, and a deny rule the author meant for
+ * every home missed them. A `/` before the home is the root's own (`x/~/y` is `x/home/` any user `/y`,
+ * not `x//home/…`). `namesRoot` says whether a `~name`'s glob meets `root`. Empty for a pattern without one.
+ */
+export function homesWithinPattern(
+  pattern: string,
+  userHomeRoots: readonly string[],
+  rootHomes: readonly string[],
+  namesRoot: (name: string) => boolean,
+): string[] {
+  if (!HOME_SIGN.test(pattern.slice(1))) return [];
+  const tilde = pattern.replace(HOME_REFERENCE_IN_PATTERN, "~");
+  TILDE_IN_PATTERN.lastIndex = 0;
+  if (!TILDE_IN_PATTERN.test(tilde)) return [];
+  const at = (home: string, offset: number): string =>
+    offset > 0 && tilde[offset - 1] === "/" && home.startsWith("/") ? home.slice(1) : home;
+  const out: string[] = [];
+  for (const root of userHomeRoots) {
+    out.push(
+      tilde.replace(TILDE_IN_PATTERN, (_, name: string, offset: number) =>
+        at(`${root}/${name === "" ? "*" : name}`, offset),
+      ),
+    );
+  }
+  for (const home of rootHomes) {
+    out.push(
+      tilde.replace(TILDE_IN_PATTERN, (whole: string, name: string, offset: number) =>
+        name === "" || name === "root" || namesRoot(name) ? at(home, offset) : whole,
+      ),
+    );
+  }
+  return out;
+}

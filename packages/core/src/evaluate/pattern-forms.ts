@@ -5,7 +5,7 @@
  */
 import { compileRuleGlob } from "./fast-glob.js";
 import type { LiteralSearch } from "./literal-search.js";
-import { homeReferenceAsTilde } from "./home-references.js";
+import { homeReferenceAsTilde, homesWithinPattern } from "./home-references.js";
 import { asciiDomains, ROOT_HOMES, SOME_USER, USER_HOME_ROOTS } from "./normal-form.js";
 import { lowerOf, PLAIN_ASCII } from "./value-forms.js";
 
@@ -71,7 +71,8 @@ function namesRoot(name: string): boolean {
  * reference) expands to (`homePaths`): a pattern naming a user's home (`/home/alice/.ssh/**`) also with
  * the stand-in user `~` for the user (`/home/~/.ssh/**`), since the home of `~` is not known; and a
  * pattern written with `~` or a home's environment reference (`~/.ssh/**`, `$HOME/.ssh/**`) also as
- * every home it may mean ({@link tildeHomes}).
+ * every home it may mean ({@link tildeHomes}), and so one written with it after its first character
+ * (`*~/.ssh/*`, `cat $HOME/.ssh/*`: `homesWithinPattern`).
  * In lower case, for a value in lower case.
  */
 export function homePatterns(pattern: string): string[] {
@@ -88,6 +89,9 @@ export function homePatterns(pattern: string): string[] {
   const within = withStandInUsers(lower);
   if (within !== undefined) out.push(within);
   out.push(...tildeHomes(lower, true));
+  // and a home after the pattern's first character (`*~/.ssh/*`, `**/$HOME/.aws/**`) as every home it may mean
+  const roots = USER_HOME_ROOTS.map((root) => root.toLowerCase());
+  out.push(...homesWithinPattern(lower, roots, ROOT_HOMES, namesRoot));
   return out;
 }
 

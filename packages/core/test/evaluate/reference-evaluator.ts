@@ -14,6 +14,7 @@ import {
   envHome,
   homes,
   homesWithin,
+  patternHomesWithin,
   quotedHomeGlob,
   standInUsers,
   tildePatternHomes,
@@ -195,6 +196,8 @@ function homePatterns(pattern: string): string[] {
   out.push(standInUsers(lower));
   // a pattern written with `~`, or with a home's environment reference read as `~`
   out.push(...tildePatternHomes(lower, true));
+  // and one with a home after its first character (`*~/.ssh/*`), as every home it may mean
+  out.push(...patternHomesWithin(lower));
   // a pattern without a scheme whose first segment is a host: the https and http URLs it names, and for a
   // host alone every URL on it
   if (!/^[a-z][a-z0-9+.-]*:\/\//.test(lower) && !/\s/.test(lower)) {

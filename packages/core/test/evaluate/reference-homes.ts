@@ -143,6 +143,60 @@ export function homesWithin(text: string): string[] {
   ];
 }
 
+/** What starts a home inside a pattern: what starts a word in a value, a `/`, and a glob's `*`, `?`, `]`, `}`, `)`. */
+const startsPatternWord = (c: string | undefined): boolean =>
+  startsWord(c) || (c !== undefined && "/*?]})".includes(c));
+
+/**
+ * An ask or deny rule's pattern (in lower case) with a home inside it, after its first character
+ * (`*~/.ssh/*`, `**` `/$HOME/.aws/**`, `cat ~/.ssh/*`): each home reference (bare, or wholly in double quotes)
+ * as `~`, then each `~` or `~name` (`name` may be a glob) so placed as every home it may mean, one root at a
+ * time (`/home/*` for `~`; root's homes for `~`, `~root` and a glob meeting `root`), a `/` before it being
+ * the root's own. Naively, a character at a time.
+ */
+export function patternHomesWithin(lower: string): string[] {
+  const references = referenceNames().sort((a, b) => b.length - a.length);
+  let tilde = "";
+  for (let i = 0; i < lower.length;) {
+    let taken = 0;
+    if (i > 0 && startsPatternWord(lower[i - 1])) {
+      for (const r of references) {
+        for (const written of [`"${r}"`, r]) {
+          if (lower.startsWith(written, i) && endsHome(lower[i + written.length])) taken ||= written.length;
+        }
+      }
+    }
+    tilde += taken > 0 ? "~" : lower[i];
+    i += taken > 0 ? taken : 1;
+  }
+  const words: { at: number; name: string }[] = [];
+  for (let i = 1; i < tilde.length; i++) {
+    if (tilde[i] !== "~" || !startsPatternWord(tilde[i - 1])) continue;
+    const name = /^[\w.*?-]*/.exec(tilde.slice(i + 1))?.[0] ?? "";
+    if (endsHome(tilde[i + 1 + name.length])) words.push({ at: i, name });
+  }
+  if (words.length === 0) return [];
+  const placed = (home: (name: string) => string | null): string => {
+    let out = "";
+    let from = 0;
+    for (const { at, name } of words) {
+      const h = home(name);
+      const rooted = h !== null && tilde[at - 1] === "/" && h.startsWith("/") ? h.slice(1) : h;
+      out += tilde.slice(from, at) + (rooted ?? `~${name}`);
+      from = at + 1 + name.length;
+    }
+    return out + tilde.slice(from);
+  };
+  const meetsRoot = (name: string): boolean => {
+    const glob = closes(name) ? compileGlob(name) : undefined;
+    return name === "" || name === "root" || (glob?.ok === true && glob.value("root"));
+  };
+  return [
+    ...USER_HOMES.map((root) => placed((name) => `${root.toLowerCase()}/${name === "" ? "*" : name}`)),
+    ...ROOT_HOMES.map((root) => placed((name) => (meetsRoot(name) ? root : null))),
+  ];
+}
+
 /** A pattern in lower case naming a user's home after its first character, with `~` for each such user (`*` then `/home/~/x`). */
 export function standInUsers(lower: string): string {
   let out = lower;
