@@ -7,6 +7,7 @@ import {
   createTelegramChannel,
   createWebhookChannel,
   telegramChatIdWarning,
+  webhookUrlWarning,
   type ConsentChannel,
   type HumanAnswer,
 } from "@acp/proxy/consent";
@@ -155,6 +156,10 @@ export function configuredChannels(
   if (doc === null) return [];
   const channel: unknown = doc.get("channel");
   if (channel === "webhook") {
+    // requests (and Basic credentials) over plain HTTP to another machine: said when the config is read
+    const url: unknown = doc.getIn(["webhook", "url"]);
+    const plain = typeof url === "string" ? webhookUrlWarning(url) : null;
+    if (plain !== null) log(`warning: ${plain} (${config.path})`);
     return [lazyChannel("webhook", () => openWebhook(doc, config.path, seed, log, forward), log)];
   }
   if (channel !== "telegram") return [];

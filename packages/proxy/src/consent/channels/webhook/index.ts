@@ -11,3 +11,4 @@ export {
   type WebhookDirection,
 } from "./hmac.js";
 export { MAX_CALLBACK_BYTES, type WebhookCallbackBody } from "./callback.js";
+export { webhookUrlWarning } from "./plain-url.js";
