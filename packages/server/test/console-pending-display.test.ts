@@ -103,10 +103,38 @@ describe("the console's pending card, for a request an attacker shaped", () => {
   it("shortens arguments too long for a page value by value: a huge first value cannot push the recipient out", () => {
     const card = renderConsentCard(viewOf({ parameters: { body: "A".repeat(1_000_000), to: "mallory@evil.test" } }));
     expect(card.length).toBeLessThan(100_000);
-    expect(card).toContain("to: &quot;mallory@evil.test&quot;");
-    expect(card).toMatch(/body: &quot;A+…\[\d+ characters not shown\]…A+&quot;/);
+    const line = (path: string, value: string): string =>
+      `<li><bdi dir="ltr" class="path">${path}</bdi>: <bdi dir="ltr" class="value">${value}</bdi></li>`;
+    expect(card).toContain(line("to", "&quot;mallory@evil.test&quot;"));
+    expect(card).toMatch(
+      /<bdi dir="ltr" class="path">body<\/bdi>: <bdi dir="ltr" class="value">&quot;A+…\[\d+ characters not shown\]…A+&quot;<\/bdi><\/li>/,
+    );
+    // the whole value is not in the page: no control to show it
+    expect(card).not.toContain("show all");
     expect(card).toContain("acp pending --json");
     expect(card).not.toContain('data-role="arguments"');
+  });
+
+  it("shows each value on its own line, a long one by its ends with a control to show it all, each isolated", () => {
+    const body = `${"A".repeat(5_000)} and wire it to mallory`;
+    const card = renderConsentCard(viewOf({ parameters: { body, "\u05d0": "\u05d1", to: "ana@corp.test" } }));
+    const list = /<ul class="args"[^>]*>([\s\S]*?)<\/ul>/.exec(card)?.[1] ?? "";
+    const items = list.split("</li>").filter((item) => item !== "");
+    expect(items).toHaveLength(3);
+    expect(items[0]).toMatch(
+      /^<li><bdi dir="ltr" class="path">body<\/bdi>: <bdi dir="ltr" class="value">&quot;A+…\[\d+ characters not shown\]…A+ and wire it to mallory&quot;<\/bdi><details class="whole"><summary>show all 5025 characters<\/summary><pre class="whole" dir="ltr">&quot;A{5000} and wire it to mallory&quot;<\/pre><\/details>$/,
+    );
+    expect(items[1]).toBe(
+      '<li><bdi dir="ltr" class="path">[&quot;\u05d0&quot;]</bdi>: <bdi dir="ltr" class="value">&quot;\u05d1&quot;</bdi>',
+    );
+    expect(items[2]).toBe(
+      '<li><bdi dir="ltr" class="path">to</bdi>: <bdi dir="ltr" class="value">&quot;ana@corp.test&quot;</bdi>',
+    );
+    expect(card).toContain(`open "show all" to read it whole`);
+    // short arguments: no control, no such hint; the JSON is still in the page, folded
+    const short = renderConsentCard(viewOf({ parameters: { to: "ana@corp.test" } }));
+    expect(short).not.toContain("show all");
+    expect(short).toContain('<details class="as-json"><summary>All arguments as JSON</summary>');
   });
 
   it("turns no markup of the agent's or the upstream's into an element", () => {

@@ -65,7 +65,7 @@ describe("console review in Chromium", () => {
     await page.screenshot({ path: join(ARTIFACTS, "review-hostile-phone.png"), fullPage: true });
     await noHorizontalScroll(page);
     // the edit box holds the same escapes: it still parses to the agent's values
-    await c.locator("summary").click();
+    await c.locator("details.edit summary").click();
     const area = c.locator('textarea[data-role="arguments"]');
     expect(await area.inputValue()).not.toMatch(BIDI);
     const edited = JSON.parse(await area.inputValue()) as Record<string, unknown>;
@@ -161,7 +161,7 @@ describe("console review in Chromium", () => {
     for (const secret of ["sk-live-0123456789abcdef", "abcdef0123456789abcdef", "sk-live-fedcba9876543210"]) {
       expect(html).not.toContain(secret);
     }
-    await c.locator("summary").click();
+    await c.locator("details.edit summary").click();
     const area = c.locator('textarea[data-role="arguments"]');
     const shown = JSON.parse(await area.inputValue()) as { headers: Record<string, string>; path: string };
     expect(shown.headers["Authorization"]).toBe("[redacted]");
@@ -183,7 +183,7 @@ describe("console review in Chromium", () => {
     const c = card(page, "write_file").filter({ hasText: "/srv/a.txt" });
     await c.waitFor();
     const id = await pendingId(ui, "write_file", "/srv/a.txt");
-    await c.locator("summary").click();
+    await c.locator("details.edit summary").click();
     const area = c.locator('textarea[data-role="arguments"]');
     await area.fill(JSON.stringify({ path: "/srv/a.txt", content: "x" }));
     await expect(c.locator('[data-role="diff"]').innerText()).resolves.toMatch(/mode.*cannot be removed/);
@@ -346,7 +346,7 @@ describe("console review in Chromium", () => {
     const waiting = agentCall(ui, "quick_write", { path: "/srv/quick.txt" });
     const c = card(page, "quick_write");
     await c.waitFor();
-    await c.locator("summary").click();
+    await c.locator("details.edit summary").click();
     await c.locator('textarea[data-role="arguments"]').fill('{"path": "/srv/edited.txt"}');
     expect(await waiting).toMatchObject({ route: "refuse", consent: { outcome: "expired" } });
     await c.locator('[data-role="status"]', { hasText: /expired/i }).waitFor();

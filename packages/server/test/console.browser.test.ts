@@ -91,7 +91,7 @@ describe("web console in Chromium", () => {
     const waiting = agentCall("write_file", { path: "/etc/passwd", content: "x" });
     const c = card("write_file").filter({ hasText: "/etc/passwd" });
     await c.waitFor({ timeout: 15_000 });
-    await c.locator("summary").click();
+    await c.locator("details.edit summary").click();
     const area = c.locator('textarea[data-role="arguments"]');
     await area.fill(JSON.stringify({ path: "/tmp/safe.txt", content: "x" }, null, 2));
     await expect(c.locator('[data-role="diff"]').textContent()).resolves.toContain('+ path: "/tmp/safe.txt"');

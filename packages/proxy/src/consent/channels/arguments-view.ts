@@ -17,9 +17,9 @@ export interface ArgumentsView {
   /**
    * The values of {@link lines} (all but the count of those left out) as a path and a value, each printable and
    * shortened as there (the path `""` for arguments that are no object): for a channel that lays them out itself
-   * (Telegram isolates each from the text around it).
+   * (Telegram isolates each from the text around it), and `whole`, the value unshortened (printable JSON).
    */
-  readonly items: readonly { readonly path: string; readonly value: string }[];
+  readonly items: readonly { readonly path: string; readonly value: string; readonly whole: string }[];
   /** The line counting the values left out (the last of {@link lines}), when any were. */
   readonly more?: string;
   /** Whether a key or a string holds a character shown escaped (a line break or tab inside a string aside). */
@@ -160,7 +160,7 @@ export function argumentsCharacters(parameters: unknown): { readonly hidden: boo
  */
 export function argumentsView(parameters: Record<string, unknown>, limits: ArgumentsViewLimits): ArgumentsView {
   const lines: string[] = [];
-  const items: { path: string; value: string }[] = [];
+  const items: { path: string; value: string; whole: string }[] = [];
   let chars = 0;
   let total = 0;
   let full = false;
@@ -179,7 +179,7 @@ export function argumentsView(parameters: Record<string, unknown>, limits: Argum
     if (shown.value !== json || shown.path !== path) shortened = true;
     chars += line.length + 1;
     lines.push(line);
-    items.push(shown);
+    items.push({ ...shown, whole: json });
   }
   const left = total - lines.length;
   const more = left > 0 ? `… and ${left} more value${left === 1 ? "" : "s"} not shown (${total} in all)` : undefined;

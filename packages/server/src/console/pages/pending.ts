@@ -71,32 +71,63 @@ function renderReasons(reasons: unknown): string {
 export const SHOWN_ARGUMENTS_MAX = 64 * 1024;
 
 /**
- * How arguments too long to show whole are shown: one value a line by its path, as the terminal shows them, a
- * long value keeping its start and its end; within {@link SHOWN_ARGUMENTS_MAX} characters, the values beyond
- * counted.
+ * How the arguments are shown: one value a line by its path, as the terminal shows them, a value longer than
+ * 300 characters keeping its start and its end with how much of its middle is not shown; within
+ * {@link SHOWN_ARGUMENTS_MAX} characters, the values beyond counted.
  */
-const CUT_ARGUMENTS = { maxValue: 2_000, maxLines: 500, maxChars: SHOWN_ARGUMENTS_MAX } as const;
+const SHOWN_VALUES = { maxValue: 300, maxLines: 200, maxChars: SHOWN_ARGUMENTS_MAX } as const;
 
 /**
- * The arguments block and the edit box of a card (shortened, and no edit box, when too long). Shortened as the
- * other channels shorten them, not as the JSON's first 64 KiB: a huge first value would otherwise push a
- * recipient after it (`{"body": "AAAA…", "to": "mallory@evil.test"}`) out of the page.
+ * The arguments one value a line, in the card itself (no scroll box a person may not scroll): `path: value`, the
+ * path and the value each in `<bdi dir="ltr">`, laid out on their own (right-to-left text in one cannot move
+ * the other, nor the `: ` between them: `["א"]: "ב"` is not shown as `"ב" :["א"]`). A shortened value says how
+ * much of its middle is hidden, and, when the page holds it (`whole`), has a "show all N characters" control.
+ */
+function valueList(params: Record<string, unknown>, whole: boolean): { readonly html: string; readonly cut: boolean } {
+  const view = argumentsView(params, SHOWN_VALUES);
+  const lines = view.items.map((item) => {
+    const value = `<bdi dir="ltr" class="value">${escapeHtml(item.value)}</bdi>`;
+    const line = item.path === "" ? value : `<bdi dir="ltr" class="path">${escapeHtml(item.path)}</bdi>: ${value}`;
+    const all =
+      whole && item.value !== item.whole
+        ? `<details class="whole"><summary>show all ${item.whole.length} characters</summary><pre class="whole" dir="ltr">${escapeHtml(item.whole)}</pre></details>`
+        : "";
+    return `<li>${line}${all}</li>`;
+  });
+  if (view.more !== undefined) lines.push(`<li class="more">${escapeHtml(view.more)}</li>`);
+  const list = `<ul class="args" data-role="args" aria-label="arguments">${lines.join("")}</ul>`;
+  return { html: list, cut: view.shortened };
+}
+
+/**
+ * The arguments block and the edit box of a card (shortened, and no edit box, when too long). Shortened value
+ * by value as the other channels shorten them, not as the JSON's first 64 KiB: a huge first value would
+ * otherwise push a recipient after it (`{"body": "AAAA…", "to": "mallory@evil.test"}`) out of the page. Within
+ * {@link SHOWN_ARGUMENTS_MAX} the whole JSON is in the page too, folded, and in the edit box.
  */
 function argumentsBlocks(params: unknown): { readonly shown: string; readonly edit: string } {
   const full = jsonText(params);
+  const record = typeof params === "object" && params !== null && !Array.isArray(params);
   if (full.length > SHOWN_ARGUMENTS_MAX) {
-    const record = typeof params === "object" && params !== null && !Array.isArray(params);
-    const lines = record
-      ? argumentsView(params as Record<string, unknown>, CUT_ARGUMENTS).lines.join("\n")
-      : elide(full, SHOWN_ARGUMENTS_MAX);
+    const shown = record
+      ? valueList(params as Record<string, unknown>, false).html
+      : `<pre class="json" tabindex="0" aria-label="arguments (shortened)">${escapeHtml(elide(full, SHOWN_ARGUMENTS_MAX))}</pre>`;
     return {
-      shown: `<pre class="json" tabindex="0" aria-label="arguments (shortened)">${escapeHtml(lines)}</pre>
+      shown: `${shown}
 <p class="hint cut" data-role="cut">${full.length} characters of arguments: too long to show whole in a page. Each value is on its own line by its path, a long one with its start and its end (…[N characters not shown]…). Read them in full with <code>acp pending --json</code> before you approve, or deny.</p>`,
       edit: `<p class="hint">These arguments are too long to edit here.</p>`,
     };
   }
+  const list = record ? valueList(params as Record<string, unknown>, true) : undefined;
+  const shown =
+    list === undefined
+      ? jsonBlock(params)
+      : `${list.html}
+${list.cut ? `<p class="hint cut" data-role="cut">A long value shows its start and its end with how much of its middle is hidden (…[N characters not shown]…): open "show all" to read it whole.</p>\n` : ""}<details class="as-json"><summary>All arguments as JSON</summary>
+${jsonBlock(params)}
+</details>`;
   return {
-    shown: jsonBlock(params),
+    shown,
     edit: `<details class="edit"><summary>Approve with edited arguments</summary>
 <p class="hint">Change a value or add an argument; an argument cannot be removed (deny instead). Approves this call once.</p>
 <textarea data-role="arguments" rows="6" spellcheck="false" aria-label="edited arguments">${escapeHtml(full)}</textarea>
