@@ -42,7 +42,28 @@ function globRegex(pattern: string, cross: boolean): RegExp {
     throw new Error(`groups (\`(…)\`, \`{…}\`) nest deeper than ${MAX_GLOB_NESTING} levels`);
   }
   // posix: `[!a]` negates as in every shell (without it picomatch reads a class of `!` and `a`)
-  return picomatch.makeRe(pattern, { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross });
+  const options = { dot: true, strictBrackets: true, nobrace: false, posix: true, bash: cross };
+  return picomatch.makeRe(literalQuotes(pattern), options);
+}
+
+/**
+ * `pattern` with each `"` not already escaped written `\"`: a double quote in a glob is a character of the
+ * text it meets, as in an exact pattern. picomatch reads `"…"` as quoting, and drops or keeps each quote
+ * depending on what stands around it: `*"safe"*` met every value (an `allow` rule so written allowed
+ * `rm -rf /`), `*curl * -d "*"*` needed a literal `*` and missed `curl x -d "secret"`, `"*.pem"` met only
+ * the text `*.pem`.
+ */
+function literalQuotes(pattern: string): string {
+  if (!pattern.includes('"')) return pattern;
+  let out = "";
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === "\\") {
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else out += c === '"' ? '\\"' : c;
+  }
+  return out;
 }
 
 /**
