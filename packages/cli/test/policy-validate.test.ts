@@ -129,6 +129,19 @@ describe("acp policy validate", () => {
     expect(report.warnings.map((w) => [w.code, w.line, w.column])).toEqual([["ineffective_key", 3, 5]]);
   });
 
+  it("warns about a glob written wholly in quotes, whose quotes are text it meets", async () => {
+    writeFileSync(
+      join(dir, "quoted.yml"),
+      `version: "1"\nrules:\n  - id: no-keys\n    match: { args: { path: "'*.pem'" } }\n    action: deny\n`,
+    );
+    const out = await runCli(["policy", "validate", "quoted.yml"], { cwd: dir });
+    expect(out.code).toBe(0);
+    expect(out.stderr).toBe(
+      "quoted.yml:3:5: warning: rule `no-keys`: `path` pattern `'*.pem'` is wholly in quotes, and a glob's quotes " +
+        'are text it meets: it meets only a value written with them (to meet the value without them, write `*.pem` (in YAML, `"*.pem"` holds no quote))\n',
+    );
+  });
+
   it("reads $ACP_HOME/policy.yml when no file is named", async () => {
     const home = join(dir, "home");
     mkdirSync(home, { recursive: true });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import {
   findIneffectiveKeys,
+  findQuotedPatterns,
   findLookAlikePatterns,
   findPrefixedToolNames,
   findShadowedRules,
@@ -27,7 +28,7 @@ export interface PolicyValidationReport {
   /**
    * Problems that do not make the policy invalid: rules an earlier rule shadows (`shadowed_rule`), tools
    * written `server__tool` (`prefixed_tool_name`), names that pass for others (`look_alike_pattern`), keys
-   * that do nothing (`ineffective_key`).
+   * that do nothing (`ineffective_key`), globs wholly in quotes (`quoted_pattern`).
    */
   readonly warnings: readonly Issue[];
 }
@@ -107,8 +108,8 @@ async function validateInput(
 /**
  * The warnings of a valid policy, in file order: rules that can never match (`findShadowedRules`),
  * tools written as the proxy shows them (`findPrefixedToolNames`), names that pass for others
- * (`findLookAlikePatterns`) and keys that do nothing for their
- * rule's action (`findIneffectiveKeys`), each placed at its rule's first key on its line (after the `- `
+ * (`findLookAlikePatterns`), keys that do nothing for their
+ * rule's action (`findIneffectiveKeys`) and globs wholly in quotes (`findQuotedPatterns`), each placed at its rule's first key on its line (after the `- `
  * of the list item).
  */
 function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
@@ -118,6 +119,7 @@ function policyWarnings(policy: Policy, text: string | undefined): Issue[] {
     ...findPrefixedToolNames(policy),
     ...findLookAlikePatterns(policy),
     ...findIneffectiveKeys(policy.rules),
+    ...findQuotedPatterns(policy),
   ];
   found.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
   return found.map((warning) => {

@@ -11,6 +11,7 @@ export { findShadowedRules, ruleCovers, MAX_SHADOW_CHECK_RULES } from "./shadowe
 export { findPrefixedToolNames } from "./prefixed-names.js";
 export { findLookAlikePatterns } from "./look-alike-patterns.js";
 export { findIneffectiveKeys } from "./ineffective-keys.js";
+export { findQuotedPatterns } from "./quoted-patterns.js";
 export { POLICY_ISSUES, POLICY_ISSUE_CODES, type PolicyIssueCode } from "./issue-codes.js";
 export {
   MAX_POLICY_BYTES,

@@ -88,6 +88,11 @@ export const POLICY_ISSUES = [
     meaning:
       "`acp policy validate` warning: a key that does nothing for its rule's action, a `rate_limit` on a `deny` rule or a `timeout` or `level` on a rule that does not `ask` (`findIneffectiveKeys`)",
   },
+  {
+    code: "quoted_pattern",
+    meaning:
+      "`acp policy validate` warning: a `tool`, `server` or `args` glob written wholly in quotes (`'*.pem'`, `\"*.pem\"` inside the YAML string): a glob's quotes are text it meets, so it meets only a value written with them (`findQuotedPatterns`)",
+  },
 ] as const;
 
 /** The codes of {@link POLICY_ISSUES}. */
