@@ -53,6 +53,11 @@ export const POLICY_ISSUES = [
     meaning: "two rules share an id (also an explicit id equal to another rule's `rule-N`)",
   },
   { code: "too_many_rules", meaning: "more than 100,000 rules (`MAX_POLICY_RULES`)" },
+  {
+    code: "too_many_arg_patterns",
+    meaning:
+      "the rules' `args` values weigh more than 25,000 together (`MAX_ARG_PATTERN_WEIGHT`; a value holding `~`, `$` or `%` weighs 5, another 1): loading compiles each into several matchers",
+  },
   { code: "too_many_classify_entries", meaning: "more than 100,000 `classify` entries (`MAX_CLASSIFY_ENTRIES`)" },
   {
     code: "invalid_glob",

@@ -15,6 +15,17 @@ export const MAX_POLICY_DEPTH = 64;
 /** Most rules one policy may hold. */
 export const MAX_POLICY_RULES = 100_000;
 
+/**
+ * Most weight of the `args` values all rules hold together: one each, and five for a string holding `~`,
+ * `$` or `%`, which an `ask` or `deny` rule also compiles as every home it may mean (about 55 KB and 2 ms
+ * each, against 2 to 10 KB for another). Each value is compiled into several matchers when the policy is
+ * loaded: 100,000 rules of `path: "~/xN/**"` (7 MB of YAML) ran `acp proxy` out of memory.
+ */
+export const MAX_ARG_PATTERN_WEIGHT = 25_000;
+
+/** What one `args` value weighs against {@link MAX_ARG_PATTERN_WEIGHT}. */
+export const HOME_ARG_WEIGHT = 5;
+
 /** Most entries the `classify:` section may hold. */
 export const MAX_CLASSIFY_ENTRIES = 100_000;
 

@@ -1,5 +1,5 @@
 import { isMap, isSeq, type Document, type Node } from "yaml";
-import { MAX_CLASSIFY_ENTRIES, MAX_POLICY_RULES } from "./limits.js";
+import { HOME_ARG_WEIGHT, MAX_ARG_PATTERN_WEIGHT, MAX_CLASSIFY_ENTRIES, MAX_POLICY_RULES } from "./limits.js";
 import {
   describeNode,
   offsetOf,
@@ -103,6 +103,32 @@ function checkUniqueIds(ctx: ReadContext, rules: readonly ReadRule[]): void {
 }
 
 /**
+ * Refuses rules whose `args` values weigh more than {@link MAX_ARG_PATTERN_WEIGHT} together (a value holding
+ * `~`, `$` or `%` counting {@link HOME_ARG_WEIGHT}): loading compiles each into several matchers, and a file
+ * under the size limit could hold enough to run the process out of memory.
+ */
+function checkArgWeight(ctx: ReadContext, field: Field | undefined, rules: readonly ReadRule[]): void {
+  let weight = 0;
+  let count = 0;
+  for (const read of rules) {
+    for (const value of Object.values(read.rule.match.args ?? {})) {
+      count++;
+      weight += typeof value === "string" && /[~$%]/.test(value) ? HOME_ARG_WEIGHT : 1;
+    }
+  }
+  if (weight <= MAX_ARG_PATTERN_WEIGHT || field === undefined) return;
+  const message = `the rules' ${count} \`args\` values weigh ${weight}, more than the limit of ${MAX_ARG_PATTERN_WEIGHT} (a value with \`~\`, \`$\` or \`%\` weighs ${HOME_ARG_WEIGHT}, another 1)`;
+  report(
+    ctx,
+    field.offset,
+    "too_many_arg_patterns",
+    field.path,
+    message,
+    "split the policy, or match with fewer patterns",
+  );
+}
+
+/**
  * Reads a composed YAML document into a {@link Policy}. Every problem is recorded in `ctx.issues`; the
  * returned policy is meaningful only when none were.
  */
@@ -140,6 +166,7 @@ export function readPolicyDocument(ctx: ReadContext, doc: Document.Parsed | unde
     if (node !== undefined) rules.push(readRule(ctx, node, index, ["rules", index]));
   });
   checkUniqueIds(ctx, rules);
+  checkArgWeight(ctx, fields.get("rules"), rules);
   const classify: ClassificationOverride[] = [];
   listItems(ctx, fields.get("classify"), MAX_CLASSIFY_ENTRIES, "too_many_classify_entries").forEach((item, index) => {
     const node = resolveNode(ctx, item);

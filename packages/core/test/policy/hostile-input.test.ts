@@ -3,6 +3,8 @@ import {
   formatIssue,
   MAX_ALIAS_COUNT,
   MAX_ALIAS_EXPANSION,
+  MAX_ARG_PATTERN_WEIGHT,
+  HOME_ARG_WEIGHT,
   MAX_POLICY_BYTES,
   MAX_POLICY_DEPTH,
   MAX_POLICY_RULES,
@@ -120,6 +122,23 @@ describe("parsePolicy on absurd input: a clear issue, never a crash or a throw",
     expect(issues[0]?.message).toBe(
       `\`rules\` holds ${MAX_POLICY_RULES + 1} entries, more than the limit of ${MAX_POLICY_RULES}`,
     );
+  });
+
+  it("refuses rules whose args values weigh more than the limit, a home pattern weighing more", () => {
+    // 100,000 such rules (7 MB) ran the process out of memory when the policy was compiled
+    const homes = (n: number): string =>
+      `version: "1"\nrules:\n${Array.from({ length: n }, (_, i) => `  - { action: deny, match: { args: { path: "~/x${i}/**" } } }\n`).join("")}`;
+    const atLimit = MAX_ARG_PATTERN_WEIGHT / HOME_ARG_WEIGHT;
+    expect(parsePolicy(homes(atLimit)).ok).toBe(true);
+    const issues = issuesOf(homes(atLimit + 1));
+    expect(issues.map((i) => [i.code, i.line, i.column])).toEqual([["too_many_arg_patterns", 3, 3]]);
+    expect(issues[0]?.message).toBe(
+      `the rules' ${atLimit + 1} \`args\` values weigh ${MAX_ARG_PATTERN_WEIGHT + HOME_ARG_WEIGHT}, more than the limit of ${MAX_ARG_PATTERN_WEIGHT} (a value with \`~\`, \`$\` or \`%\` weighs ${HOME_ARG_WEIGHT}, another 1)`,
+    );
+    const plain = (n: number): string =>
+      `version: "1"\nrules:\n  - action: deny\n    match:\n      args: { ${Array.from({ length: n }, (_, i) => `k${i}: "/srv/${i}/**"`).join(", ")} }\n`;
+    expect(parsePolicy(plain(MAX_ARG_PATTERN_WEIGHT)).ok).toBe(true);
+    expect(codesOf(plain(MAX_ARG_PATTERN_WEIGHT + 1))).toEqual(["too_many_arg_patterns"]);
   });
 
   it("returns an issue for input that is not a string at all", () => {
