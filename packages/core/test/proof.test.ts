@@ -136,6 +136,30 @@ describe("consent proofs (§6)", () => {
     );
   });
 
+  it("refuses, as malformed, a clock that is not a time (an invalid Date or NaN never passes expiry)", async () => {
+    const req = sampleRequest();
+    const res = sampleResponse(req);
+    // a clock that is no time cannot say the approval is still valid: refused before anything else
+    const clocks: unknown[] = [
+      Number.NaN,
+      new Date("not a time"),
+      Number.NEGATIVE_INFINITY,
+      Infinity,
+      "2026-01-15",
+      null,
+    ];
+    for (const now of clocks) {
+      const checked = checkConsentProof(res, { ...opts, request: req, now: now as Date });
+      expect(reasonOf(checked), String(now)).toBe("malformed");
+      if (!checked.ok) expect(checked.issues[0]?.code).toBe("proof_malformed");
+      const nonceStore = createMemoryNonceStore();
+      expect(reasonOf(await verifyConsentProof(res, { ...opts, request: req, nonceStore, now: now as Date }))).toBe(
+        "malformed",
+      );
+      expect(nonceStore.size).toBe(0);
+    }
+  });
+
   it("caps validity at the request's expiry", () => {
     const req = sampleRequest();
     const res = sampleResponse(req, { validForSeconds: 86_400 });

@@ -133,6 +133,9 @@ export function checkConsentProof(response: unknown, options: VerifyProofOptions
   const key = trustedKey(options.trustedPublicKey);
   if (key === undefined)
     return refuse("malformed", "trusted public key is not an ed25519 key (64 lowercase hex digits)");
+  const now = clockMs(options.now);
+  if (now === undefined)
+    return refuse("malformed", "the verifier's clock (`now`) is not a time: nothing can be checked");
   if (res.proof.public_key !== key.hex) {
     return refuse("wrong_key", "the proof was signed by a key other than the trusted one", ["proof", "public_key"]);
   }
@@ -150,7 +153,21 @@ export function checkConsentProof(response: unknown, options: VerifyProofOptions
   if (!edVerify(null, bytes, key.object, Buffer.from(res.proof.signature, "hex"))) {
     return refuse("bad_signature", "the ed25519 signature does not verify", ["proof", "signature"]);
   }
-  return checkBinding(res, request, options, { response: res, approved: isApproval(res), action, payload });
+  return checkBinding(res, request, { expectedAction: options.expectedAction, now }, verified(res, action, payload));
+}
+
+function verified(res: ConsentResponseV02, action: ApprovedAction, payload: ConsentSigningPayloadV02): VerifiedConsent {
+  return { response: res, approved: isApproval(res), action, payload };
+}
+
+/**
+ * The injected clock in ms, or undefined when it is no finite time: an invalid `Date` or `NaN` compares false
+ * with every expiry, so it would pass any approval as unexpired (fail closed: refused as malformed).
+ */
+function clockMs(now: unknown): number | undefined {
+  const isDate = Object.prototype.toString.call(now) === "[object Date]"; // also a Date of another realm
+  const ms = typeof now === "number" ? now : isDate ? Date.prototype.getTime.call(now) : Number.NaN;
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** What {@link checkConsentSignature} found: the signature holds, or the first reason it does not. */
@@ -201,7 +218,7 @@ function isApproval(res: ConsentResponseV02): boolean {
 function checkBinding(
   res: ConsentResponseV02,
   request: ConsentRequestV02 | undefined,
-  options: VerifyProofOptions,
+  options: { readonly expectedAction: ApprovedAction | undefined; readonly now: number },
   verified: VerifiedConsent,
 ): ProofVerification {
   if (request !== undefined) {
@@ -212,7 +229,7 @@ function checkBinding(
       return refuse("action_mismatch", "the server, tool or parameters differ from the approved action", ["action"]);
     }
   }
-  const now = typeof options.now === "number" ? options.now : options.now.getTime();
+  const now = options.now;
   const validUntil = parseIsoTime(res.conditions.valid_until) ?? Number.NEGATIVE_INFINITY;
   if (now >= validUntil)
     return refuse("expired", `the approval expired at ${res.conditions.valid_until}`, ["conditions", "valid_until"]);
