@@ -50,6 +50,13 @@ function outcome(
   });
 }
 
+/** The widest clock skew a context may allow (a day): attestations and review times beyond it are refused. */
+export const MAX_CLOCK_SKEW_SECONDS = 86_400;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 function isUnitInterval(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= 1;
 }
@@ -75,6 +82,17 @@ function checkInputs(graph: unknown, target: unknown, context: unknown): GraphRe
   if (!(c.now instanceof Date) || Number.isNaN(c.now.getTime())) return bad("the decision clock is not a valid time");
   if (c.threshold !== undefined && !isUnitInterval(c.threshold)) {
     return bad(`the confidence threshold ${String(c.threshold)} is not a number from 0 to 1`);
+  }
+  const skew = c.clockSkewSeconds;
+  if (skew !== undefined && !(typeof skew === "number" && skew >= 0 && skew <= MAX_CLOCK_SKEW_SECONDS)) {
+    // NaN or Infinity would read every future review as current and every attestation as fresh
+    return bad(`the clock skew ${String(skew)} is not a number of seconds from 0 to ${MAX_CLOCK_SKEW_SECONDS}`);
+  }
+  if (c.reviews !== undefined && !(isRecord(c.reviews) && isRecord(c.reviews.domains))) {
+    return bad("the review record is not an object of domain reviews");
+  }
+  if (c.trustedChannelKeys !== undefined && !isRecord(c.trustedChannelKeys)) {
+    return bad("the trusted-channel keys are not an object of key id → secret");
   }
   return null;
 }

@@ -21,7 +21,7 @@ export {
   MAX_ACTIONS_PER_LIST,
 } from "./validate.js";
 export { lintConsentGraph } from "./lint.js";
-export { checkConsentGraph, tierOf, DEFAULT_CONFIDENCE_THRESHOLD } from "./check.js";
+export { checkConsentGraph, tierOf, DEFAULT_CONFIDENCE_THRESHOLD, MAX_CLOCK_SKEW_SECONDS } from "./check.js";
 export type { GraphCheckTarget } from "./check.js";
 export {
   createTrustedChannelAttestation,

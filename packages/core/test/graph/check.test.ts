@@ -111,6 +111,30 @@ describe("checkConsentGraph: fail closed", () => {
     }
   });
 
+  it("a malformed clock skew, review record or key set is BLOCKED, not read as a wider window", () => {
+    // a review dated a day ahead keeps no autonomy under any skew that is a number of seconds ≥ 0
+    const ahead = reviewedAt(graph, new Date(NOW.getTime() + 24 * 60 * 60 * 1000));
+    const target = { domain: "email", action: "read", confidence: 1 };
+    const contexts: unknown[] = [
+      { now: NOW, reviews: ahead, clockSkewSeconds: Number.NaN },
+      { now: NOW, reviews: ahead, clockSkewSeconds: Infinity },
+      { now: NOW, reviews: ahead, clockSkewSeconds: -1 },
+      { now: NOW, reviews: ahead, clockSkewSeconds: "300" },
+      { now: NOW, reviews: "reviewed" },
+      { now: NOW, reviews: { version: 1, domains: null } },
+      { now: NOW, reviews: reviewedAt(graph, NOW), trustedChannelKeys: "s3cret" },
+      { now: NOW, reviews: reviewedAt(graph, NOW), trustedChannelKeys: ["s3cret"] },
+    ];
+    for (const context of contexts) {
+      const outcome = checkConsentGraph(graph, target, context as never);
+      expect(outcome.outcome).toBe("BLOCKED");
+      expect(outcome.reasons[0]?.code).toBe("invalid_input");
+    }
+    // the well-formed ones still decide
+    expect(checkConsentGraph(graph, target, { ...reviewed, clockSkewSeconds: 0 }).outcome).toBe("AUTONOMOUS");
+    expect(checkConsentGraph(graph, target, { ...reviewed, trustedChannelKeys: {} }).outcome).toBe("AUTONOMOUS");
+  });
+
   it("an error inside the check is BLOCKED, never allowed", () => {
     const hostile = {
       domains: {
