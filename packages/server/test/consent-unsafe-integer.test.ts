@@ -114,15 +114,15 @@ describe("the other numbers the API takes, beyond ±2^53−1", () => {
       body,
     });
 
-  it("/pre-tool-check: in proposed_arguments, the call is refused unsafe_integer", async () => {
+  it("/pre-tool-check: in proposed_arguments, the event is invalid (contract_unsafe_integer) and refused", async () => {
     const event =
       '{"tool_name":"search_docs","tool_category":"public_read","authorization_state":"none","evidence_refs":[],' +
       '"risk_domain":"research","proposed_arguments":{"id":1234567890123456789},"recommended_route":"accept"}';
     const res = await raw("/pre-tool-check", event);
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(400);
     const envelope = await readJson(res);
     expect(at(envelope, "architecture_decision", "route")).toBe("refuse");
-    expect(JSON.stringify(envelope)).toContain("unsafe_integer");
+    expect(at(envelope, "validation_errors", 0, "code")).toBe("contract_unsafe_integer");
   });
 
   it("/mcp: a JSON-RPC id that large is no message (the SDK's parse error), never answered under a rounded id", async () => {

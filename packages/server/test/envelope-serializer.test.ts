@@ -102,8 +102,9 @@ describe("the /pre-tool-check answer's serializer", () => {
       }),
       { numRuns: 2000 },
     );
-    // most generated events are valid, so the audit record and evidence counts are exercised
-    expect(valid).toBeGreaterThan(1000);
+    // many generated events are valid, so the audit record and evidence counts are exercised (an event
+    // with a lone surrogate in any string is not: contract_not_canonical)
+    expect(valid).toBeGreaterThan(500);
   });
 
   it("writes invalid events' envelopes (null audit fields, validation errors) as JSON.stringify does", () => {

@@ -13,6 +13,8 @@ export const CONTRACT_ISSUE_CODES = [
   "contract_invalid_value",
   "contract_invalid",
   "contract_too_many_issues",
+  "contract_not_canonical",
+  "contract_unsafe_integer",
   "unknown_tool_category",
   "unknown_authorization_state",
   "unknown_risk_domain",

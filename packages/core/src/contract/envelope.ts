@@ -31,7 +31,7 @@ export interface ContractAudit {
   readonly evidence: EvidenceSummary | null;
   /** Sorted top-level argument names (the first {@link MAX_AUDIT_ARGUMENT_KEYS}); never their values. */
   readonly proposed_argument_keys: readonly string[] | null;
-  /** `sha256:` of the RFC 8785 canonical JSON of `proposed_arguments`; null when it has no canonical form. */
+  /** `sha256:` of the RFC 8785 canonical JSON of `proposed_arguments`; null only for an invalid event. */
   readonly proposed_arguments_hash: string | null;
 }
 
@@ -69,7 +69,7 @@ function argumentsHash(args: ContractEvent["proposed_arguments"]): string | null
   return canonical.ok ? sha256Ref(canonical.value) : null;
 }
 
-function auditOf(event: ContractEvent, evidence: EvidenceSummary): ContractAudit {
+function auditOf(event: ContractEvent, evidence: EvidenceSummary, hash: string): ContractAudit {
   return {
     event_valid: true,
     schema_version: event.schema_version ?? null,
@@ -81,7 +81,7 @@ function auditOf(event: ContractEvent, evidence: EvidenceSummary): ContractAudit
     risk_domain: event.risk_domain,
     evidence,
     proposed_argument_keys: Object.keys(event.proposed_arguments).sort().slice(0, MAX_AUDIT_ARGUMENT_KEYS),
-    proposed_arguments_hash: argumentsHash(event.proposed_arguments),
+    proposed_arguments_hash: hash,
   };
 }
 
@@ -119,8 +119,17 @@ function assemble(
   };
 }
 
-/** The envelope for a schema-valid event: inferred route, then the stricter of it and the runtime's. */
+/**
+ * The envelope for a schema-valid event: inferred route, then the stricter of it and the runtime's. An
+ * event whose arguments have no canonical form (validation refuses those) is refused: an accept is
+ * always bound to its arguments by `audit.proposed_arguments_hash`.
+ */
 export function decideContractEvent(event: ContractEvent): ContractEnvelope {
+  const hash = argumentsHash(event.proposed_arguments);
+  if (hash === null) {
+    const message = "the arguments have no canonical form to bind the decision to";
+    return refuseContractEnvelope([{ code: "contract_not_canonical", path: ["proposed_arguments"], message }]);
+  }
   const inference = inferContractRoute(event);
   const runtime = event.recommended_route;
   const route = strictestRoute(inference.route, runtime);
@@ -131,7 +140,7 @@ export function decideContractEvent(event: ContractEvent): ContractEnvelope {
     reasons.push({ code: "runtime_route_not_accept", message: `the runtime recommended \`${runtime}\`` });
   }
   const decision = { route, reasons, inferred_route: inference.route, runtime_route: runtime };
-  return assemble(route, blockers, decision, [], auditOf(event, summarizeEvidence(inference.evidence)));
+  return assemble(route, blockers, decision, [], auditOf(event, summarizeEvidence(inference.evidence), hash));
 }
 
 /**

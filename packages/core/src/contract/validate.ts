@@ -5,6 +5,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { fail, ok, ValidationError, type Issue, type Result } from "../issues/index.js";
 import { closestWord } from "./closest-word.js";
+import { findNonCanonical } from "./i-json.js";
 import { CONTRACT_JSON_SCHEMA } from "./schema.js";
 import { CONTRACT_SCHEMA_VERSION, type ContractEvent } from "./vocabulary.js";
 
@@ -204,10 +205,17 @@ function jsonSnapshot(value: unknown): Result<unknown> {
   return ok(JSON.parse(text) as unknown);
 }
 
-/** Validates a value that is already its own JSON form (a snapshot, or a fresh parse that is one). */
+/**
+ * Validates a value that is already its own JSON form (a snapshot, or a fresh parse that is one): the
+ * schema, then what the schema cannot say (I-JSON, arguments with a canonical form and exact numbers).
+ */
 function validateJsonForm(value: unknown): Result<ContractEvent> {
   const first = fast();
-  if (first(value)) return ok(value as ContractEvent);
+  if (first(value)) {
+    const event = value as ContractEvent;
+    const problem = findNonCanonical(event as unknown as Readonly<Record<string, unknown>>);
+    return problem === undefined ? ok(event) : fail([problem]);
+  }
   const all = detailed();
   const issues = all(forDetail(value)) ? [] : toIssues(all.errors ?? []);
   if (issues.length > 0) return fail(issues);
