@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { createNonce, createRequestId, validateConsentRequest, validateConsentResponse } from "../src/index.js";
+import {
+  createNonce,
+  createRequestId,
+  parseIsoTime,
+  validateConsentRequest,
+  validateConsentResponse,
+} from "../src/index.js";
 import { sampleRequest, sampleResponse } from "./proof-fixtures.js";
 
 describe("consent requests (§4.1)", () => {
@@ -30,6 +36,31 @@ describe("consent requests (§4.1)", () => {
     expect(validateConsentRequest({ ...req, timestamp: "yesterday" }).ok).toBe(false);
     expect(validateConsentRequest({ ...req, nonce: req.nonce.toUpperCase() }).ok).toBe(false);
     expect(validateConsentRequest("not an object").ok).toBe(false);
+  });
+});
+
+describe("times (RFC 3339 with a zone)", () => {
+  it("refuse a date or time that does not exist, which Date.parse would roll over to another instant", () => {
+    for (const t of [
+      "2026-02-30T00:00:00Z", // Date.parse: 2 March
+      "2026-02-29T00:00:00Z", // 2026 is no leap year
+      "2026-04-31T12:00:00Z",
+      "2026-01-15T24:00:00Z", // Date.parse: the next day
+      "2026-00-10T00:00:00Z",
+      "2026-13-01T00:00:00Z",
+      "2026-01-00T00:00:00Z",
+      "2026-01-15T12:60:00Z",
+      "2026-01-15T12:00:00+24:00",
+      "2026-01-15T12:00:00+05:60",
+    ]) {
+      expect(parseIsoTime(t), t).toBeUndefined();
+      expect(validateConsentRequest({ ...sampleRequest(), expires_at: t }).ok, t).toBe(false);
+    }
+    expect(parseIsoTime("2028-02-29T23:59:59.999Z")).toBe(Date.UTC(2028, 1, 29, 23, 59, 59, 999));
+    expect(parseIsoTime("2000-02-29T00:00:00Z")).toBe(Date.UTC(2000, 1, 29));
+    expect(parseIsoTime("1900-02-29T00:00:00Z")).toBeUndefined();
+    expect(parseIsoTime("2026-01-15T12:00:00+23:59")).toBe(Date.UTC(2026, 0, 14, 12, 1));
+    expect(parseIsoTime("2026-12-31T23:59:59-00:30")).toBe(Date.UTC(2027, 0, 1, 0, 29, 59));
   });
 });
 

@@ -76,11 +76,26 @@ export class FieldChecker {
   }
 }
 
-const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
-/** Milliseconds since the epoch of an RFC 3339 time with a zone, or undefined when it is not one. */
+function daysIn(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/**
+ * Milliseconds since the epoch of an RFC 3339 time with a zone, or undefined when it is not one. A date or
+ * time that does not exist (30 February, 24:00, an offset of +24:00) is refused: `Date.parse` would roll it
+ * over to another instant, which another reader of the same signed string may not.
+ */
 export function parseIsoTime(value: unknown): number | undefined {
-  if (typeof value !== "string" || !ISO_TIME.test(value)) return undefined;
+  if (typeof value !== "string") return undefined;
+  const m = ISO_TIME.exec(value);
+  if (m === null) return undefined;
+  const part = (i: number): number => Number(m[i] ?? 0);
+  const [year, month, day] = [part(1), part(2), part(3)];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  if (part(4) > 23 || part(5) > 59 || part(6) > 59 || part(8) > 23 || part(9) > 59) return undefined;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? ms : undefined;
 }
