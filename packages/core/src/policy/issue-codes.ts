@@ -12,6 +12,11 @@ export const POLICY_ISSUES = [
     meaning: "YAML nesting deeper than 64 levels (`MAX_POLICY_DEPTH`); refused before composing",
   },
   {
+    code: "too_many_values",
+    meaning:
+      "more than 1,000,000 YAML values (`MAX_POLICY_VALUES`: scalars, keys included, lists and mappings); refused before the syntax tree is built",
+  },
+  {
     code: "policy_parse_failed",
     meaning: "an unexpected failure while reading the policy (a bug; the policy is refused)",
   },

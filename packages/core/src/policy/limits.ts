@@ -12,6 +12,13 @@ export const MAX_POLICY_BYTES = 10 * 1024 * 1024;
  */
 export const MAX_POLICY_DEPTH = 64;
 
+/**
+ * Most YAML values one policy may hold (scalars, keys included, and collections), counted from the lexer
+ * before any syntax tree is built: the yaml library takes some 400 bytes a value, and a 10 MiB file of
+ * `[1,1,…]` ran the process out of memory. 100,000 rules of ten values each fit.
+ */
+export const MAX_POLICY_VALUES = 1_000_000;
+
 /** Most rules one policy may hold. */
 export const MAX_POLICY_RULES = 100_000;
 

@@ -1,6 +1,7 @@
 import { Composer, LineCounter, Parser, type CST, type Document, type YAMLError } from "yaml";
 import { yamlErrorPlace, type Issue } from "../issues/index.js";
-import { MAX_POLICY_BYTES, MAX_POLICY_DEPTH } from "./limits.js";
+import { MAX_POLICY_BYTES, MAX_POLICY_DEPTH, MAX_POLICY_VALUES } from "./limits.js";
+import { findTooManyNodes } from "./node-count.js";
 import { findTooDeepToken, scanForNestingBomb } from "./nesting-depth.js";
 import { positionAt } from "./source-position.js";
 
@@ -49,7 +50,8 @@ function yamlIssue(lines: LineCounter, error: YAMLError, warning: boolean, sourc
 
 /**
  * Reads policy text as exactly one YAML 1.2 document (core schema). Refuses, with issues and before the
- * recursive composer runs: text over {@link MAX_POLICY_BYTES}, nesting over {@link MAX_POLICY_DEPTH}.
+ * recursive composer runs: text over {@link MAX_POLICY_BYTES}, nesting over {@link MAX_POLICY_DEPTH}, and
+ * (before the syntax tree is built) more than {@link MAX_POLICY_VALUES} values.
  * Then reports every YAML syntax error, and more than one document. Duplicate keys are left to the reader,
  * which names them better.
  */
@@ -64,8 +66,18 @@ export function loadPolicyYaml(text: string): LoadResult {
   }
   const bomb = scanForNestingBomb(text);
   if (bomb !== undefined) {
+    lines.addNewLine(0); // the first line's start, which the parser would add
     for (let i = text.indexOf("\n"); i !== -1 && i < bomb; i = text.indexOf("\n", i + 1)) lines.addNewLine(i + 1);
     return { ok: false, issues: [tooDeep(lines, bomb)] };
+  }
+  // each value takes at least one character: a shorter text cannot hold too many
+  const crowded = text.length > MAX_POLICY_VALUES ? findTooManyNodes(text, MAX_POLICY_VALUES) : undefined;
+  if (crowded !== undefined) {
+    lines.addNewLine(0);
+    for (let i = text.indexOf("\n"); i !== -1 && i < crowded; i = text.indexOf("\n", i + 1)) lines.addNewLine(i + 1);
+    const message = `the policy holds more than ${MAX_POLICY_VALUES} yaml values (keys, values, lists and mappings)`;
+    const issue = issueAt(lines, crowded, "too_many_values", message, "split it or remove unused rules");
+    return { ok: false, issues: [issue] };
   }
   const tokens: CST.Token[] = Array.from(new Parser(lines.addNewLine).parse(text));
   for (const token of tokens) {

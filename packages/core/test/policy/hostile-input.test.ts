@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { findTooManyNodes } from "../../src/policy/node-count.js";
 import {
   formatIssue,
   MAX_ALIAS_COUNT,
@@ -7,6 +8,7 @@ import {
   HOME_ARG_WEIGHT,
   MAX_POLICY_BYTES,
   MAX_POLICY_DEPTH,
+  MAX_POLICY_VALUES,
   MAX_POLICY_RULES,
   parsePolicy,
   type Issue,
@@ -35,6 +37,30 @@ describe("parsePolicy on absurd input: a clear issue, never a crash or a throw",
     const text = `version: "1"\n# ${"é".repeat(MAX_POLICY_BYTES / 2 + 10)}\n`;
     expect(text.length).toBeLessThan(MAX_POLICY_BYTES);
     expect(codesOf(text)).toEqual(["policy_too_large"]);
+  });
+
+  it("refuses millions of values before building a syntax tree (10 MiB of `[1,1,…]` ran out of memory)", () => {
+    const issues = issuesOf(`version: "1"\nx: [${"1,".repeat(5_000_000)}1]\n`);
+    expect(issues.map((i) => [i.code, i.line])).toEqual([["too_many_values", 2]]);
+    expect(issues[0]?.message).toBe(
+      `the policy holds more than ${MAX_POLICY_VALUES} yaml values (keys, values, lists and mappings)`,
+    );
+    expect(codesOf(`version: "1"\nrules:\n${"  - {}\n".repeat(MAX_POLICY_VALUES / 2 + 1)}`)).toEqual([
+      "too_many_values",
+    ]);
+  });
+
+  it("places a nesting bomb the character scan finds on its own line (it was one line early)", () => {
+    const issues = issuesOf(`version: "1"\nrules: x\nrules: ${"[".repeat(2_000)}`);
+    expect(issues.map((i) => [i.code, i.line])).toEqual([["policy_too_deep", 3]]);
+  });
+
+  it("counts each scalar, key, list, mapping and list item as one value, at the place the limit is passed", () => {
+    const text = `version: "1"\nx: [1, 'a', {b: |\n  c\n}]\n- y\n`;
+    // version, "1", x, [, 1, 'a', {, b, the block scalar, -, y: 11
+    expect(findTooManyNodes(text, 11)).toBeUndefined();
+    expect(findTooManyNodes(text, 10)).toBe(text.indexOf("y"));
+    expect(findTooManyNodes(text, 3)).toBe(text.indexOf("["));
   });
 
   it("refuses 10,000-deep flow nesting", () => {
