@@ -20,12 +20,14 @@ export function recipientsAt(value: unknown): string[] {
 }
 
 /**
- * Normalises an address for comparison: `Name <a@b>` → `a@b`, lowercased; a phone number keeps only its
- * digits and a leading `+`.
+ * Normalises an address for comparison: `Name <a@b>` → `a@b`, its ASCII letters lowercased (no other
+ * letter is folded); a phone number keeps only its digits and a leading `+`.
  */
 export function normalizeRecipient(value: string): string {
   const angle = /<([^<>]+)>\s*$/.exec(value);
-  const bare = (angle?.[1] ?? value).trim().toLowerCase();
+  // ASCII letters only: a full Unicode lowercasing folds the Kelvin sign K (U+212A) into `k` and the dotted
+  // I (U+0130) into `i` + a dot, making a different mailbox look like a VIP's
+  const bare = (angle?.[1] ?? value).trim().replace(/[A-Z]/g, (c) => c.toLowerCase());
   if (/^[+\d\s().-]+$/.test(bare) && /\d/.test(bare)) {
     return (bare.startsWith("+") ? "+" : "") + bare.replace(/\D/g, "");
   }

@@ -67,6 +67,19 @@ describe("mapToGraphTarget", () => {
     }
   });
 
+  it("an address that matches a VIP's only once a non-ASCII letter is lowercased is not a VIP", () => {
+    // the Kelvin sign K (U+212A) lowercases to an ASCII `k`: a mail server may keep `\u212Aate@…` a mailbox of its own
+    const kelvin = graphOf({
+      imessage: { autonomous: [], requires_approval: ["send_vip"], blocked: ["send_unknown"] },
+      vip_contacts: { kate: "kate@kodak.example" },
+    });
+    const send = (to: string) => mapToGraphTarget(mapping, request("send_message", { to }), kelvin)?.action;
+    expect(send("\u212Aate@kodak.example")).toBe("send_unknown");
+    expect(send("kate@\u212Aodak.example")).toBe("send_unknown");
+    expect(send("KATE@Kodak.EXAMPLE")).toBe("send_vip");
+    expect(send("Kate <kate@kodak.example>")).toBe("send_vip");
+  });
+
   it("first matching entry wins, server and tool globs both count", () => {
     expect(mapToGraphTarget(mapping, request("read_history", {}), graph)).toEqual({
       domain: "imessage",
