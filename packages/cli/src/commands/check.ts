@@ -27,8 +27,8 @@ Problems with the event are also printed on stderr, one per line.
 Exit codes:
   0  the tool may execute (gate_decision pass, route accept, no blockers, no validation errors)
   3  the tool may not execute (ask, defer or refuse); the envelope says why
-  4  the event is invalid (malformed JSON, schema errors, not I-JSON or an integer beyond 2^53-1 in the
-     arguments, over ${MAX_CONTRACT_EVENT_BYTES} bytes); envelope still printed
+  4  the event is invalid (malformed JSON, a repeated member name, schema errors, not I-JSON or an
+     integer beyond 2^53-1 in the arguments, over ${MAX_CONTRACT_EVENT_BYTES} bytes); envelope still printed
   1  the file cannot be read
   2  usage: an unknown option, or no event given at a terminal
 

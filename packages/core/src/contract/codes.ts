@@ -5,6 +5,7 @@ export const CONTRACT_ISSUE_CODES = [
   "contract_not_object",
   "contract_not_json",
   "contract_malformed_json",
+  "contract_duplicate_key",
   "contract_too_large",
   "contract_missing_field",
   "contract_unknown_field",

@@ -7,7 +7,8 @@ const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const ESCAPES = new Set(['"', "\\", "/", "b", "f", "n", "r", "t"]);
 
-class Scanner {
+/** Reads JSON tokens from a position (shared with the duplicate-key scan). */
+export class Scanner {
   i = 0;
   constructor(readonly text: string) {}
 

@@ -1,6 +1,8 @@
 /** Reading an event from JSON text, with a size cap and the line and column of a syntax error. */
 import { fail, ok, type Result } from "../issues/index.js";
+import { findDuplicateKey } from "./duplicate-key.js";
 import { findJsonErrorOffset } from "./json-error-offset.js";
+import { showValue } from "./validate.js";
 
 /** The largest event text accepted: 1 MiB of UTF-8. */
 export const MAX_CONTRACT_EVENT_BYTES = 1024 * 1024;
@@ -29,7 +31,9 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 /**
  * Parses event text as JSON. Text over {@link MAX_CONTRACT_EVENT_BYTES} is refused unread
  * (`contract_too_large`); malformed JSON is `contract_malformed_json` with its line and column when
- * the parser reports a position. The parsed value is not validated here.
+ * the parser reports a position; an object that repeats a member name is `contract_duplicate_key`
+ * with the place of the repeat (`JSON.parse` would keep the last value, other readers the first).
+ * The parsed value is not validated here.
  */
 export function parseContractEventJson(text: string): Result<unknown> {
   // A UTF-16 unit is 1 to 3 UTF-8 bytes, so most texts are judged without encoding them.
@@ -38,8 +42,9 @@ export function parseContractEventJson(text: string): Result<unknown> {
     const message = `event is larger than the ${MAX_CONTRACT_EVENT_BYTES}-byte limit`;
     return fail([{ code: "contract_too_large", path: [], message }]);
   }
+  let value: unknown;
   try {
-    return ok(JSON.parse(text) as unknown);
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     if (err instanceof RangeError) {
       return fail([{ code: "contract_not_json", path: [], message: "event is nested too deeply to parse" }]);
@@ -53,4 +58,9 @@ export function parseContractEventJson(text: string): Result<unknown> {
     const where = lineAndColumn(text, offset);
     return fail([{ code: "contract_malformed_json", path: [], message, ...where }]);
   }
+  const repeated = findDuplicateKey(text);
+  if (repeated === undefined) return ok(value);
+  const message = `duplicate field ${showValue(repeated.key)} (not I-JSON: JSON readers disagree on which value counts)`;
+  const where = lineAndColumn(text, repeated.offset);
+  return fail([{ code: "contract_duplicate_key", path: [...repeated.path], message, ...where }]);
 }
