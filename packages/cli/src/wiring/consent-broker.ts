@@ -158,6 +158,8 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
       const key = await options.key.get();
       const verdict = await verifyConsentProof(response, {
         expectedAction: approvedActionFor(request, args, response.modifications, options.redact),
+        // the request showed redacted parameters: it binds the id, nonce and expiry (§6.3), not the action
+        answers: request,
         trustedPublicKey: key.publicKeyHex,
         now,
         nonceStore: nonces,

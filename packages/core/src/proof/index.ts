@@ -21,6 +21,7 @@ export {
   checkConsentProof,
   checkConsentSignature,
   verifyConsentProof,
+  type ConsentRequestBinding,
   type ConsentSignatureCheck,
   PROOF_FAILURE_REASONS,
   type ProofFailureReason,

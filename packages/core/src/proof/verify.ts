@@ -9,6 +9,7 @@ import {
 } from "../consent/index.js";
 import { canonicalJson, tryCanonicalJson } from "../canonical-json/index.js";
 import type { Issue } from "../issues/index.js";
+import { NONCE_PATTERN, REQUEST_ID_PATTERN } from "../consent/fields.js";
 import { publicKeyFromHex } from "./keys.js";
 import type { NonceStore } from "./nonce-store.js";
 import {
@@ -47,10 +48,24 @@ export type ProofVerification =
   | { readonly ok: true; readonly value: VerifiedConsent }
   | { readonly ok: false; readonly reason: ProofFailureReason; readonly issues: readonly Issue[] };
 
+/** What binds a response to the request it answers (§6.3 4, 5): the request's id, nonce and expiry. */
+export interface ConsentRequestBinding {
+  readonly id: string;
+  readonly nonce: string;
+  readonly expires_at: string;
+}
+
 /** What a proof is checked against. Give `request`, `expectedAction`, or both. */
 export interface VerifyProofOptions {
   /** The request the response answers: fixes the approved action, the request id and the nonce. */
   readonly request?: unknown;
+  /**
+   * The request the response answers, when it cannot fix the approved action (it showed the parameters
+   * redacted, so the action is `expectedAction`): the response must carry its id and nonce
+   * (`nonce_mismatch`), must have been given by its `expires_at`, and a single-use approval must end by then
+   * (`expired`), as with `request`. Its other fields are not read. Checked also when `request` is given.
+   */
+  readonly answers?: ConsentRequestBinding;
   /**
    * The action about to run. With `request`, it must equal the approved action (`action_mismatch`
    * otherwise); alone, it is taken as the approved action (modifications already applied).
@@ -130,6 +145,16 @@ export function checkConsentProof(response: unknown, options: VerifyProofOptions
     if (!r.ok) return refuse("malformed", `consent request: ${r.issues[0]?.message ?? "invalid"}`);
     request = r.value;
   }
+  const bindings: ConsentRequestBinding[] = request === undefined ? [] : [request];
+  if (options.answers !== undefined) {
+    const answers = bindingOf(options.answers);
+    if (answers === undefined)
+      return refuse(
+        "malformed",
+        "`answers`: expected a request's `cr_` id, `n_<uuid>` nonce and RFC 3339 `expires_at`",
+      );
+    bindings.push(answers);
+  }
   const key = trustedKey(options.trustedPublicKey);
   if (key === undefined)
     return refuse("malformed", "trusted public key is not an ed25519 key (64 lowercase hex digits)");
@@ -153,7 +178,8 @@ export function checkConsentProof(response: unknown, options: VerifyProofOptions
   if (!edVerify(null, bytes, key.object, Buffer.from(res.proof.signature, "hex"))) {
     return refuse("bad_signature", "the ed25519 signature does not verify", ["proof", "signature"]);
   }
-  return checkBinding(res, request, { expectedAction: options.expectedAction, now }, verified(res, action, payload));
+  const expected = request === undefined ? undefined : options.expectedAction; // alone, it is the action
+  return checkBinding(res, bindings, { expected, now }, verified(res, action, payload));
 }
 
 function verified(res: ConsentResponseV02, action: ApprovedAction, payload: ConsentSigningPayloadV02): VerifiedConsent {
@@ -215,26 +241,44 @@ function isApproval(res: ConsentResponseV02): boolean {
   return res.decision === "approved" || res.decision === "approved_with_modifications";
 }
 
+/** The id, nonce and expiry of a request-like value, or undefined when one of them is malformed. */
+function bindingOf(value: unknown): ConsentRequestBinding | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const { id, nonce, expires_at: expiresAt } = value as Record<string, unknown>;
+  if (typeof id !== "string" || !REQUEST_ID_PATTERN.test(id)) return undefined;
+  if (typeof nonce !== "string" || !NONCE_PATTERN.test(nonce)) return undefined;
+  if (typeof expiresAt !== "string" || parseIsoTime(expiresAt) === undefined) return undefined;
+  return { id, nonce, expires_at: expiresAt };
+}
+
 function checkBinding(
   res: ConsentResponseV02,
-  request: ConsentRequestV02 | undefined,
-  options: { readonly expectedAction: ApprovedAction | undefined; readonly now: number },
+  bindings: readonly ConsentRequestBinding[],
+  options: { readonly expected: ApprovedAction | undefined; readonly now: number },
   verified: VerifiedConsent,
 ): ProofVerification {
-  if (request !== undefined) {
-    if (res.request_id !== request.id)
+  for (const bound of bindings) {
+    if (res.request_id !== bound.id)
       return refuse("nonce_mismatch", "the response answers another request", ["request_id"]);
-    if (res.nonce !== request.nonce) return refuse("nonce_mismatch", "the nonce differs from the request's", ["nonce"]);
-    if (options.expectedAction !== undefined && !sameAction(options.expectedAction, verified.action)) {
-      return refuse("action_mismatch", "the server, tool or parameters differ from the approved action", ["action"]);
-    }
+    if (res.nonce !== bound.nonce) return refuse("nonce_mismatch", "the nonce differs from the request's", ["nonce"]);
   }
-  const now = options.now;
+  if (options.expected !== undefined && !sameAction(options.expected, verified.action)) {
+    return refuse("action_mismatch", "the server, tool or parameters differ from the approved action", ["action"]);
+  }
   const validUntil = parseIsoTime(res.conditions.valid_until) ?? Number.NEGATIVE_INFINITY;
-  if (now >= validUntil)
+  if (options.now >= validUntil)
     return refuse("expired", `the approval expired at ${res.conditions.valid_until}`, ["conditions", "valid_until"]);
-  if (request !== undefined && (parseIsoTime(res.timestamp) ?? 0) > (parseIsoTime(request.expires_at) ?? 0)) {
-    return refuse("expired", `the answer came after the request expired at ${request.expires_at}`, ["timestamp"]);
+  const reusable = res.conditions.scope === "session" || res.conditions.scope === "window";
+  for (const bound of bindings) {
+    const requestEnd = parseIsoTime(bound.expires_at) ?? Number.NEGATIVE_INFINITY;
+    if ((parseIsoTime(res.timestamp) ?? Number.POSITIVE_INFINITY) > requestEnd) {
+      return refuse("expired", `the answer came after the request expired at ${bound.expires_at}`, ["timestamp"]);
+    }
+    // every ACP signer caps a single-use approval at its request's end; one signed longer is refused (§9.5)
+    if (!reusable && validUntil > requestEnd) {
+      const why = `a single-use approval ends with its request: \`valid_until\` ${res.conditions.valid_until} is after the request's \`expires_at\` ${bound.expires_at}`;
+      return refuse("expired", why, ["conditions", "valid_until"]);
+    }
   }
   return { ok: true, value: verified };
 }
