@@ -80,7 +80,8 @@ const HELP_AFTER = `
 Serves, from $ACP_HOME:
   POST /pre-tool-check          an Agent Action Contract v1 event in, the decision envelope out
   POST /v1/decide[?wait=true]   a full action request through the one pipeline (wait: for a person)
-  GET  /v1/consent, /v1/consent/{id}, POST /v1/consent/{id}/response, GET /v1/consent/events (SSE)
+  GET  /v1/consent               waiting requests, a page at a time (?limit=, ?after=next), long arguments shortened
+  GET  /v1/consent/{id}, POST /v1/consent/{id}/response, GET /v1/consent/events (SSE)
   POST /v1/consent/{id}/complete  finish a request whose waiting call was lost (a node restarted)
   GET  /v1/audit, /v1/audit/verify, /healthz, /readyz, /metrics, /docs, /openapi.json
   POST /mcp                     MCP (streamable HTTP): the tool aana_pre_tool_check

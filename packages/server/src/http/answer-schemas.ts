@@ -57,12 +57,40 @@ export const CONSENT_VIEW_ANSWER = {
   },
 } as const;
 
+/** One request as `GET /v1/consent` lists it (`ListedConsentView`): a `ConsentView`, maybe shortened. */
+const LISTED_CONSENT_ANSWER = {
+  ...CONSENT_VIEW_ANSWER,
+  required: [...CONSENT_VIEW_ANSWER.required, "shortened"],
+  properties: {
+    ...CONSENT_VIEW_ANSWER.properties,
+    shortened: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      required: ["omitted_bytes", "arguments_cut", "whole"],
+      description:
+        "null when listed whole; else the arguments (`request.action.parameters`) were cut to their first " +
+        "values in order (4,096 bytes of JSON), a long text to its ends: fetch `whole` for the request as raised",
+      properties: {
+        omitted_bytes: { type: "integer", minimum: 0, description: "bytes of JSON left out" },
+        arguments_cut: { type: "boolean", description: "argument values were left out, not only texts' middles" },
+        whole: { type: "string", description: "`/v1/consent/{id}`: the whole request" },
+      },
+    },
+  },
+} as const;
+
 /** `GET /v1/consent`. */
 export const CONSENT_LIST_ANSWER = {
   type: "object",
   additionalProperties: false,
-  required: ["requests"],
-  properties: { requests: { type: "array", items: CONSENT_VIEW_ANSWER, description: "oldest first" } },
+  required: ["requests", "next"],
+  properties: {
+    requests: { type: "array", items: LISTED_CONSENT_ANSWER, description: "oldest first, one page" },
+    next: {
+      type: ["string", "null"],
+      description: "the cursor of the next page (`?after=`); null after the last",
+    },
+  },
 } as const;
 
 /** A person's edit the policy refuses (the call is refused although approved). */

@@ -78,7 +78,15 @@ export const CONSENT_ID_PARAMS = {
 export const CONSENT_LIST_QUERY = {
   type: "object",
   additionalProperties: false,
-  properties: { status: { type: "string", enum: ["pending"] } },
+  properties: {
+    status: { type: "string", enum: ["pending"] },
+    limit: { type: "string", pattern: "^[0-9]{1,9}$", description: "requests per page (1 to 200, default 50)" },
+    after: {
+      type: "string",
+      pattern: "^[A-Za-z0-9_-]{1,2048}$",
+      description: "the `next` of the previous page (an opaque cursor): the requests after it",
+    },
+  },
 } as const;
 
 /** How far an approval reaches. */

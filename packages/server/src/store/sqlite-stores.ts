@@ -73,6 +73,10 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     ...table,
     // a request whose acp proxy died (same state.db) waits for nobody: not listed, not counted, not answerable
     listPending: async (nowMs) => (await table.listPending(nowMs)).filter((row) => !isOrphaned(row)),
+    listPendingPage: async (nowMs, query) => {
+      const page = await table.listPendingPage(nowMs, query);
+      return { ...page, rows: page.rows.filter((row) => !isOrphaned(row)) };
+    },
     decide: async (id, status, answer, nowMs) => {
       const result = await table.decide(id, status, answer, nowMs);
       if (result.ok) answers.wake(id);

@@ -4,6 +4,15 @@ import { ownerOf, toPendingConsentRow, type PendingConsentRawRow } from "./pendi
 import { ownerState, type PendingOwner } from "./owner.js";
 import { assertPendingLimit, checkPendingLimit, type PendingInsertResult, type PendingLimit } from "./pending-limit.js";
 import { SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "./retention.js";
+import {
+  assertPageQuery,
+  fitPage,
+  lastOf,
+  pageStart,
+  type PendingPage,
+  type PendingPageQuery,
+  type SizedPendingRow,
+} from "./pending-page.js";
 
 /** One consent request as the shared store keeps it. Times are epoch milliseconds. */
 export interface PendingConsentRow {
@@ -64,6 +73,11 @@ export interface PendingConsentStore {
   get(id: string): PendingConsentRow | null;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
   listPending(nowMs: number): PendingConsentRow[];
+  /**
+   * One page of the requests `listPending` lists ({@link PendingPageQuery}): the ids and sizes are read
+   * first, then only the rows that fit the page's limit and byte budget.
+   */
+  listPendingPage(nowMs: number, query: PendingPageQuery): PendingPage;
   /**
    * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
    * A second answer, an unknown id or an expired request is refused and changes nothing.
@@ -155,6 +169,20 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   const listStmt: Statement<[number], PendingConsentRawRow> = db.prepare<[number], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ? ORDER BY created_at_ms, id",
   );
+  // a page: the ids and sizes after the cursor (`limit + 1` of them: one more tells whether rows are left),
+  // then the rows that fit, still pending and unexpired
+  type SizedParams = { now: number; at: number; id: string; n: number };
+  const sizedStmt = db.prepare<[SizedParams], SizedPendingRow>(
+    `SELECT id, created_at_ms AS createdAtMs, length(request_json) + length(reasons_json) AS bytes
+     FROM pending_consent WHERE status = 'pending' AND expires_at_ms > @now
+       AND (created_at_ms > @at OR (created_at_ms = @at AND id > @id))
+     ORDER BY created_at_ms, id LIMIT @n`,
+  );
+  const pageRowsStmt = db.prepare<[{ ids: string; now: number }], PendingConsentRawRow>(
+    `SELECT * FROM pending_consent WHERE id IN (SELECT value FROM json_each(@ids))
+       AND status = 'pending' AND expires_at_ms > @now
+     ORDER BY created_at_ms, id`,
+  );
   const decideStmt = db.prepare(
     `UPDATE pending_consent SET status = ?, answer_json = ?, decided_at_ms = ?
      WHERE id = ? AND status = 'pending' AND expires_at_ms > ?`,
@@ -233,6 +261,15 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
     },
     get,
     listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),
+    listPendingPage: (nowMs, query) => {
+      assertPageQuery(query);
+      const start = pageStart(query.after);
+      const sized = sizedStmt.all({ now: nowMs, at: start.createdAtMs, id: start.id, n: query.limit + 1 });
+      const { take, more } = fitPage(sized, query);
+      const ids = JSON.stringify(sized.slice(0, take).map((row) => row.id));
+      const rows = take === 0 ? [] : pageRowsStmt.all({ ids, now: nowMs }).map(toPendingConsentRow);
+      return { rows, last: lastOf(sized, take), more };
+    },
     decide: (id, status, answer, nowMs) => decide.immediate(id, status, answer, nowMs),
     settle: (id, status, nowMs) => settleStmt.run(status, nowMs, id).changes === 1,
     deleteSettledBefore: (beforeMs) => purgeStmt.run(beforeMs).changes,

@@ -7,6 +7,8 @@ import {
   type PendingLimit,
   type PendingConsentStore,
   type PendingStatus,
+  type PendingPage,
+  type PendingPageQuery,
 } from "../pending/index.js";
 import { PostgresStoreError } from "./postgres-store-error.js";
 
@@ -28,6 +30,11 @@ export interface AsyncPendingConsentStore {
   get(id: string): Promise<PendingConsentRow | null>;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
   listPending(nowMs: number): Promise<PendingConsentRow[]>;
+  /**
+   * One page of them ({@link PendingPageQuery}): after a cursor, at most `limit` rows and, beyond the first,
+   * `maxBytes` of stored JSON; the ids and sizes are read first, then only the rows that fit.
+   */
+  listPendingPage(nowMs: number, query: PendingPageQuery): Promise<PendingPage>;
   /**
    * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
    * A second answer (from any node), an unknown id or an expired request is refused and changes nothing.
@@ -61,6 +68,7 @@ export function toAsyncPendingConsentStore(store: PendingConsentStore): AsyncPen
     insertWithinLimit: (request, limit) => run(() => store.insertWithinLimit(request, limit)),
     get: (id) => run(() => store.get(id)),
     listPending: (nowMs) => run(() => store.listPending(nowMs)),
+    listPendingPage: (nowMs, query) => run(() => store.listPendingPage(nowMs, query)),
     decide: (id, status, answer, nowMs) =>
       run(() => {
         if (status !== "approved" && status !== "denied") throw invalidStatus("answer", status);

@@ -11,6 +11,7 @@ import { assertStorableText, PostgresStoreError } from "./postgres-store-error.j
 import { ADVISORY_LOCK } from "./schema.js";
 import { SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "../pending/retention.js";
 import { toPendingConsentRow, type PendingConsentRawRow } from "../pending/pending-row.js";
+import { assertPageQuery, fitPage, lastOf, pageStart, type SizedPendingRow } from "../pending/pending-page.js";
 import {
   assertPendingLimit,
   checkPendingLimit,
@@ -210,6 +211,36 @@ export function createPostgresPendingConsentStore(
         [nowMs],
       );
       return rows.rows.map(toPendingConsentRow);
+    },
+    async listPendingPage(nowMs, query) {
+      assertTime(nowMs, "now");
+      assertPageQuery(query);
+      const start = pageStart(query.after);
+      // an id PostgreSQL could not hold sorts where its stored form would; a NUL cannot be sent
+      const afterId = start.id.replaceAll("\u0000", "\uFFFD");
+      const sized = (
+        await store.query<{ id: string; created_at_ms: string | number; bytes: string | number }>(
+          `SELECT id, created_at_ms, octet_length(request_json) + octet_length(reasons_json) AS bytes
+           FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1
+             AND (created_at_ms > $2 OR (created_at_ms = $2 AND id > $3))
+           ORDER BY created_at_ms, id LIMIT $4`,
+          [nowMs, start.createdAtMs, afterId, query.limit + 1],
+        )
+      ).rows.map((r): SizedPendingRow => ({ id: r.id, createdAtMs: Number(r.created_at_ms), bytes: Number(r.bytes) }));
+      const { take, more } = fitPage(sized, query);
+      const ids = sized.slice(0, take).map((row) => row.id);
+      const rows =
+        take === 0
+          ? []
+          : (
+              await store.query<PendingConsentRawRow>(
+                `SELECT ${COLUMNS} FROM pending_consent WHERE id = ANY($1::text[])
+                   AND status = 'pending' AND expires_at_ms > $2
+                 ORDER BY created_at_ms, id`,
+                [ids, nowMs],
+              )
+            ).rows.map(toPendingConsentRow);
+      return { rows, last: lastOf(sized, take), more };
     },
     async decide(id, status, answer, nowMs) {
       if (status !== "approved" && status !== "denied") throw invalid(`unknown answer \`${String(status)}\``);

@@ -9,6 +9,7 @@ import {
   type AsyncPendingConsentStore,
   type NewPendingConsent,
   type PendingLimit,
+  type PendingPageQuery,
 } from "../../src/index.js";
 
 /** Makes an empty store. */
@@ -227,6 +228,87 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
           rows.filter((r) => (r.request as { agent: { id: string } }).agent.id === agent).length,
         ).toBeLessThanOrEqual(3);
       }
+    });
+
+    it("pages through the pending requests oldest first, each once, leaving settled and expired ones out", async () => {
+      const store = await factory();
+      for (let i = 0; i < 7; i++) await store.insert(pendingRow(`cr_${i}`, { createdAtMs: T0 + (i % 3) }));
+      await store.insert(pendingRow("cr_gone", { expiresAtMs: T0 + 10 }));
+      await store.insert(pendingRow("cr_answered", { createdAtMs: T0 + 1 }));
+      expect((await store.decide("cr_answered", "denied", { by: "x" }, T0 + 5)).ok).toBe(true);
+      const seen: string[][] = [];
+      let after: PendingPageQuery["after"];
+      for (;;) {
+        const page = await store.listPendingPage(T0 + 100, {
+          limit: 3,
+          maxBytes: 1 << 20,
+          ...(after ? { after } : {}),
+        });
+        seen.push(page.rows.map((r) => r.id));
+        if (!page.more) break;
+        after = page.last ?? undefined;
+      }
+      expect(seen).toEqual([["cr_0", "cr_3", "cr_6"], ["cr_1", "cr_4", "cr_2"], ["cr_5"]]);
+      expect(seen.flat()).toEqual((await store.listPending(T0 + 100)).map((r) => r.id));
+      const empty = await store.listPendingPage(T0 + 100, {
+        limit: 3,
+        maxBytes: 0,
+        after: { createdAtMs: T0 + 9, id: "" },
+      });
+      expect(empty).toEqual({ rows: [], last: null, more: false });
+    });
+
+    it("reads a page only as far as its byte budget goes, the first row whatever its size", async () => {
+      const store = await factory();
+      const big = (id: string, size: number, at: number): NewPendingConsent =>
+        pendingRow(id, { createdAtMs: T0 + at, request: { id, action: { parameters: { data: "x".repeat(size) } } } });
+      await store.insert(big("cr_a", 50_000, 0));
+      await store.insert(big("cr_b", 10, 1));
+      await store.insert(big("cr_c", 10, 2));
+      await store.insert(big("cr_d", 50_000, 3));
+      const first = await store.listPendingPage(T0 + 100, { limit: 10, maxBytes: 1000 });
+      expect(first.rows.map((r) => r.id)).toEqual(["cr_a", "cr_b", "cr_c"]);
+      expect(first).toMatchObject({ last: { createdAtMs: T0 + 2, id: "cr_c" }, more: true });
+      const second = await store.listPendingPage(T0 + 100, {
+        limit: 10,
+        maxBytes: 1000,
+        ...(first.last !== null ? { after: first.last } : {}),
+      });
+      expect(second.rows.map((r) => r.id)).toEqual(["cr_d"]);
+      expect(second.more).toBe(false);
+      await expect(store.listPendingPage(T0, { limit: 0, maxBytes: 1 })).rejects.toThrow(RangeError);
+    });
+
+    it("pages whatever the sizes, limit and budget: every request once, in order, within both bounds", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.integer({ min: 0, max: 400 }), { maxLength: 12 }),
+          fc.integer({ min: 1, max: 5 }),
+          fc.integer({ min: 0, max: 1500 }),
+          async (sizes, limit, maxBytes) => {
+            const store = await factory();
+            for (const [i, size] of sizes.entries()) {
+              const id = `cr_${String(i).padStart(2, "0")}`;
+              await store.insert(pendingRow(id, { createdAtMs: T0 + (i % 4), request: { pad: "y".repeat(size) } }));
+            }
+            const listed: string[] = [];
+            let after: PendingPageQuery["after"];
+            for (let pages = 0; pages <= sizes.length; pages++) {
+              const page = await store.listPendingPage(T0 + 100, { limit, maxBytes, ...(after ? { after } : {}) });
+              expect(page.rows.length).toBeLessThanOrEqual(limit);
+              const bytes = page.rows
+                .slice(1)
+                .map((r) => JSON.stringify(r.request).length + JSON.stringify(r.reasons).length);
+              expect(bytes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(maxBytes);
+              listed.push(...page.rows.map((r) => r.id));
+              if (!page.more) break;
+              after = page.last ?? undefined;
+            }
+            expect(listed).toEqual((await store.listPending(T0 + 100)).map((r) => r.id));
+          },
+        ),
+        { numRuns: 25 },
+      );
     });
 
     it("keeps the first answer whatever sequence of answers and settlements follows", async () => {

@@ -5,6 +5,12 @@ import type { PendingConsentRow } from "@acp/store";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
+import {
+  CONSENT_LIST_READ_BYTES,
+  consentPageLimit,
+  decodeConsentCursor,
+  listConsentPage,
+} from "../../service/consent-listing.js";
 import { callerAgent, callerApprover } from "../api-auth.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import {
@@ -67,7 +73,12 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
     {
       onRequest: deps.guard,
       schema: {
-        summary: "list consent requests waiting for a person",
+        summary: "list consent requests waiting for a person, a page at a time",
+        description:
+          "Oldest first, `limit` a page (default 50, at most 200), then `?after=` the answer's `next` until it is " +
+          "null. Each request's arguments are cut to their first values (4,096 bytes of JSON) and any long text " +
+          "to its ends, marked `shortened` with the bytes left out; `GET /v1/consent/{id}` has the whole. A page " +
+          "stops before 1 MiB.",
         tags: ["consent"],
         security: READ_SECURITY,
         querystring: CONSENT_LIST_QUERY,
@@ -75,7 +86,17 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       },
       serializerCompiler: serializeWithJson,
     },
-    async () => ({ requests: (await stores.pending.listPending(clock().getTime())).map(viewConsent) }),
+    async (request) => {
+      const query = request.query as { limit?: string; after?: string };
+      const limit = consentPageLimit(query.limit);
+      const after = query.after === undefined ? undefined : decodeConsentCursor(query.after);
+      const page = await stores.pending.listPendingPage(clock().getTime(), {
+        limit,
+        maxBytes: CONSENT_LIST_READ_BYTES,
+        ...(after !== undefined ? { after } : {}),
+      });
+      return listConsentPage(page);
+    },
   );
   app.get(
     "/v1/consent/events",
