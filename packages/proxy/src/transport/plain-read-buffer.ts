@@ -1,5 +1,6 @@
 import { ReadBuffer, STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { findKeyProblem } from "./json-keys.js";
 
 /**
  * The SDK stdio transports' line buffer (`ReadBuffer`: lines split at `\n`, a trailing `\r` dropped, the
@@ -16,14 +17,22 @@ export class PlainReadBuffer {
   #buffer: Buffer | undefined;
   readonly #maxBufferSize: number;
   readonly #answer: ((reply: JSONRPCMessage) => void) | undefined;
+  readonly #refuseKeyProblems: boolean;
 
   /**
    * `answer`, when given, receives the JSON-RPC error answer to a line that is not a message (see
    * {@link unreadableAnswer}) before the line's error is thrown to the transport as before.
+   * `refuseKeyProblems`: a line whose JSON holds a key twice in one object, or a prototype key
+   * ({@link findKeyProblem}), is not a message either (a request among them is answered -32600).
    */
-  constructor(maxBufferSize: number = STDIO_DEFAULT_MAX_BUFFER_SIZE, answer?: (reply: JSONRPCMessage) => void) {
+  constructor(
+    maxBufferSize: number = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+    answer?: (reply: JSONRPCMessage) => void,
+    refuseKeyProblems = false,
+  ) {
     this.#maxBufferSize = maxBufferSize;
     this.#answer = answer;
+    this.#refuseKeyProblems = refuseKeyProblems;
   }
 
   append(chunk: Buffer): void {
@@ -43,14 +52,26 @@ export class PlainReadBuffer {
     const end = index > 0 && buffer[index - 1] === 13 ? index - 1 : index;
     const line = buffer.toString("utf8", 0, end);
     this.#buffer = buffer.subarray(index + 1);
-    if (this.#answer === undefined) return parseMessage(line);
+    if (this.#answer === undefined && !this.#refuseKeyProblems) return parseMessage(line);
+    let message: JSONRPCMessage;
     try {
-      return parseMessage(line);
+      message = parseMessage(line);
     } catch (err) {
-      const reply = unreadableAnswer(line);
-      if (reply !== null) this.#answer(reply);
+      const reply = this.#answer === undefined ? null : unreadableAnswer(line);
+      if (reply !== null) this.#answer?.(reply);
       throw err;
     }
+    const problem = this.#refuseKeyProblems ? findKeyProblem(line) : null;
+    if (problem === null) return message;
+    const m = message as { method?: unknown; id?: unknown };
+    // a request is answered (under the id JSON.parse read: an error answer, never a result); a
+    // notification or a response is not
+    if (typeof m.method === "string" && isRequestId(m.id)) {
+      this.#answer?.(
+        errorAnswer(m.id as string | number, INVALID_REQUEST, `Invalid Request: ambiguous JSON: ${problem}`),
+      );
+    }
+    throw new Error(`ambiguous JSON: ${problem}`);
   }
 
   clear(): void {
@@ -150,8 +171,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * a private field; when that field is not an SDK `ReadBuffer` (another SDK version), the transport is left
  * as it is: correct, only slower. Call before the transport starts. `answerUnreadable` (a server's
  * transport): a line that is not a message gets JSON-RPC's error answer ({@link unreadableAnswer}).
+ * `refuseKeyProblems`: a line that holds a key twice in one object, or a prototype key, is refused as
+ * the service's HTTP bodies are (`acp serve --stdio`: JSON.parse would decide on the last of two values).
  */
-export function usePlainReadBuffer(transport: object, options: { readonly answerUnreadable?: boolean } = {}): boolean {
+export function usePlainReadBuffer(
+  transport: object,
+  options: { readonly answerUnreadable?: boolean; readonly refuseKeyProblems?: boolean } = {},
+): boolean {
   const t = transport as { _readBuffer?: unknown; send?: (message: JSONRPCMessage) => Promise<void> };
   const current = t._readBuffer;
   if (!(current instanceof ReadBuffer)) return false;
@@ -161,6 +187,10 @@ export function usePlainReadBuffer(transport: object, options: { readonly answer
     options.answerUnreadable === true && send !== undefined
       ? (reply: JSONRPCMessage) => void send(reply).catch(() => undefined)
       : undefined;
-  t._readBuffer = new PlainReadBuffer(typeof max === "number" ? max : STDIO_DEFAULT_MAX_BUFFER_SIZE, answer);
+  t._readBuffer = new PlainReadBuffer(
+    typeof max === "number" ? max : STDIO_DEFAULT_MAX_BUFFER_SIZE,
+    answer,
+    options.refuseKeyProblems === true,
+  );
   return true;
 }

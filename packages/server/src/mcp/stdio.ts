@@ -14,8 +14,9 @@ export async function serveMcpStdio(
 ): Promise<{ readonly closed: Promise<void>; close(): Promise<void> }> {
   const server = createPreToolCheckMcpServer(service, undefined, log);
   const transport = new StdioServerTransport(streams.stdin, streams.stdout);
-  // a line that is not a message is answered with JSON-RPC's error (-32700, -32600), not left to time out
-  usePlainReadBuffer(transport, { answerUnreadable: true });
+  // a line that is not a message is answered with JSON-RPC's error (-32700, -32600), not left to time out;
+  // a line whose JSON holds a key twice is not one (as an HTTP body: JSON.parse would keep the last value)
+  usePlainReadBuffer(transport, { answerUnreadable: true, refuseKeyProblems: true });
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     streams.stdin.once("end", () => void server.close());
