@@ -37,7 +37,7 @@ export { hashConsentGraph, hashGraphDomain, consentGraphToJson } from "./hash.js
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";
 export { validateGraphMapping, mapToGraphTarget, MAX_MAPPING_ENTRIES } from "./mapping.js";
 export type { GraphMapping, GraphMappingEntry, GraphRefinement, ValidateGraphMappingOptions } from "./mapping.js";
-export { normalizeRecipient, isRecipientVip } from "./recipients.js";
+export { normalizeRecipient, isRecipientVip, MAX_RECIPIENTS } from "./recipients.js";
 export { evaluateConsentGraph, graphOutcomeRoute } from "./source.js";
 export { GRAPH_REASON_CODES, GRAPH_ISSUE_CODES } from "./codes.js";
 export type { GraphCode } from "./codes.js";

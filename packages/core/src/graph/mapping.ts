@@ -7,7 +7,7 @@ import { compileGlob, type GlobMatcher } from "../glob/index.js";
 import type { Issue, Result } from "../issues/index.js";
 import { ValidationError } from "../issues/index.js";
 import type { ActionRequest, GraphTarget } from "../request/index.js";
-import { isRecipientVip, recipientsAt } from "./recipients.js";
+import { MAX_RECIPIENTS, allRecipientsVip, recipientsAt } from "./recipients.js";
 import { didYouMean } from "./suggest.js";
 import type { ConsentGraph } from "./types.js";
 import { GRAPH_NAME_PATTERN, deepFreeze } from "./validate.js";
@@ -223,10 +223,12 @@ function refinementHolds(refinement: GraphRefinement, request: ActionRequest, gr
   const args = request.arguments;
   const names = refinement.recipient_not_vip ?? refinement.recipient_vip;
   if (names !== undefined) {
-    const recipients = (typeof names === "string" ? [names] : names).flatMap((name) =>
-      recipientsAt(argumentAt(args, name)),
-    );
-    const allVip = recipients.length > 0 && recipients.every((r) => isRecipientVip(r, graph.vip_contacts));
+    const recipients: string[] = [];
+    for (const name of typeof names === "string" ? [names] : names) {
+      if (recipients.length > MAX_RECIPIENTS) break;
+      recipients.push(...recipientsAt(argumentAt(args, name), MAX_RECIPIENTS - recipients.length));
+    }
+    const allVip = allRecipientsVip(recipients, graph.vip_contacts);
     return refinement.recipient_vip !== undefined ? allVip : !allVip;
   }
   const value = argumentAt(args, refinement.argument ?? "");

@@ -6,17 +6,27 @@
 /** A recipient value that could not be read (an object, a number): never a VIP. */
 export const UNREADABLE_RECIPIENT = "\u0000unreadable";
 
-/** The recipients an argument value names: a string (split at `,` and `;`) or a list of strings. */
-export function recipientsAt(value: unknown): string[] {
+/**
+ * The recipients an argument value names: a string (split at `,` and `;`) or a list of strings. Reading
+ * stops once more than `limit` are found (the caller then knows there are too many, without the rest).
+ */
+export function recipientsAt(value: unknown, limit = Infinity): string[] {
   if (value === undefined || value === null) return [];
   const items = Array.isArray(value) ? (value as unknown[]) : [value];
-  return items.flatMap((item) => {
-    if (typeof item !== "string") return [UNREADABLE_RECIPIENT];
-    return item
-      .split(/[,;]/)
-      .map((part) => part.trim())
-      .filter((part) => part.length > 0);
-  });
+  const out: string[] = [];
+  for (const item of items) {
+    if (out.length > limit) break;
+    if (typeof item !== "string") {
+      out.push(UNREADABLE_RECIPIENT);
+      continue;
+    }
+    const parts = /[^,;]+/g;
+    for (let match = parts.exec(item); match !== null && out.length <= limit; match = parts.exec(item)) {
+      const part = match[0].trim();
+      if (part.length > 0) out.push(part);
+    }
+  }
+  return out;
 }
 
 /**
@@ -34,10 +44,37 @@ export function normalizeRecipient(value: string): string {
   return bare;
 }
 
+/**
+ * Most recipients one refinement reads: a call naming more is never "all VIPs" (a mass send is not a send to
+ * a contact), and the check stays linear in the call, not in recipients × contacts.
+ */
+export const MAX_RECIPIENTS = 1_000;
+
+const vipSets = new WeakMap<object, ReadonlySet<string>>();
+
+/** The normalised VIP values, computed once per (frozen) contacts object. */
+function vipSet(vipContacts: Readonly<Record<string, string>>): ReadonlySet<string> {
+  let set = vipSets.get(vipContacts);
+  if (set === undefined) {
+    set = new Set(Object.values(vipContacts).map(normalizeRecipient));
+    if (Object.isFrozen(vipContacts)) vipSets.set(vipContacts, set);
+  }
+  return set;
+}
+
 /** Whether a recipient is one of the VIP contacts' values (names are not accepted as recipients). */
 export function isRecipientVip(recipient: string, vipContacts: Readonly<Record<string, string>>): boolean {
   if (recipient === UNREADABLE_RECIPIENT) return false;
   const wanted = normalizeRecipient(recipient);
   if (wanted.length === 0) return false;
-  return Object.values(vipContacts).some((value) => normalizeRecipient(value) === wanted);
+  return vipSet(vipContacts).has(wanted);
+}
+
+/** Whether every recipient is a VIP: at least one, at most `MAX_RECIPIENTS`, none unreadable or unknown. */
+export function allRecipientsVip(
+  recipients: readonly string[],
+  vipContacts: Readonly<Record<string, string>>,
+): boolean {
+  if (recipients.length === 0 || recipients.length > MAX_RECIPIENTS) return false;
+  return recipients.every((r) => isRecipientVip(r, vipContacts));
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  MAX_RECIPIENTS,
   mapToGraphTarget,
   normalizeRecipient,
   validateGraphMapping,
@@ -78,6 +79,17 @@ describe("mapToGraphTarget", () => {
     expect(send("kate@\u212Aodak.example")).toBe("send_unknown");
     expect(send("KATE@Kodak.EXAMPLE")).toBe("send_vip");
     expect(send("Kate <kate@kodak.example>")).toBe("send_vip");
+  });
+
+  it("more than MAX_RECIPIENTS recipients are never all VIPs, however many of them are", () => {
+    const vips = (n: number) => Array<string>(n).fill("+15550100001");
+    const send = (to: unknown) => mapToGraphTarget(mapping, request("send_message", { to }), graph)?.action;
+    expect(send(vips(MAX_RECIPIENTS))).toBe("send_vip");
+    expect(send(vips(MAX_RECIPIENTS + 1))).toBe("send_unknown");
+    expect(send(vips(MAX_RECIPIENTS + 1).join(","))).toBe("send_unknown");
+    // counted across the arguments the refinement names
+    const split = request("send_message", { to: vips(MAX_RECIPIENTS), recipients: ["boss@example.com"] });
+    expect(mapToGraphTarget(mapping, split, graph)?.action).toBe("send_unknown");
   });
 
   it("first matching entry wins, server and tool globs both count", () => {
