@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { isIP } from "node:net";
 import type { Document } from "yaml";
 import type { Database } from "better-sqlite3";
 import { createPendingConsentStore, ownerState, readConfigSecret } from "@acp/store";
@@ -98,8 +99,9 @@ function valueProblem(section: keyof typeof SECTIONS, key: string, value: unknow
 /**
  * Checks `channel:` and the `telegram:` / `webhook:` sections of the config file `file`, every problem at
  * `FILE:LINE:COL` (exit 4): a misspelt channel or key must not quietly fall back to the terminal. Unknown keys
- * and malformed values are refused in either section; the chosen channel's own keys must be set (its sealed
- * secrets are opened only when a person is first asked).
+ * and malformed values are refused in either section, and so is a `webhook.callback_listen` on every address
+ * without a `webhook.callback_url` (`wildcardCallbackProblem`); the chosen channel's own keys must be set (its
+ * sealed secrets are opened only when a person is first asked).
  */
 export function checkChannelKeys(file: ConfigFile): void {
   const values = file.values;
@@ -127,6 +129,10 @@ export function checkChannelKeys(file: ConfigFile): void {
         const problem = valueProblem(section, key, value);
         if (problem !== null) problems.push(`${at([section, key])}: ${problem}`);
       }
+    }
+    if (section === "webhook") {
+      const wildcard = wildcardCallbackProblem(given["callback_listen"], given["callback_url"]);
+      if (wildcard !== null) problems.push(`${at(["webhook", "callback_listen"])}: ${wildcard}`);
     }
     if (chosen !== section) continue;
     for (const key of required) {
@@ -244,6 +250,38 @@ function parseListen(value: unknown): { host: string; port: number } {
   return { host: match[1].replace(/^\[|\]$/g, ""), port };
 }
 
+/** Whether `host` (brackets removed) is the any-address: 0.0.0.0, ::, or either written another way. */
+function isWildcardHost(host: string): boolean {
+  const kind = isIP(host);
+  if (kind === 4) return host.split(".").every((octet) => Number(octet) === 0);
+  if (kind !== 6) return false;
+  // the URL parser writes an IPv6 address the one way: every zero form becomes `[::]`, a mapped 0.0.0.0 `[::ffff:0:0]`
+  const normal = new URL(`http://[${host}]/`).hostname;
+  return normal === "[::]" || normal === "[::ffff:0:0]";
+}
+
+/**
+ * A `webhook.callback_listen` on every address (`0.0.0.0:PORT`, `[::]:PORT`) with no `webhook.callback_url`: the
+ * default callback URL would be `http://0.0.0.0:PORT/…`, which no receiver on another machine can reach, so every
+ * decision would be lost and each request expire as denied. Null when the listener is one address or a URL is given.
+ */
+export function wildcardCallbackProblem(listen: unknown, callbackUrl: unknown): string | null {
+  if (isSet(callbackUrl) || typeof listen !== "string" || listen === "") return null;
+  let parsed: { host: string; port: number };
+  try {
+    parsed = parseListen(listen);
+  } catch {
+    return null; // said by the value check
+  }
+  if (!isWildcardHost(parsed.host)) return null;
+  const host = parsed.host.includes(":") ? `[${parsed.host}]` : parsed.host;
+  return (
+    `\`webhook.callback_listen\` \`${listen}\` listens on every address, so the receiver cannot reach the default ` +
+    `callback URL (\`http://${host}:${parsed.port}/acp/consent\`): set \`webhook.callback_url\` to the URL it reaches this machine at ` +
+    `(e.g. https://acp.example.com/acp/consent)`
+  );
+}
+
 /**
  * The webhook channel with its callback endpoint: consent requests are POSTed (HMAC-signed) to
  * `webhook.url`; signed decisions come back to a listener this opens, whose URL each request carries.
@@ -257,13 +295,17 @@ async function openWebhook(
 ): Promise<ConsentChannel> {
   const url: unknown = doc.getIn(["webhook", "url"]);
   if (typeof url !== "string" || !/^https?:\/\//.test(url)) throw new Error("`webhook.url` must be an http(s) URL");
+  // checked with the config too (checkChannelKeys); said again here before anything opens
+  const listenText: unknown = doc.getIn(["webhook", "callback_listen"]);
+  const wildcard = wildcardCallbackProblem(listenText, doc.getIn(["webhook", "callback_url"]));
+  if (wildcard !== null) throw new Error(wildcard);
   const secret = readConfigSecret(doc, "webhook.secret", await seed(), file);
   if (!secret.ok) throw new Error(secret.issues[0]?.message ?? "cannot open `webhook.secret`");
   if (secret.value === undefined)
     throw new Error(`\`webhook.secret\` is not set in ${file} (acp config set-secret webhook.secret)`);
   const short = webhookSecretProblem("`webhook.secret`", secret.value);
   if (short !== null) throw new Error(short);
-  const listen = parseListen(doc.getIn(["webhook", "callback_listen"]));
+  const listen = parseListen(listenText);
   const routes: { handle?: (req: IncomingMessage, res: ServerResponse) => Promise<void> } = {};
   // a client that trickles its headers is cut off after 10 s (Node's default is a minute); the channel itself
   // gives a body 10 s
