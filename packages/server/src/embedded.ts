@@ -26,6 +26,8 @@ export interface EmbeddedServerOptions extends Omit<
   readonly auditPath: string;
   /** `postgres://…`: every store on PostgreSQL (several nodes may share it). */
   readonly storageUrl?: string;
+  /** With `storageUrl`: the database behind it was moved on purpose (`acp serve --accept-moved-database`). */
+  readonly acceptMovedDatabase?: boolean;
   /** How often the consent change feed looks at the pending table (SQLite). Default 500 ms. */
   readonly changePollMs?: number;
   /**
@@ -62,6 +64,7 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
     clock: options.clock,
     keys: options.keys,
     ...(options.storageUrl !== undefined ? { storageUrl: options.storageUrl } : {}),
+    ...(options.acceptMovedDatabase === true ? { acceptMovedDatabase: true } : {}),
     ...(options.changePollMs !== undefined ? { changePollMs: options.changePollMs } : {}),
     ...(options.answerPollMs !== undefined ? { answerPollMs: options.answerPollMs } : {}),
     ...(options.onStoreError !== undefined ? { onError: options.onStoreError } : {}),

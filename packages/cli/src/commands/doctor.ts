@@ -119,7 +119,8 @@ require (clock, with the offset measured; else set the clock: NTP), and the home
 that database (audit-postgres-….checkpoint) must still be a row of the database byte for byte (audit
 anchor; none is a warning once the chain holds a checkpoint, naming its rows: a first start there verifies
 the whole chain before it anchors; none before the chain's first checkpoint is fine; a row gone or
-changed fails: run acp audit verify).
+changed fails: run acp audit verify; so does a storage URL that now reaches another database than the
+home last anchored through it, audit_anchor_database_changed: see acp serve --accept-moved-database).
 
 Examples:
   acp doctor

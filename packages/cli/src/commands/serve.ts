@@ -72,6 +72,7 @@ interface ServeFlags {
   tlsKey?: string;
   storageUrl?: string;
   storageConnectWait?: string;
+  acceptMovedDatabase?: boolean;
   consoleAs?: string;
   json?: boolean;
 }
@@ -151,6 +152,9 @@ through LISTEN/NOTIFY. acp pending, acp approve and acp deny take the same URL (
 Started with its database (compose, Kubernetes), a node waits up to 30 s (--storage-connect-wait SECONDS,
 storage.connect_wait; 0 does not wait) while it is not accepting connections yet, saying so on stderr at
 each attempt; a refusal by a running server (a wrong password, a missing database) stops it at once.
+A storage URL that now reaches another database than the home last anchored through it (a new server at the
+same address) stops it (audit_anchor_database_changed); after a move made on purpose, start once with
+--accept-moved-database, which holds the new database to the old one's anchor (acp docs reference/audit).
 
 Examples:
   acp serve                                  # http://127.0.0.1:8787, prints a console sign-in link
@@ -207,6 +211,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option(
       "--storage-connect-wait <seconds>",
       "how long to wait at start for a PostgreSQL not accepting connections yet (default storage.connect_wait or 30; 0: no wait)",
+    )
+    .option(
+      "--accept-moved-database",
+      "PostgreSQL: accept that the storage URL now reaches another database than before (moved on purpose), holding it to the old one's audit anchor",
     )
     .option(
       "--console-as <name>",
@@ -418,7 +426,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
     embedded = await openEmbeddedServer({
       statePath: join(home, "state.db"),
       auditPath: join(home, "audit.jsonl"),
-      ...(storage !== null ? { storageUrl: storage.url } : {}),
+      ...(storage !== null ? { storageUrl: storage.url, acceptMovedDatabase: flags.acceptMovedDatabase === true } : {}),
       // the policy file is picked up again when it changes; a reload is recorded in this node's chain
       ...createServePipelines(inputs, { log, audit: () => embedded?.stores.auditLog }),
       keys,

@@ -11,6 +11,7 @@ import {
   describeClockSkew,
   MAX_CLOCK_SKEW_MS,
   measureClockSkew,
+  postgresDatabaseChangedMessage,
   resolvePostgresAuditAnchorPath,
   readAnchorFile,
   type HomeCheck,
@@ -116,7 +117,8 @@ async function noAnchor(store: Pick<PostgresStore, "query">, name: string, file:
 /**
  * The `audit anchor` check: whether the home holds the node anchor for the database of `url`
  * (`resolvePostgresAuditAnchorPath`, as `acp serve` and `acp audit verify` find it) and whether the database still
- * holds that checkpoint row byte for byte. Missing is a warning while the chain holds a checkpoint (a node's
+ * holds that checkpoint row byte for byte; it fails, as `acp serve` refuses to start, where the URL now reaches
+ * another database than the home last anchored through it (`audit_anchor_database_changed`). Missing is a warning while the chain holds a checkpoint (a node's
  * first start verifies the whole chain, then anchors at the newest checkpoint that verifies with the key),
  * fine before its first checkpoint; a row gone or changed fails,
  * naming `acp audit verify`. Rows after the checkpoint are `acp audit verify`'s to check.
@@ -130,7 +132,16 @@ export async function checkAuditAnchor(
   let path: string;
   try {
     // named from the database the connection reaches; an anchor still under its old name is read there
-    path = (await resolvePostgresAuditAnchorPath(home, url, (t, v) => store.query(t, v))).path;
+    const place = await resolvePostgresAuditAnchorPath(home, url, (t, v) => store.query(t, v));
+    // the URL now reaches another database than this home last anchored through it: acp serve refuses it
+    if (place.changed !== null) {
+      return {
+        status: "fail",
+        name,
+        detail: `acp serve here stops (audit_anchor_database_changed): ${postgresDatabaseChangedMessage(place.changed)}`,
+      };
+    }
+    path = place.path;
   } catch (err) {
     return { status: "fail", name, detail: `cannot tell which database this is: ${messageOf(err)}` };
   }

@@ -10,6 +10,8 @@ import type { ServerStores } from "./types.js";
 export interface ServerStoresOptions {
   /** `postgres://…`; absent: the embedded SQLite stores. */
   readonly storageUrl?: string;
+  /** PostgreSQL: `PostgresStoresOptions.acceptMovedDatabase` (`acp serve --accept-moved-database`). */
+  readonly acceptMovedDatabase?: boolean;
   readonly statePath: string;
   readonly auditPath: string;
   readonly clock: () => Date;
@@ -48,6 +50,7 @@ export async function openServerStores(options: ServerStoresOptions): Promise<Se
       auditSigner: options.keys.privateKey,
       auditPublicKey: options.keys.publicKey,
       home: dirname(options.auditPath), // the node's anchor on the shared chain lives in its home
+      ...(options.acceptMovedDatabase === true ? { acceptMovedDatabase: true } : {}),
       ...(options.onError !== undefined ? { onError: options.onError } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
       ...(options.pendingLockTimeoutMs !== undefined ? { pendingLockTimeoutMs: options.pendingLockTimeoutMs } : {}),

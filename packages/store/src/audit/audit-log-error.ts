@@ -3,6 +3,7 @@ export type AuditLogErrorCode =
   | "audit_log_corrupt"
   | "audit_anchor_mismatch"
   | "audit_anchor_missing"
+  | "audit_anchor_database_changed"
   | "audit_log_unsafe"
   | "audit_log_shrunk"
   | "audit_log_replaced"

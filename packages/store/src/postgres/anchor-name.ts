@@ -3,6 +3,11 @@ import { existsSync, linkSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../home/atomic-write.js";
 import { HOME_FILE_MODE } from "../home/paths.js";
+import {
+  checkPostgresAnchorDatabase,
+  postgresConnectionTarget,
+  type PostgresAnchorDatabaseChange,
+} from "./anchor-database.js";
 import type { AnchorQuery } from "./audit-anchor.js";
 
 /**
@@ -60,6 +65,13 @@ export interface PostgresAuditAnchorPlace {
   readonly path: string;
   /** The file under the name of before 28 Nov 2026 that was moved to `path` (now gone), or null. */
   readonly movedFrom: string | null;
+  /**
+   * The storage URL reaches another database than this home last anchored through it, whose anchor is in the
+   * home (`checkPostgresAnchorDatabase`): found (without `move`), or accepted (`acceptMovedDatabase`); else null.
+   */
+  readonly changed: PostgresAnchorDatabaseChange | null;
+  /** With `acceptMovedDatabase`: the anchor of the database reached before, copied to `path`; else null. */
+  readonly carriedFrom: string | null;
 }
 
 /**
@@ -69,28 +81,47 @@ export interface PostgresAuditAnchorPlace {
  * hard link then an unlink, so it is never lost, and a second node of the same home finds one or the other):
  * an anchor is never dropped, so a cut made before the upgrade is still caught. Without `move` (the
  * read-only tools: `acp doctor`, `acp audit verify`), the old file's path is given while it is the only one.
+ *
+ * The home also records which database each connection (the URL as the driver reads it) reached. With `move`
+ * (a node's start), a connection that now reaches another database than the one recorded, whose anchor is
+ * in the home, throws `audit_anchor_database_changed` (a dump restored into a new server at the same address
+ * would otherwise start as a first start and rows cut from its end go unseen); `acceptMovedDatabase` accepts
+ * the move and carries that anchor to `path` when none is there. Without `move` the change is only reported
+ * (`changed`). With `move` the record is written.
  */
 export async function resolvePostgresAuditAnchorPath(
   home: string,
   url: string,
   query: AnchorQuery,
-  options: { readonly move?: boolean } = {},
+  options: { readonly move?: boolean; readonly acceptMovedDatabase?: boolean } = {},
 ): Promise<PostgresAuditAnchorPlace> {
-  const path = anchorFile(home, await postgresDatabaseIdentity(query, url));
+  const identity = await postgresDatabaseIdentity(query, url);
+  const path = anchorFile(home, identity);
+  const found = checkPostgresAnchorDatabase(
+    {
+      home,
+      connection: await postgresConnectionTarget(url),
+      identity,
+      anchorPath: path,
+      anchorOf: (id) => anchorFile(home, id),
+    },
+    { write: options.move === true, accept: options.acceptMovedDatabase === true },
+  );
+  const stay = { path, movedFrom: null, ...found };
   let legacy: string;
   try {
     legacy = legacyPostgresAuditAnchorPath(home, url);
   } catch {
-    return { path, movedFrom: null }; // a URL the old naming could not read had no anchor under it
+    return stay; // a URL the old naming could not read had no anchor under it
   }
-  if (legacy === path || existsSync(path) || !existsSync(legacy)) return { path, movedFrom: null };
-  if (options.move !== true) return { path: legacy, movedFrom: null };
+  if (legacy === path || existsSync(path) || !existsSync(legacy)) return stay;
+  if (options.move !== true) return { ...stay, path: legacy };
   try {
     linkSync(legacy, path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ENOENT, EEXIST: another process of this home moved it at the same moment (the same line)
-    if (code === "ENOENT" || code === "EEXIST") return { path, movedFrom: null };
+    if (code === "ENOENT" || code === "EEXIST") return stay;
     // a file system without hard links: a copy, written whole
     writeFileAtomic(path, readFileSync(legacy, "utf8"), HOME_FILE_MODE);
   }
@@ -99,5 +130,5 @@ export async function resolvePostgresAuditAnchorPath(
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
-  return { path, movedFrom: legacy };
+  return { ...stay, movedFrom: legacy };
 }

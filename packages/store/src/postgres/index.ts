@@ -57,6 +57,13 @@ export {
   type PostgresAuditAnchorPlace,
 } from "./anchor-name.js";
 export {
+  describePostgresDatabase,
+  postgresConnectionRecordPath,
+  postgresConnectionTarget,
+  postgresDatabaseChangedMessage,
+  type PostgresAnchorDatabaseChange,
+} from "./anchor-database.js";
+export {
   exportPostgresAuditJsonl,
   readPostgresAuditLines,
   readPostgresAuditPages,

@@ -17,6 +17,7 @@ import {
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresRateLimiter,
+  describePostgresDatabase,
   MAX_CLOCK_SKEW_MS,
   openConsentWaiter,
   openPostgresAuditAnchor,
@@ -26,6 +27,7 @@ import {
   openPostgresStore,
   PostgresStoreError,
   type AsyncPendingConsentStore,
+  type PostgresAnchorDatabaseChange,
   type PostgresAuditAnchor,
   type PostgresStore,
 } from "@acp/store";
@@ -49,6 +51,12 @@ export interface PostgresStoresOptions {
    * start or sign when the database no longer holds it (`audit_anchor_mismatch`).
    */
   readonly home?: string;
+  /**
+   * The storage URL was pointed at a moved database on purpose (`acp serve --accept-moved-database`): where it
+   * now reaches another database than the home last anchored through it, the node does not refuse
+   * (`audit_anchor_database_changed`) but carries that database's anchor over, and holds the new one to it.
+   */
+  readonly acceptMovedDatabase?: boolean;
   /**
    * With an anchor: how often (ms, default 30000; 0: never) the node also checks the chain against it
    * between its own checkpoints, and so adopts other nodes' checkpoints soon after they are written.
@@ -85,6 +93,18 @@ export interface PostgresStoresOptions {
    * every 30 s.
    */
   readonly maxClockSkewMs?: number;
+}
+
+/** The line of a start that accepted a moved database (`--accept-moved-database`): which, and what it holds to. */
+function movedDatabaseMessage(change: PostgresAnchorDatabaseChange, carriedFrom: string | null): string {
+  const held =
+    carriedFrom !== null
+      ? `carried its anchor ${carriedFrom} over to ${change.nowAnchor}: the chain there must still hold that checkpoint`
+      : `kept this home's own anchor for it (${change.nowAnchor}); the other stays in ${change.beforeAnchor}`;
+  return (
+    `the storage URL (\`${change.connection}\`) now reaches ${describePostgresDatabase(change.now)}, not ` +
+    `${describePostgresDatabase(change.before)} as before; accepted as moved (--accept-moved-database): ${held}`
+  );
 }
 
 /** Whether a checkpoint line verifies with the key; null when the line is not a readable checkpoint. */
@@ -395,9 +415,11 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
     const place = anchored
       ? await resolvePostgresAuditAnchorPath(options.home ?? "", options.url, (t, v) => store.query(t, v), {
           move: true,
+          acceptMovedDatabase: options.acceptMovedDatabase === true,
         })
       : null;
     if (place?.movedFrom != null) options.log?.(`moved this home's audit anchor ${place.movedFrom} to ${place.path}`);
+    if (place?.changed != null) options.log?.(movedDatabaseMessage(place.changed, place.carriedFrom));
     const anchorPath = place?.path ?? "";
     const anchor =
       anchored && options.auditPublicKey !== undefined
