@@ -120,6 +120,8 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
     const key = await options.key.get();
     const verdict = await verifyConsentProof(input.response, {
       expectedAction: approvedActionFor(input.request, input.arguments, input.response.modifications, options.redact),
+      // the request stored beside it must be the one it answers: the audit names it as the approved request
+      answers: input.request,
       trustedPublicKey: key.publicKeyHex,
       now: input.now,
       nonceStore: createMemoryNonceStore(),

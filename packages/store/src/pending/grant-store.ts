@@ -6,7 +6,8 @@ import type { Database, Statement } from "better-sqlite3";
  * the window would otherwise end with the process that asked. A row is what the broker needs to reuse the
  * approval: the consent request, the signed response and the approved arguments (as JSON), under the key
  * of the call it covers (server, tool and the hash of the arguments). The broker verifies the signed
- * response against the home's public key before it reuses a row, so a row written by hand approves nothing.
+ * response against the home's public key, the call and the request beside it (its id and nonce) before it
+ * reuses a row, so a row written or changed by hand approves nothing.
  */
 export interface ConsentGrantStore {
   /** Keeps a grant for the call `key` until `untilMs` (and drops the grants that ended by `nowMs`). */
