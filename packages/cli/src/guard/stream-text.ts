@@ -1,5 +1,7 @@
 import { Buffer } from "node:buffer";
-import { REDACTED, spellSecrets, type SecretSpellings } from "@acp/core";
+import { merged, occurrences, rawSecrets, replacedPieces, spellSecrets } from "@acp/core";
+
+export { joinedPiecesRedactor, type JoinedPiecesRedactor } from "@acp/core";
 
 /**
  * Text a stream hands on in pieces, with every secret value replaced, even one whose pieces arrive apart.
@@ -19,13 +21,6 @@ export interface TextStreamRedactor {
  * secret), so that the caller can put each back where its piece came from (a string of an object).
  */
 export type PieceRedactor = TextStreamRedactor;
-
-/** A secret of several lines as written, and with its line breaks as LF and as CRLF (as `spellSecrets` spells it). */
-function lineEndings(secret: string): string[] {
-  if (!/[\r\n]/.test(secret)) return [secret];
-  const lf = secret.replace(/\r\n?/g, "\n");
-  return [secret, lf, lf.replace(/\n/g, "\r\n")];
-}
 
 /** `%XX` for each UTF-8 byte of `char`, upper-case hex. */
 function percentOf(char: string): string {
@@ -56,98 +51,6 @@ function startsPercentSpelling(text: string, secret: string): boolean {
     }
   }
   return false; // the whole secret: not a beginning of it but the secret itself (or more)
-}
-
-/** Where the secrets' spellings occur in `text`, as `[start, end)`. */
-function occurrences(text: string, spelled: SecretSpellings): [number, number][] {
-  const found: [number, number][] = [];
-  for (const spelling of spelled.strings) {
-    for (let at = text.indexOf(spelling); at !== -1; at = text.indexOf(spelling, at + 1)) {
-      found.push([at, at + spelling.length]);
-    }
-  }
-  for (const pattern of spelled.percentEncoded) {
-    const re = new RegExp(pattern.source, "g");
-    for (let match = re.exec(text); match !== null; match = re.exec(text)) {
-      found.push([match.index, match.index + match[0].length]);
-      if (match[0].length === 0) re.lastIndex++;
-    }
-  }
-  return found;
-}
-
-/** Occurrences merged where they overlap, in order (two that only touch stay two: each is hidden where it starts). */
-function merged(found: [number, number][]): [number, number][] {
-  const out: [number, number][] = [];
-  for (const [start, end] of [...found].sort((a, b) => a[0] - b[0])) {
-    const last = out.at(-1);
-    if (last !== undefined && start < last[1]) last[1] = Math.max(last[1], end);
-    else out.push([start, end]);
-  }
-  return out;
-}
-
-/** `pieces` (which are `text`) with every spelling in `masks` replaced where it starts and left out where it runs on. */
-function replacedPieces(
-  pieces: readonly string[],
-  text: string,
-  masks: readonly [number, number][],
-  redact: (text: string) => string,
-): string[] {
-  const out: string[] = [];
-  let from = 0;
-  for (const piece of pieces) {
-    const to = from + piece.length;
-    let shown = "";
-    let at = from;
-    for (const [start, end] of masks) {
-      if (end <= from || start >= to) continue;
-      if (start > at) shown += redact(text.slice(at, start));
-      if (start >= from) shown += REDACTED;
-      at = Math.max(at, Math.min(end, to));
-    }
-    if (at < to) shown += redact(text.slice(at, to));
-    out.push(shown);
-    from = to;
-  }
-  return out;
-}
-
-/** The secrets as written and with their line breaks as LF and as CRLF, each once. */
-const rawSecrets = (secrets: readonly string[]): string[] => [
-  ...new Set(secrets.filter((s) => s !== "").flatMap(lineEndings)),
-];
-
-/**
- * The texts of pieces that came together (the strings of an array, the text parts of an MCP result), read
- * joined: one answer for each piece, with every spelling of a secret replaced where it starts and left out
- * where it runs on, or `undefined` when no spelling runs across two pieces (each piece checked alone is
- * then enough).
- */
-export type JoinedPiecesRedactor = (pieces: readonly string[]) => string[] | undefined;
-
-/** A {@link JoinedPiecesRedactor} over the secrets (their spellings worked out once). */
-export function joinedPiecesRedactor(
-  secrets: readonly string[],
-  redact: (text: string) => string,
-): JoinedPiecesRedactor {
-  const raw = rawSecrets(secrets);
-  const spelled = spellSecrets(raw);
-  return (pieces) => {
-    if (raw.length === 0 || pieces.length < 2) return undefined;
-    const text = pieces.join("");
-    const found = merged(occurrences(text, spelled));
-    if (found.length === 0) return undefined;
-    // where each piece ends: a spelling that starts before one of these and ends after it runs across
-    const ends: number[] = [];
-    for (const piece of pieces) ends.push((ends.at(-1) ?? 0) + piece.length);
-    let next = 0;
-    const across = found.some(([start, end]) => {
-      while (next < ends.length && (ends[next] as number) <= start) next++;
-      return next < ends.length && (ends[next] as number) < end;
-    });
-    return across ? replacedPieces(pieces, text, found, redact) : undefined;
-  };
 }
 
 /**

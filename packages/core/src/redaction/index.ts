@@ -10,5 +10,14 @@ export {
 } from "./rules.js";
 export { createRedactor, redactSecrets, type Redactor, type RedactorOptions } from "./redactor.js";
 export { restoreRedacted } from "./restore.js";
-export { spellSecrets, type SecretSpellings } from "./secret-variants.js";
+export { lineEndings, spellSecrets, type SecretSpellings } from "./secret-variants.js";
+export {
+  acrossPieces,
+  joinedPiecesRedactor,
+  merged,
+  occurrences,
+  rawSecrets,
+  replacedPieces,
+  type JoinedPiecesRedactor,
+} from "./joined-pieces.js";
 export { parseRedactionConfig } from "./config.js";

@@ -1,4 +1,5 @@
 import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
+import { acrossPieces } from "./joined-pieces.js";
 import { spellSecrets, type SecretSpellings } from "./secret-variants.js";
 import { WorkBudgetExceededError, withWorkBudget, type LinearPattern } from "../glob/index.js";
 
@@ -135,7 +136,7 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-const NO_SPELLINGS: SecretSpellings = { strings: [], percentEncoded: [] };
+const NO_SPELLINGS: SecretSpellings = { strings: [], percentEncoded: [], folded: [] };
 
 /**
  * Known secrets and their spellings ({@link spellSecrets}); recomputed (a new object) only when the
@@ -159,11 +160,55 @@ function secretList(source: (() => readonly string[]) | undefined): () => Secret
   };
 }
 
-/** Replaces every known secret, in any of its spellings, in `text`. */
+/** The text of an array item read joined with its neighbours: a string, or the `text` of an MCP text part or text resource. */
+function itemText(item: unknown): string | undefined {
+  if (typeof item === "string") return item;
+  if (typeof item !== "object" || item === null || Array.isArray(item)) return undefined;
+  const text = (item as { text?: unknown }).text;
+  return typeof text === "string" && Object.hasOwn(item, "text") ? text : undefined;
+}
+
+/**
+ * A copy of `list` (its items already redacted one by one) when a secret's spelling runs across the texts
+ * of two or more items read in order (an upstream's answer cut into text parts, a value cut into an
+ * array's strings): the spelling is replaced in the item it starts in and left out of those it runs on
+ * into, each item keeping its place and kind. `undefined` when no spelling runs across items.
+ */
+function joinedItems(list: readonly unknown[], secrets: SecretSpellings, placeholder: string): unknown[] | undefined {
+  const at: number[] = [];
+  const texts: string[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const text = itemText(list[i]);
+    if (text === undefined) continue;
+    at.push(i);
+    texts.push(text);
+  }
+  const answers = acrossPieces(texts, secrets, (text) => text, placeholder);
+  if (answers === undefined) return undefined;
+  const out = list.slice();
+  at.forEach((i, n) => {
+    const item = out[i];
+    const answer = answers[n] as string;
+    out[i] = typeof item === "string" ? answer : { ...(item as Record<string, unknown>), text: answer };
+  });
+  return out;
+}
+
+/** Whether `text` holds a secret in a case other than its own: one of `folded` in its lower-case copy. */
+function holdsFolded(text: string, folded: readonly string[]): boolean {
+  if (folded.length === 0) return false;
+  const lower = text.toLowerCase();
+  return folded.some((secret) => lower.includes(secret));
+}
+
+/** Replaces every known secret, in any of its spellings (percent-encoded or in other case too), in `text`. */
 function hideSecrets(text: string, secrets: SecretSpellings, placeholder: string): string {
   let out = text;
   for (const secret of secrets.strings) if (out.includes(secret)) out = out.split(secret).join(placeholder);
-  if (secrets.percentEncoded.length > 0 && (out.includes("%") || out.includes("+"))) {
+  if (
+    secrets.percentEncoded.length > 0 &&
+    (out.includes("%") || out.includes("+") || holdsFolded(out, secrets.folded))
+  ) {
     for (const re of secrets.percentEncoded) out = out.replace(re, placeholder);
   }
   return out;
@@ -289,7 +334,8 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
       const next = walk(list[i], depth + 1, hidden);
       if (next !== list[i]) (out ??= list.slice())[i] = next;
     }
-    return out ?? list;
+    const joined = hidden || secrets.strings.length === 0 ? undefined : joinedItems(out ?? list, secrets, placeholder);
+    return joined ?? out ?? list;
   };
   // Builds a copy only from the first key that changes; an untouched object costs no allocation.
   const walkObject = (record: object, depth: number, hidden: boolean): object => {
