@@ -69,6 +69,8 @@ describe("GET /v1/consent under a flood", () => {
     );
     await eventually(async () => (await server.stores.pending.listPending(Date.now())).length === 10);
 
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^acp_consent_pending 10$/m);
     const list = await get(server, "/v1/consent?status=pending");
     expect(list.status).toBe(200);
     // before: the ten requests whole, 9 MB

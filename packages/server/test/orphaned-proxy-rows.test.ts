@@ -90,6 +90,12 @@ describe("acp serve and a dead proxy's consent requests in the shared state.db",
     expect(ids).not.toContain(DEAD);
   });
 
+  it("counts only the running proxy's request in /metrics (the count reads ids, not requests)", async () => {
+    const res = await fetch(`${url}/metrics`, { headers: auth });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/^acp_consent_pending 1$/m);
+  });
+
   it("refuses an answer to the dead proxy's request over the API and in the console: 410, nothing recorded", async () => {
     const api = await fetch(`${url}/v1/consent/${DEAD}/response`, {
       method: "POST",

@@ -33,7 +33,8 @@ export function createPolledChangeFeed(
   let again = false;
 
   const diff = async (): Promise<void> => {
-    const rows = await store.listPending(options.clock().getTime());
+    // the ids alone: a look must not read every waiting request whole (a flood of megabyte arguments)
+    const rows = await store.listPendingIds(options.clock().getTime());
     const now = new Set(rows.map((r) => r.id));
     const before = known;
     known = now;

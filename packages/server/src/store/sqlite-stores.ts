@@ -6,6 +6,7 @@ import {
   createSqliteNonceStore,
   createSqliteRateLimiter,
   isOrphaned,
+  ownerState,
   openAuditLog,
   openPendingConsentDb,
   reanchoredMessage,
@@ -73,6 +74,8 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     ...table,
     // a request whose acp proxy died (same state.db) waits for nobody: not listed, not counted, not answerable
     listPending: async (nowMs) => (await table.listPending(nowMs)).filter((row) => !isOrphaned(row)),
+    listPendingIds: async (nowMs) =>
+      (await table.listPendingIds(nowMs)).filter((row) => ownerState(row.owner) !== "gone"),
     listPendingPage: async (nowMs, query) => {
       const page = await table.listPendingPage(nowMs, query);
       return { ...page, rows: page.rows.filter((row) => !isOrphaned(row)) };

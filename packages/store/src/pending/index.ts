@@ -9,7 +9,13 @@ export {
   type DecideResult,
   type DecideFailure,
 } from "./pending-store.js";
-export { MAX_PENDING_PAGE_ROWS, type PendingCursor, type PendingPage, type PendingPageQuery } from "./pending-page.js";
+export {
+  MAX_PENDING_PAGE_ROWS,
+  type PendingCursor,
+  type PendingId,
+  type PendingPage,
+  type PendingPageQuery,
+} from "./pending-page.js";
 export { requestAgent, type PendingLimit, type PendingInsertResult } from "./pending-limit.js";
 export { openPendingConsentDb } from "./open-db.js";
 export { createConsentGrantStore, type ConsentGrantStore } from "./grant-store.js";

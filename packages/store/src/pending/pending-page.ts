@@ -5,6 +5,7 @@
  * megabyte arguments) is never read whole into memory.
  */
 import type { PendingConsentRow } from "./pending-store.js";
+import type { PendingOwner } from "./owner.js";
 
 /** Where a page starts: after the row created at `createdAtMs` with this `id` (listing order). */
 export interface PendingCursor {
@@ -36,6 +37,13 @@ export interface PendingPage {
   readonly last: PendingCursor | null;
   /** True when rows after `last` were waiting at the first read: ask for the next page. */
   readonly more: boolean;
+}
+
+/** A pending request as `listPendingIds` names it: its id and (SQLite) the process waiting for it. */
+export interface PendingId {
+  readonly id: string;
+  /** The process waiting for the answer; null when not recorded (a row of `acp serve`, a PostgreSQL store). */
+  readonly owner: PendingOwner | null;
 }
 
 /** Most rows one page reads. */

@@ -9,6 +9,7 @@ import {
   fitPage,
   lastOf,
   pageStart,
+  type PendingId,
   type PendingPage,
   type PendingPageQuery,
   type SizedPendingRow,
@@ -78,6 +79,11 @@ export interface PendingConsentStore {
    * first, then only the rows that fit the page's limit and byte budget.
    */
   listPendingPage(nowMs: number, query: PendingPageQuery): PendingPage;
+  /**
+   * The ids (and owners) of the requests `listPending` lists, oldest first, without reading their JSON: what
+   * a count or a change feed needs, however large the requests.
+   */
+  listPendingIds(nowMs: number): PendingId[];
   /**
    * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
    * A second answer, an unknown id or an expired request is refused and changes nothing.
@@ -183,6 +189,10 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
        AND status = 'pending' AND expires_at_ms > @now
      ORDER BY created_at_ms, id`,
   );
+  const idsStmt = db.prepare<[number], Pick<PendingConsentRawRow, "id" | "owner_pid" | "owner_host" | "owner_start">>(
+    `SELECT id, owner_pid, owner_host, owner_start FROM pending_consent
+     WHERE status = 'pending' AND expires_at_ms > ? ORDER BY created_at_ms, id`,
+  );
   const decideStmt = db.prepare(
     `UPDATE pending_consent SET status = ?, answer_json = ?, decided_at_ms = ?
      WHERE id = ? AND status = 'pending' AND expires_at_ms > ?`,
@@ -261,6 +271,7 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
     },
     get,
     listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),
+    listPendingIds: (nowMs) => idsStmt.all(nowMs).map((raw) => ({ id: raw.id, owner: ownerOf(raw) })),
     listPendingPage: (nowMs, query) => {
       assertPageQuery(query);
       const start = pageStart(query.after);

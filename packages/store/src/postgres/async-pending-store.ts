@@ -7,6 +7,7 @@ import {
   type PendingLimit,
   type PendingConsentStore,
   type PendingStatus,
+  type PendingId,
   type PendingPage,
   type PendingPageQuery,
 } from "../pending/index.js";
@@ -35,6 +36,8 @@ export interface AsyncPendingConsentStore {
    * `maxBytes` of stored JSON; the ids and sizes are read first, then only the rows that fit.
    */
   listPendingPage(nowMs: number, query: PendingPageQuery): Promise<PendingPage>;
+  /** The ids of the requests `listPending` lists, oldest first, without reading their JSON (a count, a feed). */
+  listPendingIds(nowMs: number): Promise<PendingId[]>;
   /**
    * Records a human's answer, once: atomically moves a pending, unexpired row to `approved` or `denied`.
    * A second answer (from any node), an unknown id or an expired request is refused and changes nothing.
@@ -69,6 +72,7 @@ export function toAsyncPendingConsentStore(store: PendingConsentStore): AsyncPen
     get: (id) => run(() => store.get(id)),
     listPending: (nowMs) => run(() => store.listPending(nowMs)),
     listPendingPage: (nowMs, query) => run(() => store.listPendingPage(nowMs, query)),
+    listPendingIds: (nowMs) => run(() => store.listPendingIds(nowMs)),
     decide: (id, status, answer, nowMs) =>
       run(() => {
         if (status !== "approved" && status !== "denied") throw invalidStatus("answer", status);

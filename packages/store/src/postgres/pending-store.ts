@@ -212,6 +212,14 @@ export function createPostgresPendingConsentStore(
       );
       return rows.rows.map(toPendingConsentRow);
     },
+    async listPendingIds(nowMs) {
+      assertTime(nowMs, "now");
+      const rows = await store.query<{ id: string }>(
+        `SELECT id FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1 ORDER BY created_at_ms, id`,
+        [nowMs],
+      );
+      return rows.rows.map((row) => ({ id: row.id, owner: null }));
+    },
     async listPendingPage(nowMs, query) {
       assertTime(nowMs, "now");
       assertPageQuery(query);

@@ -258,6 +258,18 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
       expect(empty).toEqual({ rows: [], last: null, more: false });
     });
 
+    it("names the ids of the pending, unexpired requests oldest first, as listPending lists them", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_b", { createdAtMs: T0 + 1 }));
+      await store.insert(pendingRow("cr_a"));
+      await store.insert(pendingRow("cr_old", { expiresAtMs: T0 + 10 }));
+      await store.insert(pendingRow("cr_done", { createdAtMs: T0 + 2 }));
+      await store.settle("cr_done", "withdrawn", T0 + 5);
+      const ids = await store.listPendingIds(T0 + 100);
+      expect(ids.map((r) => r.id)).toEqual(["cr_a", "cr_b"]);
+      expect(ids.map((r) => r.id)).toEqual((await store.listPending(T0 + 100)).map((r) => r.id));
+    });
+
     it("reads a page only as far as its byte budget goes, the first row whatever its size", async () => {
       const store = await factory();
       const big = (id: string, size: number, at: number): NewPendingConsent =>

@@ -97,7 +97,8 @@ export function registerHealthRoutes(
     async (_request, reply) => {
       let pending = 0;
       try {
-        pending = (await deps.stores.pending.listPending(deps.clock().getTime())).length;
+        // counted by id: a scrape reads no request whole
+        pending = (await deps.stores.pending.listPendingIds(deps.clock().getTime())).length;
       } catch {
         pending = -1;
       }
