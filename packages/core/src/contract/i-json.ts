@@ -69,6 +69,39 @@ function visit(frame: Frame, stack: Frame[]): Issue | undefined {
   return undefined;
 }
 
+/** Whether one value passes, as a child at `depth`; a container is pushed to be read later. */
+function childPasses(child: unknown, depth: number, containers: object[], depths: number[]): boolean {
+  if (depth > MAX_CANONICAL_DEPTH) return false;
+  if (typeof child === "string") return isWellFormedString(child);
+  if (typeof child === "number") return !isBeyondSafe(child);
+  if (typeof child === "object" && child !== null) {
+    containers.push(child);
+    depths.push(depth);
+  }
+  return true;
+}
+
+/**
+ * The common case, all clear, without paths: only containers are pushed (no allocation per value), and
+ * a scalar is judged where its container is read. Same verdict as the walk with paths.
+ */
+function passes(event: Readonly<Record<string, unknown>>): boolean {
+  const containers: object[] = [event];
+  const depths: number[] = [-1];
+  for (let value = containers.pop(); value !== undefined; value = containers.pop()) {
+    const depth = (depths.pop() as number) + 1;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (!childPasses(value[i], depth, containers, depths)) return false;
+    } else {
+      const record = value as Record<string, unknown>;
+      for (const key in record) {
+        if (!isWellFormedString(key) || !childPasses(record[key], depth, containers, depths)) return false;
+      }
+    }
+  }
+  return true;
+}
+
 /**
  * The first place, in document order, where a schema-valid event is not I-JSON with exactly carried
  * arguments: a lone surrogate in any string or field name (`contract_not_canonical`), arguments nested
@@ -77,11 +110,13 @@ function visit(frame: Frame, stack: Frame[]): Issue | undefined {
  * cannot exhaust the stack.
  */
 export function findNonCanonical(event: Readonly<Record<string, unknown>>): Issue | undefined {
+  if (passes(event)) return undefined;
   const root: Frame = { value: event, depth: -1, parent: undefined, key: undefined };
   const stack: Frame[] = [root];
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
     const found = visit(frame, stack);
     if (found !== undefined) return found;
   }
-  return undefined;
+  // the quick pass refused what the walk with paths did not place: refuse all the same (fail closed)
+  return { code: "contract_not_canonical", path: [], message: "the event is not I-JSON" };
 }
