@@ -99,7 +99,8 @@ describe("acp run and the kernel's session keyring", () => {
       PROBE,
     ]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toBe("not found: Required key not available\n");
+    // the search is refused outright now (the keyring filter: run-keyring-filter.test.ts)
+    expect(r.stdout).toBe("not found: Operation not permitted\n");
     expect(r.stdout).not.toContain(SECRET);
     expect(r.stderr).not.toContain("shares this session's kernel keyring");
   });

@@ -35,7 +35,8 @@ export { agentCanChange, agentWritableRoots } from "./agent-reach.js";
 export { noneWarning, startLine } from "./messages.js";
 export { HOME_LINK_CHECKED_DIRS, HOME_LINK_CHECKED_FILES, linkedHomeFiles, type LinkedHomeFile } from "./home-links.js";
 export { runSandboxed, type SandboxRunOptions, type SandboxRunResult } from "./run-sandboxed.js";
-export { KEYCTL_SYSCALL, sessionKeyring, type SessionKeyring } from "./session-keyring.js";
+export { KEYCTL_SYSCALL, keyringWrapper, sessionKeyring, type SessionKeyring } from "./session-keyring.js";
+export { keyringAbis, keyringFilter, PRCTL_SYSCALL, type BpfInstruction, type KeyringAbi } from "./keyring-filter.js";
 export {
   DEFAULT_MAX_MEMORY,
   MIN_MAX_MEMORY,

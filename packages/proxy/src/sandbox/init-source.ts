@@ -143,7 +143,7 @@ for (const [what, cap] of [["processes", cfg.processCap], ["memory", cfg.memoryC
 const run = (what, cmd, args) => {
   const r = spawnSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
   if (r.status !== 0) {
-    const why = (r.error ? r.error.message : r.stderr || "exit " + r.status).trim().split("\n")[0];
+    const why = (r.error ? r.error.message : r.stderr || (r.signal ? "killed by " + r.signal : "exit " + r.status)).trim().split("\n")[0];
     fail("sandbox_setup_failed", what + ": " + why);
   }
 };

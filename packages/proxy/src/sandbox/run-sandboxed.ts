@@ -203,7 +203,7 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
       level === "none" ? null : options.sessionKeyring !== undefined ? options.sessionKeyring : sessionKeyring();
     if (level !== "none" && keyring === null) {
       options.log(
-        "acp run: the agent shares this session's kernel keyring: no `perl` in /usr/sbin, /usr/bin, /sbin or /bin to give it one of its own (or no keyctl number for this architecture), so it can read the keys linked there (install perl, or start acp with `keyctl session - acp run …`)",
+        `acp run: the agent shares this session's kernel keyring: no \`perl\` in /usr/sbin, /usr/bin, /sbin or /bin to give it one of its own and keep it from the others (or no keyctl numbers for this architecture), so it can read the keys linked there${level === "netns" ? ", and those of root's user keyring" : ""} (install perl, or start acp with \`keyctl session - acp run …\`${level === "netns" ? " and keep no keys in root's user keyring" : ""})`,
       );
     }
     options.log(startLine(chosen.choice, mcpUrl, egressUrl, capped.cap?.max ?? null));

@@ -6,7 +6,17 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEYCTL_SYSCALL, runSandboxed, sessionKeyring, type SandboxRunOptions } from "../../src/index.js";
+import { endianness } from "node:os";
+import {
+  KEYCTL_SYSCALL,
+  keyringAbis,
+  keyringWrapper,
+  PRCTL_SYSCALL,
+  runSandboxed,
+  sessionKeyring,
+  type KeyringAbi,
+  type SandboxRunOptions,
+} from "../../src/index.js";
 import { scratchDir } from "./net-fixture.js";
 
 let work: { path: string; remove(): void };
@@ -41,6 +51,18 @@ describe("sessionKeyring", () => {
     expect(sessionKeyring("arm64", () => "/usr/bin/perl")?.exec[2]).toContain("syscall(219, 1, 0)");
   });
 
+  it("then sets no_new_privs and the keyring filter with this architecture's prctl, and checks it took", () => {
+    const k = sessionKeyring("x64", () => "/usr/bin/perl");
+    for (const program of [k?.exec[2], k?.check[2]]) {
+      expect(program).toContain("syscall(157, 38, 1, 0, 0, 0)");
+      expect(program).toContain("syscall(157, 22, 2, $fprog, 0, 0)");
+      expect(program).toContain("for my $nr (248, 249, 250)");
+      // the filter starts by loading seccomp_data.arch and comparing it with AUDIT_ARCH_X86_64
+      expect(program).toContain(`pack("(SCCL)*", 32,0,0,4, 21,2,0,${0xc000003e}`);
+    }
+    expect(sessionKeyring("arm64", () => "/usr/bin/perl")?.check[2]).toContain("syscall(167, 22, 2, $fprog, 0, 0)");
+  });
+
   it("is none without Perl, or on an architecture whose keyctl number it does not know", () => {
     expect(sessionKeyring("x64", () => null)).toBeNull();
     expect(sessionKeyring("mips", () => "/usr/bin/perl")).toBeNull();
@@ -61,6 +83,8 @@ describe.each(["netns", "userns"] as const)("the agent's session keyring under %
     const { run, log } = options(["sh", "-c", "exit 0"], level, null);
     expect(await runSandboxed(run)).toEqual({ level, exitCode: 0 });
     expect(log.join("\n")).toContain("acp run: the agent shares this session's kernel keyring");
+    // under netns the agent is uid 0 of the host: with no filter, root's user keyring is open to it too
+    expect(log.join("\n").includes("and those of root's user keyring")).toBe(level === "netns");
   });
 
   it("stops before the agent starts when the check fails (fail closed, sandbox_setup_failed)", async () => {
@@ -72,6 +96,29 @@ describe.each(["netns", "userns"] as const)("the agent's session keyring under %
     });
     expect(existsSync(marker)).toBe(false);
     expect(log.join("\n")).not.toContain("shares this session's kernel keyring");
+  });
+
+  // the host's own ABI with one thing wrong, as a wrong number in the tables would be
+  const native = (keyringAbis(process.arch, endianness()) ?? [])[0] as KeyringAbi;
+  const prctl = PRCTL_SYSCALL[process.arch] ?? -1;
+  it.each([
+    [
+      "an architecture value that is not this one's (the check is killed by SIGSYS)",
+      { ...native, audit: 0x1234 },
+      prctl,
+    ],
+    ["a prctl number that is not prctl's (no filter is installed)", native, -1],
+  ])("stops before the agent starts when the filter has %s", async (_, abi, prctlNumber) => {
+    const marker = join(work.path, `filtered-${level}`);
+    const wrapper = keyringWrapper("/usr/bin/perl", [abi], prctlNumber);
+    const { run } = options(["sh", "-c", `touch ${marker}`], level, wrapper);
+    await expect(runSandboxed(run)).rejects.toMatchObject({
+      code: "sandbox_setup_failed",
+      message: expect.stringMatching(
+        /cannot give the agent a session keyring of its own: (killed by SIGSYS|cannot keep the agent from the kernel's keyrings: cannot install the seccomp filter: )/,
+      ) as unknown,
+    });
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("with the default, the agent starts and does not warn", async () => {
