@@ -7,7 +7,7 @@ import { compileGlob, type GlobMatcher } from "../glob/index.js";
 import type { Issue, Result } from "../issues/index.js";
 import { ValidationError } from "../issues/index.js";
 import type { ActionRequest, GraphTarget } from "../request/index.js";
-import { MAX_RECIPIENTS, allRecipientsVip, recipientsAt } from "./recipients.js";
+import { MAX_RECIPIENTS, UNREADABLE_RECIPIENT, allRecipientsVip, recipientsAt } from "./recipients.js";
 import { didYouMean } from "./suggest.js";
 import type { ConsentGraph } from "./types.js";
 import { GRAPH_NAME_PATTERN, deepFreeze } from "./validate.js";
@@ -20,6 +20,8 @@ export interface GraphRefinement {
   readonly recipient_not_vip?: readonly string[];
   /** Holds when at least one recipient is found under these arguments and every one is a VIP value. */
   readonly recipient_vip?: readonly string[];
+  /** Holds when these arguments name more than one destination, or one that cannot be read (fan-out). */
+  readonly fan_out?: readonly string[];
   /** The argument (dotted path) that `matches` / `not_matches` test. */
   readonly argument?: string;
   /** Holds when the argument is a string matching this glob. */
@@ -41,8 +43,8 @@ export interface GraphMappingEntry {
 export type GraphMapping = readonly GraphMappingEntry[];
 
 const ENTRY_KEYS = ["server", "tool", "domain", "action", "refine"];
-const REFINE_KEYS = ["action", "recipient_not_vip", "recipient_vip", "argument", "matches", "not_matches"];
-const CONDITIONS = ["recipient_not_vip", "recipient_vip", "matches", "not_matches"];
+const REFINE_KEYS = ["action", "recipient_not_vip", "recipient_vip", "fan_out", "argument", "matches", "not_matches"];
+const CONDITIONS = ["recipient_not_vip", "recipient_vip", "fan_out", "matches", "not_matches"];
 /** Most entries a mapping may hold. */
 export const MAX_MAPPING_ENTRIES = 10_000;
 
@@ -107,7 +109,7 @@ function checkRefinement(raw: unknown, path: Path, issues: Issue[]): void {
   checkName(raw["action"], [...path, "action"], "a refinement's `action`", issues);
   const conditions = CONDITIONS.filter((c) => raw[c] !== undefined);
   if (conditions.length !== 1) {
-    const message = `a refinement needs exactly one of \`recipient_not_vip\`, \`recipient_vip\`, \`matches\`, \`not_matches\` (found ${conditions.length})`;
+    const message = `a refinement needs exactly one of \`recipient_not_vip\`, \`recipient_vip\`, \`fan_out\`, \`matches\`, \`not_matches\` (found ${conditions.length})`;
     issues.push({ code: "invalid_mapping", path, message });
     return;
   }
@@ -219,15 +221,25 @@ function argumentAt(args: Readonly<Record<string, unknown>>, path: string): unkn
   return here;
 }
 
+/** The recipients under the named arguments (dotted paths), at most `limit` + 1 of them. */
+function recipientsUnder(args: Readonly<Record<string, unknown>>, names: readonly string[] | string, limit: number) {
+  const recipients: string[] = [];
+  for (const name of typeof names === "string" ? [names] : names) {
+    if (recipients.length > limit) break;
+    recipients.push(...recipientsAt(argumentAt(args, name), limit - recipients.length));
+  }
+  return recipients;
+}
+
 function refinementHolds(refinement: GraphRefinement, request: ActionRequest, graph: ConsentGraph): boolean {
   const args = request.arguments;
+  if (refinement.fan_out !== undefined) {
+    const destinations = recipientsUnder(args, refinement.fan_out, 1);
+    return destinations.length > 1 || destinations.includes(UNREADABLE_RECIPIENT);
+  }
   const names = refinement.recipient_not_vip ?? refinement.recipient_vip;
   if (names !== undefined) {
-    const recipients: string[] = [];
-    for (const name of typeof names === "string" ? [names] : names) {
-      if (recipients.length > MAX_RECIPIENTS) break;
-      recipients.push(...recipientsAt(argumentAt(args, name), MAX_RECIPIENTS - recipients.length));
-    }
+    const recipients = recipientsUnder(args, names, MAX_RECIPIENTS);
     const allVip = allRecipientsVip(recipients, graph.vip_contacts);
     return refinement.recipient_vip !== undefined ? allVip : !allVip;
   }

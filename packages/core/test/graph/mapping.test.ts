@@ -111,6 +111,37 @@ describe("mapToGraphTarget", () => {
     expect(mapToGraphTarget(mapping, request("write_file", {}), graph)?.action).toBe("write_outside_workspace");
   });
 
+  it("fan_out: a notification to more than one destination, or one it cannot read, is not the one-destination action", () => {
+    // the spec's notifications domain: route each notification to exactly one destination
+    const notifications = graphOf({
+      notifications: {
+        autonomous: ["send_telegram_owner"],
+        requires_approval: ["send_telegram_other"],
+        blocked: ["send_to_unknown_channel"],
+      },
+    });
+    const fanOut = mappingOf([
+      {
+        tool: "notify",
+        domain: "notifications",
+        action: "send_telegram_owner",
+        refine: [{ fan_out: ["channel", "channels"], action: "send_to_unknown_channel" }],
+      },
+    ]);
+    const notify = (args: Record<string, unknown>) =>
+      mapToGraphTarget(fanOut, request("notify", args), notifications)?.action;
+    expect(notify({ channel: "telegram" })).toBe("send_telegram_owner");
+    expect(notify({ channels: ["telegram"] })).toBe("send_telegram_owner");
+    expect(notify({})).toBe("send_telegram_owner");
+    expect(notify({ channels: ["telegram", "email"] })).toBe("send_to_unknown_channel");
+    expect(notify({ channels: "telegram, email" })).toBe("send_to_unknown_channel");
+    expect(notify({ channel: "telegram", channels: ["email"] })).toBe("send_to_unknown_channel");
+    expect(notify({ channels: { telegram: true, email: true } })).toBe("send_to_unknown_channel");
+    expect(notify({ channel: 7 })).toBe("send_to_unknown_channel");
+    const bad = validateGraphMapping([{ tool: "n", domain: "d", action: "a", refine: [{ fan_out: [], action: "b" }] }]);
+    expect(bad.ok ? [] : bad.issues.map((i) => i.code)).toEqual(["invalid_mapping"]);
+  });
+
   it("a call the mapping does not cover is not judged (null)", () => {
     expect(mapToGraphTarget(mapping, request("delete_everything", {}), graph)).toBeNull();
     expect(mapToGraphTarget(undefined, request("send_message", {}), graph)).toBeNull();
