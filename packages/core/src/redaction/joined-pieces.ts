@@ -1,6 +1,18 @@
 import { REDACTED } from "./rules.js";
 import { lineEndings, spellSecrets, type SecretSpellings } from "./secret-variants.js";
 
+/**
+ * Whether `text` may hold a secret that only its percent pattern finds: percent-encoded (a `%`, or `+` for
+ * a space) or in other case (a secret with letters, in the lower-case copy of `text`).
+ */
+export function mayHoldPercentSpelling(text: string, spelled: SecretSpellings): boolean {
+  if (spelled.percentEncoded.length === 0) return false;
+  if (text.includes("%") || text.includes("+")) return true;
+  if (spelled.folded.length === 0) return false;
+  const lower = text.toLowerCase();
+  return spelled.folded.some((secret) => lower.includes(secret));
+}
+
 /** Where the secrets' spellings occur in `text`, as `[start, end)`. */
 export function occurrences(text: string, spelled: SecretSpellings): [number, number][] {
   const found: [number, number][] = [];
@@ -9,6 +21,7 @@ export function occurrences(text: string, spelled: SecretSpellings): [number, nu
       found.push([at, at + spelling.length]);
     }
   }
+  if (!mayHoldPercentSpelling(text, spelled)) return found;
   for (const pattern of spelled.percentEncoded) {
     const re = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
     for (let match = re.exec(text); match !== null; match = re.exec(text)) {

@@ -1,5 +1,5 @@
 import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
-import { acrossPieces } from "./joined-pieces.js";
+import { acrossPieces, mayHoldPercentSpelling } from "./joined-pieces.js";
 import { spellSecrets, type SecretSpellings } from "./secret-variants.js";
 import { WorkBudgetExceededError, withWorkBudget, type LinearPattern } from "../glob/index.js";
 
@@ -194,21 +194,11 @@ function joinedItems(list: readonly unknown[], secrets: SecretSpellings, placeho
   return out;
 }
 
-/** Whether `text` holds a secret in a case other than its own: one of `folded` in its lower-case copy. */
-function holdsFolded(text: string, folded: readonly string[]): boolean {
-  if (folded.length === 0) return false;
-  const lower = text.toLowerCase();
-  return folded.some((secret) => lower.includes(secret));
-}
-
 /** Replaces every known secret, in any of its spellings (percent-encoded or in other case too), in `text`. */
 function hideSecrets(text: string, secrets: SecretSpellings, placeholder: string): string {
   let out = text;
   for (const secret of secrets.strings) if (out.includes(secret)) out = out.split(secret).join(placeholder);
-  if (
-    secrets.percentEncoded.length > 0 &&
-    (out.includes("%") || out.includes("+") || holdsFolded(out, secrets.folded))
-  ) {
+  if (mayHoldPercentSpelling(out, secrets)) {
     for (const re of secrets.percentEncoded) out = out.replace(re, placeholder);
   }
   return out;
