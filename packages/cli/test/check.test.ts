@@ -94,6 +94,29 @@ describe("acp check", () => {
     expect(out.stderr).toBe(`acp check: ${path}:3:3: malformed JSON: unexpected character \`o\`\n`);
   });
 
+  it("exits 4 on an event that gives a field twice (JSON.parse would keep the last, public_read)", async () => {
+    const text = JSON.stringify(PUBLIC_READ).replace('"tool_category"', '"tool_category":"unknown","tool_category"');
+    const out = await runCli(["check"], { stdin: text });
+    expect(out.code).toBe(4);
+    expect(envelopeOf(out.stdout)).toMatchObject({ recommended_action: "refuse" });
+    expect(envelopeOf(out.stdout).validation_errors[0]).toMatchObject({
+      code: "contract_duplicate_key",
+      path: ["tool_category"],
+    });
+  });
+
+  it("exits 4 on arguments that cannot be carried exactly (an integer beyond 2^53-1, a lone surrogate)", async () => {
+    for (const [args, code] of [
+      ['{"id":1234567890123456789}', "contract_unsafe_integer"],
+      ['{"q":"\\ud800"}', "contract_not_canonical"],
+    ] as const) {
+      const text = JSON.stringify(PUBLIC_READ).replace('{"query":"Agent Action Contract v1"}', args);
+      const out = await runCli(["check"], { stdin: text });
+      expect(out.code).toBe(4);
+      expect(envelopeOf(out.stdout).validation_errors[0]?.code).toBe(code);
+    }
+  });
+
   it("exits 4 on an empty stdin", async () => {
     const out = await runCli(["check"], { stdin: "" });
     expect(out.code).toBe(4);
