@@ -64,6 +64,36 @@ describe("times (RFC 3339 with a zone)", () => {
   });
 });
 
+describe("strings that could not be signed or hashed", () => {
+  it("refuse a lone surrogate in any string of a request or response, as an issue (it is no I-JSON, RFC 8785 §3.2.2.2)", () => {
+    const req = sampleRequest();
+    const requests: unknown[] = [
+      { ...req, agent: { ...req.agent, id: "a\ud800" } },
+      { ...req, action: { ...req.action, description: "\udc00" } },
+      { ...req, action: { ...req.action, tool: "send\ud83d" } },
+      { ...req, policy: { ...req.policy, rule_name: "r\udfff" } },
+    ];
+    for (const [i, r] of requests.entries()) {
+      const v = validateConsentRequest(r);
+      expect(v.ok, `request ${i}`).toBe(false);
+      if (!v.ok) expect(v.issues[0]?.code).toBe("consent_request_malformed");
+    }
+    const res = sampleResponse(req);
+    const session = { valid_until: res.conditions.valid_until, single_use: false, scope: "session" } as const;
+    const responses: unknown[] = [
+      { ...res, conditions: { ...session, session_id: "s\ud800" } },
+      { ...res, approver: { ...res.approver, id: "\udc00alice" } },
+    ];
+    for (const [i, r] of responses.entries()) {
+      const v = validateConsentResponse(r);
+      expect(v.ok, `response ${i}`).toBe(false);
+      if (!v.ok) expect(v.issues[0]?.code).toBe("proof_malformed");
+    }
+    // a well-formed pair of surrogates is one character, and fine
+    expect(validateConsentRequest({ ...req, agent: { ...req.agent, name: "robot \ud83e\udd16" } }).ok).toBe(true);
+  });
+});
+
 describe("consent responses (§4.2)", () => {
   it("accepts a signed response and refuses upper-case hex, wrong lengths and extra proof fields", () => {
     const res = sampleResponse(sampleRequest());

@@ -5,6 +5,7 @@ import {
   actionHash,
   approvedActionOf,
   checkConsentProof,
+  checkConsentSignature,
   createMemoryNonceStore,
   signingPayloadBytes,
   signingPayloadOf,
@@ -174,6 +175,16 @@ describe("consent proofs (§6)", () => {
     expect(reasonOf(checkConsentProof(res, { ...opts }))).toBe("malformed");
     expect(reasonOf(checkConsentProof(res, { ...opts, trustedPublicKey: "ABC" }))).toBe("malformed");
     expect(reasonOf(checkConsentProof(res, { ...opts, request: { ...req, id: "nope" } }))).toBe("malformed");
+  });
+
+  it("refuses, without throwing, a response whose signed session id holds a lone surrogate", () => {
+    const req = sampleRequest();
+    const res = sampleResponse(req);
+    const session = { valid_until: res.conditions.valid_until, single_use: false, scope: "session" } as const;
+    const bad = { ...res, conditions: { ...session, session_id: "s\ud800" } };
+    expect(reasonOf(checkConsentProof(bad, { ...opts, request: req }))).toBe("malformed");
+    const check = checkConsentSignature(bad, `sha256:${"0".repeat(64)}`, TEST_KEY.publicKeyHex);
+    expect(check.ok ? "ok" : check.reason).toBe("malformed");
   });
 
   it("accepts an approval once and refuses the replay", async () => {

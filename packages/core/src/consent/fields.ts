@@ -41,12 +41,19 @@ export class FieldChecker {
     return record;
   }
 
-  /** Checks a non-empty string of at most `max` characters. */
+  /** Checks a non-empty string of at most `max` characters, with no lone surrogate. */
   string(value: unknown, path: FieldPath, max = 4096): value is string {
     if (typeof value !== "string") this.add(path, "expected a string");
     else if (value.length === 0) this.add(path, "must not be empty");
     else if (value.length > max) this.add(path, `longer than ${max} characters`);
-    else return true;
+    else return this.wellFormed(value, path);
+    return false;
+  }
+
+  /** Checks a string holds no lone surrogate: it could not be put in canonical JSON, so not signed or hashed. */
+  wellFormed(value: string, path: FieldPath): boolean {
+    if (!LONE_SURROGATE.test(value)) return true;
+    this.add(path, "holds a lone surrogate (not valid I-JSON)");
     return false;
   }
 
@@ -75,6 +82,9 @@ export class FieldChecker {
     if (!r.ok) this.add(path, r.issues[0]?.message ?? "not plain JSON");
   }
 }
+
+/** A UTF-16 surrogate not part of a pair (with the `u` flag a pair is one code point, not `Cs`). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 

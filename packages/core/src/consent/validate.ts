@@ -58,7 +58,9 @@ export function validateConsentRequest(value: unknown): Result<ConsentRequestV02
     for (const k of ["tool", "server", "category"]) c.string(action[k], ["action", k], 256);
     c.oneOf(action["risk_level"], ["action", "risk_level"], RISK_LEVELS);
     c.jsonObject(action["parameters"], ["action", "parameters"]);
-    if (typeof action["description"] !== "string") c.add(["action", "description"], "expected a string");
+    const description = action["description"];
+    if (typeof description !== "string") c.add(["action", "description"], "expected a string");
+    else c.wellFormed(description, ["action", "description"]);
   }
   const policy = c.object(r["policy"], ["policy"], ["rule_id", "rule_name", "required_level"]);
   if (policy !== undefined)
