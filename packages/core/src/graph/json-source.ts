@@ -29,6 +29,8 @@ export interface JsonLimits {
   readonly maxLength: number;
   /** Deepest nesting of objects and arrays accepted. */
   readonly maxDepth: number;
+  /** Longest array accepted; reading stops at the first item past it (default: no limit). */
+  readonly maxItems?: number;
 }
 
 /** The key of a path in a position map. */
@@ -41,6 +43,7 @@ class JsonSyntaxError extends Error {
     readonly code: string,
     message: string,
     readonly offset: number,
+    readonly path: readonly (string | number)[] = [],
   ) {
     super(message);
   }
@@ -52,7 +55,7 @@ export function readJson(text: string, limits: JsonLimits): Result<PositionedJso
     const message = `graph too large: ${text.length} characters (limit ${limits.maxLength})`;
     return { ok: false, issues: [{ code: "graph_too_large", path: [], message }] };
   }
-  const reader = new Reader(text, limits.maxDepth);
+  const reader = new Reader(text, limits.maxDepth, limits.maxItems ?? Infinity);
   try {
     const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
     reader.pos = start;
@@ -64,7 +67,13 @@ export function readJson(text: string, limits: JsonLimits): Result<PositionedJso
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
     const where = reader.locate(err.offset);
-    const issue: Issue = { code: err.code, path: [], message: err.message, line: where.line, column: where.column };
+    const issue: Issue = {
+      code: err.code,
+      path: err.path,
+      message: err.message,
+      line: where.line,
+      column: where.column,
+    };
     return { ok: false, issues: [issue] };
   }
 }
@@ -77,6 +86,7 @@ class Reader {
   constructor(
     private readonly text: string,
     private readonly maxDepth: number,
+    private readonly maxItems: number,
   ) {
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) this.lineStarts.push(i + 1);
   }
@@ -92,8 +102,8 @@ class Reader {
     return { line: lo + 1, column: offset - (this.lineStarts[lo] ?? 0) + 1 };
   }
 
-  fail(code: string, message: string, offset = this.pos): never {
-    throw new JsonSyntaxError(code, message, offset);
+  fail(code: string, message: string, offset = this.pos, path: readonly (string | number)[] = []): never {
+    throw new JsonSyntaxError(code, message, offset, path);
   }
 
   skipSpace(): void {
@@ -177,6 +187,15 @@ class Reader {
     }
     for (;;) {
       this.skipSpace();
+      if (out.length >= this.maxItems) {
+        const where = path.length === 0 ? "the document" : `\`${path.join(".")}\``;
+        this.fail(
+          "graph_too_large",
+          `${where} lists more than ${this.maxItems} items (limit ${this.maxItems})`,
+          this.pos,
+          path,
+        );
+      }
       out.push(this.readValue([...path, out.length], depth));
       this.skipSpace();
       const next = this.text.charAt(this.pos);

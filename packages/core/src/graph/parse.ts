@@ -5,7 +5,7 @@ import type { Issue, Result } from "../issues/index.js";
 import { ValidationError } from "../issues/index.js";
 import { readJson, type PositionedJson } from "./json-source.js";
 import type { ConsentGraph } from "./types.js";
-import { validateConsentGraph } from "./validate.js";
+import { MAX_ACTIONS_PER_LIST, validateConsentGraph } from "./validate.js";
 
 /** Largest graph text accepted: 5 MiB worth of characters. */
 export const MAX_GRAPH_LENGTH = 5 * 1024 * 1024;
@@ -23,7 +23,8 @@ export function readConsentGraphJson(text: string): Result<PositionedJson> {
   if (typeof text !== "string") {
     return { ok: false, issues: [{ code: "invalid_type", path: [], message: "a consent graph must be JSON text" }] };
   }
-  return readJson(text, { maxLength: MAX_GRAPH_LENGTH, maxDepth: MAX_GRAPH_DEPTH });
+  // no array longer than one action list is valid anywhere in a graph: stop reading at the first item past it
+  return readJson(text, { maxLength: MAX_GRAPH_LENGTH, maxDepth: MAX_GRAPH_DEPTH, maxItems: MAX_ACTIONS_PER_LIST });
 }
 
 /**

@@ -95,6 +95,19 @@ describe("parseConsentGraph", () => {
     expect(issue?.code).toBe("graph_too_large");
   });
 
+  it("refuses a list of more than 10,000 actions at the first action past the limit, reading no further", () => {
+    const list = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => `a${i}`)).replaceAll(",", ",\n");
+    expect(parseConsentGraph(`{"email": {"autonomous": ${list(10_000)}}}`).ok).toBe(true);
+    const issues = issuesOf(`{"email": {"autonomous": ${list(10_001)}, "blocked": ${list(20_000)}}}`);
+    // one issue, placed at action 10,001 (line 10,001 of the text), not one per over-long list
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ code: "graph_too_large", path: ["email", "autonomous"], line: 10_001 });
+    expect(issues[0]?.message).toContain("limit 10000");
+    // a list anywhere else (no array of that length is valid in a graph) is refused the same way
+    const [contacts] = issuesOf(`{"vip_contacts": {"x": ${list(10_001)}}}`);
+    expect(contacts).toMatchObject({ code: "graph_too_large", path: ["vip_contacts", "x"] });
+  });
+
   it("refuses 10,000-deep nesting without overflowing the stack", () => {
     const [issue] = issuesOf(`{"email": ${"[".repeat(10_000)}${"]".repeat(10_000)}}`);
     expect(issue?.code).toBe("graph_too_deep");
