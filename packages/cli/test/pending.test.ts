@@ -70,6 +70,23 @@ describe("acp pending", () => {
     expect(out.stdout).toContain("[redacted]");
   });
 
+  it("lists every request across the store's pages; --json is the array printJson wrote whole, to the byte", async () => {
+    const home = tempHome();
+    try {
+      const ids = Array.from({ length: 230 }, (_, i) => `cr_${i.toString(16).padStart(32, "0")}`);
+      for (const id of ids) seedPending(home, { id, args: { to: "bob@example.com", body: `${id} `.repeat(200) } });
+      const out = await runCli(["pending", "--json"], { env: { ACP_HOME: home } });
+      expect(out.code).toBe(0);
+      const list = JSON.parse(out.stdout) as { id: string }[];
+      expect(list.map((view) => view.id)).toEqual(ids);
+      expect(out.stdout).toBe(`${JSON.stringify(list, null, 2)}\n`);
+      const human = await runCli(["pending"], { env: { ACP_HOME: home } });
+      expect(human.stdout.match(/^cr_[0-9a-f]{32} {2}mail\/send_email/gm)).toHaveLength(230);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("shows control characters in a tool name or a reason escaped: a hostile upstream cannot redraw the list", async () => {
     const home = tempHome();
     seedPending(home, {

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
-import { timeLeft } from "@acp/core";
-import type { PendingConsentRow } from "@acp/store";
+import { printableJsonText, timeLeft } from "@acp/core";
+import { ownerState, type PendingConsentRow, type PendingCursor } from "@acp/store";
 import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, elide, printable, warningsFor } from "@acp/proxy";
-import { printJson, printLine, type CliContext } from "../context.js";
+import { printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import {
   isOrphaned,
@@ -73,13 +73,16 @@ export async function watchPending(
   const shown = new Set<string>();
   const interval = options.intervalMs ?? WATCH_INTERVAL_MS;
   const look = async (store: PendingConsentHandle["store"]): Promise<void> => {
-    const listed = await store.listPending(ctx.io.now().getTime());
-    const rows = listed.filter((row) => !isOrphaned(row));
-    const orphaned = new Set(listed.filter(isOrphaned).map((r) => r.id));
-    const current = new Set(rows.map((r) => r.id));
-    for (const row of rows) {
-      if (shown.has(row.id)) continue;
-      shown.add(row.id);
+    // the ids alone each look; a request is read whole once, when it is first told (a flood of requests with
+    // megabyte arguments is not read again every half second)
+    const listed = await store.listPendingIds(ctx.io.now().getTime());
+    const orphaned = new Set(listed.filter((r) => ownerState(r.owner) === "gone").map((r) => r.id));
+    const current = new Set(listed.filter((r) => !orphaned.has(r.id)).map((r) => r.id));
+    for (const id of current) {
+      if (shown.has(id)) continue;
+      const row = await store.get(id);
+      if (row === null || row.status !== "pending" || isOrphaned(row)) continue; // settled since: never told
+      shown.add(id);
       tell({ event: "pending", request: viewOf(row) });
     }
     for (const id of [...shown]) {
@@ -120,15 +123,58 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The requests waiting for a person, and those whose proxy died while they waited (not waiting any more). */
-async function listPending(
+/** Requests `acp pending` reads from the store at a time, and the most bytes of their JSON (beyond the first). */
+const PAGE = { limit: 100, maxBytes: 8 * 1024 * 1024 } as const;
+
+/**
+ * Hands each request waiting for a person to `each`, a page of the store at a time (a flood of requests with
+ * megabyte arguments is never read whole at once), and returns how many, and those whose proxy died while
+ * they waited (not waiting any more: their arguments dropped).
+ */
+async function eachPending(
   ctx: CliContext,
   flags: StorageFlags,
-): Promise<{ readonly views: PendingConsentView[]; readonly orphaned: PendingConsentRow[] }> {
-  const rows = await withPendingStore(ctx, flags, async (handle) =>
-    handle === null ? [] : handle.store.listPending(ctx.io.now().getTime()),
-  );
-  return { views: rows.filter((r) => !isOrphaned(r)).map(viewOf), orphaned: rows.filter(isOrphaned) };
+  each: (view: PendingConsentView) => void,
+): Promise<{ readonly count: number; readonly orphaned: PendingConsentRow[] }> {
+  const now = ctx.io.now().getTime();
+  return withPendingStore(ctx, flags, async (handle) => {
+    let count = 0;
+    const orphaned: PendingConsentRow[] = [];
+    let after: PendingCursor | null = null;
+    while (handle !== null) {
+      const page = await handle.store.listPendingPage(now, { ...PAGE, ...(after !== null ? { after } : {}) });
+      for (const row of page.rows) {
+        if (isOrphaned(row)) orphaned.push({ ...row, request: null, reasons: null });
+        else {
+          count++;
+          each(viewOf(row));
+        }
+      }
+      if (!page.more || page.last === null) break;
+      after = page.last;
+    }
+    return { count, orphaned };
+  });
+}
+
+/**
+ * Writes `acp pending --json`'s array an element at a time, as `printJson` would write it whole (the same
+ * text, byte for byte: two-space indent, escapes to a terminal).
+ */
+function jsonArrayWriter(ctx: CliContext): { add(view: PendingConsentView): void; end(): void } {
+  const write = (text: string): void => {
+    ctx.io.stdout.write(ctx.io.stdoutIsTTY === true ? printableJsonText(text) : text);
+  };
+  let first = true;
+  return {
+    add(view) {
+      write(`${first ? "[\n  " : ",\n  "}${JSON.stringify(view, null, 2).replaceAll("\n", "\n  ")}`);
+      first = false;
+    },
+    end() {
+      write(first ? "[]\n" : "\n]\n");
+    },
+  };
 }
 
 /**
@@ -188,16 +234,18 @@ export function registerPending(parent: Command, ctx: CliContext): void {
     )
     .action(async (options: StorageFlags & { json?: boolean; watch?: boolean }) => {
       if (options.watch === true) return watch(ctx, options);
-      const { views, orphaned } = await listPending(ctx, options);
+      const json = options.json === true ? jsonArrayWriter(ctx) : undefined;
+      const { count, orphaned } = await eachPending(ctx, options, (view) =>
+        json !== undefined ? json.add(view) : printView(ctx, view),
+      );
+      json?.end();
       if (orphaned.length > 0) ctx.io.stderr.write(`${printable(orphanedNote(orphaned))}\n`);
-      if (options.json === true) return printJson(ctx, views);
       // naming where it looked tells a person whose MCP client set another ACP_HOME why they see nothing
-      if (views.length === 0) {
+      if (json === undefined && count === 0) {
         const noHome = noHomeNote(ctx, options);
         const where = noHome === undefined ? ` in ${pendingStoreLocation(ctx, options)}` : `: ${noHome}`;
         return printLine(ctx, `no pending consent requests${where}`);
       }
-      for (const view of views) printView(ctx, view);
     });
 }
 
