@@ -128,6 +128,11 @@ export interface PostgresAnchorDatabaseCheck {
   readonly changed: PostgresAnchorDatabaseChange | null;
   /** The anchor carried over to the database reached now (with `accept`), or null. */
   readonly carriedFrom: string | null;
+  /**
+   * Makes the record name the database reached now (once; nothing when it does already). Called where the
+   * home holds, or is about to write, an anchor for it: nothing is written to a home that holds none.
+   */
+  readonly record: () => void;
 }
 
 /**
@@ -135,8 +140,9 @@ export interface PostgresAnchorDatabaseCheck {
  * home's record names for it. Another one whose anchor is in the home: with `write` and without `accept`,
  * throws `audit_anchor_database_changed`; with `accept`, copies that anchor to `anchorPath` when nothing is
  * there (the new database is then held to its checkpoint). Without `write` (`acp doctor`) it only reports.
- * With `write`, the record is made to name the database reached now. An unreadable record throws (with
- * `write` and `accept`, it is replaced).
+ * With `write`, where the home holds an anchor for the database reached now, the record is made to name it
+ * (else `record` does it before the anchor is first written). An unreadable record throws (with `write` and
+ * `accept`, it is replaced).
  */
 export function checkPostgresAnchorDatabase(
   place: {
@@ -150,11 +156,13 @@ export function checkPostgresAnchorDatabase(
 ): PostgresAnchorDatabaseCheck {
   const recordPath = postgresConnectionRecordPath(place.home, place.connection);
   let before: string | null;
+  let replaced = false;
   try {
     before = readRecord(recordPath);
   } catch (err) {
     if (!(options.write && options.accept)) throw err;
     before = null;
+    replaced = true;
   }
   let changed: PostgresAnchorDatabaseChange | null = null;
   let carriedFrom: string | null = null;
@@ -170,7 +178,14 @@ export function checkPostgresAnchorDatabase(
       };
     }
   }
-  if (!options.write) return { changed, carriedFrom };
+  let recorded = before === place.identity;
+  const record = (): void => {
+    if (recorded) return;
+    const line = JSON.stringify({ connection: place.connection, database: place.identity });
+    writeFileAtomic(recordPath, `${line}\n`, HOME_FILE_MODE);
+    recorded = true;
+  };
+  if (!options.write) return { changed, carriedFrom, record };
   if (changed !== null) {
     if (!options.accept) throw postgresDatabaseChangedError(changed);
     if (!present(place.anchorPath)) {
@@ -183,9 +198,7 @@ export function checkPostgresAnchorDatabase(
       carriedFrom = changed.beforeAnchor;
     }
   }
-  if (before !== place.identity) {
-    const record = JSON.stringify({ connection: place.connection, database: place.identity });
-    writeFileAtomic(recordPath, `${record}\n`, HOME_FILE_MODE);
-  }
-  return { changed, carriedFrom };
+  // a home that holds an anchor for it (one written before the record was kept, too) records it now
+  if (present(place.anchorPath) || replaced) record();
+  return { changed, carriedFrom, record };
 }

@@ -72,6 +72,12 @@ export interface PostgresAuditAnchorPlace {
   readonly changed: PostgresAnchorDatabaseChange | null;
   /** With `acceptMovedDatabase`: the anchor of the database reached before, copied to `path`; else null. */
   readonly carriedFrom: string | null;
+  /**
+   * Records in the home that the connection reaches this database (with `move`, already done where the home
+   * holds its anchor): give it to `openPostgresAuditAnchor` as `beforeWrite`, so a home records it with its
+   * first anchor and nothing is written to a home that holds none.
+   */
+  readonly recordDatabase: () => void;
 }
 
 /**
@@ -87,7 +93,8 @@ export interface PostgresAuditAnchorPlace {
  * in the home, throws `audit_anchor_database_changed` (a dump restored into a new server at the same address
  * would otherwise start as a first start and rows cut from its end go unseen); `acceptMovedDatabase` accepts
  * the move and carries that anchor to `path` when none is there. Without `move` the change is only reported
- * (`changed`). With `move` the record is written.
+ * (`changed`). With `move` the record is written where the home holds the anchor; else `recordDatabase`
+ * writes it, before the anchor is first written.
  */
 export async function resolvePostgresAuditAnchorPath(
   home: string,
@@ -107,7 +114,13 @@ export async function resolvePostgresAuditAnchorPath(
     },
     { write: options.move === true, accept: options.acceptMovedDatabase === true },
   );
-  const stay = { path, movedFrom: null, ...found };
+  const stay = {
+    path,
+    movedFrom: null,
+    changed: found.changed,
+    carriedFrom: found.carriedFrom,
+    recordDatabase: found.record,
+  };
   let legacy: string;
   try {
     legacy = legacyPostgresAuditAnchorPath(home, url);
@@ -130,5 +143,6 @@ export async function resolvePostgresAuditAnchorPath(
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
+  found.record(); // the home holds the anchor for this database now
   return { ...stay, movedFrom: legacy };
 }

@@ -39,6 +39,11 @@ export interface PostgresAuditAnchorOptions {
    * ({@link postgresFirstAnchorStartMessage}).
    */
   readonly onFirstUse?: (rows: number) => void;
+  /**
+   * Called before each write of the anchor file (a throw leaves the anchor unwritten): `acp serve` records
+   * there which database the connection reached (`PostgresAuditAnchorPlace.recordDatabase`).
+   */
+  readonly beforeWrite?: () => void;
 }
 
 /**
@@ -205,6 +210,7 @@ export async function openPostgresAuditAnchor(
 
   const adopt = (row: AnchorRow): void => {
     if (held !== null && row.seq <= held.seq) return; // only forward
+    options.beforeWrite?.();
     writeFileAtomic(path, `${row.line}\n`, HOME_FILE_MODE);
     held = row;
   };

@@ -8,9 +8,9 @@
  * and a cluster of this file's own behind one loopback address.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   createPostgresAuditLog,
@@ -86,7 +86,11 @@ async function withStore<T>(url: string, fn: (store: PostgresStore, query: Ancho
 function start(h: string, url: string, acceptMovedDatabase = false) {
   return withStore(url, async (_, query) => {
     const place = await resolvePostgresAuditAnchorPath(h, url, query, { move: true, acceptMovedDatabase });
-    const anchor = await openPostgresAuditAnchor(query, { path: place.path, publicKey });
+    const anchor = await openPostgresAuditAnchor(query, {
+      path: place.path,
+      publicKey,
+      beforeWrite: place.recordDatabase,
+    });
     return { place, anchor };
   });
 }
@@ -99,7 +103,7 @@ async function writeChain(h: string, url: string): Promise<number> {
       clock: () => new Date(),
       signer: privateKey,
       checkpointEvery: 3,
-      anchor: await openPostgresAuditAnchor(query, { path: place.path, publicKey }),
+      anchor: await openPostgresAuditAnchor(query, { path: place.path, publicKey, beforeWrite: place.recordDatabase }),
     });
     for (const tool of ["a", "b", "c", "d", "e"])
       await log.append({ event_type: "policy_evaluated", tool, decision: "deny" });
@@ -177,29 +181,49 @@ describe("a storage URL that now reaches another database", () => {
     expect(again.place.path).toBe(accepted.place.path);
   });
 
-  it("a first start on a new home just works and records the database; one whose old database held no checkpoint goes on", async () => {
-    const { direct, url } = await database();
+  it("a first start on a new home just works and writes nothing; its first anchor records the database", async () => {
+    const { url } = await database();
     const h = home();
     const first = await start(h, url);
     expect(first.place.changed).toBeNull();
-    expect(readdirSync(h)).toEqual([basenameOf(postgresConnectionRecordPath(h, await postgresConnectionTarget(url)))]);
-    const record = JSON.parse(
-      readFileSync(postgresConnectionRecordPath(h, await postgresConnectionTarget(url)), "utf8"),
-    ) as {
-      database: string;
-    };
-    expect(record.database).toMatch(/^system \d+\|acp_t_[0-9a-f]+\|public$/);
+    expect(readdirSync(h)).toEqual([]); // an empty chain: no anchor, no record
+    await writeChain(h, url);
+    const record = postgresConnectionRecordPath(h, await postgresConnectionTarget(url));
+    const names = readdirSync(h).sort();
+    expect(names).toEqual([basename(first.place.path), basename(record)].sort());
+    expect(JSON.parse(readFileSync(record, "utf8"))).toEqual({
+      connection: await postgresConnectionTarget(url),
+      database: expect.stringMatching(/^system \d+\|acp_t_[0-9a-f]+\|public$/) as unknown,
+    });
+  });
 
-    // the other cluster now, but this home never anchored a checkpoint of the first: nothing to protect
+  it("a home holding an anchor and no record (kept before the record was) records at its next start, and is then held", async () => {
+    const { direct, url } = await database();
+    const h = home();
+    await writeChain(h, url);
+    const record = postgresConnectionRecordPath(h, await postgresConnectionTarget(url));
+    rmSync(record);
+    const again = await start(h, url);
+    expect(again.anchor.firstAnchor).toBeNull();
+    expect(existsSync(record)).toBe(true);
     await moveToOtherCluster(direct);
-    const second = await start(h, url);
-    expect(second.place.changed).toBeNull();
-    const now = JSON.parse(
-      readFileSync(postgresConnectionRecordPath(h, await postgresConnectionTarget(url)), "utf8"),
-    ) as {
-      database: string;
-    };
-    expect(now.database).not.toBe(record.database);
+    await expect(start(h, url)).rejects.toMatchObject({ code: "audit_anchor_database_changed" });
+  });
+
+  it("where the old database's anchor is not in the home (moved aside) the new one is not refused, and is recorded", async () => {
+    const { direct, url } = await database();
+    const h = home();
+    await writeChain(h, url);
+    const record = postgresConnectionRecordPath(h, await postgresConnectionTarget(url));
+    const old = JSON.parse(readFileSync(record, "utf8")) as { database: string };
+    const anchors = readdirSync(h).filter((n) => n.endsWith(".checkpoint"));
+    for (const name of anchors) renameSync(join(h, name), join(h, `${name}.aside`));
+    await moveToOtherCluster(direct);
+    const moved = await start(h, url);
+    expect(moved.place.changed).toBeNull();
+    expect(moved.anchor.firstAnchor).not.toBeNull(); // a first start there, as the operator chose
+    const now = JSON.parse(readFileSync(record, "utf8")) as { database: string };
+    expect(now.database).not.toBe(old.database);
   });
 
   it("one bare URL that PGDATABASE points at two databases is two connections: neither refuses the other", async () => {
@@ -226,7 +250,6 @@ describe("a storage URL that now reaches another database", () => {
     const h = home();
     await start(h, url);
     const record = postgresConnectionRecordPath(h, await postgresConnectionTarget(url));
-    const { writeFileSync } = await import("node:fs");
     writeFileSync(record, "not json\n");
     await expect(start(h, url)).rejects.toMatchObject({ code: "audit_anchor_database_changed" });
     await expect(start(h, url)).rejects.toThrow(/record of which database the storage URL reached .* cannot be read/);
@@ -235,7 +258,3 @@ describe("a storage URL that now reaches another database", () => {
     expect(JSON.parse(readFileSync(record, "utf8"))).toMatchObject({ connection: await postgresConnectionTarget(url) });
   });
 });
-
-function basenameOf(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
-}

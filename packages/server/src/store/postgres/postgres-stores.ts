@@ -428,6 +428,8 @@ export async function openPostgresStores(options: PostgresStoresOptions): Promis
             publicKey: options.auditPublicKey,
             // a first use reads the whole chain before the node starts: said before, so a long wait is explained
             onFirstUse: (rows) => options.log?.(postgresFirstAnchorStartMessage(anchorPath, rows)),
+            // with its first anchor the home records which database this storage URL reaches
+            ...(place !== null ? { beforeWrite: place.recordDatabase } : {}),
           })
         : undefined;
     // a chain found with rows and no anchor in this home: verified from row 1 and anchored; said as the file log's
