@@ -150,9 +150,11 @@ describe("acp init's starter config.yml", () => {
         port: 8787,
         bind: "127.0.0.1",
         publicUrl: "https://acp.example.com",
+        insecurePlainHttp: false,
         decisionAudit: "queued",
         callerBudget: { units: 33_554_432, windowMs: 60_000 },
         storageUrl: "postgres://acp@127.0.0.1:5432/acp",
+        storageConnectWait: 30,
       },
     });
     // the proxy's own checks and the serve check (not the database: no server is expected at that URL)

@@ -65,7 +65,7 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
 const CHANNELS = ["prompt", "telegram", "webhook"];
 
 /** The keys of each channel's section, and which of them must be set when that channel is chosen. */
-const SECTIONS = {
+export const CHANNEL_SECTIONS = {
   telegram: { keys: ["bot_token", "chat_id", "api_root"], required: ["bot_token", "chat_id"] },
   webhook: { keys: ["url", "secret", "callback_listen", "callback_url"], required: ["url", "secret"] },
 } as const;
@@ -74,7 +74,7 @@ const isSet = (value: unknown): boolean => value !== undefined && value !== null
 const HTTP_URL = /^https?:\/\/[^\s/]+/;
 
 /** What is wrong with one set value of a channel section, or null. */
-function valueProblem(section: keyof typeof SECTIONS, key: string, value: unknown): string | null {
+function valueProblem(section: keyof typeof CHANNEL_SECTIONS, key: string, value: unknown): string | null {
   const name = `\`${section}.${key}\``;
   if (key === "chat_id") {
     return (typeof value === "number" && Number.isSafeInteger(value)) ||
@@ -114,8 +114,8 @@ export function checkChannelKeys(file: ConfigFile): void {
       `${at(["channel"])}: \`channel\` must be one of ${CHANNELS.join(", ")}, got \`${typeof chosen === "string" ? chosen : JSON.stringify(chosen)}\``,
     );
   }
-  for (const section of Object.keys(SECTIONS) as (keyof typeof SECTIONS)[]) {
-    const { keys, required } = SECTIONS[section];
+  for (const section of Object.keys(CHANNEL_SECTIONS) as (keyof typeof CHANNEL_SECTIONS)[]) {
+    const { keys, required } = CHANNEL_SECTIONS[section];
     const raw = values[section];
     if (raw !== undefined && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) {
       problems.push(`${at([section])}: \`${section}\` must be a mapping (${keys.join(", ")})`);

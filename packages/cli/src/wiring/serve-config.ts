@@ -7,7 +7,7 @@ import { compileGlob, readNamedSecrets, suggest } from "@acp/core";
 import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
 
 /** The keys of `serve:` and what each takes. */
-const SERVE_KEYS = [
+export const SERVE_KEYS = [
   "port",
   "bind",
   "public_url",
@@ -22,7 +22,8 @@ const SERVE_KEYS = [
 ] as const;
 /** The keys of `serve.caller_budget`: each caller's share of the policy work. */
 const CALLER_BUDGET_KEYS = ["units", "seconds"] as const;
-const STORAGE_KEYS = ["url", "connect_wait"] as const;
+/** The keys of `storage:`. */
+export const STORAGE_KEYS = ["url", "connect_wait"] as const;
 
 /** The sections as `acp serve` uses them (absent keys stay absent). */
 export interface ServeConfig {

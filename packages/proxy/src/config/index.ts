@@ -1,1 +1,1 @@
-export { parseProxyConfig, PROXY_DEFAULTS, type ProxyConfig, type PrefixMode } from "./proxy-config.js";
+export { parseProxyConfig, PROXY_DEFAULTS, PROXY_KEYS, type ProxyConfig, type PrefixMode } from "./proxy-config.js";

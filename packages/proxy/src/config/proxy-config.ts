@@ -54,7 +54,8 @@ export const PROXY_DEFAULTS = {
   maxCallsInFlight: 64,
 } as const;
 
-const PROXY_KEYS = [
+/** The keys of `proxy:` (anything else is refused, `proxy_config_unknown_key`). */
+export const PROXY_KEYS: readonly string[] = [
   "port",
   "bind",
   "public_url",

@@ -21,6 +21,8 @@ telegram:
   # The bot token, sealed with the vault key as "encrypted:<base64>". Never paste a plain token here;
   # run \`acp config set-secret telegram.bot_token\` and give the token on stdin.
   bot_token: ""
+  # A self-hosted Bot API server instead of Telegram's own:
+  #   api_root: "https://api.telegram.org"
   # The chat that receives consent requests (a number, as a string).
   chat_id: ""
 
@@ -28,18 +30,35 @@ telegram:
 webhook:
   # Where consent requests are POSTed.
   url: ""
+  # Where signed decisions come back (HOST:PORT; port 0 picks a free one). On every address (0.0.0.0:PORT)
+  # it needs callback_url, the URL the receiver reaches this machine at (default: the listener's own):
+  #   callback_listen: "127.0.0.1:0"
+  #   callback_url: "https://acp.example.com/acp/consent"
   # The shared secret that signs webhook calls, sealed like bot_token:
   # \`acp config set-secret webhook.secret\`.
   secret: ""
 
 # The MCP proxy.
 proxy:
-  # The local port the proxy listens on for HTTP clients.
+  # The local port the proxy listens on for HTTP clients (\`acp proxy --http\`; --http PORT wins).
   port: 8443
+  # The address it listens on (--bind wins). Beyond 127.0.0.1 it needs a bearer token, and TLS in front
+  # (an https public_url: the origin a reverse proxy serves it at) or insecure_plain_http:
+  #   bind: "127.0.0.1"
+  #   public_url: "https://mcp.example.com"
+  # true: listen beyond loopback with no TLS in front, the token and every call in clear text (as
+  # --insecure-plain-http; warned at every start). Only on a network you trust:
+  #   insecure_plain_http: false
+  # Seconds one upstream call may take without progress (--call-timeout), and however much progress it
+  # sends (--call-max); when tool names get the server__ prefix: on-collision, always or never (--prefix-tools):
+  #   call_timeout_seconds: 60
+  #   call_max_seconds: 3600
+  #   prefix_tools: on-collision
   # Over HTTP (\`acp proxy --http\`), the token every client sends (\`Authorization: Bearer …\`; required
   # beyond 127.0.0.1): make one with \`openssl rand -hex 32\`, give it to your clients, and seal it with
-  # \`acp config set-secret proxy.bearer_token\`. Tokens that name their agent make the audit say which
-  # agent called, whatever the client calls itself:
+  # \`acp config set-secret proxy.bearer_token\` (ACP_PROXY_TOKEN wins):
+  #   bearer_token: ""
+  # Tokens that name their agent make the audit say which agent called, whatever the client calls itself:
   #   agent_tokens:
   #     ci_bot: ""    # \`acp config set-secret proxy.agent_tokens.ci_bot\`
   # At most this many HTTP sessions are open at once (an agent with a token of its own: a quarter):
@@ -75,7 +94,8 @@ session:
 defaults:
   # Seconds a consent request waits for an answer before it is denied.
   timeout_seconds: 120
-  # The policy file.
+  # The policy file, for reference: acp reads --policy FILE, else policy.yml in this home (changing this
+  # line does not change which file is used).
   policy: ${JSON.stringify(policyPath)}
 
 # The decision service \`acp serve\` (docs/reference/cli/serve.md). Its defaults need no settings: to change
@@ -87,6 +107,9 @@ defaults:
 #   bind: "127.0.0.1"
 #   # Behind a reverse proxy (it may end TLS): the origin browsers use. Links are made with it.
 #   public_url: "https://acp.example.com"
+#   # true: plain HTTP beyond loopback with no TLS in front; tokens, sign-in links and cookies in clear
+#   # text (as --insecure-plain-http; warned at every start). Only on a network you trust.
+#   insecure_plain_http: false
 #   # queued: a decision's audit event is fsynced within milliseconds after the answer; durable: every
 #   # answer waits for its fsync (slower).
 #   decision_audit: queued
@@ -113,6 +136,23 @@ defaults:
 # storage:
 #   # postgres://USER@HOST:5432/DATABASE
 #   url: "postgres://acp@127.0.0.1:5432/acp"
+#   # Seconds acp serve waits at start for the database to accept connections (0: try once;
+#   # --storage-connect-wait wins).
+#   connect_wait: 30
+
+# The sandbox of \`acp run\` (docs/guides/sandbox.md): these are its defaults; to change one, remove the first
+# "# " of each line below (flags such as --max-memory still win).
+# sandbox:
+#   # Destinations (HOST:PORT) the agent may reach without asking, e.g. ["api.anthropic.com:443"]
+#   # (--allow-egress adds to them).
+#   allow_egress: []
+#   # The most processes (threads included) the sandbox may hold at once (--max-processes).
+#   max_processes: 4096
+#   # The most memory the sandbox may use: bytes, or with K, M, G or T (--max-memory); past it the kernel
+#   # kills a process of the sandbox.
+#   max_memory: 4G
+#   # The most CPU time, in CPUs (--max-cpu; e.g. 1.5). No cap unless set:
+#   # max_cpu: 2
 `;
 }
 
