@@ -213,6 +213,19 @@ describe("consent proofs (§6)", () => {
     expect(reasonOf(await verifyConsentProof(res, { ...opts, request: req, nonceStore }))).toBe("ok");
   });
 
+  it("accepts only a spend the store answers `true` (a store answering anything else spent nothing)", async () => {
+    const req = sampleRequest();
+    const res = sampleResponse(req);
+    // e.g. a store handing back its driver's result ({ changes: 0 }: nothing inserted) instead of a boolean
+    for (const answer of [{ changes: 0 }, 1, "true", undefined, null]) {
+      const store = { spend: (): boolean => answer as unknown as boolean };
+      const v = await verifyConsentProof(res, { ...opts, request: req, nonceStore: store });
+      expect(reasonOf(v), JSON.stringify(answer)).toBe("replayed");
+    }
+    const honest = { spend: (): Promise<boolean> => Promise.resolve(true) };
+    expect(reasonOf(await verifyConsentProof(res, { ...opts, request: req, nonceStore: honest }))).toBe("ok");
+  });
+
   it("refuses when the nonce store fails (fail closed)", async () => {
     const req = sampleRequest();
     const res = sampleResponse(req);

@@ -301,14 +301,14 @@ export async function verifyConsentProof(
   if (!checked.ok) return checked;
   const res = checked.value.response;
   const expiresAt = parseIsoTime(res.conditions.valid_until) ?? 0;
-  let spent: boolean;
+  let spent: unknown;
   try {
     spent = await options.nonceStore.spend(res.nonce, res.request_id, expiresAt);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return refuse("replayed", `could not record the nonce as spent, so the proof is not accepted: ${why}`, ["nonce"]);
   }
-  if (spent) return checked;
+  if (spent === true) return checked; // anything else (a driver's result, undefined) spent nothing we know of
   // a store that forgot nonces refuses one whose approval ended no later than those: say it is too old
   const forgotten = await Promise.resolve(options.nonceStore.forgottenThrough?.()).catch(() => undefined);
   if (forgotten !== undefined && expiresAt <= forgotten) {
