@@ -57,6 +57,24 @@ describe("acp vault set|list|rm", () => {
     expect((await runCli(["vault", "list"], { env })).stdout).toBe("A\n");
   });
 
+  it("warns of a value shorter than 12 characters (an agent can guess it through redaction), naming no value", async () => {
+    const { home } = fixtureHome(root.dir);
+    const env = envFor(home);
+    const short = await runCli(["vault", "set", "PIN"], { env, stdin: "4821\n" });
+    expect(short.code).toBe(0);
+    expect(short.stdout).toBe("stored `PIN` in the vault (1 entry)\n");
+    expect(short.stderr).toMatch(
+      /^warning: `PIN` is 4 characters long: an agent can guess a short value through the proxy/,
+    );
+    expect(short.stderr).not.toContain("4821");
+    const json = await runCli(["vault", "set", "PASS", "--json"], { env, stdin: "hunter2" });
+    expect(JSON.parse(json.stdout)).toEqual({ name: "PASS", replaced: false, entries: 2 });
+    expect(json.stderr).toContain("`PASS` is 7 characters long");
+    const long = await runCli(["vault", "set", "TOKEN"], { env, stdin: "0123456789ab\n" });
+    expect(long.code).toBe(0);
+    expect(long.stderr).toBe("");
+  });
+
   it("never takes the value from argv, and does not echo it", async () => {
     const { home } = fixtureHome(root.dir);
     const r = await runCli(["vault", "set", "TOKEN", "argv-canary"], { env: envFor(home) });

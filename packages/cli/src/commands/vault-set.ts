@@ -2,11 +2,28 @@ import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { isVaultName } from "@acp/core";
 import { readVault, writeVault } from "@acp/store";
-import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { orThrow } from "../home-access/or-throw.js";
 import { readSecretValue } from "../home-access/secret-input.js";
+
+/**
+ * Values shorter than this are stored with a warning: redaction shows which text it hid, so an agent that
+ * has any tool echo many guesses in one call learns a short or common value from the one hidden.
+ */
+export const SHORT_VAULT_VALUE = 12;
+
+/** The warning for a value shorter than {@link SHORT_VAULT_VALUE}, or `undefined`. Names the entry and the length, never the value. */
+export function shortValueWarning(name: string, value: string): string | undefined {
+  const length = [...value].length;
+  if (length >= SHORT_VAULT_VALUE) return undefined;
+  return (
+    `warning: \`${name}\` is ${length} character${length === 1 ? "" : "s"} long: an agent can guess a short value ` +
+    "through the proxy (it hides the value wherever a tool's answer holds it, so a tool that echoes many guesses " +
+    `shows which one is hidden); use a random value of ${SHORT_VAULT_VALUE}+ characters where the service allows`
+  );
+}
 
 /** Refuses an invalid vault entry name (exit 2). */
 export function assertVaultName(name: string): void {
@@ -37,6 +54,9 @@ Examples:
   printf %s "$GITHUB_TOKEN" | acp vault set GITHUB_TOKEN
   acp vault set SMTP_PASSWORD             # asks for the value without echo
 
+A value shorter than ${SHORT_VAULT_VALUE} characters is stored with a warning on stderr: the proxy hides a
+vault value wherever an answer holds it, so an agent can learn a short one by having a tool echo guesses.
+
 Exit codes: 0 stored, 1 error (no passphrase, corrupted vault), 2 usage (bad name, value in argv).`,
     )
     .action(async (name: string, extra: string[], options: { json?: boolean }) => {
@@ -52,10 +72,12 @@ Exit codes: 0 stored, 1 error (no passphrase, corrupted vault), 2 usage (bad nam
       try {
         const entries = orThrow(readVault(home, seed));
         const value = await readSecretValue(ctx, `\`${name}\``);
+        const short = shortValueWarning(name, value);
         const replaced = Object.hasOwn(entries, name);
         const next = { ...entries, [name]: value };
         orThrow(writeVault(home, next, seed, randomBytes));
         const count = Object.keys(next).length;
+        if (short !== undefined) printError(ctx, short);
         if (options.json === true) printJson(ctx, { name, replaced, entries: count });
         else
           printLine(
