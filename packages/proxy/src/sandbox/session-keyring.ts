@@ -32,9 +32,15 @@ export const KEYCTL_SYSCALL: Readonly<Record<string, number>> = {
 
 /** How the init gives the agent its own session keyring (argv prefixes; see `sessionKeyring`). */
 export interface SessionKeyring {
-  /** Put before the agent's argv (after `setpriv`): joins a new session keyring, then execs the rest. */
+  /**
+   * Put before the agent's argv (after `setpriv`): joins a new session keyring, installs the keyring filter,
+   * then execs the rest.
+   */
   readonly exec: readonly string[];
-  /** Run by the init before it reports ready: exits 0 only when joining a new session keyring works here. */
+  /**
+   * Run by the init before it reports ready: exits 0 only when joining a new session keyring and installing
+   * the keyring filter (the keyring calls then failing with `EPERM`) work here.
+   */
   readonly check: readonly string[];
 }
 
