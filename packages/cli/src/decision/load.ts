@@ -17,6 +17,7 @@ import {
   type Policy,
   type RateLimiter,
 } from "@acp/core";
+import { consentGraphFileExists } from "@acp/store";
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "./read-input.js";
@@ -79,7 +80,7 @@ export async function loadDecisionInputs(
   const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
   let graphFile: string | undefined;
   if (options.graph !== undefined) graphFile = resolvePath(io, options.graph);
-  else if (existsSync(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
+  else if (consentGraphFileExists(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
   if (graphFile === undefined) {
     // a config file named on the command line is checked even when there is no graph to apply it to
     if (configFile !== undefined) loadGraphSettings(home, configFile);

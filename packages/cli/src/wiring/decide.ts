@@ -22,7 +22,7 @@ import {
   type RateLimiter,
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
-import { STARTER_POLICY, createSqliteRateLimiter } from "@acp/store";
+import { STARTER_POLICY, consentGraphFileExists, createSqliteRateLimiter } from "@acp/store";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -131,7 +131,7 @@ function named(decision: Promise<Decision>, version: PolicyVersion): Promise<Dec
  */
 export function readHomeConsentGraph(home: string): ConsentGraph | null {
   const file = join(home, "consent-graph.json");
-  if (!existsSync(file)) return null;
+  if (!consentGraphFileExists(file)) return null; // a link to nothing is read, and refused, not skipped
   const graph = parseConsentGraph(readInputFileSync(file, "consent graph"), { file });
   if (!graph.ok) {
     const lines = graph.issues.map((i) => formatIssue(i, file)).join("\n");

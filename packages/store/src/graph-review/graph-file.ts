@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { MAX_GRAPH_LENGTH, parseConsentGraph, type ConsentGraph, type Issue } from "@acp/core";
 import { NotRegularFileError, readFileUpTo } from "../home/read-up-to.js";
 
@@ -26,6 +26,16 @@ function unreadable(path: string, reason: string): Extract<ConsentGraphFile, { s
   return { status: "unreadable", path, reason, issue: { code: "graph_unreadable", path: [], message } };
 }
 
+/** Whether anything is at `path`, a symbolic link to nothing included (which `existsSync` calls absent). */
+export function consentGraphFileExists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Reads graph text without parsing it: missing and unreadable files come back as such; an oversized one
  * (refused before reading) is invalid.
@@ -48,7 +58,11 @@ export function readConsentGraphText(
   } catch (err) {
     if (err instanceof NotRegularFileError) return unreadable(path, "not a file");
     const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
-    if (code === "ENOENT") return { status: "missing", path };
+    if (code === "ENOENT") {
+      // a link to nothing (a volume not mounted) is a graph that cannot be read, not a home without one
+      if (consentGraphFileExists(path)) return unreadable(path, "a symbolic link to a file that is not there");
+      return { status: "missing", path };
+    }
     return unreadable(path, typeof code === "string" ? code : err instanceof Error ? err.message : String(err));
   }
 }

@@ -12,4 +12,9 @@ export {
   recordGraphReviewFile,
   type RecordedGraphReview,
 } from "./review-file.js";
-export { loadConsentGraphFile, readConsentGraphText, type ConsentGraphFile } from "./graph-file.js";
+export {
+  consentGraphFileExists,
+  loadConsentGraphFile,
+  readConsentGraphText,
+  type ConsentGraphFile,
+} from "./graph-file.js";

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConsentGraphFile, readConsentGraphText } from "../../src/graph-review/index.js";
+import { consentGraphFileExists, loadConsentGraphFile, readConsentGraphText } from "../../src/graph-review/index.js";
 
 let dir: string;
 
@@ -36,5 +36,16 @@ describe("consent graph file", () => {
   it("a file that is not there is missing", () => {
     const path = join(dir, "nope.json");
     expect(loadConsentGraphFile(path)).toEqual({ status: "missing", path });
+    expect(consentGraphFileExists(path)).toBe(false);
+  });
+
+  it("a symbolic link to a file that is not there is unreadable, not missing (the graph is not silently off)", () => {
+    const path = join(dir, "consent-graph.json");
+    symlinkSync(join(dir, "unmounted", "consent-graph.json"), path);
+    expect(consentGraphFileExists(path)).toBe(true);
+    for (const file of [readConsentGraphText(path), loadConsentGraphFile(path)]) {
+      expect(file).toMatchObject({ status: "unreadable", path, reason: "a symbolic link to a file that is not there" });
+      expect(file.status === "unreadable" && file.issue.code).toBe("graph_unreadable");
+    }
   });
 });
