@@ -111,6 +111,23 @@ describe("mapToGraphTarget", () => {
     expect(mapToGraphTarget(mapping, request("write_file", {}), graph)?.action).toBe("write_outside_workspace");
   });
 
+  it("a path that climbs out with `..`, or is relative, or is not a string, is outside the workspace glob", () => {
+    const action = (path: unknown) => mapToGraphTarget(mapping, request("write_file", { path }), graph)?.action;
+    for (const path of [
+      "/home/me/work/../.ssh/authorized_keys",
+      "/home/me/work/a/../../../etc/passwd",
+      "/home/me/work/./../x",
+      "work/a.txt",
+      "../work/a.txt",
+      "/home/me/workshop/a.txt",
+      ["/home/me/work/a.txt"],
+      { path: "/home/me/work/a.txt" },
+    ]) {
+      expect(action(path), JSON.stringify(path)).toBe("write_outside_workspace");
+    }
+    expect(action("/home/me/work/sub/.hidden")).toBe("write_workspace");
+  });
+
   it("fan_out: a notification to more than one destination, or one it cannot read, is not the one-destination action", () => {
     // the spec's notifications domain: route each notification to exactly one destination
     const notifications = graphOf({
