@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CliError } from "../src/exit-codes.js";
 import { readConfigFile } from "../src/wiring/config-file.js";
 import { configInUse } from "../src/wiring/config-in-use.js";
+import { checkServeConfig } from "../src/wiring/serve-config.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
 import { runCli } from "./run.js";
 
@@ -36,6 +37,27 @@ describe("config.yml: an unknown key in a section is refused at FILE:LINE:COL wi
       `${path}:3:17: unknown key \`sandbox.max_proceses\` (did you mean \`sandbox.max_processes\`?)`,
       `${path}:4:11: unknown key \`sandbox.colour\` (expected allow_egress, max_processes, max_memory, max_cpu)`,
     ]);
+  });
+
+  it("sandbox: a misspelt max_memory or max_cpu is refused with the key meant, not left at no cap", () => {
+    const path = configFile('version: "1"\nsandbox:\n  max_memroy: 2G\n  maxcpu: 1\n');
+    const got = problems(path);
+    expect(got.code).toBe(4);
+    expect(got.lines).toEqual([
+      `${path}:3:15: unknown key \`sandbox.max_memroy\` (did you mean \`sandbox.max_memory\`?)`,
+      `${path}:4:11: unknown key \`sandbox.maxcpu\` (did you mean \`sandbox.max_cpu\`?)`,
+    ]);
+  });
+
+  it("serve and storage: a misspelt insecure_plain_http or connect_wait is refused with the key meant", () => {
+    const values = { serve: { insecure_plain_htp: true }, storage: { conect_wait: 60 } };
+    expect(checkServeConfig(values)).toEqual({
+      ok: false,
+      problems: [
+        "serve.insecure_plain_htp: unknown key (did you mean `serve.insecure_plain_http`?)",
+        "storage.conect_wait: unknown key (did you mean `storage.connect_wait`?)",
+      ],
+    });
   });
 
   it("sandbox: its own keys load", () => {
