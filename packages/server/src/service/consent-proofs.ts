@@ -82,7 +82,9 @@ export function createConsentProofs(
       if (proof.signed_payload_hash !== signedPayloadHash(bytes)) return false;
       if (!edVerify(null, bytes, keys.publicKey, Buffer.from(proof.signature, "hex"))) return false;
       const validUntil = Date.parse(response.conditions.valid_until);
-      if (response.nonce !== request.nonce || !(validUntil > now.getTime())) return false;
+      // bound to the request it answers (§6.3 4): its id as well as its nonce
+      if (response.request_id !== request.id || response.nonce !== request.nonce) return false;
+      if (!(validUntil > now.getTime())) return false;
       return nonces === undefined || (await nonces.spend(response.nonce, response.request_id, validUntil));
     },
   };
