@@ -21,6 +21,7 @@ export const HOME_LINK_CHECKED_FILES: readonly string[] = [
   "state.db-shm",
   "policy.yml",
   "consent-graph.json",
+  "consent-graph.reviews.json",
   "audit.jsonl",
   "pins.json",
   "serve.json",

@@ -44,6 +44,13 @@ describe("linkedHomeFiles", () => {
     ]);
   });
 
+  it("finds the consent graph's review record with another name (it decides consent decay)", () => {
+    const { home, elsewhere } = homeAndElsewhere();
+    writeFileSync(join(home, "consent-graph.reviews.json"), '{"version": 1, "domains": {}}\n', { mode: 0o600 });
+    linkSync(join(home, "consent-graph.reviews.json"), join(elsewhere, "r"));
+    expect(linkedHomeFiles(home)).toEqual([{ path: join(home, "consent-graph.reviews.json"), links: 2 }]);
+  });
+
   it("a missing file, a symbolic link or a file with one name is not one", () => {
     const { home, elsewhere } = homeAndElsewhere();
     writeFileSync(join(elsewhere, "target"), "x");
