@@ -1,4 +1,5 @@
 import { DEFAULT_REDACTION, PEM_PRIVATE_KEY_BLOCK, QUICK_PROBES, REDACTED, type RedactionRules } from "./rules.js";
+import { BASE64_FIELDS, redactBase64Bytes } from "./base64-fields.js";
 import { acrossPieces, mayHoldPercentSpelling } from "./joined-pieces.js";
 import { spellSecrets, type SecretSpellings } from "./secret-variants.js";
 import { WorkBudgetExceededError, withWorkBudget, type LinearPattern } from "../glob/index.js";
@@ -136,7 +137,7 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-const NO_SPELLINGS: SecretSpellings = { strings: [], percentEncoded: [], folded: [] };
+const NO_SPELLINGS: SecretSpellings = { raw: [], strings: [], percentEncoded: [], folded: [] };
 
 /**
  * Known secrets and their spellings ({@link spellSecrets}); recomputed (a new object) only when the
@@ -292,6 +293,7 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     }
     return out;
   };
+  const hideBytes = (text: string, spelled: SecretSpellings): string => hideSecrets(text, spelled, placeholder);
   const path: object[] = []; // the objects being walked, root first (cycle check without a Set per call)
   let secrets: SecretSpellings = NO_SPELLINGS;
   // `hidden`: under a secret-named key (at any depth below it): scalars are replaced, strings as
@@ -335,7 +337,13 @@ export function createRedactor(rules: RedactionRules = DEFAULT_REDACTION, option
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i] as string;
       const child = source[key];
-      const next = walk(child, depth + 1, hidden || isSecretKey(key));
+      const under = hidden || isSecretKey(key);
+      // a `blob` or `data` of base64 whose bytes hold a secret: the bytes hidden, the base64 kept valid
+      const bytes =
+        !under && typeof child === "string" && secrets.raw.length > 0 && BASE64_FIELDS.has(key)
+          ? redactBase64Bytes(child, secrets, hideBytes)
+          : undefined;
+      const next = bytes !== undefined ? redactString(bytes, secrets) : walk(child, depth + 1, under);
       const name = redactString(key, secrets);
       if (out === undefined && (next !== child || name !== key)) {
         out = {};

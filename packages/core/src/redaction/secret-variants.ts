@@ -8,6 +8,8 @@ import { Buffer } from "node:buffer";
  * lines. These are what the redactor hides besides the secret itself.
  */
 export interface SecretSpellings {
+  /** The secrets themselves, non-empty, each once (with the other line breaks of one of several lines). */
+  readonly raw: readonly string[];
   /** The secrets and their JSON-escaped, base64 and hex spellings, non-empty, deduplicated, longest first. */
   readonly strings: readonly string[];
   /** One pattern per secret: it with any of its characters percent-encoded, and its letters in either case. */
@@ -109,8 +111,10 @@ export function spellSecrets(secrets: readonly string[]): SecretSpellings {
   const strings = new Set<string>();
   const percentEncoded: RegExp[] = [];
   const folded = new Set<string>();
+  const raw: string[] = [];
   for (const secret of new Set(secrets.flatMap(lineEndings))) {
     if (secret.length === 0) continue;
+    raw.push(secret);
     strings.add(secret);
     for (const spelling of [...jsonSpellings(secret), ...base64Spellings(secret), ...hexSpellings(secret)]) {
       strings.add(spelling);
@@ -118,5 +122,5 @@ export function spellSecrets(secrets: readonly string[]): SecretSpellings {
     percentEncoded.push(percentPattern(secret));
     if (secret.toLowerCase() !== secret.toUpperCase()) folded.add(secret.toLowerCase());
   }
-  return { strings: [...strings].sort((a, b) => b.length - a.length), percentEncoded, folded: [...folded] };
+  return { strings: [...strings].sort((a, b) => b.length - a.length), percentEncoded, folded: [...folded], raw };
 }

@@ -110,3 +110,33 @@ describe("a vault value cut across the items of an array is hidden", () => {
     );
   });
 });
+
+describe("a vault value in the bytes of a base64 `blob` or `data` is hidden, the base64 kept valid", () => {
+  const b64 = (text: string): string => Buffer.from(text, "latin1").toString("base64");
+  const decoded = (value: unknown): string => Buffer.from(value as string, "base64").toString("latin1");
+  const utf8 = Buffer.from(SECRET, "utf8").toString("latin1");
+
+  it("a resource's blob: its bytes with the value replaced, everything else as it was", () => {
+    for (const before of ["TOKEN=", "TOKEN=x", "TOKEN=xy"]) {
+      const blob = b64(`${before}${utf8}\nOTHER=1\n`);
+      const out = only({ contents: [{ uri: "file:///env", blob }] }) as { contents: { blob: string }[] };
+      const shown = out.contents[0]?.blob as string;
+      expect(shown).toMatch(/^[A-Za-z0-9+/]*={0,2}$/);
+      expect(decoded(shown)).toBe(`${before}${REDACTED}\nOTHER=1\n`);
+    }
+  });
+
+  it("an image's data, with bytes that are no text around the value", () => {
+    const data = b64(`\x89PNG\r\n\x1a\n\x00\xff${utf8}\x00\x01`);
+    const out = only({ content: [{ type: "image", mimeType: "image/png", data }] }) as {
+      content: { data: string }[];
+    };
+    expect(decoded(out.content[0]?.data)).toBe(`\x89PNG\r\n\x1a\n\x00\xff${REDACTED}\x00\x01`);
+  });
+
+  it("a `data` that is no base64 (a log line) is redacted as text; a blob without the value is the same string", () => {
+    expect(only({ data: `bad credential ${SECRET}` })).toEqual({ data: `bad credential ${REDACTED}` });
+    const clean = { blob: b64("nothing to see here") };
+    expect(only(clean)).toBe(clean);
+  });
+});
