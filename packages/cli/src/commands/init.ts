@@ -123,8 +123,9 @@ export function registerInit(parent: Command, ctx: CliContext): void {
 The passphrase comes from ACP_PASSPHRASE, or is asked twice without echo when stdin is a terminal.
 With neither, init stops with an error rather than store the key unencrypted.
 
-config.yml holds the settings of acp proxy (channel, proxy, session, …) and, commented out with their
-defaults, the serve: and storage: sections of acp serve: remove the first "# " of each line to use one.
+config.yml holds the settings of acp proxy (channel, proxy, session, …; its other keys commented out with
+their defaults) and, commented out the same way, the serve: and storage: sections of acp serve and the
+sandbox: section of acp run: remove the first "# " of each line to use one.
 
 An audit.jsonl already there whose checkpoints the new key cannot verify (one an acp proxy run before
 acp init signed with a key thrown away at exit, or the old key's with --force) is moved aside with its
