@@ -204,12 +204,22 @@ export function deepFreeze<T>(value: T): T {
 
 /**
  * Validates a raw graph object (e.g. from `JSON.parse`) into a deeply frozen `ConsentGraph`.
- * `positions` (from the JSON reader) adds line and column to each issue.
+ * `positions` (from the JSON reader) adds line and column to each issue. Never throws: a raw object whose
+ * reading throws (a getter, a revoked proxy) is the issue `graph_error`.
  */
 export function validateConsentGraph(
   raw: unknown,
   positions?: ReadonlyMap<string, PositionEntry>,
 ): Result<ConsentGraph> {
+  try {
+    return validateRaw(raw, positions);
+  } catch (err) {
+    const message = `the consent graph could not be read: ${err instanceof Error ? err.message : String(err)}`;
+    return { ok: false, issues: [{ code: "graph_error", path: [], message }] };
+  }
+}
+
+function validateRaw(raw: unknown, positions?: ReadonlyMap<string, PositionEntry>): Result<ConsentGraph> {
   const sink = new IssueSink(positions);
   if (!isPlainObject(raw)) {
     sink.add("invalid_type", [], `a consent graph must be a JSON object of domains, not ${typeName(raw)}`);

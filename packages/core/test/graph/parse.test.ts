@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { formatIssue, parseConsentGraph, assertConsentGraph, ValidationError } from "../../src/index.js";
+import {
+  formatIssue,
+  parseConsentGraph,
+  assertConsentGraph,
+  validateConsentGraph,
+  ValidationError,
+} from "../../src/index.js";
 import { EXAMPLE_GRAPH_TEXT, exampleGraph } from "./example-graph.js";
 
 function issuesOf(text: string) {
@@ -119,6 +125,26 @@ describe("parseConsentGraph", () => {
     expect(result.ok && Object.keys(result.value.domains)).toEqual(["constructor"]);
     expect(result.ok && Object.keys(result.value.vip_contacts)).toEqual(["__proto__"]);
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+  });
+
+  it("validateConsentGraph never throws, even for a raw object whose reading throws or that refers to itself", () => {
+    const hostile = {
+      email: {
+        get autonomous(): string[] {
+          throw new Error("boom");
+        },
+      },
+    };
+    const thrown = validateConsentGraph(hostile);
+    expect(thrown.ok ? [] : thrown.issues.map((i) => i.code)).toEqual(["graph_error"]);
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const proxied = validateConsentGraph({ email: revoked.proxy });
+    expect(proxied.ok ? [] : proxied.issues.map((i) => i.code)).toEqual(["graph_error"]);
+    const cyclic: Record<string, unknown> = { autonomous: ["read"] };
+    cyclic["self"] = cyclic;
+    const loop = validateConsentGraph({ email: cyclic });
+    expect(loop.ok ? [] : loop.issues.map((i) => i.code)).toEqual(["unknown_key"]);
   });
 
   it("refuses a non-object document and non-JSON input", () => {
