@@ -23,7 +23,8 @@ import {
 } from "../src/wiring/config-in-use.js";
 import { SERVE_KEYS, STORAGE_KEYS } from "../src/wiring/serve-config.js";
 import { tempRoot } from "./home-fixture.js";
-import { runCli } from "./run.js";
+import { createProgram } from "../src/main.js";
+import { runCli, silentContext } from "./run.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 const root = tempRoot("config-keys-documented");
@@ -134,6 +135,24 @@ describe("config.yml keys: the reference, the key lists and the starter file agr
       expect(command, `${row.key}: a section whose keys a flag overrides`).toBeDefined();
       for (const flag of named) expect(help.get(command ?? ""), `${row.key}: acp ${command} ${flag}`).toContain(flag);
     }
+  });
+
+  it("a flag whose help names a key as its default is that key's row's flag", () => {
+    const rows = new Map(referenceRows().map((r) => [r.key, r.flags]));
+    const program = createProgram(silentContext());
+    let named = 0;
+    for (const command of program.commands) {
+      for (const option of command.options) {
+        const keys = [...option.description.matchAll(/\b([a-z_]+\.[a-z_]+)\b/g)]
+          .map((m) => m[1] ?? "")
+          .filter((k) => rows.has(k));
+        for (const key of keys) {
+          named++;
+          expect(rows.get(key), `acp ${command.name()} ${option.long ?? ""} names ${key}`).toContain(option.long);
+        }
+      }
+    }
+    expect(named).toBeGreaterThan(5);
   });
 
   it("the starter file shows every key but the few home.md names, and no key a command does not read", () => {
