@@ -166,9 +166,21 @@ export interface ValidateGraphMappingOptions {
   readonly path?: Path;
 }
 
-/** Validates a raw mapping (from config.yml `graph.mapping`) into a deeply frozen `GraphMapping`. */
+/**
+ * Validates a raw mapping (from config.yml `graph.mapping`) into a deeply frozen `GraphMapping`. Never throws:
+ * a raw value whose reading throws (a getter, a revoked proxy) is the issue `invalid_mapping`.
+ */
 export function validateGraphMapping(raw: unknown, options: ValidateGraphMappingOptions = {}): Result<GraphMapping> {
   const base = options.path ?? ["graph", "mapping"];
+  try {
+    return validateMapping(raw, base);
+  } catch (err) {
+    const message = `the graph mapping could not be read: ${err instanceof Error ? err.message : String(err)}`;
+    return { ok: false, issues: [{ code: "invalid_mapping", path: base, message }] };
+  }
+}
+
+function validateMapping(raw: unknown, base: Path): Result<GraphMapping> {
   const issues: Issue[] = [];
   if (!Array.isArray(raw)) {
     return {

@@ -198,6 +198,22 @@ describe("validateGraphMapping", () => {
     ]);
   });
 
+  it("never throws: a raw mapping whose reading throws is invalid_mapping", () => {
+    const hostile = [
+      {
+        get tool(): string {
+          throw new Error("boom");
+        },
+        domain: "d",
+        action: "a",
+      },
+    ];
+    const result = validateGraphMapping(hostile);
+    expect(result.ok ? [] : result.issues.map((i) => [i.code, i.path])).toEqual([
+      ["invalid_mapping", ["graph", "mapping"]],
+    ]);
+  });
+
   it("refuses a mapping that is not a list", () => {
     expect(validateGraphMapping({ tool: "x" }).ok).toBe(false);
   });
