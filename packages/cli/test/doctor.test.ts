@@ -126,7 +126,7 @@ describe("acp doctor", () => {
     expect(bad.code).toBe(1);
     expect(bad.checks.filter((c) => c.name === "serve").map((c) => [c.status, c.detail])).toEqual([
       ["fail", "config.yml: serve.prot: unknown key (did you mean `serve.port`?)"],
-      ["fail", "config.yml: storage: must be a mapping (of url)"],
+      ["fail", "config.yml: storage: must be a mapping (of url, connect_wait)"],
       ["fail", "config.yml: serve.port: `99999` is not a port (0 to 65535; 0 picks a free one)"],
       ["fail", "config.yml: serve.decision_audit: unknown value `sometimes` (expected queued or durable)"],
     ]);
