@@ -29,8 +29,8 @@ function percentOf(char: string): string {
 
 /**
  * Whether `text` is how `secret` begins, with any of its characters percent-encoded (as the redactor's
- * percent pattern reads it: a character as itself or its `%XX` bytes in either case, a space also as
- * `+`, a `%` only encoded), and ends before the secret does, possibly inside a `%XX`.
+ * percent pattern reads it: a character as itself in either case or its `%XX` bytes in either case, a
+ * space also as `+`, a `%` only encoded), and ends before the secret does, possibly inside a `%XX`.
  */
 function startsPercentSpelling(text: string, secret: string): boolean {
   let at = 0;
@@ -42,7 +42,7 @@ function startsPercentSpelling(text: string, secret: string): boolean {
       if (!encoded.startsWith(seen)) return false;
       if (seen.length < encoded.length) return true; // the text ends inside the escape
       at += encoded.length;
-    } else if (char !== "%" && text.startsWith(char, at)) {
+    } else if (char !== "%" && text.slice(at, at + char.length).toLowerCase() === char.toLowerCase()) {
       at += char.length;
     } else if (char === " " && text[at] === "+") {
       at += 1;

@@ -35,6 +35,13 @@ describe("createTextStreamRedactor: a secret split across pieces of a text does 
     expect(text.end()).toEqual([]);
   });
 
+  it("holds back the start of a secret in another case (an upstream that upper-cases it) and hides it whole", () => {
+    const text = createTextStreamRedactor([SECRET], redact);
+    expect(text.push(`TOKEN ${SECRET.slice(0, 6).toUpperCase()}`)).toEqual([]);
+    expect(text.push(`${SECRET.slice(6).toUpperCase()} OK`)).toEqual(["TOKEN [REDACTED]", " OK"]);
+    expect(text.end()).toEqual([]);
+  });
+
   it("passes on a piece that only looked like the start of a secret, unchanged, once the next shows it is not", () => {
     const text = createTextStreamRedactor([SECRET], redact);
     expect(text.push("Found it")).toEqual([]); // `t` could begin `tok_live_…`
