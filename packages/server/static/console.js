@@ -273,13 +273,68 @@
     if (status) status.focus();
   }
 
+  // A card listed shortened (its arguments cut to their first values, long texts by their ends) loads its
+  // request whole on demand, for this one card: it is replaced by the whole card ("show all", the edit box),
+  // keeping what was typed into it. The page itself never holds every request whole.
+  async function loadWhole(card, button) {
+    const id = card.getAttribute("data-consent-id");
+    const status = card.querySelector('[data-role="status"]');
+    const loaders = card.querySelectorAll('button[data-action="load-whole"]');
+    const again = (message) => {
+      show(status, message, "error");
+      for (const b of loaders) b.disabled = false;
+    };
+    for (const b of loaders) b.disabled = true;
+    let res;
+    try {
+      res = await fetch("/console/fragments/consent/" + encodeURIComponent(id), {
+        credentials: "same-origin",
+        headers: { "x-csrf-token": csrf },
+      });
+    } catch {
+      return again("Could not reach acp serve to load the whole request. Try again.");
+    }
+    if (res.status === 401) return sessionEnded();
+    if (res.status === 404) return markEnded(card, "gone");
+    if (!res.ok) {
+      const data = await res.json().catch(() => ({}));
+      const error = data.error || {};
+      return again(
+        error.code === "csrf_token_invalid"
+          ? "This browser does not hold this console session's key (it is given at sign-in, to this address only). Sign in again with a fresh link (acp console-link)."
+          : printable(error.message || "could not load the whole request (" + res.status + ")"),
+      );
+    }
+    const holder = document.createElement("div");
+    holder.innerHTML = await res.text();
+    const whole = holder.querySelector("[data-consent-id]");
+    if (!whole || whole.getAttribute("data-consent-id") !== id) return again("The service sent another request.");
+    if (card.classList.contains("settled")) return; // answered or ended while it loaded: the card says so
+    for (const role of ["reason", "window"]) {
+      const from = card.querySelector('[data-role="' + role + '"]');
+      const to = whole.querySelector('[data-role="' + role + '"]');
+      if (from && to) to.value = from.value;
+    }
+    const toEdit = button.closest("details.edit") !== null;
+    card.replaceWith(whole);
+    tickExpiries();
+    const edit = whole.querySelector("details.edit");
+    if (toEdit && edit) edit.open = true;
+    const shownStatus = whole.querySelector('[data-role="status"]');
+    show(shownStatus, "The whole request is shown.", "ok");
+    await checkEnded(whole);
+    if (shownStatus) shownStatus.focus();
+  }
+
   function wirePending() {
     const list = document.getElementById("pending-list");
     if (!list) return;
     list.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-action]");
       const card = button && button.closest("[data-consent-id]");
-      if (card) void act(card, button);
+      if (!card) return;
+      if (button.getAttribute("data-action") === "load-whole") void loadWhole(card, button);
+      else void act(card, button);
     });
     // Enter in a card's reason field denies with that reason, as a form would (the field is for denying)
     list.addEventListener("keydown", (event) => {
@@ -315,7 +370,10 @@
     }
     // Fetches the list; false when the session ended or the service did not answer.
     async function refreshOnce() {
-      const res = await fetch("/console/fragments/pending", { credentials: "same-origin" });
+      // the page this address shows (`?after=`: a later page of a flood), a bounded number of requests
+      const after = new URLSearchParams(window.location.search).get("after");
+      const url = "/console/fragments/pending" + (after ? "?after=" + encodeURIComponent(after) : "");
+      const res = await fetch(url, { credentials: "same-origin" });
       if (res.status === 401) {
         sessionEnded();
         return false;
@@ -325,6 +383,13 @@
       // keep cards a person is working on; add new ones; a card whose request ended says why (checkEnded)
       const holder = document.createElement("div");
       holder.innerHTML = html;
+      // how many wait in all and the way to the next page: replaced as it comes
+      const more = holder.querySelector('[data-role="more"]');
+      const shownMore = document.querySelector('[data-role="more"]');
+      if (more) {
+        more.remove();
+        if (shownMore) shownMore.replaceWith(more);
+      }
       const fresh = new Map();
       for (const c of holder.querySelectorAll("[data-consent-id]")) fresh.set(c.getAttribute("data-consent-id"), c);
       for (const c of list.querySelectorAll("[data-consent-id]")) {

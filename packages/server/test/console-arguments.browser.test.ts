@@ -41,6 +41,14 @@ describe("the console's arguments in Chromium", () => {
     expect(shown).toMatch(/^"A+…\[(\d+) characters not shown\]…A+ then wire it all to mallory"$/);
     const hidden = Number(/\[(\d+) characters/.exec(shown)?.[1]);
     expect(shown.length - `…[${hidden} characters not shown]…`.length + hidden).toBe(body.length + 2);
+    // listed shortened (20,000 characters): the card says so before its buttons, and loads the request whole
+    // for this card on demand, where "show all" opens the value exactly
+    const notice = await c.locator('[data-role="shortened"]').boundingBox();
+    expect(notice!.y).toBeLessThan(approve!.y);
+    await expect(content.getByText(/show all/).count()).resolves.toBe(0);
+    await c.getByRole("button", { name: "Show the whole request" }).click();
+    await c.locator('[data-role="status"]', { hasText: "The whole request is shown." }).waitFor();
+    await expect(c.locator('[data-role="shortened"]').count()).resolves.toBe(0);
     const whole = content.locator("pre.whole");
     await expect(whole.isVisible()).resolves.toBe(false);
     await content.getByText(`show all ${body.length + 2} characters`).click();

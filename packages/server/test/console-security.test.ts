@@ -84,7 +84,7 @@ describe("a stolen console cookie (browsers send a loopback host's cookies to ev
 });
 
 describe("a request with very long arguments (an agent filling the console)", () => {
-  it("is shown cut, without an edit box, so the page stays small; short ones keep theirs", async () => {
+  it("is listed shortened, without an edit box, so the page stays small; its whole card is a CSRF-checked GET away", async () => {
     const big = "A".repeat(1_000_000);
     const controller = new AbortController();
     const ask = (path: string, content: string): Promise<unknown> =>
@@ -97,21 +97,86 @@ describe("a request with very long arguments (an agent filling the console)", ()
     const waiting = [ask("/tmp/big.txt", big), ask("/tmp/small.txt", "hello")];
     try {
       await eventually(async () => ((await s.stores.pending.listPending(Date.now())).length >= 2 ? true : undefined));
-      const { cookie } = await session();
+      const { cookie, csrf } = await session();
       const page = await (await fetch(`${s.url}/console/pending`, { headers: { cookie } })).text();
-      expect(page.length).toBeLessThan(200_000);
-      const length = Number(/(\d+) characters of arguments: too long to show whole/.exec(page)?.[1]);
-      expect(length).toBeGreaterThan(1_000_000);
-      expect(page).toMatch(
-        /<bdi dir="ltr" class="path">content<\/bdi>: <bdi dir="ltr" class="value">&quot;A+…\[\d+ characters not shown\]…A+&quot;<\/bdi>/,
+      expect(page.length).toBeLessThan(50_000);
+      // the card says it shows a part, and how much is left out, before its buttons
+      const omitted = Number(/Only part of this request is shown: (\d+) bytes are left out/.exec(page)?.[1]);
+      expect(omitted).toBeGreaterThan(999_000);
+      expect(page.indexOf('data-role="shortened"')).toBeLessThan(
+        page.indexOf('data-action="approve"', page.indexOf("big.txt")),
       );
-      expect(page).toContain("acp pending --json");
+      // the value by its ends, its hidden middle counted as in the request (not in the listed text)
+      const hidden = Number(
+        /<bdi dir="ltr" class="path">content<\/bdi>: <bdi dir="ltr" class="value">&quot;A+…\[(\d+) characters not shown\]…A+&quot;<\/bdi>/.exec(
+          page,
+        )?.[1],
+      );
+      expect(hidden).toBeGreaterThan(999_000);
       // one edit box: the short request's
       expect(page.match(/data-role="arguments"/g)?.length).toBe(1);
       expect(page).toContain("/tmp/small.txt");
+      // the whole card, on demand: with the session's key only (the cookie reaches other local servers)
+      const id = (await s.stores.pending.listPending(Date.now())).find((r) =>
+        JSON.stringify(r.request).includes("big.txt"),
+      )?.id;
+      const whole = `${s.url}/console/fragments/consent/${id}`;
+      expect((await fetch(whole, { headers: { cookie } })).status).toBe(403);
+      expect(
+        (await fetch(whole, { headers: { cookie, "x-csrf-token": csrf, origin: "http://evil.test" } })).status,
+      ).toBe(403);
+      const card = await (await fetch(whole, { headers: { cookie, "x-csrf-token": csrf } })).text();
+      const length = Number(/(\d+) characters of arguments: too long to show whole/.exec(card)?.[1]);
+      expect(length).toBeGreaterThan(1_000_000);
+      expect(card).toContain("acp pending --json");
+      expect(card).not.toContain('data-role="shortened"');
     } finally {
       controller.abort();
       await Promise.all(waiting);
+    }
+  });
+});
+
+describe("a page of pending approvals", () => {
+  it("holds at most 20 requests, oldest first, says how many more wait and pages on (its live refresh too)", async () => {
+    const controller = new AbortController();
+    const asks = Array.from({ length: 23 }, (_, i) =>
+      fetch(`${s.url}/v1/decide?wait=true`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "write_file", arguments: { path: `/tmp/many-${i}.txt` } }),
+        signal: controller.signal,
+      }).catch(() => undefined),
+    );
+    try {
+      await eventually(async () => ((await s.stores.pending.listPending(Date.now())).length === 23 ? true : undefined));
+      const oldest = (await s.stores.pending.listPending(Date.now())).map((r) => r.id);
+      const { cookie } = await session();
+      const get = async (path: string): Promise<string> =>
+        (await fetch(`${s.url}${path}`, { headers: { cookie } })).text();
+      const cards = (html: string): string[] =>
+        [...html.matchAll(/<article class="card" data-consent-id="([^"]+)"/g)].map((m) => m[1] ?? "");
+      let next = "";
+      for (const path of ["/console/pending", "/console/fragments/pending", "/console/pending?after=nonsense"]) {
+        const html = await get(path);
+        expect(cards(html)).toEqual(oldest.slice(0, 20));
+        expect(html).toContain("20 of 23 waiting requests shown, the oldest first: 3 more waiting.");
+        next = /href="(\/console\/pending\?after=[^"]+)" data-role="next-page"/.exec(html)?.[1] ?? "";
+        expect(next).not.toBe("");
+      }
+      expect(await get("/console/pending?after=nonsense")).toContain(
+        "That page address is not one of this console&#39;s",
+      );
+      const after = next.replace("/console/pending", "/console/fragments/pending");
+      for (const path of [next, after]) {
+        const html = await get(path);
+        expect(cards(html)).toEqual(oldest.slice(20));
+        expect(html).toContain("23 requests are waiting in all; this page shows 3 of them.");
+        expect(html).not.toContain('data-role="next-page"');
+      }
+    } finally {
+      controller.abort();
+      await Promise.all(asks);
     }
   });
 });

@@ -8,10 +8,11 @@ import { checkHost, type ApiAuthOptions } from "../http/api-auth.js";
 import { CONSOLE_STREAMS, openConsentStream } from "../http/routes/consent-stream.js";
 import { toAuditQuery } from "../http/routes/audit.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../service/consent-view.js";
+import { decodeConsentCursor, listConsentPage } from "../service/consent-listing.js";
 import type { ConsoleSession, ServerStores } from "../store/types.js";
 import { renderPage } from "./html.js";
 import { renderAuditPage, type AuditSearch } from "./pages/audit.js";
-import { renderPendingList, renderPendingPage } from "./pages/pending.js";
+import { renderConsentCard, renderPendingFragment, renderPendingPage, type PendingPageView } from "./pages/pending.js";
 import { renderSignedOutPage, renderSignInPage } from "./pages/sign-in.js";
 import { renderSimulatePage } from "./pages/simulate.js";
 import {
@@ -49,6 +50,16 @@ const STATIC_FILES: Readonly<Record<string, string>> = {
   "console.css": "text/css; charset=utf-8",
 };
 
+/** Requests on one page of pending approvals (the rest are counted, a "next page" away). */
+export const CONSOLE_PENDING_PAGE = 20;
+/**
+ * Beyond the first, one page reads at most this many bytes of stored requests (`listPendingPage`): the live
+ * refresh reads the page again at each consent event, so a flood of megabyte requests costs this per refresh.
+ */
+export const CONSOLE_PENDING_READ_BYTES = 4 * 1024 * 1024;
+/** The listed requests of one page stop before this many bytes of JSON (`listConsentPage`). */
+export const CONSOLE_PENDING_BYTES = 512 * 1024;
+
 function html(reply: FastifyReply, body: string, status = 200): FastifyReply {
   return reply.status(status).type("text/html; charset=utf-8").send(body);
 }
@@ -62,6 +73,35 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   // the page names its code (docs/reference/errors.md) for anyone looking it up
   const signedOut = (reply: FastifyReply, message: string, status = 401, code?: string): FastifyReply =>
     html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message, code) }), status);
+
+  /**
+   * A page of the waiting requests, as `GET /v1/consent` lists them (the store reads a bounded page, each
+   * request's arguments shortened): a flood of requests with megabyte arguments is never read or sent whole,
+   * at each live refresh. `after` is the address's cursor; one that is not this console's starts at the oldest.
+   */
+  const pendingPage = async (request: FastifyRequest): Promise<PendingPageView> => {
+    const raw = (request.query as { after?: unknown } | null)?.after;
+    let after: ReturnType<typeof decodeConsentCursor> | undefined;
+    let badCursor = false;
+    if (typeof raw === "string" && raw !== "") {
+      try {
+        after = decodeConsentCursor(raw);
+      } catch {
+        badCursor = true;
+      }
+    } else if (raw !== undefined && raw !== "") badCursor = true;
+    const now = clock().getTime();
+    const [read, ids] = await Promise.all([
+      stores.pending.listPendingPage(now, {
+        limit: CONSOLE_PENDING_PAGE,
+        maxBytes: CONSOLE_PENDING_READ_BYTES,
+        ...(after !== undefined ? { after } : {}),
+      }),
+      stores.pending.listPendingIds(now),
+    ]);
+    const listed = listConsentPage(read, CONSOLE_PENDING_BYTES);
+    return { cards: listed.requests, waiting: ids.length, next: listed.next, paged: after !== undefined, badCursor };
+  };
 
   const page =
     (fn: (request: FastifyRequest) => Promise<[string, ConsolePageName, string]>) =>
@@ -174,10 +214,7 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   app.get(
     "/console/pending",
     hidden,
-    page(async () => {
-      const views = (await stores.pending.listPending(clock().getTime())).map(viewConsent);
-      return ["Pending approvals", "pending", renderPendingPage(views)];
-    }),
+    page(async (request) => ["Pending approvals", "pending", renderPendingPage(await pendingPage(request))]),
   );
   app.get(
     "/console/audit",
@@ -215,8 +252,21 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   );
   app.get("/console/fragments/pending", hidden, async (request, reply) => {
     await readOnly(request);
-    return html(reply, renderPendingList((await stores.pending.listPending(clock().getTime())).map(viewConsent)));
+    return html(reply, renderPendingFragment(await pendingPage(request)));
   });
+  // One request's card whole, for a card listed shortened ("Show the whole request", and before editing): read
+  // on demand for that one card, never for the whole page. The arguments are the request's own: a session, the
+  // same origin and the CSRF header, as for an answer (the cookie alone reaches other local servers).
+  app.get(
+    "/console/fragments/consent/:id",
+    { onRequest: stateChange, schema: { hide: true, params: CONSENT_ID_PARAMS } },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const row = await stores.pending.get(id);
+      if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+      return html(reply, renderConsentCard(viewConsent(row)));
+    },
+  );
   app.get("/console/events", hidden, async (request, reply) => {
     checkHost(request, deps.auth);
     const current = await currentSession(request, stores.consoleAuth, clock().getTime(), deps.tls);

@@ -1,7 +1,14 @@
 /** The pending approvals page: what each agent wants, its arguments (secrets redacted), why ACP asks. */
 import { argumentsCharacters, argumentsView, elide, warningsFor } from "@acp/proxy";
+import type { ConsentShortened } from "../../service/consent-listing.js";
 import type { ConsentView } from "../../service/consent-view.js";
 import { escapeHtml, jsonBlock, jsonText, show } from "../html.js";
+
+/**
+ * A request as a card shows it: whole (`shortened` absent or null), or as `GET /v1/consent` lists it
+ * (`listConsent`: its arguments cut to their first values, long texts by their ends, and `shortened` saying so).
+ */
+export type CardView = ConsentView & { readonly shortened?: ConsentShortened | null };
 
 interface RequestShape {
   agent?: { name?: unknown; id?: unknown };
@@ -78,13 +85,24 @@ export const SHOWN_ARGUMENTS_MAX = 64 * 1024;
 const SHOWN_VALUES = { maxValue: 300, maxLines: 200, maxChars: SHOWN_ARGUMENTS_MAX } as const;
 
 /**
+ * How a shortened card (a listed request) shows its arguments: the listing already cut each long text to its
+ * ends with the count of its hidden middle (512 characters), so a value is not cut again here (its count would
+ * then be of the listed text, not of the request's).
+ */
+const LISTED_VALUES = { maxValue: 4096, maxLines: 200, maxChars: SHOWN_ARGUMENTS_MAX } as const;
+
+/**
  * The arguments one value a line, in the card itself (no scroll box a person may not scroll): `path: value`, the
  * path and the value each in `<bdi dir="ltr">`, laid out on their own (right-to-left text in one cannot move
  * the other, nor the `: ` between them: `["א"]: "ב"` is not shown as `"ב" :["א"]`). A shortened value says how
  * much of its middle is hidden, and, when the page holds it (`whole`), has a "show all N characters" control.
  */
-function valueList(params: Record<string, unknown>, whole: boolean): { readonly html: string; readonly cut: boolean } {
-  const view = argumentsView(params, SHOWN_VALUES);
+function valueList(
+  params: Record<string, unknown>,
+  whole: boolean,
+  limits: typeof SHOWN_VALUES | typeof LISTED_VALUES = SHOWN_VALUES,
+): { readonly html: string; readonly cut: boolean } {
+  const view = argumentsView(params, limits);
   const lines = view.items.map((item) => {
     const value = `<bdi dir="ltr" class="value">${escapeHtml(item.value)}</bdi>`;
     const line = item.path === "" ? value : `<bdi dir="ltr" class="path">${escapeHtml(item.path)}</bdi>: ${value}`;
@@ -105,9 +123,13 @@ function valueList(params: Record<string, unknown>, whole: boolean): { readonly 
  * otherwise push a recipient after it (`{"body": "AAAA…", "to": "mallory@evil.test"}`) out of the page. Within
  * {@link SHOWN_ARGUMENTS_MAX} the whole JSON is in the page too, folded, and in the edit box.
  */
-function argumentsBlocks(params: unknown): { readonly shown: string; readonly edit: string } {
-  const full = jsonText(params);
+function argumentsBlocks(
+  params: unknown,
+  shortened: ConsentShortened | null,
+): { readonly shown: string; readonly edit: string } {
   const record = typeof params === "object" && params !== null && !Array.isArray(params);
+  if (shortened !== null) return shortenedBlocks(params, record, shortened);
+  const full = jsonText(params);
   if (full.length > SHOWN_ARGUMENTS_MAX) {
     const shown = record
       ? valueList(params as Record<string, unknown>, false).html
@@ -138,6 +160,29 @@ ${jsonBlock(params)}
 }
 
 /**
+ * The arguments block and the edit box of a card listed shortened: what the listing kept, said plainly to be a
+ * part, before the buttons, with a control that loads the whole request into this card (the console's script:
+ * `GET /console/fragments/consent/{id}`). The edit box needs the whole arguments: it loads them first.
+ */
+function shortenedBlocks(
+  params: unknown,
+  record: boolean,
+  shortened: ConsentShortened,
+): { readonly shown: string; readonly edit: string } {
+  const shown = record ? valueList(params as Record<string, unknown>, false, LISTED_VALUES).html : jsonBlock(params);
+  const after = shortened.arguments_cut ? ", and arguments after the last value shown are not listed here" : "";
+  return {
+    shown: `${shown}
+<p class="warning shortened" data-role="shortened">Only part of this request is shown: ${shortened.omitted_bytes} bytes are left out${after} (a long text shows its start and its end). Show it whole before you approve.
+<button type="button" data-action="load-whole">Show the whole request</button></p>`,
+    edit: `<details class="edit"><summary>Approve with edited arguments</summary>
+<p class="hint">Editing needs the whole arguments, and this card shows part of them.</p>
+<button type="button" data-action="load-whole">Show the whole request to edit it</button>
+</details>`,
+  };
+}
+
+/**
  * The warnings the terminal, Telegram and `acp pending` give, for the card: characters shown as `\uXXXX`
  * escapes (and where), a look-alike letter in a name or an argument (a Cyrillic `а` in `аlice@corp.test`, a tool
  * `rеad_file`). An escape inside a long JSON block is easy to skim past, and a look-alike is not visible at all.
@@ -157,7 +202,7 @@ function renderWarnings(view: ConsentView, request: RequestShape, agent: string,
 }
 
 /** One request as a card with its actions (the script wires the buttons). */
-export function renderConsentCard(view: ConsentView): string {
+export function renderConsentCard(view: CardView): string {
   const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
   const action = request.action ?? {};
   const agent = text(request.agent?.name, text(request.agent?.id, "an agent"));
@@ -166,8 +211,9 @@ export function renderConsentCard(view: ConsentView): string {
   const session =
     view.session_id === null ? "" : ` · agent session <code class="session">${show(view.session_id)}</code>`;
   const risk = text(action.risk_level, "unknown");
-  const blocks = argumentsBlocks(params);
-  return `<article class="card" data-consent-id="${id}" data-expires="${escapeHtml(view.expires_at)}" aria-labelledby="h-${id}">
+  const blocks = argumentsBlocks(params, view.shortened ?? null);
+  const mark = view.shortened != null ? ` data-shortened="true"` : "";
+  return `<article class="card" data-consent-id="${id}"${mark} data-expires="${escapeHtml(view.expires_at)}" aria-labelledby="h-${id}">
 <h2 id="h-${id}"><span class="agent">${show(agent)}</span> wants to run <code class="tool">${show(view.tool)}</code> on <code>${show(view.server)}</code></h2>
 <p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
  <span class="badge">${show(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span>${session} · expires <time datetime="${escapeHtml(view.expires_at)}" data-role="expires">${escapeHtml(view.expires_at)}</time></p>
@@ -191,18 +237,63 @@ ${blocks.edit}
 </article>`;
 }
 
+/** What the pending page shows: a page of the waiting requests, oldest first, and how many wait in all. */
+export interface PendingPageView {
+  /** The page's requests, as listed (`listConsent`). */
+  readonly cards: readonly CardView[];
+  /** How many requests are waiting in all (this page's included). */
+  readonly waiting: number;
+  /** The cursor of the next page, null after the last. */
+  readonly next: string | null;
+  /** This page starts after a cursor (not at the oldest request). */
+  readonly paged: boolean;
+  /** The address's cursor was not one of this console's: the page starts at the oldest instead. */
+  readonly badCursor?: boolean;
+}
+
 /** The list of cards (also served alone, for the live refresh). */
-export function renderPendingList(views: readonly ConsentView[]): string {
+export function renderPendingList(views: readonly CardView[]): string {
   if (views.length === 0) return `<p class="empty">Nothing is waiting for you.</p>`;
   return views.map(renderConsentCard).join("\n");
 }
 
+/**
+ * The line under the list saying how many requests wait in all and how to page on (also in the live
+ * refresh, which replaces it): a page holds a bounded number of requests, so a flood of them is never
+ * loaded whole, and none is out of sight without the page saying so.
+ */
+export function renderPendingMore(page: PendingPageView): string {
+  const shown = page.cards.length;
+  const waiting = Math.max(page.waiting, shown);
+  const parts: string[] = [];
+  if (page.badCursor === true)
+    parts.push("That page address is not one of this console's: the oldest requests are shown.");
+  if (page.paged)
+    parts.push(
+      `${waiting} ${waiting === 1 ? "request is" : "requests are"} waiting in all; this page shows ${shown} of them.`,
+    );
+  else if (waiting > shown)
+    parts.push(`${shown} of ${waiting} waiting requests shown, the oldest first: ${waiting - shown} more waiting.`);
+  const links: string[] = [];
+  if (page.next !== null)
+    links.push(`<a href="/console/pending?after=${encodeURIComponent(page.next)}" data-role="next-page">Next page</a>`);
+  if (page.paged) links.push(`<a href="/console/pending" data-role="first-page">Back to the oldest</a>`);
+  const text = [...parts.map(escapeHtml), ...links].join(" ");
+  return `<p class="more-waiting" data-role="more" data-waiting="${waiting}"${text === "" ? " hidden" : ""}>${text}</p>`;
+}
+
+/** The live refresh's answer: the page's cards, then the line of {@link renderPendingMore}. */
+export function renderPendingFragment(page: PendingPageView): string {
+  return `${renderPendingList(page.cards)}\n${renderPendingMore(page)}`;
+}
+
 /** The page body. */
-export function renderPendingPage(views: readonly ConsentView[]): string {
+export function renderPendingPage(page: PendingPageView): string {
   return `<h1>Pending approvals</h1>
 <p class="live" data-role="live">Live: new requests appear here as agents ask.</p>
 <p class="visually-hidden" data-role="announce" aria-live="polite"></p>
 <section id="pending-list" aria-label="pending requests">
-${renderPendingList(views)}
-</section>`;
+${renderPendingList(page.cards)}
+</section>
+${renderPendingMore(page)}`;
 }
