@@ -416,10 +416,13 @@
       announcer.textContent =
         cards.length === 1 ? "New request: " + what : cards.length + " new requests. The first: " + what;
     }
-    // the tab's title counts the requests still waiting, so a tab left in the background shows them
+    // the tab's title counts the requests still waiting, so a tab left in the background shows them: this
+    // page's, and those the last refresh counted on other pages
     const baseTitle = document.title;
     function countWaiting() {
-      const n = list.querySelectorAll("[data-consent-id]:not(.settled)").length;
+      const more = document.querySelector('[data-role="more"]');
+      const others = more ? Number(more.getAttribute("data-others")) || 0 : 0;
+      const n = list.querySelectorAll("[data-consent-id]:not(.settled)").length + Math.max(0, others);
       document.title = (n > 0 ? "(" + n + ") " : "") + baseTitle;
     }
     list.addEventListener("acp:settled", countWaiting);

@@ -66,6 +66,8 @@ describe("the console's pending page under a flood of large requests", () => {
       await expect(page.locator('[data-role="more"]').innerText()).resolves.toBe(
         `${shown} of ${BIG + 1} waiting requests shown, the oldest first: ${BIG + 1 - shown} more waiting. Next page`,
       );
+      // the tab's title counts every waiting request, not only this page's
+      await expect(page.title()).resolves.toBe(`(${BIG + 1}) Pending approvals · ACP console`);
       // the oldest first, every card listed shortened, and saying so before its buttons
       await cards.first().filter({ hasText: "flood-mid.txt" }).waitFor();
       await expect(page.locator('article.card [data-role="shortened"]').count()).resolves.toBe(shown);

@@ -279,7 +279,8 @@ export function renderPendingMore(page: PendingPageView): string {
     links.push(`<a href="/console/pending?after=${encodeURIComponent(page.next)}" data-role="next-page">Next page</a>`);
   if (page.paged) links.push(`<a href="/console/pending" data-role="first-page">Back to the oldest</a>`);
   const text = [...parts.map(escapeHtml), ...links].join(" ");
-  return `<p class="more-waiting" data-role="more" data-waiting="${waiting}"${text === "" ? " hidden" : ""}>${text}</p>`;
+  // data-others: the waiting requests not on this page (the tab's title counts them with the page's own)
+  return `<p class="more-waiting" data-role="more" data-waiting="${waiting}" data-others="${waiting - shown}"${text === "" ? " hidden" : ""}>${text}</p>`;
 }
 
 /** The live refresh's answer: the page's cards, then the line of {@link renderPendingMore}. */
