@@ -150,7 +150,7 @@ describe("which server a request is for", () => {
     const now = Date.now();
     await node.node.stores.pending.insert({
       id: left,
-      nonce: "n_any_server",
+      nonce: "n_00000000-0000-4000-8000-000000000a51",
       sessionId: "s",
       server: "fs",
       tool: "write_file",
@@ -170,7 +170,7 @@ describe("which server a request is for", () => {
           description: "call `write_file` on `fs`",
         },
         policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
-        nonce: "n_any_server",
+        nonce: "n_00000000-0000-4000-8000-000000000a51",
       },
       reasons: [],
       createdAtMs: now,

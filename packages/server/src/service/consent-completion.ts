@@ -55,10 +55,11 @@ export interface ConsentCompletionDeps {
   readonly recheck?: (request: ActionRequest) => Promise<Decision>;
 }
 
-function validUntil(answer: HumanAnswer, request: ConsentRequestV02, now: Date): string {
+/** When the approval ends, counted from when the person answered (`answeredAt`), as the proxy's broker does. */
+function validUntil(answer: HumanAnswer, request: ConsentRequestV02, answeredAt: Date): string {
   const scope = answer.scope ?? "once";
   if (scope === "once" || answer.decision === "denied") return request.expires_at;
-  if (scope === "session") return new Date(now.getTime() + 12 * 3_600_000).toISOString();
+  if (scope === "session") return new Date(answeredAt.getTime() + 12 * 3_600_000).toISOString();
   return new Date(Date.parse(scope.until)).toISOString();
 }
 
@@ -67,7 +68,12 @@ function channelOf(answer: HumanAnswer): string {
   return typeof answer.channel === "string" && /^[a-z][a-z0-9_-]{0,31}$/.test(answer.channel) ? answer.channel : "cli";
 }
 
-function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): UnsignedConsentResponseV02 {
+/**
+ * The response to sign, timestamped when the person answered (`answeredAt`, the row's `decided_at`), not when
+ * it is completed: the proxy's broker does the same for an answer read after its request expired, and a
+ * response timestamped after its request's `expires_at` does not verify against the request (§6.3 5).
+ */
+function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, answeredAt: Date): UnsignedConsentResponseV02 {
   const request = row.request as ConsentRequestV02;
   const denied = answer.decision === "denied";
   const modified = !denied && answer.modifications !== undefined;
@@ -76,12 +82,12 @@ function unsignedFor(answer: HumanAnswer, row: PendingConsentRow, now: Date): Un
     type: "consent_response",
     version: "0.2.0",
     request_id: request.id,
-    timestamp: now.toISOString(),
+    timestamp: answeredAt.toISOString(),
     decision: denied ? "denied" : modified ? "approved_with_modifications" : "approved",
     approver: { id: answer.approverId, channel: channelOf(answer) },
     modifications: modified ? { ...answer.modifications } : null,
     conditions: {
-      valid_until: validUntil(answer, request, now),
+      valid_until: validUntil(answer, request, answeredAt),
       single_use: scope === "once",
       scope: typeof scope === "string" ? scope : "window",
       ...(scope === "session" && row.sessionId !== null ? { session_id: row.sessionId } : {}),
@@ -170,6 +176,29 @@ async function concludeEnded(
   };
 }
 
+/**
+ * The table holds an answer recorded after its request expired (or with no time): the table refuses such an
+ * answer, so the row was written around it (another writer of the database, a clock set back). It is not
+ * used: the request ended unanswered. Spending the nonce makes this conclusion once across nodes; the one
+ * that spends it records the request's `consent_expired`.
+ */
+async function concludeLate(
+  deps: ConsentCompletionDeps,
+  row: PendingConsentRow,
+  request: ConsentRequestV02,
+): Promise<CompletedConsent> {
+  if (!(await deps.stores.nonces.spend(row.nonce, row.id, Date.parse(request.expires_at)))) {
+    throw alreadyCompleted(row.id);
+  }
+  const at = row.decidedAtMs === null ? "at no recorded time" : `at ${new Date(row.decidedAtMs).toISOString()}`;
+  await record(deps, row, "consent_expired", { answer_refused: "recorded after the request expired" });
+  return {
+    outcome: "expired",
+    request_id: row.id,
+    reason: `the answer was recorded ${at}, after the request expired at ${request.expires_at}: not used`,
+  };
+}
+
 /** Waits for request `id` to be answered (bounded by its expiry and `signal`) and completes it once. */
 export async function completeConsent(
   deps: ConsentCompletionDeps,
@@ -184,13 +213,18 @@ export async function completeConsent(
   }
   const request = row.request as ConsentRequestV02;
   const now = deps.clock();
-  const answer = readCliAnswer(row.answer, row.nonce, now);
+  // the answer counts as given when the table recorded it, which must be by the request's expiry (§6.3 5)
+  const answeredMs = row.decidedAtMs ?? Number.NaN;
+  const inTime = answeredMs <= Date.parse(request.expires_at);
+  const answer = readCliAnswer(row.answer, row.nonce, inTime ? new Date(answeredMs) : now);
   if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
+  if (!inTime) return concludeLate(deps, row, request);
+  const answeredAt = new Date(answeredMs);
   const args = { ...request.action.parameters };
   // what the signature's action_hash is over, and that hash, as the proxy's gate and the broker record them:
   // checkable from the event with the public key alone, the signature still when a value is cut to fit the line
   const actionOf = (parameters: Record<string, unknown>) => consentActionFields(request, parameters);
-  const unsigned = unsignedFor(answer, row, now);
+  const unsigned = unsignedFor(answer, row, answeredAt);
   // a response that ended cannot verify: that is not a spent nonce, and the request still needs its end recorded
   if (!(Date.parse(unsigned.conditions.valid_until) > now.getTime())) {
     return concludeEnded(deps, row, answer, unsigned.conditions.valid_until);

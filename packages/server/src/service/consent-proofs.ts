@@ -2,11 +2,13 @@
  * Signing and verifying the broker's consent responses with the service's Ed25519 key (§6.2): the
  * payload binds the action as approved (server, tool, the real arguments with modifications).
  */
-import { sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
+import { sign as edSign, type KeyObject } from "node:crypto";
 import {
+  createMemoryNonceStore,
   signedPayloadHash,
   signingPayloadBytes,
   signingPayloadOf,
+  verifyConsentProof,
   type ApprovedAction,
   type ConsentResponseV02 as CoreResponse,
   type ConsentSigningPayloadV02,
@@ -37,13 +39,39 @@ function payloadOf(
   request: ConsentRequestV02,
   args: Readonly<Record<string, unknown>>,
 ): ConsentSigningPayloadV02 {
+  return signingPayloadOf(response as unknown as Omit<CoreResponse, "proof">, approvedAction(response, request, args));
+}
+
+/** The action as approved: the request's server and tool, the real arguments with the person's modifications. */
+function approvedAction(
+  response: Pick<UnsignedConsentResponseV02, "modifications">,
+  request: ConsentRequestV02,
+  args: Readonly<Record<string, unknown>>,
+): ApprovedAction {
   const parameters = response.modifications === null ? args : { ...args, ...response.modifications };
   const { server, tool } = request.action;
-  return signingPayloadOf(response as unknown as Omit<CoreResponse, "proof">, {
-    server,
-    tool,
-    parameters: parameters as ApprovedAction["parameters"],
-  });
+  return { server, tool, parameters: parameters as ApprovedAction["parameters"] };
+}
+
+/**
+ * `nonces` as the core's verifier spends in, keeping a failure of the store: the core refuses such a proof
+ * (`replayed`); the service rethrows it, so the broker says the answer could not be checked and a completion
+ * fails as the store did, rather than saying the nonce was spent.
+ */
+function spendingIn(nonces: NonceStore): { readonly store: NonceStore; readonly failure: () => Error | undefined } {
+  let failed: Error | undefined;
+  const store: NonceStore = {
+    spend: async (nonce, requestId, expiresAtMs) => {
+      try {
+        return await nonces.spend(nonce, requestId, expiresAtMs);
+      } catch (error) {
+        failed = error instanceof Error ? error : new Error("the nonce store failed", { cause: error });
+        throw error;
+      }
+    },
+    ...(nonces.forgottenThrough !== undefined ? { forgottenThrough: () => nonces.forgottenThrough?.() } : {}),
+  };
+  return { store, failure: () => failed };
 }
 
 /**
@@ -75,17 +103,22 @@ export function createConsentProofs(
         },
       };
     },
+    // the proxy's verifier (core's verifyConsentProof), bound as acp proxy binds it (§6.3 4, 5): the request's
+    // parameters may show redacted, so the approved action is the real arguments with the modifications, and
+    // `answers` binds the response to the request's id and nonce, an answer given by its `expires_at`, and a
+    // single-use approval ending with it. A response that verifies spends its nonce (none kept without `nonces`)
     verify: async ({ response, request, arguments: args, now }) => {
-      const { proof, ...unsigned } = response;
-      if (proof.public_key !== keys.publicKeyHex) return false;
-      const bytes = signingPayloadBytes(payloadOf(unsigned, request, args));
-      if (proof.signed_payload_hash !== signedPayloadHash(bytes)) return false;
-      if (!edVerify(null, bytes, keys.publicKey, Buffer.from(proof.signature, "hex"))) return false;
-      const validUntil = Date.parse(response.conditions.valid_until);
-      // bound to the request it answers (§6.3 4): its id as well as its nonce
-      if (response.request_id !== request.id || response.nonce !== request.nonce) return false;
-      if (!(validUntil > now.getTime())) return false;
-      return nonces === undefined || (await nonces.spend(response.nonce, response.request_id, validUntil));
+      const spending = spendingIn(nonces ?? createMemoryNonceStore());
+      const verdict = await verifyConsentProof(response, {
+        expectedAction: approvedAction(response, request, args),
+        answers: request,
+        trustedPublicKey: keys.publicKeyHex,
+        now,
+        nonceStore: spending.store,
+      });
+      const failure = spending.failure();
+      if (!verdict.ok && failure !== undefined) throw failure;
+      return verdict.ok;
     },
   };
 }

@@ -69,7 +69,7 @@ describe("completing a denied request on another node", () => {
     const store = await openPostgresStore(db.url);
     await createPostgresPendingConsentStore(store).insert({
       id,
-      nonce: `n_${id}`,
+      nonce: `n_00000000-0000-4000-8000-${id.slice(-12)}`,
       sessionId: "s",
       server: "fs",
       tool: "write_file",
@@ -89,7 +89,7 @@ describe("completing a denied request on another node", () => {
           description: "call `write_file` on `fs`",
         },
         policy: { rule_id: "policy:ask-writes", rule_name: "ask-writes", required_level: "medium" },
-        nonce: `n_${id}`,
+        nonce: `n_00000000-0000-4000-8000-${id.slice(-12)}`,
       },
       reasons: [],
       createdAtMs: now,
