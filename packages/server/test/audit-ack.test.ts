@@ -75,9 +75,9 @@ describe("decision audit acknowledgement", () => {
     }
   });
 
-  it("records a tool name holding a lone surrogate (U+FFFD in the chain) and goes on deciding", async () => {
+  it("refuses a tool name holding a lone surrogate (400 invalid_event, nothing recorded) and goes on deciding", async () => {
     const server = (s = await startTestServer());
-    // valid JSON text, but not I-JSON: the chain's canonical form cannot hold it as sent
+    // valid JSON text, but not I-JSON: no hash can bind an accept to it (contract_not_canonical)
     const body = JSON.stringify({ ...READ_EVENT, agent_id: "agent-1" }).replace(
       '"search_docs"',
       '"search_\\ud800docs"',
@@ -87,7 +87,8 @@ describe("decision audit acknowledgement", () => {
       headers: { "content-type": "application/json" },
       body,
     });
-    expect(odd.status).toBe(200);
+    expect(odd.status).toBe(400);
+    expect(JSON.stringify(await readJson(odd))).toContain("invalid_event");
     const later = await check(server);
     expect(later.status).toBe(200);
     await server.stores.auditLog.flush();
@@ -97,7 +98,7 @@ describe("decision audit acknowledgement", () => {
       .map((line) => JSON.parse(line) as { event_type: string; tool: string | null })
       .filter((e) => e.event_type === "policy_evaluated")
       .map((e) => e.tool);
-    expect(tools).toEqual(["search_\ufffddocs", "search_docs"]);
+    expect(tools).toEqual(["search_docs"]);
     expect(await readJson(await fetch(`${server.url}/v1/audit/verify`))).toMatchObject({ ok: true });
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
