@@ -95,17 +95,32 @@ describe("a request with very long arguments (an agent filling the console)", ()
         signal: controller.signal,
       }).catch(() => undefined);
     const waiting = [ask("/tmp/big.txt", big), ask("/tmp/small.txt", "hello")];
+    // a no-break space in a recipient the listing leaves out (after the first 4,096 bytes of arguments)
+    const late = fetch(`${s.url}/v1/decide?wait=true`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        tool: "write_file",
+        arguments: {
+          path: "/tmp/late.txt",
+          pad: Array.from({ length: 1000 }, () => "word"),
+          to: "ceo@corp.test\u00a0",
+        },
+      }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    waiting.push(late);
     try {
-      await eventually(async () => ((await s.stores.pending.listPending(Date.now())).length >= 2 ? true : undefined));
+      await eventually(async () => ((await s.stores.pending.listPending(Date.now())).length >= 3 ? true : undefined));
       const { cookie, csrf } = await session();
       const page = await (await fetch(`${s.url}/console/pending`, { headers: { cookie } })).text();
       expect(page.length).toBeLessThan(50_000);
       // the card says it shows a part, and how much is left out, before its buttons
-      const omitted = Number(/Only part of this request is shown: (\d+) bytes are left out/.exec(page)?.[1]);
+      const bigCard = page.split("<article ").find((card) => card.includes("/tmp/big.txt")) ?? "";
+      const omitted = Number(/Only part of this request is shown: (\d+) bytes are left out/.exec(bigCard)?.[1]);
       expect(omitted).toBeGreaterThan(999_000);
-      expect(page.indexOf('data-role="shortened"')).toBeLessThan(
-        page.indexOf('data-action="approve"', page.indexOf("big.txt")),
-      );
+      expect(bigCard.indexOf('data-role="shortened"')).toBeGreaterThan(0);
+      expect(bigCard.indexOf('data-role="shortened"')).toBeLessThan(bigCard.indexOf('data-action="approve"'));
       // the value by its ends, its hidden middle counted as in the request (not in the listed text)
       const hidden = Number(
         /<bdi dir="ltr" class="path">content<\/bdi>: <bdi dir="ltr" class="value">&quot;A+…\[(\d+) characters not shown\]…A+&quot;<\/bdi>/.exec(
@@ -113,6 +128,11 @@ describe("a request with very long arguments (an agent filling the console)", ()
         )?.[1],
       );
       expect(hidden).toBeGreaterThan(999_000);
+      // the late card lists neither `to` nor its hidden character, and warns of it before its buttons
+      const lateCard = page.split("<article ").find((card) => card.includes("/tmp/late.txt")) ?? "";
+      expect(lateCard).toContain('data-role="shortened"');
+      expect(lateCard).not.toContain("ceo@corp.test");
+      expect(lateCard).toMatch(/data-role="warning">warning: invisible or control characters in arguments/);
       // one edit box: the short request's
       expect(page.match(/data-role="arguments"/g)?.length).toBe(1);
       expect(page).toContain("/tmp/small.txt");

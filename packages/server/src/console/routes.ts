@@ -100,7 +100,13 @@ export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
       stores.pending.listPendingIds(now),
     ]);
     const listed = listConsentPage(read, CONSOLE_PENDING_BYTES);
-    return { cards: listed.requests, waiting: ids.length, next: listed.next, paged: after !== undefined, badCursor };
+    // a shortened card still warns of a hidden character or a look-alike letter in what it leaves out
+    const rows = new Map(read.rows.map((row) => [row.id, row]));
+    const cards = listed.requests.map((view) => {
+      const row = view.shortened === null ? undefined : rows.get(view.id);
+      return row === undefined ? view : { ...view, warnWith: viewConsent(row) };
+    });
+    return { cards, waiting: ids.length, next: listed.next, paged: after !== undefined, badCursor };
   };
 
   const page =

@@ -8,7 +8,14 @@ import { escapeHtml, jsonBlock, jsonText, show } from "../html.js";
  * A request as a card shows it: whole (`shortened` absent or null), or as `GET /v1/consent` lists it
  * (`listConsent`: its arguments cut to their first values, long texts by their ends, and `shortened` saying so).
  */
-export type CardView = ConsentView & { readonly shortened?: ConsentShortened | null };
+export type CardView = ConsentView & {
+  readonly shortened?: ConsentShortened | null;
+  /**
+   * The request whole, for the warnings only (hidden characters, look-alike letters), when the card shows it
+   * shortened: a character in a part left out is still warned of before the buttons.
+   */
+  readonly warnWith?: ConsentView;
+};
 
 interface RequestShape {
   agent?: { name?: unknown; id?: unknown };
@@ -201,6 +208,13 @@ function renderWarnings(view: ConsentView, request: RequestShape, agent: string,
   return warnings.map((w) => `<p class="warning" data-role="warning">${withCode(w)}</p>`).join("\n");
 }
 
+/** A request's warnings (of the request as given: whole, or as listed). */
+function warningsOf(view: ConsentView): string {
+  const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
+  const agent = text(request.agent?.name, text(request.agent?.id, "an agent"));
+  return renderWarnings(view, request, agent, request.action?.parameters ?? {});
+}
+
 /** One request as a card with its actions (the script wires the buttons). */
 export function renderConsentCard(view: CardView): string {
   const request = (typeof view.request === "object" && view.request !== null ? view.request : {}) as RequestShape;
@@ -218,7 +232,7 @@ export function renderConsentCard(view: CardView): string {
 <p class="meta"><span class="badge risk-${escapeHtml(risk.replace(/[^a-z]/g, ""))}">${show(risk)} risk</span>
  <span class="badge">${show(text(action.category, "uncategorised"))}</span> <span class="id">${id}</span>${session} · expires <time datetime="${escapeHtml(view.expires_at)}" data-role="expires">${escapeHtml(view.expires_at)}</time></p>
 ${typeof action.description === "string" && action.description !== "" ? `<p class="description">${withCode(action.description)}</p>` : ""}
-${renderWarnings(view, request, agent, params)}
+${warningsOf(view.warnWith ?? view)}
 <h3>Why ACP is asking</h3>
 ${renderReasons(view.reasons)}
 <h3>Arguments <small>(secrets shown as [redacted]; unprintable characters as \\u escapes)</small></h3>
