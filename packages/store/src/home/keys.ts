@@ -1,4 +1,5 @@
 import { ok, parsePrivateKeyFile, unwrapPrivateKey, type PrivateKeyFileV1, type Result } from "@acp/core";
+import { allowedOwners, FileNotOwnedError, notOwnedMessage } from "./owner.js";
 import { homePaths } from "./paths.js";
 import { FileTooOpenError, NOT_WRITABLE_BY_OTHERS, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
@@ -6,13 +7,23 @@ import { failWith, ioMessage } from "./result.js";
 /** Largest key file we read; anything bigger is not ours. */
 const MAX_KEY_FILE_BYTES = 64 * 1024;
 
-function readSmall(path: string, what: string, refuseMode: number, why: string): Result<string> {
+/** Why a key file must be owned by the user acp runs as. */
+const OWNER_WHY = "whoever owns a key file can replace it";
+
+function readSmall(home: string, path: string, what: string, refuseMode: number, why: string): Result<string> {
   try {
-    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, { regularOnly: true, refuseMode });
+    const owners = allowedOwners(home);
+    const buf = readFileUpTo(path, MAX_KEY_FILE_BYTES, {
+      regularOnly: true,
+      refuseMode,
+      ...(owners !== undefined ? { owners } : {}),
+    });
     if (buf === undefined) return failWith({ code: "key_file_malformed" }, `${what} is too large to be a key file`);
     return ok(buf.toString("utf8"));
   } catch (err) {
     if (err instanceof FileTooOpenError) return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, why));
+    if (err instanceof FileNotOwnedError)
+      return failWith({ code: "key_file_not_owned" }, notOwnedMessage(err, OWNER_WHY));
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT")
       return failWith({ code: "key_missing" }, `${what} not found: \`${path}\` (run \`acp init\`)`);
@@ -26,10 +37,11 @@ const PUBLIC_KEY_WHY = "whoever can change it decides which signatures verify";
 /**
  * Reads `keys/public.key`: 64 lowercase hex digits (a trailing newline is allowed). Others may read it, but
  * one group or others can write is refused (`key_file_too_open`), as ssh's StrictModes refuses such an
- * `authorized_keys`: whoever can change it decides which checkpoints and approvals verify.
+ * `authorized_keys`: whoever can change it decides which checkpoints and approvals verify. One owned by
+ * another user is refused too (`key_file_not_owned`, naming the `chown` fix; `allowedOwners`).
  */
 export function readPublicKeyHex(home: string): Result<string> {
-  const text = readSmall(homePaths(home).publicKey, "public key", NOT_WRITABLE_BY_OTHERS, PUBLIC_KEY_WHY);
+  const text = readSmall(home, homePaths(home).publicKey, "public key", NOT_WRITABLE_BY_OTHERS, PUBLIC_KEY_WHY);
   if (!text.ok) return text;
   const hex = text.value.trim();
   if (!/^[0-9a-f]{64}$/.test(hex))
@@ -40,9 +52,16 @@ export function readPublicKeyHex(home: string): Result<string> {
 /**
  * Reads and parses `keys/private.key` (not decrypted). Like ssh, refuses a key file group or others can
  * read or write (`key_file_too_open`, naming the `chmod 600` fix): encrypted or not, it must be yours alone.
+ * One owned by another user is refused too (`key_file_not_owned`, naming the `chown` fix; `allowedOwners`).
  */
 export function readPrivateKeyFile(home: string): Result<PrivateKeyFileV1> {
-  const text = readSmall(homePaths(home).privateKey, "private key", OWNER_ONLY, "a private key must be yours alone");
+  const text = readSmall(
+    home,
+    homePaths(home).privateKey,
+    "private key",
+    OWNER_ONLY,
+    "a private key must be yours alone",
+  );
   return text.ok ? parsePrivateKeyFile(text.value) : text;
 }
 

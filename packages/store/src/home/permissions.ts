@@ -1,4 +1,5 @@
 import { lstatSync } from "node:fs";
+import { allowedOwners } from "./owner.js";
 import { homePaths, HOME_DIR_MODE, HOME_FILE_MODE } from "./paths.js";
 
 /** One line of `acp doctor`. */
@@ -17,7 +18,7 @@ function checkOne(
   label: string,
   wantDir: boolean,
   required: boolean,
-  uid: number | undefined,
+  owners: readonly number[] | undefined,
 ): HomeCheck {
   const name = `permissions ${label}`;
   let st;
@@ -31,7 +32,7 @@ function checkOne(
   if (st.isSymbolicLink()) return { status: "fail", name, detail: `\`${path}\` is a symbolic link` };
   if (wantDir !== st.isDirectory())
     return { status: "fail", name, detail: `\`${path}\` is not a ${wantDir ? "directory" : "file"}` };
-  if (uid !== undefined && st.uid !== uid)
+  if (owners !== undefined && !owners.includes(st.uid))
     return { status: "fail", name, detail: `\`${path}\` is owned by uid ${st.uid}, not you` };
   const want = wantDir ? HOME_DIR_MODE : HOME_FILE_MODE;
   if ((st.mode & 0o077) !== 0) {
@@ -46,21 +47,23 @@ function checkOne(
 
 /**
  * Checks the permissions of a home: the home and `keys/` are 0700 directories, and every file ACP keeps
- * secrets or state in is 0600, owned by the current user, not a symbolic link. Missing optional files
+ * secrets or state in is 0600, owned by the current user (root: by root or the home's owner, the rule
+ * `readVault` and the key reads refuse by: `allowedOwners`), not a symbolic link. Missing optional files
  * (vault, audit, state, memory key) are fine.
  */
 export function checkHomePermissions(home: string, uid: number | undefined = process.getuid?.()): HomeCheck[] {
   const p = homePaths(home);
+  const owners = allowedOwners(home, uid);
   return [
-    checkOne(p.home, "home", true, true, uid),
-    checkOne(p.keysDir, "keys/", true, true, uid),
-    checkOne(p.privateKey, "keys/private.key", false, true, uid),
-    checkOne(p.publicKey, "keys/public.key", false, true, uid),
-    checkOne(p.config, "config.yml", false, true, uid),
-    checkOne(p.policy, "policy.yml", false, true, uid),
-    checkOne(p.vault, "vault.json", false, false, uid),
-    checkOne(p.audit, "audit.jsonl", false, false, uid),
-    checkOne(p.stateDb, "state.db", false, false, uid),
-    checkOne(p.memoryKey, "memory.key", false, false, uid),
+    checkOne(p.home, "home", true, true, owners),
+    checkOne(p.keysDir, "keys/", true, true, owners),
+    checkOne(p.privateKey, "keys/private.key", false, true, owners),
+    checkOne(p.publicKey, "keys/public.key", false, true, owners),
+    checkOne(p.config, "config.yml", false, true, owners),
+    checkOne(p.policy, "policy.yml", false, true, owners),
+    checkOne(p.vault, "vault.json", false, false, owners),
+    checkOne(p.audit, "audit.jsonl", false, false, owners),
+    checkOne(p.stateDb, "state.db", false, false, owners),
+    checkOne(p.memoryKey, "memory.key", false, false, owners),
   ];
 }

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { FileNotOwnedError } from "./owner.js";
 
 const CHUNK_BYTES = 64 * 1024;
 
@@ -17,6 +18,11 @@ export interface ReadUpToOptions {
    * file, before a byte is read. Not on Windows, whose modes say nothing of who can read a file.
    */
   readonly refuseMode?: number;
+  /**
+   * Refuse a file owned by none of these uids (`allowedOwners` of owner.ts): throws a {@link FileNotOwnedError},
+   * checked on the open file, before a byte is read. `undefined` (Windows, or not asked): not checked.
+   */
+  readonly owners?: readonly number[];
 }
 
 /** {@link ReadUpToOptions.refuseMode} of a secret: no bit for group or others. */
@@ -74,6 +80,10 @@ export function readFileUpTo(path: string, maxBytes: number, options: ReadUpToOp
     const refused = options.refuseMode ?? 0;
     if (refused !== 0 && process.platform !== "win32" && (stat.mode & refused) !== 0) {
       throw new FileTooOpenError(path, stat.mode & 0o777, refused);
+    }
+    const owners = options.owners;
+    if (owners !== undefined && !owners.includes(stat.uid)) {
+      throw new FileNotOwnedError(path, stat.uid, process.getuid?.() ?? owners[0] ?? 0);
     }
     if (stat.isFile() && stat.size > maxBytes) return undefined;
     const chunks: Buffer[] = [];

@@ -1,5 +1,6 @@
 import { ok, openVault, sealVault, type RandomBytes, type Result, type VaultEntries } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
+import { allowedOwners, FileNotOwnedError, notOwnedMessage } from "./owner.js";
 import { homePaths } from "./paths.js";
 import { FileTooOpenError, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
@@ -10,19 +11,27 @@ export const MAX_VAULT_BYTES = 16 * 1024 * 1024;
 /**
  * Reads and opens `vault.json` with the master seed. A missing vault is empty; a corrupted one is
  * `vault_malformed` or `vault_decrypt_failed`, one group or others can read or write `vault_too_open`
- * (naming the `chmod 600` fix); nothing is written.
+ * (naming the `chmod 600` fix), one owned by another user `vault_not_owned` (naming the `chown` fix;
+ * `allowedOwners`); nothing is written.
  */
 export function readVault(home: string, seed: Uint8Array): Result<VaultEntries> {
   const path = homePaths(home).vault;
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_VAULT_BYTES, { regularOnly: true, refuseMode: OWNER_ONLY });
+    const owners = allowedOwners(home);
+    const buf = readFileUpTo(path, MAX_VAULT_BYTES, {
+      regularOnly: true,
+      refuseMode: OWNER_ONLY,
+      ...(owners !== undefined ? { owners } : {}),
+    });
     if (buf === undefined) return failWith({ code: "vault_malformed" }, `\`${path}\` is larger than 16 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return ok({});
     if (err instanceof FileTooOpenError)
       return failWith({ code: "vault_too_open" }, tooOpenMessage(err, "the vault must be yours alone"));
+    if (err instanceof FileNotOwnedError)
+      return failWith({ code: "vault_not_owned" }, notOwnedMessage(err, "whoever owns it can roll it back"));
     return failWith({ code: "vault_unreadable" }, `cannot read \`${path}\`: ${ioMessage(err)}`);
   }
   let parsed: unknown;
