@@ -47,6 +47,7 @@ const NOT_IN_TEMPLATE = ["credentials", "redaction", "graph", "serve.agent_serve
 /** The command whose flags override a section's keys. */
 const COMMAND_OF: Readonly<Record<string, string>> = {
   proxy: "proxy",
+  defaults: "proxy",
   sandbox: "run",
   serve: "serve",
   storage: "serve",

@@ -273,7 +273,8 @@ describe("acp doctor", () => {
     expect(code).toBe(1);
     expect(checks.find((c) => c.name === "policy")).toMatchObject({
       status: "fail",
-      detail: "policy.yml is missing or unreadable: not a regular file (a pipe, a socket or a device)",
+      // the fixture's config.yml names it in defaults.policy: refused as the file it names
+      detail: `cannot read policy \`${homePaths(home).policy}\` (defaults.policy in ${join(home, "config.yml")}): not a regular file (fix defaults.policy, or pass --policy FILE)`,
     });
   });
 

@@ -32,7 +32,7 @@ describe("acp init", () => {
     expect(loadMasterSeed(home, "init pass").ok).toBe(true);
     expect(loadMasterSeed(home, "other").ok).toBe(false);
     expect(parsePolicy(readFileSync(p.policy, "utf8")).ok).toBe(true);
-    expect(readFileSync(p.config, "utf8")).toContain(`policy: "${p.policy}"`);
+    expect(readFileSync(p.config, "utf8")).toContain(`policy: "policy.yml"`);
   });
 
   it("writes 0600 files and 0700 directories under a permissive umask, and its key passes the checks", async () => {

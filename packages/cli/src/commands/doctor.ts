@@ -74,7 +74,7 @@ export function runDoctorChecks(home: string, passphrase: string | undefined, co
     ...keys.checks,
     ...checkVault(home, keys.seed),
     ...checkConfigInUse(home, config ?? join(home, "config.yml")),
-    checkPolicy(home),
+    checkPolicy(home, config ?? join(home, "config.yml")),
     isolation,
   ];
   keys.seed?.fill(0);

@@ -27,11 +27,6 @@ const NO_PASSPHRASE_WARNING = [
   "WARNING: use it only for throwaway homes; re-run `acp init --force` with a passphrase for real use.",
 ];
 
-function policyPathFor(ctx: CliContext, home: string): string {
-  const defaultHome = `${ctx.io.env["HOME"] ?? ""}/.acp`;
-  return home === defaultHome ? "~/.acp/policy.yml" : `${home}/policy.yml`;
-}
-
 async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   const home = resolveHome(ctx.io);
   if (options.force !== true && isExistingHome(home)) {
@@ -56,7 +51,8 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   const created = orThrow(
     createHome(home, {
       privateKeyFile,
-      configText: configTemplate(policyPathFor(ctx, home)),
+      // relative: read from the home, so a home copied elsewhere stays whole
+      configText: configTemplate("policy.yml"),
       policyText: STARTER_POLICY,
       force: options.force === true,
       stamp: ctx.io.now().toISOString().replace(/[:.]/g, "-"),

@@ -107,7 +107,10 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
       "the tool's MCP annotations as the upstream lists them (readOnlyHint, destructiveHint, …), which classify it",
     )
     .option("--at <iso-8601>", "the time of the call (default: now); decides time_of_day conditions")
-    .option("--policy <file>", "policy file (default: $ACP_HOME/policy.yml)")
+    .option(
+      "--policy <file>",
+      "policy file (default: defaults.policy of config.yml, relative to the home, else $ACP_HOME/policy.yml)",
+    )
     .option("--graph <file>", "consent graph (default: $ACP_HOME/consent-graph.json when present)")
     .option(
       "--config <file>",

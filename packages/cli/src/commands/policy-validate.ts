@@ -14,7 +14,8 @@ import {
   type Result,
   type Policy,
 } from "@acp/core";
-import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
 
@@ -39,7 +40,8 @@ one line each on stderr, as FILE:LINE:COL: message (help). Typos get a suggestio
 unknown keys (\`acton\` → did you mean \`action\`) and unknown values (\`alow\` → \`allow\`).
 Nothing is changed; nothing is evaluated.
 
-FILE defaults to $ACP_HOME/policy.yml (~/.acp/policy.yml); \`-\` reads standard input.
+FILE defaults to the policy acp uses: defaults.policy of $ACP_HOME/config.yml, else $ACP_HOME/policy.yml
+(~/.acp/policy.yml); \`-\` reads standard input.
 
 Exit codes: 0 valid, 1 the file cannot be read, 2 usage (an unknown option), 4 invalid (also with --json).
 
@@ -92,9 +94,11 @@ async function validateInput(
     const text = await ctx.io.readStdin();
     return { shown: "<stdin>", result: parsePolicy(text, { file: "<stdin>" }), text };
   }
-  const path = file !== undefined ? resolvePath(ctx.io, file) : join(resolveHome(ctx.io), "policy.yml");
+  const home = resolveHome(ctx.io);
+  const choice = resolvePolicyPath(ctx.io, home, file, join(home, "config.yml"));
+  const path = choice.path;
   const shown = file ?? path;
-  const bytes = await readPolicyBytes(path, shown, file === undefined);
+  const bytes = await readPolicyBytes(path, shown, choice.source === "home");
   if (typeof bytes === "number") return { shown, result: tooLarge(bytes) };
   let text: string;
   try {
@@ -134,7 +138,7 @@ export function registerPolicyValidate(parent: Command, ctx: CliContext): void {
   parent
     .command("validate")
     .description("check a policy file and report every problem as FILE:LINE:COL (exit 0 valid, 4 invalid)")
-    .argument("[file]", "the policy (default: $ACP_HOME/policy.yml; `-` for stdin)")
+    .argument("[file]", "the policy (default: defaults.policy of config.yml, else $ACP_HOME/policy.yml; `-` for stdin)")
     .option("--json", "print {file, valid, rules, issues} as JSON on stdout")
     .addHelpText("after", HELP)
     .action(async (file: string | undefined, options: { json?: boolean }) => {

@@ -29,6 +29,7 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { loadMasterSeed, readConfigSecret } from "@acp/store";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
 import { checkBearerToken } from "../wiring/bearer-token.js";
@@ -153,7 +154,10 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
       "--config <file>",
       "the config file every setting comes from (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
     )
-    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option(
+      "--policy <file>",
+      "policy file (default defaults.policy of the config file, relative to the home, else $ACP_HOME/policy.yml)",
+    )
     .option(
       "--intent <file>",
       "the intent every session runs under (YAML or JSON; see `acp docs reference/session-runtime`)",
@@ -309,7 +313,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(keys.credentials, upstreams);
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
-  const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  const policyPath = resolvePolicyPath(ctx.io, home, flags.policy, keys.file).path;
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = wiring.createDecide({

@@ -34,6 +34,7 @@ import {
   type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
+import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
@@ -138,7 +139,7 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
     )
     .option(
       "--policy <file>",
-      "policy file (default $ACP_HOME/policy.yml); never in the agent's working directory or a --writable path",
+      "policy file (default defaults.policy of the config file, relative to the home, else $ACP_HOME/policy.yml); never in the agent's working directory or a --writable path",
     )
     .option("--mcp-stdio", "speak MCP on the agent's stdin/stdout too (§10.1); otherwise it keeps the terminal")
     .option(
@@ -224,7 +225,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(config.keys.credentials, upstreams);
-  const policyPath = flags.policy !== undefined ? resolvePath(ctx.io, flags.policy) : join(home, "policy.yml");
+  const policyPath = resolvePolicyPath(ctx.io, home, flags.policy, config.keys.file).path;
   assertOutOfAgentReach(ctx, home, writable, [
     [
       "the policy file",

@@ -195,7 +195,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
       "let --bind beyond loopback serve plain HTTP with no TLS in front: tokens, sign-in links and cookies " +
         "cross the network in clear text (only on a network you trust; default serve.insecure_plain_http)",
     )
-    .option("--policy <file>", "policy file (default $ACP_HOME/policy.yml)")
+    .option(
+      "--policy <file>",
+      "policy file (default defaults.policy of $ACP_HOME/config.yml, relative to the home, else $ACP_HOME/policy.yml)",
+    )
     .option("--graph <file>", "consent graph (default $ACP_HOME/consent-graph.json when it exists)")
     .option("--stdio", "serve only the MCP tool over stdin/stdout (no HTTP)")
     .option(

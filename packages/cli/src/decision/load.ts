@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   compilePolicy,
@@ -19,6 +18,7 @@ import {
 } from "@acp/core";
 import { consentGraphFileExists } from "@acp/store";
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
+import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "./read-input.js";
 import { graphSourceOptions, loadGraphSettings, type GraphSettings } from "./graph-config.js";
@@ -68,8 +68,10 @@ export async function loadDecisionInputs(
   options: { policy?: string | undefined; graph?: string | undefined; config?: string | undefined },
 ): Promise<DecisionInputs> {
   const home = resolveHome(io);
-  const policyFile = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
-  if (options.policy === undefined && !existsSync(policyFile)) {
+  const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
+  const choice = resolvePolicyPath(io, home, options.policy, configFile ?? join(home, "config.yml"));
+  const policyFile = choice.path;
+  if (choice.isDefault) {
     // said as every command says a missing file (docs/reference/cli.md), with what to do
     throw new CliError(
       `cannot read policy \`${policyFile}\`: no such file (run \`acp init\` to create one, or pass --policy FILE)`,
@@ -77,7 +79,6 @@ export async function loadDecisionInputs(
     );
   }
   const policy = await loadPolicyFile(policyFile);
-  const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
   let graphFile: string | undefined;
   if (options.graph !== undefined) graphFile = resolvePath(io, options.graph);
   else if (consentGraphFileExists(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");

@@ -1,5 +1,7 @@
 import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS, MAX_POLICY_BYTES } from "@acp/core";
-import { homePaths, readFileUpTo, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
+import { join } from "node:path";
+import { readFileUpTo, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
+import { describePolicyChoice, resolvePolicyPath, type PolicyChoice } from "../wiring/policy-path.js";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = [
@@ -77,30 +79,44 @@ export function checkVault(home: string, seed: Uint8Array | undefined): HomeChec
 }
 
 /**
- * The home's policy.yml validates. Read as the home's other files are: a regular file only, at most
- * {@link MAX_POLICY_BYTES} (a policy.yml made a link to `/dev/zero` or a named pipe stopped doctor).
+ * The policy file in use validates: `defaults.policy` of the config file `config` when set (a missing or
+ * unreadable file it names fails), else the home's policy.yml; the detail says which file and why. Read as the
+ * home's other files are: a regular file only, at most {@link MAX_POLICY_BYTES} (a policy.yml made a link to
+ * `/dev/zero` or a named pipe stopped doctor).
  */
-export function checkPolicy(home: string): HomeCheck {
+export function checkPolicy(home: string, config: string = join(home, "config.yml")): HomeCheck {
+  let choice: PolicyChoice;
+  try {
+    choice = resolvePolicyPath({ env: process.env, cwd: process.cwd() }, home, undefined, config);
+  } catch (err) {
+    return { status: "fail", name: "policy", detail: err instanceof Error ? err.message : String(err) };
+  }
+  const shown = choice.source === "home" ? "policy.yml" : choice.path;
+  const from = describePolicyChoice(choice);
   let text: string;
   try {
-    const bytes = readFileUpTo(homePaths(home).policy, MAX_POLICY_BYTES, { regularOnly: true });
+    const bytes = readFileUpTo(choice.path, MAX_POLICY_BYTES, { regularOnly: true });
     if (bytes === undefined)
       return {
         status: "fail",
         name: "policy",
-        detail: `policy.yml is larger than ${MAX_POLICY_BYTES / 1024 / 1024} MiB`,
+        detail: `${shown} is larger than ${MAX_POLICY_BYTES / 1024 / 1024} MiB (${from})`,
       };
     text = bytes.toString("utf8");
   } catch (err) {
     const detail = (err as NodeJS.ErrnoException).code === undefined ? `: ${(err as Error).message}` : "";
-    return { status: "fail", name: "policy", detail: `policy.yml is missing or unreadable${detail}` };
+    return { status: "fail", name: "policy", detail: `${shown} is missing or unreadable${detail}` };
   }
   const r = parsePolicy(text);
   if (r.ok)
-    return { status: "ok", name: "policy", detail: `${r.value.rules.length} rules, default ${r.value.default_action}` };
+    return {
+      status: "ok",
+      name: "policy",
+      detail: `${r.value.rules.length} rules, default ${r.value.default_action}: ${from}`,
+    };
   return {
     status: "fail",
     name: "policy",
-    detail: `${formatIssue(r.issues[0] ?? { code: "", path: [], message: "invalid" }, "policy.yml")} (${r.issues.length} issues; run \`acp policy validate\`)`,
+    detail: `${formatIssue(r.issues[0] ?? { code: "", path: [], message: "invalid" }, shown)} (${r.issues.length} issues; run \`acp policy validate\`)`,
   };
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { compileIntent, formatIssue, type Category } from "@acp/core";
 import { createApprovalMemory, newId } from "@acp/proxy/gate";
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
+import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse } from "../wiring/config-in-use.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
@@ -194,7 +195,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   );
   opening.close = () => wiring.close();
   const wired = { home, config };
-  const policyPath = options.policy !== undefined ? resolvePath(io, options.policy) : join(home, "policy.yml");
+  const policyPath = resolvePolicyPath(io, home, options.policy, config.file).path;
   const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
   const audit = wiring.createAudit(wired);
   const running = new Set<Promise<unknown>>();

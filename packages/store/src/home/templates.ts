@@ -94,8 +94,8 @@ session:
 defaults:
   # Seconds a consent request waits for an answer before it is denied.
   timeout_seconds: 120
-  # The policy file, for reference: acp reads --policy FILE, else policy.yml in this home (changing this
-  # line does not change which file is used).
+  # The policy file every command uses unless --policy FILE is given. A relative path is read from this
+  # home; ~ and $HOME at its start expand. A file named here that is missing stops acp (never a fall-back).
   policy: ${JSON.stringify(policyPath)}
 
 # The decision service \`acp serve\` (docs/reference/cli/serve.md). Its defaults need no settings: to change
