@@ -16,7 +16,9 @@ import {
   FileTooOpenError,
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
+  describePostgresDatabase,
   openPostgresStore,
+  type PostgresAnchorDatabaseChange,
   type PostgresStore,
   resolvePostgresAuditAnchorPath,
   readAnchorFile,
@@ -337,6 +339,20 @@ function report(
   }
 }
 
+/**
+ * Said before the verdict when the storage URL now reaches another database than the home's record names
+ * (`audit_anchor_database_changed` to acp serve): the chain was checked against that database's anchor.
+ */
+function movedNote(change: PostgresAnchorDatabaseChange): string {
+  return (
+    `note: the storage URL (\`${change.connection}\`) now reaches another database ` +
+    `(${describePostgresDatabase(change.now)}) than the one this home last anchored through it ` +
+    `(${describePostgresDatabase(change.before)}): verified against that database's anchor ${change.beforeAnchor}, ` +
+    "so rows cut from the chain's end are caught; acp serve refuses to start here (audit_anchor_database_changed) " +
+    "until started once with `acp serve --accept-moved-database`, which holds the new database to that anchor"
+  );
+}
+
 async function runVerify(ctx: CliContext, fileArg: string | undefined, options: VerifyOptions): Promise<void> {
   const home = resolveHome(ctx.io);
   // no FILE and a storage URL (flag, ACP_STORAGE_URL, storage.url): the chain acp serve keeps in PostgreSQL
@@ -347,21 +363,29 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     // audit-postgres-<id>.checkpoint) when there is one, or a checkpoint row's line kept elsewhere (--anchor)
     // the home's is named from the database the connection reaches (read under its old name while only that is there)
     const { result, options: found } = await readPostgresChain(storage, async (store) => {
-      const anchorPath =
+      // the home's record of which database this connection last anchored: where it now reaches another one
+      // (a dump restored on a new server at the same address), the check is against that one's anchor, as
+      // acp serve holds it (the new database has none: a cut there would go unseen)
+      const place =
         options.anchor !== undefined
-          ? resolvePath(ctx.io, options.anchor)
-          : (await resolvePostgresAuditAnchorPath(home, storage.url, (t, v) => store.query(t, v))).path;
+          ? null
+          : await resolvePostgresAuditAnchorPath(home, storage.url, (t, v) => store.query(t, v));
+      const moved = place?.changed ?? null;
+      const anchorPath =
+        place === null ? resolvePath(ctx.io, options.anchor ?? "") : (moved?.beforeAnchor ?? place.path);
+      // the old database's anchor is there (checkPostgresAnchorDatabase found it): one that cannot be read fails
       const anchor =
-        options.anchor !== undefined || existsSync(anchorPath)
+        options.anchor !== undefined || moved !== null || existsSync(anchorPath)
           ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
           : undefined;
       const verify = {
         ...(key.key === undefined ? {} : { publicKey: key.key }),
         ...(anchor === undefined ? {} : { anchor }),
       };
-      return { anchorPath, anchor, verify };
+      return { anchorPath, anchor, verify, moved };
     });
-    const { anchorPath, anchor } = found;
+    const { anchorPath, anchor, moved } = found;
+    if (moved !== null && options.json !== true) printError(ctx, movedNote(moved));
     const where = {
       file: safeStorageUrl(storage.url),
       anchorPath,
@@ -434,7 +458,10 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "(its action withheld as redacted, a value cut to fit the audit line, or an event older than the field).",
         "Reads the log line by line (rows page by page): memory stays small whatever the log's size. Without",
         "FILE, when a storage URL is set (--storage-url, ACP_STORAGE_URL or storage.url, as acp serve takes it),",
-        "verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl.",
+        "verifies the chain acp serve keeps in that PostgreSQL database instead of audit.jsonl, against this home's",
+        "anchor for that database; where the home's record shows the URL now reaches another database than it",
+        "last anchored through (a dump restored on a new server), against that database's anchor, and says so:",
+        "a dump with its last rows cut fails, a faithful move verifies (acp serve --accept-moved-database after).",
         "",
         "After the first bad line the rest is still read, and what it tells is said (how many lines, how many",
         "link up, whether later checkpoints are signed with the key); the log is never called intact then.",
