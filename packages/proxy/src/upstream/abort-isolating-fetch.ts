@@ -262,7 +262,11 @@ function sameOriginRedirects(base: FetchLike): FetchLike {
         );
       }
       const repeats = response.status === 307 || response.status === 308 || method === "GET" || method === "HEAD";
-      if (!repeats) throw new Error(`it answered a ${method} with a redirect (${response.status}) to ${next.href}`);
+      // named without userinfo, query or fragment: an upstream may have put there what the proxy sent it
+      if (!repeats)
+        throw new Error(
+          `it answered a ${method} with a redirect (${response.status}) to ${next.origin}${next.pathname}`,
+        );
       if (hop >= MAX_REDIRECTS) throw new Error(`it redirected more than ${MAX_REDIRECTS} times`);
       target = next;
     }
