@@ -126,6 +126,27 @@ describe("acp audit verify --storage-url on a URL that now reaches another datab
     expect(anchorFiles(home)).toEqual(before);
   });
 
+  it("moved, accepted, written on, then the URL put back on the old server: verified against the anchor last written, not the old database's own", async () => {
+    const { home, key } = fixtureHome(root.dir);
+    const url = await movedUnderTheNode(home, key, false);
+    const node = {
+      storageUrl: url,
+      statePath: join(home, "state.db"),
+      auditPath: join(home, "audit.jsonl"),
+      clock: () => new Date(),
+      keys: key,
+    };
+    const moved = await openServerStores({ ...node, acceptMovedDatabase: true });
+    await moved.auditLog.append({ event_type: "policy_evaluated", tool: "send_d", decision: "accept" });
+    await moved.close(); // a later checkpoint, anchored for the new database; the record names it
+    (address as SwitchableAddress).pointAt(Number(new URL(postgresTestUrl()).port)); // the old server, its own anchor older
+
+    const r = await runCli(["audit", "verify", "--storage-url", url], { env: envFor(home) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(NOTE);
+    expect(r.stderr).toContain("truncated_after_checkpoint");
+  });
+
   it("the home's record of the connection cannot be read: refused (exit 1), not verified without an anchor", async () => {
     const { home, key } = fixtureHome(root.dir);
     const url = await movedUnderTheNode(home, key, true);
