@@ -8,7 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPolledAnswers, SESSION_TTL_MS, type EmbeddedServer } from "@acp/server";
-import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
+import {
+  createPendingConsentStore,
+  openStateDb,
+  toAsyncPendingConsentStore,
+  type AsyncPendingConsentStore,
+  type PendingConsentRow,
+} from "@acp/store";
 import { eventually, openTestServerAt, APPROVER_TOKEN } from "./harness.js";
 
 const TOKEN = "answer-wake-token-0123456789";
@@ -78,11 +84,15 @@ describe("a waiting call on SQLite wakes when this service records the answer", 
 describe("createPolledAnswers", () => {
   /** A pending table of one row whose reads are counted; `status` is what the next read returns. */
   function oneRow() {
-    const state = { status: "pending", reads: 0 };
+    const state = { status: "pending", reads: 0, gets: 0 };
     const row = (): PendingConsentRow => ({ id: "cr_1", status: state.status }) as unknown as PendingConsentRow;
     const store = {
-      get: (id: string) => {
+      peek: (id: string) => {
         state.reads++;
+        return Promise.resolve(id === "cr_1" ? { nonce: "n", status: state.status, answered: true } : null);
+      },
+      get: (id: string) => {
+        state.gets++;
         return Promise.resolve(id === "cr_1" ? row() : null);
       },
     } as unknown as AsyncPendingConsentStore;
@@ -99,6 +109,44 @@ describe("createPolledAnswers", () => {
     answers.wake("cr_1");
     expect((await waiting).status).toBe("approved");
     expect(state.reads).toBe(2);
+    expect(state.gets).toBe(1);
+  });
+
+  it("polls the status alone: a waiter through many polls reads the whole row (its arguments) once", async () => {
+    const db = openStateDb(":memory:");
+    try {
+      const table = createPendingConsentStore(db);
+      const now = Date.now();
+      const big = "x".repeat(1 << 20); // a megabyte of arguments: what each poll used to read
+      table.insert({
+        id: "cr_big",
+        nonce: "n_big",
+        server: "fs",
+        tool: "write_file",
+        request: { id: "cr_big", action: { parameters: { content: big } } },
+        reasons: [],
+        createdAtMs: now,
+        expiresAtMs: now + 3_600_000,
+      });
+      const real = toAsyncPendingConsentStore(table);
+      const counts = { peeks: 0, gets: 0 };
+      const counted: AsyncPendingConsentStore = {
+        ...real,
+        peek: (id) => (counts.peeks++, real.peek(id)),
+        get: (id) => (counts.gets++, real.get(id)),
+      };
+      const waiting = createPolledAnswers(counted, 1).wait("cr_big", new AbortController().signal);
+      while (counts.peeks + counts.gets < 5) await new Promise((resolve) => setTimeout(resolve, 1));
+      // answered as `acp approve` would: another process, no wake-up; the next poll finds it
+      expect(table.decide("cr_big", "approved", { by: "cli" }, Date.now()).ok).toBe(true);
+      const row = await waiting;
+      expect(row).toMatchObject({ id: "cr_big", status: "approved", answer: { by: "cli" } });
+      expect((row.request as { action: { parameters: { content: string } } }).action.parameters.content).toBe(big);
+      expect(counts.gets).toBe(1);
+      expect(counts.peeks).toBeGreaterThanOrEqual(6);
+    } finally {
+      db.close();
+    }
   });
 
   it("still finds an answer another process wrote (no wake-up) at its next poll", async () => {

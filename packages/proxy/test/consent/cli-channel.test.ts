@@ -146,6 +146,38 @@ describe("cli channel specifics", () => {
     });
   });
 
+  it("polls the row's status alone: the request's JSON is not read while it waits, only once answered", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      const counts = { peeks: 0, gets: 0 };
+      const counted: PendingConsentStore = {
+        ...store,
+        peek: (id) => (counts.peeks++, store.peek(id)),
+        get: (id) => (counts.gets++, store.get(id)),
+      };
+      const channel = createCliChannel({ store: counted, clock: time.clock, pollIntervalMs: 1 });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk());
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      // several polls of the table go by unanswered
+      while (counts.peeks + counts.gets < 6) await new Promise((resolve) => setTimeout(resolve, 1));
+      expect(counts.gets).toBe(0);
+      const answer = { id: row.id, decision: "approved", approverId: "cli:alice" } as const;
+      expect(answerPendingConsent(store, answer, time.clock()).ok).toBe(true);
+      expect((await pending).kind).toBe("approved");
+      expect(counts.gets).toBeGreaterThanOrEqual(1);
+    } finally {
+      close();
+    }
+  });
+
   it("lets a request be answered once: the second answer is refused as already decided", async () => {
     const time = new ManualTime();
     const { store, close } = openStore();

@@ -1,7 +1,8 @@
 /**
  * Waiting for an answer on SQLite (no notifications): a waiter wakes at once when this process records the
  * answer (the console, the API, an expiry: {@link PolledAnswers.wake}), and reads its row every few
- * hundred milliseconds only to see answers other processes write (`acp approve`, `acp deny`).
+ * hundred milliseconds only to see answers other processes write (`acp approve`, `acp deny`). A poll reads
+ * the row's status alone (`peek`); the whole row, arguments and all, is read once, when the request ended.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
@@ -18,7 +19,10 @@ export interface PolledAnswers extends ConsentAnswers {
   wake(id: string): void;
 }
 
-/** Reads the row until it is no longer pending: when woken for it, else every `intervalMs`. */
+/**
+ * Peeks at the row's status until it is no longer pending (when woken for it, else every `intervalMs`), then
+ * reads the row once and returns it.
+ */
 export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs: number): PolledAnswers {
   const waiters = new Map<string, Set<() => void>>();
   return {
@@ -40,9 +44,11 @@ export function createPolledAnswers(store: AsyncPendingConsentStore, intervalMs:
         for (;;) {
           if (signal.aborted) throw aborted(signal);
           woken = false;
-          const row = await store.get(id);
+          // the status only: the request's JSON (up to a megabyte) is read once, when it says the request ended
+          const peek = await store.peek(id);
+          const row = peek === null || peek.status !== "pending" ? await store.get(id) : undefined;
           if (row === null) throw new Error(`consent request \`${id}\` is not in the pending table`);
-          if (row.status !== "pending") return row;
+          if (row !== undefined && row.status !== "pending") return row;
           if (woken) continue;
           // until the poll interval ends, the row is woken or the wait is aborted (at once if it already was)
           const pause = new AbortController();

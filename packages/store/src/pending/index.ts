@@ -5,6 +5,7 @@ export {
   type PendingConsentStore,
   type PendingConsentStoreOptions,
   type PendingConsentRow,
+  type PendingConsentPeek,
   type NewPendingConsent,
   type DecideResult,
   type DecideFailure,

@@ -36,6 +36,18 @@ export interface PendingConsentRow {
   readonly owner: PendingOwner | null;
 }
 
+/**
+ * What a waiter polls ({@link PendingConsentStore.peek}): whether a row was answered, without its JSON. The
+ * request and reasons (up to a megabyte each) are read once, by `get`, when `status` says it ended.
+ */
+export interface PendingConsentPeek {
+  readonly nonce: string;
+  readonly status: PendingStatus;
+  /** Whether the row holds an answer (`decide` recorded one). */
+  readonly answered: boolean;
+  readonly decidedAtMs: number | null;
+}
+
 /** What `insert` takes. */
 export interface NewPendingConsent {
   readonly id: string;
@@ -72,6 +84,8 @@ export interface PendingConsentStore {
   insertWithinLimit(request: NewPendingConsent, limit: PendingLimit): PendingInsertResult;
   /** The row with this id, or null. */
   get(id: string): PendingConsentRow | null;
+  /** The row's nonce, status and whether it holds an answer, without reading its JSON; null if there is none. */
+  peek(id: string): PendingConsentPeek | null;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
   listPending(nowMs: number): PendingConsentRow[];
   /**
@@ -172,6 +186,10 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   const getStmt: Statement<[string], PendingConsentRawRow> = db.prepare<[string], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE id = ?",
   );
+  type PeekRaw = Pick<PendingConsentRawRow, "nonce" | "status" | "decided_at_ms"> & { answered: number };
+  const peekStmt: Statement<[string], PeekRaw> = db.prepare<[string], PeekRaw>(
+    "SELECT nonce, status, decided_at_ms, answer_json IS NOT NULL AS answered FROM pending_consent WHERE id = ?",
+  );
   const listStmt: Statement<[number], PendingConsentRawRow> = db.prepare<[number], PendingConsentRawRow>(
     "SELECT * FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ? ORDER BY created_at_ms, id",
   );
@@ -270,6 +288,11 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
       }
     },
     get,
+    peek: (id) => {
+      const raw = peekStmt.get(id);
+      if (raw === undefined) return null;
+      return { nonce: raw.nonce, status: raw.status, answered: raw.answered === 1, decidedAtMs: raw.decided_at_ms };
+    },
     listPending: (nowMs) => listStmt.all(nowMs).map(toPendingConsentRow),
     listPendingIds: (nowMs) => idsStmt.all(nowMs).map((raw) => ({ id: raw.id, owner: ownerOf(raw) })),
     listPendingPage: (nowMs, query) => {

@@ -3,6 +3,7 @@ import {
   type DecideResult,
   type NewPendingConsent,
   type PendingConsentRow,
+  type PendingConsentPeek,
   type PendingInsertResult,
   type PendingLimit,
   type PendingConsentStore,
@@ -29,6 +30,11 @@ export interface AsyncPendingConsentStore {
   insertWithinLimit(request: NewPendingConsent, limit: PendingLimit): Promise<PendingInsertResult>;
   /** The row with this id, or null. */
   get(id: string): Promise<PendingConsentRow | null>;
+  /**
+   * The row's nonce, status and whether it holds an answer, without reading its JSON; null if there is none.
+   * What a waiter polls: it reads the whole row (`get`) once the status says the request ended.
+   */
+  peek(id: string): Promise<PendingConsentPeek | null>;
   /** Requests still pending and not expired at `nowMs`, oldest first. */
   listPending(nowMs: number): Promise<PendingConsentRow[]>;
   /**
@@ -70,6 +76,7 @@ export function toAsyncPendingConsentStore(store: PendingConsentStore): AsyncPen
     insert: (request) => run(() => store.insert(request)),
     insertWithinLimit: (request, limit) => run(() => store.insertWithinLimit(request, limit)),
     get: (id) => run(() => store.get(id)),
+    peek: (id) => run(() => store.peek(id)),
     listPending: (nowMs) => run(() => store.listPending(nowMs)),
     listPendingPage: (nowMs, query) => run(() => store.listPendingPage(nowMs, query)),
     listPendingIds: (nowMs) => run(() => store.listPendingIds(nowMs)),

@@ -203,6 +203,17 @@ export function createPostgresPendingConsentStore(
     },
     insertWithinLimit: (request, limit) => insertLimited(store, request, limit, lockTimeoutMs),
     get,
+    async peek(id) {
+      if (!isLookupable(id)) return null;
+      const raw = (
+        await store.query<Pick<PendingConsentRawRow, "nonce" | "status" | "decided_at_ms"> & { answered: boolean }>(
+          `SELECT nonce, status, decided_at_ms, answer_json IS NOT NULL AS answered FROM pending_consent WHERE id = $1`,
+          [id],
+        )
+      ).rows[0];
+      if (raw === undefined) return null;
+      return { nonce: raw.nonce, status: raw.status, answered: raw.answered, decidedAtMs: raw.decided_at_ms };
+    },
     async listPending(nowMs) {
       assertTime(nowMs, "now");
       const rows = await store.query<PendingConsentRawRow>(

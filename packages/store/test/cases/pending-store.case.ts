@@ -100,6 +100,35 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
       expect((await store.get("cr_a"))?.answer).toEqual({ by: "me" });
     });
 
+    it("peeks at a row's nonce, status and answer without its JSON: pending, answered, settled, unknown", async () => {
+      const store = await factory();
+      await store.insert(pendingRow("cr_a"));
+      await store.insert(pendingRow("cr_s"));
+      expect(await store.peek("cr_a")).toEqual({
+        nonce: "n_cr_a",
+        status: "pending",
+        answered: false,
+        decidedAtMs: null,
+      });
+      await store.decide("cr_a", "denied", { by: "me" }, T0 + 1);
+      expect(await store.peek("cr_a")).toEqual({
+        nonce: "n_cr_a",
+        status: "denied",
+        answered: true,
+        decidedAtMs: T0 + 1,
+      });
+      // settled by another channel: ended, but no answer in the row
+      await store.settle("cr_s", "approved", T0 + 2);
+      expect(await store.peek("cr_s")).toEqual({
+        nonce: "n_cr_s",
+        status: "approved",
+        answered: false,
+        decidedAtMs: T0 + 2,
+      });
+      expect(await store.peek("cr_missing")).toBeNull();
+      expect(await store.peek("cr_\u0000nul")).toBeNull();
+    });
+
     it("lets exactly one of many concurrent answers win", async () => {
       const store = await factory();
       await store.insert(pendingRow("cr_race"));

@@ -27,7 +27,7 @@ export interface CliChannelOptions {
 }
 
 function rowFor(request: ConsentRequestV02, delivery: ChannelDelivery, store: PendingConsentStore): void {
-  if (store.get(request.id) !== null) return;
+  if (store.peek(request.id) !== null) return;
   store.insert({
     id: request.id,
     nonce: request.nonce,
@@ -45,10 +45,12 @@ async function pollForAnswer(delivery: ChannelDelivery, options: CliChannelOptio
   const { request, signal } = delivery;
   const interval = options.pollIntervalMs ?? 250;
   for (;;) {
-    const row = options.store.get(request.id);
+    // the status only: the request's JSON is read once, when the row says it holds an answer
+    const peek = options.store.peek(request.id);
+    const row = peek === null || (peek.answered && peek.status !== "pending") ? options.store.get(request.id) : peek;
     if (row === null) throw new Error(`consent request \`${request.id}\` vanished from the pending table`);
     if (row.nonce !== request.nonce) throw new Error(`consent request \`${request.id}\` has a foreign nonce`);
-    if ((row.status === "approved" || row.status === "denied") && row.answer !== null) {
+    if ((row.status === "approved" || row.status === "denied") && "answer" in row && row.answer !== null) {
       const answer = readCliAnswer(row.answer, request.nonce, options.clock());
       if (answer !== null) return answer;
       return { decision: "denied", reason: "refused a malformed answer in the pending table", approverId: "cli" };
