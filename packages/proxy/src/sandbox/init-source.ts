@@ -1,7 +1,7 @@
 /**
  * The sandbox's init: a small Node program that runs as PID 1 inside the new namespaces (started by
  * `unshare`). It brings loopback up, covers ACP's home, `/tmp`, `/run` and the resolver with empty
- * filesystems, makes every other mount read-only except the writable paths (the working directory and each
+ * filesystems, hides the kernel's key list (`/proc/keys`, `/proc/key-users`) behind empty files, makes every other mount read-only except the writable paths (the working directory and each
  * `--writable`), starts the loopback forwarders to the bridge sockets, then starts the agent with every
  * capability dropped (`setpriv`), forwards signals to the agent's process group and exits with its status
  * (when PID 1 exits, the kernel kills whatever is left in the namespace: nothing is orphaned).
@@ -213,6 +213,20 @@ for (const s of cfg.socketCovers) {
 }
 const openSockets = cfg.socketCovers.filter(isSocketAt);
 if (openSockets.length > 0) fail("sandbox_setup_failed", "a socket that leads out of the sandbox stays reachable at " + openSockets.join(", "));
+// the kernel's keys are not namespaced: /proc/keys lists every key the agent may view (root's among them,
+// under netns as under userns started by root) with its owner and description (a Kerberos principal, a
+// service's name), and /proc/key-users every user's count of keys. An empty, read-only file over each; checked:
+// nothing may still be read there
+for (const p of ["/proc/keys", "/proc/key-users"]) {
+  if (!existsSync(p)) continue; // a kernel without keys
+  const empty = join(cfg.stage.path, ".acp-empty");
+  if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
+  bind(empty, p);
+  run("cannot cover " + p, "mount", ["-o", "remount,bind,ro", p]);
+  let text;
+  try { text = readFileSync(p, "utf8"); } catch { text = ""; }
+  if (text !== "") fail("sandbox_setup_failed", "the kernel's keys stay listed at " + p);
+}
 
 // The host read-only: the agent runs as uid 0 under netns (as the user under userns) and would otherwise
 // change whatever root (the user) owns outside the covers: cron, ACP's installation, the upstream servers'
