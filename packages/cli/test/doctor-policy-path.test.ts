@@ -10,8 +10,11 @@ afterAll(root.cleanup);
 const DENIES =
   'version: "1"\ndefault_action: deny\nrules:\n  - id: echo-denied\n    match: { tool: echo }\n    action: deny\n';
 
-async function policyCheck(home: string): Promise<{ status: string; detail: string }> {
-  const r = await runCli(["doctor", "--json"], { env: envFor(home) });
+async function policyCheck(
+  home: string,
+  env: Record<string, string> = {},
+): Promise<{ status: string; detail: string }> {
+  const r = await runCli(["doctor", "--json"], { env: { ...envFor(home), ...env } });
   const checks = (JSON.parse(r.stdout) as { checks: { status: string; name: string; detail: string }[] }).checks;
   const found = checks.find((c) => c.name === "policy");
   if (found === undefined) throw new Error("no policy check");
@@ -45,5 +48,14 @@ describe("acp doctor: the policy in use (defaults.policy)", () => {
     const check = await policyCheck(home);
     expect(check.status).toBe("fail");
     expect(check.detail).toContain(`cannot read policy \`${join(home, "missing.yml")}\``);
+  });
+
+  it("expands ~ in defaults.policy with the HOME acp was run with", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "strict.yml"), DENIES, { mode: 0o600 });
+    writeFileSync(join(home, "config.yml"), 'version: "1"\ndefaults:\n  policy: "~/strict.yml"\n');
+    const check = await policyCheck(home, { HOME: home });
+    expect(check.status).toBe("ok");
+    expect(check.detail).toContain(`${join(home, "strict.yml")} (defaults.policy in config.yml)`);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -156,5 +156,20 @@ describe("acp proxy: defaults.policy picks the policy", () => {
     expect(failed?.code).toBe(1);
     expect(failed?.stderr).toContain(`cannot read policy \`${join(home, "missing.yml")}\``);
     expect(tree(home)).toEqual(before);
+  }, 60_000);
+
+  it("runs on no starter policy when --policy names the home's own policy.yml and it is missing", async () => {
+    const { home } = fixtureHome(root.dir);
+    writeFileSync(join(home, "config.yml"), 'version: "1"\n');
+    rmSync(join(home, "policy.yml"));
+    const args = [ACP, "proxy", "--upstream", EVERYTHING, "-n", "everything", "--policy", join(home, "policy.yml")];
+    const failed = await run(process.execPath, args, {
+      env: { PATH: process.env["PATH"] ?? "", ...envFor(home) },
+    }).then(
+      () => null,
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain(`cannot read policy \`${join(home, "policy.yml")}\`: no such file`);
   }, 60_000);
 });

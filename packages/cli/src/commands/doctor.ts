@@ -6,6 +6,7 @@ import { printJson, printLine, resolveHome, resolvePath, type CliContext } from 
 import { EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
 import { checkKeys, checkPolicy, checkVault } from "../doctor/home-checks.js";
+import type { PathIo } from "../wiring/policy-path.js";
 import { checkConfigInUse } from "../doctor/config-checks.js";
 import { checkAuditLogAnchor } from "../doctor/audit-log-checks.js";
 import { checkServeStorage, STORAGE_CHECK_TIMEOUT_MS } from "../doctor/serve-checks.js";
@@ -64,7 +65,12 @@ function noHomeCheck(home: string): HomeCheck {
  * `acp proxy --config` would check it. Never prompts; never prints a secret. A directory that holds no home
  * (`isExistingHome`) gets one failed `home` check saying what to run, not a failure per missing file.
  */
-export function runDoctorChecks(home: string, passphrase: string | undefined, config?: string): HomeCheck[] {
+export function runDoctorChecks(
+  home: string,
+  passphrase: string | undefined,
+  config?: string,
+  io?: PathIo,
+): HomeCheck[] {
   const isolation = checkIsolation({ platform: process.platform, uid: process.getuid?.(), read: readProc });
   if (!isExistingHome(home)) return [noHomeCheck(home), isolation];
   const keys = checkKeys(home, passphrase);
@@ -74,7 +80,7 @@ export function runDoctorChecks(home: string, passphrase: string | undefined, co
     ...keys.checks,
     ...checkVault(home, keys.seed),
     ...checkConfigInUse(home, config ?? join(home, "config.yml")),
-    checkPolicy(home, config ?? join(home, "config.yml")),
+    checkPolicy(home, config ?? join(home, "config.yml"), io),
     isolation,
   ];
   keys.seed?.fill(0);
@@ -133,7 +139,7 @@ Exit codes: 0 healthy (warnings allowed), 1 at least one check failed, 2 usage (
       const passphrase = ctx.io.env[PASSPHRASE_ENV];
       const config = options.config !== undefined ? resolvePath(ctx.io, options.config) : undefined;
       const home = resolveHome(ctx.io);
-      const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config);
+      const checks = runDoctorChecks(home, passphrase === "" ? undefined : passphrase, config, ctx.io);
       // before `isolation`, the machine's check, which stays last
       if (isExistingHome(home)) checks.splice(checks.length - 1, 0, await checkAuditLogAnchor(home));
       checks.splice(checks.length - 1, 0, ...(await checkServeStorage(home, ctx.io.env, ctx.io.now)));

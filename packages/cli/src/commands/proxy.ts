@@ -55,6 +55,11 @@ export interface ProxyWiring {
   readonly createDecide: (
     options: WiringOptions & {
       readonly policyPath?: string;
+      /**
+       * The policy file is the home's own policy.yml, missing, and named by neither --policy nor
+       * defaults.policy (`resolvePolicyPath`): only then is the built-in starter policy used.
+       */
+      readonly policyIsDefault?: boolean;
       /** The session runtime's intent (`--intent`), already read; absent: an open intent. */
       readonly intent?: unknown;
       /** Upstreams marked `trusted: true`: their results are not untrusted content. */
@@ -313,11 +318,12 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(keys.credentials, upstreams);
   const log = (line: string): void => void ctx.io.stderr.write(`acp proxy: ${line}\n`);
-  const policyPath = resolvePolicyPath(ctx.io, home, flags.policy, keys.file).path;
+  const policy = resolvePolicyPath(ctx.io, home, flags.policy, keys.file);
   const intent = flags.intent !== undefined ? readIntentFile(resolvePath(ctx.io, flags.intent)) : undefined;
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = wiring.createDecide({
-    policyPath,
+    policyPath: policy.path,
+    policyIsDefault: policy.isDefault,
     home,
     config: keys,
     trustedServers,

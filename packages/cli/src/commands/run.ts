@@ -225,7 +225,8 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(config.keys.credentials, upstreams);
-  const policyPath = resolvePolicyPath(ctx.io, home, flags.policy, config.keys.file).path;
+  const policy = resolvePolicyPath(ctx.io, home, flags.policy, config.keys.file);
+  const policyPath = policy.path;
   assertOutOfAgentReach(ctx, home, writable, [
     [
       "the policy file",
@@ -267,6 +268,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   const trustedServers = upstreams.filter((u) => u.trusted === true).map((u) => u.name);
   const decide = deps.wiring.createDecide({
     policyPath,
+    policyIsDefault: policy.isDefault,
     home,
     config: keys,
     trustedServers,

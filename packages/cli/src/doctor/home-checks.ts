@@ -1,7 +1,7 @@
 import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS, MAX_POLICY_BYTES } from "@acp/core";
 import { join } from "node:path";
 import { readFileUpTo, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
-import { describePolicyChoice, resolvePolicyPath, type PolicyChoice } from "../wiring/policy-path.js";
+import { describePolicyChoice, resolvePolicyPath, type PathIo, type PolicyChoice } from "../wiring/policy-path.js";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = [
@@ -84,10 +84,14 @@ export function checkVault(home: string, seed: Uint8Array | undefined): HomeChec
  * home's other files are: a regular file only, at most {@link MAX_POLICY_BYTES} (a policy.yml made a link to
  * `/dev/zero` or a named pipe stopped doctor).
  */
-export function checkPolicy(home: string, config: string = join(home, "config.yml")): HomeCheck {
+export function checkPolicy(
+  home: string,
+  config: string = join(home, "config.yml"),
+  io: PathIo = { env: process.env, cwd: process.cwd() },
+): HomeCheck {
   let choice: PolicyChoice;
   try {
-    choice = resolvePolicyPath({ env: process.env, cwd: process.cwd() }, home, undefined, config);
+    choice = resolvePolicyPath(io, home, undefined, config);
   } catch (err) {
     return { status: "fail", name: "policy", detail: err instanceof Error ? err.message : String(err) };
   }

@@ -195,8 +195,13 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   );
   opening.close = () => wiring.close();
   const wired = { home, config };
-  const policyPath = resolvePolicyPath(io, home, options.policy, config.file).path;
-  const decide = wiring.createDecide({ ...wired, policyPath, ...(intent !== undefined ? { intent } : {}) });
+  const policy = resolvePolicyPath(io, home, options.policy, config.file);
+  const decide = wiring.createDecide({
+    ...wired,
+    policyPath: policy.path,
+    policyIsDefault: policy.isDefault,
+    ...(intent !== undefined ? { intent } : {}),
+  });
   const audit = wiring.createAudit(wired);
   const running = new Set<Promise<unknown>>();
   const streams = new Set<AsyncGenerator<unknown, void, undefined>>();

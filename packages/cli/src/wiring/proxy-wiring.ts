@@ -97,14 +97,15 @@ export function createProxyWiring(
     return wired;
   };
   return {
-    createDecide: ({ policyPath, home, intent, trustedServers, config: given }) => {
+    createDecide: ({ policyPath, policyIsDefault, home, intent, trustedServers, config: given }) => {
       intentGiven = intent !== undefined;
       const { state, audit, config } = wire(home, given);
       const path = policyPath ?? join(home, "policy.yml");
       return createPipelineDecide({
         state,
         policyPath: path,
-        policyIsDefault: path === join(home, "policy.yml") && !existsSync(path),
+        // as resolvePolicyPath said when it was asked (a file --policy or defaults.policy names is never replaced)
+        policyIsDefault: policyIsDefault ?? (path === join(home, "policy.yml") && !existsSync(path)),
         graph: config.graph,
         now: ctx.io.now,
         log,
