@@ -6,9 +6,15 @@
 /** Names removed whatever their value: ACP's own (`ACP_*`) and the proxy variables the sandbox sets itself. */
 const REMOVED_NAMES = /^(ACP_.*|acp_.*|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy|NO_PROXY|no_proxy)$/;
 
+/** The shortest secret value looked for inside a variable's value (a shorter one is removed on an exact match). */
+export const MIN_CONTAINED_SECRET = 6;
+
 /** What else `scrubEnvironment` removes. */
 export interface ScrubOptions {
-  /** Secret values ACP holds (vault entries, tokens): any variable containing one of them is removed. */
+  /**
+   * Secret values ACP holds (vault entries, tokens): any variable whose value is one of them, or contains one of
+   * at least `MIN_CONTAINED_SECRET` characters, is removed.
+   */
   readonly secretValues?: readonly string[];
   /** Further variable names to remove. */
   readonly names?: readonly string[];
@@ -22,20 +28,22 @@ export interface ScrubbedEnvironment {
 
 /**
  * Returns a copy of `env` without `ACP_*`, without the proxy variables (the sandbox sets its own), without
- * the given names and without any variable whose value contains one of `secretValues` (values shorter than
- * 6 characters are ignored: too short to be a secret and too likely to match by chance).
+ * the given names and without any variable whose value is one of `secretValues` (whatever its length: a
+ * short vault entry, a PIN, passed in the environment as it is) or contains one of at least
+ * `MIN_CONTAINED_SECRET` characters (a shorter one is too likely to turn up inside an unrelated value).
  */
 export function scrubEnvironment(
   env: Readonly<Record<string, string | undefined>>,
   options: ScrubOptions = {},
 ): ScrubbedEnvironment {
   const names = new Set(options.names ?? []);
-  const secrets = (options.secretValues ?? []).filter((s) => s.length >= 6);
+  const exact = new Set((options.secretValues ?? []).filter((s) => s.length > 0));
+  const contained = [...exact].filter((s) => s.length >= MIN_CONTAINED_SECRET);
   const out: Record<string, string> = {};
   const removed: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (REMOVED_NAMES.test(name) || names.has(name) || secrets.some((s) => value.includes(s))) {
+    if (REMOVED_NAMES.test(name) || names.has(name) || exact.has(value) || contained.some((s) => value.includes(s))) {
       removed.push(name);
       continue;
     }

@@ -21,8 +21,31 @@ describe("scrubEnvironment", () => {
     expect(removed).toEqual(["ACP_HOME", "ACP_PASSPHRASE", "ACP_PROXY_TOKEN", "GITHUB_TOKEN", "HTTPS_PROXY"]);
   });
 
-  it("ignores secret values too short to be secrets", () => {
+  it("does not look for a short secret value inside other values", () => {
     expect(scrubEnvironment({ SHELL: "/bin/sh" }, { secretValues: ["sh"] }).env).toEqual({ SHELL: "/bin/sh" });
+  });
+
+  it("removes a variable whose value is a secret exactly, however short", () => {
+    const { env, removed } = scrubEnvironment(
+      { PIN: "4711", API_KEY: "abc12", SHELL: "/bin/sh", PORT: "47110", EMPTY: "" },
+      { secretValues: ["4711", "abc12", ""] },
+    );
+    // the short secrets as whole values go; a value that merely contains one stays, and "" matches nothing
+    expect(env).toEqual({ SHELL: "/bin/sh", PORT: "47110", EMPTY: "" });
+    expect(removed).toEqual(["API_KEY", "PIN"]);
+  });
+
+  it("never leaves a variable whose value is a secret, of any length (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ maxLength: 30 })),
+        fc.string({ minLength: 1, maxLength: 12 }),
+        (vars, secret) => {
+          const { env } = scrubEnvironment({ ...vars, PLANTED: secret }, { secretValues: [secret] });
+          expect(Object.values(env)).not.toContain(secret);
+        },
+      ),
+    );
   });
 
   it("never leaves a variable whose value contains a secret (property)", () => {
