@@ -39,6 +39,7 @@ import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import {
+  collectInvalid,
   configInUse,
   sandboxAllowEgress,
   sandboxCaps,
@@ -452,27 +453,13 @@ function loadRunConfig(ctx: CliContext, flag: string | undefined, home: string):
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
   const file = readConfigFile(path, flag !== undefined);
   const problems: string[] = [];
-  let keys: ConfigInUse | undefined;
-  try {
-    keys = configInUse(file);
-  } catch (err) {
-    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-    problems.push(err.message);
-  }
-  let allowEgress: readonly string[] = [];
-  try {
-    allowEgress = sandboxAllowEgress(file);
-  } catch (err) {
-    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-    problems.push(err.message);
-  }
-  let caps: SandboxCaps = { maxProcesses: undefined, maxMemory: undefined, maxCpu: undefined };
-  try {
-    caps = sandboxCaps(file);
-  } catch (err) {
-    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-    problems.push(err.message);
-  }
+  const keys = collectInvalid(problems, () => configInUse(file));
+  const allowEgress = collectInvalid(problems, () => sandboxAllowEgress(file)) ?? [];
+  const caps = collectInvalid(problems, () => sandboxCaps(file)) ?? {
+    maxProcesses: undefined,
+    maxMemory: undefined,
+    maxCpu: undefined,
+  };
   if (keys === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
   return {
     keys,

@@ -331,21 +331,9 @@ export function sandboxCaps(file: ConfigFile): SandboxCaps {
 /** `sandboxAllowEgress` and `sandboxCaps` as a key check (`acp doctor`): the destinations and the caps set. */
 export function checkSandboxKeys(file: ConfigFile): KeyCheck<{ allowEgress: readonly string[]; caps: SandboxCaps }> {
   return check(() => {
-    let caps: SandboxCaps | undefined;
     const problems: string[] = [];
-    try {
-      caps = sandboxCaps(file);
-    } catch (err) {
-      if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-      problems.push(err.message);
-    }
-    let allowEgress: readonly string[] = [];
-    try {
-      allowEgress = sandboxAllowEgress(file);
-    } catch (err) {
-      if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
-      problems.push(err.message);
-    }
+    const caps = collectInvalid(problems, () => sandboxCaps(file));
+    const allowEgress = collectInvalid(problems, () => sandboxAllowEgress(file)) ?? [];
     if (caps === undefined || problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
     return { allowEgress, caps };
   });
@@ -354,4 +342,18 @@ export function checkSandboxKeys(file: ConfigFile): KeyCheck<{ allowEgress: read
 /** The home's `config.yml` (absent: an empty config), checked: what `acp proxy` uses without `--config`. */
 export function homeConfigInUse(home: string): ConfigInUse {
   return configInUse(readConfigFile(join(home, "config.yml"), false));
+}
+
+/**
+ * `read()`, or undefined with its message added to `problems` when it refuses the config file (exit 4), so every
+ * key's problem is said at once; any other error is thrown on.
+ */
+export function collectInvalid<T>(problems: string[], read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode !== EXIT.invalid) throw err;
+    problems.push(err.message);
+    return undefined;
+  }
 }
