@@ -38,6 +38,17 @@ describe("acp deny", () => {
     expect(statusOf(home, ID_B)).toMatchObject({ status: "pending" });
   });
 
+  it("refuses a reason with a control, invisible or bidirectional character (exit 4), nothing recorded", async () => {
+    const home = tempHome();
+    seedPending(home, { id: ID_A });
+    for (const reason of ["wrong\u001b[2K\rok", "wrong\u200brecipient", "wrong \u202etneipicer", "wrong\nrecipient"]) {
+      const out = await runCli(["deny", ID_A, "--reason", reason], { env: { ACP_HOME: home } });
+      expect(out.code).toBe(4);
+      expect(out.stderr).toMatch(/reason: `[^`]*\\u[0-9a-f]{4}[^`]*` holds a control, invisible or bidirectional/);
+      expect(statusOf(home, ID_A)).toMatchObject({ status: "pending" });
+    }
+  });
+
   it("refuses a malformed id with exit 4", async () => {
     const out = await runCli(["deny", "cr_'; DROP TABLE x"], { env: { ACP_HOME: tempHome() } });
     expect(out.code).toBe(4);

@@ -112,6 +112,28 @@ describe("what the proxy sends where", () => {
     }
   });
 
+  it("refuses a signed callback whose reason holds a hidden character (it is signed and told to the agent)", async () => {
+    const s = await setup((_post, res) => void res.writeHead(200).end());
+    try {
+      const a = s.broker.ask(makeAsk());
+      await eventually(() => s.requests().length === 1);
+      const [ra] = s.requests() as [ConsentRequestV02];
+      for (const reason of [
+        "wrong\u001b[2K\rapproved",
+        "wrong\u009b2K",
+        "wrong\u200brecipient",
+        "wrong \u202etneipicer",
+      ]) {
+        expect(await s.answer(ra, { decision: "denied", reason })).toBe(400);
+      }
+      // nothing was decided: a printable reason still is, and reaches the agent
+      expect(await s.answer(ra, { decision: "denied", reason: "wrong recipient" })).toBe(200);
+      expect(await a).toMatchObject({ kind: "denied", reason: expect.stringContaining("wrong recipient") as unknown });
+    } finally {
+      await s.close();
+    }
+  });
+
   it("hands a signed callback for a request it does not hold to `forward` (another proxy's), with its nonce", async () => {
     const calls: unknown[][] = [];
     let accept = true;

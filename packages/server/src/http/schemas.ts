@@ -117,7 +117,11 @@ export const CONSENT_RESPONSE_BODY = {
     decision: { type: "string", enum: ["approved", "denied", "approved_with_modifications"] },
     scope: SCOPE_SCHEMA,
     modifications: { type: "object", minProperties: 1 },
-    reason: { type: "string", maxLength: 500 },
+    reason: {
+      type: "string",
+      maxLength: 500,
+      description: "why (told to the agent, signed into the consent response): printable characters only",
+    },
     approver_id: {
       type: "string",
       minLength: 1,

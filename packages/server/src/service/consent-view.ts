@@ -8,6 +8,7 @@ import {
 } from "@acp/proxy";
 import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
+import { requirePrintableField } from "../http/printable-body.js";
 import { checkModifications } from "./modifications-check.js";
 
 /** One consent request on the wire (parameters already redacted when it was raised). */
@@ -83,6 +84,8 @@ export async function answerConsent(
   /** The channel the person answered through when it is not the command line (`console`): `approver.channel`. */
   channel?: "console",
 ): Promise<ConsentView> {
+  // signed into the consent response, told to the agent and shown in audit tails: printable only, as approver_id
+  requirePrintableField("reason", input.reason, "it is signed into the consent response and shown to the agent");
   const row = await store.get(id);
   if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
   if (isOrphaned(row)) {

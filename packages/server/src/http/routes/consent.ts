@@ -1,9 +1,9 @@
 /** Consent over HTTP: list, read and answer requests; a server-sent events stream of changes. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { hasHiddenCharacters, printable } from "@acp/core";
 import type { PendingConsentRow } from "@acp/store";
 import type { ServerStores } from "../../store/types.js";
 import type { CompletedConsent } from "../../service/consent-completion.js";
+import { requirePrintableField } from "../printable-body.js";
 import { answerConsent, viewConsent, type ConsentAnswerInput } from "../../service/consent-view.js";
 import {
   CONSENT_LIST_READ_BYTES,
@@ -181,14 +181,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       const { id } = request.params as { id: string };
       const body = request.body as ConsentAnswerInput & { approver_id?: string };
       // recorded in the signed response and the audit, and shown in denials: printable only, as a webhook's
-      if (body.approver_id !== undefined && hasHiddenCharacters(body.approver_id)) {
-        throw new HttpError(
-          400,
-          "invalid_body",
-          `body/approver_id: \`${printable(body.approver_id.slice(0, 100))}\` holds a control, invisible or ` +
-            "bidirectional character (it is recorded and shown as the approver): use printable characters",
-        );
-      }
+      requirePrintableField("approver_id", body.approver_id, "it is recorded and shown as the approver");
       // a token that names its approver answers as that approver; the body may repeat the name, not give another
       const named = callerApprover(request);
       if (named !== undefined && body.approver_id !== undefined && body.approver_id !== named) {

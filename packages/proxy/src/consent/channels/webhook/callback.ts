@@ -3,7 +3,7 @@ import { parseApprovalDuration } from "../../scope.js";
 import type { ApprovalScope, HumanAnswer } from "../../types.js";
 import { checkHumanAnswer } from "../../response.js";
 import type { ConsentTimers } from "../../timers.js";
-import { printable } from "../terminal/format.js";
+import { hasHiddenCharacters, printable } from "../terminal/format.js";
 
 /** The largest callback body accepted. */
 export const MAX_CALLBACK_BYTES = 64 * 1024;
@@ -112,6 +112,15 @@ export function answerFromCallback(body: unknown, now: Date): { answer: HumanAns
   const approver = b.approver_id;
   if (approver !== undefined && !isApproverId(approver)) {
     return { error: `approver_id must be 1–${MAX_APPROVER_ID} printable characters` };
+  }
+  // signed into the consent response and told to the agent: printable only, as approver_id (acp serve's rule)
+  if (typeof b.reason === "string" && hasHiddenCharacters(b.reason)) {
+    const shown = printable(b.reason.slice(0, 100));
+    return {
+      error:
+        `reason: \`${shown}\` holds a control, invisible or bidirectional character (it is signed into the ` +
+        "consent response and shown to the agent): use printable characters",
+    };
   }
   const answer = {
     decision: b.decision,
