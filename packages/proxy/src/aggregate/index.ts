@@ -7,5 +7,5 @@ export {
   type NameTarget,
 } from "./name-index.js";
 export { ProxyCatalog, type NamedItem, type ResourceUnion } from "./catalog.js";
-export { MAX_ITEM_NAME, whyItemNameRefused } from "./item-name.js";
-export { MAX_RESOURCE_NAME, MAX_RESOURCE_URI, whyResourceRefused } from "./resource-name.js";
+export { MAX_ITEM_NAME, whyItemNameRefused, whyTitleRefused } from "./item-name.js";
+export { MAX_RESOURCE_NAME, MAX_RESOURCE_URI, whyResourceRefused, whyUriRefused } from "./resource-name.js";

@@ -40,7 +40,21 @@ export function whyResourceRefused(item: Readonly<Record<string, unknown>>, key:
   return undefined;
 }
 
-function whyUnreadable(text: string, field: string, max: number): string | undefined {
+/**
+ * Why a URI the agent asks to read (`resources/read`) is refused before it reaches any upstream or a person,
+ * or undefined when it is not: the rule of a listed resource's URI ({@link whyResourceRefused}). A URI no
+ * listing may name would otherwise be routed to a template's or the only resource server, and reach the
+ * consent prompt and the audit reading as something it is not.
+ */
+export function whyUriRefused(uri: string): string | undefined {
+  return whyResourceRefused({ uri }, "uri");
+}
+
+/**
+ * Why `text` (an item's `field`, as said: `its title holds …`) cannot be read as it is, or undefined when it
+ * can: over `max` characters, a character {@link findUnreadableName} refuses, or a lone surrogate.
+ */
+export function whyUnreadable(text: string, field: string, max: number): string | undefined {
   if (text.length > max) return `its ${field} is ${text.length} characters long, past the ${max} served`;
   const unreadable = findUnreadableName(text);
   if (unreadable !== undefined) return `its ${field} holds ${unreadable}`;
