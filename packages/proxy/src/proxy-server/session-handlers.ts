@@ -145,11 +145,11 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const uri = request.params.uri;
-    refuseUnreadableUri(uri);
+    refuseUnreadableUri("resources/read", uri);
     const owner = await proxy.catalog.serverForUri(uri);
     if (owner === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${uri}\``);
     const approved = await gateResourceRead(proxy, session, owner, uri, request.params._meta?.progressToken, extra);
-    if (approved.uri !== uri) refuseUnreadableUri(approved.uri);
+    if (approved.uri !== uri) refuseUnreadableUri("resources/read", approved.uri);
     if (approved.uri !== uri && (await proxy.catalog.serverForUri(approved.uri)) !== owner) {
       // the person edited the URI: it is read from the server they approved it on, or not at all
       throw agentError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
@@ -171,20 +171,17 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
 }
 
 /**
- * Refuses a `resources/read` of a URI no listing may name ({@link whyUriRefused}: an invisible, control or
- * bidi character, a line break, a space at either end, empty, over 2,048 characters) before it is routed,
- * decided or shown to a person: routed as a template's or the only resource server's, it would reach the
- * consent prompt and the audit reading as something it is not. Like a call to an unknown tool, it reaches
- * no upstream and no decision, so nothing is audited. The URI is shown escaped and cut at 80 characters.
+ * Refuses a `resources/read` (or `resources/subscribe`) of a URI no listing may name ({@link whyUriRefused}:
+ * an invisible, control or bidi character, a line break, a space at either end, empty, over 2,048 characters)
+ * before it is routed, decided or shown to a person: routed as a template's or the only resource server's, it
+ * would reach the consent prompt and the audit reading as something it is not. Like a call to an unknown
+ * tool, it reaches no upstream and no decision, so nothing is audited. The URI is shown escaped, cut at 80.
  */
-function refuseUnreadableUri(uri: string): void {
+function refuseUnreadableUri(method: "resources/read" | "resources/subscribe", uri: string): void {
   const why = whyUriRefused(uri);
   if (why === undefined) return;
   const shown = printable(JSON.stringify(uri.length > 80 ? `${uri.slice(0, 80)}…` : uri));
-  throw agentError(
-    ErrorCode.InvalidParams,
-    `resources/read of ${shown} is refused: ${why}, so it cannot be read as it is`,
-  );
+  throw agentError(ErrorCode.InvalidParams, `${method} of ${shown} is refused: ${why}, so it cannot be read as it is`);
 }
 
 /**
@@ -199,6 +196,7 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
   };
   session.server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
     const { uri } = request.params;
+    refuseUnreadableUri("resources/subscribe", uri);
     const server = await owner(uri);
     if (proxy.subscriptions.add(server, uri, session.id)) {
       try {

@@ -21,7 +21,7 @@ const FINE_TOOLS = [
 const HOSTILE_PROMPTS = [{ name: "p_bidi", title: "Summary\u2066" }];
 const FINE_PROMPTS = [{ name: "summarize", title: "Résumé" }];
 
-/** What the stand-in upstream was asked to read. */
+/** What the stand-in upstream was asked to read (`read <uri>`) or subscribe to (`subscribe <uri>`). */
 const reads: string[] = [];
 
 function answer(res: ServerResponse, body: string): void {
@@ -32,7 +32,7 @@ function answer(res: ServerResponse, body: string): void {
     res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }));
   };
   if (m.method === "initialize") {
-    const capabilities = { tools: {}, prompts: {}, resources: {} };
+    const capabilities = { tools: {}, prompts: {}, resources: { subscribe: true } };
     return json({ protocolVersion: "2025-06-18", capabilities, serverInfo: { name: "up", version: "1" } });
   }
   if (m.method === "tools/list") return json({ tools: [...HOSTILE_TOOLS, ...FINE_TOOLS] });
@@ -41,8 +41,12 @@ function answer(res: ServerResponse, body: string): void {
   if (m.method === "resources/templates/list") return json({ resourceTemplates: [] });
   if (m.method === "resources/read") {
     const uri = m.params?.uri ?? "";
-    reads.push(uri);
+    reads.push(`read ${uri}`);
     return json({ contents: [{ uri, text: "contents" }] });
+  }
+  if (m.method === "resources/subscribe") {
+    reads.push(`subscribe ${m.params?.uri ?? ""}`);
+    return json({});
   }
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "no such method" } }));
@@ -87,7 +91,7 @@ describe("tool and prompt titles, and read URIs, a person cannot read as they ar
     }
   }, 30_000);
 
-  it("refuse a read of such a URI before it is decided or reaches the upstream", async () => {
+  it("refuse a read of (or subscription to) such a URI before it is decided or reaches the upstream", async () => {
     const seen: ActionRequest[] = [];
     const env = await startInMemory({ upstreams: upstreams(), decide: decideByTool({}, seen), log: () => undefined });
     try {
@@ -95,6 +99,9 @@ describe("tool and prompt titles, and read URIs, a person cannot read as they ar
       for (const uri of ["file:///etc/pass\u200bwd", "file:///a\u202etxt.exe", "file:///x\nallowed", " file:///ok"]) {
         // the only resource server would be asked for a URI no listing names: this one may not be
         await expect(env.client.readResource({ uri })).rejects.toThrow(/is refused: its uri holds/);
+        await expect(env.client.subscribeResource({ uri })).rejects.toThrow(
+          /^MCP error -32602: resources\/subscribe of /,
+        );
       }
       await expect(env.client.readResource({ uri: "file:///etc/pass\u200bwd" })).rejects.toThrow(
         'resources/read of "file:///etc/pass\\u200bwd" is refused: its uri holds an invisible or control character (U+200B), so it cannot be read as it is',
@@ -105,7 +112,9 @@ describe("tool and prompt titles, and read URIs, a person cannot read as they ar
       const read = await env.client.readResource({ uri: "file:///notes/Résumé 2026.md" });
       expect(read.contents).toEqual([{ uri: "file:///notes/Résumé 2026.md", text: "contents" }]);
       expect(seen.map((r) => r.tool)).toEqual(["resources/read"]);
-      expect(reads).toEqual(["file:///notes/Résumé 2026.md"]);
+      expect(reads).toEqual(["read file:///notes/Résumé 2026.md"]);
+      await env.client.subscribeResource({ uri: "file:///ok" });
+      expect(reads).toEqual(["read file:///notes/Résumé 2026.md", "subscribe file:///ok"]);
     } finally {
       await env.close();
     }
