@@ -183,7 +183,8 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option("--port <port>", "TCP port (default serve.port or 8787; 0 picks a free one)")
     .option(
       "--bind <addr>",
-      "address to listen on (default 127.0.0.1; beyond loopback needs a token, and TLS or an https --public-url)",
+      "address to listen on (default serve.bind or 127.0.0.1; beyond loopback needs a token, and TLS or an " +
+        "https --public-url)",
     )
     .option(
       "--public-url <url>",
