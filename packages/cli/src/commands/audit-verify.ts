@@ -13,6 +13,7 @@ import {
 } from "@acp/core";
 import {
   anchorPathOf,
+  FileNotOwnedError,
   FileTooOpenError,
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
@@ -52,6 +53,8 @@ interface VerifyOptions {
 }
 
 function cannotRead(path: string, what: string, err: unknown): CliError {
+  // the home's anchor owned by another user: its message names the file, its owner and the `chown` fix
+  if (err instanceof FileNotOwnedError) return new CliError(err.message, EXIT.error);
   return new CliError(`cannot read ${what} \`${path}\`: ${readFailure(err)}`, EXIT.error);
 }
 
@@ -468,8 +471,9 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "",
         "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor",
         "too; the same with --json), 1 a file cannot be read (the log; a --public-key or --anchor named; the",
-        "home's key or FILE.checkpoint when present), or the storage URL is not a postgres:// URL, PostgreSQL",
-        "cannot be reached or holds no audit chain, 4 the public key file is not 64 hex digits, 2 usage.",
+        "home's key or FILE.checkpoint when present, or owned by another user: `chown` it), or the storage URL",
+        "is not a postgres:// URL, PostgreSQL cannot be reached or holds no audit chain, 4 the public key file is",
+        "not 64 hex digits, 2 usage.",
         "",
         "Problems:",
         ...AUDIT_PROBLEMS.map((p) => `  ${p.code.padEnd(27)} ${p.meaning}`),

@@ -31,7 +31,8 @@ export function readConfigFile(path: string, required: boolean): ConfigFile {
   if (!read.ok) {
     const issue = read.issues[0];
     if (issue?.code === "config_missing" && !required) return { path, document: null, values: {} };
-    const unreadable = issue?.code === "config_missing" || issue?.code === "config_unreadable";
+    const unreadable =
+      issue?.code === "config_missing" || issue?.code === "config_unreadable" || issue?.code === "config_not_owned";
     throw new CliError(read.issues.map((i) => i.message).join("; "), unreadable ? EXIT.error : EXIT.invalid);
   }
   const document = read.value;

@@ -1,7 +1,9 @@
 import { statSync } from "node:fs";
+import { dirname } from "node:path";
 import { MAX_AUDIT_LINE_LENGTH } from "@acp/core";
 import { stageFileAtomic, writeFileAtomic, type StagedFile } from "../home/atomic-write.js";
 import { HOME_FILE_MODE } from "../home/paths.js";
+import { FileNotOwnedError, notOwnedMessage, trustFileOwners } from "../home/owner.js";
 import { readFileUpTo, type ReadUpToOptions } from "../home/read-up-to.js";
 
 /** Where the latest checkpoint of a log is kept: `<log>.checkpoint`. */
@@ -51,10 +53,23 @@ const MAX_ANCHOR_BYTES = 3 * MAX_AUDIT_LINE_LENGTH + 1;
 /**
  * Reads an anchor file (at most a line's bytes: a larger file, `/dev/zero` or an endless pipe is not read
  * on, and gives a stand-in longer than any line, which the verifier refuses as `not_json` of the anchor).
- * Throws as `readFileSync` does; with `regularOnly` (the anchor beside a log) a pipe or a device is refused.
+ * Throws as `readFileSync` does; with `regularOnly` (the anchor beside a log, or a PostgreSQL anchor or
+ * connection record in the home) a pipe or a device is refused, and so is one owned by another user than
+ * {@link trustFileOwners} of its folder allows: a {@link FileNotOwnedError} naming the file, its owner and the
+ * `chown` fix (whoever owns an anchor can replace it and hide a cut of the log). One a person names
+ * (`--anchor FILE`) is read whoever owns it.
  */
 export function readAnchorFile(path: string, options: ReadUpToOptions = {}): string {
-  const bytes = readFileUpTo(path, MAX_ANCHOR_BYTES, options);
+  const owners =
+    options.regularOnly === true && options.owners === undefined ? trustFileOwners(dirname(path)) : undefined;
+  let bytes: Buffer | undefined;
+  try {
+    bytes = readFileUpTo(path, MAX_ANCHOR_BYTES, owners !== undefined ? { ...options, owners } : options);
+  } catch (err) {
+    if (err instanceof FileNotOwnedError)
+      err.message = notOwnedMessage(err, "whoever owns an audit anchor can replace it and hide a cut of the log");
+    throw err;
+  }
   return bytes === undefined ? "x".repeat(MAX_AUDIT_LINE_LENGTH + 1) : bytes.toString("utf8").trim();
 }
 

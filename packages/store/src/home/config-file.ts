@@ -1,6 +1,8 @@
+import { dirname } from "node:path";
 import { parseDocument, Scalar, type Document, type LineCounter } from "yaml";
 import { ok, openConfigSecret, isSealedSecret, yamlErrorText, type Result } from "@acp/core";
 import { writeFileAtomic } from "./atomic-write.js";
+import { FileNotOwnedError, notOwnedMessage, trustFileOwners } from "./owner.js";
 import { homePaths } from "./paths.js";
 import { readFileUpTo } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
@@ -9,6 +11,9 @@ import { failWith, ioMessage } from "./result.js";
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 /** A config key path: dotted lower-case identifiers (`telegram.bot_token`). */
 export const CONFIG_PATH_PATTERN = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
+
+/** Why a config file must be acp's user's own. */
+const CONFIG_OWNER_WHY = "whoever owns a config file can name the policy and the commands acp runs";
 
 /** Reads `config.yml` as a YAML document, comments and all (`config_malformed` when it does not parse). */
 export function readConfigDocument(home: string): Result<Document> {
@@ -22,7 +27,10 @@ export function readConfigDocument(home: string): Result<Document> {
 /**
  * Reads a config file as a YAML document (comments kept): at most {@link MAX_CONFIG_BYTES}, unique keys,
  * the first YAML error as `NAME:LINE:COL: message` (`config_malformed`); `config_missing` when there is no
- * file, `config_unreadable` when it cannot be read (a directory: `PATH: is a directory, not a config file`). `name` is what messages call the file (default its path);
+ * file, `config_unreadable` when it cannot be read (a directory: `PATH: is a directory, not a config file`),
+ * `config_not_owned` when another user owns it than {@link trustFileOwners} of its folder allows (checked on
+ * the open file before a byte is read: whoever owns a config file can name the policy and the commands acp
+ * runs). `name` is what messages call the file (default its path);
  * `lineCounter` (yaml's) is filled for locating nodes later.
  */
 export function readConfigDocumentAt(
@@ -37,10 +45,16 @@ export function readConfigDocumentAt(
 ): Result<Document> {
   let text: string;
   try {
-    const buf = readFileUpTo(path, MAX_CONFIG_BYTES, { regularOnly: options.regularOnly === true });
+    const owners = trustFileOwners(dirname(path));
+    const buf = readFileUpTo(path, MAX_CONFIG_BYTES, {
+      regularOnly: options.regularOnly === true,
+      ...(owners !== undefined ? { owners } : {}),
+    });
     if (buf === undefined) return failWith({ code: "config_malformed" }, `\`${path}\` is larger than 1 MiB`);
     text = buf.toString("utf8");
   } catch (err) {
+    if (err instanceof FileNotOwnedError)
+      return failWith({ code: "config_not_owned" }, notOwnedMessage(err, CONFIG_OWNER_WHY));
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "EISDIR") return failWith({ code: "config_unreadable" }, `${path}: is a directory, not a config file`);
     const missing = code === "ENOENT";

@@ -10,7 +10,7 @@ export {
   tooOpenMessage,
   type ReadUpToOptions,
 } from "./read-up-to.js";
-export { allowedOwners, FileNotOwnedError, notOwnedMessage } from "./owner.js";
+export { allowedOwners, FileNotOwnedError, notOwnedMessage, trustFileOwners } from "./owner.js";
 export { configTemplate, STARTER_POLICY } from "./templates.js";
 export { createHome, isExistingHome, type CreateHomeInput, type CreatedHome } from "./create-home.js";
 export { liveHomeWriters, homeInUseMessage, type HomeWriter } from "./live-writers.js";

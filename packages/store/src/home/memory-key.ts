@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
+import { dirname } from "node:path";
 import { ok, type Result } from "@acp/core";
 import { createFileExclusive } from "./atomic-write.js";
+import { allowedOwners, FileNotOwnedError, notOwnedMessage } from "./owner.js";
 import { homePaths } from "./paths.js";
 import { FileTooOpenError, OWNER_ONLY, readFileUpTo, tooOpenMessage } from "./read-up-to.js";
 import { failWith, ioMessage } from "./result.js";
@@ -14,6 +16,7 @@ const MEMORY_KEY_TEXT = /^[0-9a-f]{64}\r?\n?$/;
 /** The beginning of a key still being written in place (no hard links): fewer than 64 hex digits, nothing after. */
 const PARTIAL_KEY_TEXT = /^[0-9a-f]{0,63}$/;
 const WHY = "whoever can read it can test guesses of the identifiers the session memory keeps";
+const OWNER_WHY = "whoever owns the memory key can read it, or replace it with one they know";
 
 /**
  * The key of the session runtime's provenance memory: `$ACP_HOME/memory.key`, 32 random bytes as 64
@@ -22,7 +25,9 @@ const WHY = "whoever can read it can test guesses of the identifiers the session
  * account number tried one by one). Created when missing, exclusively ({@link createFileExclusive}: of two
  * processes creating it at once, both end up with the one key), owned by the home's owner when root makes
  * it. Refused, never replaced: a file group or
- * others can read or write (`key_file_too_open`, naming the `chmod 600` fix), one that is not a key
+ * others can read or write (`key_file_too_open`, naming the `chmod 600` fix), one another user owns than
+ * {@link allowedOwners} of the home accepts (`key_file_not_owned`, naming the `chown` fix: whoever owns it
+ * can read it, or replace it with a key they know), one that is not a key
  * (`key_file_malformed`), one that cannot be read (`key_unreadable`), a failure to create it
  * (`home_write_failed`).
  */
@@ -82,9 +87,16 @@ function ownerFor(home: string): { uid: number; gid: number } | undefined {
 function readMemoryKey(path: string): Result<Uint8Array> | "missing" | "partial" {
   let buf: Buffer | undefined;
   try {
-    buf = readFileUpTo(path, MAX_MEMORY_KEY_FILE_BYTES, { regularOnly: true, refuseMode: OWNER_ONLY });
+    const owners = allowedOwners(dirname(path));
+    buf = readFileUpTo(path, MAX_MEMORY_KEY_FILE_BYTES, {
+      regularOnly: true,
+      refuseMode: OWNER_ONLY,
+      ...(owners !== undefined ? { owners } : {}),
+    });
   } catch (err) {
     if (err instanceof FileTooOpenError) return failWith({ code: "key_file_too_open" }, tooOpenMessage(err, WHY));
+    if (err instanceof FileNotOwnedError)
+      return failWith({ code: "key_file_not_owned" }, notOwnedMessage(err, OWNER_WHY));
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return "missing";
     return failWith({ code: "key_unreadable" }, `cannot read the memory key \`${path}\`: ${ioMessage(err)}`);
   }

@@ -19,6 +19,21 @@ export function allowedOwners(
   return st === undefined || st.uid === 0 ? [0] : [0, st.uid];
 }
 
+/**
+ * Who may own a home's other trust files for acp to read them: the audit anchors (`audit.jsonl.checkpoint`,
+ * `audit-postgres-*.checkpoint`, `*.database`: whoever can replace one can hide a cut of the log) and a config
+ * file (`config.yml` holds sealed secrets and names the policy and the upstream commands run). The
+ * {@link allowedOwners} of the folder that holds the file, and root (who can replace any file already, and
+ * may own a config under `/etc` that a service user reads). `undefined` where there are no uids.
+ */
+export function trustFileOwners(
+  dir: string,
+  uid: number | undefined = process.getuid?.(),
+): readonly number[] | undefined {
+  const owners = allowedOwners(dir, uid);
+  return owners === undefined || owners.includes(0) ? owners : [...owners, 0];
+}
+
 /** Thrown by `readFileUpTo` with `owners` for a file owned by none of them. */
 export class FileNotOwnedError extends Error {
   readonly code = "ENOTOWNED";
