@@ -66,8 +66,8 @@ export function postgresDatabaseChangedMessage(change: PostgresAnchorDatabaseCha
     "first start); if the database was moved on purpose (a dump restored on a new server, a new cluster, a " +
     "managed service's migration), start once with `acp serve --accept-moved-database`: the node carries that " +
     `anchor over to the database it reaches now (${change.nowAnchor}, unless this home holds one for it already) ` +
-    "and refuses it if it no longer holds that checkpoint (`acp audit verify --storage-url … --anchor " +
-    `${change.beforeAnchor}\` checks it beforehand)`
+    "and refuses it if it no longer holds that checkpoint (`acp audit verify --storage-url …` in this home " +
+    "checks it against that anchor beforehand)"
   );
 }
 

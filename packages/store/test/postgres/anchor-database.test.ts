@@ -149,6 +149,11 @@ describe("a storage URL that now reaches another database", () => {
     expect(message).toMatch(/\(cluster \d+, database `acp_t_[0-9a-f]+`, schema `public`\) than the one/);
     expect(message).toContain(`whose anchor ${before.path} holds a signed checkpoint`);
     expect(message).toContain("--accept-moved-database");
+    // a plain `acp audit verify --storage-url …` in this home checks against that anchor itself (de1fd3b)
+    expect(message).toContain(
+      "(`acp audit verify --storage-url …` in this home checks it against that anchor beforehand)",
+    );
+    expect(message).not.toContain("--anchor");
     // nothing was written: no anchor for the new database, the record still names the old one
     expect(existsSync(after.path)).toBe(false);
     expect(after.changed).toMatchObject({ connection, beforeAnchor: before.path, nowAnchor: after.path });
