@@ -3,11 +3,11 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { checkHomePermissions, isExistingHome, type HomeCheck } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
-import { EXIT } from "../exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { checkIsolation } from "../doctor/isolation.js";
 import { checkKeys, checkPolicy, checkVault } from "../doctor/home-checks.js";
 import type { PathIo } from "../wiring/policy-path.js";
-import { checkConfigInUse } from "../doctor/config-checks.js";
+import { checkConfigInUse, readDoctorConfig } from "../doctor/config-checks.js";
 import { checkAuditLogAnchor } from "../doctor/audit-log-checks.js";
 import { checkServeStorage, STORAGE_CHECK_TIMEOUT_MS } from "../doctor/serve-checks.js";
 import { PASSPHRASE_ENV } from "../home-access/secret-input.js";
@@ -74,13 +74,18 @@ export function runDoctorChecks(
   const isolation = checkIsolation({ platform: process.platform, uid: process.getuid?.(), read: readProc });
   if (!isExistingHome(home)) return [noHomeCheck(home), isolation];
   const keys = checkKeys(home, passphrase);
+  const path = config ?? join(home, "config.yml");
+  const read = readDoctorConfig(path);
+  // the home's own config.yml may be absent (a home written by hand): its policy is then the home's policy.yml
+  const forPolicy =
+    read instanceof CliError && config === undefined && !existsSync(path) ? { path, document: null, values: {} } : read;
   const checks = [
     { status: "ok", name: "home", detail: home } as const,
     ...checkHomePermissions(home),
     ...keys.checks,
     ...checkVault(home, keys.seed),
-    ...checkConfigInUse(home, config ?? join(home, "config.yml")),
-    checkPolicy(home, config ?? join(home, "config.yml"), io),
+    ...checkConfigInUse(home, read),
+    checkPolicy(home, forPolicy, io),
     isolation,
   ];
   keys.seed?.fill(0);

@@ -64,9 +64,13 @@ export function graphReviews(home: string): { reviews?: GraphReviewRecord } {
  * simulate`, `acp policy test --config`, `acp serve`). Invalid → exit 4, every problem named. (`acp proxy` and
  * `acp run` take `graph:` from the config file in use the same way.)
  */
-export function loadGraphSettings(home: string, configFile?: string): GraphSettings {
+export function loadGraphSettings(home: string, configFile?: string | ConfigFile): GraphSettings {
   const file =
-    configFile !== undefined ? readConfigFile(configFile, true) : readConfigFile(join(home, "config.yml"), false);
+    typeof configFile === "object"
+      ? configFile
+      : configFile !== undefined
+        ? readConfigFile(configFile, true)
+        : readConfigFile(join(home, "config.yml"), false);
   return { ...graphReviews(home), ...graphConfigFrom(file) };
 }
 /** The graph source options for these settings (mapping, and the context without the clock). */

@@ -19,6 +19,7 @@ import {
 import { consentGraphFileExists } from "@acp/store";
 import { resolveHome, resolvePath, type CliIo } from "../context.js";
 import { resolvePolicyPath } from "../wiring/policy-path.js";
+import { readConfigFile } from "../wiring/config-file.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFile } from "./read-input.js";
 import { graphSourceOptions, loadGraphSettings, type GraphSettings } from "./graph-config.js";
@@ -69,7 +70,9 @@ export async function loadDecisionInputs(
 ): Promise<DecisionInputs> {
   const home = resolveHome(io);
   const configFile = options.config !== undefined ? resolvePath(io, options.config) : undefined;
-  const choice = resolvePolicyPath(io, home, options.policy, configFile ?? join(home, "config.yml"));
+  // read once: a `--config` named pipe (`<(…)`) holds what was written into it once
+  const config = readConfigFile(configFile ?? join(home, "config.yml"), configFile !== undefined);
+  const choice = resolvePolicyPath(io, home, options.policy, config);
   const policyFile = choice.path;
   if (choice.isDefault) {
     // said as every command says a missing file (docs/reference/cli.md), with what to do
@@ -84,10 +87,10 @@ export async function loadDecisionInputs(
   else if (consentGraphFileExists(join(home, "consent-graph.json"))) graphFile = join(home, "consent-graph.json");
   if (graphFile === undefined) {
     // a config file named on the command line is checked even when there is no graph to apply it to
-    if (configFile !== undefined) loadGraphSettings(home, configFile);
+    if (configFile !== undefined) loadGraphSettings(home, config);
     return { policy, policyFile };
   }
-  const graphSettings = loadGraphSettings(home, configFile);
+  const graphSettings = loadGraphSettings(home, config);
   return {
     policy,
     policyFile,

@@ -113,14 +113,10 @@ function capsSummary(caps: SandboxCaps): string {
  * `acp run`), a failed one per problem with the proxy's message; the file parses, holds no plain secrets and no
  * unknown top-level key, and its `version` is "1" (`config`); the home's consent graph validates.
  */
-export function checkConfigInUse(home: string, path: string): HomeCheck[] {
-  let file: ConfigFile;
-  try {
-    file = readConfigFile(path, true);
-  } catch (err) {
-    if (!(err instanceof CliError)) throw err;
-    return [{ status: "fail", name: "config", detail: err.message }];
-  }
+export function checkConfigInUse(home: string, read: ConfigFile | CliError): HomeCheck[] {
+  if (read instanceof CliError) return [{ status: "fail", name: "config", detail: read.message }];
+  const file = read;
+  const path = file.path;
   const doc = file.document;
   // every serve.agent_tokens.NAME, serve.approver_tokens.NAME and proxy.agent_tokens.NAME is a secret too
   const namedPaths = (
@@ -181,4 +177,18 @@ export function checkConfigInUse(home: string, path: string): HomeCheck[] {
     }
   }
   return checks;
+}
+
+/**
+ * The config file doctor checks, read once (`readConfigFile`, required as `acp proxy --config` requires it), or
+ * the error it gave: every check that needs it takes this one reading (a `--config` named pipe holds what was
+ * written into it once; a second open would wait for a writer that never comes).
+ */
+export function readDoctorConfig(path: string): ConfigFile | CliError {
+  try {
+    return readConfigFile(path, true);
+  } catch (err) {
+    if (!(err instanceof CliError)) throw err;
+    return err;
+  }
 }

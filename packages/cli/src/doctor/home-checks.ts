@@ -2,6 +2,8 @@ import { formatIssue, parsePolicy, unwrapPrivateKey, DEFAULT_SCRYPT_PARAMS, MAX_
 import { join } from "node:path";
 import { readFileUpTo, readPrivateKeyFile, readPublicKeyHex, readVault, type HomeCheck } from "@acp/store";
 import { describePolicyChoice, resolvePolicyPath, type PathIo, type PolicyChoice } from "../wiring/policy-path.js";
+import { CliError } from "../exit-codes.js";
+import type { ConfigFile } from "../wiring/config-file.js";
 
 /** Config keys that must hold sealed values when set. */
 export const SECRET_CONFIG_PATHS = [
@@ -86,9 +88,13 @@ export function checkVault(home: string, seed: Uint8Array | undefined): HomeChec
  */
 export function checkPolicy(
   home: string,
-  config: string = join(home, "config.yml"),
+  config: ConfigFile | CliError | string = join(home, "config.yml"),
   io: PathIo = { env: process.env, cwd: process.cwd() },
 ): HomeCheck {
+  if (config instanceof CliError) {
+    const detail = `cannot tell which policy file is in use: the config file cannot be read (${config.message})`;
+    return { status: "fail", name: "policy", detail };
+  }
   let choice: PolicyChoice;
   try {
     choice = resolvePolicyPath(io, home, undefined, config);
