@@ -241,23 +241,34 @@ const HOLDER_SUFFIX = /^\.\d+\.[0-9a-f]{8}$/;
  * they closed their writer). A holder of a live process, or of another host, is left alone.
  */
 function sweepDeadHolders(lockPath: string): void {
-  const dir = dirname(lockPath);
-  const prefix = basename(lockPath);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix) || !HOLDER_SUFFIX.test(name.slice(prefix.length))) continue;
-    const path = join(dir, name);
+  for (const path of holderFiles(lockPath, false)) {
     try {
       if (isDeadHere(readFileSync(path, "utf8"))) unlinkSync(path);
     } catch {
       // gone meanwhile, or unreadable: not ours to judge
     }
   }
+}
+
+/**
+ * The holder files `<lock>.<pid>.<8 hex>` beside `lockPath` (and the lock itself when `withLock`), as paths;
+ * none when the directory cannot be read.
+ */
+function holderFiles(lockPath: string, withLock: boolean): string[] {
+  const dir = dirname(lockPath);
+  const prefix = basename(lockPath);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter(
+      (name) =>
+        (withLock && name === prefix) || (name.startsWith(prefix) && HOLDER_SUFFIX.test(name.slice(prefix.length))),
+    )
+    .map((name) => join(dir, name));
 }
 
 /** A process holding a lock, or keeping a holder file beside it (a {@link FileLock} that has not closed). */
@@ -276,18 +287,8 @@ export interface LockHolder {
  * out, as a waiter's stale check leaves it to age.
  */
 export function listLockHolders(lockPath: string): LockHolder[] {
-  const dir = dirname(lockPath);
-  const prefix = basename(lockPath);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const holders: LockHolder[] = [];
-  for (const name of names) {
-    if (name !== prefix && !(name.startsWith(prefix) && HOLDER_SUFFIX.test(name.slice(prefix.length)))) continue;
-    const path = join(dir, name);
+  for (const path of holderFiles(lockPath, true)) {
     const text = readHolder(path)?.text;
     if (text === undefined || isDeadHere(text)) continue;
     const [pid, host, token] = text.split("\n");
