@@ -311,7 +311,8 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     await logOf(first).checkpoint();
     await first.close();
     const held = anchorOf(home);
-    const [name] = readdirSync(home).filter((n) => n.startsWith("audit-postgres-"));
+    // the anchor itself, not the record of which database it is for (audit-postgres-<id>.database, since 742e991)
+    const [name] = readdirSync(home).filter((n) => /^audit-postgres-[0-9a-f]{16}\.checkpoint$/.test(n));
     const legacy = legacyPostgresAuditAnchorPath(home, url);
     renameSync(join(home, name as string), legacy); // as the version before this one named it
     const said: string[] = [];
