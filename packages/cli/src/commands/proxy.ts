@@ -364,7 +364,8 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     throw new CliError("every upstream server failed to start (see the lines above)", EXIT.error);
   }
   try {
-    if (port !== undefined && tokens !== undefined) await serveHttp(proxy, port, tokens, flags, config, log);
+    if (port !== undefined && tokens !== undefined)
+      await serveHttp(proxy, { port, tokens, bind, publicUrl, insecurePlainHttp }, config, log);
     else {
       // run by hand at a terminal, a stdio proxy would sit silent waiting for JSON-RPC: say what it is for
       if (ctx.io.stdinIsTTY) log(STDIO_AT_A_TERMINAL);
@@ -432,24 +433,30 @@ function httpPort(flags: ProxyFlags, config: ProxyConfig): number | undefined {
   return port;
 }
 
+/** The HTTP listener's settings, each read once from flags and config before any upstream starts. */
+interface HttpSettings {
+  readonly port: number;
+  readonly tokens: ProxyTokens;
+  readonly bind: string;
+  readonly publicUrl: PublicUrl | undefined;
+  readonly insecurePlainHttp: boolean;
+}
+
 async function serveHttp(
   proxy: ReturnType<typeof createProxy>,
-  port: number,
-  tokens: ProxyTokens,
-  flags: ProxyFlags,
+  { port, tokens, bind, publicUrl, insecurePlainHttp }: HttpSettings,
   config: ProxyConfig,
   log: (line: string) => void,
 ): Promise<void> {
-  const publicUrl = publicUrlOf(flags, config);
   let listener;
   try {
     listener = await listenHttp(proxy, {
       port,
-      bind: flags.bind ?? config.bind,
+      bind,
       ...(tokens.shared !== undefined ? { bearerToken: tokens.shared } : {}),
       ...(tokens.agents.size > 0 ? { agentTokens: tokens.agents } : {}),
       ...(publicUrl !== undefined ? { publicUrl } : {}),
-      ...(flags.insecurePlainHttp === true || config.insecurePlainHttp === true ? { insecurePlainHttp: true } : {}),
+      ...(insecurePlainHttp ? { insecurePlainHttp: true } : {}),
       ...(config.maxSessions !== undefined ? { maxSessions: config.maxSessions } : {}),
     });
   } catch (err) {
@@ -462,7 +469,6 @@ async function serveHttp(
         (tokens.shared === undefined ? " (no shared token: every client needs one of these)" : ""),
     );
   }
-  const bind = flags.bind ?? config.bind;
   if (servesPlainHttpBeyondLoopback({ bind, tls: publicUrl?.https === true })) {
     // the proxy speaks plain HTTP: beyond loopback its bearer tokens and every call cross the network readable
     log(
