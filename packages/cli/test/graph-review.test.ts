@@ -105,4 +105,22 @@ describe("acp graph review", () => {
       reviewed_at: null,
     });
   });
+
+  it("a VIP contact added after the review expires it: --status says changed since, graph check asks", async () => {
+    expect((await runCli(["graph", "review"], { env })).code).toBe(0);
+    expect((await runCli(["graph", "check", "email", "read"], { env })).code).toBe(0);
+    const file = join(home, "consent-graph.json");
+    const graph = JSON.parse(readFileSync(file, "utf8")) as { vip_contacts: Record<string, string> };
+    graph.vip_contacts["new"] = "someone@example.com";
+    writeFileSync(file, JSON.stringify(graph));
+    const out = await runCli(["graph", "review", "--status", "--json"], { env });
+    const status = JSON.parse(out.stdout) as { domains: (StatusRow & { changed_since_review: boolean })[] };
+    expect(status.domains.find((d) => d.domain === "email")).toMatchObject({
+      decayed: true,
+      changed_since_review: true,
+    });
+    const check = await runCli(["graph", "check", "email", "read"], { env });
+    expect(check.code).toBe(3);
+    expect(check.stdout).toContain("the VIP contacts changed since its last review");
+  });
 });

@@ -1,5 +1,12 @@
 import type { Command } from "commander";
-import { checkConsentDecay, formatIssue, hashGraphDomain, type ConsentGraph, type GraphReviewRecord } from "@acp/core";
+import {
+  checkConsentDecay,
+  formatIssue,
+  hashGraphDomain,
+  hashVipContacts,
+  type ConsentGraph,
+  type GraphReviewRecord,
+} from "@acp/core";
 import { graphReviewsPath, readGraphReviews, recordGraphReviewFile } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { readFailure } from "../decision/read-input.js";
@@ -24,7 +31,11 @@ function statusRows(graph: ConsentGraph, record: GraphReviewRecord | undefined, 
     return {
       domain: name,
       reviewed_at: review?.reviewed_at ?? null,
-      changed_since_review: review !== undefined && review.domain_hash !== hashGraphDomain(domain),
+      // the domain, or the VIP contacts (who counts as a VIP is part of what a review covers)
+      changed_since_review:
+        review !== undefined &&
+        (review.domain_hash !== hashGraphDomain(domain) ||
+          review.vip_contacts_hash !== hashVipContacts(graph.vip_contacts)),
       decayed: decayed !== null,
     };
   });
@@ -101,7 +112,8 @@ With consent_decay enabled, an autonomous tier whose domain was not reviewed wit
 review_interval_days behaves as requires approval. A review records, per domain, the
 time and the content hash of what you reviewed in $ACP_HOME/consent-graph.reviews.json
 (the graph file itself is never written). A domain edited after its review counts as
-not reviewed. A graph never reviewed has decayed.
+not reviewed, and so does every domain once vip_contacts changes (a contact added,
+removed or changed). A graph never reviewed has decayed.
 
 Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one),
 a graph file or review record that cannot be read (a directory, no permission), or the record cannot be

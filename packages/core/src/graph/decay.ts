@@ -1,9 +1,10 @@
 /**
  * Consent decay: when `consent_decay.enabled`, an autonomous tier whose domain was not reviewed within
  * `review_interval_days` behaves as requires_approval. A domain never reviewed, reviewed in the future,
- * or changed since its last review (its content hash differs) counts as not reviewed.
+ * or changed since its last review (its content hash differs, or the VIP contacts' hash does) counts as not
+ * reviewed.
  */
-import { hashGraphDomain } from "./hash.js";
+import { hashGraphDomain, hashVipContacts } from "./hash.js";
 import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
 import type { ConsentGraph, GraphContext, GraphDomain, GraphReason } from "./types.js";
 
@@ -40,6 +41,13 @@ export function checkConsentDecay(
   if (Number.isNaN(at)) return decayed("its review record has no valid time");
   if (review.domain_hash !== hashGraphDomain(domain)) {
     return decayed(`the domain changed since its last review at ${review.reviewed_at}`);
+  }
+  // who counts as a VIP decides what a send may do (the mapping's `recipient_vip`): part of what was reviewed
+  if (review.vip_contacts_hash === undefined) {
+    return decayed(`its review at ${review.reviewed_at} did not record the VIP contacts it covered`);
+  }
+  if (review.vip_contacts_hash !== hashVipContacts(graph.vip_contacts)) {
+    return decayed(`the VIP contacts changed since its last review at ${review.reviewed_at}`);
   }
   const now = context.now.getTime();
   const skew = (context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS) * 1000;

@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "./canonical-json.js";
+import { normalizeRecipient } from "./recipients.js";
 import type { ConsentGraph, GraphDomain } from "./types.js";
 
 /** The graph in its file layout: the domains beside `vip_contacts` and `consent_decay`. */
@@ -38,6 +39,24 @@ export function hashGraphDomain(domain: GraphDomain): string {
   if (hash === undefined) {
     hash = sha256OfCanonical(domain);
     if (Object.isFrozen(domain)) domainHashes.set(domain, hash);
+  }
+  return hash;
+}
+
+const vipHashes = new WeakMap<object, string>();
+
+/**
+ * `sha256:<hex>` of the canonical JSON of the VIP contacts' values as the graph matches them: normalised
+ * (`normalizeRecipient`), without repeats, sorted. Contact names are not in it (they are never accepted as
+ * recipients), nor order or spelling of one address; any other change (a contact added or removed, a value
+ * changed, a look-alike letter) changes it.
+ */
+export function hashVipContacts(vipContacts: Readonly<Record<string, string>>): string {
+  let hash = vipHashes.get(vipContacts);
+  if (hash === undefined) {
+    const values = [...new Set(Object.values(vipContacts).map(normalizeRecipient))].sort();
+    hash = sha256OfCanonical(values);
+    if (Object.isFrozen(vipContacts)) vipHashes.set(vipContacts, hash);
   }
   return hash;
 }

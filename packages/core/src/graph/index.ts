@@ -33,7 +33,7 @@ export {
 export type { TrustedChannelSubject, CreateAttestationInput, VerifyAttestationOptions } from "./trusted-channel.js";
 export { isExplicitDiff } from "./proposal.js";
 export { checkConsentDecay } from "./decay.js";
-export { hashConsentGraph, hashGraphDomain, consentGraphToJson } from "./hash.js";
+export { hashConsentGraph, hashGraphDomain, hashVipContacts, consentGraphToJson } from "./hash.js";
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";
 export { validateGraphMapping, mapToGraphTarget, MAX_MAPPING_ENTRIES } from "./mapping.js";
 export type { GraphMapping, GraphMappingEntry, GraphRefinement, ValidateGraphMappingOptions } from "./mapping.js";

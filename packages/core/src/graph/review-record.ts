@@ -4,7 +4,7 @@
  */
 import type { Issue, Result } from "../issues/index.js";
 import { readJson } from "./json-source.js";
-import { hashConsentGraph, hashGraphDomain } from "./hash.js";
+import { hashConsentGraph, hashGraphDomain, hashVipContacts } from "./hash.js";
 import { closestName } from "./suggest.js";
 import type { ConsentGraph, GraphDomainReview, GraphReviewRecord } from "./types.js";
 import { deepFreeze } from "./validate.js";
@@ -27,21 +27,29 @@ function readReview(raw: unknown, domain: string, issues: Issue[]): GraphDomainR
     return undefined;
   }
   const r = raw as Record<string, unknown>;
-  const { reviewed_at, domain_hash, graph_hash } = r;
-  const unknown = Object.keys(r).filter((k) => !["reviewed_at", "domain_hash", "graph_hash"].includes(k));
+  const { reviewed_at, domain_hash, graph_hash, vip_contacts_hash } = r;
+  const keys = ["reviewed_at", "domain_hash", "graph_hash", "vip_contacts_hash"];
+  const unknown = Object.keys(r).filter((k) => !keys.includes(k));
   if (
     !isIsoTime(reviewed_at) ||
     typeof domain_hash !== "string" ||
     !HASH_PATTERN.test(domain_hash) ||
     typeof graph_hash !== "string" ||
     !HASH_PATTERN.test(graph_hash) ||
+    (vip_contacts_hash !== undefined &&
+      !(typeof vip_contacts_hash === "string" && HASH_PATTERN.test(vip_contacts_hash))) ||
     unknown.length > 0
   ) {
-    const message = `review of \`${domain}\` must hold exactly \`reviewed_at\` (ISO-8601), \`domain_hash\` and \`graph_hash\` (sha256:hex)`;
+    const message = `review of \`${domain}\` must hold exactly \`reviewed_at\` (ISO-8601), \`domain_hash\`, \`graph_hash\` and \`vip_contacts_hash\` (sha256:hex)`;
     issues.push({ code: "invalid_review_record", path, message });
     return undefined;
   }
-  return { reviewed_at, domain_hash, graph_hash };
+  return {
+    reviewed_at,
+    domain_hash,
+    graph_hash,
+    ...(typeof vip_contacts_hash === "string" ? { vip_contacts_hash } : {}),
+  };
 }
 
 /** Parses the review record file. An unusable record is an error (the caller treats it as never reviewed). */
@@ -101,10 +109,13 @@ export function recordGraphReview(
   const out = Object.create(null) as Record<string, GraphDomainReview>;
   for (const [name, review] of Object.entries(record?.domains ?? {})) out[name] = review;
   const graph_hash = hashConsentGraph(graph);
+  const vip_contacts_hash = hashVipContacts(graph.vip_contacts);
   const reviewed_at = now.toISOString();
   for (const name of names) {
     const domain = graph.domains[name];
-    if (domain !== undefined) out[name] = { reviewed_at, domain_hash: hashGraphDomain(domain), graph_hash };
+    if (domain !== undefined) {
+      out[name] = { reviewed_at, domain_hash: hashGraphDomain(domain), graph_hash, vip_contacts_hash };
+    }
   }
   return { ok: true, value: deepFreeze({ version: 1, domains: out }) };
 }

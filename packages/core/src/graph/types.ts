@@ -88,6 +88,11 @@ export interface GraphDomainReview {
   readonly domain_hash: string;
   /** `sha256:` + hex of the canonical JSON of the whole graph as reviewed. */
   readonly graph_hash: string;
+  /**
+   * `sha256:` + hex of the VIP contacts' normalised values as reviewed (`hashVipContacts`). Absent in a review
+   * recorded before ACP recorded it: such a review counts for nothing (review again).
+   */
+  readonly vip_contacts_hash?: string;
 }
 
 /** The review record (`$ACP_HOME/consent-graph.reviews.json`): last review per domain. */

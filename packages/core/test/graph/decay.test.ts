@@ -47,6 +47,39 @@ describe("consent decay", () => {
     expect(readEmail(reviewedAt(graph, NOW), NOW, changed).reasons.map((r) => r.code)).toContain("consent_decayed");
   });
 
+  it("a change to the VIP contacts expires every review: who counts as a VIP is part of what was reviewed", () => {
+    const withVips = (vip_contacts: Record<string, string>) =>
+      graphOf({ ...JSON.parse(JSON.stringify(graph.domains)), consent_decay: graph.consent_decay, vip_contacts });
+    const reviewed = withVips({ boss: "+1 (555) 010-0001", kate: "Kate <kate@example.com>" });
+    const record = reviewedAt(reviewed, NOW);
+    const decayed = (g: typeof graph) => readEmail(record, NOW, g).effective_tier === "requires_approval";
+    expect(decayed(reviewed)).toBe(false);
+    // a contact added, a value changed, a look-alike swapped in (the Kelvin sign is not `k`): expired
+    expect(decayed(withVips({ boss: "+1 (555) 010-0001", kate: "kate@example.com", eve: "eve@evil.test" }))).toBe(true);
+    expect(decayed(withVips({ boss: "+1 (555) 010-0002", kate: "kate@example.com" }))).toBe(true);
+    expect(decayed(withVips({ boss: "+1 (555) 010-0001", kate: "\u212Aate@example.com" }))).toBe(true);
+    expect(decayed(withVips({ boss: "+1 (555) 010-0001" }))).toBe(true);
+    const message = readEmail(record, NOW, withVips({ boss: "+15550100009" })).reasons.find(
+      (r) => r.code === "consent_decayed",
+    )?.message;
+    expect(message).toContain("the VIP contacts changed since its last review");
+    // the same VIPs written otherwise (order, names, spacing, case of ASCII letters, display names): still current
+    expect(decayed(withVips({ "kate-w": "KATE@example.com", chief: " +15550100001 " }))).toBe(false);
+  });
+
+  it("a review recorded without the VIP contacts' hash (before ACP recorded it) does not count", () => {
+    const record = reviewedAt(graph, NOW);
+    const old = Object.fromEntries(
+      Object.entries(record.domains).map(([name, r]) => [
+        name,
+        { reviewed_at: r.reviewed_at, domain_hash: r.domain_hash, graph_hash: r.graph_hash },
+      ]),
+    );
+    const outcome = readEmail({ version: 1, domains: old });
+    expect(outcome.effective_tier).toBe("requires_approval");
+    expect(outcome.reasons.find((r) => r.code === "consent_decayed")?.message).toContain("VIP contacts");
+  });
+
   it("a review dated in the future does not count", () => {
     expect(readEmail(reviewedAt(graph, new Date(NOW.getTime() + DAY))).effective_tier).toBe("requires_approval");
   });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { hashConsentGraph, hashGraphDomain, parseGraphReviewRecord, recordGraphReview } from "../../src/index.js";
+import {
+  hashConsentGraph,
+  hashGraphDomain,
+  hashVipContacts,
+  parseGraphReviewRecord,
+  recordGraphReview,
+} from "../../src/index.js";
 import { NOW, exampleGraph } from "./example-graph.js";
 
 const graph = exampleGraph();
@@ -14,6 +20,7 @@ describe("review record", () => {
       reviewed_at: "2026-01-15T12:00:00.000Z",
       domain_hash: hashGraphDomain(graph.domains["email"]!),
       graph_hash: hashConsentGraph(graph),
+      vip_contacts_hash: hashVipContacts(graph.vip_contacts),
     });
     expect(hashConsentGraph(graph)).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
@@ -42,6 +49,11 @@ describe("review record", () => {
       '{"version": 2, "domains": {}}',
       '{"version": 1, "domains": {"email": {"reviewed_at": "x"}}}',
       '{"version": 1}',
+      '{"version": 1, "domains": {"email": {"reviewed_at": "2026-01-15T12:00:00Z", "domain_hash": "sha256:' +
+        "0".repeat(64) +
+        '", "graph_hash": "sha256:' +
+        "0".repeat(64) +
+        '", "vip_contacts_hash": "md5:x"}}}',
     ]) {
       expect(parseGraphReviewRecord(bad).ok).toBe(false);
     }
@@ -58,5 +70,29 @@ describe("review record", () => {
         trust_level: "high",
       }),
     ).toBe(hashGraphDomain(graph.domains["cron"]!));
+  });
+
+  it("reads a record written before the VIP contacts' hash was recorded (such a review then counts for nothing)", () => {
+    const text = JSON.stringify({
+      version: 1,
+      domains: {
+        email: {
+          reviewed_at: "2026-01-15T12:00:00Z",
+          domain_hash: `sha256:${"0".repeat(64)}`,
+          graph_hash: `sha256:${"1".repeat(64)}`,
+        },
+      },
+    });
+    const parsed = parseGraphReviewRecord(text);
+    expect(parsed.ok && parsed.value.domains["email"]?.vip_contacts_hash).toBeUndefined();
+  });
+
+  it("the VIP contacts' hash is of the normalised values: order, names and spelling of one address do not change it", () => {
+    expect(hashVipContacts({ a: "+1 (555) 010-0001", b: "Kate <KATE@example.com>" })).toBe(
+      hashVipContacts({ kate: "kate@example.com", boss: "+15550100001" }),
+    );
+    expect(hashVipContacts({ a: "kate@example.com" })).not.toBe(hashVipContacts({ a: "\u212Aate@example.com" }));
+    expect(hashVipContacts({ a: "kate@example.com" })).not.toBe(hashVipContacts({ a: "kate@example.com", b: "x@y" }));
+    expect(hashVipContacts({})).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 });
