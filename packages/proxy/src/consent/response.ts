@@ -1,3 +1,4 @@
+import { hasHiddenCharacters, parseIsoTime } from "@acp/core";
 import { MAX_APPROVAL_WINDOW_MS, isApprovalScope } from "./scope.js";
 import type { ApprovalScope, ConsentRequestV02, HumanAnswer, UnsignedConsentResponseV02 } from "./types.js";
 
@@ -18,6 +19,10 @@ export function checkHumanAnswer(answer: unknown, now: Date): string | null {
   if (typeof decision !== "string" || !DECISIONS.has(decision)) return "unknown decision";
   if (typeof approverId !== "string" || approverId === "") return "the answer names no approver";
   if (reason !== undefined && (typeof reason !== "string" || reason.length > MAX_REASON)) return "malformed reason";
+  // signed into the consent response and told to the agent: what every front end refuses, refused here too
+  if (reason !== undefined && hasHiddenCharacters(reason)) {
+    return "the reason holds a control, invisible or bidirectional character: use printable characters";
+  }
   if (decision === "approved_with_modifications" && !isPlainObject(modifications)) {
     return "approved_with_modifications needs an object of modified arguments";
   }
@@ -25,7 +30,7 @@ export function checkHumanAnswer(answer: unknown, now: Date): string | null {
   if (scope !== undefined) {
     if (!isApprovalScope(scope)) return "malformed approval scope";
     if (typeof scope === "object") {
-      const until = Date.parse(scope.until);
+      const until = parseIsoTime(scope.until) ?? Number.NEGATIVE_INFINITY;
       if (until <= now.getTime()) return "the approval window has already ended";
       if (until - now.getTime() > MAX_APPROVAL_WINDOW_MS) return "the approval window is longer than seven days";
     }

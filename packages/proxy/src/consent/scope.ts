@@ -1,3 +1,4 @@
+import { parseIsoTime } from "@acp/core";
 import type { ApprovalScope } from "./types.js";
 
 const DURATION = /^([1-9][0-9]{0,5})(s|m|h|d)$/;
@@ -14,13 +15,16 @@ export function parseApprovalDuration(text: string): number | null {
   return ms > MAX_APPROVAL_WINDOW_MS ? null : ms;
 }
 
-/** Whether a value is a well-formed approval scope (`once`, `session`, or `{ until: ISO-8601 }`). */
+/**
+ * Whether a value is a well-formed approval scope (`once`, `session`, or `{ until }` with an RFC 3339 time
+ * that names its zone, `Z` or an offset): a time without one would be read as the reader's local time.
+ */
 export function isApprovalScope(value: unknown): value is ApprovalScope {
   if (value === "once" || value === "session") return true;
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const keys = Object.keys(value);
   const until = (value as { until?: unknown }).until;
-  return keys.length === 1 && typeof until === "string" && !Number.isNaN(Date.parse(until));
+  return keys.length === 1 && parseIsoTime(until) !== undefined;
 }
 
 /** A short human label: `once`, `session`, `until 2026-01-15T12:10:00.000Z`. */
