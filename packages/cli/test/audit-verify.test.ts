@@ -179,6 +179,38 @@ describe("acp audit verify", () => {
     expect(out.stderr).toContain("unknown `event_type` `\\u001b[2J\\u001b[32mintact`");
   });
 
+  it("shows control characters of a checkpoint's timestamp as escapes in the verdict: without a key nothing vouches for it", async () => {
+    const h = await home(1);
+    rmSync(join(h.home, "keys", "public.key"));
+    rmSync(`${h.log}.checkpoint`);
+    // a log someone wrote whole, no key needed: one event and a checkpoint whose (unchecked) timestamp
+    // clears the screen, sets the window title and turns what follows right to left
+    const first = buildAuditEvent(
+      { event_type: "policy_evaluated", tool: "send_email", decision: "ask" },
+      { id: "ae_1", timestamp: "2026-01-15T00:00:00.000Z", previousEventHash: null },
+    );
+    const hostile = "\u001b[2J\u001b]0;ok\u0007\u009b31m\u202eintact";
+    const checkpoint = buildAuditEvent(
+      {
+        event_type: "checkpoint",
+        metadata: {
+          checkpoint: { type: "audit_checkpoint", head_hash: first.event_hash, count: 1, timestamp: hostile },
+          signature: "0".repeat(128),
+        },
+      },
+      { id: "ae_2", timestamp: "2026-01-15T00:00:00.001Z", previousEventHash: first.event_hash },
+    );
+    writeFileSync(h.log, `${serializeAuditEvent(first)}\n${serializeAuditEvent(checkpoint)}\n`);
+    const out = await runCli(["audit", "verify"], { env: h.env });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain(
+      "last checkpoint: line 2 (1 events, \\u001b[2J\\u001b]0;ok\\u0007\\u009b31m\\u202eintact)",
+    );
+    // nothing the terminal acts on (C0 but the newlines, DEL, C1, the bidi override) is printed raw
+    const raw = [...out.stdout, ...out.stderr].filter((c) => /[\p{Cc}\u202e]/u.test(c) && c !== "\n");
+    expect(raw).toEqual([]);
+  });
+
   it("names the key it checked signatures with, in full, and says when it is the home's own (which a forger can replace)", async () => {
     const h = await home(2);
     const homeKey = readFileSync(join(h.home, "keys", "public.key"), "utf8").trim();

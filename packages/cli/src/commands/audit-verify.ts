@@ -307,7 +307,9 @@ function report(
     }
     return;
   }
-  for (const line of describeOk(file, result)) printLine(ctx, line);
+  // the last checkpoint's timestamp is the log's text: without a key (or with a key someone put in the home)
+  // nothing vouches for it, and a control or bidi character in it must not reach the terminal raw
+  for (const line of describeOk(file, result)) printLine(ctx, printable(line));
   if (key.key !== undefined) printLine(ctx, describeKey(key.key, key.path, homePaths(home).publicKey));
   if (key.key === undefined)
     printError(
@@ -388,7 +390,8 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
       return { anchorPath, anchor, verify, moved };
     });
     const { anchorPath, anchor, moved } = found;
-    if (moved !== null && options.json !== true) printError(ctx, movedNote(moved));
+    // the databases are named as the server names them (a schema may hold any character)
+    if (moved !== null && options.json !== true) printError(ctx, printable(movedNote(moved)));
     const where = {
       file: safeStorageUrl(storage.url),
       anchorPath,
