@@ -8,7 +8,7 @@
  * short TTLs, takedown by deletion) still apply.
  */
 import type { FaqBody } from "./faq.js";
-import { unsafeMarkdownReason } from "./safe-markdown.js";
+import { markdownLinks, unsafeMarkdownReason } from "./safe-markdown.js";
 
 /** Why content was refused. */
 export type ContentFindingKind = "credential_harvesting" | "phishing" | "malicious_link" | "spam";
@@ -128,12 +128,9 @@ const SPAM_WORDS =
 const MAX_LINKS_PER_ANSWER = 10;
 const MAX_REPEATS = 4;
 
-/** The links of a Markdown answer: `[label](target)`. */
+/** The links of a Markdown answer: `[label](target)`, exactly those the renderer draws. */
 function linksOf(md: string): { label: string; href: string }[] {
-  return [...md.matchAll(/\[([^\]\n]{1,500})\]\(\s*<?([^)\s>]{1,2000})>?\s*\)/g)].map((m) => ({
-    label: m[1] ?? "",
-    href: m[2] ?? "",
-  }));
+  return markdownLinks(md);
 }
 
 /**
