@@ -1,4 +1,4 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -187,6 +187,36 @@ describe("acp audit tail", () => {
       child.kill("SIGINT");
     }
     expect(await exited).toBe(0);
+  });
+
+  it("acp audit tail -f stops (exit 1) when the log is replaced by a named pipe, instead of hanging deaf to Ctrl-C in its open", async () => {
+    const path = await logWith(1);
+    const child = spawn(process.execPath, [ACP, "audit", "tail", "-f", "-n", "1", path], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    let code: number | null = null;
+    try {
+      for (let i = 0; i < 500 && !stdout.includes("tool_0"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(stdout).toMatch(/policy_evaluated +tool_0/);
+      // someone who can write the home plants a FIFO: a blocking open of it waits for a writer for ever
+      rmSync(path);
+      execFileSync("mkfifo", [path]);
+      code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+      if (code === null) {
+        child.kill("SIGINT"); // what a person would do: the old code did not even hear it
+        code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 2_000))]);
+      }
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(code).toBe(1);
+    expect(stderr).toBe(`acp: cannot read audit log \`${path}\`: not a regular file (a pipe, a socket or a device)\n`);
   });
 
   it("acp audit tail -f where there is no home at all stops at once (exit 1): nothing would ever write there", async () => {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Option, type Command } from "commander";
@@ -61,20 +61,27 @@ export interface FollowOptions {
 /** What a line longer than a chunk is handed on as (its bytes are skipped, not held): longer than any line. */
 const OVERLONG_LINE = "x".repeat(MAX_AUDIT_LINE_LENGTH + 1);
 
+/** What {@link followAuditFile} rejects with when the log's path holds something other than a regular file. */
+export const NOT_A_REGULAR_FILE = "not a regular file (a pipe, a socket or a device)";
+
 /**
  * At most `max` bytes of `path` from `from`, and the file's size (smaller than `from`: it shrank). A file that is
- * not there (yet, or any more) is empty: following waits for it, as `tail -F` does.
+ * not there (yet, or any more) is empty: following waits for it, as `tail -F` does. Anything but a regular file
+ * there throws: it is opened without waiting, since a blocking open of a named pipe planted at the log's name
+ * waits for a writer for ever, in a call no signal interrupts (Ctrl-C was not heard).
  */
 function readRange(path: string, from: number, max: number): { data: Buffer; size: number } {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return { data: Buffer.alloc(0), size: 0 };
     throw err;
   }
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(NOT_A_REGULAR_FILE);
+    const size = stat.size;
     if (size <= from) return { data: Buffer.alloc(0), size };
     const data = Buffer.alloc(Math.min(size - from, max));
     const read = readSync(fd, data, 0, data.length, from);
@@ -89,7 +96,8 @@ function readRange(path: string, from: number, max: number): { data: Buffer; siz
  * line waits for its newline; a file that shrank (replaced or cut) is read again from the start. It reads
  * at most a chunk at a time: a line longer than a chunk is handed on as a stand-in longer than any audit
  * line (which {@link formatAuditLine} shows as too long) and its bytes are skipped, so a log grown by
- * gigabytes at once (a sparse file, a line without end) costs one chunk of memory.
+ * gigabytes at once (a sparse file, a line without end) costs one chunk of memory. Rejects when the path
+ * holds something other than a regular file ({@link NOT_A_REGULAR_FILE}) or cannot be read.
  */
 export async function followAuditFile(
   path: string,
@@ -203,6 +211,9 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
   process.once("SIGINT", stop);
   try {
     await followAuditFile(file, print, { from: offset, signal: controller.signal });
+  } catch (err) {
+    // the log replaced by a pipe or a device, or made unreadable, while followed: said as such, exit 1
+    throw new CliError(`cannot read audit log \`${file}\`: ${(err as Error).message}`, EXIT.error);
   } finally {
     process.removeListener("SIGINT", stop);
   }
@@ -231,8 +242,9 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
         "--json to a terminal shows control, format and invisible characters (an escape sequence planted in a tool",
         "name or argument) as \\uXXXX escapes, the same JSON values; piped or redirected, the lines are as written.",
         "",
-        "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file),",
-        "2 usage (a bad -n, an unknown option). Lines that are not audit events are printed as such: still 0.",
+        "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file;",
+        "with -f also when it is replaced by a pipe or a device while followed), 2 usage (a bad -n, an unknown",
+        "option). Lines that are not audit events are printed as such: still 0.",
       ].join("\n"),
     )
     .action((file: string | undefined, options: TailOptions) => runTail(ctx, file, options));
