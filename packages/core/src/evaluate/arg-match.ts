@@ -39,8 +39,32 @@ function quantify(items: readonly unknown[], every: boolean, visit: (item: unkno
   return false;
 }
 
+/**
+ * What a value is when it is not one JSON text can give (a request evaluated without the pipeline's check in
+ * front): `undefined` for a JSON value. A deny rule's test missed such a value (`NaN`, an infinity, a `Date`)
+ * and let the call through, so a rule that reads one refuses instead.
+ */
+function notJson(value: unknown): string | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined;
+    case "number":
+      return Number.isFinite(value) ? undefined : "a non-finite number";
+    case "object": {
+      if (value === null || Array.isArray(value)) return undefined;
+      const proto: unknown = Object.getPrototypeOf(value);
+      return proto === Object.prototype || proto === null ? undefined : "an object that is not a plain one";
+    }
+    default:
+      return `a value of type ${typeof value}`;
+  }
+}
+
 function resolve(value: unknown, arg: CompiledArgMatch, depth: number, every: boolean, nesting: number): boolean {
   spendWork(1); // every value visited counts against the decision's work budget
+  const bad = notJson(value);
+  if (bad !== undefined) throw new TypeError(`invalid request: argument \`${arg.key}\` holds ${bad}, not a JSON value`);
   if (Array.isArray(value)) {
     if (nesting >= MAX_ARRAY_NESTING) {
       throw new RangeError(`argument \`${arg.key}\` nests arrays deeper than ${MAX_ARRAY_NESTING} levels`);
@@ -75,7 +99,8 @@ function resolve(value: unknown, arg: CompiledArgMatch, depth: number, every: bo
  * read as the one named ({@link keysReadAs}: `Path`, `PATH`, `ｐａｔｈ`, `filePath` for `file_path`) are
  * quantified the same way: any one of them for ask and deny rules, and for an allow rule the key as written
  * must be there and it and every such key must match. The keys of an object are indexed once a decision
- * (the work budget's epoch): call it inside a budget.
+ * (the work budget's epoch): call it inside a budget. A value on the path that JSON cannot hold (`NaN`, an
+ * infinity, `undefined`, a bigint, a `Date`, an array's hole) throws a TypeError (the evaluator refuses).
  */
 export function matchArg(args: Readonly<Record<string, unknown>>, arg: CompiledArgMatch, every: boolean): boolean {
   return resolve(args, arg, 0, every, 0);

@@ -1,6 +1,8 @@
 import type { Reason, SourceVerdict } from "../pipeline/types.js";
 import type { PolicyAction, PolicyRule } from "../policy/types.js";
-import type { ActionRequest, Category, RiskLevel } from "../request/index.js";
+import { isWellFormedString } from "../audit/audit-json.js";
+import { REQUEST_LIMITS } from "../pipeline/validate-request.js";
+import { findUnreadableName, type ActionRequest, type Category, type RiskLevel } from "../request/index.js";
 import type { Route } from "../route/index.js";
 import { classifyGuardedWithCompiled } from "../classify/classify-action.js";
 import type { CompiledPolicy } from "./compile-policy.js";
@@ -93,6 +95,29 @@ function limitedVerdict(match: PolicyMatch, limited: Limited): PolicyVerdict {
   return limited.retryAtMs === undefined ? verdict : noteRetryAt(verdict, limited.retryAtMs);
 }
 
+/**
+ * A tool or server name the pipeline refuses (`validateActionRequest`) is refused here too, for a caller
+ * that evaluates without the pipeline: a name holding a character nobody sees (`delete\u200b_database`) was
+ * no rule's for the name it shows, so a deny rule missed it and the rules after it, or the default, decided.
+ */
+function assertName(value: unknown, key: "tool" | "server"): void {
+  if (typeof value !== "string") throw new TypeError(`invalid request: \`${key}\` must be a string`);
+  if (value.length === 0) throw new TypeError(`invalid request: \`${key}\` must be a non-empty string`);
+  if (value.length > REQUEST_LIMITS.maxNameLength) {
+    throw new RangeError(`invalid request: \`${key}\` is longer than ${REQUEST_LIMITS.maxNameLength} characters`);
+  }
+  if (!isWellFormedString(value)) throw new TypeError(`invalid request: \`${key}\` holds a lone surrogate`);
+  const unreadable = findUnreadableName(value);
+  if (unreadable !== undefined) throw new TypeError(`invalid request: \`${key}\` holds ${unreadable}`);
+}
+
+/** The request's names checked as the pipeline checks them ({@link assertName}). */
+function assertNames(request: ActionRequest): void {
+  if (typeof request !== "object" || request === null) return; // matchPolicy says what is wrong
+  assertName(request.tool, "tool");
+  if (request.server !== undefined) assertName(request.server, "server");
+}
+
 function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unknown): PolicyVerdict {
   const detail = err instanceof Error ? err.message : String(err);
   let category: Category = "system";
@@ -125,7 +150,10 @@ function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unk
  * with reason `rate_limited`. When the request's own category made the decision stricter
  * ({@link PolicyMatch.derivedRule}), the rate limit of the rule its derived classification matched is checked
  * first, so a caller's category never escapes a limit. Any error (malformed request, invalid clock, a failing limiter) gives a
- * refuse verdict with reason `evaluation_error`; this function never rejects.
+ * refuse verdict with reason `evaluation_error`; this function never rejects. A request is malformed here when the
+ * pipeline's own check would refuse it for its names (empty, over 256 characters, a lone surrogate, a character
+ * nobody sees) or for an argument value a rule reads (not one JSON can hold: {@link matchPolicy}), so a caller
+ * without the pipeline in front gets no looser answer.
  */
 export async function evaluatePolicy(
   compiled: CompiledPolicy,
@@ -138,6 +166,7 @@ export async function evaluatePolicy(
     units = spent;
   };
   try {
+    assertNames(request);
     const match = measureWork(() => matchPolicy(compiled, request, options.now), count);
     const tally = (verdict: PolicyVerdict): PolicyVerdict => tallyPolicyWork(verdict, { units, exhausted: false });
     if (match.derivedRule !== undefined && match.action !== "deny") {

@@ -80,7 +80,9 @@ function assertRequestShape(request: ActionRequest, now: Date): void {
  * Finds the policy rule for a request: the first rule in file order whose every criterion holds (tool,
  * server, classified category, arguments, time of day), or the policy's default action. Synchronous and
  * pure: the clock is `now`. Uses the index of {@link CompiledPolicy}; the answer is always the one a linear
- * scan would give. Throws a TypeError/RangeError on a malformed request or clock (the evaluator refuses).
+ * scan would give. Throws a TypeError/RangeError on a malformed request or clock (the evaluator refuses),
+ * an argument value a rule reads that is not JSON among them ({@link matchArg}). Any string is matched as a
+ * name here; {@link evaluatePolicy} refuses the names the pipeline refuses.
  *
  * A request's own `category` / `risk_level` come from the caller, which may make a decision stricter,
  * never looser: when they differ from the derived classification (the policy's `classify:`, annotations,
