@@ -61,9 +61,14 @@ describe("acp graph check", () => {
 
   it("honours --threshold and --proposal", async () => {
     expect((await check("email", "send", "0.9", "--threshold", "0.95")).code).toBe(3);
-    const proposal = JSON.stringify({ diff: "-a\n+b", undo: "revert", proposed_at: "2026-01-15T11:00:00Z" });
+    const proposal = JSON.stringify({ diff: "-a\n+b", undo: "revert", proposed_at: "2026-01-15T12:00:00Z" });
     const out = await check("self_modification", "update_lessons_md", "0.99", "--proposal", proposal);
-    expect(out.stdout).toMatch(/^FORCED -- defer until 2026-01-15T13:00:00.000Z, then ask/);
+    expect(out.stdout).toMatch(/^FORCED -- defer until 2026-01-15T14:00:00.000Z, then ask/);
+    // a one-off check sees the proposal now: an earlier proposed_at does not shorten the cooling period
+    const backdated = JSON.stringify({ diff: "-a\n+b", undo: "revert", proposed_at: "2026-01-15T09:00:00Z" });
+    const refused = await check("self_modification", "update_lessons_md", "0.99", "--proposal", backdated);
+    expect(refused.code).toBe(3);
+    expect(refused.stdout).toMatch(/^BLOCKED -- .*ACP first saw it at 2026-01-15T12:00:00.000Z/);
     expect((await check("self_modification", "update_lessons_md", "0.99", "--proposal", "[]")).code).toBe(4);
   });
 

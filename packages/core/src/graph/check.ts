@@ -94,6 +94,9 @@ function checkInputs(graph: unknown, target: unknown, context: unknown): GraphRe
   if (c.trustedChannelKeys !== undefined && !isRecord(c.trustedChannelKeys)) {
     return bad("the trusted-channel keys are not an object of key id → secret");
   }
+  if (c.proposals !== undefined && !(isRecord(c.proposals) && typeof c.proposals.firstSeen === "function")) {
+    return bad("the proposal ledger has no `firstSeen`");
+  }
   return null;
 }
 
@@ -183,7 +186,7 @@ function decide(graph: ConsentGraph, target: GraphCheckTarget, context: GraphCon
   if (decayed !== null) notes.push(decayed);
   const effective: Coordinates = { ...at, effective_tier: "requires_approval" };
   if (tier === "requires_approval") {
-    const proposal = checkProposal(domain, target, context.now, what);
+    const proposal = checkProposal(domain, target, context, what);
     if (proposal.blocked !== undefined) return outcome("BLOCKED", effective, [proposal.blocked, ...notes]);
     if (proposal.deferredUntil !== undefined) {
       return outcome("FORCED", effective, [...proposal.reasons, ...notes], proposal.deferredUntil);

@@ -37,6 +37,10 @@ export const GRAPH_REASON_CODES: readonly GraphCode[] = [
     code: "proposed_at_required",
     meaning: "BLOCKED: a cooling period holds and the proposal has no valid `proposed_at`",
   },
+  {
+    code: "proposed_at_mismatch",
+    meaning: "BLOCKED: the proposal's `proposed_at` is more than the clock skew from when ACP first saw it",
+  },
   { code: "cooling_period", meaning: "FORCED, deferred: the proposal is inside its cooling period (`deferred_until`)" },
   { code: "cooling_period_elapsed", meaning: "note: the proposal's cooling period is over" },
   { code: "consent_decayed", meaning: "note: the autonomous tier decayed to requires approval (no review in time)" },

@@ -32,6 +32,8 @@ export {
 } from "./trusted-channel.js";
 export type { TrustedChannelSubject, CreateAttestationInput, VerifyAttestationOptions } from "./trusted-channel.js";
 export { isExplicitDiff } from "./proposal.js";
+export { createMemoryProposalLedger, proposalKey, MAX_PROPOSAL_LEDGER_ENTRIES } from "./proposal-ledger.js";
+export type { ProposalLedger, MemoryProposalLedgerOptions, ProposalSubject } from "./proposal-ledger.js";
 export { checkConsentDecay } from "./decay.js";
 export { hashConsentGraph, hashGraphDomain, hashVipContacts, consentGraphToJson } from "./hash.js";
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";

@@ -1,9 +1,12 @@
 /**
  * Proposal constraints of a domain (`require_diff`, `undo_window_days`, `cooling_period_hours`), applied
- * to the actions the graph file puts in `requires_approval` (the proposals a person approves).
+ * to the actions the graph file puts in `requires_approval` (the proposals a person approves). The cooling
+ * period counts from when ACP first saw the proposal (`context.proposals`), not from the proposer's word.
  */
 import type { GraphTarget } from "../request/index.js";
-import type { GraphDomain, GraphReason } from "./types.js";
+import { proposalKey } from "./proposal-ledger.js";
+import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
+import type { GraphCall, GraphContext, GraphDomain, GraphReason } from "./types.js";
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})$/;
 const HOUR_MS = 60 * 60 * 1000;
@@ -24,8 +27,25 @@ function isPresent(text: unknown): boolean {
   return typeof text === "string" && text.trim().length > 0;
 }
 
-/** Checks the proposal a target carries against the domain's constraints at time `now`. */
-export function checkProposal(domain: GraphDomain, target: GraphTarget, now: Date, what: string): ProposalCheck {
+/**
+ * When ACP first saw the proposal: the ledger's answer, or `now` without a ledger (a one-off check has seen
+ * it only now). Throws when the ledger answers no valid time (the check then refuses: `graph_error`).
+ */
+function firstSeen(target: GraphTarget & { readonly call?: GraphCall }, context: GraphContext): number {
+  if (context.proposals === undefined) return context.now.getTime();
+  const seen = context.proposals.firstSeen(proposalKey(target), context.now);
+  const ms = seen instanceof Date ? seen.getTime() : Number.NaN;
+  if (Number.isNaN(ms)) throw new Error("the proposal ledger answered no valid time");
+  return ms;
+}
+
+/** Checks the proposal a target carries against the domain's constraints at the context's time. */
+export function checkProposal(
+  domain: GraphDomain,
+  target: GraphTarget & { readonly call?: GraphCall },
+  context: GraphContext,
+  what: string,
+): ProposalCheck {
   const proposal = target.proposal;
   if (domain.require_diff === true && !isExplicitDiff(proposal?.diff)) {
     const message = `${what} must carry an explicit before/after diff (lines starting with \`+\` or \`-\`); a description alone is not enough`;
@@ -42,12 +62,24 @@ export function checkProposal(domain: GraphDomain, target: GraphTarget, now: Dat
     const message = `${what} has a ${hours}-hour cooling period and needs the ISO-8601 time it was proposed (\`proposed_at\`)`;
     return { blocked: { code: "proposed_at_required", message }, reasons: [] };
   }
-  const eligible = Date.parse(proposedAt) + hours * HOUR_MS;
-  if (now.getTime() < eligible) {
+  // the proposer's time must agree with ACP's first sight; the cooling period counts from the later of the two
+  const seen = firstSeen(target, context);
+  const skew = context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
+  const claimed = Date.parse(proposedAt);
+  if (!(Math.abs(claimed - seen) <= skew * 1000)) {
+    const message =
+      `${what} says it was proposed at ${proposedAt}, but ACP first saw it at ${new Date(seen).toISOString()}, ` +
+      `more than ${skew} seconds apart: the cooling period counts from when ACP saw the proposal ` +
+      "(send it with the time it is sent, and the same time again later)";
+    return { blocked: { code: "proposed_at_mismatch", message }, reasons: [] };
+  }
+  const eligible = Math.max(claimed, seen) + hours * HOUR_MS;
+  if (context.now.getTime() < eligible) {
     const until = new Date(eligible).toISOString();
     const message = `${what} is in its ${hours}-hour cooling period: it cannot take effect before ${until}`;
     return { deferredUntil: until, reasons: [{ code: "cooling_period", message }] };
   }
-  const message = `${what} was proposed at ${proposedAt}; its ${hours}-hour cooling period is over`;
+  const since = new Date(Math.max(claimed, seen)).toISOString();
+  const message = `${what} was first seen at ${since}; its ${hours}-hour cooling period is over`;
   return { reasons: [{ code: "cooling_period_elapsed", message }] };
 }

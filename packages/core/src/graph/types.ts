@@ -2,6 +2,7 @@
  * The parsed consent-graph model (see docs/reference/consent-graph.md).
  * Everything here is produced deeply frozen by `parseConsentGraph` / `validateConsentGraph`.
  */
+import type { ProposalLedger } from "./proposal-ledger.js";
 
 /** Trust levels a domain may declare; informational (reported, never loosens a decision). */
 export const TRUST_LEVELS = ["low", "medium", "high"] as const;
@@ -111,7 +112,12 @@ export interface GraphContext {
   readonly reviews?: GraphReviewRecord;
   /** Trusted-channel keys: key id → shared secret (UTF-8). */
   readonly trustedChannelKeys?: Readonly<Record<string, string>>;
-  /** Allowed clock skew in seconds for attestation timestamps; default 300. */
+  /**
+   * When ACP first saw each proposal: a cooling period counts from there, and a `proposed_at` more than the
+   * clock skew away from it is refused. Absent: ACP has seen the proposal only now (a one-off check).
+   */
+  readonly proposals?: ProposalLedger;
+  /** Allowed clock skew in seconds for attestation timestamps and `proposed_at`; default 300. */
   readonly clockSkewSeconds?: number;
   /**
    * The graph's file as the person named it (`--graph FILE`, a test file's `graph:`), when it is not the home's

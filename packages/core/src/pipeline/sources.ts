@@ -8,7 +8,13 @@ import {
   type RateLimiter,
 } from "../evaluate/index.js";
 import type { Policy } from "../policy/index.js";
-import { evaluateConsentGraph, type ConsentGraph, type GraphContext, type GraphMapping } from "../graph/index.js";
+import {
+  createMemoryProposalLedger,
+  evaluateConsentGraph,
+  type ConsentGraph,
+  type GraphContext,
+  type GraphMapping,
+} from "../graph/index.js";
 import { evaluateActionContract } from "../contract/index.js";
 
 /** One source of the pipeline. A source that does not judge a request returns null. */
@@ -60,16 +66,20 @@ export function policySource(
 export interface GraphSourceOptions {
   readonly graph: ConsentGraph;
   readonly mapping?: GraphMapping;
-  /** Everything the graph needs but the clock (threshold, reviews, trusted-channel keys). */
+  /**
+   * Everything the graph needs but the clock (threshold, reviews, trusted-channel keys, proposal ledger).
+   * Without a proposal ledger the source keeps its own in memory: a cooling period counts from when this
+   * source first saw the proposal.
+   */
   readonly context?: Omit<GraphContext, "now">;
 }
 
 /** The consent graph as a source; it judges only requests it can place (explicit target or mapping). */
 export function graphSource(options: GraphSourceOptions): DecisionSource {
+  const context = { proposals: createMemoryProposalLedger(), ...options.context };
   return {
     name: "graph",
-    evaluate: (request, now) =>
-      evaluateConsentGraph(options.graph, request, { ...options.context, now }, options.mapping),
+    evaluate: (request, now) => evaluateConsentGraph(options.graph, request, { ...context, now }, options.mapping),
   };
 }
 

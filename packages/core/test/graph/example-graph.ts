@@ -1,6 +1,15 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseConsentGraph, recordGraphReview, type ConsentGraph, type GraphReviewRecord } from "../../src/index.js";
+import {
+  createMemoryProposalLedger,
+  parseConsentGraph,
+  proposalKey,
+  recordGraphReview,
+  type ConsentGraph,
+  type GraphReviewRecord,
+  type ProposalLedger,
+  type ProposalSubject,
+} from "../../src/index.js";
 
 /** Path of the document's own example graph, assembled into one file. */
 export const EXAMPLE_GRAPH_PATH = fileURLToPath(
@@ -32,3 +41,13 @@ export function reviewedAt(graph: ConsentGraph, at: Date): GraphReviewRecord {
 }
 
 export const NOW = new Date("2026-01-15T12:00:00.000Z");
+
+/** A proposal ledger that first saw each proposal at its own `proposed_at` (one without a valid time: never). */
+export function ledgerThatSaw(...subjects: ProposalSubject[]): ProposalLedger {
+  const ledger = createMemoryProposalLedger();
+  for (const subject of subjects) {
+    const at = new Date(subject.proposal?.proposed_at ?? Number.NaN);
+    if (!Number.isNaN(at.getTime())) ledger.firstSeen(proposalKey(subject), at);
+  }
+  return ledger;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkConsentGraph, isExplicitDiff, type GraphProposal } from "../../src/index.js";
-import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
+import { NOW, exampleGraph, ledgerThatSaw, reviewedAt } from "./example-graph.js";
 
 const graph = exampleGraph();
 const context = { now: NOW, reviews: reviewedAt(graph, NOW) };
@@ -10,12 +10,10 @@ const good: GraphProposal = {
   proposed_at: "2026-01-15T09:30:00Z",
 };
 
+/** Checks a proposal that ACP first saw at its own `proposed_at` (see proposal-ledger.test.ts for other times). */
 function check(proposal: GraphProposal | undefined, confidence = 0.95) {
-  return checkConsentGraph(
-    graph,
-    { domain: "self_modification", action: "update_lessons_md", confidence, ...(proposal ? { proposal } : {}) },
-    context,
-  );
+  const target = { domain: "self_modification", action: "update_lessons_md", ...(proposal ? { proposal } : {}) };
+  return checkConsentGraph(graph, { ...target, confidence }, { ...context, proposals: ledgerThatSaw(target) });
 }
 
 describe("self-modification proposals", () => {

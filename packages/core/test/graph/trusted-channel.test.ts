@@ -7,17 +7,23 @@ import {
   type GraphProposal,
 } from "../../src/index.js";
 import { createHmac } from "node:crypto";
-import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
+import { NOW, exampleGraph, ledgerThatSaw, reviewedAt } from "./example-graph.js";
 
 const graph = exampleGraph();
 const KEYS = { "channel-152": "s3cret-shared-key-for-tests", other: "another-key" };
-const context: GraphContext = { now: NOW, reviews: reviewedAt(graph, NOW), trustedChannelKeys: KEYS };
 const proposal: GraphProposal = {
   diff: "- be terse\n+ be concise",
   undo: "revert the lessons entry",
   proposed_at: "2026-01-15T09:00:00.000Z",
 };
 const subject = { domain: "self_modification", action: "propose_behavioral_change", proposal };
+// ACP first saw the proposal when it was made, three hours ago: its cooling period is over
+const context: GraphContext = {
+  now: NOW,
+  reviews: reviewedAt(graph, NOW),
+  trustedChannelKeys: KEYS,
+  proposals: ledgerThatSaw(subject),
+};
 
 function sign(overrides: Partial<{ keyId: string; secret: string; timestamp: Date }> = {}) {
   return createTrustedChannelAttestation({
