@@ -217,7 +217,7 @@ In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
 the --config file cannot be used / --bind beyond loopback without a token, or over plain HTTP (no https
 --public-url, no --insecure-plain-http or proxy.insecure_plain_http), 2 usage (no upstream, shell
-syntax in --upstream, a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
+syntax in --upstream or an address not http(s), a --name used twice, a bad --http port, --public-url not an origin), 4 the config file, policy, consent graph
 or --intent does not validate, or a token is not a bearer token, does not open, or is given twice.`,
     )
     .action(async (flags: ProxyFlags) => {

@@ -56,6 +56,11 @@ export function splitCommandLine(line: string): Result<readonly string[]> {
   const parsed = parseShellWords(line, (name) => `$${name}`);
   for (const word of parsed) {
     if (typeof word !== "string") {
+      if ("op" in word && word.op === "glob") {
+        return issue(
+          `upstream command \`${line}\`: a glob \`${word.pattern}\` is not supported (run a script instead)`,
+        );
+      }
       const shown = "op" in word ? word.op : "comment" in word ? `#${word.comment}` : "?";
       return issue(`upstream command \`${line}\`: shell syntax \`${shown}\` is not supported (run a script instead)`);
     }
@@ -119,7 +124,10 @@ export function parseUpstreamArgument(value: string, name: string): Result<Upstr
     });
     return fail(issues);
   }
-  if (isUpstreamUrl(value)) return parseUpstreamUrl(value.trim(), name, undefined);
+  // any `scheme://` is an address (`htps://…` mistyped, `ws://…`), refused as one rather than spawned as a program
+  if (isUpstreamUrl(value) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value.trim())) {
+    return parseUpstreamUrl(value.trim(), name, undefined);
+  }
   const words = splitCommandLine(value);
   if (!words.ok) return words;
   const [command, ...args] = words.value;
@@ -136,15 +144,41 @@ export function parseUpstreamUrl(
   try {
     url = new URL(value);
   } catch {
-    return fail([{ code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${value}\` is not a url` }]);
+    const shown = urlForMessage(value);
+    return fail([{ code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${shown}\` is not a url` }]);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
+    const shown = urlForMessage(value);
     return fail([
-      { code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${value}\` must be http or https` },
+      { code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${shown}\` must be http or https` },
     ]);
   }
   const kind = transport ?? (url.pathname.endsWith("/sse") ? "sse" : "streamable-http");
   return ok({ name, transport: kind, url: url.toString() });
+}
+
+/**
+ * An address as written, for a message: its user and password, the values of its query and its fragment
+ * left out (`https://…@host/mcp?api_key=…`), where tokens are often written; it need not parse as a URL
+ * (everything between `://` and the last `@` before the query is taken for a user and password).
+ */
+function urlForMessage(text: string): string {
+  const hash = text.indexOf("#");
+  const beforeHash = hash === -1 ? text : text.slice(0, hash);
+  const question = beforeHash.indexOf("?");
+  const base = question === -1 ? beforeHash : beforeHash.slice(0, question);
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(base)?.[0] ?? "";
+  const at = base.lastIndexOf("@");
+  const address = at >= scheme.length ? `${scheme}…${base.slice(at)}` : base;
+  const query =
+    question === -1
+      ? ""
+      : `?${beforeHash
+          .slice(question + 1)
+          .split("&")
+          .map((item) => (item.includes("=") ? `${item.slice(0, item.indexOf("="))}=…` : item === "" ? "" : "…"))
+          .join("&")}`;
+  return `${address}${query}${hash === -1 ? "" : "#…"}`;
 }
 
 /** A name for an ad-hoc upstream: the command's base name (`server-filesystem`) or the URL's host. */
