@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { scanFaq } from "../src/content/content-scan.js";
+import { renderSafeMarkdown } from "../src/content/safe-markdown.js";
 import {
   at,
   createSandbox,
@@ -115,6 +116,26 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
     for (const [answer, why] of cases) {
       const a = await createSandbox(p);
       const r = await tryPublish(p, a, faqWith(`See ${answer}.`));
+      expectFlagged(r, "malicious_link");
+      expect(str(r.json(), "error.message")).toBe(`content refused: ${why}`);
+    }
+  });
+
+  it("MUST §23.2 a link whose text runs over two lines is scanned as the page shows it, on one line", async () => {
+    // A paragraph's lines are joined before links are drawn: the scan used to look for links line by line and
+    // let through every link whose text held a line break (shortener, bare IP, deceptive text...).
+    p = await startProvider({ admissionPolicy: { mode: "pow" } });
+    const cases: [string, string][] = [
+      ["Get it [from\nhere](https://bit.ly/3abcd).", "links through url shorteners are not allowed"],
+      [
+        "Sign in at [paypal.com\nsign-in](https://evil.example/login).",
+        "a link's text names a different domain than its target",
+      ],
+      ["Log in [over\r\nhere](https://192.168.1.10/login).", "links to bare ip addresses are not allowed"],
+    ];
+    for (const [answer, why] of cases) {
+      const r = await tryPublish(p, await createSandbox(p), faqWith(answer));
+      expect([answer, r.status]).toEqual([answer, 422]);
       expectFlagged(r, "malicious_link");
       expect(str(r.json(), "error.message")).toBe(`content refused: ${why}`);
     }
@@ -263,6 +284,27 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
 });
 
 describe("scanFaq on hostile input", () => {
+  it("MUST §23.2 every link a page draws is one the scan checked: a drawn shortener link is always flagged (property)", () => {
+    const piece = fc.constantFrom("[", "](", ")", "\n", "\n\n", " ", "a", "- ", "1. ", "# ", "```");
+    const text = fc.array(piece, { maxLength: 6 }).map((x) => x.join(""));
+    const label = fc.array(fc.constantFrom("a", " ", "\n", "- ", "# ", "["), { minLength: 1, maxLength: 6 });
+    fc.assert(
+      fc.property(text, label, text, (before, l, after) => {
+        const answer = `${before}[${l.join("")}](https://bit.ly/x)${after}`;
+        if (!renderSafeMarkdown(answer).includes('href="https://bit.ly/x"')) return;
+        const body = {
+          title: "t",
+          slug: "t",
+          description: "",
+          settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+          questions: [{ id: "q_1", question: "q?", answer, order: 0 }],
+        } as const;
+        expect(scanFaq(body), JSON.stringify(answer)).toBeDefined();
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("never throws and is deterministic for arbitrary text (property)", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 400 }), fc.string({ maxLength: 2000 }), (question, answer) => {

@@ -8,7 +8,7 @@
  * short TTLs, takedown by deletion) still apply.
  */
 import type { FaqBody } from "./faq.js";
-import { markdownLinks, unsafeMarkdownReason } from "./safe-markdown.js";
+import { renderedLinks, unsafeMarkdownReason } from "./safe-markdown.js";
 
 /** Why content was refused. */
 export type ContentFindingKind = "credential_harvesting" | "phishing" | "malicious_link" | "spam";
@@ -128,9 +128,12 @@ const SPAM_WORDS =
 const MAX_LINKS_PER_ANSWER = 10;
 const MAX_REPEATS = 4;
 
-/** The links of a Markdown answer: `[label](target)`, exactly those the renderer draws. */
+/**
+ * The links of a Markdown answer: `[label](target)`, exactly those its page draws (a paragraph's lines joined, as
+ * the renderer joins them: looking line by line let through every link whose text held a line break).
+ */
 function linksOf(md: string): { label: string; href: string }[] {
-  return markdownLinks(md);
+  return renderedLinks(md);
 }
 
 /**

@@ -109,6 +109,26 @@ function emphasis(escaped: string): string {
 
 /** Renders safe Markdown to HTML (see the module comment). Never throws. */
 export function renderSafeMarkdown(src: string): string {
+  return renderBlocks(src, inline);
+}
+
+/**
+ * The links a rendered page of `src` draws (those with an `https:` target become anchors): found in the text the
+ * renderer passes to its inline step, after it joined a paragraph's lines with spaces — so a link whose text runs
+ * over two lines is found, as the page shows it, and one inside a code block is not. The content scan checks
+ * these, not the links of the raw text.
+ */
+export function renderedLinks(src: string): { label: string; href: string }[] {
+  const links: { label: string; href: string }[] = [];
+  renderBlocks(src, (text) => {
+    links.push(...markdownLinks(text));
+    return "";
+  });
+  return links;
+}
+
+/** The block structure of safe Markdown, each run of inline text rendered by `inline`. */
+function renderBlocks(src: string, inline: (text: string) => string): string {
   const out: string[] = [];
   const lines = src.replace(/\r\n?/g, "\n").split("\n");
   let para: string[] = [];
