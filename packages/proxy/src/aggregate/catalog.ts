@@ -2,7 +2,7 @@ import { PromptSchema, ResourceSchema, ResourceTemplateSchema, type Result } fro
 import { ListingCheck, MAX_LISTING_CHARS, type ItemSchema } from "../upstream/refused-item.js";
 import type { PrefixMode } from "../config/proxy-config.js";
 import type { UpstreamPool, UpstreamTool } from "../upstream/upstream-pool.js";
-import { MAX_ITEM_NAME, whyItemNameRefused } from "./item-name.js";
+import { MAX_ITEM_NAME, whyPromptRefused } from "./item-name.js";
 import { whyResourceRefused } from "./resource-name.js";
 import { buildNameIndex, type NameIndex } from "./name-index.js";
 
@@ -174,7 +174,7 @@ export class ProxyCatalog {
 
   /**
    * Every page of one listing. An item the MCP schema refuses, one too deep to write as JSON, a prompt whose
-   * name is not of the MCP name format ({@link whyItemNameRefused}), a resource or template whose URI, name
+   * name is not of the MCP name format or whose text does not read as it is ({@link whyPromptRefused}), a resource or template whose URI, name
    * or title a person cannot read as it is ({@link whyResourceRefused}), and what is listed past the size
    * one server's listing may take are left out (and said once): the agent's client checks the listing
    * whole, so it would cost every server's items (see {@link ListingCheck}).
@@ -185,7 +185,7 @@ export class ProxyCatalog {
     // a prompt's name is held to the tool name format; a resource is named by its URI, its name is display text
     const rule =
       method === "prompts/list"
-        ? whyItemNameRefused
+        ? whyPromptRefused
         : (_uri: string, item: Readonly<Record<string, unknown>>) => whyResourceRefused(item, id);
     const check = new ListingCheck(schema, id, kind, MAX_LISTING_CHARS, rule);
     let cursor: string | undefined;

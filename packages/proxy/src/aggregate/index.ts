@@ -7,5 +7,6 @@ export {
   type NameTarget,
 } from "./name-index.js";
 export { ProxyCatalog, type NamedItem, type ResourceUnion } from "./catalog.js";
-export { MAX_ITEM_NAME, whyItemNameRefused, whyTitleRefused } from "./item-name.js";
+export { MAX_ITEM_NAME, whyItemNameRefused, whyPromptRefused, whyTitleRefused } from "./item-name.js";
+export { findHiddenText, whyTextHidden } from "./hidden-text.js";
 export { MAX_RESOURCE_NAME, MAX_RESOURCE_URI, whyResourceRefused, whyUriRefused } from "./resource-name.js";

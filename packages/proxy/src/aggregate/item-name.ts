@@ -1,3 +1,4 @@
+import { whyTextHidden } from "./hidden-text.js";
 import { MAX_RESOURCE_NAME, whyUnreadable } from "./resource-name.js";
 
 /** The longest tool or prompt name served (MCP tool name format, SEP-986). */
@@ -17,10 +18,11 @@ const NAME_CHAR = /[A-Za-z0-9_.-]/;
  * that differs is cut from view. Such an item is left out of the listing (its calls are refused as calls to
  * an unknown name), and the reason is said to the operator; the server's other items are served.
  *
- * Given the `item` too (as a listing's check gives it), its display titles are held to {@link whyTitleRefused}.
+ * Given the `item` too (as a listing's check gives it), its display titles are held to {@link whyTitleRefused}
+ * and the rest of its text to {@link whyTextHidden} (no text the model reads and a person does not see).
  */
 export function whyItemNameRefused(name: string, item?: Readonly<Record<string, unknown>>): string | undefined {
-  if (ITEM_NAME.test(name)) return item === undefined ? undefined : whyTitleRefused(item);
+  if (ITEM_NAME.test(name)) return item === undefined ? undefined : (whyTitleRefused(item) ?? whyTextHidden(item));
   const format = `the MCP name format is 1 to ${MAX_ITEM_NAME} characters of A-Z a-z 0-9 _ - . (SEP-986)`;
   if (name.length === 0) return `its name is empty: ${format}`;
   if (name.length > MAX_ITEM_NAME) return `its name is ${name.length} characters long: ${format}`;
@@ -60,4 +62,26 @@ export function whyTitleRefused(item: Readonly<Record<string, unknown>>): string
     if (why !== undefined) return why;
   }
   return undefined;
+}
+
+/**
+ * Why a prompt an upstream listed is not served, or undefined when it is: {@link whyItemNameRefused}, and
+ * each of its `arguments` held by its `name` and `title` to the rule of a title (a client shows them as the
+ * labels of the fields a person fills in, the model reads them, and `prompts/get` names its arguments so).
+ */
+export function whyPromptRefused(name: string, item: Readonly<Record<string, unknown>>): string | undefined {
+  if (!ITEM_NAME.test(name)) return whyItemNameRefused(name);
+  const titled = whyTitleRefused(item);
+  if (titled !== undefined) return titled;
+  const args = item["arguments"];
+  for (const [i, arg] of (Array.isArray(args) ? (args as unknown[]) : []).entries()) {
+    if (typeof arg !== "object" || arg === null) continue;
+    for (const field of ["name", "title"] as const) {
+      const text = (arg as Record<string, unknown>)[field];
+      if (typeof text !== "string") continue;
+      const why = whyUnreadable(text, `arguments.${i}.${field}`, MAX_RESOURCE_NAME);
+      if (why !== undefined) return why;
+    }
+  }
+  return whyTextHidden(item);
 }

@@ -1,4 +1,5 @@
 import { findUnreadableName } from "@acp/core";
+import { whyTextHidden } from "./hidden-text.js";
 
 /** The most characters a resource's URI (a template's `uriTemplate`) may have to be served. */
 export const MAX_RESOURCE_URI = 2048;
@@ -20,7 +21,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * sees), no line separator or space other than U+0020, no space at either end and no lone surrogate (the
  * rule of names in policies and requests, `findUnreadableName`), a URI not empty nor over
  * {@link MAX_RESOURCE_URI} characters and a name or title not over {@link MAX_RESOURCE_NAME}: past those,
- * what differs is cut from view.
+ * what differs is cut from view. The rest of its text (a `description`) may hold nothing the model reads and a
+ * person does not see ({@link whyTextHidden}).
  *
  * @param key - the member naming the item: `uri` (a resource) or `uriTemplate` (a template)
  */
@@ -37,7 +39,7 @@ export function whyResourceRefused(item: Readonly<Record<string, unknown>>, key:
     const why = whyUnreadable(text, field, MAX_RESOURCE_NAME);
     if (why !== undefined) return why;
   }
-  return undefined;
+  return whyTextHidden(item);
 }
 
 /**

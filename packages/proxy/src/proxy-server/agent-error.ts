@@ -1,4 +1,5 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { printable } from "@acp/core";
 
 /**
  * A JSON-RPC error for the agent's client whose message is the text alone. The SDK's `McpError` puts
@@ -24,4 +25,14 @@ export function relayedError(error: McpError): McpError {
   const relayed = agentError(error.code, error.message.slice(prefix.length), error.data);
   relayed.name = error.name;
   return relayed;
+}
+
+/**
+ * A name or URI the agent sent, as a message of the proxy's quotes it back (`unknown tool \`x\``): cut at
+ * 80 characters, every control, bidi or invisible character shown as a `\uXXXX` escape. Raw, a name the
+ * proxy serves nothing under (one it refused for such characters) would reach the agent's client and its
+ * logs with them.
+ */
+export function echoed(text: string): string {
+  return printable(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 }

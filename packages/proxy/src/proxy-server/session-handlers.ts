@@ -24,7 +24,7 @@ import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
 import type { ContentReader } from "./readable-content.js";
-import { agentError, relayedError } from "./agent-error.js";
+import { agentError, echoed, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
 import { errorText, observeRead } from "./upstream-text.js";
 
@@ -65,12 +65,14 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
       let params = request.params;
       if (ref.type === "ref/prompt") {
         const target = (await proxy.catalog.prompts()).resolve(ref.name);
-        if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${ref.name}\``);
+        if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${echoed(ref.name)}\``);
         owner = target.server;
         params = { ...request.params, ref: { ...ref, name: target.name } };
       } else {
+        // a URI (or template) no listing may name is not routed to a template's or the only resource server
+        refuseUnreadableUri("completion/complete", ref.uri);
         owner = await proxy.catalog.serverForUri(ref.uri);
-        if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${ref.uri}\``);
+        if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${echoed(ref.uri)}\``);
       }
       const server = owner;
       const result = await passThrough(proxy, server, "completion/complete", params, extra).catch((err: unknown) => {
@@ -122,7 +124,9 @@ function registerPromptHandlers(proxy: AcpProxy, session: ProxySession): void {
       proxy.catalog.invalidate();
       target = (await proxy.catalog.prompts()).resolve(request.params.name);
     }
-    if (target === undefined) throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${request.params.name}\``);
+    if (target === undefined) {
+      throw agentError(ErrorCode.InvalidParams, `unknown prompt \`${echoed(request.params.name)}\``);
+    }
     const params = { ...request.params, name: target.name };
     const owner = target.server;
     const result = await passThrough(proxy, owner, "prompts/get", params, extra).catch((err: unknown) => {
@@ -147,7 +151,7 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
     const uri = request.params.uri;
     refuseUnreadableUri("resources/read", uri);
     const owner = await proxy.catalog.serverForUri(uri);
-    if (owner === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${uri}\``);
+    if (owner === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${echoed(uri)}\``);
     const approved = await gateResourceRead(proxy, session, owner, uri, request.params._meta?.progressToken, extra);
     if (approved.uri !== uri) refuseUnreadableUri("resources/read", approved.uri);
     if (approved.uri !== uri && (await proxy.catalog.serverForUri(approved.uri)) !== owner) {
@@ -174,10 +178,14 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
  * Refuses a `resources/read` (or `resources/subscribe`) of a URI no listing may name ({@link whyUriRefused}:
  * an invisible, control or bidi character, a line break, a space at either end, empty, over 2,048 characters)
  * before it is routed, decided or shown to a person: routed as a template's or the only resource server's, it
- * would reach the consent prompt and the audit reading as something it is not. Like a call to an unknown
- * tool, it reaches no upstream and no decision, so nothing is audited. The URI is shown escaped, cut at 80.
+ * would reach the consent prompt and the audit reading as something it is not. A `completion/complete` of
+ * such a `ref/resource` is refused the same way. Like a call to an unknown tool, it reaches no upstream and
+ * no decision, so nothing is audited (docs/reference/audit.md). The URI is shown escaped, cut at 80.
  */
-function refuseUnreadableUri(method: "resources/read" | "resources/subscribe", uri: string): void {
+function refuseUnreadableUri(
+  method: "resources/read" | "resources/subscribe" | "completion/complete",
+  uri: string,
+): void {
   const why = whyUriRefused(uri);
   if (why === undefined) return;
   const shown = printable(JSON.stringify(uri.length > 80 ? `${uri.slice(0, 80)}…` : uri));
@@ -191,7 +199,7 @@ function refuseUnreadableUri(method: "resources/read" | "resources/subscribe", u
 function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): void {
   const owner = async (uri: string): Promise<string> => {
     const server = await proxy.catalog.serverForUri(uri);
-    if (server === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${uri}\``);
+    if (server === undefined) throw agentError(-32002, `resource not found: no upstream serves \`${echoed(uri)}\``);
     return server;
   };
   session.server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {

@@ -18,7 +18,7 @@ import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
 import { newId, sessionAgent, type AcpProxy, type ProxySession } from "./acp-proxy.js";
-import { relayedError } from "./agent-error.js";
+import { echoed, relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
 import { toldProgress } from "./upstream-text.js";
 import { createInflightCall } from "./session-routing.js";
@@ -65,7 +65,8 @@ export async function handleToolCall(
   }
   const target = proxy.catalog.tools().resolve(request.params.name);
   if (target === undefined) {
-    return toolError(`unknown tool \`${request.params.name}\` (see tools/list)`);
+    // not decided, nor audited: no server serves it (docs/reference/audit.md); quoted back escaped
+    return toolError(`unknown tool \`${echoed(request.params.name)}\` (see tools/list)`);
   }
   // one batch (or a client not waiting for answers) must not put thousands of calls in flight at once:
   // counted from here, before the first await, so a batch's calls are counted in the order they came
