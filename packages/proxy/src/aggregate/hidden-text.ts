@@ -14,7 +14,7 @@ const BIDI = /[\u202a-\u202e\u2066-\u2069]/u;
 const CONTROL = /[^\P{Cc}\t\n\r]/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 /** What a renderer shows as nothing: zero-width spaces and joiners, variation selectors, fillers, … */
-const INVISIBLE = /\p{Default_Ignorable_Code_Point}/u;
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
 /** Printable ASCII and the layout characters: most text, decided by one test. */
 const PLAIN = /^[\x20-\x7e\t\n\r]*$/;
 
@@ -47,17 +47,15 @@ export function findHiddenText(text: string): string | undefined {
   if (control !== undefined) return `a control character (${hex(control)})`;
   const lone = LONE_SURROGATE.exec(seen)?.[0];
   if (lone !== undefined) return `a lone surrogate (${hex(lone)})`;
-  let previous: string | undefined;
-  for (const char of seen) {
-    const invisible = INVISIBLE.test(char);
-    if (
-      invisible &&
-      previous !== undefined &&
-      !(char === "\u200d" && (previous === "\ufe0f" || previous === "\ufe0e"))
-    ) {
+  // each invisible character, and where the one before it ended: a run is two that touch
+  let previous = "";
+  let end = -1;
+  for (const { 0: char, index } of seen.matchAll(INVISIBLE)) {
+    if (index === end && !(char === "\u200d" && (previous === "\ufe0f" || previous === "\ufe0e"))) {
       return `invisible characters in a row (${hex(previous)} ${hex(char)}): a run of them carries text no person sees`;
     }
-    previous = invisible ? char : undefined;
+    previous = char;
+    end = index + char.length;
   }
   return undefined;
 }
