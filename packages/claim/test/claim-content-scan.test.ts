@@ -121,6 +121,44 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
     }
   });
 
+  it("MUST §23.2 Markdown emphasis or code inside a word does not hide it: the scan reads the text as the page shows it", async () => {
+    // `pass**word**` shows as "password": the scan read the raw text, where no word "password" was.
+    p = await startProvider({ admissionPolicy: { mode: "pow" } });
+    const cases: [string, string][] = [
+      ["Please enter your pass**word** at the portal.", "credential_harvesting"],
+      ["Reply with your p`assw`ord.", "credential_harvesting"],
+      ["Send us your **seed** phr*ase*.", "credential_harvesting"],
+      ["Your acc**ount** has been sus*pended*. Act now: [verify](https://acme.example/v) with Pay**Pal**.", "phishing"],
+    ];
+    for (const [answer, kind] of cases) {
+      const r = await tryPublish(p, await createSandbox(p), faqWith(answer));
+      expect([answer, r.status]).toEqual([answer, 422]);
+      expectFlagged(r, kind);
+    }
+    // Every way of marking part of the word up is caught (in memory: the same scan).
+    const body = (answer: string): Parameters<typeof scanFaq>[0] => ({
+      title: "Acme",
+      slug: "acme",
+      description: "",
+      settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+      questions: [{ id: "q_1", question: "How?", answer, order: 0 }],
+    });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 7 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.constantFrom("**", "*", "`"),
+        (i, j, mark) => {
+          const [a, b] = [Math.min(i, j), Math.max(i, j)];
+          fc.pre(a < b);
+          const word = "password";
+          const answer = `Please enter your ${word.slice(0, a)}${mark}${word.slice(a, b)}${mark}${word.slice(b)} now.`;
+          expect(scanFaq(body(answer))?.kind, answer).toBe("credential_harvesting");
+        },
+      ),
+    );
+  });
+
   it("MUST §23.2 a link whose text runs over two lines is scanned as the page shows it, on one line", async () => {
     // A paragraph's lines are joined before links are drawn: the scan used to look for links line by line and
     // let through every link whose text held a line break (shortener, bare IP, deceptive text...).

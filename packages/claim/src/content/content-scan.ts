@@ -8,7 +8,7 @@
  * short TTLs, takedown by deletion) still apply.
  */
 import type { FaqBody } from "./faq.js";
-import { renderedLinks, unsafeMarkdownReason } from "./safe-markdown.js";
+import { renderedLinks, renderSafeMarkdown, unsafeMarkdownReason } from "./safe-markdown.js";
 
 /** Why content was refused. */
 export type ContentFindingKind = "credential_harvesting" | "phishing" | "malicious_link" | "spam";
@@ -136,9 +136,29 @@ function linksOf(md: string): { label: string; href: string }[] {
   return renderedLinks(md);
 }
 
+const ENTITY: Readonly<Record<string, string>> = {
+  "&amp;": "&",
+  "&lt;": "<",
+  "&gt;": ">",
+  "&quot;": '"',
+  "&#39;": "'",
+};
+
+/**
+ * The text a reader sees of a Markdown answer: rendered, its tags dropped (a block's a line break), the escapes
+ * read back. `pass**word**` is shown as "password": scanning only the raw text, where no such word is, let
+ * emphasis or code inside a word hide it. (The rendered HTML holds no `<` or `&` but its own: the text is escaped.)
+ */
+export function shownText(md: string): string {
+  return renderSafeMarkdown(md)
+    .replace(/<[^>]*>/g, (tag) => (/^<\/?(?:p|li|ul|ol|h\d|pre)>$/.test(tag) ? "\n" : ""))
+    .replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITY[e] ?? e);
+}
+
 /**
  * Scans an FAQ before it is published (or while published content changes): the first finding, or undefined
- * when it may be published.
+ * when it may be published. Each answer is read twice, as written (its link targets among it) and as shown
+ * ({@link shownText}).
  */
 export function scanFaq(body: FaqBody): ContentFinding | undefined {
   const parts = [body.title, body.description, ...body.questions.flatMap((q) => [q.question, q.answer])];
@@ -151,8 +171,9 @@ export function scanFaq(body: FaqBody): ContentFinding | undefined {
     const why = linkFinding(l.label, l.href);
     if (why !== undefined) return { kind: "malicious_link", message: why };
   }
-  for (const q of body.questions) {
-    const text = normalizeText(`${q.question}. ${q.answer}`);
+  const shown = body.questions.map((q) => shownText(q.answer));
+  for (const [i, q] of body.questions.entries()) {
+    const text = normalizeText(`${q.question}. ${q.answer}. ${shown[i] ?? ""}`);
     if (asksForSecret(text))
       return { kind: "credential_harvesting", message: "content asks readers for a password, code or card details" };
     if (phishingScore(text, linksOf(q.answer).length) >= 5)
@@ -163,7 +184,7 @@ export function scanFaq(body: FaqBody): ContentFinding | undefined {
   const header = normalizeText(`${body.title}. ${body.description}`);
   if (phishingScore(header, linksOf(body.description).length) >= 5)
     return { kind: "phishing", message: "content reads like a phishing message (account threat, urgency, link)" };
-  const all = normalizeText(parts.join(" \n "));
+  const all = normalizeText([...parts, ...shown].join(" \n "));
   if (asksForSecret(all))
     return { kind: "credential_harvesting", message: "content asks readers for a password, code or card details" };
   if (SPAM_WORDS.test(all)) return { kind: "spam", message: "content matches known spam patterns" };
