@@ -27,5 +27,5 @@ export {
   type RateLimitOutcome,
   type RateLimiter,
 } from "./rate-limiter.js";
-export type { RuleIndex, TrieNode } from "./rule-index.js";
+export type { CachedCandidates, RuleIndex, TrieNode } from "./rule-index.js";
 export { localMinuteOfDay, type CompiledTimeWindow } from "./time-of-day.js";

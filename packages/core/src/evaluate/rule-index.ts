@@ -1,4 +1,4 @@
-import { isGlobPattern, type GlobMatcher } from "../glob/index.js";
+import { isGlobPattern, measureWork, spendWork, type GlobMatcher } from "../glob/index.js";
 import { foldName, type Category } from "../request/index.js";
 
 /** What the index needs to know about one rule. */
@@ -50,8 +50,14 @@ export interface RuleIndex {
   readonly wildcard: readonly number[];
   /** The rules' static criteria, by position, for building cached candidate lists. */
   readonly rules: readonly IndexableRule[];
-  /** (category, server, tool) → candidate positions (see {@link staticCandidates}); filled lazily. */
-  readonly cache: Map<string, readonly number[]>;
+  /** (category, server, tool) → candidate positions and their cost (see {@link staticCandidates}); filled lazily. */
+  readonly cache: Map<string, CachedCandidates>;
+}
+
+/** One triple's candidate positions, and the work units finding them took (drawn again on every hit). */
+export interface CachedCandidates {
+  readonly list: readonly number[];
+  readonly units: number;
 }
 
 function createNode(): TrieNode {
@@ -196,7 +202,9 @@ function collectCandidates(index: RuleIndex, tool: string, category: Category, s
  * The positions whose tool, server and category criteria hold for this triple, in file order, ending at
  * the first unconditional one — from the per-policy cache, since agents call few distinct tools on few
  * servers. The cache is cleared when it holds {@link CANDIDATE_CACHE_LIMIT} triples, so a stream of
- * made-up names costs time, never unbounded memory.
+ * made-up names costs time, never unbounded memory. A hit draws from the decision's work budget the units
+ * the miss drew (the rules' tool and server globs run over the names): the cache saves time, never budget,
+ * so whether a request is too costly to judge does not depend on which requests came before it.
  */
 export function staticCandidates(
   index: RuleIndex,
@@ -206,13 +214,19 @@ export function staticCandidates(
 ): readonly number[] {
   // Unambiguous for any characters: the server is length-prefixed, and categories are fixed words.
   const key = server === undefined ? `${category}:-:${tool}` : `${category}:${server.length}:${server}:${tool}`;
-  let list = index.cache.get(key);
-  if (list === undefined) {
-    const found = collectCandidates(index, tool, category, server);
-    list = found.length === 0 ? EMPTY : found;
-    if (index.cache.size >= CANDIDATE_CACHE_LIMIT) index.cache.clear();
-    index.cache.set(key, list);
+  const cached = index.cache.get(key);
+  if (cached !== undefined) {
+    if (cached.units > 0) spendWork(cached.units);
+    return cached.list;
   }
+  let units = 0;
+  const found = measureWork(
+    () => collectCandidates(index, tool, category, server),
+    (spent) => (units = spent),
+  );
+  const list = found.length === 0 ? EMPTY : found;
+  if (index.cache.size >= CANDIDATE_CACHE_LIMIT) index.cache.clear();
+  index.cache.set(key, { list, units });
   return list;
 }
 
