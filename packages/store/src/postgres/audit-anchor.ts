@@ -10,6 +10,7 @@ import { readAnchorFile } from "../audit/anchor.js";
 import { AuditLogError } from "../audit/index.js";
 import { writeFileAtomic } from "../home/atomic-write.js";
 import { HOME_FILE_MODE } from "../home/paths.js";
+import { readPostgresAuditPage, readPostgresAuditRow } from "./audit-rows.js";
 
 /** Runs one read: on the store (autocommit) or on a transaction's connection. */
 export type AnchorQuery = (text: string, values: unknown[]) => Promise<{ readonly rows: readonly unknown[] }>;
@@ -242,21 +243,15 @@ export async function openPostgresAuditAnchor(
       if (rows > 0 && head?.signed === true) options.onFirstUse(rows);
     }
     if (start !== null) {
-      const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [
-        start.row.seq,
-      ]);
-      if (found[0]?.line !== start.row.line)
+      const found = await readPostgresAuditRow(q, start.row.seq);
+      if (found?.line !== start.row.line)
         throw unverified(path, `its row ${start.row.seq}, verified before, was changed or removed`);
     }
     let after = start?.row.seq ?? 0;
     let from = start?.from;
     let newest: AnchorRow | null = null;
     for (;;) {
-      const rows = await rowsOf<AnchorRow>(
-        q,
-        "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-        [after, pageSize],
-      );
+      const { rows, more } = await readPostgresAuditPage(q, after, pageSize);
       if (rows.length === 0) break;
       for (const [i, r] of rows.entries())
         if (r.seq !== after + i + 1) throw unverified(path, `its row ${after + i + 1} is missing`);
@@ -276,7 +271,7 @@ export async function openPostgresAuditAnchor(
       const last = rows.at(-1) as AnchorRow;
       after = last.seq;
       verified = { row: last, from };
-      if (rows.length < pageSize) break;
+      if (!more) break;
     }
     if (newest !== null) adopt(newest);
     return { rows: after, checkpointRow: held?.seq ?? null, checkpoints: from?.checkpoints ?? 0 };
@@ -299,21 +294,15 @@ export async function openPostgresAuditAnchor(
     const first = held === null ? await firstUse(q) : null;
     const anchor = held;
     if (anchor === null) return first; // nothing signed yet that this node can verify: nothing to hold
-    const found = await rowsOf<AnchorRow>(q, "SELECT seq, line FROM acp_audit_events WHERE seq = $1", [anchor.seq]);
-    const row = found[0];
+    const row = await readPostgresAuditRow(q, anchor.seq);
     if (row === undefined) throw mismatch(path, `it no longer has row ${anchor.seq}, this node's signed checkpoint`);
     if (row.line !== anchor.line) throw mismatch(path, `its row ${anchor.seq} is not this node's signed checkpoint`);
     let from = positionAt(anchor);
     if (from === null) throw mismatch(path, "the anchor is not a checkpoint line at its place");
     let newest: AnchorRow | null = null;
     for (let after = anchor.seq; ;) {
-      const rows = await rowsOf<AnchorRow>(
-        q,
-        "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-        [after, pageSize],
-      );
-      const page = { rows };
-      if (rows.length === 0) break;
+      const page = await readPostgresAuditPage(q, after, pageSize);
+      if (page.rows.length === 0) break;
       for (const [i, r] of page.rows.entries()) {
         if (r.seq !== after + i + 1)
           throw mismatch(path, `row ${after + i + 1} is missing after this node's checkpoint`);
@@ -330,7 +319,7 @@ export async function openPostgresAuditAnchor(
       from = checked;
       for (const r of page.rows) if (verifiedCheckpoint(r, publicKey)) newest = r;
       after = (page.rows.at(-1) as { seq: number }).seq;
-      if (page.rows.length < pageSize) break;
+      if (!page.more) break;
     }
     if (newest !== null) adopt(newest);
     return first;

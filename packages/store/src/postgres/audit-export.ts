@@ -2,6 +2,7 @@ import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { verifyAuditStream, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
 import type { PostgresStore } from "./open-postgres-store.js";
+import { readPostgresAuditPage, type AuditRowQuery, type PostgresAuditRow } from "./audit-rows.js";
 
 /** Options of {@link readPostgresAuditLines}. */
 export interface ReadAuditLinesOptions {
@@ -11,28 +12,26 @@ export interface ReadAuditLinesOptions {
   readonly pageSize?: number;
 }
 
-/** A row of the chain: its `seq` and its line. */
-export interface PostgresAuditRow {
-  readonly seq: number;
-  readonly line: string;
-}
+export type { PostgresAuditRow } from "./audit-rows.js";
 
-/** The chain's rows in order of `seq`, one page (`pageSize` rows, keyset on `seq`) at a time; no empty page. */
+/**
+ * The chain's rows in order of `seq`, one page (at most `pageSize` rows, and at most 8 MiB of lines: keyset on
+ * `seq`) at a time; no empty page. A row longer than any audit line (more than 3 MiB) is not fetched: it comes
+ * as a stand-in of 1,048,577 `x`, which the verifier refuses as it would the row (`not_json`, line too long).
+ */
 export async function* readPostgresAuditPages(
   store: PostgresStore,
   options: ReadAuditLinesOptions = {},
 ): AsyncGenerator<PostgresAuditRow[]> {
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
   let after = Math.max(0, Math.floor(options.afterSeq ?? 0));
+  const query: AuditRowQuery = (text, values) => store.query(text, values);
   for (;;) {
-    const page = await store.query<{ seq: number; line: string }>(
-      "SELECT seq, line FROM acp_audit_events WHERE seq > $1 ORDER BY seq LIMIT $2",
-      [after, pageSize],
-    );
+    const page = await readPostgresAuditPage(query, after, pageSize);
     const last = page.rows[page.rows.length - 1];
     if (last === undefined) return;
     yield page.rows;
-    if (page.rows.length < pageSize) return;
+    if (!page.more) return;
     after = last.seq;
   }
 }
@@ -61,7 +60,9 @@ export async function* readPostgresAuditLines(
 
 /**
  * Writes the chain to `path` as JSONL (one line per event, each ending in a newline; mode 0600), the
- * format `acp audit verify` and `verifyAuditChain` read. Returns how many lines were written.
+ * format `acp audit verify` and `verifyAuditChain` read. Returns how many lines were written. A row longer
+ * than any audit line is written as the stand-in {@link readPostgresAuditPages} gives (it fails verification
+ * there as the row does here).
  */
 export async function exportPostgresAuditJsonl(store: PostgresStore, path: string): Promise<number> {
   const out = createWriteStream(path, { mode: 0o600, flags: "w" });
