@@ -70,7 +70,9 @@ const BUCKETS = 64;
 /**
  * Bucketed sliding window for large limits: 64 buckets per window. A bucket counts while any part of it
  * is inside the window, so the count can only be too high: a call may be refused up to one bucket
- * (1/64 of the window) early, never allowed beyond the limit.
+ * (1/64 of the window) early, never allowed beyond the limit. A clock that steps back is read as the
+ * latest time a call was counted at (buckets newer than `now` were skipped, and a spent limit let as many
+ * calls again through), so calls counted "later" stay counted, as the exact log keeps them.
  */
 function createBucketWindow(limit: number, windowMs: number): Window {
   const width = windowMs / BUCKETS;
@@ -81,7 +83,8 @@ function createBucketWindow(limit: number, windowMs: number): Window {
     windowMs,
     lastMs: Number.NEGATIVE_INFINITY,
     consume(nowMs) {
-      const current = Math.floor(nowMs / width);
+      const at = Math.max(nowMs, this.lastMs);
+      const current = Math.floor(at / width);
       let count = 0;
       let oldest = Number.POSITIVE_INFINITY;
       for (let i = 0; i <= BUCKETS; i++) {
@@ -100,7 +103,7 @@ function createBucketWindow(limit: number, windowMs: number): Window {
         counts[slot] = (counts[slot] as number) + 1;
         count++;
         oldest = Math.min(oldest, current);
-        this.lastMs = Math.max(this.lastMs, nowMs);
+        this.lastMs = at;
       }
       const resetAtMs = count === 0 ? nowMs : (oldest + 1) * width + windowMs;
       return { allowed, remaining: limit - count, resetAtMs };

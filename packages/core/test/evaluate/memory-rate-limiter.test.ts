@@ -28,4 +28,18 @@ describe("memory rate limiter bounds", () => {
     for (let i = 0; i < 500; i++) if (limiter.consume("big", 100, 60_000, T0 + i * 10).allowed) allowed++;
     expect(allowed).toBe(100);
   });
+
+  it.each([
+    ["exact", 5],
+    ["bucketed", 2000],
+  ])("lets no call past a spent %s limit when the clock steps back", (_, limit) => {
+    // a clock set back (NTP, a node with skew) met buckets newer than `now`, which the bucketed count skipped:
+    // a spent limit of 2,000 a minute let 2,000 more through two seconds "earlier"
+    const limiter = createMemoryRateLimiter();
+    const T = 1_700_000_000_000;
+    for (let i = 0; i < limit; i++) expect(limiter.consume("k", limit, 60_000, T).allowed).toBe(true);
+    for (const back of [1, 2_000, 59_000]) expect(limiter.consume("k", limit, 60_000, T - back).allowed).toBe(false);
+    expect(limiter.consume("k", limit, 60_000, T + 30_000).allowed).toBe(false);
+    expect(limiter.consume("k", limit, 60_000, T + 61_000).allowed).toBe(true);
+  });
 });
