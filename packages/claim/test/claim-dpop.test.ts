@@ -60,6 +60,30 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     }
   });
 
+  it("a proof dated 60 s ahead is refused when replayed at the last moment it is still valid (120 s after its use)", async () => {
+    // Proofs are good for ±60 s around their iat, so one dated 60 s ahead is good for 120 s; its id was remembered
+    // exactly 120 s, so at that very millisecond it was valid again, and forgotten by the cache and the store's sweep.
+    p = await startProvider();
+    const key = newDpopKey();
+    const made = await createBound(p, key);
+    const id = str(made.json(), "id");
+    const token = str(made.json(), "agent_token.token");
+    const path = `/v1/sandboxes/${id}`;
+    const proof = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 60_000);
+    const headers = { authorization: `DPoP ${token}`, dpop: proof };
+    expect((await p.req("api.localhost", "GET", path, { headers })).status).toBe(200);
+    p.advance(120_000);
+    const replay = await p.req("api.localhost", "GET", path, { headers });
+    expect(replay.status).toBe(404);
+    expect(replay.body).toBe(FAILURE_BODY);
+    // One millisecond later the proof has expired (and its id may go).
+    p.advance(1);
+    expect((await p.req("api.localhost", "GET", path, { headers })).status).toBe(404);
+    // A fresh proof still works.
+    const fresh = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 120_001);
+    expect((await p.req("api.localhost", "GET", path, { headers: { ...headers, dpop: fresh } })).status).toBe(200);
+  });
+
   it("an invalid DPoP proof at creation is refused with claim_invalid_dpop and creates nothing", async () => {
     p = await startProvider();
     const key = newDpopKey();

@@ -39,8 +39,13 @@ export interface DpopReplay {
   once(id: string, nowMs: number): boolean | Promise<boolean>;
 }
 
-/** How long a proof id is remembered: a proof is refused outside ±{@link DPOP_MAX_SKEW_S} anyway. */
-export const DPOP_REMEMBER_MS = 2 * DPOP_MAX_SKEW_S * 1000;
+/**
+ * How long a proof id is remembered from its use: longer than the proof can be valid. A proof is good while `now` is
+ * within ±{@link DPOP_MAX_SKEW_S} of its `iat`, bounds included, so one used at the earliest (dated the whole skew
+ * ahead) is good for two skews and a millisecond: remembered exactly two skews, it was valid again, and forgotten
+ * (by this cache and by the store's sweep), at that last millisecond. A second more covers it.
+ */
+export const DPOP_REMEMBER_MS = (2 * DPOP_MAX_SKEW_S + 1) * 1000;
 
 /** Remembers proof ids for the skew window so a proof is accepted once by this process. */
 export class DpopReplayCache implements DpopReplay {
