@@ -1,6 +1,7 @@
 /**
  * When a refusal that only time lifts is lifted: a rule's spent `rate_limit` (`rate_limited`), a caller's
- * spent share of the policy work (`caller_budget_exhausted`). Kept beside the verdict rather than in it,
+ * spent share of the policy work (`caller_budget_exhausted`), a consent-graph proposal's cooling period
+ * (`cooling_period`). Kept beside the verdict rather than in it,
  * as policy work is (`policy-work.ts`): the verdict's wire form stays as it was, and a front end can tell
  * its caller when to come back (`Retry-After` in `acp serve`).
  */
@@ -27,7 +28,7 @@ export function noteRetryAt<T extends SourceVerdict>(verdict: T, atMs: number): 
 /**
  * When a refused decision may be answered otherwise by waiting: the latest time kept for its refusing
  * verdicts ({@link noteRetryAt}), when every one of them has one. Undefined when the decision is not a
- * refusal, or when a verdict refuses for good (a deny rule, the graph, the contract): waiting would not
+ * refusal, or when a verdict refuses for good (a deny rule, a blocked graph action, the contract): waiting would not
  * change the answer, so no time is told.
  */
 export function retryAtOf(decision: {

@@ -1,8 +1,10 @@
 /**
  * The consent graph as a pipeline source: a graph outcome becomes a route with reasons.
- * AUTONOMOUS → accept; VISIBLE → accept with a `visible_notify` reason; FORCED → ask (defer while a
- * cooling period runs); BLOCKED → refuse. Null when the graph does not judge the request.
+ * AUTONOMOUS → accept; VISIBLE → accept with a `visible_notify` reason; FORCED → ask; FORCED while a
+ * cooling period runs → refuse until it ends (the time is kept: `retryAtOf`); BLOCKED → refuse. Null when
+ * the graph does not judge the request.
  */
+import { noteRetryAt } from "../evaluate/retry-after.js";
 import type { SourceVerdict, Reason } from "../pipeline/types.js";
 import type { ActionRequest, GraphTarget } from "../request/index.js";
 import type { Route } from "../route/index.js";
@@ -11,14 +13,17 @@ import { checkConsentGraph } from "./check.js";
 import { mapToGraphTarget, type GraphMapping } from "./mapping.js";
 import type { ConsentGraph, GraphContext, GraphOutcome } from "./types.js";
 
-/** The route a graph outcome maps to. */
+/**
+ * The route a graph outcome maps to. A proposal in its cooling period is refused, not asked: the period is
+ * mandatory ("cannot be implemented immediately"), and a person asked now could approve it at once.
+ */
 export function graphOutcomeRoute(outcome: GraphOutcome): Route {
   switch (outcome.outcome) {
     case "AUTONOMOUS":
     case "VISIBLE":
       return "accept";
     case "FORCED":
-      return outcome.deferred_until !== undefined ? "defer" : "ask";
+      return outcome.deferred_until !== undefined ? "refuse" : "ask";
     default:
       return "refuse";
   }
@@ -28,6 +33,16 @@ function verdictOf(outcome: GraphOutcome): SourceVerdict {
   const rule = `${outcome.domain}.${outcome.action}`;
   const reasons: Reason[] = outcome.reasons.map((r) => ({ source: "graph", code: r.code, message: r.message, rule }));
   return { source: "graph", route: graphOutcomeRoute(outcome), reasons, rule };
+}
+
+/** Keeps when a cooling period's refusal lifts (`deferred_until`), for a front end's `Retry-After`. */
+function withRetryAt(verdict: SourceVerdict, ...outcomes: GraphOutcome[]): SourceVerdict {
+  if (verdict.route !== "refuse") return verdict;
+  const refusing = outcomes.filter((o) => graphOutcomeRoute(o) === "refuse");
+  // a refusal for good (BLOCKED) beside it: waiting changes nothing, so no time is told
+  if (refusing.some((o) => o.deferred_until === undefined)) return verdict;
+  const times = refusing.map((o) => Date.parse(o.deferred_until ?? ""));
+  return times.length > 0 ? noteRetryAt(verdict, Math.max(...times)) : verdict;
 }
 
 function refusal(code: string, message: string): SourceVerdict {
@@ -65,15 +80,21 @@ export function evaluateConsentGraph(
       arguments: request.arguments,
       ...(request.server !== undefined ? { server: request.server } : {}),
     };
-    const verdict = verdictOf(checkConsentGraph(graph, { ...target, call }, context));
+    const outcome = checkConsentGraph(graph, { ...target, call }, context);
+    const verdict = verdictOf(outcome);
     const mapped = mappedTarget(mapping, request, graph);
-    if (mapped === null || (mapped.domain === target.domain && mapped.action === target.action)) return verdict;
-    const second = verdictOf(
-      checkConsentGraph(graph, { ...target, domain: mapped.domain, action: mapped.action, call }, context),
+    if (mapped === null || (mapped.domain === target.domain && mapped.action === target.action)) {
+      return withRetryAt(verdict, outcome);
+    }
+    const secondOutcome = checkConsentGraph(
+      graph,
+      { ...target, domain: mapped.domain, action: mapped.action, call },
+      context,
     );
+    const second = verdictOf(secondOutcome);
     const [strict, other] =
       routeStrictness(second.route) > routeStrictness(verdict.route) ? [second, verdict] : [verdict, second];
-    return { ...strict, reasons: [...strict.reasons, ...other.reasons] };
+    return withRetryAt({ ...strict, reasons: [...strict.reasons, ...other.reasons] }, outcome, secondOutcome);
   } catch (err) {
     const message = `the consent graph could not judge the request, so it is refused: ${err instanceof Error ? err.message : String(err)}`;
     return refusal("graph_error", message);

@@ -139,9 +139,9 @@ describe("the graph source keeps one ledger", () => {
     graph: { ...target(), confidence: 1 },
   };
 
-  it("a proposal the source saw is deferred, then eligible; a source that never saw it refuses the old time", async () => {
+  it("a proposal the source saw is refused until eligible, then accepted; a source that never saw it refuses the old time", async () => {
     const source = graphSource({ graph, context: { reviews: reviewedAt(graph, NOW) } });
-    expect((await source.evaluate(request, NOW))?.route).toBe("defer");
+    expect((await source.evaluate(request, NOW))?.route).toBe("refuse");
     expect((await source.evaluate(request, at(2 * HOUR)))?.route).toBe("accept");
     const fresh = graphSource({ graph, context: { reviews: reviewedAt(graph, NOW) } });
     expect((await fresh.evaluate(request, at(2 * HOUR)))?.route).toBe("refuse");

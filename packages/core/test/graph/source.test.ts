@@ -3,6 +3,9 @@ import {
   evaluateConsentGraph,
   createTrustedChannelAttestation,
   validateGraphMapping,
+  createPipeline,
+  graphSource,
+  retryAtOf,
   type ActionRequest,
 } from "../../src/index.js";
 import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
@@ -42,7 +45,7 @@ describe("evaluateConsentGraph", () => {
     expect(evaluateConsentGraph(graph, explicit("nowhere", "x", 1), context)?.route).toBe("refuse");
   });
 
-  it("defers a proposal in its cooling period", () => {
+  it("refuses a proposal in its cooling period until it is eligible: no approval makes it take effect sooner", async () => {
     const request: ActionRequest = {
       tool: "precheck",
       arguments: {},
@@ -53,7 +56,22 @@ describe("evaluateConsentGraph", () => {
         proposal: { diff: "+x", undo: "y", proposed_at: "2026-01-15T11:59:00Z" },
       },
     };
-    expect(evaluateConsentGraph(graph, request, context)?.route).toBe("defer");
+    const verdict = evaluateConsentGraph(graph, request, context);
+    expect(verdict?.route).toBe("refuse");
+    expect(verdict?.reasons[0]?.code).toBe("cooling_period");
+    // the refusal lifts when the period ends (acp serve's Retry-After)
+    const eligible = Date.parse("2026-01-15T14:00:00Z");
+    expect(verdict && retryAtOf({ route: "refuse", verdicts: [verdict] })).toBe(eligible);
+    // through the pipeline: refused (not put before a person), and eligible afterwards
+    const pipeline = createPipeline([graphSource({ graph, context: { reviews: context.reviews } })]);
+    const first = await pipeline.decide(request, NOW);
+    expect(first.route).toBe("refuse");
+    expect(retryAtOf(first)).toBe(eligible);
+    expect((await pipeline.decide(request, new Date(eligible - 1))).route).toBe("refuse");
+    expect((await pipeline.decide(request, new Date(eligible))).route).toBe("accept");
+    expect(
+      (await pipeline.decide({ ...request, graph: { ...request.graph!, confidence: 0.1 } }, new Date(eligible))).route,
+    ).toBe("ask");
   });
 
   it("says nothing about a call the mapping does not cover", () => {
