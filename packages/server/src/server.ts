@@ -95,8 +95,8 @@ export interface AcpServerOptions {
   readonly extraChannels?: readonly ConsentChannel[];
   readonly consentTimeoutMs?: number;
   readonly maxPending?: number;
-  /** At most this many of them from one named agent: see `DecisionServiceOptions.maxPendingPerAgent`. */
-  readonly maxPendingPerAgent?: number;
+  /** At most this many of them from one caller: see `DecisionServiceOptions.maxPendingPerCaller`. */
+  readonly maxPendingPerCaller?: number;
   /** When a decision's audit event must be durable: see `DecisionServiceOptions.decisionAudit`. */
   readonly decisionAudit?: "queued" | "durable";
   /** Each caller's share of the policy work: see `DecisionServiceOptions.callerBudget`. */
@@ -175,7 +175,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     clock: options.clock,
     ...(options.consentTimeoutMs !== undefined ? { consentTimeoutMs: options.consentTimeoutMs } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
-    ...(options.maxPendingPerAgent !== undefined ? { maxPendingPerAgent: options.maxPendingPerAgent } : {}),
+    ...(options.maxPendingPerCaller !== undefined ? { maxPendingPerCaller: options.maxPendingPerCaller } : {}),
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
     ...(options.callerBudget !== undefined ? { callerBudget: options.callerBudget } : {}),
     ...(serverScopes.size > 0 ? { serverScopes } : {}),

@@ -102,7 +102,7 @@ export async function openTokenServer(
   name: string,
   tokens: Pick<
     Partial<EmbeddedServerOptions>,
-    "token" | "approverToken" | "agentTokens" | "approverTokens" | "agentServers"
+    "token" | "approverToken" | "agentTokens" | "approverTokens" | "agentServers" | "maxPending" | "maxPendingPerCaller"
   >,
 ): Promise<TokenServer> {
   const home = mkdtempSync(join(tmpdir(), `acp-${name}-`));
@@ -147,6 +147,7 @@ export async function startTestServer(
     approverToken?: string | null;
     policy?: string;
     maxPending?: number;
+    maxPendingPerCaller?: number;
     bodyLimit?: number;
   } = {},
 ): Promise<TestServer> {
@@ -161,6 +162,7 @@ export async function startTestServer(
     ...(options.token !== undefined ? { token: options.token } : {}),
     ...(options.approverToken !== null ? { approverToken: options.approverToken ?? APPROVER_TOKEN } : {}),
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
+    ...(options.maxPendingPerCaller !== undefined ? { maxPendingPerCaller: options.maxPendingPerCaller } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
   });
   return {

@@ -33,7 +33,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { checkChannelKeys, configuredChannels } from "../wiring/config-channels.js";
 import { checkTopLevelKeys } from "../wiring/config-in-use.js";
 import { readConfigFile, type ConfigFile } from "../wiring/config-file.js";
-import { checkServeConfig, type ServeConfig } from "../wiring/serve-config.js";
+import { checkServeConfig, pendingShareOf, type ServeConfig } from "../wiring/serve-config.js";
 import { checkPlainHttp } from "../wiring/plain-http.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
@@ -72,6 +72,7 @@ interface ServeFlags {
   tlsKey?: string;
   storageUrl?: string;
   storageConnectWait?: string;
+  pendingPerCaller?: string;
   acceptMovedDatabase?: boolean;
   consoleAs?: string;
   json?: boolean;
@@ -134,13 +135,13 @@ config.yml (flags win): serve.port (8787), serve.bind (127.0.0.1), serve.public_
 serve.decision_audit (queued: the audit event is queued when the answer goes out, fsynced within
 milliseconds; durable: every answer waits for its fsync), serve.caller_budget (units, seconds: each
 agent's share of the policy work, default 33554432 units back over 60 s; an agent that spent it is refused
-unjudged, caller_budget_exhausted, so the others are answered), storage.url (PostgreSQL, below). An unknown
-key or a bad value in serve: or storage: stops the start (exit 4); acp doctor checks the same, warns about a
-password written in storage.url (pass the URL in ACP_STORAGE_URL instead) and says whether the database
-answers.
+unjudged, caller_budget_exhausted, so the others are answered), serve.pending_per_caller (250), storage.url
+(PostgreSQL, below). An unknown key or a bad value in serve: or storage: stops the start (exit 4); acp doctor
+checks the same, warns about a password in storage.url (pass it in ACP_STORAGE_URL) and if the database answers.
 
 Limits: bodies up to 1 MiB (413), application/json only (415), unknown fields 400, at most 1000 waiting
-consent requests (429), headers within 15 s and the request within 30 s (408).
+consent requests (429), 250 of one caller (--pending-per-caller: the agent a token names, or all without a
+name; beyond it route refuse, caller_pending_full), headers within 15 s and the request within 30 s (408).
 
 State: SQLite ($ACP_HOME/state.db) and the audit chain $ACP_HOME/audit.jsonl, with nothing to configure.
 Every audit event (and every consent request shown to a person) hides the vault's values wherever they
@@ -215,6 +216,10 @@ export function registerServe(parent: Command, ctx: CliContext, hooks: ServeHook
     .option(
       "--storage-connect-wait <seconds>",
       "how long to wait at start for a PostgreSQL not accepting connections yet (default storage.connect_wait or 30; 0: no wait)",
+    )
+    .option(
+      "--pending-per-caller <n>",
+      "consent requests one caller may have waiting (default serve.pending_per_caller, 250)",
     )
     .option(
       "--accept-moved-database",
@@ -358,6 +363,7 @@ function beyondLoopback(bind: string): CliError {
 function checkFlagsBeforeKeys(ctx: CliContext, flags: ServeFlags, config: ServeConfig): void {
   portOf(flags, config);
   storageConnectWaitMs(flags.storageConnectWait, config.storageConnectWait);
+  pendingShareOf(flags.pendingPerCaller, config);
   const publicUrl = publicUrlOf(flags, config);
   if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
     throw new CliError("--tls-cert and --tls-key go together", EXIT.usage);
@@ -442,6 +448,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       onStoreError: (err) => log(`storage: ${err.message}`),
       ...(decisionAudit !== undefined ? { decisionAudit } : {}),
       ...(config.callerBudget !== undefined ? { callerBudget: config.callerBudget } : {}),
+      ...pendingShareOf(flags.pendingPerCaller, config),
       ...(token !== undefined ? { token } : {}),
       ...(approverToken !== undefined ? { approverToken } : {}),
       ...(agentTokens !== undefined ? { agentTokens } : {}),

@@ -5,6 +5,7 @@
  */
 import { compileGlob, readNamedSecrets, suggest } from "@acp/core";
 import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
+import { CliError, EXIT } from "../exit-codes.js";
 
 /** The keys of `serve:` and what each takes. */
 export const SERVE_KEYS = [
@@ -19,6 +20,7 @@ export const SERVE_KEYS = [
   "approver_tokens",
   "decision_audit",
   "caller_budget",
+  "pending_per_caller",
 ] as const;
 /** The keys of `serve.caller_budget`: each caller's share of the policy work. */
 const CALLER_BUDGET_KEYS = ["units", "seconds"] as const;
@@ -36,6 +38,8 @@ export interface ServeConfig {
   readonly decisionAudit?: "queued" | "durable";
   /** Each caller's share of the policy work (`serve.caller_budget`): units spent at once, back over windowMs. */
   readonly callerBudget?: { readonly units?: number; readonly windowMs?: number };
+  /** `serve.pending_per_caller`: consent requests one caller may have waiting at once (`--pending-per-caller`). */
+  readonly pendingPerCaller?: number;
   /** The sealed secret's text as written (`acp config set-secret serve.bearer_token`). */
   readonly bearerToken?: string;
   /** The approvers' token, sealed the same way (`acp config set-secret serve.approver_token`). */
@@ -97,6 +101,31 @@ function readAgentServers(
     out[name] = list as string[];
   }
   return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The waiting consent requests of all callers together (`acp serve`'s limit): the most one caller's share may be. */
+export const MAX_PENDING = 1000;
+
+/** A share of the waiting consent requests, `1` to {@link MAX_PENDING}, or undefined when `raw` is not one. */
+function readPendingShare(raw: unknown): number | undefined {
+  const n = typeof raw === "string" && /^[0-9]{1,5}$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  return typeof n === "number" && Number.isSafeInteger(n) && n >= 1 && n <= MAX_PENDING ? n : undefined;
+}
+
+const PENDING_SHARE_WORDS = `a whole number of consent requests from 1 to ${MAX_PENDING}`;
+
+/**
+ * The share of the waiting consent requests each caller may hold (the agent a token names; every caller
+ * whose token names none, together), as the service option: `--pending-per-caller` (exit 2 when it is not a
+ * number of requests), else `serve.pending_per_caller`, else none (the service's default, a quarter of
+ * {@link MAX_PENDING}).
+ */
+export function pendingShareOf(flag: string | undefined, config: ServeConfig): { maxPendingPerCaller?: number } {
+  const n = flag === undefined ? config.pendingPerCaller : readPendingShare(flag);
+  if (flag !== undefined && n === undefined) {
+    throw new CliError(`--pending-per-caller: \`${flag}\` is not ${PENDING_SHARE_WORDS}`, EXIT.usage);
+  }
+  return n === undefined ? {} : { maxPendingPerCaller: n };
 }
 
 /** Most a `serve.caller_budget` number may be: units up to 2^50, seconds up to a day. */
@@ -163,6 +192,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     insecurePlainHttp?: boolean;
     decisionAudit?: "queued" | "durable";
     callerBudget?: { units?: number; windowMs?: number };
+    pendingPerCaller?: number;
     bearerToken?: string;
     approverToken?: string;
     agentTokens?: Record<string, string>;
@@ -200,6 +230,12 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   }
   const callerBudget = readCallerBudget(serve["caller_budget"], problems);
   if (callerBudget !== undefined) config.callerBudget = callerBudget;
+  const share = serve["pending_per_caller"];
+  if (share !== undefined && share !== null) {
+    const n = readPendingShare(share);
+    if (n !== undefined) config.pendingPerCaller = n;
+    else problems.push(`serve.pending_per_caller: \`${shown(share)}\` is not ${PENDING_SHARE_WORDS}`);
+  }
   // a token's value is a secret: never shown
   const sealed = (key: "bearer_token" | "approver_token"): string | undefined => {
     const value = serve[key];

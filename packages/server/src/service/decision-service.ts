@@ -18,6 +18,7 @@ import type { PendingLimit } from "@acp/store";
 import type { FrontEnd } from "../metrics/metrics.js";
 import { mergeDecision } from "./merge-envelope.js";
 import { admitConsentRequest, pendingLimitFor } from "./pending-admission.js";
+import { CallerPendingFullError, defaultPendingPerCaller, refuseForPendingShare } from "./pending-share.js";
 import {
   agentFor,
   AgentMismatchError,
@@ -89,8 +90,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   let recovery: ReturnType<typeof setTimeout> | null = null;
   /** Calls of this node waiting for a person (counted from before their request is written). */
   let waiting = 0;
-  /** Consent requests of each named agent counted in `waiting`. */
-  const waitingByAgent = new Map<string, number>();
+  /** Consent requests of each caller counted in `waiting` (the callers whose token names no agent: ""). */
+  const waitingByCaller = new Map<string, number>();
   /** The waiting calls' withdrawals and outcomes, for `close`. */
   const waits = new Map<AbortController, Promise<unknown>>();
   let closing = false;
@@ -277,29 +278,62 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   async function waitForPerson(
     request: ActionRequest,
     decision: Decision,
-    wait: { sessionId?: string; signal?: AbortSignal },
+    wait: { sessionId?: string; signal?: AbortSignal; caller?: string },
   ): Promise<ConsentResult> {
     const max = options.maxPending ?? 1000;
-    const perAgent = options.maxPendingPerAgent ?? Math.max(1, Math.floor(max / 4));
-    const agent = request.agent;
-    const mine = agent === undefined ? 0 : (waitingByAgent.get(agent) ?? 0);
+    const perCaller = options.maxPendingPerCaller ?? defaultPendingPerCaller(max);
+    const key = wait.caller ?? "";
+    const mine = waitingByCaller.get(key) ?? 0;
     // This node's own calls, counted before the first await: a burst arriving here is refused at once. The
     // limit itself is held by the store, which counts and writes the row in one atomic step once the
     // request is made (`admitConsentRequest`), whichever node the other requests came through.
     if (waiting >= max) throw new ConsentQueueFullError(max);
-    if (agent !== undefined && mine >= perAgent) throw new ConsentQueueFullError(perAgent, agent);
+    if (mine >= perCaller) throw new CallerPendingFullError(perCaller, wait.caller);
     waiting++;
-    if (agent !== undefined) waitingByAgent.set(agent, mine + 1);
+    waitingByCaller.set(key, mine + 1);
     try {
-      return await askPerson(request, decision, wait, pendingLimitFor(max, perAgent, agent));
+      return await askPerson(request, decision, wait, pendingLimitFor(max, perCaller, wait.caller));
     } finally {
       waiting--;
-      if (agent !== undefined) {
-        const left = (waitingByAgent.get(agent) ?? 1) - 1;
-        if (left <= 0) waitingByAgent.delete(agent);
-        else waitingByAgent.set(agent, left);
-      }
+      const left = (waitingByCaller.get(key) ?? 1) - 1;
+      if (left <= 0) waitingByCaller.delete(key);
+      else waitingByCaller.set(key, left);
     }
+  }
+
+  /**
+   * A call whose caller's share of the waiting requests is full: refused without asking a person, the
+   * refusal recorded as a `policy_evaluated` of the same decision id (reason `pipeline:caller_pending_full`).
+   */
+  async function refuseForShare(
+    id: string,
+    request: ActionRequest,
+    asked: Decision,
+    full: CallerPendingFullError,
+  ): Promise<DecideAnswer> {
+    const refused = refuseForPendingShare(asked, full);
+    let write: Promise<void>;
+    try {
+      write = Promise.resolve(
+        options.audit.record("policy_evaluated", {
+          request_id: id,
+          agent: typeof request.agent === "string" ? request.agent : null,
+          tool: typeof request.tool === "string" ? request.tool : null,
+          category: refused.category,
+          risk_level: refused.risk_level,
+          decision: refused.route,
+          policy_rule: refused.rule,
+          front_end: "decide",
+          reasons: refused.reasons.map((r) => `${r.source}:${r.code}`),
+          ...(refused.policy_hash !== undefined ? { policy_hash: refused.policy_hash } : {}),
+        }),
+      );
+    } catch (err) {
+      throw new AuditUnavailableError(err, recovers);
+    }
+    await durable(write);
+    metrics.countDecision("decide", "refuse");
+    return { decision_id: id, route: "refuse", decision: refused };
   }
 
   async function askPerson(
@@ -440,7 +474,13 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       let asked = decision;
       let asking = { answered: answeredBy(decision), asked: 1 };
       for (;;) {
-        const consent = await waitForPerson(request, asked, { ...wait, sessionId });
+        let consent: ConsentResult;
+        try {
+          consent = await waitForPerson(request, asked, { ...wait, sessionId });
+        } catch (err) {
+          if (err instanceof CallerPendingFullError) return refuseForShare(id, request, asked, err);
+          throw err;
+        }
         if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision: asked, consent };
         const judged = await judgeEditedArguments(id, request, consent, wait.caller, asking.answered, asking.asked);
         if (judged.kind === "stands") return { decision_id: id, route: "accept", decision: asked, consent };

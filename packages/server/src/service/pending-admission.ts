@@ -9,9 +9,12 @@ import type { PendingInsertResult, PendingLimit } from "@acp/store";
 import type { ServerStores } from "../store/types.js";
 import { toPendingRow } from "./table-channel.js";
 
-/** The limit a request is held to: `max` in all and, when it names an agent, `perAgent` for that agent. */
-export function pendingLimitFor(max: number, perAgent: number, agent: string | undefined): PendingLimit {
-  return agent === undefined ? { max } : { max, perAgent: { agent, max: perAgent } };
+/**
+ * The limit a request is held to: `max` in all and `perCaller` for its caller, the agent a token names or
+ * (undefined) every caller whose token names none, whose sessions are those without `/` (`sessionCaller`).
+ */
+export function pendingLimitFor(max: number, perCaller: number, caller: string | undefined): PendingLimit {
+  return { max, perCaller: { caller: caller ?? null, max: perCaller } };
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { PendingInsertResult, PendingLimit } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
+import { CallerPendingFullError } from "./pending-share.js";
 
 /** Thrown when too many consent requests already wait (or arrive at once: `max` null). */
 export class ConsentQueueFullError extends Error {
@@ -27,9 +28,13 @@ export class ConsentQueueFullError extends Error {
   }
 }
 
-/** The refusal of a request the store found no room for, or no turn to count it in time (`busy`). */
+/**
+ * The refusal of a request the store found no room for, or no turn to count it in time (`busy`); a caller
+ * whose own share is full gets a {@link CallerPendingFullError} (the service refuses it, not a 429).
+ */
 export function queueFull(full: Exclude<PendingInsertResult, { readonly ok: true }>, limit: PendingLimit): Error {
   if (full.full === "busy") return new ConsentQueueFullError(null);
+  if (full.full === "caller") return new CallerPendingFullError(full.max, limit.perCaller?.caller ?? undefined);
   const agent = full.full === "agent" ? limit.perAgent?.agent : undefined;
   return new ConsentQueueFullError(full.max, agent);
 }

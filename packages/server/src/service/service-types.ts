@@ -37,11 +37,12 @@ export interface DecisionServiceOptions {
   /** At most this many consent requests wait at once; more are refused (429). Default 1000. */
   readonly maxPending?: number;
   /**
-   * At most this many of them from one named agent (a request naming no agent counts only toward
-   * `maxPending`), so one agent flooding consent cannot hold up every other's. Default a quarter of
-   * `maxPending`, at least 1.
+   * At most this many of them from one caller (`serve.pending_per_caller`): the agent a token names, or every
+   * caller whose token names none together, so one caller flooding consent cannot hold up every other's;
+   * past it the call is refused (`route: refuse`, reason `caller_pending_full`, audited). Default a quarter
+   * of `maxPending`, at least 1.
    */
-  readonly maxPendingPerAgent?: number;
+  readonly maxPendingPerCaller?: number;
   /**
    * When a decision's `policy_evaluated` event must be durable before the answer goes out. `queued`
    * (default): the event is in the chain's write queue (group commit, fsync within milliseconds); at most

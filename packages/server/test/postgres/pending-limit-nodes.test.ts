@@ -1,7 +1,8 @@
 /**
  * The limit on waiting consent requests holds across nodes: two `acp serve` nodes on one PostgreSQL, a
  * burst of waiting calls spread over both, and the shared table never holds more pending requests than
- * the limit, in all or for one agent; every call beyond it gets 429 `consent_queue_full`. Each node
+ * the limit, in all or for one caller (the agent a token names); every call beyond it gets 429
+ * `consent_queue_full`, or, its caller's share full, `route: refuse` with `caller_pending_full`. Each node
  * counted only its own calls and then the table (count, then insert), so the burst passed the limit
  * once per node.
  */
@@ -18,6 +19,8 @@ import { eventually, openTestServerAt } from "../harness.js";
 const MAX = 10;
 const PER_AGENT = 4;
 const AGENTS = ["mailer", "planner", "crawler", "filer"];
+/** Each agent's token (`serve.agent_tokens`): a caller's share is that of the agent its token names. */
+const TOKENS = Object.fromEntries(AGENTS.map((agent) => [agent, `${agent}-agent-token-0123456789`]));
 /** Calls of each agent sent to each node: every node alone holds them within its own count per agent. */
 const CALLS_PER_AGENT_AND_NODE = PER_AGENT;
 
@@ -37,7 +40,8 @@ async function startNode(
   const started = await openTestServerAt(home, {
     storageUrl: db.url,
     maxPending: MAX,
-    maxPendingPerAgent: PER_AGENT,
+    maxPendingPerCaller: PER_AGENT,
+    agentTokens: TOKENS,
     changePollMs: 50,
     answerPollMs: 20,
     ...options,
@@ -50,7 +54,7 @@ async function startNode(
 function askAndWait(url: string, agent: string, n: number): Promise<Response> {
   return fetch(`${url}/v1/decide?wait=true`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization: `Bearer ${TOKENS[agent] ?? ""}` },
     body: JSON.stringify({ tool: "write_file", agent, arguments: { path: `/tmp/limit-${agent}-${n}` } }),
   });
 }
@@ -69,8 +73,12 @@ describe("the pending limit across two nodes on one PostgreSQL", () => {
             if (res.status === 429) {
               refused++;
               refusals.push(await res.json());
+              return res;
             }
-            return res;
+            // a caller whose share is full is refused at once, not asked; a waiting call answers once denied
+            const body = (await res.json()) as { decision: { reasons: { code: string }[] } };
+            if (body.decision.reasons[0]?.code === "caller_pending_full") refused++;
+            return body;
           }),
         ),
       ),
@@ -96,9 +104,11 @@ describe("the pending limit across two nodes on one PostgreSQL", () => {
       const denial = { decision: "denied", approver: "t", nonce: row.nonce };
       expect((await pending.decide(row.id, "denied", denial, Date.now())).ok).toBe(true);
     }
-    const waited = (await Promise.all(calls)).filter((res) => res.status !== 429);
+    const waited = (await Promise.all(calls)).filter(
+      (res) => !(res instanceof Response) && res.decision.reasons[0]?.code !== "caller_pending_full",
+    );
     expect(waited).toHaveLength(MAX);
-    for (const res of waited) expect(await res.json()).toMatchObject({ route: "refuse" });
+    for (const body of waited) expect(body).toMatchObject({ route: "refuse", consent: { outcome: "denied" } });
   });
 });
 

@@ -119,6 +119,9 @@ defaults:
 #   caller_budget:
 #     units: 33554432
 #     seconds: 60
+#   # Consent requests one agent (all agents of the anonymous token together) may have waiting at once, of
+#   # the 1000 in all; past it its calls are refused unasked (caller_pending_full), the others still asked.
+#   pending_per_caller: 250
 #   # The agents' bearer token (asks for decisions), sealed like bot_token:
 #   # \`acp config set-secret serve.bearer_token\`.
 #   bearer_token: ""

@@ -2,7 +2,13 @@ import type { Database, Statement } from "better-sqlite3";
 import { ensurePendingConsentSchema, type PendingStatus } from "./schema.js";
 import { ownerOf, toPendingConsentRow, type PendingConsentRawRow } from "./pending-row.js";
 import { ownerState, type PendingOwner } from "./owner.js";
-import { assertPendingLimit, checkPendingLimit, type PendingInsertResult, type PendingLimit } from "./pending-limit.js";
+import {
+  assertPendingLimit,
+  checkPendingLimit,
+  sessionCaller,
+  type PendingInsertResult,
+  type PendingLimit,
+} from "./pending-limit.js";
 import { SETTLED_CONSENT_PURGE_BATCH, settledConsentCutoff } from "./retention.js";
 import {
   assertPageQuery,
@@ -127,7 +133,7 @@ export interface PendingConsentStore {
 const ANSWERED_OWNED = "status IN ('approved','denied') AND answer_json IS NOT NULL AND owner_pid IS NOT NULL";
 
 /** A pending row as `insertWithinLimit` counts it. */
-type CountedRow = Pick<PendingConsentRawRow, "status" | "owner_pid" | "owner_host" | "owner_start"> & {
+type CountedRow = Pick<PendingConsentRawRow, "status" | "session_id" | "owner_pid" | "owner_host" | "owner_start"> & {
   readonly agent: unknown;
 };
 
@@ -218,10 +224,10 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   const settleStmt = db.prepare(
     "UPDATE pending_consent SET status = ?, decided_at_ms = ? WHERE id = ? AND status = 'pending'",
   );
-  // the agent of each pending row (JSON read by SQLite, a malformed row names none) and its owner
+  // the agent of each pending row (JSON read by SQLite, a malformed row names none), its session and its owner
   const countStmt = db.prepare<[number], CountedRow>(
     `SELECT CASE WHEN json_valid(request_json) THEN json_extract(request_json, '$.agent.id') END AS agent,
-       status, owner_pid, owner_host, owner_start
+       status, session_id, owner_pid, owner_host, owner_start
      FROM pending_consent WHERE status = 'pending' AND expires_at_ms > ?`,
   );
   const purgeStmt = db.prepare("DELETE FROM pending_consent WHERE status != 'pending' AND created_at_ms < ?");
@@ -269,7 +275,15 @@ export function createPendingConsentStore(db: Database, options: PendingConsentS
   const insertWithinLimit = db.transaction((request: NewPendingConsent, limit: PendingLimit): PendingInsertResult => {
     const waiting = countStmt.all(request.createdAtMs).filter((row) => ownerState(ownerOf(row)) !== "gone");
     const agent = limit.perAgent?.agent;
-    const count = { total: waiting.length, agent: waiting.filter((row) => row.agent === agent).length };
+    const caller = limit.perCaller?.caller;
+    // a row an `acp proxy` owns was raised by no caller of the service
+    const ofCaller = (row: CountedRow): boolean =>
+      (row.owner_pid ?? null) === null && sessionCaller(row.session_id) === caller;
+    const count = {
+      total: waiting.length,
+      agent: waiting.filter((row) => row.agent === agent).length,
+      caller: caller === undefined ? 0 : waiting.filter(ofCaller).length,
+    };
     const verdict = checkPendingLimit(limit, count);
     if (verdict.ok) insert(request);
     return verdict;

@@ -150,12 +150,16 @@ async function insertLimited(
         `SET LOCAL lock_timeout = ${lockTimeoutMs}; SELECT pg_advisory_xact_lock(${ADVISORY_LOCK.pendingConsent}, 0)`,
       );
       waitedForLock = false;
-      const counted = await client.query<{ total: number; agent: number }>(
-        `SELECT count(*)::int AS total, (count(*) FILTER (WHERE agent = $2))::int AS agent
+      // a caller's rows are those of its session namespace (`sessionCaller`): `NAME/…`, or (null) no `/` at all
+      const counted = await client.query<{ total: number; agent: number; caller: number }>(
+        `SELECT count(*)::int AS total, (count(*) FILTER (WHERE agent = $2))::int AS agent,
+           (count(*) FILTER (WHERE $3::boolean AND CASE WHEN $4::text IS NULL
+              THEN strpos(coalesce(session_id, ''), '/') = 0
+              ELSE left(session_id, length($4) + 1) = $4 || '/' END))::int AS caller
          FROM pending_consent WHERE status = 'pending' AND expires_at_ms > $1`,
-        [request.createdAtMs, agent],
+        [request.createdAtMs, agent, limit.perCaller !== undefined, limit.perCaller?.caller ?? null],
       );
-      const verdict = checkPendingLimit(limit, counted.rows[0] ?? { total: 0, agent: 0 });
+      const verdict = checkPendingLimit(limit, counted.rows[0] ?? { total: 0, agent: 0, caller: 0 });
       if (verdict.ok) await client.query(INSERT, values);
       return verdict;
     });

@@ -226,6 +226,44 @@ export function describePendingConsentStore(name: string, factory: PendingStoreF
       await expect(store.insertWithinLimit(pendingRow("cr_bad"), { max: 1.5 })).rejects.toThrow(RangeError);
     });
 
+    it("holds each caller to its share: a named caller's sessions `NAME/…`, the unnamed ones' without `/`", async () => {
+      const store = await factory();
+      const named = (caller: string): PendingLimit => ({ max: 10, perCaller: { caller, max: 2 } });
+      const unnamed: PendingLimit = { max: 10, perCaller: { caller: null, max: 2 } };
+      const row = (id: string, sessionId: string, agent: string): NewPendingConsent =>
+        agentRow(id, agent, { sessionId });
+      expect(await store.insertWithinLimit(row("cr_c1", "ci/s1", "ci"), named("ci"))).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(row("cr_c2", "ci/s2", "ci"), named("ci"))).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(row("cr_c3", "ci/s3", "ci"), named("ci"))).toEqual({
+        ok: false,
+        full: "caller",
+        max: 2,
+      });
+      // a caller whose name starts another's has a share of its own
+      expect(await store.insertWithinLimit(row("cr_cx", "ci2/s1", "ci2"), named("ci2"))).toEqual({ ok: true });
+      // the unnamed callers share one share, whatever agent each request names
+      expect(await store.insertWithinLimit(row("cr_u1", "http-1", "x1"), unnamed)).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(row("cr_u2", "s", "x2"), unnamed)).toEqual({ ok: true });
+      expect(await store.insertWithinLimit(row("cr_u3", "t", "x3"), unnamed)).toEqual({
+        ok: false,
+        full: "caller",
+        max: 2,
+      });
+      expect(await store.get("cr_c3")).toBeNull();
+      expect(await store.get("cr_u3")).toBeNull();
+      // the total is checked first
+      expect(
+        await store.insertWithinLimit(row("cr_t", "ci/s4", "ci"), { max: 5, perCaller: { caller: "ci", max: 2 } }),
+      ).toEqual({
+        ok: false,
+        full: "total",
+        max: 5,
+      });
+      await expect(
+        store.insertWithinLimit(row("cr_bad", "s", "x"), { max: 10, perCaller: { caller: "", max: 1 } }),
+      ).rejects.toThrow(TypeError);
+    });
+
     it("counts only requests still pending and unexpired when the new one is made", async () => {
       const store = await factory();
       const limit: PendingLimit = { max: 2, perAgent: { agent: "a", max: 1 } };
