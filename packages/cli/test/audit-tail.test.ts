@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -218,6 +218,31 @@ describe("acp audit tail", () => {
     expect(code).toBe(1);
     expect(stderr).toBe(`acp: cannot read audit log \`${path}\`: not a regular file (a pipe, a socket or a device)\n`);
   });
+
+  it("prints the last lines of a log without reading all of it: a terabyte of holes before them is not read", async () => {
+    const path = await logWith(3);
+    const lines = readFileSync(path, "utf8").split("\n").slice(0, 3);
+    // a sparse file: a line of 1 TiB of NUL bytes (holes, no disk), then the log's last two lines
+    writeFileSync(path, `${lines[0]}\n`);
+    truncateSync(path, 2 ** 40);
+    appendFileSync(path, `\n${lines[1]}\n${lines[2]}\n`);
+    const child = spawn(process.execPath, [ACP, "audit", "tail", "-n", "2", "--json", path], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: "/nonexistent-home" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    let code: number | null;
+    try {
+      // counting the lines first read the whole file: a terabyte, for hours
+      code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 20_000))]);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    expect(code).toBe(0);
+    expect(stdout).toBe(`${lines[1]}\n${lines[2]}\n`);
+  }, 30_000);
 
   it("acp audit tail -f where there is no home at all stops at once (exit 1): nothing would ever write there", async () => {
     const out = await runCli(["audit", "tail", "-f"], {

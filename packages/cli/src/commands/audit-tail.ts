@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Option, type Command } from "commander";
 import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
 import { printable } from "@acp/proxy";
-import { countAuditFileLines, homePaths, readAuditFileLinesBackward } from "@acp/store";
+import { homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printError, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { noAuditLogYet } from "./audit-verify.js";
@@ -156,12 +156,13 @@ function endOfLastLine(path: string, size: number): number {
 /**
  * The last `n` complete lines of an audit log and the byte offset after them (where following starts; a
  * partial last line waits for its newline), read backwards in chunks: a log of any size costs one chunk
- * and `n` lines of memory, not the whole file.
+ * and `n` lines of memory, not the whole file, and reads only those lines (before 28 Nov 2026 it counted the
+ * whole log's lines first: a log grown to a terabyte of holes kept it reading for hours).
  */
 async function lastLines(path: string, n: number): Promise<{ lines: string[]; offset: number }> {
-  const extent = await countAuditFileLines(path);
-  const offset = endOfLastLine(path, extent.size);
-  const complete = { lines: offset < extent.size ? extent.lines - 1 : extent.lines, size: offset };
+  const offset = endOfLastLine(path, statSync(path).size);
+  // not counted: the lines are not numbered here
+  const complete = { lines: Number.MAX_SAFE_INTEGER, size: offset };
   const lines: string[] = [];
   if (n > 0) {
     for await (const { text } of readAuditFileLinesBackward(path, complete)) {

@@ -222,7 +222,8 @@ export async function countAuditFileLines(
  * counted, so lines appended since are not read and the numbers hold), from the last to the first, each
  * with its number, read backwards in chunks: one chunk and one line in memory, a line longer than the
  * verifier reads (more than 3 MiB) given as a stand-in as {@link readAuditFileLines} does. A missing file
- * has no lines.
+ * has no lines. `extent.lines` may be more than the lines (not counted: counting reads the whole file): the
+ * lines are then numbered down from it, and the first line is given all the same.
  */
 export async function* readAuditFileLinesBackward(
   path: string,
@@ -246,7 +247,8 @@ export async function* readAuditFileLinesBackward(
     let atEnd = true;
     const decode = (bytes: Buffer, total: number): string =>
       total > MAX_LINE_BYTES ? (overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1)) : bytes.toString("utf8");
-    for (let position = size; position > 0 && line > 0;) {
+    let position = size;
+    while (position > 0 && line > 0) {
       const from = Math.max(0, position - chunk.length);
       const { bytesRead } = await handle.read(chunk, 0, position - from, from);
       if (bytesRead === 0) break;
@@ -279,7 +281,9 @@ export async function* readAuditFileLinesBackward(
         tailBytes += end;
       }
     }
-    if (line > 0 && (tailBytes > 0 || line === 1)) yield { line: line--, text: decode(tail, tailBytes) };
+    // the first line (empty too, when read to the start: with an exact count, that is when `line` is 1)
+    if (line > 0 && (tailBytes > 0 || line === 1 || (position === 0 && !atEnd)))
+      yield { line: line--, text: decode(tail, tailBytes) };
   } finally {
     await handle.close();
   }

@@ -180,6 +180,11 @@ describe("readAuditFileLinesBackward", () => {
           const backward: { line: number; text: string }[] = [];
           for await (const line of readAuditFileLinesBackward(path, extent, chunkBytes)) backward.push(line);
           expect(backward).toEqual(expected.map((text, i) => ({ line: i + 1, text })).reverse());
+          // not counted (acp audit tail): the same lines, the first one too (empty or not), numbered from the bound
+          const bound = { lines: Number.MAX_SAFE_INTEGER, size: bytes.length };
+          const uncounted: string[] = [];
+          for await (const { text } of readAuditFileLinesBackward(path, bound, chunkBytes)) uncounted.push(text);
+          expect(uncounted).toEqual([...expected].reverse());
         },
       ),
       { numRuns: 400 },
