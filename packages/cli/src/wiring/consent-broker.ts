@@ -22,7 +22,7 @@ import {
   type ConsentResponseV02,
 } from "@acp/proxy/consent";
 import type { HomeState } from "./home-state.js";
-import type { SigningKey } from "./signing-key.js";
+import type { KeyHolder, SigningKey } from "./signing-key.js";
 
 /**
  * The exact action a response approves: the real arguments (the request only shows them redacted) with the
@@ -61,6 +61,8 @@ export interface WiredBrokerOptions {
   readonly log?: (line: string) => void;
   /** The §4.1 agent of requests whose call names none (`acp run`: the command it started). */
   readonly agent?: ConsentAgentInfo;
+  /** Who asks (`acp proxy`, `acp run`, the guard): a refusal for want of a home says what to restart. */
+  readonly holder?: KeyHolder;
 }
 
 /**
@@ -178,7 +180,7 @@ export function createWiredBroker(options: WiredBrokerOptions): ConsentBrokerHan
       // without a home there is no `acp pending` to answer from: a proxy started by an MCP client (no terminal)
       // then has nobody to ask, and the bare broker reason would not say what to do about it
       if (store === undefined && outcome.kind === "denied" && outcome.reason === NO_CHANNEL) {
-        const reason = `${NO_CHANNEL}: no terminal to ask at, and no ACP home at \`${options.state.home}\` for \`acp pending\` and \`acp approve\` to answer from (run \`acp init\`, then start acp again)`;
+        const reason = `${NO_CHANNEL}: no terminal to ask at, and no ACP home at \`${options.state.home}\` for \`acp pending\` and \`acp approve\` to answer from (run \`acp init\`, then ${options.holder === "guard" ? "open the guard again" : "start acp again"})`;
         options.log?.(`\`${printable(request.tool)}\` on \`${printable(request.server)}\` was refused: ${reason}`);
         return { kind: "denied", reason };
       }

@@ -150,6 +150,7 @@ export function createProxyWiring(
         key,
         log,
         ...(agent !== undefined ? { agent } : {}),
+        ...(extras.holder !== undefined ? { holder: extras.holder } : {}),
         redact: createConsentRedactor(redaction, secrets),
         clock: ctx.io.now,
         // sealed channel secrets open only with the home's key
