@@ -29,4 +29,5 @@ export {
   type VerifiedConsent,
   type VerifyProofOptions,
 } from "./verify.js";
+export { MAX_SESSION_APPROVAL_MS, MAX_WINDOW_APPROVAL_MS } from "./approval-caps.js";
 export { createMemoryNonceStore, MEMORY_NONCE_LIMIT, type NonceStore, type MemoryNonceStore } from "./nonce-store.js";

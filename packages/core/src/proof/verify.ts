@@ -10,6 +10,7 @@ import {
 import { canonicalJson, tryCanonicalJson } from "../canonical-json/index.js";
 import type { Issue } from "../issues/index.js";
 import { NONCE_PATTERN, REQUEST_ID_PATTERN } from "../consent/fields.js";
+import { scopeLengthProblem } from "./approval-caps.js";
 import { publicKeyFromHex } from "./keys.js";
 import type { NonceStore } from "./nonce-store.js";
 import {
@@ -29,6 +30,7 @@ export const PROOF_FAILURE_REASONS = [
   "nonce_mismatch",
   "action_mismatch",
   "expired",
+  "scope_too_long",
   "replayed",
 ] as const;
 export type ProofFailureReason = (typeof PROOF_FAILURE_REASONS)[number];
@@ -86,6 +88,7 @@ const ISSUE_CODES: Readonly<Record<ProofFailureReason, { readonly code: string }
   nonce_mismatch: { code: "proof_nonce_mismatch" },
   action_mismatch: { code: "proof_action_mismatch" },
   expired: { code: "proof_expired" },
+  scope_too_long: { code: "proof_scope_too_long" },
   replayed: { code: "proof_replayed" },
 };
 
@@ -265,6 +268,9 @@ function checkBinding(
   if (options.expected !== undefined && !sameAction(options.expected, verified.action)) {
     return refuse("action_mismatch", "the server, tool or parameters differ from the approved action", ["action"]);
   }
+  // a session or window signed to outlast its cap (12 h, 7 days) approves nothing, however well signed
+  const tooLong = scopeLengthProblem(res);
+  if (tooLong !== null) return refuse("scope_too_long", tooLong, ["conditions", "valid_until"]);
   const validUntil = parseIsoTime(res.conditions.valid_until) ?? Number.NEGATIVE_INFINITY;
   if (options.now >= validUntil)
     return refuse("expired", `the approval expired at ${res.conditions.valid_until}`, ["conditions", "valid_until"]);

@@ -1,11 +1,11 @@
-import { parseIsoTime } from "@acp/core";
+import { MAX_WINDOW_APPROVAL_MS, parseIsoTime } from "@acp/core";
 import type { ApprovalScope } from "./types.js";
 
 const DURATION = /^([1-9][0-9]{0,5})(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** The longest time window a person can approve for. */
-export const MAX_APPROVAL_WINDOW_MS = 7 * 86_400_000;
+/** The longest time window a person can approve for (7 days: longer does not verify, `proof_scope_too_long`). */
+export const MAX_APPROVAL_WINDOW_MS = MAX_WINDOW_APPROVAL_MS;
 
 /** Parses `90s`, `10m`, `2h`, `1d` into milliseconds; null when malformed or longer than seven days. */
 export function parseApprovalDuration(text: string): number | null {
