@@ -5,6 +5,7 @@ import {
   GRAPH_OUTCOMES,
   GRAPH_REASON_CODES,
   checkConsentGraph,
+  createMemoryProposalLedger,
   lintConsentGraph,
   parseConsentGraph,
   type ConsentGraph,
@@ -124,6 +125,36 @@ describe("consent graph properties", () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+
+  it("no proposed_at lets a proposal past its cooling period before ACP has seen it for that long", () => {
+    const graph = exampleGraph();
+    const HOUR = 60 * 60 * 1000;
+    const ledger = createMemoryProposalLedger();
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -10_000 * HOUR, max: 10_000 * HOUR }),
+        fc.nat(3 * HOUR),
+        fc.boolean(),
+        (offset, later, withLedger) => {
+          const proposed_at = new Date(NOW.getTime() + offset).toISOString();
+          const target = {
+            domain: "self_modification",
+            action: "update_lessons_md",
+            confidence: 1,
+            proposal: { diff: "- a\n+ b", undo: "put a back", proposed_at },
+          };
+          const context = { now: NOW, reviews: reviewedAt(graph, NOW), ...(withLedger ? { proposals: ledger } : {}) };
+          // ACP sees it now (a fresh ledger entry per proposal time would be the same: the key has no time)
+          const first = checkConsentGraph(graph, target, context);
+          expect(first.outcome === "FORCED" || first.outcome === "BLOCKED").toBe(true);
+          const then = checkConsentGraph(graph, target, { ...context, now: new Date(NOW.getTime() + later) });
+          const seen = withLedger ? NOW.getTime() : NOW.getTime() + later;
+          if (then.outcome === "VISIBLE") expect(NOW.getTime() + later - seen).toBeGreaterThanOrEqual(2 * HOUR);
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 
