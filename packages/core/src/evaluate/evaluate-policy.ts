@@ -118,8 +118,28 @@ function assertNames(request: ActionRequest): void {
   if (request.server !== undefined) assertName(request.server, "server");
 }
 
+/** What a reason says of an error: its message, or a fixed text when reading or writing it throws too. */
+function describeError(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    // a value thrown by a getter of a request built in code, or by a rate limiter (`Object.create(null)`, a
+    // Proxy): the refusal stands without its words, rather than this function rejecting
+    return "an error that cannot be shown";
+  }
+}
+
+/** Whether `err` is the work budget's own error (false for a value `instanceof` cannot even be asked of). */
+function isBudgetError(err: unknown): boolean {
+  try {
+    return err instanceof WorkBudgetExceededError;
+  } catch {
+    return false;
+  }
+}
+
 function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unknown): PolicyVerdict {
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = describeError(err);
   let category: Category = "system";
   let risk: RiskLevel = "critical";
   try {
@@ -129,10 +149,9 @@ function errorVerdict(compiled: CompiledPolicy, request: ActionRequest, err: unk
   } catch {
     // The request could not even be classified: keep the most conservative classification.
   }
-  const reason: Reason =
-    err instanceof WorkBudgetExceededError
-      ? { source: "policy", code: "decision_budget_exceeded", message: `the request is too costly to judge: ${detail}` }
-      : { source: "policy", code: "evaluation_error", message: `policy evaluation failed: ${detail}` };
+  const reason: Reason = isBudgetError(err)
+    ? { source: "policy", code: "decision_budget_exceeded", message: `the request is too costly to judge: ${detail}` }
+    : { source: "policy", code: "evaluation_error", message: `policy evaluation failed: ${detail}` };
   return {
     source: "policy",
     route: "refuse",
@@ -179,7 +198,6 @@ export async function evaluatePolicy(
     if (limited !== undefined) return tally(limitedVerdict(match, limited));
     return tally(verdictFrom(match, match.action, []));
   } catch (err) {
-    const exhausted = err instanceof WorkBudgetExceededError;
-    return tallyPolicyWork(errorVerdict(compiled, request, err), { units, exhausted });
+    return tallyPolicyWork(errorVerdict(compiled, request, err), { units, exhausted: isBudgetError(err) });
   }
 }

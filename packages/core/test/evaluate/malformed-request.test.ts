@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { compilePolicy, evaluatePolicy, matchPolicy } from "../../src/evaluate/index.js";
 import { createPipeline, policySource } from "../../src/pipeline/index.js";
 import type { ActionRequest } from "../../src/request/index.js";
-import { buildPolicy } from "./policy-builder.js";
+import { buildPolicy, rateLimit } from "./policy-builder.js";
 
 const now = new Date("2026-03-02T10:00:00Z");
 const policy = compilePolicy(
@@ -105,5 +105,51 @@ describe("a request the pipeline would refuse as malformed, evaluated directly",
     expect(matchPolicy(policy, { tool: "send_email", arguments: { to: own } }, now).ruleId).toBe("default");
     // a value no rule reads is not the policy's to judge
     expect(matchPolicy(policy, { tool: "read_file", arguments: { n: Number.NaN } }, now).ruleId).toBe("default");
+  });
+});
+
+describe("an error that cannot be shown", () => {
+  // thrown by a getter of a request built in code, or by a rate limiter: `String()` of it throws too
+  const unshowable: unknown = Object.create(null);
+  const limited = compilePolicy(buildPolicy([{ id: "x", action: "allow", rate_limit: rateLimit("1/minute") }]));
+
+  it("still gives a refusal, never a rejection", async () => {
+    const request = {
+      tool: "send_email",
+      get arguments(): Record<string, unknown> {
+        throw unshowable;
+      },
+    };
+    const verdict = await evaluatePolicy(policy, request, { now });
+    expect(verdict).toMatchObject({ route: "refuse", rule: "(error)" });
+    expect(verdict.reasons[0]).toMatchObject({
+      code: "evaluation_error",
+      message: "policy evaluation failed: an error that cannot be shown",
+    });
+  });
+
+  it("from a rate limiter, thrown or rejected, and from an error whose message cannot be read", async () => {
+    const unreadable = new Proxy(new Error("x"), {
+      getPrototypeOf() {
+        throw unshowable;
+      },
+      get() {
+        throw unshowable;
+      },
+    });
+    const limiters = [
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a rejection with no Error is the input under test
+      { consume: () => Promise.reject(unshowable) },
+      {
+        consume: () => {
+          throw unreadable;
+        },
+      },
+    ];
+    for (const rateLimiter of limiters) {
+      const verdict = await evaluatePolicy(limited, { tool: "send_email", arguments: {} }, { now, rateLimiter });
+      expect(verdict).toMatchObject({ route: "refuse", action: "deny" });
+      expect(verdict.reasons[0]?.code).toBe("evaluation_error");
+    }
   });
 });
