@@ -23,11 +23,14 @@ export function unknownCommand(cmd: Command, name: string): CliError {
   const near = suggest(name, names);
   const own = names.filter((n) => n !== "help");
   const hint =
-    near !== undefined
-      ? ` (did you mean \`${[...path, near].join(" ")}\`?)`
-      : path.length > 0 && own.length > 0
-        ? ` (its commands: ${own.map((n) => `\`${n}\``).join(", ")})`
-        : "";
+    // what npm, git and docker take for their version; acp takes --version (-V)
+    path.length === 0 && name === "version"
+      ? " (the version: `acp --version`)"
+      : near !== undefined
+        ? ` (did you mean \`${[...path, near].join(" ")}\`?)`
+        : path.length > 0 && own.length > 0
+          ? ` (its commands: ${own.map((n) => `\`${n}\``).join(", ")})`
+          : "";
   return new CliError(
     `unknown command \`${[...path, name].join(" ")}\`${hint}: see \`${["acp", ...path].join(" ")} --help\``,
     EXIT.usage,
