@@ -35,7 +35,7 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     const token = str(made.json(), "agent_token.token");
     const path = `/v1/sandboxes/${id}`;
     const url = `http://api.localhost:${p.port}${path}`;
-    const proof = dpopProof(key, "GET", url, T);
+    const proof = dpopProof(key, "GET", url, T, token);
     const ok = await p.req("api.localhost", "GET", path, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
     expect(ok.status).toBe(200);
     const attempts = [
@@ -44,11 +44,11 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
       // a replayed proof (same jti)
       { authorization: `DPoP ${token}`, dpop: proof },
       // a proof by another key
-      { authorization: `DPoP ${token}`, dpop: dpopProof(newDpopKey(), "GET", url, T) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(newDpopKey(), "GET", url, T, token) },
       // a proof for another method, another URL, or too old
-      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "DELETE", url, T) },
-      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", `${url}/preview`, T) },
-      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", url, T - 120_000) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "DELETE", url, T, token) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", `${url}/preview`, T, token) },
+      { authorization: `DPoP ${token}`, dpop: dpopProof(key, "GET", url, T - 120_000, token) },
       // no proof, or garbage
       { authorization: `DPoP ${token}` },
       { authorization: `DPoP ${token}`, dpop: "a.b.c" },
@@ -60,6 +60,28 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     }
   });
 
+  it("RFC 9449 §4.3: a proof carries ath, the hash of the token it comes with; without it, or for another token of its key, it is refused", async () => {
+    p = await startProvider();
+    const key = newDpopKey();
+    // Two sandboxes bound to one key: a proof made for one token must not serve the other.
+    const [a, b] = [await createBound(p, key), await createBound(p, key)].map((r) => ({
+      id: str(r.json(), "id"),
+      token: str(r.json(), "agent_token.token"),
+    })) as [{ id: string; token: string }, { id: string; token: string }];
+    const path = `/v1/sandboxes/${b.id}`;
+    const url = `http://api.localhost:${p.port}${path}`;
+    const auth = { authorization: `DPoP ${b.token}` };
+    for (const dpop of [dpopProof(key, "GET", url, T), dpopProof(key, "GET", url, T, a.token)]) {
+      const r = await p.req("api.localhost", "GET", path, { headers: { ...auth, dpop } });
+      expect(r.status).toBe(404);
+      expect(r.body).toBe(FAILURE_BODY);
+    }
+    const ok = await p.req("api.localhost", "GET", path, {
+      headers: { ...auth, dpop: dpopProof(key, "GET", url, T, b.token) },
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it("a proof dated 60 s ahead is refused when replayed at the last moment it is still valid (120 s after its use)", async () => {
     // Proofs are good for ±60 s around their iat, so one dated 60 s ahead is good for 120 s; its id was remembered
     // exactly 120 s, so at that very millisecond it was valid again, and forgotten by the cache and the store's sweep.
@@ -69,7 +91,7 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     const id = str(made.json(), "id");
     const token = str(made.json(), "agent_token.token");
     const path = `/v1/sandboxes/${id}`;
-    const proof = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 60_000);
+    const proof = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 60_000, token);
     const headers = { authorization: `DPoP ${token}`, dpop: proof };
     expect((await p.req("api.localhost", "GET", path, { headers })).status).toBe(200);
     p.advance(120_000);
@@ -80,7 +102,7 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     p.advance(1);
     expect((await p.req("api.localhost", "GET", path, { headers })).status).toBe(404);
     // A fresh proof still works.
-    const fresh = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 120_001);
+    const fresh = dpopProof(key, "GET", `http://api.localhost:${p.port}${path}`, T + 120_001, token);
     expect((await p.req("api.localhost", "GET", path, { headers: { ...headers, dpop: fresh } })).status).toBe(200);
   });
 
@@ -145,7 +167,7 @@ describe("DPoP proofs sent with unknown tokens", () => {
       expect(r.body).toBe(FAILURE_BODY);
     }
     // A valid proof by the right key with a wrong token is refused too, and stays unspent: with the token it works.
-    const proof = dpopProof(key, "GET", url, T);
+    const proof = dpopProof(key, "GET", url, T, token);
     const wrong = await p.req("api.localhost", "GET", path, {
       headers: { authorization: `DPoP ${"y".repeat(43)}`, dpop: proof },
     });

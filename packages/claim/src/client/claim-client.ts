@@ -149,7 +149,9 @@ export class ClaimClient {
     const headers: Record<string, string> = { accept: "application/json", ...extra };
     const url = `${this.api}${path}`;
     const key = typeof token === "object" && token.dpop_key !== undefined ? { privateJwk: token.dpop_key } : proofKey;
-    if (key !== undefined) headers["dpop"] = dpopProof(key, method, url.split("?")[0] ?? url, Date.now());
+    // A proof sent with the token carries its hash (`ath`); the creation's proof comes with none.
+    const bound = typeof token === "object" ? token.token : undefined;
+    if (key !== undefined) headers["dpop"] = dpopProof(key, method, url.split("?")[0] ?? url, Date.now(), bound);
     if (typeof token === "string") headers["authorization"] = `Bearer ${token}`;
     else if (token !== undefined) headers["authorization"] = `${key === undefined ? "Bearer" : "DPoP"} ${token.token}`;
     if (body !== undefined) headers["content-type"] = "application/json";

@@ -69,7 +69,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
       // token is refused the same way and writes nothing to the store.
       const checked =
         m?.[1] === "DPoP" && typeof proof === "string"
-          ? checkDpopProof(proof, req.method, requestUrl(rt, req), rt.now())
+          ? checkDpopProof(proof, req.method, requestUrl(rt, req), rt.now(), m[2] ?? "")
           : undefined;
       const found =
         m?.[2] === undefined || (m[1] === "DPoP" && checked === undefined)

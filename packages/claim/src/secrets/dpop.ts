@@ -83,10 +83,16 @@ export class SharedDpopReplay implements DpopReplay {
   }
 }
 
+/** The `ath` of a proof sent with `token` (RFC 9449 §4.2): base64url of the SHA-256 of the token's ASCII. */
+export function accessTokenHash(token: string): string {
+  return b64u(createHash("sha256").update(token, "ascii").digest());
+}
+
 /**
  * Verifies a DPoP proof for `method` and `url` (scheme, host and path; no query): its `typ`, algorithm, public
  * JWK, signature, `htm`, `htu`, `iat` within {@link DPOP_MAX_SKEW_S} and a `jti` not seen before. The key's
- * thumbprint, or undefined for any failure (never throws).
+ * thumbprint, or undefined for any failure (never throws). For a proof that comes with no access token (a
+ * creation).
  */
 export async function verifyDpopProof(
   proof: string,
@@ -107,13 +113,16 @@ export async function verifyDpopProof(
 /**
  * {@link verifyDpopProof} without spending the proof: the key's thumbprint and the id to spend
  * (`DpopReplay.once`) once the caller knows the proof is worth recording — after its token was found, so that
- * proofs sent with unknown tokens write nothing to the shared store. Undefined for any failure (never throws).
+ * proofs sent with unknown tokens write nothing to the shared store. With `accessToken` (the token the proof
+ * comes with) the proof's `ath` must be that token's hash ({@link accessTokenHash}; RFC 9449 §4.3): a proof made
+ * for one token of a key serves no other token of that key. Undefined for any failure (never throws).
  */
 export function checkDpopProof(
   proof: string,
   method: string,
   url: string,
   nowMs: number,
+  accessToken?: string,
 ): { readonly jkt: string; readonly replayId: string } | undefined {
   try {
     const parts = proof.split(".");
@@ -141,6 +150,7 @@ export function checkDpopProof(
       !ok ||
       payload["htm"] !== method ||
       payload["htu"] !== url ||
+      (accessToken !== undefined && payload["ath"] !== accessTokenHash(accessToken)) ||
       typeof iat !== "number" ||
       Math.abs(iat - nowMs / 1000) > DPOP_MAX_SKEW_S ||
       typeof jti !== "string" ||
@@ -164,13 +174,22 @@ export function newDpopKey(): DpopKey {
   return { privateJwk: generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }) };
 }
 
-/** Signs a DPoP proof for one request (`url` without query) with `key` at `nowMs`. */
-export function dpopProof(key: DpopKey, method: string, url: string, nowMs: number): string {
+/**
+ * Signs a DPoP proof for one request (`url` without query) with `key` at `nowMs`; with `accessToken` (every call
+ * but the creation) its hash goes in `ath`.
+ */
+export function dpopProof(key: DpopKey, method: string, url: string, nowMs: number, accessToken?: string): string {
   const { d: _d, ...pub } = key.privateJwk;
   void _d;
   const header = b64u(JSON.stringify({ typ: "dpop+jwt", alg: "EdDSA", jwk: { kty: pub.kty, crv: pub.crv, x: pub.x } }));
   const payload = b64u(
-    JSON.stringify({ htm: method, htu: url, iat: Math.floor(nowMs / 1000), jti: randomBytes(16).toString("hex") }),
+    JSON.stringify({
+      htm: method,
+      htu: url,
+      iat: Math.floor(nowMs / 1000),
+      jti: randomBytes(16).toString("hex"),
+      ...(accessToken === undefined ? {} : { ath: accessTokenHash(accessToken) }),
+    }),
   );
   const priv = { key: key.privateJwk, format: "jwk" } as const;
   return `${header}.${payload}.${b64u(sign(null, Buffer.from(`${header}.${payload}`), priv))}`;
