@@ -4,6 +4,7 @@ import { compileRuleGlob } from "./fast-glob.js";
 import { ValidationError, type Issue, type Result } from "../issues/index.js";
 import type { Reason } from "../pipeline/types.js";
 import { POLICY_ACTIONS, type Policy, type PolicyRule } from "../policy/types.js";
+import { RESERVED_RULE_ID, RESERVED_RULE_ID_MESSAGE } from "../policy/read-rule.js";
 import { CATEGORIES, findUnreadableName, type Category } from "../request/index.js";
 import { splitArgPath, type CompiledArgMatch } from "./arg-match.js";
 import { compileLeafTest } from "./leaf-test.js";
@@ -97,6 +98,9 @@ function compileWindow(rule: PolicyRule, base: Path, issues: Issue[]): CompiledT
 }
 
 function checkRule(rule: PolicyRule, position: number, base: Path, issues: Issue[]): void {
+  if (rule.id === RESERVED_RULE_ID) {
+    issues.push(issue({ code: "invalid_rule_id" }, [...base, "id"], RESERVED_RULE_ID_MESSAGE));
+  }
   if (!(POLICY_ACTIONS as readonly string[]).includes(rule.action)) {
     const message = `unknown action \`${String(rule.action)}\` (expected allow, ask or deny)`;
     issues.push(issue({ code: "unknown_action" }, [...base, "action"], message, rule));

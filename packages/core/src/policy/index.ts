@@ -28,7 +28,7 @@ export {
   MAX_RATE_LIMIT_COUNT,
 } from "./limits.js";
 export { POLICY_KEYS, DEFAULT_POLICY_ACTION } from "./read-policy.js";
-export { RULE_KEYS, RULE_ID_PATTERN, positionalRuleId } from "./read-rule.js";
+export { RESERVED_RULE_ID, RULE_KEYS, RULE_ID_PATTERN, positionalRuleId } from "./read-rule.js";
 export { MATCH_KEYS } from "./read-match.js";
 export { CONDITION_KEYS, TIME_OF_DAY_KEYS, DEFAULT_TIMEZONE } from "./read-conditions.js";
 export { CLASSIFY_KEYS } from "./read-classify.js";

@@ -52,7 +52,11 @@ export const POLICY_ISSUES = [
   { code: "unknown_action", meaning: "an action other than `allow`, `ask` or `deny` (with a suggestion)" },
   { code: "unknown_category", meaning: "a category other than those of the consent protocol §5.3 (with a suggestion)" },
   { code: "unknown_risk_level", meaning: "a risk level other than `low`, `medium`, `high` or `critical`" },
-  { code: "invalid_rule_id", meaning: "a rule `id` that is not a slug of at most 128 characters" },
+  {
+    code: "invalid_rule_id",
+    meaning:
+      "a rule `id` that is not a slug of at most 128 characters, or is `default` (the default action's name in verdicts)",
+  },
   {
     code: "duplicate_rule_id",
     meaning: "two rules share an id (also an explicit id equal to another rule's `rule-N`)",

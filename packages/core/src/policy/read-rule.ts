@@ -86,6 +86,15 @@ export const RISK_LEVEL_SHAPE = {
 /** A rule id is a slug: lowercase letters, digits, `-` and `_`, starting with a letter or digit. */
 export const RULE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]*$/;
 
+/**
+ * The id no rule may have: a verdict names the default action `default` (`policy:default` in a decision and
+ * the audit), and a rule of that name could not be told from it.
+ */
+export const RESERVED_RULE_ID = "default";
+
+/** Why {@link RESERVED_RULE_ID} is refused. */
+export const RESERVED_RULE_ID_MESSAGE = "rule id `default` is reserved: verdicts name the default action `default`";
+
 /** The id a rule gets from its 0-based position when it has no `id:`. */
 export function positionalRuleId(index: number): string {
   return `rule-${index + 1}`;
@@ -104,7 +113,10 @@ function peekId(ctx: ReadContext, node: Node): string | undefined {
   if (!isMap(node)) return undefined;
   const pair = node.items.find((item) => scalarValue(resolveNode(ctx, item.key as Node) ?? null) === "id");
   const value = scalarValue(resolveNode(ctx, (pair?.value as Node | null | undefined) ?? null) ?? null);
-  return typeof value === "string" && RULE_ID_PATTERN.test(value) && value.length <= MAX_RULE_ID_LENGTH
+  return typeof value === "string" &&
+    value !== RESERVED_RULE_ID &&
+    RULE_ID_PATTERN.test(value) &&
+    value.length <= MAX_RULE_ID_LENGTH
     ? value
     : undefined;
 }
@@ -117,6 +129,18 @@ function readId(ctx: ReadContext, scope: Scope, field: Field): string | undefine
   }
   const id = readString(ctx, scope, field);
   if (id === undefined) return undefined;
+  if (id === RESERVED_RULE_ID) {
+    const message = `${scope.prefix}${RESERVED_RULE_ID_MESSAGE}`;
+    report(
+      ctx,
+      field.offset,
+      "invalid_rule_id",
+      field.path,
+      message,
+      "name the rule for what it matches, like `mail-rest`",
+    );
+    return undefined;
+  }
   if (RULE_ID_PATTERN.test(id) && id.length <= MAX_RULE_ID_LENGTH) return id;
   const shown = showInput(id);
   const help = `ids are slugs of at most ${MAX_RULE_ID_LENGTH} lowercase letters, digits, \`-\` and \`_\`, like \`send-mail\``;
