@@ -1,8 +1,9 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildAuditEvent, serializeAuditEvent } from "@acp/core";
 import { openAuditLog } from "@acp/store";
@@ -97,6 +98,40 @@ describe("acp audit verify", () => {
     const out = await runCli(["audit", "verify"], { env: h.env });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`cannot read audit log \`${h.log}\`: not a regular file`);
+  });
+
+  it("verifies a log a person pipes in (FILE /dev/stdin, or <(…)): intact, and a reordered one named as before", async () => {
+    const h = await home(5);
+    const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
+    // through a real pipe (a child's stdio from node is a socket, which /dev/stdin cannot open)
+    const piped = (text: string): Promise<{ code: number | null; stdout: string; stderr: string }> => {
+      const copy = join(h.home, "piped.jsonl");
+      writeFileSync(copy, text);
+      const script = 'cat "$1" | "$2" "$3" audit verify /dev/stdin --anchor "$4"';
+      return new Promise((resolve) => {
+        const child = spawn("sh", ["-c", script, "sh", copy, process.execPath, ACP, `${h.log}.checkpoint`], {
+          env: { PATH: process.env["PATH"] ?? "", ...h.env },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.once("close", (code) => resolve({ code, stdout, stderr }));
+      });
+    };
+    const text = readFileSync(h.log, "utf8");
+    const intact = await piped(text);
+    expect(intact.stderr).toBe("");
+    expect(intact).toMatchObject({ code: 0 });
+    expect(intact.stdout).toMatch(/^\/dev\/stdin: intact: 7 events/);
+    expect(intact.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 7)");
+    // a pipe cannot be read twice: the line a moved line names is found among the hashes seen (the last 8,192)
+    const lines = text.trimEnd().split("\n");
+    const swapped = [lines[0], lines[2], lines[1], ...lines.slice(3)].join("\n") + "\n";
+    const reordered = await piped(swapped);
+    expect(reordered.code).toBe(3);
+    expect(reordered.stderr).toMatch(/^\/dev\/stdin:2: reordered: /);
   });
 
   it("refuses the home's public key when others can change it, not a key a person names (exit 1)", async () => {

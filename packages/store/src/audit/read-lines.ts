@@ -57,8 +57,9 @@ function checkedUtf8(text: string, bytes: Buffer, start = 0, end = bytes.length)
  * {@link NOT_UTF8_AUDIT_LINE}, which the verifier refuses. A line longer than the verifier reads (more
  * than 3 MiB) is not held: it is yielded as a stand-in of {@link MAX_AUDIT_LINE_LENGTH} + 1 characters,
  * which the verifier refuses as it would the line (`not_json`, line too long), as soon as it is that long
- * (a verification stops there: a file without newlines, `/dev/zero`, is not read to its end). Rejects when the file cannot be read (a
- * missing file with `ENOENT`); the file is closed when the iteration ends or stops.
+ * (a verification stops there: a file without newlines, `/dev/zero`, is not read to its end). A file that is not a
+ * regular file (a pipe) is read in order from where it stands, from `start` 0 only. Rejects when the file cannot be
+ * read (a missing file with `ENOENT`); the file is closed when the iteration ends or stops.
  */
 export function readAuditFileLines(path: string, options: ReadAuditFileOptions = {}): AuditFileLines {
   const start = Math.max(0, Math.floor(options.start ?? 0));
@@ -67,6 +68,8 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
   async function* batches(): AsyncGenerator<string[]> {
     const handle = await open(path, "r");
     try {
+      // a pipe (`acp audit verify /dev/stdin`, `<(…)`) is read in order: a read at a position fails there (ESPIPE)
+      const inOrder = start === 0 && !(await handle.stat()).isFile();
       const chunk = Buffer.allocUnsafe(chunkBytes);
       let parts: Buffer[] = [];
       let partBytes = 0;
@@ -91,7 +94,7 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
       /** Whether the bytes at `position` are the rest of a line already given (as too long). */
       let skipping = false;
       for (;;) {
-        const { bytesRead } = await handle.read(chunk, 0, chunkBytes, position);
+        const { bytesRead } = await handle.read(chunk, 0, chunkBytes, inOrder ? null : position);
         if (bytesRead === 0) break;
         let from = 0;
         const batch: string[] = [];

@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { verifyAuditStream, type AuditVerification, type VerifyAuditOptions } from "@acp/core";
 import { readAuditFileLines, type AuditFileProgress } from "./read-lines.js";
 
@@ -16,7 +17,8 @@ export interface AuditFileVerification {
 
 /**
  * Verifies the JSONL log at `path` as {@link verifyAuditStream} does, reading it line by line (one
- * line in memory; after a broken link the file is read again from the start to name the problem).
+ * line in memory; after a broken link the file is read again from the start to name the problem, unless it
+ * is a pipe, which is read once).
  * Rejects when the file cannot be read (a missing file with `ENOENT`).
  */
 export async function verifyAuditFile(
@@ -25,9 +27,12 @@ export async function verifyAuditFile(
 ): Promise<AuditFileVerification> {
   const { start, ...verify } = options;
   const lines = readAuditFileLines(path, start === undefined ? {} : { start });
+  // a pipe (`acp audit verify /dev/stdin`) cannot be read twice: the verifier then tells a moved line from a
+  // removed one by the last hashes it saw (RECENT_AUDIT_HASHES)
+  const again = (await stat(path)).isFile();
   const verification = await verifyAuditStream(lines.batches(), {
     ...verify,
-    reread: () => readAuditFileLines(path).batches(),
+    ...(again ? { reread: () => readAuditFileLines(path).batches() } : {}),
   });
   return { verification, progress: lines.progress };
 }
