@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "./run.js";
@@ -30,9 +31,29 @@ describe("acp proxy --upstream with a value it cannot use", () => {
     }
   });
 
+  it("says what to do with a user or password in a URL, which fetch refuses to send (it names neither)", async () => {
+    const port = await closedPort();
+    const out = await runCli(["proxy", "--upstream", `http://agent:s3cret-pass@127.0.0.1:${port}/mcp`], { env });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain(
+      "(a user or password in the URL is not sent: keep it in the vault and send it as a header, `credentials:` with " +
+        "`inject: { header: Authorization, format: … }` (acp docs reference/vault))",
+    );
+    expect(out.stderr).not.toContain("s3cret-pass");
+  });
+
   it("names the glob it refuses in a command", async () => {
     const out = await runCli(["proxy", "--upstream", "node server.js *.json"], { env });
     expect(out.code).toBe(2);
     expect(out.stderr).toContain("upstream command `node server.js *.json`: a glob `*.json` is not supported");
   });
 });
+
+/** A loopback port nothing listens on (one just closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === "object" && address !== null ? address.port : 0;
+}
