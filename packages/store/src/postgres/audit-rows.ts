@@ -32,10 +32,11 @@ export function overlongAuditRow(): string {
 
 /**
  * The page query: the rows after `$1`, at most `$2` of them, cut where their lines pass `$4` bytes (but never
- * before the first row), a line longer than `$3` bytes given as NULL (its length is read, not the line);
- * `n`: how many rows the page had before the cut.
+ * before the first row), a line longer than `$3` bytes given as NULL (its length is read, not the line), a NULL
+ * line (the column's NOT NULL dropped) as the empty line the verifier refuses as not JSON; `n`: how many rows the
+ * page had before the cut.
  */
-const PAGE_SQL = `SELECT seq, CASE WHEN bytes > $3 THEN NULL ELSE line END AS line, n
+const PAGE_SQL = `SELECT seq, CASE WHEN bytes > $3 THEN NULL ELSE COALESCE(line, '') END AS line, n
   FROM (SELECT seq, line, bytes, count(*) OVER () AS n,
                sum(LEAST(bytes, $3 + 1)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) - LEAST(bytes, $3 + 1) AS before
           FROM (SELECT seq, line, octet_length(line) AS bytes
@@ -71,7 +72,7 @@ export async function readPostgresAuditPage(
 /** The row at `seq` (its line as {@link readPostgresAuditPage} gives it), or `undefined` when there is none. */
 export async function readPostgresAuditRow(query: AuditRowQuery, seq: number): Promise<PostgresAuditRow | undefined> {
   const { rows } = await query(
-    "SELECT seq, CASE WHEN octet_length(line) > $2 THEN NULL ELSE line END AS line FROM acp_audit_events WHERE seq = $1",
+    "SELECT seq, CASE WHEN octet_length(line) > $2 THEN NULL ELSE COALESCE(line, '') END AS line FROM acp_audit_events WHERE seq = $1",
     [seq, MAX_AUDIT_ROW_BYTES],
   );
   const row = rows[0] as { seq: number; line: string | null } | undefined;

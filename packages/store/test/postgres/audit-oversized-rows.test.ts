@@ -77,4 +77,23 @@ describe("postgres audit chain with rows longer than any audit line", () => {
       await store.close();
     }
   });
+
+  it("a row whose line is NULL (the column's NOT NULL dropped) is a line that is not JSON, not a crash nor a line too long", async () => {
+    const store = await openPostgresStore(db.url, { applicationName: "null-line" });
+    try {
+      await store.query("TRUNCATE acp_audit_events");
+      const log = createPostgresAuditLog(store, { clock: () => new Date("2026-01-15T12:00:00.000Z") });
+      for (let i = 0; i < 3; i++) await log.append({ event_type: "policy_evaluated", tool: `t_${i}`, decision: "ask" });
+      await log.close();
+      await store.query("ALTER TABLE acp_audit_events ALTER COLUMN line DROP NOT NULL");
+      await store.query("UPDATE acp_audit_events SET line = NULL WHERE seq = 2");
+      const result = await verifyPostgresAuditChain(store);
+      expect(result.problem).toMatchObject({ line: 2, code: "not_json", message: "line is not JSON" });
+      expect(result.afterProblem).toMatchObject({ lines: 1, complete: true });
+    } finally {
+      await store.query("UPDATE acp_audit_events SET line = '' WHERE line IS NULL");
+      await store.query("ALTER TABLE acp_audit_events ALTER COLUMN line SET NOT NULL");
+      await store.close();
+    }
+  });
 });
