@@ -66,9 +66,10 @@ describe("acp graph check", () => {
     expect(out.stdout).toMatch(/^FORCED -- defer until 2026-01-15T14:00:00.000Z, then ask/);
     // a one-off check sees the proposal now: an earlier proposed_at does not shorten the cooling period
     const backdated = JSON.stringify({ diff: "-a\n+b", undo: "revert", proposed_at: "2026-01-15T09:00:00Z" });
-    const refused = await check("self_modification", "update_lessons_md", "0.99", "--proposal", backdated);
-    expect(refused.code).toBe(3);
-    expect(refused.stdout).toMatch(/^BLOCKED -- .*ACP first saw it at 2026-01-15T12:00:00.000Z/);
+    const later = await check("self_modification", "update_lessons_md", "0.99", "--proposal", backdated);
+    expect(later.code).toBe(3);
+    expect(later.stdout).toMatch(/^FORCED -- defer until 2026-01-15T14:00:00.000Z, then ask/);
+    expect(later.stdout).toContain("ACP first saw it at 2026-01-15T12:00:00.000Z");
     expect((await check("self_modification", "update_lessons_md", "0.99", "--proposal", "[]")).code).toBe(4);
   });
 

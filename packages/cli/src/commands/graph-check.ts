@@ -162,8 +162,8 @@ threshold or --proposal, 2 usage.
 Consent decay: autonomous tiers not reviewed within consent_decay.review_interval_days
 behave as requires approval; record a review with \`acp graph review\`.
 Trusted-channel actions are BLOCKED here: the CLI cannot present an attestation.
-A --proposal is seen now for the first time: its cooling period counts from now, and a
-proposed_at more than 300 seconds from now is BLOCKED (proposed_at_mismatch).
+A --proposal is seen now for the first time: its cooling period counts from now (or from
+its proposed_at, if later), so it is never over here.
 
 Examples:
   echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json

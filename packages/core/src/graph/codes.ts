@@ -39,7 +39,8 @@ export const GRAPH_REASON_CODES: readonly GraphCode[] = [
   },
   {
     code: "proposed_at_mismatch",
-    meaning: "BLOCKED: the proposal's `proposed_at` is more than the clock skew from when ACP first saw it",
+    meaning:
+      "note: the proposal's `proposed_at` is more than the clock skew from when ACP first saw it; the cooling period counts from the later",
   },
   { code: "cooling_period", meaning: "FORCED, deferred: the proposal is inside its cooling period (`deferred_until`)" },
   { code: "cooling_period_elapsed", meaning: "note: the proposal's cooling period is over" },

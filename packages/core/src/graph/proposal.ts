@@ -62,24 +62,26 @@ export function checkProposal(
     const message = `${what} has a ${hours}-hour cooling period and needs the ISO-8601 time it was proposed (\`proposed_at\`)`;
     return { blocked: { code: "proposed_at_required", message }, reasons: [] };
   }
-  // the proposer's time must agree with ACP's first sight; the cooling period counts from the later of the two
+  // the period counts from the later of the proposer's time and ACP's own first sight: a back-dated
+  // proposed_at shortens nothing (and is not refused: a restart or another node saw it later, and the
+  // proposal must still pass once the later sight is old enough)
   const seen = firstSeen(target, context);
   const skew = context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
   const claimed = Date.parse(proposedAt);
+  const notes: GraphReason[] = [];
   if (!(Math.abs(claimed - seen) <= skew * 1000)) {
     const message =
       `${what} says it was proposed at ${proposedAt}, but ACP first saw it at ${new Date(seen).toISOString()}, ` +
-      `more than ${skew} seconds apart: the cooling period counts from when ACP saw the proposal ` +
-      "(send it with the time it is sent, and the same time again later)";
-    return { blocked: { code: "proposed_at_mismatch", message }, reasons: [] };
+      `more than ${skew} seconds apart: the cooling period counts from the later of the two`;
+    notes.push({ code: "proposed_at_mismatch", message });
   }
-  const eligible = Math.max(claimed, seen) + hours * HOUR_MS;
+  const from = Math.max(claimed, seen);
+  const eligible = from + hours * HOUR_MS;
   if (context.now.getTime() < eligible) {
     const until = new Date(eligible).toISOString();
     const message = `${what} is in its ${hours}-hour cooling period: it cannot take effect before ${until}`;
-    return { deferredUntil: until, reasons: [{ code: "cooling_period", message }] };
+    return { deferredUntil: until, reasons: [{ code: "cooling_period", message }, ...notes] };
   }
-  const since = new Date(Math.max(claimed, seen)).toISOString();
-  const message = `${what} was first seen at ${since}; its ${hours}-hour cooling period is over`;
-  return { reasons: [{ code: "cooling_period_elapsed", message }] };
+  const message = `${what} counts as proposed at ${new Date(from).toISOString()}; its ${hours}-hour cooling period is over`;
+  return { reasons: [{ code: "cooling_period_elapsed", message }, ...notes] };
 }

@@ -33,11 +33,11 @@ describe("the cooling period counts from when ACP first saw the proposal", () =>
     // proposed "three hours ago", seen now for the first time: before, the cooling period was over
     const backdated = { ...proposal, proposed_at: at(-3 * HOUR).toISOString() };
     const outcome = check(NOW, { proposals: createMemoryProposalLedger() }, target(backdated));
-    expect(outcome.outcome).toBe("BLOCKED");
-    expect(outcome.reasons[0]?.code).toBe("proposed_at_mismatch");
-    expect(outcome.reasons[0]?.message).toContain(`ACP first saw it at ${NOW.toISOString()}`);
+    expect(outcome).toMatchObject({ outcome: "FORCED", deferred_until: at(2 * HOUR).toISOString() });
+    expect(outcome.reasons.map((r) => r.code)).toEqual(["cooling_period", "proposed_at_mismatch"]);
+    expect(outcome.reasons[1]?.message).toContain(`ACP first saw it at ${NOW.toISOString()}`);
     // without a ledger, ACP has seen the proposal only now: the same
-    expect(check(NOW, {}, target(backdated)).reasons[0]?.code).toBe("proposed_at_mismatch");
+    expect(check(NOW, {}, target(backdated)).deferred_until).toBe(at(2 * HOUR).toISOString());
   });
 
   it("a proposal seen earlier becomes eligible exactly cooling_period_hours after ACP first saw it", () => {
@@ -56,14 +56,26 @@ describe("the cooling period counts from when ACP first saw the proposal", () =>
     expect(outcome).toMatchObject({ outcome: "FORCED", deferred_until: at(4 * HOUR).toISOString() });
   });
 
-  it("a refused back-dated proposal is still seen: sent again later with the time ACP saw it, it counts from then", () => {
+  it("a back-dated proposal sent again counts from ACP's first sight, whatever time it carries", () => {
     const proposals = createMemoryProposalLedger();
     const backdated = { ...proposal, proposed_at: at(-3 * HOUR).toISOString() };
-    expect(check(NOW, { proposals }, target(backdated)).outcome).toBe("BLOCKED");
+    expect(check(NOW, { proposals }, target(backdated)).outcome).toBe("FORCED");
+    expect(check(at(2 * HOUR - 1), { proposals }, target(backdated)).deferred_until).toBe(at(2 * HOUR).toISOString());
+    expect(check(at(2 * HOUR), { proposals }, target(backdated)).outcome).toBe("VISIBLE");
     expect(check(at(2 * HOUR), { proposals }).outcome).toBe("VISIBLE");
   });
 
-  it("a proposed_at within the clock skew of the first sight is accepted; the later of the two counts", () => {
+  it("two ledgers that first saw it at different times (two nodes, a restart) both let it pass once the later is old enough", () => {
+    const a = createMemoryProposalLedger();
+    const b = createMemoryProposalLedger();
+    check(NOW, { proposals: a });
+    expect(check(at(2 * HOUR), { proposals: a }).outcome).toBe("VISIBLE");
+    expect(check(at(2 * HOUR), { proposals: b }).deferred_until).toBe(at(4 * HOUR).toISOString());
+    expect(check(at(4 * HOUR), { proposals: a }).outcome).toBe("VISIBLE");
+    expect(check(at(4 * HOUR), { proposals: b }).outcome).toBe("VISIBLE");
+  });
+
+  it("the later of proposed_at and the first sight counts; beyond the clock skew a note says so", () => {
     const proposals = createMemoryProposalLedger();
     const ahead = { ...proposal, proposed_at: at(4 * 60 * 1000).toISOString() };
     const outcome = check(NOW, { proposals }, target(ahead));
@@ -74,12 +86,16 @@ describe("the cooling period counts from when ACP first saw the proposal", () =>
       target({ ...proposal, proposed_at: at(-299_000).toISOString() }),
     );
     expect(behind.deferred_until).toBe(at(2 * HOUR).toISOString());
-    // beyond the skew, either way, is refused; a narrower skew narrows it
+    expect(outcome.reasons.map((r) => r.code)).toEqual(["cooling_period"]);
+    expect(behind.reasons.map((r) => r.code)).toEqual(["cooling_period"]);
+    // beyond the skew a note names both times; a narrower skew narrows it
     const far = { ...proposal, proposed_at: at(6 * 60 * 1000).toISOString() };
-    expect(check(NOW, { proposals: createMemoryProposalLedger() }, target(far)).reasons[0]?.code).toBe(
+    const farOutcome = check(NOW, { proposals: createMemoryProposalLedger() }, target(far));
+    expect(farOutcome.deferred_until).toBe(at(2 * HOUR + 6 * 60 * 1000).toISOString());
+    expect(farOutcome.reasons.map((r) => r.code)).toEqual(["cooling_period", "proposed_at_mismatch"]);
+    expect(check(NOW, { clockSkewSeconds: 60 }, target(ahead)).reasons.map((r) => r.code)).toContain(
       "proposed_at_mismatch",
     );
-    expect(check(NOW, { clockSkewSeconds: 60 }, target(ahead)).reasons[0]?.code).toBe("proposed_at_mismatch");
   });
 
   it("a changed diff, undo or call is another proposal: its cooling period starts when it is first seen", () => {
@@ -92,9 +108,9 @@ describe("the cooling period counts from when ACP first saw the proposal", () =>
         .outcome,
     ).toBe("FORCED");
     const undo = { ...proposal, undo: "something else" };
-    expect(check(later, { proposals }, target(undo)).reasons[0]?.code).toBe("proposed_at_mismatch");
+    expect(check(later, { proposals }, target(undo)).deferred_until).toBe(at(4 * HOUR).toISOString());
     const call = { tool: "write_lessons", arguments: { text: "x" } };
-    expect(check(later, { proposals }, { ...target(), call }).reasons[0]?.code).toBe("proposed_at_mismatch");
+    expect(check(later, { proposals }, { ...target(), call }).deferred_until).toBe(at(4 * HOUR).toISOString());
     // the confidence is not part of it
     expect(check(later, { proposals }, target(proposal, 0.1)).outcome).toBe("FORCED");
     expect(check(later, { proposals }, target(proposal, 0.1)).deferred_until).toBeUndefined();
@@ -139,12 +155,12 @@ describe("the graph source keeps one ledger", () => {
     graph: { ...target(), confidence: 1 },
   };
 
-  it("a proposal the source saw is refused until eligible, then accepted; a source that never saw it refuses the old time", async () => {
+  it("a proposal the source saw is refused until eligible, then accepted; a source that never saw it starts again", async () => {
     const source = graphSource({ graph, context: { reviews: reviewedAt(graph, NOW) } });
     expect((await source.evaluate(request, NOW))?.route).toBe("refuse");
     expect((await source.evaluate(request, at(2 * HOUR)))?.route).toBe("accept");
     const fresh = graphSource({ graph, context: { reviews: reviewedAt(graph, NOW) } });
-    expect((await fresh.evaluate(request, at(2 * HOUR)))?.route).toBe("refuse");
+    expect((await fresh.evaluate(request, at(2 * HOUR)))?.reasons[0]?.code).toBe("cooling_period");
   });
 
   it("evaluateConsentGraph binds the call into the proposal it records", () => {
