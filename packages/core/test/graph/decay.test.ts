@@ -80,6 +80,28 @@ describe("consent decay", () => {
     expect(outcome.reasons.find((r) => r.code === "consent_decayed")?.message).toContain("VIP contacts");
   });
 
+  it("any change to a domain's content expires its review: case, order, a modifier, the trust level", () => {
+    const base = { trust_level: "high", autonomous: ["read", "search"], requires_approval: ["send"], blocked: [] };
+    const reviewed = graphOf({ email: base, consent_decay: graph.consent_decay });
+    const record = reviewedAt(reviewed, NOW);
+    const decayed = (email: Record<string, unknown>) =>
+      readEmail(record, NOW, graphOf({ email, consent_decay: graph.consent_decay })).effective_tier ===
+      "requires_approval";
+    expect(decayed(base)).toBe(false);
+    expect(decayed({ ...base, requires_approval: ["Send"] })).toBe(true);
+    expect(decayed({ ...base, autonomous: ["search", "read"] })).toBe(true);
+    expect(decayed({ ...base, trusted_channel_required: ["send"] })).toBe(true);
+    expect(decayed({ ...base, cooling_period_hours: 0 })).toBe(true);
+    expect(decayed({ ...base, trust_level: "low" })).toBe(true);
+    // key order and a missing (empty) list are the same content
+    const { blocked: _blocked, ...noBlocked } = base;
+    void _blocked;
+    expect(
+      decayed({ blocked: [], requires_approval: ["send"], autonomous: ["read", "search"], trust_level: "high" }),
+    ).toBe(false);
+    expect(decayed(noBlocked)).toBe(false);
+  });
+
   it("a review dated in the future does not count", () => {
     expect(readEmail(reviewedAt(graph, new Date(NOW.getTime() + DAY))).effective_tier).toBe("requires_approval");
   });
