@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
 import type { AsyncConsentGrantStore, ConsentGrantStore, PendingConsentStore } from "@acp/store";
-import type { Reason, Redactor } from "@acp/core";
+import { MAX_SESSION_APPROVAL_MS, type Reason, type Redactor } from "@acp/core";
 import type {
   BrokerAsk,
   BrokerOutcome,
@@ -11,6 +11,7 @@ import type {
 } from "./broker-types.js";
 import { approvedArguments, BrokerGrants } from "./broker-grants.js";
 import { arbitrateAnswer, lastLook, relayedChannel } from "./answer-sources.js";
+import { answeredAtOf, answeredTooLate } from "./answer-time.js";
 import { startProgress } from "./progress.js";
 import { createConsentRedactor } from "./redact.js";
 import { buildConsentRequest, type ConsentAgentInfo } from "./request.js";
@@ -52,7 +53,7 @@ export interface ConsentBrokerOptions {
   readonly timers?: ConsentTimers;
   /** The §4.1 `agent` fields for requests whose ask names no agent. */
   readonly agent?: ConsentAgentInfo;
-  /** How long a `session` approval lasts at most. Default 12 hours. */
+  /** How long a `session` approval lasts at most. Default and ceiling 12 hours (longer does not verify). */
   readonly sessionApprovalMs?: number;
   /** How often a waiting caller hears "still waiting" through `onProgress`. Default 10 s; 0 turns it off. */
   readonly progressIntervalMs?: number;
@@ -87,6 +88,10 @@ export interface ConsentBrokerOptions {
 
 /** How many calls of one `acp proxy` session may wait for a person at once ({@link ConsentBrokerOptions.maxWaitingPerSession}). */
 export const PROXY_MAX_WAITING_PER_SESSION = 32;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** The broker: `ask` puts a request before a person and resolves with a verified outcome. Never rejects. */
 export interface ConsentBrokerHandle extends ConsentBroker {
@@ -244,51 +249,66 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
   }
 
   async #conclude(open: OpenRequest, result: WaitResult): Promise<BrokerOutcome> {
-    const { ask, request } = open;
+    const { request } = open;
     if (result.kind === "expired") {
       const late = await lastLook(open.channels, request);
-      if (late !== undefined) {
-        const problem = checkHumanAnswer(late.answer, new Date(late.atMs));
-        if (problem !== null)
-          return this.#deny(open, `refused a malformed answer from ${late.channel.name}: ${problem}`);
-        return this.#signAndVerify(open, late.answer, late.channel, new Date(late.atMs));
-      }
+      if (late !== undefined) return this.#take(open, late.answer, late.channel, late.atMs);
     }
-    if (result.kind === "expired" || result.kind === "withdrawn") {
-      await this.#settle(open, result.kind);
-      await this.#record.event(`consent_${result.kind}`, ask, request, {});
-      return { kind: result.kind };
-    }
+    if (result.kind === "expired" || result.kind === "withdrawn") return this.#end(open, result.kind);
     if (result.kind === "failed") {
       const reason = `no consent channel could deliver the request: ${result.messages.join("; ")}`;
       return this.#deny(open, reason);
     }
-    const problem = checkHumanAnswer(result.answer, this.#o.clock());
-    if (problem !== null) return this.#deny(open, `refused a malformed answer from ${result.channel.name}: ${problem}`);
-    const answer = result.answer as HumanAnswer;
-    const agreed = await arbitrateAnswer(open.channels, request, answer, result.channel, this.#o.clock().getTime());
-    if (agreed.kind === "refused")
-      return this.#deny(open, `the answer from ${result.channel.name} is not used: ${agreed.reason}`);
-    if (agreed.kind === "taken") {
-      const held = checkHumanAnswer(agreed.answer, this.#o.clock());
-      if (held !== null) return this.#deny(open, `refused a malformed answer from ${agreed.channel.name}: ${held}`);
-      return this.#signAndVerify(open, agreed.answer, agreed.channel);
-    }
-    return this.#signAndVerify(open, answer, result.channel);
+    const reported = isRecord(result.answer) ? result.answer["answeredAtMs"] : undefined;
+    return this.#take(open, result.answer, result.channel, reported, true);
   }
 
   /**
-   * Signs the person's answer and verifies it. `answeredAt`: when the person answered, for an answer read
-   * after the request expired (given in time): the response is timestamped then, not when it was read.
+   * Uses an answer a channel reported: stamped when the person answered (see {@link answeredAtOf}), not used
+   * when that was after the request expired, checked, arbitrated through the shared record (`arbitrate`)
+   * when it is a fresh answer, then signed and verified.
+   */
+  async #take(
+    open: OpenRequest,
+    reported: unknown,
+    channel: ConsentChannel,
+    reportedAtMs: unknown,
+    arbitrate = false,
+  ): Promise<BrokerOutcome> {
+    const { request } = open;
+    const answeredAt = answeredAtOf(reportedAtMs, request, this.#o.clock());
+    if (answeredTooLate(answeredAt, request)) return this.#end(open, "expired");
+    const problem = checkHumanAnswer(reported, answeredAt);
+    if (problem !== null) return this.#deny(open, `refused a malformed answer from ${channel.name}: ${problem}`);
+    const answer = reported as HumanAnswer;
+    if (!arbitrate) return this.#signAndVerify(open, answer, channel, answeredAt);
+    const agreed = await arbitrateAnswer(open.channels, request, answer, channel, answeredAt.getTime());
+    if (agreed.kind === "refused")
+      return this.#deny(open, `the answer from ${channel.name} is not used: ${agreed.reason}`);
+    if (agreed.kind === "taken") return this.#take(open, agreed.answer, agreed.channel, agreed.answer.answeredAtMs);
+    return this.#signAndVerify(open, answer, channel, answeredAt);
+  }
+
+  /** Ends a request nobody's answer concludes: it expired (or the answer came too late), or was withdrawn. */
+  async #end(open: OpenRequest, kind: "expired" | "withdrawn"): Promise<BrokerOutcome> {
+    await this.#settle(open, kind);
+    await this.#record.event(`consent_${kind}`, open.ask, open.request, {});
+    return { kind };
+  }
+
+  /**
+   * Signs the person's answer and verifies it, both as of `answeredAt` (when the person answered, which may be
+   * a moment before the broker read the answer, even after the request expired): the response is timestamped
+   * then, and a session approval lasts from then.
    */
   async #signAndVerify(
     open: OpenRequest,
     answer: HumanAnswer,
     channel: ConsentChannel,
-    answeredAt?: Date,
+    answeredAt: Date,
   ): Promise<BrokerOutcome> {
     const { ask, request } = open;
-    const now = answeredAt ?? this.#o.clock();
+    const now = answeredAt;
     // the channel the person used: a relayed answer (another proxy's Telegram press, read here from the
     // pending table through the `cli` channel) names its own
     const via = relayedChannel(answer) ?? channel.name;
@@ -297,7 +317,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       now,
       channel: via,
       sessionId: ask.sessionId,
-      sessionMs: this.#o.sessionApprovalMs ?? 12 * 3_600_000,
+      sessionMs: Math.min(this.#o.sessionApprovalMs ?? MAX_SESSION_APPROVAL_MS, MAX_SESSION_APPROVAL_MS),
     });
     let response: ConsentResponseV02;
     try {

@@ -93,6 +93,13 @@ export interface HumanAnswer {
    * instead of the relaying channel's name. A lowercase word; anything else is ignored.
    */
   readonly channel?: string;
+  /**
+   * When the person answered (ms since the epoch), as the channel recorded it: the row's `decided_at`, the
+   * moment a typed line, a callback or a button press reached it. The broker stamps the response with it when
+   * it lies between the request's creation and the moment it reads the answer (else with that moment), and
+   * does not use an answer stamped after the request expired. Optional: without it, the read time.
+   */
+  readonly answeredAtMs?: number;
 }
 
 /** Who ended a request a person answered, told to the channels with how it ended. */

@@ -4,7 +4,12 @@
  * the person on the other side.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createConsentBroker, type ConsentChannel, type ConsentResponseV02 } from "../../src/consent/index.js";
+import {
+  createConsentBroker,
+  type ConsentChannel,
+  type ConsentResponseV02,
+  type HumanAnswer,
+} from "../../src/consent/index.js";
 import type { ConsentAsk } from "../../src/gate/types.js";
 import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
 
@@ -158,6 +163,38 @@ export function runChannelCase(
       controller.abort();
       expect(await pending).toEqual({ kind: "withdrawn" });
       expect(await h.settledAs(shown)).toMatch(/withdrawn/);
+    });
+
+    it("reports when the person answered, by the clock it is given, so a later read is stamped then", async () => {
+      const time = new ManualTime();
+      const h = await setup(time);
+      harness = h;
+      const reported: HumanAnswer[] = [];
+      const inner = h.channel;
+      const channel: ConsentChannel = {
+        name: inner.name,
+        isAvailable: () => inner.isAvailable(),
+        deliver: async (delivery) => {
+          const answer = await inner.deliver(delivery);
+          reported.push(answer);
+          return answer;
+        },
+        settle: (request, outcome, by) => inner.settle?.(request, outcome, by),
+      };
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        random: countingRandom(),
+        timers: time,
+        progressIntervalMs: 0,
+      });
+      const pending = broker.ask(makeAsk());
+      const shown = await h.shown(0);
+      time.advance(5_000);
+      await h.approve(shown);
+      expect((await pending).kind).toBe("approved");
+      expect(reported[0]?.answeredAtMs).toBe(time.clock().getTime());
     });
 
     it("refuses a forged or foreign answer and keeps waiting for the real one", async () => {

@@ -113,6 +113,35 @@ describe("cli channel specifics", () => {
     });
   });
 
+  it("stamps an answer with when `acp approve` recorded it, not when the table was next read", async () => {
+    const time = new ManualTime();
+    const { store, close } = openStore();
+    try {
+      // the table is read every 10 s of the test's clock: the answer lands 4 s in, is read at 10 s
+      const channel = createCliChannel({ store, clock: time.clock, pollIntervalMs: 10_000, timers: time });
+      const broker = createConsentBroker({
+        channels: [channel],
+        ...createTestProofs(),
+        clock: time.clock,
+        timers: time,
+        random: countingRandom(),
+      });
+      const pending = broker.ask(makeAsk({ timeoutMs: 120_000 }));
+      const row = await eventually(() => store.listPending(time.clock().getTime())[0]);
+      time.advance(4_000);
+      const answer = { id: row.id, decision: "approved", scope: "session", approverId: "cli:alice" } as const;
+      expect(answerPendingConsent(store, answer, time.clock()).ok).toBe(true);
+      time.advance(6_000);
+      const outcome = await pending;
+      expect(outcome.kind).toBe("approved");
+      if (outcome.kind !== "approved") return;
+      const signed = outcome.consentResponse as { readonly timestamp: string };
+      expect(signed.timestamp).toBe("2026-01-15T12:00:04.000Z");
+    } finally {
+      close();
+    }
+  });
+
   it("still expires a request nobody answered in time, and one answered only after it expired", async () => {
     await withCliBroker({ pollIntervalMs: 10_000 }, {}, async ({ time, store, broker }) => {
       const pending = broker.ask(makeAsk({ timeoutMs: 5_000 }));

@@ -21,9 +21,15 @@ function press(api: TelegramStandIn, messageId: number, data: string, chatId = C
   return `cbq-${api.pressButton({ chatId, messageId, data })}`;
 }
 
-async function telegramHarness(): Promise<ChannelHarness> {
+async function telegramHarness(clock?: () => Date): Promise<ChannelHarness> {
   const api = await startTelegramStandIn(TOKEN);
-  const inner = createTelegramChannel({ token: TOKEN, chatId: CHAT, apiRoot: api.apiRoot, pollTimeoutSeconds: 1 });
+  const inner = createTelegramChannel({
+    token: TOKEN,
+    chatId: CHAT,
+    apiRoot: api.apiRoot,
+    pollTimeoutSeconds: 1,
+    ...(clock !== undefined ? { clock } : {}),
+  });
   const { channel, requests } = recordDeliveries(inner);
   const messageOf = (id: string) => api.messages.find((m) => m.text.includes(id));
   const answered = (cbq: string) =>
@@ -66,7 +72,7 @@ async function telegramHarness(): Promise<ChannelHarness> {
   };
 }
 
-runChannelCase("telegram", () => telegramHarness(), { canModify: false });
+runChannelCase("telegram", (time) => telegramHarness(time.clock), { canModify: false });
 
 /**
  * A broker with the Telegram channel (and `others`, after it), against a fresh stand-in; both closed after

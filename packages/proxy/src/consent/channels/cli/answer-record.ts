@@ -103,7 +103,8 @@ export async function arbitrationVerdict(
   const row = await readRow();
   if (result.code === "consent_request_already_decided" && row !== null && row.nonce === request.nonce) {
     const held = row.answer === null ? null : readCliAnswer(row.answer, request.nonce, new Date(atMs));
-    if (held !== null) return { kind: "taken", answer: held };
+    const at = row.decidedAtMs;
+    if (held !== null) return { kind: "taken", answer: at === null ? held : { ...held, answeredAtMs: at } };
   }
   const why =
     result.code === "consent_request_expired" ? "it expired there" : `it is ${result.status ?? "ended"} there`;

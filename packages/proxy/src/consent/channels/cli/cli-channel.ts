@@ -52,7 +52,8 @@ async function pollForAnswer(delivery: ChannelDelivery, options: CliChannelOptio
     if (row.nonce !== request.nonce) throw new Error(`consent request \`${request.id}\` has a foreign nonce`);
     if ((row.status === "approved" || row.status === "denied") && "answer" in row && row.answer !== null) {
       const answer = readCliAnswer(row.answer, request.nonce, options.clock());
-      if (answer !== null) return answer;
+      // when `acp approve` (or an arbitrated answer) recorded it, which may be a moment before this read
+      if (answer !== null) return row.decidedAtMs === null ? answer : { ...answer, answeredAtMs: row.decidedAtMs };
       return { decision: "denied", reason: "refused a malformed answer in the pending table", approverId: "cli" };
     }
     await sleep(interval, signal, options.timers ?? realTimers);

@@ -27,6 +27,8 @@ export interface TelegramChannelOptions {
   /** Long-polling timeout in seconds. Default 30. */
   readonly pollTimeoutSeconds?: number;
   readonly timers?: ConsentTimers;
+  /** When a press came in, reported as when the person answered (`HumanAnswer.answeredAtMs`). Default: the system clock. */
+  readonly clock?: () => Date;
   /** How long one Bot API call (not the long poll) may take before it is retried. Default 10 s. */
   readonly callTimeoutMs?: number;
   /** Attempts of a `sendMessage` or an edit: 429 (after its `retry_after`), 5xx, network errors, timeouts. Default 4. */
@@ -317,6 +319,8 @@ class TelegramChannel implements ConsentChannel {
   async #onCallback(ctx: Context): Promise<void> {
     const query = ctx.callbackQuery;
     if (query?.data === undefined) return;
+    // answered when the press came in (Telegram's update says nothing of it), before any Bot API call below
+    const answeredAtMs = (this.#o.clock ?? (() => new Date()))().getTime();
     const chat = query.message?.chat;
     const messageId = query.message?.message_id;
     if (chat === undefined || messageId === undefined || !this.#isConfiguredChat(chat)) {
@@ -382,7 +386,7 @@ class TelegramChannel implements ConsentChannel {
     delete sent.resolve;
     // not "approved" now: the answer may yet not be used, and the message is edited to how it ended first
     sent.acknowledge = this.#acknowledger(ctx);
-    resolve(answer);
+    resolve({ ...answer, answeredAtMs });
   }
 }
 

@@ -87,19 +87,24 @@ class TerminalChannel implements ConsentChannel {
     const approverId = this.#o.approverId ?? "terminal";
     const { output } = session.streams;
     const command = parseTerminalCommand(line);
+    // answered when the line was read: a window is counted from then too
+    const now = (this.#o.clock ?? (() => new Date()))();
+    const answeredAtMs = now.getTime();
     switch (command.kind) {
       case "approve":
-        return { decision: "approved", scope: command.scope, approverId };
-      case "deny":
-        return { decision: "denied", approverId, ...(command.reason !== undefined ? { reason: command.reason } : {}) };
+        return { decision: "approved", scope: command.scope, approverId, answeredAtMs };
+      case "deny": {
+        const reason = command.reason !== undefined ? { reason: command.reason } : {};
+        return { decision: "denied", approverId, ...reason, answeredAtMs };
+      }
       case "window": {
         const ms = parseApprovalDuration(command.duration);
         if (ms === null) {
           output.write(`unknown duration \`${command.duration}\` (expected e.g. 90s, 10m, 2h, 1d; at most 7d)\n`);
           return null;
         }
-        const now = (this.#o.clock ?? (() => new Date()))();
-        return { decision: "approved", scope: { until: new Date(now.getTime() + ms).toISOString() }, approverId };
+        const until = new Date(now.getTime() + ms).toISOString();
+        return { decision: "approved", scope: { until }, approverId, answeredAtMs };
       }
       case "edit":
         return this.#edit(session, delivery, approverId);
@@ -129,8 +134,10 @@ class TerminalChannel implements ConsentChannel {
       return null;
     }
     const modifications = modificationsOf(shown, edited as Record<string, unknown>);
-    if (Object.keys(modifications).length === 0) return { decision: "approved", scope: "once", approverId };
-    return { decision: "approved_with_modifications", modifications, scope: "once", approverId };
+    const answeredAtMs = (this.#o.clock ?? (() => new Date()))().getTime();
+    if (Object.keys(modifications).length === 0)
+      return { decision: "approved", scope: "once", approverId, answeredAtMs };
+    return { decision: "approved_with_modifications", modifications, scope: "once", approverId, answeredAtMs };
   }
 }
 

@@ -188,7 +188,8 @@ class WebhookChannelImpl implements WebhookChannel {
     const result = answerFromCallback(parsed, now);
     if ("error" in result) return reply(res, 400, { error: "malformed_answer", message: result.error });
     this.#waiters.delete(id as string);
-    waiter.resolve(result.answer);
+    // answered when the callback came in, by this channel's clock (not the receiver's word)
+    waiter.resolve({ ...result.answer, answeredAtMs: now.getTime() });
     return reply(res, 200, { ok: true });
   }
 
