@@ -244,6 +244,21 @@ describe("acp audit tail", () => {
     expect(stdout).toBe(`${lines[1]}\n${lines[2]}\n`);
   }, 30_000);
 
+  it("--json leaves out a line too long to hold (it says so on stderr) rather than print a stand-in as if written", async () => {
+    const path = await logWith(2);
+    const [first, last] = readFileSync(path, "utf8").trimEnd().split("\n") as [string, string];
+    writeFileSync(path, `${first}\n${"y".repeat(4 * 1024 * 1024)}\n${last}\n`);
+    const out = await runCli(["audit", "tail", "--json", "-n", "3", path]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe(`${first}\n${last}\n`);
+    expect(out.stderr).toBe(
+      `acp: a line of \`${path}\` longer than 1048576 characters is left out (not an audit event: acp audit verify)\n`,
+    );
+    // readable, it is named as too long, as before
+    const readable = await runCli(["audit", "tail", "-n", "3", path]);
+    expect(readable.stdout.split("\n")[1]).toMatch(/^\(not an audit event: line longer than 1048576 characters\)/);
+  });
+
   it("acp audit tail -f where there is no home at all stops at once (exit 1): nothing would ever write there", async () => {
     const out = await runCli(["audit", "tail", "-f"], {
       env: { HOME: "/nonexistent-home", ACP_HOME: "/nonexistent-home/acp" },

@@ -202,7 +202,16 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
   // a line as written holds C1 controls (U+009B opens a CSI), bidi overrides and DEL raw (JCS escapes only
   // U+0000-U+001F): to a terminal they are shown as `\uXXXX` escapes, the same JSON values; piped, the file's bytes
   const raw = (line: string): string => (ctx.io.stdoutIsTTY === true ? printable(line) : line);
-  const print = (line: string): void => printLine(ctx, options.json === true ? raw(line) : formatAuditLine(line));
+  const print = (line: string): void => {
+    if (options.json !== true) return printLine(ctx, formatAuditLine(line));
+    // a line too long to hold was not read (the readers give the same stand-in): it is not what the file holds
+    if (line === OVERLONG_LINE)
+      return printError(
+        ctx,
+        `acp: a line of \`${file}\` longer than ${MAX_AUDIT_LINE_LENGTH} characters is left out (not an audit event: acp audit verify)`,
+      );
+    printLine(ctx, raw(line));
+  };
   const { lines, offset } = last;
   lines.forEach(print);
   if (options.follow !== true) return;
