@@ -21,7 +21,10 @@ beforeAll(async () => {
 afterAll(() => close());
 
 async function pendingIds(): Promise<string[]> {
-  const res = await fetch(`${url}/v1/consent?status=pending`, { headers: { authorization: `Bearer ${ANON}` } });
+  // the approvers' token reads every request (an agent's token only those raised with it)
+  const res = await fetch(`${url}/v1/consent?status=pending`, {
+    headers: { authorization: `Bearer ${APPROVER_TOKEN}` },
+  });
   return (at(await readJson(res), "requests") as { id: string }[]).map((r) => r.id);
 }
 

@@ -83,11 +83,15 @@ const approverAuth = { authorization: `Bearer ${APPROVER_TOKEN}`, "content-type"
 
 describe("acp serve and a dead proxy's consent requests in the shared state.db", () => {
   it("lists only the running proxy's request", async () => {
-    const res = await fetch(`${url}/v1/consent?status=pending`, { headers: auth });
+    const res = await fetch(`${url}/v1/consent?status=pending`, { headers: approverAuth });
     expect(res.status).toBe(200);
     const ids = ((await res.json()) as { requests: { id: string }[] }).requests.map((r) => r.id);
     expect(ids).toContain(LIVE);
     expect(ids).not.toContain(DEAD);
+    // the agents' token reads only the requests raised with it: not a proxy's, whose arguments are another agent's
+    const asAgent = await fetch(`${url}/v1/consent?status=pending`, { headers: auth });
+    expect(((await asAgent.json()) as { requests: { id: string }[] }).requests.map((r) => r.id)).not.toContain(LIVE);
+    expect((await fetch(`${url}/v1/consent/${LIVE}`, { headers: auth })).status).toBe(404);
   });
 
   it("counts only the running proxy's request in /metrics (the count reads ids, not requests)", async () => {

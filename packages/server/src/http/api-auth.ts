@@ -6,7 +6,8 @@
  * - the approvers' token (`ACP_APPROVER_TOKEN` or `serve.approver_token`) is the only one that answers
  *   consent over the API: an agent that holds the token it asks with must not be able to approve what
  *   it asked (the confused deputy ACP exists to stop);
- * - either reads (consent requests, their event stream, the audit trail, metrics).
+ * - either reads (consent requests, their event stream, the audit trail, metrics); an agents' token reads only
+ *   the consent requests raised with it ({@link readsAsAgentsToken}, {@link callerAgent}).
  *
  * Compared in constant time; 400 for a malformed header, 401 for a missing or wrong token, 403 for the
  * agents' token where only the approvers' is taken. Without an agents' token the API answers loopback
@@ -45,6 +46,17 @@ export interface ApiAuthOptions {
 const agentOfRequest = new WeakMap<FastifyRequest, string>();
 /** The approver a request's token names (set by the checks; absent for the unnamed approvers' token). */
 const approverOfRequest = new WeakMap<FastifyRequest, string>();
+
+/** Reads made with the unnamed agents' token (set by the `read` check). */
+const readByAgentsToken = new WeakSet<FastifyRequest>();
+
+/**
+ * Whether a read was made with the unnamed agents' token (not an approvers' token, nor an open loopback API):
+ * such a reader sees only the consent requests raised with that token.
+ */
+export function readsAsAgentsToken(request: FastifyRequest): boolean {
+  return readByAgentsToken.has(request);
+}
 
 /** The agent the request's bearer token names (`serve.agent_tokens`), if it does. */
 export function callerAgent(request: FastifyRequest): string | undefined {
@@ -223,10 +235,16 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
       checkHost(request, options);
       if (!agentsHaveToken) return;
       const header = request.headers.authorization;
-      if (isAgent(header) || isApprover(header)) return;
+      if (isApprover(header)) return;
+      if (isAgent(header)) {
+        readByAgentsToken.add(request);
+        return;
+      }
       if (approverToken !== undefined && checkBearer(header, approverToken).ok) return;
       if (namedAgent(request) !== undefined || namedApprover(request) !== undefined) return;
       refuse(request);
+      // not refused: the agents' token, sent in a form the fast path does not take (`bearer`, spaces)
+      readByAgentsToken.add(request);
     };
   }
   return (request) => {

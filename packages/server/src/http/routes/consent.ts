@@ -11,7 +11,7 @@ import {
   decodeConsentCursor,
   listConsentPage,
 } from "../../service/consent-listing.js";
-import { callerAgent, callerApprover } from "../api-auth.js";
+import { callerAgent, callerApprover, readsAsAgentsToken } from "../api-auth.js";
 import { ERROR_BODY_SCHEMA, HttpError } from "../error-body.js";
 import {
   CONSENT_ID_PARAMS,
@@ -65,6 +65,19 @@ function namedOwner(row: PendingConsentRow): string | undefined {
   return agent === name ? name : "";
 }
 
+/**
+ * The consent requests a read may see, or undefined for all of them (an approvers' token; an open loopback
+ * API). An agent's token sees only those raised with it: a named agent's its own, the unnamed agents' token
+ * those raised with it (neither a named agent's nor an `acp proxy`'s), so no agent reads the arguments of
+ * another agent's calls.
+ */
+function visibleTo(request: FastifyRequest): ((row: PendingConsentRow) => boolean) | undefined {
+  const agent = callerAgent(request);
+  if (agent !== undefined) return (row) => row.owner === null && namedOwner(row) === agent;
+  if (readsAsAgentsToken(request)) return (row) => row.owner === null && namedOwner(row) === undefined;
+  return undefined;
+}
+
 /** Registers `GET /v1/consent`, `GET /v1/consent/events`, `GET /v1/consent/{id}`, `POST /v1/consent/{id}/response`. */
 export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDeps): void {
   const { stores, clock } = deps;
@@ -78,7 +91,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
           "Oldest first, `limit` a page (default 50, at most 200), then `?after=` the answer's `next` until it is " +
           "null. Each request's arguments are cut to their first values (4,096 bytes of JSON) and any long text " +
           "to its ends, marked `shortened` with the bytes left out; `GET /v1/consent/{id}` has the whole. A page " +
-          "stops before 1 MiB.",
+          "stops before 1 MiB. An agent's token lists only the requests raised with it (the approvers' every one).",
         tags: ["consent"],
         security: READ_SECURITY,
         querystring: CONSENT_LIST_QUERY,
@@ -95,7 +108,10 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
         maxBytes: CONSENT_LIST_READ_BYTES,
         ...(after !== undefined ? { after } : {}),
       });
-      return listConsentPage(page);
+      // an agent's token: the page as read, its rows those the agent may see (a page may then hold fewer,
+      // or none, while `next` goes on)
+      const visible = visibleTo(request);
+      return listConsentPage(visible === undefined ? page : { ...page, rows: page.rows.filter(visible) });
     },
   );
   app.get(
@@ -134,6 +150,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
       onRequest: deps.guard,
       schema: {
         summary: "one consent request",
+        description: "404 also for a request an agent's token did not raise: an agent reads only its own.",
         tags: ["consent"],
         security: READ_SECURITY,
         params: CONSENT_ID_PARAMS,
@@ -144,7 +161,11 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentRouteDe
     async (request) => {
       const { id } = request.params as { id: string };
       const row = await stores.pending.get(id);
-      if (row === null) throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+      // another caller's request is unknown to an agent's token, as one that does not exist
+      const visible = visibleTo(request);
+      if (row === null || (visible !== undefined && !visible(row))) {
+        throw new HttpError(404, "consent_request_unknown", `no consent request \`${id}\``);
+      }
       return viewConsent(row);
     },
   );
