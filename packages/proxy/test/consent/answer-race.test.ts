@@ -78,11 +78,14 @@ describe("two people answering one request at once through different channels", 
       time.clock(),
     );
     expect(denied.ok).toBe(true); // acp deny told bob: denied
+    const deniedAt = time.clock().toISOString();
+    time.advance(500); // the terminal's `a` half a second later, before the table is read again
     terminal.answer({ decision: "approved", scope: "session", approverId: "terminal" });
     const outcome = await pending;
     expect(outcome.kind).toBe("denied");
+    // bob's answer, stamped when bob gave it
     expect(outcome).toMatchObject({
-      consentResponse: { decision: "denied", approver: { id: "cli:bob", channel: "cli" } },
+      consentResponse: { decision: "denied", approver: { id: "cli:bob", channel: "cli" }, timestamp: deniedAt },
     });
     expect(terminal.settled).toEqual(["denied"]);
     expect(store.get(request.id)).toMatchObject({ status: "denied", answer: { approver: "cli:bob" } });
