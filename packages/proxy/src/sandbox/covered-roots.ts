@@ -4,7 +4,7 @@
  * and a socket leads out of the sandbox. None of them is ever bound back whole: not as the working directory,
  * not as a `--writable` path.
  */
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import type { CoverMount } from "./init-source.js";
 
 /** Directories covered with an empty tmpfs, in this order (after the stage root). */
@@ -60,4 +60,34 @@ export function coveredRootAbove(realPath: string): string | undefined {
     if (real !== "/" && realPath.startsWith(`${real}/`)) return real;
   }
   return undefined;
+}
+
+/**
+ * `$XDG_RUNTIME_DIR` when it lies outside the covered roots (under `/run`, `/run/user/UID` is covered with
+ * `/run`): by its specification it holds the user's sockets and runtime files only (a D-Bus session bus, an
+ * ssh-agent, gpg-agent, a rootless Docker or podman, Wayland), and a program started after the sandbox puts
+ * its socket there, where the start-up search cannot have seen it. So it is covered whole with an empty tmpfs
+ * (`0700`) of the agent's own, like `/run`. Not when it is `/`, holds a covered root, lies under one, or
+ * holds or lies in one of `protect` (the working directory, the `--writable` paths, the bridge directory, the
+ * agent's program, ACP's home): those must stay what they are, and the start-up search covers the sockets
+ * found there. `roots` are the covered roots' real paths.
+ */
+export function runtimeDirCover(
+  runtimeDir: string | undefined,
+  roots: readonly string[],
+  protect: readonly string[],
+): CoverMount | undefined {
+  if (runtimeDir === undefined || !runtimeDir.startsWith("/")) return undefined;
+  let path: string;
+  try {
+    path = realpathSync(runtimeDir);
+    if (!statSync(path).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  const within = (p: string, dir: string): boolean => p === dir || p.startsWith(dir === "/" ? "/" : `${dir}/`);
+  if (path === "/") return undefined;
+  if (roots.some((r) => within(path, r) || within(r, path))) return undefined;
+  if (protect.some((p) => within(p, path) || within(path, p))) return undefined;
+  return { path, mode: "0700" };
 }

@@ -186,6 +186,21 @@ if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);
 }
+// The empty file bound over what is hidden (a file alias of the home, a socket, /proc/keys): in a tmpfs of its
+// own, read-only before anything is bound from it. Left in the stage, a writable tmpfs, it would belong to the
+// agent (uid 0 under netns, the namespace's root under userns), which could chmod it and write into it, and
+// every cover bound from it, /proc/keys among them, would read what the agent wrote
+let emptyPath = null;
+const emptyFile = () => {
+  if (emptyPath !== null) return emptyPath;
+  const dir = join(cfg.stage.path, ".acp-empty");
+  mkdirSync(dir);
+  run("cannot make the empty cover file", "mount", ["-t", "tmpfs", "-o", "mode=0555,size=4k", "tmpfs", dir]);
+  writeFileSync(join(dir, "empty"), "", { mode: 0o444 });
+  run("cannot make the empty cover file", "mount", ["-o", "remount,bind,ro", dir]);
+  emptyPath = join(dir, "empty");
+  return emptyPath;
+};
 // the home (or its keys/, its state.db) reached at another path through a bind mount: covered there too, and
 // checked: none may still be the home's own directory or file
 const stillHome = () => aliases.filter((a) => a.id !== null && fileId(a.path) === a.id);
@@ -194,9 +209,7 @@ for (const a of stillHome()) {
   if (statSync(a.path).isDirectory()) {
     run(what, "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", a.path]);
   } else {
-    const empty = join(cfg.stage.path, ".acp-empty");
-    if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
-    bind(empty, a.path);
+    bind(emptyFile(), a.path);
     run(what, "mount", ["-o", "remount,bind,ro", a.path]);
   }
 }
@@ -206,9 +219,7 @@ if (stillHome().length > 0) fail("sandbox_setup_failed", "ACP's home is still re
 const isSocketAt = (p) => { try { return lstatSync(p).isSocket(); } catch { return false; } };
 for (const s of cfg.socketCovers) {
   if (!isSocketAt(s)) continue; // gone since acp looked
-  const empty = join(cfg.stage.path, ".acp-empty");
-  if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
-  bind(empty, s);
+  bind(emptyFile(), s);
   run("cannot cover the socket " + s, "mount", ["-o", "remount,bind,ro", s]);
 }
 const openSockets = cfg.socketCovers.filter(isSocketAt);
@@ -219,9 +230,7 @@ if (openSockets.length > 0) fail("sandbox_setup_failed", "a socket that leads ou
 // nothing may still be read there
 for (const p of ["/proc/keys", "/proc/key-users"]) {
   if (!existsSync(p)) continue; // a kernel without keys
-  const empty = join(cfg.stage.path, ".acp-empty");
-  if (!existsSync(empty)) writeFileSync(empty, "", { mode: 0o444 });
-  bind(empty, p);
+  bind(emptyFile(), p);
   run("cannot cover " + p, "mount", ["-o", "remount,bind,ro", p]);
   let text;
   try { text = readFileSync(p, "utf8"); } catch { text = ""; }

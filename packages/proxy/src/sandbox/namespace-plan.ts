@@ -10,7 +10,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
-import { COVERED_ROOTS, coveredRootAbove, coveredRootAt, isInRuntimeDir } from "./covered-roots.js";
+import { COVERED_ROOTS, coveredRootAbove, coveredRootAt, isInRuntimeDir, runtimeDirCover } from "./covered-roots.js";
 import { cwdInHome, hostSockets, setupFailed } from "./errors.js";
 import { findHostChannel } from "./host-sockets.js";
 import { homeLinkWritable, pinnedDirectories } from "./home-guard.js";
@@ -99,6 +99,12 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   }
   const covered = roots.filter((r) => r !== stage && !named.includes(r));
   const underCovered = (p: string): boolean => covered.some((r) => isWithin(p, r.path));
+  // $XDG_RUNTIME_DIR outside /run: covered whole, so a socket made there after the start stays out of reach
+  const runtime = runtimeDirCover(
+    input.env["XDG_RUNTIME_DIR"],
+    roots.map((r) => r.path),
+    [bridgeDir, cwd, ...exposed, ...writable, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path)],
+  );
   const resolv = real("/etc/resolv.conf");
   return {
     argv: input.argv,
@@ -107,7 +113,7 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     setpriv: input.setpriv,
     stage,
     bridgeDir,
-    cover: covered,
+    cover: runtime === undefined ? covered : [...covered, runtime],
     home,
     keep: keptPaths(shared ? writable : [cwd, ...writable], exposed, covered, shared ? undefined : cwd),
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
@@ -125,7 +131,13 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     socketCovers: findUserSockets({
       env: input.env,
       given: writable,
-      skip: [bridgeDir, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path), ...roots.map((r) => r.path)],
+      skip: [
+        bridgeDir,
+        ...(home === null ? [] : [home]),
+        ...aliases.map((a) => a.path),
+        ...roots.map((r) => r.path),
+        ...(runtime === undefined ? [] : [runtime.path]),
+      ],
     }),
     ports: input.ports,
     processCap: input.processCap ?? null,
