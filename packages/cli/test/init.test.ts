@@ -153,6 +153,7 @@ describe("acp init's starter config.yml", () => {
         insecurePlainHttp: false,
         decisionAudit: "queued",
         callerBudget: { units: 33_554_432, windowMs: 60_000 },
+        pendingPerCaller: 250,
         storageUrl: "postgres://acp@127.0.0.1:5432/acp",
         storageConnectWait: 30,
       },
