@@ -101,7 +101,7 @@ describe("the time a consent answer is stamped with", () => {
     const outcome = await pending;
     expect(outcome.kind).toBe("approved");
     if (outcome.kind !== "approved") return;
-    expect(outcome.consentResponse?.timestamp).toBe("2026-01-15T12:01:59.000Z");
+    expect((outcome.consentResponse as ConsentResponseV02 | undefined)?.timestamp).toBe("2026-01-15T12:01:59.000Z");
     expect(a.settled).toEqual(["approved"]);
   });
 
@@ -152,7 +152,7 @@ describe("the time a consent answer is stamped with", () => {
     const outcome = await pending;
     expect(outcome.kind).toBe("approved");
     if (outcome.kind !== "approved") return;
-    expect(outcome.consentResponse?.timestamp).toBe("2026-01-15T12:00:30.000Z");
+    expect((outcome.consentResponse as ConsentResponseV02 | undefined)?.timestamp).toBe("2026-01-15T12:00:30.000Z");
   });
 
   it("never signs a session approval longer than the 12 hours verifiers accept, whatever the option says", async () => {
