@@ -30,12 +30,12 @@ describe("the table channel records the answers other channels bring", () => {
     const [first, second] = requests as [(typeof requests)[0], (typeof requests)[0]];
     const press = { decision: "approved", scope: "session", approverId: "telegram:42" } as const;
 
-    // the API denied first: the press is not the answer, the denial is
+    // the API denied first: the press is not the answer, the denial is, as of when it was given
     const denial = { decision: "denied", approver: "api:bob", nonce: first.row.nonce, reason: "no" };
-    expect((await stores.pending.decide(first.row.id, "denied", denial, NOW)).ok).toBe(true);
+    expect((await stores.pending.decide(first.row.id, "denied", denial, NOW - 5_000)).ok).toBe(true);
     expect(await channel.arbitrate?.(first.request, press, "telegram", NOW)).toEqual({
       kind: "taken",
-      answer: { decision: "denied", approverId: "api:bob", reason: "no" },
+      answer: { decision: "denied", approverId: "api:bob", reason: "no", answeredAtMs: NOW - 5_000 },
     });
 
     // the press first: recorded with the channel it came by; the API's answer after it is refused

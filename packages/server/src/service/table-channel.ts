@@ -57,7 +57,9 @@ async function answerOf(delivery: ChannelDelivery, options: TableChannelOptions)
   if (row.nonce !== request.nonce) throw new Error(`consent request \`${request.id}\` has a foreign nonce`);
   if ((row.status === "approved" || row.status === "denied") && row.answer !== null) {
     const answer = readCliAnswer(row.answer, request.nonce, options.clock());
-    if (answer !== null) return answer;
+    // when the person gave it (the row's decided_at), which may be a moment before this read (the next poll, a
+    // late NOTIFY): the broker stamps the response then, trusted between the request's creation and the read
+    if (answer !== null) return row.decidedAtMs === null ? answer : { ...answer, answeredAtMs: row.decidedAtMs };
     return { decision: "denied", reason: "refused a malformed answer in the pending table", approverId: "cli" };
   }
   throw new Error(`consent request \`${request.id}\` was ${row.status} without an answer`);
