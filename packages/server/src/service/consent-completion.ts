@@ -5,7 +5,7 @@
  * as the waiting call would have. Verification spends the request's nonce in the shared nonce store, so
  * a request completes once across every node: the original waiting call, or one completion.
  */
-import type { ActionRequest, Decision, RiskLevel } from "@acp/core";
+import { MAX_SESSION_APPROVAL_MS, type ActionRequest, type Decision, type RiskLevel } from "@acp/core";
 import {
   askedLevel,
   consentActionFields,
@@ -55,11 +55,16 @@ export interface ConsentCompletionDeps {
   readonly recheck?: (request: ActionRequest) => Promise<Decision>;
 }
 
-/** When the approval ends, counted from when the person answered (`answeredAt`), as the proxy's broker does. */
+/**
+ * When the approval ends, counted from when the person answered (`answeredAt`), as the proxy's broker does:
+ * a session lasts core's cap, `MAX_SESSION_APPROVAL_MS`; a window ends when the person said. A window longer
+ * than core's `MAX_WINDOW_APPROVAL_MS` after the answer never reaches here: `readCliAnswer` refuses it as of
+ * `answeredAt` (not as of the completion, which is later), so no proof is signed that verifiers refuse.
+ */
 function validUntil(answer: HumanAnswer, request: ConsentRequestV02, answeredAt: Date): string {
   const scope = answer.scope ?? "once";
   if (scope === "once" || answer.decision === "denied") return request.expires_at;
-  if (scope === "session") return new Date(answeredAt.getTime() + 12 * 3_600_000).toISOString();
+  if (scope === "session") return new Date(answeredAt.getTime() + MAX_SESSION_APPROVAL_MS).toISOString();
   return new Date(Date.parse(scope.until)).toISOString();
 }
 
@@ -216,6 +221,7 @@ export async function completeConsent(
   // the answer counts as given when the table recorded it, which must be by the request's expiry (§6.3 5)
   const answeredMs = row.decidedAtMs ?? Number.NaN;
   const inTime = answeredMs <= Date.parse(request.expires_at);
+  // checked as of the answer: a window is at most MAX_WINDOW_APPROVAL_MS after it (the signed `timestamp`)
   const answer = readCliAnswer(row.answer, row.nonce, inTime ? new Date(answeredMs) : now);
   if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
   if (!inTime) return concludeLate(deps, row, request);
