@@ -1,5 +1,6 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { printable } from "@acp/core";
+import { withoutSmuggledString, withoutSmuggledText } from "./smuggled-text.js";
 
 /**
  * A JSON-RPC error for the agent's client whose message is the text alone. The SDK's `McpError` puts
@@ -17,12 +18,17 @@ export function agentError(code: number, text: string, data?: unknown): McpError
 /**
  * An upstream's JSON-RPC error as the agent should get it: in the upstream's own words. The SDK client
  * that received it put `MCP error <code>: ` in front of the message; that prefix is taken off again, so
- * the agent's client, which adds its own, shows the code once.
+ * the agent's client, which adds its own, shows the code once. Tag characters and bidirectional controls
+ * are taken out of its message and data (`withoutSmuggledText`).
  */
 export function relayedError(error: McpError): McpError {
   const prefix = `MCP error ${error.code}: `;
-  if (!error.message.startsWith(prefix)) return error;
-  const relayed = agentError(error.code, error.message.slice(prefix.length), error.data);
+  const words = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  // tag characters and bidi controls are taken out of its message and data, as out of a result's text
+  const message = withoutSmuggledString(words);
+  const data: unknown = error.data === undefined ? undefined : withoutSmuggledText({ value: error.data }).result.value;
+  if (message === error.message && data === error.data) return error;
+  const relayed = agentError(error.code, message, data);
   relayed.name = error.name;
   return relayed;
 }

@@ -27,6 +27,7 @@ import type { ContentReader } from "./readable-content.js";
 import { agentError, echoed, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
 import { errorText, observeRead } from "./upstream-text.js";
+import { withoutSmuggledText } from "./smuggled-text.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -305,7 +306,13 @@ async function passThrough(
   extra: Extra,
 ): Promise<Result> {
   try {
-    return await proxy.pool.request(server, method, params, { signal: extra.signal });
+    const answer = await proxy.pool.request(server, method, params, { signal: extra.signal });
+    // a prompt's messages, a resource's text, a completion's values: tag characters and bidi controls out
+    const { result, removed } = withoutSmuggledText(answer);
+    if (removed !== undefined) {
+      proxy.log(`\`${method}\` on \`${server}\`: ${removed.characters} hidden characters removed from its answer`);
+    }
+    return result;
   } catch (err) {
     if (err instanceof McpError) throw relayedError(err);
     throw agentError(ErrorCode.InternalError, err instanceof Error ? err.message : String(err));

@@ -24,6 +24,7 @@ import { toldProgress } from "./upstream-text.js";
 import { createInflightCall } from "./session-routing.js";
 import { ContentReader } from "./readable-content.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
+import { withoutSmuggledText } from "./smuggled-text.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -197,11 +198,14 @@ async function gateAndForward(
     // the call ran but its end could not be recorded: that answer stands, the event is not tried again
     if (raw.unrecorded === true) return raw.result;
     // an upstream's answer was scrubbed as it arrived (createMessageScrubber); the proxy's own error text was not
-    const result = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
+    const secretless = raw.error !== undefined ? withoutSecrets(proxy, raw.result) : raw.result;
+    // tag characters and bidi controls in its text are taken out before the agent (or the runtime) reads it
+    const { result, removed } = withoutSmuggledText(secretless);
     const unrecorded = await auditCompleted(proxy, target.server, target.name, {
       ...completed(),
       is_error: result.isError === true,
       ...(raw.error !== undefined ? { error: raw.error } : {}),
+      ...(removed !== undefined ? { hidden_text_removed: removed.characters } : {}),
     });
     if (unrecorded !== undefined) return unrecorded;
     observeLater(proxy, session.id, target.server, target.name, verdict.request, result);

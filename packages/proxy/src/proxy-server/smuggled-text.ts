@@ -1,0 +1,87 @@
+/**
+ * Text an upstream returns at run time (a tool result, a prompt's messages, a resource's contents, a
+ * completion's values, an error's message) can carry what the model reads and a person never sees: Unicode
+ * tag characters (U+E0000–U+E007F) spell ASCII no font draws ("ASCII smuggling"), and bidirectional
+ * embeddings, overrides and isolates show text in another order than it is read. The listing refuses such
+ * definitions (`findHiddenText` in aggregate/hidden-text.ts); a result cannot be refused
+ * after the call ran, so these characters are removed from its text before the agent reads it. The three
+ * emoji flag tag sequences (England, Scotland, Wales) are kept: they are the only tags ordinary text holds.
+ * Other invisible characters (joiners, variation selectors) stay: legitimate text in many scripts needs them.
+ * Base64 blobs (`blob`, an image's or audio's `data`) cannot hold these characters and are not read.
+ */
+
+/** Any character removed: the quick test before any work (most results hold none). */
+const SUSPECT = /[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u;
+/** A flag tag sequence (kept, captured) or one character to remove. */
+const REMOVE =
+  /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/gu;
+/** Members holding Base64, never text. */
+const BINARY = new Set(["blob", "data"]);
+
+/** The `_meta` key under which a result says how many hidden characters were removed from it. */
+export const HIDDEN_TEXT_META_KEY = "acp/hidden_text_removed";
+
+/** What {@link withoutSmuggledText} removed: how many characters. */
+export interface SmuggledText {
+  readonly characters: number;
+}
+
+function cleanString(text: string, count: { n: number }): string {
+  if (!SUSPECT.test(text)) return text;
+  return text.replace(REMOVE, (match: string, flag: string | undefined) => {
+    if (flag !== undefined) return flag;
+    count.n += 1;
+    return "";
+  });
+}
+
+function clean(value: unknown, count: { n: number }, depth: number): unknown {
+  if (typeof value === "string") return cleanString(value, count);
+  // a result nested past this is not walked (the transport refuses to write one that deep anyway)
+  if (typeof value !== "object" || value === null || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const next = clean(value[i], count, depth + 1);
+      if (next !== value[i]) (out ??= value.slice())[i] = next;
+    }
+    return out ?? value;
+  }
+  const record = value as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(record)) {
+    const child = record[key];
+    if (BINARY.has(key) && typeof child === "string") continue;
+    const next = clean(child, count, depth + 1);
+    if (next !== child) (out ??= { ...record })[key] = next;
+  }
+  return out ?? value;
+}
+
+/**
+ * `result` (a JSON-RPC result an upstream returned) with every tag character (but the flag sequences) and
+ * bidirectional control removed from its strings, and `removed` saying how many; the same object, and
+ * `removed` undefined, when it holds none. Its `_meta` then says so under {@link HIDDEN_TEXT_META_KEY}, so
+ * the agent's client can tell the text was changed.
+ */
+export function withoutSmuggledText<T extends object>(
+  result: T,
+): { readonly result: T; readonly removed?: SmuggledText } {
+  const count = { n: 0 };
+  const cleaned = clean(result, count, 0) as T;
+  if (count.n === 0) return { result };
+  const meta = (cleaned as { _meta?: unknown })._meta;
+  const withMeta = {
+    ...cleaned,
+    _meta: {
+      ...(typeof meta === "object" && meta !== null && !Array.isArray(meta) ? meta : {}),
+      [HIDDEN_TEXT_META_KEY]: count.n,
+    },
+  };
+  return { result: withMeta, removed: { characters: count.n } };
+}
+
+/** `text` (an upstream's error message) without tag characters (but the flags) and bidi controls. */
+export function withoutSmuggledString(text: string): string {
+  return cleanString(text, { n: 0 });
+}
