@@ -76,6 +76,15 @@ export {
   type VerifyPostgresAuditOptions,
 } from "./audit-export.js";
 export {
+  MAX_AUDIT_PAGE_BYTES,
+  MAX_AUDIT_ROW_BYTES,
+  overlongAuditRow,
+  readPostgresAuditPage,
+  readPostgresAuditRow,
+  type AuditRowQuery,
+  type PostgresAuditPage,
+} from "./audit-rows.js";
+export {
   clockSkewBeyond,
   describeClockSkew,
   MAX_CLOCK_SKEW_MS,

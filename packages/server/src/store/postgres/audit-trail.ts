@@ -1,6 +1,12 @@
 /** The audit chain as the service reads it from PostgreSQL (`acp_audit_events`, one row per line). */
 import { parseAuditLine, type CheckpointPublicKey } from "@acp/core";
-import { verifyPostgresAuditRows, type PostgresStore } from "@acp/store";
+import {
+  MAX_AUDIT_PAGE_BYTES,
+  MAX_AUDIT_ROW_BYTES,
+  readPostgresAuditRow,
+  verifyPostgresAuditRows,
+  type PostgresStore,
+} from "@acp/store";
 import {
   continuedVerification,
   type ChainSource,
@@ -37,8 +43,9 @@ function tableChain(store: PostgresStore, publicKey: CheckpointPublicKey | undef
     },
     async holds({ at }) {
       if (at.seq === 0) return true;
-      const row = await store.query<{ line: string }>("SELECT line FROM acp_audit_events WHERE seq = $1", [at.seq]);
-      return row.rows[0]?.line === at.line;
+      // read as the verifier reads it: a row made too long since is its stand-in, never fetched whole
+      const row = await readPostgresAuditRow((text, values) => store.query(text, values), at.seq);
+      return row?.line === at.line;
     },
   };
 }
@@ -78,6 +85,25 @@ function whereOf(query: AuditQuery): { sql: string; values: unknown[] } {
   return { sql: parts.length === 0 ? "" : `WHERE ${parts.join(" AND ")}`, values };
 }
 
+/**
+ * The listing's query: the newest `limit` rows matching `where` (its values `$1`…`$filters`), a line longer
+ * than `$filters+1` bytes given as NULL (its length is read, not the line: whoever can write the database
+ * can make a row hundreds of megabytes long), the page cut where its lines pass `$filters+2` bytes (never
+ * before its first row); `n`: how many rows the query found before the cut.
+ */
+function listSql(where: string, filters: number, limit: number): string {
+  const row = `$${filters + 1}`;
+  const pageBytes = `$${filters + 2}`;
+  return `SELECT seq, CASE WHEN bytes > ${row} THEN NULL ELSE COALESCE(line, '') END AS line, n
+  FROM (SELECT seq, line, bytes, count(*) OVER () AS n,
+               sum(LEAST(bytes, ${row} + 1)) OVER (ORDER BY seq DESC ROWS UNBOUNDED PRECEDING)
+                 - LEAST(bytes, ${row} + 1) AS before
+          FROM (SELECT seq, line, octet_length(line) AS bytes
+                  FROM acp_audit_events ${where} ORDER BY seq DESC LIMIT ${limit}) page) sized
+ WHERE before < ${pageBytes}
+ ORDER BY seq DESC`;
+}
+
 /** Lists pages (newest first, `line` = the row's `seq`) and verifies the one chain all nodes append to. */
 export function createPostgresAuditTrail(
   store: PostgresStore,
@@ -98,19 +124,24 @@ export function createPostgresAuditTrail(
         return { events: [], total: await total(), next: null };
       const where = whereOf(query);
       const [page, count] = await Promise.all([
-        store.query<{ seq: number; line: string }>(
-          `SELECT seq, line FROM acp_audit_events ${where.sql} ORDER BY seq DESC LIMIT ${limit + 1}`,
-          where.values,
+        store.query<{ seq: number; line: string | null; n: number | string }>(
+          listSql(where.sql, where.values.length, limit + 1),
+          [...where.values, MAX_AUDIT_ROW_BYTES, MAX_AUDIT_PAGE_BYTES],
         ),
         total(),
       ]);
+      const shown = page.rows.slice(0, limit);
       const events: AuditEntry[] = [];
-      for (const row of page.rows.slice(0, limit)) {
-        const parsed = parseAuditLine(row.line);
-        if (parsed.ok) events.push({ line: row.seq, event: parsed.value });
+      for (const row of shown) {
+        // a row too long for any audit line (NULL here) is not listed, as a line that does not parse is not:
+        // the chain's verification, shown beside the listing, names it (`not_json`, line too long)
+        const parsed = row.line === null ? null : parseAuditLine(row.line);
+        if (parsed?.ok === true) events.push({ line: row.seq, event: parsed.value });
       }
-      const last = events.at(-1);
-      const next = page.rows.length > limit && last !== undefined ? last.line : null;
+      // more rows follow when the query found more than the page holds or the page was cut at its bytes
+      const found = Number(page.rows[0]?.n ?? 0);
+      const last = shown.at(-1);
+      const next = found > shown.length && last !== undefined ? last.seq : null;
       return { events, total: count, next };
     },
     verify: verification.verify,

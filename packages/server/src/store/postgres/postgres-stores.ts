@@ -22,6 +22,8 @@ import {
   openConsentWaiter,
   openPostgresAuditAnchor,
   resolvePostgresAuditAnchorPath,
+  MAX_AUDIT_ROW_BYTES,
+  overlongAuditRow,
   postgresFirstAnchorMessage,
   postgresFirstAnchorStartMessage,
   openPostgresStore,
@@ -127,17 +129,22 @@ function checkpointVerifies(line: string, publicKey: CheckpointPublicKey): boole
  * ran already), the node starts and `onForeign` is told. Each is one short read (a checkpoint comes at
  * least every 1000 events).
  */
-async function checkChainKey(
+export async function checkChainKey(
   store: PostgresStore,
   publicKey: CheckpointPublicKey,
   onForeign: (line: number) => void,
 ): Promise<void> {
-  const read = async (order: "ASC" | "DESC"): Promise<{ seq: number; line: string } | undefined> =>
-    (
-      await store.query<{ seq: number; line: string }>(
-        `SELECT seq, line FROM acp_audit_events WHERE event_type = 'checkpoint' ORDER BY seq ${order} LIMIT 1`,
+  // a row too long for any audit line is read as its stand-in (not fetched whole): it is no checkpoint
+  const read = async (order: "ASC" | "DESC"): Promise<{ seq: number; line: string } | undefined> => {
+    const row = (
+      await store.query<{ seq: number; line: string | null }>(
+        "SELECT seq, CASE WHEN octet_length(line) > $1 THEN NULL ELSE COALESCE(line, '') END AS line " +
+          `FROM acp_audit_events WHERE event_type = 'checkpoint' ORDER BY seq ${order} LIMIT 1`,
+        [MAX_AUDIT_ROW_BYTES],
       )
     ).rows[0];
+    return row === undefined ? undefined : { seq: row.seq, line: row.line ?? overlongAuditRow() };
+  };
   const first = await read("ASC");
   if (first === undefined) return; // no checkpoint yet: this node may start the chain
   if (checkpointVerifies(first.line, publicKey) === false) {
