@@ -214,7 +214,7 @@ describe("acp audit verify", () => {
     expect(out.stderr).toContain("unknown `event_type` `\\u001b[2J\\u001b[32mintact`");
   });
 
-  it("shows control characters of a checkpoint's timestamp as escapes in the verdict: without a key nothing vouches for it", async () => {
+  it("refuses a checkpoint whose timestamp is not ISO-8601 (control characters), printing none of them: without a key nothing vouches for it", async () => {
     const h = await home(1);
     rmSync(join(h.home, "keys", "public.key"));
     rmSync(`${h.log}.checkpoint`);
@@ -237,10 +237,10 @@ describe("acp audit verify", () => {
     );
     writeFileSync(h.log, `${serializeAuditEvent(first)}\n${serializeAuditEvent(checkpoint)}\n`);
     const out = await runCli(["audit", "verify"], { env: h.env });
-    expect(out.code).toBe(0);
-    expect(out.stdout).toContain(
-      "last checkpoint: line 2 (1 events, \\u001b[2J\\u001b]0;ok\\u0007\\u009b31m\\u202eintact)",
-    );
+    // before 28 Nov 2026 any string was read: exit 0, the timestamp printed (escaped) as the last checkpoint's
+    expect(out.code).toBe(3);
+    expect(`${out.stdout}${out.stderr}`).toContain("`metadata.checkpoint.timestamp` is not an ISO-8601 date-time");
+    expect(`${out.stdout}${out.stderr}`).toContain("schema_invalid");
     // nothing the terminal acts on (C0 but the newlines, DEL, C1, the bidi override) is printed raw
     const raw = [...out.stdout, ...out.stderr].filter((c) => /[\p{Cc}\u202e]/u.test(c) && c !== "\n");
     expect(raw).toEqual([]);

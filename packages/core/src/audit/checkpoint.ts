@@ -2,6 +2,7 @@ import { createPublicKey, sign, verify, type KeyObject } from "node:crypto";
 import { canonicalJsonBytes, isSha256Ref } from "../canonical-json/index.js";
 import { fail, ok, type Issue, type Result } from "../issues/index.js";
 import type { AuditEventInput, AuditEventV02 } from "./event.js";
+import { ISO_8601 } from "./parse-event.js";
 
 /** The `type` of a checkpoint body. */
 export const CHECKPOINT_KIND = "audit_checkpoint";
@@ -108,6 +109,10 @@ export function readCheckpoint(event: AuditEventV02): Result<AuditCheckpoint> {
   const head = body["head_hash"];
   if (head !== null && !isSha256Ref(head)) return invalid("`metadata.checkpoint.head_hash` is not a sha256 hash");
   if (typeof body["timestamp"] !== "string") return invalid("`metadata.checkpoint.timestamp` is not a string");
+  // as an event's own: the verifier prints it (the last checkpoint's time), a signature does not make it one
+  if (!ISO_8601.test(body["timestamp"])) {
+    return invalid("`metadata.checkpoint.timestamp` is not an ISO-8601 date-time");
+  }
   if (typeof signature !== "string") return invalid("checkpoint has no `metadata.signature` string");
   return ok({ body: createCheckpointBody(head, count, body["timestamp"]), signature });
 }

@@ -16,7 +16,8 @@ export const MAX_AUDIT_LINE_LENGTH = 1024 * 1024;
 export const NOT_UTF8_AUDIT_LINE = "\uDC80 (line is not valid UTF-8)";
 
 const ID = /^ae_[A-Za-z0-9_-]{1,128}$/;
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+/** An ISO-8601 date-time as an event's `timestamp` (and a checkpoint body's) must be. */
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 const NULLABLE_STRINGS = ["request_id", "agent", "tool", "category", "risk_level", "decision", "policy_rule"] as const;
 const FIELDS: ReadonlySet<string> = new Set([
   "type",
