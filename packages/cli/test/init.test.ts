@@ -16,7 +16,7 @@ afterAll(root.cleanup);
 describe("acp init", () => {
   it("creates a 0700 home with config, a valid safe policy and an encrypted key pair", async () => {
     const home = join(root.dir, "a");
-    const r = await runCli(["init", "--json"], { env: envFor(home, "init pass") });
+    const r = await runCli(["init", "--json"], { env: envFor(home, "init passphrase") });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout) as { public_key: string; private_key_encrypted: boolean; files: string[] };
@@ -29,7 +29,7 @@ describe("acp init", () => {
     const key = readPrivateKeyFile(home);
     expect(key.ok && key.value.protection).toBe("scrypt-aes-256-gcm");
     if (key.ok && key.value.protection !== "none") expect(key.value.kdf).toMatchObject({ log_n: 17, r: 8, p: 1 });
-    expect(loadMasterSeed(home, "init pass").ok).toBe(true);
+    expect(loadMasterSeed(home, "init passphrase").ok).toBe(true);
     expect(loadMasterSeed(home, "other").ok).toBe(false);
     expect(parsePolicy(readFileSync(p.policy, "utf8")).ok).toBe(true);
     expect(readFileSync(p.config, "utf8")).toContain(`policy: "policy.yml"`);
@@ -40,8 +40,8 @@ describe("acp init", () => {
     const old = process.umask(0o000);
     let r;
     try {
-      r = await runCli(["init"], { env: envFor(home, "init pass") });
-      expect((await runCli(["vault", "set", "A"], { env: envFor(home, "init pass"), stdin: "a" })).code).toBe(0);
+      r = await runCli(["init"], { env: envFor(home, "init passphrase") });
+      expect((await runCli(["vault", "set", "A"], { env: envFor(home, "init passphrase"), stdin: "a" })).code).toBe(0);
     } finally {
       process.umask(old);
     }
@@ -50,8 +50,8 @@ describe("acp init", () => {
     for (const f of [p.config, p.policy, p.privateKey, p.publicKey, p.vault])
       expect(statSync(f).mode & 0o777).toBe(0o600);
     for (const d of [home, p.keysDir]) expect(statSync(d).mode & 0o777).toBe(0o700);
-    expect(loadMasterSeed(home, "init pass").ok).toBe(true);
-    const doctor = await runCli(["doctor", "--json"], { env: envFor(home, "init pass") });
+    expect(loadMasterSeed(home, "init passphrase").ok).toBe(true);
+    const doctor = await runCli(["doctor", "--json"], { env: envFor(home, "init passphrase") });
     const checks = (JSON.parse(doctor.stdout) as { checks: { status: string; name: string }[] }).checks;
     expect(
       checks
@@ -135,7 +135,7 @@ describe("acp init's starter config.yml", () => {
 
   it("has commented serve: and storage: examples that, uncommented, are what acp serve and acp doctor accept", async () => {
     const home = join(root.dir, "starter");
-    expect((await runCli(["init"], { env: envFor(home, "init pass") })).code).toBe(0);
+    expect((await runCli(["init"], { env: envFor(home, "init passphrase") })).code).toBe(0);
     const p = homePaths(home);
     const text = readFileSync(p.config, "utf8");
     expect(text).toContain("# serve:\n");
@@ -159,7 +159,7 @@ describe("acp init's starter config.yml", () => {
       },
     });
     // the proxy's own checks and the serve check (not the database: no server is expected at that URL)
-    const checks = runDoctorChecks(home, "init pass");
+    const checks = runDoctorChecks(home, "init passphrase");
     expect(checks.filter((c) => c.status === "fail")).toEqual([]);
     const serveChecks = await checkServeStorage(home, {});
     expect(serveChecks.find((c) => c.name === "serve")).toEqual({

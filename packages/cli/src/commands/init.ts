@@ -27,6 +27,27 @@ const NO_PASSPHRASE_WARNING = [
   "WARNING: use it only for throwaway homes; re-run `acp init --force` with a passphrase for real use.",
 ];
 
+/** A new key's passphrase shorter than this is kept with a warning (the vault's short-value length too). */
+const SHORT_PASSPHRASE = 12;
+
+/**
+ * Refuses a blank passphrase (it protects nothing) and warns of a short one: a copied keys/private.key is
+ * guessed offline. Names the length, never the passphrase.
+ */
+function checkNewPassphrase(ctx: CliContext, passphrase: string): void {
+  if (passphrase.trim() === "")
+    throw new CliError(
+      `the passphrase must not be blank (only spaces): choose one of ${SHORT_PASSPHRASE} characters or more`,
+      EXIT.usage,
+    );
+  const length = [...passphrase].length;
+  if (length < SHORT_PASSPHRASE)
+    printError(
+      ctx,
+      `warning: the passphrase is ${length} character${length === 1 ? "" : "s"} long: a short one is guessed offline from a copied keys/private.key; ${SHORT_PASSPHRASE} characters or more is safer (re-run \`acp init --force\`)`,
+    );
+}
+
 async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
   const home = resolveHome(ctx.io);
   if (options.force !== true && isExistingHome(home)) {
@@ -45,6 +66,7 @@ async function runInit(ctx: CliContext, options: InitOptions): Promise<void> {
       EXIT.error,
     );
   const passphrase = encrypted ? await resolvePassphrase(ctx, true) : null;
+  if (passphrase !== null) checkNewPassphrase(ctx, passphrase);
   const seed = generateEd25519Seed(randomBytes);
   const privateKeyFile = wrapPrivateKey(seed, passphrase, randomBytes);
   seed.fill(0);
@@ -117,7 +139,8 @@ export function registerInit(parent: Command, ctx: CliContext): void {
       "after",
       `
 The passphrase comes from ACP_PASSPHRASE, or is asked twice without echo when stdin is a terminal.
-With neither, init stops with an error rather than store the key unencrypted.
+With neither, init stops with an error rather than store the key unencrypted. A blank passphrase (only
+spaces) is refused; one shorter than 12 characters is kept with a warning on stderr.
 
 config.yml holds the settings of acp proxy (channel, proxy, session, …; its other keys commented out with
 their defaults) and, commented out the same way, the serve: and storage: sections of acp serve and the
@@ -138,7 +161,7 @@ Examples:
   acp init --force                          # new keys, fresh config and policy
 
 Exit codes: 0 created, 1 error (home exists without --force, home in use, no passphrase, I/O), 2 usage
-(an empty passphrase or two that differ at the prompt, an unknown option).`,
+(an empty or blank passphrase, two that differ at the prompt, an unknown option).`,
     )
     .action(async (options: InitOptions) => {
       await runInit(ctx, options);
