@@ -112,7 +112,10 @@ async function eventsOf(
   id: string,
 ): Promise<{ event_type: string; metadata: Record<string, unknown> }[]> {
   await ready.embedded.stores.auditLog.flush();
-  const res = await fetch(`${ready.url}/v1/audit?request_id=${id}`, { headers: agents });
+  // the audit trail is the approvers' to read (the agents' token is 403 there)
+  const res = await fetch(`${ready.url}/v1/audit?request_id=${id}`, {
+    headers: { authorization: `Bearer ${APPROVERS}` },
+  });
   const { events } = (await res.json()) as {
     events: { event: { event_type: string; metadata: Record<string, unknown> } }[];
   };

@@ -29,7 +29,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
 }
 
 async function get(path: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}`, ...headers } });
+  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, ...headers } });
 }
 
 async function errorCode(res: Response): Promise<unknown> {

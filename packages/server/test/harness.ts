@@ -132,9 +132,13 @@ export async function openTokenServer(
 /** The approvers' token {@link startTestServer} configures unless told otherwise. */
 export const APPROVER_TOKEN = "test-approver-token-0123456789";
 
-/** The token a request to `path` goes with: the approvers' for an answer, else the agents' `token`. */
+/**
+ * The token a request to `path` goes with: the approvers' for an answer and for the audit trail (which the
+ * unnamed agents' token does not read: audit-read-scope.test.ts), else the agents' `token`.
+ */
 export function tokenFor(path: string, token: string): string {
-  return /\/v1\/consent\/[^/]+\/response$/.test(path.split("?")[0] ?? "") ? APPROVER_TOKEN : token;
+  const route = path.split("?")[0] ?? "";
+  return /\/v1\/consent\/[^/]+\/response$/.test(route) || route === "/v1/audit" ? APPROVER_TOKEN : token;
 }
 
 /**

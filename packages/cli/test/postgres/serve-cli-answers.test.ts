@@ -15,6 +15,8 @@ import { runCli } from "../run.js";
 import { runBuiltAcp, startServeNode, stopServeNode, type ServeNode } from "./fixtures/serve-node.js";
 
 const TOKEN = "cli-answers-test-token-0123456789";
+/** The approvers' token: the audit trail is theirs to read (the agents' token is 403 there). */
+const APPROVER_TOKEN = "cli-answers-approver-token-0123456789";
 const db = useTestDatabase();
 const homes: string[] = [];
 let node: ServeNode;
@@ -26,7 +28,7 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
   const res = await fetch(`${node.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${TOKEN}`,
+      authorization: `Bearer ${path.startsWith("/v1/audit?") ? APPROVER_TOKEN : TOKEN}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -88,7 +90,13 @@ beforeAll(async () => {
   });
   expect(init.code, init.stderr).toBe(0);
   writeFileSync(join(nodeHome, "policy.yml"), STARTER_POLICY);
-  node = await startServeNode({ ACP_HOME: nodeHome, HOME: nodeHome, ACP_STORAGE_URL: db.url, ACP_BRIDGE_TOKEN: TOKEN });
+  node = await startServeNode({
+    ACP_HOME: nodeHome,
+    HOME: nodeHome,
+    ACP_STORAGE_URL: db.url,
+    ACP_BRIDGE_TOKEN: TOKEN,
+    ACP_APPROVER_TOKEN: APPROVER_TOKEN,
+  });
 }, 120_000);
 
 afterAll(async () => {

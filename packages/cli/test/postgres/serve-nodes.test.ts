@@ -84,7 +84,8 @@ async function call(
   const res = await fetch(`${node.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${path.endsWith("/response") ? APPROVER_TOKEN : TOKEN}`,
+      // the approvers' token answers consent and reads the audit trail (the agents' token is 403 there)
+      authorization: `Bearer ${path.endsWith("/response") || path.startsWith("/v1/audit?") ? APPROVER_TOKEN : TOKEN}`,
       ...(body !== undefined ? { "content-type": "application/json" } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -7,7 +7,8 @@
  *   consent over the API: an agent that holds the token it asks with must not be able to approve what
  *   it asked (the confused deputy ACP exists to stop);
  * - either reads (consent requests, their event stream, the audit trail, metrics); an agents' token reads only
- *   the consent requests raised with it ({@link readsAsAgentsToken}, {@link callerAgent}).
+ *   the consent requests raised with it ({@link readsAsAgentsToken}, {@link callerAgent}), and of the audit
+ *   trail a named agent's token only its own events, the unnamed agents' token none (routes/audit.ts).
  *
  * Compared in constant time; 400 for a malformed header, 401 for a missing or wrong token, 403 for the
  * agents' token where only the approvers' is taken. Without an agents' token the API answers loopback

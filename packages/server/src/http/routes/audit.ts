@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuditCheckpointSummary, AuditConsentCount, AuditRemainder, AuditVerification } from "@acp/core";
 import type { AuditQuery, AuditTrail } from "../../store/types.js";
+import { callerAgent, readsAsAgentsToken } from "../api-auth.js";
 import { HttpError } from "../error-body.js";
 import { AUDIT_QUERY, ERROR_RESPONSES, READ_SECURITY } from "../schemas.js";
 import { AUDIT_PAGE_ANSWER, AUDIT_VERIFY_ANSWER, serializeWithJson } from "../answer-schemas.js";
@@ -29,6 +30,37 @@ export function toAuditQuery(raw: RawQuery): AuditQuery {
     ...(raw.request_id !== undefined ? { requestId: raw.request_id } : {}),
     ...(raw.q !== undefined ? { q: raw.q } : {}),
   };
+}
+
+/**
+ * What a reader may list of the trail. Its consent events carry each call's arguments, its decisions what each
+ * agent did: an approvers' token (and an open loopback API with no token configured) lists every event; a
+ * token that names its agent only the events recorded under that name (every request made with it is, whatever
+ * its body says: a query naming another agent is 403 `agent_mismatch`); the unnamed agents' token none (403
+ * `approver_token_required`), as every caller that holds it shares it and its events name whatever agent
+ * their bodies said, so none of them are its own to tell apart.
+ */
+export function scopeAuditQuery(request: FastifyRequest, query: AuditQuery): AuditQuery {
+  const agent = callerAgent(request);
+  if (agent !== undefined) {
+    if (query.agent !== undefined && query.agent !== agent) {
+      throw new HttpError(
+        403,
+        "agent_mismatch",
+        `this token is agent \`${agent}\`'s: it reads only the audit events recorded under that name`,
+      );
+    }
+    return { ...query, agent };
+  }
+  if (readsAsAgentsToken(request)) {
+    throw new HttpError(
+      403,
+      "approver_token_required",
+      "the audit trail holds every agent's calls and arguments: read it with the approvers' token " +
+        "(ACP_APPROVER_TOKEN), or a token that names its agent (serve.agent_tokens) for that agent's own events",
+    );
+  }
+  return query;
 }
 
 /** A checkpoint as the verifier saw it, on the wire. */
@@ -105,6 +137,10 @@ export function registerAuditRoutes(
       onRequest: guard,
       schema: {
         summary: "audit events, newest first, filtered and paged",
+        description:
+          "The approvers' tokens read every event; a token that names its agent only the events recorded under " +
+          "that name (403 `agent_mismatch` for `?agent=` another); the unnamed agents' token none (403 " +
+          "`approver_token_required`): consent events carry each call's arguments.",
         tags: ["audit"],
         security: READ_SECURITY,
         querystring: AUDIT_QUERY,
@@ -112,7 +148,7 @@ export function registerAuditRoutes(
       },
       serializerCompiler: serializeWithJson,
     },
-    async (request) => audit.list(toAuditQuery(request.query as RawQuery)),
+    async (request) => audit.list(scopeAuditQuery(request, toAuditQuery(request.query as RawQuery))),
   );
   app.get(
     "/v1/audit/verify",
