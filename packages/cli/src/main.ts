@@ -40,6 +40,16 @@ export function createProgram(ctx: CliContext): Command {
     })
     .exitOverride();
   registerCommands(program, ctx);
+  // `acp -v` is what many tools take for the version: the usage error names the spelling acp takes. Set after
+  // the commands are registered, so only the program's own error says it (`acp pending -v` does not)
+  program.configureOutput({
+    outputError: (message, write) =>
+      write(
+        message.startsWith("error: unknown option '-v'\n")
+          ? message.replace("\n", " (the version: `acp --version` or `acp -V`)\n")
+          : message,
+      ),
+  });
   // `acp vault nope`: exit 2 naming the closest command (or the group's commands) and the group's --help
   refuseUnknownCommands(program);
   // `acp vault --help` has examples and exit codes, as every command's help has
