@@ -1,4 +1,5 @@
-import { closeSync, constants, existsSync, fstatSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readlinkSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import {
   AUDIT_PROBLEMS,
@@ -88,6 +89,28 @@ function checkReadable(path: string, regularOnly: boolean): void {
   }
 }
 
+/**
+ * The home's log made a symbolic link (dangling or not) is refused as acp proxy and acp serve refuse to write
+ * it (`audit_log_unsafe`): verifying the link's target as the home's log said "intact" of a log no writer
+ * appends to, beside an anchor that is not the target's. A FILE a person names is read wherever it leads.
+ */
+function refuseLinkedLog(path: string): void {
+  let link: string;
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return;
+    link = readlinkSync(path);
+  } catch {
+    return; // missing or unreadable: told below, as before
+  }
+  const target = resolve(dirname(path), link);
+  throw new CliError(
+    `the home's audit log \`${printable(path)}\` is a symbolic link (audit_log_unsafe): acp proxy and acp serve ` +
+      "refuse to write it, so it is not verified as the home's log; remove the link (the writers start a new log), " +
+      `or verify its target by name: acp audit verify ${printable(target)}`,
+    EXIT.error,
+  );
+}
+
 /** Most bytes of a public key file read (`/dev/zero` or a huge file is not read on: not 64 hex digits). */
 const MAX_PUBLIC_KEY_BYTES = 64 * 1024;
 
@@ -125,14 +148,24 @@ function readPublicKey(ctx: CliContext, explicit: string | undefined, home: stri
   return { key: hex.toLowerCase(), path };
 }
 
+/** `n` and the word, in the plural unless `n` is 1: "1 event", "2 events". */
+function counted(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function describeOk(file: string, r: AuditVerification): string[] {
-  const out = [`${file}: intact: ${r.count} events, head ${r.head ?? "(empty log)"}`];
+  const out = [`${file}: intact: ${counted(r.count, "event")}, head ${r.head ?? "(empty log)"}`];
   const cp = r.lastCheckpoint;
   out.push(
-    cp === null ? "no checkpoint yet" : `last checkpoint: line ${cp.line} (${cp.count} events, ${cp.timestamp})`,
+    cp === null
+      ? "no checkpoint yet"
+      : `last checkpoint: line ${cp.line} (${counted(cp.count, "event")}, ${cp.timestamp})`,
   );
-  if (r.eventsAfterLastCheckpoint > 0) {
-    out.push(`${r.eventsAfterLastCheckpoint} events after the last checkpoint are not yet covered by a signature`);
+  const after = r.eventsAfterLastCheckpoint;
+  if (after > 0) {
+    out.push(
+      `${counted(after, "event")} after the last checkpoint ${after === 1 ? "is" : "are"} not yet covered by a signature`,
+    );
   }
   const consent = r.consentResponses;
   if (consent !== null && consent.checked + consent.unchecked > 0) out.push(...describeConsent(consent));
@@ -153,9 +186,9 @@ const UNCHECKED_BECAUSE: Readonly<Record<AuditConsentUnchecked | "hashed", strin
 const LINES_NAMED = 10;
 
 /** The consent responses checked, and each reason some could not be, with the lines it holds for. */
-function describeConsent(consent: AuditConsentCount): string[] {
+export function describeConsent(consent: AuditConsentCount): string[] {
   const head =
-    `consent responses: ${consent.checked} signatures checked against the action recorded beside them` +
+    `consent responses: ${counted(consent.checked, "signature")} checked against the action recorded beside them` +
     (consent.unchecked > 0 ? `, ${consent.unchecked} not checkable:` : "");
   const out = [head];
   for (const why of ["hashed", "omitted", "withheld", "missing"] as const) {
@@ -404,6 +437,7 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     return;
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
+  if (fileArg === undefined) refuseLinkedLog(file);
   // the home's log is missing: nothing was audited yet, unless its anchor says otherwise (deleted or moved)
   const gone = fileArg === undefined && !existsSync(file);
   if (gone && !existsSync(anchorPathOf(file))) throw noAuditLogYet(file);
@@ -474,7 +508,8 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "",
         "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor",
         "too; the same with --json), 1 a file cannot be read (the log; a --public-key or --anchor named; the",
-        "home's key or FILE.checkpoint when present, or owned by another user: `chown` it), or the storage URL",
+        "home's key or FILE.checkpoint when present, or owned by another user: `chown` it; the home's log a",
+        "symbolic link, audit_log_unsafe, as the writers refuse it: name its target as FILE), or the storage URL",
         "is not a postgres:// URL, PostgreSQL cannot be reached or holds no audit chain, 4 the public key file is",
         "not 64 hex digits, 2 usage.",
         "",
