@@ -35,15 +35,15 @@ describe("acp proxy with an upstream URL nothing listens on", () => {
     );
   });
 
-  it("never prints a password written into the URL (fetch quotes the whole URL when it refuses one)", async () => {
+  it("refuses a password written into the URL before starting (usage), never printing it", async () => {
     const { home } = fixtureHome(root.dir);
     const port = await closedPort();
     const out = await runCli(
       ["proxy", "--upstream", `http://agent:s3cret-pass@127.0.0.1:${port}/mcp`, "--name", "remote"],
       { env: envFor(home) },
     );
-    expect(out.code).toBe(1);
-    expect(out.stderr).toContain(`upstream \`remote\` failed: http://127.0.0.1:${port}/mcp: `);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("carries a user or password");
     expect(out.stderr).not.toContain("s3cret-pass");
   });
 
@@ -54,8 +54,8 @@ describe("acp proxy with an upstream URL nothing listens on", () => {
       const out = await runCli(["proxy", "--upstream", `http://${auth}@127.0.0.1:${port}/mcp`, "--name", "remote"], {
         env: envFor(home),
       });
-      expect(out.code).toBe(1);
-      expect(out.stderr).toContain(`upstream \`remote\` failed: http://127.0.0.1:${port}/mcp: `);
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain("carries a user or password");
       expect(out.stderr).not.toContain("t0kenAsUser");
       expect(out.stderr).not.toContain("s3cret");
     }

@@ -34,10 +34,10 @@ describe("acp proxy --upstream with a value it cannot use", () => {
   it("says what to do with a user or password in a URL, which fetch refuses to send (it names neither)", async () => {
     const port = await closedPort();
     const out = await runCli(["proxy", "--upstream", `http://agent:s3cret-pass@127.0.0.1:${port}/mcp`], { env });
-    expect(out.code).toBe(1);
+    expect(out.code).toBe(2);
     expect(out.stderr).toContain(
-      "(a user or password in the URL is not sent: keep it in the vault and send it as a header, `credentials:` with " +
-        "`inject: { header: Authorization, format: … }` (acp docs reference/vault))",
+      "carries a user or password, which fetch refuses to send: keep it in the vault and send it as a header, " +
+        "`credentials:` with `inject: { header: Authorization, format: … }` (acp docs reference/vault)",
     );
     expect(out.stderr).not.toContain("s3cret-pass");
   });

@@ -208,6 +208,25 @@ describe("proxy section of config.yml", () => {
     );
   });
 
+  it("refuses an upstream url carrying a user or password at config time, never echoing it", () => {
+    for (const url of [
+      "https://agent:s3cret-pass@mcp.example.com/mcp",
+      "https://ghp_t0kenAsUser@mcp.example.com/mcp",
+    ]) {
+      const parsed = parseProxyConfig({ upstream_servers: [{ name: "remote", url }] });
+      expect(parsed.ok).toBe(false);
+      if (parsed.ok) return;
+      expect(parsed.issues).toHaveLength(1);
+      expect(parsed.issues[0]).toMatchObject({
+        code: "proxy_upstream_url_invalid",
+        path: ["proxy", "upstream_servers", 0, "url"],
+      });
+      expect(parsed.issues[0]?.message).toContain("a user or password");
+      expect(parsed.issues[0]?.message).toContain("vault");
+      expect(parsed.issues[0]?.message).not.toMatch(/s3cret|t0kenAsUser/);
+    }
+  });
+
   it("refuses an upstream command with an unterminated quote at its command key", () => {
     const parsed = parseProxyConfig({
       upstream_servers: [{ name: "fs", command: "mcp-server-filesystem '/tmp/walkw/my dir" }],

@@ -319,7 +319,14 @@ function parseUpstreamEntry(
     }
     const parsed = typeof url === "string" ? parseUpstreamUrl(url, name, transport) : undefined;
     if (parsed === undefined || !parsed.ok) {
-      at([...path, "url"], URL_INVALID, `upstream \`${name}\`: \`url\` must be an http or https url`);
+      const credentials = parsed !== undefined && parsed.issues[0]?.message.includes("carries a user or password");
+      at(
+        [...path, "url"],
+        URL_INVALID,
+        credentials === true
+          ? `upstream \`${name}\`: ${parsed?.issues[0]?.message ?? ""}`
+          : `upstream \`${name}\`: \`url\` must be an http or https url`,
+      );
       return undefined;
     }
     return { ...parsed.value, ...trust };

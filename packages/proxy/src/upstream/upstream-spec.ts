@@ -153,6 +153,17 @@ export function parseUpstreamUrl(
       { code: "proxy_upstream_url_invalid", path: [], message: `upstream url \`${shown}\` must be http or https` },
     ]);
   }
+  // Node's fetch refuses a url with credentials, so such an upstream only failed once started: refused here
+  if (url.username !== "" || url.password !== "") {
+    const shown = urlForMessage(value);
+    return fail([
+      {
+        code: "proxy_upstream_url_invalid",
+        path: [],
+        message: `upstream url \`${shown}\` carries a user or password, which fetch refuses to send: keep it in the vault and send it as a header, \`credentials:\` with \`inject: { header: Authorization, format: … }\` (acp docs reference/vault)`,
+      },
+    ]);
+  }
   const kind = transport ?? (url.pathname.endsWith("/sse") ? "sse" : "streamable-http");
   return ok({ name, transport: kind, url: url.toString() });
 }
