@@ -265,6 +265,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         void entryFor(id).session.recordToolResult(server, tool, text, {
           ...(given?.trusted === true ? { trusted: true } : {}),
           ...(given?.error === true ? { error: true } : {}),
+          ...(given?.hiddenTextRemoved === true ? { hiddenTextRemoved: true } : {}),
         }),
       unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {

@@ -20,7 +20,8 @@ export type InstructionSignalKind =
   | "tool_name"
   | "urgency"
   | "address"
-  | "unscanned";
+  | "unscanned"
+  | "hidden_text";
 
 /** One piece of evidence: its kind, the text that showed it (cut at 60 characters) and its weight. */
 export interface InstructionSignal {
@@ -278,6 +279,7 @@ const KIND_CAP: Readonly<Record<InstructionSignalKind, number>> = {
   urgency: 0.2,
   address: 0.1,
   unscanned: 1,
+  hidden_text: 1,
 };
 
 /** Signals that say who the text speaks to or what it claims to be; beside one, an address counts. */
@@ -344,4 +346,14 @@ export function detectInstructions(text: string, options: DetectInstructionsOpti
   if (!signals.some((s) => STRONG.has(s.kind))) score = Math.min(score, WEAK_ONLY_CAP);
   score = Math.min(1, Math.round(score * 1000) / 1000);
   return { score, signals, contains_instructions: score >= INSTRUCTION_THRESHOLD };
+}
+
+/**
+ * The report for a text that carried hidden characters (Unicode tag characters, bidi overrides or isolates),
+ * removed before the agent read it: text meant for the model but not for the user is an injection attempt
+ * by definition, so it counts as containing instructions (signal `hidden_text`, score 1) whatever else it says.
+ */
+export function withHiddenText(report: InstructionReport): InstructionReport {
+  const signal: InstructionSignal = { kind: "hidden_text", match: "tag characters or bidi controls", weight: 1 };
+  return { score: 1, signals: [...report.signals, signal], contains_instructions: true };
 }

@@ -2,7 +2,7 @@
  * Provenance entries: every value entering a session is kept with a label and a source, as the text, tokens and
  * aliases `deriveProvenance` traces argument values to.
  */
-import { detectInstructions, type InstructionReport } from "./instruction-detector.js";
+import { detectInstructions, withHiddenText, type InstructionReport } from "./instruction-detector.js";
 import { directoryEntries, readStructure, type StructuredRecord } from "./structured-content.js";
 import { textAliases, type TextAliases } from "./value-aliases.js";
 import { comparableText, extractValueTokens, normalizeText } from "./value-tokens.js";
@@ -62,6 +62,8 @@ export interface ProvenanceEntryOptions {
    * but the text's.
    */
   readonly room?: number;
+  /** Hidden characters were removed from the content before the agent read it: it counts as instructions. */
+  readonly hidden_text?: boolean;
 }
 
 /** What an entry holds in the session's store: its text, its tokens and the aliases of an untrusted one. */
@@ -110,7 +112,8 @@ export function createProvenanceEntry(
   const untrusted = label === "external_untrusted";
   // The detector reads the content as it came, not as far as the session's room keeps it (a session out of
   // room still learns that a result reads like instructions), and undoes escapes itself.
-  const instructions = untrusted ? detectInstructions(serialized ?? "") : null;
+  const scored = untrusted ? detectInstructions(serialized ?? "") : null;
+  const instructions = scored !== null && options.hidden_text === true ? withHiddenText(scored) : scored;
   raw = comparableText(raw);
   const structure = untrusted && !truncated ? readStructure(content) : undefined;
   const directory =

@@ -38,6 +38,12 @@ export interface ToolResultOptions {
    * about the call, not its answer, so neither configured trust nor a directory covers it (see {@link isError}).
    */
   readonly error?: boolean;
+  /**
+   * Hidden characters (Unicode tag characters, bidi overrides or isolates) were removed from the result before
+   * the agent read it (`acp proxy`): an injection attempt, so the result is untrusted whatever the server's
+   * trust, and counts as instruction-like content read (`instructions_seen`, signal `hidden_text`).
+   */
+  readonly hiddenTextRemoved?: boolean;
 }
 
 /**
@@ -216,13 +222,17 @@ export function recordToolResult(
     return core.fail("invalid_record", "`trusted` must be true or false");
   if (options.error !== undefined && typeof options.error !== "boolean")
     return core.fail("invalid_record", "`error` must be true or false");
+  if (options.hiddenTextRemoved !== undefined && typeof options.hiddenTextRemoved !== "boolean")
+    return core.fail("invalid_record", "`hiddenTextRemoved` must be true or false");
+  const hidden = options.hiddenTextRemoved === true;
   // What a server says besides answering (a log line, a progress message, a sampling request, a completion,
   // recorded under the method's name: `notifications/message`) may echo what it was asked: neither a trusted
   // server's nor a directory's answer, it is untrusted. So is the error of a call (`file /x/<the attacker's
   // IBAN> not found`): it speaks of what it was asked, in words the echoes of its arguments may not catch.
-  const answer = isAnswer(tool) && options.error !== true && !isError(content);
+  // So is a result that smuggled hidden text: whoever wrote it into the server's answer is not the server.
+  const answer = isAnswer(tool) && options.error !== true && !hidden && !isError(content);
   const configured = answer && core.settings.trustedServers.match([server, `${server}.${tool}`]) !== undefined;
-  const trusted = options.trusted ?? configured;
+  const trusted = !hidden && (options.trusted ?? configured);
   core.toolResults++;
   const source = `${server}.${tool}#${core.toolResults}`;
   const directory = answer ? directoryFor(core, [server, `${server}.${tool}`]) : {};
@@ -232,6 +242,7 @@ export function recordToolResult(
     ...directory,
     ...(pending?.named === true ? { named_source: true } : {}),
     ...(pending !== undefined && pending.echoes.size > 0 ? { echoes: pending.echoes } : {}),
+    ...(hidden ? { hidden_text: true } : {}),
   };
   const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, entryOptions);
   core.emit("tool_result_recorded", `result of \`${server}.${tool}\` recorded as ${entry.label} (\`${source}\`)`);

@@ -31,13 +31,15 @@ export interface CallObserver {
    * `trusted`: the caller vouches for this result (an in-process tool marked trusted): not untrusted content.
    * `error`: the result is the call's error (`isError`, or a JSON-RPC error relayed): what the server says of
    * the call, untrusted even from a server configured as trusted.
+   * `hiddenTextRemoved`: tag characters or bidi controls were taken out of `text` before the agent read it
+   * (`acp/hidden_text_removed`): an injection attempt, which the runtime counts as instruction-like content.
    */
   result(
     sessionId: string,
     server: string,
     tool: string,
     text: string,
-    options?: { readonly trusted?: boolean; readonly error?: boolean },
+    options?: { readonly trusted?: boolean; readonly error?: boolean; readonly hiddenTextRemoved?: boolean },
   ): void;
   unreadable?(sessionId: string, server: string, tool: string, why: string): void;
   closed?(sessionId: string): void;

@@ -192,7 +192,7 @@ async function gateAndForward(
     ).catch((err: unknown) => {
       // an upstream's JSON-RPC error reaches the agent in its own words: the runtime reads them as a result
       if (err instanceof McpError && !isTransportFailure(err))
-        observeLater(proxy, session.id, target.server, target.name, verdict.request, errorResult(err));
+        observeLater(proxy, session.id, target.server, target.name, verdict.request, errorResult(err), hidden(err));
       throw err;
     });
     // the call ran but its end could not be recorded: that answer stands, the event is not tried again
@@ -208,7 +208,7 @@ async function gateAndForward(
       ...(removed !== undefined ? { hidden_text_removed: removed.characters } : {}),
     });
     if (unrecorded !== undefined) return unrecorded;
-    observeLater(proxy, session.id, target.server, target.name, verdict.request, result);
+    observeLater(proxy, session.id, target.server, target.name, verdict.request, result, removed !== undefined);
     await relay?.flush();
     await inflight.settled();
     return result;
@@ -328,11 +328,17 @@ function observeLater(
   tool: string,
   request: ActionRequest,
   result: CallToolResult,
+  hiddenText: boolean,
 ): void {
   proxy.observations.add(sessionId, () => {
     // a session that closed meanwhile is gone from the runtime: nothing to tell it
-    if (proxy.sessions.has(sessionId)) observe(proxy, sessionId, server, tool, request, result);
+    if (proxy.sessions.has(sessionId)) observe(proxy, sessionId, server, tool, request, result, hiddenText);
   });
+}
+
+/** Whether an upstream's JSON-RPC error carried tag characters or bidi controls (taken out as it is relayed). */
+function hidden(err: McpError): boolean {
+  return withoutSmuggledText({ message: err.message, data: err.data }).removed !== undefined;
 }
 
 /** What the agent reads of an upstream's JSON-RPC error, as a result: its message, and its `data`. */
@@ -359,6 +365,7 @@ function observe(
   tool: string,
   request: ActionRequest,
   result: CallToolResult,
+  hiddenText: boolean,
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
@@ -375,7 +382,12 @@ function observe(
     }
     const told = structured === "" ? text : `${text}\n${structured}`;
     // a tool's error speaks of the call, not for the server: untrusted even from a trusted server
-    if (result.isError === true) observer.result(sessionId, server, tool, told, { error: true });
+    // text smuggled in (tag characters, bidi controls) was taken out: the runtime learns it was tried
+    const options = {
+      ...(result.isError === true ? { error: true } : {}),
+      ...(hiddenText ? { hiddenTextRemoved: true } : {}),
+    };
+    if (Object.keys(options).length > 0) observer.result(sessionId, server, tool, told, options);
     else observer.result(sessionId, server, tool, told);
     if (unread !== undefined) unreadable(proxy, sessionId, server, tool, unread);
   } catch (err) {
