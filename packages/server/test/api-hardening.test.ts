@@ -26,7 +26,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
 }
 
 async function get(path: string): Promise<Response> {
-  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  return fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}` } });
 }
 
 async function errorOf(res: Response): Promise<{ code: unknown; message: unknown }> {

@@ -133,12 +133,15 @@ export async function openTokenServer(
 export const APPROVER_TOKEN = "test-approver-token-0123456789";
 
 /**
- * The token a request to `path` goes with: the approvers' for an answer and for the audit trail (which the
- * unnamed agents' token does not read: audit-read-scope.test.ts), else the agents' `token`.
+ * The token a request to `path` goes with: the approvers' for an answer, for the audit trail (which the
+ * unnamed agents' token does not read: audit-read-scope.test.ts) and for the metrics (the operators':
+ * metrics-scope.test.ts), else the agents' `token`.
  */
 export function tokenFor(path: string, token: string): string {
   const route = path.split("?")[0] ?? "";
-  return /\/v1\/consent\/[^/]+\/response$/.test(route) || route === "/v1/audit" ? APPROVER_TOKEN : token;
+  return /\/v1\/consent\/[^/]+\/response$/.test(route) || route === "/v1/audit" || route === "/metrics"
+    ? APPROVER_TOKEN
+    : token;
 }
 
 /**

@@ -3,7 +3,7 @@
  * not 404; the OpenAPI document lists only the methods each path takes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { at, readJson, startTestServer, type TestServer } from "./harness.js";
+import { at, readJson, startTestServer, type TestServer, tokenFor } from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
 const CONSENT_ID = `cr_${"0".repeat(32)}`;
@@ -20,7 +20,10 @@ function call(method: string, path: string, init: RequestInit = {}): Promise<Res
   return fetch(`${s.url}${path}`, {
     method,
     ...init,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers as Record<string, string> | undefined) },
+    headers: {
+      authorization: `Bearer ${tokenFor(path, TOKEN)}`,
+      ...(init.headers as Record<string, string> | undefined),
+    },
   });
 }
 

@@ -95,7 +95,7 @@ describe("acp serve and a dead proxy's consent requests in the shared state.db",
   });
 
   it("counts only the running proxy's request in /metrics (the count reads ids, not requests)", async () => {
-    const res = await fetch(`${url}/metrics`, { headers: auth });
+    const res = await fetch(`${url}/metrics`, { headers: approverAuth });
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/^acp_consent_pending 1$/m);
   });

@@ -86,7 +86,8 @@ Serves, from $ACP_HOME:
   GET  /v1/consent/{id}, POST /v1/consent/{id}/response, GET /v1/consent/events (SSE)
   POST /v1/consent/{id}/complete  finish a request whose waiting call was lost (a node restarted)
   GET  /v1/audit                 audit events: the approvers' tokens all, an agent's named token its own
-  GET  /v1/audit/verify, /healthz, /readyz, /metrics, /docs, /openapi.json
+  GET  /metrics                  Prometheus text: the approvers' tokens only (it counts every agent's activity)
+  GET  /v1/audit/verify, /healthz, /readyz, /docs, /openapi.json
   POST /mcp                     MCP (streamable HTTP): the tool aana_pre_tool_check
   /console                      the web console (sign in with the one-time link printed at start)
 Another method on one of these API paths is 405 method_not_allowed, its Allow header naming the methods it takes.

@@ -6,9 +6,11 @@
  * - the approvers' token (`ACP_APPROVER_TOKEN` or `serve.approver_token`) is the only one that answers
  *   consent over the API: an agent that holds the token it asks with must not be able to approve what
  *   it asked (the confused deputy ACP exists to stop);
- * - either reads (consent requests, their event stream, the audit trail, metrics); an agents' token reads only
+ * - either reads (consent requests, their event stream, the audit trail); an agents' token reads only
  *   the consent requests raised with it ({@link readsAsAgentsToken}, {@link callerAgent}), and of the audit
- *   trail a named agent's token only its own events, the unnamed agents' token none (routes/audit.ts).
+ *   trail a named agent's token only its own events, the unnamed agents' token none (routes/audit.ts);
+ * - the metrics (every agent's activity, counted) are the operators': the approvers' tokens read them, an
+ *   agents' token is 403 `approver_token_required` (role `operate`).
  *
  * Compared in constant time; 400 for a malformed header, 401 for a missing or wrong token, 403 for the
  * agents' token where only the approvers' is taken. Without an agents' token the API answers loopback
@@ -165,9 +167,11 @@ function bearerFastPath(token: string): (header: string | string[] | undefined) 
  * What a route lets its caller do, and so which tokens it takes: `agent` asks for decisions (the agents'
  * token, when one is configured); `complete` finishes an agent's own consent request (the agents' token,
  * always required); `read` reads (either token; open on loopback when no agents' token is configured);
- * `answer` answers consent (the approvers' token only, always required).
+ * `operate` reads what tells every agent's activity, the metrics (the approvers' tokens only; open on
+ * loopback when no agents' token is configured, as `read`); `answer` answers consent (the approvers' token
+ * only, always required).
  */
-export type ApiRole = "agent" | "complete" | "read" | "answer";
+export type ApiRole = "agent" | "complete" | "read" | "operate" | "answer";
 
 /** The error for a header that is no configured token of the role: `checkBearer`'s wording (400, 401). */
 function refusal(request: FastifyRequest, token: string): HttpError | null {
@@ -231,6 +235,24 @@ export function createBearerCheck(options: ApiAuthOptions, role: ApiRole = "agen
     const refused = refusal(request, unheld);
     if (refused !== null) throw refused;
   };
+  if (role === "operate") {
+    return (request) => {
+      checkHost(request, options);
+      if (!agentsHaveToken) return;
+      const header = request.headers.authorization;
+      if (isApprover(header) || namedApprover(request) !== undefined) return;
+      if (approverToken !== undefined && checkBearer(header, approverToken).ok) return;
+      if (isAgent(header) || (token !== undefined && checkBearer(header, token).ok) || namedAgent(request)) {
+        throw new HttpError(
+          403,
+          "approver_token_required",
+          "the metrics count every agent's decisions and consent requests: read them with the approvers' token " +
+            "(ACP_APPROVER_TOKEN or serve.approver_token), not an agents' token",
+        );
+      }
+      refuse(request);
+    };
+  }
   if (role === "read") {
     return (request) => {
       checkHost(request, options);

@@ -185,7 +185,7 @@ export async function createHttpApp(options: HttpAppOptions): Promise<FastifyIns
     stores: options.stores,
     metrics: options.metrics,
     clock: options.clock,
-    guard: readGuard,
+    guard: createBearerGuard(auth, "operate"),
     auditFailure: () => options.service.auditFailure(),
     ...(options.stopping !== undefined ? { stopping: options.stopping } : {}),
   });

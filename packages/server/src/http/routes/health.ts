@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServerMetrics } from "../../metrics/metrics.js";
 import type { ServerStores } from "../../store/types.js";
 import { ERROR_BODY_SCHEMA, errorBody } from "../error-body.js";
-import { ERROR_RESPONSES, READ_SECURITY, withRetryAfter } from "../schemas.js";
+import { ERROR_RESPONSES, withRetryAfter } from "../schemas.js";
 import { serializeWithJson, STATUS_ANSWER, TEXT_ANSWER } from "../answer-schemas.js";
 
 /** Registers the probes and the metrics. */
@@ -13,6 +13,7 @@ export function registerHealthRoutes(
     readonly stores: ServerStores;
     readonly metrics: ServerMetrics;
     readonly clock: () => Date;
+    /** The metrics' guard: the approvers' tokens (role `operate`), since they count every agent's activity. */
     readonly guard: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
     /** A failed audit write that stopped decisions, or null. */
     readonly auditFailure?: () => unknown;
@@ -86,8 +87,11 @@ export function registerHealthRoutes(
       onRequest: deps.guard,
       schema: {
         summary: "Prometheus metrics",
+        description:
+          "The approvers' tokens read them (and loopback with no agents' token configured): they count every " +
+          "agent's decisions and consent requests, so an agents' token is 403 `approver_token_required`.",
         tags: ["operations"],
-        security: READ_SECURITY,
+        security: [{ approver: [] }],
         response: {
           200: TEXT_ANSWER("text/plain", "Prometheus text format 0.0.4"),
           ...ERROR_RESPONSES,
