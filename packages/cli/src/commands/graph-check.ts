@@ -163,7 +163,10 @@ Consent decay: autonomous tiers not reviewed within consent_decay.review_interva
 behave as requires approval; record a review with \`acp graph review\`.
 Trusted-channel actions are BLOCKED here: the CLI cannot present an attestation.
 A --proposal is seen now for the first time: its cooling period counts from now (or from
-its proposed_at, if later), so it is never over here.
+its proposed_at, if later), so it is never over here. Where the domain has require_diff, its
+diff must be diff lines only: "-" before and "+" after ("-be terse\\n+be concise"), or a
+unified diff whose @@ hunk header says where a change that only adds or removes goes;
+bullets ("- be friendlier") or prose beside the lines are BLOCKED (diff_required).
 
 Examples:
   echo '{"imessage": {"autonomous": ["read"], "requires_approval": ["send_vip"], "blocked": ["delete_all"]}}' > graph.json

@@ -31,7 +31,7 @@ export {
   DEFAULT_CLOCK_SKEW_SECONDS,
 } from "./trusted-channel.js";
 export type { TrustedChannelSubject, CreateAttestationInput, VerifyAttestationOptions } from "./trusted-channel.js";
-export { isExplicitDiff } from "./proposal.js";
+export { isExplicitDiff } from "./explicit-diff.js";
 export { createMemoryProposalLedger, proposalKey, MAX_PROPOSAL_LEDGER_ENTRIES } from "./proposal-ledger.js";
 export type { ProposalLedger, MemoryProposalLedgerOptions, ProposalSubject } from "./proposal-ledger.js";
 export { checkConsentDecay } from "./decay.js";

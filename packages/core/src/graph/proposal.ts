@@ -4,6 +4,7 @@
  * period counts from when ACP first saw the proposal (`context.proposals`), not from the proposer's word.
  */
 import type { GraphTarget } from "../request/index.js";
+import { isExplicitDiff } from "./explicit-diff.js";
 import { proposalKey } from "./proposal-ledger.js";
 import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
 import type { GraphCall, GraphContext, GraphDomain, GraphReason } from "./types.js";
@@ -16,11 +17,6 @@ export interface ProposalCheck {
   readonly blocked?: GraphReason;
   readonly deferredUntil?: string;
   readonly reasons: readonly GraphReason[];
-}
-
-/** A diff is explicit when it has at least one added (`+`) or removed (`-`) line; prose alone is not a diff. */
-export function isExplicitDiff(diff: unknown): boolean {
-  return typeof diff === "string" && /^[+-]/m.test(diff) && diff.trim().length > 1;
 }
 
 function isPresent(text: unknown): boolean {
@@ -48,7 +44,7 @@ export function checkProposal(
 ): ProposalCheck {
   const proposal = target.proposal;
   if (domain.require_diff === true && !isExplicitDiff(proposal?.diff)) {
-    const message = `${what} must carry an explicit before/after diff (lines starting with \`+\` or \`-\`); a description alone is not enough`;
+    const message = `${what} must carry an explicit before/after diff (only diff lines: \`-\` before and \`+\` after, or a unified diff with its \`@@\` hunk header); a description alone is not enough`;
     return { blocked: { code: "diff_required", message }, reasons: [] };
   }
   if (domain.undo_window_days !== undefined && !isPresent(proposal?.undo)) {

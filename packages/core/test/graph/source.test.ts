@@ -53,7 +53,7 @@ describe("evaluateConsentGraph", () => {
         domain: "self_modification",
         action: "update_lessons_md",
         confidence: 1,
-        proposal: { diff: "+x", undo: "y", proposed_at: "2026-01-15T11:59:00Z" },
+        proposal: { diff: "-w\n+x", undo: "y", proposed_at: "2026-01-15T11:59:00Z" },
       },
     };
     const verdict = evaluateConsentGraph(graph, request, context);
