@@ -30,7 +30,19 @@ export function relayedError(error: McpError): McpError {
   if (message === error.message && data === error.data) return error;
   const relayed = agentError(error.code, message, data);
   relayed.name = error.name;
+  if (message !== words || data !== error.data) smuggling.add(relayed);
   return relayed;
+}
+
+/** The errors {@link relayedError} made with hidden characters taken out. */
+const smuggling = new WeakSet<object>();
+
+/**
+ * Whether `err` is an upstream's error that {@link relayedError} relayed with tag characters or bidi
+ * controls taken out of its message or data: the session runtime is told so (`hiddenTextRemoved`).
+ */
+export function hadHiddenText(err: unknown): boolean {
+  return typeof err === "object" && err !== null && smuggling.has(err);
 }
 
 /**

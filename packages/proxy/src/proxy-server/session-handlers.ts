@@ -24,9 +24,9 @@ import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { newId, sessionAgent } from "./acp-proxy.js";
 import { createProgressRelay } from "./progress-relay.js";
 import type { ContentReader } from "./readable-content.js";
-import { agentError, echoed, relayedError } from "./agent-error.js";
+import { agentError, echoed, hadHiddenText, relayedError } from "./agent-error.js";
 import { contextOf, handleToolCall } from "./tool-call-handler.js";
-import { errorText, observeRead } from "./upstream-text.js";
+import { errorText, observeRead, type ReadOptions } from "./upstream-text.js";
 import { withoutSmuggledText } from "./smuggled-text.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
@@ -51,8 +51,19 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
           proxy.pool
             .request(u.spec.name, "logging/setLevel", request.params, { signal: extra.signal })
             .catch((err: unknown) => {
-              observeRead(proxy, session.id, u.spec.name, "logging/setLevel", undefined, () => errorText(err));
-              throw err;
+              // in its own words, without hidden text (as every relayed error): the runtime reads them too
+              const relayed = err instanceof McpError ? relayedError(err) : err;
+              const name = u.spec.name;
+              observeRead(
+                proxy,
+                session.id,
+                name,
+                "logging/setLevel",
+                undefined,
+                () => errorText(relayed),
+                told(relayed),
+              );
+              throw relayed;
             }),
         ),
       );
@@ -76,14 +87,16 @@ export function registerSessionHandlers(proxy: AcpProxy, session: ProxySession):
         if (owner === undefined) throw agentError(ErrorCode.InvalidParams, `no upstream serves \`${echoed(ref.uri)}\``);
       }
       const server = owner;
-      const result = await passThrough(proxy, server, "completion/complete", params, extra).catch((err: unknown) => {
-        observeRead(proxy, session.id, server, "completion/complete", undefined, () => errorText(err));
+      const answer = await passThrough(proxy, server, "completion/complete", params, extra).catch((err: unknown) => {
+        observeRead(proxy, session.id, server, "completion/complete", undefined, () => errorText(err), told(err));
         throw err;
       });
       // the values offered are the upstream's words too: a client may put one in front of the model
-      const offered = completionText(result);
-      if (offered !== "") observeRead(proxy, session.id, server, "completion/complete", undefined, () => offered);
-      return result;
+      const offered = completionText(answer.result);
+      if (offered !== "" || answer.hiddenTextRemoved) {
+        observeRead(proxy, session.id, server, "completion/complete", undefined, () => offered, answer);
+      }
+      return answer.result;
     });
   }
 }
@@ -130,12 +143,16 @@ function registerPromptHandlers(proxy: AcpProxy, session: ProxySession): void {
     }
     const params = { ...request.params, name: target.name };
     const owner = target.server;
-    const result = await passThrough(proxy, owner, "prompts/get", params, extra).catch((err: unknown) => {
-      // an upstream's error reaches the agent in its own words: the runtime reads them too
-      observeRead(proxy, session.id, owner, "prompts/get", undefined, () => errorText(err), true);
-      throw err;
+    const { result, hiddenTextRemoved } = await passThrough(proxy, owner, "prompts/get", params, extra).catch(
+      (err: unknown) => {
+        // an upstream's error reaches the agent in its own words: the runtime reads them too
+        observeRead(proxy, session.id, owner, "prompts/get", undefined, () => errorText(err), told(err, true));
+        throw err;
+      },
+    );
+    observeRead(proxy, session.id, owner, "prompts/get", undefined, (reader) => promptText(reader, result), {
+      hiddenTextRemoved,
     });
-    observeRead(proxy, session.id, target.server, "prompts/get", undefined, (reader) => promptText(reader, result));
     return result;
   });
 }
@@ -160,16 +177,26 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
       throw agentError(ErrorCode.InvalidRequest, `the approved \`${approved.uri}\` is not served by \`${owner}\``);
     }
     const params = { ...request.params, uri: approved.uri };
-    const result = await passThrough(proxy, owner, "resources/read", params, extra).catch((err: unknown) => {
-      observeRead(proxy, session.id, owner, "resources/read", approved.request, () => errorText(err), true);
-      throw err;
-    });
-    observeRead(proxy, session.id, owner, "resources/read", approved.request, (reader) =>
+    const { result, hiddenTextRemoved } = await passThrough(proxy, owner, "resources/read", params, extra).catch(
+      (err: unknown) => {
+        observeRead(
+          proxy,
+          session.id,
+          owner,
+          "resources/read",
+          approved.request,
+          () => errorText(err),
+          told(err, true),
+        );
+        throw err;
+      },
+    );
+    const contents = (reader: ContentReader): string =>
       listOf(result["contents"])
         .map((c) => reader.resource(c))
         .filter((t) => t !== "")
-        .join("\n"),
-    );
+        .join("\n");
+    observeRead(proxy, session.id, owner, "resources/read", approved.request, contents, { hiddenTextRemoved });
     return result;
   });
   registerSubscriptionHandlers(proxy, session);
@@ -213,7 +240,7 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
       } catch (err) {
         proxy.subscriptions.remove(server, uri, session.id);
         // an upstream's error reaches the agent in its own words: the runtime reads them too
-        observeRead(proxy, session.id, server, "resources/subscribe", undefined, () => errorText(err));
+        observeRead(proxy, session.id, server, "resources/subscribe", undefined, () => errorText(err), told(err));
         throw err;
       }
     }
@@ -224,7 +251,7 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
     const server = await owner(uri);
     if (proxy.subscriptions.remove(server, uri, session.id)) {
       await passThrough(proxy, server, "resources/unsubscribe", request.params, extra).catch((err: unknown) => {
-        observeRead(proxy, session.id, server, "resources/unsubscribe", undefined, () => errorText(err));
+        observeRead(proxy, session.id, server, "resources/unsubscribe", undefined, () => errorText(err), told(err));
         throw err;
       });
     }
@@ -298,13 +325,26 @@ function listOf(value: unknown): readonly unknown[] {
   return Array.isArray(value) ? (value as unknown[]) : [];
 }
 
+/**
+ * How the runtime is told an upstream's error relayed to the agent (`passThrough`): as an error (`error`,
+ * for a request the agent made of the server's content), and as having had hidden text when it had.
+ */
+function told(err: unknown, error = false): ReadOptions {
+  return { ...(error ? { error: true } : {}), ...(hadHiddenText(err) ? { hiddenTextRemoved: true } : {}) };
+}
+
+/**
+ * Sends a request to an upstream; its answer with tag characters and bidi controls taken out
+ * (`hiddenTextRemoved`: some were, so the runtime counts it as instruction-like content), its JSON-RPC error
+ * relayed in its own words (`relayedError`, {@link hadHiddenText}).
+ */
 async function passThrough(
   proxy: AcpProxy,
   server: string,
   method: string,
   params: unknown,
   extra: Extra,
-): Promise<Result> {
+): Promise<{ readonly result: Result; readonly hiddenTextRemoved: boolean }> {
   try {
     const answer = await proxy.pool.request(server, method, params, { signal: extra.signal });
     // a prompt's messages, a resource's text, a completion's values: tag characters and bidi controls out
@@ -312,7 +352,7 @@ async function passThrough(
     if (removed !== undefined) {
       proxy.log(`\`${method}\` on \`${server}\`: ${removed.characters} hidden characters removed from its answer`);
     }
-    return result;
+    return { result, hiddenTextRemoved: removed !== undefined };
   } catch (err) {
     if (err instanceof McpError) throw relayedError(err);
     throw agentError(ErrorCode.InternalError, err instanceof Error ? err.message : String(err));

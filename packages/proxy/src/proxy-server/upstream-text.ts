@@ -23,8 +23,7 @@ export function observeRead(
   method: string,
   request: ActionRequest | undefined,
   read: (reader: ContentReader) => string,
-  /** What `read` tells is the request's error: untrusted even from a trusted server. */
-  error = false,
+  options: ReadOptions = {},
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
@@ -33,13 +32,31 @@ export function observeRead(
     try {
       if (request !== undefined) observer.executed(sessionId, request);
       const reader = new ContentReader();
-      if (error) observer.result(sessionId, server, method, read(reader), { error: true });
-      else observer.result(sessionId, server, method, read(reader));
+      const text = read(reader);
+      const hidden = options.hiddenTextRemoved;
+      const told = {
+        ...(options.error === true ? { error: true } : {}),
+        ...((typeof hidden === "function" ? hidden() : hidden === true) ? { hiddenTextRemoved: true } : {}),
+      };
+      if (Object.keys(told).length > 0) observer.result(sessionId, server, method, text, told);
+      else observer.result(sessionId, server, method, text);
       if (reader.cut !== undefined) unreadable(proxy, sessionId, server, method, reader.cut);
     } catch (err) {
       unreadable(proxy, sessionId, server, method, err instanceof Error ? err.message : String(err));
     }
   });
+}
+
+/** How {@link observeRead} tells what was read. */
+export interface ReadOptions {
+  /** What `read` tells is the request's error: untrusted even from a trusted server. */
+  readonly error?: boolean;
+  /**
+   * Tag characters or bidi controls were taken out of it before the agent read it (`acp/hidden_text_removed`):
+   * the runtime counts it as instruction-like content. A function when that is known only as it is told (notes
+   * gathered until then).
+   */
+  readonly hiddenTextRemoved?: boolean | (() => boolean);
 }
 
 /** What the agent reads of an error (an upstream's JSON-RPC error, relayed): its message, and its `data`. */
