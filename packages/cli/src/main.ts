@@ -25,6 +25,9 @@ export function processIo(): CliIo {
   };
 }
 
+/** The program's own usage error when it added the version hint to it, as written to stderr. */
+const versionHinted = new WeakMap<Command, string>();
+
 /** Builds the `acp` program bound to a context (exported for tests and docs generation). */
 export function createProgram(ctx: CliContext): Command {
   const program = new Command("acp")
@@ -41,14 +44,16 @@ export function createProgram(ctx: CliContext): Command {
     .exitOverride();
   registerCommands(program, ctx);
   // `acp -v` is what many tools take for the version: the usage error names the spelling acp takes. Set after
-  // the commands are registered, so only the program's own error says it (`acp pending -v` does not)
+  // the commands are registered, so only the program's own error says it (`acp pending -v` does not); the
+  // message as said is kept for `--json`'s error, which `run` builds from the error, not from stderr
   program.configureOutput({
-    outputError: (message, write) =>
-      write(
-        message.startsWith("error: unknown option '-v'\n")
-          ? message.replace("\n", " (the version: `acp --version` or `acp -V`)\n")
-          : message,
-      ),
+    outputError: (message, write) => {
+      const said = message.startsWith("error: unknown option '-v'\n")
+        ? message.replace("\n", " (the version: `acp --version` or `acp -V`)\n")
+        : message;
+      if (said !== message) versionHinted.set(program, said);
+      write(said);
+    },
   });
   // `acp vault nope`: exit 2 naming the closest command (or the group's commands) and the group's --help
   refuseUnknownCommands(program);
@@ -126,7 +131,9 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
       if (err.code === "commander.help") return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
       if (err.code === "commander.executeSubCommandAsync") return EXIT.usage;
       if (err.exitCode === 0) return EXIT.ok;
-      return failed(err.message.replace(/^error: /, ""), EXIT.usage);
+      // `acp -v --json`: the JSON error says what stderr said, the version hint included
+      const said = versionHinted.get(program)?.trimEnd() ?? err.message;
+      return failed(said.replace(/^error: /, ""), EXIT.usage);
     }
     if (err instanceof CliError) {
       io.stderr.write(`acp: ${err.message}\n`);

@@ -17,3 +17,22 @@ describe("acp -v", () => {
     expect(out.stderr).not.toContain("--version");
   });
 });
+
+describe("acp -v --json", () => {
+  it("the JSON error names acp --version as stderr does", async () => {
+    const out = await runCli(["-v", "--json"]);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("(the version: `acp --version` or `acp -V`)");
+    const error = (JSON.parse(out.stdout) as { error: { message: string; exit_code: number } }).error;
+    expect(error).toEqual({
+      message: "unknown option '-v' (the version: `acp --version` or `acp -V`)",
+      exit_code: 2,
+    });
+  });
+
+  it("a command's unknown -v keeps its plain JSON error", async () => {
+    const out = await runCli(["pending", "-v", "--json"]);
+    expect(out.code).toBe(2);
+    expect(JSON.parse(out.stdout)).toEqual({ error: { message: "unknown option '-v'", exit_code: 2 } });
+  });
+});

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { createSecureContext } from "node:tls";
 import type { Command } from "commander";
 import { isLoopbackAddress, servesPlainHttpBeyondLoopback, type ConsentChannel } from "@acp/proxy";
+import { redactPostgresUrl } from "@acp/store";
 import {
   explainStorageError,
   LINK_TTL_MS,
@@ -103,7 +104,8 @@ the API answers loopback callers only, and binding beyond loopback needs one. Th
 approve what it asked); without it consent is answered in the console, with acp approve or a channel.
 Agents' tokens that name their agent (serve.agent_tokens.NAME, each sealed with acp config set-secret
 serve.agent_tokens.NAME) do what the agents' token does, and a request made with one is that agent's:
-recorded under NAME (a body naming another agent is 403 agent_mismatch), its sessions its own.
+recorded under NAME (a body naming another agent is 403 agent_mismatch), its sessions its own; no other
+token may name NAME in a body (403 agent_mismatch), so its audit events are its own.
 A request's server is the caller's word unless serve.agent_servers.NAME holds that agent to servers: for
 every other caller (the agents' token, an agent without servers) a deny or ask rule with server: holds
 whatever server the request names, or none, and a call is judged as named, as for no server and as for
@@ -170,7 +172,7 @@ Examples:
 Exit codes: 0 stopped (SIGINT or SIGTERM), 1 cannot listen, read or use the TLS files (checked before the key is opened), open the state or reach
 PostgreSQL, write serve.json in the home (a home missing or read-only), or stopped but could not close the state (the database gone: the final audit checkpoint may be missing), 2 bad flags (--port, --tls-cert without --tls-key, --bind beyond loopback without a token,
 --bind beyond loopback over plain HTTP (no TLS, no https:// public URL, no --insecure-plain-http),
---console-as not a valid name, --public-url not an origin), 4 an invalid policy, consent graph or config.yml, or a token that is too
+--console-as not a valid name, --public-url not an origin, --storage-url not a postgres:// URL), 4 an invalid policy, consent graph or config.yml, or a token that is too
 short, not sendable after "Bearer ", or the same for agents and approvers.
 
 Guide: acp docs guides/serve · API: acp docs reference/http-api`;
@@ -247,13 +249,25 @@ function portOf(flags: ServeFlags, config: ServeConfig): number {
   return port;
 }
 
-/** The storage URL by precedence (flag, environment, config.yml); null: SQLite in $ACP_HOME. */
+/**
+ * The storage URL by precedence (flag, environment, config.yml); null: SQLite in $ACP_HOME. A `--storage-url`
+ * that is not a postgres:// URL is a usage error (exit 2, before anything is opened), said as the store says
+ * it (never the password); one from ACP_STORAGE_URL or config.yml fails where it is used, as before (exit 1).
+ */
 export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home: string): ResolvedStorageUrl | null {
-  return resolveStorageUrl({
+  const resolved = resolveStorageUrl({
     flag: flags.storageUrl,
     env: ctx.io.env[STORAGE_URL_ENV],
     config: configValue(home, "storage.url"),
   });
+  if (resolved?.source === "--storage-url") {
+    try {
+      redactPostgresUrl(resolved.url);
+    } catch (err) {
+      throw new CliError(explainStorageError(err, resolved), EXIT.usage);
+    }
+  }
+  return resolved;
 }
 
 /**

@@ -198,7 +198,7 @@ export class UpstreamPool {
       }
       upstream.status = "failed";
       upstream.error = scrubCredentials(
-        `${whereIs(upstream.spec)}${messageOf(err)}${notFoundHint(upstream.spec, err)}${userinfoHint(upstream.spec)}`,
+        `${whereIs(upstream.spec)}${messageOf(err)}${notFoundHint(upstream.spec, err)}`,
         [...this.#secretsOf(upstream), ...urlSecrets(upstream.spec)],
       );
       this.#events.onFailure(name, "connect", upstream.error);
@@ -402,24 +402,6 @@ function whereIs(spec: UpstreamSpec): string {
   } catch {
     return "";
   }
-}
-
-/**
- * What to do about a user or password written into a URL upstream's address: fetch refuses such a URL (`Request
- * cannot be constructed from a URL that includes credentials`), so it never connects; "" for any other upstream.
- */
-function userinfoHint(spec: UpstreamSpec): string {
-  if (spec.transport === "stdio") return "";
-  try {
-    const url = new URL(spec.url);
-    if (url.username === "" && url.password === "") return "";
-  } catch {
-    return "";
-  }
-  return (
-    " (a user or password in the URL is not sent: keep it in the vault and send it as a header, `credentials:` " +
-    "with `inject: { header: Authorization, format: … }` (acp docs reference/vault))"
-  );
 }
 
 /**
