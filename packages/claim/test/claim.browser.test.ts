@@ -140,6 +140,47 @@ describe.runIf(existsSync(CHROMIUM))("claim and preview pages in Chromium", () =
     }
   }, 90_000);
 
+  it("when the difficulty rises while the page works (409 claim_challenge_stale), the page solves a new challenge and claims", async () => {
+    const rising = await startProvider({
+      now: () => Date.now(),
+      admission: { baseDifficulty: 8, maxDifficulty: 16, freeCreationsPerSource: 0 },
+    });
+    const other = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+    try {
+      const b = await createSandbox(rising);
+      await publishFaq(rising, b);
+      const r = await rising.req("api.localhost", "POST", `/v1/sandboxes/${b.id}/claim`, { headers: b.auth });
+      const tab = await other.newPage();
+      const answers: string[] = [];
+      tab.on("response", (q) => {
+        if (q.request().method() === "POST") answers.push(`${new URL(q.url()).pathname} ${q.status()}`);
+      });
+      let raised = false;
+      // Before the first verification leaves the browser, another creation from the range raises its difficulty.
+      await tab.route("**/claim/verify", async (route) => {
+        if (!raised) {
+          raised = true;
+          await createSandbox(rising);
+        }
+        await route.continue();
+      });
+      await tab.goto(`http://admin.localhost:${rising.port}/claim`);
+      await tab.getByPlaceholder("ACP-XXXX-XXXX-XXXX-XXXX").fill(str(r.json(), "claim_code"));
+      await tab.getByRole("button", { name: "Claim" }).click();
+      await tab.waitForURL(`http://admin.localhost:${rising.port}/workspace`, { timeout: 60_000 });
+      expect(answers).toEqual([
+        "/claim/challenge 200",
+        "/claim/verify 409",
+        "/claim/challenge 200",
+        "/claim/verify 200",
+      ]);
+      expect((await rising.server.store.sandbox(b.id))?.state).toBe("claimed");
+    } finally {
+      await other.close();
+      await rising.close();
+    }
+  }, 90_000);
+
   it("MUST §21 the claim page cannot be framed", async () => {
     await page.setContent(`<iframe src="http://admin.localhost:${p.port}/claim"></iframe>`);
     await page.waitForTimeout(500);

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { FAQ_LIMITS } from "../content/faq.js";
 import { parseMetadata } from "../content/sandbox-metadata.js";
 import { newAgentToken, newClaimCode, newExchangeCode, normalizeClaimCode } from "../ids/random-ids.js";
-import { challengeDifficulty, issueChallenge, verifyChallenge } from "../pow/challenge.js";
+import { challengeDifficulty, issueChallenge, staleChallengeMessage, verifyChallenge } from "../pow/challenge.js";
 import { POW_ALGORITHM } from "../pow/leading-zeros.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { checkDpopProof, DPOP_ALGORITHMS, verifyDpopProof } from "../secrets/dpop.js";
@@ -189,12 +189,7 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     // A challenge is worth the difficulty the source needs now, not when it was issued: stockpiled while the
     // difficulty was low, solved and spent in a burst, challenges would outrun the adaptive rise (§11.2, §23.1).
     if (challengeDifficulty(adm?.challenge) < d.difficulty)
-      return invalid(
-        reply,
-        "claim_challenge_stale",
-        `the proof-of-work difficulty has risen to ${d.difficulty} since this challenge was issued: get a new challenge`,
-        409,
-      );
+      return invalid(reply, "claim_challenge_stale", staleChallengeMessage(d.difficulty), 409);
     const proof = req.headers["dpop"];
     const jkt =
       typeof proof === "string"

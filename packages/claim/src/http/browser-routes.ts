@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isHandleShape, MALFORMED_CLAIM_CODE, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
-import { issueChallenge, verifyChallenge } from "../pow/challenge.js";
+import { challengeDifficulty, issueChallenge, staleChallengeMessage, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
 import { chargeEvent, reputationBits } from "./admission-gate.js";
 import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
 import { retryAfterSeconds } from "./failure.js";
+import { invalid } from "./faq-routes.js";
 import { claimPage, exchangePage, faqsPage, noProofPage, pageCsp, summaryPage } from "./pages.js";
 
 const HOUR = 3_600_000;
@@ -186,6 +187,16 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     return undefined;
   };
 
+  /**
+   * The difficulty a claim challenge for this caller needs now: the creation difficulty of its range (§19.2 SHOULD
+   * use the same) plus its range's reputation bits, capped. Asked when a challenge is issued and again when it is
+   * verified.
+   */
+  const claimDifficulty = async (req: FastifyRequest, now: number): Promise<number> => {
+    const bits = rt.admission.difficulty(rt.facts(req).source, now) + (await reputationBits(rt, req, now));
+    return Math.min(rt.admission.maxDifficulty, bits);
+  };
+
   app.get("/claim", async (req, reply) => {
     rt.facts(req).action = "claim.page";
     if (!admin(req)) return rt.fail(req, reply);
@@ -202,8 +213,7 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
     const retryAfterS = throttled(req, counter);
     if (retryAfterS !== undefined) return rt.limited(req, reply, retryAfterS);
     const now = rt.now();
-    const bits = rt.admission.difficulty(rt.facts(req).source, now) + (await reputationBits(rt, req, now));
-    const c = issueChallenge(rt.box, "claim", codeKey, Math.min(rt.admission.maxDifficulty, bits), now);
+    const c = issueChallenge(rt.box, "claim", codeKey, await claimDifficulty(req, now), now);
     return reply.header("cache-control", "no-store").send(c);
   });
 
@@ -223,9 +233,21 @@ function registerClaimRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
       return html(reply.code(400), noProofPage());
     }
     const now = rt.now();
+    const proved = verifyChallenge(rt.box, "claim", codeKey, b["challenge"], b["nonce"], now);
+    // The proof is worth the difficulty the range needs now, not when the challenge was issued (the difficulty the
+    // challenge states is signed into it, so it cannot be lowered, but it can be old): challenges fetched while
+    // the range was quiet, solved and spent after its failures raised the difficulty, would outrun the adaptive
+    // rise. Decided before the code is looked up, the same for every code: nothing is spent or counted.
+    if (proved) {
+      const needed = await claimDifficulty(req, now);
+      if (challengeDifficulty(b["challenge"]) < needed) {
+        rt.facts(req).action = "claim.stale_challenge";
+        return invalid(reply, "claim_challenge_stale", staleChallengeMessage(needed), 409);
+      }
+    }
     const token = newSessionToken();
     const ok =
-      verifyChallenge(rt.box, "claim", codeKey, b["challenge"], b["nonce"], now) &&
+      proved &&
       (await rt.store.claim({
         codeHash: codeKey,
         challenge: b["challenge"] as string,

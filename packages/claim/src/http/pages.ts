@@ -10,8 +10,9 @@ button{font:inherit;padding:.5rem 1rem}input{font:inherit;padding:.4rem;width:10
 const sha = (s: string): string => `'sha256-${createHash("sha256").update(s, "utf8").digest("base64")}'`;
 
 /**
- * The claim page's only script: ask for a challenge bound to the code, solve it, verify; a 429 says when to try
- * again (its `Retry-After`, in minutes rounded up). One claim at a time: a
+ * The claim page's only script: ask for a challenge bound to the code, solve it, verify; a 409 (the difficulty rose
+ * while it worked: `claim_challenge_stale`, nothing spent) starts again with a new challenge, three solves at most;
+ * a 429 says when to try again (its `Retry-After`, in minutes rounded up). One claim at a time: a
  * second press while one is running does nothing (it would spend the code's one success and then fail, counting
  * toward the range's lockout).
  */
@@ -24,11 +25,12 @@ function lz(b){var a=new Uint8Array(b),n=0;for(var i=0;i<a.length;i++){if(a[i]==
 async function solve(c,d){var e=new TextEncoder(),n=0;for(;;){var batch=[];for(var k=0;k<256;k++){batch.push((n+k).toString(36))}
 var ds=await Promise.all(batch.map(function(x){return crypto.subtle.digest('SHA-256',e.encode(c+x))}));
 for(var j=0;j<ds.length;j++){if(lz(ds[j])>=d)return batch[j]}n+=256;if(n%8192===0)s.textContent='Working… '+n+' hashes'}}
-async function claim(){var code=f.code.value,csrf=f.csrf.value;s.textContent='Requesting a challenge…';
-var h={'content-type':'application/json'};var r=await fetch('/claim/challenge',{method:'POST',headers:h,body:JSON.stringify({code:code,csrf:csrf})});
+async function claim(){var code=f.code.value,csrf=f.csrf.value,h={'content-type':'application/json'};
+for(var i=0;i<3;i++){s.textContent='Requesting a challenge…';
+var r=await fetch('/claim/challenge',{method:'POST',headers:h,body:JSON.stringify({code:code,csrf:csrf})});
 if(!r.ok){s.textContent=why(r);return false}var c=await r.json();s.textContent='Working…';
 var nonce=await solve(c.challenge,c.difficulty);var v=await fetch('/claim/verify',{method:'POST',headers:h,body:JSON.stringify({code:code,csrf:csrf,challenge:c.challenge,nonce:nonce})});
-if(v.ok){location.assign('/workspace');return true}s.textContent=why(v);return false}
+if(v.ok){location.assign('/workspace');return true}if(v.status!==409)break}s.textContent=why(v);return false}
 function done(ok){if(!ok){busy=false;b.disabled=false}}
 f.addEventListener('submit',function(ev){ev.preventDefault();if(busy)return;busy=true;b.disabled=true;
 claim().then(done,function(){s.textContent=bad;done(false)})})})();`;

@@ -66,3 +66,11 @@ export function challengeDifficulty(challenge: unknown): number {
   const m = typeof challenge === "string" ? /^v1-(\d{1,2})-/.exec(challenge) : null;
   return m === null ? 0 : Number(m[1]);
 }
+
+/**
+ * What a proof for a challenge whose difficulty is below what the caller now needs is told (`claim_challenge_stale`,
+ * HTTP 409, at creation and at claim verification): nothing was spent, ask for a new challenge.
+ */
+export function staleChallengeMessage(needed: number): string {
+  return `the proof-of-work difficulty has risen to ${needed} since this challenge was issued: get a new challenge`;
+}
