@@ -66,7 +66,8 @@ export interface AcpServerOptions {
   /**
    * Agents' tokens that name their agent (name → token; `serve.agent_tokens`): each does what `token` does,
    * and a request made with it is that agent's — recorded under that name (a body naming another agent is
-   * 403 `agent_mismatch`), its sessions its own. Names: lowercase letters, digits, `_`; every token distinct.
+   * 403 `agent_mismatch`), its sessions its own; and no other caller may name that agent (403 `agent_mismatch`:
+   * only its token speaks for it). Names: lowercase letters, digits, `_`; every token distinct.
    */
   readonly agentTokens?: Readonly<Record<string, string>>;
   /**
@@ -179,6 +180,7 @@ export async function createAcpServer(options: AcpServerOptions): Promise<AcpSer
     ...(options.decisionAudit !== undefined ? { decisionAudit: options.decisionAudit } : {}),
     ...(options.callerBudget !== undefined ? { callerBudget: options.callerBudget } : {}),
     ...(serverScopes.size > 0 ? { serverScopes } : {}),
+    ...(agentTokens.size > 0 ? { namedAgents: new Set(agentTokens.keys()) } : {}),
   });
   /** Set when `close` begins: `/readyz` answers 503 from then on. */
   let stopping = false;

@@ -49,7 +49,7 @@ describe("POST /v1/consent/{id}/complete and the token that raised the request",
     const call = post("/v1/decide?wait=true&session=s2", ANON, {
       tool: "write_file",
       arguments: { path: "/tmp/complete-anonymous" },
-      agent: "alice_bot",
+      agent: "helper",
     });
     const id = await eventually(async () => (await pendingIds())[0]);
     const named = await post(`/v1/consent/${id}/complete`, ALICE, {});

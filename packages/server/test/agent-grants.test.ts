@@ -1,8 +1,9 @@
 /**
  * Approvals "for this session" and "for a while" cover only the agent they were given to: another named
  * agent's token making the same call is asked; the anonymous agents' token cannot name a session in a named
- * agent's namespace (`NAME/…`: 400) nor reuse a named agent's approval by claiming its name in the body; a
- * reused approval is audited as the call being decided, the approved request named apart.
+ * agent's namespace (`NAME/…`: 400) nor claim a named agent's name in the body (403 `agent_mismatch`, so it
+ * reuses none of its approvals); a reused approval is audited as the call being decided, the approved request
+ * named apart.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -82,17 +83,11 @@ describe("approvals of wider scope and the agent they were given to", () => {
     expect(await askAndAnswer("/v1/decide?wait=true&session=zzz", EVIL, call, { decision: "denied" })).toMatchObject({
       route: "refuse",
     });
-    // the anonymous token naming alice_bot in the body: asked too
-    expect(
-      await askAndAnswer(
-        "/v1/decide?wait=true&session=zzz",
-        ANON,
-        { ...call, agent: "alice_bot" },
-        {
-          decision: "denied",
-        },
-      ),
-    ).toMatchObject({ route: "refuse" });
+    // the anonymous token naming alice_bot in the body: refused outright, nobody asked, nothing reused
+    const claimed = await post("/v1/decide?wait=true&session=zzz", ANON, { ...call, agent: "alice_bot" });
+    expect(claimed.status).toBe(403);
+    expect(at(await readJson(claimed), "error", "code")).toBe("agent_mismatch");
+    expect(await pendingIds()).toEqual([]);
   });
 
   it("the anonymous token cannot name a session in a named agent's namespace (400, nothing recorded)", async () => {

@@ -97,9 +97,13 @@ describe("a token that names its agent", () => {
     expect(answer.result.isError).toBe(true);
     expect(answer.result.content[0]?.text).toMatch(/^agent_mismatch: /);
     expect((await events()).length).toBe(before);
-    // the anonymous agents' token still names whoever the body says
-    expect((await post("/v1/decide", ANON, { tool: "read_y", arguments: {}, agent: "support" })).status).toBe(200);
-    expect((await events()).find((e) => e.tool === "read_y")?.agent).toBe("support");
+    // the anonymous agents' token names whoever the body says, but an agent with a token of its own only with
+    // that token (audit-agent-binding.test.ts): its audit view is its own
+    const claimed = await post("/v1/decide", ANON, { tool: "read_y", arguments: {}, agent: "support" });
+    expect(claimed.status).toBe(403);
+    expect(at(await readJson(claimed), "error", "code")).toBe("agent_mismatch");
+    expect((await post("/v1/decide", ANON, { tool: "read_y", arguments: {}, agent: "helper" })).status).toBe(200);
+    expect((await events()).find((e) => e.tool === "read_y")?.agent).toBe("helper");
   });
 
   it("has sessions of its own: another agent naming the same session does not reuse its approval", async () => {

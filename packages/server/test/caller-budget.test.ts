@@ -206,7 +206,8 @@ describe("acp serve with caller shares", () => {
     // the other agent and the anonymous token's callers are judged as ever
     expect((await decide(OTHER_TOKEN, NORMAL)).route).toBe("accept");
     expect(retryAfter).toBeNull();
-    expect((await decide(ANON_TOKEN, { ...NORMAL, agent: "hostile" })).route).toBe("accept");
+    // (naming `hostile` with it is 403 agent_mismatch: only its token speaks for an agent that has one)
+    expect((await decide(ANON_TOKEN, { ...NORMAL, agent: "guest" })).route).toBe("accept");
     // the refusals are recorded as every decision is, under the token's agent
     await node.stores.auditLog.flush();
     const events = readFileSync(join(home, "audit.jsonl"), "utf8")

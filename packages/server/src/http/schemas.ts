@@ -189,14 +189,16 @@ export const UNAVAILABLE_RESPONSE = withRetryAfter(
 );
 
 /**
- * 403 of a route that decides: `agent_mismatch` (the body names another agent than the token's) or
- * `server_not_allowed` (the token's agent may not decide for the server named, `serve.agent_servers`).
+ * 403 of a route that decides: `agent_mismatch` (the body names another agent than the token's, or, with a
+ * token that names none, an agent that has a token of its own) or `server_not_allowed` (the token's agent may
+ * not decide for the server named, `serve.agent_servers`).
  */
 export const AGENT_REFUSED_RESPONSE = {
   ...ERROR_BODY_SCHEMA,
   "x-response-description":
-    "agent_mismatch: the body names another agent than the token's; server_not_allowed: the token's agent may " +
-    "not decide for the server named (serve.agent_servers)",
+    "agent_mismatch: the body names another agent than the token's, or (a token that names none) an agent with " +
+    "a token of its own; server_not_allowed: the token's agent may not decide for the server named " +
+    "(serve.agent_servers)",
 } as const;
 
 /** Error answers every route may give. */

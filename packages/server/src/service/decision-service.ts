@@ -431,7 +431,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       // and mergeDecision keeps the stricter of the two, so the event is checked once.
       let agent: string | undefined;
       try {
-        agent = agentFor(event["agent_id"], caller);
+        agent = agentFor(event["agent_id"], caller, options.namedAgents);
         checkServerScope(options.serverScopes, caller, undefined); // a contract event names no server
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -457,9 +457,13 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       // name a session there (it would reuse that agent's "for this session" approvals)
       if (wait.caller === undefined && wait.sessionId?.includes("/") === true) throw new SessionNamespaceError();
       let input = body;
-      if (wait.caller !== undefined && typeof body === "object" && body !== null && !Array.isArray(body)) {
-        input = { ...body, agent: agentFor((body as Record<string, unknown>)["agent"], wait.caller) };
-        checkServerScope(options.serverScopes, wait.caller, (body as Record<string, unknown>)["server"]);
+      if (isObject(body)) {
+        // with a token that names no agent, the body may not name one that has a token (agentFor throws)
+        const agent = agentFor(body["agent"], wait.caller, options.namedAgents);
+        if (wait.caller !== undefined) {
+          input = { ...body, agent };
+          checkServerScope(options.serverScopes, wait.caller, body["server"]);
+        }
       }
       const { id, decision } = await run("decide", input, wait.caller, (id, decision) => ({ id, decision }));
       const waits = decision.route === "ask" || decision.route === "defer";

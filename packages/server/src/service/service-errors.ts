@@ -41,13 +41,18 @@ export function queueFull(full: Exclude<PendingInsertResult, { readonly ok: true
 
 /**
  * Thrown when a caller whose token names its agent (`serve.agent_tokens`) sends a request naming another
- * agent: the audit records who asked as the token says, never as the body claims.
+ * agent, or a caller whose token names none (`caller` undefined: the unnamed agents' token, an open loopback
+ * API, `--stdio`) names an agent that has a token of its own: the audit records who asked as the token says,
+ * never as the body claims, so no other caller can plant events in a named agent's audit view.
  */
 export class AgentMismatchError extends Error {
-  constructor(caller: string, claimed: string) {
+  constructor(caller: string | undefined, claimed: string) {
     super(
-      `this token belongs to agent \`${caller}\`; the request names agent \`${claimed.slice(0, 100)}\` ` +
-        "(leave the agent out, or name the token's own)",
+      caller === undefined
+        ? `agent \`${claimed.slice(0, 100)}\` has a token of its own (serve.agent_tokens): only a request made ` +
+            "with it is recorded as that agent's (with this token, leave the agent out or name another)"
+        : `this token belongs to agent \`${caller}\`; the request names agent \`${claimed.slice(0, 100)}\` ` +
+            "(leave the agent out, or name the token's own)",
     );
     this.name = "AgentMismatchError";
   }
@@ -102,11 +107,19 @@ export class SessionNamespaceError extends HttpError {
 
 /**
  * The agent a request is recorded under: the caller's when its token names one (the body may repeat it, not
- * name another: {@link AgentMismatchError}), else whatever the body says.
+ * name another: {@link AgentMismatchError}), else whatever the body says, unless that is an agent with a token
+ * of its own (`namedAgents`, the names of `serve.agent_tokens`): only its token speaks for it.
  */
-export function agentFor(claimed: unknown, caller: string | undefined): string | undefined {
+export function agentFor(
+  claimed: unknown,
+  caller: string | undefined,
+  namedAgents?: ReadonlySet<string>,
+): string | undefined {
   const named = typeof claimed === "string" && claimed !== "" ? claimed : undefined;
-  if (caller === undefined) return named;
+  if (caller === undefined) {
+    if (named !== undefined && namedAgents?.has(named) === true) throw new AgentMismatchError(undefined, named);
+    return named;
+  }
   if (named !== undefined && named !== caller) throw new AgentMismatchError(caller, named);
   return caller;
 }

@@ -54,6 +54,11 @@ export interface DecisionServiceOptions {
   /** The servers each named agent may decide for (`serve.agent_servers`); an agent without an entry: any. */
   readonly serverScopes?: ServerScopes;
   /**
+   * The agents that have a token of their own (`serve.agent_tokens`' names): a caller whose token names no
+   * agent may not name one of them (403 `agent_mismatch`), so a named agent's audit events are its own.
+   */
+  readonly namedAgents?: ReadonlySet<string>;
+  /**
    * Each caller's share of the policy work (`serve.caller_budget`, core's `createCallerBudget`): the agent
    * a token names, or all callers whose token names none together, is refused unjudged
    * (`caller_budget_exhausted`) once its decisions have spent its allowance, until it comes back. Default:
