@@ -131,5 +131,6 @@ export type { ToolResultOptions } from "./session-records.js";
 export { createSession, type Session, type SessionOptions, type ConfirmationProposal } from "./session.js";
 export { MAX_KEPT_EVENTS, MAX_KEPT_HISTORY } from "./session-core.js";
 export { MAX_ENTRIES } from "./session-records.js";
+export { MAX_AUTHORIZED_UNRECORDED } from "./session-executions.js";
 export { sessionSource } from "./session-source.js";
 export { createSessionDirectory, type SessionDirectory } from "./session-directory.js";

@@ -135,6 +135,12 @@ export class SessionCore {
    */
   readonly pendingFetches = new Map<string, PendingFetch[]>();
   userInputs = 0;
+  /**
+   * Calls `authorize` let through (counted then) whose `recordExecution` has not come yet, by action and
+   * arguments' hash: the note each one's result will be recorded with. {@link authorizedUnrecorded} counts them.
+   */
+  readonly authorizedCalls = new Map<string, PendingFetch[]>();
+  authorizedUnrecorded = 0;
   /** The `user_input` entries among `entries`, kept as entries grow ({@link userEntries}). */
   #users: { of: readonly ProvenanceEntry[]; scanned: number; list: ProvenanceEntry[] } = {
     of: [],

@@ -160,9 +160,14 @@ function checkBinding(core: SessionCore, claims: AuthorityTokenClaims, nowMs: nu
 /**
  * The gate: checks shape, signature, tenant, session, lifetime, single use, revocation, action and argument
  * hash, then the session's current judgment (a call the session now refuses — or asks about, for a token issued
- * without a person — is refused). On success the token is spent.
+ * without a person — is refused). On success the token is spent and `admit` counts the call as executed.
  */
-export function authorize(core: SessionCore, token: unknown, value: unknown): AuthorizeResult {
+export function authorize(
+  core: SessionCore,
+  token: unknown,
+  value: unknown,
+  admit: (request: ActionRequest, judgment: SessionJudgment) => void,
+): AuthorizeResult {
   const verified = verifyAuthorityTokenSignature(token, core.deps.authorityKey);
   if (!verified.ok) return refuse(core, verified.code, verified.message);
   const claims = verified.token;
@@ -190,5 +195,7 @@ export function authorize(core: SessionCore, token: unknown, value: unknown): Au
   core.tokens.markUsed(claims.id);
   core.tokens.purgeExpired(now);
   core.emit("token_authorized", `authority token ${claims.id} spent on \`${claims.action}\``);
+  // the call runs now: counted now, so the calls authorized beside it are judged with it counted
+  admit(request, judgment);
   return { ok: true, claims };
 }

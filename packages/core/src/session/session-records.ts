@@ -1,26 +1,19 @@
 /**
- * What feeds a session's history and provenance: executed calls, tool results, user input and system values.
+ * What feeds a session's provenance: tool results, user input and system values (executed calls: session-executions.ts).
  * Recording untrusted content only ever adds taint; it has no path to the intent or the plan.
  */
-import type { ActionRequest } from "../request/index.js";
-import { judgeRequest, type ExecutedCall } from "./evaluate-session.js";
 import { compileActionPatterns } from "./action-name.js";
 import { chargeStoreBudget, tightestStoreBudget, MAX_STORE_CHARS } from "./store-budget.js";
 import {
   createProvenanceEntry,
-  deriveProvenance,
   identityTokensOf,
   keptChars,
-  namesFetchedSource,
   MAX_ENTRY_CHARS,
   type ProvenanceEntry,
   type ProvenanceEntryOptions,
   type ProvenanceLabel,
 } from "./provenance.js";
-import { createProvenanceBudget, EVERY_PIECE } from "./provenance-budget.js";
-import { MAX_KEPT_HISTORY, type PendingFetch, type SessionCore } from "./session-core.js";
-import { readRequest } from "./session-gate.js";
-import { suspend } from "./session-lifecycle.js";
+import type { PendingFetch, SessionCore } from "./session-core.js";
 import { rememberedIdentities } from "./provenance-memory.js";
 import { MAX_TOKENS_PER_TEXT } from "./value-tokens.js";
 import { rememberedForms } from "./value-aliases.js";
@@ -173,7 +166,7 @@ function isName(value: unknown): value is string {
 }
 
 /** The configured directory a tool's answers belong to, if any (the first matching entry of `directories`). */
-function directoryFor(core: SessionCore, names: readonly string[]): ProvenanceEntryOptions {
+export function directoryFor(core: SessionCore, names: readonly string[]): ProvenanceEntryOptions {
   for (const d of core.settings.settings.directories) {
     const compiled = compileActionPatterns([d.tool], ["directories"]);
     if (compiled.ok && compiled.value.match(names) !== undefined)
@@ -266,108 +259,4 @@ export function recordSystemValue(core: SessionCore, source: unknown, text: unkn
   const entry = addEntry(core, "system_policy", `system:${source}`, text);
   core.emit("user_input_recorded", `system value recorded (\`${entry.source}\`)`);
   return entry;
-}
-
-/**
- * For a call to a trusted server or a directory: the pieces of its arguments that no trusted source holds. Its
- * answer may repeat them (`no contact found for mark@attacker.example`, the `recipient` of an inbox it was asked
- * for), and such a source vouches for what it says, not for what it was asked: its answer does not vouch for these.
- */
-function echoedPieces(core: SessionCore, request: ActionRequest): ReadonlySet<string> {
-  const server = request.server ?? "agent";
-  const names = [server, `${server}.${request.tool}`];
-  const trusted = core.settings.trustedServers.match(names) !== undefined;
-  if (!trusted && directoryFor(core, names).directory === undefined) return new Set();
-  const budget = createProvenanceBudget();
-  const pieces = deriveProvenance(core.entries, request.arguments, { budget });
-  // arguments too many to trace: the answer vouches for none of them
-  if (budget.exceeded) return EVERY_PIECE;
-  return new Set(pieces.filter((p) => p.status !== "trusted").map((p) => p.piece));
-}
-
-function killSwitch(core: SessionCore, nowMs: number): void {
-  const ks = core.settings.settings.kill_switch;
-  if (ks === null) return;
-  const since = nowMs - ks.window_seconds * 1000;
-  // only the calls since the last resume are kept (see resume); a call that left the window stays out
-  const counts = core.counts;
-  counts.consequentialAt = counts.consequentialAt.filter((at) => at > since);
-  const recent = counts.consequentialAt.length;
-  if (recent >= ks.consequential_calls) {
-    suspend(core, `${recent} consequential calls within ${ks.window_seconds} s (kill switch)`);
-  }
-}
-
-/** Counts a recorded call into what the judgment reads: its intent version's budgets, transition rules, kill switch. */
-function countExecuted(core: SessionCore, call: ExecutedCall): void {
-  const counts = core.counts;
-  const intent = core.intent;
-  let budget = counts.budgets.get(call.intent_version);
-  if (budget === undefined) {
-    budget = { total: 0, consequential: 0, perAction: (intent?.perAction ?? []).map(() => 0) };
-    counts.budgets.set(call.intent_version, budget);
-  }
-  budget.total++;
-  if (call.consequential) budget.consequential++;
-  intent?.perAction.forEach(({ pattern }, i) => {
-    if (pattern.match(call.names) !== undefined) budget.perAction[i] = (budget.perAction[i] ?? 0) + 1;
-  });
-  core.settings.transitions.forEach((rule, i) => {
-    if (counts.transitionAfter[i] === undefined && rule.from(call.names, call.category))
-      counts.transitionAfter[i] = call.names[0] ?? "";
-  });
-  if (call.consequential && core.settings.settings.kill_switch !== null) counts.consequentialAt.push(call.at);
-}
-
-/**
- * Records a call as executed (after the gate let it through) and, when given, its result. A call the session
- * refuses cannot be recorded as executed: that is an enforcement bypass, recorded and thrown. The kill switch
- * is checked after each consequential call.
- */
-export function recordExecution(core: SessionCore, value: unknown, result: unknown, hasResult: boolean): void {
-  const request: ActionRequest = readRequest(core, value);
-  // the decision's judgment of this very request, when nothing in the session changed since (same result)
-  const judgment = core.recall(request) ?? judgeRequest(core.view(), request);
-  if (judgment.route === "refuse") {
-    core.fail(
-      "execution_not_permitted",
-      `\`${judgment.names[0] ?? request.tool}\` was executed although the session refuses it: ${judgment.reasons[0]?.message ?? ""}`,
-      [],
-      "execution_refused",
-    );
-  }
-  const at = core.now().getTime();
-  const call: ExecutedCall = Object.freeze({
-    seq: core.executed + 1,
-    at,
-    intent_version: core.intent?.intent.version ?? 0,
-    names: judgment.names,
-    category: judgment.category,
-    // as the judgment counted it: a call judged consequential (also by the category it claims) spends the budget
-    consequential: judgment.consequential,
-  });
-  countExecuted(core, call);
-  core.executed++;
-  core.history.push(call);
-  // a long-lived session keeps the recent calls, not all of them (dropped in chunks: amortized O(1))
-  if (core.history.length >= 2 * MAX_KEPT_HISTORY) core.history.splice(0, core.history.length - MAX_KEPT_HISTORY);
-  core.emit(
-    "execution_recorded",
-    `\`${judgment.names[0] ?? request.tool}\` executed (${judgment.category}, route ${judgment.route})`,
-  );
-  // the user's entries only (what namesFetchedSource reads of them), without filtering every entry again
-  const note: PendingFetch = {
-    named: namesFetchedSource(core.userEntries(), request.arguments),
-    echoes: echoedPieces(core, request),
-  };
-  if (hasResult) {
-    // recorded together: this call's note, never one an earlier call without a result left behind
-    recordToolResult(core, request.server ?? "agent", request.tool, result, {}, note);
-  } else {
-    const key = `${request.server ?? "agent"}.${request.tool}`;
-    const queue = core.pendingFetches.get(key) ?? [];
-    if (queue.length < 1000) queue.push(note);
-    core.pendingFetches.set(key, queue);
-  }
-  if (judgment.consequential) killSwitch(core, at);
 }

@@ -24,6 +24,7 @@ import {
   type IssueTokenOptions,
 } from "./session-gate.js";
 import * as life from "./session-lifecycle.js";
+import * as executions from "./session-executions.js";
 import * as records from "./session-records.js";
 import { parseSessionSettings } from "./session-settings.js";
 import type { SessionState } from "./state-machine.js";
@@ -114,7 +115,15 @@ export interface Session {
   /** The judgment as a pipeline verdict (source `session`); a malformed request is a refusal. */
   evaluate(request: unknown): SourceVerdict;
   issueToken(request: unknown, options?: IssueTokenOptions): AuthorityToken;
+  /**
+   * The enforcement gate: lets the call run only with a valid token, and counts it then (budgets, transition
+   * rules, kill switch), so calls authorized side by side are each judged with the others counted.
+   */
   authorize(token: unknown, request: unknown): AuthorizeResult;
+  /**
+   * Records a call as executed and, when given, its result. For a call `authorize` let through (counted then),
+   * it records the result only.
+   */
   recordExecution(request: unknown, result?: unknown): void;
   recordToolResult(
     server: string,
@@ -291,8 +300,10 @@ export function createSession(options: SessionOptions): Session {
     judge: (request) => judgeRequest(core.view(), readRequest(core, request)),
     evaluate: (request) => verdictOf(core, request),
     issueToken: (request, opts = {}) => issueToken(core, request, opts),
-    authorize: (token, request) => authorize(core, token, request),
-    recordExecution: (...args: [unknown, unknown?]) => records.recordExecution(core, args[0], args[1], args.length > 1),
+    authorize: (token, request) =>
+      authorize(core, token, request, (call, judgment) => executions.recordAuthorized(core, call, judgment)),
+    recordExecution: (...args: [unknown, unknown?]) =>
+      executions.recordExecution(core, args[0], args[1], args.length > 1),
     recordToolResult: (server, tool, content, opts = {}) => records.recordToolResult(core, server, tool, content, opts),
     recordUserInput: (text) => records.recordUserInput(core, text),
     recordSystemValue: (source, text) => records.recordSystemValue(core, source, text),
