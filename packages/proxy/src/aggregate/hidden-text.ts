@@ -15,6 +15,16 @@ const CONTROL = /[^\P{Cc}\t\n\r]/u;
 const LONE_SURROGATE = /\p{Cs}/u;
 /** What a renderer shows as nothing: zero-width spaces and joiners, variation selectors, fillers, … */
 const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu;
+/**
+ * Zero-width characters no Latin text needs (spaces, joiners, the word joiner, the byte-order mark, the
+ * Mongolian vowel separator, variation selectors), each between two ASCII characters: one such between each
+ * two letters carries a bit or more a character no person sees (`a\u200bb\u200cc…`). The soft hyphen,
+ * which hyphenation puts between letters, is not among them.
+ */
+const ZERO_WIDTH_IN_ASCII =
+  /(?<=[\x20-\x7e])(?:[\u200b-\u200d\u2060\ufeff\u180e]|\p{Variation_Selector})(?=[\x20-\x7e])/gu;
+/** More than this many {@link ZERO_WIDTH_IN_ASCII} in one text (a byte's worth) are hidden text. */
+export const MAX_ZERO_WIDTH_IN_ASCII = 7;
 /** Printable ASCII and the layout characters: most text, decided by one test. */
 const PLAIN = /^[\x20-\x7e\t\n\r]*$/;
 
@@ -32,7 +42,9 @@ function hex(char: string): string {
  * text is carried in zero-width characters or in the variation selectors after one emoji. One invisible
  * character between visible ones passes: a joiner in a Persian or Devanagari word, a right-to-left mark, the
  * variation selector of an emoji or an ideograph, a soft hyphen. So does a zero-width joiner right after a
- * variation selector, as in the emoji sequence ❤️‍🔥.
+ * variation selector, as in the emoji sequence ❤️‍🔥. But more than {@link MAX_ZERO_WIDTH_IN_ASCII} zero-width
+ * characters each between two ASCII characters ({@link ZERO_WIDTH_IN_ASCII}) is text spread one invisible
+ * character at a time: no Latin text needs them (the joiners are for other scripts and emoji).
  */
 export function findHiddenText(text: string): string | undefined {
   if (PLAIN.test(text)) return undefined;
@@ -57,6 +69,14 @@ export function findHiddenText(text: string): string | undefined {
     previous = char;
     end = index + char.length;
   }
+  let between = 0;
+  let last = "";
+  for (const { 0: char } of seen.matchAll(ZERO_WIDTH_IN_ASCII)) {
+    between++;
+    last = char;
+  }
+  if (between > MAX_ZERO_WIDTH_IN_ASCII)
+    return `${between} zero-width characters between ASCII characters (the last ${hex(last)}): one between each two letters carries bits no person sees`;
   return undefined;
 }
 

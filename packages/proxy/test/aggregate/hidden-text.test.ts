@@ -238,4 +238,22 @@ describe("findHiddenText", () => {
     expect(findHiddenText("a\u3164\u3164b")).toMatch(/^invisible characters in a row \(U\+3164 U\+3164\)/);
     expect(findHiddenText("a\ud800b")).toBe("a lone surrogate (U+D800)");
   });
+
+  it("finds text spread one zero-width character between each two ASCII characters, not a few or hyphens", () => {
+    // "hi" as bits, one zero-width space (0) or non-joiner (1) after each letter: no two in a row
+    const bits = [..."hi"].flatMap((c) => [...c.charCodeAt(0).toString(2).padStart(8, "0")]);
+    const carrier = "Reads the file at the given path and returns its text".slice(0, bits.length + 1);
+    const spread = [...carrier]
+      .map((c, i) => c + (i < bits.length ? (bits[i] === "0" ? "\u200b" : "\u200c") : ""))
+      .join("");
+    expect(findHiddenText(spread)).toMatch(/^16 zero-width characters between ASCII characters \(the last U\+200C\)/);
+    expect(findHiddenText("a\u2060b\u2060c\u2060d\u2060e\u2060f\u2060g\u2060h\u2060i")).toMatch(/^8 zero-width/);
+    expect(findHiddenText("a\ufe0fb\ufe0fc\ufe0fd\ufe0fe\ufe0ff\ufe0fg\ufe0fh\ufe0fi")).toMatch(/^8 zero-width/);
+    // seven pass (a break opportunity here and there in long names), as do soft hyphens anywhere
+    expect(findHiddenText("a\u200bb\u200bc\u200bd\u200be\u200bf\u200bg\u200bh")).toBeUndefined();
+    expect(findHiddenText("hy\u00adphen\u00ada\u00adtion ".repeat(20))).toBeUndefined();
+    // joiners between the letters of other scripts, and keycaps, are not between two ASCII characters
+    expect(findHiddenText("می‌خواهم ".repeat(20))).toBeUndefined();
+    expect(findHiddenText("1\ufe0f\u20e3 ".repeat(20))).toBeUndefined();
+  });
 });
