@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { checkPow, FAILURE_BODY } from "../src/index.js";
 import {
   cookiesOf,
+  fromPage,
   createSandbox,
   humanClaim,
   num,
@@ -165,7 +166,10 @@ describe("§19 Claim flow", () => {
       ),
     );
     const session = cookiesOf(
-      await p.req("preview.localhost", "POST", "/exchange", { form: { code: ex1.searchParams.get("code") ?? "" } }),
+      await p.req("preview.localhost", "POST", "/exchange", {
+        form: { code: ex1.searchParams.get("code") ?? "" },
+        headers: fromPage(p, "preview.localhost"),
+      }),
     );
     expect((await p.req("preview.localhost", "GET", "/", { headers: { cookie: session } })).status).toBe(200);
     const ex2 = new URL(
@@ -181,7 +185,10 @@ describe("§19 Claim flow", () => {
       await p.req("api.localhost", "GET", "/v1/faqs", { headers: a.auth }),
       await p.req("api.localhost", "POST", `/v1/sandboxes/${a.id}/claim`, { headers: a.auth }),
       await p.req("preview.localhost", "GET", "/", { headers: { cookie: session } }),
-      await p.req("preview.localhost", "POST", "/exchange", { form: { code: ex2.searchParams.get("code") ?? "" } }),
+      await p.req("preview.localhost", "POST", "/exchange", {
+        form: { code: ex2.searchParams.get("code") ?? "" },
+        headers: fromPage(p, "preview.localhost"),
+      }),
       (await humanClaim(p, spare)).verify,
     ];
     for (const r of after) expect(r.body).toBe(FAILURE_BODY);

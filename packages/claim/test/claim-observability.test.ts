@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FAILURE_BODY, newPublicHandle } from "../src/index.js";
 import {
   cookiesOf,
+  fromPage,
   createSandbox,
   humanClaim,
   publishFaq,
@@ -38,11 +39,18 @@ describe("§10 / §22 / App. B Observability", () => {
       ),
     );
     const code = ex.searchParams.get("code") ?? "";
-    const first = await p.req("preview.localhost", "POST", "/exchange", { form: { code } });
+    const first = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code },
+      headers: fromPage(p, "preview.localhost"),
+    });
     expect(first.status).toBe(303);
-    const used = await p.req("preview.localhost", "POST", "/exchange", { form: { code } });
+    const used = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code },
+      headers: fromPage(p, "preview.localhost"),
+    });
     const unknownEx = await p.req("preview.localhost", "POST", "/exchange", {
       form: { code: "acp_exch_0000000000000000000000" },
+      headers: fromPage(p, "preview.localhost"),
     });
     const ex2 = new URL(
       str(
@@ -53,6 +61,7 @@ describe("§10 / §22 / App. B Observability", () => {
     p.advance(10 * 60_000 + 1);
     const expired = await p.req("preview.localhost", "POST", "/exchange", {
       form: { code: ex2.searchParams.get("code") ?? "" },
+      headers: fromPage(p, "preview.localhost"),
     });
     const all = [other, unknownId, garbage, deleted, noRoute, noHost, used, unknownEx, expired];
     for (const r of all) {
@@ -80,7 +89,10 @@ describe("§10 / §22 / App. B Observability", () => {
     );
     const exCode = new URL(ex).searchParams.get("code") ?? "";
     await p.req("preview.localhost", "GET", `/exchange?code=${exCode}`);
-    await p.req("preview.localhost", "POST", "/exchange", { form: { code: exCode } });
+    await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code: exCode },
+      headers: fromPage(p, "preview.localhost"),
+    });
     const code = str(
       (await p.req("api.localhost", "POST", `/v1/sandboxes/${a.id}/claim`, { headers: a.auth })).json(),
       "claim_code",

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FAILURE_BODY } from "../src/index.js";
 import {
   cookiesOf,
+  fromPage,
   createSandbox,
   publishFaq,
   shape,
@@ -40,10 +41,16 @@ describe("§16 / §17 Preview", () => {
       expect(g.headers["content-security-policy"]).toContain("script-src 'none'");
       expect(g.headers["set-cookie"]).toBeUndefined();
     }
-    const post = await p.req("preview.localhost", "POST", "/exchange", { form: { code } });
+    const post = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code },
+      headers: fromPage(p, "preview.localhost"),
+    });
     expect(post.status).toBe(303);
     expect(post.headers["location"]).toBe("/");
-    const again = await p.req("preview.localhost", "POST", "/exchange", { form: { code } });
+    const again = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code },
+      headers: fromPage(p, "preview.localhost"),
+    });
     expect(again.body).toBe(FAILURE_BODY);
   });
 
@@ -51,12 +58,19 @@ describe("§16 / §17 Preview", () => {
     p = await startProvider();
     const a = await createSandbox(p);
     const forAdmin = await exchange(a, "preview_admin");
-    const wrongSurface = await p.req("preview.localhost", "POST", "/exchange", { form: { code: forAdmin } });
+    const wrongSurface = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code: forAdmin },
+      headers: fromPage(p, "preview.localhost"),
+    });
     const code = await exchange(a);
     p.advance(10 * 60_000);
-    const expired = await p.req("preview.localhost", "POST", "/exchange", { form: { code } });
+    const expired = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code },
+      headers: fromPage(p, "preview.localhost"),
+    });
     const unknown = await p.req("preview.localhost", "POST", "/exchange", {
       form: { code: "acp_exch_AAAAAAAAAAAAAAAAAAAAAA" },
+      headers: fromPage(p, "preview.localhost"),
     });
     expect(shape(wrongSurface)).toEqual(shape(unknown));
     expect(shape(expired)).toEqual(shape(unknown));
@@ -68,8 +82,48 @@ describe("§16 / §17 Preview", () => {
     const code = await exchange(a);
     const r = await p.req("preview.localhost", "POST", "/exchange?next=https://evil.example", {
       form: { code, next: "https://evil.example", redirect: "//evil" },
+      headers: fromPage(p, "preview.localhost"),
     });
     expect(r.headers["location"]).toBe("/");
+  });
+
+  it("MUST §17.2 / §21 a POST naming no origin (neither Origin nor Sec-Fetch-Site: not a browser's form) is refused with a page saying why, before the code is looked at", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    await publishFaq(p, a);
+    for (const [host, surface] of [
+      ["preview.localhost", "preview"],
+      ["preview-admin.localhost", "preview_admin"],
+    ] as const) {
+      const code = await exchange(a, surface);
+      const bare = await p.req(host, "POST", "/exchange", { form: { code } });
+      // The old code consumed the code for this request (303 and a session).
+      expect(bare.status).toBe(403);
+      expect(bare.headers["set-cookie"]).toBeUndefined();
+      expect(bare.headers["content-type"]).toBe("text/html; charset=utf-8");
+      expect(bare.body).toContain("<h1>Open this link in a browser</h1>");
+      expect(bare.body).toContain("the link was not looked at and still works");
+      expect(bare.body).not.toContain(code);
+      // Unknown codes get the same page: nothing about the code shows.
+      const unknown = await p.req(host, "POST", "/exchange", { form: { code: "acp_exch_AAAAAAAAAAAAAAAAAAAAAA" } });
+      expect(unknown.status).toBe(403);
+      expect(unknown.body).toBe(bare.body);
+      // The code is untouched: the page's button (Origin alone, Sec-Fetch-Site alone) still opens it, once.
+      const onlySite = await p.req(host, "POST", "/exchange", {
+        form: { code },
+        headers: { "sec-fetch-site": "same-origin" },
+      });
+      expect(onlySite.status).toBe(303);
+      const next = await exchange(a, surface);
+      const onlyOrigin = await p.req(host, "POST", "/exchange", {
+        form: { code: next },
+        headers: { origin: `http://${host}:${p.port}` },
+      });
+      expect(onlyOrigin.status).toBe(303);
+    }
+    expect(p.logs.filter((l) => l.action === "exchange.not_from_page").map((l) => l.status)).toEqual([
+      403, 403, 403, 403,
+    ]);
   });
 
   it("MUST §21 CSRF: a cross-origin POST consumes nothing", async () => {
@@ -100,7 +154,10 @@ describe("§16 / §17 Preview", () => {
     p = await startProvider();
     const a = await createSandbox(p);
     await publishFaq(p, a);
-    const r = await p.req("preview.localhost", "POST", "/exchange", { form: { code: await exchange(a) } });
+    const r = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code: await exchange(a) },
+      headers: fromPage(p, "preview.localhost"),
+    });
     const set = String(r.headers["set-cookie"]);
     expect(set).toMatch(/^acp_pv=[A-Za-z0-9]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600$/);
     expect(set).not.toMatch(/domain=/i);
@@ -127,7 +184,10 @@ describe("§16 / §17 Preview", () => {
   it("MUST §16.1 Secure and __Host- cookies when served over TLS", async () => {
     p = await startProvider({ tls: true });
     const a = await createSandbox(p);
-    const r = await p.req("preview.localhost", "POST", "/exchange", { form: { code: await exchange(a) } });
+    const r = await p.req("preview.localhost", "POST", "/exchange", {
+      form: { code: await exchange(a) },
+      headers: { origin: `https://preview.localhost:${p.port}`, "sec-fetch-site": "same-origin" },
+    });
     expect(String(r.headers["set-cookie"])).toMatch(
       /^__Host-acp_pv=[A-Za-z0-9]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$/,
     );
@@ -139,6 +199,7 @@ describe("§16 / §17 Preview", () => {
     await publishFaq(p, a);
     const r = await p.req("preview-admin.localhost", "POST", "/exchange", {
       form: { code: await exchange(a, "preview_admin") },
+      headers: fromPage(p, "preview-admin.localhost"),
     });
     const cookie = cookiesOf(r);
     const view = await p.req("preview-admin.localhost", "GET", "/", { headers: { cookie } });

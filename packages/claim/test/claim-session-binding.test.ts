@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FAILURE_BODY } from "../src/index.js";
 import {
   cookiesOf,
+  fromPage,
   createSandbox,
   humanClaim,
   publishFaq,
@@ -28,7 +29,7 @@ describe("SHOULD §17.2 sessions bound to the user agent that opened them", () =
     const code = new URL(str(r.json(), "exchange_url")).searchParams.get("code") ?? "";
     const post = await p.req("preview.localhost", "POST", "/exchange", {
       form: { code },
-      headers: { "user-agent": A },
+      headers: { "user-agent": A, ...fromPage(p, "preview.localhost") },
     });
     expect(post.status).toBe(303);
     const cookie = cookiesOf(post);

@@ -167,6 +167,14 @@ export async function publishFaq(
   return { faqId, pub: pub.json() };
 }
 
+/**
+ * The headers a browser sends with a form POST from a page of `host` (the exchange button): `Origin` and
+ * `Sec-Fetch-Site: same-origin`. The provider refuses an exchange POST that names no origin at all.
+ */
+export function fromPage(p: Provider, host: string): Record<string, string> {
+  return { origin: `http://${host}:${p.port}`, "sec-fetch-site": "same-origin" };
+}
+
 /** Cookie pairs from a response, as a Cookie header value. */
 export function cookiesOf(res: Res): string {
   const raw = res.headers["set-cookie"];

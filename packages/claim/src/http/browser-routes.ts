@@ -6,7 +6,7 @@ import { chargeEvent, reputationBits } from "./admission-gate.js";
 import { cookie, readCookie, sessionHash, type ClaimRuntime } from "./context.js";
 import { retryAfterSeconds } from "./failure.js";
 import { invalid } from "./faq-routes.js";
-import { claimPage, exchangePage, faqsPage, noProofPage, pageCsp, summaryPage } from "./pages.js";
+import { claimPage, exchangePage, faqsPage, noProofPage, notFromPagePage, pageCsp, summaryPage } from "./pages.js";
 
 const HOUR = 3_600_000;
 /** Preview sessions last at most 1 h (and never past the sandbox). */
@@ -33,6 +33,16 @@ function sameOrigin(rt: ClaimRuntime, req: FastifyRequest, host: string): boolea
   if (site !== undefined && site !== "same-origin") return false;
   if (origin === "null") return site === "same-origin";
   return origin === undefined || origin === rt.origin(req, host);
+}
+
+/**
+ * Whether a POST says where it was sent from at all: every browser that can show the exchange page sends `Origin`
+ * with a form POST, and current ones `Sec-Fetch-Site` too. A request with neither is not the page's button press
+ * (§17.2: consumed only by a deliberate POST a human makes) but a tool, a link scanner or a script, and cannot be
+ * told from a cross-site one (§21); it is refused before the code is looked at.
+ */
+function statesItsOrigin(req: FastifyRequest): boolean {
+  return req.headers.origin !== undefined || req.headers["sec-fetch-site"] !== undefined;
 }
 
 /** Serves a published sandbox at `{handle}.{pubSuffix}`: `/` and `/{slug}` only, GET/HEAD only (§13.1). */
@@ -99,7 +109,12 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
   app.post("/exchange", async (req, reply) => {
     const sf = surfaceOf(req);
     rt.facts(req).action = "exchange.consume";
-    if (sf === undefined || !sameOrigin(rt, req, surfaces[sf].host)) return rt.fail(req, reply);
+    if (sf === undefined) return rt.fail(req, reply);
+    if (!statesItsOrigin(req)) {
+      rt.facts(req).action = "exchange.not_from_page";
+      return html(reply.code(403), notFromPagePage(surfaces[sf].label));
+    }
+    if (!sameOrigin(rt, req, surfaces[sf].host)) return rt.fail(req, reply);
     const code = (req.body as Record<string, unknown> | undefined)?.["code"];
     if (typeof code !== "string" || code.length > 100) return rt.fail(req, reply);
     const token = newSessionToken();

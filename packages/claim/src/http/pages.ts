@@ -54,6 +54,19 @@ export function exchangePage(code: string, label: string): string {
   );
 }
 
+/**
+ * What a POST to `/exchange` that names no origin (neither `Origin` nor `Sec-Fetch-Site`: not a browser's form
+ * post) gets (403): the link opens only from its page, in a browser, by pressing the button. The code was not
+ * looked at, so the link still works.
+ */
+export function notFromPagePage(label: string): string {
+  return page(
+    "Open this link in a browser",
+    `<h1>Open this link in a browser</h1><p>A ${escapeHtml(label)} link opens only from its own page, in a web browser, when you press the button on it. This request did not come from that page (it carried neither an <code>Origin</code> nor a <code>Sec-Fetch-Site</code> header, which browsers send with a form), so nothing was checked: the link was not looked at and still works.</p>
+<p>Open the link in a browser and press the button.</p>`,
+  );
+}
+
 /** The claim page: code entry plus a fresh proof-of-work bound to the code, with a CSRF token. */
 export function claimPage(csrf: string): string {
   return page(
