@@ -14,7 +14,7 @@ export interface TransitionRule {
   /** A category name or an action glob. */
   readonly from: string;
   readonly to: string;
-  /** `deny` refuses, `ask` asks a person. (`confirm` is read as `ask`.) */
+  /** `deny` refuses, `ask` asks a person. (`confirm` and `require_confirmation` are read as `ask`.) */
   readonly action: "deny" | "ask";
 }
 
@@ -64,8 +64,12 @@ function fromYamlPair(entry: Record<string, unknown>): Record<string, unknown> |
 
 function readAction(value: unknown, path: (string | number)[], issues: Issue[]): "deny" | "ask" | undefined {
   if (value === "deny" || value === "ask") return value;
-  if (value === "confirm") return "ask";
-  const help = value === "allow" ? "a transition rule can only make a call stricter" : "expected deny or ask";
+  // the APE notes write an asking rule both ways (`read -> write: confirm`, `action: require_confirmation`)
+  if (value === "confirm" || value === "require_confirmation") return "ask";
+  const help =
+    value === "allow"
+      ? "a transition rule can only make a call stricter"
+      : "expected deny or ask (confirm and require_confirmation mean ask)";
   issues.push(bad([...path, "action"], `transitions[${String(path[1])}]: unknown action ${quoteValue(value)}`, help));
   return undefined;
 }
