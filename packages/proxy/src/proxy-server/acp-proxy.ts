@@ -32,6 +32,7 @@ import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { PendingObservations } from "./observations.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
+import { withoutSmuggledText } from "./smuggled-text.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -395,12 +396,14 @@ export class AcpProxy {
    * subscribed to it; anything else (logging above all) to the session whose call it belongs to, on that
    * call's stream, and to nobody when calls of several sessions are in flight to that server.
    */
-  #forwardUpstreamNotification(server: string, notification: Notification): void {
-    if (notification.method.endsWith("/list_changed")) {
+  #forwardUpstreamNotification(server: string, sent: Notification): void {
+    if (sent.method.endsWith("/list_changed")) {
       this.catalog.invalidate();
-      this.#broadcast(notification);
+      this.#broadcast(sent);
       return;
     }
+    // a log line's logger and data, a resource's URI: tag characters and bidi controls out, as of a result
+    const { said: notification, removed } = this.#withoutHiddenText(server, sent);
     if (notification.method === "notifications/resources/updated") {
       const uri = notification.params?.["uri"];
       if (typeof uri !== "string") return;
@@ -417,7 +420,7 @@ export class AcpProxy {
     const told =
       route.kind === "call" || route.kind === "only" ? [route.session] : route.kind === "idle" ? route.sessions : [];
     if (notification.method === "notifications/message")
-      for (const session of told) observeLog(this, session.id, server, notification.params);
+      for (const session of told) observeLog(this, session.id, server, notification.params, removed);
     if (route.kind === "call") route.call.notify(notification as ServerNotification);
     else if (route.kind === "only") route.session.server.notification(notification).catch(() => undefined);
     else if (route.kind === "idle") this.#broadcast(notification);
@@ -426,6 +429,22 @@ export class AcpProxy {
         `upstream \`${server}\`: \`${notification.method}\` not forwarded: calls of ${route.sessions.length} sessions are in flight to it (whose it is cannot be told)`,
       );
     }
+  }
+
+  /**
+   * A notification or request of an upstream's with tag characters and bidi controls taken out of its
+   * params (`withoutSmuggledText`: its `_meta` then says how many), said on the log; `removed`: some were.
+   */
+  #withoutHiddenText<T extends { readonly method: string; readonly params?: unknown }>(
+    server: string,
+    message: T,
+  ): { readonly said: T; readonly removed: boolean } {
+    const params = message.params;
+    if (typeof params !== "object" || params === null) return { said: message, removed: false };
+    const { result, removed } = withoutSmuggledText(params);
+    if (removed === undefined) return { said: message, removed: false };
+    this.#log(`upstream \`${server}\`: \`${message.method}\`: ${removed.characters} hidden characters removed`);
+    return { said: { ...message, params: result }, removed: true };
   }
 
   /** A closed session's subscriptions end; the upstream is unsubscribed where it was the last subscriber. */
@@ -452,13 +471,15 @@ export class AcpProxy {
    * must never reach another agent's client.
    */
   async #forwardUpstreamRequest(server: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result> {
-    const params = request.params as Record<string, unknown> | undefined;
+    // a sampling request's system prompt and messages, an elicitation's message and form: hidden text out
+    const { said, removed } = this.#withoutHiddenText(server, request);
+    const params = said.params as Record<string, unknown> | undefined;
     const outgoing = { method: request.method, ...(params ? { params } : {}) };
     const options = { signal, timeout: this.options.consentTimeoutMs ?? PROXY_DEFAULTS.consentTimeoutMs };
     const route = routeUpstreamMessage(this.sessions.values(), server);
     // what the request says reaches the agent's client (its model reads a sampling request): the session reads it
     if (route.kind === "call" || route.kind === "only")
-      observeUpstreamRequest(this, route.session.id, server, request.method, params);
+      observeUpstreamRequest(this, route.session.id, server, request.method, params, removed);
     // the agent client's own error goes back in its own words (see `relayedError`)
     const relay = (err: unknown): never => {
       throw err instanceof McpError ? relayedError(err) : err;

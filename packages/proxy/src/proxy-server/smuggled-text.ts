@@ -7,6 +7,8 @@
  * after the call ran, so these characters are removed from its text before the agent reads it. The three
  * emoji flag tag sequences (England, Scotland, Wales) are kept: they are the only tags ordinary text holds.
  * Other invisible characters (joiners, variation selectors) stay: legitimate text in many scripts needs them.
+ * Members' names are cleaned too (a form field's, structured content's); a name that, cleaned, is another
+ * member's is dropped.
  * Base64 blobs (`blob`, an image's or audio's `data`) cannot hold these characters and are not read.
  */
 
@@ -51,16 +53,23 @@ function clean(value: unknown, count: { n: number }, depth: number): unknown {
   let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(record)) {
     const child = record[key];
-    if (BINARY.has(key) && typeof child === "string") continue;
-    const next = clean(child, count, depth + 1);
-    if (next !== child) (out ??= { ...record })[key] = next;
+    const next = BINARY.has(key) && typeof child === "string" ? child : clean(child, count, depth + 1);
+    // a member's name is read too (a form's field, structured content's keys): cleaned as its value is
+    const name = cleanString(key, count);
+    if (name !== key) {
+      out ??= { ...record };
+      delete out[key];
+      // a name that, cleaned, is another member's: that one stays, this one goes (defined: `__proto__` is a name)
+      if (!Object.hasOwn(record, name))
+        Object.defineProperty(out, name, { value: next, enumerable: true, writable: true, configurable: true });
+    } else if (next !== child) (out ??= { ...record })[key] = next;
   }
   return out ?? value;
 }
 
 /**
  * `result` (a JSON-RPC result an upstream returned) with every tag character (but the flag sequences) and
- * bidirectional control removed from its strings, and `removed` saying how many; the same object, and
+ * bidirectional control removed from its strings and member names, and `removed` saying how many; the same object, and
  * `removed` undefined, when it holds none. Its `_meta` then says so under {@link HIDDEN_TEXT_META_KEY}, so
  * the agent's client can tell the text was changed.
  */

@@ -3,6 +3,7 @@ import { MAX_ENTRY_CHARS, type ActionRequest } from "@acp/core";
 import type { AcpProxy } from "./acp-proxy.js";
 import { ContentReader, logText, requestText } from "./readable-content.js";
 import type { ProgressRelay } from "./progress-relay.js";
+import { withoutSmuggledString } from "./smuggled-text.js";
 import { unreadable } from "./tool-call-handler.js";
 
 /**
@@ -73,8 +74,12 @@ export function observeUpstreamRequest(
   server: string,
   method: string,
   params: unknown,
+  /** Tag characters or bidi controls were taken out of it before the client got it. */
+  hiddenTextRemoved = false,
 ): void {
-  observeRead(proxy, sessionId, server, method, undefined, (reader) => requestText(reader, method, params));
+  observeRead(proxy, sessionId, server, method, undefined, (reader) => requestText(reader, method, params), {
+    hiddenTextRemoved,
+  });
 }
 
 /** Notes (log lines, progress messages) of one upstream to one session not yet told: told together, as one result. */
@@ -83,6 +88,8 @@ interface PendingNotes {
   chars: number;
   /** Why some were not kept (more than one result holds). */
   cut?: string;
+  /** One of them had tag characters or bidi controls taken out. */
+  hidden: boolean;
 }
 
 const pendingNotes = new WeakMap<AcpProxy, Map<string, PendingNotes>>();
@@ -91,7 +98,14 @@ const pendingNotes = new WeakMap<AcpProxy, Map<string, PendingNotes>>();
  * A log line (`notifications/message`) an upstream sent to the session `sessionId`: told as
  * {@link observeNote} tells it. Its logger and data are what the agent's client shows.
  */
-export function observeLog(proxy: AcpProxy, sessionId: string, server: string, params: unknown): void {
+export function observeLog(
+  proxy: AcpProxy,
+  sessionId: string,
+  server: string,
+  params: unknown,
+  /** Tag characters or bidi controls were taken out of it before the client got it. */
+  hiddenTextRemoved = false,
+): void {
   if (proxy.options.observer === undefined) return;
   let text: string;
   try {
@@ -100,20 +114,25 @@ export function observeLog(proxy: AcpProxy, sessionId: string, server: string, p
     unreadable(proxy, sessionId, server, "notifications/message", err instanceof Error ? err.message : String(err));
     return;
   }
-  observeNote(proxy, sessionId, server, "notifications/message", text);
+  observeNote(proxy, sessionId, server, "notifications/message", text, hiddenTextRemoved);
 }
 
 /**
  * A progress reporter that also tells the session runtime each message of the upstream's progress (the
  * agent's client shows it), as {@link observeNote} tells it; the proxy's own waiting messages are not told.
+ * Tag characters and bidi controls are taken out of the message before the client or the runtime reads it.
  */
 export function toldProgress(proxy: AcpProxy, sessionId: string, server: string, relay: ProgressRelay): ProgressRelay {
   return {
     ...relay,
     upstream(progress) {
-      relay.upstream(progress);
-      if (typeof progress.message === "string")
-        observeNote(proxy, sessionId, server, "notifications/progress", progress.message);
+      const said = progress.message;
+      const message = typeof said === "string" ? withoutSmuggledString(said) : said;
+      relay.upstream(message === said ? progress : { ...progress, message });
+      if (typeof message !== "string") return;
+      const hidden = message !== said;
+      if (hidden) proxy.log(`upstream \`${server}\`: hidden characters removed from a progress message`);
+      observeNote(proxy, sessionId, server, "notifications/progress", message, hidden);
     },
   };
 }
@@ -124,8 +143,16 @@ export function toldProgress(proxy: AcpProxy, sessionId: string, server: string,
  * (`<server>.<method>`), so a chatty server does not fill the session with one entry a line; past
  * `MAX_ENTRY_CHARS` characters waiting, further ones are not kept and the result is reported unreadable.
  */
-export function observeNote(proxy: AcpProxy, sessionId: string, server: string, method: string, text: string): void {
-  if (proxy.options.observer === undefined || text === "") return;
+export function observeNote(
+  proxy: AcpProxy,
+  sessionId: string,
+  server: string,
+  method: string,
+  text: string,
+  /** Tag characters or bidi controls were taken out of `text`: the result is told as having had hidden text. */
+  hiddenTextRemoved = false,
+): void {
+  if (proxy.options.observer === undefined || (text === "" && !hiddenTextRemoved)) return;
   let pending = pendingNotes.get(proxy);
   if (pending === undefined) {
     pending = new Map();
@@ -134,6 +161,7 @@ export function observeNote(proxy: AcpProxy, sessionId: string, server: string, 
   const key = `${sessionId}\u0000${server}\u0000${method}`;
   const waiting = pending.get(key);
   if (waiting !== undefined) {
+    if (hiddenTextRemoved) waiting.hidden = true;
     if (waiting.chars + text.length > MAX_ENTRY_CHARS) {
       waiting.cut = `more than ${MAX_ENTRY_CHARS} characters of \`${method}\` came before the session was told`;
     } else {
@@ -142,14 +170,16 @@ export function observeNote(proxy: AcpProxy, sessionId: string, server: string, 
     }
     return;
   }
-  const notes: PendingNotes = { lines: [text], chars: text.length };
+  const notes: PendingNotes = { lines: [text], chars: text.length, hidden: hiddenTextRemoved };
   const all = pending;
   all.set(key, notes);
-  observeRead(proxy, sessionId, server, method, undefined, (reader) => {
+  const read = (reader: ContentReader): string => {
     all.delete(key);
     if (notes.cut !== undefined) reader.cut = notes.cut;
     return notes.lines.join("\n");
-  });
+  };
+  // whether any of them had hidden text is known once they are told (more may come until then)
+  observeRead(proxy, sessionId, server, method, undefined, read, { hiddenTextRemoved: () => notes.hidden });
   // a session gone before it was told: its notes are dropped with it
   proxy.observations.add(sessionId, () => void all.delete(key));
 }
