@@ -5,7 +5,13 @@
  * as the waiting call would have. Verification spends the request's nonce in the shared nonce store, so
  * a request completes once across every node: the original waiting call, or one completion.
  */
-import { MAX_SESSION_APPROVAL_MS, type ActionRequest, type Decision, type RiskLevel } from "@acp/core";
+import {
+  MAX_SESSION_APPROVAL_MS,
+  MAX_WINDOW_APPROVAL_MS,
+  type ActionRequest,
+  type Decision,
+  type RiskLevel,
+} from "@acp/core";
 import {
   askedLevel,
   consentActionFields,
@@ -204,6 +210,23 @@ async function concludeLate(
   };
 }
 
+/** What a completion says, and records, of an answer it refuses as malformed. */
+export const MALFORMED_ANSWER_REASON = "refused a malformed answer";
+
+/**
+ * The table holds an answer that is none (another nonce, no approver, an unknown decision, a window past the
+ * cap as of when it was given, …): it is refused, and the request ends denied. Its nonce is spent, held for as
+ * long as any answer given in time could approve (the request's expiry plus the longest approval), so the end
+ * is concluded once across nodes and no answer written later into the row — a "fixed" one — is taken under
+ * the same nonce (409 `consent_already_completed`); the completion that spends it records `consent_denied`.
+ */
+async function concludeMalformed(deps: ConsentCompletionDeps, row: PendingConsentRow): Promise<CompletedConsent> {
+  const heldUntilMs = row.expiresAtMs + Math.max(MAX_SESSION_APPROVAL_MS, MAX_WINDOW_APPROVAL_MS);
+  if (!(await deps.stores.nonces.spend(row.nonce, row.id, heldUntilMs))) throw alreadyCompleted(row.id);
+  await record(deps, row, "consent_denied", { reason: MALFORMED_ANSWER_REASON, answer_refused: "malformed" });
+  return { outcome: "denied", request_id: row.id, reason: MALFORMED_ANSWER_REASON };
+}
+
 /** Waits for request `id` to be answered (bounded by its expiry and `signal`) and completes it once. */
 export async function completeConsent(
   deps: ConsentCompletionDeps,
@@ -223,7 +246,7 @@ export async function completeConsent(
   const inTime = answeredMs <= Date.parse(request.expires_at);
   // checked as of the answer: a window is at most MAX_WINDOW_APPROVAL_MS after it (the signed `timestamp`)
   const answer = readCliAnswer(row.answer, row.nonce, inTime ? new Date(answeredMs) : now);
-  if (answer === null) return { outcome: "denied", request_id: id, reason: "refused a malformed answer" };
+  if (answer === null) return concludeMalformed(deps, row);
   if (!inTime) return concludeLate(deps, row, request);
   const answeredAt = new Date(answeredMs);
   const args = { ...request.action.parameters };
