@@ -67,15 +67,17 @@ export function coveredRootAbove(realPath: string): string | undefined {
  * `/run`): by its specification it holds the user's sockets and runtime files only (a D-Bus session bus, an
  * ssh-agent, gpg-agent, a rootless Docker or podman, Wayland), and a program started after the sandbox puts
  * its socket there, where the start-up search cannot have seen it. So it is covered whole with an empty tmpfs
- * (`0700`) of the agent's own, like `/run`. Not when it is `/`, holds a covered root, lies under one, or
- * holds or lies in one of `protect` (the working directory, the `--writable` paths, the bridge directory, the
- * agent's program, ACP's home): those must stay what they are, and the start-up search covers the sockets
- * found there. `roots` are the covered roots' real paths.
+ * (`0700`) of the agent's own, like `/run`, also when it lies in one of `writable` (the working directory, the
+ * `--writable` paths: `XDG_RUNTIME_DIR=/srv/project/.run` with the agent in `/srv/project`). Not when it is
+ * `/`, holds a covered root, lies under one, is or holds one of `writable`, or holds or lies in one of
+ * `protect` (the bridge directory, the agent's program, ACP's home): those must stay what they are, and the
+ * start-up search covers the sockets found there. `roots` are the covered roots' real paths.
  */
 export function runtimeDirCover(
   runtimeDir: string | undefined,
   roots: readonly string[],
   protect: readonly string[],
+  writable: readonly string[] = [],
 ): CoverMount | undefined {
   if (runtimeDir === undefined || !runtimeDir.startsWith("/")) return undefined;
   let path: string;
@@ -89,5 +91,6 @@ export function runtimeDirCover(
   if (path === "/") return undefined;
   if (roots.some((r) => within(path, r) || within(r, path))) return undefined;
   if (protect.some((p) => within(p, path) || within(path, p))) return undefined;
+  if (writable.some((w) => within(w, path))) return undefined;
   return { path, mode: "0700" };
 }

@@ -17,7 +17,9 @@
  *   development server's socket in a project).
  *
  * Each walk looks at most at `HOME_SOCKET_WALK_LIMIT` entries, does not follow symbolic links, and skips what
- * it cannot read. A socket created after the start, or deeper or elsewhere, is not covered.
+ * it cannot read. A socket created after the start, or deeper or elsewhere, is not covered by this: the socket
+ * directories themselves are covered whole (`planSocketDirCovers`), and so is the runtime directory
+ * (`runtimeDirCover`), so what is left open is the rest of the home and the working directory.
  */
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import { userInfo } from "node:os";

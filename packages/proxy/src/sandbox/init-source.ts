@@ -1,7 +1,7 @@
 /**
  * The sandbox's init: a small Node program that runs as PID 1 inside the new namespaces (started by
- * `unshare`). It brings loopback up, covers ACP's home, `/tmp`, `/run` and the resolver with empty
- * filesystems, hides the kernel's key list (`/proc/keys`, `/proc/key-users`) behind empty files, makes every other mount read-only except the writable paths (the working directory and each
+ * `unshare`). It brings loopback up, covers ACP's home, `/tmp`, `/run`, the resolver and the home's socket
+ * directories (refilled with copies of their files) with empty filesystems, hides the kernel's key list (`/proc/keys`, `/proc/key-users`) behind empty files, makes every other mount read-only except the writable paths (the working directory and each
  * `--writable`), starts the loopback forwarders to the bridge sockets, then starts the agent with every
  * capability dropped (`setpriv`), forwards signals to the agent's process group and exits with its status
  * (when PID 1 exits, the kernel kills whatever is left in the namespace: nothing is orphaned).
@@ -17,6 +17,7 @@ import type { CpuCap } from "./cpu-cap.js";
 import type { MemoryCap } from "./memory-cap.js";
 import type { ProcessCap } from "./process-cap.js";
 import type { SessionKeyring } from "./session-keyring.js";
+import type { SocketDirCover } from "./socket-dir-covers.js";
 
 /** Loopback ports of the forwarders inside the sandbox (its loopback is its own, so these are always free). */
 export const SANDBOX_PORTS = { mcp: 47311, egress: 47312 } as const;
@@ -74,6 +75,12 @@ export interface SandboxInitConfig {
    * gpg-agent, Docker's): each gets an empty, read-only file bound over it, so connecting to it is refused.
    */
   readonly socketCovers: readonly string[];
+  /**
+   * The home's socket directories (`~/.ssh`, `~/.gnupg`, Docker's: `planSocketDirCovers`), each covered with an
+   * empty tmpfs that gets copies of the entries listed, then turns read-only: no socket there is reachable,
+   * one made after the start or one deeper than the search at start looks among them.
+   */
+  readonly socketDirs: readonly SocketDirCover[];
   readonly ports: { readonly mcp: number; readonly egress: number };
   /** The cap on the sandbox's processes (`ProcessCap`), or null when none can be applied here. */
   readonly processCap: ProcessCap | null;
@@ -91,7 +98,7 @@ export interface SandboxInitConfig {
 /** The init program. Writes one JSON status line (ready or error) to fd 3, then closes it. */
 export const SANDBOX_INIT_SOURCE = String.raw`
 import { spawn, spawnSync } from "node:child_process";
-import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { accessSync, chmodSync, closeSync, constants, existsSync, fstatSync, lchownSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, symlinkSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { constants as osConstants } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -182,6 +189,52 @@ staged.forEach((p) => run("cannot bring " + p + " back", "umount", [p]));
 for (const w of cfg.bindWritable) run("cannot keep " + w + " writable", "mount", ["--rbind", w, w]);
 // the directories between a writable path and the home become mount points: they cannot be renamed away
 for (const d of cfg.pinned) run("cannot keep ACP's home in place at " + d, "mount", ["--bind", d, d]);
+// The home's socket directories (~/.ssh, ~/.gnupg, Docker's): each is staged, an empty tmpfs goes over it and
+// gets copies of its directories, files and links (never a socket, a pipe or a device), then turns read-only.
+// A socket made there later, or deeper than acp looked, is in the host's directory, under the cover. Checked:
+// none may still be the host's directory
+const copyFile = (from, to) => {
+  let src = -1;
+  let dst = -1;
+  try {
+    // not followed, and not waited on: what is no longer a regular file is left out
+    src = openSync(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!fstatSync(src).isFile()) return false;
+    dst = openSync(to, "wx", 0o600);
+    const buf = Buffer.alloc(65536);
+    for (let n = readSync(src, buf); n > 0; n = readSync(src, buf)) writeSync(dst, buf, 0, n);
+    return true;
+  } catch {
+    if (dst !== -1) { closeSync(dst); dst = -1; try { unlinkSync(to); } catch {} } // no room left: none of it
+    return false;
+  } finally {
+    if (src !== -1) closeSync(src);
+    if (dst !== -1) closeSync(dst);
+  }
+};
+// its owner (unless the user namespace does not map it), then its mode
+const own = (p, e) => { try { lchownSync(p, e.uid, e.gid); } catch {} if (e.kind !== "link") chmodSync(p, e.mode); };
+cfg.socketDirs.forEach((d, i) => {
+  const before = fileId(d.path);
+  const from = join(cfg.stage.path, ".acp-socket-dir", String(i));
+  mkdirSync(from, { recursive: true });
+  bind(d.path, from);
+  run("cannot cover " + d.path, "mount", ["-t", "tmpfs", "-o", "mode=0700,nodev,nosuid,size=" + d.size, "tmpfs", d.path]);
+  const dirs = [{ path: "", mode: parseInt(d.mode, 8), uid: d.uid, gid: d.gid }];
+  for (const e of d.entries) {
+    const to = join(d.path, e.path);
+    try {
+      if (e.kind === "directory") { mkdirSync(to, { mode: 0o700 }); dirs.push(e); }
+      else if (e.kind === "link") { symlinkSync(e.target, to); own(to, e); }
+      else if (copyFile(join(from, e.path), to)) own(to, e);
+    } catch {} // its directory was left out
+  }
+  // the directories' own modes last (one without write permission would have refused what goes in it)
+  for (const e of dirs.reverse()) { try { own(join(d.path, e.path), e); } catch {} }
+  run("cannot cover " + d.path, "umount", [from]);
+  run("cannot cover " + d.path, "mount", ["-o", "remount,bind,ro,nodev,nosuid", d.path]);
+  if (fileId(d.path) === before) fail("sandbox_setup_failed", "the socket directory " + d.path + " is still the host's");
+});
 if (cfg.home) {
   mkdirSync(cfg.home, { recursive: true });
   run("cannot cover ACP's home", "mount", ["-t", "tmpfs", "-o", "ro,mode=0555,size=4k", "tmpfs", cfg.home]);

@@ -7,6 +7,8 @@
  * the agent's own program (a file named on its command line, or the Node executable), so an agent checked out
  * under `/tmp` still runs without the rest of `/tmp` (and its sockets) coming back with it. Everything else is
  * read-only: only the covers, the working directory (unless it is `/`) and the `--writable` paths stay writable.
+ * The home's socket directories (`~/.ssh`, `~/.gnupg`, …) are covered with read-only copies of their files
+ * (`planSocketDirCovers`), even inside the working directory.
  */
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
@@ -22,6 +24,7 @@ import type { SessionKeyring } from "./session-keyring.js";
 import { findHomeAliases, isInHome } from "./home-aliases.js";
 import { findUserSockets } from "./home-sockets.js";
 import { isWithin, realPathOrNull } from "./paths.js";
+import { planSocketDirCovers } from "./socket-dir-covers.js";
 import { checkWritablePaths } from "./writable-paths.js";
 
 export { COVERED_ROOTS };
@@ -99,13 +102,32 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
   }
   const covered = roots.filter((r) => r !== stage && !named.includes(r));
   const underCovered = (p: string): boolean => covered.some((r) => isWithin(p, r.path));
+  const pinned =
+    home === null
+      ? []
+      : [...new Set([home, ...aliases.map((a) => a.path)].flatMap((h) => pinnedDirectories(h, writable)))].sort(
+          (a, b) => a.split(sep).length - b.split(sep).length,
+        );
   // $XDG_RUNTIME_DIR outside /run: covered whole, so a socket made there after the start stays out of reach
+  // (also in the working directory: the cover rides along when that is bound onto itself, recursively; not
+  // under a pinned directory, whose bind onto itself, not recursive, would hide it again)
   const runtime = runtimeDirCover(
     input.env["XDG_RUNTIME_DIR"],
     roots.map((r) => r.path),
-    [bridgeDir, cwd, ...exposed, ...writable, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path)],
+    [bridgeDir, ...exposed, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path), ...pinned],
+    [cwd, ...writable],
   );
   const resolv = real("/etc/resolv.conf");
+  const keep = keptPaths(shared ? writable : [cwd, ...writable], exposed, covered, shared ? undefined : cwd);
+  const inside = [bridgeDir, ...(home === null ? [] : [home]), ...aliases.map((a) => a.path)];
+  // the home's socket directories, covered whole: a socket made there after the start stays out of reach
+  const socketDirs = planSocketDirCovers({
+    env: input.env,
+    covered: [...roots.map((r) => r.path), ...(runtime === undefined ? [] : [runtime.path])],
+    kept: keep.map((k) => k.path),
+    protect: [cwd, ...exposed, ...writable, ...inside],
+    inside,
+  });
   return {
     argv: input.argv,
     env: input.env,
@@ -115,30 +137,25 @@ export function planNamespace(input: NamespacePlanInput): SandboxInitConfig {
     bridgeDir,
     cover: runtime === undefined ? covered : [...covered, runtime],
     home,
-    keep: keptPaths(shared ? writable : [cwd, ...writable], exposed, covered, shared ? undefined : cwd),
+    keep,
     resolvConf: resolv !== null && !underCovered(resolv) ? resolv : null,
     writable,
     // outside the covers, the outermost writable paths are bound onto themselves; under them, they are kept
     bindWritable: writable.filter((w) => !underCovered(w) && !writable.some((o) => o !== w && isWithin(w, o))),
-    pinned:
-      home === null
-        ? []
-        : [...new Set([home, ...aliases.map((a) => a.path)].flatMap((h) => pinnedDirectories(h, writable)))].sort(
-            (a, b) => a.split(sep).length - b.split(sep).length,
-          ),
+    pinned,
     homeAliases: aliases,
     // the user's sockets outside the covers (the bridge's own, the home's and what the covers hide left alone)
     socketCovers: findUserSockets({
       env: input.env,
       given: writable,
       skip: [
-        bridgeDir,
-        ...(home === null ? [] : [home]),
-        ...aliases.map((a) => a.path),
+        ...inside,
         ...roots.map((r) => r.path),
         ...(runtime === undefined ? [] : [runtime.path]),
+        ...socketDirs.map((d) => d.path),
       ],
     }),
+    socketDirs,
     ports: input.ports,
     processCap: input.processCap ?? null,
     memoryCap: input.memoryCap ?? null,

@@ -24,6 +24,7 @@ import {
   type IsolationRequest,
 } from "./isolation.js";
 import { planNamespace } from "./namespace-plan.js";
+import { socketDirsLeftOut } from "./socket-dir-covers.js";
 import { killGroup, spawnNamespaced, spawnUnisolated, type SignalSource, type StartedAgent } from "./spawn-agent.js";
 import { listenMcpBridge, listenUnixBridge, type UnixBridge } from "./unix-bridge.js";
 import { noneWarning, startLine } from "./messages.js";
@@ -235,27 +236,29 @@ export async function runSandboxed(options: SandboxRunOptions): Promise<SandboxR
         `acp run: the working directory \`${options.cwd}\` is shared by every program on this host: the agent works in an empty one of its own, and what it leaves there is gone when it ends (run from a directory of its own to keep its work)`,
       );
     }
-    const agent: StartedAgent =
+    const plan =
       level === "none" || tools === null || bridgeDir === null
+        ? null
+        : planNamespace({
+            argv: options.argv,
+            env,
+            cwd: options.cwd,
+            home: options.home,
+            bridgeDir,
+            setpriv: tools.setpriv,
+            ports: SANDBOX_PORTS,
+            processCap: capped.cap,
+            memoryCap: memory.cap,
+            cpuCap: cpu.cap,
+            sessionKeyring: keyring,
+            ...(options.writable !== undefined ? { writable: options.writable } : {}),
+          });
+    const leftOut = plan === null ? undefined : socketDirsLeftOut(plan.socketDirs);
+    if (leftOut !== undefined) options.log(leftOut);
+    const agent: StartedAgent =
+      plan === null || level === "none"
         ? spawnUnisolated(options.argv, env, options.cwd, spawnOptions)
-        : await spawnNamespaced(
-            level,
-            planNamespace({
-              argv: options.argv,
-              env,
-              cwd: options.cwd,
-              home: options.home,
-              bridgeDir,
-              setpriv: tools.setpriv,
-              ports: SANDBOX_PORTS,
-              processCap: capped.cap,
-              memoryCap: memory.cap,
-              cpuCap: cpu.cap,
-              sessionKeyring: keyring,
-              ...(options.writable !== undefined ? { writable: options.writable } : {}),
-            }),
-            spawnOptions,
-          );
+        : await spawnNamespaced(level, plan, spawnOptions);
     if (agent.pipes !== null && options.stdio !== undefined) await options.stdio(agent.pipes);
     const exitCode = await agent.exited;
     await killGroup(agent.child, agent.exited);

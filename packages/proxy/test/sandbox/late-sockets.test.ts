@@ -3,7 +3,8 @@
  * (real namespaces, as root):
  * - a Unix socket a program outside creates in `$XDG_RUNTIME_DIR` while the agent runs (a D-Bus session bus,
  *   an ssh-agent, a rootless Docker started later) is out of reach: the runtime directory is covered whole
- *   with an empty tmpfs of the agent's own, where its own sockets work;
+ *   with an empty tmpfs of the agent's own, where its own sockets work, also when it lies in the agent's
+ *   (writable) working directory;
  * - the empty file the init binds over `/proc/keys` (and over the sockets it covers) cannot be changed by the
  *   agent, which is uid 0 and would otherwise own it: `/proc/keys` stays empty.
  */
@@ -75,43 +76,49 @@ async function listen(path: string): Promise<void> {
 }
 
 describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
-  it("a socket made in $XDG_RUNTIME_DIR after the start is out of reach, and the init's empty file stays empty", async () => {
-    const runtime = join(work.path, `runtime-${level}`);
-    const cwd = join(work.path, `cwd-${level}`);
-    mkdirSync(runtime, { mode: 0o700 });
-    mkdirSync(cwd);
-    const paths = { ready: join(cwd, "ready"), go: join(cwd, "go"), late: join(runtime, "bus") };
-    const out = join(cwd, "out.json");
-    const run = runSandboxed(
-      quietRun({
-        argv: [process.execPath, "-e", AGENT, out, JSON.stringify(paths)],
-        isolation: level,
-        home: join(work.path, "acp-home"),
-        env: { PATH: process.env["PATH"] ?? "", HOME: join(work.path, "home"), XDG_RUNTIME_DIR: runtime },
-        cwd,
-      }),
-    );
-    let ended = false;
-    void run.finally(() => (ended = true));
-    while (!existsSync(paths.ready) && !ended) await new Promise((res) => setTimeout(res, 50));
-    // the host's program starts now, after the sandbox did
-    await listen(paths.late);
-    writeFileSync(paths.go, "");
-    expect(await run).toEqual({ level, exitCode: 0 });
-    const result = JSON.parse(readFileSync(out, "utf8")) as {
-      tampered: string[];
-      keys: string;
-      own: string;
-      late: string;
-    };
-    expect(result.late).toBe("ENOENT");
-    expect(result.own).toBe("connected");
-    expect(result.keys).toBe("");
-    expect(result.tampered).toEqual([]);
-    // the agent's own socket stayed in its own runtime directory; the host's is where it was
-    expect(existsSync(join(runtime, "own.sock"))).toBe(false);
-    expect(existsSync(paths.late)).toBe(true);
-  });
+  it.each([
+    ["elsewhere", false],
+    ["in the working directory", true],
+  ] as const)(
+    "a socket made in $XDG_RUNTIME_DIR (%s) after the start is out of reach, and the init's empty file stays empty",
+    async (where, inCwd) => {
+      const cwd = join(work.path, `cwd-${level}-${where.length}`);
+      const runtime = inCwd ? join(cwd, ".run") : join(work.path, `runtime-${level}`);
+      mkdirSync(cwd);
+      mkdirSync(runtime, { mode: 0o700 });
+      const paths = { ready: join(cwd, "ready"), go: join(cwd, "go"), late: join(runtime, "bus") };
+      const out = join(cwd, "out.json");
+      const run = runSandboxed(
+        quietRun({
+          argv: [process.execPath, "-e", AGENT, out, JSON.stringify(paths)],
+          isolation: level,
+          home: join(work.path, "acp-home"),
+          env: { PATH: process.env["PATH"] ?? "", HOME: join(work.path, "home"), XDG_RUNTIME_DIR: runtime },
+          cwd,
+        }),
+      );
+      let ended = false;
+      void run.finally(() => (ended = true));
+      while (!existsSync(paths.ready) && !ended) await new Promise((res) => setTimeout(res, 50));
+      // the host's program starts now, after the sandbox did
+      await listen(paths.late);
+      writeFileSync(paths.go, "");
+      expect(await run).toEqual({ level, exitCode: 0 });
+      const result = JSON.parse(readFileSync(out, "utf8")) as {
+        tampered: string[];
+        keys: string;
+        own: string;
+        late: string;
+      };
+      expect(result.late).toBe("ENOENT");
+      expect(result.own).toBe("connected");
+      expect(result.keys).toBe("");
+      expect(result.tampered).toEqual([]);
+      // the agent's own socket stayed in its own runtime directory; the host's is where it was
+      expect(existsSync(join(runtime, "own.sock"))).toBe(false);
+      expect(existsSync(paths.late)).toBe(true);
+    },
+  );
 });
 
 describe("runtimeDirCover", () => {
@@ -125,9 +132,13 @@ describe("runtimeDirCover", () => {
     expect(runtimeDirCover(undefined, [], [])).toBeUndefined();
     expect(runtimeDirCover("relative/run", [], [])).toBeUndefined();
     expect(runtimeDirCover("/", [], [])).toBeUndefined();
-    // a working directory (or home, bridge, program) inside it, or it inside one: not covered
+    // a home, bridge or program inside it, or it inside one: not covered
     expect(runtimeDirCover(runtime, [], [join(runtime, "project")])).toBeUndefined();
     expect(runtimeDirCover(runtime, [], [work.path])).toBeUndefined();
+    // a working directory or --writable path inside it, or it itself: not covered; one it lies in: covered
+    expect(runtimeDirCover(runtime, [], [], [join(runtime, "project")])).toBeUndefined();
+    expect(runtimeDirCover(runtime, [], [], [runtime])).toBeUndefined();
+    expect(runtimeDirCover(runtime, [], [], [work.path])).toEqual({ path: runtime, mode: "0700" });
     // one that holds a covered root (XDG_RUNTIME_DIR=/var holds /var/tmp) is not covered
     expect(runtimeDirCover(work.path, [runtime], [])).toBeUndefined();
   });

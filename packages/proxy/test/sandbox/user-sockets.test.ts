@@ -3,7 +3,8 @@
  * (real namespaces, as root): an SSH ControlMaster socket under `~/.ssh`, gpg-agent under `~/.gnupg`, Docker
  * Desktop's `~/.docker/desktop/docker.sock`, a socket elsewhere in the home, the ssh-agent `SSH_AUTH_SOCK`
  * names and a bus under `$XDG_RUNTIME_DIR` each lead past the network namespace and the egress allow list.
- * Each is a real listener here; the host still reaches them, the agent is refused. `acp run`'s own bridge,
+ * Each is a real listener here; the host still reaches them, the agent is refused (or, in the home's socket
+ * directories and the runtime directory, covered whole, does not find them). `acp run`'s own bridge,
  * in a `--bridge-dir` under the home, keeps working.
  */
 import { mkdirSync, readFileSync } from "node:fs";
@@ -132,9 +133,11 @@ describe.each(["netns", "userns"] as const)("isolation %s as root", (level) => {
     expect(await runSandboxed(options)).toEqual({ level, exitCode: 0 });
     const result = JSON.parse(readFileSync(out, "utf8")) as Record<string, string>;
     // refused (the empty read-only file over each: EACCES to write to it, or ECONNREFUSED), never connected;
-    // $XDG_RUNTIME_DIR is covered whole with an empty tmpfs, so its bus is not there at all
+    // $XDG_RUNTIME_DIR and the home's socket directories (~/.ssh, ~/.gnupg, ~/.docker) are covered whole with
+    // a tmpfs of the agent's own, so what is there is not there at all
+    const gone = ["runtime_bus", "ssh_master", "gpg_agent", "docker"];
     for (const name of Object.keys(paths)) {
-      expect(name === "runtime_bus" ? ["ENOENT"] : ["EACCES", "ECONNREFUSED"], name).toContain(result[name]);
+      expect(gone.includes(name) ? ["ENOENT"] : ["EACCES", "ECONNREFUSED"], name).toContain(result[name]);
     }
     expect(result["bridge"]).toBe("bridge ok");
     // the listeners are live: outside the sandbox, each one answers
