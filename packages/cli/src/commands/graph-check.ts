@@ -3,6 +3,7 @@ import {
   checkConsentGraph,
   formatIssue,
   type ConsentGraph,
+  type GraphMapping,
   type GraphOutcome,
   type GraphProposal,
   type GraphReviewRecord,
@@ -10,6 +11,7 @@ import {
 import { graphReviewsPath, loadConsentGraphFile, readGraphReviews } from "@acp/store";
 import { join } from "node:path";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { loadGraphMapping } from "../decision/graph-config.js";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** The graph file a command reads: `--graph FILE` or `$ACP_HOME/consent-graph.json`, and how to show it. */
@@ -70,6 +72,21 @@ export function loadGraphOrFail(ctx: CliContext, option: string | undefined): { 
   return { graph: file.graph, shown };
 }
 
+/**
+ * The graph mapping reviews are judged against (`--config FILE`, default `$ACP_HOME/config.yml`): a review
+ * made under another mapping counts as not reviewed. A config that cannot be read or is invalid is warned
+ * about and judged as no mapping (stricter: a review made under a mapping then counts as not reviewed).
+ */
+export function loadMappingForCheck(ctx: CliContext, config: string | undefined): GraphMapping | undefined {
+  try {
+    return loadGraphMapping(resolveHome(ctx.io), config !== undefined ? resolvePath(ctx.io, config) : undefined);
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
+    printError(ctx, `acp: warning: ignoring the graph mapping (${why}): reviews are judged as made under none`);
+    return undefined;
+  }
+}
+
 /** The review record for decay; an unusable record counts as never reviewed, with a warning. */
 export function loadReviewsForCheck(ctx: CliContext): GraphReviewRecord | undefined {
   const path = graphReviewsPath(resolveHome(ctx.io));
@@ -127,6 +144,7 @@ export function formatGraphOutcome(outcome: GraphOutcome): string[] {
 
 interface CheckOptions {
   graph?: string;
+  config?: string;
   threshold?: string;
   proposal?: string;
   json?: boolean;
@@ -143,6 +161,7 @@ export function registerGraphCheck(parent: Command, ctx: CliContext): void {
     .argument("<action>", "the action, as listed in the domain's tiers")
     .argument("[confidence]", "the agent's confidence from 0 to 1 (absent: 0)")
     .option("--graph <file>", "the consent graph (default: $ACP_HOME/consent-graph.json)")
+    .option("--config <file>", "the config whose graph.mapping reviews are bound to (default: $ACP_HOME/config.yml)")
     .option("--threshold <n>", "VISIBLE from this confidence up (default 0.85)")
     .option("--proposal <json>", 'a self-modification proposal: {"diff", "undo", "proposed_at"}')
     .option("--json", "print the outcome as JSON")
@@ -160,7 +179,9 @@ create one) or one that cannot be read (a directory, no permission), 4 an invali
 threshold or --proposal, 2 usage.
 
 Consent decay: autonomous tiers not reviewed within consent_decay.review_interval_days
-behave as requires approval; record a review with \`acp graph review\`.
+behave as requires approval; record a review with \`acp graph review\`. A review made under
+another review_interval_days or another graph.mapping (read from --config, default
+$ACP_HOME/config.yml) counts as not reviewed.
 Trusted-channel actions are BLOCKED here: the CLI cannot present an attestation.
 A --proposal is seen now for the first time: its cooling period counts from now (or from
 its proposed_at, if later), so it is never over here. Where the domain has require_diff, its
@@ -188,8 +209,10 @@ Examples:
       const threshold = options.threshold !== undefined ? parseUnit(options.threshold, "threshold") : undefined;
       const { graph } = loadGraphOrFail(ctx, options.graph);
       const reviews = loadReviewsForCheck(ctx);
+      const reviewedMapping = reviews !== undefined ? loadMappingForCheck(ctx, options.config) : undefined;
       const outcome = checkConsentGraph(graph, target, {
         now: ctx.io.now(),
+        ...(reviewedMapping !== undefined ? { reviewedMapping } : {}),
         ...(threshold !== undefined ? { threshold } : {}),
         ...(reviews !== undefined ? { reviews } : {}),
         ...(options.graph !== undefined ? { graphFile: options.graph } : {}),

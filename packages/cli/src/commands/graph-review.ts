@@ -3,12 +3,15 @@ import {
   checkConsentDecay,
   formatIssue,
   hashGraphDomain,
+  hashGraphMapping,
   hashVipContacts,
   type ConsentGraph,
+  type GraphMapping,
   type GraphReviewRecord,
 } from "@acp/core";
 import { graphReviewsPath, readGraphReviews, recordGraphReviewFile } from "@acp/store";
-import { printError, printJson, printLine, resolveHome, type CliContext } from "../context.js";
+import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
+import { loadGraphMapping } from "../decision/graph-config.js";
 import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { loadGraphOrFail } from "./graph-check.js";
@@ -17,26 +20,39 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface ReviewOptions {
   graph?: string;
+  config?: string;
   status?: boolean;
   json?: boolean;
 }
 
-function statusRows(graph: ConsentGraph, record: GraphReviewRecord | undefined, now: Date) {
+function statusRows(
+  graph: ConsentGraph,
+  record: GraphReviewRecord | undefined,
+  now: Date,
+  mapping: GraphMapping | undefined,
+) {
+  const mappingHash = hashGraphMapping(mapping);
+  const interval = graph.consent_decay?.review_interval_days;
   return Object.entries(graph.domains).map(([name, domain]) => {
     const review = record !== undefined && Object.hasOwn(record.domains, name) ? record.domains[name] : undefined;
     const decayed = checkConsentDecay(graph, name, domain, {
       now,
       ...(record !== undefined ? { reviews: record } : {}),
+      ...(mapping !== undefined ? { reviewedMapping: mapping } : {}),
     });
     return {
       domain: name,
       reviewed_at: review?.reviewed_at ?? null,
-      // the domain, or the VIP contacts (who counts as a VIP is part of what a review covers)
+      // the domain, or what a review covers besides it: the VIP contacts (who counts as a VIP), the review
+      // interval and the graph mapping (which calls reach the domain)
       changed_since_review:
         review !== undefined &&
         (review.domain_hash !== hashGraphDomain(domain) ||
-          review.vip_contacts_hash !== hashVipContacts(graph.vip_contacts)),
+          review.vip_contacts_hash !== hashVipContacts(graph.vip_contacts) ||
+          review.review_interval_days !== interval ||
+          review.mapping_hash !== mappingHash),
       decayed: decayed !== null,
+      ...(decayed !== null ? { why: decayed.message } : {}),
     };
   });
 }
@@ -46,7 +62,7 @@ function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions
   const read = readGraphReviews(path);
   if (!read.ok)
     printError(ctx, `acp: warning: ignoring review record \`${path}\`: ${read.issues[0]?.message ?? "malformed"}`);
-  const rows = statusRows(graph, read.ok ? read.value : undefined, ctx.io.now());
+  const rows = statusRows(graph, read.ok ? read.value : undefined, ctx.io.now(), mappingOf(ctx, options));
   if (options.json === true) return printJson(ctx, { decay: graph.consent_decay ?? null, domains: rows });
   for (const row of rows) {
     const when = row.reviewed_at ?? "never reviewed";
@@ -55,11 +71,17 @@ function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions
   }
 }
 
+/** The graph mapping in use (`--config FILE`, default `$ACP_HOME/config.yml`): a review is bound to it. */
+function mappingOf(ctx: CliContext, options: ReviewOptions): GraphMapping | undefined {
+  const config = options.config !== undefined ? resolvePath(ctx.io, options.config) : undefined;
+  return loadGraphMapping(resolveHome(ctx.io), config);
+}
+
 /** Records the review; a record that cannot be read or written is an I/O error (exit 1), as for other files. */
-function recordFile(path: string, graph: ConsentGraph, domains: string[], now: Date) {
+function recordFile(path: string, graph: ConsentGraph, domains: string[], now: Date, mapping?: GraphMapping) {
   let result: ReturnType<typeof recordGraphReviewFile>;
   try {
-    result = recordGraphReviewFile(path, graph, domains, now);
+    result = recordGraphReviewFile(path, graph, domains, now, mapping !== undefined ? { mapping } : {});
   } catch (err) {
     throw new CliError(`no review recorded: cannot write review record \`${path}\`: ${readFailure(err)}`, EXIT.error);
   }
@@ -71,7 +93,7 @@ function recordFile(path: string, graph: ConsentGraph, domains: string[], now: D
 function record(ctx: CliContext, graph: ConsentGraph, domains: string[], options: ReviewOptions): void {
   const path = graphReviewsPath(resolveHome(ctx.io));
   const now = ctx.io.now();
-  const result = recordFile(path, graph, domains, now);
+  const result = recordFile(path, graph, domains, now, mappingOf(ctx, options));
   if (!result.ok) {
     const inRecord = result.issues.some((issue) => issue.code !== "unknown_domain");
     for (const issue of result.issues)
@@ -103,6 +125,7 @@ export function registerGraphReview(parent: Command, ctx: CliContext): void {
     .description("record a review of the consent graph (all domains, or those named): resets consent decay")
     .argument("[domains...]", "the domains reviewed (default: every domain)")
     .option("--graph <file>", "the consent graph (default: $ACP_HOME/consent-graph.json)")
+    .option("--config <file>", "the config whose graph.mapping the review is bound to (default: $ACP_HOME/config.yml)")
     .option("--status", "show when each domain was last reviewed and whether it has decayed; record nothing")
     .option("--json", "print the result as JSON")
     .addHelpText(
@@ -113,12 +136,15 @@ review_interval_days behaves as requires approval. A review records, per domain,
 time and the content hash of what you reviewed in $ACP_HOME/consent-graph.reviews.json
 (the graph file itself is never written). A domain edited after its review counts as
 not reviewed, and so does every domain once vip_contacts changes (a contact added,
-removed or changed). A graph never reviewed has decayed.
+removed or changed), once consent_decay.review_interval_days changes (a review made
+for 30 days is not stretched to 90), or once graph.mapping in the config changes (which
+calls reach which domain: --config FILE, default $ACP_HOME/config.yml; give the one
+acp proxy or acp serve uses). A graph never reviewed has decayed.
 
 Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one),
-a graph file or review record that cannot be read (a directory, no permission), or the record cannot be
-written, 4 an invalid graph, an unknown domain, or a malformed review record (fix or delete it: nothing
-is overwritten), 2 usage.
+a graph file, --config file or review record that cannot be read (a directory, no permission), or the
+record cannot be written, 4 an invalid graph, config, an unknown domain, or a malformed review record
+(fix or delete it: nothing is overwritten), 2 usage.
 
 Examples:
   acp graph review                       # you reviewed the whole graph

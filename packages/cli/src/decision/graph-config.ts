@@ -13,6 +13,11 @@ export interface GraphConfig {
 /** What the config file and the review record add to a consent graph: the mapping, the threshold, the reviews. */
 export interface GraphSettings extends GraphConfig {
   readonly reviews?: GraphReviewRecord;
+  /**
+   * The mapping reviews are bound to when it is not `mapping` (`acp serve` judges a caller's own word on its
+   * `server` under readings whose mapping is part of the configured one; a review is of the configured one).
+   */
+  readonly reviewedMapping?: GraphMapping;
 }
 
 const GRAPH_KEYS = ["mapping", "threshold"];
@@ -73,16 +78,29 @@ export function loadGraphSettings(home: string, configFile?: string | ConfigFile
         : readConfigFile(join(home, "config.yml"), false);
   return { ...graphReviews(home), ...graphConfigFrom(file) };
 }
+/**
+ * The graph mapping of a config file (`configFile`, required to exist; default `$ACP_HOME/config.yml`, absent:
+ * none), for the commands that record or show reviews (a review is bound to the mapping in use). Invalid →
+ * exit 4, every problem named.
+ */
+export function loadGraphMapping(home: string, configFile?: string): GraphMapping | undefined {
+  const file =
+    configFile !== undefined ? readConfigFile(configFile, true) : readConfigFile(join(home, "config.yml"), false);
+  return graphConfigFrom(file).mapping;
+}
+
 /** The graph source options for these settings (mapping, and the context without the clock). */
 export function graphSourceOptions(settings: GraphSettings): {
   mapping?: GraphMapping;
-  context: { threshold?: number; reviews?: GraphReviewRecord };
+  context: { threshold?: number; reviews?: GraphReviewRecord; reviewedMapping?: GraphMapping };
 } {
+  const reviewedMapping = settings.reviewedMapping ?? settings.mapping;
   return {
     ...(settings.mapping !== undefined ? { mapping: settings.mapping } : {}),
     context: {
       ...(settings.threshold !== undefined ? { threshold: settings.threshold } : {}),
       ...(settings.reviews !== undefined ? { reviews: settings.reviews } : {}),
+      ...(reviewedMapping !== undefined ? { reviewedMapping } : {}),
     },
   };
 }

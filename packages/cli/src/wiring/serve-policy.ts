@@ -23,8 +23,10 @@ export interface ServePipelines {
 export function readingInputsOf(inputs: DecisionInputs, r: ServerReadingInputs): DecisionInputs {
   const settings = inputs.graphSettings;
   if (settings === undefined) return { ...inputs, policy: r.policy };
-  const { mapping: _mapping, ...rest } = settings;
-  void _mapping;
+  const { mapping, ...others } = settings;
+  // reviews stay bound to the configured mapping, not to the part of it this reading sees
+  const reviewedMapping = settings.reviewedMapping ?? mapping;
+  const rest = reviewedMapping !== undefined ? { ...others, reviewedMapping } : others;
   const graphSettings = r.mapping !== undefined ? { ...rest, mapping: r.mapping } : rest;
   return { ...inputs, policy: r.policy, graphSettings };
 }

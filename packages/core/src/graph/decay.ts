@@ -2,9 +2,9 @@
  * Consent decay: when `consent_decay.enabled`, an autonomous tier whose domain was not reviewed within
  * `review_interval_days` behaves as requires_approval. A domain never reviewed, reviewed in the future,
  * or changed since its last review (its content hash differs, or the VIP contacts' hash does) counts as not
- * reviewed.
+ * reviewed; so does one made under other settings (another `review_interval_days`, another graph mapping).
  */
-import { hashGraphDomain, hashVipContacts } from "./hash.js";
+import { hashGraphDomain, hashGraphMapping, hashVipContacts } from "./hash.js";
 import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
 import type { ConsentGraph, GraphContext, GraphDomain, GraphReason } from "./types.js";
 
@@ -48,6 +48,21 @@ export function checkConsentDecay(
   }
   if (review.vip_contacts_hash !== hashVipContacts(graph.vip_contacts)) {
     return decayed(`the VIP contacts changed since its last review at ${review.reviewed_at}`);
+  }
+  // a review holds for the interval it was made under: lengthening the interval stretches no old review
+  if (review.review_interval_days !== days) {
+    const was =
+      review.review_interval_days === undefined
+        ? "no review interval"
+        : `a ${review.review_interval_days}-day interval`;
+    return decayed(`its review at ${review.reviewed_at} was made under ${was}, and the interval is now ${days} days`);
+  }
+  // which calls reach this domain, and as which action (the mapping, config.yml graph.mapping): part of what was reviewed
+  if (review.mapping_hash === undefined) {
+    return decayed(`its review at ${review.reviewed_at} did not record the graph mapping it covered`);
+  }
+  if (review.mapping_hash !== hashGraphMapping(context.reviewedMapping)) {
+    return decayed(`the graph mapping (graph.mapping) changed since its last review at ${review.reviewed_at}`);
   }
   const now = context.now.getTime();
   const skew = (context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS) * 1000;

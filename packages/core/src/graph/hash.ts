@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "./canonical-json.js";
+import type { GraphMapping } from "./mapping.js";
 import { normalizeRecipient } from "./recipients.js";
 import type { ConsentGraph, GraphDomain } from "./types.js";
 
@@ -57,6 +58,23 @@ export function hashVipContacts(vipContacts: Readonly<Record<string, string>>): 
     const values = [...new Set(Object.values(vipContacts).map(normalizeRecipient))].sort();
     hash = sha256OfCanonical(values);
     if (Object.isFrozen(vipContacts)) vipHashes.set(vipContacts, hash);
+  }
+  return hash;
+}
+
+const mappingHashes = new WeakMap<object, string>();
+
+/**
+ * `sha256:<hex>` of the canonical JSON of the graph mapping (config.yml `graph.mapping`) as validated: its
+ * entries in order (the first that matches wins, so order is part of it). No mapping is `[]`. Any change to
+ * an entry, a refinement or the order changes it: which calls reach which domain is part of a review.
+ */
+export function hashGraphMapping(mapping: GraphMapping | undefined): string {
+  const entries = mapping ?? [];
+  let hash = mappingHashes.get(entries);
+  if (hash === undefined) {
+    hash = sha256OfCanonical(entries);
+    if (Object.isFrozen(entries)) mappingHashes.set(entries, hash);
   }
   return hash;
 }

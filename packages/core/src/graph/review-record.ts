@@ -4,7 +4,8 @@
  */
 import type { Issue, Result } from "../issues/index.js";
 import { readJson } from "./json-source.js";
-import { hashConsentGraph, hashGraphDomain, hashVipContacts } from "./hash.js";
+import { hashConsentGraph, hashGraphDomain, hashGraphMapping, hashVipContacts } from "./hash.js";
+import type { GraphMapping } from "./mapping.js";
 import { closestName } from "./suggest.js";
 import type { ConsentGraph, GraphDomainReview, GraphReviewRecord } from "./types.js";
 import { deepFreeze } from "./validate.js";
@@ -27,8 +28,17 @@ function readReview(raw: unknown, domain: string, issues: Issue[]): GraphDomainR
     return undefined;
   }
   const r = raw as Record<string, unknown>;
-  const { reviewed_at, domain_hash, graph_hash, vip_contacts_hash } = r;
-  const keys = ["reviewed_at", "domain_hash", "graph_hash", "vip_contacts_hash"];
+  const { reviewed_at, domain_hash, graph_hash, vip_contacts_hash, review_interval_days, mapping_hash } = r;
+  const keys = [
+    "reviewed_at",
+    "domain_hash",
+    "graph_hash",
+    "vip_contacts_hash",
+    "review_interval_days",
+    "mapping_hash",
+  ];
+  const optionalHash = (value: unknown): boolean =>
+    value === undefined || (typeof value === "string" && HASH_PATTERN.test(value));
   const unknown = Object.keys(r).filter((k) => !keys.includes(k));
   if (
     !isIsoTime(reviewed_at) ||
@@ -36,11 +46,17 @@ function readReview(raw: unknown, domain: string, issues: Issue[]): GraphDomainR
     !HASH_PATTERN.test(domain_hash) ||
     typeof graph_hash !== "string" ||
     !HASH_PATTERN.test(graph_hash) ||
-    (vip_contacts_hash !== undefined &&
-      !(typeof vip_contacts_hash === "string" && HASH_PATTERN.test(vip_contacts_hash))) ||
+    !optionalHash(vip_contacts_hash) ||
+    !optionalHash(mapping_hash) ||
+    (review_interval_days !== undefined &&
+      !(
+        typeof review_interval_days === "number" &&
+        Number.isFinite(review_interval_days) &&
+        review_interval_days > 0
+      )) ||
     unknown.length > 0
   ) {
-    const message = `review of \`${domain}\` must hold exactly \`reviewed_at\` (ISO-8601), \`domain_hash\`, \`graph_hash\` and \`vip_contacts_hash\` (sha256:hex)`;
+    const message = `review of \`${domain}\` must hold exactly \`reviewed_at\` (ISO-8601), \`domain_hash\`, \`graph_hash\`, \`vip_contacts_hash\`, \`mapping_hash\` (sha256:hex) and \`review_interval_days\` (a number of days)`;
     issues.push({ code: "invalid_review_record", path, message });
     return undefined;
   }
@@ -49,6 +65,8 @@ function readReview(raw: unknown, domain: string, issues: Issue[]): GraphDomainR
     domain_hash,
     graph_hash,
     ...(typeof vip_contacts_hash === "string" ? { vip_contacts_hash } : {}),
+    ...(typeof review_interval_days === "number" ? { review_interval_days } : {}),
+    ...(typeof mapping_hash === "string" ? { mapping_hash } : {}),
   };
 }
 
@@ -80,15 +98,23 @@ export function parseGraphReviewRecord(text: string): Result<GraphReviewRecord> 
   return { ok: true, value: deepFreeze({ version: 1, domains }) };
 }
 
+/** What a review is made under besides the graph: the graph mapping in use. */
+export interface GraphReviewSettings {
+  /** The graph mapping in use (config.yml `graph.mapping`); absent: none. */
+  readonly mapping?: GraphMapping;
+}
+
 /**
  * Records a review of `domains` (all domains when empty) at `now`, with the content hashes of what was
- * reviewed. An unknown domain is an issue with a suggestion; nothing is recorded then.
+ * reviewed and the settings it was made under (`review_interval_days`, the mapping's hash). An unknown
+ * domain is an issue with a suggestion; nothing is recorded then.
  */
 export function recordGraphReview(
   record: GraphReviewRecord | undefined,
   graph: ConsentGraph,
   domains: readonly string[],
   now: Date,
+  settings: GraphReviewSettings = {},
 ): Result<GraphReviewRecord> {
   if (Number.isNaN(now.getTime())) {
     return { ok: false, issues: [{ code: "invalid_input", path: [], message: "invalid review time" }] };
@@ -110,11 +136,20 @@ export function recordGraphReview(
   for (const [name, review] of Object.entries(record?.domains ?? {})) out[name] = review;
   const graph_hash = hashConsentGraph(graph);
   const vip_contacts_hash = hashVipContacts(graph.vip_contacts);
+  const mapping_hash = hashGraphMapping(settings.mapping);
+  const interval = graph.consent_decay?.review_interval_days;
   const reviewed_at = now.toISOString();
   for (const name of names) {
     const domain = graph.domains[name];
     if (domain !== undefined) {
-      out[name] = { reviewed_at, domain_hash: hashGraphDomain(domain), graph_hash, vip_contacts_hash };
+      out[name] = {
+        reviewed_at,
+        domain_hash: hashGraphDomain(domain),
+        graph_hash,
+        vip_contacts_hash,
+        ...(interval !== undefined ? { review_interval_days: interval } : {}),
+        mapping_hash,
+      };
     }
   }
   return { ok: true, value: deepFreeze({ version: 1, domains: out }) };

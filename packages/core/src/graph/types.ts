@@ -2,6 +2,7 @@
  * The parsed consent-graph model (see docs/reference/consent-graph.md).
  * Everything here is produced deeply frozen by `parseConsentGraph` / `validateConsentGraph`.
  */
+import type { GraphMapping } from "./mapping.js";
 import type { ProposalLedger } from "./proposal-ledger.js";
 
 /** Trust levels a domain may declare; informational (reported, never loosens a decision). */
@@ -94,6 +95,16 @@ export interface GraphDomainReview {
    * recorded before ACP recorded it: such a review counts for nothing (review again).
    */
   readonly vip_contacts_hash?: string;
+  /**
+   * `consent_decay.review_interval_days` when the review was made (absent: the graph had no `consent_decay`).
+   * Under another interval the review counts for nothing: a review made for 30 days is not stretched to 90.
+   */
+  readonly review_interval_days?: number;
+  /**
+   * `sha256:` + hex of the graph mapping in use when the review was made (`hashGraphMapping`; no mapping is
+   * the hash of `[]`). Absent in a review recorded before ACP recorded it: such a review counts for nothing.
+   */
+  readonly mapping_hash?: string;
 }
 
 /** The review record (`$ACP_HOME/consent-graph.reviews.json`): last review per domain. */
@@ -117,6 +128,18 @@ export interface GraphContext {
    * clock skew away from it is refused. Absent: ACP has seen the proposal only now (a one-off check).
    */
   readonly proposals?: ProposalLedger;
+  /**
+   * The trusted-channel attestations already used (an `AttestationLedger`, `createMemoryAttestationLedger`):
+   * each verified attestation is taken once, and the same one again inside its window is BLOCKED
+   * (`attestation_replayed`). Absent: not tracked (a one-off check, such as `acp graph check`).
+   */
+  readonly attestations?: { use(key: string, expiresAt: Date, now: Date): boolean };
+  /**
+   * The graph mapping in use (config.yml `graph.mapping`), which a review is bound to: a review made under
+   * another mapping counts as not reviewed. Absent: no mapping. The pipeline's graph source takes its own
+   * mapping when this is absent.
+   */
+  readonly reviewedMapping?: GraphMapping;
   /** Allowed clock skew in seconds for attestation timestamps and `proposed_at`; default 300. */
   readonly clockSkewSeconds?: number;
   /**

@@ -76,7 +76,11 @@ export interface GraphSourceOptions {
 
 /** The consent graph as a source; it judges only requests it can place (explicit target or mapping). */
 export function graphSource(options: GraphSourceOptions): DecisionSource {
-  const context = { proposals: createMemoryProposalLedger(), ...options.context };
+  const context = {
+    proposals: createMemoryProposalLedger(),
+    ...(options.mapping !== undefined ? { reviewedMapping: options.mapping } : {}),
+    ...options.context,
+  };
   return {
     name: "graph",
     evaluate: (request, now) => evaluateConsentGraph(options.graph, request, { ...context, now }, options.mapping),

@@ -137,4 +137,54 @@ describe("consent decay", () => {
       `(run \`acp graph review email --graph 'my graph'\\''s.json'\` to re-approve)`,
     );
   });
+
+  it("lengthening review_interval_days expires a review made under the shorter interval", () => {
+    const withInterval = (review_interval_days: number) =>
+      graphOf({
+        ...JSON.parse(JSON.stringify(graph.domains)),
+        consent_decay: { enabled: true, review_interval_days, decay_action: "downgrade_to_requires_approval" },
+      });
+    const reviewedUnder30 = reviewedAt(withInterval(30), new Date(NOW.getTime() - 40 * DAY));
+    // 40 days ago under a 30-day interval: decayed, and a 90-day interval set since does not revive it
+    const outcome = readEmail(reviewedUnder30, NOW, withInterval(90));
+    expect(outcome.effective_tier).toBe("requires_approval");
+    expect(outcome.reasons.find((r) => r.code === "consent_decayed")?.message).toContain(
+      "was made under a 30-day interval, and the interval is now 90 days",
+    );
+    // a fresh review under 30 days is not carried over to another interval either way
+    expect(readEmail(reviewedAt(withInterval(30), NOW), NOW, withInterval(10)).effective_tier).toBe(
+      "requires_approval",
+    );
+    expect(readEmail(reviewedAt(withInterval(90), NOW), NOW, withInterval(90)).outcome).toBe("AUTONOMOUS");
+  });
+
+  it("a change to the graph mapping expires every review: which calls reach a domain is part of what was reviewed", () => {
+    const mapping = [{ tool: "read_mail", domain: "email", action: "read" }];
+    const reviewed = recordGraphReview(undefined, graph, [], NOW, { mapping });
+    if (!reviewed.ok) throw new Error("review failed");
+    const read = (reviewedMapping?: typeof mapping) =>
+      checkConsentGraph(
+        graph,
+        { domain: "email", action: "read", confidence: 0.9 },
+        { now: NOW, reviews: reviewed.value, ...(reviewedMapping !== undefined ? { reviewedMapping } : {}) },
+      );
+    expect(read(mapping).outcome).toBe("AUTONOMOUS");
+    const changed = read([{ tool: "*", domain: "email", action: "read" }]);
+    expect(changed.effective_tier).toBe("requires_approval");
+    expect(changed.reasons.find((r) => r.code === "consent_decayed")?.message).toContain("graph mapping");
+    // the mapping removed is a change too
+    expect(read().effective_tier).toBe("requires_approval");
+  });
+
+  it("a review recorded before the settings were recorded counts for nothing", () => {
+    const record = reviewedAt(graph, NOW);
+    const { reviewed_at, domain_hash, graph_hash, vip_contacts_hash } = record.domains["email"]!;
+    const old = { reviewed_at, domain_hash, graph_hash, ...(vip_contacts_hash ? { vip_contacts_hash } : {}) };
+    const noMapping = readEmail({ version: 1, domains: { email: { ...old, review_interval_days: 30 } } });
+    expect(noMapping.reasons.find((r) => r.code === "consent_decayed")?.message).toContain(
+      "did not record the graph mapping",
+    );
+    const noInterval = readEmail({ version: 1, domains: { email: old } });
+    expect(noInterval.reasons.find((r) => r.code === "consent_decayed")?.message).toContain("no review interval");
+  });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   hashConsentGraph,
   hashGraphDomain,
+  hashGraphMapping,
   hashVipContacts,
   parseGraphReviewRecord,
   recordGraphReview,
@@ -21,6 +22,8 @@ describe("review record", () => {
       domain_hash: hashGraphDomain(graph.domains["email"]!),
       graph_hash: hashConsentGraph(graph),
       vip_contacts_hash: hashVipContacts(graph.vip_contacts),
+      review_interval_days: 30,
+      mapping_hash: hashGraphMapping(undefined),
     });
     expect(hashConsentGraph(graph)).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
@@ -94,5 +97,23 @@ describe("review record", () => {
     expect(hashVipContacts({ a: "kate@example.com" })).not.toBe(hashVipContacts({ a: "\u212Aate@example.com" }));
     expect(hashVipContacts({ a: "kate@example.com" })).not.toBe(hashVipContacts({ a: "kate@example.com", b: "x@y" }));
     expect(hashVipContacts({})).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it("records the settings a review was made under, and reads them back", () => {
+    const mapping = [{ tool: "send_email", domain: "email", action: "send" }];
+    const result = recordGraphReview(undefined, graph, ["email"], NOW, { mapping });
+    const email = result.ok ? result.value.domains["email"] : undefined;
+    expect(email?.mapping_hash).toBe(hashGraphMapping(mapping));
+    expect(email?.mapping_hash).not.toBe(hashGraphMapping([]));
+    expect(hashGraphMapping([])).toBe(hashGraphMapping(undefined));
+    const parsed = parseGraphReviewRecord(JSON.stringify(result.ok ? result.value : null));
+    expect(parsed.ok && parsed.value.domains["email"]).toEqual(email);
+    const bad = JSON.stringify({
+      version: 1,
+      domains: { email: { ...email, review_interval_days: "30" } },
+    });
+    expect(parseGraphReviewRecord(bad).ok).toBe(false);
+    const badHash = JSON.stringify({ version: 1, domains: { email: { ...email, mapping_hash: "md5:x" } } });
+    expect(parseGraphReviewRecord(badHash).ok).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import {
   recordGraphReview,
   type ConsentGraph,
   type GraphReviewRecord,
+  type GraphReviewSettings,
   type Result,
 } from "@acp/core";
 import { NotRegularFileError, readFileUpTo } from "../home/read-up-to.js";
@@ -72,18 +73,19 @@ export interface RecordedGraphReview {
 }
 
 /**
- * Records a review of `domains` (all when empty) at `now` in the record file. An unknown domain or a
- * malformed existing record is an issue and nothing is written.
+ * Records a review of `domains` (all when empty) at `now` in the record file, bound to `settings` (the graph
+ * mapping in use). An unknown domain or a malformed existing record is an issue and nothing is written.
  */
 export function recordGraphReviewFile(
   path: string,
   graph: ConsentGraph,
   domains: readonly string[],
   now: Date,
+  settings: GraphReviewSettings = {},
 ): Result<RecordedGraphReview> {
   const existing = readGraphReviews(path);
   if (!existing.ok) return existing;
-  const updated = recordGraphReview(existing.value, graph, domains, now);
+  const updated = recordGraphReview(existing.value, graph, domains, now, settings);
   if (!updated.ok) return updated;
   writeGraphReviews(path, updated.value);
   const reviewed = domains.length === 0 ? Object.keys(graph.domains) : [...domains];
