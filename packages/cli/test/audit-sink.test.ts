@@ -82,6 +82,7 @@ describe("the home audit sink's durability", () => {
     expect(said).toEqual([]); // a log opened with its anchor (or new) says nothing
     const anchor = join(home, "audit.jsonl.checkpoint");
     unlinkSync(anchor);
+    unlinkSync(join(home, "audit.jsonl.anchored")); // moved without both (its marker left: refused, anchor-marker.test.ts)
 
     const second = createHomeAuditSink({ home, clock: () => new Date(), signer, log: (line) => said.push(line) });
     await second.record("policy_evaluated", { ...base, call_id: "c2", decision: "refuse" });

@@ -78,7 +78,7 @@ describe("acp audit verify", () => {
     const v = JSON.parse(json.stdout) as Record<string, unknown>;
     // version 3: every field of versions 1 and 2 as it was, what follows the problem, and `valid`
     expect(v).toMatchObject({
-      output_version: 5,
+      output_version: 6,
       file: h.log,
       valid: false,
       ok: false,
@@ -272,6 +272,12 @@ describe("acp audit verify", () => {
     const json = await runCli(["audit", "verify", "--json"], { env: h.env });
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, problem: { code: "truncated_after_checkpoint" } });
     rmSync(`${h.log}.checkpoint`);
+    // its marker still says it had an anchor: deleted with the log (before 28 Nov 2026: "no audit log yet", exit 1)
+    const both = await runCli(["audit", "verify"], { env: h.env });
+    expect(both.code).toBe(3);
+    expect(both.stderr).toContain(`${h.log}.checkpoint: anchor_missing:`);
+    expect(both.stderr).toContain(`its marker \`${h.log}.anchored\` does: the log was deleted or moved`);
+    rmSync(`${h.log}.anchored`);
     const none = await runCli(["audit", "verify"], { env: h.env });
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("no audit log yet");
@@ -294,10 +300,11 @@ describe("acp audit verify", () => {
     expect(text.stdout).not.toContain("anchor: the log reaches");
   });
 
-  it("warns that a log holding signed checkpoints has lost its anchor (moved, copied or deleted), still exit 0", async () => {
+  it("warns that a copy holding signed checkpoints has no anchor beside it (no marker), still exit 0", async () => {
     const h = await home(5); // checkpoints at lines 4 and 7
     rmSync(`${h.log}.checkpoint`);
-    const out = await runCli(["audit", "verify"], { env: h.env });
+    rmSync(`${h.log}.anchored`); // moved or copied without its anchor (nor the marker that it had one)
+    const out = await runCli(["audit", "verify", h.log], { env: h.env });
     expect(out.code).toBe(0);
     expect(out.stderr).toContain(
       `warning: no checkpoint anchor beside the log (\`${h.log}.checkpoint\` missing) though it holds 2 signed checkpoints`,

@@ -64,10 +64,26 @@ describe("acp doctor: the file audit log's anchor", () => {
     });
   });
 
-  it("warns, naming the file and what to do, when the log holds signed checkpoints and no anchor", async () => {
+  it("fails when the anchor is missing though the log's marker says it had one (deleted, perhaps with a cut)", async () => {
     const { home, key } = fixtureHome(root.dir);
     const path = await signedLog(home, key.privateKey);
     unlinkSync(`${path}.checkpoint`);
+    const r = await auditCheck(home);
+    expect(r.code).toBe(1);
+    expect(r.check?.status).toBe("fail");
+    expect(r.check?.detail).toContain(
+      `${path}: its anchor audit.jsonl.checkpoint is missing, though audit.jsonl.anchored records that it had one`,
+    );
+    expect(r.check?.detail).toContain("acp audit verify fails it (anchor_missing)");
+    unlinkSync(path); // the log gone too: the marker still tells
+    expect((await auditCheck(home)).check?.status).toBe("fail");
+  });
+
+  it("warns, naming the file and what to do, when the log holds signed checkpoints and no anchor (nor marker)", async () => {
+    const { home, key } = fixtureHome(root.dir);
+    const path = await signedLog(home, key.privateKey);
+    unlinkSync(`${path}.checkpoint`);
+    unlinkSync(`${path}.anchored`); // moved or restored without them
     const r = await auditCheck(home);
     expect(r.code).toBe(0);
     expect(r.check?.status).toBe("warn");
@@ -112,12 +128,13 @@ describe("acp doctor: the file audit log's anchor", () => {
       "acp audit verify refuses it and acp proxy and acp run extend it unchecked",
     );
     expect(anchored.check?.detail).toContain(
-      "Move audit.jsonl and audit.jsonl.checkpoint aside together (to audit.jsonl.before-init-<time>",
+      "Move audit.jsonl, audit.jsonl.checkpoint and audit.jsonl.anchored aside together (to audit.jsonl.before-init-<time>",
     );
     // the audit command agrees: the log is not intact under the home's key
     expect((await runCli(["audit", "verify"], { env: envFor(home) })).code).toBe(3);
 
     unlinkSync(`${path}.checkpoint`);
+    unlinkSync(`${path}.anchored`);
     const bare = await auditCheck(home);
     expect(bare.code).toBe(1);
     expect(bare.check?.detail).toContain("its signed checkpoint at line 4 does not verify with this home's key");

@@ -62,6 +62,9 @@ describe("acp init: an audit log signed with another key", () => {
     );
     expect(existsSync(log)).toBe(false);
     expect(existsSync(`${log}.checkpoint`)).toBe(false);
+    // the marker that it had an anchor goes with it: left, the new log's writer would refuse (audit_anchor_missing)
+    expect(existsSync(`${log}.anchored`)).toBe(false);
+    expect(existsSync(`${moved}.anchored`)).toBe(true);
     // kept, whole, with its anchor beside it: it still verifies with the key that signed it
     expect(readFileSync(moved, "utf8")).toBe(logBytes);
     expect(readFileSync(`${moved}.checkpoint`, "utf8")).toBe(anchorBytes);

@@ -42,7 +42,7 @@ describe("every validating or verifying command says its verdict in `valid` with
     const h = await auditHome();
     const intact = await verdict(["audit", "verify"], h.env);
     expect(intact.code).toBe(0);
-    expect(intact.json).toMatchObject({ valid: true, ok: true, output_version: 5 });
+    expect(intact.json).toMatchObject({ valid: true, ok: true, output_version: 6 });
     const lines = readFileSync(h.log, "utf8").split("\n");
     lines[1] = (lines[1] ?? "").replace('"decision":"ask"', '"decision":"accept"');
     writeFileSync(h.log, lines.join("\n"));

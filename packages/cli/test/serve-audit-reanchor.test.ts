@@ -30,6 +30,7 @@ describe("acp serve's audit log found with signed checkpoints and no anchor", ()
     expect(JSON.parse(lines.at(-1) ?? "{}")).toMatchObject({ event_type: "checkpoint" });
     expect(await serveOnce(home)).not.toContain("no anchor beside it"); // opened with its anchor: nothing said
     unlinkSync(anchor);
+    unlinkSync(`${log}.anchored`); // moved without both (its marker left: refused, anchor-marker.test.ts)
 
     const stderr = await serveOnce(home);
     expect(existsSync(anchor)).toBe(true);

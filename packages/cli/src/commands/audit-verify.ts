@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import {
   AUDIT_PROBLEMS,
+  failForMissingAnchor,
   parseAuditLine,
   readCheckpoint,
   verifyAuditChain,
@@ -13,9 +14,11 @@ import {
   type VerifyAuditOptions,
 } from "@acp/core";
 import {
+  anchoredMarkerPathOf,
   anchorPathOf,
   FileNotOwnedError,
   FileTooOpenError,
+  hasAnchoredMarker,
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
   describePostgresDatabase,
@@ -42,9 +45,11 @@ import { storageOf } from "./serve.js";
  * (27 Nov 2026); 3 added `valid`, the verdict under the name every verifying command gives it (the same
  * value as `ok`, kept for old scripts); 4 added `consentResponses` (`{checked, unchecked}`, `null` without a
  * public key) and the `consent_signature_invalid` problem; 5 added `consentResponses.notCheckable` (each
- * response not checkable: its line and why). Every field of the earlier versions is unchanged.
+ * response not checkable: its line and why); 6 added the `anchor_missing` problem and `anchor_marker_file` (the
+ * log's `.anchored` marker when it is there, `null` otherwise; 28 Nov 2026). Every field of the earlier versions
+ * is unchanged.
  */
-export const AUDIT_VERIFY_OUTPUT_VERSION = 5;
+export const AUDIT_VERIFY_OUTPUT_VERSION = 6;
 
 interface VerifyOptions {
   readonly publicKey?: string;
@@ -232,6 +237,50 @@ export function describeAfterProblem(after: AuditRemainder, wholeLog = false): s
   return out;
 }
 
+/** What the log holds when its anchor is missing (`anchor_missing`), and what to do: never "intact". */
+function describeMissingAnchor(r: AuditVerification, marker: string | null): string[] {
+  const cp = r.lastCheckpoint;
+  const last = cp === null ? "no checkpoint" : `last checkpoint: line ${cp.line}`;
+  const out = [
+    `the log's own lines verify (${counted(r.count, "event")}, ${last}), but without the anchor a cut after a checkpoint ` +
+      "cannot be told: not intact",
+  ];
+  out.push(
+    marker !== null
+      ? `put the anchor back if a copy was kept (or name it: --anchor FILE); once you know why it is gone, remove ` +
+          `\`${marker}\`: the next writer verifies the log in full with the home's key and anchors it again ` +
+          "(until then acp proxy, acp run and acp serve refuse the log: audit_anchor_missing)"
+      : "put the anchor back if a copy was kept (or name it: --anchor FILE); otherwise the next writer (acp proxy, " +
+          "acp run, acp serve) verifies the log in full with the home's key and anchors it again, saying so",
+  );
+  return out;
+}
+
+/**
+ * Why the home's log (or one with a marker) must have an anchor it lacks, or `null` when it need not: its
+ * `.anchored` marker says it had one (deleted since), or it is the home's own log and holds signed
+ * checkpoints, which every writer anchors (moved or restored without it, or the anchor deleted). A FILE a
+ * person names without a marker beside it (a copy) is only warned about.
+ */
+function missingAnchorMessage(
+  anchorPath: string,
+  marker: string | null,
+  homeLog: boolean,
+  r: AuditVerification,
+): string | null {
+  if (marker !== null)
+    return (
+      `\`${anchorPath}\` is missing, though \`${marker}\` records that the log had one: the anchor was deleted ` +
+      "(perhaps with the log cut back) or the log moved without it"
+    );
+  if (homeLog && r.checkpoints > 0)
+    return (
+      `\`${anchorPath}\` is missing, though the home's log holds ${counted(r.checkpoints, "signed checkpoint")}, ` +
+      "which its writers anchor: moved or restored without it, or the anchor deleted (perhaps with the log cut back)"
+    );
+  return null;
+}
+
 /** Where the anchor's checkpoint was found after the problem, or that it was not. */
 function describeAnchorAfter(anchor: NonNullable<AuditRemainder["anchor"]>): string {
   const { expectedLine, line } = anchor;
@@ -296,6 +345,8 @@ function report(
     /** The line number of a last line without newline (an interrupted write), if verification read it. */
     unterminatedLine: number | null;
     postgres: boolean;
+    /** The log's `.anchored` marker when it is there (a file log), else `null`. */
+    marker?: string | null;
   },
   key: { key?: string; path?: string },
   result: AuditVerification,
@@ -311,6 +362,7 @@ function report(
       public_key: key.key ?? null,
       anchor_file: anchor === undefined ? null : anchorPath,
       anchor_line: anchorLineOf(anchor),
+      anchor_marker_file: where.marker ?? null,
       // the verdict as `acp policy validate`, `acp graph lint` and `acp proof verify` say it; `ok` is kept
       valid: result.ok,
       ...result,
@@ -322,6 +374,10 @@ function report(
     const at = p.where === "anchor" ? `${anchorPath}` : `${file}:${p.line}`;
     // the message may quote the log (an unknown field or event type): no control character of it is printed
     printError(ctx, printable(`${at}: ${p.code}: ${p.message}`));
+    if (p.code === "anchor_missing") {
+      for (const line of describeMissingAnchor(result, where.marker ?? null)) printError(ctx, printable(line));
+      return;
+    }
     if (p.line === where.unterminatedLine)
       printError(ctx, "hint: the last line has no newline: a write was interrupted; the next writer moves it aside");
     // a problem of the anchor itself is found before any line is read: nothing of the log was verified
@@ -438,9 +494,10 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
   if (fileArg === undefined) refuseLinkedLog(file);
-  // the home's log is missing: nothing was audited yet, unless its anchor says otherwise (deleted or moved)
+  // the home's log is missing: nothing was audited yet, unless its anchor or marker says otherwise (deleted or moved)
   const gone = fileArg === undefined && !existsSync(file);
-  if (gone && !existsSync(anchorPathOf(file))) throw noAuditLogYet(file);
+  const marker = options.anchor === undefined && hasAnchoredMarker(file) ? anchoredMarkerPathOf(file) : null;
+  if (gone && !existsSync(anchorPathOf(file)) && marker === null) throw noAuditLogYet(file);
   if (!gone) checkReadable(file, fileArg === undefined);
   const key = readPublicKey(ctx, options.publicKey, home);
   const anchorPath = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : anchorPathOf(file);
@@ -452,12 +509,20 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
     ...(key.key === undefined ? {} : { publicKey: key.key }),
     ...(anchor === undefined ? {} : { anchor }),
   };
+  /** The verification, failed `anchor_missing` when the log must have an anchor and has none. */
+  const judged = (r: AuditVerification): AuditVerification => {
+    if (anchor !== undefined) return r;
+    const why = missingAnchorMessage(anchorPath, marker, fileArg === undefined, r);
+    return why === null ? r : failForMissingAnchor(r, why);
+  };
   if (gone) {
-    // verified as an empty log: the anchor's checkpoint is missing from it (truncated_after_checkpoint)
-    const where = { file, anchorPath, anchor, home, unterminatedLine: null, postgres: false };
-    report(ctx, where, key, verifyAuditChain([], verifyOptions), options.json === true);
+    // verified as an empty log: the anchor's checkpoint is missing from it (truncated_after_checkpoint), or
+    // the anchor is gone too while the marker says there was one (anchor_missing)
+    const where = { file, anchorPath, anchor, home, unterminatedLine: null, postgres: false, marker };
+    report(ctx, where, key, judged(verifyAuditChain([], verifyOptions)), options.json === true);
+    const what = anchor !== undefined ? "its anchor does" : `its marker \`${marker ?? ""}\` does`;
     if (options.json !== true)
-      printError(ctx, `hint: \`${file}\` does not exist but its anchor does: the log was deleted or moved`);
+      printError(ctx, `hint: \`${file}\` does not exist but ${what}: the log was deleted or moved`);
     return;
   }
   let verified;
@@ -466,10 +531,10 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
   } catch (err) {
     throw cannotRead(file, "audit log", err);
   }
-  const { verification: result, progress } = verified;
+  const { verification, progress } = verified;
   const unterminatedLine = progress.unterminated ? progress.lines : null;
-  const where = { file, anchorPath, anchor, home, unterminatedLine, postgres: false };
-  report(ctx, where, key, result, options.json === true);
+  const where = { file, anchorPath, anchor, home, unterminatedLine, postgres: false, marker };
+  report(ctx, where, key, judged(verification), options.json === true);
 }
 
 /** Registers `acp audit verify [FILE]`. */
@@ -506,8 +571,13 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "After the first bad line the rest is still read, and what it tells is said (how many lines, how many",
         "link up, whether later checkpoints are signed with the key); the log is never called intact then.",
         "",
-        "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor",
-        "too; the same with --json), 1 a file cannot be read (the log; a --public-key or --anchor named; the",
+        "A log without its anchor (FILE.checkpoint) fails anchor_missing (exit 3) when it had one: its marker",
+        "FILE.anchored is there (the writers make it with the first anchor), or it is the home's log and holds",
+        "signed checkpoints. Deleting the anchor and cutting the log back is then caught; a FILE named without",
+        "a marker beside it (a copy) is only warned about.",
+        "",
+        "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor,",
+        "or a missing one as above, too; the same with --json), 1 a file cannot be read (the log; a --public-key or --anchor named; the",
         "home's key or FILE.checkpoint when present, or owned by another user: `chown` it; the home's log a",
         "symbolic link, audit_log_unsafe, as the writers refuse it: name its target as FILE), or the storage URL",
         "(ACP_STORAGE_URL, storage.url) is not a postgres:// URL, PostgreSQL cannot be reached or holds no audit",

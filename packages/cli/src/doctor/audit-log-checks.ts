@@ -2,8 +2,10 @@ import { lstatSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parseAuditLine, readCheckpoint, verifyCheckpointSignature } from "@acp/core";
 import {
+  anchoredMarkerPathOf,
   anchorPathOf,
   CHECKPOINT_MARKER_TEXT,
+  hasAnchoredMarker,
   readAnchorFile,
   readAuditFileLines,
   readPublicKeyHex,
@@ -46,7 +48,7 @@ function anotherKey(path: string, anchorFile: string, line: number, writers: str
       `${path}: its signed checkpoint at line ${line} does not verify with this home's key (keys/public.key): ` +
       "it was signed with another key, before `acp init` made this one (an acp proxy run before acp init, " +
       `or the key replaced by \`acp init --force\`); acp audit verify refuses it and ${writers}. ` +
-      `Move ${basename(path)} and ${anchorFile} aside together (to ${basename(path)}.before-init-<time>, as ` +
+      `Move ${basename(path)}, ${anchorFile} and ${basename(path)}.anchored aside together (to ${basename(path)}.before-init-<time>, as ` +
       "acp init does now): the next audited command starts a new log",
   };
 }
@@ -54,8 +56,9 @@ function anotherKey(path: string, anchorFile: string, line: number, writers: str
 /**
  * The `audit log` check: whether the home's file log (`audit.jsonl`) still holds the signed checkpoint of
  * its anchor (`audit.jsonl.checkpoint`) at its line, byte for byte, as `acp proxy` and `acp run` require
- * before they extend it. A mismatch fails (they refuse: `audit_anchor_mismatch`). No anchor while the log
- * holds checkpoints is a warning: the next writer verifies the log in full and anchors it again, and
+ * before they extend it. A mismatch fails (they refuse: `audit_anchor_mismatch`), and so does no anchor
+ * while the log's marker (`audit.jsonl.anchored`) says it had one (`audit_anchor_missing`). No anchor (nor
+ * marker) while the log holds checkpoints is a warning: the next writer verifies the log in full and anchors it again, and
  * `acp audit verify` checks it first. Hashes, links and signatures are `acp audit verify`'s to check.
  */
 export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
@@ -77,6 +80,18 @@ export async function checkAuditLogAnchor(home: string): Promise<HomeCheck> {
   // a pipe or a device would be waited on for ever; a link is not the home's own file
   if (stat !== undefined && !stat.isFile())
     return { status: "fail", name, detail: `${path} is not a regular file (a link, a pipe or a device)` };
+  // its marker says it had an anchor: deleted since (perhaps with the log cut back), whatever the log holds now
+  if (anchor === undefined && hasAnchoredMarker(path)) {
+    const marker = basename(anchoredMarkerPathOf(path));
+    return {
+      status: "fail",
+      name,
+      detail:
+        `${path}: its anchor ${anchorFile} is missing, though ${marker} records that it had one (deleted, perhaps ` +
+        `with the log cut back): acp audit verify fails it (anchor_missing) and acp proxy and acp run refuse it ` +
+        `(audit_anchor_missing). Put the anchor back if a copy was kept; once you know why it is gone, remove ${marker}`,
+    };
+  }
   if (stat === undefined) {
     return anchor === undefined
       ? { status: "ok", name, detail: `no ${file} yet (the first audited command starts it)` }

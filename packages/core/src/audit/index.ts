@@ -62,3 +62,4 @@ export {
 } from "./verify-chain.js";
 export { checkEventConsent, type EventConsentCheck } from "./consent-check.js";
 export { AUDIT_PROBLEMS, type AuditProblemCode } from "./problem-codes.js";
+export { failForMissingAnchor } from "./missing-anchor.js";

@@ -10,7 +10,8 @@ export type AuditProblemCode =
   | "checkpoint_mismatch"
   | "bad_checkpoint_signature"
   | "consent_signature_invalid"
-  | "truncated_after_checkpoint";
+  | "truncated_after_checkpoint"
+  | "anchor_missing";
 
 /** Every {@link AuditProblemCode} with what it means, in the order the verifier checks a line. */
 export const AUDIT_PROBLEMS: readonly { readonly code: AuditProblemCode; readonly meaning: string }[] = [
@@ -44,5 +45,9 @@ export const AUDIT_PROBLEMS: readonly { readonly code: AuditProblemCode; readonl
   {
     code: "truncated_after_checkpoint",
     meaning: "the log ends before the latest signed checkpoint kept beside it: events were cut",
+  },
+  {
+    code: "anchor_missing",
+    meaning: "no anchor beside a log that had one (its .anchored marker, or the home's log with checkpoints)",
   },
 ];

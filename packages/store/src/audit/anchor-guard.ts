@@ -1,9 +1,9 @@
 import { readSync } from "node:fs";
 import { parseAuditLine, readCheckpoint, verifyCheckpointSignature, type CheckpointPublicKey } from "@acp/core";
-import { readAnchor, writeAnchor } from "./anchor.js";
+import { hasAnchoredMarker, markAnchored, readAnchor, writeAnchor } from "./anchor.js";
 import { AuditLogError } from "./audit-log-error.js";
 import type { ScanResult } from "./scan-log.js";
-import type { AdoptedCheckpoint, Reanchored } from "./unanchored-log.js";
+import { anchorRemovedError, type AdoptedCheckpoint, type Reanchored } from "./unanchored-log.js";
 
 /** A checkpoint line the log must still hold, and where. */
 interface HeldLine {
@@ -27,7 +27,9 @@ interface HeldLine {
  * checked. Before every later batch, the latest checkpoint line known to this writer (the anchor's, then each
  * one it writes) must still be where it was. Otherwise the writer refuses (`audit_anchor_mismatch`).
  *
- * A log with signed checkpoints and no anchor was verified in full before the lock was taken
+ * A log with no anchor whose marker (`<log>.anchored`, written with its first anchor and at each open of an
+ * anchored log) says it had one is refused (`audit_anchor_missing`): the anchor was deleted. A log with
+ * signed checkpoints, no anchor and no marker was verified in full before the lock was taken
  * ({@link verifyUnanchoredLog}); at open its last checkpoint must still be at its line, and it becomes the
  * anchor (written under the lock), unless another writer wrote an anchor meanwhile, which is then held.
  */
@@ -53,6 +55,8 @@ export class AnchorGuard {
   expectAtOpen(): number | undefined {
     const anchor = readAnchor(this.path);
     if (anchor === undefined) {
+      // its marker says it had one: deleted (the log perhaps cut back with it), never adopted again
+      if (hasAnchoredMarker(this.path)) throw anchorRemovedError(this.path);
       const adopted = this.adopted;
       if (adopted === null) return undefined;
       this.adopting = true;
@@ -66,6 +70,8 @@ export class AnchorGuard {
     if (key !== undefined && !verifyCheckpointSignature(read.value.body, read.value.signature, key))
       throw this.foreign();
     const line = read.value.body.count + 1;
+    // a log anchored before markers (or its marker lost) is marked now: from here a missing anchor fails
+    markAnchored(this.path);
     this.expected = { line, bytes: Buffer.from(`${anchor}\n`, "utf8") };
     return line;
   }
@@ -127,14 +133,14 @@ export class AnchorGuard {
   private foreign(): AuditLogError {
     return new AuditLogError(
       { code: "audit_anchor_mismatch" },
-      `${this.path}: the checkpoint of its anchor (\`${this.path}.checkpoint\`) was not signed by this home's key: the log was signed with another key (restored or copied from elsewhere, or the home's keys were replaced); refusing to extend it and sign it with this key, which would leave a log \`acp audit verify\` refuses (restore the home's keys the log was signed with, or move \`${this.path}\` and \`${this.path}.checkpoint\` aside together to start a new log)`,
+      `${this.path}: the checkpoint of its anchor (\`${this.path}.checkpoint\`) was not signed by this home's key: the log was signed with another key (restored or copied from elsewhere, or the home's keys were replaced); refusing to extend it and sign it with this key, which would leave a log \`acp audit verify\` refuses (restore the home's keys the log was signed with, or move \`${this.path}\` and \`${this.path}.checkpoint\` aside together, and \`${this.path}.anchored\`, to start a new log)`,
     );
   }
 
   private mismatch(why: string): AuditLogError {
     return new AuditLogError(
       { code: "audit_anchor_mismatch" },
-      `${this.path}: ${why}: the log was cut, rewritten or replaced; refusing to extend and sign it (run \`acp audit verify\`; to start a new log, move the log and \`${this.path}.checkpoint\` aside together)`,
+      `${this.path}: ${why}: the log was cut, rewritten or replaced; refusing to extend and sign it (run \`acp audit verify\`; to start a new log, move the log, \`${this.path}.checkpoint\` and \`${this.path}.anchored\` aside together)`,
     );
   }
 }

@@ -1,6 +1,13 @@
 /** The audit log writer: one hash chain per file, shared by processes, durable, crash-safe. */
 export { openAuditLog, type AuditFsyncMode, type AuditLog, type AuditLogOptions } from "./audit-log.js";
-export { anchorPathOf, readAnchor, readAnchorFile, writeAnchor } from "./anchor.js";
+export {
+  anchoredMarkerPathOf,
+  anchorPathOf,
+  hasAnchoredMarker,
+  readAnchor,
+  readAnchorFile,
+  writeAnchor,
+} from "./anchor.js";
 export {
   acquireFileLock,
   FileLock,

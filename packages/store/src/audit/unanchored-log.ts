@@ -1,6 +1,6 @@
 import { createPublicKey, KeyObject } from "node:crypto";
 import { parseAuditLine, verifyAuditStream, type CheckpointPublicKey, type CheckpointSigner } from "@acp/core";
-import { readAnchor } from "./anchor.js";
+import { anchoredMarkerPathOf, hasAnchoredMarker, readAnchor } from "./anchor.js";
 import { AuditLogError } from "./audit-log-error.js";
 import { readAuditFileLines } from "./read-lines.js";
 import { CHECKPOINT_MARKER_TEXT, EMPTY_POSITION, scanAuditLog } from "./scan-log.js";
@@ -61,13 +61,27 @@ function missing(path: string, why: string): AuditLogError {
 }
 
 /**
+ * The refusal of a log whose anchor is gone though its marker ({@link anchoredMarkerPathOf}) says it had
+ * one: the anchor was deleted, maybe with the log cut back, which nothing can tell any more; verifying the
+ * rest and anchoring it again (as for a log that never had one) would vouch for the cut.
+ */
+export function anchorRemovedError(path: string): AuditLogError {
+  const marker = anchoredMarkerPathOf(path);
+  return new AuditLogError(
+    { code: "audit_anchor_missing" },
+    `${path}: its anchor (\`${path}.checkpoint\`) is missing, though \`${marker}\` records that it had one: the anchor was deleted (a cut of the log after a checkpoint cannot be told without it); refusing to extend and sign it (run \`acp audit verify\`; put the anchor back if a copy was kept; once you know why it is gone, remove \`${marker}\` and the next writer verifies the log in full and anchors it again; to start a new log, move the log and \`${marker}\` aside)`,
+  );
+}
+
+/**
  * For a writer about to extend a log that has no anchor beside it (moved or copied without it, written
  * before anchors, or the anchor deleted): when the log holds a checkpoint, verifies all of it (every line's
  * hash and link, every checkpoint's place and signature with `publicKey`) before the writer anchors it at
  * its last checkpoint and signs anything more. Without the anchor the writer cannot tell a log cut or
  * rewritten after some checkpoint; what it can refuse is a log that `acp audit verify` would not call intact
  * (a rewrite that kept a checkpoint it broke, a checkpoint of another key), and it does
- * (`audit_anchor_missing`), as it does when it has no public key to verify with. Read without the lock (it
+ * (`audit_anchor_missing`), as it does when it has no public key to verify with, and when the log's marker
+ * says it had an anchor ({@link anchorRemovedError}: it was deleted, not missing from the start). Read without the lock (it
  * may take a while on a large log); the caller checks under the lock that the checkpoint is still at its
  * line. An unterminated last line (a torn write) is left out: the writer moves it aside. Returns `null`
  * when there is an anchor, or no checkpoint.
@@ -78,6 +92,8 @@ export async function verifyUnanchoredLog(
   publicKey: CheckpointPublicKey | undefined,
 ): Promise<AdoptedCheckpoint | null> {
   if (readAnchor(path) !== undefined) return null;
+  // it had one: nothing is verified or anchored (the log may have been cut with it)
+  if (hasAnchoredMarker(path)) throw anchorRemovedError(path);
   // a quick look first: a log with no checkpoint marker at all holds nothing signed to keep
   const scan = scanAuditLog(fd, EMPTY_POSITION, path);
   if (scan.position.count === scan.position.sinceCheckpoint) return null;

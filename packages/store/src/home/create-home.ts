@@ -71,9 +71,13 @@ function moveForeignAuditLog(audit: string, stamp: string): string | undefined {
   if (log !== undefined && !log.isFile()) return undefined;
   if (!hasAnchor && (log === undefined || !holdsCheckpoint(audit))) return undefined;
   const to = `${audit}.before-init-${stamp}`;
-  if (existsSync(to) || existsSync(`${to}.checkpoint`)) throw new Error(`${to} already exists`);
+  if (existsSync(to) || existsSync(`${to}.checkpoint`) || existsSync(`${to}.anchored`))
+    throw new Error(`${to} already exists`);
   if (hasAnchor) renameSync(anchor, `${to}.checkpoint`);
   if (log !== undefined) renameSync(audit, to);
+  // the marker that it had an anchor goes with it: left behind, it would make the new log's writer refuse
+  if (lstatSync(`${audit}.anchored`, { throwIfNoEntry: false }) !== undefined)
+    renameSync(`${audit}.anchored`, `${to}.anchored`);
   return to;
 }
 

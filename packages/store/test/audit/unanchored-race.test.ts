@@ -1,7 +1,7 @@
 import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { anchorPathOf, openAuditLog, readAnchor, writeAnchor } from "../../src/audit/index.js";
+import { anchoredMarkerPathOf, anchorPathOf, openAuditLog, readAnchor, writeAnchor } from "../../src/audit/index.js";
 import type * as UnanchoredLog from "../../src/audit/unanchored-log.js";
 import { keyPair, readLines, steppingClock, tempHomes, verifyFile } from "./audit-fixture.js";
 
@@ -44,7 +44,9 @@ async function unanchoredLog(keys: ReturnType<typeof keyPair>): Promise<{ path: 
   await log.close();
   const anchor = readAnchor(path) as string;
   expect(anchor).toBe(readLines(path)[6]);
+  // moved without its anchor (and the marker that it had one)
   unlinkSync(anchorPathOf(path));
+  unlinkSync(anchoredMarkerPathOf(path));
   return { path, anchor };
 }
 

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, unlinkSync, writ
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealAuditEvent, serializeAuditEvent, type AuditEventV02 } from "@acp/core";
-import { anchorPathOf, openAuditLog, readAnchor } from "../../src/audit/index.js";
+import { anchoredMarkerPathOf, anchorPathOf, openAuditLog, readAnchor } from "../../src/audit/index.js";
 import { keyPair, readEvents, readLines, steppingClock, tempHomes, verifyFile } from "./audit-fixture.js";
 
 // A log that holds signed checkpoints but no anchor beside it (moved or copied without it, or the anchor
@@ -28,7 +28,9 @@ async function unanchoredLog(keys = keyPair()): Promise<{ path: string; keys: Re
     "policy_evaluated",
     "checkpoint",
   ]);
+  // moved or copied without its anchor, or written before anchors: no marker that it had one either
   unlinkSync(anchorPathOf(path));
+  unlinkSync(anchoredMarkerPathOf(path));
   return { path, keys };
 }
 
