@@ -21,7 +21,8 @@ describe("text an upstream returns at run time, with hidden characters in it", (
   const told: string[] = [];
   const observer: CallObserver = {
     executed: () => undefined,
-    result: (_id, _server, tool, text) => void told.push(`${tool}: ${text}`),
+    result: (_id, _server, tool, text, options) =>
+      void told.push(`${tool}: ${text}${options?.hiddenTextRemoved === true ? " (hidden text)" : ""}`),
   };
   let env: Awaited<ReturnType<typeof startInMemory>>;
   beforeAll(async () => {
@@ -42,17 +43,22 @@ describe("text an upstream returns at run time, with hidden characters in it", (
     expect(completed?.fields["hidden_text_removed"]).toBe(49);
     await expect.poll(() => told.find((t) => t.startsWith("smuggle:"))).toBeDefined();
     expect(told.find((t) => t.startsWith("smuggle:"))).toBe(
-      `smuggle: weather: sunny in Cardiff ${WALES}, file gpj.exe\n\n{"summary":"sunny"}`,
+      `smuggle: weather: sunny in Cardiff ${WALES}, file gpj.exe\n\n{"summary":"sunny"} (hidden text)`,
     );
   });
 
-  it("an upstream's error reaches the agent without them, in message and data", async () => {
+  it("an upstream's error reaches the agent and the runtime without them, in message and data", async () => {
     const error = await env.client.callTool({ name: "fail", arguments: {} }).then(
       () => undefined,
       (err: unknown) => err as { message: string; data?: unknown },
     );
     expect(error?.message).toBe("MCP error -32602: quota exceeded");
     expect(error?.data).toEqual({ hint: "retry" });
+    // the runtime was handed the error's data as sent (tags in it), though the agent got it cleaned
+    await expect.poll(() => told.find((t) => t.startsWith("fail:"))).toBeDefined();
+    expect(told.find((t) => t.startsWith("fail:"))).toBe(
+      'fail: quota exceeded\n{"data":{"hint":"retry"}} (hidden text)',
+    );
   });
 
   it("a prompt's messages and a resource's text reach the agent without them; a blob stays", async () => {

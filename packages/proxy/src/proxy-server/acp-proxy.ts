@@ -32,7 +32,7 @@ import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { PendingObservations } from "./observations.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
-import { withoutSmuggledText } from "./smuggled-text.js";
+import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -133,7 +133,9 @@ export class AcpProxy {
   #started = false;
 
   constructor(options: AcpProxyOptions) {
-    this.options = options;
+    // the runtime never reads hidden text, whichever path tells it a result (see withoutSmuggledObservations)
+    const observer = options.observer;
+    this.options = observer === undefined ? options : { ...options, observer: withoutSmuggledObservations(observer) };
     // every line escaped: tool names, methods, error messages and parse errors quote what an upstream sent,
     // and raw, an escape sequence could redraw the terminal a person approves on
     const log = options.log;

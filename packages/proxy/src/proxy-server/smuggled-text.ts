@@ -11,6 +11,7 @@
  * member's is dropped.
  * Base64 blobs (`blob`, an image's or audio's `data`) cannot hold these characters and are not read.
  */
+import type { CallObserver } from "../gate/types.js";
 
 /** Any character removed: the quick test before any work (most results hold none). */
 const SUSPECT = /[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u;
@@ -93,4 +94,34 @@ export function withoutSmuggledText<T extends object>(
 /** `text` (an upstream's error message) without tag characters (but the flags) and bidi controls. */
 export function withoutSmuggledString(text: string): string {
   return cleanString(text, { n: 0 });
+}
+
+/**
+ * `observer` (the session runtime) told every result's text without tag characters (but the flags) and bidi
+ * controls, and told it had hidden text (`hiddenTextRemoved`) when some were taken out here: whatever path
+ * told it — an upstream's JSON-RPC error whose `data` the agent got cleaned but the runtime was handed as
+ * sent, a text-like blob the runtime decodes and the agent's client may too — the runtime never reads what a
+ * person cannot see, and counts it as the injection attempt it is. One regular-expression test per text.
+ */
+export function withoutSmuggledObservations(observer: CallObserver): CallObserver {
+  return {
+    executed: (sessionId, request) => observer.executed(sessionId, request),
+    result(sessionId, server, tool, text, options) {
+      const count = { n: 0 };
+      const told = cleanString(text, count);
+      if (count.n === 0) {
+        if (options === undefined) observer.result(sessionId, server, tool, text);
+        else observer.result(sessionId, server, tool, text, options);
+        return;
+      }
+      observer.result(sessionId, server, tool, told, { ...options, hiddenTextRemoved: true });
+    },
+    ...(observer.unreadable !== undefined
+      ? {
+          unreadable: (sessionId: string, server: string, tool: string, why: string) =>
+            observer.unreadable?.(sessionId, server, tool, withoutSmuggledString(why)),
+        }
+      : {}),
+    ...(observer.closed !== undefined ? { closed: (sessionId: string) => observer.closed?.(sessionId) } : {}),
+  };
 }
