@@ -61,6 +61,9 @@ const HOSTILE = {
   "`<` and tabs and spaces": `x <${" \t".repeat(5_100)}`,
   "`![` repeated": "![".repeat(5_100),
   "`[` repeated": "[".repeat(10_200),
+  "one Latin word": "a".repeat(10_200),
+  "Latin and Cyrillic words, each one script": "pay \u0440\u0430\u0443 ".repeat(900),
+  "one word, Latin letters and combining marks": "e\u0301".repeat(3_300),
 } as const;
 
 describe("§9.6 / §23: content checks take time linear in attacker-controlled text", () => {

@@ -121,6 +121,44 @@ describe("§23.2 content abuse: published content is scanned (black box, over HT
     }
   });
 
+  it("MUST §23.2 a word mixing Latin letters with Cyrillic, Greek or Armenian look-alikes is refused as phishing (title, question, answer, as shown)", async () => {
+    // Each published on the old code: no check saw a disguised `pаypal` or `pаsswоrd`, which also hid the word from
+    // the credential and brand checks.
+    p = await startProvider();
+    const cases: Record<string, unknown>[] = [
+      { ...faqWith("We can help."), title: "P\u0430ypal help" },
+      faqWith("Type your p\u0430ssw\u043erd in the form: [form](https://acme.example/form)."),
+      faqWith("Yes.", "Do I need an \u0391pple ID?"),
+      faqWith("Sign in with your Go\u0585gle account."),
+      faqWith("Log in at p**\u0430**ypal to continue."),
+    ];
+    for (const faq of cases) {
+      const a = await createSandbox(p);
+      const r = await tryPublish(p, a, faq);
+      expectFlagged(r, "phishing");
+      expect(str(r.json(), "error.message")).toBe(
+        "content refused: a word mixes latin letters with look-alike cyrillic, greek or armenian ones (a disguised name or word)",
+      );
+    }
+  });
+
+  it("§23.2 text in one script per word publishes: Russian, Greek, Latin names beside them, µm and kΩ", async () => {
+    p = await startProvider();
+    const a = await createSandbox(p);
+    const r = await tryPublish(p, a, {
+      title: "Помощь по Acme",
+      description: "Η εφαρμογή Acme: ερωτήσεις",
+      questions: [
+        {
+          question: "Как сбросить пароль?",
+          answer: "Откройте Settings → Security и нажмите **Reset** (iPhone-у тоже).",
+        },
+        { question: "Какой фильтр?", answer: "Фильтр 10 µm, резистор 5 kΩ, λ = 500 nm." },
+      ],
+    });
+    expect(r.status).toBe(200);
+  });
+
   it("MUST §23.2 Markdown emphasis or code inside a word does not hide it: the scan reads the text as the page shows it", async () => {
     // `pass**word**` shows as "password": the scan read the raw text, where no word "password" was.
     p = await startProvider({ admissionPolicy: { mode: "pow" } });
@@ -340,6 +378,36 @@ describe("scanFaq on hostile input", () => {
         expect(scanFaq(body), JSON.stringify(answer)).toBeDefined();
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it("MUST §23.2 one Latin letter of a word swapped for its Cyrillic or Greek look-alike is always flagged (property)", () => {
+    const swap: Readonly<Record<string, string>> = {
+      a: "\u0430",
+      e: "\u0435",
+      o: "\u043e",
+      p: "\u0440",
+      c: "\u0441",
+      x: "\u0445",
+      y: "\u0443",
+      i: "\u03b9",
+      v: "\u03bd",
+      T: "\u03a4",
+    };
+    const word = fc.stringMatching(/^[A-Za-z]{1,12}$/);
+    fc.assert(
+      fc.property(word, fc.constantFrom(...Object.keys(swap)), word, (before, letter, after) => {
+        const answer = `Hello ${before}${swap[letter] ?? letter}${after} there.`;
+        const body = {
+          title: "t",
+          slug: "t",
+          description: "",
+          settings: { theme: "auto", accent_color: "#000000", show_search: true, show_feedback: false },
+          questions: [{ id: "q_1", question: "q?", answer, order: 0 }],
+        } as const;
+        expect(scanFaq(body)?.kind, JSON.stringify(answer)).toBe("phishing");
+      }),
+      { numRuns: 500 },
     );
   });
 

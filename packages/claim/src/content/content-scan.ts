@@ -123,6 +123,28 @@ function linkFinding(label: string, href: string): string | undefined {
   return undefined;
 }
 
+/** A word as a reader sees one: a run of letters and the marks on them (digits, spaces and punctuation split it). */
+const WORD = /[\p{L}\p{M}]+/gu;
+const LATIN = /\p{Script=Latin}/u;
+/**
+ * Cyrillic, Greek and Armenian letters drawn like Latin ones (after NFKC, case kept: `а е о р с у х ѕ і ј`, `Α Β Ε
+ * Κ Ο Ρ Τ Χ`, `օ ո ս` …). Letters of those scripts that look like no Latin letter (`д`, `λ`, the micro sign's `μ`,
+ * `Ω`) are left out, so "10 µm" or "5 kΩ" is no finding.
+ */
+const LOOKALIKE = /[аеорсухѕіјԁһԛԝӏүѵАВЕКМНОРСТХЅІЈҮԚԜӀοικνραυϲϳΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹօոսհզՕՍ]/u;
+
+/**
+ * Whether some word mixes Latin letters with look-alikes from another script (`pаypal` with a Cyrillic `а`,
+ * `Αpple` with a Greek `Α`): a spoofed name or a word hidden from the other checks, since no one writes one word in
+ * two scripts. Invisible characters are removed first (they would split the word for the scan, not for a reader);
+ * a word all in one script (Russian, Greek) is fine. One pass over the words, each tested twice: linear time.
+ */
+function mixesLookalikeScripts(text: string): boolean {
+  for (const [word] of text.normalize("NFKC").replace(INVISIBLE, "").matchAll(WORD))
+    if (LOOKALIKE.test(word) && LATIN.test(word)) return true;
+  return false;
+}
+
 const SPAM_WORDS =
   /\b(?:casino|online slots|viagra|cialis|porn|xxx|escort service|payday loan|replica watches|crypto giveaway|double your (?:bitcoin|btc|eth|crypto|money)|send \d+(?:\.\d+)? ?(?:btc|eth|usdt)|airdrop claim|guaranteed returns)\b/;
 const MAX_LINKS_PER_ANSWER = 10;
@@ -172,6 +194,11 @@ export function scanFaq(body: FaqBody): ContentFinding | undefined {
     if (why !== undefined) return { kind: "malicious_link", message: why };
   }
   const shown = body.questions.map((q) => shownText(q.answer));
+  if ([...parts, ...shown].some(mixesLookalikeScripts))
+    return {
+      kind: "phishing",
+      message: "a word mixes latin letters with look-alike cyrillic, greek or armenian ones (a disguised name or word)",
+    };
   for (const [i, q] of body.questions.entries()) {
     const text = normalizeText(`${q.question}. ${q.answer}. ${shown[i] ?? ""}`);
     if (asksForSecret(text))
