@@ -93,12 +93,13 @@ describe("gap: the authority-token lifecycle is complete", () => {
     expect(session.authorize(token, SEND).ok).toBe(true);
   });
 
-  it("revokes outstanding tokens on intent update, plan change and termination", async () => {
+  it("revokes outstanding tokens on intent update, plan change, termination, suspension and completion", async () => {
     const cases: [string, (s: Session) => Promise<void> | void][] = [
       ["intent update", async (s) => void (await s.confirmIntentUpdate(DAY_INTENT))],
       ["plan change", (s) => void s.submitPlan({ steps: [{ action: "calendar.read_events" }] })],
       ["termination", (s) => s.terminate()],
       ["suspension", (s) => s.suspend()],
+      ["completion", (s) => s.complete()],
     ];
     for (const [name, revoke] of cases) {
       const { session } = await planned();
