@@ -70,19 +70,20 @@ export function planSocketDirCovers(search: SocketDirSearch): SocketDirCover[] {
     entries: search.limits?.entries ?? SOCKET_DIR_COPY_ENTRIES,
     bytes: search.limits?.bytes ?? SOCKET_DIR_COPY_BYTES,
   };
-  const chosen: string[] = [];
+  const chosen: { path: string; top: Stats }[] = [];
   for (const home of homesOf(search.env)) {
     for (const dir of SOCKET_HOME_DIRS) {
       const path = realPathOrNull(join(home, dir));
-      if (path === null || path === "/" || !isDirectory(path)) continue;
-      if (chosen.some((c) => isWithin(path, c) || isWithin(c, path))) continue;
+      const top = path === null || path === "/" ? null : statOrNull(path);
+      if (path === null || top === null || !top.isDirectory()) continue;
+      if (chosen.some((c) => isWithin(path, c.path) || isWithin(c.path, path))) continue;
       if (search.covered.some((r) => isWithin(path, r)) && !search.kept.some((k) => isWithin(path, k))) continue;
       if (search.protect.some((p) => isWithin(p, path))) continue;
       if (search.inside.some((p) => isWithin(path, p))) continue;
-      chosen.push(path);
+      chosen.push({ path, top });
     }
   }
-  return chosen.map((path) => coverOf(path, budget));
+  return chosen.map(({ path, top }) => coverOf(path, top, budget));
 }
 
 /** The line `acp run` logs when some of the socket directories' entries were not copied, if any were not. */
@@ -107,8 +108,7 @@ function homesOf(env: Readonly<Record<string, string | undefined>>): string[] {
 }
 
 /** Walks `root` breadth first (parents before children), taking what fits in `budget` (which it spends). */
-function coverOf(root: string, budget: { entries: number; bytes: number }): SocketDirCover {
-  const top = statSync(root);
+function coverOf(root: string, top: Stats, budget: { entries: number; bytes: number }): SocketDirCover {
   const entries: SocketDirEntry[] = [];
   let leftOut = 0;
   let pages = 0;
@@ -175,10 +175,10 @@ function countEntries(dir: string): number {
   }
 }
 
-function isDirectory(path: string): boolean {
+function statOrNull(path: string): Stats | null {
   try {
-    return statSync(path).isDirectory();
+    return statSync(path);
   } catch {
-    return false;
+    return null;
   }
 }
