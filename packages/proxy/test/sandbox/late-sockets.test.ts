@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runSandboxed } from "../../src/index.js";
+import { planNamespace, runSandboxed } from "../../src/index.js";
 import { runtimeDirCover } from "../../src/sandbox/covered-roots.js";
 import { quietRun, scratchDir } from "./net-fixture.js";
 
@@ -141,5 +141,26 @@ describe("runtimeDirCover", () => {
     expect(runtimeDirCover(runtime, [], [], [work.path])).toEqual({ path: runtime, mode: "0700" });
     // one that holds a covered root (XDG_RUNTIME_DIR=/var holds /var/tmp) is not covered
     expect(runtimeDirCover(work.path, [runtime], [])).toBeUndefined();
+  });
+
+  it("covers it in the working directory, but not under a directory pinned on the way to ACP's home", () => {
+    const cwd = join(work.path, "plan-cwd");
+    const home = join(cwd, "state", "acp");
+    for (const dir of [home, join(cwd, ".run"), join(cwd, "state", "run")]) mkdirSync(dir, { recursive: true });
+    const plan = (runtime: string) =>
+      planNamespace({
+        argv: ["/bin/true"],
+        env: { XDG_RUNTIME_DIR: runtime },
+        cwd,
+        home,
+        bridgeDir: join(work.path, "plan-bridge"),
+        setpriv: "/usr/bin/setpriv",
+        ports: { mcp: 1, egress: 2 },
+      });
+    expect(plan(join(cwd, ".run")).cover).toContainEqual({ path: join(cwd, ".run"), mode: "0700" });
+    // `state` is bound onto itself (not recursively) so that it cannot be renamed: that would hide the cover
+    const pinned = plan(join(cwd, "state", "run"));
+    expect(pinned.pinned).toEqual([join(cwd, "state")]);
+    expect(pinned.cover.map((c) => c.path)).not.toContain(join(cwd, "state", "run"));
   });
 });
