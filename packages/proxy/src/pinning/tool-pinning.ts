@@ -7,6 +7,7 @@ import {
   type ToolChange,
 } from "./compare-pins.js";
 import type { PinStore, ToolPin } from "./pin-store.js";
+import { whyTextHidden } from "../aggregate/hidden-text.js";
 
 /** Tool pinning for the running proxy: records first sightings, holds changed tools until accepted. */
 export interface ToolPinning {
@@ -27,6 +28,13 @@ export interface ToolPinning {
    */
   served(server: string, tool: PinnableTool): PinnableTool;
   /**
+   * Why a listed tool is not served at all, or undefined: the pinned definition {@link served} would give it
+   * hides text from a person (`whyTextHidden`: tag characters, bidi controls, … in any string or member name;
+   * a pin recorded before such definitions were refused), as the listing refuses a definition that does. It
+   * is left out until a person accepts its new definition (or the server lists the pinned one again).
+   */
+  withheld(server: string, tool: PinnableTool): string | undefined;
+  /**
    * A person accepted the new definition: pin it and stop holding the tool. What is pinned is the change as
    * first held (the one `changeOf` showed), even if the server listed another definition since.
    */
@@ -41,6 +49,8 @@ export interface ToolPinningOptions {
   readonly acceptChanges?: boolean;
   /** A held tool was accepted by a person (the agent should list tools again: its definition changed). */
   readonly onAccept?: (server: string, tool: string) => void;
+  /** A tool is not served: its pinned definition hides text ({@link ToolPinning.withheld}); once per pin. */
+  readonly onWithheld?: (server: string, tool: string, why: string) => void;
 }
 
 const EPOCH = new Date(0);
@@ -81,6 +91,15 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
     return result;
   };
   const key = (server: string, tool: string): string => `${server}\u0000${tool}`;
+  /** The pin whose definition a listed tool is served (held, or differing and not compared yet), if not its own. */
+  const servedPin = (server: string, tool: PinnableTool): ToolPin | undefined => {
+    const change = held.get(key(server, tool.name));
+    if (change !== undefined) return change.before;
+    const pin = known.get(server)?.get(tool.name);
+    return pin !== undefined && differs(pin, tool) ? pin : undefined;
+  };
+  // what each pin served in a tool's stead hides (null: nothing), read once per pin
+  const hidden = new WeakMap<ToolPin, string | null>();
   const remember = (server: string, pins: readonly ToolPin[]): void => {
     const map = known.get(server) ?? new Map<string, ToolPin>();
     for (const pin of pins) map.set(pin.name, pin);
@@ -140,11 +159,19 @@ export function createToolPinning(options: ToolPinningOptions): ToolPinning {
     uncheckedBecause: (server) => unchecked.get(server),
     changeOf: (server, tool) => held.get(key(server, tool)),
     served(server, tool) {
-      const change = held.get(key(server, tool.name));
-      if (change !== undefined) return pinnedDefinition(change.before);
-      const pin = known.get(server)?.get(tool.name);
-      if (pin === undefined) return tool;
-      return differs(pin, tool) ? pinnedDefinition(pin) : tool;
+      const pin = servedPin(server, tool);
+      return pin === undefined ? tool : pinnedDefinition(pin);
+    },
+    withheld(server, tool) {
+      const pin = servedPin(server, tool);
+      if (pin === undefined) return undefined;
+      let why = hidden.get(pin);
+      if (why === undefined) {
+        why = whyTextHidden(pinnedDefinition(pin)) ?? null;
+        hidden.set(pin, why);
+        if (why !== null) options.onWithheld?.(server, tool.name, why);
+      }
+      return why ?? undefined;
     },
     async accept(server, tool) {
       const change = held.get(key(server, tool));

@@ -155,6 +155,10 @@ export class AcpProxy {
         this.catalog.invalidate();
         this.#broadcast({ method: "notifications/tools/list_changed" });
       },
+      onWithheld: (server, tool, why) =>
+        this.#log(
+          `upstream \`${server}\`: tool \`${tool}\` is not served while its change is held: its pinned definition hides text (${why})`,
+        ),
     });
     this.gate = {
       // no decision of a session misses a result it returned: its queued observations run first

@@ -115,15 +115,18 @@ function completionText(result: Result): string {
  * The tools the agent is served. A tool whose definition changed since it was pinned (a possible rug pull)
  * is served as pinned — every field (description, title, input and output schema, annotations, `_meta`) as
  * first seen — until a person accepts the new one: text an upstream slipped into any part of a definition
- * does not reach the agent's model before a person has seen it.
+ * does not reach the agent's model before a person has seen it. One whose pinned definition hides text from a
+ * person (a pin recorded before such definitions were refused) is not served at all meanwhile.
  */
 function listedTools(proxy: AcpProxy): readonly Result[] {
   const index = proxy.catalog.tools();
-  return index.exposed.map((tool) => {
+  return index.exposed.flatMap((tool) => {
     const target = index.resolve(tool.name);
-    if (target === undefined) return tool;
+    if (target === undefined) return [tool];
+    // a pinned definition that hides text from a person is not served in the new one's stead either
+    if (proxy.pinning.withheld(target.server, target.item) !== undefined) return [];
     const served = proxy.pinning.served(target.server, target.item);
-    return served === target.item ? tool : { ...served, name: tool.name };
+    return [served === target.item ? tool : { ...served, name: tool.name }];
   });
 }
 
