@@ -5,7 +5,8 @@
 import type { GraphTarget } from "../request/index.js";
 import { checkConsentDecay } from "./decay.js";
 import { checkProposal } from "./proposal.js";
-import { verifyTrustedChannelAttestation } from "./trusted-channel.js";
+import { useAttestationOnce } from "./attestation-ledger.js";
+import { DEFAULT_CLOCK_SKEW_SECONDS, verifyTrustedChannelAttestation } from "./trusted-channel.js";
 import { closestName } from "./suggest.js";
 import type {
   ConsentGraph,
@@ -97,6 +98,9 @@ function checkInputs(graph: unknown, target: unknown, context: unknown): GraphRe
   if (c.proposals !== undefined && !(isRecord(c.proposals) && typeof c.proposals.firstSeen === "function")) {
     return bad("the proposal ledger has no `firstSeen`");
   }
+  if (c.attestations !== undefined && !(isRecord(c.attestations) && typeof c.attestations.use === "function")) {
+    return bad("the attestation ledger has no `use`");
+  }
   return null;
 }
 
@@ -174,6 +178,12 @@ function decide(graph: ConsentGraph, target: GraphCheckTarget, context: GraphCon
       ...(context.clockSkewSeconds !== undefined ? { clockSkewSeconds: context.clockSkewSeconds } : {}),
     });
     if (denied !== null) return outcome("BLOCKED", at, [denied]);
+    // verified: used once (a replay of the same attestation inside its window is refused)
+    if (context.attestations !== undefined && target.attestation !== undefined) {
+      const skew = context.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
+      const replayed = useAttestationOnce(target.attestation, what, context.attestations, skew, context.now);
+      if (replayed !== null) return outcome("BLOCKED", at, [replayed]);
+    }
     notes.push({ code: "trusted_channel_verified", message: `${what} arrived through the signed trusted channel` });
   }
   const decayed = tier === "autonomous" ? checkConsentDecay(graph, name, domain, context) : null;

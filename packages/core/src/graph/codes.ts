@@ -30,6 +30,10 @@ export const GRAPH_REASON_CODES: readonly GraphCode[] = [
   { code: "attestation_invalid", meaning: "BLOCKED: the attestation is malformed or its HMAC does not verify" },
   { code: "attestation_unknown_key", meaning: "BLOCKED: the attestation names a key that is not configured" },
   { code: "attestation_stale", meaning: "BLOCKED: the attestation's timestamp is outside the allowed window" },
+  {
+    code: "attestation_replayed",
+    meaning: "BLOCKED: the attestation was already used for a request (each is good for one), or could not be checked",
+  },
   { code: "trusted_channel_verified", meaning: "note: the trusted-channel attestation verified" },
   { code: "diff_required", meaning: "BLOCKED: `require_diff` holds and the proposal has no explicit diff" },
   { code: "undo_required", meaning: "BLOCKED: `undo_window_days` holds and the proposal has no undo path" },

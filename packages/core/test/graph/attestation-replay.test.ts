@@ -1,0 +1,82 @@
+/**
+ * A trusted-channel attestation is good for one request: with an attestation ledger in the context, the
+ * same attestation sent again inside its window is
+ * BLOCKED `attestation_replayed`; a fresh one for the same call is taken. Before, the graph held no state and
+ * an attestation seen once (in a log, a proxy, a prompt) could be replayed for five minutes.
+ */
+import { describe, expect, it } from "vitest";
+import { checkConsentGraph, createTrustedChannelAttestation } from "../../src/index.js";
+import { createMemoryAttestationLedger, type AttestationLedger } from "../../src/graph/attestation-ledger.js";
+import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
+
+const graph = exampleGraph();
+const keys = { k: "secret-key" };
+const base = { domain: "self_modification", action: "prune_stale_memory" };
+const call = { tool: "prune", arguments: { text: "hi" } };
+
+function attested(at: Date) {
+  return createTrustedChannelAttestation({ ...base, call, keyId: "k", secret: "secret-key", timestamp: at });
+}
+
+function check(attestation: ReturnType<typeof attested>, context: { attestations?: AttestationLedger; now?: Date }) {
+  return checkConsentGraph(
+    graph,
+    { ...base, attestation, call },
+    { reviews: reviewedAt(graph, NOW), trustedChannelKeys: keys, ...context, now: context.now ?? NOW },
+  );
+}
+
+describe("a trusted-channel attestation used twice", () => {
+  it("is refused the second time inside its window (attestation_replayed); a fresh one is taken", () => {
+    const attestations = createMemoryAttestationLedger();
+    const first = attested(NOW);
+    expect(check(first, { attestations }).outcome).not.toBe("BLOCKED");
+    const again = check(first, { attestations, now: new Date(NOW.getTime() + 60_000) });
+    expect(again.outcome).toBe("BLOCKED");
+    expect(again.reasons.map((r) => r.code)).toEqual(["attestation_replayed"]);
+    expect(again.reasons[0]?.message).toMatch(/was already used: an attestation is good for one request/);
+    const fresh = attested(new Date(NOW.getTime() + 1_000));
+    expect(check(fresh, { attestations, now: new Date(NOW.getTime() + 2_000) }).outcome).not.toBe("BLOCKED");
+  });
+
+  it("spends nothing on an attestation that does not verify", () => {
+    const attestations = createMemoryAttestationLedger();
+    const forged = { ...attested(NOW), hmac: "0".repeat(64) };
+    expect(check(forged, { attestations }).reasons.map((r) => r.code)).toEqual(["attestation_invalid"]);
+    expect(check(attested(NOW), { attestations }).outcome).not.toBe("BLOCKED");
+  });
+
+  it("is refused when the ledger fails (fail closed), and the context's ledger must have `use`", () => {
+    const broken: AttestationLedger = {
+      use: () => {
+        throw new Error("disk full");
+      },
+    };
+    expect(check(attested(NOW), { attestations: broken }).reasons.map((r) => r.code)).toEqual(["attestation_replayed"]);
+    const notALedger = {} as unknown as AttestationLedger;
+    expect(check(attested(NOW), { attestations: notALedger }).reasons.map((r) => r.code)).toEqual(["invalid_input"]);
+  });
+
+  it("is not tracked without a ledger (a one-off check holds no state)", () => {
+    const once = attested(NOW);
+    expect(check(once, {}).outcome).not.toBe("BLOCKED");
+    expect(check(once, {}).outcome).not.toBe("BLOCKED");
+  });
+});
+
+describe("the memory attestation ledger", () => {
+  it("forgets a key only once it has expired", () => {
+    const ledger = createMemoryAttestationLedger();
+    const until = new Date(NOW.getTime() + 300_000);
+    expect(ledger.use("a", until, NOW)).toBe(true);
+    expect(ledger.use("a", until, until)).toBe(false);
+    expect(ledger.use("a", until, new Date(until.getTime() + 1))).toBe(true);
+  });
+
+  it("keeps every unexpired key however many it holds", () => {
+    const ledger = createMemoryAttestationLedger();
+    const until = new Date(NOW.getTime() + 300_000);
+    for (let i = 0; i < 5000; i++) expect(ledger.use(`k${i}`, until, NOW)).toBe(true);
+    for (let i = 0; i < 5000; i += 499) expect(ledger.use(`k${i}`, until, NOW)).toBe(false);
+  });
+});
