@@ -22,7 +22,7 @@ export { SqliteClaimStore } from "./store/sqlite-claim-store.js";
 export { PostgresClaimStore } from "./store/postgres-claim-store.js";
 export { CLAIM_POSTGRES_MIGRATIONS } from "./store/postgres-migrations.js";
 export { openClaimPostgres } from "./store/open-claim-postgres.js";
-export { createSecretBox, type SecretBox } from "./secrets/keyed-hash.js";
+export { createSecretBox, LoneSurrogateError, type SecretBox } from "./secrets/keyed-hash.js";
 export { handleOf, takeDown, type TakedownResult } from "./admin/takedown.js";
 export { AdmissionControl, type AdmissionOptions } from "./admission/admission-control.js";
 export {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { hasLoneSurrogate } from "../content/faq.js";
 import { isHandleShape, MALFORMED_CLAIM_CODE, newSessionToken, normalizeClaimCode } from "../ids/random-ids.js";
 import { challengeDifficulty, issueChallenge, staleChallengeMessage, verifyChallenge } from "../pow/challenge.js";
 import type { SandboxRow } from "../store/claim-store.js";
@@ -116,7 +117,8 @@ export function registerBrowserRoutes(app: FastifyInstance, rt: ClaimRuntime): v
     }
     if (!sameOrigin(rt, req, surfaces[sf].host)) return rt.fail(req, reply);
     const code = (req.body as Record<string, unknown> | undefined)?.["code"];
-    if (typeof code !== "string" || code.length > 100) return rt.fail(req, reply);
+    // A code is ASCII: text that is not even well-formed (a lone surrogate, as JSON can send) finds nothing.
+    if (typeof code !== "string" || code.length > 100 || hasLoneSurrogate(code)) return rt.fail(req, reply);
     const token = newSessionToken();
     const id = await rt.store.consumeExchange(
       rt.box.hash("exchange_code", code),

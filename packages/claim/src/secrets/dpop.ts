@@ -13,6 +13,7 @@ import {
   verify,
   type JsonWebKey,
 } from "node:crypto";
+import { hasLoneSurrogate } from "../content/faq.js";
 
 /** Proofs older or newer than this (seconds) are refused. */
 export const DPOP_MAX_SKEW_S = 60;
@@ -155,7 +156,10 @@ export function checkDpopProof(
       Math.abs(iat - nowMs / 1000) > DPOP_MAX_SKEW_S ||
       typeof jti !== "string" ||
       jti.length < 8 ||
-      jti.length > 128
+      jti.length > 128 ||
+      // Its id is spent as a keyed hash, which takes well-formed text only (`LoneSurrogateError`): JSON can carry a
+      // lone surrogate, UTF-8 cannot.
+      hasLoneSurrogate(jti)
     )
       return undefined;
     return { jkt, replayId: `${jkt}:${jti}` };
