@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { openAuditLog } from "@acp/store";
-import { followAuditFile, formatAuditLine } from "../src/commands/audit-tail.js";
+import { followAuditFile, formatAuditLine, readLastAuditLines } from "../src/commands/audit-tail.js";
 import { run } from "../src/main.js";
 import type { CliIo } from "../src/context.js";
 import { runCli } from "./run.js";
@@ -244,19 +244,75 @@ describe("acp audit tail", () => {
     expect(stdout).toBe(`${lines[1]}\n${lines[2]}\n`);
   }, 30_000);
 
-  it("--json leaves out a line too long to hold (it says so on stderr) rather than print a stand-in as if written", async () => {
+  it("stops at a line too long to be an audit event, naming where it ends, instead of reading it through", async () => {
     const path = await logWith(2);
     const [first, last] = readFileSync(path, "utf8").trimEnd().split("\n") as [string, string];
-    writeFileSync(path, `${first}\n${"y".repeat(4 * 1024 * 1024)}\n${last}\n`);
+    const hostile = 4 * 1024 * 1024; // more than the 3 MiB any audit line has
+    writeFileSync(path, `${first}\n${"y".repeat(hostile)}\n${last}\n`);
+    const said =
+      `acp: a line of \`${path}\` ending at byte ${first.length + 1 + hostile} is longer than 3145728 bytes (longer than ` +
+      "any audit line): it is not read, nor any line before it (acp audit verify reads the log from its start and names it)\n";
+    // before 28 Nov 2026 it was read back to its start (a 500 MB line: all of it) and `first` printed
     const out = await runCli(["audit", "tail", "--json", "-n", "3", path]);
     expect(out.code).toBe(0);
-    expect(out.stdout).toBe(`${first}\n${last}\n`);
-    expect(out.stderr).toBe(
-      `acp: a line of \`${path}\` longer than 1048576 characters is left out (not an audit event: acp audit verify)\n`,
-    );
-    // readable, it is named as too long, as before
+    expect(out.stdout).toBe(`${last}\n`);
+    expect(out.stderr).toBe(said);
     const readable = await runCli(["audit", "tail", "-n", "3", path]);
-    expect(readable.stdout.split("\n")[1]).toMatch(/^\(not an audit event: line longer than 1048576 characters\)/);
+    expect(readable.stdout).toBe(`${formatAuditLine(last)}\n`);
+    expect(readable.stderr).toBe(said);
+  });
+
+  it("says so of a last line that long without a newline, printing nothing before it", async () => {
+    const path = await logWith(2);
+    appendFileSync(path, "z".repeat(4 * 1024 * 1024));
+    const out = await runCli(["audit", "tail", "--json", path]);
+    expect(out.code).toBe(0);
+    expect(out.stdout).toBe("");
+    expect(out.stderr).toContain(
+      `acp: \`${path}\` ends with more than 3145728 bytes without a newline (a line longer than any audit line, or a write under way): it is not read`,
+    );
+  });
+
+  it("reads back at most the bound of one line (a small one here): the lines before a longer line are not read", async () => {
+    const path = await logWith(3);
+    const [a, b, c] = readFileSync(path, "utf8").trimEnd().split("\n") as [string, string, string];
+    const bound = Math.max(a.length, b.length, c.length) + 1;
+    writeFileSync(path, `${a}\n${"y".repeat(bound + 1)}\n${b}\n${c}\n`);
+    const end = a.length + 1 + bound + 1;
+    expect(await readLastAuditLines(path, 10, bound)).toEqual({
+      lines: [b, c],
+      offset: end + 1 + b.length + 1 + c.length + 1,
+      stoppedAt: { end, unterminated: false },
+    });
+    // a line of exactly the bound is read whole, and the lines before it
+    writeFileSync(path, `${a}\n${"y".repeat(bound)}\n${c}\n`);
+    expect((await readLastAuditLines(path, 10, bound)).lines).toEqual([a, "y".repeat(bound), c]);
+    // unterminated at the end: nothing read back, following starts at the end, past the line's known bytes
+    writeFileSync(path, `${a}\n${"z".repeat(bound + 1)}`);
+    expect(await readLastAuditLines(path, 10, bound)).toEqual({
+      lines: [],
+      offset: a.length + 1 + bound + 1,
+      stoppedAt: { end: a.length + 1 + bound + 1, unterminated: true },
+    });
+  });
+
+  it("following from inside a line already reported skips the rest of it, then prints what comes after", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    writeFileSync(path, "rest of a long line\nnext\n");
+    const seen: string[] = [];
+    const controller = new AbortController();
+    const following = followAuditFile(path, (line) => seen.push(line), {
+      from: 5,
+      signal: controller.signal,
+      intervalMs: 10,
+      midLine: true,
+    });
+    while (seen.length < 1) await new Promise((r) => setTimeout(r, 10));
+    controller.abort();
+    await following;
+    expect(seen).toEqual(["next"]);
   });
 
   it("acp audit tail -f where there is no home at all stops at once (exit 1): nothing would ever write there", async () => {

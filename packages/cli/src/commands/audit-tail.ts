@@ -56,6 +56,8 @@ export interface FollowOptions {
   readonly intervalMs?: number;
   /** Most bytes read at once (default 4 MiB, more than the longest line the verifier reads). */
   readonly chunkBytes?: number;
+  /** Whether the bytes at `from` continue a line already reported as too long: skipped up to its newline. */
+  readonly midLine?: boolean;
 }
 
 /** What a line longer than a chunk is handed on as (its bytes are skipped, not held): longer than any line. */
@@ -107,7 +109,7 @@ export async function followAuditFile(
   const chunkBytes = Math.max(1, options.chunkBytes ?? 4 * 1024 * 1024);
   let offset = options.from;
   /** Whether the bytes at `offset` are the rest of a line already handed on as too long. */
-  let skipping = false;
+  let skipping = options.midLine === true;
   while (!options.signal.aborted) {
     const { data, size } = readRange(path, offset, chunkBytes);
     if (size < offset) {
@@ -135,42 +137,87 @@ export async function followAuditFile(
   }
 }
 
-/** The byte after the last newline of the first `size` bytes of `path` (0 when there is none), read backwards. */
-function endOfLastLine(path: string, size: number): number {
+/**
+ * Most bytes of one line `acp audit tail` reads backwards: the longest line the verifier reads (a line
+ * longer than that is not an audit event whatever it holds). A longer one stops the reading there.
+ */
+const MAX_TAIL_LINE_BYTES = 3 * MAX_AUDIT_LINE_LENGTH;
+
+/**
+ * The byte after the last newline of the first `size` bytes of `path` (0 when there is none), read backwards;
+ * `null` when the bytes after it are more than `maxLineBytes`: a last line longer than any audit line (a
+ * hostile one of hundreds of megabytes without a newline), not read through to look for its start.
+ */
+function endOfLastLine(path: string, size: number, maxLineBytes: number): number | null {
   const fd = openSync(path, "r");
   try {
     const chunk = Buffer.alloc(64 * 1024);
     for (let position = size; position > 0;) {
+      if (size - position > maxLineBytes) return null;
       const from = Math.max(0, position - chunk.length);
       const read = readSync(fd, chunk, 0, position - from, from);
       const nl = chunk.subarray(0, read).lastIndexOf(0x0a);
-      if (nl !== -1) return from + nl + 1;
+      if (nl !== -1) return size - (from + nl + 1) > maxLineBytes ? null : from + nl + 1;
       position = from;
     }
-    return 0;
+    return size > maxLineBytes ? null : 0;
   } finally {
     closeSync(fd);
   }
+}
+
+/** What {@link readLastAuditLines} found. */
+export interface LastAuditLines {
+  /** The lines, oldest first. */
+  readonly lines: string[];
+  /** Where following starts: after the last complete line (after a too long unterminated last line: the file's end). */
+  readonly offset: number;
+  /**
+   * A line longer than the bound that reading backwards stopped in, so no line before it was read: the byte
+   * offset just past its last byte, and whether it is the log's last bytes, without a newline yet. `null`: none.
+   */
+  readonly stoppedAt: { readonly end: number; readonly unterminated: boolean } | null;
 }
 
 /**
  * The last `n` complete lines of an audit log and the byte offset after them (where following starts; a
  * partial last line waits for its newline), read backwards in chunks: a log of any size costs one chunk
  * and `n` lines of memory, not the whole file, and reads only those lines (before 28 Nov 2026 it counted the
- * whole log's lines first: a log grown to a terabyte of holes kept it reading for hours).
+ * whole log's lines first: a log grown to a terabyte of holes kept it reading for hours). A line longer than
+ * `maxLineBytes` (default: the longest the verifier reads) stops the reading ({@link LastAuditLines.stoppedAt}):
+ * before 28 Nov 2026 it was read through to its start, a hostile 500 MB line without a newline all of it.
  */
-async function lastLines(path: string, n: number): Promise<{ lines: string[]; offset: number }> {
-  const offset = endOfLastLine(path, statSync(path).size);
+export async function readLastAuditLines(
+  path: string,
+  n: number,
+  maxLineBytes = MAX_TAIL_LINE_BYTES,
+): Promise<LastAuditLines> {
+  const size = statSync(path).size;
+  const offset = endOfLastLine(path, size, maxLineBytes);
+  if (offset === null) return { lines: [], offset: size, stoppedAt: { end: size, unterminated: true } };
   // not counted: the lines are not numbered here
   const complete = { lines: Number.MAX_SAFE_INTEGER, size: offset };
   const lines: string[] = [];
+  let stoppedAt: LastAuditLines["stoppedAt"] = null;
   if (n > 0) {
-    for await (const { text } of readAuditFileLinesBackward(path, complete)) {
+    for await (const { text, oversized } of readAuditFileLinesBackward(path, complete, undefined, { maxLineBytes })) {
+      if (oversized !== undefined) {
+        stoppedAt = { end: oversized.end, unterminated: false };
+        break;
+      }
       lines.push(text);
       if (lines.length === n) break;
     }
   }
-  return { lines: lines.reverse(), offset };
+  return { lines: lines.reverse(), offset, stoppedAt };
+}
+
+/** What `acp audit tail` says of a line too long to read backwards through (stderr, before the lines after it). */
+export function stoppedMessage(file: string, stopped: NonNullable<LastAuditLines["stoppedAt"]>, max: number): string {
+  const what = stopped.unterminated
+    ? `\`${file}\` ends with more than ${max} bytes without a newline (a line longer than any audit line, or a write under way)`
+    : `a line of \`${file}\` ending at byte ${stopped.end} is longer than ${max} bytes (longer than any audit line)`;
+  return `${what}: it is not read, nor any line before it (acp audit verify reads the log from its start and names it)`;
 }
 
 async function runTail(ctx: CliContext, fileArg: string | undefined, options: TailOptions): Promise<void> {
@@ -179,10 +226,10 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
   if (!/^\d+$/.test(options.lines) || !Number.isSafeInteger(n)) {
     throw new CliError(`-n: invalid line count \`${options.lines}\` (a whole number, 0 or more)`, EXIT.usage);
   }
-  let last: { lines: string[]; offset: number };
+  let last: LastAuditLines;
   try {
     if (!statSync(file).isFile()) throw Object.assign(new Error("not a file"), { code: "EISDIR" });
-    last = await lastLines(file, n);
+    last = await readLastAuditLines(file, n);
   } catch (err) {
     const missing = fileArg === undefined && (err as NodeJS.ErrnoException).code === "ENOENT";
     // a new home: `acp audit tail -f` waits for the first event rather than stop before there is one (a home
@@ -192,7 +239,7 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
         ctx,
         `acp: no audit log yet at \`${file}\`: waiting for the first event (acp proxy and acp serve write it)`,
       );
-      last = { lines: [], offset: 0 };
+      last = { lines: [], offset: 0, stoppedAt: null };
     } else if (missing) throw noAuditLogYet(file);
     else {
       const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message;
@@ -212,7 +259,9 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
       );
     printLine(ctx, raw(line));
   };
-  const { lines, offset } = last;
+  const { lines, offset, stoppedAt } = last;
+  // older than the lines printed: said first (a hostile line is reported, not read through nor printed)
+  if (stoppedAt !== null) printError(ctx, `acp: ${printable(stoppedMessage(file, stoppedAt, MAX_TAIL_LINE_BYTES))}`);
   lines.forEach(print);
   if (options.follow !== true) return;
   const controller = new AbortController();
@@ -220,7 +269,9 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
   const stop = (): void => controller.abort();
   process.once("SIGINT", stop);
   try {
-    await followAuditFile(file, print, { from: offset, signal: controller.signal });
+    // after a too long unterminated last line, its rest (up to its newline) is skipped as it comes
+    const midLine = stoppedAt?.unterminated === true;
+    await followAuditFile(file, print, { from: offset, signal: controller.signal, midLine });
   } catch (err) {
     // the log replaced by a pipe or a device, or made unreadable, while followed: said as such, exit 1
     throw new CliError(`cannot read audit log \`${file}\`: ${(err as Error).message}`, EXIT.error);
@@ -251,6 +302,10 @@ export function registerAuditTail(parent: Command, ctx: CliContext): void {
         "",
         "--json to a terminal shows control, format and invisible characters (an escape sequence planted in a tool",
         "name or argument) as \\uXXXX escapes, the same JSON values; piped or redirected, the lines are as written.",
+        "",
+        "Lines are read backwards from the end; a line longer than any audit line (3 MiB) is not read through:",
+        "stderr names where it ends, and the lines before it are not printed (acp audit verify reads the log from",
+        "its start). A last line that long without a newline is said the same way; -f then starts after it.",
         "",
         "Exit codes: 0 printed (with -f: stopped by Ctrl-C), 1 the log cannot be read (no such file, not a file;",
         "with -f also when it is replaced by a pipe or a device while followed), 2 usage (a bad -n, an unknown",

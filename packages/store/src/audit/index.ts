@@ -38,5 +38,6 @@ export {
   type AuditFileProgress,
   type NumberedAuditLine,
   type ReadAuditFileOptions,
+  type ReadBackwardOptions,
 } from "./read-lines.js";
 export { verifyAuditFile, type AuditFileVerification, type VerifyAuditFileOptions } from "./verify-file.js";

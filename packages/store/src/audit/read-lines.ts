@@ -143,6 +143,28 @@ export function readAuditFileLines(path: string, options: ReadAuditFileOptions =
 export interface NumberedAuditLine {
   readonly line: number;
   readonly text: string;
+  /**
+   * Set on a line longer than {@link ReadBackwardOptions.maxLineBytes}: reading stopped there (inside it, when
+   * its start was not found within that many bytes of its end). `text` is the stand-in longer than any audit line,
+   * `end` the byte offset just past its last byte; it is the last line given (those before it are not read).
+   */
+  readonly oversized?: { readonly end: number };
+}
+
+/** A line longer than {@link ReadBackwardOptions.maxLineBytes}, ending at byte `end`: the stand-in, flagged. */
+function oversizedLine(line: number, end: number): NumberedAuditLine {
+  return { line, text: (overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1)), oversized: { end } };
+}
+
+/** Options of {@link readAuditFileLinesBackward}. */
+export interface ReadBackwardOptions {
+  /**
+   * Most bytes of one line: a longer line is given as `oversized` and reading stops there (its start is not
+   * looked for further back), so a hostile line (hundreds of megabytes without a newline) costs
+   * about this many bytes of reading, not its length. Default: no bound (the line is read through, held
+   * only up to the verifier's length, and the lines before it are given).
+   */
+  readonly maxLineBytes?: number;
 }
 
 /** An audit file's extent when it was counted: its lines and bytes. */
@@ -226,13 +248,16 @@ export async function countAuditFileLines(
  * with its number, read backwards in chunks: one chunk and one line in memory, a line longer than the
  * verifier reads (more than 3 MiB) given as a stand-in as {@link readAuditFileLines} does. A missing file
  * has no lines. `extent.lines` may be more than the lines (not counted: counting reads the whole file): the
- * lines are then numbered down from it, and the first line is given all the same.
+ * lines are then numbered down from it, and the first line is given all the same. With
+ * `options.maxLineBytes`, a line longer than that ends the reading ({@link NumberedAuditLine.oversized}).
  */
 export async function* readAuditFileLinesBackward(
   path: string,
   extent: AuditFileExtent,
   chunkBytes = 256 * 1024,
+  options: ReadBackwardOptions = {},
 ): AsyncGenerator<NumberedAuditLine> {
+  const bound = options.maxLineBytes ?? Number.POSITIVE_INFINITY;
   let handle;
   try {
     handle = await open(path, "r");
@@ -248,6 +273,8 @@ export async function* readAuditFileLinesBackward(
     let tailBytes = 0;
     let line = extent.lines;
     let atEnd = true;
+    /** Byte offset just past the last byte of the line whose end was found last (its newline not counted). */
+    let lineEnd = size;
     const decode = (bytes: Buffer, total: number): string =>
       total > MAX_LINE_BYTES ? (overlong ??= "x".repeat(MAX_AUDIT_LINE_LENGTH + 1)) : bytes.toString("utf8");
     let position = size;
@@ -265,6 +292,8 @@ export async function* readAuditFileLinesBackward(
         const total = end - (nl + 1) + tailBytes;
         const bytes =
           tailBytes === 0 ? chunk.subarray(nl + 1, end) : Buffer.concat([chunk.subarray(nl + 1, end), tail]);
+        const ends = lineEnd;
+        lineEnd = from + nl;
         end = nl;
         tail = Buffer.alloc(0);
         tailBytes = 0;
@@ -275,6 +304,10 @@ export async function* readAuditFileLinesBackward(
           continue;
         }
         atEnd = false;
+        if (total > bound) {
+          yield oversizedLine(line, ends);
+          return;
+        }
         yield { line: line--, text: decode(bytes, total) };
         if (nl === 0) break;
       }
@@ -282,6 +315,11 @@ export async function* readAuditFileLinesBackward(
         atEnd = false;
         if (tailBytes + end <= MAX_LINE_BYTES) tail = Buffer.concat([chunk.subarray(0, end), tail]);
         tailBytes += end;
+        // its start not found within the bound: not read on
+        if (tailBytes > bound) {
+          yield oversizedLine(line, lineEnd);
+          return;
+        }
       }
     }
     // the first line (empty too, when read to the start: with an exact count, that is when `line` is 1)

@@ -191,6 +191,42 @@ describe("readAuditFileLinesBackward", () => {
     );
   });
 
+  it("with maxLineBytes, stops in a longer line (flagged, with where it ends) and reads nothing before it", async () => {
+    const path = join(homes.make(), "log.jsonl");
+    const long = "y".repeat(50);
+    writeFileSync(path, `a\n${long}\nbc\nd\n`);
+    const extent = await countAuditFileLines(path);
+    const read = async (maxLineBytes?: number): Promise<unknown[]> => {
+      const out: unknown[] = [];
+      const options = maxLineBytes === undefined ? {} : { maxLineBytes };
+      for await (const line of readAuditFileLinesBackward(path, extent, 4, options)) out.push(line);
+      return out;
+    };
+    expect(await read(10)).toEqual([
+      { line: 4, text: "d" },
+      { line: 3, text: "bc" },
+      { line: 2, text: "x".repeat(MAX_AUDIT_LINE_LENGTH + 1), oversized: { end: 2 + long.length } },
+    ]);
+    // without a bound (and with one it fits), read through as before: every line
+    const whole = [
+      { line: 4, text: "d" },
+      { line: 3, text: "bc" },
+      { line: 2, text: long },
+      { line: 1, text: "a" },
+    ];
+    expect(await read()).toEqual(whole);
+    expect(await read(50)).toEqual(whole);
+    // the first line too: that nothing is before it is known only once its start is reached
+    writeFileSync(path, `${long}\nd\n`);
+    const first: unknown[] = [];
+    for await (const line of readAuditFileLinesBackward(path, await countAuditFileLines(path), 4, { maxLineBytes: 10 }))
+      first.push(line);
+    expect(first).toEqual([
+      { line: 2, text: "d" },
+      { line: 1, text: "x".repeat(MAX_AUDIT_LINE_LENGTH + 1), oversized: { end: long.length } },
+    ]);
+  });
+
   it("reads only the counted bytes: lines appended after the count are not read", async () => {
     const path = join(homes.make(), "log.jsonl");
     writeFileSync(path, "a\nb\n");
