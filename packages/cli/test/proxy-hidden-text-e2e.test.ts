@@ -34,12 +34,11 @@ async function waitForPending(env: Record<string, string>): Promise<{ id: string
   throw new Error("no pending request appeared");
 }
 
-// `acp proxy` takes hidden text out of a result before the agent reads it; the session runtime is told it was
-// there, so the result counts as instruction-like content read, and a later consequential call asks.
-describe("acp proxy: a result that smuggled hidden text marks the session", () => {
-  const root = tempRoot("proxy-hidden-text");
+/** `acp proxy` in a fresh home in front of the smuggling fixture, with an agent's SDK client connected. */
+function smugglerProxy(name: string): { env: () => Record<string, string>; client: () => Client } {
+  const root = tempRoot(name);
   let env: Record<string, string> = {};
-  let client: Client;
+  let client: Client | undefined;
 
   beforeAll(async () => {
     if (!existsSync(join(ROOT, "packages/cli/dist/wiring/session-config.js"))) {
@@ -58,22 +57,52 @@ describe("acp proxy: a result that smuggled hidden text marks the session", () =
   }, 120_000);
 
   afterAll(async () => {
-    await client.close();
+    await client?.close();
     root.cleanup();
   });
 
+  return {
+    env: () => env,
+    client: () => {
+      if (client === undefined) throw new Error("the proxy did not start");
+      return client;
+    },
+  };
+}
+
+/** Asserts a consequential call (`fail`) waits for a person, the pending request naming `source`; denies it. */
+async function expectWriteAsked(env: Record<string, string>, client: Client, source: string): Promise<void> {
+  const call = client.callTool({ name: "fail", arguments: {} }, undefined, { timeout: 60_000 }).then(
+    (r) => r,
+    (err: unknown) => err,
+  );
+  const [pending] = await waitForPending(env);
+  expect(pending?.tool).toBe("fail");
+  const shown = await runCli(["pending"], { env, now: new Date() });
+  expect(shown.stdout).toContain(source);
+  expect((await runCli(["deny", pending?.id ?? "", "--reason", "not now"], { env, now: new Date() })).code).toBe(0);
+  expect(await call).toMatchObject({ isError: true });
+}
+
+// `acp proxy` takes hidden text out of a result before the agent reads it; the session runtime is told it was
+// there, so the result counts as instruction-like content read, and a later consequential call asks.
+describe("acp proxy: a result that smuggled hidden text marks the session", () => {
+  const proxy = smugglerProxy("proxy-hidden-text");
+
   it("asks for a consequential call after the hidden text was read, naming the tool it came from", async () => {
-    const smuggled = await client.callTool({ name: "smuggle", arguments: {} });
+    const smuggled = await proxy.client().callTool({ name: "smuggle", arguments: {} });
     expect(smuggled._meta?.["acp/hidden_text_removed"]).toBe(49);
-    const call = client.callTool({ name: "fail", arguments: {} }, undefined, { timeout: 60_000 }).then(
-      (r) => r,
-      (err: unknown) => err,
-    );
-    const [pending] = await waitForPending(env);
-    expect(pending?.tool).toBe("fail");
-    const shown = await runCli(["pending"], { env, now: new Date() });
-    expect(shown.stdout).toContain("smuggler.smuggle");
-    expect((await runCli(["deny", pending?.id ?? "", "--reason", "not now"], { env, now: new Date() })).code).toBe(0);
-    expect(await call).toMatchObject({ isError: true });
+    await expectWriteAsked(proxy.env(), proxy.client(), "smuggler.smuggle");
+  });
+});
+
+// So does a prompt (as a resource, a completion's values, a log line, a sampling request) that smuggled it.
+describe("acp proxy: a prompt that smuggled hidden text marks the session", () => {
+  const proxy = smugglerProxy("proxy-hidden-prompt");
+
+  it("asks for a consequential call after the prompt was read, naming smuggler.prompts/get", async () => {
+    const prompt = await proxy.client().getPrompt({ name: "brief" });
+    expect(prompt._meta?.["acp/hidden_text_removed"]).toBe(24);
+    await expectWriteAsked(proxy.env(), proxy.client(), "smuggler.prompts/get");
   });
 });
