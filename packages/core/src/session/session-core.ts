@@ -45,6 +45,8 @@ export interface SessionCounts {
 
 /** What the session noted about an executed call for the result still to come. */
 export interface PendingFetch {
+  /** The executed call (what `recordExecution` returned; `recordToolResult`'s `call` names its `seq`). */
+  readonly call: ExecutedCall;
   readonly named: boolean;
   readonly echoes: ReadonlySet<string>;
 }
@@ -139,7 +141,9 @@ export class SessionCore {
    * Calls `authorize` let through (counted then) whose `recordExecution` has not come yet, by action and
    * arguments' hash: the note each one's result will be recorded with. {@link authorizedUnrecorded} counts them.
    */
-  readonly authorizedCalls = new Map<string, PendingFetch[]>();
+  readonly #authorized = new Map<string, PendingFetch[]>();
+  /** The key each waiting authorized call's note is kept under. */
+  readonly #authorizedKeys = new WeakMap<PendingFetch, string>();
   authorizedUnrecorded = 0;
   /** The `user_input` entries among `entries`, kept as entries grow ({@link userEntries}). */
   #users: { of: readonly ProvenanceEntry[]; scanned: number; list: ProvenanceEntry[] } = {
@@ -167,6 +171,51 @@ export class SessionCore {
   get memory(): ProvenanceMemory | undefined {
     if (this.deps.memory === undefined) return undefined;
     return this.settings.settings.provenance.remember_hours > 0 ? this.deps.memory : undefined;
+  }
+
+  /** Keeps the note of a call `authorize` let through under `key`, until its `recordExecution` takes it. */
+  waitAuthorized(key: string, note: PendingFetch): void {
+    const waiting = this.#authorized.get(key) ?? [];
+    waiting.push(note);
+    this.#authorized.set(key, waiting);
+    this.#authorizedKeys.set(note, key);
+    this.authorizedUnrecorded++;
+  }
+
+  /** The oldest waiting authorized call's note under `key`, taken out; undefined when none waits. */
+  takeAuthorized(key: string): PendingFetch | undefined {
+    const note = this.#authorized.get(key)?.[0];
+    if (note !== undefined) this.forgetAuthorized(note);
+    return note;
+  }
+
+  /** A note no longer waits for its record (taken, or its result was recorded apart). */
+  forgetAuthorized(note: PendingFetch): void {
+    const key = this.#authorizedKeys.get(note);
+    if (key === undefined) return;
+    this.#authorizedKeys.delete(note);
+    const waiting = this.#authorized.get(key) ?? [];
+    const at = waiting.indexOf(note);
+    if (at >= 0) waiting.splice(at, 1);
+    if (waiting.length === 0) this.#authorized.delete(key);
+    this.authorizedUnrecorded--;
+  }
+
+  /**
+   * Takes the note of the executed call whose result is recorded: the call `seq` names when given (a note that
+   * is gone vouches for nothing the call was asked), else the oldest of that tool still waiting for one.
+   */
+  takeNote(tool: string, seq: number | undefined): PendingFetch | undefined {
+    const queue = this.pendingFetches.get(tool);
+    const at =
+      seq === undefined
+        ? queue === undefined || queue.length === 0
+          ? -1
+          : 0
+        : (queue?.findIndex((n) => n.call.seq === seq) ?? -1);
+    const note = at < 0 ? undefined : queue?.splice(at, 1)[0];
+    if (note !== undefined) this.forgetAuthorized(note);
+    return note;
   }
 
   /** The injected clock, checked. */

@@ -77,12 +77,7 @@ function authorizedKey(request: ActionRequest): string {
  * Counts a call the session lets run into its history, budgets, transition rules and kill switch, and notes
  * what its result will need (whether the user named what it fetched, what a trusted answer may echo).
  */
-function countCall(
-  core: SessionCore,
-  request: ActionRequest,
-  judgment: SessionJudgment,
-  how: string,
-): { readonly note: PendingFetch; readonly at: number } {
+function countCall(core: SessionCore, request: ActionRequest, judgment: SessionJudgment, how: string): PendingFetch {
   const at = core.now().getTime();
   const call: ExecutedCall = Object.freeze({
     seq: core.executed + 1,
@@ -103,11 +98,11 @@ function countCall(
     `\`${judgment.names[0] ?? request.tool}\` ${how} (${judgment.category}, route ${judgment.route})`,
   );
   // the user's entries only (what namesFetchedSource reads of them), without filtering every entry again
-  const note = {
+  return {
+    call,
     named: namesFetchedSource(core.userEntries(), request.arguments),
     echoes: echoedPieces(core, request),
   };
-  return { note, at };
 }
 
 /** Queues a call's note for a result recorded apart (`recordToolResult`), oldest first per tool. */
@@ -125,48 +120,30 @@ function queueNote(core: SessionCore, request: ActionRequest, note: PendingFetch
  * `recordExecution` brings it, is recorded with this call's note and counts nothing again.
  */
 export function recordAuthorized(core: SessionCore, request: ActionRequest, judgment: SessionJudgment): void {
-  const { note, at } = countCall(core, request, judgment, "let through by its authority token");
+  const note = countCall(core, request, judgment, "let through by its authority token");
   queueNote(core, request, note);
-  if (core.authorizedUnrecorded < MAX_AUTHORIZED_UNRECORDED) {
-    const key = authorizedKey(request);
-    const waiting = core.authorizedCalls.get(key) ?? [];
-    waiting.push(note);
-    core.authorizedCalls.set(key, waiting);
-    core.authorizedUnrecorded++;
-  }
-  if (judgment.consequential) killSwitch(core, at);
-}
-
-/** The note of a call `authorize` let through that waits for this record (taken out), or undefined. */
-function takeAuthorized(core: SessionCore, request: ActionRequest): PendingFetch | undefined {
-  // without calls waiting (a front end that uses no tokens) nothing is hashed
-  if (core.authorizedUnrecorded === 0) return undefined;
-  const key = authorizedKey(request);
-  const waiting = core.authorizedCalls.get(key);
-  const note = waiting?.shift();
-  if (note === undefined) return undefined;
-  if (waiting?.length === 0) core.authorizedCalls.delete(key);
-  core.authorizedUnrecorded--;
-  return note;
+  if (core.authorizedUnrecorded < MAX_AUTHORIZED_UNRECORDED) core.waitAuthorized(authorizedKey(request), note);
+  if (judgment.consequential) killSwitch(core, note.call.at);
 }
 
 /**
- * Records a call as executed (after the gate let it through) and, when given, its result. A call the session
+ * Records a call as executed (after the gate let it through) and, when given, its result; returns the call
+ * (its `seq` is what `recordToolResult`'s `call` option names for a result recorded apart). A call the session
  * refuses cannot be recorded as executed: that is an enforcement bypass, recorded and thrown. The kill switch
  * is checked after each consequential call. A call `authorize` let through was counted then: this records its
  * result only.
  */
-export function recordExecution(core: SessionCore, value: unknown, result: unknown, hasResult: boolean): void {
+export function recordExecution(core: SessionCore, value: unknown, result: unknown, hasResult: boolean): ExecutedCall {
   const request: ActionRequest = readRequest(core, value);
-  const authorized = takeAuthorized(core, request);
+  // without calls waiting (a front end that uses no tokens) nothing is hashed
+  const authorized = core.authorizedUnrecorded === 0 ? undefined : core.takeAuthorized(authorizedKey(request));
   if (authorized !== undefined) {
-    if (!hasResult) return;
     // recorded together: this call's own note, taken out of the queue a result recorded apart would read
-    const queue = core.pendingFetches.get(`${request.server ?? "agent"}.${request.tool}`);
-    const at = queue?.indexOf(authorized) ?? -1;
-    if (at >= 0) queue?.splice(at, 1);
-    recordToolResult(core, request.server ?? "agent", request.tool, result, {}, authorized);
-    return;
+    if (hasResult) {
+      core.takeNote(`${request.server ?? "agent"}.${request.tool}`, authorized.call.seq);
+      recordToolResult(core, request.server ?? "agent", request.tool, result, {}, authorized);
+    }
+    return authorized.call;
   }
   // the decision's judgment of this very request, when nothing in the session changed since (same result)
   const judgment = core.recall(request) ?? judgeRequest(core.view(), request);
@@ -178,12 +155,13 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
       "execution_refused",
     );
   }
-  const { note, at } = countCall(core, request, judgment, "executed");
+  const note = countCall(core, request, judgment, "executed");
   if (hasResult) {
     // recorded together: this call's note, never one an earlier call without a result left behind
     recordToolResult(core, request.server ?? "agent", request.tool, result, {}, note);
   } else {
     queueNote(core, request, note);
   }
-  if (judgment.consequential) killSwitch(core, at);
+  if (judgment.consequential) killSwitch(core, note.call.at);
+  return note.call;
 }

@@ -13,6 +13,7 @@ import {
   type ProvenanceEntryOptions,
   type ProvenanceLabel,
 } from "./provenance.js";
+import { EVERY_PIECE } from "./provenance-budget.js";
 import type { PendingFetch, SessionCore } from "./session-core.js";
 import { rememberedIdentities } from "./provenance-memory.js";
 import { MAX_TOKENS_PER_TEXT } from "./value-tokens.js";
@@ -31,6 +32,13 @@ export interface ToolResultOptions {
    * about the call, not its answer, so neither configured trust nor a directory covers it (see {@link isError}).
    */
   readonly error?: boolean;
+  /**
+   * The `seq` of the executed call this is the result of (what `recordExecution` returned): the result is read
+   * with that call's note — whether the user named what it fetched, what a trusted answer may echo — not with
+   * the oldest call of the tool still waiting. Calls of one tool that come back out of order are paired right. A
+   * call whose note is gone (never executed, already answered) vouches for nothing it was asked.
+   */
+  readonly call?: number;
   /**
    * Hidden characters (Unicode tag characters, bidi overrides or isolates) were removed from the result before
    * the agent read it (`acp proxy`): an injection attempt, so the result is untrusted whatever the server's
@@ -217,6 +225,8 @@ export function recordToolResult(
     return core.fail("invalid_record", "`error` must be true or false");
   if (options.hiddenTextRemoved !== undefined && typeof options.hiddenTextRemoved !== "boolean")
     return core.fail("invalid_record", "`hiddenTextRemoved` must be true or false");
+  if (options.call !== undefined && !(Number.isSafeInteger(options.call) && options.call > 0))
+    return core.fail("invalid_record", "`call` must be the `seq` of an executed call (a positive whole number)");
   const hidden = options.hiddenTextRemoved === true;
   // What a server says besides answering (a log line, a progress message, a sampling request, a completion,
   // recorded under the method's name: `notifications/message`) may echo what it was asked: neither a trusted
@@ -230,11 +240,13 @@ export function recordToolResult(
   const source = `${server}.${tool}#${core.toolResults}`;
   const directory = answer ? directoryFor(core, [server, `${server}.${tool}`]) : {};
   // the call's own note when recorded with it; else the oldest call of this tool whose result is still to come
-  const pending = fetched ?? core.pendingFetches.get(`${server}.${tool}`)?.shift();
+  const pending = fetched ?? core.takeNote(`${server}.${tool}`, options.call);
+  // the call named has no note left: its answer may echo anything it was asked, so it vouches for none of it
+  const echoes = pending === undefined && options.call !== undefined ? EVERY_PIECE : pending?.echoes;
   const entryOptions: ProvenanceEntryOptions = {
     ...directory,
     ...(pending?.named === true ? { named_source: true } : {}),
-    ...(pending !== undefined && pending.echoes.size > 0 ? { echoes: pending.echoes } : {}),
+    ...(echoes !== undefined && echoes.size > 0 ? { echoes } : {}),
     ...(hidden ? { hidden_text: true } : {}),
   };
   const entry = addEntry(core, trusted ? "system_policy" : "external_untrusted", source, content, entryOptions);

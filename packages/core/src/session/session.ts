@@ -121,10 +121,12 @@ export interface Session {
    */
   authorize(token: unknown, request: unknown): AuthorizeResult;
   /**
-   * Records a call as executed and, when given, its result. For a call `authorize` let through (counted then),
-   * it records the result only.
+   * Records a call as executed and, when given, its result, and returns the call. For a call `authorize` let
+   * through (counted then), it records the result only. A front end that tells the session a call ran before it
+   * runs (so calls in flight together are counted together) records the result apart with `recordToolResult`'s
+   * `call` option set to the returned call's `seq`.
    */
-  recordExecution(request: unknown, result?: unknown): void;
+  recordExecution(request: unknown, result?: unknown): ExecutedCall;
   recordToolResult(
     server: string,
     tool: string,
