@@ -111,4 +111,19 @@ describe("the service's audit verification, continued", () => {
     writeFileSync(path, "");
     expect(await trail.verify()).toMatchObject({ ok: true, count: 0, head: null });
   });
+
+  it("fails anchor_missing once the anchor is deleted while the log's marker says it had one, as acp audit verify does", async () => {
+    const { path, log, clock } = await setup();
+    await append(log, 8, "a");
+    await log.close();
+    const trail = createFileAuditTrail(path, { publicKey, now: () => clock.ms, fullEveryMs: 60_000 });
+    expect(await trail.verify()).toMatchObject({ ok: true, count: 10, checkpoints: 2 });
+    // cut back to the first checkpoint (line 8) and the anchor deleted: the rest verifies line by line
+    const lines = readFileSync(path, "utf8").split("\n");
+    writeFileSync(path, `${lines.slice(0, 8).join("\n")}\n`);
+    rmSync(`${path}.checkpoint`);
+    clock.ms += 120_000;
+    // before 28 Nov 2026: ok, count 8
+    expect(await trail.verify()).toMatchObject({ ok: false, count: 8, problem: { code: "anchor_missing" } });
+  });
 });

@@ -2,14 +2,18 @@
 import { open, stat } from "node:fs/promises";
 import {
   canContinueAuditVerification,
+  failForMissingAnchor,
   parseAuditLine,
   verifyAuditChain,
   type AuditEventV02,
+  type AuditVerification,
   type CheckpointPublicKey,
   type VerifyAuditOptions,
 } from "@acp/core";
 import {
+  anchoredMarkerPathOf,
   countAuditFileLines,
+  hasAnchoredMarker,
   readAnchor,
   readAuditFileLinesBackward,
   verifyAuditFile,
@@ -99,6 +103,17 @@ function fileChain(path: string, publicKey: CheckpointPublicKey | undefined): Ch
     const anchor = readAnchor(path);
     return { ...(publicKey !== undefined ? { publicKey } : {}), ...(anchor !== undefined ? { anchor } : {}) };
   };
+  /**
+   * Without an anchor while the log's marker says it had one (deleted, perhaps with the log cut back), the
+   * verification fails `anchor_missing` as `acp audit verify` fails it; `null` otherwise.
+   */
+  const anchorGone = (options: VerifyAuditOptions, verification: AuditVerification): AuditVerification | null =>
+    options.anchor === undefined && hasAnchoredMarker(path)
+      ? failForMissingAnchor(
+          verification,
+          `\`${path}.checkpoint\` is missing, though \`${anchoredMarkerPathOf(path)}\` records that the log had one`,
+        )
+      : null;
   return {
     async verify(from): Promise<SourceVerification<FilePlace>> {
       const options = optionsNow();
@@ -106,11 +121,17 @@ function fileChain(path: string, publicKey: CheckpointPublicKey | undefined): Ch
       try {
         file = await stat(path);
       } catch (err) {
-        if (isMissing(err)) return { verification: verifyAuditChain([], options) };
+        if (isMissing(err)) {
+          const empty = verifyAuditChain([], options);
+          return { verification: anchorGone(options, empty) ?? empty };
+        }
         throw err;
       }
       const resume = from === undefined ? {} : { from: from.verification, start: from.at.end };
       const { verification, progress } = await verifyAuditFile(path, { ...options, ...resume });
+      // (not a place to continue from: the marker is looked at again next time)
+      const gone = anchorGone(options, verification);
+      if (gone !== null) return { verification: gone };
       if (!verification.ok || progress.unterminated) return { verification };
       const same = { dev: file.dev, ino: file.ino };
       if (progress.lines === 0) {
