@@ -121,6 +121,37 @@ describe("SHOULD §20.1 DPoP proof-of-possession for agent tokens (RFC 9449)", (
     expect(withPrivateKey.status).toBe(400);
   });
 
+  it("a proof is spent by a creation that fails; sent again it is refused saying it was used and to sign a new one, and a new one creates", async () => {
+    p = await startProvider();
+    const key = newDpopKey();
+    const url = `http://api.localhost:${p.port}/v1/sandboxes`;
+    // A challenge already spent by another creation: the creation with it fails (the one failure answer).
+    const c = (await p.req("api.localhost", "GET", "/v1/sandboxes/challenge")).json();
+    const admission = {
+      type: "proof_of_work",
+      challenge: str(c, "challenge"),
+      nonce: solve(str(c, "challenge"), num(c, "difficulty")),
+    };
+    expect((await p.req("api.localhost", "POST", "/v1/sandboxes", { json: { admission } })).status).toBe(201);
+    const proof = dpopProof(key, "POST", url, T);
+    const failed = await p.req("api.localhost", "POST", "/v1/sandboxes", {
+      json: { admission },
+      headers: { dpop: proof },
+    });
+    expect(failed.body).toBe(FAILURE_BODY);
+    // The same proof with a good challenge: refused, and the message says why and what to do (the old one blamed
+    // the proof's form: "not valid (typ, alg, …)").
+    const again = await createBound(p, key, proof);
+    expect(again.status).toBe(400);
+    expect(at(again.json(), "error.code")).toBe("claim_invalid_dpop");
+    expect(at(again.json(), "error.message")).toBe(
+      "the DPoP proof was already used: a proof is good for one request, a refused or failed one included; sign a new proof (a new jti) for every request, retries too",
+    );
+    const fresh = await createBound(p, key);
+    expect(fresh.status).toBe(201);
+    expect(at(fresh.json(), "agent_token.token_type")).toBe("DPoP");
+  });
+
   it("without a proof the token is a bearer token as before; discovery advertises DPoP", async () => {
     p = await startProvider();
     const d = (await p.req("api.localhost", "GET", "/.well-known/agent-access")).json();

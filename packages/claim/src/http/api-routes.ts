@@ -41,6 +41,13 @@ export function apiBodyProblem(req: FastifyRequest): { status: number; message: 
   return undefined;
 }
 
+/** Why a creation's DPoP proof was refused (400 `claim_invalid_dpop`), by {@link verifyDpopProof}'s reason. */
+export const DPOP_REFUSED = {
+  invalid: "the DPoP proof is not valid (typ, alg, public key, signature, htm, htu, iat or jti)",
+  replayed:
+    "the DPoP proof was already used: a proof is good for one request, a refused or failed one included; sign a new proof (a new jti) for every request, retries too",
+} as const;
+
 /** Registers the API origin's routes (discovery, admission, sandboxes, FAQs, publish, claim codes, preview). */
 export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void {
   const api = (method: "GET" | "POST" | "PATCH" | "DELETE", url: string, action: string, h: Handler): void => {
@@ -190,17 +197,18 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     // difficulty was low, solved and spent in a burst, challenges would outrun the adaptive rise (§11.2, §23.1).
     if (challengeDifficulty(adm?.challenge) < d.difficulty)
       return invalid(reply, "claim_challenge_stale", staleChallengeMessage(d.difficulty), 409);
+    // The proof is spent here, whatever becomes of the creation (RFC 9449 §11.1: a proof is good for one request;
+    // one left unspent by a creation that failed could be replayed): a client signs a new proof for every request,
+    // retries included, and a proof sent twice is told so.
     const proof = req.headers["dpop"];
-    const jkt =
-      typeof proof === "string"
-        ? await verifyDpopProof(proof, "POST", requestUrl(rt, req), now, rt.dpopReplay)
-        : undefined;
-    if (proof !== undefined && jkt === undefined)
-      return invalid(
-        reply,
-        "claim_invalid_dpop",
-        "the DPoP proof is not valid (typ, alg, public key, signature, htm, htu, iat or jti)",
-      );
+    const dpop =
+      proof === undefined
+        ? undefined
+        : typeof proof === "string"
+          ? await verifyDpopProof(proof, "POST", requestUrl(rt, req), now, rt.dpopReplay)
+          : ({ ok: false, reason: "invalid" } as const);
+    if (dpop !== undefined && !dpop.ok) return invalid(reply, "claim_invalid_dpop", DPOP_REFUSED[dpop.reason]);
+    const jkt = dpop?.jkt;
     const token = newAgentToken();
     const made = await rt.store.createSandbox({
       challenge: adm?.challenge as string,

@@ -89,11 +89,16 @@ export function accessTokenHash(token: string): string {
   return b64u(createHash("sha256").update(token, "ascii").digest());
 }
 
+/** What {@link verifyDpopProof} found: the key's thumbprint, or why the proof was refused. */
+export type DpopVerification =
+  { readonly ok: true; readonly jkt: string } | { readonly ok: false; readonly reason: "invalid" | "replayed" };
+
 /**
  * Verifies a DPoP proof for `method` and `url` (scheme, host and path; no query): its `typ`, algorithm, public
- * JWK, signature, `htm`, `htu`, `iat` within {@link DPOP_MAX_SKEW_S} and a `jti` not seen before. The key's
- * thumbprint, or undefined for any failure (never throws). For a proof that comes with no access token (a
- * creation).
+ * JWK, signature, `htm`, `htu`, `iat` within {@link DPOP_MAX_SKEW_S} and a `jti` not seen before, which it spends.
+ * `replayed` when the proof is good but its `jti` was already spent (a proof is good for one request: RFC 9449
+ * §11.1), `invalid` for anything else, a failure to record it included (never throws). For a proof that comes
+ * with no access token (a creation).
  */
 export async function verifyDpopProof(
   proof: string,
@@ -101,13 +106,15 @@ export async function verifyDpopProof(
   url: string,
   nowMs: number,
   replay: DpopReplay,
-): Promise<string | undefined> {
+): Promise<DpopVerification> {
   const checked = checkDpopProof(proof, method, url, nowMs);
-  if (checked === undefined) return undefined;
+  if (checked === undefined) return { ok: false, reason: "invalid" };
   try {
-    return (await replay.once(checked.replayId, nowMs)) ? checked.jkt : undefined;
+    return (await replay.once(checked.replayId, nowMs))
+      ? { ok: true, jkt: checked.jkt }
+      : { ok: false, reason: "replayed" };
   } catch {
-    return undefined;
+    return { ok: false, reason: "invalid" };
   }
 }
 
