@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readAnchor, verifyAuditFile } from "@acp/store";
+import { anchoredMarkerPathOf, hasAnchoredMarker, readAnchor, verifyAuditFile } from "@acp/store";
 
 /** What a guard whose audit log stopped recording says to do, after the audit's own error. */
 export const REOPEN_HINT =
@@ -18,7 +18,8 @@ function publicKeyOf(home: string): string | undefined {
 /**
  * Why the home's audit log must not be recorded to again, or `null` when it verifies as `acp audit
  * verify` verifies it: every line's hash and link, each checkpoint's signature with the home's key, and
- * the checkpoint kept beside it (`audit.jsonl.checkpoint`) still in the log. A log that is missing is a
+ * the checkpoint kept beside it (`audit.jsonl.checkpoint`) still in the log, or there at all when the log's
+ * marker (`audit.jsonl.anchored`) says it had one. A log that is missing is a
  * problem too: a new one would start a new chain where the old one was (put it back, or open a new guard
  * knowing that).
  */
@@ -27,6 +28,9 @@ export async function auditLogProblem(home: string): Promise<string | null> {
   try {
     if (!existsSync(file)) return `\`${file}\` is missing: it was deleted or moved (put it back)`;
     const anchor = readAnchor(file);
+    // its marker says it had an anchor: the writer refuses it (audit_anchor_missing), as acp audit verify fails it
+    if (anchor === undefined && hasAnchoredMarker(file))
+      return `\`${file}.checkpoint\` is missing, though \`${anchoredMarkerPathOf(file)}\` records that the log had one: the anchor was deleted, perhaps with the log cut back (anchor_missing)`;
     const publicKey = publicKeyOf(home);
     const { verification } = await verifyAuditFile(file, {
       ...(anchor !== undefined ? { anchor } : {}),
