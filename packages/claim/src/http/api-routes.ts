@@ -308,8 +308,15 @@ export function registerApiRoutes(app: FastifyInstance, rt: ClaimRuntime): void 
     authed(async (s, req, reply) => {
       if (s.state !== "published")
         return invalid(reply, "claim_not_published", "publish content before asking for a claim code", 409);
-      const code = newClaimCode();
       const now = rt.now();
+      // Per sandbox (its token holder's own share: nobody else can spend it), counted for every code asked for.
+      if (rt.claimCodeRate.hit(s.id, now) > rt.claimCodesPerSandboxPerHour)
+        return rt.limited(
+          req,
+          reply,
+          retryAfterSeconds(rt.claimCodeRate.waitMs(s.id, rt.claimCodesPerSandboxPerHour, now)),
+        );
+      const code = newClaimCode();
       const hash = rt.box.hash("claim_code", normalizeClaimCode(code));
       if (!(await rt.store.issueCode(s.id, "claim_code", "", hash, CLAIM_CODE_TTL_MS, ["published"], now)))
         return rt.fail(req, reply);

@@ -50,6 +50,9 @@ export interface ClaimRuntime {
   /** Agent requests per sandbox per hour (§28: 500). */
   readonly sandboxRate: WindowCounter;
   readonly requestsPerSandboxPerHour: number;
+  /** Claim codes issued per sandbox per hour (§19.1: each lives up to an hour, so this bounds the live ones too). */
+  readonly claimCodeRate: WindowCounter;
+  readonly claimCodesPerSandboxPerHour: number;
   /** Publications (and published-content edits) per sandbox and per source range per hour (§23.2). */
   readonly publishRate: WindowCounter;
   readonly publishPerSandboxPerHour: number;

@@ -64,6 +64,12 @@ export interface ClaimServerOptions {
   readonly requestsPerIpPerHour?: number;
   /** Authenticated agent requests per sandbox per hour (default 500, §28). */
   readonly requestsPerSandboxPerHour?: number;
+  /**
+   * Claim codes a sandbox may be issued per hour (default 10): counted per sandbox, so only its agent token spends
+   * it, and a code lives at most an hour, so at most this many are live at once (§19.1). Beside the per-sandbox and
+   * per-range request budgets, which every call counts toward.
+   */
+  readonly claimCodesPerSandboxPerHour?: number;
   /** Claim attempts per address per hour (default 30) and per code per hour (default 10). */
   readonly claimPerIpPerHour?: number;
   readonly claimPerCodePerHour?: number;
@@ -135,6 +141,8 @@ export function createClaimServer(options: ClaimServerOptions): ClaimServer {
     claimPerCodePerHour: options.claimPerCodePerHour ?? 10,
     sandboxRate: new WindowCounter(3_600_000),
     requestsPerSandboxPerHour: options.requestsPerSandboxPerHour ?? 500,
+    claimCodeRate: new WindowCounter(3_600_000),
+    claimCodesPerSandboxPerHour: options.claimCodesPerSandboxPerHour ?? 10,
     publishRate: new WindowCounter(3_600_000),
     publishPerSandboxPerHour: options.publishPerSandboxPerHour ?? 20,
     publishPerSourcePerHour: options.publishPerSourcePerHour ?? 60,
