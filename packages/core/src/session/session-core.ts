@@ -41,6 +41,8 @@ export interface SessionCounts {
   readonly transitionAfter: (string | undefined)[];
   /** Times of the consequential calls since the last resume that are still inside the kill switch's window. */
   consequentialAt: number[];
+  /** Times of every call since the last resume still inside the window (only with the kill switch's `calls`). */
+  callsAt: number[];
 }
 
 /** What the session noted about an executed call for the result still to come. */
@@ -116,7 +118,12 @@ export class SessionCore {
   /** Calls executed so far (the next call's `seq` is this plus one). */
   executed = 0;
   /** What the judgment reads of the executed calls (see {@link SessionCounts}); changes with {@link executed}. */
-  readonly counts: SessionCounts = { budgets: new Map(), transitionAfter: [], consequentialAt: [] };
+  readonly counts: SessionCounts = {
+    budgets: new Map(),
+    transitionAfter: [],
+    consequentialAt: [],
+    callsAt: [],
+  };
   entries: ProvenanceEntry[] = [];
   storeChars = 0;
   provenanceIncomplete = false;

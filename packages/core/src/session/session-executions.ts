@@ -38,9 +38,13 @@ function killSwitch(core: SessionCore, nowMs: number): void {
   // only the calls since the last resume are kept (see resume); a call that left the window stays out
   const counts = core.counts;
   counts.consequentialAt = counts.consequentialAt.filter((at) => at > since);
+  counts.callsAt = counts.callsAt.filter((at) => at > since);
   const recent = counts.consequentialAt.length;
-  if (recent >= ks.consequential_calls) {
+  const all = counts.callsAt.length;
+  if (ks.consequential_calls !== undefined && recent >= ks.consequential_calls) {
     suspend(core, `${recent} consequential calls within ${ks.window_seconds} s (kill switch)`);
+  } else if (ks.calls !== undefined && all >= ks.calls) {
+    suspend(core, `${all} calls within ${ks.window_seconds} s (kill switch)`);
   }
 }
 
@@ -62,7 +66,9 @@ function countExecuted(core: SessionCore, call: ExecutedCall): void {
     if (counts.transitionAfter[i] === undefined && rule.from(call.names, call.category))
       counts.transitionAfter[i] = call.names[0] ?? "";
   });
-  if (call.consequential && core.settings.settings.kill_switch !== null) counts.consequentialAt.push(call.at);
+  const ks = core.settings.settings.kill_switch;
+  if (call.consequential && ks?.consequential_calls !== undefined) counts.consequentialAt.push(call.at);
+  if (ks?.calls !== undefined) counts.callsAt.push(call.at);
 }
 
 /** Most calls `authorize` let through that wait for their `recordExecution` (past it, a record counts again). */
@@ -123,7 +129,7 @@ export function recordAuthorized(core: SessionCore, request: ActionRequest, judg
   const note = countCall(core, request, judgment, "let through by its authority token");
   queueNote(core, request, note);
   if (core.authorizedUnrecorded < MAX_AUTHORIZED_UNRECORDED) core.waitAuthorized(authorizedKey(request), note);
-  if (judgment.consequential) killSwitch(core, note.call.at);
+  if (judgment.consequential || core.settings.settings.kill_switch?.calls !== undefined) killSwitch(core, note.call.at);
 }
 
 /**
@@ -162,6 +168,6 @@ export function recordExecution(core: SessionCore, value: unknown, result: unkno
   } else {
     queueNote(core, request, note);
   }
-  if (judgment.consequential) killSwitch(core, note.call.at);
+  if (judgment.consequential || core.settings.settings.kill_switch?.calls !== undefined) killSwitch(core, note.call.at);
   return note.call;
 }

@@ -184,6 +184,7 @@ export function resume(core: SessionCore, confirmation: Confirmation): void {
   if (!spent.ok) core.fail(spent.code, `cannot resume: ${spent.message}`, [], "confirmation_refused");
   // the kill switch counts only the calls after a resume
   core.counts.consequentialAt = [];
+  core.counts.callsAt = [];
   core.moveTo(to, "resumed by a person");
   core.emit("resumed", `resumed by \`${confirmation.by}\``);
 }

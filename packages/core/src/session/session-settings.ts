@@ -11,9 +11,14 @@ import { suggest } from "../suggest/index.js";
 import { parseTransitionRules, type TransitionRule } from "./transitions.js";
 import { PIECE_KINDS, type PieceKind } from "./value-tokens.js";
 
-/** N consequential calls within a window suspend the session until a person resumes it. */
+/**
+ * N consequential calls, or M calls of any kind (a burst of reads: an agent scanning the inbox), within a window
+ * suspend the session until a person resumes it. At least one of the two counts is set.
+ */
 export interface KillSwitchSettings {
-  readonly consequential_calls: number;
+  readonly consequential_calls?: number;
+  /** Every call counts, reads too. */
+  readonly calls?: number;
   readonly window_seconds: number;
 }
 
@@ -148,21 +153,28 @@ function stringList(value: unknown, path: string, issues: Issue[]): readonly str
   return [];
 }
 
+const KILL_SWITCH_KEYS = ["consequential_calls", "calls", "window_seconds"];
+
 function readKillSwitch(value: unknown, issues: Issue[]): KillSwitchSettings | null {
   if (value === null || value === undefined) return null;
-  if (
-    isObject(value) &&
-    isCount(value["consequential_calls"], 1_000_000) &&
-    isCount(value["window_seconds"], 31_536_000)
-  ) {
-    const extra = Object.keys(value).filter((k) => k !== "consequential_calls" && k !== "window_seconds");
-    if (extra.length === 0)
-      return { consequential_calls: value["consequential_calls"], window_seconds: value["window_seconds"] };
+  if (isObject(value) && isCount(value["window_seconds"], 31_536_000)) {
+    const consequential = value["consequential_calls"];
+    const calls = value["calls"];
+    const countsOk =
+      (consequential === undefined || isCount(consequential, 1_000_000)) &&
+      (calls === undefined || isCount(calls, 1_000_000)) &&
+      (consequential !== undefined || calls !== undefined);
+    if (countsOk && Object.keys(value).every((k) => KILL_SWITCH_KEYS.includes(k)))
+      return {
+        window_seconds: value["window_seconds"],
+        ...(consequential === undefined ? {} : { consequential_calls: consequential }),
+        ...(calls === undefined ? {} : { calls }),
+      };
   }
   issues.push(
     issue(
       ["kill_switch"],
-      "`kill_switch` must be `{consequential_calls: N, window_seconds: S}` with positive integers",
+      "`kill_switch` must be `{consequential_calls: N, calls: M, window_seconds: S}` with positive integers (N, M or both)",
     ),
   );
   return null;
