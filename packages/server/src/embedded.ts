@@ -2,24 +2,30 @@
  * The service with its state, opened together and closed together: SQLite `state.db` + the JSONL audit
  * chain by default, or PostgreSQL when a storage URL is given. `acp serve` and the tests use it.
  */
-import type { Pipeline, RateLimiter } from "@acp/core";
+import type { Pipeline, ProposalLedger, RateLimiter } from "@acp/core";
 import { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
 import { checkServerOptions } from "./server-options.js";
 import { openServerStores } from "./store/open-server-stores.js";
 import type { ServerStores } from "./store/types.js";
+
+/** A pipeline built on the stores' rate limiter and proposal ledger (when cooling periods count from the store). */
+export type StoresPipeline = (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
 
 /** Where the state lives, and the service's parts. */
 export interface EmbeddedServerOptions extends Omit<
   AcpServerOptions,
   "stores" | "audit" | "pipeline" | "anyServerPipeline"
 > {
-  /** The live pipeline, or a function building it on the stores' (shared) rate limiter. */
-  readonly pipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
+  /**
+   * The live pipeline, or a function building it on the stores' (shared) rate limiter and consent-graph
+   * proposal ledger.
+   */
+  readonly pipeline: Pipeline | StoresPipeline;
   /**
    * `AcpServerOptions.anyServerPipeline` (required: a caller whose `server` is only its word is judged on
-   * it, ADR 0006), or a function building it on the same rate limiter.
+   * it, ADR 0006), or a function building it on the same rate limiter and proposal ledger.
    */
-  readonly anyServerPipeline: Pipeline | ((rateLimiter: RateLimiter) => Pipeline);
+  readonly anyServerPipeline: Pipeline | StoresPipeline;
   /** `$ACP_HOME/state.db` (or `:memory:`); used without `storageUrl`. */
   readonly statePath: string;
   /** `$ACP_HOME/audit.jsonl`; used without `storageUrl`. */
@@ -75,8 +81,8 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
   });
   let server: AcpServer;
   try {
-    const build = (p: Pipeline | ((rateLimiter: RateLimiter) => Pipeline)): Pipeline =>
-      typeof p === "function" ? p(stores.rateLimiter) : p;
+    const build = (p: Pipeline | StoresPipeline): Pipeline =>
+      typeof p === "function" ? p(stores.rateLimiter, stores.proposals) : p;
     const pipeline = build(options.pipeline);
     const { anyServerPipeline: anyServer, ...rest } = options;
     // undefined from a JavaScript caller: createAcpServer says it is required

@@ -81,4 +81,9 @@ export {
   checkApproverName,
 } from "./console/session.js";
 export { writeServeState, readServeState, removeServeState, serveStatePath, type ServeState } from "./serve-state.js";
-export { openEmbeddedServer, type EmbeddedServer, type EmbeddedServerOptions } from "./embedded.js";
+export {
+  openEmbeddedServer,
+  type EmbeddedServer,
+  type EmbeddedServerOptions,
+  type StoresPipeline,
+} from "./embedded.js";

@@ -4,6 +4,7 @@ export * from "./nonce/index.js";
 export * from "./home/index.js";
 export * from "./pending/index.js";
 export * from "./graph-review/index.js";
+export * from "./proposal-ledger/index.js";
 export * from "./audit/index.js";
 export * from "./postgres/index.js";
 export * from "./sessions/index.js";

@@ -14,6 +14,7 @@ import {
   type DecisionSource,
   type Pipeline,
   type Policy,
+  type ProposalLedger,
   type RateLimiter,
 } from "@acp/core";
 import { consentGraphFileExists } from "@acp/store";
@@ -112,6 +113,11 @@ export interface PipelineExtras {
   readonly compiled?: CompiledPolicy;
   /** The rate-limit state; a fresh in-memory one when absent. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * When the consent graph first saw each proposal (a store's, so a cooling period survives a restart); the
+   * graph source keeps one in memory when absent.
+   */
+  readonly proposals?: ProposalLedger;
   /** More sources, judged after the built-in ones (e.g. a session runtime). */
   readonly extraSources?: readonly DecisionSource[];
   /** False: rate limits are neither spent nor checked (judging a person's edit of a call already counted). */
@@ -140,7 +146,11 @@ export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras
       graphSource({
         graph: inputs.graph,
         ...(mapping !== undefined ? { mapping } : {}),
-        context: { ...context, ...(inputs.graphNamed !== undefined ? { graphFile: inputs.graphNamed } : {}) },
+        context: {
+          ...context,
+          ...(inputs.graphNamed !== undefined ? { graphFile: inputs.graphNamed } : {}),
+          ...(extras.proposals !== undefined ? { proposals: extras.proposals } : {}),
+        },
       }),
     );
   }

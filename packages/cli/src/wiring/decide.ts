@@ -22,7 +22,13 @@ import {
   type RateLimiter,
 } from "@acp/core";
 import type { ProxySessionRuntime } from "./session-runtime.js";
-import { STARTER_POLICY, consentGraphFileExists, createSqliteRateLimiter } from "@acp/store";
+import {
+  STARTER_POLICY,
+  consentGraphFileExists,
+  createSqliteProposalLedger,
+  createSqliteRateLimiter,
+} from "@acp/store";
+import type { Database } from "better-sqlite3";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
 import type { Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
@@ -140,11 +146,17 @@ export function readHomeConsentGraph(home: string): ConsentGraph | null {
   return graph.value;
 }
 
-function graphSourceOf(options: PipelineDecideOptions): DecisionSource | null {
+/**
+ * The home's consent graph as a source; with the home's `state.db`, its proposal ledger is kept there (a
+ * cooling period counts from the first sight any process recorded, across restarts), else in memory.
+ */
+function graphSourceOf(options: PipelineDecideOptions, db: Database | null): DecisionSource | null {
   const graph = readHomeConsentGraph(options.state.home);
   if (graph === null) return null;
   const settings = { ...graphReviews(options.state.home), ...options.graph };
-  return graphSource({ graph, ...graphSourceOptions(settings) });
+  const { mapping, context } = graphSourceOptions(settings);
+  const proposals = db !== null ? { proposals: createSqliteProposalLedger(db) } : {};
+  return graphSource({ graph, ...(mapping !== undefined ? { mapping } : {}), context: { ...context, ...proposals } });
 }
 
 /**
@@ -163,7 +175,7 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide & {
   });
   const db = options.state.db();
   const rateLimiter: RateLimiter = db === null ? createMemoryRateLimiter() : createSqliteRateLimiter(db);
-  const graph = graphSourceOf(options);
+  const graph = graphSourceOf(options, db);
   const rest: DecisionSource[] = graph !== null ? [graph, contractSource()] : [contractSource()];
   // the session runtime keeps the `classify:` entries of the policy it started with (docs/reference/policy.md)
   const runtime = options.sessions?.(initial.policy.classify);

@@ -1,4 +1,4 @@
-import { auditEventInput, type Pipeline, type RateLimiter } from "@acp/core";
+import { auditEventInput, type Pipeline, type ProposalLedger, type RateLimiter } from "@acp/core";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
@@ -6,7 +6,7 @@ import { anyServerPipelineOf, countOncePerCall, type AuditAppender, type ServerR
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {
-  readonly pipeline: (rateLimiter: RateLimiter) => Pipeline;
+  readonly pipeline: (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
   readonly simulationPipeline: Pipeline;
   /**
    * `pipeline` for callers whose `server` is their own word (all but named agents held to servers by
@@ -14,7 +14,7 @@ export interface ServePipelines {
    * word the `classify:` entries and the graph mapping tell apart, the strictest standing
    * (`anyServerPipelineOf`).
    */
-  readonly anyServerPipeline: (rateLimiter: RateLimiter) => Pipeline;
+  readonly anyServerPipeline: (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
   /** `simulationPipeline` judged so: those callers' edited arguments, and the console simulator for them. */
   readonly anyServerRecheckPipeline: Pipeline;
 }
@@ -72,9 +72,14 @@ export function createServePipelines(
     anyServerPipelineOf(version.policy, inputs.graphSettings?.mapping, (r, spend) => build(readingInputs(r), spend));
   return {
     // a request's annotations come from whoever calls the service: a claim that only tightens the decision
-    pipeline: (rateLimiter) =>
+    // the stores' proposal ledger: a cooling period counts from the first sight any node recorded, across restarts
+    pipeline: (rateLimiter, proposals) =>
       createReloadingPipeline(policy, (version) =>
-        buildPipelineWith(withPolicy(version), { rateLimiter, annotations: "caller" }),
+        buildPipelineWith(withPolicy(version), {
+          rateLimiter,
+          annotations: "caller",
+          ...(proposals !== undefined ? { proposals } : {}),
+        }),
       ),
     // the simulator and the judging of a person's edits neither spend nor check rate limits: a simulation
     // is no call, and an edited call was counted when it was asked
@@ -84,11 +89,16 @@ export function createServePipelines(
     // the same, for a caller whose `server` is only its word: a deny or ask rule for a server holds whatever
     // server it names, or none (docs/guides/serve.md, "Which server a request is for")
     // every reading spends the limit of the rule it matched, each limit once per call (countOncePerCall)
-    anyServerPipeline: (rateLimiter) => {
+    anyServerPipeline: (rateLimiter, proposals) => {
       const once = countOncePerCall(rateLimiter);
       return createReloadingPipeline(policy, (version) =>
         anyServer(version, (built, spend) =>
-          buildPipelineWith(built, { rateLimiter: once, spendRateLimits: spend, annotations: "caller" }),
+          buildPipelineWith(built, {
+            rateLimiter: once,
+            spendRateLimits: spend,
+            annotations: "caller",
+            ...(proposals !== undefined ? { proposals } : {}),
+          }),
         ),
       );
     },

@@ -32,8 +32,19 @@ export {
 } from "./trusted-channel.js";
 export type { TrustedChannelSubject, CreateAttestationInput, VerifyAttestationOptions } from "./trusted-channel.js";
 export { isExplicitDiff } from "./explicit-diff.js";
-export { createMemoryProposalLedger, proposalKey, MAX_PROPOSAL_LEDGER_ENTRIES } from "./proposal-ledger.js";
-export type { ProposalLedger, MemoryProposalLedgerOptions, ProposalSubject } from "./proposal-ledger.js";
+export {
+  createMemoryProposalLedger,
+  proposalKey,
+  proposalSighting,
+  MAX_PROPOSAL_LEDGER_ENTRIES,
+} from "./proposal-ledger.js";
+export type {
+  ProposalLedger,
+  MemoryProposalLedger,
+  MemoryProposalLedgerOptions,
+  ProposalSighting,
+  ProposalSubject,
+} from "./proposal-ledger.js";
 export { checkConsentDecay } from "./decay.js";
 export { hashConsentGraph, hashGraphDomain, hashGraphMapping, hashVipContacts, consentGraphToJson } from "./hash.js";
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";
@@ -41,6 +52,6 @@ export type { GraphReviewSettings } from "./review-record.js";
 export { validateGraphMapping, mapToGraphTarget, MAX_MAPPING_ENTRIES } from "./mapping.js";
 export type { GraphMapping, GraphMappingEntry, GraphRefinement, ValidateGraphMappingOptions } from "./mapping.js";
 export { normalizeRecipient, isRecipientVip, MAX_RECIPIENTS } from "./recipients.js";
-export { evaluateConsentGraph, graphOutcomeRoute } from "./source.js";
+export { evaluateConsentGraph, evaluateConsentGraphWithLedger, graphOutcomeRoute } from "./source.js";
 export { GRAPH_REASON_CODES, GRAPH_ISSUE_CODES } from "./codes.js";
 export type { GraphCode } from "./codes.js";

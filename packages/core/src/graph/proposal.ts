@@ -5,7 +5,7 @@
  */
 import type { GraphTarget } from "../request/index.js";
 import { isExplicitDiff } from "./explicit-diff.js";
-import { proposalKey } from "./proposal-ledger.js";
+import { proposalKey, proposalSighting } from "./proposal-ledger.js";
 import { DEFAULT_CLOCK_SKEW_SECONDS } from "./trusted-channel.js";
 import type { GraphCall, GraphContext, GraphDomain, GraphReason } from "./types.js";
 
@@ -29,7 +29,11 @@ function isPresent(text: unknown): boolean {
  */
 function firstSeen(target: GraphTarget & { readonly call?: GraphCall }, context: GraphContext): number {
   if (context.proposals === undefined) return context.now.getTime();
-  const seen = context.proposals.firstSeen(proposalKey(target), context.now);
+  const seen = context.proposals.firstSeen(proposalKey(target), context.now, proposalSighting(target));
+  if (seen instanceof Promise) {
+    seen.catch(() => undefined); // told below; the store's error is the caller's to wait for
+    throw new Error("the proposal ledger answers asynchronously: judge through the graph source (graphSource)");
+  }
   const ms = seen instanceof Date ? seen.getTime() : Number.NaN;
   if (Number.isNaN(ms)) throw new Error("the proposal ledger answered no valid time");
   return ms;

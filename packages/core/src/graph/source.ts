@@ -11,6 +11,7 @@ import type { Route } from "../route/index.js";
 import { routeStrictness } from "../route/index.js";
 import { checkConsentGraph } from "./check.js";
 import { mapToGraphTarget, type GraphMapping } from "./mapping.js";
+import type { ProposalLedger } from "./proposal-ledger.js";
 import type { ConsentGraph, GraphContext, GraphOutcome } from "./types.js";
 
 /**
@@ -99,4 +100,50 @@ export function evaluateConsentGraph(
     const message = `the consent graph could not judge the request, so it is refused: ${err instanceof Error ? err.message : String(err)}`;
     return refusal("graph_error", message);
   }
+}
+
+/**
+ * `evaluateConsentGraph` with a proposal ledger that may answer asynchronously (a store): the request is
+ * judged once with each asynchronous first sight taken as `now`, the ledger's answers are awaited, and the
+ * request is judged again with them. A ledger that answers synchronously is judged synchronously. Only the
+ * judging whose answer stands spends a trusted-channel attestation (`context.attestations`). A ledger that
+ * fails is a refusal (`graph_error`).
+ */
+export function evaluateConsentGraphWithLedger(
+  graph: ConsentGraph,
+  request: ActionRequest,
+  context: GraphContext,
+  mapping?: GraphMapping,
+): SourceVerdict | null | Promise<SourceVerdict | null> {
+  const ledger = context.proposals;
+  if (ledger === undefined) return evaluateConsentGraph(graph, request, context, mapping);
+  const waiting = new Map<string, Promise<Date>>();
+  const probe: ProposalLedger = {
+    firstSeen(key, now, sighting) {
+      const answer = ledger.firstSeen(key, now, sighting);
+      if (!(answer instanceof Promise)) return answer;
+      answer.catch(() => undefined); // awaited below
+      waiting.set(key, answer);
+      return now;
+    },
+  };
+  // the first judging spends no trusted-channel attestation (each is good for one request): the judging
+  // whose answer stands spends it
+  const dry = context.attestations !== undefined ? { attestations: { use: () => true } } : {};
+  const provisional = evaluateConsentGraph(graph, request, { ...context, ...dry, proposals: probe }, mapping);
+  if (waiting.size === 0) {
+    return context.attestations === undefined ? provisional : evaluateConsentGraph(graph, request, context, mapping);
+  }
+  return (async () => {
+    const seen = new Map<string, Date>();
+    try {
+      for (const [key, answer] of waiting) seen.set(key, await answer);
+    } catch (err) {
+      const message = `the consent graph could not read when ACP first saw the proposal, so it is refused: ${err instanceof Error ? err.message : String(err)}`;
+      return refusal("graph_error", message);
+    }
+    // the same request asks for the same keys; one not asked before counts from now (stricter)
+    const settled: ProposalLedger = { firstSeen: (key, now) => seen.get(key) ?? now };
+    return evaluateConsentGraph(graph, request, { ...context, proposals: settled }, mapping);
+  })();
 }

@@ -10,7 +10,7 @@ import {
 import type { Policy } from "../policy/index.js";
 import {
   createMemoryProposalLedger,
-  evaluateConsentGraph,
+  evaluateConsentGraphWithLedger,
   type ConsentGraph,
   type GraphContext,
   type GraphMapping,
@@ -69,7 +69,8 @@ export interface GraphSourceOptions {
   /**
    * Everything the graph needs but the clock (threshold, reviews, trusted-channel keys, proposal ledger).
    * Without a proposal ledger the source keeps its own in memory: a cooling period counts from when this
-   * source first saw the proposal.
+   * source first saw the proposal. A ledger in a store (`@acp/store`) keeps it across restarts and nodes,
+   * and may answer asynchronously (the source waits for it).
    */
   readonly context?: Omit<GraphContext, "now">;
 }
@@ -83,7 +84,8 @@ export function graphSource(options: GraphSourceOptions): DecisionSource {
   };
   return {
     name: "graph",
-    evaluate: (request, now) => evaluateConsentGraph(options.graph, request, { ...context, now }, options.mapping),
+    evaluate: (request, now) =>
+      evaluateConsentGraphWithLedger(options.graph, request, { ...context, now }, options.mapping),
   };
 }
 

@@ -1,14 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
   checkConsentGraph,
+  createTrustedChannelAttestation,
   createMemoryProposalLedger,
   evaluateConsentGraph,
   graphSource,
+  proposalKey,
   type ActionRequest,
   type GraphCheckTarget,
   type GraphContext,
   type GraphProposal,
 } from "../../src/index.js";
+import { createMemoryAttestationLedger } from "../../src/graph/attestation-ledger.js";
 import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
 
 const graph = exampleGraph();
@@ -170,5 +173,75 @@ describe("the graph source keeps one ledger", () => {
     const other = { ...request, arguments: { text: "other" } };
     expect(evaluateConsentGraph(graph, other, { ...context, now: at(2 * HOUR) })?.route).toBe("refuse");
     expect(evaluateConsentGraph(graph, request, { ...context, now: at(2 * HOUR) })?.route).toBe("accept");
+  });
+
+  it("a ledger that answers asynchronously (a store) is waited for by the graph source", async () => {
+    const kept = createMemoryProposalLedger();
+    const sightings: unknown[] = [];
+    const asyncLedger = {
+      firstSeen: (key: string, now: Date, sighting?: unknown) => {
+        sightings.push(sighting);
+        return Promise.resolve(kept.firstSeen(key, now));
+      },
+    };
+    const context = { reviews: reviewedAt(graph, NOW), proposals: asyncLedger };
+    const source = graphSource({ graph, context });
+    expect((await source.evaluate(request, NOW))?.reasons[0]?.code).toBe("cooling_period");
+    // a second source on the same ledger (a restart) counts from the first sight
+    const restarted = graphSource({ graph, context });
+    expect((await restarted.evaluate(request, at(2 * HOUR - 1)))?.route).toBe("refuse");
+    expect((await restarted.evaluate(request, at(2 * HOUR)))?.route).toBe("accept");
+    expect(sightings[0]).toMatchObject({
+      domain: "self_modification",
+      action: "update_lessons_md",
+      tool: request.tool,
+    });
+    // checkConsentGraph cannot wait: it refuses rather than guess
+    const direct = check(NOW, { proposals: asyncLedger });
+    expect(direct).toMatchObject({ outcome: "BLOCKED" });
+    expect(direct.reasons[0]?.code).toBe("graph_error");
+    // a ledger that fails is a refusal
+    const failing = { firstSeen: () => Promise.reject(new Error("database gone")) };
+    const refused = await graphSource({ graph, context: { ...context, proposals: failing } }).evaluate(request, NOW);
+    expect(refused?.route).toBe("refuse");
+    expect(refused?.reasons[0]?.code).toBe("graph_error");
+  });
+
+  it("judging twice for a ledger spends a trusted-channel attestation once", async () => {
+    const proposed = { ...proposal, proposed_at: at(-3 * HOUR).toISOString() };
+    const call = { tool: "propose", arguments: { text: "be concise" } };
+    const base = { domain: "self_modification", action: "propose_behavioral_change" };
+    const attestation = createTrustedChannelAttestation({
+      ...base,
+      proposal: proposed,
+      call,
+      keyId: "k",
+      secret: "secret-key",
+      timestamp: NOW,
+    });
+    const attested: ActionRequest = { ...call, graph: { ...base, confidence: 1, attestation, proposal: proposed } };
+    for (const answer of ["sync", "async"] as const) {
+      const kept = createMemoryProposalLedger();
+      kept.firstSeen(proposalKey({ ...base, proposal: proposed, call }), at(-3 * HOUR));
+      const proposals = {
+        firstSeen: (key: string, now: Date) =>
+          answer === "sync" ? kept.firstSeen(key, now) : Promise.resolve(kept.firstSeen(key, now)),
+      };
+      const context = {
+        reviews: reviewedAt(graph, NOW),
+        trustedChannelKeys: { k: "secret-key" },
+        attestations: createMemoryAttestationLedger(),
+        proposals,
+      };
+      const source = graphSource({ graph, context });
+      const first = await source.evaluate(attested, NOW);
+      expect([answer, first?.route, first?.reasons.map((r) => r.code)]).toEqual([
+        answer,
+        "accept",
+        ["visible_notify", "trusted_channel_verified", "cooling_period_elapsed"],
+      ]);
+      // the same attestation again: replayed
+      expect((await source.evaluate(attested, NOW))?.reasons[0]?.code).toBe("attestation_replayed");
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   createConsentGrantStore,
   createPendingConsentStore,
   createSqliteNonceStore,
+  createSqliteProposalLedger,
   createSqliteRateLimiter,
   isOrphaned,
   ownerState,
@@ -129,6 +130,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     },
     nonces,
     rateLimiter: createSqliteRateLimiter(db),
+    proposals: createSqliteProposalLedger(db),
     audit: createFileAuditTrail(
       options.auditPath,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},

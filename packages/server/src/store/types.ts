@@ -3,7 +3,7 @@
  * `state.db` + the JSONL audit file (the default), and PostgreSQL (`storage.url: postgres://…`, several
  * nodes on one database).
  */
-import type { AuditEventV02, AuditVerification, NonceStore, RateLimiter } from "@acp/core";
+import type { AuditEventV02, AuditVerification, NonceStore, ProposalLedger, RateLimiter } from "@acp/core";
 import type { AsyncConsentGrantStore, AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import type { AuditAppender } from "../service/audit-recorder.js";
 
@@ -127,6 +127,11 @@ export interface ServerStores {
   readonly grants: AsyncConsentGrantStore;
   /** The live pipeline's rate-limit windows (shared by every node on PostgreSQL). */
   readonly rateLimiter: RateLimiter;
+  /**
+   * When ACP first saw each consent-graph proposal (shared by every node on PostgreSQL, kept across restarts):
+   * a cooling period counts from there.
+   */
+  readonly proposals: ProposalLedger;
   readonly audit: AuditTrail;
   readonly auditLog: AuditWriter;
   readonly changes: ConsentChangeFeed;

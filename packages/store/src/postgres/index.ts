@@ -17,6 +17,7 @@ export {
   type PostgresRateLimiter,
   type PostgresRateLimiterOptions,
 } from "./rate-limiter.js";
+export { createPostgresProposalLedger, type PostgresProposalLedger } from "./proposal-ledger.js";
 export { toAsyncPendingConsentStore, type AsyncPendingConsentStore } from "./async-pending-store.js";
 export {
   createPostgresPendingConsentStore,

@@ -1,5 +1,6 @@
 import { CONSENT_GRANTS_TABLE } from "./grant-store.js";
 import type { PostgresMigration } from "./migrations.js";
+import { PROPOSAL_FIRST_SIGHT } from "./proposal-ledger.js";
 
 /**
  * Advisory-lock classes (the first key of `pg_advisory_xact_lock(int, int)`), so ACP's locks never
@@ -164,4 +165,5 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   { id: "pending/003-nonce-index", up: PENDING_CONSENT_NONCE },
   { id: "nonce/002-forgotten-mark", up: NONCES_FORGOTTEN },
   { id: "rate-limit/003-consume-search-path", up: RATE_LIMIT_CONSUME_SEARCH_PATH },
+  { id: "proposals/001-first-sight", up: PROPOSAL_FIRST_SIGHT },
 ];

@@ -16,6 +16,7 @@ import {
   createPostgresConsentGrantStore,
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
+  createPostgresProposalLedger,
   createPostgresRateLimiter,
   describePostgresDatabase,
   MAX_CLOCK_SKEW_MS,
@@ -323,6 +324,7 @@ async function openParts(
     grants: createPostgresConsentGrantStore(store),
     nonces,
     rateLimiter: createPostgresRateLimiter(store),
+    proposals: createPostgresProposalLedger(store),
     audit: createPostgresAuditTrail(
       store,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},
