@@ -12,6 +12,8 @@ import {
 import { graphReviewsPath, readGraphReviews, recordGraphReviewFile } from "@acp/store";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { loadGraphMapping } from "../decision/graph-config.js";
+import { coolingProposalLines, coolingProposals, readProposalSightings } from "./graph-proposals.js";
+import { storageUrlOption } from "./pending-store.js";
 import { readFailure } from "../decision/read-input.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { loadGraphOrFail } from "./graph-check.js";
@@ -21,6 +23,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 interface ReviewOptions {
   graph?: string;
   config?: string;
+  storageUrl?: string;
   status?: boolean;
   json?: boolean;
 }
@@ -57,17 +60,23 @@ function statusRows(
   });
 }
 
-function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions): void {
+async function showStatus(ctx: CliContext, graph: ConsentGraph, options: ReviewOptions): Promise<void> {
   const path = graphReviewsPath(resolveHome(ctx.io));
   const read = readGraphReviews(path);
   if (!read.ok)
     printError(ctx, `acp: warning: ignoring review record \`${path}\`: ${read.issues[0]?.message ?? "malformed"}`);
-  const rows = statusRows(graph, read.ok ? read.value : undefined, ctx.io.now(), mappingOf(ctx, options));
-  if (options.json === true) return printJson(ctx, { decay: graph.consent_decay ?? null, domains: rows });
+  const now = ctx.io.now();
+  const rows = statusRows(graph, read.ok ? read.value : undefined, now, mappingOf(ctx, options));
+  const proposals = coolingProposals(graph, await readProposalSightings(ctx, options), now);
+  if (options.json === true) return printJson(ctx, { decay: graph.consent_decay ?? null, domains: rows, proposals });
   for (const row of rows) {
     const when = row.reviewed_at ?? "never reviewed";
     const state = row.decayed ? "decayed (autonomous → requires approval)" : "current";
     printLine(ctx, `${row.domain}: ${when}${row.changed_since_review ? " (changed since)" : ""}: ${state}`);
+  }
+  // only a graph with a cooling period has proposals to show
+  if (Object.values(graph.domains).some((d) => (d.cooling_period_hours ?? 0) > 0)) {
+    for (const line of coolingProposalLines(proposals)) printLine(ctx, line);
   }
 }
 
@@ -120,13 +129,16 @@ function record(ctx: CliContext, graph: ConsentGraph, domains: string[], options
 
 /** Registers `acp graph review [DOMAIN...]`. */
 export function registerGraphReview(parent: Command, ctx: CliContext): void {
-  parent
-    .command("review")
+  const command = parent.command("review");
+  storageUrlOption(command)
     .description("record a review of the consent graph (all domains, or those named): resets consent decay")
     .argument("[domains...]", "the domains reviewed (default: every domain)")
     .option("--graph <file>", "the consent graph (default: $ACP_HOME/consent-graph.json)")
     .option("--config <file>", "the config whose graph.mapping the review is bound to (default: $ACP_HOME/config.yml)")
-    .option("--status", "show when each domain was last reviewed and whether it has decayed; record nothing")
+    .option(
+      "--status",
+      "show when each domain was last reviewed and whether it has decayed, and the proposals in their cooling period with when each takes effect; record nothing",
+    )
     .option("--json", "print the result as JSON")
     .addHelpText(
       "after",
@@ -142,18 +154,25 @@ calls reach which domain: --config FILE, default $ACP_HOME/config.yml; give the 
 acp proxy or acp serve uses). A graph never reviewed has decayed.
 
 Exit codes: 0 recorded (or, with --status, shown), 1 no graph file (the message says how to create one),
-a graph file, --config file or review record that cannot be read (a directory, no permission), or the
-record cannot be written, 4 an invalid graph, config, an unknown domain, or a malformed review record
+a graph file, --config file or review record that cannot be read (a directory, no permission), the
+record cannot be written, or (--status) state.db or the database of --storage-url cannot be read, 4 an invalid graph, config, an unknown domain, or a malformed review record
 (fix or delete it: nothing is overwritten), 2 usage.
+
+--status also lists the consent-graph proposals in their cooling period (a domain's
+cooling_period_hours): those ACP has seen, with when each takes effect (the later of its
+proposed_at and when ACP first saw it, plus the period), its diff, undo and call. Until then
+the call is refused (cooling_period); from then it is asked. They are read from
+$ACP_HOME/state.db, where acp proxy and acp serve record them, or from acp serve's
+PostgreSQL database (--storage-url, ACP_STORAGE_URL or storage.url, as acp pending).
 
 Examples:
   acp graph review                       # you reviewed the whole graph
   acp graph review email calendar        # you reviewed two domains
-  acp graph review --status`,
+  acp graph review --status              # decay, and proposals still cooling`,
     )
-    .action((domains: string[], options: ReviewOptions) => {
+    .action(async (domains: string[], options: ReviewOptions) => {
       const { graph } = loadGraphOrFail(ctx, options.graph);
-      if (options.status === true) showStatus(ctx, graph, options);
+      if (options.status === true) await showStatus(ctx, graph, options);
       else record(ctx, graph, domains, options);
     });
 }
