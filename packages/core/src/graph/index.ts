@@ -46,6 +46,13 @@ export type {
   ProposalSubject,
 } from "./proposal-ledger.js";
 export { checkConsentDecay } from "./decay.js";
+export {
+  createMemoryAttestationLedger,
+  attestationKey,
+  useAttestationOnce,
+  spendVerifiedAttestation,
+} from "./attestation-ledger.js";
+export type { AttestationLedger } from "./attestation-ledger.js";
 export { hashConsentGraph, hashGraphDomain, hashGraphMapping, hashVipContacts, consentGraphToJson } from "./hash.js";
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";
 export type { GraphReviewSettings } from "./review-record.js";

@@ -9,8 +9,11 @@ import {
 } from "../evaluate/index.js";
 import type { Policy } from "../policy/index.js";
 import {
+  createMemoryAttestationLedger,
   createMemoryProposalLedger,
+  DEFAULT_CLOCK_SKEW_SECONDS,
   evaluateConsentGraphWithLedger,
+  spendVerifiedAttestation,
   type ConsentGraph,
   type GraphContext,
   type GraphMapping,
@@ -70,22 +73,31 @@ export interface GraphSourceOptions {
    * Everything the graph needs but the clock (threshold, reviews, trusted-channel keys, proposal ledger).
    * Without a proposal ledger the source keeps its own in memory: a cooling period counts from when this
    * source first saw the proposal. A ledger in a store (`@acp/store`) keeps it across restarts and nodes,
-   * and may answer asynchronously (the source waits for it).
+   * and may answer asynchronously (the source waits for it). Without an attestation ledger (`attestations`)
+   * the source keeps its own in memory: a trusted-channel attestation is taken once by this source.
    */
   readonly context?: Omit<GraphContext, "now">;
 }
 
 /** The consent graph as a source; it judges only requests it can place (explicit target or mapping). */
 export function graphSource(options: GraphSourceOptions): DecisionSource {
+  // a trusted-channel attestation is single-use: spent here once the verdict is final (the graph may judge a
+  // request twice, waiting for an asynchronous proposal ledger), so it is not in the context the graph sees
+  const { attestations = createMemoryAttestationLedger(), ...given } = options.context ?? {};
   const context = {
     proposals: createMemoryProposalLedger(),
     ...(options.mapping !== undefined ? { reviewedMapping: options.mapping } : {}),
-    ...options.context,
+    ...given,
   };
+  const skew = given.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
   return {
     name: "graph",
-    evaluate: (request, now) =>
-      evaluateConsentGraphWithLedger(options.graph, request, { ...context, now }, options.mapping),
+    evaluate: (request, now) => {
+      const verdict = evaluateConsentGraphWithLedger(options.graph, request, { ...context, now }, options.mapping);
+      const spend = (judged: SourceVerdict | null) =>
+        spendVerifiedAttestation(judged, request, attestations, skew, now);
+      return verdict instanceof Promise ? verdict.then(spend) : spend(verdict);
+    },
   };
 }
 

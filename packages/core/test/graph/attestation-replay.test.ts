@@ -1,12 +1,19 @@
 /**
- * A trusted-channel attestation is good for one request: with an attestation ledger in the context, the
- * same attestation sent again inside its window is
+ * A trusted-channel attestation is good for one request: with an attestation ledger in the context (the
+ * pipeline's graph source keeps one by default), the same attestation sent again inside its window is
  * BLOCKED `attestation_replayed`; a fresh one for the same call is taken. Before, the graph held no state and
  * an attestation seen once (in a log, a proxy, a prompt) could be replayed for five minutes.
  */
 import { describe, expect, it } from "vitest";
-import { checkConsentGraph, createTrustedChannelAttestation } from "../../src/index.js";
-import { createMemoryAttestationLedger, type AttestationLedger } from "../../src/graph/attestation-ledger.js";
+import {
+  checkConsentGraph,
+  createMemoryAttestationLedger,
+  createPipeline,
+  createTrustedChannelAttestation,
+  graphSource,
+  type ActionRequest,
+  type AttestationLedger,
+} from "../../src/index.js";
 import { NOW, exampleGraph, reviewedAt } from "./example-graph.js";
 
 const graph = exampleGraph();
@@ -61,6 +68,49 @@ describe("a trusted-channel attestation used twice", () => {
     const once = attested(NOW);
     expect(check(once, {}).outcome).not.toBe("BLOCKED");
     expect(check(once, {}).outcome).not.toBe("BLOCKED");
+  });
+
+  it("is refused by the pipeline's graph source, which keeps a ledger by default", async () => {
+    const pipeline = createPipeline([
+      graphSource({ graph, context: { reviews: reviewedAt(graph, NOW), trustedChannelKeys: keys } }),
+    ]);
+    const request: ActionRequest = { ...call, graph: { ...base, attestation: attested(NOW) } };
+    expect((await pipeline.decide(request, NOW)).route).toBe("accept");
+    const replay = await pipeline.decide(request, new Date(NOW.getTime() + 1_000));
+    expect(replay.route).toBe("refuse");
+    expect(replay.reasons.map((r) => r.code)).toContain("attestation_replayed");
+  });
+
+  it("is spent once by the graph source that judges a request twice (an asynchronous proposal ledger)", async () => {
+    const seen = new Map<string, Date>();
+    const proposals = {
+      firstSeen: (key: string, now: Date): Promise<Date> => {
+        if (!seen.has(key)) seen.set(key, now);
+        return Promise.resolve(seen.get(key) ?? now);
+      },
+    };
+    const pipeline = createPipeline([
+      graphSource({ graph, context: { reviews: reviewedAt(graph, NOW), trustedChannelKeys: keys, proposals } }),
+    ]);
+    const subject = {
+      domain: "self_modification",
+      action: "propose_behavioral_change",
+      proposal: { diff: "- old rule\n+ new rule", undo: "restore the old rule", proposed_at: NOW.toISOString() },
+    };
+    const attestation = createTrustedChannelAttestation({
+      ...subject,
+      call,
+      keyId: "k",
+      secret: "secret-key",
+      timestamp: NOW,
+    });
+    const request: ActionRequest = { ...call, graph: { ...subject, attestation } };
+    const first = await pipeline.decide(request, NOW);
+    // refused for its cooling period, not as a replay: the two passes spent the attestation once
+    expect(first.reasons.map((r) => r.code)).toContain("cooling_period");
+    expect(first.reasons.map((r) => r.code)).not.toContain("attestation_replayed");
+    const replay = await pipeline.decide(request, new Date(NOW.getTime() + 1_000));
+    expect(replay.reasons.map((r) => r.code)).toContain("attestation_replayed");
   });
 });
 
