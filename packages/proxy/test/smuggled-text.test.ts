@@ -54,7 +54,12 @@ describe("text an upstream returns at run time, with hidden characters in it", (
     );
     expect(error?.message).toBe("MCP error -32602: quota exceeded");
     expect(error?.data).toEqual({ hint: "retry" });
-    // the runtime was handed the error's data as sent (tags in it), though the agent got it cleaned
+    // the audit records the error as the agent read it, and how many hidden characters it carried
+    const completed = audit.events.find((e) => e.type === "tool_call_completed" && e.fields["tool"] === "fail");
+    expect(completed?.fields["error"]).toBe("MCP error -32602: quota exceeded");
+    expect(completed?.fields["hidden_text_removed"]).toBeGreaterThan(0);
+    expect(JSON.stringify(completed?.fields)).not.toMatch(HIDDEN);
+    // the runtime is told it cleaned too, as having had hidden text
     await expect.poll(() => told.find((t) => t.startsWith("fail:"))).toBeDefined();
     expect(told.find((t) => t.startsWith("fail:"))).toBe(
       'fail: quota exceeded\n{"data":{"hint":"retry"}} (hidden text)',

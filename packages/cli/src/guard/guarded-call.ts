@@ -60,7 +60,6 @@ const auditFailed = (err: unknown): string => `refused: ${messageOf(err)}; ${REO
  */
 export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps, call: GuardedCall<A, R>): Promise<R> {
   const admitted = await admitCall(deps, call);
-  const { request } = admitted;
   let result: R;
   try {
     result = await call.run(admitted.arguments);
@@ -69,7 +68,7 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
   }
   const checked = checkResultSecrets(secretsOf(deps.credentials), result, true);
   if (checked.kind === "withheld") throw await withheld(deps, call, admitted, checked.why);
-  observe(deps, request, call, checked.value);
+  observe(deps, admitted.call, call, checked.value);
   await recordCompleted(deps, call, { ...admitted.completed(), is_error: false });
   return checked.value;
 }
@@ -78,8 +77,10 @@ export async function runGuardedCall<A extends object, R>(deps: GuardedCallDeps,
 export interface AdmittedCall<A> {
   /** The arguments `fn` runs with (as approved, with the vault's values put in). */
   readonly arguments: A;
-  /** The action request as decided (what the session runtime is told ran). */
+  /** The action request as decided (what the session runtime counted as it let the call through). */
   readonly request: ActionRequest;
+  /** The call's `seq` in the session runtime (counted before it runs), which its result names. */
+  readonly call: number | undefined;
   /** The fields of `tool_call_completed` so far (the call, its decision, how long it has run). */
   readonly completed: () => Record<string, unknown>;
 }
@@ -150,6 +151,7 @@ export async function admitCall<A extends object>(
   return {
     arguments: step.arguments as A,
     request: verdict.request,
+    call: verdict.call,
     completed: () => ({ ...base, response_time_ms: Math.max(0, deps.now().getTime() - sentAt) }),
   };
 }
@@ -167,7 +169,7 @@ export async function failedRun(
   extra: Record<string, unknown> = {},
 ): Promise<unknown> {
   const error = withoutSecretValues(deps.credentials, messageOf(err));
-  observe(deps, admitted.request, call, error);
+  observe(deps, admitted.call, call, error);
   await recordCompleted(deps, call, { ...admitted.completed(), ...extra, is_error: true, error });
   return errorWithoutSecrets(secretsOf(deps.credentials), err, error, (text) =>
     withoutSecretValues(deps.credentials, text),
@@ -189,7 +191,7 @@ export async function withheld(
   const { server, tool } = call;
   const message = `the call ran, but its result is withheld: ${why}, and the guard hides the vault's values in results (return plain data: strings, arrays, objects, Map, Set, Buffer)`;
   deps.log(`the result of \`${tool}\` on \`${server}\` is withheld: ${why}`);
-  observe(deps, admitted.request, call, message);
+  observe(deps, admitted.call, call, message);
   await recordCompleted(deps, call, { ...admitted.completed(), ...extra, is_error: true, error: message });
   return new GuardRefusal({ stop: "result_withheld", message, server, tool });
 }
@@ -221,23 +223,23 @@ export const secretsOf = (hook: CredentialHook | undefined): (() => readonly str
   hook === undefined ? undefined : () => hook.secretValues();
 
 /**
- * Tells the session runtime what ran (unless `first` is false: a stream's later chunk) and what came back,
- * as text ({@link resultText}). A result it cannot be told whole is reported unreadable: the runtime then
+ * Tells the session runtime what came back, as text ({@link resultText}), naming the call it counted when the
+ * gate let it through (`seq`: a stream's every chunk names its own call, whose note the first one reads, never
+ * another call's of the same tool). A result it cannot be told whole is reported unreadable: the runtime then
  * judges as if it held anything.
  */
 export function observe(
   deps: GuardedCallDeps,
-  request: ActionRequest,
+  seq: number | undefined,
   call: { readonly server: string; readonly tool: string; readonly trusted: boolean },
   result: unknown,
-  first = true,
 ): void {
   const observer = deps.observer;
   if (observer === undefined) return;
   try {
-    if (first) observer.executed(deps.sessionId, request);
     const { text, unread } = resultText(result);
-    observer.result(deps.sessionId, call.server, call.tool, text, { trusted: call.trusted });
+    const named = seq !== undefined ? { call: seq } : {};
+    observer.result(deps.sessionId, call.server, call.tool, text, { trusted: call.trusted, ...named });
     if (unread !== undefined) unreadable(deps, call, unread);
   } catch (err) {
     unreadable(deps, call, messageOf(err));

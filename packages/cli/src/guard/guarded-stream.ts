@@ -102,7 +102,7 @@ export async function* runGuardedStream<A extends object, C>(
   let run = "";
   let pieces = 0;
   const tell = (value: unknown): void => {
-    observe(deps, admitted.request, call, value, first);
+    observe(deps, admitted.call, call, value);
     first = false;
   };
   // the texts at each place of the object chunks passed on, told joined at the end (as a run of pieces is)
@@ -165,7 +165,7 @@ export async function* runGuardedStream<A extends object, C>(
       if (step.done === true) break;
     }
     endAll();
-    if (first) tell(""); // a stream that gave nothing still ran
+    if (first) tell(""); // a stream that gave nothing still answered its call (counted as it was let through)
     outcome = "ended";
     await recordCompleted(deps, call, { ...counted(), is_error: false });
   } finally {

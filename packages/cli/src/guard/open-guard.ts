@@ -207,6 +207,7 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
   const streams = new Set<AsyncGenerator<unknown, void, undefined>>();
   const closing = new AbortController();
   const now = io.now;
+  const observer = wiring.createObserver?.(wired);
   const deps: GuardedCallDeps = {
     gate: {
       decide,
@@ -216,10 +217,13 @@ function openNow(options: GuardOptions, opening: { close: () => Promise<void> })
       approvals: createApprovalMemory(),
       now,
       consentTimeoutMs: config.proxy.consentTimeoutMs,
+      // a call let through is counted before its function runs: calls awaited together are judged with each
+      // other counted, against the session's budgets and kill switch (a refused one does not run)
+      ...(observer !== undefined ? { admit: (id, request) => observer.executed(id, request) } : {}),
     },
     audit,
     credentials: wiring.createCredentials?.(wired),
-    observer: wiring.createObserver?.(wired),
+    observer,
     sessionId: newId("guard"),
     agent: options.agent,
     now,

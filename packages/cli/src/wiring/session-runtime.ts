@@ -5,6 +5,7 @@ import {
   MAX_STORE_CHARS,
   createSession,
   isFinalSessionState,
+  isSessionError,
   sessionSource,
   type ActionRequest,
   type ClassificationOverride,
@@ -13,11 +14,14 @@ import {
   type EscalationHandler,
   type EscalationQuestion,
   type ProvenanceMemory,
+  type Reason,
   type Session,
   type SharedStoreBudget,
   type SourceVerdict,
 } from "@acp/core";
 import type { CallObserver, ConsentBroker, PlanHook } from "@acp/proxy";
+// the gate's own entry: a value from it loads neither the MCP SDK nor the proxy's servers
+import { ExecutionRefused } from "@acp/proxy/gate";
 import { OPEN_INTENT } from "../replay/session-runtime.js";
 import type { VerifiedIntentUpdate } from "./intent-update.js";
 import type { IntentSync } from "./session-intent-sync.js";
@@ -182,6 +186,26 @@ export function withHonestOk(verdict: SourceVerdict, session: Session, openHash:
 }
 
 /**
+ * A call the gate let through, counted by the session before it runs (`recordExecution`): its `seq`, which
+ * its result names. When the session no longer lets it run — a call in flight beside it spent a budget,
+ * tripped the kill switch, or the session was suspended while a person decided — it throws
+ * {@link ExecutionRefused} with the session's own reasons, and the call is refused instead of forwarded.
+ */
+function countedExecution(session: Session, request: ActionRequest): number {
+  try {
+    return session.recordExecution(request).seq;
+  } catch (err) {
+    if (!isSessionError(err, "execution_not_permitted")) throw err;
+    const verdict = session.evaluate(request);
+    const reasons: readonly Reason[] =
+      verdict.route === "refuse" && verdict.reasons.length > 0
+        ? verdict.reasons
+        : [{ source: "session", code: "execution_not_permitted", message: err.message }];
+    throw new ExecutionRefused(reasons);
+  }
+}
+
+/**
  * The session runtime of `@acp/core` behind `acp proxy`: every downstream session gets its own runtime
  * session (intent set, started), tool results enter it labelled by server trust, executed calls enter its
  * history, and it judges every call as the pipeline's `session` source — so text an agent read can never
@@ -260,12 +284,13 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       },
     }),
     observer: {
-      executed: (id, request) => void entryFor(id).session.recordExecution(request),
+      executed: (id, request) => countedExecution(entryFor(id).session, request),
       result: (id, server, tool, text, given) =>
         void entryFor(id).session.recordToolResult(server, tool, text, {
           ...(given?.trusted === true ? { trusted: true } : {}),
           ...(given?.error === true ? { error: true } : {}),
           ...(given?.hiddenTextRemoved === true ? { hiddenTextRemoved: true } : {}),
+          ...(given?.call !== undefined ? { call: given.call } : {}),
         }),
       unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {

@@ -13,7 +13,8 @@ import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
 import { answeredBy, judgeEdit, type AnsweredQuestions } from "./edit-judgement.js";
 import { refusalText, toolError } from "./tool-error.js";
-import type { AuditSink, ConsentBroker, ConsentOutcome, Decide, DecideContext } from "./types.js";
+import { admitExecution } from "./admit-execution.js";
+import type { AuditSink, ConsentBroker, ConsentOutcome, Decide, DecideContext, ExecutionAdmission } from "./types.js";
 
 /** What the gate needs, built once per proxy. */
 export interface GateDeps {
@@ -34,6 +35,11 @@ export interface GateDeps {
   readonly recheckEdits?: Decide;
   /** Told of every gated call while it runs (the proxy waits for them before its audit log closes). */
   readonly track?: <T>(running: Promise<T>) => Promise<T>;
+  /**
+   * The session runtime, told of a call let through before it runs, so calls in flight together are counted
+   * together; it may still refuse it (`admitExecution`). Absent: nothing is counted here.
+   */
+  readonly admit?: ExecutionAdmission;
 }
 
 /** The §7.4 fields of the events after a call was let through. */
@@ -75,6 +81,8 @@ export type GateVerdict =
       readonly arguments: Record<string, unknown>;
       readonly request: ActionRequest;
       readonly decided: ForwardedAs;
+      /** The call's `seq` in the session runtime (`GateDeps.admit`), which its result names. */
+      readonly call?: number;
     }
   | {
       readonly kind: "answer";
@@ -104,8 +112,19 @@ function contextOf(call: GatedCall): DecideContext {
  * refuses, and every step is audited.
  */
 export function gateToolCall(deps: GateDeps, call: GatedCall): Promise<GateVerdict> {
-  const running = gate(deps, call);
+  const running = deps.admit === undefined ? gate(deps, call) : gate(deps, call).then((v) => admitted(deps, call, v));
   return deps.track !== undefined ? deps.track(running) : running;
+}
+
+/** A call let through, once the session runtime counted it (`GateDeps.admit`), or refused when it will not run. */
+async function admitted(deps: GateDeps, call: GatedCall, verdict: GateVerdict): Promise<GateVerdict> {
+  if (verdict.kind === "answer") return verdict;
+  const fields = { ...baseOf(call), ...verdict.decided };
+  const admission = await admitExecution(deps.admit, deps.audit, call.sessionId, verdict.request, fields);
+  if (admission.kind === "refused") {
+    return { kind: "answer", result: admission.result, stop: "refused", decision: admission.decision };
+  }
+  return admission.call === undefined ? verdict : { ...verdict, call: admission.call };
 }
 
 /** The fields every event of the call carries: every one names its agent (§7.4 `agent`), not only the first. */

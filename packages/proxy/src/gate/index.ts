@@ -2,6 +2,8 @@ export type {
   Decide,
   DecideContext,
   CallObserver,
+  ExecutionAdmission,
+  ResultOptions,
   CredentialHook,
   PlanHook,
   ConsentAsk,
@@ -33,3 +35,4 @@ export {
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";
 export { injectCallCredentials, withoutSecretValues, type CredentialStep } from "./call-credentials.js";
 export { newId } from "./new-id.js";
+export { admitExecution, ExecutionRefused, type Admitted } from "./admit-execution.js";

@@ -20,27 +20,41 @@ export interface DecideContext {
 export type Decide = (request: ActionRequest, context?: DecideContext) => Promise<Decision>;
 
 /**
+ * Tells the session runtime a call is about to run: the gate let it through (a person approved it, when one
+ * was asked) and nothing has been forwarded yet. Returns the call's `seq` in the session (what its result
+ * names: {@link CallObserver.result}'s `call`), or nothing when the runtime keeps none. Throws when the session
+ * will not let it run (`ExecutionRefused` with the session's reasons; any other error refuses too).
+ */
+export type ExecutionAdmission = (sessionId: string, request: ActionRequest) => number | undefined;
+
+/** How a result is told to the session runtime ({@link CallObserver.result}). */
+export interface ResultOptions {
+  readonly trusted?: boolean;
+  readonly error?: boolean;
+  readonly hiddenTextRemoved?: boolean;
+  readonly call?: number;
+}
+
+/**
  * Sees what actually ran, per downstream session, so a session runtime can keep provenance and history:
- * `executed` after a call was forwarded, `result` with what the upstream returned, `closed` at disconnect.
- * `unreadable` when a result went to the agent but could not be told whole (`executed` or `result` threw,
- * or the result could not be read): the runtime must then judge as if it held anything (fail safe).
+ * `executed` once a call is let through and before it is forwarded (so calls in flight together are counted
+ * together; it throws to refuse the call: {@link ExecutionAdmission}), `result` with what the upstream
+ * returned (naming the call `executed` returned), `closed` at disconnect.
+ * `unreadable` when a result went to the agent but could not be told whole (`result` threw, or the result
+ * could not be read): the runtime must then judge as if it held anything (fail safe).
  */
 export interface CallObserver {
-  executed(sessionId: string, request: ActionRequest): void;
+  executed(sessionId: string, request: ActionRequest): number | undefined;
   /**
    * `trusted`: the caller vouches for this result (an in-process tool marked trusted): not untrusted content.
    * `error`: the result is the call's error (`isError`, or a JSON-RPC error relayed): what the server says of
    * the call, untrusted even from a server configured as trusted.
    * `hiddenTextRemoved`: tag characters or bidi controls were taken out of `text` before the agent read it
    * (`acp/hidden_text_removed`): an injection attempt, which the runtime counts as instruction-like content.
+   * `call`: the `seq` `executed` returned for the call this is the result of, so results that come back out of
+   * order are each read with their own call's note.
    */
-  result(
-    sessionId: string,
-    server: string,
-    tool: string,
-    text: string,
-    options?: { readonly trusted?: boolean; readonly error?: boolean; readonly hiddenTextRemoved?: boolean },
-  ): void;
+  result(sessionId: string, server: string, tool: string, text: string, options?: ResultOptions): void;
   unreadable?(sessionId: string, server: string, tool: string, why: string): void;
   closed?(sessionId: string): void;
 }

@@ -16,7 +16,15 @@ import {
 import { PROXY_DEFAULTS, type PrefixMode } from "../config/proxy-config.js";
 import { createApprovalMemory } from "../gate/approval-memory.js";
 import type { GateDeps } from "../gate/gate-tool-call.js";
-import type { AuditSink, CallObserver, ConsentBroker, CredentialHook, Decide, PlanHook } from "../gate/types.js";
+import type {
+  AuditSink,
+  CallObserver,
+  ConsentBroker,
+  CredentialHook,
+  Decide,
+  ExecutionAdmission,
+  PlanHook,
+} from "../gate/types.js";
 import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
 import { createReportedChanges } from "../pinning/reported-changes.js";
@@ -179,6 +187,9 @@ export class AcpProxy {
         running.then(forget, forget);
         return running;
       },
+      // a call let through is counted before it is forwarded (after the results it may follow): calls of a
+      // session in flight together are judged with each other counted, against its budgets and kill switch
+      ...(this.options.observer !== undefined ? { admit: this.#admit(this.options.observer) } : {}),
     };
     this.pool = new UpstreamPool(
       options.upstreams,
@@ -384,6 +395,17 @@ export class AcpProxy {
     this.catalog.invalidate();
     if (this.#started) this.#reportUnserved();
     this.#broadcast({ method: "notifications/tools/list_changed" });
+  }
+
+  /**
+   * How the gate tells the session runtime a call is about to run: the results this session's calls returned
+   * before it are told first, so the runtime counts and judges it with all of them.
+   */
+  #admit(observer: CallObserver): ExecutionAdmission {
+    return (sessionId, request) => {
+      this.observations.settle(sessionId);
+      return observer.executed(sessionId, request);
+    };
   }
 
   #reportFailure(server: string, phase: string, message: string): void {

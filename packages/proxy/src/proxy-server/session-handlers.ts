@@ -16,7 +16,7 @@ import {
   type ProgressToken,
   type Result,
 } from "@modelcontextprotocol/sdk/types.js";
-import { printable, type ActionRequest } from "@acp/core";
+import { printable } from "@acp/core";
 import { whyUriRefused } from "../aggregate/resource-name.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { SUBMIT_PLAN_TOOL } from "./submit-plan.js";
@@ -182,15 +182,7 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
     const params = { ...request.params, uri: approved.uri };
     const { result, hiddenTextRemoved } = await passThrough(proxy, owner, "resources/read", params, extra).catch(
       (err: unknown) => {
-        observeRead(
-          proxy,
-          session.id,
-          owner,
-          "resources/read",
-          approved.request,
-          () => errorText(err),
-          told(err, true),
-        );
+        observeRead(proxy, session.id, owner, "resources/read", approved.call, () => errorText(err), told(err, true));
         throw err;
       },
     );
@@ -199,7 +191,7 @@ function registerResourceHandlers(proxy: AcpProxy, session: ProxySession): void 
         .map((c) => reader.resource(c))
         .filter((t) => t !== "")
         .join("\n");
-    observeRead(proxy, session.id, owner, "resources/read", approved.request, contents, { hiddenTextRemoved });
+    observeRead(proxy, session.id, owner, "resources/read", approved.call, contents, { hiddenTextRemoved });
     return result;
   });
   registerSubscriptionHandlers(proxy, session);
@@ -267,7 +259,8 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
  * read-only: the method only reads (the proxy says so, not the server), so the policy's `category: read`
  * rules apply unless a rule names `resources/read` or a `classify:` entry says otherwise. While a person
  * decides, a client that gave a `progressToken` gets progress, as for a tool call. Resolves with the URI to
- * read (the one the person approved); a refusal is a JSON-RPC error.
+ * read (the one the person approved) and the read's `seq` in the session runtime (counted as the gate let it
+ * through); a refusal is a JSON-RPC error.
  */
 async function gateResourceRead(
   proxy: AcpProxy,
@@ -276,7 +269,7 @@ async function gateResourceRead(
   uri: string,
   token: ProgressToken | undefined,
   extra: Extra,
-): Promise<{ readonly uri: string; readonly request: ActionRequest }> {
+): Promise<{ readonly uri: string; readonly call: number | undefined }> {
   const agent = sessionAgent(proxy, session);
   const relay = token !== undefined ? createProgressRelay(token, (n) => extra.sendNotification(n)) : undefined;
   const heartbeat =
@@ -312,7 +305,7 @@ async function gateResourceRead(
   if (typeof approved !== "string" || approved === "") {
     throw agentError(ErrorCode.InvalidRequest, "the approved arguments of `resources/read` name no `uri`");
   }
-  return { uri: approved, request: verdict.request };
+  return { uri: approved, call: verdict.call };
 }
 
 /** What the agent reads of a prompt: its description and each message's content. */

@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { pipelineRefusal, type ActionRequest, type ToolAnnotations } from "@acp/core";
+import { pipelineRefusal, type ToolAnnotations } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { injectCallCredentials, withoutSecretValues } from "../gate/call-credentials.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
@@ -192,7 +192,7 @@ async function gateAndForward(
     ).catch((err: unknown) => {
       // an upstream's JSON-RPC error reaches the agent in its own words: the runtime reads them as a result
       if (err instanceof McpError && !isTransportFailure(err))
-        observeLater(proxy, session.id, target.server, target.name, verdict.request, errorResult(err), hidden(err));
+        observeLater(proxy, session.id, target.server, target.name, verdict.call, errorResult(err), hidden(err));
       throw err;
     });
     // the call ran but its end could not be recorded: that answer stands, the event is not tried again
@@ -208,7 +208,7 @@ async function gateAndForward(
       ...(removed !== undefined ? { hidden_text_removed: removed.characters } : {}),
     });
     if (unrecorded !== undefined) return unrecorded;
-    observeLater(proxy, session.id, target.server, target.name, verdict.request, result, removed !== undefined);
+    observeLater(proxy, session.id, target.server, target.name, verdict.call, result, removed !== undefined);
     await relay?.flush();
     await inflight.settled();
     return result;
@@ -250,7 +250,14 @@ async function forward(
     return { result: result as CallToolResult };
   } catch (err) {
     if (err instanceof McpError && !isTransportFailure(err)) {
-      const fields = { ...completed(), is_error: true, error: err.message };
+      // recorded as the agent reads it: without the tag characters and bidi controls it carried, counted
+      const { result: told, removed } = withoutSmuggledText({ message: err.message, data: err.data });
+      const fields = {
+        ...completed(),
+        is_error: true,
+        error: told.message,
+        ...(removed !== undefined ? { hidden_text_removed: removed.characters } : {}),
+      };
       const unrecorded = await auditCompleted(proxy, server, String(params.name), fields);
       if (unrecorded !== undefined) return { result: unrecorded, unrecorded: true };
       throw err;
@@ -326,13 +333,13 @@ function observeLater(
   sessionId: string,
   server: string,
   tool: string,
-  request: ActionRequest,
+  call: number | undefined,
   result: CallToolResult,
   hiddenText: boolean,
 ): void {
   proxy.observations.add(sessionId, () => {
     // a session that closed meanwhile is gone from the runtime: nothing to tell it
-    if (proxy.sessions.has(sessionId)) observe(proxy, sessionId, server, tool, request, result, hiddenText);
+    if (proxy.sessions.has(sessionId)) observe(proxy, sessionId, server, tool, call, result, hiddenText);
   });
 }
 
@@ -343,34 +350,34 @@ function hidden(err: McpError): boolean {
 
 /** What the agent reads of an upstream's JSON-RPC error, as a result: its message, and its `data`. */
 function errorResult(err: McpError): CallToolResult {
-  const data: unknown = err.data;
+  const relayed = relayedError(err);
+  const data: unknown = relayed.data;
   return {
-    content: [{ type: "text", text: relayedError(err).message }],
+    content: [{ type: "text", text: relayed.message }],
     ...(data !== undefined ? { structuredContent: { data } } : {}),
     isError: true,
   };
 }
 
 /**
- * Tells the observer (the session runtime) what ran — the request as decided (annotations and agent
- * included, so the runtime records the category the decision judged), with the arguments forwarded — and
- * what it returned (what the agent can read of it: `ContentReader`). What it cannot tell whole (structured
- * content too deep to write as JSON, a blob past the decoding limit, an observer that throws) it reports as
- * unreadable, so the runtime judges as if the result held anything; logged too.
+ * Tells the observer (the session runtime) what a call returned (what the agent can read of it:
+ * `ContentReader`), naming the call (`call`: its `seq`, which the runtime gave when the gate let it through
+ * and counted it, before it was forwarded). What it cannot tell whole (structured content too deep to write as
+ * JSON, a blob past the decoding limit, an observer that throws) it reports as unreadable, so the runtime
+ * judges as if the result held anything; logged too.
  */
 function observe(
   proxy: AcpProxy,
   sessionId: string,
   server: string,
   tool: string,
-  request: ActionRequest,
+  call: number | undefined,
   result: CallToolResult,
   hiddenText: boolean,
 ): void {
   const observer = proxy.options.observer;
   if (observer === undefined) return;
   try {
-    observer.executed(sessionId, request);
     const reader = new ContentReader();
     const text = (result.content ?? []).map((c) => reader.block(c)).join("\n");
     let structured = "";
@@ -386,6 +393,7 @@ function observe(
     const options = {
       ...(result.isError === true ? { error: true } : {}),
       ...(hiddenText ? { hiddenTextRemoved: true } : {}),
+      ...(call !== undefined ? { call } : {}),
     };
     if (Object.keys(options).length > 0) observer.result(sessionId, server, tool, told, options);
     else observer.result(sessionId, server, tool, told);

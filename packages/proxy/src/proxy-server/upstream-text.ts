@@ -1,5 +1,5 @@
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_ENTRY_CHARS, type ActionRequest } from "@acp/core";
+import { MAX_ENTRY_CHARS } from "@acp/core";
 import type { AcpProxy } from "./acp-proxy.js";
 import { ContentReader, logText, requestText } from "./readable-content.js";
 import type { ProgressRelay } from "./progress-relay.js";
@@ -13,8 +13,8 @@ import { unreadable } from "./tool-call-handler.js";
  * agent can read of it (`ContentReader`: text, and blobs of a text-like type) as the result of
  * `<server>.<method>`, after the reply or before this session's next decision, so a value first seen there is
  * traced as a tool result's would be.
- * A resource read was decided, so it is told as executed (`request`); the rest was not, so only its text is
- * told. What could not be told whole (a blob past the decoding limit, an observer that throws) is reported
+ * A resource read was decided, and counted as executed when the gate let it through: its text names that call
+ * (`call`, its `seq`); the rest was not decided, so only its text is told. What could not be told whole (a blob past the decoding limit, an observer that throws) is reported
  * unreadable.
  */
 export function observeRead(
@@ -22,7 +22,7 @@ export function observeRead(
   sessionId: string,
   server: string,
   method: string,
-  request: ActionRequest | undefined,
+  call: number | undefined,
   read: (reader: ContentReader) => string,
   options: ReadOptions = {},
 ): void {
@@ -31,13 +31,13 @@ export function observeRead(
   proxy.observations.add(sessionId, () => {
     if (!proxy.sessions.has(sessionId)) return;
     try {
-      if (request !== undefined) observer.executed(sessionId, request);
       const reader = new ContentReader();
       const text = read(reader);
       const hidden = options.hiddenTextRemoved;
       const told = {
         ...(options.error === true ? { error: true } : {}),
         ...((typeof hidden === "function" ? hidden() : hidden === true) ? { hiddenTextRemoved: true } : {}),
+        ...(call !== undefined ? { call } : {}),
       };
       if (Object.keys(told).length > 0) observer.result(sessionId, server, method, text, told);
       else observer.result(sessionId, server, method, text);
