@@ -417,4 +417,21 @@ describe("acp audit tail", () => {
       `2026-01-15T00:00:00.000Z  policy_reload_refused  -  -  kept=${b} refused=${c}`,
     ]);
   });
+
+  it("names a session event, its session and what the session said (quoted: a line break stays on the line)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 15)) });
+    const message = "suspended: the kill switch tripped\nforged line";
+    await log.append({
+      event_type: "session_event",
+      metadata: { session_event: "suspended", session_id: "s-1", message },
+    });
+    await log.close();
+    const lines = (await runCli(["audit", "tail", path])).stdout.trim().split("\n");
+    expect(lines).toEqual([
+      '2026-01-15T00:00:00.000Z  session_event          -  -  suspended session=s-1 "suspended: the kill switch tripped\\nforged line"',
+    ]);
+  });
 });

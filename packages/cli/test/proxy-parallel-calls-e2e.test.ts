@@ -84,6 +84,12 @@ describe("parallel calls are counted together", () => {
       expect((e as { decision?: unknown }).decision).toBe("refuse");
       expect(JSON.stringify(e.metadata["reasons"])).toContain("session_suspended");
     }
+    // the session's own event is in the chain too: suspended by the kill switch, under the calls' session id
+    const sessionEvents = events(home).filter((e) => e.event_type === "session_event");
+    const suspended = sessionEvents.filter((e) => e.metadata["session_event"] === "suspended");
+    expect(suspended).toHaveLength(1);
+    expect(String(suspended[0]?.metadata["message"])).toMatch(/kill switch/);
+    expect(suspended[0]?.metadata["session_id"]).toBe(refusals[0]?.metadata["session_id"]);
   }, 120_000);
 
   it("openGuard: five guarded writes awaited together under the same kill switch: two functions run", async () => {

@@ -43,6 +43,9 @@ function describeAuditLine(line: string): string {
     parts.push(`policy=${hash("policy_hash")} was=${hash("previous_policy_hash")}`);
   if (e.event_type === "policy_reload_refused")
     parts.push(`kept=${hash("policy_hash")} refused=${hash("refused_policy_hash")}`);
+  // the session runtime's own event (suspended, instructions read, …) and what it said, quoted
+  if (e.event_type === "session_event")
+    parts.push(`${hash("session_event")} session=${hash("session_id")} ${JSON.stringify(e.metadata["message"] ?? "")}`);
   return parts.join("  ");
 }
 

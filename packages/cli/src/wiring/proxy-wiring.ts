@@ -123,6 +123,9 @@ export function createProxyWiring(
             now: ctx.io.now,
             broker: () => broker,
             intentSync: createHomeIntentSync({ state, audit, now: ctx.io.now, log }),
+            // instructions read, provenance incomplete, suspended by the kill switch: in the chain, by session
+            record: (eventType, fields) => audit.record(eventType, fields),
+            log,
           });
           return runtime;
         },

@@ -16,6 +16,8 @@ import {
   type ProvenanceMemory,
   type Reason,
   type Session,
+  type SessionEvent,
+  type SessionEventType,
   type SharedStoreBudget,
   type SourceVerdict,
 } from "@acp/core";
@@ -53,6 +55,63 @@ export interface ProxySessionRuntimeOptions {
   readonly storeBudgetChars?: number;
   /** What earlier sessions of the home read in untrusted content (`createHomeProvenanceMemory`); absent: none. */
   readonly memory?: ProvenanceMemory | undefined;
+  /**
+   * Appends an audit event (the home's audit log): the runtime's own events a person must be able to find
+   * afterwards ({@link AUDITED_SESSION_EVENTS}) are written as `session_event`. Absent: they stay in the session.
+   */
+  readonly record?: (eventType: string, fields: Record<string, unknown>) => Promise<void> | void;
+  /** Where a session event that could not be audited is said (stderr). */
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * The session runtime's events that reach the audit log as `session_event`: what changes how the session
+ * judges from then on (text read like instructions, provenance no longer complete, suspended by the kill
+ * switch, resumed), a call it refused as it was about to run, and its errors. Not every result recorded, nor
+ * the calls it counted: those are the proxy's own events already.
+ */
+export const AUDITED_SESSION_EVENTS: ReadonlySet<SessionEventType> = new Set<SessionEventType>([
+  "instructions_detected",
+  "provenance_incomplete",
+  "suspended",
+  "resumed",
+  "execution_refused",
+  "illegal_transition",
+  "error",
+]);
+
+/** `onEvent` of the runtime's sessions: the events of {@link AUDITED_SESSION_EVENTS} appended to the audit log. */
+function auditedEvents(
+  options: ProxySessionRuntimeOptions,
+  sessionId: string,
+): { readonly onEvent?: (event: SessionEvent) => void } {
+  const record = options.record;
+  if (record === undefined) return {};
+  const failed = (err: unknown): void =>
+    options.log?.(
+      `a session event could not be written to the audit log: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  return {
+    onEvent: (event) => {
+      if (!AUDITED_SESSION_EVENTS.has(event.type)) return;
+      try {
+        Promise.resolve(
+          record("session_event", {
+            session_id: sessionId,
+            session_event: event.type,
+            seq: event.seq,
+            state: event.state,
+            intent_version: event.intent_version,
+            plan_hash: event.plan_hash,
+            ...(event.code !== undefined ? { code: event.code } : {}),
+            message: event.message,
+          }),
+        ).catch(failed);
+      } catch (err) {
+        failed(err);
+      }
+    },
+  };
 }
 
 /**
@@ -252,6 +311,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         escalation: escalationFor(id, slots, options.broker, options.now),
         storeBudget: budgetOf(tokenAgent),
         ...(options.memory !== undefined ? { memory: options.memory } : {}),
+        ...auditedEvents(options, id),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;

@@ -35,6 +35,8 @@ export const AUDIT_EVENT_TYPES = [
   // a running `acp proxy` / `acp serve` picking up an edited policy file (or keeping the old one)
   "policy_reloaded",
   "policy_reload_refused",
+  // the session runtime of `acp proxy` and `openGuard`: instructions read, provenance incomplete, suspended, …
+  "session_event",
 ] as const;
 
 /** One audit event type. */
