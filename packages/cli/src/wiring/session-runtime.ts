@@ -28,6 +28,7 @@ import { OPEN_INTENT } from "../replay/session-runtime.js";
 import type { VerifiedIntentUpdate } from "./intent-update.js";
 import type { IntentSync } from "./session-intent-sync.js";
 import { PLAN_NARROWS_RULE } from "./session-plan-rule.js";
+import { resumedFirst, type ResumeSlot } from "./session-resume.js";
 import { submitPlan, type PlanRuleSlot } from "./session-plans.js";
 
 /** Options of the proxy's session runtime. */
@@ -146,6 +147,7 @@ export interface ProxySessionRuntime {
 /** Per-session answers the runtime gives itself: a verified signed update, the narrowing rule. */
 interface SessionSlots extends PlanRuleSlot {
   signedUpdate?: VerifiedIntentUpdate;
+  resume: ResumeSlot;
 }
 
 function answer(question: EscalationQuestion, by: string, at: string, note?: string): Confirmation {
@@ -185,9 +187,10 @@ function escalationFor(
         return answer(question, `rule:${PLAN_NARROWS_RULE}`, at, slots.planRule.reason);
       const b = broker?.();
       if (b === undefined) return null;
+      const resume = question.kind === "resume";
       const outcome = await b.ask({
         server: "acp",
-        tool: "acp_submit_plan",
+        tool: resume ? "acp_resume_session" : "acp_submit_plan",
         arguments: { question: question.text, proposal: question.details },
         decision: {
           route: "ask",
@@ -202,6 +205,7 @@ function escalationFor(
         timeoutMs: 120_000,
         signal: new AbortController().signal,
       });
+      if (resume) slots.resume.lastOutcome = outcome.kind;
       return outcome.kind === "approved" ? answer(question, "consent", at) : null;
     },
   };
@@ -302,7 +306,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
   const entryFor = (id: string, agent?: string, tokenAgent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
-      const slots: SessionSlots = {};
+      const slots: SessionSlots = { resume: {} };
       const session = createSession({
         now: options.now,
         random: (n) => randomBytes(n),
@@ -322,11 +326,15 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
     }
     return entry;
   };
-  /** The session, once the person's queued intent updates are applied (synchronously when there are none). */
+  /**
+   * The session, once the person's queued intent updates are applied (synchronously when there are none) and,
+   * when the kill switch suspended it, once a person was asked to resume it (`resumedFirst`).
+   */
   const current = (id: string, agent?: string, tokenAgent?: string): Session | Promise<Session> => {
     const { session, slots } = entryFor(id, agent, tokenAgent);
     const pending = sync?.pickUp(id, session, (s, update) => applySigned(s, slots, update));
-    return pending === undefined ? session : pending.then(() => session);
+    const resumed = (): Session | Promise<Session> => resumedFirst(session, slots.resume, options.log);
+    return pending === undefined ? resumed() : pending.then(resumed);
   };
   return {
     sourceFor: (id, tokenAgent) => ({
