@@ -111,7 +111,7 @@ describe("the agents' token cannot answer consent", () => {
 });
 
 describe("the approvers' token", () => {
-  it("reads what the agents' token reads", async () => {
+  it("reads the consent requests, the audit and its verification, and /metrics (which the agents' token may not)", async () => {
     for (const path of ["/v1/consent?status=pending", "/v1/audit?limit=5", "/v1/audit/verify", "/metrics"]) {
       const res = await send("GET", path, approver);
       expect(res.status, path).toBe(200);
