@@ -116,7 +116,7 @@ function jsonText(value: unknown): string {
 }
 
 /** The text-like types: `text/*`, JSON, XML, YAML, JavaScript, forms, SQL, GraphQL, TOML, CSV, e-mail. */
-function isTextType(essence: string): boolean {
+export function isTextType(essence: string): boolean {
   const [top = "", sub = ""] = essence.split("/");
   if (top === "text") return true;
   if (sub.endsWith("+json") || sub.endsWith("+xml") || sub.endsWith("+yaml")) return true;
@@ -145,7 +145,7 @@ function isTextType(essence: string): boolean {
   );
 }
 
-function parseType(mimeType: string): { readonly essence: string; readonly charset?: string } {
+export function parseType(mimeType: string): { readonly essence: string; readonly charset?: string } {
   const [essence = "", ...params] = mimeType.split(";").map((p) => p.trim());
   const charset = params
     .map((p) => /^charset\s*=\s*"?([^";]+)"?$/i.exec(p)?.[1])

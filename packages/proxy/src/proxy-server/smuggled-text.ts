@@ -9,9 +9,12 @@
  * Other invisible characters (joiners, variation selectors) stay: legitimate text in many scripts needs them.
  * Members' names are cleaned too (a form field's, structured content's); a name that, cleaned, is another
  * member's is dropped.
- * Base64 blobs (`blob`, an image's or audio's `data`) cannot hold these characters and are not read.
+ * A resource's `blob` whose MIME type says it is text (or that has none and is valid UTF-8), which the agent's
+ * client may decode and hand its model, is decoded and cleaned the same way (written back as UTF-8, its
+ * `charset` then said to be `utf-8`); other Base64 (an image's or audio's `data`, a binary blob) is not read.
  */
 import type { CallObserver } from "../gate/types.js";
+import { isTextType, parseType } from "./readable-content.js";
 
 /** Any character removed: the quick test before any work (most results hold none). */
 const SUSPECT = /[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u;
@@ -52,7 +55,10 @@ function clean(value: unknown, count: { n: number }, depth: number): unknown {
   }
   const record = value as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
+  const blob = cleanBlob(record, count);
+  if (blob !== undefined) out = { ...record, ...blob };
   for (const key of Object.keys(record)) {
+    if (blob !== undefined && Object.hasOwn(blob, key)) continue;
     const child = record[key];
     const next = BINARY.has(key) && typeof child === "string" ? child : clean(child, count, depth + 1);
     // a member's name is read too (a form's field, structured content's keys): cleaned as its value is
@@ -66,6 +72,38 @@ function clean(value: unknown, count: { n: number }, depth: number): unknown {
     } else if (next !== child) (out ??= { ...record })[key] = next;
   }
   return out ?? value;
+}
+
+/** Largest text blob decoded to be cleaned (Base64 characters): past it the blob is left as it is (and a reader cuts it). */
+const MAX_BLOB_CHARS = 8 * 1024 * 1024;
+
+/**
+ * A resource's text-like `blob` (its MIME type `text/*`, JSON, …, or none while it is valid UTF-8) with the hidden
+ * characters taken out, written back as UTF-8 Base64, with `mimeType` saying `charset=utf-8` when it named
+ * another; `undefined` when it is no such blob or holds none.
+ */
+function cleanBlob(record: Record<string, unknown>, count: { n: number }): Record<string, unknown> | undefined {
+  const blob = record["blob"];
+  if (typeof blob !== "string" || blob === "" || blob.length > MAX_BLOB_CHARS) return undefined;
+  const mimeType = record["mimeType"];
+  const type = typeof mimeType === "string" && mimeType.trim() !== "" ? parseType(mimeType) : undefined;
+  if (type !== undefined && !isTextType(type.essence)) return undefined;
+  const bytes = Buffer.from(blob, "base64");
+  let text: string;
+  try {
+    text = new TextDecoder(type?.charset ?? "utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    // not text in its charset (or an unknown charset): no reader decodes it as text
+    return undefined;
+  }
+  const before = count.n;
+  const cleaned = cleanString(text, count);
+  if (count.n === before) return undefined;
+  const utf8 = type?.charset === undefined || /^utf-?8$/i.test(type.charset);
+  return {
+    blob: Buffer.from(cleaned, "utf8").toString("base64"),
+    ...(utf8 || type === undefined ? {} : { mimeType: `${type.essence}; charset=utf-8` }),
+  };
 }
 
 /**
