@@ -64,7 +64,8 @@ const env = {
   PATH: process.env.PATH ?? "",
   HOME: home,
   ACP_HOME: home,
-  NODE_OPTIONS: `--import=${LOOPBACK_PRELOAD}`,
+  // ACP_BENCH_NODE_OPTIONS adds Node options to every process the clients talk to (`--cpu-prof --cpu-prof-dir=DIR`)
+  NODE_OPTIONS: [`--import=${LOOPBACK_PRELOAD}`, process.env.ACP_BENCH_NODE_OPTIONS ?? ""].join(" ").trim(),
 };
 
 // A process that only forwards bytes both ways: the floor of any stdio proxy that is a separate process.
