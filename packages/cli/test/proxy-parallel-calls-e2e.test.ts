@@ -120,4 +120,41 @@ describe("parallel calls are counted together", () => {
     }
     expect(events(home).filter((e) => e.event_type === "tool_call_refused" && e.tool === "count_me")).toHaveLength(3);
   }, 60_000);
+
+  it("openGuard: a suspended session asks `ask` to resume; approved, the call runs; denied, later calls are refused unasked", async () => {
+    const home = homeWithKillSwitch();
+    const asked: string[] = [];
+    let answer = true;
+    const guard = await openGuard({
+      home,
+      passphrase: PASSPHRASE,
+      log: () => undefined,
+      ask: ({ request }) => {
+        asked.push(request.action.tool);
+        return answer;
+      },
+    });
+    try {
+      const countMe = guard.guard("count_me", (args: { n: number }) => `counted ${args.n}`);
+      expect(await countMe({ n: 1 })).toBe("counted 1");
+      expect(await countMe({ n: 2 })).toBe("counted 2");
+      // suspended after the second: the third asks to resume, and runs once approved
+      expect(await countMe({ n: 3 })).toBe("counted 3");
+      expect(asked).toEqual(["acp_resume_session"]);
+      // counted afresh: the fourth trips the switch again; the fifth asks, is denied, and is refused
+      expect(await countMe({ n: 4 })).toBe("counted 4");
+      answer = false;
+      const fifth = await countMe({ n: 5 }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isGuardRefusal(fifth)).toBe(true);
+      expect((fifth as Error).message).toMatch(/^refused by the session: .*suspended/);
+      expect(asked).toEqual(["acp_resume_session", "acp_resume_session"]);
+      await expect(countMe({ n: 6 })).rejects.toThrow(/refused by the session/);
+      expect(asked).toHaveLength(2);
+    } finally {
+      await guard.close();
+    }
+  }, 60_000);
 });
