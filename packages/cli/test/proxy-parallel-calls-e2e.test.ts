@@ -131,7 +131,7 @@ describe("parallel calls are counted together", () => {
       log: () => undefined,
       ask: ({ request }) => {
         asked.push(request.action.tool);
-        return answer;
+        return Promise.resolve(answer);
       },
     });
     try {

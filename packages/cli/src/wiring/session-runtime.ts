@@ -303,10 +303,14 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
   };
   // the hash of the open stand-in intent, once a session runs it: that session has no intent of a person's
   let openHash: string | null = null;
+  // agents with a token of their own whose session the kill switch suspended and nobody resumed: a new session
+  // of theirs starts suspended (a reconnect does not reset the switch); `refused`: a person said no to resuming
+  const suspendedAgents = new Map<string, { refused: boolean }>();
   const entryFor = (id: string, agent?: string, tokenAgent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
       const slots: SessionSlots = { resume: {} };
+      const audited = auditedEvents(options, id).onEvent;
       const session = createSession({
         now: options.now,
         random: (n) => randomBytes(n),
@@ -315,11 +319,30 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         escalation: escalationFor(id, slots, options.broker, options.now),
         storeBudget: budgetOf(tokenAgent),
         ...(options.memory !== undefined ? { memory: options.memory } : {}),
-        ...auditedEvents(options, id),
+        ...(audited !== undefined || tokenAgent !== undefined
+          ? {
+              onEvent: (event: SessionEvent) => {
+                audited?.(event);
+                if (tokenAgent === undefined) return;
+                if (event.type === "suspended" && !suspendedAgents.has(tokenAgent))
+                  suspendedAgents.set(tokenAgent, { refused: false });
+                if (event.type === "resumed") suspendedAgents.delete(tokenAgent);
+                if (event.type === "confirmation_refused" && slots.resume.lastOutcome === "denied") {
+                  const held = suspendedAgents.get(tokenAgent);
+                  if (held !== undefined) held.refused = true;
+                }
+              },
+            }
+          : {}),
       });
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;
       session.start();
+      const held = tokenAgent === undefined ? undefined : suspendedAgents.get(tokenAgent);
+      if (held !== undefined) {
+        session.suspend(`an earlier session of agent \`${tokenAgent ?? ""}\` was suspended and nobody resumed it`);
+        if (held.refused) slots.resume.refused = true;
+      }
       entry = { session, slots };
       sessions.set(id, entry);
       sync?.register(id, session, agent);
