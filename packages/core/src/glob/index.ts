@@ -5,7 +5,14 @@ import { requiredText } from "./linear-pattern.js";
 import { compileLinearRegex, compileReadingRegex, type ReadingText } from "./linear-regex.js";
 import { Parser } from "./regex-parse.js";
 
-export { WorkBudgetExceededError, measureWork, spendWork, withWorkBudget, workEpoch } from "./work-budget.js";
+export {
+  WorkBudgetExceededError,
+  isWorkBudgetOpen,
+  measureWork,
+  spendWork,
+  withWorkBudget,
+  workEpoch,
+} from "./work-budget.js";
 
 /** A compiled glob: a predicate over strings. */
 export type GlobMatcher = (value: string) => boolean;

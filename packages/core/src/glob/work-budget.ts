@@ -32,6 +32,14 @@ export function workEpoch(): number {
   return epochs;
 }
 
+/**
+ * Whether a budget is open ({@link withWorkBudget}): outside one, what is spent can throw nothing, so work
+ * whose answer was kept may be charged at once instead of step by step.
+ */
+export function isWorkBudgetOpen(): boolean {
+  return meter.limit !== Infinity;
+}
+
 /** Draws `units` from the open budget; throws {@link WorkBudgetExceededError} when it is spent. */
 export function spendWork(units: number): void {
   meter.left -= units;

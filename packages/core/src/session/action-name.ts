@@ -1,4 +1,4 @@
-import { compileGlob, type GlobMatcher } from "../glob/index.js";
+import { compileGlob, isWorkBudgetOpen, measureWork, spendWork, type GlobMatcher } from "../glob/index.js";
 import type { Issue, Result } from "../issues/index.js";
 import type { ActionRequest } from "../request/index.js";
 
@@ -48,14 +48,47 @@ export function compileActionPatterns(
     }
   });
   if (issues.length > 0) return { ok: false, issues };
-  return {
-    ok: true,
-    value: {
-      patterns,
-      match(names) {
-        for (const [pattern, matcher] of matchers) if (names.some((n) => matcher(n))) return pattern;
-        return undefined;
-      },
-    },
+  const first = (names: readonly string[]): string | undefined => {
+    for (const [pattern, matcher] of matchers) if (names.some((n) => matcher(n))) return pattern;
+    return undefined;
+  };
+  return { ok: true, value: { patterns, match: rememberedMatch(first) } };
+}
+
+/** Most answers one compiled list keeps (the names of the actions a session calls; past it, they start over). */
+const MAX_KEPT_MATCHES = 256;
+
+/** An answer of a compiled list for some names, and the work units matching them drew. */
+interface KeptMatch {
+  readonly pattern: string | undefined;
+  readonly units: number;
+}
+
+/**
+ * `first`, answering names it answered before from what it kept: a session matches the same few action names
+ * against its intent on every call. Matching is a pure function of the names, and what it drew of the work budget
+ * is drawn again, at once; inside an open budget (where drawing at once could stop elsewhere) it always matches.
+ */
+function rememberedMatch(first: (names: readonly string[]) => string | undefined): ActionPatterns["match"] {
+  // one name (the usual case) is kept by itself; more by their JSON, in a map of their own
+  const single = new Map<string, KeptMatch>();
+  const several = new Map<string, KeptMatch>();
+  return (names) => {
+    if (isWorkBudgetOpen()) return first(names);
+    const kept = names.length === 1 ? single : several;
+    const key = names.length === 1 ? (names[0] as string) : JSON.stringify(names);
+    const known = kept.get(key);
+    if (known !== undefined) {
+      if (known.units > 0) spendWork(known.units);
+      return known.pattern;
+    }
+    let units = 0;
+    const pattern = measureWork(
+      () => first(names),
+      (spent) => (units = spent),
+    );
+    if (kept.size >= MAX_KEPT_MATCHES) kept.clear();
+    kept.set(key, { pattern, units });
+    return pattern;
   };
 }

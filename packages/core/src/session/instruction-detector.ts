@@ -184,14 +184,20 @@ const INVISIBLE = /[\p{Cf}\p{Mn}]/gu;
 
 function canonical(text: string): string {
   // accents come off too (`Ig\u0301nore` composes to `Igńore`): decomposed, marks dropped, composed again
-  const plain = decodeCharacterReferences(text).normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
+  const decoded = decodeCharacterReferences(text);
+  // ASCII text is its own NFKD and NFKC, holds no format character, mark or look-alike: none of the passes
+  // below changes it
+  const ascii = ASCII_TEXT.test(decoded);
+  const plain = ascii ? decoded : decoded.normalize("NFKD").replace(INVISIBLE, "").normalize("NFKC");
   // a look-alike is folded in a word that has Latin letters or is all look-alikes (`ѕуѕтем`); Russian or Greek
   // words keep their letters, so the phrases of those languages are read as written
-  const latin = plain.replace(/[\p{L}\p{N}]+/gu, (word) =>
-    LATIN_LETTER.test(word) || [...word].every((ch) => ch in HOMOGLYPHS || /\p{N}/u.test(ch))
-      ? word.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch)
-      : word,
-  );
+  const latin = ascii
+    ? plain
+    : plain.replace(/[\p{L}\p{N}]+/gu, (word) =>
+        LATIN_LETTER.test(word) || [...word].every((ch) => ch in HOMOGLYPHS || /\p{N}/u.test(ch))
+          ? word.replace(HOMOGLYPH, (ch) => HOMOGLYPHS[ch] ?? ch)
+          : word,
+      );
   // "I g n o r e   p r e v i o u s": single letters separated by single spaces become one word
   return latin.replace(/\b(?:\p{L} ){3,}\p{L}\b/gu, (run) => run.replace(/ /g, ""));
 }

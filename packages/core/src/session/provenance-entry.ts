@@ -3,7 +3,7 @@
  * aliases `deriveProvenance` traces argument values to.
  */
 import { detectInstructions, withHiddenText, type InstructionReport } from "./instruction-detector.js";
-import { directoryEntries, readStructure, type StructuredRecord } from "./structured-content.js";
+import { directoryEntries, readRecords, readStructure, type StructuredRecord } from "./structured-content.js";
 import { textAliases, type TextAliases } from "./value-aliases.js";
 import { comparableText, extractValueTokens, normalizeText } from "./value-tokens.js";
 
@@ -115,12 +115,15 @@ export function createProvenanceEntry(
   const scored = untrusted ? detectInstructions(serialized ?? "") : null;
   const instructions = scored !== null && options.hidden_text === true ? withHiddenText(scored) : scored;
   raw = comparableText(raw);
-  const structure = untrusted && !truncated ? readStructure(content) : undefined;
+  // a directory's answer keeps its leaves; any other result only its records
+  const read = untrusted && !truncated;
+  const structure = read && options.directory !== undefined ? readStructure(content) : undefined;
   const directory =
     structure !== undefined && options.directory !== undefined
       ? directoryEntries(structure, options.directory.fields)
       : null;
-  const records = structure?.records ?? [];
+  const records =
+    (options.directory !== undefined ? structure?.records : read ? readRecords(content) : undefined) ?? [];
   const text = normalizeText(raw);
   // the tokens take what room the text leaves, the aliases what both leave: a result of many identifiers
   // cannot grow the store past it. A token not kept is not traced to: the entry counts as cut.

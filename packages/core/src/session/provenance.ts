@@ -14,6 +14,7 @@ import {
   containsWhole,
   extractValueTokens,
   normalizeText,
+  PIECE_KINDS,
   type PieceKind,
 } from "./value-tokens.js";
 
@@ -214,6 +215,7 @@ function judgePiece(
   piece: Piece,
   recall: ((identity: string) => string | undefined) | undefined,
   spend: Spend,
+  traceAliases: boolean,
 ): PieceProvenance {
   const trusted: string[] = [];
   const untrusted: string[] = [];
@@ -237,7 +239,7 @@ function judgePiece(
   const record = identity === undefined ? undefined : named.get(identity);
   if (record !== undefined) trusted.push(`named-record:${record}`);
   let aliases: PieceAliases | undefined;
-  if (trusted.length === 0 && untrusted.length === 0) {
+  if (traceAliases && trusted.length === 0 && untrusted.length === 0) {
     spend(piece.piece.length + COMPARE_UNITS);
     aliases = pieceAliases(piece.kind, piece.piece);
     for (const entry of heldAsAlias(entries, piece, aliases, spend)) {
@@ -290,8 +292,26 @@ export function deriveProvenance(
   args: Readonly<Record<string, unknown>>,
   options: DeriveProvenanceOptions = {},
 ): PieceProvenance[] {
-  const track = new Set<PieceKind>(options.track ?? ["email", "url", "host", "iban", "phone", "account", "value"]);
-  const payloadTrack = new Set<PieceKind>([...track].filter((k) => k !== "value" && k !== "account"));
+  return derivePieces(entries, args, options, true);
+}
+
+/**
+ * {@link deriveProvenance}; without `traceAliases` a piece no entry holds as written is not looked up among the
+ * aliases of untrusted text, nor in an earlier session's memory (it stays `unknown`, and that work is not spent):
+ * which pieces are `trusted` does not change, and a budget spent less can only judge more of them.
+ */
+function derivePieces(
+  entries: readonly ProvenanceEntry[],
+  args: Readonly<Record<string, unknown>>,
+  options: DeriveProvenanceOptions,
+  traceAliases: boolean,
+): PieceProvenance[] {
+  const given = options.track ?? PIECE_KINDS;
+  // every kind, in their order (the default, and what settings give unless told otherwise): the sets made once
+  const every =
+    given === PIECE_KINDS || (given.length === PIECE_KINDS.length && given.every((k, i) => k === PIECE_KINDS[i]));
+  const track = every ? EVERY_KIND : new Set<PieceKind>(given);
+  const payloadTrack = every ? PAYLOAD_KINDS : payloadKinds(track);
   const skip = new Set(options.untracked_arguments ?? []);
   const payload = new Set(options.payload_arguments ?? []);
   const budget = options.budget;
@@ -319,7 +339,7 @@ export function deriveProvenance(
       // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
       const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
       for (const piece of piecesOf(value, kinds))
-        out.push(judgePiece(entries, named, path, piece, options.recall, spend));
+        out.push(judgePiece(entries, named, path, piece, options.recall, spend, traceAliases));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {
@@ -334,6 +354,15 @@ export function deriveProvenance(
   }
   return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
 }
+
+/** The kinds a payload argument or a reference is tracked by: its identifiers, not its text or a bare number. */
+function payloadKinds(track: ReadonlySet<PieceKind>): ReadonlySet<PieceKind> {
+  return new Set<PieceKind>([...track].filter((k) => k !== "value" && k !== "account"));
+}
+
+/** Every piece kind: what is tracked by default. */
+const EVERY_KIND: ReadonlySet<PieceKind> = new Set<PieceKind>(PIECE_KINDS);
+const PAYLOAD_KINDS = payloadKinds(EVERY_KIND);
 
 /** Fewest digits of a whole number read as an account number (as the `account` token: 8 or more). */
 const MIN_ACCOUNT_DIGITS = 8;
@@ -363,13 +392,19 @@ export function namesFetchedSource(
 ): boolean {
   const users = entries.filter((e) => e.label === "user_input");
   if (users.length === 0) return false;
+  const names = (pieces: readonly PieceProvenance[]): boolean =>
+    pieces.some(
+      (p) =>
+        p.status === "trusted" &&
+        p.piece.length >= MIN_TRUSTED_OCCURRENCE &&
+        (p.kind !== "value" || FILE_NAME.test(p.piece)),
+    );
+  // Aliases only ever add untrusted sources: without them the same pieces are trusted, and a budget spent less
+  // judges the same pieces first, maybe more. When none of those names a source, the whole derivation names none
+  // either; only when one does is the whole derivation needed (its spending decides whether the budget ran out).
+  if (!names(derivePieces(users, args, { budget: createProvenanceBudget() }, false))) return false;
   const budget = createProvenanceBudget();
-  const named = deriveProvenance(users, args, { budget }).some(
-    (p) =>
-      p.status === "trusted" &&
-      p.piece.length >= MIN_TRUSTED_OCCURRENCE &&
-      (p.kind !== "value" || FILE_NAME.test(p.piece)),
-  );
+  const named = names(deriveProvenance(users, args, { budget }));
   // arguments too many to trace name no source: the result is only as trusted as any other
   return named && !budget.exceeded;
 }

@@ -2,7 +2,7 @@
  * What feeds a session's provenance: tool results, user input and system values (executed calls: session-executions.ts).
  * Recording untrusted content only ever adds taint; it has no path to the intent or the plan.
  */
-import { compileActionPatterns } from "./action-name.js";
+import { compileActionPatterns, type ActionPatterns } from "./action-name.js";
 import { chargeStoreBudget, tightestStoreBudget, MAX_STORE_CHARS } from "./store-budget.js";
 import {
   createProvenanceEntry,
@@ -176,11 +176,25 @@ function isName(value: unknown): value is string {
 /** The configured directory a tool's answers belong to, if any (the first matching entry of `directories`). */
 export function directoryFor(core: SessionCore, names: readonly string[]): ProvenanceEntryOptions {
   for (const d of core.settings.settings.directories) {
-    const compiled = compileActionPatterns([d.tool], ["directories"]);
-    if (compiled.ok && compiled.value.match(names) !== undefined)
+    const compiled = directoryPattern(d.tool);
+    if (compiled !== undefined && compiled.match(names) !== undefined)
       return { directory: d.fields === undefined ? {} : { fields: d.fields } };
   }
   return {};
+}
+
+/** Most directory globs kept compiled (past it, they start over). */
+const MAX_KEPT_DIRECTORY_PATTERNS = 256;
+const directoryPatterns = new Map<string, ActionPatterns | undefined>();
+
+/** A directory's `tool` glob compiled (undefined when it does not compile), once per glob, not once per result. */
+function directoryPattern(tool: string): ActionPatterns | undefined {
+  if (directoryPatterns.has(tool)) return directoryPatterns.get(tool);
+  const compiled = compileActionPatterns([tool], ["directories"]);
+  const value = compiled.ok ? compiled.value : undefined;
+  if (directoryPatterns.size >= MAX_KEPT_DIRECTORY_PATTERNS) directoryPatterns.clear();
+  directoryPatterns.set(tool, value);
+  return value;
 }
 
 /**

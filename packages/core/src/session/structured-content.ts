@@ -213,17 +213,34 @@ function recordOf(map: Record<string, unknown>): StructuredRecord {
  * is not structured (it does not parse, or it is a single scalar longer than {@link MAX_ITEM_CHARS}).
  */
 export function readStructure(content: unknown): StructuredContent | undefined {
+  return readStructureOf(content, true);
+}
+
+/**
+ * The records of a tool result, as {@link readStructure} reads them (undefined when it reads none): what a
+ * result of no directory keeps, without the normal form of every leaf, which only a directory's answer keeps.
+ */
+export function readRecords(content: unknown): readonly StructuredRecord[] | undefined {
+  return readStructureOf(content, false)?.records;
+}
+
+/** {@link readStructure}; without `keepLeaves` the leaves are counted (they bound the reading) but not kept. */
+function readStructureOf(content: unknown, keepLeaves: boolean): StructuredContent | undefined {
   const root = tryParse(content);
   if (root === undefined || root === null) return undefined;
   if (typeof root !== "object" && (scalarText(root) ?? "").length > MAX_ITEM_CHARS) return undefined;
   const leaves: { key: string; value: string }[] = [];
+  let leafCount = 0;
   const records: StructuredRecord[] = [];
   const stack: { node: unknown; key: string }[] = [{ node: root, key: "" }];
-  while (stack.length > 0 && leaves.length < MAX_ITEMS && records.length < MAX_ITEMS) {
+  while (stack.length > 0 && leafCount < MAX_ITEMS && records.length < MAX_ITEMS) {
     const { node, key } = stack.pop() as { node: unknown; key: string };
     const text = scalarText(node);
     if (text !== undefined) {
-      if (text.length <= MAX_ITEM_CHARS) leaves.push({ key, value: normalizeText(text).trim() });
+      if (text.length <= MAX_ITEM_CHARS) {
+        leafCount++;
+        if (keepLeaves) leaves.push({ key, value: normalizeText(text).trim() });
+      }
     } else if (Array.isArray(node)) {
       for (const child of node) stack.push({ node: child, key });
     } else if (typeof node === "object" && node !== null) {

@@ -253,6 +253,8 @@ function decodePercent(escape: string): string {
  * Applied to content as it enters a session, before tokens are taken and before the instruction scorer reads it.
  */
 export function unescapeLiterals(text: string): string {
+  // every escape starts with a backslash: most text has none, and needs none of the passes
+  if (!text.includes("\\")) return text;
   return text
     .replace(/\\(?:[nrt]|u000[aAdD9])/g, " ")
     .replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
@@ -322,8 +324,20 @@ export function normalizeText(text: string): string {
   return visibleText(text).toLowerCase().replace(/\s+/g, " ");
 }
 
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
 function isWordChar(ch: string | undefined): boolean {
-  return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
+  if (ch === undefined) return false;
+  const code = ch.charCodeAt(0);
+  // ASCII: the letters, the digits and `_` are its only letters, numbers and `_` (no regex run for most text)
+  if (code < 0x80)
+    return (
+      (code >= 0x61 && code <= 0x7a) ||
+      (code >= 0x41 && code <= 0x5a) ||
+      (code >= 0x30 && code <= 0x39) ||
+      code === 0x5f
+    );
+  return WORD_CHAR.test(ch);
 }
 
 /** Characters that join the parts of one identifier: an address, a host, a URL, a dashed number. */
