@@ -329,9 +329,15 @@ function readFindings(
 ): { tainted: PieceProvenance[]; found: Finding[] } {
   const reads = view.settings.settings.reads;
   const traced = reads.tainted_arguments === "ask" || mayHoldLink(request.arguments);
+  const seen = (): Finding[] =>
+    reads.after_instructions === "ask"
+      ? instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``)
+      : [];
+  // nothing traced: no piece, no built link, no work spent; only what was read before can ask
+  if (!traced) return { tainted: [], found: seen() };
   const budget = createProvenanceBudget();
   const options = { ...view.settings.settings.provenance, budget };
-  const pieces = traced ? deriveProvenance(view.entries, request.arguments, options) : [];
+  const pieces = deriveProvenance(view.entries, request.arguments, options);
   // a link the agent built on a host only untrusted text named sends what it carries there: always asked
   const tainted = [
     ...(reads.tainted_arguments === "ask" ? pieces.filter((p) => p.status === "tainted") : []),
@@ -346,8 +352,7 @@ function readFindings(
   }
   // after every lookup that spends from it: a host left unjudged by the second pass asks too
   if (budget.exceeded) found.push(untracedFinding(pieces.length));
-  if (reads.after_instructions === "ask")
-    found.push(...instructionsSeenFinding(view, `; the agent now wants to read with \`${action}\``));
+  found.push(...seen());
   return { tainted, found };
 }
 

@@ -174,7 +174,8 @@ export function createLiveSessionStore(db: Database, options: LiveSessionStoreOp
     "SELECT * FROM live_sessions WHERE status = 'live' ORDER BY started_at_ms DESC, rowid DESC",
   );
   const listAll = db.prepare<[], RawSession>("SELECT * FROM live_sessions ORDER BY started_at_ms DESC, rowid DESC");
-  const seqOf = db.prepare<[string], { update_seq: number }>("SELECT update_seq FROM live_sessions WHERE id = ?");
+  // the column's value itself (no row object): read before every call of every session
+  const seqOf = db.prepare<[string], number>("SELECT update_seq FROM live_sessions WHERE id = ?").pluck();
   const bump = db.prepare<[number, string]>("UPDATE live_sessions SET update_seq = ? WHERE id = ?");
   const insertUpdate = db.prepare<[string, number, string, string, number]>(
     `INSERT INTO session_intent_updates (session_id, seq, payload_json, signature, created_at_ms)
@@ -235,7 +236,7 @@ export function createLiveSessionStore(db: Database, options: LiveSessionStoreOp
     },
     list: (options = {}) => (options.all === true ? listAll.all() : listLive.all()).map(sessionOf),
     queueUpdate: (id, createdAtMs, sign) => queue.immediate(id, createdAtMs, sign),
-    updateSeq: (id) => seqOf.get(id)?.update_seq ?? 0,
+    updateSeq: (id) => seqOf.get(id) ?? 0,
     pendingUpdates: (id, afterSeq) => pending.all(id, afterSeq).map(updateOf),
     updates: (id) => all.all(id).map(updateOf),
     settleUpdate: (id, seq, status, outcome, atMs) => settle.run(status, outcome, atMs, id, seq).changes === 1,
