@@ -52,7 +52,9 @@ export function compileActionPatterns(
     for (const [pattern, matcher] of matchers) if (names.some((n) => matcher(n))) return pattern;
     return undefined;
   };
-  return { ok: true, value: { patterns, match: rememberedMatch(first) } };
+  // an empty list (no forbidden or confirmed actions) answers nothing: no look-up needed
+  const match = matchers.length === 0 ? () => undefined : rememberedMatch(first);
+  return { ok: true, value: { patterns, match } };
 }
 
 /** Most answers one compiled list keeps (the names of the actions a session calls; past it, they start over). */

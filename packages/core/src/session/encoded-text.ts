@@ -50,10 +50,16 @@ function fromPercent(run: string): string | undefined {
  */
 export function decodeEmbeddedText(text: string): string {
   const out: string[] = [];
-  for (const match of text.matchAll(BASE64_RUN)) {
-    if (out.length >= MAX_RUNS) break;
-    const decoded = fromBase64(match[0]);
-    if (decoded !== undefined) out.push(decoded);
+  // run by run, as `matchAll` gives them, without its copy of the pattern (a run is never empty)
+  BASE64_RUN.lastIndex = 0;
+  try {
+    for (let match = BASE64_RUN.exec(text); match !== null; match = BASE64_RUN.exec(text)) {
+      if (out.length >= MAX_RUNS) break;
+      const decoded = fromBase64(match[0]);
+      if (decoded !== undefined) out.push(decoded);
+    }
+  } finally {
+    BASE64_RUN.lastIndex = 0;
   }
   // a percent-encoded run is the word (no white space) around each escape, each word decoded once
   let done = 0;

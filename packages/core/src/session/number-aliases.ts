@@ -20,6 +20,8 @@ export function numbersOf(text: string): string[] {
   const out: string[] = [];
   if (!/\d/.test(text)) return out;
   for (const match of matchesOf(DIGIT_RUN, text)) {
+    // a run shorter than the fewest digits holds fewer (most runs: a day, an amount)
+    if (match[0].length < MIN_DIGITS) continue;
     const digits = match[0].replace(/\D/g, "");
     if (digits.length >= MIN_DIGITS && digits.length <= MAX_DIGITS) out.push(digits);
   }
@@ -48,6 +50,8 @@ export function numberAliases(text: string): TextNumbers {
   const runs: string[] = [];
   if (!/\d/.test(text)) return { numbers, runs };
   for (const match of matchesOf(DIGIT_RUN, text)) {
+    // a run shorter than the fewest digits holds fewer: neither a number nor a run of groups
+    if (match[0].length < MIN_DIGITS) continue;
     const groups = match[0].split(/\D+/).filter((g) => g !== "");
     const digits = groups.join("");
     if (groups.length > 1 && digits.length > MIN_DIGITS) runs.push(groups.join("."));
