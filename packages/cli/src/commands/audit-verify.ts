@@ -19,12 +19,15 @@ import {
   FileNotOwnedError,
   FileTooOpenError,
   hasAnchoredMarker,
+  hasPostgresAnchoredMarker,
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
   describePostgresDatabase,
   openPostgresStore,
   type PostgresAnchorDatabaseChange,
   type PostgresStore,
+  postgresAnchoredMarkerPathOf,
+  postgresAnchorMissingReason,
   resolvePostgresAuditAnchorPath,
   readAnchorFile,
   readFileUpTo,
@@ -238,8 +241,18 @@ export function describeAfterProblem(after: AuditRemainder, wholeLog = false): s
 }
 
 /** What the log holds when its anchor is missing (`anchor_missing`), and what to do: never "intact". */
-function describeMissingAnchor(r: AuditVerification, marker: string | null): string[] {
+function describeMissingAnchor(r: AuditVerification, marker: string | null, postgres: boolean): string[] {
   const cp = r.lastCheckpoint;
+  if (postgres) {
+    const last = cp === null ? "no checkpoint" : `last checkpoint: row ${cp.line}`;
+    return [
+      `the chain's own rows verify (${counted(r.count, "event")}, ${last}), but without this node's anchor rows cut ` +
+        "from its end cannot be told: not intact",
+      "put the anchor back if a copy was kept, or copy another node's of the same name (or name it: --anchor FILE); " +
+        `once you know why it is gone, remove \`${marker ?? ""}\`: the next start of acp serve here verifies the chain ` +
+        "from row 1 and anchors it again (until then it refuses the database: audit_anchor_missing)",
+    ];
+  }
   const last = cp === null ? "no checkpoint" : `last checkpoint: line ${cp.line}`;
   const out = [
     `the log's own lines verify (${counted(r.count, "event")}, ${last}), but without the anchor a cut after a checkpoint ` +
@@ -299,8 +312,12 @@ function describeKey(hex: string, path: string | undefined, homeKey: string): st
   return `signatures: checked with ${hex} (\`${path ?? "?"}\`${own})`;
 }
 
-/** The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). */
-async function readPostgresChain<T extends { readonly verify: VerifyAuditOptions }>(
+/**
+ * The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). A database without the
+ * chain's table is "no audit chain" (exit 1), unless the home says it had one (`expected`: an anchor, or its
+ * marker, for it): then it is verified as an empty chain, which fails against the anchor (or for want of it).
+ */
+async function readPostgresChain<T extends { readonly verify: VerifyAuditOptions; readonly expected: boolean }>(
   storage: ResolvedStorageUrl,
   optionsOf: (store: PostgresStore) => Promise<T>,
 ): Promise<{ result: AuditVerification; options: T }> {
@@ -310,12 +327,14 @@ async function readPostgresChain<T extends { readonly verify: VerifyAuditOptions
   } catch (err) {
     throw new CliError(explainStorageError(err, storage), EXIT.error);
   }
+  let options: T | undefined;
   try {
-    const options = await optionsOf(store);
+    options = await optionsOf(store);
     return { result: await verifyPostgresAuditChain(store, options.verify), options };
   } catch (err) {
     if (err instanceof CliError) throw err; // the anchor's (readAnchorOrFail), said as it is
     if ((err as { code?: unknown }).code === "42P01") {
+      if (options?.expected === true) return { result: verifyAuditChain([], options.verify), options };
       throw new CliError(
         `${storage.source}: no audit chain in ${safeStorageUrl(storage.url)} (acp serve has not run on this database)`,
         EXIT.error,
@@ -345,7 +364,7 @@ function report(
     /** The line number of a last line without newline (an interrupted write), if verification read it. */
     unterminatedLine: number | null;
     postgres: boolean;
-    /** The log's `.anchored` marker when it is there (a file log), else `null`. */
+    /** The anchor's `.anchored` marker when it is there (the log's, or the node's for the database), else `null`. */
     marker?: string | null;
   },
   key: { key?: string; path?: string },
@@ -375,7 +394,8 @@ function report(
     // the message may quote the log (an unknown field or event type): no control character of it is printed
     printError(ctx, printable(`${at}: ${p.code}: ${p.message}`));
     if (p.code === "anchor_missing") {
-      for (const line of describeMissingAnchor(result, where.marker ?? null)) printError(ctx, printable(line));
+      for (const line of describeMissingAnchor(result, where.marker ?? null, where.postgres))
+        printError(ctx, printable(line));
       return;
     }
     if (p.line === where.unterminatedLine)
@@ -472,13 +492,16 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
         options.anchor !== undefined || moved !== null || existsSync(anchorPath)
           ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
           : undefined;
+      // the anchor's marker (written by acp serve with its first anchor): without the anchor, it was deleted
+      const marker =
+        place !== null && hasPostgresAnchoredMarker(anchorPath) ? postgresAnchoredMarkerPathOf(anchorPath) : null;
       const verify = {
         ...(key.key === undefined ? {} : { publicKey: key.key }),
         ...(anchor === undefined ? {} : { anchor }),
       };
-      return { anchorPath, anchor, verify, moved };
+      return { anchorPath, anchor, verify, moved, marker, expected: anchor !== undefined || marker !== null };
     });
-    const { anchorPath, anchor, moved } = found;
+    const { anchorPath, anchor, moved, marker } = found;
     // the databases are named as the server names them (a schema may hold any character)
     if (moved !== null && options.json !== true) printError(ctx, printable(movedNote(moved)));
     const where = {
@@ -488,8 +511,14 @@ async function runVerify(ctx: CliContext, fileArg: string | undefined, options: 
       home,
       unterminatedLine: null,
       postgres: true,
+      marker,
     };
-    report(ctx, where, key, result, options.json === true);
+    // a node's anchor gone while its marker is there: deleted, perhaps with the chain cut from its end
+    const judged =
+      anchor === undefined && marker !== null
+        ? failForMissingAnchor(result, postgresAnchorMissingReason(anchorPath))
+        : result;
+    report(ctx, where, key, judged, options.json === true);
     return;
   }
   const file = fileArg !== undefined ? resolvePath(ctx.io, fileArg) : homePaths(home).audit;
@@ -574,7 +603,9 @@ export function registerAuditVerify(parent: Command, ctx: CliContext): void {
         "A log without its anchor (FILE.checkpoint) fails anchor_missing (exit 3) when it had one: its marker",
         "FILE.anchored is there (the writers make it with the first anchor), or it is the home's log and holds",
         "signed checkpoints. Deleting the anchor and cutting the log back is then caught; a FILE named without",
-        "a marker beside it (a copy) is only warned about.",
+        "a marker beside it (a copy) is only warned about. With a storage URL the same holds for this home's",
+        "anchor for that database: its marker audit-postgres-….anchored there and the anchor not is anchor_missing",
+        "(acp serve writes the marker with its first anchor, and refuses to start there: audit_anchor_missing).",
         "",
         "Exit codes: 0 intact, 3 tampered or damaged (the first bad line and its problem, below; a bad anchor,",
         "or a missing one as above, too; the same with --json), 1 a file cannot be read (the log; a --public-key",

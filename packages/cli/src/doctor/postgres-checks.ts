@@ -9,8 +9,11 @@ import { parseAuditLine, readCheckpoint } from "@acp/core";
 import {
   clockSkewBeyond,
   describeClockSkew,
+  hasPostgresAnchoredMarker,
   MAX_CLOCK_SKEW_MS,
   measureClockSkew,
+  postgresAnchoredMarkerPathOf,
+  postgresAnchorMissingReason,
   postgresDatabaseChangedMessage,
   resolvePostgresAuditAnchorPath,
   readAnchorFile,
@@ -151,8 +154,19 @@ export async function checkAuditAnchor(
   try {
     line = readAnchorFile(path, { regularOnly: true });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return noAnchor(store, name, file);
-    return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+      return { status: "fail", name, detail: `${path}: ${messageOf(err)}` };
+    // its marker says this home had one: deleted, perhaps with the chain cut from its end
+    if (hasPostgresAnchoredMarker(path))
+      return {
+        status: "fail",
+        name,
+        detail:
+          `${postgresAnchorMissingReason(path)}: acp serve here refuses the database (audit_anchor_missing) and ` +
+          "acp audit verify fails it (anchor_missing); put the anchor back if a copy was kept, or copy another " +
+          `node's; once you know why it is gone, remove ${basename(postgresAnchoredMarkerPathOf(path))}`,
+      };
+    return noAnchor(store, name, file);
   }
   const seq = anchorSeq(line);
   if (seq === null) {

@@ -144,7 +144,7 @@ describe("a node's anchor on the PostgreSQL audit chain", () => {
     await expect(refused).rejects.toThrow(/no longer has row 3.*acp audit verify/);
     // what else reads the same, for whoever restored the database or copied a home: and what to do then
     await expect(refused).rejects.toThrow(
-      /restored from a backup older than that checkpoint, or emptied, reads the same.*a home copied from a node of another database of the same name on a clone of this cluster.*move that file aside/,
+      /restored from a backup older than that checkpoint, or emptied, reads the same.*a home copied from a node of another database of the same name on a clone of this cluster.*move that file and its marker \S+\.anchored aside/,
     );
     // nothing signed the forgery: it has no checkpoint
     expect((await rows(url)).map((r) => r.event_type)).toEqual(["policy_evaluated", "policy_evaluated"]);

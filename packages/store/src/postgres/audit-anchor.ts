@@ -10,6 +10,12 @@ import { readAnchorFile } from "../audit/anchor.js";
 import { AuditLogError } from "../audit/index.js";
 import { writeFileAtomic } from "../home/atomic-write.js";
 import { HOME_FILE_MODE } from "../home/paths.js";
+import {
+  hasPostgresAnchoredMarker,
+  markPostgresAnchored,
+  postgresAnchoredMarkerPathOf,
+  postgresAnchorMissingError,
+} from "./anchor-marker.js";
 import { readPostgresAuditPage, readPostgresAuditRow } from "./audit-rows.js";
 
 /** Runs one read: on the store (autocommit) or on a transaction's connection. */
@@ -181,8 +187,8 @@ function mismatch(path: string, why: string): AuditLogError {
       "a database restored from a backup older than that checkpoint, or emptied, reads the same, and so does " +
       "an anchor brought along in a home copied from a node of another database of the same name on a clone of " +
       "this cluster, or one moved from its name of before 28 Nov 2026, which a URL's text shared with another " +
-      "database (PGHOST, PGPORT, PGDATABASE): once you know which, move that file aside, and the next start verifies the chain " +
-      "from row 1 and anchors it again)",
+      "database (PGHOST, PGPORT, PGDATABASE): once you know which, move that file and its marker " +
+      `${postgresAnchoredMarkerPathOf(path)} aside, and the next start verifies the chain from row 1 and anchors it again)`,
   );
 }
 
@@ -199,7 +205,9 @@ function unverified(path: string, why: string): AuditLogError {
 /**
  * Reads the node's anchor and checks the database against it (or, with none, verifies the chain and adopts
  * the newest checkpoint that verifies with the key), as {@link PostgresAuditAnchor.sync}. Throws
- * `audit_anchor_mismatch` or `audit_anchor_missing`.
+ * `audit_anchor_mismatch` or `audit_anchor_missing`; the latter at once, before anything is read, when the
+ * anchor is missing and its marker (`postgresAnchoredMarkerPathOf`) says this home had one. Writes the
+ * marker after the first anchor is in place, and at open beside an anchor that has none.
  */
 export async function openPostgresAuditAnchor(
   query: AnchorQuery,
@@ -208,12 +216,18 @@ export async function openPostgresAuditAnchor(
   const { path, publicKey } = options;
   const pageSize = Math.max(1, Math.floor(options.pageSize ?? 1000));
   let held = readAnchorRow(path);
+  // the marker says this home had an anchor for the database: a start without it would verify what is left
+  // from row 1 and anchor it, a cut from the chain's end included
+  if (held === null && hasPostgresAnchoredMarker(path)) throw postgresAnchorMissingError(path);
+  if (held !== null) markPostgresAnchored(path); // an anchor written before markers, or a stop in between
 
   const adopt = (row: AnchorRow): void => {
     if (held !== null && row.seq <= held.seq) return; // only forward
     options.beforeWrite?.();
     writeFileAtomic(path, `${row.line}\n`, HOME_FILE_MODE);
+    const first = held === null;
     held = row;
+    if (first) markPostgresAnchored(path); // after the anchor is in place, never before
   };
 
   /** With no anchor: how far the chain was verified from its first row (its last row, and the position after it). */

@@ -45,6 +45,13 @@ export {
   type PostgresFirstAnchor,
 } from "./audit-anchor.js";
 export {
+  hasPostgresAnchoredMarker,
+  markPostgresAnchored,
+  postgresAnchoredMarkerPathOf,
+  postgresAnchorMissingError,
+  postgresAnchorMissingReason,
+} from "./anchor-marker.js";
+export {
   DEFAULT_POSTGRES_CONNECT_WAIT_MS,
   isPostgresStarting,
   waitForPostgres,

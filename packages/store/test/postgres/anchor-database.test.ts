@@ -17,6 +17,7 @@ import {
   describePostgresDatabase,
   openPostgresAuditAnchor,
   openPostgresStore,
+  postgresAnchoredMarkerPathOf,
   postgresConnectionRecordPath,
   postgresConnectionTarget,
   resolvePostgresAuditAnchorPath,
@@ -195,7 +196,9 @@ describe("a storage URL that now reaches another database", () => {
     await writeChain(h, url);
     const record = postgresConnectionRecordPath(h, await postgresConnectionTarget(url));
     const names = readdirSync(h).sort();
-    expect(names).toEqual([basename(first.place.path), basename(record)].sort());
+    // the anchor, its marker (written with it) and the record
+    const marker = postgresAnchoredMarkerPathOf(first.place.path);
+    expect(names).toEqual([basename(first.place.path), basename(marker), basename(record)].sort());
     expect(JSON.parse(readFileSync(record, "utf8"))).toEqual({
       connection: await postgresConnectionTarget(url),
       database: expect.stringMatching(/^system \d+\|acp_t_[0-9a-f]+\|public$/) as unknown,
