@@ -68,6 +68,32 @@ describe("the kill switch across an agent's sessions", () => {
     expect(await send("s5")).toBe("accept");
   });
 
+  it("the question waits the configured consent timeout, and is withdrawn when the agent disconnects", async () => {
+    const asked: ConsentAsk[] = [];
+    const runtime = createProxySessionRuntime({
+      trustedServers: [],
+      classify: [],
+      settings: { kill_switch: { consequential_calls: 1, window_seconds: 600 } },
+      now: () => NOW,
+      consentTimeoutMs: 45_000,
+      broker: () => ({
+        ask: (ask) => {
+          asked.push(ask);
+          // nobody answers: the question ends when it is withdrawn
+          return new Promise((resolve) => ask.signal.addEventListener("abort", () => resolve({ kind: "expired" })));
+        },
+      }),
+    });
+    expect((await runtime.sourceFor("s1").evaluate(SEND as never, NOW))?.route).toBe("accept");
+    runtime.observer.executed("s1", SEND as never);
+    const waiting = runtime.sourceFor("s1").evaluate(SEND as never, NOW);
+    await new Promise((r) => setImmediate(r));
+    expect(asked.map((a) => [a.tool, a.timeoutMs, a.signal.aborted])).toEqual([["acp_resume_session", 45_000, false]]);
+    runtime.observer.closed?.("s1");
+    expect(asked[0]?.signal.aborted).toBe(true);
+    expect((await waiting)?.route).toBe("refuse");
+  });
+
   it("nobody answering keeps the agent suspended, and its next session asks again", async () => {
     const { asked, send } = setup(() => "expired");
     expect(await send("s1", "alice")).toBe("accept");

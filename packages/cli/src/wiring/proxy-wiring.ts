@@ -126,6 +126,8 @@ export function createProxyWiring(
             // instructions read, provenance incomplete, suspended by the kill switch: in the chain, by session
             record: (eventType, fields) => audit.record(eventType, fields),
             log,
+            // a plan or a resumption put to a person waits as any consent request does
+            consentTimeoutMs: config.proxy.consentTimeoutMs,
           });
           return runtime;
         },

@@ -57,6 +57,11 @@ export interface ProxySessionRuntimeOptions {
   /** What earlier sessions of the home read in untrusted content (`createHomeProvenanceMemory`); absent: none. */
   readonly memory?: ProvenanceMemory | undefined;
   /**
+   * How long a question the session puts to a person (a plan, resuming a suspended session) waits for an answer
+   * (`defaults.timeout_seconds`); default {@link DEFAULT_QUESTION_TIMEOUT_MS}.
+   */
+  readonly consentTimeoutMs?: number;
+  /**
    * Appends an audit event (the home's audit log): the runtime's own events a person must be able to find
    * afterwards ({@link AUDITED_SESSION_EVENTS}) are written as `session_event`. Absent: they stay in the session.
    */
@@ -115,6 +120,9 @@ function auditedEvents(
   };
 }
 
+/** How long a session's question to a person waits when no consent timeout is configured: 120 s. */
+export const DEFAULT_QUESTION_TIMEOUT_MS = 120_000;
+
 /**
  * Provenance text the sessions of one `acp proxy` keep together: twice what one session may keep, so a
  * stdio proxy (one session) is bound by the session's own limit only, and an HTTP proxy serving many
@@ -148,6 +156,8 @@ export interface ProxySessionRuntime {
 interface SessionSlots extends PlanRuleSlot {
   signedUpdate?: VerifiedIntentUpdate;
   resume: ResumeSlot;
+  /** Aborted when the agent disconnects: a question still put to a person for this session is withdrawn. */
+  readonly closing: AbortController;
 }
 
 function answer(question: EscalationQuestion, by: string, at: string, note?: string): Confirmation {
@@ -172,6 +182,7 @@ function escalationFor(
   slots: SessionSlots,
   broker: (() => ConsentBroker | undefined) | undefined,
   now: () => Date,
+  timeoutMs: number,
 ): EscalationHandler {
   return {
     async confirm(question) {
@@ -202,8 +213,8 @@ function escalationFor(
           verdicts: [],
         },
         sessionId,
-        timeoutMs: 120_000,
-        signal: new AbortController().signal,
+        timeoutMs,
+        signal: slots.closing.signal,
       });
       if (resume) slots.resume.lastOutcome = outcome.kind;
       return outcome.kind === "approved" ? answer(question, "consent", at) : null;
@@ -309,14 +320,20 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
   const entryFor = (id: string, agent?: string, tokenAgent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
-      const slots: SessionSlots = { resume: {} };
+      const slots: SessionSlots = { resume: {}, closing: new AbortController() };
       const audited = auditedEvents(options, id).onEvent;
       const session = createSession({
         now: options.now,
         random: (n) => randomBytes(n),
         authorityKey: randomBytes(32),
         settings,
-        escalation: escalationFor(id, slots, options.broker, options.now),
+        escalation: escalationFor(
+          id,
+          slots,
+          options.broker,
+          options.now,
+          options.consentTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS,
+        ),
         storeBudget: budgetOf(tokenAgent),
         ...(options.memory !== undefined ? { memory: options.memory } : {}),
         ...(audited !== undefined || tokenAgent !== undefined
@@ -385,6 +402,8 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
         }),
       unreadable: (id, server, tool, why) => entryFor(id).session.recordUnreadableResult(server, tool, why),
       closed: (id) => {
+        // a question still put to a person for it (a plan, resuming it) is withdrawn
+        sessions.get(id)?.slots.closing.abort();
         const session = sessions.get(id)?.session;
         // every token is revoked; a session that already ended stays as it is
         if (session !== undefined && !isFinalSessionState(session.state)) session.terminate("the agent disconnected");
