@@ -19,28 +19,19 @@ import {
   FileNotOwnedError,
   FileTooOpenError,
   hasAnchoredMarker,
-  hasPostgresAnchoredMarker,
   homePaths,
   NOT_WRITABLE_BY_OTHERS,
-  describePostgresDatabase,
-  openPostgresStore,
-  type PostgresAnchorDatabaseChange,
-  type PostgresStore,
-  postgresAnchoredMarkerPathOf,
-  postgresAnchorMissingReason,
-  resolvePostgresAuditAnchorPath,
   readAnchorFile,
   readFileUpTo,
   tooOpenMessage,
   verifyAuditFile,
-  verifyPostgresAuditChain,
 } from "@acp/store";
 import { printable } from "@acp/proxy";
-import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
 import { storageUrlOption } from "./pending-store.js";
+import { postgresMovedNote, verifyPostgresChain } from "./audit-verify-postgres.js";
 import { storageOf } from "./serve.js";
 
 /**
@@ -312,40 +303,6 @@ function describeKey(hex: string, path: string | undefined, homeKey: string): st
   return `signatures: checked with ${hex} (\`${path ?? "?"}\`${own})`;
 }
 
-/**
- * The chain of `acp serve` in PostgreSQL, read page by page (one page in memory). A database without the
- * chain's table is "no audit chain" (exit 1), unless the home says it had one (`expected`: an anchor, or its
- * marker, for it): then it is verified as an empty chain, which fails against the anchor (or for want of it).
- */
-async function readPostgresChain<T extends { readonly verify: VerifyAuditOptions; readonly expected: boolean }>(
-  storage: ResolvedStorageUrl,
-  optionsOf: (store: PostgresStore) => Promise<T>,
-): Promise<{ result: AuditVerification; options: T }> {
-  let store;
-  try {
-    store = await openPostgresStore(storage.url, { migrate: false, applicationName: "acp audit verify", max: 1 });
-  } catch (err) {
-    throw new CliError(explainStorageError(err, storage), EXIT.error);
-  }
-  let options: T | undefined;
-  try {
-    options = await optionsOf(store);
-    return { result: await verifyPostgresAuditChain(store, options.verify), options };
-  } catch (err) {
-    if (err instanceof CliError) throw err; // the anchor's (readAnchorOrFail), said as it is
-    if ((err as { code?: unknown }).code === "42P01") {
-      if (options?.expected === true) return { result: verifyAuditChain([], options.verify), options };
-      throw new CliError(
-        `${storage.source}: no audit chain in ${safeStorageUrl(storage.url)} (acp serve has not run on this database)`,
-        EXIT.error,
-      );
-    }
-    throw new CliError(explainStorageError(err, storage), EXIT.error);
-  } finally {
-    await store.close();
-  }
-}
-
 /** The line of the checkpoint an anchor holds (`null` without one, or when it is not a checkpoint). */
 function anchorLineOf(anchor: string | undefined): number | null {
   if (anchor === undefined) return null;
@@ -453,71 +410,16 @@ function report(
   }
 }
 
-/**
- * Said before the verdict when the storage URL now reaches another database than the home's record names
- * (`audit_anchor_database_changed` to acp serve): the chain was checked against that database's anchor.
- */
-function movedNote(change: PostgresAnchorDatabaseChange): string {
-  return (
-    `note: the storage URL (\`${change.connection}\`) now reaches another database ` +
-    `(${describePostgresDatabase(change.now)}) than the one this home last anchored through it ` +
-    `(${describePostgresDatabase(change.before)}): verified against that database's anchor ${change.beforeAnchor}, ` +
-    "so rows cut from the chain's end are caught; acp serve refuses to start here (audit_anchor_database_changed) " +
-    "until started once with `acp serve --accept-moved-database`, which holds the new database to that anchor"
-  );
-}
-
 async function runVerify(ctx: CliContext, fileArg: string | undefined, options: VerifyOptions): Promise<void> {
   const home = resolveHome(ctx.io);
   // no FILE and a storage URL (flag, ACP_STORAGE_URL, storage.url): the chain acp serve keeps in PostgreSQL
   const storage = fileArg === undefined ? storageOf(ctx, options, home) : null;
   if (storage !== null) {
     const key = readPublicKey(ctx, options.publicKey, home);
-    // the database keeps no anchor of its own: this home's (what an acp serve node on it keeps,
-    // audit-postgres-<id>.checkpoint) when there is one, or a checkpoint row's line kept elsewhere (--anchor)
-    // the home's is named from the database the connection reaches (read under its old name while only that is there)
-    const { result, options: found } = await readPostgresChain(storage, async (store) => {
-      // the home's record of which database this connection last anchored: where it now reaches another one
-      // (a dump restored on a new server at the same address), the check is against that one's anchor, as
-      // acp serve holds it (the new database has none: a cut there would go unseen)
-      const place =
-        options.anchor !== undefined
-          ? null
-          : await resolvePostgresAuditAnchorPath(home, storage.url, (t, v) => store.query(t, v));
-      const moved = place?.changed ?? null;
-      const anchorPath =
-        place === null ? resolvePath(ctx.io, options.anchor ?? "") : (moved?.beforeAnchor ?? place.path);
-      // the old database's anchor is there (checkPostgresAnchorDatabase found it): one that cannot be read fails
-      const anchor =
-        options.anchor !== undefined || moved !== null || existsSync(anchorPath)
-          ? readAnchorOrFail(anchorPath, options.anchor !== undefined)
-          : undefined;
-      // the anchor's marker (written by acp serve with its first anchor): without the anchor, it was deleted
-      const marker =
-        place !== null && hasPostgresAnchoredMarker(anchorPath) ? postgresAnchoredMarkerPathOf(anchorPath) : null;
-      const verify = {
-        ...(key.key === undefined ? {} : { publicKey: key.key }),
-        ...(anchor === undefined ? {} : { anchor }),
-      };
-      return { anchorPath, anchor, verify, moved, marker, expected: anchor !== undefined || marker !== null };
-    });
-    const { anchorPath, anchor, moved, marker } = found;
+    const anchorGiven = options.anchor !== undefined ? resolvePath(ctx.io, options.anchor) : undefined;
+    const { where, judged, moved } = await verifyPostgresChain(storage, home, anchorGiven, key.key, readAnchorOrFail);
     // the databases are named as the server names them (a schema may hold any character)
-    if (moved !== null && options.json !== true) printError(ctx, printable(movedNote(moved)));
-    const where = {
-      file: safeStorageUrl(storage.url),
-      anchorPath,
-      anchor,
-      home,
-      unterminatedLine: null,
-      postgres: true,
-      marker,
-    };
-    // a node's anchor gone while its marker is there: deleted, perhaps with the chain cut from its end
-    const judged =
-      anchor === undefined && marker !== null
-        ? failForMissingAnchor(result, postgresAnchorMissingReason(anchorPath))
-        : result;
+    if (moved !== null && options.json !== true) printError(ctx, printable(postgresMovedNote(moved)));
     report(ctx, where, key, judged, options.json === true);
     return;
   }
