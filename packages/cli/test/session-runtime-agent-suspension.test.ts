@@ -85,8 +85,8 @@ describe("the kill switch across an agent's sessions", () => {
       }),
     });
     expect((await runtime.sourceFor("s1").evaluate(SEND as never, NOW))?.route).toBe("accept");
-    runtime.observer.executed("s1", SEND as never);
-    const waiting = runtime.sourceFor("s1").evaluate(SEND as never, NOW);
+    runtime.observer.executed("s1", SEND);
+    const waiting = runtime.sourceFor("s1").evaluate(SEND, NOW);
     await new Promise((r) => setImmediate(r));
     expect(asked.map((a) => [a.tool, a.timeoutMs, a.signal.aborted])).toEqual([["acp_resume_session", 45_000, false]]);
     runtime.observer.closed?.("s1");
