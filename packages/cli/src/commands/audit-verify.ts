@@ -32,7 +32,7 @@ import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
 import { storageUrlOption } from "./pending-store.js";
 import { postgresMovedNote, verifyPostgresChain } from "./audit-verify-postgres.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 
 /**
  * The version of `--json`'s shape: 2 added `output_version`, `afterProblem` and the `inserted` problem

@@ -22,7 +22,7 @@ import { resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openPostgres, readProviderKey } from "./claim-config.js";
 import { assertClaimSchemaCurrent } from "./claim-schema.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 
 /** Where an operator command finds the provider's state: the same flags and precedence as `acp claim serve`. */
 export interface ClaimStoreFlags {

@@ -16,7 +16,7 @@ import { printable, servesPlainHttpBeyondLoopback } from "@acp/proxy";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 import { admissionTokenOf, loadClaimConfig, openPostgres, providerKey } from "./claim-config.js";
 import { registerClaimReputation } from "./claim-reputation.js";
 import { registerClaimTakedown } from "./claim-takedown.js";

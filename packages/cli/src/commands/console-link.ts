@@ -5,7 +5,7 @@ import { explainStorageError, LINK_TTL_MS, openConsoleAuth, readServeState, type
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { consoleApproverOf } from "../wiring/console-approver.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 
 /** Whether a process with this id runs on this machine (EPERM: it runs, as another user). */
 function isRunning(pid: number): boolean {

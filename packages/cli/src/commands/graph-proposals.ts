@@ -15,7 +15,7 @@ import {
 import { explainStorageError } from "@acp/server";
 import { resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 
 const HOUR_MS = 3_600_000;
 /** Most recorded proposals read (newest first): those still cooling are among the newest. */

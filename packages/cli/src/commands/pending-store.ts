@@ -19,7 +19,7 @@ import { describeOwner, isExistingHome, isOrphaned, type PendingConsentRow } fro
 export { isOrphaned };
 import { resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
-import { storageOf } from "./serve.js";
+import { storageOf } from "./storage-url.js";
 
 /** The `--storage-url` option these commands share. */
 export interface StorageFlags {

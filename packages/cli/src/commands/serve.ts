@@ -3,27 +3,23 @@ import { join } from "node:path";
 import { createSecureContext } from "node:tls";
 import type { Command } from "commander";
 import { isLoopbackAddress, servesPlainHttpBeyondLoopback, type ConsentChannel } from "@acp/proxy";
-import { redactPostgresUrl } from "@acp/store";
 import {
   explainStorageError,
   LINK_TTL_MS,
   openEmbeddedServer,
   removeServeState,
-  resolveStorageUrl,
   parsePublicUrl,
   recordForwardedAnswer,
   serveMcpStdio,
   STORAGE_URL_ENV,
   writeServeState,
   type EmbeddedServer,
-  type ResolvedStorageUrl,
   type ServerStores,
 } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { loadDecisionInputs } from "../decision/load.js";
 import { createServePipelines } from "../wiring/serve-policy.js";
 import {
-  configValue,
   loadKeys,
   loadNamedTokens,
   loadToken,
@@ -39,6 +35,7 @@ import { checkPlainHttp } from "../wiring/plain-http.js";
 import { consoleApproverOf, type ConsoleApprover } from "../wiring/console-approver.js";
 import { loadRedactionRules } from "../wiring/redaction-config.js";
 import { closeServe, storageConnectWaitMs, waitForStorage } from "../wiring/serve-storage.js";
+import { storageOf } from "./storage-url.js";
 
 /** What `acp serve` tells a caller once it listens (tests, and `--json`). */
 export interface ServeReady {
@@ -247,27 +244,6 @@ function portOf(flags: ServeFlags, config: ServeConfig): number {
     throw new CliError(`--port: \`${raw}\` is not a port (0 to 65535; 0 picks a free one)`, EXIT.usage);
   }
   return port;
-}
-
-/**
- * The storage URL by precedence (flag, environment, config.yml); null: SQLite in $ACP_HOME. A `--storage-url`
- * that is not a postgres:// URL is a usage error (exit 2, before anything is opened), said as the store says
- * it (never the password); one from ACP_STORAGE_URL or config.yml fails where it is used, as before (exit 1).
- */
-export function storageOf(ctx: CliContext, flags: { storageUrl?: string }, home: string): ResolvedStorageUrl | null {
-  const resolved = resolveStorageUrl({
-    flag: flags.storageUrl,
-    env: ctx.io.env[STORAGE_URL_ENV],
-    config: configValue(home, "storage.url"),
-  });
-  if (resolved?.source === "--storage-url") {
-    try {
-      redactPostgresUrl(resolved.url);
-    } catch (err) {
-      throw new CliError(explainStorageError(err, resolved), EXIT.usage);
-    }
-  }
-  return resolved;
 }
 
 /**
