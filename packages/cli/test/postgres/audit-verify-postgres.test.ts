@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { openServerStores } from "@acp/server";
 import { createTestDatabase, useTestDatabase } from "../../../store/test/postgres/test-database.js";
 import { testKeys } from "../../../server/test/harness.js";
 import { runCli } from "../run.js";
+import { runNodeOnce, runSql } from "./fixtures/node-chain.js";
 
 const db = useTestDatabase();
 const homes: string[] = [];
@@ -35,27 +35,7 @@ const keys = testKeys();
 async function writeChain(url: string, home?: string): Promise<void> {
   const dir = home ?? mkdtempSync(join(tmpdir(), "acp-verify-pg-node-"));
   homes.push(dir);
-  const stores = await openServerStores({
-    storageUrl: url,
-    statePath: join(dir, "state.db"),
-    auditPath: join(dir, "audit.jsonl"),
-    clock: () => new Date(),
-    keys,
-  });
-  for (const tool of ["read_a", "send_b", "read_c"]) {
-    await stores.auditLog.append({ event_type: "policy_evaluated", tool, decision: "accept" });
-  }
-  await stores.close(); // the final checkpoint
-}
-
-async function sql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
+  await runNodeOnce(url, dir, keys);
 }
 
 describe("acp audit verify on the PostgreSQL chain", () => {
@@ -83,7 +63,7 @@ describe("acp audit verify on the PostgreSQL chain", () => {
     expect(foreign.code).toBe(3);
     expect(foreign.stderr).toMatch(/bad_checkpoint_signature/);
 
-    await sql(db.url, "UPDATE acp_audit_events SET line = replace(line, 'send_b', 'send_x') WHERE seq = 2");
+    await runSql(db.url, "UPDATE acp_audit_events SET line = replace(line, 'send_b', 'send_x') WHERE seq = 2");
     const tampered = await runCli(["audit", "verify"], { env });
     expect(tampered.code).toBe(3);
     expect(tampered.stderr).toMatch(/^postgres:\/\/[^\n]*:2: hash_mismatch/);
@@ -112,7 +92,7 @@ describe("acp audit verify on the PostgreSQL chain", () => {
       expect(ok.code).toBe(0);
       expect(ok.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 4)");
       expect(ok.stderr).toBe("");
-      await sql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
+      await runSql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
       expect((await runCli(["audit", "verify"], { env })).code).toBe(0); // without it, the cut goes unseen
       const cut = await runCli(["audit", "verify", "--anchor", anchor], { env });
       expect(cut.code).toBe(3);
@@ -132,7 +112,7 @@ describe("acp audit verify on the PostgreSQL chain", () => {
       expect(ok.code).toBe(0);
       expect(ok.stdout).toContain("anchor: the log reaches the anchor's checkpoint (line 4)");
       expect(ok.stderr).toBe("");
-      await sql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
+      await runSql(own.url, "DELETE FROM acp_audit_events WHERE seq = 4");
       const cut = await runCli(["audit", "verify", "--json"], { env });
       expect(cut.code).toBe(3);
       expect(cut.stdout).toMatch(/truncated_after_checkpoint/);

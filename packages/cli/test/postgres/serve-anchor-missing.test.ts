@@ -8,14 +8,12 @@
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Ed25519KeyPair } from "@acp/core";
-import { openServerStores } from "@acp/server";
 import { createTestDatabase, type TestDatabase } from "../../../store/test/postgres/test-database.js";
 import { envFor, fixtureHome, tempRoot } from "../home-fixture.js";
 import { runCli } from "../run.js";
 import { serveFailure, startServe } from "../serve-fixture.js";
+import { runNodeOnce, runSql } from "./fixtures/node-chain.js";
 
 const root = tempRoot("serve-anchor-missing");
 const dbs: TestDatabase[] = [];
@@ -23,30 +21,6 @@ afterAll(async () => {
   for (const db of dbs) await db.drop();
   root.cleanup();
 });
-
-/** One run of a node of `home`: three events and its final signed checkpoint, anchored in the home. */
-async function runNode(url: string, home: string, key: Ed25519KeyPair): Promise<void> {
-  const stores = await openServerStores({
-    storageUrl: url,
-    statePath: join(home, "state.db"),
-    auditPath: join(home, "audit.jsonl"),
-    clock: () => new Date(),
-    keys: key,
-  });
-  for (const tool of ["read_a", "send_b", "read_c"])
-    await stores.auditLog.append({ event_type: "policy_evaluated", tool, decision: "accept" });
-  await stores.close();
-}
-
-async function sql(url: string, text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** The node's anchor file and its marker in the home (`audit-postgres-<16 hex>.checkpoint`, `.anchored`). */
 function anchorFiles(home: string): { anchor: string; marker: string } {
@@ -61,8 +35,8 @@ async function twoRuns(): Promise<{ url: string; home: string; env: Record<strin
   const db = await createTestDatabase();
   dbs.push(db);
   const { home, key } = fixtureHome(root.dir);
-  await runNode(db.url, home, key);
-  await runNode(db.url, home, key);
+  await runNodeOnce(db.url, home, key);
+  await runNodeOnce(db.url, home, key);
   return { url: db.url, home, env: { ...envFor(home), ACP_STORAGE_URL: db.url } };
 }
 
@@ -71,7 +45,7 @@ describe("a node's anchor on the PostgreSQL chain deleted with the chain cut bac
     const { url, home, env } = await twoRuns();
     const { anchor, marker } = anchorFiles(home);
     expect((await runCli(["audit", "verify"], { env })).code).toBe(0);
-    await sql(url, "DELETE FROM acp_audit_events WHERE seq > 4"); // to the first checkpoint, a genuine signed row
+    await runSql(url, "DELETE FROM acp_audit_events WHERE seq > 4"); // to the first checkpoint, a genuine signed row
     rmSync(anchor);
     const out = await runCli(["audit", "verify"], { env });
     expect(out.code).toBe(3);
@@ -97,7 +71,7 @@ describe("a node's anchor on the PostgreSQL chain deleted with the chain cut bac
   it("acp serve does not start on it (audit_anchor_missing, exit 1) and acp doctor fails; removing the marker lets it re-anchor", async () => {
     const { url, home, env } = await twoRuns();
     const { anchor, marker } = anchorFiles(home);
-    await sql(url, "DELETE FROM acp_audit_events WHERE seq > 4");
+    await runSql(url, "DELETE FROM acp_audit_events WHERE seq > 4");
     rmSync(anchor);
     const refused = await serveFailure(home, ["--port", "0"], env);
     expect(refused?.exitCode).toBe(1);
@@ -123,7 +97,7 @@ describe("a node's anchor on the PostgreSQL chain deleted with the chain cut bac
 
   it('a chain emptied whole and the anchor deleted is refused, not started again; its table dropped too is anchor_missing, not "no audit chain"', async () => {
     const { url, home, env } = await twoRuns();
-    await sql(url, "DELETE FROM acp_audit_events");
+    await runSql(url, "DELETE FROM acp_audit_events");
     rmSync(anchorFiles(home).anchor);
     const refused = await serveFailure(home, ["--port", "0"], env);
     expect(refused?.exitCode).toBe(1);
@@ -131,7 +105,7 @@ describe("a node's anchor on the PostgreSQL chain deleted with the chain cut bac
     const emptied = await runCli(["audit", "verify", "--json"], { env });
     expect(emptied.code).toBe(3);
     expect(JSON.parse(emptied.stdout)).toMatchObject({ count: 0, problem: { code: "anchor_missing" } });
-    await sql(url, "DROP TABLE acp_audit_events");
+    await runSql(url, "DROP TABLE acp_audit_events");
     const dropped = await runCli(["audit", "verify", "--json"], { env });
     expect(dropped.code).toBe(3);
     expect(JSON.parse(dropped.stdout)).toMatchObject({ count: 0, problem: { code: "anchor_missing" } });

@@ -6,44 +6,23 @@
  * (`audit-postgres-<id>.anchored`, written once the anchor is) says it existed, and a node refuses
  * (`audit_anchor_missing`) a database whose anchor is gone while the marker is there, as the file log does.
  */
-import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   createPostgresAuditLog,
   openPostgresAuditAnchor,
-  openPostgresStore,
   postgresAnchoredMarkerPathOf,
   type PostgresStore,
 } from "@acp/store";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { anchorTestBed } from "./anchor-test-bed.js";
 
-let db: TestDatabase;
+const bed = anchorTestBed("acp-pg-marker-");
 let store: PostgresStore;
-const dirs: string[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase();
-  store = await openPostgresStore(db.url);
+beforeAll(() => {
+  store = bed.store();
 });
-afterEach(async () => {
-  await store.query("DELETE FROM acp_audit_events");
-});
-afterAll(async () => {
-  await store.close();
-  await db.drop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-const query = (text: string, values: unknown[]) => store.query(text, values);
-
-function anchorPath(): string {
-  const home = mkdtempSync(join(tmpdir(), "acp-pg-marker-"));
-  dirs.push(home);
-  return join(home, "audit-postgres-0123456789abcdef.checkpoint");
-}
+const { privateKey, publicKey, query } = bed;
+const anchorPath = (): string => bed.anchorPath();
 
 /** A node that writes `n` events with a checkpoint every 3, and stops (its final checkpoint). */
 async function runNode(path: string, n: number): Promise<void> {

@@ -5,10 +5,8 @@
  * longer links to a node's signed checkpoint is refused before anything is signed over it.
  */
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   createAuditEventBody,
   createCheckpointBody,
@@ -21,37 +19,19 @@ import {
   ADVISORY_LOCK,
   createPostgresAuditLog,
   openPostgresAuditAnchor,
-  openPostgresStore,
   postgresFirstAnchorMessage,
   verifyPostgresAuditChain,
   type PostgresStore,
 } from "@acp/store";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { anchorTestBed } from "./anchor-test-bed.js";
 
-let db: TestDatabase;
+const bed = anchorTestBed("acp-pg-anchor-");
 let store: PostgresStore;
-const dirs: string[] = [];
-beforeAll(async () => {
-  db = await createTestDatabase();
-  store = await openPostgresStore(db.url);
+beforeAll(() => {
+  store = bed.store();
 });
-afterEach(async () => {
-  await store.query("DELETE FROM acp_audit_events");
-});
-afterAll(async () => {
-  await store.close();
-  await db.drop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-const { privateKey, publicKey } = generateKeyPairSync("ed25519");
-const query = (text: string, values: unknown[]) => store.query(text, values);
-
-function anchorPath(): string {
-  const home = mkdtempSync(join(tmpdir(), "acp-pg-anchor-"));
-  dirs.push(home);
-  return join(home, "audit-postgres-0123456789abcdef.checkpoint");
-}
+const { privateKey, publicKey, query } = bed;
+const anchorPath = (): string => bed.anchorPath();
 
 async function node(path: string) {
   const anchor = await openPostgresAuditAnchor(query, { path, publicKey });
