@@ -1,4 +1,4 @@
-import type { Session } from "@acp/core";
+import type { Session, SessionEvent } from "@acp/core";
 import type { ConsentOutcome } from "@acp/proxy";
 
 /** What one session's resumption questions left behind. */
@@ -42,4 +42,37 @@ export function resumedFirst(
     });
   }
   return slot.asking.then(() => session);
+}
+
+/**
+ * Agents with a token of their own (`proxy.agent_tokens`: the only identity the proxy can trust) held by the
+ * kill switch across their sessions: while one of an agent's sessions is suspended and not resumed, a new
+ * session of that agent starts suspended (a reconnect does not reset the switch), and once a person said no
+ * to resuming, it is refused without asking. Sessions without a token of their own cannot be told apart.
+ */
+export interface AgentSuspensions {
+  /** Told each event of a session of `agent` (`slot`: that session's resumption questions). */
+  observe(agent: string, event: SessionEvent, slot: ResumeSlot): void;
+  /** A new session of `agent`, just started: suspended when the agent is held. */
+  hold(agent: string, session: Session, slot: ResumeSlot): void;
+}
+
+export function createAgentSuspensions(): AgentSuspensions {
+  // `refused`: a person said no to resuming one of the agent's sessions
+  const held = new Map<string, { refused: boolean }>();
+  return {
+    observe(agent, event, slot) {
+      if (event.type === "suspended" && !held.has(agent)) held.set(agent, { refused: false });
+      if (event.type === "resumed") held.delete(agent);
+      const agentHeld = held.get(agent);
+      if (event.type === "confirmation_refused" && slot.lastOutcome === "denied" && agentHeld !== undefined)
+        agentHeld.refused = true;
+    },
+    hold(agent, session, slot) {
+      const agentHeld = held.get(agent);
+      if (agentHeld === undefined) return;
+      session.suspend(`an earlier session of agent \`${agent}\` was suspended and nobody resumed it`);
+      if (agentHeld.refused) slot.refused = true;
+    },
+  };
 }

@@ -28,7 +28,7 @@ import { OPEN_INTENT } from "../replay/session-runtime.js";
 import type { VerifiedIntentUpdate } from "./intent-update.js";
 import type { IntentSync } from "./session-intent-sync.js";
 import { PLAN_NARROWS_RULE } from "./session-plan-rule.js";
-import { resumedFirst, type ResumeSlot } from "./session-resume.js";
+import { createAgentSuspensions, resumedFirst, type ResumeSlot } from "./session-resume.js";
 import { submitPlan, type PlanRuleSlot } from "./session-plans.js";
 
 /** Options of the proxy's session runtime. */
@@ -86,37 +86,35 @@ export const AUDITED_SESSION_EVENTS: ReadonlySet<SessionEventType> = new Set<Ses
   "error",
 ]);
 
-/** `onEvent` of the runtime's sessions: the events of {@link AUDITED_SESSION_EVENTS} appended to the audit log. */
+/** The session events of {@link AUDITED_SESSION_EVENTS} appended to the audit log; `undefined` without one. */
 function auditedEvents(
   options: ProxySessionRuntimeOptions,
   sessionId: string,
-): { readonly onEvent?: (event: SessionEvent) => void } {
+): ((event: SessionEvent) => void) | undefined {
   const record = options.record;
-  if (record === undefined) return {};
+  if (record === undefined) return undefined;
   const failed = (err: unknown): void =>
     options.log?.(
       `a session event could not be written to the audit log: ${err instanceof Error ? err.message : String(err)}`,
     );
-  return {
-    onEvent: (event) => {
-      if (!AUDITED_SESSION_EVENTS.has(event.type)) return;
-      try {
-        Promise.resolve(
-          record("session_event", {
-            session_id: sessionId,
-            session_event: event.type,
-            seq: event.seq,
-            state: event.state,
-            intent_version: event.intent_version,
-            plan_hash: event.plan_hash,
-            ...(event.code !== undefined ? { code: event.code } : {}),
-            message: event.message,
-          }),
-        ).catch(failed);
-      } catch (err) {
-        failed(err);
-      }
-    },
+  return (event) => {
+    if (!AUDITED_SESSION_EVENTS.has(event.type)) return;
+    try {
+      Promise.resolve(
+        record("session_event", {
+          session_id: sessionId,
+          session_event: event.type,
+          seq: event.seq,
+          state: event.state,
+          intent_version: event.intent_version,
+          plan_hash: event.plan_hash,
+          ...(event.code !== undefined ? { code: event.code } : {}),
+          message: event.message,
+        }),
+      ).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   };
 }
 
@@ -314,14 +312,12 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
   };
   // the hash of the open stand-in intent, once a session runs it: that session has no intent of a person's
   let openHash: string | null = null;
-  // agents with a token of their own whose session the kill switch suspended and nobody resumed: a new session
-  // of theirs starts suspended (a reconnect does not reset the switch); `refused`: a person said no to resuming
-  const suspendedAgents = new Map<string, { refused: boolean }>();
+  const agentSuspensions = createAgentSuspensions();
   const entryFor = (id: string, agent?: string, tokenAgent?: string): { session: Session; slots: SessionSlots } => {
     let entry = sessions.get(id);
     if (entry === undefined) {
       const slots: SessionSlots = { resume: {}, closing: new AbortController() };
-      const audited = auditedEvents(options, id).onEvent;
+      const audited = auditedEvents(options, id);
       const session = createSession({
         now: options.now,
         random: (n) => randomBytes(n),
@@ -340,14 +336,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
           ? {
               onEvent: (event: SessionEvent) => {
                 audited?.(event);
-                if (tokenAgent === undefined) return;
-                if (event.type === "suspended" && !suspendedAgents.has(tokenAgent))
-                  suspendedAgents.set(tokenAgent, { refused: false });
-                if (event.type === "resumed") suspendedAgents.delete(tokenAgent);
-                if (event.type === "confirmation_refused" && slots.resume.lastOutcome === "denied") {
-                  const held = suspendedAgents.get(tokenAgent);
-                  if (held !== undefined) held.refused = true;
-                }
+                if (tokenAgent !== undefined) agentSuspensions.observe(tokenAgent, event, slots.resume);
               },
             }
           : {}),
@@ -355,11 +344,7 @@ export function createProxySessionRuntime(options: ProxySessionRuntimeOptions): 
       session.setIntent(options.intent ?? OPEN_INTENT);
       if (options.intent === undefined) openHash = session.intentHash;
       session.start();
-      const held = tokenAgent === undefined ? undefined : suspendedAgents.get(tokenAgent);
-      if (held !== undefined) {
-        session.suspend(`an earlier session of agent \`${tokenAgent ?? ""}\` was suspended and nobody resumed it`);
-        if (held.refused) slots.resume.refused = true;
-      }
+      if (tokenAgent !== undefined) agentSuspensions.hold(tokenAgent, session, slots.resume);
       entry = { session, slots };
       sessions.set(id, entry);
       sync?.register(id, session, agent);
