@@ -134,7 +134,11 @@ export function auditEventInput(eventType: string, fields: Readonly<Record<strin
   for (const key of Object.keys(fields)) {
     const value = fields[key];
     if (isOwnField(key) || value === undefined) continue;
-    Object.defineProperty(metadata, key, { value, enumerable: true, writable: true, configurable: true });
+    // assigned (about three times quicker than defining, the same own property), but `__proto__`: assigning it
+    // would set the prototype, so that one is defined, a key as JSON.parse makes it
+    if (key === "__proto__") {
+      Object.defineProperty(metadata, key, { value, enumerable: true, writable: true, configurable: true });
+    } else metadata[key] = value;
   }
   const extra = fields["metadata"];
   if (typeof extra === "object" && extra !== null) Object.assign(metadata, extra);

@@ -150,6 +150,34 @@ describe("auditEventInput: a front end's record(eventType, fields) as an event i
     expect(() => sealAuditInput(input, PLACEMENT)).not.toThrow();
   });
 
+  it("builds the metadata object defining every field would, `__proto__` and Object.prototype's names among them", () => {
+    // the plain computation: every field not an own field of the event defined on a fresh object, in order
+    const defined = (f: Record<string, unknown>): Record<string, unknown> => {
+      const top = ["request_id", "agent", "tool", "category", "risk_level", "decision", "response_time_ms"];
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(f)) {
+        if (top.includes(key) || key === "policy_rule" || key === "metadata" || f[key] === undefined) continue;
+        Object.defineProperty(out, key, { value: f[key], enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    };
+    // JSON as parsed (no -0): metadata taken as it is, not copied
+    const json = fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+    const names = fc.constantFrom("call_id", "__proto__", "toString", "constructor", "hasOwnProperty", "tool", "x");
+    fc.assert(
+      fc.property(fc.dictionary(names, json, { maxKeys: 7 }), (f) => {
+        const got = auditEventInput("tool_call_intercepted", f).metadata as Record<string, unknown>;
+        const want = defined(f);
+        expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
+        expect(Reflect.ownKeys(got)).toStrictEqual(Reflect.ownKeys(want));
+        // (as entries: a `constructor` key would stand for the descriptor map's own constructor in a comparison)
+        const described = (o: object): unknown => Object.entries(Object.getOwnPropertyDescriptors(o));
+        expect(described(got)).toStrictEqual(described(want));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("refuses an unknown event type", () => {
     expect(() => auditEventInput("tool_call_teleported", {})).toThrow(/unknown audit event type/);
   });
