@@ -38,6 +38,7 @@ import { ResourceSubscriptions } from "./subscriptions.js";
 import { DownstreamTransport, interceptDownstream, UnsentAnswerError } from "./fast-path.js";
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { PendingObservations } from "./observations.js";
+import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
@@ -97,7 +98,7 @@ export interface ProxySession {
   /** The session's `tools/call`s in flight, oldest first (where an upstream's sampling or logging goes). */
   readonly calls: Set<InflightCall>;
   /** The session's `tools/call`s taken by the fast path and in flight, by the client's request id. */
-  readonly fast: Map<RequestId, AbortController>;
+  readonly fast: Map<RequestId, CallAbort>;
   /** How many of the session's `tools/call`s are being decided or forwarded (bounded by `maxCallsInFlight`). */
   inFlight: number;
   lastActive: number;

@@ -16,6 +16,7 @@ import type { AcpProxy, ProxySession } from "./acp-proxy.js";
 import { WrappedTransport } from "../transport/wrapped-transport.js";
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { handleToolCall, type CallContext } from "./tool-call-handler.js";
+import { CallAbort } from "./call-abort.js";
 
 /**
  * A downstream transport (stdio, streamable HTTP, SSE) as the session's SDK `Server` sees it, with the
@@ -160,10 +161,9 @@ export function interceptDownstream(
   if ("id" in message) return message.method === "tools/call" && startCall(proxy, session, transport, message);
   if (message.method !== "notifications/cancelled") return false;
   const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
-  const controller =
-    typeof requestId === "string" || typeof requestId === "number" ? session.fast.get(requestId) : undefined;
-  if (controller === undefined) return false;
-  controller.abort((message.params as { reason?: unknown }).reason);
+  const call = typeof requestId === "string" || typeof requestId === "number" ? session.fast.get(requestId) : undefined;
+  if (call === undefined) return false;
+  call.abort((message.params as { reason?: unknown }).reason);
   return true;
 }
 
@@ -172,12 +172,15 @@ function startCall(proxy: AcpProxy, session: ProxySession, transport: Transport,
   if (params === undefined || session.fast.has(message.id)) return false;
   if (params.name === SUBMIT_PLAN_NAME && proxy.options.plans !== undefined) return false;
   const id = message.id;
-  const controller = new AbortController();
-  const signal = controller.signal;
-  session.fast.set(id, controller);
+  // the call's AbortSignal is made only if something asks for it (a consent wait): the relay watches `signal`
+  const signal = new CallAbort();
+  session.fast.set(id, signal);
   const related = { relatedRequestId: id };
   const context: CallContext = {
-    signal,
+    get signal() {
+      return signal.signal;
+    },
+    abort: signal,
     sendNotification: async (notification) => {
       if (signal.aborted) return;
       await session.server.notification(notification, related);
@@ -208,7 +211,7 @@ function startCall(proxy: AcpProxy, session: ProxySession, transport: Transport,
     )
     .catch((err: unknown) => transport.onerror?.(new Error(`Failed to send response: ${String(err)}`)))
     .finally(() => {
-      if (session.fast.get(id) === controller) session.fast.delete(id);
+      if (session.fast.get(id) === signal) session.fast.delete(id);
     });
   return true;
 }

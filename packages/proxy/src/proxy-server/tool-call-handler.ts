@@ -17,6 +17,7 @@ import { injectCallCredentials, withoutSecretValues } from "../gate/call-credent
 import { gateToolCall } from "../gate/gate-tool-call.js";
 import { toolError } from "../gate/tool-error.js";
 import { messageOf } from "../upstream/upstream-pool.js";
+import type { AbortWatch } from "../upstream/upstream-relay.js";
 import { newId, sessionAgent, type AcpProxy, type ProxySession } from "./acp-proxy.js";
 import { echoed, relayedError } from "./agent-error.js";
 import { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
@@ -32,6 +33,11 @@ type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 export interface CallContext {
   /** Aborted when the client cancels the call or goes away. */
   readonly signal: AbortSignal;
+  /**
+   * The same cancellation as `signal`, watched without making it: the fast path makes its signal only when
+   * something asks for it (`CallAbort`). Absent: `signal` is watched.
+   */
+  readonly abort?: AbortWatch;
   /** A notification on the call's own response stream. */
   sendNotification(notification: ServerNotification): Promise<void>;
   /** A request to the client on the call's own response stream (sampling, elicitation); the result unchanged. */
@@ -164,7 +170,10 @@ async function gateAndForward(
       sessionId: session.id,
       ...(agent !== undefined ? { agent } : {}),
       ...(session.agent !== undefined ? { tokenAgent: session.agent } : {}),
-      signal: extra.signal,
+      // asked for only by a consent wait: an accepted call makes no AbortSignal (the fast path's is lazy)
+      get signal() {
+        return extra.signal;
+      },
       ...(relay !== undefined ? { onProgress: (message: string) => relay.waiting(message) } : {}),
     });
     clearInterval(heartbeat);
@@ -240,7 +249,7 @@ async function forward(
   const upstreamParams = { ...rest, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
   try {
     const result = await proxy.pool.relay(server, "tools/call", upstreamParams, {
-      signal: extra.signal,
+      signal: extra.abort ?? extra.signal,
       timeoutMs: proxy.options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
       maxTotalMs: proxy.options.callMaxMs ?? PROXY_DEFAULTS.callMaxMs,
       ...(progress !== undefined

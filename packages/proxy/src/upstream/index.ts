@@ -24,5 +24,5 @@ export {
   type UpstreamStatus,
   type UpstreamTool,
 } from "./upstream-pool.js";
-export { UpstreamRelay, type RelayedRequest } from "./upstream-relay.js";
+export { UpstreamRelay, type AbortWatch, type RelayedRequest } from "./upstream-relay.js";
 export { createAbortIsolatingFetch } from "./abort-isolating-fetch.js";

@@ -10,10 +10,22 @@ import {
 
 import { WrappedTransport } from "../transport/wrapped-transport.js";
 
+/**
+ * What the relay watches of a request's cancellation: an `AbortSignal` has all of it, and so has the fast
+ * path's `CallAbort`, which makes no signal unless one is asked for.
+ */
+export interface AbortWatch {
+  readonly aborted: boolean;
+  /** The abort's reason (undefined until aborted). */
+  readonly reason: unknown;
+  addEventListener(type: "abort", listener: () => void, options?: { readonly once?: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+}
+
 /** One request sent through the relay. */
 export interface RelayedRequest {
   /** Aborting cancels the request upstream (`notifications/cancelled`) and rejects with the abort reason. */
-  readonly signal: AbortSignal;
+  readonly signal: AbortWatch;
   /** Bound on the wait, ms; ends in an `McpError` RequestTimeout (the request is cancelled upstream). */
   readonly timeoutMs: number;
   /**
