@@ -7,6 +7,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   createPostgresAuditLog,
@@ -108,7 +109,36 @@ describe("GET /v1/audit/verify on PostgreSQL, held to the node's anchor", () => 
     });
     expect(await auditPage(url, node)).toContain("First broken event: line 5 (truncated_after_checkpoint)");
   });
+
+  it("holds the chain to the checkpoint the node holds in memory when the anchor and its marker are both deleted, or the anchor made older", async () => {
+    const { url, db, home } = await nodeWithTwoCheckpoints();
+    const anchor = anchorIn(home);
+    expect(await verifyAnswer(url)).toMatchObject({ ok: true, count: 8 });
+    const rows = await rowsOf(db);
+    // the anchor replaced by the first checkpoint's line (genuine, signed) and the chain cut back to it
+    writeFileSync(anchor, `${rows[3] ?? ""}\n`);
+    await runSql(db, "DELETE FROM acp_audit_events WHERE seq > 4");
+    const truncated = { ok: false, count: 4, problem: { line: 5, code: "truncated_after_checkpoint" } };
+    expect(await verifyAnswer(url)).toMatchObject(truncated);
+    // both files gone: no marker to say so, but the node still holds row 8
+    rmSync(anchor);
+    rmSync(postgresAnchoredMarkerPathOf(anchor));
+    expect(await verifyAnswer(url)).toMatchObject(truncated);
+  });
 });
+
+/** The chain's lines, in order. */
+async function rowsOf(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ line: string }>("SELECT line FROM acp_audit_events ORDER BY seq")).rows.map(
+      (r) => r.line,
+    );
+  } finally {
+    await client.end();
+  }
+}
 
 describe("the continued verification of the PostgreSQL chain, with the node's anchor", () => {
   const bed = anchorTestBed("acp-pg-trail-anchor-");

@@ -16,6 +16,8 @@ export interface PostgresAuditTrailOptions extends ContinuedVerificationOptions 
    * that keeps no anchor: no home or no signer), the chain's own rows only.
    */
   readonly anchorPath?: string;
+  /** The line the running node holds the chain to (`PostgresAuditAnchor.heldLine`), newer than the file or without it. */
+  readonly heldLine?: () => string | null;
 }
 
 /**
@@ -77,9 +79,10 @@ export function createPostgresAuditTrail(
   store: PostgresStore,
   options: PostgresAuditTrailOptions = {},
 ): AuditTrail & { readonly idle: () => Promise<void> } {
-  const { publicKey, anchorPath, ...continued } = options;
+  const { publicKey, anchorPath, heldLine, ...continued } = options;
   // callers that arrive while a verification runs share it; each reads only the rows appended since the last
-  const verification = continuedVerification(tableChain(store, { publicKey, anchorPath }), continued);
+  const chain = { publicKey, anchorPath, ...(heldLine !== undefined ? { heldLine } : {}) };
+  const verification = continuedVerification(tableChain(store, chain), continued);
   return {
     async list(query): Promise<AuditPage> {
       const limit = Math.max(1, query.limit);

@@ -328,7 +328,7 @@ async function openParts(
     // verified against this node's anchor, as `acp audit verify --storage-url` in its home verifies it
     audit: createPostgresAuditTrail(store, {
       ...(options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {}),
-      ...(anchor !== undefined ? { anchorPath: anchor.path } : {}),
+      ...(anchor !== undefined ? { anchorPath: anchor.path, heldLine: () => anchor.heldLine() } : {}),
     }),
     auditLog,
     changes,

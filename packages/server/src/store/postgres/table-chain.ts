@@ -37,6 +37,12 @@ export interface TableChainOptions {
   readonly publicKey: CheckpointPublicKey | undefined;
   /** The node's anchor file; undefined: the node keeps none, the rows are verified on their own. */
   readonly anchorPath: string | undefined;
+  /**
+   * The checkpoint line the running node holds the chain to (`PostgresAuditAnchor.heldLine`): verified against
+   * instead of the file when it is newer, or the file is gone with its marker too (deleted or replaced by an
+   * older checkpoint's line while the node runs: the node itself refuses such a chain at its next check).
+   */
+  readonly heldLine?: () => string | null;
 }
 
 /** The node's anchor as the file holds it now, or undefined when there is none (read at each verification). */
@@ -57,6 +63,18 @@ function anchorRow(anchor: string): number | null {
   if (!parsed.ok || parsed.value.event_type !== "checkpoint") return null;
   const read = readCheckpoint(parsed.value);
   return read.ok ? read.value.body.count + 1 : null;
+}
+
+/**
+ * The anchor to verify against: the file's, or the node's held line when that stands at a later row, or the
+ * file is gone (a file that is not a checkpoint line is kept: the verifier says what is wrong with it).
+ */
+function newerAnchor(file: string | undefined, held: string | null): string | undefined {
+  if (held === null) return file;
+  if (file === undefined) return held;
+  const fileRow = anchorRow(file);
+  const heldRow = anchorRow(held);
+  return fileRow !== null && heldRow !== null && heldRow > fileRow ? held : file;
 }
 
 /**
@@ -84,22 +102,28 @@ async function continuing(
 /** The chain in `acp_audit_events` as a {@link ChainSource}, held to the node's anchor ({@link TableChainOptions}). */
 export function tableChain(store: PostgresStore, chain: TableChainOptions): ChainSource<RowPlace> {
   const { publicKey, anchorPath } = chain;
-  const optionsNow = (): VerifyAuditOptions => {
-    const anchor = readNodeAnchor(anchorPath);
-    return { ...(publicKey !== undefined ? { publicKey } : {}), ...(anchor !== undefined ? { anchor } : {}) };
+  /** The options to verify with now, and whether the anchor file is gone while its marker is there. */
+  const anchorNow = (): { options: VerifyAuditOptions; marked: boolean } => {
+    const file = readNodeAnchor(anchorPath);
+    // the file gone while its marker is there is anchor_missing, as acp audit verify in the home says it
+    const marked = file === undefined && anchorPath !== undefined && hasPostgresAnchoredMarker(anchorPath);
+    const anchor = marked ? undefined : newerAnchor(file, chain.heldLine?.() ?? null);
+    const options = { ...(publicKey !== undefined ? { publicKey } : {}), ...(anchor !== undefined ? { anchor } : {}) };
+    return { options, marked };
   };
   /**
-   * Without its anchor while the marker says the node had one (deleted, perhaps with the chain cut from its
-   * end), the verification fails `anchor_missing` with the reason `acp audit verify --storage-url` gives; null
+   * Without its anchor file while the marker says the node had one (deleted, perhaps with the chain cut from
+   * its end), the verification fails `anchor_missing` with the reason `acp audit verify --storage-url` gives
+   * (not against the line the node still holds: the answer is the one that command in the home gives); null
    * otherwise.
    */
-  const anchorGone = (options: VerifyAuditOptions, verification: AuditVerification): AuditVerification | null =>
-    anchorPath !== undefined && options.anchor === undefined && hasPostgresAnchoredMarker(anchorPath)
+  const anchorGone = (marked: boolean, verification: AuditVerification): AuditVerification | null =>
+    marked && anchorPath !== undefined
       ? failForMissingAnchor(verification, postgresAnchorMissingReason(anchorPath))
       : null;
   return {
     async verify(from): Promise<SourceVerification<RowPlace>> {
-      const options = optionsNow();
+      const { options, marked } = anchorNow();
       // an anchor whose row no longer holds it (replaced since `holds`) is given to the verifier: it fails
       const given = from === undefined ? options : ((await continuing(store, from, options)) ?? options);
       const resume = from === undefined ? {} : { from: from.verification, afterSeq: from.at.seq };
@@ -110,7 +134,7 @@ export function tableChain(store: PostgresStore, chain: TableChainOptions): Chai
         onPage: (row) => (last = row.line),
       });
       // (not a place to continue from: the anchor and its marker are looked at again next time)
-      const gone = anchorGone(options, verification);
+      const gone = anchorGone(marked, verification);
       if (gone !== null) return { verification: gone };
       return verification.ok ? { verification, at: { seq: lastSeq, line: last } } : { verification };
     },
@@ -121,7 +145,7 @@ export function tableChain(store: PostgresStore, chain: TableChainOptions): Chai
         const row = await readPostgresAuditRow((text, values) => store.query(text, values), at.seq);
         if (row?.line !== at.line) return false;
       }
-      return (await continuing(store, prefix, optionsNow())) !== null;
+      return (await continuing(store, prefix, anchorNow().options)) !== null;
     },
   };
 }
