@@ -76,6 +76,13 @@ export interface PostgresAuditAnchor {
   check(): void;
   /** The mismatch found before, or null. */
   error(): AuditLogError | null;
+  /**
+   * The checkpoint line this node holds the chain to now (the anchor file's as read at open or as last
+   * written), or null before it has one. Kept in memory: the file deleted, or replaced by an older
+   * checkpoint's line, while the node runs does not change it (`acp serve`'s `GET /v1/audit/verify`
+   * verifies against it then).
+   */
+  heldLine(): string | null;
   /** After a checkpoint row this node wrote was committed: it becomes the anchor. */
   wrote(seq: number, line: string): void;
   /**
@@ -348,6 +355,7 @@ export async function openPostgresAuditAnchor(
     },
     check,
     error: () => broken,
+    heldLine: () => held?.line ?? null,
     firstAnchor: opened !== null && opened.checkpoints > 0 ? opened : null,
     wrote: (seq, line) => {
       try {

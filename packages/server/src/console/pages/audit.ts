@@ -17,10 +17,17 @@ function renderVerification(v: AuditVerification): string {
     return `<p class="chain ok" data-role="chain-status">Chain verified: ${v.count} event(s) intact${signed}.</p>`;
   }
   const p = v.problem;
-  const where = p === null ? "" : ` First broken event: line ${p.line} (${show(p.code)}): ${show(p.message)}.`;
+  // a problem of no line (line 0: the anchor missing while its marker says it was there) names no event to show
+  const lineless = p !== null && p.line === 0;
+  const where =
+    p === null
+      ? ""
+      : lineless
+        ? ` The anchor (${show(p.code)}): ${show(p.message)}.`
+        : ` First broken event: line ${p.line} (${show(p.code)}): ${show(p.message)}.`;
   // the broken line may be on an older page, or hidden by the search: a link shows it, unfiltered
   const link =
-    p === null
+    p === null || lineless
       ? ""
       : ` <a href="/console/audit?before=${p.line + 1}#line-${p.line}">Show the first broken event (line ${p.line})</a>`;
   return `<p class="chain broken" data-role="chain-status">Chain BROKEN after ${v.count} intact event(s).${where}${link}</p>${renderAfterProblem(v)}`;

@@ -1,53 +1,23 @@
 /** The audit chain as the service reads it from PostgreSQL (`acp_audit_events`, one row per line). */
 import { parseAuditLine, type CheckpointPublicKey } from "@acp/core";
-import {
-  MAX_AUDIT_PAGE_BYTES,
-  MAX_AUDIT_ROW_BYTES,
-  readPostgresAuditRow,
-  verifyPostgresAuditRows,
-  type PostgresStore,
-} from "@acp/store";
-import {
-  continuedVerification,
-  type ChainSource,
-  type ContinuedVerificationOptions,
-} from "../continued-verification.js";
+import { MAX_AUDIT_PAGE_BYTES, MAX_AUDIT_ROW_BYTES, type PostgresStore } from "@acp/store";
+import { continuedVerification, type ContinuedVerificationOptions } from "../continued-verification.js";
 import type { AuditEntry, AuditPage, AuditQuery, AuditTrail } from "../types.js";
+import { tableChain } from "./table-chain.js";
 
 /** Options of {@link createPostgresAuditTrail}. */
 export interface PostgresAuditTrailOptions extends ContinuedVerificationOptions {
   /** Checkpoint signatures are checked with this key when given. */
   readonly publicKey?: CheckpointPublicKey;
-}
-
-/** Where a verification of the table ended: the last verified row. */
-interface RowPlace {
-  readonly seq: number;
-  /** Its line ("" for an empty chain, `seq` 0). */
-  readonly line: string;
-}
-
-/** The chain in `acp_audit_events` as a {@link ChainSource}: read page by page, continued after a `seq`. */
-function tableChain(store: PostgresStore, publicKey: CheckpointPublicKey | undefined): ChainSource<RowPlace> {
-  const keyed = publicKey !== undefined ? { publicKey } : {};
-  return {
-    async verify(from) {
-      const resume = from === undefined ? {} : { from: from.verification, afterSeq: from.at.seq };
-      let last = from?.at.line ?? "";
-      const { verification, lastSeq } = await verifyPostgresAuditRows(store, {
-        ...keyed,
-        ...resume,
-        onPage: (row) => (last = row.line),
-      });
-      return verification.ok ? { verification, at: { seq: lastSeq, line: last } } : { verification };
-    },
-    async holds({ at }) {
-      if (at.seq === 0) return true;
-      // read as the verifier reads it: a row made too long since is its stand-in, never fetched whole
-      const row = await readPostgresAuditRow((text, values) => store.query(text, values), at.seq);
-      return row?.line === at.line;
-    },
-  };
+  /**
+   * The node's anchor on the chain (`audit-postgres-<id>.checkpoint` in its home, `PostgresAuditAnchor.path`):
+   * the chain is verified against it, read again at each verification, and fails `anchor_missing` when it is
+   * gone while its marker is there, as `acp audit verify --storage-url` does in that home. Absent (a node
+   * that keeps no anchor: no home or no signer), the chain's own rows only.
+   */
+  readonly anchorPath?: string;
+  /** The line the running node holds the chain to (`PostgresAuditAnchor.heldLine`), newer than the file or without it. */
+  readonly heldLine?: () => string | null;
 }
 
 /**
@@ -109,9 +79,10 @@ export function createPostgresAuditTrail(
   store: PostgresStore,
   options: PostgresAuditTrailOptions = {},
 ): AuditTrail & { readonly idle: () => Promise<void> } {
-  const { publicKey, ...continued } = options;
+  const { publicKey, anchorPath, heldLine, ...continued } = options;
   // callers that arrive while a verification runs share it; each reads only the rows appended since the last
-  const verification = continuedVerification(tableChain(store, publicKey), continued);
+  const chain = { publicKey, anchorPath, ...(heldLine !== undefined ? { heldLine } : {}) };
+  const verification = continuedVerification(tableChain(store, chain), continued);
   return {
     async list(query): Promise<AuditPage> {
       const limit = Math.max(1, query.limit);

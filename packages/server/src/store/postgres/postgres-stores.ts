@@ -325,10 +325,11 @@ async function openParts(
     nonces,
     rateLimiter: createPostgresRateLimiter(store),
     proposals: createPostgresProposalLedger(store),
-    audit: createPostgresAuditTrail(
-      store,
-      options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},
-    ),
+    // verified against this node's anchor, as `acp audit verify --storage-url` in its home verifies it
+    audit: createPostgresAuditTrail(store, {
+      ...(options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {}),
+      ...(anchor !== undefined ? { anchorPath: anchor.path, heldLine: () => anchor.heldLine() } : {}),
+    }),
     auditLog,
     changes,
     // a lost database, or a clock too far from the database's (every expiry and window is read on it)
