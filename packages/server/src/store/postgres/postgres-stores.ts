@@ -14,6 +14,7 @@ import {
 import {
   createPostgresAuditLog,
   createPostgresConsentGrantStore,
+  createNonceAttestationLedger,
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresProposalLedger,
@@ -325,6 +326,7 @@ async function openParts(
     nonces,
     rateLimiter: createPostgresRateLimiter(store),
     proposals: createPostgresProposalLedger(store),
+    attestations: createNonceAttestationLedger(nonces),
     audit: createPostgresAuditTrail(
       store,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},
