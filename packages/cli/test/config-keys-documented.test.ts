@@ -43,7 +43,14 @@ const PER_KEY: Readonly<Record<string, readonly string[]>> = {
 /** Top-level keys documented as one row (their insides have pages of their own). */
 const WHOLE = ["version", "channel", "credentials", "session", "redaction", "graph"];
 /** Keys the starter file leaves out (home.md says so); everything else is in it, set or commented out. */
-const NOT_IN_TEMPLATE = ["credentials", "redaction", "graph", "serve.agent_servers", "serve.approver_tokens"];
+const NOT_IN_TEMPLATE = [
+  "credentials",
+  "redaction",
+  "graph",
+  "serve.agent_servers",
+  "serve.approver_tokens",
+  "serve.trusted_channel_keys",
+];
 /** The command whose flags override a section's keys. */
 const COMMAND_OF: Readonly<Record<string, string>> = {
   proxy: "proxy",
@@ -178,7 +185,7 @@ describe("config.yml keys: the reference, the key lists and the starter file agr
     }
     const reference = readFileSync(join(repo, "docs/reference/home.md"), "utf8").replace(/\s+/g, " ");
     expect(reference).toContain(
-      "`credentials`, `redaction`, `graph`, `serve.agent_servers` and `serve.approver_tokens` are only here",
+      "`credentials`, `redaction`, `graph`, `serve.agent_servers`, `serve.approver_tokens` and `serve.trusted_channel_keys` are only here",
     );
   });
 

@@ -98,6 +98,34 @@ describe("acp config set-secret", () => {
     expect(doc.value.get("version")).toBe("1");
   });
 
+  it("refuses a trusted-channel key shorter than an HMAC key needs, and a key id acp serve would refuse", async () => {
+    const { home } = fixtureHome(root.dir);
+    const before = readFileSync(homePaths(home).config, "utf8");
+    const short = await runCli(["config", "set-secret", "serve.trusted_channel_keys.ops"], {
+      env: envFor(home),
+      stdin: "short-key\n",
+    });
+    expect(short.code).toBe(4);
+    expect(short.stderr).toMatch(/`serve.trusted_channel_keys.ops` is too short \(9 characters\)/);
+    expect(short.stderr).not.toContain("short-key");
+    const badId = await runCli(["config", "set-secret", "serve.trusted_channel_keys.Ops-Key"], {
+      env: envFor(home),
+      stdin: "0123456789abcdef0123456789abcdef\n",
+    });
+    expect(badId.code).toBe(2);
+    expect(readFileSync(homePaths(home).config, "utf8")).toBe(before);
+    const key = "0123456789abcdef0123456789abcdef";
+    const sealed = await runCli(["config", "set-secret", "serve.trusted_channel_keys.ops"], {
+      env: envFor(home),
+      stdin: `${key}\n`,
+    });
+    expect(sealed.code).toBe(0);
+    const doc = readConfigDocument(home);
+    const seed = loadMasterSeed(home, PASSPHRASE);
+    if (!doc.ok || !seed.ok) throw new Error("home");
+    expect(readConfigSecret(doc.value, "serve.trusted_channel_keys.ops", seed.value)).toEqual({ ok: true, value: key });
+  });
+
   it("refuses a bearer token acp serve would refuse, and writes nothing", async () => {
     const { home } = fixtureHome(root.dir);
     const before = readFileSync(homePaths(home).config, "utf8");

@@ -2,14 +2,21 @@
  * The service with its state, opened together and closed together: SQLite `state.db` + the JSONL audit
  * chain by default, or PostgreSQL when a storage URL is given. `acp serve` and the tests use it.
  */
-import type { Pipeline, ProposalLedger, RateLimiter } from "@acp/core";
+import type { AttestationLedger, Pipeline, ProposalLedger, RateLimiter } from "@acp/core";
 import { createAcpServer, type AcpServer, type AcpServerOptions } from "./server.js";
 import { checkServerOptions } from "./server-options.js";
 import { openServerStores } from "./store/open-server-stores.js";
 import type { ServerStores } from "./store/types.js";
 
-/** A pipeline built on the stores' rate limiter and proposal ledger (when cooling periods count from the store). */
-export type StoresPipeline = (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
+/**
+ * A pipeline built on the stores' rate limiter, proposal ledger (when cooling periods count from the store) and
+ * attestation ledger (a trusted-channel attestation is taken once by every node on the store).
+ */
+export type StoresPipeline = (
+  rateLimiter: RateLimiter,
+  proposals?: ProposalLedger,
+  attestations?: AttestationLedger,
+) => Pipeline;
 
 /** Where the state lives, and the service's parts. */
 export interface EmbeddedServerOptions extends Omit<
@@ -17,13 +24,13 @@ export interface EmbeddedServerOptions extends Omit<
   "stores" | "audit" | "pipeline" | "anyServerPipeline"
 > {
   /**
-   * The live pipeline, or a function building it on the stores' (shared) rate limiter and consent-graph
-   * proposal ledger.
+   * The live pipeline, or a function building it on the stores' (shared) rate limiter, consent-graph
+   * proposal ledger and trusted-channel attestation ledger.
    */
   readonly pipeline: Pipeline | StoresPipeline;
   /**
    * `AcpServerOptions.anyServerPipeline` (required: a caller whose `server` is only its word is judged on
-   * it, ADR 0006), or a function building it on the same rate limiter and proposal ledger.
+   * it, ADR 0006), or a function building it on the same rate limiter and ledgers.
    */
   readonly anyServerPipeline: Pipeline | StoresPipeline;
   /** `$ACP_HOME/state.db` (or `:memory:`); used without `storageUrl`. */
@@ -82,7 +89,7 @@ export async function openEmbeddedServer(options: EmbeddedServerOptions): Promis
   let server: AcpServer;
   try {
     const build = (p: Pipeline | StoresPipeline): Pipeline =>
-      typeof p === "function" ? p(stores.rateLimiter, stores.proposals) : p;
+      typeof p === "function" ? p(stores.rateLimiter, stores.proposals, stores.attestations) : p;
     const pipeline = build(options.pipeline);
     const { anyServerPipeline: anyServer, ...rest } = options;
     // undefined from a JavaScript caller: createAcpServer says it is required

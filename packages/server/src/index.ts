@@ -28,6 +28,7 @@ export { anyServerPolicy } from "./service/any-server-policy.js";
 export {
   anyServerPipelineOf,
   countOncePerCall,
+  useAttestationOncePerCall,
   serverReadings,
   strictestReadingPipeline,
   type ServerReading,

@@ -17,8 +17,13 @@ import { SECRET_CONFIG_PATHS } from "../doctor/home-checks.js";
  */
 const BEARER_TOKEN_PATHS = new Set(["serve.bearer_token", "serve.approver_token", "proxy.bearer_token"]);
 
-/** The maps of NAME → sealed token, whose every entry is a secret (NAME as `AGENT_TOKEN_NAME`). */
-const NAMED_TOKEN_MAPS = ["serve.agent_tokens", "serve.approver_tokens", "proxy.agent_tokens"] as const;
+/** The maps of NAME → sealed token or key, whose every entry is a secret (NAME as `AGENT_TOKEN_NAME`). */
+const NAMED_TOKEN_MAPS = [
+  "serve.agent_tokens",
+  "serve.approver_tokens",
+  "proxy.agent_tokens",
+  "serve.trusted_channel_keys",
+] as const;
 
 /** The paths `set-secret` accepts, for messages and --help. */
 const ACCEPTED = [...SECRET_CONFIG_PATHS, ...NAMED_TOKEN_MAPS.map((m) => `${m}.NAME`)].join(", ");
@@ -72,7 +77,7 @@ Examples:
 
 Exit codes: 0 written, 1 error (no passphrase, unreadable config), 2 usage (not a secret key, value in argv),
 4 invalid value (a bearer token shorter than 16 characters or not sendable after "Bearer ", a webhook
-secret shorter than 16 characters).`,
+secret or trusted-channel key shorter than 16 characters).`,
     )
     .action(async (path: string, extra: string[], options: { json?: boolean }) => {
       if (extra.length > 0) {
@@ -99,7 +104,9 @@ secret shorter than 16 characters).`,
         if (BEARER_TOKEN_PATHS.has(path) || /^(serve\.(agent|approver)|proxy\.agent)_tokens\./.test(path)) {
           checkBearerToken(`\`${path}\``, value);
         }
-        const short = path === "webhook.secret" ? webhookSecretProblem("`webhook.secret`", value) : null;
+        // an HMAC key (the webhook's, a trusted channel's) too short to resist guessing is refused now
+        const hmacKey = path === "webhook.secret" || path.startsWith("serve.trusted_channel_keys.");
+        const short = hmacKey ? webhookSecretProblem(`\`${path}\``, value) : null;
         if (short !== null) throw new CliError(short, EXIT.invalid);
         orThrow(writeConfigValue(home, doc, path, sealConfigSecret(value, path, seed, randomBytes)));
       } finally {

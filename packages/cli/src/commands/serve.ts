@@ -18,7 +18,7 @@ import {
 } from "@acp/server";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { loadDecisionInputs } from "../decision/load.js";
-import { createServePipelines } from "../wiring/serve-policy.js";
+import { createServePipelines, withTrustedChannelKeys } from "../wiring/serve-policy.js";
 import {
   loadKeys,
   loadNamedTokens,
@@ -109,6 +109,8 @@ whatever server the request names, or none, and a call is judged as named, as fo
 each server a classify: or graph.mapping entry names, the strictest answer standing (server_unverified);
 an allow rule's rate_limit counts the call under every reading that meets it (once a call).
 Approvers' tokens that name their approver (serve.approver_tokens.NAME) answer as api:NAME.
+Trusted-channel keys (serve.trusted_channel_keys.KEY_ID, sealed, 16+ characters) verify the attestation a
+/v1/decide graph carries for a trusted_channel_required action; each is taken once by every node.
 Every token must differ from every other. A token has at least 16 characters (letters, digits, -._~+/); make one with
 \`openssl rand -hex 32\`; keep it in config.yml, sealed, with \`acp config set-secret serve.bearer_token\`
 (or serve.approver_token; the value on stdin), or pass it in the environment.
@@ -388,6 +390,7 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
   const approverToken = loadToken(ctx, home, config, seed, "approvers");
   const agentTokens = loadNamedTokens(home, "agent_tokens", config.agentTokens, seed);
   const approverTokens = loadNamedTokens(home, "approver_tokens", config.approverTokens, seed);
+  const trustedKeys = loadNamedTokens(home, "trusted_channel_keys", config.trustedChannelKeys, seed);
   const agentSide = [token, ...Object.values(agentTokens ?? {})];
   if (approverToken !== undefined && agentSide.includes(approverToken)) {
     throw new CliError(
@@ -430,7 +433,10 @@ async function runServe(ctx: CliContext, flags: ServeFlags, hooks: ServeHooks): 
       auditPath: join(home, "audit.jsonl"),
       ...(storage !== null ? { storageUrl: storage.url, acceptMovedDatabase: flags.acceptMovedDatabase === true } : {}),
       // the policy file is picked up again when it changes; a reload is recorded in this node's chain
-      ...createServePipelines(inputs, { log, audit: () => embedded?.stores.auditLog }),
+      ...createServePipelines(withTrustedChannelKeys(inputs, trustedKeys), {
+        log,
+        audit: () => embedded?.stores.auditLog,
+      }),
       keys,
       clock: ctx.io.now,
       loopbackOnly,

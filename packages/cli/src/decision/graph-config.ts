@@ -18,6 +18,11 @@ export interface GraphSettings extends GraphConfig {
    * `server` under readings whose mapping is part of the configured one; a review is of the configured one).
    */
   readonly reviewedMapping?: GraphMapping;
+  /**
+   * Trusted-channel keys, key id → secret (`acp serve`: `serve.trusted_channel_keys`, each sealed): an
+   * attestation made with one lets a `trusted_channel_required` action through. Absent: none verifies.
+   */
+  readonly trustedChannelKeys?: Readonly<Record<string, string>>;
 }
 
 const GRAPH_KEYS = ["mapping", "threshold"];
@@ -92,7 +97,12 @@ export function loadGraphMapping(home: string, configFile?: string): GraphMappin
 /** The graph source options for these settings (mapping, and the context without the clock). */
 export function graphSourceOptions(settings: GraphSettings): {
   mapping?: GraphMapping;
-  context: { threshold?: number; reviews?: GraphReviewRecord; reviewedMapping?: GraphMapping };
+  context: {
+    threshold?: number;
+    reviews?: GraphReviewRecord;
+    reviewedMapping?: GraphMapping;
+    trustedChannelKeys?: Readonly<Record<string, string>>;
+  };
 } {
   const reviewedMapping = settings.reviewedMapping ?? settings.mapping;
   return {
@@ -101,6 +111,7 @@ export function graphSourceOptions(settings: GraphSettings): {
       ...(settings.threshold !== undefined ? { threshold: settings.threshold } : {}),
       ...(settings.reviews !== undefined ? { reviews: settings.reviews } : {}),
       ...(reviewedMapping !== undefined ? { reviewedMapping } : {}),
+      ...(settings.trustedChannelKeys !== undefined ? { trustedChannelKeys: settings.trustedChannelKeys } : {}),
     },
   };
 }

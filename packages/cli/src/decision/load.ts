@@ -15,6 +15,7 @@ import {
   type Pipeline,
   type Policy,
   type ProposalLedger,
+  type AttestationLedger,
   type RateLimiter,
 } from "@acp/core";
 import { consentGraphFileExists } from "@acp/store";
@@ -118,6 +119,11 @@ export interface PipelineExtras {
    * graph source keeps one in memory when absent.
    */
   readonly proposals?: ProposalLedger;
+  /**
+   * The trusted-channel attestations already used (a store's, so every node takes one once); the graph
+   * source keeps one in memory when absent.
+   */
+  readonly attestations?: AttestationLedger;
   /** More sources, judged after the built-in ones (e.g. a session runtime). */
   readonly extraSources?: readonly DecisionSource[];
   /** False: rate limits are neither spent nor checked (judging a person's edit of a call already counted). */
@@ -150,6 +156,7 @@ export function buildPipelineWith(inputs: DecisionInputs, extras: PipelineExtras
           ...context,
           ...(inputs.graphNamed !== undefined ? { graphFile: inputs.graphNamed } : {}),
           ...(extras.proposals !== undefined ? { proposals: extras.proposals } : {}),
+          ...(extras.attestations !== undefined ? { attestations: extras.attestations } : {}),
         },
       }),
     );

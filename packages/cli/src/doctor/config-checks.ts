@@ -118,12 +118,14 @@ export function checkConfigInUse(home: string, read: ConfigFile | CliError): Hom
   const file = read;
   const path = file.path;
   const doc = file.document;
-  // every serve.agent_tokens.NAME, serve.approver_tokens.NAME and proxy.agent_tokens.NAME is a secret too
+  // every serve.agent_tokens.NAME, serve.approver_tokens.NAME, proxy.agent_tokens.NAME and
+  // serve.trusted_channel_keys.KEY_ID is a secret too
   const namedPaths = (
     [
       ["serve", "agent_tokens"],
       ["serve", "approver_tokens"],
       ["proxy", "agent_tokens"],
+      ["serve", "trusted_channel_keys"],
     ] as const
   ).flatMap(([section, key]) => {
     const within: unknown = file.values[section];

@@ -21,6 +21,7 @@ export const SERVE_KEYS = [
   "decision_audit",
   "caller_budget",
   "pending_per_caller",
+  "trusted_channel_keys",
 ] as const;
 /** The keys of `serve.caller_budget`: each caller's share of the policy work. */
 const CALLER_BUDGET_KEYS = ["units", "seconds"] as const;
@@ -50,6 +51,8 @@ export interface ServeConfig {
   readonly approverTokens?: Readonly<Record<string, string>>;
   /** The servers a named agent may decide for (`serve.agent_servers.NAME`: server names or globs). */
   readonly agentServers?: Readonly<Record<string, readonly string[]>>;
+  /** Trusted-channel keys by key id, each sealed (`acp config set-secret serve.trusted_channel_keys.KEY_ID`). */
+  readonly trustedChannelKeys?: Readonly<Record<string, string>>;
   readonly storageUrl?: string;
   /** `storage.connect_wait`: seconds a node waits at start for a PostgreSQL not accepting connections yet. */
   readonly storageConnectWait?: number;
@@ -197,6 +200,7 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
     approverToken?: string;
     agentTokens?: Record<string, string>;
     approverTokens?: Record<string, string>;
+    trustedChannelKeys?: Record<string, string>;
     agentServers?: Record<string, readonly string[]>;
     storageUrl?: string;
     storageConnectWait?: number;
@@ -249,7 +253,10 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   const approverToken = sealed("approver_token");
   if (approverToken !== undefined) config.approverToken = approverToken;
   // NAME → sealed token maps, whose values are secrets: never shown
-  const namedTokens = (key: "agent_tokens" | "approver_tokens", who: "agent" | "approver") => {
+  const namedTokens = (
+    key: "agent_tokens" | "approver_tokens" | "trusted_channel_keys",
+    who: "agent" | "approver" | "key",
+  ) => {
     const read = readNamedSecrets(serve[key], `serve.${key}`, who, AGENT_TOKEN_NAME);
     problems.push(...read.problems.map((p) => p.message));
     return Object.keys(read.sealed).length > 0 ? { ...read.sealed } : undefined;
@@ -258,6 +265,8 @@ export function checkServeConfig(values: Readonly<Record<string, unknown>>): Ser
   if (agentTokens !== undefined) config.agentTokens = agentTokens;
   const approverTokens = namedTokens("approver_tokens", "approver");
   if (approverTokens !== undefined) config.approverTokens = approverTokens;
+  const trustedChannelKeys = namedTokens("trusted_channel_keys", "key");
+  if (trustedChannelKeys !== undefined) config.trustedChannelKeys = trustedChannelKeys;
   const agentServers = readAgentServers(serve["agent_servers"], agentTokens, problems);
   if (agentServers !== undefined) config.agentServers = agentServers;
   const url = storage["url"];

@@ -1,12 +1,25 @@
-import { auditEventInput, type Pipeline, type ProposalLedger, type RateLimiter } from "@acp/core";
+import {
+  auditEventInput,
+  type AttestationLedger,
+  type Pipeline,
+  type ProposalLedger,
+  type RateLimiter,
+} from "@acp/core";
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
-import { anyServerPipelineOf, countOncePerCall, type AuditAppender, type ServerReadingInputs } from "@acp/server";
+import {
+  anyServerPipelineOf,
+  countOncePerCall,
+  useAttestationOncePerCall,
+  type AuditAppender,
+  type ServerReadingInputs,
+  type StoresPipeline,
+} from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {
-  readonly pipeline: (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
+  readonly pipeline: StoresPipeline;
   readonly simulationPipeline: Pipeline;
   /**
    * `pipeline` for callers whose `server` is their own word (all but named agents held to servers by
@@ -14,9 +27,32 @@ export interface ServePipelines {
    * word the `classify:` entries and the graph mapping tell apart, the strictest standing
    * (`anyServerPipelineOf`).
    */
-  readonly anyServerPipeline: (rateLimiter: RateLimiter, proposals?: ProposalLedger) => Pipeline;
+  readonly anyServerPipeline: StoresPipeline;
   /** `simulationPipeline` judged so: those callers' edited arguments, and the console simulator for them. */
   readonly anyServerRecheckPipeline: Pipeline;
+}
+
+/** The stores' ledgers a pipeline is built on, those given. */
+function ledgers(
+  proposals: ProposalLedger | undefined,
+  attestations: AttestationLedger | undefined,
+): { proposals?: ProposalLedger; attestations?: AttestationLedger } {
+  return {
+    ...(proposals !== undefined ? { proposals } : {}),
+    ...(attestations !== undefined ? { attestations } : {}),
+  };
+}
+
+/**
+ * `inputs` with the trusted-channel keys (`serve.trusted_channel_keys`, opened) in the graph's settings: an
+ * attestation `POST /v1/decide` carries verifies with them. Unchanged without keys or without a graph.
+ */
+export function withTrustedChannelKeys(
+  inputs: DecisionInputs,
+  keys: Readonly<Record<string, string>> | undefined,
+): DecisionInputs {
+  if (keys === undefined || Object.keys(keys).length === 0 || inputs.graphSettings === undefined) return inputs;
+  return { ...inputs, graphSettings: { ...inputs.graphSettings, trustedChannelKeys: keys } };
 }
 
 /** `inputs` as one reading of a caller's `server` sees them (ADR 0006): its policy and graph mapping. */
@@ -73,12 +109,13 @@ export function createServePipelines(
   return {
     // a request's annotations come from whoever calls the service: a claim that only tightens the decision
     // the stores' proposal ledger: a cooling period counts from the first sight any node recorded, across restarts
-    pipeline: (rateLimiter, proposals) =>
+    // and its attestation ledger: a trusted-channel attestation is taken once by every node
+    pipeline: (rateLimiter, proposals, attestations) =>
       createReloadingPipeline(policy, (version) =>
         buildPipelineWith(withPolicy(version), {
           rateLimiter,
           annotations: "caller",
-          ...(proposals !== undefined ? { proposals } : {}),
+          ...ledgers(proposals, attestations),
         }),
       ),
     // the simulator and the judging of a person's edits neither spend nor check rate limits: a simulation
@@ -89,15 +126,18 @@ export function createServePipelines(
     // the same, for a caller whose `server` is only its word: a deny or ask rule for a server holds whatever
     // server it names, or none (docs/guides/serve.md, "Which server a request is for")
     // every reading spends the limit of the rule it matched, each limit once per call (countOncePerCall)
-    anyServerPipeline: (rateLimiter, proposals) => {
+    // the judgings that spend take the call's attestation once between them (useAttestationOncePerCall); the
+    // others only check it (each keeps its own ledger in memory: the one that spends refuses a replay)
+    anyServerPipeline: (rateLimiter, proposals, attestations) => {
       const once = countOncePerCall(rateLimiter);
+      const used = attestations !== undefined ? useAttestationOncePerCall(attestations) : undefined;
       return createReloadingPipeline(policy, (version) =>
         anyServer(version, (built, spend) =>
           buildPipelineWith(built, {
             rateLimiter: once,
             spendRateLimits: spend,
             annotations: "caller",
-            ...(proposals !== undefined ? { proposals } : {}),
+            ...ledgers(proposals, spend ? used : undefined),
           }),
         ),
       );

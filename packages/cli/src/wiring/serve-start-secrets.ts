@@ -12,7 +12,7 @@ import { printError, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { openMasterSeed } from "../home-access/master-key.js";
 import { canPrompt, PASSPHRASE_ENV } from "../home-access/secret-input.js";
-import { checkBearerToken } from "./bearer-token.js";
+import { checkBearerToken, webhookSecretProblem } from "./bearer-token.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /**
@@ -74,13 +74,15 @@ export const TOKEN_SOURCES = {
 } as const;
 
 /**
- * The tokens that name their agent (`serve.agent_tokens.NAME`) or approver (`serve.approver_tokens.NAME`),
- * each sealed, checked like every bearer token (exit 4); distinct from each other and from the other two
- * tokens (checked here and by the service).
+ * The sealed secrets of a `serve.KEY.NAME` mapping, opened and each checked by `check` (it throws exit 4):
+ * the tokens that name their agent (`serve.agent_tokens.NAME`) or approver (`serve.approver_tokens.NAME`),
+ * checked like every bearer token, and the trusted-channel keys (`serve.trusted_channel_keys.KEY_ID`),
+ * checked like every HMAC key. Tokens are distinct from each other and from the other two tokens (checked
+ * by `acp serve` and by the service).
  */
 export function loadNamedTokens(
   home: string,
-  key: "agent_tokens" | "approver_tokens",
+  key: "agent_tokens" | "approver_tokens" | "trusted_channel_keys",
   named: Readonly<Record<string, string>> | undefined,
   seed: Uint8Array | undefined,
 ): Record<string, string> | undefined {
@@ -99,9 +101,16 @@ export function loadNamedTokens(
     const secret = readConfigSecret(doc.value, path, seed);
     if (!secret.ok)
       throw new CliError(`config.yml: ${path}: ${secret.issues[0]?.message ?? "unreadable"}`, EXIT.invalid);
-    if (secret.value !== undefined) tokens[name] = checkBearerToken(`config.yml: ${path}`, secret.value);
+    if (secret.value !== undefined) tokens[name] = checkNamedSecret(key, `config.yml: ${path}`, secret.value);
   }
   return tokens;
+}
+
+function checkNamedSecret(key: string, source: string, value: string): string {
+  if (key !== "trusted_channel_keys") return checkBearerToken(source, value);
+  const short = webhookSecretProblem(source, value);
+  if (short !== null) throw new CliError(short, EXIT.invalid);
+  return value;
 }
 
 /** The agents' or the approvers' token, checked like every bearer token (exit 4); undefined when unset. */

@@ -5,7 +5,9 @@
  * (`attestation_replayed`). No I/O: the clock is the caller's; a ledger shared across processes (a database)
  * is the caller's to inject. A one-off check spends in `checkConsentGraph` (`GraphContext.attestations`); the
  * pipeline's graph source spends once the graph's verdict is final ({@link spendVerifiedAttestation}), so
- * judging one request more than once (an asynchronous ledger's second pass) spends it once.
+ * judging one request more than once (an asynchronous ledger's second pass) spends it once. A ledger in a
+ * store (`@acp/store`, shared by every node) may answer asynchronously: the pipeline's graph source waits for
+ * it; a one-off `checkConsentGraph`, which cannot wait, refuses.
  */
 import type { SourceVerdict } from "../pipeline/types.js";
 import type { ActionRequest, TrustedChannelAttestation } from "../request/index.js";
@@ -16,7 +18,13 @@ export interface AttestationLedger {
   /**
    * Records attestation `key` as used until `expiresAt`; false when it already is (a replay). A ledger must
    * not forget a key before its `expiresAt`: one that can keep no more refuses (returns false), never forgets.
+   * Of two concurrent uses of one key, exactly one is true. A store answers asynchronously.
    */
+  use(key: string, expiresAt: Date, now: Date): boolean | Promise<boolean>;
+}
+
+/** The memory ledger answers synchronously. */
+export interface MemoryAttestationLedger extends AttestationLedger {
   use(key: string, expiresAt: Date, now: Date): boolean;
 }
 
@@ -33,7 +41,7 @@ export function attestationKey(attestation: TrustedChannelAttestation): string {
  * recorded, each for at most twice the clock skew, so its size is bounded by what the trusted channel sends;
  * entries past their expiry are dropped as the ledger grows.
  */
-export function createMemoryAttestationLedger(): AttestationLedger {
+export function createMemoryAttestationLedger(): MemoryAttestationLedger {
   const used = new Map<string, number>();
   let pruneAt = 1024;
   return {
@@ -51,9 +59,50 @@ export function createMemoryAttestationLedger(): AttestationLedger {
   };
 }
 
+function replayedReason(attestation: TrustedChannelAttestation, what: string): GraphReason {
+  return {
+    code: "attestation_replayed",
+    message:
+      `the trusted-channel attestation for ${what} (made at ${attestation.timestamp}) was already used: ` +
+      "an attestation is good for one request; have the trusted channel sign this one afresh",
+  };
+}
+
+/** The refusal when the ledger cannot answer; the ledger's error is not told (it goes back to the caller). */
+function uncheckedReason(what: string, why?: string): GraphReason {
+  const because = why !== undefined ? ` (${why})` : "";
+  return {
+    code: "attestation_replayed",
+    message: `the trusted-channel attestation for ${what} could not be checked against those already used${because}, so it is refused`,
+  };
+}
+
 /**
- * Uses a verified attestation once in `ledger`: null the first time, the `attestation_replayed` reason after.
- * It is kept until it goes stale (`timestamp` + `skewSeconds`). A ledger that throws refuses (fails closed).
+ * Uses a verified attestation once in `ledger`: null the first time, the `attestation_replayed` reason after,
+ * or, from a ledger that answers asynchronously, a promise of either. It is kept until it goes stale
+ * (`timestamp` + `skewSeconds`). A ledger that throws or rejects refuses (fails closed).
+ */
+export function spendAttestation(
+  attestation: TrustedChannelAttestation,
+  what: string,
+  ledger: AttestationLedger,
+  skewSeconds: number,
+  now: Date,
+): GraphReason | null | Promise<GraphReason | null> {
+  const judged = (first: boolean): GraphReason | null => (first === true ? null : replayedReason(attestation, what));
+  try {
+    const expiresAt = new Date(Date.parse(attestation.timestamp) + skewSeconds * 1000);
+    const answer = ledger.use(attestationKey(attestation), expiresAt, now);
+    if (!(answer instanceof Promise)) return judged(answer);
+    return answer.then(judged, () => uncheckedReason(what));
+  } catch {
+    return uncheckedReason(what);
+  }
+}
+
+/**
+ * {@link spendAttestation} for a check that cannot wait (`checkConsentGraph`): a ledger that answers
+ * asynchronously refuses (its answer is left to settle; the pipeline's graph source waits for such a ledger).
  */
 export function useAttestationOnce(
   attestation: TrustedChannelAttestation,
@@ -62,28 +111,18 @@ export function useAttestationOnce(
   skewSeconds: number,
   now: Date,
 ): GraphReason | null {
-  const replayed: GraphReason = {
-    code: "attestation_replayed",
-    message:
-      `the trusted-channel attestation for ${what} (made at ${attestation.timestamp}) was already used: ` +
-      "an attestation is good for one request; have the trusted channel sign this one afresh",
-  };
-  try {
-    const expiresAt = new Date(Date.parse(attestation.timestamp) + skewSeconds * 1000);
-    return ledger.use(attestationKey(attestation), expiresAt, now) ? null : replayed;
-  } catch {
-    return {
-      code: "attestation_replayed",
-      message: `the trusted-channel attestation for ${what} could not be checked against those already used, so it is refused`,
-    };
-  }
+  const reason = spendAttestation(attestation, what, ledger, skewSeconds, now);
+  if (!(reason instanceof Promise)) return reason;
+  reason.catch(() => undefined);
+  return uncheckedReason(what, "the ledger answers asynchronously; judge through the pipeline's graph source");
 }
 
 /**
  * The graph source's verdict on `request`, with the request's attestation spent in `ledger` when the verdict
  * says it verified (`trusted_channel_verified`): unchanged the first time, a refusal (`attestation_replayed`,
- * before the verdict's own reasons) when it was already used. Called once per request, after the graph has
- * judged it however many times it needed.
+ * before the verdict's own reasons) when it was already used or the ledger could not answer. Called once per
+ * request, after the graph has judged it however many times it needed; a promise when the ledger answers
+ * asynchronously.
  */
 export function spendVerifiedAttestation(
   verdict: SourceVerdict | null,
@@ -91,16 +130,19 @@ export function spendVerifiedAttestation(
   ledger: AttestationLedger,
   skewSeconds: number,
   now: Date,
-): SourceVerdict | null {
+): SourceVerdict | null | Promise<SourceVerdict | null> {
   const attestation = request.graph?.attestation;
   if (verdict === null || attestation === undefined) return verdict;
   if (!verdict.reasons.some((r) => r.code === "trusted_channel_verified")) return verdict;
   const rule = `${request.graph?.domain ?? ""}.${request.graph?.action ?? ""}`;
-  const replayed = useAttestationOnce(attestation, `\`${rule}\``, ledger, skewSeconds, now);
-  if (replayed === null) return verdict;
-  return {
-    ...verdict,
-    route: "refuse",
-    reasons: [{ source: "graph", code: replayed.code, message: replayed.message, rule }, ...verdict.reasons],
+  const refused = (replayed: GraphReason | null): SourceVerdict => {
+    if (replayed === null) return verdict;
+    return {
+      ...verdict,
+      route: "refuse",
+      reasons: [{ source: "graph", code: replayed.code, message: replayed.message, rule }, ...verdict.reasons],
+    };
   };
+  const replayed = spendAttestation(attestation, `\`${rule}\``, ledger, skewSeconds, now);
+  return replayed instanceof Promise ? replayed.then(refused) : refused(replayed);
 }

@@ -50,9 +50,10 @@ export {
   createMemoryAttestationLedger,
   attestationKey,
   useAttestationOnce,
+  spendAttestation,
   spendVerifiedAttestation,
 } from "./attestation-ledger.js";
-export type { AttestationLedger } from "./attestation-ledger.js";
+export type { AttestationLedger, MemoryAttestationLedger } from "./attestation-ledger.js";
 export { hashConsentGraph, hashGraphDomain, hashGraphMapping, hashVipContacts, consentGraphToJson } from "./hash.js";
 export { parseGraphReviewRecord, recordGraphReview, emptyGraphReviewRecord } from "./review-record.js";
 export type { GraphReviewSettings } from "./review-record.js";

@@ -4,6 +4,7 @@
  */
 import type { GraphMapping } from "./mapping.js";
 import type { ProposalLedger } from "./proposal-ledger.js";
+import type { AttestationLedger } from "./attestation-ledger.js";
 
 /** Trust levels a domain may declare; informational (reported, never loosens a decision). */
 export const TRUST_LEVELS = ["low", "medium", "high"] as const;
@@ -131,9 +132,10 @@ export interface GraphContext {
   /**
    * The trusted-channel attestations already used (an `AttestationLedger`, `createMemoryAttestationLedger`):
    * each verified attestation is taken once, and the same one again inside its window is BLOCKED
-   * (`attestation_replayed`). Absent: not tracked (a one-off check, such as `acp graph check`).
+   * (`attestation_replayed`). Absent: not tracked (a one-off check, such as `acp graph check`). A ledger
+   * that answers asynchronously refuses here; the pipeline's graph source waits for it.
    */
-  readonly attestations?: { use(key: string, expiresAt: Date, now: Date): boolean };
+  readonly attestations?: AttestationLedger;
   /**
    * The graph mapping in use (config.yml `graph.mapping`), which a review is bound to: a review made under
    * another mapping counts as not reviewed. Absent: no mapping. The pipeline's graph source takes its own

@@ -32,14 +32,23 @@ export interface NamedSecrets {
  * Reads a `NAME: sealed token` mapping (`proxy.agent_tokens`, `serve.agent_tokens`, `serve.approver_tokens`):
  * each name must match `names` (lowercase letters, digits and _), each value be the sealed text `acp config
  * set-secret` writes; an empty value is a token not set yet (skipped, like an empty `bearer_token`). `key` is
- * the mapping's dotted path (`proxy.agent_tokens`), `who` what a name names (`agent`, `approver`).
+ * the mapping's dotted path (`proxy.agent_tokens`), `who` what a name names (`agent`, `approver`, or `key`:
+ * `serve.trusted_channel_keys`, key id → sealed trusted-channel key).
  */
-export function readNamedSecrets(value: unknown, key: string, who: "agent" | "approver", names: RegExp): NamedSecrets {
+export function readNamedSecrets(
+  value: unknown,
+  key: string,
+  who: "agent" | "approver" | "key",
+  names: RegExp,
+): NamedSecrets {
   const sealed: Record<string, string> = {};
   const problems: { path: string[]; message: string }[] = [];
   if (value === undefined || value === null) return { sealed, problems };
   if (typeof value !== "object" || Array.isArray(value)) {
-    problems.push({ path: [], message: `\`${key}\` must be a mapping of ${who} name to sealed token` });
+    problems.push({
+      path: [],
+      message: `\`${key}\` must be a mapping of ${who === "key" ? "key id to sealed key" : `${who} name to sealed token`}`,
+    });
     return { sealed, problems };
   }
   for (const [name, token] of Object.entries(value)) {
@@ -47,7 +56,7 @@ export function readNamedSecrets(value: unknown, key: string, who: "agent" | "ap
     if (!names.test(name)) {
       problems.push({
         path: [shown],
-        message: `\`${key}.${shown}\`: ${who === "agent" ? "an agent" : "an approver"} name is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
+        message: `\`${key}.${shown}\`: ${{ agent: "an agent name", approver: "an approver name", key: "a key id" }[who]} is lowercase letters, digits and _ (at most 64), starting with a letter or _`,
       });
     } else if (token === "" || token === null) {
       continue;

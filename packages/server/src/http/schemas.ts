@@ -13,6 +13,29 @@ export const NO_NUL_PATTERN = "^[^\\u0000]*$";
 
 const NAME = { type: "string", minLength: 1, maxLength: 256, pattern: NO_NUL_PATTERN } as const;
 
+/**
+ * A trusted-channel attestation (`TrustedChannelAttestation`): the configured key that signed, when, and the
+ * lowercase hex HMAC-SHA256 of the statement. A malformed one is 400, never judged; one that does not verify
+ * (an unknown key, a stale time, a wrong HMAC) or was used before is judged: BLOCKED.
+ */
+const ATTESTATION = {
+  type: "object",
+  additionalProperties: false,
+  required: ["key_id", "timestamp", "hmac"],
+  description:
+    "the trusted channel's attestation for this call (a trusted_channel_required action), good for one request",
+  properties: {
+    key_id: { type: "string", minLength: 1, maxLength: 64, pattern: "^[a-z_][a-z0-9_]*$" },
+    timestamp: {
+      type: "string",
+      maxLength: 40,
+      pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$",
+      description: "ISO-8601 with a zone, when the attestation was made",
+    },
+    hmac: { type: "string", pattern: "^[0-9a-f]{64}$", description: "lowercase hex HMAC-SHA256" },
+  },
+} as const;
+
 /** The Agent Action Contract v1 schema as an OpenAPI body (the `$schema` / `$id` keywords dropped). */
 export const CONTRACT_EVENT_BODY: Record<string, unknown> = Object.fromEntries(
   Object.entries(CONTRACT_JSON_SCHEMA).filter(([key]) => key !== "$schema" && key !== "$id"),
@@ -44,7 +67,7 @@ export const ACTION_REQUEST_BODY = {
       type: "object",
       additionalProperties: false,
       required: ["domain", "action"],
-      properties: { domain: NAME, action: NAME, confidence: { type: "number" } },
+      properties: { domain: NAME, action: NAME, confidence: { type: "number" }, attestation: ATTESTATION },
     },
     contract: { type: "object", description: "an Agent Action Contract v1 event" },
   },

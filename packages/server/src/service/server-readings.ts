@@ -19,6 +19,7 @@ import {
   type Policy,
   type RateLimitOutcome,
   type RateLimiter,
+  type AttestationLedger,
 } from "@acp/core";
 import { anyServerPolicy } from "./any-server-policy.js";
 
@@ -96,8 +97,11 @@ function readingReason(server: string | null): Decision["reasons"][number] {
   };
 }
 
-/** Each call's rate-limit outcomes so far, by limit: a rule two readings match is counted once per call. */
-const callOutcomes = new AsyncLocalStorage<Map<string, RateLimitOutcome>>();
+/**
+ * Each call's rate-limit outcomes so far, by limit (a rule two readings match is counted once per call), and
+ * its trusted-channel attestation uses, by attestation (taken once per call, every reading told the answer).
+ */
+const callOutcomes = new AsyncLocalStorage<Map<string, RateLimitOutcome | boolean | Promise<boolean>>>();
 
 /**
  * `limiter`, counting each rate limit at most once per call of a pipeline {@link anyServerPipelineOf} makes:
@@ -113,10 +117,31 @@ export function countOncePerCall(limiter: RateLimiter): RateLimiter {
       if (outcomes === undefined) return limiter.consume(key, limit, windowMs, nowMs);
       const which = `${key}\u0000${limit}\u0000${windowMs}`;
       const counted = outcomes.get(which);
-      if (counted !== undefined) return counted;
+      if (counted !== undefined && typeof counted === "object" && !(counted instanceof Promise)) return counted;
       const remember = (outcome: RateLimitOutcome): RateLimitOutcome => (outcomes.set(which, outcome), outcome);
       const outcome = limiter.consume(key, limit, windowMs, nowMs);
       return outcome instanceof Promise ? outcome.then(remember) : remember(outcome);
+    },
+  };
+}
+
+/**
+ * `ledger`, taking each trusted-channel attestation at most once per call of a pipeline
+ * {@link anyServerPipelineOf} makes: the call as named and every reading that spends judge the same
+ * attestation, and the later ones are told the first answer (a second use would read as a replay). Outside
+ * such a call it is `ledger`. Build every spending pipeline handed to `anyServerPipelineOf` on it.
+ */
+export function useAttestationOncePerCall(ledger: AttestationLedger): AttestationLedger {
+  return {
+    use(key, expiresAt, now) {
+      const outcomes = callOutcomes.getStore();
+      if (outcomes === undefined) return ledger.use(key, expiresAt, now);
+      const which = `attestation\u0000${key}`;
+      const used = outcomes.get(which);
+      if (typeof used === "boolean" || used instanceof Promise) return used;
+      const answer = ledger.use(key, expiresAt, now);
+      outcomes.set(which, answer);
+      return answer;
     },
   };
 }

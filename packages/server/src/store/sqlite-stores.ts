@@ -3,6 +3,7 @@ import type { CheckpointPublicKey, CheckpointSigner, RedactionRules } from "@acp
 import {
   createConsentGrantStore,
   createPendingConsentStore,
+  createNonceAttestationLedger,
   createSqliteNonceStore,
   createSqliteProposalLedger,
   createSqliteRateLimiter,
@@ -131,6 +132,7 @@ export async function openSqliteStores(options: SqliteStoresOptions): Promise<Se
     nonces,
     rateLimiter: createSqliteRateLimiter(db),
     proposals: createSqliteProposalLedger(db),
+    attestations: createNonceAttestationLedger(nonces),
     audit: createFileAuditTrail(
       options.auditPath,
       options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {},

@@ -3,7 +3,14 @@
  * `state.db` + the JSONL audit file (the default), and PostgreSQL (`storage.url: postgres://…`, several
  * nodes on one database).
  */
-import type { AuditEventV02, AuditVerification, NonceStore, ProposalLedger, RateLimiter } from "@acp/core";
+import type {
+  AttestationLedger,
+  AuditEventV02,
+  AuditVerification,
+  NonceStore,
+  ProposalLedger,
+  RateLimiter,
+} from "@acp/core";
 import type { AsyncConsentGrantStore, AsyncPendingConsentStore, PendingConsentRow } from "@acp/store";
 import type { AuditAppender } from "../service/audit-recorder.js";
 
@@ -132,6 +139,11 @@ export interface ServerStores {
    * a cooling period counts from there.
    */
   readonly proposals: ProposalLedger;
+  /**
+   * The trusted-channel attestations already used, in the spent-nonce table (`createNonceAttestationLedger`):
+   * an attestation is taken once by every node on the database (and, on SQLite, by a restarted service).
+   */
+  readonly attestations: AttestationLedger;
   readonly audit: AuditTrail;
   readonly auditLog: AuditWriter;
   readonly changes: ConsentChangeFeed;

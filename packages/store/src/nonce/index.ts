@@ -12,3 +12,9 @@ export {
   SPENT_NONCE_SWEEP_BATCH,
   spentNonceCutoff,
 } from "./retention.js";
+export {
+  ATTESTATION_NONCE_PREFIX,
+  ATTESTATION_REQUEST_ID,
+  attestationNonce,
+  createNonceAttestationLedger,
+} from "./attestation-ledger.js";

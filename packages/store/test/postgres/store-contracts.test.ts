@@ -1,10 +1,15 @@
-/** The shared suites (rate limiter, nonce store and its prune, pending consent store) against a real PostgreSQL. */
+/**
+ * The shared suites (rate limiter, nonce store and its prune, the attestation ledger on it, pending consent
+ * store) against a real PostgreSQL.
+ */
 import { afterAll } from "vitest";
 import { describeRateLimiter } from "../../../core/test/evaluate/rate-limiter.case.js";
 import { describeNonceStore } from "../nonce-store.case.js";
 import { describeNoncePrune } from "../nonce-prune.case.js";
 import { describePendingConsentStore } from "../cases/pending-store.case.js";
+import { describeAttestationLedger } from "../attestation-ledger.case.js";
 import {
+  createNonceAttestationLedger,
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresRateLimiter,
@@ -15,9 +20,12 @@ import { useTestDatabase } from "./test-database.js";
 
 const db = useTestDatabase();
 let store: PostgresStore | undefined;
+/** Another node: its own connection pool on the same database. */
+let otherNode: PostgresStore | undefined;
 
 afterAll(async () => {
   await store?.close();
+  await otherNode?.close();
 });
 
 /** The store (opened on first use) with `table` emptied: each factory call starts from no state. */
@@ -47,6 +55,22 @@ describeNoncePrune("postgres", async (clock) => {
     },
     dropRow: async (id) => {
       await db.query("DELETE FROM pending_consent WHERE id = $1", [id]);
+    },
+  };
+});
+
+describeAttestationLedger("postgres", async (clock) => {
+  const nonces = createPostgresNonceStore(await emptied("spent_nonces, spent_nonces_forgotten"), { now: clock });
+  otherNode ??= await openPostgresStore(db.url);
+  return {
+    ledger: createNonceAttestationLedger(nonces),
+    other: createNonceAttestationLedger(createPostgresNonceStore(otherNode, { now: clock })),
+    isSpent: (nonce) => nonces.isSpent(nonce),
+    prune: (nowMs) => nonces.prune(nowMs),
+    broken: async () => {
+      const closed = await openPostgresStore(db.url);
+      await closed.close();
+      return createNonceAttestationLedger(createPostgresNonceStore(closed));
     },
   };
 });

@@ -14,6 +14,7 @@ import {
 import {
   createPostgresAuditLog,
   createPostgresConsentGrantStore,
+  createNonceAttestationLedger,
   createPostgresNonceStore,
   createPostgresPendingConsentStore,
   createPostgresProposalLedger,
@@ -325,6 +326,7 @@ async function openParts(
     nonces,
     rateLimiter: createPostgresRateLimiter(store),
     proposals: createPostgresProposalLedger(store),
+    attestations: createNonceAttestationLedger(nonces),
     // verified against this node's anchor, as `acp audit verify --storage-url` in its home verifies it
     audit: createPostgresAuditTrail(store, {
       ...(options.auditPublicKey !== undefined ? { publicKey: options.auditPublicKey } : {}),
