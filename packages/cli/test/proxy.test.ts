@@ -138,6 +138,16 @@ describe("acp proxy (in-process: arguments and configuration)", () => {
     expect(clash.stderr).toContain("upstream name `bank` is used twice");
   });
 
+  it("refuses fewer --name than --upstream values: a name would land on another server (usage)", async () => {
+    const home = tempDir("acp-home-");
+    const out = await runCli(["proxy", "-u", "/nonexistent/a", "-u", "/nonexistent/evil", "-n", "evil"], {
+      env: { ACP_HOME: home },
+    });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain("2 --upstream values but 1 --name");
+    expect(out.stderr).not.toContain("failed");
+  });
+
   it("checks --http and --bind before any upstream starts", async () => {
     const home = tempDir("acp-home-");
     for (const port of ["99999", "abc", "-1", "80.5"]) {

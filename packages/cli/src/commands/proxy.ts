@@ -135,7 +135,7 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
       "an upstream server: a command (stdio) or an http(s) URL; repeatable",
       collect,
     )
-    .option("-n, --name <name>", "name of the matching --upstream (in order); default from the command", collect)
+    .option("-n, --name <name>", "name of the matching --upstream (in order: one for each, or none); default from the command", collect)
     .option(
       "--http [port]",
       "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio; port default proxy.port, else 8443",
@@ -521,7 +521,16 @@ function loadConfig(
 function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {
   const taken = new Set(configured.map((u) => u.name));
   const values = flags.upstream ?? [];
-  if ((flags.name ?? []).length > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
+  const names = (flags.name ?? []).length;
+  if (names > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
+  // names go to the upstreams in order: with some missing, a name (what `server:` rules match) would land on
+  // another server than the user meant, silently
+  if (names > 0 && names < values.length) {
+    throw new CliError(
+      `${values.length} --upstream values but ${names} --name: give every --upstream its --name, or none (each then named from its command)`,
+      EXIT.usage,
+    );
+  }
   return values.map((value, index) => {
     const given = flags.name?.[index];
     // a name given with --name is what policy rules match (`server:`): never changed behind the user's back
