@@ -135,7 +135,11 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
       "an upstream server: a command (stdio) or an http(s) URL; repeatable",
       collect,
     )
-    .option("-n, --name <name>", "name of the matching --upstream (in order: one for each, or none); default from the command", collect)
+    .option(
+      "-n, --name <name>",
+      "name of the matching --upstream (in order: one for each, or none); default from the command",
+      collect,
+    )
     .option(
       "--http [port]",
       "serve HTTP (streamable HTTP at /mcp, HTTP+SSE at /sse) instead of stdio; port default proxy.port, else 8443",
