@@ -105,6 +105,17 @@ describe("proxy section of config.yml", () => {
     expect(!bad.ok && bad.issues[0]?.message).toBe("`proxy.call_max_seconds` must be a positive number of seconds");
   });
 
+  it("reads start_wait_seconds (default 10 s); anything but a positive number of seconds is refused", () => {
+    const unset = parseProxyConfig({});
+    expect(unset.ok && unset.value.startWaitMs).toBe(10_000);
+    const set = parseProxyConfig({ start_wait_seconds: 2.5 });
+    expect(set.ok && set.value.startWaitMs).toBe(2500);
+    for (const value of [0, -1, "10s", null, Number.POSITIVE_INFINITY]) {
+      const bad = parseProxyConfig({ start_wait_seconds: value });
+      expect(!bad.ok && bad.issues[0]?.message).toBe("`proxy.start_wait_seconds` must be a positive number of seconds");
+    }
+  });
+
   it("refuses a bearer_token a client could not send after `Bearer `", () => {
     const parsed = parseProxyConfig({ bearer_token: "a token with spaces in it" });
     expect(parsed.ok).toBe(false);

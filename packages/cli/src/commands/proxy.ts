@@ -110,6 +110,7 @@ interface ProxyFlags {
   prefixTools?: PrefixMode;
   callTimeout?: string;
   callMax?: string;
+  startWait?: string;
   intent?: string;
 }
 
@@ -185,6 +186,10 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option(
       "--call-max <seconds>",
       "upper bound on one upstream call however much progress it sends (default proxy.call_max_seconds, else 3600)",
+    )
+    .option(
+      "--start-wait <seconds>",
+      "with several upstreams, how long to wait for them all before serving those up; the rest join when up (default proxy.start_wait_seconds, else 10)",
     )
     .addHelpText(
       "after",
@@ -357,6 +362,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
       seconds(flags.callMax, "--call-max"),
       config.callMaxMs,
     ),
+    startWaitMs: seconds(flags.startWait, "--start-wait") ?? config.startWaitMs,
     consentTimeoutMs: config.consentTimeoutMs,
     ...(config.maxCallsInFlight !== undefined ? { maxCallsInFlight: config.maxCallsInFlight } : {}),
     now: ctx.io.now,

@@ -291,6 +291,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
     prefixTools: config.proxy.prefixTools,
     callTimeoutMs: config.proxy.callTimeoutMs,
     callMaxMs: config.proxy.callMaxMs,
+    startWaitMs: config.proxy.startWaitMs,
     consentTimeoutMs: config.proxy.consentTimeoutMs,
     now: ctx.io.now,
     log: (line) => log(`acp proxy: ${line}`),

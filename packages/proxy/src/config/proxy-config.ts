@@ -31,6 +31,11 @@ export interface ProxyConfig {
   readonly callTimeoutMs: number;
   /** Upper bound on one upstream call however much progress it sends, in milliseconds (`call_max_seconds`). */
   readonly callMaxMs: number;
+  /**
+   * How long the proxy waits for every upstream before it serves the ones up (`start_wait_seconds`), ms: one
+   * slow or hanging server's start does not hold back the others, nor the client's `initialize`.
+   */
+  readonly startWaitMs: number;
   /** Consent wait when the deciding rule names no timeout, in milliseconds. */
   readonly consentTimeoutMs: number;
   /** Most HTTP sessions open at once (`proxy.max_sessions`); absent: the listener's default (256). */
@@ -50,6 +55,7 @@ export const PROXY_DEFAULTS = {
   prefixTools: "on-collision" as PrefixMode,
   callTimeoutMs: 60_000,
   callMaxMs: 3_600_000,
+  startWaitMs: 10_000,
   consentTimeoutMs: 120_000,
   maxCallsInFlight: 64,
 } as const;
@@ -66,6 +72,7 @@ export const PROXY_KEYS: readonly string[] = [
   "prefix_tools",
   "call_timeout_seconds",
   "call_max_seconds",
+  "start_wait_seconds",
   "max_sessions",
   "caller_budget",
   "max_calls_in_flight",
@@ -159,6 +166,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
   if (callMax !== undefined && callMax < (callTimeout ?? PROXY_DEFAULTS.callTimeoutMs)) {
     at(["call_max_seconds"], INVALID, "`proxy.call_max_seconds` must be at least `proxy.call_timeout_seconds`");
   }
+  const startWait = positiveSeconds(s["start_wait_seconds"], ["start_wait_seconds"], at);
   const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
   const upstreams = parseUpstreamList(s["upstream_servers"], at);
   const maxSessions = s["max_sessions"];
@@ -193,6 +201,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     prefixTools: prefix as PrefixMode,
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
     callMaxMs: callMax ?? Math.max(PROXY_DEFAULTS.callMaxMs, callTimeout ?? 0),
+    startWaitMs: startWait ?? PROXY_DEFAULTS.startWaitMs,
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
     ...(typeof maxSessions === "number" ? { maxSessions } : {}),
     ...(callerBudget !== undefined ? { callerBudget } : {}),

@@ -71,6 +71,11 @@ export interface AcpProxyOptions {
   readonly prefixTools?: PrefixMode;
   /** Upper bound on one upstream call in ms (progress resets it); default 60 000. */
   readonly callTimeoutMs?: number;
+  /**
+   * How long `start` waits for every upstream before serving the ones up, ms (at least one must be up);
+   * default: until each has connected or failed. `acp proxy` passes `proxy.start_wait_seconds` (10 s).
+   */
+  readonly startWaitMs?: number;
   /** Upper bound on one upstream call in ms however much progress it sends; default 3 600 000 (1 h). */
   readonly callMaxMs?: number;
   /** Consent wait when the decision names no timeout, ms; default 120 000. */
@@ -198,6 +203,7 @@ export class AcpProxy {
         onRequest: (server, request, signal) => this.#forwardUpstreamRequest(server, request, signal),
         onNotification: (server, notification) => this.#forwardUpstreamNotification(server, notification),
         onToolsChanged: (server) => void this.#toolsChanged(server),
+        onLateStart: (server) => void this.#lateStart(server),
         onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
         // the upstream's own text: escaped, so it cannot erase or imitate the proxy's lines on a terminal
         onStderrLine: (server, line) => this.#log(`[${server}] ${printable(line)}`),
@@ -226,9 +232,14 @@ export class AcpProxy {
     );
   }
 
-  /** Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve. */
+  /**
+   * Connects every upstream, records or checks tool pins. A failing upstream is reported; the rest serve.
+   * With `startWaitMs`, resolves once that long has passed with at least one upstream up, even if others
+   * are still starting: each of those that comes up later is announced to every session as a tool list
+   * change (see `UpstreamPool.start`).
+   */
   async start(): Promise<void> {
-    await this.pool.start();
+    await this.pool.start(this.options.startWaitMs);
     for (const upstream of this.pool.connected()) await this.#observePins(upstream.spec.name);
     // a list change during the start may have cached a union without the upstreams that came up later
     this.#started = true;
@@ -236,7 +247,9 @@ export class AcpProxy {
     if (this.#started) this.#reportUnserved();
     for (const upstream of this.pool.list()) {
       this.#log(
-        `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
+        upstream.status === "connecting"
+          ? `upstream \`${upstream.spec.name}\`: still starting; serving the others meanwhile (its tools are announced with tools/list_changed once it is up)`
+          : `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
       );
     }
   }
@@ -389,6 +402,13 @@ export class AcpProxy {
         `upstream \`${server}\`: tool \`${name}\` is not served: \`${servedBy}\` offers a tool of the same name (prefix_tools: ${this.options.prefixTools ?? PROXY_DEFAULTS.prefixTools})`,
       );
     }
+  }
+
+  /** An upstream up after the proxy began serving: said, and its tools announced as a list change. */
+  async #lateStart(server: string): Promise<void> {
+    const upstream = this.pool.get(server);
+    this.#log(`upstream \`${server}\`: connected (${upstream?.tools.length ?? 0} tools), after the others`);
+    await this.#toolsChanged(server);
   }
 
   async #toolsChanged(server: string): Promise<void> {

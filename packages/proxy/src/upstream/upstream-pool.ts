@@ -51,6 +51,11 @@ export interface UpstreamPoolEvents {
   readonly onNotification: (server: string, notification: Notification) => void;
   /** An upstream's tool listing changed (after it has been fetched again). */
   readonly onToolsChanged: (server: string) => void;
+  /**
+   * An upstream came up after `start` had returned (its bounded wait was over): connected, its tools listed.
+   * The owner announces its tools as it does a list change.
+   */
+  readonly onLateStart?: (server: string) => void;
   /** An upstream failed to start or stopped: reported on stderr and to the audit sink. */
   readonly onFailure: (server: string, phase: "connect" | "closed", message: string) => void;
   readonly onStderrLine?: (server: string, line: string) => void;
@@ -89,6 +94,8 @@ interface MutableUpstream {
   dropped?: string;
   /** Its tools are being listed again after a list change; `relist`: another change came meanwhile. */
   relisting?: { relist: boolean };
+  /** The client being connected (closed if the pool closes before it is up: a spawned server is stopped). */
+  connecting?: Client;
   /** Says its transport's errors, within a budget (a server writing garbage for ever cannot flood the log). */
   sayError?: (message: string) => void;
 }
@@ -100,6 +107,8 @@ export class UpstreamPool {
   readonly #timeoutMs: number;
   readonly #startTimeoutMs: number;
   #closing = false;
+  /** `start` has returned: an upstream coming up from now on is announced (`onLateStart`). */
+  #serving = false;
 
   /**
    * @param timeoutMs - bound on one call (progress resets it)
@@ -112,9 +121,30 @@ export class UpstreamPool {
     this.#startTimeoutMs = Math.max(startTimeoutMs, timeoutMs);
   }
 
-  /** Connects every upstream and fetches its tools; resolves when each has connected or failed. */
-  async start(): Promise<void> {
-    await Promise.all([...this.#upstreams.values()].map((u) => this.#start(u)));
+  /**
+   * Connects every upstream and fetches its tools. Resolves when each has connected or failed, or, with
+   * `waitMs`, once that long has passed and at least one is connected: one server that is slow or hangs at
+   * its start does not hold back the others (nor an agent's client, whose own `initialize` would time out
+   * meanwhile). Those still starting go on, each within its start timeout; one that comes up is told by
+   * `onLateStart`, one that fails by `onFailure`. With none connected yet it waits on, for the first or
+   * for all to fail: there is nothing to serve before.
+   */
+  async start(waitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const starts = [...this.#upstreams.values()].map((u) => this.#start(u).then(() => u.status === "connected"));
+    const all = Promise.all(starts).then(() => undefined);
+    if (Number.isFinite(waitMs)) {
+      const firstUp = new Promise<void>((resolve) => {
+        for (const start of starts) void start.then((up) => up && resolve());
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, waitMs))));
+      try {
+        await Promise.race([all, waited.then(() => firstUp)]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } else await all;
+    this.#serving = true;
   }
 
   /** Every upstream, in configuration order. */
@@ -157,7 +187,12 @@ export class UpstreamPool {
   /** Closes every upstream (stdio servers are stopped). */
   async close(): Promise<void> {
     this.#closing = true;
-    await Promise.all(this.connected().map((u) => u.client.close().catch(() => undefined)));
+    const starting = [...this.#upstreams.values()].flatMap((u) =>
+      u.status === "connecting" && u.connecting !== undefined ? [u.connecting] : [],
+    );
+    await Promise.all(
+      [...this.connected().map((u) => u.client), ...starting].map((c) => c.close().catch(() => undefined)),
+    );
   }
 
   async #start(upstream: MutableUpstream): Promise<void> {
@@ -176,6 +211,13 @@ export class UpstreamPool {
         },
         this.#startTimeoutMs,
       );
+      delete upstream.connecting;
+      if (this.#closing) {
+        // the pool closed while it was starting: its server is stopped, not left running
+        upstream.status = "closed";
+        await client.close().catch(() => undefined);
+        return;
+      }
       if (credentials !== undefined && credentials.injected.length > 0) {
         this.#events.onCredentialsInjected?.(name, credentials.injected);
       }
@@ -186,7 +228,13 @@ export class UpstreamPool {
       client.onerror = (err) => this.#transportError(upstream, err);
       client.onclose = () => this.#closed(upstream);
       if (upstream.capabilities.tools) upstream.tools = await this.#listTools(name);
+      if (this.#serving && upstream.status === "connected") this.#events.onLateStart?.(name);
     } catch (err) {
+      delete upstream.connecting;
+      if (this.#closing) {
+        if (upstream.status === "connecting") upstream.status = "closed";
+        return;
+      }
       if (upstream.status === "connected") {
         // listing failed after connecting: keep it connected with no tools, report
         this.#events.onFailure(
@@ -194,6 +242,7 @@ export class UpstreamPool {
           "connect",
           `tools/list failed: ${scrubCredentials(messageOf(err), this.#secretsOf(upstream))}`,
         );
+        if (this.#serving) this.#events.onLateStart?.(name);
         return;
       }
       upstream.status = "failed";
@@ -206,6 +255,8 @@ export class UpstreamPool {
   }
 
   #prepare(name: string, client: Client): void {
+    const upstream = this.#upstreams.get(name);
+    if (upstream !== undefined) upstream.connecting = client;
     client.fallbackRequestHandler = (request, extra) => {
       // only what the proxy declared to the upstream reaches an agent's client: never roots/list (the agent's
       // directories are not the server's to read), nor a method an agent's client may answer unasked

@@ -1,0 +1,42 @@
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { connectProxy, EVERYTHING, ROOT } from "./proxy-client-fixture.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { runCli } from "./run.js";
+
+/**
+ * A real `acp proxy` in front of a server that hangs at its start and a real server-everything: the MCP SDK
+ * client (whose `initialize` gives up after 60 s) connects and works with server-everything's tools. Before,
+ * the proxy answered `initialize` only once every upstream had started or failed: 60 s for a hanging one.
+ */
+const root = tempRoot("proxy-start-wait");
+afterAll(root.cleanup);
+const HUNG = `${process.execPath} ${join(ROOT, "packages/proxy/test/fixtures/slow-start-server.mjs")}`;
+
+describe("acp proxy with an upstream that hangs at its start", () => {
+  it("serves the other upstream after --start-wait: the client connects and calls its tools", async () => {
+    const { home } = fixtureHome(root.dir);
+    const client = await connectProxy(envFor(home), {
+      name: "start-wait",
+      args: ["proxy", "-u", HUNG, "-u", EVERYTHING, "-n", "hung", "-n", "everything", "--start-wait", "1"],
+    });
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain("echo");
+      const echo = await client.callTool({ name: "echo", arguments: { message: "not held back" } });
+      expect(JSON.stringify(echo.content)).toContain("not held back");
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it("refuses a --start-wait that is not a positive number of seconds, before any upstream starts", async () => {
+    const { home } = fixtureHome(root.dir);
+    for (const value of ["0", "-3", "soon"]) {
+      const out = await runCli(["proxy", "-u", EVERYTHING, "--start-wait", value], { env: envFor(home) });
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(`--start-wait: \`${value}\` is not a positive number of seconds`);
+      expect(out.stderr).not.toContain("upstream `");
+    }
+  });
+});
