@@ -17,6 +17,8 @@ export function seedPending(
     args?: Record<string, unknown>;
     tool?: string;
     reason?: string;
+    /** The §4.1 `agent` of the request (default: none, as rows written before requests named one). */
+    agent?: { id: string; name: string; command: string };
     /** The process waiting for the answer (default: none, as acp serve writes rows). */
     owner?: PendingOwner;
   },
@@ -26,6 +28,7 @@ export function seedPending(
     const request = {
       type: "consent_request",
       id: options.id,
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
       action: {
         server: "mail",
         tool: options.tool ?? "send_email",

@@ -87,6 +87,37 @@ describe("acp pending", () => {
     }
   });
 
+  it("names the agent that asked, in the list and in --json (null when the request names none)", async () => {
+    const home = tempHome();
+    try {
+      seedPending(home, { id: ID_A, agent: { id: "claude-code", name: "claude-code", command: "unknown" } });
+      // the placeholder a request carries when nothing was known is no name: --json says null
+      seedPending(home, { id: ID_B, agent: { id: "unknown", name: "unknown", command: "unknown" } });
+      const out = await runCli(["pending"], { env: { ACP_HOME: home } });
+      expect(out.stdout).toContain(
+        `${ID_A}  mail/send_email  expires 2026-01-15T12:05:00.000Z (in 5m)\n  agent: claude-code\n`,
+      );
+      expect(out.stdout).toContain(
+        `${ID_B}  mail/send_email  expires 2026-01-15T12:05:00.000Z (in 5m)\n  agent: unknown\n`,
+      );
+      const list = JSON.parse((await runCli(["pending", "--json"], { env: { ACP_HOME: home } })).stdout) as unknown[];
+      expect(list).toMatchObject([
+        { id: ID_A, agent: "claude-code" },
+        { id: ID_B, agent: null },
+      ]);
+      // an agent names itself (its client's clientInfo): shown escaped, with a warning, never drawn
+      seedPending(home, {
+        id: ID_A.replace("a", "c"),
+        agent: { id: "x", name: "claude\u202e\u001b[2J", command: "x" },
+      });
+      const hostile = await runCli(["pending"], { env: { ACP_HOME: home } });
+      expect(hostile.stdout).toContain("  agent: claude\\u202e\\u001b[2J\n");
+      expect(hostile.stdout).toMatch(/! warning: invisible or control characters in agent/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("shows control characters in a tool name or a reason escaped: a hostile upstream cannot redraw the list", async () => {
     const home = tempHome();
     seedPending(home, {
@@ -179,6 +210,7 @@ describe("acp pending --watch --json, printed to a terminal", () => {
         id: ID_A,
         server: "mail",
         tool: "send\u009b2J\u009b1Asend_email",
+        agent: null,
         arguments: { to: "a\u202eexample.com", note: "ceo@corp.test\u200b\u00a0" },
         reasons: [],
         category: "communication",

@@ -147,12 +147,15 @@ describe("the fast path (accepted tools/call relayed beside the SDK client)", ()
     await b.close();
   });
 
-  it("a malformed call is left to the SDK server, which answers it as before", async () => {
+  it("a malformed call is answered beside the SDK server: -32602 in a line (proxy-server/invalid-requests.test.ts)", async () => {
     const result = env.client.request(
       { method: "tools/call", params: { name: 42 as unknown as string } },
       (await import("@modelcontextprotocol/sdk/types.js")).CallToolResultSchema,
     );
-    await expect(result).rejects.toThrow(/Invalid|invalid|expected/);
+    await expect(result).rejects.toMatchObject({
+      code: -32602,
+      message: "MCP error -32602: tools/call: `name` must be a string (got a number)",
+    });
   });
 });
 

@@ -19,6 +19,11 @@ export interface PendingConsentView {
   readonly id: string;
   readonly server: string;
   readonly tool: string;
+  /**
+   * The agent that asked, as the terminal prompt, the webhook and Telegram name it (the request's §4.1
+   * `agent.name`); null when the request names none (its client did not say, or an older row).
+   */
+  readonly agent: string | null;
   /** Redacted: secrets show as `[redacted]`. */
   readonly arguments: unknown;
   readonly reasons: unknown;
@@ -30,12 +35,31 @@ export interface PendingConsentView {
   readonly expires_at: string;
 }
 
+/** What a §4.1 `agent` field says when nothing is known (`buildConsentRequest`'s placeholder). */
+const UNKNOWN_AGENT = "unknown";
+
+/**
+ * The name of the agent a stored request says asked: its `agent.name` (`agent.id` when a row has no name).
+ * Null for a row without one, and for the placeholder `unknown`: `--json` says null rather than pass a
+ * placeholder off as a name a script could match on.
+ */
+function agentOf(agent: unknown): string | null {
+  if (!isRecord(agent)) return null;
+  const name = [agent["name"], agent["id"]].find((v): v is string => typeof v === "string" && v !== "");
+  return name === undefined || name === UNKNOWN_AGENT ? null : name;
+}
+
 function viewOf(row: PendingConsentRow): PendingConsentView {
-  const request = (row.request ?? {}) as { action?: Record<string, unknown>; policy?: Record<string, unknown> };
+  const request = (row.request ?? {}) as {
+    agent?: unknown;
+    action?: Record<string, unknown>;
+    policy?: Record<string, unknown>;
+  };
   return {
     id: row.id,
     server: row.server,
     tool: row.tool,
+    agent: agentOf(request.agent),
     arguments: request.action?.["parameters"] ?? null,
     reasons: Array.isArray(row.reasons) ? row.reasons : [],
     category: request.action?.["category"] ?? null,
@@ -187,6 +211,8 @@ function printView(ctx: CliContext, view: PendingConsentView): void {
   const p = (value: unknown): string => elide(printable(value), 200);
   const left = timeLeft(Date.parse(view.expires_at) - ctx.io.now().getTime());
   printLine(ctx, `${p(view.id)}  ${p(view.server)}/${p(view.tool)}  expires ${view.expires_at} (${left})`);
+  // the agent names itself (its MCP client's clientInfo): escaped like every other field, and warned of
+  printLine(ctx, `  agent: ${view.agent === null ? "unknown" : p(view.agent)}`);
   // a request the session runtime raised names it and its check, not the policy's `default`
   const decider = decidedBy(view.rule, view.reasons);
   const by = decider.rule ? `rule ${decider.text}` : `asked by ${decider.text}`;
@@ -201,6 +227,7 @@ function printView(ctx: CliContext, view: PendingConsentView): void {
   const fields = [
     ["server", view.server],
     ["tool", view.tool],
+    ["agent", view.agent],
     ["rule", view.rule],
   ] as const;
   const shown = args ?? { hidden: false, shortened: false };
@@ -226,7 +253,8 @@ export function registerPending(parent: Command, ctx: CliContext): void {
         '  acp pending --watch --json     # {"event":"pending","request":{…}} and {"event":"settled","id":…,"status":…} lines\n' +
         "  ACP_STORAGE_URL=postgres://acp:…@db:5432/acp acp pending\n\n" +
         "Reads $ACP_HOME/state.db, or with a storage URL (--storage-url, ACP_STORAGE_URL, storage.url in\n" +
-        "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Secrets in arguments\n" +
+        "config.yml: as acp serve takes it) the PostgreSQL database the nodes share. Each request names the\n" +
+        "agent that asked (--json: `agent`, null when the request names none). Secrets in arguments\n" +
         "are shown as [redacted]; arguments one value a line, a long one cut in its middle (--json keeps\n" +
         "them whole); control and invisible characters as \\uXXXX escapes, with a warning line.\n" +
         "A request whose acp proxy is no longer running (killed while it waited) is not\n" +

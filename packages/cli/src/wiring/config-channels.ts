@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { isIP } from "node:net";
+import { basename } from "node:path";
 import type { Document } from "yaml";
 import type { Database } from "better-sqlite3";
-import { createPendingConsentStore, ownerState, readConfigSecret } from "@acp/store";
+import { checkConfigSecretSealed, createPendingConsentStore, ownerState, readConfigSecret } from "@acp/store";
 import {
   answerPendingConsent,
   createTelegramChannel,
@@ -64,10 +65,17 @@ function lazyChannel(name: string, open: () => Promise<ConsentChannel>, log: (li
 /** The values `channel:` takes (§8.1). */
 const CHANNELS = ["prompt", "telegram", "webhook"];
 
-/** The keys of each channel's section, and which of them must be set when that channel is chosen. */
+/**
+ * The keys of each channel's section, which of them must be set when that channel is chosen, and which hold a
+ * secret that must be sealed (`acp config set-secret`).
+ */
 export const CHANNEL_SECTIONS = {
-  telegram: { keys: ["bot_token", "chat_id", "api_root"], required: ["bot_token", "chat_id"] },
-  webhook: { keys: ["url", "secret", "callback_listen", "callback_url"], required: ["url", "secret"] },
+  telegram: { keys: ["bot_token", "chat_id", "api_root"], required: ["bot_token", "chat_id"], sealed: ["bot_token"] },
+  webhook: {
+    keys: ["url", "secret", "callback_listen", "callback_url"],
+    required: ["url", "secret"],
+    sealed: ["secret"],
+  },
 } as const;
 
 const isSet = (value: unknown): boolean => value !== undefined && value !== null && value !== "";
@@ -100,8 +108,9 @@ function valueProblem(section: keyof typeof CHANNEL_SECTIONS, key: string, value
  * Checks `channel:` and the `telegram:` / `webhook:` sections of the config file `file`, every problem at
  * `FILE:LINE:COL` (exit 4): a misspelt channel or key must not quietly fall back to the terminal. Unknown keys
  * and malformed values are refused in either section, and so is a `webhook.callback_listen` on every address
- * without a `webhook.callback_url` (`wildcardCallbackProblem`); the chosen channel's own keys must be set (its
- * sealed secrets are opened only when a person is first asked).
+ * without a `webhook.callback_url` (`wildcardCallbackProblem`); the chosen channel's own keys must be set, and
+ * its secret sealed (`config_secret_plain`: its sealed secrets are opened only when a person is first asked,
+ * too late to refuse a plain one).
  */
 export function checkChannelKeys(file: ConfigFile): void {
   const values = file.values;
@@ -115,7 +124,7 @@ export function checkChannelKeys(file: ConfigFile): void {
     );
   }
   for (const section of Object.keys(CHANNEL_SECTIONS) as (keyof typeof CHANNEL_SECTIONS)[]) {
-    const { keys, required } = CHANNEL_SECTIONS[section];
+    const { keys, required, sealed } = CHANNEL_SECTIONS[section];
     const raw = values[section];
     if (raw !== undefined && raw !== null && (typeof raw !== "object" || Array.isArray(raw))) {
       problems.push(`${at([section])}: \`${section}\` must be a mapping (${keys.join(", ")})`);
@@ -137,8 +146,16 @@ export function checkChannelKeys(file: ConfigFile): void {
     if (chosen !== section) continue;
     for (const key of required) {
       if (isSet(given[key])) continue;
-      const how = key === "bot_token" || key === "secret" ? ` (acp config set-secret ${section}.${key})` : "";
+      const how = (sealed as readonly string[]).includes(key) ? ` (acp config set-secret ${section}.${key})` : "";
       problems.push(`${at([section])}: \`channel: ${section}\` needs \`${section}.${key}\`${how}`);
+    }
+    // the secret is opened only when a person is first asked (it needs the home's key): a plain one would pass
+    // the start and fail then, every request left waiting on `acp pending`. Telling plain from sealed needs no key
+    for (const key of sealed) {
+      // a value that is no string is said by the value check
+      if (file.document === null || typeof given[key] !== "string") continue;
+      const plain = checkConfigSecretSealed(file.document, `${section}.${key}`, basename(file.path));
+      if (!plain.ok) problems.push(`${at([section, key])}: ${plain.issues[0]?.message ?? "not sealed"}`);
     }
   }
   if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);

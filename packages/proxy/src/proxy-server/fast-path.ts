@@ -7,6 +7,7 @@ import {
   ResultSchema,
   type CallToolRequest,
   type CallToolResult,
+  type JSONRPCError,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type MessageExtraInfo,
@@ -17,6 +18,7 @@ import { WrappedTransport } from "../transport/wrapped-transport.js";
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { handleToolCall, type CallContext } from "./tool-call-handler.js";
 import { CallAbort } from "./call-abort.js";
+import { invalidCallParams, invalidParamsError, refusedInitialize } from "./request-checks.js";
 
 /**
  * A downstream transport (stdio, streamable HTTP, SSE) as the session's SDK `Server` sees it, with the
@@ -148,8 +150,9 @@ export function isFastCallRequest(message: unknown): message is JSONRPCRequest {
 /**
  * Takes a `tools/call` (or the cancellation of one it took) off the SDK server's path: the same handler
  * as the SDK route (`handleToolCall`: the one decision pipeline, consent, audit, credentials), the reply
- * sent on `transport` with the caller's id. Returns false for anything it leaves to the SDK server: other
- * methods, `acp_submit_plan`, task-augmented or malformed calls (the SDK answers those as before).
+ * sent on `transport` with the caller's id. Answers itself a malformed call (-32602, {@link invalidCallParams})
+ * and a second `initialize` ({@link refusedInitialize}). Returns false for anything it leaves to the SDK
+ * server: other methods, `acp_submit_plan`, task-augmented calls (the SDK answers those as before).
  */
 export function interceptDownstream(
   proxy: AcpProxy,
@@ -158,12 +161,29 @@ export function interceptDownstream(
   message: JSONRPCMessage,
 ): boolean {
   if (!("method" in message)) return false;
-  if ("id" in message) return message.method === "tools/call" && startCall(proxy, session, transport, message);
+  if ("id" in message) {
+    if (message.method === "initialize") return answered(transport, refusedInitialize(session, message));
+    if (message.method !== "tools/call") return false;
+    if (startCall(proxy, session, transport, message)) return true;
+    // declined: a malformed call is answered here, -32602 in a line (the SDK server's schema error is -32603);
+    // a well-formed one the fast path leaves to the SDK server (task-augmented, `acp_submit_plan`) goes there
+    const problem = invalidCallParams(message);
+    return answered(transport, problem === undefined ? undefined : invalidParamsError(message, problem));
+  }
   if (message.method !== "notifications/cancelled") return false;
   const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
   const call = typeof requestId === "string" || typeof requestId === "number" ? session.fast.get(requestId) : undefined;
   if (call === undefined) return false;
   call.abort((message.params as { reason?: unknown }).reason);
+  return true;
+}
+
+/** Sends `error` on `transport` (true: the message is answered), or false when there is none to send. */
+function answered(transport: Transport, error: JSONRPCError | undefined): boolean {
+  if (error === undefined) return false;
+  transport
+    .send(error, { relatedRequestId: error.id })
+    .catch((err: unknown) => transport.onerror?.(new Error(`Failed to send response: ${String(err)}`)));
   return true;
 }
 

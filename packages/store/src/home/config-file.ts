@@ -102,6 +102,28 @@ export function writeConfigValue(home: string, doc: Document, path: string, valu
   }
 }
 
+/** `config_secret_plain` for the secret at `path` of `file`: what to run to seal it. */
+function plainSecret<T>(path: string, file: string): Result<T> {
+  // `acp config set-secret` seals into the home's config.yml; another file takes a copy of the sealed value
+  const elsewhere = file === "config.yml" ? "" : `, then copy its \`encrypted:\` value from config.yml into ${file}`;
+  return failWith(
+    { code: "config_secret_plain" },
+    `\`${path}\` in ${file} is not sealed (run \`acp config set-secret ${path}\`${elsewhere})`,
+  );
+}
+
+/**
+ * Whether the config secret at `path` may be read: sealed (`encrypted:<…>`), empty or missing is ok; a plain
+ * (unsealed) value is `config_secret_plain`, as {@link readConfigSecret} says it. Needs no key, so a command
+ * can refuse a plain secret when it starts, before the key is unlocked (`acp proxy` opens a channel's secret
+ * only when a person is first asked). `file` is named in the message.
+ */
+export function checkConfigSecretSealed(doc: Document, path: string, file = "config.yml"): Result<void> {
+  const value: unknown = doc.getIn(path.split("."));
+  if (value === undefined || value === null || value === "" || isSealedSecret(value)) return ok(undefined);
+  return plainSecret(path, file);
+}
+
 /**
  * The plain value of a config secret: an `encrypted:<…>` value at `path` is opened with the master seed;
  * an empty or missing value is undefined; a plain (unsealed) value is `config_secret_plain`. `file` is the
@@ -115,14 +137,7 @@ export function readConfigSecret(
 ): Result<string | undefined> {
   const value: unknown = doc.getIn(path.split("."));
   if (value === undefined || value === null || value === "") return ok(undefined);
-  if (!isSealedSecret(value)) {
-    // `acp config set-secret` seals into the home's config.yml; another file takes a copy of the sealed value
-    const elsewhere = file === "config.yml" ? "" : `, then copy its \`encrypted:\` value from config.yml into ${file}`;
-    return failWith(
-      { code: "config_secret_plain" },
-      `\`${path}\` in ${file} is not sealed (run \`acp config set-secret ${path}\`${elsewhere})`,
-    );
-  }
+  if (!isSealedSecret(value)) return plainSecret(path, file);
   const opened = openConfigSecret(value, path, seed);
   if (opened.ok || file === "config.yml") return opened;
   return { ok: false, issues: opened.issues.map((i) => ({ ...i, message: `${file}: ${i.message}` })) };

@@ -21,6 +21,7 @@ export {
   readConfigDocumentAt,
   writeConfigValue,
   readConfigSecret,
+  checkConfigSecretSealed,
   CONFIG_PATH_PATTERN,
   MAX_CONFIG_BYTES,
 } from "./config-file.js";
