@@ -116,6 +116,17 @@ describe("proxy section of config.yml", () => {
     }
   });
 
+  it("reads restart_upstreams (default true); anything but true or false is refused", () => {
+    const unset = parseProxyConfig({});
+    expect(unset.ok && unset.value.restartUpstreams).toBe(true);
+    const off = parseProxyConfig({ restart_upstreams: false });
+    expect(off.ok && off.value.restartUpstreams).toBe(false);
+    for (const value of ["yes", 1, null]) {
+      const bad = parseProxyConfig({ restart_upstreams: value });
+      expect(!bad.ok && bad.issues[0]?.message).toBe("`proxy.restart_upstreams` must be true or false");
+    }
+  });
+
   it("refuses a bearer_token a client could not send after `Bearer `", () => {
     const parsed = parseProxyConfig({ bearer_token: "a token with spaces in it" });
     expect(parsed.ok).toBe(false);

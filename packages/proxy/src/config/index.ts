@@ -1,1 +1,8 @@
-export { parseProxyConfig, PROXY_DEFAULTS, PROXY_KEYS, type ProxyConfig, type PrefixMode } from "./proxy-config.js";
+export {
+  parseProxyConfig,
+  PROXY_DEFAULTS,
+  PROXY_KEYS,
+  UPSTREAM_RESTART,
+  type ProxyConfig,
+  type PrefixMode,
+} from "./proxy-config.js";

@@ -36,6 +36,8 @@ export interface ProxyConfig {
    * slow or hanging server's start does not hold back the others, nor the client's `initialize`.
    */
   readonly startWaitMs: number;
+  /** Start again an upstream that stopped after it was up (`restart_upstreams`, default true). */
+  readonly restartUpstreams: boolean;
   /** Consent wait when the deciding rule names no timeout, in milliseconds. */
   readonly consentTimeoutMs: number;
   /** Most HTTP sessions open at once (`proxy.max_sessions`); absent: the listener's default (256). */
@@ -60,6 +62,9 @@ export const PROXY_DEFAULTS = {
   maxCallsInFlight: 64,
 } as const;
 
+/** The restart backoff of `restart_upstreams: true`: 1 s, doubling up to a minute. */
+export const UPSTREAM_RESTART = { firstDelayMs: 1_000, maxDelayMs: 60_000 } as const;
+
 /** The keys of `proxy:` (anything else is refused, `proxy_config_unknown_key`). */
 export const PROXY_KEYS: readonly string[] = [
   "port",
@@ -73,6 +78,7 @@ export const PROXY_KEYS: readonly string[] = [
   "call_timeout_seconds",
   "call_max_seconds",
   "start_wait_seconds",
+  "restart_upstreams",
   "max_sessions",
   "caller_budget",
   "max_calls_in_flight",
@@ -167,6 +173,10 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     at(["call_max_seconds"], INVALID, "`proxy.call_max_seconds` must be at least `proxy.call_timeout_seconds`");
   }
   const startWait = positiveSeconds(s["start_wait_seconds"], ["start_wait_seconds"], at);
+  const restart = s["restart_upstreams"];
+  if (restart !== undefined && typeof restart !== "boolean") {
+    at(["restart_upstreams"], INVALID, "`proxy.restart_upstreams` must be true or false");
+  }
   const consentTimeout = positiveSeconds(defaultsTimeoutSeconds, ["..", "defaults", "timeout_seconds"], at);
   const upstreams = parseUpstreamList(s["upstream_servers"], at);
   const maxSessions = s["max_sessions"];
@@ -202,6 +212,7 @@ export function parseProxyConfig(section: unknown, defaultsTimeoutSeconds?: unkn
     callTimeoutMs: callTimeout ?? PROXY_DEFAULTS.callTimeoutMs,
     callMaxMs: callMax ?? Math.max(PROXY_DEFAULTS.callMaxMs, callTimeout ?? 0),
     startWaitMs: startWait ?? PROXY_DEFAULTS.startWaitMs,
+    restartUpstreams: restart !== false,
     consentTimeoutMs: consentTimeout ?? PROXY_DEFAULTS.consentTimeoutMs,
     ...(typeof maxSessions === "number" ? { maxSessions } : {}),
     ...(callerBudget !== undefined ? { callerBudget } : {}),

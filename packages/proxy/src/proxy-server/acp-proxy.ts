@@ -29,7 +29,13 @@ import { createMemoryPinStore, type PinStore } from "../pinning/pin-store.js";
 import { createToolPinning, type ToolPinning } from "../pinning/tool-pinning.js";
 import { createReportedChanges } from "../pinning/reported-changes.js";
 import { printable } from "../consent/channels/terminal/format.js";
-import { UpstreamPool, messageOf, oversizedLimit, type Upstream } from "../upstream/upstream-pool.js";
+import {
+  UpstreamPool,
+  messageOf,
+  oversizedLimit,
+  type Upstream,
+  type UpstreamRestart,
+} from "../upstream/upstream-pool.js";
 import type { UpstreamSpec } from "../upstream/upstream-spec.js";
 import { registerSessionHandlers } from "./session-handlers.js";
 import { ProxyCatalog } from "../aggregate/catalog.js";
@@ -76,6 +82,12 @@ export interface AcpProxyOptions {
    * default: until each has connected or failed. `acp proxy` passes `proxy.start_wait_seconds` (10 s).
    */
   readonly startWaitMs?: number;
+  /**
+   * Start again an upstream that stopped after it had been up (crashed, closed its connection), with a
+   * doubling delay; its tools come back with tools/list_changed. Default: none (`acp proxy` passes 1 s to
+   * 60 s unless `proxy.restart_upstreams: false`).
+   */
+  readonly restartUpstreams?: UpstreamRestart;
   /** Upper bound on one upstream call in ms however much progress it sends; default 3 600 000 (1 h). */
   readonly callMaxMs?: number;
   /** Consent wait when the decision names no timeout, ms; default 120 000. */
@@ -203,7 +215,9 @@ export class AcpProxy {
         onRequest: (server, request, signal) => this.#forwardUpstreamRequest(server, request, signal),
         onNotification: (server, notification) => this.#forwardUpstreamNotification(server, notification),
         onToolsChanged: (server) => void this.#toolsChanged(server),
-        onLateStart: (server) => void this.#lateStart(server),
+        onLateStart: (server, restarted) => void this.#lateStart(server, restarted),
+        onRestartScheduled: (server, delayMs) =>
+          this.#log(`upstream \`${server}\`: starting it again in ${formatDelay(delayMs)}`),
         onFailure: (server, phase, message) => this.#reportFailure(server, phase, message),
         // the upstream's own text: escaped, so it cannot erase or imitate the proxy's lines on a terminal
         onStderrLine: (server, line) => this.#log(`[${server}] ${printable(line)}`),
@@ -222,6 +236,8 @@ export class AcpProxy {
         },
       },
       options.callTimeoutMs ?? PROXY_DEFAULTS.callTimeoutMs,
+      undefined,
+      options.restartUpstreams,
     );
     // with plans, `acp_submit_plan` is the proxy's own tool: no upstream tool is served under that name
     this.catalog = new ProxyCatalog(
@@ -404,11 +420,14 @@ export class AcpProxy {
     }
   }
 
-  /** An upstream up after the proxy began serving: said, and its tools announced as a list change. */
-  async #lateStart(server: string): Promise<void> {
-    const upstream = this.pool.get(server);
-    this.#log(`upstream \`${server}\`: connected (${upstream?.tools.length ?? 0} tools), after the others`);
+  /** An upstream up after the proxy began serving (late, or started again): said, its tools announced. */
+  async #lateStart(server: string, restarted: boolean): Promise<void> {
+    const tools = this.pool.get(server)?.tools.length ?? 0;
+    // said once its tools are served (pins checked, the union rebuilt, sessions told)
     await this.#toolsChanged(server);
+    this.#log(
+      `upstream \`${server}\`: ${restarted ? "started again" : "connected"} (${tools} tools)${restarted ? "" : ", after the others"}`,
+    );
   }
 
   async #toolsChanged(server: string): Promise<void> {
@@ -552,3 +571,8 @@ export function createProxy(options: AcpProxyOptions): AcpProxy {
 }
 
 export { newId };
+
+/** A restart delay as said on the log: `1 s`, `2.5 s`. */
+function formatDelay(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}

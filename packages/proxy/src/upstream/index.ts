@@ -21,6 +21,7 @@ export {
   messageOf,
   type Upstream,
   type UpstreamPoolEvents,
+  type UpstreamRestart,
   type UpstreamStatus,
   type UpstreamTool,
 } from "./upstream-pool.js";

@@ -30,6 +30,17 @@ export type UpstreamStatus = "connecting" | "connected" | "failed" | "closed";
  */
 const FORWARDED_REQUESTS: ReadonlySet<string> = new Set(["sampling/createMessage", "elicitation/create"]);
 
+/**
+ * Starting again an upstream that stopped after it had been up (a crash, a closed connection): first after
+ * `firstDelayMs`, then twice as long after each attempt that fails or stops soon, up to `maxDelayMs`; a
+ * connection that stayed up `maxDelayMs` starts the count again. One that never came up is not retried (a
+ * misspelt command would only fail again).
+ */
+export interface UpstreamRestart {
+  readonly firstDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
 /** One upstream server, as the pool tracks it. */
 export interface Upstream {
   readonly spec: UpstreamSpec;
@@ -55,7 +66,9 @@ export interface UpstreamPoolEvents {
    * An upstream came up after `start` had returned (its bounded wait was over): connected, its tools listed.
    * The owner announces its tools as it does a list change.
    */
-  readonly onLateStart?: (server: string) => void;
+  readonly onLateStart?: (server: string, restarted: boolean) => void;
+  /** An upstream that stopped (or failed to restart) is started again in `delayMs` (see {@link UpstreamRestart}). */
+  readonly onRestartScheduled?: (server: string, delayMs: number) => void;
   /** An upstream failed to start or stopped: reported on stderr and to the audit sink. */
   readonly onFailure: (server: string, phase: "connect" | "closed", message: string) => void;
   readonly onStderrLine?: (server: string, line: string) => void;
@@ -94,6 +107,13 @@ interface MutableUpstream {
   dropped?: string;
   /** Its tools are being listed again after a list change; `relist`: another change came meanwhile. */
   relisting?: { relist: boolean };
+  /** It was up once and stopped: it is being started again (a failed attempt schedules the next). */
+  restarting?: boolean;
+  /** Attempts to start it again since it was last up for long (the backoff's exponent). */
+  restarts?: number;
+  /** When it last came up (ms since the epoch). */
+  connectedAt?: number;
+  restartTimer?: ReturnType<typeof setTimeout>;
   /** The client being connected (closed if the pool closes before it is up: a spawned server is stopped). */
   connecting?: Client;
   /** Says its transport's errors, within a budget (a server writing garbage for ever cannot flood the log). */
@@ -106,6 +126,7 @@ export class UpstreamPool {
   readonly #events: UpstreamPoolEvents;
   readonly #timeoutMs: number;
   readonly #startTimeoutMs: number;
+  readonly #restart: UpstreamRestart | undefined;
   #closing = false;
   /** `start` has returned: an upstream coming up from now on is announced (`onLateStart`). */
   #serving = false;
@@ -113,12 +134,20 @@ export class UpstreamPool {
   /**
    * @param timeoutMs - bound on one call (progress resets it)
    * @param startTimeoutMs - bound on connecting and on listing tools (a server's start can be slow: `npx -y`)
+   * @param restart - start again an upstream that stopped; absent: one that stops stays stopped
    */
-  constructor(specs: readonly UpstreamSpec[], events: UpstreamPoolEvents, timeoutMs: number, startTimeoutMs = 60_000) {
+  constructor(
+    specs: readonly UpstreamSpec[],
+    events: UpstreamPoolEvents,
+    timeoutMs: number,
+    startTimeoutMs = 60_000,
+    restart?: UpstreamRestart,
+  ) {
     for (const spec of specs) this.#upstreams.set(spec.name, { spec, status: "connecting", tools: [] });
     this.#events = events;
     this.#timeoutMs = timeoutMs;
     this.#startTimeoutMs = Math.max(startTimeoutMs, timeoutMs);
+    this.#restart = restart;
   }
 
   /**
@@ -187,6 +216,7 @@ export class UpstreamPool {
   /** Closes every upstream (stdio servers are stopped). */
   async close(): Promise<void> {
     this.#closing = true;
+    for (const upstream of this.#upstreams.values()) clearTimeout(upstream.restartTimer);
     const starting = [...this.#upstreams.values()].flatMap((u) =>
       u.status === "connecting" && u.connecting !== undefined ? [u.connecting] : [],
     );
@@ -225,10 +255,13 @@ export class UpstreamPool {
       upstream.relay = relay;
       upstream.capabilities = client.getServerCapabilities() ?? {};
       upstream.status = "connected";
+      upstream.connectedAt = Date.now();
       client.onerror = (err) => this.#transportError(upstream, err);
       client.onclose = () => this.#closed(upstream);
       if (upstream.capabilities.tools) upstream.tools = await this.#listTools(name);
-      if (this.#serving && upstream.status === "connected") this.#events.onLateStart?.(name);
+      const restarted = upstream.restarting === true;
+      delete upstream.restarting;
+      if (this.#serving && upstream.status === "connected") this.#events.onLateStart?.(name, restarted);
     } catch (err) {
       delete upstream.connecting;
       if (this.#closing) {
@@ -242,7 +275,9 @@ export class UpstreamPool {
           "connect",
           `tools/list failed: ${scrubCredentials(messageOf(err), this.#secretsOf(upstream))}`,
         );
-        if (this.#serving) this.#events.onLateStart?.(name);
+        const restarted = upstream.restarting === true;
+        delete upstream.restarting;
+        if (this.#serving) this.#events.onLateStart?.(name, restarted);
         return;
       }
       upstream.status = "failed";
@@ -251,7 +286,35 @@ export class UpstreamPool {
         [...this.#secretsOf(upstream), ...urlSecrets(upstream.spec)],
       );
       this.#events.onFailure(name, "connect", upstream.error);
+      if (upstream.restarting === true) this.#scheduleRestart(upstream, false);
     }
+  }
+
+  /**
+   * Starts a stopped upstream again after its backoff (nothing without `restart`, or once closing): `stopped`,
+   * it stopped after being up (else an attempt to start it again failed).
+   */
+  #scheduleRestart(upstream: MutableUpstream, stopped: boolean): void {
+    const restart = this.#restart;
+    if (restart === undefined || this.#closing) return;
+    // a connection that lasted starts the backoff again; one that stops soon, or an attempt that fails, doubles it
+    const lasted =
+      stopped && upstream.connectedAt !== undefined && Date.now() - upstream.connectedAt >= restart.maxDelayMs;
+    const attempt = lasted ? 0 : (upstream.restarts ?? 0);
+    upstream.restarts = attempt + 1;
+    const delayMs = Math.min(restart.maxDelayMs, restart.firstDelayMs * 2 ** Math.min(attempt, 30));
+    this.#events.onRestartScheduled?.(upstream.spec.name, delayMs);
+    upstream.restartTimer = setTimeout(() => {
+      delete upstream.restartTimer;
+      if (this.#closing) return;
+      upstream.status = "connecting";
+      upstream.restarting = true;
+      upstream.tools = [];
+      for (const key of ["error", "oversized", "client", "relay", "capabilities"] as const) delete upstream[key];
+      void this.#start(upstream);
+    }, delayMs);
+    // a pending restart keeps no process alive that would otherwise end
+    upstream.restartTimer.unref?.();
   }
 
   #prepare(name: string, client: Client): void {
@@ -376,7 +439,9 @@ export class UpstreamPool {
     if (upstream.status !== "connected") return;
     upstream.status = "closed";
     upstream.error = upstream.oversized ?? "the server closed the connection";
-    if (!this.#closing) this.#events.onFailure(upstream.spec.name, "closed", upstream.error);
+    if (this.#closing) return;
+    this.#events.onFailure(upstream.spec.name, "closed", upstream.error);
+    this.#scheduleRestart(upstream, true);
   }
 }
 

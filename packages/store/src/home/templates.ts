@@ -57,6 +57,8 @@ proxy:
   # Seconds to wait for every upstream to start before serving those up (--start-wait); one still
   # starting joins later (tools/list_changed), so a hanging server does not keep clients from connecting:
   #   start_wait_seconds: 10
+  # Start an upstream again when it stops after it was up (1 s, then doubling up to a minute):
+  #   restart_upstreams: true
   # Over HTTP (\`acp proxy --http\`), the token every client sends (\`Authorization: Bearer …\`; required
   # beyond 127.0.0.1): make one with \`openssl rand -hex 32\`, give it to your clients, and seal it with
   # \`acp config set-secret proxy.bearer_token\` (ACP_PROXY_TOKEN wins):
