@@ -66,6 +66,25 @@ describe("acp audit tail", () => {
     expect(lines[1]).toContain("tool_4");
   });
 
+  it("names the server with the tool, and the agent, when the event has them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "acp-cli-tail-"));
+    dirs.push(dir);
+    const path = join(dir, "audit.jsonl");
+    const log = await openAuditLog(path, { clock: () => new Date(Date.UTC(2026, 0, 15)) });
+    await log.append({
+      event_type: "policy_evaluated",
+      tool: "write_file",
+      decision: "ask",
+      agent: "ci_bot",
+      metadata: { server: "files" },
+    });
+    await log.append({ event_type: "upstream_failed", metadata: { server: "memory" } });
+    await log.close();
+    const lines = (await runCli(["audit", "tail", path])).stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/\s+policy_evaluated\s+files\/write_file\s+ask\s+agent=ci_bot$/);
+    expect(lines[1]).toMatch(/\s+upstream_failed\s+memory\s+-$/);
+  });
+
   it("prints raw JSONL with --json", async () => {
     const path = await logWith(3);
     const out = await runCli(["audit", "tail", "--json", path]);

@@ -16,7 +16,7 @@ interface TailOptions {
 }
 
 /**
- * One audit line, readable: time, type, tool, decision, rule (the start of the text for a line that is not
+ * One audit line, readable: time, type, server/tool, decision, rule, agent (the start of the text for a line that is not
  * an event). Control characters are shown as `\uXXXX` escapes: a tool name comes from an upstream server,
  * and an escape sequence in it must not redraw the terminal of whoever reads the audit.
  */
@@ -28,8 +28,12 @@ function describeAuditLine(line: string): string {
   const parsed = parseAuditLine(line);
   if (!parsed.ok) return `(not an audit event: ${parsed.issues[0]?.message ?? "invalid"}) ${line.slice(0, 120)}`;
   const e = parsed.value;
-  const parts = [e.timestamp, e.event_type.padEnd(21), e.tool ?? "-", e.decision ?? "-"];
+  // the server too (`files/write_file`): two servers may offer a tool of the same name
+  const server = typeof e.metadata["server"] === "string" ? e.metadata["server"] : undefined;
+  const tool = e.tool === null ? (server ?? "-") : server !== undefined ? `${server}/${e.tool}` : e.tool;
+  const parts = [e.timestamp, e.event_type.padEnd(21), tool, e.decision ?? "-"];
   if (e.policy_rule !== null) parts.push(`rule=${e.policy_rule}`);
+  if (e.agent !== null) parts.push(`agent=${e.agent}`);
   if (e.request_id !== null) parts.push(e.request_id);
   if (e.event_type === "checkpoint") {
     const cp = e.metadata["checkpoint"] as { count?: unknown } | undefined;
@@ -287,7 +291,7 @@ async function runTail(ctx: CliContext, fileArg: string | undefined, options: Ta
 export function registerAuditTail(parent: Command, ctx: CliContext): void {
   parent
     .command("tail")
-    .description("print the last audit events readably: time, type, tool, decision, rule")
+    .description("print the last audit events readably: time, type, server/tool, decision, rule, agent")
     .argument("[file]", "the audit log (default $ACP_HOME/audit.jsonl)")
     .addOption(new Option("-n, --lines <n>", "how many events to print first").default("10", "10"))
     .option("-f, --follow", "keep printing events as they are appended (Ctrl-C stops)")
