@@ -157,12 +157,13 @@ export interface RawAnswer {
 /**
  * A client on the proxy's stdio transport that writes raw lines and reads what comes back, as an agent's
  * MCP client does: every message the proxy writes goes through the real serialisation. `initialize` does
- * the handshake; `answer(id)` is the message answering `id`, if any yet.
+ * the handshake; `answer(id)` is the message answering `id`, if any yet; `answered(id)` waits for it (10 s).
  */
 export async function rawStdioClient(proxy: AcpProxy): Promise<{
   readonly send: (message: Record<string, unknown>) => void;
   readonly initialize: () => Promise<void>;
   readonly answer: (id: unknown) => RawAnswer | undefined;
+  readonly answered: (id: unknown) => Promise<RawAnswer>;
   readonly stdin: PassThrough;
   readonly end: () => void;
 }> {
@@ -179,9 +180,16 @@ export async function rawStdioClient(proxy: AcpProxy): Promise<{
       .find((m) => m.id === id);
   const send = (message: Record<string, unknown>): void =>
     void stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  const answered = async (id: unknown, what = `request ${JSON.stringify(id)}`): Promise<RawAnswer> => {
+    for (let i = 0; i < 1_000 && answer(id) === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    const found = answer(id);
+    if (found === undefined) throw new Error(`the proxy did not answer ${what}`);
+    return found;
+  };
   return {
     send,
     answer,
+    answered: (id) => answered(id),
     stdin,
     initialize: async () => {
       send({
@@ -189,8 +197,7 @@ export async function rawStdioClient(proxy: AcpProxy): Promise<{
         method: "initialize",
         params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw-client", version: "1" } },
       });
-      for (let i = 0; i < 500 && answer("init") === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-      if (answer("init") === undefined) throw new Error("the proxy did not answer initialize");
+      await answered("init", "initialize");
       send({ method: "notifications/initialized" });
     },
     end: () => void stdin.end(),

@@ -18,7 +18,7 @@ import { WrappedTransport } from "../transport/wrapped-transport.js";
 import { SUBMIT_PLAN_NAME } from "./submit-plan.js";
 import { handleToolCall, type CallContext } from "./tool-call-handler.js";
 import { CallAbort } from "./call-abort.js";
-import { invalidCallParams, invalidParamsError, refusedInitialize } from "./request-checks.js";
+import { refusedInitialize, refusedParams } from "./request-checks.js";
 
 /**
  * A downstream transport (stdio, streamable HTTP, SSE) as the session's SDK `Server` sees it, with the
@@ -150,9 +150,10 @@ export function isFastCallRequest(message: unknown): message is JSONRPCRequest {
 /**
  * Takes a `tools/call` (or the cancellation of one it took) off the SDK server's path: the same handler
  * as the SDK route (`handleToolCall`: the one decision pipeline, consent, audit, credentials), the reply
- * sent on `transport` with the caller's id. Answers itself a malformed call (-32602, {@link invalidCallParams})
- * and a second `initialize` ({@link refusedInitialize}). Returns false for anything it leaves to the SDK
- * server: other methods, `acp_submit_plan`, task-augmented calls (the SDK answers those as before).
+ * sent on `transport` with the caller's id. Answers itself a request with bad params of a method the session
+ * serves (-32602, {@link refusedParams}: a malformed `tools/call`, `prompts/get`, `resources/read`, …) and a
+ * second `initialize` ({@link refusedInitialize}). Returns false for anything it leaves to the SDK server:
+ * other requests, `acp_submit_plan`, task-augmented calls (the SDK answers those as before).
  */
 export function interceptDownstream(
   proxy: AcpProxy,
@@ -163,12 +164,10 @@ export function interceptDownstream(
   if (!("method" in message)) return false;
   if ("id" in message) {
     if (message.method === "initialize") return answered(transport, refusedInitialize(session, message));
-    if (message.method !== "tools/call") return false;
-    if (startCall(proxy, session, transport, message)) return true;
-    // declined: a malformed call is answered here, -32602 in a line (the SDK server's schema error is -32603);
-    // a well-formed one the fast path leaves to the SDK server (task-augmented, `acp_submit_plan`) goes there
-    const problem = invalidCallParams(message);
-    return answered(transport, problem === undefined ? undefined : invalidParamsError(message, problem));
+    if (message.method === "tools/call" && startCall(proxy, session, transport, message)) return true;
+    // bad params are answered here, -32602 in a line (the SDK server's schema error is -32603); anything else
+    // goes to the SDK server, a `tools/call` the fast path declined (task-augmented, `acp_submit_plan`) too
+    return answered(transport, refusedParams(session.server, message));
   }
   if (message.method !== "notifications/cancelled") return false;
   const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;

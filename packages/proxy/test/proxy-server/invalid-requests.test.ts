@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CallToolResultSchema, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ActionRequest } from "@acp/core";
 import { createProxy, listenHttp, type AcpProxy, type HttpListener } from "../../src/index.js";
-import { connectClient, decideByTool, fixture, rawStdioClient, scriptedBroker, type RawAnswer } from "../harness.js";
+import { connectClient, decideByTool, fixture, rawStdioClient, scriptedBroker } from "../harness.js";
 
 // A request the proxy cannot serve as sent gets a JSON-RPC error a client can act on: bad params are -32602
 // (InvalidParams) with one line saying what is wrong, never -32603 (an internal error) with a schema dump; a
@@ -21,14 +21,9 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => proxy.close());
 
-type Raw = Awaited<ReturnType<typeof rawStdioClient>>;
+type RawClient = Awaited<ReturnType<typeof rawStdioClient>>;
 
-async function answerOf(client: Raw, id: unknown): Promise<RawAnswer> {
-  await expect.poll(() => client.answer(id), { timeout: 10_000 }).toBeDefined();
-  return client.answer(id) ?? {};
-}
-
-async function withRawClient(run: (client: Raw) => Promise<void>): Promise<void> {
+async function withRawClient(run: (client: RawClient) => Promise<void>): Promise<void> {
   const client = await rawStdioClient(proxy);
   try {
     await run(client);
@@ -49,14 +44,14 @@ describe("a tools/call with bad params (stdio, raw JSON-RPC)", () => {
       await client.initialize();
       const before = decided.length;
       client.send({ id: 1, method: "tools/call", params: { name: "echo", arguments: args } });
-      expect((await answerOf(client, 1)).error).toEqual({
+      expect((await client.answered(1)).error).toEqual({
         code: ErrorCode.InvalidParams,
         message: `tools/call: \`arguments\` must be an object (got ${kind})`,
       });
       expect(decided.length).toBe(before);
       // the session goes on
       client.send({ id: 2, method: "tools/call", params: { name: "echo", arguments: { text: "after" } } });
-      expect((await answerOf(client, 2)).result?.["content"]).toEqual([{ type: "text", text: "fixture echo: after" }]);
+      expect((await client.answered(2)).result?.["content"]).toEqual([{ type: "text", text: "fixture echo: after" }]);
     });
   });
 
@@ -71,7 +66,7 @@ describe("a tools/call with bad params (stdio, raw JSON-RPC)", () => {
         // calls the fast path declines whatever their arguments (task-augmented)
         [
           { method: "tools/call", params: { name: "echo", arguments: {}, task: { ttl: "soon" } } },
-          "tools/call: `task.ttl`: ",
+          "tools/call: `task.ttl` must be a number (got a string)",
         ],
         [
           { method: "tools/call", params: { name: "echo", arguments: "x", task: { ttl: 1000 } } },
@@ -80,11 +75,40 @@ describe("a tools/call with bad params (stdio, raw JSON-RPC)", () => {
       ];
       for (const [n, [message, text]] of cases.entries()) {
         client.send({ id: 10 + n, ...message });
-        const error = (await answerOf(client, 10 + n)).error;
+        const error = (await client.answered(10 + n)).error;
         expect(error?.code, text).toBe(ErrorCode.InvalidParams);
         expect(error?.message.startsWith(text), `${error?.message} starts with ${text}`).toBe(true);
         expect(error?.message).not.toContain("\n");
       }
+    });
+  });
+});
+
+describe("a request of another method with bad params (stdio, raw JSON-RPC)", () => {
+  // (invalid-params.test.ts has each method the proxy can serve; this proxy's upstream offers tools and logging)
+  it("is -32602 when the session serves the method, and stays -32601 (method not found) when it does not", async () => {
+    await withRawClient(async (client) => {
+      await client.initialize();
+      client.send({ id: 1, method: "logging/setLevel", params: { level: 3 } });
+      expect((await client.answered(1)).error).toEqual({
+        code: ErrorCode.InvalidParams,
+        message:
+          "logging/setLevel: `level` must be one of `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency` (got a number)",
+      });
+      // no upstream offers prompts, resources or completions: whatever the params, there is no such method
+      const unserved: [string, Record<string, unknown>][] = [
+        ["prompts/get", { name: 42 }],
+        ["resources/read", { uri: 7 }],
+        ["resources/subscribe", {}],
+        ["completion/complete", { ref: "x" }],
+        ["prompts/list", { cursor: 5 }],
+      ];
+      for (const [n, [method, params]] of unserved.entries()) {
+        client.send({ id: 10 + n, method, params });
+        expect((await client.answered(10 + n)).error?.code, method).toBe(ErrorCode.MethodNotFound);
+      }
+      client.send({ id: 2, method: "logging/setLevel", params: { level: "error" } });
+      expect((await client.answered(2)).result).toEqual({});
     });
   });
 });
@@ -107,7 +131,7 @@ describe("a tools/call with bad params from an SDK client (in memory) and over s
     }
   });
 
-  it("over streamable HTTP (the SDK transport's path): -32602 on the POST's stream", async () => {
+  it("over streamable HTTP (the SDK transport's path): -32602 on the POST's stream, for logging/setLevel too", async () => {
     const listener: HttpListener = await listenHttp(proxy, { port: 0 });
     try {
       let session = "";
@@ -139,6 +163,18 @@ describe("a tools/call with bad params from an SDK client (in memory) and over s
         id: 1,
         error: { code: ErrorCode.InvalidParams, message: "tools/call: `arguments` must be an object (got an array)" },
       });
+      // another method the session serves, the same way
+      const level = await post({ jsonrpc: "2.0", id: 2, method: "logging/setLevel", params: {} });
+      const levelData = level.split("\n").find((l) => l.startsWith("data: ")) ?? "data: {}";
+      expect(JSON.parse(levelData.slice("data: ".length))).toMatchObject({
+        id: 2,
+        error: {
+          code: ErrorCode.InvalidParams,
+          message: expect.stringMatching(
+            /^logging\/setLevel: `level` must be one of `debug`, [^\n]+ \(got nothing\)$/,
+          ) as unknown,
+        },
+      });
     } finally {
       await listener.close();
     }
@@ -155,12 +191,12 @@ describe("initialize (stdio)", () => {
     await withRawClient(async (client) => {
       await client.initialize();
       client.send({ id: "again", ...init("someone-else") });
-      expect((await answerOf(client, "again")).error).toEqual({
+      expect((await client.answered("again")).error).toEqual({
         code: ErrorCode.InvalidRequest,
         message: "initialize: this session is already initialized (an MCP session is initialized once: open a new one)",
       });
       client.send({ id: 1, method: "tools/call", params: { name: "echo", arguments: { text: "who" } } });
-      await answerOf(client, 1);
+      await client.answered(1);
       expect(decided.at(-1)).toMatchObject({ tool: "echo", agent: "raw-client" });
     });
   });
@@ -168,18 +204,20 @@ describe("initialize (stdio)", () => {
   it("one with bad params is -32602 in a line, and a good one after it is served", async () => {
     await withRawClient(async (client) => {
       client.send({ id: "bad", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {} } });
-      const bad = (await answerOf(client, "bad")).error;
-      expect(bad?.code).toBe(ErrorCode.InvalidParams);
-      expect(bad?.message).toMatch(/^initialize: `clientInfo`: [^\n]+$/);
+      const bad = (await client.answered("bad")).error;
+      expect(bad).toEqual({
+        code: ErrorCode.InvalidParams,
+        message: "initialize: `clientInfo` must be an object (got nothing)",
+      });
       client.send({ id: "good", ...init("second-try") });
-      expect((await answerOf(client, "good")).result?.["serverInfo"]).toMatchObject({ name: "acp-proxy" });
+      expect((await client.answered("good")).result?.["serverInfo"]).toMatchObject({ name: "acp-proxy" });
     });
   });
 
   it("requests before initialize are served, as the SDK server serves them (MCP: the client SHOULD NOT send them)", async () => {
     await withRawClient(async (client) => {
       client.send({ id: 1, method: "tools/list" });
-      const tools = (await answerOf(client, 1)).result?.["tools"] as { name: string }[] | undefined;
+      const tools = (await client.answered(1)).result?.["tools"] as { name: string }[] | undefined;
       expect(tools?.map((t) => t.name)).toContain("echo");
     });
   });
