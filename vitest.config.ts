@@ -1,7 +1,17 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { fileURLToPath } from "node:url";
 
 const src = (pkg: string): string => fileURLToPath(new URL(`./packages/${pkg}/src/index.ts`, import.meta.url));
+
+const TESTS = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"];
+/** Test files that replace a module with vi.mock: they run each with a module cache of its own. */
+const MOCKING = [
+  "packages/server/test/file-audit-count.test.ts",
+  "packages/store/test/audit/file-lock-break.test.ts",
+  "packages/store/test/audit/file-lock-no-links.test.ts",
+  "packages/store/test/audit/unanchored-race.test.ts",
+  "packages/store/test/graph-review/read-bound.test.ts",
+];
 
 export default defineConfig({
   resolve: {
@@ -25,10 +35,19 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30_000,
     globalSetup: ["scripts/vitest-temp-root.ts", "packages/store/test/postgres/global-setup.ts"],
+    projects: [
+      {
+        extends: true,
+        // Test files share their worker's module cache: each file no longer imports the MCP SDK, zod and
+        // the sources again (that import was half of a run's time on two cores). A file that changes a
+        // module for itself (vi.mock) gets a fresh one instead, below.
+        test: { name: "shared", include: TESTS, exclude: [...configDefaults.exclude, ...MOCKING], isolate: false },
+      },
+      { extends: true, test: { name: "isolated", include: MOCKING, isolate: true } },
+    ],
   },
 });
