@@ -48,6 +48,7 @@ import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
+import { readOnlyClaimsSetAside } from "./server-annotations.js";
 import { budgetLines } from "../upstream/line-budget.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
@@ -271,7 +272,25 @@ export class AcpProxy {
           ? `upstream \`${upstream.spec.name}\`: still starting; serving the others meanwhile (its tools are announced with tools/list_changed once it is up)`
           : `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
       );
+      if (upstream.status === "connected" && upstream.spec.trusted !== true) this.#sayReadOnlySetAside(upstream);
     }
+  }
+
+  /** Tells once which tools' `readOnlyHint` does not count, since their server is not marked trusted. */
+  #sayReadOnlySetAside(upstream: Upstream): void {
+    const names = readOnlyClaimsSetAside(upstream.tools);
+    if (names.length === 0) return;
+    const shown =
+      names
+        .slice(0, 5)
+        .map((n) => `\`${n}\``)
+        .join(", ") + (names.length > 5 ? `, and ${names.length - 5} more` : "");
+    this.#log(
+      `upstream \`${upstream.spec.name}\`: ${names.length === 1 ? "1 tool marks itself" : `${names.length} tools mark themselves`} read-only (${shown}); ` +
+        "not taken as reads, since the server is not marked `trusted: true`: judged by name (an unknown name as a write), " +
+        "so the policy's write rules apply. To take them as reads, mark the server `trusted: true` in config.yml " +
+        "(proxy.upstream_servers) or name them in policy.yml's `classify:`",
+    );
   }
 
   /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */
@@ -450,6 +469,8 @@ export class AcpProxy {
     this.#log(
       `upstream \`${server}\`: ${restarted ? "started again" : "connected"} (${tools} tools)${restarted ? "" : ", after the others"}`,
     );
+    const upstream = this.pool.get(server);
+    if (!restarted && upstream !== undefined && upstream.spec.trusted !== true) this.#sayReadOnlySetAside(upstream);
   }
 
   async #toolsChanged(server: string): Promise<void> {
