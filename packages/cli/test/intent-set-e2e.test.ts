@@ -31,7 +31,12 @@ describe("acp intent set: a person changes a live session's intent; the proxy ap
   beforeAll(async () => {
     home = fixtureHome(root.dir).home;
     env = envFor(home);
-    writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\n');
+    // echo and get-sum are reads (server-everything is not marked trusted, so its `readOnlyHint` is set aside):
+    // as writes, the session runtime would ask about each `tick` an earlier result had echoed
+    writeFileSync(
+      join(home, "policy.yml"),
+      'version: "1"\ndefault_action: allow\nclassify:\n  - { tool: echo, category: read }\n  - { tool: get-sum, category: read }\n',
+    );
     writeFileSync(
       join(root.dir, "b.yml"),
       'goal: echo and add\nallowed_actions: ["everything.echo", "everything.get-sum", "everything.wipe-*"]\n',

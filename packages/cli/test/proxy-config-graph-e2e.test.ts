@@ -67,7 +67,12 @@ describe("acp proxy: the `graph:` section comes from the config file in use", ()
     ({ home } = fixtureHome(root.dir));
     env = envFor(home);
     copyFileSync(join(ROOT, "spec/examples/consent-graph.json"), join(home, "consent-graph.json"));
-    writeFileSync(join(home, "policy.yml"), 'version: "1"\ndefault_action: allow\n');
+    // echo and get-sum are reads here: server-everything is not marked trusted, so their `readOnlyHint` is set
+    // aside, and as writes the session runtime would judge them too (echo's address is in no result)
+    writeFileSync(
+      join(home, "policy.yml"),
+      'version: "1"\ndefault_action: allow\nclassify:\n  - { tool: echo, category: read }\n  - { tool: get-sum, category: read }\n',
+    );
     // the home's section blocks get-sum; FILE's blocks echo
     writeFileSync(join(home, "config.yml"), blocking("get-sum"));
     file = join(root.dir, "elsewhere.yml");

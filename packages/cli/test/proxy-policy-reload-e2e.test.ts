@@ -22,13 +22,19 @@ const ACP = join(ROOT, "packages/cli/bin/acp.js");
 const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 const run = promisify(execFile);
 
+// `echo` is classified a read: server-everything is not marked trusted, so its `readOnlyHint` is set aside, and
+// as a write each call repeating text an earlier result held ("Echo: hi") would be put to a person
+const ECHO_IS_READ = "classify:\n  - { tool: echo, category: read }\n";
 const ALLOWS =
-  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-allowed\n    match: { tool: echo }\n    action: allow\n';
+  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-allowed\n    match: { tool: echo }\n    action: allow\n' +
+  ECHO_IS_READ;
 const DENIES =
-  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-denied\n    match: { tool: echo }\n    action: deny\n';
+  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-denied\n    match: { tool: echo }\n    action: deny\n' +
+  ECHO_IS_READ;
 // would allow echo again, but `alow` does not validate
 const INVALID =
-  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-allowed\n    match: { tool: echo }\n    action: alow\n';
+  'version: "1"\ndefault_action: allow\nrules:\n  - id: echo-allowed\n    match: { tool: echo }\n    action: alow\n' +
+  ECHO_IS_READ;
 
 const sha256 = (text: string): string => `sha256:${createHash("sha256").update(text).digest("hex")}`;
 

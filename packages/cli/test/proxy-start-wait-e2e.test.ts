@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectProxy, EVERYTHING, ROOT } from "./proxy-client-fixture.js";
@@ -16,6 +17,8 @@ const HUNG = `${process.execPath} ${join(ROOT, "packages/proxy/test/fixtures/slo
 describe("acp proxy with an upstream that hangs at its start", () => {
   it("serves the other upstream after --start-wait: the client connects and calls its tools", async () => {
     const { home } = fixtureHome(root.dir);
+    // echo is a read here: server-everything, not marked trusted, does not make it one by its `readOnlyHint`
+    appendFileSync(join(home, "policy.yml"), "  - { tool: echo, category: read }\n");
     const client = await connectProxy(envFor(home), {
       name: "start-wait",
       args: ["proxy", "-u", HUNG, "-u", EVERYTHING, "-n", "hung", "-n", "everything", "--start-wait", "1"],

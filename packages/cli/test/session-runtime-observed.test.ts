@@ -10,7 +10,8 @@ import { createProxySessionRuntime } from "../src/wiring/session-runtime.js";
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const EVERYTHING = join(ROOT, "node_modules/.bin/mcp-server-everything");
 
-// server-everything's `echo` is annotated read-only: the decision judges it `read`. The runtime must record
+// server-everything's `echo` is annotated read-only: from a server marked trusted (only then does the proxy
+// take a `readOnlyHint`) the decision judges it `read`. The runtime must record
 // the call as the decision judged it; told the call without its annotations it judged a `write`, counted it
 // against the consequential budget and, once that was spent, refused to record the calls the decision had
 // accepted ("executed although the session refuses it"), so their results never reached provenance.
@@ -27,7 +28,7 @@ describe("the session runtime records each call as the decision judged it", () =
 
   beforeAll(async () => {
     proxy = createProxy({
-      upstreams: [{ name: "everything", transport: "stdio", command: EVERYTHING, args: [] }],
+      upstreams: [{ name: "everything", transport: "stdio", command: EVERYTHING, args: [], trusted: true }],
       decide: (request, context) =>
         createPipeline(context === undefined ? [] : [runtime.sourceFor(context.sessionId)]).decide(request, new Date()),
       observer: runtime.observer,

@@ -133,6 +133,45 @@ describe("what an upstream says to the agent's client besides an answer, with hi
   });
 }, 30_000);
 
+describe("an upstream that floods messages with hidden characters", () => {
+  it("does not flood the proxy's log: a few lines, the rest counted in one", async () => {
+    const lines: string[] = [];
+    const proxy = createProxy({
+      upstreams: [SMUGGLER],
+      decide: decideByTool({}),
+      broker: scriptedBroker(() => ({ kind: "expired" })),
+      log: (line) => void lines.push(line),
+    });
+    await proxy.start();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await proxy.connect(serverSide);
+    const client = new Client({ name: "agent", version: "1" });
+    const data: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void data.push(n.params.data));
+    await client.connect(clientSide);
+    try {
+      expect(JSON.stringify(await client.callTool({ name: "flood", arguments: { count: 300 } }))).toContain("flooded");
+      // every message still reaches the client, cleaned (a log line's `data` string is text, not Base64)
+      await expect.poll(() => data.length).toBe(300);
+      expect(data[7]).toBe("line 7");
+      expect(JSON.stringify(data)).not.toMatch(HIDDEN);
+      const each = (): number =>
+        lines.filter((l) => l.includes("hidden characters removed") && !l.includes("more")).length;
+      const counted = (): number =>
+        lines
+          .map((l) => /`smuggler`: (\d+) more messages with hidden characters removed/.exec(l)?.[1])
+          .reduce((sum, n) => sum + (n === undefined ? 0 : Number(n)), 0);
+      // each one is either said or counted (the count is said a second after the first held back)
+      await expect.poll(() => each() + counted(), { timeout: 5_000 }).toBe(300);
+      expect(each()).toBeLessThan(40);
+      expect(counted()).toBeGreaterThan(260);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe("withoutSmuggledText, of member names", () => {
   it("cleans a name as a value; a name that, cleaned, is another member's is dropped; `__proto__` stays a member", () => {
     const tag = "\u{e0041}";

@@ -104,7 +104,8 @@ export function registerPolicySimulate(parent: Command, ctx: CliContext): void {
     .addOption(new Option("--args <json>", "the tool arguments as a JSON object").default("{}", "{}"))
     .option(
       "--annotations <json>",
-      "the tool's MCP annotations as the upstream lists them (readOnlyHint, destructiveHint, …), which classify it",
+      "the tool's MCP annotations as the upstream lists them (readOnlyHint, destructiveHint, …), which classify it; " +
+        "acp proxy sets aside readOnlyHint: true of a server not marked `trusted: true`, so leave it out to judge one",
     )
     .option("--at <iso-8601>", "the time of the call (default: now); decides time_of_day conditions")
     .option(

@@ -48,6 +48,8 @@ import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
+import { readOnlyClaimsSetAside } from "./server-annotations.js";
+import { budgetLines } from "../upstream/line-budget.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
 export interface AcpProxyOptions {
@@ -136,6 +138,8 @@ export const PROXY_SERVER_INFO = { name: "acp-proxy", version: "0.1.0" } as cons
 
 /** How long `close()` waits for calls still in the gate (withdrawn by the close) to audit their end. */
 const CLOSE_GATING_MS = 5_000;
+/** Lines about hidden characters from one server: 20 at once, then one a second. */
+const HIDDEN_TEXT_LINES = { burst: 20, perSecond: 1 } as const;
 
 /** The MCP proxy: upstream servers on one side, any number of downstream sessions on the other. */
 export class AcpProxy {
@@ -150,6 +154,7 @@ export class AcpProxy {
   /** What the session runtime is told after each call, run once the reply is out (or before the next decision). */
   readonly observations: PendingObservations;
   readonly #log: (line: string) => void;
+  readonly #hiddenTextLines = new Map<string, (line: string) => void>();
   readonly #audit: AuditSink;
   /** Calls in the gate (deciding, waiting for a person, auditing the outcome). */
   readonly #gating = new Set<Promise<unknown>>();
@@ -267,7 +272,25 @@ export class AcpProxy {
           ? `upstream \`${upstream.spec.name}\`: still starting; serving the others meanwhile (its tools are announced with tools/list_changed once it is up)`
           : `upstream \`${upstream.spec.name}\`: ${upstream.status}${upstream.status === "connected" ? ` (${upstream.tools.length} tools)` : ""}`,
       );
+      if (upstream.status === "connected" && upstream.spec.trusted !== true) this.#sayReadOnlySetAside(upstream);
     }
+  }
+
+  /** Tells once which tools' `readOnlyHint` does not count, since their server is not marked trusted. */
+  #sayReadOnlySetAside(upstream: Upstream): void {
+    const names = readOnlyClaimsSetAside(upstream.tools);
+    if (names.length === 0) return;
+    const shown =
+      names
+        .slice(0, 5)
+        .map((n) => `\`${n}\``)
+        .join(", ") + (names.length > 5 ? `, and ${names.length - 5} more` : "");
+    this.#log(
+      `upstream \`${upstream.spec.name}\`: ${names.length === 1 ? "1 tool marks itself" : `${names.length} tools mark themselves`} read-only (${shown}); ` +
+        "not taken as reads, since the server is not marked `trusted: true`: judged by name (an unknown name as a write), " +
+        "so the policy's write rules apply. To take them as reads, mark the server `trusted: true` in config.yml " +
+        "(proxy.upstream_servers) or name them in policy.yml's `classify:`",
+    );
   }
 
   /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */
@@ -357,6 +380,24 @@ export class AcpProxy {
     this.#log(line);
   }
 
+  /**
+   * Says that hidden characters were taken out of what `server` sent: a few lines, then at most one a second
+   * per server, the rest counted. Every message of a server can carry them (each log line, progress
+   * message, answer), so one server could otherwise write the proxy's log as fast as it can send.
+   */
+  logHiddenText(server: string, line: string): void {
+    let say = this.#hiddenTextLines.get(server);
+    if (say === undefined) {
+      say = budgetLines(
+        (said) => this.#log(said),
+        (count) => `upstream \`${server}\`: ${count} more messages with hidden characters removed (not each said)`,
+        HIDDEN_TEXT_LINES,
+      );
+      this.#hiddenTextLines.set(server, say);
+    }
+    say(line);
+  }
+
   /** Closes every session and upstream. */
   async close(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
@@ -428,6 +469,8 @@ export class AcpProxy {
     this.#log(
       `upstream \`${server}\`: ${restarted ? "started again" : "connected"} (${tools} tools)${restarted ? "" : ", after the others"}`,
     );
+    const upstream = this.pool.get(server);
+    if (!restarted && upstream !== undefined && upstream.spec.trusted !== true) this.#sayReadOnlySetAside(upstream);
   }
 
   async #toolsChanged(server: string): Promise<void> {
@@ -511,7 +554,10 @@ export class AcpProxy {
     if (typeof params !== "object" || params === null) return { said: message, removed: false };
     const { result, removed } = withoutSmuggledText(params);
     if (removed === undefined) return { said: message, removed: false };
-    this.#log(`upstream \`${server}\`: \`${message.method}\`: ${removed.characters} hidden characters removed`);
+    this.logHiddenText(
+      server,
+      `upstream \`${server}\`: \`${message.method}\`: ${removed.characters} hidden characters removed`,
+    );
     return { said: { ...message, params: result }, removed: true };
   }
 

@@ -346,7 +346,10 @@ async function passThrough(
     // a prompt's messages, a resource's text, a completion's values: tag characters and bidi controls out
     const { result, removed } = withoutSmuggledText(answer);
     if (removed !== undefined) {
-      proxy.log(`\`${method}\` on \`${server}\`: ${removed.characters} hidden characters removed from its answer`);
+      proxy.logHiddenText(
+        server,
+        `\`${method}\` on \`${server}\`: ${removed.characters} hidden characters removed from its answer`,
+      );
     }
     return { result, hiddenTextRemoved: removed !== undefined };
   } catch (err) {

@@ -21,8 +21,14 @@ const SUSPECT = /[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/u;
 /** A flag tag sequence (kept, captured) or one character to remove. */
 const REMOVE =
   /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|[\u202a-\u202e\u2066-\u2069\u{e0000}-\u{e007f}]/gu;
-/** Members holding Base64, never text. */
-const BINARY = new Set(["blob", "data"]);
+/**
+ * Whether `record[key]` holds Base64, not text: a `blob` (a resource's; a text-like one is cleaned by
+ * `cleanBlob`), or the `data` of an image's or audio's content, which names its `mimeType`. Any other
+ * `data` is text the agent's client may show its model: a log line's (`notifications/message`), an error's.
+ */
+function isBase64Member(record: Record<string, unknown>, key: string): boolean {
+  return key === "blob" || (key === "data" && typeof record["mimeType"] === "string");
+}
 
 /** The `_meta` key under which a result says how many hidden characters were removed from it. */
 export const HIDDEN_TEXT_META_KEY = "acp/hidden_text_removed";
@@ -60,7 +66,7 @@ function clean(value: unknown, count: { n: number }, depth: number): unknown {
   for (const key of Object.keys(record)) {
     if (blob !== undefined && Object.hasOwn(blob, key)) continue;
     const child = record[key];
-    const next = BINARY.has(key) && typeof child === "string" ? child : clean(child, count, depth + 1);
+    const next = typeof child === "string" && isBase64Member(record, key) ? child : clean(child, count, depth + 1);
     // a member's name is read too (a form's field, structured content's keys): cleaned as its value is
     const name = cleanString(key, count);
     if (name !== key) {

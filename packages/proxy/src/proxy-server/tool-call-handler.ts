@@ -11,7 +11,7 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from "@modelcontextprotocol/sdk/types.js";
-import { pipelineRefusal, type ToolAnnotations } from "@acp/core";
+import { pipelineRefusal } from "@acp/core";
 import { PROXY_DEFAULTS } from "../config/proxy-config.js";
 import { injectCallCredentials, withoutSecretValues } from "../gate/call-credentials.js";
 import { gateToolCall } from "../gate/gate-tool-call.js";
@@ -26,6 +26,7 @@ import { createInflightCall } from "./session-routing.js";
 import { ContentReader } from "./readable-content.js";
 import { SUBMIT_PLAN_NAME, handleSubmitPlan } from "./submit-plan.js";
 import { withoutSmuggledText } from "./smuggled-text.js";
+import { annotationsToDecideWith } from "./server-annotations.js";
 
 type Extra = Parameters<Parameters<Server["setRequestHandler"]>[1]>[1];
 
@@ -154,7 +155,10 @@ async function gateAndForward(
   const callId = newId("call");
   // a held tool (its definition changed since it was pinned) is decided with its pinned annotations: a flip
   // to `readOnlyHint: true` must not make a write a read before a person accepted the new definition
-  const annotations = pickAnnotations(proxy.pinning.served(target.server, target.item)["annotations"]);
+  const annotations = annotationsToDecideWith(
+    proxy.pinning.served(target.server, target.item)["annotations"],
+    proxy.pool.get(target.server)?.spec.trusted === true,
+  );
   const base = { call_id: callId, session_id: session.id, server: target.server, tool: target.name };
   // counted as in flight (where the server's sampling, elicitation and log lines go) once forwarded only:
   // a call waiting for a person must not make another session's messages ambiguous
@@ -431,14 +435,4 @@ function startHeartbeat(proxy: AcpProxy, relay: ProgressRelay | undefined, tool:
   if (relay === undefined) return undefined;
   const every = proxy.options.progressIntervalMs ?? 5_000;
   return setInterval(() => relay.waiting(`waiting for a decision on \`${tool}\``), every);
-}
-
-function pickAnnotations(value: unknown): ToolAnnotations | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const v = value as Record<string, unknown>;
-  const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
-  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
-    if (typeof v[key] === "boolean") out[key] = v[key];
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
 }

@@ -131,7 +131,8 @@ export function toldProgress(proxy: AcpProxy, sessionId: string, server: string,
       relay.upstream(message === said ? progress : { ...progress, message });
       if (typeof message !== "string") return;
       const hidden = message !== said;
-      if (hidden) proxy.log(`upstream \`${server}\`: hidden characters removed from a progress message`);
+      if (hidden)
+        proxy.logHiddenText(server, `upstream \`${server}\`: hidden characters removed from a progress message`);
       observeNote(proxy, sessionId, server, "notifications/progress", message, hidden);
     },
   };

@@ -15,7 +15,10 @@ export type UpstreamSpec =
       /** Extra environment for the server (added to the SDK's safe default environment). */
       readonly env?: Readonly<Record<string, string>>;
       readonly cwd?: string;
-      /** Marked trusted by the person: recorded on the request, never loosens a decision by itself. */
+      /**
+       * Marked trusted by the person: its results are not untrusted text to the session runtime, and its
+       * tools' `readOnlyHint` counts (from an untrusted server it is set aside: server-annotations.ts).
+       */
       readonly trusted?: boolean;
     }
   | {

@@ -11,6 +11,9 @@ import { ERROR_BODY_SCHEMA } from "./error-body.js";
  */
 export const NO_NUL_PATTERN = "^[^\\u0000]*$";
 
+/** An ISO-8601 date and time with its zone (`2026-11-29T14:00:00Z`, `…+01:00`). */
+const ISO_TIME_WITH_ZONE = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$";
+
 const NAME = { type: "string", minLength: 1, maxLength: 256, pattern: NO_NUL_PATTERN } as const;
 
 /**
@@ -29,10 +32,39 @@ const ATTESTATION = {
     timestamp: {
       type: "string",
       maxLength: 40,
-      pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$",
+      pattern: ISO_TIME_WITH_ZONE,
       description: "ISO-8601 with a zone, when the attestation was made",
     },
     hmac: { type: "string", pattern: "^[0-9a-f]{64}$", description: "lowercase hex HMAC-SHA256" },
+  },
+} as const;
+
+/**
+ * A self-modification proposal (`GraphProposal`): its explicit diff, how to undo it, when it was proposed. A
+ * malformed one (another member, a `proposed_at` that is no ISO-8601 time with a zone, a text over its
+ * bound) is 400, never judged; a well-formed one the domain finds wanting (no diff, no undo, no time for a
+ * cooling period) is judged: BLOCKED, naming what is missing.
+ */
+const PROPOSAL = {
+  type: "object",
+  additionalProperties: false,
+  description:
+    "the self-modification proposal this call makes (consent graph: require_diff, undo_window_days, cooling_period_hours)",
+  properties: {
+    diff: {
+      type: "string",
+      maxLength: 65_536,
+      pattern: NO_NUL_PATTERN,
+      description: "the explicit before/after diff: `-` and `+` lines, or a unified diff with its `@@` hunk header",
+    },
+    undo: { type: "string", maxLength: 16_384, pattern: NO_NUL_PATTERN, description: "how to undo the change" },
+    proposed_at: {
+      type: "string",
+      maxLength: 40,
+      pattern: ISO_TIME_WITH_ZONE,
+      description:
+        "ISO-8601 with a zone, when it was proposed (a cooling period counts from the later of this and ACP's first sight)",
+    },
   },
 } as const;
 
@@ -67,7 +99,13 @@ export const ACTION_REQUEST_BODY = {
       type: "object",
       additionalProperties: false,
       required: ["domain", "action"],
-      properties: { domain: NAME, action: NAME, confidence: { type: "number" }, attestation: ATTESTATION },
+      properties: {
+        domain: NAME,
+        action: NAME,
+        confidence: { type: "number" },
+        attestation: ATTESTATION,
+        proposal: PROPOSAL,
+      },
     },
     contract: { type: "object", description: "an Agent Action Contract v1 event" },
   },

@@ -1,0 +1,42 @@
+/**
+ * What an upstream's tool annotations count for. MCP: "clients MUST consider tool annotations to be
+ * untrusted unless they come from trusted servers". The decision core lets annotations tighten the name
+ * table and decide for a name it does not know; from a server not marked `trusted: true` they may only
+ * tighten: its `readOnlyHint: true` is set aside, so a tool that merely says it reads stays what its name
+ * makes it (an unknown name: write/medium) instead of riding a rule written for reads. `destructiveHint`
+ * (and `readOnlyHint: false`) still count: they can only make a decision stricter.
+ */
+import { findBuiltinClassification, type ToolAnnotations } from "@acp/core";
+
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
+
+/** The hints (booleans) of a listed tool's `annotations` that a call to it is decided with. */
+export function annotationsToDecideWith(value: unknown, trustedServer: boolean): ToolAnnotations | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const out: { -readonly [K in keyof ToolAnnotations]: boolean } = {};
+  for (const key of HINTS) {
+    if (typeof v[key] === "boolean") out[key] = v[key];
+  }
+  if (!trustedServer && out.readOnlyHint === true) delete out.readOnlyHint;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/**
+ * The tools of a server not marked trusted whose `readOnlyHint: true` is set aside and changes something:
+ * names the built-in table does not already make reads. Said once at start, so a person sees why
+ * `echo` asks and how to change it.
+ */
+export function readOnlyClaimsSetAside(
+  tools: readonly { readonly name: string; readonly annotations?: unknown }[],
+): string[] {
+  const names: string[] = [];
+  for (const tool of tools) {
+    const annotations = tool.annotations;
+    if (typeof annotations !== "object" || annotations === null) continue;
+    if ((annotations as Record<string, unknown>)["readOnlyHint"] !== true) continue;
+    if (findBuiltinClassification(tool.name)?.category === "read") continue;
+    names.push(tool.name);
+  }
+  return names;
+}
