@@ -175,7 +175,7 @@ version: "1"
 default_action: ask
 
 rules:
-  # Reading (read_*, get_*, list_*, search_*; tools marked read-only by a `trusted: true` server) runs unasked.
+  # Reading (read_*, get_*, list_*, search_*; tools marked read-only by a \`trusted: true\` server) runs unasked.
   - id: allow-reads
     match:
       category: read
