@@ -1,4 +1,5 @@
-import { appendFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { connectProxy, EVERYTHING, ROOT } from "./proxy-client-fixture.js";
@@ -12,7 +13,21 @@ import { runCli } from "./run.js";
  */
 const root = tempRoot("proxy-start-wait");
 afterAll(root.cleanup);
-const HUNG = `${process.execPath} ${join(ROOT, "packages/proxy/test/fixtures/slow-start-server.mjs")}`;
+/** The hanging server, with an argument of its own (ignored by it) that tells its process from any other. */
+const MARKER = `hung-${randomBytes(6).toString("hex")}`;
+const HUNG = `${process.execPath} ${join(ROOT, "packages/proxy/test/fixtures/slow-start-server.mjs")} ${MARKER}`;
+
+/** Whether a process with MARKER on its command line is running. */
+function hungServerRunning(): boolean {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(MARKER)) return true;
+    } catch {
+      // it ended while we looked
+    }
+  }
+  return false;
+}
 
 describe("acp proxy with an upstream that hangs at its start", () => {
   it("serves the other upstream after --start-wait: the client connects and calls its tools", async () => {
@@ -28,9 +43,13 @@ describe("acp proxy with an upstream that hangs at its start", () => {
       expect(names).toContain("echo");
       const echo = await client.callTool({ name: "echo", arguments: { message: "not held back" } });
       expect(JSON.stringify(echo.content)).toContain("not held back");
+      expect(hungServerRunning()).toBe(true);
     } finally {
       await client.close();
     }
+    // the SDK client ends the proxy (stdin closed, SIGTERM 2 s later): the server still starting ends with it,
+    // though it never reads its stdin (it was left running, a child of nobody)
+    await expect.poll(hungServerRunning, { timeout: 10_000, interval: 100 }).toBe(false);
   }, 120_000);
 
   it("refuses a --start-wait that is not a positive number of seconds, before any upstream starts", async () => {

@@ -384,8 +384,18 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
       await untilClosedOrSignalled((await serveStdio(proxy)).closed);
     }
   } finally {
-    await proxy.close();
-    await wiring.close?.();
+    // told to stop while closing (an MCP client sends SIGTERM 2 s after closing stdin, while an upstream may
+    // still be ending): the servers are stopped at once rather than left running after the proxy
+    const stopUpstreams = (): void => proxy.pool.signalAll("SIGTERM");
+    process.on("SIGTERM", stopUpstreams);
+    process.on("SIGINT", stopUpstreams);
+    try {
+      await proxy.close();
+      await wiring.close?.();
+    } finally {
+      process.off("SIGTERM", stopUpstreams);
+      process.off("SIGINT", stopUpstreams);
+    }
   }
 }
 

@@ -176,6 +176,18 @@ export class UpstreamPool {
     this.#serving = true;
   }
 
+  /**
+   * Sends `signal` to every spawned (stdio) upstream at once, started or still starting: for a proxy told to
+   * stop while it closes, which must not leave its servers running after it (they would outlive it: a child
+   * is not ended with its parent). Their connections then close as each process ends.
+   */
+  signalAll(signal: NodeJS.Signals = "SIGTERM"): void {
+    for (const upstream of this.#upstreams.values()) {
+      for (const client of [upstream.client, upstream.connecting])
+        if (client !== undefined) signalChild(client, signal);
+    }
+  }
+
   /** Every upstream, in configuration order. */
   list(): readonly Upstream[] {
     return [...this.#upstreams.values()];
@@ -220,6 +232,10 @@ export class UpstreamPool {
     const starting = [...this.#upstreams.values()].flatMap((u) =>
       u.status === "connecting" && u.connecting !== undefined ? [u.connecting] : [],
     );
+    // a server still starting has answered nothing: it is not asked to end by its stdin (the SDK waits 2 s
+    // for that before a SIGTERM), it is stopped at once, so a proxy that is itself told to stop soon after
+    // (an MCP client ends its server 2 s after closing its stdin) leaves no such child behind
+    for (const client of starting) signalChild(client, "SIGTERM");
     await Promise.all(
       [...this.connected().map((u) => u.client), ...starting].map((c) => c.close().catch(() => undefined)),
     );
@@ -542,4 +558,15 @@ export function messageOf(err: unknown): string {
     if (cause.message !== "" && !text.includes(cause.message)) text += `: ${cause.message}`;
   }
   return text.replace(/\s+/g, " ").trim();
+}
+
+/** Sends `signal` to the process of a stdio upstream's client (none for a URL upstream, or once it ended). */
+function signalChild(client: Client, signal: NodeJS.Signals): void {
+  const pid = (client.transport as { readonly pid?: number | null } | undefined)?.pid;
+  if (typeof pid !== "number") return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // it has ended already
+  }
 }
