@@ -229,6 +229,13 @@ function registerSubscriptionHandlers(proxy: AcpProxy, session: ProxySession): v
     const { uri } = request.params;
     refuseUnreadableUri("resources/subscribe", uri);
     const server = await owner(uri);
+    // the proxy offers subscribing when any server does; one that does not is not asked (it may never answer)
+    if (proxy.pool.get(server)?.capabilities?.resources?.subscribe !== true) {
+      throw agentError(
+        ErrorCode.MethodNotFound,
+        `resources/subscribe: upstream \`${server}\`, which serves \`${echoed(uri)}\`, does not support subscribing`,
+      );
+    }
     if (proxy.subscriptions.add(server, uri, session.id)) {
       try {
         await passThrough(proxy, server, "resources/subscribe", request.params, extra);
