@@ -222,6 +222,10 @@ Drop-in for an MCP client config ("mcpServers" in Claude Desktop, Cursor, VS Cod
                   "env": { "ACP_PASSPHRASE": "…" } }
 The passphrase of \`acp init\` lets the proxy sign approvals: a client gives it no terminal to ask at.
 
+A call is judged by its tool's name (read_*, send_*, … unknown names as writes) and the policy's classify:.
+A server's own annotations may make it stricter; its readOnlyHint makes a tool a read only for a server
+marked trusted: true in proxy.upstream_servers (MCP: annotations are untrusted unless the server is).
+
 In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs guides/proxy
 
 Exit codes: 0 the client went away (or SIGINT/SIGTERM), 1 every upstream failed to start / the port or
