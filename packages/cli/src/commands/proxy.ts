@@ -389,8 +389,19 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     }
   } finally {
     // told to stop while closing (an MCP client sends SIGTERM 2 s after closing stdin, while an upstream may
-    // still be ending): the servers are stopped at once rather than left running after the proxy
-    const stopUpstreams = (): void => proxy.pool.signalAll("SIGTERM");
+    // still be ending): the servers are stopped at once rather than left running after the proxy; told twice,
+    // the proxy ends at once, as without the handler (a close that hangs never makes it unkillable)
+    let told = false;
+    const stopUpstreams = (signal: NodeJS.Signals): void => {
+      if (told) {
+        process.off("SIGTERM", stopUpstreams);
+        process.off("SIGINT", stopUpstreams);
+        process.kill(process.pid, signal);
+        return;
+      }
+      told = true;
+      proxy.pool.signalAll("SIGTERM");
+    };
     process.on("SIGTERM", stopUpstreams);
     process.on("SIGINT", stopUpstreams);
     try {
