@@ -36,7 +36,9 @@ export default defineConfig({
   },
   test: {
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // isolate here, at the root, is what the pool reads: with it unset each test file got a new process (and
+    // imported everything again) whatever the projects said
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     testTimeout: 30_000,
     globalSetup: ["scripts/vitest-temp-root.ts", "packages/store/test/postgres/global-setup.ts"],
     projects: [
@@ -47,7 +49,11 @@ export default defineConfig({
         // module for itself (vi.mock) gets a fresh one instead, below.
         test: { name: "shared", include: TESTS, exclude: [...configDefaults.exclude, ...MOCKING], isolate: false },
       },
-      { extends: true, test: { name: "isolated", include: MOCKING, isolate: true } },
+      {
+        extends: true,
+        // the project's own poolOptions, or the root's `isolate: false` would win over its `isolate: true`
+        test: { name: "isolated", include: MOCKING, isolate: true, poolOptions: { forks: { isolate: true } } },
+      },
     ],
   },
 });
