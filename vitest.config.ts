@@ -29,7 +29,10 @@ export default defineConfig({
           fileURLToPath(new URL(`./packages/proxy/src/${dir}/index.ts`, import.meta.url)),
         ]),
       ),
+      "@acp/proxy/http-rules": fileURLToPath(new URL("./packages/proxy/src/http-rules.ts", import.meta.url)),
       "@acp/proxy": src("proxy"),
+      // the light subpath commands import (to spare them the service), before `@acp/server`
+      "@acp/server/state": fileURLToPath(new URL("./packages/server/src/state.ts", import.meta.url)),
       "@acp/server": src("server"),
       "@acp/claim": src("claim"),
     },

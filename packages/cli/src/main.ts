@@ -3,7 +3,7 @@ import { text } from "node:stream/consumers";
 import { StateDbUnsafeError } from "@acp/store";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
-import { registerCommands } from "./commands/index.js";
+import { registerCommands, topLevelOf, COMMANDS } from "./commands/index.js";
 import { resolveHelpTarget } from "./help-target.js";
 import { addGroupHelp } from "./help/group-help.js";
 import { refuseUnknownCommands } from "./help/unknown-command.js";
@@ -28,8 +28,14 @@ export function processIo(): CliIo {
 /** The program's own usage error when it added the version hint to it, as written to stderr. */
 const versionHinted = new WeakMap<Command, string>();
 
-/** Builds the `acp` program bound to a context (exported for tests and docs generation). */
-export function createProgram(ctx: CliContext): Command {
+/**
+ * Builds the `acp` program bound to a context (exported for tests and docs generation): every command, or only
+ * the top-level ones named (`run` adds just the one it was asked for, so it loads only that command's code).
+ */
+export async function createProgram(
+  ctx: CliContext,
+  only: readonly string[] | undefined = undefined,
+): Promise<Command> {
   const program = new Command("acp")
     .description(
       "ACP, the control plane between AI agents and the world: every action an agent proposes is " +
@@ -42,7 +48,11 @@ export function createProgram(ctx: CliContext): Command {
       writeErr: (s) => ctx.io.stderr.write(s),
     })
     .exitOverride();
-  registerCommands(program, ctx);
+  await registerCommands(
+    program,
+    ctx,
+    only === undefined ? COMMANDS : COMMANDS.filter((entry) => only.includes(entry.name)),
+  );
   // `acp -v` is what many tools take for the version: the usage error names the spelling acp takes. Set after
   // the commands are registered, so only the program's own error says it (`acp pending -v` does not); the
   // message as said is kept for `--json`'s error, which `run` builds from the error, not from stderr
@@ -108,7 +118,16 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
     return exitCode;
   };
   const ctx: CliContext = { io, exitCode: EXIT.ok };
-  const program = createProgram(ctx);
+  const head = end === -1 ? argv : argv.slice(0, end);
+  // `acp pending …` needs only `pending`, `acp --version` none; `acp`, `acp --help`, `acp help …` and a
+  // misspelt command need them all
+  const only =
+    topLevelOf(head) !== undefined
+      ? [head[0] ?? ""]
+      : head.length === 1 && (head[0] === "--version" || head[0] === "-V")
+        ? []
+        : undefined;
+  const program = await createProgram(ctx, only);
   applyExitOverride(program);
   for (const cmd of allCommands(program)) {
     cmd.configureOutput({
@@ -118,7 +137,6 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
   }
   try {
     // `acp help policy simulate` is `acp policy simulate --help`
-    const head = end === -1 ? argv : argv.slice(0, end);
     const resolved = resolveHelpTarget(program, head);
     const parsed = resolved === head ? argv : resolved;
     await program.parseAsync([...parsed], { from: "user" });

@@ -145,9 +145,9 @@ describe("config.yml keys: the reference, the key lists and the starter file agr
     }
   });
 
-  it("a flag whose help names a key as its default is that key's row's flag", () => {
+  it("a flag whose help names a key as its default is that key's row's flag", async () => {
     const rows = new Map(referenceRows().map((r) => [r.key, r.flags]));
-    const program = createProgram(silentContext());
+    const program = await createProgram(silentContext());
     let named = 0;
     for (const command of program.commands) {
       for (const option of command.options) {

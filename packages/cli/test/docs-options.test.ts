@@ -18,7 +18,7 @@ function pageOf(path: readonly string[]): string {
   return existsSync(own) ? own : `${pages}${path[0] ?? ""}.md`;
 }
 
-const commands = leaves(createProgram(silentContext()));
+const commands = leaves(await createProgram(silentContext()));
 
 describe("docs/reference/cli: every option of every command is on its page", () => {
   it.each(commands.map(([path, command]) => [path.join(" "), path, command] as const))(

@@ -78,7 +78,7 @@ beforeAll(async () => {
     ["install", "-g", tarball, "--prefix", prefix, "--ignore-scripts", ...NPM_INSTALL_OPTIONS],
     root.dir,
   );
-  for (const path of allCommands(createProgram(silentContext())))
+  for (const path of allCommands(await createProgram(silentContext())))
     helps.set(["acp", ...path].join(" "), (await runCli([...path, "--help"])).stdout);
 }, 300_000);
 

@@ -132,7 +132,7 @@ function runExample(example: string, where: { home: string; cwd: string }): { co
 }
 
 const HAS_JQ = spawnSync("sh", ["-c", "command -v jq"]).status === 0;
-const commands = leaves(createProgram(silentContext()));
+const commands = leaves(await createProgram(silentContext()));
 const helps = new Map<string, string>();
 async function helpOf(path: readonly string[]): Promise<string> {
   const key = path.join(" ");

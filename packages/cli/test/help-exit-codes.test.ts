@@ -8,7 +8,7 @@ function leaves(command: Command, path: string[] = ["acp"]): string[][] {
   return command.commands.flatMap((sub) => leaves(sub, [...path, sub.name()]));
 }
 
-const commands = leaves(createProgram(silentContext()));
+const commands = leaves(await createProgram(silentContext()));
 
 describe("every command's --help says what its exit codes mean", () => {
   it.each(commands.map((path) => [path.join(" "), path.slice(1)] as const))(

@@ -7,7 +7,7 @@ import { runCli, silentContext } from "./run.js";
 // A command group's --help (`acp vault --help`) says what every command's does: a usage line, what it is for,
 // its commands, examples, and exit codes. Its examples are its commands' own, which help-examples.test.ts runs.
 
-const program = createProgram(silentContext());
+const program = await createProgram(silentContext());
 const groups = groupPaths(program);
 
 /** An example as a command: the `$ ` prompt and a trailing `# comment` dropped, spaces collapsed. */

@@ -8,7 +8,7 @@ function paths(command: Command, path: string[] = []): string[][] {
   return command.commands.flatMap((sub) => [[...path, sub.name()], ...paths(sub, [...path, sub.name()])]);
 }
 
-const all = paths(createProgram(silentContext())).filter((path) => path.at(-1) !== "help");
+const all = paths(await createProgram(silentContext())).filter((path) => path.at(-1) !== "help");
 
 describe("acp help A B … shows the help of `acp A B …`, at every depth", () => {
   it("walks the nested commands too (policy simulate, claim issuer keygen)", () => {

@@ -19,9 +19,9 @@ function leaves(command: Command, path: string[] = []): { path: string[]; comman
 // their stdout is not theirs to print data on: the MCP stream (proxy), the agent's own (run)
 const NO_JSON = ["proxy", "run"];
 
-describe("every command that prints data takes --json", () => {
-  const all = leaves(createProgram(silentContext())).filter(({ path }) => path.at(-1) !== "help");
+const all = leaves(await createProgram(silentContext())).filter(({ path }) => path.at(-1) !== "help");
 
+describe("every command that prints data takes --json", () => {
   it.each(
     all
       .filter(({ path }) => !NO_JSON.includes(path.join(" ")))

@@ -8,7 +8,7 @@ import { runCli, silentContext } from "./run.js";
 // within commander's edit distance, no help named, other words than `acp help vault nope`. Every group (and
 // the program) now says one line, in the words `acp help` uses, and exits 2.
 
-const program = createProgram(silentContext());
+const program = await createProgram(silentContext());
 const groups = groupPaths(program);
 
 function commandAt(path: readonly string[]): Command {

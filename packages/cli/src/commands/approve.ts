@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { parseApprovalDuration, type ApprovalScope } from "@acp/proxy";
-import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server";
+import { parseApprovalDuration, type ApprovalScope } from "@acp/proxy/consent";
+import { answerConsent, HttpError, type ConsentAnswerInput } from "@acp/server/state";
 import { printJson, printLine, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { cliActor } from "../wiring/cli-actor.js";

@@ -2,8 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSy
 import { dirname } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Option, type Command } from "commander";
-import { MAX_AUDIT_LINE_LENGTH, parseAuditLine } from "@acp/core";
-import { printable } from "@acp/proxy";
+import { MAX_AUDIT_LINE_LENGTH, parseAuditLine, printable } from "@acp/core";
 import { homePaths, readAuditFileLinesBackward } from "@acp/store";
 import { printError, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";

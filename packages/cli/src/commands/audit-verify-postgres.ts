@@ -16,7 +16,7 @@ import {
   type PostgresAnchorDatabaseChange,
   type PostgresStore,
 } from "@acp/store";
-import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server";
+import { explainStorageError, safeStorageUrl, type ResolvedStorageUrl } from "@acp/server/state";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** What the PostgreSQL chain's verification gives the report: where, the verdict, and a moved database. */

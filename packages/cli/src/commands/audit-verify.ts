@@ -12,6 +12,7 @@ import {
   type AuditRemainder,
   type AuditVerification,
   type VerifyAuditOptions,
+  printable,
 } from "@acp/core";
 import {
   anchoredMarkerPathOf,
@@ -26,7 +27,6 @@ import {
   tooOpenMessage,
   verifyAuditFile,
 } from "@acp/store";
-import { printable } from "@acp/proxy";
 import { printError, printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";

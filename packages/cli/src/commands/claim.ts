@@ -11,8 +11,9 @@ import {
   type ClaimServer,
   type FaqInput,
 } from "@acp/claim";
+import { printable } from "@acp/core";
 import { openStateDb } from "@acp/store";
-import { printable, servesPlainHttpBeyondLoopback } from "@acp/proxy";
+import { servesPlainHttpBeyondLoopback } from "@acp/proxy/http-rules";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readFailure } from "../decision/read-input.js";

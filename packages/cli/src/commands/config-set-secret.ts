@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Command } from "commander";
 import { sealConfigSecret, suggest } from "@acp/core";
-import { AGENT_TOKEN_NAME } from "@acp/proxy";
+import { AGENT_TOKEN_NAME } from "@acp/proxy/http-rules";
 import { readConfigDocument, writeConfigValue } from "@acp/store";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";

@@ -1,7 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { explainStorageError, LINK_TTL_MS, openConsoleAuth, readServeState, type ConsoleAuthHandle } from "@acp/server";
+import {
+  explainStorageError,
+  LINK_TTL_MS,
+  openConsoleAuth,
+  readServeState,
+  type ConsoleAuthHandle,
+} from "@acp/server/state";
 import { printJson, printLine, resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { consoleApproverOf } from "../wiring/console-approver.js";

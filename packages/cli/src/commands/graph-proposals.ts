@@ -12,7 +12,7 @@ import {
   openStateDb,
   type ProposalSightingRow,
 } from "@acp/store";
-import { explainStorageError } from "@acp/server";
+import { explainStorageError } from "@acp/server/state";
 import { resolveHome, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { storageOf } from "./storage-url.js";

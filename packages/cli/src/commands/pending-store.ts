@@ -13,7 +13,7 @@ import {
   safeStorageUrl,
   STORAGE_URL_ENV,
   type PendingConsentHandle,
-} from "@acp/server";
+} from "@acp/server/state";
 import { describeOwner, isExistingHome, isOrphaned, type PendingConsentRow } from "@acp/store";
 
 export { isOrphaned };

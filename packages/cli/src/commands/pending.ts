@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { printableJsonText, timeLeft } from "@acp/core";
 import { ownerState, type PendingConsentRow, type PendingCursor } from "@acp/store";
-import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, elide, printable, warningsFor } from "@acp/proxy";
+import { TERMINAL_ARGUMENTS, argumentsView, decidedBy, elide, printable, warningsFor } from "@acp/proxy/consent";
 import { printLine, type CliContext } from "../context.js";
 import type { PendingConsentHandle } from "@acp/server";
 import {

@@ -6,8 +6,8 @@ import {
   verifyConsentProof,
   type ProofVerification,
   type VerifyProofOptions,
+  printable,
 } from "@acp/core";
-import { printable } from "@acp/proxy";
 import { createSqliteNonceStore, homePaths, openStateDb, readFileUpTo, readPublicKeyHex } from "@acp/store";
 import { printJson, printLine, resolveHome, resolvePath, type CliContext } from "../context.js";
 import { readFailure } from "../decision/read-input.js";

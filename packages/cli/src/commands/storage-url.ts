@@ -1,6 +1,6 @@
 /** Where `acp serve` and the commands that read its state keep it: SQLite in the home, or PostgreSQL by URL. */
 import { redactPostgresUrl } from "@acp/store";
-import { explainStorageError, resolveStorageUrl, STORAGE_URL_ENV, type ResolvedStorageUrl } from "@acp/server";
+import { explainStorageError, resolveStorageUrl, STORAGE_URL_ENV, type ResolvedStorageUrl } from "@acp/server/state";
 import { configValue } from "../wiring/serve-start-secrets.js";
 import type { CliContext } from "../context.js";
 import { CliError, EXIT } from "../exit-codes.js";

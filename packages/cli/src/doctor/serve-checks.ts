@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { explainStorageError, resolveStorageUrl, safeStorageUrl, STORAGE_URL_ENV } from "@acp/server";
+import { explainStorageError, resolveStorageUrl, safeStorageUrl, STORAGE_URL_ENV } from "@acp/server/state";
 import { openPostgresStore, type HomeCheck, type PostgresStore } from "@acp/store";
 import { CliError } from "../exit-codes.js";
 import { checkAuditAnchor, checkClock } from "./postgres-checks.js";

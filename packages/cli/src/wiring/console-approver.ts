@@ -1,6 +1,6 @@
 /** The name a console sign-in link carries: who the audit names as the approver of that session's answers. */
 import { userInfo } from "node:os";
-import { checkApproverName } from "@acp/server";
+import { checkApproverName } from "@acp/server/state";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** The account running this command: `$USER`, else `$LOGNAME`, else the process's account; "" when none. */

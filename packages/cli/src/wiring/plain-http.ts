@@ -1,4 +1,4 @@
-import { refusesPlainHttp, type PlainHttpListener } from "@acp/proxy";
+import { refusesPlainHttp, type PlainHttpListener } from "@acp/proxy/http-rules";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** The listeners a person starts with `--bind` that refuse plain HTTP beyond loopback (`acp proxy --http`: its own). */

@@ -4,7 +4,7 @@
  * is opened, with the same words whether it came from the flag, the environment or this file.)
  */
 import { compileGlob, readNamedSecrets, suggest } from "@acp/core";
-import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/server";
+import { AGENT_TOKEN_NAME, parsePublicUrl } from "@acp/proxy/http-rules";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** The keys of `serve:` and what each takes. */

@@ -8,14 +8,8 @@ import {
 import { buildPipelineWith, type DecisionInputs } from "../decision/load.js";
 import { createReloadingPipeline, loadStartPolicy } from "./decide.js";
 import { createReloadingPolicy, type PolicyVersion } from "./policy-reload.js";
-import {
-  anyServerPipelineOf,
-  countOncePerCall,
-  useAttestationOncePerCall,
-  type AuditAppender,
-  type ServerReadingInputs,
-  type StoresPipeline,
-} from "@acp/server";
+import { anyServerPipelineOf, countOncePerCall, useAttestationOncePerCall } from "@acp/server/state";
+import type { AuditAppender, ServerReadingInputs, StoresPipeline } from "@acp/server";
 
 /** The pipelines `acp serve` hands the service: the live one and the console simulator's. */
 export interface ServePipelines {

@@ -5,7 +5,7 @@ import {
   type ApprovalScope,
   type CliAnswerRecord,
   type HumanAnswer,
-} from "@acp/proxy";
+} from "@acp/proxy/consent";
 import { describeOwner, isOrphaned, type AsyncPendingConsentStore, type PendingConsentRow } from "@acp/store";
 import { HttpError } from "../http/error-body.js";
 import { requirePrintableField } from "../http/printable-body.js";

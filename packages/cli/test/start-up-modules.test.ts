@@ -1,0 +1,131 @@
+/**
+ * `acp` loads the code of the command it runs, not of every command: `acp pending` or `acp approve` from
+ * another terminal starts without the MCP SDK, the service's HTTP stack or the proxy, which each `acp`
+ * process loaded before (about 900 modules, a second of start-up). The built acp runs with a module hook
+ * that records every module it resolves, the command doing its real work where a fixture home allows.
+ */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Command } from "commander";
+import { createProgram } from "../src/main.js";
+import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { silentContext } from "./run.js";
+
+const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
+const root = tempRoot("start-up-modules");
+afterAll(root.cleanup);
+
+// the hook runs in its own thread: it appends each resolved URL to the file named in the environment
+const hooks = join(root.dir, "hooks.mjs");
+writeFileSync(
+  hooks,
+  `import { appendFileSync } from "node:fs";\n` +
+    `export async function resolve(specifier, context, next) {\n` +
+    `  const resolved = await next(specifier, context);\n` +
+    `  appendFileSync(process.env.MODULE_LOG, resolved.url + "\\n");\n` +
+    `  return resolved;\n}\n`,
+);
+const register = join(root.dir, "register.mjs");
+writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+
+let n = 0;
+/** Runs the built `acp ARGS` in `home` and returns the URLs of the modules it resolved, and its exit code. */
+async function modulesOf(args: readonly string[], home: string): Promise<{ code: number | null; urls: string[] }> {
+  const log = join(root.dir, `modules-${++n}.txt`);
+  writeFileSync(log, "");
+  const child = spawn(process.execPath, ["--import", register, ACP, ...args], {
+    env: { ...process.env, ...envFor(home), MODULE_LOG: log },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, urls: readFileSync(log, "utf8").split("\n").filter(Boolean) };
+}
+
+/** What only a running proxy or service needs: the MCP SDK, the HTTP server, the packages' full indexes. */
+const HEAVY = [
+  /\/node_modules\/@modelcontextprotocol\/sdk\//,
+  /\/node_modules\/fastify\//,
+  /\/packages\/proxy\/dist\/index\.js$/,
+  /\/packages\/server\/dist\/index\.js$/,
+];
+const heavyIn = (urls: readonly string[]): string[] => [...new Set(urls.filter((u) => HEAVY.some((h) => h.test(u))))];
+
+describe("each acp command loads only what it needs", () => {
+  const { home } = fixtureHome(root.dir);
+
+  it.each([
+    [["--version"], [0]],
+    [["pending", "--json"], [0]],
+    [
+      ["approve", "cr_0000000000000000000000"],
+      [1, 3, 4],
+    ],
+    [
+      ["deny", "cr_0000000000000000000000"],
+      [1, 3, 4],
+    ],
+    [
+      ["audit", "verify"],
+      [0, 1, 3],
+    ],
+    [
+      ["audit", "tail"],
+      [0, 1],
+    ],
+    [
+      ["policy", "simulate", "--tool", "send_email", "--args", '{"to":"a@example.com"}'],
+      [0, 3],
+    ],
+    [
+      ["graph", "check", "email", "send", "0.9"],
+      [0, 1, 3, 4],
+    ],
+    [["vault", "list"], [0]],
+    [["doctor"], [0, 1]],
+    [["init", "--help"], [0]],
+    [["config", "set-secret", "--help"], [0]],
+    [["console-link", "--help"], [0]],
+    [["docs"], [0]],
+  ] as const)("acp %j loads neither the MCP SDK nor the service", async (args, codes) => {
+    const { code, urls } = await modulesOf(args, home);
+    expect(codes, `exit code ${code}`).toContain(code);
+    expect(urls.length).toBeGreaterThan(50);
+    expect(heavyIn(urls)).toEqual([]);
+  });
+
+  it("the hook sees those modules where a command needs them (acp proxy --help loads the MCP SDK)", async () => {
+    const { code, urls } = await modulesOf(["proxy", "--help"], home);
+    expect(code).toBe(0);
+    expect(heavyIn(urls).some((u) => u.includes("@modelcontextprotocol/sdk"))).toBe(true);
+    expect(heavyIn(urls).some((u) => u.endsWith("/packages/proxy/dist/index.js"))).toBe(true);
+  });
+});
+
+/** Every command of `cmd`, by path, with its help as `acp PATH --help` prints it. */
+function helps(cmd: Command, path: readonly string[] = []): Map<string, string> {
+  const out = new Map<string, string>([[path.join(" "), cmd.helpInformation()]]);
+  for (const sub of cmd.commands) for (const [at, help] of helps(sub, [...path, sub.name()])) out.set(at, help);
+  return out;
+}
+
+describe("a command loaded alone is the command loaded with all the others", () => {
+  it("has the same help, subcommands and options at every depth", async () => {
+    const full = await createProgram(silentContext());
+    const all = helps(full);
+    let compared = 0;
+    for (const top of full.commands) {
+      const alone = await createProgram(silentContext(), [top.name()]);
+      expect(alone.commands.map((c) => c.name())).toEqual([top.name()]);
+      for (const [at, help] of helps(alone)) {
+        if (at === "") continue;
+        expect(help, at).toBe(all.get(at));
+        compared++;
+      }
+    }
+    expect(compared).toBe(all.size - 1);
+  });
+});
