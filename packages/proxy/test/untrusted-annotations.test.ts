@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertPolicy, createPipeline, policySource, type ActionRequest, type Decision } from "@acp/core";
 import { STARTER_POLICY } from "@acp/store";
 import type { ConsentAsk, Decide, UpstreamSpec } from "../src/index.js";
-import { annotationsToDecideWith, readOnlyClaimsSetAside } from "../src/proxy-server/server-annotations.js";
+import {
+  annotationsToDecideWith,
+  readOnlyClaimsSetAside,
+  readOnlySetAsideMessage,
+} from "../src/proxy-server/server-annotations.js";
 import { scriptedBroker, startInMemory, textOf } from "./harness.js";
 
 // MCP: "clients MUST consider tool annotations to be untrusted unless they come from trusted servers". A
@@ -130,5 +134,20 @@ describe("annotationsToDecideWith", () => {
         { name: "odd", annotations: "readOnlyHint" },
       ]),
     ).toEqual(["echo"]);
+  });
+
+  it("says the set-aside claims in one line: the first five tools by name, how many more, and the way out", () => {
+    const claiming = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `tool_${i}`, annotations: { readOnlyHint: true } }));
+    expect(readOnlySetAsideMessage("files", [{ name: "list_files", annotations: { readOnlyHint: true } }])).toBeNull();
+    const one = readOnlySetAsideMessage("files", claiming(1));
+    expect(one).toContain("upstream `files`: 1 tool marks itself read-only (`tool_0`);");
+    const seven = readOnlySetAsideMessage("files", claiming(7)) ?? "";
+    expect(seven).toContain(
+      "7 tools mark themselves read-only (`tool_0`, `tool_1`, `tool_2`, `tool_3`, `tool_4`, and 2 more)",
+    );
+    expect(seven).not.toContain("tool_5");
+    expect(seven).toMatch(/mark the server `trusted: true` in config\.yml .* `classify:`$/);
+    expect(seven).not.toContain("\n");
   });
 });

@@ -7,7 +7,7 @@ import { printError, printJson, printLine, type CliContext } from "../context.js
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
 import { createDemoHome } from "../demo/demo-home.js";
 import { runWithAcp, runWithoutAcp, type DemoRun } from "../demo/run-demo.js";
-import { listenForStopSignals } from "../demo/stop-signals.js";
+import { listenForStopSignals } from "../stop-signals.js";
 
 interface DemoOptions {
   interactive?: boolean;

@@ -38,6 +38,7 @@ import { readConfigFile } from "../wiring/config-file.js";
 import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { assertCredentialsFit } from "../wiring/credentials.js";
 import { CliError, EXIT } from "../exit-codes.js";
+import { listenForStopSignals } from "../stop-signals.js";
 import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeSecrets } from "../wiring/home-secrets.js";
 
@@ -391,25 +392,13 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     // told to stop while closing (an MCP client sends SIGTERM 2 s after closing stdin, while an upstream may
     // still be ending): the servers are stopped at once rather than left running after the proxy; told twice,
     // the proxy ends at once, as without the handler (a close that hangs never makes it unkillable)
-    let told = false;
-    const stopUpstreams = (signal: NodeJS.Signals): void => {
-      if (told) {
-        process.off("SIGTERM", stopUpstreams);
-        process.off("SIGINT", stopUpstreams);
-        process.kill(process.pid, signal);
-        return;
-      }
-      told = true;
-      proxy.pool.signalAll("SIGTERM");
-    };
-    process.on("SIGTERM", stopUpstreams);
-    process.on("SIGINT", stopUpstreams);
+    const stop = listenForStopSignals();
+    stop.signal.addEventListener("abort", () => proxy.pool.signalAll("SIGTERM"));
     try {
       await proxy.close();
       await wiring.close?.();
     } finally {
-      process.off("SIGTERM", stopUpstreams);
-      process.off("SIGINT", stopUpstreams);
+      stop.dispose();
     }
   }
 }

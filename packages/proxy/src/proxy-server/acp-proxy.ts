@@ -48,7 +48,7 @@ import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
-import { readOnlyClaimsSetAside } from "./server-annotations.js";
+import { readOnlySetAsideMessage } from "./server-annotations.js";
 import { budgetLines } from "../upstream/line-budget.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
@@ -278,19 +278,8 @@ export class AcpProxy {
 
   /** Tells once which tools' `readOnlyHint` does not count, since their server is not marked trusted. */
   #sayReadOnlySetAside(upstream: Upstream): void {
-    const names = readOnlyClaimsSetAside(upstream.tools);
-    if (names.length === 0) return;
-    const shown =
-      names
-        .slice(0, 5)
-        .map((n) => `\`${n}\``)
-        .join(", ") + (names.length > 5 ? `, and ${names.length - 5} more` : "");
-    this.#log(
-      `upstream \`${upstream.spec.name}\`: ${names.length === 1 ? "1 tool marks itself" : `${names.length} tools mark themselves`} read-only (${shown}); ` +
-        "not taken as reads, since the server is not marked `trusted: true`: judged by name (an unknown name as a write), " +
-        "so the policy's write rules apply. To take them as reads, mark the server `trusted: true` in config.yml " +
-        "(proxy.upstream_servers) or name them in policy.yml's `classify:`",
-    );
+    const message = readOnlySetAsideMessage(upstream.spec.name, upstream.tools);
+    if (message !== null) this.#log(message);
   }
 
   /** Serves one downstream client on `transport` (stdio, in-memory, or one HTTP session). */

@@ -40,3 +40,26 @@ export function readOnlyClaimsSetAside(
   }
   return names;
 }
+
+/**
+ * The line the proxy logs once for an upstream not marked trusted whose tools' `readOnlyHint: true` is set
+ * aside (`readOnlyClaimsSetAside`): which tools, and how to have them taken as reads. `null` when none is.
+ */
+export function readOnlySetAsideMessage(
+  server: string,
+  tools: readonly { readonly name: string; readonly annotations?: unknown }[],
+): string | null {
+  const names = readOnlyClaimsSetAside(tools);
+  if (names.length === 0) return null;
+  const shown =
+    names
+      .slice(0, 5)
+      .map((n) => `\`${n}\``)
+      .join(", ") + (names.length > 5 ? `, and ${names.length - 5} more` : "");
+  return (
+    `upstream \`${server}\`: ${names.length === 1 ? "1 tool marks itself" : `${names.length} tools mark themselves`} read-only (${shown}); ` +
+    "not taken as reads, since the server is not marked `trusted: true`: judged by name (an unknown name as a write), " +
+    "so the policy's write rules apply. To take them as reads, mark the server `trusted: true` in config.yml " +
+    "(proxy.upstream_servers) or name them in policy.yml's `classify:`"
+  );
+}

@@ -1,4 +1,4 @@
-/** The signals that stop `acp demo`, with the exit status a shell reports for a process they end (128 + n). */
+/** The signals that stop `acp demo` (and `acp proxy` while it closes), with the exit status a shell reports for a process they end (128 + n). */
 const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
 
 /** SIGINT or SIGTERM. */
@@ -10,7 +10,7 @@ export interface SignalSource {
   off(event: StopSignal, listener: () => void): unknown;
 }
 
-/** A SIGINT / SIGTERM turned into an abort the demo can clean up after. */
+/** A SIGINT / SIGTERM turned into an abort the command can clean up after. */
 export interface StopSignals {
   /** Aborted by the first SIGINT or SIGTERM. */
   readonly signal: AbortSignal;
@@ -22,8 +22,8 @@ export interface StopSignals {
 
 /**
  * Listens for SIGINT and SIGTERM until `dispose`. The first one aborts `signal` (the demo then closes its
- * child processes and removes its temporary home) and stops the listening: a second signal ends the process
- * at once, as a second Ctrl-C should.
+ * child processes and removes its temporary home; a closing proxy stops its upstream servers at once) and stops
+ * the listening: a second signal ends the process at once, as a second Ctrl-C should.
  */
 export function listenForStopSignals(source: SignalSource = process): StopSignals {
   const controller = new AbortController();
