@@ -147,7 +147,7 @@ describe("annotationsToDecideWith", () => {
       "7 tools mark themselves read-only (`tool_0`, `tool_1`, `tool_2`, `tool_3`, `tool_4`, and 2 more)",
     );
     expect(seven).not.toContain("tool_5");
-    expect(seven).toMatch(/mark the server `trusted: true` in config\.yml .* `classify:`$/);
+    expect(seven).toMatch(/mark the server `trusted: true` in config\.yml .* --trust files, .* `classify:`$/);
     expect(seven).not.toContain("\n");
   });
 });

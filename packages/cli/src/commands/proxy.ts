@@ -1,7 +1,7 @@
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
+import { compileIntent, formatIssue, printable, yamlErrorText } from "@acp/core";
 import {
   createDefaultBroker,
   createDefaultDecide,
@@ -102,6 +102,7 @@ export const DEFAULT_PROXY_WIRING: ProxyWiring = {
 interface ProxyFlags {
   upstream?: string[];
   name?: string[];
+  trust?: string[];
   http?: string | boolean;
   bind?: string;
   publicUrl?: string;
@@ -141,6 +142,12 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
     .option(
       "-n, --name <name>",
       "name of the matching --upstream (in order: one for each, or none); default from the command",
+      collect,
+    )
+    .option(
+      "--trust <name>",
+      "take the upstream named so as trusted, as `trusted: true` in proxy.upstream_servers does: its results count " +
+        "as your own word and its readOnlyHint makes a tool a read; repeatable",
       collect,
     )
     .option(
@@ -199,6 +206,7 @@ export function registerProxy(parent: Command, ctx: CliContext, wiring: ProxyWir
 Examples:
   acp proxy --upstream 'npx -y @modelcontextprotocol/server-filesystem /tmp'
   acp proxy -u 'npx -y @modelcontextprotocol/server-memory' -u http://127.0.0.1:3001/mcp -n memory -n github
+  acp proxy -u 'npx -y @modelcontextprotocol/server-everything' --trust server-everything   # its readOnlyHint counts
   acp proxy --http 8443 --config ~/.acp/config.yml
   acp proxy --http 8443 --public-url https://mcp.example.com   # on 127.0.0.1 behind a reverse proxy
   ACP_PROXY_TOKEN="$(openssl rand -hex 32)" acp proxy --http 8443 --bind 0.0.0.0 --public-url https://mcp.example.com
@@ -225,7 +233,8 @@ The passphrase of \`acp init\` lets the proxy sign approvals: a client gives it 
 
 A call is judged by its tool's name (read_*, send_*, … unknown names as writes) and the policy's classify:.
 A server's own annotations may make it stricter; its readOnlyHint makes a tool a read only for a server
-marked trusted: true in proxy.upstream_servers (MCP: annotations are untrusted unless the server is).
+marked trusted: true in proxy.upstream_servers, or named by --trust (MCP: annotations are untrusted unless
+the server is).
 
 In stdio mode stdout carries MCP; every log line goes to stderr. Guide: acp docs guides/proxy
 
@@ -323,7 +332,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     // checked before any upstream starts (listenHttp refuses it too): tokens and calls would cross in clear text
     throw new CliError(plainHttpRefusal(bind), EXIT.error);
   }
-  const upstreams = [...config.upstreams, ...adHocUpstreams(flags, config.upstreams)];
+  const upstreams = trustNamed([...config.upstreams, ...adHocUpstreams(flags, config.upstreams)], flags.trust ?? []);
   if (upstreams.length === 0) {
     throw new CliError(
       "no upstream servers: pass --upstream CMD_OR_URL or set proxy.upstream_servers in config.yml",
@@ -573,6 +582,19 @@ function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]):
     if (!spec.ok) throw new CliError(spec.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
     return spec.value;
   });
+}
+
+/** `upstreams` with those `--trust` names marked trusted; a name that is no upstream's is a usage error. */
+function trustNamed(upstreams: readonly UpstreamSpec[], names: readonly string[]): UpstreamSpec[] {
+  for (const name of names) {
+    if (!upstreams.some((u) => u.name === name)) {
+      throw new CliError(
+        `--trust \`${printable(name)}\` names no upstream (the upstreams: ${upstreams.map((u) => `\`${u.name}\``).join(", ")}; an --upstream is named by --name, else from its command)`,
+        EXIT.usage,
+      );
+    }
+  }
+  return upstreams.map((u) => (names.includes(u.name) ? { ...u, trusted: true } : u));
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {

@@ -60,6 +60,6 @@ export function readOnlySetAsideMessage(
     `upstream \`${server}\`: ${names.length === 1 ? "1 tool marks itself" : `${names.length} tools mark themselves`} read-only (${shown}); ` +
     "not taken as reads, since the server is not marked `trusted: true`: judged by name (an unknown name as a write), " +
     "so the policy's write rules apply. To take them as reads, mark the server `trusted: true` in config.yml " +
-    "(proxy.upstream_servers) or name them in policy.yml's `classify:`"
+    `(proxy.upstream_servers) or start acp proxy with --trust ${server}, or name them in policy.yml's \`classify:\``
   );
 }
