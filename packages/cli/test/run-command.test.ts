@@ -291,6 +291,18 @@ describe("acp run --max-cpu CPUS", () => {
     expect(r.audit[0]?.[1]).toMatchObject({ max_cpu: null });
   });
 
+  it("upstream flags as acp proxy takes them: a --name used twice, or a --trust naming no upstream, is exit 2, nothing started", async () => {
+    // acp run renamed a --name already taken (`x` became `x-2`), so `server: x` rules matched another server
+    const twice = await acpRun(["-u", EVERYTHING, "-u", EVERYTHING, "-n", "x", "-n", "x", "--", "true"]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("upstream name `x` is used twice");
+    expect(twice.audit).toEqual([]);
+    const trust = await acpRun(["-u", EVERYTHING, "-n", "everything", "--trust", "evrything", "--", "true"]);
+    expect(trust.code).toBe(2);
+    expect(trust.stderr).toContain("--trust `evrything` names no upstream (the upstreams: `everything`;");
+    expect(trust.audit).toEqual([]);
+  });
+
   it("a --max-cpu that is not a number of CPUs from 0.01 to 4096: exit 2 naming it, nothing started", async () => {
     for (const bad of ["0", "0.001", "lots", "-1", "1/2", "5000"]) {
       const r = await acpRun(["--max-cpu", bad, "--", "true"]);

@@ -1,20 +1,18 @@
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { compileIntent, formatIssue, printable, yamlErrorText } from "@acp/core";
+import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
 import {
   createDefaultBroker,
   createDefaultDecide,
   createFilePinStore,
   createProxy,
-  defaultUpstreamName,
   isLoopbackAddress,
   listenHttp,
   parsePublicUrl,
   plainHttpRefusal,
   refusesPlainHttp,
   servesPlainHttpBeyondLoopback,
-  parseUpstreamArgument,
   serveStdio,
   UPSTREAM_RESTART,
   type AuditSink,
@@ -27,7 +25,6 @@ import {
   type PrefixMode,
   type ProxyConfig,
   type PublicUrl,
-  type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { resolvePolicyPath } from "../wiring/policy-path.js";
@@ -39,6 +36,7 @@ import { configInUse, type ConfigInUse } from "../wiring/config-in-use.js";
 import { assertCredentialsFit } from "../wiring/credentials.js";
 import { CliError, EXIT } from "../exit-codes.js";
 import { listenForStopSignals } from "../stop-signals.js";
+import { upstreamsOf } from "../wiring/upstream-flags.js";
 import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeSecrets } from "../wiring/home-secrets.js";
 
@@ -332,7 +330,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     // checked before any upstream starts (listenHttp refuses it too): tokens and calls would cross in clear text
     throw new CliError(plainHttpRefusal(bind), EXIT.error);
   }
-  const upstreams = trustNamed([...config.upstreams, ...adHocUpstreams(flags, config.upstreams)], flags.trust ?? []);
+  const upstreams = upstreamsOf(flags, config.upstreams);
   if (upstreams.length === 0) {
     throw new CliError(
       "no upstream servers: pass --upstream CMD_OR_URL or set proxy.upstream_servers in config.yml",
@@ -551,50 +549,6 @@ function loadConfig(
   const path = flag !== undefined ? resolvePath(ctx.io, flag) : join(home, "config.yml");
   const keys = configInUse(readConfigFile(path, flag !== undefined));
   return { config: keys.proxy, keys };
-}
-
-function adHocUpstreams(flags: ProxyFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {
-  const taken = new Set(configured.map((u) => u.name));
-  const values = flags.upstream ?? [];
-  const names = (flags.name ?? []).length;
-  if (names > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
-  // names go to the upstreams in order: with some missing, a name (what `server:` rules match) would land on
-  // another server than the user meant, silently
-  if (names > 0 && names < values.length) {
-    throw new CliError(
-      `${values.length} --upstream values but ${names} --name: give every --upstream its --name, or none (each then named from its command)`,
-      EXIT.usage,
-    );
-  }
-  return values.map((value, index) => {
-    const given = flags.name?.[index];
-    // a name given with --name is what policy rules match (`server:`): never changed behind the user's back
-    if (given !== undefined && taken.has(given)) {
-      throw new CliError(
-        `upstream name \`${given}\` is used twice (--name, or a proxy.upstream_servers entry): give each upstream its own`,
-        EXIT.usage,
-      );
-    }
-    let name = given ?? defaultUpstreamName(value);
-    for (let n = 2; taken.has(name); n++) name = `${defaultUpstreamName(value)}-${n}`;
-    taken.add(name);
-    const spec = parseUpstreamArgument(value, name);
-    if (!spec.ok) throw new CliError(spec.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
-    return spec.value;
-  });
-}
-
-/** `upstreams` with those `--trust` names marked trusted; a name that is no upstream's is a usage error. */
-function trustNamed(upstreams: readonly UpstreamSpec[], names: readonly string[]): UpstreamSpec[] {
-  for (const name of names) {
-    if (!upstreams.some((u) => u.name === name)) {
-      throw new CliError(
-        `--trust \`${printable(name)}\` names no upstream (the upstreams: ${upstreams.map((u) => `\`${u.name}\``).join(", ")}; an --upstream is named by --name, else from its command)`,
-        EXIT.usage,
-      );
-    }
-  }
-  return upstreams.map((u) => (names.includes(u.name) ? { ...u, trusted: true } : u));
 }
 
 function seconds(value: string | undefined, flag: string): number | undefined {

@@ -17,14 +17,12 @@ import {
   checkWritablePaths,
   createFilePinStore,
   createProxy,
-  defaultUpstreamName,
   findExecutable,
   formatMemorySize,
   listenHttp,
   parseCpuCount,
   parseEgressAllowList,
   parseMemorySize,
-  parseUpstreamArgument,
   runSandboxed,
   serveStdio,
   UPSTREAM_RESTART,
@@ -32,11 +30,11 @@ import {
   type IsolationRequest,
   type ProxyConfig,
   type SignalSource,
-  type UpstreamSpec,
 } from "@acp/proxy";
 import { resolveHome, resolvePath, type CliContext } from "../context.js";
 import { resolvePolicyPath } from "../wiring/policy-path.js";
 import { CliError, EXIT, type ExitCode } from "../exit-codes.js";
+import { upstreamsOf } from "../wiring/upstream-flags.js";
 import { createProxyWiring } from "../wiring/proxy-wiring.js";
 import { readConfigFile } from "../wiring/config-file.js";
 import {
@@ -65,6 +63,7 @@ interface RunFlags {
   intent?: string;
   upstream?: string[];
   name?: string[];
+  trust?: string[];
   config?: string;
   policy?: string;
   mcpStdio?: boolean;
@@ -134,7 +133,12 @@ export function registerRun(parent: Command, ctx: CliContext, deps?: RunDeps): v
         "the agent's working directory or a --writable path",
     )
     .option("-u, --upstream <cmd-or-url>", "an upstream MCP server (as for `acp proxy`); repeatable", collect)
-    .option("-n, --name <name>", "name of the matching --upstream (in order)", collect)
+    .option("-n, --name <name>", "name of the matching --upstream (in order: one for each, or none)", collect)
+    .option(
+      "--trust <name>",
+      "take the upstream named so as trusted (as `trusted: true` in proxy.upstream_servers; as for `acp proxy`); repeatable",
+      collect,
+    )
     .option(
       "--config <file>",
       "the config file every setting comes from, as for acp proxy (default $ACP_HOME/config.yml when it exists; secrets stay in the home)",
@@ -188,7 +192,7 @@ link elsewhere the agent could read (find it with find -samefile, then remove it
 sandbox_host_sockets: the working directory or a path on the command line would bring back, from under
 /tmp, /var/tmp or /dev/shm, a Unix socket, a FIFO, a device or a socket directory such as tmux-UID) or a file cannot
 be read (the config file, --intent, the policy, the home's consent graph), 2 usage (the agent command not
-found, a bad --allow-egress, --isolation, --max-processes, --max-memory, --max-cpu or --upstream, more --name than --upstream, a --writable that
+found, a bad --allow-egress, --isolation, --max-processes, --max-memory, --max-cpu or --upstream, --name not one for each --upstream or used twice, a --trust that names no upstream, a --writable that
 does not exist, is /, is /tmp, /var/tmp, /run or /dev/shm itself, lies in /run or inside ACP's home, or lies
 under /tmp, /var/tmp or /dev/shm and holds a socket, a FIFO, a device or a socket directory; a --policy or
 --config or --intent file in the working directory or a --writable path, which the agent could rewrite), 4 the config
@@ -224,7 +228,7 @@ async function runAgent(ctx: CliContext, argv: string[], flags: RunFlags, deps: 
   assertAgentCommandFound(ctx, argv[0]);
   const intent = flags.intent !== undefined ? readIntent(ctx, flags.intent) : undefined;
   const log = (line: string): void => void ctx.io.stderr.write(`${line}\n`);
-  const upstreams = [...config.proxy.upstreams, ...adHocUpstreams(flags, config.proxy.upstreams)];
+  const upstreams = upstreamsOf(flags, config.proxy.upstreams);
   // before anything starts: a credential with no `server` would reach every one of several upstreams
   assertCredentialsFit(config.keys.credentials, upstreams);
   const policy = resolvePolicyPath(ctx.io, home, flags.policy, config.keys.file);
@@ -481,18 +485,4 @@ function secretsIn(value: unknown, key = ""): string[] {
     return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => secretsIn(v, k));
   }
   return [];
-}
-
-function adHocUpstreams(flags: RunFlags, configured: readonly UpstreamSpec[]): UpstreamSpec[] {
-  const taken = new Set(configured.map((u) => u.name));
-  const values = flags.upstream ?? [];
-  if ((flags.name ?? []).length > values.length) throw new CliError("more --name than --upstream values", EXIT.usage);
-  return values.map((value, index) => {
-    let name = flags.name?.[index] ?? defaultUpstreamName(value);
-    for (let n = 2; taken.has(name); n++) name = `${defaultUpstreamName(value)}-${n}`;
-    taken.add(name);
-    const spec = parseUpstreamArgument(value, name);
-    if (!spec.ok) throw new CliError(spec.issues.map((i) => formatIssue(i)).join("\n"), EXIT.usage);
-    return spec.value;
-  });
 }
