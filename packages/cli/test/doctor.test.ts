@@ -90,6 +90,32 @@ describe("acp doctor", () => {
     expect(approver.stdout).not.toContain("approver-plain-0123456789");
   });
 
+  it("says a chosen channel's plain secret once: in the channel's check, where it is and what to run", async () => {
+    const { home } = fixtureHome(root.dir);
+    const p = homePaths(home);
+    writeFileSync(p.config, 'version: "1"\nchannel: telegram\ntelegram:\n  bot_token: "123:plain"\n  chat_id: "42"\n');
+    const chosen = await doctorJson([], envFor(home));
+    expect(chosen.code).toBe(1);
+    const failed = chosen.checks.filter((c) => c.status === "fail");
+    expect(failed.map((c) => c.name)).toEqual(["channel"]);
+    expect(failed[0]?.detail).toBe(
+      `${p.config}:4:14: \`telegram.bot_token\` in config.yml is not sealed (run \`acp config set-secret telegram.bot_token\`)`,
+    );
+    expect(chosen.checks.find((c) => c.name === "config")?.detail).toBe(
+      `${p.config} parses; no other plain secrets (see below)`,
+    );
+    // a plain secret of a channel not chosen has no check of its own: the config check says it
+    writeFileSync(
+      p.config,
+      'version: "1"\nchannel: telegram\ntelegram:\n  bot_token: "123:plain"\n  chat_id: "42"\nwebhook:\n  secret: "whsec-plain-0123456789"\n',
+    );
+    const both = await doctorJson([], envFor(home));
+    expect(both.checks.filter((c) => c.status === "fail").map((c) => c.name)).toEqual(["config", "channel"]);
+    expect(both.checks.find((c) => c.name === "config")?.detail).toBe(
+      `plain secret in \`webhook.secret\` of ${p.config} (seal it with \`acp config set-secret\`)`,
+    );
+  });
+
   it("fails on a `session:` block the proxy would refuse, naming the key", async () => {
     const { home } = fixtureHome(root.dir);
     writeFileSync(homePaths(home).config, 'version: "1"\nsession:\n  reads: { after_instructions: sometimes }\n');

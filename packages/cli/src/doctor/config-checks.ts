@@ -135,11 +135,18 @@ export function checkConfigInUse(home: string, read: ConfigFile | CliError): Hom
       ? Object.keys(named).map((name) => `${section}.${key}.${name}`)
       : [];
   });
-  const plain = [...SECRET_CONFIG_PATHS, ...namedPaths].filter((p) => {
+  const keys = checkConfigKeys(file);
+  // a secret a key's own check already refuses (the chosen channel's, as `acp proxy` would: with where it is
+  // and what to run) is not said twice
+  const saidByKeys = CONFIG_KEYS.flatMap((key) => {
+    const k = keys[key];
+    return k.ok ? [] : [k.problems];
+  }).join("\n");
+  const plainAll = [...SECRET_CONFIG_PATHS, ...namedPaths].filter((p) => {
     const v: unknown = doc?.getIn(p.split("."));
     return typeof v === "string" && v !== "" && !isSealedSecret(v);
   });
-  const keys = checkConfigKeys(file);
+  const plain = plainAll.filter((p) => !saidByKeys.includes(`\`${p}\` in `));
   const checks: HomeCheck[] = [];
   if (plain.length > 0) {
     checks.push({
@@ -152,7 +159,10 @@ export function checkConfigInUse(home: string, read: ConfigFile | CliError): Hom
   if (!keys.file.ok) {
     for (const line of problemLines(keys.file.problems)) checks.push({ status: "fail", name: "config", detail: line });
   }
-  if (checks.length === 0) checks.push({ status: "ok", name: "config", detail: `${path} parses; no plain secrets` });
+  if (checks.length === 0) {
+    const others = plainAll.length > plain.length ? "no other plain secrets (see below)" : "no plain secrets";
+    checks.push({ status: "ok", name: "config", detail: `${path} parses; ${others}` });
+  }
   for (const key of CONFIG_KEYS) {
     const k = keys[key];
     if (k.ok) checks.push({ status: "ok", name: key, detail: summary(keys, key, file) });
