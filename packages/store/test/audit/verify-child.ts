@@ -10,4 +10,6 @@ const verification =
     ? verifyAuditChain(readFileSync(path, "utf8").trimEnd().split("\n"))
     : (await verifyAuditFile(path)).verification;
 const { ok, count, problem } = verification;
-process.stdout.write(`${JSON.stringify({ ok, count, problem, maxRssMB: process.resourceUsage().maxRSS / 1024 })}\n`);
+// VmHWM: this process's own peak (resourceUsage().maxRSS carries over the spawning process's across fork and exec)
+const peakKb = Number(/VmHWM:\s+(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? Number.NaN);
+process.stdout.write(`${JSON.stringify({ ok, count, problem, maxRssMB: peakKb / 1024 })}\n`);
