@@ -64,7 +64,11 @@ const env = {
   PATH: process.env.PATH ?? "",
   HOME: home,
   ACP_HOME: home,
-  // ACP_BENCH_NODE_OPTIONS adds Node options to every process the clients talk to (`--cpu-prof --cpu-prof-dir=DIR`)
+  ...(process.env.ACP_BENCH_PROFILE_DIR === undefined
+    ? {}
+    : { ACP_BENCH_PROFILE_DIR: process.env.ACP_BENCH_PROFILE_DIR }),
+  // ACP_BENCH_NODE_OPTIONS adds Node options to every process the clients talk to (Node refuses `--cpu-prof` there:
+  // `--import=bench/proxy/profile-preload.mjs` with ACP_BENCH_PROFILE_DIR=DIR profiles each `acp` process)
   NODE_OPTIONS: [`--import=${LOOPBACK_PRELOAD}`, process.env.ACP_BENCH_NODE_OPTIONS ?? ""].join(" ").trim(),
 };
 

@@ -7,6 +7,7 @@ import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budg
 import { applyNamedSources, identityOf } from "./named-sources.js";
 import type { ProvenanceEntry } from "./provenance-entry.js";
 import { holdsNumber, NUMBER_SCANS, RUN_CHAR_UNITS } from "./number-aliases.js";
+import { entryIndex, everyPosition, holdingWords, unionOf, type EntryIndex } from "./provenance-index.js";
 import { pieceAliases, recallForms, type PieceAliases } from "./value-aliases.js";
 import {
   comparableText,
@@ -15,6 +16,7 @@ import {
   extractValueTokens,
   normalizeText,
   PIECE_KINDS,
+  wordsOf,
   type PieceKind,
 } from "./value-tokens.js";
 
@@ -113,20 +115,21 @@ function holds(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
  * `+tag` or look-alike letters, a host under a domain they named, the same number grouped otherwise. Asked only
  * of a piece no entry holds as written; charged to the budget like any comparison (the numbers' text is scanned).
  */
-function heldAsAlias(
-  entries: readonly ProvenanceEntry[],
-  piece: Piece,
-  aliases: PieceAliases,
-  spend: Spend,
-): ProvenanceEntry[] {
+function heldAsAlias(index: EntryIndex, piece: Piece, aliases: PieceAliases, spend: Spend): ProvenanceEntry[] {
   const digits = aliases.digits ?? (piece.kind === "phone" || piece.kind === "account" ? piece.piece : undefined);
   // a domain the user named is the user's: a host under it is not the text's for being under it too
-  const parents = aliases.parents.filter((p) => !vouchedDomain(entries, p.slice(p.indexOf(":") + 1), spend));
+  const parents = aliases.parents.filter((p) => !vouchedDomain(index, p.slice(p.indexOf(":") + 1), spend));
   const lookups = aliases.forms.length + parents.length;
   if (lookups === 0 && digits === undefined) return [];
+  // the untrusted entries holding one of the forms, and (for a number) those holding numbers at all
+  spend((lookups + 1) * COMPARE_UNITS);
+  const candidates = unionOf([
+    ...[...aliases.forms, ...parents].map((form) => index.forms.get(form)),
+    digits === undefined ? undefined : index.numbered,
+  ]);
   const out: ProvenanceEntry[] = [];
-  for (const entry of entries) {
-    if (entry.label !== "external_untrusted") continue;
+  for (const at of candidates) {
+    const entry = index.entries[at] as ProvenanceEntry;
     spend((lookups + 1) * COMPARE_UNITS);
     let held =
       aliases.forms.some((f) => entry.tokens.has(f) || entry.aliases.forms.has(f)) ||
@@ -143,9 +146,18 @@ function heldAsAlias(
 }
 
 /** Whether a `user_input` or `system_policy` entry vouches for `domain` as a host. */
-function vouchedDomain(entries: readonly ProvenanceEntry[], domain: string, spend: Spend): boolean {
+function vouchedDomain(index: EntryIndex, domain: string, spend: Spend): boolean {
   const piece: Piece = { kind: "host", piece: domain };
-  return entries.some((e) => e.label !== "external_untrusted" && vouches(e, piece, spend));
+  const words = [...wordsOf(domain.toLowerCase())];
+  spend((words.length + 1) * COMPARE_UNITS);
+  const candidates =
+    words.length === 0
+      ? index.trusted
+      : unionOf([holdingWords(index.trustedWords, words), index.tokens.get(`host:${domain}`)]);
+  return candidates.some((at) => {
+    const entry = index.entries[at] as ProvenanceEntry;
+    return entry.label !== "external_untrusted" && vouches(entry, piece, spend);
+  });
 }
 
 /** Work units of one look-up in an earlier session's memory (a digest and a store read). */
@@ -184,32 +196,53 @@ function vouches(entry: ProvenanceEntry, piece: Piece, spend: Spend): boolean {
  * one of whose names (a title, a subject, a file name) occurs in a `user_input` or `system_policy` entry.
  * Content that reads like instructions names no record. Maps `kind:value` to the source that holds the record.
  */
-function namedRecordIdentities(entries: readonly ProvenanceEntry[], budget?: ProvenanceBudget): Map<string, string> {
-  const trustedTexts = entries.filter((e) => e.label !== "external_untrusted").map((e) => e.text);
+function namedRecordIdentities(index: EntryIndex, budget?: ProvenanceBudget): Map<string, string> {
   const out = new Map<string, string>();
-  if (trustedTexts.length === 0) return out;
-  const trustedChars = trustedTexts.reduce((n, t) => n + t.length + COMPARE_UNITS, 0);
-  for (const entry of entries) {
-    if (entry.instructions?.contains_instructions === true) continue;
-    for (const record of entry.records) {
-      if (record.identities.length === 0) continue;
-      if (budget !== undefined) {
-        // a record not read for want of work names nothing: its identities stay as untrusted as they are
-        budget.left -= record.names.length * trustedChars;
-        if (budget.left <= 0) {
-          budget.exceeded = true;
-          return out;
-        }
-      }
-      if (!record.names.some((name) => trustedTexts.some((text) => containsDelimited(text, name)))) continue;
-      for (const identity of record.identities) if (!out.has(identity)) out.set(identity, entry.source);
+  if (index.trusted.length === 0) return out;
+  const spend: Spend = budget === undefined ? () => undefined : (units) => void (budget.left -= units);
+  // the trusted texts that could hold a name: those with every word of it
+  const namedIn = (name: string): boolean => {
+    const words = [...wordsOf(name)];
+    spend((words.length + 1) * COMPARE_UNITS);
+    const candidates = words.length === 0 ? index.trusted : holdingWords(index.trustedWords, words);
+    return candidates.some((at) => {
+      const text = (index.entries[at] as ProvenanceEntry).text;
+      spend(text.length + COMPARE_UNITS);
+      return containsDelimited(text, name);
+    });
+  };
+  for (const { at, record } of index.records) {
+    if (budget !== undefined && budget.left <= 0) {
+      // a record not read for want of work names nothing: its identities stay as untrusted as they are
+      budget.exceeded = true;
+      return out;
     }
+    if (!record.names.some(namedIn)) continue;
+    const source = (index.entries[at] as ProvenanceEntry).source;
+    for (const identity of record.identities) if (!out.has(identity)) out.set(identity, source);
   }
   return out;
 }
 
+/**
+ * The entries that could hold a piece, ascending: those whose text has every word of it (a piece occurs on word
+ * boundaries, so its words are whole words of the text), those with it as a token, the directories listing it;
+ * every entry for a piece without a word (`--`).
+ */
+function candidatesFor(index: EntryIndex, piece: Piece, spend: Spend): readonly number[] {
+  const words = [...wordsOf(piece.piece.toLowerCase())];
+  spend((words.length + 3) * COMPARE_UNITS);
+  if (words.length === 0) return everyPosition(index.entries);
+  return unionOf([
+    holdingWords(index.trustedWords, words),
+    holdingWords(index.untrustedWords, words),
+    piece.kind === "value" ? undefined : index.tokens.get(`${piece.kind}:${piece.piece}`),
+    index.directories.get(piece.piece),
+  ]);
+}
+
 function judgePiece(
-  entries: readonly ProvenanceEntry[],
+  index: EntryIndex,
   named: ReadonlyMap<string, string>,
   path: (string | number)[],
   piece: Piece,
@@ -220,8 +253,10 @@ function judgePiece(
   const trusted: string[] = [];
   const untrusted: string[] = [];
   const instructed: string[] = [];
-  spend(entries.length * COMPARE_UNITS);
-  for (const entry of entries) {
+  const candidates = candidatesFor(index, piece, spend);
+  spend(candidates.length * COMPARE_UNITS);
+  for (const at of candidates) {
+    const entry = index.entries[at] as ProvenanceEntry;
     if (entry.label !== "external_untrusted") {
       if (vouches(entry, piece, spend)) trusted.push(entry.source);
     } else if (
@@ -242,7 +277,7 @@ function judgePiece(
   if (traceAliases && trusted.length === 0 && untrusted.length === 0) {
     spend(piece.piece.length + COMPARE_UNITS);
     aliases = pieceAliases(piece.kind, piece.piece);
-    for (const entry of heldAsAlias(entries, piece, aliases, spend)) {
+    for (const entry of heldAsAlias(index, piece, aliases, spend)) {
       untrusted.push(entry.source);
       if (entry.instructions?.contains_instructions === true) instructed.push(entry.source);
     }
@@ -316,7 +351,8 @@ function derivePieces(
   const payload = new Set(options.payload_arguments ?? []);
   const budget = options.budget;
   const spend: Spend = budget === undefined ? () => undefined : (units) => void (budget.left -= units);
-  const named = namedRecordIdentities(entries, budget);
+  const index = entryIndex(entries);
+  const named = namedRecordIdentities(index, budget);
   const out: PieceProvenance[] = [];
   type Leaf = { value: unknown; path: (string | number)[]; reference?: boolean };
   const stack: Leaf[] = Object.entries(args)
@@ -339,7 +375,7 @@ function derivePieces(
       // A nested reference (`attachments[0].file_id`) is not tracked whole; an identifier written into it is.
       const kinds = reference === true || payload.has(String(path[0])) ? payloadTrack : track;
       for (const piece of piecesOf(value, kinds))
-        out.push(judgePiece(entries, named, path, piece, options.recall, spend, traceAliases));
+        out.push(judgePiece(index, named, path, piece, options.recall, spend, traceAliases));
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i] });
     } else if (typeof value === "object" && value !== null) {

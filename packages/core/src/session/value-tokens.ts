@@ -340,6 +340,31 @@ function isWordChar(ch: string | undefined): boolean {
   return WORD_CHAR.test(ch);
 }
 
+/** 1 for the ASCII letters, digits and `_`, by code. */
+const ASCII_WORD = Uint8Array.from({ length: 0x80 }, (_, code) => (isWordChar(String.fromCharCode(code)) ? 1 : 0));
+
+/**
+ * The distinct words of `text`: its maximal runs of letters, digits and `_`, as {@link containsDelimited} reads
+ * them (one UTF-16 unit at a time). Every word of a piece is a whole word of any text that holds the piece on
+ * word boundaries, so a text lacking one of them cannot hold it: what a word index of the session is built on.
+ */
+export function wordsOf(text: string): Set<string> {
+  const out = new Set<string>();
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : 0x20;
+    // ASCII by its code (most text), anything else as isWordChar reads it
+    const word = code < 0x80 ? ASCII_WORD[code] === 1 : isWordChar(text[i]);
+    if (word) {
+      if (start === -1) start = i;
+    } else if (start !== -1) {
+      out.add(text.slice(start, i));
+      start = -1;
+    }
+  }
+  return out;
+}
+
 /** Characters that join the parts of one identifier: an address, a host, a URL, a dashed number. */
 const JOINERS = new Set([".", "-", "+", "@", "/", ":", "%", "~", "=", "&", "?", "#"]);
 

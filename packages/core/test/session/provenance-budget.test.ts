@@ -4,12 +4,14 @@ import { createProvenanceBudget, EVERY_PIECE, PROVENANCE_WORK_BUDGET } from "../
 import { executingSession } from "./harness.js";
 
 /**
- * Tracing costs the call's pieces times the session's text. One decision spends at most
- * PROVENANCE_WORK_BUDGET work units on it: a call carrying more values than that can trace is asked
- * (`provenance_incomplete`), never decided on a part of its values, and never held for minutes.
+ * Tracing costs, for each piece of a call, the session's texts that could hold it (those with every word of it).
+ * One decision spends at most PROVENANCE_WORK_BUDGET work units on it: a call carrying more values than that can
+ * trace is asked (`provenance_incomplete`), never decided on a part of its values, and never held for minutes.
  */
 const INTENT = { goal: "mail for me", allowed_actions: ["mail.*"] };
-const PAGE = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(20_000); // ~1.1 M characters
+const LOREM = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(20_000); // ~1.1 M characters
+/** A page with every word of the addresses below (`user7`, `example7`, `com`), but none of the addresses. */
+const PAGE = `${Array.from({ length: 10_000 }, (_, i) => `user${i} at example${i} dot com.`).join(" ")} ${LOREM}`;
 
 describe("one decision's tracing work is bounded", () => {
   it("asks for a call carrying more addresses than one decision can trace against what was read", async () => {
@@ -38,7 +40,8 @@ describe("one decision's tracing work is bounded", () => {
   });
 
   it("stops tracing once the budget is spent, and says so: what it judged is all it returns", () => {
-    const entries = [createProvenanceEntry("external_untrusted", "web.fetch#1", "x".repeat(10_000))];
+    const words = Array.from({ length: 100 }, (_, i) => `u${i} at x dot example`).join(", ");
+    const entries = [createProvenanceEntry("external_untrusted", "web.fetch#1", `${words} ${"x ".repeat(5_000)}`)];
     const args = { to: Array.from({ length: 100 }, (_, i) => `u${i}@x.example`) };
     const whole = deriveProvenance(entries, args, { budget: createProvenanceBudget() });
     const small = createProvenanceBudget(25_000);
@@ -48,6 +51,24 @@ describe("one decision's tracing work is bounded", () => {
     expect(part.length).toBeLessThan(whole.length);
     expect(part).toEqual(whole.slice(0, part.length));
     expect(PROVENANCE_WORK_BUDGET).toBe(2 ** 28);
+  });
+
+  it("a call's tracing work is what its values ask of the session, not the session's length", () => {
+    const page = (i: number) => `note ${i}: lunch at noon, see https://intranet.example/notes/${i}`;
+    const spent = (n: number, args: Record<string, unknown>): number => {
+      const entries = Array.from({ length: n }, (_, i) =>
+        createProvenanceEntry("external_untrusted", `r#${i}`, page(i)),
+      );
+      entries.unshift(createProvenanceEntry("user_input", "user#1", "mail ann@example.com the minutes"));
+      const budget = createProvenanceBudget();
+      deriveProvenance(entries, args, { budget });
+      return PROVENANCE_WORK_BUDGET - budget.left;
+    };
+    const call = { to: "ann@example.com", subject: "minutes-7f3a", link: "https://docs.example/minutes" };
+    // 10 entries or 20,000: the same work, since no new entry could hold the call's values
+    expect(spent(20_000, call)).toBe(spent(10, call));
+    // a value every entry could hold (`lunch`) is compared with each of them: that work is the session's
+    expect(spent(20_000, { subject: "lunch" })).toBeGreaterThan((1_000 * spent(10, { subject: "lunch" })) / 10);
   });
 
   it("a trusted answer to a call whose arguments could not be traced vouches for none of them", () => {
