@@ -186,8 +186,10 @@ async function waitForLock(
   taken: () => ReleaseLock,
 ): Promise<ReleaseLock> {
   const staleMs = options.staleMs ?? 30_000;
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  let deadline = Date.now() + timeoutMs;
   let checkedAt = Number.NEGATIVE_INFINITY;
+  let lastTake: string | undefined;
   for (let n = 0; ; n++) {
     if (attempt()) return taken();
     // the holder is read (is it gone? too old?) on the first miss, then at most every STALE_CHECK_MS:
@@ -200,6 +202,15 @@ async function waitForLock(
       if (holder !== undefined && isStale(holder, staleMs, now)) {
         breakStaleLock(path, holder.text);
         continue;
+      }
+      // The wait gives up when one take of the lock lasts the whole timeout, not when others keep taking
+      // it in turn: a lock that changed hands (another holder, or a new take, which touches the file) is
+      // progress, and the wait starts again. Eight proxies sharing a home on two busy cores had a waiter
+      // miss every try for 10 s while the others wrote, and its batch was lost.
+      const take = holder === undefined ? undefined : `${holder.mtimeMs}\n${holder.text}`;
+      if (take !== lastTake) {
+        if (lastTake !== undefined || take === undefined) deadline = now + timeoutMs;
+        lastTake = take;
       }
       if (now > deadline) {
         throw new FileLockTimeoutError(path, holder?.text.split("\n")[0] ?? "an unknown process");

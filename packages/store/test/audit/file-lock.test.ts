@@ -34,6 +34,32 @@ describe("file lock", () => {
     again();
   });
 
+  it("waits on while the lock changes hands, and gives up only when one take lasts the whole timeout", async () => {
+    const path = join(homes.make(), "x.lock");
+    // live holders taking turns (a new token each time), never leaving the lock free: others making progress
+    let turn = 0;
+    const take = (): void => writeFileSync(path, `${process.pid}\n${hostname()}\nturn-${turn++}\n`);
+    take();
+    const turns = setInterval(take, 40);
+    const waiting = acquireFileLock(path, { timeoutMs: 600 });
+    let settled = false;
+    void waiting.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // three timeouts' worth of turns: before, the wait gave up after the first 600 ms
+    while (turn < 50) await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(settled).toBe(false);
+    clearInterval(turns);
+    unlinkSync(path);
+    const release = await waiting;
+    release();
+    // one take that lasts the whole timeout is still a timeout
+    take();
+    await expect(acquireFileLock(path, { timeoutMs: 300 })).rejects.toMatchObject({ code: "audit_lock_timeout" });
+    unlinkSync(path);
+  });
+
   it("breaks a lock left by a process that died", async () => {
     const path = join(homes.make(), "x.lock");
     writeFileSync(path, `${deadPid()}\n${hostname()}\nold-token\n`);
