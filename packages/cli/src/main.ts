@@ -127,15 +127,17 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
       : head.length === 1 && (head[0] === "--version" || head[0] === "-V")
         ? []
         : undefined;
-  const program = await createProgram(ctx, only);
-  applyExitOverride(program);
-  for (const cmd of allCommands(program)) {
-    cmd.configureOutput({
-      writeOut: (s) => ctx.io.stdout.write(s),
-      writeErr: (s) => ctx.io.stderr.write(s),
-    });
-  }
+  let program: Command | undefined;
   try {
+    // inside the try: a command's code that fails to load (a broken install) is an error said as one, not a stack
+    program = await createProgram(ctx, only);
+    applyExitOverride(program);
+    for (const cmd of allCommands(program)) {
+      cmd.configureOutput({
+        writeOut: (s) => ctx.io.stdout.write(s),
+        writeErr: (s) => ctx.io.stderr.write(s),
+      });
+    }
     // `acp help policy simulate` is `acp policy simulate --help`
     const resolved = resolveHelpTarget(program, head);
     const parsed = resolved === head ? argv : resolved;
@@ -150,7 +152,7 @@ export async function run(argv: readonly string[], givenIo: CliIo = processIo())
       if (err.code === "commander.executeSubCommandAsync") return EXIT.usage;
       if (err.exitCode === 0) return EXIT.ok;
       // `acp -v --json`: the JSON error says what stderr said, the version hint included
-      const said = versionHinted.get(program)?.trimEnd() ?? err.message;
+      const said = (program === undefined ? undefined : versionHinted.get(program))?.trimEnd() ?? err.message;
       return failed(said.replace(/^error: /, ""), EXIT.usage);
     }
     if (err instanceof CliError) {
