@@ -3,6 +3,7 @@
  * when it stands beside the words of the one the user named in another argument of the same call.
  */
 import type { ProvenanceEntry } from "./provenance-entry.js";
+import type { EntryIndex } from "./provenance-index.js";
 import type { PieceProvenance } from "./provenance.js";
 import { wholeIdentity } from "./structured-content.js";
 import { containsDelimited, type PieceKind } from "./value-tokens.js";
@@ -29,20 +30,27 @@ function besideOn(text: string, piece: string, anchor: string): boolean {
  * piece the user typed in another argument, becomes trusted (source `named-source:…`).
  */
 export function applyNamedSources(
-  entries: readonly ProvenanceEntry[],
+  index: EntryIndex,
   pieces: PieceProvenance[],
   payload: ReadonlySet<string>,
 ): PieceProvenance[] {
-  const userSources = new Set(entries.filter((e) => e.label !== "external_untrusted").map((e) => e.source));
+  const entryAt = (at: number): ProvenanceEntry => index.entries[at] as ProvenanceEntry;
+  // the sources of the trusted entries, read only when a piece could be vouched for (the index lists them)
+  if (!pieces.some((p) => p.status === "tainted" && !payload.has(String(p.path[0])))) return pieces;
+  const userSources = new Set(index.trusted.map((at) => entryAt(at).source));
   const anchors = pieces.filter(
     (p) => !payload.has(String(p.path[0])) && p.trusted_sources.some((s) => userSources.has(s)),
   );
-  const named = entries.filter((e) => e.named_source && e.instructions?.contains_instructions !== true);
+  // the first result the user named that holds the identity, of those not reading like instructions
+  const namedHolder = (identity: string): ProvenanceEntry | undefined =>
+    (index.tokens.get(identity) ?? [])
+      .map(entryAt)
+      .find((e) => e.named_source && e.instructions?.contains_instructions !== true);
   return pieces.map((p) => {
     const key = String(p.path[0]);
     if (p.status !== "tainted" || payload.has(key)) return p;
     const identity = identityOf(p);
-    const holder = identity === undefined ? undefined : named.find((e) => e.tokens.has(identity));
+    const holder = identity === undefined ? undefined : namedHolder(identity);
     if (holder === undefined) return p;
     // the page vouches for the address of the one the user named: that one's words beside the address on it
     const vouched = anchors.some(

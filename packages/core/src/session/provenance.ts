@@ -388,7 +388,7 @@ function derivePieces(
       }
     }
   }
-  return options.named_sources === true ? applyNamedSources(entries, out, payload) : out;
+  return options.named_sources === true ? applyNamedSources(index, out, payload) : out;
 }
 
 /** The kinds a payload argument or a reference is tracked by: its identifiers, not its text or a bare number. */
