@@ -4,26 +4,22 @@
  * stack trace. The built acp runs with a module hook that fails to load one command's module.
  */
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { moduleHook } from "./module-hook.js";
 
 const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
 const root = tempRoot("command-load-failure");
 afterAll(root.cleanup);
 
-const hooks = join(root.dir, "hooks.mjs");
-writeFileSync(
-  hooks,
-  `export async function resolve(specifier, context, next) {\n` +
-    `  const resolved = await next(specifier, context);\n` +
+const register = moduleHook(
+  root.dir,
+  "broken-pending",
+  `  const resolved = await next(specifier, context);\n` +
     `  if (resolved.url.endsWith("/commands/pending.js")) throw new Error("Cannot find module 'pending.js' (test)");\n` +
-    `  return resolved;\n}\n`,
+    `  return resolved;`,
 );
-const register = join(root.dir, "register.mjs");
-writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
 
 function acp(args: readonly string[], home: string): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync(process.execPath, ["--import", register, ACP, ...args], {

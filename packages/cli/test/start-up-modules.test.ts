@@ -13,24 +13,22 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Command } from "commander";
 import { createProgram } from "../src/main.js";
 import { envFor, fixtureHome, tempRoot } from "./home-fixture.js";
+import { moduleHook } from "./module-hook.js";
 import { silentContext } from "./run.js";
 
 const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
 const root = tempRoot("start-up-modules");
 afterAll(root.cleanup);
 
-// the hook runs in its own thread: it appends each resolved URL to the file named in the environment
-const hooks = join(root.dir, "hooks.mjs");
-writeFileSync(
-  hooks,
-  `import { appendFileSync } from "node:fs";\n` +
-    `export async function resolve(specifier, context, next) {\n` +
-    `  const resolved = await next(specifier, context);\n` +
+// the hook appends each resolved URL to the file named in the environment
+const register = moduleHook(
+  root.dir,
+  "module-log",
+  `  const resolved = await next(specifier, context);\n` +
     `  appendFileSync(process.env.MODULE_LOG, resolved.url + "\\n");\n` +
-    `  return resolved;\n}\n`,
+    `  return resolved;`,
+  `import { appendFileSync } from "node:fs";\n`,
 );
-const register = join(root.dir, "register.mjs");
-writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
 
 let n = 0;
 /** Runs the built `acp ARGS` in `home` and returns the URLs of the modules it resolved, and its exit code. */
