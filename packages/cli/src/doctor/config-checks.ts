@@ -11,6 +11,7 @@ import {
   type SandboxCaps,
   type ConfigKey,
 } from "../wiring/config-in-use.js";
+import { plainChannelSecrets } from "../wiring/config-channels.js";
 import { readHomeConsentGraph } from "../wiring/decide.js";
 import { SECRET_CONFIG_PATHS } from "./home-checks.js";
 
@@ -136,17 +137,14 @@ export function checkConfigInUse(home: string, read: ConfigFile | CliError): Hom
       : [];
   });
   const keys = checkConfigKeys(file);
-  // a secret a key's own check already refuses (the chosen channel's, as `acp proxy` would: with where it is
+  // a secret the channel check already refuses (the chosen channel's, as `acp proxy` would: with where it is
   // and what to run) is not said twice
-  const saidByKeys = CONFIG_KEYS.flatMap((key) => {
-    const k = keys[key];
-    return k.ok ? [] : [k.problems];
-  }).join("\n");
+  const saidByChannel = keys.channel.ok ? [] : plainChannelSecrets(file);
   const plainAll = [...SECRET_CONFIG_PATHS, ...namedPaths].filter((p) => {
     const v: unknown = doc?.getIn(p.split("."));
     return typeof v === "string" && v !== "" && !isSealedSecret(v);
   });
-  const plain = plainAll.filter((p) => !saidByKeys.includes(`\`${p}\` in `));
+  const plain = plainAll.filter((p) => !saidByChannel.includes(p));
   const checks: HomeCheck[] = [];
   if (plain.length > 0) {
     checks.push({

@@ -149,16 +149,46 @@ export function checkChannelKeys(file: ConfigFile): void {
       const how = (sealed as readonly string[]).includes(key) ? ` (acp config set-secret ${section}.${key})` : "";
       problems.push(`${at([section])}: \`channel: ${section}\` needs \`${section}.${key}\`${how}`);
     }
-    // the secret is opened only when a person is first asked (it needs the home's key): a plain one would pass
-    // the start and fail then, every request left waiting on `acp pending`. Telling plain from sealed needs no key
-    for (const key of sealed) {
-      // a value that is no string is said by the value check
-      if (file.document === null || typeof given[key] !== "string") continue;
-      const plain = checkConfigSecretSealed(file.document, `${section}.${key}`, basename(file.path));
-      if (!plain.ok) problems.push(`${at([section, key])}: ${plain.issues[0]?.message ?? "not sealed"}`);
-    }
+    for (const { key, message } of unsealedSecrets(file, section, sealed, given))
+      problems.push(`${at([section, key])}: ${message}`);
   }
   if (problems.length > 0) throw new CliError(problems.join("\n"), EXIT.invalid);
+}
+
+/**
+ * The chosen channel's secrets written in plain text, which {@link checkChannelKeys} refuses. The secret is
+ * opened only when a person is first asked (it needs the home's key): a plain one would pass the start and fail
+ * then, every request left waiting on `acp pending`. Telling plain from sealed needs no key.
+ */
+function unsealedSecrets(
+  file: ConfigFile,
+  section: string,
+  sealed: readonly string[],
+  given: Readonly<Record<string, unknown>>,
+): { key: string; message: string }[] {
+  const out: { key: string; message: string }[] = [];
+  for (const key of sealed) {
+    // a value that is no string is said by the value check
+    if (file.document === null || typeof given[key] !== "string") continue;
+    const plain = checkConfigSecretSealed(file.document, `${section}.${key}`, basename(file.path));
+    if (!plain.ok) out.push({ key, message: plain.issues[0]?.message ?? "not sealed" });
+  }
+  return out;
+}
+
+/**
+ * The dotted paths (`telegram.bot_token`) of the chosen channel's plain secrets: what {@link checkChannelKeys}
+ * refuses with where they are and what to run (`acp doctor` says each once, there).
+ */
+export function plainChannelSecrets(file: ConfigFile): string[] {
+  const channel = file.values["channel"];
+  if (typeof channel !== "string" || !Object.hasOwn(CHANNEL_SECTIONS, channel)) return [];
+  const section = channel as keyof typeof CHANNEL_SECTIONS;
+  const raw = file.values[section];
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return [];
+  return unsealedSecrets(file, section, CHANNEL_SECTIONS[section].sealed, raw as Record<string, unknown>).map(
+    ({ key }) => `${section}.${key}`,
+  );
 }
 
 /**
