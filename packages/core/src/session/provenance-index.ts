@@ -122,6 +122,14 @@ export function holdingWords(postings: Postings, words: readonly string[]): read
   return rest.length === 0 ? first : first.filter((at) => rest.every((list) => has(list, at)));
 }
 
+/**
+ * Positions, ascending, of the trusted entries that could hold a text whose words are `words`: those with every
+ * one of them; every trusted entry when it has none (`--`).
+ */
+export function trustedHolding(index: EntryIndex, words: readonly string[]): readonly number[] {
+  return words.length === 0 ? index.trusted : holdingWords(index.trustedWords, words);
+}
+
 /** The union of position lists, ascending, each once. */
 export function unionOf(lists: readonly (readonly number[] | undefined)[]): number[] {
   const present = lists.filter((l): l is readonly number[] => l !== undefined && l.length > 0);

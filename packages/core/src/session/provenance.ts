@@ -7,7 +7,14 @@ import { createProvenanceBudget, type ProvenanceBudget } from "./provenance-budg
 import { applyNamedSources, identityOf } from "./named-sources.js";
 import type { ProvenanceEntry } from "./provenance-entry.js";
 import { holdsNumber, NUMBER_SCANS, RUN_CHAR_UNITS } from "./number-aliases.js";
-import { entryIndex, everyPosition, holdingWords, unionOf, type EntryIndex } from "./provenance-index.js";
+import {
+  entryIndex,
+  everyPosition,
+  holdingWords,
+  trustedHolding,
+  unionOf,
+  type EntryIndex,
+} from "./provenance-index.js";
 import { pieceAliases, recallForms, type PieceAliases } from "./value-aliases.js";
 import {
   comparableText,
@@ -150,10 +157,7 @@ function vouchedDomain(index: EntryIndex, domain: string, spend: Spend): boolean
   const piece: Piece = { kind: "host", piece: domain };
   const words = [...wordsOf(domain.toLowerCase())];
   spend((words.length + 1) * COMPARE_UNITS);
-  const candidates =
-    words.length === 0
-      ? index.trusted
-      : unionOf([holdingWords(index.trustedWords, words), index.tokens.get(`host:${domain}`)]);
+  const candidates = unionOf([trustedHolding(index, words), index.tokens.get(`host:${domain}`)]);
   return candidates.some((at) => {
     const entry = index.entries[at] as ProvenanceEntry;
     return entry.label !== "external_untrusted" && vouches(entry, piece, spend);
@@ -204,8 +208,7 @@ function namedRecordIdentities(index: EntryIndex, budget?: ProvenanceBudget): Ma
   const namedIn = (name: string): boolean => {
     const words = [...wordsOf(name)];
     spend((words.length + 1) * COMPARE_UNITS);
-    const candidates = words.length === 0 ? index.trusted : holdingWords(index.trustedWords, words);
-    return candidates.some((at) => {
+    return trustedHolding(index, words).some((at) => {
       const text = (index.entries[at] as ProvenanceEntry).text;
       spend(text.length + COMPARE_UNITS);
       return containsDelimited(text, name);
