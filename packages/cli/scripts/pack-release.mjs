@@ -101,10 +101,14 @@ function thirdParty(manifests) {
   return Object.fromEntries(Object.entries(ranges).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** Whether `path`, in a package's dist/, is what the compiler made from a source file since removed. */
+/**
+ * Whether `path`, in a package's dist/, is what the compiler made from a source file since removed. The CLI's
+ * bundle (dist/bundle/, what `bin/acp.js` runs) has no source file of its own: each build makes it anew.
+ */
 function staleOutput(dir, path) {
   const [, rel] = /^dist[\\/](.+)\.(?:d\.ts\.map|d\.ts|js\.map|js)$/.exec(relative(dir, path)) ?? [];
-  return rel !== undefined && existsSync(join(dir, "src")) && !existsSync(join(dir, "src", `${rel}.ts`));
+  if (rel === undefined || /^bundle[\\/]/.test(rel)) return false;
+  return existsSync(join(dir, "src")) && !existsSync(join(dir, "src", `${rel}.ts`));
 }
 
 /**

@@ -2,11 +2,14 @@
  * `acp` loads the code of the command it runs, not of every command: `acp pending` or `acp approve` from
  * another terminal starts without the MCP SDK, the service's HTTP stack or the proxy, which each `acp`
  * process loaded before (about 900 modules, a second of start-up). The built acp runs with a module hook
- * that records every module it resolves, the command doing its real work where a fixture home allows.
+ * that records every module it resolves, the command doing its real work where a fixture home allows: its
+ * modules one by one (`dist/entry.js`), and the bundle `bin/acp.js` runs (scripts/bundle-cli.mjs), which must
+ * be the whole program (no workspace module loaded beside it: two copies of a class break `instanceof`) and
+ * keep each command's code in the command's own files.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,6 +20,7 @@ import { moduleHook } from "./module-hook.js";
 import { silentContext } from "./run.js";
 
 const ACP = fileURLToPath(new URL("../bin/acp.js", import.meta.url));
+const ENTRY = fileURLToPath(new URL("../dist/entry.js", import.meta.url));
 const root = tempRoot("start-up-modules");
 afterAll(root.cleanup);
 
@@ -31,11 +35,18 @@ const register = moduleHook(
 );
 
 let n = 0;
-/** Runs the built `acp ARGS` in `home` and returns the URLs of the modules it resolved, and its exit code. */
-async function modulesOf(args: readonly string[], home: string): Promise<{ code: number | null; urls: string[] }> {
+/**
+ * Runs the built `acp ARGS` in `home` (its modules one by one, or `bin/acp.js` with `bundled`) and returns the
+ * URLs of the modules it resolved, and its exit code.
+ */
+async function modulesOf(
+  args: readonly string[],
+  home: string,
+  bundled = false,
+): Promise<{ code: number | null; urls: string[] }> {
   const log = join(root.dir, `modules-${++n}.txt`);
   writeFileSync(log, "");
-  const child = spawn(process.execPath, ["--import", register, ACP, ...args], {
+  const child = spawn(process.execPath, ["--import", register, bundled ? ACP : ENTRY, ...args], {
     env: { ...process.env, ...envFor(home), MODULE_LOG: log },
     stdio: ["ignore", "ignore", "ignore"],
   });
@@ -52,43 +63,46 @@ const HEAVY = [
 ];
 const heavyIn = (urls: readonly string[]): string[] => [...new Set(urls.filter((u) => HEAVY.some((h) => h.test(u))))];
 
+/** Commands that need neither the MCP SDK nor the service, with the exit codes they may end with here. */
+const COMMANDS = [
+  [["--version"], [0]],
+  [["pending", "--json"], [0]],
+  [
+    ["approve", "cr_0000000000000000000000"],
+    [1, 3, 4],
+  ],
+  [
+    ["deny", "cr_0000000000000000000000"],
+    [1, 3, 4],
+  ],
+  [
+    ["audit", "verify"],
+    [0, 1, 3],
+  ],
+  [
+    ["audit", "tail"],
+    [0, 1],
+  ],
+  [
+    ["policy", "simulate", "--tool", "send_email", "--args", '{"to":"a@example.com"}'],
+    [0, 3],
+  ],
+  [
+    ["graph", "check", "email", "send", "0.9"],
+    [0, 1, 3, 4],
+  ],
+  [["vault", "list"], [0]],
+  [["doctor"], [0, 1]],
+  [["init", "--help"], [0]],
+  [["config", "set-secret", "--help"], [0]],
+  [["console-link", "--help"], [0]],
+  [["docs"], [0]],
+] as const;
+
 describe("each acp command loads only what it needs", () => {
   const { home } = fixtureHome(root.dir);
 
-  it.each([
-    [["--version"], [0]],
-    [["pending", "--json"], [0]],
-    [
-      ["approve", "cr_0000000000000000000000"],
-      [1, 3, 4],
-    ],
-    [
-      ["deny", "cr_0000000000000000000000"],
-      [1, 3, 4],
-    ],
-    [
-      ["audit", "verify"],
-      [0, 1, 3],
-    ],
-    [
-      ["audit", "tail"],
-      [0, 1],
-    ],
-    [
-      ["policy", "simulate", "--tool", "send_email", "--args", '{"to":"a@example.com"}'],
-      [0, 3],
-    ],
-    [
-      ["graph", "check", "email", "send", "0.9"],
-      [0, 1, 3, 4],
-    ],
-    [["vault", "list"], [0]],
-    [["doctor"], [0, 1]],
-    [["init", "--help"], [0]],
-    [["config", "set-secret", "--help"], [0]],
-    [["console-link", "--help"], [0]],
-    [["docs"], [0]],
-  ] as const)("acp %j loads neither the MCP SDK nor the service", async (args, codes) => {
+  it.each(COMMANDS)("acp %j loads neither the MCP SDK nor the service", async (args, codes) => {
     const { code, urls } = await modulesOf(args, home);
     expect(codes, `exit code ${code}`).toContain(code);
     expect(urls.length).toBeGreaterThan(50);
@@ -109,6 +123,59 @@ function helps(cmd: Command, path: readonly string[] = []): Map<string, string> 
   for (const sub of cmd.commands) for (const [at, help] of helps(sub, [...path, sub.name()])) out.set(at, help);
   return out;
 }
+
+/** Text only the MCP SDK's code holds, and only the service's (its HTTP server). */
+const SDK_MARK = "LATEST_PROTOCOL_VERSION =";
+const SERVICE_MARK = "fastify";
+/** The bundle's files among `urls` (the entry and the chunks it loaded), with their text. */
+const bundleFiles = (urls: readonly string[]): { url: string; text: string }[] =>
+  urls
+    .filter((u) => u.includes("/packages/cli/dist/bundle/"))
+    .map((url) => ({ url, text: readFileSync(fileURLToPath(url), "utf8") }));
+/**
+ * What the bundled acp loaded of the workspace's own builds, or of the packages the bundle holds (the MCP SDK,
+ * zod), from elsewhere than the bundle: a second copy beside the bundle's (its classes not the bundle's, for
+ * `instanceof`). The packages the bundle leaves out (scripts/bundle-cli.mjs) load from node_modules.
+ */
+const outsideBundle = (urls: readonly string[]): string[] =>
+  urls.filter(
+    (u) =>
+      (/\/packages\/[^/]+\/(dist|src)\//.test(u) && !u.includes("/packages/cli/dist/bundle/")) ||
+      /\/node_modules\/(@modelcontextprotocol\/sdk|zod|yaml|ajv)\//.test(u),
+  );
+
+describe("the bundled acp (bin/acp.js)", () => {
+  const { home } = fixtureHome(root.dir);
+
+  it.each(COMMANDS)(
+    "acp %j runs from the bundle alone, without the SDK's or the service's code",
+    async (args, codes) => {
+      const { code, urls } = await modulesOf(args, home, true);
+      expect(codes, `exit code ${code}`).toContain(code);
+      expect(outsideBundle(urls)).toEqual([]);
+      const files = bundleFiles(urls);
+      expect(files.map((f) => f.url).some((u) => u.endsWith("/dist/bundle/entry.js"))).toBe(true);
+      expect(files.filter((f) => f.text.includes(SDK_MARK) || f.text.includes(SERVICE_MARK)).map((f) => f.url)).toEqual(
+        [],
+      );
+    },
+  );
+
+  it("loads the SDK's code where a command needs it (acp proxy --help), still from the bundle", async () => {
+    const { code, urls } = await modulesOf(["proxy", "--help"], home, true);
+    expect(code).toBe(0);
+    expect(outsideBundle(urls)).toEqual([]);
+    expect(bundleFiles(urls).some((f) => f.text.includes(SDK_MARK))).toBe(true);
+  });
+
+  it("imports no workspace package: every `@acp/…` module is inside it", () => {
+    const dir = fileURLToPath(new URL("../dist/bundle/", import.meta.url));
+    const js = readdirSync(dir).filter((f) => f.endsWith(".js"));
+    expect(js.length).toBeGreaterThan(10);
+    const importing = js.filter((f) => /(from\s*|import\s*\(\s*)["']@acp\//.test(readFileSync(join(dir, f), "utf8")));
+    expect(importing).toEqual([]);
+  });
+});
 
 describe("a command loaded alone is the command loaded with all the others", () => {
   it("has the same help, subcommands and options at every depth", async () => {

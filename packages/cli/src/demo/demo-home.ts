@@ -44,7 +44,8 @@ export interface DemoHome {
 export function createDemoHome(root: string): DemoHome {
   const home = join(root, "acp-home");
   const passphrase = randomBytes(24).toString("base64url");
-  const servers = fileURLToPath(new URL("./servers/", import.meta.url));
+  // from dist/demo/ or from the bundle beside it (dist/bundle/, scripts/bundle-cli.mjs): the same directory
+  const servers = fileURLToPath(new URL("../demo/servers/", import.meta.url));
   const calendar = join(servers, "calendar-server.js");
   const mail = join(servers, "mail-server.js");
   const created = createHome(home, {

@@ -1,6 +1,7 @@
 /** The web console: sign-in, pending approvals (live), the audit trail, the policy simulator. */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Decision } from "@acp/core";
 import { errorBody, HttpError } from "../http/error-body.js";
@@ -44,7 +45,11 @@ export interface ConsoleDeps {
   readonly auth: ApiAuthOptions;
 }
 
-const STATIC_DIR = new URL("../../static/", import.meta.url);
+/**
+ * The console's own files, found through the package's name (`@acp/server/static/…`), not next to this module:
+ * the `acp` command runs this code bundled elsewhere (scripts/bundle-cli.mjs).
+ */
+const staticFile = (name: string): string => createRequire(import.meta.url).resolve(`@acp/server/static/${name}`);
 const STATIC_FILES: Readonly<Record<string, string>> = {
   "console.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
@@ -67,9 +72,7 @@ function html(reply: FastifyReply, body: string, status = 200): FastifyReply {
 /** Registers every console route under `/console`. */
 export function registerConsole(app: FastifyInstance, deps: ConsoleDeps): void {
   const { stores, clock } = deps;
-  const statics = new Map(
-    Object.keys(STATIC_FILES).map((name) => [name, readFileSync(new URL(name, STATIC_DIR), "utf8")]),
-  );
+  const statics = new Map(Object.keys(STATIC_FILES).map((name) => [name, readFileSync(staticFile(name), "utf8")]));
   // the page names its code (docs/reference/errors.md) for anyone looking it up
   const signedOut = (reply: FastifyReply, message: string, status = 401, code?: string): FastifyReply =>
     html(reply, renderPage({ title: "Sign in", page: "none", body: renderSignedOutPage(message, code) }), status);
