@@ -1,6 +1,14 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertPolicy, createPipeline, policySource, type ActionRequest, type Decision } from "@acp/core";
+import {
+  assertPolicy,
+  classifyDerived,
+  createPipeline,
+  policySource,
+  type ActionRequest,
+  type ClassificationOverride,
+  type Decision,
+} from "@acp/core";
 import { STARTER_POLICY } from "@acp/store";
 import type { ConsentAsk, Decide, UpstreamSpec } from "../src/index.js";
 import {
@@ -114,6 +122,80 @@ describe("annotations of an upstream not marked trusted", () => {
   });
 });
 
+// the policy's `classify:` names `lookup` on `stranger` a read: its calls are reads without the hint
+const CLASSIFYING_POLICY = `${STARTER_POLICY}  - { tool: lookup, server: stranger, category: read }\n`;
+
+describe("the start's line with a policy whose classify: makes a tool a read", () => {
+  const log: string[] = [];
+  const decisions: Decision[] = [];
+  const policy = assertPolicy(CLASSIFYING_POLICY);
+  const pipeline = createPipeline([policySource(policy)], { classify: policy.classify });
+  let started: Awaited<ReturnType<typeof startInMemory>>;
+
+  beforeAll(async () => {
+    started = await startInMemory({
+      upstreams: [upstream("stranger", false)],
+      prefixTools: "always",
+      decide: async (request) => {
+        const decided = await pipeline.decide(request, new Date());
+        decisions.push(decided);
+        return decided;
+      },
+      categoryOf: (server, tool, annotations) =>
+        classifyDerived({ server, tool, arguments: {}, ...(annotations ? { annotations } : {}) }, policy.classify)
+          .category,
+      broker: scriptedBroker(() => ({ kind: "denied", reason: "no", consentResponse: { decision: "denied" } })),
+      log: (line) => log.push(line),
+    });
+  });
+  afterAll(async () => {
+    await started.close();
+  });
+
+  it("leaves out the tool classify: makes a read, and names the others", () => {
+    const said = log.filter((line) => line.includes("read-only"));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain("upstream `stranger`: 1 tool marks itself read-only (`wipe`)");
+    expect(said[0]).not.toContain("lookup");
+  });
+
+  it("says what the decision does: the call to that tool is accepted as a read, its hint still set aside", async () => {
+    const result = await started.client.callTool({ name: "stranger__lookup", arguments: {} });
+    expect(textOf(result)).toBe("called lookup");
+    expect(decisions.at(-1)).toMatchObject({ route: "accept", rule: "policy:allow-reads", category: "read" });
+  });
+});
+
+describe("readOnlyClaimsSetAside with the policy's classify:", () => {
+  const categoryOf =
+    (classify: readonly ClassificationOverride[]) => (server: string, tool: string, annotations: unknown) =>
+      classifyDerived(
+        { server, tool, arguments: {}, ...(annotations !== undefined ? { annotations: annotations as object } : {}) },
+        classify,
+      ).category;
+  const tools = [
+    { name: "echo", annotations: { readOnlyHint: true } },
+    { name: "peek", annotations: { readOnlyHint: true } },
+    { name: "zap", annotations: { readOnlyHint: true, destructiveHint: true } },
+  ];
+
+  it("lists a tool only when its calls are not reads without the hint", () => {
+    expect(readOnlyClaimsSetAside("s", tools)).toEqual(["echo", "peek", "zap"]);
+    expect(readOnlyClaimsSetAside("s", tools, categoryOf([{ tool: "echo", category: "read" }]))).toEqual([
+      "peek",
+      "zap",
+    ]);
+    // the policy's classify: outranks annotations (destructiveHint too): every call is a read, nothing to say
+    expect(readOnlyClaimsSetAside("s", tools, categoryOf([{ tool: "*", category: "read" }]))).toEqual([]);
+  });
+
+  it("keeps a tool that classify: makes a read on another server only", () => {
+    const elsewhere = categoryOf([{ tool: "echo", server: "other", category: "read" }]);
+    expect(readOnlyClaimsSetAside("s", tools, elsewhere)).toEqual(["echo", "peek", "zap"]);
+    expect(readOnlyClaimsSetAside("other", tools, elsewhere)).toEqual(["peek", "zap"]);
+  });
+});
+
 describe("annotationsToDecideWith", () => {
   it("keeps only the boolean hints, and readOnlyHint only from a trusted server", () => {
     const given = { readOnlyHint: true, openWorldHint: false, title: "Lookup", destructiveHint: "yes" };
@@ -126,7 +208,7 @@ describe("annotationsToDecideWith", () => {
 
   it("lists the set-aside claims only where they would change something", () => {
     expect(
-      readOnlyClaimsSetAside([
+      readOnlyClaimsSetAside("s", [
         { name: "echo", annotations: { readOnlyHint: true } },
         { name: "get_sum", annotations: { readOnlyHint: true } },
         { name: "send", annotations: { readOnlyHint: false } },

@@ -17,6 +17,7 @@ import {
   UPSTREAM_RESTART,
   type AuditSink,
   type CallObserver,
+  type CategoryOf,
   type CredentialHook,
   type PlanHook,
   type ConsentAgentInfo,
@@ -65,7 +66,7 @@ export interface ProxyWiring {
       /** Upstreams marked `trusted: true`: their results are not untrusted content. */
       readonly trustedServers?: readonly string[];
     },
-  ) => Decide & { readonly recheckEdits?: Decide };
+  ) => Decide & { readonly recheckEdits?: Decide; readonly categoryOf?: CategoryOf };
   /** Injects vault credentials into accepted calls (the config file's `credentials:`). */
   readonly createCredentials?: (options: WiringOptions) => CredentialHook | undefined;
   /** `acp_submit_plan` for the agent (the session runtime validates, a person approves). */
@@ -362,6 +363,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     upstreams,
     decide,
     ...(decide.recheckEdits !== undefined ? { recheckEdits: decide.recheckEdits } : {}),
+    ...(decide.categoryOf !== undefined ? { categoryOf: decide.categoryOf } : {}),
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
     ...(plans !== undefined ? { plans } : {}),

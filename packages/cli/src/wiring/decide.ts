@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
+  classifyDerived,
   compilePolicy,
   contractSource,
   type ActionRequest,
@@ -30,7 +31,7 @@ import {
 } from "@acp/store";
 import type { Database } from "better-sqlite3";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
-import type { Decide, DecideContext } from "@acp/proxy";
+import type { CategoryOf, Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeState } from "./home-state.js";
@@ -165,7 +166,9 @@ function graphSourceOf(options: PipelineDecideOptions, db: Database | null): Dec
  * `recheckEdits` judges arguments a person edited: the same policy, graph and contract, spending no rate
  * limit (the call was counted when it was asked) and without the session (the edit is the person's).
  */
-export function createPipelineDecide(options: PipelineDecideOptions): Decide & { readonly recheckEdits: Decide } {
+export function createPipelineDecide(
+  options: PipelineDecideOptions,
+): Decide & { readonly recheckEdits: Decide; readonly categoryOf: CategoryOf } {
   const initial = loadStartPolicy(options.policyPath, options.policyIsDefault, options.log);
   const policy = createReloadingPolicy({
     file: options.policyPath,
@@ -222,5 +225,11 @@ export function createPipelineDecide(options: PipelineDecideOptions): Decide & {
     const { version, recheck } = await inForce();
     return named(recheck.decide(request, options.now()), version);
   };
-  return Object.assign(decide, { recheckEdits });
+  // what a call to a tool is decided as under the policy in force (its `classify:`, the annotations, the table)
+  const categoryOf: CategoryOf = (server, tool, annotations) =>
+    classifyDerived(
+      { tool, server, arguments: {}, ...(annotations !== undefined ? { annotations } : {}) },
+      policy.current().policy.classify,
+    ).category;
+  return Object.assign(decide, { recheckEdits, categoryOf });
 }

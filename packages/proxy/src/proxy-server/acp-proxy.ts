@@ -48,7 +48,7 @@ import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
-import { readOnlySetAsideMessage } from "./server-annotations.js";
+import { readOnlySetAsideMessage, type CategoryOf } from "./server-annotations.js";
 import { budgetLines } from "../upstream/line-budget.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
@@ -62,6 +62,12 @@ export interface AcpProxyOptions {
    * `decide`.
    */
   readonly recheckEdits?: Decide;
+  /**
+   * The category a call to a tool is decided as (the policy's `classify:` with the built-in table): the start's
+   * line about tools whose `readOnlyHint` is set aside leaves out those decided as reads anyway. Default: the
+   * built-in table alone.
+   */
+  readonly categoryOf?: CategoryOf;
   /** Where ask/defer decisions go to a person. */
   readonly broker: ConsentBroker;
   /** Receives every step; default: discards. */
@@ -278,7 +284,7 @@ export class AcpProxy {
 
   /** Tells once which tools' `readOnlyHint` does not count, since their server is not marked trusted. */
   #sayReadOnlySetAside(upstream: Upstream): void {
-    const message = readOnlySetAsideMessage(upstream.spec.name, upstream.tools);
+    const message = readOnlySetAsideMessage(upstream.spec.name, upstream.tools, this.options.categoryOf);
     if (message !== null) this.#log(message);
   }
 

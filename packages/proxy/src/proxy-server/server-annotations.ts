@@ -23,19 +23,32 @@ export function annotationsToDecideWith(value: unknown, trustedServer: boolean):
 }
 
 /**
+ * The category a call to `tool` is decided as, given the annotations it is decided with (its `readOnlyHint:
+ * true` already set aside): the policy's `classify:`, the annotations, the built-in name table (the proxy's
+ * `categoryOf` option). Without a policy at hand, {@link builtinCategory}.
+ */
+export type CategoryOf = (server: string, tool: string, annotations: ToolAnnotations | undefined) => string;
+
+/** The built-in name table's category for a tool (an unknown name: `write`). */
+export const builtinCategory: CategoryOf = (_server, tool) => findBuiltinClassification(tool)?.category ?? "write";
+
+/**
  * The tools of a server not marked trusted whose `readOnlyHint: true` is set aside and changes something:
- * names the built-in table does not already make reads. Said once at start, so a person sees why
- * `echo` asks and how to change it.
+ * tools a call to which is still not decided as a read without it (`categoryOf`: a name the built-in table
+ * or the policy's `classify:` makes a read is one already). Said once at start, so a person sees why `echo`
+ * asks and how to change it.
  */
 export function readOnlyClaimsSetAside(
+  server: string,
   tools: readonly { readonly name: string; readonly annotations?: unknown }[],
+  categoryOf: CategoryOf = builtinCategory,
 ): string[] {
   const names: string[] = [];
   for (const tool of tools) {
     const annotations = tool.annotations;
     if (typeof annotations !== "object" || annotations === null) continue;
     if ((annotations as Record<string, unknown>)["readOnlyHint"] !== true) continue;
-    if (findBuiltinClassification(tool.name)?.category === "read") continue;
+    if (categoryOf(server, tool.name, annotationsToDecideWith(annotations, false)) === "read") continue;
     names.push(tool.name);
   }
   return names;
@@ -48,8 +61,9 @@ export function readOnlyClaimsSetAside(
 export function readOnlySetAsideMessage(
   server: string,
   tools: readonly { readonly name: string; readonly annotations?: unknown }[],
+  categoryOf: CategoryOf = builtinCategory,
 ): string | null {
-  const names = readOnlyClaimsSetAside(tools);
+  const names = readOnlyClaimsSetAside(server, tools, categoryOf);
   if (names.length === 0) return null;
   const shown =
     names
