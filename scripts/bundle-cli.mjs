@@ -8,6 +8,9 @@
 // (ALWAYS_OUTSIDE), and every package with a module that finds files relative to itself (`__dirname`,
 // `__filename`, `import.meta.url`, `require.resolve`: pino's workers, @fastify/swagger-ui's pages), found by
 // reading what a first pass would bundle: bundled, such a module would look for its files next to the bundle.
+// Our own modules that do (the demo's servers, `acp docs`' pages, the demo's own `acp`) name paths that lead
+// to the same place from dist/<dir>/ and from dist/bundle/, one level below dist/ both; the console finds its
+// files through its package's name.
 import { readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";

@@ -2,7 +2,6 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertPolicy,
-  classifyDerived,
   createPipeline,
   policySource,
   type ActionRequest,
@@ -141,9 +140,7 @@ describe("the start's line with a policy whose classify: makes a tool a read", (
         decisions.push(decided);
         return decided;
       },
-      categoryOf: (server, tool, annotations) =>
-        classifyDerived({ server, tool, arguments: {}, ...(annotations ? { annotations } : {}) }, policy.classify)
-          .category,
+      classify: () => policy.classify,
       broker: scriptedBroker(() => ({ kind: "denied", reason: "no", consentResponse: { decision: "denied" } })),
       log: (line) => log.push(line),
     });
@@ -167,12 +164,6 @@ describe("the start's line with a policy whose classify: makes a tool a read", (
 });
 
 describe("readOnlyClaimsSetAside with the policy's classify:", () => {
-  const categoryOf =
-    (classify: readonly ClassificationOverride[]) => (server: string, tool: string, annotations: unknown) =>
-      classifyDerived(
-        { server, tool, arguments: {}, ...(annotations !== undefined ? { annotations: annotations as object } : {}) },
-        classify,
-      ).category;
   const tools = [
     { name: "echo", annotations: { readOnlyHint: true } },
     { name: "peek", annotations: { readOnlyHint: true } },
@@ -181,16 +172,13 @@ describe("readOnlyClaimsSetAside with the policy's classify:", () => {
 
   it("lists a tool only when its calls are not reads without the hint", () => {
     expect(readOnlyClaimsSetAside("s", tools)).toEqual(["echo", "peek", "zap"]);
-    expect(readOnlyClaimsSetAside("s", tools, categoryOf([{ tool: "echo", category: "read" }]))).toEqual([
-      "peek",
-      "zap",
-    ]);
+    expect(readOnlyClaimsSetAside("s", tools, [{ tool: "echo", category: "read" }])).toEqual(["peek", "zap"]);
     // the policy's classify: outranks annotations (destructiveHint too): every call is a read, nothing to say
-    expect(readOnlyClaimsSetAside("s", tools, categoryOf([{ tool: "*", category: "read" }]))).toEqual([]);
+    expect(readOnlyClaimsSetAside("s", tools, [{ tool: "*", category: "read" }])).toEqual([]);
   });
 
   it("keeps a tool that classify: makes a read on another server only", () => {
-    const elsewhere = categoryOf([{ tool: "echo", server: "other", category: "read" }]);
+    const elsewhere: ClassificationOverride[] = [{ tool: "echo", server: "other", category: "read" }];
     expect(readOnlyClaimsSetAside("s", tools, elsewhere)).toEqual(["echo", "peek", "zap"]);
     expect(readOnlyClaimsSetAside("other", tools, elsewhere)).toEqual(["peek", "zap"]);
   });

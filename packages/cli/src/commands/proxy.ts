@@ -1,7 +1,7 @@
 import { basename, join } from "node:path";
 import { Option, type Command } from "commander";
 import { parse as parseYaml } from "yaml";
-import { compileIntent, formatIssue, yamlErrorText } from "@acp/core";
+import { compileIntent, formatIssue, yamlErrorText, type ClassificationOverride } from "@acp/core";
 import {
   createDefaultBroker,
   createDefaultDecide,
@@ -17,7 +17,6 @@ import {
   UPSTREAM_RESTART,
   type AuditSink,
   type CallObserver,
-  type CategoryOf,
   type CredentialHook,
   type PlanHook,
   type ConsentAgentInfo,
@@ -66,7 +65,7 @@ export interface ProxyWiring {
       /** Upstreams marked `trusted: true`: their results are not untrusted content. */
       readonly trustedServers?: readonly string[];
     },
-  ) => Decide & { readonly recheckEdits?: Decide; readonly categoryOf?: CategoryOf };
+  ) => Decide & { readonly recheckEdits?: Decide; readonly classify?: () => readonly ClassificationOverride[] };
   /** Injects vault credentials into accepted calls (the config file's `credentials:`). */
   readonly createCredentials?: (options: WiringOptions) => CredentialHook | undefined;
   /** `acp_submit_plan` for the agent (the session runtime validates, a person approves). */
@@ -363,7 +362,7 @@ async function runProxy(ctx: CliContext, flags: ProxyFlags, wiring: ProxyWiring)
     upstreams,
     decide,
     ...(decide.recheckEdits !== undefined ? { recheckEdits: decide.recheckEdits } : {}),
-    ...(decide.categoryOf !== undefined ? { categoryOf: decide.categoryOf } : {}),
+    ...(decide.classify !== undefined ? { classify: decide.classify } : {}),
     ...(observer !== undefined ? { observer } : {}),
     ...(credentials !== undefined ? { credentials } : {}),
     ...(plans !== undefined ? { plans } : {}),

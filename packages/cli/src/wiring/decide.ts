@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
-  classifyDerived,
   compilePolicy,
   contractSource,
   type ActionRequest,
@@ -31,7 +30,7 @@ import {
 } from "@acp/store";
 import type { Database } from "better-sqlite3";
 import { graphReviews, graphSourceOptions, type GraphConfig } from "../decision/graph-config.js";
-import type { CategoryOf, Decide, DecideContext } from "@acp/proxy";
+import type { Decide, DecideContext } from "@acp/proxy";
 import { CliError, EXIT } from "../exit-codes.js";
 import { readInputFileSync } from "../decision/read-input.js";
 import type { HomeState } from "./home-state.js";
@@ -168,7 +167,7 @@ function graphSourceOf(options: PipelineDecideOptions, db: Database | null): Dec
  */
 export function createPipelineDecide(
   options: PipelineDecideOptions,
-): Decide & { readonly recheckEdits: Decide; readonly categoryOf: CategoryOf } {
+): Decide & { readonly recheckEdits: Decide; readonly classify: () => readonly ClassificationOverride[] } {
   const initial = loadStartPolicy(options.policyPath, options.policyIsDefault, options.log);
   const policy = createReloadingPolicy({
     file: options.policyPath,
@@ -225,11 +224,7 @@ export function createPipelineDecide(
     const { version, recheck } = await inForce();
     return named(recheck.decide(request, options.now()), version);
   };
-  // what a call to a tool is decided as under the policy in force (its `classify:`, the annotations, the table)
-  const categoryOf: CategoryOf = (server, tool, annotations) =>
-    classifyDerived(
-      { tool, server, arguments: {}, ...(annotations !== undefined ? { annotations } : {}) },
-      policy.current().policy.classify,
-    ).category;
-  return Object.assign(decide, { recheckEdits, categoryOf });
+  // the `classify:` entries of the policy in force
+  const classify = (): readonly ClassificationOverride[] => policy.current().policy.classify;
+  return Object.assign(decide, { recheckEdits, classify });
 }

@@ -1,3 +1,4 @@
+import type { ClassificationOverride } from "@acp/core";
 import { newId } from "../gate/new-id.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -48,7 +49,7 @@ import type { CallAbort } from "./call-abort.js";
 import { agentError, relayedError } from "./agent-error.js";
 import { observeLog, observeUpstreamRequest } from "./upstream-text.js";
 import { withoutSmuggledObservations, withoutSmuggledText } from "./smuggled-text.js";
-import { readOnlySetAsideMessage, type CategoryOf } from "./server-annotations.js";
+import { readOnlySetAsideMessage } from "./server-annotations.js";
 import { budgetLines } from "../upstream/line-budget.js";
 
 /** Everything `createProxy` takes; the three seams are `decide`, `broker` and `audit`. */
@@ -63,11 +64,10 @@ export interface AcpProxyOptions {
    */
   readonly recheckEdits?: Decide;
   /**
-   * The category a call to a tool is decided as (the policy's `classify:` with the built-in table): the start's
-   * line about tools whose `readOnlyHint` is set aside leaves out those decided as reads anyway. Default: the
-   * built-in table alone.
+   * The policy's `classify:` entries in force: the start's line about tools whose `readOnlyHint` is set aside
+   * leaves out those classified as reads anyway. Default: none (the built-in table and annotations alone).
    */
-  readonly categoryOf?: CategoryOf;
+  readonly classify?: () => readonly ClassificationOverride[];
   /** Where ask/defer decisions go to a person. */
   readonly broker: ConsentBroker;
   /** Receives every step; default: discards. */
@@ -284,7 +284,7 @@ export class AcpProxy {
 
   /** Tells once which tools' `readOnlyHint` does not count, since their server is not marked trusted. */
   #sayReadOnlySetAside(upstream: Upstream): void {
-    const message = readOnlySetAsideMessage(upstream.spec.name, upstream.tools, this.options.categoryOf);
+    const message = readOnlySetAsideMessage(upstream.spec.name, upstream.tools, this.options.classify?.());
     if (message !== null) this.#log(message);
   }
 

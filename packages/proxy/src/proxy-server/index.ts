@@ -9,5 +9,4 @@ export {
 export { createProgressRelay, type ProgressRelay } from "./progress-relay.js";
 export { PendingObservations } from "./observations.js";
 export { DownstreamTransport } from "./fast-path.js";
-export { builtinCategory, type CategoryOf } from "./server-annotations.js";
 export type { CallContext } from "./tool-call-handler.js";

@@ -6,7 +6,7 @@
  * makes it (an unknown name: write/medium) instead of riding a rule written for reads. `destructiveHint`
  * (and `readOnlyHint: false`) still count: they can only make a decision stricter.
  */
-import { findBuiltinClassification, type ToolAnnotations } from "@acp/core";
+import { classifyDerived, type ClassificationOverride, type ToolAnnotations } from "@acp/core";
 
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
 
@@ -23,32 +23,30 @@ export function annotationsToDecideWith(value: unknown, trustedServer: boolean):
 }
 
 /**
- * The category a call to `tool` is decided as, given the annotations it is decided with (its `readOnlyHint:
- * true` already set aside): the policy's `classify:`, the annotations, the built-in name table (the proxy's
- * `categoryOf` option). Without a policy at hand, {@link builtinCategory}.
- */
-export type CategoryOf = (server: string, tool: string, annotations: ToolAnnotations | undefined) => string;
-
-/** The built-in name table's category for a tool (an unknown name: `write`). */
-export const builtinCategory: CategoryOf = (_server, tool) => findBuiltinClassification(tool)?.category ?? "write";
-
-/**
  * The tools of a server not marked trusted whose `readOnlyHint: true` is set aside and changes something:
- * tools a call to which is still not decided as a read without it (`categoryOf`: a name the built-in table
- * or the policy's `classify:` makes a read is one already). Said once at start, so a person sees why `echo`
- * asks and how to change it.
+ * tools a call to which is still not classified a read without it, as the decision classifies it (the
+ * policy's `classify:` entries, the annotations it is decided with, the built-in table): a name the table or
+ * `classify` makes a read is one already. Said once at start, so a person sees why `echo` asks and how to
+ * change it.
  */
 export function readOnlyClaimsSetAside(
   server: string,
   tools: readonly { readonly name: string; readonly annotations?: unknown }[],
-  categoryOf: CategoryOf = builtinCategory,
+  classify: readonly ClassificationOverride[] = [],
 ): string[] {
   const names: string[] = [];
   for (const tool of tools) {
     const annotations = tool.annotations;
     if (typeof annotations !== "object" || annotations === null) continue;
     if ((annotations as Record<string, unknown>)["readOnlyHint"] !== true) continue;
-    if (categoryOf(server, tool.name, annotationsToDecideWith(annotations, false)) === "read") continue;
+    const decideWith = annotationsToDecideWith(annotations, false);
+    const request = {
+      server,
+      tool: tool.name,
+      arguments: {},
+      ...(decideWith !== undefined ? { annotations: decideWith } : {}),
+    };
+    if (classifyDerived(request, classify).category === "read") continue;
     names.push(tool.name);
   }
   return names;
@@ -61,9 +59,9 @@ export function readOnlyClaimsSetAside(
 export function readOnlySetAsideMessage(
   server: string,
   tools: readonly { readonly name: string; readonly annotations?: unknown }[],
-  categoryOf: CategoryOf = builtinCategory,
+  classify: readonly ClassificationOverride[] = [],
 ): string | null {
-  const names = readOnlyClaimsSetAside(server, tools, categoryOf);
+  const names = readOnlyClaimsSetAside(server, tools, classify);
   if (names.length === 0) return null;
   const shown =
     names

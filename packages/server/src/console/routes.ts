@@ -49,7 +49,8 @@ export interface ConsoleDeps {
  * The console's own files, found through the package's name (`@acp/server/static/…`), not next to this module:
  * the `acp` command runs this code bundled elsewhere (scripts/bundle-cli.mjs).
  */
-const staticFile = (name: string): string => createRequire(import.meta.url).resolve(`@acp/server/static/${name}`);
+const fromHere = createRequire(import.meta.url);
+const staticFile = (name: string): string => fromHere.resolve(`@acp/server/static/${name}`);
 const STATIC_FILES: Readonly<Record<string, string>> = {
   "console.js": "text/javascript; charset=utf-8",
   "console.css": "text/css; charset=utf-8",
