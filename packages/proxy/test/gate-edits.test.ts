@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ActionRequest } from "@acp/core";
 import { answeredBy, judgeEdit, MAX_EDIT_QUESTIONS, type ConsentOutcome, type Decide } from "../src/index.js";
+import { createConsentBroker, type ChannelSettlement, type ConsentChannel } from "../src/consent/index.js";
+import { createTestProofs } from "./consent/fixtures.js";
 import { decision, fixture, memoryAudit, scriptedBroker, startInMemory, textOf } from "./harness.js";
 
 /** `transfer` asks below 1000 and is refused from 1000 on (a standing deny rule). */
@@ -221,5 +223,52 @@ describe("judgeEdit", () => {
     expect(judgeEdit(decision("ask", "policy:a", { level: "critical" }), answered).kind).toBe("asked");
     // the default action (no rule) is a question of its own too
     expect(judgeEdit(decision("ask", null), answered).kind).toBe("asked");
+  });
+});
+
+describe("the channels hear what became of an edit, judged once", () => {
+  it("a channel is told `edit_refused` with the rule, the agent gets the refusal, and the rules ran once", async () => {
+    const rechecked: ActionRequest[] = [];
+    const recheckEdits: Decide = (request) => {
+      rechecked.push(request);
+      return byAmount(request);
+    };
+    const settled: { outcome: ChannelSettlement; reason?: string }[] = [];
+    const channel: ConsentChannel = {
+      name: "terminal",
+      isAvailable: () => true,
+      deliver: () =>
+        Promise.resolve({
+          decision: "approved_with_modifications",
+          modifications: { amount: 5000 },
+          approverId: "terminal:alice",
+        }),
+      settle: (_request, outcome, _by, reason) => {
+        settled.push({ outcome, ...(reason !== undefined ? { reason } : {}) });
+      },
+    };
+    const broker = createConsentBroker({ channels: [channel], ...createTestProofs(), clock: () => new Date() });
+    const audit = memoryAudit();
+    const env = await startInMemory({ upstreams: [fixture()], decide: byAmount, recheckEdits, broker, audit });
+    try {
+      const result = await env.client.callTool({ name: "transfer", arguments: { amount: 5 } });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(
+        /^approved with edits, but the edited arguments are refused by policy rule `no-big-transfers`/,
+      );
+      expect(settled).toEqual([
+        {
+          outcome: "edit_refused",
+          reason: "refused by policy rule `no-big-transfers`: rule `no-big-transfers` matched: deny",
+        },
+      ]);
+      // the broker's judgement before the channels were told is the one the call was refused by
+      expect(rechecked.map((r) => r.arguments)).toEqual([{ amount: 5000 }]);
+      expect(audit.events.filter((e) => e.fields["edited_arguments"] === true)).toHaveLength(1);
+      expect(audit.events.some((e) => e.type === "tool_call_forwarded")).toBe(false);
+    } finally {
+      await env.close();
+      await broker.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 /** Arguments a person edits in an approval are judged by the policy again before the caller may run them. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChannelSettlement, ConsentChannel, HumanAnswer } from "@acp/proxy";
 import { at, eventually, readJson, startTestServer, type TestServer, tokenFor } from "./harness.js";
 
 const TOKEN = "test-token-0123456789";
@@ -266,5 +267,53 @@ describe("an edit that lands under an ask rule the person was not asked about", 
       await post("/v1/decide", { tool: "write_file", arguments: at(completed, "arguments") }),
     );
     expect(decided).toMatchObject({ route: "ask", decision: { rule: "policy:ask-home-writes" } });
+  });
+});
+
+describe("acp serve's other channels, told of an approval with edits", () => {
+  it("hear `edit_refused` with the rule when the policy refuses the edited arguments, not `approved`", async () => {
+    const settled: { outcome: ChannelSettlement; reason?: string }[] = [];
+    // a channel nobody answers on (a webhook receiver, a Telegram chat): it only hears how each request ended
+    const watching: ConsentChannel = {
+      name: "webhook",
+      isAvailable: () => true,
+      deliver: (delivery) =>
+        new Promise<HumanAnswer>((_resolve, reject) => {
+          delivery.signal.addEventListener("abort", () => reject(new Error("answered elsewhere")), { once: true });
+        }),
+      settle: (_request, outcome, _by, reason) => {
+        settled.push({ outcome, ...(reason !== undefined ? { reason } : {}) });
+      },
+    };
+    const own = await startTestServer({ token: TOKEN, policy: POLICY, extraChannels: [watching] });
+    try {
+      const send = (path: string, body: unknown) =>
+        fetch(`${own.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${tokenFor(path, TOKEN)}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const call = send("/v1/decide?wait=true", { tool: "write_file", arguments: { path: "/tmp/a.txt" } });
+      const id = await eventually(async () => {
+        const res = await fetch(`${own.url}/v1/consent?status=pending`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        return (at(await readJson(res), "requests", 0, "id") as string | undefined) ?? null;
+      });
+      const answer = await send(`/v1/consent/${id}/response`, {
+        decision: "approved_with_modifications",
+        modifications: { path: "/etc/passwd" },
+      });
+      expect(answer.status).toBe(200);
+      expect(await readJson(await call)).toMatchObject({
+        route: "refuse",
+        consent: { edit_refused: { rule: "policy:no-etc" } },
+      });
+      expect(settled).toEqual([
+        { outcome: "edit_refused", reason: expect.stringMatching(/^refused by policy rule `no-etc`/) as string },
+      ]);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -156,6 +156,8 @@ export async function startTestServer(
     maxPending?: number;
     maxPendingPerCaller?: number;
     bodyLimit?: number;
+    /** Consent channels beside the pending table (a recording one, say). */
+    extraChannels?: EmbeddedServerOptions["extraChannels"];
   } = {},
 ): Promise<TestServer> {
   const home = mkdtempSync(join(tmpdir(), "acp-serve-test-"));
@@ -171,6 +173,7 @@ export async function startTestServer(
     ...(options.maxPending !== undefined ? { maxPending: options.maxPending } : {}),
     ...(options.maxPendingPerCaller !== undefined ? { maxPendingPerCaller: options.maxPendingPerCaller } : {}),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.extraChannels !== undefined ? { extraChannels: options.extraChannels } : {}),
   });
   return {
     ...embedded,

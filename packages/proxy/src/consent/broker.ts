@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ConsentBroker } from "../gate/types.js";
 import type { AsyncConsentGrantStore, ConsentGrantStore, PendingConsentStore } from "@acp/store";
-import { MAX_SESSION_APPROVAL_MS, type Reason, type Redactor } from "@acp/core";
+import { MAX_SESSION_APPROVAL_MS, type Decision, type Reason, type Redactor } from "@acp/core";
 import type {
   BrokerAsk,
   BrokerOutcome,
@@ -27,6 +27,9 @@ import type {
   HumanAnswer,
   SettledBy,
 } from "./types.js";
+import { rowStatusOf } from "./types.js";
+import type { EditJudgement } from "../gate/edit-judgement.js";
+import { refusalText } from "../gate/tool-error.js";
 import { ABORT_ANSWERED, ABORT_EXPIRED, ABORT_WITHDRAWN, waitForFirstAnswer, type WaitResult } from "./wait.js";
 import { checkAvailability } from "./availability.js";
 import { consentActionFields, createConsentRecorder, type ConsentRecorder } from "./record.js";
@@ -347,6 +350,7 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
       return this.#deny(open, answer.reason === undefined ? named : `${named}: ${answer.reason}`, response, by);
     }
     const args = approvedArguments(ask, response.modifications, this.#redact);
+    const edit = await this.#judgeEdit(ask, args);
     const scope: ApprovalScope = answer.scope ?? "once";
     const fields = {
       decision: response.decision,
@@ -357,9 +361,32 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     if (!(await this.#record.event("consent_approved", ask, request, fields))) {
       return this.#deny(open, "the audit trail could not record the approval", response);
     }
-    await this.#settle(open, "approved", by);
-    if (scope !== "once") await this.#grants.remember(ask, { scope, arguments: args, request, response });
+    if (edit.kind === "refused") {
+      // "refused by policy rule `x`: …": the reasons can quote the edited values, so they pass the redactor
+      await this.#settle(open, "edit_refused", by, String(this.#redact(refusalText(edit.decision))));
+    } else {
+      await this.#settle(open, edit.kind === "asked" ? "edit_asked" : "approved", by);
+      // an edit asked again is not approved yet: the new question's answer decides it
+      if (scope !== "once" && edit.kind === "stands") {
+        await this.#grants.remember(ask, { scope, arguments: args, request, response });
+      }
+    }
     return { kind: "approved", arguments: args, consentResponse: response, scope };
+  }
+
+  /**
+   * The caller's judgement of an approval's edited arguments (`ConsentAsk.judgeEdited`), before any channel
+   * hears how the request ended; arguments as asked stand. A judgement that fails refuses (the caller's own
+   * judgement, which it takes again, refuses too).
+   */
+  async #judgeEdit(ask: BrokerAsk, args: Record<string, unknown>): Promise<EditJudgement> {
+    if (args === ask.arguments || ask.judgeEdited === undefined) return { kind: "stands" };
+    try {
+      return await ask.judgeEdited(args);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { kind: "refused", decision: editJudgementFailed(ask, message) };
+    }
   }
 
   /** True when the response verifies, false when it does not, the error's message when it could not be checked. */
@@ -398,14 +425,14 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
     return response === undefined ? { kind: "denied", reason } : { kind: "denied", reason, consentResponse: response };
   }
 
-  async #settle(open: OpenRequest, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
+  async #settle(open: OpenRequest, outcome: ChannelSettlement, by?: SettledBy, reason?: string): Promise<void> {
     this.#settleRow(open, outcome);
-    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome, by)));
+    await Promise.allSettled(open.channels.map(async (c) => c.settle?.(open.request, outcome, by, reason)));
   }
 
   #settleRow(open: OpenRequest, outcome: ChannelSettlement): void {
     try {
-      this.#o.store?.settle(open.request.id, outcome, this.#o.clock().getTime());
+      this.#o.store?.settle(open.request.id, rowStatusOf(outcome), this.#o.clock().getTime());
     } catch {
       // The row is only a view for `acp pending`; the outcome stands whatever the table says.
     }
@@ -419,4 +446,17 @@ class ConsentBrokerImpl implements ConsentBrokerHandle {
  */
 export function createConsentBroker(options: ConsentBrokerOptions): ConsentBrokerHandle {
   return new ConsentBrokerImpl(options);
+}
+
+/** The refusal of an edit whose judgement failed (fail closed). */
+function editJudgementFailed(ask: BrokerAsk, message: string): Decision {
+  return {
+    ...ask.decision,
+    route: "refuse",
+    action: "deny",
+    reasons: [
+      { source: "pipeline", code: "decide_failed", message: `the edited arguments could not be judged: ${message}` },
+    ],
+    verdicts: [],
+  };
 }

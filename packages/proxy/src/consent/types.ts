@@ -122,8 +122,22 @@ export interface ChannelDelivery {
   readonly signal: AbortSignal;
 }
 
-/** How a request ended, told to every channel it was delivered to (to edit a message, close a row, …). */
-export type ChannelSettlement = "approved" | "denied" | "expired" | "withdrawn";
+/**
+ * How a request ended, told to every channel it was delivered to (to edit a message, close a row, …). A person
+ * who approved with edits may see their edit refused by the standing rules (`edit_refused`, the reason says
+ * which) or put to a person again as a new question (`edit_asked`, which the new request follows).
+ */
+export type ChannelSettlement = "approved" | "denied" | "expired" | "withdrawn" | "edit_refused" | "edit_asked";
+
+/**
+ * How a pending-table row is closed for each settlement: an approval whose edit the recheck refused did not
+ * run (`denied`); one whose edit is asked again was taken (`approved`; the new question has a row of its own).
+ */
+export function rowStatusOf(outcome: ChannelSettlement): "approved" | "denied" | "expired" | "withdrawn" {
+  if (outcome === "edit_refused") return "denied";
+  if (outcome === "edit_asked") return "approved";
+  return outcome;
+}
 
 /**
  * A consent channel: puts a request before a person and reports their answer. Channels do not sign or
@@ -141,9 +155,15 @@ export interface ConsentChannel {
   deliver(delivery: ChannelDelivery): Promise<HumanAnswer>;
   /**
    * Told how the request ended, whoever answered, and — when a person answered (approved, or denied with a
-   * signed response) — who and through which channel. Optional; errors are ignored.
+   * signed response) — who and through which channel; for `edit_refused`, why (secrets redacted). Optional;
+   * errors are ignored.
    */
-  settle?(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): void | Promise<void>;
+  settle?(
+    request: ConsentRequestV02,
+    outcome: ChannelSettlement,
+    by?: SettledBy,
+    reason?: string,
+  ): void | Promise<void>;
   /**
    * Asked once when the request's time runs out, before it is concluded expired: an answer the person gave
    * in time that the channel has not reported yet (`acp approve` wrote the row between two reads), with when

@@ -91,3 +91,23 @@ export function judgeEdit(edited: Decision, answered: AnsweredQuestions, asked =
     why,
   };
 }
+
+/** Judges arguments a person edited (the whole edited argument object). Never rejects. */
+export type JudgeEdited = (edited: Record<string, unknown>) => Promise<EditJudgement>;
+
+/**
+ * One call's judgement of the arguments a person edited, made once for both who need it: the broker, before
+ * any channel is told how the request ended (`ConsentAsk.judgeEdited`: a channel must not say "approved" of
+ * an edit the recheck refuses), and the caller after the broker's answer, which then takes the same
+ * judgement rather than deciding a second time (the rules may have changed in between). Kept for the last
+ * argument object judged (the broker hands back the object it judged); other arguments are judged afresh.
+ */
+export function judgeOnce(judge: JudgeEdited): JudgeEdited {
+  let last: { readonly edited: Record<string, unknown>; readonly judgement: Promise<EditJudgement> } | undefined;
+  return (edited) => {
+    if (last?.edited === edited) return last.judgement;
+    const judgement = judge(edited);
+    last = { edited, judgement };
+    return judgement;
+  };
+}

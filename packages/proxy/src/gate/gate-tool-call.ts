@@ -11,8 +11,15 @@ import { consentActionFieldsOf } from "../consent/record.js";
 import type { ToolChange } from "../pinning/compare-pins.js";
 import type { ToolPinning } from "../pinning/tool-pinning.js";
 import type { ApprovalMemory } from "./approval-memory.js";
-import { answeredBy, judgeEdit, type AnsweredQuestions } from "./edit-judgement.js";
-import { refusalText, toolError } from "./tool-error.js";
+import {
+  answeredBy,
+  judgeEdit,
+  judgeOnce,
+  type AnsweredQuestions,
+  type EditJudgement,
+  type JudgeEdited,
+} from "./edit-judgement.js";
+import { editRefusalText, refusalText, toolError } from "./tool-error.js";
 import { admitExecution } from "./admit-execution.js";
 import type { AuditSink, ConsentBroker, ConsentOutcome, Decide, DecideContext, ExecutionAdmission } from "./types.js";
 
@@ -235,10 +242,13 @@ async function askPerson(
   };
   // §7.4 `response_time_ms` of the answer (or of its absence): from asking to the outcome, on the injected clock
   const askedAt = deps.now().getTime();
+  // the broker judges an edit before it tells the channels how the request ended; the outcome takes the same
+  const judgeEdited = judgeOnce((edited) => judgeEditedArguments(deps, call, request, edited, asking));
   let outcome: ConsentOutcome;
   try {
     outcome = await deps.broker.ask({
       onRequested: recordRequested,
+      judgeEdited,
       server: call.server,
       tool: call.tool,
       arguments: call.arguments,
@@ -263,7 +273,7 @@ async function askPerson(
     ...(requestId !== undefined ? { request_id: requestId } : {}),
     response_time_ms: responseTimeMs,
   };
-  return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs, asking);
+  return settleOutcome(deps, call, request, decision, outcome, named, timeoutMs, asking, judgeEdited);
 }
 
 async function settleOutcome(
@@ -275,6 +285,7 @@ async function settleOutcome(
   base: Record<string, unknown>,
   timeoutMs: number,
   asking: Asking,
+  judgeEdited: JudgeEdited,
 ): Promise<GateVerdict> {
   switch (outcome.kind) {
     case "approved": {
@@ -295,7 +306,7 @@ async function settleOutcome(
       if (isHeldForChange(deps, call)) await deps.pinning?.accept(call.server, call.tool);
       if (modified) {
         const edited = { ...request, arguments: outcome.arguments };
-        const judged = await judgeEditedCall(deps, call, edited, base, asking);
+        const judged = await recordEditJudgement(deps, await judgeEdited(outcome.arguments), base);
         if (judged.kind === "answer") return judged;
         if (judged.kind === "ask") {
           // a new question: the edited arguments, under the rule (and with the reasons) they fall under
@@ -387,25 +398,38 @@ async function settleOutcome(
  * not have sent (a path under a deny rule, a recipient the policy refuses) is not sent because an approver
  * typed it, and what another `ask` rule holds back (a recipient it asks about, an amount past its
  * threshold) is not sent without its question: the edited call is asked again, with that rule's reasons.
- * An edit that stays under the rules the person answered stands (no endless re-asking). A refusal or a
- * new question is audited as a `policy_evaluated` of the edited arguments.
+ * An edit that stays under the rules the person answered stands (no endless re-asking). Unchanged
+ * arguments stand.
  */
-async function judgeEditedCall(
+async function judgeEditedArguments(
   deps: GateDeps,
   call: GatedCall,
-  edited: ActionRequest,
-  base: Record<string, unknown>,
+  request: ActionRequest,
+  edited: Record<string, unknown>,
   asking: Asking,
+): Promise<EditJudgement> {
+  if (sameCanonicalJson(edited, request.arguments)) return { kind: "stands" };
+  const editedRequest = { ...request, arguments: edited };
+  const rechecked =
+    deps.recheckEdits !== undefined
+      ? await decideSafely(deps.recheckEdits, editedRequest)
+      : await decideSafely(deps.decide, editedRequest, contextOf(call));
+  return judgeEdit(rechecked, asking.answered, asking.asked);
+}
+
+/**
+ * What the judgement of an edit means for the call: it stands, is asked again, or is refused (a tool error
+ * the agent reads). A refusal or a new question is audited as a `policy_evaluated` of the edited arguments.
+ */
+async function recordEditJudgement(
+  deps: GateDeps,
+  judged: EditJudgement,
+  base: Record<string, unknown>,
 ): Promise<
   | { readonly kind: "stands" }
   | { readonly kind: "ask"; readonly decision: Decision; readonly answered: AnsweredQuestions }
   | (GateVerdict & { readonly kind: "answer" })
 > {
-  const rechecked =
-    deps.recheckEdits !== undefined
-      ? await decideSafely(deps.recheckEdits, edited)
-      : await decideSafely(deps.decide, edited, contextOf(call));
-  const judged = judgeEdit(rechecked, asking.answered, asking.asked);
   if (judged.kind === "stands") return judged;
   const decision = judged.decision;
   // (the consent's response time belongs to the consent events, not to this decision)
@@ -424,7 +448,7 @@ async function judgeEditedCall(
   if (judged.kind === "asked") return { kind: "ask", decision, answered: judged.answered };
   return {
     kind: "answer",
-    result: toolError(`approved with edits, but the edited arguments are ${refusalText(decision)}`, decision),
+    result: toolError(editRefusalText(decision), decision),
     stop: "edit_refused",
     decision,
   };

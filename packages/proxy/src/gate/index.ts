@@ -23,14 +23,23 @@ export {
   type GateVerdict,
   type GateStop,
 } from "./gate-tool-call.js";
-export { toolError, refusalText, describeRule, describeDecider, DECISION_META_KEY } from "./tool-error.js";
+export {
+  toolError,
+  refusalText,
+  editRefusalText,
+  describeRule,
+  describeDecider,
+  DECISION_META_KEY,
+} from "./tool-error.js";
 export {
   judgeEdit,
   answeredBy,
   askedLevel,
   MAX_EDIT_QUESTIONS,
+  judgeOnce,
   type AnsweredQuestions,
   type EditJudgement,
+  type JudgeEdited,
 } from "./edit-judgement.js";
 export { createApprovalMemory, type ApprovalMemory, type RememberedApproval } from "./approval-memory.js";
 export { injectCallCredentials, withoutSecretValues, type CredentialStep } from "./call-credentials.js";

@@ -65,3 +65,8 @@ export function refusalText(decision: Decision): string {
   const reasons = chosen.map((r) => r.message).filter((m) => m !== "");
   return `refused by ${describeDecider(decision)}${reasons.length > 0 ? `: ${reasons.join("; ")}` : ""}`;
 }
+
+/** Why a call approved with edits does not run: the agent's tool error, and what the channels are told. */
+export function editRefusalText(decision: Decision): string {
+  return `approved with edits, but the edited arguments are ${refusalText(decision)}`;
+}

@@ -5,6 +5,7 @@
  */
 import type { ActionRequest, Decision, Reason } from "@acp/core";
 import type { ConsentRequestV02 } from "../consent/types.js";
+import type { JudgeEdited } from "./edit-judgement.js";
 import type { UpstreamCredentials, UpstreamSpec } from "../upstream/upstream-spec.js";
 
 /** Decides one action request. Never throws; errors come back as a `refuse` decision. */
@@ -80,6 +81,13 @@ export interface ConsentAsk {
    * writes its row within the pending limit. A throw denies the request.
    */
   readonly onRequested?: (request: RequestedConsent) => Promise<void> | void;
+  /**
+   * Judges the arguments of an approval with modifications before any channel is told how the request ended
+   * (`judgeEdit`'s rule, made once: see `judgeOnce`): an edit the recheck refuses is told to the channels as
+   * `edit_refused` with the refusal, an edit put to a person again as `edit_asked`, and neither is remembered
+   * for a session or a time window. Absent: every approval is told as `approved`.
+   */
+  readonly judgeEdited?: JudgeEdited;
 }
 
 /** The consent request `ConsentAsk.onRequested` is told about. */

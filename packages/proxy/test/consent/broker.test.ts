@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { createPendingConsentStore, openStateDb } from "@acp/store";
 import {
-  createConsentBroker,
   createConsentRedactor,
   restoreRedacted,
   type ChannelDelivery,
+  type ConsentBrokerOptions,
   type ConsentChannel,
   type HumanAnswer,
 } from "../../src/consent/index.js";
 import type { RequestedConsent } from "../../src/gate/index.js";
-import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { ManualTime, eventually, makeAsk, manualBroker } from "./fixtures.js";
 
 /** A channel the test answers by hand. */
 function scripted(name: string, available = true) {
@@ -32,16 +32,10 @@ function scripted(name: string, available = true) {
   return { channel, deliveries, answers, settled };
 }
 
-function setup(channels: ConsentChannel[], extra: Partial<Parameters<typeof createConsentBroker>[0]> = {}) {
+function setup(channels: ConsentChannel[], extra: Partial<ConsentBrokerOptions> = {}) {
   const time = new ManualTime();
   const events: { type: string; fields: Record<string, unknown> }[] = [];
-  const broker = createConsentBroker({
-    channels,
-    ...createTestProofs(),
-    clock: time.clock,
-    timers: time,
-    random: countingRandom(),
-    progressIntervalMs: 0,
+  const broker = manualBroker(channels, time, {
     audit: { record: (type, fields) => void events.push({ type, fields }) },
     ...extra,
   });

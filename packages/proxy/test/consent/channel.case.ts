@@ -11,7 +11,15 @@ import {
   type HumanAnswer,
 } from "../../src/consent/index.js";
 import type { ConsentAsk } from "../../src/gate/types.js";
-import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import {
+  ManualTime,
+  countingRandom,
+  createTestProofs,
+  eventually,
+  makeAsk,
+  PLANTED_TOKEN,
+  refuseEditsUnderEtc,
+} from "./fixtures.js";
 
 /** A request as the person sees it. */
 export interface Shown {
@@ -42,7 +50,14 @@ export interface ChannelHarness {
 export function runChannelCase(
   name: string,
   setup: (time: ManualTime) => Promise<ChannelHarness>,
-  options: { readonly canModify: boolean },
+  options: {
+    readonly canModify: boolean;
+    /**
+     * What the channel shows of an approval with edits the caller's recheck refuses (`edit_refused`); for a
+     * channel that takes no edits, of one given through another channel.
+     */
+    readonly editRefusedAs: RegExp;
+  },
 ): void {
   describe(`consent channel: ${name}`, () => {
     let harness: ChannelHarness | undefined;
@@ -51,7 +66,7 @@ export function runChannelCase(
       harness = undefined;
     });
 
-    async function start(): Promise<{
+    async function start(more: readonly ConsentChannel[] = []): Promise<{
       h: ChannelHarness;
       time: ManualTime;
       proofs: ReturnType<typeof createTestProofs>;
@@ -62,7 +77,7 @@ export function runChannelCase(
       harness = h;
       const proofs = createTestProofs();
       const broker = createConsentBroker({
-        channels: [h.channel],
+        channels: [h.channel, ...more],
         sign: proofs.sign,
         verify: proofs.verify,
         clock: time.clock,
@@ -129,6 +144,34 @@ export function runChannelCase(
         }
       });
     }
+
+    it("says so when an approval with edits is refused by the rules the edit falls under, never `approved`", async () => {
+      // a channel that takes no edits hears of one made through another channel (a terminal, `acp approve`)
+      const edited = { path: "/etc/shadow" };
+      let edit: (() => void) | undefined;
+      const editor: ConsentChannel = {
+        name: "cli",
+        isAvailable: () => true,
+        deliver: () =>
+          new Promise<HumanAnswer>((resolve) => {
+            edit = () =>
+              resolve({ decision: "approved_with_modifications", modifications: edited, approverId: "cli:alice" });
+          }),
+      };
+      const { h, ask } = await start(options.canModify ? [] : [editor]);
+      const judged: Record<string, unknown>[] = [];
+      const pending = ask({ judgeEdited: refuseEditsUnderEtc(judged) });
+      const shown = await h.shown(0);
+      if (options.canModify) await h.approveWithModifications(shown, edited);
+      else (await eventually(() => edit))();
+      // the broker hands the approval back (the caller, which judged it, refuses the call)
+      expect(await pending).toMatchObject({ kind: "approved", arguments: { path: "/etc/shadow" } });
+      expect(judged).toHaveLength(1);
+      const settled = await h.settledAs(shown);
+      expect(settled).toMatch(options.editRefusedAs);
+      // the refusal's text quotes a token: a channel shows it redacted
+      expect(settled).not.toContain(PLANTED_TOKEN);
+    });
 
     it("approves the same call again in the same session without asking, and asks for other arguments", async () => {
       const { h, ask } = await start();

@@ -52,7 +52,7 @@ function cliHarness(time: ManualTime): Promise<ChannelHarness> {
   });
 }
 
-runChannelCase("cli", cliHarness, { canModify: true });
+runChannelCase("cli", cliHarness, { canModify: true, editRefusedAs: /^approved$/ });
 
 /** A broker over the CLI channel alone, on a manual clock and a fresh table; `run` gets them, then all is closed. */
 async function withCliBroker(

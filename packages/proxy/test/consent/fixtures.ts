@@ -4,15 +4,20 @@
  */
 import { generateKeyPairSync, sign as edSign, verify as edVerify, type KeyObject } from "node:crypto";
 import { canonicalJson, canonicalSha256Ref, sha256Ref, type Decision } from "@acp/core";
-import type {
-  ConsentRequestV02,
-  ConsentResponseV02,
-  ConsentTimers,
-  SignConsentResponse,
-  UnsignedConsentResponseV02,
-  VerifyConsentResponse,
+import {
+  createConsentBroker,
+  type ConsentBrokerHandle,
+  type ConsentBrokerOptions,
+  type ConsentChannel,
+  type ConsentRequestV02,
+  type ConsentResponseV02,
+  type ConsentTimers,
+  type SignConsentResponse,
+  type UnsignedConsentResponseV02,
+  type VerifyConsentResponse,
 } from "../../src/consent/index.js";
 import type { ConsentAsk } from "../../src/gate/types.js";
+import type { JudgeEdited } from "../../src/gate/edit-judgement.js";
 
 /** A clock the test moves, and timers that fire when the test advances it. */
 export class ManualTime implements ConsentTimers {
@@ -128,6 +133,32 @@ export function askDecision(overrides: Partial<Decision> = {}): Decision {
   };
 }
 
+/** A token-shaped secret a refusal's reason quotes: a channel shows it redacted. */
+export const PLANTED_TOKEN = "sk-live-0123456789abcdefghijklmnop";
+
+/**
+ * A caller's judgement of edited arguments (`ConsentAsk.judgeEdited`): a `path` under `/etc/` is refused by
+ * policy rule `no-etc` (its reason quotes the edited path and {@link PLANTED_TOKEN}), anything else stands.
+ */
+export function refuseEditsUnderEtc(calls: Record<string, unknown>[] = []): JudgeEdited {
+  return (edited) => {
+    calls.push(edited);
+    const path = String(edited["path"]);
+    if (!path.startsWith("/etc/")) return Promise.resolve({ kind: "stands" });
+    const message = `rule \`no-etc\` matched: deny (path ${path}, with Bearer ${PLANTED_TOKEN})`;
+    return Promise.resolve({
+      kind: "refused",
+      decision: askDecision({
+        route: "refuse",
+        action: "deny",
+        rule: "policy:no-etc",
+        reasons: [{ source: "policy", code: "rule_matched", message, rule: "no-etc" }],
+        verdicts: [{ source: "policy", route: "refuse", reasons: [] }],
+      }),
+    });
+  };
+}
+
 /** A consent ask for `write_file` on `fs`. */
 export function makeAsk(overrides: Partial<ConsentAsk> = {}): ConsentAsk {
   return {
@@ -152,4 +183,24 @@ export async function eventually<T>(
     if (value !== undefined && value !== null && value !== false) return value;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/**
+ * A broker on `channels` with fresh test keys, on the test's manual clock and timers, with counting ids and no
+ * progress notices; `extra` adds or overrides options.
+ */
+export function manualBroker(
+  channels: readonly ConsentChannel[],
+  time: ManualTime,
+  extra: Partial<ConsentBrokerOptions> = {},
+): ConsentBrokerHandle {
+  return createConsentBroker({
+    channels,
+    ...createTestProofs(),
+    clock: time.clock,
+    timers: time,
+    random: countingRandom(),
+    progressIntervalMs: 0,
+    ...extra,
+  });
 }

@@ -6,13 +6,12 @@ import { describe, expect, it } from "vitest";
 import type { Reason } from "@acp/core";
 import { DEFAULT_REDACTION } from "@acp/core";
 import {
-  createConsentBroker,
   createConsentRedactor,
   formatTelegramMessage,
   type ChannelDelivery,
   type ConsentChannel,
 } from "../../src/consent/index.js";
-import { ManualTime, askDecision, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { ManualTime, askDecision, eventually, makeAsk, manualBroker } from "./fixtures.js";
 
 const TOKEN = "sk-live-0123456789abcdefghijklmnop";
 const VAULT = "correct-horse-vault-value";
@@ -29,15 +28,7 @@ describe("the reasons a channel shows", () => {
       },
     };
     const time = new ManualTime();
-    const broker = createConsentBroker({
-      channels: [channel],
-      ...createTestProofs(),
-      clock: time.clock,
-      timers: time,
-      random: countingRandom(),
-      progressIntervalMs: 0,
-      redact: createConsentRedactor(DEFAULT_REDACTION, () => [VAULT]),
-    });
+    const broker = manualBroker([channel], time, { redact: createConsentRedactor(DEFAULT_REDACTION, () => [VAULT]) });
     const reasons: Reason[] = [
       { source: "session", code: "semantic", message: `text from \`web\` wants to send \`Bearer ${TOKEN}\`` },
       { source: "policy", code: "rule_matched", message: `body mentions ${VAULT}`, rule: "ask-writes" },

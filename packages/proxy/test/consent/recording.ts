@@ -10,7 +10,7 @@ export function recordDeliveries(channel: ConsentChannel): { channel: ConsentCha
       requests.push(delivery.request);
       return channel.deliver(delivery);
     },
-    settle: (request, outcome) => channel.settle?.(request, outcome),
+    settle: (request, outcome, by, reason) => channel.settle?.(request, outcome, by, reason),
     close: () => channel.close?.(),
   };
   return { channel: wrapped, requests };

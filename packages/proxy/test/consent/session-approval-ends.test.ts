@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createConsentBroker, type ApprovalScope, type ConsentChannel } from "../../src/consent/index.js";
+import { type ApprovalScope, type ConsentChannel } from "../../src/consent/index.js";
 import { createApprovalMemory } from "../../src/gate/approval-memory.js";
 import { decideByTool, fixture, startInMemory, textOf } from "../harness.js";
-import { ManualTime, countingRandom, createTestProofs } from "./fixtures.js";
+import { ManualTime, manualBroker } from "./fixtures.js";
 
 /** A channel whose person approves every request with the scope the test chose, counting the requests. */
 function approvingChannel(scope: ApprovalScope): ConsentChannel & { readonly asked: () => number } {
@@ -22,14 +22,7 @@ describe("an approval for the session lasts no longer than its signed response s
   it("asks again once the 12 hours the broker signed are over, though the client's session goes on", async () => {
     const time = new ManualTime();
     const channel = approvingChannel("session");
-    const broker = createConsentBroker({
-      channels: [channel],
-      ...createTestProofs(),
-      clock: time.clock,
-      timers: time,
-      random: countingRandom(),
-      progressIntervalMs: 0,
-    });
+    const broker = manualBroker([channel], time);
     const env = await startInMemory({
       upstreams: [fixture()],
       decide: decideByTool({ transfer: "ask" }),

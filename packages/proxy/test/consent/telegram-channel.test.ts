@@ -72,7 +72,11 @@ async function telegramHarness(clock?: () => Date): Promise<ChannelHarness> {
   };
 }
 
-runChannelCase("telegram", (time) => telegramHarness(time.clock), { canModify: false });
+runChannelCase("telegram", (time) => telegramHarness(time.clock), {
+  canModify: false,
+  editRefusedAs:
+    /^⛔ approved with edits by alice via cli, but the edited arguments are refused by policy rule `no-etc`: rule `no-etc` matched: deny \(path .*\/etc\/shadow.*, with Bearer \[redacted\]\)/,
+});
 
 /**
  * A broker with the Telegram channel (and `others`, after it), against a fresh stand-in; both closed after

@@ -8,17 +8,17 @@ import { createRequire } from "node:module";
 import { format, inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
-  createConsentBroker,
   createTelegramChannel,
   formatTelegramMessage,
   realTimers,
+  type ConsentBrokerHandle,
   type ConsentChannel,
   type ConsentRequestV02,
   type ConsentResponseV02,
   type ConsentTimers,
   type TelegramChannelOptions,
 } from "../../src/consent/index.js";
-import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { ManualTime, eventually, makeAsk, manualBroker } from "./fixtures.js";
 import { startTelegramStandIn, type TelegramStandIn } from "./telegram-stand-in.js";
 
 const TOKEN = "987654:secret-bot-token-value";
@@ -45,7 +45,7 @@ async function withBroker(
   options: Partial<TelegramChannelOptions> | ((time: ManualTime) => Partial<TelegramChannelOptions>),
   body: (ctx: {
     api: TelegramStandIn;
-    broker: ReturnType<typeof createConsentBroker>;
+    broker: ConsentBrokerHandle;
     channel: ConsentChannel;
     time: ManualTime;
   }) => Promise<void>,
@@ -62,14 +62,7 @@ async function withBroker(
     ...(typeof options === "function" ? options(time) : options),
   });
   try {
-    const broker = createConsentBroker({
-      channels: [channel],
-      ...createTestProofs(),
-      clock: time.clock,
-      timers: time,
-      random: countingRandom(),
-      progressIntervalMs: 0,
-    });
+    const broker = manualBroker([channel], time);
     await body({ api, broker, channel, time });
   } finally {
     await channel.close?.();

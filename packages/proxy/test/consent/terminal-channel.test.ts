@@ -52,14 +52,19 @@ function terminalHarness(time: ManualTime): Promise<ChannelHarness> {
       await type("e\n{not json");
       await eventually(() => tty.output().includes("not valid JSON"));
     },
-    settledAs: (shown) => eventually(() => new RegExp(`\\(${shown.id}: (\\w+)\\)`).exec(tty.output())?.[1] ?? null),
+    settledAs: (shown) =>
+      eventually(() => new RegExp(`\\(${shown.id}: ([^\\n]+)\\)\\n`).exec(tty.output())?.[1] ?? null),
     close: async () => {
       await channel.close?.();
     },
   });
 }
 
-runChannelCase("terminal", terminalHarness, { canModify: true });
+runChannelCase("terminal", terminalHarness, {
+  canModify: true,
+  editRefusedAs:
+    /approved with edits, but the edited arguments are refused by policy rule `no-etc`: rule `no-etc` matched: deny \(path \/etc\/shadow, with Bearer \[redacted\]\)/,
+});
 
 describe("terminal channel specifics", () => {
   it("reports itself unavailable without a terminal, and the broker denies instead of hanging", async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   checkWebhookSignature,
-  createConsentBroker,
   createWebhookChannel,
   realTimers,
   type ConsentRequestV02,
@@ -9,7 +8,7 @@ import {
   type WebhookChannel,
 } from "../../src/consent/index.js";
 import { runChannelCase, type ChannelHarness } from "./channel.case.js";
-import { ManualTime, countingRandom, createTestProofs, eventually, makeAsk } from "./fixtures.js";
+import { ManualTime, eventually, makeAsk, refuseEditsUnderEtc, manualBroker } from "./fixtures.js";
 import { recordDeliveries } from "./recording.js";
 import { listen, postCallback, startReceiver } from "./webhook-servers.js";
 
@@ -80,20 +79,14 @@ async function webhookHarness(time: ManualTime): Promise<ChannelHarness> {
   };
 }
 
-runChannelCase("webhook", webhookHarness, { canModify: true });
+runChannelCase("webhook", webhookHarness, { canModify: true, editRefusedAs: /^edit_refused$/ });
 
 describe("webhook channel specifics", () => {
   it("signs the POST with an HMAC of `<timestamp>.<body>` the receiver can check", async () => {
     const time = new ManualTime();
     const hook = await startWebhook(time);
     try {
-      const broker = createConsentBroker({
-        channels: [hook.channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+      const broker = manualBroker([hook.channel], time);
       const pending = broker.ask(makeAsk());
       const [post] = await eventually(() => (hook.receiver.posts.length > 0 ? hook.receiver.posts : null));
       const headers = { timestamp: post?.headers["x-acp-timestamp"], signature: post?.headers["x-acp-signature"] };
@@ -114,13 +107,7 @@ describe("webhook channel specifics", () => {
     const time = new ManualTime();
     const hook = await startWebhook(time);
     try {
-      const broker = createConsentBroker({
-        channels: [hook.channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+      const broker = manualBroker([hook.channel], time);
       const pending = broker.ask(makeAsk());
       const request = await eventually(() => hook.requests()[0]);
       const url = `${hook.callback.url}/callback`;
@@ -154,13 +141,7 @@ describe("webhook channel specifics", () => {
     const time = new ManualTime();
     const hook = await startWebhook(time);
     try {
-      const broker = createConsentBroker({
-        channels: [hook.channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+      const broker = manualBroker([hook.channel], time);
       const pending = broker.ask(makeAsk());
       const request = await eventually(() => hook.requests()[0]);
       const url = `${hook.callback.url}/callback`;
@@ -192,13 +173,7 @@ describe("webhook channel specifics", () => {
     };
     const hook = await startWebhook(time, [503, 500, 200], timers);
     try {
-      const broker = createConsentBroker({
-        channels: [hook.channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+      const broker = manualBroker([hook.channel], time);
       const pending = broker.ask(makeAsk());
       const request = await eventually(() => (hook.receiver.posts.length === 3 ? hook.requests()[2] : null));
       expect(delays).toEqual([1, 2]);
@@ -214,17 +189,35 @@ describe("webhook channel specifics", () => {
     const time = new ManualTime();
     const hook = await startWebhook(time, [403]);
     try {
-      const broker = createConsentBroker({
-        channels: [hook.channel],
-        ...createTestProofs(),
-        clock: time.clock,
-        timers: time,
-        random: countingRandom(),
-      });
+      const broker = manualBroker([hook.channel], time);
       const outcome = await broker.ask(makeAsk());
       expect(outcome.kind).toBe("denied");
       if (outcome.kind === "denied") expect(outcome.reason).toContain("403");
       expect(hook.receiver.posts.filter((p) => p.body.includes("consent_request"))).toHaveLength(1);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it("tells the receiver why an approval with edits was not run (`consent_settled` with `reason`), signed", async () => {
+    const time = new ManualTime();
+    const hook = await startWebhook(time);
+    try {
+      const broker = manualBroker([hook.channel], time);
+      const pending = broker.ask(makeAsk({ judgeEdited: refuseEditsUnderEtc() }));
+      const request = await eventually(() => hook.requests()[0]);
+      await hook.answer(request, { decision: "approved_with_modifications", modifications: { path: "/etc/hosts" } });
+      expect((await pending).kind).toBe("approved");
+      const post = await eventually(() => hook.receiver.posts.find((p) => p.body.includes('"consent_settled"')));
+      expect(JSON.parse(post.body)).toEqual({
+        type: "consent_settled",
+        request_id: request.id,
+        outcome: "edit_refused",
+        reason:
+          "refused by policy rule `no-etc`: rule `no-etc` matched: deny (path /etc/hosts, with Bearer [redacted])",
+      });
+      const headers = { timestamp: post.headers["x-acp-timestamp"], signature: post.headers["x-acp-signature"] };
+      expect(checkWebhookSignature(SECRET, "delivery", headers, post.body, time.clock(), 300_000)).toBeNull();
     } finally {
       await hook.close();
     }

@@ -6,13 +6,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { connect } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import {
-  createConsentBroker,
-  createWebhookChannel,
-  type ConsentRequestV02,
-  type WebhookChannel,
-} from "../../src/consent/index.js";
-import { ManualTime, countingRandom, createTestProofs, eventually } from "./fixtures.js";
+import { createWebhookChannel, type ConsentRequestV02, type WebhookChannel } from "../../src/consent/index.js";
+import { ManualTime, eventually, manualBroker } from "./fixtures.js";
 import { listen, postCallback, type ReceivedPost } from "./webhook-servers.js";
 
 export const SECRET = "whsec-from-the-docs";
@@ -75,14 +70,7 @@ export async function setup(handler: Handler, extra: Partial<Parameters<typeof c
     ...extra,
   });
   holder.channel = channel;
-  const broker = createConsentBroker({
-    channels: [channel],
-    ...createTestProofs(),
-    clock: time.clock,
-    timers: time,
-    random: countingRandom(),
-    progressIntervalMs: 0,
-  });
+  const broker = manualBroker([channel], time);
   const requests = (): ConsentRequestV02[] =>
     hook.posts.map((p) => JSON.parse(p.body) as ConsentRequestV02).filter((r) => r.type === "consent_request");
   const answer = (request: { id: string; nonce: string }, fields: Record<string, unknown>) =>

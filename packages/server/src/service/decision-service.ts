@@ -13,7 +13,14 @@ import {
   type ContractEnvelope,
   type Decision,
 } from "@acp/core";
-import { answeredBy, judgeEdit, type AnsweredQuestions, type EditJudgement } from "@acp/proxy";
+import {
+  answeredBy,
+  judgeEdit,
+  judgeOnce,
+  type AnsweredQuestions,
+  type EditJudgement,
+  type JudgeEdited,
+} from "@acp/proxy";
 import type { PendingLimit } from "@acp/store";
 import type { FrontEnd } from "../metrics/metrics.js";
 import { mergeDecision } from "./merge-envelope.js";
@@ -201,30 +208,35 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
    * Arguments a person edited are judged again before the caller runs them, by the proxy's rule
    * (`judgeEdit`): what the agent could not have been allowed (a deny rule's path or recipient) is not
    * allowed because an approver typed it (`refused`), and an edit under an ask rule the person was not
-   * asked about (or at a stronger level) is a new question (`asked`). A refusal or a new question is
-   * recorded as a `policy_evaluated` of the edited arguments. `stands`: nothing was edited, or the edit stands.
+   * asked about (or at a stronger level) is a new question (`asked`). `stands`: nothing was edited, or the
+   * edit stands. Judged once per question (`judgeOnce`): the broker asks before it tells the channels.
    */
   async function judgeEditedArguments(
-    id: string,
     request: ActionRequest,
-    consent: ConsentResult,
+    edited: Record<string, unknown>,
     caller: string | undefined,
     answered: AnsweredQuestions,
     asked: number,
   ): Promise<EditJudgement> {
-    if (consent.arguments === undefined || sameCanonicalJson(consent.arguments, request.arguments)) {
-      return { kind: "stands" };
-    }
-    const edited = { ...request, arguments: consent.arguments };
+    if (sameCanonicalJson(edited, request.arguments)) return { kind: "stands" };
     const recheck = options.recheckEdits ?? pipeline;
     const judge = serverChecked(caller) ? recheck : options.anyServerRecheckEdits;
     let rechecked: Decision;
     try {
-      rechecked = await judge.decide(edited, clock());
+      rechecked = await judge.decide({ ...request, arguments: edited }, clock());
     } catch (err) {
       rechecked = unjudgedEdit(err);
     }
-    const judged = judgeEdit(rechecked, answered, asked);
+    return judgeEdit(rechecked, answered, asked);
+  }
+
+  /** Records the judgement of an edit that does not stand as a `policy_evaluated` of the edited arguments. */
+  async function recordEditJudgement(
+    id: string,
+    request: ActionRequest,
+    consent: ConsentResult,
+    judged: EditJudgement,
+  ): Promise<EditJudgement> {
     if (judged.kind === "stands") return judged;
     const decision = judged.decision;
     await options.audit.record("policy_evaluated", {
@@ -278,7 +290,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   async function waitForPerson(
     request: ActionRequest,
     decision: Decision,
-    wait: { sessionId?: string; signal?: AbortSignal; caller?: string },
+    wait: { sessionId?: string; signal?: AbortSignal; caller?: string; judgeEdited?: JudgeEdited },
   ): Promise<ConsentResult> {
     const max = options.maxPending ?? 1000;
     const perCaller = options.maxPendingPerCaller ?? defaultPendingPerCaller(max);
@@ -339,7 +351,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
   async function askPerson(
     request: ActionRequest,
     decision: Decision,
-    wait: { sessionId?: string; signal?: AbortSignal },
+    wait: { sessionId?: string; signal?: AbortSignal; judgeEdited?: JudgeEdited },
     limit: PendingLimit,
   ): Promise<ConsentResult> {
     // withdrawn when the caller goes away, or when the service closes
@@ -347,7 +359,8 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     const onAbort = (): void => control.abort();
     wait.signal?.addEventListener("abort", onAbort, { once: true });
     if (closing || wait.signal?.aborted === true) control.abort();
-    const asked = askBroker(request, decision, { sessionId: wait.sessionId ?? "http", limit }, control.signal);
+    const admission = { sessionId: wait.sessionId ?? "http", limit };
+    const asked = askBroker(request, decision, admission, control.signal, wait.judgeEdited);
     waits.set(control, asked);
     try {
       return await asked;
@@ -362,6 +375,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
     decision: Decision,
     admission: { readonly sessionId: string; readonly limit: PendingLimit },
     signal: AbortSignal,
+    judgeEdited?: JudgeEdited,
   ): Promise<ConsentResult> {
     const started = clock().getTime();
     // the request's id as soon as it exists: an expired or withdrawn outcome has no response to take it from
@@ -378,6 +392,7 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       ...(request.agent !== undefined ? { agent: request.agent } : {}),
       timeoutMs: decision.timeout !== undefined ? decision.timeout * 1000 : (options.consentTimeoutMs ?? 120_000),
       signal,
+      ...(judgeEdited !== undefined ? { judgeEdited } : {}),
       onRequested: async (requested) => {
         raised = requested.id;
         const error = await admitConsentRequest(options.stores, requested, admission.sessionId, admission.limit).then(
@@ -479,14 +494,22 @@ export function createDecisionService(options: DecisionServiceOptions): Decision
       let asking = { answered: answeredBy(decision), asked: 1 };
       for (;;) {
         let consent: ConsentResult;
+        // judged once: by the broker before the channels hear how the request ended, taken here after
+        const question = { request, answered: asking.answered, asked: asking.asked };
+        const judgeEdited = judgeOnce((edited) =>
+          judgeEditedArguments(question.request, edited, wait.caller, question.answered, question.asked),
+        );
         try {
-          consent = await waitForPerson(request, asked, { ...wait, sessionId });
+          consent = await waitForPerson(request, asked, { ...wait, sessionId, judgeEdited });
         } catch (err) {
           if (err instanceof CallerPendingFullError) return refuseForShare(id, request, asked, err);
           throw err;
         }
         if (consent.outcome !== "approved") return { decision_id: id, route: "refuse", decision: asked, consent };
-        const judged = await judgeEditedArguments(id, request, consent, wait.caller, asking.answered, asking.asked);
+        const judged =
+          consent.arguments === undefined
+            ? ({ kind: "stands" } as const)
+            : await recordEditJudgement(id, request, consent, await judgeEdited(consent.arguments));
         if (judged.kind === "stands") return { decision_id: id, route: "accept", decision: asked, consent };
         if (judged.kind === "refused") {
           const editRefused = { rule: judged.decision.rule, reasons: judged.decision.reasons.map((r) => r.message) };

@@ -8,6 +8,7 @@ import {
   answerGivenInTime,
   arbitrationVerdict,
   readCliAnswer,
+  rowStatusOf,
   type ArbiterVerdict,
   type ChannelDelivery,
   type CliAnswerRecord,
@@ -80,7 +81,7 @@ export function createTableChannel(options: TableChannelOptions): ConsentChannel
     // the console or acp approve recorded first wins over it, one recorded after it is refused
     arbitrate: (request, answer, via, atMs) => arbitrate(options, request, answer, via, atMs),
     settle: async (request, outcome) => {
-      if (await options.stores.pending.settle(request.id, outcome, options.clock().getTime())) {
+      if (await options.stores.pending.settle(request.id, rowStatusOf(outcome), options.clock().getTime())) {
         options.stores.changes.poke();
         return;
       }

@@ -8,6 +8,7 @@ import type {
   ConsentRequestV02,
   HumanAnswer,
 } from "../../types.js";
+import { rowStatusOf } from "../../types.js";
 import { answerGivenInTime, answerPendingConsent, arbitrationVerdict, readCliAnswer } from "./answer-record.js";
 
 /** What the CLI channel needs. */
@@ -73,7 +74,7 @@ export function createCliChannel(options: CliChannelOptions): ConsentChannel {
       return pollForAnswer(delivery, options);
     },
     settle: (request: ConsentRequestV02, outcome: ChannelSettlement) => {
-      if (options.store.settle(request.id, outcome, options.clock().getTime())) return;
+      if (options.store.settle(request.id, rowStatusOf(outcome), options.clock().getTime())) return;
       // the row holds an answer this call did not use (refused, or it ended first): used up all the same
       if ((outcome === "denied" || outcome === "expired") && options.spendNonce !== undefined) {
         const row = options.store.get(request.id);

@@ -43,8 +43,8 @@ class LazyTelegramChannel implements ConsentChannel {
     return (await this.#inner).deliver(delivery);
   }
 
-  async settle(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
-    await (await this.#inner).settle?.(request, outcome, by);
+  async settle(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy, reason?: string): Promise<void> {
+    await (await this.#inner).settle?.(request, outcome, by, reason);
   }
 
   async close(): Promise<void> {

@@ -113,7 +113,18 @@ const LABELS: Record<ChannelSettlement, string> = {
   denied: "❌ denied",
   expired: "⌛ expired: nobody answered in time (denied)",
   withdrawn: "↩️ withdrawn: the agent cancelled the call",
+  edit_refused: "⛔ approved with edits",
+  edit_asked: "✏️ approved with edits",
 };
+
+/** What follows who answered, for an approval with edits: what became of the edit. */
+const AFTER: Partial<Record<ChannelSettlement, (reason: string) => string>> = {
+  edit_refused: (reason) => `, but the edited arguments are ${reason === "" ? "refused" : reason}`,
+  edit_asked: () => "; the edited arguments are asked again (a new request follows)",
+};
+
+/** Most characters of a settled line: Telegram's limit on the text a button press is answered with. */
+const MAX_SETTLED_LINE = 200;
 
 /**
  * Who answered, as the message names them: the name Telegram gave for a press this channel received
@@ -129,14 +140,29 @@ export interface SettledByText {
  * How the request ended, one line: the outcome and, for a person's answer, who gave it through which channel
  * (the last line of the settled message, and what the person who pressed a button is told).
  */
-export function settledLine(outcome: ChannelSettlement, by?: SettledByText): string {
+export function settledLine(
+  outcome: ChannelSettlement,
+  by?: SettledByText,
+  reason?: string,
+  max = MAX_SETTLED_LINE,
+): string {
   const who = by === undefined ? "" : ` by ${clip(printable(by.who), 48)} via ${clip(printable(by.channel), 16)}`;
-  return `${LABELS[outcome]}${who}`;
+  const after = AFTER[outcome]?.(printable(reason ?? "")) ?? "";
+  return clip(`${LABELS[outcome]}${who}${after}`, max);
 }
 
-/** The message text once the request has ended; a person's answer says who gave it and through which channel. */
-export function formatSettledMessage(original: string, outcome: ChannelSettlement, by?: SettledByText): string {
-  return `${original}\n\n${settledLine(outcome, by)}`;
+/**
+ * The message text once the request has ended; a person's answer says who gave it and through which channel,
+ * a refused edit why (as much as fits Telegram's limit: the request's text left room for a short line).
+ */
+export function formatSettledMessage(
+  original: string,
+  outcome: ChannelSettlement,
+  by?: SettledByText,
+  reason?: string,
+): string {
+  const room = Math.max(0, MAX_TEXT - original.length - 2);
+  return `${original}\n\n${settledLine(outcome, by, reason, Math.min(room, 600))}`;
 }
 
 /** The button actions: approve once, approve for the session, deny. */

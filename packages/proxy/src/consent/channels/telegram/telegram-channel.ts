@@ -75,7 +75,7 @@ class TelegramChannel implements ConsentChannel {
    * or expired before Telegram answered `sendMessage`): the message is edited as soon as its id is known, so no
    * live buttons stay behind.
    */
-  readonly #sending = new Map<string, { outcome?: ChannelSettlement; by?: SettledBy }>();
+  readonly #sending = new Map<string, { outcome?: ChannelSettlement; by?: SettledBy; reason?: string }>();
   /** The names Telegram gave for the people whose presses this channel took (`telegram:<id>` → name; last 256). */
   readonly #names = new Map<string, string>();
   /** Presses whose answer was taken and that are not yet answered (answered blank at close). */
@@ -98,7 +98,7 @@ class TelegramChannel implements ConsentChannel {
   async deliver(delivery: ChannelDelivery): Promise<HumanAnswer> {
     const { request, signal } = delivery;
     const text = formatTelegramMessage(request, delivery.reasons);
-    const sending: { outcome?: ChannelSettlement; by?: SettledBy } = {};
+    const sending: { outcome?: ChannelSettlement; by?: SettledBy; reason?: string } = {};
     this.#sending.set(request.id, sending);
     let message: Awaited<ReturnType<Bot["api"]["sendMessage"]>>;
     try {
@@ -121,7 +121,7 @@ class TelegramChannel implements ConsentChannel {
     const sent: Sent = { nonce: request.nonce, messageId: message.message_id, text };
     if (sending.outcome !== undefined) {
       this.#remember(request.id, sent.messageId);
-      await this.#edit(sent, sending.outcome, sending.by);
+      await this.#edit(sent, sending.outcome, sending.by, sending.reason);
       throw abortError(signal);
     }
     this.#sent.set(request.id, sent);
@@ -142,20 +142,21 @@ class TelegramChannel implements ConsentChannel {
     });
   }
 
-  async settle(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
+  async settle(request: ConsentRequestV02, outcome: ChannelSettlement, by?: SettledBy, reason?: string): Promise<void> {
     const sending = this.#sending.get(request.id);
     if (sending !== undefined) {
       sending.outcome = outcome;
       if (by !== undefined) sending.by = by;
+      if (reason !== undefined) sending.reason = reason;
       return;
     }
     const sent = this.#sent.get(request.id);
     if (sent === undefined) return;
     this.#sent.delete(request.id);
     this.#remember(request.id, sent.messageId);
-    await this.#edit(sent, outcome, by);
+    await this.#edit(sent, outcome, by, reason);
     // the press that answered hears how the request ended only now, after the message says it
-    await sent.acknowledge?.(settledLine(outcome, this.#byText(by)));
+    await sent.acknowledge?.(settledLine(outcome, this.#byText(by), reason));
   }
 
   /**
@@ -195,11 +196,11 @@ class TelegramChannel implements ConsentChannel {
   }
 
   /** Edits the message to say how the request ended and removes the buttons; gives up after `settleTimeoutMs`. */
-  async #edit(sent: Sent, outcome: ChannelSettlement, by?: SettledBy): Promise<void> {
+  async #edit(sent: Sent, outcome: ChannelSettlement, by?: SettledBy, reason?: string): Promise<void> {
     const limit = new AbortController();
     const timer = this.#timers.setTimeout(() => limit.abort("settle timeout"), this.#o.settleTimeoutMs ?? 5_000);
     try {
-      const text = formatSettledMessage(sent.text, outcome, this.#byText(by));
+      const text = formatSettledMessage(sent.text, outcome, this.#byText(by), reason);
       const markup = { reply_markup: { inline_keyboard: [] }, link_preview_options: NO_PREVIEW };
       await this.#call(
         "editMessageText",

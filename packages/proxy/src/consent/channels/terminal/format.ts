@@ -1,5 +1,5 @@
 import { hasHiddenCharacters, printable, timeLeft, type Reason } from "@acp/core";
-import type { ConsentRequestV02 } from "../../types.js";
+import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
 import { argumentsView, elide, lookAlikeIn, type LookAlike } from "../arguments-view.js";
 
 export { hasHiddenCharacters, printable };
@@ -64,6 +64,19 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
   if (warnings.length > 0) lines.push(...warnings.map((w) => `  ! ${w}`));
   lines.push(`  ${answeringLine(request)}`);
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * How a request ended, in words, as the terminal says it after an answer: the outcome (`approved`, `denied`,
+ * `expired`, `withdrawn`), and for an approval with edits what became of the edit (with why it was refused).
+ */
+export function settledWords(outcome: ChannelSettlement, reason?: string): string {
+  if (outcome === "edit_refused") {
+    const why = reason === undefined || reason === "" ? "refused" : elide(printable(reason), MAX_REASON);
+    return `approved with edits, but the edited arguments are ${why}`;
+  }
+  if (outcome === "edit_asked") return "approved with edits; the edited arguments are asked again";
+  return outcome;
 }
 
 /**

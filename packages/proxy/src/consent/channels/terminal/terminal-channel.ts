@@ -5,6 +5,7 @@ import type {
   ConsentChannel,
   ConsentRequestV02,
   HumanAnswer,
+  SettledBy,
 } from "../../types.js";
 import {
   TERMINAL_PROMPT,
@@ -12,6 +13,7 @@ import {
   modificationsOf,
   parseTerminalCommand,
   printable,
+  settledWords,
 } from "./format.js";
 import { LineReader } from "./line-reader.js";
 import { openControllingTerminal, type TerminalStreams } from "./tty.js";
@@ -51,8 +53,8 @@ class TerminalChannel implements ConsentChannel {
     return run;
   }
 
-  settle(request: ConsentRequestV02, outcome: ChannelSettlement): void {
-    this.#session?.streams.output.write(`(${request.id}: ${outcome})\n`);
+  settle(request: ConsentRequestV02, outcome: ChannelSettlement, _by?: SettledBy, reason?: string): void {
+    this.#session?.streams.output.write(`(${request.id}: ${settledWords(outcome, reason)})\n`);
   }
 
   close(): void {

@@ -6,6 +6,7 @@ import type {
   ConsentChannel,
   ConsentRequestV02,
   HumanAnswer,
+  SettledBy,
 } from "../../types.js";
 import { CALLBACK_READ_TIMEOUT_MS, answerFromCallback, readBody, reply, utf8Of } from "./callback.js";
 import { FinalDeliveryError, postWithRetries } from "./deliver.js";
@@ -119,8 +120,14 @@ class WebhookChannelImpl implements WebhookChannel {
    * background with the same backoff as a consent request (`maxAttempts` more attempts), so a receiver that was
    * briefly down does not keep showing a request as open. `close()` stops those retries.
    */
-  async settle(request: ConsentRequestV02, outcome: ChannelSettlement): Promise<void> {
-    const body = JSON.stringify({ type: "consent_settled", request_id: request.id, outcome });
+  async settle(
+    request: ConsentRequestV02,
+    outcome: ChannelSettlement,
+    _by?: SettledBy,
+    reason?: string,
+  ): Promise<void> {
+    const why = reason !== undefined ? { reason } : {};
+    const body = JSON.stringify({ type: "consent_settled", request_id: request.id, outcome, ...why });
     const options = this.#postOptions();
     const first = { ...options, maxAttempts: 1, attemptTimeoutMs: this.#o.settleTimeoutMs ?? 5_000 };
     try {
