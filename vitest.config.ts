@@ -17,6 +17,11 @@ export default defineConfig({
   resolve: {
     // Tests run against the sources, never a stale build.
     alias: {
+      // the subpaths `acp`'s entry imports (to spare every command the barrels), before their packages
+      "@acp/core/suggest": fileURLToPath(new URL("./packages/core/src/suggest/index.ts", import.meta.url)),
+      "@acp/store/state-db-error": fileURLToPath(
+        new URL("./packages/store/src/sqlite/state-db-error.ts", import.meta.url),
+      ),
       "@acp/core": src("core"),
       // before `@acp/cli`, whose alias would take `@acp/cli/guard` for a path under its index.ts
       "@acp/cli/guard": fileURLToPath(new URL("./packages/cli/src/guard/index.ts", import.meta.url)),

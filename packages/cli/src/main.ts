@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { text } from "node:stream/consumers";
-import { StateDbUnsafeError } from "@acp/store";
+// the subpath, not the barrel: every `acp` loads this module, and the barrel is the store and the core
+import { StateDbUnsafeError } from "@acp/store/state-db-error";
 import { CliError, EXIT, type ExitCode } from "./exit-codes.js";
 import type { CliContext, CliIo } from "./context.js";
 import { registerCommands, topLevelOf, COMMANDS } from "./commands/index.js";

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { suggest } from "@acp/core";
+// the subpath, not the barrel: every `acp` loads this module, and the barrel is the whole core
+import { suggest } from "@acp/core/suggest";
 import { CliError, EXIT } from "../exit-codes.js";
 
 /** The names of `cmd` from below the program down (`["claim", "issuer"]`); `[]` for the program. */

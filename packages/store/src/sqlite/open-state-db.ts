@@ -14,6 +14,9 @@ import {
 import { dirname } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { applyMigrations, type StateDbMigration } from "./migrations.js";
+import { StateDbUnsafeError } from "./state-db-error.js";
+
+export { StateDbUnsafeError };
 
 /** How long a statement waits for another process's write lock before failing (ms). */
 export const STATE_DB_BUSY_TIMEOUT_MS = 5000;
@@ -26,20 +29,6 @@ export interface OpenStateDbOptions {
   readonly busyTimeoutMs?: number;
   /** Open an existing database read-only (no migrations may be given). */
   readonly readonly?: boolean;
-}
-
-/**
- * Thrown by {@link openStateDb} when `state.db` (or its `-wal`, `-shm`) is not a regular file the user owns: a
- * symbolic link planted by someone who can write the home (SQLite would write the state into its target), a
- * named pipe (opening it would hang), a file of another user, a file with another name too (a hard link), a
- * file swapped in while it was opened. Code `state_db_unsafe`.
- */
-export class StateDbUnsafeError extends Error {
-  readonly code = "state_db_unsafe";
-  constructor(message: string) {
-    super(message);
-    this.name = "StateDbUnsafeError";
-  }
 }
 
 const HOME_FILE_RULE = "a home file must be a regular file you own";
