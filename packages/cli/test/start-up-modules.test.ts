@@ -179,6 +179,23 @@ describe("the bundled acp (bin/acp.js)", () => {
     expect(bundleFiles(urls).some((f) => f.text.includes(SDK_MARK))).toBe(true);
   });
 
+  it("acp proxy loads the HTTP listener's code (the SDK's server transports, body decoding) only to listen over HTTP", async () => {
+    const { code, urls } = await modulesOf(["proxy", "--help"], home, true);
+    expect(code).toBe(0);
+    const texts = bundleFiles(urls).map((f) => f.text);
+    // esbuild names each module it bundles in a comment before its code
+    const HTTP_ONLY = [
+      "// node_modules/@modelcontextprotocol/sdk/dist/esm/server/streamableHttp.js",
+      "// node_modules/iconv-lite/lib/index.js",
+      "// node_modules/@modelcontextprotocol/sdk/dist/esm/client/sse.js",
+    ];
+    expect(HTTP_ONLY.filter((mark) => texts.some((t) => t.includes(mark)))).toEqual([]);
+    // the marks are there to be found: the bundle holds them, in files `acp proxy --http` loads
+    const dir = fileURLToPath(new URL("../dist/bundle/", import.meta.url));
+    const all = readdirSync(dir).map((f) => readFileSync(join(dir, f), "utf8"));
+    expect(HTTP_ONLY.filter((mark) => all.some((t) => t.includes(mark)))).toEqual(HTTP_ONLY);
+  });
+
   it("imports no workspace package: every `@acp/…` module is inside it", () => {
     const dir = fileURLToPath(new URL("../dist/bundle/", import.meta.url));
     const js = readdirSync(dir).filter((f) => f.endsWith(".js"));

@@ -7,7 +7,7 @@ export {
   DEFAULT_MAX_SESSIONS,
   type HttpListenOptions,
   type HttpListener,
-} from "./http-listener.js";
+} from "./http-listen.js";
 export {
   AGENT_TOKEN_NAME,
   checkBearer,

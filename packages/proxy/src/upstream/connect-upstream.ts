@@ -1,8 +1,6 @@
 import type { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createRedactor, NO_PATTERNS, redactSecrets } from "@acp/core";
@@ -76,6 +74,11 @@ export async function connectUpstream(
     return { ...(await connectClient(transport, hooks, timeoutMs, secrets)), transport: "stdio" };
   }
   const url = new URL(spec.url);
+  // the HTTP client transports (and the event-stream parser) are loaded by a proxy with a URL upstream only
+  const [{ SSEClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import("@modelcontextprotocol/sdk/client/sse.js"),
+    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
+  ]);
   const headers = hooks.credentials?.headers;
   // every request gets an abort signal of its own: the SDK's one per connection collects a listener per call
   // a call given up on (answered, timed out, cancelled) ends its HTTP request's answer stream
