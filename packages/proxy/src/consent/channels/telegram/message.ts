@@ -1,7 +1,7 @@
 import type { Reason } from "@acp/core";
 import type { ChannelSettlement, ConsentRequestV02 } from "../../types.js";
 import { argumentsView, elide } from "../arguments-view.js";
-import { answeringLine, decidedBy, printable, warningsOf } from "../terminal/format.js";
+import { answeringLine, decidedBy, editAftermath, printable, warningsOf } from "../terminal/format.js";
 
 /** Telegram's limit on a message's text. */
 const MAX_TEXT = 4096;
@@ -117,12 +117,6 @@ const LABELS: Record<ChannelSettlement, string> = {
   edit_asked: "✏️ approved with edits",
 };
 
-/** What follows who answered, for an approval with edits: what became of the edit. */
-const AFTER: Partial<Record<ChannelSettlement, (reason: string) => string>> = {
-  edit_refused: (reason) => `, but the edited arguments are ${reason === "" ? "refused" : reason}`,
-  edit_asked: () => "; the edited arguments are asked again (a new request follows)",
-};
-
 /** Most characters of a settled line: Telegram's limit on the text a button press is answered with. */
 const MAX_SETTLED_LINE = 200;
 
@@ -147,8 +141,7 @@ export function settledLine(
   max = MAX_SETTLED_LINE,
 ): string {
   const who = by === undefined ? "" : ` by ${clip(printable(by.who), 48)} via ${clip(printable(by.channel), 16)}`;
-  const after = AFTER[outcome]?.(printable(reason ?? "")) ?? "";
-  return clip(`${LABELS[outcome]}${who}${after}`, max);
+  return clip(`${LABELS[outcome]}${who}${editAftermath(outcome, reason)}`, max);
 }
 
 /**

@@ -67,16 +67,26 @@ export function formatRequestForTerminal(request: ConsentRequestV02, reasons: re
 }
 
 /**
- * How a request ended, in words, as the terminal says it after an answer: the outcome (`approved`, `denied`,
- * `expired`, `withdrawn`), and for an approval with edits what became of the edit (with why it was refused).
+ * What became of an approval with edits, after the words naming it (and who gave it): `, but the edited arguments
+ * are refused by …` (the reason, printable, kept to its start and end) or `; the edited arguments are asked again
+ * (a new request follows)`; empty for any other end. The terminal and Telegram say it alike.
  */
-export function settledWords(outcome: ChannelSettlement, reason?: string): string {
+export function editAftermath(outcome: ChannelSettlement, reason?: string): string {
   if (outcome === "edit_refused") {
     const why = reason === undefined || reason === "" ? "refused" : elide(printable(reason), MAX_REASON);
-    return `approved with edits, but the edited arguments are ${why}`;
+    return `, but the edited arguments are ${why}`;
   }
-  if (outcome === "edit_asked") return "approved with edits; the edited arguments are asked again";
-  return outcome;
+  if (outcome === "edit_asked") return "; the edited arguments are asked again (a new request follows)";
+  return "";
+}
+
+/**
+ * How a request ended, in words, as the terminal says it after an answer: the outcome (`approved`, `denied`,
+ * `expired`, `withdrawn`), and for an approval with edits what became of the edit ({@link editAftermath}).
+ */
+export function settledWords(outcome: ChannelSettlement, reason?: string): string {
+  const aftermath = editAftermath(outcome, reason);
+  return aftermath === "" ? outcome : `approved with edits${aftermath}`;
 }
 
 /**
